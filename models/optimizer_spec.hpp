@@ -1,0 +1,21 @@
+#pragma once
+// Which optimizer, and in what precision its state is kept. Costs per optimizer are in optimizer.hpp.
+#include "topologies/precision.hpp"
+
+namespace trainsim::model {
+
+using topo::Precision;
+
+enum class OptimizerKind {
+  sgd, sgd_momentum, nesterov, adagrad, rmsprop, adam, adamw, adafactor, lion, lamb, adam8bit, muon
+};
+
+struct OptimizerSpec {
+  OptimizerKind kind = OptimizerKind::adamw;
+  Precision state_precision = Precision::fp32;  ///< precision of momentum/variance (adam8bit: int8)
+  bool master_weights = true;                   ///< fp32 master copy under mixed precision
+  int quantization_block = 2048;                ///< adam8bit: elements per quantisation block (one fp32 scale)
+  bool grad_clipping = true;                    ///< global-norm clipping: one extra all-reduce of a scalar
+};
+
+}  // namespace trainsim::model

@@ -1,0 +1,38 @@
+#pragma once
+// How a step is laid out over GPUs: the scenario's `parallelism:` block as plain data.
+#include <cstdint>
+#include <vector>
+
+namespace trainsim::model {
+
+enum class Schedule { gpipe, one_f_one_b, interleaved, zero_bubble_h1 };
+enum class Recompute { none, selective, full };
+enum class ParallelAxis { tp, cp, ep, pp, dp };
+
+struct ParallelPlan {
+  int tp = 1;
+  int pp = 1;
+  std::int64_t dp = 1;              ///< resolved degree (the loader resolves `auto`)
+  bool dp_auto = true;              ///< the scenario said `auto`: dp = GPUs / (tp·pp·cp·ep)
+  int cp = 1;
+  int ep = 1;
+  Schedule schedule = Schedule::one_f_one_b;
+  int virtual_stages = 1;           ///< model chunks per pipeline rank (interleaved)
+  std::vector<int> stage_layers;    ///< layers per stage; empty: spread evenly, remainder on middle stages
+  int micro_batch = 1;              ///< sequences per micro-batch per data-parallel rank
+  bool sequence_parallel = false;
+  int zero = 0;                     ///< 0 | 1 | 2 | 3 (3 = FSDP full shard)
+  Recompute recompute = Recompute::none;
+  bool overlap_grad_reduce = true;
+  double bucket_bytes = 40e6;       ///< gradient bucket size, bytes
+  /// Rank placement, innermost (fastest-varying, same node) first.
+  std::vector<ParallelAxis> order = {ParallelAxis::tp, ParallelAxis::cp, ParallelAxis::ep,
+                                     ParallelAxis::pp, ParallelAxis::dp};
+
+  [[nodiscard]] std::int64_t model_parallel_size() const {
+    return static_cast<std::int64_t>(tp) * pp * cp * ep;
+  }
+  [[nodiscard]] std::int64_t world_size() const { return model_parallel_size() * dp; }
+};
+
+}  // namespace trainsim::model

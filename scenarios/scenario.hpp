@@ -1,0 +1,57 @@
+#pragma once
+// A scenario as plain structs: everything a YAML scenario file says, checked and with presets resolved.
+// Nothing downstream of the loader sees YAML.
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "models/parallel_plan.hpp"
+#include "models/run_spec.hpp"
+#include "models/training_spec.hpp"
+#include "models/transformer_spec.hpp"
+#include "topologies/cluster_spec.hpp"
+
+namespace trainsim::scenario {
+
+enum class SweepMode { grid, zip };
+
+/// One swept key: a dotted path into the scenario and the values it takes, each kept as YAML text
+/// so that it is parsed and checked exactly like the same value written in place.
+struct SweepAxis {
+  std::string key_path;               ///< e.g. "cluster.nodes"
+  std::vector<std::string> values;    ///< e.g. {"16", "32"} or {"{kind: adamw}"}
+};
+
+struct SweepSpec {
+  SweepMode mode = SweepMode::grid;
+  std::vector<SweepAxis> axes;        ///< in file order
+  [[nodiscard]] bool empty() const { return axes.empty(); }
+};
+
+/// A validation case's `measured:` block.
+struct MeasuredSpec {
+  std::string source;                                   ///< citation of the published number
+  std::vector<std::pair<std::string, double>> values;   ///< metric name (SPEC field name) -> measured value
+  double tolerance = 0.10;                              ///< relative, default for every metric
+  std::map<std::string, double> tolerance_per_metric;   ///< overrides by metric name
+};
+
+struct Scenario {
+  std::string name;                                     ///< `name:` or the file's stem
+  std::string source_file;                              ///< path it was loaded from ("" if built in code)
+  std::vector<std::pair<std::string, std::string>> tags;  ///< in file order
+  model::TransformerSpec model;
+  topo::ClusterSpec cluster;
+  model::ParallelPlan parallelism;
+  model::TrainingSpec training;
+  model::CheckpointSpec checkpoint;
+  model::FailureSpec failures;
+  model::PricingSpec pricing;
+  model::BudgetSpec budget;
+  SweepSpec sweep;
+  std::optional<MeasuredSpec> measured;
+};
+
+}  // namespace trainsim::scenario

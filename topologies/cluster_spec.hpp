@@ -1,0 +1,51 @@
+#pragma once
+// The scenario's `cluster:` block as plain data: which nodes, how many, how they are networked, and the
+// storage they checkpoint to. Units are SI doubles (bytes, seconds, B/s).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "topologies/hardware.hpp"
+
+namespace trainsim::topo {
+
+enum class FabricTopology { single_switch, fat_tree, fat_tree_3, torus_2d, torus_3d, dragonfly };
+
+struct NetworkSpec {
+  FabricTopology topology = FabricTopology::fat_tree;
+  double nic_bytes_per_s = 0;      ///< 0: the node preset's NIC speed
+  int nics_per_node = 0;           ///< 0: the node preset's NIC count
+  double oversubscription = 1.0;   ///< leaf down/up bandwidth ratio (2 means 2:1)
+  bool rail_optimized = true;      ///< GPU i of every node on rail switch i
+  double switch_latency_s = 600e-9;
+  int switch_radix = 64;           ///< ports per switch (fat-tree sizing)
+  std::vector<int> torus_dims;     ///< for torus_2d / torus_3d; empty = as square as possible
+};
+
+struct StorageSpec {
+  double write_bytes_per_s = 0;     ///< aggregate write bandwidth of the file system / object store
+  double read_bytes_per_s = 0;      ///< aggregate read bandwidth
+  double per_node_bytes_per_s = 0;  ///< each node's link to storage (0: its NICs)
+  double latency_s = 1e-3;
+};
+
+struct ClusterSpec {
+  NodeSpec node;
+  std::int64_t nodes = 1;
+  int gpus_per_node = 0;            ///< GPUs in use per node; 0: all of the node preset's
+  NetworkSpec network;
+  StorageSpec storage;
+
+  [[nodiscard]] int gpus_in_use_per_node() const {
+    return gpus_per_node > 0 ? gpus_per_node : node.gpus_per_node;
+  }
+  [[nodiscard]] std::int64_t total_gpus() const { return nodes * gpus_in_use_per_node(); }
+  [[nodiscard]] double nic_bytes_per_s() const {
+    return network.nic_bytes_per_s > 0 ? network.nic_bytes_per_s : node.nic_bytes_per_s;
+  }
+  [[nodiscard]] int nics_per_node() const {
+    return network.nics_per_node > 0 ? network.nics_per_node : node.nics_per_node;
+  }
+};
+
+}  // namespace trainsim::topo

@@ -1,0 +1,71 @@
+#pragma once
+// Plain descriptions of a GPU and of a node, as read from presets. Units: all doubles are SI —
+// bytes, seconds, bytes per second, FLOP per second, watts. Builders and cost formulas read these;
+// nothing here computes.
+#include <string>
+
+#include "topologies/precision.hpp"
+
+namespace trainsim::topo {
+
+/// Dense (non-sparse) peak throughput per precision, FLOP/s. Zero means "not supported".
+struct PeakFlops {
+  double fp32 = 0;
+  double tf32 = 0;
+  double fp16 = 0;
+  double bf16 = 0;
+  double fp8 = 0;
+  double int8 = 0;
+
+  [[nodiscard]] double at(Precision p) const {
+    switch (p) {
+      case Precision::fp32: return fp32;
+      case Precision::tf32: return tf32;
+      case Precision::fp16: return fp16;
+      case Precision::bf16: return bf16;
+      case Precision::fp8: return fp8;
+      case Precision::int8: return int8;
+    }
+    return fp32;
+  }
+};
+
+/// How much of the datasheet a real kernel achieves. Calibrated per GPU type (never per case) against
+/// published measurements; each preset cites the data it was fitted to.
+struct ComputeEfficiency {
+  double matmul_peak_fraction = 0.80;        ///< large-GEMM throughput / dense peak (MAMF-style)
+  double matmul_half_flops = 2.0e9;          ///< GEMM work at which achieved efficiency is half of the above
+  double memory_bandwidth_fraction = 0.85;   ///< achieved / peak HBM bandwidth on streaming kernels
+  double kernel_overhead_s = 4.0e-6;         ///< fixed launch + tail cost per kernel
+  double flash_attention_peak_fraction = 0.60;  ///< fused attention throughput / dense peak, long sequences
+  double flash_attention_half_flops = 4.0e9;    ///< fused attention work at which it reaches half of that
+};
+
+struct GpuSpec {
+  std::string name;              ///< preset name, e.g. "a100-sxm4-80gb"
+  PeakFlops peak;                ///< dense peak, FLOP/s
+  double hbm_bytes = 0;          ///< device memory capacity, bytes
+  double hbm_bytes_per_s = 0;    ///< peak device memory bandwidth, B/s
+  double nvlink_bytes_per_s = 0; ///< NVLink/Infinity Fabric bandwidth per GPU per direction, B/s (0 = none)
+  double tdp_w = 0;              ///< board power at full load, W
+  double idle_w = 0;             ///< board power when idle, W
+  ComputeEfficiency efficiency;
+};
+
+enum class IntraNodeFabric { nvswitch, nvlink_mesh, pcie };
+
+struct NodeSpec {
+  std::string name;                      ///< preset name, e.g. "dgx-a100-80gb"
+  GpuSpec gpu;
+  int gpus_per_node = 8;
+  IntraNodeFabric fabric = IntraNodeFabric::nvswitch;
+  double intra_bytes_per_s = 0;          ///< GPU-to-fabric bandwidth per GPU per direction, B/s
+  double intra_latency_s = 0;            ///< one intra-node hop (α), s
+  bool in_switch_reduction = false;      ///< NVLink SHARP (NVLS) available on the switch
+  int nics_per_node = 0;
+  double nic_bytes_per_s = 0;            ///< per NIC per direction, B/s
+  double pcie_bytes_per_s = 0;           ///< GPU-to-host per GPU per direction, B/s
+  double host_power_w = 0;               ///< node power beyond the GPUs (CPUs, NICs, fans), W
+};
+
+}  // namespace trainsim::topo

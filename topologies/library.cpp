@@ -1,0 +1,1 @@
+// Placeholder translation unit so the library target exists before its sources do.

@@ -1,0 +1,35 @@
+#pragma once
+// Numeric formats of tensors and of the hardware's peak throughput tables.
+#include <string_view>
+
+namespace trainsim::topo {
+
+enum class Precision { fp32, tf32, fp16, bf16, fp8, int8 };
+
+/// Bytes one element occupies in memory (tf32 is stored as fp32).
+constexpr double bytes_per_element(Precision p) {
+  switch (p) {
+    case Precision::fp32:
+    case Precision::tf32: return 4.0;
+    case Precision::fp16:
+    case Precision::bf16: return 2.0;
+    case Precision::fp8:
+    case Precision::int8: return 1.0;
+  }
+  return 4.0;
+}
+
+/// The spelling used in scenario files and outputs ("bf16").
+constexpr std::string_view to_string(Precision p) {
+  switch (p) {
+    case Precision::fp32: return "fp32";
+    case Precision::tf32: return "tf32";
+    case Precision::fp16: return "fp16";
+    case Precision::bf16: return "bf16";
+    case Precision::fp8: return "fp8";
+    case Precision::int8: return "int8";
+  }
+  return "fp32";
+}
+
+}  // namespace trainsim::topo
