@@ -17,6 +17,7 @@ void add_validate_command(CLI::App& app, int& exit_code);   // cmd_validate.cpp
 void add_calibrate_command(CLI::App& app, int& exit_code);  // cmd_calibrate.cpp
 void add_explain_command(CLI::App& app, int& exit_code);    // cmd_explain.cpp
 void add_list_command(CLI::App& app, int& exit_code);       // cmd_list.cpp
+void add_check_command(CLI::App& app, int& exit_code);      // cmd_check.cpp
 void add_report_command(CLI::App& app, int& exit_code);     // cmd_report.cpp
 void add_topology_command(CLI::App& app, int& exit_code);   // cmd_topology.cpp
 void add_collective_command(CLI::App& app, int& exit_code); // cmd_collective.cpp

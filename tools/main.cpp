@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   add_calibrate_command(app, exit_code);
   add_explain_command(app, exit_code);
   add_list_command(app, exit_code);
+  add_check_command(app, exit_code);
   add_report_command(app, exit_code);
   add_topology_command(app, exit_code);
   add_collective_command(app, exit_code);
