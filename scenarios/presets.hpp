@@ -1,0 +1,48 @@
+#pragma once
+// Shipped presets, looked up by name: GPUs (topologies/presets/gpus/NAME.yaml), nodes
+// (topologies/presets/nodes/NAME.yaml) and models (models/presets/NAME.yaml) under the source tree this
+// binary was built from, then in each folder of the TRAINSIM_PATH environment variable (colon-separated),
+// which may hold gpus/, nodes/ and models/ sub-folders of the same layout (a later folder does not shadow
+// an earlier one: the first match wins).
+//
+// File formats (all quantities with units, see scenarios/quantity.hpp):
+//   GPU:   {name, peak: {fp32, tf32, fp16, bf16, fp8, int8: "312 TFLOP/s"}, hbm: "80 GiB",
+//           hbm_bandwidth: "2039 GB/s", nvlink: "300 GB/s", tdp: "400 W", idle: "60 W",
+//           efficiency: {matmul_peak_fraction, matmul_half_flops, memory_bandwidth_fraction,
+//                        kernel_overhead: "4 us", flash_attention_peak_fraction, flash_attention_half_flops}}
+//   node:  {name, gpu: NAME | {preset: NAME, …GPU keys}, gpus_per_node, fabric: nvswitch|nvlink-mesh|pcie,
+//           intra_bandwidth, intra_latency, in_switch_reduction, nics_per_node, nic: "200 Gb/s", pcie,
+//           host_power}
+//   model: the keys of a scenario's `model:` mapping (layers, hidden, heads, …).
+// Unknown names throw trainsim::InputError with a "did you mean" and the list of known names.
+#include <string>
+#include <vector>
+
+#include "models/transformer_spec.hpp"
+#include "topologies/hardware.hpp"
+
+namespace trainsim::scenario {
+
+enum class PresetKind { gpu, node, model };
+
+[[nodiscard]] topo::GpuSpec gpu_preset(const std::string& name);
+[[nodiscard]] topo::NodeSpec node_preset(const std::string& name);
+[[nodiscard]] model::TransformerSpec model_preset(const std::string& name);
+
+/// Sorted, de-duplicated names of every preset of a kind found on the search path.
+[[nodiscard]] std::vector<std::string> preset_names(PresetKind kind);
+[[nodiscard]] inline std::vector<std::string> gpu_preset_names() { return preset_names(PresetKind::gpu); }
+[[nodiscard]] inline std::vector<std::string> node_preset_names() { return preset_names(PresetKind::node); }
+[[nodiscard]] inline std::vector<std::string> model_preset_names() { return preset_names(PresetKind::model); }
+
+/// The folders searched for a kind, in order (shipped first, then TRAINSIM_PATH entries).
+[[nodiscard]] std::vector<std::string> preset_folders(PresetKind kind);
+/// The file a preset name resolves to; throws InputError (did you mean …) when there is none.
+[[nodiscard]] std::string preset_file(PresetKind kind, const std::string& name);
+
+/// Loads a preset file directly (e.g. a calibrated GPU preset written by `trainsim calibrate`).
+[[nodiscard]] topo::GpuSpec load_gpu_preset_file(const std::string& path);
+[[nodiscard]] topo::NodeSpec load_node_preset_file(const std::string& path);
+[[nodiscard]] model::TransformerSpec load_model_preset_file(const std::string& path);
+
+}  // namespace trainsim::scenario
