@@ -1,0 +1,69 @@
+#pragma once
+// Pipeline-parallel schedules as pure data: for each pipeline rank (stage), the ordered list of passes it
+// runs in one training step. No costs here; the analytic path and the event-driven lowering both consume it.
+//
+// Numbering: p pipeline ranks ("stages") 0..p-1, m micro-batches 0..m-1, v model chunks per rank
+// 0..v-1 (v > 1 only for the interleaved schedule). Chunk c of rank s holds virtual stage c·p + s, so the
+// forward pass of a micro-batch visits virtual stages 0, 1, …, p·v−1 in order, wrapping around the ranks
+// v times (Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters").
+//
+// Dependencies a valid schedule respects (checked by schedule_is_valid):
+//   forward(mb, vs)         after forward(mb, vs−1)
+//   backward(mb, vs)        after forward(mb, vs) and backward(mb, vs+1) (the last virtual stage: its forward)
+//   backward_weight(mb, vs) after backward(mb, vs)        (ZB-H1 only: B split into input-grad B and W)
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "models/parallel_plan.hpp"
+
+namespace trainsim::model {
+
+enum class PassKind : std::uint8_t {
+  forward,
+  backward,         ///< backward pass; under ZB-H1 only the input-gradient half ("B")
+  backward_weight,  ///< ZB-H1's deferred weight-gradient half ("W")
+};
+
+struct PipelinePass {
+  PassKind kind = PassKind::forward;
+  int micro_batch = 0;
+  int chunk = 0;  ///< model chunk on this rank, 0..v−1
+
+  friend bool operator==(const PipelinePass&, const PipelinePass&) = default;
+};
+
+/// Per rank, its passes in execution order: result[s] is rank s's list. Sizes: p lists; each holds
+/// m·v forwards and m·v backwards (and m·v backward_weight under ZB-H1).
+using PipelineOrder = std::vector<std::vector<PipelinePass>>;
+
+/// The pass order of one step.
+///  - gpipe: all forwards, then all backwards in reverse micro-batch order.
+///  - one_f_one_b: PipeDream-flush: p−s−1 warm-up forwards on rank s, then alternate 1F1B, then cool-down.
+///  - interleaved: Megatron's interleaved 1F1B over v chunks; needs m to be a multiple of p.
+///  - zero_bubble_h1: Qi et al. 2023 ZB-H1: 1F1B whose W passes are deferred to fill the cool-down bubble
+///    (same peak activation memory as 1F1B).
+/// For schedules other than interleaved, v must be 1. Throws InputError when p < 1, m < 1, v < 1, or the
+/// schedule's constraints do not hold (callers that want a reason instead use schedule_constraint_error).
+[[nodiscard]] PipelineOrder pipeline_schedule(Schedule kind, int p, int m, int v = 1);
+
+/// "" when (kind, p, m, v) can be scheduled, else a sentence saying why not.
+[[nodiscard]] std::string_view schedule_constraint_error(Schedule kind, int p, int m, int v);
+
+/// True when every rank's list holds each pass exactly once and a global execution respecting all the
+/// dependencies above exists (no deadlock when every rank runs its list in order).
+[[nodiscard]] bool schedule_is_valid(const PipelineOrder& order, int p, int m, int v);
+
+/// The largest number of micro-batch·chunk activations a rank holds at once: forwards run minus
+/// backwards run (ZB-H1's W pass also releases part, ignored here: B releases the stash), maximised over
+/// the rank's list. 1F1B: min(p − s, m) on rank s; GPipe: m.
+[[nodiscard]] int peak_in_flight(const std::vector<PipelinePass>& rank_passes);
+
+/// Unit-cost timing of a schedule with no communication: every forward takes `forward_s`, every backward
+/// `backward_s` (under ZB-H1: B takes backward_s − weight_s and W weight_s), per chunk. Returns the
+/// makespan in seconds of the step when every rank runs its list as soon as dependencies allow.
+/// Used by tests and by the analytic path to get the bubble of schedules without a closed form.
+[[nodiscard]] double schedule_makespan(const PipelineOrder& order, int p, int m, int v, double forward_s,
+                                       double backward_s, double weight_s = 0);
+
+}  // namespace trainsim::model
