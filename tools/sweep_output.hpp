@@ -1,0 +1,55 @@
+#pragma once
+// The output file of a sweep: one header (CSV), then one whole line per point, append-only, so that an
+// interrupted sweep can be resumed.
+//
+// Durability contract: each row is written with a single write(2) of the whole line (so a killed process
+// leaves whole rows, plus at most one torn line if the machine itself dies mid-write); the file is fsynced
+// at most once a second and when closed. On resume the existing file is read, its header must equal the
+// new one (same scenario columns), a torn last line (no final '\n', or not a parsable row) is truncated
+// away, and the point indices already present are reported so the runner skips them. Rows are never
+// rewritten, so no point is lost or duplicated.
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "scenarios/sweep.hpp"
+
+namespace trainsim::cli {
+
+class SweepOutput {
+ public:
+  /// path "" or "-": standard output (resume not allowed: InputError). Otherwise the file is created
+  /// (or truncated, unless `resume`) and the header is written when the file is new or was empty.
+  SweepOutput(const std::string& path, const std::string& header, scenario::RowFormat format, bool resume);
+  ~SweepOutput();
+  SweepOutput(const SweepOutput&) = delete;
+  SweepOutput& operator=(const SweepOutput&) = delete;
+
+  /// Point indices found in the file when resuming, ascending, without duplicates.
+  [[nodiscard]] const std::vector<std::int64_t>& done() const { return done_; }
+  /// Appends one whole line (which ends in '\n') with one write.
+  void write_row(std::string_view line);
+  /// Flushes to storage (fsync) — also done by the destructor.
+  void sync();
+
+ private:
+  int fd_ = -1;
+  bool owns_fd_ = false;
+  std::vector<std::int64_t> done_;
+  std::chrono::steady_clock::time_point last_sync_;
+};
+
+/// Reads a sweep output (CSV or JSON Lines): the header ("" for JSON Lines) and the complete rows, each
+/// with its point index. A torn last line is ignored. Throws InputError for a file that is not one.
+struct SweepFile {
+  std::string header;
+  std::vector<std::pair<std::int64_t, std::string>> rows;   ///< (point, whole line with '\n'), file order
+  std::uint64_t complete_bytes = 0;                          ///< length of header + complete rows
+};
+[[nodiscard]] SweepFile read_sweep_file(const std::string& path, scenario::RowFormat format);
+/// The format of an existing output, from its file name (".jsonl"/".json" -> JSON Lines, else CSV).
+[[nodiscard]] scenario::RowFormat format_from_path(const std::string& path);
+
+}  // namespace trainsim::cli

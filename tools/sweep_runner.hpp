@@ -1,0 +1,35 @@
+#pragma once
+// Running a sweep end to end: expand, skip what a resumed output already has, keep this shard's points,
+// evaluate on threads (or over MPI ranks), write rows in point order, show progress on a terminal.
+#include <cstdint>
+#include <string>
+
+#include "models/step_simulator.hpp"
+#include "scenarios/sweep.hpp"
+
+namespace trainsim::cli {
+
+struct SweepJob {
+  std::string scenario_path;
+  std::string output;                 ///< "" or "-": standard output
+  scenario::RowFormat format = scenario::RowFormat::csv;
+  model::Fidelity fidelity = model::Fidelity::analytic;
+  int threads = 0;                    ///< 0: all cores
+  bool resume = false;
+  scenario::Shard shard;
+  bool progress = true;               ///< draw a progress bar when stderr is a terminal
+};
+
+/// Output order: rows are released in point-index order (a row is buffered until every point before it in
+/// this run is written), so a finished file is sorted by `point` and resumable as a prefix.
+/// Returns the number of rows written. Ctrl-C (SIGINT/SIGTERM) stops handing out points, writes the rows
+/// already in order and returns; the output can then be resumed.
+std::int64_t run_sweep(const SweepJob& job);
+
+/// The same sweep over MPI: rank 0 hands out chunks of point indices on request (dynamic load balancing),
+/// gathers the rows and writes one output identical to run_sweep's; other ranks only evaluate. Every rank
+/// must call it. Throws InputError when trainsim was built without MPI (see mpi_available()).
+std::int64_t run_sweep_mpi(const SweepJob& job);
+[[nodiscard]] bool mpi_available();
+
+}  // namespace trainsim::cli
