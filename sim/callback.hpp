@@ -1,0 +1,97 @@
+#pragma once
+// Callback: a move-only `void()` callable with inline storage, the type of every event action.
+// std::function would copy-require its target and allocate for most lambdas; the event queue runs tens
+// of millions of callbacks per second, so a lambda capturing up to kInlineBytes (six pointers) is stored
+// in place, and only larger or throwing-move callables go to the heap.
+#include <cstddef>
+#include <new>
+#include <type_traits>
+#include <utility>
+
+namespace trainsim::sim {
+
+class Callback {
+ public:
+  static constexpr std::size_t kInlineBytes = 48;
+
+  Callback() = default;
+  Callback(std::nullptr_t) {}  // NOLINT(google-explicit-constructor): an empty callback, as with std::function
+
+  template <class F>
+    requires(!std::is_same_v<std::remove_cvref_t<F>, Callback> && std::is_invocable_r_v<void, F&>)
+  Callback(F&& f) {  // NOLINT(google-explicit-constructor): lambdas convert implicitly, as with std::function
+    using Fn = std::remove_cvref_t<F>;
+    if constexpr (fits_inline<Fn>()) {
+      ::new (static_cast<void*>(storage_)) Fn(std::forward<F>(f));
+      ops_ = &inline_ops<Fn>;
+    } else {
+      ::new (static_cast<void*>(storage_)) Fn*(new Fn(std::forward<F>(f)));
+      ops_ = &heap_ops<Fn>;
+    }
+  }
+
+  Callback(Callback&& other) noexcept : ops_(other.ops_) {
+    if (ops_ != nullptr) {
+      ops_->move(storage_, other.storage_);
+      other.ops_ = nullptr;
+    }
+  }
+  Callback& operator=(Callback&& other) noexcept {
+    if (this != &other) {
+      reset();
+      ops_ = other.ops_;
+      if (ops_ != nullptr) {
+        ops_->move(storage_, other.storage_);
+        other.ops_ = nullptr;
+      }
+    }
+    return *this;
+  }
+  Callback(const Callback&) = delete;
+  Callback& operator=(const Callback&) = delete;
+  ~Callback() { reset(); }
+
+  /// Calls the target. Precondition: not empty.
+  void operator()() { ops_->invoke(storage_); }
+  explicit operator bool() const { return ops_ != nullptr; }
+  /// Destroys the target; the callback becomes empty.
+  void reset() {
+    if (ops_ != nullptr) {
+      ops_->destroy(storage_);
+      ops_ = nullptr;
+    }
+  }
+
+ private:
+  struct Ops {
+    void (*invoke)(void*);
+    void (*move)(void* to, void* from);  // move-constructs into `to`, destroys `from`
+    void (*destroy)(void*);
+  };
+
+  template <class Fn>
+  static constexpr bool fits_inline() {
+    return sizeof(Fn) <= kInlineBytes && alignof(Fn) <= alignof(std::max_align_t) &&
+           std::is_nothrow_move_constructible_v<Fn>;
+  }
+
+  template <class Fn>
+  static constexpr Ops inline_ops{
+      [](void* s) { (*std::launder(static_cast<Fn*>(s)))(); },
+      [](void* to, void* from) {
+        Fn* source = std::launder(static_cast<Fn*>(from));
+        ::new (to) Fn(std::move(*source));
+        source->~Fn();
+      },
+      [](void* s) { std::launder(static_cast<Fn*>(s))->~Fn(); }};
+
+  template <class Fn>
+  static constexpr Ops heap_ops{[](void* s) { (**static_cast<Fn**>(s))(); },
+                                [](void* to, void* from) { ::new (to) Fn*(*static_cast<Fn**>(from)); },
+                                [](void* s) { delete *static_cast<Fn**>(s); }};
+
+  alignas(std::max_align_t) unsigned char storage_[kInlineBytes];
+  const Ops* ops_ = nullptr;
+};
+
+}  // namespace trainsim::sim
