@@ -16,6 +16,10 @@ struct OptimizerSpec {
   bool master_weights = true;                   ///< fp32 master copy under mixed precision
   int quantization_block = 2048;                ///< adam8bit: elements per quantisation block (one fp32 scale)
   bool grad_clipping = true;                    ///< global-norm clipping: one extra all-reduce of a scalar
+  bool fp32_grads = false;          ///< gradients kept in fp32 (Megatron main_grad); false: in the compute
+                                    ///< precision, as the ZeRO paper counts them
+  bool adafactor_momentum = false;  ///< adafactor: keep a full-size first moment (off by default, as in the paper)
+  int muon_ns_iterations = 5;       ///< muon: Newton–Schulz iterations per step
 };
 
 }  // namespace trainsim::model
