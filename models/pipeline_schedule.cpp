@@ -23,23 +23,22 @@ std::vector<PipelinePass> one_f_one_b_rank(int p, int m, int s, bool zero_bubble
   std::vector<PipelinePass> passes;
   passes.reserve(static_cast<std::size_t>(3 * m));
   const int warmup = std::min(p - s - 1, m);
-  // ZB-H1 defers the weight-gradient pass of the first p−s−1 backwards: those W passes later fill the
-  // slots where 1F1B waits for the next stage's gradient, while in-flight activations stay at 1F1B's.
-  const int deferred = p - s - 1;
+  // ZB-H1 lets rank s run s backwards ahead of their weight-gradient (W) passes: the input-gradient chain
+  // towards rank 0 then moves at the speed of B alone, and the deferred W passes fill the slots where 1F1B
+  // waits. In-flight activations stay at most p per rank, as in 1F1B. (Derived by replaying the order:
+  // this placement reaches the paper's bubble (p−1)(F + B − W); deferring p−s−1 instead does not.)
+  const int deferred = s;
   int next_w = 0;
-  auto backward = [&](int mb) {
-    passes.push_back({PassKind::backward, mb, 0});
-    if (zero_bubble && mb >= deferred) passes.push_back({PassKind::backward_weight, next_w++, 0});
-  };
   for (int mb = 0; mb < warmup; ++mb) passes.push_back({PassKind::forward, mb, 0});
   for (int i = 0; i < m - warmup; ++i) {
     passes.push_back({PassKind::forward, warmup + i, 0});
-    backward(i);
+    passes.push_back({PassKind::backward, i, 0});
+    if (zero_bubble && i >= deferred) passes.push_back({PassKind::backward_weight, next_w++, 0});
   }
   for (int mb = m - warmup; mb < m; ++mb) {
-    backward(mb);
-    // In the cool-down the rank would idle waiting for gradients: run one deferred W per backward.
-    if (zero_bubble && mb < deferred && next_w < m) passes.push_back({PassKind::backward_weight, next_w++, 0});
+    passes.push_back({PassKind::backward, mb, 0});
+    // Cool-down: a rank would idle waiting for the next gradient; one deferred W fills the slot.
+    if (zero_bubble && next_w <= mb) passes.push_back({PassKind::backward_weight, next_w++, 0});
   }
   while (zero_bubble && next_w < m) passes.push_back({PassKind::backward_weight, next_w++, 0});
   return passes;

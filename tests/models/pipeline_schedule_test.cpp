@@ -1,0 +1,93 @@
+#include "models/pipeline_schedule.hpp"
+
+#include <doctest/doctest.h>
+
+#include "sim/error.hpp"
+
+using namespace trainsim::model;
+
+namespace {
+int count(const std::vector<PipelinePass>& rank, PassKind kind) {
+  int n = 0;
+  for (const auto& x : rank) n += x.kind == kind ? 1 : 0;
+  return n;
+}
+}  // namespace
+
+TEST_CASE("every schedule respects the pipeline dependencies for a range of shapes") {
+  for (int p : {1, 2, 3, 4, 8}) {
+    for (int m : {1, 2, 4, 8, 12, 16}) {
+      CAPTURE(p);
+      CAPTURE(m);
+      CHECK(schedule_is_valid(pipeline_schedule(Schedule::gpipe, p, m), p, m, 1));
+      CHECK(schedule_is_valid(pipeline_schedule(Schedule::one_f_one_b, p, m), p, m, 1));
+      CHECK(schedule_is_valid(pipeline_schedule(Schedule::zero_bubble_h1, p, m), p, m, 1));
+      for (int v : {2, 3, 4}) {
+        if (p == 1 || m % p != 0) continue;
+        CAPTURE(v);
+        CHECK(schedule_is_valid(pipeline_schedule(Schedule::interleaved, p, m, v), p, m, v));
+      }
+    }
+  }
+}
+
+TEST_CASE("a list that runs a backward before its forward is rejected as invalid") {
+  PipelineOrder order = {{{PassKind::backward, 0, 0}, {PassKind::forward, 0, 0}}};
+  CHECK_FALSE(schedule_is_valid(order, 1, 1, 1));
+  PipelineOrder missing = {{{PassKind::forward, 0, 0}}};
+  CHECK_FALSE(schedule_is_valid(missing, 1, 1, 1));
+}
+
+TEST_CASE("with zero communication the 1F1B bubble fraction is (p-1)/(m+p-1)") {
+  // F = 1 s, B = 2 s per micro-batch: ideal time m·3, makespan (m + p − 1)·3 (Narayanan et al. 2021).
+  for (int p : {2, 4, 8}) {
+    for (int m : {4, 8, 16}) {
+      const double t = schedule_makespan(pipeline_schedule(Schedule::one_f_one_b, p, m), p, m, 1, 1.0, 2.0);
+      const double ideal = m * 3.0;
+      CHECK((t - ideal) / t == doctest::Approx(double(p - 1) / (m + p - 1)));
+    }
+  }
+}
+
+TEST_CASE("interleaving over v chunks divides the 1F1B bubble by v") {
+  // Each chunk costs 1/v of a stage's work: bubble (p−1)·(F+B)/v against m·(F+B) of work.
+  const int p = 4, m = 8;
+  const double whole_bubble = schedule_makespan(pipeline_schedule(Schedule::one_f_one_b, p, m), p, m, 1, 1, 2) - m * 3.0;
+  for (int v : {2, 4}) {
+    const double t = schedule_makespan(pipeline_schedule(Schedule::interleaved, p, m, v), p, m, v, 1.0 / v, 2.0 / v);
+    CHECK(t - m * 3.0 == doctest::Approx(whole_bubble / v));
+  }
+}
+
+TEST_CASE("GPipe and 1F1B take the same time but 1F1B stashes fewer micro-batches") {
+  const int p = 4, m = 8;
+  const auto gpipe = pipeline_schedule(Schedule::gpipe, p, m);
+  const auto ofob = pipeline_schedule(Schedule::one_f_one_b, p, m);
+  CHECK(schedule_makespan(gpipe, p, m, 1, 1, 2) == doctest::Approx(schedule_makespan(ofob, p, m, 1, 1, 2)));
+  for (int s = 0; s < p; ++s) {
+    CHECK(peak_in_flight(gpipe[s]) == m);
+    CHECK(peak_in_flight(ofob[s]) == p - s);
+  }
+}
+
+TEST_CASE("ZB-H1 keeps 1F1B's activation stash and shrinks the bubble when the backward is split") {
+  const int p = 4, m = 8;
+  const auto zb = pipeline_schedule(Schedule::zero_bubble_h1, p, m);
+  const auto ofob = pipeline_schedule(Schedule::one_f_one_b, p, m);
+  for (int s = 0; s < p; ++s) {
+    CHECK(count(zb[s], PassKind::backward_weight) == m);
+    CHECK(peak_in_flight(zb[s]) == peak_in_flight(ofob[s]));
+  }
+  // F = B = W = 1: 1F1B idles (p−1)·3; ZB-H1 idles (p−1)·(F + B − W) = (p−1) (Qi et al. 2023, §3).
+  const double t_zb = schedule_makespan(zb, p, m, 1, 1.0, 2.0, 1.0);
+  const double t_1f1b = schedule_makespan(ofob, p, m, 1, 1.0, 2.0);
+  CHECK(t_1f1b - m * 3.0 == doctest::Approx(3.0 * (p - 1)));
+  CHECK(t_zb - m * 3.0 == doctest::Approx(1.0 * (p - 1)));
+}
+
+TEST_CASE("schedules that cannot be built say why") {
+  CHECK(schedule_constraint_error(Schedule::interleaved, 4, 6, 2) != "");
+  CHECK(schedule_constraint_error(Schedule::one_f_one_b, 4, 6, 2) != "");
+  CHECK(schedule_constraint_error(Schedule::interleaved, 4, 8, 2) == "");
+  CHECK_THROWS_AS((void)pipeline_schedule(Schedule::gpipe, 0, 4), trainsim::InputError);
+}
