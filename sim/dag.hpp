@@ -1,0 +1,112 @@
+#pragma once
+// Task DAG + executor. A task is one of:
+//  - busy:     occupies its lane for a fixed Duration. Each lane is a FIFO serial resource (a GPU stream):
+//              busy tasks of one lane run one at a time, in the order they become ready;
+//  - transfer: moves bytes over a path of links on a FlowNetwork (max-min fair with other transfers);
+//              its lane only places it in the trace, it does not occupy the lane;
+//  - join:     zero time; a synchronisation point.
+// A task starts when all tasks it depends on are done. Tasks that become ready at the same instant are
+// released in increasing id order, so a run is deterministic. Every executed task is recorded once to the
+// TraceSink (when given) at its completion.
+//
+// Storage is compact (about 40 bytes per task plus its name, 8 per edge; edges become CSR when run), so a
+// 1M-task graph is tens of MB.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "sim/engine.hpp"
+#include "sim/flow_network.hpp"
+#include "sim/time.hpp"
+#include "sim/trace.hpp"
+
+namespace trainsim::sim {
+
+using TaskId = std::uint32_t;
+using LaneId = std::uint32_t;
+
+enum class TaskKind : std::uint8_t { busy, transfer, join };
+
+class Dag {
+ public:
+  /// Interns a lane name ("gpu 3 / compute"); the same name always gives the same id.
+  LaneId lane(std::string_view name);
+
+  /// Adds a task occupying `lane` for `work` (>= 0). Ids are 0, 1, 2, ... in order of addition.
+  TaskId busy(LaneId lane, Duration work, std::string_view name, std::string_view category = {});
+  /// Adds a task moving `bytes` (finite, >= 0) over `path` (link ids of the network given to execute).
+  TaskId transfer(LaneId lane, std::span<const LinkId> path, double bytes, std::string_view name,
+                  std::string_view category = {});
+  /// Adds a zero-time task.
+  TaskId join(LaneId lane, std::string_view name, std::string_view category = {});
+
+  /// `after` starts only once `before` is done. Throws InputError for unknown ids or before == after.
+  void depend(TaskId before, TaskId after);
+  /// Pre-allocates for `tasks` tasks and `edges` dependencies (optional; avoids regrowth).
+  void reserve(std::size_t tasks, std::size_t edges);
+
+  [[nodiscard]] std::size_t size() const { return tasks_.size(); }
+  [[nodiscard]] std::size_t edge_count() const { return edges_.size(); }
+  [[nodiscard]] std::size_t lane_count() const { return lane_names_.size(); }
+
+  [[nodiscard]] TaskKind kind(TaskId task) const { return tasks_.at(task).kind; }
+  [[nodiscard]] std::string_view name(TaskId task) const;
+  [[nodiscard]] std::string_view category(TaskId task) const;
+  [[nodiscard]] LaneId lane_of(TaskId task) const { return tasks_.at(task).lane; }
+  [[nodiscard]] const std::string& lane_name(LaneId lane) const { return lane_names_.at(lane); }
+  /// The work of a busy task; zero for others.
+  [[nodiscard]] Duration work(TaskId task) const;
+  /// The bytes of a transfer task; zero for others.
+  [[nodiscard]] double bytes(TaskId task) const;
+  /// The path of a transfer task; empty for others.
+  [[nodiscard]] std::span<const LinkId> path(TaskId task) const;
+
+ private:
+  friend class DagExecutor;
+  struct Task {
+    std::int64_t amount;        // busy: work in ps; transfer: index into bytes_; join: 0
+    std::uint32_t name_offset;  // into names_
+    std::uint32_t name_length;
+    std::uint32_t path_offset;  // into paths_ (transfer)
+    std::uint32_t path_length;
+    LaneId lane;
+    std::uint16_t category;  // index into categories_
+    TaskKind kind;
+  };
+
+  TaskId add(Task task, std::string_view name, std::string_view category);
+  std::uint16_t category_index(std::string_view category);
+
+  std::vector<Task> tasks_;
+  std::string names_;
+  std::vector<LinkId> paths_;
+  std::vector<double> bytes_;
+  std::vector<std::pair<TaskId, TaskId>> edges_;  // (before, after)
+  std::vector<std::string> lane_names_;
+  std::vector<std::string> categories_{std::string()};  // 0 = none
+};
+
+struct TaskTiming {
+  Time start;
+  Time end;
+};
+
+struct DagResult {
+  Time started;                        ///< engine.now() when execute was called
+  Time finished;                       ///< end of the last task (== started for an empty graph)
+  Duration makespan;                   ///< finished - started
+  std::vector<TaskTiming> tasks;       ///< indexed by TaskId
+  std::vector<Duration> lane_busy;     ///< indexed by LaneId: total work of the lane's busy tasks
+};
+
+/// Runs every task of `dag` on `engine`, starting at engine.now(), and returns when the engine has no
+/// events left (events scheduled by others on the same engine run too). `network` is needed when the
+/// graph has transfer tasks; `sink` (optional) receives one record per task. Throws InputError if the
+/// graph has a cycle ("the task graph has a cycle: a -> b -> a", naming its tasks), or if it has
+/// transfers and no network.
+DagResult execute(const Dag& dag, Engine& engine, FlowNetwork* network = nullptr, TraceSink* sink = nullptr);
+
+}  // namespace trainsim::sim
