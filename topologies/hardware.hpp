@@ -39,6 +39,12 @@ struct ComputeEfficiency {
   double kernel_overhead_s = 4.0e-6;         ///< fixed launch + tail cost per kernel
   double flash_attention_peak_fraction = 0.60;  ///< fused attention throughput / dense peak, long sequences
   double flash_attention_half_flops = 4.0e9;    ///< fused attention work at which it reaches half of that
+  /// Query length per rank at which the fused kernel's sequence factor s/(s + this) is one half (short
+  /// sequences leave tiles idle; see models/kernel_time.hpp).
+  double flash_attention_half_seq = 128;
+  /// Head dimension at which d/(d + this) is one half; the head factor is normalised to 1 at d = 128
+  /// (small heads give the tensor cores less work per loaded tile; see models/kernel_time.hpp).
+  double flash_attention_half_head_dim = 16;
 };
 
 struct GpuSpec {
@@ -54,6 +60,22 @@ struct GpuSpec {
 
 enum class IntraNodeFabric { nvswitch, nvlink_mesh, pcie };
 
+/// What collectives achieve on a node type's links, following NCCL's own cost model (time = latency +
+/// bytes / bandwidth per algorithm and protocol, src/graph/tuning.cc). Calibrated per node type (never per
+/// case) against nccl-tests measurements; each preset cites the rows it was fitted to. See
+/// topologies/collective_cost.hpp for how each field enters.
+struct CommEfficiency {
+  double intra_bandwidth_fraction = 0.80;  ///< ring (Simple) busbw / intra_bytes_per_s, large messages
+  double in_switch_bandwidth_fraction = 0.59;  ///< NVLS algbw / intra_bytes_per_s, large messages
+  double nic_bandwidth_fraction = 0.90;    ///< achieved / NIC line rate, large messages
+  double ll_bandwidth_fraction = 0.30;     ///< LL protocol bandwidth / Simple bandwidth (small messages)
+  double ll128_bandwidth_fraction = 0.90;  ///< LL128 protocol bandwidth / Simple bandwidth
+  double base_latency_s = 8.0e-6;          ///< fixed cost of one collective launch (NCCL baseLat), s
+  double nic_latency_s = 3.0e-6;           ///< one inter-node step beyond the switch hops (NIC, PCIe, proxy), s
+  double in_switch_latency_s = 25.0e-6;    ///< fixed cost of an NVLS (in-switch) collective, s
+  double ll_latency_fraction = 0.35;       ///< per-step latency of LL / of Simple
+};
+
 struct NodeSpec {
   std::string name;                      ///< preset name, e.g. "dgx-a100-80gb"
   GpuSpec gpu;
@@ -66,6 +88,7 @@ struct NodeSpec {
   double nic_bytes_per_s = 0;            ///< per NIC per direction, B/s
   double pcie_bytes_per_s = 0;           ///< GPU-to-host per GPU per direction, B/s
   double host_power_w = 0;               ///< node power beyond the GPUs (CPUs, NICs, fans), W
+  CommEfficiency comm;                   ///< collective efficiencies and latencies (calibrated per node type)
 };
 
 }  // namespace trainsim::topo
