@@ -65,8 +65,29 @@ class FlowNetwork {
   [[nodiscard]] std::uint64_t solves() const { return solves_; }
 
  private:
-  struct Link;
-  struct Flow;
+  struct Link {
+    double bandwidth;
+    Duration latency;
+    std::string name;
+    double bytes_carried = 0.0;
+    std::vector<std::uint32_t> flows;  // flows moving bytes over it now
+    std::uint64_t mark = 0;            // == epoch_ when in the component being solved
+    double spare = 0.0;                // solver scratch: capacity not yet given to frozen flows
+    std::uint32_t unfrozen = 0;        // solver scratch: flows on it still being filled
+  };
+  struct Flow {
+    std::vector<LinkId> path;
+    double bytes = 0.0;
+    double remaining = 0.0;  // bytes left at last_update
+    double rate = 0.0;       // bytes/s; 0 until active
+    Time last_update;
+    Callback on_done;
+    EventId completion;
+    std::uint32_t generation = 0;  // 0 = free slot
+    std::uint64_t mark = 0;
+    bool active = false;  // past its latency, sharing links
+    bool frozen = false;  // solver scratch
+  };
 
   void activate(std::uint32_t flow);
   void finish(std::uint32_t flow);
