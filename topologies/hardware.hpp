@@ -71,9 +71,11 @@ struct CommEfficiency {
   double ll_bandwidth_fraction = 0.30;     ///< LL protocol bandwidth / Simple bandwidth (small messages)
   double ll128_bandwidth_fraction = 0.90;  ///< LL128 protocol bandwidth / Simple bandwidth
   double base_latency_s = 8.0e-6;          ///< fixed cost of one collective launch (NCCL baseLat), s
+  double net_base_latency_s = 0.0;         ///< extra fixed cost when a collective crosses nodes (proxy), s
   double nic_latency_s = 3.0e-6;           ///< one inter-node step beyond the switch hops (NIC, PCIe, proxy), s
   double in_switch_latency_s = 25.0e-6;    ///< fixed cost of an NVLS (in-switch) collective, s
   double ll_latency_fraction = 0.35;       ///< per-step latency of LL / of Simple
+  double ll128_latency_fraction = 0.45;    ///< per-step latency of LL128 / of Simple
 };
 
 struct NodeSpec {

@@ -1,0 +1,364 @@
+// Closed-form collective costs. Every algorithm is a sum of synchronous steps, each costing
+// α + chunk / B on the tier it runs on, so that the flow fidelity (collective_flows.cpp) can lower the very
+// same steps into flows and agree with this file on an uncontended topology.
+#include "topologies/collective_cost.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <string>
+
+#include "sim/error.hpp"
+
+namespace trainsim::topo {
+namespace {
+
+struct ProtocolScale {
+  double bandwidth = 1.0;  ///< multiplies B
+  double latency = 1.0;    ///< multiplies α
+};
+
+ProtocolScale protocol_scale(CollectiveProtocol protocol, const CommEfficiency& e) {
+  switch (protocol) {
+    case CollectiveProtocol::ll: return {e.ll_bandwidth_fraction, e.ll_latency_fraction};
+    case CollectiveProtocol::ll128: return {e.ll128_bandwidth_fraction, e.ll128_latency_fraction};
+    case CollectiveProtocol::simple: return {1.0, 1.0};
+  }
+  return {};
+}
+
+double ceil_log2(std::int64_t n) {
+  double steps = 0;
+  for (std::int64_t reach = 1; reach < n; reach *= 2) steps += 1;
+  return steps;
+}
+
+bool is_power_of_two(std::int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
+
+/// Raw (no efficiency) per-GPU intra-node bandwidth: the preset's fabric figure, else NVLink, else PCIe.
+double raw_intra_bytes_per_s(const NodeSpec& node) {
+  if (node.intra_bytes_per_s > 0) return node.intra_bytes_per_s;
+  if (node.gpu.nvlink_bytes_per_s > 0) return node.gpu.nvlink_bytes_per_s;
+  if (node.pcie_bytes_per_s > 0) return node.pcie_bytes_per_s;
+  throw InputError("node '" + node.name + "' has no intra-node bandwidth (intra, NVLink or PCIe)");
+}
+
+void check_group(const CommGroup& g) {
+  if (g.size < 1 || g.ranks_per_node < 1 || g.nodes < 1 || g.leaves < 1 || g.groups_sharing_nics < 1) {
+    throw InputError("communicator group: size, ranks per node, nodes, leaves and NIC sharing must be >= 1");
+  }
+  if (g.size != g.ranks_per_node * g.nodes) {
+    throw InputError("communicator group: size " + std::to_string(g.size) + " != " +
+                     std::to_string(g.ranks_per_node) + " ranks per node x " + std::to_string(g.nodes) +
+                     " nodes");
+  }
+  if (g.leaves > g.nodes) throw InputError("communicator group: spans more leaf switches than nodes");
+}
+
+/// Everything one evaluation needs, resolved once.
+struct Setup {
+  double bytes;
+  std::int64_t n;
+  std::int64_t per_node;
+  std::int64_t nodes;
+  CommTier intra;
+  CommTier inter;
+  /// The tier a flat (node-oblivious) algorithm sees: each step waits for its slowest link.
+  CommTier flat;
+  double fixed_s;  ///< launch cost paid once
+  const CommEfficiency* eff;
+  double in_switch_bytes_per_s;
+  bool in_switch_available;
+};
+
+double step_cost(double steps, double chunk, const CommTier& tier, ProtocolScale s) {
+  return steps * (tier.latency_s * s.latency + chunk / (tier.bytes_per_s * s.bandwidth));
+}
+
+/// The algorithm actually run for (op, requested algo): inapplicable requests fall back to ring.
+CollectiveAlgo applicable(CollectiveOp op, CollectiveAlgo algo, const Setup& st) {
+  switch (algo) {
+    case CollectiveAlgo::double_binary_tree:
+      return op == CollectiveOp::all_reduce ? algo : CollectiveAlgo::ring;
+    case CollectiveAlgo::hierarchical:
+      return (st.nodes > 1 && st.per_node > 1 &&
+              (op == CollectiveOp::all_reduce || op == CollectiveOp::reduce_scatter ||
+               op == CollectiveOp::all_gather))
+                 ? algo
+                 : CollectiveAlgo::ring;
+    case CollectiveAlgo::halving_doubling:
+      return (op == CollectiveOp::all_reduce || op == CollectiveOp::reduce_scatter ||
+              op == CollectiveOp::all_gather)
+                 ? algo
+                 : CollectiveAlgo::ring;
+    case CollectiveAlgo::in_switch:
+      return (op == CollectiveOp::all_reduce && st.in_switch_available) ? algo : CollectiveAlgo::ring;
+    case CollectiveAlgo::auto_select:
+    case CollectiveAlgo::ring: return CollectiveAlgo::ring;
+  }
+  return CollectiveAlgo::ring;
+}
+
+/// Time of one (op, algorithm, protocol), excluding nothing: seconds.
+double evaluate(CollectiveOp op, CollectiveAlgo algo, CollectiveProtocol protocol, const Setup& st) {
+  const ProtocolScale s = protocol_scale(protocol, *st.eff);
+  const double S = st.bytes;
+  const auto n = static_cast<double>(st.n);
+  const auto k = static_cast<double>(st.per_node);
+  const auto m = static_cast<double>(st.nodes);
+  const CommTier& flat = st.flat;
+  switch (algo) {
+    case CollectiveAlgo::ring:
+    case CollectiveAlgo::auto_select:
+      switch (op) {
+        case CollectiveOp::all_reduce: return st.fixed_s + step_cost(2 * (n - 1), S / n, flat, s);
+        case CollectiveOp::reduce_scatter:
+        case CollectiveOp::all_gather: return st.fixed_s + step_cost(n - 1, S / n, flat, s);
+        case CollectiveOp::broadcast:
+        case CollectiveOp::reduce:
+          // Pipelined chain: the first chunk pays every hop's latency, the buffer crosses each link once.
+          return st.fixed_s + (n - 1) * flat.latency_s * s.latency + S / (flat.bytes_per_s * s.bandwidth);
+        case CollectiveOp::all_to_all: {
+          // Every pair exchanges S/n at once: NVLink carries the node-local share, the NICs the rest.
+          const double intra_s = (k - 1) / n * S / (st.intra.bytes_per_s * s.bandwidth);
+          const double inter_s =
+              st.nodes > 1 ? k * (n - k) / n * S / (st.inter.bytes_per_s * s.bandwidth) : 0.0;
+          const double alpha = st.nodes > 1 ? st.inter.latency_s : st.intra.latency_s;
+          return st.fixed_s + alpha * s.latency + std::max(intra_s, inter_s);
+        }
+        case CollectiveOp::send_recv: {
+          const CommTier& t = st.nodes > 1 ? st.inter : st.intra;
+          const double per_rank = st.nodes > 1 ? t.bytes_per_s / k : t.bytes_per_s;
+          return st.fixed_s + step_cost(1, S, {per_rank, t.latency_s}, s);
+        }
+      }
+      break;
+    case CollectiveAlgo::double_binary_tree: {
+      // Reduce up and broadcast down, pipelined; each rank sends and receives ~2S in total (it is interior
+      // in one tree and a leaf in the other). Inside a node the tree is a chain (NCCL).
+      const double depth = ceil_log2(st.nodes) * st.inter.latency_s + (k - 1) * st.intra.latency_s;
+      return st.fixed_s + 2 * depth * s.latency + 2 * S / (flat.bytes_per_s * s.bandwidth);
+    }
+    case CollectiveAlgo::hierarchical: {
+      // Intra-node reduce-scatter, inter-node collective on 1/k of the data by k parallel rings that share
+      // the node's NICs, intra-node all-gather.
+      const CommTier inter_per_ring{st.inter.bytes_per_s / k, st.inter.latency_s};
+      const double intra_phase = step_cost(k - 1, S / k, st.intra, s);
+      if (op == CollectiveOp::all_reduce) {
+        return st.fixed_s + 2 * intra_phase + step_cost(2 * (m - 1), S / (k * m), inter_per_ring, s);
+      }
+      return st.fixed_s + intra_phase + step_cost(m - 1, S / (k * m), inter_per_ring, s);
+    }
+    case CollectiveAlgo::halving_doubling: {
+      // Recursive halving then doubling (Rabenseifner); a non-power-of-two group first folds the extra
+      // ranks onto partners and unfolds them at the end: one full-buffer step each way.
+      const double rounds = ceil_log2(st.n);
+      const double extra = is_power_of_two(st.n) ? 0.0 : 1.0;
+      const double half = rounds * flat.latency_s * s.latency + (n - 1) / n * S / (flat.bytes_per_s * s.bandwidth);
+      const double fold = extra * step_cost(1, S, flat, s);
+      if (op == CollectiveOp::all_reduce) return st.fixed_s + 2 * half + 2 * fold;
+      return st.fixed_s + half + fold;
+    }
+    case CollectiveAlgo::in_switch:
+      // NVLS: every GPU pushes its buffer into the switch, which reduces and multicasts the result.
+      return st.fixed_s + st.eff->in_switch_latency_s * s.latency + S / (st.in_switch_bytes_per_s * s.bandwidth);
+  }
+  return st.fixed_s;
+}
+
+constexpr std::array<CollectiveProtocol, 3> kProtocols = {CollectiveProtocol::ll, CollectiveProtocol::ll128,
+                                                          CollectiveProtocol::simple};
+
+/// Protocols NCCL runs an algorithm with; NVLS is Simple-only in NCCL, but its mid-size regime (smaller
+/// chunks, shorter pipeline fill) behaves like LL128's point — lower latency, lower bandwidth — and is
+/// modelled as such.
+bool protocol_allowed(CollectiveAlgo algo, CollectiveProtocol protocol) {
+  return algo != CollectiveAlgo::in_switch || protocol != CollectiveProtocol::ll;
+}
+
+CollectiveEstimate best_protocol(CollectiveOp op, CollectiveAlgo algo, const Setup& st) {
+  CollectiveEstimate best{algo, CollectiveProtocol::simple, 0};
+  bool first = true;
+  for (CollectiveProtocol p : kProtocols) {
+    if (!protocol_allowed(algo, p)) continue;
+    const double t = evaluate(op, algo, p, st);
+    if (first || t < best.time_s) best = {algo, p, t};
+    first = false;
+  }
+  return best;
+}
+
+Setup make_setup(double bytes, const CommGroup& group, const ClusterSpec& cluster) {
+  Setup st{};
+  st.bytes = bytes;
+  st.n = group.size;
+  st.per_node = group.ranks_per_node;
+  st.nodes = group.nodes;
+  st.eff = &cluster.node.comm;
+  st.intra = intra_node_tier(cluster);
+  if (group.nodes > 1) {
+    st.inter = inter_node_tier(group, cluster);
+    st.flat = group.ranks_per_node > 1
+                  ? CommTier{std::min(st.intra.bytes_per_s, st.inter.bytes_per_s),
+                             std::max(st.intra.latency_s, st.inter.latency_s)}
+                  : st.inter;
+  } else {
+    st.inter = st.intra;
+    st.flat = st.intra;
+  }
+  st.fixed_s = cluster.node.comm.base_latency_s + (group.nodes > 1 ? cluster.node.comm.net_base_latency_s : 0);
+  st.in_switch_available = cluster.node.in_switch_reduction && group.nodes == 1 && group.size > 2;
+  st.in_switch_bytes_per_s = raw_intra_bytes_per_s(cluster.node) * cluster.node.comm.in_switch_bandwidth_fraction;
+  return st;
+}
+
+}  // namespace
+
+std::string_view to_string(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::all_reduce: return "all-reduce";
+    case CollectiveOp::reduce_scatter: return "reduce-scatter";
+    case CollectiveOp::all_gather: return "all-gather";
+    case CollectiveOp::broadcast: return "broadcast";
+    case CollectiveOp::reduce: return "reduce";
+    case CollectiveOp::all_to_all: return "all-to-all";
+    case CollectiveOp::send_recv: return "send-recv";
+  }
+  return "all-reduce";
+}
+
+std::optional<CollectiveOp> parse_collective_op(std::string_view text) {
+  std::string t;
+  for (char c : text) {
+    if (c != '-' && c != '_') t += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  if (t == "allreduce") return CollectiveOp::all_reduce;
+  if (t == "reducescatter") return CollectiveOp::reduce_scatter;
+  if (t == "allgather") return CollectiveOp::all_gather;
+  if (t == "broadcast") return CollectiveOp::broadcast;
+  if (t == "reduce") return CollectiveOp::reduce;
+  if (t == "alltoall") return CollectiveOp::all_to_all;
+  if (t == "sendrecv" || t == "p2p") return CollectiveOp::send_recv;
+  return std::nullopt;
+}
+
+std::string_view to_string(CollectiveAlgo algo) {
+  switch (algo) {
+    case CollectiveAlgo::auto_select: return "auto";
+    case CollectiveAlgo::ring: return "ring";
+    case CollectiveAlgo::double_binary_tree: return "tree";
+    case CollectiveAlgo::hierarchical: return "hierarchical";
+    case CollectiveAlgo::halving_doubling: return "halving-doubling";
+    case CollectiveAlgo::in_switch: return "nvls";
+  }
+  return "auto";
+}
+
+std::optional<CollectiveAlgo> parse_collective_algo(std::string_view text) {
+  std::string t;
+  for (char c : text) {
+    if (c != '-' && c != '_') t += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  if (t == "auto") return CollectiveAlgo::auto_select;
+  if (t == "ring") return CollectiveAlgo::ring;
+  if (t == "tree" || t == "doublebinarytree") return CollectiveAlgo::double_binary_tree;
+  if (t == "hierarchical") return CollectiveAlgo::hierarchical;
+  if (t == "halvingdoubling" || t == "rabenseifner") return CollectiveAlgo::halving_doubling;
+  if (t == "nvls" || t == "inswitch") return CollectiveAlgo::in_switch;
+  return std::nullopt;
+}
+
+std::string_view to_string(CollectiveProtocol protocol) {
+  switch (protocol) {
+    case CollectiveProtocol::ll: return "LL";
+    case CollectiveProtocol::ll128: return "LL128";
+    case CollectiveProtocol::simple: return "Simple";
+  }
+  return "Simple";
+}
+
+CommTier intra_node_tier(const ClusterSpec& cluster) {
+  return {raw_intra_bytes_per_s(cluster.node) * cluster.node.comm.intra_bandwidth_fraction,
+          cluster.node.intra_latency_s};
+}
+
+CommTier inter_node_tier(const CommGroup& group, const ClusterSpec& cluster) {
+  const double nic_total = static_cast<double>(cluster.nics_per_node()) * cluster.nic_bytes_per_s();
+  if (nic_total <= 0) {
+    throw InputError("node '" + cluster.node.name + "' has no NICs: a group spanning nodes needs a network");
+  }
+  double share = nic_total / static_cast<double>(group.groups_sharing_nics);
+  if (cluster.node.pcie_bytes_per_s > 0) {
+    share = std::min(share, cluster.node.pcie_bytes_per_s * static_cast<double>(group.ranks_per_node));
+  }
+  double switches = 1;
+  if (group.crosses_leaf()) {
+    switch (cluster.network.topology) {
+      case FabricTopology::single_switch: switches = 1; break;
+      case FabricTopology::fat_tree:
+      case FabricTopology::dragonfly: switches = 3; break;  // leaf–spine–leaf; local–global–local
+      case FabricTopology::fat_tree_3: switches = 5; break;
+      case FabricTopology::torus_2d:
+      case FabricTopology::torus_3d: switches = 1; break;  // ring neighbours are torus neighbours
+    }
+  }
+  return {share * cluster.node.comm.nic_bandwidth_fraction,
+          cluster.node.comm.nic_latency_s + switches * cluster.network.switch_latency_s};
+}
+
+CollectiveEstimate estimate_collective(CollectiveOp op, double bytes, const CommGroup& group,
+                                       const ClusterSpec& cluster, CollectiveAlgo algo) {
+  if (!(bytes >= 0) || !std::isfinite(bytes)) throw InputError("collective size must be a finite number >= 0");
+  check_group(group);
+  if (group.size == 1 || bytes == 0) {
+    return {algo == CollectiveAlgo::auto_select ? CollectiveAlgo::ring : algo, CollectiveProtocol::simple, 0};
+  }
+  const Setup st = make_setup(bytes, group, cluster);
+  if (algo != CollectiveAlgo::auto_select) return best_protocol(op, applicable(op, algo, st), st);
+  // NCCL's tuner enables ring, tree (multi-node) and NVLS (when the switch reduces) for all-reduce and
+  // runs the fastest by its own latency + size/bandwidth model; other collectives run as rings.
+  CollectiveEstimate best = best_protocol(op, CollectiveAlgo::ring, st);
+  if (op == CollectiveOp::all_reduce) {
+    for (CollectiveAlgo a : {CollectiveAlgo::double_binary_tree, CollectiveAlgo::in_switch}) {
+      if (a == CollectiveAlgo::double_binary_tree && st.nodes == 1) continue;
+      if (applicable(op, a, st) != a) continue;
+      const CollectiveEstimate e = best_protocol(op, a, st);
+      if (e.time_s < best.time_s) best = e;
+    }
+  }
+  return best;
+}
+
+double collective_time(CollectiveOp op, double bytes, const CommGroup& group, const ClusterSpec& cluster,
+                       CollectiveAlgo algo) {
+  return estimate_collective(op, bytes, group, cluster, algo).time_s;
+}
+
+CollectiveAlgo select_algorithm(CollectiveOp op, double bytes, const CommGroup& group,
+                                const ClusterSpec& cluster) {
+  return estimate_collective(op, bytes, group, cluster, CollectiveAlgo::auto_select).algo;
+}
+
+double bus_bandwidth_factor(CollectiveOp op, std::int64_t ranks) {
+  if (ranks < 1) throw InputError("bus bandwidth: ranks must be >= 1");
+  const auto n = static_cast<double>(ranks);
+  switch (op) {
+    case CollectiveOp::all_reduce: return 2 * (n - 1) / n;
+    case CollectiveOp::reduce_scatter:
+    case CollectiveOp::all_gather:
+    case CollectiveOp::all_to_all: return (n - 1) / n;
+    case CollectiveOp::broadcast:
+    case CollectiveOp::reduce:
+    case CollectiveOp::send_recv: return 1.0;
+  }
+  return 1.0;
+}
+
+double algorithm_bandwidth(double bytes, double time_s) { return time_s > 0 ? bytes / time_s : 0.0; }
+
+double bus_bandwidth(CollectiveOp op, double bytes, std::int64_t ranks, double time_s) {
+  return algorithm_bandwidth(bytes, time_s) * bus_bandwidth_factor(op, ranks);
+}
+
+}  // namespace trainsim::topo

@@ -1,0 +1,102 @@
+#pragma once
+// Closed-form (α-β) cost of collective communication on a cluster: the fast fidelity used by search,
+// sweeps and the step simulator. The flow fidelity (topologies/collective_flows.hpp) lowers the same
+// algorithms into engine flows; on an uncontended topology the two agree to the tick.
+//
+// Model. A group spans `nodes` nodes with `ranks_per_node` members on each. Each tier has a per-rank
+// bandwidth B and a per-step latency α:
+//   intra-node: B = node.intra_bytes_per_s · comm.intra_bandwidth_fraction, α = node.intra_latency_s
+//   inter-node: B = (NIC line rate · nics_per_node / ranks sharing them) · comm.nic_bandwidth_fraction,
+//               α = comm.nic_latency_s + switch hops · network.switch_latency_s
+// and an algorithm moving chunks in k steps costs Σ_steps (α + chunk / B) + comm.base_latency_s.
+// Example: ring all-reduce of S bytes on n ranks of one uniform tier costs
+//   2(n−1)·α + 2(n−1)/n · S/B (+ base latency),
+// the formula the tests check. Small messages use NCCL's LL/LL128 protocols (lower bandwidth, lower
+// latency); `auto_select` picks, as NCCL's tuner does, the (algorithm, protocol) with the least modelled
+// time among those NCCL would enable (see select_algorithm).
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "topologies/cluster_spec.hpp"
+
+namespace trainsim::topo {
+
+enum class CollectiveOp { all_reduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all, send_recv };
+enum class CollectiveAlgo { auto_select, ring, double_binary_tree, hierarchical, halving_doubling, in_switch };
+/// NCCL's wire protocols: LL (8-byte flag+data lines), LL128 (128-byte lines), Simple (bulk, fenced).
+enum class CollectiveProtocol { ll, ll128, simple };
+
+/// Spellings: "all-reduce" (also "all_reduce", "allreduce"), "reduce-scatter", "all-gather", "broadcast",
+/// "reduce", "all-to-all" (also "alltoall"), "send-recv" (also "sendrecv", "p2p").
+[[nodiscard]] std::string_view to_string(CollectiveOp op);
+[[nodiscard]] std::optional<CollectiveOp> parse_collective_op(std::string_view text);
+/// Spellings: "auto", "ring", "tree" (double binary tree), "hierarchical", "halving-doubling", "nvls"
+/// (in-switch; also "in-switch").
+[[nodiscard]] std::string_view to_string(CollectiveAlgo algo);
+[[nodiscard]] std::optional<CollectiveAlgo> parse_collective_algo(std::string_view text);
+[[nodiscard]] std::string_view to_string(CollectiveProtocol protocol);
+
+/// How one communicator group sits on the cluster. Build it with topo::Placement (placement.hpp) or by
+/// hand (nccl-tests style: `{.size = 32, .ranks_per_node = 8, .nodes = 4}`).
+struct CommGroup {
+  std::int64_t size = 1;             ///< ranks in the group
+  std::int64_t ranks_per_node = 1;   ///< members on each node the group touches (1..gpus per node)
+  std::int64_t nodes = 1;            ///< distinct nodes spanned; size = ranks_per_node · nodes
+  std::int64_t leaves = 1;           ///< distinct leaf (or rail) switch domains spanned; > 1: crosses the spine
+  /// Groups (this one included) that have members on the same node and cross nodes at the same time, so
+  /// split the node's NICs between them. 1: alone (nccl-tests); placement sets gpus_per_node /
+  /// ranks_per_node, i.e. every sibling group of the axis runs at once (SPMD).
+  std::int64_t groups_sharing_nics = 1;
+
+  [[nodiscard]] bool crosses_nodes() const { return nodes > 1; }
+  [[nodiscard]] bool crosses_leaf() const { return leaves > 1; }
+};
+
+/// One tier of links as a collective sees it: per-rank bandwidth and per-step latency.
+struct CommTier {
+  double bytes_per_s = 0;  ///< per rank per direction, B/s, efficiency applied
+  double latency_s = 0;    ///< α of one algorithm step on this tier, s
+};
+
+/// The intra-node tier (NVSwitch / NVLink / PCIe) for Simple-protocol bulk transfers.
+[[nodiscard]] CommTier intra_node_tier(const ClusterSpec& cluster);
+/// The inter-node tier for a group: the node's NICs (nics · line rate) split evenly between the
+/// ranks_per_node · groups_sharing_nics ranks that use them (a rank alone on a node drives several NICs, as
+/// NCCL does, capped by the GPU's PCIe link when node.pcie_bytes_per_s is set); latency counts the
+/// switches crossed: 1 within a leaf, 3 across the spine (leaf–spine–leaf), 5 in a 3-tier fat-tree.
+[[nodiscard]] CommTier inter_node_tier(const CommGroup& group, const ClusterSpec& cluster);
+
+/// The modelled time of one collective with its choices spelled out.
+struct CollectiveEstimate {
+  CollectiveAlgo algo = CollectiveAlgo::ring;           ///< never auto_select
+  CollectiveProtocol protocol = CollectiveProtocol::simple;
+  double time_s = 0;                                    ///< seconds; 0 for a group of one or 0 bytes
+};
+
+/// Time of `op` on `bytes` (the size nccl-tests prints: all-reduce/broadcast/reduce: each rank's buffer;
+/// all-gather: the gathered output; reduce-scatter: each rank's input; all-to-all: each rank's whole send
+/// buffer; send-recv: the message) over `group`. `algo` forces an algorithm (the protocol is still chosen
+/// by size); auto_select follows NCCL's choice. An algorithm that does not apply (in_switch without
+/// node.in_switch_reduction or spanning nodes, hierarchical on one node) falls back to ring. Throws
+/// InputError on negative bytes or an inconsistent group.
+[[nodiscard]] CollectiveEstimate estimate_collective(CollectiveOp op, double bytes, const CommGroup& group,
+                                                     const ClusterSpec& cluster,
+                                                     CollectiveAlgo algo = CollectiveAlgo::auto_select);
+/// estimate_collective(...).time_s, seconds.
+[[nodiscard]] double collective_time(CollectiveOp op, double bytes, const CommGroup& group,
+                                     const ClusterSpec& cluster,
+                                     CollectiveAlgo algo = CollectiveAlgo::auto_select);
+/// What auto_select resolves to for this call (NCCL's rule, see the file comment and README).
+[[nodiscard]] CollectiveAlgo select_algorithm(CollectiveOp op, double bytes, const CommGroup& group,
+                                              const ClusterSpec& cluster);
+
+/// nccl-tests' bus-bandwidth factor (doc/PERFORMANCE.md): all-reduce 2(n−1)/n; reduce-scatter,
+/// all-gather and all-to-all (n−1)/n; broadcast, reduce and send-recv 1.
+[[nodiscard]] double bus_bandwidth_factor(CollectiveOp op, std::int64_t ranks);
+/// algbw = bytes / time, B/s.
+[[nodiscard]] double algorithm_bandwidth(double bytes, double time_s);
+/// busbw = algbw · bus_bandwidth_factor, B/s.
+[[nodiscard]] double bus_bandwidth(CollectiveOp op, double bytes, std::int64_t ranks, double time_s);
+
+}  // namespace trainsim::topo
