@@ -37,6 +37,11 @@ struct ParameterBreakdown {
   }
 };
 
+/// Throws InputError listing every problem unless: generic layers are given, or layers, hidden, heads,
+/// vocab, seq_len > 0, heads divides hidden, kv_heads (when set) divides heads, and for MoE
+/// 1 <= top_k <= experts and capacity_factor > 0.
+void check_transformer_spec(const TransformerSpec& spec);
+
 /// All counts by part. Throws InputError when the spec is inconsistent (heads not dividing hidden,
 /// kv_heads not dividing heads, top_k > experts, non-positive sizes).
 [[nodiscard]] ParameterBreakdown parameter_breakdown(const TransformerSpec& spec);

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "models/parallel_plan.hpp"
+#include "models/transformer_spec.hpp"
 #include "topologies/precision.hpp"
 
 namespace trainsim::model {
@@ -23,5 +24,10 @@ struct Shard {
 
 /// The shard of `plan` (micro_batch, tp, sequence_parallel, cp, ep, recompute) at `precision`.
 [[nodiscard]] Shard shard_of(const ParallelPlan& plan, topo::Precision precision);
+
+/// Throws InputError (naming what does not divide) unless the transformer spec is valid
+/// (check_transformer_spec) and: micro_batch >= 1; tp divides heads, hidden and ffn; cp divides seq_len;
+/// ep divides experts (MoE).
+void check_shard(const TransformerSpec& spec, const Shard& shard);
 
 }  // namespace trainsim::model
