@@ -86,14 +86,17 @@ class FlowNetwork {
     std::uint32_t generation = 0;  // 0 = free slot
     std::uint64_t mark = 0;
     bool active = false;  // past its latency, sharing links
-    bool frozen = false;  // solver scratch
+    double next_rate = 0.0;  // solver scratch
+    bool frozen = false;     // solver scratch
   };
 
   void activate(std::uint32_t flow);
   void finish(std::uint32_t flow);
-  // Re-solves max-min rates for the component reachable from `links` and reschedules completions.
-  void resolve(std::span<const LinkId> seeds);
-  void reschedule(std::uint32_t flow);
+  // Marks links whose flows changed; one re-solve runs per instant, after every change at that instant,
+  // so a collective starting N flows at once costs one solve, not N.
+  void touch(std::span<const LinkId> links);
+  // Re-solves max-min rates for the component reachable from the touched links; reschedules completions.
+  void resolve();
   [[nodiscard]] const Link& link_at(LinkId link) const;
 
   Engine* engine_;
@@ -103,6 +106,9 @@ class FlowNetwork {
   std::size_t active_ = 0;
   std::uint64_t solves_ = 0;
   std::uint64_t epoch_ = 0;
+  std::uint32_t next_generation_ = 1;
+  std::vector<LinkId> touched_;
+  bool resolve_scheduled_ = false;
   // Scratch for resolve(), kept to avoid allocating per change.
   std::vector<LinkId> component_links_;
   std::vector<std::uint32_t> component_flows_;

@@ -27,8 +27,8 @@ class Duration {
   static constexpr Duration max() { return Duration(std::numeric_limits<std::int64_t>::max()); }
 
   [[nodiscard]] constexpr std::int64_t ps() const { return ps_; }
-  /// In seconds, as a double (exact up to 2^53 ps, about 2.5 hours).
-  [[nodiscard]] constexpr double seconds() const { return static_cast<double>(ps_) * 1e-12; }
+  /// In seconds, as a double (correctly rounded: whole seconds come back exact).
+  [[nodiscard]] constexpr double seconds() const { return static_cast<double>(ps_) / 1e12; }
 
   constexpr Duration& operator+=(Duration other) {
     ps_ += other.ps_;
@@ -64,7 +64,7 @@ class Time {
 
   [[nodiscard]] constexpr std::int64_t ps() const { return ps_; }
   /// Seconds since the start, as a double.
-  [[nodiscard]] constexpr double seconds() const { return static_cast<double>(ps_) * 1e-12; }
+  [[nodiscard]] constexpr double seconds() const { return static_cast<double>(ps_) / 1e12; }
   /// The span since the start of the simulation.
   [[nodiscard]] constexpr Duration since_start() const { return Duration::from_ps(ps_); }
 

@@ -1,0 +1,138 @@
+#include "sim/engine.hpp"
+
+#include <doctest/doctest.h>
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "sim/error.hpp"
+
+using trainsim::sim::Duration;
+using trainsim::sim::Engine;
+using trainsim::sim::EventId;
+using trainsim::sim::Time;
+
+namespace {
+Time ps(std::int64_t n) { return Time::from_ps(n); }
+}  // namespace
+
+TEST_CASE("events run in time order whatever the order they were scheduled in") {
+  Engine e;
+  std::string order;
+  e.at(ps(30), [&] { order += 'c'; });
+  e.at(ps(10), [&] { order += 'a'; });
+  e.at(ps(20), [&] { order += 'b'; });
+  e.run();
+  CHECK(order == "abc");
+  CHECK(e.now() == ps(30));
+  CHECK(e.executed() == 3);
+}
+
+TEST_CASE("equal-time events run in insertion order") {
+  Engine e;
+  std::vector<int> order;
+  for (int i = 0; i < 100; ++i) e.at(ps(5), [&order, i] { order.push_back(i); });
+  // One scheduled at the same instant from inside a callback runs after all those already queued.
+  e.at(ps(5), [&] { e.after(Duration::zero(), [&] { order.push_back(1000); }); });
+  e.run();
+  REQUIRE(order.size() == 101);
+  for (int i = 0; i < 100; ++i) CHECK(order[static_cast<std::size_t>(i)] == i);
+  CHECK(order.back() == 1000);
+}
+
+TEST_CASE("a cancelled event does not run and cancelling twice or after running does nothing") {
+  Engine e;
+  int ran = 0;
+  const EventId a = e.at(ps(10), [&] { ran += 1; });
+  const EventId b = e.at(ps(20), [&] { ran += 10; });
+  CHECK(e.pending() == 2);
+  CHECK(e.cancel(a));
+  CHECK_FALSE(e.cancel(a));
+  CHECK(e.pending() == 1);
+  e.run();
+  CHECK(ran == 10);
+  CHECK_FALSE(e.cancel(b));
+  CHECK_FALSE(e.cancel(EventId{}));
+  // The freed slot is reused; the stale id must not cancel the new event.
+  e.at(ps(30), [&] { ran += 100; });
+  CHECK_FALSE(e.cancel(b));
+  e.run();
+  CHECK(ran == 110);
+}
+
+TEST_CASE("an event can cancel a later one and cannot cancel itself while running") {
+  Engine e;
+  int ran = 0;
+  EventId later;
+  EventId self;
+  self = e.at(ps(1), [&] {
+    CHECK(e.cancel(later));
+    CHECK_FALSE(e.cancel(self));
+    ++ran;
+  });
+  later = e.at(ps(2), [&] { ran += 100; });
+  e.run();
+  CHECK(ran == 1);
+}
+
+TEST_CASE("run_until runs events up to and including the time, then advances the clock to it") {
+  Engine e;
+  std::vector<std::int64_t> seen;
+  for (std::int64_t t : {5, 10, 15}) e.at(ps(t), [&seen, &e] { seen.push_back(e.now().ps()); });
+  e.run_until(ps(10));
+  CHECK(seen == std::vector<std::int64_t>{5, 10});
+  CHECK(e.now() == ps(10));
+  e.run_until(ps(12));
+  CHECK(e.now() == ps(12));
+  CHECK(e.pending() == 1);
+  e.run();
+  CHECK(seen == std::vector<std::int64_t>{5, 10, 15});
+}
+
+TEST_CASE("stop makes run return after the current event") {
+  Engine e;
+  int ran = 0;
+  e.at(ps(1), [&] {
+    ++ran;
+    e.stop();
+  });
+  e.at(ps(2), [&] { ++ran; });
+  e.run();
+  CHECK(ran == 1);
+  e.run();
+  CHECK(ran == 2);
+}
+
+TEST_CASE("scheduling an event in the past is an internal error") {
+  Engine e;
+  e.at(ps(10), [] {});
+  e.run();
+  CHECK_THROWS_AS(e.at(ps(5), [] {}), trainsim::InternalError);
+}
+
+TEST_CASE("two engines in one process keep separate clocks and queues") {
+  Engine a;
+  Engine b;
+  int in_a = 0;
+  int in_b = 0;
+  a.at(ps(100), [&] { ++in_a; });
+  b.at(ps(7), [&] { ++in_b; });
+  b.run();
+  CHECK(in_b == 1);
+  CHECK(in_a == 0);
+  CHECK(b.now() == ps(7));
+  CHECK(a.now() == ps(0));
+  a.run();
+  CHECK(a.now() == ps(100));
+}
+
+TEST_CASE("a callback too large for inline storage still runs and is destroyed") {
+  Engine e;
+  std::array<std::int64_t, 32> big{};
+  big[31] = 42;
+  std::int64_t got = 0;
+  e.at(ps(1), [big, &got] { got = big[31]; });
+  e.run();
+  CHECK(got == 42);
+}
