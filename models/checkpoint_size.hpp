@@ -4,7 +4,7 @@
 // activations are not saved. Mixed-precision Adam: 2 + 4 + 4 + 4 = 14 bytes per parameter — BLOOM-176B's
 // full checkpoint is 2.3 TB (BigScience, bigscience/bloom model card: "bf16 weights 329GB, full checkpoint
 // with optimizer states 2.3TB") and Megatron's 1T-parameter model's is 13.8 TB (Narayanan et al. 2021,
-// arXiv:2104.04473, §5.8).
+// arXiv:2104.04473, evaluation of checkpoint loading and saving).
 //
 // Who writes what: every pipeline stage and tensor/expert shard writes its own part; under ZeRO ≥ 1
 // (distributed optimizer) the optimizer state and master weights are spread over the data-parallel ranks
