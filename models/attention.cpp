@@ -29,6 +29,9 @@ AttentionCost attention_cost(const TransformerSpec& spec, const Shard& shard) {
   const double kv_bytes = 2.0 * p * b * sq * kv_heads_rank * d;  // local K and V
 
   AttentionCost c;
+  c.score_elements = scores;
+  c.q_bytes = q_bytes;
+  c.kv_bytes = kv_bytes * static_cast<double>(shard.cp);
   c.head_dim = d;
   c.query_len = sq;
   c.model_forward_flops = 2.0 * 2.0 * scores * d;       // QKᵀ and AV, 2 FLOPs per multiply-add
@@ -40,17 +43,15 @@ AttentionCost attention_cost(const TransformerSpec& spec, const Shard& shard) {
     c.recompute_flops = 0.5 * c.model_forward_flops;    // QKᵀ again
     // Forward reads Q, K, V (all K/V of the sequence stream through, counted once) and writes O;
     // backward reads Q, K, V, O, dO and writes dQ, dK, dV.
-    const double all_kv = kv_bytes * static_cast<double>(shard.cp);
-    c.forward_bytes = 2.0 * q_bytes + all_kv;
-    c.backward_bytes = 4.0 * q_bytes + 2.0 * all_kv;
+    c.forward_bytes = 2.0 * q_bytes + c.kv_bytes;
+    c.backward_bytes = 4.0 * q_bytes + 2.0 * c.kv_bytes;
     c.stored_bytes = 0.0;
   } else {
     c.backward_flops = 2.0 * c.forward_flops;
     c.recompute_flops = 0.0;
     // Score-sized traffic dominates: QKᵀ writes scores (p), softmax reads and writes them (2p), dropout
     // reads them and writes output and mask (2p + 1), AV reads the dropout output (p).
-    const double all_kv = kv_bytes * static_cast<double>(shard.cp);
-    c.forward_bytes = (6.0 * p + 1.0) * scores + 2.0 * q_bytes + all_kv;
+    c.forward_bytes = (6.0 * p + 1.0) * scores + 2.0 * q_bytes + c.kv_bytes;
     // Backward: AV dgrad/wgrad read the stored dropout output and write its gradient, dropout and
     // softmax backward read the mask, softmax output and gradient and write the score gradient, QKᵀ
     // dgrad reads it: about twice the forward traffic.

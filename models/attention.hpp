@@ -38,6 +38,9 @@ struct AttentionCost {
   double backward_bytes = 0;        ///< HBM traffic of the backward kernels
   double stored_bytes = 0;          ///< seq²-sized activations kept for backward (flash: 0)
   double kv_block_bytes = 0;        ///< cp > 1: one rank's K and V block, sent at each of cp-1 ring steps
+  double score_elements = 0;        ///< b·(heads/tp)·(s/cp)·s, the full score square on this rank
+  double q_bytes = 0;               ///< this rank's Q (equally its O, dQ, dO), bytes
+  double kv_bytes = 0;              ///< K and V of the whole sequence streaming through this rank, bytes
   double head_dim = 0;              ///< d = h / heads
   double query_len = 0;             ///< queries per rank, s / cp
 };
