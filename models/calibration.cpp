@@ -166,6 +166,8 @@ std::string_view to_string(EfficiencyParam p) {
     case EfficiencyParam::kernel_overhead_s: return "kernel_overhead_s";
     case EfficiencyParam::flash_attention_peak_fraction: return "flash_attention_peak_fraction";
     case EfficiencyParam::flash_attention_half_flops: return "flash_attention_half_flops";
+    case EfficiencyParam::flash_attention_half_seq: return "flash_attention_half_seq";
+    case EfficiencyParam::flash_attention_half_head_dim: return "flash_attention_half_head_dim";
   }
   return "matmul_peak_fraction";
 }
@@ -174,7 +176,8 @@ const std::vector<EfficiencyParam>& all_efficiency_params() {
   static const std::vector<EfficiencyParam> all = {
       EfficiencyParam::matmul_peak_fraction,      EfficiencyParam::matmul_half_flops,
       EfficiencyParam::memory_bandwidth_fraction, EfficiencyParam::kernel_overhead_s,
-      EfficiencyParam::flash_attention_peak_fraction, EfficiencyParam::flash_attention_half_flops};
+      EfficiencyParam::flash_attention_peak_fraction, EfficiencyParam::flash_attention_half_flops,
+      EfficiencyParam::flash_attention_half_seq,      EfficiencyParam::flash_attention_half_head_dim};
   return all;
 }
 
@@ -196,6 +199,8 @@ double get(const topo::ComputeEfficiency& e, EfficiencyParam p) {
     case EfficiencyParam::kernel_overhead_s: return e.kernel_overhead_s;
     case EfficiencyParam::flash_attention_peak_fraction: return e.flash_attention_peak_fraction;
     case EfficiencyParam::flash_attention_half_flops: return e.flash_attention_half_flops;
+    case EfficiencyParam::flash_attention_half_seq: return e.flash_attention_half_seq;
+    case EfficiencyParam::flash_attention_half_head_dim: return e.flash_attention_half_head_dim;
   }
   return 0;
 }
@@ -208,6 +213,8 @@ void set(topo::ComputeEfficiency& e, EfficiencyParam p, double value) {
     case EfficiencyParam::kernel_overhead_s: e.kernel_overhead_s = value; return;
     case EfficiencyParam::flash_attention_peak_fraction: e.flash_attention_peak_fraction = value; return;
     case EfficiencyParam::flash_attention_half_flops: e.flash_attention_half_flops = value; return;
+    case EfficiencyParam::flash_attention_half_seq: e.flash_attention_half_seq = value; return;
+    case EfficiencyParam::flash_attention_half_head_dim: e.flash_attention_half_head_dim = value; return;
   }
 }
 
@@ -226,6 +233,18 @@ FitParameter efficiency_fit_parameter(EfficiencyParam p, const topo::ComputeEffi
       // Work at half efficiency: from a tiny 1 MFLOP kernel to a 1 TFLOP one.
       f.lower = 1e6;
       f.upper = 1e12;
+      f.log_scale = true;
+      break;
+    case EfficiencyParam::flash_attention_half_seq:
+      // Query length (tokens per rank) at half tile occupancy: 1 to 64k.
+      f.lower = 1;
+      f.upper = 65536;
+      f.log_scale = true;
+      break;
+    case EfficiencyParam::flash_attention_half_head_dim:
+      // Head dimension at half tensor-core efficiency: 1 to 1024.
+      f.lower = 1;
+      f.upper = 1024;
       f.log_scale = true;
       break;
     case EfficiencyParam::kernel_overhead_s:

@@ -87,6 +87,8 @@ enum class EfficiencyParam {
   kernel_overhead_s,
   flash_attention_peak_fraction,
   flash_attention_half_flops,
+  flash_attention_half_seq,
+  flash_attention_half_head_dim,
 };
 
 /// The field's name as in presets and on the command line ("matmul_peak_fraction", "kernel_overhead_s").
