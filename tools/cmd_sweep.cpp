@@ -1,10 +1,65 @@
-// `trainsim sweep`: expand the sweep block and run every point.
+// `trainsim sweep`: expand the scenario's sweep block and run every point (see tools/sweep_runner.hpp).
+#include <string>
+
+#include "scenarios/sweep.hpp"
+#include "sim/error.hpp"
 #include "tools/command.hpp"
+#include "tools/sweep_output.hpp"
+#include "tools/sweep_runner.hpp"
 
 namespace trainsim::cli {
 
+namespace {
+
+constexpr int exit_interrupted = 130;
+
+struct SweepArgs {
+  std::string scenario;
+  std::string output;
+  std::string format;
+  std::string fidelity = "analytic";
+  std::string shard = "0/1";
+  int threads = 0;
+  bool resume = false;
+  bool mpi = false;
+};
+
+}  // namespace
+
 void add_sweep_command(CLI::App& app, int& exit_code) {
-  add_unimplemented_command(app, exit_code, "sweep", "expand the sweep block and run every point");
+  auto args = std::make_shared<SweepArgs>();
+  auto* sub = app.add_subcommand("sweep", "expand the scenario's sweep block and run every point");
+  sub->footer(
+      "Rows are written in point order (column 'point'), one whole line each, as CSV (unit-suffixed columns) "
+      "or JSON Lines. Points that cannot be built stay in the output with feasible=false and their reason.\n"
+      "Interrupted (Ctrl-C, kill)? Rerun the same command with --resume: points already written are skipped.\n"
+      "Many machines: --shard i/N on each (0 <= i < N), then 'trainsim merge OUT SHARD...'; or "
+      "'mpirun -np N trainsim sweep S.yaml --mpi -o OUT'.");
+  sub->add_option("scenario", args->scenario, "scenario file with a sweep: block")->required();
+  sub->add_option("-j,--jobs", args->threads, "threads (default: all cores)")->check(CLI::NonNegativeNumber);
+  sub->add_option("-o,--output", args->output, "output file (default: standard output)");
+  sub->add_option("--format", args->format, "csv or jsonl (default: from the -o extension, else csv)")
+      ->check(CLI::IsMember({"csv", "jsonl"}));
+  sub->add_flag("--resume", args->resume, "skip the points the output file already holds");
+  sub->add_option("--fidelity", args->fidelity, "analytic (default) or event")
+      ->check(CLI::IsMember({"analytic", "event"}));
+  sub->add_option("--shard", args->shard, "run only slice i of N: points whose index mod N is i");
+  sub->add_flag("--mpi", args->mpi, "spread points over MPI ranks (mpirun -np N trainsim sweep ... --mpi)");
+  sub->callback([args, &exit_code] {
+    SweepJob job;
+    job.scenario_path = args->scenario;
+    job.output = args->output;
+    job.format = args->format.empty() ? format_from_path(args->output)
+                 : args->format == "jsonl" ? scenario::RowFormat::jsonl
+                                           : scenario::RowFormat::csv;
+    job.fidelity = model::parse_fidelity(args->fidelity);
+    job.threads = args->threads;
+    job.resume = args->resume;
+    job.shard = scenario::parse_shard(args->shard);
+    const SweepOutcome outcome = args->mpi ? run_sweep_mpi(job) : run_sweep(job);
+    // Interrupted: the shell convention for SIGINT, so scripts can tell it from a failed check.
+    exit_code = outcome.complete() ? exit_ok : exit_interrupted;
+  });
 }
 
 }  // namespace trainsim::cli

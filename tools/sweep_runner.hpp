@@ -20,16 +20,24 @@ struct SweepJob {
   bool progress = true;               ///< draw a progress bar when stderr is a terminal
 };
 
+/// Points this run had to compute (this shard's, minus those a resumed output held) and rows it wrote.
+struct SweepOutcome {
+  std::int64_t planned = 0;
+  std::int64_t written = 0;
+  [[nodiscard]] bool complete() const { return written == planned; }
+};
+
 /// Output order: rows are released in point-index order (a row is buffered until every point before it in
 /// this run is written), so a finished file is sorted by `point` and resumable as a prefix.
-/// Returns the number of rows written. Ctrl-C (SIGINT/SIGTERM) stops handing out points, writes the rows
-/// already in order and returns; the output can then be resumed.
-std::int64_t run_sweep(const SweepJob& job);
+/// Ctrl-C (SIGINT/SIGTERM) stops handing out points, writes the rows already in order and returns an
+/// incomplete outcome; the output can then be resumed.
+SweepOutcome run_sweep(const SweepJob& job);
 
 /// The same sweep over MPI: rank 0 hands out chunks of point indices on request (dynamic load balancing),
 /// gathers the rows and writes one output identical to run_sweep's; other ranks only evaluate. Every rank
-/// must call it. Throws InputError when trainsim was built without MPI (see mpi_available()).
-std::int64_t run_sweep_mpi(const SweepJob& job);
+/// must call it; the outcome is meaningful on rank 0 only. Throws InputError when trainsim was built
+/// without MPI (see mpi_available()).
+SweepOutcome run_sweep_mpi(const SweepJob& job);
 [[nodiscard]] bool mpi_available();
 
 }  // namespace trainsim::cli

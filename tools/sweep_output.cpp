@@ -1,0 +1,130 @@
+#include "tools/sweep_output.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "sim/error.hpp"
+
+namespace trainsim::cli {
+
+namespace {
+
+constexpr auto sync_every = std::chrono::seconds(1);
+
+[[noreturn]] void fail(const std::string& path, const std::string& message) {
+  throw InputError(std::vector<Diagnostic>{Diagnostic{.file = path, .message = message}});
+}
+
+void write_all(int fd, std::string_view bytes, const std::string& what) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw InputError("cannot write " + what + ": " + std::strerror(errno));
+    bytes.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+}  // namespace
+
+scenario::RowFormat format_from_path(const std::string& path) {
+  const auto ends_with = [&](std::string_view suffix) { return std::string_view(path).ends_with(suffix); };
+  return ends_with(".jsonl") || ends_with(".json") || ends_with(".ndjson") ? scenario::RowFormat::jsonl
+                                                                          : scenario::RowFormat::csv;
+}
+
+SweepFile read_sweep_file(const std::string& path, scenario::RowFormat format) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(path, "cannot read");
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+
+  SweepFile file;
+  std::size_t pos = 0;
+  if (format == scenario::RowFormat::csv && !text.empty()) {
+    const std::size_t end = text.find('\n');
+    if (end == std::string::npos) return file;  // a torn header: nothing complete yet
+    file.header = text.substr(0, end + 1);
+    if (!file.header.starts_with("point,")) fail(path, "not a sweep output: the first column is not 'point'");
+    pos = end + 1;
+  }
+  file.complete_bytes = pos;
+  while (pos < text.size()) {
+    const std::size_t end = text.find('\n', pos);
+    const bool last = end == std::string::npos || end + 1 == text.size();
+    const std::string_view line(text.data() + pos, (end == std::string::npos ? text.size() : end + 1) - pos);
+    const std::int64_t index = scenario::row_point_index(line, format);
+    if (index < 0) {
+      // Only the last line can be torn (rows are appended whole); anything else is not our file.
+      if (last) break;
+      fail(path, "line " + std::to_string(file.rows.size() + (file.header.empty() ? 1 : 2)) +
+                     " is not a sweep row");
+    }
+    file.rows.emplace_back(index, std::string(line));
+    pos += line.size();
+    file.complete_bytes = pos;
+  }
+  return file;
+}
+
+SweepOutput::SweepOutput(const std::string& path, const std::string& header, scenario::RowFormat format,
+                         bool resume)
+    : last_sync_(std::chrono::steady_clock::now()) {
+  if (path.empty() || path == "-") {
+    if (resume) throw InputError("--resume needs an output file (-o FILE)");
+    fd_ = STDOUT_FILENO;
+    write_all(fd_, header, "standard output");
+    return;
+  }
+  owns_fd_ = true;
+  struct stat info {};
+  const bool exists = ::stat(path.c_str(), &info) == 0;
+  if (resume && exists) {
+    const SweepFile file = read_sweep_file(path, format);
+    if (!file.header.empty() && file.header != header) {
+      fail(path, "was written by a different sweep (its header differs); remove it or choose another -o");
+    }
+    if (::truncate(path.c_str(), static_cast<off_t>(file.complete_bytes)) != 0) {
+      fail(path, std::string("cannot truncate the torn last row: ") + std::strerror(errno));
+    }
+    for (const auto& row : file.rows) done_.push_back(row.first);
+    std::sort(done_.begin(), done_.end());
+    done_.erase(std::unique(done_.begin(), done_.end()), done_.end());
+    fd_ = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
+    if (fd_ < 0) fail(path, std::string("cannot open: ") + std::strerror(errno));
+    if (file.header.empty()) write_all(fd_, header, path);
+    return;
+  }
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+  if (fd_ < 0) fail(path, std::string("cannot create: ") + std::strerror(errno));
+  write_all(fd_, header, path);
+}
+
+SweepOutput::~SweepOutput() {
+  if (!owns_fd_ || fd_ < 0) return;
+  ::fsync(fd_);
+  ::close(fd_);
+}
+
+void SweepOutput::write_row(std::string_view line) {
+  TRAINSIM_CHECK(!line.empty() && line.back() == '\n', "a sweep row is one whole line");
+  write_all(fd_, line, "the sweep output");
+  const auto now = std::chrono::steady_clock::now();
+  if (owns_fd_ && now - last_sync_ >= sync_every) {
+    last_sync_ = now;
+    ::fdatasync(fd_);
+  }
+}
+
+void SweepOutput::sync() {
+  if (owns_fd_) ::fsync(fd_);
+}
+
+}  // namespace trainsim::cli
