@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "sim/error.hpp"
 
@@ -77,22 +78,30 @@ struct PassClock {
 
 struct Replay {
   bool complete = false;
-  double makespan = 0;
+  ScheduleTimeline timeline;
 };
 
 // Runs every rank's list in order, each pass as soon as its rank is free and its dependencies are done.
 // Sweeps the ranks until no rank can advance: complete = false means a deadlock or a malformed list.
-Replay replay(const PipelineOrder& order, int p, int m, int v, double forward_s, double backward_s,
-              double weight_s) {
+Replay replay(const PipelineOrder& order, int p, int m, int v, const PassTimes& times) {
   Replay result;
   if (static_cast<int>(order.size()) != p) return result;
   const bool split = std::any_of(order.begin(), order.end(), [](const auto& rank) {
-    return std::any_of(rank.begin(), rank.end(), [](const PipelinePass& x) { return x.kind == PassKind::backward_weight; });
+    return std::any_of(rank.begin(), rank.end(),
+                       [](const PipelinePass& x) { return x.kind == PassKind::backward_weight; });
   });
-  const double b_cost = split ? backward_s - weight_s : backward_s;
+  const auto nvs = static_cast<std::size_t>(p * v);
+  TRAINSIM_CHECK(times.forward.size() == nvs && times.backward.size() == nvs &&
+                     (times.weight.empty() || times.weight.size() == nvs),
+                 "time_schedule: one cost per virtual stage expected");
+  auto weight = [&](int vs) { return times.weight.empty() ? 0.0 : times.weight[static_cast<std::size_t>(vs)]; };
   PassClock clock(p, m, v);
+  auto& tl = result.timeline;
+  tl.rank_end.assign(static_cast<std::size_t>(p), 0.0);
+  tl.rank_busy.assign(static_cast<std::size_t>(p), 0.0);
+  tl.grads_from.assign(nvs, 0.0);
+  tl.grads_ready.assign(nvs, 0.0);
   std::vector<std::size_t> next(static_cast<std::size_t>(p), 0);
-  std::vector<double> rank_free(static_cast<std::size_t>(p), 0.0);
   const int last_vs = p * v - 1;
   bool progress = true;
   while (progress) {
@@ -100,38 +109,45 @@ Replay replay(const PipelineOrder& order, int p, int m, int v, double forward_s,
     for (int s = 0; s < p; ++s) {
       const auto& passes = order[static_cast<std::size_t>(s)];
       auto& i = next[static_cast<std::size_t>(s)];
+      auto& rank_free = tl.rank_end[static_cast<std::size_t>(s)];
       while (i < passes.size()) {
         const PipelinePass& x = passes[i];
         if (x.micro_batch < 0 || x.micro_batch >= m || x.chunk < 0 || x.chunk >= v) return result;
         const int vs = x.chunk * p + s;
-        double ready = rank_free[static_cast<std::size_t>(s)];
+        double ready = rank_free;
         double cost = 0;
         bool deps_done = true;
-        auto need = [&](PassKind kind, int stage) {
+        auto need = [&](PassKind kind, int stage, double delay) {
           const double t = clock.at(kind, x.micro_batch, stage);
           if (t < 0) deps_done = false;
-          ready = std::max(ready, t);
+          ready = std::max(ready, t + delay);
         };
         switch (x.kind) {
           case PassKind::forward:
-            if (vs > 0) need(PassKind::forward, vs - 1);
-            cost = forward_s;
+            if (vs > 0) need(PassKind::forward, vs - 1, times.p2p_s);
+            cost = times.forward[static_cast<std::size_t>(vs)];
             break;
           case PassKind::backward:
-            need(PassKind::forward, vs);
-            if (vs < last_vs) need(PassKind::backward, vs + 1);
-            cost = b_cost;
+            need(PassKind::forward, vs, 0);
+            if (vs < last_vs) need(PassKind::backward, vs + 1, times.p2p_s);
+            cost = times.backward[static_cast<std::size_t>(vs)] - (split ? weight(vs) : 0.0);
             break;
           case PassKind::backward_weight:
-            need(PassKind::backward, vs);
-            cost = weight_s;
+            need(PassKind::backward, vs, 0);
+            cost = weight(vs);
             break;
         }
         if (!deps_done) break;
         double& slot = clock.at(x.kind, x.micro_batch, vs);
         if (slot >= 0) return result;  // the same pass twice
         slot = ready + cost;
-        rank_free[static_cast<std::size_t>(s)] = slot;
+        rank_free = slot;
+        tl.rank_busy[static_cast<std::size_t>(s)] += cost;
+        const bool produces_grads = split ? x.kind == PassKind::backward_weight : x.kind == PassKind::backward;
+        if (produces_grads && slot >= tl.grads_ready[static_cast<std::size_t>(vs)]) {
+          tl.grads_from[static_cast<std::size_t>(vs)] = ready;
+          tl.grads_ready[static_cast<std::size_t>(vs)] = slot;
+        }
         ++i;
         progress = true;
       }
@@ -146,8 +162,14 @@ Replay replay(const PipelineOrder& order, int p, int m, int v, double forward_s,
     if (rank.size() != per_rank) return result;
   }
   result.complete = true;
-  result.makespan = *std::max_element(rank_free.begin(), rank_free.end());
+  tl.makespan = *std::max_element(tl.rank_end.begin(), tl.rank_end.end());
   return result;
+}
+
+PassTimes uniform_times(int p, int v, double forward_s, double backward_s, double weight_s) {
+  const auto n = static_cast<std::size_t>(p * v);
+  return PassTimes{std::vector<double>(n, forward_s), std::vector<double>(n, backward_s),
+                   std::vector<double>(n, weight_s), 0.0};
 }
 
 }  // namespace
@@ -182,7 +204,8 @@ PipelineOrder pipeline_schedule(Schedule kind, int p, int m, int v) {
 
 bool schedule_is_valid(const PipelineOrder& order, int p, int m, int v) {
   if (p < 1 || m < 1 || v < 1) return false;
-  return replay(order, p, m, v, 1.0, 2.0, 1.0).complete;
+  if (static_cast<int>(order.size()) != p) return false;
+  return replay(order, p, m, v, uniform_times(p, v, 1.0, 2.0, 1.0)).complete;
 }
 
 int peak_in_flight(const std::vector<PipelinePass>& rank_passes) {
@@ -195,11 +218,15 @@ int peak_in_flight(const std::vector<PipelinePass>& rank_passes) {
   return peak;
 }
 
+ScheduleTimeline time_schedule(const PipelineOrder& order, int p, int m, int v, const PassTimes& times) {
+  Replay r = replay(order, p, m, v, times);
+  TRAINSIM_CHECK(r.complete, "time_schedule: the schedule deadlocks or is malformed");
+  return std::move(r.timeline);
+}
+
 double schedule_makespan(const PipelineOrder& order, int p, int m, int v, double forward_s, double backward_s,
                          double weight_s) {
-  const Replay r = replay(order, p, m, v, forward_s, backward_s, weight_s);
-  TRAINSIM_CHECK(r.complete, "schedule_makespan: the schedule deadlocks or is malformed");
-  return r.makespan;
+  return time_schedule(order, p, m, v, uniform_times(p, v, forward_s, backward_s, weight_s)).makespan;
 }
 
 }  // namespace trainsim::model

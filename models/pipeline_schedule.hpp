@@ -59,10 +59,34 @@ using PipelineOrder = std::vector<std::vector<PipelinePass>>;
 /// the rank's list. 1F1B: min(p − s, m) on rank s; GPipe: m.
 [[nodiscard]] int peak_in_flight(const std::vector<PipelinePass>& rank_passes);
 
-/// Unit-cost timing of a schedule with no communication: every forward takes `forward_s`, every backward
-/// `backward_s` (under ZB-H1: B takes backward_s − weight_s and W weight_s), per chunk. Returns the
-/// makespan in seconds of the step when every rank runs its list as soon as dependencies allow.
-/// Used by tests and by the analytic path to get the bubble of schedules without a closed form.
+/// Per-pass costs for timing a schedule, seconds, indexed by virtual stage vs = chunk·p + rank.
+/// `backward` is the whole backward pass; under ZB-H1 its `weight` part runs as the separate W pass.
+/// `p2p_s` delays every hand-over between consecutive virtual stages (activation or gradient send).
+struct PassTimes {
+  std::vector<double> forward;
+  std::vector<double> backward;
+  std::vector<double> weight;  ///< may be empty: no weight part
+  double p2p_s = 0;
+};
+
+/// When things happen when every rank runs its list in order, each pass as soon as its rank is free and
+/// its inputs have arrived (the list-scheduling semantics of the event-driven simulation, without it).
+struct ScheduleTimeline {
+  double makespan = 0;              ///< end of the last pass, s
+  std::vector<double> rank_end;     ///< per rank: end of its last pass
+  std::vector<double> rank_busy;    ///< per rank: total pass time
+  /// Per virtual stage: start and end of its last gradient-producing pass (the last micro-batch's
+  /// backward, or its W pass under ZB-H1): the window in which that chunk's gradients become final.
+  std::vector<double> grads_from;
+  std::vector<double> grads_ready;
+};
+
+/// Times `order`; TRAINSIM_CHECK fails if it deadlocks. O(passes + p · rounds).
+[[nodiscard]] ScheduleTimeline time_schedule(const PipelineOrder& order, int p, int m, int v,
+                                             const PassTimes& times);
+
+/// Makespan with uniform costs per chunk and no communication (forward_s, backward_s per pass; under
+/// ZB-H1 B takes backward_s − weight_s and W weight_s). Used by tests.
 [[nodiscard]] double schedule_makespan(const PipelineOrder& order, int p, int m, int v, double forward_s,
                                        double backward_s, double weight_s = 0);
 
