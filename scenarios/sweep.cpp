@@ -13,6 +13,8 @@
 #include <sstream>
 #include <thread>
 
+#include "models/checkpoint_size.hpp"
+#include "models/run_model.hpp"
 #include "models/summary.hpp"
 #include "sim/error.hpp"
 
@@ -168,6 +170,31 @@ std::int64_t row_point_index(std::string_view line, RowFormat format) {
   return index;
 }
 
+ScenarioResult simulate_scenario(const Scenario& s, model::Fidelity fidelity) {
+  ScenarioResult result;
+  const model::StepInput input{.model = s.model,
+                               .cluster = s.cluster,
+                               .plan = s.parallelism,
+                               .training = s.training,
+                               .memory_headroom = s.budget.memory_headroom.value_or(0.0)};
+  result.step = model::simulate_step(input, fidelity);
+  const model::RunInputs run{
+      .step = result.step,
+      .global_batch = s.training.global_batch,
+      .seq_len = s.model.seq_len,
+      .training = s.training,
+      .cluster = s.cluster,
+      .checkpoint = s.checkpoint,
+      .failures = s.failures,
+      .pricing = s.pricing,
+      .budget = s.budget,
+      .checkpoint_bytes = result.step.feasible
+                              ? model::checkpoint_size(s.model, s.parallelism, s.training).total()
+                              : 0.0};
+  result.run = model::simulate_run(run);
+  return result;
+}
+
 // ---- SweepTable ----------------------------------------------------------------------------------------
 
 struct SweepTable::Impl {
@@ -274,14 +301,8 @@ std::string SweepTable::row(std::int64_t index) const {
   try {
     const Scenario s = load_scenario_text(m.text, m.path, point.overrides);
     labels = m.labels(s, point);
-    const model::StepInput input{.model = s.model,
-                                 .cluster = s.cluster,
-                                 .plan = s.parallelism,
-                                 .training = s.training,
-                                 .memory_headroom = s.budget.memory_headroom.value_or(0.0)};
-    const model::StepReport step = model::simulate_step(input, m.fidelity);
-    const model::RunReport run = Impl::reference_run(s);
-    return m.format_row(index, model::summarize(labels, step, &run), !step.feasible);
+    const ScenarioResult result = simulate_scenario(s, m.fidelity);
+    return m.format_row(index, model::summarize(labels, result.step, &result.run), !result.step.feasible);
   } catch (const InputError& e) {
     if (labels.empty()) labels = m.labels(m.base, point);
     model::StepReport step;
