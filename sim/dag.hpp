@@ -12,6 +12,8 @@
 // Storage is compact (about 40 bytes per task plus its name, 8 per edge; edges become CSR when run), so a
 // 1M-task graph is tens of MB.
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
@@ -86,6 +88,7 @@ class Dag {
   std::vector<double> bytes_;
   std::vector<std::pair<TaskId, TaskId>> edges_;  // (before, after)
   std::vector<std::string> lane_names_;
+  std::map<std::string, LaneId, std::less<>> lane_ids_;
   std::vector<std::string> categories_{std::string()};  // 0 = none
 };
 

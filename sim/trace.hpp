@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
@@ -71,7 +72,17 @@ class ChromeTraceWriter : public TraceSink {
   [[nodiscard]] std::size_t dropped() const { return dropped_; }
 
  private:
-  struct Event;
+  struct Event {
+    std::int64_t start_ps;
+    std::int64_t end_ps;  // counters: unused
+    double value;         // counters: the sample
+    std::uint32_t lane;
+    std::uint32_t text_offset;  // into text_: name, then category, then args as a JSON object body
+    std::uint32_t name_length;
+    std::uint32_t category_length;
+    std::uint32_t args_length;
+    bool is_counter;
+  };
   struct Lane {
     std::uint32_t process;  // index into processes_
     std::string thread;
@@ -85,7 +96,10 @@ class ChromeTraceWriter : public TraceSink {
   std::size_t dropped_ = 0;
   std::vector<std::string> processes_;
   std::vector<Lane> lanes_;
+  std::map<std::string, std::uint32_t, std::less<>> lane_ids_;
+  std::map<std::string, std::uint32_t, std::less<>> process_ids_;
   std::vector<Event> events_;
+  std::string text_;
   std::vector<std::pair<std::string, std::string>> metadata_;
 };
 

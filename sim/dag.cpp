@@ -1,0 +1,316 @@
+#include "sim/dag.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <string>
+
+#include "sim/error.hpp"
+#include "sim/resource.hpp"
+
+namespace trainsim::sim {
+
+LaneId Dag::lane(std::string_view name) {
+  const auto it = lane_ids_.find(name);
+  if (it != lane_ids_.end()) return it->second;
+  TRAINSIM_CHECK(lane_names_.size() < std::numeric_limits<LaneId>::max(), "too many lanes");
+  const auto id = static_cast<LaneId>(lane_names_.size());
+  lane_names_.emplace_back(name);
+  lane_ids_.emplace(std::string(name), id);
+  return id;
+}
+
+std::uint16_t Dag::category_index(std::string_view category) {
+  // Categories are few (compute, comm, ...); the last ones looked up are the likeliest, so search backward.
+  for (std::size_t i = categories_.size(); i-- > 0;) {
+    if (categories_[i] == category) return static_cast<std::uint16_t>(i);
+  }
+  if (categories_.size() > std::numeric_limits<std::uint16_t>::max()) {
+    throw InputError("a task graph may have at most 65535 categories");
+  }
+  categories_.emplace_back(category);
+  return static_cast<std::uint16_t>(categories_.size() - 1);
+}
+
+TaskId Dag::add(Task task, std::string_view name, std::string_view category) {
+  if (task.lane >= lane_names_.size()) {
+    throw InputError("task '" + std::string(name) + "': unknown lane id " + std::to_string(task.lane));
+  }
+  if (tasks_.size() >= std::numeric_limits<TaskId>::max()) throw InputError("too many tasks in one graph");
+  if (names_.size() + name.size() > std::numeric_limits<std::uint32_t>::max()) {
+    throw InputError("task names of one graph exceed 4 GiB");
+  }
+  task.name_offset = static_cast<std::uint32_t>(names_.size());
+  task.name_length = static_cast<std::uint32_t>(name.size());
+  task.category = category_index(category);
+  names_.append(name);
+  tasks_.push_back(task);
+  return static_cast<TaskId>(tasks_.size() - 1);
+}
+
+TaskId Dag::busy(LaneId lane, Duration work, std::string_view name, std::string_view category) {
+  if (work < Duration::zero()) throw InputError("task '" + std::string(name) + "': negative duration");
+  return add(Task{.amount = work.ps(), .lane = lane, .kind = TaskKind::busy}, name, category);
+}
+
+TaskId Dag::transfer(LaneId lane, std::span<const LinkId> path, double bytes, std::string_view name,
+                     std::string_view category) {
+  if (!(bytes >= 0.0) || std::isinf(bytes)) {
+    throw InputError("task '" + std::string(name) + "': bytes must be finite and >= 0, got " +
+                     std::to_string(bytes));
+  }
+  if (paths_.size() + path.size() > std::numeric_limits<std::uint32_t>::max()) {
+    throw InputError("transfer paths of one graph exceed 2^32 links");
+  }
+  const Task task{.amount = static_cast<std::int64_t>(bytes_.size()),
+                  .path_offset = static_cast<std::uint32_t>(paths_.size()),
+                  .path_length = static_cast<std::uint32_t>(path.size()),
+                  .lane = lane,
+                  .kind = TaskKind::transfer};
+  const TaskId id = add(task, name, category);
+  bytes_.push_back(bytes);
+  paths_.insert(paths_.end(), path.begin(), path.end());
+  return id;
+}
+
+TaskId Dag::join(LaneId lane, std::string_view name, std::string_view category) {
+  return add(Task{.amount = 0, .lane = lane, .kind = TaskKind::join}, name, category);
+}
+
+void Dag::depend(TaskId before, TaskId after) {
+  if (before >= tasks_.size() || after >= tasks_.size()) {
+    throw InputError("a dependency names unknown task id " +
+                     std::to_string(before >= tasks_.size() ? before : after));
+  }
+  if (before == after) throw InputError("task '" + std::string(name(before)) + "' depends on itself");
+  edges_.emplace_back(before, after);
+}
+
+void Dag::reserve(std::size_t tasks, std::size_t edges) {
+  tasks_.reserve(tasks);
+  edges_.reserve(edges);
+}
+
+std::string_view Dag::name(TaskId task) const {
+  const Task& t = tasks_.at(task);
+  return std::string_view(names_).substr(t.name_offset, t.name_length);
+}
+
+std::string_view Dag::category(TaskId task) const { return categories_[tasks_.at(task).category]; }
+
+Duration Dag::work(TaskId task) const {
+  const Task& t = tasks_.at(task);
+  return t.kind == TaskKind::busy ? Duration::from_ps(t.amount) : Duration::zero();
+}
+
+double Dag::bytes(TaskId task) const {
+  const Task& t = tasks_.at(task);
+  return t.kind == TaskKind::transfer ? bytes_[static_cast<std::size_t>(t.amount)] : 0.0;
+}
+
+std::span<const LinkId> Dag::path(TaskId task) const {
+  const Task& t = tasks_.at(task);
+  return std::span<const LinkId>(paths_).subspan(t.path_offset, t.path_length);
+}
+
+// Runs one Dag on one engine: CSR successor lists, remaining-dependency counts, a min-heap of ready ids.
+class DagExecutor {
+ public:
+  DagExecutor(const Dag& dag, Engine& engine, FlowNetwork* network, TraceSink* sink)
+      : dag_(dag), engine_(engine), network_(network), sink_(sink) {}
+
+  DagResult run() {
+    const std::size_t n = dag_.tasks_.size();
+    check_transfers();
+    build_successors();
+    reject_cycles();
+
+    result_.started = engine_.now();
+    result_.finished = result_.started;
+    result_.tasks.assign(n, TaskTiming{});
+    lanes_.reserve(dag_.lane_names_.size());
+    for (const auto& name : dag_.lane_names_) lanes_.emplace_back(engine_, name);
+
+    remaining_ = indegree_;
+    for (TaskId t = 0; t < n; ++t) {
+      if (remaining_[t] == 0) ready_.push_back(t);  // ascending ids: already a valid min-heap
+    }
+    if (!ready_.empty()) schedule_release();
+    engine_.run();
+    TRAINSIM_CHECK(completed_ == n, "the engine stopped before the task graph finished (" +
+                                        std::to_string(completed_) + " of " + std::to_string(n) + " tasks)");
+    result_.makespan = result_.finished - result_.started;
+    result_.lane_busy.reserve(lanes_.size());
+    for (const Resource& r : lanes_) result_.lane_busy.push_back(r.busy_time());
+    return std::move(result_);
+  }
+
+ private:
+  void check_transfers() const {
+    for (const Dag::Task& t : dag_.tasks_) {
+      if (t.kind != TaskKind::transfer) continue;
+      if (network_ == nullptr) throw InputError("the task graph has transfers but no flow network was given");
+      for (std::uint32_t i = 0; i < t.path_length; ++i) {
+        if (dag_.paths_[t.path_offset + i] >= network_->link_count()) {
+          throw InputError("transfer '" +
+                           std::string(std::string_view(dag_.names_).substr(t.name_offset, t.name_length)) +
+                           "' uses unknown link id " + std::to_string(dag_.paths_[t.path_offset + i]));
+        }
+      }
+    }
+  }
+
+  void build_successors() {
+    const std::size_t n = dag_.tasks_.size();
+    TRAINSIM_CHECK(dag_.edges_.size() < std::numeric_limits<std::uint32_t>::max(), "too many dependencies");
+    offsets_.assign(n + 1, 0);
+    indegree_.assign(n, 0);
+    for (const auto& [before, after] : dag_.edges_) {
+      ++offsets_[before + 1];
+      ++indegree_[after];
+    }
+    for (std::size_t i = 0; i < n; ++i) offsets_[i + 1] += offsets_[i];
+    targets_.resize(dag_.edges_.size());
+    std::vector<std::uint32_t> fill(offsets_.begin(), offsets_.end() - 1);
+    // Edges in insertion order, so successors are visited in the order the dependencies were declared.
+    for (const auto& [before, after] : dag_.edges_) targets_[fill[before]++] = after;
+  }
+
+  // Kahn's algorithm without running anything; on failure, walks back through unfinished predecessors
+  // (each has one, or it would have been processed) until a task repeats: that loop is a cycle.
+  void reject_cycles() const {
+    const std::size_t n = dag_.tasks_.size();
+    std::vector<std::uint32_t> left = indegree_;
+    std::vector<TaskId> stack;
+    for (TaskId t = 0; t < n; ++t) {
+      if (left[t] == 0) stack.push_back(t);
+    }
+    std::size_t processed = 0;
+    while (!stack.empty()) {
+      const TaskId t = stack.back();
+      stack.pop_back();
+      ++processed;
+      for (std::uint32_t e = offsets_[t]; e < offsets_[t + 1]; ++e) {
+        if (--left[targets_[e]] == 0) stack.push_back(targets_[e]);
+      }
+    }
+    if (processed == n) return;
+
+    std::vector<TaskId> predecessor(n, std::numeric_limits<TaskId>::max());
+    for (const auto& [before, after] : dag_.edges_) {
+      if (left[before] > 0 && left[after] > 0) predecessor[after] = before;
+    }
+    TaskId t = 0;
+    while (left[t] == 0) ++t;
+    std::vector<std::uint32_t> seen_at(n, std::numeric_limits<std::uint32_t>::max());
+    std::vector<TaskId> walk;
+    while (seen_at[t] == std::numeric_limits<std::uint32_t>::max()) {
+      seen_at[t] = static_cast<std::uint32_t>(walk.size());
+      walk.push_back(t);
+      t = predecessor[t];
+    }
+    // walk[seen_at[t]..] is the cycle backward; print it forward, closing on its first task.
+    std::vector<TaskId> cycle(walk.begin() + seen_at[t], walk.end());
+    std::reverse(cycle.begin(), cycle.end());
+    constexpr std::size_t kShown = 8;
+    std::string text;
+    for (std::size_t i = 0; i < cycle.size() && i < kShown; ++i) text += "'" + std::string(dag_.name(cycle[i])) + "' -> ";
+    if (cycle.size() > kShown) text += "... (" + std::to_string(cycle.size() - kShown) + " more) -> ";
+    text += "'" + std::string(dag_.name(cycle.front())) + "'";
+    throw InputError("the task graph has a cycle: " + text);
+  }
+
+  void schedule_release() {
+    release_scheduled_ = true;
+    engine_.at(engine_.now(), [this] { release(); });
+  }
+
+  // Starts every ready task, lowest id first. Joins finish inline and may make more tasks ready at this
+  // same instant; they are taken in id order too.
+  void release() {
+    release_scheduled_ = false;
+    releasing_ = true;
+    while (!ready_.empty()) {
+      std::pop_heap(ready_.begin(), ready_.end(), std::greater<>());
+      const TaskId t = ready_.back();
+      ready_.pop_back();
+      start(t);
+    }
+    releasing_ = false;
+  }
+
+  void start(TaskId t) {
+    const Dag::Task& task = dag_.tasks_[t];
+    TaskTiming& timing = result_.tasks[t];
+    switch (task.kind) {
+      case TaskKind::busy: {
+        const Slice s = lanes_[task.lane].submit(Duration::from_ps(task.amount), [this, t] { complete(t); });
+        timing = TaskTiming{s.start, s.end};
+        break;
+      }
+      case TaskKind::transfer:
+        timing.start = engine_.now();
+        network_->start(std::span<const LinkId>(dag_.paths_).subspan(task.path_offset, task.path_length),
+                        dag_.bytes_[static_cast<std::size_t>(task.amount)], [this, t] { complete(t); });
+        break;
+      case TaskKind::join:
+        timing.start = engine_.now();
+        complete(t);
+        break;
+    }
+  }
+
+  void complete(TaskId t) {
+    const Time now = engine_.now();
+    result_.tasks[t].end = now;
+    result_.finished = max(result_.finished, now);
+    ++completed_;
+    if (sink_ != nullptr) record(t);
+    for (std::uint32_t e = offsets_[t]; e < offsets_[t + 1]; ++e) {
+      const TaskId next = targets_[e];
+      if (--remaining_[next] == 0) {
+        ready_.push_back(next);
+        std::push_heap(ready_.begin(), ready_.end(), std::greater<>());
+      }
+    }
+    if (!ready_.empty() && !releasing_ && !release_scheduled_) schedule_release();
+  }
+
+  void record(TaskId t) {
+    const Dag::Task& task = dag_.tasks_[t];
+    TraceArg bytes_arg{.key = "bytes"};
+    std::span<const TraceArg> args;
+    if (task.kind == TaskKind::transfer) {
+      bytes_arg.number = dag_.bytes_[static_cast<std::size_t>(task.amount)];
+      args = std::span<const TraceArg>(&bytes_arg, 1);
+    }
+    sink_->record(TraceRecord{.lane = dag_.lane_names_[task.lane],
+                              .name = std::string_view(dag_.names_).substr(task.name_offset, task.name_length),
+                              .category = dag_.categories_[task.category],
+                              .start = result_.tasks[t].start,
+                              .end = result_.tasks[t].end,
+                              .args = args});
+  }
+
+  const Dag& dag_;
+  Engine& engine_;
+  FlowNetwork* network_;
+  TraceSink* sink_;
+  std::vector<std::uint32_t> offsets_;  // CSR: successors of t are targets_[offsets_[t] .. offsets_[t+1])
+  std::vector<TaskId> targets_;
+  std::vector<std::uint32_t> indegree_;
+  std::vector<std::uint32_t> remaining_;
+  std::vector<TaskId> ready_;  // min-heap
+  std::vector<Resource> lanes_;
+  DagResult result_;
+  std::size_t completed_ = 0;
+  bool release_scheduled_ = false;
+  bool releasing_ = false;
+};
+
+DagResult execute(const Dag& dag, Engine& engine, FlowNetwork* network, TraceSink* sink) {
+  return DagExecutor(dag, engine, network, sink).run();
+}
+
+}  // namespace trainsim::sim
