@@ -70,6 +70,7 @@ struct Setup {
   const CommEfficiency* eff;
   double in_switch_bytes_per_s;
   bool in_switch_available;
+  bool in_switch_auto;  ///< NCCL's tuner would pick NVLS at this scale
 };
 
 double step_cost(double steps, double chunk, const CommTier& tier, ProtocolScale s) {
@@ -208,7 +209,8 @@ Setup make_setup(double bytes, const CommGroup& group, const ClusterSpec& cluste
     st.flat = st.intra;
   }
   st.fixed_s = cluster.node.comm.base_latency_s + (group.nodes > 1 ? cluster.node.comm.net_base_latency_s : 0);
-  st.in_switch_available = cluster.node.in_switch_reduction && group.nodes == 1 && group.size > 2;
+  st.in_switch_available = cluster.node.in_switch_reduction && group.nodes == 1 && group.size > 1;
+  st.in_switch_auto = st.in_switch_available && group.size >= cluster.node.comm.in_switch_min_ranks;
   st.in_switch_bytes_per_s = raw_intra_bytes_per_s(cluster.node) * cluster.node.comm.in_switch_bandwidth_fraction;
   return st;
 }
@@ -322,6 +324,7 @@ CollectiveEstimate estimate_collective(CollectiveOp op, double bytes, const Comm
   if (op == CollectiveOp::all_reduce) {
     for (CollectiveAlgo a : {CollectiveAlgo::double_binary_tree, CollectiveAlgo::in_switch}) {
       if (a == CollectiveAlgo::double_binary_tree && st.nodes == 1) continue;
+      if (a == CollectiveAlgo::in_switch && !st.in_switch_auto) continue;
       if (applicable(op, a, st) != a) continue;
       const CollectiveEstimate e = best_protocol(op, a, st);
       if (e.time_s < best.time_s) best = e;

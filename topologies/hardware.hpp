@@ -63,19 +63,21 @@ enum class IntraNodeFabric { nvswitch, nvlink_mesh, pcie };
 /// What collectives achieve on a node type's links, following NCCL's own cost model (time = latency +
 /// bytes / bandwidth per algorithm and protocol, src/graph/tuning.cc). Calibrated per node type (never per
 /// case) against nccl-tests measurements; each preset cites the rows it was fitted to. See
-/// topologies/collective_cost.hpp for how each field enters.
+/// topologies/collective_cost.hpp for how each field enters. The defaults are NCCL's shape on an NVSwitch
+/// node as fitted to nccl-tests on 8x H200 (topologies/comm_calibration.cpp).
 struct CommEfficiency {
-  double intra_bandwidth_fraction = 0.80;  ///< ring (Simple) busbw / intra_bytes_per_s, large messages
+  double intra_bandwidth_fraction = 0.81;  ///< ring (Simple) busbw / intra_bytes_per_s, large messages
   double in_switch_bandwidth_fraction = 0.59;  ///< NVLS algbw / intra_bytes_per_s, large messages
-  double nic_bandwidth_fraction = 0.90;    ///< achieved / NIC line rate, large messages
-  double ll_bandwidth_fraction = 0.30;     ///< LL protocol bandwidth / Simple bandwidth (small messages)
-  double ll128_bandwidth_fraction = 0.90;  ///< LL128 protocol bandwidth / Simple bandwidth
-  double base_latency_s = 8.0e-6;          ///< fixed cost of one collective launch (NCCL baseLat), s
+  double nic_bandwidth_fraction = 0.95;    ///< achieved / NIC line rate, large messages
+  double ll_bandwidth_fraction = 0.55;     ///< LL protocol bandwidth / Simple bandwidth (small messages)
+  double ll128_bandwidth_fraction = 0.72;  ///< LL128 protocol bandwidth / Simple bandwidth
+  double base_latency_s = 7.6e-6;          ///< fixed cost of one collective launch (NCCL baseLat), s
   double net_base_latency_s = 0.0;         ///< extra fixed cost when a collective crosses nodes (proxy), s
   double nic_latency_s = 3.0e-6;           ///< one inter-node step beyond the switch hops (NIC, PCIe, proxy), s
-  double in_switch_latency_s = 25.0e-6;    ///< fixed cost of an NVLS (in-switch) collective, s
+  double in_switch_latency_s = 57.0e-6;    ///< fixed cost of an NVLS (in-switch) collective, s
+  int in_switch_min_ranks = 5;             ///< NCCL's tuner enables NVLS from this many GPUs of a node
   double ll_latency_fraction = 0.35;       ///< per-step latency of LL / of Simple
-  double ll128_latency_fraction = 0.45;    ///< per-step latency of LL128 / of Simple
+  double ll128_latency_fraction = 0.59;    ///< per-step latency of LL128 / of Simple
 };
 
 struct NodeSpec {

@@ -1,0 +1,160 @@
+#include "topologies/collective_cost.hpp"
+
+#include <doctest/doctest.h>
+
+#include "sim/error.hpp"
+
+using namespace trainsim::topo;
+
+namespace {
+
+/// One tier of 100 GB/s at 1 us per step, no fixed costs, and protocols that never beat Simple, so the
+/// formulas can be written by hand.
+ClusterSpec uniform_cluster() {
+  ClusterSpec c;
+  c.node.name = "test";
+  c.node.gpus_per_node = 8;
+  c.node.intra_bytes_per_s = 100e9;
+  c.node.intra_latency_s = 1e-6;
+  c.node.comm.intra_bandwidth_fraction = 1.0;
+  c.node.comm.nic_bandwidth_fraction = 1.0;
+  c.node.comm.base_latency_s = 0;
+  c.node.comm.ll_bandwidth_fraction = 1e-3;
+  c.node.comm.ll128_bandwidth_fraction = 1e-3;
+  c.node.nics_per_node = 8;
+  c.node.nic_bytes_per_s = 25e9;
+  c.node.comm.nic_latency_s = 4e-6;
+  c.network.switch_latency_s = 1e-6;
+  return c;
+}
+
+constexpr double kGiB = 1073741824.0;
+
+}  // namespace
+
+TEST_CASE("ring all-reduce on a uniform ring costs 2(n-1)/n S/B plus 2(n-1) alpha") {
+  const ClusterSpec c = uniform_cluster();
+  const CommGroup g{.size = 8, .ranks_per_node = 8, .nodes = 1};
+  // 2*7/8 * 2^30 B / 1e11 B/s = 0.01879048192 s; 14 steps * 1 us = 1.4e-5 s.
+  const double expected = 0.01879048192 + 1.4e-5;
+  const CollectiveEstimate e = estimate_collective(CollectiveOp::all_reduce, kGiB, g, c, CollectiveAlgo::ring);
+  CHECK(e.algo == CollectiveAlgo::ring);
+  CHECK(e.protocol == CollectiveProtocol::simple);
+  CHECK(e.time_s == doctest::Approx(expected).epsilon(1e-12));
+}
+
+TEST_CASE("reduce-scatter and all-gather cost half a ring all-reduce") {
+  const ClusterSpec c = uniform_cluster();
+  const CommGroup g{.size = 4, .ranks_per_node = 4, .nodes = 1};
+  // 3 steps of (1 us + 2^30/4 B / 1e11 B/s).
+  const double expected = 3 * (1e-6 + kGiB / 4 / 100e9);
+  CHECK(collective_time(CollectiveOp::reduce_scatter, kGiB, g, c, CollectiveAlgo::ring) ==
+        doctest::Approx(expected).epsilon(1e-12));
+  CHECK(collective_time(CollectiveOp::all_gather, kGiB, g, c, CollectiveAlgo::ring) ==
+        doctest::Approx(expected).epsilon(1e-12));
+}
+
+TEST_CASE("a ring spanning nodes runs at the slower of NVLink and the node's NIC share") {
+  ClusterSpec c = uniform_cluster();
+  c.nodes = 4;
+  const CommGroup g{.size = 32, .ranks_per_node = 8, .nodes = 4, .leaves = 1};
+  // NICs: 8 x 25 GB/s = 200 GB/s per node > 100 GB/s NVLink, so NVLink bounds; alpha = 4 us NIC + 1 switch.
+  const double expected = 62 * (5e-6 + kGiB / 32 / 100e9);
+  CHECK(collective_time(CollectiveOp::all_reduce, kGiB, g, c, CollectiveAlgo::ring) ==
+        doctest::Approx(expected).epsilon(1e-12));
+}
+
+TEST_CASE("hierarchical all-reduce beats a flat ring when the inter-node link is the bottleneck") {
+  ClusterSpec c = uniform_cluster();
+  c.nodes = 4;
+  c.node.intra_bytes_per_s = 400e9;
+  c.node.nics_per_node = 1;  // one 25 GB/s NIC per node: NVLink is 16x faster
+  const CommGroup g{.size = 32, .ranks_per_node = 8, .nodes = 4};
+  // Flat: 62 steps of (5 us + S/32 / 25 GB/s)                       = 3.1e-4 + 1.9375 S / 25e9.
+  // Hierarchical: 2 x 7 steps of (1 us + S/8 / 400 GB/s) intra, then 6 steps of (5 us + S/32 / (25/8) GB/s)
+  //               = 1.4e-5 + 1.75 S / 400e9 + 3.0e-5 + 1.5 S / 25e9.
+  const double flat = 62 * 5e-6 + 1.9375 * kGiB / 25e9;
+  const double hier = 14e-6 + 1.75 * kGiB / 400e9 + 30e-6 + 1.5 * kGiB / 25e9;
+  const double t_flat = collective_time(CollectiveOp::all_reduce, kGiB, g, c, CollectiveAlgo::ring);
+  const double t_hier = collective_time(CollectiveOp::all_reduce, kGiB, g, c, CollectiveAlgo::hierarchical);
+  CHECK(t_flat == doctest::Approx(flat).epsilon(1e-12));
+  CHECK(t_hier == doctest::Approx(hier).epsilon(1e-12));
+  CHECK(t_hier < 0.85 * t_flat);
+  // With NVLink only as fast as the node's NICs (4 x 25 GB/s) the flat ring is the better plan.
+  c.node.intra_bytes_per_s = 100e9;
+  c.node.nics_per_node = 4;
+  CHECK(collective_time(CollectiveOp::all_reduce, kGiB, g, c, CollectiveAlgo::ring) <
+        collective_time(CollectiveOp::all_reduce, kGiB, g, c, CollectiveAlgo::hierarchical));
+}
+
+TEST_CASE("NIC sharing between sibling groups divides the inter-node bandwidth") {
+  ClusterSpec c = uniform_cluster();
+  c.nodes = 8;
+  // A data-parallel group: one rank per node, 8 sibling groups on each node share its 8 NICs.
+  const CommGroup alone{.size = 8, .ranks_per_node = 1, .nodes = 8, .leaves = 1, .groups_sharing_nics = 1};
+  const CommGroup shared{.size = 8, .ranks_per_node = 1, .nodes = 8, .leaves = 1, .groups_sharing_nics = 8};
+  CHECK(inter_node_tier(alone, c).bytes_per_s == doctest::Approx(200e9));
+  CHECK(inter_node_tier(shared, c).bytes_per_s == doctest::Approx(25e9));
+  CHECK(inter_node_tier(shared, c).latency_s == doctest::Approx(5e-6));
+  const CommGroup across{.size = 8, .ranks_per_node = 1, .nodes = 8, .leaves = 2, .groups_sharing_nics = 8};
+  CHECK(inter_node_tier(across, c).latency_s == doctest::Approx(7e-6));  // leaf, spine, leaf
+}
+
+TEST_CASE("bus bandwidth factors are the ones nccl-tests uses") {
+  CHECK(bus_bandwidth_factor(CollectiveOp::all_reduce, 8) == doctest::Approx(1.75));
+  CHECK(bus_bandwidth_factor(CollectiveOp::reduce_scatter, 8) == doctest::Approx(0.875));
+  CHECK(bus_bandwidth_factor(CollectiveOp::all_gather, 4) == doctest::Approx(0.75));
+  CHECK(bus_bandwidth_factor(CollectiveOp::all_to_all, 2) == doctest::Approx(0.5));
+  CHECK(bus_bandwidth_factor(CollectiveOp::broadcast, 8) == doctest::Approx(1.0));
+  CHECK(bus_bandwidth_factor(CollectiveOp::send_recv, 2) == doctest::Approx(1.0));
+  CHECK(bus_bandwidth(CollectiveOp::all_reduce, 1e9, 8, 0.01) == doctest::Approx(175e9));
+}
+
+TEST_CASE("auto selection uses a low-latency protocol for small messages and NVLS for large ones") {
+  ClusterSpec c = uniform_cluster();
+  c.node.in_switch_reduction = true;
+  c.node.comm = CommEfficiency{};  // defaults: LL and LL128 are real options again
+  const CommGroup node8{.size = 8, .ranks_per_node = 8, .nodes = 1};
+  const CollectiveEstimate small = estimate_collective(CollectiveOp::all_reduce, 32768, node8, c);
+  CHECK(small.algo == CollectiveAlgo::ring);
+  CHECK(small.protocol == CollectiveProtocol::ll);
+  const CollectiveEstimate large = estimate_collective(CollectiveOp::all_reduce, 8 * kGiB, node8, c);
+  CHECK(large.algo == CollectiveAlgo::in_switch);
+  CHECK(large.protocol == CollectiveProtocol::simple);
+  // Below in_switch_min_ranks NCCL keeps the ring; across nodes NVLS does not apply.
+  const CommGroup node4{.size = 4, .ranks_per_node = 4, .nodes = 1};
+  CHECK(select_algorithm(CollectiveOp::all_reduce, 8 * kGiB, node4, c) == CollectiveAlgo::ring);
+  c.nodes = 2;
+  const CommGroup two_nodes{.size = 16, .ranks_per_node = 8, .nodes = 2};
+  CHECK(select_algorithm(CollectiveOp::all_reduce, 8 * kGiB, two_nodes, c) != CollectiveAlgo::in_switch);
+}
+
+TEST_CASE("double binary tree wins over ring for mid-size messages across nodes and ring for large ones") {
+  ClusterSpec c = uniform_cluster();
+  c.node.comm = CommEfficiency{};
+  c.nodes = 8;
+  const CommGroup g{.size = 64, .ranks_per_node = 8, .nodes = 8, .leaves = 2};
+  CHECK(select_algorithm(CollectiveOp::all_reduce, 1 << 20, g, c) == CollectiveAlgo::double_binary_tree);
+  CHECK(select_algorithm(CollectiveOp::all_reduce, 16 * kGiB, g, c) == CollectiveAlgo::ring);
+}
+
+TEST_CASE("empty messages and groups of one cost nothing; bad groups are input errors") {
+  const ClusterSpec c = uniform_cluster();
+  CHECK(collective_time(CollectiveOp::all_reduce, 0, {.size = 8, .ranks_per_node = 8}, c) == 0.0);
+  CHECK(collective_time(CollectiveOp::all_reduce, 1e9, {.size = 1, .ranks_per_node = 1}, c) == 0.0);
+  CHECK_THROWS_AS((void)collective_time(CollectiveOp::all_reduce, 1e9, {.size = 8, .ranks_per_node = 3, .nodes = 2}, c),
+                  trainsim::InputError);
+  CHECK_THROWS_AS((void)collective_time(CollectiveOp::all_reduce, -1, {.size = 8, .ranks_per_node = 8}, c),
+                  trainsim::InputError);
+}
+
+TEST_CASE("operation and algorithm names parse in nccl-tests and scenario spellings") {
+  CHECK(parse_collective_op("all-reduce") == CollectiveOp::all_reduce);
+  CHECK(parse_collective_op("allreduce") == CollectiveOp::all_reduce);
+  CHECK(parse_collective_op("reduce_scatter") == CollectiveOp::reduce_scatter);
+  CHECK(parse_collective_op("alltoall") == CollectiveOp::all_to_all);
+  CHECK_FALSE(parse_collective_op("gather").has_value());
+  CHECK(parse_collective_algo("nvls") == CollectiveAlgo::in_switch);
+  CHECK(parse_collective_algo("tree") == CollectiveAlgo::double_binary_tree);
+  CHECK(to_string(CollectiveOp::all_gather) == "all-gather");
+}

@@ -1,0 +1,64 @@
+#include "topologies/placement.hpp"
+
+#include <doctest/doctest.h>
+
+#include "sim/error.hpp"
+
+using namespace trainsim::topo;
+
+TEST_CASE("tensor parallel groups stay in a node and data parallel groups take one rank per node") {
+  // tp 8, cp 1, ep 1, pp 16, dp 8 on 128 nodes of 8 GPUs, 32 nodes per leaf.
+  const Placement p({8, 1, 1, 16, 8}, 8, 32);
+  CHECK(p.world_size() == 1024);
+  const CommGroup tp = p.group(0, 13);
+  CHECK(tp.size == 8);
+  CHECK(tp.ranks_per_node == 8);
+  CHECK(tp.nodes == 1);
+  CHECK(tp.groups_sharing_nics == 1);
+  const CommGroup dp = p.group(4, 13);
+  CHECK(dp.size == 8);
+  CHECK(dp.ranks_per_node == 1);
+  CHECK(dp.nodes == 8);
+  CHECK(dp.groups_sharing_nics == 8);
+  // DP neighbours are 128 ranks = 16 nodes apart: 8 members over nodes 1, 17, ..., 113 span 4 leaves.
+  CHECK(dp.leaves == 4);
+  CHECK(p.group_members(4, 13) == std::vector<std::int64_t>{13, 141, 269, 397, 525, 653, 781, 909});
+  const CommGroup pp = p.group(3, 0);
+  CHECK(pp.size == 16);
+  CHECK(pp.nodes == 16);
+  CHECK(p.coordinates(133) == std::vector<std::int64_t>{5, 0, 0, 0, 1});
+}
+
+TEST_CASE("a tensor parallel group smaller than a node shares it with its siblings") {
+  const Placement p({2, 4}, 8, 4);
+  const CommGroup tp = p.group(0, 3);
+  CHECK(tp.size == 2);
+  CHECK(tp.nodes == 1);
+  const CommGroup dp = p.group(1, 3);
+  CHECK(dp.size == 4);
+  CHECK(dp.nodes == 1);
+  CHECK(dp.ranks_per_node == 4);
+  CHECK(p.group_members(1, 3) == std::vector<std::int64_t>{1, 3, 5, 7});
+}
+
+TEST_CASE("nodes per leaf follow the radix and oversubscription of the fabric") {
+  ClusterSpec c;
+  c.node.nics_per_node = 8;
+  c.network.switch_radix = 64;
+  c.network.oversubscription = 1;
+  c.network.rail_optimized = true;
+  CHECK(nodes_per_leaf(c) == 32);
+  c.network.oversubscription = 3;  // 48 down, 16 up
+  CHECK(nodes_per_leaf(c) == 48);
+  c.network.rail_optimized = false;  // all 8 NICs of a node on one leaf
+  CHECK(nodes_per_leaf(c) == 6);
+  c.network.topology = FabricTopology::single_switch;
+  c.nodes = 100;
+  CHECK(nodes_per_leaf(c) == 100);
+}
+
+TEST_CASE("placements that do not fill whole nodes are input errors") {
+  CHECK_THROWS_AS(Placement({3, 3}, 8, 1), trainsim::InputError);
+  CHECK_THROWS_AS(Placement({0, 8}, 8, 1), trainsim::InputError);
+  CHECK_NOTHROW(Placement({4}, 8, 1));
+}
