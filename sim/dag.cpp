@@ -213,6 +213,7 @@ class DagExecutor {
     // walk[seen_at[t]..] is the cycle backward; print it forward, closing on its first task.
     std::vector<TaskId> cycle(walk.begin() + seen_at[t], walk.end());
     std::reverse(cycle.begin(), cycle.end());
+    std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());  // stable text
     constexpr std::size_t kShown = 8;
     std::string text;
     for (std::size_t i = 0; i < cycle.size() && i < kShown; ++i) text += "'" + std::string(dag_.name(cycle[i])) + "' -> ";
