@@ -1,10 +1,67 @@
-// `trainsim validate`: compare predictions with published measurements.
+// `trainsim validate [PATH...]`: run validation cases (scenarios with a `measured:` block), print predicted
+// vs measured and the error per case, MAPE and worst case per metric, per source folder and per attention
+// kernel; exit 1 when a case is outside its tolerance or cannot be evaluated.
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/step_simulator.hpp"
+#include "scenarios/validation_runner.hpp"
+#include "sim/error.hpp"
 #include "tools/command.hpp"
 
 namespace trainsim::cli {
 
+namespace {
+
+struct ValidateArgs {
+  std::vector<std::string> paths;
+  std::string format = "table";
+  int jobs = 0;
+  std::string fidelity = "analytic";
+  bool failures_only = false;
+};
+
+}  // namespace
+
 void add_validate_command(CLI::App& app, int& exit_code) {
-  add_unimplemented_command(app, exit_code, "validate", "compare predictions with published measurements");
+  auto args = std::make_shared<ValidateArgs>();
+  auto* sub = app.add_subcommand(
+      "validate",
+      "run validation cases (scenarios with a `measured:` block): predicted vs measured, error per case, MAPE "
+      "per metric and per source; exit 1 if a case is outside its tolerance");
+  sub->add_option("paths", args->paths, "case files or folders (searched recursively for *.yaml)")
+      ->default_val(std::vector<std::string>{"scenarios/validation"});
+  sub->add_option("--format", args->format, "output format")
+      ->check(CLI::IsMember({"table", "csv", "json"}))
+      ->capture_default_str();
+  sub->add_option("-j,--jobs", args->jobs, "worker threads (0: one per core)")->check(CLI::NonNegativeNumber);
+  sub->add_option("--fidelity", args->fidelity,
+                  "analytic (closed form, milliseconds per case: the default, so the whole set runs in seconds) "
+                  "or event (discrete-event simulation of each step)")
+      ->check(CLI::IsMember({"analytic", "event"}))
+      ->capture_default_str();
+  sub->add_flag("--failures-only", args->failures_only,
+                "table format: list only the cases outside tolerance (the summary is always complete)");
+  sub->callback([args, &exit_code] {
+    const std::vector<std::string> files = scenario::find_case_files(args->paths);
+    if (files.empty()) throw InputError("no validation cases (*.yaml) found under the given paths");
+    const scenario::ValidationOptions options{.fidelity = model::parse_fidelity(args->fidelity),
+                                              .jobs = args->jobs};
+    const std::vector<scenario::CaseResult> results = scenario::run_cases(files, options);
+    const std::vector<scenario::GroupSummary> summary = scenario::summarize_cases(results);
+    if (args->format == "csv") {
+      std::cout << scenario::format_validation_csv(results);
+    } else if (args->format == "json") {
+      std::cout << scenario::format_validation_json(results, summary);
+    } else {
+      std::cout << scenario::format_validation_table(results, summary, args->failures_only);
+    }
+    bool all_passed = true;
+    for (const scenario::CaseResult& r : results) all_passed = all_passed && r.passed();
+    exit_code = all_passed ? exit_ok : exit_check_failed;
+  });
 }
 
 }  // namespace trainsim::cli
