@@ -1,1 +1,0 @@
-// Placeholder translation unit so the library target exists before its sources do.
