@@ -1,0 +1,839 @@
+#include "scenarios/loader.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <numeric>
+
+#include "scenarios/preset_blocks.hpp"
+#include "scenarios/yaml_tree.hpp"
+
+namespace trainsim::scenario {
+namespace {
+
+using Kind = YamlValue::Kind;
+
+// Beyond this the simulator's integer arithmetic and memory are no longer meaningful; 1M GPUs must load.
+constexpr double max_total_gpus = 1e8;
+
+std::string str(std::int64_t v) { return std::to_string(v); }
+std::string q(std::string_view s) { return yaml_quote(s); }
+
+const std::vector<std::pair<std::string, model::OptimizerKind>>& optimizer_names() {
+  using K = model::OptimizerKind;
+  static const std::vector<std::pair<std::string, K>> t{
+      {"sgd", K::sgd},         {"sgd-momentum", K::sgd_momentum}, {"nesterov", K::nesterov},
+      {"adagrad", K::adagrad}, {"rmsprop", K::rmsprop},           {"adam", K::adam},
+      {"adamw", K::adamw},     {"adafactor", K::adafactor},       {"lion", K::lion},
+      {"lamb", K::lamb},       {"adam-8bit", K::adam8bit},        {"adam8bit", K::adam8bit},
+      {"muon", K::muon}};
+  return t;
+}
+
+const std::vector<std::pair<std::string, topo::Precision>>& compute_precision_names() {
+  using P = topo::Precision;
+  static const std::vector<std::pair<std::string, P>> t{
+      {"fp32", P::fp32}, {"fp16", P::fp16}, {"bf16", P::bf16}, {"fp8", P::fp8}};
+  return t;
+}
+
+const std::vector<std::pair<std::string, topo::Precision>>& state_precision_names() {
+  using P = topo::Precision;
+  static const std::vector<std::pair<std::string, P>> t{
+      {"fp32", P::fp32}, {"fp16", P::fp16}, {"bf16", P::bf16}, {"fp8", P::fp8}, {"int8", P::int8}};
+  return t;
+}
+
+const std::vector<std::pair<std::string, model::Schedule>>& schedule_names() {
+  using S = model::Schedule;
+  static const std::vector<std::pair<std::string, S>> t{{"gpipe", S::gpipe},
+                                                        {"1f1b", S::one_f_one_b},
+                                                        {"interleaved", S::interleaved},
+                                                        {"zero-bubble-h1", S::zero_bubble_h1}};
+  return t;
+}
+
+const std::vector<std::pair<std::string, model::Recompute>>& recompute_names() {
+  using R = model::Recompute;
+  static const std::vector<std::pair<std::string, R>> t{
+      {"none", R::none}, {"selective", R::selective}, {"full", R::full}};
+  return t;
+}
+
+const std::vector<std::pair<std::string, model::ParallelAxis>>& axis_names() {
+  using A = model::ParallelAxis;
+  static const std::vector<std::pair<std::string, A>> t{
+      {"tp", A::tp}, {"cp", A::cp}, {"ep", A::ep}, {"pp", A::pp}, {"dp", A::dp}};
+  return t;
+}
+
+const std::vector<std::pair<std::string, topo::FabricTopology>>& topology_names() {
+  using F = topo::FabricTopology;
+  static const std::vector<std::pair<std::string, F>> t{
+      {"single-switch", F::single_switch}, {"fat-tree", F::fat_tree},   {"fat-tree-3", F::fat_tree_3},
+      {"torus-2d", F::torus_2d},           {"torus-3d", F::torus_3d},   {"dragonfly", F::dragonfly}};
+  return t;
+}
+
+const std::vector<std::pair<std::string, model::CheckpointMode>>& checkpoint_mode_names() {
+  static const std::vector<std::pair<std::string, model::CheckpointMode>> t{
+      {"sync", model::CheckpointMode::sync}, {"async", model::CheckpointMode::async}};
+  return t;
+}
+
+/// SPEC "Outputs" field names that a `measured:` block may name.
+const std::vector<std::string>& measurable_fields() {
+  static const std::vector<std::string> names{
+      "parameters", "model_flops_per_step", "iteration_time", "tokens_per_s", "tokens_per_s_per_gpu",
+      "model_tflops_per_gpu", "hardware_tflops_per_gpu", "mfu", "hfu", "bubble_fraction", "compute",
+      "exposed_tp_comm", "exposed_dp_comm", "exposed_pp_comm", "optimizer", "bubble", "memory_per_gpu",
+      "weights", "grads", "optimizer_state", "activations", "buffers", "steps", "run_time", "gpu_hours",
+      "checkpoint_size", "checkpoint_write_time", "checkpoint_stall", "failures_expected", "lost_work", "goodput",
+      "cost_total", "cost_compute", "cost_storage", "cost_network", "cost_energy", "cost_wasted", "energy_kwh",
+      "co2_kg", "recommended_checkpoint_interval"};
+  return names;
+}
+
+/// Locations of the values cross-field checks point at (the top of the file when a key is absent).
+struct Anchors {
+  const YamlValue* root = nullptr;
+  const YamlValue* parallelism = nullptr;
+  const YamlValue* tp = nullptr;
+  const YamlValue* pp = nullptr;
+  const YamlValue* dp = nullptr;
+  const YamlValue* cp = nullptr;
+  const YamlValue* ep = nullptr;
+  const YamlValue* virtual_stages = nullptr;
+  const YamlValue* stage_layers = nullptr;
+  const YamlValue* global_batch = nullptr;
+  const YamlValue* gpus_per_node = nullptr;
+  const YamlValue* nodes = nullptr;
+
+  const YamlValue& at(const YamlValue* v) const { return v != nullptr ? *v : (parallelism ? *parallelism : *root); }
+};
+
+class Converter {
+ public:
+  Converter(Diagnostics& d, bool cross_checks) : d_(d), cross_checks_(cross_checks) {}
+
+  Scenario convert(const YamlValue& root, const std::string& default_name) {
+    Scenario s;
+    s.name = default_name;
+    a_.root = &root;
+    MapReader r(d_, root, "",
+                {"name", "tags", "model", "cluster", "parallelism", "training", "checkpoint", "failures", "pricing",
+                 "budget", "sweep", "measured"});
+    if (!r.valid()) return s;
+    r.require({"model", "cluster", "training"});
+    r.string("name", s.name);
+    if (const YamlValue* v = r.get("tags")) read_tags(*v, s);
+    const std::size_t before_model = d_.size();
+    if (const YamlValue* v = r.get("model")) s.model = read_model_value(d_, *v, "model");
+    const bool model_ok = r.has("model") && d_.size() == before_model;
+    const std::size_t before_cluster = d_.size();
+    if (const YamlValue* v = r.get("cluster")) read_cluster(*v, s.cluster);
+    const bool cluster_ok = r.has("cluster") && d_.size() == before_cluster;
+    const std::size_t before_plan = d_.size();
+    if (const YamlValue* v = r.get("parallelism")) read_parallelism(*v, s.parallelism);
+    const bool plan_ok = d_.size() == before_plan;
+    const std::size_t before_training = d_.size();
+    if (const YamlValue* v = r.get("training")) read_training(*v, s.training);
+    const bool training_ok = r.has("training") && d_.size() == before_training;
+    if (const YamlValue* v = r.get("checkpoint")) read_checkpoint(*v, s.checkpoint);
+    if (const YamlValue* v = r.get("failures")) read_failures(*v, s.failures);
+    if (const YamlValue* v = r.get("pricing")) read_pricing(*v, s.pricing);
+    if (const YamlValue* v = r.get("budget")) read_budget(*v, s.budget);
+    if (const YamlValue* v = r.get("sweep")) read_sweep_block(*v, s.sweep);
+    if (const YamlValue* v = r.get("measured")) read_measured(*v, s);
+    // Cross-field checks only make sense when the blocks they combine were read without error.
+    if (model_ok && cluster_ok && plan_ok) check_layout(s, training_ok);
+    return s;
+  }
+
+ private:
+  Diagnostics& d_;
+  bool cross_checks_;
+  Anchors a_;
+
+  void read_tags(const YamlValue& v, Scenario& s) {
+    if (!v.is_mapping()) {
+      d_.add(v, "tags", "expected a mapping of tag names to values, e.g. {team: llm}");
+      return;
+    }
+    for (const YamlEntry& e : v.entries) {
+      if (auto text = read_string(d_, e.value, join_path("tags", e.key))) s.tags.emplace_back(e.key, *text);
+    }
+  }
+
+  void read_cluster(const YamlValue& v, topo::ClusterSpec& c) {
+    MapReader r(d_, v, "cluster", {"node", "nodes", "gpus_per_node", "network", "storage"});
+    if (!r.valid()) return;
+    r.require({"node", "nodes"});
+    if (const YamlValue* n = r.get("node")) c.node = read_node_value(d_, *n, "cluster.node");
+    a_.nodes = r.get("nodes");
+    r.count("nodes", c.nodes, 1, 1e7);
+    a_.gpus_per_node = r.get("gpus_per_node");
+    r.count("gpus_per_node", c.gpus_per_node, 1, 1024);
+    if (const YamlValue* n = r.get("network")) {
+      MapReader nr(d_, *n, "cluster.network",
+                   {"topology", "nic", "nics_per_node", "oversubscription", "rail_optimized", "switch_latency",
+                    "switch_radix", "torus_dims"});
+      auto& net = c.network;
+      nr.choice("topology", net.topology, topology_names());
+      nr.quantity("nic", net.nic_bytes_per_s, Dimension::bytes_per_s);
+      nr.count("nics_per_node", net.nics_per_node, 1, 1024);
+      nr.number("oversubscription", net.oversubscription, 1, 1024);
+      nr.boolean("rail_optimized", net.rail_optimized);
+      nr.quantity("switch_latency", net.switch_latency_s, Dimension::seconds, Bound::non_negative);
+      nr.count("switch_radix", net.switch_radix, 2, 65536);
+      if (const YamlValue* dims = nr.get("torus_dims")) {
+        if (!dims->is_sequence() || dims->items.empty()) {
+          d_.add(*dims, "cluster.network.torus_dims", "expected a list of sizes, e.g. [8, 8, 16]");
+        } else {
+          for (std::size_t i = 0; i < dims->items.size(); ++i) {
+            const auto k = read_count(d_, dims->items[i], "cluster.network.torus_dims[" + std::to_string(i) + "]",
+                                      1, 1e6);
+            if (k) net.torus_dims.push_back(static_cast<int>(*k));
+          }
+        }
+      }
+    }
+    if (const YamlValue* st = r.get("storage")) {
+      MapReader sr(d_, *st, "cluster.storage", {"write", "read", "per_node", "latency"});
+      auto& s = c.storage;
+      sr.quantity("write", s.write_bytes_per_s, Dimension::bytes_per_s);
+      sr.quantity("read", s.read_bytes_per_s, Dimension::bytes_per_s);
+      sr.quantity("per_node", s.per_node_bytes_per_s, Dimension::bytes_per_s);
+      sr.quantity("latency", s.latency_s, Dimension::seconds, Bound::non_negative);
+    }
+  }
+
+  void read_parallelism(const YamlValue& v, model::ParallelPlan& p) {
+    MapReader r(d_, v, "parallelism",
+                {"tp", "pp", "dp", "cp", "ep", "schedule", "virtual_stages", "stage_layers", "micro_batch",
+                 "sequence_parallel", "zero", "recompute", "overlap_grad_reduce", "bucket", "order"});
+    if (!r.valid()) return;
+    a_.parallelism = &v;
+    a_.tp = r.get("tp");
+    a_.pp = r.get("pp");
+    a_.dp = r.get("dp");
+    a_.cp = r.get("cp");
+    a_.ep = r.get("ep");
+    a_.virtual_stages = r.get("virtual_stages");
+    a_.stage_layers = r.get("stage_layers");
+    r.count("tp", p.tp, 1, 1e6);
+    r.count("pp", p.pp, 1, 1e6);
+    if (a_.dp != nullptr) {
+      if (a_.dp->is_scalar() && a_.dp->scalar == "auto") {
+        p.dp_auto = true;
+      } else if (auto dp = read_count(d_, *a_.dp, "parallelism.dp", 1, max_total_gpus)) {
+        p.dp = *dp;
+        p.dp_auto = false;
+      }
+    }
+    r.count("cp", p.cp, 1, 1e6);
+    r.count("ep", p.ep, 1, 1e6);
+    r.choice("schedule", p.schedule, schedule_names());
+    r.count("virtual_stages", p.virtual_stages, 1, 1e4);
+    if (a_.stage_layers != nullptr && !(a_.stage_layers->is_scalar() && a_.stage_layers->scalar == "auto")) {
+      if (!a_.stage_layers->is_sequence() || a_.stage_layers->items.empty()) {
+        d_.add(*a_.stage_layers, "parallelism.stage_layers", "expected auto or a list of layers per stage, e.g. [7, 8, 8, 7]");
+      } else {
+        for (std::size_t i = 0; i < a_.stage_layers->items.size(); ++i) {
+          const auto k = read_count(d_, a_.stage_layers->items[i],
+                                    "parallelism.stage_layers[" + std::to_string(i) + "]", 1, 1e6);
+          if (k) p.stage_layers.push_back(static_cast<int>(*k));
+        }
+      }
+    }
+    r.count("micro_batch", p.micro_batch, 1, 1e7);
+    r.boolean("sequence_parallel", p.sequence_parallel);
+    r.count("zero", p.zero, 0, 3);
+    r.choice("recompute", p.recompute, recompute_names());
+    r.boolean("overlap_grad_reduce", p.overlap_grad_reduce);
+    r.quantity("bucket", p.bucket_bytes, Dimension::bytes);
+    if (const YamlValue* order = r.get("order")) read_order(*order, p);
+  }
+
+  void read_order(const YamlValue& v, model::ParallelPlan& p) {
+    const std::string path = "parallelism.order";
+    if (!v.is_sequence() || v.items.size() != axis_names().size()) {
+      d_.add(v, path, "expected a list of the five axes, innermost first, e.g. [tp, cp, ep, pp, dp]");
+      return;
+    }
+    std::vector<std::string> names;
+    for (const auto& [name, axis] : axis_names()) names.push_back(name);
+    std::vector<model::ParallelAxis> order;
+    for (std::size_t i = 0; i < v.items.size(); ++i) {
+      const auto index = read_choice(d_, v.items[i], path + "[" + std::to_string(i) + "]", names);
+      if (!index) return;
+      const model::ParallelAxis axis = axis_names()[*index].second;
+      if (std::find(order.begin(), order.end(), axis) != order.end()) {
+        d_.add(v.items[i], path, "axis " + names[*index] + " appears twice");
+        return;
+      }
+      order.push_back(axis);
+    }
+    p.order = order;
+  }
+
+  void read_optimizer(const YamlValue& v, model::OptimizerSpec& o) {
+    const std::string path = "training.optimizer";
+    std::vector<std::string> names;
+    for (const auto& [name, kind] : optimizer_names()) names.push_back(name);
+    const auto set_kind = [&](const YamlValue& k, const std::string& kpath) {
+      if (auto i = read_choice(d_, k, kpath, names)) {
+        o.kind = optimizer_names()[*i].second;
+        // 8-bit Adam keeps its moments in int8 unless told otherwise.
+        if (o.kind == model::OptimizerKind::adam8bit) o.state_precision = topo::Precision::int8;
+      }
+    };
+    if (!v.is_mapping()) {
+      set_kind(v, path);
+      return;
+    }
+    MapReader r(d_, v, path, {"kind", "state_precision", "master_weights", "quantization_block", "grad_clipping"});
+    r.require({"kind"});
+    if (const YamlValue* k = r.get("kind")) set_kind(*k, r.child_path("kind"));
+    r.choice("state_precision", o.state_precision, state_precision_names());
+    r.boolean("master_weights", o.master_weights);
+    r.count("quantization_block", o.quantization_block, 1, 1 << 24);
+    r.boolean("grad_clipping", o.grad_clipping);
+  }
+
+  void read_training(const YamlValue& v, model::TrainingSpec& t) {
+    MapReader r(d_, v, "training",
+                {"global_batch", "precision", "optimizer", "tokens", "steps", "epochs", "dataset_tokens"});
+    if (!r.valid()) return;
+    r.require({"global_batch"});
+    a_.global_batch = r.get("global_batch");
+    r.count("global_batch", t.global_batch, 1, 1e9);
+    r.choice("precision", t.precision, compute_precision_names());
+    if (const YamlValue* o = r.get("optimizer")) read_optimizer(*o, t.optimizer);
+    r.number("tokens", t.tokens, 1, 1e18);
+    if (const YamlValue* s = r.get("steps")) {
+      if (auto k = read_count(d_, *s, "training.steps", 1, 1e12)) t.steps = *k;
+    }
+    if (const YamlValue* e = r.get("epochs")) {
+      if (auto x = read_number(d_, *e, "training.epochs", 0, 1e6)) {
+        if (*x == 0) d_.add(*e, "training.epochs", "must be greater than zero, found \"" + e->scalar + "\"");
+        t.epochs = *x;
+      }
+    }
+    r.number("dataset_tokens", t.dataset_tokens, 1, 1e18);
+    const int lengths = int{r.has("tokens")} + int{r.has("steps")} + int{r.has("epochs")};
+    if (lengths > 1) {
+      d_.add(v, "training", "give only one of tokens, steps or epochs (the run length)");
+    }
+    if (r.has("epochs") && !r.has("dataset_tokens")) {
+      d_.add(v, "training.dataset_tokens", "missing key \"dataset_tokens\" (needed with epochs)");
+    }
+    if (r.has("dataset_tokens") && !r.has("epochs")) {
+      d_.add(*r.get("dataset_tokens"), "training.dataset_tokens", "dataset_tokens is only used with epochs");
+    }
+  }
+
+  void read_checkpoint(const YamlValue& v, model::CheckpointSpec& c) {
+    MapReader r(d_, v, "checkpoint", {"interval", "every_steps", "mode", "keep"});
+    if (!r.valid()) return;
+    c.enabled = true;
+    r.quantity("interval", c.interval_s, Dimension::seconds);
+    if (const YamlValue* s = r.get("every_steps")) {
+      if (auto k = read_count(d_, *s, "checkpoint.every_steps", 1, 1e12)) c.every_steps = *k;
+    }
+    if (r.has("interval") == r.has("every_steps")) {
+      d_.add(v, "checkpoint", "give exactly one of interval (a duration, e.g. \"2 h\") or every_steps (a count)");
+    }
+    r.choice("mode", c.mode, checkpoint_mode_names());
+    r.count("keep", c.keep, 1, 1e6);
+  }
+
+  void read_failures(const YamlValue& v, model::FailureSpec& f) {
+    MapReader r(d_, v, "failures", {"node_mtbf", "gpu_mtbf", "restart", "seed", "trials"});
+    if (!r.valid()) return;
+    f.enabled = true;
+    r.quantity("node_mtbf", f.node_mtbf_s, Dimension::seconds);
+    r.quantity("gpu_mtbf", f.gpu_mtbf_s, Dimension::seconds);
+    r.quantity("restart", f.restart_s, Dimension::seconds, Bound::non_negative);
+    r.count("seed", f.seed, 0, 9e15);
+    r.count("trials", f.trials, 0, 1e7);
+    if (!r.has("node_mtbf") && !r.has("gpu_mtbf")) {
+      d_.add(v, "failures", "give node_mtbf or gpu_mtbf (a duration, e.g. \"5000 h\")");
+    }
+  }
+
+  void read_pricing(const YamlValue& v, model::PricingSpec& p) {
+    MapReader r(d_, v, "pricing", {"gpu_hour", "spot", "storage", "egress", "egress_data", "energy"});
+    if (!r.valid()) return;
+    p.enabled = true;
+    r.quantity("gpu_hour", p.gpu_hour_usd, Dimension::usd_per_hour, Bound::non_negative);
+    if (const YamlValue* s = r.get("spot")) {
+      MapReader sr(d_, *s, "pricing.spot", {"gpu_hour", "preemptions"});
+      if (sr.valid()) {
+        p.spot.enabled = true;
+        sr.require({"gpu_hour"});
+        sr.quantity("gpu_hour", p.spot.gpu_hour_usd, Dimension::usd_per_hour, Bound::non_negative);
+        sr.quantity("preemptions", p.spot.preemptions_per_s, Dimension::rate_per_s, Bound::non_negative);
+      }
+    }
+    if (const YamlValue* s = r.get("storage")) {
+      MapReader sr(d_, *s, "pricing.storage", {"hot", "cold", "cold_after"});
+      sr.quantity("hot", p.storage.hot_usd_per_gb_month, Dimension::usd_per_gb_month, Bound::non_negative);
+      sr.quantity("cold", p.storage.cold_usd_per_gb_month, Dimension::usd_per_gb_month, Bound::non_negative);
+      sr.quantity("cold_after", p.storage.cold_after_s, Dimension::seconds, Bound::non_negative);
+    }
+    r.quantity("egress", p.egress_usd_per_gb, Dimension::usd_per_gb, Bound::non_negative);
+    r.quantity("egress_data", p.egress_bytes, Dimension::bytes, Bound::non_negative);
+    if (const YamlValue* e = r.get("energy")) {
+      MapReader er(d_, *e, "pricing.energy", {"price", "pue", "carbon"});
+      er.quantity("price", p.energy.usd_per_kwh, Dimension::usd_per_kwh, Bound::non_negative);
+      er.number("pue", p.energy.pue, 1, 10);
+      er.quantity("carbon", p.energy.carbon_g_per_kwh, Dimension::grams_per_kwh, Bound::non_negative);
+    }
+  }
+
+  void read_budget(const YamlValue& v, model::BudgetSpec& b) {
+    MapReader r(d_, v, "budget", {"max_cost", "deadline", "memory_headroom"});
+    r.quantity("max_cost", b.max_cost_usd, Dimension::usd);
+    r.quantity("deadline", b.deadline_s, Dimension::seconds);
+    r.number("memory_headroom", b.memory_headroom, 0, 0.95);
+  }
+
+  void read_sweep_block(const YamlValue& v, SweepSpec& sweep) {
+    if (!v.is_mapping()) {
+      d_.add(v, "sweep", "expected a mapping of dotted keys to lists, e.g. {cluster.nodes: [16, 32]}");
+      return;
+    }
+    std::size_t zip_length = 0;
+    for (const YamlEntry& e : v.entries) {
+      const std::string path = join_path("sweep", e.key);
+      if (e.key == "mode") {
+        if (auto i = read_choice(d_, e.value, path, {"grid", "zip"})) sweep.mode = *i == 0 ? SweepMode::grid : SweepMode::zip;
+        continue;
+      }
+      if (!e.value.is_sequence() || e.value.items.empty()) {
+        d_.add(e.value, path, "expected a non-empty list of values, e.g. [16, 32, 64]");
+        continue;
+      }
+      SweepAxis axis{e.key, {}};
+      for (const YamlValue& item : e.value.items) axis.values.push_back(to_yaml_text(item));
+      if (zip_length == 0) zip_length = axis.values.size();
+      sweep.axes.push_back(std::move(axis));
+    }
+    if (sweep.mode == SweepMode::zip) {
+      for (const YamlEntry& e : v.entries) {
+        if (e.key != "mode" && e.value.is_sequence() && e.value.items.size() != zip_length) {
+          d_.add(e.value, join_path("sweep", e.key),
+                 "with mode: zip every list has the same length; this one has " + std::to_string(e.value.items.size()) +
+                     ", the first has " + std::to_string(zip_length));
+        }
+      }
+    }
+  }
+
+  void read_measured(const YamlValue& v, Scenario& s) {
+    if (!v.is_mapping()) {
+      d_.add(v, "measured", "expected a mapping: source, metric values and tolerance");
+      return;
+    }
+    MeasuredSpec m;
+    std::vector<std::string> allowed = measurable_fields();
+    allowed.push_back("source");
+    allowed.push_back("tolerance");
+    MapReader r(d_, v, "measured", allowed);
+    r.require({"source"});
+    r.string("source", m.source);
+    if (const YamlValue* t = r.get("tolerance")) {
+      if (t->is_mapping()) {
+        for (const YamlEntry& e : t->entries) {
+          const std::string path = join_path("measured.tolerance", e.key);
+          if (std::find(measurable_fields().begin(), measurable_fields().end(), e.key) == measurable_fields().end()) {
+            d_.add(Diagnostic{t->file ? *t->file : "", e.key_line, e.key_column, path,
+                              "unknown metric \"" + e.key + "\"" +
+                                  (closest_match(e.key, measurable_fields()).empty()
+                                       ? std::string()
+                                       : " (did you mean \"" + closest_match(e.key, measurable_fields()) + "\"?)")});
+            continue;
+          }
+          if (auto x = read_number(d_, e.value, path, 0, 100)) m.tolerance_per_metric[e.key] = *x;
+        }
+      } else if (auto x = read_number(d_, *t, "measured.tolerance", 0, 100)) {
+        m.tolerance = *x;
+      }
+    }
+    for (const YamlEntry& e : v.entries) {
+      if (e.key == "source" || e.key == "tolerance") continue;
+      if (std::find(measurable_fields().begin(), measurable_fields().end(), e.key) == measurable_fields().end()) {
+        continue;  // reported by the MapReader
+      }
+      if (auto x = read_number(d_, e.value, join_path("measured", e.key), 0, 1e30)) m.values.emplace_back(e.key, *x);
+    }
+    if (m.values.empty() && r.valid()) d_.add(v, "measured", "no measured metric given (e.g. iteration_time: 13.75)");
+    s.measured = std::move(m);
+  }
+
+  void error(const YamlValue* at, const std::string& path, std::string message) {
+    d_.add(a_.at(at), path, std::move(message));
+  }
+
+  void check_layout(Scenario& s, bool training_ok) {
+    auto& c = s.cluster;
+    auto& p = s.parallelism;
+    const auto& m = s.model;
+    if (c.gpus_per_node > c.node.gpus_per_node) {
+      d_.add(*a_.gpus_per_node, "cluster.gpus_per_node",
+             "the node preset " + c.node.name + " has " + std::to_string(c.node.gpus_per_node) + " GPUs; found " +
+                 std::to_string(c.gpus_per_node));
+      return;
+    }
+    const double total = static_cast<double>(c.nodes) * c.gpus_in_use_per_node();
+    if (total > max_total_gpus) {
+      d_.add(a_.nodes ? *a_.nodes : *a_.root, "cluster.nodes",
+             "the cluster has " + format_number(total) + " GPUs; trainsim simulates at most " +
+                 format_number(max_total_gpus));
+      return;
+    }
+    if (!cross_checks_) {
+      if (p.dp_auto) p.dp = std::max<std::int64_t>(1, c.total_gpus() / p.model_parallel_size());
+      return;
+    }
+    const std::int64_t gpus = c.total_gpus();
+    const std::int64_t mp = p.model_parallel_size();
+    const std::string mp_text = "tp·pp·cp·ep = " + std::to_string(p.tp) + "·" + std::to_string(p.pp) + "·" +
+                                std::to_string(p.cp) + "·" + std::to_string(p.ep) + " = " + str(mp);
+    if (p.dp_auto) {
+      if (gpus % mp != 0) {
+        error(a_.parallelism, "parallelism",
+              "the cluster's " + str(gpus) + " GPUs are not divisible by " + mp_text + " (dp: auto)");
+      } else {
+        p.dp = gpus / mp;
+      }
+    } else if (mp * p.dp != gpus) {
+      error(a_.dp, "parallelism.dp",
+            mp_text + " times dp = " + str(p.dp) + " is " + str(mp * p.dp) + " GPUs, but the cluster has " +
+                str(gpus) + " (use dp: auto)");
+    }
+    if (m.heads % p.tp != 0) {
+      error(a_.tp, "parallelism.tp",
+            "the model's heads (" + str(m.heads) + ") must be divisible by tp (" + std::to_string(p.tp) + ")");
+    } else if (m.kv_heads_or_heads() % p.tp != 0) {
+      error(a_.tp, "parallelism.tp",
+            "the model's kv_heads (" + str(m.kv_heads_or_heads()) + ") must be divisible by tp (" +
+                std::to_string(p.tp) + ")");
+    }
+    if (p.pp > m.layers) {
+      error(a_.pp, "parallelism.pp",
+            "pp (" + std::to_string(p.pp) + ") is larger than the model's layers (" + str(m.layers) + ")");
+    }
+    if (p.virtual_stages > 1 && p.schedule != model::Schedule::interleaved) {
+      error(a_.virtual_stages, "parallelism.virtual_stages", "virtual_stages > 1 needs schedule: interleaved");
+    }
+    if (p.schedule == model::Schedule::interleaved && m.layers % (static_cast<std::int64_t>(p.pp) * p.virtual_stages) != 0) {
+      error(a_.virtual_stages, "parallelism.virtual_stages",
+            "with schedule: interleaved the layers (" + str(m.layers) + ") must be divisible by pp·virtual_stages = " +
+                std::to_string(p.pp) + "·" + std::to_string(p.virtual_stages));
+    }
+    if (!p.stage_layers.empty()) {
+      const std::size_t stages = static_cast<std::size_t>(p.pp) * static_cast<std::size_t>(p.virtual_stages);
+      const std::int64_t sum = std::accumulate(p.stage_layers.begin(), p.stage_layers.end(), std::int64_t{0});
+      if (p.stage_layers.size() != stages) {
+        error(a_.stage_layers, "parallelism.stage_layers",
+              "has " + std::to_string(p.stage_layers.size()) + " entries; expected pp·virtual_stages = " +
+                  std::to_string(stages));
+      } else if (sum != m.layers) {
+        error(a_.stage_layers, "parallelism.stage_layers",
+              "adds up to " + str(sum) + " layers; the model has " + str(m.layers));
+      }
+    }
+    if (p.ep > 1 && !m.is_moe()) {
+      error(a_.ep, "parallelism.ep", "ep > 1 needs a mixture-of-experts model (experts > 0)");
+    } else if (m.is_moe() && m.experts % p.ep != 0) {
+      error(a_.ep, "parallelism.ep",
+            "the model's experts (" + str(m.experts) + ") must be divisible by ep (" + std::to_string(p.ep) + ")");
+    }
+    if (m.seq_len % p.cp != 0) {
+      error(a_.cp, "parallelism.cp",
+            "the model's seq_len (" + str(m.seq_len) + ") must be divisible by cp (" + std::to_string(p.cp) + ")");
+    }
+    if (training_ok && p.dp > 0 && s.training.global_batch % (p.dp * p.micro_batch) != 0) {
+      d_.add(a_.global_batch ? *a_.global_batch : *a_.root, "training.global_batch",
+             "global_batch (" + str(s.training.global_batch) + ") must be divisible by dp·micro_batch = " + str(p.dp) +
+                 "·" + std::to_string(p.micro_batch) + " = " + str(p.dp * p.micro_batch));
+    }
+  }
+};
+
+/// Sets `path` (dotted) in `root` to `value`, creating mappings on the way. A scalar met on the way
+/// becomes a mapping naming it (`model: gpt3-175b` + `model.seq_len` -> {preset: gpt3-175b, seq_len: …}).
+void apply_override(Diagnostics& d, YamlValue& root, const std::string& path, YamlValue value, int line, int column) {
+  YamlValue* node = &root;
+  std::string_view rest = path;
+  std::string walked;
+  while (true) {
+    const std::size_t dot = rest.find('.');
+    const std::string key(rest.substr(0, dot));
+    if (key.empty()) {
+      d.add(value, path, "an override key path has an empty part");
+      return;
+    }
+    if (node->kind == Kind::null) {
+      node->kind = Kind::mapping;
+    } else if (node->kind == Kind::scalar) {
+      YamlValue named = *node;
+      node->kind = Kind::mapping;
+      node->scalar.clear();
+      node->entries.push_back(YamlEntry{walked == "training.optimizer" ? "kind" : "preset", node->line, node->column,
+                                        std::move(named)});
+    } else if (node->kind == Kind::sequence) {
+      d.add(*node, walked, "cannot set " + path + ": this is a list");
+      return;
+    }
+    walked = join_path(walked, key);
+    YamlValue* child = node->find(key);
+    if (child == nullptr) {
+      YamlValue fresh;
+      fresh.file = value.file;
+      fresh.line = line;
+      fresh.column = column;
+      node->entries.push_back(YamlEntry{key, line, column, std::move(fresh)});
+      child = &node->entries.back().value;
+    }
+    if (dot == std::string_view::npos) {
+      *child = std::move(value);
+      // The key's own location is where the override came from.
+      for (YamlEntry& e : node->entries) {
+        if (e.key == key) {
+          e.key_line = line;
+          e.key_column = column;
+        }
+      }
+      return;
+    }
+    node = child;
+    rest.remove_prefix(dot + 1);
+  }
+}
+
+std::string stem_of(const std::string& label) {
+  const std::string stem = std::filesystem::path(label).stem().string();
+  return stem.empty() ? "scenario" : stem;
+}
+
+Scenario load_tree(YamlValue tree, Diagnostics& d, const std::string& file_label,
+                   const std::vector<Override>& overrides) {
+  for (const Override& o : overrides) {
+    const std::string label = "override " + o.key_path;
+    if (auto value = parse_yaml_tree(o.yaml_value, label, d)) {
+      const int line = value->line;
+      const int column = value->column;
+      apply_override(d, tree, o.key_path, std::move(*value), line, column);
+    }
+  }
+  d.throw_if_any();
+  Converter converter(d, true);
+  Scenario s = converter.convert(tree, stem_of(file_label));
+  s.source_file = file_label;
+  // Every sweep value is checked in place, exactly as if written there; combinations are the sweep's
+  // business (an infeasible point is a row with its reason, not a load error).
+  if (d.empty() && tree.is_mapping()) {
+    if (const YamlValue* sweep = tree.find("sweep"); sweep != nullptr && sweep->is_mapping()) {
+      YamlValue base = tree;
+      base.entries.erase(std::remove_if(base.entries.begin(), base.entries.end(),
+                                        [](const YamlEntry& e) { return e.key == "sweep"; }),
+                         base.entries.end());
+      for (const YamlEntry& axis : sweep->entries) {
+        if (axis.key == "mode" || !axis.value.is_sequence()) continue;
+        for (const YamlValue& item : axis.value.items) {
+          YamlValue point = base;
+          apply_override(d, point, axis.key, item, axis.key_line, axis.key_column);
+          Converter check(d, false);
+          (void)check.convert(point, s.name);
+        }
+      }
+    }
+  }
+  d.throw_if_any();
+  return s;
+}
+
+}  // namespace
+
+std::string closest_match(std::string_view word, const std::vector<std::string>& candidates) {
+  const auto lower = [](std::string_view s) {
+    std::string out(s);
+    for (char& c : out) c = static_cast<char>((c >= 'A' && c <= 'Z') ? c - 'A' + 'a' : c);
+    return out;
+  };
+  const std::string w = lower(word);
+  std::string best;
+  std::size_t best_distance = std::string::npos;
+  for (const std::string& candidate : candidates) {
+    const std::string c = lower(candidate);
+    // Levenshtein distance, two rows.
+    std::vector<std::size_t> prev(c.size() + 1);
+    std::vector<std::size_t> cur(c.size() + 1);
+    std::iota(prev.begin(), prev.end(), std::size_t{0});
+    for (std::size_t i = 1; i <= w.size(); ++i) {
+      cur[0] = i;
+      for (std::size_t j = 1; j <= c.size(); ++j) {
+        cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (w[i - 1] == c[j - 1] ? 0 : 1)});
+      }
+      std::swap(prev, cur);
+    }
+    if (prev[c.size()] < best_distance) {
+      best_distance = prev[c.size()];
+      best = candidate;
+    }
+  }
+  // Close means: at most a third of the word's letters changed (and at least one allowed).
+  const std::size_t allowed = std::max<std::size_t>(1, std::max(word.size(), best.size()) / 3);
+  return best_distance <= allowed ? best : std::string();
+}
+
+Scenario load_scenario_text(std::string_view yaml, const std::string& file_label,
+                            const std::vector<Override>& overrides) {
+  Diagnostics d;
+  std::optional<YamlValue> tree = parse_yaml_tree(yaml, file_label, d);
+  d.throw_if_any();
+  return load_tree(std::move(*tree), d, file_label, overrides);
+}
+
+Scenario load_scenario_file(const std::string& path, const std::vector<Override>& overrides) {
+  Diagnostics d;
+  std::optional<std::string> text = read_text_file(path, d);
+  d.throw_if_any();
+  return load_scenario_text(*text, path, overrides);
+}
+
+std::string dump_scenario(const Scenario& s) {
+  const auto qty = [](double x, Dimension dim) { return q(format_quantity(x, dim)); };
+  const auto b = [](bool x) { return std::string(x ? "true" : "false"); };
+  std::string out = "# written by trainsim: every preset expanded, every default explicit\n";
+  out += "name: " + q(s.name) + "\n";
+  if (!s.tags.empty()) {
+    out += "tags: {";
+    for (std::size_t i = 0; i < s.tags.size(); ++i) {
+      out += (i ? ", " : "") + q(s.tags[i].first) + ": " + q(s.tags[i].second);
+    }
+    out += "}\n";
+  }
+  out += "model: " + model_to_yaml(s.model) + "\n";
+  const auto& c = s.cluster;
+  out += "cluster:\n  node: " + node_to_yaml(c.node) + "\n  nodes: " + str(c.nodes) + "\n";
+  if (c.gpus_per_node > 0) out += "  gpus_per_node: " + std::to_string(c.gpus_per_node) + "\n";
+  const auto& n = c.network;
+  out += "  network: {topology: " + name_of(topology_names(), n.topology);
+  if (n.nic_bytes_per_s > 0) out += ", nic: " + qty(n.nic_bytes_per_s, Dimension::bytes_per_s);
+  if (n.nics_per_node > 0) out += ", nics_per_node: " + std::to_string(n.nics_per_node);
+  out += ", oversubscription: " + format_number(n.oversubscription) + ", rail_optimized: " + b(n.rail_optimized) +
+         ", switch_latency: " + qty(n.switch_latency_s, Dimension::seconds) +
+         ", switch_radix: " + std::to_string(n.switch_radix);
+  if (!n.torus_dims.empty()) {
+    out += ", torus_dims: [";
+    for (std::size_t i = 0; i < n.torus_dims.size(); ++i) out += (i ? ", " : "") + std::to_string(n.torus_dims[i]);
+    out += "]";
+  }
+  out += "}\n";
+  const auto& st = c.storage;
+  out += "  storage: {latency: " + qty(st.latency_s, Dimension::seconds);
+  if (st.write_bytes_per_s > 0) out += ", write: " + qty(st.write_bytes_per_s, Dimension::bytes_per_s);
+  if (st.read_bytes_per_s > 0) out += ", read: " + qty(st.read_bytes_per_s, Dimension::bytes_per_s);
+  if (st.per_node_bytes_per_s > 0) out += ", per_node: " + qty(st.per_node_bytes_per_s, Dimension::bytes_per_s);
+  out += "}\n";
+  const auto& p = s.parallelism;
+  out += "parallelism:\n  tp: " + std::to_string(p.tp) + "\n  pp: " + std::to_string(p.pp) +
+         "\n  dp: " + (p.dp_auto ? std::string("auto") : str(p.dp)) + "\n  cp: " + std::to_string(p.cp) +
+         "\n  ep: " + std::to_string(p.ep) + "\n  schedule: " + name_of(schedule_names(), p.schedule) +
+         "\n  virtual_stages: " + std::to_string(p.virtual_stages) + "\n  stage_layers: ";
+  if (p.stage_layers.empty()) {
+    out += "auto";
+  } else {
+    out += "[";
+    for (std::size_t i = 0; i < p.stage_layers.size(); ++i) out += (i ? ", " : "") + std::to_string(p.stage_layers[i]);
+    out += "]";
+  }
+  out += "\n  micro_batch: " + std::to_string(p.micro_batch) + "\n  sequence_parallel: " + b(p.sequence_parallel) +
+         "\n  zero: " + std::to_string(p.zero) + "\n  recompute: " + name_of(recompute_names(), p.recompute) +
+         "\n  overlap_grad_reduce: " + b(p.overlap_grad_reduce) + "\n  bucket: " + qty(p.bucket_bytes, Dimension::bytes) +
+         "\n  order: [";
+  for (std::size_t i = 0; i < p.order.size(); ++i) out += (i ? ", " : "") + name_of(axis_names(), p.order[i]);
+  out += "]\n";
+  const auto& t = s.training;
+  const auto& o = t.optimizer;
+  out += "training:\n  global_batch: " + str(t.global_batch) +
+         "\n  precision: " + name_of(compute_precision_names(), t.precision) +
+         "\n  optimizer: {kind: " + name_of(optimizer_names(), o.kind) +
+         ", state_precision: " + name_of(state_precision_names(), o.state_precision) +
+         ", master_weights: " + b(o.master_weights) + ", quantization_block: " + std::to_string(o.quantization_block) +
+         ", grad_clipping: " + b(o.grad_clipping) + "}\n";
+  if (t.tokens) out += "  tokens: " + format_number(*t.tokens) + "\n";
+  if (t.steps) out += "  steps: " + str(*t.steps) + "\n";
+  if (t.epochs) out += "  epochs: " + format_number(*t.epochs) + "\n";
+  if (t.dataset_tokens) out += "  dataset_tokens: " + format_number(*t.dataset_tokens) + "\n";
+  if (s.checkpoint.enabled) {
+    const auto& k = s.checkpoint;
+    out += "checkpoint: {";
+    if (k.interval_s) out += "interval: " + qty(*k.interval_s, Dimension::seconds) + ", ";
+    if (k.every_steps) out += "every_steps: " + str(*k.every_steps) + ", ";
+    out += "mode: " + name_of(checkpoint_mode_names(), k.mode) + ", keep: " + std::to_string(k.keep) + "}\n";
+  }
+  if (s.failures.enabled) {
+    const auto& f = s.failures;
+    out += "failures: {";
+    if (f.node_mtbf_s > 0) out += "node_mtbf: " + qty(f.node_mtbf_s, Dimension::seconds) + ", ";
+    if (f.gpu_mtbf_s > 0) out += "gpu_mtbf: " + qty(f.gpu_mtbf_s, Dimension::seconds) + ", ";
+    out += "restart: " + qty(f.restart_s, Dimension::seconds) + ", seed: " + std::to_string(f.seed) +
+           ", trials: " + std::to_string(f.trials) + "}\n";
+  }
+  if (s.pricing.enabled) {
+    const auto& pr = s.pricing;
+    out += "pricing:\n  gpu_hour: " + qty(pr.gpu_hour_usd, Dimension::usd_per_hour) + "\n";
+    if (pr.spot.enabled) {
+      out += "  spot: {gpu_hour: " + qty(pr.spot.gpu_hour_usd, Dimension::usd_per_hour) +
+             ", preemptions: " + qty(pr.spot.preemptions_per_s, Dimension::rate_per_s) + "}\n";
+    }
+    out += "  storage: {hot: " + qty(pr.storage.hot_usd_per_gb_month, Dimension::usd_per_gb_month) +
+           ", cold: " + qty(pr.storage.cold_usd_per_gb_month, Dimension::usd_per_gb_month);
+    if (pr.storage.cold_after_s) out += ", cold_after: " + qty(*pr.storage.cold_after_s, Dimension::seconds);
+    out += "}\n  egress: " + qty(pr.egress_usd_per_gb, Dimension::usd_per_gb) +
+           "\n  egress_data: " + qty(pr.egress_bytes, Dimension::bytes) +
+           "\n  energy: {price: " + qty(pr.energy.usd_per_kwh, Dimension::usd_per_kwh) +
+           ", pue: " + format_number(pr.energy.pue) +
+           ", carbon: " + qty(pr.energy.carbon_g_per_kwh, Dimension::grams_per_kwh) + "}\n";
+  }
+  const auto& bu = s.budget;
+  if (bu.max_cost_usd || bu.deadline_s || bu.memory_headroom) {
+    std::string parts;
+    if (bu.max_cost_usd) parts += "max_cost: " + qty(*bu.max_cost_usd, Dimension::usd);
+    if (bu.deadline_s) parts += (parts.empty() ? "" : ", ") + std::string("deadline: ") + qty(*bu.deadline_s, Dimension::seconds);
+    if (bu.memory_headroom) parts += (parts.empty() ? "" : ", ") + std::string("memory_headroom: ") + format_number(*bu.memory_headroom);
+    out += "budget: {" + parts + "}\n";
+  }
+  if (!s.sweep.empty()) {
+    out += "sweep:\n  mode: " + std::string(s.sweep.mode == SweepMode::zip ? "zip" : "grid") + "\n";
+    for (const SweepAxis& axis : s.sweep.axes) {
+      out += "  " + axis.key_path + ": [";
+      for (std::size_t i = 0; i < axis.values.size(); ++i) out += (i ? ", " : "") + axis.values[i];
+      out += "]\n";
+    }
+  }
+  if (s.measured) {
+    const auto& m = *s.measured;
+    out += "measured:\n  source: " + q(m.source) + "\n";
+    for (const auto& [name, value] : m.values) out += "  " + name + ": " + format_number(value) + "\n";
+    if (m.tolerance_per_metric.empty()) {
+      out += "  tolerance: " + format_number(m.tolerance) + "\n";
+    } else {
+      out += "  tolerance: {";
+      bool first = true;
+      for (const auto& [name, value] : m.tolerance_per_metric) {
+        out += (first ? "" : ", ") + name + ": " + format_number(value);
+        first = false;
+      }
+      out += "}\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace trainsim::scenario

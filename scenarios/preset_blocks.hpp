@@ -1,0 +1,38 @@
+#pragma once
+// Internal to the scenarios library: the readers shared by preset files and scenario blocks, so that
+// `model: {preset: llama3-70b, seq_len: 8192}` and models/presets/llama3-70b.yaml accept the same keys.
+// A value is either a preset name (scalar) or a mapping with an optional `preset:` and overriding keys.
+// Problems are added to the Diagnostics; the returned spec is then partial.
+#include <string>
+
+#include "models/transformer_spec.hpp"
+#include "scenarios/yaml_tree.hpp"
+#include "topologies/hardware.hpp"
+
+namespace trainsim::scenario {
+
+model::TransformerSpec read_model_value(Diagnostics& d, const YamlValue& v, const std::string& path);
+topo::GpuSpec read_gpu_value(Diagnostics& d, const YamlValue& v, const std::string& path);
+topo::NodeSpec read_node_value(Diagnostics& d, const YamlValue& v, const std::string& path);
+
+/// The spelling of enumerators in files (one table per enum, shared by reader and writer).
+const std::vector<std::pair<std::string, model::Mlp>>& mlp_names();
+const std::vector<std::pair<std::string, model::Norm>>& norm_names();
+const std::vector<std::pair<std::string, model::Position>>& position_names();
+const std::vector<std::pair<std::string, model::Attention>>& attention_names();
+const std::vector<std::pair<std::string, topo::IntraNodeFabric>>& fabric_names();
+
+template <class Enum>
+std::string name_of(const std::vector<std::pair<std::string, Enum>>& table, Enum value) {
+  for (const auto& [name, v] : table) {
+    if (v == value) return name;
+  }
+  return table.front().first;
+}
+
+/// YAML mappings (flow style, every field) that read_*_value reads back to equal specs.
+std::string model_to_yaml(const model::TransformerSpec& m);
+std::string gpu_to_yaml(const topo::GpuSpec& g);
+std::string node_to_yaml(const topo::NodeSpec& n);
+
+}  // namespace trainsim::scenario

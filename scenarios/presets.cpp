@@ -1,0 +1,402 @@
+#include "scenarios/presets.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "scenarios/loader.hpp"
+#include "scenarios/preset_blocks.hpp"
+
+namespace trainsim::scenario {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string_view sub_folder(PresetKind kind) {
+  switch (kind) {
+    case PresetKind::gpu: return "gpus";
+    case PresetKind::node: return "nodes";
+    case PresetKind::model: return "models";
+  }
+  return "models";
+}
+
+std::string_view kind_noun(PresetKind kind) {
+  switch (kind) {
+    case PresetKind::gpu: return "GPU";
+    case PresetKind::node: return "node";
+    case PresetKind::model: return "model";
+  }
+  return "model";
+}
+
+/// Preset names are file stems: a restricted alphabet keeps a name from walking out of its folder.
+bool valid_name(std::string_view name) {
+  if (name.empty() || name.front() == '.') return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+           c == '.';
+  });
+}
+
+std::optional<std::string> find_file(PresetKind kind, const std::string& name) {
+  if (!valid_name(name)) return std::nullopt;
+  for (const std::string& folder : preset_folders(kind)) {
+    const fs::path candidate = fs::path(folder) / (name + ".yaml");
+    std::error_code ec;
+    if (fs::is_regular_file(candidate, ec)) return candidate.string();
+  }
+  return std::nullopt;
+}
+
+std::string unknown_message(PresetKind kind, const std::string& name) {
+  const std::vector<std::string> names = preset_names(kind);
+  std::string message = "unknown " + std::string(kind_noun(kind)) + " preset \"" + name + "\"";
+  const std::string suggestion = closest_match(name, names);
+  if (!suggestion.empty()) message += " (did you mean \"" + suggestion + "\"?)";
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+  return message + "; known: " + (list.empty() ? "(none found)" : list);
+}
+
+// Parsed presets by file path: sweeps load the same presets thousands of times, from many threads.
+std::mutex cache_mutex;
+std::map<std::string, model::TransformerSpec> model_cache;
+std::map<std::string, topo::GpuSpec> gpu_cache;
+std::map<std::string, topo::NodeSpec> node_cache;
+
+// Presets may derive from presets (`preset:` inside a preset file); a cycle stops here.
+thread_local int preset_depth = 0;
+constexpr int max_preset_depth = 8;
+
+template <class Spec, class Read>
+std::optional<Spec> load_preset(Diagnostics& d, const YamlValue& at, const std::string& path, PresetKind kind,
+                                const std::string& name, std::map<std::string, Spec>& cache, Read read) {
+  const std::optional<std::string> file = find_file(kind, name);
+  if (!file) {
+    d.add(at, path, unknown_message(kind, name));
+    return std::nullopt;
+  }
+  {
+    std::lock_guard lock(cache_mutex);
+    if (auto it = cache.find(*file); it != cache.end()) return it->second;
+  }
+  if (preset_depth >= max_preset_depth) {
+    d.add(at, path, "presets derive from each other more than " + std::to_string(max_preset_depth) +
+                        " levels deep (a cycle?) at \"" + name + "\"");
+    return std::nullopt;
+  }
+  Diagnostics local;
+  std::optional<Spec> spec;
+  if (auto text = read_text_file(*file, local)) {
+    if (auto tree = parse_yaml_tree(*text, *file, local)) {
+      ++preset_depth;
+      Spec s = read(local, *tree, "");
+      --preset_depth;
+      if (s.name.empty() || s.name == "custom") s.name = name;
+      spec = std::move(s);
+    }
+  }
+  if (!local.empty()) {
+    for (const Diagnostic& diag : local.list()) d.add(diag);
+    return std::nullopt;
+  }
+  std::lock_guard lock(cache_mutex);
+  cache.emplace(*file, *spec);
+  return spec;
+}
+
+template <class Spec, class Read>
+Spec preset_or_throw(PresetKind kind, const std::string& name, std::map<std::string, Spec>& cache, Read read) {
+  Diagnostics d;
+  YamlValue at;
+  std::optional<Spec> spec = load_preset(d, at, "", kind, name, cache, read);
+  d.throw_if_any();
+  return *spec;
+}
+
+template <class Spec, class Read>
+Spec load_file_or_throw(const std::string& path, Read read) {
+  Diagnostics d;
+  Spec spec;
+  if (auto text = read_text_file(path, d)) {
+    if (auto tree = parse_yaml_tree(*text, path, d)) spec = read(d, *tree, "");
+  }
+  d.throw_if_any();
+  if (spec.name.empty() || spec.name == "custom") spec.name = fs::path(path).stem().string();
+  return spec;
+}
+
+/// The `preset:` of a mapping, loaded, or a default spec when there is none.
+template <class Spec>
+Spec base_of(Diagnostics& d, const MapReader& r, PresetKind kind, std::map<std::string, Spec>& cache,
+             Spec (*read)(Diagnostics&, const YamlValue&, const std::string&)) {
+  const YamlValue* p = r.get("preset");
+  if (p == nullptr) return Spec{};
+  const auto name = read_string(d, *p, r.child_path("preset"));
+  if (!name) return Spec{};
+  return load_preset(d, *p, r.child_path("preset"), kind, *name, cache, read).value_or(Spec{});
+}
+
+std::string q(std::string_view s) { return yaml_quote(s); }
+
+}  // namespace
+
+const std::vector<std::pair<std::string, model::Mlp>>& mlp_names() {
+  static const std::vector<std::pair<std::string, model::Mlp>> t{{"gelu", model::Mlp::gelu},
+                                                                 {"swiglu", model::Mlp::swiglu}};
+  return t;
+}
+const std::vector<std::pair<std::string, model::Norm>>& norm_names() {
+  static const std::vector<std::pair<std::string, model::Norm>> t{{"layernorm", model::Norm::layernorm},
+                                                                  {"rmsnorm", model::Norm::rmsnorm}};
+  return t;
+}
+const std::vector<std::pair<std::string, model::Position>>& position_names() {
+  static const std::vector<std::pair<std::string, model::Position>> t{{"learned", model::Position::learned},
+                                                                      {"rope", model::Position::rope}};
+  return t;
+}
+const std::vector<std::pair<std::string, model::Attention>>& attention_names() {
+  static const std::vector<std::pair<std::string, model::Attention>> t{{"flash", model::Attention::flash},
+                                                                       {"standard", model::Attention::standard}};
+  return t;
+}
+const std::vector<std::pair<std::string, topo::IntraNodeFabric>>& fabric_names() {
+  static const std::vector<std::pair<std::string, topo::IntraNodeFabric>> t{
+      {"nvswitch", topo::IntraNodeFabric::nvswitch},
+      {"nvlink-mesh", topo::IntraNodeFabric::nvlink_mesh},
+      {"pcie", topo::IntraNodeFabric::pcie}};
+  return t;
+}
+
+model::TransformerSpec read_model_value(Diagnostics& d, const YamlValue& v, const std::string& path) {
+  if (v.is_scalar()) {
+    return load_preset(d, v, path, PresetKind::model, v.scalar, model_cache, read_model_value)
+        .value_or(model::TransformerSpec{});
+  }
+  MapReader r(d, v, path,
+              {"preset", "name", "source", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "seq_len",
+               "mlp", "norm", "position", "bias", "tied_embeddings", "experts", "top_k", "capacity_factor",
+               "expert_ffn_hidden", "attention", "causal"});
+  if (!r.valid()) return {};
+  const std::size_t errors_before = d.size();
+  model::TransformerSpec m = base_of(d, r, PresetKind::model, model_cache, read_model_value);
+  if (!r.has("preset")) {
+    m.name = "custom";
+    r.require({"layers", "hidden", "heads", "vocab", "seq_len"});
+  }
+  r.string("name", m.name);
+  r.count("layers", m.layers, 1, 1e6);
+  r.count("hidden", m.hidden, 1, 1e7);
+  r.count("heads", m.heads, 1, 1e6);
+  r.count("kv_heads", m.kv_heads, 1, 1e6);
+  r.count("ffn_hidden", m.ffn_hidden, 1, 1e8);
+  r.count("vocab", m.vocab, 1, 1e9);
+  r.count("seq_len", m.seq_len, 1, 1e9);
+  r.choice("mlp", m.mlp, mlp_names());
+  r.choice("norm", m.norm, norm_names());
+  r.choice("position", m.position, position_names());
+  r.boolean("bias", m.bias);
+  r.boolean("tied_embeddings", m.tied_embeddings);
+  r.count("experts", m.experts, 0, 1e6);
+  r.count("top_k", m.top_k, 0, 1e6);
+  r.number("capacity_factor", m.capacity_factor, 1e-3, 1e3);
+  r.count("expert_ffn_hidden", m.expert_ffn_hidden, 0, 1e8);
+  r.choice("attention", m.attention, attention_names());
+  r.boolean("causal", m.causal);
+  if (d.size() == errors_before && m.heads > 0) {
+    // Checks of the model alone; the parallel layout's divisibility is checked with the scenario.
+    if (m.hidden % m.heads != 0) {
+      d.add(v, join_path(path, "hidden"), "hidden (" + std::to_string(m.hidden) +
+                                              ") must be divisible by heads (" + std::to_string(m.heads) + ")");
+    }
+    if (m.kv_heads > m.heads || (m.kv_heads > 0 && m.heads % m.kv_heads != 0)) {
+      d.add(v, join_path(path, "kv_heads"), "heads (" + std::to_string(m.heads) +
+                                                ") must be a multiple of kv_heads (" + std::to_string(m.kv_heads) + ")");
+    }
+    if (m.experts > 0 && (m.top_k < 1 || m.top_k > m.experts)) {
+      d.add(v, join_path(path, "top_k"), "top_k must be between 1 and experts (" + std::to_string(m.experts) +
+                                             ") for a mixture-of-experts model, found " + std::to_string(m.top_k));
+    }
+    if (m.experts == 0 && m.top_k > 0) {
+      d.add(v, join_path(path, "top_k"), "top_k is set but experts is 0 (a dense model)");
+    }
+  }
+  return m;
+}
+
+topo::GpuSpec read_gpu_value(Diagnostics& d, const YamlValue& v, const std::string& path) {
+  if (v.is_scalar()) {
+    return load_preset(d, v, path, PresetKind::gpu, v.scalar, gpu_cache, read_gpu_value).value_or(topo::GpuSpec{});
+  }
+  MapReader r(d, v, path,
+              {"preset", "name", "source", "peak", "hbm", "hbm_bandwidth", "nvlink", "tdp", "idle", "efficiency"});
+  if (!r.valid()) return {};
+  topo::GpuSpec g = base_of(d, r, PresetKind::gpu, gpu_cache, read_gpu_value);
+  if (!r.has("preset")) r.require({"peak", "hbm", "hbm_bandwidth", "tdp"});
+  r.string("name", g.name);
+  if (const YamlValue* p = r.get("peak")) {
+    MapReader pr(d, *p, r.child_path("peak"), {"fp32", "tf32", "fp16", "bf16", "fp8", "int8"});
+    pr.quantity("fp32", g.peak.fp32, Dimension::flops_per_s, Bound::non_negative);
+    pr.quantity("tf32", g.peak.tf32, Dimension::flops_per_s, Bound::non_negative);
+    pr.quantity("fp16", g.peak.fp16, Dimension::flops_per_s, Bound::non_negative);
+    pr.quantity("bf16", g.peak.bf16, Dimension::flops_per_s, Bound::non_negative);
+    pr.quantity("fp8", g.peak.fp8, Dimension::flops_per_s, Bound::non_negative);
+    pr.quantity("int8", g.peak.int8, Dimension::flops_per_s, Bound::non_negative);
+  }
+  r.quantity("hbm", g.hbm_bytes, Dimension::bytes);
+  r.quantity("hbm_bandwidth", g.hbm_bytes_per_s, Dimension::bytes_per_s);
+  r.quantity("nvlink", g.nvlink_bytes_per_s, Dimension::bytes_per_s, Bound::non_negative);
+  r.quantity("tdp", g.tdp_w, Dimension::watts);
+  r.quantity("idle", g.idle_w, Dimension::watts, Bound::non_negative);
+  if (const YamlValue* e = r.get("efficiency")) {
+    MapReader er(d, *e, r.child_path("efficiency"),
+                 {"matmul_peak_fraction", "matmul_half_flops", "memory_bandwidth_fraction", "kernel_overhead",
+                  "flash_attention_peak_fraction", "flash_attention_half_flops"});
+    auto& eff = g.efficiency;
+    er.number("matmul_peak_fraction", eff.matmul_peak_fraction, 1e-3, 1.0);
+    er.number("matmul_half_flops", eff.matmul_half_flops, 0, 1e18);
+    er.number("memory_bandwidth_fraction", eff.memory_bandwidth_fraction, 1e-3, 1.0);
+    er.quantity("kernel_overhead", eff.kernel_overhead_s, Dimension::seconds, Bound::non_negative);
+    er.number("flash_attention_peak_fraction", eff.flash_attention_peak_fraction, 1e-3, 1.0);
+    er.number("flash_attention_half_flops", eff.flash_attention_half_flops, 0, 1e18);
+  }
+  return g;
+}
+
+topo::NodeSpec read_node_value(Diagnostics& d, const YamlValue& v, const std::string& path) {
+  if (v.is_scalar()) {
+    return load_preset(d, v, path, PresetKind::node, v.scalar, node_cache, read_node_value)
+        .value_or(topo::NodeSpec{});
+  }
+  MapReader r(d, v, path,
+              {"preset", "name", "source", "gpu", "gpus_per_node", "fabric", "intra_bandwidth", "intra_latency",
+               "in_switch_reduction", "nics_per_node", "nic", "pcie", "host_power"});
+  if (!r.valid()) return {};
+  topo::NodeSpec n = base_of(d, r, PresetKind::node, node_cache, read_node_value);
+  if (!r.has("preset")) {
+    n.name = "custom";
+    r.require({"gpu", "gpus_per_node", "intra_bandwidth"});
+  }
+  r.string("name", n.name);
+  if (const YamlValue* g = r.get("gpu")) n.gpu = read_gpu_value(d, *g, r.child_path("gpu"));
+  r.count("gpus_per_node", n.gpus_per_node, 1, 1024);
+  r.choice("fabric", n.fabric, fabric_names());
+  r.quantity("intra_bandwidth", n.intra_bytes_per_s, Dimension::bytes_per_s);
+  r.quantity("intra_latency", n.intra_latency_s, Dimension::seconds, Bound::non_negative);
+  r.boolean("in_switch_reduction", n.in_switch_reduction);
+  r.count("nics_per_node", n.nics_per_node, 0, 1024);
+  r.quantity("nic", n.nic_bytes_per_s, Dimension::bytes_per_s, Bound::non_negative);
+  r.quantity("pcie", n.pcie_bytes_per_s, Dimension::bytes_per_s, Bound::non_negative);
+  r.quantity("host_power", n.host_power_w, Dimension::watts, Bound::non_negative);
+  return n;
+}
+
+std::string model_to_yaml(const model::TransformerSpec& m) {
+  std::string s = "{name: " + q(m.name) + ", layers: " + std::to_string(m.layers) +
+                  ", hidden: " + std::to_string(m.hidden) + ", heads: " + std::to_string(m.heads);
+  if (m.kv_heads > 0) s += ", kv_heads: " + std::to_string(m.kv_heads);
+  if (m.ffn_hidden > 0) s += ", ffn_hidden: " + std::to_string(m.ffn_hidden);
+  s += ", vocab: " + std::to_string(m.vocab) + ", seq_len: " + std::to_string(m.seq_len);
+  s += ", mlp: " + name_of(mlp_names(), m.mlp) + ", norm: " + name_of(norm_names(), m.norm) +
+       ", position: " + name_of(position_names(), m.position);
+  s += std::string(", bias: ") + (m.bias ? "true" : "false") +
+       ", tied_embeddings: " + (m.tied_embeddings ? "true" : "false");
+  s += ", experts: " + std::to_string(m.experts) + ", top_k: " + std::to_string(m.top_k) +
+       ", capacity_factor: " + format_number(m.capacity_factor) +
+       ", expert_ffn_hidden: " + std::to_string(m.expert_ffn_hidden);
+  s += ", attention: " + name_of(attention_names(), m.attention) + ", causal: " + (m.causal ? "true" : "false");
+  return s + "}";
+}
+
+std::string gpu_to_yaml(const topo::GpuSpec& g) {
+  const auto flops = [](double x) { return q(format_quantity(x, Dimension::flops_per_s)); };
+  const auto& e = g.efficiency;
+  return "{name: " + q(g.name) + ", peak: {fp32: " + flops(g.peak.fp32) + ", tf32: " + flops(g.peak.tf32) +
+         ", fp16: " + flops(g.peak.fp16) + ", bf16: " + flops(g.peak.bf16) + ", fp8: " + flops(g.peak.fp8) +
+         ", int8: " + flops(g.peak.int8) + "}, hbm: " + q(format_quantity(g.hbm_bytes, Dimension::bytes)) +
+         ", hbm_bandwidth: " + q(format_quantity(g.hbm_bytes_per_s, Dimension::bytes_per_s)) +
+         ", nvlink: " + q(format_quantity(g.nvlink_bytes_per_s, Dimension::bytes_per_s)) +
+         ", tdp: " + q(format_quantity(g.tdp_w, Dimension::watts)) +
+         ", idle: " + q(format_quantity(g.idle_w, Dimension::watts)) +
+         ", efficiency: {matmul_peak_fraction: " + format_number(e.matmul_peak_fraction) +
+         ", matmul_half_flops: " + format_number(e.matmul_half_flops) +
+         ", memory_bandwidth_fraction: " + format_number(e.memory_bandwidth_fraction) +
+         ", kernel_overhead: " + q(format_quantity(e.kernel_overhead_s, Dimension::seconds)) +
+         ", flash_attention_peak_fraction: " + format_number(e.flash_attention_peak_fraction) +
+         ", flash_attention_half_flops: " + format_number(e.flash_attention_half_flops) + "}}";
+}
+
+std::string node_to_yaml(const topo::NodeSpec& n) {
+  return "{name: " + q(n.name) + ", gpu: " + gpu_to_yaml(n.gpu) + ", gpus_per_node: " +
+         std::to_string(n.gpus_per_node) + ", fabric: " + name_of(fabric_names(), n.fabric) +
+         ", intra_bandwidth: " + q(format_quantity(n.intra_bytes_per_s, Dimension::bytes_per_s)) +
+         ", intra_latency: " + q(format_quantity(n.intra_latency_s, Dimension::seconds)) +
+         ", in_switch_reduction: " + (n.in_switch_reduction ? "true" : "false") +
+         ", nics_per_node: " + std::to_string(n.nics_per_node) +
+         ", nic: " + q(format_quantity(n.nic_bytes_per_s, Dimension::bytes_per_s)) +
+         ", pcie: " + q(format_quantity(n.pcie_bytes_per_s, Dimension::bytes_per_s)) +
+         ", host_power: " + q(format_quantity(n.host_power_w, Dimension::watts)) + "}";
+}
+
+std::vector<std::string> preset_folders(PresetKind kind) {
+  std::vector<std::string> folders;
+  const std::string root = TRAINSIM_SOURCE_DIR;
+  folders.push_back(kind == PresetKind::model ? root + "/models/presets"
+                                              : root + "/topologies/presets/" + std::string(sub_folder(kind)));
+  if (const char* env = std::getenv("TRAINSIM_PATH")) {
+    std::string_view rest = env;
+    while (!rest.empty()) {
+      const std::size_t colon = rest.find(':');
+      const std::string_view dir = rest.substr(0, colon);
+      if (!dir.empty()) folders.push_back((fs::path(dir) / sub_folder(kind)).string());
+      if (colon == std::string_view::npos) break;
+      rest.remove_prefix(colon + 1);
+    }
+  }
+  return folders;
+}
+
+std::vector<std::string> preset_names(PresetKind kind) {
+  std::set<std::string> names;
+  for (const std::string& folder : preset_folders(kind)) {
+    std::error_code ec;
+    for (fs::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+      if (it->path().extension() == ".yaml" && valid_name(it->path().stem().string())) {
+        names.insert(it->path().stem().string());
+      }
+    }
+  }
+  return {names.begin(), names.end()};
+}
+
+std::string preset_file(PresetKind kind, const std::string& name) {
+  if (auto file = find_file(kind, name)) return *file;
+  throw InputError(unknown_message(kind, name));
+}
+
+topo::GpuSpec gpu_preset(const std::string& name) {
+  return preset_or_throw(PresetKind::gpu, name, gpu_cache, read_gpu_value);
+}
+topo::NodeSpec node_preset(const std::string& name) {
+  return preset_or_throw(PresetKind::node, name, node_cache, read_node_value);
+}
+model::TransformerSpec model_preset(const std::string& name) {
+  return preset_or_throw(PresetKind::model, name, model_cache, read_model_value);
+}
+
+topo::GpuSpec load_gpu_preset_file(const std::string& path) {
+  return load_file_or_throw<topo::GpuSpec>(path, read_gpu_value);
+}
+topo::NodeSpec load_node_preset_file(const std::string& path) {
+  return load_file_or_throw<topo::NodeSpec>(path, read_node_value);
+}
+model::TransformerSpec load_model_preset_file(const std::string& path) {
+  return load_file_or_throw<model::TransformerSpec>(path, read_model_value);
+}
+
+}  // namespace trainsim::scenario

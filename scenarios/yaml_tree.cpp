@@ -1,0 +1,480 @@
+#include "scenarios/yaml_tree.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "scenarios/loader.hpp"
+
+namespace trainsim::scenario {
+namespace {
+
+// A scenario nests four levels deep; anything past this is hostile or broken input.
+constexpr int max_depth = 32;
+// Aliases share nodes in yaml-cpp, so a "billion laughs" document is small in memory but explodes when
+// walked; the walk is bounded instead.
+constexpr std::int64_t max_nodes = 200000;
+
+std::string in_quotes(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+/// Line and column (1-based) of byte `offset` in `text`.
+std::pair<int, int> location_of(std::string_view text, std::size_t offset) {
+  int line = 1;
+  int column = 1;
+  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return {line, column};
+}
+
+/// Length of the UTF-8 sequence starting at `i`, or 0 when it is not valid UTF-8.
+std::size_t utf8_length(std::string_view s, std::size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  std::size_t n = 0;
+  if (c < 0x80) return 1;
+  if ((c & 0xE0) == 0xC0 && c >= 0xC2) n = 2;
+  else if ((c & 0xF0) == 0xE0) n = 3;
+  else if ((c & 0xF8) == 0xF0 && c <= 0xF4) n = 4;
+  else return 0;
+  if (i + n > s.size()) return 0;
+  for (std::size_t k = 1; k < n; ++k) {
+    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
+  }
+  return n;
+}
+
+/// Checks that run before yaml-cpp sees the text: it is text, and indentation has no tabs.
+bool precheck(std::string_view text, const std::shared_ptr<const std::string>& file, Diagnostics& d) {
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const std::size_t n = utf8_length(text, i);
+    if (n == 0 || (c < 0x20 && c != '\n' && c != '\r' && c != '\t') || c == 0x7F) {
+      const auto [line, column] = location_of(text, i);
+      d.add(Diagnostic{*file, line, column, "",
+                       "this is not a text file (byte 0x" +
+                           std::string(1, "0123456789abcdef"[c >> 4]) + std::string(1, "0123456789abcdef"[c & 15]) +
+                           " at offset " + std::to_string(i) + "); a scenario is YAML text in UTF-8"});
+      return false;
+    }
+    i += n;
+  }
+  bool ok = true;
+  int line = 1;
+  for (std::size_t start = 0; start < text.size();) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    for (std::size_t i = start; i < end && (text[i] == ' ' || text[i] == '\t'); ++i) {
+      if (text[i] == '\t') {
+        d.add(Diagnostic{*file, line, static_cast<int>(i - start) + 1, "",
+                         "a tab in the indentation; YAML indents with spaces only"});
+        ok = false;
+        break;
+      }
+    }
+    start = end + 1;
+    ++line;
+  }
+  return ok;
+}
+
+struct Converter {
+  Diagnostics& d;
+  std::shared_ptr<const std::string> file;
+  std::int64_t nodes = 0;
+  bool aborted = false;
+
+  void locate(YamlValue& out, const YAML::Mark& mark, int fallback_line, int fallback_column) const {
+    out.file = file;
+    if (mark.line >= 0 && !mark.is_null()) {
+      out.line = mark.line + 1;
+      out.column = mark.column + 1;
+    } else {
+      out.line = fallback_line;
+      out.column = fallback_column;
+    }
+  }
+
+  YamlValue convert(const YAML::Node& node, int depth, int fallback_line, int fallback_column) {
+    YamlValue out;
+    locate(out, node.Mark(), fallback_line, fallback_column);
+    if (aborted) return out;
+    if (++nodes > max_nodes) {
+      d.add(out, "", "the document expands to more than " + std::to_string(max_nodes) +
+                         " nodes (an alias bomb?); a scenario is much smaller");
+      aborted = true;
+      return out;
+    }
+    if (depth > max_depth) {
+      d.add(out, "", "nesting deeper than " + std::to_string(max_depth) + " levels; a scenario is much flatter");
+      aborted = true;
+      return out;
+    }
+    switch (node.Type()) {
+      case YAML::NodeType::Undefined:
+      case YAML::NodeType::Null:
+        out.kind = YamlValue::Kind::null;
+        break;
+      case YAML::NodeType::Scalar:
+        out.kind = YamlValue::Kind::scalar;
+        out.scalar = node.Scalar();
+        out.quoted = node.Tag() == "!";
+        break;
+      case YAML::NodeType::Sequence:
+        out.kind = YamlValue::Kind::sequence;
+        for (const auto& item : node) {
+          out.items.push_back(convert(item, depth + 1, out.line, out.column));
+          if (aborted) break;
+        }
+        break;
+      case YAML::NodeType::Map: {
+        out.kind = YamlValue::Kind::mapping;
+        std::map<std::string, std::pair<int, int>> seen;
+        for (const auto& pair : node) {
+          YamlValue key = convert(pair.first, depth + 1, out.line, out.column);
+          if (aborted) break;
+          if (key.kind != YamlValue::Kind::scalar) {
+            d.add(key, "", "a mapping key must be a plain word, found a " +
+                               std::string(key.kind == YamlValue::Kind::null ? "null" : "collection"));
+            continue;
+          }
+          auto [it, inserted] = seen.emplace(key.scalar, std::pair{key.line, key.column});
+          if (!inserted) {
+            d.add(key, "", "duplicate key " + in_quotes(key.scalar) + " (first given at line " +
+                               std::to_string(it->second.first) + ":" + std::to_string(it->second.second) + ")");
+            continue;
+          }
+          YamlEntry entry{key.scalar, key.line, key.column, convert(pair.second, depth + 1, key.line, key.column)};
+          out.entries.push_back(std::move(entry));
+          if (aborted) break;
+        }
+        break;
+      }
+    }
+    return out;
+  }
+};
+
+bool plain_safe(std::string_view s) {
+  if (s.empty()) return false;
+  // Characters that start or end flow/indicator syntax, or that would change the scalar's meaning.
+  static constexpr std::string_view special = "{}[],#&*!|>'\"%@`\n\r\t";
+  for (char c : s) {
+    if (special.find(c) != std::string_view::npos) return false;
+  }
+  if (s.front() == ' ' || s.back() == ' ' || s.front() == '-' || s.front() == '?' || s.front() == ':') return false;
+  if (s.find(": ") != std::string_view::npos || s.back() == ':') return false;
+  return true;
+}
+
+}  // namespace
+
+const YamlValue* YamlValue::find(std::string_view key) const {
+  for (const YamlEntry& e : entries) {
+    if (e.key == key) return &e.value;
+  }
+  return nullptr;
+}
+
+YamlValue* YamlValue::find(std::string_view key) {
+  for (YamlEntry& e : entries) {
+    if (e.key == key) return &e.value;
+  }
+  return nullptr;
+}
+
+void Diagnostics::add(const YamlValue& at, const std::string& key_path, std::string message) {
+  list_.push_back(Diagnostic{at.file ? *at.file : std::string(), at.line, at.column, key_path, std::move(message)});
+}
+
+void Diagnostics::throw_if_any() const {
+  if (list_.empty()) return;
+  std::vector<Diagnostic> sorted = list_;
+  std::stable_sort(sorted.begin(), sorted.end(), [](const Diagnostic& a, const Diagnostic& b) {
+    if (a.file != b.file) return false;  // keep files in the order their problems were found
+    return std::pair{a.line, a.column} < std::pair{b.line, b.column};
+  });
+  throw InputError(std::move(sorted));
+}
+
+std::optional<std::string> read_text_file(const std::string& path, Diagnostics& d) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (ec || !fs::exists(status)) {
+    d.add(Diagnostic{path, 0, 0, "", "no such file"});
+    return std::nullopt;
+  }
+  if (fs::is_directory(status)) {
+    d.add(Diagnostic{path, 0, 0, "", "this is a directory; expected a YAML scenario file"});
+    return std::nullopt;
+  }
+  if (!fs::is_regular_file(status)) {
+    d.add(Diagnostic{path, 0, 0, "", "this is not a regular file; expected a YAML scenario file"});
+    return std::nullopt;
+  }
+  const auto size = fs::file_size(path, ec);
+  if (!ec && size > max_scenario_bytes) {
+    d.add(Diagnostic{path, 0, 0, "", "the file is " + std::to_string(size) + " bytes; scenario and preset files are "
+                                         "limited to " + std::to_string(max_scenario_bytes) + " bytes"});
+    return std::nullopt;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    d.add(Diagnostic{path, 0, 0, "", "cannot be opened for reading"});
+    return std::nullopt;
+  }
+  std::string text;
+  text.resize(max_scenario_bytes + 1);
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > max_scenario_bytes) {
+    d.add(Diagnostic{path, 0, 0, "", "the file is larger than the limit of " + std::to_string(max_scenario_bytes) +
+                                         " bytes for scenario and preset files"});
+    return std::nullopt;
+  }
+  return text;
+}
+
+std::optional<YamlValue> parse_yaml_tree(std::string_view text, const std::string& file_label, Diagnostics& d) {
+  auto file = std::make_shared<const std::string>(file_label);
+  if (text.size() > max_scenario_bytes) {
+    d.add(Diagnostic{file_label, 0, 0, "", "the input is larger than the limit of " +
+                                               std::to_string(max_scenario_bytes) + " bytes"});
+    return std::nullopt;
+  }
+  if (!precheck(text, file, d)) return std::nullopt;
+  YAML::Node root;
+  try {
+    // Load, never LoadAll: yaml-cpp 0.7's LoadAll does not return on some inputs.
+    root = YAML::Load(std::string(text));
+  } catch (const YAML::Exception& e) {
+    const int line = e.mark.is_null() ? 0 : e.mark.line + 1;
+    const int column = e.mark.is_null() ? 0 : e.mark.column + 1;
+    d.add(Diagnostic{file_label, line, column, "", "invalid YAML: " + e.msg});
+    return std::nullopt;
+  }
+  if (!root.IsDefined() || root.IsNull()) {
+    d.add(Diagnostic{file_label, 1, 1, "", "the file is empty; a scenario needs at least model:, cluster: and training:"});
+    return std::nullopt;
+  }
+  Converter converter{d, file};
+  YamlValue tree = converter.convert(root, 0, 1, 1);
+  if (converter.aborted) return std::nullopt;
+  return tree;
+}
+
+std::string yaml_quote(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default: out += c;
+    }
+  }
+  return out + "\"";
+}
+
+std::string to_yaml_text(const YamlValue& value) {
+  switch (value.kind) {
+    case YamlValue::Kind::null: return "null";
+    case YamlValue::Kind::scalar:
+      return (!value.quoted && plain_safe(value.scalar)) ? value.scalar : yaml_quote(value.scalar);
+    case YamlValue::Kind::sequence: {
+      std::string out = "[";
+      for (std::size_t i = 0; i < value.items.size(); ++i) {
+        if (i > 0) out += ", ";
+        out += to_yaml_text(value.items[i]);
+      }
+      return out + "]";
+    }
+    case YamlValue::Kind::mapping: {
+      std::string out = "{";
+      for (std::size_t i = 0; i < value.entries.size(); ++i) {
+        if (i > 0) out += ", ";
+        out += (plain_safe(value.entries[i].key) ? value.entries[i].key : yaml_quote(value.entries[i].key)) + ": " +
+               to_yaml_text(value.entries[i].value);
+      }
+      return out + "}";
+    }
+  }
+  return "null";
+}
+
+std::string join_path(std::string_view parent, std::string_view key) {
+  if (parent.empty()) return std::string(key);
+  return std::string(parent) + "." + std::string(key);
+}
+
+namespace {
+
+std::string describe(const YamlValue& v) {
+  switch (v.kind) {
+    case YamlValue::Kind::null: return "nothing";
+    case YamlValue::Kind::scalar: return in_quotes(v.scalar);
+    case YamlValue::Kind::sequence: return "a list";
+    case YamlValue::Kind::mapping: return "a mapping";
+  }
+  return "nothing";
+}
+
+bool expect_scalar(Diagnostics& d, const YamlValue& v, const std::string& path, std::string_view what) {
+  if (v.kind == YamlValue::Kind::scalar) return true;
+  d.add(v, path, "expected " + std::string(what) + ", found " + describe(v));
+  return false;
+}
+
+}  // namespace
+
+std::optional<std::int64_t> read_count(Diagnostics& d, const YamlValue& v, const std::string& path, double min,
+                                       double max) {
+  if (!expect_scalar(d, v, path, "a whole number")) return std::nullopt;
+  const QuantityResult r = try_parse_count(v.scalar, min, max);
+  if (!r.ok()) {
+    d.add(v, path, r.error);
+    return std::nullopt;
+  }
+  return static_cast<std::int64_t>(r.value);
+}
+
+std::optional<double> read_number(Diagnostics& d, const YamlValue& v, const std::string& path, double min,
+                                  double max) {
+  if (!expect_scalar(d, v, path, "a number")) return std::nullopt;
+  const QuantityResult r = try_parse_number(v.scalar, min, max);
+  if (!r.ok()) {
+    d.add(v, path, r.error);
+    return std::nullopt;
+  }
+  return r.value;
+}
+
+std::optional<double> read_quantity(Diagnostics& d, const YamlValue& v, const std::string& path, Dimension dim,
+                                    Bound bound) {
+  if (!expect_scalar(d, v, path, expected_unit(dim))) return std::nullopt;
+  const QuantityResult r = try_parse_quantity(v.scalar, dim, bound);
+  if (!r.ok()) {
+    d.add(v, path, r.error);
+    return std::nullopt;
+  }
+  return r.value;
+}
+
+std::optional<bool> read_bool(Diagnostics& d, const YamlValue& v, const std::string& path) {
+  if (!expect_scalar(d, v, path, "true or false")) return std::nullopt;
+  if (v.scalar == "true") return true;
+  if (v.scalar == "false") return false;
+  d.add(v, path, "expected true or false, found " + in_quotes(v.scalar));
+  return std::nullopt;
+}
+
+std::optional<std::string> read_string(Diagnostics& d, const YamlValue& v, const std::string& path) {
+  if (!expect_scalar(d, v, path, "a string")) return std::nullopt;
+  return v.scalar;
+}
+
+std::optional<std::size_t> read_choice(Diagnostics& d, const YamlValue& v, const std::string& path,
+                                       const std::vector<std::string>& choices) {
+  std::string list;
+  for (const auto& c : choices) list += (list.empty() ? "" : ", ") + c;
+  if (!expect_scalar(d, v, path, "one of " + list)) return std::nullopt;
+  for (std::size_t i = 0; i < choices.size(); ++i) {
+    if (choices[i] == v.scalar) return i;
+  }
+  std::string message = "unknown value " + in_quotes(v.scalar);
+  const std::string suggestion = closest_match(v.scalar, choices);
+  if (!suggestion.empty()) message += " (did you mean " + in_quotes(suggestion) + "?)";
+  d.add(v, path, message + "; expected one of " + list);
+  return std::nullopt;
+}
+
+MapReader::MapReader(Diagnostics& d, const YamlValue& node, std::string path, std::vector<std::string> allowed)
+    : d_(d), node_(node), path_(std::move(path)) {
+  if (node.kind != YamlValue::Kind::mapping) {
+    d.add(node, path_, "expected a mapping of keys, found " + describe(node));
+    return;
+  }
+  valid_ = true;
+  for (const YamlEntry& e : node.entries) {
+    if (std::find(allowed.begin(), allowed.end(), e.key) != allowed.end()) continue;
+    std::string message = "unknown key " + in_quotes(e.key);
+    const std::string suggestion = closest_match(e.key, allowed);
+    if (!suggestion.empty()) {
+      message += " (did you mean " + in_quotes(suggestion) + "?)";
+    } else {
+      std::string list;
+      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+      message += "; known keys here: " + list;
+    }
+    d.add(Diagnostic{node.file ? *node.file : "", e.key_line, e.key_column, join_path(path_, e.key), message});
+  }
+}
+
+const YamlValue* MapReader::get(std::string_view key) const {
+  if (!valid_) return nullptr;
+  const YamlValue* v = node_.find(key);
+  return v;
+}
+
+std::string MapReader::child_path(std::string_view key) const { return join_path(path_, key); }
+
+bool MapReader::require(std::initializer_list<std::string_view> keys) {
+  if (!valid_) return false;
+  bool all = true;
+  for (std::string_view key : keys) {
+    if (!has(key)) {
+      d_.add(node_, child_path(key), "missing key " + in_quotes(key));
+      all = false;
+    }
+  }
+  return all;
+}
+
+void MapReader::number(std::string_view key, double& out, double min, double max) {
+  if (const YamlValue* v = get(key)) {
+    if (auto r = read_number(d_, *v, child_path(key), min, max)) out = *r;
+  }
+}
+
+void MapReader::number(std::string_view key, std::optional<double>& out, double min, double max) {
+  if (const YamlValue* v = get(key)) {
+    if (auto r = read_number(d_, *v, child_path(key), min, max)) out = *r;
+  }
+}
+
+void MapReader::quantity(std::string_view key, double& out, Dimension dim, Bound bound) {
+  if (const YamlValue* v = get(key)) {
+    if (auto r = read_quantity(d_, *v, child_path(key), dim, bound)) out = *r;
+  }
+}
+
+void MapReader::quantity(std::string_view key, std::optional<double>& out, Dimension dim, Bound bound) {
+  if (const YamlValue* v = get(key)) {
+    if (auto r = read_quantity(d_, *v, child_path(key), dim, bound)) out = *r;
+  }
+}
+
+void MapReader::boolean(std::string_view key, bool& out) {
+  if (const YamlValue* v = get(key)) {
+    if (auto r = read_bool(d_, *v, child_path(key))) out = *r;
+  }
+}
+
+void MapReader::string(std::string_view key, std::string& out) {
+  if (const YamlValue* v = get(key)) {
+    if (auto r = read_string(d_, *v, child_path(key))) out = *r;
+  }
+}
+
+}  // namespace trainsim::scenario
