@@ -1,0 +1,329 @@
+#include "models/analytic_step.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string_view>
+
+#include "models/layer_ops.hpp"
+#include "models/memory.hpp"
+#include "models/optimizer.hpp"
+#include "models/shard.hpp"
+#include "sim/error.hpp"
+#include "topologies/collective_cost.hpp"
+#include "topologies/placement.hpp"
+
+namespace trainsim::model {
+
+namespace {
+
+// Bucket counts above this are merged: per-bucket latency is then < 1% of a bucket and the event graph
+// stays small. Megatron's own default (40 MB) gives ~70 buckets per stage for GPT-3 on 128-way model
+// parallelism.
+constexpr int kMaxBuckets = 128;
+
+/// The communicator groups of the representative GPU (rank 0 of the placement).
+struct Groups {
+  topo::CommGroup tp, cp, ep, dp, pp, p2p;
+};
+
+Groups communicator_groups(const ParallelPlan& plan, const topo::ClusterSpec& cluster) {
+  std::vector<std::int64_t> sizes;
+  std::vector<ParallelAxis> axes = plan.order;
+  for (ParallelAxis a : {ParallelAxis::tp, ParallelAxis::cp, ParallelAxis::ep, ParallelAxis::pp, ParallelAxis::dp}) {
+    if (std::find(axes.begin(), axes.end(), a) == axes.end()) axes.push_back(a);
+  }
+  for (ParallelAxis a : axes) {
+    switch (a) {
+      case ParallelAxis::tp: sizes.push_back(plan.tp); break;
+      case ParallelAxis::cp: sizes.push_back(plan.cp); break;
+      case ParallelAxis::ep: sizes.push_back(plan.ep); break;
+      case ParallelAxis::pp: sizes.push_back(plan.pp); break;
+      case ParallelAxis::dp: sizes.push_back(plan.dp); break;
+    }
+  }
+  const topo::Placement placement(sizes, cluster);
+  auto group = [&](ParallelAxis a) {
+    const auto i = static_cast<std::size_t>(std::find(axes.begin(), axes.end(), a) - axes.begin());
+    return placement.group(i, 0);
+  };
+  Groups g{group(ParallelAxis::tp), group(ParallelAxis::cp), group(ParallelAxis::ep), group(ParallelAxis::dp),
+           group(ParallelAxis::pp), {}};
+  // Consecutive pipeline stages: two ranks, on one node or on two (then sharing the NICs with the other
+  // pipelines that send at the same moment, as the pp group's NIC sharing says).
+  const bool crosses = g.pp.crosses_nodes();
+  g.p2p = topo::CommGroup{2, crosses ? 1 : 2, crosses ? 2 : 1, g.pp.crosses_leaf() ? 2 : 1,
+                          crosses ? g.pp.groups_sharing_nics : 1};
+  return g;
+}
+
+topo::CollectiveOp to_topo(Collective c) {
+  switch (c) {
+    case Collective::all_reduce: return topo::CollectiveOp::all_reduce;
+    case Collective::reduce_scatter: return topo::CollectiveOp::reduce_scatter;
+    case Collective::all_gather: return topo::CollectiveOp::all_gather;
+    case Collective::all_to_all: return topo::CollectiveOp::all_to_all;
+    case Collective::ring_exchange: return topo::CollectiveOp::send_recv;
+  }
+  return topo::CollectiveOp::all_reduce;
+}
+
+// A weight-gradient kernel (ZB-H1's W): the wgrad of a parameter matmul. The attention core's qk/av
+// "wgrad" kernels are activation gradients and stay in B.
+bool is_weight_grad(std::string_view name) {
+  return name.ends_with(".wgrad") && !name.starts_with("qk.") && !name.starts_with("av.") &&
+         !name.starts_with("recompute.");
+}
+
+struct OpsTime {
+  double compute = 0;
+  double comm = 0;
+  double weight = 0;
+};
+
+OpsTime time_ops(const std::vector<LayerOp>& ops, const StepInput& in, const Groups& g) {
+  OpsTime t;
+  const auto& gpu = in.cluster.node.gpu;
+  double hideable = 0;  // an overlappable collective waiting for the kernel it runs under
+  for (const LayerOp& op : ops) {
+    if (!op.communication) {
+      const double k = kernel_time(op.kernel, gpu, in.training.precision);
+      t.compute += k;
+      if (is_weight_grad(op.name)) t.weight += k;
+      if (hideable > 0) {
+        t.comm += std::max(0.0, hideable - k);
+        hideable = 0;
+      }
+      continue;
+    }
+    const topo::CommGroup& group = op.comm.group == CommGroup::tp ? g.tp : op.comm.group == CommGroup::cp ? g.cp : g.ep;
+    const double c = topo::collective_time(to_topo(op.comm.collective), op.comm.bytes,
+                                           op.comm.collective == Collective::ring_exchange ? g.p2p : group,
+                                           in.cluster) *
+                     op.comm.steps;
+    if (op.comm.overlappable) {
+      hideable += c;
+    } else {
+      t.comm += c;
+    }
+  }
+  t.comm += hideable;
+  return t;
+}
+
+void add(PassCost& pass, const LayerOps& ops, double times, const StepInput& in, const Groups& g) {
+  const OpsTime f = time_ops(ops.forward, in, g);
+  const OpsTime b = time_ops(ops.backward, in, g);
+  pass.forward_compute += times * f.compute;
+  pass.forward_comm += times * f.comm;
+  pass.backward_compute += times * b.compute;
+  pass.backward_comm += times * b.comm;
+  pass.weight_compute += times * b.weight;
+}
+
+}  // namespace
+
+StepCosts step_costs(const StepInput& in, const StepPlan& plan) {
+  TRAINSIM_CHECK(plan.feasible, "step_costs needs a feasible plan");
+  const ParallelPlan& pl = in.plan;
+  const Groups g = communicator_groups(pl, in.cluster);
+  const Shard shard = shard_of(pl, in.training.precision);
+  const int p = plan.pp;
+  const int v = plan.virtual_stages;
+  const int nvs = p * v;
+  StepCosts out;
+  out.passes.assign(static_cast<std::size_t>(nvs), PassCost{});
+
+  const bool generic = !in.model.generic_layers.empty();
+  if (generic) {
+    for (int vs = 0; vs < nvs; ++vs) {
+      const int first = plan.first_layer_of(vs);
+      for (int l = first; l < first + plan.chunk_layers[static_cast<std::size_t>(vs)]; ++l) {
+        add(out.passes[static_cast<std::size_t>(vs)],
+            generic_layer_ops(in.model.generic_layers[static_cast<std::size_t>(l)], shard), 1.0, in, g);
+      }
+    }
+  } else {
+    // Transformer layers are identical: price one, scale by the layer count of each virtual stage.
+    PassCost one;
+    add(one, transformer_layer_ops(in.model, shard), 1.0, in, g);
+    for (int vs = 0; vs < nvs; ++vs) {
+      const double n = plan.chunk_layers[static_cast<std::size_t>(vs)];
+      PassCost& pc = out.passes[static_cast<std::size_t>(vs)];
+      pc.forward_compute = n * one.forward_compute;
+      pc.forward_comm = n * one.forward_comm;
+      pc.backward_compute = n * one.backward_compute;
+      pc.backward_comm = n * one.backward_comm;
+      pc.weight_compute = n * one.weight_compute;
+    }
+    add(out.passes.front(), embedding_ops(in.model, shard), 1.0, in, g);
+    add(out.passes.back(), head_ops(in.model, shard), 1.0, in, g);
+  }
+
+  // Activations handed between stages: Megatron scatters them over the tp ranks (sequence parallel) so
+  // each rank sends 1/tp.
+  const double tokens = static_cast<double>(pl.micro_batch) * static_cast<double>(in.model.seq_len) / pl.cp;
+  const double width = generic ? 0.0 : static_cast<double>(in.model.hidden);
+  out.p2p_bytes = p > 1 ? tokens * width * topo::bytes_per_element(in.training.precision) /
+                              (pl.sequence_parallel ? pl.tp : 1)
+                        : 0.0;
+  out.p2p_s = p > 1 ? topo::collective_time(topo::CollectiveOp::send_recv, out.p2p_bytes, g.p2p, in.cluster) : 0.0;
+
+  // Data parallelism and the optimizer, per pipeline rank (the layer split of the plan, not memory's own).
+  ParallelPlan split = pl;
+  split.stage_layers = plan.stage_layers;
+  const OptimizerSpec& opt = in.training.optimizer;
+  const double grad_elem = topo::bytes_per_element(gradient_precision(opt, in.training.precision));
+  const double weight_elem = topo::bytes_per_element(weight_storage_precision(in.training.precision));
+  const double shard_degree = static_cast<double>(pl.dp) * pl.cp;
+  const auto m = static_cast<double>(plan.micro_batches);
+  const auto& gpu = in.cluster.node.gpu;
+  out.stages.assign(static_cast<std::size_t>(p), StageCost{});
+  for (int s = 0; s < p; ++s) {
+    StageCost& sc = out.stages[static_cast<std::size_t>(s)];
+    const auto tensors = stage_parameter_tensors(in.model, split, s);
+    for (const auto& t : tensors) sc.params += t.elements();
+    sc.grad_bytes = sc.params * grad_elem;
+    sc.weight_bytes = sc.params * weight_elem;
+    if (pl.zero < 3) {
+      const double want = std::ceil(sc.grad_bytes / std::max(pl.bucket_bytes, 1.0));
+      sc.buckets = static_cast<int>(std::clamp(want, 1.0, static_cast<double>(kMaxBuckets)));
+      const auto op = pl.zero == 0 ? topo::CollectiveOp::all_reduce : topo::CollectiveOp::reduce_scatter;
+      sc.bucket_s = topo::collective_time(op, sc.grad_bytes / sc.buckets, g.dp, in.cluster);
+      sc.dp_bytes_per_step = pl.dp > 1 ? sc.grad_bytes : 0.0;
+      if (pl.zero >= 1) {
+        sc.param_gather_s = topo::collective_time(topo::CollectiveOp::all_gather, sc.weight_bytes, g.dp, in.cluster);
+        sc.dp_bytes_per_step += pl.dp > 1 ? sc.weight_bytes : 0.0;
+      }
+    } else {
+      sc.buckets = 0;
+      sc.zero3_gather_s = topo::collective_time(topo::CollectiveOp::all_gather, sc.weight_bytes, g.dp, in.cluster);
+      sc.zero3_reduce_s = topo::collective_time(topo::CollectiveOp::reduce_scatter, sc.grad_bytes, g.dp, in.cluster);
+      // Gathered before every forward and every backward pass, gradients reduce-scattered after every
+      // backward (FSDP reshards after each pass; no gradient accumulation in full precision).
+      sc.dp_bytes_per_step = pl.dp > 1 ? m * (2.0 * sc.weight_bytes + sc.grad_bytes) : 0.0;
+    }
+    const OptimizerCost oc = optimizer_cost(opt, in.training.precision, tensors);
+    const double opt_shard = pl.zero >= 1 ? shard_degree : 1.0;
+    sc.optimizer_s = kernel_time(KernelCost{OpKind::memory_bound, oc.elementwise_flops / opt_shard,
+                                            oc.bytes_moved / opt_shard, 0, 0},
+                                 gpu, Precision::fp32);
+    if (oc.matmul_flops > 0) {
+      sc.optimizer_s += kernel_time(KernelCost{OpKind::matmul, oc.matmul_flops, 0, 0, 0}, gpu, in.training.precision);
+    }
+    if (opt.grad_clipping || oc.reduction_values > 0) {
+      // Local partial norms, then one small fp32 all-reduce over each axis the gradients are spread on.
+      const double bytes = 4.0 * std::max(1.0, oc.reduction_values / opt_shard);
+      for (const topo::CommGroup* grp : {&g.tp, &g.pp, &g.dp}) {
+        sc.grad_norm_s += topo::collective_time(topo::CollectiveOp::all_reduce, bytes, *grp, in.cluster);
+      }
+    }
+  }
+  return out;
+}
+
+PassTimes pass_times(const StepCosts& costs) {
+  PassTimes t;
+  t.p2p_s = costs.p2p_s;
+  for (const PassCost& pc : costs.passes) {
+    t.forward.push_back(pc.forward());
+    t.backward.push_back(pc.backward());
+    t.weight.push_back(pc.weight_compute);
+  }
+  return t;
+}
+
+StepTiming analytic_step(const StepInput& in, const StepPlan& plan, const StepCosts& costs) {
+  const ParallelPlan& pl = in.plan;
+  const int p = plan.pp;
+  const int v = plan.virtual_stages;
+  const auto m = static_cast<int>(plan.micro_batches);
+  const PipelineOrder order = pipeline_schedule(pl.schedule, p, m, v);
+
+  // ZeRO-3: each pass waits for its weights; gathers are prefetched one pass ahead on the dp stream, so a
+  // pass is lengthened only by what its dp traffic exceeds its own compute (and the very first gather).
+  PassTimes times = pass_times(costs);
+  std::vector<double> zero3_exposed(static_cast<std::size_t>(p), 0.0);  // per rank, within the replay
+  std::vector<double> first_gather(static_cast<std::size_t>(p), 0.0);   // per rank, before its first pass
+  if (pl.zero == 3 && pl.dp > 1) {
+    for (int vs = 0; vs < p * v; ++vs) {
+      const int s = vs % p;
+      const StageCost& sc = costs.stages[static_cast<std::size_t>(s)];
+      const double share = static_cast<double>(plan.chunk_layers[static_cast<std::size_t>(vs)]) /
+                           plan.stage_layers[static_cast<std::size_t>(s)];
+      const PassCost& pc = costs.passes[static_cast<std::size_t>(vs)];
+      const double f = std::max(0.0, share * sc.zero3_gather_s - pc.forward());
+      const double b = std::max(0.0, share * (sc.zero3_gather_s + sc.zero3_reduce_s) - pc.backward());
+      times.forward[static_cast<std::size_t>(vs)] += f;
+      times.backward[static_cast<std::size_t>(vs)] += b;
+      zero3_exposed[static_cast<std::size_t>(s)] += m * (f + b);
+      if (vs == s) first_gather[static_cast<std::size_t>(s)] = share * sc.zero3_gather_s;
+    }
+  }
+  const ScheduleTimeline tl = time_schedule(order, p, m, v, times);
+
+  StepTiming out;
+  std::vector<double> finish(static_cast<std::size_t>(p), 0.0);
+  std::vector<double> dp_tail(static_cast<std::size_t>(p), 0.0);
+  for (int s = 0; s < p; ++s) {
+    const StageCost& sc = costs.stages[static_cast<std::size_t>(s)];
+    const double end = tl.rank_end[static_cast<std::size_t>(s)] + first_gather[static_cast<std::size_t>(s)];
+    // Gradient buckets: each chunk's share of the buckets becomes ready evenly over its last backward;
+    // the dp stream reduces them in order of readiness.
+    double dp_free = 0;
+    if (pl.zero < 3 && sc.bucket_s > 0) {
+      std::vector<int> chunks(static_cast<std::size_t>(v));
+      for (int c = 0; c < v; ++c) chunks[static_cast<std::size_t>(c)] = c;
+      auto vs_of = [&](int c) { return static_cast<std::size_t>(c * p + s); };
+      std::sort(chunks.begin(), chunks.end(), [&](int a, int b) { return tl.grads_ready[vs_of(a)] < tl.grads_ready[vs_of(b)]; });
+      for (int c : chunks) {
+        const int nb = std::max(1, static_cast<int>(std::lround(
+                                       static_cast<double>(sc.buckets) * plan.chunk_layers[vs_of(c)] /
+                                       plan.stage_layers[static_cast<std::size_t>(s)])));
+        const double from = tl.grads_from[vs_of(c)];
+        const double ready = tl.grads_ready[vs_of(c)];
+        const double chunk_total = sc.bucket_s * sc.buckets * plan.chunk_layers[vs_of(c)] /
+                                   plan.stage_layers[static_cast<std::size_t>(s)];
+        const double each = chunk_total / nb;
+        for (int i = 0; i < nb; ++i) {
+          const double available = pl.overlap_grad_reduce ? from + (ready - from) * (i + 1) / nb
+                                                          : tl.rank_end[static_cast<std::size_t>(s)];
+          dp_free = std::max(dp_free, available) + each;
+        }
+      }
+    }
+    const double reduced = std::max(end, dp_free);
+    dp_tail[static_cast<std::size_t>(s)] = reduced - end;
+    finish[static_cast<std::size_t>(s)] = reduced + sc.grad_norm_s + sc.optimizer_s + sc.param_gather_s;
+  }
+  const int crit = static_cast<int>(std::max_element(finish.begin(), finish.end()) - finish.begin());
+  const auto cs = static_cast<std::size_t>(crit);
+  out.critical_stage = crit;
+  out.iteration_time = finish[cs];
+
+  TimeBreakdown& tb = out.time;
+  for (int c = 0; c < v; ++c) {
+    const PassCost& pc = costs.passes[static_cast<std::size_t>(c * p + crit)];
+    tb.compute += m * (pc.forward_compute + pc.backward_compute);
+    tb.exposed_tp_comm += m * (pc.forward_comm + pc.backward_comm);
+  }
+  const StageCost& sc = costs.stages[cs];
+  tb.exposed_dp_comm = zero3_exposed[cs] + first_gather[cs] + dp_tail[cs] + sc.param_gather_s;
+  tb.optimizer = sc.optimizer_s + sc.grad_norm_s;
+  // Pipeline hand-overs: what they add to this rank's end, measured against the same schedule without them.
+  if (costs.p2p_s > 0) {
+    PassTimes no_p2p = times;
+    no_p2p.p2p_s = 0;
+    const double without = time_schedule(order, p, m, v, no_p2p).rank_end[cs];
+    tb.exposed_pp_comm = std::max(0.0, tl.rank_end[cs] - without);
+  }
+  tb.bubble = out.iteration_time - (tb.compute + tb.exposed_tp_comm + tb.exposed_dp_comm + tb.exposed_pp_comm +
+                                    tb.optimizer);
+  if (tb.bubble < 0) {  // rounding only: the parts above are each a lower bound of the rank's time
+    tb.exposed_pp_comm = std::max(0.0, tb.exposed_pp_comm + tb.bubble);
+    tb.bubble = 0;
+  }
+  out.bubble_fraction = out.iteration_time > 0 ? tb.bubble / out.iteration_time : 0.0;
+  return out;
+}
+
+}  // namespace trainsim::model

@@ -1,0 +1,48 @@
+#pragma once
+// The event-driven fidelity: one training step lowered to a task graph (sim::Dag) and run on the engine.
+//
+// Streams: every simulated GPU has four lanes — "compute", "tp comm", "pp comm", "dp comm" — each a FIFO
+// serial resource, so communication on one overlaps compute on another only where the dependencies allow.
+// Per GPU, in the pipeline schedule's order (pipeline_schedule.hpp), each pass of a micro-batch through a
+// virtual stage is a compute task followed by its blocking tensor-parallel collectives (tp comm), then a
+// send to the next (or previous) stage on pp comm that the receiving pass waits for. Gradients of the last
+// micro-batch's backward of each chunk are reduced in buckets on dp comm while that backward runs
+// (overlap_grad_reduce; otherwise after the last pass); ZeRO-3 gathers each pass's weights on dp comm one
+// pass ahead and reduce-scatters its gradients after it; then the gradient-norm all-reduce, the optimizer
+// update on compute, and (ZeRO 1–2) the all-gather of the updated weights.
+//
+// Symmetric collapse (default): one GPU per pipeline rank is simulated — one tensor-parallel rank of one
+// data-parallel replica; collectives are costed for the real groups on the real topology
+// (analytic_step.hpp's step_costs). With full_cluster every GPU (dp·cp·ep·tp·pp) gets its own lanes and
+// each collective waits for all members of its group (a join) before running on each member; on a
+// symmetric layout both give the same step time (a permanent test).
+#include <cstdint>
+#include <vector>
+
+#include "models/analytic_step.hpp"
+#include "sim/dag.hpp"
+#include "sim/trace.hpp"
+
+namespace trainsim::model {
+
+/// A lowered step and the tasks needed to read its result.
+struct StepGraph {
+  sim::Dag dag;
+  int instances = 1;                          ///< simulated copies of the pipeline (1 when collapsed)
+  /// Per pipeline rank (of instance 0): the last task of its last pass, the grad-norm task, the
+  /// optimizer task and the final task of the step.
+  std::vector<sim::TaskId> last_pass, grad_norm, optimizer, final_task;
+};
+
+/// Builds the graph. Precondition: plan.feasible. full_cluster: see the file comment (refuses, with
+/// InputError, more than 4,096 GPUs).
+[[nodiscard]] StepGraph lower_step(const StepInput& input, const StepPlan& plan, const StepCosts& costs,
+                                   bool full_cluster = false);
+
+/// Runs the graph on a fresh engine; `sink` (optional) receives every task (Chrome trace: a process per
+/// stage or GPU, a thread per stream). The breakdown's pipeline-communication and ZeRO-3 parts, which an
+/// event run cannot tell apart from waiting, are taken from the analytic model of the same costs.
+[[nodiscard]] StepTiming run_step_graph(const StepGraph& graph, const StepInput& input, const StepPlan& plan,
+                                        const StepCosts& costs, sim::TraceSink* sink = nullptr);
+
+}  // namespace trainsim::model

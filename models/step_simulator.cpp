@@ -1,0 +1,95 @@
+#include "models/step_simulator.hpp"
+
+#include <fstream>
+#include <string>
+
+#include "models/analytic_step.hpp"
+#include "models/flops.hpp"
+#include "models/memory.hpp"
+#include "models/parameters.hpp"
+#include "models/step_lowering.hpp"
+#include "models/step_plan.hpp"
+#include "sim/error.hpp"
+#include "sim/trace.hpp"
+
+namespace trainsim::model {
+
+const char* to_string(Fidelity f) { return f == Fidelity::analytic ? "analytic" : "event"; }
+
+Fidelity parse_fidelity(std::string_view text) {
+  if (text == "analytic") return Fidelity::analytic;
+  if (text == "event") return Fidelity::event;
+  throw InputError("fidelity must be 'analytic' or 'event', not '" + std::string(text) + "'");
+}
+
+StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptions& options) {
+  StepReport r;
+  r.gpus = in.cluster.total_gpus();
+  r.memory_capacity = in.cluster.node.gpu.hbm_bytes;
+  r.parameters = parameter_count(in.model);
+  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+  if (!plan.feasible) {
+    r.feasible = false;
+    r.fits = false;
+    r.reason = plan.reason;
+    return r;
+  }
+  const auto sequences = static_cast<double>(in.training.global_batch);
+  r.micro_batches = plan.micro_batches;
+  r.model_flops_per_step = model_flops_per_step(in.model, sequences);
+  r.hardware_flops_per_step = hardware_flops_per_step(in.model, sequences, in.plan.recompute);
+
+  // Memory with the same layer split as the time model.
+  ParallelPlan split = in.plan;
+  split.stage_layers = plan.stage_layers;
+  MemoryOptions mo;
+  mo.headroom_fraction = in.memory_headroom;
+  const MemoryEstimate mem = estimate_memory(in.model, split, in.training, in.cluster.node.gpu, mo);
+  r.memory = mem.memory;
+  r.memory_per_gpu = mem.per_gpu;
+  r.fits = mem.fits;
+  if (!mem.fits) r.reason = mem.reason;  // the time is still reported: it is what the layout would take
+
+  const StepCosts costs = step_costs(in, plan);
+  StepTiming t;
+  if (fidelity == Fidelity::analytic) {
+    t = analytic_step(in, plan, costs);
+  } else {
+    const StepGraph graph = lower_step(in, plan, costs, options.full_cluster);
+    if (options.trace_path.empty()) {
+      t = run_step_graph(graph, in, plan, costs);
+    } else {
+      sim::ChromeTraceWriter writer;
+      t = run_step_graph(graph, in, plan, costs, &writer);
+      // Memory held by each simulated stage at its peak, as a counter track beside its streams.
+      for (std::size_t s = 0; s < mem.stages.size(); ++s) {
+        const std::string lane = (options.full_cluster ? "gpu " : "stage ") + std::to_string(s) + " / compute";
+        writer.counter(lane, "memory_bytes", sim::Time::zero(), mem.stages[s].memory.total());
+      }
+      writer.add_metadata("fidelity", to_string(fidelity));
+      std::ofstream out(options.trace_path);
+      if (!out) throw InputError("cannot write the trace to '" + options.trace_path + "'");
+      writer.write(out);
+    }
+  }
+  r.iteration_time = t.iteration_time;
+  r.time = t.time;
+  r.bubble_fraction = t.bubble_fraction;
+  const double tokens_per_sequence =
+      in.model.generic_layers.empty() ? static_cast<double>(in.model.seq_len) : 1.0;
+  const double gpus = static_cast<double>(r.gpus);
+  if (r.iteration_time > 0) {
+    r.tokens_per_s = sequences * tokens_per_sequence / r.iteration_time;
+    r.tokens_per_s_per_gpu = r.tokens_per_s / gpus;
+    r.model_tflops_per_gpu = r.model_flops_per_step / r.iteration_time / gpus / 1e12;
+    r.hardware_tflops_per_gpu = r.hardware_flops_per_step / r.iteration_time / gpus / 1e12;
+    const double peak = in.cluster.node.gpu.peak.at(in.training.precision);
+    if (peak > 0) {
+      r.mfu = r.model_tflops_per_gpu * 1e12 / peak;
+      r.hfu = r.hardware_tflops_per_gpu * 1e12 / peak;
+    }
+  }
+  return r;
+}
+
+}  // namespace trainsim::model
