@@ -1,0 +1,532 @@
+// Cluster graph construction and routing. Devices and links live in flat arrays (a directed link is 24
+// bytes) with a CSR index of out-links sorted by target, so a 100k-GPU fat-tree fits in tens of MB and a
+// link between two devices is a binary search. Fat-trees are routed from their structure (which leaf, which
+// spine) because a BFS per destination over ~1 M links is too slow for a ring over 100k GPUs; every other
+// fabric uses Boost.Graph's breadth-first search from the destination, memoised per destination.
+#include "topologies/cluster_graph.hpp"
+
+#include <algorithm>
+#include <boost/graph/breadth_first_search.hpp>
+#include <boost/graph/compressed_sparse_row_graph.hpp>
+#include <boost/graph/visitors.hpp>
+#include <cmath>
+#include <limits>
+#include <ostream>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+#include "sim/error.hpp"
+#include "topologies/collective_cost.hpp"
+
+namespace trainsim::topo {
+namespace {
+
+constexpr DeviceId kNone = std::numeric_limits<DeviceId>::max();
+
+/// Endpoint hash for ECMP (splitmix64 finaliser): well mixed, platform independent.
+std::uint64_t pair_hash(DeviceId a, DeviceId b) {
+  std::uint64_t x = (static_cast<std::uint64_t>(a) << 32) ^ b;
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+/// Torus dimensions: the given ones, or as square (cube) as possible.
+std::vector<std::int64_t> torus_shape(const ClusterSpec& c, int dims) {
+  std::vector<std::int64_t> shape;
+  if (!c.network.torus_dims.empty()) {
+    std::int64_t product = 1;
+    for (int d : c.network.torus_dims) {
+      if (d < 1) throw InputError("cluster.network.torus_dims: every dimension must be >= 1");
+      shape.push_back(d);
+      product *= d;
+    }
+    if (product != c.nodes) {
+      throw InputError("cluster.network.torus_dims: product " + std::to_string(product) + " != " +
+                       std::to_string(c.nodes) + " nodes");
+    }
+    return shape;
+  }
+  std::int64_t rest = c.nodes;
+  for (int d = dims; d > 1; --d) {
+    auto k = static_cast<std::int64_t>(std::floor(std::pow(static_cast<double>(rest), 1.0 / d) + 1e-9));
+    while (k > 1 && rest % k != 0) --k;
+    shape.push_back(std::max<std::int64_t>(k, 1));
+    rest /= std::max<std::int64_t>(k, 1);
+  }
+  shape.push_back(rest);
+  return shape;
+}
+
+}  // namespace
+
+std::string_view to_string(DeviceKind kind) {
+  switch (kind) {
+    case DeviceKind::gpu: return "gpu";
+    case DeviceKind::nvswitch: return "nvswitch";
+    case DeviceKind::pcie_switch: return "pcie_switch";
+    case DeviceKind::nic: return "nic";
+    case DeviceKind::leaf: return "leaf";
+    case DeviceKind::spine: return "spine";
+    case DeviceKind::core: return "core";
+    case DeviceKind::router: return "router";
+    case DeviceKind::storage: return "storage";
+  }
+  return "gpu";
+}
+
+struct ClusterGraph::Impl {
+  ClusterSpec spec;
+  std::vector<Device> devices;
+  std::vector<Link> links;
+  std::vector<std::uint32_t> out_offset;  // CSR: out-links of device d are out_links[out_offset[d] .. d+1)
+  std::vector<LinkIndex> out_links;       // sorted by target within a device
+
+  std::int64_t gpn = 1;          // GPUs per node
+  std::int64_t nics = 0;         // NICs per node
+  std::int64_t per_node = 0;     // devices per node
+  bool intra_switch = false;     // NVSwitch or PCIe switch present
+  bool torus = false;
+  bool structural = false;       // fat-tree: routed from structure
+  bool three_tier = false;
+  std::int64_t down = 1, up = 0;
+  std::int64_t leaf_groups = 1;  // leaves per rail (rail-optimized) or in all (otherwise)
+  std::int64_t nodes_per_leaf = 1;
+  bool rails = false;
+  std::int64_t leaf_count = 0;
+  std::int64_t pod_leaves = 1, pods = 1, cores_per_group = 0;
+  DeviceId first_leaf = kNone, first_spine = kNone, first_core = kNone;
+  DeviceId storage = kNone;
+  double port_bytes_per_s = 0;
+  double bisection = 0;
+  int diameter = 0;
+
+  mutable std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::uint32_t>> memo;
+  mutable std::vector<LinkIndex> route_store;
+  mutable std::unordered_map<DeviceId, std::vector<std::int32_t>> distances;  // BFS per destination
+
+  DeviceId add_device(DeviceKind kind, std::int64_t node, std::int64_t index) {
+    devices.push_back({kind, node, index});
+    return static_cast<DeviceId>(devices.size() - 1);
+  }
+  void add_pair(DeviceId a, DeviceId b, double bw, double lat_ab, double lat_ba) {
+    links.push_back({a, b, bw, lat_ab});
+    links.push_back({b, a, bw, lat_ba});
+  }
+  [[nodiscard]] DeviceId gpu_id(std::int64_t node, std::int64_t local) const {
+    return static_cast<DeviceId>(node * per_node + local);
+  }
+  [[nodiscard]] DeviceId intra_switch_id(std::int64_t node) const {
+    return static_cast<DeviceId>(node * per_node + gpn);
+  }
+  [[nodiscard]] DeviceId nic_id(std::int64_t node, std::int64_t nic) const {
+    return static_cast<DeviceId>(node * per_node + gpn + (intra_switch ? 1 : 0) + nic);
+  }
+  [[nodiscard]] DeviceId router_id(std::int64_t node) const {
+    return static_cast<DeviceId>(node * per_node + per_node - 1);
+  }
+  [[nodiscard]] std::int64_t nic_of_gpu(std::int64_t local) const { return local * nics / gpn; }
+  [[nodiscard]] std::int64_t leaf_index(std::int64_t node, std::int64_t nic) const {
+    return rails ? nic * leaf_groups + node / nodes_per_leaf : node / nodes_per_leaf;
+  }
+  [[nodiscard]] DeviceId leaf_id(std::int64_t leaf) const { return static_cast<DeviceId>(first_leaf + leaf); }
+  [[nodiscard]] DeviceId spine_id(std::int64_t pod, std::int64_t s) const {
+    return static_cast<DeviceId>(first_spine + pod * up + s);
+  }
+
+  void finish_index() {
+    out_offset.assign(devices.size() + 1, 0);
+    for (const Link& l : links) ++out_offset[l.from + 1];
+    for (std::size_t d = 0; d < devices.size(); ++d) out_offset[d + 1] += out_offset[d];
+    out_links.resize(links.size());
+    std::vector<std::uint32_t> fill(out_offset.begin(), out_offset.end() - 1);
+    for (std::size_t i = 0; i < links.size(); ++i) out_links[fill[links[i].from]++] = static_cast<LinkIndex>(i);
+    for (std::size_t d = 0; d < devices.size(); ++d) {
+      std::sort(out_links.begin() + out_offset[d], out_links.begin() + out_offset[d + 1],
+                [&](LinkIndex x, LinkIndex y) { return links[x].to < links[y].to; });
+    }
+  }
+
+  [[nodiscard]] LinkIndex link_between(DeviceId a, DeviceId b) const {
+    const auto first = out_links.begin() + out_offset[a];
+    const auto last = out_links.begin() + out_offset[a + 1];
+    const auto it = std::lower_bound(first, last, b, [&](LinkIndex l, DeviceId t) { return links[l].to < t; });
+    TRAINSIM_CHECK(it != last && links[*it].to == b, "no link between adjacent devices of a route");
+    return *it;
+  }
+
+  /// Device path for fat-trees and single switches, from their structure.
+  void structural_path(DeviceId from, DeviceId to, std::vector<DeviceId>& path) const;
+  /// Device path by BFS distances to `to` (Boost.Graph), ties by endpoint hash among increasing ids.
+  void bfs_path(DeviceId from, DeviceId to, std::vector<DeviceId>& path) const;
+  const std::vector<std::int32_t>& distances_to(DeviceId to) const;
+};
+
+void ClusterGraph::Impl::structural_path(DeviceId from, DeviceId to, std::vector<DeviceId>& path) const {
+  // Climb from each endpoint to its leaf: GPU -> (NIC) -> leaf, or NIC -> leaf. Storage hangs off spines.
+  const std::uint64_t h = pair_hash(from, to);
+  auto up_to_nic = [&](DeviceId d, std::vector<DeviceId>& out) -> DeviceId {
+    const Device& dev = devices[d];
+    if (dev.kind == DeviceKind::gpu) {
+      const DeviceId nic = nic_id(dev.node, nic_of_gpu(dev.index));
+      out.push_back(nic);
+      return nic;
+    }
+    return d;
+  };
+  const Device& a = devices[from];
+  const Device& b = devices[to];
+  if (a.kind == DeviceKind::storage) {
+    // Links come in symmetric pairs: a read takes the reverse of the write path.
+    std::vector<DeviceId> forward;
+    structural_path(to, from, forward);
+    path.insert(path.end(), forward.rbegin(), forward.rend());
+    return;
+  }
+  path.push_back(from);
+  // Same node: through the NVSwitch / PCIe switch, or the direct mesh link.
+  if (a.kind == DeviceKind::gpu && b.kind == DeviceKind::gpu && a.node == b.node) {
+    if (intra_switch) path.push_back(intra_switch_id(a.node));
+    path.push_back(to);
+    return;
+  }
+  std::vector<DeviceId> tail;  // devices from `to` upwards, reversed at the end
+  tail.push_back(to);
+  DeviceId a_top = up_to_nic(from, path);
+  DeviceId b_top = b.kind == DeviceKind::storage ? to : up_to_nic(to, tail);
+  auto leaf_of = [&](DeviceId nic) {
+    const Device& n = devices[nic];
+    return leaf_id(leaf_index(n.node, n.index));
+  };
+  const DeviceId la = leaf_of(a_top);
+  path.push_back(la);
+  if (b.kind == DeviceKind::storage) {
+    if (up > 0 && first_spine != kNone) {  // fat-trees: storage hangs off the top tier
+      const auto s = static_cast<std::int64_t>(h % static_cast<std::uint64_t>(up));
+      path.push_back(spine_id(three_tier ? (la - first_leaf) / pod_leaves : 0, s));
+      if (three_tier) {
+        const auto k = static_cast<std::int64_t>((h / static_cast<std::uint64_t>(up)) %
+                                                 static_cast<std::uint64_t>(cores_per_group));
+        path.push_back(static_cast<DeviceId>(first_core + s * cores_per_group + k));
+      }
+    }
+    path.push_back(to);
+    return;
+  }
+  const DeviceId lb = leaf_of(b_top);
+  if (la != lb) {
+    const auto s = static_cast<std::int64_t>(h % static_cast<std::uint64_t>(up));
+    if (!three_tier) {
+      path.push_back(spine_id(0, s));
+    } else {
+      const std::int64_t pa = (la - first_leaf) / pod_leaves;
+      const std::int64_t pb = (lb - first_leaf) / pod_leaves;
+      path.push_back(spine_id(pa, s));
+      if (pa != pb) {
+        const auto c = static_cast<std::int64_t>((h / static_cast<std::uint64_t>(up)) %
+                                                 static_cast<std::uint64_t>(cores_per_group));
+        path.push_back(static_cast<DeviceId>(first_core + s * cores_per_group + c));
+        path.push_back(spine_id(pb, s));
+      }
+    }
+    path.push_back(lb);
+  }
+  path.insert(path.end(), tail.rbegin(), tail.rend());
+}
+
+// GCC 12 reports -Warray-bounds false positives inside Boost's inlined BFS queue (a known GCC 12 issue
+// with std::deque/vector growth at -O3); the code below indexes nothing itself.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Warray-bounds"
+const std::vector<std::int32_t>& ClusterGraph::Impl::distances_to(DeviceId to) const {
+  auto it = distances.find(to);
+  if (it != distances.end()) return it->second;
+  using Graph = boost::compressed_sparse_row_graph<boost::directedS>;
+  std::vector<std::pair<std::size_t, std::size_t>> edges;
+  edges.reserve(links.size());
+  // Links come in symmetric pairs, so distances from `to` over the reversed graph equal the forward ones.
+  for (const Link& l : links) edges.emplace_back(l.to, l.from);
+  std::sort(edges.begin(), edges.end());
+  const Graph g(boost::edges_are_sorted, edges.begin(), edges.end(), devices.size());
+  std::vector<std::int32_t> dist(devices.size(), -1);
+  dist[to] = 0;
+  boost::breadth_first_search(
+      g, boost::vertex(to, g),
+      boost::visitor(boost::make_bfs_visitor(boost::record_distances(dist.data(), boost::on_tree_edge()))));
+  return distances.emplace(to, std::move(dist)).first->second;
+}
+#pragma GCC diagnostic pop
+
+void ClusterGraph::Impl::bfs_path(DeviceId from, DeviceId to, std::vector<DeviceId>& path) const {
+  const std::vector<std::int32_t>& dist = distances_to(to);
+  if (dist[from] < 0) throw InputError("cluster graph: no route between two devices");
+  const std::uint64_t h = pair_hash(from, to);
+  path.push_back(from);
+  DeviceId cur = from;
+  std::vector<DeviceId> candidates;
+  while (cur != to) {
+    candidates.clear();
+    for (std::uint32_t i = out_offset[cur]; i < out_offset[cur + 1]; ++i) {
+      const DeviceId next = links[out_links[i]].to;
+      if (dist[next] == dist[cur] - 1) candidates.push_back(next);  // sorted by id already
+    }
+    TRAINSIM_CHECK(!candidates.empty(), "BFS distances without a next hop");
+    cur = candidates[h % candidates.size()];
+    path.push_back(cur);
+  }
+}
+
+ClusterGraph::ClusterGraph(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ClusterGraph::ClusterGraph(ClusterGraph&&) noexcept = default;
+ClusterGraph& ClusterGraph::operator=(ClusterGraph&&) noexcept = default;
+ClusterGraph::~ClusterGraph() = default;
+
+ClusterGraph ClusterGraph::build(const ClusterSpec& c) {
+  auto g = std::make_unique<Impl>();
+  Impl& m = *g;
+  m.spec = c;
+  if (c.nodes < 1) throw InputError("cluster.nodes must be >= 1");
+  m.gpn = c.gpus_in_use_per_node();
+  if (m.gpn < 1) throw InputError("cluster: a node needs at least one GPU");
+  m.nics = c.nodes > 1 ? c.nics_per_node() : std::max(c.nics_per_node(), 0);
+  if (c.nodes > 1 && (m.nics < 1 || c.nic_bytes_per_s() <= 0)) {
+    throw InputError("cluster: several nodes need NICs (nics_per_node and nic bandwidth)");
+  }
+  const FabricTopology topo = c.network.topology;
+  m.torus = c.nodes > 1 && (topo == FabricTopology::torus_2d || topo == FabricTopology::torus_3d);
+  const NodeSpec& node = c.node;
+  m.intra_switch = m.gpn > 1 && node.fabric != IntraNodeFabric::nvlink_mesh;
+  m.per_node = m.gpn + (m.intra_switch ? 1 : 0) + m.nics + (m.torus ? 1 : 0);
+  const double intra = intra_node_tier(c).bytes_per_s;
+  const double alpha_i = node.intra_latency_s;
+  m.port_bytes_per_s = c.nic_bytes_per_s() * node.comm.nic_bandwidth_fraction;
+  const double sw = c.network.switch_latency_s;
+  const double nic_half = node.comm.nic_latency_s / 2;
+  const double gpu_nic_bw = node.pcie_bytes_per_s > 0
+                                ? node.pcie_bytes_per_s
+                                : m.port_bytes_per_s * static_cast<double>(std::max<std::int64_t>(1, m.nics));
+  const auto total = static_cast<std::size_t>(c.nodes * m.per_node);
+  m.devices.reserve(total + 1024);
+  m.links.reserve(static_cast<std::size_t>(c.nodes) * static_cast<std::size_t>(4 * m.gpn + 2 * m.nics + m.gpn * m.gpn));
+
+  // Nodes.
+  for (std::int64_t n = 0; n < c.nodes; ++n) {
+    for (std::int64_t i = 0; i < m.gpn; ++i) m.add_device(DeviceKind::gpu, n, i);
+    if (m.intra_switch) {
+      m.add_device(node.fabric == IntraNodeFabric::pcie ? DeviceKind::pcie_switch : DeviceKind::nvswitch, n, 0);
+    }
+    for (std::int64_t k = 0; k < m.nics; ++k) m.add_device(DeviceKind::nic, n, k);
+    if (m.torus) m.add_device(DeviceKind::router, n, 0);
+    for (std::int64_t i = 0; i < m.gpn; ++i) {
+      if (m.intra_switch) {
+        m.add_pair(m.gpu_id(n, i), m.intra_switch_id(n), intra, alpha_i / 2, alpha_i / 2);
+      } else {
+        for (std::int64_t j = i + 1; j < m.gpn; ++j) {
+          m.add_pair(m.gpu_id(n, i), m.gpu_id(n, j), intra / static_cast<double>(m.gpn - 1), alpha_i, alpha_i);
+        }
+      }
+      if (m.nics > 0) m.add_pair(m.gpu_id(n, i), m.nic_id(n, m.nic_of_gpu(i)), gpu_nic_bw, nic_half, nic_half);
+    }
+  }
+
+  // Fabric.
+  std::vector<DeviceId> tops;  // where storage attaches
+  const double port = m.port_bytes_per_s;
+  const auto radix = static_cast<std::int64_t>(std::max(c.network.switch_radix, 2));
+  const double o = std::max(c.network.oversubscription, 1.0);
+  if (c.nodes == 1 || m.nics == 0) {
+    // A single node needs no fabric; storage (if any) hangs off its NICs' absence: attach to GPU 0's switch.
+  } else if (m.torus) {
+    const std::vector<std::int64_t> shape = torus_shape(c, topo == FabricTopology::torus_3d ? 3 : 2);
+    const auto dims = static_cast<double>(shape.size());
+    const double link_bw = port * static_cast<double>(m.nics) / (2 * dims);
+    for (std::int64_t n = 0; n < c.nodes; ++n) {
+      for (std::int64_t k = 0; k < m.nics; ++k) m.add_pair(m.nic_id(n, k), m.router_id(n), port, 0, sw);
+      std::int64_t stride = 1;
+      for (std::int64_t extent : shape) {
+        const std::int64_t coord = (n / stride) % extent;
+        const std::int64_t next = n + (((coord + 1) % extent) - coord) * stride;
+        // One link pair per neighbour; a dimension of 2 has a single neighbour, of 1 none.
+        if (extent > 2 || (extent == 2 && coord == 0)) m.add_pair(m.router_id(n), m.router_id(next), link_bw, sw, sw);
+        stride *= extent;
+      }
+      tops.push_back(m.router_id(n));
+    }
+    std::int64_t k_max = 1;
+    for (std::int64_t extent : shape) k_max = std::max(k_max, extent);
+    m.bisection = (k_max > 2 ? 2.0 : 1.0) * static_cast<double>(c.nodes / k_max) * link_bw;
+  } else if (topo == FabricTopology::single_switch) {
+    m.first_leaf = m.add_device(DeviceKind::leaf, -1, 0);
+    m.leaf_count = 1;
+    m.nodes_per_leaf = c.nodes;
+    for (std::int64_t n = 0; n < c.nodes; ++n) {
+      for (std::int64_t k = 0; k < m.nics; ++k) m.add_pair(m.nic_id(n, k), m.first_leaf, port, 0, sw);
+    }
+    tops.push_back(m.first_leaf);
+    m.structural = true;
+    m.bisection = static_cast<double>(c.nodes * m.nics) * port / 2;
+  } else {
+    m.down = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::floor(static_cast<double>(radix) * o / (o + 1))));
+    m.up = std::max<std::int64_t>(1, radix - m.down);
+    m.rails = c.network.rail_optimized && m.nics > 1;
+    m.nodes_per_leaf = m.rails ? m.down : std::max<std::int64_t>(1, m.down / m.nics);
+    m.leaf_groups = (c.nodes + m.nodes_per_leaf - 1) / m.nodes_per_leaf;
+    m.leaf_count = m.rails ? m.leaf_groups * m.nics : m.leaf_groups;
+    m.first_leaf = static_cast<DeviceId>(m.devices.size());
+    for (std::int64_t l = 0; l < m.leaf_count; ++l) m.add_device(topo == FabricTopology::dragonfly ? DeviceKind::router : DeviceKind::leaf, -1, l);
+    for (std::int64_t n = 0; n < c.nodes; ++n) {
+      for (std::int64_t k = 0; k < m.nics; ++k) m.add_pair(m.nic_id(n, k), m.leaf_id(m.leaf_index(n, k)), port, 0, sw);
+    }
+    const double nic_capacity = static_cast<double>(c.nodes * m.nics) * port;
+    if (topo == FabricTopology::dragonfly) {
+      // Groups of `a` routers, all-to-all inside; one global link between every pair of groups.
+      const auto a = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(std::sqrt(static_cast<double>(m.leaf_count)))));
+      const std::int64_t groups = (m.leaf_count + a - 1) / a;
+      for (std::int64_t l = 0; l < m.leaf_count; ++l) {
+        for (std::int64_t r = l + 1; r < m.leaf_count && r / a == l / a; ++r) m.add_pair(m.leaf_id(l), m.leaf_id(r), port * static_cast<double>(m.up), sw, sw);
+      }
+      for (std::int64_t g1 = 0; g1 < groups; ++g1) {
+        for (std::int64_t g2 = g1 + 1; g2 < groups; ++g2) {
+          const std::int64_t r1 = std::min(g1 * a + g2 % a, m.leaf_count - 1);
+          const std::int64_t r2 = std::min(g2 * a + g1 % a, m.leaf_count - 1);
+          m.add_pair(m.leaf_id(r1), m.leaf_id(r2), port * static_cast<double>(m.up), sw, sw);
+        }
+        tops.push_back(m.leaf_id(g1 * a));
+      }
+      const auto half = static_cast<double>(groups / 2);
+      m.bisection = std::min(nic_capacity / 2, half * (static_cast<double>(groups) - half) * port * static_cast<double>(m.up));
+    } else {
+      m.structural = true;
+      m.three_tier = topo == FabricTopology::fat_tree_3;
+      m.pod_leaves = m.three_tier ? std::max<std::int64_t>(1, radix / 2) : m.leaf_count;
+      m.pods = (m.leaf_count + m.pod_leaves - 1) / m.pod_leaves;
+      m.first_spine = static_cast<DeviceId>(m.devices.size());
+      for (std::int64_t p = 0; p < m.pods; ++p) {
+        for (std::int64_t s = 0; s < m.up; ++s) m.add_device(DeviceKind::spine, -1, p * m.up + s);
+      }
+      for (std::int64_t l = 0; l < m.leaf_count; ++l) {
+        for (std::int64_t s = 0; s < m.up; ++s) m.add_pair(m.leaf_id(l), m.spine_id(l / m.pod_leaves, s), port, sw, sw);
+      }
+      double cut = static_cast<double>(m.leaf_count * m.up) * port;
+      if (m.three_tier) {
+        m.cores_per_group = std::max<std::int64_t>(1, radix / 2);
+        m.first_core = static_cast<DeviceId>(m.devices.size());
+        for (std::int64_t s = 0; s < m.up; ++s) {
+          for (std::int64_t k = 0; k < m.cores_per_group; ++k) {
+            const DeviceId core = m.add_device(DeviceKind::core, -1, s * m.cores_per_group + k);
+            for (std::int64_t p = 0; p < m.pods; ++p) m.add_pair(m.spine_id(p, s), core, port, sw, sw);
+            tops.push_back(core);
+          }
+        }
+        cut = std::min(cut, static_cast<double>(m.pods * m.up * m.cores_per_group) * port);
+      } else {
+        for (std::int64_t s = 0; s < m.up; ++s) tops.push_back(m.spine_id(0, s));
+      }
+      m.bisection = std::min(nic_capacity, cut) / 2;
+    }
+  }
+  if (c.nodes == 1) m.bisection = static_cast<double>(m.gpn / 2) * intra;
+
+  // Storage: through the fabric's top tier, its aggregate bandwidth split evenly over the attachment links.
+  const double write_bw = c.storage.write_bytes_per_s;
+  if (write_bw > 0) {
+    if (tops.empty()) tops.push_back(m.intra_switch ? m.intra_switch_id(0) : m.gpu_id(0, 0));
+    m.storage = m.add_device(DeviceKind::storage, -1, 0);
+    const double read_bw = c.storage.read_bytes_per_s > 0 ? c.storage.read_bytes_per_s : write_bw;
+    const auto share = static_cast<double>(tops.size());
+    for (DeviceId t : tops) {
+      m.links.push_back({t, m.storage, write_bw / share, c.storage.latency_s});
+      m.links.push_back({m.storage, t, read_bw / share, sw});
+    }
+  }
+  m.finish_index();
+
+  // Diameter between GPUs: from the structure for fat-trees, by BFS from GPU 0 otherwise (exact for the
+  // vertex-transitive torus; a lower bound for dragonfly).
+  if (c.nodes == 1) {
+    m.diameter = m.gpn > 1 ? (m.intra_switch ? 2 : 1) : 0;
+  } else if (m.structural) {
+    const bool one_leaf = m.leaf_count == 1;
+    m.diameter = one_leaf ? 4 : (m.three_tier && m.pods > 1 ? 8 : 6);
+  } else {
+    const std::vector<std::int32_t>& dist = m.distances_to(m.gpu_id(0, 0));
+    for (std::int64_t n = 0; n < c.nodes; ++n) m.diameter = std::max(m.diameter, static_cast<int>(dist[m.gpu_id(n, 0)]));
+  }
+  return ClusterGraph(std::move(g));
+}
+
+std::size_t ClusterGraph::device_count() const { return impl_->devices.size(); }
+std::size_t ClusterGraph::link_count() const { return impl_->links.size(); }
+
+std::int64_t ClusterGraph::count(DeviceKind kind) const {
+  return std::count_if(impl_->devices.begin(), impl_->devices.end(), [&](const Device& d) { return d.kind == kind; });
+}
+
+const Device& ClusterGraph::device(DeviceId id) const { return impl_->devices.at(id); }
+const Link& ClusterGraph::link(LinkIndex index) const { return impl_->links.at(index); }
+
+DeviceId ClusterGraph::gpu(std::int64_t g) const {
+  if (g < 0 || g >= gpu_count()) throw InputError("GPU " + std::to_string(g) + " is not in the cluster");
+  return impl_->gpu_id(g / impl_->gpn, g % impl_->gpn);
+}
+
+std::int64_t ClusterGraph::gpu_count() const { return impl_->spec.nodes * impl_->gpn; }
+
+DeviceId ClusterGraph::storage() const {
+  if (impl_->storage == kNone) throw InputError("the cluster has no storage (cluster.storage.write)");
+  return impl_->storage;
+}
+
+std::span<const LinkIndex> ClusterGraph::route(DeviceId from, DeviceId to) const {
+  Impl& m = *impl_;
+  if (from >= m.devices.size() || to >= m.devices.size()) throw InputError("route: unknown device");
+  if (from == to) return {};
+  const std::uint64_t key = (static_cast<std::uint64_t>(from) << 32) | to;
+  auto it = m.memo.find(key);
+  if (it == m.memo.end()) {
+    std::vector<DeviceId> path;
+    if (m.structural) {
+      m.structural_path(from, to, path);
+    } else {
+      m.bfs_path(from, to, path);
+    }
+    const auto offset = static_cast<std::uint32_t>(m.route_store.size());
+    for (std::size_t i = 0; i + 1 < path.size(); ++i) m.route_store.push_back(m.link_between(path[i], path[i + 1]));
+    it = m.memo.emplace(key, std::make_pair(offset, static_cast<std::uint32_t>(path.size() - 1))).first;
+  }
+  return {m.route_store.data() + it->second.first, it->second.second};
+}
+
+double ClusterGraph::route_latency_s(DeviceId from, DeviceId to) const {
+  double total = 0;
+  for (LinkIndex l : route(from, to)) total += impl_->links[l].latency_s;
+  return total;
+}
+
+double ClusterGraph::route_bottleneck_bytes_per_s(DeviceId from, DeviceId to) const {
+  double bw = std::numeric_limits<double>::infinity();
+  for (LinkIndex l : route(from, to)) bw = std::min(bw, impl_->links[l].bytes_per_s);
+  return bw;
+}
+
+double ClusterGraph::bisection_bytes_per_s() const { return impl_->bisection; }
+int ClusterGraph::diameter() const { return impl_->diameter; }
+
+void ClusterGraph::write_dot(std::ostream& out) const {
+  const Impl& m = *impl_;
+  out << "graph cluster {\n  node [shape=box, fontsize=10];\n";
+  for (std::size_t d = 0; d < m.devices.size(); ++d) {
+    const Device& dev = m.devices[d];
+    out << "  d" << d << " [label=\"" << to_string(dev.kind);
+    if (dev.node >= 0) out << " n" << dev.node;
+    out << " #" << dev.index << "\"];\n";
+  }
+  for (const Link& l : m.links) {
+    if (l.from < l.to) out << "  d" << l.from << " -- d" << l.to << " [label=\"" << l.bytes_per_s / 1e9 << " GB/s\"];\n";
+  }
+  out << "}\n";
+}
+
+}  // namespace trainsim::topo
