@@ -136,3 +136,26 @@ TEST_CASE("a callback too large for inline storage still runs and is destroyed")
   e.run();
   CHECK(got == 42);
 }
+
+TEST_CASE("rescheduling far-future events many times keeps order and the right events") {
+  // Each round cancels every pending event and schedules a replacement, as the flow network does when
+  // rates change; the heap is compacted along the way and the survivors still run in order.
+  Engine e;
+  std::vector<EventId> ids;
+  std::vector<int> ran;
+  for (int i = 0; i < 100; ++i) ids.push_back(e.at(ps(1'000'000 + i), [&ran, i] { ran.push_back(i); }));
+  for (int round = 0; round < 50; ++round) {
+    for (int i = 0; i < 100; ++i) {
+      CHECK(e.cancel(ids[static_cast<std::size_t>(i)]));
+      ids[static_cast<std::size_t>(i)] = e.at(ps(1'000'000 + (i * 7919 + round) % 100'000),
+                                              [&ran, i] { ran.push_back(i); });
+    }
+  }
+  CHECK(e.pending() == 100);
+  e.run();
+  REQUIRE(ran.size() == 100);
+  // Final times are 1e6 + (i * 7919 + 49) % 1e5; check the run order follows them.
+  for (std::size_t k = 1; k < ran.size(); ++k) {
+    CHECK((ran[k - 1] * 7919 + 49) % 100'000 <= (ran[k] * 7919 + 49) % 100'000);
+  }
+}

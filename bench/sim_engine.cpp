@@ -1,0 +1,62 @@
+// Event queue throughput: schedule N events at scattered times, then run them all (items = events). One
+// engine serves every iteration, as in a long simulation: fresh engines would measure the allocator's page
+// faults (large blocks go back to the OS on free), not the queue.
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+
+#include "sim/engine.hpp"
+
+namespace {
+
+using trainsim::sim::Duration;
+using trainsim::sim::Engine;
+using trainsim::sim::Time;
+
+void BM_ScheduleThenRun(benchmark::State& state) {
+  const auto n = static_cast<std::int64_t>(state.range(0));
+  std::int64_t sink = 0;
+  Engine e;
+  for (auto _ : state) {
+    const Time base = e.now();
+    std::uint64_t x = 88172645463325252ull;  // xorshift: scattered but reproducible times
+    for (std::int64_t i = 0; i < n; ++i) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      e.at(base + Duration::from_ps(static_cast<std::int64_t>(x % 1'000'000'000)), [&sink, i] { sink += i; });
+    }
+    e.run();
+  }
+  benchmark::DoNotOptimize(sink);
+  state.SetItemsProcessed(state.iterations() * n);
+}
+BENCHMARK(BM_ScheduleThenRun)->RangeMultiplier(10)->Range(1'000, 1'000'000)->Unit(benchmark::kMillisecond);
+
+// The classic "hold" model: N events pending; each one, when run, schedules its successor.
+void BM_Hold(benchmark::State& state) {
+  const auto n = static_cast<std::int64_t>(state.range(0));
+  constexpr std::int64_t kEventsPerRun = 1'000'000;
+  for (auto _ : state) {
+    Engine e;
+    std::int64_t left = kEventsPerRun;
+    struct Step {
+      Engine* e;
+      std::int64_t* left;
+      std::uint64_t x;
+      void operator()() {
+        if (--*left <= 0) return;
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        e->after(Duration::from_ps(static_cast<std::int64_t>(x % 1'000'000)), Step{e, left, x});
+      }
+    };
+    for (std::int64_t i = 0; i < n; ++i) e.at(Time::from_ps(i), Step{&e, &left, 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(i)});
+    e.run();
+  }
+  state.SetItemsProcessed(state.iterations() * kEventsPerRun);
+}
+BENCHMARK(BM_Hold)->Arg(1'000)->Arg(100'000)->Unit(benchmark::kMillisecond);
+
+}  // namespace
