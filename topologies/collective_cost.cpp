@@ -291,6 +291,10 @@ CommTier inter_node_tier(const CommGroup& group, const ClusterSpec& cluster) {
     throw InputError("node '" + cluster.node.name + "' has no NICs: a group spanning nodes needs a network");
   }
   double share = nic_total / static_cast<double>(group.groups_sharing_nics);
+  // A GPU drives only the NICs next to it (its rail; several when a node has more NICs than GPUs).
+  const double nics_per_gpu =
+      std::max(1.0, static_cast<double>(cluster.nics_per_node()) / std::max(1, cluster.gpus_in_use_per_node()));
+  share = std::min(share, static_cast<double>(group.ranks_per_node) * nics_per_gpu * cluster.nic_bytes_per_s());
   if (cluster.node.pcie_bytes_per_s > 0) {
     share = std::min(share, cluster.node.pcie_bytes_per_s * static_cast<double>(group.ranks_per_node));
   }

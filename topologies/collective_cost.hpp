@@ -61,9 +61,10 @@ struct CommTier {
 
 /// The intra-node tier (NVSwitch / NVLink / PCIe) for Simple-protocol bulk transfers.
 [[nodiscard]] CommTier intra_node_tier(const ClusterSpec& cluster);
-/// The inter-node tier for a group: the node's NICs (nics · line rate) split evenly between the
-/// ranks_per_node · groups_sharing_nics ranks that use them (a rank alone on a node drives several NICs, as
-/// NCCL does, capped by the GPU's PCIe link when node.pcie_bytes_per_s is set); latency counts the
+/// The inter-node tier for a group: the bandwidth at which the group crosses a node boundary — the node's
+/// NICs (nics · line rate) split evenly between the groups_sharing_nics groups on the node, but no more than
+/// the NICs next to the group's ranks_per_node GPUs (max(1, nics / gpus) each: NCCL spreads its channels over
+/// them) and their PCIe links when node.pcie_bytes_per_s is set; latency counts the
 /// switches crossed: 1 within a leaf, 3 across the spine (leaf–spine–leaf), 5 in a 3-tier fat-tree.
 [[nodiscard]] CommTier inter_node_tier(const CommGroup& group, const ClusterSpec& cluster);
 

@@ -87,14 +87,20 @@ TEST_CASE("hierarchical all-reduce beats a flat ring when the inter-node link is
         collective_time(CollectiveOp::all_reduce, kGiB, g, c, CollectiveAlgo::hierarchical));
 }
 
-TEST_CASE("NIC sharing between sibling groups divides the inter-node bandwidth") {
+TEST_CASE("a group crosses nodes at its NICs' rate, shared with sibling groups on the same node") {
   ClusterSpec c = uniform_cluster();
   c.nodes = 8;
-  // A data-parallel group: one rank per node, 8 sibling groups on each node share its 8 NICs.
+  // 8 ranks per node spread their channels over all 8 NICs of 25 GB/s.
+  const CommGroup full{.size = 64, .ranks_per_node = 8, .nodes = 8, .leaves = 1};
+  CHECK(inter_node_tier(full, c).bytes_per_s == doctest::Approx(200e9));
+  // A data-parallel group has one rank per node: its GPU's own NIC, whether or not siblings run too.
   const CommGroup alone{.size = 8, .ranks_per_node = 1, .nodes = 8, .leaves = 1, .groups_sharing_nics = 1};
   const CommGroup shared{.size = 8, .ranks_per_node = 1, .nodes = 8, .leaves = 1, .groups_sharing_nics = 8};
-  CHECK(inter_node_tier(alone, c).bytes_per_s == doctest::Approx(200e9));
+  CHECK(inter_node_tier(alone, c).bytes_per_s == doctest::Approx(25e9));
   CHECK(inter_node_tier(shared, c).bytes_per_s == doctest::Approx(25e9));
+  // Two groups of 4 ranks per node split the node's NICs.
+  const CommGroup half{.size = 32, .ranks_per_node = 4, .nodes = 8, .leaves = 1, .groups_sharing_nics = 2};
+  CHECK(inter_node_tier(half, c).bytes_per_s == doctest::Approx(100e9));
   CHECK(inter_node_tier(shared, c).latency_s == doctest::Approx(5e-6));
   const CommGroup across{.size = 8, .ranks_per_node = 1, .nodes = 8, .leaves = 2, .groups_sharing_nics = 8};
   CHECK(inter_node_tier(across, c).latency_s == doctest::Approx(7e-6));  // leaf, spine, leaf
