@@ -171,31 +171,31 @@ void FlowNetwork::resolve() {
     link.unfrozen = static_cast<std::uint32_t>(link.flows.size());
   }
 
-  // Progressive filling: the link with the smallest fair share is the bottleneck of all its unfrozen flows;
-  // freeze them at that share, take it from every link they cross, and repeat. Ties go to the link found
-  // first (deterministic: component order follows the arrival history).
+  // Progressive filling: the links with the smallest fair share are the bottleneck of all their unfrozen
+  // flows; freeze those at that share, take it from every link they cross, and repeat. Freezing at the
+  // minimum never pushes another link's share below it, so every link at the minimum (within rounding) is
+  // done in the same pass: a symmetric collective takes one pass, not one per link.
   for (;;) {
-    Link* bottleneck = nullptr;
-    double share = 0.0;
+    double share = std::numeric_limits<double>::infinity();
+    for (const LinkId l : component_links_) {
+      const Link& link = links_[l];
+      if (link.unfrozen > 0) share = std::min(share, link.spare / link.unfrozen);
+    }
+    if (std::isinf(share)) break;
+    TRAINSIM_CHECK(share > 0.0, "max-min fair sharing gave a flow no bandwidth");
+    const double level = share * (1.0 + 1e-12);
     for (const LinkId l : component_links_) {
       Link& link = links_[l];
-      if (link.unfrozen == 0) continue;
-      const double s = link.spare / link.unfrozen;
-      if (bottleneck == nullptr || s < share) {
-        bottleneck = &link;
-        share = s;
-      }
-    }
-    if (bottleneck == nullptr) break;
-    TRAINSIM_CHECK(share > 0.0, "max-min fair sharing gave a flow no bandwidth");
-    for (const std::uint32_t fi : bottleneck->flows) {
-      Flow& f = flows_[fi];
-      if (f.frozen) continue;
-      f.frozen = true;
-      f.next_rate = share;
-      for (const LinkId l : f.path) {
-        links_[l].spare -= share;
-        --links_[l].unfrozen;
+      if (link.unfrozen == 0 || link.spare / link.unfrozen > level) continue;
+      for (const std::uint32_t fi : link.flows) {
+        Flow& f = flows_[fi];
+        if (f.frozen) continue;
+        f.frozen = true;
+        f.next_rate = share;
+        for (const LinkId crossed : f.path) {
+          links_[crossed].spare -= share;
+          --links_[crossed].unfrozen;
+        }
       }
     }
   }

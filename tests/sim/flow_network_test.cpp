@@ -149,3 +149,19 @@ TEST_CASE("bad links and flows are rejected as input errors") {
   CHECK_THROWS_AS(net.start(path({l, l}), 1.0, nullptr), trainsim::InputError);
   CHECK_THROWS_AS(net.start(path({l}), -1.0, nullptr), trainsim::InputError);
 }
+
+TEST_CASE("a ring of flows over a ring of links gets equal shares and finishes together") {
+  // 8 links of 10 B/s in a ring; flow i crosses links i and i+1, so every link carries two flows: 5 B/s
+  // each, and 50 bytes take 10 s.
+  Engine e;
+  FlowNetwork net(e);
+  std::vector<LinkId> ring;
+  for (int i = 0; i < 8; ++i) ring.push_back(net.add_link(10.0, Duration::zero()));
+  std::vector<Time> done(8);
+  for (std::size_t i = 0; i < 8; ++i) {
+    net.start(path({ring[i], ring[(i + 1) % 8]}), 50.0, [&done, &e, i] { done[i] = e.now(); });
+  }
+  e.run();
+  for (const Time t : done) CHECK(t == Time::from_ps(10'000'000'000'000));
+  CHECK(net.solves() == 2);  // one at the arrivals, one at the departures: changes at one instant batch
+}
