@@ -1,10 +1,108 @@
-// `trainsim search`: enumerate and rank parallel layouts.
+// `trainsim search`: enumerate every parallel layout of the scenario's model on its cluster, rank them
+// analytically, re-simulate the best K event by event, print the top K and the time-vs-cost Pareto front
+// (see scenarios/layout_search.hpp for what is enumerated and pruned).
+#include <fmt/format.h>
+
+#include <chrono>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "models/summary.hpp"
+#include "scenarios/layout_search.hpp"
+#include "scenarios/loader.hpp"
 #include "tools/command.hpp"
 
 namespace trainsim::cli {
 
+namespace {
+
+struct SearchArgs {
+  std::string scenario;
+  std::string objective = "time";
+  int top = 10;
+  int threads = 0;
+  std::vector<std::int64_t> nodes;
+  bool no_event = false;
+};
+
+const char* schedule_name(model::Schedule s) {
+  switch (s) {
+    case model::Schedule::gpipe: return "gpipe";
+    case model::Schedule::one_f_one_b: return "1f1b";
+    case model::Schedule::interleaved: return "interleaved";
+    case model::Schedule::zero_bubble_h1: return "zb-h1";
+  }
+  return "?";
+}
+
+const char* recompute_name(model::Recompute r) {
+  switch (r) {
+    case model::Recompute::none: return "none";
+    case model::Recompute::selective: return "selective";
+    case model::Recompute::full: return "full";
+  }
+  return "?";
+}
+
+std::string table(const std::vector<scenario::RankedLayout>& rows, int gpus_per_node) {
+  using model::FieldUnit;
+  using model::format_human;
+  std::string out = fmt::format("{:>4} {:>6} {:>3} {:>3} {:>5} {:>3} {:>3} {:>3} {:<15} {:>4} {:<9} {:>10} {:>10} {:>6} "
+                                "{:>10} {:>10} {}\n",
+                                "#", "gpus", "tp", "pp", "dp", "cp", "ep", "mb", "schedule", "zero", "recompute",
+                                "iteration", "memory", "mfu", "run_time", "cost", "fidelity");
+  int rank = 0;
+  for (const auto& row : rows) {
+    const model::ParallelPlan& p = row.layout.plan;
+    const scenario::LayoutScore& s = row.best();
+    const std::string schedule = p.schedule == model::Schedule::interleaved
+                                     ? fmt::format("interleaved/{}", p.virtual_stages)
+                                     : schedule_name(p.schedule);
+    out += fmt::format("{:>4} {:>6} {:>3} {:>3} {:>5} {:>3} {:>3} {:>3} {:<15} {:>4} {:<9} {:>10} {:>10} {:>6} {:>10} "
+                       "{:>10} {}\n",
+                       ++rank, row.layout.nodes * gpus_per_node, p.tp, p.pp, p.dp, p.cp, p.ep, p.micro_batch,
+                       schedule, p.zero, recompute_name(p.recompute),
+                       format_human(FieldUnit::seconds, s.step.iteration_time),
+                       format_human(FieldUnit::bytes, s.step.memory_per_gpu),
+                       format_human(FieldUnit::fraction, s.step.mfu), format_human(FieldUnit::seconds, s.run_time_s),
+                       format_human(FieldUnit::usd, s.cost_usd), row.event ? "event" : "analytic");
+  }
+  return out;
+}
+
+}  // namespace
+
 void add_search_command(CLI::App& app, int& exit_code) {
-  add_unimplemented_command(app, exit_code, "search", "enumerate and rank parallel layouts");
+  auto args = std::make_shared<SearchArgs>();
+  auto* sub = app.add_subcommand("search", "enumerate and rank every parallel layout; print the time-vs-cost Pareto front");
+  sub->add_option("scenario", args->scenario, "scenario file (its model, cluster and training)")->required();
+  sub->add_option("--objective", args->objective, "rank by run time or run cost (default: time)")
+      ->check(CLI::IsMember({"time", "cost"}));
+  sub->add_option("--top", args->top, "layouts re-simulated event by event and printed (default 10)")
+      ->check(CLI::NonNegativeNumber);
+  sub->add_option("-j,--jobs", args->threads, "threads (default: all cores)")->check(CLI::NonNegativeNumber);
+  sub->add_option("--nodes", args->nodes, "node counts to consider (default: the scenario's)")->delimiter(',');
+  sub->add_flag("--no-event", args->no_event, "rank with the analytic fidelity only");
+  sub->callback([args, &exit_code] {
+    const scenario::Scenario s = scenario::load_scenario_file(args->scenario);
+    scenario::SearchOptions options;
+    options.objective = args->objective == "cost" ? scenario::Objective::cost : scenario::Objective::time;
+    options.top_k = args->top;
+    options.threads = args->threads;
+    options.event_rerank = !args->no_event;
+    options.space.nodes = args->nodes;
+    const auto start = std::chrono::steady_clock::now();
+    const scenario::SearchResult r = scenario::search_layouts(s, options);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const int gpn = s.cluster.gpus_in_use_per_node();
+    std::cout << fmt::format("{}: {} layouts divide, {} fit and are feasible ({:.2f} s)\n\n", s.name, r.enumerated,
+                             r.usable, seconds);
+    std::cout << fmt::format("Top {} by run {}:\n", r.top.size(), args->objective) << table(r.top, gpn);
+    std::cout << fmt::format("\nPareto front, run time vs run cost ({} layouts, analytic):\n", r.pareto.size())
+              << table(r.pareto, gpn);
+    exit_code = r.usable > 0 ? exit_ok : exit_check_failed;
+  });
 }
 
 }  // namespace trainsim::cli
