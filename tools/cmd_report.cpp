@@ -1,10 +1,65 @@
-// `trainsim report`: write an HTML report.
+// `trainsim report IN [-o report.html]`: a self-contained HTML report with charts from a run directory
+// (`trainsim run -o DIR`) or a sweep output (CSV or JSON Lines).
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "sim/error.hpp"
 #include "tools/command.hpp"
+#include "tools/report_html.hpp"
 
 namespace trainsim::cli {
 
+namespace {
+
+std::string read_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError({Diagnostic{.file = path.string(), .message = "cannot read the file"}});
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
 void add_report_command(CLI::App& app, int& exit_code) {
-  add_unimplemented_command(app, exit_code, "report", "write an HTML report");
+  auto* sub = app.add_subcommand("report", "write a self-contained HTML report from a run directory or sweep output");
+  auto input = std::make_shared<std::string>();
+  auto output = std::make_shared<std::string>();
+  sub->add_option("IN", *input, "run directory (summary.json, run.csv) or sweep output (.csv or .jsonl)")->required();
+  sub->add_option("-o,--output", *output, "HTML file to write (default: IN/report.html or IN with .html)");
+  sub->callback([input, output, &exit_code] {
+    namespace fs = std::filesystem;
+    const fs::path in(*input);
+    std::string html;
+    fs::path out;
+    if (fs::is_directory(in)) {
+      const fs::path summary = in / "summary.json";
+      if (!fs::exists(summary)) {
+        throw InputError({Diagnostic{.file = in.string(),
+                                     .message = "no summary.json here: expected the folder of `trainsim run -o DIR`"}});
+      }
+      Table timeline;
+      if (fs::exists(in / "run.csv")) timeline = parse_csv(read_text(in / "run.csv"), (in / "run.csv").string());
+      html = run_report_html("trainsim run: " + fs::absolute(in).filename().string(), read_text(summary), timeline);
+      out = in / "report.html";
+    } else if (fs::exists(in)) {
+      const std::string ext = in.extension().string();
+      const std::string text = read_text(in);
+      const Table table = (ext == ".jsonl" || ext == ".json") ? parse_json_lines(text, in.string())
+                                                              : parse_csv(text, in.string());
+      html = sweep_report_html("trainsim sweep: " + in.filename().string(), table);
+      out = fs::path(in).replace_extension(".html");
+    } else {
+      throw InputError({Diagnostic{.file = in.string(), .message = "no such file or directory"}});
+    }
+    if (!output->empty()) out = *output;
+    std::ofstream file(out, std::ios::binary);
+    if (!file || !(file << html)) throw InputError({Diagnostic{.file = out.string(), .message = "cannot write the report"}});
+    std::cout << "wrote " << out.string() << '\n';
+    exit_code = exit_ok;
+  });
 }
 
 }  // namespace trainsim::cli
