@@ -13,7 +13,8 @@ double checkpoint_bytes_per_param(const TrainingSpec& training) {
          per.state_bytes;
 }
 
-CheckpointSize checkpoint_size(const TransformerSpec& model, const ParallelPlan& plan, const TrainingSpec& training) {
+CheckpointSize checkpoint_size(const TransformerSpec& model, const ParallelPlan& plan,
+                               const TrainingSpec& training) {
   const OptimizerSpec& opt = training.optimizer;
   const Precision compute = training.precision;
   const double bw = topo::bytes_per_element(weight_storage_precision(compute));

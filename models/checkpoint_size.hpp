@@ -18,11 +18,11 @@
 namespace trainsim::model {
 
 struct CheckpointSize {
-  double weights = 0;          ///< bytes of trainable weights in their storage precision
-  double master_weights = 0;   ///< bytes of fp32 master weights (0 when none are kept)
-  double optimizer_state = 0;  ///< bytes of optimizer state
-  std::int64_t writing_ranks = 0;   ///< ranks that write a part
-  double bytes_per_rank_max = 0;    ///< bytes the busiest writing rank writes
+  double weights = 0;              ///< bytes of trainable weights in their storage precision
+  double master_weights = 0;       ///< bytes of fp32 master weights (0 when none are kept)
+  double optimizer_state = 0;      ///< bytes of optimizer state
+  std::int64_t writing_ranks = 0;  ///< ranks that write a part
+  double bytes_per_rank_max = 0;   ///< bytes the busiest writing rank writes
 
   [[nodiscard]] double total() const { return weights + master_weights + optimizer_state; }
 };

@@ -20,9 +20,9 @@ struct ExplainLine {
 };
 
 struct ExplainSection {
-  std::string title;                ///< e.g. "memory per GPU, stage 0 (worst)"
+  std::string title;  ///< e.g. "memory per GPU, stage 0 (worst)"
   std::vector<ExplainLine> lines;
-  std::vector<std::string> notes;   ///< free sentences: assumptions, why it does not fit
+  std::vector<std::string> notes;  ///< free sentences: assumptions, why it does not fit
 };
 
 struct Explanation {

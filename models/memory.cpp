@@ -17,8 +17,12 @@
 namespace trainsim::model {
 namespace {
 
-double as_double(std::int64_t v) { return static_cast<double>(v); }
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+double as_double(std::int64_t v) {
+  return static_cast<double>(v);
+}
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
 
 // The tensors of one rank, split by how ZeRO shards them: dense ones over dp·cp·ep, experts over dp·cp.
 struct RankTensors {
@@ -56,7 +60,8 @@ RankTensors rank_tensors(const TransformerSpec& m, const ParallelPlan& plan, int
     for (int i = first; i < first + layers[s]; ++i) {
       const double local = m.generic_layers[static_cast<std::size_t>(i)].params / plan.tp;
       const auto side = static_cast<std::int64_t>(std::ceil(std::sqrt(local)));
-      if (side > 0) r.dense.push_back({side, side, local / (as_double(side) * as_double(side)), TensorRole::matrix});
+      if (side > 0)
+        r.dense.push_back({side, side, local / (as_double(side) * as_double(side)), TensorRole::matrix});
     }
     return r;
   }
@@ -122,7 +127,9 @@ void check_layout(const TransformerSpec& m, const ParallelPlan& plan) {
   if (total <= 0) throw InputError("model.layers: must be a positive count, got " + std::to_string(total));
 }
 
-std::string gb(double bytes) { return fmt::format("{:.1f} GB", bytes / 1e9); }
+std::string gb(double bytes) {
+  return fmt::format("{:.1f} GB", bytes / 1e9);
+}
 
 std::string shortfall(int stage, const MemoryBreakdown& m, double capacity) {
   std::array<std::pair<double, const char*>, 5> parts{{{m.activations, "activations"},
@@ -130,7 +137,8 @@ std::string shortfall(int stage, const MemoryBreakdown& m, double capacity) {
                                                        {m.weights, "weights"},
                                                        {m.grads, "grads"},
                                                        {m.buffers, "buffers"}}};
-  std::stable_sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::stable_sort(parts.begin(), parts.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
   std::string out = fmt::format("stage {} needs {} of {:.4g} GB:", stage, gb(m.total()), capacity / 1e9);
   bool first = true;
   for (const auto& [bytes, name] : parts) {
@@ -153,12 +161,13 @@ std::vector<int> stage_layer_counts(const TransformerSpec& model, const Parallel
     }
     std::int64_t sum = 0;
     for (const int l : plan.stage_layers) {
-      if (l < 0) throw InputError("parallelism.stage_layers: a stage cannot hold a negative number of layers");
+      if (l < 0)
+        throw InputError("parallelism.stage_layers: a stage cannot hold a negative number of layers");
       sum += l;
     }
     if (sum != total) {
-      throw InputError(fmt::format("parallelism.stage_layers: the stages hold {} layers, the model has {}", sum,
-                                   total));
+      throw InputError(
+          fmt::format("parallelism.stage_layers: the stages hold {} layers, the model has {}", sum, total));
     }
     return plan.stage_layers;
   }
@@ -175,7 +184,8 @@ std::vector<TensorShape> stage_parameter_tensors(const TransformerSpec& model, c
                                                  int stage) {
   check_layout(model, plan);
   const auto layers = stage_layer_counts(model, plan);
-  if (stage < 0 || stage >= plan.pp) throw InputError(fmt::format("stage {} is not in 0..{}", stage, plan.pp - 1));
+  if (stage < 0 || stage >= plan.pp)
+    throw InputError(fmt::format("stage {} is not in 0..{}", stage, plan.pp - 1));
   RankTensors r = rank_tensors(model, plan, stage, layers);
   r.dense.insert(r.dense.end(), r.expert.begin(), r.expert.end());
   return r.dense;
@@ -192,8 +202,9 @@ MemoryBreakdown model_state_bytes(double params, double shard_degree, int zero, 
   return m;
 }
 
-MemoryEstimate estimate_memory(const TransformerSpec& model, const ParallelPlan& plan, const TrainingSpec& training,
-                               const topo::GpuSpec& gpu, const MemoryOptions& options) {
+MemoryEstimate estimate_memory(const TransformerSpec& model, const ParallelPlan& plan,
+                               const TrainingSpec& training, const topo::GpuSpec& gpu,
+                               const MemoryOptions& options) {
   check_layout(model, plan);
   const std::vector<int> layers = stage_layer_counts(model, plan);
   MemoryEstimate est;
@@ -217,7 +228,9 @@ MemoryEstimate estimate_memory(const TransformerSpec& model, const ParallelPlan&
   const double dense_degree = as_double(plan.dp) * plan.cp * plan.ep;
   const double expert_degree = as_double(plan.dp) * plan.cp;
   const int zero = plan.zero;
-  auto shard = [&](double bytes, double degree, int from_stage) { return zero >= from_stage ? bytes / degree : bytes; };
+  auto shard = [&](double bytes, double degree, int from_stage) {
+    return zero >= from_stage ? bytes / degree : bytes;
+  };
 
   // Micro-batches per step; without a global batch the pipeline is assumed full (pp of them).
   std::int64_t micro_batches = plan.pp;
@@ -275,7 +288,8 @@ MemoryEstimate estimate_memory(const TransformerSpec& model, const ParallelPlan&
     st.allocator_bytes = options.allocator_fraction * before_reserve;
     m.buffers = st.bucket_bytes + st.gathered_bytes + st.runtime_bytes + st.allocator_bytes;
 
-    if (est.stages.empty() || m.total() > est.stages[static_cast<std::size_t>(est.worst_stage)].memory.total()) {
+    if (est.stages.empty() ||
+        m.total() > est.stages[static_cast<std::size_t>(est.worst_stage)].memory.total()) {
       est.worst_stage = s;
     }
     est.stages.push_back(st);

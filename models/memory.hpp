@@ -43,25 +43,25 @@ struct MemoryOptions {
 /// One pipeline rank's memory; the same for every GPU of that rank (tp/dp/cp ranks are symmetric).
 struct StageMemory {
   int stage = 0;
-  int layers = 0;                 ///< transformer layers this rank holds (all its chunks)
-  bool embedding = false;         ///< holds the input embedding
-  bool lm_head = false;           ///< holds the final norm and the LM head (or its tied copy)
-  double params = 0;              ///< parameters on one GPU before ZeRO sharding (after tp, pp, ep)
+  int layers = 0;                      ///< transformer layers this rank holds (all its chunks)
+  bool embedding = false;              ///< holds the input embedding
+  bool lm_head = false;                ///< holds the final norm and the LM head (or its tied copy)
+  double params = 0;                   ///< parameters on one GPU before ZeRO sharding (after tp, pp, ep)
   double in_flight_micro_batches = 0;  ///< micro-batches whose activations are stashed at the peak
-  MemoryBreakdown memory;         ///< peak bytes by kind (master weights inside optimizer_state)
-  double master_bytes = 0;        ///< the master-weight part of memory.optimizer_state
-  double bucket_bytes = 0;        ///< part of memory.buffers: gradient reduce buckets
-  double gathered_bytes = 0;      ///< part of memory.buffers: ZeRO-3 gathered layers (+ their grads)
-  double runtime_bytes = 0;       ///< part of memory.buffers: context and workspaces
-  double allocator_bytes = 0;     ///< part of memory.buffers: fragmentation reserve
+  MemoryBreakdown memory;              ///< peak bytes by kind (master weights inside optimizer_state)
+  double master_bytes = 0;             ///< the master-weight part of memory.optimizer_state
+  double bucket_bytes = 0;             ///< part of memory.buffers: gradient reduce buckets
+  double gathered_bytes = 0;           ///< part of memory.buffers: ZeRO-3 gathered layers (+ their grads)
+  double runtime_bytes = 0;            ///< part of memory.buffers: context and workspaces
+  double allocator_bytes = 0;          ///< part of memory.buffers: fragmentation reserve
 };
 
 struct MemoryEstimate {
-  std::vector<StageMemory> stages;   ///< one per pipeline rank, stage 0 first
-  int worst_stage = 0;               ///< index of the largest total (the first one on ties)
-  MemoryBreakdown memory;            ///< of the worst stage
-  double per_gpu = 0;                ///< memory.total(), bytes
-  double capacity = 0;               ///< usable HBM: gpu.hbm_bytes · (1 − headroom_fraction)
+  std::vector<StageMemory> stages;  ///< one per pipeline rank, stage 0 first
+  int worst_stage = 0;              ///< index of the largest total (the first one on ties)
+  MemoryBreakdown memory;           ///< of the worst stage
+  double per_gpu = 0;               ///< memory.total(), bytes
+  double capacity = 0;              ///< usable HBM: gpu.hbm_bytes · (1 − headroom_fraction)
   bool fits = true;
   /// Empty when it fits; else e.g. "stage 0 needs 91.2 GB of 80 GB: activations 52.1 GB, optimizer state
   /// 24.0 GB, weights 10.3 GB, grads 2.6 GB, buffers 2.2 GB" (parts largest first, GB = 1e9 bytes).

@@ -49,10 +49,14 @@ std::string normalise(std::string_view name) {
   return out;
 }
 
-bool is_vector(const TensorShape& t) { return t.role == TensorRole::vector || t.rows == 1 || t.cols == 1; }
+bool is_vector(const TensorShape& t) {
+  return t.role == TensorRole::vector || t.rows == 1 || t.cols == 1;
+}
 
 // Muon orthogonalises hidden matrices only; everything else gets AdamW.
-bool muon_matrix(const TensorShape& t) { return t.role == TensorRole::matrix && !is_vector(t); }
+bool muon_matrix(const TensorShape& t) {
+  return t.role == TensorRole::matrix && !is_vector(t);
+}
 
 // Elementwise FLOPs per parameter of one update, counted operation by operation:
 //  sgd        g+wd·w (2), w−lr·g (2)                                         = 4
@@ -61,7 +65,8 @@ bool muon_matrix(const TensorShape& t) { return t.role == TensorRole::matrix && 
 //  adagrad    g+wd·w (2), s += g² (2), w −= lr·g/(√s+ε) (5)                  = 9
 //  rmsprop    g+wd·w (2), v = αv + (1−α)g² (4), update (5)                   = 11
 //  adam(w)    m (3), v (4), bias corrections (2), update (5), weight decay (2) = 16
-//  adafactor  matrix: g²+ε (2), row/col sums (2), v̂ = RᵢCⱼ/ΣR (2), u = g/√v̂ (2), RMS clip (3), w −= lr·u + wd (4)
+//  adafactor  matrix: g²+ε (2), row/col sums (2), v̂ = RᵢCⱼ/ΣR (2), u = g/√v̂ (2), RMS clip (3), w −= lr·u + wd
+//  (4)
 //             = 15; vector: v (4) + ε (1), u (2), clip (3), update (4) = 14; momentum adds 3
 //  lion       c = β1m + (1−β1)g (3), sign (1), w −= lr(sign + wd·w) (4), m update (3) = 11
 //  lamb       adam without decay (14), + wd·w into u (2), ‖w‖², ‖u‖² (4), trust ratio (1) = 21
@@ -69,23 +74,35 @@ bool muon_matrix(const TensorShape& t) { return t.role == TensorRole::matrix && 
 //  muon       m = μm + g (2), nesterov g + μm (2), X = G/‖G‖F (3), w −= lr(s·O + wd·w) (4) = 11
 double flops_per_element(const OptimizerSpec& spec, const TensorShape& t) {
   switch (spec.kind) {
-    case OptimizerKind::sgd: return 4;
-    case OptimizerKind::sgd_momentum: return 6;
-    case OptimizerKind::nesterov: return 8;
-    case OptimizerKind::adagrad: return 9;
-    case OptimizerKind::rmsprop: return 11;
+    case OptimizerKind::sgd:
+      return 4;
+    case OptimizerKind::sgd_momentum:
+      return 6;
+    case OptimizerKind::nesterov:
+      return 8;
+    case OptimizerKind::adagrad:
+      return 9;
+    case OptimizerKind::rmsprop:
+      return 11;
     case OptimizerKind::adam:
-    case OptimizerKind::adamw: return 16;
-    case OptimizerKind::adafactor: return (is_vector(t) ? 14 : 15) + (spec.adafactor_momentum ? 3 : 0);
-    case OptimizerKind::lion: return 11;
-    case OptimizerKind::lamb: return 21;
-    case OptimizerKind::adam8bit: return 26;
-    case OptimizerKind::muon: return muon_matrix(t) ? 11 : 16;
+    case OptimizerKind::adamw:
+      return 16;
+    case OptimizerKind::adafactor:
+      return (is_vector(t) ? 14 : 15) + (spec.adafactor_momentum ? 3 : 0);
+    case OptimizerKind::lion:
+      return 11;
+    case OptimizerKind::lamb:
+      return 21;
+    case OptimizerKind::adam8bit:
+      return 26;
+    case OptimizerKind::muon:
+      return muon_matrix(t) ? 11 : 16;
   }
   return 0;
 }
 
-void add_state(std::vector<StateTensor>& states, std::string_view name, Precision precision, double elements) {
+void add_state(std::vector<StateTensor>& states, std::string_view name, Precision precision,
+               double elements) {
   if (elements <= 0) return;
   for (auto& s : states) {
     if (s.name == name && s.precision == precision) {
@@ -100,12 +117,19 @@ void add_tensor_states(std::vector<StateTensor>& states, const OptimizerSpec& sp
   const double n = t.elements();
   const Precision p = spec.state_precision;
   switch (spec.kind) {
-    case OptimizerKind::sgd: return;
+    case OptimizerKind::sgd:
+      return;
     case OptimizerKind::sgd_momentum:
     case OptimizerKind::nesterov:
-    case OptimizerKind::lion: add_state(states, "momentum", p, n); return;
-    case OptimizerKind::adagrad: add_state(states, "sum_of_squares", p, n); return;
-    case OptimizerKind::rmsprop: add_state(states, "square_average", p, n); return;
+    case OptimizerKind::lion:
+      add_state(states, "momentum", p, n);
+      return;
+    case OptimizerKind::adagrad:
+      add_state(states, "sum_of_squares", p, n);
+      return;
+    case OptimizerKind::rmsprop:
+      add_state(states, "square_average", p, n);
+      return;
     case OptimizerKind::adam:
     case OptimizerKind::adamw:
     case OptimizerKind::lamb:
@@ -143,7 +167,9 @@ void add_tensor_states(std::vector<StateTensor>& states, const OptimizerSpec& sp
 
 }  // namespace
 
-std::span<const OptimizerInfo> all_optimizers() { return kInfos; }
+std::span<const OptimizerInfo> all_optimizers() {
+  return kInfos;
+}
 
 const OptimizerInfo& optimizer_info(OptimizerKind kind) {
   const auto index = static_cast<std::size_t>(kind);
@@ -151,7 +177,9 @@ const OptimizerInfo& optimizer_info(OptimizerKind kind) {
   return kInfos[index];
 }
 
-std::string_view optimizer_name(OptimizerKind kind) { return optimizer_info(kind).name; }
+std::string_view optimizer_name(OptimizerKind kind) {
+  return optimizer_info(kind).name;
+}
 
 OptimizerKind parse_optimizer(std::string_view name) {
   const std::string key = normalise(name);
@@ -192,7 +220,8 @@ bool keeps_master_weights(const OptimizerSpec& spec, Precision compute) {
   return spec.master_weights && topo::bytes_per_element(weight_storage_precision(compute)) < 4.0;
 }
 
-std::vector<StateTensor> optimizer_state_tensors(const OptimizerSpec& spec, std::span<const TensorShape> tensors) {
+std::vector<StateTensor> optimizer_state_tensors(const OptimizerSpec& spec,
+                                                 std::span<const TensorShape> tensors) {
   std::vector<StateTensor> states;
   for (const auto& t : tensors) add_tensor_states(states, spec, t);
   return states;
@@ -204,7 +233,8 @@ double newton_schulz_flops(std::int64_t rows, std::int64_t cols, int iterations)
   return iterations * (4 * k * k * l + 2 * k * k * k);
 }
 
-OptimizerCost optimizer_cost(const OptimizerSpec& spec, Precision compute, std::span<const TensorShape> tensors) {
+OptimizerCost optimizer_cost(const OptimizerSpec& spec, Precision compute,
+                             std::span<const TensorShape> tensors) {
   const double bw = topo::bytes_per_element(weight_storage_precision(compute));
   const double bg = topo::bytes_per_element(gradient_precision(spec, compute));
   const bool master = keeps_master_weights(spec, compute);
@@ -249,7 +279,8 @@ OptimizerCost optimizer_cost(const OptimizerSpec& spec, Precision compute, std::
           cost.reduction_values += t.count;
         }
         break;
-      default: break;
+      default:
+        break;
     }
     cost.elementwise_flops += flops;
     cost.bytes_moved += moved;

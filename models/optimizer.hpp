@@ -36,26 +36,28 @@ struct TensorShape {
   double count = 1;  ///< tensors of this shape (double: may be a per-GPU average, e.g. experts / ep)
   TensorRole role = TensorRole::matrix;
 
-  [[nodiscard]] double elements() const { return static_cast<double>(rows) * static_cast<double>(cols) * count; }
+  [[nodiscard]] double elements() const {
+    return static_cast<double>(rows) * static_cast<double>(cols) * count;
+  }
 };
 
 /// One state tensor an optimizer keeps per parameter tensor.
 struct StateTensor {
-  std::string name;        ///< "momentum", "variance", "row_stats", "scales", ...
-  Precision precision;     ///< element format
-  double elements = 0;     ///< elements for the tensors it was asked about
+  std::string name;     ///< "momentum", "variance", "row_stats", "scales", ...
+  Precision precision;  ///< element format
+  double elements = 0;  ///< elements for the tensors it was asked about
   [[nodiscard]] double bytes() const { return elements * topo::bytes_per_element(precision); }
 };
 
 /// Fixed facts about an optimizer kind.
 struct OptimizerInfo {
   OptimizerKind kind;
-  std::string_view name;          ///< canonical spelling in scenarios and outputs, e.g. "adamw", "adam-8bit"
-  std::string_view description;   ///< one line
-  int hyperparameters;            ///< tunable: learning rate, betas, epsilon, weight decay, ...
-  double full_size_states;        ///< state tensors of parameter size for a matrix (adafactor: 0, factored)
-  bool per_tensor_norms;          ///< needs norms per tensor (LAMB trust ratio, Muon's normalisation)
-  bool needs_full_matrices;       ///< update needs whole matrices (Muon): sharded states must be gathered
+  std::string_view name;         ///< canonical spelling in scenarios and outputs, e.g. "adamw", "adam-8bit"
+  std::string_view description;  ///< one line
+  int hyperparameters;           ///< tunable: learning rate, betas, epsilon, weight decay, ...
+  double full_size_states;       ///< state tensors of parameter size for a matrix (adafactor: 0, factored)
+  bool per_tensor_norms;         ///< needs norms per tensor (LAMB trust ratio, Muon's normalisation)
+  bool needs_full_matrices;      ///< update needs whole matrices (Muon): sharded states must be gathered
 };
 
 /// All optimizer kinds, in the order of OptimizerKind.
@@ -69,7 +71,8 @@ struct OptimizerInfo {
 /// Precision the trainable weights are stored in for a compute precision: fp8 training keeps bf16 weights
 /// (fp8 copies are transient casts, as in Transformer Engine); every other precision is stored as itself.
 [[nodiscard]] Precision weight_storage_precision(Precision compute);
-/// Precision of the gradients: fp32 when spec.fp32_grads or compute is fp32, else the weight storage precision.
+/// Precision of the gradients: fp32 when spec.fp32_grads or compute is fp32, else the weight storage
+/// precision.
 [[nodiscard]] Precision gradient_precision(const OptimizerSpec& spec, Precision compute);
 /// True when an fp32 master copy is kept: spec.master_weights and weights stored below fp32.
 [[nodiscard]] bool keeps_master_weights(const OptimizerSpec& spec, Precision compute);
@@ -80,13 +83,14 @@ struct OptimizerInfo {
 
 /// The cost of one optimizer update over a set of parameter tensors on one GPU.
 struct OptimizerCost {
-  double params = 0;             ///< parameters updated
-  double state_bytes = 0;        ///< optimizer state (momentum, variance, factored stats, quantisation scales)
-  double master_bytes = 0;       ///< fp32 master weights (0 without mixed precision)
-  double bytes_moved = 0;        ///< HBM bytes read + written by the update (grads, weights, master, states)
+  double params = 0;        ///< parameters updated
+  double state_bytes = 0;   ///< optimizer state (momentum, variance, factored stats, quantisation scales)
+  double master_bytes = 0;  ///< fp32 master weights (0 without mixed precision)
+  double bytes_moved = 0;   ///< HBM bytes read + written by the update (grads, weights, master, states)
   double elementwise_flops = 0;  ///< vector FLOPs of the update
   double matmul_flops = 0;       ///< Newton–Schulz matmul FLOPs (Muon), run in the compute precision
-  double reduction_values = 0;   ///< fp32 values all-reduced across the shards for norms (clipping, LAMB, Muon)
+  double reduction_values =
+      0;  ///< fp32 values all-reduced across the shards for norms (clipping, LAMB, Muon)
 
   [[nodiscard]] double state_bytes_per_param() const { return params > 0 ? state_bytes / params : 0; }
   [[nodiscard]] double bytes_moved_per_param() const { return params > 0 ? bytes_moved / params : 0; }

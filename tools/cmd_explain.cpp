@@ -1,10 +1,54 @@
-// `trainsim explain`: show the memory and time breakdown with its formulas.
+// `trainsim explain S.yaml`: the parameter count, FLOPs per token, attention kernel, optimizer costs and
+// the memory per GPU of every pipeline stage with the formula and numbers behind each line, and why the
+// layout does not fit when it does not. Text by default; --json for the same lines as data.
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "models/explain.hpp"
+#include "scenarios/loader.hpp"
 #include "tools/command.hpp"
 
 namespace trainsim::cli {
+namespace {
+
+nlohmann::json to_json(const model::Explanation& e) {
+  nlohmann::json sections = nlohmann::json::array();
+  for (const auto& s : e.sections) {
+    nlohmann::json lines = nlohmann::json::array();
+    for (const auto& l : s.lines) {
+      lines.push_back({{"label", l.label}, {"formula", l.formula}, {"value", l.value}, {"unit", l.unit}});
+    }
+    sections.push_back({{"title", s.title}, {"lines", lines}, {"notes", s.notes}});
+  }
+  return {{"fits", e.fits}, {"reason", e.reason}, {"sections", sections}};
+}
+
+}  // namespace
 
 void add_explain_command(CLI::App& app, int& exit_code) {
-  add_unimplemented_command(app, exit_code, "explain", "show the memory and time breakdown with its formulas");
+  struct Options {
+    std::string path;
+    bool json = false;
+  };
+  auto options = std::make_shared<Options>();
+  auto* sub = app.add_subcommand("explain",
+                                 "show the memory breakdown per GPU with its formulas and why a layout "
+                                 "does not fit");
+  sub->add_option("scenario", options->path, "scenario YAML file")->required();
+  sub->add_flag("--json", options->json, "print the explanation as JSON");
+  sub->callback([options, &exit_code] {
+    const scenario::Scenario s = scenario::load_scenario_file(options->path);
+    const model::Explanation e = model::explain(s.model, s.parallelism, s.training, s.cluster.node.gpu,
+                                                s.budget.memory_headroom.value_or(0.0));
+    if (options->json) {
+      std::cout << to_json(e).dump(2) << '\n';
+    } else {
+      std::cout << "scenario " << s.name << "\n\n" << model::to_text(e);
+    }
+    exit_code = exit_ok;
+  });
 }
 
 }  // namespace trainsim::cli

@@ -39,11 +39,13 @@ TEST_CASE("a mixed-precision Adam checkpoint is 14 bytes per parameter") {
 TEST_CASE("SGD, SGD-momentum, Adafactor and 8-bit Adam checkpoints are smaller than Adam's") {
   CHECK(checkpoint_bytes_per_param(training_with(OptimizerKind::sgd)) == doctest::Approx(6.0));
   CHECK(checkpoint_bytes_per_param(training_with(OptimizerKind::sgd_momentum)) == doctest::Approx(10.0));
-  CHECK(checkpoint_bytes_per_param(training_with(OptimizerKind::adafactor)) == doctest::Approx(6.0).epsilon(1e-4));
+  CHECK(checkpoint_bytes_per_param(training_with(OptimizerKind::adafactor)) ==
+        doctest::Approx(6.0).epsilon(1e-4));
   CHECK(checkpoint_bytes_per_param(training_with(OptimizerKind::adam8bit)) ==
         doctest::Approx(8.0 + 8.0 / 2048));
   // fp32 training: weights are the master copy.
-  CHECK(checkpoint_bytes_per_param(training_with(OptimizerKind::adam, Precision::fp32)) == doctest::Approx(12.0));
+  CHECK(checkpoint_bytes_per_param(training_with(OptimizerKind::adam, Precision::fp32)) ==
+        doctest::Approx(12.0));
 }
 
 TEST_CASE("BLOOM-176B's checkpoint is 329 GB of bf16 weights and 2.3 TB with optimizer states") {

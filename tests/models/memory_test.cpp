@@ -62,8 +62,10 @@ TEST_CASE("7.5B parameters on 64 GPUs need 120, 31.4, 16.6 and 1.9 GB of model s
   // ZeRO paper Fig. 1 (Ψ = 7.5B, N_d = 64, K = 12): 120 GB, 31.4 GB, 16.6 GB, 1.875 GB.
   const double psi = 7.5e9;
   CHECK(model_state_bytes(psi, 64, 0, adam(), Precision::fp16).total() == doctest::Approx(120e9));
-  CHECK(model_state_bytes(psi, 64, 1, adam(), Precision::fp16).total() == doctest::Approx(31.4e9).epsilon(0.002));
-  CHECK(model_state_bytes(psi, 64, 2, adam(), Precision::fp16).total() == doctest::Approx(16.6e9).epsilon(0.005));
+  CHECK(model_state_bytes(psi, 64, 1, adam(), Precision::fp16).total() ==
+        doctest::Approx(31.4e9).epsilon(0.002));
+  CHECK(model_state_bytes(psi, 64, 2, adam(), Precision::fp16).total() ==
+        doctest::Approx(16.6e9).epsilon(0.005));
   CHECK(model_state_bytes(psi, 64, 3, adam(), Precision::fp16).total() == doctest::Approx(1.875e9));
 }
 
@@ -118,7 +120,12 @@ TEST_CASE("tensor parallelism splits the matrices and replicates norms and row-p
 
 TEST_CASE("GPT-3 175B on 1,024 A100s: model states of the worst stage follow the ZeRO-1 arithmetic") {
   const TransformerSpec m = gpt3_175b();
-  ParallelPlan p{.tp = 8, .pp = 16, .dp = 8, .micro_batch = 1, .sequence_parallel = true, .zero = 1,
+  ParallelPlan p{.tp = 8,
+                 .pp = 16,
+                 .dp = 8,
+                 .micro_batch = 1,
+                 .sequence_parallel = true,
+                 .zero = 1,
                  .recompute = Recompute::selective};
   TrainingSpec t;
   t.global_batch = 1536;
@@ -136,8 +143,9 @@ TEST_CASE("GPT-3 175B on 1,024 A100s: model states of the worst stage follow the
   // One tp rank holds an eighth of the stage except the learned positions (2048 x 12288), which every tp
   // rank keeps whole, and the replicated norms and row-parallel biases (< 0.1%).
   const double positions = 2048.0 * 12288;
-  CHECK(s0.params == doctest::Approx((stage_parameter_count(m, 6, true, false) - positions) / 8 + positions)
-                         .epsilon(0.001));
+  CHECK(
+      s0.params ==
+      doctest::Approx((stage_parameter_count(m, 6, true, false) - positions) / 8 + positions).epsilon(0.001));
   // Activations are the workload model's: the first stage holds pp micro-batches under 1F1B.
   CHECK(s0.in_flight_micro_batches == doctest::Approx(16));
   CHECK(s0.memory.activations ==
@@ -151,11 +159,13 @@ TEST_CASE("buffers hold the runtime reserve and a documented allocator fraction 
   const TransformerSpec m = gpt3_175b();
   ParallelPlan p{.tp = 8, .pp = 16, .dp = 8, .zero = 1};
   TrainingSpec t;
-  const MemoryEstimate e = estimate_memory(m, p, t, a100_80gb(), {.allocator_fraction = 0.05, .runtime_bytes = 1e9});
+  const MemoryEstimate e =
+      estimate_memory(m, p, t, a100_80gb(), {.allocator_fraction = 0.05, .runtime_bytes = 1e9});
   const StageMemory& s = e.stages[0];
   CHECK(s.bucket_bytes == 0.0);  // ZeRO-1: buckets are views of the gradient buffer
   CHECK(s.gathered_bytes == 0.0);
-  const double rest = s.memory.weights + s.memory.grads + s.memory.optimizer_state + s.memory.activations + 1e9;
+  const double rest =
+      s.memory.weights + s.memory.grads + s.memory.optimizer_state + s.memory.activations + 1e9;
   CHECK(s.allocator_bytes == doctest::Approx(0.05 * rest));
   CHECK(s.memory.buffers == doctest::Approx(1e9 + 0.05 * rest));
 }
@@ -165,7 +175,8 @@ TEST_CASE("ZeRO-3 shards the weights and keeps two gathered units plus one unit 
   ParallelPlan p{.tp = 1, .pp = 1, .dp = 64, .zero = 3};
   TrainingSpec t;
   t.optimizer = adam();
-  const MemoryEstimate e = estimate_memory(m, p, t, a100_80gb(), {.allocator_fraction = 0, .runtime_bytes = 0});
+  const MemoryEstimate e =
+      estimate_memory(m, p, t, a100_80gb(), {.allocator_fraction = 0, .runtime_bytes = 0});
   const StageMemory& s = e.stages[0];
   CHECK(s.memory.weights == doctest::Approx(2 * s.params / 64));
   CHECK(s.memory.grads == doctest::Approx(2 * s.params / 64));
@@ -222,7 +233,8 @@ TEST_CASE("expert weights are split over ep and sharded over dp·cp only") {
   ParallelPlan p{.tp = 1, .pp = 1, .dp = 2, .ep = 4, .zero = 1};
   TrainingSpec t;
   t.optimizer = adam();
-  const MemoryEstimate e = estimate_memory(m, p, t, a100_80gb(), {.allocator_fraction = 0, .runtime_bytes = 0});
+  const MemoryEstimate e =
+      estimate_memory(m, p, t, a100_80gb(), {.allocator_fraction = 0, .runtime_bytes = 0});
   const double expert = 2 * layer_expert_parameter_count(m) / 4;  // two layers, 2 of 8 experts per rank
   const double dense = parameter_count(m) - 2 * layer_expert_parameter_count(m);
   CHECK(e.stages[0].params == doctest::Approx(dense + expert));

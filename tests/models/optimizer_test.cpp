@@ -74,7 +74,8 @@ TEST_CASE("an update moves fewer bytes with SGD than Adam, and Adam fewer with b
   // bf16 weights and grads, fp32 master: grad read 2 + master read/write 8 + bf16 weight write 2 = 12;
   // Adam adds 2 states read + written: 2·2·2 = 8 in bf16, 2·2·4 = 16 in fp32.
   const auto sgd = optimizer_cost_per_param(spec_of(OptimizerKind::sgd), Precision::bf16);
-  const auto adam16 = optimizer_cost_per_param(spec_of(OptimizerKind::adam, Precision::bf16), Precision::bf16);
+  const auto adam16 =
+      optimizer_cost_per_param(spec_of(OptimizerKind::adam, Precision::bf16), Precision::bf16);
   const auto adam32 = optimizer_cost_per_param(spec_of(OptimizerKind::adam), Precision::bf16);
   CHECK(sgd.bytes_moved == doctest::Approx(12.0));
   CHECK(adam16.bytes_moved == doctest::Approx(20.0));
@@ -96,7 +97,8 @@ TEST_CASE("Newton-Schulz costs 2(2nm² + m³) FLOPs per iteration, T·m/B of tra
   const double tokens = 524288;
   CHECK(newton_schulz_flops(4096, 4096, 5) / (6 * m * m * tokens) == doctest::Approx(5 * m / tokens));
   // Rectangular: min dimension squared times the larger one.
-  CHECK(newton_schulz_flops(1024, 4096, 1) == doctest::Approx(4.0 * 1024 * 1024 * 4096 + 2.0 * 1024 * 1024 * 1024));
+  CHECK(newton_schulz_flops(1024, 4096, 1) ==
+        doctest::Approx(4.0 * 1024 * 1024 * 4096 + 2.0 * 1024 * 1024 * 1024));
 }
 
 TEST_CASE("Muon orthogonalises hidden matrices and gives embeddings and vectors AdamW state") {
@@ -132,7 +134,9 @@ TEST_CASE("an unknown optimizer name is bad input that lists the valid names") {
 }
 
 TEST_CASE("state bytes per parameter order SGD < Adafactor < Lion < 8-bit Adam < Adam") {
-  auto per = [](OptimizerKind k) { return optimizer_cost_per_param(spec_of(k), Precision::bf16).state_bytes; };
+  auto per = [](OptimizerKind k) {
+    return optimizer_cost_per_param(spec_of(k), Precision::bf16).state_bytes;
+  };
   CHECK(per(OptimizerKind::sgd) == 0.0);
   CHECK(per(OptimizerKind::adafactor) < 1e-4);
   CHECK(per(OptimizerKind::lion) == doctest::Approx(4.0));
