@@ -50,9 +50,12 @@ double kernel_time(const KernelCost& op, const topo::GpuSpec& gpu, Precision pre
   if (op.flops > 0) {
     if (op.kind == OpKind::matmul) {
       // F / (P · pf · F/(F + F½)) = (F + F½) / (P · pf): affine in F, no division by a tiny efficiency.
+      if (e.matmul_peak_fraction <= 0) throw InputError("gpu " + gpu.name + " has no matmul efficiency");
       compute_time = (op.flops + e.matmul_half_flops) / (peak * e.matmul_peak_fraction);
     } else {
-      compute_time = op.flops / (peak * flash_attention_efficiency(op.flops, op.seq_len, op.head_dim, e));
+      const double efficiency = flash_attention_efficiency(op.flops, op.seq_len, op.head_dim, e);
+      if (efficiency <= 0) throw InputError("gpu " + gpu.name + " has no fused-attention efficiency");
+      compute_time = op.flops / (peak * efficiency);
     }
   }
   return std::max(compute_time, memory_time) + e.kernel_overhead_s;
