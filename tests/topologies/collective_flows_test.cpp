@@ -1,0 +1,143 @@
+#include "topologies/collective_flows.hpp"
+
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "sim/error.hpp"
+
+using namespace trainsim;
+using namespace trainsim::topo;
+
+namespace {
+
+/// Nodes of `gpus` GPUs on an NVSwitch (100 GB/s, 2 us per step) and as many 50 GB/s NICs (4 us), 1 us per
+/// switch, efficiencies 1, a 5 us launch cost, and small-message protocols that never win, so that every
+/// step below lasts a whole number of picoseconds.
+ClusterSpec cluster(std::int64_t nodes, int gpus = 8) {
+  ClusterSpec c;
+  c.node.name = "flow-test";
+  c.node.gpus_per_node = gpus;
+  c.node.intra_bytes_per_s = 100e9;
+  c.node.intra_latency_s = 2e-6;
+  c.node.nics_per_node = gpus;
+  c.node.nic_bytes_per_s = 50e9;
+  c.node.comm.intra_bandwidth_fraction = 1.0;
+  c.node.comm.nic_bandwidth_fraction = 1.0;
+  c.node.comm.nic_latency_s = 4e-6;
+  c.node.comm.base_latency_s = 5e-6;
+  c.node.comm.ll_bandwidth_fraction = 1e-3;
+  c.node.comm.ll128_bandwidth_fraction = 1e-3;
+  c.nodes = nodes;
+  c.network.switch_latency_s = 1e-6;
+  c.network.switch_radix = 64;
+  return c;
+}
+
+sim::Duration flow_time(const ClusterSpec& c, const CollectiveCall& call) {
+  const ClusterGraph g = ClusterGraph::build(c);
+  return simulate_collectives(g, c, std::span<const CollectiveCall>(&call, 1)).front();
+}
+
+std::vector<std::int64_t> iota(std::int64_t first, std::int64_t count, std::int64_t stride) {
+  std::vector<std::int64_t> v;
+  for (std::int64_t i = 0; i < count; ++i) v.push_back(first + i * stride);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("on one node the flow fidelity and the closed form agree to the tick for a ring all-reduce") {
+  const ClusterSpec c = cluster(1);
+  const double bytes = 8e8;  // chunks of 1e8 B: 1 ms at 100 GB/s
+  const double closed = collective_time(CollectiveOp::all_reduce, bytes, {.size = 8, .ranks_per_node = 8}, c,
+                                        CollectiveAlgo::ring);
+  // 5 us launch + 14 steps x (2 us + 1 ms).
+  CHECK(sim::Duration::from_seconds(closed) == sim::Duration::from_ps(14'033'000'000));
+  CHECK(flow_time(c, {CollectiveOp::all_reduce, bytes, iota(0, 8, 1), CollectiveAlgo::ring}) ==
+        sim::Duration::from_seconds(closed));
+  const double rs = collective_time(CollectiveOp::reduce_scatter, bytes, {.size = 8, .ranks_per_node = 8}, c,
+                                    CollectiveAlgo::ring);
+  CHECK(flow_time(c, {CollectiveOp::reduce_scatter, bytes, iota(0, 8, 1), CollectiveAlgo::ring}) ==
+        sim::Duration::from_seconds(rs));
+}
+
+TEST_CASE("across nodes the flow fidelity and the closed form agree to the tick for ring and hierarchical") {
+  // A data-parallel ring: GPU 0 of 8 nodes on one rail leaf. alpha = 4 us NIC + 1 switch; B = one NIC.
+  const ClusterSpec c8 = cluster(8);
+  const CommGroup dp{.size = 8, .ranks_per_node = 1, .nodes = 8, .leaves = 1};
+  const double closed = collective_time(CollectiveOp::all_reduce, 4e8, dp, c8, CollectiveAlgo::ring);
+  CHECK(sim::Duration::from_seconds(closed) == sim::Duration::from_ps(5'000'000 + 14 * (5'000'000 + 1'000'000'000LL)));
+  CHECK(flow_time(c8, {CollectiveOp::all_reduce, 4e8, iota(0, 8, 8), CollectiveAlgo::ring}) ==
+        sim::Duration::from_seconds(closed));
+
+  // Hierarchical over 2 nodes x 8 GPUs: 2 x 7 intra steps of S/8 at 100 GB/s, 2 inter steps of S/16 per rail.
+  const ClusterSpec c2 = cluster(2);
+  const CommGroup both{.size = 16, .ranks_per_node = 8, .nodes = 2, .leaves = 1};
+  const double hier = collective_time(CollectiveOp::all_reduce, 1.6e9, both, c2, CollectiveAlgo::hierarchical);
+  CHECK(sim::Duration::from_seconds(hier) ==
+        sim::Duration::from_ps(5'000'000 + 14 * (2'000'000 + 2'000'000'000LL) + 2 * (5'000'000 + 2'000'000'000LL)));
+  CHECK(flow_time(c2, {CollectiveOp::all_reduce, 1.6e9, iota(0, 16, 1), CollectiveAlgo::hierarchical}) ==
+        sim::Duration::from_seconds(hier));
+}
+
+TEST_CASE("data-parallel rings sharing 4:1 oversubscribed uplinks slow down 4x in the flow fidelity only") {
+  // 8 nodes of 4 GPUs and 4 NICs; 5-port leaves with 4 ports down and 1 up (4:1), one node per leaf.
+  ClusterSpec c = cluster(8, 4);
+  c.network.switch_radix = 5;
+  c.network.oversubscription = 4;
+  c.network.rail_optimized = false;
+  const ClusterGraph g = ClusterGraph::build(c);
+  REQUIRE(g.count(DeviceKind::spine) == 1);
+  const double bytes = 4e8;  // chunks of 5e7 B: 1 ms at 50 GB/s, 4 ms at 12.5 GB/s
+  std::vector<CollectiveCall> dp;
+  for (std::int64_t l = 0; l < 4; ++l) dp.push_back({CollectiveOp::all_reduce, bytes, iota(l, 8, 4), CollectiveAlgo::ring});
+  // alpha = 4 us NIC + leaf, spine, leaf.
+  const sim::Duration alone = simulate_collectives(g, c, std::span(dp).first(1)).front();
+  CHECK(alone == sim::Duration::from_ps(5'000'000 + 14 * (7'000'000 + 1'000'000'000LL)));
+  const std::vector<sim::Duration> together = simulate_collectives(g, c, dp);
+  for (const sim::Duration& t : together) {
+    CHECK(t == sim::Duration::from_ps(5'000'000 + 14 * (7'000'000 + 4'000'000'000LL)));
+  }
+  // The closed form sees each node's NICs shared by 4 groups (still one NIC each) but not the spine.
+  const CommGroup group{.size = 8, .ranks_per_node = 1, .nodes = 8, .leaves = 8, .groups_sharing_nics = 4};
+  CHECK(sim::Duration::from_seconds(collective_time(CollectiveOp::all_reduce, bytes, group, c, CollectiveAlgo::ring)) ==
+        alone);
+
+  // Rail-optimized wiring of the same switches: each ring has its own rail, nothing is shared.
+  c.network.rail_optimized = true;
+  const ClusterGraph rails = ClusterGraph::build(c);
+  const std::vector<sim::Duration> separate = simulate_collectives(rails, c, dp);
+  for (const sim::Duration& t : separate) {
+    CHECK(t <= alone);
+    CHECK(t.seconds() > 0.99 * alone.seconds());
+  }
+}
+
+TEST_CASE("a ring crossing nodes uses one channel per NIC and all-to-all and send-recv are lowered") {
+  const ClusterSpec c = cluster(2);
+  const ClusterGraph g = ClusterGraph::build(c);
+  sim::Engine engine;
+  sim::FlowNetwork network(engine);
+  FabricFlows fabric(g, network);
+  sim::Dag dag;
+  const std::vector<std::int64_t> all = iota(0, 16, 1);
+  const LoweredCollective ring = lower_collective(dag, fabric, c, CollectiveOp::all_reduce, 1e9, all,
+                                                  CollectiveAlgo::ring, "ring");
+  CHECK(ring.transfers == 8 * 16 * 30);  // 8 channels x 16 ranks x 2(n-1) steps
+  const LoweredCollective a2a = lower_collective(dag, fabric, c, CollectiveOp::all_to_all, 1e9, all,
+                                                 CollectiveAlgo::auto_select, "a2a");
+  CHECK(a2a.transfers == 16 * 15);
+  const std::vector<std::int64_t> pair{3, 11};
+  const LoweredCollective p2p = lower_collective(dag, fabric, c, CollectiveOp::send_recv, 5e8, pair,
+                                                 CollectiveAlgo::auto_select, "p2p");
+  CHECK(p2p.transfers == 1);
+  const sim::DagResult r = sim::execute(dag, engine, &network);
+  // Alone, the send-recv would take 5 us launch + 5 us + 5e8 B / 50 GB/s = 10.01 ms; sharing NICs it is not faster.
+  CHECK((r.tasks[p2p.done].end - r.tasks[p2p.start].start).seconds() >= 0.01001 - 1e-12);
+  CHECK_THROWS_AS(lower_collective(dag, fabric, c, CollectiveOp::broadcast, 1e9, all, CollectiveAlgo::ring, "b"),
+                  InputError);
+  CHECK_THROWS_AS(lower_collective(dag, fabric, c, CollectiveOp::all_reduce, 1e9, std::vector<std::int64_t>{0, 99},
+                                   CollectiveAlgo::ring, "x"),
+                  InputError);
+}
