@@ -108,7 +108,6 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
   };
   std::vector<PassTasks> hand(static_cast<std::size_t>(n_inst) * 2 * m * nvs);
   std::vector<std::vector<sim::TaskId>> buckets(static_cast<std::size_t>(n_inst * p));
-  std::vector<std::vector<sim::TaskId>> chain_history(static_cast<std::size_t>(n_inst * p));
 
   for (int s = 0; s < p; ++s) {
     const auto& passes = order[static_cast<std::size_t>(s)];
@@ -138,16 +137,17 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
       const bool zero3 = pl.zero == 3 && pl.dp > 1 && x.kind != PassKind::backward_weight;
       std::vector<sim::TaskId> gather;
       if (zero3) {
-        // Prefetched one pass ahead: issued when the pass before the previous one is done.
+        // FSDP gathers layer by layer, one layer ahead of the compute (and reduce-scatters each layer's
+        // gradients as soon as its backward is done), so over a pass this traffic streams beside the
+        // kernels: the pass lasts the longer of the two. The very first pass waits for its weights.
         std::vector<sim::TaskId> after(static_cast<std::size_t>(n_inst));
-        const bool first = chain_history[idx(0, s)].size() < 2;
-        std::vector<sim::TaskId> gate;
         for (int i = 0; i < n_inst; ++i) {
-          const auto& h = chain_history[idx(i, s)];
-          after[static_cast<std::size_t>(i)] = first ? dag.join(lanes[idx(i, s)].dp, "step start")
-                                                     : h[h.size() - 2];
+          after[static_cast<std::size_t>(i)] = has_chain[idx(i, s)] ? chain[idx(i, s)]
+                                                                    : dag.join(lanes[idx(i, s)].dp, "step start");
         }
-        gather = collective(s, after, true, share * sc.zero3_gather_s, "zero3 gather " + label, "dp");
+        const bool bwd = x.kind == PassKind::backward;
+        gather = collective(s, after, true, share * (sc.zero3_gather_s + (bwd ? sc.zero3_reduce_s : 0.0)),
+                            (bwd ? "zero3 gather+reduce " : "zero3 gather ") + label, "dp");
       }
       const bool bucketed = pl.zero < 3 && sc.buckets > 0 && pl.overlap_grad_reduce && k == last_grad[static_cast<std::size_t>(x.chunk)];
       const int segments = bucketed ? std::max(1, static_cast<int>(std::lround(sc.buckets * share))) : 1;
@@ -158,7 +158,7 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
           const sim::TaskId t = dag.busy(lanes[c].compute, dur(compute / segments),
                                          segments > 1 ? fmt::format("{} part {}", label, seg) : label, "compute");
           if (has_chain[c]) dag.depend(chain[c], t);
-          if (zero3 && seg == 0) dag.depend(gather[static_cast<std::size_t>(i)], t);
+          if (zero3 && seg == 0 && !has_chain[c]) dag.depend(gather[static_cast<std::size_t>(i)], t);
           if (seg == 0 && x.kind != PassKind::backward_weight) {
             hand[pass_key(i, x.kind, x.micro_batch, vs)].entry = t;
           }
@@ -178,13 +178,14 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
         const auto tp = collective(s, in_tasks, false, comm, "tp " + label, "tp");
         for (int i = 0; i < n_inst; ++i) chain[idx(i, s)] = tp[static_cast<std::size_t>(i)];
       }
-      if (zero3 && x.kind == PassKind::backward) {
-        std::vector<sim::TaskId> in_tasks(static_cast<std::size_t>(n_inst));
-        for (int i = 0; i < n_inst; ++i) in_tasks[static_cast<std::size_t>(i)] = chain[idx(i, s)];
-        const auto rs = collective(s, in_tasks, true, share * sc.zero3_reduce_s, "zero3 reduce " + label, "dp");
-        for (int i = 0; i < n_inst; ++i) buckets[idx(i, s)].push_back(rs[static_cast<std::size_t>(i)]);
+      if (zero3) {  // the pass ends when both its kernels and its streamed gathers are done
+        for (int i = 0; i < n_inst; ++i) {
+          const sim::TaskId j = dag.join(lanes[idx(i, s)].compute, "weights gathered " + label);
+          dag.depend(chain[idx(i, s)], j);
+          dag.depend(gather[static_cast<std::size_t>(i)], j);
+          chain[idx(i, s)] = j;
+        }
       }
-      for (int i = 0; i < n_inst; ++i) chain_history[idx(i, s)].push_back(chain[idx(i, s)]);
       // Hand-over to the neighbouring virtual stage.
       const bool sends = (x.kind == PassKind::forward && vs < nvs - 1) || (x.kind == PassKind::backward && vs > 0);
       if (sends) {
