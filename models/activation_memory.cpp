@@ -71,8 +71,10 @@ double micro_batches_in_flight(Schedule schedule, int pp, int stage, int virtual
     case Schedule::one_f_one_b:
     case Schedule::zero_bubble_h1: return std::min(warmup, m);
     case Schedule::interleaved: {
-      const double v = std::max(1, virtual_stages);
-      return std::min(warmup * (1.0 + (pp - 1.0) / (pp * v)), m);
+      if (virtual_stages <= 1) return std::min(warmup, m);
+      const double v = virtual_stages;
+      const double chunks = 2.0 * (pp - stage - 1) + (v - 1.0) * pp + 1.0;
+      return std::min(chunks, m * v) / v;
     }
   }
   return std::min(warmup, m);

@@ -54,8 +54,11 @@ struct StageActivation {
 };
 
 /// Micro-batches whose activations stage `stage` (0-based) of `pp` holds at its peak, out of `micro_batches`
-/// per step: gpipe: all m; 1f1b and zero_bubble_h1: min(pp - stage, m); interleaved with v virtual stages:
-/// min((pp - stage)·(1 + (pp - 1)/(pp·v)), m) — Korthikanti Sec. 4.2.3's factor for the first stage.
+/// per step, in units of the stage's whole set of layers: gpipe: all m; 1f1b and zero_bubble_h1:
+/// min(pp - stage, m); interleaved with v > 1 virtual stages: Megatron-LM's warm-up of
+/// 2·(pp - stage - 1) + (v - 1)·pp chunk forwards plus the one in progress, each chunk 1/v of the stage,
+/// i.e. min(2·(pp - stage - 1) + (v - 1)·pp + 1, m·v) / v. On the first stage that is
+/// pp·(1 + (pp - 1)/(pp·v)), Korthikanti Sec. 4.2.3's factor.
 [[nodiscard]] double micro_batches_in_flight(Schedule schedule, int pp, int stage, int virtual_stages,
                                              std::int64_t micro_batches);
 

@@ -97,6 +97,9 @@ TEST_CASE("1F1B holds pp - i micro-batches on stage i, GPipe all, interleaving a
   CHECK(micro_batches_in_flight(Schedule::one_f_one_b, 16, 0, 1, 4) == 4);
   CHECK(micro_batches_in_flight(Schedule::gpipe, 16, 3, 1, 64) == 64);
   CHECK(micro_batches_in_flight(Schedule::interleaved, 8, 0, 3, 64) == doctest::Approx(8 * (1 + 7.0 / 24)));
+  // Last stage of the interleaved schedule: (v - 1)·p + 1 = 17 chunks of a third of the stage each.
+  CHECK(micro_batches_in_flight(Schedule::interleaved, 8, 7, 3, 64) == doctest::Approx(17.0 / 3));
+  CHECK(micro_batches_in_flight(Schedule::interleaved, 8, 0, 3, 2) == doctest::Approx(2.0));
   CHECK_THROWS_AS((void)micro_batches_in_flight(Schedule::gpipe, 4, 4, 1, 8), trainsim::InputError);
 }
 
