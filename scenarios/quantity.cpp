@@ -231,6 +231,12 @@ QuantityResult try_parse_quantity(std::string_view text, Dimension dimension, Bo
   if (unit.empty()) {
     return fail(expected + "; found the bare number " + in_quotes(original));
   }
+  // A price without a denominator takes the key's: `gpu_hour: "$2.50"` is per GPU-hour (SPEC: "per GPU-hour
+  // unless the key says otherwise"), `egress: "$0.02"` per GB.
+  if (unit == "$" && (dimension == Dimension::usd_per_hour || dimension == Dimension::usd_per_gb ||
+                      dimension == Dimension::usd_per_gb_month || dimension == Dimension::usd_per_kwh)) {
+    return check_bound(value, original, bound);
+  }
   for (const Unit& u : units) {
     if (u.spelling != unit) continue;
     if (u.dimension != dimension) {

@@ -38,7 +38,8 @@ struct QuantityResult {
   [[nodiscard]] bool ok() const { return error.empty(); }
 };
 
-/// Parses `text` (surrounding spaces allowed; a space between number and unit optional). A bare number
+/// Parses `text` (surrounding spaces allowed; a space between number and unit optional). A price with no
+/// denominator ("$2.50") takes the one the caller expects (the key names it: gpu_hour, egress). A bare number
 /// is an error that names the expected unit; so is a unit of another dimension, a negative value, zero
 /// under Bound::positive, or anything that is not finite (nan, inf, 1e999).
 [[nodiscard]] QuantityResult try_parse_quantity(std::string_view text, Dimension dimension,
