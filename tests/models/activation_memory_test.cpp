@@ -135,3 +135,29 @@ TEST_CASE("full recompute keeps layer inputs and rematerialises one full layer w
   CHECK(s.working == kSbh * 23);
   CHECK(s.per_micro_batch == 96 * kSbh * 2 + kSbh + 4.0 * kSbh + 4.0 * 2048 * 51200 / 8);
 }
+
+TEST_CASE("Llama-3 405B at 8K on tp 8, pp 16 keeps ~0.7 TB of scores per first-stage GPU unless flash") {
+  // Issue 10's example: 126 layers over 16 stages (8 on the first), 16 micro-batches in flight. The
+  // standard kernel adds 5·a·s²·b/t = 5·128·8192²/8 = 5,368,709,120 bytes per layer and micro-batch.
+  TransformerSpec s;
+  s.layers = 126;
+  s.hidden = 16384;
+  s.heads = 128;
+  s.kv_heads = 8;
+  s.ffn_hidden = 53248;
+  s.vocab = 128256;
+  s.seq_len = 8192;
+  s.mlp = Mlp::swiglu;
+  ParallelPlan plan;
+  plan.tp = 8;
+  plan.pp = 16;
+  plan.sequence_parallel = true;
+  s.attention = Attention::flash;
+  const StageActivation flash = stage_activation(s, plan, trainsim::topo::Precision::bf16, 0, 8, 128);
+  s.attention = Attention::standard;
+  const StageActivation standard = stage_activation(s, plan, trainsim::topo::Precision::bf16, 0, 8, 128);
+  CHECK(standard.total() - flash.total() == 16.0 * 8 * 5368709120.0);
+  // Flash, per token and layer: 10·h/8 replicated + (2h + 2h)/8 for Q and out + 2·2·128 for one K/V head
+  // + 3·2·53248/8 for swiglu = 69,120 bytes; · 8192 tokens · 8 layers · 16 micro-batches + embedding mask.
+  CHECK(flash.total() == 69120.0 * 8192 * 8 * 16 + 16 * 8192.0 * 16384 / 8);
+}
