@@ -1,10 +1,156 @@
-// `trainsim collective`: time a collective like nccl-tests.
+// `trainsim collective`: time a collective like nccl-tests — one size (--size) or a sweep (-b/-e/-f), one
+// line per size with nccl-tests' columns (size, count, type, time, algbw, busbw last), `#` header lines.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <iostream>
+#include <memory>
+#include <numeric>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "scenarios/presets.hpp"
+#include "scenarios/quantity.hpp"
+#include "sim/error.hpp"
 #include "tools/command.hpp"
+#include "topologies/cluster_graph.hpp"
+#include "topologies/collective_cost.hpp"
+#include "topologies/collective_flows.hpp"
+#include "topologies/comm_calibration.hpp"
+#include "topologies/placement.hpp"
 
 namespace trainsim::cli {
+namespace {
+
+/// "1GiB", "64 MB" (the scenario quantity parser), or nccl-tests' "8", "64K", "8M", "1G" (binary suffixes).
+double parse_size(const std::string& text) {
+  const scenario::QuantityResult q = scenario::try_parse_quantity(text, scenario::Dimension::bytes);
+  if (q.ok()) return q.value;
+  std::size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    throw InputError("size \"" + text + "\": expected bytes like 8, 64K, 8M, 1G or 1GiB");
+  }
+  std::string suffix = text.substr(used);
+  double scale = 1;
+  if (suffix.size() == 1) {
+    switch (std::toupper(static_cast<unsigned char>(suffix[0]))) {
+      case 'K': scale = 1024.0; break;
+      case 'M': scale = 1024.0 * 1024; break;
+      case 'G': scale = 1024.0 * 1024 * 1024; break;
+      case 'T': scale = 1024.0 * 1024 * 1024 * 1024; break;
+      default: scale = 0;
+    }
+  } else if (!suffix.empty()) {
+    scale = 0;
+  }
+  if (scale == 0 || !(value > 0) || !std::isfinite(value)) {
+    throw InputError("size \"" + text + "\": expected bytes like 8, 64K, 8M, 1G or 1GiB");
+  }
+  return value * scale;
+}
+
+double type_bytes(const std::string& type) {
+  if (type == "float" || type == "float32" || type == "int32") return 4;
+  if (type == "half" || type == "float16" || type == "bfloat16" || type == "bf16" || type == "fp16") return 2;
+  if (type == "double" || type == "float64" || type == "int64") return 8;
+  if (type == "int8" || type == "uint8" || type == "fp8") return 1;
+  throw InputError("--type \"" + type + "\": expected float, half, bfloat16, double or int8");
+}
+
+}  // namespace
 
 void add_collective_command(CLI::App& app, int& exit_code) {
-  add_unimplemented_command(app, exit_code, "collective", "time a collective like nccl-tests");
+  auto* sub = app.add_subcommand("collective", "time a collective like nccl-tests (closed form or flows)");
+  struct Options {
+    std::string cluster, op = "all-reduce", algo = "auto", size, begin, end, type = "float", fidelity = "closed";
+    std::int64_t nodes = 1;
+    int gpus = 0;
+    double factor = 2;
+  };
+  static Options o;
+  sub->add_option("--cluster", o.cluster, "node preset, e.g. hgx-h200 (trainsim list clusters)")->required();
+  sub->add_option("--nodes", o.nodes, "nodes (default 1)")->check(CLI::PositiveNumber);
+  sub->add_option("--gpus", o.gpus, "GPUs used per node (default: all of the preset's)")->check(CLI::PositiveNumber);
+  sub->add_option("--op", o.op, "all-reduce | reduce-scatter | all-gather | broadcast | reduce | all-to-all | send-recv");
+  sub->add_option("--algo", o.algo, "auto | ring | tree | hierarchical | halving-doubling | nvls");
+  sub->add_option("--size", o.size, "one message size, e.g. 1GiB or 8M");
+  sub->add_option("-b,--minbytes", o.begin, "sweep start (nccl-tests -b), e.g. 8");
+  sub->add_option("-e,--maxbytes", o.end, "sweep end (nccl-tests -e), e.g. 8G");
+  sub->add_option("-f,--stepfactor", o.factor, "sweep multiplication factor (nccl-tests -f)")->check(CLI::Range(1.01, 1e6));
+  sub->add_option("--type", o.type, "element type for the count column (default float)");
+  sub->add_option("--fidelity", o.fidelity, "closed (alpha-beta, default) | flow (engine flows over the fabric)");
+  sub->callback([&exit_code] {
+    const auto op = topo::parse_collective_op(o.op);
+    if (!op) throw InputError("--op \"" + o.op + "\": expected all-reduce, reduce-scatter, all-gather, broadcast, "
+                              "reduce, all-to-all or send-recv");
+    const auto algo = topo::parse_collective_algo(o.algo);
+    if (!algo) throw InputError("--algo \"" + o.algo + "\": expected auto, ring, tree, hierarchical, "
+                                "halving-doubling or nvls");
+    if (o.fidelity != "closed" && o.fidelity != "flow") throw InputError("--fidelity: expected closed or flow");
+    std::vector<double> sizes;
+    if (!o.size.empty()) {
+      sizes.push_back(parse_size(o.size));
+    } else {
+      const double b = parse_size(o.begin.empty() ? "8" : o.begin);
+      const double e = parse_size(o.end.empty() ? (o.begin.empty() ? "128M" : o.begin) : o.end);
+      if (e < b) throw InputError("-e must not be below -b");
+      for (double s = b; s <= e * (1 + 1e-12); s *= o.factor) sizes.push_back(std::floor(s));
+    }
+    topo::ClusterSpec c;
+    c.node = scenario::node_preset(o.cluster);
+    c.nodes = o.nodes;
+    if (o.gpus > 0) {
+      if (o.gpus > c.node.gpus_per_node) throw InputError("--gpus exceeds the preset's GPUs per node");
+      c.gpus_per_node = o.gpus;
+    }
+    const bool calibrated = topo::apply_comm_calibration(c.node);
+    const std::int64_t n = c.total_gpus();
+    if (*op == topo::CollectiveOp::send_recv && n != 2) {
+      throw InputError("send-recv runs between two GPUs: use --nodes 2 --gpus 1, or --gpus 2");
+    }
+    const topo::Placement placement({n}, c);
+    const topo::CommGroup group = placement.group(0, 0);
+    const double elem = type_bytes(o.type);
+
+    std::cout << fmt::format("# trainsim collective: {} on {} x {} ({} GPUs, {} per node), algorithm {}, {} fidelity\n",
+                             topo::to_string(*op), c.nodes, c.node.name, n, c.gpus_in_use_per_node(),
+                             topo::to_string(*algo), o.fidelity);
+    std::cout << fmt::format("# collective efficiencies: {}\n",
+                             calibrated ? "fitted to published nccl-tests rows (topologies/comm_calibration.cpp)"
+                                        : "from the preset / defaults (no fit for this node type)");
+    std::cout << "#\n";
+    std::cout << fmt::format("# {:>12} {:>12} {:>8} {:>10} {:>8} {:>8}\n", "size", "count", "type", "time",
+                             "algbw", "busbw");
+    std::cout << fmt::format("# {:>12} {:>12} {:>8} {:>10} {:>8} {:>8}\n", "(B)", "(elements)", "", "(us)",
+                             "(GB/s)", "(GB/s)");
+    std::vector<std::string> used;
+    std::unique_ptr<topo::ClusterGraph> graph;
+    if (o.fidelity == "flow") graph = std::make_unique<topo::ClusterGraph>(topo::ClusterGraph::build(c));
+    for (double bytes : sizes) {
+      const topo::CollectiveEstimate e = topo::estimate_collective(*op, bytes, group, c, *algo);
+      double t = e.time_s;
+      if (graph) {
+        topo::CollectiveCall call{*op, bytes, std::vector<std::int64_t>(static_cast<std::size_t>(n)), e.algo};
+        std::iota(call.members.begin(), call.members.end(), 0);
+        t = topo::simulate_collectives(*graph, c, std::span(&call, 1)).front().seconds();
+      }
+      const std::string choice = fmt::format("{}/{}", topo::to_string(e.algo), topo::to_string(e.protocol));
+      if (std::find(used.begin(), used.end(), choice) == used.end()) used.push_back(choice);
+      std::cout << fmt::format("  {:>12.0f} {:>12.0f} {:>8} {:>10.2f} {:>8.2f} {:>8.2f}\n", bytes,
+                               std::floor(bytes / elem), o.type, t * 1e6, topo::algorithm_bandwidth(bytes, t) / 1e9,
+                               topo::bus_bandwidth(*op, bytes, n, t) / 1e9);
+    }
+    std::string list;
+    for (const auto& u : used) list += (list.empty() ? "" : ", ") + u;
+    std::cout << fmt::format("# algorithm/protocol used: {}\n", list);
+    exit_code = exit_ok;
+  });
 }
 
 }  // namespace trainsim::cli
