@@ -20,7 +20,8 @@ Dag layered_graph(std::size_t tasks, std::size_t lanes) {
   for (std::size_t l = 0; l < lanes; ++l) dag.lane("gpu " + std::to_string(l) + " / compute");
   for (std::size_t i = 0; i < tasks; ++i) {
     const auto lane = static_cast<trainsim::sim::LaneId>(i % lanes);
-    const TaskId t = dag.busy(lane, Duration::from_ps(1000 + static_cast<std::int64_t>(i % 7) * 100), "kernel");
+    const TaskId t =
+        dag.busy(lane, Duration::from_ps(1000 + static_cast<std::int64_t>(i % 7) * 100), "kernel");
     if (i >= lanes) {
       dag.depend(static_cast<TaskId>(i - lanes), t);
       dag.depend(static_cast<TaskId>(i - lanes + (i + 1) % lanes - i % lanes), t);

@@ -52,7 +52,8 @@ void BM_Hold(benchmark::State& state) {
         e->after(Duration::from_ps(static_cast<std::int64_t>(x % 1'000'000)), Step{e, left, x});
       }
     };
-    for (std::int64_t i = 0; i < n; ++i) e.at(Time::from_ps(i), Step{&e, &left, 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(i)});
+    for (std::int64_t i = 0; i < n; ++i)
+      e.at(Time::from_ps(i), Step{&e, &left, 0x9E3779B97F4A7C15ull + static_cast<std::uint64_t>(i)});
     e.run();
   }
   state.SetItemsProcessed(state.iterations() * kEventsPerRun);

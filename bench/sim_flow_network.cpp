@@ -16,7 +16,7 @@ using trainsim::sim::FlowNetwork;
 using trainsim::sim::LinkId;
 using trainsim::sim::Time;
 
-constexpr double kBandwidth = 1e11;  // B/s
+constexpr double kBandwidth = 1e11;   // B/s
 constexpr double kBackground = 1e12;  // bytes: background flows never finish during the benchmark
 
 void run_arrivals(benchmark::State& state, bool shared) {
@@ -42,8 +42,12 @@ void run_arrivals(benchmark::State& state, bool shared) {
   state.counters["solves"] = static_cast<double>(net.solves());
 }
 
-void BM_DisjointArrivalDeparture(benchmark::State& state) { run_arrivals(state, false); }
-void BM_SharedLinkArrivalDeparture(benchmark::State& state) { run_arrivals(state, true); }
+void BM_DisjointArrivalDeparture(benchmark::State& state) {
+  run_arrivals(state, false);
+}
+void BM_SharedLinkArrivalDeparture(benchmark::State& state) {
+  run_arrivals(state, true);
+}
 BENCHMARK(BM_DisjointArrivalDeparture)->RangeMultiplier(10)->Range(10, 10'000);
 BENCHMARK(BM_SharedLinkArrivalDeparture)->RangeMultiplier(10)->Range(10, 10'000);
 

@@ -11,16 +11,22 @@
 
 namespace trainsim::sim {
 
+class Callback;
+
+/// What a Callback can hold: anything callable as void() other than a Callback itself.
+template <class F>
+concept CallbackTarget = !std::is_same_v<std::remove_cvref_t<F>, Callback> && std::is_invocable_r_v<void, F&>;
+
 class Callback {
  public:
   static constexpr std::size_t kInlineBytes = 40;
 
   Callback() = default;
-  Callback(std::nullptr_t) {}  // NOLINT(google-explicit-constructor): an empty callback, as with std::function
+  // Implicit conversions, as with std::function: nullptr is empty, lambdas convert.
+  Callback(std::nullptr_t) {}  // NOLINT(google-explicit-constructor)
 
-  template <class F>
-    requires(!std::is_same_v<std::remove_cvref_t<F>, Callback> && std::is_invocable_r_v<void, F&>)
-  Callback(F&& f) {  // NOLINT(google-explicit-constructor): lambdas convert implicitly, as with std::function
+  template <CallbackTarget F>
+  Callback(F&& f) {  // NOLINT(google-explicit-constructor)
     using Fn = std::remove_cvref_t<F>;
     if constexpr (fits_inline<Fn>()) {
       ::new (static_cast<void*>(storage_)) Fn(std::forward<F>(f));
@@ -77,14 +83,13 @@ class Callback {
   }
 
   template <class Fn>
-  static constexpr Ops inline_ops{
-      [](void* s) { (*std::launder(static_cast<Fn*>(s)))(); },
-      [](void* to, void* from) {
-        Fn* source = std::launder(static_cast<Fn*>(from));
-        ::new (to) Fn(std::move(*source));
-        source->~Fn();
-      },
-      [](void* s) { std::launder(static_cast<Fn*>(s))->~Fn(); }};
+  static constexpr Ops inline_ops{[](void* s) { (*std::launder(static_cast<Fn*>(s)))(); },
+                                  [](void* to, void* from) {
+                                    Fn* source = std::launder(static_cast<Fn*>(from));
+                                    ::new (to) Fn(std::move(*source));
+                                    source->~Fn();
+                                  },
+                                  [](void* s) { std::launder(static_cast<Fn*>(s))->~Fn(); }};
 
   template <class Fn>
   static constexpr Ops heap_ops{[](void* s) { (**static_cast<Fn**>(s))(); },

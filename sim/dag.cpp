@@ -97,7 +97,9 @@ std::string_view Dag::name(TaskId task) const {
   return std::string_view(names_).substr(t.name_offset, t.name_length);
 }
 
-std::string_view Dag::category(TaskId task) const { return categories_[tasks_.at(task).category]; }
+std::string_view Dag::category(TaskId task) const {
+  return categories_[tasks_.at(task).category];
+}
 
 Duration Dag::work(TaskId task) const {
   const Task& t = tasks_.at(task);
@@ -216,7 +218,8 @@ class DagExecutor {
     std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());  // stable text
     constexpr std::size_t kShown = 8;
     std::string text;
-    for (std::size_t i = 0; i < cycle.size() && i < kShown; ++i) text += "'" + std::string(dag_.name(cycle[i])) + "' -> ";
+    for (std::size_t i = 0; i < cycle.size() && i < kShown; ++i)
+      text += "'" + std::string(dag_.name(cycle[i])) + "' -> ";
     if (cycle.size() > kShown) text += "... (" + std::to_string(cycle.size() - kShown) + " more) -> ";
     text += "'" + std::string(dag_.name(cycle.front())) + "'";
     throw InputError("the task graph has a cycle: " + text);
@@ -286,12 +289,13 @@ class DagExecutor {
       bytes_arg.number = dag_.bytes_[static_cast<std::size_t>(task.amount)];
       args = std::span<const TraceArg>(&bytes_arg, 1);
     }
-    sink_->record(TraceRecord{.lane = dag_.lane_names_[task.lane],
-                              .name = std::string_view(dag_.names_).substr(task.name_offset, task.name_length),
-                              .category = dag_.categories_[task.category],
-                              .start = result_.tasks[t].start,
-                              .end = result_.tasks[t].end,
-                              .args = args});
+    sink_->record(
+        TraceRecord{.lane = dag_.lane_names_[task.lane],
+                    .name = std::string_view(dag_.names_).substr(task.name_offset, task.name_length),
+                    .category = dag_.categories_[task.category],
+                    .start = result_.tasks[t].start,
+                    .end = result_.tasks[t].end,
+                    .args = args});
   }
 
   const Dag& dag_;

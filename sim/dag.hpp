@@ -98,11 +98,11 @@ struct TaskTiming {
 };
 
 struct DagResult {
-  Time started;                        ///< engine.now() when execute was called
-  Time finished;                       ///< end of the last task (== started for an empty graph)
-  Duration makespan;                   ///< finished - started
-  std::vector<TaskTiming> tasks;       ///< indexed by TaskId
-  std::vector<Duration> lane_busy;     ///< indexed by LaneId: total work of the lane's busy tasks
+  Time started;                     ///< engine.now() when execute was called
+  Time finished;                    ///< end of the last task (== started for an empty graph)
+  Duration makespan;                ///< finished - started
+  std::vector<TaskTiming> tasks;    ///< indexed by TaskId
+  std::vector<Duration> lane_busy;  ///< indexed by LaneId: total work of the lane's busy tasks
 };
 
 /// Runs every task of `dag` on `engine`, starting at engine.now(), and returns when the engine has no

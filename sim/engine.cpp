@@ -25,7 +25,9 @@ struct alignas(64) Engine::Slot {  // one cache line
 Engine::Engine() = default;
 Engine::~Engine() = default;
 
-Engine::Slot& Engine::slot(std::uint32_t index) { return chunks_[index >> kChunkBits][index & (kChunkSize - 1)]; }
+Engine::Slot& Engine::slot(std::uint32_t index) {
+  return chunks_[index >> kChunkBits][index & (kChunkSize - 1)];
+}
 
 std::uint32_t Engine::allocate_slot() {
   if (!free_slots_.empty()) {
@@ -34,14 +36,15 @@ std::uint32_t Engine::allocate_slot() {
     return index;
   }
   // Default-initialised (not make_unique's value-initialisation): zeroing a whole chunk first is wasted work.
-  if ((slot_count_ & (kChunkSize - 1)) == 0) chunks_.push_back(std::make_unique_for_overwrite<Slot[]>(kChunkSize));
+  if ((slot_count_ & (kChunkSize - 1)) == 0)
+    chunks_.push_back(std::make_unique_for_overwrite<Slot[]>(kChunkSize));
   TRAINSIM_CHECK(slot_count_ <= kSlotMask, "more than 2^24 events pending in one engine");
   return slot_count_++;
 }
 
 EventId Engine::at(Time t, Callback action) {
-  TRAINSIM_CHECK(t >= now_, "an event was scheduled in the past (at " + std::to_string(t.ps()) +
-                                " ps, now " + std::to_string(now_.ps()) + " ps)");
+  TRAINSIM_CHECK(t >= now_, "an event was scheduled in the past (at " + std::to_string(t.ps()) + " ps, now " +
+                                std::to_string(now_.ps()) + " ps)");
   const std::uint32_t index = allocate_slot();
   TRAINSIM_CHECK(next_seq_ < kMaxSeq, "more than 2^40 events scheduled in one engine");
   const std::uint64_t seq = next_seq_++;

@@ -31,11 +31,21 @@ const FlowNetwork::Link& FlowNetwork::link_at(LinkId link) const {
   return links_[link];
 }
 
-double FlowNetwork::bandwidth(LinkId link) const { return link_at(link).bandwidth; }
-Duration FlowNetwork::latency(LinkId link) const { return link_at(link).latency; }
-const std::string& FlowNetwork::name(LinkId link) const { return link_at(link).name; }
-double FlowNetwork::bytes_carried(LinkId link) const { return link_at(link).bytes_carried; }
-std::size_t FlowNetwork::flows_on(LinkId link) const { return link_at(link).flows.size(); }
+double FlowNetwork::bandwidth(LinkId link) const {
+  return link_at(link).bandwidth;
+}
+Duration FlowNetwork::latency(LinkId link) const {
+  return link_at(link).latency;
+}
+const std::string& FlowNetwork::name(LinkId link) const {
+  return link_at(link).name;
+}
+double FlowNetwork::bytes_carried(LinkId link) const {
+  return link_at(link).bytes_carried;
+}
+std::size_t FlowNetwork::flows_on(LinkId link) const {
+  return link_at(link).flows.size();
+}
 
 Duration FlowNetwork::path_latency(std::span<const LinkId> path) const {
   Duration total;
@@ -57,8 +67,8 @@ FlowId FlowNetwork::start(std::span<const LinkId> path, double bytes, Callback o
     (void)link_at(path[i]);
     for (std::size_t j = 0; j < i; ++j) {
       if (path[j] == path[i]) {
-        throw InputError("a flow's path crosses link " + std::to_string(path[i]) + " ('" + links_[path[i]].name +
-                         "') twice");
+        throw InputError("a flow's path crosses link " + std::to_string(path[i]) + " ('" +
+                         links_[path[i]].name + "') twice");
       }
     }
   }
@@ -208,7 +218,8 @@ void FlowNetwork::resolve() {
     f.last_update = now;
     f.rate = f.next_rate;
     engine_->cancel(f.completion);
-    f.completion = engine_->at(now + Duration::from_seconds(f.remaining / f.rate), [this, fi] { finish(fi); });
+    f.completion =
+        engine_->at(now + Duration::from_seconds(f.remaining / f.rate), [this, fi] { finish(fi); });
   }
 }
 

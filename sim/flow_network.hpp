@@ -85,7 +85,7 @@ class FlowNetwork {
     EventId completion;
     std::uint32_t generation = 0;  // 0 = free slot
     std::uint64_t mark = 0;
-    bool active = false;  // past its latency, sharing links
+    bool active = false;     // past its latency, sharing links
     double next_rate = 0.0;  // solver scratch
     bool frozen = false;     // solver scratch
   };

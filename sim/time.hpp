@@ -83,7 +83,11 @@ class Time {
   std::int64_t ps_ = 0;
 };
 
-constexpr Time max(Time a, Time b) { return a < b ? b : a; }
-constexpr Duration max(Duration a, Duration b) { return a < b ? b : a; }
+constexpr Time max(Time a, Time b) {
+  return a < b ? b : a;
+}
+constexpr Duration max(Duration a, Duration b) {
+  return a < b ? b : a;
+}
 
 }  // namespace trainsim::sim

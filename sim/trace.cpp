@@ -68,7 +68,9 @@ void append_integer(std::string& out, std::int64_t value) {
   out.append(buffer.data(), end);
 }
 
-std::int64_t to_ns(std::int64_t ps) { return ps >= 0 ? (ps + 500) / 1000 : -((-ps + 500) / 1000); }
+std::int64_t to_ns(std::int64_t ps) {
+  return ps >= 0 ? (ps + 500) / 1000 : -((-ps + 500) / 1000);
+}
 
 // Microseconds with exactly three decimals, from integer nanoseconds: exact, and the same on every machine.
 void append_microseconds(std::string& out, std::int64_t ns) {
@@ -351,7 +353,9 @@ void append_csv_field(std::string& out, std::string_view field) {
 }
 }  // namespace
 
-CsvTraceWriter::CsvTraceWriter(std::ostream& out) : out_(&out) { *out_ << "lane,name,category,start_s,end_s\n"; }
+CsvTraceWriter::CsvTraceWriter(std::ostream& out) : out_(&out) {
+  *out_ << "lane,name,category,start_s,end_s\n";
+}
 
 void CsvTraceWriter::record(const TraceRecord& slice) {
   std::string row;

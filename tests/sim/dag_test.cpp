@@ -18,8 +18,12 @@ using trainsim::sim::TraceRecord;
 using trainsim::sim::TraceSink;
 
 namespace {
-Duration ps(std::int64_t n) { return Duration::from_ps(n); }
-Time at(std::int64_t n) { return Time::from_ps(n); }
+Duration ps(std::int64_t n) {
+  return Duration::from_ps(n);
+}
+Time at(std::int64_t n) {
+  return Time::from_ps(n);
+}
 
 struct Recorder : TraceSink {
   std::vector<std::string> names;
@@ -131,8 +135,8 @@ TEST_CASE("bad tasks and dependencies are rejected as input errors") {
   const std::vector<LinkId> path{0};
   dag.transfer(lane, path, 1.0, "t");
   Engine e;
-  CHECK_THROWS_WITH_AS(trainsim::sim::execute(dag, e), "the task graph has transfers but no flow network was given",
-                       trainsim::InputError);
+  CHECK_THROWS_WITH_AS(trainsim::sim::execute(dag, e),
+                       "the task graph has transfers but no flow network was given", trainsim::InputError);
 }
 
 TEST_CASE("an empty DAG finishes at once") {

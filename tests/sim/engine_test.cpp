@@ -14,7 +14,9 @@ using trainsim::sim::EventId;
 using trainsim::sim::Time;
 
 namespace {
-Time ps(std::int64_t n) { return Time::from_ps(n); }
+Time ps(std::int64_t n) {
+  return Time::from_ps(n);
+}
 }  // namespace
 
 TEST_CASE("events run in time order whatever the order they were scheduled in") {
@@ -147,8 +149,8 @@ TEST_CASE("rescheduling far-future events many times keeps order and the right e
   for (int round = 0; round < 50; ++round) {
     for (int i = 0; i < 100; ++i) {
       CHECK(e.cancel(ids[static_cast<std::size_t>(i)]));
-      ids[static_cast<std::size_t>(i)] = e.at(ps(1'000'000 + (i * 7919 + round) % 100'000),
-                                              [&ran, i] { ran.push_back(i); });
+      ids[static_cast<std::size_t>(i)] =
+          e.at(ps(1'000'000 + (i * 7919 + round) % 100'000), [&ran, i] { ran.push_back(i); });
     }
   }
   CHECK(e.pending() == 100);

@@ -14,7 +14,9 @@ using trainsim::sim::LinkId;
 using trainsim::sim::Time;
 
 namespace {
-std::vector<LinkId> path(std::initializer_list<LinkId> links) { return links; }
+std::vector<LinkId> path(std::initializer_list<LinkId> links) {
+  return links;
+}
 }  // namespace
 
 TEST_CASE("two flows on one link get half its bandwidth each") {

@@ -2,8 +2,8 @@
 
 #include <doctest/doctest.h>
 
-#include <nlohmann/json.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <string>
@@ -25,7 +25,8 @@ using trainsim::sim::TraceRecord;
 
 namespace {
 TraceRecord slice(std::string_view lane, std::string_view name, std::int64_t start_ps, std::int64_t end_ps) {
-  return TraceRecord{.lane = lane, .name = name, .start = Time::from_ps(start_ps), .end = Time::from_ps(end_ps)};
+  return TraceRecord{
+      .lane = lane, .name = name, .start = Time::from_ps(start_ps), .end = Time::from_ps(end_ps)};
 }
 
 // A small step-like graph: compute on two GPUs, gradients over a shared link, an update after both.
@@ -38,12 +39,14 @@ std::string trace_of_small_step() {
   const std::vector<LinkId> path{l};
   for (int g = 0; g < 2; ++g) {
     const std::string gpu = "gpu " + std::to_string(g);
-    const auto fwd = dag.busy(dag.lane(gpu + " / compute"), Duration::from_ps(3'000'000 + g), "forward", "compute");
+    const auto fwd =
+        dag.busy(dag.lane(gpu + " / compute"), Duration::from_ps(3'000'000 + g), "forward", "compute");
     const auto send = dag.transfer(dag.lane(gpu + " / dp comm"), path, 1e6, "grads", "comm");
     dag.depend(fwd, send);
     sends.push_back(send);
   }
-  const auto update = dag.busy(dag.lane("gpu 0 / compute"), Duration::from_ps(500'000), "update", "optimizer");
+  const auto update =
+      dag.busy(dag.lane("gpu 0 / compute"), Duration::from_ps(500'000), "update", "optimizer");
   for (auto s : sends) dag.depend(s, update);
   ChromeTraceWriter writer;
   trainsim::sim::execute(dag, e, &net, &writer);
@@ -104,7 +107,8 @@ TEST_CASE("overlapping slices of one lane go to separate threads and nested ones
   std::set<std::string> thread_names;
   for (const auto& ev : j["traceEvents"]) {
     if (ev["ph"] == "X") tid[ev["name"]] = ev["tid"];
-    if (ev["ph"] == "M" && ev["name"] == "thread_name") thread_names.insert(ev["args"]["name"].get<std::string>());
+    if (ev["ph"] == "M" && ev["name"] == "thread_name")
+      thread_names.insert(ev["args"]["name"].get<std::string>());
   }
   CHECK(tid["outer"] == tid["inner"]);
   CHECK(tid["crossing"] != tid["outer"]);
@@ -125,7 +129,8 @@ TEST_CASE("the Chrome writer stops at its event cap and says so") {
 
 TEST_CASE("names are escaped, args and counters are written, non-finite numbers become null") {
   ChromeTraceWriter w;
-  const std::vector<TraceArg> args{{.key = "bytes", .number = 1e6}, {.key = "bad", .number = 1.0 / 0.0},
+  const std::vector<TraceArg> args{{.key = "bytes", .number = 1e6},
+                                   {.key = "bad", .number = 1.0 / 0.0},
                                    {.key = "op", .text = "all_reduce"}};
   TraceRecord r = slice("gpu 0 / comm", "say \"hi\"\n\\", 0, 5);
   r.args = args;
