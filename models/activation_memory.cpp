@@ -10,7 +10,9 @@ namespace trainsim::model {
 
 namespace {
 
-double as_double(std::int64_t v) { return static_cast<double>(v); }
+double as_double(std::int64_t v) {
+  return static_cast<double>(v);
+}
 
 // Bytes of one dropout mask element (Megatron-LM stores masks as uint8).
 constexpr double kMaskBytes = 1.0;
@@ -43,8 +45,8 @@ LayerActivation layer_activation(const TransformerSpec& spec, const Shard& shard
   double split = tokens * (p * h / t + 2.0 * p * kv_heads_rank * d + p * h / t);
   if (spec.is_moe()) {
     const double slots = tokens * as_double(spec.top_k) * spec.capacity_factor;
-    const double expert_f = as_double(spec.expert_ffn_hidden > 0 ? spec.expert_ffn_hidden
-                                                                  : spec.ffn_hidden_or_default());
+    const double expert_f =
+        as_double(spec.expert_ffn_hidden > 0 ? spec.expert_ffn_hidden : spec.ffn_hidden_or_default());
     // Each routed slot keeps its expert's fc1 input (full width) and the activation terms (split by tp).
     replicated += slots * p * h;
     split += slots * act_matrices * p * expert_f / t;
@@ -67,9 +69,11 @@ double micro_batches_in_flight(Schedule schedule, int pp, int stage, int virtual
   const double m = as_double(micro_batches);
   const double warmup = pp - stage;  // 1F1B: forwards issued before the first backward on this stage
   switch (schedule) {
-    case Schedule::gpipe: return m;
+    case Schedule::gpipe:
+      return m;
     case Schedule::one_f_one_b:
-    case Schedule::zero_bubble_h1: return std::min(warmup, m);
+    case Schedule::zero_bubble_h1:
+      return std::min(warmup, m);
     case Schedule::interleaved: {
       if (virtual_stages <= 1) return std::min(warmup, m);
       const double v = virtual_stages;

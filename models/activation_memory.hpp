@@ -30,9 +30,9 @@ namespace trainsim::model {
 
 /// Bytes one layer keeps per micro-batch on one rank, by part.
 struct LayerActivation {
-  double replicated = 0;  ///< the "10" terms: replicated over tp unless sequence parallel
-  double split = 0;       ///< the "24/t" terms
-  double scores = 0;      ///< the "5·a·s/h" terms (standard attention, no selective/full recompute)
+  double replicated = 0;       ///< the "10" terms: replicated over tp unless sequence parallel
+  double split = 0;            ///< the "24/t" terms
+  double scores = 0;           ///< the "5·a·s/h" terms (standard attention, no selective/full recompute)
   double recompute_input = 0;  ///< full recompute: the stored layer input (the other fields are 0)
 
   [[nodiscard]] double total() const { return replicated + split + scores + recompute_input; }
@@ -44,11 +44,11 @@ struct LayerActivation {
 
 /// What one pipeline stage holds at its peak.
 struct StageActivation {
-  double per_micro_batch = 0;     ///< one micro-batch's activations on this stage (layers + ends)
+  double per_micro_batch = 0;          ///< one micro-batch's activations on this stage (layers + ends)
   double micro_batches_in_flight = 0;  ///< how many are held at once (may be fractional: interleaved)
-  double working = 0;             ///< transient: one layer rematerialised under full recompute
-  double embedding = 0;           ///< first stage: embedding output dropout mask, per micro-batch
-  double head = 0;                ///< last stage: final norm + LM-head input + fp32 logits, per micro-batch
+  double working = 0;                  ///< transient: one layer rematerialised under full recompute
+  double embedding = 0;                ///< first stage: embedding output dropout mask, per micro-batch
+  double head = 0;  ///< last stage: final norm + LM-head input + fp32 logits, per micro-batch
 
   [[nodiscard]] double total() const { return per_micro_batch * micro_batches_in_flight + working; }
 };

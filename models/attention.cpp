@@ -21,11 +21,10 @@ AttentionCost attention_cost(const TransformerSpec& spec, const Shard& shard) {
   const double sq = s / static_cast<double>(shard.cp);  // queries on this rank
   const double p = topo::bytes_per_element(shard.precision);
   // Key/value heads per rank: split by tp, replicated once tp exceeds them (Megatron-LM's GQA rule).
-  const double kv_heads_rank =
-      std::max(1.0, static_cast<double>(spec.kv_heads_or_heads()) / t);
+  const double kv_heads_rank = std::max(1.0, static_cast<double>(spec.kv_heads_or_heads()) / t);
   const double heads_rank = heads / t;
-  const double scores = b * heads_rank * sq * s;        // score elements on this rank (full square)
-  const double q_bytes = p * b * sq * heads_rank * d;   // = O bytes
+  const double scores = b * heads_rank * sq * s;                 // score elements on this rank (full square)
+  const double q_bytes = p * b * sq * heads_rank * d;            // = O bytes
   const double kv_bytes = 2.0 * p * b * sq * kv_heads_rank * d;  // local K and V
 
   AttentionCost c;
@@ -34,13 +33,13 @@ AttentionCost attention_cost(const TransformerSpec& spec, const Shard& shard) {
   c.kv_bytes = kv_bytes * static_cast<double>(shard.cp);
   c.head_dim = d;
   c.query_len = sq;
-  c.model_forward_flops = 2.0 * 2.0 * scores * d;       // QKᵀ and AV, 2 FLOPs per multiply-add
+  c.model_forward_flops = 2.0 * 2.0 * scores * d;  // QKᵀ and AV, 2 FLOPs per multiply-add
   const double fraction = causal_work_fraction(spec.attention, spec.causal);
   c.forward_flops = c.model_forward_flops * fraction;
   c.kv_block_bytes = shard.cp > 1 ? kv_bytes : 0.0;
   if (spec.attention == Attention::flash) {
     c.backward_flops = kFlashBackwardFactor * c.forward_flops;
-    c.recompute_flops = 0.5 * c.model_forward_flops;    // QKᵀ again
+    c.recompute_flops = 0.5 * c.model_forward_flops;  // QKᵀ again
     // Forward reads Q, K, V (all K/V of the sequence stream through, counted once) and writes O;
     // backward reads Q, K, V, O, dO and writes dQ, dK, dV.
     c.forward_bytes = 2.0 * q_bytes + c.kv_bytes;

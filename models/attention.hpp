@@ -29,20 +29,20 @@ inline constexpr double kFlashBackwardFactor = 2.5;
 
 /// Costs of the attention core of one layer, one micro-batch, one rank. FLOPs in FLOP, bytes in bytes.
 struct AttentionCost {
-  double model_forward_flops = 0;   ///< QKᵀ + AV, full square: 4·b·(s/cp)·s·h / tp (the model-FLOPs count)
-  double forward_flops = 0;         ///< executed forward (× causal_work_fraction)
-  double backward_flops = 0;        ///< executed backward (standard: 2 × forward; flash: 2.5 × forward)
-  double recompute_flops = 0;       ///< counted FLOPs the backward adds beyond 2 × model forward
-                                    ///< (flash: the recomputed QKᵀ, 2·b·(s/cp)·s·h/tp; standard: 0)
-  double forward_bytes = 0;         ///< HBM traffic of the forward kernels (standard: incl. scores)
-  double backward_bytes = 0;        ///< HBM traffic of the backward kernels
-  double stored_bytes = 0;          ///< seq²-sized activations kept for backward (flash: 0)
-  double kv_block_bytes = 0;        ///< cp > 1: one rank's K and V block, sent at each of cp-1 ring steps
-  double score_elements = 0;        ///< b·(heads/tp)·(s/cp)·s, the full score square on this rank
-  double q_bytes = 0;               ///< this rank's Q (equally its O, dQ, dO), bytes
-  double kv_bytes = 0;              ///< K and V of the whole sequence streaming through this rank, bytes
-  double head_dim = 0;              ///< d = h / heads
-  double query_len = 0;             ///< queries per rank, s / cp
+  double model_forward_flops = 0;  ///< QKᵀ + AV, full square: 4·b·(s/cp)·s·h / tp (the model-FLOPs count)
+  double forward_flops = 0;        ///< executed forward (× causal_work_fraction)
+  double backward_flops = 0;       ///< executed backward (standard: 2 × forward; flash: 2.5 × forward)
+  double recompute_flops = 0;      ///< counted FLOPs the backward adds beyond 2 × model forward
+                                   ///< (flash: the recomputed QKᵀ, 2·b·(s/cp)·s·h/tp; standard: 0)
+  double forward_bytes = 0;        ///< HBM traffic of the forward kernels (standard: incl. scores)
+  double backward_bytes = 0;       ///< HBM traffic of the backward kernels
+  double stored_bytes = 0;         ///< seq²-sized activations kept for backward (flash: 0)
+  double kv_block_bytes = 0;       ///< cp > 1: one rank's K and V block, sent at each of cp-1 ring steps
+  double score_elements = 0;       ///< b·(heads/tp)·(s/cp)·s, the full score square on this rank
+  double q_bytes = 0;              ///< this rank's Q (equally its O, dQ, dO), bytes
+  double kv_bytes = 0;             ///< K and V of the whole sequence streaming through this rank, bytes
+  double head_dim = 0;             ///< d = h / heads
+  double query_len = 0;            ///< queries per rank, s / cp
 };
 
 /// Attention-core costs for spec.attention. Throws InputError when heads do not divide by tp or the

@@ -7,9 +7,13 @@ namespace trainsim::model {
 
 namespace {
 
-double as_double(std::int64_t v) { return static_cast<double>(v); }
+double as_double(std::int64_t v) {
+  return static_cast<double>(v);
+}
 
-double mlp_matrices(const TransformerSpec& spec) { return spec.mlp == Mlp::swiglu ? 3.0 : 2.0; }
+double mlp_matrices(const TransformerSpec& spec) {
+  return spec.mlp == Mlp::swiglu ? 3.0 : 2.0;
+}
 
 }  // namespace
 
@@ -25,8 +29,8 @@ ForwardFlops forward_flops_per_sequence(const TransformerSpec& spec) {
   const double kv_width = as_double(spec.kv_heads_or_heads()) * (h / as_double(spec.heads));
   double mlp = 0;
   if (spec.is_moe()) {
-    const double expert_f = as_double(spec.expert_ffn_hidden > 0 ? spec.expert_ffn_hidden
-                                                                  : spec.ffn_hidden_or_default());
+    const double expert_f =
+        as_double(spec.expert_ffn_hidden > 0 ? spec.expert_ffn_hidden : spec.ffn_hidden_or_default());
     mlp = as_double(spec.top_k) * 2.0 * s * h * expert_f * mlp_matrices(spec) +
           2.0 * s * h * as_double(spec.experts);
   } else {
@@ -57,9 +61,12 @@ double recompute_flops_per_sequence(const TransformerSpec& spec, Recompute recom
   // The fused kernel's backward recomputes QKᵀ: half of the forward score + context work.
   const double flash_scores = flash ? 0.5 * layers * f.layer_attention : 0.0;
   switch (recompute) {
-    case Recompute::full: return layers * f.per_layer() + flash_scores;
-    case Recompute::selective: return flash ? flash_scores : layers * f.layer_attention;
-    case Recompute::none: return flash_scores;
+    case Recompute::full:
+      return layers * f.per_layer() + flash_scores;
+    case Recompute::selective:
+      return flash ? flash_scores : layers * f.layer_attention;
+    case Recompute::none:
+      return flash_scores;
   }
   return flash_scores;
 }

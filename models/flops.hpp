@@ -34,12 +34,10 @@ struct ForwardFlops {
   double layer_attention = 0;  ///< one layer's QKᵀ + AV, 4·s²·h
   double head = 0;             ///< LM head 2·s·h·v
   std::int64_t layers = 0;
-  double generic = 0;          ///< generic models: the sum of forward_flops_per_sample (others 0)
+  double generic = 0;  ///< generic models: the sum of forward_flops_per_sample (others 0)
 
   [[nodiscard]] double per_layer() const { return layer_dense + layer_attention; }
-  [[nodiscard]] double total() const {
-    return generic + static_cast<double>(layers) * per_layer() + head;
-  }
+  [[nodiscard]] double total() const { return generic + static_cast<double>(layers) * per_layer() + head; }
 };
 
 /// Forward FLOPs of one sequence of spec.seq_len tokens, by part.

@@ -32,10 +32,10 @@ enum class OpKind { matmul, fused_attention, memory_bound };
 /// are not counted here), bytes the device-memory traffic (read + written).
 struct KernelCost {
   OpKind kind = OpKind::matmul;
-  double flops = 0;      ///< executed FLOPs
-  double bytes = 0;      ///< bytes read + written to HBM
-  double head_dim = 0;   ///< fused_attention only: head dimension d
-  double seq_len = 0;    ///< fused_attention only: query tokens per rank (the kernel's loop length)
+  double flops = 0;     ///< executed FLOPs
+  double bytes = 0;     ///< bytes read + written to HBM
+  double head_dim = 0;  ///< fused_attention only: head dimension d
+  double seq_len = 0;   ///< fused_attention only: query tokens per rank (the kernel's loop length)
 };
 
 /// Seconds the kernel takes on `gpu` at `precision` (formula above). Throws InputError when the GPU has

@@ -10,10 +10,12 @@ namespace trainsim::model {
 
 namespace {
 
-double as_double(std::int64_t v) { return static_cast<double>(v); }
+double as_double(std::int64_t v) {
+  return static_cast<double>(v);
+}
 
-constexpr double kMaskBytes = 1.0;    // dropout masks are uint8
-constexpr double kLogitBytes = 4.0;   // the cross-entropy works on fp32 logits
+constexpr double kMaskBytes = 1.0;   // dropout masks are uint8
+constexpr double kLogitBytes = 4.0;  // the cross-entropy works on fp32 logits
 
 // Appends ops to one list; every kernel and collective of this file is made here.
 class OpList {
@@ -49,9 +51,9 @@ class OpList {
 
 // The tensor-parallel collective after a row-parallel matmul (forward) or before/after one in backward.
 struct TpComm {
-  bool active;     // tp > 1
-  bool sp;         // sequence parallel
-  double bytes;    // p·T·h, the full activation
+  bool active;   // tp > 1
+  bool sp;       // sequence parallel
+  double bytes;  // p·T·h, the full activation
 };
 
 void tp_reduce(OpList& ops, const TpComm& c) {
@@ -94,8 +96,12 @@ double sum_flops(const std::vector<LayerOp>& ops) {
 
 }  // namespace
 
-double LayerOps::forward_flops() const { return sum_flops(forward); }
-double LayerOps::backward_flops() const { return sum_flops(backward); }
+double LayerOps::forward_flops() const {
+  return sum_flops(forward);
+}
+double LayerOps::backward_flops() const {
+  return sum_flops(backward);
+}
 
 LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) {
   if (!spec.generic_layers.empty()) throw InputError("a generic model has no transformer layers");
@@ -106,7 +112,8 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
   const double h = as_double(spec.hidden);
   const double tokens = as_double(shard.micro_batch) * as_double(spec.seq_len) / shard.cp;
   const double norm_tokens = shard.sequence_parallel ? tokens / t : tokens;  // tokens of norms/dropouts
-  const double qkv_width = h / t + 2.0 * std::max(1.0, as_double(spec.kv_heads_or_heads()) / t) * att.head_dim;
+  const double qkv_width =
+      h / t + 2.0 * std::max(1.0, as_double(spec.kv_heads_or_heads()) / t) * att.head_dim;
   const bool swiglu = spec.mlp == Mlp::swiglu;
   const double fc1_outputs = swiglu ? 2.0 : 1.0;  // gate and up projections
   const TpComm tp{shard.tp > 1, shard.sequence_parallel, p * tokens * h};
@@ -115,8 +122,8 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
   const bool flash = spec.attention == Attention::flash;
   const bool moe = spec.is_moe();
   const double mlp_tokens = moe ? tokens * as_double(spec.top_k) * spec.capacity_factor : tokens;
-  const double ffn = as_double(moe && spec.expert_ffn_hidden > 0 ? spec.expert_ffn_hidden
-                                                                   : spec.ffn_hidden_or_default());
+  const double ffn =
+      as_double(moe && spec.expert_ffn_hidden > 0 ? spec.expert_ffn_hidden : spec.ffn_hidden_or_default());
   const double act_bytes = (fc1_outputs + 1.0) * p * mlp_tokens * ffn / t;
   const double a2a_bytes = p * mlp_tokens * h;
   const bool all_to_all = moe && shard.ep > 1;
@@ -131,9 +138,8 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
               true);
   }
   if (flash) {
-    core.kernel("flash_attention",
-                KernelCost{OpKind::fused_attention, att.forward_flops, att.forward_bytes, att.head_dim,
-                           att.query_len});
+    core.kernel("flash_attention", KernelCost{OpKind::fused_attention, att.forward_flops, att.forward_bytes,
+                                              att.head_dim, att.query_len});
   } else {
     core.kernel("qk", KernelCost{OpKind::matmul, 0.5 * att.forward_flops,
                                  p * score_bytes + att.q_bytes + 0.5 * att.kv_bytes, 0, 0});

@@ -40,22 +40,22 @@ struct CommCost {
   /// the full input (each rank keeps 1/n); all_gather: the full output; all_to_all: what each rank sends
   /// in total; ring_exchange: what each rank sends at ONE step.
   double bytes = 0;
-  int steps = 1;               ///< ring_exchange: sequential send/recv steps (cp - 1); others 1
-  bool overlappable = false;   ///< may run concurrently with the neighbouring compute (cp ring exchange)
+  int steps = 1;              ///< ring_exchange: sequential send/recv steps (cp - 1); others 1
+  bool overlappable = false;  ///< may run concurrently with the neighbouring compute (cp ring exchange)
 };
 
 /// One entry of an op list: a kernel (communication == false) or a collective (communication == true).
 struct LayerOp {
-  std::string name;            ///< e.g. "qkv", "fc1.dgrad", "tp_all_reduce", "recompute.qk"
+  std::string name;  ///< e.g. "qkv", "fc1.dgrad", "tp_all_reduce", "recompute.qk"
   bool communication = false;
-  KernelCost kernel;           ///< when !communication
-  CommCost comm;               ///< when communication
+  KernelCost kernel;  ///< when !communication
+  CommCost comm;      ///< when communication
 };
 
 /// The forward and backward op lists of one unit (a layer, the embedding, or the head).
 struct LayerOps {
   std::vector<LayerOp> forward;
-  std::vector<LayerOp> backward;   ///< including recomputed forward ops, first
+  std::vector<LayerOp> backward;  ///< including recomputed forward ops, first
 
   /// Sum of kernel FLOPs (executed) over forward / backward ops.
   [[nodiscard]] double forward_flops() const;

@@ -9,7 +9,9 @@ namespace trainsim::model {
 
 namespace {
 
-double as_double(std::int64_t v) { return static_cast<double>(v); }
+double as_double(std::int64_t v) {
+  return static_cast<double>(v);
+}
 
 // Weights (+ biases) of one MLP of width f: gelu has fc1 (h·f) and fc2 (f·h); swiglu has gate, up and down.
 double mlp_parameters(const TransformerSpec& spec, double f) {
@@ -41,9 +43,9 @@ void check_transformer_spec(const TransformerSpec& spec) {
   require(spec.kv_heads >= 0, "kv_heads", "must not be negative");
   require(spec.ffn_hidden >= 0, "ffn_hidden", "must not be negative");
   if (spec.heads > 0 && spec.hidden > 0) {
-    require(spec.hidden % spec.heads == 0, "heads",
-            "hidden " + std::to_string(spec.hidden) + " is not divisible by heads " +
-                std::to_string(spec.heads));
+    require(
+        spec.hidden % spec.heads == 0, "heads",
+        "hidden " + std::to_string(spec.hidden) + " is not divisible by heads " + std::to_string(spec.heads));
   }
   if (spec.heads > 0 && spec.kv_heads > 0) {
     require(spec.heads % spec.kv_heads == 0, "kv_heads",
@@ -78,8 +80,8 @@ ParameterBreakdown parameter_breakdown(const TransformerSpec& spec) {
   p.layer_attention = h * (h + 2.0 * kv_width) + h * h;
   if (spec.bias) p.layer_attention += (h + 2.0 * kv_width) + h;
   if (spec.is_moe()) {
-    const double expert_f = as_double(spec.expert_ffn_hidden > 0 ? spec.expert_ffn_hidden
-                                                                  : spec.ffn_hidden_or_default());
+    const double expert_f =
+        as_double(spec.expert_ffn_hidden > 0 ? spec.expert_ffn_hidden : spec.ffn_hidden_or_default());
     p.layer_mlp = as_double(spec.experts) * mlp_parameters(spec, expert_f);
     p.layer_router = h * as_double(spec.experts);
   } else {
@@ -91,13 +93,14 @@ ParameterBreakdown parameter_breakdown(const TransformerSpec& spec) {
   return p;
 }
 
-double parameter_count(const TransformerSpec& spec) { return parameter_breakdown(spec).total(); }
+double parameter_count(const TransformerSpec& spec) {
+  return parameter_breakdown(spec).total();
+}
 
 double active_parameter_count(const TransformerSpec& spec) {
   const ParameterBreakdown p = parameter_breakdown(spec);
   if (!spec.is_moe()) return p.total();
-  const double inactive_per_layer =
-      p.layer_mlp * (1.0 - as_double(spec.top_k) / as_double(spec.experts));
+  const double inactive_per_layer = p.layer_mlp * (1.0 - as_double(spec.top_k) / as_double(spec.experts));
   return p.total() - as_double(spec.layers) * inactive_per_layer;
 }
 

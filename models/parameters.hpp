@@ -26,9 +26,9 @@ struct ParameterBreakdown {
   double layer_router = 0;     ///< MoE router, h·E (0 when dense)
   double layer_norms = 0;      ///< the two norms of a layer
   double final_norm = 0;
-  double lm_head = 0;          ///< output projection v·h; 0 when tied to the embeddings
+  double lm_head = 0;  ///< output projection v·h; 0 when tied to the embeddings
   std::int64_t layers = 0;
-  double generic_total = 0;    ///< sum over generic_layers (generic models only; other fields 0)
+  double generic_total = 0;  ///< sum over generic_layers (generic models only; other fields 0)
 
   [[nodiscard]] double per_layer() const { return layer_attention + layer_mlp + layer_router + layer_norms; }
   [[nodiscard]] double total() const {

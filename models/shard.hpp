@@ -13,11 +13,11 @@ namespace trainsim::model {
 /// splits heads and the ffn width by tp; sequence parallelism splits the tokens of the norms, dropouts
 /// and residuals by tp as well.
 struct Shard {
-  std::int64_t micro_batch = 1;     ///< sequences per micro-batch
+  std::int64_t micro_batch = 1;  ///< sequences per micro-batch
   int tp = 1;
   bool sequence_parallel = false;
-  int cp = 1;                       ///< context parallel: each rank holds seq_len / cp of the tokens
-  int ep = 1;                       ///< expert parallel: each rank holds experts / ep of the experts
+  int cp = 1;  ///< context parallel: each rank holds seq_len / cp of the tokens
+  int ep = 1;  ///< expert parallel: each rank holds experts / ep of the experts
   topo::Precision precision = topo::Precision::bf16;  ///< activations and matmul inputs
   Recompute recompute = Recompute::none;
 };

@@ -67,14 +67,16 @@ TEST_CASE("flash attention removes exactly the 5·a·s/h term, the standard kern
   CHECK(layer(Attention::flash, 1, false, Recompute::none) == kSbh * 34);
   CHECK(layer(Attention::flash, 8, false, Recompute::none) == kSbh * 13);
   CHECK(layer(Attention::flash, 8, true, Recompute::none) == kSbh / 8 * 34);
-  const LayerActivation standard = layer_activation(gpt3(Attention::standard), shard(8, true, Recompute::none));
+  const LayerActivation standard =
+      layer_activation(gpt3(Attention::standard), shard(8, true, Recompute::none));
   CHECK(standard.scores == kSbh / 8 * 80);
   CHECK(standard.replicated == kSbh / 8 * 10);
   CHECK(standard.split == kSbh / 8 * 24);
 }
 
 TEST_CASE("the derivation from tensor sizes gives 36 for Llama-3 8B (GQA 8 of 32 heads, swiglu 14336)") {
-  // Per token in units of h, 16-bit: 10 replicated + Q 2 + K 0.5 + V 0.5 + out 2 + swiglu 3·2·14336/4096 = 21.
+  // Per token in units of h, 16-bit: 10 replicated + Q 2 + K 0.5 + V 0.5 + out 2 + swiglu 3·2·14336/4096
+  // = 21.
   TransformerSpec s;
   s.layers = 32;
   s.hidden = 4096;

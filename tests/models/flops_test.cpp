@@ -35,14 +35,17 @@ TEST_CASE("model FLOPs per step equal Korthikanti eq. (7) for GPT-3 175B") {
 }
 
 TEST_CASE("model FLOPs equal Korthikanti eq. (7) for the 22B, 530B and 1T models of Table 3") {
-  struct Case { std::int64_t l, h, a; };
+  struct Case {
+    std::int64_t l, h, a;
+  };
   for (const Case c : {Case{48, 6144, 64}, Case{105, 20480, 128}, Case{128, 25600, 160}}) {
     TransformerSpec s = gpt3_korthikanti();
     s.layers = c.l;
     s.hidden = c.h;
     s.heads = c.a;
     CHECK(model_flops_per_step(s, 8) ==
-          doctest::Approx(eq7(8, static_cast<double>(c.l), 2048, static_cast<double>(c.h), 51200)).epsilon(1e-12));
+          doctest::Approx(eq7(8, static_cast<double>(c.l), 2048, static_cast<double>(c.h), 51200))
+              .epsilon(1e-12));
   }
 }
 
@@ -86,8 +89,8 @@ TEST_CASE("grouped-query attention and swiglu change the projections, not the at
 
 TEST_CASE("full recompute adds one forward of every layer: Narayanan's 96·B·L·s·h²(1 + s/6h + v/16hL)") {
   const TransformerSpec s = gpt3_korthikanti();
-  const double expected = 96.0 * 64 * 96 * 2048 * 12288.0 * 12288 *
-                          (1.0 + 2048 / (6.0 * 12288) + 51200 / (16.0 * 12288 * 96));
+  const double expected =
+      96.0 * 64 * 96 * 2048 * 12288.0 * 12288 * (1.0 + 2048 / (6.0 * 12288) + 51200 / (16.0 * 12288 * 96));
   CHECK(hardware_flops_per_step(s, 64, Recompute::full) == doctest::Approx(expected).epsilon(1e-12));
 }
 
@@ -119,7 +122,8 @@ TEST_CASE("flash attention hardware FLOPs exceed model FLOPs by the recomputed s
   CHECK(hardware_flops_per_step(s, 8, Recompute::none) - model_flops_per_step(s, 8) ==
         doctest::Approx(8 * scores).epsilon(1e-9));
   // Selective recompute has no score tensor to drop under flash: nothing more is recomputed.
-  CHECK(hardware_flops_per_step(s, 8, Recompute::selective) == hardware_flops_per_step(s, 8, Recompute::none));
+  CHECK(hardware_flops_per_step(s, 8, Recompute::selective) ==
+        hardware_flops_per_step(s, 8, Recompute::none));
   // Model FLOPs do not depend on the kernel.
   CHECK(model_flops_per_step(s, 8) == model_flops_per_step(gpt3_korthikanti(), 8));
 }
@@ -136,8 +140,8 @@ TEST_CASE("mixture of experts counts top_k experts and the router in model FLOPs
   s.top_k = 2;
   const double dense_mlp = 2.0 * 100 * 1024 * 4096 * 2;
   const ForwardFlops f = forward_flops_per_sequence(s);
-  CHECK(f.layer_dense == 2.0 * 100 * 1024 * 3 * 1024 + 2.0 * 100 * 1024 * 1024 + 2 * dense_mlp +
-                             2.0 * 100 * 1024 * 8);
+  CHECK(f.layer_dense ==
+        2.0 * 100 * 1024 * 3 * 1024 + 2.0 * 100 * 1024 * 1024 + 2 * dense_mlp + 2.0 * 100 * 1024 * 8);
 }
 
 TEST_CASE("a generic model's step FLOPs are three forwards per sample") {

@@ -64,8 +64,7 @@ TEST_CASE("fused attention follows its own curve in work, sequence length and he
   CHECK(flash_attention_efficiency(1e12, 1920, 256, e) == flash_attention_efficiency(1e12, 1920, 128, e));
   // Shorter sequences are slower per FLOP: 512 tokens give 0.8, 16384 give 0.992 of the asymptote.
   CHECK(flash_attention_efficiency(1e15, 512, 128, e) < flash_attention_efficiency(1e15, 16384, 128, e));
-  CHECK(flash_attention_efficiency(1e12, 128, 128, e) ==
-        doctest::Approx(0.4 * (1e12 / 1.001e12) * 0.5));
+  CHECK(flash_attention_efficiency(1e12, 128, 128, e) == doctest::Approx(0.4 * (1e12 / 1.001e12) * 0.5));
 }
 
 TEST_CASE("no work costs no time, and a precision the GPU lacks is an input error") {

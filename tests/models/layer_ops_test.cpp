@@ -62,8 +62,9 @@ TEST_CASE("a causal flash layer executes half the score work, one fused op, 2.5 
   const double scores = 0.5 * 4 * kS * kS * kH / 8;
   CHECK(ops.forward_flops() == doctest::Approx(dense + scores).epsilon(1e-12));
   CHECK(ops.backward_flops() == doctest::Approx(2 * dense + 2.5 * scores).epsilon(1e-12));
-  const auto fused = std::find_if(ops.forward.begin(), ops.forward.end(),
-                                  [](const LayerOp& op) { return op.kernel.kind == OpKind::fused_attention; });
+  const auto fused = std::find_if(ops.forward.begin(), ops.forward.end(), [](const LayerOp& op) {
+    return op.kernel.kind == OpKind::fused_attention;
+  });
   REQUIRE(fused != ops.forward.end());
   CHECK(fused->kernel.head_dim == 128.0);
   CHECK(fused->kernel.seq_len == kS);
@@ -94,13 +95,15 @@ TEST_CASE("sequence parallelism replaces each all-reduce by an all-gather and a 
 TEST_CASE("one tensor-parallel rank issues no collectives") {
   Shard sh;
   const LayerOps ops = transformer_layer_ops(gpt3(Attention::flash), sh);
-  CHECK(std::none_of(ops.forward.begin(), ops.forward.end(), [](const LayerOp& op) { return op.communication; }));
+  CHECK(std::none_of(ops.forward.begin(), ops.forward.end(),
+                     [](const LayerOp& op) { return op.communication; }));
 }
 
 TEST_CASE("full recompute runs the whole forward again before the backward") {
   const LayerOps plain = transformer_layer_ops(gpt3(Attention::standard), tp8());
   const LayerOps full = transformer_layer_ops(gpt3(Attention::standard), tp8(false, Recompute::full));
-  CHECK(full.backward_flops() == doctest::Approx(plain.backward_flops() + plain.forward_flops()).epsilon(1e-12));
+  CHECK(full.backward_flops() ==
+        doctest::Approx(plain.backward_flops() + plain.forward_flops()).epsilon(1e-12));
   CHECK(full.backward.front().name == "recompute.ln1");
   CHECK(count(full.backward, Collective::all_reduce) == 4);
 }

@@ -32,31 +32,48 @@ TransformerSpec read_preset(const std::filesystem::path& path) {
     const std::string key = trim(line.substr(0, colon));
     const std::string value = trim(line.substr(colon + 1));
     if (key.empty() || value.empty()) continue;
-    if (key == "name") s.name = value;
-    else if (key == "layers") s.layers = std::stoll(value);
-    else if (key == "hidden") s.hidden = std::stoll(value);
-    else if (key == "heads") s.heads = std::stoll(value);
-    else if (key == "kv_heads") s.kv_heads = std::stoll(value);
-    else if (key == "ffn_hidden") s.ffn_hidden = std::stoll(value);
-    else if (key == "vocab") s.vocab = std::stoll(value);
-    else if (key == "seq_len") s.seq_len = std::stoll(value);
-    else if (key == "experts") s.experts = std::stoll(value);
-    else if (key == "top_k") s.top_k = std::stoll(value);
-    else if (key == "expert_ffn_hidden") s.expert_ffn_hidden = std::stoll(value);
-    else if (key == "capacity_factor") s.capacity_factor = std::stod(value);
-    else if (key == "mlp") s.mlp = value == "swiglu" ? Mlp::swiglu : Mlp::gelu;
-    else if (key == "norm") s.norm = value == "rmsnorm" ? Norm::rmsnorm : Norm::layernorm;
-    else if (key == "position") s.position = value == "rope" ? Position::rope : Position::learned;
-    else if (key == "bias") s.bias = value == "true";
-    else if (key == "tied_embeddings") s.tied_embeddings = value == "true";
+    if (key == "name")
+      s.name = value;
+    else if (key == "layers")
+      s.layers = std::stoll(value);
+    else if (key == "hidden")
+      s.hidden = std::stoll(value);
+    else if (key == "heads")
+      s.heads = std::stoll(value);
+    else if (key == "kv_heads")
+      s.kv_heads = std::stoll(value);
+    else if (key == "ffn_hidden")
+      s.ffn_hidden = std::stoll(value);
+    else if (key == "vocab")
+      s.vocab = std::stoll(value);
+    else if (key == "seq_len")
+      s.seq_len = std::stoll(value);
+    else if (key == "experts")
+      s.experts = std::stoll(value);
+    else if (key == "top_k")
+      s.top_k = std::stoll(value);
+    else if (key == "expert_ffn_hidden")
+      s.expert_ffn_hidden = std::stoll(value);
+    else if (key == "capacity_factor")
+      s.capacity_factor = std::stod(value);
+    else if (key == "mlp")
+      s.mlp = value == "swiglu" ? Mlp::swiglu : Mlp::gelu;
+    else if (key == "norm")
+      s.norm = value == "rmsnorm" ? Norm::rmsnorm : Norm::layernorm;
+    else if (key == "position")
+      s.position = value == "rope" ? Position::rope : Position::learned;
+    else if (key == "bias")
+      s.bias = value == "true";
+    else if (key == "tied_embeddings")
+      s.tied_embeddings = value == "true";
     // Keys that do not change the parameter count (causal, attention, …) are skipped.
   }
   return s;
 }
 
 struct Published {
-  double params;      ///< published count
-  double tolerance;   ///< relative: how the source rounds it
+  double params;     ///< published count
+  double tolerance;  ///< relative: how the source rounds it
   const char* source;
 };
 
