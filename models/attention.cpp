@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "sim/error.hpp"
 #include "topologies/precision.hpp"
 
 namespace trainsim::model {
@@ -11,6 +12,7 @@ double causal_work_fraction(Attention kind, bool causal) {
 }
 
 AttentionCost attention_cost(const TransformerSpec& spec, const Shard& shard) {
+  if (!spec.generic_layers.empty()) throw InputError("a generic model has no attention layers");
   check_shard(spec, shard);
   const auto b = static_cast<double>(shard.micro_batch);
   const auto s = static_cast<double>(spec.seq_len);

@@ -40,6 +40,11 @@ void check_shard(const TransformerSpec& spec, const Shard& shard) {
               std::to_string(spec.ffn_hidden_or_default()));
   require(divides(spec.seq_len, shard.cp), "cp",
           "cp " + std::to_string(shard.cp) + " does not divide seq_len " + std::to_string(spec.seq_len));
+  if (spec.is_moe() && spec.expert_ffn_hidden > 0) {
+    require(divides(spec.expert_ffn_hidden, shard.tp), "tp",
+            "tp " + std::to_string(shard.tp) + " does not divide expert_ffn_hidden " +
+                std::to_string(spec.expert_ffn_hidden));
+  }
   if (spec.is_moe()) {
     require(divides(spec.experts, shard.ep), "ep",
             "ep " + std::to_string(shard.ep) + " does not divide experts " + std::to_string(spec.experts));

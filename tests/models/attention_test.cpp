@@ -92,3 +92,9 @@ TEST_CASE("key/value heads are replicated once tp exceeds them") {
   sh.tp = 16;
   CHECK(attention_cost(s, sh).kv_bytes == 2.0 * 2 * 2048 * 1 * 128);
 }
+
+TEST_CASE("a generic model has no attention core to cost") {
+  TransformerSpec s;
+  s.generic_layers = {{"conv", 1, 1, 1}};
+  CHECK_THROWS_AS((void)attention_cost(s, Shard{}), trainsim::InputError);
+}
