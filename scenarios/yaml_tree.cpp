@@ -1,5 +1,6 @@
 #include "scenarios/yaml_tree.hpp"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -52,6 +53,48 @@ std::size_t utf8_length(std::string_view s, std::size_t i) {
   return n;
 }
 
+/// Offset of a quote that opens a scalar and is still open at the end of the text, if any. A quote opens a
+/// scalar only where a value can start (after ": ", "- ", "[", "{", ",", or at the start of a line).
+std::optional<std::size_t> unterminated_quote(std::string_view text) {
+  char prev = '\n';  // last non-space character outside a scalar, '\n' at the start of a line
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '\n') {
+      prev = '\n';
+      continue;
+    }
+    if (c == ' ' || c == '\t') continue;
+    if (c == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t' || text[i - 1] == '\n')) {
+      while (i < text.size() && text[i] != '\n') ++i;
+      prev = '\n';
+      continue;
+    }
+    const bool after_space = i > 0 && (text[i - 1] == ' ' || text[i - 1] == '\t');
+    const bool value_start = prev == '\n' || prev == '[' || prev == '{' || prev == ',' ||
+                             ((prev == ':' || prev == '-' || prev == '?') && after_space);
+    if ((c == '"' || c == '\'') && value_start) {
+      const std::size_t open = i;
+      for (++i; i < text.size(); ++i) {
+        if (c == '"' && text[i] == '\\') {
+          ++i;
+        } else if (text[i] == c) {
+          if (c == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
+            ++i;  // '' is an escaped quote inside single quotes
+          } else {
+            break;
+          }
+        }
+      }
+      if (i >= text.size()) return open;
+      prev = c;
+      continue;
+    }
+    // Inside a plain scalar: skip to the next indicator that can end it.
+    prev = c;
+  }
+  return std::nullopt;
+}
+
 /// Checks that run before yaml-cpp sees the text: it is text, and indentation has no tabs.
 bool precheck(std::string_view text, const std::shared_ptr<const std::string>& file, Diagnostics& d) {
   for (std::size_t i = 0; i < text.size();) {
@@ -66,6 +109,13 @@ bool precheck(std::string_view text, const std::shared_ptr<const std::string>& f
       return false;
     }
     i += n;
+  }
+  // yaml-cpp 0.7 reads a quoted scalar left open at the end of the input as if it were closed.
+  if (auto open = unterminated_quote(text)) {
+    const auto [line, column] = location_of(text, *open);
+    d.add(Diagnostic{*file, line, column, "", "a quoted string is never closed (missing " +
+                                                   std::string(1, text[*open]) + ")"});
+    return false;
   }
   bool ok = true;
   int line = 1;
@@ -256,6 +306,10 @@ std::optional<YamlValue> parse_yaml_tree(std::string_view text, const std::strin
   try {
     // Load, never LoadAll: yaml-cpp 0.7's LoadAll does not return on some inputs.
     root = YAML::Load(std::string(text));
+  } catch (const YAML::DeepRecursion& e) {
+    d.add(Diagnostic{file_label, e.mark.line + 1, e.mark.column + 1, "",
+                     "nesting deeper than " + std::to_string(e.depth()) + " levels; a scenario is much flatter"});
+    return std::nullopt;
   } catch (const YAML::Exception& e) {
     const int line = e.mark.is_null() ? 0 : e.mark.line + 1;
     const int column = e.mark.is_null() ? 0 : e.mark.column + 1;
@@ -263,7 +317,11 @@ std::optional<YamlValue> parse_yaml_tree(std::string_view text, const std::strin
     return std::nullopt;
   }
   if (!root.IsDefined() || root.IsNull()) {
-    d.add(Diagnostic{file_label, 1, 1, "", "the file is empty; a scenario needs at least model:, cluster: and training:"});
+    const bool blank = std::all_of(text.begin(), text.end(), [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; });
+    d.add(Diagnostic{file_label, 1, 1, "",
+                     std::string(blank ? "the file is empty" : "the document holds no value (only comments or "
+                                                               "punctuation)") +
+                         "; a scenario needs at least model:, cluster: and training:"});
     return std::nullopt;
   }
   Converter converter{d, file};
