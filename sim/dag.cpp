@@ -139,7 +139,8 @@ class DagExecutor {
       if (remaining_[t] == 0) ready_.push_back(t);  // ascending ids: already a valid min-heap
     }
     if (!ready_.empty()) schedule_release();
-    engine_.run();
+    // complete() stops the engine after the last task; others' stop() calls just resume here.
+    while (completed_ < n && engine_.pending() > 0) engine_.run();
     TRAINSIM_CHECK(completed_ == n, "the engine stopped before the task graph finished (" +
                                         std::to_string(completed_) + " of " + std::to_string(n) + " tasks)");
     result_.makespan = result_.finished - result_.started;
@@ -269,7 +270,7 @@ class DagExecutor {
     const Time now = engine_.now();
     result_.tasks[t].end = now;
     result_.finished = max(result_.finished, now);
-    ++completed_;
+    if (++completed_ == dag_.tasks_.size()) engine_.stop();
     if (sink_ != nullptr) record(t);
     for (std::uint32_t e = offsets_[t]; e < offsets_[t + 1]; ++e) {
       const TaskId next = targets_[e];

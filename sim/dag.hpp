@@ -105,11 +105,11 @@ struct DagResult {
   std::vector<Duration> lane_busy;  ///< indexed by LaneId: total work of the lane's busy tasks
 };
 
-/// Runs every task of `dag` on `engine`, starting at engine.now(), and returns when the engine has no
-/// events left (events scheduled by others on the same engine run too). `network` is needed when the
-/// graph has transfer tasks; `sink` (optional) receives one record per task. Throws InputError if the
-/// graph has a cycle ("the task graph has a cycle: a -> b -> a", naming its tasks), or if it has
-/// transfers and no network.
+/// Runs every task of `dag` on `engine`, starting at engine.now(), and returns as soon as its last task
+/// is done: events scheduled by others on the same engine run meanwhile, later ones stay queued. `network` is
+/// needed when the graph has transfer tasks; `sink` (optional) receives one record per task. Throws
+/// InputError if the graph has a cycle ("the task graph has a cycle: a -> b -> a", naming its tasks), or if
+/// it has transfers and no network.
 DagResult execute(const Dag& dag, Engine& engine, FlowNetwork* network = nullptr, TraceSink* sink = nullptr);
 
 }  // namespace trainsim::sim

@@ -146,3 +146,17 @@ TEST_CASE("an empty DAG finishes at once") {
   CHECK(r.makespan == Duration::zero());
   CHECK(r.tasks.empty());
 }
+
+TEST_CASE("execute returns when the last task is done and leaves later events queued") {
+  Dag dag;
+  dag.busy(dag.lane("l"), ps(10), "only");
+  Engine e;
+  int later = 0;
+  e.at(at(5), [&] { ++later; });
+  e.at(at(1000), [&] { ++later; });
+  const auto r = trainsim::sim::execute(dag, e);
+  CHECK(r.makespan == ps(10));
+  CHECK(later == 1);
+  CHECK(e.now() == at(10));
+  CHECK(e.pending() == 1);
+}
