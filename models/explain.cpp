@@ -175,7 +175,7 @@ ExplainSection stage_section(const MemoryEstimate& e, const StageMemory& st, con
   };
   const MemoryBreakdown& m = st.memory;
   s.lines.push_back(
-      {"weights", fmt::format("{} B x {} params{}", bw, sci(st.params), by(3)), m.weights, "B"});
+      {"weights", fmt::format("{} B x {} params on this GPU{}", bw, sci(st.params), by(3)), m.weights, "B"});
   s.lines.push_back({"grads", fmt::format("{} B x {} params{}", bg, sci(st.params), by(2)), m.grads, "B"});
   const double k =
       st.params > 0 ? (m.optimizer_state * (plan.zero >= 1 && degree > 1 ? degree : 1)) / st.params : 0;

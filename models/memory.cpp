@@ -127,8 +127,9 @@ void check_layout(const TransformerSpec& m, const ParallelPlan& plan) {
   if (total <= 0) throw InputError("model.layers: must be a positive count, got " + std::to_string(total));
 }
 
-std::string gb(double bytes) {
-  return fmt::format("{:.1f} GB", bytes / 1e9);
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+std::string gib(double bytes) {
+  return fmt::format("{:.1f} GiB", bytes / kGiB);
 }
 
 std::string shortfall(int stage, const MemoryBreakdown& m, double capacity) {
@@ -139,10 +140,10 @@ std::string shortfall(int stage, const MemoryBreakdown& m, double capacity) {
                                                        {m.buffers, "buffers"}}};
   std::stable_sort(parts.begin(), parts.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
-  std::string out = fmt::format("stage {} needs {} of {:.4g} GB:", stage, gb(m.total()), capacity / 1e9);
+  std::string out = fmt::format("stage {} needs {} of {:.4g} GiB:", stage, gib(m.total()), capacity / kGiB);
   bool first = true;
   for (const auto& [bytes, name] : parts) {
-    out += fmt::format("{} {} {}", first ? "" : ",", name, gb(bytes));
+    out += fmt::format("{} {} {}", first ? "" : ",", name, gib(bytes));
     first = false;
   }
   return out;

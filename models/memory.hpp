@@ -63,8 +63,9 @@ struct MemoryEstimate {
   double per_gpu = 0;               ///< memory.total(), bytes
   double capacity = 0;              ///< usable HBM: gpu.hbm_bytes · (1 − headroom_fraction)
   bool fits = true;
-  /// Empty when it fits; else e.g. "stage 0 needs 91.2 GB of 80 GB: activations 52.1 GB, optimizer state
-  /// 24.0 GB, weights 10.3 GB, grads 2.6 GB, buffers 2.2 GB" (parts largest first, GB = 1e9 bytes).
+  /// Empty when it fits; else e.g. "stage 0 needs 91.2 GiB of 80 GiB: activations 52.1 GiB, optimizer
+  /// state 24.0 GiB, weights 10.3 GiB, grads 2.6 GiB, buffers 2.2 GiB" (parts largest first; GiB = 2^30
+  /// bytes, the unit in which an "80 GB" A100 holds 80).
   std::string reason;
 };
 

@@ -32,7 +32,7 @@ TransformerSpec gpt3_175b() {
 GpuSpec a100_80gb() {
   GpuSpec g;
   g.name = "a100-sxm4-80gb";
-  g.hbm_bytes = 80e9;
+  g.hbm_bytes = 80.0 * 1024 * 1024 * 1024;  // "80 GB" is 80 GiB
   return g;
 }
 
@@ -194,7 +194,7 @@ TEST_CASE("a plan that does not fit is a value whose reason lists the parts larg
   const MemoryEstimate e = estimate_memory(m, p, t, a100_80gb());
   CHECK_FALSE(e.fits);
   CHECK(e.reason.rfind("stage 0 needs ", 0) == 0);
-  CHECK(e.reason.find(" GB of 80 GB: optimizer state ") != std::string::npos);
+  CHECK(e.reason.find(" GiB of 80 GiB: optimizer state ") != std::string::npos);
   CHECK(e.reason.find("activations") != std::string::npos);
 }
 
@@ -202,7 +202,7 @@ TEST_CASE("memory headroom lowers the usable capacity") {
   const TransformerSpec m = gpt3_175b();
   ParallelPlan p{.tp = 8, .pp = 16, .dp = 8, .zero = 1};
   const MemoryEstimate e = estimate_memory(m, p, TrainingSpec{}, a100_80gb(), {.headroom_fraction = 0.1});
-  CHECK(e.capacity == doctest::Approx(72e9));
+  CHECK(e.capacity == doctest::Approx(72.0 * 1024 * 1024 * 1024));
 }
 
 TEST_CASE("a tensor-parallel degree that does not divide the heads is infeasible, not an exception") {
