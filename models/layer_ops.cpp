@@ -16,6 +16,9 @@ double as_double(std::int64_t v) {
 
 constexpr double kMaskBytes = 1.0;   // dropout masks are uint8
 constexpr double kLogitBytes = 4.0;  // the cross-entropy works on fp32 logits
+// An element-wise backward reads the saved input and the output gradient and writes the input gradient:
+// three tensor passes against the forward's two.
+constexpr double kBackwardTraffic = 1.5;
 
 // Appends ops to one list; every kernel and collective of this file is made here.
 class OpList {
@@ -170,19 +173,19 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
   fwd.memory("dropout_residual", dropout_residual_bytes);
 
   OpList bwd(ops.backward, p);
-  bwd.memory("dropout_residual.bwd", 2.0 * dropout_residual_bytes);
+  bwd.memory("dropout_residual.bwd", kBackwardTraffic * dropout_residual_bytes);
   sp_gather(bwd, tp);
   if (all_to_all) bwd.comm("ep_combine.bwd", Collective::all_to_all, CommGroup::ep, a2a_bytes);
   matmul_backward(bwd, "fc2", mlp_tokens, h, ffn / t);
-  bwd.memory(swiglu ? "swiglu.bwd" : "gelu.bwd", 2.0 * act_bytes);
+  bwd.memory(swiglu ? "swiglu.bwd" : "gelu.bwd", kBackwardTraffic * act_bytes);
   matmul_backward(bwd, "fc1", mlp_tokens, fc1_outputs * ffn / t, h);
   if (moe) {
     if (all_to_all) bwd.comm("ep_dispatch.bwd", Collective::all_to_all, CommGroup::ep, a2a_bytes);
     matmul_backward(bwd, "router", tokens, as_double(spec.experts), h);
   }
   tp_reduce(bwd, tp);
-  bwd.memory("ln2.bwd", 2.0 * norm_bytes);
-  bwd.memory("dropout_residual.bwd", 2.0 * dropout_residual_bytes);
+  bwd.memory("ln2.bwd", kBackwardTraffic * norm_bytes);
+  bwd.memory("dropout_residual.bwd", kBackwardTraffic * dropout_residual_bytes);
   sp_gather(bwd, tp);
   matmul_backward(bwd, "out_proj", tokens, h, h / t);
   if (shard.cp > 1) {
@@ -198,14 +201,14 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
     const double quarter = 0.25 * att.backward_flops;  // dgrad + wgrad of AV, then of QKᵀ
     bwd.kernel("av.dgrad", KernelCost{OpKind::matmul, quarter, 0.5 * matmul_bytes, 0, 0});
     bwd.kernel("av.wgrad", KernelCost{OpKind::matmul, quarter, 0.5 * matmul_bytes, 0, 0});
-    bwd.memory("attn_dropout.bwd", 2.0 * (2.0 * p + kMaskBytes) * score_bytes);
-    bwd.memory("softmax.bwd", 2.0 * 2.0 * p * score_bytes);
+    bwd.memory("attn_dropout.bwd", kBackwardTraffic * (2.0 * p + kMaskBytes) * score_bytes);
+    bwd.memory("softmax.bwd", kBackwardTraffic * 2.0 * p * score_bytes);
     bwd.kernel("qk.dgrad", KernelCost{OpKind::matmul, quarter, 0.5 * matmul_bytes, 0, 0});
     bwd.kernel("qk.wgrad", KernelCost{OpKind::matmul, quarter, 0.5 * matmul_bytes, 0, 0});
   }
   matmul_backward(bwd, "qkv", tokens, qkv_width, h);
   tp_reduce(bwd, tp);
-  bwd.memory("ln1.bwd", 2.0 * norm_bytes);
+  bwd.memory("ln1.bwd", kBackwardTraffic * norm_bytes);
 
   if (shard.recompute == Recompute::full) {
     prepend_recompute(ops, ops.forward);
@@ -238,7 +241,7 @@ LayerOps embedding_ops(const TransformerSpec& spec, const Shard& shard) {
   tp_reduce(fwd, tp);
   fwd.memory("embedding_dropout", dropout_bytes);
   OpList bwd(ops.backward, p);
-  bwd.memory("embedding_dropout.bwd", 2.0 * dropout_bytes);
+  bwd.memory("embedding_dropout.bwd", kBackwardTraffic * dropout_bytes);
   sp_gather(bwd, tp);
   bwd.memory("embedding.wgrad", (2.0 + positions) * p * tokens * h);
   return ops;
@@ -271,7 +274,7 @@ LayerOps head_ops(const TransformerSpec& spec, const Shard& shard) {
   bwd.memory("cross_entropy.bwd", loss_bytes);
   matmul_backward(bwd, "lm_head", tokens, v / t, h);
   tp_reduce(bwd, tp);
-  bwd.memory("final_norm.bwd", 2.0 * norm_bytes);
+  bwd.memory("final_norm.bwd", kBackwardTraffic * norm_bytes);
   return ops;
 }
 

@@ -14,7 +14,7 @@
 //   T·top_k·capacity_factor token slots (dropless implementations pad to the capacity; the padding is
 //   executed work, but not model FLOPs).
 // Backward: in reverse, each matmul as dgrad then wgrad (each = its forward FLOPs), memory-bound ops
-// with twice their forward traffic, the fused attention backward = kFlashBackwardFactor × forward, and
+// with 1.5 × their forward traffic (read input and output gradient, write input gradient), the fused attention backward = kFlashBackwardFactor × forward, and
 // the mirror collectives (no SP: an all-reduce after the qkv and fc1 dgrads; SP: all-gather before the
 // fc2 and out_proj dgrads, reduce-scatter after the fc1 and qkv dgrads; cp: K/V and dK/dV ring
 // exchanges; MoE: two all-to-alls). Recompute prepends to the backward the forward ops it recomputes
