@@ -15,8 +15,8 @@ trainsim::topo::ClusterSpec fat_tree(std::int64_t gpus) {
   c.node.nics_per_node = 8;
   c.node.nic_bytes_per_s = 50e9;
   c.nodes = gpus / 8;
-  c.network.topology = gpus > 16384 ? trainsim::topo::FabricTopology::fat_tree_3
-                                    : trainsim::topo::FabricTopology::fat_tree;
+  c.network.topology =
+      gpus > 16384 ? trainsim::topo::FabricTopology::fat_tree_3 : trainsim::topo::FabricTopology::fat_tree;
   return c;
 }
 
@@ -35,4 +35,9 @@ void BM_BuildAndRouteRing(benchmark::State& state) {
 
 }  // namespace
 
-BENCHMARK(BM_BuildAndRouteRing)->Arg(1024)->Arg(16384)->Arg(100000)->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK(BM_BuildAndRouteRing)
+    ->Arg(1024)
+    ->Arg(16384)
+    ->Arg(100000)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);

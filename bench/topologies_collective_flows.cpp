@@ -24,7 +24,9 @@ trainsim::topo::ClusterSpec cluster(std::int64_t nodes) {
 void BM_HierarchicalAllReduce1024(benchmark::State& state) {
   const trainsim::topo::ClusterSpec c = cluster(128);
   const trainsim::topo::ClusterGraph g = trainsim::topo::ClusterGraph::build(c);
-  trainsim::topo::CollectiveCall call{trainsim::topo::CollectiveOp::all_reduce, 1073741824.0, {},
+  trainsim::topo::CollectiveCall call{trainsim::topo::CollectiveOp::all_reduce,
+                                      1073741824.0,
+                                      {},
                                       trainsim::topo::CollectiveAlgo::hierarchical};
   call.members.resize(1024);
   std::iota(call.members.begin(), call.members.end(), 0);
@@ -37,8 +39,8 @@ void BM_HierarchicalAllReduce1024(benchmark::State& state) {
 void BM_DataParallelRing128(benchmark::State& state) {
   const trainsim::topo::ClusterSpec c = cluster(128);
   const trainsim::topo::ClusterGraph g = trainsim::topo::ClusterGraph::build(c);
-  trainsim::topo::CollectiveCall call{trainsim::topo::CollectiveOp::all_reduce, 1073741824.0, {},
-                                      trainsim::topo::CollectiveAlgo::ring};
+  trainsim::topo::CollectiveCall call{
+      trainsim::topo::CollectiveOp::all_reduce, 1073741824.0, {}, trainsim::topo::CollectiveAlgo::ring};
   for (std::int64_t i = 0; i < 128; ++i) call.members.push_back(i * 8);
   for (auto _ : state) {
     const auto t = trainsim::topo::simulate_collectives(g, c, std::span(&call, 1));

@@ -40,11 +40,20 @@ double parse_size(const std::string& text) {
   double scale = 1;
   if (suffix.size() == 1) {
     switch (std::toupper(static_cast<unsigned char>(suffix[0]))) {
-      case 'K': scale = 1024.0; break;
-      case 'M': scale = 1024.0 * 1024; break;
-      case 'G': scale = 1024.0 * 1024 * 1024; break;
-      case 'T': scale = 1024.0 * 1024 * 1024 * 1024; break;
-      default: scale = 0;
+      case 'K':
+        scale = 1024.0;
+        break;
+      case 'M':
+        scale = 1024.0 * 1024;
+        break;
+      case 'G':
+        scale = 1024.0 * 1024 * 1024;
+        break;
+      case 'T':
+        scale = 1024.0 * 1024 * 1024 * 1024;
+        break;
+      default:
+        scale = 0;
     }
   } else if (!suffix.empty()) {
     scale = 0;
@@ -68,7 +77,8 @@ double type_bytes(const std::string& type) {
 void add_collective_command(CLI::App& app, int& exit_code) {
   auto* sub = app.add_subcommand("collective", "time a collective like nccl-tests (closed form or flows)");
   struct Options {
-    std::string cluster, op = "all-reduce", algo = "auto", size, begin, end, type = "float", fidelity = "closed";
+    std::string cluster, op = "all-reduce", algo = "auto", size, begin, end, type = "float",
+                         fidelity = "closed";
     std::int64_t nodes = 1;
     int gpus = 0;
     double factor = 2;
@@ -76,23 +86,32 @@ void add_collective_command(CLI::App& app, int& exit_code) {
   static Options o;
   sub->add_option("--cluster", o.cluster, "node preset, e.g. hgx-h200 (trainsim list clusters)")->required();
   sub->add_option("--nodes", o.nodes, "nodes (default 1)")->check(CLI::PositiveNumber);
-  sub->add_option("--gpus", o.gpus, "GPUs used per node (default: all of the preset's)")->check(CLI::PositiveNumber);
-  sub->add_option("--op", o.op, "all-reduce | reduce-scatter | all-gather | broadcast | reduce | all-to-all | send-recv");
+  sub->add_option("--gpus", o.gpus, "GPUs used per node (default: all of the preset's)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--op", o.op,
+                  "all-reduce | reduce-scatter | all-gather | broadcast | reduce | all-to-all | send-recv");
   sub->add_option("--algo", o.algo, "auto | ring | tree | hierarchical | halving-doubling | nvls");
   sub->add_option("--size", o.size, "one message size, e.g. 1GiB or 8M");
   sub->add_option("-b,--minbytes", o.begin, "sweep start (nccl-tests -b), e.g. 8");
   sub->add_option("-e,--maxbytes", o.end, "sweep end (nccl-tests -e), e.g. 8G");
-  sub->add_option("-f,--stepfactor", o.factor, "sweep multiplication factor (nccl-tests -f)")->check(CLI::Range(1.01, 1e6));
+  sub->add_option("-f,--stepfactor", o.factor, "sweep multiplication factor (nccl-tests -f)")
+      ->check(CLI::Range(1.01, 1e6));
   sub->add_option("--type", o.type, "element type for the count column (default float)");
-  sub->add_option("--fidelity", o.fidelity, "closed (alpha-beta, default) | flow (engine flows over the fabric)");
+  sub->add_option("--fidelity", o.fidelity,
+                  "closed (alpha-beta, default) | flow (engine flows over the fabric)");
   sub->callback([&exit_code] {
     const auto op = topo::parse_collective_op(o.op);
-    if (!op) throw InputError("--op \"" + o.op + "\": expected all-reduce, reduce-scatter, all-gather, broadcast, "
-                              "reduce, all-to-all or send-recv");
+    if (!op)
+      throw InputError("--op \"" + o.op +
+                       "\": expected all-reduce, reduce-scatter, all-gather, broadcast, "
+                       "reduce, all-to-all or send-recv");
     const auto algo = topo::parse_collective_algo(o.algo);
-    if (!algo) throw InputError("--algo \"" + o.algo + "\": expected auto, ring, tree, hierarchical, "
-                                "halving-doubling or nvls");
-    if (o.fidelity != "closed" && o.fidelity != "flow") throw InputError("--fidelity: expected closed or flow");
+    if (!algo)
+      throw InputError("--algo \"" + o.algo +
+                       "\": expected auto, ring, tree, hierarchical, "
+                       "halving-doubling or nvls");
+    if (o.fidelity != "closed" && o.fidelity != "flow")
+      throw InputError("--fidelity: expected closed or flow");
     std::vector<double> sizes;
     if (!o.size.empty()) {
       sizes.push_back(parse_size(o.size));
@@ -118,12 +137,14 @@ void add_collective_command(CLI::App& app, int& exit_code) {
     const topo::CommGroup group = placement.group(0, 0);
     const double elem = type_bytes(o.type);
 
-    std::cout << fmt::format("# trainsim collective: {} on {} x {} ({} GPUs, {} per node), algorithm {}, {} fidelity\n",
-                             topo::to_string(*op), c.nodes, c.node.name, n, c.gpus_in_use_per_node(),
-                             topo::to_string(*algo), o.fidelity);
+    std::cout << fmt::format(
+        "# trainsim collective: {} on {} x {} ({} GPUs, {} per node), algorithm {}, {} fidelity\n",
+        topo::to_string(*op), c.nodes, c.node.name, n, c.gpus_in_use_per_node(), topo::to_string(*algo),
+        o.fidelity);
     std::cout << fmt::format("# collective efficiencies: {}\n",
-                             calibrated ? "fitted to published nccl-tests rows (topologies/comm_calibration.cpp)"
-                                        : "from the preset / defaults (no fit for this node type)");
+                             calibrated
+                                 ? "fitted to published nccl-tests rows (topologies/comm_calibration.cpp)"
+                                 : "from the preset / defaults (no fit for this node type)");
     std::cout << "#\n";
     std::cout << fmt::format("# {:>12} {:>12} {:>8} {:>10} {:>8} {:>8}\n", "size", "count", "type", "time",
                              "algbw", "busbw");
@@ -143,7 +164,8 @@ void add_collective_command(CLI::App& app, int& exit_code) {
       const std::string choice = fmt::format("{}/{}", topo::to_string(e.algo), topo::to_string(e.protocol));
       if (std::find(used.begin(), used.end(), choice) == used.end()) used.push_back(choice);
       std::cout << fmt::format("  {:>12.0f} {:>12.0f} {:>8} {:>10.2f} {:>8.2f} {:>8.2f}\n", bytes,
-                               std::floor(bytes / elem), o.type, t * 1e6, topo::algorithm_bandwidth(bytes, t) / 1e9,
+                               std::floor(bytes / elem), o.type, t * 1e6,
+                               topo::algorithm_bandwidth(bytes, t) / 1e9,
                                topo::bus_bandwidth(*op, bytes, n, t) / 1e9);
     }
     std::string list;

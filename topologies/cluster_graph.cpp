@@ -44,8 +44,8 @@ std::vector<std::int64_t> torus_shape(const ClusterSpec& c, int dims) {
       product *= d;
     }
     if (product != c.nodes) {
-      throw InputError("cluster.network.torus_dims: product " + std::to_string(product) + " != " +
-                       std::to_string(c.nodes) + " nodes");
+      throw InputError("cluster.network.torus_dims: product " + std::to_string(product) +
+                       " != " + std::to_string(c.nodes) + " nodes");
     }
     return shape;
   }
@@ -64,15 +64,24 @@ std::vector<std::int64_t> torus_shape(const ClusterSpec& c, int dims) {
 
 std::string_view to_string(DeviceKind kind) {
   switch (kind) {
-    case DeviceKind::gpu: return "gpu";
-    case DeviceKind::nvswitch: return "nvswitch";
-    case DeviceKind::pcie_switch: return "pcie_switch";
-    case DeviceKind::nic: return "nic";
-    case DeviceKind::leaf: return "leaf";
-    case DeviceKind::spine: return "spine";
-    case DeviceKind::core: return "core";
-    case DeviceKind::router: return "router";
-    case DeviceKind::storage: return "storage";
+    case DeviceKind::gpu:
+      return "gpu";
+    case DeviceKind::nvswitch:
+      return "nvswitch";
+    case DeviceKind::pcie_switch:
+      return "pcie_switch";
+    case DeviceKind::nic:
+      return "nic";
+    case DeviceKind::leaf:
+      return "leaf";
+    case DeviceKind::spine:
+      return "spine";
+    case DeviceKind::core:
+      return "core";
+    case DeviceKind::router:
+      return "router";
+    case DeviceKind::storage:
+      return "storage";
   }
   return "gpu";
 }
@@ -84,12 +93,12 @@ struct ClusterGraph::Impl {
   std::vector<std::uint32_t> out_offset;  // CSR: out-links of device d are out_links[out_offset[d] .. d+1)
   std::vector<LinkIndex> out_links;       // sorted by target within a device
 
-  std::int64_t gpn = 1;          // GPUs per node
-  std::int64_t nics = 0;         // NICs per node
-  std::int64_t per_node = 0;     // devices per node
-  bool intra_switch = false;     // NVSwitch or PCIe switch present
+  std::int64_t gpn = 1;       // GPUs per node
+  std::int64_t nics = 0;      // NICs per node
+  std::int64_t per_node = 0;  // devices per node
+  bool intra_switch = false;  // NVSwitch or PCIe switch present
   bool torus = false;
-  bool structural = false;       // fat-tree: routed from structure
+  bool structural = false;  // fat-tree: routed from structure
   bool three_tier = false;
   std::int64_t down = 1, up = 0;
   std::int64_t leaf_groups = 1;  // leaves per rail (rail-optimized) or in all (otherwise)
@@ -142,7 +151,8 @@ struct ClusterGraph::Impl {
     for (std::size_t d = 0; d < devices.size(); ++d) out_offset[d + 1] += out_offset[d];
     out_links.resize(links.size());
     std::vector<std::uint32_t> fill(out_offset.begin(), out_offset.end() - 1);
-    for (std::size_t i = 0; i < links.size(); ++i) out_links[fill[links[i].from]++] = static_cast<LinkIndex>(i);
+    for (std::size_t i = 0; i < links.size(); ++i)
+      out_links[fill[links[i].from]++] = static_cast<LinkIndex>(i);
     for (std::size_t d = 0; d < devices.size(); ++d) {
       std::sort(out_links.begin() + out_offset[d], out_links.begin() + out_offset[d + 1],
                 [&](LinkIndex x, LinkIndex y) { return links[x].to < links[y].to; });
@@ -152,7 +162,8 @@ struct ClusterGraph::Impl {
   [[nodiscard]] LinkIndex link_between(DeviceId a, DeviceId b) const {
     const auto first = out_links.begin() + out_offset[a];
     const auto last = out_links.begin() + out_offset[a + 1];
-    const auto it = std::lower_bound(first, last, b, [&](LinkIndex l, DeviceId t) { return links[l].to < t; });
+    const auto it =
+        std::lower_bound(first, last, b, [&](LinkIndex l, DeviceId t) { return links[l].to < t; });
     TRAINSIM_CHECK(it != last && links[*it].to == b, "no link between adjacent devices of a route");
     return *it;
   }
@@ -309,13 +320,15 @@ ClusterGraph ClusterGraph::build(const ClusterSpec& c) {
                                 : m.port_bytes_per_s * static_cast<double>(std::max<std::int64_t>(1, m.nics));
   const auto total = static_cast<std::size_t>(c.nodes * m.per_node);
   m.devices.reserve(total + 1024);
-  m.links.reserve(static_cast<std::size_t>(c.nodes) * static_cast<std::size_t>(4 * m.gpn + 2 * m.nics + m.gpn * m.gpn));
+  m.links.reserve(static_cast<std::size_t>(c.nodes) *
+                  static_cast<std::size_t>(4 * m.gpn + 2 * m.nics + m.gpn * m.gpn));
 
   // Nodes.
   for (std::int64_t n = 0; n < c.nodes; ++n) {
     for (std::int64_t i = 0; i < m.gpn; ++i) m.add_device(DeviceKind::gpu, n, i);
     if (m.intra_switch) {
-      m.add_device(node.fabric == IntraNodeFabric::pcie ? DeviceKind::pcie_switch : DeviceKind::nvswitch, n, 0);
+      m.add_device(node.fabric == IntraNodeFabric::pcie ? DeviceKind::pcie_switch : DeviceKind::nvswitch, n,
+                   0);
     }
     for (std::int64_t k = 0; k < m.nics; ++k) m.add_device(DeviceKind::nic, n, k);
     if (m.torus) m.add_device(DeviceKind::router, n, 0);
@@ -324,10 +337,12 @@ ClusterGraph ClusterGraph::build(const ClusterSpec& c) {
         m.add_pair(m.gpu_id(n, i), m.intra_switch_id(n), intra, alpha_i / 2, alpha_i / 2);
       } else {
         for (std::int64_t j = i + 1; j < m.gpn; ++j) {
-          m.add_pair(m.gpu_id(n, i), m.gpu_id(n, j), intra / static_cast<double>(m.gpn - 1), alpha_i, alpha_i);
+          m.add_pair(m.gpu_id(n, i), m.gpu_id(n, j), intra / static_cast<double>(m.gpn - 1), alpha_i,
+                     alpha_i);
         }
       }
-      if (m.nics > 0) m.add_pair(m.gpu_id(n, i), m.nic_id(n, m.nic_of_gpu(i)), gpu_nic_bw, nic_half, nic_half);
+      if (m.nics > 0)
+        m.add_pair(m.gpu_id(n, i), m.nic_id(n, m.nic_of_gpu(i)), gpu_nic_bw, nic_half, nic_half);
     }
   }
 
@@ -349,7 +364,8 @@ ClusterGraph ClusterGraph::build(const ClusterSpec& c) {
         const std::int64_t coord = (n / stride) % extent;
         const std::int64_t next = n + (((coord + 1) % extent) - coord) * stride;
         // One link pair per neighbour; a dimension of 2 has a single neighbour, of 1 none.
-        if (extent > 2 || (extent == 2 && coord == 0)) m.add_pair(m.router_id(n), m.router_id(next), link_bw, sw, sw);
+        if (extent > 2 || (extent == 2 && coord == 0))
+          m.add_pair(m.router_id(n), m.router_id(next), link_bw, sw, sw);
         stride *= extent;
       }
       tops.push_back(m.router_id(n));
@@ -368,24 +384,29 @@ ClusterGraph ClusterGraph::build(const ClusterSpec& c) {
     m.structural = true;
     m.bisection = static_cast<double>(c.nodes * m.nics) * port / 2;
   } else {
-    m.down = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::floor(static_cast<double>(radix) * o / (o + 1))));
+    m.down = std::max<std::int64_t>(
+        1, static_cast<std::int64_t>(std::floor(static_cast<double>(radix) * o / (o + 1))));
     m.up = std::max<std::int64_t>(1, radix - m.down);
     m.rails = c.network.rail_optimized && m.nics > 1;
     m.nodes_per_leaf = m.rails ? m.down : std::max<std::int64_t>(1, m.down / m.nics);
     m.leaf_groups = (c.nodes + m.nodes_per_leaf - 1) / m.nodes_per_leaf;
     m.leaf_count = m.rails ? m.leaf_groups * m.nics : m.leaf_groups;
     m.first_leaf = static_cast<DeviceId>(m.devices.size());
-    for (std::int64_t l = 0; l < m.leaf_count; ++l) m.add_device(topo == FabricTopology::dragonfly ? DeviceKind::router : DeviceKind::leaf, -1, l);
+    for (std::int64_t l = 0; l < m.leaf_count; ++l)
+      m.add_device(topo == FabricTopology::dragonfly ? DeviceKind::router : DeviceKind::leaf, -1, l);
     for (std::int64_t n = 0; n < c.nodes; ++n) {
-      for (std::int64_t k = 0; k < m.nics; ++k) m.add_pair(m.nic_id(n, k), m.leaf_id(m.leaf_index(n, k)), port, 0, sw);
+      for (std::int64_t k = 0; k < m.nics; ++k)
+        m.add_pair(m.nic_id(n, k), m.leaf_id(m.leaf_index(n, k)), port, 0, sw);
     }
     const double nic_capacity = static_cast<double>(c.nodes * m.nics) * port;
     if (topo == FabricTopology::dragonfly) {
       // Groups of `a` routers, all-to-all inside; one global link between every pair of groups.
-      const auto a = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(std::sqrt(static_cast<double>(m.leaf_count)))));
+      const auto a = std::max<std::int64_t>(
+          1, static_cast<std::int64_t>(std::ceil(std::sqrt(static_cast<double>(m.leaf_count)))));
       const std::int64_t groups = (m.leaf_count + a - 1) / a;
       for (std::int64_t l = 0; l < m.leaf_count; ++l) {
-        for (std::int64_t r = l + 1; r < m.leaf_count && r / a == l / a; ++r) m.add_pair(m.leaf_id(l), m.leaf_id(r), port * static_cast<double>(m.up), sw, sw);
+        for (std::int64_t r = l + 1; r < m.leaf_count && r / a == l / a; ++r)
+          m.add_pair(m.leaf_id(l), m.leaf_id(r), port * static_cast<double>(m.up), sw, sw);
       }
       for (std::int64_t g1 = 0; g1 < groups; ++g1) {
         for (std::int64_t g2 = g1 + 1; g2 < groups; ++g2) {
@@ -396,7 +417,8 @@ ClusterGraph ClusterGraph::build(const ClusterSpec& c) {
         tops.push_back(m.leaf_id(g1 * a));
       }
       const auto half = static_cast<double>(groups / 2);
-      m.bisection = std::min(nic_capacity / 2, half * (static_cast<double>(groups) - half) * port * static_cast<double>(m.up));
+      m.bisection = std::min(nic_capacity / 2,
+                             half * (static_cast<double>(groups) - half) * port * static_cast<double>(m.up));
     } else {
       m.structural = true;
       m.three_tier = topo == FabricTopology::fat_tree_3;
@@ -407,7 +429,8 @@ ClusterGraph ClusterGraph::build(const ClusterSpec& c) {
         for (std::int64_t s = 0; s < m.up; ++s) m.add_device(DeviceKind::spine, -1, p * m.up + s);
       }
       for (std::int64_t l = 0; l < m.leaf_count; ++l) {
-        for (std::int64_t s = 0; s < m.up; ++s) m.add_pair(m.leaf_id(l), m.spine_id(l / m.pod_leaves, s), port, sw, sw);
+        for (std::int64_t s = 0; s < m.up; ++s)
+          m.add_pair(m.leaf_id(l), m.spine_id(l / m.pod_leaves, s), port, sw, sw);
       }
       double cut = static_cast<double>(m.leaf_count * m.up) * port;
       if (m.three_tier) {
@@ -452,27 +475,39 @@ ClusterGraph ClusterGraph::build(const ClusterSpec& c) {
     m.diameter = one_leaf ? 4 : (m.three_tier && m.pods > 1 ? 8 : 6);
   } else {
     const std::vector<std::int32_t>& dist = m.distances_to(m.gpu_id(0, 0));
-    for (std::int64_t n = 0; n < c.nodes; ++n) m.diameter = std::max(m.diameter, static_cast<int>(dist[m.gpu_id(n, 0)]));
+    for (std::int64_t n = 0; n < c.nodes; ++n)
+      m.diameter = std::max(m.diameter, static_cast<int>(dist[m.gpu_id(n, 0)]));
   }
   return ClusterGraph(std::move(g));
 }
 
-std::size_t ClusterGraph::device_count() const { return impl_->devices.size(); }
-std::size_t ClusterGraph::link_count() const { return impl_->links.size(); }
-
-std::int64_t ClusterGraph::count(DeviceKind kind) const {
-  return std::count_if(impl_->devices.begin(), impl_->devices.end(), [&](const Device& d) { return d.kind == kind; });
+std::size_t ClusterGraph::device_count() const {
+  return impl_->devices.size();
+}
+std::size_t ClusterGraph::link_count() const {
+  return impl_->links.size();
 }
 
-const Device& ClusterGraph::device(DeviceId id) const { return impl_->devices.at(id); }
-const Link& ClusterGraph::link(LinkIndex index) const { return impl_->links.at(index); }
+std::int64_t ClusterGraph::count(DeviceKind kind) const {
+  return std::count_if(impl_->devices.begin(), impl_->devices.end(),
+                       [&](const Device& d) { return d.kind == kind; });
+}
+
+const Device& ClusterGraph::device(DeviceId id) const {
+  return impl_->devices.at(id);
+}
+const Link& ClusterGraph::link(LinkIndex index) const {
+  return impl_->links.at(index);
+}
 
 DeviceId ClusterGraph::gpu(std::int64_t g) const {
   if (g < 0 || g >= gpu_count()) throw InputError("GPU " + std::to_string(g) + " is not in the cluster");
   return impl_->gpu_id(g / impl_->gpn, g % impl_->gpn);
 }
 
-std::int64_t ClusterGraph::gpu_count() const { return impl_->spec.nodes * impl_->gpn; }
+std::int64_t ClusterGraph::gpu_count() const {
+  return impl_->spec.nodes * impl_->gpn;
+}
 
 DeviceId ClusterGraph::storage() const {
   if (impl_->storage == kNone) throw InputError("the cluster has no storage (cluster.storage.write)");
@@ -493,7 +528,8 @@ std::span<const LinkIndex> ClusterGraph::route(DeviceId from, DeviceId to) const
       m.bfs_path(from, to, path);
     }
     const auto offset = static_cast<std::uint32_t>(m.route_store.size());
-    for (std::size_t i = 0; i + 1 < path.size(); ++i) m.route_store.push_back(m.link_between(path[i], path[i + 1]));
+    for (std::size_t i = 0; i + 1 < path.size(); ++i)
+      m.route_store.push_back(m.link_between(path[i], path[i + 1]));
     it = m.memo.emplace(key, std::make_pair(offset, static_cast<std::uint32_t>(path.size() - 1))).first;
   }
   return {m.route_store.data() + it->second.first, it->second.second};
@@ -511,8 +547,12 @@ double ClusterGraph::route_bottleneck_bytes_per_s(DeviceId from, DeviceId to) co
   return bw;
 }
 
-double ClusterGraph::bisection_bytes_per_s() const { return impl_->bisection; }
-int ClusterGraph::diameter() const { return impl_->diameter; }
+double ClusterGraph::bisection_bytes_per_s() const {
+  return impl_->bisection;
+}
+int ClusterGraph::diameter() const {
+  return impl_->diameter;
+}
 
 void ClusterGraph::write_dot(std::ostream& out) const {
   const Impl& m = *impl_;
@@ -524,7 +564,8 @@ void ClusterGraph::write_dot(std::ostream& out) const {
     out << " #" << dev.index << "\"];\n";
   }
   for (const Link& l : m.links) {
-    if (l.from < l.to) out << "  d" << l.from << " -- d" << l.to << " [label=\"" << l.bytes_per_s / 1e9 << " GB/s\"];\n";
+    if (l.from < l.to)
+      out << "  d" << l.from << " -- d" << l.to << " [label=\"" << l.bytes_per_s / 1e9 << " GB/s\"];\n";
   }
   out << "}\n";
 }

@@ -7,9 +7,9 @@
 //    mesh (a direct link between every pair, the GPU's NVLink rate split over its peers) or a PCIe switch;
 //    NICs (nics_per_node), GPU i attached to NIC i·nics/gpus (one per GPU when nics == gpus: rail-optimized).
 //  - fabrics: single_switch (every NIC on one switch); fat_tree (2-tier: leaves with radix·o/(o+1) ports
-//    down and the rest up, one link to each of `up` spines; rail_optimized puts NIC r of every node on rail r's
-//    leaves); fat_tree_3 (leaves and aggregation switches in pods of radix/2 leaves, aggregation switch a of
-//    every pod joined to core group a); torus_2d/torus_3d (a router per node, wrap-around neighbours);
+//    down and the rest up, one link to each of `up` spines; rail_optimized puts NIC r of every node on rail
+//    r's leaves); fat_tree_3 (leaves and aggregation switches in pods of radix/2 leaves, aggregation switch a
+//    of every pod joined to core group a); torus_2d/torus_3d (a router per node, wrap-around neighbours);
 //    dragonfly (leaf routers in all-to-all groups, one global link per pair of groups).
 //  - storage: one storage device reached through the fabric (from every spine, core or top router) with the
 //    StorageSpec's aggregate write bandwidth split across those links.
@@ -43,7 +43,8 @@ using LinkIndex = std::uint32_t;
 
 struct Device {
   DeviceKind kind = DeviceKind::gpu;
-  std::int64_t node = -1;  ///< owning node for GPUs, NVSwitches, PCIe switches, NICs and torus routers; else -1
+  std::int64_t node =
+      -1;  ///< owning node for GPUs, NVSwitches, PCIe switches, NICs and torus routers; else -1
   std::int64_t index = 0;  ///< GPU/NIC index within its node; switch number within its tier
 };
 

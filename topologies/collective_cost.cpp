@@ -21,9 +21,12 @@ struct ProtocolScale {
 
 ProtocolScale protocol_scale(CollectiveProtocol protocol, const CommEfficiency& e) {
   switch (protocol) {
-    case CollectiveProtocol::ll: return {e.ll_bandwidth_fraction, e.ll_latency_fraction};
-    case CollectiveProtocol::ll128: return {e.ll128_bandwidth_fraction, e.ll128_latency_fraction};
-    case CollectiveProtocol::simple: return {1.0, 1.0};
+    case CollectiveProtocol::ll:
+      return {e.ll_bandwidth_fraction, e.ll_latency_fraction};
+    case CollectiveProtocol::ll128:
+      return {e.ll128_bandwidth_fraction, e.ll128_latency_fraction};
+    case CollectiveProtocol::simple:
+      return {1.0, 1.0};
   }
   return {};
 }
@@ -34,7 +37,9 @@ double ceil_log2(std::int64_t n) {
   return steps;
 }
 
-bool is_power_of_two(std::int64_t n) { return n > 0 && (n & (n - 1)) == 0; }
+bool is_power_of_two(std::int64_t n) {
+  return n > 0 && (n & (n - 1)) == 0;
+}
 
 /// Raw (no efficiency) per-GPU intra-node bandwidth: the preset's fabric figure, else NVLink, else PCIe.
 double raw_intra_bytes_per_s(const NodeSpec& node) {
@@ -49,9 +54,9 @@ void check_group(const CommGroup& g) {
     throw InputError("communicator group: size, ranks per node, nodes, leaves and NIC sharing must be >= 1");
   }
   if (g.size != g.ranks_per_node * g.nodes) {
-    throw InputError("communicator group: size " + std::to_string(g.size) + " != " +
-                     std::to_string(g.ranks_per_node) + " ranks per node x " + std::to_string(g.nodes) +
-                     " nodes");
+    throw InputError("communicator group: size " + std::to_string(g.size) +
+                     " != " + std::to_string(g.ranks_per_node) + " ranks per node x " +
+                     std::to_string(g.nodes) + " nodes");
   }
   if (g.leaves > g.nodes) throw InputError("communicator group: spans more leaf switches than nodes");
 }
@@ -96,7 +101,8 @@ CollectiveAlgo applicable(CollectiveOp op, CollectiveAlgo algo, const Setup& st)
     case CollectiveAlgo::in_switch:
       return (op == CollectiveOp::all_reduce && st.in_switch_available) ? algo : CollectiveAlgo::ring;
     case CollectiveAlgo::auto_select:
-    case CollectiveAlgo::ring: return CollectiveAlgo::ring;
+    case CollectiveAlgo::ring:
+      return CollectiveAlgo::ring;
   }
   return CollectiveAlgo::ring;
 }
@@ -113,9 +119,11 @@ double evaluate(CollectiveOp op, CollectiveAlgo algo, CollectiveProtocol protoco
     case CollectiveAlgo::ring:
     case CollectiveAlgo::auto_select:
       switch (op) {
-        case CollectiveOp::all_reduce: return st.fixed_s + step_cost(2 * (n - 1), S / n, flat, s);
+        case CollectiveOp::all_reduce:
+          return st.fixed_s + step_cost(2 * (n - 1), S / n, flat, s);
         case CollectiveOp::reduce_scatter:
-        case CollectiveOp::all_gather: return st.fixed_s + step_cost(n - 1, S / n, flat, s);
+        case CollectiveOp::all_gather:
+          return st.fixed_s + step_cost(n - 1, S / n, flat, s);
         case CollectiveOp::broadcast:
         case CollectiveOp::reduce:
           // Pipelined chain: the first chunk pays every hop's latency, the buffer crosses each link once.
@@ -156,14 +164,16 @@ double evaluate(CollectiveOp op, CollectiveAlgo algo, CollectiveProtocol protoco
       // ranks onto partners and unfolds them at the end: one full-buffer step each way.
       const double rounds = ceil_log2(st.n);
       const double extra = is_power_of_two(st.n) ? 0.0 : 1.0;
-      const double half = rounds * flat.latency_s * s.latency + (n - 1) / n * S / (flat.bytes_per_s * s.bandwidth);
+      const double half =
+          rounds * flat.latency_s * s.latency + (n - 1) / n * S / (flat.bytes_per_s * s.bandwidth);
       const double fold = extra * step_cost(1, S, flat, s);
       if (op == CollectiveOp::all_reduce) return st.fixed_s + 2 * half + 2 * fold;
       return st.fixed_s + half + fold;
     }
     case CollectiveAlgo::in_switch:
       // NVLS: every GPU pushes its buffer into the switch, which reduces and multicasts the result.
-      return st.fixed_s + st.eff->in_switch_latency_s * s.latency + S / (st.in_switch_bytes_per_s * s.bandwidth);
+      return st.fixed_s + st.eff->in_switch_latency_s * s.latency +
+             S / (st.in_switch_bytes_per_s * s.bandwidth);
   }
   return st.fixed_s;
 }
@@ -200,18 +210,19 @@ Setup make_setup(double bytes, const CommGroup& group, const ClusterSpec& cluste
   st.intra = intra_node_tier(cluster);
   if (group.nodes > 1) {
     st.inter = inter_node_tier(group, cluster);
-    st.flat = group.ranks_per_node > 1
-                  ? CommTier{std::min(st.intra.bytes_per_s, st.inter.bytes_per_s),
-                             std::max(st.intra.latency_s, st.inter.latency_s)}
-                  : st.inter;
+    st.flat = group.ranks_per_node > 1 ? CommTier{std::min(st.intra.bytes_per_s, st.inter.bytes_per_s),
+                                                  std::max(st.intra.latency_s, st.inter.latency_s)}
+                                       : st.inter;
   } else {
     st.inter = st.intra;
     st.flat = st.intra;
   }
-  st.fixed_s = cluster.node.comm.base_latency_s + (group.nodes > 1 ? cluster.node.comm.net_base_latency_s : 0);
+  st.fixed_s =
+      cluster.node.comm.base_latency_s + (group.nodes > 1 ? cluster.node.comm.net_base_latency_s : 0);
   st.in_switch_available = cluster.node.in_switch_reduction && group.nodes == 1 && group.size > 1;
   st.in_switch_auto = st.in_switch_available && group.size >= cluster.node.comm.in_switch_min_ranks;
-  st.in_switch_bytes_per_s = raw_intra_bytes_per_s(cluster.node) * cluster.node.comm.in_switch_bandwidth_fraction;
+  st.in_switch_bytes_per_s =
+      raw_intra_bytes_per_s(cluster.node) * cluster.node.comm.in_switch_bandwidth_fraction;
   return st;
 }
 
@@ -219,13 +230,20 @@ Setup make_setup(double bytes, const CommGroup& group, const ClusterSpec& cluste
 
 std::string_view to_string(CollectiveOp op) {
   switch (op) {
-    case CollectiveOp::all_reduce: return "all-reduce";
-    case CollectiveOp::reduce_scatter: return "reduce-scatter";
-    case CollectiveOp::all_gather: return "all-gather";
-    case CollectiveOp::broadcast: return "broadcast";
-    case CollectiveOp::reduce: return "reduce";
-    case CollectiveOp::all_to_all: return "all-to-all";
-    case CollectiveOp::send_recv: return "send-recv";
+    case CollectiveOp::all_reduce:
+      return "all-reduce";
+    case CollectiveOp::reduce_scatter:
+      return "reduce-scatter";
+    case CollectiveOp::all_gather:
+      return "all-gather";
+    case CollectiveOp::broadcast:
+      return "broadcast";
+    case CollectiveOp::reduce:
+      return "reduce";
+    case CollectiveOp::all_to_all:
+      return "all-to-all";
+    case CollectiveOp::send_recv:
+      return "send-recv";
   }
   return "all-reduce";
 }
@@ -247,12 +265,18 @@ std::optional<CollectiveOp> parse_collective_op(std::string_view text) {
 
 std::string_view to_string(CollectiveAlgo algo) {
   switch (algo) {
-    case CollectiveAlgo::auto_select: return "auto";
-    case CollectiveAlgo::ring: return "ring";
-    case CollectiveAlgo::double_binary_tree: return "tree";
-    case CollectiveAlgo::hierarchical: return "hierarchical";
-    case CollectiveAlgo::halving_doubling: return "halving-doubling";
-    case CollectiveAlgo::in_switch: return "nvls";
+    case CollectiveAlgo::auto_select:
+      return "auto";
+    case CollectiveAlgo::ring:
+      return "ring";
+    case CollectiveAlgo::double_binary_tree:
+      return "tree";
+    case CollectiveAlgo::hierarchical:
+      return "hierarchical";
+    case CollectiveAlgo::halving_doubling:
+      return "halving-doubling";
+    case CollectiveAlgo::in_switch:
+      return "nvls";
   }
   return "auto";
 }
@@ -273,9 +297,12 @@ std::optional<CollectiveAlgo> parse_collective_algo(std::string_view text) {
 
 std::string_view to_string(CollectiveProtocol protocol) {
   switch (protocol) {
-    case CollectiveProtocol::ll: return "LL";
-    case CollectiveProtocol::ll128: return "LL128";
-    case CollectiveProtocol::simple: return "Simple";
+    case CollectiveProtocol::ll:
+      return "LL";
+    case CollectiveProtocol::ll128:
+      return "LL128";
+    case CollectiveProtocol::simple:
+      return "Simple";
   }
   return "Simple";
 }
@@ -292,21 +319,30 @@ CommTier inter_node_tier(const CommGroup& group, const ClusterSpec& cluster) {
   }
   double share = nic_total / static_cast<double>(group.groups_sharing_nics);
   // A GPU drives only the NICs next to it (its rail; several when a node has more NICs than GPUs).
-  const double nics_per_gpu =
-      std::max(1.0, static_cast<double>(cluster.nics_per_node()) / std::max(1, cluster.gpus_in_use_per_node()));
-  share = std::min(share, static_cast<double>(group.ranks_per_node) * nics_per_gpu * cluster.nic_bytes_per_s());
+  const double nics_per_gpu = std::max(
+      1.0, static_cast<double>(cluster.nics_per_node()) / std::max(1, cluster.gpus_in_use_per_node()));
+  share =
+      std::min(share, static_cast<double>(group.ranks_per_node) * nics_per_gpu * cluster.nic_bytes_per_s());
   if (cluster.node.pcie_bytes_per_s > 0) {
     share = std::min(share, cluster.node.pcie_bytes_per_s * static_cast<double>(group.ranks_per_node));
   }
   double switches = 1;
   if (group.crosses_leaf()) {
     switch (cluster.network.topology) {
-      case FabricTopology::single_switch: switches = 1; break;
+      case FabricTopology::single_switch:
+        switches = 1;
+        break;
       case FabricTopology::fat_tree:
-      case FabricTopology::dragonfly: switches = 3; break;  // leaf–spine–leaf; local–global–local
-      case FabricTopology::fat_tree_3: switches = 5; break;
+      case FabricTopology::dragonfly:
+        switches = 3;
+        break;  // leaf–spine–leaf; local–global–local
+      case FabricTopology::fat_tree_3:
+        switches = 5;
+        break;
       case FabricTopology::torus_2d:
-      case FabricTopology::torus_3d: switches = 1; break;  // ring neighbours are torus neighbours
+      case FabricTopology::torus_3d:
+        switches = 1;
+        break;  // ring neighbours are torus neighbours
     }
   }
   return {share * cluster.node.comm.nic_bandwidth_fraction,
@@ -315,7 +351,8 @@ CommTier inter_node_tier(const CommGroup& group, const ClusterSpec& cluster) {
 
 CollectiveEstimate estimate_collective(CollectiveOp op, double bytes, const CommGroup& group,
                                        const ClusterSpec& cluster, CollectiveAlgo algo) {
-  if (!(bytes >= 0) || !std::isfinite(bytes)) throw InputError("collective size must be a finite number >= 0");
+  if (!(bytes >= 0) || !std::isfinite(bytes))
+    throw InputError("collective size must be a finite number >= 0");
   check_group(group);
   if (group.size == 1 || bytes == 0) {
     return {algo == CollectiveAlgo::auto_select ? CollectiveAlgo::ring : algo, CollectiveProtocol::simple, 0};
@@ -351,18 +388,23 @@ double bus_bandwidth_factor(CollectiveOp op, std::int64_t ranks) {
   if (ranks < 1) throw InputError("bus bandwidth: ranks must be >= 1");
   const auto n = static_cast<double>(ranks);
   switch (op) {
-    case CollectiveOp::all_reduce: return 2 * (n - 1) / n;
+    case CollectiveOp::all_reduce:
+      return 2 * (n - 1) / n;
     case CollectiveOp::reduce_scatter:
     case CollectiveOp::all_gather:
-    case CollectiveOp::all_to_all: return (n - 1) / n;
+    case CollectiveOp::all_to_all:
+      return (n - 1) / n;
     case CollectiveOp::broadcast:
     case CollectiveOp::reduce:
-    case CollectiveOp::send_recv: return 1.0;
+    case CollectiveOp::send_recv:
+      return 1.0;
   }
   return 1.0;
 }
 
-double algorithm_bandwidth(double bytes, double time_s) { return time_s > 0 ? bytes / time_s : 0.0; }
+double algorithm_bandwidth(double bytes, double time_s) {
+  return time_s > 0 ? bytes / time_s : 0.0;
+}
 
 double bus_bandwidth(CollectiveOp op, double bytes, std::int64_t ranks, double time_s) {
   return algorithm_bandwidth(bytes, time_s) * bus_bandwidth_factor(op, ranks);

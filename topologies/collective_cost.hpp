@@ -23,7 +23,14 @@
 namespace trainsim::topo {
 
 enum class CollectiveOp { all_reduce, reduce_scatter, all_gather, broadcast, reduce, all_to_all, send_recv };
-enum class CollectiveAlgo { auto_select, ring, double_binary_tree, hierarchical, halving_doubling, in_switch };
+enum class CollectiveAlgo {
+  auto_select,
+  ring,
+  double_binary_tree,
+  hierarchical,
+  halving_doubling,
+  in_switch
+};
 /// NCCL's wire protocols: LL (8-byte flag+data lines), LL128 (128-byte lines), Simple (bulk, fenced).
 enum class CollectiveProtocol { ll, ll128, simple };
 
@@ -40,10 +47,10 @@ enum class CollectiveProtocol { ll, ll128, simple };
 /// How one communicator group sits on the cluster. Build it with topo::Placement (placement.hpp) or by
 /// hand (nccl-tests style: `{.size = 32, .ranks_per_node = 8, .nodes = 4}`).
 struct CommGroup {
-  std::int64_t size = 1;             ///< ranks in the group
-  std::int64_t ranks_per_node = 1;   ///< members on each node the group touches (1..gpus per node)
-  std::int64_t nodes = 1;            ///< distinct nodes spanned; size = ranks_per_node · nodes
-  std::int64_t leaves = 1;           ///< distinct leaf (or rail) switch domains spanned; > 1: crosses the spine
+  std::int64_t size = 1;            ///< ranks in the group
+  std::int64_t ranks_per_node = 1;  ///< members on each node the group touches (1..gpus per node)
+  std::int64_t nodes = 1;           ///< distinct nodes spanned; size = ranks_per_node · nodes
+  std::int64_t leaves = 1;  ///< distinct leaf (or rail) switch domains spanned; > 1: crosses the spine
   /// Groups (this one included) that have members on the same node and cross nodes at the same time, so
   /// split the node's NICs between them. 1: alone (nccl-tests); placement sets gpus_per_node /
   /// ranks_per_node, i.e. every sibling group of the axis runs at once (SPMD).
@@ -70,9 +77,9 @@ struct CommTier {
 
 /// The modelled time of one collective with its choices spelled out.
 struct CollectiveEstimate {
-  CollectiveAlgo algo = CollectiveAlgo::ring;           ///< never auto_select
+  CollectiveAlgo algo = CollectiveAlgo::ring;  ///< never auto_select
   CollectiveProtocol protocol = CollectiveProtocol::simple;
-  double time_s = 0;                                    ///< seconds; 0 for a group of one or 0 bytes
+  double time_s = 0;  ///< seconds; 0 for a group of one or 0 bytes
 };
 
 /// Time of `op` on `bytes` (the size nccl-tests prints: all-reduce/broadcast/reduce: each rank's buffer;

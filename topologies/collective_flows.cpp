@@ -59,7 +59,8 @@ class Lowering {
     }
   }
 
-  sim::TaskId transfer(std::size_t from, std::size_t to, double bytes, sim::TaskId after_a, sim::TaskId after_b) {
+  sim::TaskId transfer(std::size_t from, std::size_t to, double bytes, sim::TaskId after_a,
+                       sim::TaskId after_b) {
     const sim::TaskId t = dag_.transfer(lane_, fabric_.gpu_path(members_[from], members_[to]), bytes, name_);
     dag_.depend(after_a, t);
     if (after_b != after_a) dag_.depend(after_b, t);
@@ -87,7 +88,8 @@ class Lowering {
 
 /// Member positions grouped by node, nodes in order of first appearance; empty when nodes hold different
 /// numbers of members (no hierarchy or channels then).
-std::vector<std::vector<std::size_t>> by_node(std::span<const std::int64_t> members, std::int64_t gpus_per_node) {
+std::vector<std::vector<std::size_t>> by_node(std::span<const std::int64_t> members,
+                                              std::int64_t gpus_per_node) {
   std::vector<std::vector<std::size_t>> groups;
   std::vector<std::int64_t> node_ids;
   for (std::size_t i = 0; i < members.size(); ++i) {
@@ -108,9 +110,9 @@ std::vector<std::vector<std::size_t>> by_node(std::span<const std::int64_t> memb
 
 }  // namespace
 
-LoweredCollective lower_collective(sim::Dag& dag, FabricFlows& fabric, const ClusterSpec& cluster, CollectiveOp op,
-                                   double bytes, std::span<const std::int64_t> members, CollectiveAlgo algo,
-                                   std::string_view name) {
+LoweredCollective lower_collective(sim::Dag& dag, FabricFlows& fabric, const ClusterSpec& cluster,
+                                   CollectiveOp op, double bytes, std::span<const std::int64_t> members,
+                                   CollectiveAlgo algo, std::string_view name) {
   if (members.empty()) throw InputError("collective '" + std::string(name) + "' has no members");
   if (!(bytes >= 0)) throw InputError("collective size must be >= 0");
   if (op == CollectiveOp::broadcast || op == CollectiveOp::reduce) {
@@ -181,8 +183,9 @@ LoweredCollective lower_collective(sim::Dag& dag, FabricFlows& fabric, const Clu
       // Flat ring, one per channel when it crosses nodes with several ranks on each.
       const std::int64_t steps = (all_reduce ? 2 : 1) * (static_cast<std::int64_t>(n) - 1);
       const std::size_t channels =
-          (m > 1 && k > 1) ? std::min<std::size_t>(k, static_cast<std::size_t>(std::max(cluster.nics_per_node(), 1)))
-                           : 1;
+          (m > 1 && k > 1)
+              ? std::min<std::size_t>(k, static_cast<std::size_t>(std::max(cluster.nics_per_node(), 1)))
+              : 1;
       const double chunk = bytes / static_cast<double>(n) / static_cast<double>(channels);
       for (std::size_t c = 0; c < channels; ++c) {
         std::vector<std::size_t> order;

@@ -60,9 +60,9 @@ struct LoweredCollective {
 /// order) to `dag`. The launch cost (comm.base_latency_s, plus net_base_latency_s across nodes) is a busy
 /// task on the lane "<name> launch", so concurrent collectives need distinct names. Throws InputError for
 /// broadcast/reduce, an empty member list, or GPUs outside the cluster.
-LoweredCollective lower_collective(sim::Dag& dag, FabricFlows& fabric, const ClusterSpec& cluster, CollectiveOp op,
-                                   double bytes, std::span<const std::int64_t> members, CollectiveAlgo algo,
-                                   std::string_view name);
+LoweredCollective lower_collective(sim::Dag& dag, FabricFlows& fabric, const ClusterSpec& cluster,
+                                   CollectiveOp op, double bytes, std::span<const std::int64_t> members,
+                                   CollectiveAlgo algo, std::string_view name);
 
 /// One collective for simulate_collectives.
 struct CollectiveCall {
@@ -74,7 +74,8 @@ struct CollectiveCall {
 
 /// Runs `calls` together from time zero on a fresh engine and flow network over `graph`, and returns each
 /// one's duration (start to its last byte).
-[[nodiscard]] std::vector<sim::Duration> simulate_collectives(const ClusterGraph& graph, const ClusterSpec& cluster,
+[[nodiscard]] std::vector<sim::Duration> simulate_collectives(const ClusterGraph& graph,
+                                                              const ClusterSpec& cluster,
                                                               std::span<const CollectiveCall> calls);
 
 }  // namespace trainsim::topo

@@ -39,8 +39,8 @@ TEST_CASE("a two-node rail-optimized fat-tree has the expected devices and links
   CHECK(g.count(DeviceKind::gpu) == 16);
   CHECK(g.count(DeviceKind::nvswitch) == 2);
   CHECK(g.count(DeviceKind::nic) == 16);
-  CHECK(g.count(DeviceKind::leaf) == 8);   // one per rail
-  CHECK(g.count(DeviceKind::spine) == 32); // 64 ports: 32 down, 32 up
+  CHECK(g.count(DeviceKind::leaf) == 8);    // one per rail
+  CHECK(g.count(DeviceKind::spine) == 32);  // 64 ports: 32 down, 32 up
   // Per node 8 GPU-NVSwitch + 8 GPU-NIC + 8 NIC-leaf pairs; 8 leaves x 32 spines; two directions each.
   CHECK(g.link_count() == 2 * (2 * 24 + 8 * 32));
   CHECK(g.diameter() == 6);

@@ -37,7 +37,8 @@ TEST_CASE("ring all-reduce on a uniform ring costs 2(n-1)/n S/B plus 2(n-1) alph
   const CommGroup g{.size = 8, .ranks_per_node = 8, .nodes = 1};
   // 2*7/8 * 2^30 B / 1e11 B/s = 0.01879048192 s; 14 steps * 1 us = 1.4e-5 s.
   const double expected = 0.01879048192 + 1.4e-5;
-  const CollectiveEstimate e = estimate_collective(CollectiveOp::all_reduce, kGiB, g, c, CollectiveAlgo::ring);
+  const CollectiveEstimate e =
+      estimate_collective(CollectiveOp::all_reduce, kGiB, g, c, CollectiveAlgo::ring);
   CHECK(e.algo == CollectiveAlgo::ring);
   CHECK(e.protocol == CollectiveProtocol::simple);
   CHECK(e.time_s == doctest::Approx(expected).epsilon(1e-12));
@@ -148,8 +149,9 @@ TEST_CASE("empty messages and groups of one cost nothing; bad groups are input e
   const ClusterSpec c = uniform_cluster();
   CHECK(collective_time(CollectiveOp::all_reduce, 0, {.size = 8, .ranks_per_node = 8}, c) == 0.0);
   CHECK(collective_time(CollectiveOp::all_reduce, 1e9, {.size = 1, .ranks_per_node = 1}, c) == 0.0);
-  CHECK_THROWS_AS((void)collective_time(CollectiveOp::all_reduce, 1e9, {.size = 8, .ranks_per_node = 3, .nodes = 2}, c),
-                  trainsim::InputError);
+  CHECK_THROWS_AS(
+      (void)collective_time(CollectiveOp::all_reduce, 1e9, {.size = 8, .ranks_per_node = 3, .nodes = 2}, c),
+      trainsim::InputError);
   CHECK_THROWS_AS((void)collective_time(CollectiveOp::all_reduce, -1, {.size = 8, .ranks_per_node = 8}, c),
                   trainsim::InputError);
 }

@@ -67,16 +67,19 @@ TEST_CASE("across nodes the flow fidelity and the closed form agree to the tick 
   const ClusterSpec c8 = cluster(8);
   const CommGroup dp{.size = 8, .ranks_per_node = 1, .nodes = 8, .leaves = 1};
   const double closed = collective_time(CollectiveOp::all_reduce, 4e8, dp, c8, CollectiveAlgo::ring);
-  CHECK(sim::Duration::from_seconds(closed) == sim::Duration::from_ps(5'000'000 + 14 * (5'000'000 + 1'000'000'000LL)));
+  CHECK(sim::Duration::from_seconds(closed) ==
+        sim::Duration::from_ps(5'000'000 + 14 * (5'000'000 + 1'000'000'000LL)));
   CHECK(flow_time(c8, {CollectiveOp::all_reduce, 4e8, iota(0, 8, 8), CollectiveAlgo::ring}) ==
         sim::Duration::from_seconds(closed));
 
   // Hierarchical over 2 nodes x 8 GPUs: 2 x 7 intra steps of S/8 at 100 GB/s, 2 inter steps of S/16 per rail.
   const ClusterSpec c2 = cluster(2);
   const CommGroup both{.size = 16, .ranks_per_node = 8, .nodes = 2, .leaves = 1};
-  const double hier = collective_time(CollectiveOp::all_reduce, 1.6e9, both, c2, CollectiveAlgo::hierarchical);
+  const double hier =
+      collective_time(CollectiveOp::all_reduce, 1.6e9, both, c2, CollectiveAlgo::hierarchical);
   CHECK(sim::Duration::from_seconds(hier) ==
-        sim::Duration::from_ps(5'000'000 + 14 * (2'000'000 + 2'000'000'000LL) + 2 * (5'000'000 + 2'000'000'000LL)));
+        sim::Duration::from_ps(5'000'000 + 14 * (2'000'000 + 2'000'000'000LL) +
+                               2 * (5'000'000 + 2'000'000'000LL)));
   CHECK(flow_time(c2, {CollectiveOp::all_reduce, 1.6e9, iota(0, 16, 1), CollectiveAlgo::hierarchical}) ==
         sim::Duration::from_seconds(hier));
 }
@@ -91,7 +94,8 @@ TEST_CASE("data-parallel rings sharing 4:1 oversubscribed uplinks slow down 4x i
   REQUIRE(g.count(DeviceKind::spine) == 1);
   const double bytes = 4e8;  // chunks of 5e7 B: 1 ms at 50 GB/s, 4 ms at 12.5 GB/s
   std::vector<CollectiveCall> dp;
-  for (std::int64_t l = 0; l < 4; ++l) dp.push_back({CollectiveOp::all_reduce, bytes, iota(l, 8, 4), CollectiveAlgo::ring});
+  for (std::int64_t l = 0; l < 4; ++l)
+    dp.push_back({CollectiveOp::all_reduce, bytes, iota(l, 8, 4), CollectiveAlgo::ring});
   // alpha = 4 us NIC + leaf, spine, leaf.
   const sim::Duration alone = simulate_collectives(g, c, std::span(dp).first(1)).front();
   CHECK(alone == sim::Duration::from_ps(5'000'000 + 14 * (7'000'000 + 1'000'000'000LL)));
@@ -101,8 +105,8 @@ TEST_CASE("data-parallel rings sharing 4:1 oversubscribed uplinks slow down 4x i
   }
   // The closed form sees each node's NICs shared by 4 groups (still one NIC each) but not the spine.
   const CommGroup group{.size = 8, .ranks_per_node = 1, .nodes = 8, .leaves = 8, .groups_sharing_nics = 4};
-  CHECK(sim::Duration::from_seconds(collective_time(CollectiveOp::all_reduce, bytes, group, c, CollectiveAlgo::ring)) ==
-        alone);
+  CHECK(sim::Duration::from_seconds(
+            collective_time(CollectiveOp::all_reduce, bytes, group, c, CollectiveAlgo::ring)) == alone);
 
   // Rail-optimized wiring of the same switches: each ring has its own rail, nothing is shared.
   c.network.rail_optimized = true;
@@ -122,8 +126,8 @@ TEST_CASE("a ring crossing nodes uses one channel per NIC and all-to-all and sen
   FabricFlows fabric(g, network);
   sim::Dag dag;
   const std::vector<std::int64_t> all = iota(0, 16, 1);
-  const LoweredCollective ring = lower_collective(dag, fabric, c, CollectiveOp::all_reduce, 1e9, all,
-                                                  CollectiveAlgo::ring, "ring");
+  const LoweredCollective ring =
+      lower_collective(dag, fabric, c, CollectiveOp::all_reduce, 1e9, all, CollectiveAlgo::ring, "ring");
   CHECK(ring.transfers == 8 * 16 * 30);  // 8 channels x 16 ranks x 2(n-1) steps
   const LoweredCollective a2a = lower_collective(dag, fabric, c, CollectiveOp::all_to_all, 1e9, all,
                                                  CollectiveAlgo::auto_select, "a2a");
@@ -133,11 +137,13 @@ TEST_CASE("a ring crossing nodes uses one channel per NIC and all-to-all and sen
                                                  CollectiveAlgo::auto_select, "p2p");
   CHECK(p2p.transfers == 1);
   const sim::DagResult r = sim::execute(dag, engine, &network);
-  // Alone, the send-recv would take 5 us launch + 5 us + 5e8 B / 50 GB/s = 10.01 ms; sharing NICs it is not faster.
+  // Alone, the send-recv would take 5 us launch + 5 us + 5e8 B / 50 GB/s = 10.01 ms; sharing NICs it is not
+  // faster.
   CHECK((r.tasks[p2p.done].end - r.tasks[p2p.start].start).seconds() >= 0.01001 - 1e-12);
-  CHECK_THROWS_AS(lower_collective(dag, fabric, c, CollectiveOp::broadcast, 1e9, all, CollectiveAlgo::ring, "b"),
-                  InputError);
-  CHECK_THROWS_AS(lower_collective(dag, fabric, c, CollectiveOp::all_reduce, 1e9, std::vector<std::int64_t>{0, 99},
-                                   CollectiveAlgo::ring, "x"),
+  CHECK_THROWS_AS(
+      lower_collective(dag, fabric, c, CollectiveOp::broadcast, 1e9, all, CollectiveAlgo::ring, "b"),
+      InputError);
+  CHECK_THROWS_AS(lower_collective(dag, fabric, c, CollectiveOp::all_reduce, 1e9,
+                                   std::vector<std::int64_t>{0, 99}, CollectiveAlgo::ring, "x"),
                   InputError);
 }

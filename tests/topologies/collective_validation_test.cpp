@@ -141,7 +141,8 @@ bool case_for(const Point& p, Case& out) {
 }  // namespace
 
 TEST_CASE("predicted all-reduce bus bandwidth matches the published NCCL measurements within the goal") {
-  const std::string csv = std::string(TRAINSIM_SOURCE_DIR) + "/../shared/validation/published-measurements.csv";
+  const std::string csv =
+      std::string(TRAINSIM_SOURCE_DIR) + "/../shared/validation/published-measurements.csv";
   const std::vector<Point> points = read_points(csv);
   if (points.empty()) {
     MESSAGE("no published measurements at " << csv << "; skipped");
@@ -162,13 +163,15 @@ TEST_CASE("predicted all-reduce bus bandwidth matches the published NCCL measure
     // time) are first-call warm-up in the torch harness, not the network: reported, not scored.
     const bool warm_up = p.id == "NCCL-B200-4N-01" || p.id == "NCCL-B200-4N-02";
     const double bytes = p.bytes > 0 ? p.bytes : 8.0 * 1073741824.0;
-    const CollectiveEstimate e = estimate_collective(CollectiveOp::all_reduce, bytes, k.group, k.cluster, k.algo);
+    const CollectiveEstimate e =
+        estimate_collective(CollectiveOp::all_reduce, bytes, k.group, k.cluster, k.algo);
     const double predicted = bus_bandwidth(CollectiveOp::all_reduce, bytes, k.group.size, e.time_s) / 1e9;
     const double error = (predicted - p.busbw_gbps) / p.busbw_gbps;
     if (print) {
-      std::printf("| %-18s | %-14s | %11.0f | %8.2f | %8.2f | %+7.1f%% | %s/%s%s |\n", p.id.c_str(), k.system.c_str(),
-                  bytes, p.busbw_gbps, predicted, 100 * error, std::string(to_string(e.algo)).c_str(),
-                  std::string(to_string(e.protocol)).c_str(), warm_up ? " (warm-up, not scored)" : "");
+      std::printf("| %-18s | %-14s | %11.0f | %8.2f | %8.2f | %+7.1f%% | %s/%s%s |\n", p.id.c_str(),
+                  k.system.c_str(), bytes, p.busbw_gbps, predicted, 100 * error,
+                  std::string(to_string(e.algo)).c_str(), std::string(to_string(e.protocol)).c_str(),
+                  warm_up ? " (warm-up, not scored)" : "");
     }
     ++modelled;
     if (warm_up) continue;
@@ -180,15 +183,16 @@ TEST_CASE("predicted all-reduce bus bandwidth matches the published NCCL measure
     }
     // The goal is on averages; a single point may be noisy (NCCL-B200-4N-03, 128 KiB, is +52%), but not
     // wildly off.
-    CHECK_MESSAGE(std::fabs(error) < 0.60, p.id << " predicted " << predicted << " GB/s, measured " << p.busbw_gbps);
+    CHECK_MESSAGE(std::fabs(error) < 0.60,
+                  p.id << " predicted " << predicted << " GB/s, measured " << p.busbw_gbps);
   }
   CHECK(modelled >= 80);
   for (const auto& [system, s] : stats) {
     const double mape_large = s.n_large ? s.large / s.n_large : 0.0;
     const double mape_small = s.n_small ? s.small / s.n_small : 0.0;
     if (print) {
-      std::printf("%s: MAPE %.1f%% over %d points >= 64 MiB, %.1f%% over %d points < 64 MiB\n", system.c_str(),
-                  100 * mape_large, s.n_large, 100 * mape_small, s.n_small);
+      std::printf("%s: MAPE %.1f%% over %d points >= 64 MiB, %.1f%% over %d points < 64 MiB\n",
+                  system.c_str(), 100 * mape_large, s.n_large, 100 * mape_small, s.n_small);
     }
     CHECK_MESSAGE(mape_large <= 0.10, system << " MAPE at >= 64 MiB " << mape_large);
     CHECK_MESSAGE(mape_small <= 0.25, system << " MAPE below 64 MiB " << mape_small);
