@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
@@ -26,6 +27,29 @@ namespace {
 constexpr std::int64_t max_points = std::int64_t{1} << 53;
 
 std::string axis_name(const SweepAxis& axis) { return "sweep." + axis.key_path; }
+
+/// A row is one line whatever a reason holds (every diagnostic of an InputError is on its own line), so
+/// that resume and merge can count rows by lines.
+std::string one_line(std::string text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    if (c == '\n') {
+      out += "; ";
+    } else {
+      out += c == '\r' ? ' ' : c;
+    }
+  }
+  while (out.ends_with("; ")) out.resize(out.size() - 2);
+  return out;
+}
+
+/// A swept value written as a plain number ("16", "1.5e3") becomes a JSON number; anything else a string.
+template <typename Number>
+bool plain_number(const std::string& text, Number& value) {
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return ec == std::errc{} && end == text.data() + text.size() && std::isfinite(static_cast<double>(value));
+}
 
 }  // namespace
 
@@ -205,6 +229,7 @@ struct SweepTable::Impl {
   RowFormat format = RowFormat::csv;
   std::int64_t size = 0;
   std::vector<model::SummaryField> columns;  // the reference field list: names and units of every column
+  std::set<std::string> swept;               // key paths of the sweep axes
 
   model::Labels labels(const Scenario& s, const SweepPoint& point) const {
     model::Labels out;
@@ -238,6 +263,7 @@ SweepTable::SweepTable(const std::string& scenario_path, model::Fidelity fidelit
   impl_->size = sweep_size(impl_->base.sweep);
   const SweepPoint first = sweep_point(impl_->base.sweep, 0);
   const model::RunReport run = Impl::reference_run(impl_->base);
+  for (const auto& axis : impl_->base.sweep.axes) impl_->swept.insert(axis.key_path);
   impl_->columns = model::summarize(impl_->labels(impl_->base, first), model::StepReport{}, &run).fields;
 }
 
@@ -275,7 +301,15 @@ std::string SweepTable::Impl::format_row(std::int64_t index, const model::Summar
       if (field == nullptr) {
         j[column.name] = nullptr;
       } else if (field->unit == model::FieldUnit::text) {
-        j[column.name] = field->text;
+        std::int64_t integer = 0;
+        double number = 0;
+        if (swept.contains(column.name) && plain_number(field->text, integer)) {
+          j[column.name] = integer;
+        } else if (swept.contains(column.name) && plain_number(field->text, number)) {
+          j[column.name] = number;
+        } else {
+          j[column.name] = field->text;
+        }
       } else if (field->unit == model::FieldUnit::flag) {
         j[column.name] = field->number != 0;
       } else if (blank_numbers) {
@@ -287,9 +321,6 @@ std::string SweepTable::Impl::format_row(std::int64_t index, const model::Summar
     }
     line = j.dump();
   }
-  // A row is one line whatever the reason text holds, so that resume can count lines.
-  std::replace(line.begin(), line.end(), '\n', ' ');
-  std::replace(line.begin(), line.end(), '\r', ' ');
   line += '\n';
   return line;
 }
@@ -301,13 +332,16 @@ std::string SweepTable::row(std::int64_t index) const {
   try {
     const Scenario s = load_scenario_text(m.text, m.path, point.overrides);
     labels = m.labels(s, point);
-    const ScenarioResult result = simulate_scenario(s, m.fidelity);
+    ScenarioResult result = simulate_scenario(s, m.fidelity);
+    result.step.reason = one_line(result.step.reason);
+    result.run.reason = one_line(result.run.reason);
     return m.format_row(index, model::summarize(labels, result.step, &result.run), !result.step.feasible);
   } catch (const InputError& e) {
     if (labels.empty()) labels = m.labels(m.base, point);
     model::StepReport step;
     step.feasible = false;
-    step.reason = e.what();
+    step.fits = false;
+    step.reason = one_line(e.what());
     return m.format_row(index, model::summarize(labels, step, nullptr), true);
   }
 }
