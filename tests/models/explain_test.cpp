@@ -28,7 +28,8 @@ trainsim::topo::GpuSpec a100_80gb() {
   return g;
 }
 
-const ExplainLine* find_line(const Explanation& e, const std::string& section_prefix, const std::string& label) {
+const ExplainLine* find_line(const Explanation& e, const std::string& section_prefix,
+                             const std::string& label) {
   for (const auto& s : e.sections) {
     if (s.title.rfind(section_prefix, 0) != 0) continue;
     for (const auto& l : s.lines) {
@@ -42,8 +43,8 @@ const ExplainLine* find_line(const Explanation& e, const std::string& section_pr
 
 TEST_CASE("the explanation carries the parameter count and the worst stage's memory lines") {
   const TransformerSpec m = gpt3_175b();
-  const ParallelPlan p{.tp = 8, .pp = 16, .dp = 8, .sequence_parallel = true, .zero = 1,
-                       .recompute = Recompute::selective};
+  const ParallelPlan p{
+      .tp = 8, .pp = 16, .dp = 8, .sequence_parallel = true, .zero = 1, .recompute = Recompute::selective};
   const TrainingSpec t;
   const Explanation e = explain(m, p, t, a100_80gb());
   const ExplainLine* params = find_line(e, "model", "parameters");
@@ -75,4 +76,15 @@ TEST_CASE("standard attention shows the score tensor flash attention does not ke
   REQUIRE(scores != nullptr);
   // Korthikanti Sec. 4.1: 5·a·s²·b bytes per layer, split by tp: 5 x 96/8 x 2048² x 1.
   CHECK(scores->value == doctest::Approx(5.0 * 12 * 2048 * 2048));
+}
+
+TEST_CASE("a generic layer-list model is explained without an attention section") {
+  TransformerSpec m;
+  m.generic_layers = {{"conv", 1e6, 2e9, 1e6}, {"fc", 4e6, 8e9, 2e5}};
+  const Explanation e = explain(m, ParallelPlan{}, TrainingSpec{}, a100_80gb());
+  const ExplainLine* params = find_line(e, "model", "parameters");
+  REQUIRE(params != nullptr);
+  CHECK(params->value == doctest::Approx(5e6));
+  for (const auto& s : e.sections) CHECK(s.title != "attention kernel");
+  CHECK(e.fits);
 }

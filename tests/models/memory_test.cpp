@@ -69,6 +69,14 @@ TEST_CASE("7.5B parameters on 64 GPUs need 120, 31.4, 16.6 and 1.9 GB of model s
   CHECK(model_state_bytes(psi, 64, 3, adam(), Precision::fp16).total() == doctest::Approx(1.875e9));
 }
 
+TEST_CASE("the ZeRO paper's theoretical model sizes fill a 32 GB V100 exactly") {
+  // ZeRO paper Table 2 (shared CSV rows ZERO-T2-1a/1b): with N_d = 64 and 32 GB per GPU the baseline
+  // trains at most 2B parameters (16 bytes each) and P_os 7.6B ((2 + 2 + 12/64) bytes each).
+  CHECK(model_state_bytes(2e9, 64, 0, adam(), Precision::fp16).total() == doctest::Approx(32e9));
+  CHECK(model_state_bytes(7.6e9, 64, 1, adam(), Precision::fp16).total() ==
+        doctest::Approx(32e9).epsilon(0.01));
+}
+
 TEST_CASE("layers spread evenly over pipeline stages with the remainder on the middle stages") {
   TransformerSpec m = gpt3_175b();
   m.layers = 30;
