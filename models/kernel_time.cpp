@@ -41,7 +41,9 @@ double kernel_time(const KernelCost& op, const topo::GpuSpec& gpu, Precision pre
   const double memory_time = op.bytes / bandwidth;
   if (op.kind == OpKind::memory_bound) return memory_time + e.kernel_overhead_s;
 
-  const double peak = gpu.peak.at(precision);
+  // FP8 recipes (Transformer Engine's default) keep the attention core in 16 bit; only GEMMs run in fp8.
+  const bool attention_in_bf16 = op.kind == OpKind::fused_attention && precision == Precision::fp8;
+  const double peak = gpu.peak.at(attention_in_bf16 ? Precision::bf16 : precision);
   if (peak <= 0) {
     throw InputError("gpu " + gpu.name + " has no " + std::string(topo::to_string(precision)) +
                      " throughput");

@@ -18,7 +18,8 @@
 //     so flash_attention_peak_fraction is the efficiency of long sequences at head dim 128 (and above).
 //   memory_bound:     t = B / (W · e.memory_bandwidth_fraction) + overhead  (FLOPs ignored: these
 //                     element-wise kernels never approach the compute roof).
-// Zero work costs zero time (no overhead): an op that is absent costs nothing.
+// Zero work costs zero time (no overhead): an op that is absent costs nothing. Under fp8 the fused
+// attention kernel is timed at the bf16 peak (fp8 recipes such as Transformer Engine's keep it in 16 bit).
 #include "topologies/hardware.hpp"
 #include "topologies/precision.hpp"
 

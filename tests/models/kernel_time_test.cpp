@@ -83,3 +83,12 @@ TEST_CASE("kernel time never decreases as FLOPs grow, and grows once compute-bou
   }
   CHECK(previous == doctest::Approx(0.020003));  // (1e13 + 1e9) / 5e14 + 1 µs, far above the memory floor
 }
+
+TEST_CASE("under fp8 matmuls use the fp8 peak and fused attention stays at the bf16 peak") {
+  GpuSpec g = round_gpu();
+  g.peak.fp8 = 2e15;
+  const KernelCost gemm{OpKind::matmul, 1e12, 0, 0, 0};
+  CHECK(kernel_time(gemm, g, Precision::fp8) == doctest::Approx((1.001e12 / 1e15) + 1e-6).epsilon(1e-12));
+  const KernelCost attention{OpKind::fused_attention, 1e12, 0, 128, 1920};
+  CHECK(kernel_time(attention, g, Precision::fp8) == kernel_time(attention, g, Precision::bf16));
+}
