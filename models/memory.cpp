@@ -283,6 +283,17 @@ MemoryEstimate estimate_memory(const TransformerSpec& model, const ParallelPlan&
       // The current unit and the prefetched next one gathered, plus the current one's full gradients.
       st.gathered_bytes = unit * (2 * bw + bg);
     }
+    if (optimizer_info(opt.kind).needs_full_matrices && zero >= 1 && dense_degree > 1) {
+      double largest = 0;
+      for (const auto* list : {&r.dense, &r.expert}) {
+        for (const TensorShape& t : *list) {
+          if (t.role == TensorRole::matrix && t.rows > 1 && t.cols > 1) {
+            largest = std::max(largest, as_double(t.rows) * as_double(t.cols));
+          }
+        }
+      }
+      st.gathered_bytes += 2 * largest * topo::bytes_per_element(opt.state_precision);
+    }
     st.runtime_bytes = options.runtime_bytes;
     const double before_reserve = m.weights + m.grads + m.optimizer_state + m.activations + st.bucket_bytes +
                                   st.gathered_bytes + st.runtime_bytes;

@@ -15,9 +15,11 @@
 //
 // Buffers: gradient reduce buckets (2 · bucket_bytes in flight when gradients are sharded, ZeRO ≥ 2; with
 // ZeRO 0/1 buckets are views of the gradient buffer), the ZeRO-3 working set (the current layer gathered
-// plus one prefetched, in weight precision, plus one layer of full gradients before its reduce-scatter),
-// a fixed runtime reserve (CUDA context, cuBLAS and NCCL workspaces) and an allocator reserve for
-// fragmentation of the caching allocator, a fraction of everything else. Both reserves are options.
+// plus one prefetched, in weight precision, plus one layer of full gradients before its reduce-scatter;
+// for an optimizer that needs whole matrices (Muon) under ZeRO ≥ 1, the largest matrix's momentum gathered
+// and its orthogonalised update, in state precision, as in Moonlight's distributed Muon), a fixed runtime
+// reserve (CUDA context, cuBLAS and NCCL workspaces) and an allocator reserve for fragmentation of the
+// caching allocator, a fraction of everything else. Both reserves are options.
 #include <string>
 #include <vector>
 
@@ -51,9 +53,10 @@ struct StageMemory {
   MemoryBreakdown memory;              ///< peak bytes by kind (master weights inside optimizer_state)
   double master_bytes = 0;             ///< the master-weight part of memory.optimizer_state
   double bucket_bytes = 0;             ///< part of memory.buffers: gradient reduce buckets
-  double gathered_bytes = 0;           ///< part of memory.buffers: ZeRO-3 gathered layers (+ their grads)
-  double runtime_bytes = 0;            ///< part of memory.buffers: context and workspaces
-  double allocator_bytes = 0;          ///< part of memory.buffers: fragmentation reserve
+  double gathered_bytes =
+      0;  ///< part of memory.buffers: ZeRO-3 gathered layers (+ their grads), Muon's gathered matrix
+  double runtime_bytes = 0;    ///< part of memory.buffers: context and workspaces
+  double allocator_bytes = 0;  ///< part of memory.buffers: fragmentation reserve
 };
 
 struct MemoryEstimate {

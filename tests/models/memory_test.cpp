@@ -194,6 +194,16 @@ TEST_CASE("ZeRO-3 shards the weights and keeps two gathered units plus one unit 
   CHECK(s.bucket_bytes == doctest::Approx(2 * 40e6));
 }
 
+TEST_CASE("Muon under ZeRO-1 gathers its largest matrix and the orthogonalised update") {
+  const TransformerSpec m = gpt3_175b();
+  ParallelPlan p{.tp = 8, .pp = 16, .dp = 8, .zero = 1};
+  TrainingSpec t;
+  t.optimizer.kind = OptimizerKind::muon;
+  const MemoryEstimate e = estimate_memory(m, p, t, a100_80gb());
+  // Largest local matrix: fc1 12288 x 49152/8 (= fc2's size), fp32 momentum + fp32 result.
+  CHECK(e.stages[1].gathered_bytes == doctest::Approx(2.0 * 12288 * 6144 * 4));
+}
+
 TEST_CASE("a plan that does not fit is a value whose reason lists the parts largest first") {
   const TransformerSpec m = gpt3_175b();
   ParallelPlan p{.tp = 8, .pp = 1, .dp = 1, .zero = 0};
