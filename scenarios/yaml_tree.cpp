@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <sstream>
+#include <tuple>
 
 #include "scenarios/loader.hpp"
 
@@ -247,10 +247,12 @@ void Diagnostics::add(const YamlValue& at, const std::string& key_path, std::str
 
 void Diagnostics::throw_if_any() const {
   if (list_.empty()) return;
+  // Files in the order their first problem was found, then by position within each file.
+  std::map<std::string, std::size_t> file_rank;
+  for (const Diagnostic& d : list_) file_rank.emplace(d.file, file_rank.size());
   std::vector<Diagnostic> sorted = list_;
-  std::stable_sort(sorted.begin(), sorted.end(), [](const Diagnostic& a, const Diagnostic& b) {
-    if (a.file != b.file) return false;  // keep files in the order their problems were found
-    return std::pair{a.line, a.column} < std::pair{b.line, b.column};
+  std::stable_sort(sorted.begin(), sorted.end(), [&](const Diagnostic& a, const Diagnostic& b) {
+    return std::tuple{file_rank.at(a.file), a.line, a.column} < std::tuple{file_rank.at(b.file), b.line, b.column};
   });
   throw InputError(std::move(sorted));
 }
@@ -475,7 +477,9 @@ MapReader::MapReader(Diagnostics& d, const YamlValue& node, std::string path, st
       for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
       message += "; known keys here: " + list;
     }
-    d.add(Diagnostic{node.file ? *node.file : "", e.key_line, e.key_column, join_path(path_, e.key), message});
+    // The value's file, not the mapping's: an override's key comes from the override, not the scenario.
+    const auto& file = e.value.file ? e.value.file : node.file;
+    d.add(Diagnostic{file ? *file : "", e.key_line, e.key_column, join_path(path_, e.key), message});
   }
 }
 

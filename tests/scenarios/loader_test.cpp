@@ -1,0 +1,228 @@
+// The scenario loader: exact keys, duplicates, YAML 1.1 surprises, every problem at once with locations,
+// presets and overrides, cross-field checks, sweeps, and the dump -> load round trip.
+#include "scenarios/loader.hpp"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "sim/error.hpp"
+
+using namespace trainsim;
+using namespace trainsim::scenario;
+
+namespace {
+
+const std::string base = R"(model: gpt3-125m
+cluster: {node: dgx-a100-80gb, nodes: 2}
+training: {global_batch: 64}
+)";
+
+/// Every diagnostic of loading `text`, joined by newlines ("" when it loads).
+std::string errors_of(const std::string& text, const std::vector<Override>& overrides = {}) {
+  try {
+    (void)load_scenario_text(text, "t.yaml", overrides);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("a minimal scenario loads with the SPEC defaults and dp resolved from auto") {
+  const Scenario s = load_scenario_text(base, "dir/minimal.yaml");
+  CHECK(s.name == "minimal");
+  CHECK(s.model.name == "gpt3-125m");
+  CHECK(s.model.layers == 12);
+  CHECK(s.cluster.total_gpus() == 16);
+  CHECK(s.parallelism.dp_auto);
+  CHECK(s.parallelism.dp == 16);
+  CHECK(s.training.precision == topo::Precision::bf16);
+  CHECK(s.training.optimizer.kind == model::OptimizerKind::adamw);
+  CHECK_FALSE(s.checkpoint.enabled);
+}
+
+TEST_CASE("an unknown key is an error with its location and a did-you-mean") {
+  CHECK(errors_of(base + "parallelism: {tp: 2, pipeline: 2}\n") ==
+        "t.yaml:4:22: parallelism.pipeline: unknown key \"pipeline\"; known keys here: tp, pp, dp, cp, ep, schedule, "
+        "virtual_stages, stage_layers, micro_batch, sequence_parallel, zero, recompute, overlap_grad_reduce, "
+        "bucket, order");
+  CHECK(errors_of(base + "parallelism: {tp: 2, sequence_paralel: true}\n") ==
+        "t.yaml:4:22: parallelism.sequence_paralel: unknown key \"sequence_paralel\" (did you mean "
+        "\"sequence_parallel\"?)");
+}
+
+TEST_CASE("a duplicate key is an error naming both places") {
+  CHECK(errors_of(base + "parallelism:\n  tp: 2\n  tp: 4\n") ==
+        "t.yaml:6:3: duplicate key \"tp\" (first given at line 5:3)");
+}
+
+TEST_CASE("every problem is reported at once, in file order") {
+  const std::string text = R"(model: gpt3-125m
+cluster: {node: dgx-a100-80gb, nodes: 010}
+parallelism: {tp: yes, bucket: 40}
+training: {global_batch: 64, precision: bf17}
+)";
+  CHECK(errors_of(text) ==
+        "t.yaml:2:39: cluster.nodes: leading zeros are not accepted (YAML 1.1 reads \"010\" as an octal number); "
+        "write the number without them\n"
+        "t.yaml:3:19: parallelism.tp: expected a number, found \"yes\"\n"
+        "t.yaml:3:32: parallelism.bucket: expected a size with a unit, like \"80 GiB\" (B, kB, MB, GB, TB, KiB, MiB, "
+        "GiB, TiB); found the bare number \"40\"\n"
+        "t.yaml:4:41: training.precision: unknown value \"bf17\" (did you mean \"bf16\"?); expected one of fp32, fp16, "
+        "bf16, fp8");
+}
+
+TEST_CASE("missing blocks are named") {
+  CHECK(errors_of("model: gpt3-125m\n") ==
+        "t.yaml:1:1: cluster: missing key \"cluster\"\nt.yaml:1:1: training: missing key \"training\"");
+}
+
+TEST_CASE("a model mapping overrides its preset, and custom models need their sizes") {
+  const Scenario s = load_scenario_text(
+      "model: {preset: llama3-70b, seq_len: 4096}\ncluster: {node: dgx-h100, nodes: 4}\n"
+      "parallelism: {tp: 8}\ntraining: {global_batch: 16}\n",
+      "t.yaml");
+  CHECK(s.model.layers == 80);
+  CHECK(s.model.kv_heads == 8);
+  CHECK(s.model.seq_len == 4096);
+  CHECK(errors_of("model: {layers: 2, hidden: 64}\ncluster: {node: dgx-h100, nodes: 1}\ntraining: {global_batch: 8}\n") ==
+        "t.yaml:1:8: model.heads: missing key \"heads\"\nt.yaml:1:8: model.vocab: missing key \"vocab\"\n"
+        "t.yaml:1:8: model.seq_len: missing key \"seq_len\"");
+}
+
+TEST_CASE("divisibility the scenario alone decides is checked and names the key") {
+  CHECK(errors_of(base + "parallelism: {tp: 5}\n") ==
+        "t.yaml:4:14: parallelism: the cluster's 16 GPUs are not divisible by tp·pp·cp·ep = 5·1·1·1 = 5 (dp: auto)\n"
+        "t.yaml:4:19: parallelism.tp: the model's heads (12) must be divisible by tp (5)");
+  CHECK(errors_of(base + "parallelism: {tp: 4, micro_batch: 3}\n") ==
+        "t.yaml:3:26: training.global_batch: global_batch (64) must be divisible by dp·micro_batch = 4·3 = 12");
+  CHECK(errors_of(base + "parallelism: {pp: 8, schedule: interleaved, virtual_stages: 2}\n") ==
+        "t.yaml:4:61: parallelism.virtual_stages: with schedule: interleaved the layers (12) must be divisible by "
+        "pp·virtual_stages = 8·2");
+  CHECK(errors_of(base + "parallelism: {pp: 2, stage_layers: [5, 6]}\n") ==
+        "t.yaml:4:36: parallelism.stage_layers: adds up to 11 layers; the model has 12");
+  CHECK(errors_of(base + "parallelism: {dp: 4}\n") ==
+        "t.yaml:4:19: parallelism.dp: tp·pp·cp·ep = 1·1·1·1 = 1 times dp = 4 is 4 GPUs, but the cluster has 16 (use "
+        "dp: auto)");
+}
+
+TEST_CASE("absurd sizes are clear errors while a million GPUs and ten trillion parameters load") {
+  CHECK(errors_of("model: gpt3-125m\ncluster: {node: dgx-h100, nodes: 1e30}\ntraining: {global_batch: 8}\n") ==
+        "t.yaml:2:34: cluster.nodes: must be at most 1e+07, found \"1e30\"");
+  const Scenario big = load_scenario_text(
+      "model: {layers: 200, hidden: 65536, heads: 512, vocab: 256000, seq_len: 8192}\n"
+      "cluster: {node: dgx-h100, nodes: 131072}\nparallelism: {tp: 8, pp: 128}\n"
+      "training: {global_batch: 1310720, tokens: 1.5e13}\n",
+      "t.yaml");
+  CHECK(big.cluster.total_gpus() == 1048576);
+  CHECK(big.parallelism.dp == 1024);
+  // 12·L·h² = 12 · 200 · 65536² ≈ 1.03e13 parameters in the layers alone.
+  CHECK(12.0 * 200 * 65536.0 * 65536.0 > 1e13);
+}
+
+TEST_CASE("overrides are applied before conversion and validated like the file") {
+  const Scenario s =
+      load_scenario_text(base, "t.yaml",
+                         {{"cluster.nodes", "4"}, {"training.optimizer", "adafactor"}, {"model.seq_len", "1024"},
+                          {"parallelism.tp", "2"}});
+  CHECK(s.cluster.nodes == 4);
+  CHECK(s.training.optimizer.kind == model::OptimizerKind::adafactor);
+  CHECK(s.model.name == "gpt3-125m");
+  CHECK(s.model.seq_len == 1024);
+  CHECK(s.parallelism.tp == 2);
+  CHECK(s.parallelism.dp == 16);
+  CHECK(errors_of(base, {{"cluster.network.nic", "200"}}) ==
+        "override cluster.network.nic:1:1: cluster.network.nic: expected a bandwidth with a unit, like \"200 Gb/s\" or "
+        "\"25 GB/s\" (b/s, kb/s, Mb/s, Gb/s, Tb/s, Gbps, B/s, kB/s, MB/s, GB/s, TB/s); found the bare number \"200\"");
+  CHECK(errors_of(base, {{"clster.nodes", "4"}}) ==
+        "override clster.nodes:1:1: clster: unknown key \"clster\" (did you mean \"cluster\"?)");
+}
+
+TEST_CASE("optimizer names and mappings are accepted; 8-bit Adam keeps int8 state") {
+  for (const char* name : {"sgd", "sgd-momentum", "nesterov", "adagrad", "rmsprop", "adam", "adamw", "adafactor",
+                           "lion", "lamb", "adam-8bit", "adam8bit", "muon"}) {
+    CHECK(errors_of(base, {{"training.optimizer", name}}) == "");
+  }
+  const Scenario s = load_scenario_text(base, "t.yaml", {{"training.optimizer", "adam8bit"}});
+  CHECK(s.training.optimizer.state_precision == topo::Precision::int8);
+  const Scenario m = load_scenario_text(
+      base, "t.yaml", {{"training.optimizer", "{kind: adamw, state_precision: bf16, master_weights: false}"}});
+  CHECK(m.training.optimizer.state_precision == topo::Precision::bf16);
+  CHECK_FALSE(m.training.optimizer.master_weights);
+}
+
+TEST_CASE("sweep values are checked in place and kept as YAML text") {
+  const Scenario s = load_scenario_text(base + "sweep:\n  mode: zip\n  cluster.nodes: [1, 2]\n"
+                                               "  training.optimizer: [adamw, {kind: lion}]\n",
+                                        "t.yaml");
+  REQUIRE(s.sweep.axes.size() == 2);
+  CHECK(s.sweep.mode == SweepMode::zip);
+  CHECK(s.sweep.axes[0].values == std::vector<std::string>{"1", "2"});
+  CHECK(s.sweep.axes[1].values == std::vector<std::string>{"adamw", "{kind: lion}"});
+  CHECK(errors_of(base + "sweep:\n  cluster.nodes: [1, \"2 nodes\"]\n") ==
+        "t.yaml:5:22: cluster.nodes: expected a plain number, found \"2 nodes\" (no unit is expected here)");
+}
+
+TEST_CASE("a measured block takes SPEC output names, a source and tolerances") {
+  const Scenario s = load_scenario_text(
+      base + "measured: {source: \"paper\", iteration_time: 13.75, mfu: 0.5, tolerance: {iteration_time: 0.05}}\n",
+      "t.yaml");
+  REQUIRE(s.measured.has_value());
+  CHECK(s.measured->values.size() == 2);
+  CHECK(s.measured->tolerance_per_metric.at("iteration_time") == 0.05);
+  CHECK(errors_of(base + "measured: {source: x, iteration_tme: 1}\n") ==
+        "t.yaml:4:11: measured: no measured metric given (e.g. iteration_time: 13.75)\n"
+        "t.yaml:4:23: measured.iteration_tme: unknown key \"iteration_tme\" (did you mean \"iteration_time\"?)");
+}
+
+TEST_CASE("every shipped example loads") {
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(TRAINSIM_SOURCE_DIR "/scenarios/examples")) {
+    if (entry.path().extension() != ".yaml") continue;
+    INFO(entry.path().string());
+    CHECK_NOTHROW((void)load_scenario_file(entry.path().string()));
+    ++count;
+  }
+  CHECK(count >= 4);
+}
+
+TEST_CASE("a dumped scenario loads back to the same structs") {
+  for (const char* stem : {"gpt3-175b-1024-a100", "llama3-70b-512-h100", "llama3-8b-64-h100", "gpt3-1.3b-sweep"}) {
+    INFO(stem);
+    const Scenario a = load_scenario_file(std::string(TRAINSIM_SOURCE_DIR "/scenarios/examples/") + stem + ".yaml");
+    const std::string text = dump_scenario(a);
+    const Scenario b = load_scenario_text(text, "dumped.yaml");
+    // The dump is a fixed point, and the fields it encodes compare equal.
+    CHECK(dump_scenario(b) == text);
+    CHECK(b.name == a.name);
+    CHECK(b.tags == a.tags);
+    CHECK(b.model.layers == a.model.layers);
+    CHECK(b.model.kv_heads == a.model.kv_heads);
+    CHECK(b.model.mlp == a.model.mlp);
+    CHECK(b.cluster.node.gpu.peak.bf16 == a.cluster.node.gpu.peak.bf16);
+    CHECK(b.cluster.node.gpu.hbm_bytes == a.cluster.node.gpu.hbm_bytes);
+    CHECK(b.cluster.node.gpu.efficiency.kernel_overhead_s == a.cluster.node.gpu.efficiency.kernel_overhead_s);
+    CHECK(b.cluster.node.nic_bytes_per_s == a.cluster.node.nic_bytes_per_s);
+    CHECK(b.cluster.network.switch_latency_s == a.cluster.network.switch_latency_s);
+    CHECK(b.cluster.storage.write_bytes_per_s == a.cluster.storage.write_bytes_per_s);
+    CHECK(b.parallelism.dp == a.parallelism.dp);
+    CHECK(b.parallelism.schedule == a.parallelism.schedule);
+    CHECK(b.parallelism.bucket_bytes == a.parallelism.bucket_bytes);
+    CHECK(b.training.tokens == a.training.tokens);
+    CHECK(b.checkpoint.interval_s == a.checkpoint.interval_s);
+    CHECK(b.failures.node_mtbf_s == a.failures.node_mtbf_s);
+    CHECK(b.pricing.spot.preemptions_per_s == a.pricing.spot.preemptions_per_s);
+    CHECK(b.pricing.storage.cold_after_s == a.pricing.storage.cold_after_s);
+    CHECK(b.budget.max_cost_usd == a.budget.max_cost_usd);
+    CHECK(b.sweep.axes.size() == a.sweep.axes.size());
+  }
+}
+
+TEST_CASE("closest_match suggests only near misses") {
+  CHECK(closest_match("paralelism", {"parallelism", "pricing"}) == "parallelism");
+  CHECK(closest_match("GPU", {"gpu", "nodes"}) == "gpu");
+  CHECK(closest_match("zzzzzz", {"tp", "pp"}).empty());
+}
