@@ -74,7 +74,7 @@ std::vector<std::string> find_case_files(const std::vector<std::string>& paths) 
   return files;
 }
 
-CaseResult run_case(const std::string& file, model::Fidelity fidelity) {
+CaseResult run_case(const std::string& file, const ValidationOptions& options) {
   CaseResult r{.file = file, .name = fs::path(file).stem().string(), .group = group_of(file)};
   Scenario s;
   try {
@@ -84,6 +84,9 @@ CaseResult run_case(const std::string& file, model::Fidelity fidelity) {
     return r;
   }
   r.name = s.name;
+  for (const topo::GpuSpec& gpu : options.gpu_overrides) {
+    if (gpu.name == s.cluster.node.gpu.name) s.cluster.node.gpu = gpu;
+  }
   r.attention = s.model.attention == model::Attention::flash ? "flash" : "standard";
   if (!s.measured) {
     r.failure = "not a validation case: no `measured:` block";
@@ -101,7 +104,7 @@ CaseResult run_case(const std::string& file, model::Fidelity fidelity) {
   }
   model::StepReport step;
   try {
-    step = model::simulate_step(step_input(s), fidelity);
+    step = model::simulate_step(step_input(s), options.fidelity);
   } catch (const InputError& e) {
     r.failure = std::string("cannot be simulated: ") + e.what();
     return r;
@@ -131,7 +134,7 @@ std::vector<CaseResult> run_cases(const std::vector<std::string>& files, const V
   run_in_order(
       indices, options.jobs,
       [&](std::int64_t k) {
-        results[static_cast<std::size_t>(k)] = run_case(files[static_cast<std::size_t>(k)], options.fidelity);
+        results[static_cast<std::size_t>(k)] = run_case(files[static_cast<std::size_t>(k)], options);
         return std::string();
       },
       [](std::int64_t, std::string&&) {});

@@ -13,6 +13,7 @@
 
 #include "models/calibration.hpp"
 #include "models/step_simulator.hpp"
+#include "topologies/hardware.hpp"
 
 namespace trainsim::scenario {
 
@@ -40,6 +41,9 @@ struct CaseResult {
 struct ValidationOptions {
   model::Fidelity fidelity = model::Fidelity::analytic;
   int jobs = 0;            ///< worker threads; 0 = hardware concurrency
+  /// GPUs that replace, by name, the GPU of every case's node (e.g. a preset written by `trainsim
+  /// calibrate`, checked before it is installed).
+  std::vector<topo::GpuSpec> gpu_overrides;
 };
 
 /// Expands paths into case files: a file is taken as is; a folder is searched recursively for *.yaml.
@@ -47,7 +51,7 @@ struct ValidationOptions {
 [[nodiscard]] std::vector<std::string> find_case_files(const std::vector<std::string>& paths);
 
 /// Evaluates one case file (never throws for bad cases: the failure is recorded in the result).
-[[nodiscard]] CaseResult run_case(const std::string& file, model::Fidelity fidelity);
+[[nodiscard]] CaseResult run_case(const std::string& file, const ValidationOptions& options = {});
 
 /// Evaluates every file in parallel; results in the order of `files`.
 [[nodiscard]] std::vector<CaseResult> run_cases(const std::vector<std::string>& files,

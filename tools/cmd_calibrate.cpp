@@ -183,8 +183,15 @@ std::string gpu_preset_yaml(const topo::GpuSpec& gpu, const std::vector<std::str
   y += "  kernel_overhead: \"" + format_quantity(e.kernel_overhead_s, Dimension::seconds) + "\"\n";
   y += "  flash_attention_peak_fraction: " + format_number(e.flash_attention_peak_fraction) + "\n";
   y += "  flash_attention_half_flops: " + format_number(e.flash_attention_half_flops) + "\n";
-  y += "  flash_attention_half_seq: " + format_number(e.flash_attention_half_seq) + "\n";
-  y += "  flash_attention_half_head_dim: " + format_number(e.flash_attention_half_head_dim) + "\n";
+  // Newer keys are written only when they differ from the defaults, so the file also loads with
+  // loaders that predate them.
+  const topo::ComputeEfficiency defaults;
+  if (e.flash_attention_half_seq != defaults.flash_attention_half_seq) {
+    y += "  flash_attention_half_seq: " + format_number(e.flash_attention_half_seq) + "\n";
+  }
+  if (e.flash_attention_half_head_dim != defaults.flash_attention_half_head_dim) {
+    y += "  flash_attention_half_head_dim: " + format_number(e.flash_attention_half_head_dim) + "\n";
+  }
   return y;
 }
 
@@ -276,7 +283,8 @@ void add_calibrate_command(CLI::App& app, int& exit_code) {
   sub->add_option("--nic", args->nic, "NIC line rate of the measured cluster, e.g. \"200 Gb/s\"");
   sub->add_option("--nics-per-node", args->nics_per_node, "NICs per node of the measured cluster")
       ->check(CLI::PositiveNumber);
-  sub->add_option("--check", args->check, "held-out CSV files: report the error on them, do not fit to them");
+  sub->add_option("--check", args->check, "held-out CSV file: report the error on it, do not fit to it (repeat for several)")
+      ->allow_extra_args(false);
   sub->add_option("--fit", args->fit, "comma-separated efficiency parameters to fit")->capture_default_str();
   sub->add_option("--metric", args->metric, "measured metric to fit (SPEC output name)")->capture_default_str();
   sub->add_option("--fidelity", args->fidelity, "analytic or event")

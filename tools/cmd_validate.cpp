@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "models/step_simulator.hpp"
+#include "scenarios/presets.hpp"
 #include "scenarios/validation_runner.hpp"
 #include "sim/error.hpp"
 #include "tools/command.hpp"
@@ -21,6 +22,7 @@ struct ValidateArgs {
   int jobs = 0;
   std::string fidelity = "analytic";
   bool failures_only = false;
+  std::vector<std::string> gpu_files;
 };
 
 }  // namespace
@@ -42,13 +44,17 @@ void add_validate_command(CLI::App& app, int& exit_code) {
                   "or event (discrete-event simulation of each step)")
       ->check(CLI::IsMember({"analytic", "event"}))
       ->capture_default_str();
+  sub->add_option("--gpu", args->gpu_files,
+                  "GPU preset file(s) replacing, by name, the GPU of every case (e.g. the output of `trainsim "
+                  "calibrate`, checked before it is installed); repeat for several")
+      ->allow_extra_args(false);
   sub->add_flag("--failures-only", args->failures_only,
                 "table format: list only the cases outside tolerance (the summary is always complete)");
   sub->callback([args, &exit_code] {
     const std::vector<std::string> files = scenario::find_case_files(args->paths);
     if (files.empty()) throw InputError("no validation cases (*.yaml) found under the given paths");
-    const scenario::ValidationOptions options{.fidelity = model::parse_fidelity(args->fidelity),
-                                              .jobs = args->jobs};
+    scenario::ValidationOptions options{.fidelity = model::parse_fidelity(args->fidelity), .jobs = args->jobs};
+    for (const std::string& f : args->gpu_files) options.gpu_overrides.push_back(scenario::load_gpu_preset_file(f));
     const std::vector<scenario::CaseResult> results = scenario::run_cases(files, options);
     const std::vector<scenario::GroupSummary> summary = scenario::summarize_cases(results);
     if (args->format == "csv") {

@@ -1,0 +1,158 @@
+// The accuracy gate (issue 9) and the validation runner's arithmetic. The gate runs the real binary on the
+// shipped cases: `trainsim validate scenarios/validation` must exit 0, i.e. every published measurement is
+// predicted within the tolerance its case states.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <string>
+
+#include "scenarios/presets.hpp"
+#include "scenarios/validation_runner.hpp"
+
+namespace fs = std::filesystem;
+using namespace trainsim::scenario;
+
+namespace {
+
+struct Run {
+  int exit_code = -1;
+  std::string output;
+};
+
+Run run(const std::string& args) {
+  const std::string command = std::string(TRAINSIM_BINARY) + " " + args + " 2>&1";
+  Run r;
+  FILE* pipe = popen(command.c_str(), "r");
+  REQUIRE(pipe != nullptr);
+  std::array<char, 4096> buffer{};
+  while (std::fgets(buffer.data(), buffer.size(), pipe) != nullptr) r.output += buffer.data();
+  const int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+const std::string cases = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/validation";
+
+fs::path temp_dir(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("trainsim_validate_test_" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// A small validation case: the Korthikanti 22B selective-recompute configuration (Table 5) with a
+// measured time the test chooses.
+std::string case_text(double iteration_time, double tolerance) {
+  return "name: probe\n"
+         "model: {layers: 48, hidden: 6144, heads: 64, ffn_hidden: 24576, vocab: 51200, seq_len: 2048, mlp: gelu,"
+         " attention: standard}\n"
+         "cluster: {node: dgx-a100-80gb, nodes: 1}\n"
+         "parallelism: {tp: 8, pp: 1, dp: 1, micro_batch: 4, sequence_parallel: true, recompute: selective}\n"
+         "training: {global_batch: 4, precision: bf16, optimizer: adamw, steps: 1}\n"
+         "measured:\n  source: \"test\"\n  iteration_time: " +
+         std::to_string(iteration_time) + "\n  tolerance: " + std::to_string(tolerance) + "\n";
+}
+
+}  // namespace
+
+TEST_CASE("the accuracy gate: every shipped validation case is within its tolerance") {
+  const Run r = run("validate --failures-only " + cases);
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(r.output.find("0 outside tolerance, 0 cases could not be evaluated") != std::string::npos);
+}
+
+TEST_CASE("a case outside its tolerance makes validate exit 1 and is marked") {
+  const fs::path dir = temp_dir("outside");
+  std::ofstream(dir / "probe.yaml") << case_text(1e-3, 0.01);  // nobody trains 22B in a millisecond
+  const Run r = run("validate " + dir.string());
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK(r.output.find("OUTSIDE") != std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a case that does not load is a failed case with the reason, not a crash") {
+  const fs::path dir = temp_dir("broken");
+  std::ofstream(dir / "broken.yaml") << "model: {layers: 2}\nmeasured: {source: x, iteration_time: 1}\n";
+  const Run r = run("validate --format csv " + dir.string());
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK(r.output.rfind("case,group,attention,metric,measured,predicted,error,tolerance,within,failure,file\n", 0) == 0);
+  CHECK(r.output.find("does not load") != std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("validate refuses a path that does not exist with exit 2") {
+  CHECK(run("validate /nonexistent/trainsim/cases").exit_code == 2);
+}
+
+TEST_CASE("the summary gives MAPE, bias and the worst case per metric, per folder and per attention kernel") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // Two folders; errors +10 % and -30 % in "a", +20 % in "b"; one failed case in "b".
+  std::vector<CaseResult> results = {
+      {.name = "a1", .group = "a", .attention = "standard", .checks = {{"iteration_time", 1.0, 1.1, 0.1, 0.15}}},
+      {.name = "a2", .group = "a", .attention = "standard", .checks = {{"iteration_time", 1.0, 0.7, -0.3, 0.15}}},
+      {.name = "b1", .group = "b", .attention = "flash", .checks = {{"iteration_time", 2.0, 2.4, 0.2, 0.25}}},
+      {.name = "b2", .group = "b", .attention = "flash", .failure = "infeasible: x",
+       .checks = {{"iteration_time", 2.0, nan, nan, 0.25}}},
+  };
+  CHECK(results[0].passed());
+  CHECK_FALSE(results[1].passed());
+  CHECK(results[2].passed());
+  CHECK_FALSE(results[3].passed());
+  const std::vector<GroupSummary> s = summarize_cases(results);
+  REQUIRE(s.size() == 5);  // all, group a, group b, attention flash, attention standard
+  CHECK(s[0].by == "all");
+  CHECK(s[0].cases == 4);
+  CHECK(s[0].outside == 2);
+  CHECK(s[0].stats.count == 3);
+  CHECK(s[0].stats.failures == 1);
+  CHECK(s[0].stats.mape == doctest::Approx((0.1 + 0.3 + 0.2) / 3));
+  CHECK(s[0].stats.mean_error == doctest::Approx((0.1 - 0.3 + 0.2) / 3));
+  CHECK(s[0].worst_case == "a2");
+  CHECK(s[1].key == "a");
+  CHECK(s[1].stats.mape == doctest::Approx(0.2));
+  CHECK(s[2].key == "b");
+  CHECK(s[2].stats.mape == doctest::Approx(0.2));
+  CHECK(s[3].by == "attention");
+  CHECK(s[3].key == "flash");
+  CHECK(s[4].key == "standard");
+  const std::string table = format_validation_table(results, s);
+  CHECK(table.find("4 cases, 4 checks: 2 outside tolerance, 1 cases could not be evaluated") != std::string::npos);
+  const std::string json = format_validation_json(results, s);
+  CHECK(json.find("\"predicted\": null") != std::string::npos);  // NaN never reaches JSON
+}
+
+TEST_CASE("calibrate fits a GPU to measured steps and writes a preset that loads back") {
+  const std::string shared = std::string(TRAINSIM_SOURCE_DIR) + "/../shared/validation/vtrain/ground_truth_single.csv";
+  if (!fs::exists(shared)) return;  // outside the development tree
+  // A small, varied subset keeps the test quick: every 40th row of the single-node set.
+  const fs::path dir = temp_dir("calibrate");
+  {
+    std::ifstream in(shared);
+    std::ofstream out(dir / "subset.csv");
+    std::string line;
+    for (int i = 0; std::getline(in, line); ++i) {
+      if (i == 0 || i % 40 == 0) out << line << "\n";
+    }
+  }
+  const fs::path preset = dir / "a100-calibrated.yaml";
+  const Run r = run("calibrate " + (dir / "subset.csv").string() +
+                    " --gpu a100-sxm4-80gb --fit matmul_peak_fraction,kernel_overhead_s -o " + preset.string());
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.output.find("fit set") != std::string::npos);
+  const trainsim::topo::GpuSpec gpu = load_gpu_preset_file(preset.string());
+  CHECK(gpu.name == "a100-sxm4-80gb");
+  CHECK(gpu.efficiency.matmul_peak_fraction > 0.05);
+  CHECK(gpu.efficiency.matmul_peak_fraction < 1.0);
+  CHECK(gpu.peak.bf16 == doctest::Approx(312e12));  // the datasheet numbers are carried over unchanged
+  fs::remove_all(dir);
+}
