@@ -53,10 +53,9 @@ void check_group(const CommGroup& g) {
   if (g.size < 1 || g.ranks_per_node < 1 || g.nodes < 1 || g.leaves < 1 || g.groups_sharing_nics < 1) {
     throw InputError("communicator group: size, ranks per node, nodes, leaves and NIC sharing must be >= 1");
   }
-  if (g.size != g.ranks_per_node * g.nodes) {
-    throw InputError("communicator group: size " + std::to_string(g.size) +
-                     " != " + std::to_string(g.ranks_per_node) + " ranks per node x " +
-                     std::to_string(g.nodes) + " nodes");
+  if (g.size > g.ranks_per_node * g.nodes || g.nodes > g.size || g.ranks_per_node > g.size) {
+    throw InputError("communicator group: " + std::to_string(g.size) + " ranks cannot sit " +
+                     std::to_string(g.ranks_per_node) + " per node on " + std::to_string(g.nodes) + " nodes");
   }
   if (g.leaves > g.nodes) throw InputError("communicator group: spans more leaf switches than nodes");
 }

@@ -48,8 +48,8 @@ enum class CollectiveProtocol { ll, ll128, simple };
 /// hand (nccl-tests style: `{.size = 32, .ranks_per_node = 8, .nodes = 4}`).
 struct CommGroup {
   std::int64_t size = 1;            ///< ranks in the group
-  std::int64_t ranks_per_node = 1;  ///< members on each node the group touches (1..gpus per node)
-  std::int64_t nodes = 1;           ///< distinct nodes spanned; size = ranks_per_node · nodes
+  std::int64_t ranks_per_node = 1;  ///< members on each node the group touches (the most on any one node)
+  std::int64_t nodes = 1;           ///< distinct nodes spanned; size = ranks_per_node · nodes when even
   std::int64_t leaves = 1;  ///< distinct leaf (or rail) switch domains spanned; > 1: crosses the spine
   /// Groups (this one included) that have members on the same node and cross nodes at the same time, so
   /// split the node's NICs between them. 1: alone (nccl-tests); placement sets gpus_per_node /

@@ -74,7 +74,7 @@ CommGroup Placement::group(std::size_t axis, std::int64_t rank) const {
   CommGroup g;
   g.size = static_cast<std::int64_t>(members.size());
   g.nodes = nodes;
-  g.ranks_per_node = g.size / nodes;
+  g.ranks_per_node = (g.size + nodes - 1) / nodes;  // uneven groups: the most members on one node
   g.leaves = leaves;
   g.groups_sharing_nics = nodes > 1 ? std::max<std::int64_t>(1, gpus_per_node_ / g.ranks_per_node) : 1;
   return g;

@@ -149,8 +149,12 @@ TEST_CASE("empty messages and groups of one cost nothing; bad groups are input e
   const ClusterSpec c = uniform_cluster();
   CHECK(collective_time(CollectiveOp::all_reduce, 0, {.size = 8, .ranks_per_node = 8}, c) == 0.0);
   CHECK(collective_time(CollectiveOp::all_reduce, 1e9, {.size = 1, .ranks_per_node = 1}, c) == 0.0);
+  // 8 ranks cannot sit 3 per node on 2 nodes; 8 nodes cannot hold 4 ranks.
   CHECK_THROWS_AS(
       (void)collective_time(CollectiveOp::all_reduce, 1e9, {.size = 8, .ranks_per_node = 3, .nodes = 2}, c),
+      trainsim::InputError);
+  CHECK_THROWS_AS(
+      (void)collective_time(CollectiveOp::all_reduce, 1e9, {.size = 4, .ranks_per_node = 1, .nodes = 8}, c),
       trainsim::InputError);
   CHECK_THROWS_AS((void)collective_time(CollectiveOp::all_reduce, -1, {.size = 8, .ranks_per_node = 8}, c),
                   trainsim::InputError);

@@ -41,6 +41,21 @@ TEST_CASE("a tensor parallel group smaller than a node shares it with its siblin
   CHECK(p.group_members(1, 3) == std::vector<std::int64_t>{1, 3, 5, 7});
 }
 
+TEST_CASE("a group spread unevenly over nodes counts the most members on one node and still has a cost") {
+  // Axis of 3 with stride 4 on 8-GPU nodes (24 ranks): members 0, 4, 8 -> two on node 0, one on node 1.
+  const Placement p({4, 3, 2}, 8, 1);
+  const CommGroup g = p.group(1, 0);
+  CHECK(g.size == 3);
+  CHECK(g.nodes == 2);
+  CHECK(g.ranks_per_node == 2);
+  ClusterSpec c;
+  c.node.intra_bytes_per_s = 100e9;
+  c.node.nics_per_node = 8;
+  c.node.nic_bytes_per_s = 50e9;
+  c.nodes = 2;
+  CHECK(collective_time(CollectiveOp::all_reduce, 1e9, g, c) > 0);
+}
+
 TEST_CASE("nodes per leaf follow the radix and oversubscription of the fabric") {
   ClusterSpec c;
   c.node.nics_per_node = 8;
