@@ -1,0 +1,223 @@
+// `trainsim sweep` end to end: the binary is run on a small GPT-3 1.3B sweep written to a temporary folder.
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// 3 node counts x 4 tp x 2 optimizers = 24 points; tp 3 divides neither the 16 heads nor the 8 GPUs of a
+// node, so the 6 points with tp 3 cannot be built.
+constexpr const char* small_sweep = R"(name: sweep-test
+tags: {team: infra}
+model: gpt3-1.3b
+cluster: {node: dgx-a100-80gb, nodes: 1}
+parallelism: {tp: 1, pp: 1, dp: auto, micro_batch: 1, zero: 1}
+training: {global_batch: 512, precision: bf16, optimizer: adamw, tokens: 26e9}
+pricing: {gpu_hour: "$2.50"}
+sweep:
+  cluster.nodes: [1, 2, 4]
+  parallelism.tp: [1, 2, 3, 8]
+  training.optimizer: [adamw, sgd-momentum]
+)";
+
+// The same with three more axes: 24 x 4 x 4 x 3 = 1,152 points, long enough to be killed mid-way.
+constexpr const char* large_axes = R"(  parallelism.micro_batch: [1, 2, 4, 8]
+  parallelism.zero: [0, 1, 2, 3]
+  parallelism.recompute: [none, selective, full]
+)";
+
+struct Folder {
+  fs::path path;
+  Folder() {
+    std::string name = (fs::temp_directory_path() / "trainsim-sweep-XXXXXX").string();
+    REQUIRE(mkdtemp(name.data()) != nullptr);
+    path = name;
+  }
+  ~Folder() { fs::remove_all(path); }
+  Folder(const Folder&) = delete;
+  Folder& operator=(const Folder&) = delete;
+  [[nodiscard]] std::string file(const std::string& name) const { return (path / name).string(); }
+};
+
+std::string write(const Folder& folder, const std::string& name, const std::string& text) {
+  std::ofstream(folder.file(name), std::ios::binary) << text;
+  return folder.file(name);
+}
+
+std::string read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::vector<std::string> lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+/// The k-th comma-separated field of a CSV row (the leading fields hold no quoted commas).
+std::string nth_field(const std::string& row, int k) {
+  std::size_t begin = 0;
+  for (int i = 0; i < k; ++i) begin = row.find(',', begin) + 1;
+  return row.substr(begin, row.find(',', begin) - begin);
+}
+
+/// Runs a shell command line; returns its exit status.
+int shell(const std::string& command) {
+  const int status = std::system(command.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string trainsim() { return std::string("'") + TRAINSIM_BINARY + "'"; }
+
+}  // namespace
+
+TEST_CASE("every point is written once in point order and unbuildable points keep their reason") {
+  const Folder dir;
+  const std::string scenario = write(dir, "s.yaml", small_sweep);
+  REQUIRE(shell(trainsim() + " sweep " + scenario + " -j 2 -o " + dir.file("out.csv") + " 2>" +
+                dir.file("err.txt")) == 0);
+  const auto rows = lines(read(dir.file("out.csv")));
+  REQUIRE(rows.size() == 25);
+  const std::string& header = rows[0];
+  for (const char* column : {"point,", ",cluster.nodes,", ",parallelism.tp,", ",training.optimizer,",
+                             ",tags.team,", ",feasible,", ",reason,", ",iteration_time_s,", ",memory_per_gpu_gib,",
+                             ",cost_total_usd"}) {
+    CHECK_MESSAGE(header.find(column) != std::string::npos, column);
+  }
+  int unbuildable = 0;
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    CHECK(rows[i].starts_with(std::to_string(i - 1) + ",sweep-test,"));
+    if (nth_field(rows[i], 3) == "3") {  // point, scenario, cluster.nodes, parallelism.tp
+      ++unbuildable;
+      CHECK(rows[i].find(",false,") != std::string::npos);
+      CHECK(rows[i].find("divisible by tp (3)") != std::string::npos);
+    }
+  }
+  CHECK(unbuildable == 6);
+  // stderr is a file here, not a terminal: no progress bar.
+  CHECK(read(dir.file("err.txt")).empty());
+}
+
+TEST_CASE("the output does not depend on the number of threads") {
+  const Folder dir;
+  const std::string scenario = write(dir, "s.yaml", small_sweep);
+  REQUIRE(shell(trainsim() + " sweep " + scenario + " -j 1 -o " + dir.file("one.csv")) == 0);
+  REQUIRE(shell(trainsim() + " sweep " + scenario + " -j 3 > " + dir.file("three.csv")) == 0);
+  CHECK(read(dir.file("one.csv")) == read(dir.file("three.csv")));
+}
+
+TEST_CASE("JSON Lines rows are objects with finite numbers, null where a point could not be built") {
+  const Folder dir;
+  const std::string scenario = write(dir, "s.yaml", small_sweep);
+  REQUIRE(shell(trainsim() + " sweep " + scenario + " -o " + dir.file("out.jsonl")) == 0);
+  const auto rows = lines(read(dir.file("out.jsonl")));
+  REQUIRE(rows.size() == 24);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto j = nlohmann::json::parse(rows[i]);
+    CHECK(j["point"] == static_cast<int>(i));
+    CHECK(j["tags.team"] == "infra");
+    if (j["parallelism.tp"] == 3) {
+      CHECK(j["feasible"] == false);
+      CHECK(j["iteration_time"].is_null());
+      CHECK_FALSE(j["reason"].get<std::string>().empty());
+    } else {
+      CHECK(j["feasible"] == true);
+      CHECK(j["iteration_time"].get<double>() > 0);
+      CHECK(j["cost_total"].get<double>() > 0);
+    }
+  }
+}
+
+TEST_CASE("a sweep killed mid-way and resumed loses and duplicates no point") {
+  const Folder dir;
+  const std::string scenario = write(dir, "s.yaml", std::string(small_sweep) + large_axes);
+  REQUIRE(shell(trainsim() + " sweep " + scenario + " -j 2 -o " + dir.file("full.csv")) == 0);
+  const std::string full = read(dir.file("full.csv"));
+  REQUIRE(lines(full).size() == 1153);
+
+  const std::string out = dir.file("killed.csv");
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    execl(TRAINSIM_BINARY, TRAINSIM_BINARY, "sweep", scenario.c_str(), "-j", "1", "-o", out.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Kill it once a few rows are out, before it can finish.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (lines(read(out)).size() > 20) break;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  kill(child, SIGKILL);
+  int status = 0;
+  waitpid(child, &status, 0);
+  const std::string partial = read(out);
+  CHECK(WIFSIGNALED(status));
+  CHECK(lines(partial).size() < 1153);
+  CHECK(full.starts_with(partial.substr(0, partial.rfind('\n') + 1)));
+
+  REQUIRE(shell(trainsim() + " sweep " + scenario + " -j 2 --resume -o " + out) == 0);
+  CHECK(read(out) == full);
+}
+
+TEST_CASE("a torn last row is cut off on resume and its point written again") {
+  const Folder dir;
+  const std::string scenario = write(dir, "s.yaml", small_sweep);
+  REQUIRE(shell(trainsim() + " sweep " + scenario + " -o " + dir.file("full.csv")) == 0);
+  const std::string full = read(dir.file("full.csv"));
+  // Keep the header and 10 rows, plus half of the 11th, as a power cut mid-write would.
+  std::size_t cut = 0;
+  for (int n = 0; n < 11; ++n) cut = full.find('\n', cut) + 1;
+  const std::size_t torn = cut + (full.find('\n', cut) - cut) / 2;
+  write(dir, "torn.csv", full.substr(0, torn));
+  REQUIRE(shell(trainsim() + " sweep " + scenario + " --resume -o " + dir.file("torn.csv")) == 0);
+  CHECK(read(dir.file("torn.csv")) == full);
+  // Resuming a finished output changes nothing.
+  REQUIRE(shell(trainsim() + " sweep " + scenario + " --resume -o " + dir.file("torn.csv")) == 0);
+  CHECK(read(dir.file("torn.csv")) == full);
+}
+
+TEST_CASE("resume refuses the output of a different sweep and needs an output file") {
+  const Folder dir;
+  const std::string scenario = write(dir, "s.yaml", small_sweep);
+  write(dir, "other.csv", "point,something,else\n0,a,b\n");
+  CHECK(shell(trainsim() + " sweep " + scenario + " --resume -o " + dir.file("other.csv") + " 2>/dev/null") == 2);
+  CHECK(read(dir.file("other.csv")) == "point,something,else\n0,a,b\n");
+  CHECK(shell(trainsim() + " sweep " + scenario + " --resume 2>/dev/null >/dev/null") == 2);
+}
+
+TEST_CASE("two MPI ranks write the same output as one process") {
+  if (shell("command -v mpirun >/dev/null 2>&1") != 0) {
+    MESSAGE("skipped: mpirun is not installed");
+    return;
+  }
+  const Folder dir;
+  const std::string scenario = write(dir, "s.yaml", small_sweep);
+  REQUIRE(shell(trainsim() + " sweep " + scenario + " -o " + dir.file("single.csv")) == 0);
+  const int rc = shell("mpirun --allow-run-as-root --oversubscribe -np 2 " + trainsim() + " sweep " + scenario +
+                       " --mpi -o " + dir.file("mpi.csv") + " >" + dir.file("mpi.log") + " 2>&1");
+  if (read(dir.file("mpi.log")).find("built without MPI") != std::string::npos) {
+    MESSAGE("skipped: trainsim was built without MPI (MPI was not found at configure time)");
+    return;
+  }
+  REQUIRE_MESSAGE(rc == 0, read(dir.file("mpi.log")));
+  CHECK(read(dir.file("mpi.csv")) == read(dir.file("single.csv")));
+}
