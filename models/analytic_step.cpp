@@ -29,16 +29,27 @@ struct Groups {
 Groups communicator_groups(const ParallelPlan& plan, const topo::ClusterSpec& cluster) {
   std::vector<std::int64_t> sizes;
   std::vector<ParallelAxis> axes = plan.order;
-  for (ParallelAxis a : {ParallelAxis::tp, ParallelAxis::cp, ParallelAxis::ep, ParallelAxis::pp, ParallelAxis::dp}) {
+  for (ParallelAxis a :
+       {ParallelAxis::tp, ParallelAxis::cp, ParallelAxis::ep, ParallelAxis::pp, ParallelAxis::dp}) {
     if (std::find(axes.begin(), axes.end(), a) == axes.end()) axes.push_back(a);
   }
   for (ParallelAxis a : axes) {
     switch (a) {
-      case ParallelAxis::tp: sizes.push_back(plan.tp); break;
-      case ParallelAxis::cp: sizes.push_back(plan.cp); break;
-      case ParallelAxis::ep: sizes.push_back(plan.ep); break;
-      case ParallelAxis::pp: sizes.push_back(plan.pp); break;
-      case ParallelAxis::dp: sizes.push_back(plan.dp); break;
+      case ParallelAxis::tp:
+        sizes.push_back(plan.tp);
+        break;
+      case ParallelAxis::cp:
+        sizes.push_back(plan.cp);
+        break;
+      case ParallelAxis::ep:
+        sizes.push_back(plan.ep);
+        break;
+      case ParallelAxis::pp:
+        sizes.push_back(plan.pp);
+        break;
+      case ParallelAxis::dp:
+        sizes.push_back(plan.dp);
+        break;
     }
   }
   const topo::Placement placement(sizes, cluster);
@@ -46,8 +57,8 @@ Groups communicator_groups(const ParallelPlan& plan, const topo::ClusterSpec& cl
     const auto i = static_cast<std::size_t>(std::find(axes.begin(), axes.end(), a) - axes.begin());
     return placement.group(i, 0);
   };
-  Groups g{group(ParallelAxis::tp), group(ParallelAxis::cp), group(ParallelAxis::ep), group(ParallelAxis::dp),
-           group(ParallelAxis::pp), {}};
+  Groups g{group(ParallelAxis::tp), group(ParallelAxis::cp), group(ParallelAxis::ep),
+           group(ParallelAxis::dp), group(ParallelAxis::pp), {}};
   // Consecutive pipeline stages: two ranks, on one node or on two (then sharing the NICs with the other
   // pipelines that send at the same moment, as the pp group's NIC sharing says).
   const bool crosses = g.pp.crosses_nodes();
@@ -58,11 +69,16 @@ Groups communicator_groups(const ParallelPlan& plan, const topo::ClusterSpec& cl
 
 topo::CollectiveOp to_topo(Collective c) {
   switch (c) {
-    case Collective::all_reduce: return topo::CollectiveOp::all_reduce;
-    case Collective::reduce_scatter: return topo::CollectiveOp::reduce_scatter;
-    case Collective::all_gather: return topo::CollectiveOp::all_gather;
-    case Collective::all_to_all: return topo::CollectiveOp::all_to_all;
-    case Collective::ring_exchange: return topo::CollectiveOp::send_recv;
+    case Collective::all_reduce:
+      return topo::CollectiveOp::all_reduce;
+    case Collective::reduce_scatter:
+      return topo::CollectiveOp::reduce_scatter;
+    case Collective::all_gather:
+      return topo::CollectiveOp::all_gather;
+    case Collective::all_to_all:
+      return topo::CollectiveOp::all_to_all;
+    case Collective::ring_exchange:
+      return topo::CollectiveOp::send_recv;
   }
   return topo::CollectiveOp::all_reduce;
 }
@@ -95,11 +111,13 @@ OpsTime time_ops(const std::vector<LayerOp>& ops, const StepInput& in, const Gro
       }
       continue;
     }
-    const topo::CommGroup& group = op.comm.group == CommGroup::tp ? g.tp : op.comm.group == CommGroup::cp ? g.cp : g.ep;
-    const double c = topo::collective_time(to_topo(op.comm.collective), op.comm.bytes,
-                                           op.comm.collective == Collective::ring_exchange ? g.p2p : group,
-                                           in.cluster) *
-                     op.comm.steps;
+    const topo::CommGroup& group = op.comm.group == CommGroup::tp   ? g.tp
+                                   : op.comm.group == CommGroup::cp ? g.cp
+                                                                    : g.ep;
+    const double c =
+        topo::collective_time(to_topo(op.comm.collective), op.comm.bytes,
+                              op.comm.collective == Collective::ring_exchange ? g.p2p : group, in.cluster) *
+        op.comm.steps;
     if (op.comm.overlappable) {
       hideable += c;
     } else {
@@ -166,7 +184,8 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan) {
   out.p2p_bytes = p > 1 ? tokens * width * topo::bytes_per_element(in.training.precision) /
                               (pl.sequence_parallel ? pl.tp : 1)
                         : 0.0;
-  out.p2p_s = p > 1 ? topo::collective_time(topo::CollectiveOp::send_recv, out.p2p_bytes, g.p2p, in.cluster) : 0.0;
+  out.p2p_s =
+      p > 1 ? topo::collective_time(topo::CollectiveOp::send_recv, out.p2p_bytes, g.p2p, in.cluster) : 0.0;
 
   // Data parallelism and the optimizer, per pipeline rank (the layer split of the plan, not memory's own).
   ParallelPlan split = pl;
@@ -191,24 +210,28 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan) {
       sc.bucket_s = topo::collective_time(op, sc.grad_bytes / sc.buckets, g.dp, in.cluster);
       sc.dp_bytes_per_step = pl.dp > 1 ? sc.grad_bytes : 0.0;
       if (pl.zero >= 1) {
-        sc.param_gather_s = topo::collective_time(topo::CollectiveOp::all_gather, sc.weight_bytes, g.dp, in.cluster);
+        sc.param_gather_s =
+            topo::collective_time(topo::CollectiveOp::all_gather, sc.weight_bytes, g.dp, in.cluster);
         sc.dp_bytes_per_step += pl.dp > 1 ? sc.weight_bytes : 0.0;
       }
     } else {
       sc.buckets = 0;
-      sc.zero3_gather_s = topo::collective_time(topo::CollectiveOp::all_gather, sc.weight_bytes, g.dp, in.cluster);
-      sc.zero3_reduce_s = topo::collective_time(topo::CollectiveOp::reduce_scatter, sc.grad_bytes, g.dp, in.cluster);
+      sc.zero3_gather_s =
+          topo::collective_time(topo::CollectiveOp::all_gather, sc.weight_bytes, g.dp, in.cluster);
+      sc.zero3_reduce_s =
+          topo::collective_time(topo::CollectiveOp::reduce_scatter, sc.grad_bytes, g.dp, in.cluster);
       // Gathered before every forward and every backward pass, gradients reduce-scattered after every
       // backward (FSDP reshards after each pass; no gradient accumulation in full precision).
       sc.dp_bytes_per_step = pl.dp > 1 ? m * (2.0 * sc.weight_bytes + sc.grad_bytes) : 0.0;
     }
     const OptimizerCost oc = optimizer_cost(opt, in.training.precision, tensors);
     const double opt_shard = pl.zero >= 1 ? shard_degree : 1.0;
-    sc.optimizer_s = kernel_time(KernelCost{OpKind::memory_bound, oc.elementwise_flops / opt_shard,
-                                            oc.bytes_moved / opt_shard, 0, 0},
-                                 gpu, Precision::fp32);
+    sc.optimizer_s = kernel_time(
+        KernelCost{OpKind::memory_bound, oc.elementwise_flops / opt_shard, oc.bytes_moved / opt_shard, 0, 0},
+        gpu, Precision::fp32);
     if (oc.matmul_flops > 0) {
-      sc.optimizer_s += kernel_time(KernelCost{OpKind::matmul, oc.matmul_flops, 0, 0, 0}, gpu, in.training.precision);
+      sc.optimizer_s +=
+          kernel_time(KernelCost{OpKind::matmul, oc.matmul_flops, 0, 0, 0}, gpu, in.training.precision);
     }
     if (opt.grad_clipping || oc.reduction_values > 0) {
       // Local partial norms, then one small fp32 all-reduce over each axis the gradients are spread on.
@@ -274,11 +297,12 @@ StepTiming analytic_step(const StepInput& in, const StepPlan& plan, const StepCo
       std::vector<int> chunks(static_cast<std::size_t>(v));
       for (int c = 0; c < v; ++c) chunks[static_cast<std::size_t>(c)] = c;
       auto vs_of = [&](int c) { return static_cast<std::size_t>(c * p + s); };
-      std::sort(chunks.begin(), chunks.end(), [&](int a, int b) { return tl.grads_ready[vs_of(a)] < tl.grads_ready[vs_of(b)]; });
+      std::sort(chunks.begin(), chunks.end(),
+                [&](int a, int b) { return tl.grads_ready[vs_of(a)] < tl.grads_ready[vs_of(b)]; });
       for (int c : chunks) {
-        const int nb = std::max(1, static_cast<int>(std::lround(
-                                       static_cast<double>(sc.buckets) * plan.chunk_layers[vs_of(c)] /
-                                       plan.stage_layers[static_cast<std::size_t>(s)])));
+        const int nb = std::max(
+            1, static_cast<int>(std::lround(static_cast<double>(sc.buckets) * plan.chunk_layers[vs_of(c)] /
+                                            plan.stage_layers[static_cast<std::size_t>(s)])));
         const double from = tl.grads_from[vs_of(c)];
         const double ready = tl.grads_ready[vs_of(c)];
         const double chunk_total = sc.bucket_s * sc.buckets * plan.chunk_layers[vs_of(c)] /
@@ -316,8 +340,8 @@ StepTiming analytic_step(const StepInput& in, const StepPlan& plan, const StepCo
     const double without = time_schedule(order, p, m, v, no_p2p).rank_end[cs];
     tb.exposed_pp_comm = std::max(0.0, tl.rank_end[cs] - without);
   }
-  tb.bubble = out.iteration_time - (tb.compute + tb.exposed_tp_comm + tb.exposed_dp_comm + tb.exposed_pp_comm +
-                                    tb.optimizer);
+  tb.bubble = out.iteration_time -
+              (tb.compute + tb.exposed_tp_comm + tb.exposed_dp_comm + tb.exposed_pp_comm + tb.optimizer);
   if (tb.bubble < 0) {  // rounding only: the parts above are each a lower bound of the rank's time
     tb.exposed_pp_comm = std::max(0.0, tb.exposed_pp_comm + tb.bubble);
     tb.bubble = 0;

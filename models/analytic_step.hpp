@@ -43,23 +43,24 @@ struct PassCost {
 
 /// Per pipeline rank: data-parallel and optimizer costs, seconds and bytes, one GPU.
 struct StageCost {
-  double params = 0;               ///< parameters on one GPU before ZeRO sharding
-  double grad_bytes = 0;           ///< its gradients, bytes
-  double weight_bytes = 0;         ///< its weights in storage precision, bytes
-  int buckets = 1;                 ///< gradient buckets (ZeRO 0–2)
-  double bucket_s = 0;             ///< time of one bucket's reduction (all-reduce or reduce-scatter)
-  double param_gather_s = 0;       ///< ZeRO 1–2: all-gather of the updated weights after the optimizer
-  double zero3_gather_s = 0;       ///< ZeRO-3: gathering all this rank's weights once (per pass, summed over chunks)
-  double zero3_reduce_s = 0;       ///< ZeRO-3: reduce-scatter of all this rank's gradients once
-  double optimizer_s = 0;          ///< the update kernels
-  double grad_norm_s = 0;          ///< all-reduces of the norm(s)
-  double dp_bytes_per_step = 0;    ///< data-parallel bytes this GPU's collectives carry per step (nccl size)
+  double params = 0;          ///< parameters on one GPU before ZeRO sharding
+  double grad_bytes = 0;      ///< its gradients, bytes
+  double weight_bytes = 0;    ///< its weights in storage precision, bytes
+  int buckets = 1;            ///< gradient buckets (ZeRO 0–2)
+  double bucket_s = 0;        ///< time of one bucket's reduction (all-reduce or reduce-scatter)
+  double param_gather_s = 0;  ///< ZeRO 1–2: all-gather of the updated weights after the optimizer
+  double zero3_gather_s =
+      0;  ///< ZeRO-3: gathering all this rank's weights once (per pass, summed over chunks)
+  double zero3_reduce_s = 0;     ///< ZeRO-3: reduce-scatter of all this rank's gradients once
+  double optimizer_s = 0;        ///< the update kernels
+  double grad_norm_s = 0;        ///< all-reduces of the norm(s)
+  double dp_bytes_per_step = 0;  ///< data-parallel bytes this GPU's collectives carry per step (nccl size)
 };
 
 struct StepCosts {
-  std::vector<PassCost> passes;    ///< per virtual stage vs = chunk·pp + rank
-  std::vector<StageCost> stages;   ///< per pipeline rank
-  double p2p_s = 0;                ///< one activation (or its gradient) between consecutive stages
+  std::vector<PassCost> passes;   ///< per virtual stage vs = chunk·pp + rank
+  std::vector<StageCost> stages;  ///< per pipeline rank
+  double p2p_s = 0;               ///< one activation (or its gradient) between consecutive stages
   double p2p_bytes = 0;
 };
 
@@ -69,9 +70,9 @@ struct StepCosts {
 /// The time side of a step report.
 struct StepTiming {
   double iteration_time = 0;
-  TimeBreakdown time;              ///< of the stage that finishes last; sums to iteration_time
-  double bubble_fraction = 0;      ///< time.bubble / iteration_time
-  int critical_stage = 0;          ///< the pipeline rank that finishes last
+  TimeBreakdown time;          ///< of the stage that finishes last; sums to iteration_time
+  double bubble_fraction = 0;  ///< time.bubble / iteration_time
+  int critical_stage = 0;      ///< the pipeline rank that finishes last
 };
 
 /// Closed-form step time from the costs (see the file comment).

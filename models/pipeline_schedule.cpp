@@ -52,7 +52,9 @@ std::vector<PipelinePass> interleaved_rank(int p, int m, int v, int s) {
   const int total = m * v;
   auto micro_batch = [&](int k) { return (k / (p * v)) * p + k % p; };
   auto forward = [&](int k) { return PipelinePass{PassKind::forward, micro_batch(k), (k / p) % v}; };
-  auto backward = [&](int k) { return PipelinePass{PassKind::backward, micro_batch(k), v - 1 - (k / p) % v}; };
+  auto backward = [&](int k) {
+    return PipelinePass{PassKind::backward, micro_batch(k), v - 1 - (k / p) % v};
+  };
   const int warmup = (m == p) ? total : std::min((p - s - 1) * 2 + (v - 1) * p, total);
   std::vector<PipelinePass> passes;
   passes.reserve(static_cast<std::size_t>(2 * total));
@@ -94,7 +96,9 @@ Replay replay(const PipelineOrder& order, int p, int m, int v, const PassTimes& 
   TRAINSIM_CHECK(times.forward.size() == nvs && times.backward.size() == nvs &&
                      (times.weight.empty() || times.weight.size() == nvs),
                  "time_schedule: one cost per virtual stage expected");
-  auto weight = [&](int vs) { return times.weight.empty() ? 0.0 : times.weight[static_cast<std::size_t>(vs)]; };
+  auto weight = [&](int vs) {
+    return times.weight.empty() ? 0.0 : times.weight[static_cast<std::size_t>(vs)];
+  };
   PassClock clock(p, m, v);
   auto& tl = result.timeline;
   tl.rank_end.assign(static_cast<std::size_t>(p), 0.0);
@@ -143,7 +147,8 @@ Replay replay(const PipelineOrder& order, int p, int m, int v, const PassTimes& 
         slot = ready + cost;
         rank_free = slot;
         tl.rank_busy[static_cast<std::size_t>(s)] += cost;
-        const bool produces_grads = split ? x.kind == PassKind::backward_weight : x.kind == PassKind::backward;
+        const bool produces_grads =
+            split ? x.kind == PassKind::backward_weight : x.kind == PassKind::backward;
         if (produces_grads && slot >= tl.grads_ready[static_cast<std::size_t>(vs)]) {
           tl.grads_from[static_cast<std::size_t>(vs)] = ready;
           tl.grads_ready[static_cast<std::size_t>(vs)] = slot;
@@ -180,7 +185,8 @@ std::string_view schedule_constraint_error(Schedule kind, int p, int m, int v) {
   if (v < 1) return "virtual_stages must be at least 1";
   if (kind == Schedule::interleaved) {
     if (v > 1 && p == 1) return "the interleaved schedule needs pp > 1";
-    if (v > 1 && m % p != 0) return "the interleaved schedule needs the micro-batch count to be a multiple of pp";
+    if (v > 1 && m % p != 0)
+      return "the interleaved schedule needs the micro-batch count to be a multiple of pp";
   } else if (v != 1) {
     return "virtual_stages > 1 needs the interleaved schedule";
   }
@@ -188,15 +194,24 @@ std::string_view schedule_constraint_error(Schedule kind, int p, int m, int v) {
 }
 
 PipelineOrder pipeline_schedule(Schedule kind, int p, int m, int v) {
-  if (const auto why = schedule_constraint_error(kind, p, m, v); !why.empty()) throw InputError(std::string(why));
+  if (const auto why = schedule_constraint_error(kind, p, m, v); !why.empty())
+    throw InputError(std::string(why));
   PipelineOrder order(static_cast<std::size_t>(p));
   for (int s = 0; s < p; ++s) {
     auto& rank = order[static_cast<std::size_t>(s)];
     switch (kind) {
-      case Schedule::gpipe: rank = gpipe_rank(m); break;
-      case Schedule::one_f_one_b: rank = one_f_one_b_rank(p, m, s, false); break;
-      case Schedule::interleaved: rank = v == 1 ? one_f_one_b_rank(p, m, s, false) : interleaved_rank(p, m, v, s); break;
-      case Schedule::zero_bubble_h1: rank = one_f_one_b_rank(p, m, s, true); break;
+      case Schedule::gpipe:
+        rank = gpipe_rank(m);
+        break;
+      case Schedule::one_f_one_b:
+        rank = one_f_one_b_rank(p, m, s, false);
+        break;
+      case Schedule::interleaved:
+        rank = v == 1 ? one_f_one_b_rank(p, m, s, false) : interleaved_rank(p, m, v, s);
+        break;
+      case Schedule::zero_bubble_h1:
+        rank = one_f_one_b_rank(p, m, s, true);
+        break;
     }
   }
   return order;

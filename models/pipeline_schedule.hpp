@@ -9,8 +9,9 @@
 //
 // Dependencies a valid schedule respects (checked by schedule_is_valid):
 //   forward(mb, vs)         after forward(mb, vs−1)
-//   backward(mb, vs)        after forward(mb, vs) and backward(mb, vs+1) (the last virtual stage: its forward)
-//   backward_weight(mb, vs) after backward(mb, vs)        (ZB-H1 only: B split into input-grad B and W)
+//   backward(mb, vs)        after forward(mb, vs) and backward(mb, vs+1) (the last virtual stage: its
+//   forward) backward_weight(mb, vs) after backward(mb, vs)        (ZB-H1 only: B split into input-grad B and
+//   W)
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -72,9 +73,9 @@ struct PassTimes {
 /// When things happen when every rank runs its list in order, each pass as soon as its rank is free and
 /// its inputs have arrived (the list-scheduling semantics of the event-driven simulation, without it).
 struct ScheduleTimeline {
-  double makespan = 0;              ///< end of the last pass, s
-  std::vector<double> rank_end;     ///< per rank: end of its last pass
-  std::vector<double> rank_busy;    ///< per rank: total pass time
+  double makespan = 0;            ///< end of the last pass, s
+  std::vector<double> rank_end;   ///< per rank: end of its last pass
+  std::vector<double> rank_busy;  ///< per rank: total pass time
   /// Per virtual stage: start and end of its last gradient-producing pass (the last micro-batch's
   /// backward, or its W pass under ZB-H1): the window in which that chunk's gradients become final.
   std::vector<double> grads_from;

@@ -14,7 +14,9 @@ namespace {
 
 constexpr std::int64_t kMaxFullClusterGpus = 4096;
 
-sim::Duration dur(double seconds) { return sim::Duration::from_seconds(std::max(0.0, seconds)); }
+sim::Duration dur(double seconds) {
+  return sim::Duration::from_seconds(std::max(0.0, seconds));
+}
 
 struct Lanes {
   sim::LaneId compute, tp, pp, dp;
@@ -30,9 +32,12 @@ struct PassTasks {
 
 const char* kind_letter(PassKind k) {
   switch (k) {
-    case PassKind::forward: return "F";
-    case PassKind::backward: return "B";
-    case PassKind::backward_weight: return "W";
+    case PassKind::forward:
+      return "F";
+    case PassKind::backward:
+      return "B";
+    case PassKind::backward_weight:
+      return "W";
   }
   return "?";
 }
@@ -46,7 +51,8 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
   const int v = plan.virtual_stages;
   const auto m = static_cast<int>(plan.micro_batches);
   const int nvs = p * v;
-  const std::int64_t model_ranks = static_cast<std::int64_t>(pl.tp) * pl.cp * pl.ep;  // share tp-like collectives
+  const std::int64_t model_ranks =
+      static_cast<std::int64_t>(pl.tp) * pl.cp * pl.ep;  // share tp-like collectives
   if (full_cluster && pl.world_size() > kMaxFullClusterGpus) {
     throw InputError(fmt::format("a full-cluster simulation is limited to {} GPUs; this layout has {}",
                                  kMaxFullClusterGpus, pl.world_size()));
@@ -83,13 +89,15 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
       out[static_cast<std::size_t>(i)] = dag.busy(lane, dur(seconds), name, category);
     }
     if (!full_cluster || group == 1) {
-      for (int i = 0; i < n_inst; ++i) dag.depend(inputs[static_cast<std::size_t>(i)], out[static_cast<std::size_t>(i)]);
+      for (int i = 0; i < n_inst; ++i)
+        dag.depend(inputs[static_cast<std::size_t>(i)], out[static_cast<std::size_t>(i)]);
       return out;
     }
     // Members of instance i's group: dp group = same tp index, any dp index; tp group = same dp index.
     const int n_groups = n_inst / group;
     for (int gi = 0; gi < n_groups; ++gi) {
-      const sim::TaskId join = dag.join(dp_group ? lanes[idx(gi, s)].dp : lanes[idx(gi * n_tp, s)].tp, name + " sync");
+      const sim::TaskId join =
+          dag.join(dp_group ? lanes[idx(gi, s)].dp : lanes[idx(gi * n_tp, s)].tp, name + " sync");
       for (int k = 0; k < group; ++k) {
         const int i = dp_group ? k * n_tp + gi : gi * n_tp + k;
         dag.depend(inputs[static_cast<std::size_t>(i)], join);
@@ -103,8 +111,11 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
   std::vector<sim::TaskId> chain(static_cast<std::size_t>(n_inst * p));
   std::vector<bool> has_chain(static_cast<std::size_t>(n_inst * p), false);
   auto pass_key = [&](int inst, PassKind k, int mb, int vs) {
-    return ((static_cast<std::size_t>(inst) * 2 + (k == PassKind::forward ? 0 : 1)) * static_cast<std::size_t>(m) +
-            static_cast<std::size_t>(mb)) * static_cast<std::size_t>(nvs) + static_cast<std::size_t>(vs);
+    return ((static_cast<std::size_t>(inst) * 2 + (k == PassKind::forward ? 0 : 1)) *
+                static_cast<std::size_t>(m) +
+            static_cast<std::size_t>(mb)) *
+               static_cast<std::size_t>(nvs) +
+           static_cast<std::size_t>(vs);
   };
   std::vector<PassTasks> hand(static_cast<std::size_t>(n_inst) * 2 * m * nvs);
   std::vector<std::vector<sim::TaskId>> buckets(static_cast<std::size_t>(n_inst * p));
@@ -126,12 +137,17 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
                            plan.stage_layers[static_cast<std::size_t>(s)];
       double compute = 0, comm = 0;
       switch (x.kind) {
-        case PassKind::forward: compute = pc.forward_compute; comm = pc.forward_comm; break;
+        case PassKind::forward:
+          compute = pc.forward_compute;
+          comm = pc.forward_comm;
+          break;
         case PassKind::backward:
           compute = pc.backward_compute - (split_w ? pc.weight_compute : 0.0);
           comm = pc.backward_comm;
           break;
-        case PassKind::backward_weight: compute = pc.weight_compute; break;
+        case PassKind::backward_weight:
+          compute = pc.weight_compute;
+          break;
       }
       const std::string label = fmt::format("{} mb{} c{}", kind_letter(x.kind), x.micro_batch, x.chunk);
       const bool zero3 = pl.zero == 3 && pl.dp > 1 && x.kind != PassKind::backward_weight;
@@ -142,21 +158,23 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
         // kernels: the pass lasts the longer of the two. The very first pass waits for its weights.
         std::vector<sim::TaskId> after(static_cast<std::size_t>(n_inst));
         for (int i = 0; i < n_inst; ++i) {
-          after[static_cast<std::size_t>(i)] = has_chain[idx(i, s)] ? chain[idx(i, s)]
-                                                                    : dag.join(lanes[idx(i, s)].dp, "step start");
+          after[static_cast<std::size_t>(i)] =
+              has_chain[idx(i, s)] ? chain[idx(i, s)] : dag.join(lanes[idx(i, s)].dp, "step start");
         }
         const bool bwd = x.kind == PassKind::backward;
         gather = collective(s, after, true, share * (sc.zero3_gather_s + (bwd ? sc.zero3_reduce_s : 0.0)),
                             (bwd ? "zero3 gather+reduce " : "zero3 gather ") + label, "dp");
       }
-      const bool bucketed = pl.zero < 3 && sc.buckets > 0 && pl.overlap_grad_reduce && k == last_grad[static_cast<std::size_t>(x.chunk)];
+      const bool bucketed = pl.zero < 3 && sc.buckets > 0 && pl.overlap_grad_reduce &&
+                            k == last_grad[static_cast<std::size_t>(x.chunk)];
       const int segments = bucketed ? std::max(1, static_cast<int>(std::lround(sc.buckets * share))) : 1;
       for (int seg = 0; seg < segments; ++seg) {
         std::vector<sim::TaskId> seg_tasks(static_cast<std::size_t>(n_inst));
         for (int i = 0; i < n_inst; ++i) {
           const auto c = idx(i, s);
-          const sim::TaskId t = dag.busy(lanes[c].compute, dur(compute / segments),
-                                         segments > 1 ? fmt::format("{} part {}", label, seg) : label, "compute");
+          const sim::TaskId t =
+              dag.busy(lanes[c].compute, dur(compute / segments),
+                       segments > 1 ? fmt::format("{} part {}", label, seg) : label, "compute");
           if (has_chain[c]) dag.depend(chain[c], t);
           if (zero3 && seg == 0 && !has_chain[c]) dag.depend(gather[static_cast<std::size_t>(i)], t);
           if (seg == 0 && x.kind != PassKind::backward_weight) {
@@ -187,11 +205,13 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
         }
       }
       // Hand-over to the neighbouring virtual stage.
-      const bool sends = (x.kind == PassKind::forward && vs < nvs - 1) || (x.kind == PassKind::backward && vs > 0);
+      const bool sends =
+          (x.kind == PassKind::forward && vs < nvs - 1) || (x.kind == PassKind::backward && vs > 0);
       if (sends) {
         for (int i = 0; i < n_inst; ++i) {
-          const sim::TaskId t = dag.busy(lanes[idx(i, s)].pp, dur(costs.p2p_s),
-                                         (x.kind == PassKind::forward ? "send act " : "send grad ") + label, "pp");
+          const sim::TaskId t =
+              dag.busy(lanes[idx(i, s)].pp, dur(costs.p2p_s),
+                       (x.kind == PassKind::forward ? "send act " : "send grad ") + label, "pp");
           dag.depend(chain[idx(i, s)], t);
           PassTasks& h = hand[pass_key(i, x.kind, x.micro_batch, vs)];
           h.send = t;
@@ -205,8 +225,12 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
   for (int i = 0; i < n_inst; ++i) {
     for (int mb = 0; mb < m; ++mb) {
       for (int vs = 0; vs < nvs; ++vs) {
-        if (vs > 0) dag.depend(hand[pass_key(i, PassKind::forward, mb, vs - 1)].send, hand[pass_key(i, PassKind::forward, mb, vs)].entry);
-        if (vs < nvs - 1) dag.depend(hand[pass_key(i, PassKind::backward, mb, vs + 1)].send, hand[pass_key(i, PassKind::backward, mb, vs)].entry);
+        if (vs > 0)
+          dag.depend(hand[pass_key(i, PassKind::forward, mb, vs - 1)].send,
+                     hand[pass_key(i, PassKind::forward, mb, vs)].entry);
+        if (vs < nvs - 1)
+          dag.depend(hand[pass_key(i, PassKind::backward, mb, vs + 1)].send,
+                     hand[pass_key(i, PassKind::backward, mb, vs)].entry);
       }
     }
   }
@@ -237,7 +261,8 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
     const auto norm = collective(s, reduced, true, sc.grad_norm_s, "grad norm all-reduce", "dp");
     std::vector<sim::TaskId> opt(static_cast<std::size_t>(n_inst));
     for (int i = 0; i < n_inst; ++i) {
-      opt[static_cast<std::size_t>(i)] = dag.busy(lanes[idx(i, s)].compute, dur(sc.optimizer_s), "optimizer", "optimizer");
+      opt[static_cast<std::size_t>(i)] =
+          dag.busy(lanes[idx(i, s)].compute, dur(sc.optimizer_s), "optimizer", "optimizer");
       dag.depend(norm[static_cast<std::size_t>(i)], opt[static_cast<std::size_t>(i)]);
     }
     g.grad_norm[static_cast<std::size_t>(s)] = norm.front();
@@ -251,8 +276,8 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
   return g;
 }
 
-StepTiming run_step_graph(const StepGraph& graph, const StepInput& in, const StepPlan& plan, const StepCosts& costs,
-                          sim::TraceSink* sink) {
+StepTiming run_step_graph(const StepGraph& graph, const StepInput& in, const StepPlan& plan,
+                          const StepCosts& costs, sim::TraceSink* sink) {
   sim::Engine engine;
   const sim::DagResult r = sim::execute(graph.dag, engine, nullptr, sink);
   const int p = plan.pp;
@@ -286,7 +311,8 @@ StepTiming run_step_graph(const StepGraph& graph, const StepInput& in, const Ste
   tb.exposed_dp_comm = std::max(0.0, norm_start - last_pass_end) + std::max(0.0, zero3) +
                        (in.plan.zero >= 1 && in.plan.zero < 3 ? sc.param_gather_s : 0.0);
   tb.exposed_pp_comm = a.critical_stage == crit ? a.time.exposed_pp_comm : 0.0;
-  tb.bubble = out.iteration_time - (tb.compute + tb.exposed_tp_comm + tb.exposed_dp_comm + tb.exposed_pp_comm + tb.optimizer);
+  tb.bubble = out.iteration_time -
+              (tb.compute + tb.exposed_tp_comm + tb.exposed_dp_comm + tb.exposed_pp_comm + tb.optimizer);
   if (tb.bubble < 0) {
     tb.exposed_pp_comm = std::max(0.0, tb.exposed_pp_comm + tb.bubble);
     tb.bubble = std::max(0.0, out.iteration_time - (tb.compute + tb.exposed_tp_comm + tb.exposed_dp_comm +

@@ -28,7 +28,7 @@ namespace trainsim::model {
 /// A lowered step and the tasks needed to read its result.
 struct StepGraph {
   sim::Dag dag;
-  int instances = 1;                          ///< simulated copies of the pipeline (1 when collapsed)
+  int instances = 1;  ///< simulated copies of the pipeline (1 when collapsed)
   /// Per pipeline rank (of instance 0): the last task of its last pass, the grad-norm task, the
   /// optimizer task and the final task of the step.
   std::vector<sim::TaskId> last_pass, grad_norm, optimizer, final_task;

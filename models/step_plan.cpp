@@ -34,28 +34,31 @@ StepPlan infeasible(std::string reason) {
 }
 }  // namespace
 
-StepPlan make_step_plan(const TransformerSpec& model, const topo::ClusterSpec& cluster, const ParallelPlan& plan,
-                        const TrainingSpec& training) {
+StepPlan make_step_plan(const TransformerSpec& model, const topo::ClusterSpec& cluster,
+                        const ParallelPlan& plan, const TrainingSpec& training) {
   if (plan.tp < 1 || plan.pp < 1 || plan.dp < 1 || plan.cp < 1 || plan.ep < 1 || plan.micro_batch < 1 ||
       plan.virtual_stages < 1) {
     return infeasible("every parallel degree, the micro-batch and virtual_stages must be at least 1");
   }
   const std::int64_t gpus = cluster.total_gpus();
   if (plan.world_size() != gpus) {
-    return infeasible(fmt::format("tp·pp·cp·ep·dp = {}·{}·{}·{}·{} = {} GPUs, but the cluster has {}", plan.tp,
-                                  plan.pp, plan.cp, plan.ep, plan.dp, plan.world_size(), gpus));
+    return infeasible(fmt::format("tp·pp·cp·ep·dp = {}·{}·{}·{}·{} = {} GPUs, but the cluster has {}",
+                                  plan.tp, plan.pp, plan.cp, plan.ep, plan.dp, plan.world_size(), gpus));
   }
   const bool generic = !model.generic_layers.empty();
   if (!generic) {
-    if (model.heads % plan.tp != 0) return infeasible(fmt::format("{} heads do not divide by tp {}", model.heads, plan.tp));
+    if (model.heads % plan.tp != 0)
+      return infeasible(fmt::format("{} heads do not divide by tp {}", model.heads, plan.tp));
     if (model.kv_heads_or_heads() % plan.tp != 0) {
-      return infeasible(fmt::format("{} kv heads do not divide by tp {}", model.kv_heads_or_heads(), plan.tp));
+      return infeasible(
+          fmt::format("{} kv heads do not divide by tp {}", model.kv_heads_or_heads(), plan.tp));
     }
     if (model.seq_len % plan.cp != 0) {
       return infeasible(fmt::format("sequence length {} does not divide by cp {}", model.seq_len, plan.cp));
     }
     if (plan.ep > 1 && (!model.is_moe() || model.experts % plan.ep != 0)) {
-      return infeasible(fmt::format("ep {} needs a mixture-of-experts model whose experts divide by it", plan.ep));
+      return infeasible(
+          fmt::format("ep {} needs a mixture-of-experts model whose experts divide by it", plan.ep));
     }
   }
   const std::int64_t per_step = plan.dp * plan.micro_batch;
@@ -67,11 +70,16 @@ StepPlan make_step_plan(const TransformerSpec& model, const topo::ClusterSpec& c
   out.pp = plan.pp;
   out.virtual_stages = plan.schedule == Schedule::interleaved ? plan.virtual_stages : 1;
   out.micro_batches = training.global_batch / per_step;
+  if (out.micro_batches > kMaxMicroBatches) {
+    return infeasible(
+        fmt::format("{} micro-batches per step (global batch / (dp·micro_batch)) is more than the {} "
+                    "a step is simulated with; raise micro_batch or dp",
+                    out.micro_batches, kMaxMicroBatches));
+  }
   if (plan.schedule != Schedule::interleaved && plan.virtual_stages != 1) {
     return infeasible("virtual_stages > 1 needs the interleaved schedule");
   }
-  if (const auto why = schedule_constraint_error(plan.schedule, plan.pp, static_cast<int>(std::min<std::int64_t>(
-                                                                             out.micro_batches, 1 << 30)),
+  if (const auto why = schedule_constraint_error(plan.schedule, plan.pp, static_cast<int>(out.micro_batches),
                                                  out.virtual_stages);
       !why.empty()) {
     return infeasible(std::string(why));
@@ -79,14 +87,17 @@ StepPlan make_step_plan(const TransformerSpec& model, const topo::ClusterSpec& c
   const std::int64_t layers = generic ? static_cast<std::int64_t>(model.generic_layers.size()) : model.layers;
   const int parts = plan.pp * out.virtual_stages;
   if (layers < parts) {
-    return infeasible(fmt::format("{} layers cannot fill pp·virtual_stages = {} pipeline stages", layers, parts));
+    return infeasible(
+        fmt::format("{} layers cannot fill pp·virtual_stages = {} pipeline stages", layers, parts));
   }
   if (!plan.stage_layers.empty()) {
     const auto n = static_cast<int>(plan.stage_layers.size());
-    const std::int64_t sum = std::accumulate(plan.stage_layers.begin(), plan.stage_layers.end(), std::int64_t{0});
+    const std::int64_t sum =
+        std::accumulate(plan.stage_layers.begin(), plan.stage_layers.end(), std::int64_t{0});
     if ((n != plan.pp && n != parts) || sum != layers) {
-      return infeasible(fmt::format("stage_layers has {} entries summing to {}; expected {} entries summing to {}",
-                                    n, sum, plan.pp, layers));
+      return infeasible(
+          fmt::format("stage_layers has {} entries summing to {}; expected {} entries summing to {}", n, sum,
+                      plan.pp, layers));
     }
     for (int x : plan.stage_layers) {
       if (x < 1) return infeasible("every entry of stage_layers must be at least 1");
@@ -99,7 +110,8 @@ StepPlan make_step_plan(const TransformerSpec& model, const topo::ClusterSpec& c
       for (int s = 0; s < plan.pp; ++s) {
         const auto split = split_layers(plan.stage_layers[static_cast<std::size_t>(s)], out.virtual_stages);
         for (int c = 0; c < out.virtual_stages; ++c) {
-          if (split[static_cast<std::size_t>(c)] < 1) return infeasible("a stage_layers entry is smaller than virtual_stages");
+          if (split[static_cast<std::size_t>(c)] < 1)
+            return infeasible("a stage_layers entry is smaller than virtual_stages");
           out.chunk_layers[static_cast<std::size_t>(c * plan.pp + s)] = split[static_cast<std::size_t>(c)];
         }
       }
@@ -108,7 +120,9 @@ StepPlan make_step_plan(const TransformerSpec& model, const topo::ClusterSpec& c
     out.chunk_layers = split_layers(layers, parts);
   }
   out.stage_layers.assign(static_cast<std::size_t>(plan.pp), 0);
-  for (int vs = 0; vs < parts; ++vs) out.stage_layers[static_cast<std::size_t>(vs % plan.pp)] += out.chunk_layers[static_cast<std::size_t>(vs)];
+  for (int vs = 0; vs < parts; ++vs)
+    out.stage_layers[static_cast<std::size_t>(vs % plan.pp)] +=
+        out.chunk_layers[static_cast<std::size_t>(vs)];
   return out;
 }
 

@@ -5,8 +5,8 @@
 //
 // Checks, in order (the first failure is the reason): GPUs = tp·pp·cp·ep·dp; heads and kv_heads divisible
 // by tp; the sequence by cp; experts by ep; global_batch by dp·micro_batch; the schedule's own
-// constraints (interleaved: micro-batches a multiple of pp); at least one layer per virtual stage; an
-// explicit stage_layers list of pp (or pp·v) entries summing to the layer count.
+// constraints (interleaved: micro-batches a multiple of pp); at most kMaxMicroBatches; at least one layer per
+// virtual stage; an explicit stage_layers list of pp (or pp·v) entries summing to the layer count.
 //
 // Layer split. Virtual stage vs = chunk·pp + rank (see pipeline_schedule.hpp). Layers that do not divide
 // by pp·v are spread one apiece over the middle virtual stages first, then the first, then the last: the
@@ -23,14 +23,18 @@
 
 namespace trainsim::model {
 
+/// Steps with more micro-batches per pipeline are refused (infeasible, with the reason): the schedule
+/// is simulated pass by pass, and no practical layout comes near this.
+inline constexpr std::int64_t kMaxMicroBatches = 65536;
+
 struct StepPlan {
   bool feasible = true;
-  std::string reason;                 ///< why not, when !feasible
+  std::string reason;  ///< why not, when !feasible
   int pp = 1;
-  int virtual_stages = 1;             ///< v: chunks per pipeline rank
-  std::int64_t micro_batches = 1;     ///< m = global_batch / (dp · micro_batch)
-  std::vector<int> chunk_layers;      ///< layers of virtual stage vs = chunk·pp + rank; size pp·v
-  std::vector<int> stage_layers;      ///< layers per pipeline rank (sum of its chunks); size pp
+  int virtual_stages = 1;          ///< v: chunks per pipeline rank
+  std::int64_t micro_batches = 1;  ///< m = global_batch / (dp · micro_batch)
+  std::vector<int> chunk_layers;   ///< layers of virtual stage vs = chunk·pp + rank; size pp·v
+  std::vector<int> stage_layers;   ///< layers per pipeline rank (sum of its chunks); size pp
 
   [[nodiscard]] int layers_of(int rank, int chunk) const {
     return chunk_layers[static_cast<std::size_t>(chunk * pp + rank)];

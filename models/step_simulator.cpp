@@ -14,7 +14,9 @@
 
 namespace trainsim::model {
 
-const char* to_string(Fidelity f) { return f == Fidelity::analytic ? "analytic" : "event"; }
+const char* to_string(Fidelity f) {
+  return f == Fidelity::analytic ? "analytic" : "event";
+}
 
 Fidelity parse_fidelity(std::string_view text) {
   if (text == "analytic") return Fidelity::analytic;
@@ -63,7 +65,8 @@ StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptio
       t = run_step_graph(graph, in, plan, costs, &writer);
       // Memory held by each simulated stage at its peak, as a counter track beside its streams.
       for (std::size_t s = 0; s < mem.stages.size(); ++s) {
-        const std::string lane = (options.full_cluster ? "gpu " : "stage ") + std::to_string(s) + " / compute";
+        const std::string lane =
+            (options.full_cluster ? "gpu " : "stage ") + std::to_string(s) + " / compute";
         writer.counter(lane, "memory_bytes", sim::Time::zero(), mem.stages[s].memory.total());
       }
       writer.add_metadata("fidelity", to_string(fidelity));

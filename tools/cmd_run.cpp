@@ -95,9 +95,11 @@ int run(const RunArgs& args) {
 
 void add_run_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<RunArgs>();
-  auto* sub = app.add_subcommand("run", "simulate one scenario: iteration time, memory per GPU, run time and cost");
+  auto* sub =
+      app.add_subcommand("run", "simulate one scenario: iteration time, memory per GPU, run time and cost");
   sub->add_option("scenario", args->scenario, "scenario file (YAML)")->required();
-  sub->add_option("-o,--output", args->out_dir, "write summary.json, trace.json and run.csv into this folder");
+  sub->add_option("-o,--output", args->out_dir,
+                  "write summary.json, trace.json and run.csv into this folder");
   sub->add_option("--format", args->format, "how to print the summary")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();
@@ -105,7 +107,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
                   "event (discrete-event simulation of the step, the default) or analytic (closed form)")
       ->check(CLI::IsMember({"analytic", "event"}))
       ->capture_default_str();
-  sub->add_flag("--dump-scenario", args->dump, "print the loaded scenario (presets expanded) as YAML and stop");
+  sub->add_flag("--dump-scenario", args->dump,
+                "print the loaded scenario (presets expanded) as YAML and stop");
   sub->callback([args, &exit_code] { exit_code = run(*args); });
 }
 

@@ -52,9 +52,11 @@ TEST_CASE("with zero communication the 1F1B bubble fraction is (p-1)/(m+p-1)") {
 TEST_CASE("interleaving over v chunks divides the 1F1B bubble by v") {
   // Each chunk costs 1/v of a stage's work: bubble (p−1)·(F+B)/v against m·(F+B) of work.
   const int p = 4, m = 8;
-  const double whole_bubble = schedule_makespan(pipeline_schedule(Schedule::one_f_one_b, p, m), p, m, 1, 1, 2) - m * 3.0;
+  const double whole_bubble =
+      schedule_makespan(pipeline_schedule(Schedule::one_f_one_b, p, m), p, m, 1, 1, 2) - m * 3.0;
   for (int v : {2, 4}) {
-    const double t = schedule_makespan(pipeline_schedule(Schedule::interleaved, p, m, v), p, m, v, 1.0 / v, 2.0 / v);
+    const double t =
+        schedule_makespan(pipeline_schedule(Schedule::interleaved, p, m, v), p, m, v, 1.0 / v, 2.0 / v);
     CHECK(t - m * 3.0 == doctest::Approx(whole_bubble / v));
   }
 }

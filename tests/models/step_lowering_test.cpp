@@ -68,7 +68,8 @@ TEST_CASE("without data parallelism the event run takes exactly the replayed sch
   const StepCosts costs = step_costs(in, plan);
   const StepGraph g = lower_step(in, plan, costs);
   const StepTiming e = run_step_graph(g, in, plan, costs);
-  const ScheduleTimeline tl = time_schedule(pipeline_schedule(in.plan.schedule, 4, 16, 1), 4, 16, 1, pass_times(costs));
+  const ScheduleTimeline tl =
+      time_schedule(pipeline_schedule(in.plan.schedule, 4, 16, 1), 4, 16, 1, pass_times(costs));
   double expected = 0;
   for (int s = 0; s < 4; ++s) {
     const StageCost& sc = costs.stages[static_cast<std::size_t>(s)];
@@ -87,7 +88,8 @@ TEST_CASE("each simulated stage gets compute, tp, pp and dp streams, one lane ea
   Lanes sink;
   (void)run_step_graph(g, in, plan, costs, &sink);
   CHECK(sink.slices == g.dag.size());
-  for (const char* lane : {"stage 0 / compute", "stage 1 / tp comm", "stage 0 / pp comm", "stage 1 / dp comm"}) {
+  for (const char* lane :
+       {"stage 0 / compute", "stage 1 / tp comm", "stage 0 / pp comm", "stage 1 / dp comm"}) {
     CHECK(sink.lanes.count(lane) == 1);
   }
 }

@@ -36,7 +36,8 @@ Layout layout(std::int64_t layers, int tp, int pp, std::int64_t dp, std::int64_t
 
 }  // namespace
 
-TEST_CASE("layers that do not divide go to the middle stages, leaving the embedding and LM-head ends lighter") {
+TEST_CASE(
+    "layers that do not divide go to the middle stages, leaving the embedding and LM-head ends lighter") {
   // Llama-3 405B: 126 layers on 16 stages, 7 on the first and last (Llama 3 paper, Sec. 3.3.2).
   std::vector<int> llama(16, 8);
   llama.front() = 7;
@@ -111,4 +112,12 @@ TEST_CASE("each layout check gives a reason that names what does not divide") {
   l = layout(32, 1, 4, 1, 8);
   l.plan.virtual_stages = 2;  // 1F1B has no virtual stages
   CHECK_FALSE(l.make().feasible);
+}
+
+TEST_CASE("a step with more micro-batches than are simulated is refused with the limit in the reason") {
+  Layout l = layout(32, 1, 1, 1, kMaxMicroBatches + 1);
+  l.cluster.gpus_per_node = 1;
+  const StepPlan p = l.make();
+  CHECK_FALSE(p.feasible);
+  CHECK(p.reason.find("65536") != std::string::npos);
 }

@@ -133,8 +133,13 @@ TEST_CASE("the analytic and event-driven paths agree within 2% on the example la
   StepInput zero3_flat = small(3);
   zero3_flat.plan.pp = 1;
   zero3_flat.plan.dp = 8;
-  std::vector<StepInput> cases = {gpt3_175b_example(), small(0), small(1), small(2), zero3_flat,
-                                  small(1, Schedule::gpipe), small(1, Schedule::zero_bubble_h1)};
+  std::vector<StepInput> cases = {gpt3_175b_example(),
+                                  small(0),
+                                  small(1),
+                                  small(2),
+                                  zero3_flat,
+                                  small(1, Schedule::gpipe),
+                                  small(1, Schedule::zero_bubble_h1)};
   StepInput inter = small(1, Schedule::interleaved);
   inter.plan.virtual_stages = 2;
   cases.push_back(inter);
@@ -149,7 +154,8 @@ TEST_CASE("the analytic and event-driven paths agree within 2% on the example la
   }
 }
 
-TEST_CASE("with ZeRO-3 and a pipeline the event path hides gathers in pipeline idle time the formula charges") {
+TEST_CASE(
+    "with ZeRO-3 and a pipeline the event path hides gathers in pipeline idle time the formula charges") {
   // The known case where the two cannot agree to 2%: when the gathers outweigh a pass's compute, the
   // closed form charges each pass the excess; the event run streams gathers during the warm-up and
   // cool-down waits of the pipeline as well, so it is faster, by at most the bubble. The formula stays a
@@ -175,7 +181,8 @@ TEST_CASE("simulating one representative per symmetry class equals simulating ev
   }
 }
 
-TEST_CASE("overlapped gradient reduction hides under backward when bandwidth is ample and is exposed when not") {
+TEST_CASE(
+    "overlapped gradient reduction hides under backward when bandwidth is ample and is exposed when not") {
   // One node per data-parallel rank: tp 8 inside the node, dp 2 across the NICs, no pipeline.
   StepInput in;
   in.model = gpt(24, 4096, 32);
@@ -205,7 +212,8 @@ TEST_CASE("overlapped gradient reduction hides under backward when bandwidth is 
 
   in.plan.overlap_grad_reduce = false;  // nothing hides: the whole reduction is exposed
   const StepReport serial = simulate_step(in, Fidelity::event);
-  CHECK(serial.time.exposed_dp_comm == doctest::Approx(reduce_slow + slow.stages[0].param_gather_s).epsilon(1e-6));
+  CHECK(serial.time.exposed_dp_comm ==
+        doctest::Approx(reduce_slow + slow.stages[0].param_gather_s).epsilon(1e-6));
 }
 
 TEST_CASE("ZeRO-3 adds the expected gather traffic") {
@@ -230,7 +238,8 @@ TEST_CASE("ZeRO-3 adds the expected gather traffic") {
   CHECK(r3.memory.weights < r2.memory.weights);
 }
 
-TEST_CASE("optimizer time scales with the optimizer's state bytes: SGD < Adam (bf16 states) < Adam (fp32 states)") {
+TEST_CASE(
+    "optimizer time scales with the optimizer's state bytes: SGD < Adam (bf16 states) < Adam (fp32 states)") {
   StepInput in = small(0);
   const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
   auto optimizer_time = [&](OptimizerKind kind, Precision states) {
