@@ -93,3 +93,15 @@ TEST_CASE("schedules that cannot be built say why") {
   CHECK(schedule_constraint_error(Schedule::interleaved, 4, 8, 2) == "");
   CHECK_THROWS_AS((void)pipeline_schedule(Schedule::gpipe, 0, 4), trainsim::InputError);
 }
+
+TEST_CASE("a hand-over delay sits on the pipeline's critical path and is reported per rank") {
+  // Two ranks, one micro-batch, F = 1, B = 2, each hand-over 0.25 s: F(0) 0–1, F(1) 1.25–2.25,
+  // B(1) 2.25–4.25, B(0) 4.5–6.5.
+  PassTimes t{{1, 1}, {2, 2}, {}, 0.25};
+  const ScheduleTimeline tl = time_schedule(pipeline_schedule(Schedule::one_f_one_b, 2, 1), 2, 1, 1, t);
+  CHECK(tl.makespan == doctest::Approx(6.5));
+  CHECK(tl.rank_end[1] == doctest::Approx(4.25));
+  CHECK(tl.rank_busy[0] == doctest::Approx(3.0));
+  CHECK(tl.grads_from[0] == doctest::Approx(4.5));
+  CHECK(tl.grads_ready[0] == doctest::Approx(6.5));
+}
