@@ -1,0 +1,114 @@
+// `trainsim sweep --shard i/N` and `trainsim merge`, end to end through the binary.
+#include <doctest/doctest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// 3 node counts x 3 optimizers x 2 micro-batch sizes = 18 points.
+constexpr const char* sweep = R"(name: merge-test
+model: gpt3-1.3b
+cluster: {node: dgx-a100-80gb, nodes: 1}
+parallelism: {tp: 2, pp: 1, dp: auto, micro_batch: 1, zero: 1}
+training: {global_batch: 512, precision: bf16, optimizer: adamw, tokens: 26e9}
+pricing: {gpu_hour: "$2.50"}
+sweep:
+  cluster.nodes: [1, 2, 4]
+  training.optimizer: [adamw, adafactor, sgd-momentum]
+  parallelism.micro_batch: [1, 2]
+)";
+
+struct Folder {
+  fs::path path;
+  Folder() {
+    std::string name = (fs::temp_directory_path() / "trainsim-merge-XXXXXX").string();
+    REQUIRE(mkdtemp(name.data()) != nullptr);
+    path = name;
+  }
+  ~Folder() { fs::remove_all(path); }
+  Folder(const Folder&) = delete;
+  Folder& operator=(const Folder&) = delete;
+  [[nodiscard]] std::string file(const std::string& name) const { return (path / name).string(); }
+};
+
+std::string read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+int shell(const std::string& command) {
+  const int status = std::system(command.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string trainsim() { return std::string("'") + TRAINSIM_BINARY + "'"; }
+
+std::string run_shards(const Folder& dir, const std::string& scenario, int n, const std::string& extension) {
+  std::string shards;
+  for (int i = 0; i < n; ++i) {
+    const std::string out = dir.file("shard" + std::to_string(i) + extension);
+    REQUIRE(shell(trainsim() + " sweep " + scenario + " --shard " + std::to_string(i) + "/" + std::to_string(n) +
+                  " -o " + out) == 0);
+    shards += " " + out;
+  }
+  return shards;
+}
+
+}  // namespace
+
+TEST_CASE("shards hold disjoint round-robin slices of the points") {
+  const Folder dir;
+  const std::string scenario = dir.file("s.yaml");
+  std::ofstream(scenario) << sweep;
+  run_shards(dir, scenario, 4, ".csv");
+  const std::string shard1 = read(dir.file("shard1.csv"));
+  // Shard 1 of 4 holds points 1, 5, 9, 13, 17.
+  std::istringstream in(shard1);
+  std::string line;
+  std::getline(in, line);
+  CHECK(line.starts_with("point,"));
+  for (const int expected : {1, 5, 9, 13, 17}) {
+    REQUIRE(std::getline(in, line));
+    CHECK(line.starts_with(std::to_string(expected) + ","));
+  }
+  CHECK_FALSE(std::getline(in, line));
+}
+
+TEST_CASE("merged shard outputs equal the unsharded run, in CSV and in JSON Lines") {
+  const Folder dir;
+  const std::string scenario = dir.file("s.yaml");
+  std::ofstream(scenario) << sweep;
+  for (const std::string extension : {".csv", ".jsonl"}) {
+    REQUIRE(shell(trainsim() + " sweep " + scenario + " -o " + dir.file("whole" + extension)) == 0);
+    const std::string shards = run_shards(dir, scenario, 3, extension);
+    REQUIRE(shell(trainsim() + " merge " + dir.file("merged" + extension) + shards + " 2>/dev/null") == 0);
+    CHECK(read(dir.file("merged" + extension)) == read(dir.file("whole" + extension)));
+  }
+}
+
+TEST_CASE("merge refuses shards of different sweeps and points that disagree") {
+  const Folder dir;
+  std::ofstream(dir.file("a.csv")) << "point,x\n0,1\n";
+  std::ofstream(dir.file("b.csv")) << "point,y\n1,1\n";
+  std::ofstream(dir.file("c.csv")) << "point,x\n0,2\n";
+  std::ofstream(dir.file("d.csv")) << "point,x\n1,5\n0,1\n";
+  CHECK(shell(trainsim() + " merge " + dir.file("out.csv") + " " + dir.file("a.csv") + " " + dir.file("b.csv") +
+              " 2>/dev/null") == 2);
+  CHECK(shell(trainsim() + " merge " + dir.file("out.csv") + " " + dir.file("a.csv") + " " + dir.file("c.csv") +
+              " 2>/dev/null") == 2);
+  CHECK_FALSE(fs::exists(dir.file("out.csv")));
+  // The same point twice with the same row (a shard run twice) is kept once; rows come out sorted.
+  REQUIRE(shell(trainsim() + " merge " + dir.file("out.csv") + " " + dir.file("a.csv") + " " + dir.file("d.csv") +
+                " 2>/dev/null") == 0);
+  CHECK(read(dir.file("out.csv")) == "point,x\n0,1\n1,5\n");
+}
