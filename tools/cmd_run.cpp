@@ -1,7 +1,8 @@
 // `trainsim run S.yaml`: load a scenario, simulate one step (event-driven by default) and the whole run
 // around it, print the summary (SPEC "Outputs") as a table or JSON; with -o DIR also write summary.json,
 // trace.json (Chrome/Perfetto trace of the simulated step: a process per pipeline stage, a thread per
-// stream) and run.csv (the run's timeline). Exit 1 when a budget check fails or the layout is infeasible.
+// stream) and run.csv (the run's timeline). Exit 1 when the layout is infeasible, does not fit in memory,
+// or a budget check fails (the summary is printed first in every case).
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -86,9 +87,10 @@ int run(const RunArgs& args) {
     std::cerr << "infeasible layout: " << step.reason << '\n';
     return exit_check_failed;
   }
+  if (!step.fits) std::cerr << "does not fit: " << step.reason << '\n';
   const auto violations = model::budget_violations(run, step, s.budget);
   for (const auto& v : violations) std::cerr << "budget: " << v << '\n';
-  return violations.empty() ? exit_ok : exit_check_failed;
+  return violations.empty() && step.fits ? exit_ok : exit_check_failed;
 }
 
 }  // namespace
