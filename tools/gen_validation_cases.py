@@ -18,9 +18,13 @@ Not generated, because trainsim has no output they could be compared with: Korth
 times (no per-layer output field), Appendix C micro-batch-level recompute (no such recompute mode), ZeRO
 maximum model sizes, failure and checkpoint statistics (run-level inputs, not step predictions).
 
-Tolerances: each folder has a default below; scenarios/validation/tolerances.csv (columns: case,
-tolerance, reason) overrides single cases, each with the reason written down. Re-running the script is
-idempotent; it deletes and rewrites the generated sub-folders only.
+Tolerances: each folder has a default (floor) below; scenarios/validation/tolerances.csv (columns: case,
+tolerance, reason) overrides single cases, each with the reason written down. That file is written by
+  tools/gen_validation_cases.py --tolerances-from RESULTS.csv
+from the output of `trainsim validate --format csv scenarios/validation` at calibration time: a case whose
+measured error plus a margin of 5 points exceeds its folder's floor gets its own tolerance (rounded up to
+5 %), so the gate still fails when that case gets worse. Re-running the script is idempotent; it deletes
+and rewrites the generated sub-folders only.
 Python standard library only.
 """
 import argparse
@@ -31,14 +35,26 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-# Default relative tolerance per folder. They are set from the measured error of the calibrated
-# simulator (see the table `trainsim validate scenarios/validation` prints): about the worst case of the
-# folder plus a small margin, so that a regression of a few percent fails the gate.
+# Default relative tolerance (floor) per folder, from the error of the calibrated simulator on it (MAPE
+# and spread in the table `trainsim validate scenarios/validation` prints): roughly MAPE plus two standard
+# deviations of the typical case. Cases beyond it are listed in tolerances.csv with their own reason.
 DEFAULT_TOLERANCE = {
     "korthikanti": 0.10,
-    "megatron2020": 0.15,
+    "megatron2020": 0.10,
     "vtrain-single": 0.25,
-    "vtrain-multi": 0.25,
+    "vtrain-multi": 0.15,
+}
+MARGIN = 0.05
+
+# Why cases of a folder can sit beyond its floor (the accuracy analysis of issue 9).
+OUTLIER_REASON = {
+    "korthikanti": "largest error of the Korthikanti set",
+    "megatron2020": ("2020 DGX A100 (40 GB) runs, efficiency transferred from the 80 GB fit; V100 preset "
+                     "not calibrated (4 points are too few to fit and still check)"),
+    "vtrain-single": ("small model on 1-8 GPUs: per-kernel launch/framework overhead and small-message TP "
+                      "latency are not in the kernel-time model (worst at tp 8, micro-batch 1)"),
+    "vtrain-multi": ("outlier of the multi-node set (micro-batch 64, or tp 2 with 16 pipeline stages); "
+                     "see the accuracy analysis"),
 }
 
 KOR22_SOURCE = "Korthikanti et al. 2022, arXiv:2205.05198"
@@ -245,11 +261,40 @@ def read_tolerances(out):
     return result
 
 
+def write_tolerances(results_csv, out):
+    """tolerances.csv from `trainsim validate --format csv` output (worst metric per case)."""
+    import math
+    worst = {}
+    with open(results_csv, newline="") as f:
+        for r in csv.DictReader(f):
+            if not r["error"]:
+                sys.exit("%s: case %s was not evaluated (%s); fix it before setting tolerances" %
+                         (results_csv, r["case"], r["failure"]))
+            e = float(r["error"])
+            if r["case"] not in worst or abs(e) > abs(worst[r["case"]][0]):
+                worst[r["case"]] = (e, r["group"])
+    rows = []
+    for case, (e, group) in sorted(worst.items()):
+        tol = math.ceil(round((abs(e) + MARGIN) * 100, 6) / 5) * 5 / 100
+        if tol > DEFAULT_TOLERANCE[group] + 1e-9:
+            rows.append((case, "%.2f" % tol, "measured error %+.1f%% at calibration; %s" %
+                         (100 * e, OUTLIER_REASON[group])))
+    with open(os.path.join(out, "tolerances.csv"), "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["case", "tolerance", "reason"])
+        w.writerows(rows)
+    print("wrote %d per-case tolerances to %s" % (len(rows), os.path.join(out, "tolerances.csv")))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--shared", default=os.path.join(os.path.dirname(ROOT), "shared", "validation"))
     ap.add_argument("--out", default=os.path.join(ROOT, "scenarios", "validation"))
+    ap.add_argument("--tolerances-from", metavar="RESULTS.csv",
+                    help="first write tolerances.csv from `trainsim validate --format csv` output")
     args = ap.parse_args()
+    if args.tolerances_from:
+        write_tolerances(args.tolerances_from, args.out)
 
     with open(os.path.join(args.shared, "published-measurements.csv"), newline="") as f:
         rows = list(csv.DictReader(f))
