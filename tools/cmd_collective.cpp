@@ -112,6 +112,9 @@ void add_collective_command(CLI::App& app, int& exit_code) {
                        "halving-doubling or nvls");
     if (o.fidelity != "closed" && o.fidelity != "flow")
       throw InputError("--fidelity: expected closed or flow");
+    if (o.fidelity == "flow" && (*op == topo::CollectiveOp::broadcast || *op == topo::CollectiveOp::reduce)) {
+      throw InputError("--fidelity flow: broadcast and reduce are not lowered into flows yet; use closed");
+    }
     std::vector<double> sizes;
     if (!o.size.empty()) {
       sizes.push_back(parse_size(o.size));
