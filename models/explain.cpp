@@ -20,8 +20,10 @@ namespace {
 std::string sci(double v) {
   return fmt::format("{:.4g}", v);
 }
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 std::string gb(double bytes) {
-  return fmt::format("{:.2f} GB", bytes / 1e9);
+  if (bytes >= 1024 * kGiB) return fmt::format("{:.2f} TiB", bytes / (1024 * kGiB));
+  return fmt::format("{:.2f} GiB", bytes / kGiB);
 }
 
 std::string human(double value, const std::string& unit) {
@@ -224,8 +226,12 @@ Explanation explain(const TransformerSpec& model, const ParallelPlan& plan, cons
     w.notes.push_back("does not fit: " + e.reason);
     const MemoryBreakdown& m = e.memory;
     if (m.optimizer_state >= m.activations && plan.zero < 1) {
+      const double degree = static_cast<double>(plan.dp) * plan.cp * plan.ep;
       w.notes.push_back(
-          "optimizer state is the largest part: ZeRO-1 would shard it over data-parallel ranks");
+          degree > 1
+              ? fmt::format("optimizer state is the largest part: ZeRO-1 would divide it by {}", degree)
+              : std::string("optimizer state is the largest part: ZeRO-1 shards it over "
+                            "data-parallel ranks, and dp is 1; more tp or pp divides it"));
     } else if (m.activations > m.optimizer_state && plan.recompute != Recompute::full) {
       w.notes.push_back(
           "activations are the largest part: more recompute, sequence parallelism or a smaller "

@@ -64,7 +64,7 @@ TEST_CASE("an explanation of a plan that does not fit says why") {
   CHECK_FALSE(e.fits);
   const std::string text = to_text(e);
   CHECK(text.find("does not fit: stage 0 needs") != std::string::npos);
-  CHECK(text.find("ZeRO-1 would shard it") != std::string::npos);
+  CHECK(text.find("ZeRO-1 shards it over data-parallel ranks, and dp is 1") != std::string::npos);
 }
 
 TEST_CASE("standard attention shows the score tensor flash attention does not keep") {
