@@ -330,7 +330,11 @@ std::string SweepTable::row(std::int64_t index) const {
   const SweepPoint point = sweep_point(m.base.sweep, index);
   model::Labels labels;
   try {
-    const Scenario s = load_scenario_text(m.text, m.path, point.overrides);
+    // The point's file is the scenario with its overrides and without the sweep block: the loader checks
+    // every swept value in place on each load, which the constructor already did once for all points.
+    std::vector<Override> overrides = point.overrides;
+    overrides.push_back(Override{"sweep", "{}"});
+    const Scenario s = load_scenario_text(m.text, m.path, overrides);
     labels = m.labels(s, point);
     ScenarioResult result = simulate_scenario(s, m.fidelity);
     result.step.reason = one_line(result.step.reason);
