@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -173,4 +174,21 @@ TEST_CASE("a filtered sink keeps only the chosen lanes") {
   only_gpu0.record(slice("gpu 0 / compute", "a", 0, 1));
   only_gpu0.record(slice("gpu 10 / compute", "b", 0, 1));
   CHECK(out.str() == "lane,name,category,start_s,end_s\ngpu 0 / compute,a,,0,1e-12\n");
+}
+
+TEST_CASE("a tee sends every slice to each sink and a filter bounds a DAG's trace to chosen ranks") {
+  Dag dag;
+  for (int g = 0; g < 4; ++g)
+    dag.busy(dag.lane("gpu " + std::to_string(g) + " / compute"), Duration::from_ps(5), "k");
+  std::ostringstream all_csv;
+  std::ostringstream rank0_csv;
+  CsvTraceWriter all(all_csv);
+  CsvTraceWriter rank0(rank0_csv);
+  FilteredSink only_rank0(rank0, FilteredSink::lanes_starting_with({"gpu 0 /"}));
+  trainsim::sim::TeeSink both({&all, &only_rank0});
+  Engine e;
+  trainsim::sim::execute(dag, e, nullptr, &both);
+  const std::string everything = all_csv.str();
+  CHECK(std::count(everything.begin(), everything.end(), '\n') == 5);  // header + 4 slices
+  CHECK(rank0_csv.str() == "lane,name,category,start_s,end_s\ngpu 0 / compute,k,,0,5e-12\n");
 }
