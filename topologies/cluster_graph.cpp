@@ -115,6 +115,8 @@ struct ClusterGraph::Impl {
   mutable std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::uint32_t>> memo;
   mutable std::vector<LinkIndex> route_store;
   mutable std::unordered_map<DeviceId, std::vector<std::int32_t>> distances;  // BFS per destination
+  // The reversed adjacency as Boost sees it, built on the first BFS.
+  mutable std::unique_ptr<boost::compressed_sparse_row_graph<boost::directedS>> bfs_graph;
 
   DeviceId add_device(DeviceKind kind, std::int64_t node, std::int64_t index) {
     devices.push_back({kind, node, index});
@@ -254,13 +256,18 @@ void ClusterGraph::Impl::structural_path(DeviceId from, DeviceId to, std::vector
 const std::vector<std::int32_t>& ClusterGraph::Impl::distances_to(DeviceId to) const {
   auto it = distances.find(to);
   if (it != distances.end()) return it->second;
+  // Bounded memory: BFS results are 4 bytes per device each; routes stay memoised anyway.
+  if (distances.size() >= 256) distances.clear();
   using Graph = boost::compressed_sparse_row_graph<boost::directedS>;
-  std::vector<std::pair<std::size_t, std::size_t>> edges;
-  edges.reserve(links.size());
-  // Links come in symmetric pairs, so distances from `to` over the reversed graph equal the forward ones.
-  for (const Link& l : links) edges.emplace_back(l.to, l.from);
-  std::sort(edges.begin(), edges.end());
-  const Graph g(boost::edges_are_sorted, edges.begin(), edges.end(), devices.size());
+  if (!bfs_graph) {
+    std::vector<std::pair<std::size_t, std::size_t>> edges;
+    edges.reserve(links.size());
+    // Links come in symmetric pairs, so distances from `to` over the reversed graph equal the forward ones.
+    for (const Link& l : links) edges.emplace_back(l.to, l.from);
+    std::sort(edges.begin(), edges.end());
+    bfs_graph = std::make_unique<Graph>(boost::edges_are_sorted, edges.begin(), edges.end(), devices.size());
+  }
+  const Graph& g = *bfs_graph;
   std::vector<std::int32_t> dist(devices.size(), -1);
   dist[to] = 0;
   boost::breadth_first_search(
