@@ -33,7 +33,7 @@ struct LayoutSpace {
   int max_micro_batch = 8;              ///< micro-batch sizes: divisors of the per-replica batch up to this
   int max_virtual_stages = 8;           ///< interleaved: virtual stages 2 … this
   std::vector<model::Schedule> schedules = {model::Schedule::gpipe, model::Schedule::one_f_one_b,
-                                            model::Schedule::interleaved};
+                                            model::Schedule::zero_bubble_h1, model::Schedule::interleaved};
   std::vector<int> zero_stages = {0, 1, 2, 3};
   std::vector<model::Recompute> recompute = {model::Recompute::none, model::Recompute::selective,
                                              model::Recompute::full};
