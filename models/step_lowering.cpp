@@ -183,6 +183,9 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
           chain[c] = t;
           has_chain[c] = true;
           seg_tasks[static_cast<std::size_t>(i)] = t;
+          if (i == 0 && seg + 1 == segments && x.kind != PassKind::backward_weight) {
+            g.stash_marks.push_back({s, t, x.kind == PassKind::forward ? 1 : -1});
+          }
         }
         if (bucketed) {
           const auto reduced = collective(s, seg_tasks, true, sc.bucket_s * sc.buckets * share / segments,
@@ -277,9 +280,25 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
 }
 
 StepTiming run_step_graph(const StepGraph& graph, const StepInput& in, const StepPlan& plan,
-                          const StepCosts& costs, sim::TraceSink* sink) {
+                          const StepCosts& costs, sim::TraceSink* sink, const StageMemoryTrack* memory) {
   sim::Engine engine;
   const sim::DagResult r = sim::execute(graph.dag, engine, nullptr, sink);
+  if (sink != nullptr && memory != nullptr) {
+    std::vector<std::pair<sim::Time, const StepGraph::StashMark*>> marks;
+    marks.reserve(graph.stash_marks.size());
+    for (const auto& mark : graph.stash_marks) marks.emplace_back(r.tasks[mark.task].end, &mark);
+    std::stable_sort(marks.begin(), marks.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<double> in_use = memory->resident;
+    for (std::size_t s = 0; s < in_use.size(); ++s) {
+      sink->counter(fmt::format("stage {} / compute", s), "memory_bytes", r.started, in_use[s]);
+    }
+    for (const auto& [t, mark] : marks) {
+      const auto s = static_cast<std::size_t>(mark->stage);
+      in_use[s] += mark->delta * memory->per_micro_batch[s];
+      sink->counter(fmt::format("stage {} / compute", s), "memory_bytes", t, in_use[s]);
+    }
+  }
   const int p = plan.pp;
   const int v = plan.virtual_stages;
   const auto m = static_cast<double>(plan.micro_batches);

@@ -32,6 +32,21 @@ struct StepGraph {
   /// Per pipeline rank (of instance 0): the last task of its last pass, the grad-norm task, the
   /// optimizer task and the final task of the step.
   std::vector<sim::TaskId> last_pass, grad_norm, optimizer, final_task;
+  /// Instance 0's passes that change the activations a stage holds: the compute task whose end stashes
+  /// (forward, +1) or frees (backward, −1) one micro-batch's activations of one chunk.
+  struct StashMark {
+    int stage = 0;
+    sim::TaskId task = 0;
+    int delta = 0;
+  };
+  std::vector<StashMark> stash_marks;
+};
+
+/// Memory of each simulated stage for the trace's "memory_bytes" counter track: what is resident all step
+/// (weights, gradients, optimizer state, buffers) and what one micro-batch of one chunk stashes.
+struct StageMemoryTrack {
+  std::vector<double> resident;         ///< per pipeline rank, bytes
+  std::vector<double> per_micro_batch;  ///< per pipeline rank, bytes of one micro-batch through one chunk
 };
 
 /// Builds the graph. Precondition: plan.feasible. full_cluster: see the file comment (refuses, with
@@ -41,8 +56,10 @@ struct StepGraph {
 
 /// Runs the graph on a fresh engine; `sink` (optional) receives every task (Chrome trace: a process per
 /// stage or GPU, a thread per stream). The breakdown's pipeline-communication and ZeRO-3 parts, which an
-/// event run cannot tell apart from waiting, are taken from the analytic model of the same costs.
+/// event run cannot tell apart from waiting, are taken from the analytic model of the same costs. With
+/// `sink` and `memory`, each stage's memory in use is sampled at every stash and release.
 [[nodiscard]] StepTiming run_step_graph(const StepGraph& graph, const StepInput& input, const StepPlan& plan,
-                                        const StepCosts& costs, sim::TraceSink* sink = nullptr);
+                                        const StepCosts& costs, sim::TraceSink* sink = nullptr,
+                                        const StageMemoryTrack* memory = nullptr);
 
 }  // namespace trainsim::model

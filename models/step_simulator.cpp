@@ -62,13 +62,16 @@ StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptio
       t = run_step_graph(graph, in, plan, costs);
     } else {
       sim::ChromeTraceWriter writer;
-      t = run_step_graph(graph, in, plan, costs, &writer);
-      // Memory held by each simulated stage at its peak, as a counter track beside its streams.
-      for (std::size_t s = 0; s < mem.stages.size(); ++s) {
-        const std::string lane =
-            (options.full_cluster ? "gpu " : "stage ") + std::to_string(s) + " / compute";
-        writer.counter(lane, "memory_bytes", sim::Time::zero(), mem.stages[s].memory.total());
+      // Memory in use per stage over the step: the resident part plus the stashed activations, each
+      // micro-batch·chunk's share of the estimate's peak (its peak over the in-flight count).
+      StageMemoryTrack track;
+      for (const StageMemory& sm : mem.stages) {
+        const double stashed =
+            sm.in_flight_micro_batches > 0 ? sm.memory.activations / sm.in_flight_micro_batches : 0;
+        track.resident.push_back(sm.memory.total() - sm.memory.activations);
+        track.per_micro_batch.push_back(stashed / plan.virtual_stages);
       }
+      t = run_step_graph(graph, in, plan, costs, &writer, options.full_cluster ? nullptr : &track);
       writer.add_metadata("fidelity", to_string(fidelity));
       std::ofstream out(options.trace_path);
       if (!out) throw InputError("cannot write the trace to '" + options.trace_path + "'");

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 
@@ -108,4 +109,23 @@ TEST_CASE("the collapsed simulation equals the per-GPU simulation on a 256-GPU c
   const StepTiming a = run_step_graph(collapsed, in, plan, costs);
   const StepTiming b = run_step_graph(full, in, plan, costs);
   CHECK(b.iteration_time == a.iteration_time);
+}
+
+TEST_CASE("the memory counter of a 1F1B stage peaks at p - s stashed micro-batches") {
+  const StepInput in = gpt_on(1, 2, 4, 1, 16);
+  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+  const StepCosts costs = step_costs(in, plan);
+  struct Peaks : sim::TraceSink {
+    std::map<std::string, double> peak;
+    void record(const sim::TraceRecord&) override {}
+    void counter(std::string_view lane, std::string_view, sim::Time, double value) override {
+      double& p = peak[std::string(lane)];
+      p = std::max(p, value);
+    }
+  } sink;
+  const StageMemoryTrack track{{10, 20, 30, 40}, {1, 1, 1, 1}};
+  (void)run_step_graph(lower_step(in, plan, costs), in, plan, costs, &sink, &track);
+  CHECK(sink.peak["stage 0 / compute"] == doctest::Approx(10 + 4));
+  CHECK(sink.peak["stage 1 / compute"] == doctest::Approx(20 + 3));
+  CHECK(sink.peak["stage 3 / compute"] == doctest::Approx(40 + 1));
 }
