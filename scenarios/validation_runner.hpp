@@ -31,7 +31,7 @@ struct CaseResult {
   std::string file;        ///< path as given / found
   std::string name;        ///< scenario name
   std::string group;       ///< the case's folder name (e.g. "korthikanti", "vtrain-single")
-  std::string attention;   ///< "flash" | "standard"
+  std::string attention;   ///< "flash" | "standard"; "" for cases without one (collectives)
   std::string source;      ///< the `measured.source` citation
   std::string failure;     ///< non-empty: could not be evaluated (load error, infeasible layout, …)
   std::vector<MetricCheck> checks;
