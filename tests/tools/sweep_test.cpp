@@ -145,7 +145,30 @@ TEST_CASE("JSON Lines rows are objects with finite numbers, null where a point c
   }
 }
 
-TEST_CASE("a sweep killed mid-way and resumed loses and duplicates no point") {
+/// Starts `trainsim sweep scenario -j 1 -o out`, sends `sig` once more than 20 rows are out, and returns
+/// the wait status.
+int interrupt_sweep(const std::string& scenario, const std::string& out, int sig) {
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    freopen("/dev/null", "w", stderr);
+    execl(TRAINSIM_BINARY, TRAINSIM_BINARY, "sweep", scenario.c_str(), "-j", "1", "-o", out.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Signal it once a few rows are out, before it can finish (its stderr goes to the void).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (lines(read(out)).size() > 20) break;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  kill(child, sig);
+  int status = 0;
+  waitpid(child, &status, 0);
+  return status;
+}
+
+TEST_CASE("a sweep killed or interrupted mid-way and resumed loses and duplicates no point") {
   const Folder dir;
   const std::string scenario = write(dir, "s.yaml", std::string(small_sweep) + large_axes);
   REQUIRE(shell(trainsim() + " sweep " + scenario + " -j 2 -o " + dir.file("full.csv")) == 0);
@@ -153,22 +176,7 @@ TEST_CASE("a sweep killed mid-way and resumed loses and duplicates no point") {
   REQUIRE(lines(full).size() == 1153);
 
   const std::string out = dir.file("killed.csv");
-  const pid_t child = fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    execl(TRAINSIM_BINARY, TRAINSIM_BINARY, "sweep", scenario.c_str(), "-j", "1", "-o", out.c_str(),
-          static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  // Kill it once a few rows are out, before it can finish.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (lines(read(out)).size() > 20) break;
-    std::this_thread::sleep_for(std::chrono::microseconds(200));
-  }
-  kill(child, SIGKILL);
-  int status = 0;
-  waitpid(child, &status, 0);
+  const int status = interrupt_sweep(scenario, out, SIGKILL);
   const std::string partial = read(out);
   CHECK(WIFSIGNALED(status));
   CHECK(lines(partial).size() < 1153);
@@ -176,6 +184,17 @@ TEST_CASE("a sweep killed mid-way and resumed loses and duplicates no point") {
 
   REQUIRE(shell(trainsim() + " sweep " + scenario + " -j 2 --resume -o " + out) == 0);
   CHECK(read(out) == full);
+
+  // Ctrl-C stops cleanly: exit code 130, whole rows only, and the output resumes the same way.
+  const std::string stopped = dir.file("stopped.csv");
+  const int interrupted = interrupt_sweep(scenario, stopped, SIGINT);
+  REQUIRE(WIFEXITED(interrupted));
+  CHECK(WEXITSTATUS(interrupted) == 130);
+  const std::string rows = read(stopped);
+  CHECK(lines(rows).size() < 1153);
+  CHECK(full.starts_with(rows));
+  REQUIRE(shell(trainsim() + " sweep " + scenario + " --resume -o " + stopped + " 2>/dev/null") == 0);
+  CHECK(read(stopped) == full);
 }
 
 TEST_CASE("a torn last row is cut off on resume and its point written again") {
