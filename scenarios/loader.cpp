@@ -634,8 +634,10 @@ Scenario load_tree(YamlValue tree, Diagnostics& d, const std::string& file_label
   Scenario s = converter.convert(tree, stem_of(file_label));
   s.source_file = file_label;
   // Every sweep value is checked in place, exactly as if written there; combinations are the sweep's
-  // business (an infeasible point is a row with its reason, not a load error).
-  if (d.empty() && tree.is_mapping()) {
+  // business (an infeasible point is a row with its reason, not a load error). A load with overrides is a
+  // sweep point: the values were checked when the scenario itself was loaded, so they are not re-checked
+  // (that would make a sweep quadratic in its size).
+  if (d.empty() && overrides.empty() && tree.is_mapping()) {
     if (const YamlValue* sweep = tree.find("sweep"); sweep != nullptr && sweep->is_mapping()) {
       YamlValue base = tree;
       base.entries.erase(std::remove_if(base.entries.begin(), base.entries.end(),

@@ -33,6 +33,10 @@ struct Override {
   std::string yaml_value;
 };
 
+/// Sweep values (`sweep:`) are each checked in place when the scenario is loaded without overrides; a load
+/// with overrides (a sweep point) skips that check. Cross-field divisibility of a point is an InputError
+/// too: a sweep should record it as that point's infeasibility reason and go on.
+///
 /// Reads and loads a scenario file. Throws InputError (with every problem) on bad input, including a
 /// missing file, a directory, or a file over max_scenario_bytes. `name` defaults to the file's stem.
 [[nodiscard]] Scenario load_scenario_file(const std::string& path, const std::vector<Override>& overrides = {});
