@@ -1,5 +1,6 @@
 #include "sim/engine.hpp"
 
+#include <bit>
 #include <string>
 
 #include "sim/error.hpp"
@@ -9,7 +10,6 @@ namespace trainsim::sim {
 namespace {
 constexpr std::uint32_t kChunkBits = 10;
 constexpr std::uint32_t kChunkSize = 1u << kChunkBits;
-constexpr std::size_t kArity = 4;  // a 4-ary heap: half the depth of a binary one, children share a line
 constexpr unsigned kSlotBits = 24;
 constexpr std::uint64_t kSlotMask = (std::uint64_t{1} << kSlotBits) - 1;
 constexpr std::uint64_t kMaxSeq = std::uint64_t{1} << (64 - kSlotBits);
@@ -64,78 +64,107 @@ bool Engine::cancel(EventId id) {
   s.cancelled = true;
   s.action.reset();
   --pending_;
-  ++cancelled_in_heap_;
-  if (cancelled_in_heap_ >= kCompactAtLeast && 2 * cancelled_in_heap_ > heap_.size()) compact();
+  ++cancelled_queued_;
+  if (cancelled_queued_ >= kCompactAtLeast && 2 * cancelled_queued_ > queued_) compact();
   return true;
 }
 
 void Engine::compact() {
-  std::size_t kept = 0;
-  for (const Entry e : heap_) {
-    const auto index = static_cast<std::uint32_t>(e.key & kSlotMask);
-    Slot& s = slot(index);
-    if (s.cancelled) {
-      s.seq = 0;
-      s.cancelled = false;
-      free_slots_.push_back(index);
-    } else {
-      heap_[kept++] = e;
+  // Filtering keeps every survivor in its bucket: buckets depend only on last_, which does not change.
+  for (std::size_t b = 0; b < kBuckets; ++b) {
+    std::vector<Entry>& bucket = buckets_[b];
+    std::size_t kept = 0;
+    for (const Entry e : bucket) {
+      const auto index = static_cast<std::uint32_t>(e.key & kSlotMask);
+      Slot& s = slot(index);
+      if (s.cancelled) {
+        s.seq = 0;
+        s.cancelled = false;
+        free_slots_.push_back(index);
+      } else {
+        bucket[kept++] = e;
+      }
     }
+    queued_ -= bucket.size() - kept;
+    bucket.resize(kept);
+    if (kept == 0) nonempty_[b / 64] &= ~(std::uint64_t{1} << (b % 64));
   }
-  heap_.resize(kept);
-  cancelled_in_heap_ = 0;
-  if (kept < 2) return;
-  for (std::size_t i = (kept - 2) / kArity + 1; i-- > 0;) sift_down(i, heap_[i]);
+  cancelled_queued_ = 0;
+  min_known_ = false;
+}
+
+std::size_t Engine::bucket_of(const Entry& e) const {
+  // Entries are never equal to last_ (sequence numbers are unique), so some bit differs. Times are >= 0,
+  // so their unsigned bit patterns order like the times.
+  const std::uint64_t time_bits = static_cast<std::uint64_t>(e.time) ^ static_cast<std::uint64_t>(last_.time);
+  if (time_bits != 0) return 127 - static_cast<std::size_t>(std::countl_zero(time_bits));
+  return 63 - static_cast<std::size_t>(std::countl_zero(e.key ^ last_.key));
 }
 
 void Engine::push(Entry e) {
-  // Sift up with a hole: move parents down until e's place is found, then write it once.
-  std::size_t i = heap_.size();
-  heap_.push_back(e);
-  while (i > 0) {
-    const std::size_t parent = (i - 1) / kArity;
-    const Entry& p = heap_[parent];
-    if (!before(e, p)) break;
-    heap_[i] = p;
-    i = parent;
+  const std::size_t b = bucket_of(e);
+  std::vector<Entry>& bucket = buckets_[b];
+  bucket.push_back(e);
+  nonempty_[b / 64] |= std::uint64_t{1} << (b % 64);
+  ++queued_;
+  if (min_known_ && before(e, min_)) {
+    min_ = e;
+    min_bucket_ = b;
+    min_pos_ = bucket.size() - 1;
   }
-  heap_[i] = e;
 }
 
-void Engine::sift_down(std::size_t i, Entry e) {
-  const std::size_t n = heap_.size();
-  for (;;) {
-    const std::size_t first = i * kArity + 1;
-    if (first >= n) break;
-    std::size_t best = first;
-    const std::size_t end = first + kArity < n ? first + kArity : n;
-    for (std::size_t c = first + 1; c < end; ++c) {
-      if (before(heap_[c], heap_[best])) best = c;
+const Engine::Entry& Engine::top() {
+  if (!min_known_) {
+    // The earliest entry is in the lowest non-empty bucket; within it, order is arbitrary: scan.
+    const std::size_t b = nonempty_[0] != 0 ? static_cast<std::size_t>(std::countr_zero(nonempty_[0]))
+                                            : 64 + static_cast<std::size_t>(std::countr_zero(nonempty_[1]));
+    const std::vector<Entry>& bucket = buckets_[b];
+    std::size_t best = 0;
+    for (std::size_t i = 1; i < bucket.size(); ++i) {
+      if (before(bucket[i], bucket[best])) best = i;
     }
-    if (!before(heap_[best], e)) break;
-    heap_[i] = heap_[best];
-    i = best;
+    min_ = bucket[best];
+    min_bucket_ = b;
+    min_pos_ = best;
+    min_known_ = true;
   }
-  heap_[i] = e;
+  return min_;
 }
 
-void Engine::pop() {
-  const Entry last = heap_.back();
-  heap_.pop_back();
-  if (!heap_.empty()) sift_down(0, last);
+Engine::Entry Engine::pop() {
+  const Entry e = top();
+  std::vector<Entry>& bucket = buckets_[min_bucket_];
+  bucket[min_pos_] = bucket.back();
+  bucket.pop_back();
+  min_known_ = false;
+  --queued_;
+  // The rest of the bucket shares with e every bit above the bucket's: relative to the new last_, each of
+  // its entries belongs to a strictly lower bucket. This pass is the only place entries move.
+  last_ = e;
+  for (const Entry moved : bucket) {
+    const std::size_t b = bucket_of(moved);
+    buckets_[b].push_back(moved);
+    nonempty_[b / 64] |= std::uint64_t{1} << (b % 64);
+  }
+  bucket.clear();
+  nonempty_[min_bucket_ / 64] &= ~(std::uint64_t{1} << (min_bucket_ % 64));
+  // When the queue runs dry, e may have been a cancelled event later than now(); the next event may then be
+  // earlier than e. Zero is before any event, so restarting from it keeps the invariant.
+  if (queued_ == 0) last_ = Entry{0, 0};
+  return e;
 }
 
 void Engine::step() {
-  const Entry top = heap_.front();
-  pop();
-  const auto index = static_cast<std::uint32_t>(top.key & kSlotMask);
-  // The next event's callback is a likely cache miss; fetch it while this one runs.
-  if (!heap_.empty()) __builtin_prefetch(&slot(static_cast<std::uint32_t>(heap_.front().key & kSlotMask)));
+  const Entry e = pop();
+  const auto index = static_cast<std::uint32_t>(e.key & kSlotMask);
+  // The next event's callback is a likely cache miss; find it and fetch it while this one runs.
+  if (queued_ != 0) __builtin_prefetch(&slot(static_cast<std::uint32_t>(top().key & kSlotMask)));
   Slot& s = slot(index);
   if (s.cancelled) {
-    --cancelled_in_heap_;
+    --cancelled_queued_;
   } else {
-    now_ = Time::from_ps(top.time);
+    now_ = Time::from_ps(e.time);
     --pending_;
     ++executed_;
     // Run in place: the slab never moves, and the slot is not reusable until the call returns. Clearing seq
@@ -151,12 +180,12 @@ void Engine::step() {
 
 void Engine::run() {
   stopped_ = false;
-  while (!heap_.empty() && !stopped_) step();
+  while (queued_ != 0 && !stopped_) step();
 }
 
 void Engine::run_until(Time t) {
   stopped_ = false;
-  while (!heap_.empty() && !stopped_ && heap_.front().time <= t.ps()) step();
+  while (queued_ != 0 && !stopped_ && top().time <= t.ps()) step();
   if (!stopped_ && now_ < t) now_ = t;
 }
 

@@ -3,11 +3,17 @@
 // order, so equal-time events run first-scheduled-first (FIFO ties) and every run is deterministic.
 // No globals: each Engine is independent; two engines in one process do not interact.
 //
-// Cost: at/after are O(log n) (a 4-ary heap of 16-byte POD entries); callbacks live in a stable slab
-// indexed by slot, so scheduling from inside a callback is safe. cancel is O(1) and lazy: the entry stays
-// in the heap and is discarded when it reaches the top; when cancelled entries outnumber live ones the heap
-// is compacted (O(n), amortised O(1) per cancel), so rescheduling far-future events cannot grow it.
+// Cost: the queue is a radix heap (monotone priority queue) of 16-byte POD entries {time, seq<<24 | slot}:
+// it only needs every new event to be no earlier than the last one taken out, which t >= now() guarantees.
+// at/after are O(1) (an append to one of 128 buckets); taking the next event is O(1) amortised plus, now
+// and then, a sequential pass that moves a bucket's entries to lower buckets (each entry moves at most
+// ~100 times over its life, typically a few). All access is sequential, so the queue stays fast when the
+// pending set is far larger than the cache, where a heap takes a cache miss per level. Callbacks live in a
+// stable slab indexed by slot, so scheduling from inside a callback is safe. cancel is O(1) and lazy: the
+// entry stays queued and is discarded when it comes out; when cancelled entries outnumber live ones the
+// queue is compacted (O(n), amortised O(1) per cancel), so rescheduling far-future events cannot grow it.
 // Limits (checked): 2^24 (16.7 M) events pending at once, 2^40 (1.1e12) events scheduled per engine.
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -57,33 +63,46 @@ class Engine {
   [[nodiscard]] std::uint64_t executed() const { return executed_; }
 
  private:
-  struct Entry {  // what the heap orders: POD, so sifting is plain copies; four fit a cache line
-    std::int64_t time;
+  struct Entry {        // what the queue orders: POD, so moving entries between buckets is plain copies
+    std::int64_t time;  // >= 0: now() starts at 0 and never goes back
     std::uint64_t key;  // seq << 24 | slot: ordering by key is ordering by seq
   };
   static bool before(const Entry& a, const Entry& b) {
     return a.time < b.time || (a.time == b.time && a.key < b.key);
   }
   struct Slot;
+  static constexpr std::size_t kBuckets = 128;  // one per bit of the 128-bit number (time, key)
 
   [[nodiscard]] Slot& slot(std::uint32_t index);
   std::uint32_t allocate_slot();
+  // Bucket (0..127) of e: the highest bit where (time, key) differs from last_, less one.
+  [[nodiscard]] std::size_t bucket_of(const Entry& e) const;
   void push(Entry e);
-  void pop();
-  // Fills the hole at index i with e, moving smaller children up.
-  void sift_down(std::size_t i, Entry e);
-  // Drops cancelled entries and rebuilds the heap.
+  // The earliest queued entry (cached until it is popped). Precondition: queued_ > 0.
+  const Entry& top();
+  // Removes and returns top(), moving the rest of its bucket to lower buckets relative to it.
+  Entry pop();
+  // Drops cancelled entries from every bucket.
   void compact();
   // Runs the top event (or discards it when cancelled).
   void step();
 
-  std::vector<Entry> heap_;
+  // Radix heap invariant: every queued entry e is after last_ (the last entry popped) and sits in bucket
+  // bucket_of(e); so every entry of a lower bucket is earlier than every entry of a higher one.
+  std::array<std::vector<Entry>, kBuckets> buckets_;
+  std::array<std::uint64_t, 2> nonempty_{};  // bit b set <=> buckets_[b] is not empty
+  std::size_t queued_ = 0;                   // entries in the buckets, cancelled ones included
+  Entry last_{0, 0};
+  Entry min_{0, 0};  // top(), when min_known_: in buckets_[min_bucket_] at min_pos_
+  std::size_t min_bucket_ = 0;
+  std::size_t min_pos_ = 0;
+  bool min_known_ = false;
   std::vector<std::unique_ptr<Slot[]>> chunks_;  // stable storage: callbacks never move while queued
   std::vector<std::uint32_t> free_slots_;
   std::uint32_t slot_count_ = 0;
   std::uint64_t next_seq_ = 1;
   std::size_t pending_ = 0;
-  std::size_t cancelled_in_heap_ = 0;
+  std::size_t cancelled_queued_ = 0;
   std::uint64_t executed_ = 0;
   Time now_;
   bool stopped_ = false;

@@ -2,8 +2,12 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
+#include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/error.hpp"
@@ -160,4 +164,83 @@ TEST_CASE("rescheduling far-future events many times keeps order and the right e
   for (std::size_t k = 1; k < ran.size(); ++k) {
     CHECK((ran[k - 1] * 7919 + 49) % 100'000 <= (ran[k] * 7919 + 49) % 100'000);
   }
+}
+
+TEST_CASE("an event scheduled after run_until stopped short of the next one runs before it") {
+  Engine e;
+  std::string order;
+  e.at(ps(1'000'000), [&] { order += 'b'; });
+  e.run_until(ps(10));
+  e.at(ps(20), [&] { order += 'a'; });
+  e.run_until(ps(15));  // looks at the queue again without running anything
+  e.at(ps(15), [&] { order += '0'; });
+  e.run();
+  CHECK(order == "0ab");
+}
+
+TEST_CASE("after a run that ended on a cancelled event, earlier events can still be scheduled") {
+  // The cancelled event at 500 is taken out of the queue but never runs, so the clock stays at 0.
+  Engine e;
+  std::string order;
+  const EventId late = e.at(ps(500), [&] { order += 'x'; });
+  CHECK(e.cancel(late));
+  e.run();
+  CHECK(e.now() == ps(0));
+  e.at(ps(300), [&] { order += 'b'; });
+  e.at(ps(100), [&] { order += 'a'; });
+  e.run();
+  CHECK(order == "ab");
+  CHECK(e.now() == ps(300));
+}
+
+TEST_CASE("random schedules, cancels and run_until calls execute exactly as a sorted list says") {
+  // Reference: the pending events kept as a sorted list of (time, scheduling number); each run takes its
+  // front. Times come from a small range so many tie, and come in waves far apart (large and small gaps).
+  Engine e;
+  std::vector<std::pair<std::int64_t, int>> expected_pending;  // (time, number), kept sorted
+  std::vector<EventId> ids;
+  std::vector<int> ran;
+  std::vector<int> expected_ran;
+  std::uint64_t x = 0x2545F4914F6CDD1Dull;
+  auto next = [&x] {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return x;
+  };
+  auto run_reference_until = [&](std::int64_t t) {
+    while (!expected_pending.empty() && expected_pending.front().first <= t) {
+      expected_ran.push_back(expected_pending.front().second);
+      expected_pending.erase(expected_pending.begin());
+    }
+  };
+  int number = 0;
+  for (int round = 0; round < 200; ++round) {
+    const std::int64_t base = e.now().ps();
+    const int n = static_cast<int>(next() % 20);
+    for (int k = 0; k < n; ++k) {
+      const std::int64_t spread = (next() % 4 == 0) ? 1'000'000'000 : 16;
+      const std::int64_t t = base + static_cast<std::int64_t>(next() % static_cast<std::uint64_t>(spread));
+      const int id = number++;
+      ids.push_back(e.at(ps(t), [&ran, id] { ran.push_back(id); }));
+      const auto pos = std::upper_bound(expected_pending.begin(), expected_pending.end(), std::pair{t, id});
+      expected_pending.insert(pos, {t, id});
+    }
+    if (!ids.empty() && next() % 3 == 0) {
+      const auto victim = static_cast<int>(next() % ids.size());
+      const auto it = std::find_if(expected_pending.begin(), expected_pending.end(),
+                                   [victim](const auto& p) { return p.second == victim; });
+      CHECK(e.cancel(ids[static_cast<std::size_t>(victim)]) == (it != expected_pending.end()));
+      if (it != expected_pending.end()) expected_pending.erase(it);
+    }
+    const std::int64_t until = base + static_cast<std::int64_t>(next() % 64);
+    e.run_until(ps(until));
+    run_reference_until(until);
+    REQUIRE(ran == expected_ran);
+    CHECK(e.pending() == expected_pending.size());
+  }
+  e.run();
+  run_reference_until(std::numeric_limits<std::int64_t>::max());
+  CHECK(ran == expected_ran);
+  CHECK(e.pending() == 0);
 }
