@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "sim/error.hpp"
@@ -187,6 +188,31 @@ TEST_CASE("every shipped example loads") {
     ++count;
   }
   CHECK(count >= 4);
+}
+
+TEST_CASE("the scenario printed in SPEC.md loads as written") {
+  std::ifstream in(TRAINSIM_SOURCE_DIR "/../shared/SPEC.md");
+  if (!in) return;  // the specification lives beside the checkout, not in it
+  std::string line;
+  std::string yaml;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    if (!inside && line == "```yaml") {
+      inside = true;
+    } else if (inside && line == "```") {
+      break;
+    } else if (inside) {
+      yaml += line + "\n";
+    }
+  }
+  REQUIRE(!yaml.empty());
+  const Scenario s = load_scenario_text(yaml, "SPEC.md");
+  CHECK(s.name == "gpt3-175b-1024-a100");
+  CHECK(s.parallelism.dp == 8);  // 1024 GPUs / (8 · 16)
+  CHECK(s.pricing.spot.preemptions_per_s == doctest::Approx(0.02 / 3600));
+  CHECK(s.budget.max_cost_usd == 4.5e6);
+  CHECK(s.budget.deadline_s == 40 * 86400.0);
+  CHECK(s.sweep.axes.size() == 2);
 }
 
 TEST_CASE("a dumped scenario loads back to the same structs") {
