@@ -28,7 +28,8 @@ BENCHMARK(BM_LoadGpt3Example);
 
 void BM_LoadSweepPoint(benchmark::State& state) {
   const std::string text = read(TRAINSIM_SOURCE_DIR "/scenarios/examples/gpt3-1.3b-sweep.yaml");
-  const std::vector<trainsim::scenario::Override> point{{"cluster.nodes", "4"}, {"training.optimizer", "adafactor"}};
+  const std::vector<trainsim::scenario::Override> point{{"cluster.nodes", "4"},
+                                                        {"training.optimizer", "adafactor"}};
   for (auto _ : state) {
     benchmark::DoNotOptimize(trainsim::scenario::load_scenario_text(text, "sweep.yaml", point));
   }

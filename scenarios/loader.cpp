@@ -16,8 +16,12 @@ using Kind = YamlValue::Kind;
 // Beyond this the simulator's integer arithmetic and memory are no longer meaningful; 1M GPUs must load.
 constexpr double max_total_gpus = 1e8;
 
-std::string str(std::int64_t v) { return std::to_string(v); }
-std::string q(std::string_view s) { return yaml_quote(s); }
+std::string str(std::int64_t v) {
+  return std::to_string(v);
+}
+std::string q(std::string_view s) {
+  return yaml_quote(s);
+}
 
 const std::vector<std::pair<std::string, model::OptimizerKind>>& optimizer_names() {
   using K = model::OptimizerKind;
@@ -70,8 +74,8 @@ const std::vector<std::pair<std::string, model::ParallelAxis>>& axis_names() {
 const std::vector<std::pair<std::string, topo::FabricTopology>>& topology_names() {
   using F = topo::FabricTopology;
   static const std::vector<std::pair<std::string, F>> t{
-      {"single-switch", F::single_switch}, {"fat-tree", F::fat_tree},   {"fat-tree-3", F::fat_tree_3},
-      {"torus-2d", F::torus_2d},           {"torus-3d", F::torus_3d},   {"dragonfly", F::dragonfly}};
+      {"single-switch", F::single_switch}, {"fat-tree", F::fat_tree}, {"fat-tree-3", F::fat_tree_3},
+      {"torus-2d", F::torus_2d},           {"torus-3d", F::torus_3d}, {"dragonfly", F::dragonfly}};
   return t;
 }
 
@@ -83,14 +87,46 @@ const std::vector<std::pair<std::string, model::CheckpointMode>>& checkpoint_mod
 
 /// SPEC "Outputs" field names that a `measured:` block may name.
 const std::vector<std::string>& measurable_fields() {
-  static const std::vector<std::string> names{
-      "parameters", "model_flops_per_step", "iteration_time", "tokens_per_s", "tokens_per_s_per_gpu",
-      "model_tflops_per_gpu", "hardware_tflops_per_gpu", "mfu", "hfu", "bubble_fraction", "compute",
-      "exposed_tp_comm", "exposed_dp_comm", "exposed_pp_comm", "optimizer", "bubble", "memory_per_gpu",
-      "weights", "grads", "optimizer_state", "activations", "buffers", "steps", "run_time", "gpu_hours",
-      "checkpoint_size", "checkpoint_write_time", "checkpoint_stall", "failures_expected", "lost_work", "goodput",
-      "cost_total", "cost_compute", "cost_storage", "cost_network", "cost_energy", "cost_wasted", "energy_kwh",
-      "co2_kg", "recommended_checkpoint_interval"};
+  static const std::vector<std::string> names{"parameters",
+                                              "model_flops_per_step",
+                                              "iteration_time",
+                                              "tokens_per_s",
+                                              "tokens_per_s_per_gpu",
+                                              "model_tflops_per_gpu",
+                                              "hardware_tflops_per_gpu",
+                                              "mfu",
+                                              "hfu",
+                                              "bubble_fraction",
+                                              "compute",
+                                              "exposed_tp_comm",
+                                              "exposed_dp_comm",
+                                              "exposed_pp_comm",
+                                              "optimizer",
+                                              "bubble",
+                                              "memory_per_gpu",
+                                              "weights",
+                                              "grads",
+                                              "optimizer_state",
+                                              "activations",
+                                              "buffers",
+                                              "steps",
+                                              "run_time",
+                                              "gpu_hours",
+                                              "checkpoint_size",
+                                              "checkpoint_write_time",
+                                              "checkpoint_stall",
+                                              "failures_expected",
+                                              "lost_work",
+                                              "goodput",
+                                              "cost_total",
+                                              "cost_compute",
+                                              "cost_storage",
+                                              "cost_network",
+                                              "cost_energy",
+                                              "cost_wasted",
+                                              "energy_kwh",
+                                              "co2_kg",
+                                              "recommended_checkpoint_interval"};
   return names;
 }
 
@@ -109,7 +145,9 @@ struct Anchors {
   const YamlValue* gpus_per_node = nullptr;
   const YamlValue* nodes = nullptr;
 
-  const YamlValue& at(const YamlValue* v) const { return v != nullptr ? *v : (parallelism ? *parallelism : *root); }
+  const YamlValue& at(const YamlValue* v) const {
+    return v != nullptr ? *v : (parallelism ? *parallelism : *root);
+  }
 };
 
 class Converter {
@@ -121,8 +159,8 @@ class Converter {
     s.name = default_name;
     a_.root = &root;
     MapReader r(d_, root, "",
-                {"name", "tags", "model", "cluster", "parallelism", "training", "checkpoint", "failures", "pricing",
-                 "budget", "sweep", "measured"});
+                {"name", "tags", "model", "cluster", "parallelism", "training", "checkpoint", "failures",
+                 "pricing", "budget", "sweep", "measured"});
     if (!r.valid()) return s;
     r.require({"model", "cluster", "training"});
     r.string("name", s.name);
@@ -176,8 +214,8 @@ class Converter {
     r.count("gpus_per_node", c.gpus_per_node, 1, 1024);
     if (const YamlValue* n = r.get("network")) {
       MapReader nr(d_, *n, "cluster.network",
-                   {"topology", "nic", "nics_per_node", "oversubscription", "rail_optimized", "switch_latency",
-                    "switch_radix", "torus_dims"});
+                   {"topology", "nic", "nics_per_node", "oversubscription", "rail_optimized",
+                    "switch_latency", "switch_radix", "torus_dims"});
       auto& net = c.network;
       nr.choice("topology", net.topology, topology_names());
       nr.quantity("nic", net.nic_bytes_per_s, Dimension::bytes_per_s);
@@ -191,8 +229,8 @@ class Converter {
           d_.add(*dims, "cluster.network.torus_dims", "expected a list of sizes, e.g. [8, 8, 16]");
         } else {
           for (std::size_t i = 0; i < dims->items.size(); ++i) {
-            const auto k = read_count(d_, dims->items[i], "cluster.network.torus_dims[" + std::to_string(i) + "]",
-                                      1, 1e6);
+            const auto k = read_count(d_, dims->items[i],
+                                      "cluster.network.torus_dims[" + std::to_string(i) + "]", 1, 1e6);
             if (k) net.torus_dims.push_back(static_cast<int>(*k));
           }
         }
@@ -237,7 +275,8 @@ class Converter {
     r.count("virtual_stages", p.virtual_stages, 1, 1e4);
     if (a_.stage_layers != nullptr && !(a_.stage_layers->is_scalar() && a_.stage_layers->scalar == "auto")) {
       if (!a_.stage_layers->is_sequence() || a_.stage_layers->items.empty()) {
-        d_.add(*a_.stage_layers, "parallelism.stage_layers", "expected auto or a list of layers per stage, e.g. [7, 8, 8, 7]");
+        d_.add(*a_.stage_layers, "parallelism.stage_layers",
+               "expected auto or a list of layers per stage, e.g. [7, 8, 8, 7]");
       } else {
         for (std::size_t i = 0; i < a_.stage_layers->items.size(); ++i) {
           const auto k = read_count(d_, a_.stage_layers->items[i],
@@ -292,7 +331,8 @@ class Converter {
       set_kind(v, path);
       return;
     }
-    MapReader r(d_, v, path, {"kind", "state_precision", "master_weights", "quantization_block", "grad_clipping"});
+    MapReader r(d_, v, path,
+                {"kind", "state_precision", "master_weights", "quantization_block", "grad_clipping"});
     r.require({"kind"});
     if (const YamlValue* k = r.get("kind")) set_kind(*k, r.child_path("kind"));
     r.choice("state_precision", o.state_precision, state_precision_names());
@@ -342,7 +382,8 @@ class Converter {
       if (auto k = read_count(d_, *s, "checkpoint.every_steps", 1, 1e12)) c.every_steps = *k;
     }
     if (r.has("interval") == r.has("every_steps")) {
-      d_.add(v, "checkpoint", "give exactly one of interval (a duration, e.g. \"2 h\") or every_steps (a count)");
+      d_.add(v, "checkpoint",
+             "give exactly one of interval (a duration, e.g. \"2 h\") or every_steps (a count)");
     }
     r.choice("mode", c.mode, checkpoint_mode_names());
     r.count("keep", c.keep, 1, 1e6);
@@ -408,7 +449,8 @@ class Converter {
     for (const YamlEntry& e : v.entries) {
       const std::string path = join_path("sweep", e.key);
       if (e.key == "mode") {
-        if (auto i = read_choice(d_, e.value, path, {"grid", "zip"})) sweep.mode = *i == 0 ? SweepMode::grid : SweepMode::zip;
+        if (auto i = read_choice(d_, e.value, path, {"grid", "zip"}))
+          sweep.mode = *i == 0 ? SweepMode::grid : SweepMode::zip;
         continue;
       }
       if (!e.value.is_sequence() || e.value.items.empty()) {
@@ -424,8 +466,8 @@ class Converter {
       for (const YamlEntry& e : v.entries) {
         if (e.key != "mode" && e.value.is_sequence() && e.value.items.size() != zip_length) {
           d_.add(e.value, join_path("sweep", e.key),
-                 "with mode: zip every list has the same length; this one has " + std::to_string(e.value.items.size()) +
-                     ", the first has " + std::to_string(zip_length));
+                 "with mode: zip every list has the same length; this one has " +
+                     std::to_string(e.value.items.size()) + ", the first has " + std::to_string(zip_length));
         }
       }
     }
@@ -447,12 +489,14 @@ class Converter {
       if (t->is_mapping()) {
         for (const YamlEntry& e : t->entries) {
           const std::string path = join_path("measured.tolerance", e.key);
-          if (std::find(measurable_fields().begin(), measurable_fields().end(), e.key) == measurable_fields().end()) {
-            d_.add(Diagnostic{t->file ? *t->file : "", e.key_line, e.key_column, path,
-                              "unknown metric \"" + e.key + "\"" +
-                                  (closest_match(e.key, measurable_fields()).empty()
-                                       ? std::string()
-                                       : " (did you mean \"" + closest_match(e.key, measurable_fields()) + "\"?)")});
+          if (std::find(measurable_fields().begin(), measurable_fields().end(), e.key) ==
+              measurable_fields().end()) {
+            d_.add(Diagnostic{
+                t->file ? *t->file : "", e.key_line, e.key_column, path,
+                "unknown metric \"" + e.key + "\"" +
+                    (closest_match(e.key, measurable_fields()).empty()
+                         ? std::string()
+                         : " (did you mean \"" + closest_match(e.key, measurable_fields()) + "\"?)")});
             continue;
           }
           if (auto x = read_number(d_, e.value, path, 0, 100)) m.tolerance_per_metric[e.key] = *x;
@@ -463,12 +507,15 @@ class Converter {
     }
     for (const YamlEntry& e : v.entries) {
       if (e.key == "source" || e.key == "tolerance") continue;
-      if (std::find(measurable_fields().begin(), measurable_fields().end(), e.key) == measurable_fields().end()) {
+      if (std::find(measurable_fields().begin(), measurable_fields().end(), e.key) ==
+          measurable_fields().end()) {
         continue;  // reported by the MapReader
       }
-      if (auto x = read_number(d_, e.value, join_path("measured", e.key), 0, 1e30)) m.values.emplace_back(e.key, *x);
+      if (auto x = read_number(d_, e.value, join_path("measured", e.key), 0, 1e30))
+        m.values.emplace_back(e.key, *x);
     }
-    if (m.values.empty() && r.valid()) d_.add(v, "measured", "no measured metric given (e.g. iteration_time: 13.75)");
+    if (m.values.empty() && r.valid())
+      d_.add(v, "measured", "no measured metric given (e.g. iteration_time: 13.75)");
     s.measured = std::move(m);
   }
 
@@ -482,8 +529,8 @@ class Converter {
     const auto& m = s.model;
     if (c.gpus_per_node > c.node.gpus_per_node) {
       d_.add(*a_.gpus_per_node, "cluster.gpus_per_node",
-             "the node preset " + c.node.name + " has " + std::to_string(c.node.gpus_per_node) + " GPUs; found " +
-                 std::to_string(c.gpus_per_node));
+             "the node preset " + c.node.name + " has " + std::to_string(c.node.gpus_per_node) +
+                 " GPUs; found " + std::to_string(c.gpus_per_node));
       return;
     }
     const double total = static_cast<double>(c.nodes) * c.gpus_in_use_per_node();
@@ -514,8 +561,9 @@ class Converter {
                 str(gpus) + " (use dp: auto)");
     }
     if (m.heads % p.tp != 0) {
-      error(a_.tp, "parallelism.tp",
-            "the model's heads (" + str(m.heads) + ") must be divisible by tp (" + std::to_string(p.tp) + ")");
+      error(
+          a_.tp, "parallelism.tp",
+          "the model's heads (" + str(m.heads) + ") must be divisible by tp (" + std::to_string(p.tp) + ")");
     } else if (m.kv_heads_or_heads() % p.tp != 0) {
       error(a_.tp, "parallelism.tp",
             "the model's kv_heads (" + str(m.kv_heads_or_heads()) + ") must be divisible by tp (" +
@@ -526,20 +574,23 @@ class Converter {
             "pp (" + std::to_string(p.pp) + ") is larger than the model's layers (" + str(m.layers) + ")");
     }
     if (p.virtual_stages > 1 && p.schedule != model::Schedule::interleaved) {
-      error(a_.virtual_stages, "parallelism.virtual_stages", "virtual_stages > 1 needs schedule: interleaved");
-    }
-    if (p.schedule == model::Schedule::interleaved && m.layers % (static_cast<std::int64_t>(p.pp) * p.virtual_stages) != 0) {
       error(a_.virtual_stages, "parallelism.virtual_stages",
-            "with schedule: interleaved the layers (" + str(m.layers) + ") must be divisible by pp·virtual_stages = " +
-                std::to_string(p.pp) + "·" + std::to_string(p.virtual_stages));
+            "virtual_stages > 1 needs schedule: interleaved");
+    }
+    if (p.schedule == model::Schedule::interleaved &&
+        m.layers % (static_cast<std::int64_t>(p.pp) * p.virtual_stages) != 0) {
+      error(a_.virtual_stages, "parallelism.virtual_stages",
+            "with schedule: interleaved the layers (" + str(m.layers) +
+                ") must be divisible by pp·virtual_stages = " + std::to_string(p.pp) + "·" +
+                std::to_string(p.virtual_stages));
     }
     if (!p.stage_layers.empty()) {
       const std::size_t stages = static_cast<std::size_t>(p.pp) * static_cast<std::size_t>(p.virtual_stages);
       const std::int64_t sum = std::accumulate(p.stage_layers.begin(), p.stage_layers.end(), std::int64_t{0});
       if (p.stage_layers.size() != stages) {
         error(a_.stage_layers, "parallelism.stage_layers",
-              "has " + std::to_string(p.stage_layers.size()) + " entries; expected pp·virtual_stages = " +
-                  std::to_string(stages));
+              "has " + std::to_string(p.stage_layers.size()) +
+                  " entries; expected pp·virtual_stages = " + std::to_string(stages));
       } else if (sum != m.layers) {
         error(a_.stage_layers, "parallelism.stage_layers",
               "adds up to " + str(sum) + " layers; the model has " + str(m.layers));
@@ -549,23 +600,26 @@ class Converter {
       error(a_.ep, "parallelism.ep", "ep > 1 needs a mixture-of-experts model (experts > 0)");
     } else if (m.is_moe() && m.experts % p.ep != 0) {
       error(a_.ep, "parallelism.ep",
-            "the model's experts (" + str(m.experts) + ") must be divisible by ep (" + std::to_string(p.ep) + ")");
+            "the model's experts (" + str(m.experts) + ") must be divisible by ep (" + std::to_string(p.ep) +
+                ")");
     }
     if (m.seq_len % p.cp != 0) {
       error(a_.cp, "parallelism.cp",
-            "the model's seq_len (" + str(m.seq_len) + ") must be divisible by cp (" + std::to_string(p.cp) + ")");
+            "the model's seq_len (" + str(m.seq_len) + ") must be divisible by cp (" + std::to_string(p.cp) +
+                ")");
     }
     if (training_ok && p.dp > 0 && s.training.global_batch % (p.dp * p.micro_batch) != 0) {
       d_.add(a_.global_batch ? *a_.global_batch : *a_.root, "training.global_batch",
-             "global_batch (" + str(s.training.global_batch) + ") must be divisible by dp·micro_batch = " + str(p.dp) +
-                 "·" + std::to_string(p.micro_batch) + " = " + str(p.dp * p.micro_batch));
+             "global_batch (" + str(s.training.global_batch) + ") must be divisible by dp·micro_batch = " +
+                 str(p.dp) + "·" + std::to_string(p.micro_batch) + " = " + str(p.dp * p.micro_batch));
     }
   }
 };
 
 /// Sets `path` (dotted) in `root` to `value`, creating mappings on the way. A scalar met on the way
 /// becomes a mapping naming it (`model: gpt3-175b` + `model.seq_len` -> {preset: gpt3-175b, seq_len: …}).
-void apply_override(Diagnostics& d, YamlValue& root, const std::string& path, YamlValue value, int line, int column) {
+void apply_override(Diagnostics& d, YamlValue& root, const std::string& path, YamlValue value, int line,
+                    int column) {
   YamlValue* node = &root;
   std::string_view rest = path;
   std::string walked;
@@ -582,8 +636,8 @@ void apply_override(Diagnostics& d, YamlValue& root, const std::string& path, Ya
       YamlValue named = *node;
       node->kind = Kind::mapping;
       node->scalar.clear();
-      node->entries.push_back(YamlEntry{walked == "training.optimizer" ? "kind" : "preset", node->line, node->column,
-                                        std::move(named)});
+      node->entries.push_back(YamlEntry{walked == "training.optimizer" ? "kind" : "preset", node->line,
+                                        node->column, std::move(named)});
     } else if (node->kind == Kind::sequence) {
       d.add(*node, walked, "cannot set " + path + ": this is a list");
       return;
@@ -727,12 +781,14 @@ std::string dump_scenario(const Scenario& s) {
   out += "  network: {topology: " + name_of(topology_names(), n.topology);
   if (n.nic_bytes_per_s > 0) out += ", nic: " + qty(n.nic_bytes_per_s, Dimension::bytes_per_s);
   if (n.nics_per_node > 0) out += ", nics_per_node: " + std::to_string(n.nics_per_node);
-  out += ", oversubscription: " + format_number(n.oversubscription) + ", rail_optimized: " + b(n.rail_optimized) +
+  out += ", oversubscription: " + format_number(n.oversubscription) +
+         ", rail_optimized: " + b(n.rail_optimized) +
          ", switch_latency: " + qty(n.switch_latency_s, Dimension::seconds) +
          ", switch_radix: " + std::to_string(n.switch_radix);
   if (!n.torus_dims.empty()) {
     out += ", torus_dims: [";
-    for (std::size_t i = 0; i < n.torus_dims.size(); ++i) out += (i ? ", " : "") + std::to_string(n.torus_dims[i]);
+    for (std::size_t i = 0; i < n.torus_dims.size(); ++i)
+      out += (i ? ", " : "") + std::to_string(n.torus_dims[i]);
     out += "]";
   }
   out += "}\n";
@@ -740,7 +796,8 @@ std::string dump_scenario(const Scenario& s) {
   out += "  storage: {latency: " + qty(st.latency_s, Dimension::seconds);
   if (st.write_bytes_per_s > 0) out += ", write: " + qty(st.write_bytes_per_s, Dimension::bytes_per_s);
   if (st.read_bytes_per_s > 0) out += ", read: " + qty(st.read_bytes_per_s, Dimension::bytes_per_s);
-  if (st.per_node_bytes_per_s > 0) out += ", per_node: " + qty(st.per_node_bytes_per_s, Dimension::bytes_per_s);
+  if (st.per_node_bytes_per_s > 0)
+    out += ", per_node: " + qty(st.per_node_bytes_per_s, Dimension::bytes_per_s);
   out += "}\n";
   const auto& p = s.parallelism;
   out += "parallelism:\n  tp: " + std::to_string(p.tp) + "\n  pp: " + std::to_string(p.pp) +
@@ -751,13 +808,15 @@ std::string dump_scenario(const Scenario& s) {
     out += "auto";
   } else {
     out += "[";
-    for (std::size_t i = 0; i < p.stage_layers.size(); ++i) out += (i ? ", " : "") + std::to_string(p.stage_layers[i]);
+    for (std::size_t i = 0; i < p.stage_layers.size(); ++i)
+      out += (i ? ", " : "") + std::to_string(p.stage_layers[i]);
     out += "]";
   }
-  out += "\n  micro_batch: " + std::to_string(p.micro_batch) + "\n  sequence_parallel: " + b(p.sequence_parallel) +
-         "\n  zero: " + std::to_string(p.zero) + "\n  recompute: " + name_of(recompute_names(), p.recompute) +
-         "\n  overlap_grad_reduce: " + b(p.overlap_grad_reduce) + "\n  bucket: " + qty(p.bucket_bytes, Dimension::bytes) +
-         "\n  order: [";
+  out += "\n  micro_batch: " + std::to_string(p.micro_batch) +
+         "\n  sequence_parallel: " + b(p.sequence_parallel) + "\n  zero: " + std::to_string(p.zero) +
+         "\n  recompute: " + name_of(recompute_names(), p.recompute) +
+         "\n  overlap_grad_reduce: " + b(p.overlap_grad_reduce) +
+         "\n  bucket: " + qty(p.bucket_bytes, Dimension::bytes) + "\n  order: [";
   for (std::size_t i = 0; i < p.order.size(); ++i) out += (i ? ", " : "") + name_of(axis_names(), p.order[i]);
   out += "]\n";
   const auto& t = s.training;
@@ -766,7 +825,8 @@ std::string dump_scenario(const Scenario& s) {
          "\n  precision: " + name_of(compute_precision_names(), t.precision) +
          "\n  optimizer: {kind: " + name_of(optimizer_names(), o.kind) +
          ", state_precision: " + name_of(state_precision_names(), o.state_precision) +
-         ", master_weights: " + b(o.master_weights) + ", quantization_block: " + std::to_string(o.quantization_block) +
+         ", master_weights: " + b(o.master_weights) +
+         ", quantization_block: " + std::to_string(o.quantization_block) +
          ", grad_clipping: " + b(o.grad_clipping) + "}\n";
   if (t.tokens) out += "  tokens: " + format_number(*t.tokens) + "\n";
   if (t.steps) out += "  steps: " + str(*t.steps) + "\n";
@@ -807,8 +867,12 @@ std::string dump_scenario(const Scenario& s) {
   if (bu.max_cost_usd || bu.deadline_s || bu.memory_headroom) {
     std::string parts;
     if (bu.max_cost_usd) parts += "max_cost: " + qty(*bu.max_cost_usd, Dimension::usd);
-    if (bu.deadline_s) parts += (parts.empty() ? "" : ", ") + std::string("deadline: ") + qty(*bu.deadline_s, Dimension::seconds);
-    if (bu.memory_headroom) parts += (parts.empty() ? "" : ", ") + std::string("memory_headroom: ") + format_number(*bu.memory_headroom);
+    if (bu.deadline_s)
+      parts +=
+          (parts.empty() ? "" : ", ") + std::string("deadline: ") + qty(*bu.deadline_s, Dimension::seconds);
+    if (bu.memory_headroom)
+      parts +=
+          (parts.empty() ? "" : ", ") + std::string("memory_headroom: ") + format_number(*bu.memory_headroom);
     out += "budget: {" + parts + "}\n";
   }
   if (!s.sweep.empty()) {

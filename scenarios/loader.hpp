@@ -39,7 +39,8 @@ struct Override {
 ///
 /// Reads and loads a scenario file. Throws InputError (with every problem) on bad input, including a
 /// missing file, a directory, or a file over max_scenario_bytes. `name` defaults to the file's stem.
-[[nodiscard]] Scenario load_scenario_file(const std::string& path, const std::vector<Override>& overrides = {});
+[[nodiscard]] Scenario load_scenario_file(const std::string& path,
+                                          const std::vector<Override>& overrides = {});
 
 /// Loads scenario text; `file_label` is used in messages and as the default name's source.
 [[nodiscard]] Scenario load_scenario_text(std::string_view yaml, const std::string& file_label,

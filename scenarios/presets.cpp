@@ -17,18 +17,24 @@ namespace fs = std::filesystem;
 
 std::string_view sub_folder(PresetKind kind) {
   switch (kind) {
-    case PresetKind::gpu: return "gpus";
-    case PresetKind::node: return "nodes";
-    case PresetKind::model: return "models";
+    case PresetKind::gpu:
+      return "gpus";
+    case PresetKind::node:
+      return "nodes";
+    case PresetKind::model:
+      return "models";
   }
   return "models";
 }
 
 std::string_view kind_noun(PresetKind kind) {
   switch (kind) {
-    case PresetKind::gpu: return "GPU";
-    case PresetKind::node: return "node";
-    case PresetKind::model: return "model";
+    case PresetKind::gpu:
+      return "GPU";
+    case PresetKind::node:
+      return "node";
+    case PresetKind::model:
+      return "model";
   }
   return "model";
 }
@@ -37,8 +43,8 @@ std::string_view kind_noun(PresetKind kind) {
 bool valid_name(std::string_view name) {
   if (name.empty() || name.front() == '.') return false;
   return std::all_of(name.begin(), name.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
-           c == '.';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+           c == '_' || c == '.';
   });
 }
 
@@ -85,8 +91,9 @@ std::optional<Spec> load_preset(Diagnostics& d, const YamlValue& at, const std::
     if (auto it = cache.find(*file); it != cache.end()) return it->second;
   }
   if (preset_depth >= max_preset_depth) {
-    d.add(at, path, "presets derive from each other more than " + std::to_string(max_preset_depth) +
-                        " levels deep (a cycle?) at \"" + name + "\"");
+    d.add(at, path,
+          "presets derive from each other more than " + std::to_string(max_preset_depth) +
+              " levels deep (a cycle?) at \"" + name + "\"");
     return std::nullopt;
   }
   Diagnostics local;
@@ -110,7 +117,8 @@ std::optional<Spec> load_preset(Diagnostics& d, const YamlValue& at, const std::
 }
 
 template <class Spec, class Read>
-Spec preset_or_throw(PresetKind kind, const std::string& name, std::map<std::string, Spec>& cache, Read read) {
+Spec preset_or_throw(PresetKind kind, const std::string& name, std::map<std::string, Spec>& cache,
+                     Read read) {
   Diagnostics d;
   YamlValue at;
   std::optional<Spec> spec = load_preset(d, at, "", kind, name, cache, read);
@@ -141,7 +149,9 @@ Spec base_of(Diagnostics& d, const MapReader& r, PresetKind kind, std::map<std::
   return load_preset(d, *p, r.child_path("preset"), kind, *name, cache, read).value_or(Spec{});
 }
 
-std::string q(std::string_view s) { return yaml_quote(s); }
+std::string q(std::string_view s) {
+  return yaml_quote(s);
+}
 
 }  // namespace
 
@@ -161,8 +171,8 @@ const std::vector<std::pair<std::string, model::Position>>& position_names() {
   return t;
 }
 const std::vector<std::pair<std::string, model::Attention>>& attention_names() {
-  static const std::vector<std::pair<std::string, model::Attention>> t{{"flash", model::Attention::flash},
-                                                                       {"standard", model::Attention::standard}};
+  static const std::vector<std::pair<std::string, model::Attention>> t{
+      {"flash", model::Attention::flash}, {"standard", model::Attention::standard}};
   return t;
 }
 const std::vector<std::pair<std::string, topo::IntraNodeFabric>>& fabric_names() {
@@ -179,9 +189,27 @@ model::TransformerSpec read_model_value(Diagnostics& d, const YamlValue& v, cons
         .value_or(model::TransformerSpec{});
   }
   MapReader r(d, v, path,
-              {"preset", "name", "source", "layers", "hidden", "heads", "kv_heads", "ffn_hidden", "vocab", "seq_len",
-               "mlp", "norm", "position", "bias", "tied_embeddings", "experts", "top_k", "capacity_factor",
-               "expert_ffn_hidden", "attention", "causal"});
+              {"preset",
+               "name",
+               "source",
+               "layers",
+               "hidden",
+               "heads",
+               "kv_heads",
+               "ffn_hidden",
+               "vocab",
+               "seq_len",
+               "mlp",
+               "norm",
+               "position",
+               "bias",
+               "tied_embeddings",
+               "experts",
+               "top_k",
+               "capacity_factor",
+               "expert_ffn_hidden",
+               "attention",
+               "causal"});
   if (!r.valid()) return {};
   const std::size_t errors_before = d.size();
   model::TransformerSpec m = base_of(d, r, PresetKind::model, model_cache, read_model_value);
@@ -211,16 +239,19 @@ model::TransformerSpec read_model_value(Diagnostics& d, const YamlValue& v, cons
   if (d.size() == errors_before && m.heads > 0) {
     // Checks of the model alone; the parallel layout's divisibility is checked with the scenario.
     if (m.hidden % m.heads != 0) {
-      d.add(v, join_path(path, "hidden"), "hidden (" + std::to_string(m.hidden) +
-                                              ") must be divisible by heads (" + std::to_string(m.heads) + ")");
+      d.add(v, join_path(path, "hidden"),
+            "hidden (" + std::to_string(m.hidden) + ") must be divisible by heads (" +
+                std::to_string(m.heads) + ")");
     }
     if (m.kv_heads > m.heads || (m.kv_heads > 0 && m.heads % m.kv_heads != 0)) {
-      d.add(v, join_path(path, "kv_heads"), "heads (" + std::to_string(m.heads) +
-                                                ") must be a multiple of kv_heads (" + std::to_string(m.kv_heads) + ")");
+      d.add(v, join_path(path, "kv_heads"),
+            "heads (" + std::to_string(m.heads) + ") must be a multiple of kv_heads (" +
+                std::to_string(m.kv_heads) + ")");
     }
     if (m.experts > 0 && (m.top_k < 1 || m.top_k > m.experts)) {
-      d.add(v, join_path(path, "top_k"), "top_k must be between 1 and experts (" + std::to_string(m.experts) +
-                                             ") for a mixture-of-experts model, found " + std::to_string(m.top_k));
+      d.add(v, join_path(path, "top_k"),
+            "top_k must be between 1 and experts (" + std::to_string(m.experts) +
+                ") for a mixture-of-experts model, found " + std::to_string(m.top_k));
     }
     if (m.experts == 0 && m.top_k > 0) {
       d.add(v, join_path(path, "top_k"), "top_k is set but experts is 0 (a dense model)");
@@ -231,10 +262,12 @@ model::TransformerSpec read_model_value(Diagnostics& d, const YamlValue& v, cons
 
 topo::GpuSpec read_gpu_value(Diagnostics& d, const YamlValue& v, const std::string& path) {
   if (v.is_scalar()) {
-    return load_preset(d, v, path, PresetKind::gpu, v.scalar, gpu_cache, read_gpu_value).value_or(topo::GpuSpec{});
+    return load_preset(d, v, path, PresetKind::gpu, v.scalar, gpu_cache, read_gpu_value)
+        .value_or(topo::GpuSpec{});
   }
-  MapReader r(d, v, path,
-              {"preset", "name", "source", "peak", "hbm", "hbm_bandwidth", "nvlink", "tdp", "idle", "efficiency"});
+  MapReader r(
+      d, v, path,
+      {"preset", "name", "source", "peak", "hbm", "hbm_bandwidth", "nvlink", "tdp", "idle", "efficiency"});
   if (!r.valid()) return {};
   topo::GpuSpec g = base_of(d, r, PresetKind::gpu, gpu_cache, read_gpu_value);
   if (!r.has("preset")) r.require({"peak", "hbm", "hbm_bandwidth", "tdp"});
@@ -274,8 +307,8 @@ topo::NodeSpec read_node_value(Diagnostics& d, const YamlValue& v, const std::st
         .value_or(topo::NodeSpec{});
   }
   MapReader r(d, v, path,
-              {"preset", "name", "source", "gpu", "gpus_per_node", "fabric", "intra_bandwidth", "intra_latency",
-               "in_switch_reduction", "nics_per_node", "nic", "pcie", "host_power"});
+              {"preset", "name", "source", "gpu", "gpus_per_node", "fabric", "intra_bandwidth",
+               "intra_latency", "in_switch_reduction", "nics_per_node", "nic", "pcie", "host_power"});
   if (!r.valid()) return {};
   topo::NodeSpec n = base_of(d, r, PresetKind::node, node_cache, read_node_value);
   if (!r.has("preset")) {
@@ -309,7 +342,8 @@ std::string model_to_yaml(const model::TransformerSpec& m) {
   s += ", experts: " + std::to_string(m.experts) + ", top_k: " + std::to_string(m.top_k) +
        ", capacity_factor: " + format_number(m.capacity_factor) +
        ", expert_ffn_hidden: " + std::to_string(m.expert_ffn_hidden);
-  s += ", attention: " + name_of(attention_names(), m.attention) + ", causal: " + (m.causal ? "true" : "false");
+  s += ", attention: " + name_of(attention_names(), m.attention) +
+       ", causal: " + (m.causal ? "true" : "false");
   return s + "}";
 }
 
@@ -332,8 +366,9 @@ std::string gpu_to_yaml(const topo::GpuSpec& g) {
 }
 
 std::string node_to_yaml(const topo::NodeSpec& n) {
-  return "{name: " + q(n.name) + ", gpu: " + gpu_to_yaml(n.gpu) + ", gpus_per_node: " +
-         std::to_string(n.gpus_per_node) + ", fabric: " + name_of(fabric_names(), n.fabric) +
+  return "{name: " + q(n.name) + ", gpu: " + gpu_to_yaml(n.gpu) +
+         ", gpus_per_node: " + std::to_string(n.gpus_per_node) +
+         ", fabric: " + name_of(fabric_names(), n.fabric) +
          ", intra_bandwidth: " + q(format_quantity(n.intra_bytes_per_s, Dimension::bytes_per_s)) +
          ", intra_latency: " + q(format_quantity(n.intra_latency_s, Dimension::seconds)) +
          ", in_switch_reduction: " + (n.in_switch_reduction ? "true" : "false") +
@@ -346,8 +381,9 @@ std::string node_to_yaml(const topo::NodeSpec& n) {
 std::vector<std::string> preset_folders(PresetKind kind) {
   std::vector<std::string> folders;
   const std::string root = TRAINSIM_SOURCE_DIR;
-  folders.push_back(kind == PresetKind::model ? root + "/models/presets"
-                                              : root + "/topologies/presets/" + std::string(sub_folder(kind)));
+  folders.push_back(kind == PresetKind::model
+                        ? root + "/models/presets"
+                        : root + "/topologies/presets/" + std::string(sub_folder(kind)));
   if (const char* env = std::getenv("TRAINSIM_PATH")) {
     std::string_view rest = env;
     while (!rest.empty()) {

@@ -31,9 +31,15 @@ enum class PresetKind { gpu, node, model };
 
 /// Sorted, de-duplicated names of every preset of a kind found on the search path.
 [[nodiscard]] std::vector<std::string> preset_names(PresetKind kind);
-[[nodiscard]] inline std::vector<std::string> gpu_preset_names() { return preset_names(PresetKind::gpu); }
-[[nodiscard]] inline std::vector<std::string> node_preset_names() { return preset_names(PresetKind::node); }
-[[nodiscard]] inline std::vector<std::string> model_preset_names() { return preset_names(PresetKind::model); }
+[[nodiscard]] inline std::vector<std::string> gpu_preset_names() {
+  return preset_names(PresetKind::gpu);
+}
+[[nodiscard]] inline std::vector<std::string> node_preset_names() {
+  return preset_names(PresetKind::node);
+}
+[[nodiscard]] inline std::vector<std::string> model_preset_names() {
+  return preset_names(PresetKind::model);
+}
 
 /// The folders searched for a kind, in order (shipped first, then TRAINSIM_PATH entries).
 [[nodiscard]] std::vector<std::string> preset_folders(PresetKind kind);

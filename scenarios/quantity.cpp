@@ -13,7 +13,7 @@ namespace {
 struct Unit {
   std::string_view spelling;  ///< money units start with '$' and hold what follows the amount
   Dimension dimension;
-  double factor;              ///< SI value of one unit
+  double factor;  ///< SI value of one unit
 };
 
 constexpr double hour = 3600.0;
@@ -87,9 +87,13 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
 
-std::string in_quotes(std::string_view s) { return "\"" + std::string(s) + "\""; }
+std::string in_quotes(std::string_view s) {
+  return "\"" + std::string(s) + "\"";
+}
 
 /// Reads a decimal number at the start of `s` with a strict grammar: [-+]? digits [. digits] [e[-+]digits].
 /// No leading zeros (YAML 1.1 reads 010 as octal), no hex, no nan/inf. On success `s` is advanced.
@@ -135,33 +139,46 @@ NumberScan scan_number(std::string_view& s) {
   if (ec == std::errc::result_out_of_range || !std::isfinite(value)) {
     return {std::nullopt, "the number " + in_quotes(s.substr(0, i)) + " is out of range"};
   }
-  if (ec != std::errc() || end != s.data() + i) return {std::nullopt, "expected a number, found " + in_quotes(s)};
+  if (ec != std::errc() || end != s.data() + i)
+    return {std::nullopt, "expected a number, found " + in_quotes(s)};
   s.remove_prefix(i);
   return {value, ""};
 }
 
 std::string_view dimension_noun(Dimension d) {
   switch (d) {
-    case Dimension::bytes: return "a size";
-    case Dimension::bytes_per_s: return "a bandwidth";
-    case Dimension::flops_per_s: return "a throughput";
-    case Dimension::seconds: return "a duration";
-    case Dimension::watts: return "a power";
-    case Dimension::usd: return "an amount of money";
-    case Dimension::usd_per_hour: return "a price per hour";
-    case Dimension::usd_per_gb: return "a price per GB";
-    case Dimension::usd_per_gb_month: return "a price per GB-month";
-    case Dimension::usd_per_kwh: return "an energy price";
-    case Dimension::rate_per_s: return "a rate";
-    case Dimension::grams_per_kwh: return "a carbon intensity";
+    case Dimension::bytes:
+      return "a size";
+    case Dimension::bytes_per_s:
+      return "a bandwidth";
+    case Dimension::flops_per_s:
+      return "a throughput";
+    case Dimension::seconds:
+      return "a duration";
+    case Dimension::watts:
+      return "a power";
+    case Dimension::usd:
+      return "an amount of money";
+    case Dimension::usd_per_hour:
+      return "a price per hour";
+    case Dimension::usd_per_gb:
+      return "a price per GB";
+    case Dimension::usd_per_gb_month:
+      return "a price per GB-month";
+    case Dimension::usd_per_kwh:
+      return "an energy price";
+    case Dimension::rate_per_s:
+      return "a rate";
+    case Dimension::grams_per_kwh:
+      return "a carbon intensity";
   }
   return "a quantity";
 }
 
 /// Words that YAML 1.1 reads as booleans or special floats: named in messages because they surprise.
 bool is_yaml11_word(std::string_view s) {
-  static constexpr std::array words{"yes", "no", "on", "off", "true", "false", "y", "n", ".nan", ".inf",
-                                    "-.inf", "+.inf", "nan", "inf", "null", "~"};
+  static constexpr std::array words{"yes",  "no",   "on",    "off",   "true", "false", "y",    "n",
+                                    ".nan", ".inf", "-.inf", "+.inf", "nan",  "inf",   "null", "~"};
   std::string lower;
   for (char c : s) lower += static_cast<char>((c >= 'A' && c <= 'Z') ? c - 'A' + 'a' : c);
   for (std::string_view w : words) {
@@ -170,11 +187,14 @@ bool is_yaml11_word(std::string_view s) {
   return false;
 }
 
-QuantityResult fail(std::string message) { return {0, std::move(message)}; }
+QuantityResult fail(std::string message) {
+  return {0, std::move(message)};
+}
 
 QuantityResult check_bound(double value, std::string_view text, Bound bound) {
   if (value < 0) return fail("must not be negative, found " + in_quotes(text));
-  if (value == 0 && bound == Bound::positive) return fail("must be greater than zero, found " + in_quotes(text));
+  if (value == 0 && bound == Bound::positive)
+    return fail("must be greater than zero, found " + in_quotes(text));
   if (!std::isfinite(value)) return fail("the value " + in_quotes(text) + " is out of range");
   return {value, ""};
 }
@@ -183,20 +203,31 @@ QuantityResult check_bound(double value, std::string_view text, Bound bound) {
 
 std::string_view expected_unit(Dimension dimension) {
   switch (dimension) {
-    case Dimension::bytes: return "a size with a unit, like \"80 GiB\" (B, kB, MB, GB, TB, KiB, MiB, GiB, TiB)";
+    case Dimension::bytes:
+      return "a size with a unit, like \"80 GiB\" (B, kB, MB, GB, TB, KiB, MiB, GiB, TiB)";
     case Dimension::bytes_per_s:
       return "a bandwidth with a unit, like \"200 Gb/s\" or \"25 GB/s\" (b/s, kb/s, Mb/s, Gb/s, Tb/s, Gbps, "
              "B/s, kB/s, MB/s, GB/s, TB/s)";
-    case Dimension::flops_per_s: return "a throughput with a unit, like \"312 TFLOP/s\" (FLOP/s, GFLOP/s, TFLOP/s, PFLOP/s)";
-    case Dimension::seconds: return "a duration with a unit, like \"2 h\" (ps, ns, us, ms, s, min, h, d)";
-    case Dimension::watts: return "a power with a unit, like \"400 W\" (W, kW)";
-    case Dimension::usd: return "an amount of money, like \"$12.5\" or \"$4.5M\"";
-    case Dimension::usd_per_hour: return "a price per GPU-hour, like \"$2.10/h\"";
-    case Dimension::usd_per_gb: return "a price per GB, like \"$0.02/GB\"";
-    case Dimension::usd_per_gb_month: return "a price per GB-month, like \"$0.023/GB-month\"";
-    case Dimension::usd_per_kwh: return "an energy price, like \"$0.12/kWh\"";
-    case Dimension::rate_per_s: return "a rate, like \"0.02 /h\" (per s, min, h or d)";
-    case Dimension::grams_per_kwh: return "a carbon intensity, like \"350 g/kWh\"";
+    case Dimension::flops_per_s:
+      return "a throughput with a unit, like \"312 TFLOP/s\" (FLOP/s, GFLOP/s, TFLOP/s, PFLOP/s)";
+    case Dimension::seconds:
+      return "a duration with a unit, like \"2 h\" (ps, ns, us, ms, s, min, h, d)";
+    case Dimension::watts:
+      return "a power with a unit, like \"400 W\" (W, kW)";
+    case Dimension::usd:
+      return "an amount of money, like \"$12.5\" or \"$4.5M\"";
+    case Dimension::usd_per_hour:
+      return "a price per GPU-hour, like \"$2.10/h\"";
+    case Dimension::usd_per_gb:
+      return "a price per GB, like \"$0.02/GB\"";
+    case Dimension::usd_per_gb_month:
+      return "a price per GB-month, like \"$0.023/GB-month\"";
+    case Dimension::usd_per_kwh:
+      return "an energy price, like \"$0.12/kWh\"";
+    case Dimension::rate_per_s:
+      return "a rate, like \"0.02 /h\" (per s, min, h or d)";
+    case Dimension::grams_per_kwh:
+      return "a carbon intensity, like \"350 g/kWh\"";
   }
   return "a quantity with a unit";
 }
@@ -244,8 +275,8 @@ QuantityResult try_parse_quantity(std::string_view text, Dimension dimension, Bo
     }
     return check_bound(value * u.factor, original, bound);
   }
-  return fail("unknown unit " + in_quotes(money ? unit.substr(1) : unit) + " in " + in_quotes(original) + "; " +
-              expected);
+  return fail("unknown unit " + in_quotes(money ? unit.substr(1) : unit) + " in " + in_quotes(original) +
+              "; " + expected);
 }
 
 double parse_quantity(std::string_view text, Dimension dimension, Bound bound) {
@@ -290,18 +321,30 @@ std::string format_number(double value) {
 std::string format_quantity(double si_value, Dimension dimension) {
   const std::string n = format_number(si_value);
   switch (dimension) {
-    case Dimension::bytes: return n + " B";
-    case Dimension::bytes_per_s: return n + " B/s";
-    case Dimension::flops_per_s: return n + " FLOP/s";
-    case Dimension::seconds: return n + " s";
-    case Dimension::watts: return n + " W";
-    case Dimension::usd: return "$" + n;
-    case Dimension::usd_per_hour: return "$" + n + "/h";
-    case Dimension::usd_per_gb: return "$" + n + "/GB";
-    case Dimension::usd_per_gb_month: return "$" + n + "/GB-month";
-    case Dimension::usd_per_kwh: return "$" + n + "/kWh";
-    case Dimension::rate_per_s: return n + " /s";
-    case Dimension::grams_per_kwh: return n + " g/kWh";
+    case Dimension::bytes:
+      return n + " B";
+    case Dimension::bytes_per_s:
+      return n + " B/s";
+    case Dimension::flops_per_s:
+      return n + " FLOP/s";
+    case Dimension::seconds:
+      return n + " s";
+    case Dimension::watts:
+      return n + " W";
+    case Dimension::usd:
+      return "$" + n;
+    case Dimension::usd_per_hour:
+      return "$" + n + "/h";
+    case Dimension::usd_per_gb:
+      return "$" + n + "/GB";
+    case Dimension::usd_per_gb_month:
+      return "$" + n + "/GB-month";
+    case Dimension::usd_per_kwh:
+      return "$" + n + "/kWh";
+    case Dimension::rate_per_s:
+      return n + " /s";
+    case Dimension::grams_per_kwh:
+      return n + " g/kWh";
   }
   return n;
 }

@@ -45,7 +45,8 @@ struct QuantityResult {
 [[nodiscard]] QuantityResult try_parse_quantity(std::string_view text, Dimension dimension,
                                                 Bound bound = Bound::positive);
 /// As try_parse_quantity, throwing trainsim::InputError(message) on error.
-[[nodiscard]] double parse_quantity(std::string_view text, Dimension dimension, Bound bound = Bound::positive);
+[[nodiscard]] double parse_quantity(std::string_view text, Dimension dimension,
+                                    Bound bound = Bound::positive);
 
 /// A plain count: "96", "300e9", "1.5e12" — digits, optional fraction and exponent only; the value must
 /// be integral and within [min, max]. YAML 1.1 spellings (010, 0x1F, yes, .nan) are errors.

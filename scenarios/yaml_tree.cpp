@@ -20,7 +20,9 @@ constexpr int max_depth = 32;
 // walked; the walk is bounded instead.
 constexpr std::int64_t max_nodes = 200000;
 
-std::string in_quotes(std::string_view s) { return "\"" + std::string(s) + "\""; }
+std::string in_quotes(std::string_view s) {
+  return "\"" + std::string(s) + "\"";
+}
 
 /// Line and column (1-based) of byte `offset` in `text`.
 std::pair<int, int> location_of(std::string_view text, std::size_t offset) {
@@ -42,10 +44,14 @@ std::size_t utf8_length(std::string_view s, std::size_t i) {
   const auto c = static_cast<unsigned char>(s[i]);
   std::size_t n = 0;
   if (c < 0x80) return 1;
-  if ((c & 0xE0) == 0xC0 && c >= 0xC2) n = 2;
-  else if ((c & 0xF0) == 0xE0) n = 3;
-  else if ((c & 0xF8) == 0xF0 && c <= 0xF4) n = 4;
-  else return 0;
+  if ((c & 0xE0) == 0xC0 && c >= 0xC2)
+    n = 2;
+  else if ((c & 0xF0) == 0xE0)
+    n = 3;
+  else if ((c & 0xF8) == 0xF0 && c <= 0xF4)
+    n = 4;
+  else
+    return 0;
   if (i + n > s.size()) return 0;
   for (std::size_t k = 1; k < n; ++k) {
     if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
@@ -103,9 +109,9 @@ bool precheck(std::string_view text, const std::shared_ptr<const std::string>& f
     if (n == 0 || (c < 0x20 && c != '\n' && c != '\r' && c != '\t') || c == 0x7F) {
       const auto [line, column] = location_of(text, i);
       d.add(Diagnostic{*file, line, column, "",
-                       "this is not a text file (byte 0x" +
-                           std::string(1, "0123456789abcdef"[c >> 4]) + std::string(1, "0123456789abcdef"[c & 15]) +
-                           " at offset " + std::to_string(i) + "); a scenario is YAML text in UTF-8"});
+                       "this is not a text file (byte 0x" + std::string(1, "0123456789abcdef"[c >> 4]) +
+                           std::string(1, "0123456789abcdef"[c & 15]) + " at offset " + std::to_string(i) +
+                           "); a scenario is YAML text in UTF-8"});
       return false;
     }
     i += n;
@@ -113,8 +119,8 @@ bool precheck(std::string_view text, const std::shared_ptr<const std::string>& f
   // yaml-cpp 0.7 reads a quoted scalar left open at the end of the input as if it were closed.
   if (auto open = unterminated_quote(text)) {
     const auto [line, column] = location_of(text, *open);
-    d.add(Diagnostic{*file, line, column, "", "a quoted string is never closed (missing " +
-                                                   std::string(1, text[*open]) + ")"});
+    d.add(Diagnostic{*file, line, column, "",
+                     "a quoted string is never closed (missing " + std::string(1, text[*open]) + ")"});
     return false;
   }
   bool ok = true;
@@ -158,13 +164,15 @@ struct Converter {
     locate(out, node.Mark(), fallback_line, fallback_column);
     if (aborted) return out;
     if (++nodes > max_nodes) {
-      d.add(out, "", "the document expands to more than " + std::to_string(max_nodes) +
-                         " nodes (an alias bomb?); a scenario is much smaller");
+      d.add(out, "",
+            "the document expands to more than " + std::to_string(max_nodes) +
+                " nodes (an alias bomb?); a scenario is much smaller");
       aborted = true;
       return out;
     }
     if (depth > max_depth) {
-      d.add(out, "", "nesting deeper than " + std::to_string(max_depth) + " levels; a scenario is much flatter");
+      d.add(out, "",
+            "nesting deeper than " + std::to_string(max_depth) + " levels; a scenario is much flatter");
       aborted = true;
       return out;
     }
@@ -192,17 +200,20 @@ struct Converter {
           YamlValue key = convert(pair.first, depth + 1, out.line, out.column);
           if (aborted) break;
           if (key.kind != YamlValue::Kind::scalar) {
-            d.add(key, "", "a mapping key must be a plain word, found a " +
-                               std::string(key.kind == YamlValue::Kind::null ? "null" : "collection"));
+            d.add(key, "",
+                  "a mapping key must be a plain word, found a " +
+                      std::string(key.kind == YamlValue::Kind::null ? "null" : "collection"));
             continue;
           }
           auto [it, inserted] = seen.emplace(key.scalar, std::pair{key.line, key.column});
           if (!inserted) {
-            d.add(key, "", "duplicate key " + in_quotes(key.scalar) + " (first given at line " +
-                               std::to_string(it->second.first) + ":" + std::to_string(it->second.second) + ")");
+            d.add(key, "",
+                  "duplicate key " + in_quotes(key.scalar) + " (first given at line " +
+                      std::to_string(it->second.first) + ":" + std::to_string(it->second.second) + ")");
             continue;
           }
-          YamlEntry entry{key.scalar, key.line, key.column, convert(pair.second, depth + 1, key.line, key.column)};
+          YamlEntry entry{key.scalar, key.line, key.column,
+                          convert(pair.second, depth + 1, key.line, key.column)};
           out.entries.push_back(std::move(entry));
           if (aborted) break;
         }
@@ -220,7 +231,8 @@ bool plain_safe(std::string_view s) {
   for (char c : s) {
     if (special.find(c) != std::string_view::npos) return false;
   }
-  if (s.front() == ' ' || s.back() == ' ' || s.front() == '-' || s.front() == '?' || s.front() == ':') return false;
+  if (s.front() == ' ' || s.back() == ' ' || s.front() == '-' || s.front() == '?' || s.front() == ':')
+    return false;
   if (s.find(": ") != std::string_view::npos || s.back() == ':') return false;
   return true;
 }
@@ -242,7 +254,8 @@ YamlValue* YamlValue::find(std::string_view key) {
 }
 
 void Diagnostics::add(const YamlValue& at, const std::string& key_path, std::string message) {
-  list_.push_back(Diagnostic{at.file ? *at.file : std::string(), at.line, at.column, key_path, std::move(message)});
+  list_.push_back(
+      Diagnostic{at.file ? *at.file : std::string(), at.line, at.column, key_path, std::move(message)});
 }
 
 void Diagnostics::throw_if_any() const {
@@ -252,7 +265,8 @@ void Diagnostics::throw_if_any() const {
   for (const Diagnostic& d : list_) file_rank.emplace(d.file, file_rank.size());
   std::vector<Diagnostic> sorted = list_;
   std::stable_sort(sorted.begin(), sorted.end(), [&](const Diagnostic& a, const Diagnostic& b) {
-    return std::tuple{file_rank.at(a.file), a.line, a.column} < std::tuple{file_rank.at(b.file), b.line, b.column};
+    return std::tuple{file_rank.at(a.file), a.line, a.column} <
+           std::tuple{file_rank.at(b.file), b.line, b.column};
   });
   throw InputError(std::move(sorted));
 }
@@ -275,8 +289,11 @@ std::optional<std::string> read_text_file(const std::string& path, Diagnostics& 
   }
   const auto size = fs::file_size(path, ec);
   if (!ec && size > max_scenario_bytes) {
-    d.add(Diagnostic{path, 0, 0, "", "the file is " + std::to_string(size) + " bytes; scenario and preset files are "
-                                         "limited to " + std::to_string(max_scenario_bytes) + " bytes"});
+    d.add(Diagnostic{path, 0, 0, "",
+                     "the file is " + std::to_string(size) +
+                         " bytes; scenario and preset files are "
+                         "limited to " +
+                         std::to_string(max_scenario_bytes) + " bytes"});
     return std::nullopt;
   }
   std::ifstream in(path, std::ios::binary);
@@ -289,18 +306,21 @@ std::optional<std::string> read_text_file(const std::string& path, Diagnostics& 
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   text.resize(static_cast<std::size_t>(in.gcount()));
   if (text.size() > max_scenario_bytes) {
-    d.add(Diagnostic{path, 0, 0, "", "the file is larger than the limit of " + std::to_string(max_scenario_bytes) +
-                                         " bytes for scenario and preset files"});
+    d.add(Diagnostic{path, 0, 0, "",
+                     "the file is larger than the limit of " + std::to_string(max_scenario_bytes) +
+                         " bytes for scenario and preset files"});
     return std::nullopt;
   }
   return text;
 }
 
-std::optional<YamlValue> parse_yaml_tree(std::string_view text, const std::string& file_label, Diagnostics& d) {
+std::optional<YamlValue> parse_yaml_tree(std::string_view text, const std::string& file_label,
+                                         Diagnostics& d) {
   auto file = std::make_shared<const std::string>(file_label);
   if (text.size() > max_scenario_bytes) {
-    d.add(Diagnostic{file_label, 0, 0, "", "the input is larger than the limit of " +
-                                               std::to_string(max_scenario_bytes) + " bytes"});
+    d.add(
+        Diagnostic{file_label, 0, 0, "",
+                   "the input is larger than the limit of " + std::to_string(max_scenario_bytes) + " bytes"});
     return std::nullopt;
   }
   if (!precheck(text, file, d)) return std::nullopt;
@@ -309,8 +329,9 @@ std::optional<YamlValue> parse_yaml_tree(std::string_view text, const std::strin
     // Load, never LoadAll: yaml-cpp 0.7's LoadAll does not return on some inputs.
     root = YAML::Load(std::string(text));
   } catch (const YAML::DeepRecursion& e) {
-    d.add(Diagnostic{file_label, e.mark.line + 1, e.mark.column + 1, "",
-                     "nesting deeper than " + std::to_string(e.depth()) + " levels; a scenario is much flatter"});
+    d.add(Diagnostic{
+        file_label, e.mark.line + 1, e.mark.column + 1, "",
+        "nesting deeper than " + std::to_string(e.depth()) + " levels; a scenario is much flatter"});
     return std::nullopt;
   } catch (const YAML::Exception& e) {
     const int line = e.mark.is_null() ? 0 : e.mark.line + 1;
@@ -319,10 +340,12 @@ std::optional<YamlValue> parse_yaml_tree(std::string_view text, const std::strin
     return std::nullopt;
   }
   if (!root.IsDefined() || root.IsNull()) {
-    const bool blank = std::all_of(text.begin(), text.end(), [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; });
+    const bool blank = std::all_of(text.begin(), text.end(),
+                                   [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; });
     d.add(Diagnostic{file_label, 1, 1, "",
-                     std::string(blank ? "the file is empty" : "the document holds no value (only comments or "
-                                                               "punctuation)") +
+                     std::string(blank ? "the file is empty"
+                                       : "the document holds no value (only comments or "
+                                         "punctuation)") +
                          "; a scenario needs at least model:, cluster: and training:"});
     return std::nullopt;
   }
@@ -336,12 +359,23 @@ std::string yaml_quote(std::string_view text) {
   std::string out = "\"";
   for (char c : text) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default: out += c;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        out += c;
     }
   }
   return out + "\"";
@@ -349,7 +383,8 @@ std::string yaml_quote(std::string_view text) {
 
 std::string to_yaml_text(const YamlValue& value) {
   switch (value.kind) {
-    case YamlValue::Kind::null: return "null";
+    case YamlValue::Kind::null:
+      return "null";
     case YamlValue::Kind::scalar:
       return (!value.quoted && plain_safe(value.scalar)) ? value.scalar : yaml_quote(value.scalar);
     case YamlValue::Kind::sequence: {
@@ -364,8 +399,8 @@ std::string to_yaml_text(const YamlValue& value) {
       std::string out = "{";
       for (std::size_t i = 0; i < value.entries.size(); ++i) {
         if (i > 0) out += ", ";
-        out += (plain_safe(value.entries[i].key) ? value.entries[i].key : yaml_quote(value.entries[i].key)) + ": " +
-               to_yaml_text(value.entries[i].value);
+        out += (plain_safe(value.entries[i].key) ? value.entries[i].key : yaml_quote(value.entries[i].key)) +
+               ": " + to_yaml_text(value.entries[i].value);
       }
       return out + "}";
     }
@@ -382,10 +417,14 @@ namespace {
 
 std::string describe(const YamlValue& v) {
   switch (v.kind) {
-    case YamlValue::Kind::null: return "nothing";
-    case YamlValue::Kind::scalar: return in_quotes(v.scalar);
-    case YamlValue::Kind::sequence: return "a list";
-    case YamlValue::Kind::mapping: return "a mapping";
+    case YamlValue::Kind::null:
+      return "nothing";
+    case YamlValue::Kind::scalar:
+      return in_quotes(v.scalar);
+    case YamlValue::Kind::sequence:
+      return "a list";
+    case YamlValue::Kind::mapping:
+      return "a mapping";
   }
   return "nothing";
 }
@@ -398,8 +437,8 @@ bool expect_scalar(Diagnostics& d, const YamlValue& v, const std::string& path, 
 
 }  // namespace
 
-std::optional<std::int64_t> read_count(Diagnostics& d, const YamlValue& v, const std::string& path, double min,
-                                       double max) {
+std::optional<std::int64_t> read_count(Diagnostics& d, const YamlValue& v, const std::string& path,
+                                       double min, double max) {
   if (!expect_scalar(d, v, path, "a whole number")) return std::nullopt;
   const QuantityResult r = try_parse_count(v.scalar, min, max);
   if (!r.ok()) {
@@ -420,8 +459,8 @@ std::optional<double> read_number(Diagnostics& d, const YamlValue& v, const std:
   return r.value;
 }
 
-std::optional<double> read_quantity(Diagnostics& d, const YamlValue& v, const std::string& path, Dimension dim,
-                                    Bound bound) {
+std::optional<double> read_quantity(Diagnostics& d, const YamlValue& v, const std::string& path,
+                                    Dimension dim, Bound bound) {
   if (!expect_scalar(d, v, path, expected_unit(dim))) return std::nullopt;
   const QuantityResult r = try_parse_quantity(v.scalar, dim, bound);
   if (!r.ok()) {
@@ -459,7 +498,8 @@ std::optional<std::size_t> read_choice(Diagnostics& d, const YamlValue& v, const
   return std::nullopt;
 }
 
-MapReader::MapReader(Diagnostics& d, const YamlValue& node, std::string path, std::vector<std::string> allowed)
+MapReader::MapReader(Diagnostics& d, const YamlValue& node, std::string path,
+                     std::vector<std::string> allowed)
     : d_(d), node_(node), path_(std::move(path)) {
   if (node.kind != YamlValue::Kind::mapping) {
     d.add(node, path_, "expected a mapping of keys, found " + describe(node));
@@ -489,7 +529,9 @@ const YamlValue* MapReader::get(std::string_view key) const {
   return v;
 }
 
-std::string MapReader::child_path(std::string_view key) const { return join_path(path_, key); }
+std::string MapReader::child_path(std::string_view key) const {
+  return join_path(path_, key);
+}
 
 bool MapReader::require(std::initializer_list<std::string_view> keys) {
   if (!valid_) return false;

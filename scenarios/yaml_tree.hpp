@@ -22,13 +22,13 @@ struct YamlEntry;
 struct YamlValue {
   enum class Kind { null, scalar, sequence, mapping };
   Kind kind = Kind::null;
-  std::string scalar;               ///< the text as written (no YAML 1.1 conversion)
-  bool quoted = false;              ///< the scalar was quoted: "…" or '…'
-  std::vector<YamlValue> items;     ///< sequence
-  std::vector<YamlEntry> entries;   ///< mapping
+  std::string scalar;              ///< the text as written (no YAML 1.1 conversion)
+  bool quoted = false;             ///< the scalar was quoted: "…" or '…'
+  std::vector<YamlValue> items;    ///< sequence
+  std::vector<YamlEntry> entries;  ///< mapping
   std::shared_ptr<const std::string> file;
-  int line = 0;                     ///< 1-based
-  int column = 0;                   ///< 1-based
+  int line = 0;    ///< 1-based
+  int column = 0;  ///< 1-based
 
   [[nodiscard]] const YamlValue* find(std::string_view key) const;
   [[nodiscard]] YamlValue* find(std::string_view key);
@@ -73,12 +73,12 @@ class Diagnostics {
 [[nodiscard]] std::string yaml_quote(std::string_view text);
 
 // Typed conversions of one node; on a problem they add a diagnostic naming `path` and return nullopt.
-std::optional<std::int64_t> read_count(Diagnostics& d, const YamlValue& v, const std::string& path, double min,
-                                       double max);
+std::optional<std::int64_t> read_count(Diagnostics& d, const YamlValue& v, const std::string& path,
+                                       double min, double max);
 std::optional<double> read_number(Diagnostics& d, const YamlValue& v, const std::string& path, double min,
                                   double max);
-std::optional<double> read_quantity(Diagnostics& d, const YamlValue& v, const std::string& path, Dimension dim,
-                                    Bound bound = Bound::positive);
+std::optional<double> read_quantity(Diagnostics& d, const YamlValue& v, const std::string& path,
+                                    Dimension dim, Bound bound = Bound::positive);
 std::optional<bool> read_bool(Diagnostics& d, const YamlValue& v, const std::string& path);
 std::optional<std::string> read_string(Diagnostics& d, const YamlValue& v, const std::string& path);
 /// One of `choices` (case-sensitive), with a "did you mean" on a near miss; returns the index.
@@ -107,7 +107,8 @@ class MapReader {
   void number(std::string_view key, double& out, double min, double max);
   void number(std::string_view key, std::optional<double>& out, double min, double max);
   void quantity(std::string_view key, double& out, Dimension dim, Bound bound = Bound::positive);
-  void quantity(std::string_view key, std::optional<double>& out, Dimension dim, Bound bound = Bound::positive);
+  void quantity(std::string_view key, std::optional<double>& out, Dimension dim,
+                Bound bound = Bound::positive);
   void boolean(std::string_view key, bool& out);
   void string(std::string_view key, std::string& out);
   template <class Enum>

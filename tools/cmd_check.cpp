@@ -32,12 +32,13 @@ std::string run_length(const model::TrainingSpec& t) {
 
 std::string summary_line(const scenario::Scenario& s) {
   const auto& p = s.parallelism;
-  return fmt::format("ok: {}: model {} ({} layers, hidden {}, {:.4g}B params), {} GPUs ({} x {}), "
-                     "tp {} pp {} dp {} cp {} ep {}, global batch {}, {}, {}{}",
-                     s.name, s.model.name, s.model.layers, s.model.hidden, model::parameter_count(s.model) / 1e9,
-                     s.cluster.total_gpus(), s.cluster.nodes, s.cluster.node.name, p.tp, p.pp, p.dp, p.cp, p.ep,
-                     s.training.global_batch, topo::to_string(s.training.precision), run_length(s.training),
-                     s.sweep.empty() ? "" : fmt::format(", sweep of {} keys", s.sweep.axes.size()));
+  return fmt::format(
+      "ok: {}: model {} ({} layers, hidden {}, {:.4g}B params), {} GPUs ({} x {}), "
+      "tp {} pp {} dp {} cp {} ep {}, global batch {}, {}, {}{}",
+      s.name, s.model.name, s.model.layers, s.model.hidden, model::parameter_count(s.model) / 1e9,
+      s.cluster.total_gpus(), s.cluster.nodes, s.cluster.node.name, p.tp, p.pp, p.dp, p.cp, p.ep,
+      s.training.global_batch, topo::to_string(s.training.precision), run_length(s.training),
+      s.sweep.empty() ? "" : fmt::format(", sweep of {} keys", s.sweep.axes.size()));
 }
 
 }  // namespace
@@ -49,7 +50,8 @@ void add_check_command(CLI::App& app, int& exit_code) {
   static bool dump = false;
   sub->add_option("scenario", files, "scenario YAML file(s)")->required();
   sub->add_option("--set", sets, "override a key before checking, e.g. --set cluster.nodes=64 (repeatable)");
-  sub->add_flag("--dump", dump, "print the loaded scenario back as YAML (presets expanded, defaults explicit)");
+  sub->add_flag("--dump", dump,
+                "print the loaded scenario back as YAML (presets expanded, defaults explicit)");
   sub->callback([&exit_code] {
     std::vector<scenario::Override> overrides;
     for (const auto& s : sets) overrides.push_back(parse_set(s));

@@ -16,33 +16,36 @@ namespace {
 constexpr double gib = 1024.0 * 1024 * 1024;
 
 void list_models() {
-  std::cout << fmt::format("{:<16} {:>6} {:>6} {:>6} {:>4} {:>6} {:>7} {:>6} {:>8} {:>10}\n", "model", "layers",
-                           "hidden", "heads", "kv", "ffn", "vocab", "seq", "experts", "params");
+  std::cout << fmt::format("{:<16} {:>6} {:>6} {:>6} {:>4} {:>6} {:>7} {:>6} {:>8} {:>10}\n", "model",
+                           "layers", "hidden", "heads", "kv", "ffn", "vocab", "seq", "experts", "params");
   for (const auto& name : scenario::model_preset_names()) {
     const model::TransformerSpec m = scenario::model_preset(name);
-    std::cout << fmt::format("{:<16} {:>6} {:>6} {:>6} {:>4} {:>6} {:>7} {:>6} {:>8} {:>9.4g}B\n", name, m.layers,
-                             m.hidden, m.heads, m.kv_heads_or_heads(), m.ffn_hidden_or_default(), m.vocab, m.seq_len,
-                             m.experts > 0 ? fmt::format("{}x top{}", m.experts, m.top_k) : "-",
-                             model::parameter_count(m) / 1e9);
+    std::cout << fmt::format(
+        "{:<16} {:>6} {:>6} {:>6} {:>4} {:>6} {:>7} {:>6} {:>8} {:>9.4g}B\n", name, m.layers, m.hidden,
+        m.heads, m.kv_heads_or_heads(), m.ffn_hidden_or_default(), m.vocab, m.seq_len,
+        m.experts > 0 ? fmt::format("{}x top{}", m.experts, m.top_k) : "-", model::parameter_count(m) / 1e9);
   }
 }
 
 void list_gpus() {
-  std::cout << fmt::format("{:<16} {:>12} {:>11} {:>8} {:>10} {:>12} {:>6}\n", "gpu", "bf16 TFLOP/s", "fp8 TFLOP/s",
-                           "HBM GiB", "HBM TB/s", "NVLink GB/s", "TDP W");
+  std::cout << fmt::format("{:<16} {:>12} {:>11} {:>8} {:>10} {:>12} {:>6}\n", "gpu", "bf16 TFLOP/s",
+                           "fp8 TFLOP/s", "HBM GiB", "HBM TB/s", "NVLink GB/s", "TDP W");
   for (const auto& name : scenario::gpu_preset_names()) {
     const topo::GpuSpec g = scenario::gpu_preset(name);
     std::cout << fmt::format("{:<16} {:>12.1f} {:>11.1f} {:>8.1f} {:>10.2f} {:>12.0f} {:>6.0f}\n", name,
-                             g.peak.bf16 / 1e12, g.peak.fp8 / 1e12, g.hbm_bytes / gib, g.hbm_bytes_per_s / 1e12,
-                             g.nvlink_bytes_per_s / 1e9, g.tdp_w);
+                             g.peak.bf16 / 1e12, g.peak.fp8 / 1e12, g.hbm_bytes / gib,
+                             g.hbm_bytes_per_s / 1e12, g.nvlink_bytes_per_s / 1e9, g.tdp_w);
   }
 }
 
 std::string fabric_name(topo::IntraNodeFabric f) {
   switch (f) {
-    case topo::IntraNodeFabric::nvswitch: return "nvswitch";
-    case topo::IntraNodeFabric::nvlink_mesh: return "nvlink-mesh";
-    case topo::IntraNodeFabric::pcie: return "pcie";
+    case topo::IntraNodeFabric::nvswitch:
+      return "nvswitch";
+    case topo::IntraNodeFabric::nvlink_mesh:
+      return "nvlink-mesh";
+    case topo::IntraNodeFabric::pcie:
+      return "pcie";
   }
   return "?";
 }
@@ -52,8 +55,8 @@ void list_clusters() {
                            "intra GB/s", "NICs");
   for (const auto& name : scenario::node_preset_names()) {
     const topo::NodeSpec n = scenario::node_preset(name);
-    std::cout << fmt::format("{:<16} {:<16} {:>9} {:<12} {:>12.0f} {:<16}\n", name, n.gpu.name, n.gpus_per_node,
-                             fabric_name(n.fabric), n.intra_bytes_per_s / 1e9,
+    std::cout << fmt::format("{:<16} {:<16} {:>9} {:<12} {:>12.0f} {:<16}\n", name, n.gpu.name,
+                             n.gpus_per_node, fabric_name(n.fabric), n.intra_bytes_per_s / 1e9,
                              fmt::format("{} x {:.0f} Gb/s", n.nics_per_node, n.nic_bytes_per_s * 8 / 1e9));
   }
 }

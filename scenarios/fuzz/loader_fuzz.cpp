@@ -1,6 +1,6 @@
 // libFuzzer target for the scenario loader: any input must either load or throw InputError — never crash,
-// hang, leak or throw anything else. Built only with -DTRAINSIM_FUZZ=ON and clang (see scenarios/CMakeLists.txt).
-// Seeds: scenarios/examples/ and tests/tools/bad_inputs/.
+// hang, leak or throw anything else. Built only with -DTRAINSIM_FUZZ=ON and clang (see
+// scenarios/CMakeLists.txt). Seeds: scenarios/examples/ and tests/tools/bad_inputs/.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

@@ -47,7 +47,8 @@ TEST_CASE("a minimal scenario loads with the SPEC defaults and dp resolved from 
 
 TEST_CASE("an unknown key is an error with its location and a did-you-mean") {
   CHECK(errors_of(base + "parallelism: {tp: 2, pipeline: 2}\n") ==
-        "t.yaml:4:22: parallelism.pipeline: unknown key \"pipeline\"; known keys here: tp, pp, dp, cp, ep, schedule, "
+        "t.yaml:4:22: parallelism.pipeline: unknown key \"pipeline\"; known keys here: tp, pp, dp, cp, ep, "
+        "schedule, "
         "virtual_stages, stage_layers, micro_batch, sequence_parallel, zero, recompute, overlap_grad_reduce, "
         "bucket, order");
   CHECK(errors_of(base + "parallelism: {tp: 2, sequence_paralel: true}\n") ==
@@ -67,12 +68,15 @@ parallelism: {tp: yes, bucket: 40}
 training: {global_batch: 64, precision: bf17}
 )";
   CHECK(errors_of(text) ==
-        "t.yaml:2:39: cluster.nodes: leading zeros are not accepted (YAML 1.1 reads \"010\" as an octal number); "
+        "t.yaml:2:39: cluster.nodes: leading zeros are not accepted (YAML 1.1 reads \"010\" as an octal "
+        "number); "
         "write the number without them\n"
         "t.yaml:3:19: parallelism.tp: expected a number, found \"yes\"\n"
-        "t.yaml:3:32: parallelism.bucket: expected a size with a unit, like \"80 GiB\" (B, kB, MB, GB, TB, KiB, MiB, "
+        "t.yaml:3:32: parallelism.bucket: expected a size with a unit, like \"80 GiB\" (B, kB, MB, GB, TB, "
+        "KiB, MiB, "
         "GiB, TiB); found the bare number \"40\"\n"
-        "t.yaml:4:41: training.precision: unknown value \"bf17\" (did you mean \"bf16\"?); expected one of fp32, fp16, "
+        "t.yaml:4:41: training.precision: unknown value \"bf17\" (did you mean \"bf16\"?); expected one of "
+        "fp32, fp16, "
         "bf16, fp8");
 }
 
@@ -89,30 +93,36 @@ TEST_CASE("a model mapping overrides its preset, and custom models need their si
   CHECK(s.model.layers == 80);
   CHECK(s.model.kv_heads == 8);
   CHECK(s.model.seq_len == 4096);
-  CHECK(errors_of("model: {layers: 2, hidden: 64}\ncluster: {node: dgx-h100, nodes: 1}\ntraining: {global_batch: 8}\n") ==
+  CHECK(errors_of("model: {layers: 2, hidden: 64}\ncluster: {node: dgx-h100, nodes: 1}\ntraining: "
+                  "{global_batch: 8}\n") ==
         "t.yaml:1:8: model.heads: missing key \"heads\"\nt.yaml:1:8: model.vocab: missing key \"vocab\"\n"
         "t.yaml:1:8: model.seq_len: missing key \"seq_len\"");
 }
 
 TEST_CASE("divisibility the scenario alone decides is checked and names the key") {
   CHECK(errors_of(base + "parallelism: {tp: 5}\n") ==
-        "t.yaml:4:14: parallelism: the cluster's 16 GPUs are not divisible by tp·pp·cp·ep = 5·1·1·1 = 5 (dp: auto)\n"
+        "t.yaml:4:14: parallelism: the cluster's 16 GPUs are not divisible by tp·pp·cp·ep = 5·1·1·1 = 5 (dp: "
+        "auto)\n"
         "t.yaml:4:19: parallelism.tp: the model's heads (12) must be divisible by tp (5)");
-  CHECK(errors_of(base + "parallelism: {tp: 4, micro_batch: 3}\n") ==
-        "t.yaml:3:26: training.global_batch: global_batch (64) must be divisible by dp·micro_batch = 4·3 = 12");
+  CHECK(
+      errors_of(base + "parallelism: {tp: 4, micro_batch: 3}\n") ==
+      "t.yaml:3:26: training.global_batch: global_batch (64) must be divisible by dp·micro_batch = 4·3 = 12");
   CHECK(errors_of(base + "parallelism: {pp: 8, schedule: interleaved, virtual_stages: 2}\n") ==
-        "t.yaml:4:61: parallelism.virtual_stages: with schedule: interleaved the layers (12) must be divisible by "
+        "t.yaml:4:61: parallelism.virtual_stages: with schedule: interleaved the layers (12) must be "
+        "divisible by "
         "pp·virtual_stages = 8·2");
   CHECK(errors_of(base + "parallelism: {pp: 2, stage_layers: [5, 6]}\n") ==
         "t.yaml:4:36: parallelism.stage_layers: adds up to 11 layers; the model has 12");
   CHECK(errors_of(base + "parallelism: {dp: 4}\n") ==
-        "t.yaml:4:19: parallelism.dp: tp·pp·cp·ep = 1·1·1·1 = 1 times dp = 4 is 4 GPUs, but the cluster has 16 (use "
+        "t.yaml:4:19: parallelism.dp: tp·pp·cp·ep = 1·1·1·1 = 1 times dp = 4 is 4 GPUs, but the cluster has "
+        "16 (use "
         "dp: auto)");
 }
 
 TEST_CASE("absurd sizes are clear errors while a million GPUs and ten trillion parameters load") {
-  CHECK(errors_of("model: gpt3-125m\ncluster: {node: dgx-h100, nodes: 1e30}\ntraining: {global_batch: 8}\n") ==
-        "t.yaml:2:34: cluster.nodes: must be at most 1e+07, found \"1e30\"");
+  CHECK(
+      errors_of("model: gpt3-125m\ncluster: {node: dgx-h100, nodes: 1e30}\ntraining: {global_batch: 8}\n") ==
+      "t.yaml:2:34: cluster.nodes: must be at most 1e+07, found \"1e30\"");
   const Scenario big = load_scenario_text(
       "model: {layers: 200, hidden: 65536, heads: 512, vocab: 256000, seq_len: 8192}\n"
       "cluster: {node: dgx-h100, nodes: 131072}\nparallelism: {tp: 8, pp: 128}\n"
@@ -125,10 +135,11 @@ TEST_CASE("absurd sizes are clear errors while a million GPUs and ten trillion p
 }
 
 TEST_CASE("overrides are applied before conversion and validated like the file") {
-  const Scenario s =
-      load_scenario_text(base, "t.yaml",
-                         {{"cluster.nodes", "4"}, {"training.optimizer", "adafactor"}, {"model.seq_len", "1024"},
-                          {"parallelism.tp", "2"}});
+  const Scenario s = load_scenario_text(base, "t.yaml",
+                                        {{"cluster.nodes", "4"},
+                                         {"training.optimizer", "adafactor"},
+                                         {"model.seq_len", "1024"},
+                                         {"parallelism.tp", "2"}});
   CHECK(s.cluster.nodes == 4);
   CHECK(s.training.optimizer.kind == model::OptimizerKind::adafactor);
   CHECK(s.model.name == "gpt3-125m");
@@ -136,28 +147,32 @@ TEST_CASE("overrides are applied before conversion and validated like the file")
   CHECK(s.parallelism.tp == 2);
   CHECK(s.parallelism.dp == 16);
   CHECK(errors_of(base, {{"cluster.network.nic", "200"}}) ==
-        "override cluster.network.nic:1:1: cluster.network.nic: expected a bandwidth with a unit, like \"200 Gb/s\" or "
-        "\"25 GB/s\" (b/s, kb/s, Mb/s, Gb/s, Tb/s, Gbps, B/s, kB/s, MB/s, GB/s, TB/s); found the bare number \"200\"");
+        "override cluster.network.nic:1:1: cluster.network.nic: expected a bandwidth with a unit, like \"200 "
+        "Gb/s\" or "
+        "\"25 GB/s\" (b/s, kb/s, Mb/s, Gb/s, Tb/s, Gbps, B/s, kB/s, MB/s, GB/s, TB/s); found the bare number "
+        "\"200\"");
   CHECK(errors_of(base, {{"clster.nodes", "4"}}) ==
         "override clster.nodes:1:1: clster: unknown key \"clster\" (did you mean \"cluster\"?)");
 }
 
 TEST_CASE("optimizer names and mappings are accepted; 8-bit Adam keeps int8 state") {
-  for (const char* name : {"sgd", "sgd-momentum", "nesterov", "adagrad", "rmsprop", "adam", "adamw", "adafactor",
-                           "lion", "lamb", "adam-8bit", "adam8bit", "muon"}) {
+  for (const char* name : {"sgd", "sgd-momentum", "nesterov", "adagrad", "rmsprop", "adam", "adamw",
+                           "adafactor", "lion", "lamb", "adam-8bit", "adam8bit", "muon"}) {
     CHECK(errors_of(base, {{"training.optimizer", name}}) == "");
   }
   const Scenario s = load_scenario_text(base, "t.yaml", {{"training.optimizer", "adam8bit"}});
   CHECK(s.training.optimizer.state_precision == topo::Precision::int8);
   const Scenario m = load_scenario_text(
-      base, "t.yaml", {{"training.optimizer", "{kind: adamw, state_precision: bf16, master_weights: false}"}});
+      base, "t.yaml",
+      {{"training.optimizer", "{kind: adamw, state_precision: bf16, master_weights: false}"}});
   CHECK(m.training.optimizer.state_precision == topo::Precision::bf16);
   CHECK_FALSE(m.training.optimizer.master_weights);
 }
 
 TEST_CASE("sweep values are checked in place and kept as YAML text") {
-  const Scenario s = load_scenario_text(base + "sweep:\n  mode: zip\n  cluster.nodes: [1, 2]\n"
-                                               "  training.optimizer: [adamw, {kind: lion}]\n",
+  const Scenario s = load_scenario_text(base +
+                                            "sweep:\n  mode: zip\n  cluster.nodes: [1, 2]\n"
+                                            "  training.optimizer: [adamw, {kind: lion}]\n",
                                         "t.yaml");
   REQUIRE(s.sweep.axes.size() == 2);
   CHECK(s.sweep.mode == SweepMode::zip);
@@ -168,15 +183,17 @@ TEST_CASE("sweep values are checked in place and kept as YAML text") {
 }
 
 TEST_CASE("a measured block takes SPEC output names, a source and tolerances") {
-  const Scenario s = load_scenario_text(
-      base + "measured: {source: \"paper\", iteration_time: 13.75, mfu: 0.5, tolerance: {iteration_time: 0.05}}\n",
-      "t.yaml");
+  const Scenario s = load_scenario_text(base +
+                                            "measured: {source: \"paper\", iteration_time: 13.75, mfu: 0.5, "
+                                            "tolerance: {iteration_time: 0.05}}\n",
+                                        "t.yaml");
   REQUIRE(s.measured.has_value());
   CHECK(s.measured->values.size() == 2);
   CHECK(s.measured->tolerance_per_metric.at("iteration_time") == 0.05);
   CHECK(errors_of(base + "measured: {source: x, iteration_tme: 1}\n") ==
         "t.yaml:4:11: measured: no measured metric given (e.g. iteration_time: 13.75)\n"
-        "t.yaml:4:23: measured.iteration_tme: unknown key \"iteration_tme\" (did you mean \"iteration_time\"?)");
+        "t.yaml:4:23: measured.iteration_tme: unknown key \"iteration_tme\" (did you mean "
+        "\"iteration_time\"?)");
 }
 
 TEST_CASE("every shipped example loads") {
@@ -216,9 +233,11 @@ TEST_CASE("the scenario printed in SPEC.md loads as written") {
 }
 
 TEST_CASE("a dumped scenario loads back to the same structs") {
-  for (const char* stem : {"gpt3-175b-1024-a100", "llama3-70b-512-h100", "llama3-8b-64-h100", "gpt3-1.3b-sweep"}) {
+  for (const char* stem :
+       {"gpt3-175b-1024-a100", "llama3-70b-512-h100", "llama3-8b-64-h100", "gpt3-1.3b-sweep"}) {
     INFO(stem);
-    const Scenario a = load_scenario_file(std::string(TRAINSIM_SOURCE_DIR "/scenarios/examples/") + stem + ".yaml");
+    const Scenario a =
+        load_scenario_file(std::string(TRAINSIM_SOURCE_DIR "/scenarios/examples/") + stem + ".yaml");
     const std::string text = dump_scenario(a);
     const Scenario b = load_scenario_text(text, "dumped.yaml");
     // The dump is a fixed point, and the fields it encodes compare equal.

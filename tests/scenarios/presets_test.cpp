@@ -15,8 +15,8 @@ using namespace trainsim;
 using namespace trainsim::scenario;
 
 TEST_CASE("every shipped preset loads and the interface names are all there") {
-  for (const char* name : {"v100-sxm2-32gb", "a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm", "h200-sxm", "b200",
-                           "mi300x", "l40s"}) {
+  for (const char* name : {"v100-sxm2-32gb", "a100-sxm4-40gb", "a100-sxm4-80gb", "h100-sxm", "h200-sxm",
+                           "b200", "mi300x", "l40s"}) {
     CHECK(gpu_preset(name).name == name);
   }
   for (const char* name : {"dgx-v100", "dgx-a100-40gb", "dgx-a100-80gb", "dgx-h100", "hgx-h200", "dgx-b200",
@@ -66,7 +66,8 @@ TEST_CASE("an unknown preset name suggests the closest and lists the names") {
     FAIL("expected an InputError");
   } catch (const InputError& e) {
     const std::string what = e.what();
-    CHECK(what.rfind("unknown GPU preset \"h100-sxm5\" (did you mean \"h100-sxm\"?); known: a100-sxm4-40gb, ", 0) == 0);
+    CHECK(what.rfind("unknown GPU preset \"h100-sxm5\" (did you mean \"h100-sxm\"?); known: a100-sxm4-40gb, ",
+                     0) == 0);
   }
   CHECK_THROWS_AS((void)model_preset("../../etc/passwd"), InputError);
 }
@@ -76,7 +77,8 @@ TEST_CASE("TRAINSIM_PATH folders add presets after the shipped ones") {
   std::filesystem::create_directories(dir / "models");
   std::ofstream(dir / "models" / "tiny-test.yaml")
       << "layers: 2\nhidden: 64\nheads: 4\nvocab: 100\nseq_len: 32\n";
-  std::ofstream(dir / "models" / "gpt3-125m.yaml") << "layers: 1\nhidden: 8\nheads: 1\nvocab: 1\nseq_len: 1\n";
+  std::ofstream(dir / "models" / "gpt3-125m.yaml")
+      << "layers: 1\nhidden: 8\nheads: 1\nvocab: 1\nseq_len: 1\n";
   ::setenv("TRAINSIM_PATH", ("/nonexistent:" + dir.string()).c_str(), 1);
   const model::TransformerSpec tiny = model_preset("tiny-test");
   CHECK(tiny.name == "tiny-test");

@@ -11,7 +11,9 @@
 using namespace trainsim::scenario;
 
 namespace {
-double parse(const char* text, Dimension d) { return parse_quantity(text, d); }
+double parse(const char* text, Dimension d) {
+  return parse_quantity(text, d);
+}
 std::string error_of(const char* text, Dimension d, Bound b = Bound::positive) {
   return try_parse_quantity(text, d, b).error;
 }
@@ -80,26 +82,31 @@ TEST_CASE("powers, money, prices, rates and carbon intensity parse to SI values"
 
 TEST_CASE("a bare number where a unit is needed names the expected unit") {
   CHECK(error_of("200", Dimension::bytes_per_s) ==
-        "expected a bandwidth with a unit, like \"200 Gb/s\" or \"25 GB/s\" (b/s, kb/s, Mb/s, Gb/s, Tb/s, Gbps, B/s, "
+        "expected a bandwidth with a unit, like \"200 Gb/s\" or \"25 GB/s\" (b/s, kb/s, Mb/s, Gb/s, Tb/s, "
+        "Gbps, B/s, "
         "kB/s, MB/s, GB/s, TB/s); found the bare number \"200\"");
   CHECK(error_of("7200", Dimension::seconds) ==
-        "expected a duration with a unit, like \"2 h\" (ps, ns, us, ms, s, min, h, d); found the bare number \"7200\"");
+        "expected a duration with a unit, like \"2 h\" (ps, ns, us, ms, s, min, h, d); found the bare number "
+        "\"7200\"");
 }
 
 TEST_CASE("a unit of another dimension, an unknown unit, and out-of-range values are errors") {
   CHECK(error_of("200 GB", Dimension::bytes_per_s) ==
-        "\"200 GB\" is a size; expected a bandwidth with a unit, like \"200 Gb/s\" or \"25 GB/s\" (b/s, kb/s, Mb/s, "
+        "\"200 GB\" is a size; expected a bandwidth with a unit, like \"200 Gb/s\" or \"25 GB/s\" (b/s, "
+        "kb/s, Mb/s, "
         "Gb/s, Tb/s, Gbps, B/s, kB/s, MB/s, GB/s, TB/s)");
   CHECK(error_of("2 hours", Dimension::seconds) ==
-        "unknown unit \"hours\" in \"2 hours\"; expected a duration with a unit, like \"2 h\" (ps, ns, us, ms, s, min, "
+        "unknown unit \"hours\" in \"2 hours\"; expected a duration with a unit, like \"2 h\" (ps, ns, us, "
+        "ms, s, min, "
         "h, d)");
   CHECK(error_of("-5 GB", Dimension::bytes) == "must not be negative, found \"-5 GB\"");
   CHECK(error_of("0 GB", Dimension::bytes) == "must be greater than zero, found \"0 GB\"");
   CHECK(try_parse_quantity("0 GB", Dimension::bytes, Bound::non_negative).ok());
   CHECK(error_of(".nan", Dimension::seconds) ==
         "expected a duration with a unit, like \"2 h\" (ps, ns, us, ms, s, min, h, d), found \".nan\"");
-  CHECK(error_of("1e999 B", Dimension::bytes) == "the number \"1e999\" is out of range; expected a size with a unit, "
-                                                 "like \"80 GiB\" (B, kB, MB, GB, TB, KiB, MiB, GiB, TiB)");
+  CHECK(error_of("1e999 B", Dimension::bytes) ==
+        "the number \"1e999\" is out of range; expected a size with a unit, "
+        "like \"80 GiB\" (B, kB, MB, GB, TB, KiB, MiB, GiB, TiB)");
   CHECK_THROWS_AS((void)parse_quantity("fast", Dimension::seconds), trainsim::InputError);
 }
 
@@ -108,14 +115,17 @@ TEST_CASE("counts accept scientific notation and reject YAML 1.1 surprises") {
   CHECK(try_parse_count("300e9", 1, 1e18).value == 300e9);
   CHECK(try_parse_count("1.5e12", 1, 1e18).value == 1.5e12);
   CHECK(try_parse_count("010", 1, 1e6).error ==
-        "leading zeros are not accepted (YAML 1.1 reads \"010\" as an octal number); write the number without them");
-  CHECK(try_parse_count("0x1F", 1, 1e6).error == "hexadecimal and octal numbers are not accepted, found \"0x1F\"");
+        "leading zeros are not accepted (YAML 1.1 reads \"010\" as an octal number); write the number "
+        "without them");
+  CHECK(try_parse_count("0x1F", 1, 1e6).error ==
+        "hexadecimal and octal numbers are not accepted, found \"0x1F\"");
   CHECK(try_parse_count("yes", 1, 1e6).error == "expected a number, found \"yes\"");
   CHECK(try_parse_count(".inf", 1, 1e6).error == "expected a number, found \".inf\"");
   CHECK(try_parse_count("2.5", 1, 1e6).error == "expected a whole number, found \"2.5\"");
   CHECK(try_parse_count("0", 1, 1e6).error == "must be at least 1, found \"0\"");
   CHECK(try_parse_count("1e30", 1, 1e7).error == "must be at most 1e+07, found \"1e30\"");
-  CHECK(try_parse_number("8 GPUs", 0, 10).error == "expected a plain number, found \"8 GPUs\" (no unit is expected here)");
+  CHECK(try_parse_number("8 GPUs", 0, 10).error ==
+        "expected a plain number, found \"8 GPUs\" (no unit is expected here)");
 }
 
 TEST_CASE("formatted quantities read back to the same double") {

@@ -2,7 +2,6 @@
 // `trainsim check FILE` must exit 2 and print the problem with file:line:col and the key path. Each
 // expected line below was checked by hand against its file (column counts included).
 #include <doctest/doctest.h>
-
 #include <sys/wait.h>
 
 #include <array>
@@ -24,7 +23,8 @@ Result run(const std::string& args) {
   REQUIRE(pipe != nullptr);
   Result r;
   std::array<char, 4096> buffer{};
-  while (std::fgets(buffer.data(), static_cast<int>(buffer.size()), pipe) != nullptr) r.output += buffer.data();
+  while (std::fgets(buffer.data(), static_cast<int>(buffer.size()), pipe) != nullptr)
+    r.output += buffer.data();
   const int status = ::pclose(pipe);
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
@@ -223,8 +223,10 @@ TEST_CASE("a directory, a missing file and an oversized file are clear errors") 
 TEST_CASE("a good scenario checks with exit 0 and a one-line summary") {
   const Result r = run("check " TRAINSIM_SOURCE_DIR "/scenarios/examples/gpt3-175b-1024-a100.yaml");
   CHECK(r.exit_code == 0);
-  CHECK(r.output.rfind("ok: gpt3-175b-1024-a100: model gpt3-175b (96 layers, hidden 12288, 174.6B params), 1024 GPUs "
-                       "(128 x dgx-a100-80gb), tp 8 pp 16 dp 8", 0) == 0);
+  CHECK(r.output.rfind(
+            "ok: gpt3-175b-1024-a100: model gpt3-175b (96 layers, hidden 12288, 174.6B params), 1024 GPUs "
+            "(128 x dgx-a100-80gb), tp 8 pp 16 dp 8",
+            0) == 0);
 }
 
 TEST_CASE("several files are all checked and the exit code is 2 if any is bad") {
@@ -237,7 +239,8 @@ TEST_CASE("several files are all checked and the exit code is 2 if any is bad") 
 }
 
 TEST_CASE("--set overrides are applied and --dump writes the scenario back") {
-  Result r = run("check " TRAINSIM_SOURCE_DIR "/scenarios/examples/llama3-8b-64-h100.yaml --set cluster.nodes=16");
+  Result r =
+      run("check " TRAINSIM_SOURCE_DIR "/scenarios/examples/llama3-8b-64-h100.yaml --set cluster.nodes=16");
   CHECK(r.exit_code == 0);
   CHECK(r.output.find("128 GPUs (16 x dgx-h100)") != std::string::npos);
   r = run("check " TRAINSIM_SOURCE_DIR "/scenarios/examples/llama3-8b-64-h100.yaml --set cluster.nodes=0");
