@@ -66,13 +66,14 @@ struct Transform {
 constexpr double penalty_residual = 10.0;
 
 // `expected` = 0: the first call, which establishes the number of residuals.
-Eigen::VectorXd evaluate(const ResidualFunction& f, const std::vector<Transform>& tr, const Eigen::VectorXd& u,
-                         std::size_t expected, int& evaluations) {
+Eigen::VectorXd evaluate(const ResidualFunction& f, const std::vector<Transform>& tr,
+                         const Eigen::VectorXd& u, std::size_t expected, int& evaluations) {
   std::vector<double> values(tr.size());
   for (std::size_t i = 0; i < tr.size(); ++i) values[i] = tr[i].to_value(u[static_cast<Eigen::Index>(i)]);
   const std::vector<double> r = f(values);
   ++evaluations;
-  TRAINSIM_CHECK(expected == 0 || r.size() == expected, "the residual function changed its number of residuals");
+  TRAINSIM_CHECK(expected == 0 || r.size() == expected,
+                 "the residual function changed its number of residuals");
   Eigen::VectorXd out(static_cast<Eigen::Index>(r.size()));
   for (std::size_t i = 0; i < r.size(); ++i) {
     out[static_cast<Eigen::Index>(i)] = std::isfinite(r[i]) ? r[i] : penalty_residual;
@@ -92,8 +93,10 @@ FitResult fit_least_squares(const std::vector<FitParameter>& parameters, const R
     if (!(p.lower < p.upper) || !(p.initial >= p.lower && p.initial <= p.upper)) {
       throw InputError("fit parameter " + p.name + ": need lower < upper and the initial value inside");
     }
-    if (p.log_scale && !(p.lower > 0)) throw InputError("fit parameter " + p.name + ": log scale needs lower > 0");
-    Transform t{p.log_scale ? std::log(p.lower) : p.lower, p.log_scale ? std::log(p.upper) : p.upper, p.log_scale};
+    if (p.log_scale && !(p.lower > 0))
+      throw InputError("fit parameter " + p.name + ": log scale needs lower > 0");
+    Transform t{p.log_scale ? std::log(p.lower) : p.lower, p.log_scale ? std::log(p.upper) : p.upper,
+                p.log_scale};
     u[static_cast<Eigen::Index>(i)] = t.to_internal(p.initial);
     tr.push_back(t);
   }
@@ -154,28 +157,37 @@ FitResult fit_least_squares(const std::vector<FitParameter>& parameters, const R
   }
   result.final_cost = cost;
   result.values.resize(parameters.size());
-  for (std::size_t i = 0; i < parameters.size(); ++i) result.values[i] = tr[i].to_value(u[static_cast<Eigen::Index>(i)]);
+  for (std::size_t i = 0; i < parameters.size(); ++i)
+    result.values[i] = tr[i].to_value(u[static_cast<Eigen::Index>(i)]);
   return result;
 }
 
 std::string_view to_string(EfficiencyParam p) {
   switch (p) {
-    case EfficiencyParam::matmul_peak_fraction: return "matmul_peak_fraction";
-    case EfficiencyParam::matmul_half_flops: return "matmul_half_flops";
-    case EfficiencyParam::memory_bandwidth_fraction: return "memory_bandwidth_fraction";
-    case EfficiencyParam::kernel_overhead_s: return "kernel_overhead_s";
-    case EfficiencyParam::flash_attention_peak_fraction: return "flash_attention_peak_fraction";
-    case EfficiencyParam::flash_attention_half_flops: return "flash_attention_half_flops";
-    case EfficiencyParam::flash_attention_half_seq: return "flash_attention_half_seq";
-    case EfficiencyParam::flash_attention_half_head_dim: return "flash_attention_half_head_dim";
+    case EfficiencyParam::matmul_peak_fraction:
+      return "matmul_peak_fraction";
+    case EfficiencyParam::matmul_half_flops:
+      return "matmul_half_flops";
+    case EfficiencyParam::memory_bandwidth_fraction:
+      return "memory_bandwidth_fraction";
+    case EfficiencyParam::kernel_overhead_s:
+      return "kernel_overhead_s";
+    case EfficiencyParam::flash_attention_peak_fraction:
+      return "flash_attention_peak_fraction";
+    case EfficiencyParam::flash_attention_half_flops:
+      return "flash_attention_half_flops";
+    case EfficiencyParam::flash_attention_half_seq:
+      return "flash_attention_half_seq";
+    case EfficiencyParam::flash_attention_half_head_dim:
+      return "flash_attention_half_head_dim";
   }
   return "matmul_peak_fraction";
 }
 
 const std::vector<EfficiencyParam>& all_efficiency_params() {
   static const std::vector<EfficiencyParam> all = {
-      EfficiencyParam::matmul_peak_fraction,      EfficiencyParam::matmul_half_flops,
-      EfficiencyParam::memory_bandwidth_fraction, EfficiencyParam::kernel_overhead_s,
+      EfficiencyParam::matmul_peak_fraction,          EfficiencyParam::matmul_half_flops,
+      EfficiencyParam::memory_bandwidth_fraction,     EfficiencyParam::kernel_overhead_s,
       EfficiencyParam::flash_attention_peak_fraction, EfficiencyParam::flash_attention_half_flops,
       EfficiencyParam::flash_attention_half_seq,      EfficiencyParam::flash_attention_half_head_dim};
   return all;
@@ -188,33 +200,58 @@ EfficiencyParam parse_efficiency_param(std::string_view text) {
     if (text == to_string(p)) return p;
     names += (names.empty() ? "" : ", ") + std::string(to_string(p));
   }
-  throw InputError("unknown efficiency parameter '" + std::string(text) + "' (expected one of: " + names + ")");
+  throw InputError("unknown efficiency parameter '" + std::string(text) + "' (expected one of: " + names +
+                   ")");
 }
 
 double get(const topo::ComputeEfficiency& e, EfficiencyParam p) {
   switch (p) {
-    case EfficiencyParam::matmul_peak_fraction: return e.matmul_peak_fraction;
-    case EfficiencyParam::matmul_half_flops: return e.matmul_half_flops;
-    case EfficiencyParam::memory_bandwidth_fraction: return e.memory_bandwidth_fraction;
-    case EfficiencyParam::kernel_overhead_s: return e.kernel_overhead_s;
-    case EfficiencyParam::flash_attention_peak_fraction: return e.flash_attention_peak_fraction;
-    case EfficiencyParam::flash_attention_half_flops: return e.flash_attention_half_flops;
-    case EfficiencyParam::flash_attention_half_seq: return e.flash_attention_half_seq;
-    case EfficiencyParam::flash_attention_half_head_dim: return e.flash_attention_half_head_dim;
+    case EfficiencyParam::matmul_peak_fraction:
+      return e.matmul_peak_fraction;
+    case EfficiencyParam::matmul_half_flops:
+      return e.matmul_half_flops;
+    case EfficiencyParam::memory_bandwidth_fraction:
+      return e.memory_bandwidth_fraction;
+    case EfficiencyParam::kernel_overhead_s:
+      return e.kernel_overhead_s;
+    case EfficiencyParam::flash_attention_peak_fraction:
+      return e.flash_attention_peak_fraction;
+    case EfficiencyParam::flash_attention_half_flops:
+      return e.flash_attention_half_flops;
+    case EfficiencyParam::flash_attention_half_seq:
+      return e.flash_attention_half_seq;
+    case EfficiencyParam::flash_attention_half_head_dim:
+      return e.flash_attention_half_head_dim;
   }
   return 0;
 }
 
 void set(topo::ComputeEfficiency& e, EfficiencyParam p, double value) {
   switch (p) {
-    case EfficiencyParam::matmul_peak_fraction: e.matmul_peak_fraction = value; return;
-    case EfficiencyParam::matmul_half_flops: e.matmul_half_flops = value; return;
-    case EfficiencyParam::memory_bandwidth_fraction: e.memory_bandwidth_fraction = value; return;
-    case EfficiencyParam::kernel_overhead_s: e.kernel_overhead_s = value; return;
-    case EfficiencyParam::flash_attention_peak_fraction: e.flash_attention_peak_fraction = value; return;
-    case EfficiencyParam::flash_attention_half_flops: e.flash_attention_half_flops = value; return;
-    case EfficiencyParam::flash_attention_half_seq: e.flash_attention_half_seq = value; return;
-    case EfficiencyParam::flash_attention_half_head_dim: e.flash_attention_half_head_dim = value; return;
+    case EfficiencyParam::matmul_peak_fraction:
+      e.matmul_peak_fraction = value;
+      return;
+    case EfficiencyParam::matmul_half_flops:
+      e.matmul_half_flops = value;
+      return;
+    case EfficiencyParam::memory_bandwidth_fraction:
+      e.memory_bandwidth_fraction = value;
+      return;
+    case EfficiencyParam::kernel_overhead_s:
+      e.kernel_overhead_s = value;
+      return;
+    case EfficiencyParam::flash_attention_peak_fraction:
+      e.flash_attention_peak_fraction = value;
+      return;
+    case EfficiencyParam::flash_attention_half_flops:
+      e.flash_attention_half_flops = value;
+      return;
+    case EfficiencyParam::flash_attention_half_seq:
+      e.flash_attention_half_seq = value;
+      return;
+    case EfficiencyParam::flash_attention_half_head_dim:
+      e.flash_attention_half_head_dim = value;
+      return;
   }
 }
 
@@ -267,16 +304,17 @@ std::vector<double> errors_of(const std::vector<double>& predicted, const std::v
   std::vector<double> e(measured.size());
   for (std::size_t i = 0; i < measured.size(); ++i) {
     e[i] = (std::isfinite(predicted[i]) && predicted[i] > 0) ? relative_error(predicted[i], measured[i])
-                                                           : std::numeric_limits<double>::quiet_NaN();
+                                                             : std::numeric_limits<double>::quiet_NaN();
   }
   return e;
 }
 
 }  // namespace
 
-CalibrationResult calibrate_efficiency(const topo::ComputeEfficiency& start, const std::vector<EfficiencyParam>& free,
-                                       const std::vector<double>& measured, const EfficiencyPredictor& predict,
-                                       const FitOptions& options) {
+CalibrationResult calibrate_efficiency(const topo::ComputeEfficiency& start,
+                                       const std::vector<EfficiencyParam>& free,
+                                       const std::vector<double>& measured,
+                                       const EfficiencyPredictor& predict, const FitOptions& options) {
   if (free.empty()) throw InputError("calibration needs at least one free efficiency parameter");
   for (double m : measured) {
     if (!(m > 0) || !std::isfinite(m)) throw InputError("calibration needs positive, finite measurements");
@@ -301,7 +339,8 @@ CalibrationResult calibrate_efficiency(const topo::ComputeEfficiency& start, con
     TRAINSIM_CHECK(predicted.size() == measured.size(), "the predictor changed its number of predictions");
     std::vector<double> r(measured.size());
     for (std::size_t i = 0; i < measured.size(); ++i) {
-      r[i] = predicted[i] > 0 ? std::log(predicted[i] / measured[i]) : std::numeric_limits<double>::quiet_NaN();
+      r[i] =
+          predicted[i] > 0 ? std::log(predicted[i] / measured[i]) : std::numeric_limits<double>::quiet_NaN();
     }
     return r;
   };

@@ -53,18 +53,18 @@ struct FitParameter {
 
 struct FitOptions {
   int max_iterations = 100;
-  double tolerance = 1e-10;        ///< stop when the relative decrease of the cost is below this
-  double initial_damping = 1e-3;   ///< Levenberg–Marquardt λ at the start (scaled by diag(JᵀJ))
+  double tolerance = 1e-10;              ///< stop when the relative decrease of the cost is below this
+  double initial_damping = 1e-3;         ///< Levenberg–Marquardt λ at the start (scaled by diag(JᵀJ))
   double finite_difference_step = 1e-5;  ///< step in the transformed (unbounded) space
 };
 
 struct FitResult {
-  std::vector<double> values;   ///< fitted parameter values, in the order given
-  double initial_cost = 0;      ///< ½·Σ r² at the initial values
-  double final_cost = 0;        ///< ½·Σ r² at the fitted values
+  std::vector<double> values;  ///< fitted parameter values, in the order given
+  double initial_cost = 0;     ///< ½·Σ r² at the initial values
+  double final_cost = 0;       ///< ½·Σ r² at the fitted values
   int iterations = 0;
-  int evaluations = 0;          ///< calls of the residual function
-  bool converged = false;       ///< stopped on tolerance, not on max_iterations
+  int evaluations = 0;     ///< calls of the residual function
+  bool converged = false;  ///< stopped on tolerance, not on max_iterations
 };
 
 /// Maps parameter values to residuals. Must return the same number of residuals on every call; a
@@ -111,12 +111,12 @@ void set(topo::ComputeEfficiency& e, EfficiencyParam p, double value);
 using EfficiencyPredictor = std::function<std::vector<double>(const topo::ComputeEfficiency&)>;
 
 struct CalibrationResult {
-  topo::ComputeEfficiency efficiency;      ///< start with the free parameters replaced by fitted values
+  topo::ComputeEfficiency efficiency;  ///< start with the free parameters replaced by fitted values
   FitResult fit;
-  std::vector<double> predicted_before;    ///< per sample, at `start`
-  std::vector<double> predicted_after;     ///< per sample, at `efficiency`
-  ErrorStats before;                       ///< relative errors vs measured at `start`
-  ErrorStats after;                        ///< … and after the fit
+  std::vector<double> predicted_before;  ///< per sample, at `start`
+  std::vector<double> predicted_after;   ///< per sample, at `efficiency`
+  ErrorStats before;                     ///< relative errors vs measured at `start`
+  ErrorStats after;                      ///< … and after the fit
 };
 
 /// Fits the `free` parameters of `start` so that predict(efficiency) matches `measured` (all > 0) in the

@@ -20,10 +20,12 @@ std::string stem_of(const std::string& path) {
 }
 
 [[noreturn]] void fail(const std::string& label, std::size_t line, const std::string& message) {
-  throw InputError(std::vector<Diagnostic>{{.file = label, .line = static_cast<int>(line), .message = message}});
+  throw InputError(
+      std::vector<Diagnostic>{{.file = label, .line = static_cast<int>(line), .message = message}});
 }
 
-double number(const std::string& text, const std::string& label, std::size_t line, const std::string& column) {
+double number(const std::string& text, const std::string& label, std::size_t line,
+              const std::string& column) {
   double v = 0;
   const char* first = text.data();
   const char* last = text.data() + text.size();
@@ -35,7 +37,8 @@ double number(const std::string& text, const std::string& label, std::size_t lin
   return v;
 }
 
-std::int64_t count(const std::string& text, const std::string& label, std::size_t line, const std::string& column) {
+std::int64_t count(const std::string& text, const std::string& label, std::size_t line,
+                   const std::string& column) {
   const double v = number(text, label, line, column);
   if (v < 1 || v != std::floor(v) || v > 1e15) {
     fail(label, line, "column '" + column + "': expected a positive whole number, found '" + text + "'");
@@ -58,7 +61,9 @@ std::vector<std::string> lines_of(std::string_view text) {
   return lines;
 }
 
-bool blank(const std::string& line) { return line.find_first_not_of(" \t,") == std::string::npos; }
+bool blank(const std::string& line) {
+  return line.find_first_not_of(" \t,") == std::string::npos;
+}
 
 // The published setup of the vTrain data set (shared/validation/README.md): GPT models as
 // Megatron-DeepSpeed builds them, fp16, full recomputation, 1F1B, no gradient bucketing.
@@ -83,9 +88,17 @@ Measurement vtrain_defaults() {
 std::vector<Measurement> parse_vtrain(const std::vector<std::string>& lines, const std::string& label) {
   const std::vector<std::string> header = split_csv_record(lines[0]);
   const std::size_t skip = header[0].rfind("Parameters", 0) == 0 ? 1 : 0;
-  static const char* const names[] = {"GPUs",         "global batch", "micro batch", "hidden size",
-                                      "attention heads", "layers",   "sequence length", "tensor parallelism",
-                                      "data parallelism", "pipeline parallelism", "iteration time (ms)"};
+  static const char* const names[] = {"GPUs",
+                                      "global batch",
+                                      "micro batch",
+                                      "hidden size",
+                                      "attention heads",
+                                      "layers",
+                                      "sequence length",
+                                      "tensor parallelism",
+                                      "data parallelism",
+                                      "pipeline parallelism",
+                                      "iteration time (ms)"};
   std::vector<Measurement> out;
   for (std::size_t i = 1; i < lines.size(); ++i) {
     if (blank(lines[i])) continue;
@@ -126,7 +139,8 @@ std::vector<Measurement> parse_published(const std::vector<std::string>& lines, 
     if (blank(lines[i])) continue;
     const std::vector<std::string> f = split_csv_record(lines[i]);
     if (f.size() != header.size()) {
-      fail(label, i + 1, "expected " + std::to_string(header.size()) + " columns, found " + std::to_string(f.size()));
+      fail(label, i + 1,
+           "expected " + std::to_string(header.size()) + " columns, found " + std::to_string(f.size()));
     }
     const auto get = [&](const char* name) -> const std::string& { return f[col.at(name)]; };
     const auto metric = metrics.find(get("metric"));
@@ -163,7 +177,8 @@ std::vector<Measurement> parse_published(const std::vector<std::string>& lines, 
     m.plan.schedule = m.plan.virtual_stages > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
     m.training.global_batch = count(get("global_batch"), label, i + 1, "global_batch");
     m.plan.micro_batch = static_cast<int>(opt_count("micro_batch", m.training.global_batch / m.plan.dp));
-    m.plan.zero = static_cast<int>(get("zero_stage").empty() ? 0 : number(get("zero_stage"), label, i + 1, "zero_stage"));
+    m.plan.zero = static_cast<int>(
+        get("zero_stage").empty() ? 0 : number(get("zero_stage"), label, i + 1, "zero_stage"));
     const std::string& rc = get("recompute");
     m.plan.sequence_parallel = rc.find("+SP") != std::string::npos;
     if (rc.rfind("selective", 0) == 0) {
@@ -232,8 +247,9 @@ std::vector<Measurement> parse_measurements_csv(std::string_view text, const std
   while (!lines.empty() && blank(lines.back())) lines.pop_back();
   if (lines.empty()) fail(label, 0, "empty CSV file");
   if (lines[0].rfind("\xEF\xBB\xBF", 0) == 0) lines[0].erase(0, 3);  // UTF-8 byte-order mark
-  return detect_measurement_format(lines[0], label) == MeasurementFormat::vtrain ? parse_vtrain(lines, label)
-                                                                                  : parse_published(lines, label);
+  return detect_measurement_format(lines[0], label) == MeasurementFormat::vtrain
+             ? parse_vtrain(lines, label)
+             : parse_published(lines, label);
 }
 
 std::vector<Measurement> read_measurements_csv(const std::string& path) {

@@ -35,22 +35,24 @@ enum class MeasurementFormat { vtrain, published };
 
 /// One measured number of one training configuration.
 struct Measurement {
-  std::string id;               ///< the row's id, or "<file stem>-<row number>" for vTrain files
-  std::string source;           ///< citation
-  std::string gpu_type;         ///< as written in the CSV ("" for vTrain: A100 SXM)
+  std::string id;        ///< the row's id, or "<file stem>-<row number>" for vTrain files
+  std::string source;    ///< citation
+  std::string gpu_type;  ///< as written in the CSV ("" for vTrain: A100 SXM)
   std::int64_t gpus = 0;
   TransformerSpec model;
-  ParallelPlan plan;            ///< dp resolved, dp_auto = false
-  TrainingSpec training;        ///< global_batch and precision set
-  std::string metric;           ///< SPEC output name: iteration_time | mfu | hfu
-  double value = 0;             ///< SI units (seconds, fractions)
+  ParallelPlan plan;      ///< dp resolved, dp_auto = false
+  TrainingSpec training;  ///< global_batch and precision set
+  std::string metric;     ///< SPEC output name: iteration_time | mfu | hfu
+  double value = 0;       ///< SI units (seconds, fractions)
 };
 
 /// Which format a header row is; throws InputError naming `label` when it is neither.
-[[nodiscard]] MeasurementFormat detect_measurement_format(std::string_view header_line, const std::string& label);
+[[nodiscard]] MeasurementFormat detect_measurement_format(std::string_view header_line,
+                                                          const std::string& label);
 
 /// Parses CSV text (either format). `label` names the file in error messages and in vTrain ids.
-[[nodiscard]] std::vector<Measurement> parse_measurements_csv(std::string_view text, const std::string& label);
+[[nodiscard]] std::vector<Measurement> parse_measurements_csv(std::string_view text,
+                                                              const std::string& label);
 
 /// Reads and parses a CSV file (InputError when it cannot be read).
 [[nodiscard]] std::vector<Measurement> read_measurements_csv(const std::string& path);

@@ -1,18 +1,18 @@
 #include "scenarios/validation_runner.hpp"
 
 #include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <map>
-#include <numeric>
 #include <nlohmann/json.hpp>
-#include <fstream>
+#include <numeric>
 #include <sstream>
 #include <tuple>
-#include <yaml-cpp/yaml.h>
 
 #include "models/summary.hpp"
 #include "scenarios/loader.hpp"
@@ -50,7 +50,9 @@ std::string percent(double fraction) {
   return std::isfinite(fraction) ? fmt::format("{:+.1f}%", 100.0 * fraction) : "n/a";
 }
 
-std::string number(double x) { return std::isfinite(x) ? fmt::format("{:.4g}", x) : "n/a"; }
+std::string number(double x) {
+  return std::isfinite(x) ? fmt::format("{:.4g}", x) : "n/a";
+}
 
 // A collective case measures nccl-tests bus bandwidth, not a training step, so it is not a scenario:
 //   name: …
@@ -69,17 +71,20 @@ bool is_collective_case(const std::string& file) {
 void run_collective_case(const std::string& file, CaseResult& r) {
   const YAML::Node root = YAML::LoadFile(file);
   const auto text = [&](const YAML::Node& n, const char* key) {
-    if (!n[key]) throw InputError(std::vector<Diagnostic>{{.file = file, .key_path = key, .message = "missing"}});
+    if (!n[key])
+      throw InputError(std::vector<Diagnostic>{{.file = file, .key_path = key, .message = "missing"}});
     return n[key].as<std::string>();
   };
   if (root["name"]) r.name = root["name"].as<std::string>();
   const YAML::Node c = root["collective"];
   const YAML::Node m = root["measured"];
-  if (!c.IsMap() || !m.IsMap()) throw InputError("a collective case needs `collective:` and `measured:` mappings");
+  if (!c.IsMap() || !m.IsMap())
+    throw InputError("a collective case needs `collective:` and `measured:` mappings");
   r.source = text(m, "source");
   const double tolerance = m["tolerance"] ? m["tolerance"].as<double>() : 0.10;
   const double measured = m["busbw"].as<double>();
-  r.checks.push_back({.metric = "busbw", .measured = measured, .predicted = nan, .error = nan, .tolerance = tolerance});
+  r.checks.push_back(
+      {.metric = "busbw", .measured = measured, .predicted = nan, .error = nan, .tolerance = tolerance});
 
   topo::ClusterSpec cluster;
   cluster.node = node_preset(text(c, "node"));
@@ -100,10 +105,13 @@ void run_collective_case(const std::string& file, CaseResult& r) {
 
 }  // namespace
 
-bool MetricCheck::within() const { return std::isfinite(error) && std::abs(error) <= tolerance; }
+bool MetricCheck::within() const {
+  return std::isfinite(error) && std::abs(error) <= tolerance;
+}
 
 bool CaseResult::passed() const {
-  return failure.empty() && std::all_of(checks.begin(), checks.end(), [](const MetricCheck& c) { return c.within(); });
+  return failure.empty() &&
+         std::all_of(checks.begin(), checks.end(), [](const MetricCheck& c) { return c.within(); });
 }
 
 std::vector<std::string> find_case_files(const std::vector<std::string>& paths) {
@@ -159,12 +167,12 @@ CaseResult run_case(const std::string& file, const ValidationOptions& options) {
   r.source = s.measured->source;
   for (const auto& [metric, value] : s.measured->values) {
     const auto per = s.measured->tolerance_per_metric.find(metric);
-    r.checks.push_back({.metric = metric,
-                        .measured = value,
-                        .predicted = nan,
-                        .error = nan,
-                        .tolerance = per != s.measured->tolerance_per_metric.end() ? per->second
-                                                                                   : s.measured->tolerance});
+    r.checks.push_back(
+        {.metric = metric,
+         .measured = value,
+         .predicted = nan,
+         .error = nan,
+         .tolerance = per != s.measured->tolerance_per_metric.end() ? per->second : s.measured->tolerance});
   }
   model::StepReport step;
   try {
@@ -228,16 +236,20 @@ std::vector<GroupSummary> summarize_cases(const std::vector<CaseResult>& results
   }
   std::vector<GroupSummary> out;
   for (const auto& [key, a] : acc) {
-    GroupSummary g{.by = std::get<1>(key), .key = std::get<2>(key), .metric = std::get<3>(key),
-                   .cases = a.errors.size(), .outside = a.outside, .stats = model::error_stats(a.errors)};
+    GroupSummary g{.by = std::get<1>(key),
+                   .key = std::get<2>(key),
+                   .metric = std::get<3>(key),
+                   .cases = a.errors.size(),
+                   .outside = a.outside,
+                   .stats = model::error_stats(a.errors)};
     if (g.stats.count > 0) g.worst_case = a.names[g.stats.worst_index];
     out.push_back(std::move(g));
   }
   return out;
 }
 
-std::string format_validation_table(const std::vector<CaseResult>& results, const std::vector<GroupSummary>& summary,
-                                    bool failures_only) {
+std::string format_validation_table(const std::vector<CaseResult>& results,
+                                    const std::vector<GroupSummary>& summary, bool failures_only) {
   std::string out;
   std::size_t name_w = 4;
   std::size_t group_w = 5;
@@ -245,8 +257,8 @@ std::string format_validation_table(const std::vector<CaseResult>& results, cons
     name_w = std::max(name_w, r.name.size());
     group_w = std::max(group_w, r.group.size());
   }
-  out += fmt::format("{:<{}}  {:<{}}  {:<16} {:>11} {:>11} {:>8} {:>6}  {}\n", "case", name_w, "group", group_w,
-                     "metric", "measured", "predicted", "error", "tol", "status");
+  out += fmt::format("{:<{}}  {:<{}}  {:<16} {:>11} {:>11} {:>8} {:>6}  {}\n", "case", name_w, "group",
+                     group_w, "metric", "measured", "predicted", "error", "tol", "status");
   std::size_t checks = 0, outside = 0, failed = 0;
   for (const CaseResult& r : results) {
     if (!r.failure.empty()) ++failed;
@@ -260,17 +272,18 @@ std::string format_validation_table(const std::vector<CaseResult>& results, cons
       continue;
     }
     for (const MetricCheck& c : r.checks) {
-      out += fmt::format("{:<{}}  {:<{}}  {:<16} {:>11} {:>11} {:>8} {:>5.0f}%  {}\n", r.name, name_w, r.group,
-                         group_w, c.metric, number(c.measured), number(c.predicted), percent(c.error),
-                         100.0 * c.tolerance, c.within() ? "ok" : "OUTSIDE");
+      out += fmt::format("{:<{}}  {:<{}}  {:<16} {:>11} {:>11} {:>8} {:>5.0f}%  {}\n", r.name, name_w,
+                         r.group, group_w, c.metric, number(c.measured), number(c.predicted),
+                         percent(c.error), 100.0 * c.tolerance, c.within() ? "ok" : "OUTSIDE");
     }
   }
-  out += "\nAccuracy: MAPE = mean |predicted - measured| / measured; bias = mean signed error "
-         "(> 0: predicted too high)\n";
+  out +=
+      "\nAccuracy: MAPE = mean |predicted - measured| / measured; bias = mean signed error "
+      "(> 0: predicted too high)\n";
   std::size_t key_w = 5;
   for (const GroupSummary& g : summary) key_w = std::max(key_w, g.key.size());
-  out += fmt::format("{:<10} {:<{}} {:<16} {:>6} {:>7} {:>7} {:>8}  {:>7}  {}\n", "by", "key", key_w, "metric",
-                     "cases", "MAPE", "bias", "worst", "outside", "worst case");
+  out += fmt::format("{:<10} {:<{}} {:<16} {:>6} {:>7} {:>7} {:>8}  {:>7}  {}\n", "by", "key", key_w,
+                     "metric", "cases", "MAPE", "bias", "worst", "outside", "worst case");
   for (const GroupSummary& g : summary) {
     out += fmt::format("{:<10} {:<{}} {:<16} {:>6} {:>6.1f}% {:>7} {:>8}  {:>7}  {}\n", g.by, g.key, key_w,
                        g.metric, g.cases, 100.0 * g.stats.mape, percent(g.stats.mean_error),
@@ -294,15 +307,16 @@ std::string format_validation_csv(const std::vector<CaseResult>& results) {
     std::vector<MetricCheck> checks = r.checks;
     if (checks.empty()) checks.push_back({.metric = "", .measured = nan, .predicted = nan, .error = nan});
     for (const MetricCheck& c : checks) {
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", quote(r.name), quote(r.group), r.attention, c.metric,
-                         num(c.measured), num(c.predicted), num(c.error), num(c.tolerance),
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", quote(r.name), quote(r.group), r.attention,
+                         c.metric, num(c.measured), num(c.predicted), num(c.error), num(c.tolerance),
                          r.failure.empty() && c.within() ? "true" : "false", quote(r.failure), quote(r.file));
     }
   }
   return out;
 }
 
-std::string format_validation_json(const std::vector<CaseResult>& results, const std::vector<GroupSummary>& summary) {
+std::string format_validation_json(const std::vector<CaseResult>& results,
+                                   const std::vector<GroupSummary>& summary) {
   using nlohmann::json;
   const auto num = [](double x) { return std::isfinite(x) ? json(x) : json(nullptr); };
   json cases = json::array();

@@ -19,28 +19,28 @@ namespace trainsim::scenario {
 
 /// One measured metric of one case, against its prediction.
 struct MetricCheck {
-  std::string metric;      ///< SPEC output name (iteration_time, mfu, …)
-  double measured = 0;     ///< SI
-  double predicted = 0;    ///< SI; NaN when the simulator did not produce it
-  double error = 0;        ///< signed relative error; NaN when predicted is NaN
-  double tolerance = 0;    ///< relative
+  std::string metric;                 ///< SPEC output name (iteration_time, mfu, …)
+  double measured = 0;                ///< SI
+  double predicted = 0;               ///< SI; NaN when the simulator did not produce it
+  double error = 0;                   ///< signed relative error; NaN when predicted is NaN
+  double tolerance = 0;               ///< relative
   [[nodiscard]] bool within() const;  ///< |error| <= tolerance (false when error is NaN)
 };
 
 struct CaseResult {
-  std::string file;        ///< path as given / found
-  std::string name;        ///< scenario name
-  std::string group;       ///< the case's folder name (e.g. "korthikanti", "vtrain-single")
-  std::string attention;   ///< "flash" | "standard"; "" for cases without one (collectives)
-  std::string source;      ///< the `measured.source` citation
-  std::string failure;     ///< non-empty: could not be evaluated (load error, infeasible layout, …)
+  std::string file;       ///< path as given / found
+  std::string name;       ///< scenario name
+  std::string group;      ///< the case's folder name (e.g. "korthikanti", "vtrain-single")
+  std::string attention;  ///< "flash" | "standard"; "" for cases without one (collectives)
+  std::string source;     ///< the `measured.source` citation
+  std::string failure;    ///< non-empty: could not be evaluated (load error, infeasible layout, …)
   std::vector<MetricCheck> checks;
   [[nodiscard]] bool passed() const;  ///< no failure and every check within tolerance
 };
 
 struct ValidationOptions {
   model::Fidelity fidelity = model::Fidelity::analytic;
-  int jobs = 0;            ///< worker threads; 0 = hardware concurrency
+  int jobs = 0;  ///< worker threads; 0 = hardware concurrency
   /// GPUs that replace, by name, the GPU of every case's node (e.g. a preset written by `trainsim
   /// calibrate`, checked before it is installed).
   std::vector<topo::GpuSpec> gpu_overrides;
@@ -59,11 +59,11 @@ struct ValidationOptions {
 
 /// Error statistics of one metric over one group of cases.
 struct GroupSummary {
-  std::string by;          ///< "all" | "group" | "attention"
-  std::string key;         ///< the group's value ("all", "korthikanti", "flash", …)
+  std::string by;   ///< "all" | "group" | "attention"
+  std::string key;  ///< the group's value ("all", "korthikanti", "flash", …)
   std::string metric;
-  std::size_t cases = 0;   ///< checks of this metric in the group (failed cases included)
-  std::size_t outside = 0; ///< checks outside tolerance (incl. failures)
+  std::size_t cases = 0;    ///< checks of this metric in the group (failed cases included)
+  std::size_t outside = 0;  ///< checks outside tolerance (incl. failures)
   model::ErrorStats stats;
   std::string worst_case;  ///< name of the case with the largest |error|
 };

@@ -137,15 +137,16 @@ std::vector<double> measured_of(const std::vector<Sample>& samples) {
 std::vector<double> errors(const std::vector<double>& predicted, const std::vector<double>& measured) {
   std::vector<double> e;
   for (std::size_t i = 0; i < measured.size(); ++i) {
-    e.push_back(std::isfinite(predicted[i]) && predicted[i] > 0 ? model::relative_error(predicted[i], measured[i])
-                                                                : std::numeric_limits<double>::quiet_NaN());
+    e.push_back(std::isfinite(predicted[i]) && predicted[i] > 0
+                    ? model::relative_error(predicted[i], measured[i])
+                    : std::numeric_limits<double>::quiet_NaN());
   }
   return e;
 }
 
 std::string stats_line(const model::ErrorStats& s) {
-  return fmt::format("MAPE {:.2f}%, bias {:+.2f}%, worst {:+.1f}% ({} points, {} not predicted)", 100 * s.mape,
-                     100 * s.mean_error, 100 * s.worst_error, s.count, s.failures);
+  return fmt::format("MAPE {:.2f}%, bias {:+.2f}%, worst {:+.1f}% ({} points, {} not predicted)",
+                     100 * s.mape, 100 * s.mean_error, 100 * s.worst_error, s.count, s.failures);
 }
 
 std::string join(const std::vector<std::string>& v) {
@@ -196,7 +197,9 @@ std::string gpu_preset_yaml(const topo::GpuSpec& gpu, const std::vector<std::str
 }
 
 // Fitted values are rounded to 4 significant digits: more would claim a precision the data do not have.
-double round4(double x) { return std::stod(fmt::format("{:.4g}", x)); }
+double round4(double x) {
+  return std::stod(fmt::format("{:.4g}", x));
+}
 
 void calibrate(const CalibrateArgs& a, int& exit_code) {
   const bool gpu_is_file = a.gpu.find('/') != std::string::npos || a.gpu.ends_with(".yaml");
@@ -214,25 +217,28 @@ void calibrate(const CalibrateArgs& a, int& exit_code) {
   std::size_t skipped = 0;
   const std::vector<Sample> fit_set = samples_from(a.inputs, a, node, skipped);
   if (fit_set.size() < free.size()) {
-    throw InputError(fmt::format("{} usable measurements of {} on {} for {} free parameters: need at least as many",
-                                 fit_set.size(), a.metric, gpu.name, free.size()));
+    throw InputError(
+        fmt::format("{} usable measurements of {} on {} for {} free parameters: need at least as many",
+                    fit_set.size(), a.metric, gpu.name, free.size()));
   }
-  std::cerr << fmt::format("calibrating {} on node {}: {} measurements of {} from {} ({} rows skipped: other "
-                           "metrics or GPUs)\n",
-                           gpu.name, node.name, fit_set.size(), a.metric, join(a.inputs), skipped);
+  std::cerr << fmt::format(
+      "calibrating {} on node {}: {} measurements of {} from {} ({} rows skipped: other "
+      "metrics or GPUs)\n",
+      gpu.name, node.name, fit_set.size(), a.metric, join(a.inputs), skipped);
   const model::CalibrationResult r = model::calibrate_efficiency(
       gpu.efficiency, free, measured_of(fit_set), predictor_for(fit_set, a.metric, fidelity, a.jobs));
 
   topo::GpuSpec calibrated = gpu;
   calibrated.efficiency = r.efficiency;
-  for (model::EfficiencyParam p : free) model::set(calibrated.efficiency, p, round4(model::get(r.efficiency, p)));
+  for (model::EfficiencyParam p : free)
+    model::set(calibrated.efficiency, p, round4(model::get(r.efficiency, p)));
 
   std::vector<std::string> notes = {
-      fmt::format("GPU preset {} calibrated by `trainsim calibrate` ({} fidelity, node {}).", gpu.name, a.fidelity,
-                  node.name),
-      fmt::format("Fitted ({}) to {} measurements of {} from: {}.", a.fit, fit_set.size(), a.metric, join(a.inputs)),
-      "Fit set, before: " + stats_line(r.before),
-      "Fit set, after:  " + stats_line(r.after)};
+      fmt::format("GPU preset {} calibrated by `trainsim calibrate` ({} fidelity, node {}).", gpu.name,
+                  a.fidelity, node.name),
+      fmt::format("Fitted ({}) to {} measurements of {} from: {}.", a.fit, fit_set.size(), a.metric,
+                  join(a.inputs)),
+      "Fit set, before: " + stats_line(r.before), "Fit set, after:  " + stats_line(r.after)};
   std::cout << "fit set (" << join(a.inputs) << ")\n  before: " << stats_line(r.before)
             << "\n  after:  " << stats_line(r.after) << "\n";
   // Each held-out file is reported on its own: sources differ in regime, and a pooled number would hide it.
@@ -243,8 +249,8 @@ void calibrate(const CalibrateArgs& a, int& exit_code) {
     const auto predict = predictor_for(check_set, a.metric, fidelity, a.jobs);
     const model::ErrorStats before = model::error_stats(errors(predict(gpu.efficiency), measured));
     const model::ErrorStats after = model::error_stats(errors(predict(calibrated.efficiency), measured));
-    std::cout << "held out (" << file << ")\n  before: " << stats_line(before) << "\n  after:  " << stats_line(after)
-              << "\n";
+    std::cout << "held out (" << file << ")\n  before: " << stats_line(before)
+              << "\n  after:  " << stats_line(after) << "\n";
     notes.push_back("Held out (" + file + "), before: " + stats_line(before));
     notes.push_back("Held out, after: " + stats_line(after));
   }
@@ -269,25 +275,28 @@ void calibrate(const CalibrateArgs& a, int& exit_code) {
 
 void add_calibrate_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<CalibrateArgs>();
-  auto* sub = app.add_subcommand(
-      "calibrate",
-      "fit a GPU's kernel-time efficiency parameters to measured step times (least squares on log ratios) and "
-      "write a calibrated GPU preset");
-  sub->add_option("inputs", args->inputs,
-                  "CSV files of measurements to fit: vTrain ground-truth columns (# GPUs, global batch, micro "
-                  "batch, hidden size, attention heads, # layers, sequence length, tensor/data/pipeline "
-                  "parallelism, iteration time (ms)) or trainsim's published-measurements columns (id, source, "
-                  "model_name, …, metric, value, notes)")
+  auto* sub = app.add_subcommand("calibrate",
+                                 "fit a GPU's kernel-time efficiency parameters to measured step times "
+                                 "(least squares on log ratios) and "
+                                 "write a calibrated GPU preset");
+  sub->add_option(
+         "inputs", args->inputs,
+         "CSV files of measurements to fit: vTrain ground-truth columns (# GPUs, global batch, micro "
+         "batch, hidden size, attention heads, # layers, sequence length, tensor/data/pipeline "
+         "parallelism, iteration time (ms)) or trainsim's published-measurements columns (id, source, "
+         "model_name, …, metric, value, notes)")
       ->required();
   sub->add_option("--gpu", args->gpu, "GPU preset name (or preset file) to calibrate")->required();
   sub->add_option("--node", args->node, "node preset to simulate on (default: the first built from the GPU)");
   sub->add_option("--nic", args->nic, "NIC line rate of the measured cluster, e.g. \"200 Gb/s\"");
   sub->add_option("--nics-per-node", args->nics_per_node, "NICs per node of the measured cluster")
       ->check(CLI::PositiveNumber);
-  sub->add_option("--check", args->check, "held-out CSV file: report the error on it, do not fit to it (repeat for several)")
+  sub->add_option("--check", args->check,
+                  "held-out CSV file: report the error on it, do not fit to it (repeat for several)")
       ->allow_extra_args(false);
   sub->add_option("--fit", args->fit, "comma-separated efficiency parameters to fit")->capture_default_str();
-  sub->add_option("--metric", args->metric, "measured metric to fit (SPEC output name)")->capture_default_str();
+  sub->add_option("--metric", args->metric, "measured metric to fit (SPEC output name)")
+      ->capture_default_str();
   sub->add_option("--fidelity", args->fidelity, "analytic or event")
       ->check(CLI::IsMember({"analytic", "event"}))
       ->capture_default_str();

@@ -29,32 +29,36 @@ struct ValidateArgs {
 
 void add_validate_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<ValidateArgs>();
-  auto* sub = app.add_subcommand(
-      "validate",
-      "run validation cases (scenarios with a `measured:` block): predicted vs measured, error per case, MAPE "
-      "per metric and per source; exit 1 if a case is outside its tolerance");
+  auto* sub = app.add_subcommand("validate",
+                                 "run validation cases (scenarios with a `measured:` block): predicted vs "
+                                 "measured, error per case, MAPE "
+                                 "per metric and per source; exit 1 if a case is outside its tolerance");
   sub->add_option("paths", args->paths, "case files or folders (searched recursively for *.yaml)")
       ->default_val(std::vector<std::string>{"scenarios/validation"});
   sub->add_option("--format", args->format, "output format")
       ->check(CLI::IsMember({"table", "csv", "json"}))
       ->capture_default_str();
   sub->add_option("-j,--jobs", args->jobs, "worker threads (0: one per core)")->check(CLI::NonNegativeNumber);
-  sub->add_option("--fidelity", args->fidelity,
-                  "analytic (closed form, milliseconds per case: the default, so the whole set runs in seconds) "
-                  "or event (discrete-event simulation of each step)")
+  sub->add_option(
+         "--fidelity", args->fidelity,
+         "analytic (closed form, milliseconds per case: the default, so the whole set runs in seconds) "
+         "or event (discrete-event simulation of each step)")
       ->check(CLI::IsMember({"analytic", "event"}))
       ->capture_default_str();
-  sub->add_option("--gpu", args->gpu_files,
-                  "GPU preset file(s) replacing, by name, the GPU of every case (e.g. the output of `trainsim "
-                  "calibrate`, checked before it is installed); repeat for several")
+  sub->add_option(
+         "--gpu", args->gpu_files,
+         "GPU preset file(s) replacing, by name, the GPU of every case (e.g. the output of `trainsim "
+         "calibrate`, checked before it is installed); repeat for several")
       ->allow_extra_args(false);
   sub->add_flag("--failures-only", args->failures_only,
                 "table format: list only the cases outside tolerance (the summary is always complete)");
   sub->callback([args, &exit_code] {
     const std::vector<std::string> files = scenario::find_case_files(args->paths);
     if (files.empty()) throw InputError("no validation cases (*.yaml) found under the given paths");
-    scenario::ValidationOptions options{.fidelity = model::parse_fidelity(args->fidelity), .jobs = args->jobs};
-    for (const std::string& f : args->gpu_files) options.gpu_overrides.push_back(scenario::load_gpu_preset_file(f));
+    scenario::ValidationOptions options{.fidelity = model::parse_fidelity(args->fidelity),
+                                        .jobs = args->jobs};
+    for (const std::string& f : args->gpu_files)
+      options.gpu_overrides.push_back(scenario::load_gpu_preset_file(f));
     const std::vector<scenario::CaseResult> results = scenario::run_cases(files, options);
     const std::vector<scenario::GroupSummary> summary = scenario::summarize_cases(results);
     if (args->format == "csv") {

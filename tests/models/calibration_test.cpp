@@ -48,9 +48,9 @@ TEST_CASE("least squares recovers the parameters of an exponential decay from ex
     for (std::size_t i = 0; i < x.size(); ++i) r.push_back(v[0] * std::exp(-v[1] * x[i]) - y[i]);
     return r;
   };
-  const FitResult fit = fit_least_squares(
-      {{.name = "a", .initial = 1.0, .lower = 0.1, .upper = 10.0}, {.name = "b", .initial = 0.2, .lower = 0.01, .upper = 5.0}},
-      residuals);
+  const FitResult fit = fit_least_squares({{.name = "a", .initial = 1.0, .lower = 0.1, .upper = 10.0},
+                                           {.name = "b", .initial = 0.2, .lower = 0.01, .upper = 5.0}},
+                                          residuals);
   CHECK(fit.converged);
   CHECK(fit.values[0] == doctest::Approx(3.0).epsilon(1e-5));
   CHECK(fit.values[1] == doctest::Approx(0.7).epsilon(1e-5));
@@ -63,7 +63,8 @@ TEST_CASE("a bounded parameter stays inside its box even when the data pull it o
   const ResidualFunction residuals = [](const std::vector<double>& v) {
     return std::vector<double>{v[0] - 2.0, v[0] - 2.0};
   };
-  const FitResult fit = fit_least_squares({{.name = "a", .initial = 0.5, .lower = 0.1, .upper = 1.0}}, residuals);
+  const FitResult fit =
+      fit_least_squares({{.name = "a", .initial = 0.5, .lower = 0.1, .upper = 1.0}}, residuals);
   CHECK(fit.values[0] <= 1.0);
   CHECK(fit.values[0] > 0.99);
 }
@@ -92,7 +93,8 @@ double synthetic_step_time(const std::vector<Kernel>& kernels, const ComputeEffi
   double t = 0;
   for (const Kernel& k : kernels) {
     const double eff = e.matmul_peak_fraction * k.flops / (k.flops + e.matmul_half_flops);
-    t += std::max(k.flops / (peak * eff), k.bytes / (hbm * e.memory_bandwidth_fraction)) + e.kernel_overhead_s;
+    t +=
+        std::max(k.flops / (peak * eff), k.bytes / (hbm * e.memory_bandwidth_fraction)) + e.kernel_overhead_s;
   }
   return t;
 }
@@ -124,11 +126,11 @@ TEST_CASE("calibration recovers known efficiency parameters from synthetic step 
     return p;
   };
   const ComputeEfficiency start{};  // the uncalibrated defaults
-  const CalibrationResult r = calibrate_efficiency(
-      start,
-      {EfficiencyParam::matmul_peak_fraction, EfficiencyParam::matmul_half_flops,
-       EfficiencyParam::memory_bandwidth_fraction, EfficiencyParam::kernel_overhead_s},
-      measured, predict);
+  const CalibrationResult r =
+      calibrate_efficiency(start,
+                           {EfficiencyParam::matmul_peak_fraction, EfficiencyParam::matmul_half_flops,
+                            EfficiencyParam::memory_bandwidth_fraction, EfficiencyParam::kernel_overhead_s},
+                           measured, predict);
   CHECK(r.efficiency.matmul_peak_fraction == doctest::Approx(0.72).epsilon(1e-3));
   CHECK(r.efficiency.matmul_half_flops == doctest::Approx(3.0e9).epsilon(1e-3));
   CHECK(r.efficiency.memory_bandwidth_fraction == doctest::Approx(0.81).epsilon(1e-3));
@@ -144,8 +146,8 @@ TEST_CASE("calibration treats an infeasible prediction as a failure, not a crash
     return std::vector<double>{1.0 / e.matmul_peak_fraction, std::numeric_limits<double>::quiet_NaN(),
                                2.0 / e.matmul_peak_fraction};
   };
-  const CalibrationResult r =
-      calibrate_efficiency(ComputeEfficiency{}, {EfficiencyParam::matmul_peak_fraction}, {2.0, 1.0, 4.0}, predict);
+  const CalibrationResult r = calibrate_efficiency(
+      ComputeEfficiency{}, {EfficiencyParam::matmul_peak_fraction}, {2.0, 1.0, 4.0}, predict);
   CHECK(r.efficiency.matmul_peak_fraction == doctest::Approx(0.5).epsilon(1e-4));
   CHECK(r.after.failures == 1);
   CHECK(r.after.count == 2);
@@ -154,6 +156,6 @@ TEST_CASE("calibration treats an infeasible prediction as a failure, not a crash
 TEST_CASE("efficiency parameter names round-trip and unknown names are refused with the list") {
   for (EfficiencyParam p : all_efficiency_params()) CHECK(parse_efficiency_param(to_string(p)) == p);
   CHECK(parse_efficiency_param("kernel_overhead") == EfficiencyParam::kernel_overhead_s);
-  CHECK_THROWS_WITH_AS((void)parse_efficiency_param("matmul_fraction"), doctest::Contains("matmul_peak_fraction"),
-                       trainsim::InputError);
+  CHECK_THROWS_WITH_AS((void)parse_efficiency_param("matmul_fraction"),
+                       doctest::Contains("matmul_peak_fraction"), trainsim::InputError);
 }

@@ -48,12 +48,15 @@ TEST_CASE("the published format keeps whole-step rows, converts percentages and 
   const std::string csv =
       "id,source,model_name,params_b,layers,hidden,heads,ffn_hidden,seq_len,vocab,gpus,gpu_type,tp,pp,dp,cp,"
       "interleave_chunks,micro_batch,global_batch,recompute,zero_stage,metric,value,notes\n"
-      "KOR22-T5-2b,\"Korthikanti, 2022\",175B (GPT-3),175,96,12288,96,49152,2048,51200,64,A100-SXM4-80GB,8,8,1,,3,"
+      "KOR22-T5-2b,\"Korthikanti, 2022\",175B "
+      "(GPT-3),175,96,12288,96,49152,2048,51200,64,A100-SXM4-80GB,8,8,1,,3,"
       "1,64,selective+SP,,iteration_s,13.75,\"note, with comma\"\n"
-      "KOR22-T5-2c,K,175B (GPT-3),175,96,12288,96,49152,2048,51200,64,A100-SXM4-80GB,8,8,1,,3,1,64,selective+SP,,"
+      "KOR22-T5-2c,K,175B "
+      "(GPT-3),175,96,12288,96,49152,2048,51200,64,A100-SXM4-80GB,8,8,1,,3,1,64,selective+SP,,"
       "mfu_pct,51.4,n\n"
       "NCCL-A100-1,N,,,,,,,,,8,A100-SXM4,,,,,,,,,,busbw_gbps,235,n\n"
-      "KOR22-T4-1a,K,22B,22,48,6144,64,24576,2048,51200,8,A100-SXM4-80GB,8,1,1,,,4,4,none,,layer_fwd_ms,7.7,n\n";
+      "KOR22-T4-1a,K,22B,22,48,6144,64,24576,2048,51200,8,A100-SXM4-80GB,8,1,1,,,4,4,none,,layer_fwd_ms,7.7,"
+      "n\n";
   const auto rows = parse_measurements_csv(csv, "m.csv");
   REQUIRE(rows.size() == 2);
   CHECK(rows[0].id == "KOR22-T5-2b");
@@ -68,8 +71,8 @@ TEST_CASE("the published format keeps whole-step rows, converts percentages and 
 }
 
 TEST_CASE("an unknown header and a malformed number are refused with the file and line") {
-  CHECK_THROWS_WITH_AS((void)parse_measurements_csv("a,b,c\n1,2,3\n", "x.csv"),
-                       doctest::Contains("x.csv:1"), trainsim::InputError);
+  CHECK_THROWS_WITH_AS((void)parse_measurements_csv("a,b,c\n1,2,3\n", "x.csv"), doctest::Contains("x.csv:1"),
+                       trainsim::InputError);
   const std::string bad =
       "# GPUs,global batch,micro batch,hidden size,attention heads,# layers,sequence length,"
       "tensor parallelism,data parallelism,pipeline parallelism,iteration time (ms)\n"

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <string>
 
@@ -50,7 +51,8 @@ fs::path temp_dir(const std::string& name) {
 // measured time the test chooses.
 std::string case_text(double iteration_time, double tolerance) {
   return "name: probe\n"
-         "model: {layers: 48, hidden: 6144, heads: 64, ffn_hidden: 24576, vocab: 51200, seq_len: 2048, mlp: gelu,"
+         "model: {layers: 48, hidden: 6144, heads: 64, ffn_hidden: 24576, vocab: 51200, seq_len: 2048, mlp: "
+         "gelu,"
          " attention: standard}\n"
          "cluster: {node: dgx-a100-80gb, nodes: 1}\n"
          "parallelism: {tp: 8, pp: 1, dp: 1, micro_batch: 4, sequence_parallel: true, recompute: selective}\n"
@@ -84,7 +86,8 @@ TEST_CASE("a case that does not load is a failed case with the reason, not a cra
   const Run r = run("validate --format csv " + dir.string());
   INFO(r.output);
   CHECK(r.exit_code == 1);
-  CHECK(r.output.rfind("case,group,attention,metric,measured,predicted,error,tolerance,within,failure,file\n", 0) == 0);
+  CHECK(r.output.rfind("case,group,attention,metric,measured,predicted,error,tolerance,within,failure,file\n",
+                       0) == 0);
   CHECK(r.output.find("does not load") != std::string::npos);
   fs::remove_all(dir);
 }
@@ -97,10 +100,19 @@ TEST_CASE("the summary gives MAPE, bias and the worst case per metric, per folde
   const double nan = std::numeric_limits<double>::quiet_NaN();
   // Two folders; errors +10 % and -30 % in "a", +20 % in "b"; one failed case in "b".
   std::vector<CaseResult> results = {
-      {.name = "a1", .group = "a", .attention = "standard", .checks = {{"iteration_time", 1.0, 1.1, 0.1, 0.15}}},
-      {.name = "a2", .group = "a", .attention = "standard", .checks = {{"iteration_time", 1.0, 0.7, -0.3, 0.15}}},
+      {.name = "a1",
+       .group = "a",
+       .attention = "standard",
+       .checks = {{"iteration_time", 1.0, 1.1, 0.1, 0.15}}},
+      {.name = "a2",
+       .group = "a",
+       .attention = "standard",
+       .checks = {{"iteration_time", 1.0, 0.7, -0.3, 0.15}}},
       {.name = "b1", .group = "b", .attention = "flash", .checks = {{"iteration_time", 2.0, 2.4, 0.2, 0.25}}},
-      {.name = "b2", .group = "b", .attention = "flash", .failure = "infeasible: x",
+      {.name = "b2",
+       .group = "b",
+       .attention = "flash",
+       .failure = "infeasible: x",
        .checks = {{"iteration_time", 2.0, nan, nan, 0.25}}},
   };
   CHECK(results[0].passed());
@@ -125,13 +137,15 @@ TEST_CASE("the summary gives MAPE, bias and the worst case per metric, per folde
   CHECK(s[3].key == "flash");
   CHECK(s[4].key == "standard");
   const std::string table = format_validation_table(results, s);
-  CHECK(table.find("4 cases, 4 checks: 2 outside tolerance, 1 cases could not be evaluated") != std::string::npos);
+  CHECK(table.find("4 cases, 4 checks: 2 outside tolerance, 1 cases could not be evaluated") !=
+        std::string::npos);
   const std::string json = format_validation_json(results, s);
   CHECK(json.find("\"predicted\": null") != std::string::npos);  // NaN never reaches JSON
 }
 
 TEST_CASE("calibrate fits a GPU to measured steps and writes a preset that loads back") {
-  const std::string shared = std::string(TRAINSIM_SOURCE_DIR) + "/../shared/validation/vtrain/ground_truth_single.csv";
+  const std::string shared =
+      std::string(TRAINSIM_SOURCE_DIR) + "/../shared/validation/vtrain/ground_truth_single.csv";
   if (!fs::exists(shared)) return;  // outside the development tree
   // A small, varied subset keeps the test quick: every 40th row of the single-node set.
   const fs::path dir = temp_dir("calibrate");
@@ -144,8 +158,9 @@ TEST_CASE("calibrate fits a GPU to measured steps and writes a preset that loads
     }
   }
   const fs::path preset = dir / "a100-calibrated.yaml";
-  const Run r = run("calibrate " + (dir / "subset.csv").string() +
-                    " --gpu a100-sxm4-80gb --fit matmul_peak_fraction,kernel_overhead_s -o " + preset.string());
+  const Run r =
+      run("calibrate " + (dir / "subset.csv").string() +
+          " --gpu a100-sxm4-80gb --fit matmul_peak_fraction,kernel_overhead_s -o " + preset.string());
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   CHECK(r.output.find("fit set") != std::string::npos);
@@ -154,5 +169,54 @@ TEST_CASE("calibrate fits a GPU to measured steps and writes a preset that loads
   CHECK(gpu.efficiency.matmul_peak_fraction > 0.05);
   CHECK(gpu.efficiency.matmul_peak_fraction <= 1.0);
   CHECK(gpu.peak.bf16 == doctest::Approx(312e12));  // the datasheet numbers are carried over unchanged
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a collective case compares nccl-tests bus bandwidth with the collective model") {
+  const fs::path dir = temp_dir("collective");
+  // 1 TB/s of bus bandwidth for a 1 GiB all-reduce on 8 H200 exceeds NVLink (450 GB/s per direction) with
+  // any algorithm but NVLS, which reaches about 480 GB/s (NCCL-H200-COLL-1): more than 50 % off.
+  std::ofstream(dir / "c.yaml") << "name: probe\n"
+                                   "collective: {node: hgx-h200, nodes: 1, op: all-reduce, size: \"1 GiB\"}\n"
+                                   "measured: {source: test, busbw: 1.0e12, tolerance: 0.5}\n";
+  const Run r = run("validate " + dir.string());
+  INFO(r.output);
+  CHECK(r.exit_code == 1);
+  CHECK(r.output.find("busbw") != std::string::npos);
+  CHECK(r.output.find("OUTSIDE") != std::string::npos);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("validate --gpu replaces the case's GPU by name, so a preset can be checked before it ships") {
+  const fs::path dir = temp_dir("gpu_override");
+  std::ofstream(dir / "probe.yaml") << case_text(1.1, 0.5);
+  // The same GPU with a tenth of its fp16/bf16 peak must predict a much slower step.
+  std::ifstream shipped(preset_file(PresetKind::gpu, "a100-sxm4-80gb"));
+  std::string text((std::istreambuf_iterator<char>(shipped)), std::istreambuf_iterator<char>());
+  for (std::size_t at; (at = text.find("\"312 TFLOP/s\"")) != std::string::npos;) {
+    text.replace(at, 13, "\"31.2 TFLOP/s\"");
+  }
+  std::ofstream(dir / "gpu.yaml") << text;
+  const fs::path cases_dir = dir / "cases";
+  fs::create_directories(cases_dir);
+  fs::rename(dir / "probe.yaml", cases_dir / "probe.yaml");
+  const Run normal = run("validate --format csv " + cases_dir.string());
+  const Run slowed =
+      run("validate --format csv --gpu " + (dir / "gpu.yaml").string() + " " + cases_dir.string());
+  INFO(normal.output << slowed.output);
+  const auto predicted = [](const std::string& csv) {
+    const auto row = csv.substr(csv.find('\n') + 1);
+    std::vector<std::string> f;
+    std::size_t start = 0;
+    for (std::size_t i = 0; i <= row.size(); ++i) {
+      if (i == row.size() || row[i] == ',') {
+        f.push_back(row.substr(start, i - start));
+        start = i + 1;
+      }
+    }
+    return std::stod(f.at(5));
+  };
+  CHECK(slowed.exit_code != 2);
+  CHECK(predicted(slowed.output) > 3 * predicted(normal.output));
   fs::remove_all(dir);
 }
