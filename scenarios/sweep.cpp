@@ -254,12 +254,13 @@ SweepTable::SweepTable(const std::string& scenario_path, model::Fidelity fidelit
   impl_->path = scenario_path;
   impl_->fidelity = fidelity;
   impl_->format = format;
+  // The loader's own file checks (missing, a directory, too large) come first; the text is then kept so
+  // that each point re-parses it without touching the file again.
+  impl_->base = load_scenario_file(scenario_path);
   std::ifstream in(scenario_path, std::ios::binary);
-  if (!in) throw InputError(std::vector<Diagnostic>{Diagnostic{.file = scenario_path, .message = "cannot read"}});
   std::ostringstream buffer;
   buffer << in.rdbuf();
   impl_->text = buffer.str();
-  impl_->base = load_scenario_text(impl_->text, scenario_path);
   impl_->size = sweep_size(impl_->base.sweep);
   const SweepPoint first = sweep_point(impl_->base.sweep, 0);
   const model::RunReport run = Impl::reference_run(impl_->base);
