@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "sim/error.hpp"
 
@@ -270,4 +271,20 @@ TEST_CASE("closest_match suggests only near misses") {
   CHECK(closest_match("paralelism", {"parallelism", "pricing"}) == "parallelism");
   CHECK(closest_match("GPU", {"gpu", "nodes"}) == "gpu");
   CHECK(closest_match("zzzzzz", {"tp", "pp"}).empty());
+}
+
+TEST_CASE("scenarios load concurrently from many threads, as a parallel sweep does") {
+  const std::string path = TRAINSIM_SOURCE_DIR "/scenarios/examples/gpt3-1.3b-sweep.yaml";
+  std::vector<std::thread> threads;
+  std::vector<std::int64_t> nodes(8, 0);
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    threads.emplace_back([&, i] {
+      for (int k = 0; k < 20; ++k) {
+        // 1 to 16 nodes: 512 sequences still divide by dp · micro_batch = 8 · nodes · 4.
+        nodes[i] = load_scenario_file(path, {{"cluster.nodes", std::to_string(1 << (i % 5))}}).cluster.nodes;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (std::size_t i = 0; i < nodes.size(); ++i) CHECK(nodes[i] == (std::int64_t{1} << (i % 5)));
 }

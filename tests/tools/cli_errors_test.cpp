@@ -250,3 +250,19 @@ TEST_CASE("--set overrides are applied and --dump writes the scenario back") {
   CHECK(r.exit_code == 0);
   CHECK(r.output.find("name: \"llama3-8b-64-h100\"") != std::string::npos);
 }
+
+TEST_CASE("list prints the shipped presets with their key numbers") {
+  Result r = run("list models");
+  CHECK(r.exit_code == 0);
+  CHECK(r.output.find("gpt3-175b") != std::string::npos);
+  CHECK(r.output.find("174.6B") != std::string::npos);
+  CHECK(r.output.find("405.9B") != std::string::npos);
+  r = run("list gpus");
+  CHECK(r.output.find("h100-sxm") != std::string::npos);
+  r = run("list clusters");
+  CHECK(r.output.find("8 x 200 Gb/s") != std::string::npos);  // DGX A100: 8x HDR InfiniBand
+  r = run("list optimizers");
+  CHECK(r.output.find("adam-8bit") != std::string::npos);
+  r = run("list widgets");
+  CHECK(r.exit_code == 2);
+}
