@@ -13,6 +13,8 @@ constexpr std::uint32_t kChunkSize = 1u << kChunkBits;
 constexpr unsigned kSlotBits = 24;
 constexpr std::uint64_t kSlotMask = (std::uint64_t{1} << kSlotBits) - 1;
 constexpr std::uint64_t kMaxSeq = std::uint64_t{1} << (64 - kSlotBits);
+constexpr std::size_t kPrefetchAtMost =
+    64;  // callbacks fetched at once: about what the memory system overlaps
 constexpr std::size_t kCompactAtLeast = 1024;  // below this many cancelled entries, never compact
 }  // namespace
 
@@ -87,7 +89,7 @@ void Engine::compact() {
     }
     queued_ -= bucket.size() - kept;
     bucket.resize(kept);
-    if (kept == 0) nonempty_[b / 64] &= ~(std::uint64_t{1} << (b % 64));
+    if (kept == 0) mark_empty(b);
   }
   cancelled_queued_ = 0;
   min_known_ = false;
@@ -95,30 +97,45 @@ void Engine::compact() {
 
 std::size_t Engine::bucket_of(const Entry& e) const {
   // Entries are never equal to last_ (sequence numbers are unique), so some bit differs. Times are >= 0,
-  // so their unsigned bit patterns order like the times.
-  const std::uint64_t time_bits = static_cast<std::uint64_t>(e.time) ^ static_cast<std::uint64_t>(last_.time);
-  if (time_bits != 0) return 127 - static_cast<std::size_t>(std::countl_zero(time_bits));
-  return 63 - static_cast<std::size_t>(std::countl_zero(e.key ^ last_.key));
+  // so their unsigned bit patterns order like the times. e >= last_, so e's digit at the first difference
+  // is the larger one: within a position, a higher digit is a later entry.
+  const auto time = static_cast<std::uint64_t>(e.time);
+  const std::uint64_t time_bits = time ^ static_cast<std::uint64_t>(last_.time);
+  if (time_bits != 0) {
+    const auto shift = static_cast<unsigned>(63 - std::countl_zero(time_bits)) & ~7u;
+    return (8 + shift / 8) * 256 + ((time >> shift) & 255);
+  }
+  const auto shift = static_cast<unsigned>(63 - std::countl_zero(e.key ^ last_.key)) & ~7u;
+  return (shift / 8) * 256 + ((e.key >> shift) & 255);
+}
+
+void Engine::add_to_bucket(std::size_t b, Entry e) {
+  buckets_[b].push_back(e);
+  nonempty_[b / 64] |= std::uint64_t{1} << (b % 64);
+  nonempty_words_ |= std::uint64_t{1} << (b / 64);
+}
+
+void Engine::mark_empty(std::size_t b) {
+  nonempty_[b / 64] &= ~(std::uint64_t{1} << (b % 64));
+  if (nonempty_[b / 64] == 0) nonempty_words_ &= ~(std::uint64_t{1} << (b / 64));
 }
 
 void Engine::push(Entry e) {
   const std::size_t b = bucket_of(e);
-  std::vector<Entry>& bucket = buckets_[b];
-  bucket.push_back(e);
-  nonempty_[b / 64] |= std::uint64_t{1} << (b % 64);
+  add_to_bucket(b, e);
   ++queued_;
   if (min_known_ && before(e, min_)) {
     min_ = e;
     min_bucket_ = b;
-    min_pos_ = bucket.size() - 1;
+    min_pos_ = buckets_[b].size() - 1;
   }
 }
 
 const Engine::Entry& Engine::top() {
   if (!min_known_) {
     // The earliest entry is in the lowest non-empty bucket; within it, order is arbitrary: scan.
-    const std::size_t b = nonempty_[0] != 0 ? static_cast<std::size_t>(std::countr_zero(nonempty_[0]))
-                                            : 64 + static_cast<std::size_t>(std::countr_zero(nonempty_[1]));
+    const auto word = static_cast<std::size_t>(std::countr_zero(nonempty_words_));
+    const std::size_t b = word * 64 + static_cast<std::size_t>(std::countr_zero(nonempty_[word]));
     const std::vector<Entry>& bucket = buckets_[b];
     std::size_t best = 0;
     for (std::size_t i = 1; i < bucket.size(); ++i) {
@@ -139,16 +156,18 @@ Engine::Entry Engine::pop() {
   bucket.pop_back();
   min_known_ = false;
   --queued_;
-  // The rest of the bucket shares with e every bit above the bucket's: relative to the new last_, each of
+  // The rest of the bucket shares with e every digit down to the bucket's: relative to the new last_, each of
   // its entries belongs to a strictly lower bucket. This pass is the only place entries move.
   last_ = e;
-  for (const Entry moved : bucket) {
-    const std::size_t b = bucket_of(moved);
-    buckets_[b].push_back(moved);
-    nonempty_[b / 64] |= std::uint64_t{1} << (b % 64);
+  // The bucket was the lowest: its entries are the next events to run. When they are few, fetch all their
+  // callbacks now, so their cache misses overlap instead of costing one by one.
+  if (bucket.size() <= kPrefetchAtMost) {
+    for (const Entry moved : bucket)
+      __builtin_prefetch(&slot(static_cast<std::uint32_t>(moved.key & kSlotMask)));
   }
+  for (const Entry moved : bucket) add_to_bucket(bucket_of(moved), moved);
   bucket.clear();
-  nonempty_[min_bucket_ / 64] &= ~(std::uint64_t{1} << (min_bucket_ % 64));
+  mark_empty(min_bucket_);
   // When the queue runs dry, e may have been a cancelled event later than now(); the next event may then be
   // earlier than e. Zero is before any event, so restarting from it keeps the invariant.
   if (queued_ == 0) last_ = Entry{0, 0};

@@ -3,16 +3,17 @@
 // order, so equal-time events run first-scheduled-first (FIFO ties) and every run is deterministic.
 // No globals: each Engine is independent; two engines in one process do not interact.
 //
-// Cost: the queue is a radix heap (monotone priority queue) of 16-byte POD entries {time, seq<<24 | slot}:
-// it only needs every new event to be no earlier than the last one taken out, which t >= now() guarantees.
-// at/after are O(1) (an append to one of 128 buckets); taking the next event is O(1) amortised plus, now
-// and then, a sequential pass that moves a bucket's entries to lower buckets (each entry moves at most
-// ~100 times over its life, typically a few). All access is sequential, so the queue stays fast when the
-// pending set is far larger than the cache, where a heap takes a cache miss per level. Callbacks live in a
-// stable slab indexed by slot, so scheduling from inside a callback is safe. cancel is O(1) and lazy: the
-// entry stays queued and is discarded when it comes out; when cancelled entries outnumber live ones the
-// queue is compacted (O(n), amortised O(1) per cancel), so rescheduling far-future events cannot grow it.
-// Limits (checked): 2^24 (16.7 M) events pending at once, 2^40 (1.1e12) events scheduled per engine.
+// Cost: the queue is a radix heap (monotone priority queue) of 16-byte POD entries {time, seq<<24 | slot}
+// with byte-wide digits: it only needs every new event to be no earlier than the last one taken out, which
+// t >= now() guarantees. at/after are O(1) (an append to one of 4096 buckets); taking the next event is
+// O(1) amortised plus, now and then, a sequential pass that moves a bucket's entries to lower buckets
+// (each entry moves at most 15 times over its life, about log256(pending) times on average). All access is
+// sequential, so the queue stays fast when the pending set is far larger than the cache, where a heap takes a
+// cache miss per level. Callbacks live in a stable slab indexed by slot, so scheduling from inside a callback
+// is safe. cancel is O(1) and lazy: the entry stays queued and is discarded when it comes out; when cancelled
+// entries outnumber live ones the queue is compacted (O(n), amortised O(1) per cancel), so rescheduling
+// far-future events cannot grow it. Limits (checked): 2^24 (16.7 M) events pending at once, 2^40 (1.1e12)
+// events scheduled per engine.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -71,12 +72,16 @@ class Engine {
     return a.time < b.time || (a.time == b.time && a.key < b.key);
   }
   struct Slot;
-  static constexpr std::size_t kBuckets = 128;  // one per bit of the 128-bit number (time, key)
+  // The 128-bit number (time, key) read as 16 byte digits: a bucket per (digit position, digit value).
+  static constexpr std::size_t kBuckets = 16 * 256;
 
   [[nodiscard]] Slot& slot(std::uint32_t index);
   std::uint32_t allocate_slot();
-  // Bucket (0..127) of e: the highest bit where (time, key) differs from last_, less one.
+  // Bucket of e: 256 * (position of the highest digit where (time, key) differs from last_) + e's digit
+  // there. Lower buckets hold earlier entries.
   [[nodiscard]] std::size_t bucket_of(const Entry& e) const;
+  void add_to_bucket(std::size_t b, Entry e);
+  void mark_empty(std::size_t b);
   void push(Entry e);
   // The earliest queued entry (cached until it is popped). Precondition: queued_ > 0.
   const Entry& top();
@@ -89,9 +94,10 @@ class Engine {
 
   // Radix heap invariant: every queued entry e is after last_ (the last entry popped) and sits in bucket
   // bucket_of(e); so every entry of a lower bucket is earlier than every entry of a higher one.
-  std::array<std::vector<Entry>, kBuckets> buckets_;
-  std::array<std::uint64_t, 2> nonempty_{};  // bit b set <=> buckets_[b] is not empty
-  std::size_t queued_ = 0;                   // entries in the buckets, cancelled ones included
+  std::vector<std::vector<Entry>> buckets_ = std::vector<std::vector<Entry>>(kBuckets);
+  std::array<std::uint64_t, kBuckets / 64> nonempty_{};  // bit b % 64 of word b / 64: buckets_[b] not empty
+  std::uint64_t nonempty_words_ = 0;                     // bit w set <=> nonempty_[w] != 0
+  std::size_t queued_ = 0;                               // entries in the buckets, cancelled ones included
   Entry last_{0, 0};
   Entry min_{0, 0};  // top(), when min_known_: in buckets_[min_bucket_] at min_pos_
   std::size_t min_bucket_ = 0;
