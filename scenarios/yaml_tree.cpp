@@ -501,7 +501,8 @@ std::optional<std::size_t> read_choice(Diagnostics& d, const YamlValue& v, const
 MapReader::MapReader(Diagnostics& d, const YamlValue& node, std::string path,
                      std::vector<std::string> allowed)
     : d_(d), node_(node), path_(std::move(path)) {
-  if (node.kind != YamlValue::Kind::mapping) {
+  // An empty block (`parallelism:` with every line commented out) reads as an empty mapping.
+  if (node.kind != YamlValue::Kind::mapping && node.kind != YamlValue::Kind::null) {
     d.add(node, path_, "expected a mapping of keys, found " + describe(node));
     return;
   }

@@ -85,7 +85,8 @@ std::optional<std::string> read_string(Diagnostics& d, const YamlValue& v, const
 std::optional<std::size_t> read_choice(Diagnostics& d, const YamlValue& v, const std::string& path,
                                        const std::vector<std::string>& choices);
 
-/// A mapping block with an exact key set: construction reports a non-mapping and every unknown key
+/// A mapping block with an exact key set (null, an empty block, reads as an empty mapping): construction
+/// reports a non-mapping and every unknown key
 /// (with a suggestion); the getters read optional keys and leave the target untouched when absent.
 class MapReader {
  public:

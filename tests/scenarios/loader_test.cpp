@@ -81,6 +81,12 @@ training: {global_batch: 64, precision: bf17}
         "bf16, fp8");
 }
 
+TEST_CASE("an empty block takes its defaults") {
+  const Scenario s = load_scenario_text(base + "parallelism:\n  # tp: 2\n", "t.yaml");
+  CHECK(s.parallelism.tp == 1);
+  CHECK(s.parallelism.dp == 16);
+}
+
 TEST_CASE("missing blocks are named") {
   CHECK(errors_of("model: gpt3-125m\n") ==
         "t.yaml:1:1: cluster: missing key \"cluster\"\nt.yaml:1:1: training: missing key \"training\"");
