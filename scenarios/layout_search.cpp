@@ -160,7 +160,9 @@ SearchResult search_layouts(const Scenario& scenario, const SearchOptions& optio
         scores[k] = evaluate(scenario, layouts[k], model::Fidelity::analytic);
         return std::string();
       },
-      [](std::int64_t, std::string&&) {});
+      [&](std::int64_t i, std::string&&) {
+        if (options.progress) options.progress(i + 1, result.enumerated);
+      });
 
   std::vector<std::size_t> usable;
   for (std::size_t k = 0; k < layouts.size(); ++k) {

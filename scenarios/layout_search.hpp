@@ -69,6 +69,9 @@ struct SearchOptions {
   int threads = 0;         ///< 0: all cores
   bool event_rerank = true;  ///< false: report the analytic ranking only
   LayoutSpace space;
+  /// Called with (layouts scored, layouts to score) as the analytic pass advances, from one thread at a
+  /// time; empty: no reports. The CLI draws its progress bar with it.
+  std::function<void(std::int64_t, std::int64_t)> progress;
 };
 
 struct RankedLayout {

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "scenarios/layout_search.hpp"
 #include "scenarios/loader.hpp"
 #include "tools/command.hpp"
+#include "tools/progress_bar.hpp"
 
 namespace trainsim::cli {
 
@@ -92,8 +94,14 @@ void add_search_command(CLI::App& app, int& exit_code) {
     options.threads = args->threads;
     options.event_rerank = !args->no_event;
     options.space.nodes = args->nodes;
+    std::unique_ptr<ProgressBar> bar;
+    options.progress = [&bar](std::int64_t done, std::int64_t total) {
+      if (!bar) bar = std::make_unique<ProgressBar>(total, stderr_is_terminal());
+      bar->update(done);
+    };
     const auto start = std::chrono::steady_clock::now();
     const scenario::SearchResult r = scenario::search_layouts(s, options);
+    if (bar) bar->finish();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const int gpn = s.cluster.gpus_in_use_per_node();
     std::cout << fmt::format("{}: {} layouts divide, {} fit and are feasible ({:.2f} s)\n\n", s.name, r.enumerated,
