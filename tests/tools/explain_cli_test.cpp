@@ -1,0 +1,111 @@
+// `trainsim explain S.yaml` (issue 5): the parameter count, the attention kernel assumed and the memory
+// breakdown per GPU with the numbers behind each line; on a layout that does not fit, which stage and why.
+// Expected numbers: GPT-3 175B has 174.6B parameters (96 layers, hidden 12288, vocab 50257, seq 2048; Brown
+// et al. 2020 / Narayanan et al. 2021 Table 1), mixed-precision Adam keeps 2 + 2 + 12 bytes per parameter
+// (Rajbhandari et al. 2020, ZeRO).
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <regex>
+#include <string>
+
+#include "binary_harness.hpp"
+
+namespace {
+
+using trainsim::e2e::describe;
+using trainsim::e2e::Outcome;
+using trainsim::e2e::run_trainsim;
+using trainsim::e2e::TempDir;
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+/// The GiB figure on the first line of `text` that starts with `label` (after indentation); -1 if none.
+double gib_line(const std::string& text, const std::string& label) {
+  const std::regex pattern("(^|\\n)\\s*" + label + R"(\s+([0-9]+(\.[0-9]+)?)\s*GiB)");
+  std::smatch match;
+  if (!std::regex_search(text, match, pattern)) return -1.0;
+  return std::stod(match[2].str());
+}
+
+}  // namespace
+
+TEST_CASE(
+    "explain on GPT-3 175B over 1,024 A100 prints the parameter count, the attention kernel and memory") {
+  const Outcome o =
+      run_trainsim({"explain", TRAINSIM_SOURCE_DIR "/scenarios/examples/gpt3-175b-1024-a100.yaml"});
+  INFO(describe(o));
+  REQUIRE(o.exit_code == 0);
+  INFO(o.out);
+
+  SUBCASE("the parameter count is 174.6B") {
+    CHECK(std::regex_search(o.out, std::regex(R"(parameters\s+174\.6[0-9]*\s*B)")));
+  }
+
+  SUBCASE("the attention kernel assumed is named (flash is the default)") {
+    CHECK(o.out.find("attention") != std::string::npos);
+    CHECK(o.out.find("flash") != std::string::npos);
+  }
+
+  SUBCASE("the memory breakdown of the worst GPU has every part, consistent with hand arithmetic") {
+    const std::size_t memory = o.out.find("memory per GPU");
+    REQUIRE(memory != std::string::npos);
+    const std::string breakdown = o.out.substr(memory);
+    const double weights = gib_line(breakdown, "weights");
+    const double grads = gib_line(breakdown, "grads");
+    const double optimizer = gib_line(breakdown, "optimizer state");
+    const double activations = gib_line(breakdown, "activations");
+    const double buffers = gib_line(breakdown, "buffers");
+    const double total = gib_line(breakdown, "total");
+    // tp 8 x pp 16 = 128 model shards; the worst stage holds at least its 1/128 of the bf16 weights
+    // (2 B x 174.6e9 / 128 = 2.54 GiB) plus an embedding shard, not more than ~10% extra.
+    const double share = 2.0 * 174.6e9 / 128.0 / kGiB;
+    CHECK(weights >= share);
+    CHECK(weights <= 1.1 * share);
+    // bf16 gradients are as big as bf16 weights (ZeRO-1 does not shard them).
+    CHECK(grads == doctest::Approx(weights).epsilon(0.01));
+    // AdamW fp32 master + two moments = 12 B/param, sharded over dp = 1024 / 128 = 8: 12 / 2 / 8 = 0.75 of
+    // the weights' bytes.
+    CHECK(optimizer == doctest::Approx(0.75 * weights).epsilon(0.02));
+    CHECK(activations > 0.0);
+    CHECK(buffers > 0.0);
+    CHECK(total == doctest::Approx(weights + grads + optimizer + activations + buffers).epsilon(0.01));
+    CHECK(total <= 80.0);  // A100 80GB
+    CHECK(breakdown.find("fits") != std::string::npos);
+  }
+}
+
+TEST_CASE("explain on GPT-3 175B squeezed onto 8 GPUs names the stage that does not fit and why") {
+  const TempDir dir;
+  const std::string scenario = dir.file("gpt3-175b-8-gpus.yaml");
+  {
+    std::ofstream out(scenario);
+    out << "model: gpt3-175b\n"
+           "cluster: {node: dgx-a100-80gb, nodes: 1}\n"
+           "parallelism: {tp: 8, pp: 1, dp: 1, micro_batch: 1, zero: 0, recompute: none}\n"
+           "training: {global_batch: 8, precision: bf16, optimizer: adamw, steps: 10}\n";
+  }
+  const Outcome o = run_trainsim({"explain", scenario});
+  INFO(describe(o));
+  // Explaining a layout that does not fit is the command's purpose, not bad input.
+  CHECK((o.exit_code == 0 || o.exit_code == 1));
+  INFO(o.out);
+  const std::regex reason(R"(does not fit: stage 0 needs ([0-9.]+) GiB of 80 GiB)");
+  std::smatch match;
+  REQUIRE(std::regex_search(o.out, match, reason));
+  // 16 B/param of model states alone (ZeRO paper, mixed-precision Adam) over tp 8: 16 x 174.6e9 / 8 B =
+  // 325 GiB, before any activation.
+  CHECK(std::stod(match[1].str()) >= 16.0 * 174.6e9 / 8.0 / kGiB);
+  // The reason lists the parts, the largest (the optimizer state: 12 of the 16 bytes) among them.
+  const std::string why = o.out.substr(static_cast<std::size_t>(match.position(0)));
+  CHECK(why.find("optimizer state") != std::string::npos);
+  CHECK(why.find("weights") != std::string::npos);
+  CHECK(why.find("activations") != std::string::npos);
+}
+
+TEST_CASE("explain on a missing file is bad input: exit 2") {
+  const Outcome o = run_trainsim({"explain", "no-such-scenario.yaml"});
+  INFO(describe(o));
+  CHECK(o.exit_code == 2);
+  CHECK(o.err.find("no-such-scenario.yaml") != std::string::npos);
+}
