@@ -1,0 +1,180 @@
+// Every scenario in scenarios/examples runs through the real binary (`trainsim run FILE -o DIR --format
+// json`) and writes the three documented outputs: summary.json with SPEC's field names and finite numbers,
+// trace.json in Chrome Trace Event form, run.csv with its documented header. Examples are discovered at run
+// time, so a new example is covered without editing this file.
+#include <cmath>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <tuple>
+
+#include "binary_harness.hpp"
+
+using trainsim::e2e::describe;
+using trainsim::e2e::example_scenarios;
+using trainsim::e2e::read_file;
+using trainsim::e2e::run_trainsim;
+using trainsim::e2e::TempDir;
+using nlohmann::json;
+
+namespace {
+
+// Examples that show an infeasible plan or a violated budget on purpose, so `run` exits 1; every other
+// example must exit 0. Adding such an example means adding it here, with why.
+const std::map<std::string, std::string> expected_exit_1 = {
+    {"llama3-405b-8k-standard-attention", "standard attention keeps 8K x 8K scores: does not fit in 80 GB"},
+};
+
+// SPEC "Outputs": the per-iteration and per-run fields every summary carries, all numbers except `fits`.
+const std::vector<std::string> spec_number_fields = {
+    "parameters", "model_flops_per_step", "iteration_time", "tokens_per_s", "tokens_per_s_per_gpu",
+    "model_tflops_per_gpu", "hardware_tflops_per_gpu", "mfu", "hfu", "bubble_fraction", "compute",
+    "exposed_tp_comm", "exposed_dp_comm", "exposed_pp_comm", "optimizer", "bubble", "memory_per_gpu",
+    "weights", "grads", "optimizer_state", "activations", "buffers", "steps", "run_time", "gpu_hours",
+    "checkpoint_size", "checkpoint_write_time", "checkpoint_stall", "failures_expected", "lost_work",
+    "goodput", "cost_total", "cost_compute", "cost_storage", "cost_network", "cost_energy", "cost_wasted",
+    "energy_kwh", "co2_kg", "recommended_checkpoint_interval"};
+
+// models/run_timeline.hpp documents this header for run.csv.
+constexpr const char* run_csv_header =
+    "time_s,step,event,cost_compute_usd,cost_storage_usd,cost_network_usd,cost_energy_usd,cost_total_usd";
+
+void check_summary(const std::string& example, const json& summary) {
+  REQUIRE_MESSAGE(summary.is_object(), example);
+  for (const auto& field : spec_number_fields) {
+    INFO(example << ": field " << field);
+    REQUIRE(summary.contains(field));
+    // nlohmann-json writes NaN and infinity as null, so a non-number here is a non-finite value.
+    REQUIRE(summary[field].is_number());
+    CHECK(std::isfinite(summary[field].get<double>()));
+  }
+  REQUIRE_MESSAGE(summary.contains("fits"), example);
+  CHECK_MESSAGE(summary["fits"].is_boolean(), example);
+  // Every number the summary carries is finite, not only SPEC's list.
+  for (const auto& [key, value] : summary.items()) {
+    INFO(example << ": field " << key);
+    CHECK_FALSE(value.is_null());
+    if (value.is_number()) CHECK(std::isfinite(value.get<double>()));
+  }
+  if (!summary["fits"].get<bool>()) {
+    REQUIRE(summary.contains("reason"));
+    CHECK_MESSAGE(!summary["reason"].get<std::string>().empty(), example << ": an infeasible plan names why");
+  }
+}
+
+void check_trace(const std::string& example, const json& trace) {
+  INFO(example << ": trace.json");
+  REQUIRE(trace.is_object());
+  REQUIRE(trace.contains("traceEvents"));
+  REQUIRE(trace["traceEvents"].is_array());
+  std::set<long long> named_processes;
+  std::set<std::pair<long long, long long>> named_threads;
+  // (pid, tid) -> slices as (start, -duration) so that at equal starts the longer (outer) slice sorts first.
+  std::map<std::pair<long long, long long>, std::vector<std::pair<double, double>>> slices;
+  std::size_t complete_events = 0;
+  std::size_t malformed_events = 0;  // counted, not asserted one by one: traces hold tens of thousands
+  for (const auto& event : trace["traceEvents"]) {
+    REQUIRE(event.contains("ph"));
+    REQUIRE(event.contains("pid"));
+    const std::string phase = event["ph"].get<std::string>();
+    const auto pid = event["pid"].get<long long>();
+    if (pid < 0 || pid > 0x7fffffffLL) ++malformed_events;  // Perfetto: pid/tid fit in 32 bits
+    if (phase == "M") {
+      const std::string name = event["name"].get<std::string>();
+      if (name == "process_name") named_processes.insert(pid);
+      if (name == "thread_name") named_threads.insert({pid, event["tid"].get<long long>()});
+      if ((name == "process_name" || name == "thread_name") && !event["args"]["name"].is_string())
+        ++malformed_events;
+    } else if (phase == "X") {
+      ++complete_events;
+      // Perfetto drops an X event without dur.
+      if (!event.contains("tid") || !event.contains("ts") || !event.contains("dur") ||
+          !event["ts"].is_number() || !event["dur"].is_number() || !event["tid"].is_number_integer()) {
+        ++malformed_events;
+        continue;
+      }
+      const double ts = event["ts"].get<double>();
+      const double dur = event["dur"].get<double>();
+      const auto tid = event["tid"].get<long long>();
+      if (!std::isfinite(ts) || !std::isfinite(dur) || ts < 0.0 || dur < 0.0 || tid < 0 || tid > 0x7fffffffLL)
+        ++malformed_events;
+      slices[{pid, tid}].emplace_back(ts, -dur);
+    }
+  }
+  CHECK(malformed_events == 0);
+  CHECK(complete_events > 0);
+  for (const auto& [lane, lane_slices] : slices) {
+    INFO("pid " << lane.first << " tid " << lane.second);
+    CHECK(named_processes.count(lane.first) == 1);
+    CHECK(named_threads.count(lane) == 1);
+  }
+  // Slices on one (pid, tid) nest strictly or follow one another: no partial overlap. Times are printed in
+  // microseconds with nanosecond resolution, so allow 2 ns of rounding.
+  constexpr double rounding_us = 0.002;
+  std::size_t partial_overlaps = 0;
+  for (auto& [lane, lane_slices] : slices) {
+    std::sort(lane_slices.begin(), lane_slices.end());
+    std::vector<double> open_ends;
+    for (const auto& [start, negative_duration] : lane_slices) {
+      const double end = start - negative_duration;
+      while (!open_ends.empty() && open_ends.back() <= start + rounding_us) open_ends.pop_back();
+      if (!open_ends.empty() && end > open_ends.back() + rounding_us) ++partial_overlaps;
+      open_ends.push_back(end);
+    }
+  }
+  CHECK(partial_overlaps == 0);
+}
+
+void check_run_csv(const std::string& example, const std::string& text) {
+  INFO(example << ": run.csv");
+  REQUIRE(!text.empty());
+  const std::string header = text.substr(0, text.find('\n'));
+  CHECK(header == run_csv_header);
+  std::istringstream rows(text);
+  std::string row;
+  std::getline(rows, row);
+  std::size_t data_rows = 0;
+  const auto columns = static_cast<std::size_t>(std::count(header.begin(), header.end(), ',')) + 1;
+  while (std::getline(rows, row)) {
+    ++data_rows;
+    CHECK(static_cast<std::size_t>(std::count(row.begin(), row.end(), ',')) + 1 == columns);
+  }
+  CHECK(data_rows >= 2);  // at least the start and the end of the run
+}
+
+}  // namespace
+
+TEST_CASE("the examples folder holds the scenarios the documentation names") {
+  std::set<std::string> stems;
+  for (const auto& file : example_scenarios()) stems.insert(file.stem().string());
+  CHECK(stems.count("gpt3-175b-1024-a100") == 1);
+  CHECK(stems.count("llama3-405b-8k-16k-h100") == 1);
+  CHECK(stems.count("llama3-405b-8k-standard-attention") == 1);
+  for (const auto& [stem, why] : expected_exit_1) CHECK_MESSAGE(stems.count(stem) == 1, stem);
+}
+
+TEST_CASE("every example runs through the binary and writes a summary, a Chrome trace and a run timeline") {
+  for (const auto& file : example_scenarios()) {
+    const std::string example = file.stem().string();
+    SUBCASE(example.c_str()) {
+      const TempDir out;
+      const auto outcome =
+          run_trainsim({"run", file.string(), "-o", out.path().string(), "--format", "json"}, 60.0);
+      const bool infeasible_on_purpose = expected_exit_1.count(example) == 1;
+      INFO(example << ": " << describe(outcome));
+      CHECK(outcome.exit_code == (infeasible_on_purpose ? 1 : 0));
+
+      const json printed = json::parse(outcome.out);
+      const json summary = json::parse(read_file(out.path() / "summary.json"));
+      CHECK(printed == summary);
+      check_summary(example, summary);
+      // Exit 1 means a plan that does not fit or a budget that is violated, and nothing else.
+      const bool fails_a_check = !summary["fits"].get<bool>() ||
+                                 !summary.value("budget_violations", std::string{}).empty();
+      CHECK(fails_a_check == infeasible_on_purpose);
+
+      check_trace(example, json::parse(read_file(out.path() / "trace.json")));
+      check_run_csv(example, read_file(out.path() / "run.csv"));
+    }
+  }
+}
