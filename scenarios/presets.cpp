@@ -1,5 +1,7 @@
 #include "scenarios/presets.hpp"
 
+#include "topologies/comm_calibration.hpp"
+
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -326,6 +328,8 @@ topo::NodeSpec read_node_value(Diagnostics& d, const YamlValue& v, const std::st
   r.quantity("nic", n.nic_bytes_per_s, Dimension::bytes_per_s, Bound::non_negative);
   r.quantity("pcie", n.pcie_bytes_per_s, Dimension::bytes_per_s, Bound::non_negative);
   r.quantity("host_power", n.host_power_w, Dimension::watts, Bound::non_negative);
+  // Collective efficiencies fitted to nccl-tests measurements per GPU type (topologies/README.md).
+  topo::apply_comm_calibration(n);
   return n;
 }
 
