@@ -42,8 +42,8 @@ std::vector<Layout> enumerate_layouts(const Scenario& scenario, const LayoutSpac
   if (m.layers <= 0 || m.heads <= 0 || scenario.training.global_batch <= 0) {
     throw InputError("search needs a model with layers and heads and a training.global_batch");
   }
-  const std::vector<std::int64_t> node_counts = space.nodes.empty() ? std::vector{scenario.cluster.nodes}
-                                                                    : space.nodes;
+  const std::vector<std::int64_t> node_counts =
+      space.nodes.empty() ? std::vector{scenario.cluster.nodes} : space.nodes;
   const std::int64_t gpus_per_node = scenario.cluster.gpus_in_use_per_node();
   const std::int64_t batch = scenario.training.global_batch;
 
@@ -56,8 +56,8 @@ std::vector<Layout> enumerate_layouts(const Scenario& scenario, const LayoutSpac
   for (std::int64_t cp = 1; cp <= space.max_cp; cp *= 2) {
     if (cp == 1 || (m.seq_len > 0 && m.seq_len % (2 * cp) == 0)) cps.push_back(cp);
   }
-  const std::vector<std::int64_t> eps = m.is_moe() ? divisors_up_to(m.experts, m.experts)
-                                                   : std::vector<std::int64_t>{1};
+  const std::vector<std::int64_t> eps =
+      m.is_moe() ? divisors_up_to(m.experts, m.experts) : std::vector<std::int64_t>{1};
 
   std::vector<Layout> layouts;
   for (const std::int64_t nodes : node_counts) {
@@ -116,7 +116,8 @@ std::vector<Layout> enumerate_layouts(const Scenario& scenario, const LayoutSpac
   return layouts;
 }
 
-LayoutScore default_layout_evaluator(const Scenario& scenario, const Layout& layout, model::Fidelity fidelity) {
+LayoutScore default_layout_evaluator(const Scenario& scenario, const Layout& layout,
+                                     model::Fidelity fidelity) {
   LayoutScore score;
   try {
     const ScenarioResult result = simulate_scenario(with_layout(scenario, layout), fidelity);
@@ -133,7 +134,8 @@ LayoutScore default_layout_evaluator(const Scenario& scenario, const Layout& lay
 std::vector<std::size_t> pareto_front(const std::vector<std::pair<double, double>>& points) {
   std::vector<std::size_t> order(points.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return points[a] < points[b]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return points[a] < points[b]; });
   std::vector<std::size_t> front;
   for (const std::size_t i : order) {
     // Sorted by x then y: a point is on the front when its y beats every point with smaller or equal x.
@@ -171,7 +173,8 @@ SearchResult search_layouts(const Scenario& scenario, const SearchOptions& optio
   result.usable = static_cast<std::int64_t>(usable.size());
 
   const auto by_objective = [&](const LayoutScore& a, std::size_t ia, const LayoutScore& b, std::size_t ib) {
-    return std::tuple(objective_key(a, options.objective), ia) < std::tuple(objective_key(b, options.objective), ib);
+    return std::tuple(objective_key(a, options.objective), ia) <
+           std::tuple(objective_key(b, options.objective), ib);
   };
   std::vector<std::size_t> ranked = usable;
   const std::size_t k_top = std::min(ranked.size(), static_cast<std::size_t>(std::max(options.top_k, 0)));

@@ -28,10 +28,10 @@ enum class Objective { time, cost };
 
 /// What to enumerate. Defaults: every sensible choice on the scenario's cluster size.
 struct LayoutSpace {
-  std::vector<std::int64_t> nodes;      ///< node counts to try; empty: the scenario's cluster.nodes
-  int max_cp = 8;                       ///< context-parallel degrees 1, 2, 4, … up to this
-  int max_micro_batch = 8;              ///< micro-batch sizes: divisors of the per-replica batch up to this
-  int max_virtual_stages = 8;           ///< interleaved: virtual stages 2 … this
+  std::vector<std::int64_t> nodes;  ///< node counts to try; empty: the scenario's cluster.nodes
+  int max_cp = 8;                   ///< context-parallel degrees 1, 2, 4, … up to this
+  int max_micro_batch = 8;          ///< micro-batch sizes: divisors of the per-replica batch up to this
+  int max_virtual_stages = 8;       ///< interleaved: virtual stages 2 … this
   std::vector<model::Schedule> schedules = {model::Schedule::gpipe, model::Schedule::one_f_one_b,
                                             model::Schedule::zero_bubble_h1, model::Schedule::interleaved};
   std::vector<int> zero_stages = {0, 1, 2, 3};
@@ -52,8 +52,8 @@ struct Layout {
 /// A layout's score: its step report and the whole-run figures the objectives use.
 struct LayoutScore {
   model::StepReport step;
-  double run_time_s = 0;   ///< wall clock of the whole run (SPEC run_time)
-  double cost_usd = 0;     ///< SPEC cost_total
+  double run_time_s = 0;  ///< wall clock of the whole run (SPEC run_time)
+  double cost_usd = 0;    ///< SPEC cost_total
   [[nodiscard]] bool usable() const { return step.feasible && step.fits; }
 };
 
@@ -65,8 +65,8 @@ using LayoutEvaluator = std::function<LayoutScore(const Scenario&, const Layout&
 
 struct SearchOptions {
   Objective objective = Objective::time;
-  int top_k = 10;          ///< layouts re-simulated with the event fidelity and reported
-  int threads = 0;         ///< 0: all cores
+  int top_k = 10;            ///< layouts re-simulated with the event fidelity and reported
+  int threads = 0;           ///< 0: all cores
   bool event_rerank = true;  ///< false: report the analytic ranking only
   LayoutSpace space;
   /// Called with (layouts scored, layouts to score) as the analytic pass advances, from one thread at a
@@ -77,16 +77,16 @@ struct SearchOptions {
 struct RankedLayout {
   Layout layout;
   LayoutScore analytic;
-  std::optional<LayoutScore> event;   ///< set for the top K when event_rerank
+  std::optional<LayoutScore> event;  ///< set for the top K when event_rerank
   /// The score the final ranking used: event when present, else analytic.
   [[nodiscard]] const LayoutScore& best() const { return event ? *event : analytic; }
 };
 
 struct SearchResult {
-  std::int64_t enumerated = 0;        ///< layouts that divide
-  std::int64_t usable = 0;            ///< of those, feasible and fitting (analytic)
-  std::vector<RankedLayout> top;      ///< best K by the objective (ties: enumeration order)
-  std::vector<RankedLayout> pareto;   ///< analytic Pareto front of (run_time_s, cost_usd), by run time
+  std::int64_t enumerated = 0;       ///< layouts that divide
+  std::int64_t usable = 0;           ///< of those, feasible and fitting (analytic)
+  std::vector<RankedLayout> top;     ///< best K by the objective (ties: enumeration order)
+  std::vector<RankedLayout> pareto;  ///< analytic Pareto front of (run_time_s, cost_usd), by run time
 };
 
 /// Runs the search. Deterministic for a given scenario and options (independent of `threads`).

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <map>
 #include <mutex>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -26,7 +26,9 @@ namespace {
 // Largest point count whose indices survive a round trip through a double (JSON readers, pandas).
 constexpr std::int64_t max_points = std::int64_t{1} << 53;
 
-std::string axis_name(const SweepAxis& axis) { return "sweep." + axis.key_path; }
+std::string axis_name(const SweepAxis& axis) {
+  return "sweep." + axis.key_path;
+}
 
 /// A row is one line whatever a reason holds (every diagnostic of an InputError is on its own line), so
 /// that resume and merge can count rows by lines.
@@ -65,11 +67,11 @@ std::int64_t sweep_size(const SweepSpec& sweep) {
     const std::size_t n = sweep.axes.front().values.size();
     for (const auto& axis : sweep.axes) {
       if (axis.values.size() != n) {
-        throw InputError(std::vector<Diagnostic>{Diagnostic{
-            .key_path = axis_name(axis),
-            .message = "zip sweeps need lists of equal length: " + sweep.axes.front().key_path + " has " +
-                       std::to_string(n) + " values, " + axis.key_path + " has " +
-                       std::to_string(axis.values.size())}});
+        throw InputError(std::vector<Diagnostic>{
+            Diagnostic{.key_path = axis_name(axis),
+                       .message = "zip sweeps need lists of equal length: " + sweep.axes.front().key_path +
+                                  " has " + std::to_string(n) + " values, " + axis.key_path + " has " +
+                                  std::to_string(axis.values.size())}});
       }
     }
     return static_cast<std::int64_t>(n);
@@ -92,7 +94,8 @@ SweepPoint sweep_point(const SweepSpec& sweep, std::int64_t index) {
   SweepPoint point{.index = index, .overrides = std::vector<Override>(sweep.axes.size())};
   if (sweep.mode == SweepMode::zip) {
     for (std::size_t a = 0; a < sweep.axes.size(); ++a) {
-      point.overrides[a] = Override{sweep.axes[a].key_path, sweep.axes[a].values[static_cast<std::size_t>(index)]};
+      point.overrides[a] =
+          Override{sweep.axes[a].key_path, sweep.axes[a].values[static_cast<std::size_t>(index)]};
     }
     return point;
   }
@@ -142,7 +145,7 @@ std::int64_t run_in_order(std::span<const std::int64_t> points, int threads,
 
   std::atomic<std::int64_t> next{0};
   std::atomic<bool> failed{false};
-  std::mutex mutex;  // guards everything below
+  std::mutex mutex;                             // guards everything below
   std::map<std::int64_t, std::string> pending;  // finished out of order, by position
   std::int64_t emitted = 0;
   std::exception_ptr error;
@@ -212,9 +215,8 @@ ScenarioResult simulate_scenario(const Scenario& s, model::Fidelity fidelity) {
       .failures = s.failures,
       .pricing = s.pricing,
       .budget = s.budget,
-      .checkpoint_bytes = result.step.feasible
-                              ? model::checkpoint_size(s.model, s.parallelism, s.training).total()
-                              : 0.0};
+      .checkpoint_bytes =
+          result.step.feasible ? model::checkpoint_size(s.model, s.parallelism, s.training).total() : 0.0};
   result.run = model::simulate_run(run);
   return result;
 }
@@ -223,7 +225,7 @@ ScenarioResult simulate_scenario(const Scenario& s, model::Fidelity fidelity) {
 
 struct SweepTable::Impl {
   std::string path;
-  std::string text;        // the scenario file, read once
+  std::string text;  // the scenario file, read once
   Scenario base;
   model::Fidelity fidelity = model::Fidelity::analytic;
   RowFormat format = RowFormat::csv;
@@ -270,9 +272,15 @@ SweepTable::SweepTable(const std::string& scenario_path, model::Fidelity fidelit
 
 SweepTable::~SweepTable() = default;
 
-const Scenario& SweepTable::base() const { return impl_->base; }
-std::int64_t SweepTable::size() const { return impl_->size; }
-RowFormat SweepTable::format() const { return impl_->format; }
+const Scenario& SweepTable::base() const {
+  return impl_->base;
+}
+std::int64_t SweepTable::size() const {
+  return impl_->size;
+}
+RowFormat SweepTable::format() const {
+  return impl_->format;
+}
 
 std::string SweepTable::header() const {
   if (impl_->format == RowFormat::jsonl) return "";

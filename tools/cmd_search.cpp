@@ -30,19 +30,26 @@ struct SearchArgs {
 
 const char* schedule_name(model::Schedule s) {
   switch (s) {
-    case model::Schedule::gpipe: return "gpipe";
-    case model::Schedule::one_f_one_b: return "1f1b";
-    case model::Schedule::interleaved: return "interleaved";
-    case model::Schedule::zero_bubble_h1: return "zb-h1";
+    case model::Schedule::gpipe:
+      return "gpipe";
+    case model::Schedule::one_f_one_b:
+      return "1f1b";
+    case model::Schedule::interleaved:
+      return "interleaved";
+    case model::Schedule::zero_bubble_h1:
+      return "zb-h1";
   }
   return "?";
 }
 
 const char* recompute_name(model::Recompute r) {
   switch (r) {
-    case model::Recompute::none: return "none";
-    case model::Recompute::selective: return "selective";
-    case model::Recompute::full: return "full";
+    case model::Recompute::none:
+      return "none";
+    case model::Recompute::selective:
+      return "selective";
+    case model::Recompute::full:
+      return "full";
   }
   return "?";
 }
@@ -50,10 +57,11 @@ const char* recompute_name(model::Recompute r) {
 std::string table(const std::vector<scenario::RankedLayout>& rows, int gpus_per_node) {
   using model::FieldUnit;
   using model::format_human;
-  std::string out = fmt::format("{:>4} {:>6} {:>3} {:>3} {:>5} {:>3} {:>3} {:>3} {:<15} {:>4} {:<9} {:>10} {:>10} {:>6} "
-                                "{:>10} {:>10} {}\n",
-                                "#", "gpus", "tp", "pp", "dp", "cp", "ep", "mb", "schedule", "zero", "recompute",
-                                "iteration", "memory", "mfu", "run_time", "cost", "fidelity");
+  std::string out = fmt::format(
+      "{:>4} {:>6} {:>3} {:>3} {:>5} {:>3} {:>3} {:>3} {:<15} {:>4} {:<9} {:>10} {:>10} {:>6} "
+      "{:>10} {:>10} {}\n",
+      "#", "gpus", "tp", "pp", "dp", "cp", "ep", "mb", "schedule", "zero", "recompute", "iteration", "memory",
+      "mfu", "run_time", "cost", "fidelity");
   int rank = 0;
   for (const auto& row : rows) {
     const model::ParallelPlan& p = row.layout.plan;
@@ -61,14 +69,14 @@ std::string table(const std::vector<scenario::RankedLayout>& rows, int gpus_per_
     const std::string schedule = p.schedule == model::Schedule::interleaved
                                      ? fmt::format("interleaved/{}", p.virtual_stages)
                                      : schedule_name(p.schedule);
-    out += fmt::format("{:>4} {:>6} {:>3} {:>3} {:>5} {:>3} {:>3} {:>3} {:<15} {:>4} {:<9} {:>10} {:>10} {:>6} {:>10} "
-                       "{:>10} {}\n",
-                       ++rank, row.layout.nodes * gpus_per_node, p.tp, p.pp, p.dp, p.cp, p.ep, p.micro_batch,
-                       schedule, p.zero, recompute_name(p.recompute),
-                       format_human(FieldUnit::seconds, s.step.iteration_time),
-                       format_human(FieldUnit::bytes, s.step.memory_per_gpu),
-                       format_human(FieldUnit::fraction, s.step.mfu), format_human(FieldUnit::seconds, s.run_time_s),
-                       format_human(FieldUnit::usd, s.cost_usd), row.event ? "event" : "analytic");
+    out += fmt::format(
+        "{:>4} {:>6} {:>3} {:>3} {:>5} {:>3} {:>3} {:>3} {:<15} {:>4} {:<9} {:>10} {:>10} {:>6} {:>10} "
+        "{:>10} {}\n",
+        ++rank, row.layout.nodes * gpus_per_node, p.tp, p.pp, p.dp, p.cp, p.ep, p.micro_batch, schedule,
+        p.zero, recompute_name(p.recompute), format_human(FieldUnit::seconds, s.step.iteration_time),
+        format_human(FieldUnit::bytes, s.step.memory_per_gpu), format_human(FieldUnit::fraction, s.step.mfu),
+        format_human(FieldUnit::seconds, s.run_time_s), format_human(FieldUnit::usd, s.cost_usd),
+        row.event ? "event" : "analytic");
   }
   return out;
 }
@@ -77,14 +85,16 @@ std::string table(const std::vector<scenario::RankedLayout>& rows, int gpus_per_
 
 void add_search_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<SearchArgs>();
-  auto* sub = app.add_subcommand("search", "enumerate and rank every parallel layout; print the time-vs-cost Pareto front");
+  auto* sub = app.add_subcommand(
+      "search", "enumerate and rank every parallel layout; print the time-vs-cost Pareto front");
   sub->add_option("scenario", args->scenario, "scenario file (its model, cluster and training)")->required();
   sub->add_option("--objective", args->objective, "rank by run time or run cost (default: time)")
       ->check(CLI::IsMember({"time", "cost"}));
   sub->add_option("--top", args->top, "layouts re-simulated event by event and printed (default 10)")
       ->check(CLI::NonNegativeNumber);
   sub->add_option("-j,--jobs", args->threads, "threads (default: all cores)")->check(CLI::NonNegativeNumber);
-  sub->add_option("--nodes", args->nodes, "node counts to consider (default: the scenario's)")->delimiter(',');
+  sub->add_option("--nodes", args->nodes, "node counts to consider (default: the scenario's)")
+      ->delimiter(',');
   sub->add_flag("--no-event", args->no_event, "rank with the analytic fidelity only");
   sub->callback([args, &exit_code] {
     const scenario::Scenario s = scenario::load_scenario_file(args->scenario);
@@ -104,10 +114,11 @@ void add_search_command(CLI::App& app, int& exit_code) {
     if (bar) bar->finish();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const int gpn = s.cluster.gpus_in_use_per_node();
-    std::cout << fmt::format("{}: {} layouts divide, {} fit and are feasible ({:.2f} s)\n\n", s.name, r.enumerated,
-                             r.usable, seconds);
+    std::cout << fmt::format("{}: {} layouts divide, {} fit and are feasible ({:.2f} s)\n\n", s.name,
+                             r.enumerated, r.usable, seconds);
     std::cout << fmt::format("Top {} by run {}:\n", r.top.size(), args->objective) << table(r.top, gpn);
-    std::cout << fmt::format("\nPareto front, run time vs run cost ({} layouts, analytic):\n", r.pareto.size())
+    std::cout << fmt::format("\nPareto front, run time vs run cost ({} layouts, analytic):\n",
+                             r.pareto.size())
               << table(r.pareto, gpn);
     exit_code = r.usable > 0 ? exit_ok : exit_check_failed;
   });

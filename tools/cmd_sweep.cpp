@@ -32,7 +32,8 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
   sub->footer(
       "Rows are written in point order (column 'point'), one whole line each, as CSV (unit-suffixed columns) "
       "or JSON Lines. Points that cannot be built stay in the output with feasible=false and their reason.\n"
-      "Interrupted (Ctrl-C, kill)? Rerun the same command with --resume: points already written are skipped.\n"
+      "Interrupted (Ctrl-C, kill)? Rerun the same command with --resume: points already written are "
+      "skipped.\n"
       "Many machines: --shard i/N on each (0 <= i < N), then 'trainsim merge OUT SHARD...'; or "
       "'mpirun -np N trainsim sweep S.yaml --mpi -o OUT'.");
   sub->add_option("scenario", args->scenario, "scenario file with a sweep: block")->required();
@@ -49,7 +50,7 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
     SweepJob job;
     job.scenario_path = args->scenario;
     job.output = args->output;
-    job.format = args->format.empty() ? format_from_path(args->output)
+    job.format = args->format.empty()      ? format_from_path(args->output)
                  : args->format == "jsonl" ? scenario::RowFormat::jsonl
                                            : scenario::RowFormat::csv;
     job.fidelity = model::parse_fidelity(args->fidelity);

@@ -33,12 +33,20 @@ std::string format_clock(double seconds) {
 
 }  // namespace
 
-bool stderr_is_terminal() { return isatty(STDERR_FILENO) == 1; }
+bool stderr_is_terminal() {
+  return isatty(STDERR_FILENO) == 1;
+}
 
 ProgressBar::ProgressBar(std::int64_t total, bool enabled, std::FILE* out)
-    : total_(total), enabled_(enabled), out_(out), start_(std::chrono::steady_clock::now()), last_draw_(start_) {}
+    : total_(total),
+      enabled_(enabled),
+      out_(out),
+      start_(std::chrono::steady_clock::now()),
+      last_draw_(start_) {}
 
-ProgressBar::~ProgressBar() { finish(); }
+ProgressBar::~ProgressBar() {
+  finish();
+}
 
 void ProgressBar::update(std::int64_t done) {
   done_ = done;
@@ -60,7 +68,8 @@ void ProgressBar::finish() {
 }
 
 std::string ProgressBar::render(std::int64_t done, std::int64_t total, double elapsed_s, int width) {
-  const double fraction = total > 0 ? std::clamp(static_cast<double>(done) / static_cast<double>(total), 0.0, 1.0) : 1.0;
+  const double fraction =
+      total > 0 ? std::clamp(static_cast<double>(done) / static_cast<double>(total), 0.0, 1.0) : 1.0;
   const double rate = elapsed_s > 0 ? static_cast<double>(done) / elapsed_s : 0.0;
   const std::string eta = rate > 0 ? format_clock(static_cast<double>(total - done) / rate) : "--:--";
   char counts[96];

@@ -36,7 +36,7 @@ void write_all(int fd, std::string_view bytes, const std::string& what) {
 scenario::RowFormat format_from_path(const std::string& path) {
   const auto ends_with = [&](std::string_view suffix) { return std::string_view(path).ends_with(suffix); };
   return ends_with(".jsonl") || ends_with(".json") || ends_with(".ndjson") ? scenario::RowFormat::jsonl
-                                                                          : scenario::RowFormat::csv;
+                                                                           : scenario::RowFormat::csv;
 }
 
 SweepFile read_sweep_file(const std::string& path, scenario::RowFormat format) {

@@ -45,8 +45,8 @@ class SweepOutput {
 /// with its point index. A torn last line is ignored. Throws InputError for a file that is not one.
 struct SweepFile {
   std::string header;
-  std::vector<std::pair<std::int64_t, std::string>> rows;   ///< (point, whole line with '\n'), file order
-  std::uint64_t complete_bytes = 0;                          ///< length of header + complete rows
+  std::vector<std::pair<std::int64_t, std::string>> rows;  ///< (point, whole line with '\n'), file order
+  std::uint64_t complete_bytes = 0;                        ///< length of header + complete rows
 };
 [[nodiscard]] SweepFile read_sweep_file(const std::string& path, scenario::RowFormat format);
 /// The format of an existing output, from its file name (".jsonl"/".json" -> JSON Lines, else CSV).

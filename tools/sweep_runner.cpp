@@ -24,7 +24,9 @@ namespace {
 // Set by SIGINT/SIGTERM; polled by the workers, which turn it into a stop request (a signal handler may
 // only touch lock-free atomics).
 std::atomic<bool> interrupted{false};
-extern "C" void on_interrupt(int) { interrupted.store(true); }
+extern "C" void on_interrupt(int) {
+  interrupted.store(true);
+}
 
 class InterruptGuard {
  public:
@@ -59,7 +61,8 @@ std::vector<std::int64_t> points_to_run(std::int64_t size, const scenario::Shard
 }
 
 void report_interruption(std::int64_t written, std::size_t planned) {
-  std::fprintf(stderr, "trainsim sweep: interrupted after %lld of %zu points; rerun with --resume to finish\n",
+  std::fprintf(stderr,
+               "trainsim sweep: interrupted after %lld of %zu points; rerun with --resume to finish\n",
                static_cast<long long>(written), planned);
 }
 
@@ -223,7 +226,9 @@ void work(const SweepJob& job, const scenario::SweepTable& table) {
 
 }  // namespace
 
-bool mpi_available() { return true; }
+bool mpi_available() {
+  return true;
+}
 
 SweepOutcome run_sweep_mpi(const SweepJob& job) {
   const MpiSession mpi;
@@ -250,7 +255,9 @@ SweepOutcome run_sweep_mpi(const SweepJob& job) {
 
 #else
 
-bool mpi_available() { return false; }
+bool mpi_available() {
+  return false;
+}
 
 SweepOutcome run_sweep_mpi(const SweepJob&) {
   throw InputError("--mpi: this trainsim was built without MPI (install libopenmpi-dev and rebuild)");

@@ -11,13 +11,13 @@ namespace trainsim::cli {
 
 struct SweepJob {
   std::string scenario_path;
-  std::string output;                 ///< "" or "-": standard output
+  std::string output;  ///< "" or "-": standard output
   scenario::RowFormat format = scenario::RowFormat::csv;
   model::Fidelity fidelity = model::Fidelity::analytic;
-  int threads = 0;                    ///< 0: all cores
+  int threads = 0;  ///< 0: all cores
   bool resume = false;
   scenario::Shard shard;
-  bool progress = true;               ///< draw a progress bar when stderr is a terminal
+  bool progress = true;  ///< draw a progress bar when stderr is a terminal
 };
 
 /// Points this run had to compute (this shard's, minus those a resumed output held) and rows it wrote.

@@ -81,7 +81,8 @@ TEST_CASE("layouts are distinct and tensor parallelism never exceeds a node or s
     const auto& p = l.plan;
     CHECK(p.tp <= 4);
     CHECK(6 % p.tp == 0);
-    CHECK(seen.emplace(p.tp, p.pp, p.cp, p.dp, p.micro_batch, static_cast<int>(p.schedule), p.virtual_stages).second);
+    CHECK(seen.emplace(p.tp, p.pp, p.cp, p.dp, p.micro_batch, static_cast<int>(p.schedule), p.virtual_stages)
+              .second);
   }
 }
 

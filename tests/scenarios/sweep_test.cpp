@@ -76,7 +76,8 @@ TEST_CASE("zip lists of different lengths are bad input naming both keys") {
     (void)sweep_size(s);
     FAIL("expected InputError");
   } catch (const InputError& e) {
-    CHECK(std::string(e.what()).find("cluster.nodes has 2 values, training.optimizer has 3") != std::string::npos);
+    CHECK(std::string(e.what()).find("cluster.nodes has 2 values, training.optimizer has 3") !=
+          std::string::npos);
   }
 }
 

@@ -51,14 +51,16 @@ int shell(const std::string& command) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-std::string trainsim() { return std::string("'") + TRAINSIM_BINARY + "'"; }
+std::string trainsim() {
+  return std::string("'") + TRAINSIM_BINARY + "'";
+}
 
 std::string run_shards(const Folder& dir, const std::string& scenario, int n, const std::string& extension) {
   std::string shards;
   for (int i = 0; i < n; ++i) {
     const std::string out = dir.file("shard" + std::to_string(i) + extension);
-    REQUIRE(shell(trainsim() + " sweep " + scenario + " --shard " + std::to_string(i) + "/" + std::to_string(n) +
-                  " -o " + out) == 0);
+    REQUIRE(shell(trainsim() + " sweep " + scenario + " --shard " + std::to_string(i) + "/" +
+                  std::to_string(n) + " -o " + out) == 0);
     shards += " " + out;
   }
   return shards;
@@ -102,13 +104,13 @@ TEST_CASE("merge refuses shards of different sweeps and points that disagree") {
   std::ofstream(dir.file("b.csv")) << "point,y\n1,1\n";
   std::ofstream(dir.file("c.csv")) << "point,x\n0,2\n";
   std::ofstream(dir.file("d.csv")) << "point,x\n1,5\n0,1\n";
-  CHECK(shell(trainsim() + " merge " + dir.file("out.csv") + " " + dir.file("a.csv") + " " + dir.file("b.csv") +
-              " 2>/dev/null") == 2);
-  CHECK(shell(trainsim() + " merge " + dir.file("out.csv") + " " + dir.file("a.csv") + " " + dir.file("c.csv") +
-              " 2>/dev/null") == 2);
+  CHECK(shell(trainsim() + " merge " + dir.file("out.csv") + " " + dir.file("a.csv") + " " +
+              dir.file("b.csv") + " 2>/dev/null") == 2);
+  CHECK(shell(trainsim() + " merge " + dir.file("out.csv") + " " + dir.file("a.csv") + " " +
+              dir.file("c.csv") + " 2>/dev/null") == 2);
   CHECK_FALSE(fs::exists(dir.file("out.csv")));
   // The same point twice with the same row (a shard run twice) is kept once; rows come out sorted.
-  REQUIRE(shell(trainsim() + " merge " + dir.file("out.csv") + " " + dir.file("a.csv") + " " + dir.file("d.csv") +
-                " 2>/dev/null") == 0);
+  REQUIRE(shell(trainsim() + " merge " + dir.file("out.csv") + " " + dir.file("a.csv") + " " +
+                dir.file("d.csv") + " 2>/dev/null") == 0);
   CHECK(read(dir.file("out.csv")) == "point,x\n0,1\n1,5\n");
 }

@@ -42,7 +42,8 @@ TEST_CASE("search prints the top layouts re-simulated by events and the time-cos
   CHECK(out.find("Pareto front, run time vs run cost") != std::string::npos);
   // Three ranked rows, each re-simulated with the event fidelity.
   std::size_t events = 0;
-  for (std::size_t at = out.find(" event\n"); at != std::string::npos; at = out.find(" event\n", at + 1)) ++events;
+  for (std::size_t at = out.find(" event\n"); at != std::string::npos; at = out.find(" event\n", at + 1))
+    ++events;
   CHECK(events == 3);
 }
 

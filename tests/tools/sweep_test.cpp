@@ -84,7 +84,9 @@ int shell(const std::string& command) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-std::string trainsim() { return std::string("'") + TRAINSIM_BINARY + "'"; }
+std::string trainsim() {
+  return std::string("'") + TRAINSIM_BINARY + "'";
+}
 
 }  // namespace
 
@@ -96,9 +98,9 @@ TEST_CASE("every point is written once in point order and unbuildable points kee
   const auto rows = lines(read(dir.file("out.csv")));
   REQUIRE(rows.size() == 25);
   const std::string& header = rows[0];
-  for (const char* column : {"point,", ",cluster.nodes,", ",parallelism.tp,", ",training.optimizer,",
-                             ",tags.team,", ",feasible,", ",reason,", ",iteration_time_s,", ",memory_per_gpu_gib,",
-                             ",cost_total_usd"}) {
+  for (const char* column :
+       {"point,", ",cluster.nodes,", ",parallelism.tp,", ",training.optimizer,", ",tags.team,", ",feasible,",
+        ",reason,", ",iteration_time_s,", ",memory_per_gpu_gib,", ",cost_total_usd"}) {
     CHECK_MESSAGE(header.find(column) != std::string::npos, column);
   }
   int unbuildable = 0;
@@ -218,7 +220,8 @@ TEST_CASE("resume refuses the output of a different sweep and needs an output fi
   const Folder dir;
   const std::string scenario = write(dir, "s.yaml", small_sweep);
   write(dir, "other.csv", "point,something,else\n0,a,b\n");
-  CHECK(shell(trainsim() + " sweep " + scenario + " --resume -o " + dir.file("other.csv") + " 2>/dev/null") == 2);
+  CHECK(shell(trainsim() + " sweep " + scenario + " --resume -o " + dir.file("other.csv") + " 2>/dev/null") ==
+        2);
   CHECK(read(dir.file("other.csv")) == "point,something,else\n0,a,b\n");
   CHECK(shell(trainsim() + " sweep " + scenario + " --resume 2>/dev/null >/dev/null") == 2);
 }
@@ -231,8 +234,8 @@ TEST_CASE("two MPI ranks write the same output as one process") {
   const Folder dir;
   const std::string scenario = write(dir, "s.yaml", small_sweep);
   REQUIRE(shell(trainsim() + " sweep " + scenario + " -o " + dir.file("single.csv")) == 0);
-  const int rc = shell("mpirun --allow-run-as-root --oversubscribe -np 2 " + trainsim() + " sweep " + scenario +
-                       " --mpi -o " + dir.file("mpi.csv") + " >" + dir.file("mpi.log") + " 2>&1");
+  const int rc = shell("mpirun --allow-run-as-root --oversubscribe -np 2 " + trainsim() + " sweep " +
+                       scenario + " --mpi -o " + dir.file("mpi.csv") + " >" + dir.file("mpi.log") + " 2>&1");
   if (read(dir.file("mpi.log")).find("built without MPI") != std::string::npos) {
     MESSAGE("skipped: trainsim was built without MPI (MPI was not found at configure time)");
     return;
