@@ -79,8 +79,10 @@ enum class RowFormat { csv, jsonl };
 /// `cluster.nodes`, the value as written), one per tag (`tags.<key>`), then the fields of
 /// model::summarize (SPEC names; CSV names carry units: iteration_time_s, memory_per_gpu_gib,
 /// cost_total_usd, ...). A point that cannot be built (InputError) or that is infeasible keeps its row:
-/// `feasible` false, the reason in `reason`, the numeric fields empty in CSV and null in JSON.
-/// JSON numbers are always finite (a non-finite value would be an internal error).
+/// `feasible` false, the reason in `reason` (one line), the numeric fields empty in CSV and null in JSON.
+/// A point that builds but does not fit keeps its numbers with `fits` false. In JSON, swept values written
+/// as plain numbers are numbers; JSON numbers are always finite (a non-finite value is an internal error).
+/// Columns a point's summary lacks (e.g. spot columns when a point turns spot pricing off) are empty.
 class SweepTable {
  public:
   SweepTable(const std::string& scenario_path, model::Fidelity fidelity, RowFormat format);
