@@ -121,8 +121,8 @@ inline Outcome run_trainsim(const std::vector<std::string>& args, double limit_s
 inline std::string describe(const Outcome& o) {
   std::ostringstream s;
   s << "exit " << o.exit_code << (o.signal != 0 ? ", signal " + std::to_string(o.signal) : std::string{})
-    << (o.timed_out ? ", killed at the time limit" : "") << ", " << o.seconds << " s; stderr: "
-    << o.err.substr(0, 400);
+    << (o.timed_out ? ", killed at the time limit" : "") << ", " << o.seconds
+    << " s; stderr: " << o.err.substr(0, 400);
   return s.str();
 }
 

@@ -20,9 +20,9 @@ void check_two_runs_identical(const std::string& stem, const std::string& fideli
   const TempDir first;
   const TempDir second;
   for (const TempDir* out : {&first, &second}) {
-    const auto outcome = run_trainsim(
-        {"run", example(stem).string(), "-o", out->path().string(), "--format", "json", "--fidelity", fidelity},
-        60.0);
+    const auto outcome = run_trainsim({"run", example(stem).string(), "-o", out->path().string(), "--format",
+                                       "json", "--fidelity", fidelity},
+                                      60.0);
     INFO(stem << ": " << describe(outcome));
     REQUIRE((outcome.exit_code == 0 || outcome.exit_code == 1));
   }

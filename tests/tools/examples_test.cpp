@@ -10,12 +10,12 @@
 
 #include "binary_harness.hpp"
 
+using nlohmann::json;
 using trainsim::e2e::describe;
 using trainsim::e2e::example_scenarios;
 using trainsim::e2e::read_file;
 using trainsim::e2e::run_trainsim;
 using trainsim::e2e::TempDir;
-using nlohmann::json;
 
 namespace {
 
@@ -26,6 +26,7 @@ const std::map<std::string, std::string> expected_exit_1 = {
 };
 
 // SPEC "Outputs": the per-iteration and per-run fields every summary carries, all numbers except `fits`.
+// clang-format off
 const std::vector<std::string> spec_number_fields = {
     "parameters", "model_flops_per_step", "iteration_time", "tokens_per_s", "tokens_per_s_per_gpu",
     "model_tflops_per_gpu", "hardware_tflops_per_gpu", "mfu", "hfu", "bubble_fraction", "compute",
@@ -34,6 +35,7 @@ const std::vector<std::string> spec_number_fields = {
     "checkpoint_size", "checkpoint_write_time", "checkpoint_stall", "failures_expected", "lost_work",
     "goodput", "cost_total", "cost_compute", "cost_storage", "cost_network", "cost_energy", "cost_wasted",
     "energy_kwh", "co2_kg", "recommended_checkpoint_interval"};
+// clang-format on
 
 // models/run_timeline.hpp documents this header for run.csv.
 constexpr const char* run_csv_header =
@@ -169,8 +171,8 @@ TEST_CASE("every example runs through the binary and writes a summary, a Chrome 
       CHECK(printed == summary);
       check_summary(example, summary);
       // Exit 1 means a plan that does not fit or a budget that is violated, and nothing else.
-      const bool fails_a_check = !summary["fits"].get<bool>() ||
-                                 !summary.value("budget_violations", std::string{}).empty();
+      const bool fails_a_check =
+          !summary["fits"].get<bool>() || !summary.value("budget_violations", std::string{}).empty();
       CHECK(fails_a_check == infeasible_on_purpose);
 
       check_trace(example, json::parse(read_file(out.path() / "trace.json")));

@@ -7,9 +7,9 @@
 
 #include "binary_harness.hpp"
 
+using nlohmann::json;
 using trainsim::e2e::describe;
 using trainsim::e2e::run_trainsim;
-using nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {
@@ -18,7 +18,9 @@ namespace {
 constexpr double limit_s = 20.0;
 constexpr rlim_t memory_limit = rlim_t{2} << 30;
 
-fs::path extreme_folder() { return fs::path(TRAINSIM_SOURCE_DIR) / "tests" / "tools" / "extreme"; }
+fs::path extreme_folder() {
+  return fs::path(TRAINSIM_SOURCE_DIR) / "tests" / "tools" / "extreme";
+}
 
 std::vector<fs::path> extreme_scenarios() {
   std::vector<fs::path> files;
@@ -111,8 +113,8 @@ TEST_CASE("explain and search stay bounded on a million GPUs") {
     CHECK((explained.exit_code == 0 || explained.exit_code == 1));
     CHECK(explained.out.find("memory per GPU") != std::string::npos);
   }
-  const auto searched = run_trainsim(
-      {"search", (extreme_folder() / "gpus-1m.yaml").string(), "--top", "3"}, 3 * limit_s, memory_limit);
+  const auto searched = run_trainsim({"search", (extreme_folder() / "gpus-1m.yaml").string(), "--top", "3"},
+                                     3 * limit_s, memory_limit);
   INFO("search gpus-1m: " << describe(searched));
   CHECK((searched.exit_code == 0 || searched.exit_code == 1));
 }

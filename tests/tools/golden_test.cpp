@@ -9,11 +9,11 @@
 
 #include "binary_harness.hpp"
 
+using nlohmann::json;
 using trainsim::e2e::describe;
 using trainsim::e2e::example_scenarios;
 using trainsim::e2e::read_file;
 using trainsim::e2e::run_trainsim;
-using nlohmann::json;
 namespace fs = std::filesystem;
 
 namespace {
@@ -21,7 +21,9 @@ namespace {
 const std::string regenerate = "run tools/update-golden and review the diff (git diff tests/golden)";
 constexpr double relative_tolerance = 1e-9;
 
-fs::path golden_folder() { return fs::path(TRAINSIM_SOURCE_DIR) / "tests" / "golden"; }
+fs::path golden_folder() {
+  return fs::path(TRAINSIM_SOURCE_DIR) / "tests" / "golden";
+}
 
 bool doubles_agree(double expected, double actual) {
   if (expected == actual) return true;
@@ -45,7 +47,8 @@ std::vector<std::string> differences(const json& expected, const json& actual) {
     if (!same) found.push_back("field " + key + ": expected " + want.dump() + ", actual " + got.dump());
   }
   for (const auto& [key, got] : actual.items())
-    if (!expected.contains(key)) found.push_back("field " + key + ": not in the golden file, actual " + got.dump());
+    if (!expected.contains(key))
+      found.push_back("field " + key + ": not in the golden file, actual " + got.dump());
   return found;
 }
 
@@ -58,7 +61,8 @@ TEST_CASE("the golden comparison accepts a relative difference of 1e-9 and nothi
   CHECK_FALSE(doubles_agree(0.0, 1e-300));
   const json golden = json::parse(R"({"steps": 10, "name": "a", "fits": true, "iteration_time": 2.5})");
   CHECK(differences(golden, golden).empty());
-  const json changed = json::parse(R"({"steps": 11, "name": "a", "fits": true, "iteration_time": 2.5, "x": 1})");
+  const json changed =
+      json::parse(R"({"steps": 11, "name": "a", "fits": true, "iteration_time": 2.5, "x": 1})");
   const auto found = differences(golden, changed);
   REQUIRE(found.size() == 2);
   CHECK(found[0] == "field steps: expected 10, actual 11");
@@ -75,7 +79,8 @@ TEST_CASE("every example has a golden summary and every golden summary has an ex
   for (const auto& name : examples)
     CHECK_MESSAGE(goldens.count(name) == 1, "no tests/golden/" << name << ".json: " << regenerate);
   for (const auto& name : goldens)
-    CHECK_MESSAGE(examples.count(name) == 1, "tests/golden/" << name << ".json has no example: " << regenerate);
+    CHECK_MESSAGE(examples.count(name) == 1,
+                  "tests/golden/" << name << ".json has no example: " << regenerate);
 }
 
 TEST_CASE("every example reproduces its golden summary field by field") {
