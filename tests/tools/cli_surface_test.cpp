@@ -122,6 +122,35 @@ TEST_CASE("An unknown command, a missing command or an unknown option is bad inp
   }
 }
 
+TEST_CASE("A missing input file is bad input for every command that reads one: exit 2 naming it") {
+  const std::string missing = "/no-such-dir/no-such-file.yaml";
+  const std::vector<std::vector<std::string>> lines = {
+      {"run", missing},
+      {"sweep", missing},
+      {"search", missing},
+      {"explain", missing},
+      {"check", missing},
+      {"topology", missing},
+      {"validate", missing},
+      {"report", missing},
+      {"merge", "/no-such-dir/out.csv", missing},
+      {"calibrate", missing, "--gpu", "h100-sxm"},
+  };
+  for (const auto& args : lines) {
+    const Outcome o = run_trainsim(args);
+    INFO("trainsim " << args.front() << ": " << describe(o));
+    CHECK(o.exit_code == 2);
+    CHECK(o.err.find("/no-such-dir/no-such-file.yaml") != std::string::npos);
+  }
+}
+
+TEST_CASE("trainsim --version exits 0 and prints the version") {
+  const Outcome o = run_trainsim({"--version"});
+  INFO(describe(o));
+  CHECK(o.exit_code == 0);
+  CHECK(o.out.find("trainsim") != std::string::npos);
+}
+
 TEST_CASE("trainsim list shows the SPEC's preset names for models, gpus, clusters and optimizers") {
   const std::vector<std::pair<const char*, std::vector<const char*>>> lists = {
       {"models", {"gpt3-175b", "llama3-70b", "llama3-8b", "gpt3-1.3b"}},

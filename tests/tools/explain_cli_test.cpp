@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
 
@@ -101,6 +102,43 @@ TEST_CASE("explain on GPT-3 175B squeezed onto 8 GPUs names the stage that does 
   CHECK(why.find("optimizer state") != std::string::npos);
   CHECK(why.find("weights") != std::string::npos);
   CHECK(why.find("activations") != std::string::npos);
+}
+
+TEST_CASE(
+    "explain --json gives the exact GPT-3 175B parameter count and, on no fit, fits=false with the reason") {
+  const Outcome o =
+      run_trainsim({"explain", "--json", TRAINSIM_SOURCE_DIR "/scenarios/examples/gpt3-175b-1024-a100.yaml"});
+  INFO(describe(o));
+  REQUIRE(o.exit_code == 0);
+  const auto doc = nlohmann::json::parse(o.out);
+  CHECK(doc.at("fits") == true);
+  // h = 12288, vocab 50257, seq 2048, tied LM head: embedding 50257 h = 617,558,016; positions 2048 h =
+  // 25,165,824; per layer 12 h^2 + 13 h (QKV 3h^2+3h, projection h^2+h, MLP 8h^2+5h, two norms 4h) =
+  // 1,812,099,072, x 96 = 173,961,510,912; final norm 2h = 24,576. Sum: 174,604,259,328.
+  bool found = false;
+  for (const auto& section : doc.at("sections"))
+    for (const auto& line : section.at("lines"))
+      if (line.at("label") == "parameters") {
+        found = true;
+        CHECK(line.at("value").get<double>() == 174604259328.0);
+      }
+  CHECK(found);
+
+  const TempDir dir;
+  const std::string scenario = dir.file("gpt3-175b-8-gpus.yaml");
+  {
+    std::ofstream out(scenario);
+    out << "model: gpt3-175b\n"
+           "cluster: {node: dgx-a100-80gb, nodes: 1}\n"
+           "parallelism: {tp: 8, pp: 1, dp: 1, micro_batch: 1, zero: 0, recompute: none}\n"
+           "training: {global_batch: 8, precision: bf16, optimizer: adamw, steps: 10}\n";
+  }
+  const Outcome no_fit = run_trainsim({"explain", "--json", scenario});
+  INFO(describe(no_fit));
+  REQUIRE((no_fit.exit_code == 0 || no_fit.exit_code == 1));
+  const auto why = nlohmann::json::parse(no_fit.out);
+  CHECK(why.at("fits") == false);
+  CHECK(why.at("reason").get<std::string>().rfind("stage 0 needs", 0) == 0);
 }
 
 TEST_CASE("explain on a missing file is bad input: exit 2") {
