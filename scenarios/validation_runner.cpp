@@ -21,7 +21,6 @@
 #include "scenarios/sweep.hpp"
 #include "sim/error.hpp"
 #include "topologies/collective_cost.hpp"
-#include "topologies/comm_calibration.hpp"
 #include "topologies/placement.hpp"
 
 namespace trainsim::scenario {
@@ -58,8 +57,8 @@ std::string number(double x) {
 //   name: …
 //   collective: {node: PRESET, nodes: N, gpus_per_node: G, op: all-reduce, size: "64 MiB", algo: auto}
 //   measured: {source: "…", busbw: 369.82e9, tolerance: 0.1}      # busbw in B/s
-// It is predicted with the closed-form collective model on the node preset, with the collective
-// efficiencies fitted per node type (topologies/comm_calibration.hpp), exactly as `trainsim collective`.
+// It is predicted with the closed-form collective model on the node preset (which carries the collective
+// efficiencies fitted per node type, topologies/comm_calibration.hpp), exactly as `trainsim collective`.
 bool is_collective_case(const std::string& file) {
   std::ifstream in(file);
   for (std::string line; std::getline(in, line);) {
@@ -88,7 +87,6 @@ void run_collective_case(const std::string& file, CaseResult& r) {
 
   topo::ClusterSpec cluster;
   cluster.node = node_preset(text(c, "node"));
-  topo::apply_comm_calibration(cluster.node);
   cluster.nodes = c["nodes"] ? c["nodes"].as<std::int64_t>() : 1;
   if (c["gpus_per_node"]) cluster.gpus_per_node = c["gpus_per_node"].as<int>();
   const auto op = topo::parse_collective_op(text(c, "op"));
