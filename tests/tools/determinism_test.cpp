@@ -58,15 +58,26 @@ TEST_CASE("two analytic runs of Llama-3 70B on 512 H100 write byte-identical out
 TEST_CASE("two sweeps of the same scenario write byte-identical rows, whatever the thread count") {
   const TempDir out;
   const std::string scenario = example("gpt3-1.3b-sweep").string();
-  const std::vector<std::pair<std::string, std::string>> runs = {
-      {"a.csv", "2"}, {"b.csv", "2"}, {"c.csv", "1"}};
-  for (const auto& [file, threads] : runs) {
-    const auto outcome = run_trainsim({"sweep", scenario, "-j", threads, "-o", out.file(file)}, 120.0);
-    INFO("sweep -j " << threads << ": " << describe(outcome));
+  struct Sweep {
+    std::string file, threads, fidelity;
+  };
+  const std::vector<Sweep> sweeps = {{"a.csv", "2", "analytic"},
+                                     {"b.csv", "2", "analytic"},
+                                     {"c.csv", "1", "analytic"},
+                                     {"d.csv", "2", "event"},
+                                     {"e.csv", "1", "event"}};
+  for (const auto& sweep : sweeps) {
+    const auto outcome = run_trainsim(
+        {"sweep", scenario, "-j", sweep.threads, "--fidelity", sweep.fidelity, "-o", out.file(sweep.file)},
+        120.0);
+    INFO("sweep -j " << sweep.threads << " --fidelity " << sweep.fidelity << ": " << describe(outcome));
     REQUIRE((outcome.exit_code == 0 || outcome.exit_code == 1));
   }
-  const std::string a = read_file(out.file("a.csv"));
-  CHECK(a.find('\n') != std::string::npos);
-  CHECK(a == read_file(out.file("b.csv")));
-  CHECK(a == read_file(out.file("c.csv")));
+  const std::string analytic = read_file(out.file("a.csv"));
+  CHECK(analytic.find('\n') != std::string::npos);
+  CHECK(analytic == read_file(out.file("b.csv")));
+  CHECK(analytic == read_file(out.file("c.csv")));
+  const std::string event = read_file(out.file("d.csv"));
+  CHECK(event.find('\n') != std::string::npos);
+  CHECK(event == read_file(out.file("e.csv")));
 }
