@@ -119,6 +119,7 @@ TEST_CASE("An unknown command, a missing command or an unknown option is bad inp
     INFO(line << ": " << describe(o));
     CHECK(o.exit_code == 2);
     CHECK_FALSE(o.err.empty());
+    CHECK(o.err.find("\x1b[") == std::string::npos);  // error messages are plain text off a terminal too
   }
 }
 
@@ -211,6 +212,25 @@ TEST_CASE("run exits 1 and prints the violation when the scenario's budget is ex
   CHECK(o.exit_code == 1);
   const std::string all = o.out + o.err;
   CHECK(all.find("max_cost") != std::string::npos);
+  CHECK(all.find("exceeds") != std::string::npos);
+}
+
+TEST_CASE("run exits 1 and prints the violation when the scenario's deadline is missed") {
+  const TempDir dir;
+  const std::string scenario = dir.file("late.yaml");
+  // 1,000 steps x 16,384 tokens of GPT-3 125M: at least 6 x 125e6 x 1.64e7 = 1.23e16 FLOP, 4.9 s on 8 A100
+  // at their 312 TFLOP/s peak: over a 1 s deadline.
+  write(scenario,
+        "model: gpt3-125m\n"
+        "cluster: {node: dgx-a100-80gb, nodes: 1}\n"
+        "parallelism: {tp: 1, pp: 1, dp: auto, micro_batch: 1}\n"
+        "training: {global_batch: 8, precision: bf16, optimizer: adamw, steps: 1000}\n"
+        "budget: {deadline: \"1 s\"}\n");
+  const Outcome o = run_trainsim({"run", scenario});
+  INFO(describe(o));
+  CHECK(o.exit_code == 1);
+  const std::string all = o.out + o.err;
+  CHECK(all.find("deadline") != std::string::npos);
   CHECK(all.find("exceeds") != std::string::npos);
 }
 
