@@ -141,6 +141,40 @@ TEST_CASE(
   CHECK(why.at("reason").get<std::string>().rfind("stage 0 needs", 0) == 0);
 }
 
+TEST_CASE("explain names the attention kernel: standard attention keeps 5as^2b/t bytes of scores per layer") {
+  // The kept-scores line of the "attention kernel" section, in bytes, for the example under `attention`.
+  const auto kept_scores = [](const std::string& attention) {
+    const TempDir dir;
+    const std::string scenario = dir.file("gpt3-175b-" + attention + ".yaml");
+    {
+      std::ofstream out(scenario);
+      out << "model: {preset: gpt3-175b, attention: " << attention
+          << "}\n"
+             "cluster: {node: dgx-a100-80gb, nodes: 128}\n"
+             "parallelism: {tp: 8, pp: 16, micro_batch: 1, sequence_parallel: true, recompute: none}\n"
+             "training: {global_batch: 1536, precision: bf16, optimizer: adamw, steps: 10}\n";
+    }
+    const Outcome o = run_trainsim({"explain", "--json", scenario});
+    INFO(attention << ": " << describe(o));
+    REQUIRE(o.exit_code == 0);
+    const auto doc = nlohmann::json::parse(o.out);
+    for (const auto& section : doc.at("sections"))
+      if (section.at("title") == "attention kernel") {
+        const auto& lines = section.at("lines");
+        REQUIRE(!lines.empty());
+        const std::string label = lines.front().at("label");
+        CHECK(label.find(attention) != std::string::npos);
+        return lines.front().at("value").get<double>();
+      }
+    FAIL("no attention kernel section");
+    return -1.0;
+  };
+  // Korthikanti et al. 2022, Sec. 4.1 (the 5as^2b term of sbh(34 + 5as/h)): softmax output 2as^2b, dropout
+  // mask as^2b, dropout output 2as^2b, split over tp: 5 x 96 x 2048^2 x 1 / 8 = 251,658,240 bytes.
+  CHECK(kept_scores("standard") == 251658240.0);
+  CHECK(kept_scores("flash") == 0.0);
+}
+
 TEST_CASE("explain on a missing file is bad input: exit 2") {
   const Outcome o = run_trainsim({"explain", "no-such-scenario.yaml"});
   INFO(describe(o));
