@@ -4,16 +4,16 @@
 // No globals: each Engine is independent; two engines in one process do not interact.
 //
 // Cost: the queue is a radix heap (monotone priority queue) of 16-byte POD entries {time, seq<<24 | slot}
-// with byte-wide digits: it only needs every new event to be no earlier than the last one taken out, which
-// t >= now() guarantees. at/after are O(1) (an append to one of 4096 buckets); taking the next event is
-// O(1) amortised plus, now and then, a sequential pass that moves a bucket's entries to lower buckets
-// (each entry moves at most 15 times over its life, about log256(pending) times on average). All access is
-// sequential, so the queue stays fast when the pending set is far larger than the cache, where a heap takes a
-// cache miss per level. Callbacks live in a stable slab indexed by slot, so scheduling from inside a callback
-// is safe. cancel is O(1) and lazy: the entry stays queued and is discarded when it comes out; when cancelled
-// entries outnumber live ones the queue is compacted (O(n), amortised O(1) per cancel), so rescheduling
-// far-future events cannot grow it. Limits (checked): 2^24 (16.7 M) events pending at once, 2^40 (1.1e12)
-// events scheduled per engine.
+// with byte-wide digits, 4096 buckets (96 KiB per engine, empty). It relies on every new event being no
+// earlier than the last one taken out, which t >= now() guarantees. at/after append to a bucket: O(1).
+// Taking the next event scans the lowest non-empty bucket and moves its other entries to lower buckets, in
+// sequential passes; an entry moves at most 15 times over its life, about log256(pending) on average. So
+// the queue does no random access when the pending set outgrows the cache, where a heap misses per level;
+// the one random access left, the callback's slot, is prefetched ahead. Callbacks live in a stable slab
+// indexed by slot, so scheduling from inside a callback is safe. cancel is O(1) and lazy: the entry stays
+// queued and is discarded when it comes out; when cancelled entries outnumber live ones the queue is
+// compacted (O(n), amortised O(1) per cancel), so rescheduling far-future events cannot grow it.
+// Limits (checked): 2^24 (16.7 M) events pending at once, 2^40 (1.1e12) events scheduled per engine.
 #include <array>
 #include <cstddef>
 #include <cstdint>
