@@ -81,7 +81,7 @@ TEST_CASE("trainsim --help exits 0 and lists every command") {
   INFO(describe(o));
   CHECK(o.exit_code == 0);
   for (const auto& c : commands) {
-    INFO("command " << c.command);
+    INFO("command " << std::string(c.command));
     CHECK(o.out.find(std::string("  ") + c.command + " ") != std::string::npos);
   }
 }
@@ -89,11 +89,11 @@ TEST_CASE("trainsim --help exits 0 and lists every command") {
 TEST_CASE("Every command's --help exits 0 and names the command's arguments") {
   for (const auto& c : commands) {
     const Outcome o = run_trainsim({c.command, "--help"});
-    INFO("trainsim " << c.command << " --help: " << describe(o));
+    INFO("trainsim " << std::string(c.command) << " --help: " << describe(o));
     CHECK(o.exit_code == 0);
     CHECK(o.out.find("Usage:") != std::string::npos);
     for (const char* word : c.mentions) {
-      INFO("expected to mention " << word);
+      INFO("expected to mention " << std::string(word));
       CHECK(o.out.find(word) != std::string::npos);
     }
   }
@@ -161,10 +161,10 @@ TEST_CASE("trainsim list shows the SPEC's preset names for models, gpus, cluster
   };
   for (const auto& [what, names] : lists) {
     const Outcome o = run_trainsim({"list", what});
-    INFO("trainsim list " << what << ": " << describe(o));
+    INFO("trainsim list " << std::string(what) << ": " << describe(o));
     CHECK(o.exit_code == 0);
     for (const char* name : names) {
-      INFO("expected " << name);
+      INFO("expected " << std::string(name));
       CHECK(o.out.find(name) != std::string::npos);
     }
   }
