@@ -268,7 +268,10 @@ TEST_CASE("Output to a pipe carries no ANSI escape and no progress bar, for ever
   for (const auto& line : lines) {
     const Piped r = run_piped(line);
     INFO("trainsim " << line << " (exit " << r.exit_code << "): " << r.output.substr(0, 400));
-    CHECK(r.exit_code == 0);
+    // validate exits 1 when a case drifts outside its tolerance: that is the validation's business, not this
+    // test's.
+    const bool validate = line.rfind("validate ", 0) == 0;
+    CHECK((r.exit_code == 0 || (validate && r.exit_code == 1)));
     // A sweep writing its rows to a file (-o) may print nothing; every other command prints something.
     if (line.rfind("sweep ", 0) != 0 || line.find(" -o ") == std::string::npos) CHECK_FALSE(r.output.empty());
     CHECK(r.output.find("\x1b[") == std::string::npos);
