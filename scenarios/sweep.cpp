@@ -14,8 +14,6 @@
 #include <sstream>
 #include <thread>
 
-#include "models/checkpoint_size.hpp"
-#include "models/run_model.hpp"
 #include "models/summary.hpp"
 #include "sim/error.hpp"
 
@@ -195,30 +193,6 @@ std::int64_t row_point_index(std::string_view line, RowFormat format) {
   if (ec != std::errc{} || index < 0) return -1;
   if (end == digits.data() + digits.size() || *end != ',') return -1;
   return index;
-}
-
-ScenarioResult simulate_scenario(const Scenario& s, model::Fidelity fidelity) {
-  ScenarioResult result;
-  const model::StepInput input{.model = s.model,
-                               .cluster = s.cluster,
-                               .plan = s.parallelism,
-                               .training = s.training,
-                               .memory_headroom = s.budget.memory_headroom.value_or(0.0)};
-  result.step = model::simulate_step(input, fidelity);
-  const model::RunInputs run{
-      .step = result.step,
-      .global_batch = s.training.global_batch,
-      .seq_len = s.model.seq_len,
-      .training = s.training,
-      .cluster = s.cluster,
-      .checkpoint = s.checkpoint,
-      .failures = s.failures,
-      .pricing = s.pricing,
-      .budget = s.budget,
-      .checkpoint_bytes =
-          result.step.feasible ? model::checkpoint_size(s.model, s.parallelism, s.training).total() : 0.0};
-  result.run = model::simulate_run(run);
-  return result;
 }
 
 // ---- SweepTable ----------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@
 #include "models/step_simulator.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/scenario.hpp"
+#include "scenarios/simulation.hpp"
 
 namespace trainsim::scenario {
 
@@ -59,15 +60,6 @@ std::int64_t run_in_order(std::span<const std::int64_t> points, int threads,
                           const std::function<std::string(std::int64_t)>& evaluate,
                           const std::function<void(std::int64_t, std::string&&)>& emit,
                           std::stop_token stop = {});
-
-/// One loaded scenario simulated end to end: its iteration at `fidelity`, then the run around it
-/// (model::simulate_run with the checkpoint size of models/checkpoint_size.hpp). A local composition for
-/// sweeps and search (`trainsim run` composes the same calls). Throws InputError for a non-layout.
-struct ScenarioResult {
-  model::StepReport step;
-  model::RunReport run;
-};
-[[nodiscard]] ScenarioResult simulate_scenario(const Scenario& scenario, model::Fidelity fidelity);
 
 enum class RowFormat { csv, jsonl };
 

@@ -9,12 +9,11 @@
 #include <memory>
 #include <string>
 
-#include "models/checkpoint_size.hpp"
-#include "models/run_model.hpp"
 #include "models/run_timeline.hpp"
 #include "models/step_simulator.hpp"
 #include "models/summary.hpp"
 #include "scenarios/loader.hpp"
+#include "scenarios/simulation.hpp"
 #include "sim/error.hpp"
 #include "tools/command.hpp"
 
@@ -48,25 +47,9 @@ int run(const RunArgs& args) {
     std::filesystem::create_directories(args.out_dir);
     options.trace_path = (std::filesystem::path(args.out_dir) / "trace.json").string();
   }
-  const model::StepInput input{.model = s.model,
-                               .cluster = s.cluster,
-                               .plan = s.parallelism,
-                               .training = s.training,
-                               .memory_headroom = s.budget.memory_headroom.value_or(0.0)};
-  const model::StepReport step = model::simulate_step(input, fidelity, options);
-  const model::RunInputs run_inputs{
-      .step = step,
-      .global_batch = s.training.global_batch,
-      .seq_len = s.model.seq_len,
-      .training = s.training,
-      .cluster = s.cluster,
-      .checkpoint = s.checkpoint,
-      .failures = s.failures,
-      .pricing = s.pricing,
-      .budget = s.budget,
-      .checkpoint_bytes =
-          step.feasible ? model::checkpoint_size(s.model, s.parallelism, s.training).total() : 0.0};
-  const model::RunReport run = model::simulate_run(run_inputs);
+  const scenario::ScenarioResult result = scenario::simulate_scenario(s, fidelity, options);
+  const model::StepReport& step = result.step;
+  const model::RunReport& run = result.run;
 
   model::Labels labels = {{"scenario", s.name}, {"fidelity", model::to_string(fidelity)}};
   for (const auto& tag : s.tags) labels.push_back(tag);
@@ -80,7 +63,8 @@ int run(const RunArgs& args) {
     const std::filesystem::path dir(args.out_dir);
     write_file(dir / "summary.json", model::to_json(summary, 2) + "\n");
     if (step.feasible) {
-      write_file(dir / "run.csv", model::timeline_csv(model::run_timeline(run, s.failures.restart_s)));
+      const double recovery = s.failures.restart_s + run.checkpoint_restore_time;
+      write_file(dir / "run.csv", model::timeline_csv(model::run_timeline(run, recovery)));
     }
   }
   if (!step.feasible) {
@@ -88,9 +72,8 @@ int run(const RunArgs& args) {
     return exit_check_failed;
   }
   if (!step.fits) std::cerr << "does not fit: " << step.reason << '\n';
-  const auto violations = model::budget_violations(run, step, s.budget);
-  for (const auto& v : violations) std::cerr << "budget: " << v << '\n';
-  return violations.empty() && step.fits ? exit_ok : exit_check_failed;
+  for (const auto& v : run.budget_violations) std::cerr << "budget: " << v << '\n';
+  return run.budget_violations.empty() && step.fits ? exit_ok : exit_check_failed;
 }
 
 }  // namespace

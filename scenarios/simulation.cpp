@@ -1,0 +1,32 @@
+#include "scenarios/simulation.hpp"
+
+#include "models/checkpoint_size.hpp"
+#include "models/run_model.hpp"
+
+namespace trainsim::scenario {
+
+ScenarioResult simulate_scenario(const Scenario& s, model::Fidelity fidelity, const model::StepOptions& options) {
+  ScenarioResult result;
+  const model::StepInput input{.model = s.model,
+                               .cluster = s.cluster,
+                               .plan = s.parallelism,
+                               .training = s.training,
+                               .memory_headroom = s.budget.memory_headroom.value_or(0.0)};
+  result.step = model::simulate_step(input, fidelity, options);
+  const model::RunInputs run{
+      .step = result.step,
+      .global_batch = s.training.global_batch,
+      .seq_len = s.model.seq_len,
+      .training = s.training,
+      .cluster = s.cluster,
+      .checkpoint = s.checkpoint,
+      .failures = s.failures,
+      .pricing = s.pricing,
+      .budget = s.budget,
+      .checkpoint_bytes =
+          result.step.feasible ? model::checkpoint_size(s.model, s.parallelism, s.training).total() : 0.0};
+  result.run = model::simulate_run(run);
+  return result;
+}
+
+}  // namespace trainsim::scenario
