@@ -3,6 +3,8 @@
 // long training stops for it. Every node writes its share at once; the write is limited by each node's
 // link to storage and by the storage system's aggregate bandwidth (max-min fair sharing of symmetric
 // writers reduces to the slower of the two), plus the storage latency.
+#include <cstdint>
+
 #include "models/run_spec.hpp"
 #include "topologies/cluster_spec.hpp"
 
@@ -15,12 +17,21 @@ struct CheckpointIo {
   double copy_out_time = 0;  ///< s to copy each GPU's shard to host memory (the async stall)
 };
 
+/// Who writes a checkpoint (models/checkpoint_size.hpp): without ZeRO sharding only one data-parallel
+/// replica writes, so fewer ranks and nodes carry all the bytes. Zero fields mean "every GPU, evenly".
+struct CheckpointWriters {
+  std::int64_t ranks = 0;          ///< ranks that write a part
+  double bytes_per_rank_max = 0;   ///< bytes of the busiest writer
+};
+
 /// Per-node storage bandwidth in use: storage.per_node, or else all of the node's NICs, B/s.
 double storage_bytes_per_s_per_node(const topo::ClusterSpec& cluster);
 
-/// Checkpoint of `bytes` in total, spread evenly over every GPU of the cluster (distributed checkpoint
-/// format, as Megatron-LM and PyTorch DCP write it). A storage bandwidth of 0 means "not limiting".
-/// GPU-to-host copy runs at the node preset's PCIe bandwidth (25 GB/s per GPU when the preset has none).
-CheckpointIo checkpoint_io(double bytes, const topo::ClusterSpec& cluster, CheckpointMode mode);
+/// Checkpoint of `bytes` in total, written by `writers` (distributed checkpoint format, as Megatron-LM and
+/// PyTorch DCP write it; writer ranks are packed onto consecutive nodes, as a replica's ranks are). The
+/// copy-out stall is the busiest writer's bytes over PCIe (the node preset's, or 25 GB/s per GPU when it
+/// has none). A storage bandwidth of 0 means "not limiting". Restores read the bytes onto every node.
+CheckpointIo checkpoint_io(double bytes, const topo::ClusterSpec& cluster, CheckpointMode mode,
+                           const CheckpointWriters& writers = {});
 
 }  // namespace trainsim::model

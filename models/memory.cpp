@@ -236,7 +236,7 @@ MemoryEstimate estimate_memory(const TransformerSpec& model, const ParallelPlan&
   // Micro-batches per step; without a global batch the pipeline is assumed full (pp of them).
   std::int64_t micro_batches = plan.pp;
   if (training.global_batch > 0) {
-    micro_batches = std::max<std::int64_t>(1, training.global_batch / (plan.micro_batch * plan.dp));
+    micro_batches = std::max<std::int64_t>(1, training.global_batch / (plan.micro_batch * plan.dp * plan.ep));
   }
 
   // Largest unit ZeRO-3 gathers at once on a rank: one layer, or the embedding / LM head at the ends.

@@ -83,7 +83,7 @@ RunReport simulate_run(const RunInputs& in) {
   r.checkpoints = ckpt.count;
   r.checkpoint_interval = ckpt.interval;
   if (in.checkpoint.enabled || in.checkpoint_bytes > 0) r.checkpoint_size = in.checkpoint_bytes;
-  const CheckpointIo io = checkpoint_io(r.checkpoint_size, in.cluster, in.checkpoint.mode);
+  const CheckpointIo io = checkpoint_io(r.checkpoint_size, in.cluster, in.checkpoint.mode, in.checkpoint_writers);
   r.checkpoint_write_time = io.write_time;
   r.checkpoint_restore_time = io.restore_time;
   r.checkpoint_stall_each = io.stall;

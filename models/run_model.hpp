@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "models/checkpoint_io.hpp"
 #include "models/run_report.hpp"
 #include "models/run_spec.hpp"
 #include "models/step_report.hpp"
@@ -30,6 +31,7 @@ struct RunInputs {
   PricingSpec pricing;
   BudgetSpec budget;
   double checkpoint_bytes = 0;     ///< size of one checkpoint (models/checkpoint_size.hpp)
+  CheckpointWriters checkpoint_writers;  ///< who writes it (default: every GPU, evenly)
 };
 
 /// Optimizer steps needed: `steps`, or ceil(tokens / tokens per step), or ceil(epochs · dataset_tokens /

@@ -61,8 +61,13 @@ StepPlan make_step_plan(const TransformerSpec& model, const topo::ClusterSpec& c
           fmt::format("ep {} needs a mixture-of-experts model whose experts divide by it", plan.ep));
     }
   }
-  const std::int64_t per_step = plan.dp * plan.micro_batch;
+  // Expert-parallel ranks are data replicas for the dense layers (dp excludes ep, SPEC `dp: auto`).
+  const std::int64_t per_step = plan.dp * plan.ep * plan.micro_batch;
   if (training.global_batch < 1 || training.global_batch % per_step != 0) {
+    if (plan.ep > 1) {
+      return infeasible(fmt::format("global batch {} does not divide by dp·ep·micro_batch = {}·{}·{} = {}",
+                                    training.global_batch, plan.dp, plan.ep, plan.micro_batch, per_step));
+    }
     return infeasible(fmt::format("global batch {} does not divide by dp·micro_batch = {}·{} = {}",
                                   training.global_batch, plan.dp, plan.micro_batch, per_step));
   }

@@ -32,7 +32,7 @@ struct StepPlan {
   std::string reason;  ///< why not, when !feasible
   int pp = 1;
   int virtual_stages = 1;          ///< v: chunks per pipeline rank
-  std::int64_t micro_batches = 1;  ///< m = global_batch / (dp · micro_batch)
+  std::int64_t micro_batches = 1;  ///< m = global_batch / (dp · ep · micro_batch)
   std::vector<int> chunk_layers;   ///< layers of virtual stage vs = chunk·pp + rank; size pp·v
   std::vector<int> stage_layers;   ///< layers per pipeline rank (sum of its chunks); size pp
 

@@ -608,10 +608,15 @@ class Converter {
             "the model's seq_len (" + str(m.seq_len) + ") must be divisible by cp (" + std::to_string(p.cp) +
                 ")");
     }
-    if (training_ok && p.dp > 0 && s.training.global_batch % (p.dp * p.micro_batch) != 0) {
+    // Expert-parallel ranks are data replicas for the dense layers (dp excludes ep, SPEC `dp: auto`), so
+    // each of dp·ep replicas takes its own micro-batches.
+    const std::int64_t per_step = p.dp * p.ep * p.micro_batch;
+    if (training_ok && p.dp > 0 && s.training.global_batch % per_step != 0) {
+      const std::string factors = p.ep > 1 ? "dp·ep·micro_batch = " + str(p.dp) + "·" + std::to_string(p.ep) + "·"
+                                           : "dp·micro_batch = " + str(p.dp) + "·";
       d_.add(a_.global_batch ? *a_.global_batch : *a_.root, "training.global_batch",
-             "global_batch (" + str(s.training.global_batch) + ") must be divisible by dp·micro_batch = " +
-                 str(p.dp) + "·" + std::to_string(p.micro_batch) + " = " + str(p.dp * p.micro_batch));
+             "global_batch (" + str(s.training.global_batch) + ") must be divisible by " + factors +
+                 std::to_string(p.micro_batch) + " = " + str(per_step));
     }
   }
 };

@@ -13,6 +13,8 @@ ScenarioResult simulate_scenario(const Scenario& s, model::Fidelity fidelity, co
                                .training = s.training,
                                .memory_headroom = s.budget.memory_headroom.value_or(0.0)};
   result.step = model::simulate_step(input, fidelity, options);
+  model::CheckpointSize checkpoint;
+  if (result.step.feasible) checkpoint = model::checkpoint_size(s.model, s.parallelism, s.training);
   const model::RunInputs run{
       .step = result.step,
       .global_batch = s.training.global_batch,
@@ -23,8 +25,8 @@ ScenarioResult simulate_scenario(const Scenario& s, model::Fidelity fidelity, co
       .failures = s.failures,
       .pricing = s.pricing,
       .budget = s.budget,
-      .checkpoint_bytes =
-          result.step.feasible ? model::checkpoint_size(s.model, s.parallelism, s.training).total() : 0.0};
+      .checkpoint_bytes = checkpoint.total(),
+      .checkpoint_writers = {.ranks = checkpoint.writing_ranks, .bytes_per_rank_max = checkpoint.bytes_per_rank_max}};
   result.run = model::simulate_run(run);
   return result;
 }

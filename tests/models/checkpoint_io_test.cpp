@@ -50,3 +50,13 @@ TEST_CASE("without a storage link the nodes' NICs carry the checkpoint") {
   CHECK(model::storage_bytes_per_s_per_node(c) == doctest::Approx(8 * 25e9));
   CHECK(model::checkpoint_io(400e9, c, model::CheckpointMode::sync).write_time == doctest::Approx(1.0));
 }
+
+TEST_CASE("when one data-parallel replica writes, its nodes and its busiest rank set the pace") {
+  // 16 writer ranks (2 nodes of 8) write 1e12 B: each of those nodes carries 5e11 B at 12 GB/s = 41.7 s,
+  // although the other 126 nodes idle; the busiest rank copies 1e11 B out over PCIe at 20 GB/s = 5 s.
+  const auto io = model::checkpoint_io(1e12, cluster_of(128), model::CheckpointMode::async,
+                                       {.ranks = 16, .bytes_per_rank_max = 1e11});
+  CHECK(io.write_time == doctest::Approx(5e11 / 12e9));
+  CHECK(io.copy_out_time == doctest::Approx(5.0));
+  CHECK(io.stall == doctest::Approx(5.0));
+}

@@ -121,3 +121,19 @@ TEST_CASE("a step with more micro-batches than are simulated is refused with the
   CHECK_FALSE(p.feasible);
   CHECK(p.reason.find("65536") != std::string::npos);
 }
+
+TEST_CASE("expert-parallel ranks are data replicas: the batch is split over dp·ep") {
+  // 8 GPUs: tp 1, pp 1, dp 1, ep 8 (SPEC: dp = GPUs / (tp·pp·cp·ep)). 64 sequences over 8 replicas of
+  // micro-batch 1 is 8 micro-batches each, not 64.
+  Layout l = layout(4, 1, 1, 1, 64);
+  l.model.experts = 8;
+  l.model.top_k = 2;
+  l.cluster.nodes = 1;
+  l.cluster.gpus_per_node = 8;
+  l.plan.ep = 8;
+  const StepPlan p = l.make();
+  REQUIRE(p.feasible);
+  CHECK(p.micro_batches == 8);
+  l.training.global_batch = 60;  // not a multiple of dp·ep·micro_batch = 8
+  CHECK(l.make().reason == "global batch 60 does not divide by dp·ep·micro_batch = 1·8·1 = 8");
+}
