@@ -23,8 +23,16 @@ constexpr int kMaxBuckets = 128;
 
 /// The communicator groups of the representative GPU (rank 0 of the placement).
 struct Groups {
-  topo::CommGroup tp, cp, ep, dp, pp, p2p;
+  topo::CommGroup tp, cp, ep, dp, pp, p2p, cp_pair;
 };
+
+// Two neighbouring ranks of `axis_group`: on one node, or on two (then sharing the NICs with the other
+// groups that send at the same moment, as the axis group's NIC sharing says).
+topo::CommGroup neighbour_pair(const topo::CommGroup& axis_group) {
+  const bool crosses = axis_group.crosses_nodes();
+  return topo::CommGroup{2, crosses ? 1 : 2, crosses ? 2 : 1, axis_group.crosses_leaf() ? 2 : 1,
+                         crosses ? axis_group.groups_sharing_nics : 1};
+}
 
 Groups communicator_groups(const ParallelPlan& plan, const topo::ClusterSpec& cluster) {
   std::vector<std::int64_t> sizes;
@@ -59,11 +67,10 @@ Groups communicator_groups(const ParallelPlan& plan, const topo::ClusterSpec& cl
   };
   Groups g{group(ParallelAxis::tp), group(ParallelAxis::cp), group(ParallelAxis::ep),
            group(ParallelAxis::dp), group(ParallelAxis::pp), {}};
-  // Consecutive pipeline stages: two ranks, on one node or on two (then sharing the NICs with the other
-  // pipelines that send at the same moment, as the pp group's NIC sharing says).
-  const bool crosses = g.pp.crosses_nodes();
-  g.p2p = topo::CommGroup{2, crosses ? 1 : 2, crosses ? 2 : 1, g.pp.crosses_leaf() ? 2 : 1,
-                          crosses ? g.pp.groups_sharing_nics : 1};
+  // Consecutive pipeline stages exchange activations; consecutive context-parallel ranks pass K/V blocks
+  // around their ring.
+  g.p2p = neighbour_pair(g.pp);
+  g.cp_pair = neighbour_pair(g.cp);
   return g;
 }
 
@@ -116,7 +123,7 @@ OpsTime time_ops(const std::vector<LayerOp>& ops, const StepInput& in, const Gro
                                                                     : g.ep;
     const double c =
         topo::collective_time(to_topo(op.comm.collective), op.comm.bytes,
-                              op.comm.collective == Collective::ring_exchange ? g.p2p : group, in.cluster) *
+                              op.comm.collective == Collective::ring_exchange ? g.cp_pair : group, in.cluster) *
         op.comm.steps;
     if (op.comm.overlappable) {
       hideable += c;
