@@ -1,6 +1,7 @@
 #include "models/analytic_step.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <string_view>
 
@@ -24,6 +25,9 @@ constexpr int kMaxBuckets = 128;
 /// The communicator groups of the representative GPU (rank 0 of the placement).
 struct Groups {
   topo::CommGroup tp, cp, ep, dp, pp, p2p, cp_pair;
+  /// The ranks holding copies of the same (dense) gradients: data replicas over dp, the context-parallel
+  /// ranks of one sequence, and the expert-parallel ranks, which are data replicas for the dense layers.
+  topo::CommGroup grad;
 };
 
 // Two neighbouring ranks of `axis_group`: on one node, or on two (then sharing the NICs with the other
@@ -61,12 +65,15 @@ Groups communicator_groups(const ParallelPlan& plan, const topo::ClusterSpec& cl
     }
   }
   const topo::Placement placement(sizes, cluster);
-  auto group = [&](ParallelAxis a) {
-    const auto i = static_cast<std::size_t>(std::find(axes.begin(), axes.end(), a) - axes.begin());
-    return placement.group(i, 0);
+  auto index_of = [&](ParallelAxis a) {
+    return static_cast<std::size_t>(std::find(axes.begin(), axes.end(), a) - axes.begin());
   };
+  auto group = [&](ParallelAxis a) { return placement.group(index_of(a), 0); };
   Groups g{group(ParallelAxis::tp), group(ParallelAxis::cp), group(ParallelAxis::ep),
-           group(ParallelAxis::dp), group(ParallelAxis::pp), {}};
+           group(ParallelAxis::dp), group(ParallelAxis::pp), {}, {}, {}};
+  const std::array<std::size_t, 3> grad_axes{index_of(ParallelAxis::dp), index_of(ParallelAxis::cp),
+                                             index_of(ParallelAxis::ep)};
+  g.grad = placement.group(grad_axes, 0);
   // Consecutive pipeline stages exchange activations; consecutive context-parallel ranks pass K/V blocks
   // around their ring.
   g.p2p = neighbour_pair(g.pp);
@@ -200,7 +207,7 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan) {
   const OptimizerSpec& opt = in.training.optimizer;
   const double grad_elem = topo::bytes_per_element(gradient_precision(opt, in.training.precision));
   const double weight_elem = topo::bytes_per_element(weight_storage_precision(in.training.precision));
-  const double shard_degree = static_cast<double>(pl.dp) * pl.cp;
+  const double shard_degree = static_cast<double>(g.grad.size);  // = dp·cp·ep, as memory shards
   const auto m = static_cast<double>(plan.micro_batches);
   const auto& gpu = in.cluster.node.gpu;
   out.stages.assign(static_cast<std::size_t>(p), StageCost{});
@@ -214,22 +221,22 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan) {
       const double want = std::ceil(sc.grad_bytes / std::max(pl.bucket_bytes, 1.0));
       sc.buckets = static_cast<int>(std::clamp(want, 1.0, static_cast<double>(kMaxBuckets)));
       const auto op = pl.zero == 0 ? topo::CollectiveOp::all_reduce : topo::CollectiveOp::reduce_scatter;
-      sc.bucket_s = topo::collective_time(op, sc.grad_bytes / sc.buckets, g.dp, in.cluster);
-      sc.dp_bytes_per_step = pl.dp > 1 ? sc.grad_bytes : 0.0;
+      sc.bucket_s = topo::collective_time(op, sc.grad_bytes / sc.buckets, g.grad, in.cluster);
+      sc.dp_bytes_per_step = g.grad.size > 1 ? sc.grad_bytes : 0.0;
       if (pl.zero >= 1) {
         sc.param_gather_s =
-            topo::collective_time(topo::CollectiveOp::all_gather, sc.weight_bytes, g.dp, in.cluster);
-        sc.dp_bytes_per_step += pl.dp > 1 ? sc.weight_bytes : 0.0;
+            topo::collective_time(topo::CollectiveOp::all_gather, sc.weight_bytes, g.grad, in.cluster);
+        sc.dp_bytes_per_step += g.grad.size > 1 ? sc.weight_bytes : 0.0;
       }
     } else {
       sc.buckets = 0;
       sc.zero3_gather_s =
-          topo::collective_time(topo::CollectiveOp::all_gather, sc.weight_bytes, g.dp, in.cluster);
+          topo::collective_time(topo::CollectiveOp::all_gather, sc.weight_bytes, g.grad, in.cluster);
       sc.zero3_reduce_s =
-          topo::collective_time(topo::CollectiveOp::reduce_scatter, sc.grad_bytes, g.dp, in.cluster);
+          topo::collective_time(topo::CollectiveOp::reduce_scatter, sc.grad_bytes, g.grad, in.cluster);
       // Gathered before every forward and every backward pass, gradients reduce-scattered after every
       // backward (FSDP reshards after each pass; no gradient accumulation in full precision).
-      sc.dp_bytes_per_step = pl.dp > 1 ? m * (2.0 * sc.weight_bytes + sc.grad_bytes) : 0.0;
+      sc.dp_bytes_per_step = g.grad.size > 1 ? m * (2.0 * sc.weight_bytes + sc.grad_bytes) : 0.0;
     }
     const OptimizerCost oc = optimizer_cost(opt, in.training.precision, tensors);
     const double opt_shard = pl.zero >= 1 ? shard_degree : 1.0;
@@ -243,7 +250,7 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan) {
     if (opt.grad_clipping || oc.reduction_values > 0) {
       // Local partial norms, then one small fp32 all-reduce over each axis the gradients are spread on.
       const double bytes = 4.0 * std::max(1.0, oc.reduction_values / opt_shard);
-      for (const topo::CommGroup* grp : {&g.tp, &g.pp, &g.dp}) {
+      for (const topo::CommGroup* grp : {&g.tp, &g.pp, &g.grad}) {
         sc.grad_norm_s += topo::collective_time(topo::CollectiveOp::all_reduce, bytes, *grp, in.cluster);
       }
     }
@@ -274,7 +281,7 @@ StepTiming analytic_step(const StepInput& in, const StepPlan& plan, const StepCo
   PassTimes times = pass_times(costs);
   std::vector<double> zero3_exposed(static_cast<std::size_t>(p), 0.0);  // per rank, within the replay
   std::vector<double> first_gather(static_cast<std::size_t>(p), 0.0);   // per rank, before its first pass
-  if (pl.zero == 3 && pl.dp > 1) {
+  if (pl.zero == 3 && pl.dp * pl.cp * pl.ep > 1) {  // gradients have copies to gather from
     for (int vs = 0; vs < p * v; ++vs) {
       const int s = vs % p;
       const StageCost& sc = costs.stages[static_cast<std::size_t>(s)];

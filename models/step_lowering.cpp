@@ -150,7 +150,7 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
           break;
       }
       const std::string label = fmt::format("{} mb{} c{}", kind_letter(x.kind), x.micro_batch, x.chunk);
-      const bool zero3 = pl.zero == 3 && pl.dp > 1 && x.kind != PassKind::backward_weight;
+      const bool zero3 = pl.zero == 3 && pl.dp * pl.cp * pl.ep > 1 && x.kind != PassKind::backward_weight;
       std::vector<sim::TaskId> gather;
       if (zero3) {
         // FSDP gathers layer by layer, one layer ahead of the compute (and reduce-scatters each layer's

@@ -60,8 +60,25 @@ std::vector<std::int64_t> Placement::group_members(std::size_t axis, std::int64_
   return members;
 }
 
-CommGroup Placement::group(std::size_t axis, std::int64_t rank) const {
-  const std::vector<std::int64_t> members = group_members(axis, rank);
+CommGroup Placement::group(std::size_t axis, std::int64_t rank) const { return group_of(group_members(axis, rank)); }
+
+CommGroup Placement::group(std::span<const std::size_t> axes, std::int64_t rank) const {
+  TRAINSIM_CHECK(rank >= 0 && rank < world_size_, "rank out of range");
+  // Start from the member whose coordinates along `axes` are all 0, then walk every combination.
+  std::int64_t first = rank;
+  for (std::size_t a : axes) first -= ((rank / strides_.at(a)) % sizes_.at(a)) * strides_.at(a);
+  std::vector<std::int64_t> members{first};
+  for (std::size_t a : axes) {
+    const std::size_t n = members.size();
+    for (std::int64_t i = 1; i < sizes_[a]; ++i) {
+      for (std::size_t k = 0; k < n; ++k) members.push_back(members[k] + i * strides_[a]);
+    }
+  }
+  std::sort(members.begin(), members.end());
+  return group_of(members);
+}
+
+CommGroup Placement::group_of(const std::vector<std::int64_t>& members) const {
   // Members are in increasing rank order, so nodes and leaves change monotonically: count transitions.
   std::int64_t nodes = 0;
   std::int64_t leaves = 0;

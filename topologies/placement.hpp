@@ -4,6 +4,7 @@
 // (Megatron's default order tp, cp, ep, pp, dp keeps a TP group inside one node); rank r runs on GPU r,
 // i.e. node r / gpus_per_node. Axes are plain sizes here; models/ maps its ParallelAxis order onto them.
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "topologies/cluster_spec.hpp"
@@ -41,8 +42,12 @@ class Placement {
   /// groups_sharing_nics = gpus_per_node / ranks_per_node when it crosses nodes (all sibling groups of the
   /// axis communicate at once), else 1. O(axis size).
   [[nodiscard]] CommGroup group(std::size_t axis, std::int64_t rank) const;
+  /// The group of `rank` spanning several axes at once (e.g. dp and cp: the ranks that reduce the same
+  /// gradients), with the same fields as above. O(product of the axes' sizes).
+  [[nodiscard]] CommGroup group(std::span<const std::size_t> axes, std::int64_t rank) const;
 
  private:
+  [[nodiscard]] CommGroup group_of(const std::vector<std::int64_t>& sorted_members) const;
   std::vector<std::int64_t> sizes_;
   std::vector<std::int64_t> strides_;
   std::int64_t world_size_ = 1;
