@@ -36,6 +36,18 @@ StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptio
     r.reason = plan.reason;
     return r;
   }
+  // The event fidelity simulates every pass of every stage; keep one step's graph bounded in time and
+  // memory (about a second per million passes) and say what to do instead.
+  constexpr double kMaxEventPasses = 4e6;
+  const double passes = 2.0 * static_cast<double>(plan.micro_batches) * in.plan.pp * plan.virtual_stages;
+  if (fidelity == Fidelity::event && passes > kMaxEventPasses) {
+    r.feasible = false;
+    r.fits = false;
+    r.reason = std::to_string(static_cast<long long>(passes)) +
+               " forward and backward passes per step are more than the event fidelity simulates (4000000); "
+               "use --fidelity analytic";
+    return r;
+  }
   const auto sequences = static_cast<double>(in.training.global_batch);
   r.micro_batches = plan.micro_batches;
   r.model_flops_per_step = model_flops_per_step(in.model, sequences);

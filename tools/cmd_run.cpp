@@ -47,6 +47,10 @@ int run(const RunArgs& args) {
     std::filesystem::create_directories(args.out_dir);
     options.trace_path = (std::filesystem::path(args.out_dir) / "trace.json").string();
   }
+  if (s.checkpoint.enabled && s.cluster.storage.write_bytes_per_s <= 0) {
+    std::cerr << "note: no cluster.storage.write bandwidth given: checkpoint writes are limited only by the "
+                 "nodes' links, which is optimistic for a shared file system\n";
+  }
   const scenario::ScenarioResult result = scenario::simulate_scenario(s, fidelity, options);
   const model::StepReport& step = result.step;
   const model::RunReport& run = result.run;
