@@ -91,9 +91,10 @@ void add_collective_command(CLI::App& app, int& exit_code) {
   sub->add_option("--op", o.op,
                   "all-reduce | reduce-scatter | all-gather | broadcast | reduce | all-to-all | send-recv");
   sub->add_option("--algo", o.algo, "auto | ring | tree | hierarchical | halving-doubling | nvls");
-  sub->add_option("--size", o.size, "one message size, e.g. 1GiB or 8M");
-  sub->add_option("-b,--minbytes", o.begin, "sweep start (nccl-tests -b), e.g. 8");
-  sub->add_option("-e,--maxbytes", o.end, "sweep end (nccl-tests -e), e.g. 8G");
+  auto* size = sub->add_option("--size", o.size, "one message size, e.g. 1GiB or 8M");
+  // One size or a sweep, never both: a --size given with -b/-e would silently win.
+  sub->add_option("-b,--minbytes", o.begin, "sweep start (nccl-tests -b), e.g. 8")->excludes(size);
+  sub->add_option("-e,--maxbytes", o.end, "sweep end (nccl-tests -e), e.g. 8G")->excludes(size);
   sub->add_option("-f,--stepfactor", o.factor, "sweep multiplication factor (nccl-tests -f)")
       ->check(CLI::Range(1.01, 1e6));
   sub->add_option("--type", o.type, "element type for the count column (default float)");

@@ -278,3 +278,11 @@ TEST_CASE("An unknown cluster preset or operation is bad input: exit 2 with a me
   CHECK(op.exit_code == 2);
   CHECK_FALSE(op.err.empty());
 }
+
+TEST_CASE("One size and a sweep together are bad input, not a silent choice") {
+  const Outcome o = run_trainsim(
+      {"collective", "--cluster", "dgx-h100", "--op", "all-reduce", "--size", "1M", "-b", "8", "-e", "16"});
+  INFO(describe(o));
+  CHECK(o.exit_code == 2);
+  CHECK(o.err.find("--size excludes --minbytes") != std::string::npos);
+}
