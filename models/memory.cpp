@@ -67,14 +67,16 @@ RankTensors rank_tensors(const TransformerSpec& m, const ParallelPlan& plan, int
   }
   const std::int64_t h = m.hidden;
   const std::int64_t head_dim = h / m.heads;
-  const std::int64_t qkv = (m.heads + 2 * m.kv_heads_or_heads()) * head_dim;
   const int tp = plan.tp;
+  // Q heads split over tp; K/V heads too while there are enough, else each rank keeps a copy of one.
+  const std::int64_t kv_local = std::max<std::int64_t>(m.kv_heads_or_heads() / tp, 1);
+  const std::int64_t qkv_local = ceil_div(m.heads, tp) * head_dim + 2 * kv_local * head_dim;
   if (n_layers > 0) {
     // Attention: QKV column-parallel, output projection row-parallel; the output bias is replicated.
-    r.dense.push_back({h, ceil_div(qkv, tp), n_layers, TensorRole::matrix});
+    r.dense.push_back({h, qkv_local, n_layers, TensorRole::matrix});
     r.dense.push_back({ceil_div(h, tp), h, n_layers, TensorRole::matrix});
     if (m.bias) {
-      r.dense.push_back({ceil_div(qkv, tp), 1, n_layers, TensorRole::vector});
+      r.dense.push_back({qkv_local, 1, n_layers, TensorRole::vector});
       r.dense.push_back({h, 1, n_layers, TensorRole::vector});
     }
     if (m.is_moe()) {

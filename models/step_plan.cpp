@@ -49,9 +49,10 @@ StepPlan make_step_plan(const TransformerSpec& model, const topo::ClusterSpec& c
   if (!generic) {
     if (model.heads % plan.tp != 0)
       return infeasible(fmt::format("{} heads do not divide by tp {}", model.heads, plan.tp));
-    if (model.kv_heads_or_heads() % plan.tp != 0) {
+    // tp may exceed kv_heads when it is a multiple of it (K/V heads copied on tp/kv ranks, as Megatron does).
+    if (model.kv_heads_or_heads() % plan.tp != 0 && plan.tp % model.kv_heads_or_heads() != 0) {
       return infeasible(
-          fmt::format("{} kv heads do not divide by tp {}", model.kv_heads_or_heads(), plan.tp));
+          fmt::format("{} kv heads do not divide by tp {}, nor tp by them", model.kv_heads_or_heads(), plan.tp));
     }
     if (model.seq_len % plan.cp != 0) {
       return infeasible(fmt::format("sequence length {} does not divide by cp {}", model.seq_len, plan.cp));

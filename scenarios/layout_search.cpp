@@ -49,7 +49,8 @@ std::vector<Layout> enumerate_layouts(const Scenario& scenario, const LayoutSpac
 
   std::vector<std::int64_t> tps;
   for (const std::int64_t tp : divisors_up_to(gpus_per_node, gpus_per_node)) {
-    if (m.heads % tp == 0 && m.kv_heads_or_heads() % tp == 0) tps.push_back(tp);
+    const std::int64_t kv = m.kv_heads_or_heads();
+    if (m.heads % tp == 0 && (kv % tp == 0 || tp % kv == 0)) tps.push_back(tp);
   }
   const std::vector<std::int64_t> pps = divisors_up_to(m.layers, m.layers);
   std::vector<std::int64_t> cps;

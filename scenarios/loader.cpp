@@ -564,10 +564,11 @@ class Converter {
       error(
           a_.tp, "parallelism.tp",
           "the model's heads (" + str(m.heads) + ") must be divisible by tp (" + std::to_string(p.tp) + ")");
-    } else if (m.kv_heads_or_heads() % p.tp != 0) {
+    } else if (m.kv_heads_or_heads() % p.tp != 0 && p.tp % m.kv_heads_or_heads() != 0) {
+      // tp may exceed kv_heads when it is a multiple of it: each K/V head is then copied on tp/kv ranks.
       error(a_.tp, "parallelism.tp",
             "the model's kv_heads (" + str(m.kv_heads_or_heads()) + ") must be divisible by tp (" +
-                std::to_string(p.tp) + ")");
+                std::to_string(p.tp) + "), or tp by kv_heads");
     }
     if (p.pp > m.layers) {
       error(a_.pp, "parallelism.pp",

@@ -85,10 +85,16 @@ TEST_CASE("each layout check gives a reason that names what does not divide") {
   CHECK_FALSE(p.feasible);
   CHECK(p.reason.find("32") != std::string::npos);
 
-  l = layout(32, 16, 1, 1, 64);  // 8 kv heads over tp 16
+  l = layout(32, 16, 1, 1, 64);  // 8 kv heads over tp 16: each copied on 2 ranks, as Megatron does
+  CHECK(l.make().feasible);
+  l.model.heads = 24;            // 24 heads, 6 kv heads over tp 4: neither divides the other
+  l.model.kv_heads = 6;
+  l.model.hidden = 3072;
+  l.plan.tp = 4;
+  l.plan.dp = 4;
   p = l.make();
   CHECK_FALSE(p.feasible);
-  CHECK(p.reason.find("kv heads") != std::string::npos);
+  CHECK(p.reason == "6 kv heads do not divide by tp 4, nor tp by them");
 
   l = layout(32, 2, 4, 2, 63);
   p = l.make();

@@ -88,7 +88,8 @@ constexpr Case cases[] = {
     {"invalid-utf8.yaml",
      "invalid-utf8.yaml:2:10: this is not a text file (byte 0xe9 at offset 26); a scenario is YAML t"},
     {"kv-heads-not-divisible-by-tp.yaml",
-     "kv-heads-not-divisible-by-tp.yaml:3:19: parallelism.tp: the model's kv_heads (8) must be divisible by tp (16)"},
+     "kv-heads-not-divisible-by-tp.yaml:3:19: parallelism.tp: the model's kv_heads (8) must be divisible by tp (12), "
+     "or tp by kv_heads"},
     {"list-root.yaml",
      "list-root.yaml:1:1: expected a mapping of keys, found a list"},
     {"measured-unknown-metric.yaml",
