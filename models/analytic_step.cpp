@@ -104,52 +104,108 @@ bool is_weight_grad(std::string_view name) {
          !name.starts_with("recompute.");
 }
 
-struct OpsTime {
-  double compute = 0;
-  double comm = 0;
-  double weight = 0;
-};
-
-OpsTime time_ops(const std::vector<LayerOp>& ops, const StepInput& in, const Groups& g) {
-  OpsTime t;
+// Splits an op list into pieces (see CostPiece). The sums match the rule every path has used: kernels
+// add up; a blocking collective adds its time; an overlappable one runs under the next kernel and adds
+// only what it exceeds it by (all of it when no kernel follows).
+std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepInput& in, const Groups& g) {
+  std::vector<CostPiece> out;
   const auto& gpu = in.cluster.node.gpu;
-  double hideable = 0;  // an overlappable collective waiting for the kernel it runs under
+  CostPiece run;  // the compute piece being gathered
+  std::string last_kernel;
+  int kernels = 0;
+  auto flush = [&] {
+    if (kernels == 0) return;
+    if (kernels > 1) run.name += ".." + last_kernel;
+    out.push_back(std::move(run));
+    run = CostPiece{};
+    kernels = 0;
+  };
+  CostPiece hidden;  // an overlappable collective waiting for the kernel it runs under
+  hidden.kind = CostPiece::Kind::overlapped;
   for (const LayerOp& op : ops) {
     if (!op.communication) {
       const double k = kernel_time(op.kernel, gpu, in.training.precision);
-      t.compute += k;
-      if (is_weight_grad(op.name)) t.weight += k;
-      if (hideable > 0) {
-        t.comm += std::max(0.0, hideable - k);
-        hideable = 0;
+      const double w = is_weight_grad(op.name) ? k : 0.0;
+      if (hidden.comm > 0) {
+        flush();
+        hidden.compute = k;
+        hidden.weight = w;
+        hidden.name = op.name;
+        out.push_back(std::move(hidden));
+        hidden = CostPiece{};
+        hidden.kind = CostPiece::Kind::overlapped;
+        continue;
       }
+      if (kernels == 0) run.name = op.name;
+      last_kernel = op.name;
+      run.compute += k;
+      run.weight += w;
+      ++kernels;
       continue;
     }
     const topo::CommGroup& group = op.comm.group == CommGroup::tp   ? g.tp
                                    : op.comm.group == CommGroup::cp ? g.cp
                                                                     : g.ep;
-    const double c =
-        topo::collective_time(to_topo(op.comm.collective), op.comm.bytes,
-                              op.comm.collective == Collective::ring_exchange ? g.cp_pair : group, in.cluster) *
-        op.comm.steps;
+    const double c = topo::collective_time(
+                         to_topo(op.comm.collective), op.comm.bytes,
+                         op.comm.collective == Collective::ring_exchange ? g.cp_pair : group, in.cluster) *
+                     op.comm.steps;
+    flush();
     if (op.comm.overlappable) {
-      hideable += c;
-    } else {
-      t.comm += c;
+      if (hidden.comm == 0) {
+        hidden.comm_name = op.name;
+        hidden.group = op.comm.group;
+      }
+      hidden.comm += c;
+      continue;
     }
+    CostPiece piece;
+    piece.kind = CostPiece::Kind::collective;
+    piece.group = op.comm.group;
+    piece.comm = c;
+    piece.name = op.name;
+    out.push_back(std::move(piece));
   }
-  t.comm += hideable;
-  return t;
+  flush();
+  if (hidden.comm > 0) {  // nothing left to hide under: it blocks
+    hidden.kind = CostPiece::Kind::collective;
+    hidden.name = hidden.comm_name;
+    hidden.comm_name.clear();
+    out.push_back(std::move(hidden));
+  }
+  return out;
 }
 
-void add(PassCost& pass, const LayerOps& ops, double times, const StepInput& in, const Groups& g) {
-  const OpsTime f = time_ops(ops.forward, in, g);
-  const OpsTime b = time_ops(ops.backward, in, g);
-  pass.forward_compute += times * f.compute;
-  pass.forward_comm += times * f.comm;
-  pass.backward_compute += times * b.compute;
-  pass.backward_comm += times * b.comm;
-  pass.weight_compute += times * b.weight;
+UnitCost unit_cost(std::string name, const LayerOps& ops, const StepInput& in, const Groups& g) {
+  UnitCost u;
+  u.name = std::move(name);
+  u.forward = time_pieces(ops.forward, in, g);
+  u.backward = time_pieces(ops.backward, in, g);
+  for (const CostPiece& x : u.forward) {
+    u.forward_compute += x.compute;
+    u.forward_comm += x.exposed_comm();
+  }
+  for (const CostPiece& x : u.backward) {
+    u.backward_compute += x.compute;
+    u.backward_comm += x.exposed_comm();
+    u.weight_compute += x.weight;
+  }
+  return u;
+}
+
+// A virtual stage's pass costs: its runs of units, in forward order.
+PassCost pass_cost(const std::vector<UnitCost>& units, const std::vector<UnitRun>& runs) {
+  PassCost pc;
+  for (const UnitRun& r : runs) {
+    const UnitCost& u = units[static_cast<std::size_t>(r.unit)];
+    const double n = r.count;
+    pc.forward_compute += n * u.forward_compute;
+    pc.forward_comm += n * u.forward_comm;
+    pc.backward_compute += n * u.backward_compute;
+    pc.backward_comm += n * u.backward_comm;
+    pc.weight_compute += n * u.weight_compute;
+  }
+  return pc;
 }
 
 }  // namespace
@@ -166,29 +222,33 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan) {
   out.passes.assign(static_cast<std::size_t>(nvs), PassCost{});
 
   const bool generic = !in.model.generic_layers.empty();
+  out.chunk_units.assign(static_cast<std::size_t>(nvs), {});
   if (generic) {
     for (int vs = 0; vs < nvs; ++vs) {
       const int first = plan.first_layer_of(vs);
       for (int l = first; l < first + plan.chunk_layers[static_cast<std::size_t>(vs)]; ++l) {
-        add(out.passes[static_cast<std::size_t>(vs)],
-            generic_layer_ops(in.model.generic_layers[static_cast<std::size_t>(l)], shard), 1.0, in, g);
+        const GenericLayer& layer = in.model.generic_layers[static_cast<std::size_t>(l)];
+        out.chunk_units[static_cast<std::size_t>(vs)].push_back(
+            UnitRun{static_cast<int>(out.units.size()), 1, l});
+        out.units.push_back(unit_cost(layer.name, generic_layer_ops(layer, shard), in, g));
       }
     }
   } else {
-    // Transformer layers are identical: price one, scale by the layer count of each virtual stage.
-    PassCost one;
-    add(one, transformer_layer_ops(in.model, shard), 1.0, in, g);
+    // Transformer layers are identical: price one, repeat it for the layers of each virtual stage.
+    out.units.push_back(unit_cost("layer", transformer_layer_ops(in.model, shard), in, g));
+    out.units.push_back(unit_cost("embedding", embedding_ops(in.model, shard), in, g));
+    out.units.push_back(unit_cost("head", head_ops(in.model, shard), in, g));
     for (int vs = 0; vs < nvs; ++vs) {
-      const double n = plan.chunk_layers[static_cast<std::size_t>(vs)];
-      PassCost& pc = out.passes[static_cast<std::size_t>(vs)];
-      pc.forward_compute = n * one.forward_compute;
-      pc.forward_comm = n * one.forward_comm;
-      pc.backward_compute = n * one.backward_compute;
-      pc.backward_comm = n * one.backward_comm;
-      pc.weight_compute = n * one.weight_compute;
+      auto& runs = out.chunk_units[static_cast<std::size_t>(vs)];
+      if (vs == 0) runs.push_back(UnitRun{1, 1, -1});
+      const int n = plan.chunk_layers[static_cast<std::size_t>(vs)];
+      if (n > 0) runs.push_back(UnitRun{0, n, plan.first_layer_of(vs)});
+      if (vs == nvs - 1) runs.push_back(UnitRun{2, 1, -1});
     }
-    add(out.passes.front(), embedding_ops(in.model, shard), 1.0, in, g);
-    add(out.passes.back(), head_ops(in.model, shard), 1.0, in, g);
+  }
+  for (int vs = 0; vs < nvs; ++vs) {
+    out.passes[static_cast<std::size_t>(vs)] =
+        pass_cost(out.units, out.chunk_units[static_cast<std::size_t>(vs)]);
   }
 
   // Activations handed between stages: Megatron scatters them over the tp ranks (sequence parallel) so

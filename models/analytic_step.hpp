@@ -3,10 +3,15 @@
 //
 // step_costs() prices, for one GPU of each pipeline stage (one tensor-parallel rank of one data-parallel
 // replica — all others are symmetric to it):
-//  - each virtual stage's forward and backward pass of one micro-batch: the kernels of D1's layer op lists
-//    (models/layer_ops.hpp) timed by kernel_time, and their tensor/context/expert-parallel collectives timed
-//    by collective_time on the communicator group the placement gives (blocking, on the critical path,
-//    as in Megatron-LM; the cp ring exchange hides under the attention kernel it overlaps);
+//  - each unit (one transformer layer, the embedding, the LM head, or one generic layer) as the ordered
+//    pieces of its forward and backward op lists (models/layer_ops.hpp): the kernels between two
+//    collectives (timed by kernel_time), each blocking tensor/context/expert-parallel collective (timed by
+//    collective_time on the communicator group the placement gives; on the critical path, as in
+//    Megatron-LM), and each overlappable one (the cp ring exchange) paired with the kernel it runs under;
+//    recomputation stays inside the backward's kernels. Each virtual stage is a list of runs of units
+//    (embedding, n identical layers, head; generic models one run per layer), and its PassCost — what the
+//    analytic path and the schedule replay use — is the sum of those pieces, so the event path, which
+//    lowers the pieces one by one (step_lowering.hpp), charges the same seconds;
 //  - the activation hand-over between stages (send/recv of b·s/cp·h elements, ÷ tp under sequence
 //    parallelism, on the pipeline group's links);
 //  - data-parallel traffic: gradient all-reduce (ZeRO 0) or reduce-scatter + parameter all-gather after the
@@ -20,15 +25,19 @@
 // chunk's gradient window, ZeRO-3 gathers hide under compute when shorter (closed form), then the
 // optimizer. Each stage finishes at its own time; the latest sets the step.
 //
-// Agreement with the event-driven path (tests/models/step_simulator_test.cpp): within 0.1% on the example
-// scenarios and within 2% on every ZeRO 0–2 layout tested, since both use these costs and the same
-// schedule. The one known gap: ZeRO-3 with pp > 1 when gathers outweigh a pass's compute — the closed
-// form charges every pass the excess, while the event run also streams gathers through the pipeline's
-// warm-up and cool-down waits, so the analytic time is higher, by at most the bubble (≈3% on the test
-// layout).
+// Agreement with the event-driven path (tests/models/step_simulator_test.cpp): within 2% on the example
+// scenarios and on every ZeRO 0–2 layout tested, since both use these costs and the same schedule; they
+// differ only in when gradient buckets become ready (here evenly over each chunk's last backward, there at
+// its layer boundaries). The one known gap: ZeRO-3 with pp > 1 when gathers outweigh a pass's compute —
+// the closed form charges every pass max(kernels, gathers), while the event run gathers one layer ahead
+// (so a pass that waited for its neighbour pays up to one layer's kernels more) and streams gathers through
+// the pipeline's warm-up and cool-down waits (faster); on the test layout the event time is ≈5% higher.
+#include <algorithm>
 #include <cstdint>
+#include <string>
 #include <vector>
 
+#include "models/layer_ops.hpp"
 #include "models/pipeline_schedule.hpp"
 #include "models/step_plan.hpp"
 #include "models/step_report.hpp"
@@ -48,6 +57,41 @@ struct PassCost {
   [[nodiscard]] double backward() const { return backward_compute + backward_comm; }
 };
 
+/// One piece of a unit's forward or backward, in execution order.
+struct CostPiece {
+  enum class Kind : std::uint8_t {
+    compute,     ///< consecutive kernels between two collectives: `compute` seconds on the compute stream
+    collective,  ///< a blocking collective: `comm` seconds, the compute after it waits
+    overlapped,  ///< an overlappable collective (`comm`) running beside one kernel (`compute`): max of both
+  };
+  Kind kind = Kind::compute;
+  CommGroup group = CommGroup::tp;  ///< collective, overlapped: the communicator
+  double compute = 0;               ///< kernel seconds (compute, overlapped)
+  double weight = 0;                ///< the weight-gradient (wgrad) part of `compute`
+  double comm = 0;                  ///< collective seconds (collective, overlapped)
+  std::string name;                 ///< the kernels ("qkv..out_proj") or the collective ("tp_all_reduce")
+  std::string comm_name;            ///< overlapped: the collective's name
+
+  /// What the piece adds to the pass beyond its kernels: comm, or what the overlapped part exceeds.
+  [[nodiscard]] double exposed_comm() const {
+    return kind == Kind::overlapped ? std::max(0.0, comm - compute) : comm;
+  }
+};
+
+/// One unit's pieces and their sums (each sum adds the pieces in order).
+struct UnitCost {
+  std::string name;  ///< "layer", "embedding", "head", or a generic layer's name
+  std::vector<CostPiece> forward, backward;
+  double forward_compute = 0, forward_comm = 0, backward_compute = 0, backward_comm = 0, weight_compute = 0;
+};
+
+/// A run of identical consecutive units of one virtual stage, in forward order.
+struct UnitRun {
+  int unit = 0;          ///< index into StepCosts::units
+  int count = 1;         ///< copies (the transformer layers of a chunk)
+  int first_layer = -1;  ///< model layer of the first copy; -1 for the embedding and the head
+};
+
 /// Per pipeline rank: data-parallel and optimizer costs, seconds and bytes, one GPU.
 struct StageCost {
   double params = 0;          ///< parameters on one GPU before ZeRO sharding
@@ -65,9 +109,11 @@ struct StageCost {
 };
 
 struct StepCosts {
-  std::vector<PassCost> passes;   ///< per virtual stage vs = chunk·pp + rank
-  std::vector<StageCost> stages;  ///< per pipeline rank
-  double p2p_s = 0;               ///< one activation (or its gradient) between consecutive stages
+  std::vector<PassCost> passes;  ///< per virtual stage vs = chunk·pp + rank: the sums of its units' pieces
+  std::vector<UnitCost> units;   ///< the distinct units (may be empty in hand-made costs)
+  std::vector<std::vector<UnitRun>> chunk_units;  ///< per virtual stage, forward order (empty: no pieces)
+  std::vector<StageCost> stages;                  ///< per pipeline rank
+  double p2p_s = 0;  ///< one activation (or its gradient) between consecutive stages
   double p2p_bytes = 0;
 };
 

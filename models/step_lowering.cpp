@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <string>
+#include <string_view>
 
 #include "sim/engine.hpp"
 #include "sim/error.hpp"
@@ -42,6 +44,60 @@ const char* kind_letter(PassKind k) {
   return "?";
 }
 
+// The pieces the lowering walks: the costs' units, or (for hand-made costs without them) one compute and
+// one collective piece per pass from the PassCost totals.
+struct PieceSource {
+  std::vector<UnitCost> units;
+  std::vector<std::vector<UnitRun>> runs;
+};
+
+PieceSource fallback_pieces(const StepCosts& costs) {
+  PieceSource src;
+  auto pieces = [](double compute, double weight, double comm) {
+    std::vector<CostPiece> out(1);
+    out[0].compute = compute;
+    out[0].weight = weight;
+    out[0].name = "compute";
+    if (comm > 0) {
+      CostPiece c;
+      c.kind = CostPiece::Kind::collective;
+      c.comm = comm;
+      c.name = "tp";
+      out.push_back(c);
+    }
+    return out;
+  };
+  for (std::size_t vs = 0; vs < costs.passes.size(); ++vs) {
+    const PassCost& pc = costs.passes[vs];
+    UnitCost u;
+    u.name = "pass";
+    u.forward = pieces(pc.forward_compute, 0.0, pc.forward_comm);
+    u.backward = pieces(pc.backward_compute, pc.weight_compute, pc.backward_comm);
+    u.weight_compute = pc.weight_compute;
+    src.runs.push_back({UnitRun{static_cast<int>(vs), 1, -1}});
+    src.units.push_back(std::move(u));
+  }
+  return src;
+}
+
+const char* comm_category(CommGroup g) {
+  switch (g) {
+    case CommGroup::tp:
+      return "tp";
+    case CommGroup::cp:
+      return "cp";
+    case CommGroup::ep:
+      return "ep";
+  }
+  return "tp";
+}
+
+void append_int(std::string& s, long long v) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  s.append(buf, r.ptr);
+}
+
 }  // namespace
 
 StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts& costs, bool full_cluster) {
@@ -61,13 +117,37 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
   const int n_tp = full_cluster ? static_cast<int>(model_ranks) : 1;  // instance = dp_index·n_tp + tp_index
   const PipelineOrder order = pipeline_schedule(pl.schedule, p, m, v);
   const bool split_w = pl.schedule == Schedule::zero_bubble_h1;
+  const bool have_units = !costs.units.empty() && costs.chunk_units.size() == static_cast<std::size_t>(nvs);
+  const PieceSource fallback = have_units ? PieceSource{} : fallback_pieces(costs);
+  const std::vector<UnitCost>& units = have_units ? costs.units : fallback.units;
+  const std::vector<std::vector<UnitRun>>& chunk_units = have_units ? costs.chunk_units : fallback.runs;
 
   StepGraph g;
   g.instances = n_inst;
   sim::Dag& dag = g.dag;
-  std::size_t passes_per_rank = order.front().size();
-  dag.reserve(static_cast<std::size_t>(n_inst) * p * (passes_per_rank * 3 + 160),
-              static_cast<std::size_t>(n_inst) * p * (passes_per_rank * 5 + 320));
+  {
+    // Tasks per pass of each virtual stage: its pieces (an overlapped piece is three tasks) plus a few
+    // per layer (ZeRO-3 gather and reduce-scatter, buckets) and per pass (hand-over, entry).
+    std::vector<std::size_t> fwd(static_cast<std::size_t>(nvs), 4), bwd(static_cast<std::size_t>(nvs), 4);
+    for (int vs = 0; vs < nvs; ++vs) {
+      for (const UnitRun& r : chunk_units[static_cast<std::size_t>(vs)]) {
+        const UnitCost& u = units[static_cast<std::size_t>(r.unit)];
+        const auto n = static_cast<std::size_t>(r.count);
+        fwd[static_cast<std::size_t>(vs)] += n * (3 * u.forward.size() + 2);
+        bwd[static_cast<std::size_t>(vs)] += n * (3 * u.backward.size() + 4);
+      }
+    }
+    std::size_t per_instance = 0;
+    for (int s = 0; s < p; ++s) {
+      per_instance += 160;
+      for (const PipelinePass& x : order[static_cast<std::size_t>(s)]) {
+        const auto vs = static_cast<std::size_t>(x.chunk * p + s);
+        per_instance += x.kind == PassKind::forward ? fwd[vs] : bwd[vs];
+      }
+    }
+    const auto n = static_cast<std::size_t>(n_inst);
+    dag.reserve(n * per_instance, n * per_instance * (full_cluster ? 3 : 2));
+  }
 
   auto idx = [&](int inst, int s) { return static_cast<std::size_t>(inst * p + s); };
   std::vector<Lanes> lanes(static_cast<std::size_t>(n_inst * p));
@@ -79,10 +159,13 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
     }
   }
   // A collective among the instances of one group: each member's task waits for all members' inputs.
-  // Collapsed, the group is the one simulated GPU and no join is needed.
+  // Collapsed, the group is the one simulated GPU and no join is needed. Writes the members' tasks to
+  // `out` (not `inputs`).
+  std::string sync_name;
   auto collective = [&](int s, const std::vector<sim::TaskId>& inputs, bool dp_group, double seconds,
-                        const std::string& name, const char* category) {
-    std::vector<sim::TaskId> out(inputs.size());
+                        std::string_view name, std::string_view category, std::vector<sim::TaskId>& out) {
+    TRAINSIM_CHECK(&inputs != &out, "collective: inputs and outputs must differ");
+    out.resize(inputs.size());
     const int group = dp_group ? static_cast<int>(pl.dp) : n_tp;
     for (int i = 0; i < n_inst; ++i) {
       const sim::LaneId lane = dp_group ? lanes[idx(i, s)].dp : lanes[idx(i, s)].tp;
@@ -91,23 +174,30 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
     if (!full_cluster || group == 1) {
       for (int i = 0; i < n_inst; ++i)
         dag.depend(inputs[static_cast<std::size_t>(i)], out[static_cast<std::size_t>(i)]);
-      return out;
+      return;
     }
     // Members of instance i's group: dp group = same tp index, any dp index; tp group = same dp index.
+    sync_name.assign(name);
+    sync_name += " sync";
     const int n_groups = n_inst / group;
     for (int gi = 0; gi < n_groups; ++gi) {
       const sim::TaskId join =
-          dag.join(dp_group ? lanes[idx(gi, s)].dp : lanes[idx(gi * n_tp, s)].tp, name + " sync");
+          dag.join(dp_group ? lanes[idx(gi, s)].dp : lanes[idx(gi * n_tp, s)].tp, sync_name);
       for (int k = 0; k < group; ++k) {
         const int i = dp_group ? k * n_tp + gi : gi * n_tp + k;
         dag.depend(inputs[static_cast<std::size_t>(i)], join);
         dag.depend(join, out[static_cast<std::size_t>(i)]);
       }
     }
+  };
+  auto collective_v = [&](int s, const std::vector<sim::TaskId>& inputs, bool dp_group, double seconds,
+                          std::string_view name, std::string_view category) {
+    std::vector<sim::TaskId> out;
+    collective(s, inputs, dp_group, seconds, name, category, out);
     return out;
   };
 
-  // Per instance, stage: the task the next pass chains after, and per pass the attach points.
+  // Per instance, stage: the task the next piece chains after, and per pass the attach points.
   std::vector<sim::TaskId> chain(static_cast<std::size_t>(n_inst * p));
   std::vector<bool> has_chain(static_cast<std::size_t>(n_inst * p), false);
   auto pass_key = [&](int inst, PassKind k, int mb, int vs) {
@@ -119,11 +209,20 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
   };
   std::vector<PassTasks> hand(static_cast<std::size_t>(n_inst) * 2 * m * nvs);
   std::vector<std::vector<sim::TaskId>> buckets(static_cast<std::size_t>(n_inst * p));
+  // ZeRO-3 prefetch: per instance and stage, the task after which the next layer's gather is issued (the
+  // chain as the layer before it began), so each layer's weights arrive one layer ahead.
+  std::vector<sim::TaskId> prefetch_after(static_cast<std::size_t>(n_inst * p));
+  std::vector<bool> has_prefetch(static_cast<std::size_t>(n_inst * p), false);
+
+  // Scratch, reused across pieces.
+  std::vector<sim::TaskId> inputs(static_cast<std::size_t>(n_inst)), outs, side;
+  std::string label, name;
 
   for (int s = 0; s < p; ++s) {
     const auto& passes = order[static_cast<std::size_t>(s)];
     const StageCost& sc = costs.stages[static_cast<std::size_t>(s)];
-    // The last gradient-producing pass of each chunk: its compute carries the bucket reductions.
+    const double stage_layers = std::max(1, plan.stage_layers[static_cast<std::size_t>(s)]);
+    // The last gradient-producing pass of each chunk: its layer boundaries release the gradient buckets.
     std::vector<std::size_t> last_grad(static_cast<std::size_t>(v), passes.size());
     for (std::size_t k = 0; k < passes.size(); ++k) {
       const PassKind want = split_w ? PassKind::backward_weight : PassKind::backward;
@@ -132,89 +231,214 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
     for (std::size_t k = 0; k < passes.size(); ++k) {
       const PipelinePass& x = passes[k];
       const int vs = x.chunk * p + s;
-      const PassCost& pc = costs.passes[static_cast<std::size_t>(vs)];
-      const double share = static_cast<double>(plan.chunk_layers[static_cast<std::size_t>(vs)]) /
-                           plan.stage_layers[static_cast<std::size_t>(s)];
-      double compute = 0, comm = 0;
-      switch (x.kind) {
-        case PassKind::forward:
-          compute = pc.forward_compute;
-          comm = pc.forward_comm;
-          break;
-        case PassKind::backward:
-          compute = pc.backward_compute - (split_w ? pc.weight_compute : 0.0);
-          comm = pc.backward_comm;
-          break;
-        case PassKind::backward_weight:
-          compute = pc.weight_compute;
-          break;
-      }
-      const std::string label = fmt::format("{} mb{} c{}", kind_letter(x.kind), x.micro_batch, x.chunk);
+      const auto& runs = chunk_units[static_cast<std::size_t>(vs)];
+      const double share =
+          static_cast<double>(plan.chunk_layers[static_cast<std::size_t>(vs)]) / stage_layers;
+      label.assign(kind_letter(x.kind));
+      label += " mb";
+      append_int(label, x.micro_batch);
+      label += " c";
+      append_int(label, x.chunk);
+      const bool fwd = x.kind == PassKind::forward;
       const bool zero3 = pl.zero == 3 && pl.dp * pl.cp * pl.ep > 1 && x.kind != PassKind::backward_weight;
-      std::vector<sim::TaskId> gather;
-      if (zero3) {
-        // FSDP gathers layer by layer, one layer ahead of the compute (and reduce-scatters each layer's
-        // gradients as soon as its backward is done), so over a pass this traffic streams beside the
-        // kernels: the pass lasts the longer of the two. The very first pass waits for its weights.
-        std::vector<sim::TaskId> after(static_cast<std::size_t>(n_inst));
-        for (int i = 0; i < n_inst; ++i) {
-          after[static_cast<std::size_t>(i)] =
-              has_chain[idx(i, s)] ? chain[idx(i, s)] : dag.join(lanes[idx(i, s)].dp, "step start");
-        }
-        const bool bwd = x.kind == PassKind::backward;
-        gather = collective(s, after, true, share * (sc.zero3_gather_s + (bwd ? sc.zero3_reduce_s : 0.0)),
-                            (bwd ? "zero3 gather+reduce " : "zero3 gather ") + label, "dp");
-      }
+      // Gradient buckets (ZeRO 0–2, overlapped): the chunk's share of the buckets, each ready when the
+      // backward of the units whose gradients it holds is done — bucket j after unit ⌈(j+1)·U/nb⌉ of the
+      // U units in backward order.
       const bool bucketed = pl.zero < 3 && sc.buckets > 0 && pl.overlap_grad_reduce &&
                             k == last_grad[static_cast<std::size_t>(x.chunk)];
-      const int segments = bucketed ? std::max(1, static_cast<int>(std::lround(sc.buckets * share))) : 1;
-      for (int seg = 0; seg < segments; ++seg) {
-        std::vector<sim::TaskId> seg_tasks(static_cast<std::size_t>(n_inst));
+      const int nb = bucketed ? std::max(1, static_cast<int>(std::lround(sc.buckets * share))) : 0;
+      const double bucket_each = bucketed ? sc.bucket_s * sc.buckets * share / nb : 0.0;
+      std::int64_t n_units = 0;
+      for (const UnitRun& r : runs) n_units += r.count;
+      int next_bucket = 0;
+      auto release_buckets = [&](std::int64_t done_units) {  // units of this pass finished so far
+        while (next_bucket < nb &&
+               (done_units >= n_units || static_cast<std::int64_t>(next_bucket + 1) * n_units <=
+                                             done_units * static_cast<std::int64_t>(nb))) {
+          for (int i = 0; i < n_inst; ++i) inputs[static_cast<std::size_t>(i)] = chain[idx(i, s)];
+          name.assign("grad bucket c");
+          append_int(name, x.chunk);
+          name += ' ';
+          append_int(name, next_bucket);
+          collective(s, inputs, true, bucket_each, name, "dp", outs);
+          for (int i = 0; i < n_inst; ++i) buckets[idx(i, s)].push_back(outs[static_cast<std::size_t>(i)]);
+          ++next_bucket;
+        }
+      };
+
+      bool first_task = true;
+      // Chains `t` of instance i after the previous task; the pass's first task is its entry.
+      auto link = [&](int i, sim::TaskId t) {
+        const auto c = idx(i, s);
+        if (has_chain[c]) dag.depend(chain[c], t);
+        chain[c] = t;
+        has_chain[c] = true;
+      };
+      auto open_pass = [&](bool entry_is_compute) {
+        // The hand-over from the neighbouring stage attaches to the pass's first task; when that is not
+        // a lone kernel, a zero-time entry on the compute stream stands in for it.
+        if (!first_task) return;
+        first_task = false;
+        if (entry_is_compute) return;
+        for (int i = 0; i < n_inst; ++i) link(i, dag.join(lanes[idx(i, s)].compute, label));
+      };
+      auto mark_entry = [&](int i) {
+        if (x.kind != PassKind::backward_weight)
+          hand[pass_key(i, x.kind, x.micro_batch, vs)].entry = chain[idx(i, s)];
+      };
+      auto emit_compute = [&](double seconds, bool is_first) {
         for (int i = 0; i < n_inst; ++i) {
-          const auto c = idx(i, s);
-          const sim::TaskId t =
-              dag.busy(lanes[c].compute, dur(compute / segments),
-                       segments > 1 ? fmt::format("{} part {}", label, seg) : label, "compute");
-          if (has_chain[c]) dag.depend(chain[c], t);
-          if (zero3 && seg == 0 && !has_chain[c]) dag.depend(gather[static_cast<std::size_t>(i)], t);
-          if (seg == 0 && x.kind != PassKind::backward_weight) {
-            hand[pass_key(i, x.kind, x.micro_batch, vs)].entry = t;
+          link(i, dag.busy(lanes[idx(i, s)].compute, dur(seconds), name, "compute"));
+          if (is_first) mark_entry(i);
+        }
+      };
+
+      std::int64_t done = 0;
+      const int n_runs = static_cast<int>(runs.size());
+      for (int ri = 0; ri < n_runs; ++ri) {
+        const UnitRun& r = runs[static_cast<std::size_t>(fwd ? ri : n_runs - 1 - ri)];
+        const UnitCost& u = units[static_cast<std::size_t>(r.unit)];
+        const std::vector<CostPiece>& pieces = fwd ? u.forward : u.backward;
+        for (int li = 0; li < r.count; ++li) {
+          const int layer = r.first_layer < 0 ? -1 : r.first_layer + (fwd ? li : r.count - 1 - li);
+          // "F mb3 c0 L12 " or "B mb3 c0 head "
+          const std::size_t prefix = [&] {
+            name.assign(label);
+            if (layer >= 0) {
+              name += " L";
+              append_int(name, layer);
+            } else {
+              name += ' ';
+              name += u.name;
+            }
+            name += ' ';
+            return name.size();
+          }();
+          // ZeRO-3: this layer's weights, gathered one layer ahead on the dp stream.
+          const bool gathers = zero3 && layer >= 0;
+          if (gathers) {
+            for (int i = 0; i < n_inst; ++i) {
+              const auto c = idx(i, s);
+              if (!has_prefetch[c]) {
+                prefetch_after[c] = dag.join(lanes[c].dp, "step start");
+                has_prefetch[c] = true;
+              }
+              inputs[static_cast<std::size_t>(i)] = prefetch_after[c];
+            }
+            name.resize(prefix);
+            name += "zero3 gather";
+            collective(s, inputs, true, sc.zero3_gather_s / stage_layers, name, "dp", side);
+            for (int i = 0; i < n_inst; ++i) {
+              // The next layer's gather goes out as this one starts.
+              const auto c = idx(i, s);
+              if (has_chain[c]) prefetch_after[c] = chain[c];
+            }
           }
-          chain[c] = t;
-          has_chain[c] = true;
-          seg_tasks[static_cast<std::size_t>(i)] = t;
-          if (i == 0 && seg + 1 == segments && x.kind != PassKind::backward_weight) {
-            g.stash_marks.push_back({s, t, x.kind == PassKind::forward ? 1 : -1});
+          bool layer_first = true;
+          auto wait_weights = [&](int i, sim::TaskId t) {
+            if (gathers && layer_first) dag.depend(side[static_cast<std::size_t>(i)], t);
+          };
+          if (gathers && (pieces.empty() || pieces.front().kind != CostPiece::Kind::compute)) {
+            // The layer opens with a collective: a zero-time task on the compute stream waits for the
+            // weights instead.
+            const bool is_first = first_task;
+            open_pass(true);
+            name.resize(prefix);
+            name += "weights";
+            for (int i = 0; i < n_inst; ++i) {
+              const sim::TaskId j = dag.join(lanes[idx(i, s)].compute, name);
+              wait_weights(i, j);
+              link(i, j);
+              if (is_first) mark_entry(i);
+            }
+            layer_first = false;
           }
-        }
-        if (bucketed) {
-          const auto reduced = collective(s, seg_tasks, true, sc.bucket_s * sc.buckets * share / segments,
-                                          fmt::format("grad bucket c{} {}", x.chunk, seg), "dp");
-          for (int i = 0; i < n_inst; ++i) buckets[idx(i, s)].push_back(reduced[static_cast<std::size_t>(i)]);
+          if (x.kind == PassKind::backward_weight) {
+            const bool is_first = first_task;
+            open_pass(true);
+            name.resize(prefix);
+            name += "wgrad";
+            emit_compute(u.weight_compute, is_first);
+          } else {
+            for (const CostPiece& pc : pieces) {
+              const bool is_first = first_task;
+              name.resize(prefix);
+              switch (pc.kind) {
+                case CostPiece::Kind::compute: {
+                  open_pass(true);
+                  name += pc.name;
+                  const double sec = pc.compute - (split_w && !fwd ? pc.weight : 0.0);
+                  for (int i = 0; i < n_inst; ++i) {
+                    const sim::TaskId t = dag.busy(lanes[idx(i, s)].compute, dur(sec), name, "compute");
+                    wait_weights(i, t);
+                    link(i, t);
+                    if (is_first) mark_entry(i);
+                  }
+                  break;
+                }
+                case CostPiece::Kind::collective: {
+                  if (pc.comm <= 0) continue;
+                  open_pass(false);
+                  if (is_first)
+                    for (int i = 0; i < n_inst; ++i) mark_entry(i);
+                  name += pc.name;
+                  for (int i = 0; i < n_inst; ++i) inputs[static_cast<std::size_t>(i)] = chain[idx(i, s)];
+                  collective(s, inputs, false, pc.comm, name, comm_category(pc.group), outs);
+                  for (int i = 0; i < n_inst; ++i) chain[idx(i, s)] = outs[static_cast<std::size_t>(i)];
+                  break;
+                }
+                case CostPiece::Kind::overlapped: {
+                  // The collective streams beside the kernel it hides under; the next piece waits for both.
+                  open_pass(false);
+                  if (is_first)
+                    for (int i = 0; i < n_inst; ++i) mark_entry(i);
+                  name += pc.comm_name;
+                  for (int i = 0; i < n_inst; ++i) inputs[static_cast<std::size_t>(i)] = chain[idx(i, s)];
+                  collective(s, inputs, false, pc.comm, name, comm_category(pc.group), outs);
+                  name.resize(prefix);
+                  name += pc.name;
+                  const double sec = pc.compute - (split_w && !fwd ? pc.weight : 0.0);
+                  for (int i = 0; i < n_inst; ++i) {
+                    const auto c = idx(i, s);
+                    const sim::TaskId t = dag.busy(lanes[c].compute, dur(sec), name, "compute");
+                    dag.depend(chain[c], t);
+                    const sim::TaskId j = dag.join(lanes[c].compute, name);
+                    dag.depend(t, j);
+                    dag.depend(outs[static_cast<std::size_t>(i)], j);
+                    chain[c] = j;
+                  }
+                  break;
+                }
+              }
+              layer_first = false;
+            }
+          }
+          // ZeRO-3: the layer's gradients are reduce-scattered as soon as its backward is done.
+          if (gathers && x.kind == PassKind::backward && sc.zero3_reduce_s > 0) {
+            for (int i = 0; i < n_inst; ++i) inputs[static_cast<std::size_t>(i)] = chain[idx(i, s)];
+            name.resize(prefix);
+            name += "zero3 reduce-scatter";
+            collective(s, inputs, true, sc.zero3_reduce_s / stage_layers, name, "dp", outs);
+            for (int i = 0; i < n_inst; ++i) buckets[idx(i, s)].push_back(outs[static_cast<std::size_t>(i)]);
+          }
+          ++done;
+          if (bucketed) release_buckets(done);
         }
       }
-      if (comm > 0) {
-        std::vector<sim::TaskId> in_tasks(static_cast<std::size_t>(n_inst));
-        for (int i = 0; i < n_inst; ++i) in_tasks[static_cast<std::size_t>(i)] = chain[idx(i, s)];
-        const auto tp = collective(s, in_tasks, false, comm, "tp " + label, "tp");
-        for (int i = 0; i < n_inst; ++i) chain[idx(i, s)] = tp[static_cast<std::size_t>(i)];
+      if (first_task) {  // a pass without pieces: one empty entry
+        name.assign(label);
+        open_pass(false);
+        for (int i = 0; i < n_inst; ++i) mark_entry(i);
       }
-      if (zero3) {  // the pass ends when both its kernels and its streamed gathers are done
-        for (int i = 0; i < n_inst; ++i) {
-          const sim::TaskId j = dag.join(lanes[idx(i, s)].compute, "weights gathered " + label);
-          dag.depend(chain[idx(i, s)], j);
-          dag.depend(gather[static_cast<std::size_t>(i)], j);
-          chain[idx(i, s)] = j;
-        }
-      }
+      if (bucketed) release_buckets(n_units);
+      if (x.kind != PassKind::backward_weight) g.stash_marks.push_back({s, chain[idx(0, s)], fwd ? 1 : -1});
       // Hand-over to the neighbouring virtual stage.
-      const bool sends =
-          (x.kind == PassKind::forward && vs < nvs - 1) || (x.kind == PassKind::backward && vs > 0);
+      const bool sends = (fwd && vs < nvs - 1) || (x.kind == PassKind::backward && vs > 0);
       if (sends) {
+        name.assign(fwd ? "send act " : "send grad ");
+        name += label;
         for (int i = 0; i < n_inst; ++i) {
-          const sim::TaskId t =
-              dag.busy(lanes[idx(i, s)].pp, dur(costs.p2p_s),
-                       (x.kind == PassKind::forward ? "send act " : "send grad ") + label, "pp");
+          const sim::TaskId t = dag.busy(lanes[idx(i, s)].pp, dur(costs.p2p_s), name, "pp");
           dag.depend(chain[idx(i, s)], t);
           PassTasks& h = hand[pass_key(i, x.kind, x.micro_batch, vs)];
           h.send = t;
@@ -250,7 +474,7 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
     if (pl.zero < 3 && sc.buckets > 0 && !pl.overlap_grad_reduce) {
       std::vector<sim::TaskId> prev = ends;
       for (int b = 0; b < sc.buckets; ++b) {
-        prev = collective(s, prev, true, sc.bucket_s, fmt::format("grad bucket {}", b), "dp");
+        prev = collective_v(s, prev, true, sc.bucket_s, fmt::format("grad bucket {}", b), "dp");
         for (int i = 0; i < n_inst; ++i) buckets[idx(i, s)].push_back(prev[static_cast<std::size_t>(i)]);
       }
     }
@@ -261,7 +485,7 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
       for (sim::TaskId b : buckets[idx(i, s)]) dag.depend(b, j);
       reduced[static_cast<std::size_t>(i)] = j;
     }
-    const auto norm = collective(s, reduced, true, sc.grad_norm_s, "grad norm all-reduce", "dp");
+    const auto norm = collective_v(s, reduced, true, sc.grad_norm_s, "grad norm all-reduce", "dp");
     std::vector<sim::TaskId> opt(static_cast<std::size_t>(n_inst));
     for (int i = 0; i < n_inst; ++i) {
       opt[static_cast<std::size_t>(i)] =
@@ -272,7 +496,7 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
     g.optimizer[static_cast<std::size_t>(s)] = opt.front();
     g.final_task[static_cast<std::size_t>(s)] = opt.front();
     if (pl.zero >= 1 && pl.zero < 3 && sc.param_gather_s > 0) {
-      const auto gathered = collective(s, opt, true, sc.param_gather_s, "param all-gather", "dp");
+      const auto gathered = collective_v(s, opt, true, sc.param_gather_s, "param all-gather", "dp");
       g.final_task[static_cast<std::size_t>(s)] = gathered.front();
     }
   }

@@ -4,12 +4,19 @@
 // Streams: every simulated GPU has four lanes — "compute", "tp comm", "pp comm", "dp comm" — each a FIFO
 // serial resource, so communication on one overlaps compute on another only where the dependencies allow.
 // Per GPU, in the pipeline schedule's order (pipeline_schedule.hpp), each pass of a micro-batch through a
-// virtual stage is a compute task followed by its blocking tensor-parallel collectives (tp comm), then a
-// send to the next (or previous) stage on pp comm that the receiving pass waits for. Gradients of the last
-// micro-batch's backward of each chunk are reduced in buckets on dp comm while that backward runs
-// (overlap_grad_reduce; otherwise after the last pass); ZeRO-3 gathers each pass's weights on dp comm one
-// pass ahead and reduce-scatters its gradients after it; then the gradient-norm all-reduce, the optimizer
-// update on compute, and (ZeRO 1–2) the all-gather of the updated weights.
+// virtual stage walks the stage's units (embedding, its layers, head; analytic_step.hpp's UnitRun) and each
+// unit's pieces in order (forward order, or reversed for a backward): a compute task per run of kernels
+// between collectives; each blocking tp/cp/ep collective a task on tp comm after the kernels before it, the
+// next kernels after it; an overlappable one (the cp ring exchange) on tp comm beside the kernel it hides
+// under, both joined before the next piece. Recomputation is inside the backward's kernels. Tasks are
+// named "F mb3 c0 L12 qkv..out_proj", "F mb3 c0 L12 tp_reduce_scatter". The pass ends with a send to the
+// next (or previous) stage on pp comm that the receiving pass's first task waits for.
+// Data parallelism (dp comm): gradients of the last gradient-producing pass of each chunk are reduced in
+// buckets as that pass's backward crosses layer boundaries — bucket j of nb when ⌈(j+1)·U/nb⌉ of the
+// chunk's U units are done (overlap_grad_reduce; otherwise all after the last pass); ZeRO-3 gathers each
+// layer's weights one layer ahead of its first kernel and reduce-scatters its gradients after its backward;
+// then the gradient-norm all-reduce, the optimizer update on compute, and (ZeRO 1–2) the all-gather of the
+// updated weights.
 //
 // Symmetric collapse (default): one GPU per pipeline rank is simulated — one tensor-parallel rank of one
 // data-parallel replica; collectives are costed for the real groups on the real topology

@@ -2,6 +2,13 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "models/layer_ops.hpp"
+#include "models/shard.hpp"
+
 using namespace trainsim;
 using namespace trainsim::model;
 
@@ -102,4 +109,157 @@ TEST_CASE("ZeRO-3 gathers hide under compute up to its length, and the optimizer
   CHECK(t.time.optimizer == doctest::Approx(0.25));
   CHECK(t.iteration_time == doctest::Approx(2 * 3.0 + 3.5 + 0.25));
   CHECK(t.time.total() == doctest::Approx(t.iteration_time));
+}
+
+namespace {
+
+topo::ClusterSpec a100_nodes(std::int64_t nodes) {
+  topo::ClusterSpec c;
+  auto& n = c.node;
+  n.gpu.peak.fp32 = 19.5e12;
+  n.gpu.peak.bf16 = 312e12;
+  n.gpu.hbm_bytes = 80.0 * (1ULL << 30);
+  n.gpu.hbm_bytes_per_s = 2039e9;
+  n.gpus_per_node = 8;
+  n.intra_bytes_per_s = 300e9;
+  n.intra_latency_s = 2e-6;
+  n.nics_per_node = 8;
+  n.nic_bytes_per_s = 25e9;
+  c.nodes = nodes;
+  return c;
+}
+
+// Sums a piece list in order: kernels, and the communication each piece exposes (a blocking collective
+// all of it; an overlappable one what it exceeds the kernel it runs under).
+struct Sums {
+  double compute = 0, comm = 0, weight = 0;
+};
+Sums sum(const std::vector<CostPiece>& pieces) {
+  Sums s;
+  for (const CostPiece& x : pieces) {
+    s.compute += x.compute;
+    s.weight += x.weight;
+    s.comm += x.kind == CostPiece::Kind::overlapped ? std::max(0.0, x.comm - x.compute) : x.comm;
+  }
+  return s;
+}
+
+void check_pieces_sum_to_passes(const StepInput& in) {
+  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+  REQUIRE(plan.feasible);
+  const StepCosts costs = step_costs(in, plan);
+  REQUIRE(costs.chunk_units.size() == costs.passes.size());
+  int layers = 0;
+  for (std::size_t vs = 0; vs < costs.passes.size(); ++vs) {
+    CAPTURE(vs);
+    PassCost want;
+    int layers_here = 0;
+    for (const UnitRun& r : costs.chunk_units[vs]) {
+      const UnitCost& u = costs.units[static_cast<std::size_t>(r.unit)];
+      const double n = r.count;
+      const Sums f = sum(u.forward);
+      const Sums b = sum(u.backward);
+      want.forward_compute += n * f.compute;
+      want.forward_comm += n * f.comm;
+      want.backward_compute += n * b.compute;
+      want.backward_comm += n * b.comm;
+      want.weight_compute += n * b.weight;
+      if (r.first_layer >= 0) {  // runs of layers follow each other in model order
+        CHECK(r.first_layer == plan.first_layer_of(static_cast<int>(vs)) + layers_here);
+        layers_here += r.count;
+      }
+    }
+    const PassCost& got = costs.passes[vs];
+    CHECK(got.forward_compute == want.forward_compute);
+    CHECK(got.forward_comm == want.forward_comm);
+    CHECK(got.backward_compute == want.backward_compute);
+    CHECK(got.backward_comm == want.backward_comm);
+    CHECK(got.weight_compute == want.weight_compute);
+    CHECK(got.forward_compute > 0);
+    layers += layers_here;
+  }
+  CHECK(layers == in.model.layers);
+}
+
+}  // namespace
+
+TEST_CASE("a pass's costs are exactly the sum of its units' pieces") {
+  StepInput in;
+  in.model.layers = 16;
+  in.model.hidden = 1024;
+  in.model.heads = 16;
+  in.model.vocab = 51200;
+  in.model.seq_len = 2048;
+  in.cluster = a100_nodes(2);
+  in.plan.tp = 2;
+  in.plan.pp = 2;
+  in.plan.cp = 2;
+  in.plan.dp = 2;
+  in.plan.schedule = Schedule::interleaved;
+  in.plan.virtual_stages = 2;
+  in.plan.sequence_parallel = true;
+  in.training.global_batch = 16;
+  SUBCASE("tp, cp (overlapped ring exchange), interleaved, selective recompute") {
+    in.plan.recompute = Recompute::selective;
+    check_pieces_sum_to_passes(in);
+  }
+  SUBCASE("standard attention, full recompute") {
+    in.model.attention = Attention::standard;
+    in.plan.recompute = Recompute::full;
+    check_pieces_sum_to_passes(in);
+  }
+  SUBCASE("generic layers: one run per layer") {
+    in.model = TransformerSpec{};
+    in.model.seq_len = 1;
+    for (int l = 0; l < 6; ++l)
+      in.model.generic_layers.push_back(GenericLayer{"conv" + std::to_string(l), 1e6, 1e9, 1e6});
+    in.model.layers = 6;
+    in.plan.cp = 1;
+    in.plan.dp = 4;
+    in.plan.virtual_stages = 1;
+    in.plan.schedule = Schedule::one_f_one_b;
+    in.plan.sequence_parallel = false;
+    check_pieces_sum_to_passes(in);
+  }
+}
+
+TEST_CASE("a transformer layer's pieces alternate kernels and its blocking collectives, in op order") {
+  StepInput in;
+  in.model.layers = 4;
+  in.model.hidden = 1024;
+  in.model.heads = 16;
+  in.model.vocab = 51200;
+  in.model.seq_len = 2048;
+  in.cluster = a100_nodes(1);
+  in.plan.tp = 4;
+  in.plan.dp = 2;
+  in.plan.sequence_parallel = true;
+  in.training.global_batch = 16;
+  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+  REQUIRE(plan.feasible);
+  const StepCosts costs = step_costs(in, plan);
+  const LayerOps ops = transformer_layer_ops(in.model, shard_of(in.plan, in.training.precision));
+  const auto& runs = costs.chunk_units[0];
+  REQUIRE(runs.size() == 3);  // embedding, the layers, the head
+  CHECK(runs[1].count == 4);
+  CHECK(runs[1].first_layer == 0);
+  const UnitCost& layer = costs.units[static_cast<std::size_t>(runs[1].unit)];
+  // One collective piece per collective op, in the same order, and never two kernel pieces in a row.
+  for (const auto* list : {&layer.forward, &layer.backward}) {
+    const auto& op_list = list == &layer.forward ? ops.forward : ops.backward;
+    std::vector<std::string> want, got;
+    for (const LayerOp& op : op_list) {
+      if (op.communication) want.push_back(op.name);
+    }
+    for (std::size_t k = 0; k < list->size(); ++k) {
+      const CostPiece& x = (*list)[k];
+      if (x.kind == CostPiece::Kind::collective) {
+        got.push_back(x.name);
+        CHECK(x.comm > 0);
+      } else if (k > 0) {
+        CHECK((*list)[k - 1].kind != CostPiece::Kind::compute);
+      }
+    }
+    CHECK(got == want);
+  }
 }

@@ -129,3 +129,139 @@ TEST_CASE("the memory counter of a 1F1B stage peaks at p - s stashed micro-batch
   CHECK(sink.peak["stage 1 / compute"] == doctest::Approx(20 + 3));
   CHECK(sink.peak["stage 3 / compute"] == doctest::Approx(40 + 1));
 }
+
+namespace {
+
+// Every slice of a run, for checking the graph's structure and timing.
+struct Slices : sim::TraceSink {
+  struct Slice {
+    std::string lane, name, category;
+    double start = 0, end = 0;
+  };
+  std::vector<Slice> all;
+  void record(const sim::TraceRecord& r) override {
+    all.push_back({std::string(r.lane), std::string(r.name), std::string(r.category), r.start.seconds(),
+                   r.end.seconds()});
+  }
+  // The slices of one stage's lanes whose name starts with `prefix`, in order of start (ties: end).
+  [[nodiscard]] std::vector<Slice> of(int stage, const std::string& prefix) const {
+    std::vector<Slice> out;
+    const std::string proc = "stage " + std::to_string(stage) + " / ";
+    for (const Slice& s : all) {
+      if (s.lane.starts_with(proc) && s.name.starts_with(prefix)) out.push_back(s);
+    }
+    std::stable_sort(out.begin(), out.end(), [](const Slice& a, const Slice& b) {
+      return a.start < b.start || (a.start == b.start && a.end < b.end);
+    });
+    return out;
+  }
+};
+
+bool on_tp_lane(const Slices::Slice& s) {
+  return s.lane.ends_with("/ tp comm");
+}
+bool is_compute(const Slices::Slice& s) {
+  return s.category == "compute";
+}
+
+}  // namespace
+
+TEST_CASE("a forward pass holds Megatron's tensor-parallel collectives per layer, each between its kernels") {
+  // Megatron-LM (Shoeybi et al. 2019, Fig. 3/4): each layer's attention and MLP block ends with the g
+  // operator, an all-reduce in the forward pass — two per layer. With sequence parallelism (Korthikanti et
+  // al. 2022, Fig. 5) g becomes a reduce-scatter and the f before each block an all-gather: four per layer.
+  // Stage 1 of pp 4 holds layers 4..7 of 16 and neither the embedding nor the head.
+  for (const bool sp : {false, true}) {
+    CAPTURE(sp);
+    StepInput in = gpt_on(1, 2, 4, 1, 16);
+    in.plan.sequence_parallel = sp;
+    const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+    REQUIRE(plan.feasible);
+    REQUIRE(plan.stage_layers[1] == 4);
+    const StepCosts costs = step_costs(in, plan);
+    Slices sink;
+    (void)run_step_graph(lower_step(in, plan, costs), in, plan, costs, &sink);
+    const auto pass = sink.of(1, "F mb3 c0 ");
+    std::map<std::string, int> per_layer;  // "L5 tp_all_reduce" -> count
+    std::size_t tp = 0;
+    for (const auto& s : pass) {
+      if (!on_tp_lane(s)) continue;
+      ++tp;
+      per_layer[s.name.substr(std::string("F mb3 c0 ").size())]++;
+    }
+    const int layers = 4;
+    CHECK(tp == static_cast<std::size_t>((sp ? 4 : 2) * layers));
+    for (int l = 4; l < 8; ++l) {
+      const std::string L = "L" + std::to_string(l) + " ";
+      if (sp) {
+        CHECK(per_layer[L + "tp_all_gather"] == 2);
+        CHECK(per_layer[L + "tp_reduce_scatter"] == 2);
+      } else {
+        CHECK(per_layer[L + "tp_all_reduce"] == 2);
+      }
+    }
+    // Blocking: each collective starts once the kernel before it has ended, and the kernel after it starts
+    // only once it is done; nothing runs on the compute stream meanwhile.
+    for (std::size_t k = 0; k < pass.size(); ++k) {
+      if (!on_tp_lane(pass[k])) continue;
+      REQUIRE(k > 0);
+      REQUIRE(k + 1 < pass.size());
+      CHECK(is_compute(pass[k - 1]));
+      CHECK(pass[k - 1].end <= pass[k].start);
+      CHECK(is_compute(pass[k + 1]));
+      CHECK(pass[k + 1].start >= pass[k].end);
+      CHECK(pass[k].end > pass[k].start);
+    }
+  }
+}
+
+TEST_CASE("the context-parallel ring exchange runs beside the attention kernel it hides under") {
+  StepInput in = gpt_on(1, 2, 2, 1, 16);
+  in.plan.cp = 2;
+  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+  REQUIRE(plan.feasible);
+  const StepCosts costs = step_costs(in, plan);
+  Slices sink;
+  (void)run_step_graph(lower_step(in, plan, costs), in, plan, costs, &sink);
+  const auto pass = sink.of(0, "F mb0 c0 L1 ");
+  int exchanges = 0;
+  for (const auto& s : pass) {
+    if (s.category != "cp") continue;
+    ++exchanges;
+    // A kernel on the compute stream starts with it (the attention), and the next piece waits for both.
+    bool beside = false;
+    for (const auto& t : pass) beside = beside || (is_compute(t) && t.start == s.start && t.name != s.name);
+    CHECK(beside);
+    for (const auto& t : pass) {
+      if (is_compute(t) && t.start > s.start) CHECK(t.start >= s.end);
+    }
+  }
+  CHECK(exchanges == 1);
+}
+
+TEST_CASE("ZeRO-3 gathers every layer's weights before its kernels and reduce-scatters its gradients") {
+  StepInput in = gpt_on(1, 2, 1, 4, 16);
+  in.plan.zero = 3;
+  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+  REQUIRE(plan.feasible);
+  const StepCosts costs = step_costs(in, plan);
+  Slices sink;
+  (void)run_step_graph(lower_step(in, plan, costs), in, plan, costs, &sink);
+  std::size_t gathers = 0, reduces = 0;
+  for (const auto& s : sink.all) {
+    gathers += s.name.ends_with("zero3 gather") ? 1 : 0;
+    reduces += s.name.ends_with("zero3 reduce-scatter") ? 1 : 0;
+  }
+  const auto m = static_cast<std::size_t>(plan.micro_batches);
+  CHECK(gathers == m * 2 * 16);  // every layer, before its forward and before its backward
+  CHECK(reduces == m * 16);
+  // Layer 5's forward of micro-batch 2 starts after its weights are gathered.
+  const auto layer = sink.of(0, "F mb2 c0 L5 ");
+  double gathered = -1, first_kernel = 1e9;
+  for (const auto& s : layer) {
+    if (s.name.ends_with("zero3 gather")) gathered = s.end;
+    if (is_compute(s)) first_kernel = std::min(first_kernel, s.start);
+  }
+  REQUIRE(gathered >= 0);
+  CHECK(first_kernel >= gathered);
+}

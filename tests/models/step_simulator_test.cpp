@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "models/analytic_step.hpp"
@@ -154,18 +155,26 @@ TEST_CASE("the analytic and event-driven paths agree within 2% on the example la
   }
 }
 
-TEST_CASE(
-    "with ZeRO-3 and a pipeline the event path hides gathers in pipeline idle time the formula charges") {
+TEST_CASE("with ZeRO-3 and a pipeline the event path pays at most one layer's kernels per pass more") {
   // The known case where the two cannot agree to 2%: when the gathers outweigh a pass's compute, the
-  // closed form charges each pass the excess; the event run streams gathers during the warm-up and
-  // cool-down waits of the pipeline as well, so it is faster, by at most the bubble. The formula stays a
-  // conservative bound.
+  // closed form charges each pass max(kernels, gathers). The event run gathers each layer one layer ahead
+  // (as FSDP prefetches), so a pass that waits for its neighbour's hand-over cannot have streamed more
+  // than one layer's weights meanwhile and ends, at worst, one layer's kernels later; it also streams
+  // gathers through the pipeline's warm-up and cool-down waits, which can only make it faster.
   const StepInput in = small(3);
+  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+  const StepCosts costs = step_costs(in, plan);
+  double one_layer = 0;  // forward + backward of one layer, slowest stage
+  for (int s = 0; s < plan.pp; ++s) {
+    const PassCost& pc = costs.passes[static_cast<std::size_t>(s)];
+    one_layer =
+        std::max(one_layer, (pc.forward() + pc.backward()) / plan.stage_layers[static_cast<std::size_t>(s)]);
+  }
   const StepReport a = simulate_step(in, Fidelity::analytic);
   const StepReport e = simulate_step(in, Fidelity::event);
-  CHECK(e.iteration_time <= a.iteration_time * (1 + 1e-9));
+  CHECK(e.iteration_time <= a.iteration_time + static_cast<double>(plan.micro_batches) * one_layer);
   CHECK(e.iteration_time >= a.iteration_time - a.time.bubble - a.time.exposed_dp_comm);
-  CHECK(e.iteration_time == doctest::Approx(a.iteration_time).epsilon(0.05));
+  CHECK(e.iteration_time == doctest::Approx(a.iteration_time).epsilon(0.08));
 }
 
 TEST_CASE("simulating one representative per symmetry class equals simulating every GPU") {
