@@ -25,8 +25,8 @@
 // chunk's gradient window, ZeRO-3 gathers hide under compute when shorter (closed form), then the
 // optimizer. Each stage finishes at its own time; the latest sets the step.
 //
-// Agreement with the event-driven path (tests/models/step_simulator_test.cpp): within 2% on the example
-// scenarios and on every ZeRO 0–2 layout tested, since both use these costs and the same schedule; they
+// Agreement with the event-driven path (tests/models/step_simulator_test.cpp): within 0.4% on the example
+// scenarios and 2% on every ZeRO 0–2 layout tested, since both use these costs and the same schedule; they
 // differ only in when gradient buckets become ready (here evenly over each chunk's last backward, there at
 // its layer boundaries). The one known gap: ZeRO-3 with pp > 1 when gathers outweigh a pass's compute —
 // the closed form charges every pass max(kernels, gathers), while the event run gathers one layer ahead

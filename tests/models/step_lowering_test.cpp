@@ -265,3 +265,30 @@ TEST_CASE("ZeRO-3 gathers every layer's weights before its kernels and reduce-sc
   REQUIRE(gathered >= 0);
   CHECK(first_kernel >= gathered);
 }
+
+TEST_CASE("gradient buckets wait for the backward of the layers they hold and overlap the rest") {
+  // pp 1, dp 4, overlapped reduction: the last backward runs head, layers 15..0, embedding. A bucket holds
+  // gradients of whole layers, so none can start before the first unit's backward is done; the first
+  // ones start while later layers are still in backward; the last one holds the embedding's.
+  const StepInput in = gpt_on(1, 2, 1, 4, 16);
+  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+  REQUIRE(plan.feasible);
+  const StepCosts costs = step_costs(in, plan);
+  REQUIRE(costs.stages[0].buckets > 1);
+  Slices sink;
+  (void)run_step_graph(lower_step(in, plan, costs), in, plan, costs, &sink);
+  const std::string last = "B mb" + std::to_string(plan.micro_batches - 1) + " c0 ";
+  double head_end = 0, pass_end = 0, embedding_end = 0;
+  for (const auto& s : sink.of(0, last)) {
+    if (!is_compute(s)) continue;
+    if (s.name.starts_with(last + "head ")) head_end = std::max(head_end, s.end);
+    if (s.name.starts_with(last + "embedding ")) embedding_end = std::max(embedding_end, s.end);
+    pass_end = std::max(pass_end, s.end);
+  }
+  const auto buckets = sink.of(0, "grad bucket c0 ");
+  REQUIRE(buckets.size() == static_cast<std::size_t>(costs.stages[0].buckets));
+  CHECK(buckets.front().start >= head_end);
+  CHECK(buckets.front().start < pass_end);
+  CHECK(buckets.back().start >= embedding_end);
+  for (const auto& b : buckets) CHECK(b.start >= head_end);
+}
