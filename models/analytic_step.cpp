@@ -69,8 +69,14 @@ Groups communicator_groups(const ParallelPlan& plan, const topo::ClusterSpec& cl
     return static_cast<std::size_t>(std::find(axes.begin(), axes.end(), a) - axes.begin());
   };
   auto group = [&](ParallelAxis a) { return placement.group(index_of(a), 0); };
-  Groups g{group(ParallelAxis::tp), group(ParallelAxis::cp), group(ParallelAxis::ep),
-           group(ParallelAxis::dp), group(ParallelAxis::pp), {}, {}, {}};
+  Groups g{group(ParallelAxis::tp),
+           group(ParallelAxis::cp),
+           group(ParallelAxis::ep),
+           group(ParallelAxis::dp),
+           group(ParallelAxis::pp),
+           {},
+           {},
+           {}};
   const std::array<std::size_t, 3> grad_axes{index_of(ParallelAxis::dp), index_of(ParallelAxis::cp),
                                              index_of(ParallelAxis::ep)};
   g.grad = placement.group(grad_axes, 0);
@@ -336,8 +342,9 @@ StepTiming analytic_step(const StepInput& in, const StepPlan& plan, const StepCo
   const auto m = static_cast<int>(plan.micro_batches);
   const PipelineOrder order = pipeline_schedule(pl.schedule, p, m, v);
 
-  // ZeRO-3: each pass waits for its weights; gathers are prefetched one pass ahead on the dp stream, so a
-  // pass is lengthened only by what its dp traffic exceeds its own compute (and the very first gather).
+  // ZeRO-3: each layer waits for its weights; gathers are prefetched one layer ahead on the dp stream, so a
+  // pass is lengthened only by what its dp traffic exceeds its own compute (and the very first layer's
+  // gather).
   PassTimes times = pass_times(costs);
   std::vector<double> zero3_exposed(static_cast<std::size_t>(p), 0.0);  // per rank, within the replay
   std::vector<double> first_gather(static_cast<std::size_t>(p), 0.0);   // per rank, before its first pass
@@ -353,7 +360,11 @@ StepTiming analytic_step(const StepInput& in, const StepPlan& plan, const StepCo
       times.forward[static_cast<std::size_t>(vs)] += f;
       times.backward[static_cast<std::size_t>(vs)] += b;
       zero3_exposed[static_cast<std::size_t>(s)] += m * (f + b);
-      if (vs == s) first_gather[static_cast<std::size_t>(s)] = share * sc.zero3_gather_s;
+      // Weights are gathered layer by layer: only the first layer's gather cannot be prefetched.
+      if (vs == s) {
+        first_gather[static_cast<std::size_t>(s)] =
+            sc.zero3_gather_s / std::max(1, plan.stage_layers[static_cast<std::size_t>(s)]);
+      }
     }
   }
   const ScheduleTimeline tl = time_schedule(order, p, m, v, times);

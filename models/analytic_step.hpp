@@ -28,10 +28,12 @@
 // Agreement with the event-driven path (tests/models/step_simulator_test.cpp): within 0.4% on the example
 // scenarios and 2% on every ZeRO 0–2 layout tested, since both use these costs and the same schedule; they
 // differ only in when gradient buckets become ready (here evenly over each chunk's last backward, there at
-// its layer boundaries). The one known gap: ZeRO-3 with pp > 1 when gathers outweigh a pass's compute —
-// the closed form charges every pass max(kernels, gathers), while the event run gathers one layer ahead
-// (so a pass that waited for its neighbour pays up to one layer's kernels more) and streams gathers through
-// the pipeline's warm-up and cool-down waits (faster); on the test layout the event time is ≈5% higher.
+// its layer boundaries). The one known gap: ZeRO-3 when gathers outweigh a pass's compute — the closed
+// form charges every pass max(kernels, gathers) (plus the first layer's gather once), while the event run
+// gathers one layer ahead, so gathers do not run ahead under the embedding and LM-head kernels or while a
+// pass waits for its neighbour (slower, by up to one layer's and those units' kernels per pass), and it
+// streams them through the pipeline's warm-up and cool-down waits (faster); on the test layout the event
+// time is ≈7% higher.
 #include <algorithm>
 #include <cstdint>
 #include <string>

@@ -15,6 +15,9 @@ namespace trainsim::model {
 namespace {
 
 constexpr std::int64_t kMaxFullClusterGpus = 4096;
+// Every GPU's layers as tasks: beyond this a full-cluster graph needs gigabytes (~100 bytes a task with
+// its name and edges); the symmetric collapse gives the same time.
+constexpr std::size_t kMaxFullClusterTasks = std::size_t{16} << 20;
 
 sim::Duration dur(double seconds) {
   return sim::Duration::from_seconds(std::max(0.0, seconds));
@@ -146,6 +149,12 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
       }
     }
     const auto n = static_cast<std::size_t>(n_inst);
+    if (full_cluster && n * per_instance > kMaxFullClusterTasks) {
+      throw InputError(
+          fmt::format("a full-cluster simulation of this layout needs about {}M tasks (limit {}M); "
+                      "simulate one GPU per symmetry class instead",
+                      n * per_instance >> 20, kMaxFullClusterTasks >> 20));
+    }
     dag.reserve(n * per_instance, n * per_instance * (full_cluster ? 3 : 2));
   }
 
@@ -550,14 +559,20 @@ StepTiming run_step_graph(const StepGraph& graph, const StepInput& in, const Ste
   // What an event run cannot attribute (waiting on a hand-over vs waiting on a gather vs the schedule's
   // idle slots) comes from the analytic model of the same costs.
   const StepTiming a = analytic_step(in, plan, costs);
-  const double zero3 = in.plan.zero == 3 ? a.time.exposed_dp_comm - sc.param_gather_s : 0.0;
-  tb.exposed_dp_comm = std::max(0.0, norm_start - last_pass_end) + std::max(0.0, zero3) +
+  const double zero3 = in.plan.zero == 3 ? std::max(0.0, a.time.exposed_dp_comm - sc.param_gather_s) : 0.0;
+  tb.exposed_dp_comm = std::max(0.0, norm_start - last_pass_end) + zero3 +
                        (in.plan.zero >= 1 && in.plan.zero < 3 ? sc.param_gather_s : 0.0);
   tb.exposed_pp_comm = a.critical_stage == crit ? a.time.exposed_pp_comm : 0.0;
   tb.bubble = out.iteration_time -
               (tb.compute + tb.exposed_tp_comm + tb.exposed_dp_comm + tb.exposed_pp_comm + tb.optimizer);
   if (tb.bubble < 0) {
-    tb.exposed_pp_comm = std::max(0.0, tb.exposed_pp_comm + tb.bubble);
+    // The estimates borrowed from the analytic model overshoot what this run spent: take the excess back
+    // from them (pipeline hand-overs first, then the ZeRO-3 gathers), so the parts sum to the step.
+    const double pp_cut = std::min(tb.exposed_pp_comm, -tb.bubble);
+    tb.exposed_pp_comm -= pp_cut;
+    tb.bubble += pp_cut;
+    const double dp_cut = std::min(zero3, -tb.bubble);
+    tb.exposed_dp_comm -= dp_cut;
     tb.bubble = std::max(0.0, out.iteration_time - (tb.compute + tb.exposed_tp_comm + tb.exposed_dp_comm +
                                                     tb.exposed_pp_comm + tb.optimizer));
   }

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "models/step_plan.hpp"
+#include "sim/error.hpp"
 #include "sim/trace.hpp"
 
 using namespace trainsim;
@@ -109,6 +110,17 @@ TEST_CASE("the collapsed simulation equals the per-GPU simulation on a 256-GPU c
   const StepTiming a = run_step_graph(collapsed, in, plan, costs);
   const StepTiming b = run_step_graph(full, in, plan, costs);
   CHECK(b.iteration_time == a.iteration_time);
+}
+
+TEST_CASE("a full-cluster graph too big to hold is refused before it is built") {
+  // GPT-3-like depth on 1,024 GPUs: 64 pipelines × ~300k per-layer tasks each.
+  StepInput in = gpt_on(128, 8, 16, 8, 1536);
+  in.model.layers = 96;
+  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+  REQUIRE(plan.feasible);
+  const StepCosts costs = step_costs(in, plan);
+  CHECK_THROWS_AS((void)lower_step(in, plan, costs, true), InputError);
+  CHECK(lower_step(in, plan, costs).dag.size() > 100'000);  // collapsed: one pipeline
 }
 
 TEST_CASE("the memory counter of a 1F1B stage peaks at p - s stashed micro-batches") {

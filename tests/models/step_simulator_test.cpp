@@ -155,12 +155,13 @@ TEST_CASE("the analytic and event-driven paths agree within 2% on the example la
   }
 }
 
-TEST_CASE("with ZeRO-3 and a pipeline the event path pays at most one layer's kernels per pass more") {
+TEST_CASE("with ZeRO-3 and a pipeline the event path pays at most the unprefetched kernels per pass more") {
   // The known case where the two cannot agree to 2%: when the gathers outweigh a pass's compute, the
   // closed form charges each pass max(kernels, gathers). The event run gathers each layer one layer ahead
-  // (as FSDP prefetches), so a pass that waits for its neighbour's hand-over cannot have streamed more
-  // than one layer's weights meanwhile and ends, at worst, one layer's kernels later; it also streams
-  // gathers through the pipeline's warm-up and cool-down waits, which can only make it faster.
+  // (as FSDP prefetches), so gathers cannot run ahead under the kernels of units without weights to
+  // gather (embedding, LM head), nor beyond one layer while a pass waits for its neighbour's hand-over: per
+  // pass it can end later by at most one layer's kernels plus those units'. It also streams gathers through
+  // the pipeline's warm-up and cool-down waits, which can only make it faster.
   const StepInput in = small(3);
   const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
   const StepCosts costs = step_costs(in, plan);
@@ -170,11 +171,19 @@ TEST_CASE("with ZeRO-3 and a pipeline the event path pays at most one layer's ke
     one_layer =
         std::max(one_layer, (pc.forward() + pc.backward()) / plan.stage_layers[static_cast<std::size_t>(s)]);
   }
+  double ends = 0;  // embedding and head, forward + backward
+  for (const UnitCost& u : costs.units) {
+    if (u.name == "embedding" || u.name == "head") {
+      ends += u.forward_compute + u.forward_comm + u.backward_compute + u.backward_comm;
+    }
+  }
+  REQUIRE(ends > 0);
   const StepReport a = simulate_step(in, Fidelity::analytic);
   const StepReport e = simulate_step(in, Fidelity::event);
-  CHECK(e.iteration_time <= a.iteration_time + static_cast<double>(plan.micro_batches) * one_layer);
+  CHECK(e.iteration_time <= a.iteration_time + static_cast<double>(plan.micro_batches) * (one_layer + ends));
   CHECK(e.iteration_time >= a.iteration_time - a.time.bubble - a.time.exposed_dp_comm);
-  CHECK(e.iteration_time == doctest::Approx(a.iteration_time).epsilon(0.08));
+  CHECK(e.iteration_time == doctest::Approx(a.iteration_time).epsilon(0.10));
+  CHECK(e.time.total() == doctest::Approx(e.iteration_time));
 }
 
 TEST_CASE("simulating one representative per symmetry class equals simulating every GPU") {
