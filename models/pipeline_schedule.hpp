@@ -82,9 +82,20 @@ struct ScheduleTimeline {
   std::vector<double> grads_ready;
 };
 
-/// Times `order`; TRAINSIM_CHECK fails if it deadlocks. O(passes + p · rounds).
+/// When one pass of a rank's list runs, s from the start of the step: it starts when its rank is free
+/// and its inputs have arrived, and ends `start` + its cost.
+struct PassSpan {
+  double start = 0;
+  double end = 0;
+};
+/// Per rank, one span per entry of that rank's list, in the list's order: spans[s][k] times order[s][k].
+using PassSpans = std::vector<std::vector<PassSpan>>;
+
+/// Times `order`; TRAINSIM_CHECK fails if it deadlocks. O(passes + p · rounds). With `spans` (optional;
+/// nothing is recorded or allocated without it), also reports when every pass runs (e.g. for the analytic
+/// trace); the timeline is the same either way.
 [[nodiscard]] ScheduleTimeline time_schedule(const PipelineOrder& order, int p, int m, int v,
-                                             const PassTimes& times);
+                                             const PassTimes& times, PassSpans* spans = nullptr);
 
 /// Makespan with uniform costs per chunk and no communication (forward_s, backward_s per pass; under
 /// ZB-H1 B takes backward_s − weight_s and W weight_s). Used by tests.

@@ -105,3 +105,57 @@ TEST_CASE("a hand-over delay sits on the pipeline's critical path and is reporte
   CHECK(tl.grads_from[0] == doctest::Approx(4.5));
   CHECK(tl.grads_ready[0] == doctest::Approx(6.5));
 }
+
+TEST_CASE("asked for, time_schedule reports every pass's start and end in each rank's list order") {
+  // The two-rank example above: F(0) 0–1 and B(0) 4.5–6.5 on rank 0, F(1) 1.25–2.25 and B(1) 2.25–4.25
+  // on rank 1.
+  const PassTimes t{{1, 1}, {2, 2}, {}, 0.25};
+  const PipelineOrder order = pipeline_schedule(Schedule::one_f_one_b, 2, 1);
+  PassSpans spans;
+  const ScheduleTimeline tl = time_schedule(order, 2, 1, 1, t, &spans);
+  REQUIRE(spans.size() == 2);
+  REQUIRE(spans[0].size() == 2);
+  REQUIRE(spans[1].size() == 2);
+  CHECK(spans[0][0].start == doctest::Approx(0.0));
+  CHECK(spans[0][0].end == doctest::Approx(1.0));
+  CHECK(spans[1][0].start == doctest::Approx(1.25));
+  CHECK(spans[1][0].end == doctest::Approx(2.25));
+  CHECK(spans[1][1].start == doctest::Approx(2.25));
+  CHECK(spans[1][1].end == doctest::Approx(4.25));
+  CHECK(spans[0][1].start == doctest::Approx(4.5));
+  CHECK(spans[0][1].end == doctest::Approx(6.5));
+  CHECK(tl.makespan == doctest::Approx(6.5));
+}
+
+TEST_CASE("1F1B pass spans: each lasts its cost, none overlaps on a rank, and rank 0 ends the step") {
+  // F = 1, B = 2, no hand-over delay, p = 4, m = 8: rank s starts its first forward at s (the forward
+  // wave), the last rank turns round at once (F mb0 then B mb0), and the step takes (m + p − 1)(F + B).
+  const int p = 4;
+  const int m = 8;
+  const PipelineOrder order = pipeline_schedule(Schedule::one_f_one_b, p, m);
+  const PassTimes t{std::vector<double>(p, 1.0), std::vector<double>(p, 2.0), {}, 0.0};
+  PassSpans spans;
+  const ScheduleTimeline with = time_schedule(order, p, m, 1, t, &spans);
+  const ScheduleTimeline without = time_schedule(order, p, m, 1, t);
+  CHECK(with.makespan == without.makespan);  // asking for spans changes nothing
+  CHECK(with.rank_end == without.rank_end);
+  CHECK(with.makespan == doctest::Approx((m + p - 1) * 3.0));
+  REQUIRE(spans.size() == static_cast<std::size_t>(p));
+  for (int s = 0; s < p; ++s) {
+    const auto& rank = order[static_cast<std::size_t>(s)];
+    const auto& span = spans[static_cast<std::size_t>(s)];
+    REQUIRE(span.size() == rank.size());
+    CHECK(span.front().start == doctest::Approx(s));
+    double previous_end = 0;
+    for (std::size_t k = 0; k < span.size(); ++k) {
+      const double cost = rank[k].kind == PassKind::forward ? 1.0 : 2.0;
+      CHECK(span[k].end - span[k].start == doctest::Approx(cost));
+      CHECK(span[k].start >= previous_end);
+      previous_end = span[k].end;
+    }
+    CHECK(span.back().end == with.rank_end[static_cast<std::size_t>(s)]);
+  }
+  const auto& last = spans[p - 1];
+  CHECK(last[1].start == doctest::Approx(p));  // B mb0 right after F mb0 on the last rank
+  CHECK(spans[0].back().end == doctest::Approx(with.makespan));
+}
