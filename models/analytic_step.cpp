@@ -335,7 +335,8 @@ PassTimes pass_times(const StepCosts& costs) {
   return t;
 }
 
-StepTiming analytic_step(const StepInput& in, const StepPlan& plan, const StepCosts& costs) {
+StepTiming analytic_step(const StepInput& in, const StepPlan& plan, const StepCosts& costs,
+                         AnalyticLayout* layout) {
   const ParallelPlan& pl = in.plan;
   const int p = plan.pp;
   const int v = plan.virtual_stages;
@@ -367,7 +368,14 @@ StepTiming analytic_step(const StepInput& in, const StepPlan& plan, const StepCo
       }
     }
   }
-  const ScheduleTimeline tl = time_schedule(order, p, m, v, times);
+  const ScheduleTimeline tl = time_schedule(order, p, m, v, times, layout ? &layout->passes : nullptr);
+  if (layout != nullptr) {
+    layout->order = order;
+    layout->first_gather = first_gather;
+    layout->buckets.assign(static_cast<std::size_t>(p), {});
+    layout->reduced.assign(static_cast<std::size_t>(p), 0.0);
+    layout->finish.assign(static_cast<std::size_t>(p), 0.0);
+  }
 
   StepTiming out;
   std::vector<double> finish(static_cast<std::size_t>(p), 0.0);
@@ -396,13 +404,21 @@ StepTiming analytic_step(const StepInput& in, const StepPlan& plan, const StepCo
         for (int i = 0; i < nb; ++i) {
           const double available = pl.overlap_grad_reduce ? from + (ready - from) * (i + 1) / nb
                                                           : tl.rank_end[static_cast<std::size_t>(s)];
-          dp_free = std::max(dp_free, available) + each;
+          const double start = std::max(dp_free, available);
+          dp_free = start + each;
+          if (layout != nullptr) {
+            layout->buckets[static_cast<std::size_t>(s)].push_back(AnalyticLayout::Bucket{c, start, dp_free});
+          }
         }
       }
     }
     const double reduced = std::max(end, dp_free);
     dp_tail[static_cast<std::size_t>(s)] = reduced - end;
     finish[static_cast<std::size_t>(s)] = reduced + sc.grad_norm_s + sc.optimizer_s + sc.param_gather_s;
+    if (layout != nullptr) {
+      layout->reduced[static_cast<std::size_t>(s)] = reduced;
+      layout->finish[static_cast<std::size_t>(s)] = finish[static_cast<std::size_t>(s)];
+    }
   }
   const int crit = static_cast<int>(std::max_element(finish.begin(), finish.end()) - finish.begin());
   const auto cs = static_cast<std::size_t>(crit);

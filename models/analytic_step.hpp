@@ -130,8 +130,28 @@ struct StepTiming {
   int critical_stage = 0;      ///< the pipeline rank that finishes last
 };
 
-/// Closed-form step time from the costs (see the file comment).
-[[nodiscard]] StepTiming analytic_step(const StepInput& input, const StepPlan& plan, const StepCosts& costs);
+/// Where analytic_step lays a step's pieces in time, seconds from the step's start: what the analytic trace
+/// (models/analytic_trace.hpp) draws. Everything here is what the closed form computes anyway.
+struct AnalyticLayout {
+  struct Bucket {
+    int chunk = 0;  ///< the model chunk whose gradients it reduces
+    double start = 0;
+    double end = 0;
+  };
+  PipelineOrder order;  ///< per rank, its passes in execution order
+  /// Per rank, time_schedule's span of each pass of `order` (a pass includes its exposed tp/cp/ep
+  /// collectives and, under ZeRO-3, what its weight gathers exceed its compute), before `first_gather`.
+  PassSpans passes;
+  std::vector<double> first_gather;          ///< per rank: ZeRO-3's first gather, delaying its whole list
+  std::vector<std::vector<Bucket>> buckets;  ///< per rank: gradient buckets on its dp stream, in order
+  std::vector<double> reduced;               ///< per rank: gradients reduced; the grad-norm all-reduce starts
+  std::vector<double> finish;                ///< per rank: its step ends (optimizer, ZeRO 1–2 gather done)
+};
+
+/// Closed-form step time from the costs (see the file comment). With `layout` (optional; no cost without
+/// it), also reports where each piece lies in time.
+[[nodiscard]] StepTiming analytic_step(const StepInput& input, const StepPlan& plan, const StepCosts& costs,
+                                       AnalyticLayout* layout = nullptr);
 
 /// The per-pass costs as time_schedule's input (forward/backward include exposed collectives).
 [[nodiscard]] PassTimes pass_times(const StepCosts& costs);

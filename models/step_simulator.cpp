@@ -4,6 +4,7 @@
 #include <string>
 
 #include "models/analytic_step.hpp"
+#include "models/analytic_trace.hpp"
 #include "models/flops.hpp"
 #include "models/memory.hpp"
 #include "models/parameters.hpp"
@@ -17,6 +18,30 @@ namespace trainsim::model {
 const char* to_string(Fidelity f) {
   return f == Fidelity::analytic ? "analytic" : "event";
 }
+
+namespace {
+
+// Memory in use per stage over the step, for the traces' "memory_bytes" counter: the resident part plus
+// the stashed activations, each micro-batch·chunk's share of the estimate's peak (its peak over the
+// in-flight count).
+StageMemoryTrack memory_track(const MemoryEstimate& mem, const StepPlan& plan) {
+  StageMemoryTrack track;
+  for (const StageMemory& sm : mem.stages) {
+    const double stashed =
+        sm.in_flight_micro_batches > 0 ? sm.memory.activations / sm.in_flight_micro_batches : 0;
+    track.resident.push_back(sm.memory.total() - sm.memory.activations);
+    track.per_micro_batch.push_back(stashed / plan.virtual_stages);
+  }
+  return track;
+}
+
+void write_trace(const sim::ChromeTraceWriter& writer, const std::string& path) {
+  std::ofstream out(path);
+  if (!out) throw InputError("cannot write the trace to '" + path + "'");
+  writer.write(out);
+}
+
+}  // namespace
 
 Fidelity parse_fidelity(std::string_view text) {
   if (text == "analytic") return Fidelity::analytic;
@@ -67,27 +92,29 @@ StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptio
   const StepCosts costs = step_costs(in, plan);
   StepTiming t;
   if (fidelity == Fidelity::analytic) {
-    t = analytic_step(in, plan, costs);
+    if (options.trace_path.empty()) {
+      t = analytic_step(in, plan, costs);
+    } else {
+      // The closed form's own timeline (models/analytic_trace.hpp), laid out as the event trace is.
+      sim::ChromeTraceWriter writer;
+      const StageMemoryTrack track = memory_track(mem, plan);
+      t = trace_analytic_step(in, plan, costs, writer, &track);
+      writer.add_metadata("fidelity", to_string(fidelity));
+      writer.add_metadata("timeline",
+                          "closed form (analytic_step): pass times replayed from the pipeline schedule, "
+                          "no event simulation");
+      write_trace(writer, options.trace_path);
+    }
   } else {
     const StepGraph graph = lower_step(in, plan, costs, options.full_cluster);
     if (options.trace_path.empty()) {
       t = run_step_graph(graph, in, plan, costs);
     } else {
       sim::ChromeTraceWriter writer;
-      // Memory in use per stage over the step: the resident part plus the stashed activations, each
-      // micro-batch·chunk's share of the estimate's peak (its peak over the in-flight count).
-      StageMemoryTrack track;
-      for (const StageMemory& sm : mem.stages) {
-        const double stashed =
-            sm.in_flight_micro_batches > 0 ? sm.memory.activations / sm.in_flight_micro_batches : 0;
-        track.resident.push_back(sm.memory.total() - sm.memory.activations);
-        track.per_micro_batch.push_back(stashed / plan.virtual_stages);
-      }
+      const StageMemoryTrack track = memory_track(mem, plan);
       t = run_step_graph(graph, in, plan, costs, &writer, options.full_cluster ? nullptr : &track);
       writer.add_metadata("fidelity", to_string(fidelity));
-      std::ofstream out(options.trace_path);
-      if (!out) throw InputError("cannot write the trace to '" + options.trace_path + "'");
-      writer.write(out);
+      write_trace(writer, options.trace_path);
     }
   }
   r.iteration_time = t.iteration_time;

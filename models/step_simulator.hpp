@@ -34,14 +34,16 @@ struct StepInput {
   double memory_headroom = 0;  ///< fraction of HBM that must stay free for `fits` (budget.memory_headroom)
 };
 
-/// Knobs of the event-driven fidelity (ignored by the analytic one).
+/// Knobs of one step's simulation.
 struct StepOptions {
   /// Simulate every GPU of the cluster instead of one representative per symmetry class (one pipeline of
   /// one data-parallel replica, one tensor-parallel rank). Exists to test that the collapse is exact;
-  /// refused (InputError) above 4,096 GPUs.
+  /// refused (InputError) above 4,096 GPUs. Event fidelity only (the analytic one ignores it).
   bool full_cluster = false;
-  /// Where the Chrome trace of the simulated step goes; "" = no trace. One process per simulated stage
-  /// (or GPU under full_cluster), one thread per stream.
+  /// Where the Chrome trace of the step goes; "" = no trace. One process per simulated stage (or GPU
+  /// under full_cluster), one thread per stream, the memory in use as a counter. At the analytic fidelity
+  /// it is the closed form's timeline in the same layout (models/analytic_trace.hpp), marked
+  /// "fidelity": "analytic" in its otherData and in every slice's args.
   std::string trace_path;
 };
 

@@ -1,8 +1,9 @@
 // `trainsim run S.yaml`: load a scenario, simulate one step (event-driven by default) and the whole run
 // around it, print the summary (SPEC "Outputs") as a table or JSON; with -o DIR also write summary.json,
-// trace.json (Chrome/Perfetto trace of the simulated step: a process per pipeline stage, a thread per
-// stream) and run.csv (the run's timeline). Exit 1 when the layout is infeasible, does not fit in memory,
-// or a budget check fails (the summary is printed first in every case).
+// trace.json (Chrome/Perfetto trace of the step: a process per pipeline stage, a thread per stream; at the
+// analytic fidelity the closed form's timeline in the same layout) and run.csv (the run's timeline). Exit 1
+// when the layout is infeasible, does not fit in memory, or a budget check fails (the summary is printed
+// first in every case).
 #include <filesystem>
 #include <fstream>
 #include <iostream>

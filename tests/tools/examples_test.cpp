@@ -180,3 +180,32 @@ TEST_CASE("every example runs through the binary and writes a summary, a Chrome 
     }
   }
 }
+
+TEST_CASE("analytic fidelity: every example writes the closed form's Chrome trace, ending at its step") {
+  for (const auto& file : example_scenarios()) {
+    const std::string example = file.stem().string();
+    SUBCASE(example.c_str()) {
+      const TempDir out;
+      const auto outcome = run_trainsim(
+          {"run", file.string(), "-o", out.path().string(), "--format", "json", "--fidelity", "analytic"},
+          60.0);
+      INFO(example << ": " << describe(outcome));
+      CHECK(outcome.exit_code == (expected_exit_1.count(example) == 1 ? 1 : 0));
+      const json summary = json::parse(read_file(out.path() / "summary.json"));
+      REQUIRE(summary["iteration_time"].is_number());
+      const json trace = json::parse(read_file(out.path() / "trace.json"));
+      check_trace(example, trace);
+      CHECK(trace["otherData"]["fidelity"] == "analytic");
+      double last_end_us = 0;
+      std::size_t unmarked = 0;
+      for (const auto& event : trace["traceEvents"]) {
+        if (event["ph"] != "X") continue;
+        last_end_us = std::max(last_end_us, event["ts"].get<double>() + event["dur"].get<double>());
+        if (event.value("args", json::object()).value("fidelity", std::string{}) != "analytic") ++unmarked;
+      }
+      CHECK(unmarked == 0);
+      // µs with ns resolution, start and duration each rounded: 2 ns.
+      CHECK(std::abs(last_end_us - summary["iteration_time"].get<double>() * 1e6) <= 0.002);
+    }
+  }
+}
