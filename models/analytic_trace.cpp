@@ -87,13 +87,13 @@ StepTiming trace_analytic_step(const StepInput& in, const StepPlan& plan, const 
       const std::string label = fmt::format("{} mb{} c{}", kind_letter(x.kind), x.micro_batch, x.chunk);
       const double kernels_end = std::min(end, start + kernels);
       slice(compute, label, "compute", start, kernels_end);
-      if (comm > 0) slice(tp, "tp " + label, "tp", kernels_end, std::min(end, kernels_end + comm));
+      if (comm > 0) slice(tp, label + " collectives", "tp", kernels_end, std::min(end, kernels_end + comm));
       if (zero3 && x.kind != PassKind::backward_weight) {
         const double share =
             static_cast<double>(plan.chunk_layers[static_cast<std::size_t>(vs)]) / plan.stage_layers[si];
         const bool bwd = x.kind == PassKind::backward;
         const double gather = share * (sc.zero3_gather_s + (bwd ? sc.zero3_reduce_s : 0.0));
-        slice(dp, (bwd ? "zero3 gather+reduce " : "zero3 gather ") + label, "dp", start,
+        slice(dp, label + (bwd ? " zero3 gather+reduce-scatter" : " zero3 gather"), "dp", start,
               std::min(end, start + gather));
       }
       const bool sends =
@@ -104,7 +104,7 @@ StepTiming trace_analytic_step(const StepInput& in, const StepPlan& plan, const 
       }
       if (memory != nullptr && x.kind != PassKind::backward_weight) {
         in_use += (x.kind == PassKind::forward ? 1.0 : -1.0) * memory->per_micro_batch[si];
-        sink.counter(compute, "memory_bytes", at(kernels_end), in_use);
+        sink.counter(compute, "memory_bytes", at(end), in_use);
       }
     }
 

@@ -293,7 +293,7 @@ TEST_CASE("ZeRO-3: gathers on dp comm, the first one before any pass; the step s
     CHECK(dpc.front().name == "zero3 first gather");
     CHECK(dpc.front().ts == 0.0);
     const auto gathers = std::count_if(dpc.begin(), dpc.end(), [](const Slice& x) {
-      return x.name.rfind("zero3 gather ", 0) == 0 || x.name.rfind("zero3 gather+reduce ", 0) == 0;
+      return x.name.ends_with(" zero3 gather") || x.name.ends_with(" zero3 gather+reduce-scatter");
     });
     CHECK(gathers == 2 * m);  // before every forward and every backward
     // The first pass waits for the first gather.
