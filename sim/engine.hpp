@@ -77,6 +77,8 @@ class Engine {
 
   [[nodiscard]] Slot& slot(std::uint32_t index);
   std::uint32_t allocate_slot();
+  // Appends a chunk of default-constructed slots.
+  void add_chunk();
   // Bucket of e: 256 * (position of the highest digit where (time, key) differs from last_) + e's digit
   // there. Lower buckets hold earlier entries.
   [[nodiscard]] std::size_t bucket_of(const Entry& e) const;
@@ -103,7 +105,13 @@ class Engine {
   std::size_t min_bucket_ = 0;
   std::size_t min_pos_ = 0;
   bool min_known_ = false;
-  std::vector<std::unique_ptr<Slot[]>> chunks_;  // stable storage: callbacks never move while queued
+  // Stable storage: callbacks never move while queued. Chunks of kChunkSize slots, carved from arenas.
+  std::vector<Slot*> chunks_;
+  struct FreeArena {
+    void operator()(void* p) const;
+  };
+  std::vector<std::unique_ptr<void, FreeArena>> arenas_;
+  std::size_t arena_left_ = 0;  // chunks still free at the end of arenas_.back()
   std::vector<std::uint32_t> free_slots_;
   std::uint32_t slot_count_ = 0;
   std::uint64_t next_seq_ = 1;
