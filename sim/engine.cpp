@@ -23,7 +23,8 @@ constexpr std::uint64_t kMaxSeq = std::uint64_t{1} << (64 - kSlotBits);
 // Callbacks fetched at once: enough to keep the memory system's queues full (measured at a million pending
 // events: 64 left a third of the run waiting on slots, 256 and 1024 performed alike).
 constexpr std::size_t kPrefetchAtMost = 256;
-constexpr std::size_t kAllocateAhead = 128;  // free slots fetched this many allocations ahead (16 was too few)
+constexpr std::size_t kAllocateAhead =
+    128;  // free slots fetched this many allocations ahead (16 was too few)
 constexpr std::size_t kCompactAtLeast = 1024;  // below this many cancelled entries, never compact
 constexpr std::size_t kHugeArenaBytes = std::size_t{2} << 20;
 }  // namespace
@@ -40,7 +41,9 @@ Engine::~Engine() {
   for (Slot* chunk : chunks_) std::destroy_n(chunk, kChunkSize);
 }
 
-void Engine::FreeArena::operator()(void* p) const { std::free(p); }
+void Engine::FreeArena::operator()(void* p) const {
+  std::free(p);
+}
 
 void Engine::add_chunk() {
   // A slab past a few MB is read in event order, which is random order: with 4 KiB pages nearly every
@@ -52,16 +55,17 @@ void Engine::add_chunk() {
     void* p = std::aligned_alloc(arena_bytes == kChunkBytes ? alignof(Slot) : kHugeArenaBytes, arena_bytes);
     if (p == nullptr) throw std::bad_alloc();
 #ifdef MADV_HUGEPAGE
-    if (arena_bytes == kHugeArenaBytes) madvise(p, arena_bytes, MADV_HUGEPAGE);  // a hint; failure is harmless
+    if (arena_bytes == kHugeArenaBytes)
+      madvise(p, arena_bytes, MADV_HUGEPAGE);  // a hint; failure is harmless
 #endif
     arenas_.emplace_back(p);
     arena_left_ = arena_bytes / kChunkBytes;
   }
   auto* base = static_cast<std::byte*>(arenas_.back().get());
   const std::size_t used = (arena_bytes / kChunkBytes) - arena_left_;
-  Slot* chunk = std::uninitialized_default_construct_n(reinterpret_cast<Slot*>(base + used * kChunkBytes),
-                                                        kChunkSize) -
-                kChunkSize;
+  Slot* chunk =
+      std::uninitialized_default_construct_n(reinterpret_cast<Slot*>(base + used * kChunkBytes), kChunkSize) -
+      kChunkSize;
   --arena_left_;
   chunks_.push_back(chunk);
 }

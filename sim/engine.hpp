@@ -10,10 +10,11 @@
 // sequential passes; an entry moves at most 15 times over its life, about log256(pending) on average. So
 // the queue does no random access when the pending set outgrows the cache, where a heap misses per level;
 // the one random access left, the callback's slot, is prefetched ahead, and big slabs sit on huge pages.
-// Callbacks live in a stable slab indexed by slot, so scheduling from inside a callback is safe. cancel is O(1) and lazy: the entry stays
-// queued and is discarded when it comes out; when cancelled entries outnumber live ones the queue is
-// compacted (O(n), amortised O(1) per cancel), so rescheduling far-future events cannot grow it.
-// Limits (checked): 2^24 (16.7 M) events pending at once, 2^40 (1.1e12) events scheduled per engine.
+// Callbacks live in a stable slab indexed by slot, so scheduling from inside a callback is safe. cancel is
+// O(1) and lazy: the entry stays queued and is discarded when it comes out; when cancelled entries outnumber
+// live ones the queue is compacted (O(n), amortised O(1) per cancel), so rescheduling far-future events
+// cannot grow it. Limits (checked): 2^24 (16.7 M) events pending at once, 2^40 (1.1e12) events scheduled per
+// engine.
 #include <array>
 #include <cstddef>
 #include <cstdint>
