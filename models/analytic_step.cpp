@@ -214,6 +214,42 @@ PassCost pass_cost(const std::vector<UnitCost>& units, const std::vector<UnitRun
   return pc;
 }
 
+// Gradient buckets of rank s: each chunk's share of the buckets becomes ready evenly over its last
+// backward (or all after the rank's last pass without overlap_grad_reduce); the dp stream reduces them in
+// order of readiness. Returns when the stream is free (0 without buckets). on_bucket(chunk, start, end)
+// sees each bucket: a template parameter so that the timing-only path, which passes a no-op, pays nothing.
+template <class OnBucket>
+double lay_buckets(const ParallelPlan& pl, const StepPlan& plan, const StageCost& sc,
+                   const ScheduleTimeline& tl, int s, OnBucket&& on_bucket) {
+  double dp_free = 0;
+  if (pl.zero >= 3 || sc.bucket_s <= 0) return dp_free;
+  const int p = plan.pp;
+  const int v = plan.virtual_stages;
+  std::vector<int> chunks(static_cast<std::size_t>(v));
+  for (int c = 0; c < v; ++c) chunks[static_cast<std::size_t>(c)] = c;
+  auto vs_of = [&](int c) { return static_cast<std::size_t>(c * p + s); };
+  std::sort(chunks.begin(), chunks.end(),
+            [&](int a, int b) { return tl.grads_ready[vs_of(a)] < tl.grads_ready[vs_of(b)]; });
+  for (int c : chunks) {
+    const int nb = std::max(
+        1, static_cast<int>(std::lround(static_cast<double>(sc.buckets) * plan.chunk_layers[vs_of(c)] /
+                                        plan.stage_layers[static_cast<std::size_t>(s)])));
+    const double from = tl.grads_from[vs_of(c)];
+    const double ready = tl.grads_ready[vs_of(c)];
+    const double chunk_total = sc.bucket_s * sc.buckets * plan.chunk_layers[vs_of(c)] /
+                               plan.stage_layers[static_cast<std::size_t>(s)];
+    const double each = chunk_total / nb;
+    for (int i = 0; i < nb; ++i) {
+      const double available = pl.overlap_grad_reduce ? from + (ready - from) * (i + 1) / nb
+                                                      : tl.rank_end[static_cast<std::size_t>(s)];
+      const double start = std::max(dp_free, available);
+      dp_free = start + each;
+      on_bucket(c, start, dp_free);
+    }
+  }
+  return dp_free;
+}
+
 }  // namespace
 
 StepCosts step_costs(const StepInput& in, const StepPlan& plan) {
@@ -383,35 +419,12 @@ StepTiming analytic_step(const StepInput& in, const StepPlan& plan, const StepCo
   for (int s = 0; s < p; ++s) {
     const StageCost& sc = costs.stages[static_cast<std::size_t>(s)];
     const double end = tl.rank_end[static_cast<std::size_t>(s)] + first_gather[static_cast<std::size_t>(s)];
-    // Gradient buckets: each chunk's share of the buckets becomes ready evenly over its last backward;
-    // the dp stream reduces them in order of readiness.
-    double dp_free = 0;
-    if (pl.zero < 3 && sc.bucket_s > 0) {
-      std::vector<int> chunks(static_cast<std::size_t>(v));
-      for (int c = 0; c < v; ++c) chunks[static_cast<std::size_t>(c)] = c;
-      auto vs_of = [&](int c) { return static_cast<std::size_t>(c * p + s); };
-      std::sort(chunks.begin(), chunks.end(),
-                [&](int a, int b) { return tl.grads_ready[vs_of(a)] < tl.grads_ready[vs_of(b)]; });
-      for (int c : chunks) {
-        const int nb = std::max(
-            1, static_cast<int>(std::lround(static_cast<double>(sc.buckets) * plan.chunk_layers[vs_of(c)] /
-                                            plan.stage_layers[static_cast<std::size_t>(s)])));
-        const double from = tl.grads_from[vs_of(c)];
-        const double ready = tl.grads_ready[vs_of(c)];
-        const double chunk_total = sc.bucket_s * sc.buckets * plan.chunk_layers[vs_of(c)] /
-                                   plan.stage_layers[static_cast<std::size_t>(s)];
-        const double each = chunk_total / nb;
-        for (int i = 0; i < nb; ++i) {
-          const double available = pl.overlap_grad_reduce ? from + (ready - from) * (i + 1) / nb
-                                                          : tl.rank_end[static_cast<std::size_t>(s)];
-          const double start = std::max(dp_free, available);
-          dp_free = start + each;
-          if (layout != nullptr) {
-            layout->buckets[static_cast<std::size_t>(s)].push_back(AnalyticLayout::Bucket{c, start, dp_free});
-          }
-        }
-      }
-    }
+    const double dp_free =
+        layout == nullptr
+            ? lay_buckets(pl, plan, sc, tl, s, [](int, double, double) {})
+            : lay_buckets(pl, plan, sc, tl, s, [&](int c, double from, double to) {
+                layout->buckets[static_cast<std::size_t>(s)].push_back(AnalyticLayout::Bucket{c, from, to});
+              });
     const double reduced = std::max(end, dp_free);
     dp_tail[static_cast<std::size_t>(s)] = reduced - end;
     finish[static_cast<std::size_t>(s)] = reduced + sc.grad_norm_s + sc.optimizer_s + sc.param_gather_s;

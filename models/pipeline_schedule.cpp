@@ -85,6 +85,9 @@ struct Replay {
 
 // Runs every rank's list in order, each pass as soon as its rank is free and its dependencies are done.
 // Sweeps the ranks until no rank can advance: complete = false means a deadlock or a malformed list.
+// kSpans: also record every pass's span into *spans (a template parameter, so the plain replay pays
+// nothing for it).
+template <bool kSpans = false>
 Replay replay(const PipelineOrder& order, int p, int m, int v, const PassTimes& times,
               PassSpans* spans = nullptr) {
   Replay result;
@@ -107,7 +110,7 @@ Replay replay(const PipelineOrder& order, int p, int m, int v, const PassTimes& 
   tl.grads_from.assign(nvs, 0.0);
   tl.grads_ready.assign(nvs, 0.0);
   std::vector<std::size_t> next(static_cast<std::size_t>(p), 0);
-  if (spans != nullptr) {
+  if constexpr (kSpans) {
     spans->resize(static_cast<std::size_t>(p));
     for (int s = 0; s < p; ++s) {
       (*spans)[static_cast<std::size_t>(s)].assign(order[static_cast<std::size_t>(s)].size(), PassSpan{});
@@ -153,7 +156,7 @@ Replay replay(const PipelineOrder& order, int p, int m, int v, const PassTimes& 
         if (slot >= 0) return result;  // the same pass twice
         slot = ready + cost;
         rank_free = slot;
-        if (spans != nullptr) (*spans)[static_cast<std::size_t>(s)][i] = PassSpan{ready, slot};
+        if constexpr (kSpans) (*spans)[static_cast<std::size_t>(s)][i] = PassSpan{ready, slot};
         tl.rank_busy[static_cast<std::size_t>(s)] += cost;
         const bool produces_grads =
             split ? x.kind == PassKind::backward_weight : x.kind == PassKind::backward;
@@ -243,7 +246,7 @@ int peak_in_flight(const std::vector<PipelinePass>& rank_passes) {
 
 ScheduleTimeline time_schedule(const PipelineOrder& order, int p, int m, int v, const PassTimes& times,
                                PassSpans* spans) {
-  Replay r = replay(order, p, m, v, times, spans);
+  Replay r = spans != nullptr ? replay<true>(order, p, m, v, times, spans) : replay(order, p, m, v, times);
   TRAINSIM_CHECK(r.complete, "time_schedule: the schedule deadlocks or is malformed");
   return std::move(r.timeline);
 }
