@@ -145,6 +145,7 @@ void Engine::compact() {
     if (kept == 0) mark_empty(b);
   }
   cancelled_queued_ = 0;
+  std::fill(bucket_min_.begin(), bucket_min_.end(), kMinUnknown);  // survivors moved
   min_known_ = false;
 }
 
@@ -169,6 +170,7 @@ void Engine::add_to_bucket(std::size_t b, Entry e) {
 }
 
 void Engine::mark_empty(std::size_t b) {
+  bucket_min_[b] = kMinUnknown;
   nonempty_[b / 64] &= ~(std::uint64_t{1} << (b % 64));
   if (nonempty_[b / 64] == 0) nonempty_words_ &= ~(std::uint64_t{1} << (b / 64));
 }
@@ -176,6 +178,12 @@ void Engine::mark_empty(std::size_t b) {
 void Engine::push(Entry e) {
   const std::size_t b = bucket_of(e);
   add_to_bucket(b, e);
+  // Only here can a bucket whose minimum is known grow: pop() moves entries into buckets below the lowest
+  // non-empty one, which are empty, so their minimum is unknown.
+  const std::uint32_t known = bucket_min_[b];
+  if (known != kMinUnknown && before(e, buckets_[b][known])) {
+    bucket_min_[b] = static_cast<std::uint32_t>(buckets_[b].size() - 1);
+  }
   ++queued_;
   if (min_known_ && before(e, min_)) {
     min_ = e;
@@ -190,9 +198,13 @@ const Engine::Entry& Engine::top() {
     const auto word = static_cast<std::size_t>(std::countr_zero(nonempty_words_));
     const std::size_t b = word * 64 + static_cast<std::size_t>(std::countr_zero(nonempty_[word]));
     const std::vector<Entry>& bucket = buckets_[b];
-    std::size_t best = 0;
-    for (std::size_t i = 1; i < bucket.size(); ++i) {
-      if (before(bucket[i], bucket[best])) best = i;
+    std::size_t best = bucket_min_[b];
+    if (best == kMinUnknown) {
+      best = 0;
+      for (std::size_t i = 1; i < bucket.size(); ++i) {
+        if (before(bucket[i], bucket[best])) best = i;
+      }
+      bucket_min_[b] = static_cast<std::uint32_t>(best);
     }
     min_ = bucket[best];
     min_bucket_ = b;

@@ -102,6 +102,12 @@ class Engine {
   std::uint64_t nonempty_words_ = 0;                     // bit w set <=> nonempty_[w] != 0
   std::size_t queued_ = 0;                               // entries in the buckets, cancelled ones included
   Entry last_{0, 0};
+  // Per bucket, the position of its earliest entry once a scan found it (kMinUnknown until then), kept up
+  // to date by appends; forgotten when the bucket empties or is compacted. Without it, a big bucket that
+  // is the lowest but keeps losing the race to newly scheduled earlier events (N far-future completions
+  // while a short flow comes and goes) was rescanned on every pop: O(N) per event.
+  static constexpr std::uint32_t kMinUnknown = ~std::uint32_t{0};
+  std::vector<std::uint32_t> bucket_min_ = std::vector<std::uint32_t>(kBuckets, kMinUnknown);
   Entry min_{0, 0};  // top(), when min_known_: in buckets_[min_bucket_] at min_pos_
   std::size_t min_bucket_ = 0;
   std::size_t min_pos_ = 0;
