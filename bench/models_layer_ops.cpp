@@ -4,33 +4,16 @@
 
 #include "models/kernel_time.hpp"
 #include "models/layer_ops.hpp"
+#include "tests/support/fixtures.hpp"
 
 using namespace trainsim::model;
 
 namespace {
 
-TransformerSpec llama3_70b() {
-  TransformerSpec s;
-  s.layers = 80;
-  s.hidden = 8192;
-  s.heads = 64;
-  s.kv_heads = 8;
-  s.ffn_hidden = 28672;
-  s.vocab = 128256;
-  s.seq_len = 8192;
-  s.mlp = Mlp::swiglu;
-  s.norm = Norm::rmsnorm;
-  s.position = Position::rope;
-  s.bias = false;
-  return s;
-}
-
+// Llama-3 70B's layer on one H100 of a DGX H100 (tp 8): the shared fixtures' datasheet values.
+using trainsim::testing::llama3_70b;
 trainsim::topo::GpuSpec h100() {
-  trainsim::topo::GpuSpec g;
-  g.name = "h100";
-  g.peak.bf16 = 989e12;
-  g.hbm_bytes_per_s = 3.35e12;
-  return g;
+  return trainsim::testing::h100_sxm();
 }
 
 void BM_TransformerLayerOps(benchmark::State& state) {

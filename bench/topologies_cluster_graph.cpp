@@ -2,19 +2,14 @@
 // ring over all of its GPUs (N routes), at 1k, 16k and 100k GPUs.
 #include <benchmark/benchmark.h>
 
+#include "tests/support/fixtures.hpp"
 #include "topologies/cluster_graph.hpp"
 
 namespace {
 
+// DGX H100 nodes (the shared fixture), 3 switch tiers beyond 16k GPUs.
 trainsim::topo::ClusterSpec fat_tree(std::int64_t gpus) {
-  trainsim::topo::ClusterSpec c;
-  c.node.name = "bench";
-  c.node.gpus_per_node = 8;
-  c.node.intra_bytes_per_s = 450e9;
-  c.node.intra_latency_s = 2e-6;
-  c.node.nics_per_node = 8;
-  c.node.nic_bytes_per_s = 50e9;
-  c.nodes = gpus / 8;
+  trainsim::topo::ClusterSpec c = trainsim::testing::dgx_h100(gpus / 8);
   c.network.topology =
       gpus > 16384 ? trainsim::topo::FabricTopology::fat_tree_3 : trainsim::topo::FabricTopology::fat_tree;
   return c;

@@ -5,24 +5,15 @@
 #include <numeric>
 #include <vector>
 
+#include "tests/support/fixtures.hpp"
 #include "topologies/collective_flows.hpp"
 
 namespace {
 
-trainsim::topo::ClusterSpec cluster(std::int64_t nodes) {
-  trainsim::topo::ClusterSpec c;
-  c.node.name = "bench";
-  c.node.gpus_per_node = 8;
-  c.node.intra_bytes_per_s = 450e9;
-  c.node.intra_latency_s = 2e-6;
-  c.node.nics_per_node = 8;
-  c.node.nic_bytes_per_s = 50e9;
-  c.nodes = nodes;
-  return c;
-}
+using trainsim::testing::dgx_h100;
 
 void BM_HierarchicalAllReduce1024(benchmark::State& state) {
-  const trainsim::topo::ClusterSpec c = cluster(128);
+  const trainsim::topo::ClusterSpec c = dgx_h100(128);
   const trainsim::topo::ClusterGraph g = trainsim::topo::ClusterGraph::build(c);
   trainsim::topo::CollectiveCall call{trainsim::topo::CollectiveOp::all_reduce,
                                       1073741824.0,
@@ -37,7 +28,7 @@ void BM_HierarchicalAllReduce1024(benchmark::State& state) {
 }
 
 void BM_DataParallelRing128(benchmark::State& state) {
-  const trainsim::topo::ClusterSpec c = cluster(128);
+  const trainsim::topo::ClusterSpec c = dgx_h100(128);
   const trainsim::topo::ClusterGraph g = trainsim::topo::ClusterGraph::build(c);
   trainsim::topo::CollectiveCall call{
       trainsim::topo::CollectiveOp::all_reduce, 1073741824.0, {}, trainsim::topo::CollectiveAlgo::ring};

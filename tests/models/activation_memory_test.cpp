@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include "sim/error.hpp"
+#include "tests/support/fixtures.hpp"
 
 using namespace trainsim::model;
 
@@ -14,14 +15,7 @@ namespace {
 constexpr double kSbh = 2048.0 * 12288.0;
 
 TransformerSpec gpt3(Attention kind) {
-  TransformerSpec s;
-  s.layers = 96;
-  s.hidden = 12288;
-  s.heads = 96;
-  s.vocab = 51200;
-  s.seq_len = 2048;
-  s.attention = kind;
-  return s;
+  return trainsim::testing::gpt3_175b(kind);
 }
 
 Shard shard(int tp, bool sp, Recompute r) {
@@ -77,15 +71,7 @@ TEST_CASE("flash attention removes exactly the 5·a·s/h term, the standard kern
 TEST_CASE("the derivation from tensor sizes gives 36 for Llama-3 8B (GQA 8 of 32 heads, swiglu 14336)") {
   // Per token in units of h, 16-bit: 10 replicated + Q 2 + K 0.5 + V 0.5 + out 2 + swiglu 3·2·14336/4096
   // = 21.
-  TransformerSpec s;
-  s.layers = 32;
-  s.hidden = 4096;
-  s.heads = 32;
-  s.kv_heads = 8;
-  s.ffn_hidden = 14336;
-  s.vocab = 128256;
-  s.seq_len = 8192;
-  s.mlp = Mlp::swiglu;
+  const TransformerSpec s = trainsim::testing::llama3_8b();
   CHECK(layer_activation(s, shard(1, false, Recompute::none)).total() == 8192.0 * 4096 * 36);
   // Context parallel 2 halves the tokens of every term.
   Shard cp2 = shard(1, false, Recompute::none);
@@ -141,15 +127,7 @@ TEST_CASE("full recompute keeps layer inputs and rematerialises one full layer w
 TEST_CASE("Llama-3 405B at 8K on tp 8, pp 16 keeps ~0.7 TB of scores per first-stage GPU unless flash") {
   // Issue 10's example: 126 layers over 16 stages (8 on the first), 16 micro-batches in flight. The
   // standard kernel adds 5·a·s²·b/t = 5·128·8192²/8 = 5,368,709,120 bytes per layer and micro-batch.
-  TransformerSpec s;
-  s.layers = 126;
-  s.hidden = 16384;
-  s.heads = 128;
-  s.kv_heads = 8;
-  s.ffn_hidden = 53248;
-  s.vocab = 128256;
-  s.seq_len = 8192;
-  s.mlp = Mlp::swiglu;
+  TransformerSpec s = trainsim::testing::llama3_405b();
   ParallelPlan plan;
   plan.tp = 8;
   plan.pp = 16;

@@ -8,6 +8,7 @@
 
 #include "models/layer_ops.hpp"
 #include "models/shard.hpp"
+#include "tests/support/fixtures.hpp"
 
 using namespace trainsim;
 using namespace trainsim::model;
@@ -113,22 +114,6 @@ TEST_CASE("ZeRO-3 gathers hide under compute up to its length, and the optimizer
 
 namespace {
 
-topo::ClusterSpec a100_nodes(std::int64_t nodes) {
-  topo::ClusterSpec c;
-  auto& n = c.node;
-  n.gpu.peak.fp32 = 19.5e12;
-  n.gpu.peak.bf16 = 312e12;
-  n.gpu.hbm_bytes = 80.0 * (1ULL << 30);
-  n.gpu.hbm_bytes_per_s = 2039e9;
-  n.gpus_per_node = 8;
-  n.intra_bytes_per_s = 300e9;
-  n.intra_latency_s = 2e-6;
-  n.nics_per_node = 8;
-  n.nic_bytes_per_s = 25e9;
-  c.nodes = nodes;
-  return c;
-}
-
 // Sums a piece list in order: kernels, and the communication each piece exposes (a blocking collective
 // all of it; an overlappable one what it exceeds the kernel it runs under).
 struct Sums {
@@ -185,12 +170,8 @@ void check_pieces_sum_to_passes(const StepInput& in) {
 
 TEST_CASE("a pass's costs are exactly the sum of its units' pieces") {
   StepInput in;
-  in.model.layers = 16;
-  in.model.hidden = 1024;
-  in.model.heads = 16;
-  in.model.vocab = 51200;
-  in.model.seq_len = 2048;
-  in.cluster = a100_nodes(2);
+  in.model = testing::gpt(16, 1024, 16);
+  in.cluster = testing::dgx_a100(2);
   in.plan.tp = 2;
   in.plan.pp = 2;
   in.plan.cp = 2;
@@ -225,12 +206,8 @@ TEST_CASE("a pass's costs are exactly the sum of its units' pieces") {
 
 TEST_CASE("a transformer layer's pieces alternate kernels and its blocking collectives, in op order") {
   StepInput in;
-  in.model.layers = 4;
-  in.model.hidden = 1024;
-  in.model.heads = 16;
-  in.model.vocab = 51200;
-  in.model.seq_len = 2048;
-  in.cluster = a100_nodes(1);
+  in.model = testing::gpt(4, 1024, 16);
+  in.cluster = testing::dgx_a100(1);
   in.plan.tp = 4;
   in.plan.dp = 2;
   in.plan.sequence_parallel = true;

@@ -16,6 +16,7 @@
 
 #include "models/step_plan.hpp"
 #include "sim/trace.hpp"
+#include "tests/support/fixtures.hpp"
 
 using namespace trainsim;
 using namespace trainsim::model;
@@ -23,38 +24,10 @@ using nlohmann::json;
 
 namespace {
 
-topo::ClusterSpec dgx_a100(std::int64_t nodes) {
-  topo::ClusterSpec c;
-  auto& n = c.node;
-  n.gpu.peak.fp32 = 19.5e12;
-  n.gpu.peak.bf16 = 312e12;
-  n.gpu.hbm_bytes = 80.0 * (1ULL << 30);
-  n.gpu.hbm_bytes_per_s = 2039e9;
-  n.gpus_per_node = 8;
-  n.intra_bytes_per_s = 300e9;
-  n.intra_latency_s = 2e-6;
-  n.nics_per_node = 8;
-  n.nic_bytes_per_s = 25e9;
-  c.nodes = nodes;
-  return c;
-}
-
-// A 16-layer GPT on DGX A100 nodes; m = global_batch / dp micro-batches of one sequence.
+// The shared small GPT on DGX A100, with small gradient buckets so that every stage lays several.
 StepInput gpt_on(std::int64_t nodes, int tp, int pp, std::int64_t dp, std::int64_t global_batch) {
-  StepInput in;
-  in.model.layers = 16;
-  in.model.hidden = 1024;
-  in.model.heads = 16;
-  in.model.vocab = 51200;
-  in.model.seq_len = 1024;
-  in.cluster = dgx_a100(nodes);
-  in.plan.tp = tp;
-  in.plan.pp = pp;
-  in.plan.dp = dp;
-  in.plan.sequence_parallel = true;
-  in.plan.zero = 1;
-  in.plan.bucket_bytes = 4e6;  // several buckets per stage
-  in.training.global_batch = global_batch;
+  StepInput in = testing::small_gpt_on_a100(nodes, tp, pp, dp, global_batch);
+  in.plan.bucket_bytes = 4e6;
   return in;
 }
 

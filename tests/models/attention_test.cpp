@@ -4,20 +4,14 @@
 #include <doctest/doctest.h>
 
 #include "sim/error.hpp"
+#include "tests/support/fixtures.hpp"
 
 using namespace trainsim::model;
 
 namespace {
 
 TransformerSpec gpt3(Attention kind) {
-  TransformerSpec s;
-  s.layers = 96;
-  s.hidden = 12288;
-  s.heads = 96;
-  s.vocab = 51200;
-  s.seq_len = 2048;
-  s.attention = kind;
-  return s;
+  return trainsim::testing::gpt3_175b(kind);
 }
 
 Shard tp8() {
@@ -61,14 +55,7 @@ TEST_CASE("flash attention keeps no scores, executes half the causal square, and
 TEST_CASE("context parallelism splits the queries and sends one K/V block per ring step") {
   // Llama-3 8B at 8192 tokens, cp 2, tp 1: each rank holds 4096 queries; its K and V block is
   // 2 (K, V) · 2 bytes · 4096 tokens · 8 heads · 128 = 16,777,216 bytes.
-  TransformerSpec s;
-  s.layers = 32;
-  s.hidden = 4096;
-  s.heads = 32;
-  s.kv_heads = 8;
-  s.ffn_hidden = 14336;
-  s.vocab = 128256;
-  s.seq_len = 8192;
+  const TransformerSpec s = trainsim::testing::llama3_8b();
   Shard sh;
   sh.cp = 2;
   const AttentionCost c = attention_cost(s, sh);

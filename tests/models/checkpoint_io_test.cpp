@@ -2,15 +2,15 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/support/fixtures.hpp"
+
 using namespace trainsim;
 
 namespace {
+// DGX A100 nodes (8 GPUs, 8 NICs of 200 Gb/s = 25 GB/s), with a round 20 GB/s host link in place of PCIe
+// Gen4's 32 GB/s so that the copy-out times below divide evenly, on storage of round bandwidths.
 topo::ClusterSpec cluster_of(std::int64_t nodes) {
-  topo::ClusterSpec c;
-  c.nodes = nodes;
-  c.node.gpus_per_node = 8;
-  c.node.nics_per_node = 8;
-  c.node.nic_bytes_per_s = 25e9;      // 200 Gb/s
+  topo::ClusterSpec c = testing::dgx_a100(nodes);
   c.node.pcie_bytes_per_s = 20e9;
   c.storage.write_bytes_per_s = 100e9;
   c.storage.read_bytes_per_s = 200e9;

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include "models/parameters.hpp"
+#include "tests/support/fixtures.hpp"
 
 using namespace trainsim::model;
 
@@ -12,15 +13,7 @@ namespace {
 
 // GPT-3 175B as trained in Korthikanti et al. 2022 (s 2048, vocab padded to 51200), standard attention.
 TransformerSpec gpt3_korthikanti() {
-  TransformerSpec s;
-  s.layers = 96;
-  s.hidden = 12288;
-  s.heads = 96;
-  s.vocab = 51200;
-  s.seq_len = 2048;
-  s.tied_embeddings = true;
-  s.attention = Attention::standard;
-  return s;
+  return trainsim::testing::gpt3_175b(Attention::standard);
 }
 
 double eq7(double batch, double l, double s, double h, double v) {
@@ -72,15 +65,7 @@ TEST_CASE("per-part forward FLOPs follow the GPT layer formula 24·s·h² + 4·s
 
 TEST_CASE("grouped-query attention and swiglu change the projections, not the attention term") {
   // Llama-3 8B: QKV 2·s·h·(h + 2·1024), out 2·s·h², MLP 2·s·h·14336·3, attention 4·s²·h.
-  TransformerSpec s;
-  s.layers = 32;
-  s.hidden = 4096;
-  s.heads = 32;
-  s.kv_heads = 8;
-  s.ffn_hidden = 14336;
-  s.vocab = 128256;
-  s.seq_len = 8192;
-  s.mlp = Mlp::swiglu;
+  const TransformerSpec s = trainsim::testing::llama3_8b();
   const ForwardFlops f = forward_flops_per_sequence(s);
   const double n = 8192, h = 4096;
   CHECK(f.layer_dense == 2 * n * h * (h + 2048) + 2 * n * h * h + 2 * n * h * 14336 * 3);

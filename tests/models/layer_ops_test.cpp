@@ -8,6 +8,7 @@
 #include <string>
 
 #include "sim/error.hpp"
+#include "tests/support/fixtures.hpp"
 
 using namespace trainsim::model;
 
@@ -16,14 +17,7 @@ namespace {
 constexpr double kS = 2048, kH = 12288;
 
 TransformerSpec gpt3(Attention kind) {
-  TransformerSpec s;
-  s.layers = 96;
-  s.hidden = 12288;
-  s.heads = 96;
-  s.vocab = 51200;
-  s.seq_len = 2048;
-  s.attention = kind;
-  return s;
+  return trainsim::testing::gpt3_175b(kind);
 }
 
 Shard tp8(bool sp = false, Recompute r = Recompute::none) {

@@ -7,6 +7,7 @@
 #include "models/activation_memory.hpp"
 #include "models/parameters.hpp"
 #include "sim/error.hpp"
+#include "tests/support/fixtures.hpp"
 
 using namespace trainsim::model;
 using trainsim::topo::GpuSpec;
@@ -14,26 +15,9 @@ using trainsim::topo::Precision;
 
 namespace {
 
-// GPT-3 175B (Brown et al. 2020, Table 2.1): 96 layers, d_model 12288, 96 heads, 2048 context, tied
-// embeddings; Megatron's padded GPT-2 vocabulary of 51,200.
-TransformerSpec gpt3_175b() {
-  TransformerSpec m;
-  m.name = "gpt3-175b";
-  m.layers = 96;
-  m.hidden = 12288;
-  m.heads = 96;
-  m.vocab = 51200;
-  m.seq_len = 2048;
-  m.tied_embeddings = true;
-  m.attention = Attention::flash;
-  return m;
-}
-
+using trainsim::testing::gpt3_175b;
 GpuSpec a100_80gb() {
-  GpuSpec g;
-  g.name = "a100-sxm4-80gb";
-  g.hbm_bytes = 80.0 * 1024 * 1024 * 1024;  // "80 GB" is 80 GiB
-  return g;
+  return trainsim::testing::a100_sxm4_80gb();
 }
 
 OptimizerSpec adam() {

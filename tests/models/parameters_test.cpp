@@ -5,41 +5,22 @@
 #include <doctest/doctest.h>
 
 #include "sim/error.hpp"
+#include "tests/support/fixtures.hpp"
 
 using namespace trainsim::model;
 
 namespace {
 
-// GPT-3 175B (Brown et al. 2020, Table 2.1): 96 layers, h 12288, 96 heads, vocab 50257, context 2048,
-// learned positions, layernorm, biases, tied embeddings.
+// GPT-3 175B (Brown et al. 2020, Table 2.1) with the paper's own vocabulary of 50,257 rather than
+// Megatron's padded 51,200: the published 174.6B count is for the unpadded one.
 TransformerSpec gpt3() {
-  TransformerSpec s;
-  s.layers = 96;
-  s.hidden = 12288;
-  s.heads = 96;
+  TransformerSpec s = trainsim::testing::gpt3_175b();
   s.vocab = 50257;
-  s.seq_len = 2048;
-  s.tied_embeddings = true;
   return s;
 }
 
 // Llama family: rmsnorm, rope, swiglu, no biases, untied embeddings.
-TransformerSpec llama(std::int64_t layers, std::int64_t hidden, std::int64_t heads, std::int64_t kv,
-                      std::int64_t ffn, std::int64_t vocab) {
-  TransformerSpec s;
-  s.layers = layers;
-  s.hidden = hidden;
-  s.heads = heads;
-  s.kv_heads = kv;
-  s.ffn_hidden = ffn;
-  s.vocab = vocab;
-  s.seq_len = 8192;
-  s.mlp = Mlp::swiglu;
-  s.norm = Norm::rmsnorm;
-  s.position = Position::rope;
-  s.bias = false;
-  return s;
-}
+using trainsim::testing::llama;
 
 }  // namespace
 
@@ -60,13 +41,13 @@ TEST_CASE("Llama-2 7B has 6.74 billion parameters as Touvron et al. report") {
 TEST_CASE("Llama-3 8B, 70B and 405B have 8.03, 70.6 and 405.9 billion parameters as Meta reports") {
   // 8B: attention 2h² + 2·h·1024 = 41,943,040; MLP 3·4096·14336 = 176,160,768; norms 8192;
   // ×32 = 6,979,584,000; embeddings + head 2·128256·4096 = 1,050,673,152; final norm 4096.
-  CHECK(parameter_count(llama(32, 4096, 32, 8, 14336, 128256)) == 8030261248.0);
+  CHECK(parameter_count(trainsim::testing::llama3_8b()) == 8030261248.0);
   // 70B: attention 8192·10240 + 8192² = 150,994,944; MLP 3·8192·28672 = 704,643,072; norms 16,384;
   // ×80 = 68,452,352,000; embeddings + head 2,101,346,304; final norm 8192.
-  CHECK(parameter_count(llama(80, 8192, 64, 8, 28672, 128256)) == 70553706496.0);
+  CHECK(parameter_count(trainsim::testing::llama3_70b()) == 70553706496.0);
   // 405B: attention 16384·18432 + 16384² = 570,425,344; MLP 3·16384·53248 = 2,617,245,696; norms
   // 32,768; ×126 = 401,650,679,808; embeddings + head 4,202,692,608; final norm 16,384.
-  const double n405 = parameter_count(llama(126, 16384, 128, 8, 53248, 128256));
+  const double n405 = parameter_count(trainsim::testing::llama3_405b());
   CHECK(n405 == 405853388800.0);
   CHECK(n405 / 1e9 == doctest::Approx(405.9).epsilon(0.0005));
 }

@@ -7,28 +7,17 @@
 #include <vector>
 
 #include "sim/error.hpp"
+#include "tests/support/fixtures.hpp"
 
 using namespace trainsim::topo;
 
 namespace {
 
-/// DGX-like nodes: 8 GPUs on an NVSwitch (100 GB/s, 2 us per step), 8 NICs of 50 GB/s (efficiency 1),
-/// 4 us NIC latency, 1 us per switch, 64-port switches.
+/// The shared round-number nodes (8 GPUs, 100 GB/s NVSwitch at 2 us, 8 NICs of 50 GB/s, efficiency 1, 4 us
+/// NIC latency, 1 us per switch, 64-port switches) on the given fabric.
 ClusterSpec dgx(std::int64_t nodes, FabricTopology topology = FabricTopology::fat_tree) {
-  ClusterSpec c;
-  c.node.name = "dgx-test";
-  c.node.gpus_per_node = 8;
-  c.node.intra_bytes_per_s = 100e9;
-  c.node.intra_latency_s = 2e-6;
-  c.node.nics_per_node = 8;
-  c.node.nic_bytes_per_s = 50e9;
-  c.node.comm.intra_bandwidth_fraction = 1.0;
-  c.node.comm.nic_bandwidth_fraction = 1.0;
-  c.node.comm.nic_latency_s = 4e-6;
-  c.nodes = nodes;
+  ClusterSpec c = trainsim::testing::round_number_cluster(nodes);
   c.network.topology = topology;
-  c.network.switch_latency_s = 1e-6;
-  c.network.switch_radix = 64;
   return c;
 }
 

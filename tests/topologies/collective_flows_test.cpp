@@ -5,32 +5,21 @@
 #include <vector>
 
 #include "sim/error.hpp"
+#include "tests/support/fixtures.hpp"
 
 using namespace trainsim;
 using namespace trainsim::topo;
 
 namespace {
 
-/// Nodes of `gpus` GPUs on an NVSwitch (100 GB/s, 2 us per step) and as many 50 GB/s NICs (4 us), 1 us per
-/// switch, efficiencies 1, a 5 us launch cost, and small-message protocols that never win, so that every
-/// step below lasts a whole number of picoseconds.
+/// The shared round-number nodes (`gpus` GPUs on an NVSwitch of 100 GB/s at 2 us per step, as many 50 GB/s
+/// NICs at 4 us, 1 us per switch, efficiencies 1) with a 5 us launch cost and small-message protocols that
+/// never win, so that every step below lasts a whole number of picoseconds.
 ClusterSpec cluster(std::int64_t nodes, int gpus = 8) {
-  ClusterSpec c;
-  c.node.name = "flow-test";
-  c.node.gpus_per_node = gpus;
-  c.node.intra_bytes_per_s = 100e9;
-  c.node.intra_latency_s = 2e-6;
-  c.node.nics_per_node = gpus;
-  c.node.nic_bytes_per_s = 50e9;
-  c.node.comm.intra_bandwidth_fraction = 1.0;
-  c.node.comm.nic_bandwidth_fraction = 1.0;
-  c.node.comm.nic_latency_s = 4e-6;
+  ClusterSpec c = trainsim::testing::round_number_cluster(nodes, gpus);
   c.node.comm.base_latency_s = 5e-6;
   c.node.comm.ll_bandwidth_fraction = 1e-3;
   c.node.comm.ll128_bandwidth_fraction = 1e-3;
-  c.nodes = nodes;
-  c.network.switch_latency_s = 1e-6;
-  c.network.switch_radix = 64;
   return c;
 }
 
