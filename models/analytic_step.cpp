@@ -25,6 +25,7 @@ constexpr int kMaxBuckets = 128;
 /// The communicator groups of the representative GPU (rank 0 of the placement).
 struct Groups {
   topo::CommGroup tp, cp, ep, dp, pp, p2p, cp_pair;
+  std::vector<std::int64_t> stage_node;  ///< node of pipeline rank s's representative GPU
   /// The ranks holding copies of the same (dense) gradients: data replicas over dp, the context-parallel
   /// ranks of one sequence, and the expert-parallel ranks, which are data replicas for the dense layers.
   topo::CommGroup grad;
@@ -76,7 +77,11 @@ Groups communicator_groups(const ParallelPlan& plan, const topo::ClusterSpec& cl
            group(ParallelAxis::pp),
            {},
            {},
+           {},
            {}};
+  for (std::int64_t s = 0; s < plan.pp; ++s) {
+    g.stage_node.push_back(placement.node_of(s * placement.axis_stride(index_of(ParallelAxis::pp))));
+  }
   const std::array<std::size_t, 3> grad_axes{index_of(ParallelAxis::dp), index_of(ParallelAxis::cp),
                                              index_of(ParallelAxis::ep)};
   g.grad = placement.group(grad_axes, 0);
@@ -300,8 +305,13 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan) {
   out.p2p_bytes = p > 1 ? tokens * width * topo::bytes_per_element(in.training.precision) /
                               (pl.sequence_parallel ? pl.tp : 1)
                         : 0.0;
-  out.p2p_s =
-      p > 1 ? topo::collective_time(topo::CollectiveOp::send_recv, out.p2p_bytes, g.p2p, in.cluster) : 0.0;
+  if (p > 1) {
+    const auto e = topo::estimate_collective(topo::CollectiveOp::send_recv, out.p2p_bytes, g.p2p, in.cluster);
+    out.p2p_s = e.time_s;
+    out.p2p_latency_s = e.latency_s;
+  }
+  out.stage_node = g.stage_node;
+  out.dp_crosses_nodes = g.grad.crosses_nodes();
 
   // Data parallelism and the optimizer, per pipeline rank (the layer split of the plan, not memory's own).
   ParallelPlan split = pl;
@@ -323,19 +333,27 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan) {
       const double want = std::ceil(sc.grad_bytes / std::max(pl.bucket_bytes, 1.0));
       sc.buckets = static_cast<int>(std::clamp(want, 1.0, static_cast<double>(kMaxBuckets)));
       const auto op = pl.zero == 0 ? topo::CollectiveOp::all_reduce : topo::CollectiveOp::reduce_scatter;
-      sc.bucket_s = topo::collective_time(op, sc.grad_bytes / sc.buckets, g.grad, in.cluster);
+      const auto bucket = topo::estimate_collective(op, sc.grad_bytes / sc.buckets, g.grad, in.cluster);
+      sc.bucket_s = bucket.time_s;
+      sc.bucket_latency_s = bucket.latency_s;
       sc.dp_bytes_per_step = g.grad.size > 1 ? sc.grad_bytes : 0.0;
       if (pl.zero >= 1) {
-        sc.param_gather_s =
-            topo::collective_time(topo::CollectiveOp::all_gather, sc.weight_bytes, g.grad, in.cluster);
+        const auto gather =
+            topo::estimate_collective(topo::CollectiveOp::all_gather, sc.weight_bytes, g.grad, in.cluster);
+        sc.param_gather_s = gather.time_s;
+        sc.param_gather_latency_s = gather.latency_s;
         sc.dp_bytes_per_step += g.grad.size > 1 ? sc.weight_bytes : 0.0;
       }
     } else {
       sc.buckets = 0;
-      sc.zero3_gather_s =
-          topo::collective_time(topo::CollectiveOp::all_gather, sc.weight_bytes, g.grad, in.cluster);
-      sc.zero3_reduce_s =
-          topo::collective_time(topo::CollectiveOp::reduce_scatter, sc.grad_bytes, g.grad, in.cluster);
+      const auto gather =
+          topo::estimate_collective(topo::CollectiveOp::all_gather, sc.weight_bytes, g.grad, in.cluster);
+      const auto reduce =
+          topo::estimate_collective(topo::CollectiveOp::reduce_scatter, sc.grad_bytes, g.grad, in.cluster);
+      sc.zero3_gather_s = gather.time_s;
+      sc.zero3_gather_latency_s = gather.latency_s;
+      sc.zero3_reduce_s = reduce.time_s;
+      sc.zero3_reduce_latency_s = reduce.latency_s;
       // Gathered before every forward and every backward pass, gradients reduce-scattered after every
       // backward (FSDP reshards after each pass; no gradient accumulation in full precision).
       sc.dp_bytes_per_step = g.grad.size > 1 ? m * (2.0 * sc.weight_bytes + sc.grad_bytes) : 0.0;

@@ -33,7 +33,8 @@
 // gathers one layer ahead, so gathers do not run ahead under the embedding and LM-head kernels or while a
 // pass waits for its neighbour (slower, by up to one layer's and those units' kernels per pass), and it
 // streams them through the pipeline's warm-up and cool-down waits (faster); on the test layout the event
-// time is ≈7% higher.
+// time is ≈7% higher. The event path also lets data-parallel and pipeline traffic that meet on a NIC
+// share it (step_network.hpp), which the closed form does not: that only ever lengthens the event run.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -108,6 +109,12 @@ struct StageCost {
   double optimizer_s = 0;        ///< the update kernels
   double grad_norm_s = 0;        ///< all-reduces of the norm(s)
   double dp_bytes_per_step = 0;  ///< data-parallel bytes this GPU's collectives carry per step (nccl size)
+  /// The size-independent part (launch and per-step α, topo::CollectiveEstimate::latency_s) of bucket_s,
+  /// param_gather_s, zero3_gather_s and zero3_reduce_s: the event fidelity runs the rest as a flow.
+  double bucket_latency_s = 0;
+  double param_gather_latency_s = 0;
+  double zero3_gather_latency_s = 0;
+  double zero3_reduce_latency_s = 0;
 };
 
 struct StepCosts {
@@ -117,6 +124,12 @@ struct StepCosts {
   std::vector<StageCost> stages;                  ///< per pipeline rank
   double p2p_s = 0;  ///< one activation (or its gradient) between consecutive stages
   double p2p_bytes = 0;
+  double p2p_latency_s = 0;  ///< the size-independent part of p2p_s
+  /// Where the traffic runs (for the event fidelity's flows, step_network.hpp): the node of each pipeline
+  /// rank's representative GPU (the placement's, data-parallel and tensor-parallel index 0), and whether a
+  /// data-parallel ring step leaves the node (the gradient group spans nodes).
+  std::vector<std::int64_t> stage_node;
+  bool dp_crosses_nodes = false;
 };
 
 /// The pieces' costs. Precondition: plan.feasible. Throws InputError for inputs that are not a layout.

@@ -27,6 +27,10 @@ struct Lanes {
   sim::LaneId compute, tp, pp, dp;
 };
 
+// Which communicator a collective runs on: tensor-like (tp, cp, ep; a busy task), data-parallel, or
+// ZeRO-3's gradient reduce-scatters (data-parallel, their own stream).
+enum class Comm : std::uint8_t { tp, dp, dp_reduce };
+
 // Where each pass's cross-stage edges attach: the task that must wait for the incoming hand-over, and
 // the send that carries the outgoing one.
 struct PassTasks {
@@ -103,7 +107,8 @@ void append_int(std::string& s, long long v) {
 
 }  // namespace
 
-StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts& costs, bool full_cluster) {
+StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts& costs, bool full_cluster,
+                     bool contention) {
   TRAINSIM_CHECK(plan.feasible, "lower_step needs a feasible plan");
   const ParallelPlan& pl = in.plan;
   const int p = plan.pp;
@@ -127,6 +132,8 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
 
   StepGraph g;
   g.instances = n_inst;
+  g.network = StepNetwork(in.cluster, costs, StepLayout{n_inst, p, full_cluster ? static_cast<int>(pl.dp) : 1},
+                          contention);
   sim::Dag& dag = g.dag;
   {
     // Tasks per pass of each virtual stage: its pieces (an overlapped piece is three tasks) plus a few
@@ -169,20 +176,34 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
   }
   // A collective among the instances of one group: each member's task waits for all members' inputs.
   // Collapsed, the group is the one simulated GPU and no join is needed. Writes the members' tasks to
-  // `out` (not `inputs`).
+  // `out` (not `inputs`). Data-parallel ones are a busy task of their size-independent `latency_s` and a
+  // flow (step_network.hpp), in order on their stream: ZeRO-3's reduce-scatters have their own (FSDP
+  // gathers and reduce-scatters on separate streams); everything else data-parallel shares one.
   std::string sync_name;
-  auto collective = [&](int s, const std::vector<sim::TaskId>& inputs, bool dp_group, double seconds,
-                        std::string_view name, std::string_view category, std::vector<sim::TaskId>& out) {
+  std::vector<sim::TaskId> first;
+  auto collective = [&](int s, const std::vector<sim::TaskId>& inputs, Comm comm, double seconds,
+                        double latency_s, std::string_view name, std::string_view category,
+                        std::vector<sim::TaskId>& out) {
     TRAINSIM_CHECK(&inputs != &out, "collective: inputs and outputs must differ");
     out.resize(inputs.size());
+    first.resize(inputs.size());
+    const bool dp_group = comm != Comm::tp;
     const int group = dp_group ? static_cast<int>(pl.dp) : n_tp;
     for (int i = 0; i < n_inst; ++i) {
-      const sim::LaneId lane = dp_group ? lanes[idx(i, s)].dp : lanes[idx(i, s)].tp;
-      out[static_cast<std::size_t>(i)] = dag.busy(lane, dur(seconds), name, category);
+      const auto k = static_cast<std::size_t>(i);
+      if (dp_group) {
+        const LoweredTransfer t =
+            g.network.dp_collective(dag, lanes[idx(i, s)].dp, i, s, seconds, latency_s, name, category,
+                                    comm == Comm::dp_reduce ? Stream::reduce_scatter : Stream::data_parallel);
+        first[k] = t.first;
+        out[k] = t.last;
+      } else {
+        out[k] = first[k] = dag.busy(lanes[idx(i, s)].tp, dur(seconds), name, category);
+      }
     }
     if (!full_cluster || group == 1) {
       for (int i = 0; i < n_inst; ++i)
-        dag.depend(inputs[static_cast<std::size_t>(i)], out[static_cast<std::size_t>(i)]);
+        dag.depend(inputs[static_cast<std::size_t>(i)], first[static_cast<std::size_t>(i)]);
       return;
     }
     // Members of instance i's group: dp group = same tp index, any dp index; tp group = same dp index.
@@ -195,14 +216,14 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
       for (int k = 0; k < group; ++k) {
         const int i = dp_group ? k * n_tp + gi : gi * n_tp + k;
         dag.depend(inputs[static_cast<std::size_t>(i)], join);
-        dag.depend(join, out[static_cast<std::size_t>(i)]);
+        dag.depend(join, first[static_cast<std::size_t>(i)]);
       }
     }
   };
-  auto collective_v = [&](int s, const std::vector<sim::TaskId>& inputs, bool dp_group, double seconds,
-                          std::string_view name, std::string_view category) {
+  auto collective_v = [&](int s, const std::vector<sim::TaskId>& inputs, Comm comm, double seconds,
+                          double latency_s, std::string_view name, std::string_view category) {
     std::vector<sim::TaskId> out;
-    collective(s, inputs, dp_group, seconds, name, category, out);
+    collective(s, inputs, comm, seconds, latency_s, name, category, out);
     return out;
   };
 
@@ -257,6 +278,7 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
                             k == last_grad[static_cast<std::size_t>(x.chunk)];
       const int nb = bucketed ? std::max(1, static_cast<int>(std::lround(sc.buckets * share))) : 0;
       const double bucket_each = bucketed ? sc.bucket_s * sc.buckets * share / nb : 0.0;
+      const double bucket_latency = bucketed ? sc.bucket_latency_s * sc.buckets * share / nb : 0.0;
       std::int64_t n_units = 0;
       for (const UnitRun& r : runs) n_units += r.count;
       int next_bucket = 0;
@@ -269,7 +291,7 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
           append_int(name, x.chunk);
           name += ' ';
           append_int(name, next_bucket);
-          collective(s, inputs, true, bucket_each, name, "dp", outs);
+          collective(s, inputs, Comm::dp, bucket_each, bucket_latency, name, "dp", outs);
           for (int i = 0; i < n_inst; ++i) buckets[idx(i, s)].push_back(outs[static_cast<std::size_t>(i)]);
           ++next_bucket;
         }
@@ -336,7 +358,8 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
             }
             name.resize(prefix);
             name += "zero3 gather";
-            collective(s, inputs, true, sc.zero3_gather_s / stage_layers, name, "dp", side);
+            collective(s, inputs, Comm::dp, sc.zero3_gather_s / stage_layers,
+                       sc.zero3_gather_latency_s / stage_layers, name, "dp", side);
             for (int i = 0; i < n_inst; ++i) {
               // The next layer's gather goes out as this one starts.
               const auto c = idx(i, s);
@@ -392,7 +415,7 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
                     for (int i = 0; i < n_inst; ++i) mark_entry(i);
                   name += pc.name;
                   for (int i = 0; i < n_inst; ++i) inputs[static_cast<std::size_t>(i)] = chain[idx(i, s)];
-                  collective(s, inputs, false, pc.comm, name, comm_category(pc.group), outs);
+                  collective(s, inputs, Comm::tp, pc.comm, pc.comm, name, comm_category(pc.group), outs);
                   for (int i = 0; i < n_inst; ++i) chain[idx(i, s)] = outs[static_cast<std::size_t>(i)];
                   break;
                 }
@@ -403,7 +426,7 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
                     for (int i = 0; i < n_inst; ++i) mark_entry(i);
                   name += pc.comm_name;
                   for (int i = 0; i < n_inst; ++i) inputs[static_cast<std::size_t>(i)] = chain[idx(i, s)];
-                  collective(s, inputs, false, pc.comm, name, comm_category(pc.group), outs);
+                  collective(s, inputs, Comm::tp, pc.comm, pc.comm, name, comm_category(pc.group), outs);
                   name.resize(prefix);
                   name += pc.name;
                   const double sec = pc.compute - (split_w && !fwd ? pc.weight : 0.0);
@@ -427,7 +450,8 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
             for (int i = 0; i < n_inst; ++i) inputs[static_cast<std::size_t>(i)] = chain[idx(i, s)];
             name.resize(prefix);
             name += "zero3 reduce-scatter";
-            collective(s, inputs, true, sc.zero3_reduce_s / stage_layers, name, "dp", outs);
+            collective(s, inputs, Comm::dp_reduce, sc.zero3_reduce_s / stage_layers,
+                       sc.zero3_reduce_latency_s / stage_layers, name, "dp", outs);
             for (int i = 0; i < n_inst; ++i) buckets[idx(i, s)].push_back(outs[static_cast<std::size_t>(i)]);
           }
           ++done;
@@ -446,11 +470,12 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
       if (sends) {
         name.assign(fwd ? "send act " : "send grad ");
         name += label;
+        const int to = (fwd ? vs + 1 : vs - 1) % p;
         for (int i = 0; i < n_inst; ++i) {
-          const sim::TaskId t = dag.busy(lanes[idx(i, s)].pp, dur(costs.p2p_s), name, "pp");
-          dag.depend(chain[idx(i, s)], t);
+          const LoweredTransfer t = g.network.pp_send(dag, lanes[idx(i, s)].pp, i, s, to, name, "pp");
+          dag.depend(chain[idx(i, s)], t.first);
           PassTasks& h = hand[pass_key(i, x.kind, x.micro_batch, vs)];
-          h.send = t;
+          h.send = t.last;
           h.has_send = true;
         }
       }
@@ -483,7 +508,8 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
     if (pl.zero < 3 && sc.buckets > 0 && !pl.overlap_grad_reduce) {
       std::vector<sim::TaskId> prev = ends;
       for (int b = 0; b < sc.buckets; ++b) {
-        prev = collective_v(s, prev, true, sc.bucket_s, fmt::format("grad bucket {}", b), "dp");
+        prev = collective_v(s, prev, Comm::dp, sc.bucket_s, sc.bucket_latency_s, fmt::format("grad bucket {}", b),
+                            "dp");
         for (int i = 0; i < n_inst; ++i) buckets[idx(i, s)].push_back(prev[static_cast<std::size_t>(i)]);
       }
     }
@@ -494,7 +520,9 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
       for (sim::TaskId b : buckets[idx(i, s)]) dag.depend(b, j);
       reduced[static_cast<std::size_t>(i)] = j;
     }
-    const auto norm = collective_v(s, reduced, true, sc.grad_norm_s, "grad norm all-reduce", "dp");
+    // A few bytes: all latency, a busy task.
+    const auto norm =
+        collective_v(s, reduced, Comm::dp, sc.grad_norm_s, sc.grad_norm_s, "grad norm all-reduce", "dp");
     std::vector<sim::TaskId> opt(static_cast<std::size_t>(n_inst));
     for (int i = 0; i < n_inst; ++i) {
       opt[static_cast<std::size_t>(i)] =
@@ -505,7 +533,8 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
     g.optimizer[static_cast<std::size_t>(s)] = opt.front();
     g.final_task[static_cast<std::size_t>(s)] = opt.front();
     if (pl.zero >= 1 && pl.zero < 3 && sc.param_gather_s > 0) {
-      const auto gathered = collective_v(s, opt, true, sc.param_gather_s, "param all-gather", "dp");
+      const auto gathered = collective_v(s, opt, Comm::dp, sc.param_gather_s, sc.param_gather_latency_s,
+                                         "param all-gather", "dp");
       g.final_task[static_cast<std::size_t>(s)] = gathered.front();
     }
   }
@@ -515,7 +544,9 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
 StepTiming run_step_graph(const StepGraph& graph, const StepInput& in, const StepPlan& plan,
                           const StepCosts& costs, sim::TraceSink* sink, const StageMemoryTrack* memory) {
   sim::Engine engine;
-  const sim::DagResult r = sim::execute(graph.dag, engine, nullptr, sink);
+  sim::FlowNetwork network(engine);
+  graph.network.install(network);
+  const sim::DagResult r = sim::execute(graph.dag, engine, &network, sink);
   if (sink != nullptr && memory != nullptr) {
     std::vector<std::pair<sim::Time, const StepGraph::StashMark*>> marks;
     marks.reserve(graph.stash_marks.size());

@@ -16,17 +16,22 @@
 // chunk's U units are done (overlap_grad_reduce; otherwise all after the last pass); ZeRO-3 gathers each
 // layer's weights one layer ahead of its first kernel and reduce-scatters its gradients after its backward;
 // then the gradient-norm all-reduce, the optimizer update on compute, and (ZeRO 1–2) the all-gather of the
-// updated weights.
+// updated weights. Data-parallel collectives and pipeline sends are each a busy task of their fixed
+// latency followed by a flow over the sending and receiving GPUs' ports (step_network.hpp), so a bucket
+// and a send that share a NIC share its rate; each stream still runs its transfers one at a time, in order
+// (ZeRO-3's reduce-scatters on a stream apart from its gathers, as in FSDP).
 //
 // Symmetric collapse (default): one GPU per pipeline rank is simulated — one tensor-parallel rank of one
 // data-parallel replica; collectives are costed for the real groups on the real topology
 // (analytic_step.hpp's step_costs). With full_cluster every GPU (dp·cp·ep·tp·pp) gets its own lanes and
-// each collective waits for all members of its group (a join) before running on each member; on a
-// symmetric layout both give the same step time (a permanent test).
+// each collective waits for all members of its group (a join) before running on each member, and each
+// member's data-parallel flow runs into the next replica's ports (step_network.hpp); on a symmetric layout
+// both give the same step time, with or without contention (permanent tests).
 #include <cstdint>
 #include <vector>
 
 #include "models/analytic_step.hpp"
+#include "models/step_network.hpp"
 #include "sim/dag.hpp"
 #include "sim/trace.hpp"
 
@@ -47,6 +52,8 @@ struct StepGraph {
     int delta = 0;
   };
   std::vector<StashMark> stash_marks;
+  /// The ports the data-parallel and pipeline transfers run over (step_network.hpp).
+  StepNetwork network;
 };
 
 /// Memory of each simulated stage for the trace's "memory_bytes" counter track: what is resident all step
@@ -57,14 +64,16 @@ struct StageMemoryTrack {
 };
 
 /// Builds the graph. Precondition: plan.feasible. full_cluster: see the file comment (refuses, with
-/// InputError, more than 4,096 GPUs).
+/// InputError, more than 4,096 GPUs). contention false: data-parallel and pipeline traffic as busy tasks
+/// of their closed-form time, each as if alone (to measure what contention adds; see step_network.hpp).
 [[nodiscard]] StepGraph lower_step(const StepInput& input, const StepPlan& plan, const StepCosts& costs,
-                                   bool full_cluster = false);
+                                   bool full_cluster = false, bool contention = true);
 
-/// Runs the graph on a fresh engine; `sink` (optional) receives every task (Chrome trace: a process per
-/// stage or GPU, a thread per stream). The breakdown's pipeline-communication and ZeRO-3 parts, which an
-/// event run cannot tell apart from waiting, are taken from the analytic model of the same costs. With
-/// `sink` and `memory`, each stage's memory in use is sampled at every stash and release.
+/// Runs the graph on a fresh engine and flow network (the graph's ports); `sink` (optional) receives every
+/// task (Chrome trace: a process per stage or GPU, a thread per stream). The breakdown's
+/// pipeline-communication and ZeRO-3 parts, which an event run cannot tell apart from waiting (contention
+/// included), are taken from the analytic model of the same costs. With `sink` and `memory`, each stage's
+/// memory in use is sampled at every stash and release.
 [[nodiscard]] StepTiming run_step_graph(const StepGraph& graph, const StepInput& input, const StepPlan& plan,
                                         const StepCosts& costs, sim::TraceSink* sink = nullptr,
                                         const StageMemoryTrack* memory = nullptr);

@@ -188,14 +188,19 @@ bool protocol_allowed(CollectiveAlgo algo, CollectiveProtocol protocol) {
 }
 
 CollectiveEstimate best_protocol(CollectiveOp op, CollectiveAlgo algo, const Setup& st) {
-  CollectiveEstimate best{algo, CollectiveProtocol::simple, 0};
+  CollectiveEstimate best{algo, CollectiveProtocol::simple, 0, 0};
   bool first = true;
   for (CollectiveProtocol p : kProtocols) {
     if (!protocol_allowed(algo, p)) continue;
     const double t = evaluate(op, algo, p, st);
-    if (first || t < best.time_s) best = {algo, p, t};
+    if (first || t < best.time_s) best = {algo, p, t, 0};
     first = false;
   }
+  // Every formula in evaluate is a fixed part plus a part proportional to the bytes: the fixed part is the
+  // same evaluation at zero bytes.
+  Setup empty = st;
+  empty.bytes = 0;
+  best.latency_s = std::min(best.time_s, evaluate(op, best.algo, best.protocol, empty));
   return best;
 }
 
@@ -354,7 +359,7 @@ CollectiveEstimate estimate_collective(CollectiveOp op, double bytes, const Comm
     throw InputError("collective size must be a finite number >= 0");
   check_group(group);
   if (group.size == 1 || bytes == 0) {
-    return {algo == CollectiveAlgo::auto_select ? CollectiveAlgo::ring : algo, CollectiveProtocol::simple, 0};
+    return {algo == CollectiveAlgo::auto_select ? CollectiveAlgo::ring : algo, CollectiveProtocol::simple, 0, 0};
   }
   const Setup st = make_setup(bytes, group, cluster);
   if (algo != CollectiveAlgo::auto_select) return best_protocol(op, applicable(op, algo, st), st);

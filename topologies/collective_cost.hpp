@@ -80,6 +80,9 @@ struct CollectiveEstimate {
   CollectiveAlgo algo = CollectiveAlgo::ring;  ///< never auto_select
   CollectiveProtocol protocol = CollectiveProtocol::simple;
   double time_s = 0;  ///< seconds; 0 for a group of one or 0 bytes
+  /// The part of time_s that does not grow with the size (launch cost and every step's α): time_s −
+  /// latency_s is the bandwidth term, exactly proportional to bytes for the chosen algorithm and protocol.
+  double latency_s = 0;
 };
 
 /// Time of `op` on `bytes` (the size nccl-tests prints: all-reduce/broadcast/reduce: each rank's buffer;

@@ -44,6 +44,25 @@ TEST_CASE("ring all-reduce on a uniform ring costs 2(n-1)/n S/B plus 2(n-1) alph
   CHECK(e.time_s == doctest::Approx(expected).epsilon(1e-12));
 }
 
+TEST_CASE("an estimate splits its time into the size-independent latency and the bandwidth term") {
+  ClusterSpec c = uniform_cluster();
+  c.node.comm.base_latency_s = 5e-6;
+  const CommGroup g{.size = 8, .ranks_per_node = 8, .nodes = 1};
+  // Ring all-reduce: launch 5 us + 14 steps of 1 us; the rest is 2*7/8 * 2^30 B / 1e11 B/s.
+  const CollectiveEstimate e =
+      estimate_collective(CollectiveOp::all_reduce, kGiB, g, c, CollectiveAlgo::ring);
+  CHECK(e.latency_s == doctest::Approx(5e-6 + 1.4e-5).epsilon(1e-12));
+  CHECK(e.time_s - e.latency_s == doctest::Approx(0.01879048192).epsilon(1e-9));
+  // Send-recv between two nodes: launch (+ the network's, 0 here) and one step of NIC latency + 1 switch.
+  c.nodes = 2;
+  const CommGroup pair{.size = 2, .ranks_per_node = 1, .nodes = 2};
+  const CollectiveEstimate p = estimate_collective(CollectiveOp::send_recv, 1e8, pair, c);
+  CHECK(p.latency_s == doctest::Approx(5e-6 + 4e-6 + 1e-6).epsilon(1e-12));
+  CHECK(p.time_s - p.latency_s == doctest::Approx(1e8 / 25e9).epsilon(1e-9));
+  // Nothing to move: nothing at all.
+  CHECK(estimate_collective(CollectiveOp::all_reduce, 0, g, c).latency_s == 0);
+}
+
 TEST_CASE("reduce-scatter and all-gather cost half a ring all-reduce") {
   const ClusterSpec c = uniform_cluster();
   const CommGroup g{.size = 4, .ranks_per_node = 4, .nodes = 1};
