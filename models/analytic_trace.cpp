@@ -16,18 +16,6 @@ sim::Time at(double seconds) {
   return sim::Time::zero() + sim::Duration::from_seconds(std::max(0.0, seconds));
 }
 
-const char* kind_letter(PassKind k) {
-  switch (k) {
-    case PassKind::forward:
-      return "F";
-    case PassKind::backward:
-      return "B";
-    case PassKind::backward_weight:
-      return "W";
-  }
-  return "?";
-}
-
 }  // namespace
 
 StepTiming trace_analytic_step(const StepInput& in, const StepPlan& plan, const StepCosts& costs,
@@ -84,7 +72,7 @@ StepTiming trace_analytic_step(const StepInput& in, const StepPlan& plan, const 
           kernels = pc.weight_compute;
           break;
       }
-      const std::string label = fmt::format("{} mb{} c{}", kind_letter(x.kind), x.micro_batch, x.chunk);
+      const std::string label = fmt::format("{} mb{} c{}", pass_letter(x.kind), x.micro_batch, x.chunk);
       const double kernels_end = std::min(end, start + kernels);
       slice(compute, label, "compute", start, kernels_end);
       if (comm > 0) slice(tp, label + " collectives", "tp", kernels_end, std::min(end, kernels_end + comm));

@@ -8,6 +8,18 @@
 
 namespace trainsim::model {
 
+const char* pass_letter(PassKind kind) {
+  switch (kind) {
+    case PassKind::forward:
+      return "F";
+    case PassKind::backward:
+      return "B";
+    case PassKind::backward_weight:
+      return "W";
+  }
+  return "?";
+}
+
 namespace {
 
 std::vector<PipelinePass> gpipe_rank(int m) {

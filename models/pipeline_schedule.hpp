@@ -26,6 +26,9 @@ enum class PassKind : std::uint8_t {
   backward_weight,  ///< ZB-H1's deferred weight-gradient half ("W")
 };
 
+/// The pass's letter in schedule diagrams and trace labels: "F", "B" or "W".
+[[nodiscard]] const char* pass_letter(PassKind kind);
+
 struct PipelinePass {
   PassKind kind = PassKind::forward;
   int micro_batch = 0;

@@ -39,18 +39,6 @@ struct PassTasks {
   bool has_send = false;
 };
 
-const char* kind_letter(PassKind k) {
-  switch (k) {
-    case PassKind::forward:
-      return "F";
-    case PassKind::backward:
-      return "B";
-    case PassKind::backward_weight:
-      return "W";
-  }
-  return "?";
-}
-
 // The pieces the lowering walks: the costs' units, or (for hand-made costs without them) one compute and
 // one collective piece per pass from the PassCost totals.
 struct PieceSource {
@@ -132,8 +120,8 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
 
   StepGraph g;
   g.instances = n_inst;
-  g.network = StepNetwork(in.cluster, costs, StepLayout{n_inst, p, full_cluster ? static_cast<int>(pl.dp) : 1},
-                          contention);
+  g.network = StepNetwork(in.cluster, costs,
+                          StepLayout{n_inst, p, full_cluster ? static_cast<int>(pl.dp) : 1}, contention);
   sim::Dag& dag = g.dag;
   {
     // Tasks per pass of each virtual stage: its pieces (an overlapped piece is three tasks) plus a few
@@ -264,7 +252,7 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
       const auto& runs = chunk_units[static_cast<std::size_t>(vs)];
       const double share =
           static_cast<double>(plan.chunk_layers[static_cast<std::size_t>(vs)]) / stage_layers;
-      label.assign(kind_letter(x.kind));
+      label.assign(pass_letter(x.kind));
       label += " mb";
       append_int(label, x.micro_batch);
       label += " c";
@@ -508,8 +496,8 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
     if (pl.zero < 3 && sc.buckets > 0 && !pl.overlap_grad_reduce) {
       std::vector<sim::TaskId> prev = ends;
       for (int b = 0; b < sc.buckets; ++b) {
-        prev = collective_v(s, prev, Comm::dp, sc.bucket_s, sc.bucket_latency_s, fmt::format("grad bucket {}", b),
-                            "dp");
+        prev = collective_v(s, prev, Comm::dp, sc.bucket_s, sc.bucket_latency_s,
+                            fmt::format("grad bucket {}", b), "dp");
         for (int i = 0; i < n_inst; ++i) buckets[idx(i, s)].push_back(prev[static_cast<std::size_t>(i)]);
       }
     }

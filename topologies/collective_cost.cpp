@@ -359,7 +359,8 @@ CollectiveEstimate estimate_collective(CollectiveOp op, double bytes, const Comm
     throw InputError("collective size must be a finite number >= 0");
   check_group(group);
   if (group.size == 1 || bytes == 0) {
-    return {algo == CollectiveAlgo::auto_select ? CollectiveAlgo::ring : algo, CollectiveProtocol::simple, 0, 0};
+    return {algo == CollectiveAlgo::auto_select ? CollectiveAlgo::ring : algo, CollectiveProtocol::simple, 0,
+            0};
   }
   const Setup st = make_setup(bytes, group, cluster);
   if (algo != CollectiveAlgo::auto_select) return best_protocol(op, applicable(op, algo, st), st);

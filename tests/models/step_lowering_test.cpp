@@ -10,44 +10,15 @@
 #include "models/step_plan.hpp"
 #include "sim/error.hpp"
 #include "sim/trace.hpp"
+#include "tests/support/fixtures.hpp"
 
 using namespace trainsim;
 using namespace trainsim::model;
 
 namespace {
 
-topo::ClusterSpec dgx_a100(std::int64_t nodes) {
-  topo::ClusterSpec c;
-  auto& n = c.node;
-  n.gpu.peak.fp32 = 19.5e12;
-  n.gpu.peak.bf16 = 312e12;
-  n.gpu.hbm_bytes = 80.0 * (1ULL << 30);
-  n.gpu.hbm_bytes_per_s = 2039e9;
-  n.gpus_per_node = 8;
-  n.intra_bytes_per_s = 300e9;
-  n.intra_latency_s = 2e-6;
-  n.nics_per_node = 8;
-  n.nic_bytes_per_s = 25e9;
-  c.nodes = nodes;
-  return c;
-}
-
-StepInput gpt_on(std::int64_t nodes, int tp, int pp, std::int64_t dp, std::int64_t global_batch) {
-  StepInput in;
-  in.model.layers = 16;
-  in.model.hidden = 1024;
-  in.model.heads = 16;
-  in.model.vocab = 51200;
-  in.model.seq_len = 1024;
-  in.cluster = dgx_a100(nodes);
-  in.plan.tp = tp;
-  in.plan.pp = pp;
-  in.plan.dp = dp;
-  in.plan.sequence_parallel = true;
-  in.plan.zero = 1;
-  in.training.global_batch = global_batch;
-  return in;
-}
+using testing::dgx_a100;
+constexpr auto gpt_on = testing::small_gpt_on_a100;
 
 // Records lane names and counts slices.
 struct Lanes : sim::TraceSink {

@@ -8,61 +8,24 @@
 #include "models/analytic_step.hpp"
 #include "models/step_plan.hpp"
 #include "sim/error.hpp"
+#include "tests/support/fixtures.hpp"
 
 using namespace trainsim;
 using namespace trainsim::model;
 
 namespace {
 
-// DGX A100 80GB as in topologies/presets (datasheet values; efficiencies at the header defaults).
-topo::ClusterSpec dgx_a100(std::int64_t nodes) {
-  topo::ClusterSpec c;
-  auto& n = c.node;
-  n.name = "dgx-a100-80gb";
-  n.gpu.name = "a100-sxm4-80gb";
-  n.gpu.peak.fp32 = 19.5e12;
-  n.gpu.peak.tf32 = 156e12;
-  n.gpu.peak.fp16 = 312e12;
-  n.gpu.peak.bf16 = 312e12;
-  n.gpu.hbm_bytes = 80.0 * (1ULL << 30);
-  n.gpu.hbm_bytes_per_s = 2039e9;
-  n.gpu.nvlink_bytes_per_s = 300e9;
-  n.gpus_per_node = 8;
-  n.intra_bytes_per_s = 300e9;
-  n.intra_latency_s = 2e-6;
-  n.nics_per_node = 8;
-  n.nic_bytes_per_s = 25e9;
-  n.pcie_bytes_per_s = 32e9;
-  c.nodes = nodes;
-  return c;
-}
-
+using testing::dgx_a100;
 TransformerSpec gpt(std::int64_t layers, std::int64_t hidden, std::int64_t heads) {
-  TransformerSpec m;
+  TransformerSpec m = testing::gpt(layers, hidden, heads);
   m.name = "gpt";
-  m.layers = layers;
-  m.hidden = hidden;
-  m.heads = heads;
-  m.ffn_hidden = 4 * hidden;
-  m.vocab = 51200;
-  m.seq_len = 2048;
   return m;
 }
 
-// GPT-3 175B on 1,024 A100 as in scenarios/examples/gpt3-175b-1024-a100.yaml.
 StepInput gpt3_175b_example() {
-  StepInput in;
-  in.model = gpt(96, 12288, 96);
-  in.cluster = dgx_a100(128);
-  in.plan.tp = 8;
-  in.plan.pp = 16;
-  in.plan.dp = 8;
+  StepInput in = testing::gpt3_175b_on_1024_a100();
   in.plan.schedule = Schedule::interleaved;
   in.plan.virtual_stages = 2;
-  in.plan.sequence_parallel = true;
-  in.plan.zero = 1;
-  in.plan.recompute = Recompute::selective;
-  in.training.global_batch = 1536;
   return in;
 }
 
