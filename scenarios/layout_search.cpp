@@ -84,7 +84,7 @@ std::vector<Layout> enumerate_layouts(const Scenario& scenario, const LayoutSpac
                     continue;
                   }
                   for (std::int64_t v = 2; v <= space.max_virtual_stages; ++v) {
-                    if ((m.layers / pp) % v == 0) schedules.emplace_back(schedule, v);
+                    if (m.layers >= pp * v) schedules.emplace_back(schedule, v);
                   }
                 }
               }

@@ -578,20 +578,23 @@ class Converter {
       error(a_.virtual_stages, "parallelism.virtual_stages",
             "virtual_stages > 1 needs schedule: interleaved");
     }
-    if (p.schedule == model::Schedule::interleaved &&
-        m.layers % (static_cast<std::int64_t>(p.pp) * p.virtual_stages) != 0) {
+    // Layers that do not divide by pp·virtual_stages are spread with the remainder (step_plan.hpp), as
+    // Llama 3 405B's 126 layers on 16 interleaved stages are; every virtual stage needs one layer.
+    if (p.schedule == model::Schedule::interleaved && p.virtual_stages > 1 &&
+        m.layers < static_cast<std::int64_t>(p.pp) * p.virtual_stages) {
       error(a_.virtual_stages, "parallelism.virtual_stages",
-            "with schedule: interleaved the layers (" + str(m.layers) +
-                ") must be divisible by pp·virtual_stages = " + std::to_string(p.pp) + "·" +
-                std::to_string(p.virtual_stages));
+            "with schedule: interleaved every one of the pp·virtual_stages = " + std::to_string(p.pp) + "·" +
+                std::to_string(p.virtual_stages) + " virtual stages needs a layer; the model has " +
+                str(m.layers));
     }
     if (!p.stage_layers.empty()) {
       const std::size_t stages = static_cast<std::size_t>(p.pp) * static_cast<std::size_t>(p.virtual_stages);
       const std::int64_t sum = std::accumulate(p.stage_layers.begin(), p.stage_layers.end(), std::int64_t{0});
-      if (p.stage_layers.size() != stages) {
+      // One entry per virtual stage, or (interleaved) one per pipeline rank, spread over its chunks.
+      if (p.stage_layers.size() != stages && p.stage_layers.size() != static_cast<std::size_t>(p.pp)) {
         error(a_.stage_layers, "parallelism.stage_layers",
-              "has " + std::to_string(p.stage_layers.size()) +
-                  " entries; expected pp·virtual_stages = " + std::to_string(stages));
+              "has " + std::to_string(p.stage_layers.size()) + " entries; expected pp = " +
+                  std::to_string(p.pp) + " or pp·virtual_stages = " + std::to_string(stages));
       } else if (sum != m.layers) {
         error(a_.stage_layers, "parallelism.stage_layers",
               "adds up to " + str(sum) + " layers; the model has " + str(m.layers));

@@ -84,7 +84,7 @@ constexpr Case cases[] = {
     {"hidden-not-divisible-by-heads.yaml",
      "hidden-not-divisible-by-heads.yaml:1:8: model.hidden: hidden (100) must be divisible by heads (3)"},
     {"interleaved-layers.yaml",
-     "interleaved-layers.yaml:4:61: parallelism.virtual_stages: with schedule: interleaved the layers (12)"},
+     "interleaved-layers.yaml:4:61: parallelism.virtual_stages: with schedule: interleaved every one of the"},
     {"invalid-utf8.yaml",
      "invalid-utf8.yaml:2:10: this is not a text file (byte 0xe9 at offset 26); a scenario is YAML t"},
     {"kv-heads-not-divisible-by-tp.yaml",
