@@ -38,19 +38,11 @@ double seconds(const sim::DagResult& r, LoweredTransfer t) {
   return (r.tasks[t.last].end - r.tasks[t.first].start).seconds();
 }
 
-// A 16-layer GPT of width 2,048 on DGX A100 nodes, ZeRO-1, sequence parallel.
+// The fixtures' small GPT at width 2,048 (ZeRO-1, sequence parallel): enough gradient and activation bytes
+// for data-parallel and pipeline traffic to overlap.
 StepInput gpt_on(std::int64_t nodes, int tp, int pp, std::int64_t dp, std::int64_t global_batch,
                  std::int64_t seq_len = 2048) {
-  StepInput in;
-  in.model = testing::gpt(16, 2048, 16, seq_len);
-  in.cluster = dgx_a100(nodes);
-  in.plan.tp = tp;
-  in.plan.pp = pp;
-  in.plan.dp = dp;
-  in.plan.sequence_parallel = true;
-  in.plan.zero = 1;
-  in.training.global_batch = global_batch;
-  return in;
+  return testing::small_gpt_on_a100(nodes, tp, pp, dp, global_batch, 2048, seq_len);
 }
 
 }  // namespace

@@ -192,11 +192,13 @@ inline model::TransformerSpec llama3_405b() {
 /// A small GPT of GPT-3 Medium's width (Brown et al. 2020, Table 2.1: d_model 1,024, 16 heads of 64) with
 /// 16 layers and 1,024-token sequences on `nodes` DGX A100: tp × pp × dp as given, sequence parallel,
 /// ZeRO-1, m = global_batch / dp micro-batches of one sequence. Small enough for the event simulator to
-/// run in milliseconds, deep enough for every pipeline schedule up to pp 16.
+/// run in milliseconds, deep enough for every pipeline schedule up to pp 16. `hidden` and `seq_len` widen or
+/// lengthen it (16 heads either way).
 inline model::StepInput small_gpt_on_a100(std::int64_t nodes, int tp, int pp, std::int64_t dp,
-                                          std::int64_t global_batch) {
+                                          std::int64_t global_batch, std::int64_t hidden = 1024,
+                                          std::int64_t seq_len = 1024) {
   model::StepInput in;
-  in.model = gpt(16, 1024, 16, 1024);
+  in.model = gpt(16, hidden, 16, seq_len);
   in.cluster = dgx_a100(nodes);
   in.plan.tp = tp;
   in.plan.pp = pp;
