@@ -18,7 +18,9 @@ using namespace trainsim::model;
 namespace {
 
 using testing::dgx_a100;
-constexpr auto gpt_on = testing::small_gpt_on_a100;
+StepInput gpt_on(std::int64_t nodes, int tp, int pp, std::int64_t dp, std::int64_t global_batch) {
+  return testing::small_gpt_on_a100(nodes, tp, pp, dp, global_batch);
+}
 
 // Records lane names and counts slices.
 struct Lanes : sim::TraceSink {
