@@ -192,14 +192,15 @@ UnitCost unit_cost(std::string name, const LayerOps& ops, const StepInput& in, c
   u.name = std::move(name);
   u.forward = time_pieces(ops.forward, in, g);
   u.backward = time_pieces(ops.backward, in, g);
+  PassCost& t = u.total;
   for (const CostPiece& x : u.forward) {
-    u.forward_compute += x.compute;
-    u.forward_comm += x.exposed_comm();
+    t.forward_compute += x.compute;
+    t.forward_comm += x.exposed_comm();
   }
   for (const CostPiece& x : u.backward) {
-    u.backward_compute += x.compute;
-    u.backward_comm += x.exposed_comm();
-    u.weight_compute += x.weight;
+    t.backward_compute += x.compute;
+    t.backward_comm += x.exposed_comm();
+    t.weight_compute += x.weight;
   }
   return u;
 }
@@ -208,7 +209,7 @@ UnitCost unit_cost(std::string name, const LayerOps& ops, const StepInput& in, c
 PassCost pass_cost(const std::vector<UnitCost>& units, const std::vector<UnitRun>& runs) {
   PassCost pc;
   for (const UnitRun& r : runs) {
-    const UnitCost& u = units[static_cast<std::size_t>(r.unit)];
+    const PassCost& u = units[static_cast<std::size_t>(r.unit)].total;
     const double n = r.count;
     pc.forward_compute += n * u.forward_compute;
     pc.forward_comm += n * u.forward_comm;

@@ -85,7 +85,7 @@ struct CostPiece {
 struct UnitCost {
   std::string name;  ///< "layer", "embedding", "head", or a generic layer's name
   std::vector<CostPiece> forward, backward;
-  double forward_compute = 0, forward_comm = 0, backward_compute = 0, backward_comm = 0, weight_compute = 0;
+  PassCost total;  ///< the unit alone as a pass: its pieces summed
 };
 
 /// A run of identical consecutive units of one virtual stage, in forward order.
@@ -119,8 +119,8 @@ struct StageCost {
 
 struct StepCosts {
   std::vector<PassCost> passes;  ///< per virtual stage vs = chunk·pp + rank: the sums of its units' pieces
-  std::vector<UnitCost> units;   ///< the distinct units (may be empty in hand-made costs)
-  std::vector<std::vector<UnitRun>> chunk_units;  ///< per virtual stage, forward order (empty: no pieces)
+  std::vector<UnitCost> units;   ///< the distinct units (empty in hand-made costs: analytic_step only)
+  std::vector<std::vector<UnitRun>> chunk_units;  ///< per virtual stage, forward order
   std::vector<StageCost> stages;                  ///< per pipeline rank
   double p2p_s = 0;  ///< one activation (or its gradient) between consecutive stages
   double p2p_bytes = 0;

@@ -39,42 +39,6 @@ struct PassTasks {
   bool has_send = false;
 };
 
-// The pieces the lowering walks: the costs' units, or (for hand-made costs without them) one compute and
-// one collective piece per pass from the PassCost totals.
-struct PieceSource {
-  std::vector<UnitCost> units;
-  std::vector<std::vector<UnitRun>> runs;
-};
-
-PieceSource fallback_pieces(const StepCosts& costs) {
-  PieceSource src;
-  auto pieces = [](double compute, double weight, double comm) {
-    std::vector<CostPiece> out(1);
-    out[0].compute = compute;
-    out[0].weight = weight;
-    out[0].name = "compute";
-    if (comm > 0) {
-      CostPiece c;
-      c.kind = CostPiece::Kind::collective;
-      c.comm = comm;
-      c.name = "tp";
-      out.push_back(c);
-    }
-    return out;
-  };
-  for (std::size_t vs = 0; vs < costs.passes.size(); ++vs) {
-    const PassCost& pc = costs.passes[vs];
-    UnitCost u;
-    u.name = "pass";
-    u.forward = pieces(pc.forward_compute, 0.0, pc.forward_comm);
-    u.backward = pieces(pc.backward_compute, pc.weight_compute, pc.backward_comm);
-    u.weight_compute = pc.weight_compute;
-    src.runs.push_back({UnitRun{static_cast<int>(vs), 1, -1}});
-    src.units.push_back(std::move(u));
-  }
-  return src;
-}
-
 const char* comm_category(CommGroup g) {
   switch (g) {
     case CommGroup::tp:
@@ -113,10 +77,10 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
   const int n_tp = full_cluster ? static_cast<int>(model_ranks) : 1;  // instance = dp_index·n_tp + tp_index
   const PipelineOrder order = pipeline_schedule(pl.schedule, p, m, v);
   const bool split_w = pl.schedule == Schedule::zero_bubble_h1;
-  const bool have_units = !costs.units.empty() && costs.chunk_units.size() == static_cast<std::size_t>(nvs);
-  const PieceSource fallback = have_units ? PieceSource{} : fallback_pieces(costs);
-  const std::vector<UnitCost>& units = have_units ? costs.units : fallback.units;
-  const std::vector<std::vector<UnitRun>>& chunk_units = have_units ? costs.chunk_units : fallback.runs;
+  TRAINSIM_CHECK(costs.chunk_units.size() == static_cast<std::size_t>(nvs),
+                 "lower_step needs step_costs' per-layer pieces (hand-made costs serve analytic_step only)");
+  const std::vector<UnitCost>& units = costs.units;
+  const std::vector<std::vector<UnitRun>>& chunk_units = costs.chunk_units;
 
   StepGraph g;
   g.instances = n_inst;
@@ -378,7 +342,7 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
             open_pass(true);
             name.resize(prefix);
             name += "wgrad";
-            emit_compute(u.weight_compute, is_first);
+            emit_compute(u.total.weight_compute, is_first);
           } else {
             for (const CostPiece& pc : pieces) {
               const bool is_first = first_task;

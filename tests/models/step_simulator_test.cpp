@@ -137,7 +137,7 @@ TEST_CASE("with ZeRO-3 and a pipeline the event path pays at most the unprefetch
   double ends = 0;  // embedding and head, forward + backward
   for (const UnitCost& u : costs.units) {
     if (u.name == "embedding" || u.name == "head") {
-      ends += u.forward_compute + u.forward_comm + u.backward_compute + u.backward_comm;
+      ends += u.total.forward() + u.total.backward();
     }
   }
   REQUIRE(ends > 0);
