@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "sim/error.hpp"
+#include "topologies/collective_cost.hpp"
 
 namespace trainsim::model {
 
@@ -40,20 +41,19 @@ StepNetwork::StepNetwork(const topo::ClusterSpec& cluster, int gpus, bool conten
       last_(static_cast<std::size_t>(gpus) * kStreams, 0) {
   layout_.stages = std::max(1, gpus);
   TRAINSIM_CHECK(gpus >= 0, "a step network needs a GPU count >= 0");
-  const auto& node = cluster.node;
-  // One GPU's share of its node's NICs, as the GPU–NIC link of the cluster graph and the closed form's
-  // inter-node tier (one GPU per rank) see it.
-  const double nics = static_cast<double>(cluster.nics_per_node()) * cluster.nic_bytes_per_s();
-  if (nics > 0) {
-    double share = nics / std::max(1, cluster.gpus_in_use_per_node());
-    if (node.pcie_bytes_per_s > 0) share = std::min(share, node.pcie_bytes_per_s);
-    network_bytes_per_s_ = share * node.comm.nic_bandwidth_fraction;
+  // The closed form's per-GPU rates (topologies/collective_cost.hpp), so that a flow alone takes exactly its
+  // closed-form bandwidth term. Network: the inter-node tier of a group with one GPU on each node while
+  // every GPU of the node crosses too (each GPU's share of the NICs, capped by its rail and PCIe link).
+  if (cluster.nics_per_node() > 0 && cluster.nic_bytes_per_s() > 0) {
+    topo::CommGroup one_per_node;
+    one_per_node.size = 2;
+    one_per_node.nodes = 2;
+    one_per_node.groups_sharing_nics = std::max(1, cluster.gpus_in_use_per_node());
+    network_bytes_per_s_ = topo::inter_node_tier(one_per_node, cluster).bytes_per_s;
   }
-  // The intra-node tier's per-GPU rate (topo::intra_node_tier, which throws when there is none).
-  const double intra = node.intra_bytes_per_s > 0        ? node.intra_bytes_per_s
-                       : node.gpu.nvlink_bytes_per_s > 0 ? node.gpu.nvlink_bytes_per_s
-                                                         : node.pcie_bytes_per_s;
-  nvlink_bytes_per_s_ = std::max(0.0, intra * node.comm.intra_bandwidth_fraction);
+  if (topo::intra_node_bytes_per_s(cluster.node) > 0) {
+    nvlink_bytes_per_s_ = topo::intra_node_tier(cluster).bytes_per_s;
+  }
 }
 
 sim::LinkId StepNetwork::port(int gpu, Port which) {

@@ -12,6 +12,13 @@
 #include "sim/error.hpp"
 
 namespace trainsim::topo {
+
+double intra_node_bytes_per_s(const NodeSpec& node) {
+  if (node.intra_bytes_per_s > 0) return node.intra_bytes_per_s;
+  if (node.gpu.nvlink_bytes_per_s > 0) return node.gpu.nvlink_bytes_per_s;
+  return std::max(0.0, node.pcie_bytes_per_s);
+}
+
 namespace {
 
 struct ProtocolScale {
@@ -43,9 +50,8 @@ bool is_power_of_two(std::int64_t n) {
 
 /// Raw (no efficiency) per-GPU intra-node bandwidth: the preset's fabric figure, else NVLink, else PCIe.
 double raw_intra_bytes_per_s(const NodeSpec& node) {
-  if (node.intra_bytes_per_s > 0) return node.intra_bytes_per_s;
-  if (node.gpu.nvlink_bytes_per_s > 0) return node.gpu.nvlink_bytes_per_s;
-  if (node.pcie_bytes_per_s > 0) return node.pcie_bytes_per_s;
+  const double b = intra_node_bytes_per_s(node);
+  if (b > 0) return b;
   throw InputError("node '" + node.name + "' has no intra-node bandwidth (intra, NVLink or PCIe)");
 }
 

@@ -66,6 +66,9 @@ struct CommTier {
   double latency_s = 0;    ///< α of one algorithm step on this tier, s
 };
 
+/// A node's raw per-GPU intra-node bandwidth, B/s: its intra-node link, else the GPU's NVLink, else PCIe;
+/// 0 when it has none. No efficiency applied (intra_node_tier applies it).
+[[nodiscard]] double intra_node_bytes_per_s(const NodeSpec& node);
 /// The intra-node tier (NVSwitch / NVLink / PCIe) for Simple-protocol bulk transfers.
 [[nodiscard]] CommTier intra_node_tier(const ClusterSpec& cluster);
 /// The inter-node tier for a group: the bandwidth at which the group crosses a node boundary — the node's
