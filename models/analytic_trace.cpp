@@ -84,9 +84,7 @@ StepTiming trace_analytic_step(const StepInput& in, const StepPlan& plan, const 
         slice(dp, label + (bwd ? " zero3 gather+reduce-scatter" : " zero3 gather"), "dp", start,
               std::min(end, start + gather));
       }
-      const bool sends =
-          (x.kind == PassKind::forward && vs < nvs - 1) || (x.kind == PassKind::backward && vs > 0);
-      if (sends) {
+      if (sends_to_neighbour(x.kind, vs, nvs)) {
         slice(pp, (x.kind == PassKind::forward ? "send act " : "send grad ") + label, "pp", end,
               end + costs.p2p_s);
       }

@@ -28,6 +28,11 @@ enum class PassKind : std::uint8_t {
 
 /// The pass's letter in schedule diagrams and trace labels: "F", "B" or "W".
 [[nodiscard]] const char* pass_letter(PassKind kind);
+/// Whether a pass of virtual stage vs (of nvs) hands its output to a neighbour: a forward its activations to
+/// vs + 1, a backward its input gradients to vs − 1; ZB-H1's weight pass sends nothing.
+[[nodiscard]] constexpr bool sends_to_neighbour(PassKind kind, int vs, int nvs) {
+  return (kind == PassKind::forward && vs < nvs - 1) || (kind == PassKind::backward && vs > 0);
+}
 
 struct PipelinePass {
   PassKind kind = PassKind::forward;

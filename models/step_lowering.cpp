@@ -418,8 +418,7 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
       if (bucketed) release_buckets(n_units);
       if (x.kind != PassKind::backward_weight) g.stash_marks.push_back({s, chain[idx(0, s)], fwd ? 1 : -1});
       // Hand-over to the neighbouring virtual stage.
-      const bool sends = (fwd && vs < nvs - 1) || (x.kind == PassKind::backward && vs > 0);
-      if (sends) {
+      if (sends_to_neighbour(x.kind, vs, nvs)) {
         name.assign(fwd ? "send act " : "send grad ");
         name += label;
         const int to = (fwd ? vs + 1 : vs - 1) % p;
