@@ -4,7 +4,7 @@
 // files.
 #include <benchmark/benchmark.h>
 
-#include "models/step_simulator.hpp"
+#include "models/step/step_simulator.hpp"
 #include "tests/support/fixtures.hpp"
 
 using namespace trainsim;

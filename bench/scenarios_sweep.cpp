@@ -7,9 +7,9 @@
 #include <numeric>
 #include <thread>
 
-#include "scenarios/layout_search.hpp"
+#include "scenarios/studies/layout_search.hpp"
 #include "scenarios/loader.hpp"
-#include "scenarios/sweep.hpp"
+#include "scenarios/studies/sweep.hpp"
 
 namespace {
 

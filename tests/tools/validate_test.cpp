@@ -14,7 +14,7 @@
 #include <string>
 
 #include "scenarios/presets.hpp"
-#include "scenarios/validation_runner.hpp"
+#include "scenarios/studies/validation_runner.hpp"
 
 namespace fs = std::filesystem;
 using namespace trainsim::scenario;
