@@ -52,7 +52,7 @@ DEFAULT_TOLERANCE = {
 }
 MARGIN = 0.05
 
-# Why cases of a folder can sit beyond its floor (the accuracy analysis of issue 9).
+# Why cases of a folder can sit beyond its floor (from the accuracy analysis in scenarios/validation/README.md).
 OUTLIER_REASON = {
     "korthikanti": "largest error of the Korthikanti set",
     "megatron2020": ("2020 DGX A100 (40 GB) runs, efficiency transferred from the 80 GB fit; V100 preset "

@@ -8,7 +8,7 @@
 // factor weigh the same. Parameters are fitted in a transformed space that keeps them inside their bounds
 // (logistic map of the value, or of its logarithm for scale parameters spanning decades).
 //
-// Honesty rules (issue 9): parameters are per GPU type, never per case; fit on one set of measurements
+// Honesty rules: parameters are per GPU type, never per case; fit on one set of measurements
 // and report the error on another (CalibrationResult keeps both before/after predictions so callers can
 // report held-out error with the same statistics).
 #include <cstddef>

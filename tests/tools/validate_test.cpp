@@ -1,4 +1,4 @@
-// The accuracy gate (issue 9) and the validation runner's arithmetic. The gate runs the real binary on the
+// The accuracy gate and the validation runner's arithmetic. The gate runs the real binary on the
 // shipped cases: `trainsim validate scenarios/validation` must exit 0, i.e. every published measurement is
 // predicted within the tolerance its case states.
 #include <doctest/doctest.h>

@@ -125,7 +125,7 @@ TEST_CASE("full recompute keeps layer inputs and rematerialises one full layer w
 }
 
 TEST_CASE("Llama-3 405B at 8K on tp 8, pp 16 keeps ~0.7 TB of scores per first-stage GPU unless flash") {
-  // Issue 10's example: 126 layers over 16 stages (8 on the first), 16 micro-batches in flight. The
+  // Llama-3 405B at 8K: 126 layers over 16 stages (8 on the first), 16 micro-batches in flight. The
   // standard kernel adds 5·a·s²·b/t = 5·128·8192²/8 = 5,368,709,120 bytes per layer and micro-batch.
   TransformerSpec s = trainsim::testing::llama3_405b();
   ParallelPlan plan;
