@@ -20,6 +20,7 @@ const std::vector<std::pair<std::string, model::Mlp>>& mlp_names();
 const std::vector<std::pair<std::string, model::Norm>>& norm_names();
 const std::vector<std::pair<std::string, model::Position>>& position_names();
 const std::vector<std::pair<std::string, model::Attention>>& attention_names();
+const std::vector<std::pair<std::string, topo::AttentionKernel>>& attention_kernel_names();
 const std::vector<std::pair<std::string, topo::IntraNodeFabric>>& fabric_names();
 
 template <class Enum>

@@ -174,7 +174,16 @@ const std::vector<std::pair<std::string, model::Position>>& position_names() {
 }
 const std::vector<std::pair<std::string, model::Attention>>& attention_names() {
   static const std::vector<std::pair<std::string, model::Attention>> t{
-      {"flash", model::Attention::flash}, {"standard", model::Attention::standard}};
+      {"flash", model::Attention::flash}, {"flash2", model::Attention::flash2},
+      {"flash3", model::Attention::flash3}, {"cudnn", model::Attention::cudnn},
+      {"standard", model::Attention::standard}};
+  return t;
+}
+const std::vector<std::pair<std::string, topo::AttentionKernel>>& attention_kernel_names() {
+  static const std::vector<std::pair<std::string, topo::AttentionKernel>> t{
+      {to_string(topo::AttentionKernel::flash2), topo::AttentionKernel::flash2},
+      {to_string(topo::AttentionKernel::flash3), topo::AttentionKernel::flash3},
+      {to_string(topo::AttentionKernel::cudnn), topo::AttentionKernel::cudnn}};
   return t;
 }
 const std::vector<std::pair<std::string, topo::IntraNodeFabric>>& fabric_names() {
@@ -291,13 +300,17 @@ topo::GpuSpec read_gpu_value(Diagnostics& d, const YamlValue& v, const std::stri
   if (const YamlValue* e = r.get("efficiency")) {
     MapReader er(d, *e, r.child_path("efficiency"),
                  {"matmul_peak_fraction", "matmul_half_flops", "memory_bandwidth_fraction", "kernel_overhead",
-                  "flash_attention_peak_fraction", "flash_attention_half_flops"});
+                  "attention_kernel", "flash2_attention_fraction", "flash3_attention_fraction",
+                  "cudnn_attention_fraction", "flash_attention_half_flops"});
     auto& eff = g.efficiency;
     er.number("matmul_peak_fraction", eff.matmul_peak_fraction, 1e-3, 1.0);
     er.number("matmul_half_flops", eff.matmul_half_flops, 0, 1e18);
     er.number("memory_bandwidth_fraction", eff.memory_bandwidth_fraction, 1e-3, 1.0);
     er.quantity("kernel_overhead", eff.kernel_overhead_s, Dimension::seconds, Bound::non_negative);
-    er.number("flash_attention_peak_fraction", eff.flash_attention_peak_fraction, 1e-3, 1.0);
+    er.choice("attention_kernel", eff.attention_kernel, attention_kernel_names());
+    er.number("flash2_attention_fraction", eff.flash2_attention_fraction, 0, 1.0);
+    er.number("flash3_attention_fraction", eff.flash3_attention_fraction, 0, 1.0);
+    er.number("cudnn_attention_fraction", eff.cudnn_attention_fraction, 0, 1.0);
     er.number("flash_attention_half_flops", eff.flash_attention_half_flops, 0, 1e18);
   }
   return g;
@@ -365,7 +378,10 @@ std::string gpu_to_yaml(const topo::GpuSpec& g) {
          ", matmul_half_flops: " + format_number(e.matmul_half_flops) +
          ", memory_bandwidth_fraction: " + format_number(e.memory_bandwidth_fraction) +
          ", kernel_overhead: " + q(format_quantity(e.kernel_overhead_s, Dimension::seconds)) +
-         ", flash_attention_peak_fraction: " + format_number(e.flash_attention_peak_fraction) +
+         ", attention_kernel: " + name_of(attention_kernel_names(), e.attention_kernel) +
+         ", flash2_attention_fraction: " + format_number(e.flash2_attention_fraction) +
+         ", flash3_attention_fraction: " + format_number(e.flash3_attention_fraction) +
+         ", cudnn_attention_fraction: " + format_number(e.cudnn_attention_fraction) +
          ", flash_attention_half_flops: " + format_number(e.flash_attention_half_flops) + "}}";
 }
 

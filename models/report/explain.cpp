@@ -101,14 +101,14 @@ ExplainSection model_section(const TransformerSpec& model, const ParallelPlan& p
   s.lines.push_back(
       {"hardware FLOPs per token",
        fmt::format("model + recomputed ({} recompute, {} attention)", recompute_name(plan.recompute),
-                   model.attention == Attention::flash ? "flash" : "standard"),
+                   is_fused(model.attention) ? "fused" : "standard"),
        hw, "FLOP"});
   return s;
 }
 
 ExplainSection attention_section(const TransformerSpec& model, const ParallelPlan& plan, Precision act) {
   ExplainSection s{.title = "attention kernel"};
-  const bool flash = model.attention == Attention::flash;
+  const bool flash = is_fused(model.attention);
   TransformerSpec standard = model;
   standard.attention = Attention::standard;
   Shard shard = shard_of(plan, act);

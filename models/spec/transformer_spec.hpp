@@ -8,7 +8,11 @@
 namespace trainsim::model {
 
 enum class Mlp { gelu, swiglu };
-enum class Attention { flash, standard };   ///< flash: fused kernel, no seq²-sized activations kept
+/// The attention core's kernels (SPEC model.attention). flash: the GPU preset's default fused kernel;
+/// flash2 | flash3 | cudnn: that fused kernel; all four keep no seq²-sized activations. standard:
+/// unfused matmuls and softmax.
+enum class Attention { flash, flash2, flash3, cudnn, standard };
+[[nodiscard]] constexpr bool is_fused(Attention a) { return a != Attention::standard; }
 enum class Norm { layernorm, rmsnorm };
 enum class Position { learned, rope };
 

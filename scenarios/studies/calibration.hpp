@@ -85,10 +85,10 @@ enum class EfficiencyParam {
   matmul_half_flops,
   memory_bandwidth_fraction,
   kernel_overhead_s,
-  flash_attention_peak_fraction,
+  flash2_attention_fraction,
+  flash3_attention_fraction,
+  cudnn_attention_fraction,
   flash_attention_half_flops,
-  flash_attention_half_seq,
-  flash_attention_half_head_dim,
 };
 
 /// The field's name as in presets and on the command line ("matmul_peak_fraction", "kernel_overhead_s").
@@ -110,9 +110,24 @@ void set(topo::ComputeEfficiency& e, EfficiencyParam p, double value);
 /// model::simulate_step for each sample with the GPU's efficiency replaced.
 using EfficiencyPredictor = std::function<std::vector<double>(const topo::ComputeEfficiency&)>;
 
+/// The step-level stage of a staged calibration. Stage one is kernel level: the GPU preset's constants are
+/// fitted to kernel benchmarks (GEMM sweeps, attention kernels; each cited in its preset) and enter here as
+/// `start`, the prior. Stage two fits them to whole steps, pulled back toward that prior: each free
+/// parameter v adds the residual prior_strength · sqrt(N) · ln(v / v_prior) to the N step residuals, so
+/// moving a parameter by 10 % costs as much as a 10 % · prior_strength miss on every step. prior_strength
+/// 0 is an unregularised fit.
+struct CalibrationOptions {
+  double prior_strength = 0.3;
+  FitOptions fit;
+};
+
+/// Where a fitted parameter ended up relative to its box.
+enum class BoundState { inside, at_lower, at_upper };
+
 struct CalibrationResult {
   topo::ComputeEfficiency efficiency;  ///< start with the free parameters replaced by fitted values
   FitResult fit;
+  std::vector<BoundState> bounds;        ///< per free parameter: within 1 % of the box's end counts as at it
   std::vector<double> predicted_before;  ///< per sample, at `start`
   std::vector<double> predicted_after;   ///< per sample, at `efficiency`
   ErrorStats before;                     ///< relative errors vs measured at `start`
@@ -126,6 +141,6 @@ struct CalibrationResult {
                                                      const std::vector<EfficiencyParam>& free,
                                                      const std::vector<double>& measured,
                                                      const EfficiencyPredictor& predict,
-                                                     const FitOptions& options = {});
+                                                     const CalibrationOptions& options = {});
 
 }  // namespace trainsim::model
