@@ -48,6 +48,7 @@ struct CalibrateArgs {
   std::string output;
   double prior_strength = model::CalibrationOptions{}.prior_strength;
   int holdout_every = 5;  ///< without --check: every k-th measurement is held out of the fit (0: none)
+  bool keep_worse = false;  ///< write the fit even when it makes held-out accuracy worse
 };
 
 std::string lower_alnum_token(const std::string& s) {
@@ -290,13 +291,16 @@ void calibrate(const CalibrateArgs& a, int& exit_code) {
     std::cout << "warning: " << line << "\n";
     notes.push_back("Warning: " + line + ".");
   }
+  // The step fit is accepted only when it does not make held-out accuracy worse; otherwise the preset
+  // written keeps the kernel-level values it started from (unless --keep-worse).
   if (held_out_worse) {
-    const std::string line = "the fit made held-out accuracy worse: keep the kernel-level preset, or raise "
-                             "--prior-strength";
+    const std::string line =
+        a.keep_worse ? "the fit made held-out accuracy worse; written anyway (--keep-worse)"
+                     : "the fit made held-out accuracy worse: the preset written keeps the kernel-level values";
     std::cout << "warning: " << line << "\n";
     notes.push_back("Warning: " + line + ".");
+    if (!a.keep_worse) calibrated.efficiency = gpu.efficiency;
   }
-
   const std::string yaml = gpu_preset_yaml(calibrated, notes);
   if (a.output.empty()) {
     std::cout << "\n" << yaml;
@@ -347,6 +351,8 @@ void add_calibrate_command(CLI::App& app, int& exit_code) {
                   "without --check, hold every k-th measurement out of the fit and report it (0: none)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  sub->add_flag("--keep-worse", args->keep_worse,
+               "write the fitted values even when they make held-out accuracy worse (default: keep the preset's)");
   sub->add_option("-o,--output", args->output, "write the calibrated GPU preset here (default: stdout)");
   sub->callback([args, &exit_code] { calibrate(*args, exit_code); });
 }

@@ -16,6 +16,7 @@
 #include "models/workload/attention_kernel.hpp"
 #include "scenarios/presets.hpp"
 #include "scenarios/studies/measurement_csv.hpp"
+#include "sim/error.hpp"
 
 using namespace trainsim;
 namespace fs = std::filesystem;
@@ -54,7 +55,7 @@ std::vector<Point> read_points() {
         for (std::size_t i = 0; i < f.size(); ++i) column[f[i]] = i;
         for (const char* needed : {"gpu", "implementation", "pass", "causal", "head_dim", "seq_len", "batch",
                                    "heads", "tflops", "source"}) {
-          REQUIRE_MESSAGE(column.count(needed) == 1, name << " lacks column " << needed);
+          REQUIRE_MESSAGE(column.count(needed) == 1, name << " lacks column " << std::string(needed));
         }
         continue;
       }
@@ -149,10 +150,12 @@ TEST_CASE("ring attention (cp > 1) runs its steps on s/cp-key chunks: lower effi
   const model::AttentionVariant one{model::Attention::cudnn, false, false, 1};
   CHECK(eff(false, 16) == doctest::Approx(model::attention_kernel_efficiency(1e15 / 16, 128, 131072.0 / 16, one,
                                                                              h100.efficiency, h100.name)));
-  // Chunks of 128K/64 = 2K keys are slower per FLOP than chunks of 8K, and both slower than cp = 1.
+  // Chunks of 128K/64 = 2K keys are slower per FLOP than chunks of 8K, and slower than one causal kernel
+  // over 128K keys.
   CHECK(eff(true, 64) < eff(true, 16));
-  CHECK(eff(true, 16) < eff(true, 1));
-  // Causal load balancing leaves most steps unmasked, so at cp = 16 the ring is no slower per FLOP than an
-  // unmasked ring: the masked diagonal is 1/16 of the work.
-  CHECK(eff(true, 16) > 0.9 * eff(false, 16));
+  CHECK(eff(true, 64) < eff(true, 1));
+  // Causal load balancing leaves all steps but the diagonal unmasked: at cp = 16 the masked diagonal is
+  // 1/16 of the work, so the ring runs within a few per cent of an unmasked ring.
+  CHECK(eff(true, 16) > 0.95 * eff(false, 16));
+  CHECK(eff(true, 16) < eff(false, 16));
 }
