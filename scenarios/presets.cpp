@@ -174,8 +174,10 @@ const std::vector<std::pair<std::string, model::Position>>& position_names() {
 }
 const std::vector<std::pair<std::string, model::Attention>>& attention_names() {
   static const std::vector<std::pair<std::string, model::Attention>> t{
-      {"flash", model::Attention::flash}, {"flash2", model::Attention::flash2},
-      {"flash3", model::Attention::flash3}, {"cudnn", model::Attention::cudnn},
+      {"flash", model::Attention::flash},
+      {"flash2", model::Attention::flash2},
+      {"flash3", model::Attention::flash3},
+      {"cudnn", model::Attention::cudnn},
       {"standard", model::Attention::standard}};
   return t;
 }

@@ -47,8 +47,9 @@ struct CalibrateArgs {
   int jobs = 0;
   std::string output;
   double prior_strength = model::CalibrationOptions{}.prior_strength;
-  int holdout_every = 5;  ///< without --check: every k-th measurement is held out of the fit (0: none)
+  int holdout_every = 5;    ///< without --check: every k-th measurement is held out of the fit (0: none)
   bool keep_worse = false;  ///< write the fit even when it makes held-out accuracy worse
+  std::string kernels;      ///< stage one: kernel benchmarks (attention-*.csv file or folder) fitted first
 };
 
 std::string lower_alnum_token(const std::string& s) {
@@ -200,7 +201,22 @@ double round4(double x) {
 
 void calibrate(const CalibrateArgs& a, int& exit_code) {
   const bool gpu_is_file = a.gpu.find('/') != std::string::npos || a.gpu.ends_with(".yaml");
-  const topo::GpuSpec gpu = gpu_is_file ? scenario::load_gpu_preset_file(a.gpu) : scenario::gpu_preset(a.gpu);
+  topo::GpuSpec gpu = gpu_is_file ? scenario::load_gpu_preset_file(a.gpu) : scenario::gpu_preset(a.gpu);
+  // Stage one: kernel-level constants from kernel benchmarks; they are the prior of the step stage.
+  std::vector<std::string> kernel_notes;
+  if (!a.kernels.empty()) {
+    const auto fits = model::fit_attention_kernel_stage(gpu, model::read_attention_kernel_points(a.kernels));
+    if (fits.empty())
+      std::cout << "stage 1 (kernels, " << a.kernels << "): no fused-attention point on " << gpu.name << "\n";
+    for (const model::KernelStageFit& f : fits) {
+      const std::string param(model::to_string(model::attention_fraction_param(f.kernel)));
+      const std::string line =
+          fmt::format("stage 1 (kernels, {}): {} {:.4g} -> {:.4g} from {} points; {}", a.kernels, param,
+                      f.before, f.after, f.points, stats_line(f.stats));
+      std::cout << line << "\n";
+      kernel_notes.push_back(line);
+    }
+  }
   topo::NodeSpec node = node_for(a, gpu);
   node.gpu = gpu;
   const model::Fidelity fidelity = model::parse_fidelity(a.fidelity);
@@ -216,11 +232,13 @@ void calibrate(const CalibrateArgs& a, int& exit_code) {
   // Without held-out files, a deterministic split of the inputs is held out, so that the output always
   // says how the fit does on data it did not see.
   std::vector<Sample> split_set;
-  if (a.check.empty() && a.holdout_every > 1 && fit_set.size() >= 2 * static_cast<std::size_t>(a.holdout_every)) {
+  if (a.check.empty() && a.holdout_every > 1 &&
+      fit_set.size() >= 2 * static_cast<std::size_t>(a.holdout_every)) {
     std::vector<Sample> kept;
     for (std::size_t i = 0; i < fit_set.size(); ++i) {
-      (i % static_cast<std::size_t>(a.holdout_every) == static_cast<std::size_t>(a.holdout_every) - 1 ? split_set
-                                                                                                       : kept)
+      (i % static_cast<std::size_t>(a.holdout_every) == static_cast<std::size_t>(a.holdout_every) - 1
+           ? split_set
+           : kept)
           .push_back(std::move(fit_set[i]));
     }
     fit_set = std::move(kept);
@@ -234,10 +252,9 @@ void calibrate(const CalibrateArgs& a, int& exit_code) {
       "calibrating {} on node {}: {} measurements of {} from {} ({} rows skipped: other "
       "metrics or GPUs)\n",
       gpu.name, node.name, fit_set.size(), a.metric, join(a.inputs), skipped);
-  const model::CalibrationResult r =
-      model::calibrate_efficiency(gpu.efficiency, free, measured_of(fit_set),
-                                  predictor_for(fit_set, a.metric, fidelity, a.jobs),
-                                  model::CalibrationOptions{.prior_strength = a.prior_strength});
+  const model::CalibrationResult r = model::calibrate_efficiency(
+      gpu.efficiency, free, measured_of(fit_set), predictor_for(fit_set, a.metric, fidelity, a.jobs),
+      model::CalibrationOptions{.prior_strength = a.prior_strength});
 
   topo::GpuSpec calibrated = gpu;
   calibrated.efficiency = r.efficiency;
@@ -251,6 +268,7 @@ void calibrate(const CalibrateArgs& a, int& exit_code) {
                   "values with prior strength {}.",
                   a.fit, fit_set.size(), a.metric, join(a.inputs), a.prior_strength),
       "Fit set, before: " + stats_line(r.before), "Fit set, after:  " + stats_line(r.after)};
+  notes.insert(notes.begin() + 1, kernel_notes.begin(), kernel_notes.end());
   std::cout << "fit set (" << join(a.inputs) << ")\n  before: " << stats_line(r.before)
             << "\n  after:  " << stats_line(r.after) << "\n";
   // Each held-out file is reported on its own: sources differ in regime, and a pooled number would hide it.
@@ -278,16 +296,17 @@ void calibrate(const CalibrateArgs& a, int& exit_code) {
   std::cout << "fitted:";
   for (std::size_t i = 0; i < free.size(); ++i) {
     const model::EfficiencyParam p = free[i];
-    std::cout << fmt::format(" {}={:.4g} (prior {:.4g})", model::to_string(p), model::get(calibrated.efficiency, p),
-                             model::get(gpu.efficiency, p));
+    std::cout << fmt::format(" {}={:.4g} (prior {:.4g})", model::to_string(p),
+                             model::get(calibrated.efficiency, p), model::get(gpu.efficiency, p));
   }
   std::cout << (r.fit.converged ? "" : " (not converged: iteration limit)") << "\n";
   for (std::size_t i = 0; i < free.size(); ++i) {
     if (r.bounds[i] == model::BoundState::inside) continue;
     const std::string where = r.bounds[i] == model::BoundState::at_lower ? "lower" : "upper";
-    const std::string line = fmt::format("{} sits at its {} bound: the data push it outside the physical box, "
-                                         "so another term of the model is off",
-                                         model::to_string(free[i]), where);
+    const std::string line = fmt::format(
+        "{} sits at its {} bound: the data push it outside the physical box, "
+        "so another term of the model is off",
+        model::to_string(free[i]), where);
     std::cout << "warning: " << line << "\n";
     notes.push_back("Warning: " + line + ".");
   }
@@ -295,8 +314,9 @@ void calibrate(const CalibrateArgs& a, int& exit_code) {
   // written keeps the kernel-level values it started from (unless --keep-worse).
   if (held_out_worse) {
     const std::string line =
-        a.keep_worse ? "the fit made held-out accuracy worse; written anyway (--keep-worse)"
-                     : "the fit made held-out accuracy worse: the preset written keeps the kernel-level values";
+        a.keep_worse
+            ? "the fit made held-out accuracy worse; written anyway (--keep-worse)"
+            : "the fit made held-out accuracy worse: the preset written keeps the kernel-level values";
     std::cout << "warning: " << line << "\n";
     notes.push_back("Warning: " + line + ".");
     if (!a.keep_worse) calibrated.efficiency = gpu.efficiency;
@@ -351,8 +371,13 @@ void add_calibrate_command(CLI::App& app, int& exit_code) {
                   "without --check, hold every k-th measurement out of the fit and report it (0: none)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  sub->add_flag("--keep-worse", args->keep_worse,
-               "write the fitted values even when they make held-out accuracy worse (default: keep the preset's)");
+  sub->add_option(
+      "--kernels", args->kernels,
+      "stage 1: fit the GPU's fused-attention fractions to kernel benchmarks first (an attention-*.csv "
+      "file or a folder of them, e.g. scenarios/validation/kernels); the step stage starts from them");
+  sub->add_flag(
+      "--keep-worse", args->keep_worse,
+      "write the fitted values even when they make held-out accuracy worse (default: keep the preset's)");
   sub->add_option("-o,--output", args->output, "write the calibrated GPU preset here (default: stdout)");
   sub->callback([args, &exit_code] { calibrate(*args, exit_code); });
 }

@@ -35,9 +35,12 @@ struct PeakFlops {
 enum class AttentionKernel { flash2, flash3, cudnn };
 [[nodiscard]] constexpr const char* to_string(AttentionKernel k) {
   switch (k) {
-    case AttentionKernel::flash2: return "flash2";
-    case AttentionKernel::flash3: return "flash3";
-    case AttentionKernel::cudnn: return "cudnn";
+    case AttentionKernel::flash2:
+      return "flash2";
+    case AttentionKernel::flash3:
+      return "flash3";
+    case AttentionKernel::cudnn:
+      return "cudnn";
   }
   return "flash2";
 }

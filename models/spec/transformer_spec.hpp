@@ -12,7 +12,9 @@ enum class Mlp { gelu, swiglu };
 /// flash2 | flash3 | cudnn: that fused kernel; all four keep no seq²-sized activations. standard:
 /// unfused matmuls and softmax.
 enum class Attention { flash, flash2, flash3, cudnn, standard };
-[[nodiscard]] constexpr bool is_fused(Attention a) { return a != Attention::standard; }
+[[nodiscard]] constexpr bool is_fused(Attention a) {
+  return a != Attention::standard;
+}
 enum class Norm { layernorm, rmsnorm };
 enum class Position { learned, rope };
 

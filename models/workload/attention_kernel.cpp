@@ -54,11 +54,16 @@ double loop_efficiency(const AttentionKernelShape& k, double base, double keys, 
 
 const char* kernel_name(Attention a) {
   switch (a) {
-    case Attention::flash2: return "flash2";
-    case Attention::flash3: return "flash3";
-    case Attention::cudnn: return "cudnn";
-    case Attention::flash: return "flash";
-    case Attention::standard: return "standard";
+    case Attention::flash2:
+      return "flash2";
+    case Attention::flash3:
+      return "flash3";
+    case Attention::cudnn:
+      return "cudnn";
+    case Attention::flash:
+      return "flash";
+    case Attention::standard:
+      return "standard";
   }
   return "?";
 }
@@ -68,20 +73,27 @@ const char* kernel_name(Attention a) {
 Attention resolve_attention(Attention attention, const topo::ComputeEfficiency& e) {
   if (attention != Attention::flash) return attention;
   switch (e.attention_kernel) {
-    case topo::AttentionKernel::flash2: return Attention::flash2;
-    case topo::AttentionKernel::flash3: return Attention::flash3;
-    case topo::AttentionKernel::cudnn: return Attention::cudnn;
+    case topo::AttentionKernel::flash2:
+      return Attention::flash2;
+    case topo::AttentionKernel::flash3:
+      return Attention::flash3;
+    case topo::AttentionKernel::cudnn:
+      return Attention::cudnn;
   }
   return Attention::flash2;
 }
 
 const AttentionKernelShape& attention_kernel_shape(Attention kernel) {
   switch (kernel) {
-    case Attention::flash2: return kFlash2;
-    case Attention::flash3: return kFlash3;
-    case Attention::cudnn: return kCudnn;
+    case Attention::flash2:
+      return kFlash2;
+    case Attention::flash3:
+      return kFlash3;
+    case Attention::cudnn:
+      return kCudnn;
     case Attention::flash:
-    case Attention::standard: break;
+    case Attention::standard:
+      break;
   }
   throw InputError(std::string("no fused-kernel shape for attention '") + kernel_name(kernel) +
                    "' (resolve flash against the GPU first)");
@@ -89,17 +101,22 @@ const AttentionKernelShape& attention_kernel_shape(Attention kernel) {
 
 double attention_kernel_fraction(Attention kernel, const topo::ComputeEfficiency& e) {
   switch (kernel) {
-    case Attention::flash2: return e.flash2_attention_fraction;
-    case Attention::flash3: return e.flash3_attention_fraction;
-    case Attention::cudnn: return e.cudnn_attention_fraction;
+    case Attention::flash2:
+      return e.flash2_attention_fraction;
+    case Attention::flash3:
+      return e.flash3_attention_fraction;
+    case Attention::cudnn:
+      return e.cudnn_attention_fraction;
     case Attention::flash:
-    case Attention::standard: break;
+    case Attention::standard:
+      break;
   }
   return 0.0;
 }
 
-double attention_kernel_efficiency(double flops, double head_dim, double seq_len, const AttentionVariant& shape,
-                                   const topo::ComputeEfficiency& e, const std::string& gpu_name) {
+double attention_kernel_efficiency(double flops, double head_dim, double seq_len,
+                                   const AttentionVariant& shape, const topo::ComputeEfficiency& e,
+                                   const std::string& gpu_name) {
   if (flops <= 0) return 0.0;
   const Attention kernel = resolve_attention(shape.kernel, e);
   const double fraction = attention_kernel_fraction(kernel, e);

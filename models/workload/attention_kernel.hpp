@@ -43,12 +43,12 @@ struct AttentionVariant {
 
 /// Calibrated shape of one kernel implementation (the factors of the form above).
 struct AttentionKernelShape {
-  double backward_ratio = 1;   ///< backward / forward efficiency
-  double half_key_len = 0;     ///< L½, keys
-  double head_64 = 1;          ///< forward efficiency at d = 64 / at d = 128
-  double head_64_backward = 1; ///< the same for the backward
-  double head_256 = 1;         ///< at d = 256 / at d = 128 (both passes)
-  double mask = 1;             ///< long-sequence efficiency with / without a causal mask
+  double backward_ratio = 1;    ///< backward / forward efficiency
+  double half_key_len = 0;      ///< L½, keys
+  double head_64 = 1;           ///< forward efficiency at d = 64 / at d = 128
+  double head_64_backward = 1;  ///< the same for the backward
+  double head_256 = 1;          ///< at d = 256 / at d = 128 (both passes)
+  double mask = 1;              ///< long-sequence efficiency with / without a causal mask
 };
 
 /// The kernel `attention` runs on a GPU with efficiency `e`: flash resolves to e.attention_kernel.

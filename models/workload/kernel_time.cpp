@@ -35,11 +35,14 @@ double kernel_time(const KernelCost& op, const topo::GpuSpec& gpu, Precision pre
       if (e.matmul_peak_fraction <= 0) throw InputError("gpu " + gpu.name + " has no matmul efficiency");
       compute_time = (op.flops + e.matmul_half_flops) / (peak * e.matmul_peak_fraction);
     } else {
-      const double efficiency = attention_kernel_efficiency(op.flops, op.head_dim, op.seq_len, op.attention, e, gpu.name);
+      const double efficiency =
+          attention_kernel_efficiency(op.flops, op.head_dim, op.seq_len, op.attention, e, gpu.name);
       compute_time = op.flops / (peak * efficiency);
     }
   }
-  return std::max(compute_time, memory_time) + e.kernel_overhead_s;
+  // Ring attention launches one kernel per ring step.
+  const double launches = op.kind == OpKind::fused_attention ? std::max(1, op.attention.ring_steps) : 1;
+  return std::max(compute_time, memory_time) + launches * e.kernel_overhead_s;
 }
 
 }  // namespace trainsim::model

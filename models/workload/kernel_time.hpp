@@ -11,7 +11,8 @@
 //     efficiency at F = half_flops, saturating to peak_fraction for large F. The compute time is affine
 //     in F, which keeps the fit linear-ish and smooth.
 //   fused_attention:  t = max(F / (P · eff_attn), B / (W · mem_fraction)) + overhead, with eff_attn the
-//     kernel's efficiency in pass, mask, head dim and sequence (models/workload/attention_kernel.hpp).
+//     kernel's efficiency in pass, mask, head dim and sequence (models/workload/attention_kernel.hpp);
+//     under ring attention (cp > 1) the overhead is paid once per ring step.
 //   memory_bound:     t = B / (W · e.memory_bandwidth_fraction) + overhead  (FLOPs ignored: these
 //                     element-wise kernels never approach the compute roof).
 // Zero work costs zero time (no overhead): an op that is absent costs nothing. Under fp8 the fused

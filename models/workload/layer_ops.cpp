@@ -144,8 +144,9 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
               true);
   }
   if (flash) {
-    core.kernel("flash_attention", KernelCost{OpKind::fused_attention, att.forward_flops, att.forward_bytes,
-                                              att.head_dim, s, AttentionVariant{spec.attention, false, causal, cp}});
+    core.kernel("flash_attention",
+                KernelCost{OpKind::fused_attention, att.forward_flops, att.forward_bytes, att.head_dim, s,
+                           AttentionVariant{spec.attention, false, causal, cp}});
     if (shard.cp > 1) core.memory("cp_softmax_merge", att.ring_merge_bytes);
   } else {
     core.kernel("qk", KernelCost{OpKind::matmul, 0.5 * att.forward_flops,

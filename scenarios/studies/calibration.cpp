@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "models/workload/attention_kernel.hpp"
 #include "sim/error.hpp"
 
 namespace trainsim::model {
@@ -186,10 +187,10 @@ std::string_view to_string(EfficiencyParam p) {
 
 const std::vector<EfficiencyParam>& all_efficiency_params() {
   static const std::vector<EfficiencyParam> all = {
-      EfficiencyParam::matmul_peak_fraction,          EfficiencyParam::matmul_half_flops,
-      EfficiencyParam::memory_bandwidth_fraction,     EfficiencyParam::kernel_overhead_s,
-      EfficiencyParam::flash2_attention_fraction,     EfficiencyParam::flash3_attention_fraction,
-      EfficiencyParam::cudnn_attention_fraction,      EfficiencyParam::flash_attention_half_flops};
+      EfficiencyParam::matmul_peak_fraction,      EfficiencyParam::matmul_half_flops,
+      EfficiencyParam::memory_bandwidth_fraction, EfficiencyParam::kernel_overhead_s,
+      EfficiencyParam::flash2_attention_fraction, EfficiencyParam::flash3_attention_fraction,
+      EfficiencyParam::cudnn_attention_fraction,  EfficiencyParam::flash_attention_half_flops};
   return all;
 }
 
@@ -304,7 +305,8 @@ std::vector<double> errors_of(const std::vector<double>& predicted, const std::v
 CalibrationResult calibrate_efficiency(const topo::ComputeEfficiency& start,
                                        const std::vector<EfficiencyParam>& free,
                                        const std::vector<double>& measured,
-                                       const EfficiencyPredictor& predict, const CalibrationOptions& options) {
+                                       const EfficiencyPredictor& predict,
+                                       const CalibrationOptions& options) {
   if (free.empty()) throw InputError("calibration needs at least one free efficiency parameter");
   for (double m : measured) {
     if (!(m > 0) || !std::isfinite(m)) throw InputError("calibration needs positive, finite measurements");
@@ -348,13 +350,71 @@ CalibrationResult calibrate_efficiency(const topo::ComputeEfficiency& start,
     const double hi = f.log_scale ? std::log(f.upper) : f.upper;
     const double x = f.log_scale ? std::log(v) : v;
     const double near = 0.01 * (hi - lo);
-    result.bounds.push_back(x - lo < near ? BoundState::at_lower
+    result.bounds.push_back(x - lo < near   ? BoundState::at_lower
                             : hi - x < near ? BoundState::at_upper
                                             : BoundState::inside);
   }
   result.predicted_after = predict(result.efficiency);
   result.after = error_stats(errors_of(result.predicted_after, measured));
   return result;
+}
+
+EfficiencyParam attention_fraction_param(Attention kernel) {
+  switch (kernel) {
+    case Attention::flash2:
+      return EfficiencyParam::flash2_attention_fraction;
+    case Attention::flash3:
+      return EfficiencyParam::flash3_attention_fraction;
+    case Attention::cudnn:
+      return EfficiencyParam::cudnn_attention_fraction;
+    case Attention::flash:
+    case Attention::standard:
+      break;
+  }
+  throw InputError("only a fused attention kernel (flash2, flash3, cudnn) has an attention fraction");
+}
+
+double predicted_attention_tflops(const AttentionKernelPoint& point, const topo::GpuSpec& gpu) {
+  const double flops = point.executed_flops();
+  const AttentionVariant variant{point.kernel, point.backward, point.causal, 1};
+  return attention_kernel_efficiency(flops, point.head_dim, point.seq_len, variant, gpu.efficiency,
+                                     gpu.name) *
+         gpu.peak.at(topo::Precision::bf16) / 1e12;
+}
+
+std::vector<KernelStageFit> fit_attention_kernel_stage(topo::GpuSpec& gpu,
+                                                       const std::vector<AttentionKernelPoint>& points) {
+  std::vector<KernelStageFit> fits;
+  for (const Attention kernel : {Attention::flash2, Attention::flash3, Attention::cudnn}) {
+    std::vector<const AttentionKernelPoint*> mine;
+    for (const AttentionKernelPoint& p : points) {
+      if (p.gpu == gpu.name && p.kernel == kernel) mine.push_back(&p);
+    }
+    if (mine.empty()) continue;
+    KernelStageFit fit{
+        .kernel = kernel, .points = mine.size(), .before = attention_kernel_fraction(kernel, gpu.efficiency)};
+    // Predict at E = 1, then scale: the form is proportional to E.
+    topo::GpuSpec unit = gpu;
+    const EfficiencyParam param = attention_fraction_param(kernel);
+    set(unit.efficiency, param, 1.0);
+    // r = published / predicted at E = 1; the error at E is E/r - 1, so the worst error is least when the
+    // extremes balance: E/r_min - 1 = 1 - E/r_max.
+    double lowest = std::numeric_limits<double>::infinity();
+    double highest = 0;
+    for (const AttentionKernelPoint* p : mine) {
+      const double ratio = p->tflops / predicted_attention_tflops(*p, unit);
+      lowest = std::min(lowest, ratio);
+      highest = std::max(highest, ratio);
+    }
+    fit.after = 2.0 / (1.0 / lowest + 1.0 / highest);
+    set(gpu.efficiency, param, fit.after);
+    std::vector<double> errors;
+    for (const AttentionKernelPoint* p : mine)
+      errors.push_back(relative_error(predicted_attention_tflops(*p, gpu), p->tflops));
+    fit.stats = error_stats(errors);
+    fits.push_back(fit);
+  }
+  return fits;
 }
 
 }  // namespace trainsim::model

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "scenarios/studies/kernel_measurements.hpp"
 #include "topologies/hardware.hpp"
 
 namespace trainsim::model {
@@ -142,5 +143,31 @@ struct CalibrationResult {
                                                      const std::vector<double>& measured,
                                                      const EfficiencyPredictor& predict,
                                                      const CalibrationOptions& options = {});
+
+// ---- stage one: kernel level ----------------------------------------------------------------------------
+
+/// The efficiency parameter holding a fused kernel's E_gpu (flash2 | flash3 | cudnn; InputError otherwise).
+[[nodiscard]] EfficiencyParam attention_fraction_param(Attention kernel);
+
+/// What the kernel stage fitted for one fused attention kernel on one GPU.
+struct KernelStageFit {
+  Attention kernel = Attention::flash2;
+  std::size_t points = 0;
+  double before = 0;  ///< E_gpu before (the preset's value)
+  double after = 0;   ///< E_gpu fitted
+  ErrorStats stats;   ///< relative errors of the points at the fitted value
+};
+
+/// Fits gpu.efficiency.<kernel>_attention_fraction of every fused kernel that has points on `gpu` (by
+/// preset name; standard-attention and other GPUs' points are ignored) to the published throughputs,
+/// minimising the worst relative error (the kernel-level contract is a bound on every point's error, not
+/// a mean). The model is proportional to E_gpu, so the fit is closed form: with r = published / predicted
+/// at E = 1, E = 2 / (1/r_min + 1/r_max), which balances the extreme errors. The kernels' shapes
+/// (models/workload/attention_kernel.hpp) stay fixed. Returns one entry per kernel fitted.
+std::vector<KernelStageFit> fit_attention_kernel_stage(topo::GpuSpec& gpu,
+                                                       const std::vector<AttentionKernelPoint>& points);
+
+/// The published point's throughput as predicted with `gpu`'s constants, TFLOP/s.
+[[nodiscard]] double predicted_attention_tflops(const AttentionKernelPoint& point, const topo::GpuSpec& gpu);
 
 }  // namespace trainsim::model

@@ -159,10 +159,10 @@ CaseResult run_case(const std::string& file, const ValidationOptions& options) {
   for (const topo::GpuSpec& gpu : options.gpu_overrides) {
     if (gpu.name == s.cluster.node.gpu.name) s.cluster.node.gpu = gpu;
   }
-  r.attention = name_of(attention_names(), is_fused(s.model.attention)
-                                               ? model::resolve_attention(s.model.attention,
-                                                                          s.cluster.node.gpu.efficiency)
-                                               : s.model.attention);
+  r.attention = name_of(attention_names(),
+                        is_fused(s.model.attention)
+                            ? model::resolve_attention(s.model.attention, s.cluster.node.gpu.efficiency)
+                            : s.model.attention);
   if (!s.measured) {
     r.failure = "not a validation case: no `measured:` block";
     return r;

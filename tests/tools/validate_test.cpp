@@ -179,9 +179,10 @@ TEST_CASE("calibrate on vTrain multi-node never writes a fit that worsens the he
   const fs::path preset = dir / "a100.yaml";
   // Unregularised (prior strength 0), the step fit drives kernel_overhead_s to its 10 ns floor and
   // raises the single-node error: the command must say both and keep the preset's own values.
-  const Run r = run("calibrate " + vtrain + "ground_truth_multi.csv --gpu a100-sxm4-80gb --nic \"200 Gb/s\" " +
-                    "--nics-per-node 4 --check " + vtrain + "ground_truth_single.csv --prior-strength 0 -o " +
-                    preset.string());
+  const Run r =
+      run("calibrate " + vtrain + "ground_truth_multi.csv --gpu a100-sxm4-80gb --nic \"200 Gb/s\" " +
+          "--nics-per-node 4 --check " + vtrain + "ground_truth_single.csv --prior-strength 0 -o " +
+          preset.string());
   INFO(r.output);
   REQUIRE(r.exit_code == 0);
   CHECK(r.output.find("held out (") != std::string::npos);
@@ -192,8 +193,9 @@ TEST_CASE("calibrate on vTrain multi-node never writes a fit that worsens the he
   CHECK(written.efficiency.kernel_overhead_s == shipped.efficiency.kernel_overhead_s);
   CHECK(written.efficiency.matmul_peak_fraction == shipped.efficiency.matmul_peak_fraction);
   // Without --check, a split of the inputs is held out and reported.
-  const Run split = run("calibrate " + vtrain + "ground_truth_multi.csv --gpu a100-sxm4-80gb --nic \"200 Gb/s\" " +
-                        "--nics-per-node 4 -o " + preset.string());
+  const Run split =
+      run("calibrate " + vtrain + "ground_truth_multi.csv --gpu a100-sxm4-80gb --nic \"200 Gb/s\" " +
+          "--nics-per-node 4 -o " + preset.string());
   INFO(split.output);
   REQUIRE(split.exit_code == 0);
   CHECK(split.output.find("held out (every 5th row of the inputs, not fitted)") != std::string::npos);

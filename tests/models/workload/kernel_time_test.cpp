@@ -53,7 +53,8 @@ TEST_CASE("fused attention is timed at its kernel's efficiency (models/workload/
   // flash resolves to the GPU's default, flash2; forward, no mask, d 128, no sequence factor (seq 0):
   // eff = 0.4 · 1e12/1.001e12, time = 1.001e12 / (1e15 · 0.4) = 2.5025 ms, + 1 µs.
   const KernelCost op{OpKind::fused_attention, 1e12, 1e6, 128, 0, AttentionVariant{}};
-  CHECK(kernel_time(op, round_gpu(), Precision::bf16) == doctest::Approx(1.001e12 / 0.4e15 + 1e-6).epsilon(1e-12));
+  CHECK(kernel_time(op, round_gpu(), Precision::bf16) ==
+        doctest::Approx(1.001e12 / 0.4e15 + 1e-6).epsilon(1e-12));
   // fp8 recipes keep attention in 16 bit: the same time under fp8 (no fp8 peak needed).
   CHECK(kernel_time(op, round_gpu(), Precision::fp8) == kernel_time(op, round_gpu(), Precision::bf16));
   // A kernel the GPU has no efficiency for is an input error, not a silent number.

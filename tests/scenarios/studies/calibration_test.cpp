@@ -147,8 +147,8 @@ TEST_CASE("calibration treats an infeasible prediction as a failure, not a crash
                                2.0 / e.matmul_peak_fraction};
   };
   const CalibrationResult r =
-      calibrate_efficiency(ComputeEfficiency{}, {EfficiencyParam::matmul_peak_fraction}, {2.0, 1.0, 4.0}, predict,
-                           CalibrationOptions{.prior_strength = 0});
+      calibrate_efficiency(ComputeEfficiency{}, {EfficiencyParam::matmul_peak_fraction}, {2.0, 1.0, 4.0},
+                           predict, CalibrationOptions{.prior_strength = 0});
   CHECK(r.efficiency.matmul_peak_fraction == doctest::Approx(0.5).epsilon(1e-4));
   CHECK(r.after.failures == 1);
   CHECK(r.after.count == 2);
@@ -169,8 +169,9 @@ TEST_CASE("the step stage is pulled toward the kernel-level prior by exactly its
   };
   const ComputeEfficiency start{.matmul_peak_fraction = 0.8};
   for (const double k : {0.0, 0.5, 1.0, 3.0}) {
-    const CalibrationResult r = calibrate_efficiency(start, {EfficiencyParam::matmul_peak_fraction}, {2.0, 2.0},
-                                                     predict, CalibrationOptions{.prior_strength = k});
+    const CalibrationResult r =
+        calibrate_efficiency(start, {EfficiencyParam::matmul_peak_fraction}, {2.0, 2.0}, predict,
+                             CalibrationOptions{.prior_strength = k});
     const double expected = std::exp((std::log(0.5) + k * k * std::log(0.8)) / (1 + k * k));
     INFO("prior strength " << k);
     CHECK(r.efficiency.matmul_peak_fraction == doctest::Approx(expected).epsilon(1e-4));
@@ -183,7 +184,8 @@ TEST_CASE("a parameter the data drive to its box's end is reported as at the bou
   const EfficiencyPredictor predict = [](const ComputeEfficiency& e) {
     return std::vector<double>{1.0 / e.matmul_peak_fraction, 2.0 / e.matmul_peak_fraction};
   };
-  const CalibrationResult r = calibrate_efficiency(ComputeEfficiency{}, {EfficiencyParam::matmul_peak_fraction},
-                                                   {0.5, 1.0}, predict, CalibrationOptions{.prior_strength = 0});
+  const CalibrationResult r =
+      calibrate_efficiency(ComputeEfficiency{}, {EfficiencyParam::matmul_peak_fraction}, {0.5, 1.0}, predict,
+                           CalibrationOptions{.prior_strength = 0});
   CHECK(r.bounds.at(0) == BoundState::at_upper);
 }
