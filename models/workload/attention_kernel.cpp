@@ -52,7 +52,9 @@ double loop_efficiency(const AttentionKernelShape& k, double base, double keys, 
   return base * (causal ? k.mask : 1.0) * loop / (loop + k.half_key_len);
 }
 
-const char* kernel_name(Attention a) {
+}  // namespace
+
+const char* attention_kernel_name(Attention a) {
   switch (a) {
     case Attention::flash2:
       return "flash2";
@@ -67,8 +69,6 @@ const char* kernel_name(Attention a) {
   }
   return "?";
 }
-
-}  // namespace
 
 Attention resolve_attention(Attention attention, const topo::ComputeEfficiency& e) {
   if (attention != Attention::flash) return attention;
@@ -95,7 +95,7 @@ const AttentionKernelShape& attention_kernel_shape(Attention kernel) {
     case Attention::standard:
       break;
   }
-  throw InputError(std::string("no fused-kernel shape for attention '") + kernel_name(kernel) +
+  throw InputError(std::string("no fused-kernel shape for attention '") + attention_kernel_name(kernel) +
                    "' (resolve flash against the GPU first)");
 }
 
@@ -122,8 +122,8 @@ double attention_kernel_efficiency(double flops, double head_dim, double seq_len
   const double fraction = attention_kernel_fraction(kernel, e);
   if (fraction <= 0) {
     throw InputError(std::string("gpu ") + gpu_name + " has no efficiency for attention kernel '" +
-                     kernel_name(kernel) + "' (it does not run there, or set gpu.efficiency." +
-                     kernel_name(kernel) + "_attention_fraction)");
+                     attention_kernel_name(kernel) + "' (it does not run there, or set gpu.efficiency." +
+                     attention_kernel_name(kernel) + "_attention_fraction)");
   }
   const AttentionKernelShape& k = attention_kernel_shape(kernel);
   const double base =
