@@ -312,3 +312,19 @@ TEST_CASE("measured: takes exactly the summary's numeric field names") {
   CHECK(errors_of(base + "measured: {source: \"s\", iteration_tim: 1.5}\n").find("did you mean") !=
         std::string::npos);
 }
+
+TEST_CASE("parallel degrees whose product overflows 64 bits are an error, not a crash") {
+  // 1e6^4 = 1e24 > 2^63: the product used to wrap (to 0 for some inputs, a division by zero).
+  const std::string e =
+      errors_of(base + "parallelism: {tp: 1000000, pp: 1000000, cp: 1000000, ep: 1000000}\n");
+  CHECK(e.find("parallelism: tp·pp·cp·ep·dp = 1000000·1000000·1000000·1000000") != std::string::npos);
+  CHECK(e.find("overflows 64 bits") != std::string::npos);
+  model::ParallelPlan p;
+  p.tp = 1 << 20;
+  p.pp = 1 << 20;
+  p.cp = 1 << 20;
+  p.ep = 1 << 4;  // 2^64: exactly one past the largest product
+  CHECK(p.model_parallel_size() == model::ParallelPlan::kOverflowedSize);
+  p.ep = 1 << 2;  // 2^62 still fits
+  CHECK(p.model_parallel_size() == std::int64_t{1} << 62);
+}
