@@ -33,16 +33,11 @@ struct PeakFlops {
 /// Fused attention kernels (SPEC model.attention): FlashAttention-2, FlashAttention-3 (Hopper only), and
 /// cuDNN's fused flash attention (what Transformer Engine runs).
 enum class AttentionKernel { flash2, flash3, cudnn };
-[[nodiscard]] constexpr const char* to_string(AttentionKernel k) {
-  switch (k) {
-    case AttentionKernel::flash2:
-      return "flash2";
-    case AttentionKernel::flash3:
-      return "flash3";
-    case AttentionKernel::cudnn:
-      return "cudnn";
-  }
-  return "flash2";
+inline constexpr EnumNames<AttentionKernel, 3> kAttentionKernelNames{{{"flash2", AttentionKernel::flash2},
+                                                                     {"flash3", AttentionKernel::flash3},
+                                                                     {"cudnn", AttentionKernel::cudnn}}};
+constexpr std::string_view to_string(AttentionKernel k) {
+  return name_in(kAttentionKernelNames, k);
 }
 
 /// How much of the datasheet a real kernel achieves. Calibrated per GPU type (never per case) against
@@ -75,6 +70,14 @@ struct GpuSpec {
 };
 
 enum class IntraNodeFabric { nvswitch, nvlink_mesh, pcie };
+
+inline constexpr EnumNames<IntraNodeFabric, 3> kIntraNodeFabricNames{{{"nvswitch", IntraNodeFabric::nvswitch},
+                                                                      {"nvlink-mesh", IntraNodeFabric::nvlink_mesh},
+                                                                      {"pcie", IntraNodeFabric::pcie}}};
+
+constexpr std::string_view to_string(IntraNodeFabric f) {
+  return name_in(kIntraNodeFabricNames, f);
+}
 
 /// What collectives achieve on a node type's links, following NCCL's own cost model (time = latency +
 /// bytes / bandwidth per algorithm and protocol, src/graph/tuning.cc). Calibrated per node type (never per

@@ -42,32 +42,6 @@ std::string human(double value, const std::string& unit) {
   return fmt::format("{:.6g}{}{}", value, unit.empty() ? "" : " ", unit);
 }
 
-std::string_view schedule_name(Schedule s) {
-  switch (s) {
-    case Schedule::gpipe:
-      return "gpipe";
-    case Schedule::one_f_one_b:
-      return "1f1b";
-    case Schedule::interleaved:
-      return "interleaved";
-    case Schedule::zero_bubble_h1:
-      return "zero-bubble-h1";
-  }
-  return "1f1b";
-}
-
-std::string_view recompute_name(Recompute r) {
-  switch (r) {
-    case Recompute::none:
-      return "none";
-    case Recompute::selective:
-      return "selective";
-    case Recompute::full:
-      return "full";
-  }
-  return "none";
-}
-
 ExplainSection model_section(const TransformerSpec& model, const ParallelPlan& plan) {
   ExplainSection s{.title = "model"};
   const ParameterBreakdown p = parameter_breakdown(model);
@@ -101,8 +75,8 @@ ExplainSection model_section(const TransformerSpec& model, const ParallelPlan& p
   const double hw = hardware_flops_per_step(model, 1, plan.recompute) / seq;
   s.lines.push_back(
       {"hardware FLOPs per token",
-       fmt::format("model + recomputed ({} recompute, {} attention)", recompute_name(plan.recompute),
-                   is_fused(model.attention) ? "fused" : "standard"),
+       fmt::format("model + recomputed ({} recompute, {} attention)", to_string(plan.recompute),
+                   to_string(model.attention)),
        hw, "FLOP"});
   return s;
 }
@@ -139,7 +113,7 @@ ExplainSection attention_section(const TransformerSpec& model, const ParallelPla
       s.notes.push_back(fmt::format(
           "kernel {}{} on {}: forward at {:.0f} %, backward at {:.0f} % of the dense 16-bit peak (head dim {}, "
           "{}{})",
-          attention_kernel_name(kernel),
+          to_string(kernel),
           model.attention == Attention::flash ? " (the GPU's default)" : "", gpu.name, 100 * efficiency(false),
           100 * efficiency(true), d, model.causal ? "causal" : "no mask",
           plan.cp > 1 ? fmt::format(", ring of {} steps over {} keys each", plan.cp, model.seq_len / plan.cp) : ""));
@@ -208,7 +182,7 @@ ExplainSection stage_section(const MemoryEstimate& e, const StageMemory& st, con
   s.lines.push_back(
       {"activations",
        fmt::format("{} per micro-batch x {:.3g} in flight ({}, {} recompute)", gb(per_mb),
-                   st.in_flight_micro_batches, schedule_name(plan.schedule), recompute_name(plan.recompute)),
+                   st.in_flight_micro_batches, to_string(plan.schedule), to_string(plan.recompute)),
        m.activations, "B"});
   s.lines.push_back(
       {"buffers",

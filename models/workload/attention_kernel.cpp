@@ -54,21 +54,6 @@ double loop_efficiency(const AttentionKernelShape& k, double base, double keys, 
 
 }  // namespace
 
-const char* attention_kernel_name(Attention a) {
-  switch (a) {
-    case Attention::flash2:
-      return "flash2";
-    case Attention::flash3:
-      return "flash3";
-    case Attention::cudnn:
-      return "cudnn";
-    case Attention::flash:
-      return "flash";
-    case Attention::standard:
-      return "standard";
-  }
-  return "?";
-}
 
 Attention resolve_attention(Attention attention, const topo::ComputeEfficiency& e) {
   if (attention != Attention::flash) return attention;
@@ -95,7 +80,7 @@ const AttentionKernelShape& attention_kernel_shape(Attention kernel) {
     case Attention::standard:
       break;
   }
-  throw InputError(std::string("no fused-kernel shape for attention '") + attention_kernel_name(kernel) +
+  throw InputError(std::string("no fused-kernel shape for attention '") + std::string(to_string(kernel)) +
                    "' (resolve flash against the GPU first)");
 }
 
@@ -122,8 +107,8 @@ double attention_kernel_efficiency(double flops, double head_dim, double seq_len
   const double fraction = attention_kernel_fraction(kernel, e);
   if (fraction <= 0) {
     throw InputError(std::string("gpu ") + gpu_name + " has no efficiency for attention kernel '" +
-                     attention_kernel_name(kernel) + "' (it does not run there, or set gpu.efficiency." +
-                     attention_kernel_name(kernel) + "_attention_fraction)");
+                     std::string(to_string(kernel)) + "' (it does not run there, or set gpu.efficiency." +
+                     std::string(to_string(kernel)) + "_attention_fraction)");
   }
   const AttentionKernelShape& k = attention_kernel_shape(kernel);
   const double base =

@@ -55,9 +55,6 @@ struct AttentionKernelShape {
 /// Requires is_fused(attention).
 [[nodiscard]] Attention resolve_attention(Attention attention, const topo::ComputeEfficiency& e);
 
-/// The kernel's name as spelled in scenarios (SPEC model.attention).
-[[nodiscard]] const char* attention_kernel_name(Attention kernel);
-
 /// The calibrated shape of a fused kernel (flash2 | flash3 | cudnn; InputError otherwise).
 [[nodiscard]] const AttentionKernelShape& attention_kernel_shape(Attention kernel);
 

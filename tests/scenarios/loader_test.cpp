@@ -4,11 +4,13 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <thread>
 
+#include "models/report/summary.hpp"
 #include "sim/error.hpp"
 
 using namespace trainsim;
@@ -294,4 +296,35 @@ TEST_CASE("scenarios load concurrently from many threads, as a parallel sweep do
   }
   for (auto& t : threads) t.join();
   for (std::size_t i = 0; i < nodes.size(); ++i) CHECK(nodes[i] == (std::int64_t{1} << (i % 5)));
+}
+
+TEST_CASE("measured: takes exactly the summary's numeric field names") {
+  // The names come from the summary itself; spot-check that they are the SPEC output names users write
+  // and that every one of them loads in a measured block, while a name the summary lacks does not.
+  const auto& names = model::numeric_field_names();
+  for (const char* spec_name : {"iteration_time", "tokens_per_s_per_gpu", "mfu", "memory_per_gpu", "cost_total",
+                                "goodput", "run_time_p95", "spot_cost_total"})
+    CHECK(std::find(names.begin(), names.end(), spec_name) != names.end());
+  CHECK(std::find(names.begin(), names.end(), "reason") == names.end());  // text, not measurable
+  CHECK(std::find(names.begin(), names.end(), "fits") == names.end());    // a flag
+  for (const std::string& name : names)
+    CHECK_MESSAGE(errors_of(base + "measured: {source: \"s\", " + name + ": 1.5}\n").empty(), name);
+  CHECK(errors_of(base + "measured: {source: \"s\", iteration_tim: 1.5}\n").find("did you mean") !=
+        std::string::npos);
+}
+
+TEST_CASE("parallel degrees whose product overflows 64 bits are an error, not a crash") {
+  // 1e6^4 = 1e24 > 2^63: the product used to wrap (to 0 for some inputs, a division by zero).
+  const std::string e =
+      errors_of(base + "parallelism: {tp: 1000000, pp: 1000000, cp: 1000000, ep: 1000000}\n");
+  CHECK(e.find("parallelism: tp·pp·cp·ep·dp = 1000000·1000000·1000000·1000000") != std::string::npos);
+  CHECK(e.find("overflows 64 bits") != std::string::npos);
+  model::ParallelPlan p;
+  p.tp = 1 << 20;
+  p.pp = 1 << 20;
+  p.cp = 1 << 20;
+  p.ep = 1 << 4;  // 2^64: exactly one past the largest product
+  CHECK(p.model_parallel_size() == model::ParallelPlan::kOverflowedSize);
+  p.ep = 1 << 2;  // 2^62 still fits
+  CHECK(p.model_parallel_size() == std::int64_t{1} << 62);
 }
