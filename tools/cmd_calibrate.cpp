@@ -28,6 +28,7 @@
 #include "scenarios/quantity.hpp"
 #include "scenarios/studies/sweep.hpp"
 #include "sim/error.hpp"
+#include "sim/output_files.hpp"
 #include "tools/command.hpp"
 
 namespace trainsim::cli {
@@ -264,8 +265,7 @@ void calibrate(const CalibrateArgs& a, int& exit_code) {
   if (a.output.empty()) {
     std::cout << "\n" << yaml;
   } else {
-    std::ofstream out(a.output);
-    if (!(out << yaml)) throw InputError("cannot write " + a.output);
+    sim::write_file_atomically(a.output, yaml);
     std::cout << "wrote " << a.output << "\n";
   }
   exit_code = exit_ok;
