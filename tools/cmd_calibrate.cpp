@@ -300,7 +300,7 @@ void add_calibrate_command(CLI::App& app, int& exit_code) {
   sub->add_option("--fidelity", args->fidelity, "analytic or event")
       ->check(CLI::IsMember({"analytic", "event"}))
       ->capture_default_str();
-  sub->add_option("-j,--jobs", args->jobs, "worker threads (0: one per core)")->check(CLI::NonNegativeNumber);
+  sub->add_option("-j,--jobs", args->jobs, "worker threads (0: one per core)")->check(CLI::Range(0, 4096));
   sub->add_option("-o,--output", args->output, "write the calibrated GPU preset here (default: stdout)");
   sub->callback([args, &exit_code] { calibrate(*args, exit_code); });
 }
