@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "sim/error.hpp"
+#include "sim/input_files.hpp"
 
 namespace trainsim::cli {
 
@@ -39,12 +40,11 @@ scenario::RowFormat format_from_path(const std::string& path) {
                                                                            : scenario::RowFormat::csv;
 }
 
+// A sweep output is read whole (merge, --resume): a million rows of a wide summary are well under this.
+constexpr std::size_t kMaxSweepFileBytes = std::size_t{2} << 30;
+
 SweepFile read_sweep_file(const std::string& path, scenario::RowFormat format) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, "cannot read");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  const std::string text = sim::read_input_file(path, "a sweep output (CSV or JSON Lines)", kMaxSweepFileBytes);
 
   SweepFile file;
   std::size_t pos = 0;
