@@ -1,6 +1,7 @@
 #include "tools/sweep_output.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -50,7 +51,10 @@ SweepFile read_sweep_file(const std::string& path, scenario::RowFormat format) {
   std::size_t pos = 0;
   if (format == scenario::RowFormat::csv && !text.empty()) {
     const std::size_t end = text.find('\n');
-    if (end == std::string::npos) return file;  // a torn header: nothing complete yet
+    if (end == std::string::npos) {  // a torn header: nothing complete yet
+      file.torn_header = text;
+      return file;
+    }
     file.header = text.substr(0, end + 1);
     if (!file.header.starts_with("point,")) fail(path, "not a sweep output: the first column is not 'point'");
     pos = end + 1;
@@ -86,24 +90,37 @@ SweepOutput::SweepOutput(const std::string& path, const std::string& header, sce
   owns_fd_ = true;
   struct stat info {};
   const bool exists = ::stat(path.c_str(), &info) == 0;
+  // Opened without truncating, then locked: a second sweep on the same file is refused before it can
+  // touch a byte of the first one's rows. The lock goes with the descriptor, so a killed sweep frees it.
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd_ < 0) fail(path, std::string("cannot create: ") + std::strerror(errno));
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int error = errno;
+    ::close(fd_);
+    fd_ = -1;
+    fail(path, error == EWOULDBLOCK ? "another trainsim sweep is writing this file; wait for it to finish or "
+                                      "choose another -o"
+                                    : std::string("cannot lock: ") + std::strerror(error));
+  }
   if (resume && exists) {
     const SweepFile file = read_sweep_file(path, format);
     if (!file.header.empty() && file.header != header) {
       fail(path, "was written by a different sweep (its header differs); remove it or choose another -o");
     }
-    if (::truncate(path.c_str(), static_cast<off_t>(file.complete_bytes)) != 0) {
+    if (!file.torn_header.empty() && !header.starts_with(file.torn_header)) {
+      fail(path, "is not a sweep output (its one line is not the start of this sweep's header); it is left "
+                 "as it is");
+    }
+    if (::ftruncate(fd_, static_cast<off_t>(file.complete_bytes)) != 0) {
       fail(path, std::string("cannot truncate the torn last row: ") + std::strerror(errno));
     }
     for (const auto& row : file.rows) done_.push_back(row.first);
     std::sort(done_.begin(), done_.end());
     done_.erase(std::unique(done_.begin(), done_.end()), done_.end());
-    fd_ = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-    if (fd_ < 0) fail(path, std::string("cannot open: ") + std::strerror(errno));
     if (file.header.empty()) write_all(fd_, header, path);
     return;
   }
-  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-  if (fd_ < 0) fail(path, std::string("cannot create: ") + std::strerror(errno));
+  if (::ftruncate(fd_, 0) != 0) fail(path, std::string("cannot truncate: ") + std::strerror(errno));
   write_all(fd_, header, path);
 }
 
