@@ -44,13 +44,26 @@ scenario::RowFormat format_from_path(const std::string& path) {
 // A sweep output is read whole (merge, --resume): a million rows of a wide summary are well under this.
 constexpr std::size_t kMaxSweepFileBytes = std::size_t{2} << 30;
 
+/// Where the record that starts at `pos` ends: its '\n', or npos when it has none yet. A CSV cell may hold
+/// a newline inside double quotes (RFC 4180; a tag's value can), so only a '\n' outside quotes ends a CSV
+/// record; JSON Lines escape their newlines.
+std::size_t record_end(std::string_view text, std::size_t pos, scenario::RowFormat format) {
+  if (format != scenario::RowFormat::csv) return text.find('\n', pos);
+  bool quoted = false;
+  for (std::size_t i = pos; i < text.size(); ++i) {
+    if (text[i] == '"') quoted = !quoted;  // a doubled quote inside a cell flips twice
+    if (text[i] == '\n' && !quoted) return i;
+  }
+  return std::string_view::npos;
+}
+
 SweepFile read_sweep_file(const std::string& path, scenario::RowFormat format) {
   const std::string text = sim::read_input_file(path, "a sweep output (CSV or JSON Lines)", kMaxSweepFileBytes);
 
   SweepFile file;
   std::size_t pos = 0;
   if (format == scenario::RowFormat::csv && !text.empty()) {
-    const std::size_t end = text.find('\n');
+    const std::size_t end = record_end(text, 0, format);
     if (end == std::string::npos) {  // a torn header: nothing complete yet
       file.torn_header = text;
       return file;
@@ -61,7 +74,7 @@ SweepFile read_sweep_file(const std::string& path, scenario::RowFormat format) {
   }
   file.complete_bytes = pos;
   while (pos < text.size()) {
-    const std::size_t end = text.find('\n', pos);
+    const std::size_t end = record_end(text, pos, format);
     const bool last = end == std::string::npos || end + 1 == text.size();
     const std::string_view line(text.data() + pos, (end == std::string::npos ? text.size() : end + 1) - pos);
     const std::int64_t index = scenario::row_point_index(line, format);
