@@ -328,3 +328,30 @@ TEST_CASE("parallel degrees whose product overflows 64 bits are an error, not a 
   p.ep = 1 << 2;  // 2^62 still fits
   CHECK(p.model_parallel_size() == std::int64_t{1} << 62);
 }
+
+TEST_CASE("a second YAML document is an error at the line where it starts") {
+  CHECK(errors_of(base + "---\nmodel: gpt3-175b\n") ==
+        "t.yaml:4:1: a second YAML document starts here; a scenario file holds exactly one document");
+  CHECK(errors_of(base + "...\ngarbage: [\n").find("t.yaml:5:1: a second YAML document") == 0);
+  CHECK(errors_of("---\n" + base).empty());      // a document start marker before the one document
+  CHECK(errors_of("%YAML 1.2\n---\n" + base).empty());
+  CHECK(errors_of(base + "...\n# only a comment after the end\n").empty());
+}
+
+TEST_CASE("text that is not well-formed UTF-8 is refused: overlong forms, surrogates, beyond U+10FFFF") {
+  for (const std::string bad : {"\xC0\xAF", "\xE0\x80\xAF", "\xED\xA0\x80", "\xF4\x90\x80\x80", "\xF0\x80\x80\xAF"}) {
+    const std::string e = errors_of(base + "tags: {team: \"a" + bad + "\"}\n");
+    CHECK_MESSAGE(e.find("t.yaml:4:") == 0, e);
+    CHECK(e.find("is not a text file") != std::string::npos);
+  }
+  CHECK(errors_of(base + "tags: {team: \"\xF0\x9F\x98\x80 \xE2\x82\xAC \xED\x9F\xBF\"}\n").empty());  // U+1F600, U+20AC, U+D7FF
+}
+
+TEST_CASE("aliases of a large value that expand past the byte bound are refused before they are copied") {
+  // 200 aliases of a 100 kB scalar: 201 nodes, well under the node bound, but 20 MB of text once walked.
+  std::string yaml = base + "big: &a \"" + std::string(100000, 'x') + "\"\ncopies: [";
+  for (int i = 0; i < 200; ++i) yaml += i ? ", *a" : "*a";
+  yaml += "]\n";
+  REQUIRE(yaml.size() < max_scenario_bytes);
+  CHECK(errors_of(yaml).find("expands to more than 16 MiB of text") != std::string::npos);
+}
