@@ -13,19 +13,6 @@
 
 namespace trainsim::topo {
 
-double intra_node_bytes_per_s(const NodeSpec& node) {
-  if (node.intra_bytes_per_s > 0) return node.intra_bytes_per_s;
-  if (node.gpu.nvlink_bytes_per_s > 0) return node.gpu.nvlink_bytes_per_s;
-  return std::max(0.0, node.pcie_bytes_per_s);
-}
-
-namespace {
-
-struct ProtocolScale {
-  double bandwidth = 1.0;  ///< multiplies B
-  double latency = 1.0;    ///< multiplies α
-};
-
 ProtocolScale protocol_scale(CollectiveProtocol protocol, const CommEfficiency& e) {
   switch (protocol) {
     case CollectiveProtocol::ll:
@@ -38,6 +25,14 @@ ProtocolScale protocol_scale(CollectiveProtocol protocol, const CommEfficiency& 
   return {};
 }
 
+double intra_node_bytes_per_s(const NodeSpec& node) {
+  if (node.intra_bytes_per_s > 0) return node.intra_bytes_per_s;
+  if (node.gpu.nvlink_bytes_per_s > 0) return node.gpu.nvlink_bytes_per_s;
+  return std::max(0.0, node.pcie_bytes_per_s);
+}
+
+namespace {
+
 double ceil_log2(std::int64_t n) {
   double steps = 0;
   for (std::int64_t reach = 1; reach < n; reach *= 2) steps += 1;
@@ -46,6 +41,12 @@ double ceil_log2(std::int64_t n) {
 
 bool is_power_of_two(std::int64_t n) {
   return n > 0 && (n & (n - 1)) == 0;
+}
+
+std::int64_t largest_power_of_two_at_most(std::int64_t n) {
+  std::int64_t p = 1;
+  while (p * 2 <= n) p *= 2;
+  return p;
 }
 
 /// Raw (no efficiency) per-GPU intra-node bandwidth: the preset's fabric figure, else NVLink, else PCIe.
@@ -165,13 +166,21 @@ double evaluate(CollectiveOp op, CollectiveAlgo algo, CollectiveProtocol protoco
       return st.fixed_s + intra_phase + step_cost(m - 1, S / (k * m), inter_per_ring, s);
     }
     case CollectiveAlgo::halving_doubling: {
-      // Recursive halving then doubling (Rabenseifner); a non-power-of-two group first folds the extra
-      // ranks onto partners and unfolds them at the end: one full-buffer step each way.
-      const double rounds = ceil_log2(st.n);
-      const double extra = is_power_of_two(st.n) ? 0.0 : 1.0;
-      const double half =
-          rounds * flat.latency_s * s.latency + (n - 1) / n * S / (flat.bytes_per_s * s.bandwidth);
-      const double fold = extra * step_cost(1, S, flat, s);
+      // Recursive halving then doubling (Rabenseifner) on p = the largest power of two <= n ranks: round r
+      // exchanges S/2^(r+1) with the partner 2^r ranks away, so the big early rounds stay inside a node.
+      // Inside a node a round runs on the intra-node tier; across nodes every local rank crosses at once,
+      // each on its share of the node's NICs. The n − p other ranks first fold their buffer onto a partner
+      // and get the result back at the end: one full-buffer step each way.
+      const std::int64_t p = largest_power_of_two_at_most(st.n);
+      const bool tiered = st.nodes > 1 && st.per_node > 1;
+      const CommTier inter_per_rank{st.inter.bytes_per_s / k, st.inter.latency_s};
+      double half = 0;
+      for (std::int64_t distance = 1; distance < p; distance *= 2) {
+        const bool intra = tiered && is_power_of_two(st.per_node) && distance < st.per_node;
+        const CommTier& tier = !tiered ? flat : (intra ? st.intra : inter_per_rank);
+        half += step_cost(1, S / static_cast<double>(2 * distance), tier, s);
+      }
+      const double fold = p == st.n ? 0.0 : step_cost(1, S, tiered ? inter_per_rank : flat, s);
       if (op == CollectiveOp::all_reduce) return st.fixed_s + 2 * half + 2 * fold;
       return st.fixed_s + half + fold;
     }

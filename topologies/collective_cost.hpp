@@ -60,6 +60,13 @@ struct CommGroup {
   [[nodiscard]] bool crosses_leaf() const { return leaves > 1; }
 };
 
+/// What a protocol does to the Simple protocol's bandwidth and per-step latency (each a multiplier).
+struct ProtocolScale {
+  double bandwidth = 1.0;  ///< multiplies B
+  double latency = 1.0;    ///< multiplies α
+};
+[[nodiscard]] ProtocolScale protocol_scale(CollectiveProtocol protocol, const CommEfficiency& efficiency);
+
 /// One tier of links as a collective sees it: per-rank bandwidth and per-step latency.
 struct CommTier {
   double bytes_per_s = 0;  ///< per rank per direction, B/s, efficiency applied
