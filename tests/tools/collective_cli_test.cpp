@@ -1,4 +1,4 @@
-// `trainsim collective` as users of nccl-tests read it (issue 4): `#` comment lines for the header, then one
+// `trainsim collective` as users of nccl-tests read it: `#` comment lines for the header, then one
 // row per message size with the columns size (B), count (elements), type, time (us), algbw and busbw (GB/s),
 // busbw last. The bandwidth bounds come from the node preset file (its NVLink bandwidth), not from the
 // output.
@@ -219,8 +219,8 @@ TEST_CASE(
   }
 }
 
-// Issue 4: "on an uncontended topology the two [fidelities] agree to the tick". Below 8 MiB the closed form
-// picks LL/LL128; the flows carry that protocol's bytes over links at its per-step latency.
+// topologies/README.md: on an uncontended topology the two fidelities agree to the tick. Below 8 MiB the
+// closed form picks LL/LL128; the flows carry that protocol's bytes over links at its per-step latency.
 TEST_CASE("On one uncontended node the two fidelities agree for small ring all-reduces too") {
   const std::vector<std::string> sweep = {"collective", "--cluster", "dgx-h100", "--op", "all-reduce",
                                           "--algo",     "ring",      "-b",       "8",    "-e",
