@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <numeric>
 
+#include "scenarios/cluster_background.hpp"
 #include "scenarios/preset_blocks.hpp"
 #include "scenarios/yaml_tree.hpp"
 
@@ -204,7 +205,7 @@ class Converter {
   }
 
   void read_cluster(const YamlValue& v, topo::ClusterSpec& c) {
-    MapReader r(d_, v, "cluster", {"node", "nodes", "gpus_per_node", "network", "storage"});
+    MapReader r(d_, v, "cluster", {"node", "nodes", "gpus_per_node", "network", "storage", "background"});
     if (!r.valid()) return;
     r.require({"node", "nodes"});
     if (const YamlValue* n = r.get("node")) c.node = read_node_value(d_, *n, "cluster.node");
@@ -236,6 +237,7 @@ class Converter {
         }
       }
     }
+    if (const YamlValue* b = r.get("background")) read_cluster_background(d_, *b, c);
     if (const YamlValue* st = r.get("storage")) {
       MapReader sr(d_, *st, "cluster.storage", {"write", "read", "per_node", "latency"});
       auto& s = c.storage;
@@ -616,8 +618,9 @@ class Converter {
     // each of dp·ep replicas takes its own micro-batches.
     const std::int64_t per_step = p.dp * p.ep * p.micro_batch;
     if (training_ok && p.dp > 0 && s.training.global_batch % per_step != 0) {
-      const std::string factors = p.ep > 1 ? "dp·ep·micro_batch = " + str(p.dp) + "·" + std::to_string(p.ep) + "·"
-                                           : "dp·micro_batch = " + str(p.dp) + "·";
+      const std::string factors = p.ep > 1
+                                      ? "dp·ep·micro_batch = " + str(p.dp) + "·" + std::to_string(p.ep) + "·"
+                                      : "dp·micro_batch = " + str(p.dp) + "·";
       d_.add(a_.global_batch ? *a_.global_batch : *a_.root, "training.global_batch",
              "global_batch (" + str(s.training.global_batch) + ") must be divisible by " + factors +
                  std::to_string(p.micro_batch) + " = " + str(per_step));
@@ -801,6 +804,8 @@ std::string dump_scenario(const Scenario& s) {
     out += "]";
   }
   out += "}\n";
+  if (c.background_fraction > 0)
+    out += "  background: {fraction: " + format_number(c.background_fraction) + "}\n";
   const auto& st = c.storage;
   out += "  storage: {latency: " + qty(st.latency_s, Dimension::seconds);
   if (st.write_bytes_per_s > 0) out += ", write: " + qty(st.write_bytes_per_s, Dimension::bytes_per_s);

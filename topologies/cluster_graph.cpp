@@ -139,6 +139,8 @@ struct ClusterGraph::Impl {
     return static_cast<DeviceId>(node * per_node + per_node - 1);
   }
   [[nodiscard]] std::int64_t nic_of_gpu(std::int64_t local) const { return local * nics / gpn; }
+  /// What other jobs leave of a switch-to-switch link.
+  [[nodiscard]] double free_share() const { return 1 - spec.background_fraction; }
   [[nodiscard]] std::int64_t leaf_index(std::int64_t node, std::int64_t nic) const {
     return rails ? nic * leaf_groups + node / nodes_per_leaf : node / nodes_per_leaf;
   }
@@ -357,7 +359,8 @@ void ClusterGraph::Impl::build_torus(std::vector<DeviceId>& tops) {
       const std::int64_t coord = (n / stride) % extent;
       const std::int64_t next = n + (((coord + 1) % extent) - coord) * stride;
       // One link pair per neighbour; a dimension of 2 has a single neighbour, of 1 none.
-      if (extent > 2 || (extent == 2 && coord == 0)) add_pair(router_id(n), router_id(next), link_bw, sw, sw);
+      if (extent > 2 || (extent == 2 && coord == 0))
+        add_pair(router_id(n), router_id(next), link_bw * free_share(), sw, sw);
       stride *= extent;
     }
     tops.push_back(router_id(n));
@@ -386,11 +389,9 @@ void ClusterGraph::Impl::build_single_switch(std::vector<DeviceId>& tops) {
 /// rail (rail_optimized) or per node.
 void ClusterGraph::Impl::build_leaves(DeviceKind kind) {
   const ClusterSpec& c = spec;
-  const auto radix = static_cast<std::int64_t>(std::max(c.network.switch_radix, 2));
-  const double o = std::max(c.network.oversubscription, 1.0);
-  down = std::max<std::int64_t>(
-      1, static_cast<std::int64_t>(std::floor(static_cast<double>(radix) * o / (o + 1))));
-  up = std::max<std::int64_t>(1, radix - down);
+  const LeafPorts ports = leaf_ports(c.network);
+  down = ports.down;
+  up = ports.up;
   rails = c.network.rail_optimized && nics > 1;
   nodes_per_leaf = rails ? down : std::max<std::int64_t>(1, down / nics);
   leaf_groups = (c.nodes + nodes_per_leaf - 1) / nodes_per_leaf;
@@ -409,18 +410,19 @@ void ClusterGraph::Impl::build_dragonfly(std::vector<DeviceId>& tops) {
   build_leaves(DeviceKind::router);
   const double sw = c.network.switch_latency_s;
   const double link_bw = port_bytes_per_s * static_cast<double>(up);
+  const double free_bw = link_bw * free_share();
   const auto a = std::max<std::int64_t>(
       1, static_cast<std::int64_t>(std::ceil(std::sqrt(static_cast<double>(leaf_count)))));
   const std::int64_t groups = (leaf_count + a - 1) / a;
   for (std::int64_t l = 0; l < leaf_count; ++l) {
     for (std::int64_t r = l + 1; r < leaf_count && r / a == l / a; ++r)
-      add_pair(leaf_id(l), leaf_id(r), link_bw, sw, sw);
+      add_pair(leaf_id(l), leaf_id(r), free_bw, sw, sw);
   }
   for (std::int64_t g1 = 0; g1 < groups; ++g1) {
     for (std::int64_t g2 = g1 + 1; g2 < groups; ++g2) {
       const std::int64_t r1 = std::min(g1 * a + g2 % a, leaf_count - 1);
       const std::int64_t r2 = std::min(g2 * a + g1 % a, leaf_count - 1);
-      add_pair(leaf_id(r1), leaf_id(r2), link_bw, sw, sw);
+      add_pair(leaf_id(r1), leaf_id(r2), free_bw, sw, sw);
     }
     tops.push_back(leaf_id(g1 * a));
   }
@@ -446,7 +448,8 @@ void ClusterGraph::Impl::build_fat_tree(std::vector<DeviceId>& tops) {
     for (std::int64_t s = 0; s < up; ++s) add_device(DeviceKind::spine, -1, p * up + s);
   }
   for (std::int64_t l = 0; l < leaf_count; ++l) {
-    for (std::int64_t s = 0; s < up; ++s) add_pair(leaf_id(l), spine_id(l / pod_leaves, s), port, sw, sw);
+    for (std::int64_t s = 0; s < up; ++s)
+      add_pair(leaf_id(l), spine_id(l / pod_leaves, s), port * free_share(), sw, sw);
   }
   double cut = static_cast<double>(leaf_count * up) * port;
   if (three_tier) {
@@ -455,7 +458,7 @@ void ClusterGraph::Impl::build_fat_tree(std::vector<DeviceId>& tops) {
     for (std::int64_t s = 0; s < up; ++s) {
       for (std::int64_t k = 0; k < cores_per_group; ++k) {
         const DeviceId core = add_device(DeviceKind::core, -1, s * cores_per_group + k);
-        for (std::int64_t p = 0; p < pods; ++p) add_pair(spine_id(p, s), core, port, sw, sw);
+        for (std::int64_t p = 0; p < pods; ++p) add_pair(spine_id(p, s), core, port * free_share(), sw, sw);
         tops.push_back(core);
       }
     }

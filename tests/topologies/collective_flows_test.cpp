@@ -30,6 +30,18 @@ sim::Duration flow_time(const ClusterSpec& c, const CollectiveCall& call) {
   return simulate_collectives(g, c, std::span<const CollectiveCall>(&call, 1)).front();
 }
 
+/// A cluster's graph registered in a fresh flow network, and a DAG to lower collectives into.
+struct Lowered {
+  explicit Lowered(const ClusterSpec& c)
+      : graph(ClusterGraph::build(c)), network(engine), fabric(graph, network) {}
+  ClusterGraph graph;
+  sim::Engine engine;
+  sim::FlowNetwork network;
+  FabricFlows fabric;
+  sim::Dag dag;
+  sim::DagResult run() { return sim::execute(dag, engine, &network); }
+};
+
 std::vector<std::int64_t> iota(std::int64_t first, std::int64_t count, std::int64_t stride) {
   std::vector<std::int64_t> v;
   for (std::int64_t i = 0; i < count; ++i) v.push_back(first + i * stride);
@@ -75,7 +87,8 @@ TEST_CASE("across nodes the flow fidelity and the closed form agree to the tick 
         sim::Duration::from_seconds(hier));
 }
 
-TEST_CASE("data-parallel rings sharing 4:1 oversubscribed uplinks slow down 4x in the flow fidelity only") {
+TEST_CASE(
+    "data-parallel rings sharing 4:1 oversubscribed uplinks slow down 4x, in flows and the closed form") {
   // 8 nodes of 4 GPUs and 4 NICs; 5-port leaves with 4 ports down and 1 up (4:1), one node per leaf.
   ClusterSpec c = cluster(8, 4);
   c.network.switch_radix = 5;
@@ -94,10 +107,12 @@ TEST_CASE("data-parallel rings sharing 4:1 oversubscribed uplinks slow down 4x i
   for (const sim::Duration& t : together) {
     CHECK(t == sim::Duration::from_ps(5'000'000 + 14 * (7'000'000 + 4'000'000'000LL)));
   }
-  // The closed form sees each node's NICs shared by 4 groups (still one NIC each) but not the spine.
+  // The closed form sees each node's NICs shared by 4 groups (still one NIC each) and, the ring leaving
+  // every leaf (one node per leaf), the leaf's 4 NIC ports sharing its 1 uplink: a quarter each.
   const CommGroup group{.size = 8, .ranks_per_node = 1, .nodes = 8, .leaves = 8, .groups_sharing_nics = 4};
-  CHECK(sim::Duration::from_seconds(
-            collective_time(CollectiveOp::all_reduce, bytes, group, c, CollectiveAlgo::ring)) == alone);
+  CHECK(leaf_uplink_share(group, c, 1.0) == 0.25);
+  CHECK(sim::Duration::from_seconds(collective_time(CollectiveOp::all_reduce, bytes, group, c,
+                                                    CollectiveAlgo::ring)) == together.front());
 
   // Rail-optimized wiring of the same switches: each ring has its own rail, nothing is shared.
   c.network.rail_optimized = true;
@@ -111,11 +126,9 @@ TEST_CASE("data-parallel rings sharing 4:1 oversubscribed uplinks slow down 4x i
 
 TEST_CASE("a ring crossing nodes uses one channel per NIC and all-to-all and send-recv are lowered") {
   const ClusterSpec c = cluster(2);
-  const ClusterGraph g = ClusterGraph::build(c);
-  sim::Engine engine;
-  sim::FlowNetwork network(engine);
-  FabricFlows fabric(g, network);
-  sim::Dag dag;
+  Lowered l(c);
+  sim::Dag& dag = l.dag;
+  FabricFlows& fabric = l.fabric;
   const std::vector<std::int64_t> all = iota(0, 16, 1);
   const LoweredCollective ring =
       lower_collective(dag, fabric, c, CollectiveOp::all_reduce, 1e9, all, CollectiveAlgo::ring, "ring");
@@ -127,7 +140,7 @@ TEST_CASE("a ring crossing nodes uses one channel per NIC and all-to-all and sen
   const LoweredCollective p2p = lower_collective(dag, fabric, c, CollectiveOp::send_recv, 5e8, pair,
                                                  CollectiveAlgo::auto_select, "p2p");
   CHECK(p2p.transfers == 1);
-  const sim::DagResult r = sim::execute(dag, engine, &network);
+  const sim::DagResult r = l.run();
   // Alone, the send-recv would take 5 us launch + 5 us + 5e8 B / 50 GB/s = 10.01 ms; sharing NICs it is not
   // faster.
   CHECK((r.tasks[p2p.done].end - r.tasks[p2p.start].start).seconds() >= 0.01001 - 1e-12);
@@ -177,11 +190,9 @@ TEST_CASE("every algorithm runs as its own flows within 10% of the closed form o
 
 TEST_CASE("the flow fidelity refuses NVLS and lowers tree and halving-doubling with their own flow counts") {
   const ClusterSpec c = cluster(4);
-  const ClusterGraph g = ClusterGraph::build(c);
-  sim::Engine engine;
-  sim::FlowNetwork network(engine);
-  FabricFlows fabric(g, network);
-  sim::Dag dag;
+  Lowered l(c);
+  sim::Dag& dag = l.dag;
+  FabricFlows& fabric = l.fabric;
   const std::vector<std::int64_t> all = iota(0, 32, 1);
   // Tree: 8 channels x 2 trees x 31 edges x 2 directions x (body + last slice).
   const LoweredCollective tree = lower_collective(dag, fabric, c, CollectiveOp::all_reduce, 1e9, all,
@@ -223,16 +234,13 @@ TEST_CASE("a multi-channel ring keeps every crossing on its rail; all-to-all cro
   const ClusterGraph g = ClusterGraph::build(c);
   REQUIRE(g.count(DeviceKind::leaf) == 8);
   auto spine_bytes = [&](CollectiveOp op) {
-    sim::Engine engine;
-    sim::FlowNetwork network(engine);
-    FabricFlows fabric(g, network);
-    sim::Dag dag;
-    (void)lower_collective(dag, fabric, c, op, 3.2e8, iota(0, 32, 1), CollectiveAlgo::ring, "x");
-    (void)sim::execute(dag, engine, &network);
+    Lowered l(c);
+    (void)lower_collective(l.dag, l.fabric, c, op, 3.2e8, iota(0, 32, 1), CollectiveAlgo::ring, "x");
+    (void)l.run();
     double total = 0;
-    for (std::size_t l = 0; l < g.link_count(); ++l) {
-      if (g.device(g.link(static_cast<LinkIndex>(l)).to).kind == DeviceKind::spine)
-        total += network.bytes_carried(static_cast<sim::LinkId>(l));
+    for (std::size_t i = 0; i < g.link_count(); ++i) {
+      if (g.device(g.link(static_cast<LinkIndex>(i)).to).kind == DeviceKind::spine)
+        total += l.network.bytes_carried(static_cast<sim::LinkId>(i));
     }
     return total;
   };
@@ -240,4 +248,27 @@ TEST_CASE("a multi-channel ring keeps every crossing on its rail; all-to-all cro
   // All-to-all: 32 GPUs each send 3.2e8/32 = 1e7 B to each of 24 GPUs on other nodes, 21 of them on
   // another rail: 32 x 21 x 1e7 B climb to a spine.
   CHECK(spine_bytes(CollectiveOp::all_to_all) == doctest::Approx(32.0 * 21 * 1e7));
+}
+
+TEST_CASE("other jobs' background traffic takes its share of the uplinks, in flows and the closed form") {
+  // The 4:1 case above with half of every switch-to-switch link taken by other jobs: the 4 rings share
+  // 25 GB/s of uplink, 6.25 GB/s each: 5e7 B chunks take 8 ms. The closed form: 1 uplink x 0.5 over 4 NIC
+  // ports, all of whose traffic leaves the leaf: an eighth of a NIC.
+  ClusterSpec c = cluster(8, 4);
+  c.network.switch_radix = 5;
+  c.network.oversubscription = 4;
+  c.network.rail_optimized = false;
+  c.background_fraction = 0.5;
+  const ClusterGraph g = ClusterGraph::build(c);
+  std::vector<CollectiveCall> dp;
+  for (std::int64_t l = 0; l < 4; ++l)
+    dp.push_back({CollectiveOp::all_reduce, 4e8, iota(l, 8, 4), CollectiveAlgo::ring});
+  for (const sim::Duration& t : simulate_collectives(g, c, dp)) {
+    CHECK(t == sim::Duration::from_ps(5'000'000 + 14 * (7'000'000 + 8'000'000'000LL)));
+  }
+  const CommGroup group{.size = 8, .ranks_per_node = 1, .nodes = 8, .leaves = 8, .groups_sharing_nics = 4};
+  CHECK(leaf_uplink_share(group, c, 1.0) == 0.125);
+  CHECK(sim::Duration::from_seconds(
+            collective_time(CollectiveOp::all_reduce, 4e8, group, c, CollectiveAlgo::ring)) ==
+        sim::Duration::from_ps(5'000'000 + 14 * (7'000'000 + 8'000'000'000LL)));
 }
