@@ -354,6 +354,7 @@ TEST_CASE("aliases of a large value that expand past the byte bound are refused 
   yaml += "]\n";
   REQUIRE(yaml.size() < max_scenario_bytes);
   CHECK(errors_of(yaml).find("expands to more than 16 MiB of text") != std::string::npos);
+}
 
 TEST_CASE("cluster.background takes a fraction of every switch-to-switch link, checked and dumped") {
   const std::string with = R"(model: gpt3-125m
