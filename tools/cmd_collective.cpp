@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "scenarios/loader.hpp"
 #include "scenarios/presets.hpp"
 #include "scenarios/quantity.hpp"
 #include "sim/error.hpp"
@@ -77,15 +78,19 @@ double type_bytes(const std::string& type) {
 void add_collective_command(CLI::App& app, int& exit_code) {
   auto* sub = app.add_subcommand("collective", "time a collective like nccl-tests (closed form or flows)");
   struct Options {
-    std::string cluster, op = "all-reduce", algo = "auto", size, begin, end, type = "float",
-                         fidelity = "closed";
+    std::string scenario, cluster, op = "all-reduce", algo = "auto", size, begin, end, type = "float",
+                                   fidelity = "closed";
     std::int64_t nodes = 1;
     int gpus = 0;
     double factor = 2;
   };
   static Options o;
-  sub->add_option("--cluster", o.cluster, "node preset, e.g. hgx-h200 (trainsim list clusters)")->required();
-  sub->add_option("--nodes", o.nodes, "nodes (default 1)")->check(CLI::PositiveNumber);
+  auto* scenario_file =
+      sub->add_option("scenario", o.scenario,
+                      "time it on this scenario's cluster (nodes, network, fabric) instead of --cluster");
+  sub->add_option("--cluster", o.cluster, "node preset, e.g. hgx-h200 (trainsim list clusters)")
+      ->excludes(scenario_file);
+  sub->add_option("--nodes", o.nodes, "nodes (default 1, or the scenario's)")->check(CLI::PositiveNumber);
   sub->add_option("--gpus", o.gpus, "GPUs used per node (default: all of the preset's)")
       ->check(CLI::PositiveNumber);
   sub->add_option("--op", o.op,
@@ -100,7 +105,7 @@ void add_collective_command(CLI::App& app, int& exit_code) {
   sub->add_option("--type", o.type, "element type for the count column (default float)");
   sub->add_option("--fidelity", o.fidelity,
                   "closed (alpha-beta, default) | flow (engine flows over the fabric)");
-  sub->callback([&exit_code] {
+  sub->callback([&exit_code, sub] {
     const auto op = topo::parse_collective_op(o.op);
     if (!op)
       throw InputError("--op \"" + o.op +
@@ -126,8 +131,14 @@ void add_collective_command(CLI::App& app, int& exit_code) {
       for (double s = b; s <= e * (1 + 1e-12); s *= o.factor) sizes.push_back(std::floor(s));
     }
     topo::ClusterSpec c;
-    c.node = scenario::node_preset(o.cluster);
-    c.nodes = o.nodes;
+    if (!o.scenario.empty()) {
+      c = scenario::load_scenario_file(o.scenario).cluster;
+      if (sub->count("--nodes") > 0) c.nodes = o.nodes;
+    } else {
+      if (o.cluster.empty()) throw InputError("collective: give a scenario file or --cluster NODE_PRESET");
+      c.node = scenario::node_preset(o.cluster);
+      c.nodes = o.nodes;
+    }
     if (o.gpus > 0) {
       if (o.gpus > c.node.gpus_per_node) throw InputError("--gpus exceeds the preset's GPUs per node");
       c.gpus_per_node = o.gpus;

@@ -285,3 +285,26 @@ TEST_CASE("One size and a sweep together are bad input, not a silent choice") {
   CHECK(o.exit_code == 2);
   CHECK(o.err.find("--size excludes --minbytes") != std::string::npos);
 }
+
+TEST_CASE("collective times a scenario's cluster; --nodes overrides it and --cluster beside it is refused") {
+  // The GPT-3 example runs 128 DGX A100 on the default fat-tree with the preset's 200 Gb/s NICs: the same
+  // cluster as --cluster dgx-a100-80gb --nodes 128, so the same time.
+  const std::string file = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/examples/gpt3-175b-1024-a100.yaml";
+  const Outcome from_scenario = run_trainsim({"collective", file, "--size", "1GiB"});
+  const Outcome from_preset =
+      run_trainsim({"collective", "--cluster", "dgx-a100-80gb", "--nodes", "128", "--size", "1GiB"});
+  INFO(describe(from_scenario) << " / " << describe(from_preset));
+  REQUIRE(from_scenario.exit_code == 0);
+  REQUIRE(from_preset.exit_code == 0);
+  CHECK(from_scenario.out.find("on 128 x dgx-a100-80gb (1024 GPUs") != std::string::npos);
+  const Table a = parse_table(from_scenario.out);
+  const Table b = parse_table(from_preset.out);
+  REQUIRE(a.rows.size() == 1);
+  REQUIRE(b.rows.size() == 1);
+  CHECK(a.rows[0].time_us == b.rows[0].time_us);
+  const Outcome two = run_trainsim({"collective", file, "--nodes", "2", "--size", "1GiB"});
+  REQUIRE(two.exit_code == 0);
+  CHECK(two.out.find("on 2 x dgx-a100-80gb (16 GPUs") != std::string::npos);
+  CHECK(run_trainsim({"collective", file, "--cluster", "dgx-h100", "--size", "1GiB"}).exit_code == 2);
+  CHECK(run_trainsim({"collective", "--size", "1GiB"}).exit_code == 2);
+}
