@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "models/fp8_memory.hpp"
 #include "models/optimizer.hpp"
 #include "models/parallel_plan.hpp"
 #include "models/step_report.hpp"
@@ -57,6 +58,9 @@ struct StageMemory {
       0;  ///< part of memory.buffers: ZeRO-3 gathered layers (+ their grads), Muon's gathered matrix
   double runtime_bytes = 0;    ///< part of memory.buffers: context and workspaces
   double allocator_bytes = 0;  ///< part of memory.buffers: fragmentation reserve
+  /// fp8 training only (models/fp8_memory.hpp): weight copies inside memory.weights, amax histories
+  /// inside memory.buffers, saved-input savings already taken off memory.activations.
+  Fp8Memory fp8;
 };
 
 struct MemoryEstimate {
