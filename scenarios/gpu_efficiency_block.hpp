@@ -1,6 +1,6 @@
 #pragma once
 // Internal to the scenarios library: the GPU preset's `efficiency:` keys of the shape-dependent GEMM
-// model, the sustained clock and the overlap slow-down (models/gemm_time.hpp, models/kernel_time.hpp),
+// model, the sustained clock and the overlap slow-down (models/workload/gemm_time.hpp, models/kernel_time.hpp),
 // read and written in one place.
 #include <string>
 

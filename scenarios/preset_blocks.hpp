@@ -5,7 +5,7 @@
 // Problems are added to the Diagnostics; the returned spec is then partial.
 #include <string>
 
-#include "models/transformer_spec.hpp"
+#include "models/spec/transformer_spec.hpp"
 #include "scenarios/yaml_tree.hpp"
 #include "topologies/hardware.hpp"
 

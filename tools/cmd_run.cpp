@@ -10,11 +10,11 @@
 #include <memory>
 #include <string>
 
-#include "models/run_timeline.hpp"
-#include "models/step_simulator.hpp"
-#include "models/summary.hpp"
+#include "models/run/run_timeline.hpp"
+#include "models/step/step_simulator.hpp"
+#include "models/report/summary.hpp"
 #include "scenarios/loader.hpp"
-#include "scenarios/simulation.hpp"
+#include "scenarios/studies/simulation.hpp"
 #include "sim/error.hpp"
 #include "tools/command.hpp"
 

@@ -1,6 +1,6 @@
 // `trainsim search`: enumerate every parallel layout of the scenario's model on its cluster, rank them
 // analytically, re-simulate the best K event by event, print the top K and the time-vs-cost Pareto front
-// (see scenarios/layout_search.hpp for what is enumerated and pruned).
+// (see scenarios/studies/layout_search.hpp for what is enumerated and pruned).
 #include <fmt/format.h>
 
 #include <chrono>
@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "models/summary.hpp"
-#include "scenarios/layout_search.hpp"
+#include "models/report/summary.hpp"
+#include "scenarios/studies/layout_search.hpp"
 #include "scenarios/loader.hpp"
 #include "tools/command.hpp"
 #include "tools/progress_bar.hpp"

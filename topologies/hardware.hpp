@@ -40,13 +40,13 @@ struct ComputeEfficiency {
   double flash_attention_peak_fraction = 0.60;  ///< fused attention throughput / dense peak, long sequences
   double flash_attention_half_flops = 4.0e9;    ///< fused attention work at which it reaches half of that
   /// Query length per rank at which the fused kernel's sequence factor s/(s + this) is one half (short
-  /// sequences leave tiles idle; see models/kernel_time.hpp).
+  /// sequences leave tiles idle; see models/workload/kernel_time.hpp).
   double flash_attention_half_seq = 128;
   /// Head dimension at which d/(d + this) is one half; the head factor is normalised to 1 at d = 128
-  /// (small heads give the tensor cores less work per loaded tile; see models/kernel_time.hpp).
+  /// (small heads give the tensor cores less work per loaded tile; see models/workload/kernel_time.hpp).
   double flash_attention_half_head_dim = 16;
 
-  // GEMMs by shape (models/gemm_time.hpp). Active when GpuSpec::sm_count > 0; otherwise a GEMM is priced
+  // GEMMs by shape (models/workload/gemm_time.hpp). Active when GpuSpec::sm_count > 0; otherwise a GEMM is priced
   // by its FLOPs alone (matmul_peak_fraction, matmul_half_flops).
   double matmul_tile_m = 128;                ///< rows of the largest output tile (CUTLASS/cuBLAS sm90: 128x256)
   double matmul_tile_n = 256;                ///< columns of the largest output tile

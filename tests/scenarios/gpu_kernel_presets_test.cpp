@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "models/kernel_time.hpp"
-#include "models/measurement_csv.hpp"
+#include "models/workload/kernel_time.hpp"
+#include "scenarios/studies/measurement_csv.hpp"
 #include "scenarios/presets.hpp"
 
 using namespace trainsim;
