@@ -18,7 +18,8 @@ void read_gemm_shape_efficiency(MapReader& r, topo::ComputeEfficiency& e) {
 }
 
 std::string gemm_shape_efficiency_to_yaml(const topo::ComputeEfficiency& e) {
-  return ", matmul_tile_m: " + format_number(e.matmul_tile_m) + ", matmul_tile_n: " + format_number(e.matmul_tile_n) +
+  return ", matmul_tile_m: " + format_number(e.matmul_tile_m) +
+         ", matmul_tile_n: " + format_number(e.matmul_tile_n) +
          ", matmul_half_tile_efficiency: " + format_number(e.matmul_half_tile_efficiency) +
          ", matmul_quarter_tile_efficiency: " + format_number(e.matmul_quarter_tile_efficiency) +
          ", matmul_tile_k_overhead: " + format_number(e.matmul_tile_k_overhead) +

@@ -1,7 +1,7 @@
 #pragma once
 // Internal to the scenarios library: the GPU preset's `efficiency:` keys of the shape-dependent GEMM
-// model, the sustained clock and the overlap slow-down (models/workload/gemm_time.hpp, models/kernel_time.hpp),
-// read and written in one place.
+// model, the sustained clock and the overlap slow-down (models/workload/gemm_time.hpp,
+// models/kernel_time.hpp), read and written in one place.
 #include <string>
 
 #include "scenarios/yaml_tree.hpp"

@@ -1,7 +1,5 @@
 #include "scenarios/presets.hpp"
 
-#include "topologies/comm_calibration.hpp"
-
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -12,6 +10,7 @@
 #include "scenarios/gpu_efficiency_block.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/preset_blocks.hpp"
+#include "topologies/comm_calibration.hpp"
 
 namespace trainsim::scenario {
 namespace {
@@ -270,10 +269,9 @@ topo::GpuSpec read_gpu_value(Diagnostics& d, const YamlValue& v, const std::stri
     return load_preset(d, v, path, PresetKind::gpu, v.scalar, gpu_cache, read_gpu_value)
         .value_or(topo::GpuSpec{});
   }
-  MapReader r(
-      d, v, path,
-      {"preset", "name", "source", "peak", "hbm", "hbm_bandwidth", "nvlink", "tdp", "idle", "power_limit", "sms",
-       "efficiency"});
+  MapReader r(d, v, path,
+              {"preset", "name", "source", "peak", "hbm", "hbm_bandwidth", "nvlink", "tdp", "idle",
+               "power_limit", "sms", "efficiency"});
   if (!r.valid()) return {};
   topo::GpuSpec g = base_of(d, r, PresetKind::gpu, gpu_cache, read_gpu_value);
   if (!r.has("preset")) r.require({"peak", "hbm", "hbm_bandwidth", "tdp"});
@@ -297,10 +295,10 @@ topo::GpuSpec read_gpu_value(Diagnostics& d, const YamlValue& v, const std::stri
   if (const YamlValue* e = r.get("efficiency")) {
     MapReader er(d, *e, r.child_path("efficiency"),
                  {"matmul_peak_fraction", "matmul_half_flops", "memory_bandwidth_fraction", "kernel_overhead",
-                  "flash_attention_peak_fraction", "flash_attention_half_flops", "matmul_tile_m", "matmul_tile_n",
-                  "matmul_half_tile_efficiency", "matmul_quarter_tile_efficiency", "matmul_tile_k_overhead",
-                  "matmul_split_k_min", "matmul_wave_quantisation", "fp8_matmul_peak_fraction",
-                  "sustained_clock_fraction", "overlap_compute_slowdown"});
+                  "flash_attention_peak_fraction", "flash_attention_half_flops", "matmul_tile_m",
+                  "matmul_tile_n", "matmul_half_tile_efficiency", "matmul_quarter_tile_efficiency",
+                  "matmul_tile_k_overhead", "matmul_split_k_min", "matmul_wave_quantisation",
+                  "fp8_matmul_peak_fraction", "sustained_clock_fraction", "overlap_compute_slowdown"});
     auto& eff = g.efficiency;
     er.number("matmul_peak_fraction", eff.matmul_peak_fraction, 1e-3, 1.0);
     er.number("matmul_half_flops", eff.matmul_half_flops, 0, 1e18);
@@ -378,7 +376,8 @@ std::string gpu_to_yaml(const topo::GpuSpec& g) {
          ", flash_attention_peak_fraction: " + format_number(e.flash_attention_peak_fraction) +
          ", flash_attention_half_flops: " + format_number(e.flash_attention_half_flops) +
          gemm_shape_efficiency_to_yaml(e) + "}" +
-         (g.power_limit_w > 0 ? ", power_limit: " + q(format_quantity(g.power_limit_w, Dimension::watts)) : "") +
+         (g.power_limit_w > 0 ? ", power_limit: " + q(format_quantity(g.power_limit_w, Dimension::watts))
+                              : "") +
          ", sms: " + std::to_string(g.sm_count) + "}";
 }
 

@@ -46,11 +46,12 @@ struct ComputeEfficiency {
   /// (small heads give the tensor cores less work per loaded tile; see models/workload/kernel_time.hpp).
   double flash_attention_half_head_dim = 16;
 
-  // GEMMs by shape (models/workload/gemm_time.hpp). Active when GpuSpec::sm_count > 0; otherwise a GEMM is priced
-  // by its FLOPs alone (matmul_peak_fraction, matmul_half_flops).
-  double matmul_tile_m = 128;                ///< rows of the largest output tile (CUTLASS/cuBLAS sm90: 128x256)
-  double matmul_tile_n = 256;                ///< columns of the largest output tile
-  double matmul_half_tile_efficiency = 1.0;  ///< in-tile efficiency of the tile_m x tile_n/2 tile / the largest's
+  // GEMMs by shape (models/workload/gemm_time.hpp). Active when GpuSpec::sm_count > 0; otherwise a GEMM is
+  // priced by its FLOPs alone (matmul_peak_fraction, matmul_half_flops).
+  double matmul_tile_m = 128;  ///< rows of the largest output tile (CUTLASS/cuBLAS sm90: 128x256)
+  double matmul_tile_n = 256;  ///< columns of the largest output tile
+  /// In-tile efficiency of the tile_m x tile_n/2 tile relative to the largest tile's.
+  double matmul_half_tile_efficiency = 1.0;
   double matmul_quarter_tile_efficiency = 1.0;  ///< same, tile_m/2 x tile_n/2
   /// Fixed cost of one output tile (pipeline fill, epilogue) in units of K: a tile takes (K + this) steps.
   double matmul_tile_k_overhead = 0;

@@ -18,7 +18,8 @@ constexpr double kFp32Bytes = 4.0;
 
 }  // namespace
 
-Fp8Memory fp8_stage_memory(const TransformerSpec& model, const ParallelPlan& plan, int layers, double in_flight) {
+Fp8Memory fp8_stage_memory(const TransformerSpec& model, const ParallelPlan& plan, int layers,
+                           double in_flight) {
   Fp8Memory f;
   if (!model.generic_layers.empty() || layers <= 0) return f;
   const double t = plan.tp;

@@ -305,7 +305,8 @@ MemoryEstimate estimate_memory(const TransformerSpec& model, const ParallelPlan&
     const double before_reserve = m.weights + m.grads + m.optimizer_state + m.activations + st.bucket_bytes +
                                   st.gathered_bytes + st.runtime_bytes + st.fp8.amax_history;
     st.allocator_bytes = options.allocator_fraction * before_reserve;
-    m.buffers = st.bucket_bytes + st.gathered_bytes + st.runtime_bytes + st.fp8.amax_history + st.allocator_bytes;
+    m.buffers =
+        st.bucket_bytes + st.gathered_bytes + st.runtime_bytes + st.fp8.amax_history + st.allocator_bytes;
 
     if (est.stages.empty() ||
         m.total() > est.stages[static_cast<std::size_t>(est.worst_stage)].memory.total()) {

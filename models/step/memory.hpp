@@ -23,12 +23,12 @@
 #include <string>
 #include <vector>
 
-#include "models/step/fp8_memory.hpp"
-#include "models/workload/optimizer.hpp"
 #include "models/spec/parallel_plan.hpp"
-#include "models/step/step_report.hpp"
 #include "models/spec/training_spec.hpp"
 #include "models/spec/transformer_spec.hpp"
+#include "models/step/fp8_memory.hpp"
+#include "models/step/step_report.hpp"
+#include "models/workload/optimizer.hpp"
 #include "topologies/hardware.hpp"
 
 namespace trainsim::model {

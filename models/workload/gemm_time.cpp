@@ -27,7 +27,8 @@ double gemm_compute_time(double m, double n, double k, double groups, double pea
     }
     const double x = count * split / sms;
     const double waves = x + e.matmul_wave_quantisation * (std::ceil(x) - x);
-    double time = waves * 2.0 * t.rows * t.cols * (k / split + e.matmul_tile_k_overhead) / (per_sm * t.efficiency);
+    double time =
+        waves * 2.0 * t.rows * t.cols * (k / split + e.matmul_tile_k_overhead) / (per_sm * t.efficiency);
     if (split > 1) time += 2.0 * 4.0 * split * groups * m * n / bandwidth;
     if (first || time < best) best = time;
     first = false;

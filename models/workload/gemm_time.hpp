@@ -14,10 +14,10 @@
 //   t_tile  = waves · 2·tm·tn·(k/split + k_overhead) / (P_sm · f · e_t)
 //             + [split > 1] · 2·4·split·g·m·n / W               (fp32 partial sums written and reduced)
 // with P_sm = dense peak / SMs at the precision, f = matmul_peak_fraction (the largest tile's in-tile
-// efficiency; fp8_matmul_peak_fraction for fp8 GEMMs), W = HBM bandwidth × memory_bandwidth_fraction. The kernel takes the cheapest of the
-// candidate tiles {tm×tn, tm×tn/2, tm/2×tn/2} (cuBLAS's heuristics choose among such kernels); the fixed
-// launch cost and the memory roof are added by kernel_time. Calibrated per GPU against cuBLAS sweeps
-// (scenarios/validation/kernels/gemm-*.csv).
+// efficiency; fp8_matmul_peak_fraction for fp8 GEMMs), W = HBM bandwidth × memory_bandwidth_fraction. The
+// kernel takes the cheapest of the candidate tiles {tm×tn, tm×tn/2, tm/2×tn/2} (cuBLAS's heuristics choose
+// among such kernels); the fixed launch cost and the memory roof are added by kernel_time. Calibrated per GPU
+// against cuBLAS sweeps (scenarios/validation/kernels/gemm-*.csv).
 #include "topologies/hardware.hpp"
 
 namespace trainsim::model {

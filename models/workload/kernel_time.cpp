@@ -53,8 +53,7 @@ double kernel_time(const KernelCost& op, const topo::GpuSpec& gpu, Precision pre
   if (op.kind == OpKind::memory_bound) return memory_time + e.kernel_overhead_s;
 
   // FP8 recipes (Transformer Engine's default) keep the attention core in 16 bit; only GEMMs run in fp8.
-  const bool in_bf16 =
-      precision == Precision::fp8 && (op.kind == OpKind::fused_attention || op.keeps_16bit);
+  const bool in_bf16 = precision == Precision::fp8 && (op.kind == OpKind::fused_attention || op.keeps_16bit);
   const double peak = gpu.peak.at(in_bf16 ? Precision::bf16 : precision) * compute_clock_factor(gpu);
   if (peak <= 0) {
     throw InputError("gpu " + gpu.name + " has no " + std::string(topo::to_string(precision)) +

@@ -7,7 +7,8 @@
 // W = peak HBM bandwidth, e = gpu.efficiency):
 //   matmul with a shape (m, n, k > 0) on a GPU with sm_count > 0:
 //                     t = max(gemm_compute_time(m, n, k, groups, P·c), B / (W · e.memory_bandwidth_fraction))
-//                         + e.kernel_overhead_s           (tile and wave quantisation: models/workload/gemm_time.hpp)
+//                         + e.kernel_overhead_s           (tile and wave quantisation:
+//                         models/workload/gemm_time.hpp)
 //   matmul otherwise: t = max((F + e.matmul_half_flops) / (P · c · e.matmul_peak_fraction),
 //                             B / (W · e.memory_bandwidth_fraction)) + e.kernel_overhead_s
 //     i.e. achieved throughput is P · peak_fraction · F / (F + half_flops): half of the large-GEMM

@@ -37,7 +37,8 @@ class OpList {
   void matmul(std::string name, double m, double n, double k, double groups = 1) {
     if (fp8_ && casts_) memory(name + ".fp8_cast", (p_ + kFp8CastWrites) * groups * m * k);
     const double in = fp8_ ? 1.0 : p_;
-    KernelCost c{OpKind::matmul, 2.0 * groups * m * n * k, groups * (in * (m * k + k * n) + p_ * m * n), 0, 0};
+    KernelCost c{OpKind::matmul, 2.0 * groups * m * n * k, groups * (in * (m * k + k * n) + p_ * m * n), 0,
+                 0};
     c.m = m;
     c.n = n;
     c.k = k;

@@ -20,12 +20,12 @@
 // the router and the standard attention core stay 16 bit. Dropout kernels and masks exist only when
 // spec.dropout > 0 (otherwise a plain residual add).
 // Backward: in reverse, each matmul as dgrad then wgrad (each = its forward FLOPs), memory-bound ops
-// with 1.5 × their forward traffic (read input and output gradient, write input gradient), the fused attention backward = kFlashBackwardFactor × forward, and
-// the mirror collectives (no SP: an all-reduce after the qkv and fc1 dgrads; SP: all-gather before the
-// fc2 and out_proj dgrads, reduce-scatter after the fc1 and qkv dgrads; cp: K/V and dK/dV ring
-// exchanges; MoE: two all-to-alls). Recompute prepends to the backward the forward ops it recomputes
-// (names prefixed "recompute."): full = the whole forward layer with its collectives; selective = the
-// standard attention core (qk, softmax, attn_dropout, av); nothing under flash.
+// with 1.5 × their forward traffic (read input and output gradient, write input gradient), the fused
+// attention backward = kFlashBackwardFactor × forward, and the mirror collectives (no SP: an all-reduce after
+// the qkv and fc1 dgrads; SP: all-gather before the fc2 and out_proj dgrads, reduce-scatter after the fc1 and
+// qkv dgrads; cp: K/V and dK/dV ring exchanges; MoE: two all-to-alls). Recompute prepends to the backward the
+// forward ops it recomputes (names prefixed "recompute."): full = the whole forward layer with its
+// collectives; selective = the standard attention core (qk, softmax, attn_dropout, av); nothing under flash.
 #include <string>
 #include <vector>
 

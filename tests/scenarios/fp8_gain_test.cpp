@@ -7,15 +7,15 @@
 #include <string>
 
 #include "scenarios/loader.hpp"
-#include "scenarios/simulation.hpp"
+#include "scenarios/studies/simulation.hpp"
 
 using namespace trainsim;
 
 namespace {
 
 double tokens_per_s(const std::string& layout, const std::string& precision) {
-  const std::string yaml = layout + "training: {global_batch: 128, precision: " + precision +
-                           ", optimizer: adamw, steps: 1}\n";
+  const std::string yaml =
+      layout + "training: {global_batch: 128, precision: " + precision + ", optimizer: adamw, steps: 1}\n";
   const scenario::Scenario s = scenario::load_scenario_text(yaml, "fp8-gain");
   const scenario::ScenarioResult r = scenario::simulate_scenario(s, model::Fidelity::analytic);
   REQUIRE(r.step.feasible);

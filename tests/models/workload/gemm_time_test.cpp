@@ -57,7 +57,8 @@ TEST_CASE("wave quantisation is q times the partial last wave") {
   topo::GpuSpec g = toy_gpu();
   g.efficiency.matmul_wave_quantisation = 0.5;
   // 6 tiles on 4 SMs: x = 1.5, waves = 1.5 + 0.5·0.5 = 1.75.
-  CHECK(gemm_compute_time(384, 256, 1024, 1, g.peak.bf16, 1.0, g) == doctest::Approx(1.75 * tile_seconds(1024)));
+  CHECK(gemm_compute_time(384, 256, 1024, 1, g.peak.bf16, 1.0, g) ==
+        doctest::Approx(1.75 * tile_seconds(1024)));
 }
 
 TEST_CASE("split-K fills idle SMs and pays for the fp32 partial sums") {
@@ -110,7 +111,8 @@ TEST_CASE("a power limit lowers the compute clock as the cube root of the dynami
   c.m = 256;
   c.n = 256;
   c.k = 1024;
-  CHECK(kernel_time(c, g, Precision::bf16) == doctest::Approx(tile_seconds(1024) / (0.9 * 0.7937005259840998)));
+  CHECK(kernel_time(c, g, Precision::bf16) ==
+        doctest::Approx(tile_seconds(1024) / (0.9 * 0.7937005259840998)));
   // Memory-bound kernels follow HBM, not the SM clock.
   const KernelCost copy{OpKind::memory_bound, 0, 1e9, 0, 0};
   CHECK(kernel_time(copy, g, Precision::bf16) == doctest::Approx(1e-3));
