@@ -17,17 +17,24 @@ void read_gemm_shape_efficiency(MapReader& r, topo::ComputeEfficiency& e) {
   r.number("overlap_compute_slowdown", e.overlap_compute_slowdown, 0, 1.0);
 }
 
+std::vector<std::pair<std::string, double>> gemm_shape_efficiency_values(const topo::ComputeEfficiency& e) {
+  return {{"matmul_tile_m", e.matmul_tile_m},
+          {"matmul_tile_n", e.matmul_tile_n},
+          {"matmul_half_tile_efficiency", e.matmul_half_tile_efficiency},
+          {"matmul_quarter_tile_efficiency", e.matmul_quarter_tile_efficiency},
+          {"matmul_tile_k_overhead", e.matmul_tile_k_overhead},
+          {"matmul_split_k_min", e.matmul_split_k_min},
+          {"matmul_wave_quantisation", e.matmul_wave_quantisation},
+          {"fp8_matmul_peak_fraction", e.fp8_matmul_peak_fraction},
+          {"sustained_clock_fraction", e.sustained_clock_fraction},
+          {"overlap_compute_slowdown", e.overlap_compute_slowdown}};
+}
+
 std::string gemm_shape_efficiency_to_yaml(const topo::ComputeEfficiency& e) {
-  return ", matmul_tile_m: " + format_number(e.matmul_tile_m) +
-         ", matmul_tile_n: " + format_number(e.matmul_tile_n) +
-         ", matmul_half_tile_efficiency: " + format_number(e.matmul_half_tile_efficiency) +
-         ", matmul_quarter_tile_efficiency: " + format_number(e.matmul_quarter_tile_efficiency) +
-         ", matmul_tile_k_overhead: " + format_number(e.matmul_tile_k_overhead) +
-         ", matmul_split_k_min: " + format_number(e.matmul_split_k_min) +
-         ", matmul_wave_quantisation: " + format_number(e.matmul_wave_quantisation) +
-         ", fp8_matmul_peak_fraction: " + format_number(e.fp8_matmul_peak_fraction) +
-         ", sustained_clock_fraction: " + format_number(e.sustained_clock_fraction) +
-         ", overlap_compute_slowdown: " + format_number(e.overlap_compute_slowdown);
+  std::string s;
+  for (const auto& [key, value] : gemm_shape_efficiency_values(e))
+    s += ", " + key + ": " + format_number(value);
+  return s;
 }
 
 }  // namespace trainsim::scenario
