@@ -28,32 +28,6 @@ struct SearchArgs {
   bool no_event = false;
 };
 
-const char* schedule_name(model::Schedule s) {
-  switch (s) {
-    case model::Schedule::gpipe:
-      return "gpipe";
-    case model::Schedule::one_f_one_b:
-      return "1f1b";
-    case model::Schedule::interleaved:
-      return "interleaved";
-    case model::Schedule::zero_bubble_h1:
-      return "zb-h1";
-  }
-  return "?";
-}
-
-const char* recompute_name(model::Recompute r) {
-  switch (r) {
-    case model::Recompute::none:
-      return "none";
-    case model::Recompute::selective:
-      return "selective";
-    case model::Recompute::full:
-      return "full";
-  }
-  return "?";
-}
-
 std::string table(const std::vector<scenario::RankedLayout>& rows, int gpus_per_node) {
   using model::FieldUnit;
   using model::format_human;
@@ -68,12 +42,12 @@ std::string table(const std::vector<scenario::RankedLayout>& rows, int gpus_per_
     const scenario::LayoutScore& s = row.best();
     const std::string schedule = p.schedule == model::Schedule::interleaved
                                      ? fmt::format("interleaved/{}", p.virtual_stages)
-                                     : schedule_name(p.schedule);
+                                     : std::string(to_string(p.schedule));
     out += fmt::format(
         "{:>4} {:>6} {:>3} {:>3} {:>5} {:>3} {:>3} {:>3} {:<15} {:>4} {:<9} {:>10} {:>10} {:>6} {:>10} "
         "{:>10} {}\n",
         ++rank, row.layout.nodes * gpus_per_node, p.tp, p.pp, p.dp, p.cp, p.ep, p.micro_batch, schedule,
-        p.zero, recompute_name(p.recompute), format_human(FieldUnit::seconds, s.step.iteration_time),
+        p.zero, to_string(p.recompute), format_human(FieldUnit::seconds, s.step.iteration_time),
         format_human(FieldUnit::bytes, s.step.memory_per_gpu), format_human(FieldUnit::fraction, s.step.mfu),
         format_human(FieldUnit::seconds, s.run_time_s), format_human(FieldUnit::usd, s.cost_usd),
         row.event ? "event" : "analytic");

@@ -86,6 +86,14 @@ struct GpuSpec {
 
 enum class IntraNodeFabric { nvswitch, nvlink_mesh, pcie };
 
+inline constexpr EnumNames<IntraNodeFabric, 3> kIntraNodeFabricNames{{{"nvswitch", IntraNodeFabric::nvswitch},
+                                                                      {"nvlink-mesh", IntraNodeFabric::nvlink_mesh},
+                                                                      {"pcie", IntraNodeFabric::pcie}}};
+
+constexpr std::string_view to_string(IntraNodeFabric f) {
+  return name_in(kIntraNodeFabricNames, f);
+}
+
 /// What collectives achieve on a node type's links, following NCCL's own cost model (time = latency +
 /// bytes / bandwidth per algorithm and protocol, src/graph/tuning.cc). Calibrated per node type (never per
 /// case) against nccl-tests measurements; each preset cites the rows it was fitted to. See

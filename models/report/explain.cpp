@@ -41,32 +41,6 @@ std::string human(double value, const std::string& unit) {
   return fmt::format("{:.6g}{}{}", value, unit.empty() ? "" : " ", unit);
 }
 
-std::string_view schedule_name(Schedule s) {
-  switch (s) {
-    case Schedule::gpipe:
-      return "gpipe";
-    case Schedule::one_f_one_b:
-      return "1f1b";
-    case Schedule::interleaved:
-      return "interleaved";
-    case Schedule::zero_bubble_h1:
-      return "zero-bubble-h1";
-  }
-  return "1f1b";
-}
-
-std::string_view recompute_name(Recompute r) {
-  switch (r) {
-    case Recompute::none:
-      return "none";
-    case Recompute::selective:
-      return "selective";
-    case Recompute::full:
-      return "full";
-  }
-  return "none";
-}
-
 ExplainSection model_section(const TransformerSpec& model, const ParallelPlan& plan) {
   ExplainSection s{.title = "model"};
   const ParameterBreakdown p = parameter_breakdown(model);
@@ -100,8 +74,8 @@ ExplainSection model_section(const TransformerSpec& model, const ParallelPlan& p
   const double hw = hardware_flops_per_step(model, 1, plan.recompute) / seq;
   s.lines.push_back(
       {"hardware FLOPs per token",
-       fmt::format("model + recomputed ({} recompute, {} attention)", recompute_name(plan.recompute),
-                   model.attention == Attention::flash ? "flash" : "standard"),
+       fmt::format("model + recomputed ({} recompute, {} attention)", to_string(plan.recompute),
+                   to_string(model.attention)),
        hw, "FLOP"});
   return s;
 }
@@ -189,7 +163,7 @@ ExplainSection stage_section(const MemoryEstimate& e, const StageMemory& st, con
   s.lines.push_back(
       {"activations",
        fmt::format("{} per micro-batch x {:.3g} in flight ({}, {} recompute)", gb(per_mb),
-                   st.in_flight_micro_batches, schedule_name(plan.schedule), recompute_name(plan.recompute)),
+                   st.in_flight_micro_batches, to_string(plan.schedule), to_string(plan.recompute)),
        m.activations, "B"});
   s.lines.push_back(
       {"buffers",

@@ -181,6 +181,19 @@ std::string format_human(FieldUnit unit, double v) {
   return fmt::format("{}", v);
 }
 
+const std::vector<std::string>& numeric_field_names() {
+  static const std::vector<std::string> names = [] {
+    RunReport run;  // every optional group switched on, so that its fields are listed too
+    run.run_time_spread.mean = 1;
+    run.spot = true;
+    std::vector<std::string> out;
+    for (const SummaryField& f : summarize({}, StepReport{}, &run).fields)
+      if (f.unit != FieldUnit::text && f.unit != FieldUnit::flag) out.push_back(f.name);
+    return out;
+  }();
+  return names;
+}
+
 std::string format_table(const Summary& summary) {
   static const std::vector<std::pair<std::string, std::string>> titles = {
       {"labels", "Scenario"}, {"iteration", "Iteration"}, {"memory", "Memory per GPU (worst GPU)"},

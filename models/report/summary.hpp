@@ -37,6 +37,10 @@ using Labels = std::vector<std::pair<std::string, std::string>>;
 /// `run` is null when only the iteration was simulated. Every number must be finite (checked).
 Summary summarize(const Labels& labels, const StepReport& step, const RunReport* run);
 
+/// Names of every numeric field summarize() can write for a step and its run (the optional Monte-Carlo
+/// and spot fields included), in summary order: the names a validation case's `measured:` block may name.
+[[nodiscard]] const std::vector<std::string>& numeric_field_names();
+
 /// A human-readable two-column table with human units ("13.8 s", "61.2 GiB", "$4.51M", "41.5 %").
 std::string format_table(const Summary& summary);
 

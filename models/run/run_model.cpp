@@ -100,6 +100,7 @@ RunReport simulate_run(const RunInputs& in) {
   // Failures.
   const double rate = failure_rate(in.failures, in.cluster);
   const double recovery = in.failures.restart_s + (rate > 0 ? io.restore_time : 0.0);
+  r.recovery_time = recovery;
   r.cluster_mtbf = rate > 0 ? 1.0 / rate : 0.0;
   const FailureOutcome expected = expected_run(segments, rate, recovery);
   if (!std::isfinite(expected.run_time) || expected.run_time > 1e6 * 365 * 86400) {

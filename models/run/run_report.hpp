@@ -28,6 +28,7 @@ struct RunReport {
   double checkpoint_stall_each = 0;     ///< s training stops per checkpoint (sync: write; async: copy-out)
   double checkpoint_stall = 0;          ///< total over the run, s
   double checkpoint_restore_time = 0;   ///< s to read one checkpoint back after a failure
+  double recovery_time = 0;             ///< s from a failure to training again: restart + restore
   std::int64_t checkpoints = 0;         ///< checkpoints written over the run
   double checkpoint_interval = 0;       ///< training seconds between checkpoints (0: none)
   double recommended_checkpoint_interval = 0;  ///< Young: sqrt(2 · stall · cluster MTBF), s (0: no failures)

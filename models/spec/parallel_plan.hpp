@@ -1,13 +1,38 @@
 #pragma once
 // How a step is laid out over GPUs: the scenario's `parallelism:` block as plain data.
 #include <cstdint>
+#include <string_view>
 #include <vector>
+
+#include "sim/enum_names.hpp"
 
 namespace trainsim::model {
 
 enum class Schedule { gpipe, one_f_one_b, interleaved, zero_bubble_h1 };
 enum class Recompute { none, selective, full };
 enum class ParallelAxis { tp, cp, ep, pp, dp };
+
+inline constexpr EnumNames<Schedule, 4> kScheduleNames{{{"gpipe", Schedule::gpipe},
+                                                        {"1f1b", Schedule::one_f_one_b},
+                                                        {"interleaved", Schedule::interleaved},
+                                                        {"zero-bubble-h1", Schedule::zero_bubble_h1}}};
+inline constexpr EnumNames<Recompute, 3> kRecomputeNames{
+    {{"none", Recompute::none}, {"selective", Recompute::selective}, {"full", Recompute::full}}};
+inline constexpr EnumNames<ParallelAxis, 5> kParallelAxisNames{{{"tp", ParallelAxis::tp},
+                                                                {"cp", ParallelAxis::cp},
+                                                                {"ep", ParallelAxis::ep},
+                                                                {"pp", ParallelAxis::pp},
+                                                                {"dp", ParallelAxis::dp}}};
+
+constexpr std::string_view to_string(Schedule s) {
+  return name_in(kScheduleNames, s);
+}
+constexpr std::string_view to_string(Recompute r) {
+  return name_in(kRecomputeNames, r);
+}
+constexpr std::string_view to_string(ParallelAxis a) {
+  return name_in(kParallelAxisNames, a);
+}
 
 struct ParallelPlan {
   int tp = 1;

@@ -3,10 +3,20 @@
 // (seconds, bytes), money in US dollars.
 #include <cstdint>
 #include <optional>
+#include <string_view>
+
+#include "sim/enum_names.hpp"
 
 namespace trainsim::model {
 
 enum class CheckpointMode { sync, async };
+
+inline constexpr EnumNames<CheckpointMode, 2> kCheckpointModeNames{
+    {{"sync", CheckpointMode::sync}, {"async", CheckpointMode::async}}};
+
+constexpr std::string_view to_string(CheckpointMode m) {
+  return name_in(kCheckpointModeNames, m);
+}
 
 struct CheckpointSpec {
   bool enabled = false;

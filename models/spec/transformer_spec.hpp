@@ -3,7 +3,10 @@
 // list of layers for other architectures. Plain data; the cost functions live in their own files.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "sim/enum_names.hpp"
 
 namespace trainsim::model {
 
@@ -11,6 +14,26 @@ enum class Mlp { gelu, swiglu };
 enum class Attention { flash, standard };   ///< flash: fused kernel, no seq²-sized activations kept
 enum class Norm { layernorm, rmsnorm };
 enum class Position { learned, rope };
+
+inline constexpr EnumNames<Mlp, 2> kMlpNames{{{"gelu", Mlp::gelu}, {"swiglu", Mlp::swiglu}}};
+inline constexpr EnumNames<Attention, 2> kAttentionNames{
+    {{"flash", Attention::flash}, {"standard", Attention::standard}}};
+inline constexpr EnumNames<Norm, 2> kNormNames{{{"layernorm", Norm::layernorm}, {"rmsnorm", Norm::rmsnorm}}};
+inline constexpr EnumNames<Position, 2> kPositionNames{
+    {{"learned", Position::learned}, {"rope", Position::rope}}};
+
+constexpr std::string_view to_string(Mlp m) {
+  return name_in(kMlpNames, m);
+}
+constexpr std::string_view to_string(Attention a) {
+  return name_in(kAttentionNames, a);
+}
+constexpr std::string_view to_string(Norm n) {
+  return name_in(kNormNames, n);
+}
+constexpr std::string_view to_string(Position p) {
+  return name_in(kPositionNames, p);
+}
 
 /// One layer of a non-transformer model, described by its costs per sample.
 struct GenericLayer {

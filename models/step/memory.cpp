@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "models/step/step_plan.hpp"
 #include "models/workload/activation_memory.hpp"
 #include "models/workload/parameters.hpp"
 #include "models/workload/shard.hpp"
@@ -157,30 +158,9 @@ std::vector<int> stage_layer_counts(const TransformerSpec& model, const Parallel
   const std::int64_t total =
       model.generic_layers.empty() ? model.layers : static_cast<std::int64_t>(model.generic_layers.size());
   if (plan.pp < 1) throw InputError("parallelism.pp: must be at least 1");
-  if (!plan.stage_layers.empty()) {
-    if (static_cast<int>(plan.stage_layers.size()) != plan.pp) {
-      throw InputError(fmt::format("parallelism.stage_layers: {} stages listed for pp {}",
-                                   plan.stage_layers.size(), plan.pp));
-    }
-    std::int64_t sum = 0;
-    for (const int l : plan.stage_layers) {
-      if (l < 0)
-        throw InputError("parallelism.stage_layers: a stage cannot hold a negative number of layers");
-      sum += l;
-    }
-    if (sum != total) {
-      throw InputError(
-          fmt::format("parallelism.stage_layers: the stages hold {} layers, the model has {}", sum, total));
-    }
-    return plan.stage_layers;
-  }
-  const auto base = static_cast<int>(total / plan.pp);
-  const auto extra = static_cast<int>(total % plan.pp);
-  std::vector<int> layers(static_cast<std::size_t>(plan.pp), base);
-  // The ends carry the embedding and the LM head, so the remainder goes to the middle ranks.
-  const int start = (plan.pp - extra) / 2;
-  for (int i = start; i < start + extra; ++i) ++layers[static_cast<std::size_t>(i)];
-  return layers;
+  LayerSplit split = split_pipeline_layers(total, plan);
+  if (!split.reason.empty()) throw InputError("parallelism: " + split.reason);
+  return split.stage_layers;
 }
 
 std::vector<TensorShape> stage_parameter_tensors(const TransformerSpec& model, const ParallelPlan& plan,

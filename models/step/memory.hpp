@@ -82,8 +82,8 @@ struct MemoryEstimate {
                                              const TrainingSpec& training, const topo::GpuSpec& gpu,
                                              const MemoryOptions& options = {});
 
-/// Transformer layers per pipeline rank: plan.stage_layers when given (checked), else layers / pp each
-/// with the remainder given one apiece to the middle ranks (e.g. 30 over 4 → 7, 8, 8, 7).
+/// Transformer layers per pipeline rank, as the step lays them out (split_pipeline_layers in step_plan.hpp);
+/// throws InputError when the layers cannot be split so.
 [[nodiscard]] std::vector<int> stage_layer_counts(const TransformerSpec& model, const ParallelPlan& plan);
 
 /// The parameter tensors one GPU of pipeline rank `stage` holds (local tp/ep shards, before ZeRO), as

@@ -3,10 +3,7 @@
 // An impossible layout is a value (feasible = false with a reason), never an exception, so sweeps and
 // searches go on (DESIGN principle 8).
 //
-// Checks, in order (the first failure is the reason): GPUs = tp·pp·cp·ep·dp; heads and kv_heads divisible
-// by tp; the sequence by cp; experts by ep; global_batch by dp·micro_batch; the schedule's own
-// constraints (interleaved: micro-batches a multiple of pp); at most kMaxMicroBatches; at least one layer per
-// virtual stage; an explicit stage_layers list of pp (or pp·v) entries summing to the layer count.
+// Checks: the layout rules of layout_rules.hpp; the first problem, with its key path, is the reason.
 //
 // Layer split. Virtual stage vs = chunk·pp + rank (see pipeline_schedule.hpp). Layers that do not divide
 // by pp·v are spread one apiece over the middle virtual stages first, then the first, then the last: the
@@ -19,13 +16,10 @@
 #include "models/spec/parallel_plan.hpp"
 #include "models/spec/training_spec.hpp"
 #include "models/spec/transformer_spec.hpp"
+#include "models/step/layout_rules.hpp"
 #include "topologies/cluster_spec.hpp"
 
 namespace trainsim::model {
-
-/// Steps with more micro-batches per pipeline are refused (infeasible, with the reason): the schedule
-/// is simulated pass by pass, and no practical layout comes near this.
-inline constexpr std::int64_t kMaxMicroBatches = 65536;
 
 struct StepPlan {
   bool feasible = true;
@@ -45,6 +39,17 @@ struct StepPlan {
 
 /// Layers per part when `layers` are spread over `parts` (rule in the file comment). parts >= 1.
 [[nodiscard]] std::vector<int> split_layers(std::int64_t layers, int parts);
+
+/// The one layer split of a pipeline, taken by the step (make_step_plan), memory and explain alike.
+struct LayerSplit {
+  std::vector<int> chunk_layers;  ///< layers of virtual stage vs = chunk·pp + rank; size pp·v
+  std::vector<int> stage_layers;  ///< layers per pipeline rank (sum of its chunks); size pp
+  std::string reason;             ///< non-empty (and both lists empty) when the layers cannot be split so
+};
+
+/// `layers` over plan.pp ranks of v = plan.virtual_stages chunks (v = 1 unless interleaved): plan.stage_layers
+/// when given (pp or pp·v entries, each >= 1, summing to `layers`), else the rule in the file comment.
+[[nodiscard]] LayerSplit split_pipeline_layers(std::int64_t layers, const ParallelPlan& plan);
 
 /// Checks the layout and splits the layers. Memory feasibility is not checked here (see simulate_step).
 [[nodiscard]] StepPlan make_step_plan(const TransformerSpec& model, const topo::ClusterSpec& cluster,

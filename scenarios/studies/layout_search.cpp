@@ -5,6 +5,7 @@
 #include <span>
 #include <tuple>
 
+#include "models/step/layout_rules.hpp"
 #include "scenarios/studies/sweep.hpp"
 #include "sim/error.hpp"
 
@@ -47,16 +48,11 @@ std::vector<Layout> enumerate_layouts(const Scenario& scenario, const LayoutSpac
   const std::int64_t gpus_per_node = scenario.cluster.gpus_in_use_per_node();
   const std::int64_t batch = scenario.training.global_batch;
 
-  std::vector<std::int64_t> tps;
-  for (const std::int64_t tp : divisors_up_to(gpus_per_node, gpus_per_node)) {
-    const std::int64_t kv = m.kv_heads_or_heads();
-    if (m.heads % tp == 0 && (kv % tp == 0 || tp % kv == 0)) tps.push_back(tp);
-  }
+  // Candidates by the search's own policy; which of them are layouts at all is layout_rules' call.
+  const std::vector<std::int64_t> tps = divisors_up_to(gpus_per_node, gpus_per_node);
   const std::vector<std::int64_t> pps = divisors_up_to(m.layers, m.layers);
   std::vector<std::int64_t> cps;
-  for (std::int64_t cp = 1; cp <= space.max_cp; cp *= 2) {
-    if (cp == 1 || (m.seq_len > 0 && m.seq_len % (2 * cp) == 0)) cps.push_back(cp);
-  }
+  for (std::int64_t cp = 1; cp <= space.max_cp; cp *= 2) cps.push_back(cp);
   const std::vector<std::int64_t> eps =
       m.is_moe() ? divisors_up_to(m.experts, m.experts) : std::vector<std::int64_t>{1};
 
@@ -104,7 +100,8 @@ std::vector<Layout> enumerate_layouts(const Scenario& scenario, const LayoutSpac
                     p.stage_layers.clear();  // even stages: pp divides layers
                     p.zero = zero;
                     p.recompute = recompute;
-                    layouts.push_back(std::move(layout));
+                    if (model::layout_rules(m, p, scenario.training, gpus).empty())
+                      layouts.push_back(std::move(layout));
                   }
                 }
               }

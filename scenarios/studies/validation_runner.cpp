@@ -1,12 +1,10 @@
 #include "scenarios/studies/validation_runner.hpp"
 
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -15,9 +13,8 @@
 #include <tuple>
 
 #include "models/report/summary.hpp"
+#include "scenarios/collective_case.hpp"
 #include "scenarios/loader.hpp"
-#include "scenarios/presets.hpp"
-#include "scenarios/quantity.hpp"
 #include "scenarios/studies/sweep.hpp"
 #include "sim/error.hpp"
 #include "topologies/collective_cost.hpp"
@@ -53,52 +50,21 @@ std::string number(double x) {
   return std::isfinite(x) ? fmt::format("{:.4g}", x) : "n/a";
 }
 
-// A collective case measures nccl-tests bus bandwidth, not a training step, so it is not a scenario:
-//   name: …
-//   collective: {node: PRESET, nodes: N, gpus_per_node: G, op: all-reduce, size: "64 MiB", algo: auto}
-//   measured: {source: "…", busbw: 369.82e9, tolerance: 0.1}      # busbw in B/s
-// It is predicted with the closed-form collective model on the node preset (which carries the collective
-// efficiencies fitted per node type, topologies/comm_calibration.hpp), exactly as `trainsim collective`.
-bool is_collective_case(const std::string& file) {
-  std::ifstream in(file);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("collective:", 0) == 0) return true;
-  }
-  return false;
-}
-
+// A collective case (scenarios/collective_case.hpp) is predicted with the closed-form collective model on
+// the node preset (which carries the collective efficiencies fitted per node type,
+// topologies/comm_calibration.hpp), exactly as `trainsim collective`.
 void run_collective_case(const std::string& file, CaseResult& r) {
-  const YAML::Node root = YAML::LoadFile(file);
-  const auto text = [&](const YAML::Node& n, const char* key) {
-    if (!n[key])
-      throw InputError(std::vector<Diagnostic>{{.file = file, .key_path = key, .message = "missing"}});
-    return n[key].as<std::string>();
-  };
-  if (root["name"]) r.name = root["name"].as<std::string>();
-  const YAML::Node c = root["collective"];
-  const YAML::Node m = root["measured"];
-  if (!c.IsMap() || !m.IsMap())
-    throw InputError("a collective case needs `collective:` and `measured:` mappings");
-  r.source = text(m, "source");
-  const double tolerance = m["tolerance"] ? m["tolerance"].as<double>() : 0.10;
-  const double measured = m["busbw"].as<double>();
+  const CollectiveCase c = load_collective_case_file(file);
+  r.name = c.name;
+  r.source = c.source;
   r.checks.push_back(
-      {.metric = "busbw", .measured = measured, .predicted = nan, .error = nan, .tolerance = tolerance});
-
-  topo::ClusterSpec cluster;
-  cluster.node = node_preset(text(c, "node"));
-  cluster.nodes = c["nodes"] ? c["nodes"].as<std::int64_t>() : 1;
-  if (c["gpus_per_node"]) cluster.gpus_per_node = c["gpus_per_node"].as<int>();
-  const auto op = topo::parse_collective_op(text(c, "op"));
-  const auto algo = topo::parse_collective_algo(c["algo"] ? c["algo"].as<std::string>() : "auto");
-  if (!op || !algo) throw InputError(file + ": unknown collective op or algo");
-  const double bytes = parse_quantity(text(c, "size"), Dimension::bytes);
-  const std::int64_t n = cluster.total_gpus();
-  const topo::CommGroup group = topo::Placement({n}, cluster).group(0, 0);
-  const double t = topo::estimate_collective(*op, bytes, group, cluster, *algo).time_s;
+      {.metric = "busbw", .measured = c.busbw, .predicted = nan, .error = nan, .tolerance = c.tolerance});
+  const std::int64_t n = c.cluster.total_gpus();
+  const topo::CommGroup group = topo::Placement({n}, c.cluster).group(0, 0);
+  const double t = topo::estimate_collective(c.op, c.bytes, group, c.cluster, c.algo).time_s;
   MetricCheck& check = r.checks.back();
-  check.predicted = topo::bus_bandwidth(*op, bytes, n, t);
-  check.error = model::relative_error(check.predicted, measured);
+  check.predicted = topo::bus_bandwidth(c.op, c.bytes, n, t);
+  check.error = model::relative_error(check.predicted, c.busbw);
 }
 
 }  // namespace
@@ -136,12 +102,10 @@ std::vector<std::string> find_case_files(const std::vector<std::string>& paths) 
 
 CaseResult run_case(const std::string& file, const ValidationOptions& options) {
   CaseResult r{.file = file, .name = fs::path(file).stem().string(), .group = group_of(file)};
-  if (is_collective_case(file)) {
+  if (is_collective_case_file(file)) {
     try {
       run_collective_case(file, r);
     } catch (const InputError& e) {
-      r.failure = std::string("does not load: ") + e.what();
-    } catch (const YAML::Exception& e) {
       r.failure = std::string("does not load: ") + e.what();
     }
     return r;
@@ -157,7 +121,7 @@ CaseResult run_case(const std::string& file, const ValidationOptions& options) {
   for (const topo::GpuSpec& gpu : options.gpu_overrides) {
     if (gpu.name == s.cluster.node.gpu.name) s.cluster.node.gpu = gpu;
   }
-  r.attention = s.model.attention == model::Attention::flash ? "flash" : "standard";
+  r.attention = std::string(to_string(s.model.attention));
   if (!s.measured) {
     r.failure = "not a validation case: no `measured:` block";
     return r;

@@ -70,7 +70,7 @@ TEST_CASE("layers spread evenly over pipeline stages with the remainder on the m
   p.stage_layers = {6, 8, 8, 8};
   CHECK(stage_layer_counts(m, p) == std::vector<int>{6, 8, 8, 8});
   p.stage_layers = {6, 8, 8, 9};
-  CHECK_THROWS_WITH_AS(static_cast<void>(stage_layer_counts(m, p)), doctest::Contains("hold 31 layers"),
+  CHECK_THROWS_WITH_AS(static_cast<void>(stage_layer_counts(m, p)), doctest::Contains("adds up to 31 layers"),
                        trainsim::InputError);
 }
 

@@ -2,6 +2,11 @@
 
 #include <doctest/doctest.h>
 
+#include <numeric>
+
+#include "models/step/memory.hpp"
+#include "sim/error.hpp"
+
 using namespace trainsim;
 using namespace trainsim::model;
 
@@ -94,19 +99,19 @@ TEST_CASE("each layout check gives a reason that names what does not divide") {
   l.plan.dp = 4;
   p = l.make();
   CHECK_FALSE(p.feasible);
-  CHECK(p.reason == "6 kv heads do not divide by tp 4, nor tp by them");
+  CHECK(p.reason == "parallelism.tp: the model's kv_heads (6) must be divisible by tp (4), or tp by kv_heads");
 
   l = layout(32, 2, 4, 2, 63);
   p = l.make();
   CHECK_FALSE(p.feasible);
-  CHECK(p.reason.find("global batch 63") != std::string::npos);
+  CHECK(p.reason.find("global_batch (63)") != std::string::npos);
 
   l = layout(6, 1, 4, 1, 8);
   l.plan.schedule = Schedule::interleaved;
   l.plan.virtual_stages = 2;
   p = l.make();
   CHECK_FALSE(p.feasible);
-  CHECK(p.reason.find("6 layers") != std::string::npos);
+  CHECK(p.reason.find("the model has 6") != std::string::npos);
 
   l = layout(32, 1, 4, 1, 6);  // 6 micro-batches: not a multiple of pp for interleaving
   l.plan.schedule = Schedule::interleaved;
@@ -141,5 +146,37 @@ TEST_CASE("expert-parallel ranks are data replicas: the batch is split over dp·
   REQUIRE(p.feasible);
   CHECK(p.micro_batches == 8);
   l.training.global_batch = 60;  // not a multiple of dp·ep·micro_batch = 8
-  CHECK(l.make().reason == "global batch 60 does not divide by dp·ep·micro_batch = 1·8·1 = 8");
+  CHECK(l.make().reason ==
+        "training.global_batch: global_batch (60) must be divisible by dp·ep·micro_batch = 1·8·1 = 8");
+}
+
+TEST_CASE("memory (what explain shows) and the step (what run simulates) split the layers alike") {
+  // Every (layers, pp, v) up to 128 × 32 × 4: the stage layer counts estimate_memory reports per stage
+  // must be the ones the step plan lays out, and both refuse the same layouts.
+  int compared = 0;
+  for (int pp = 1; pp <= 32; ++pp) {
+    const std::int64_t dp = pp < 8 ? 1 : 8 / std::gcd(pp, 8);
+    for (int v = 1; v <= 4; ++v) {
+      if (pp == 1 && v > 1) continue;  // interleaving needs a pipeline (a layout rule of its own)
+      for (std::int64_t layers = 1; layers <= 128; ++layers) {
+        Layout l = layout(layers, 1, pp, dp, dp * pp * 2);
+        if (v > 1) {
+          l.plan.schedule = Schedule::interleaved;
+          l.plan.virtual_stages = v;
+        }
+        const StepPlan step = l.make();
+        if (layers < static_cast<std::int64_t>(pp) * v) {
+          CHECK_FALSE(step.feasible);
+          CHECK_THROWS_AS(static_cast<void>(stage_layer_counts(l.model, l.plan)), InputError);
+          continue;
+        }
+        REQUIRE_MESSAGE(step.feasible, step.reason);
+        const std::vector<int> memory = stage_layer_counts(l.model, l.plan);
+        if (memory != step.stage_layers) FAIL_CHECK("layers " << layers << " pp " << pp << " v " << v);
+        CHECK(std::accumulate(memory.begin(), memory.end(), std::int64_t{0}) == layers);
+        ++compared;
+      }
+    }
+  }
+  CHECK(compared > 10000);
 }

@@ -66,7 +66,7 @@ TEST_CASE("a layout that does not divide is an infeasible result with its reason
   in.training.global_batch = 10;  // not a multiple of dp·micro_batch = 4
   r = simulate_step(in, Fidelity::analytic);
   CHECK_FALSE(r.feasible);
-  CHECK(r.reason.find("global batch") != std::string::npos);
+  CHECK(r.reason.find("global_batch") != std::string::npos);
 }
 
 TEST_CASE("every report field is filled and the time breakdown sums to the iteration time") {
