@@ -92,8 +92,10 @@ TEST_CASE("under fp8 the explanation shows each Transformer Engine memory term, 
   CHECK(amax->value > 0);
   CHECK(saved->value < 0);
   // The fp8 run differs from the bf16 one by exactly these terms (and the allocator reserve on them).
-  const StageMemory& a = estimate_memory(m, p, bf16, gpu).stages.front();
-  const StageMemory& b = estimate_memory(m, p, fp8, gpu).stages.front();
+  const MemoryEstimate with_bf16 = estimate_memory(m, p, bf16, gpu);
+  const MemoryEstimate with_fp8 = estimate_memory(m, p, fp8, gpu);
+  const StageMemory& a = with_bf16.stages.front();
+  const StageMemory& b = with_fp8.stages.front();
   CHECK(b.memory.weights == doctest::Approx(a.memory.weights + copies->value));
   CHECK(b.memory.activations == doctest::Approx(a.memory.activations + saved->value));
   CHECK(b.allocator_bytes - a.allocator_bytes ==
