@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "sim/error.hpp"
+#include "sim/output_files.hpp"
 #include "tools/command.hpp"
 #include "tools/report_html.hpp"
 
@@ -55,8 +56,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
       throw InputError({Diagnostic{.file = in.string(), .message = "no such file or directory"}});
     }
     if (!output->empty()) out = *output;
-    std::ofstream file(out, std::ios::binary);
-    if (!file || !(file << html)) throw InputError({Diagnostic{.file = out.string(), .message = "cannot write the report"}});
+    sim::write_file_atomically(out, html);
     std::cout << "wrote " << out.string() << '\n';
     exit_code = exit_ok;
   });

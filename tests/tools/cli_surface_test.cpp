@@ -123,6 +123,19 @@ TEST_CASE("An unknown command, a missing command or an unknown option is bad inp
   }
 }
 
+TEST_CASE("A thread count out of range names the range it must be in, not a bound of 1.8e308") {
+  const TempDir dir;
+  const std::string scenario = dir.file("small.yaml");
+  write(scenario, small_scenario);
+  for (const std::string command : {"sweep", "search", "validate"}) {
+    const Outcome o = run_trainsim({command, scenario, "-j", "-1"});
+    INFO(command << ": " << describe(o));
+    CHECK(o.exit_code == 2);
+    CHECK(o.err.find("4096") != std::string::npos);
+    CHECK(o.err.find("e+308") == std::string::npos);
+  }
+}
+
 TEST_CASE("A missing input file is bad input for every command that reads one: exit 2 naming it") {
   const std::string missing = "/no-such-dir/no-such-file.yaml";
   const std::vector<std::vector<std::string>> lines = {
