@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "sim/error.hpp"
+#include "sim/input_files.hpp"
 #include "sim/output_files.hpp"
 #include "tools/command.hpp"
 #include "tools/report_html.hpp"
@@ -14,12 +15,11 @@ namespace trainsim::cli {
 
 namespace {
 
+// Run folders and sweep outputs that a page can still show: beyond this a browser cannot open the report.
+constexpr std::size_t kMaxReportInputBytes = std::size_t{1} << 30;
+
 std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError({Diagnostic{.file = path.string(), .message = "cannot read the file"}});
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return sim::read_input_file(path, "a run's summary.json or a sweep output", kMaxReportInputBytes);
 }
 
 }  // namespace
