@@ -1,7 +1,5 @@
 #include "scenarios/presets.hpp"
 
-#include "topologies/comm_calibration.hpp"
-
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -9,8 +7,10 @@
 #include <mutex>
 #include <set>
 
+#include "scenarios/gpu_efficiency_block.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/preset_blocks.hpp"
+#include "topologies/comm_calibration.hpp"
 
 namespace trainsim::scenario {
 namespace {
@@ -211,7 +211,8 @@ model::TransformerSpec read_model_value(Diagnostics& d, const YamlValue& v, cons
                "capacity_factor",
                "expert_ffn_hidden",
                "attention",
-               "causal"});
+               "causal",
+               "dropout"});
   if (!r.valid()) return {};
   const std::size_t errors_before = d.size();
   model::TransformerSpec m = base_of(d, r, PresetKind::model, model_cache, read_model_value);
@@ -238,6 +239,7 @@ model::TransformerSpec read_model_value(Diagnostics& d, const YamlValue& v, cons
   r.count("expert_ffn_hidden", m.expert_ffn_hidden, 0, 1e8);
   r.choice("attention", m.attention, model::kAttentionNames);
   r.boolean("causal", m.causal);
+  r.number("dropout", m.dropout, 0.0, 0.99);
   if (d.size() == errors_before && m.heads > 0) {
     // Checks of the model alone; the parallel layout's divisibility is checked with the scenario.
     if (m.hidden % m.heads != 0) {
@@ -267,9 +269,9 @@ topo::GpuSpec read_gpu_value(Diagnostics& d, const YamlValue& v, const std::stri
     return load_preset(d, v, path, PresetKind::gpu, v.scalar, gpu_cache, read_gpu_value)
         .value_or(topo::GpuSpec{});
   }
-  MapReader r(
-      d, v, path,
-      {"preset", "name", "source", "peak", "hbm", "hbm_bandwidth", "nvlink", "tdp", "idle", "efficiency"});
+  MapReader r(d, v, path,
+              {"preset", "name", "source", "peak", "hbm", "hbm_bandwidth", "nvlink", "tdp", "idle",
+               "power_limit", "sms", "efficiency"});
   if (!r.valid()) return {};
   topo::GpuSpec g = base_of(d, r, PresetKind::gpu, gpu_cache, read_gpu_value);
   if (!r.has("preset")) r.require({"peak", "hbm", "hbm_bandwidth", "tdp"});
@@ -288,11 +290,16 @@ topo::GpuSpec read_gpu_value(Diagnostics& d, const YamlValue& v, const std::stri
   r.quantity("nvlink", g.nvlink_bytes_per_s, Dimension::bytes_per_s, Bound::non_negative);
   r.quantity("tdp", g.tdp_w, Dimension::watts);
   r.quantity("idle", g.idle_w, Dimension::watts, Bound::non_negative);
+  r.quantity("power_limit", g.power_limit_w, Dimension::watts, Bound::non_negative);
+  r.count("sms", g.sm_count, 0, 100000);
   if (const YamlValue* e = r.get("efficiency")) {
     MapReader er(d, *e, r.child_path("efficiency"),
                  {"matmul_peak_fraction", "matmul_half_flops", "memory_bandwidth_fraction", "kernel_overhead",
                   "attention_kernel", "flash2_attention_fraction", "flash3_attention_fraction",
-                  "cudnn_attention_fraction", "flash_attention_half_flops"});
+                  "cudnn_attention_fraction", "flash_attention_half_flops", "matmul_tile_m",
+                  "matmul_tile_n", "matmul_half_tile_efficiency", "matmul_quarter_tile_efficiency",
+                  "matmul_tile_k_overhead", "matmul_split_k_min", "matmul_wave_quantisation",
+                  "fp8_matmul_peak_fraction", "sustained_clock_fraction", "overlap_compute_slowdown"});
     auto& eff = g.efficiency;
     er.number("matmul_peak_fraction", eff.matmul_peak_fraction, 1e-3, 1.0);
     er.number("matmul_half_flops", eff.matmul_half_flops, 0, 1e18);
@@ -303,6 +310,7 @@ topo::GpuSpec read_gpu_value(Diagnostics& d, const YamlValue& v, const std::stri
     er.number("flash3_attention_fraction", eff.flash3_attention_fraction, 0, 1.0);
     er.number("cudnn_attention_fraction", eff.cudnn_attention_fraction, 0, 1.0);
     er.number("flash_attention_half_flops", eff.flash_attention_half_flops, 0, 1e18);
+    read_gemm_shape_efficiency(er, eff);
   }
   return g;
 }
@@ -351,7 +359,7 @@ std::string model_to_yaml(const model::TransformerSpec& m) {
        ", capacity_factor: " + format_number(m.capacity_factor) +
        ", expert_ffn_hidden: " + std::to_string(m.expert_ffn_hidden);
   s += ", attention: " + std::string(to_string(m.attention)) +
-       ", causal: " + (m.causal ? "true" : "false");
+       ", causal: " + (m.causal ? "true" : "false") + ", dropout: " + format_number(m.dropout);
   return s + "}";
 }
 
@@ -373,7 +381,11 @@ std::string gpu_to_yaml(const topo::GpuSpec& g) {
          ", flash2_attention_fraction: " + format_number(e.flash2_attention_fraction) +
          ", flash3_attention_fraction: " + format_number(e.flash3_attention_fraction) +
          ", cudnn_attention_fraction: " + format_number(e.cudnn_attention_fraction) +
-         ", flash_attention_half_flops: " + format_number(e.flash_attention_half_flops) + "}}";
+         ", flash_attention_half_flops: " + format_number(e.flash_attention_half_flops) +
+         gemm_shape_efficiency_to_yaml(e) + "}" +
+         (g.power_limit_w > 0 ? ", power_limit: " + q(format_quantity(g.power_limit_w, Dimension::watts))
+                              : "") +
+         ", sms: " + std::to_string(g.sm_count) + "}";
 }
 
 std::string node_to_yaml(const topo::NodeSpec& n) {

@@ -20,12 +20,13 @@
 #include <string>
 #include <vector>
 
-#include "scenarios/studies/calibration.hpp"
-#include "scenarios/studies/measurement_csv.hpp"
-#include "models/step/step_simulator.hpp"
 #include "models/report/summary.hpp"
+#include "models/step/step_simulator.hpp"
+#include "scenarios/gpu_efficiency_block.hpp"
 #include "scenarios/presets.hpp"
 #include "scenarios/quantity.hpp"
+#include "scenarios/studies/calibration.hpp"
+#include "scenarios/studies/measurement_csv.hpp"
 #include "scenarios/studies/sweep.hpp"
 #include "sim/error.hpp"
 #include "sim/output_files.hpp"
@@ -181,6 +182,10 @@ std::string gpu_preset_yaml(const topo::GpuSpec& gpu, const std::vector<std::str
   }
   if (gpu.tdp_w > 0) y += fmt::format("tdp: \"{}\"\n", format_quantity(gpu.tdp_w, Dimension::watts));
   if (gpu.idle_w > 0) y += fmt::format("idle: \"{}\"\n", format_quantity(gpu.idle_w, Dimension::watts));
+  if (gpu.power_limit_w > 0) {
+    y += fmt::format("power_limit: \"{}\"\n", format_quantity(gpu.power_limit_w, Dimension::watts));
+  }
+  if (gpu.sm_count > 0) y += fmt::format("sms: {}\n", gpu.sm_count);
   const topo::ComputeEfficiency& e = gpu.efficiency;
   y += "efficiency:\n";
   y += "  matmul_peak_fraction: " + format_number(e.matmul_peak_fraction) + "\n";
@@ -192,6 +197,16 @@ std::string gpu_preset_yaml(const topo::GpuSpec& gpu, const std::vector<std::str
   y += "  flash3_attention_fraction: " + format_number(e.flash3_attention_fraction) + "\n";
   y += "  cudnn_attention_fraction: " + format_number(e.cudnn_attention_fraction) + "\n";
   y += "  flash_attention_half_flops: " + format_number(e.flash_attention_half_flops) + "\n";
+  // The GEMM-shape keys are written only when they differ from the defaults, so the file also loads with
+  // loaders that predate them.
+  const topo::ComputeEfficiency defaults;
+  const auto default_values = scenario::gemm_shape_efficiency_values(defaults);
+  const auto values = scenario::gemm_shape_efficiency_values(e);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (values[i].second != default_values[i].second) {
+      y += "  " + values[i].first + ": " + format_number(values[i].second) + "\n";
+    }
+  }
   return y;
 }
 

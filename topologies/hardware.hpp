@@ -56,6 +56,30 @@ struct ComputeEfficiency {
   double flash3_attention_fraction = 0.0;
   double cudnn_attention_fraction = 0.0;
   double flash_attention_half_flops = 4.0e9;  ///< fused attention work at which it reaches half of that
+
+  // GEMMs by shape (models/workload/gemm_time.hpp). Active when GpuSpec::sm_count > 0; otherwise a GEMM is
+  // priced by its FLOPs alone (matmul_peak_fraction, matmul_half_flops).
+  double matmul_tile_m = 128;  ///< rows of the largest output tile (CUTLASS/cuBLAS sm90: 128x256)
+  double matmul_tile_n = 256;  ///< columns of the largest output tile
+  /// In-tile efficiency of the tile_m x tile_n/2 tile relative to the largest tile's.
+  double matmul_half_tile_efficiency = 1.0;
+  double matmul_quarter_tile_efficiency = 1.0;  ///< same, tile_m/2 x tile_n/2
+  /// Fixed cost of one output tile (pipeline fill, epilogue) in units of K: a tile takes (K + this) steps.
+  double matmul_tile_k_overhead = 0;
+  /// Split-K: a GEMM with fewer tiles than SMs splits K into pieces of at least this many (0: never).
+  double matmul_split_k_min = 0;
+  /// Share of a partial last wave that costs a full wave: 1 strict wave quantisation, 0 perfectly
+  /// balanced (stream-K / persistent schedulers spread the tail over all SMs).
+  double matmul_wave_quantisation = 1.0;
+  /// In-tile efficiency of fp8 GEMMs (matmul_peak_fraction is bf16's): at twice the math rate the same
+  /// tiles spend a larger share on loads, epilogues and power-limited clocks. 0: matmul_peak_fraction.
+  double fp8_matmul_peak_fraction = 0;
+  /// Sustained SM clock under training load at the power limit / the clock the kernel measurements ran at
+  /// (short benchmarks run near boost; long runs settle lower). Scales every compute peak.
+  double sustained_clock_fraction = 1.0;
+  /// Fractional slow-down of kernels that run while a collective overlaps them (NCCL takes SMs and HBM
+  /// bandwidth): an overlapped kernel takes (1 + this) times as long.
+  double overlap_compute_slowdown = 0.0;
 };
 
 struct GpuSpec {
@@ -66,6 +90,8 @@ struct GpuSpec {
   double nvlink_bytes_per_s = 0; ///< NVLink/Infinity Fabric bandwidth per GPU per direction, B/s (0 = none)
   double tdp_w = 0;              ///< board power at full load, W
   double idle_w = 0;             ///< board power when idle, W
+  double power_limit_w = 0;      ///< enforced board power limit, W (0: the TDP); lowers the sustained clock
+  int sm_count = 0;              ///< streaming multiprocessors (0: unknown, GEMMs priced without shape)
   ComputeEfficiency efficiency;
 };
 

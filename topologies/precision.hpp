@@ -28,6 +28,12 @@ constexpr double bytes_per_element(Precision p) {
   return 4.0;
 }
 
+/// Precision activations are kept in when the step computes at `compute`: fp8 and int8 recipes
+/// (Transformer Engine) run only the GEMMs at that precision and keep activations in bf16.
+constexpr Precision activation_precision(Precision compute) {
+  return compute == Precision::fp8 || compute == Precision::int8 ? Precision::bf16 : compute;
+}
+
 /// The spelling used in scenario files and outputs ("bf16").
 constexpr std::string_view to_string(Precision p) {
   return name_in(kPrecisionNames, p);

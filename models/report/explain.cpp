@@ -189,6 +189,22 @@ ExplainSection stage_section(const MemoryEstimate& e, const StageMemory& st, con
        fmt::format("buckets {} + ZeRO-3 gathered {} + runtime {} + allocator reserve {}", gb(st.bucket_bytes),
                    gb(st.gathered_bytes), gb(st.runtime_bytes), gb(st.allocator_bytes)),
        m.buffers, "B"});
+  if (training.precision == Precision::fp8) {
+    // Transformer Engine's own terms (models/step/fp8_memory.hpp), already inside the lines above.
+    const Fp8Memory& f = st.fp8;
+    s.lines.push_back(
+        {"fp8 weight copies",
+         fmt::format("2 B (fp8 W + fp8 Wᵀ) x {} GEMM weights, in weights{}", sci(f.gemm_weights),
+                     plan.zero >= 3 && degree > 1 ? " (ZeRO-3: 2 gathered layers)" : ""),
+         f.weight_copies, "B"});
+    s.lines.push_back(
+        {"fp8 amax history",
+         fmt::format("{} fp8 GEMMs x 3 tensors x ({} + 2) x 4 B, in buffers", f.fp8_gemms, kAmaxHistory),
+         f.amax_history, "B"});
+    s.lines.push_back({"fp8 saved GEMM inputs",
+                       "qkv, out_proj, fc1, fc2 inputs kept for wgrad at 1 B instead of 2, off activations",
+                       -f.saved_inputs, "B"});
+  }
   s.lines.push_back(
       {"total", fmt::format("of {} usable ({} HBM)", gb(e.capacity), gb(gpu.hbm_bytes)), m.total(), "B"});
   return s;

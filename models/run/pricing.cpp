@@ -8,7 +8,9 @@ namespace trainsim::model {
 
 double gpu_power_w(const topo::GpuSpec& gpu, double busy_fraction) {
   const double busy = std::clamp(busy_fraction, 0.0, 1.0);
-  return gpu.idle_w + (gpu.tdp_w - gpu.idle_w) * busy;
+  // A board under a power limit draws at most the limit at full load.
+  const double full = gpu.power_limit_w > 0 ? std::min(gpu.tdp_w, gpu.power_limit_w) : gpu.tdp_w;
+  return gpu.idle_w + (full - gpu.idle_w) * busy;
 }
 
 EnergyUse energy_use(const topo::ClusterSpec& cluster, double busy_fraction, double training_s, double idle_s,

@@ -12,7 +12,8 @@ namespace trainsim::model {
 
 inline constexpr double kSecondsPerBillingMonth = 730.0 * 3600.0;
 
-/// Board power of one GPU whose kernels are busy `busy_fraction` of the time: idle + (TDP − idle) · busy.
+/// Board power of one GPU whose kernels are busy `busy_fraction` of the time: idle + (P − idle) · busy, with
+/// P the TDP or the power limit when lower.
 /// (GPUs draw close to TDP while dense kernels run and near idle power between them.)
 double gpu_power_w(const topo::GpuSpec& gpu, double busy_fraction);
 

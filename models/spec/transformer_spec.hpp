@@ -73,6 +73,9 @@ struct TransformerSpec {
   std::int64_t expert_ffn_hidden = 0;  ///< 0: ffn_hidden
   Attention attention = Attention::flash;
   bool causal = true;               ///< causal mask; the flash kernel skips masked blocks (see attention model)
+  /// Dropout probability of the hidden states and attention probabilities (Megatron-LM's default 0.1);
+  /// at 0 no dropout kernels run and no masks are written (Llama-family recipes).
+  double dropout = 0.1;
   std::vector<GenericLayer> generic_layers;  ///< non-empty: a generic model, the transformer fields unused
 
   [[nodiscard]] std::int64_t kv_heads_or_heads() const { return kv_heads > 0 ? kv_heads : heads; }

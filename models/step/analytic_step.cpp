@@ -139,8 +139,10 @@ std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepIn
       const double w = is_weight_grad(op.name) ? k : 0.0;
       if (hidden.comm > 0) {
         flush();
-        hidden.compute = k;
-        hidden.weight = w;
+        // The collective's NCCL kernels take SMs and HBM bandwidth from the kernel it runs beside.
+        const double slowed = 1.0 + gpu.efficiency.overlap_compute_slowdown;
+        hidden.compute = k * slowed;
+        hidden.weight = w * slowed;
         hidden.name = op.name;
         out.push_back(std::move(hidden));
         hidden = CostPiece{};

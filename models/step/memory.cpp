@@ -256,6 +256,11 @@ MemoryEstimate estimate_memory(const TransformerSpec& model, const ParallelPlan&
         stage_activation(model, plan, act_precision, s, layers[si], micro_batches, first_layer);
     m.activations = act.total();
     st.in_flight_micro_batches = act.micro_batches_in_flight;
+    if (compute == Precision::fp8) {
+      st.fp8 = fp8_stage_memory(model, plan, layers[si], act.micro_batches_in_flight);
+      m.weights += st.fp8.weight_copies;
+      m.activations = std::max(0.0, m.activations - st.fp8.saved_inputs);
+    }
 
     const bool sharded_grads = zero >= 2 && dense_degree > 1;
     st.bucket_bytes = sharded_grads ? std::min(2 * plan.bucket_bytes, bg * st.params) : 0;
@@ -278,9 +283,10 @@ MemoryEstimate estimate_memory(const TransformerSpec& model, const ParallelPlan&
     }
     st.runtime_bytes = options.runtime_bytes;
     const double before_reserve = m.weights + m.grads + m.optimizer_state + m.activations + st.bucket_bytes +
-                                  st.gathered_bytes + st.runtime_bytes;
+                                  st.gathered_bytes + st.runtime_bytes + st.fp8.amax_history;
     st.allocator_bytes = options.allocator_fraction * before_reserve;
-    m.buffers = st.bucket_bytes + st.gathered_bytes + st.runtime_bytes + st.allocator_bytes;
+    m.buffers =
+        st.bucket_bytes + st.gathered_bytes + st.runtime_bytes + st.fp8.amax_history + st.allocator_bytes;
 
     if (est.stages.empty() ||
         m.total() > est.stages[static_cast<std::size_t>(est.worst_stage)].memory.total()) {

@@ -23,11 +23,12 @@
 #include <string>
 #include <vector>
 
-#include "models/workload/optimizer.hpp"
 #include "models/spec/parallel_plan.hpp"
-#include "models/step/step_report.hpp"
 #include "models/spec/training_spec.hpp"
 #include "models/spec/transformer_spec.hpp"
+#include "models/step/fp8_memory.hpp"
+#include "models/step/step_report.hpp"
+#include "models/workload/optimizer.hpp"
 #include "topologies/hardware.hpp"
 
 namespace trainsim::model {
@@ -57,6 +58,9 @@ struct StageMemory {
       0;  ///< part of memory.buffers: ZeRO-3 gathered layers (+ their grads), Muon's gathered matrix
   double runtime_bytes = 0;    ///< part of memory.buffers: context and workspaces
   double allocator_bytes = 0;  ///< part of memory.buffers: fragmentation reserve
+  /// fp8 training only (models/step/fp8_memory.hpp): weight copies inside memory.weights, amax histories
+  /// inside memory.buffers, saved-input savings already taken off memory.activations.
+  Fp8Memory fp8;
 };
 
 struct MemoryEstimate {

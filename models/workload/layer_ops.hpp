@@ -13,13 +13,19 @@
 //   MoE replaces fc1/act/fc2 by router → all-to-all (ep) → expert fc1/act/fc2 → all-to-all (ep), on
 //   T·top_k·capacity_factor token slots (dropless implementations pad to the capacity; the padding is
 //   executed work, but not model FLOPs).
+// Every parameter GEMM carries its shape (m, n, k; MoE experts as one grouped GEMM of experts/ep groups
+// on token_slots/(experts/ep) rows each), so kernel_time prices it by tile and wave quantisation.
+// Activations are 16 bit under fp8 training; only parameter GEMMs run in fp8 (Transformer Engine), each
+// preceded by a cast_transpose of its input (forward) and of its output gradient (backward); the LM head,
+// the router and the standard attention core stay 16 bit. Dropout kernels and masks exist only when
+// spec.dropout > 0 (otherwise a plain residual add).
 // Backward: in reverse, each matmul as dgrad then wgrad (each = its forward FLOPs), memory-bound ops
-// with 1.5 × their forward traffic (read input and output gradient, write input gradient), the fused attention backward = kFlashBackwardFactor × forward, and
-// the mirror collectives (no SP: an all-reduce after the qkv and fc1 dgrads; SP: all-gather before the
-// fc2 and out_proj dgrads, reduce-scatter after the fc1 and qkv dgrads; cp: K/V and dK/dV ring
-// exchanges; MoE: two all-to-alls). Recompute prepends to the backward the forward ops it recomputes
-// (names prefixed "recompute."): full = the whole forward layer with its collectives; selective = the
-// standard attention core (qk, softmax, attn_dropout, av); nothing under flash.
+// with 1.5 × their forward traffic (read input and output gradient, write input gradient), the fused
+// attention backward = kFlashBackwardFactor × forward, and the mirror collectives (no SP: an all-reduce after
+// the qkv and fc1 dgrads; SP: all-gather before the fc2 and out_proj dgrads, reduce-scatter after the fc1 and
+// qkv dgrads; cp: K/V and dK/dV ring exchanges; MoE: two all-to-alls). Recompute prepends to the backward the
+// forward ops it recomputes (names prefixed "recompute."): full = the whole forward layer with its
+// collectives; selective = the standard attention core (qk, softmax, attn_dropout, av); nothing under flash.
 #include <string>
 #include <vector>
 
@@ -70,9 +76,10 @@ struct LayerOps {
 /// with an all-reduce (SP: reduce-scatter) of T·h activations. Backward: the scatter-add of gradients.
 [[nodiscard]] LayerOps embedding_ops(const TransformerSpec& spec, const Shard& shard);
 
-/// Last stage: final norm, [SP: all-gather], LM head matmul (2·T·h·v/tp), vocab-parallel cross-entropy
-/// (fp32 logits; a small tp all-reduce of per-token max and sum). Backward: loss gradient, LM head dgrad
-/// and wgrad, the tp all-reduce (SP: reduce-scatter) of the input gradient, final norm.
+/// Last stage: final norm, [SP: all-gather], LM head matmul (2·T·h·v/tp, 16 bit), vocab-parallel
+/// cross-entropy (one memory-bound pass each way over fp32 logits, see layer_ops.cpp; a small tp
+/// all-reduce of per-token max and sum). Backward: loss gradient, LM head dgrad and wgrad, the tp
+/// all-reduce (SP: reduce-scatter) of the input gradient, final norm.
 [[nodiscard]] LayerOps head_ops(const TransformerSpec& spec, const Shard& shard);
 
 /// A generic layer: one matmul of forward_flops_per_sample · micro_batch / tp FLOPs whose traffic is

@@ -208,7 +208,7 @@ OptimizerKind parse_optimizer(std::string_view name) {
 }
 
 Precision weight_storage_precision(Precision compute) {
-  return compute == Precision::fp8 || compute == Precision::int8 ? Precision::bf16 : compute;
+  return topo::activation_precision(compute);
 }
 
 Precision gradient_precision(const OptimizerSpec& spec, Precision compute) {

@@ -73,3 +73,33 @@ TEST_CASE("a generic layer-list model is explained without an attention section"
   for (const auto& s : e.sections) CHECK(s.title != "attention kernel");
   CHECK(e.fits);
 }
+
+TEST_CASE("under fp8 the explanation shows each Transformer Engine memory term, and the total counts them") {
+  const TransformerSpec m = gpt3_175b();
+  const ParallelPlan p{.tp = 8, .pp = 16, .dp = 8, .sequence_parallel = true, .zero = 1};
+  TrainingSpec bf16;
+  TrainingSpec fp8;
+  fp8.precision = trainsim::topo::Precision::fp8;
+  const auto gpu = trainsim::testing::h100_sxm();
+  const Explanation e = explain(m, p, fp8, gpu);
+  const ExplainLine* copies = find_line(e, "memory per GPU, stage 0 (worst)", "fp8 weight copies");
+  const ExplainLine* amax = find_line(e, "memory per GPU, stage 0 (worst)", "fp8 amax history");
+  const ExplainLine* saved = find_line(e, "memory per GPU, stage 0 (worst)", "fp8 saved GEMM inputs");
+  REQUIRE(copies != nullptr);
+  REQUIRE(amax != nullptr);
+  REQUIRE(saved != nullptr);
+  CHECK(copies->value > 0);
+  CHECK(amax->value > 0);
+  CHECK(saved->value < 0);
+  // The fp8 run differs from the bf16 one by exactly these terms (and the allocator reserve on them).
+  const MemoryEstimate with_bf16 = estimate_memory(m, p, bf16, gpu);
+  const MemoryEstimate with_fp8 = estimate_memory(m, p, fp8, gpu);
+  const StageMemory& a = with_bf16.stages.front();
+  const StageMemory& b = with_fp8.stages.front();
+  CHECK(b.memory.weights == doctest::Approx(a.memory.weights + copies->value));
+  CHECK(b.memory.activations == doctest::Approx(a.memory.activations + saved->value));
+  CHECK(b.allocator_bytes - a.allocator_bytes ==
+        doctest::Approx(0.05 * (copies->value + amax->value + saved->value)));
+  CHECK(find_line(explain(m, p, bf16, gpu), "memory per GPU, stage 0 (worst)", "fp8 weight copies") ==
+        nullptr);
+}

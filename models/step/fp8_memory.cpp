@@ -1,0 +1,54 @@
+#include "models/step/fp8_memory.hpp"
+
+#include <algorithm>
+
+namespace trainsim::model {
+
+namespace {
+
+double as_double(std::int64_t v) {
+  return static_cast<double>(v);
+}
+
+// Scaled tensors per fp8 GEMM (input, weight, output gradient), and fp32 values each keeps beside its
+// history: the scale and its inverse.
+constexpr double kScaledTensors = 3.0;
+constexpr double kScaleValues = 2.0;
+constexpr double kFp32Bytes = 4.0;
+
+}  // namespace
+
+Fp8Memory fp8_stage_memory(const TransformerSpec& model, const ParallelPlan& plan, int layers,
+                           double in_flight) {
+  Fp8Memory f;
+  if (!model.generic_layers.empty() || layers <= 0) return f;
+  const double t = plan.tp;
+  const double h = as_double(model.hidden);
+  const double d = h / as_double(model.heads);
+  const double kv = as_double(model.kv_heads_or_heads());
+  const double ffn = as_double(model.is_moe() && model.expert_ffn_hidden > 0 ? model.expert_ffn_hidden
+                                                                             : model.ffn_hidden_or_default());
+  const double fc1_outputs = model.mlp == Mlp::swiglu ? 2.0 : 1.0;
+  const double experts = model.is_moe() ? as_double(model.experts) / plan.ep : 1.0;
+  const double attention = h * (h + 2.0 * kv * d) / t + h * h / t;
+  const double mlp = experts * (fc1_outputs + 1.0) * ffn * h / t;
+  f.gemm_weights = (attention + mlp) * layers;
+  f.fp8_gemms = (2.0 + 2.0 * experts) * layers;
+
+  const bool zero3 = plan.zero >= 3 && as_double(plan.dp) * plan.cp * plan.ep > 1;
+  const double cached_layers = zero3 ? std::min(2, layers) : layers;
+  f.weight_copies = 2.0 * (attention + mlp) * cached_layers;
+  f.amax_history = f.fp8_gemms * kScaledTensors * (kAmaxHistory + kScaleValues) * kFp32Bytes;
+
+  if (plan.recompute != Recompute::full) {
+    const double tokens = as_double(plan.micro_batch) * as_double(model.seq_len) / plan.cp;
+    const double sp = plan.sequence_parallel ? t : 1.0;
+    const double slots = model.is_moe() ? tokens * as_double(model.top_k) * model.capacity_factor : tokens;
+    // qkv and fc1 inputs (norm outputs), out_proj input, fc2 input: one byte saved per element.
+    const double elements = 2.0 * tokens * h / sp + tokens * h / t + slots * ffn / t;
+    f.saved_inputs = elements * layers * in_flight;
+  }
+  return f;
+}
+
+}  // namespace trainsim::model
