@@ -4,7 +4,7 @@
 // Streams: every simulated GPU has four lanes — "compute", "tp comm", "pp comm", "dp comm" — each a FIFO
 // serial resource, so communication on one overlaps compute on another only where the dependencies allow.
 // Per GPU, in the pipeline schedule's order (pipeline_schedule.hpp), each pass of a micro-batch through a
-// virtual stage walks the stage's units (embedding, its layers, head; analytic_step.hpp's UnitRun) and each
+// virtual stage walks the stage's units (embedding, its layers, head; step_costs.hpp's UnitRun) and each
 // unit's pieces in order (forward order, or reversed for a backward): a compute task per run of kernels
 // between collectives; each blocking tp/cp/ep collective a task on tp comm after the kernels before it, the
 // next kernels after it; an overlappable one (the cp ring exchange) on tp comm beside the kernel it hides
@@ -23,7 +23,7 @@
 //
 // Symmetric collapse (default): one GPU per pipeline rank is simulated — one tensor-parallel rank of one
 // data-parallel replica; collectives are costed for the real groups on the real topology
-// (analytic_step.hpp's step_costs). With full_cluster every GPU (dp·cp·ep·tp·pp) gets its own lanes and
+// (step_costs.hpp). With full_cluster every GPU (dp·cp·ep·tp·pp) gets its own lanes and
 // each collective waits for all members of its group (a join) before running on each member, and each
 // member's data-parallel flow runs into the next replica's ports (step_network.hpp); on a symmetric layout
 // both give the same step time, with or without contention (permanent tests).
