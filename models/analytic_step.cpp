@@ -15,7 +15,7 @@ template <class OnBucket>
 double lay_buckets(const ParallelPlan& pl, const StepPlan& plan, const StageCost& sc,
                    const ScheduleTimeline& tl, int s, OnBucket&& on_bucket) {
   double dp_free = 0;
-  if (pl.zero >= 3 || sc.bucket_s <= 0) return dp_free;
+  if (shards_weights(pl.zero) || sc.bucket_s <= 0) return dp_free;
   const int p = plan.pp;
   const int v = plan.virtual_stages;
   std::vector<int> chunks(static_cast<std::size_t>(v));
@@ -70,7 +70,7 @@ StepTiming analytic_step(const StepInput& in, const StepPlan& plan, const StepCo
   PassTimes times = pass_times(costs);
   std::vector<double> zero3_exposed(static_cast<std::size_t>(p), 0.0);  // per rank, within the replay
   std::vector<double> first_gather(static_cast<std::size_t>(p), 0.0);   // per rank, before its first pass
-  if (pl.zero == 3 && pl.dp * pl.cp * pl.ep > 1) {  // gradients have copies to gather from
+  if (shards_weights(pl.zero) && pl.dp * pl.cp * pl.ep > 1) {  // gradients have copies to gather from
     for (int vs = 0; vs < p * v; ++vs) {
       const int s = vs % p;
       const StageCost& sc = costs.stages[static_cast<std::size_t>(s)];

@@ -26,7 +26,8 @@ StepTiming trace_analytic_step(const StepInput& in, const StepPlan& plan, const 
   const int p = plan.pp;
   const int nvs = p * plan.virtual_stages;
   const bool split_w = pl.schedule == Schedule::zero_bubble_h1;
-  const bool zero3 = pl.zero == 3 && pl.dp * pl.cp * pl.ep > 1;  // as analytic_step and lower_step decide
+  const bool zero3 =
+      shards_weights(pl.zero) && pl.dp * pl.cp * pl.ep > 1;  // as analytic_step and lower_step decide
   TRAINSIM_CHECK(memory == nullptr || (memory->resident.size() == static_cast<std::size_t>(p) &&
                                        memory->per_micro_batch.size() == static_cast<std::size_t>(p)),
                  "trace_analytic_step: one memory entry per pipeline rank expected");
@@ -111,7 +112,7 @@ StepTiming trace_analytic_step(const StepInput& in, const StepPlan& plan, const 
     slice(dp, "grad norm all-reduce", "dp", lay.reduced[si], norm_end);
     const double optimizer_end = norm_end + sc.optimizer_s;
     slice(compute, "optimizer", "optimizer", norm_end, optimizer_end);
-    if (pl.zero >= 1 && pl.zero < 3 && sc.param_gather_s > 0) {
+    if (shards_optimizer_states(pl.zero) && !shards_weights(pl.zero) && sc.param_gather_s > 0) {
       slice(dp, "param all-gather", "dp", optimizer_end, optimizer_end + sc.param_gather_s);
     }
   }

@@ -171,19 +171,25 @@ ExplainSection stage_section(const MemoryEstimate& e, const StageMemory& st, con
   const double bw = topo::bytes_per_element(weight_storage_precision(training.precision));
   const double bg = topo::bytes_per_element(gradient_precision(o, training.precision));
   const double degree = static_cast<double>(plan.dp) * plan.cp * plan.ep;
-  auto by = [&](int from) {
-    return plan.zero >= from && degree > 1 ? fmt::format(" / {} (ZeRO-{})", degree, plan.zero)
-                                           : std::string();
+  auto by = [&](bool sharded) {
+    return sharded && degree > 1 ? fmt::format(" / {} (ZeRO-{})", degree, stage_number(plan.zero))
+                                 : std::string();
   };
   const MemoryBreakdown& m = st.memory;
   s.lines.push_back(
-      {"weights", fmt::format("{} B x {} params on this GPU{}", bw, sci(st.params), by(3)), m.weights, "B"});
-  s.lines.push_back({"grads", fmt::format("{} B x {} params{}", bg, sci(st.params), by(2)), m.grads, "B"});
+      {"weights",
+       fmt::format("{} B x {} params on this GPU{}", bw, sci(st.params), by(shards_weights(plan.zero))),
+       m.weights, "B"});
+  s.lines.push_back({"grads",
+                     fmt::format("{} B x {} params{}", bg, sci(st.params), by(shards_gradients(plan.zero))),
+                     m.grads, "B"});
   const double k =
-      st.params > 0 ? (m.optimizer_state * (plan.zero >= 1 && degree > 1 ? degree : 1)) / st.params : 0;
+      st.params > 0
+          ? (m.optimizer_state * (shards_optimizer_states(plan.zero) && degree > 1 ? degree : 1)) / st.params
+          : 0;
   s.lines.push_back({"optimizer state",
-                     fmt::format("{:.3g} B x {} params{} (master weights {})", k, sci(st.params), by(1),
-                                 gb(st.master_bytes)),
+                     fmt::format("{:.3g} B x {} params{} (master weights {})", k, sci(st.params),
+                                 by(shards_optimizer_states(plan.zero)), gb(st.master_bytes)),
                      m.optimizer_state, "B"});
   const double per_mb = st.in_flight_micro_batches > 0 ? m.activations / st.in_flight_micro_batches : 0;
   s.lines.push_back(
@@ -225,7 +231,7 @@ Explanation explain(const TransformerSpec& model, const ParallelPlan& plan, cons
   } else {
     w.notes.push_back("does not fit: " + e.reason);
     const MemoryBreakdown& m = e.memory;
-    if (m.optimizer_state >= m.activations && plan.zero < 1) {
+    if (m.optimizer_state >= m.activations && !shards_optimizer_states(plan.zero)) {
       const double degree = static_cast<double>(plan.dp) * plan.cp * plan.ep;
       w.notes.push_back(
           degree > 1

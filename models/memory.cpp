@@ -122,7 +122,6 @@ void check_layout(const TransformerSpec& m, const ParallelPlan& plan) {
   require(plan.ep >= 1, "ep", "must be at least 1");
   require(plan.micro_batch >= 1, "micro_batch", "must be at least 1");
   require(plan.virtual_stages >= 1, "virtual_stages", "must be at least 1");
-  require(plan.zero >= 0 && plan.zero <= 3, "zero", "must be 0, 1, 2 or 3, got " + std::to_string(plan.zero));
   if (!problems.empty()) throw InputError(std::move(problems));
   const std::int64_t total =
       m.generic_layers.empty() ? m.layers : static_cast<std::int64_t>(m.generic_layers.size());
@@ -194,14 +193,16 @@ std::vector<TensorShape> stage_parameter_tensors(const TransformerSpec& model, c
   return r.dense;
 }
 
-MemoryBreakdown model_state_bytes(double params, double shard_degree, int zero, const OptimizerSpec& spec,
-                                  Precision compute) {
+MemoryBreakdown model_state_bytes(double params, double shard_degree, ZeroStage zero,
+                                  const OptimizerSpec& spec, Precision compute) {
   const OptimizerCost per = optimizer_cost_per_param(spec, compute);
   const double n = std::max(1.0, shard_degree);
   MemoryBreakdown m;
-  m.weights = params * topo::bytes_per_element(weight_storage_precision(compute)) / (zero >= 3 ? n : 1);
-  m.grads = params * topo::bytes_per_element(gradient_precision(spec, compute)) / (zero >= 2 ? n : 1);
-  m.optimizer_state = params * (per.state_bytes + per.master_bytes) / (zero >= 1 ? n : 1);
+  m.weights =
+      params * topo::bytes_per_element(weight_storage_precision(compute)) / (shards_weights(zero) ? n : 1);
+  m.grads =
+      params * topo::bytes_per_element(gradient_precision(spec, compute)) / (shards_gradients(zero) ? n : 1);
+  m.optimizer_state = params * (per.state_bytes + per.master_bytes) / (shards_optimizer_states(zero) ? n : 1);
   return m;
 }
 
@@ -230,10 +231,10 @@ MemoryEstimate estimate_memory(const TransformerSpec& model, const ParallelPlan&
   const double bg = topo::bytes_per_element(gradient_precision(opt, compute));
   const double dense_degree = as_double(plan.dp) * plan.cp * plan.ep;
   const double expert_degree = as_double(plan.dp) * plan.cp;
-  const int zero = plan.zero;
-  auto shard = [&](double bytes, double degree, int from_stage) {
-    return zero >= from_stage ? bytes / degree : bytes;
-  };
+  const ZeroStage zero = plan.zero;
+  auto shard = [&](double bytes, double degree, bool sharded) { return sharded ? bytes / degree : bytes; };
+  const bool weights_sharded = shards_weights(zero), grads_sharded = shards_gradients(zero),
+             states_sharded = shards_optimizer_states(zero);
 
   // Micro-batches per step; without a global batch the pipeline is assumed full (pp of them).
   std::int64_t micro_batches = plan.pp;
@@ -266,26 +267,29 @@ MemoryEstimate estimate_memory(const TransformerSpec& model, const ParallelPlan&
     const OptimizerCost oe = optimizer_cost(opt, compute, r.expert);
 
     MemoryBreakdown& m = st.memory;
-    m.weights = shard(bw * dense, dense_degree, 3) + shard(bw * expert, expert_degree, 3);
-    m.grads = shard(bg * dense, dense_degree, 2) + shard(bg * expert, expert_degree, 2);
-    st.master_bytes = shard(od.master_bytes, dense_degree, 1) + shard(oe.master_bytes, expert_degree, 1);
-    m.optimizer_state =
-        st.master_bytes + shard(od.state_bytes, dense_degree, 1) + shard(oe.state_bytes, expert_degree, 1);
+    m.weights =
+        shard(bw * dense, dense_degree, weights_sharded) + shard(bw * expert, expert_degree, weights_sharded);
+    m.grads =
+        shard(bg * dense, dense_degree, grads_sharded) + shard(bg * expert, expert_degree, grads_sharded);
+    st.master_bytes = shard(od.master_bytes, dense_degree, states_sharded) +
+                      shard(oe.master_bytes, expert_degree, states_sharded);
+    m.optimizer_state = st.master_bytes + shard(od.state_bytes, dense_degree, states_sharded) +
+                        shard(oe.state_bytes, expert_degree, states_sharded);
 
     const StageActivation act =
         stage_activation(model, plan, act_precision, s, layers[si], micro_batches, first_layer);
     m.activations = act.total();
     st.in_flight_micro_batches = act.micro_batches_in_flight;
 
-    const bool sharded_grads = zero >= 2 && dense_degree > 1;
+    const bool sharded_grads = grads_sharded && dense_degree > 1;
     st.bucket_bytes = sharded_grads ? std::min(2 * plan.bucket_bytes, bg * st.params) : 0;
-    if (zero >= 3 && dense_degree > 1) {
+    if (weights_sharded && dense_degree > 1) {
       double unit = layers[si] > 0 ? layer_local : 0;
       if (st.embedding || st.lm_head) unit = std::max(unit, vocab_local);
       // The current unit and the prefetched next one gathered, plus the current one's full gradients.
       st.gathered_bytes = unit * (2 * bw + bg);
     }
-    if (optimizer_info(opt.kind).needs_full_matrices && zero >= 1 && dense_degree > 1) {
+    if (optimizer_info(opt.kind).needs_full_matrices && states_sharded && dense_degree > 1) {
       double largest = 0;
       for (const auto* list : {&r.dense, &r.expert}) {
         for (const TensorShape& t : *list) {

@@ -90,7 +90,7 @@ struct MemoryEstimate {
 /// Model-state bytes per GPU (weights + grads + optimizer state with master) of `params` parameters
 /// sharded over `shard_degree` ranks at ZeRO stage `zero`, at the optimizer's per-parameter asymptote
 /// (optimizer_cost_per_param). The ZeRO paper's Fig. 1 arithmetic; activations and buffers are 0.
-[[nodiscard]] MemoryBreakdown model_state_bytes(double params, double shard_degree, int zero,
+[[nodiscard]] MemoryBreakdown model_state_bytes(double params, double shard_degree, ZeroStage zero,
                                                 const OptimizerSpec& spec, Precision compute);
 
 }  // namespace trainsim::model

@@ -1,6 +1,8 @@
 #pragma once
 // How a step is laid out over GPUs: the scenario's `parallelism:` block as plain data.
 #include <cstdint>
+#include <optional>
+#include <string_view>
 #include <vector>
 
 namespace trainsim::model {
@@ -9,25 +11,51 @@ enum class Schedule { gpipe, one_f_one_b, interleaved, zero_bubble_h1 };
 enum class Recompute { none, selective, full };
 enum class ParallelAxis { tp, cp, ep, pp, dp };
 
+/// What the data-parallel ranks shard (ZeRO, Rajbhandari et al. 2020, arXiv:1910.02054 §5). A scenario
+/// names a stage by its number, 0–3.
+enum class ZeroStage : std::uint8_t {
+  none = 0,              ///< every rank holds everything (plain data parallelism)
+  optimizer_states = 1,  ///< P_os: optimizer state (Megatron's distributed optimizer)
+  gradients = 2,         ///< P_os+g: also the gradients
+  parameters = 3,        ///< P_os+g+p: also the weights, gathered when used (FSDP FULL_SHARD)
+};
+[[nodiscard]] constexpr bool shards_optimizer_states(ZeroStage z) {
+  return z >= ZeroStage::optimizer_states;
+}
+[[nodiscard]] constexpr bool shards_gradients(ZeroStage z) {
+  return z >= ZeroStage::gradients;
+}
+[[nodiscard]] constexpr bool shards_weights(ZeroStage z) {
+  return z == ZeroStage::parameters;
+}
+[[nodiscard]] constexpr int stage_number(ZeroStage z) {
+  return static_cast<int>(z);
+}
+/// The stage's name in a scenario ("0" … "3"), and back: std::nullopt for anything else.
+[[nodiscard]] const char* to_string(ZeroStage z);
+[[nodiscard]] std::optional<ZeroStage> parse_zero_stage(std::string_view text);
+/// The stage numbered `number`; std::nullopt outside 0–3.
+[[nodiscard]] std::optional<ZeroStage> zero_stage_numbered(int number);
+
 struct ParallelPlan {
   int tp = 1;
   int pp = 1;
-  std::int64_t dp = 1;              ///< resolved degree (the loader resolves `auto`)
-  bool dp_auto = true;              ///< the scenario said `auto`: dp = GPUs / (tp·pp·cp·ep)
+  std::int64_t dp = 1;  ///< resolved degree (the loader resolves `auto`)
+  bool dp_auto = true;  ///< the scenario said `auto`: dp = GPUs / (tp·pp·cp·ep)
   int cp = 1;
   int ep = 1;
   Schedule schedule = Schedule::one_f_one_b;
-  int virtual_stages = 1;           ///< model chunks per pipeline rank (interleaved)
-  std::vector<int> stage_layers;    ///< layers per stage; empty: spread evenly, remainder on middle stages
-  int micro_batch = 1;              ///< sequences per micro-batch per data-parallel rank
+  int virtual_stages = 1;         ///< model chunks per pipeline rank (interleaved)
+  std::vector<int> stage_layers;  ///< layers per stage; empty: spread evenly, remainder on middle stages
+  int micro_batch = 1;            ///< sequences per micro-batch per data-parallel rank
   bool sequence_parallel = false;
-  int zero = 0;                     ///< 0 | 1 | 2 | 3 (3 = FSDP full shard)
+  ZeroStage zero = ZeroStage::none;
   Recompute recompute = Recompute::none;
   bool overlap_grad_reduce = true;
-  double bucket_bytes = 40e6;       ///< gradient bucket size, bytes
+  double bucket_bytes = 40e6;  ///< gradient bucket size, bytes
   /// Rank placement, innermost (fastest-varying, same node) first.
-  std::vector<ParallelAxis> order = {ParallelAxis::tp, ParallelAxis::cp, ParallelAxis::ep,
-                                     ParallelAxis::pp, ParallelAxis::dp};
+  std::vector<ParallelAxis> order = {ParallelAxis::tp, ParallelAxis::cp, ParallelAxis::ep, ParallelAxis::pp,
+                                     ParallelAxis::dp};
 
   [[nodiscard]] std::int64_t model_parallel_size() const {
     return static_cast<std::int64_t>(tp) * pp * cp * ep;

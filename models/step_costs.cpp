@@ -294,15 +294,16 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan) {
     for (const auto& t : tensors) sc.params += t.elements();
     sc.grad_bytes = sc.params * grad_elem;
     sc.weight_bytes = sc.params * weight_elem;
-    if (pl.zero < 3) {
+    if (!shards_weights(pl.zero)) {
       const double want = std::ceil(sc.grad_bytes / std::max(pl.bucket_bytes, 1.0));
       sc.buckets = static_cast<int>(std::clamp(want, 1.0, static_cast<double>(kMaxBuckets)));
-      const auto op = pl.zero == 0 ? topo::CollectiveOp::all_reduce : topo::CollectiveOp::reduce_scatter;
+      const auto op =
+          pl.zero == ZeroStage::none ? topo::CollectiveOp::all_reduce : topo::CollectiveOp::reduce_scatter;
       const auto bucket = topo::estimate_collective(op, sc.grad_bytes / sc.buckets, g.grad, in.cluster);
       sc.bucket_s = bucket.time_s;
       sc.bucket_latency_s = bucket.latency_s;
       sc.dp_bytes_per_step = g.grad.size > 1 ? sc.grad_bytes : 0.0;
-      if (pl.zero >= 1) {
+      if (shards_optimizer_states(pl.zero)) {
         const auto gather =
             topo::estimate_collective(topo::CollectiveOp::all_gather, sc.weight_bytes, g.grad, in.cluster);
         sc.param_gather_s = gather.time_s;
@@ -324,7 +325,7 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan) {
       sc.dp_bytes_per_step = g.grad.size > 1 ? m * (2.0 * sc.weight_bytes + sc.grad_bytes) : 0.0;
     }
     const OptimizerCost oc = optimizer_cost(opt, in.training.precision, tensors);
-    const double opt_shard = pl.zero >= 1 ? shard_degree : 1.0;
+    const double opt_shard = shards_optimizer_states(pl.zero) ? shard_degree : 1.0;
     sc.optimizer_s = kernel_time(
         KernelCost{OpKind::memory_bound, oc.elementwise_flops / opt_shard, oc.bytes_moved / opt_shard, 0, 0},
         gpu, Precision::fp32);

@@ -59,8 +59,9 @@ void append_int(std::string& s, long long v) {
 
 }  // namespace
 
-StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts& costs, bool full_cluster,
-                     bool contention) {
+StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts& costs,
+                     const LoweringOptions& options) {
+  const bool full_cluster = options.full_cluster;
   TRAINSIM_CHECK(plan.feasible, "lower_step needs a feasible plan");
   const ParallelPlan& pl = in.plan;
   const int p = plan.pp;
@@ -84,8 +85,9 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
 
   StepGraph g;
   g.instances = n_inst;
-  g.network = StepNetwork(in.cluster, costs,
-                          StepLayout{n_inst, p, full_cluster ? static_cast<int>(pl.dp) : 1}, contention);
+  g.network =
+      StepNetwork(in.cluster, costs, StepLayout{n_inst, p, full_cluster ? static_cast<int>(pl.dp) : 1},
+                  options.contention);
   sim::Dag& dag = g.dag;
   {
     // Tasks per pass of each virtual stage: its pieces (an overlapped piece is three tasks) plus a few
@@ -222,11 +224,12 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
       label += " c";
       append_int(label, x.chunk);
       const bool fwd = x.kind == PassKind::forward;
-      const bool zero3 = pl.zero == 3 && pl.dp * pl.cp * pl.ep > 1 && x.kind != PassKind::backward_weight;
+      const bool zero3 =
+          shards_weights(pl.zero) && pl.dp * pl.cp * pl.ep > 1 && x.kind != PassKind::backward_weight;
       // Gradient buckets (ZeRO 0–2, overlapped): the chunk's share of the buckets, each ready when the
       // backward of the units whose gradients it holds is done — bucket j after unit ⌈(j+1)·U/nb⌉ of the
       // U units in backward order.
-      const bool bucketed = pl.zero < 3 && sc.buckets > 0 && pl.overlap_grad_reduce &&
+      const bool bucketed = !shards_weights(pl.zero) && sc.buckets > 0 && pl.overlap_grad_reduce &&
                             k == last_grad[static_cast<std::size_t>(x.chunk)];
       const int nb = bucketed ? std::max(1, static_cast<int>(std::lround(sc.buckets * share))) : 0;
       const double bucket_each = bucketed ? sc.bucket_s * sc.buckets * share / nb : 0.0;
@@ -456,7 +459,7 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
     std::vector<sim::TaskId> ends(static_cast<std::size_t>(n_inst));
     for (int i = 0; i < n_inst; ++i) ends[static_cast<std::size_t>(i)] = chain[idx(i, s)];
     g.last_pass[static_cast<std::size_t>(s)] = ends.front();
-    if (pl.zero < 3 && sc.buckets > 0 && !pl.overlap_grad_reduce) {
+    if (!shards_weights(pl.zero) && sc.buckets > 0 && !pl.overlap_grad_reduce) {
       std::vector<sim::TaskId> prev = ends;
       for (int b = 0; b < sc.buckets; ++b) {
         prev = collective_v(s, prev, Comm::dp, sc.bucket_s, sc.bucket_latency_s,
@@ -483,7 +486,7 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
     g.grad_norm[static_cast<std::size_t>(s)] = norm.front();
     g.optimizer[static_cast<std::size_t>(s)] = opt.front();
     g.final_task[static_cast<std::size_t>(s)] = opt.front();
-    if (pl.zero >= 1 && pl.zero < 3 && sc.param_gather_s > 0) {
+    if (shards_optimizer_states(pl.zero) && !shards_weights(pl.zero) && sc.param_gather_s > 0) {
       const auto gathered = collective_v(s, opt, Comm::dp, sc.param_gather_s, sc.param_gather_latency_s,
                                          "param all-gather", "dp");
       g.final_task[static_cast<std::size_t>(s)] = gathered.front();
@@ -541,9 +544,11 @@ StepTiming run_step_graph(const StepGraph& graph, const StepInput& in, const Ste
   // What an event run cannot attribute (waiting on a hand-over vs waiting on a gather vs the schedule's
   // idle slots) comes from the analytic model of the same costs.
   const StepTiming a = analytic_step(in, plan, costs);
-  const double zero3 = in.plan.zero == 3 ? std::max(0.0, a.time.exposed_dp_comm - sc.param_gather_s) : 0.0;
-  tb.exposed_dp_comm = std::max(0.0, norm_start - last_pass_end) + zero3 +
-                       (in.plan.zero >= 1 && in.plan.zero < 3 ? sc.param_gather_s : 0.0);
+  const double zero3 =
+      shards_weights(in.plan.zero) ? std::max(0.0, a.time.exposed_dp_comm - sc.param_gather_s) : 0.0;
+  tb.exposed_dp_comm =
+      std::max(0.0, norm_start - last_pass_end) + zero3 +
+      (shards_optimizer_states(in.plan.zero) && !shards_weights(in.plan.zero) ? sc.param_gather_s : 0.0);
   tb.exposed_pp_comm = a.critical_stage == crit ? a.time.exposed_pp_comm : 0.0;
   tb.bubble = out.iteration_time -
               (tb.compute + tb.exposed_tp_comm + tb.exposed_dp_comm + tb.exposed_pp_comm + tb.optimizer);

@@ -63,11 +63,19 @@ struct StageMemoryTrack {
   std::vector<double> per_micro_batch;  ///< per pipeline rank, bytes of one micro-batch through one chunk
 };
 
-/// Builds the graph. Precondition: plan.feasible. full_cluster: see the file comment (refuses, with
-/// InputError, more than 4,096 GPUs). contention false: data-parallel and pipeline traffic as busy tasks
-/// of their closed-form time, each as if alone (to measure what contention adds; see step_network.hpp).
+/// How lower_step builds the graph.
+struct LoweringOptions {
+  /// Every GPU its own lanes instead of one per symmetry class (see the file comment); refused, with
+  /// InputError, above 4,096 GPUs.
+  bool full_cluster = false;
+  /// false: data-parallel and pipeline traffic as busy tasks of their closed-form time, each as if alone
+  /// (to measure what contention adds; see step_network.hpp).
+  bool contention = true;
+};
+
+/// Builds the graph. Precondition: plan.feasible.
 [[nodiscard]] StepGraph lower_step(const StepInput& input, const StepPlan& plan, const StepCosts& costs,
-                                   bool full_cluster = false, bool contention = true);
+                                   const LoweringOptions& options = {});
 
 /// Runs the graph on a fresh engine and flow network (the graph's ports); `sink` (optional) receives every
 /// task (Chrome trace: a process per stage or GPU, a thread per stream). The breakdown's

@@ -106,7 +106,8 @@ StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptio
       write_trace(writer, options.trace_path);
     }
   } else {
-    const StepGraph graph = lower_step(in, plan, costs, options.full_cluster);
+    const StepGraph graph =
+        lower_step(in, plan, costs, LoweringOptions{.full_cluster = options.full_cluster});
     if (options.trace_path.empty()) {
       t = run_step_graph(graph, in, plan, costs);
     } else {

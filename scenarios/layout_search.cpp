@@ -89,7 +89,7 @@ std::vector<Layout> enumerate_layouts(const Scenario& scenario, const LayoutSpac
                 }
               }
               for (const auto& [schedule, virtual_stages] : schedules) {
-                for (const int zero : space.zero_stages) {
+                for (const model::ZeroStage zero : space.zero_stages) {
                   for (const model::Recompute recompute : space.recompute) {
                     Layout layout{.nodes = nodes, .plan = scenario.parallelism};
                     model::ParallelPlan& p = layout.plan;

@@ -34,7 +34,8 @@ struct LayoutSpace {
   int max_virtual_stages = 8;       ///< interleaved: virtual stages 2 … this
   std::vector<model::Schedule> schedules = {model::Schedule::gpipe, model::Schedule::one_f_one_b,
                                             model::Schedule::zero_bubble_h1, model::Schedule::interleaved};
-  std::vector<int> zero_stages = {0, 1, 2, 3};
+  std::vector<model::ZeroStage> zero_stages = {model::ZeroStage::none, model::ZeroStage::optimizer_states,
+                                               model::ZeroStage::gradients, model::ZeroStage::parameters};
   std::vector<model::Recompute> recompute = {model::Recompute::none, model::Recompute::selective,
                                              model::Recompute::full};
 };

@@ -287,7 +287,9 @@ class Converter {
     }
     r.count("micro_batch", p.micro_batch, 1, 1e7);
     r.boolean("sequence_parallel", p.sequence_parallel);
-    r.count("zero", p.zero, 0, 3);
+    int zero = model::stage_number(p.zero);
+    r.count("zero", zero, 0, 3);
+    p.zero = model::zero_stage_numbered(zero).value_or(p.zero);
     r.choice("recompute", p.recompute, recompute_names());
     r.boolean("overlap_grad_reduce", p.overlap_grad_reduce);
     r.quantity("bucket", p.bucket_bytes, Dimension::bytes);
@@ -616,8 +618,9 @@ class Converter {
     // each of dp·ep replicas takes its own micro-batches.
     const std::int64_t per_step = p.dp * p.ep * p.micro_batch;
     if (training_ok && p.dp > 0 && s.training.global_batch % per_step != 0) {
-      const std::string factors = p.ep > 1 ? "dp·ep·micro_batch = " + str(p.dp) + "·" + std::to_string(p.ep) + "·"
-                                           : "dp·micro_batch = " + str(p.dp) + "·";
+      const std::string factors = p.ep > 1
+                                      ? "dp·ep·micro_batch = " + str(p.dp) + "·" + std::to_string(p.ep) + "·"
+                                      : "dp·micro_batch = " + str(p.dp) + "·";
       d_.add(a_.global_batch ? *a_.global_batch : *a_.root, "training.global_batch",
              "global_batch (" + str(s.training.global_batch) + ") must be divisible by " + factors +
                  std::to_string(p.micro_batch) + " = " + str(per_step));
@@ -822,7 +825,7 @@ std::string dump_scenario(const Scenario& s) {
     out += "]";
   }
   out += "\n  micro_batch: " + std::to_string(p.micro_batch) +
-         "\n  sequence_parallel: " + b(p.sequence_parallel) + "\n  zero: " + std::to_string(p.zero) +
+         "\n  sequence_parallel: " + b(p.sequence_parallel) + "\n  zero: " + model::to_string(p.zero) +
          "\n  recompute: " + name_of(recompute_names(), p.recompute) +
          "\n  overlap_grad_reduce: " + b(p.overlap_grad_reduce) +
          "\n  bucket: " + qty(p.bucket_bytes, Dimension::bytes) + "\n  order: [";

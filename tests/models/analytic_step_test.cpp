@@ -98,7 +98,7 @@ TEST_CASE("ZeRO-3 gathers hide under compute up to its length, and the optimizer
   // Two micro-batches, F = 1, B = 2; gathers 1.5 s per pass, reduce-scatter 1 s per backward:
   // forward exposes 0.5, backward 2.5 − 2 = 0.5, and the first gather (1.5) cannot be prefetched.
   Case c = uniform(Schedule::one_f_one_b, 1, 1, 2, 1.0, 2.0);
-  c.input.plan.zero = 3;
+  c.input.plan.zero = ZeroStage::parameters;
   c.input.plan.dp = 4;
   c.costs.stages[0].buckets = 0;
   c.costs.stages[0].zero3_gather_s = 1.5;

@@ -254,7 +254,7 @@ TEST_CASE("ZB-H1: each stage also runs m W slices; threads stay sequential and t
 
 TEST_CASE("ZeRO-3: gathers on dp comm, the first one before any pass; the step still ends on time") {
   StepInput in = gpt_on(4, 4, 2, 4, 16);  // 32 GPUs: tp 4, pp 2, dp 4
-  in.plan.zero = 3;
+  in.plan.zero = ZeroStage::parameters;
   const Traced t = trace_of(in);
   const int m = static_cast<int>(t.plan.micro_batches);
   check_threads_are_sequential(t.trace);

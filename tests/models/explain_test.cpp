@@ -28,8 +28,12 @@ const ExplainLine* find_line(const Explanation& e, const std::string& section_pr
 
 TEST_CASE("the explanation carries the parameter count and the worst stage's memory lines") {
   const TransformerSpec m = gpt3_175b();
-  const ParallelPlan p{
-      .tp = 8, .pp = 16, .dp = 8, .sequence_parallel = true, .zero = 1, .recompute = Recompute::selective};
+  const ParallelPlan p{.tp = 8,
+                       .pp = 16,
+                       .dp = 8,
+                       .sequence_parallel = true,
+                       .zero = ZeroStage::optimizer_states,
+                       .recompute = Recompute::selective};
   const TrainingSpec t;
   const Explanation e = explain(m, p, t, trainsim::testing::a100_sxm4_80gb());
   const ExplainLine* params = find_line(e, "model", "parameters");
@@ -44,7 +48,7 @@ TEST_CASE("the explanation carries the parameter count and the worst stage's mem
 }
 
 TEST_CASE("an explanation of a plan that does not fit says why") {
-  const ParallelPlan p{.tp = 8, .pp = 1, .dp = 1, .zero = 0};
+  const ParallelPlan p{.tp = 8, .pp = 1, .dp = 1, .zero = ZeroStage::none};
   const Explanation e = explain(gpt3_175b(), p, TrainingSpec{}, trainsim::testing::a100_sxm4_80gb());
   CHECK_FALSE(e.fits);
   const std::string text = to_text(e);

@@ -36,7 +36,7 @@ double sum_elements(const std::vector<TensorShape>& t) {
 
 TEST_CASE("mixed-precision Adam holds 16 bytes of model states per parameter without ZeRO") {
   // ZeRO paper §3.1: 2Ψ fp16 weights + 2Ψ fp16 grads + KΨ, K = 12.
-  const MemoryBreakdown m = model_state_bytes(1.0, 1, 0, adam(), Precision::fp16);
+  const MemoryBreakdown m = model_state_bytes(1.0, 1, ZeroStage::none, adam(), Precision::fp16);
   CHECK(m.weights == doctest::Approx(2.0));
   CHECK(m.grads == doctest::Approx(2.0));
   CHECK(m.optimizer_state == doctest::Approx(12.0));
@@ -45,19 +45,22 @@ TEST_CASE("mixed-precision Adam holds 16 bytes of model states per parameter wit
 TEST_CASE("7.5B parameters on 64 GPUs need 120, 31.4, 16.6 and 1.9 GB of model states under ZeRO 0 to 3") {
   // ZeRO paper Fig. 1 (Ψ = 7.5B, N_d = 64, K = 12): 120 GB, 31.4 GB, 16.6 GB, 1.875 GB.
   const double psi = 7.5e9;
-  CHECK(model_state_bytes(psi, 64, 0, adam(), Precision::fp16).total() == doctest::Approx(120e9));
-  CHECK(model_state_bytes(psi, 64, 1, adam(), Precision::fp16).total() ==
+  CHECK(model_state_bytes(psi, 64, ZeroStage::none, adam(), Precision::fp16).total() ==
+        doctest::Approx(120e9));
+  CHECK(model_state_bytes(psi, 64, ZeroStage::optimizer_states, adam(), Precision::fp16).total() ==
         doctest::Approx(31.4e9).epsilon(0.002));
-  CHECK(model_state_bytes(psi, 64, 2, adam(), Precision::fp16).total() ==
+  CHECK(model_state_bytes(psi, 64, ZeroStage::gradients, adam(), Precision::fp16).total() ==
         doctest::Approx(16.6e9).epsilon(0.005));
-  CHECK(model_state_bytes(psi, 64, 3, adam(), Precision::fp16).total() == doctest::Approx(1.875e9));
+  CHECK(model_state_bytes(psi, 64, ZeroStage::parameters, adam(), Precision::fp16).total() ==
+        doctest::Approx(1.875e9));
 }
 
 TEST_CASE("the ZeRO paper's theoretical model sizes fill a 32 GB V100 exactly") {
   // ZeRO paper Table 2 (shared CSV rows ZERO-T2-1a/1b): with N_d = 64 and 32 GB per GPU the baseline
   // trains at most 2B parameters (16 bytes each) and P_os 7.6B ((2 + 2 + 12/64) bytes each).
-  CHECK(model_state_bytes(2e9, 64, 0, adam(), Precision::fp16).total() == doctest::Approx(32e9));
-  CHECK(model_state_bytes(7.6e9, 64, 1, adam(), Precision::fp16).total() ==
+  CHECK(model_state_bytes(2e9, 64, ZeroStage::none, adam(), Precision::fp16).total() ==
+        doctest::Approx(32e9));
+  CHECK(model_state_bytes(7.6e9, 64, ZeroStage::optimizer_states, adam(), Precision::fp16).total() ==
         doctest::Approx(32e9).epsilon(0.01));
 }
 
@@ -117,7 +120,7 @@ TEST_CASE("GPT-3 175B on 1,024 A100s: model states of the worst stage follow the
                  .dp = 8,
                  .micro_batch = 1,
                  .sequence_parallel = true,
-                 .zero = 1,
+                 .zero = ZeroStage::optimizer_states,
                  .recompute = Recompute::selective};
   TrainingSpec t;
   t.global_batch = 1536;
@@ -149,7 +152,7 @@ TEST_CASE("GPT-3 175B on 1,024 A100s: model states of the worst stage follow the
 
 TEST_CASE("buffers hold the runtime reserve and a documented allocator fraction of everything else") {
   const TransformerSpec m = gpt3_175b();
-  ParallelPlan p{.tp = 8, .pp = 16, .dp = 8, .zero = 1};
+  ParallelPlan p{.tp = 8, .pp = 16, .dp = 8, .zero = ZeroStage::optimizer_states};
   TrainingSpec t;
   const MemoryEstimate e =
       estimate_memory(m, p, t, a100_80gb(), {.allocator_fraction = 0.05, .runtime_bytes = 1e9});
@@ -164,7 +167,7 @@ TEST_CASE("buffers hold the runtime reserve and a documented allocator fraction 
 
 TEST_CASE("ZeRO-3 shards the weights and keeps two gathered units plus one unit of gradients") {
   TransformerSpec m = gpt3_175b();
-  ParallelPlan p{.tp = 1, .pp = 1, .dp = 64, .zero = 3};
+  ParallelPlan p{.tp = 1, .pp = 1, .dp = 64, .zero = ZeroStage::parameters};
   TrainingSpec t;
   t.optimizer = adam();
   const MemoryEstimate e =
@@ -180,7 +183,7 @@ TEST_CASE("ZeRO-3 shards the weights and keeps two gathered units plus one unit 
 
 TEST_CASE("Muon under ZeRO-1 gathers its largest matrix and the orthogonalised update") {
   const TransformerSpec m = gpt3_175b();
-  ParallelPlan p{.tp = 8, .pp = 16, .dp = 8, .zero = 1};
+  ParallelPlan p{.tp = 8, .pp = 16, .dp = 8, .zero = ZeroStage::optimizer_states};
   TrainingSpec t;
   t.optimizer.kind = OptimizerKind::muon;
   const MemoryEstimate e = estimate_memory(m, p, t, a100_80gb());
@@ -190,7 +193,7 @@ TEST_CASE("Muon under ZeRO-1 gathers its largest matrix and the orthogonalised u
 
 TEST_CASE("a plan that does not fit is a value whose reason lists the parts largest first") {
   const TransformerSpec m = gpt3_175b();
-  ParallelPlan p{.tp = 8, .pp = 1, .dp = 1, .zero = 0};
+  ParallelPlan p{.tp = 8, .pp = 1, .dp = 1, .zero = ZeroStage::none};
   TrainingSpec t;
   t.optimizer = adam();
   const MemoryEstimate e = estimate_memory(m, p, t, a100_80gb());
@@ -202,7 +205,7 @@ TEST_CASE("a plan that does not fit is a value whose reason lists the parts larg
 
 TEST_CASE("memory headroom lowers the usable capacity") {
   const TransformerSpec m = gpt3_175b();
-  ParallelPlan p{.tp = 8, .pp = 16, .dp = 8, .zero = 1};
+  ParallelPlan p{.tp = 8, .pp = 16, .dp = 8, .zero = ZeroStage::optimizer_states};
   const MemoryEstimate e = estimate_memory(m, p, TrainingSpec{}, a100_80gb(), {.headroom_fraction = 0.1});
   CHECK(e.capacity == doctest::Approx(72.0 * 1024 * 1024 * 1024));
 }
@@ -232,7 +235,7 @@ TEST_CASE("expert weights are split over ep and sharded over dp·cp only") {
   m.top_k = 2;
   m.bias = false;
   m.position = Position::rope;
-  ParallelPlan p{.tp = 1, .pp = 1, .dp = 2, .ep = 4, .zero = 1};
+  ParallelPlan p{.tp = 1, .pp = 1, .dp = 2, .ep = 4, .zero = ZeroStage::optimizer_states};
   TrainingSpec t;
   t.optimizer = adam();
   const MemoryEstimate e =

@@ -77,7 +77,7 @@ TEST_CASE("the collapsed simulation equals the per-GPU simulation on a 256-GPU c
   REQUIRE(plan.feasible);
   const StepCosts costs = step_costs(in, plan);
   const StepGraph collapsed = lower_step(in, plan, costs);
-  const StepGraph full = lower_step(in, plan, costs, true);
+  const StepGraph full = lower_step(in, plan, costs, LoweringOptions{.full_cluster = true});
   CHECK(full.instances == 64);
   CHECK(full.dag.lane_count() == 256 * 4);
   const StepTiming a = run_step_graph(collapsed, in, plan, costs);
@@ -92,7 +92,7 @@ TEST_CASE("a full-cluster graph too big to hold is refused before it is built") 
   const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
   REQUIRE(plan.feasible);
   const StepCosts costs = step_costs(in, plan);
-  CHECK_THROWS_AS((void)lower_step(in, plan, costs, true), InputError);
+  CHECK_THROWS_AS((void)lower_step(in, plan, costs, LoweringOptions{.full_cluster = true}), InputError);
   CHECK(lower_step(in, plan, costs).dag.size() > 100'000);  // collapsed: one pipeline
 }
 
@@ -226,7 +226,7 @@ TEST_CASE("the context-parallel ring exchange runs beside the attention kernel i
 
 TEST_CASE("ZeRO-3 gathers every layer's weights before its kernels and reduce-scatters its gradients") {
   StepInput in = gpt_on(1, 2, 1, 4, 16);
-  in.plan.zero = 3;
+  in.plan.zero = ZeroStage::parameters;
   const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
   REQUIRE(plan.feasible);
   const StepCosts costs = step_costs(in, plan);

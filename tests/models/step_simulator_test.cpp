@@ -37,7 +37,7 @@ StepInput small(int zero = 1, Schedule schedule = Schedule::one_f_one_b) {
   in.plan.tp = 2;
   in.plan.pp = 2;
   in.plan.dp = 4;
-  in.plan.zero = zero;
+  in.plan.zero = zero_stage_numbered(zero).value();
   in.plan.schedule = schedule;
   in.plan.sequence_parallel = true;
   in.training.global_batch = 64;
@@ -111,7 +111,7 @@ TEST_CASE("the analytic and event-driven paths agree within 2% on the example la
     const StepReport a = simulate_step(in, Fidelity::analytic);
     const StepReport e = simulate_step(in, Fidelity::event);
     REQUIRE(a.feasible);
-    CAPTURE(in.plan.zero);
+    CAPTURE(stage_number(in.plan.zero));
     CAPTURE(in.plan.pp);
     CAPTURE(static_cast<int>(in.plan.schedule));
     CHECK(e.iteration_time == doctest::Approx(a.iteration_time).epsilon(0.02));
@@ -249,7 +249,7 @@ TEST_CASE("a model too big for the GPUs reports that it does not fit, with the t
   StepInput in = gpt3_175b_example();
   in.plan.recompute = Recompute::none;
   in.plan.sequence_parallel = false;
-  in.plan.zero = 0;
+  in.plan.zero = ZeroStage::none;
   in.plan.tp = 2;
   in.plan.dp = 32;
   const StepReport r = simulate_step(in, Fidelity::analytic);

@@ -30,7 +30,7 @@ Scenario toy() {
 LayoutSpace small_space() {
   LayoutSpace space;
   space.max_cp = 2;
-  space.zero_stages = {0};
+  space.zero_stages = {model::ZeroStage::none};
   space.recompute = {Recompute::none};
   return space;
 }
@@ -67,7 +67,8 @@ TEST_CASE("the toy model has 72 dividing layouts without zero and recompute choi
 
 TEST_CASE("every zero stage and recompute choice multiplies the layouts") {
   LayoutSpace space = small_space();
-  space.zero_stages = {0, 1, 2, 3};
+  space.zero_stages = {model::ZeroStage::none, model::ZeroStage::optimizer_states,
+                       model::ZeroStage::gradients, model::ZeroStage::parameters};
   space.recompute = {Recompute::none, Recompute::selective, Recompute::full};
   CHECK(enumerate_layouts(toy(), space).size() == 72 * 12);
 }
