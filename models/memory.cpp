@@ -193,6 +193,29 @@ std::vector<TensorShape> stage_parameter_tensors(const TransformerSpec& model, c
   return r.dense;
 }
 
+UnitParameters unit_parameters(const TransformerSpec& model, const ParallelPlan& plan) {
+  check_layout(model, plan);
+  UnitParameters u;
+  if (!model.generic_layers.empty()) {
+    for (const auto& g : model.generic_layers) u.layer = std::max(u.layer, g.params / plan.tp);
+    return u;
+  }
+  // A three-stage pipeline of the same shards: its middle stage holds one layer and nothing else, its
+  // first the embedding alone, its last the final norm and the LM head (a copy when tied).
+  ParallelPlan three = plan;
+  three.pp = 3;
+  three.stage_layers.clear();
+  const RankTensors layer = rank_tensors(model, three, 1, {0, 1, 0});
+  u.layer = elements(layer.dense) + elements(layer.expert);
+  u.embedding = elements(rank_tensors(model, three, 0, {0, 0, 0}).dense);
+  u.head = elements(rank_tensors(model, three, 2, {0, 0, 0}).dense);
+  // On a single stage a tied head is the embedding itself.
+  if (plan.pp == 1 && model.tied_embeddings) {
+    u.head -= as_double(ceil_div(model.vocab, plan.tp)) * as_double(model.hidden);
+  }
+  return u;
+}
+
 MemoryBreakdown model_state_bytes(double params, double shard_degree, ZeroStage zero,
                                   const OptimizerSpec& spec, Precision compute) {
   const OptimizerCost per = optimizer_cost_per_param(spec, compute);
@@ -229,8 +252,8 @@ MemoryEstimate estimate_memory(const TransformerSpec& model, const ParallelPlan&
   const OptimizerSpec& opt = training.optimizer;
   const double bw = topo::bytes_per_element(weight_storage_precision(compute));
   const double bg = topo::bytes_per_element(gradient_precision(opt, compute));
-  const double dense_degree = as_double(plan.dp) * plan.cp * plan.ep;
-  const double expert_degree = as_double(plan.dp) * plan.cp;
+  const double dense_degree = as_double(plan.dp_shard()) * plan.cp * plan.ep;
+  const double expert_degree = as_double(plan.dp_shard()) * plan.cp;
   const ZeroStage zero = plan.zero;
   auto shard = [&](double bytes, double degree, bool sharded) { return sharded ? bytes / degree : bytes; };
   const bool weights_sharded = shards_weights(zero), grads_sharded = shards_gradients(zero),
@@ -242,15 +265,10 @@ MemoryEstimate estimate_memory(const TransformerSpec& model, const ParallelPlan&
     micro_batches = std::max<std::int64_t>(1, training.global_batch / (plan.micro_batch * plan.dp * plan.ep));
   }
 
-  // Largest unit ZeRO-3 gathers at once on a rank: one layer, or the embedding / LM head at the ends.
-  double layer_local = 0, vocab_local = 0;
-  if (model.generic_layers.empty()) {
-    const double expert = layer_expert_parameter_count(model);
-    layer_local = (layer_parameter_count(model) - expert) / plan.tp + expert / (as_double(plan.tp) * plan.ep);
-    vocab_local = as_double(ceil_div(model.vocab, plan.tp)) * as_double(model.hidden);
-  } else {
-    for (const auto& g : model.generic_layers) layer_local = std::max(layer_local, g.params / plan.tp);
-  }
+  // ZeRO-3's collectives: a layer's share (one of gathers_per_layer), or the embedding / LM head whole.
+  const UnitParameters units = unit_parameters(model, plan);
+  const Framework& fw = plan.framework;
+  const double layer_piece = units.layer / std::max(1, fw.gathers_per_layer);
 
   int first_layer = 0;
   for (int s = 0; s < plan.pp; ++s) {
@@ -281,13 +299,21 @@ MemoryEstimate estimate_memory(const TransformerSpec& model, const ParallelPlan&
     m.activations = act.total();
     st.in_flight_micro_batches = act.micro_batches_in_flight;
 
-    const bool sharded_grads = grads_sharded && dense_degree > 1;
+    // ZeRO-2 reduces gradients through buckets (two in flight); ZeRO-3 reduce-scatters each unit's own
+    // gradients, counted with the unit below.
+    const bool sharded_grads = grads_sharded && !weights_sharded && dense_degree > 1;
     st.bucket_bytes = sharded_grads ? std::min(2 * plan.bucket_bytes, bg * st.params) : 0;
     if (weights_sharded && dense_degree > 1) {
-      double unit = layers[si] > 0 ? layer_local : 0;
-      if (st.embedding || st.lm_head) unit = std::max(unit, vocab_local);
-      // The current unit and the prefetched next one gathered, plus the current one's full gradients.
-      st.gathered_bytes = unit * (2 * bw + bg);
+      double unit = layers[si] > 0 ? layer_piece : 0;
+      if (st.embedding) unit = std::max(unit, units.embedding);
+      if (st.lm_head) unit = std::max(unit, units.head);
+      const int ahead = prefetch_units(fw, layer_piece);
+      st.gathered_unit_params = unit;
+      st.prefetched_units = ahead;
+      // The computing unit and the ones prefetched gathered, plus the computing one's unsharded gradients
+      // before their reduce-scatter; kept to the backward (no reshard), every unit of the rank stays whole.
+      st.gathered_bytes = fw.reshard_after_forward ? unit * ((1 + ahead) * bw + bg)
+                                                   : bw * st.params * (1 - 1 / dense_degree) + unit * bg;
     }
     if (optimizer_info(opt.kind).needs_full_matrices && states_sharded && dense_degree > 1) {
       double largest = 0;

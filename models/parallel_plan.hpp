@@ -5,6 +5,8 @@
 #include <string_view>
 #include <vector>
 
+#include "models/framework.hpp"
+
 namespace trainsim::model {
 
 enum class Schedule { gpipe, one_f_one_b, interleaved, zero_bubble_h1 };
@@ -50,9 +52,15 @@ struct ParallelPlan {
   int micro_batch = 1;            ///< sequences per micro-batch per data-parallel rank
   bool sequence_parallel = false;
   ZeroStage zero = ZeroStage::none;
+  /// ZeRO ≥ 1: data-parallel ranks that shard among themselves (HSDP / Megatron's distributed-optimizer
+  /// instances): weights, gradients and optimizer state are sharded within each group of shard_group
+  /// consecutive dp ranks (× cp × ep, as without it) and replicated across the dp / shard_group groups,
+  /// whose gradients are all-reduced. 0: one group of all dp ranks.
+  int shard_group = 0;
   Recompute recompute = Recompute::none;
   bool overlap_grad_reduce = true;
   double bucket_bytes = 40e6;  ///< gradient bucket size, bytes
+  Framework framework;         ///< the software's habits (the scenario's `framework:` block)
   /// Rank placement, innermost (fastest-varying, same node) first.
   std::vector<ParallelAxis> order = {ParallelAxis::tp, ParallelAxis::cp, ParallelAxis::ep, ParallelAxis::pp,
                                      ParallelAxis::dp};
@@ -61,6 +69,8 @@ struct ParallelPlan {
     return static_cast<std::int64_t>(tp) * pp * cp * ep;
   }
   [[nodiscard]] std::int64_t world_size() const { return model_parallel_size() * dp; }
+  /// Data-parallel ranks in one sharding group: shard_group when set, else dp.
+  [[nodiscard]] std::int64_t dp_shard() const { return shard_group > 0 ? shard_group : dp; }
 };
 
 }  // namespace trainsim::model

@@ -24,11 +24,14 @@ constexpr int kMaxBuckets = 128;
 
 /// The communicator groups of the representative GPU (rank 0 of the placement).
 struct Groups {
-  topo::CommGroup tp, cp, ep, dp, pp, p2p, cp_pair;
+  topo::CommGroup tp, cp, ep, pp, p2p, cp_pair;
   std::vector<std::int64_t> stage_node;  ///< node of pipeline rank s's representative GPU
   /// The ranks holding copies of the same (dense) gradients: data replicas over dp, the context-parallel
   /// ranks of one sequence, and the expert-parallel ranks, which are data replicas for the dense layers.
   topo::CommGroup grad;
+  /// The part of `grad` that shards ZeRO state (shard_group dp ranks × cp × ep; all of it without
+  /// shard_group), and the replicas of one shard across the sharding groups (size 1 without).
+  topo::CommGroup shard, replica;
 };
 
 // Two neighbouring ranks of `axis_group`: on one node, or on two (then sharing the NICs with the other
@@ -40,13 +43,17 @@ topo::CommGroup neighbour_pair(const topo::CommGroup& axis_group) {
 }
 
 Groups communicator_groups(const ParallelPlan& plan, const topo::ClusterSpec& cluster) {
-  std::vector<std::int64_t> sizes;
   std::vector<ParallelAxis> axes = plan.order;
   for (ParallelAxis a :
        {ParallelAxis::tp, ParallelAxis::cp, ParallelAxis::ep, ParallelAxis::pp, ParallelAxis::dp}) {
     if (std::find(axes.begin(), axes.end(), a) == axes.end()) axes.push_back(a);
   }
+  // Placement axes: the parallel axes in order, dp as two (its sharding groups inner, their replicas
+  // outer: a sharding group is consecutive dp ranks).
+  std::vector<std::int64_t> sizes;
+  std::array<std::size_t, 5> at{};  // placement axis of each ParallelAxis (dp: its sharding part)
   for (ParallelAxis a : axes) {
+    at[static_cast<std::size_t>(a)] = sizes.size();
     switch (a) {
       case ParallelAxis::tp:
         sizes.push_back(plan.tp);
@@ -61,30 +68,30 @@ Groups communicator_groups(const ParallelPlan& plan, const topo::ClusterSpec& cl
         sizes.push_back(plan.pp);
         break;
       case ParallelAxis::dp:
-        sizes.push_back(plan.dp);
+        sizes.push_back(plan.dp_shard());
+        sizes.push_back(plan.dp / plan.dp_shard());
         break;
     }
   }
   const topo::Placement placement(sizes, cluster);
-  auto index_of = [&](ParallelAxis a) {
-    return static_cast<std::size_t>(std::find(axes.begin(), axes.end(), a) - axes.begin());
-  };
+  auto index_of = [&](ParallelAxis a) { return at[static_cast<std::size_t>(a)]; };
   auto group = [&](ParallelAxis a) { return placement.group(index_of(a), 0); };
-  Groups g{group(ParallelAxis::tp),
-           group(ParallelAxis::cp),
-           group(ParallelAxis::ep),
-           group(ParallelAxis::dp),
-           group(ParallelAxis::pp),
-           {},
-           {},
-           {},
-           {}};
+  Groups g;
+  g.tp = group(ParallelAxis::tp);
+  g.cp = group(ParallelAxis::cp);
+  g.ep = group(ParallelAxis::ep);
+  g.pp = group(ParallelAxis::pp);
   for (std::int64_t s = 0; s < plan.pp; ++s) {
     g.stage_node.push_back(placement.node_of(s * placement.axis_stride(index_of(ParallelAxis::pp))));
   }
-  const std::array<std::size_t, 3> grad_axes{index_of(ParallelAxis::dp), index_of(ParallelAxis::cp),
+  const std::size_t dp_shard = index_of(ParallelAxis::dp);
+  const std::array<std::size_t, 4> grad_axes{dp_shard, dp_shard + 1, index_of(ParallelAxis::cp),
                                              index_of(ParallelAxis::ep)};
   g.grad = placement.group(grad_axes, 0);
+  const std::array<std::size_t, 3> shard_axes{dp_shard, index_of(ParallelAxis::cp),
+                                              index_of(ParallelAxis::ep)};
+  g.shard = placement.group(shard_axes, 0);
+  g.replica = placement.group(dp_shard + 1, 0);
   // Consecutive pipeline stages exchange activations; consecutive context-parallel ranks pass K/V blocks
   // around their ring.
   g.p2p = neighbour_pair(g.pp);
@@ -117,12 +124,19 @@ bool is_weight_grad(std::string_view name) {
 
 // Splits an op list into pieces (see CostPiece). The sums match the rule every path has used: kernels
 // add up; a blocking collective adds its time; an overlappable one runs under the next kernel and adds
-// only what it exceeds it by (all of it when no kernel follows).
+// only what it exceeds it by (all of it when no kernel follows). With the framework's tp_comm_overlap
+// (sequence parallelism), a tensor-parallel all-gather runs under the matmul after it and a
+// reduce-scatter under the matmul before it, each such matmul slowed by tp_comm_overlap_slowdown.
 std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepInput& in, const Groups& g) {
   std::vector<CostPiece> out;
   const auto& gpu = in.cluster.node.gpu;
+  const Framework& fw = in.plan.framework;
+  const bool tp_overlap = fw.tp_comm_overlap && in.plan.sequence_parallel;
+  const double slowed = 1.0 + fw.tp_comm_overlap_slowdown;
   CostPiece run;  // the compute piece being gathered
-  std::string last_kernel;
+  std::string last_kernel, before_last;
+  double last_time = 0, last_weight = 0;
+  bool last_is_matmul = false;
   int kernels = 0;
   auto flush = [&] {
     if (kernels == 0) return;
@@ -133,22 +147,42 @@ std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepIn
   };
   CostPiece hidden;  // an overlappable collective waiting for the kernel it runs under
   hidden.kind = CostPiece::Kind::overlapped;
+  bool hidden_needs_matmul = false;  // a tp all-gather: only a matmul hides it
+  auto block_hidden = [&] {          // nothing (fit) to hide under: it blocks
+    hidden.kind = CostPiece::Kind::collective;
+    hidden.name = hidden.comm_name;
+    hidden.comm_name.clear();
+    out.push_back(std::move(hidden));
+    hidden = CostPiece{};
+    hidden.kind = CostPiece::Kind::overlapped;
+    hidden_needs_matmul = false;
+  };
   for (const LayerOp& op : ops) {
     if (!op.communication) {
       const double k = kernel_time(op.kernel, gpu, in.training.precision);
       const double w = is_weight_grad(op.name) ? k : 0.0;
+      const bool matmul = op.kernel.kind == OpKind::matmul;
+      if (hidden.comm > 0 && hidden_needs_matmul && !matmul) block_hidden();
       if (hidden.comm > 0) {
         flush();
-        hidden.compute = k;
-        hidden.weight = w;
+        const double f = hidden_needs_matmul ? slowed : 1.0;
+        hidden.compute = k * f;
+        hidden.weight = w * f;
         hidden.name = op.name;
         out.push_back(std::move(hidden));
         hidden = CostPiece{};
         hidden.kind = CostPiece::Kind::overlapped;
+        hidden_needs_matmul = false;
+        kernels = 0;
+        last_is_matmul = false;
         continue;
       }
       if (kernels == 0) run.name = op.name;
+      before_last = kernels > 0 ? last_kernel : std::string();
       last_kernel = op.name;
+      last_time = k;
+      last_weight = w;
+      last_is_matmul = matmul;
       run.compute += k;
       run.weight += w;
       ++kernels;
@@ -161,13 +195,42 @@ std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepIn
                          to_topo(op.comm.collective), op.comm.bytes,
                          op.comm.collective == Collective::ring_exchange ? g.cp_pair : group, in.cluster) *
                      op.comm.steps;
+    const bool tp_chunked = tp_overlap && op.comm.group == CommGroup::tp;
+    if (tp_chunked && op.comm.collective == Collective::reduce_scatter && kernels > 0 && last_is_matmul) {
+      // Runs under the matmul that produces it: split that matmul off the kernels before it.
+      run.compute -= last_time;
+      run.weight -= last_weight;
+      --kernels;
+      const std::string first = run.name;
+      if (kernels > 0) {
+        if (kernels > 1) run.name += ".." + before_last;
+        out.push_back(std::move(run));
+      }
+      run = CostPiece{};
+      kernels = 0;
+      CostPiece piece;
+      piece.kind = CostPiece::Kind::overlapped;
+      piece.group = op.comm.group;
+      piece.compute = last_time * slowed;
+      piece.weight = last_weight * slowed;
+      piece.comm = c;
+      piece.name = last_kernel;
+      piece.comm_name = op.name;
+      out.push_back(std::move(piece));
+      last_is_matmul = false;
+      continue;
+    }
     flush();
-    if (op.comm.overlappable) {
+    last_is_matmul = false;
+    const bool gathers_under_next = tp_chunked && op.comm.collective == Collective::all_gather;
+    if (op.comm.overlappable || gathers_under_next) {
+      if (hidden.comm > 0 && hidden_needs_matmul != gathers_under_next) block_hidden();
       if (hidden.comm == 0) {
         hidden.comm_name = op.name;
         hidden.group = op.comm.group;
       }
       hidden.comm += c;
+      hidden_needs_matmul = gathers_under_next;
       continue;
     }
     CostPiece piece;
@@ -178,12 +241,7 @@ std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepIn
     out.push_back(std::move(piece));
   }
   flush();
-  if (hidden.comm > 0) {  // nothing left to hide under: it blocks
-    hidden.kind = CostPiece::Kind::collective;
-    hidden.name = hidden.comm_name;
-    hidden.comm_name.clear();
-    out.push_back(std::move(hidden));
-  }
+  if (hidden.comm > 0) block_hidden();
   return out;
 }
 
@@ -263,6 +321,57 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan) {
         pass_cost(out.units, out.chunk_units[static_cast<std::size_t>(vs)]);
   }
 
+  const OptimizerSpec& opt = in.training.optimizer;
+  const Framework& fw = pl.framework;
+  const double grad_elem = topo::bytes_per_element(gradient_precision(opt, in.training.precision));
+  const double reduce_elem =
+      fw.grad_reduce_dtype ? topo::bytes_per_element(*fw.grad_reduce_dtype) : grad_elem;
+  const double weight_elem = topo::bytes_per_element(weight_storage_precision(in.training.precision));
+  // Gradients reduced over the sharding group, then (HSDP) the shard all-reduced over its replicas.
+  auto reduce_gradients = [&](double bytes) {
+    auto e = topo::estimate_collective(topo::CollectiveOp::reduce_scatter, bytes, g.shard, in.cluster);
+    if (g.replica.size > 1) {
+      const auto r = topo::estimate_collective(
+          topo::CollectiveOp::all_reduce, bytes / static_cast<double>(g.shard.size), g.replica, in.cluster);
+      e.time_s += r.time_s;
+      e.latency_s += r.latency_s;
+    }
+    return e;
+  };
+
+  // ZeRO-3 / FSDP: every unit gathers its own weights over the sharding group before it computes and
+  // reduces its own gradients after its backward, `collectives` collectives per unit, each paying its
+  // full α-β time.
+  out.gathers_weights = shards_weights(pl.zero) && g.shard.size > 1;
+  if (out.gathers_weights) {
+    const UnitParameters up = unit_parameters(in.model, pl);
+    const int per_layer = std::max(1, fw.gathers_per_layer);
+    out.zero3_prefetch = prefetch_units(fw, up.layer / per_layer);
+    auto price = [&](UnitCost& u, double params, int collectives) {
+      if (!(params > 0)) return;
+      const double n = collectives;
+      const auto gather = topo::estimate_collective(topo::CollectiveOp::all_gather, params * weight_elem / n,
+                                                    g.shard, in.cluster);
+      const auto reduce = reduce_gradients(params * reduce_elem / n);
+      u.gather_s = n * gather.time_s;
+      u.gather_latency_s = n * gather.latency_s;
+      u.reduce_s = n * reduce.time_s;
+      u.reduce_latency_s = n * reduce.latency_s;
+    };
+    if (generic) {
+      for (const auto& runs : out.chunk_units) {
+        for (const UnitRun& r : runs) {
+          price(out.units[static_cast<std::size_t>(r.unit)],
+                in.model.generic_layers[static_cast<std::size_t>(r.first_layer)].params / pl.tp, 1);
+        }
+      }
+    } else {
+      price(out.units[0], up.layer, per_layer);
+      price(out.units[1], up.embedding, 1);
+      price(out.units[2], up.head, 1);
+    }
+  }
+
   // Activations handed between stages: Megatron scatters them over the tp ranks (sequence parallel) so
   // each rank sends 1/tp.
   const double tokens = static_cast<double>(pl.micro_batch) * static_cast<double>(in.model.seq_len) / pl.cp;
@@ -281,10 +390,7 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan) {
   // Data parallelism and the optimizer, per pipeline rank (the layer split of the plan, not memory's own).
   ParallelPlan split = pl;
   split.stage_layers = plan.stage_layers;
-  const OptimizerSpec& opt = in.training.optimizer;
-  const double grad_elem = topo::bytes_per_element(gradient_precision(opt, in.training.precision));
-  const double weight_elem = topo::bytes_per_element(weight_storage_precision(in.training.precision));
-  const double shard_degree = static_cast<double>(g.grad.size);  // = dp·cp·ep, as memory shards
+  const double shard_degree = static_cast<double>(g.shard.size);  // = dp_shard·cp·ep, as memory shards
   const auto m = static_cast<double>(plan.micro_batches);
   const auto& gpu = in.cluster.node.gpu;
   out.stages.assign(static_cast<std::size_t>(p), StageCost{});
@@ -297,32 +403,35 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan) {
     if (!shards_weights(pl.zero)) {
       const double want = std::ceil(sc.grad_bytes / std::max(pl.bucket_bytes, 1.0));
       sc.buckets = static_cast<int>(std::clamp(want, 1.0, static_cast<double>(kMaxBuckets)));
-      const auto op =
-          pl.zero == ZeroStage::none ? topo::CollectiveOp::all_reduce : topo::CollectiveOp::reduce_scatter;
-      const auto bucket = topo::estimate_collective(op, sc.grad_bytes / sc.buckets, g.grad, in.cluster);
+      const double bucket_bytes = sc.params * reduce_elem / sc.buckets;
+      const auto bucket =
+          pl.zero == ZeroStage::none
+              ? topo::estimate_collective(topo::CollectiveOp::all_reduce, bucket_bytes, g.grad, in.cluster)
+              : reduce_gradients(bucket_bytes);
       sc.bucket_s = bucket.time_s;
       sc.bucket_latency_s = bucket.latency_s;
-      sc.dp_bytes_per_step = g.grad.size > 1 ? sc.grad_bytes : 0.0;
+      sc.dp_bytes_per_step = g.grad.size > 1 ? sc.params * reduce_elem : 0.0;
       if (shards_optimizer_states(pl.zero)) {
         const auto gather =
-            topo::estimate_collective(topo::CollectiveOp::all_gather, sc.weight_bytes, g.grad, in.cluster);
+            topo::estimate_collective(topo::CollectiveOp::all_gather, sc.weight_bytes, g.shard, in.cluster);
         sc.param_gather_s = gather.time_s;
         sc.param_gather_latency_s = gather.latency_s;
         sc.dp_bytes_per_step += g.grad.size > 1 ? sc.weight_bytes : 0.0;
       }
     } else {
       sc.buckets = 0;
-      const auto gather =
-          topo::estimate_collective(topo::CollectiveOp::all_gather, sc.weight_bytes, g.grad, in.cluster);
-      const auto reduce =
-          topo::estimate_collective(topo::CollectiveOp::reduce_scatter, sc.grad_bytes, g.grad, in.cluster);
-      sc.zero3_gather_s = gather.time_s;
-      sc.zero3_gather_latency_s = gather.latency_s;
-      sc.zero3_reduce_s = reduce.time_s;
-      sc.zero3_reduce_latency_s = reduce.latency_s;
-      // Gathered before every forward and every backward pass, gradients reduce-scattered after every
-      // backward (FSDP reshards after each pass; no gradient accumulation in full precision).
-      sc.dp_bytes_per_step = g.grad.size > 1 ? m * (2.0 * sc.weight_bytes + sc.grad_bytes) : 0.0;
+      for (int c = 0; c < v; ++c) {
+        for (const UnitRun& r : out.chunk_units[static_cast<std::size_t>(c * p + s)]) {
+          const UnitCost& u = out.units[static_cast<std::size_t>(r.unit)];
+          sc.zero3_gather_s += r.count * u.gather_s;
+          sc.zero3_reduce_s += r.count * u.reduce_s;
+        }
+      }
+      // Gathered before every forward and (resharded after it) every backward pass, gradients reduced
+      // after every backward (no gradient accumulation in full precision).
+      const double gathers = fw.reshard_after_forward ? 2.0 : 1.0;
+      sc.dp_bytes_per_step =
+          out.gathers_weights ? m * (gathers * sc.weight_bytes + sc.params * reduce_elem) : 0.0;
     }
     const OptimizerCost oc = optimizer_cost(opt, in.training.precision, tensors);
     const double opt_shard = shards_optimizer_states(pl.zero) ? shard_degree : 1.0;

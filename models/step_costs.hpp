@@ -16,8 +16,17 @@
 //  - the activation hand-over between stages (send/recv of b·s/cp·h elements, ÷ tp under sequence
 //    parallelism, on the pipeline group's links);
 //  - data-parallel traffic: gradient all-reduce (ZeRO 0) or reduce-scatter + parameter all-gather after the
-//    update (ZeRO 1–2, Megatron's distributed optimizer), in buckets of plan.bucket_bytes; ZeRO-3 gathers
-//    the weights before every forward and backward pass and reduce-scatters gradients after every backward;
+//    update (ZeRO 1–2, Megatron's distributed optimizer), in buckets of plan.bucket_bytes; ZeRO-3 as the
+//    frameworks run it: each unit (a layer, or framework.gathers_per_layer pieces of it; the embedding;
+//    the head) gathers its own weights over the sharding group before it computes in the forward (and,
+//    resharded, again in the backward) and reduce-scatters its own gradients after its backward, every
+//    collective paying its full α-β time over the real communicator. With parallelism.shard_group (HSDP)
+//    the sharding group is shard_group dp ranks (× cp × ep) and the gradients' shard is then all-reduced
+//    over the replicas; ZeRO 1–2 buckets reduce the same way. Gradients are reduced in
+//    framework.grad_reduce_dtype when set;
+//  - with framework.tp_comm_overlap and sequence parallelism, tensor-parallel all-gathers run under the
+//    matmul after them and reduce-scatters under the matmul before them (TransformerEngine's chunked
+//    overlap), each such matmul slowed by framework.tp_comm_overlap_slowdown;
 //  - the optimizer update, memory-bound on HBM (bytes from D2's optimizer_cost, ÷ dp under ZeRO ≥ 1), and
 //    the gradient-norm all-reduces (clipping, LAMB, Muon).
 #include <algorithm>
@@ -69,6 +78,14 @@ struct UnitCost {
   std::string name;  ///< "layer", "embedding", "head", or a generic layer's name
   std::vector<CostPiece> forward, backward;
   PassCost total;  ///< the unit alone as a pass: its pieces summed
+  /// ZeRO-3 (StepCosts::gathers_weights): the unit's own collectives over the sharding group, each
+  /// paying its full α-β time, summed over the framework's collectives per unit — the all-gather of its
+  /// weights, and the reduce-scatter of its gradients (HSDP: then the all-reduce of the shard over its
+  /// replicas); *_latency_s is the size-independent part. 0 otherwise.
+  double gather_s = 0;
+  double gather_latency_s = 0;
+  double reduce_s = 0;
+  double reduce_latency_s = 0;
 };
 
 /// A run of identical consecutive units of one virtual stage, in forward order.
@@ -80,24 +97,21 @@ struct UnitRun {
 
 /// Per pipeline rank: data-parallel and optimizer costs, seconds and bytes, one GPU.
 struct StageCost {
-  double params = 0;          ///< parameters on one GPU before ZeRO sharding
-  double grad_bytes = 0;      ///< its gradients, bytes
-  double weight_bytes = 0;    ///< its weights in storage precision, bytes
-  int buckets = 1;            ///< gradient buckets (ZeRO 0–2)
-  double bucket_s = 0;        ///< time of one bucket's reduction (all-reduce or reduce-scatter)
-  double param_gather_s = 0;  ///< ZeRO 1–2: all-gather of the updated weights after the optimizer
-  double zero3_gather_s =
-      0;  ///< ZeRO-3: gathering all this rank's weights once (per pass, summed over chunks)
-  double zero3_reduce_s = 0;     ///< ZeRO-3: reduce-scatter of all this rank's gradients once
+  double params = 0;             ///< parameters on one GPU before ZeRO sharding
+  double grad_bytes = 0;         ///< its gradients, bytes
+  double weight_bytes = 0;       ///< its weights in storage precision, bytes
+  int buckets = 1;               ///< gradient buckets (ZeRO 0–2)
+  double bucket_s = 0;           ///< time of one bucket's reduction (all-reduce or reduce-scatter)
+  double param_gather_s = 0;     ///< ZeRO 1–2: all-gather of the updated weights after the optimizer
+  double zero3_gather_s = 0;     ///< ZeRO-3: its units' gathers summed: all this rank's weights once
+  double zero3_reduce_s = 0;     ///< ZeRO-3: its units' gradient reductions summed
   double optimizer_s = 0;        ///< the update kernels
   double grad_norm_s = 0;        ///< all-reduces of the norm(s)
   double dp_bytes_per_step = 0;  ///< data-parallel bytes this GPU's collectives carry per step (nccl size)
-  /// The size-independent part (launch and per-step α, topo::CollectiveEstimate::latency_s) of bucket_s,
-  /// param_gather_s, zero3_gather_s and zero3_reduce_s: the event fidelity runs the rest as a flow.
+  /// The size-independent part (launch and per-step α, topo::CollectiveEstimate::latency_s) of bucket_s
+  /// and param_gather_s: the event fidelity runs the rest as a flow.
   double bucket_latency_s = 0;
   double param_gather_latency_s = 0;
-  double zero3_gather_latency_s = 0;
-  double zero3_reduce_latency_s = 0;
 };
 
 struct StepCosts {
@@ -105,7 +119,10 @@ struct StepCosts {
   std::vector<UnitCost> units;   ///< the distinct units (empty in hand-made costs: analytic_step only)
   std::vector<std::vector<UnitRun>> chunk_units;  ///< per virtual stage, forward order
   std::vector<StageCost> stages;                  ///< per pipeline rank
-  double p2p_s = 0;  ///< one activation (or its gradient) between consecutive stages
+  /// ZeRO-3 with a sharding group of more than one rank: units gather their weights (UnitCost::gather_s).
+  bool gathers_weights = false;
+  int zero3_prefetch = 1;  ///< units gathered ahead of the computing one (framework prefetch_units)
+  double p2p_s = 0;        ///< one activation (or its gradient) between consecutive stages
   double p2p_bytes = 0;
   double p2p_latency_s = 0;  ///< the size-independent part of p2p_s
   /// Where the traffic runs (for the event fidelity's flows, step_network.hpp): the node of each pipeline

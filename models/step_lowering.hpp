@@ -14,7 +14,9 @@
 // Data parallelism (dp comm): gradients of the last gradient-producing pass of each chunk are reduced in
 // buckets as that pass's backward crosses layer boundaries — bucket j of nb when ⌈(j+1)·U/nb⌉ of the
 // chunk's U units are done (overlap_grad_reduce; otherwise all after the last pass); ZeRO-3 gathers each
-// layer's weights one layer ahead of its first kernel and reduce-scatters its gradients after its backward;
+// unit's weights (UnitCost::gather_s) `prefetch` units ahead of its first kernel — the gather of unit k is
+// issued when unit k − prefetch starts, the first ones at the pass's entry — and reduce-scatters its
+// gradients after its backward; a blocking hand-over (framework.blocking_p2p) holds the sender's compute;
 // then the gradient-norm all-reduce, the optimizer update on compute, and (ZeRO 1–2) the all-gather of the
 // updated weights. Data-parallel collectives and pipeline sends are each a busy task of their fixed
 // latency followed by a flow over the sending and receiving GPUs' ports (step_network.hpp), so a bucket

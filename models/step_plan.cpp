@@ -45,14 +45,17 @@ StepPlan make_step_plan(const TransformerSpec& model, const topo::ClusterSpec& c
     return infeasible(fmt::format("tp·pp·cp·ep·dp = {}·{}·{}·{}·{} = {} GPUs, but the cluster has {}",
                                   plan.tp, plan.pp, plan.cp, plan.ep, plan.dp, plan.world_size(), gpus));
   }
+  if (plan.shard_group > 0 && plan.dp % plan.shard_group != 0) {
+    return infeasible(fmt::format("shard_group {} does not divide dp {}", plan.shard_group, plan.dp));
+  }
   const bool generic = !model.generic_layers.empty();
   if (!generic) {
     if (model.heads % plan.tp != 0)
       return infeasible(fmt::format("{} heads do not divide by tp {}", model.heads, plan.tp));
     // tp may exceed kv_heads when it is a multiple of it (K/V heads copied on tp/kv ranks, as Megatron does).
     if (model.kv_heads_or_heads() % plan.tp != 0 && plan.tp % model.kv_heads_or_heads() != 0) {
-      return infeasible(
-          fmt::format("{} kv heads do not divide by tp {}, nor tp by them", model.kv_heads_or_heads(), plan.tp));
+      return infeasible(fmt::format("{} kv heads do not divide by tp {}, nor tp by them",
+                                    model.kv_heads_or_heads(), plan.tp));
     }
     if (model.seq_len % plan.cp != 0) {
       return infeasible(fmt::format("sequence length {} does not divide by cp {}", model.seq_len, plan.cp));

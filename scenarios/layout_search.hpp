@@ -4,8 +4,10 @@
 // the best K with the event fidelity, and report the Pareto front of run time vs run cost.
 //
 // What a layout is: tp, pp, cp, ep, dp (= GPUs / (tp·pp·cp·ep)), micro_batch, schedule (+ virtual stages
-// for interleaved), ZeRO stage and recompute. Everything else (sequence_parallel, overlap, bucket, rank
-// order) is copied from the scenario's `parallelism:` block. Divisibility rules enforced by enumeration:
+// for interleaved), ZeRO stage (and for ZeRO ≥ 1 its sharding group: all dp ranks, or one node's — HSDP)
+// and recompute. Everything else (sequence_parallel, overlap, bucket, rank order) is copied from the
+// scenario's `parallelism:` block, and the framework's flags from its `framework:` block. Divisibility rules
+// enforced by enumeration:
 //   tp divides heads and kv_heads and is at most the GPUs per node (TP stays inside NVLink);
 //   pp divides layers (even stages); interleaved: v > 1 divides layers/pp, and pp > 1;
 //   cp divides seq_len (and 2·cp does, for the load-balanced causal split); ep divides experts (MoE only);
@@ -36,6 +38,9 @@ struct LayoutSpace {
                                             model::Schedule::zero_bubble_h1, model::Schedule::interleaved};
   std::vector<model::ZeroStage> zero_stages = {model::ZeroStage::none, model::ZeroStage::optimizer_states,
                                                model::ZeroStage::gradients, model::ZeroStage::parameters};
+  /// For ZeRO ≥ 1 also try HSDP: state sharded within the data-parallel ranks of one node
+  /// (parallelism.shard_group), replicated across nodes.
+  bool hsdp = true;
   std::vector<model::Recompute> recompute = {model::Recompute::none, model::Recompute::selective,
                                              model::Recompute::full};
 };

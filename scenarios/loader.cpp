@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <numeric>
 
+#include "scenarios/framework_block.hpp"
 #include "scenarios/preset_blocks.hpp"
 #include "scenarios/yaml_tree.hpp"
 
@@ -141,6 +142,8 @@ struct Anchors {
   const YamlValue* ep = nullptr;
   const YamlValue* virtual_stages = nullptr;
   const YamlValue* stage_layers = nullptr;
+  const YamlValue* overlap_grad_reduce = nullptr;
+  const YamlValue* shard_group = nullptr;
   const YamlValue* global_batch = nullptr;
   const YamlValue* gpus_per_node = nullptr;
   const YamlValue* nodes = nullptr;
@@ -160,7 +163,7 @@ class Converter {
     a_.root = &root;
     MapReader r(d_, root, "",
                 {"name", "tags", "model", "cluster", "parallelism", "training", "checkpoint", "failures",
-                 "pricing", "budget", "sweep", "measured"});
+                 "pricing", "budget", "sweep", "measured", "framework", "memory"});
     if (!r.valid()) return s;
     r.require({"model", "cluster", "training"});
     r.string("name", s.name);
@@ -173,6 +176,10 @@ class Converter {
     const bool cluster_ok = r.has("cluster") && d_.size() == before_cluster;
     const std::size_t before_plan = d_.size();
     if (const YamlValue* v = r.get("parallelism")) read_parallelism(*v, s.parallelism);
+    if (const YamlValue* v = r.get("memory")) read_memory_block(d_, *v, s.parallelism);
+    if (const YamlValue* v = r.get("framework")) {
+      read_framework_block(d_, *v, s.parallelism, a_.overlap_grad_reduce != nullptr);
+    }
     const bool plan_ok = d_.size() == before_plan;
     const std::size_t before_training = d_.size();
     if (const YamlValue* v = r.get("training")) read_training(*v, s.training);
@@ -247,9 +254,10 @@ class Converter {
   }
 
   void read_parallelism(const YamlValue& v, model::ParallelPlan& p) {
-    MapReader r(d_, v, "parallelism",
-                {"tp", "pp", "dp", "cp", "ep", "schedule", "virtual_stages", "stage_layers", "micro_batch",
-                 "sequence_parallel", "zero", "recompute", "overlap_grad_reduce", "bucket", "order"});
+    MapReader r(
+        d_, v, "parallelism",
+        {"tp", "pp", "dp", "cp", "ep", "schedule", "virtual_stages", "stage_layers", "micro_batch",
+         "sequence_parallel", "zero", "shard_group", "recompute", "overlap_grad_reduce", "bucket", "order"});
     if (!r.valid()) return;
     a_.parallelism = &v;
     a_.tp = r.get("tp");
@@ -259,6 +267,8 @@ class Converter {
     a_.ep = r.get("ep");
     a_.virtual_stages = r.get("virtual_stages");
     a_.stage_layers = r.get("stage_layers");
+    a_.overlap_grad_reduce = r.get("overlap_grad_reduce");
+    a_.shard_group = r.get("shard_group");
     r.count("tp", p.tp, 1, 1e6);
     r.count("pp", p.pp, 1, 1e6);
     if (a_.dp != nullptr) {
@@ -290,6 +300,7 @@ class Converter {
     int zero = model::stage_number(p.zero);
     r.count("zero", zero, 0, 3);
     p.zero = model::zero_stage_numbered(zero).value_or(p.zero);
+    r.count("shard_group", p.shard_group, 1, max_total_gpus);
     r.choice("recompute", p.recompute, recompute_names());
     r.boolean("overlap_grad_reduce", p.overlap_grad_reduce);
     r.quantity("bucket", p.bucket_bytes, Dimension::bytes);
@@ -562,6 +573,10 @@ class Converter {
             mp_text + " times dp = " + str(p.dp) + " is " + str(mp * p.dp) + " GPUs, but the cluster has " +
                 str(gpus) + " (use dp: auto)");
     }
+    if (p.shard_group > 0 && p.dp % p.shard_group != 0) {
+      error(a_.shard_group, "parallelism.shard_group",
+            "must divide dp (" + str(p.dp) + "), found " + std::to_string(p.shard_group));
+    }
     if (m.heads % p.tp != 0) {
       error(
           a_.tp, "parallelism.tp",
@@ -831,6 +846,8 @@ std::string dump_scenario(const Scenario& s) {
          "\n  bucket: " + qty(p.bucket_bytes, Dimension::bytes) + "\n  order: [";
   for (std::size_t i = 0; i < p.order.size(); ++i) out += (i ? ", " : "") + name_of(axis_names(), p.order[i]);
   out += "]\n";
+  if (p.shard_group > 0) out += "  shard_group: " + std::to_string(p.shard_group) + "\n";
+  out += framework_to_yaml(p);
   const auto& t = s.training;
   const auto& o = t.optimizer;
   out += "training:\n  global_batch: " + str(t.global_batch) +

@@ -1,7 +1,5 @@
 #include "scenarios/presets.hpp"
 
-#include "topologies/comm_calibration.hpp"
-
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -11,6 +9,7 @@
 
 #include "scenarios/loader.hpp"
 #include "scenarios/preset_blocks.hpp"
+#include "topologies/comm_calibration.hpp"
 
 namespace trainsim::scenario {
 namespace {
@@ -211,7 +210,8 @@ model::TransformerSpec read_model_value(Diagnostics& d, const YamlValue& v, cons
                "capacity_factor",
                "expert_ffn_hidden",
                "attention",
-               "causal"});
+               "causal",
+               "dropout"});
   if (!r.valid()) return {};
   const std::size_t errors_before = d.size();
   model::TransformerSpec m = base_of(d, r, PresetKind::model, model_cache, read_model_value);
@@ -238,6 +238,7 @@ model::TransformerSpec read_model_value(Diagnostics& d, const YamlValue& v, cons
   r.count("expert_ffn_hidden", m.expert_ffn_hidden, 0, 1e8);
   r.choice("attention", m.attention, attention_names());
   r.boolean("causal", m.causal);
+  r.number("dropout", m.dropout, 0, 1);
   if (d.size() == errors_before && m.heads > 0) {
     // Checks of the model alone; the parallel layout's divisibility is checked with the scenario.
     if (m.hidden % m.heads != 0) {
@@ -347,7 +348,7 @@ std::string model_to_yaml(const model::TransformerSpec& m) {
        ", capacity_factor: " + format_number(m.capacity_factor) +
        ", expert_ffn_hidden: " + std::to_string(m.expert_ffn_hidden);
   s += ", attention: " + name_of(attention_names(), m.attention) +
-       ", causal: " + (m.causal ? "true" : "false");
+       ", causal: " + (m.causal ? "true" : "false") + ", dropout: " + format_number(m.dropout);
   return s + "}";
 }
 
