@@ -2,8 +2,8 @@
 // every sweep or search point, so it bounds how many layouts per second a search can price.
 #include <benchmark/benchmark.h>
 
-#include "models/kernel_time.hpp"
-#include "models/layer_ops.hpp"
+#include "models/workload/kernel_time.hpp"
+#include "models/workload/layer_ops.hpp"
 #include "tests/support/fixtures.hpp"
 
 using namespace trainsim::model;

@@ -1,4 +1,4 @@
-// Sweep and search throughput (issue 8 targets: analytic sweep >= 1,000 points/s per core; search of every
+// Sweep and search throughput (targets: analytic sweep >= 1,000 points/s per core; search of every
 // layout of GPT-3 175B on 4,096 GPUs in <= 10 s on 2 cores). A point is the whole per-point path of
 // `trainsim sweep`: the scenario re-parsed with the point's overrides, the analytic step, the run model and
 // the CSV row.
@@ -7,9 +7,9 @@
 #include <numeric>
 #include <thread>
 
-#include "scenarios/layout_search.hpp"
+#include "scenarios/studies/layout_search.hpp"
 #include "scenarios/loader.hpp"
-#include "scenarios/sweep.hpp"
+#include "scenarios/studies/sweep.hpp"
 
 namespace {
 

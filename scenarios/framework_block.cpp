@@ -8,16 +8,13 @@
 namespace trainsim::scenario {
 namespace {
 
-const std::vector<std::pair<std::string, topo::Precision>>& reduce_dtype_names() {
-  using P = topo::Precision;
-  static const std::vector<std::pair<std::string, P>> t{
-      {"fp32", P::fp32}, {"bf16", P::bf16}, {"fp16", P::fp16}};
-  return t;
-}
+// Gradients are reduced in a floating-point type of at least 16 bits.
+constexpr EnumNames<topo::Precision, 3> kReduceDtypeNames{
+    {{"fp32", topo::Precision::fp32}, {"bf16", topo::Precision::bf16}, {"fp16", topo::Precision::fp16}}};
 
 std::vector<std::string> preset_names() {
   std::vector<std::string> names;
-  for (const auto& [name, preset] : model::framework_preset_names()) names.emplace_back(name);
+  for (const auto& entry : model::kFrameworkPresetNames) names.emplace_back(entry.name);
   return names;
 }
 
@@ -46,7 +43,7 @@ void read_framework_block(Diagnostics& d, const YamlValue& v, model::ParallelPla
     const std::string preset_path = v.is_scalar() ? path : path + ".preset";
     const auto i = read_choice(d, *preset_node, preset_path, preset_names());
     if (!i) return;
-    preset = model::framework_preset_names()[*i].second;
+    preset = model::kFrameworkPresetNames[*i].value;
   }
   const double reserve = plan.framework.memory_reserve;
   model::Framework& f = plan.framework;
@@ -66,7 +63,7 @@ void read_framework_block(Diagnostics& d, const YamlValue& v, model::ParallelPla
   r->count("gathers_per_layer", f.gathers_per_layer, 1, 1e3);
   if (r->has("grad_reduce_dtype")) {
     topo::Precision p = topo::Precision::fp32;
-    r->choice("grad_reduce_dtype", p, reduce_dtype_names());
+    r->choice("grad_reduce_dtype", p, kReduceDtypeNames);
     f.grad_reduce_dtype = p;
   }
 }
@@ -89,9 +86,7 @@ std::string framework_to_yaml(const model::ParallelPlan& plan) {
                     "\n  reshard_after_forward: " + yes_no(f.reshard_after_forward) +
                     "\n  gathers_per_layer: " + std::to_string(f.gathers_per_layer) + "\n";
   if (f.grad_reduce_dtype) {
-    for (const auto& [name, p] : reduce_dtype_names()) {
-      if (p == *f.grad_reduce_dtype) out += "  grad_reduce_dtype: " + name + "\n";
-    }
+    out += "  grad_reduce_dtype: " + std::string(name_in(kReduceDtypeNames, *f.grad_reduce_dtype)) + "\n";
   }
   out += "memory:\n  reserve: " + format_number(f.memory_reserve) + "\n";
   return out;

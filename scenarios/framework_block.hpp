@@ -10,7 +10,7 @@
 // preset's. Problems are added to the Diagnostics.
 #include <string>
 
-#include "models/parallel_plan.hpp"
+#include "models/spec/parallel_plan.hpp"
 #include "scenarios/yaml_tree.hpp"
 
 namespace trainsim::scenario {

@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <initializer_list>
 #include <numeric>
 
+#include "models/report/summary.hpp"
+#include "models/step/layout_rules.hpp"
 #include "scenarios/framework_block.hpp"
 #include "scenarios/preset_blocks.hpp"
 #include "scenarios/yaml_tree.hpp"
@@ -35,100 +38,29 @@ const std::vector<std::pair<std::string, model::OptimizerKind>>& optimizer_names
   return t;
 }
 
+/// The precisions a key accepts, spelled as topo::kPrecisionNames spells them.
+std::vector<std::pair<std::string, topo::Precision>> precision_choices(
+    std::initializer_list<topo::Precision> accepted) {
+  std::vector<std::pair<std::string, topo::Precision>> t;
+  for (const topo::Precision p : accepted) t.emplace_back(topo::to_string(p), p);
+  return t;
+}
+
 const std::vector<std::pair<std::string, topo::Precision>>& compute_precision_names() {
   using P = topo::Precision;
-  static const std::vector<std::pair<std::string, P>> t{
-      {"fp32", P::fp32}, {"fp16", P::fp16}, {"bf16", P::bf16}, {"fp8", P::fp8}};
+  static const auto t = precision_choices({P::fp32, P::fp16, P::bf16, P::fp8});
   return t;
 }
 
 const std::vector<std::pair<std::string, topo::Precision>>& state_precision_names() {
   using P = topo::Precision;
-  static const std::vector<std::pair<std::string, P>> t{
-      {"fp32", P::fp32}, {"fp16", P::fp16}, {"bf16", P::bf16}, {"fp8", P::fp8}, {"int8", P::int8}};
+  static const auto t = precision_choices({P::fp32, P::fp16, P::bf16, P::fp8, P::int8});
   return t;
 }
 
-const std::vector<std::pair<std::string, model::Schedule>>& schedule_names() {
-  using S = model::Schedule;
-  static const std::vector<std::pair<std::string, S>> t{{"gpipe", S::gpipe},
-                                                        {"1f1b", S::one_f_one_b},
-                                                        {"interleaved", S::interleaved},
-                                                        {"zero-bubble-h1", S::zero_bubble_h1}};
-  return t;
-}
-
-const std::vector<std::pair<std::string, model::Recompute>>& recompute_names() {
-  using R = model::Recompute;
-  static const std::vector<std::pair<std::string, R>> t{
-      {"none", R::none}, {"selective", R::selective}, {"full", R::full}};
-  return t;
-}
-
-const std::vector<std::pair<std::string, model::ParallelAxis>>& axis_names() {
-  using A = model::ParallelAxis;
-  static const std::vector<std::pair<std::string, A>> t{
-      {"tp", A::tp}, {"cp", A::cp}, {"ep", A::ep}, {"pp", A::pp}, {"dp", A::dp}};
-  return t;
-}
-
-const std::vector<std::pair<std::string, topo::FabricTopology>>& topology_names() {
-  using F = topo::FabricTopology;
-  static const std::vector<std::pair<std::string, F>> t{
-      {"single-switch", F::single_switch}, {"fat-tree", F::fat_tree}, {"fat-tree-3", F::fat_tree_3},
-      {"torus-2d", F::torus_2d},           {"torus-3d", F::torus_3d}, {"dragonfly", F::dragonfly}};
-  return t;
-}
-
-const std::vector<std::pair<std::string, model::CheckpointMode>>& checkpoint_mode_names() {
-  static const std::vector<std::pair<std::string, model::CheckpointMode>> t{
-      {"sync", model::CheckpointMode::sync}, {"async", model::CheckpointMode::async}};
-  return t;
-}
-
-/// SPEC "Outputs" field names that a `measured:` block may name.
+/// The names a `measured:` block may name: the summary's own numeric fields (models/report/summary.hpp).
 const std::vector<std::string>& measurable_fields() {
-  static const std::vector<std::string> names{"parameters",
-                                              "model_flops_per_step",
-                                              "iteration_time",
-                                              "tokens_per_s",
-                                              "tokens_per_s_per_gpu",
-                                              "model_tflops_per_gpu",
-                                              "hardware_tflops_per_gpu",
-                                              "mfu",
-                                              "hfu",
-                                              "bubble_fraction",
-                                              "compute",
-                                              "exposed_tp_comm",
-                                              "exposed_dp_comm",
-                                              "exposed_pp_comm",
-                                              "optimizer",
-                                              "bubble",
-                                              "memory_per_gpu",
-                                              "weights",
-                                              "grads",
-                                              "optimizer_state",
-                                              "activations",
-                                              "buffers",
-                                              "steps",
-                                              "run_time",
-                                              "gpu_hours",
-                                              "checkpoint_size",
-                                              "checkpoint_write_time",
-                                              "checkpoint_stall",
-                                              "failures_expected",
-                                              "lost_work",
-                                              "goodput",
-                                              "cost_total",
-                                              "cost_compute",
-                                              "cost_storage",
-                                              "cost_network",
-                                              "cost_energy",
-                                              "cost_wasted",
-                                              "energy_kwh",
-                                              "co2_kg",
-                                              "recommended_checkpoint_interval"};
-  return names;
+  return model::numeric_field_names();
 }
 
 /// Locations of the values cross-field checks point at (the top of the file when a key is absent).
@@ -142,6 +74,8 @@ struct Anchors {
   const YamlValue* ep = nullptr;
   const YamlValue* virtual_stages = nullptr;
   const YamlValue* stage_layers = nullptr;
+  const YamlValue* micro_batch = nullptr;
+  const YamlValue* schedule = nullptr;
   const YamlValue* overlap_grad_reduce = nullptr;
   const YamlValue* shard_group = nullptr;
   const YamlValue* global_batch = nullptr;
@@ -224,7 +158,7 @@ class Converter {
                    {"topology", "nic", "nics_per_node", "oversubscription", "rail_optimized",
                     "switch_latency", "switch_radix", "torus_dims"});
       auto& net = c.network;
-      nr.choice("topology", net.topology, topology_names());
+      nr.choice("topology", net.topology, topo::kFabricTopologyNames);
       nr.quantity("nic", net.nic_bytes_per_s, Dimension::bytes_per_s);
       nr.count("nics_per_node", net.nics_per_node, 1, 1024);
       nr.number("oversubscription", net.oversubscription, 1, 1024);
@@ -267,6 +201,8 @@ class Converter {
     a_.ep = r.get("ep");
     a_.virtual_stages = r.get("virtual_stages");
     a_.stage_layers = r.get("stage_layers");
+    a_.micro_batch = r.get("micro_batch");
+    a_.schedule = r.get("schedule");
     a_.overlap_grad_reduce = r.get("overlap_grad_reduce");
     a_.shard_group = r.get("shard_group");
     r.count("tp", p.tp, 1, 1e6);
@@ -281,7 +217,7 @@ class Converter {
     }
     r.count("cp", p.cp, 1, 1e6);
     r.count("ep", p.ep, 1, 1e6);
-    r.choice("schedule", p.schedule, schedule_names());
+    r.choice("schedule", p.schedule, model::kScheduleNames);
     r.count("virtual_stages", p.virtual_stages, 1, 1e4);
     if (a_.stage_layers != nullptr && !(a_.stage_layers->is_scalar() && a_.stage_layers->scalar == "auto")) {
       if (!a_.stage_layers->is_sequence() || a_.stage_layers->items.empty()) {
@@ -301,7 +237,7 @@ class Converter {
     r.count("zero", zero, 0, 3);
     p.zero = model::zero_stage_numbered(zero).value_or(p.zero);
     r.count("shard_group", p.shard_group, 1, max_total_gpus);
-    r.choice("recompute", p.recompute, recompute_names());
+    r.choice("recompute", p.recompute, model::kRecomputeNames);
     r.boolean("overlap_grad_reduce", p.overlap_grad_reduce);
     r.quantity("bucket", p.bucket_bytes, Dimension::bytes);
     if (const YamlValue* order = r.get("order")) read_order(*order, p);
@@ -309,17 +245,17 @@ class Converter {
 
   void read_order(const YamlValue& v, model::ParallelPlan& p) {
     const std::string path = "parallelism.order";
-    if (!v.is_sequence() || v.items.size() != axis_names().size()) {
+    if (!v.is_sequence() || v.items.size() != model::kParallelAxisNames.size()) {
       d_.add(v, path, "expected a list of the five axes, innermost first, e.g. [tp, cp, ep, pp, dp]");
       return;
     }
     std::vector<std::string> names;
-    for (const auto& [name, axis] : axis_names()) names.push_back(name);
+    for (const auto& entry : model::kParallelAxisNames) names.emplace_back(entry.name);
     std::vector<model::ParallelAxis> order;
     for (std::size_t i = 0; i < v.items.size(); ++i) {
       const auto index = read_choice(d_, v.items[i], path + "[" + std::to_string(i) + "]", names);
       if (!index) return;
-      const model::ParallelAxis axis = axis_names()[*index].second;
+      const model::ParallelAxis axis = model::kParallelAxisNames[*index].value;
       if (std::find(order.begin(), order.end(), axis) != order.end()) {
         d_.add(v.items[i], path, "axis " + names[*index] + " appears twice");
         return;
@@ -398,7 +334,7 @@ class Converter {
       d_.add(v, "checkpoint",
              "give exactly one of interval (a duration, e.g. \"2 h\") or every_steps (a count)");
     }
-    r.choice("mode", c.mode, checkpoint_mode_names());
+    r.choice("mode", c.mode, model::kCheckpointModeNames);
     r.count("keep", c.keep, 1, 1e6);
   }
 
@@ -559,87 +495,31 @@ class Converter {
     }
     const std::int64_t gpus = c.total_gpus();
     const std::int64_t mp = p.model_parallel_size();
-    const std::string mp_text = "tp·pp·cp·ep = " + std::to_string(p.tp) + "·" + std::to_string(p.pp) + "·" +
-                                std::to_string(p.cp) + "·" + std::to_string(p.ep) + " = " + str(mp);
-    if (p.dp_auto) {
-      if (gpus % mp != 0) {
-        error(a_.parallelism, "parallelism",
-              "the cluster's " + str(gpus) + " GPUs are not divisible by " + mp_text + " (dp: auto)");
-      } else {
-        p.dp = gpus / mp;
-      }
-    } else if (mp * p.dp != gpus) {
-      error(a_.dp, "parallelism.dp",
-            mp_text + " times dp = " + str(p.dp) + " is " + str(mp * p.dp) + " GPUs, but the cluster has " +
-                str(gpus) + " (use dp: auto)");
+    if (p.dp_auto && gpus % mp == 0) p.dp = gpus / mp;
+    model::TrainingSpec training = s.training;
+    if (!training_ok) training.global_batch = 0;  // its own error is reported already
+    for (model::LayoutProblem& problem : model::layout_rules(m, p, training, gpus))
+      d_.add(a_.at(anchor(problem.key)), model::key_path(problem.key), std::move(problem.message));
+  }
+
+  /// Where in the file a layout problem is shown: the key it blames, else its block.
+  [[nodiscard]] const YamlValue* anchor(model::LayoutKey key) const {
+    using K = model::LayoutKey;
+    switch (key) {
+      case K::parallelism: return a_.parallelism;
+      case K::tp: return a_.tp;
+      case K::pp: return a_.pp;
+      case K::dp: return a_.dp;
+      case K::cp: return a_.cp;
+      case K::ep: return a_.ep;
+      case K::micro_batch: return a_.micro_batch;
+      case K::schedule: return a_.schedule;
+      case K::virtual_stages: return a_.virtual_stages;
+      case K::stage_layers: return a_.stage_layers;
+      case K::shard_group: return a_.shard_group;
+      case K::global_batch: return a_.global_batch != nullptr ? a_.global_batch : a_.root;
     }
-    if (p.shard_group > 0 && p.dp % p.shard_group != 0) {
-      error(a_.shard_group, "parallelism.shard_group",
-            "must divide dp (" + str(p.dp) + "), found " + std::to_string(p.shard_group));
-    }
-    if (m.heads % p.tp != 0) {
-      error(
-          a_.tp, "parallelism.tp",
-          "the model's heads (" + str(m.heads) + ") must be divisible by tp (" + std::to_string(p.tp) + ")");
-    } else if (m.kv_heads_or_heads() % p.tp != 0 && p.tp % m.kv_heads_or_heads() != 0) {
-      // tp may exceed kv_heads when it is a multiple of it: each K/V head is then copied on tp/kv ranks.
-      error(a_.tp, "parallelism.tp",
-            "the model's kv_heads (" + str(m.kv_heads_or_heads()) + ") must be divisible by tp (" +
-                std::to_string(p.tp) + "), or tp by kv_heads");
-    }
-    if (p.pp > m.layers) {
-      error(a_.pp, "parallelism.pp",
-            "pp (" + std::to_string(p.pp) + ") is larger than the model's layers (" + str(m.layers) + ")");
-    }
-    if (p.virtual_stages > 1 && p.schedule != model::Schedule::interleaved) {
-      error(a_.virtual_stages, "parallelism.virtual_stages",
-            "virtual_stages > 1 needs schedule: interleaved");
-    }
-    // Layers that do not divide by pp·virtual_stages are spread with the remainder (step_plan.hpp), as
-    // Llama 3 405B's 126 layers on 16 interleaved stages are; every virtual stage needs one layer.
-    if (p.schedule == model::Schedule::interleaved && p.virtual_stages > 1 &&
-        m.layers < static_cast<std::int64_t>(p.pp) * p.virtual_stages) {
-      error(a_.virtual_stages, "parallelism.virtual_stages",
-            "with schedule: interleaved every one of the pp·virtual_stages = " + std::to_string(p.pp) + "·" +
-                std::to_string(p.virtual_stages) + " virtual stages needs a layer; the model has " +
-                str(m.layers));
-    }
-    if (!p.stage_layers.empty()) {
-      const std::size_t stages = static_cast<std::size_t>(p.pp) * static_cast<std::size_t>(p.virtual_stages);
-      const std::int64_t sum = std::accumulate(p.stage_layers.begin(), p.stage_layers.end(), std::int64_t{0});
-      // One entry per virtual stage, or (interleaved) one per pipeline rank, spread over its chunks.
-      if (p.stage_layers.size() != stages && p.stage_layers.size() != static_cast<std::size_t>(p.pp)) {
-        error(a_.stage_layers, "parallelism.stage_layers",
-              "has " + std::to_string(p.stage_layers.size()) + " entries; expected pp = " +
-                  std::to_string(p.pp) + " or pp·virtual_stages = " + std::to_string(stages));
-      } else if (sum != m.layers) {
-        error(a_.stage_layers, "parallelism.stage_layers",
-              "adds up to " + str(sum) + " layers; the model has " + str(m.layers));
-      }
-    }
-    if (p.ep > 1 && !m.is_moe()) {
-      error(a_.ep, "parallelism.ep", "ep > 1 needs a mixture-of-experts model (experts > 0)");
-    } else if (m.is_moe() && m.experts % p.ep != 0) {
-      error(a_.ep, "parallelism.ep",
-            "the model's experts (" + str(m.experts) + ") must be divisible by ep (" + std::to_string(p.ep) +
-                ")");
-    }
-    if (m.seq_len % p.cp != 0) {
-      error(a_.cp, "parallelism.cp",
-            "the model's seq_len (" + str(m.seq_len) + ") must be divisible by cp (" + std::to_string(p.cp) +
-                ")");
-    }
-    // Expert-parallel ranks are data replicas for the dense layers (dp excludes ep, SPEC `dp: auto`), so
-    // each of dp·ep replicas takes its own micro-batches.
-    const std::int64_t per_step = p.dp * p.ep * p.micro_batch;
-    if (training_ok && p.dp > 0 && s.training.global_batch % per_step != 0) {
-      const std::string factors = p.ep > 1
-                                      ? "dp·ep·micro_batch = " + str(p.dp) + "·" + std::to_string(p.ep) + "·"
-                                      : "dp·micro_batch = " + str(p.dp) + "·";
-      d_.add(a_.global_batch ? *a_.global_batch : *a_.root, "training.global_batch",
-             "global_batch (" + str(s.training.global_batch) + ") must be divisible by " + factors +
-                 std::to_string(p.micro_batch) + " = " + str(per_step));
-    }
+    return a_.parallelism;
   }
 };
 
@@ -805,7 +685,7 @@ std::string dump_scenario(const Scenario& s) {
   out += "cluster:\n  node: " + node_to_yaml(c.node) + "\n  nodes: " + str(c.nodes) + "\n";
   if (c.gpus_per_node > 0) out += "  gpus_per_node: " + std::to_string(c.gpus_per_node) + "\n";
   const auto& n = c.network;
-  out += "  network: {topology: " + name_of(topology_names(), n.topology);
+  out += "  network: {topology: " + std::string(to_string(n.topology));
   if (n.nic_bytes_per_s > 0) out += ", nic: " + qty(n.nic_bytes_per_s, Dimension::bytes_per_s);
   if (n.nics_per_node > 0) out += ", nics_per_node: " + std::to_string(n.nics_per_node);
   out += ", oversubscription: " + format_number(n.oversubscription) +
@@ -829,7 +709,7 @@ std::string dump_scenario(const Scenario& s) {
   const auto& p = s.parallelism;
   out += "parallelism:\n  tp: " + std::to_string(p.tp) + "\n  pp: " + std::to_string(p.pp) +
          "\n  dp: " + (p.dp_auto ? std::string("auto") : str(p.dp)) + "\n  cp: " + std::to_string(p.cp) +
-         "\n  ep: " + std::to_string(p.ep) + "\n  schedule: " + name_of(schedule_names(), p.schedule) +
+         "\n  ep: " + std::to_string(p.ep) + "\n  schedule: " + std::string(to_string(p.schedule)) +
          "\n  virtual_stages: " + std::to_string(p.virtual_stages) + "\n  stage_layers: ";
   if (p.stage_layers.empty()) {
     out += "auto";
@@ -840,20 +720,21 @@ std::string dump_scenario(const Scenario& s) {
     out += "]";
   }
   out += "\n  micro_batch: " + std::to_string(p.micro_batch) +
-         "\n  sequence_parallel: " + b(p.sequence_parallel) + "\n  zero: " + model::to_string(p.zero) +
-         "\n  recompute: " + name_of(recompute_names(), p.recompute) +
+         "\n  sequence_parallel: " + b(p.sequence_parallel) +
+         "\n  zero: " + std::string(model::to_string(p.zero)) +
+         "\n  recompute: " + std::string(to_string(p.recompute)) +
          "\n  overlap_grad_reduce: " + b(p.overlap_grad_reduce) +
          "\n  bucket: " + qty(p.bucket_bytes, Dimension::bytes) + "\n  order: [";
-  for (std::size_t i = 0; i < p.order.size(); ++i) out += (i ? ", " : "") + name_of(axis_names(), p.order[i]);
+  for (std::size_t i = 0; i < p.order.size(); ++i) out += (i ? ", " : "") + std::string(to_string(p.order[i]));
   out += "]\n";
   if (p.shard_group > 0) out += "  shard_group: " + std::to_string(p.shard_group) + "\n";
   out += framework_to_yaml(p);
   const auto& t = s.training;
   const auto& o = t.optimizer;
   out += "training:\n  global_batch: " + str(t.global_batch) +
-         "\n  precision: " + name_of(compute_precision_names(), t.precision) +
+         "\n  precision: " + std::string(to_string(t.precision)) +
          "\n  optimizer: {kind: " + name_of(optimizer_names(), o.kind) +
-         ", state_precision: " + name_of(state_precision_names(), o.state_precision) +
+         ", state_precision: " + std::string(to_string(o.state_precision)) +
          ", master_weights: " + b(o.master_weights) +
          ", quantization_block: " + std::to_string(o.quantization_block) +
          ", grad_clipping: " + b(o.grad_clipping) + "}\n";
@@ -866,7 +747,7 @@ std::string dump_scenario(const Scenario& s) {
     out += "checkpoint: {";
     if (k.interval_s) out += "interval: " + qty(*k.interval_s, Dimension::seconds) + ", ";
     if (k.every_steps) out += "every_steps: " + str(*k.every_steps) + ", ";
-    out += "mode: " + name_of(checkpoint_mode_names(), k.mode) + ", keep: " + std::to_string(k.keep) + "}\n";
+    out += "mode: " + std::string(to_string(k.mode)) + ", keep: " + std::to_string(k.keep) + "}\n";
   }
   if (s.failures.enabled) {
     const auto& f = s.failures;

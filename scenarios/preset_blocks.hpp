@@ -5,7 +5,7 @@
 // Problems are added to the Diagnostics; the returned spec is then partial.
 #include <string>
 
-#include "models/transformer_spec.hpp"
+#include "models/spec/transformer_spec.hpp"
 #include "scenarios/yaml_tree.hpp"
 #include "topologies/hardware.hpp"
 
@@ -15,13 +15,8 @@ model::TransformerSpec read_model_value(Diagnostics& d, const YamlValue& v, cons
 topo::GpuSpec read_gpu_value(Diagnostics& d, const YamlValue& v, const std::string& path);
 topo::NodeSpec read_node_value(Diagnostics& d, const YamlValue& v, const std::string& path);
 
-/// The spelling of enumerators in files (one table per enum, shared by reader and writer).
-const std::vector<std::pair<std::string, model::Mlp>>& mlp_names();
-const std::vector<std::pair<std::string, model::Norm>>& norm_names();
-const std::vector<std::pair<std::string, model::Position>>& position_names();
-const std::vector<std::pair<std::string, model::Attention>>& attention_names();
-const std::vector<std::pair<std::string, topo::IntraNodeFabric>>& fabric_names();
-
+/// The first name `table` gives `value`: for tables that accept a subset of an enum's names or add
+/// aliases to them (the enum's own table is beside it, with to_string).
 template <class Enum>
 std::string name_of(const std::vector<std::pair<std::string, Enum>>& table, Enum value) {
   for (const auto& [name, v] : table) {

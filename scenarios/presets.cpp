@@ -156,34 +156,6 @@ std::string q(std::string_view s) {
 
 }  // namespace
 
-const std::vector<std::pair<std::string, model::Mlp>>& mlp_names() {
-  static const std::vector<std::pair<std::string, model::Mlp>> t{{"gelu", model::Mlp::gelu},
-                                                                 {"swiglu", model::Mlp::swiglu}};
-  return t;
-}
-const std::vector<std::pair<std::string, model::Norm>>& norm_names() {
-  static const std::vector<std::pair<std::string, model::Norm>> t{{"layernorm", model::Norm::layernorm},
-                                                                  {"rmsnorm", model::Norm::rmsnorm}};
-  return t;
-}
-const std::vector<std::pair<std::string, model::Position>>& position_names() {
-  static const std::vector<std::pair<std::string, model::Position>> t{{"learned", model::Position::learned},
-                                                                      {"rope", model::Position::rope}};
-  return t;
-}
-const std::vector<std::pair<std::string, model::Attention>>& attention_names() {
-  static const std::vector<std::pair<std::string, model::Attention>> t{
-      {"flash", model::Attention::flash}, {"standard", model::Attention::standard}};
-  return t;
-}
-const std::vector<std::pair<std::string, topo::IntraNodeFabric>>& fabric_names() {
-  static const std::vector<std::pair<std::string, topo::IntraNodeFabric>> t{
-      {"nvswitch", topo::IntraNodeFabric::nvswitch},
-      {"nvlink-mesh", topo::IntraNodeFabric::nvlink_mesh},
-      {"pcie", topo::IntraNodeFabric::pcie}};
-  return t;
-}
-
 model::TransformerSpec read_model_value(Diagnostics& d, const YamlValue& v, const std::string& path) {
   if (v.is_scalar()) {
     return load_preset(d, v, path, PresetKind::model, v.scalar, model_cache, read_model_value)
@@ -227,16 +199,16 @@ model::TransformerSpec read_model_value(Diagnostics& d, const YamlValue& v, cons
   r.count("ffn_hidden", m.ffn_hidden, 1, 1e8);
   r.count("vocab", m.vocab, 1, 1e9);
   r.count("seq_len", m.seq_len, 1, 1e9);
-  r.choice("mlp", m.mlp, mlp_names());
-  r.choice("norm", m.norm, norm_names());
-  r.choice("position", m.position, position_names());
+  r.choice("mlp", m.mlp, model::kMlpNames);
+  r.choice("norm", m.norm, model::kNormNames);
+  r.choice("position", m.position, model::kPositionNames);
   r.boolean("bias", m.bias);
   r.boolean("tied_embeddings", m.tied_embeddings);
   r.count("experts", m.experts, 0, 1e6);
   r.count("top_k", m.top_k, 0, 1e6);
   r.number("capacity_factor", m.capacity_factor, 1e-3, 1e3);
   r.count("expert_ffn_hidden", m.expert_ffn_hidden, 0, 1e8);
-  r.choice("attention", m.attention, attention_names());
+  r.choice("attention", m.attention, model::kAttentionNames);
   r.boolean("causal", m.causal);
   r.number("dropout", m.dropout, 0, 1);
   if (d.size() == errors_before && m.heads > 0) {
@@ -321,7 +293,7 @@ topo::NodeSpec read_node_value(Diagnostics& d, const YamlValue& v, const std::st
   r.string("name", n.name);
   if (const YamlValue* g = r.get("gpu")) n.gpu = read_gpu_value(d, *g, r.child_path("gpu"));
   r.count("gpus_per_node", n.gpus_per_node, 1, 1024);
-  r.choice("fabric", n.fabric, fabric_names());
+  r.choice("fabric", n.fabric, topo::kIntraNodeFabricNames);
   r.quantity("intra_bandwidth", n.intra_bytes_per_s, Dimension::bytes_per_s);
   r.quantity("intra_latency", n.intra_latency_s, Dimension::seconds, Bound::non_negative);
   r.boolean("in_switch_reduction", n.in_switch_reduction);
@@ -340,15 +312,15 @@ std::string model_to_yaml(const model::TransformerSpec& m) {
   if (m.kv_heads > 0) s += ", kv_heads: " + std::to_string(m.kv_heads);
   if (m.ffn_hidden > 0) s += ", ffn_hidden: " + std::to_string(m.ffn_hidden);
   s += ", vocab: " + std::to_string(m.vocab) + ", seq_len: " + std::to_string(m.seq_len);
-  s += ", mlp: " + name_of(mlp_names(), m.mlp) + ", norm: " + name_of(norm_names(), m.norm) +
-       ", position: " + name_of(position_names(), m.position);
+  s += ", mlp: " + std::string(to_string(m.mlp)) + ", norm: " + std::string(to_string(m.norm)) +
+       ", position: " + std::string(to_string(m.position));
   s += std::string(", bias: ") + (m.bias ? "true" : "false") +
        ", tied_embeddings: " + (m.tied_embeddings ? "true" : "false");
   s += ", experts: " + std::to_string(m.experts) + ", top_k: " + std::to_string(m.top_k) +
        ", capacity_factor: " + format_number(m.capacity_factor) +
        ", expert_ffn_hidden: " + std::to_string(m.expert_ffn_hidden);
-  s += ", attention: " + name_of(attention_names(), m.attention) +
-       ", causal: " + (m.causal ? "true" : "false") + ", dropout: " + format_number(m.dropout);
+  s += ", attention: " + std::string(to_string(m.attention)) + ", causal: " + (m.causal ? "true" : "false") +
+       ", dropout: " + format_number(m.dropout);
   return s + "}";
 }
 
@@ -373,7 +345,7 @@ std::string gpu_to_yaml(const topo::GpuSpec& g) {
 std::string node_to_yaml(const topo::NodeSpec& n) {
   return "{name: " + q(n.name) + ", gpu: " + gpu_to_yaml(n.gpu) +
          ", gpus_per_node: " + std::to_string(n.gpus_per_node) +
-         ", fabric: " + name_of(fabric_names(), n.fabric) +
+         ", fabric: " + std::string(to_string(n.fabric)) +
          ", intra_bandwidth: " + q(format_quantity(n.intra_bytes_per_s, Dimension::bytes_per_s)) +
          ", intra_latency: " + q(format_quantity(n.intra_latency_s, Dimension::seconds)) +
          ", in_switch_reduction: " + (n.in_switch_reduction ? "true" : "false") +

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "models/transformer_spec.hpp"
+#include "models/spec/transformer_spec.hpp"
 #include "topologies/hardware.hpp"
 
 namespace trainsim::scenario {

@@ -7,10 +7,10 @@
 #include <utility>
 #include <vector>
 
-#include "models/parallel_plan.hpp"
-#include "models/run_spec.hpp"
-#include "models/training_spec.hpp"
-#include "models/transformer_spec.hpp"
+#include "models/spec/parallel_plan.hpp"
+#include "models/spec/run_spec.hpp"
+#include "models/spec/training_spec.hpp"
+#include "models/spec/transformer_spec.hpp"
 #include "topologies/cluster_spec.hpp"
 
 namespace trainsim::scenario {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "scenarios/quantity.hpp"
+#include "sim/enum_names.hpp"
 #include "sim/error.hpp"
 
 namespace trainsim::scenario {
@@ -112,6 +113,15 @@ class MapReader {
                 Bound bound = Bound::positive);
   void boolean(std::string_view key, bool& out);
   void string(std::string_view key, std::string& out);
+  template <class Enum, std::size_t N>
+  void choice(std::string_view key, Enum& out, const EnumNames<Enum, N>& table) {
+    if (const YamlValue* v = get(key)) {
+      std::vector<std::string> names;
+      for (const auto& entry : table) names.emplace_back(entry.name);
+      if (auto i = read_choice(d_, *v, child_path(key), names)) out = table[*i].value;
+    }
+  }
+
   template <class Enum>
   void choice(std::string_view key, Enum& out, const std::vector<std::pair<std::string, Enum>>& table) {
     if (const YamlValue* v = get(key)) {

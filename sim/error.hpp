@@ -1,7 +1,7 @@
 #pragma once
 // The three error channels (DESIGN principle 8):
 //  - bad input from the user throws InputError, caught only in main and in tests;
-//  - an infeasible plan is a value with a reason (see models/step_report.hpp), never an exception;
+//  - an infeasible plan is a value with a reason (see models/step/step_report.hpp), never an exception;
 //  - a broken invariant of ours is TRAINSIM_CHECK(cond, message), which throws InternalError.
 // The library never calls exit().
 #include <stdexcept>

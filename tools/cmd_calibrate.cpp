@@ -2,7 +2,7 @@
 // (topo::ComputeEfficiency) to measured step times by least squares, report the error before and after on
 // the fitted set and on held-out files (--check), and write the calibrated GPU preset.
 //
-// CSV formats: models/measurement_csv.hpp (vTrain ground truth, or trainsim's published-measurements
+// CSV formats: scenarios/studies/measurement_csv.hpp (vTrain ground truth, or trainsim's published-measurements
 // columns). Each measured configuration is simulated on the GPU's node preset (--node, or the first node
 // preset built from that GPU), with --nic / --nics-per-node overriding the node's network when the
 // measurements came from a differently cabled cluster (vTrain: 4 x 200 Gb/s per node).
@@ -20,13 +20,13 @@
 #include <string>
 #include <vector>
 
-#include "models/calibration.hpp"
-#include "models/measurement_csv.hpp"
-#include "models/step_simulator.hpp"
-#include "models/summary.hpp"
+#include "scenarios/studies/calibration.hpp"
+#include "scenarios/studies/measurement_csv.hpp"
+#include "models/step/step_simulator.hpp"
+#include "models/report/summary.hpp"
 #include "scenarios/presets.hpp"
 #include "scenarios/quantity.hpp"
-#include "scenarios/sweep.hpp"
+#include "scenarios/studies/sweep.hpp"
 #include "sim/error.hpp"
 #include "tools/command.hpp"
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "models/parameters.hpp"
+#include "models/workload/parameters.hpp"
 #include "scenarios/loader.hpp"
 #include "sim/error.hpp"
 #include "tools/command.hpp"

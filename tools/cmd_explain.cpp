@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "models/explain.hpp"
+#include "models/report/explain.hpp"
 #include "scenarios/loader.hpp"
 #include "tools/command.hpp"
 

@@ -5,8 +5,8 @@
 #include <iostream>
 #include <string>
 
-#include "models/optimizer.hpp"
-#include "models/parameters.hpp"
+#include "models/workload/optimizer.hpp"
+#include "models/workload/parameters.hpp"
 #include "scenarios/presets.hpp"
 #include "tools/command.hpp"
 

@@ -10,11 +10,11 @@
 #include <memory>
 #include <string>
 
-#include "models/run_timeline.hpp"
-#include "models/step_simulator.hpp"
-#include "models/summary.hpp"
+#include "models/run/run_timeline.hpp"
+#include "models/step/step_simulator.hpp"
+#include "models/report/summary.hpp"
 #include "scenarios/loader.hpp"
-#include "scenarios/simulation.hpp"
+#include "scenarios/studies/simulation.hpp"
 #include "sim/error.hpp"
 #include "tools/command.hpp"
 
@@ -68,8 +68,7 @@ int run(const RunArgs& args) {
     const std::filesystem::path dir(args.out_dir);
     write_file(dir / "summary.json", model::to_json(summary, 2) + "\n");
     if (step.feasible) {
-      const double recovery = s.failures.restart_s + run.checkpoint_restore_time;
-      write_file(dir / "run.csv", model::timeline_csv(model::run_timeline(run, recovery)));
+      write_file(dir / "run.csv", model::timeline_csv(model::run_timeline(run, run.recovery_time)));
     }
   }
   if (!step.feasible) {

@@ -1,6 +1,6 @@
 // `trainsim search`: enumerate every parallel layout of the scenario's model on its cluster, rank them
 // analytically, re-simulate the best K event by event, print the top K and the time-vs-cost Pareto front
-// (see scenarios/layout_search.hpp for what is enumerated and pruned).
+// (see scenarios/studies/layout_search.hpp for what is enumerated and pruned).
 #include <fmt/format.h>
 
 #include <chrono>
@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "models/summary.hpp"
-#include "scenarios/layout_search.hpp"
+#include "models/report/summary.hpp"
 #include "scenarios/loader.hpp"
+#include "scenarios/studies/layout_search.hpp"
 #include "tools/command.hpp"
 #include "tools/progress_bar.hpp"
 
@@ -28,32 +28,6 @@ struct SearchArgs {
   bool no_event = false;
 };
 
-const char* schedule_name(model::Schedule s) {
-  switch (s) {
-    case model::Schedule::gpipe:
-      return "gpipe";
-    case model::Schedule::one_f_one_b:
-      return "1f1b";
-    case model::Schedule::interleaved:
-      return "interleaved";
-    case model::Schedule::zero_bubble_h1:
-      return "zb-h1";
-  }
-  return "?";
-}
-
-const char* recompute_name(model::Recompute r) {
-  switch (r) {
-    case model::Recompute::none:
-      return "none";
-    case model::Recompute::selective:
-      return "selective";
-    case model::Recompute::full:
-      return "full";
-  }
-  return "?";
-}
-
 std::string table(const std::vector<scenario::RankedLayout>& rows, int gpus_per_node) {
   using model::FieldUnit;
   using model::format_human;
@@ -68,14 +42,14 @@ std::string table(const std::vector<scenario::RankedLayout>& rows, int gpus_per_
     const scenario::LayoutScore& s = row.best();
     const std::string schedule = p.schedule == model::Schedule::interleaved
                                      ? fmt::format("interleaved/{}", p.virtual_stages)
-                                     : schedule_name(p.schedule);
+                                     : std::string(to_string(p.schedule));
     out += fmt::format(
         "{:>4} {:>6} {:>3} {:>3} {:>5} {:>3} {:>3} {:>3} {:<15} {:>4} {:<9} {:>10} {:>10} {:>6} {:>10} "
         "{:>10} {}\n",
         ++rank, row.layout.nodes * gpus_per_node, p.tp, p.pp, p.dp, p.cp, p.ep, p.micro_batch, schedule,
         p.shard_group > 0 ? fmt::format("{}/{}", model::to_string(p.zero), p.shard_group)
                           : std::string(model::to_string(p.zero)),
-        recompute_name(p.recompute), format_human(FieldUnit::seconds, s.step.iteration_time),
+        to_string(p.recompute), format_human(FieldUnit::seconds, s.step.iteration_time),
         format_human(FieldUnit::bytes, s.step.memory_per_gpu), format_human(FieldUnit::fraction, s.step.mfu),
         format_human(FieldUnit::seconds, s.run_time_s), format_human(FieldUnit::usd, s.cost_usd),
         row.event ? "event" : "analytic");

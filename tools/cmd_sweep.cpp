@@ -1,7 +1,7 @@
 // `trainsim sweep`: expand the scenario's sweep block and run every point (see tools/sweep_runner.hpp).
 #include <string>
 
-#include "scenarios/sweep.hpp"
+#include "scenarios/studies/sweep.hpp"
 #include "sim/error.hpp"
 #include "tools/command.hpp"
 #include "tools/sweep_output.hpp"

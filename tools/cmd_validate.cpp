@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "models/step_simulator.hpp"
+#include "models/step/step_simulator.hpp"
 #include "scenarios/presets.hpp"
-#include "scenarios/validation_runner.hpp"
+#include "scenarios/studies/validation_runner.hpp"
 #include "sim/error.hpp"
 #include "tools/command.hpp"
 

@@ -15,7 +15,7 @@ relative tolerance). Sub-folders are the sources, which `trainsim validate` repo
   vtrain-single/  vTrain ground truth, 1,440 single-node configurations (Bang et al., MICRO'24, MIT licence)
   vtrain-multi/   vTrain ground truth, 109 configurations on 64-512 GPUs
   collectives/    nccl-tests bus bandwidth rows (NCCL-*: 8x H200, 1 and 4 B200 nodes, NVLS on/off); not
-                  scenarios but `collective:` cases (see scenarios/validation_runner.cpp), busbw in B/s
+                  scenarios but `collective:` cases (see scenarios/studies/validation_runner.cpp), busbw in B/s
   published/      held-out published training runs from scenarios/validation/published-runs.csv (in this
                   repository): Narayanan et al. 2021 Table 1, Llama 3 Table 4, BLOOM-176B's logged step time
 Not generated, because trainsim has no output they could be compared with: Korthikanti Table 4 per-layer
@@ -52,7 +52,7 @@ DEFAULT_TOLERANCE = {
 }
 MARGIN = 0.05
 
-# Why cases of a folder can sit beyond its floor (the accuracy analysis of issue 9).
+# Why cases of a folder can sit beyond its floor (from the accuracy analysis in scenarios/validation/README.md).
 OUTLIER_REASON = {
     "korthikanti": "largest error of the Korthikanti set",
     "megatron2020": ("2020 DGX A100 (40 GB) runs, efficiency transferred from the 80 GB fit; V100 preset "

@@ -9,7 +9,7 @@
 #include <sstream>
 #include <utility>
 
-#include "models/summary.hpp"
+#include "models/report/summary.hpp"
 #include "sim/error.hpp"
 
 namespace trainsim::cli {

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "scenarios/sweep.hpp"
+#include "scenarios/studies/sweep.hpp"
 
 namespace trainsim::cli {
 

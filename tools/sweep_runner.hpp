@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string>
 
-#include "models/step_simulator.hpp"
-#include "scenarios/sweep.hpp"
+#include "models/step/step_simulator.hpp"
+#include "scenarios/studies/sweep.hpp"
 
 namespace trainsim::cli {
 

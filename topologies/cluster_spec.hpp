@@ -3,13 +3,27 @@
 // storage they checkpoint to. Units are SI doubles (bytes, seconds, B/s).
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "sim/enum_names.hpp"
 
 #include "topologies/hardware.hpp"
 
 namespace trainsim::topo {
 
 enum class FabricTopology { single_switch, fat_tree, fat_tree_3, torus_2d, torus_3d, dragonfly };
+
+inline constexpr EnumNames<FabricTopology, 6> kFabricTopologyNames{{{"single-switch", FabricTopology::single_switch},
+                                                                    {"fat-tree", FabricTopology::fat_tree},
+                                                                    {"fat-tree-3", FabricTopology::fat_tree_3},
+                                                                    {"torus-2d", FabricTopology::torus_2d},
+                                                                    {"torus-3d", FabricTopology::torus_3d},
+                                                                    {"dragonfly", FabricTopology::dragonfly}}};
+
+constexpr std::string_view to_string(FabricTopology t) {
+  return name_in(kFabricTopologyNames, t);
+}
 
 struct NetworkSpec {
   FabricTopology topology = FabricTopology::fat_tree;

@@ -40,10 +40,10 @@ struct ComputeEfficiency {
   double flash_attention_peak_fraction = 0.60;  ///< fused attention throughput / dense peak, long sequences
   double flash_attention_half_flops = 4.0e9;    ///< fused attention work at which it reaches half of that
   /// Query length per rank at which the fused kernel's sequence factor s/(s + this) is one half (short
-  /// sequences leave tiles idle; see models/kernel_time.hpp).
+  /// sequences leave tiles idle; see models/workload/kernel_time.hpp).
   double flash_attention_half_seq = 128;
   /// Head dimension at which d/(d + this) is one half; the head factor is normalised to 1 at d = 128
-  /// (small heads give the tensor cores less work per loaded tile; see models/kernel_time.hpp).
+  /// (small heads give the tensor cores less work per loaded tile; see models/workload/kernel_time.hpp).
   double flash_attention_half_head_dim = 16;
 };
 
@@ -59,6 +59,14 @@ struct GpuSpec {
 };
 
 enum class IntraNodeFabric { nvswitch, nvlink_mesh, pcie };
+
+inline constexpr EnumNames<IntraNodeFabric, 3> kIntraNodeFabricNames{{{"nvswitch", IntraNodeFabric::nvswitch},
+                                                                      {"nvlink-mesh", IntraNodeFabric::nvlink_mesh},
+                                                                      {"pcie", IntraNodeFabric::pcie}}};
+
+constexpr std::string_view to_string(IntraNodeFabric f) {
+  return name_in(kIntraNodeFabricNames, f);
+}
 
 /// What collectives achieve on a node type's links, following NCCL's own cost model (time = latency +
 /// bytes / bandwidth per algorithm and protocol, src/graph/tuning.cc). Calibrated per node type (never per

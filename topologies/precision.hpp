@@ -2,9 +2,18 @@
 // Numeric formats of tensors and of the hardware's peak throughput tables.
 #include <string_view>
 
+#include "sim/enum_names.hpp"
+
 namespace trainsim::topo {
 
 enum class Precision { fp32, tf32, fp16, bf16, fp8, int8 };
+
+inline constexpr EnumNames<Precision, 6> kPrecisionNames{{{"fp32", Precision::fp32},
+                                                          {"tf32", Precision::tf32},
+                                                          {"fp16", Precision::fp16},
+                                                          {"bf16", Precision::bf16},
+                                                          {"fp8", Precision::fp8},
+                                                          {"int8", Precision::int8}}};
 
 /// Bytes one element occupies in memory (tf32 is stored as fp32).
 constexpr double bytes_per_element(Precision p) {
@@ -21,15 +30,7 @@ constexpr double bytes_per_element(Precision p) {
 
 /// The spelling used in scenario files and outputs ("bf16").
 constexpr std::string_view to_string(Precision p) {
-  switch (p) {
-    case Precision::fp32: return "fp32";
-    case Precision::tf32: return "tf32";
-    case Precision::fp16: return "fp16";
-    case Precision::bf16: return "bf16";
-    case Precision::fp8: return "fp8";
-    case Precision::int8: return "int8";
-  }
-  return "fp32";
+  return name_in(kPrecisionNames, p);
 }
 
 }  // namespace trainsim::topo

@@ -3,7 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "scenarios/loader.hpp"
-#include "scenarios/simulation.hpp"
+#include "scenarios/studies/simulation.hpp"
 
 using namespace trainsim;
 

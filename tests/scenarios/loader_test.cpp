@@ -4,11 +4,13 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <thread>
 
+#include "models/report/summary.hpp"
 #include "sim/error.hpp"
 
 using namespace trainsim;
@@ -294,4 +296,19 @@ TEST_CASE("scenarios load concurrently from many threads, as a parallel sweep do
   }
   for (auto& t : threads) t.join();
   for (std::size_t i = 0; i < nodes.size(); ++i) CHECK(nodes[i] == (std::int64_t{1} << (i % 5)));
+}
+
+TEST_CASE("measured: takes exactly the summary's numeric field names") {
+  // The names come from the summary itself; spot-check that they are the SPEC output names users write
+  // and that every one of them loads in a measured block, while a name the summary lacks does not.
+  const auto& names = model::numeric_field_names();
+  for (const char* spec_name : {"iteration_time", "tokens_per_s_per_gpu", "mfu", "memory_per_gpu", "cost_total",
+                                "goodput", "run_time_p95", "spot_cost_total"})
+    CHECK(std::find(names.begin(), names.end(), spec_name) != names.end());
+  CHECK(std::find(names.begin(), names.end(), "reason") == names.end());  // text, not measurable
+  CHECK(std::find(names.begin(), names.end(), "fits") == names.end());    // a flag
+  for (const std::string& name : names)
+    CHECK_MESSAGE(errors_of(base + "measured: {source: \"s\", " + name + ": 1.5}\n").empty(), name);
+  CHECK(errors_of(base + "measured: {source: \"s\", iteration_tim: 1.5}\n").find("did you mean") !=
+        std::string::npos);
 }

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "models/parameters.hpp"
+#include "models/workload/parameters.hpp"
 #include "sim/error.hpp"
 
 using namespace trainsim;

@@ -1,4 +1,4 @@
-// `trainsim collective` as users of nccl-tests read it (issue 4): `#` comment lines for the header, then one
+// `trainsim collective` as users of nccl-tests read it: `#` comment lines for the header, then one
 // row per message size with the columns size (B), count (elements), type, time (us), algbw and busbw (GB/s),
 // busbw last. The bandwidth bounds come from the node preset file (its NVLink bandwidth), not from the
 // output.
@@ -219,7 +219,7 @@ TEST_CASE(
   }
 }
 
-// Issue 4: "on an uncontended topology the two [fidelities] agree to the tick". Below 8 MiB the closed form
+// topologies/README.md: on an uncontended topology the two fidelities agree to the tick. Below 8 MiB the closed form
 // uses the LL/LL128 protocol latencies and the flow fidelity does not (8 B: 17.40 us closed, 35.60 us flow).
 TEST_CASE("On one uncontended node the two fidelities agree for small ring all-reduces too" *
           doctest::skip()) {

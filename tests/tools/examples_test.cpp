@@ -37,7 +37,7 @@ const std::vector<std::string> spec_number_fields = {
     "energy_kwh", "co2_kg", "recommended_checkpoint_interval"};
 // clang-format on
 
-// models/run_timeline.hpp documents this header for run.csv.
+// models/run/run_timeline.hpp documents this header for run.csv.
 constexpr const char* run_csv_header =
     "time_s,step,event,cost_compute_usd,cost_storage_usd,cost_network_usd,cost_energy_usd,cost_total_usd";
 

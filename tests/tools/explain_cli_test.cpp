@@ -1,4 +1,4 @@
-// `trainsim explain S.yaml` (issue 5): the parameter count, the attention kernel assumed and the memory
+// `trainsim explain S.yaml`: the parameter count, the attention kernel assumed and the memory
 // breakdown per GPU with the numbers behind each line; on a layout that does not fit, which stage and why.
 // Expected numbers: GPT-3 175B has 174.6B parameters (96 layers, hidden 12288, vocab 50257, seq 2048; Brown
 // et al. 2020 / Narayanan et al. 2021 Table 1), mixed-precision Adam keeps 2 + 2 + 12 bytes per parameter

@@ -1,4 +1,4 @@
-// Issue 10 "Must show", through the binary: Llama-3 405B at sequence 8,192 on 16,384 H100 with the layout of
+// Through the binary: Llama-3 405B at sequence 8,192 on 16,384 H100 with the layout of
 // the Llama 3 paper (arXiv:2407.21783, Table 4: tp 8, cp 1, pp 16, dp 128, 16 sequences per DP rank; Section
 // 3.3.2: no activation checkpointing at 8K, FSDP sharding optimizer state and gradients) fits in 80 GB under
 // FlashAttention, and is reported infeasible, naming activations and the GiB needed, under standard

@@ -1,4 +1,4 @@
-// `trainsim topology S.yaml` (issue 4): a summary of the scenario's cluster graph (device and link counts,
+// `trainsim topology S.yaml`: a summary of the scenario's cluster graph (device and link counts,
 // bisection bandwidth, diameter) and, with --dot FILE, a Graphviz file. The expected counts are derived by
 // hand from the example's cluster: 8 DGX H100 nodes (8 GPUs, NVSwitch, 8 x 400 Gb/s NICs, one per GPU) on a
 // rail-optimized two-tier fat-tree of 64-port switches.

@@ -1,4 +1,4 @@
-// The accuracy gate (issue 9) and the validation runner's arithmetic. The gate runs the real binary on the
+// The accuracy gate and the validation runner's arithmetic. The gate runs the real binary on the
 // shipped cases: `trainsim validate scenarios/validation` must exit 0, i.e. every published measurement is
 // predicted within the tolerance its case states.
 #include <doctest/doctest.h>
@@ -14,7 +14,7 @@
 #include <string>
 
 #include "scenarios/presets.hpp"
-#include "scenarios/validation_runner.hpp"
+#include "scenarios/studies/validation_runner.hpp"
 
 namespace fs = std::filesystem;
 using namespace trainsim::scenario;

@@ -1,0 +1,281 @@
+#include "models/report/explain.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <utility>
+
+#include "models/workload/activation_memory.hpp"
+#include "models/run/checkpoint_size.hpp"
+#include "models/workload/flops.hpp"
+#include "models/step/memory.hpp"
+#include "models/workload/optimizer.hpp"
+#include "models/workload/parameters.hpp"
+#include "models/workload/shard.hpp"
+
+namespace trainsim::model {
+namespace {
+
+std::string sci(double v) {
+  return fmt::format("{:.4g}", v);
+}
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+std::string gb(double bytes) {
+  if (bytes >= 1024 * kGiB) return fmt::format("{:.2f} TiB", bytes / (1024 * kGiB));
+  return fmt::format("{:.2f} GiB", bytes / kGiB);
+}
+
+std::string human(double value, const std::string& unit) {
+  if (unit == "B") return gb(value);
+  if (unit == "FLOP") {
+    if (value >= 1e12) return fmt::format("{:.3f} TFLOP", value / 1e12);
+    return fmt::format("{:.3f} GFLOP", value / 1e9);
+  }
+  if (unit == "params") {
+    if (value >= 1e9) return fmt::format("{:.3f} B params", value / 1e9);
+    return fmt::format("{:.3f} M params", value / 1e6);
+  }
+  if (unit == "B/param") return fmt::format("{:.3f} B/param", value);
+  if (unit == "FLOP/param") return fmt::format("{:.1f} FLOP/param", value);
+  return fmt::format("{:.6g}{}{}", value, unit.empty() ? "" : " ", unit);
+}
+
+ExplainSection model_section(const TransformerSpec& model, const ParallelPlan& plan) {
+  ExplainSection s{.title = "model"};
+  const ParameterBreakdown p = parameter_breakdown(model);
+  const double n = p.total();
+  if (model.generic_layers.empty()) {
+    s.lines.push_back(
+        {"parameters",
+         fmt::format("embedding {} + positions {} + {} layers x {} + final norm {} + LM head {}",
+                     sci(p.embedding), sci(p.position), p.layers, sci(p.per_layer()), sci(p.final_norm),
+                     sci(p.lm_head)),
+         n, "params"});
+    s.lines.push_back({"per layer",
+                       fmt::format("attention {} + mlp {} + router {} + norms {}", sci(p.layer_attention),
+                                   sci(p.layer_mlp), sci(p.layer_router), sci(p.layer_norms)),
+                       p.per_layer(), "params"});
+    if (model.is_moe()) {
+      s.lines.push_back({"active parameters",
+                         fmt::format("top_k {} of {} experts per layer", model.top_k, model.experts),
+                         active_parameter_count(model), "params"});
+    }
+  } else {
+    s.lines.push_back(
+        {"parameters", fmt::format("sum over {} generic layers", model.generic_layers.size()), n, "params"});
+  }
+  const double per_token = model_flops_per_token(model);
+  const double seq = model.generic_layers.empty() ? static_cast<double>(model.seq_len) : 1.0;
+  s.lines.push_back({"model FLOPs per token",
+                     fmt::format("3 x forward matmuls / seq_len (6·N = {}; the rest is attention scores)",
+                                 sci(6 * active_parameter_count(model))),
+                     per_token, "FLOP"});
+  const double hw = hardware_flops_per_step(model, 1, plan.recompute) / seq;
+  s.lines.push_back(
+      {"hardware FLOPs per token",
+       fmt::format("model + recomputed ({} recompute, {} attention)", to_string(plan.recompute),
+                   to_string(model.attention)),
+       hw, "FLOP"});
+  return s;
+}
+
+ExplainSection attention_section(const TransformerSpec& model, const ParallelPlan& plan, Precision act) {
+  ExplainSection s{.title = "attention kernel"};
+  const bool flash = model.attention == Attention::flash;
+  TransformerSpec standard = model;
+  standard.attention = Attention::standard;
+  Shard shard = shard_of(plan, act);
+  shard.recompute = Recompute::none;  // what the score tensor would cost if kept
+  const double scores = layer_activation(standard, shard).scores;
+  s.lines.push_back(
+      {flash ? "kept scores (flash: none)" : "kept scores per layer (standard)",
+       fmt::format("(2p + 1) · a/tp · b · (s/cp) · s = 5 B x {}/{} heads x {} x {}/{} x {}", model.heads,
+                   plan.tp, plan.micro_batch, model.seq_len, plan.cp, model.seq_len),
+       flash ? 0.0 : scores, "B"});
+  const double recomputed = recompute_flops_per_sequence(model, Recompute::none);
+  if (flash) {
+    s.notes.push_back(
+        fmt::format("flash attention keeps no seq²-sized tensors: saves {} per layer per micro-batch "
+                    "and recomputes QKᵀ in backward (+{} per sequence)",
+                    gb(scores), human(recomputed, "FLOP")));
+  } else {
+    s.notes.push_back(
+        fmt::format("standard attention keeps the softmax output, dropout mask and output: {} per "
+                    "layer per micro-batch unless recompute drops them",
+                    gb(scores)));
+  }
+  return s;
+}
+
+ExplainSection optimizer_section(const TrainingSpec& training) {
+  const OptimizerSpec& o = training.optimizer;
+  const OptimizerInfo& info = optimizer_info(o.kind);
+  ExplainSection s{.title = fmt::format("optimizer: {} ({})", info.name, info.description)};
+  const OptimizerCost c = optimizer_cost_per_param(o, training.precision);
+  s.lines.push_back(
+      {"state", fmt::format("{} state precision, large-matrix asymptote", topo::to_string(o.state_precision)),
+       c.state_bytes, "B/param"});
+  s.lines.push_back({"master weights",
+                     keeps_master_weights(o, training.precision) ? "fp32 copy under mixed precision"
+                                                                 : "none (weights are fp32 or off)",
+                     c.master_bytes, "B/param"});
+  s.lines.push_back({"bytes moved per update",
+                     "grads + weights/master + states read and written (+ clipping)", c.bytes_moved,
+                     "B/param"});
+  s.lines.push_back({"FLOPs per update", "elementwise", c.elementwise_flops, "FLOP/param"});
+  s.lines.push_back({"hyper-parameters", "tunable", static_cast<double>(info.hyperparameters), ""});
+  if (info.per_tensor_norms)
+    s.notes.push_back("needs per-tensor norms: an extra all-reduce of a few values per tensor when sharded");
+  if (info.needs_full_matrices)
+    s.notes.push_back(
+        "needs whole matrices for Newton-Schulz: sharded momentum is gathered (Moonlight's distributed "
+        "Muon)");
+  if (o.grad_clipping) s.notes.push_back("global-norm clipping: one scalar all-reduce per step");
+  return s;
+}
+
+ExplainSection stage_section(const MemoryEstimate& e, const StageMemory& st, const ParallelPlan& plan,
+                             const TrainingSpec& training, const topo::GpuSpec& gpu) {
+  const bool worst = st.stage == e.worst_stage;
+  ExplainSection s{.title = fmt::format("memory per GPU, stage {}{} ({} layers{}{})", st.stage,
+                                        worst ? " (worst)" : "", st.layers, st.embedding ? ", embedding" : "",
+                                        st.lm_head ? ", LM head" : "")};
+  const OptimizerSpec& o = training.optimizer;
+  const double bw = topo::bytes_per_element(weight_storage_precision(training.precision));
+  const double bg = topo::bytes_per_element(gradient_precision(o, training.precision));
+  const double degree = static_cast<double>(plan.dp_shard()) * plan.cp * plan.ep;
+  auto by = [&](bool sharded) {
+    return sharded && degree > 1 ? fmt::format(" / {} (ZeRO-{})", degree, stage_number(plan.zero))
+                                 : std::string();
+  };
+  const MemoryBreakdown& m = st.memory;
+  s.lines.push_back(
+      {"weights",
+       fmt::format("{} B x {} params on this GPU{}", bw, sci(st.params), by(shards_weights(plan.zero))),
+       m.weights, "B"});
+  s.lines.push_back({"grads",
+                     fmt::format("{} B x {} params{}", bg, sci(st.params), by(shards_gradients(plan.zero))),
+                     m.grads, "B"});
+  const double k =
+      st.params > 0
+          ? (m.optimizer_state * (shards_optimizer_states(plan.zero) && degree > 1 ? degree : 1)) / st.params
+          : 0;
+  s.lines.push_back({"optimizer state",
+                     fmt::format("{:.3g} B x {} params{} (master weights {})", k, sci(st.params),
+                                 by(shards_optimizer_states(plan.zero)), gb(st.master_bytes)),
+                     m.optimizer_state, "B"});
+  const double per_mb = st.in_flight_micro_batches > 0 ? m.activations / st.in_flight_micro_batches : 0;
+  s.lines.push_back(
+      {"activations",
+       fmt::format("{} per micro-batch x {:.3g} in flight ({}, {} recompute)", gb(per_mb),
+                   st.in_flight_micro_batches, to_string(plan.schedule), to_string(plan.recompute)),
+       m.activations, "B"});
+  if (st.gathered_unit_params > 0) {
+    const Framework& fw = plan.framework;
+    s.lines.push_back(
+        {"ZeRO-3 gathered",
+         fw.reshard_after_forward
+             ? fmt::format("({} computing + {} prefetched) x {} params x {} B + their grads {} params x {} B",
+                           1, st.prefetched_units, sci(st.gathered_unit_params), bw,
+                           sci(st.gathered_unit_params), bg)
+             : fmt::format(
+                   "every unit kept to the backward: {} B x {} params x (1 - 1/{}) + grads {} params x {} B",
+                   bw, sci(st.params), degree, sci(st.gathered_unit_params), bg),
+         st.gathered_bytes, "B"});
+  }
+  s.lines.push_back(
+      {"buffers",
+       fmt::format("buckets {} + ZeRO-3 gathered {} + runtime {} + allocator reserve {}", gb(st.bucket_bytes),
+                   gb(st.gathered_bytes), gb(st.runtime_bytes), gb(st.allocator_bytes)),
+       m.buffers, "B"});
+  s.lines.push_back(
+      {"total", fmt::format("of {} usable ({} HBM)", gb(e.capacity), gb(gpu.hbm_bytes)), m.total(), "B"});
+  return s;
+}
+
+}  // namespace
+
+Explanation explain(const TransformerSpec& model, const ParallelPlan& plan, const TrainingSpec& training,
+                    const topo::GpuSpec& gpu, double memory_headroom) {
+  Explanation out;
+  const Precision act = weight_storage_precision(training.precision);
+  out.sections.push_back(model_section(model, plan));
+  const MemoryEstimate e = estimate_memory(
+      model, plan, training, gpu,
+      {.allocator_fraction = plan.framework.memory_reserve, .headroom_fraction = memory_headroom});
+  out.fits = e.fits;
+  out.reason = e.reason;
+  if (e.stages.empty()) {  // the layout does not divide the model
+    out.sections.push_back({.title = "memory per GPU", .notes = {"not computed: " + e.reason}});
+    return out;
+  }
+  if (model.generic_layers.empty()) out.sections.push_back(attention_section(model, plan, act));
+  out.sections.push_back(optimizer_section(training));
+  ExplainSection fw{.title = "framework"};
+  fw.notes.push_back(framework_flags(plan.framework, plan.overlap_grad_reduce));
+  fw.notes.emplace_back(preset_citation(plan.framework.preset));
+  if (plan.shard_group > 0) {
+    fw.notes.push_back(fmt::format("HSDP: sharded over {} dp ranks, replicated over {}", plan.shard_group,
+                                   plan.dp / plan.shard_group));
+  }
+  out.sections.push_back(std::move(fw));
+  const StageMemory& worst = e.stages[static_cast<std::size_t>(e.worst_stage)];
+  ExplainSection w = stage_section(e, worst, plan, training, gpu);
+  if (e.fits) {
+    w.notes.push_back(fmt::format("fits: {} free", gb(e.capacity - e.per_gpu)));
+  } else {
+    w.notes.push_back("does not fit: " + e.reason);
+    const MemoryBreakdown& m = e.memory;
+    if (m.optimizer_state >= m.activations && !shards_optimizer_states(plan.zero)) {
+      const double degree = static_cast<double>(plan.dp_shard()) * plan.cp * plan.ep;
+      w.notes.push_back(
+          degree > 1
+              ? fmt::format("optimizer state is the largest part: ZeRO-1 would divide it by {}", degree)
+              : std::string("optimizer state is the largest part: ZeRO-1 shards it over "
+                            "data-parallel ranks, and dp is 1; more tp or pp divides it"));
+    } else if (m.activations > m.optimizer_state && plan.recompute != Recompute::full) {
+      w.notes.push_back(
+          "activations are the largest part: more recompute, sequence parallelism or a smaller "
+          "micro-batch would shrink them");
+    }
+  }
+  out.sections.push_back(std::move(w));
+  ExplainSection all{.title = "memory per GPU, every stage"};
+  for (const StageMemory& st : e.stages) {
+    all.lines.push_back(
+        {fmt::format("stage {}", st.stage),
+         fmt::format("{} layers: weights {} + grads {} + optimizer {} + activations {} + buffers {}",
+                     st.layers, gb(st.memory.weights), gb(st.memory.grads), gb(st.memory.optimizer_state),
+                     gb(st.memory.activations), gb(st.memory.buffers)),
+         st.memory.total(), "B"});
+  }
+  out.sections.push_back(std::move(all));
+  const CheckpointSize c = checkpoint_size(model, plan, training);
+  ExplainSection ck{.title = "checkpoint"};
+  ck.lines.push_back({"size",
+                      fmt::format("weights {} + master {} + optimizer state {}", gb(c.weights),
+                                  gb(c.master_weights), gb(c.optimizer_state)),
+                      c.total(), "B"});
+  ck.lines.push_back(
+      {"busiest writer", fmt::format("of {} writing ranks", c.writing_ranks), c.bytes_per_rank_max, "B"});
+  out.sections.push_back(std::move(ck));
+  return out;
+}
+
+std::string to_text(const Explanation& explanation) {
+  std::string out;
+  for (const ExplainSection& s : explanation.sections) {
+    if (!out.empty()) out += '\n';
+    out += s.title + '\n';
+    std::size_t width = 0;
+    for (const ExplainLine& l : s.lines) width = std::max(width, l.label.size());
+    for (const ExplainLine& l : s.lines) {
+      out += fmt::format("  {:<{}}  {:>16}  = {}\n", l.label, width, human(l.value, l.unit), l.formula);
+    }
+    for (const std::string& n : s.notes) out += "  " + n + '\n';
+  }
+  return out;
+}
+
+}  // namespace trainsim::model

@@ -1,0 +1,306 @@
+#include "models/report/summary.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "sim/error.hpp"
+
+namespace trainsim::model {
+
+const SummaryField* Summary::find(const std::string& name) const {
+  for (const auto& f : fields) {
+    if (f.name == name) return &f;
+  }
+  return nullptr;
+}
+
+std::optional<double> Summary::number(const std::string& name) const {
+  const SummaryField* f = find(name);
+  if (f == nullptr || f->unit == FieldUnit::text) return std::nullopt;
+  return f->number;
+}
+
+namespace {
+
+class FieldList {
+ public:
+  explicit FieldList(std::vector<SummaryField>& out) : out_(out) {}
+  void group(std::string g) { group_ = std::move(g); }
+  void num(std::string name, FieldUnit unit, double value) {
+    TRAINSIM_CHECK(std::isfinite(value), "summary field " + name + " is not finite");
+    out_.push_back(SummaryField{.name = std::move(name), .unit = unit, .number = value, .group = group_});
+  }
+  void flag(std::string name, bool value) { num(std::move(name), FieldUnit::flag, value ? 1.0 : 0.0); }
+  void text(std::string name, std::string value) {
+    out_.push_back(SummaryField{
+        .name = std::move(name), .unit = FieldUnit::text, .text = std::move(value), .group = group_});
+  }
+
+ private:
+  std::vector<SummaryField>& out_;
+  std::string group_;
+};
+
+std::string join(const std::vector<std::string>& parts, const char* separator) {
+  std::string out;
+  for (const auto& p : parts) {
+    if (!out.empty()) out += separator;
+    out += p;
+  }
+  return out;
+}
+
+}  // namespace
+
+Summary summarize(const Labels& labels, const StepReport& step, const RunReport* run) {
+  Summary summary;
+  FieldList f(summary.fields);
+  using U = FieldUnit;
+  f.group("labels");
+  for (const auto& [key, value] : labels) f.text(key, value);
+
+  f.group("iteration");
+  f.flag("feasible", step.feasible && (run == nullptr || run->feasible));
+  std::string reason = step.reason;
+  if (run != nullptr && !run->reason.empty()) reason += (reason.empty() ? "" : "; ") + run->reason;
+  f.text("reason", reason);
+  f.text("framework", step.framework);
+  f.num("gpus", U::count, static_cast<double>(step.gpus));
+  f.num("parameters", U::count, step.parameters);
+  f.num("model_flops_per_step", U::flops, step.model_flops_per_step);
+  f.num("hardware_flops_per_step", U::flops, step.hardware_flops_per_step);
+  f.num("micro_batches", U::count, static_cast<double>(step.micro_batches));
+  f.num("iteration_time", U::seconds, step.iteration_time);
+  f.num("tokens_per_s", U::per_second, step.tokens_per_s);
+  f.num("tokens_per_s_per_gpu", U::per_second, step.tokens_per_s_per_gpu);
+  f.num("model_tflops_per_gpu", U::tflops, step.model_tflops_per_gpu);
+  f.num("hardware_tflops_per_gpu", U::tflops, step.hardware_tflops_per_gpu);
+  f.num("mfu", U::fraction, step.mfu);
+  f.num("hfu", U::fraction, step.hfu);
+  f.num("bubble_fraction", U::fraction, step.bubble_fraction);
+  f.num("compute", U::seconds, step.time.compute);
+  f.num("exposed_tp_comm", U::seconds, step.time.exposed_tp_comm);
+  f.num("exposed_dp_comm", U::seconds, step.time.exposed_dp_comm);
+  f.num("exposed_pp_comm", U::seconds, step.time.exposed_pp_comm);
+  f.num("optimizer", U::seconds, step.time.optimizer);
+  f.num("bubble", U::seconds, step.time.bubble);
+
+  f.group("memory");
+  f.num("memory_per_gpu", U::bytes, step.memory_per_gpu);
+  f.num("weights", U::bytes, step.memory.weights);
+  f.num("grads", U::bytes, step.memory.grads);
+  f.num("optimizer_state", U::bytes, step.memory.optimizer_state);
+  f.num("activations", U::bytes, step.memory.activations);
+  f.num("buffers", U::bytes, step.memory.buffers);
+  f.num("memory_capacity", U::bytes, step.memory_capacity);
+  f.flag("fits", step.fits);
+  if (run == nullptr) return summary;
+
+  f.group("run");
+  f.num("steps", U::count, static_cast<double>(run->steps));
+  f.num("tokens", U::count, run->tokens);
+  f.num("training_time", U::seconds, run->training_time);
+  f.num("run_time", U::seconds, run->run_time);
+  f.num("gpu_hours", U::count, run->gpu_hours);
+  f.num("checkpoint_size", U::bytes, run->checkpoint_size);
+  f.num("checkpoint_write_time", U::seconds, run->checkpoint_write_time);
+  f.num("checkpoint_stall", U::seconds, run->checkpoint_stall);
+  f.num("checkpoint_restore_time", U::seconds, run->checkpoint_restore_time);
+  f.num("checkpoints", U::count, static_cast<double>(run->checkpoints));
+  f.num("checkpoint_interval", U::seconds, run->checkpoint_interval);
+  f.num("recommended_checkpoint_interval", U::seconds, run->recommended_checkpoint_interval);
+  f.num("failures_expected", U::count, run->failures_expected);
+  f.num("lost_work", U::seconds, run->lost_work);
+  f.num("goodput", U::fraction, run->goodput);
+  if (run->run_time_spread.mean > 0) {
+    f.num("run_time_p5", U::seconds, run->run_time_spread.p5);
+    f.num("run_time_p95", U::seconds, run->run_time_spread.p95);
+    f.num("cost_total_p5", U::usd, run->cost_spread.p5);
+    f.num("cost_total_p95", U::usd, run->cost_spread.p95);
+  }
+
+  f.group("cost");
+  f.num("cost_total", U::usd, run->cost_total);
+  f.num("cost_compute", U::usd, run->cost_compute);
+  f.num("cost_storage", U::usd, run->cost_storage);
+  f.num("cost_network", U::usd, run->cost_network);
+  f.num("cost_energy", U::usd, run->cost_energy);
+  f.num("cost_wasted", U::usd, run->cost_wasted);
+  f.num("energy_kwh", U::kwh, run->energy_kwh);
+  f.num("co2_kg", U::kg, run->co2_kg);
+  if (run->spot) {
+    f.num("spot_run_time", U::seconds, run->spot_run_time);
+    f.num("spot_cost_total", U::usd, run->spot_cost_total);
+  }
+  f.text("budget_violations", join(run->budget_violations, "; "));
+  return summary;
+}
+
+std::string format_human(FieldUnit unit, double v) {
+  const double a = std::fabs(v);
+  switch (unit) {
+    case FieldUnit::seconds:
+      if (a == 0) return "0 s";
+      if (a < 1e-3) return fmt::format("{:.1f} us", v * 1e6);
+      if (a < 1) return fmt::format("{:.2f} ms", v * 1e3);
+      if (a < 120) return fmt::format("{:.3g} s", v);
+      if (a < 7200) return fmt::format("{:.1f} min", v / 60);
+      if (a < 2 * 86400) return fmt::format("{:.1f} h", v / 3600);
+      return fmt::format("{:.1f} d", v / 86400);
+    case FieldUnit::bytes: {
+      static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+      int i = 0;
+      double x = v;
+      while (std::fabs(x) >= 1024 && i < 6) {
+        x /= 1024;
+        ++i;
+      }
+      return i == 0 ? fmt::format("{:.0f} B", x) : fmt::format("{:.1f} {}", x, units[i]);
+    }
+    case FieldUnit::usd:
+      if (a < 1e3) return fmt::format("${:.2f}", v);
+      if (a < 1e6) return fmt::format("${:.1f}k", v / 1e3);
+      if (a < 1e9) return fmt::format("${:.2f}M", v / 1e6);
+      return fmt::format("${:.2f}B", v / 1e9);
+    case FieldUnit::fraction:
+      return fmt::format("{:.1f} %", v * 100);
+    case FieldUnit::flops:
+      return fmt::format("{:.3g} FLOP", v);
+    case FieldUnit::tflops:
+      return fmt::format("{:.1f} TFLOP/s", v);
+    case FieldUnit::per_second:
+      return fmt::format("{:.4g} /s", v);
+    case FieldUnit::kwh:
+      return fmt::format("{:.4g} kWh", v);
+    case FieldUnit::kg:
+      return fmt::format("{:.4g} kg", v);
+    case FieldUnit::flag:
+      return v != 0 ? "yes" : "no";
+    case FieldUnit::count:
+      if (a < 1e4) return v == std::floor(v) ? fmt::format("{:.0f}", v) : fmt::format("{:.4g}", v);
+      if (a < 1e6) return fmt::format("{:.1f}K", v / 1e3);
+      if (a < 1e9) return fmt::format("{:.2f}M", v / 1e6);
+      if (a < 1e12) return fmt::format("{:.2f}B", v / 1e9);
+      return fmt::format("{:.2f}T", v / 1e12);
+    case FieldUnit::text:
+      return "";
+  }
+  return fmt::format("{}", v);
+}
+
+const std::vector<std::string>& numeric_field_names() {
+  static const std::vector<std::string> names = [] {
+    RunReport run;  // every optional group switched on, so that its fields are listed too
+    run.run_time_spread.mean = 1;
+    run.spot = true;
+    std::vector<std::string> out;
+    for (const SummaryField& f : summarize({}, StepReport{}, &run).fields)
+      if (f.unit != FieldUnit::text && f.unit != FieldUnit::flag) out.push_back(f.name);
+    return out;
+  }();
+  return names;
+}
+
+std::string format_table(const Summary& summary) {
+  static const std::vector<std::pair<std::string, std::string>> titles = {
+      {"labels", "Scenario"},
+      {"iteration", "Iteration"},
+      {"memory", "Memory per GPU (worst GPU)"},
+      {"run", "Whole run"},
+      {"cost", "Cost and energy"}};
+  std::size_t width = 0;
+  for (const auto& f : summary.fields) width = std::max(width, f.name.size());
+  std::string out;
+  std::string current;
+  for (const auto& f : summary.fields) {
+    if (f.unit == FieldUnit::text && f.text.empty()) continue;
+    if (f.group != current) {
+      current = f.group;
+      std::string title = current;
+      for (const auto& [g, t] : titles) {
+        if (g == current) title = t;
+      }
+      out += fmt::format("{}{}\n", out.empty() ? "" : "\n", title);
+    }
+    const std::string value = f.unit == FieldUnit::text ? f.text : format_human(f.unit, f.number);
+    out += fmt::format("  {:<{}}  {}\n", f.name, width, value);
+  }
+  return out;
+}
+
+std::string to_json(const Summary& summary, int indent) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const auto& f : summary.fields) {
+    if (f.unit == FieldUnit::text) {
+      j[f.name] = f.text;
+    } else if (f.unit == FieldUnit::flag) {
+      j[f.name] = f.number != 0;
+    } else {
+      TRAINSIM_CHECK(std::isfinite(f.number), "JSON field " + f.name + " is not finite");
+      j[f.name] = f.number;
+    }
+  }
+  return j.dump(indent);
+}
+
+std::string csv_column(const SummaryField& field) {
+  switch (field.unit) {
+    case FieldUnit::seconds:
+      return field.name + "_s";
+    case FieldUnit::bytes:
+      return field.name + "_gib";
+    case FieldUnit::usd:
+      return field.name + "_usd";
+    default:
+      return field.name;
+  }
+}
+
+namespace {
+std::string csv_quote(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+}  // namespace
+
+std::string csv_header(const Summary& summary) {
+  std::string out;
+  for (const auto& f : summary.fields) {
+    if (!out.empty()) out += ',';
+    out += csv_quote(csv_column(f));
+  }
+  return out;
+}
+
+std::string csv_row(const Summary& summary) {
+  std::string out;
+  bool first = true;
+  for (const auto& f : summary.fields) {
+    if (!first) out += ',';
+    first = false;
+    switch (f.unit) {
+      case FieldUnit::text:
+        out += csv_quote(f.text);
+        break;
+      case FieldUnit::flag:
+        out += f.number != 0 ? "true" : "false";
+        break;
+      case FieldUnit::bytes:
+        out += fmt::format("{:.6g}", f.number / (1024.0 * 1024.0 * 1024.0));
+        break;
+      default:
+        out += fmt::format("{:.10g}", f.number);
+        break;
+    }
+  }
+  return out;
+}
+
+}  // namespace trainsim::model

@@ -1,0 +1,211 @@
+#include "models/run/run_model.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "models/run/checkpoint_io.hpp"
+#include "models/run/failures.hpp"
+#include "models/run/pricing.hpp"
+#include "models/report/summary.hpp"
+#include "sim/error.hpp"
+
+namespace trainsim::model {
+
+std::int64_t run_steps(const TrainingSpec& training, std::int64_t global_batch, std::int64_t seq_len) {
+  if (training.steps) return *training.steps;
+  const double tokens_per_step = static_cast<double>(global_batch) * static_cast<double>(seq_len);
+  TRAINSIM_CHECK(tokens_per_step > 0, "a step must train at least one token");
+  double tokens = 0;
+  if (training.tokens) {
+    tokens = *training.tokens;
+  } else if (training.epochs && training.dataset_tokens) {
+    tokens = *training.epochs * *training.dataset_tokens;
+  } else {
+    throw InputError("training: the run length is missing: give tokens, steps, or epochs with dataset_tokens");
+  }
+  const double steps = std::ceil(tokens / tokens_per_step);
+  if (!(steps < 9e15)) throw InputError("training: the run is longer than 9e15 steps");
+  return static_cast<std::int64_t>(steps);
+}
+
+namespace {
+
+struct CheckpointPlan {
+  std::int64_t steps_per_checkpoint = 0;  // 0: no checkpoints
+  std::int64_t count = 0;
+  double interval = 0;                    // training seconds between checkpoints
+};
+
+CheckpointPlan plan_checkpoints(const CheckpointSpec& spec, std::int64_t steps, double iteration_time) {
+  CheckpointPlan plan;
+  if (!spec.enabled || steps <= 0) return plan;
+  if (spec.every_steps) {
+    plan.steps_per_checkpoint = *spec.every_steps;
+  } else if (spec.interval_s) {
+    plan.steps_per_checkpoint = std::max<std::int64_t>(1, std::llround(*spec.interval_s / iteration_time));
+  }
+  if (plan.steps_per_checkpoint <= 0) return plan;
+  plan.count = steps / plan.steps_per_checkpoint;
+  plan.interval = static_cast<double>(plan.steps_per_checkpoint) * iteration_time;
+  return plan;
+}
+
+// Percentile of sorted values by linear interpolation between closest ranks.
+double percentile(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const auto hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - static_cast<double>(lo));
+}
+
+}  // namespace
+
+RunReport simulate_run(const RunInputs& in) {
+  RunReport r;
+  if (!in.step.feasible) {
+    r.feasible = false;
+    r.reason = "the iteration is infeasible";
+    return r;
+  }
+  TRAINSIM_CHECK(in.step.iteration_time > 0, "a feasible iteration takes time");
+  const double it = in.step.iteration_time;
+  const double gpus = static_cast<double>(in.cluster.total_gpus());
+  r.steps = run_steps(in.training, in.global_batch, in.seq_len);
+  r.tokens = static_cast<double>(r.steps) * static_cast<double>(in.global_batch) * static_cast<double>(in.seq_len);
+  r.training_time = static_cast<double>(r.steps) * it;
+
+  // Checkpoints: each segment of training ends in one; an async write that outlasts the next segment
+  // makes the next checkpoint wait for it.
+  const CheckpointPlan ckpt = plan_checkpoints(in.checkpoint, r.steps, it);
+  r.checkpoints = ckpt.count;
+  r.checkpoint_interval = ckpt.interval;
+  if (in.checkpoint.enabled || in.checkpoint_bytes > 0) r.checkpoint_size = in.checkpoint_bytes;
+  const CheckpointIo io = checkpoint_io(r.checkpoint_size, in.cluster, in.checkpoint.mode, in.checkpoint_writers);
+  r.checkpoint_write_time = io.write_time;
+  r.checkpoint_restore_time = io.restore_time;
+  r.checkpoint_stall_each = io.stall;
+  if (in.checkpoint.mode == CheckpointMode::async && ckpt.count > 0) {
+    r.checkpoint_stall_each += std::max(0.0, io.write_time - ckpt.interval);
+  }
+  r.checkpoint_stall = r.checkpoint_stall_each * static_cast<double>(ckpt.count);
+
+  std::vector<Segments> segments;
+  if (ckpt.count > 0) segments.push_back({.work = ckpt.interval + r.checkpoint_stall_each, .count = ckpt.count});
+  const double tail = r.training_time - ckpt.interval * static_cast<double>(ckpt.count);
+  if (tail > 0) segments.push_back({.work = tail, .count = 1});
+
+  // Failures.
+  const double rate = failure_rate(in.failures, in.cluster);
+  const double recovery = in.failures.restart_s + (rate > 0 ? io.restore_time : 0.0);
+  r.recovery_time = recovery;
+  r.cluster_mtbf = rate > 0 ? 1.0 / rate : 0.0;
+  const FailureOutcome expected = expected_run(segments, rate, recovery);
+  if (!std::isfinite(expected.run_time) || expected.run_time > 1e6 * 365 * 86400) {
+    r.feasible = false;
+    r.reason = fmt::format(
+        "the run does not finish: failures every {} on average restart segments of {} of work{}",
+        format_human(FieldUnit::seconds, r.cluster_mtbf),
+        format_human(FieldUnit::seconds, segments.empty() ? 0.0 : segments.front().work),
+        ckpt.count > 0 ? "" : " (no checkpoints: add a checkpoint block)");
+    return r;
+  }
+  r.run_time = expected.run_time;
+  r.failures_expected = expected.failures;
+  const double checkpoint_cost = in.checkpoint.mode == CheckpointMode::sync ? io.stall : io.copy_out_time;
+  r.recommended_checkpoint_interval = young_interval(checkpoint_cost, r.cluster_mtbf);
+  if (in.checkpoint.mode == CheckpointMode::async && r.recommended_checkpoint_interval > 0) {
+    r.recommended_checkpoint_interval = std::max(r.recommended_checkpoint_interval, io.write_time);
+  }
+
+  // Money and energy as a function of the wall clock, so Monte-Carlo trials are priced the same way.
+  const double busy = std::clamp(in.step.time.compute / it, 0.0, 1.0);
+  const StorageUse storage = checkpoint_storage(r.checkpoint_size, ckpt.count, ckpt.interval + r.checkpoint_stall_each,
+                                                r.run_time, std::max(in.checkpoint.keep, 1), in.pricing.storage);
+  const double cost_network = in.pricing.egress_bytes / 1e9 * in.pricing.egress_usd_per_gb;
+  auto cost_of = [&](double run_time, double gpu_hour_usd) {
+    const EnergyUse e = energy_use(in.cluster, busy, r.training_time, std::max(run_time - r.training_time, 0.0),
+                                   in.pricing.energy);
+    return gpus * run_time / 3600.0 * gpu_hour_usd + e.cost_usd + storage.cost_usd + cost_network;
+  };
+
+  if (in.failures.trials > 0) {
+    const auto trials = monte_carlo_runs(segments, rate, recovery, in.failures.seed, in.failures.trials);
+    std::vector<double> times;
+    std::vector<double> costs;
+    double failures = 0;
+    for (const auto& t : trials) {
+      times.push_back(t.run_time);
+      costs.push_back(cost_of(t.run_time, in.pricing.gpu_hour_usd));
+      failures += t.failures;
+    }
+    auto mean = [](const std::vector<double>& v) {
+      double s = 0;
+      for (double x : v) s += x;
+      return s / static_cast<double>(v.size());
+    };
+    r.run_time_spread.mean = mean(times);
+    r.cost_spread.mean = mean(costs);
+    std::sort(times.begin(), times.end());
+    std::sort(costs.begin(), costs.end());
+    r.run_time_spread.p5 = percentile(times, 0.05);
+    r.run_time_spread.p95 = percentile(times, 0.95);
+    r.cost_spread.p5 = percentile(costs, 0.05);
+    r.cost_spread.p95 = percentile(costs, 0.95);
+    r.run_time = r.run_time_spread.mean;
+    r.failures_expected = failures / static_cast<double>(trials.size());
+  }
+
+  r.lost_work = std::max(0.0, r.run_time - r.training_time - r.checkpoint_stall);
+  r.goodput = r.training_time / r.run_time;
+  r.gpu_hours = gpus * r.run_time / 3600.0;
+  r.cost_compute = r.gpu_hours * in.pricing.gpu_hour_usd;
+  const EnergyUse energy = energy_use(in.cluster, busy, r.training_time, r.run_time - r.training_time, in.pricing.energy);
+  r.energy_kwh = energy.kwh;
+  r.co2_kg = energy.co2_kg;
+  r.cost_energy = energy.cost_usd;
+  r.cost_storage = storage.cost_usd;
+  r.cost_network = cost_network;
+  r.cost_total = r.cost_compute + r.cost_energy + r.cost_storage + r.cost_network;
+  const double wasted_time = r.lost_work + r.checkpoint_stall + in.step.bubble_fraction * r.training_time;
+  r.cost_wasted = (r.cost_compute + r.cost_energy) * std::clamp(wasted_time / r.run_time, 0.0, 1.0);
+
+  if (in.pricing.spot.enabled) {
+    r.spot = true;
+    const FailureOutcome spot = expected_run(segments, rate + in.pricing.spot.preemptions_per_s, recovery);
+    if (std::isfinite(spot.run_time)) {
+      r.spot_run_time = spot.run_time;
+      r.spot_cost_total = cost_of(spot.run_time, in.pricing.spot.gpu_hour_usd);
+    } else {
+      r.spot = false;
+      r.budget_violations.push_back("spot: preemptions arrive faster than segments finish; the run never completes");
+    }
+  }
+  for (auto& v : budget_violations(r, in.step, in.budget)) r.budget_violations.push_back(std::move(v));
+  return r;
+}
+
+std::vector<std::string> budget_violations(const RunReport& run, const StepReport& step, const BudgetSpec& budget) {
+  std::vector<std::string> out;
+  if (budget.max_cost_usd && run.cost_total > *budget.max_cost_usd) {
+    out.push_back(fmt::format("cost_total {} exceeds budget.max_cost {}", format_human(FieldUnit::usd, run.cost_total),
+                              format_human(FieldUnit::usd, *budget.max_cost_usd)));
+  }
+  if (budget.deadline_s && run.run_time > *budget.deadline_s) {
+    out.push_back(fmt::format("run_time {} exceeds budget.deadline {}", format_human(FieldUnit::seconds, run.run_time),
+                              format_human(FieldUnit::seconds, *budget.deadline_s)));
+  }
+  if (budget.memory_headroom && step.memory_capacity > 0) {
+    const double allowed = step.memory_capacity * (1.0 - *budget.memory_headroom);
+    if (step.memory_per_gpu > allowed) {
+      out.push_back(fmt::format("memory_per_gpu {} leaves less than budget.memory_headroom {:.0f} % of {} free",
+                                format_human(FieldUnit::bytes, step.memory_per_gpu), *budget.memory_headroom * 100,
+                                format_human(FieldUnit::bytes, step.memory_capacity)));
+    }
+  }
+  return out;
+}
+
+}  // namespace trainsim::model

@@ -1,0 +1,72 @@
+#pragma once
+// The whole-run blocks of a scenario: checkpoints, failures, prices, budget. Plain data, SI units
+// (seconds, bytes), money in US dollars.
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "sim/enum_names.hpp"
+
+namespace trainsim::model {
+
+enum class CheckpointMode { sync, async };
+
+inline constexpr EnumNames<CheckpointMode, 2> kCheckpointModeNames{
+    {{"sync", CheckpointMode::sync}, {"async", CheckpointMode::async}}};
+
+constexpr std::string_view to_string(CheckpointMode m) {
+  return name_in(kCheckpointModeNames, m);
+}
+
+struct CheckpointSpec {
+  bool enabled = false;
+  std::optional<double> interval_s;          ///< checkpoint every this many seconds of training …
+  std::optional<std::int64_t> every_steps;   ///< … or every this many steps
+  CheckpointMode mode = CheckpointMode::async;
+  int keep = 1;                              ///< copies retained
+};
+
+struct FailureSpec {
+  bool enabled = false;
+  double node_mtbf_s = 0;     ///< mean time between failures of one node (0: none)
+  double gpu_mtbf_s = 0;      ///< of one GPU, on top of node failures (0: none)
+  double restart_s = 0;       ///< time to detect, reschedule and restart, before the restore
+  std::uint64_t seed = 1;
+  int trials = 0;             ///< 0: expected values; N: seeded Monte-Carlo over N runs
+};
+
+struct SpotPricing {
+  bool enabled = false;
+  double gpu_hour_usd = 0;
+  double preemptions_per_s = 0;   ///< preemption rate of the whole allocation
+};
+
+struct StoragePricing {
+  double hot_usd_per_gb_month = 0;
+  double cold_usd_per_gb_month = 0;
+  std::optional<double> cold_after_s;
+};
+
+struct EnergyPricing {
+  double usd_per_kwh = 0;
+  double pue = 1.0;
+  double carbon_g_per_kwh = 0;
+};
+
+struct PricingSpec {
+  bool enabled = false;
+  double gpu_hour_usd = 0;        ///< on-demand price per GPU-hour
+  SpotPricing spot;
+  StoragePricing storage;
+  double egress_usd_per_gb = 0;
+  double egress_bytes = 0;        ///< data moved across the priced boundary over the run
+  EnergyPricing energy;
+};
+
+struct BudgetSpec {
+  std::optional<double> max_cost_usd;
+  std::optional<double> deadline_s;
+  std::optional<double> memory_headroom;   ///< fraction of HBM that must stay free, e.g. 0.1
+};
+
+}  // namespace trainsim::model

@@ -1,0 +1,77 @@
+#pragma once
+// What is trained: a decoder-only (or encoder) transformer, optionally mixture-of-experts, or a generic
+// list of layers for other architectures. Plain data; the cost functions live in their own files.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/enum_names.hpp"
+
+namespace trainsim::model {
+
+enum class Mlp { gelu, swiglu };
+enum class Attention { flash, standard };  ///< flash: fused kernel, no seq²-sized activations kept
+enum class Norm { layernorm, rmsnorm };
+enum class Position { learned, rope };
+
+inline constexpr EnumNames<Mlp, 2> kMlpNames{{{"gelu", Mlp::gelu}, {"swiglu", Mlp::swiglu}}};
+inline constexpr EnumNames<Attention, 2> kAttentionNames{
+    {{"flash", Attention::flash}, {"standard", Attention::standard}}};
+inline constexpr EnumNames<Norm, 2> kNormNames{{{"layernorm", Norm::layernorm}, {"rmsnorm", Norm::rmsnorm}}};
+inline constexpr EnumNames<Position, 2> kPositionNames{
+    {{"learned", Position::learned}, {"rope", Position::rope}}};
+
+constexpr std::string_view to_string(Mlp m) {
+  return name_in(kMlpNames, m);
+}
+constexpr std::string_view to_string(Attention a) {
+  return name_in(kAttentionNames, a);
+}
+constexpr std::string_view to_string(Norm n) {
+  return name_in(kNormNames, n);
+}
+constexpr std::string_view to_string(Position p) {
+  return name_in(kPositionNames, p);
+}
+
+/// One layer of a non-transformer model, described by its costs per sample.
+struct GenericLayer {
+  std::string name;
+  double params = 0;                    ///< parameters
+  double forward_flops_per_sample = 0;  ///< FLOPs of the forward pass for one sample
+  double activation_bytes_per_sample = 0;
+};
+
+struct TransformerSpec {
+  std::string name;  ///< preset name or "custom"
+  std::int64_t layers = 0;
+  std::int64_t hidden = 0;
+  std::int64_t heads = 0;
+  std::int64_t kv_heads = 0;    ///< 0: same as heads (multi-head attention)
+  std::int64_t ffn_hidden = 0;  ///< 0: 4 * hidden
+  std::int64_t vocab = 0;
+  std::int64_t seq_len = 0;
+  Mlp mlp = Mlp::gelu;
+  Norm norm = Norm::layernorm;
+  Position position = Position::learned;
+  bool bias = true;  ///< linear layers carry biases (GPT-2/3 yes, Llama no)
+  bool tied_embeddings = false;
+  // Mixture of experts: experts == 0 means dense.
+  std::int64_t experts = 0;
+  std::int64_t top_k = 0;
+  double capacity_factor = 1.0;
+  std::int64_t expert_ffn_hidden = 0;  ///< 0: ffn_hidden
+  Attention attention = Attention::flash;
+  bool causal = true;    ///< causal mask; the flash kernel skips masked blocks (see attention model)
+  double dropout = 0.1;  ///< dropout probability; 0: no dropout, so no masks kept (Llama, Mistral)
+  std::vector<GenericLayer> generic_layers;  ///< non-empty: a generic model, the transformer fields unused
+
+  [[nodiscard]] std::int64_t kv_heads_or_heads() const { return kv_heads > 0 ? kv_heads : heads; }
+  [[nodiscard]] std::int64_t ffn_hidden_or_default() const {
+    return ffn_hidden > 0 ? ffn_hidden : 4 * hidden;
+  }
+  [[nodiscard]] bool is_moe() const { return experts > 0; }
+};
+
+}  // namespace trainsim::model

@@ -1,0 +1,206 @@
+#include "models/step/analytic_step.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace trainsim::model {
+
+namespace {
+
+// Gradient buckets of rank s: each chunk's share of the buckets becomes ready evenly over its last
+// backward (or all after the rank's last pass without overlap_grad_reduce); the dp stream reduces them in
+// order of readiness. Returns when the stream is free (0 without buckets). on_bucket(chunk, start, end)
+// sees each bucket: a template parameter so that the timing-only path, which passes a no-op, pays nothing.
+template <class OnBucket>
+double lay_buckets(const ParallelPlan& pl, const StepPlan& plan, const StageCost& sc,
+                   const ScheduleTimeline& tl, int s, OnBucket&& on_bucket) {
+  double dp_free = 0;
+  if (shards_weights(pl.zero) || sc.bucket_s <= 0) return dp_free;
+  const int p = plan.pp;
+  const int v = plan.virtual_stages;
+  std::vector<int> chunks(static_cast<std::size_t>(v));
+  for (int c = 0; c < v; ++c) chunks[static_cast<std::size_t>(c)] = c;
+  auto vs_of = [&](int c) { return static_cast<std::size_t>(c * p + s); };
+  std::sort(chunks.begin(), chunks.end(),
+            [&](int a, int b) { return tl.grads_ready[vs_of(a)] < tl.grads_ready[vs_of(b)]; });
+  for (int c : chunks) {
+    const int nb = std::max(
+        1, static_cast<int>(std::lround(static_cast<double>(sc.buckets) * plan.chunk_layers[vs_of(c)] /
+                                        plan.stage_layers[static_cast<std::size_t>(s)])));
+    const double from = tl.grads_from[vs_of(c)];
+    const double ready = tl.grads_ready[vs_of(c)];
+    const double chunk_total = sc.bucket_s * sc.buckets * plan.chunk_layers[vs_of(c)] /
+                               plan.stage_layers[static_cast<std::size_t>(s)];
+    const double each = chunk_total / nb;
+    for (int i = 0; i < nb; ++i) {
+      const double available = pl.overlap_grad_reduce ? from + (ready - from) * (i + 1) / nb
+                                                      : tl.rank_end[static_cast<std::size_t>(s)];
+      const double start = std::max(dp_free, available);
+      dp_free = start + each;
+      on_bucket(c, start, dp_free);
+    }
+  }
+  return dp_free;
+}
+
+}  // namespace
+
+PassTimes pass_times(const StepCosts& costs) {
+  PassTimes t;
+  t.p2p_s = costs.p2p_s;
+  for (const PassCost& pc : costs.passes) {
+    t.forward.push_back(pc.forward());
+    t.backward.push_back(pc.backward());
+    t.weight.push_back(pc.weight_compute);
+  }
+  return t;
+}
+
+StepTiming analytic_step(const StepInput& in, const StepPlan& plan, const StepCosts& costs,
+                         AnalyticLayout* layout) {
+  const ParallelPlan& pl = in.plan;
+  const Framework& fw = pl.framework;
+  const int p = plan.pp;
+  const int v = plan.virtual_stages;
+  const int nvs = p * v;
+  const auto m = static_cast<int>(plan.micro_batches);
+  const PipelineOrder order = pipeline_schedule(pl.schedule, p, m, v);
+
+  // ZeRO-3: each unit waits for its weights, gathered `prefetch` units ahead (gathered_pass); a pass is
+  // lengthened by the waits, and each rank's last reductions run on after its last backward.
+  PassTimes times = pass_times(costs);
+  std::vector<double> zero3_exposed(static_cast<std::size_t>(p), 0.0);  // per rank, within the replay
+  std::vector<double> reduce_tail(static_cast<std::size_t>(p), 0.0);    // per rank, after its last pass
+  if (costs.gathers_weights) {
+    for (int vs = 0; vs < nvs; ++vs) {
+      const int s = vs % p;
+      const GatheredPass f = gathered_pass(costs, vs, false, true);
+      const GatheredPass b = gathered_pass(costs, vs, true, fw.reshard_after_forward);
+      times.forward[static_cast<std::size_t>(vs)] += f.extra;
+      times.backward[static_cast<std::size_t>(vs)] += b.extra;
+      zero3_exposed[static_cast<std::size_t>(s)] += m * (f.extra + b.extra);
+      if (vs == s) reduce_tail[static_cast<std::size_t>(s)] = b.reduce_tail;  // chunk 0's backward ends last
+    }
+  }
+  // Blocking hand-overs: the sender waits for its transfer, which then is part of its pass, and the
+  // receiver starts when that pass ends.
+  PassTimes without_p2p = times;
+  without_p2p.p2p_s = 0;
+  if (fw.blocking_p2p && costs.p2p_s > 0) {
+    for (int vs = 0; vs < nvs; ++vs) {
+      if (sends_to_neighbour(PassKind::forward, vs, nvs))
+        times.forward[static_cast<std::size_t>(vs)] += costs.p2p_s;
+      if (sends_to_neighbour(PassKind::backward, vs, nvs))
+        times.backward[static_cast<std::size_t>(vs)] += costs.p2p_s;
+    }
+    times.p2p_s = 0;
+  }
+  const ScheduleTimeline tl = time_schedule(order, p, m, v, times, layout ? &layout->passes : nullptr);
+  if (layout != nullptr) {
+    layout->order = order;
+    layout->buckets.assign(static_cast<std::size_t>(p), {});
+    layout->reduced.assign(static_cast<std::size_t>(p), 0.0);
+    layout->finish.assign(static_cast<std::size_t>(p), 0.0);
+  }
+
+  StepTiming out;
+  std::vector<double> finish(static_cast<std::size_t>(p), 0.0);
+  std::vector<double> dp_tail(static_cast<std::size_t>(p), 0.0);
+  std::vector<double> gather_exposed(static_cast<std::size_t>(p), 0.0);
+  for (int s = 0; s < p; ++s) {
+    const StageCost& sc = costs.stages[static_cast<std::size_t>(s)];
+    const double end = tl.rank_end[static_cast<std::size_t>(s)] + reduce_tail[static_cast<std::size_t>(s)];
+    const double dp_free =
+        layout == nullptr
+            ? lay_buckets(pl, plan, sc, tl, s, [](int, double, double) {})
+            : lay_buckets(pl, plan, sc, tl, s, [&](int c, double from, double to) {
+                layout->buckets[static_cast<std::size_t>(s)].push_back(AnalyticLayout::Bucket{c, from, to});
+              });
+    const double reduced = std::max(end, dp_free);
+    dp_tail[static_cast<std::size_t>(s)] = reduced - end + reduce_tail[static_cast<std::size_t>(s)];
+    gather_exposed[static_cast<std::size_t>(s)] = exposed_param_gather(in, plan, costs, s);
+    finish[static_cast<std::size_t>(s)] =
+        reduced + sc.grad_norm_s + sc.optimizer_s + gather_exposed[static_cast<std::size_t>(s)];
+    if (layout != nullptr) {
+      layout->reduced[static_cast<std::size_t>(s)] = reduced;
+      layout->finish[static_cast<std::size_t>(s)] = finish[static_cast<std::size_t>(s)];
+    }
+  }
+  const int crit = static_cast<int>(std::max_element(finish.begin(), finish.end()) - finish.begin());
+  const auto cs = static_cast<std::size_t>(crit);
+  out.critical_stage = crit;
+  out.iteration_time = finish[cs];
+
+  TimeBreakdown& tb = out.time;
+  for (int c = 0; c < v; ++c) {
+    const PassCost& pc = costs.passes[static_cast<std::size_t>(c * p + crit)];
+    tb.compute += m * (pc.forward_compute + pc.backward_compute);
+    tb.exposed_tp_comm += m * (pc.forward_comm + pc.backward_comm);
+  }
+  const StageCost& sc = costs.stages[cs];
+  tb.exposed_dp_comm = zero3_exposed[cs] + dp_tail[cs] + gather_exposed[cs];
+  tb.optimizer = sc.optimizer_s + sc.grad_norm_s;
+  // Pipeline hand-overs: what they add to this rank's end, measured against the same schedule without them.
+  if (costs.p2p_s > 0) {
+    const double without = time_schedule(order, p, m, v, without_p2p).rank_end[cs];
+    tb.exposed_pp_comm = std::max(0.0, tl.rank_end[cs] - without);
+  }
+  tb.bubble = out.iteration_time -
+              (tb.compute + tb.exposed_tp_comm + tb.exposed_dp_comm + tb.exposed_pp_comm + tb.optimizer);
+  if (tb.bubble < 0) {  // rounding only: the parts above are each a lower bound of the rank's time
+    tb.exposed_pp_comm = std::max(0.0, tb.exposed_pp_comm + tb.bubble);
+    tb.bubble = 0;
+  }
+  out.bubble_fraction = out.iteration_time > 0 ? tb.bubble / out.iteration_time : 0.0;
+  return out;
+}
+
+GatheredPass gathered_pass(const StepCosts& costs, int vs, bool backward, bool gather) {
+  const auto& runs = costs.chunk_units[static_cast<std::size_t>(vs)];
+  const int ahead = std::max(0, costs.zero3_prefetch);
+  std::vector<double> starts;  // compute start of each unit so far, in execution order
+  GatheredPass out;
+  double gather_free = 0, compute_free = 0, reduce_free = 0, kernels = 0;
+  auto unit = [&](const UnitCost& u) {
+    const double c = backward ? u.total.backward() : u.total.forward();
+    double ready = 0;
+    if (gather && u.gather_s > 0) {
+      const auto k = starts.size();
+      // Issued when the unit `ahead` places earlier starts computing (on demand: when the last one ends).
+      const double issue =
+          ahead == 0 ? compute_free : (k >= static_cast<std::size_t>(ahead) ? starts[k - ahead] : 0.0);
+      gather_free = std::max(gather_free, issue) + u.gather_s;
+      ready = gather_free;
+    }
+    const double start = std::max(compute_free, ready);
+    starts.push_back(start);
+    compute_free = start + c;
+    kernels += c;
+    if (backward && u.reduce_s > 0) reduce_free = std::max(reduce_free, compute_free) + u.reduce_s;
+  };
+  const int n = static_cast<int>(runs.size());
+  for (int ri = 0; ri < n; ++ri) {
+    const UnitRun& r = runs[static_cast<std::size_t>(backward ? n - 1 - ri : ri)];
+    for (int i = 0; i < r.count; ++i) unit(costs.units[static_cast<std::size_t>(r.unit)]);
+  }
+  out.extra = std::max(0.0, compute_free - kernels);
+  out.reduce_tail = std::max(0.0, reduce_free - compute_free);
+  return out;
+}
+
+double exposed_param_gather(const StepInput& in, const StepPlan& plan, const StepCosts& costs, int s) {
+  const ParallelPlan& pl = in.plan;
+  const StageCost& sc = costs.stages[static_cast<std::size_t>(s)];
+  if (!shards_optimizer_states(pl.zero) || shards_weights(pl.zero) || !(sc.param_gather_s > 0)) return 0;
+  if (!pl.framework.overlap_param_gather) return sc.param_gather_s;
+  // Under the next step's first micro-batch: bucket by bucket, each before its layers' forward; the
+  // first bucket cannot hide.
+  double first_forward = 0;
+  for (int c = 0; c < plan.virtual_stages; ++c) {
+    first_forward += costs.passes[static_cast<std::size_t>(c * plan.pp + s)].forward_compute;
+  }
+  const double bucket = sc.param_gather_s / std::max(1, sc.buckets);
+  return std::max(bucket, sc.param_gather_s - first_forward);
+}
+
+}  // namespace trainsim::model

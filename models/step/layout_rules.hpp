@@ -1,0 +1,59 @@
+#pragma once
+// The rules a parallel layout must satisfy to be simulated, written once. The loader places each problem
+// at the key it blames in the scenario file; make_step_plan turns the first into an infeasibility reason;
+// layout search lists only the layouts with none.
+//
+// In order: every degree >= 1; GPUs = tp·pp·cp·ep·dp; heads and kv_heads divisible by tp (or tp by
+// kv_heads: each K/V head is then copied on tp/kv ranks); pp <= layers; virtual_stages > 1 only with the
+// interleaved schedule, and a layer for each of the pp·virtual_stages virtual stages; stage_layers of pp
+// (or pp·v) entries, each >= 1 (>= v per rank), summing to the layers; ep > 1 only on a mixture-of-experts
+// model whose experts divide by it; the sequence divisible by 2·cp when cp > 1 (the causal load balance
+// cuts it into 2·cp chunks, two per rank, as Megatron-Core's context parallelism does); the global batch by
+// dp·ep·micro_batch (expert-parallel ranks are data replicas of the dense layers); at most
+// kMaxMicroBatches micro-batches; the schedule's own constraints (pipeline_schedule.hpp). A sharding group
+// (shard_group) divides dp.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/spec/parallel_plan.hpp"
+#include "models/spec/training_spec.hpp"
+#include "models/spec/transformer_spec.hpp"
+
+namespace trainsim::model {
+
+/// Steps with more micro-batches per pipeline are refused: the schedule is simulated pass by pass, and
+/// no practical layout comes near this.
+inline constexpr std::int64_t kMaxMicroBatches = 65536;
+
+/// The scenario key a problem blames (`parallelism.<key>`, or training.global_batch).
+enum class LayoutKey {
+  parallelism,
+  tp,
+  pp,
+  dp,
+  cp,
+  ep,
+  micro_batch,
+  schedule,
+  virtual_stages,
+  stage_layers,
+  shard_group,
+  global_batch
+};
+
+/// "parallelism.tp", "training.global_batch", … (parallelism for the layout as a whole).
+[[nodiscard]] std::string key_path(LayoutKey key);
+
+struct LayoutProblem {
+  LayoutKey key;
+  std::string message;  ///< what is wrong, with the numbers; the key path is not repeated in it
+};
+
+/// Every problem of `plan` for `model` on `gpus` GPUs, in the order of the file comment; empty when the
+/// layout can be simulated. plan.dp is the resolved degree (plan.dp_auto only words the GPU-count problem).
+/// A training.global_batch < 1 skips the batch rules (the loader reports a missing batch itself).
+[[nodiscard]] std::vector<LayoutProblem> layout_rules(const TransformerSpec& model, const ParallelPlan& plan,
+                                                      const TrainingSpec& training, std::int64_t gpus);
+
+}  // namespace trainsim::model

@@ -1,0 +1,113 @@
+#pragma once
+// Pipeline-parallel schedules as pure data: for each pipeline rank (stage), the ordered list of passes it
+// runs in one training step. No costs here; the analytic path and the event-driven lowering both consume it.
+//
+// Numbering: p pipeline ranks ("stages") 0..p-1, m micro-batches 0..m-1, v model chunks per rank
+// 0..v-1 (v > 1 only for the interleaved schedule). Chunk c of rank s holds virtual stage c·p + s, so the
+// forward pass of a micro-batch visits virtual stages 0, 1, …, p·v−1 in order, wrapping around the ranks
+// v times (Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters").
+//
+// Dependencies a valid schedule respects (checked by schedule_is_valid):
+//   forward(mb, vs)         after forward(mb, vs−1)
+//   backward(mb, vs)        after forward(mb, vs) and backward(mb, vs+1) (the last virtual stage: its
+//   forward) backward_weight(mb, vs) after backward(mb, vs)        (ZB-H1 only: B split into input-grad B and
+//   W)
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "models/spec/parallel_plan.hpp"
+
+namespace trainsim::model {
+
+enum class PassKind : std::uint8_t {
+  forward,
+  backward,         ///< backward pass; under ZB-H1 only the input-gradient half ("B")
+  backward_weight,  ///< ZB-H1's deferred weight-gradient half ("W")
+};
+
+/// The pass's letter in schedule diagrams and trace labels: "F", "B" or "W".
+[[nodiscard]] const char* pass_letter(PassKind kind);
+/// Whether a pass of virtual stage vs (of nvs) hands its output to a neighbour: a forward its activations to
+/// vs + 1, a backward its input gradients to vs − 1; ZB-H1's weight pass sends nothing.
+[[nodiscard]] constexpr bool sends_to_neighbour(PassKind kind, int vs, int nvs) {
+  return (kind == PassKind::forward && vs < nvs - 1) || (kind == PassKind::backward && vs > 0);
+}
+
+struct PipelinePass {
+  PassKind kind = PassKind::forward;
+  int micro_batch = 0;
+  int chunk = 0;  ///< model chunk on this rank, 0..v−1
+
+  friend bool operator==(const PipelinePass&, const PipelinePass&) = default;
+};
+
+/// Per rank, its passes in execution order: result[s] is rank s's list. Sizes: p lists; each holds
+/// m·v forwards and m·v backwards (and m·v backward_weight under ZB-H1).
+using PipelineOrder = std::vector<std::vector<PipelinePass>>;
+
+/// The pass order of one step.
+///  - gpipe: all forwards, then all backwards in reverse micro-batch order.
+///  - one_f_one_b: PipeDream-flush: p−s−1 warm-up forwards on rank s, then alternate 1F1B, then cool-down.
+///  - interleaved: Megatron's interleaved 1F1B over v chunks; needs m to be a multiple of p.
+///  - zero_bubble_h1: Qi et al. 2023 ZB-H1: 1F1B whose W passes are deferred to fill the cool-down bubble
+///    (same peak activation memory as 1F1B).
+/// For schedules other than interleaved, v must be 1. Throws InputError when p < 1, m < 1, v < 1, or the
+/// schedule's constraints do not hold (callers that want a reason instead use schedule_constraint_error).
+[[nodiscard]] PipelineOrder pipeline_schedule(Schedule kind, int p, int m, int v = 1);
+
+/// "" when (kind, p, m, v) can be scheduled, else a sentence saying why not.
+[[nodiscard]] std::string_view schedule_constraint_error(Schedule kind, int p, int m, int v);
+
+/// True when every rank's list holds each pass exactly once and a global execution respecting all the
+/// dependencies above exists (no deadlock when every rank runs its list in order).
+[[nodiscard]] bool schedule_is_valid(const PipelineOrder& order, int p, int m, int v);
+
+/// The largest number of micro-batch·chunk activations a rank holds at once: forwards run minus
+/// backwards run (ZB-H1's W pass also releases part, ignored here: B releases the stash), maximised over
+/// the rank's list. 1F1B: min(p − s, m) on rank s; GPipe: m.
+[[nodiscard]] int peak_in_flight(const std::vector<PipelinePass>& rank_passes);
+
+/// Per-pass costs for timing a schedule, seconds, indexed by virtual stage vs = chunk·p + rank.
+/// `backward` is the whole backward pass; under ZB-H1 its `weight` part runs as the separate W pass.
+/// `p2p_s` delays every hand-over between consecutive virtual stages (activation or gradient send).
+struct PassTimes {
+  std::vector<double> forward;
+  std::vector<double> backward;
+  std::vector<double> weight;  ///< may be empty: no weight part
+  double p2p_s = 0;
+};
+
+/// When things happen when every rank runs its list in order, each pass as soon as its rank is free and
+/// its inputs have arrived (the list-scheduling semantics of the event-driven simulation, without it).
+struct ScheduleTimeline {
+  double makespan = 0;            ///< end of the last pass, s
+  std::vector<double> rank_end;   ///< per rank: end of its last pass
+  std::vector<double> rank_busy;  ///< per rank: total pass time
+  /// Per virtual stage: start and end of its last gradient-producing pass (the last micro-batch's
+  /// backward, or its W pass under ZB-H1): the window in which that chunk's gradients become final.
+  std::vector<double> grads_from;
+  std::vector<double> grads_ready;
+};
+
+/// When one pass of a rank's list runs, s from the start of the step: it starts when its rank is free
+/// and its inputs have arrived, and ends `start` + its cost.
+struct PassSpan {
+  double start = 0;
+  double end = 0;
+};
+/// Per rank, one span per entry of that rank's list, in the list's order: spans[s][k] times order[s][k].
+using PassSpans = std::vector<std::vector<PassSpan>>;
+
+/// Times `order`; TRAINSIM_CHECK fails if it deadlocks. O(passes + p · rounds). With `spans` (optional;
+/// nothing is recorded or allocated without it), also reports when every pass runs (e.g. for the analytic
+/// trace); the timeline is the same either way.
+[[nodiscard]] ScheduleTimeline time_schedule(const PipelineOrder& order, int p, int m, int v,
+                                             const PassTimes& times, PassSpans* spans = nullptr);
+
+/// Makespan with uniform costs per chunk and no communication (forward_s, backward_s per pass; under
+/// ZB-H1 B takes backward_s − weight_s and W weight_s). Used by tests.
+[[nodiscard]] double schedule_makespan(const PipelineOrder& order, int p, int m, int v, double forward_s,
+                                       double backward_s, double weight_s = 0);
+
+}  // namespace trainsim::model

@@ -1,0 +1,133 @@
+#include "models/step/step_network.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "sim/error.hpp"
+#include "topologies/collective_cost.hpp"
+
+namespace trainsim::model {
+
+namespace {
+
+constexpr sim::LinkId kNone = std::numeric_limits<sim::LinkId>::max();
+
+sim::Duration dur(double seconds) {
+  return sim::Duration::from_seconds(std::max(0.0, seconds));
+}
+
+}  // namespace
+
+StepNetwork::StepNetwork(const topo::ClusterSpec& cluster, const StepCosts& costs, StepLayout layout,
+                         bool contention)
+    : StepNetwork(cluster, layout.instances * layout.stages, contention) {
+  TRAINSIM_CHECK(
+      layout.instances >= 1 && layout.stages >= 1 && layout.replicas >= 1 &&
+          layout.instances % layout.replicas == 0,
+      "step network: a layout needs instances, stages and replicas >= 1, replicas dividing instances");
+  layout_ = layout;
+  p2p_s_ = costs.p2p_s;
+  p2p_latency_s_ = costs.p2p_latency_s;
+  dp_fabric_ = costs.dp_crosses_nodes ? Fabric::network : Fabric::nvlink;
+  stage_node_ = costs.stage_node;
+}
+
+StepNetwork::StepNetwork(const topo::ClusterSpec& cluster, int gpus, bool contention)
+    : contention_(contention),
+      gpus_(gpus),
+      ports_(static_cast<std::size_t>(gpus) * kPorts, kNone),
+      last_(static_cast<std::size_t>(gpus) * kStreams, 0) {
+  layout_.stages = std::max(1, gpus);
+  TRAINSIM_CHECK(gpus >= 0, "a step network needs a GPU count >= 0");
+  // The closed form's per-GPU rates (topologies/collective_cost.hpp), so that a flow alone takes exactly its
+  // closed-form bandwidth term. Network: the inter-node tier of a group with one GPU on each node while
+  // every GPU of the node crosses too (each GPU's share of the NICs, capped by its rail and PCIe link).
+  if (cluster.nics_per_node() > 0 && cluster.nic_bytes_per_s() > 0) {
+    topo::CommGroup one_per_node;
+    one_per_node.size = 2;
+    one_per_node.nodes = 2;
+    one_per_node.groups_sharing_nics = std::max(1, cluster.gpus_in_use_per_node());
+    network_bytes_per_s_ = topo::inter_node_tier(one_per_node, cluster).bytes_per_s;
+  }
+  if (topo::intra_node_bytes_per_s(cluster.node) > 0) {
+    nvlink_bytes_per_s_ = topo::intra_node_tier(cluster).bytes_per_s;
+  }
+}
+
+sim::LinkId StepNetwork::port(int gpu, Port which) {
+  TRAINSIM_CHECK(gpu >= 0 && gpu < gpus_, "step network: GPU out of range");
+  sim::LinkId& id = ports_[static_cast<std::size_t>(gpu) * kPorts + which];
+  if (id == kNone) {
+    static constexpr const char* kNames[] = {"network out", "network in", "nvlink out", "nvlink in"};
+    const bool network = which == network_out || which == network_in;
+    id = static_cast<sim::LinkId>(links_.size());
+    links_.push_back(
+        {network ? network_bytes_per_s_ : nvlink_bytes_per_s_, fmt::format("gpu {} {}", gpu, kNames[which])});
+  }
+  return id;
+}
+
+LoweredTransfer StepNetwork::in_order(sim::Dag& dag, int gpu, Stream stream, LoweredTransfer t) {
+  sim::TaskId& last = last_[static_cast<std::size_t>(gpu) * kStreams + static_cast<std::size_t>(stream)];
+  if (last != 0) dag.depend(last - 1, t.first);
+  last = t.last + 1;
+  return t;
+}
+
+LoweredTransfer StepNetwork::dp_collective(sim::Dag& dag, sim::LaneId lane, int instance, int stage,
+                                           double seconds, double latency_s, std::string_view name,
+                                           std::string_view category, Stream stream) {
+  const int per_replica = layout_.instances / layout_.replicas;
+  const int next = ((instance / per_replica + 1) % layout_.replicas) * per_replica + instance % per_replica;
+  const int from = instance * layout_.stages + stage;
+  const int to = next * layout_.stages + stage;
+  return in_order(dag, from, stream,
+                  lower(dag, lane, from, to, dp_fabric_, seconds, latency_s, name, category));
+}
+
+LoweredTransfer StepNetwork::pp_send(sim::Dag& dag, sim::LaneId lane, int instance, int from_stage,
+                                     int to_stage, std::string_view name, std::string_view category) {
+  const bool placed = stage_node_.size() == static_cast<std::size_t>(layout_.stages);
+  const Fabric fabric = placed && stage_node_[static_cast<std::size_t>(from_stage)] !=
+                                      stage_node_[static_cast<std::size_t>(to_stage)]
+                            ? Fabric::network
+                            : Fabric::nvlink;
+  const int from = instance * layout_.stages + from_stage;
+  const int to = instance * layout_.stages + to_stage;
+  return in_order(dag, from, Stream::pipeline,
+                  lower(dag, lane, from, to, fabric, p2p_s_, p2p_latency_s_, name, category));
+}
+
+LoweredTransfer StepNetwork::lower(sim::Dag& dag, sim::LaneId lane, int from, int to, Fabric fabric,
+                                   double seconds, double latency_s, std::string_view name,
+                                   std::string_view category) {
+  const double rate = port_bandwidth(fabric);
+  const double latency = std::clamp(latency_s, 0.0, std::max(0.0, seconds));
+  const double bandwidth_s = std::max(0.0, seconds) - latency;
+  if (!contention_ || !(rate > 0) || !(bandwidth_s > 0)) {
+    const sim::TaskId t = dag.busy(lane, dur(seconds), name, category);
+    return {t, t};
+  }
+  const bool network = fabric == Fabric::network;
+  const sim::LinkId path[2] = {port(from, network ? network_out : nvlink_out),
+                               port(to, network ? network_in : nvlink_in)};
+  // Both ports of one fabric have the same rate, so alone the flow moves at `rate` and takes bandwidth_s.
+  const sim::TaskId flow = dag.transfer(lane, path, bandwidth_s * rate, name, category);
+  if (latency <= 0) return {flow, flow};
+  scratch_.assign(name);
+  scratch_ += " latency";
+  const sim::TaskId first = dag.busy(lane, dur(latency), scratch_, category);
+  dag.depend(first, flow);
+  return {first, flow};
+}
+
+void StepNetwork::install(sim::FlowNetwork& network) const {
+  if (network.link_count() != 0) {
+    throw InputError("a step network must be installed in an empty flow network");
+  }
+  for (const LinkSpec& l : links_) network.add_link(l.bytes_per_s, sim::Duration{}, l.name);
+}
+
+}  // namespace trainsim::model

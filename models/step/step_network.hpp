@@ -1,0 +1,146 @@
+#pragma once
+// The links a step's data-parallel and pipeline traffic share in the event fidelity, so that a gradient
+// bucket and a pipeline send leaving one GPU at the same time slow each other down (max-min fair,
+// sim::FlowNetwork), instead of each taking its closed-form time as if alone.
+//
+// The reduced form. Each simulated GPU has four ports, each a link of the flow network: network out and in
+// (its share of the node's NICs: nics · NIC rate / GPUs per node, at most its PCIe link, times
+// comm.nic_bandwidth_fraction — the GPU–NIC link of topologies/cluster_graph.hpp), and NVLink out and in
+// (node.intra_bytes_per_s · comm.intra_bandwidth_fraction). One collective or send of closed-form time T,
+// of which L does not depend on its size (topo::CollectiveEstimate::latency_s: launch and every step's
+// α), is lowered as a busy task of L on the sender's stream, then one flow from the sender's out port to
+// the receiver's in port (network ports when the two are on different nodes, NVLink ports otherwise) whose
+// size is (T − L) times the ports' rate. Alone, the flow takes exactly T − L, so an uncontended step is
+// unchanged (analytic and event agree as before); when a bucket and a send overlap on a port they split
+// its rate, and the bytes per second through a port never exceed its capacity. Each GPU's dp and pp
+// streams still send one transfer at a time, in order (each waits for the previous one of its stream), as
+// their FIFO lanes did with busy tasks; ZeRO-3's reduce-scatters are a stream apart from its gathers, as
+// in FSDP, so a layer's gather and the previous layer's reduce-scatter share the port. The flow's bytes are
+// normalised, not the collective's own: one the closed form runs below the port's rate (a small message under
+// LL, a ring limited by another tier) is modelled as saturating the port for its bandwidth term, so the
+// contention it sees is an upper bound.
+//
+// Why this is sound. A data-parallel ring collective (any of NCCL's algorithms the closed form picks) keeps
+// every member's port sending and receiving at the rate the closed form's bottleneck allows for its whole
+// bandwidth term, so it is modelled as one flow saturating the sender's out port and its ring successor's
+// in port. By symmetry every member of the group does the same at the same moment (they run the same
+// schedule), so every member's ports carry the same load: in the collapsed simulation (one GPU per
+// pipeline rank) the successor — another data-parallel replica of the same pipeline rank, not simulated —
+// is represented by the simulated GPU itself: the flow runs from its out port to its own in port, where
+// the pipeline sends arriving from the neighbouring stage contend with it exactly as they would at the
+// successor's. Under full_cluster every GPU is simulated and the flow goes to the successor's in port (the
+// next data-parallel replica, a permutation: every in port receives one ring flow), which is the same
+// network up to the symmetry, so the collapsed and the full simulations agree (a permanent test; flows
+// are cheap enough there too: at most 4,096 GPUs, four ports each, one flow per transfer). Pipeline
+// sends go between the real placement's nodes: from stage s's GPU to stage s ± 1's (network ports when
+// they are on different nodes).
+//
+// What it leaves out, on purpose: the fabric beyond the NICs (the closed form prices a non-blocking fabric;
+// `trainsim collective --fidelity flow` lowers whole collectives over topologies/cluster_graph.hpp's routes
+// for that); tensor-parallel collectives and the gradient-norm all-reduce (a few bytes) stay busy tasks of
+// their closed-form time; a ring's several channels through several NICs are one flow through the GPU's
+// own share of them.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/step/analytic_step.hpp"
+#include "sim/dag.hpp"
+#include "sim/flow_network.hpp"
+#include "topologies/cluster_spec.hpp"
+
+namespace trainsim::model {
+
+/// Which ports a transfer uses.
+enum class Fabric : std::uint8_t { network, nvlink };
+
+/// A GPU's communication stream: transfers of one stream run one at a time, in the order they are added.
+/// ZeRO-3's gradient reduce-scatters have their own (FSDP issues them on a stream apart from the gathers).
+enum class Stream : std::uint8_t { data_parallel, reduce_scatter, pipeline };
+
+/// The first and last task of one lowered transfer: make `first` depend on what precedes it, and what
+/// follows it depend on `last`.
+struct LoweredTransfer {
+  sim::TaskId first = 0;
+  sim::TaskId last = 0;
+};
+
+/// How the lowering numbers its simulated GPUs: copy i of the pipeline (i = data-parallel replica ·
+/// instances/replicas + model-parallel rank), pipeline rank s → GPU i·stages + s.
+struct StepLayout {
+  int instances = 1;  ///< simulated copies of the pipeline (1 when collapsed)
+  int stages = 1;     ///< pipeline ranks
+  int replicas = 1;   ///< data-parallel replicas among the instances (1 when collapsed)
+};
+
+class StepNetwork {
+ public:
+  /// Ports for the GPUs of `layout` on `cluster`'s nodes, for the transfers priced in `costs` (their
+  /// closed-form times and where their ends sit: StepCosts::stage_node, dp_crosses_nodes). `contention`
+  /// false: every transfer is one busy task of its closed-form time, as if alone (the model before flows,
+  /// kept to measure what contention adds).
+  StepNetwork(const topo::ClusterSpec& cluster, const StepCosts& costs, StepLayout layout,
+              bool contention = true);
+  /// Ports for `gpus` GPUs, no layout (for lower() alone).
+  StepNetwork(const topo::ClusterSpec& cluster, int gpus, bool contention = true);
+  StepNetwork() = default;  ///< no GPUs, no links
+
+  /// GPU (instance, stage)'s data-parallel collective of closed-form time `seconds`, `latency_s` of it
+  /// size-independent: lower() from its out port to its ring successor's in port (the next replica; itself
+  /// when collapsed), after the previous transfer of that GPU's `stream`.
+  LoweredTransfer dp_collective(sim::Dag& dag, sim::LaneId lane, int instance, int stage, double seconds,
+                                double latency_s, std::string_view name, std::string_view category,
+                                Stream stream = Stream::data_parallel);
+  /// GPU (instance, from_stage)'s hand-over to pipeline rank to_stage (costs.p2p_s): lower() between the
+  /// two GPUs, over the network when the placement puts them on different nodes, after the previous send of
+  /// that GPU.
+  LoweredTransfer pp_send(sim::Dag& dag, sim::LaneId lane, int instance, int from_stage, int to_stage,
+                          std::string_view name, std::string_view category);
+
+  /// Appends one collective or send of closed-form time `seconds`, `latency_s` of it size-independent,
+  /// from GPU `from` to GPU `to` over `fabric` (see the file comment): a busy task of latency_s on `lane`,
+  /// then a transfer (on `lane` in the trace). Falls back to one busy task of `seconds` when there is no
+  /// bandwidth term, no such ports (a fabric of zero rate), or contention is off.
+  LoweredTransfer lower(sim::Dag& dag, sim::LaneId lane, int from, int to, Fabric fabric, double seconds,
+                        double latency_s, std::string_view name, std::string_view category);
+
+  /// Adds the ports used so far to `network`, in order, so that the transfers' link ids are valid there.
+  /// Precondition: `network` has no links yet (InputError otherwise).
+  void install(sim::FlowNetwork& network) const;
+
+  [[nodiscard]] std::size_t link_count() const { return links_.size(); }
+  [[nodiscard]] double link_bandwidth(sim::LinkId link) const { return links_.at(link).bytes_per_s; }
+  [[nodiscard]] const std::string& link_name(sim::LinkId link) const { return links_.at(link).name; }
+  /// Bytes per second of one GPU's port of `fabric` (0 when the cluster has no such fabric).
+  [[nodiscard]] double port_bandwidth(Fabric fabric) const {
+    return fabric == Fabric::network ? network_bytes_per_s_ : nvlink_bytes_per_s_;
+  }
+  [[nodiscard]] bool contention() const { return contention_; }
+
+ private:
+  struct LinkSpec {
+    double bytes_per_s;
+    std::string name;
+  };
+  enum Port : std::uint8_t { network_out, network_in, nvlink_out, nvlink_in, kPorts };
+  sim::LinkId port(int gpu, Port which);
+  // Chains `t` after the previous transfer of (gpu, stream) and makes it the last.
+  LoweredTransfer in_order(sim::Dag& dag, int gpu, Stream stream, LoweredTransfer t);
+  static constexpr std::size_t kStreams = 3;
+
+  double network_bytes_per_s_ = 0;
+  double nvlink_bytes_per_s_ = 0;
+  bool contention_ = true;
+  int gpus_ = 0;
+  std::vector<sim::LinkId> ports_;  ///< gpu · kPorts + port → link id, kNone until first used
+  std::vector<LinkSpec> links_;
+  StepLayout layout_;
+  double p2p_s_ = 0, p2p_latency_s_ = 0;
+  Fabric dp_fabric_ = Fabric::nvlink;
+  std::vector<std::int64_t> stage_node_;
+  std::vector<sim::TaskId> last_;  ///< gpu · kStreams + stream → its last transfer task + 1; 0: none
+  std::string scratch_;
+};
+
+}  // namespace trainsim::model

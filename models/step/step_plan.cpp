@@ -1,0 +1,105 @@
+#include "models/step/step_plan.hpp"
+
+#include <fmt/format.h>
+
+#include <numeric>
+
+#include "models/step/pipeline_schedule.hpp"
+
+namespace trainsim::model {
+
+std::vector<int> split_layers(std::int64_t layers, int parts) {
+  std::vector<int> out(static_cast<std::size_t>(parts), static_cast<int>(layers / parts));
+  auto remainder = static_cast<int>(layers % parts);
+  // Middle parts first, then the first (embedding), then the last (LM head, the heavier end).
+  for (int i = 1; i + 1 < parts && remainder > 0; ++i, --remainder) ++out[static_cast<std::size_t>(i)];
+  if (remainder > 0) {
+    ++out.front();
+    --remainder;
+  }
+  if (remainder > 0) ++out.back();
+  return out;
+}
+
+int StepPlan::first_layer_of(int virtual_stage) const {
+  return std::accumulate(chunk_layers.begin(), chunk_layers.begin() + virtual_stage, 0);
+}
+
+namespace {
+StepPlan infeasible(std::string reason) {
+  StepPlan p;
+  p.feasible = false;
+  p.reason = std::move(reason);
+  return p;
+}
+}  // namespace
+
+LayerSplit split_pipeline_layers(std::int64_t layers, const ParallelPlan& plan) {
+  LayerSplit out;
+  const int v = plan.schedule == Schedule::interleaved ? plan.virtual_stages : 1;
+  const int parts = plan.pp * v;
+  auto refuse = [&](std::string why) {
+    out.reason = std::move(why);
+    out.chunk_layers.clear();
+    out.stage_layers.clear();
+    return out;
+  };
+  if (plan.pp < 1 || v < 1) return refuse("pp and virtual_stages must be at least 1");
+  if (layers < parts) {
+    return refuse(fmt::format("{} layers cannot fill pp·virtual_stages = {} pipeline stages", layers, parts));
+  }
+  if (!plan.stage_layers.empty()) {
+    const auto n = static_cast<int>(plan.stage_layers.size());
+    const std::int64_t sum =
+        std::accumulate(plan.stage_layers.begin(), plan.stage_layers.end(), std::int64_t{0});
+    if (n != plan.pp && n != parts) {
+      return refuse(v == 1 ? fmt::format("has {} entries; expected pp = {}", n, plan.pp)
+                           : fmt::format("has {} entries; expected pp = {} or pp·virtual_stages = {}", n,
+                                         plan.pp, parts));
+    }
+    if (sum != layers) return refuse(fmt::format("adds up to {} layers; the model has {}", sum, layers));
+    for (int x : plan.stage_layers) {
+      if (x < 1) return refuse("every entry must be at least 1");
+    }
+    if (n == parts) {
+      out.chunk_layers = plan.stage_layers;
+    } else {
+      // Per-rank counts with v chunks: each rank's layers spread over its chunks.
+      out.chunk_layers.assign(static_cast<std::size_t>(parts), 0);
+      for (int s = 0; s < plan.pp; ++s) {
+        const auto split = split_layers(plan.stage_layers[static_cast<std::size_t>(s)], v);
+        for (int c = 0; c < v; ++c) {
+          if (split[static_cast<std::size_t>(c)] < 1)
+            return refuse(fmt::format("an entry is smaller than virtual_stages ({})", v));
+          out.chunk_layers[static_cast<std::size_t>(c * plan.pp + s)] = split[static_cast<std::size_t>(c)];
+        }
+      }
+    }
+  } else {
+    out.chunk_layers = split_layers(layers, parts);
+  }
+  out.stage_layers.assign(static_cast<std::size_t>(plan.pp), 0);
+  for (int vs = 0; vs < parts; ++vs)
+    out.stage_layers[static_cast<std::size_t>(vs % plan.pp)] += out.chunk_layers[static_cast<std::size_t>(vs)];
+  return out;
+}
+
+StepPlan make_step_plan(const TransformerSpec& model, const topo::ClusterSpec& cluster,
+                        const ParallelPlan& plan, const TrainingSpec& training) {
+  if (training.global_batch < 1) return infeasible("training.global_batch: a step needs at least one sequence");
+  if (const auto problems = layout_rules(model, plan, training, cluster.total_gpus()); !problems.empty())
+    return infeasible(key_path(problems.front().key) + ": " + problems.front().message);
+  StepPlan out;
+  out.pp = plan.pp;
+  out.virtual_stages = plan.schedule == Schedule::interleaved ? plan.virtual_stages : 1;
+  out.micro_batches = training.global_batch / (plan.dp * plan.ep * plan.micro_batch);
+  const std::int64_t layers =
+      model.generic_layers.empty() ? model.layers : static_cast<std::int64_t>(model.generic_layers.size());
+  LayerSplit split = split_pipeline_layers(layers, plan);
+  if (!split.reason.empty()) return infeasible(std::move(split.reason));
+  out.chunk_layers = std::move(split.chunk_layers);
+  out.stage_layers = std::move(split.stage_layers);
+  return out;
+}
+
+}  // namespace trainsim::model

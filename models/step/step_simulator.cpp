@@ -1,0 +1,143 @@
+#include "models/step/step_simulator.hpp"
+
+#include <fstream>
+#include <string>
+
+#include "models/step/analytic_step.hpp"
+#include "models/step/analytic_trace.hpp"
+#include "models/workload/flops.hpp"
+#include "models/step/memory.hpp"
+#include "models/workload/parameters.hpp"
+#include "models/step/step_lowering.hpp"
+#include "models/step/step_plan.hpp"
+#include "sim/error.hpp"
+#include "sim/trace.hpp"
+
+namespace trainsim::model {
+
+const char* to_string(Fidelity f) {
+  return f == Fidelity::analytic ? "analytic" : "event";
+}
+
+namespace {
+
+// Memory in use per stage over the step, for the traces' "memory_bytes" counter: the resident part plus
+// the stashed activations, each micro-batch·chunk's share of the estimate's peak (its peak over the
+// in-flight count).
+StageMemoryTrack memory_track(const MemoryEstimate& mem, const StepPlan& plan) {
+  StageMemoryTrack track;
+  for (const StageMemory& sm : mem.stages) {
+    const double stashed =
+        sm.in_flight_micro_batches > 0 ? sm.memory.activations / sm.in_flight_micro_batches : 0;
+    track.resident.push_back(sm.memory.total() - sm.memory.activations);
+    track.per_micro_batch.push_back(stashed / plan.virtual_stages);
+  }
+  return track;
+}
+
+void write_trace(const sim::ChromeTraceWriter& writer, const std::string& path) {
+  std::ofstream out(path);
+  if (!out) throw InputError("cannot write the trace to '" + path + "'");
+  writer.write(out);
+}
+
+}  // namespace
+
+Fidelity parse_fidelity(std::string_view text) {
+  if (text == "analytic") return Fidelity::analytic;
+  if (text == "event") return Fidelity::event;
+  throw InputError("fidelity must be 'analytic' or 'event', not '" + std::string(text) + "'");
+}
+
+StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptions& options) {
+  StepReport r;
+  r.gpus = in.cluster.total_gpus();
+  r.memory_capacity = in.cluster.node.gpu.hbm_bytes;
+  r.parameters = parameter_count(in.model);
+  r.framework = framework_flags(in.plan.framework, in.plan.overlap_grad_reduce);
+  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+  if (!plan.feasible) {
+    r.feasible = false;
+    r.fits = false;
+    r.reason = plan.reason;
+    return r;
+  }
+  // The event fidelity simulates every pass of every stage; keep one step's graph bounded in time and
+  // memory (about a second per million passes) and say what to do instead.
+  constexpr double kMaxEventPasses = 4e6;
+  const double passes = 2.0 * static_cast<double>(plan.micro_batches) * in.plan.pp * plan.virtual_stages;
+  if (fidelity == Fidelity::event && passes > kMaxEventPasses) {
+    r.feasible = false;
+    r.fits = false;
+    r.reason = std::to_string(static_cast<long long>(passes)) +
+               " forward and backward passes per step are more than the event fidelity simulates (4000000); "
+               "use --fidelity analytic";
+    return r;
+  }
+  const auto sequences = static_cast<double>(in.training.global_batch);
+  r.micro_batches = plan.micro_batches;
+  r.model_flops_per_step = model_flops_per_step(in.model, sequences);
+  r.hardware_flops_per_step = hardware_flops_per_step(in.model, sequences, in.plan.recompute);
+
+  // Memory with the same layer split as the time model.
+  ParallelPlan split = in.plan;
+  split.stage_layers = plan.stage_layers;
+  MemoryOptions mo;
+  mo.headroom_fraction = in.memory_headroom;
+  mo.allocator_fraction = in.plan.framework.memory_reserve;
+  const MemoryEstimate mem = estimate_memory(in.model, split, in.training, in.cluster.node.gpu, mo);
+  r.memory = mem.memory;
+  r.memory_per_gpu = mem.per_gpu;
+  r.fits = mem.fits;
+  if (!mem.fits) r.reason = mem.reason;  // the time is still reported: it is what the layout would take
+
+  const StepCosts costs = step_costs(in, plan);
+  StepTiming t;
+  if (fidelity == Fidelity::analytic) {
+    if (options.trace_path.empty()) {
+      t = analytic_step(in, plan, costs);
+    } else {
+      // The closed form's own timeline (models/step/analytic_trace.hpp), laid out as the event trace is.
+      sim::ChromeTraceWriter writer;
+      const StageMemoryTrack track = memory_track(mem, plan);
+      t = trace_analytic_step(in, plan, costs, writer, &track);
+      writer.add_metadata("fidelity", to_string(fidelity));
+      writer.add_metadata("timeline",
+                          "closed form (analytic_step): pass times replayed from the pipeline schedule, "
+                          "no event simulation");
+      write_trace(writer, options.trace_path);
+    }
+  } else {
+    const StepGraph graph =
+        lower_step(in, plan, costs, LoweringOptions{.full_cluster = options.full_cluster});
+    if (options.trace_path.empty()) {
+      t = run_step_graph(graph, in, plan, costs);
+    } else {
+      sim::ChromeTraceWriter writer;
+      const StageMemoryTrack track = memory_track(mem, plan);
+      t = run_step_graph(graph, in, plan, costs, &writer, options.full_cluster ? nullptr : &track);
+      writer.add_metadata("fidelity", to_string(fidelity));
+      write_trace(writer, options.trace_path);
+    }
+  }
+  r.iteration_time = t.iteration_time;
+  r.time = t.time;
+  r.bubble_fraction = t.bubble_fraction;
+  const double tokens_per_sequence =
+      in.model.generic_layers.empty() ? static_cast<double>(in.model.seq_len) : 1.0;
+  const double gpus = static_cast<double>(r.gpus);
+  if (r.iteration_time > 0) {
+    r.tokens_per_s = sequences * tokens_per_sequence / r.iteration_time;
+    r.tokens_per_s_per_gpu = r.tokens_per_s / gpus;
+    r.model_tflops_per_gpu = r.model_flops_per_step / r.iteration_time / gpus / 1e12;
+    r.hardware_tflops_per_gpu = r.hardware_flops_per_step / r.iteration_time / gpus / 1e12;
+    const double peak = in.cluster.node.gpu.peak.at(in.training.precision);
+    if (peak > 0) {
+      r.mfu = r.model_tflops_per_gpu * 1e12 / peak;
+      r.hfu = r.hardware_tflops_per_gpu * 1e12 / peak;
+    }
+  }
+  return r;
+}
+
+}  // namespace trainsim::model

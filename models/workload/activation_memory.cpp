@@ -1,0 +1,134 @@
+#include "models/workload/activation_memory.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "models/workload/attention.hpp"
+#include "sim/error.hpp"
+
+namespace trainsim::model {
+
+namespace {
+
+double as_double(std::int64_t v) {
+  return static_cast<double>(v);
+}
+
+// Bytes of one dropout mask element (Megatron-LM stores masks as uint8).
+constexpr double kMaskBytes = 1.0;
+
+}  // namespace
+
+LayerActivation layer_activation(const TransformerSpec& spec, const Shard& shard) {
+  if (!spec.generic_layers.empty()) {
+    throw InputError("per-layer transformer activations are undefined for a generic model");
+  }
+  check_shard(spec, shard);
+  const double p = topo::bytes_per_element(shard.precision);
+  const double t = shard.tp;
+  const double h = as_double(spec.hidden);
+  const double tokens = as_double(shard.micro_batch) * as_double(spec.seq_len) / shard.cp;
+  const double sp_divisor = shard.sequence_parallel ? t : 1.0;
+
+  LayerActivation a;
+  if (shard.recompute == Recompute::full) {
+    a.recompute_input = p * tokens * h / sp_divisor;
+    return a;
+  }
+  const double d = h / as_double(spec.heads);
+  const double kv_heads_rank = std::max(1.0, as_double(spec.kv_heads_or_heads()) / t);
+  const double act_matrices = spec.mlp == Mlp::swiglu ? 3.0 : 2.0;  // act input (gate+up) + fc2 input
+
+  // ln1 input, qkv input, ln2 input and the two output dropout masks of every token (none without dropout).
+  const double mask = spec.dropout > 0 ? kMaskBytes : 0.0;
+  double replicated = tokens * h * (3.0 * p + 2.0 * mask);
+  // Q, K, V and the out_proj input.
+  double split = tokens * (p * h / t + 2.0 * p * kv_heads_rank * d + p * h / t);
+  if (spec.is_moe()) {
+    const double slots = tokens * as_double(spec.top_k) * spec.capacity_factor;
+    const double expert_f =
+        as_double(spec.expert_ffn_hidden > 0 ? spec.expert_ffn_hidden : spec.ffn_hidden_or_default());
+    // Each routed slot keeps its expert's fc1 input (full width) and the activation terms (split by tp).
+    replicated += slots * p * h;
+    split += slots * act_matrices * p * expert_f / t;
+  } else {
+    replicated += tokens * p * h;  // fc1 input
+    split += tokens * act_matrices * p * as_double(spec.ffn_hidden_or_default()) / t;
+  }
+  a.replicated = replicated / sp_divisor;
+  a.split = split;
+  if (shard.recompute == Recompute::none) a.scores = attention_cost(spec, shard).stored_bytes;
+  return a;
+}
+
+double micro_batches_in_flight(Schedule schedule, int pp, int stage, int virtual_stages,
+                               std::int64_t micro_batches) {
+  if (pp < 1 || stage < 0 || stage >= pp) {
+    throw InputError("pipeline stage " + std::to_string(stage) + " is not in 0.." + std::to_string(pp - 1));
+  }
+  if (micro_batches < 1) throw InputError("a step needs at least one micro-batch");
+  const double m = as_double(micro_batches);
+  const double warmup = pp - stage;  // 1F1B: forwards issued before the first backward on this stage
+  switch (schedule) {
+    case Schedule::gpipe:
+      return m;
+    case Schedule::one_f_one_b:
+    case Schedule::zero_bubble_h1:
+      return std::min(warmup, m);
+    case Schedule::interleaved: {
+      if (virtual_stages <= 1) return std::min(warmup, m);
+      const double v = virtual_stages;
+      const double chunks = 2.0 * (pp - stage - 1) + (v - 1.0) * pp + 1.0;
+      return std::min(chunks, m * v) / v;
+    }
+  }
+  return std::min(warmup, m);
+}
+
+StageActivation stage_activation(const TransformerSpec& spec, const ParallelPlan& plan,
+                                 topo::Precision precision, int stage, std::int64_t layers_on_stage,
+                                 std::int64_t micro_batches, std::int64_t first_layer) {
+  if (layers_on_stage < 0) throw InputError("a pipeline stage cannot hold a negative number of layers");
+  const Shard shard = shard_of(plan, precision);
+  StageActivation s;
+  s.micro_batches_in_flight =
+      micro_batches_in_flight(plan.schedule, plan.pp, stage, plan.virtual_stages, micro_batches);
+
+  if (!spec.generic_layers.empty()) {
+    const auto end = first_layer + layers_on_stage;
+    if (first_layer < 0 || end > static_cast<std::int64_t>(spec.generic_layers.size())) {
+      throw InputError("generic layers " + std::to_string(first_layer) + ".." + std::to_string(end - 1) +
+                       " are out of range (model has " + std::to_string(spec.generic_layers.size()) +
+                       " layers)");
+    }
+    for (std::int64_t i = first_layer; i < end; ++i) {
+      s.per_micro_batch += spec.generic_layers[static_cast<std::size_t>(i)].activation_bytes_per_sample *
+                           as_double(shard.micro_batch) / shard.tp;
+    }
+    return s;
+  }
+
+  const LayerActivation layer = layer_activation(spec, shard);
+  const double p = topo::bytes_per_element(precision);
+  const double t = shard.tp;
+  const double tokens = as_double(shard.micro_batch) * as_double(spec.seq_len) / shard.cp;
+  const double sp_divisor = shard.sequence_parallel ? t : 1.0;
+  const double h = as_double(spec.hidden);
+  if (stage == 0) s.embedding = tokens * h * (spec.dropout > 0 ? kMaskBytes : 0.0) / sp_divisor;
+  if (stage == plan.pp - 1) {
+    // Final norm input and LM-head input (p each), and the fp32 logits the cross-entropy keeps.
+    s.head = 2.0 * p * tokens * h / sp_divisor + 4.0 * tokens * as_double(spec.vocab) / t;
+  }
+  s.per_micro_batch = as_double(layers_on_stage) * layer.total() + s.embedding + s.head;
+
+  // Backward of a recomputed layer materialises it again, one layer at a time.
+  if (layers_on_stage > 0 && shard.recompute != Recompute::none) {
+    Shard none = shard;
+    none.recompute = Recompute::none;
+    const LayerActivation full = layer_activation(spec, none);
+    s.working = shard.recompute == Recompute::full ? full.total() : full.scores;
+  }
+  return s;
+}
+
+}  // namespace trainsim::model

@@ -1,0 +1,65 @@
+#include "models/workload/attention.hpp"
+
+#include <algorithm>
+
+#include "sim/error.hpp"
+#include "topologies/precision.hpp"
+
+namespace trainsim::model {
+
+double causal_work_fraction(Attention kind, bool causal) {
+  return kind == Attention::flash && causal ? kFlashCausalWorkFraction : 1.0;
+}
+
+AttentionCost attention_cost(const TransformerSpec& spec, const Shard& shard) {
+  if (!spec.generic_layers.empty()) throw InputError("a generic model has no attention layers");
+  check_shard(spec, shard);
+  const auto b = static_cast<double>(shard.micro_batch);
+  const auto s = static_cast<double>(spec.seq_len);
+  const auto t = static_cast<double>(shard.tp);
+  const auto h = static_cast<double>(spec.hidden);
+  const auto heads = static_cast<double>(spec.heads);
+  const double d = h / heads;
+  const double sq = s / static_cast<double>(shard.cp);  // queries on this rank
+  const double p = topo::bytes_per_element(shard.precision);
+  // Key/value heads per rank: split by tp, replicated once tp exceeds them (Megatron-LM's GQA rule).
+  const double kv_heads_rank = std::max(1.0, static_cast<double>(spec.kv_heads_or_heads()) / t);
+  const double heads_rank = heads / t;
+  const double scores = b * heads_rank * sq * s;                 // score elements on this rank (full square)
+  const double q_bytes = p * b * sq * heads_rank * d;            // = O bytes
+  const double kv_bytes = 2.0 * p * b * sq * kv_heads_rank * d;  // local K and V
+
+  AttentionCost c;
+  c.score_elements = scores;
+  c.q_bytes = q_bytes;
+  c.kv_bytes = kv_bytes * static_cast<double>(shard.cp);
+  c.head_dim = d;
+  c.query_len = sq;
+  c.model_forward_flops = 2.0 * 2.0 * scores * d;  // QKᵀ and AV, 2 FLOPs per multiply-add
+  const double fraction = causal_work_fraction(spec.attention, spec.causal);
+  c.forward_flops = c.model_forward_flops * fraction;
+  c.kv_block_bytes = shard.cp > 1 ? kv_bytes : 0.0;
+  if (spec.attention == Attention::flash) {
+    c.backward_flops = kFlashBackwardFactor * c.forward_flops;
+    c.recompute_flops = 0.5 * c.model_forward_flops;  // QKᵀ again
+    // Forward reads Q, K, V (all K/V of the sequence stream through, counted once) and writes O;
+    // backward reads Q, K, V, O, dO and writes dQ, dK, dV.
+    c.forward_bytes = 2.0 * q_bytes + c.kv_bytes;
+    c.backward_bytes = 4.0 * q_bytes + 2.0 * c.kv_bytes;
+    c.stored_bytes = 0.0;
+  } else {
+    c.backward_flops = 2.0 * c.forward_flops;
+    c.recompute_flops = 0.0;
+    // Score-sized traffic dominates: QKᵀ writes scores (p), softmax reads and writes them (2p), dropout
+    // reads them and writes output and mask (2p + 1), AV reads the dropout output (p).
+    c.forward_bytes = (6.0 * p + 1.0) * scores + 2.0 * q_bytes + c.kv_bytes;
+    // Backward: AV dgrad/wgrad read the stored dropout output and write its gradient, dropout and
+    // softmax backward read the mask, softmax output and gradient and write the score gradient, QKᵀ
+    // dgrad reads it: about twice the forward traffic.
+    c.backward_bytes = 2.0 * c.forward_bytes;
+    c.stored_bytes = (2.0 * p + 1.0) * scores;
+  }
+  return c;
+}
+
+}  // namespace trainsim::model

@@ -1,0 +1,52 @@
+#pragma once
+// The attention core of one layer (scores QKᵀ, softmax, dropout, context AV) for one micro-batch on one
+// rank, under the two kernels of SPEC `model.attention`:
+//  - standard: QKᵀ and AV as batched matmuls, softmax and dropout as memory-bound kernels over the
+//    seq²-sized score tensor, which is kept for backward (5·a·s²·b bytes at 16 bit: softmax output 2,
+//    dropout mask 1, dropout output 2 — Korthikanti et al. 2022, Sec. 4.1);
+//  - flash: one fused kernel (FlashAttention 1/2/3) that keeps only Q, K, V, O (and per-row softmax
+//    statistics, neglected: < 0.2% of a layer's activations), and whose backward recomputes the scores:
+//    backward = 5 matmul-equivalents of QKᵀ size (recompute S, dV, dP, dQ, dK) = 2.5 × forward.
+// Causal masking: model FLOPs always count the full s×s scores (as Megatron-LM and Korthikanti report);
+// the executed work is multiplied by causal_work_fraction (flash skips fully masked blocks: 0.5;
+// standard kernels compute the whole square and mask it: 1.0).
+// With context parallelism (cp) each rank holds s/cp queries and streams the other ranks' K/V blocks
+// around a ring (cp-1 steps, each carrying one rank's K and V), overlapped with the block computations.
+#include "models/workload/shard.hpp"
+#include "models/spec/transformer_spec.hpp"
+
+namespace trainsim::model {
+
+/// Fraction of the full (unmasked) score work a causal flash kernel executes: FlashAttention-2 skips
+/// the blocks above the diagonal (Dao 2023, Sec. 3.1), so about half. A stated model parameter.
+inline constexpr double kFlashCausalWorkFraction = 0.5;
+
+/// Backward / forward FLOPs of the fused kernel: 5 score-sized matmuls against 2 (Dao 2023, Sec. 3.1.2).
+inline constexpr double kFlashBackwardFactor = 2.5;
+
+/// Executed / counted score work for a kernel: kFlashCausalWorkFraction for causal flash, else 1.
+[[nodiscard]] double causal_work_fraction(Attention kind, bool causal);
+
+/// Costs of the attention core of one layer, one micro-batch, one rank. FLOPs in FLOP, bytes in bytes.
+struct AttentionCost {
+  double model_forward_flops = 0;  ///< QKᵀ + AV, full square: 4·b·(s/cp)·s·h / tp (the model-FLOPs count)
+  double forward_flops = 0;        ///< executed forward (× causal_work_fraction)
+  double backward_flops = 0;       ///< executed backward (standard: 2 × forward; flash: 2.5 × forward)
+  double recompute_flops = 0;      ///< counted FLOPs the backward adds beyond 2 × model forward
+                                   ///< (flash: the recomputed QKᵀ, 2·b·(s/cp)·s·h/tp; standard: 0)
+  double forward_bytes = 0;        ///< HBM traffic of the forward kernels (standard: incl. scores)
+  double backward_bytes = 0;       ///< HBM traffic of the backward kernels
+  double stored_bytes = 0;         ///< seq²-sized activations kept for backward (flash: 0)
+  double kv_block_bytes = 0;       ///< cp > 1: one rank's K and V block, sent at each of cp-1 ring steps
+  double score_elements = 0;       ///< b·(heads/tp)·(s/cp)·s, the full score square on this rank
+  double q_bytes = 0;              ///< this rank's Q (equally its O, dQ, dO), bytes
+  double kv_bytes = 0;             ///< K and V of the whole sequence streaming through this rank, bytes
+  double head_dim = 0;             ///< d = h / heads
+  double query_len = 0;            ///< queries per rank, s / cp
+};
+
+/// Attention-core costs for spec.attention. Throws InputError when heads do not divide by tp or the
+/// sequence by cp.
+[[nodiscard]] AttentionCost attention_cost(const TransformerSpec& spec, const Shard& shard);
+
+}  // namespace trainsim::model

@@ -1,0 +1,88 @@
+#include "models/workload/flops.hpp"
+
+#include "models/workload/parameters.hpp"
+#include "sim/error.hpp"
+
+namespace trainsim::model {
+
+namespace {
+
+double as_double(std::int64_t v) {
+  return static_cast<double>(v);
+}
+
+double mlp_matrices(const TransformerSpec& spec) {
+  return spec.mlp == Mlp::swiglu ? 3.0 : 2.0;
+}
+
+}  // namespace
+
+ForwardFlops forward_flops_per_sequence(const TransformerSpec& spec) {
+  check_transformer_spec(spec);
+  ForwardFlops f;
+  if (!spec.generic_layers.empty()) {
+    for (const GenericLayer& layer : spec.generic_layers) f.generic += layer.forward_flops_per_sample;
+    return f;
+  }
+  const double s = as_double(spec.seq_len);
+  const double h = as_double(spec.hidden);
+  const double kv_width = as_double(spec.kv_heads_or_heads()) * (h / as_double(spec.heads));
+  double mlp = 0;
+  if (spec.is_moe()) {
+    const double expert_f =
+        as_double(spec.expert_ffn_hidden > 0 ? spec.expert_ffn_hidden : spec.ffn_hidden_or_default());
+    mlp = as_double(spec.top_k) * 2.0 * s * h * expert_f * mlp_matrices(spec) +
+          2.0 * s * h * as_double(spec.experts);
+  } else {
+    mlp = 2.0 * s * h * as_double(spec.ffn_hidden_or_default()) * mlp_matrices(spec);
+  }
+  f.layers = spec.layers;
+  f.layer_dense = 2.0 * s * h * (h + 2.0 * kv_width) + 2.0 * s * h * h + mlp;
+  f.layer_attention = 4.0 * s * s * h;
+  f.head = 2.0 * s * h * as_double(spec.vocab);
+  return f;
+}
+
+double model_flops_per_step(const TransformerSpec& spec, double sequences) {
+  if (sequences < 0) throw InputError("the number of sequences per step cannot be negative");
+  return 3.0 * forward_flops_per_sequence(spec).total() * sequences;
+}
+
+double model_flops_per_token(const TransformerSpec& spec) {
+  const double per_sequence = model_flops_per_step(spec, 1.0);
+  return spec.generic_layers.empty() ? per_sequence / as_double(spec.seq_len) : per_sequence;
+}
+
+double recompute_flops_per_sequence(const TransformerSpec& spec, Recompute recompute) {
+  const ForwardFlops f = forward_flops_per_sequence(spec);
+  if (!spec.generic_layers.empty()) return recompute == Recompute::full ? f.generic : 0.0;
+  const double layers = as_double(f.layers);
+  const bool flash = spec.attention == Attention::flash;
+  // The fused kernel's backward recomputes QKᵀ: half of the forward score + context work.
+  const double flash_scores = flash ? 0.5 * layers * f.layer_attention : 0.0;
+  switch (recompute) {
+    case Recompute::full:
+      return layers * f.per_layer() + flash_scores;
+    case Recompute::selective:
+      return flash ? flash_scores : layers * f.layer_attention;
+    case Recompute::none:
+      return flash_scores;
+  }
+  return flash_scores;
+}
+
+double hardware_flops_per_step(const TransformerSpec& spec, double sequences, Recompute recompute) {
+  return model_flops_per_step(spec, sequences) + recompute_flops_per_sequence(spec, recompute) * sequences;
+}
+
+double korthikanti_selective_hardware_flops(const TransformerSpec& spec, double sequences) {
+  check_transformer_spec(spec);
+  if (!spec.generic_layers.empty()) throw InputError("Korthikanti eq. (8) applies to transformers only");
+  const double l = as_double(spec.layers);
+  const double s = as_double(spec.seq_len);
+  const double h = as_double(spec.hidden);
+  const double v = as_double(spec.vocab);
+  return 72.0 * sequences * l * s * h * h * (1.0 + s / (3.0 * h) + v / (12.0 * h * l));
+}
+
+}  // namespace trainsim::model

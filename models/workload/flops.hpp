@@ -1,0 +1,63 @@
+#pragma once
+// FLOPs of a training step, counted the way MFU and HFU are reported (Korthikanti et al. 2022, Sec. 6,
+// eqs. (7)/(8); Narayanan et al. 2021, Appendix): only matmul FLOPs (2·m·n·k each), forward + backward
+// with backward = 2 × forward (dgrad + wgrad), attention scores and context counted over the full s×s
+// square whatever the mask, LM head included, norms/softmax/biases excluded.
+//
+// Forward matmul FLOPs of one sequence of s tokens (h hidden, kv·d key/value width, f ffn, v vocab):
+//   per layer  2·s·h·(h + 2·kv·d)   QKV
+//            + 4·s²·h                scores QKᵀ and context AV
+//            + 2·s·h·h               output projection
+//            + 2·s·h·f·m             MLP, m = 2 (gelu) or 3 (swiglu); MoE: top_k experts of
+//                                    expert_ffn_hidden, plus the router 2·s·h·E
+//   head       2·s·h·v
+// For GPT (kv = a, f = 4h, gelu) the step total is Korthikanti eq. (7):
+//   model FLOPs = 72·B·L·s·h²·(1 + s/(6h) + v/(12·h·L)).
+// Hardware FLOPs add what is computed again:
+//   recompute full       + one forward of every layer (not the LM head)
+//   recompute selective  + the forward of the attention core (QKᵀ, AV: 4·s²·h per layer) under the
+//                          standard kernel; nothing under flash (it keeps no score tensor to drop)
+//   attention flash      + the score matmul QKᵀ recomputed in backward (2·s²·h per layer)
+// Note: Korthikanti eq. (8) writes selective recompute as 72·B·L·s·h²·(1 + s/(3h) + v/(12hL)), i.e.
+// + 12·s²·h per layer — three times the forward it recomputes (their HFU figures use it; see
+// korthikanti_selective_hardware_flops). We count the FLOPs executed: + 4·s²·h.
+#include <cstdint>
+
+#include "models/spec/parallel_plan.hpp"
+#include "models/spec/transformer_spec.hpp"
+
+namespace trainsim::model {
+
+/// Forward matmul FLOPs of one sequence by part (model count, full attention square).
+struct ForwardFlops {
+  double layer_dense = 0;      ///< one layer's QKV, output projection and MLP/experts/router
+  double layer_attention = 0;  ///< one layer's QKᵀ + AV, 4·s²·h
+  double head = 0;             ///< LM head 2·s·h·v
+  std::int64_t layers = 0;
+  double generic = 0;  ///< generic models: the sum of forward_flops_per_sample (others 0)
+
+  [[nodiscard]] double per_layer() const { return layer_dense + layer_attention; }
+  [[nodiscard]] double total() const { return generic + static_cast<double>(layers) * per_layer() + head; }
+};
+
+/// Forward FLOPs of one sequence of spec.seq_len tokens, by part.
+[[nodiscard]] ForwardFlops forward_flops_per_sequence(const TransformerSpec& spec);
+
+/// Model FLOPs of one optimizer step over `sequences` sequences: 3 × forward (no recompute).
+[[nodiscard]] double model_flops_per_step(const TransformerSpec& spec, double sequences);
+
+/// Model FLOPs per trained token: model_flops_per_step(spec, 1) / seq_len (generic: per sample).
+[[nodiscard]] double model_flops_per_token(const TransformerSpec& spec);
+
+/// FLOPs executed again per sequence beyond the model count, for `recompute` and spec.attention.
+[[nodiscard]] double recompute_flops_per_sequence(const TransformerSpec& spec, Recompute recompute);
+
+/// Hardware FLOPs of one step: model FLOPs + recomputed FLOPs (rules above).
+[[nodiscard]] double hardware_flops_per_step(const TransformerSpec& spec, double sequences,
+                                             Recompute recompute);
+
+/// Korthikanti et al. 2022 eq. (8) as printed (selective recompute, GPT form):
+/// 72·B·L·s·h²·(1 + s/(3h) + v/(12hL)). For comparing with the paper's HFU figures only.
+[[nodiscard]] double korthikanti_selective_hardware_flops(const TransformerSpec& spec, double sequences);
+
+}  // namespace trainsim::model

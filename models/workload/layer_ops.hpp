@@ -1,0 +1,82 @@
+#pragma once
+// The kernels and collectives of one transformer layer (and of the embedding and LM-head ends) for one
+// micro-batch on one tensor-parallel rank, in execution order, as data the step simulator lowers into
+// engine tasks (compute ops onto the compute stream via kernel_time, collectives onto the network).
+//
+// Forward of a layer (Megatron-LM order; tokens T = b·s/cp, T_sp = T/tp under sequence parallelism):
+//   ln1 → [SP: all-gather] → qkv → attention core → out_proj → [all-reduce | SP: reduce-scatter]
+//   → dropout+residual → ln2 → [SP: all-gather] → fc1 → act → fc2 → [all-reduce | reduce-scatter]
+//   → dropout+residual
+//   attention core: standard = qk (matmul) → softmax → attn_dropout (memory-bound, s²-sized) → av;
+//                   flash = one fused_attention op; cp > 1 adds a cp ring exchange of K/V blocks
+//                   (marked overlappable with the attention compute).
+//   MoE replaces fc1/act/fc2 by router → all-to-all (ep) → expert fc1/act/fc2 → all-to-all (ep), on
+//   T·top_k·capacity_factor token slots (dropless implementations pad to the capacity; the padding is
+//   executed work, but not model FLOPs).
+// Backward: in reverse, each matmul as dgrad then wgrad (each = its forward FLOPs), memory-bound ops
+// with 1.5 × their forward traffic (read input and output gradient, write input gradient), the fused attention backward = kFlashBackwardFactor × forward, and
+// the mirror collectives (no SP: an all-reduce after the qkv and fc1 dgrads; SP: all-gather before the
+// fc2 and out_proj dgrads, reduce-scatter after the fc1 and qkv dgrads; cp: K/V and dK/dV ring
+// exchanges; MoE: two all-to-alls). Recompute prepends to the backward the forward ops it recomputes
+// (names prefixed "recompute."): full = the whole forward layer with its collectives; selective = the
+// standard attention core (qk, softmax, attn_dropout, av); nothing under flash.
+#include <string>
+#include <vector>
+
+#include "models/workload/kernel_time.hpp"
+#include "models/workload/shard.hpp"
+#include "models/spec/transformer_spec.hpp"
+
+namespace trainsim::model {
+
+enum class Collective { all_reduce, reduce_scatter, all_gather, all_to_all, ring_exchange };
+enum class CommGroup { tp, cp, ep };
+
+/// One collective among the ranks of a group.
+struct CommCost {
+  Collective collective = Collective::all_reduce;
+  CommGroup group = CommGroup::tp;
+  /// Bytes in nccl-tests' "size" convention: all_reduce: the buffer each rank holds; reduce_scatter:
+  /// the full input (each rank keeps 1/n); all_gather: the full output; all_to_all: what each rank sends
+  /// in total; ring_exchange: what each rank sends at ONE step.
+  double bytes = 0;
+  int steps = 1;              ///< ring_exchange: sequential send/recv steps (cp - 1); others 1
+  bool overlappable = false;  ///< may run concurrently with the neighbouring compute (cp ring exchange)
+};
+
+/// One entry of an op list: a kernel (communication == false) or a collective (communication == true).
+struct LayerOp {
+  std::string name;  ///< e.g. "qkv", "fc1.dgrad", "tp_all_reduce", "recompute.qk"
+  bool communication = false;
+  KernelCost kernel;  ///< when !communication
+  CommCost comm;      ///< when communication
+};
+
+/// The forward and backward op lists of one unit (a layer, the embedding, or the head).
+struct LayerOps {
+  std::vector<LayerOp> forward;
+  std::vector<LayerOp> backward;  ///< including recomputed forward ops, first
+
+  /// Sum of kernel FLOPs (executed) over forward / backward ops.
+  [[nodiscard]] double forward_flops() const;
+  [[nodiscard]] double backward_flops() const;
+};
+
+/// One transformer layer. Throws InputError when tp does not divide heads or ffn, cp the sequence, or ep
+/// the experts, and for generic specs (use generic_layer_ops).
+[[nodiscard]] LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard);
+
+/// First stage: token (+ learned position) embedding lookup; vocab-parallel over tp, so the forward ends
+/// with an all-reduce (SP: reduce-scatter) of T·h activations. Backward: the scatter-add of gradients.
+[[nodiscard]] LayerOps embedding_ops(const TransformerSpec& spec, const Shard& shard);
+
+/// Last stage: final norm, [SP: all-gather], LM head matmul (2·T·h·v/tp), vocab-parallel cross-entropy
+/// (fp32 logits; a small tp all-reduce of per-token max and sum). Backward: loss gradient, LM head dgrad
+/// and wgrad, the tp all-reduce (SP: reduce-scatter) of the input gradient, final norm.
+[[nodiscard]] LayerOps head_ops(const TransformerSpec& spec, const Shard& shard);
+
+/// A generic layer: one matmul of forward_flops_per_sample · micro_batch / tp FLOPs whose traffic is
+/// its activation bytes; backward 2 × forward; full recompute prepends the forward.
+[[nodiscard]] LayerOps generic_layer_ops(const GenericLayer& layer, const Shard& shard);
+
+}  // namespace trainsim::model

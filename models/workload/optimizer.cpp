@@ -1,0 +1,313 @@
+#include "models/workload/optimizer.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <utility>
+
+#include "sim/error.hpp"
+
+namespace trainsim::model {
+namespace {
+
+// Hyper-parameters counted as the knobs practitioners tune: SGD (lr, weight decay), +momentum, Adagrad
+// (lr, eps, wd), RMSprop (lr, alpha, eps, wd), Adam (lr, β1, β2, eps), AdamW (+ decoupled wd), Adafactor
+// (lr/relative step, ε1, ε2, clip threshold d, decay exponent, wd), Lion (lr, β1, β2, wd), LAMB (lr, β1,
+// β2, eps, wd), 8-bit Adam (AdamW's + block size), Muon (lr, momentum, wd, Newton–Schulz steps, and the
+// AdamW learning rate of its non-matrix parameters).
+constexpr std::array<OptimizerInfo, 12> kInfos{{
+    {OptimizerKind::sgd, "sgd", "plain stochastic gradient descent", 2, 0, false, false},
+    {OptimizerKind::sgd_momentum, "sgd-momentum", "SGD with heavy-ball momentum", 3, 1, false, false},
+    {OptimizerKind::nesterov, "nesterov", "SGD with Nesterov momentum", 3, 1, false, false},
+    {OptimizerKind::adagrad, "adagrad", "sum of squared gradients per parameter", 3, 1, false, false},
+    {OptimizerKind::rmsprop, "rmsprop", "moving average of squared gradients", 4, 1, false, false},
+    {OptimizerKind::adam, "adam", "first and second moments, L2 weight decay", 4, 2, false, false},
+    {OptimizerKind::adamw, "adamw", "Adam with decoupled weight decay", 5, 2, false, false},
+    {OptimizerKind::adafactor, "adafactor", "factored second moment: row + column statistics", 6, 0, false,
+     false},
+    {OptimizerKind::lion, "lion", "sign of interpolated momentum, one state", 4, 1, false, false},
+    {OptimizerKind::lamb, "lamb", "Adam with a per-layer trust ratio", 5, 2, true, false},
+    {OptimizerKind::adam8bit, "adam-8bit", "AdamW with block-wise 8-bit quantised moments", 6, 2, false,
+     false},
+    {OptimizerKind::muon, "muon", "momentum orthogonalised by Newton-Schulz; AdamW for non-matrices", 5, 1,
+     true, true},
+}};
+
+// bitsandbytes keeps tensors below this many elements in 32-bit state (min_8bit_size = 4096).
+constexpr double kMin8bitElements = 4096;
+
+std::string normalise(std::string_view name) {
+  std::string out;
+  for (const char c : name) {
+    if (c == '_' || c == ' ') {
+      out.push_back('-');
+    } else {
+      out.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    }
+  }
+  return out;
+}
+
+bool is_vector(const TensorShape& t) {
+  return t.role == TensorRole::vector || t.rows == 1 || t.cols == 1;
+}
+
+// Muon orthogonalises hidden matrices only; everything else gets AdamW.
+bool muon_matrix(const TensorShape& t) {
+  return t.role == TensorRole::matrix && !is_vector(t);
+}
+
+// Elementwise FLOPs per parameter of one update, counted operation by operation:
+//  sgd        g+wd·w (2), w−lr·g (2)                                         = 4
+//  momentum   + m = μm + g (2)                                               = 6
+//  nesterov   + g + μm (2)                                                   = 8
+//  adagrad    g+wd·w (2), s += g² (2), w −= lr·g/(√s+ε) (5)                  = 9
+//  rmsprop    g+wd·w (2), v = αv + (1−α)g² (4), update (5)                   = 11
+//  adam(w)    m (3), v (4), bias corrections (2), update (5), weight decay (2) = 16
+//  adafactor  matrix: g²+ε (2), row/col sums (2), v̂ = RᵢCⱼ/ΣR (2), u = g/√v̂ (2), RMS clip (3), w −= lr·u + wd
+//  (4)
+//             = 15; vector: v (4) + ε (1), u (2), clip (3), update (4) = 14; momentum adds 3
+//  lion       c = β1m + (1−β1)g (3), sign (1), w −= lr(sign + wd·w) (4), m update (3) = 11
+//  lamb       adam without decay (14), + wd·w into u (2), ‖w‖², ‖u‖² (4), trust ratio (1) = 21
+//  adam-8bit  adam (16), dequantise m, v (2 each), quantise m, v: absmax, scale, round (3 each) = 26
+//  muon       m = μm + g (2), nesterov g + μm (2), X = G/‖G‖F (3), w −= lr(s·O + wd·w) (4) = 11
+double flops_per_element(const OptimizerSpec& spec, const TensorShape& t) {
+  switch (spec.kind) {
+    case OptimizerKind::sgd:
+      return 4;
+    case OptimizerKind::sgd_momentum:
+      return 6;
+    case OptimizerKind::nesterov:
+      return 8;
+    case OptimizerKind::adagrad:
+      return 9;
+    case OptimizerKind::rmsprop:
+      return 11;
+    case OptimizerKind::adam:
+    case OptimizerKind::adamw:
+      return 16;
+    case OptimizerKind::adafactor:
+      return (is_vector(t) ? 14 : 15) + (spec.adafactor_momentum ? 3 : 0);
+    case OptimizerKind::lion:
+      return 11;
+    case OptimizerKind::lamb:
+      return 21;
+    case OptimizerKind::adam8bit:
+      return 26;
+    case OptimizerKind::muon:
+      return muon_matrix(t) ? 11 : 16;
+  }
+  return 0;
+}
+
+void add_state(std::vector<StateTensor>& states, std::string_view name, Precision precision,
+               double elements) {
+  if (elements <= 0) return;
+  for (auto& s : states) {
+    if (s.name == name && s.precision == precision) {
+      s.elements += elements;
+      return;
+    }
+  }
+  states.push_back({std::string(name), precision, elements});
+}
+
+void add_tensor_states(std::vector<StateTensor>& states, const OptimizerSpec& spec, const TensorShape& t) {
+  const double n = t.elements();
+  const Precision p = spec.state_precision;
+  switch (spec.kind) {
+    case OptimizerKind::sgd:
+      return;
+    case OptimizerKind::sgd_momentum:
+    case OptimizerKind::nesterov:
+    case OptimizerKind::lion:
+      add_state(states, "momentum", p, n);
+      return;
+    case OptimizerKind::adagrad:
+      add_state(states, "sum_of_squares", p, n);
+      return;
+    case OptimizerKind::rmsprop:
+      add_state(states, "square_average", p, n);
+      return;
+    case OptimizerKind::adam:
+    case OptimizerKind::adamw:
+    case OptimizerKind::lamb:
+      add_state(states, "momentum", p, n);
+      add_state(states, "variance", p, n);
+      return;
+    case OptimizerKind::adafactor:
+      if (is_vector(t)) {
+        add_state(states, "variance", p, n);
+      } else {
+        add_state(states, "row_stats", p, static_cast<double>(t.rows) * t.count);
+        add_state(states, "col_stats", p, static_cast<double>(t.cols) * t.count);
+      }
+      if (spec.adafactor_momentum) add_state(states, "momentum", p, n);
+      return;
+    case OptimizerKind::adam8bit: {
+      const double per_tensor = static_cast<double>(t.rows) * static_cast<double>(t.cols);
+      if (per_tensor < kMin8bitElements) {
+        add_state(states, "momentum", Precision::fp32, n);
+        add_state(states, "variance", Precision::fp32, n);
+        return;
+      }
+      const double blocks = std::ceil(per_tensor / std::max(1, spec.quantization_block)) * t.count;
+      add_state(states, "momentum", Precision::int8, n);
+      add_state(states, "variance", Precision::int8, n);
+      add_state(states, "scales", Precision::fp32, 2 * blocks);
+      return;
+    }
+    case OptimizerKind::muon:
+      add_state(states, "momentum", p, n);
+      if (!muon_matrix(t)) add_state(states, "variance", p, n);
+      return;
+  }
+}
+
+}  // namespace
+
+std::span<const OptimizerInfo> all_optimizers() {
+  return kInfos;
+}
+
+const OptimizerInfo& optimizer_info(OptimizerKind kind) {
+  const auto index = static_cast<std::size_t>(kind);
+  TRAINSIM_CHECK(index < kInfos.size() && kInfos[index].kind == kind, "optimizer table out of order");
+  return kInfos[index];
+}
+
+std::string_view optimizer_name(OptimizerKind kind) {
+  return optimizer_info(kind).name;
+}
+
+OptimizerKind parse_optimizer(std::string_view name) {
+  const std::string key = normalise(name);
+  for (const auto& info : kInfos) {
+    if (key == info.name) return info.kind;
+  }
+  static constexpr std::array<std::pair<std::string_view, OptimizerKind>, 8> kAliases{{
+      {"momentum", OptimizerKind::sgd_momentum},
+      {"sgdm", OptimizerKind::sgd_momentum},
+      {"sgd-nesterov", OptimizerKind::nesterov},
+      {"adam8bit", OptimizerKind::adam8bit},
+      {"8bit-adam", OptimizerKind::adam8bit},
+      {"adamw-8bit", OptimizerKind::adam8bit},
+      {"adamw8bit", OptimizerKind::adam8bit},
+      {"adam-8-bit", OptimizerKind::adam8bit},
+  }};
+  for (const auto& [alias, kind] : kAliases) {
+    if (key == alias) return kind;
+  }
+  std::string valid;
+  for (const auto& info : kInfos) {
+    if (!valid.empty()) valid += ", ";
+    valid += info.name;
+  }
+  throw InputError("unknown optimizer '" + std::string(name) + "'; expected one of: " + valid);
+}
+
+Precision weight_storage_precision(Precision compute) {
+  return compute == Precision::fp8 || compute == Precision::int8 ? Precision::bf16 : compute;
+}
+
+Precision gradient_precision(const OptimizerSpec& spec, Precision compute) {
+  const Precision w = weight_storage_precision(compute);
+  return spec.fp32_grads ? Precision::fp32 : w;
+}
+
+bool keeps_master_weights(const OptimizerSpec& spec, Precision compute) {
+  return spec.master_weights && topo::bytes_per_element(weight_storage_precision(compute)) < 4.0;
+}
+
+std::vector<StateTensor> optimizer_state_tensors(const OptimizerSpec& spec,
+                                                 std::span<const TensorShape> tensors) {
+  std::vector<StateTensor> states;
+  for (const auto& t : tensors) add_tensor_states(states, spec, t);
+  return states;
+}
+
+double newton_schulz_flops(std::int64_t rows, std::int64_t cols, int iterations) {
+  const double k = static_cast<double>(std::min(rows, cols));
+  const double l = static_cast<double>(std::max(rows, cols));
+  return iterations * (4 * k * k * l + 2 * k * k * k);
+}
+
+OptimizerCost optimizer_cost(const OptimizerSpec& spec, Precision compute,
+                             std::span<const TensorShape> tensors) {
+  const double bw = topo::bytes_per_element(weight_storage_precision(compute));
+  const double bg = topo::bytes_per_element(gradient_precision(spec, compute));
+  const bool master = keeps_master_weights(spec, compute);
+  // A matmul operand of Newton–Schulz is kept in the compute precision (bf16 in Jordan's implementation).
+  const double bns = topo::bytes_per_element(weight_storage_precision(compute));
+
+  OptimizerCost cost;
+  for (const auto& t : tensors) {
+    const double n = t.elements();
+    cost.params += n;
+    // Weights: with a master copy, read and write fp32 master and write the low-precision weights;
+    // without, read and write the weights in place.
+    double moved = master ? n * (4 + 4 + bw) : n * 2 * bw;
+    // The gradient is read once by the update itself.
+    moved += n * bg;
+    // Global-norm clipping reads every gradient for the norm, then scales it in place (read + write).
+    if (spec.grad_clipping) moved += 3 * n * bg;
+    // fp16 needs the loss-scale unscale and inf/nan check: one read + write of the gradients.
+    if (compute == Precision::fp16) moved += 2 * n * bg;
+    double flops = flops_per_element(spec, t) * n;
+    if (spec.grad_clipping) flops += 3 * n;
+    if (compute == Precision::fp16) flops += 2 * n;
+    switch (spec.kind) {
+      case OptimizerKind::adafactor:
+        // Second pass over the gradient after the statistics, and the update tensor written and read
+        // back for its RMS clipping (fp32), as in the reference implementation.
+        if (!is_vector(t)) moved += n * bg;
+        moved += n * 8;
+        break;
+      case OptimizerKind::lamb:
+        // Stage 1 writes the fp32 update, stage 2 reads it and the weights again after the norms.
+        moved += n * (8 + (master ? 4 : bw));
+        cost.reduction_values += 2 * t.count;
+        break;
+      case OptimizerKind::muon:
+        if (muon_matrix(t)) {
+          const double k = static_cast<double>(std::min(t.rows, t.cols));
+          const double k2 = k * k * t.count;
+          // Per iteration: read X, write A (k²); read A, write B (k²·2); read B, X, write X.
+          moved += spec.muon_ns_iterations * bns * (3 * n + 4 * k2) + 2 * n * bns;
+          cost.matmul_flops += t.count * newton_schulz_flops(t.rows, t.cols, spec.muon_ns_iterations);
+          cost.reduction_values += t.count;
+        }
+        break;
+      default:
+        break;
+    }
+    cost.elementwise_flops += flops;
+    cost.bytes_moved += moved;
+    if (master) cost.master_bytes += 4 * n;
+  }
+  for (const auto& s : optimizer_state_tensors(spec, tensors)) {
+    cost.state_bytes += s.bytes();
+    cost.bytes_moved += 2 * s.bytes();  // every state is read and written once per update
+  }
+  if (spec.grad_clipping && !tensors.empty()) cost.reduction_values += 1;
+  return cost;
+}
+
+OptimizerCost optimizer_cost_per_param(const OptimizerSpec& spec, Precision compute) {
+  // A 2^20 x 2^20 matrix: factored and per-block terms are at their asymptote (Adafactor's row + column
+  // statistics are 2^-19 values per parameter), and the result is divided down to one parameter.
+  constexpr std::int64_t kSide = std::int64_t{1} << 20;
+  const std::array<TensorShape, 1> big{{{kSide, kSide, 1, TensorRole::matrix}}};
+  OptimizerCost total = optimizer_cost(spec, compute, big);
+  const double n = total.params;
+  return {.params = 1,
+          .state_bytes = total.state_bytes / n,
+          .master_bytes = total.master_bytes / n,
+          .bytes_moved = total.bytes_moved / n,
+          .elementwise_flops = total.elementwise_flops / n,
+          .matmul_flops = 0,
+          .reduction_values = 0};
+}
+
+}  // namespace trainsim::model

@@ -1,0 +1,144 @@
+#include "models/workload/parameters.hpp"
+
+#include <string>
+#include <vector>
+
+#include "sim/error.hpp"
+
+namespace trainsim::model {
+
+namespace {
+
+double as_double(std::int64_t v) {
+  return static_cast<double>(v);
+}
+
+// Weights (+ biases) of one MLP of width f: gelu has fc1 (h·f) and fc2 (f·h); swiglu has gate, up and down.
+double mlp_parameters(const TransformerSpec& spec, double f) {
+  const double h = as_double(spec.hidden);
+  const double matrices = spec.mlp == Mlp::swiglu ? 3.0 : 2.0;
+  double n = matrices * h * f;
+  if (spec.bias) n += (matrices - 1.0) * f + h;
+  return n;
+}
+
+double norm_parameters(const TransformerSpec& spec) {
+  const double h = as_double(spec.hidden);
+  return spec.norm == Norm::layernorm ? 2.0 * h : h;
+}
+
+}  // namespace
+
+void check_transformer_spec(const TransformerSpec& spec) {
+  if (!spec.generic_layers.empty()) return;
+  std::vector<Diagnostic> problems;
+  auto require = [&](bool ok, const std::string& key, const std::string& message) {
+    if (!ok) problems.push_back(Diagnostic{"", 0, 0, "model." + key, message});
+  };
+  require(spec.layers > 0, "layers", "must be a positive count, got " + std::to_string(spec.layers));
+  require(spec.hidden > 0, "hidden", "must be a positive count, got " + std::to_string(spec.hidden));
+  require(spec.heads > 0, "heads", "must be a positive count, got " + std::to_string(spec.heads));
+  require(spec.vocab > 0, "vocab", "must be a positive count, got " + std::to_string(spec.vocab));
+  require(spec.seq_len > 0, "seq_len", "must be a positive count, got " + std::to_string(spec.seq_len));
+  require(spec.kv_heads >= 0, "kv_heads", "must not be negative");
+  require(spec.ffn_hidden >= 0, "ffn_hidden", "must not be negative");
+  if (spec.heads > 0 && spec.hidden > 0) {
+    require(
+        spec.hidden % spec.heads == 0, "heads",
+        "hidden " + std::to_string(spec.hidden) + " is not divisible by heads " + std::to_string(spec.heads));
+  }
+  if (spec.heads > 0 && spec.kv_heads > 0) {
+    require(spec.heads % spec.kv_heads == 0, "kv_heads",
+            "heads " + std::to_string(spec.heads) + " is not divisible by kv_heads " +
+                std::to_string(spec.kv_heads));
+  }
+  if (spec.is_moe()) {
+    require(spec.top_k >= 1 && spec.top_k <= spec.experts, "top_k",
+            "must be between 1 and experts (" + std::to_string(spec.experts) + "), got " +
+                std::to_string(spec.top_k));
+    require(spec.capacity_factor > 0, "capacity_factor", "must be positive");
+    require(spec.expert_ffn_hidden >= 0, "expert_ffn_hidden", "must not be negative");
+  }
+  if (!problems.empty()) throw InputError(std::move(problems));
+}
+
+ParameterBreakdown parameter_breakdown(const TransformerSpec& spec) {
+  check_transformer_spec(spec);
+  ParameterBreakdown p;
+  if (!spec.generic_layers.empty()) {
+    for (const GenericLayer& layer : spec.generic_layers) p.generic_total += layer.params;
+    return p;
+  }
+  const double h = as_double(spec.hidden);
+  const double head_dim = h / as_double(spec.heads);
+  const double kv_width = as_double(spec.kv_heads_or_heads()) * head_dim;  // K (and V) projection width
+  const double v = as_double(spec.vocab);
+
+  p.layers = spec.layers;
+  p.embedding = v * h;
+  p.position = spec.position == Position::learned ? as_double(spec.seq_len) * h : 0.0;
+  p.layer_attention = h * (h + 2.0 * kv_width) + h * h;
+  if (spec.bias) p.layer_attention += (h + 2.0 * kv_width) + h;
+  if (spec.is_moe()) {
+    const double expert_f =
+        as_double(spec.expert_ffn_hidden > 0 ? spec.expert_ffn_hidden : spec.ffn_hidden_or_default());
+    p.layer_mlp = as_double(spec.experts) * mlp_parameters(spec, expert_f);
+    p.layer_router = h * as_double(spec.experts);
+  } else {
+    p.layer_mlp = mlp_parameters(spec, as_double(spec.ffn_hidden_or_default()));
+  }
+  p.layer_norms = 2.0 * norm_parameters(spec);
+  p.final_norm = norm_parameters(spec);
+  p.lm_head = spec.tied_embeddings ? 0.0 : v * h;
+  return p;
+}
+
+double parameter_count(const TransformerSpec& spec) {
+  return parameter_breakdown(spec).total();
+}
+
+double active_parameter_count(const TransformerSpec& spec) {
+  const ParameterBreakdown p = parameter_breakdown(spec);
+  if (!spec.is_moe()) return p.total();
+  const double inactive_per_layer = p.layer_mlp * (1.0 - as_double(spec.top_k) / as_double(spec.experts));
+  return p.total() - as_double(spec.layers) * inactive_per_layer;
+}
+
+double layer_parameter_count(const TransformerSpec& spec, std::int64_t index) {
+  if (!spec.generic_layers.empty()) {
+    if (index < 0 || index >= static_cast<std::int64_t>(spec.generic_layers.size())) {
+      throw InputError("generic layer index " + std::to_string(index) + " is out of range (model has " +
+                       std::to_string(spec.generic_layers.size()) + " layers)");
+    }
+    return spec.generic_layers[static_cast<std::size_t>(index)].params;
+  }
+  return parameter_breakdown(spec).per_layer();
+}
+
+double layer_expert_parameter_count(const TransformerSpec& spec) {
+  if (!spec.generic_layers.empty() || !spec.is_moe()) return 0.0;
+  return parameter_breakdown(spec).layer_mlp;
+}
+
+double stage_parameter_count(const TransformerSpec& spec, std::int64_t layers_on_stage, bool first_stage,
+                             bool last_stage, std::int64_t first_layer) {
+  if (layers_on_stage < 0) throw InputError("a pipeline stage cannot hold a negative number of layers");
+  if (!spec.generic_layers.empty()) {
+    double n = 0;
+    for (std::int64_t i = first_layer; i < first_layer + layers_on_stage; ++i) {
+      n += layer_parameter_count(spec, i);
+    }
+    return n;
+  }
+  const ParameterBreakdown p = parameter_breakdown(spec);
+  double n = as_double(layers_on_stage) * p.per_layer();
+  if (first_stage) n += p.embedding + p.position;
+  if (last_stage) {
+    n += p.final_norm + p.lm_head;
+    // Tied embeddings across stages: the last stage keeps its own copy, synchronised by an all-reduce.
+    if (spec.tied_embeddings && !first_stage) n += p.embedding;
+  }
+  return n;
+}
+
+}  // namespace trainsim::model

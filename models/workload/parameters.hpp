@@ -1,0 +1,71 @@
+#pragma once
+// Exact parameter counts of a transformer (or a generic layer list), whole and by part, so that the
+// pipeline can count parameters per stage and ZeRO/ep can shard experts separately.
+//
+// Per transformer layer (h hidden, a heads, kv key/value heads, d = h/a, f ffn width, E experts):
+//   attention  h·(h + 2·kv·d) [QKV] + h·h [out]            (+ h + 2·kv·d + h biases when spec.bias)
+//   dense mlp  gelu: 2·h·f, swiglu: 3·h·f                  (+ f + h biases; swiglu: 2f + h)
+//   moe mlp    E · (expert mlp with f = expert_ffn_hidden) + router h·E (no router bias)
+//   norms      2 per layer: layernorm 2h each (scale + shift), rmsnorm h each
+// Model level: token embeddings v·h; learned positions seq_len·h; final norm; LM head v·h unless tied.
+// Published references checked in tests/models/workload/parameters_test.cpp: GPT-3 175B = 174.6B (Brown et al.
+// 2020), Llama-2 7B = 6.74B (Touvron et al. 2023), Llama-3 8B/70B/405B = 8.03B/70.6B/405.9B (Llama 3
+// model cards and arXiv:2407.21783).
+#include <cstdint>
+
+#include "models/spec/transformer_spec.hpp"
+
+namespace trainsim::model {
+
+/// Parameter counts by part. Per-layer fields are for ONE transformer layer.
+struct ParameterBreakdown {
+  double embedding = 0;        ///< token embeddings, v·h
+  double position = 0;         ///< learned position embeddings, seq_len·h (0 under rope)
+  double layer_attention = 0;  ///< QKV + output projection (+ biases)
+  double layer_mlp = 0;        ///< dense MLP, or all experts of a MoE layer (+ biases)
+  double layer_router = 0;     ///< MoE router, h·E (0 when dense)
+  double layer_norms = 0;      ///< the two norms of a layer
+  double final_norm = 0;
+  double lm_head = 0;  ///< output projection v·h; 0 when tied to the embeddings
+  std::int64_t layers = 0;
+  double generic_total = 0;  ///< sum over generic_layers (generic models only; other fields 0)
+
+  [[nodiscard]] double per_layer() const { return layer_attention + layer_mlp + layer_router + layer_norms; }
+  [[nodiscard]] double total() const {
+    return generic_total + embedding + position + static_cast<double>(layers) * per_layer() + final_norm +
+           lm_head;
+  }
+};
+
+/// Throws InputError listing every problem unless: generic layers are given, or layers, hidden, heads,
+/// vocab, seq_len > 0, heads divides hidden, kv_heads (when set) divides heads, and for MoE
+/// 1 <= top_k <= experts and capacity_factor > 0.
+void check_transformer_spec(const TransformerSpec& spec);
+
+/// All counts by part. Throws InputError when the spec is inconsistent (heads not dividing hidden,
+/// kv_heads not dividing heads, top_k > experts, non-positive sizes).
+[[nodiscard]] ParameterBreakdown parameter_breakdown(const TransformerSpec& spec);
+
+/// Total trainable parameters (every expert counted), = parameter_breakdown(spec).total().
+[[nodiscard]] double parameter_count(const TransformerSpec& spec);
+
+/// Parameters one token passes through: MoE counts top_k experts per layer instead of all (dense:
+/// equals parameter_count). The basis of 6·N_active·tokens estimates.
+[[nodiscard]] double active_parameter_count(const TransformerSpec& spec);
+
+/// Parameters of one transformer layer (generic: of generic_layers[index]). `index` is ignored for
+/// transformers, whose layers are identical.
+[[nodiscard]] double layer_parameter_count(const TransformerSpec& spec, std::int64_t index = 0);
+
+/// Expert weights of one MoE layer (all experts; 0 when dense): the part sharded over ep.
+[[nodiscard]] double layer_expert_parameter_count(const TransformerSpec& spec);
+
+/// Parameters held by one pipeline stage of `layers_on_stage` layers (generic: the layers
+/// [first_layer, first_layer + layers_on_stage)). The first stage holds the embeddings (+ positions);
+/// the last holds the final norm and the LM head — with tied embeddings and more than one stage the last
+/// stage keeps its own copy of the v·h embedding matrix (as Megatron-LM does), so the sum over stages
+/// can exceed parameter_count by v·h.
+[[nodiscard]] double stage_parameter_count(const TransformerSpec& spec, std::int64_t layers_on_stage,
+                                           bool first_stage, bool last_stage, std::int64_t first_layer = 0);
+
+}  // namespace trainsim::model

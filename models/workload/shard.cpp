@@ -1,0 +1,55 @@
+#include "models/workload/shard.hpp"
+
+#include <string>
+#include <vector>
+
+#include "models/workload/parameters.hpp"
+#include "sim/error.hpp"
+
+namespace trainsim::model {
+
+Shard shard_of(const ParallelPlan& plan, topo::Precision precision) {
+  Shard s;
+  s.micro_batch = plan.micro_batch;
+  s.tp = plan.tp;
+  s.sequence_parallel = plan.sequence_parallel;
+  s.cp = plan.cp;
+  s.ep = plan.ep;
+  s.precision = precision;
+  s.recompute = plan.recompute;
+  return s;
+}
+
+void check_shard(const TransformerSpec& spec, const Shard& shard) {
+  check_transformer_spec(spec);
+  std::vector<Diagnostic> problems;
+  auto require = [&](bool ok, const std::string& key, const std::string& message) {
+    if (!ok) problems.push_back(Diagnostic{"", 0, 0, "parallelism." + key, message});
+  };
+  auto divides = [](std::int64_t n, std::int64_t d) { return d > 0 && n % d == 0; };
+  require(shard.micro_batch >= 1, "micro_batch", "must be at least 1");
+  require(shard.tp >= 1, "tp", "must be at least 1");
+  require(shard.cp >= 1, "cp", "must be at least 1");
+  require(shard.ep >= 1, "ep", "must be at least 1");
+  if (!problems.empty()) throw InputError(std::move(problems));
+  if (!spec.generic_layers.empty()) return;
+  require(divides(spec.heads, shard.tp), "tp",
+          "tp " + std::to_string(shard.tp) + " does not divide heads " + std::to_string(spec.heads));
+  require(divides(spec.ffn_hidden_or_default(), shard.tp), "tp",
+          "tp " + std::to_string(shard.tp) + " does not divide ffn_hidden " +
+              std::to_string(spec.ffn_hidden_or_default()));
+  require(divides(spec.seq_len, shard.cp), "cp",
+          "cp " + std::to_string(shard.cp) + " does not divide seq_len " + std::to_string(spec.seq_len));
+  if (spec.is_moe() && spec.expert_ffn_hidden > 0) {
+    require(divides(spec.expert_ffn_hidden, shard.tp), "tp",
+            "tp " + std::to_string(shard.tp) + " does not divide expert_ffn_hidden " +
+                std::to_string(spec.expert_ffn_hidden));
+  }
+  if (spec.is_moe()) {
+    require(divides(spec.experts, shard.ep), "ep",
+            "ep " + std::to_string(shard.ep) + " does not divide experts " + std::to_string(spec.experts));
+  }
+  if (!problems.empty()) throw InputError(std::move(problems));
+}
+
+}  // namespace trainsim::model

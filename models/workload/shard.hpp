@@ -1,0 +1,33 @@
+#pragma once
+// How one micro-batch of one transformer layer is cut across ranks: the inputs every per-rank cost
+// function of the workload (layer_ops, activation_memory, attention) shares.
+#include <cstdint>
+
+#include "models/spec/parallel_plan.hpp"
+#include "models/spec/transformer_spec.hpp"
+#include "topologies/precision.hpp"
+
+namespace trainsim::model {
+
+/// One rank's share of a micro-batch. Tokens per rank are micro_batch · seq_len / cp; tensor parallelism
+/// splits heads and the ffn width by tp; sequence parallelism splits the tokens of the norms, dropouts
+/// and residuals by tp as well.
+struct Shard {
+  std::int64_t micro_batch = 1;  ///< sequences per micro-batch
+  int tp = 1;
+  bool sequence_parallel = false;
+  int cp = 1;  ///< context parallel: each rank holds seq_len / cp of the tokens
+  int ep = 1;  ///< expert parallel: each rank holds experts / ep of the experts
+  topo::Precision precision = topo::Precision::bf16;  ///< activations and matmul inputs
+  Recompute recompute = Recompute::none;
+};
+
+/// The shard of `plan` (micro_batch, tp, sequence_parallel, cp, ep, recompute) at `precision`.
+[[nodiscard]] Shard shard_of(const ParallelPlan& plan, topo::Precision precision);
+
+/// Throws InputError (naming what does not divide) unless the transformer spec is valid
+/// (check_transformer_spec) and: micro_batch >= 1; tp divides heads, hidden and ffn; cp divides seq_len;
+/// ep divides experts (MoE).
+void check_shard(const TransformerSpec& spec, const Shard& shard);
+
+}  // namespace trainsim::model

@@ -1,0 +1,229 @@
+#include "scenarios/studies/layout_search.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <span>
+#include <tuple>
+
+#include "models/step/layout_rules.hpp"
+#include "scenarios/studies/sweep.hpp"
+#include "sim/error.hpp"
+
+namespace trainsim::scenario {
+
+namespace {
+
+std::vector<std::int64_t> divisors_up_to(std::int64_t n, std::int64_t limit) {
+  std::vector<std::int64_t> out;
+  for (std::int64_t d = 1; d <= std::min(n, limit); ++d) {
+    if (n % d == 0) out.push_back(d);
+  }
+  return out;
+}
+
+/// The layout's scenario: the same run with the node count and parallel plan substituted.
+Scenario with_layout(const Scenario& scenario, const Layout& layout) {
+  Scenario s = scenario;
+  s.cluster.nodes = layout.nodes;
+  s.parallelism = layout.plan;
+  s.sweep = {};
+  return s;
+}
+
+/// Smaller is better; ties broken by the other figure, then by enumeration order (the caller's index).
+std::pair<double, double> objective_key(const LayoutScore& score, Objective objective) {
+  return objective == Objective::time ? std::pair{score.run_time_s, score.cost_usd}
+                                      : std::pair{score.cost_usd, score.run_time_s};
+}
+
+}  // namespace
+
+std::vector<Layout> enumerate_layouts(const Scenario& scenario, const LayoutSpace& space) {
+  const model::TransformerSpec& m = scenario.model;
+  if (m.layers <= 0 || m.heads <= 0 || scenario.training.global_batch <= 0) {
+    throw InputError("search needs a model with layers and heads and a training.global_batch");
+  }
+  const std::vector<std::int64_t> node_counts =
+      space.nodes.empty() ? std::vector{scenario.cluster.nodes} : space.nodes;
+  const std::int64_t gpus_per_node = scenario.cluster.gpus_in_use_per_node();
+  const std::int64_t batch = scenario.training.global_batch;
+
+  // Candidates by the search's own policy; which of them are layouts at all is layout_rules' call.
+  const std::vector<std::int64_t> tps = divisors_up_to(gpus_per_node, gpus_per_node);
+  const std::vector<std::int64_t> pps = divisors_up_to(m.layers, m.layers);
+  std::vector<std::int64_t> cps;
+  for (std::int64_t cp = 1; cp <= space.max_cp; cp *= 2) cps.push_back(cp);
+  const std::vector<std::int64_t> eps =
+      m.is_moe() ? divisors_up_to(m.experts, m.experts) : std::vector<std::int64_t>{1};
+
+  std::vector<Layout> layouts;
+  for (const std::int64_t nodes : node_counts) {
+    if (nodes <= 0) throw InputError("search: node counts must be positive");
+    const std::int64_t gpus = nodes * gpus_per_node;
+    for (const std::int64_t tp : tps) {
+      for (const std::int64_t pp : pps) {
+        for (const std::int64_t cp : cps) {
+          for (const std::int64_t ep : eps) {
+            const std::int64_t model_parallel = tp * pp * cp * ep;
+            if (gpus % model_parallel != 0) continue;
+            const std::int64_t dp = gpus / model_parallel;
+            if (batch % dp != 0) continue;
+            for (const std::int64_t mb : divisors_up_to(batch / dp, space.max_micro_batch)) {
+              // (schedule, virtual stages) pairs: without a pipeline every schedule is the same one.
+              std::vector<std::pair<model::Schedule, std::int64_t>> schedules;
+              if (pp == 1) {
+                schedules.emplace_back(model::Schedule::one_f_one_b, 1);
+              } else {
+                for (const model::Schedule schedule : space.schedules) {
+                  if (schedule != model::Schedule::interleaved) {
+                    schedules.emplace_back(schedule, 1);
+                    continue;
+                  }
+                  for (std::int64_t v = 2; v <= space.max_virtual_stages; ++v) {
+                    if (m.layers >= pp * v) schedules.emplace_back(schedule, v);
+                  }
+                }
+              }
+              // HSDP: ZeRO state sharded within one node's data-parallel ranks, replicated across nodes.
+              const std::int64_t node_dp = gpus_per_node / std::gcd(gpus_per_node, tp * cp * ep);
+              const bool hsdp = space.hsdp && node_dp > 1 && node_dp < dp && dp % node_dp == 0 &&
+                                tp * cp * ep * node_dp == gpus_per_node;
+              for (const auto& [schedule, virtual_stages] : schedules) {
+                for (const model::ZeroStage zero : space.zero_stages) {
+                  for (const std::int64_t shard_group : {std::int64_t{0}, node_dp}) {
+                    if (shard_group > 0 && (!hsdp || zero == model::ZeroStage::none)) continue;
+                    for (const model::Recompute recompute : space.recompute) {
+                      Layout layout{.nodes = nodes, .plan = scenario.parallelism};
+                      model::ParallelPlan& p = layout.plan;
+                      p.tp = static_cast<int>(tp);
+                      p.pp = static_cast<int>(pp);
+                      p.cp = static_cast<int>(cp);
+                      p.ep = static_cast<int>(ep);
+                      p.dp = dp;
+                      p.micro_batch = static_cast<int>(mb);
+                      p.schedule = schedule;
+                      p.virtual_stages = static_cast<int>(virtual_stages);
+                      p.stage_layers.clear();  // even stages: pp divides layers
+                      p.zero = zero;
+                      p.shard_group = static_cast<int>(shard_group);
+                      p.recompute = recompute;
+                      if (model::layout_rules(m, p, scenario.training, gpus).empty())
+                        layouts.push_back(std::move(layout));
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  return layouts;
+}
+
+LayoutScore default_layout_evaluator(const Scenario& scenario, const Layout& layout,
+                                     model::Fidelity fidelity) {
+  LayoutScore score;
+  try {
+    const ScenarioResult result = simulate_scenario(with_layout(scenario, layout), fidelity);
+    score.step = result.step;
+    score.run_time_s = result.run.run_time;
+    score.cost_usd = result.run.cost_total;
+  } catch (const InputError& e) {
+    score.step.feasible = false;
+    score.step.reason = e.what();
+  }
+  return score;
+}
+
+std::vector<std::size_t> pareto_front(const std::vector<std::pair<double, double>>& points) {
+  std::vector<std::size_t> order(points.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return points[a] < points[b]; });
+  std::vector<std::size_t> front;
+  for (const std::size_t i : order) {
+    // Sorted by x then y: a point is on the front when its y beats every point with smaller or equal x.
+    if (front.empty() || points[i].second < points[front.back()].second) front.push_back(i);
+  }
+  return front;
+}
+
+SearchResult search_layouts(const Scenario& scenario, const SearchOptions& options,
+                            const LayoutEvaluator& evaluate) {
+  const std::vector<Layout> layouts = enumerate_layouts(scenario, options.space);
+  SearchResult result;
+  result.enumerated = static_cast<std::int64_t>(layouts.size());
+
+  // Analytic pass over every layout, in parallel; the ordered runner keeps the result independent of the
+  // thread count (each score lands in its own slot).
+  std::vector<LayoutScore> scores(layouts.size());
+  std::vector<std::int64_t> indices(layouts.size());
+  std::iota(indices.begin(), indices.end(), std::int64_t{0});
+  run_in_order(
+      indices, options.threads,
+      [&](std::int64_t i) {
+        const auto k = static_cast<std::size_t>(i);
+        scores[k] = evaluate(scenario, layouts[k], model::Fidelity::analytic);
+        return std::string();
+      },
+      [&](std::int64_t i, std::string&&) {
+        if (options.progress) options.progress(i + 1, result.enumerated);
+      });
+
+  std::vector<std::size_t> usable;
+  for (std::size_t k = 0; k < layouts.size(); ++k) {
+    if (scores[k].usable()) usable.push_back(k);
+  }
+  result.usable = static_cast<std::int64_t>(usable.size());
+
+  const auto by_objective = [&](const LayoutScore& a, std::size_t ia, const LayoutScore& b, std::size_t ib) {
+    return std::tuple(objective_key(a, options.objective), ia) <
+           std::tuple(objective_key(b, options.objective), ib);
+  };
+  std::vector<std::size_t> ranked = usable;
+  const std::size_t k_top = std::min(ranked.size(), static_cast<std::size_t>(std::max(options.top_k, 0)));
+  std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(k_top), ranked.end(),
+                    [&](std::size_t a, std::size_t b) { return by_objective(scores[a], a, scores[b], b); });
+  ranked.resize(k_top);
+
+  std::vector<RankedLayout> top;
+  for (const std::size_t k : ranked) top.push_back(RankedLayout{layouts[k], scores[k], std::nullopt});
+  if (options.event_rerank) {
+    std::vector<std::int64_t> positions(top.size());
+    std::iota(positions.begin(), positions.end(), std::int64_t{0});
+    run_in_order(
+        positions, options.threads,
+        [&](std::int64_t i) {
+          auto& entry = top[static_cast<std::size_t>(i)];
+          entry.event = evaluate(scenario, entry.layout, model::Fidelity::event);
+          return std::string();
+        },
+        [](std::int64_t, std::string&&) {});
+    // Re-rank by the event figures; a layout the event fidelity finds unusable sinks to the bottom.
+    std::vector<std::size_t> order(top.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      const LayoutScore& sa = top[a].best();
+      const LayoutScore& sb = top[b].best();
+      if (sa.usable() != sb.usable()) return sa.usable();
+      return by_objective(sa, a, sb, b);
+    });
+    std::vector<RankedLayout> reordered;
+    for (const std::size_t i : order) reordered.push_back(top[i]);
+    top = std::move(reordered);
+  }
+  result.top = std::move(top);
+
+  std::vector<std::pair<double, double>> points;
+  points.reserve(usable.size());
+  for (const std::size_t k : usable) points.emplace_back(scores[k].run_time_s, scores[k].cost_usd);
+  for (const std::size_t i : pareto_front(points)) {
+    const std::size_t k = usable[i];
+    result.pareto.push_back(RankedLayout{layouts[k], scores[k], std::nullopt});
+  }
+  return result;
+}
+
+}  // namespace trainsim::scenario

@@ -1,0 +1,105 @@
+#pragma once
+// Layout search (`trainsim search`): enumerate every parallel layout of a scenario's model on its cluster,
+// prune what does not divide, rank the rest with the analytic fidelity (dropping what does not fit), re-rank
+// the best K with the event fidelity, and report the Pareto front of run time vs run cost.
+//
+// What a layout is: tp, pp, cp, ep, dp (= GPUs / (tp·pp·cp·ep)), micro_batch, schedule (+ virtual stages
+// for interleaved), ZeRO stage (and for ZeRO ≥ 1 its sharding group: all dp ranks, or one node's, HSDP) and
+// recompute. Everything else (sequence_parallel, overlap, bucket, rank order) is copied from the scenario's
+// `parallelism:` block, and the framework's flags from its `framework:` block. Candidates: tp divides the GPUs per node (TP
+// stays inside NVLink); pp divides layers (even stages); interleaved: 2 <= v <= max_virtual_stages; cp a
+// power of two up to max_cp; ep divides experts (MoE only); dp = GPUs / (tp·pp·cp·ep); micro_batch divides
+// the per-replica batch, up to max_micro_batch. Of those, only the layouts that break no rule of
+// models/step/layout_rules.hpp (the rules `run` loads with) are listed.
+// Dense models enumerate ep = 1 only; models with pp = 1 enumerate one schedule (1f1b) since the others
+// are identical without a pipeline.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "models/spec/parallel_plan.hpp"
+#include "models/step/step_report.hpp"
+#include "models/step/step_simulator.hpp"
+#include "scenarios/scenario.hpp"
+
+namespace trainsim::scenario {
+
+enum class Objective { time, cost };
+
+/// What to enumerate. Defaults: every sensible choice on the scenario's cluster size.
+struct LayoutSpace {
+  std::vector<std::int64_t> nodes;  ///< node counts to try; empty: the scenario's cluster.nodes
+  int max_cp = 8;                   ///< context-parallel degrees 1, 2, 4, … up to this
+  int max_micro_batch = 8;          ///< micro-batch sizes: divisors of the per-replica batch up to this
+  int max_virtual_stages = 8;       ///< interleaved: virtual stages 2 … this
+  std::vector<model::Schedule> schedules = {model::Schedule::gpipe, model::Schedule::one_f_one_b,
+                                            model::Schedule::zero_bubble_h1, model::Schedule::interleaved};
+  std::vector<model::ZeroStage> zero_stages = {model::ZeroStage::none, model::ZeroStage::optimizer_states,
+                                               model::ZeroStage::gradients, model::ZeroStage::parameters};
+  /// For ZeRO ≥ 1 also try HSDP: state sharded within the data-parallel ranks of one node
+  /// (parallelism.shard_group), replicated across nodes.
+  bool hsdp = true;
+  std::vector<model::Recompute> recompute = {model::Recompute::none, model::Recompute::selective,
+                                             model::Recompute::full};
+};
+
+/// One candidate: a node count and a layout on it.
+struct Layout {
+  std::int64_t nodes = 0;
+  model::ParallelPlan plan;
+};
+
+/// Every layout that passes the divisibility rules above, in a deterministic order
+/// (nodes, tp, pp, cp, ep, micro_batch, schedule, virtual stages, zero, recompute — each ascending).
+[[nodiscard]] std::vector<Layout> enumerate_layouts(const Scenario& scenario, const LayoutSpace& space = {});
+
+/// A layout's score: its step report and the whole-run figures the objectives use.
+struct LayoutScore {
+  model::StepReport step;
+  double run_time_s = 0;  ///< wall clock of the whole run (SPEC run_time)
+  double cost_usd = 0;    ///< SPEC cost_total
+  [[nodiscard]] bool usable() const { return step.feasible && step.fits; }
+};
+
+/// Scores a layout at a fidelity. The default (default_layout_evaluator) runs model::simulate_step and the
+/// run model on the scenario with the layout's nodes and plan substituted. Must be thread-safe.
+using LayoutEvaluator = std::function<LayoutScore(const Scenario&, const Layout&, model::Fidelity)>;
+[[nodiscard]] LayoutScore default_layout_evaluator(const Scenario& scenario, const Layout& layout,
+                                                   model::Fidelity fidelity);
+
+struct SearchOptions {
+  Objective objective = Objective::time;
+  int top_k = 10;            ///< layouts re-simulated with the event fidelity and reported
+  int threads = 0;           ///< 0: all cores
+  bool event_rerank = true;  ///< false: report the analytic ranking only
+  LayoutSpace space;
+  /// Called with (layouts scored, layouts to score) as the analytic pass advances, from one thread at a
+  /// time; empty: no reports. The CLI draws its progress bar with it.
+  std::function<void(std::int64_t, std::int64_t)> progress;
+};
+
+struct RankedLayout {
+  Layout layout;
+  LayoutScore analytic;
+  std::optional<LayoutScore> event;  ///< set for the top K when event_rerank
+  /// The score the final ranking used: event when present, else analytic.
+  [[nodiscard]] const LayoutScore& best() const { return event ? *event : analytic; }
+};
+
+struct SearchResult {
+  std::int64_t enumerated = 0;       ///< layouts that divide
+  std::int64_t usable = 0;           ///< of those, feasible and fitting (analytic)
+  std::vector<RankedLayout> top;     ///< best K by the objective (ties: enumeration order)
+  std::vector<RankedLayout> pareto;  ///< analytic Pareto front of (run_time_s, cost_usd), by run time
+};
+
+/// Runs the search. Deterministic for a given scenario and options (independent of `threads`).
+[[nodiscard]] SearchResult search_layouts(const Scenario& scenario, const SearchOptions& options,
+                                          const LayoutEvaluator& evaluate = default_layout_evaluator);
+
+/// Indices (into `points`) of the points no other point beats on both coordinates (minimising both),
+/// sorted by the first coordinate; exact duplicates keep the first.
+[[nodiscard]] std::vector<std::size_t> pareto_front(const std::vector<std::pair<double, double>>& points);
+
+}  // namespace trainsim::scenario

@@ -1,0 +1,23 @@
+#pragma once
+// One loaded scenario simulated end to end — the single composition used by `trainsim run`, sweeps,
+// search and validation: the iteration at the chosen fidelity, the checkpoint size of its optimizer and
+// layout, then the whole run around the iteration (checkpoints, failures, money).
+#include "models/run/run_report.hpp"
+#include "models/step/step_report.hpp"
+#include "models/step/step_simulator.hpp"
+#include "scenarios/scenario.hpp"
+
+namespace trainsim::scenario {
+
+struct ScenarioResult {
+  model::StepReport step;
+  model::RunReport run;
+};
+
+/// Simulates `scenario`. Infeasible layouts are values in the result; throws InputError only for input
+/// that is not a layout at all (see model::simulate_step). `options` selects a trace file and the
+/// per-GPU (uncollapsed) event simulation.
+[[nodiscard]] ScenarioResult simulate_scenario(const Scenario& scenario, model::Fidelity fidelity,
+                                               const model::StepOptions& options = {});
+
+}  // namespace trainsim::scenario

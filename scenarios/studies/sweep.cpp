@@ -1,0 +1,336 @@
+#include "scenarios/studies/sweep.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <cmath>
+#include <condition_variable>
+#include <exception>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "models/report/summary.hpp"
+#include "sim/error.hpp"
+
+namespace trainsim::scenario {
+
+namespace {
+
+// Largest point count whose indices survive a round trip through a double (JSON readers, pandas).
+constexpr std::int64_t max_points = std::int64_t{1} << 53;
+
+std::string axis_name(const SweepAxis& axis) {
+  return "sweep." + axis.key_path;
+}
+
+/// A row is one line whatever a reason holds (every diagnostic of an InputError is on its own line), so
+/// that resume and merge can count rows by lines.
+std::string one_line(std::string text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    if (c == '\n') {
+      out += "; ";
+    } else {
+      out += c == '\r' ? ' ' : c;
+    }
+  }
+  while (out.ends_with("; ")) out.resize(out.size() - 2);
+  return out;
+}
+
+/// A swept value written as a plain number ("16", "1.5e3") becomes a JSON number; anything else a string.
+template <typename Number>
+bool plain_number(const std::string& text, Number& value) {
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return ec == std::errc{} && end == text.data() + text.size() && std::isfinite(static_cast<double>(value));
+}
+
+}  // namespace
+
+std::int64_t sweep_size(const SweepSpec& sweep) {
+  if (sweep.empty()) return 1;
+  for (const auto& axis : sweep.axes) {
+    if (axis.values.empty()) {
+      throw InputError(std::vector<Diagnostic>{
+          Diagnostic{.key_path = axis_name(axis), .message = "a swept key needs at least one value"}});
+    }
+  }
+  if (sweep.mode == SweepMode::zip) {
+    const std::size_t n = sweep.axes.front().values.size();
+    for (const auto& axis : sweep.axes) {
+      if (axis.values.size() != n) {
+        throw InputError(std::vector<Diagnostic>{
+            Diagnostic{.key_path = axis_name(axis),
+                       .message = "zip sweeps need lists of equal length: " + sweep.axes.front().key_path +
+                                  " has " + std::to_string(n) + " values, " + axis.key_path + " has " +
+                                  std::to_string(axis.values.size())}});
+      }
+    }
+    return static_cast<std::int64_t>(n);
+  }
+  std::int64_t size = 1;
+  for (const auto& axis : sweep.axes) {
+    const auto n = static_cast<std::int64_t>(axis.values.size());
+    if (size > max_points / n) {
+      throw InputError(std::vector<Diagnostic>{
+          Diagnostic{.key_path = "sweep", .message = "the grid has more than 2^53 points"}});
+    }
+    size *= n;
+  }
+  return size;
+}
+
+SweepPoint sweep_point(const SweepSpec& sweep, std::int64_t index) {
+  const std::int64_t size = sweep_size(sweep);
+  TRAINSIM_CHECK(index >= 0 && index < size, "sweep point index out of range");
+  SweepPoint point{.index = index, .overrides = std::vector<Override>(sweep.axes.size())};
+  if (sweep.mode == SweepMode::zip) {
+    for (std::size_t a = 0; a < sweep.axes.size(); ++a) {
+      point.overrides[a] =
+          Override{sweep.axes[a].key_path, sweep.axes[a].values[static_cast<std::size_t>(index)]};
+    }
+    return point;
+  }
+  // Mixed radix, last axis fastest: peel digits from the last axis backwards.
+  std::int64_t rest = index;
+  for (std::size_t a = sweep.axes.size(); a-- > 0;) {
+    const auto& axis = sweep.axes[a];
+    const auto n = static_cast<std::int64_t>(axis.values.size());
+    point.overrides[a] = Override{axis.key_path, axis.values[static_cast<std::size_t>(rest % n)]};
+    rest /= n;
+  }
+  return point;
+}
+
+std::vector<SweepPoint> expand_sweep(const SweepSpec& sweep) {
+  const std::int64_t size = sweep_size(sweep);
+  std::vector<SweepPoint> points;
+  points.reserve(static_cast<std::size_t>(size));
+  for (std::int64_t i = 0; i < size; ++i) points.push_back(sweep_point(sweep, i));
+  return points;
+}
+
+Shard parse_shard(std::string_view text) {
+  const auto fail = [&] {
+    throw InputError("--shard expects i/N with 0 <= i < N (e.g. 0/4), got '" + std::string(text) + "'");
+  };
+  const auto slash = text.find('/');
+  if (slash == std::string_view::npos) fail();
+  Shard shard;
+  const auto parse = [&](std::string_view part, int& out) {
+    const auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), out);
+    if (ec != std::errc{} || end != part.data() + part.size() || part.empty()) fail();
+  };
+  parse(text.substr(0, slash), shard.index);
+  parse(text.substr(slash + 1), shard.count);
+  if (shard.count < 1 || shard.index < 0 || shard.index >= shard.count) fail();
+  return shard;
+}
+
+std::int64_t run_in_order(std::span<const std::int64_t> points, int threads,
+                          const std::function<std::string(std::int64_t)>& evaluate,
+                          const std::function<void(std::int64_t, std::string&&)>& emit,
+                          std::stop_token stop) {
+  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const auto n = static_cast<std::int64_t>(points.size());
+  threads = static_cast<int>(std::min<std::int64_t>(threads, std::max<std::int64_t>(n, 1)));
+
+  std::atomic<std::int64_t> next{0};
+  std::atomic<bool> failed{false};
+  std::mutex mutex;                             // guards everything below
+  std::map<std::int64_t, std::string> pending;  // finished out of order, by position
+  std::int64_t emitted = 0;
+  std::exception_ptr error;
+
+  const auto worker = [&] {
+    while (!failed.load(std::memory_order_relaxed) && !stop.stop_requested()) {
+      const std::int64_t k = next.fetch_add(1, std::memory_order_relaxed);
+      if (k >= n) return;
+      try {
+        std::string result = evaluate(points[static_cast<std::size_t>(k)]);
+        std::lock_guard lock(mutex);
+        pending.emplace(k, std::move(result));
+        // Whoever completes the next position in order drains the contiguous prefix; emitting under the
+        // lock keeps the writes serialised and in order.
+        for (auto it = pending.begin(); it != pending.end() && it->first == emitted; it = pending.erase(it)) {
+          emit(points[static_cast<std::size_t>(emitted)], std::move(it->second));
+          ++emitted;
+        }
+      } catch (...) {
+        std::lock_guard lock(mutex);
+        if (!error) error = std::current_exception();
+        failed = true;
+        return;
+      }
+    }
+  };
+  {
+    std::vector<std::jthread> pool;
+    pool.reserve(static_cast<std::size_t>(threads - 1));
+    for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+    worker();  // the calling thread works too
+  }
+  if (error) std::rethrow_exception(error);
+  return emitted;
+}
+
+std::int64_t row_point_index(std::string_view line, RowFormat format) {
+  if (line.empty() || line.back() != '\n') return -1;
+  std::string_view digits = line;
+  if (format == RowFormat::jsonl) {
+    constexpr std::string_view prefix = "{\"point\":";
+    if (!line.starts_with(prefix) || !line.ends_with("}\n")) return -1;
+    digits.remove_prefix(prefix.size());
+  }
+  std::int64_t index = -1;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
+  if (ec != std::errc{} || index < 0) return -1;
+  if (end == digits.data() + digits.size() || *end != ',') return -1;
+  return index;
+}
+
+// ---- SweepTable ----------------------------------------------------------------------------------------
+
+struct SweepTable::Impl {
+  std::string path;
+  std::string text;  // the scenario file, read once
+  Scenario base;
+  model::Fidelity fidelity = model::Fidelity::analytic;
+  RowFormat format = RowFormat::csv;
+  std::int64_t size = 0;
+  std::vector<model::SummaryField> columns;  // the reference field list: names and units of every column
+  std::set<std::string> swept;               // key paths of the sweep axes
+
+  model::Labels labels(const Scenario& s, const SweepPoint& point) const {
+    model::Labels out;
+    out.emplace_back("scenario", base.name);
+    for (const auto& o : point.overrides) out.emplace_back(o.key_path, o.yaml_value);
+    for (const auto& [key, value] : s.tags) out.emplace_back("tags." + key, value);
+    return out;
+  }
+
+  static model::RunReport reference_run(const Scenario& s) {
+    model::RunReport run;
+    run.spot = s.pricing.spot.enabled;
+    if (s.failures.trials > 0) run.run_time_spread.mean = 1;  // makes the spread columns appear
+    return run;
+  }
+
+  std::string format_row(std::int64_t index, const model::Summary& summary, bool blank_numbers) const;
+};
+
+SweepTable::SweepTable(const std::string& scenario_path, model::Fidelity fidelity, RowFormat format)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->path = scenario_path;
+  impl_->fidelity = fidelity;
+  impl_->format = format;
+  // The loader's own file checks (missing, a directory, too large) come first; the text is then kept so
+  // that each point re-parses it without touching the file again.
+  impl_->base = load_scenario_file(scenario_path);
+  std::ifstream in(scenario_path, std::ios::binary);
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  impl_->text = buffer.str();
+  impl_->size = sweep_size(impl_->base.sweep);
+  const SweepPoint first = sweep_point(impl_->base.sweep, 0);
+  const model::RunReport run = Impl::reference_run(impl_->base);
+  for (const auto& axis : impl_->base.sweep.axes) impl_->swept.insert(axis.key_path);
+  impl_->columns = model::summarize(impl_->labels(impl_->base, first), model::StepReport{}, &run).fields;
+}
+
+SweepTable::~SweepTable() = default;
+
+const Scenario& SweepTable::base() const {
+  return impl_->base;
+}
+std::int64_t SweepTable::size() const {
+  return impl_->size;
+}
+RowFormat SweepTable::format() const {
+  return impl_->format;
+}
+
+std::string SweepTable::header() const {
+  if (impl_->format == RowFormat::jsonl) return "";
+  model::Summary reference{impl_->columns};
+  return "point," + model::csv_header(reference) + "\n";
+}
+
+std::string SweepTable::Impl::format_row(std::int64_t index, const model::Summary& summary,
+                                         bool blank_numbers) const {
+  std::string line;
+  if (format == RowFormat::csv) {
+    line = std::to_string(index);
+    for (const auto& column : columns) {
+      line += ',';
+      const model::SummaryField* field = summary.find(column.name);
+      if (field == nullptr) continue;
+      const bool numeric = field->unit != model::FieldUnit::text && field->unit != model::FieldUnit::flag;
+      if (blank_numbers && numeric) continue;
+      // One cell formatted by the shared CSV writer, so sweep rows and `trainsim run` agree digit for digit.
+      line += model::csv_row(model::Summary{{*field}});
+    }
+  } else {
+    nlohmann::ordered_json j = nlohmann::ordered_json::object();
+    j["point"] = index;
+    for (const auto& column : columns) {
+      const model::SummaryField* field = summary.find(column.name);
+      if (field == nullptr) {
+        j[column.name] = nullptr;
+      } else if (field->unit == model::FieldUnit::text) {
+        std::int64_t integer = 0;
+        double number = 0;
+        if (swept.contains(column.name) && plain_number(field->text, integer)) {
+          j[column.name] = integer;
+        } else if (swept.contains(column.name) && plain_number(field->text, number)) {
+          j[column.name] = number;
+        } else {
+          j[column.name] = field->text;
+        }
+      } else if (field->unit == model::FieldUnit::flag) {
+        j[column.name] = field->number != 0;
+      } else if (blank_numbers) {
+        j[column.name] = nullptr;
+      } else {
+        TRAINSIM_CHECK(std::isfinite(field->number), "sweep row field " + column.name + " is not finite");
+        j[column.name] = field->number;
+      }
+    }
+    line = j.dump();
+  }
+  line += '\n';
+  return line;
+}
+
+std::string SweepTable::row(std::int64_t index) const {
+  const Impl& m = *impl_;
+  const SweepPoint point = sweep_point(m.base.sweep, index);
+  model::Labels labels;
+  try {
+    // The point's file is the scenario with its overrides and without the sweep block: the loader checks
+    // every swept value in place on each load, which the constructor already did once for all points.
+    std::vector<Override> overrides = point.overrides;
+    overrides.push_back(Override{"sweep", "{}"});
+    const Scenario s = load_scenario_text(m.text, m.path, overrides);
+    labels = m.labels(s, point);
+    ScenarioResult result = simulate_scenario(s, m.fidelity);
+    result.step.reason = one_line(result.step.reason);
+    result.run.reason = one_line(result.run.reason);
+    return m.format_row(index, model::summarize(labels, result.step, &result.run), !result.step.feasible);
+  } catch (const InputError& e) {
+    if (labels.empty()) labels = m.labels(m.base, point);
+    model::StepReport step;
+    step.feasible = false;
+    step.fits = false;
+    step.reason = one_line(e.what());
+    return m.format_row(index, model::summarize(labels, step, nullptr), true);
+  }
+}
+
+}  // namespace trainsim::scenario

@@ -1,0 +1,321 @@
+#include "scenarios/studies/validation_runner.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <sstream>
+#include <tuple>
+
+#include "models/report/summary.hpp"
+#include "scenarios/collective_case.hpp"
+#include "scenarios/loader.hpp"
+#include "scenarios/studies/sweep.hpp"
+#include "sim/error.hpp"
+#include "topologies/collective_cost.hpp"
+#include "topologies/placement.hpp"
+
+namespace trainsim::scenario {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+
+model::StepInput step_input(const Scenario& s) {
+  return model::StepInput{.model = s.model,
+                          .cluster = s.cluster,
+                          .plan = s.parallelism,
+                          .training = s.training,
+                          .memory_headroom = s.budget.memory_headroom.value_or(0.0)};
+}
+
+// The folder a case sits in names its source group ("korthikanti", "vtrain-single", …).
+std::string group_of(const std::string& file) {
+  const fs::path parent = fs::path(file).parent_path();
+  return parent.empty() ? "." : parent.filename().string();
+}
+
+std::string percent(double fraction) {
+  return std::isfinite(fraction) ? fmt::format("{:+.1f}%", 100.0 * fraction) : "n/a";
+}
+
+std::string number(double x) {
+  return std::isfinite(x) ? fmt::format("{:.4g}", x) : "n/a";
+}
+
+// A collective case (scenarios/collective_case.hpp) is predicted with the closed-form collective model on
+// the node preset (which carries the collective efficiencies fitted per node type,
+// topologies/comm_calibration.hpp), exactly as `trainsim collective`.
+void run_collective_case(const std::string& file, CaseResult& r) {
+  const CollectiveCase c = load_collective_case_file(file);
+  r.name = c.name;
+  r.source = c.source;
+  r.checks.push_back(
+      {.metric = "busbw", .measured = c.busbw, .predicted = nan, .error = nan, .tolerance = c.tolerance});
+  const std::int64_t n = c.cluster.total_gpus();
+  const topo::CommGroup group = topo::Placement({n}, c.cluster).group(0, 0);
+  const double t = topo::estimate_collective(c.op, c.bytes, group, c.cluster, c.algo).time_s;
+  MetricCheck& check = r.checks.back();
+  check.predicted = topo::bus_bandwidth(c.op, c.bytes, n, t);
+  check.error = model::relative_error(check.predicted, c.busbw);
+}
+
+}  // namespace
+
+bool MetricCheck::within() const {
+  return std::isfinite(error) && std::abs(error) <= tolerance;
+}
+
+bool CaseResult::passed() const {
+  return failure.empty() &&
+         std::all_of(checks.begin(), checks.end(), [](const MetricCheck& c) { return c.within(); });
+}
+
+std::vector<std::string> find_case_files(const std::vector<std::string>& paths) {
+  std::vector<std::string> files;
+  for (const std::string& p : paths) {
+    std::error_code ec;
+    if (fs::is_directory(p, ec)) {
+      for (const auto& entry : fs::recursive_directory_iterator(p)) {
+        const fs::path& f = entry.path();
+        if (entry.is_regular_file() && (f.extension() == ".yaml" || f.extension() == ".yml")) {
+          files.push_back(f.string());
+        }
+      }
+    } else if (fs::exists(p, ec)) {
+      files.push_back(p);
+    } else {
+      throw InputError(std::vector<Diagnostic>{{.file = p, .message = "no such file or folder"}});
+    }
+  }
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  return files;
+}
+
+CaseResult run_case(const std::string& file, const ValidationOptions& options) {
+  CaseResult r{.file = file, .name = fs::path(file).stem().string(), .group = group_of(file)};
+  if (is_collective_case_file(file)) {
+    try {
+      run_collective_case(file, r);
+    } catch (const InputError& e) {
+      r.failure = std::string("does not load: ") + e.what();
+    }
+    return r;
+  }
+  Scenario s;
+  try {
+    s = load_scenario_file(file);
+  } catch (const InputError& e) {
+    r.failure = std::string("does not load: ") + e.what();
+    return r;
+  }
+  r.name = s.name;
+  for (const topo::GpuSpec& gpu : options.gpu_overrides) {
+    if (gpu.name == s.cluster.node.gpu.name) s.cluster.node.gpu = gpu;
+  }
+  r.attention = std::string(to_string(s.model.attention));
+  if (!s.measured) {
+    r.failure = "not a validation case: no `measured:` block";
+    return r;
+  }
+  r.source = s.measured->source;
+  for (const auto& [metric, value] : s.measured->values) {
+    const auto per = s.measured->tolerance_per_metric.find(metric);
+    r.checks.push_back(
+        {.metric = metric,
+         .measured = value,
+         .predicted = nan,
+         .error = nan,
+         .tolerance = per != s.measured->tolerance_per_metric.end() ? per->second : s.measured->tolerance});
+  }
+  model::StepReport step;
+  try {
+    step = model::simulate_step(step_input(s), options.fidelity);
+  } catch (const InputError& e) {
+    r.failure = std::string("cannot be simulated: ") + e.what();
+    return r;
+  }
+  if (!step.feasible) {
+    r.failure = "infeasible: " + step.reason;
+    return r;
+  }
+  const model::Summary summary = model::summarize({}, step, nullptr);
+  for (MetricCheck& c : r.checks) {
+    const std::optional<double> predicted = summary.number(c.metric);
+    if (!predicted) {
+      r.failure = "the simulator has no output named '" + c.metric + "'";
+      continue;
+    }
+    c.predicted = *predicted;
+    if (c.measured != 0) c.error = model::relative_error(c.predicted, c.measured);
+  }
+  return r;
+}
+
+std::vector<CaseResult> run_cases(const std::vector<std::string>& files, const ValidationOptions& options) {
+  std::vector<CaseResult> results(files.size());
+  std::vector<std::int64_t> indices(files.size());
+  std::iota(indices.begin(), indices.end(), std::int64_t{0});
+  // Each worker writes only its own slot, so the results need no lock; the ordered emit is not needed.
+  run_in_order(
+      indices, options.jobs,
+      [&](std::int64_t k) {
+        results[static_cast<std::size_t>(k)] = run_case(files[static_cast<std::size_t>(k)], options);
+        return std::string();
+      },
+      [](std::int64_t, std::string&&) {});
+  return results;
+}
+
+std::vector<GroupSummary> summarize_cases(const std::vector<CaseResult>& results) {
+  struct Acc {
+    std::vector<double> errors;
+    std::vector<std::string> names;
+    std::size_t outside = 0;
+  };
+  // (section order, by, key, metric) -> accumulated errors. std::map keeps the output order fixed.
+  std::map<std::tuple<int, std::string, std::string, std::string>, Acc> acc;
+  for (const CaseResult& r : results) {
+    // Cases without an attention kernel (collectives) stay out of the attention section.
+    std::vector<std::pair<std::string, std::string>> keys = {{"all", "all"}, {"group", r.group}};
+    if (!r.attention.empty()) keys.emplace_back("attention", r.attention);
+    for (const MetricCheck& c : r.checks) {
+      for (std::size_t s = 0; s < keys.size(); ++s) {
+        Acc& a = acc[{static_cast<int>(s), keys[s].first, keys[s].second, c.metric}];
+        a.errors.push_back(r.failure.empty() ? c.error : nan);
+        a.names.push_back(r.name);
+        if (!r.failure.empty() || !c.within()) ++a.outside;
+      }
+    }
+  }
+  std::vector<GroupSummary> out;
+  for (const auto& [key, a] : acc) {
+    GroupSummary g{.by = std::get<1>(key),
+                   .key = std::get<2>(key),
+                   .metric = std::get<3>(key),
+                   .cases = a.errors.size(),
+                   .outside = a.outside,
+                   .stats = model::error_stats(a.errors)};
+    if (g.stats.count > 0) g.worst_case = a.names[g.stats.worst_index];
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+std::string format_validation_table(const std::vector<CaseResult>& results,
+                                    const std::vector<GroupSummary>& summary, bool failures_only) {
+  std::string out;
+  std::size_t name_w = 4;
+  std::size_t group_w = 5;
+  for (const CaseResult& r : results) {
+    name_w = std::max(name_w, r.name.size());
+    group_w = std::max(group_w, r.group.size());
+  }
+  out += fmt::format("{:<{}}  {:<{}}  {:<16} {:>11} {:>11} {:>8} {:>6}  {}\n", "case", name_w, "group",
+                     group_w, "metric", "measured", "predicted", "error", "tol", "status");
+  std::size_t checks = 0, outside = 0, failed = 0;
+  for (const CaseResult& r : results) {
+    if (!r.failure.empty()) ++failed;
+    for (const MetricCheck& c : r.checks) {
+      ++checks;
+      if (!r.failure.empty() || !c.within()) ++outside;
+    }
+    if (failures_only && r.passed()) continue;
+    if (!r.failure.empty()) {
+      out += fmt::format("{:<{}}  {:<{}}  FAILED: {}\n", r.name, name_w, r.group, group_w, r.failure);
+      continue;
+    }
+    for (const MetricCheck& c : r.checks) {
+      out += fmt::format("{:<{}}  {:<{}}  {:<16} {:>11} {:>11} {:>8} {:>5.0f}%  {}\n", r.name, name_w,
+                         r.group, group_w, c.metric, number(c.measured), number(c.predicted),
+                         percent(c.error), 100.0 * c.tolerance, c.within() ? "ok" : "OUTSIDE");
+    }
+  }
+  out +=
+      "\nAccuracy: MAPE = mean |predicted - measured| / measured; bias = mean signed error "
+      "(> 0: predicted too high)\n";
+  std::size_t key_w = 5;
+  for (const GroupSummary& g : summary) key_w = std::max(key_w, g.key.size());
+  out += fmt::format("{:<10} {:<{}} {:<16} {:>6} {:>7} {:>7} {:>8}  {:>7}  {}\n", "by", "key", key_w,
+                     "metric", "cases", "MAPE", "bias", "worst", "outside", "worst case");
+  for (const GroupSummary& g : summary) {
+    out += fmt::format("{:<10} {:<{}} {:<16} {:>6} {:>6.1f}% {:>7} {:>8}  {:>7}  {}\n", g.by, g.key, key_w,
+                       g.metric, g.cases, 100.0 * g.stats.mape, percent(g.stats.mean_error),
+                       percent(g.stats.worst_error), g.outside, g.worst_case);
+  }
+  out += fmt::format("\n{} cases, {} checks: {} outside tolerance, {} cases could not be evaluated\n",
+                     results.size(), checks, outside, failed);
+  return out;
+}
+
+std::string format_validation_csv(const std::vector<CaseResult>& results) {
+  const auto quote = [](const std::string& s) {
+    if (s.find_first_of(",\"\n") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    return q + "\"";
+  };
+  const auto num = [](double x) { return std::isfinite(x) ? fmt::format("{:.9g}", x) : std::string(); };
+  std::string out = "case,group,attention,metric,measured,predicted,error,tolerance,within,failure,file\n";
+  for (const CaseResult& r : results) {
+    std::vector<MetricCheck> checks = r.checks;
+    if (checks.empty()) checks.push_back({.metric = "", .measured = nan, .predicted = nan, .error = nan});
+    for (const MetricCheck& c : checks) {
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", quote(r.name), quote(r.group), r.attention,
+                         c.metric, num(c.measured), num(c.predicted), num(c.error), num(c.tolerance),
+                         r.failure.empty() && c.within() ? "true" : "false", quote(r.failure), quote(r.file));
+    }
+  }
+  return out;
+}
+
+std::string format_validation_json(const std::vector<CaseResult>& results,
+                                   const std::vector<GroupSummary>& summary) {
+  using nlohmann::json;
+  const auto num = [](double x) { return std::isfinite(x) ? json(x) : json(nullptr); };
+  json cases = json::array();
+  for (const CaseResult& r : results) {
+    json checks = json::array();
+    for (const MetricCheck& c : r.checks) {
+      checks.push_back({{"metric", c.metric},
+                        {"measured", num(c.measured)},
+                        {"predicted", num(c.predicted)},
+                        {"error", num(c.error)},
+                        {"tolerance", num(c.tolerance)},
+                        {"within", r.failure.empty() && c.within()}});
+    }
+    cases.push_back({{"case", r.name},
+                     {"file", r.file},
+                     {"group", r.group},
+                     {"attention", r.attention},
+                     {"source", r.source},
+                     {"passed", r.passed()},
+                     {"failure", r.failure},
+                     {"checks", checks}});
+  }
+  json groups = json::array();
+  for (const GroupSummary& g : summary) {
+    groups.push_back({{"by", g.by},
+                      {"key", g.key},
+                      {"metric", g.metric},
+                      {"cases", g.cases},
+                      {"outside", g.outside},
+                      {"failures", g.stats.failures},
+                      {"mape", num(g.stats.mape)},
+                      {"bias", num(g.stats.mean_error)},
+                      {"rms", num(g.stats.rms_error)},
+                      {"worst_error", num(g.stats.worst_error)},
+                      {"worst_case", g.worst_case}});
+  }
+  return json{{"cases", cases}, {"summary", groups}}.dump(2) + "\n";
+}
+
+}  // namespace trainsim::scenario

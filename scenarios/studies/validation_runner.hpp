@@ -1,0 +1,83 @@
+#pragma once
+// Running validation cases (SPEC "Validation cases": a scenario with a `measured:` block) and judging the
+// predictions: per case and metric the predicted and measured values, the signed relative error and
+// whether it is within the case's tolerance; then MAPE, bias and worst case per metric and per group
+// (the folder a case sits in — one folder per published source — and the attention kernel assumed).
+//
+// Cases run in parallel on a fixed pool of threads; results come back in file order whatever the
+// thread count, so output is deterministic. A case that fails to load or whose layout is infeasible is a
+// failed case (with the reason), never an exception.
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "scenarios/studies/calibration.hpp"
+#include "models/step/step_simulator.hpp"
+#include "topologies/hardware.hpp"
+
+namespace trainsim::scenario {
+
+/// One measured metric of one case, against its prediction.
+struct MetricCheck {
+  std::string metric;                 ///< SPEC output name (iteration_time, mfu, …)
+  double measured = 0;                ///< SI
+  double predicted = 0;               ///< SI; NaN when the simulator did not produce it
+  double error = 0;                   ///< signed relative error; NaN when predicted is NaN
+  double tolerance = 0;               ///< relative
+  [[nodiscard]] bool within() const;  ///< |error| <= tolerance (false when error is NaN)
+};
+
+struct CaseResult {
+  std::string file;       ///< path as given / found
+  std::string name;       ///< scenario name
+  std::string group;      ///< the case's folder name (e.g. "korthikanti", "vtrain-single")
+  std::string attention;  ///< "flash" | "standard"; "" for cases without one (collectives)
+  std::string source;     ///< the `measured.source` citation
+  std::string failure;    ///< non-empty: could not be evaluated (load error, infeasible layout, …)
+  std::vector<MetricCheck> checks;
+  [[nodiscard]] bool passed() const;  ///< no failure and every check within tolerance
+};
+
+struct ValidationOptions {
+  model::Fidelity fidelity = model::Fidelity::analytic;
+  int jobs = 0;  ///< worker threads; 0 = hardware concurrency
+  /// GPUs that replace, by name, the GPU of every case's node (e.g. a preset written by `trainsim
+  /// calibrate`, checked before it is installed).
+  std::vector<topo::GpuSpec> gpu_overrides;
+};
+
+/// Expands paths into case files: a file is taken as is; a folder is searched recursively for *.yaml.
+/// Sorted, de-duplicated. Throws InputError for a path that does not exist.
+[[nodiscard]] std::vector<std::string> find_case_files(const std::vector<std::string>& paths);
+
+/// Evaluates one case file (never throws for bad cases: the failure is recorded in the result).
+[[nodiscard]] CaseResult run_case(const std::string& file, const ValidationOptions& options = {});
+
+/// Evaluates every file in parallel; results in the order of `files`.
+[[nodiscard]] std::vector<CaseResult> run_cases(const std::vector<std::string>& files,
+                                                const ValidationOptions& options = {});
+
+/// Error statistics of one metric over one group of cases.
+struct GroupSummary {
+  std::string by;   ///< "all" | "group" | "attention"
+  std::string key;  ///< the group's value ("all", "korthikanti", "flash", …)
+  std::string metric;
+  std::size_t cases = 0;    ///< checks of this metric in the group (failed cases included)
+  std::size_t outside = 0;  ///< checks outside tolerance (incl. failures)
+  model::ErrorStats stats;
+  std::string worst_case;  ///< name of the case with the largest |error|
+};
+
+/// Statistics per metric: overall, then per group (folder), then per attention kernel; ordered by
+/// (by, key, metric) within each section.
+[[nodiscard]] std::vector<GroupSummary> summarize_cases(const std::vector<CaseResult>& results);
+
+/// Renderings for `trainsim validate --format table|csv|json`. The table and JSON include the summary.
+[[nodiscard]] std::string format_validation_table(const std::vector<CaseResult>& results,
+                                                  const std::vector<GroupSummary>& summary,
+                                                  bool failures_only = false);
+[[nodiscard]] std::string format_validation_csv(const std::vector<CaseResult>& results);
+[[nodiscard]] std::string format_validation_json(const std::vector<CaseResult>& results,
+                                                 const std::vector<GroupSummary>& summary);
+
+}  // namespace trainsim::scenario

@@ -1,0 +1,79 @@
+#include "models/report/explain.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "models/step/memory.hpp"
+#include "models/workload/parameters.hpp"
+#include "tests/support/fixtures.hpp"
+
+using namespace trainsim::model;
+using trainsim::testing::gpt3_175b;
+
+namespace {
+
+const ExplainLine* find_line(const Explanation& e, const std::string& section_prefix,
+                             const std::string& label) {
+  for (const auto& s : e.sections) {
+    if (s.title.rfind(section_prefix, 0) != 0) continue;
+    for (const auto& l : s.lines) {
+      if (l.label == label) return &l;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("the explanation carries the parameter count and the worst stage's memory lines") {
+  const TransformerSpec m = gpt3_175b();
+  const ParallelPlan p{.tp = 8,
+                       .pp = 16,
+                       .dp = 8,
+                       .sequence_parallel = true,
+                       .zero = ZeroStage::optimizer_states,
+                       .recompute = Recompute::selective};
+  const TrainingSpec t;
+  const Explanation e = explain(m, p, t, trainsim::testing::a100_sxm4_80gb());
+  const ExplainLine* params = find_line(e, "model", "parameters");
+  REQUIRE(params != nullptr);
+  CHECK(params->value == doctest::Approx(parameter_count(m)));
+  const MemoryEstimate est = estimate_memory(m, p, t, trainsim::testing::a100_sxm4_80gb());
+  const ExplainLine* total = find_line(e, "memory per GPU, stage 0 (worst)", "total");
+  REQUIRE(total != nullptr);
+  CHECK(total->value == doctest::Approx(est.per_gpu));
+  CHECK(e.fits == est.fits);
+  CHECK(to_text(e).find("optimizer: adamw") != std::string::npos);
+}
+
+TEST_CASE("an explanation of a plan that does not fit says why") {
+  const ParallelPlan p{.tp = 8, .pp = 1, .dp = 1, .zero = ZeroStage::none};
+  const Explanation e = explain(gpt3_175b(), p, TrainingSpec{}, trainsim::testing::a100_sxm4_80gb());
+  CHECK_FALSE(e.fits);
+  const std::string text = to_text(e);
+  CHECK(text.find("does not fit: stage 0 needs") != std::string::npos);
+  CHECK(text.find("ZeRO-1 shards it over data-parallel ranks, and dp is 1") != std::string::npos);
+}
+
+TEST_CASE("standard attention shows the score tensor flash attention does not keep") {
+  TransformerSpec m = gpt3_175b();
+  m.attention = Attention::standard;
+  const ParallelPlan p{.tp = 8, .pp = 16, .dp = 8};
+  const Explanation e = explain(m, p, TrainingSpec{}, trainsim::testing::a100_sxm4_80gb());
+  const ExplainLine* scores = find_line(e, "attention kernel", "kept scores per layer (standard)");
+  REQUIRE(scores != nullptr);
+  // Korthikanti Sec. 4.1: 5·a·s²·b bytes per layer, split by tp: 5 x 96/8 x 2048² x 1.
+  CHECK(scores->value == doctest::Approx(5.0 * 12 * 2048 * 2048));
+}
+
+TEST_CASE("a generic layer-list model is explained without an attention section") {
+  TransformerSpec m;
+  m.generic_layers = {{"conv", 1e6, 2e9, 1e6}, {"fc", 4e6, 8e9, 2e5}};
+  const Explanation e = explain(m, ParallelPlan{}, TrainingSpec{}, trainsim::testing::a100_sxm4_80gb());
+  const ExplainLine* params = find_line(e, "model", "parameters");
+  REQUIRE(params != nullptr);
+  CHECK(params->value == doctest::Approx(5e6));
+  for (const auto& s : e.sections) CHECK(s.title != "attention kernel");
+  CHECK(e.fits);
+}

@@ -1,0 +1,51 @@
+#include "models/report/summary.hpp"
+
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+using namespace trainsim;
+
+TEST_CASE("the summary uses the SPEC field names and CSV columns carry their units") {
+  model::StepReport step;
+  step.iteration_time = 13.75;
+  step.memory_per_gpu = 64.0 * 1024 * 1024 * 1024;
+  model::RunReport run;
+  run.cost_total = 4.5e6;
+  const auto s = model::summarize({{"scenario", "gpt3"}, {"team", "llm"}}, step, &run);
+  CHECK(s.number("iteration_time") == doctest::Approx(13.75));
+  const std::string header = model::csv_header(s);
+  CHECK(header.rfind("scenario,team,feasible,reason,", 0) == 0);
+  CHECK(header.find(",iteration_time_s,") != std::string::npos);
+  CHECK(header.find(",memory_per_gpu_gib,") != std::string::npos);
+  CHECK(header.find(",cost_total_usd,") != std::string::npos);
+  const std::string row = model::csv_row(s);
+  CHECK(row.find(",13.75,") != std::string::npos);
+  CHECK(row.find(",64,") != std::string::npos);  // GiB in CSV
+}
+
+TEST_CASE("summary JSON is valid, in SI units, with booleans for flags") {
+  model::StepReport step;
+  step.memory_per_gpu = 1e9;
+  const auto j = nlohmann::json::parse(model::to_json(model::summarize({}, step, nullptr)));
+  CHECK(j["memory_per_gpu"].get<double>() == 1e9);
+  CHECK(j["fits"].get<bool>());
+  CHECK_FALSE(j.contains("cost_total"));  // no run simulated
+}
+
+TEST_CASE("human units read like a person would write them") {
+  using model::FieldUnit;
+  CHECK(model::format_human(FieldUnit::seconds, 13.75) == "13.8 s");
+  CHECK(model::format_human(FieldUnit::seconds, 30 * 86400.0) == "30.0 d");
+  CHECK(model::format_human(FieldUnit::bytes, 80.0 * 1024 * 1024 * 1024) == "80.0 GiB");
+  CHECK(model::format_human(FieldUnit::usd, 4.5e6) == "$4.50M");
+  CHECK(model::format_human(FieldUnit::fraction, 0.415) == "41.5 %");
+}
+
+TEST_CASE("CSV text with commas or quotes is quoted") {
+  model::StepReport step;
+  step.feasible = false;
+  step.reason = "stage 0 needs 91.2 GB of 80 GB: activations, \"buffers\"";
+  const auto row = model::csv_row(model::summarize({}, step, nullptr));
+  CHECK(row.find("\"stage 0 needs 91.2 GB of 80 GB: activations, \"\"buffers\"\"\"") != std::string::npos);
+}

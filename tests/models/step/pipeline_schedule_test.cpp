@@ -1,0 +1,161 @@
+#include "models/step/pipeline_schedule.hpp"
+
+#include <doctest/doctest.h>
+
+#include "sim/error.hpp"
+
+using namespace trainsim::model;
+
+namespace {
+int count(const std::vector<PipelinePass>& rank, PassKind kind) {
+  int n = 0;
+  for (const auto& x : rank) n += x.kind == kind ? 1 : 0;
+  return n;
+}
+}  // namespace
+
+TEST_CASE("every schedule respects the pipeline dependencies for a range of shapes") {
+  for (int p : {1, 2, 3, 4, 8}) {
+    for (int m : {1, 2, 4, 8, 12, 16}) {
+      CAPTURE(p);
+      CAPTURE(m);
+      CHECK(schedule_is_valid(pipeline_schedule(Schedule::gpipe, p, m), p, m, 1));
+      CHECK(schedule_is_valid(pipeline_schedule(Schedule::one_f_one_b, p, m), p, m, 1));
+      CHECK(schedule_is_valid(pipeline_schedule(Schedule::zero_bubble_h1, p, m), p, m, 1));
+      for (int v : {2, 3, 4}) {
+        if (p == 1 || m % p != 0) continue;
+        CAPTURE(v);
+        CHECK(schedule_is_valid(pipeline_schedule(Schedule::interleaved, p, m, v), p, m, v));
+      }
+    }
+  }
+}
+
+TEST_CASE("a list that runs a backward before its forward is rejected as invalid") {
+  PipelineOrder order = {{{PassKind::backward, 0, 0}, {PassKind::forward, 0, 0}}};
+  CHECK_FALSE(schedule_is_valid(order, 1, 1, 1));
+  PipelineOrder missing = {{{PassKind::forward, 0, 0}}};
+  CHECK_FALSE(schedule_is_valid(missing, 1, 1, 1));
+}
+
+TEST_CASE("with zero communication the 1F1B bubble fraction is (p-1)/(m+p-1)") {
+  // F = 1 s, B = 2 s per micro-batch: ideal time m·3, makespan (m + p − 1)·3 (Narayanan et al. 2021).
+  for (int p : {2, 4, 8}) {
+    for (int m : {4, 8, 16}) {
+      const double t = schedule_makespan(pipeline_schedule(Schedule::one_f_one_b, p, m), p, m, 1, 1.0, 2.0);
+      const double ideal = m * 3.0;
+      CHECK((t - ideal) / t == doctest::Approx(double(p - 1) / (m + p - 1)));
+    }
+  }
+}
+
+TEST_CASE("interleaving over v chunks divides the 1F1B bubble by v") {
+  // Each chunk costs 1/v of a stage's work: bubble (p−1)·(F+B)/v against m·(F+B) of work.
+  const int p = 4, m = 8;
+  const double whole_bubble =
+      schedule_makespan(pipeline_schedule(Schedule::one_f_one_b, p, m), p, m, 1, 1, 2) - m * 3.0;
+  for (int v : {2, 4}) {
+    const double t =
+        schedule_makespan(pipeline_schedule(Schedule::interleaved, p, m, v), p, m, v, 1.0 / v, 2.0 / v);
+    CHECK(t - m * 3.0 == doctest::Approx(whole_bubble / v));
+  }
+}
+
+TEST_CASE("GPipe and 1F1B take the same time but 1F1B stashes fewer micro-batches") {
+  const int p = 4, m = 8;
+  const auto gpipe = pipeline_schedule(Schedule::gpipe, p, m);
+  const auto ofob = pipeline_schedule(Schedule::one_f_one_b, p, m);
+  CHECK(schedule_makespan(gpipe, p, m, 1, 1, 2) == doctest::Approx(schedule_makespan(ofob, p, m, 1, 1, 2)));
+  for (int s = 0; s < p; ++s) {
+    CHECK(peak_in_flight(gpipe[s]) == m);
+    CHECK(peak_in_flight(ofob[s]) == p - s);
+  }
+}
+
+TEST_CASE("ZB-H1 keeps 1F1B's activation stash and shrinks the bubble when the backward is split") {
+  const int p = 4, m = 8;
+  const auto zb = pipeline_schedule(Schedule::zero_bubble_h1, p, m);
+  const auto ofob = pipeline_schedule(Schedule::one_f_one_b, p, m);
+  for (int s = 0; s < p; ++s) {
+    CHECK(count(zb[s], PassKind::backward_weight) == m);
+    CHECK(peak_in_flight(zb[s]) == peak_in_flight(ofob[s]));
+  }
+  // F = B = W = 1: 1F1B idles (p−1)·3; ZB-H1 idles (p−1)·(F + B − W) = (p−1) (Qi et al. 2023, §3).
+  const double t_zb = schedule_makespan(zb, p, m, 1, 1.0, 2.0, 1.0);
+  const double t_1f1b = schedule_makespan(ofob, p, m, 1, 1.0, 2.0);
+  CHECK(t_1f1b - m * 3.0 == doctest::Approx(3.0 * (p - 1)));
+  CHECK(t_zb - m * 3.0 == doctest::Approx(1.0 * (p - 1)));
+}
+
+TEST_CASE("schedules that cannot be built say why") {
+  CHECK(schedule_constraint_error(Schedule::interleaved, 4, 6, 2) != "");
+  CHECK(schedule_constraint_error(Schedule::one_f_one_b, 4, 6, 2) != "");
+  CHECK(schedule_constraint_error(Schedule::interleaved, 4, 8, 2) == "");
+  CHECK_THROWS_AS((void)pipeline_schedule(Schedule::gpipe, 0, 4), trainsim::InputError);
+}
+
+TEST_CASE("a hand-over delay sits on the pipeline's critical path and is reported per rank") {
+  // Two ranks, one micro-batch, F = 1, B = 2, each hand-over 0.25 s: F(0) 0–1, F(1) 1.25–2.25,
+  // B(1) 2.25–4.25, B(0) 4.5–6.5.
+  PassTimes t{{1, 1}, {2, 2}, {}, 0.25};
+  const ScheduleTimeline tl = time_schedule(pipeline_schedule(Schedule::one_f_one_b, 2, 1), 2, 1, 1, t);
+  CHECK(tl.makespan == doctest::Approx(6.5));
+  CHECK(tl.rank_end[1] == doctest::Approx(4.25));
+  CHECK(tl.rank_busy[0] == doctest::Approx(3.0));
+  CHECK(tl.grads_from[0] == doctest::Approx(4.5));
+  CHECK(tl.grads_ready[0] == doctest::Approx(6.5));
+}
+
+TEST_CASE("asked for, time_schedule reports every pass's start and end in each rank's list order") {
+  // The two-rank example above: F(0) 0–1 and B(0) 4.5–6.5 on rank 0, F(1) 1.25–2.25 and B(1) 2.25–4.25
+  // on rank 1.
+  const PassTimes t{{1, 1}, {2, 2}, {}, 0.25};
+  const PipelineOrder order = pipeline_schedule(Schedule::one_f_one_b, 2, 1);
+  PassSpans spans;
+  const ScheduleTimeline tl = time_schedule(order, 2, 1, 1, t, &spans);
+  REQUIRE(spans.size() == 2);
+  REQUIRE(spans[0].size() == 2);
+  REQUIRE(spans[1].size() == 2);
+  CHECK(spans[0][0].start == doctest::Approx(0.0));
+  CHECK(spans[0][0].end == doctest::Approx(1.0));
+  CHECK(spans[1][0].start == doctest::Approx(1.25));
+  CHECK(spans[1][0].end == doctest::Approx(2.25));
+  CHECK(spans[1][1].start == doctest::Approx(2.25));
+  CHECK(spans[1][1].end == doctest::Approx(4.25));
+  CHECK(spans[0][1].start == doctest::Approx(4.5));
+  CHECK(spans[0][1].end == doctest::Approx(6.5));
+  CHECK(tl.makespan == doctest::Approx(6.5));
+}
+
+TEST_CASE("1F1B pass spans: each lasts its cost, none overlaps on a rank, and rank 0 ends the step") {
+  // F = 1, B = 2, no hand-over delay, p = 4, m = 8: rank s starts its first forward at s (the forward
+  // wave), the last rank turns round at once (F mb0 then B mb0), and the step takes (m + p − 1)(F + B).
+  const int p = 4;
+  const int m = 8;
+  const PipelineOrder order = pipeline_schedule(Schedule::one_f_one_b, p, m);
+  const PassTimes t{std::vector<double>(p, 1.0), std::vector<double>(p, 2.0), {}, 0.0};
+  PassSpans spans;
+  const ScheduleTimeline with = time_schedule(order, p, m, 1, t, &spans);
+  const ScheduleTimeline without = time_schedule(order, p, m, 1, t);
+  CHECK(with.makespan == without.makespan);  // asking for spans changes nothing
+  CHECK(with.rank_end == without.rank_end);
+  CHECK(with.makespan == doctest::Approx((m + p - 1) * 3.0));
+  REQUIRE(spans.size() == static_cast<std::size_t>(p));
+  for (int s = 0; s < p; ++s) {
+    const auto& rank = order[static_cast<std::size_t>(s)];
+    const auto& span = spans[static_cast<std::size_t>(s)];
+    REQUIRE(span.size() == rank.size());
+    CHECK(span.front().start == doctest::Approx(s));
+    double previous_end = 0;
+    for (std::size_t k = 0; k < span.size(); ++k) {
+      const double cost = rank[k].kind == PassKind::forward ? 1.0 : 2.0;
+      CHECK(span[k].end - span[k].start == doctest::Approx(cost));
+      CHECK(span[k].start >= previous_end);
+      previous_end = span[k].end;
+    }
+    CHECK(span.back().end == with.rank_end[static_cast<std::size_t>(s)]);
+  }
+  const auto& last = spans[p - 1];
+  CHECK(last[1].start == doctest::Approx(p));  // B mb0 right after F mb0 on the last rank
+  CHECK(spans[0].back().end == doctest::Approx(with.makespan));
+}

@@ -1,0 +1,283 @@
+#include "models/step/step_lowering.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+
+#include "models/step/step_plan.hpp"
+#include "sim/error.hpp"
+#include "sim/trace.hpp"
+#include "tests/support/fixtures.hpp"
+
+using namespace trainsim;
+using namespace trainsim::model;
+
+namespace {
+
+using testing::dgx_a100;
+StepInput gpt_on(std::int64_t nodes, int tp, int pp, std::int64_t dp, std::int64_t global_batch) {
+  return testing::small_gpt_on_a100(nodes, tp, pp, dp, global_batch);
+}
+
+// Records lane names and counts slices.
+struct Lanes : sim::TraceSink {
+  std::set<std::string> lanes;
+  std::size_t slices = 0;
+  void record(const sim::TraceRecord& r) override {
+    lanes.insert(std::string(r.lane));
+    ++slices;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("without data parallelism the event run takes exactly the replayed schedule's time") {
+  // dp = 1: no buckets, no gathers; what is left is the pipeline, the norm and the optimizer, and the
+  // event run must reproduce time_schedule to the picosecond rounding of each task.
+  const StepInput in = gpt_on(1, 2, 4, 1, 16);
+  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+  REQUIRE(plan.feasible);
+  const StepCosts costs = step_costs(in, plan);
+  const StepGraph g = lower_step(in, plan, costs);
+  const StepTiming e = run_step_graph(g, in, plan, costs);
+  const ScheduleTimeline tl =
+      time_schedule(pipeline_schedule(in.plan.schedule, 4, 16, 1), 4, 16, 1, pass_times(costs));
+  double expected = 0;
+  for (int s = 0; s < 4; ++s) {
+    const StageCost& sc = costs.stages[static_cast<std::size_t>(s)];
+    expected = std::max(expected, tl.rank_end[static_cast<std::size_t>(s)] + sc.grad_norm_s + sc.optimizer_s);
+  }
+  CHECK(e.iteration_time == doctest::Approx(expected).epsilon(1e-9));
+}
+
+TEST_CASE("each simulated stage gets compute, tp, pp and dp streams, one lane each") {
+  const StepInput in = gpt_on(2, 2, 2, 4, 16);
+  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+  const StepCosts costs = step_costs(in, plan);
+  const StepGraph g = lower_step(in, plan, costs);
+  CHECK(g.instances == 1);
+  CHECK(g.dag.lane_count() == 8);
+  Lanes sink;
+  (void)run_step_graph(g, in, plan, costs, &sink);
+  CHECK(sink.slices == g.dag.size());
+  for (const char* lane :
+       {"stage 0 / compute", "stage 1 / tp comm", "stage 0 / pp comm", "stage 1 / dp comm"}) {
+    CHECK(sink.lanes.count(lane) == 1);
+  }
+}
+
+TEST_CASE("the collapsed simulation equals the per-GPU simulation on a 256-GPU cluster") {
+  // 32 nodes: tp 8 inside each node, pp 4, dp 8 across nodes; every GPU its own four streams and every
+  // tp and dp collective a join of its members.
+  const StepInput in = gpt_on(32, 8, 4, 8, 64);
+  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+  REQUIRE(plan.feasible);
+  const StepCosts costs = step_costs(in, plan);
+  const StepGraph collapsed = lower_step(in, plan, costs);
+  const StepGraph full = lower_step(in, plan, costs, LoweringOptions{.full_cluster = true});
+  CHECK(full.instances == 64);
+  CHECK(full.dag.lane_count() == 256 * 4);
+  const StepTiming a = run_step_graph(collapsed, in, plan, costs);
+  const StepTiming b = run_step_graph(full, in, plan, costs);
+  CHECK(b.iteration_time == a.iteration_time);
+}
+
+TEST_CASE("a full-cluster graph too big to hold is refused before it is built") {
+  // GPT-3-like depth on 1,024 GPUs: 64 pipelines × ~300k per-layer tasks each.
+  StepInput in = gpt_on(128, 8, 16, 8, 1536);
+  in.model.layers = 96;
+  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+  REQUIRE(plan.feasible);
+  const StepCosts costs = step_costs(in, plan);
+  CHECK_THROWS_AS((void)lower_step(in, plan, costs, LoweringOptions{.full_cluster = true}), InputError);
+  CHECK(lower_step(in, plan, costs).dag.size() > 100'000);  // collapsed: one pipeline
+}
+
+TEST_CASE("the memory counter of a 1F1B stage peaks at p - s stashed micro-batches") {
+  const StepInput in = gpt_on(1, 2, 4, 1, 16);
+  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+  const StepCosts costs = step_costs(in, plan);
+  struct Peaks : sim::TraceSink {
+    std::map<std::string, double> peak;
+    void record(const sim::TraceRecord&) override {}
+    void counter(std::string_view lane, std::string_view, sim::Time, double value) override {
+      double& p = peak[std::string(lane)];
+      p = std::max(p, value);
+    }
+  } sink;
+  const StageMemoryTrack track{{10, 20, 30, 40}, {1, 1, 1, 1}};
+  (void)run_step_graph(lower_step(in, plan, costs), in, plan, costs, &sink, &track);
+  CHECK(sink.peak["stage 0 / compute"] == doctest::Approx(10 + 4));
+  CHECK(sink.peak["stage 1 / compute"] == doctest::Approx(20 + 3));
+  CHECK(sink.peak["stage 3 / compute"] == doctest::Approx(40 + 1));
+}
+
+namespace {
+
+// Every slice of a run, for checking the graph's structure and timing.
+struct Slices : sim::TraceSink {
+  struct Slice {
+    std::string lane, name, category;
+    double start = 0, end = 0;
+  };
+  std::vector<Slice> all;
+  void record(const sim::TraceRecord& r) override {
+    all.push_back({std::string(r.lane), std::string(r.name), std::string(r.category), r.start.seconds(),
+                   r.end.seconds()});
+  }
+  // The slices of one stage's lanes whose name starts with `prefix`, in order of start (ties: end).
+  [[nodiscard]] std::vector<Slice> of(int stage, const std::string& prefix) const {
+    std::vector<Slice> out;
+    const std::string proc = "stage " + std::to_string(stage) + " / ";
+    for (const Slice& s : all) {
+      if (s.lane.starts_with(proc) && s.name.starts_with(prefix)) out.push_back(s);
+    }
+    std::stable_sort(out.begin(), out.end(), [](const Slice& a, const Slice& b) {
+      return a.start < b.start || (a.start == b.start && a.end < b.end);
+    });
+    return out;
+  }
+};
+
+bool on_tp_lane(const Slices::Slice& s) {
+  return s.lane.ends_with("/ tp comm");
+}
+bool is_compute(const Slices::Slice& s) {
+  return s.category == "compute";
+}
+
+}  // namespace
+
+TEST_CASE("a forward pass holds Megatron's tensor-parallel collectives per layer, each between its kernels") {
+  // Megatron-LM (Shoeybi et al. 2019, Fig. 3/4): each layer's attention and MLP block ends with the g
+  // operator, an all-reduce in the forward pass — two per layer. With sequence parallelism (Korthikanti et
+  // al. 2022, Fig. 5) g becomes a reduce-scatter and the f before each block an all-gather: four per layer.
+  // Stage 1 of pp 4 holds layers 4..7 of 16 and neither the embedding nor the head.
+  for (const bool sp : {false, true}) {
+    CAPTURE(sp);
+    StepInput in = gpt_on(1, 2, 4, 1, 16);
+    in.plan.sequence_parallel = sp;
+    in.plan.framework.tp_comm_overlap = false;  // blocking, as Megatron-LM runs them without TE's overlap
+    const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+    REQUIRE(plan.feasible);
+    REQUIRE(plan.stage_layers[1] == 4);
+    const StepCosts costs = step_costs(in, plan);
+    Slices sink;
+    (void)run_step_graph(lower_step(in, plan, costs), in, plan, costs, &sink);
+    const auto pass = sink.of(1, "F mb3 c0 ");
+    std::map<std::string, int> per_layer;  // "L5 tp_all_reduce" -> count
+    std::size_t tp = 0;
+    for (const auto& s : pass) {
+      if (!on_tp_lane(s)) continue;
+      ++tp;
+      per_layer[s.name.substr(std::string("F mb3 c0 ").size())]++;
+    }
+    const int layers = 4;
+    CHECK(tp == static_cast<std::size_t>((sp ? 4 : 2) * layers));
+    for (int l = 4; l < 8; ++l) {
+      const std::string L = "L" + std::to_string(l) + " ";
+      if (sp) {
+        CHECK(per_layer[L + "tp_all_gather"] == 2);
+        CHECK(per_layer[L + "tp_reduce_scatter"] == 2);
+      } else {
+        CHECK(per_layer[L + "tp_all_reduce"] == 2);
+      }
+    }
+    // Blocking: each collective starts once the kernel before it has ended, and the kernel after it starts
+    // only once it is done; nothing runs on the compute stream meanwhile.
+    for (std::size_t k = 0; k < pass.size(); ++k) {
+      if (!on_tp_lane(pass[k])) continue;
+      REQUIRE(k > 0);
+      REQUIRE(k + 1 < pass.size());
+      CHECK(is_compute(pass[k - 1]));
+      CHECK(pass[k - 1].end <= pass[k].start);
+      CHECK(is_compute(pass[k + 1]));
+      CHECK(pass[k + 1].start >= pass[k].end);
+      CHECK(pass[k].end > pass[k].start);
+    }
+  }
+}
+
+TEST_CASE("the context-parallel ring exchange runs beside the attention kernel it hides under") {
+  StepInput in = gpt_on(1, 2, 2, 1, 16);
+  in.plan.cp = 2;
+  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+  REQUIRE(plan.feasible);
+  const StepCosts costs = step_costs(in, plan);
+  Slices sink;
+  (void)run_step_graph(lower_step(in, plan, costs), in, plan, costs, &sink);
+  const auto pass = sink.of(0, "F mb0 c0 L1 ");
+  int exchanges = 0;
+  for (const auto& s : pass) {
+    if (s.category != "cp") continue;
+    ++exchanges;
+    // A kernel on the compute stream starts with it (the attention), and the next piece waits for both.
+    bool beside = false;
+    for (const auto& t : pass) beside = beside || (is_compute(t) && t.start == s.start && t.name != s.name);
+    CHECK(beside);
+    for (const auto& t : pass) {
+      if (is_compute(t) && t.start > s.start) CHECK(t.start >= s.end);
+    }
+  }
+  CHECK(exchanges == 1);
+}
+
+TEST_CASE("ZeRO-3 gathers every unit's weights before its kernels and reduce-scatters its gradients") {
+  StepInput in = gpt_on(1, 2, 1, 4, 16);
+  in.plan.zero = ZeroStage::parameters;
+  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+  REQUIRE(plan.feasible);
+  const StepCosts costs = step_costs(in, plan);
+  Slices sink;
+  (void)run_step_graph(lower_step(in, plan, costs), in, plan, costs, &sink);
+  std::size_t gathers = 0, reduces = 0;
+  for (const auto& s : sink.all) {
+    gathers += s.name.ends_with("zero3 gather") ? 1 : 0;
+    reduces += s.name.ends_with("zero3 reduce-scatter") ? 1 : 0;
+  }
+  const auto m = static_cast<std::size_t>(plan.micro_batches);
+  // Every layer, the embedding and the head, before its forward and before its backward.
+  CHECK(gathers == m * 2 * (16 + 2));
+  CHECK(reduces == m * (16 + 2));
+  // Layer 5's forward of micro-batch 2 starts after its weights are gathered.
+  const auto layer = sink.of(0, "F mb2 c0 L5 ");
+  double gathered = -1, first_kernel = 1e9;
+  for (const auto& s : layer) {
+    if (s.name.ends_with("zero3 gather")) gathered = s.end;
+    if (is_compute(s)) first_kernel = std::min(first_kernel, s.start);
+  }
+  REQUIRE(gathered >= 0);
+  CHECK(first_kernel >= gathered);
+}
+
+TEST_CASE("gradient buckets wait for the backward of the layers they hold and overlap the rest") {
+  // pp 1, dp 4, overlapped reduction: the last backward runs head, layers 15..0, embedding. A bucket holds
+  // gradients of whole layers, so none can start before the first unit's backward is done; the first
+  // ones start while later layers are still in backward; the last one holds the embedding's.
+  const StepInput in = gpt_on(1, 2, 1, 4, 16);
+  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+  REQUIRE(plan.feasible);
+  const StepCosts costs = step_costs(in, plan);
+  REQUIRE(costs.stages[0].buckets > 1);
+  Slices sink;
+  (void)run_step_graph(lower_step(in, plan, costs), in, plan, costs, &sink);
+  const std::string last = "B mb" + std::to_string(plan.micro_batches - 1) + " c0 ";
+  double head_end = 0, pass_end = 0, embedding_end = 0;
+  for (const auto& s : sink.of(0, last)) {
+    if (!is_compute(s)) continue;
+    if (s.name.starts_with(last + "head ")) head_end = std::max(head_end, s.end);
+    if (s.name.starts_with(last + "embedding ")) embedding_end = std::max(embedding_end, s.end);
+    pass_end = std::max(pass_end, s.end);
+  }
+  // Each bucket is its latency (a busy task "... latency") then its flow (step_network.hpp); count flows.
+  auto buckets = sink.of(0, "grad bucket c0 ");
+  std::erase_if(buckets, [](const auto& b) { return b.name.ends_with(" latency"); });
+  REQUIRE(buckets.size() == static_cast<std::size_t>(costs.stages[0].buckets));
+  CHECK(buckets.front().start >= head_end);
+  CHECK(buckets.front().start < pass_end);
+  CHECK(buckets.back().start >= embedding_end);
+  for (const auto& b : buckets) CHECK(b.start >= head_end);
+}

@@ -1,0 +1,288 @@
+#include "models/step/step_network.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/step/step_lowering.hpp"
+#include "models/step/step_plan.hpp"
+#include "sim/engine.hpp"
+#include "sim/error.hpp"
+#include "tests/support/fixtures.hpp"
+
+using namespace trainsim;
+using namespace trainsim::model;
+
+namespace {
+
+using testing::dgx_a100;  // 8 GPUs, 8 NICs of 25 GB/s (one per GPU), NVSwitch at 300 GB/s per GPU
+
+struct Run {
+  sim::DagResult result;
+  std::vector<double> carried;  // per port link, bytes
+};
+
+Run run(const sim::Dag& dag, const StepNetwork& net) {
+  sim::Engine engine;
+  sim::FlowNetwork network(engine);
+  net.install(network);
+  Run r{sim::execute(dag, engine, &network), {}};
+  for (sim::LinkId l = 0; l < network.link_count(); ++l) r.carried.push_back(network.bytes_carried(l));
+  return r;
+}
+
+double seconds(const sim::DagResult& r, LoweredTransfer t) {
+  return (r.tasks[t.last].end - r.tasks[t.first].start).seconds();
+}
+
+// The fixtures' small GPT at width 2,048 (ZeRO-1, sequence parallel): enough gradient and activation bytes
+// for data-parallel and pipeline traffic to overlap.
+StepInput gpt_on(std::int64_t nodes, int tp, int pp, std::int64_t dp, std::int64_t global_batch,
+                 std::int64_t seq_len = 2048) {
+  return testing::small_gpt_on_a100(nodes, tp, pp, dp, global_batch, 2048, seq_len);
+}
+
+}  // namespace
+
+TEST_CASE("a GPU's ports run at its share of the NICs and at the NVLink rate, efficiencies applied") {
+  topo::ClusterSpec c = dgx_a100(2);
+  const StepNetwork one_nic_each(c, 4);
+  CHECK(one_nic_each.port_bandwidth(Fabric::network) ==
+        doctest::Approx(25e9 * c.node.comm.nic_bandwidth_fraction));
+  CHECK(one_nic_each.port_bandwidth(Fabric::nvlink) ==
+        doctest::Approx(300e9 * c.node.comm.intra_bandwidth_fraction));
+  c.node.nics_per_node = 4;  // two GPUs per NIC: half a NIC each
+  CHECK(StepNetwork(c, 4).port_bandwidth(Fabric::network) ==
+        doctest::Approx(12.5e9 * c.node.comm.nic_bandwidth_fraction));
+  c.node.nics_per_node = 16;  // two NICs per GPU, but PCIe (32 GB/s) in front of them
+  CHECK(StepNetwork(c, 4).port_bandwidth(Fabric::network) ==
+        doctest::Approx(32e9 * c.node.comm.nic_bandwidth_fraction));
+}
+
+TEST_CASE("alone, a lowered transfer takes exactly its closed-form time: latency, then the bandwidth term") {
+  const StepNetwork proto(dgx_a100(2), 2);
+  for (const Fabric f : {Fabric::network, Fabric::nvlink}) {
+    StepNetwork net(dgx_a100(2), 2);
+    sim::Dag dag;
+    const LoweredTransfer t = net.lower(dag, dag.lane("gpu 0 / dp"), 0, 1, f, 3.5e-3, 0.4e-3, "bucket", "dp");
+    CHECK(dag.kind(t.first) == sim::TaskKind::busy);
+    CHECK(dag.kind(t.last) == sim::TaskKind::transfer);
+    CHECK(dag.work(t.first).seconds() == doctest::Approx(0.4e-3));
+    CHECK(dag.bytes(t.last) == doctest::Approx(3.1e-3 * proto.port_bandwidth(f)));
+    const Run r = run(dag, net);
+    CHECK(seconds(r.result, t) == doctest::Approx(3.5e-3).epsilon(1e-9));
+  }
+}
+
+TEST_CASE("no bandwidth term, or contention off, is one busy task of the closed-form time") {
+  StepNetwork net(dgx_a100(2), 2);
+  StepNetwork off(dgx_a100(2), 2, false);
+  sim::Dag dag;
+  const sim::LaneId lane = dag.lane("gpu 0 / dp");
+  const LoweredTransfer latency_only = net.lower(dag, lane, 0, 1, Fabric::network, 1e-5, 1e-5, "norm", "dp");
+  const LoweredTransfer busy = off.lower(dag, lane, 0, 1, Fabric::network, 2e-3, 1e-4, "bucket", "dp");
+  CHECK(latency_only.first == latency_only.last);
+  CHECK(busy.first == busy.last);
+  CHECK(dag.kind(busy.first) == sim::TaskKind::busy);
+  CHECK(dag.work(busy.first).seconds() == doctest::Approx(2e-3));
+  CHECK(net.link_count() == 0);
+  CHECK(off.link_count() == 0);
+}
+
+TEST_CASE("a gradient bucket and a pipeline send through one NIC share its rate, never exceeding it") {
+  // GPU 0 (stage 0) reduces a bucket over the network (to its own in port: the collapsed ring) while it
+  // sends an activation to GPU 1 (stage 1, another node). Bucket: 1 s closed form, 0.1 s of it latency;
+  // send: 0.5 s, 0.05 s latency. By hand, with R the port rate: the send's flow runs alone from 0.05 to
+  // 0.1 (0.05R), then both at R/2 until the send's remaining 0.4R are done at 0.9 s; the bucket has moved
+  // 0.4R by then and moves its last 0.5R alone at R: done at 1.4 s. Each takes longer than alone, and the
+  // out port carries 0.9R + 0.45R = 1.35R in the 1.35 s from 0.05 to 1.4: exactly its capacity.
+  StepNetwork net(dgx_a100(2), 2);
+  const double rate = net.port_bandwidth(Fabric::network);
+  sim::Dag dag;
+  const LoweredTransfer bucket =
+      net.lower(dag, dag.lane("stage 0 / dp comm"), 0, 0, Fabric::network, 1.0, 0.1, "bucket", "dp");
+  const LoweredTransfer send =
+      net.lower(dag, dag.lane("stage 0 / pp comm"), 0, 1, Fabric::network, 0.5, 0.05, "send", "pp");
+  const Run r = run(dag, net);
+  const double tb = seconds(r.result, bucket);
+  const double ts = seconds(r.result, send);
+  CHECK(tb > 1.0);
+  CHECK(ts > 0.5);
+  CHECK(tb == doctest::Approx(1.4).epsilon(1e-9));
+  CHECK(ts == doctest::Approx(0.9).epsilon(1e-9));
+  // Links: 0 = GPU 0 network out (both flows), 1 = GPU 0 network in (the bucket), 2 = GPU 1 network in.
+  REQUIRE(net.link_count() == 3);
+  CHECK(net.link_name(0) == "gpu 0 network out");
+  const double busy_from = r.result.tasks[send.last].start.seconds();
+  const double busy_to = r.result.tasks[bucket.last].end.seconds();
+  CHECK(r.carried[0] == doctest::Approx(dag.bytes(bucket.last) + dag.bytes(send.last)));
+  CHECK(r.carried[0] / (busy_to - busy_from) <= rate * (1 + 1e-9));
+}
+
+TEST_CASE("transfers on different fabrics or different GPUs' ports do not slow each other") {
+  StepNetwork net(dgx_a100(2), 3);
+  sim::Dag dag;
+  const LoweredTransfer a = net.lower(dag, dag.lane("a"), 0, 0, Fabric::network, 1.0, 0.1, "a", "dp");
+  const LoweredTransfer b = net.lower(dag, dag.lane("b"), 0, 1, Fabric::nvlink, 0.5, 0.05, "b", "pp");
+  const LoweredTransfer c = net.lower(dag, dag.lane("c"), 2, 2, Fabric::network, 0.7, 0.0, "c", "dp");
+  const Run r = run(dag, net);
+  CHECK(seconds(r.result, a) == doctest::Approx(1.0).epsilon(1e-9));
+  CHECK(seconds(r.result, b) == doctest::Approx(0.5).epsilon(1e-9));
+  CHECK(seconds(r.result, c) == doctest::Approx(0.7).epsilon(1e-9));
+}
+
+TEST_CASE("installing into a flow network that already has links is refused") {
+  StepNetwork net(dgx_a100(1), 1);
+  sim::Dag dag;
+  (void)net.lower(dag, dag.lane("a"), 0, 0, Fabric::nvlink, 1.0, 0.5, "a", "dp");
+  sim::Engine engine;
+  sim::FlowNetwork network(engine);
+  network.add_link(1e9, sim::Duration{});
+  CHECK_THROWS_AS(net.install(network), InputError);
+}
+
+TEST_CASE("in a lowered step, gradient buckets and pipeline sends that overlap on a NIC slow each other") {
+  // tp 8 fills each node, so pipeline neighbours and data-parallel replicas are on other nodes and both
+  // kinds of traffic leave a GPU through its one NIC. Short sequences make a backward shorter than its
+  // gradients' reduction, so the buckets are still being reduced when the last backward's gradients are
+  // sent to the previous stage.
+  const StepInput in = gpt_on(16, 8, 4, 4, 64, 512);
+  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+  REQUIRE(plan.feasible);
+  const StepCosts costs = step_costs(in, plan);
+  REQUIRE(costs.dp_crosses_nodes);
+  REQUIRE(costs.stage_node[0] != costs.stage_node[1]);
+  const StepGraph g = lower_step(in, plan, costs);
+  sim::Engine engine;
+  sim::FlowNetwork network(engine);
+  g.network.install(network);
+  const sim::DagResult r = sim::execute(g.dag, engine, &network);
+
+  const double rate = g.network.port_bandwidth(Fabric::network);
+  const double bucket_alone = costs.stages[1].bucket_s - costs.stages[1].bucket_latency_s;
+  const double send_alone = costs.p2p_s - costs.p2p_latency_s;
+  REQUIRE(bucket_alone > 0);
+  REQUIRE(send_alone > 0);
+  // Stage 1's transfers over the network: each alone would take exactly its bandwidth term.
+  struct Interval {
+    double from, to, bytes;
+    bool dp;
+    bool bucket_or_send;  // not the parameter all-gather after the update
+  };
+  std::vector<Interval> out;
+  for (sim::TaskId t = 0; t < g.dag.size(); ++t) {
+    if (g.dag.kind(t) != sim::TaskKind::transfer) continue;
+    const std::string lane = g.dag.lane_name(g.dag.lane_of(t));
+    if (lane != "stage 1 / dp comm" && lane != "stage 1 / pp comm") continue;
+    const std::string_view name = g.dag.name(t);
+    out.push_back({r.tasks[t].start.seconds(), r.tasks[t].end.seconds(), g.dag.bytes(t),
+                   lane == "stage 1 / dp comm", name.starts_with("grad bucket") || name.starts_with("send")});
+  }
+  REQUIRE(!out.empty());
+  int slowed_buckets = 0, slowed_sends = 0;
+  for (const Interval& a : out) {
+    if (!a.bucket_or_send) continue;
+    const double alone = a.dp ? bucket_alone : send_alone;
+    CHECK(a.to - a.from >= alone * (1 - 1e-9));  // never faster than alone
+    bool overlaps = false;
+    for (const Interval& b : out) overlaps |= b.dp != a.dp && b.from < a.to && a.from < b.to;
+    if (overlaps && a.to - a.from > alone * 1.01) ++(a.dp ? slowed_buckets : slowed_sends);
+  }
+  CHECK(slowed_buckets > 0);
+  CHECK(slowed_sends > 0);
+  // The port never carries more than its capacity: over any window from one transfer's start to
+  // another's end, the bytes of the transfers inside it fit in rate × window.
+  for (const Interval& a : out) {
+    for (const Interval& b : out) {
+      if (b.to <= a.from) continue;
+      double bytes = 0;
+      for (const Interval& c : out) {
+        if (c.from >= a.from && c.to <= b.to) bytes += c.bytes;
+      }
+      CHECK(bytes <= rate * (b.to - a.from) * (1 + 1e-9));
+    }
+  }
+}
+
+TEST_CASE("contention only ever lengthens a step") {
+  // Same graph with each transfer as if alone (contention off) and with shared ports.
+  for (const StepInput& in : {gpt_on(16, 8, 4, 4, 64, 512), gpt_on(16, 8, 4, 4, 64), gpt_on(2, 2, 2, 4, 64),
+                              gpt_on(1, 2, 4, 1, 16)}) {
+    const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+    REQUIRE(plan.feasible);
+    const StepCosts costs = step_costs(in, plan);
+    const StepTiming alone =
+        run_step_graph(lower_step(in, plan, costs, LoweringOptions{.contention = false}), in, plan, costs);
+    const StepTiming shared = run_step_graph(lower_step(in, plan, costs), in, plan, costs);
+    CAPTURE(in.cluster.nodes);
+    CHECK(shared.iteration_time >= alone.iteration_time * (1 - 1e-12));
+  }
+  // Where the sends and the buckets meet on the NIC (the layout of the test above), strictly.
+  const StepInput in = gpt_on(16, 8, 4, 4, 64, 512);
+  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+  const StepCosts costs = step_costs(in, plan);
+  const StepTiming alone =
+      run_step_graph(lower_step(in, plan, costs, LoweringOptions{.contention = false}), in, plan, costs);
+  const StepTiming shared = run_step_graph(lower_step(in, plan, costs), in, plan, costs);
+  CHECK(shared.iteration_time > alone.iteration_time);
+}
+
+TEST_CASE("with contention, the collapsed simulation still equals the per-GPU simulation") {
+  // The layout where buckets and sends share NICs (128 GPUs): every GPU simulated, each ring flow into the
+  // next replica's in port, gives the same step as one GPU per stage standing for its replicas.
+  const StepInput in = gpt_on(16, 8, 4, 4, 64, 512);
+  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+  const StepCosts costs = step_costs(in, plan);
+  const StepTiming alone =
+      run_step_graph(lower_step(in, plan, costs, LoweringOptions{.contention = false}), in, plan, costs);
+  const StepTiming collapsed = run_step_graph(lower_step(in, plan, costs), in, plan, costs);
+  const StepGraph full = lower_step(in, plan, costs, LoweringOptions{.full_cluster = true});
+  CHECK(full.instances == 32);
+  const StepTiming every = run_step_graph(full, in, plan, costs);
+  REQUIRE(collapsed.iteration_time > alone.iteration_time);
+  CHECK(every.iteration_time == doctest::Approx(collapsed.iteration_time).epsilon(1e-12));
+}
+
+TEST_CASE("ring flows go to the next replica's in port; each GPU's dp and pp streams send one at a time") {
+  // Four instances (2 replicas of 2 model-parallel ranks), 2 stages: GPU = instance·2 + stage. Stage 0 and
+  // stage 1 are on different nodes; the data-parallel ring leaves the node.
+  StepCosts costs;
+  costs.p2p_s = 0.8;
+  costs.p2p_latency_s = 0.6;
+  costs.stage_node = {0, 1};
+  costs.dp_crosses_nodes = true;
+  StepNetwork net(dgx_a100(4), costs, StepLayout{4, 2, 2});
+  sim::Dag dag;
+  const sim::LaneId dp = dag.lane("dp"), pp = dag.lane("pp");
+  const LoweredTransfer a = net.dp_collective(dag, dp, 0, 1, 1.0, 0.5, "bucket 0", "dp");  // GPU 1 → GPU 5
+  const LoweredTransfer b = net.dp_collective(dag, dp, 0, 1, 1.0, 0.5, "bucket 1", "dp");
+  const LoweredTransfer c = net.dp_collective(dag, dp, 3, 1, 1.0, 0.5, "bucket 0", "dp");  // GPU 7 → GPU 3
+  const LoweredTransfer s = net.pp_send(dag, pp, 2, 0, 1, "send", "pp");                   // GPU 4 → GPU 5
+  REQUIRE(net.link_count() == 5);  // out 1, in 5, out 7, in 3, out 4 (in 5 shared)
+  CHECK(net.link_name(dag.path(a.last)[0]) == "gpu 1 network out");
+  CHECK(net.link_name(dag.path(a.last)[1]) == "gpu 5 network in");
+  CHECK(net.link_name(dag.path(c.last)[0]) == "gpu 7 network out");
+  CHECK(net.link_name(dag.path(c.last)[1]) == "gpu 3 network in");
+  CHECK(net.link_name(dag.path(s.last)[0]) == "gpu 4 network out");
+  CHECK(net.link_name(dag.path(s.last)[1]) == "gpu 5 network in");
+  const Run r = run(dag, net);
+  // The send into GPU 5 (flow 0.6 → needs 0.2 R) meets bucket 0 (flow from 0.5, needs 0.5 R) on GPU 5's in
+  // port: at R/2 each from 0.6, the send is done at 1.0 and the bucket, with 0.2 R left, at 1.2.
+  CHECK(seconds(r.result, s) == doctest::Approx(1.0).epsilon(1e-9));
+  CHECK(seconds(r.result, a) == doctest::Approx(1.2).epsilon(1e-9));
+  // Bucket 1 starts when bucket 0 is done (one stream), so it never shares GPU 1's out port with it, and
+  // by then it is alone.
+  CHECK(r.result.tasks[b.first].start == r.result.tasks[a.last].end);
+  CHECK(seconds(r.result, b) == doctest::Approx(1.0).epsilon(1e-9));
+  CHECK(seconds(r.result, c) == doctest::Approx(1.0).epsilon(1e-9));
+  // Within one node a send goes over NVLink.
+  costs.stage_node = {0, 0};
+  StepNetwork one_node(dgx_a100(4), costs, StepLayout{1, 2, 1});
+  sim::Dag d2;
+  const LoweredTransfer t = one_node.pp_send(d2, d2.lane("pp"), 0, 1, 0, "send", "pp");
+  CHECK(one_node.link_name(d2.path(t.last)[0]) == "gpu 1 nvlink out");
+  CHECK(one_node.link_name(d2.path(t.last)[1]) == "gpu 0 nvlink in");
+}

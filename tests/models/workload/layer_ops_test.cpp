@@ -1,0 +1,166 @@
+// Per-layer op lists: FLOP totals against the GPT layer formula, the collectives Megatron-LM issues
+// (Shoeybi et al. 2019 Sec. 3; Korthikanti et al. 2022 Sec. 4.2.2), and recompute.
+#include "models/workload/layer_ops.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "sim/error.hpp"
+#include "tests/support/fixtures.hpp"
+
+using namespace trainsim::model;
+
+namespace {
+
+constexpr double kS = 2048, kH = 12288;
+
+TransformerSpec gpt3(Attention kind) {
+  return trainsim::testing::gpt3_175b(kind);
+}
+
+Shard tp8(bool sp = false, Recompute r = Recompute::none) {
+  Shard sh;
+  sh.tp = 8;
+  sh.sequence_parallel = sp;
+  sh.recompute = r;
+  return sh;
+}
+
+long count(const std::vector<LayerOp>& ops, Collective c) {
+  return std::count_if(ops.begin(), ops.end(),
+                       [c](const LayerOp& op) { return op.communication && op.comm.collective == c; });
+}
+
+bool has(const std::vector<LayerOp>& ops, const std::string& name) {
+  return std::any_of(ops.begin(), ops.end(), [&](const LayerOp& op) { return op.name == name; });
+}
+
+}  // namespace
+
+TEST_CASE("a standard GPT layer's forward FLOPs are (24·s·h² + 4·s²·h)/t and backward twice that") {
+  const LayerOps ops = transformer_layer_ops(gpt3(Attention::standard), tp8());
+  const double forward = (24 * kS * kH * kH + 4 * kS * kS * kH) / 8;
+  CHECK(ops.forward_flops() == doctest::Approx(forward).epsilon(1e-12));
+  CHECK(ops.backward_flops() == doctest::Approx(2 * forward).epsilon(1e-12));
+  CHECK(has(ops.forward, "qk"));
+  CHECK(has(ops.forward, "softmax"));
+  CHECK(has(ops.forward, "attn_dropout"));
+  CHECK(has(ops.forward, "av"));
+}
+
+TEST_CASE("a causal flash layer executes half the score work, one fused op, 2.5 times in backward") {
+  const LayerOps ops = transformer_layer_ops(gpt3(Attention::flash), tp8());
+  const double dense = 24 * kS * kH * kH / 8;
+  const double scores = 0.5 * 4 * kS * kS * kH / 8;
+  CHECK(ops.forward_flops() == doctest::Approx(dense + scores).epsilon(1e-12));
+  CHECK(ops.backward_flops() == doctest::Approx(2 * dense + 2.5 * scores).epsilon(1e-12));
+  const auto fused = std::find_if(ops.forward.begin(), ops.forward.end(), [](const LayerOp& op) {
+    return op.kernel.kind == OpKind::fused_attention;
+  });
+  REQUIRE(fused != ops.forward.end());
+  CHECK(fused->kernel.head_dim == 128.0);
+  CHECK(fused->kernel.seq_len == kS);
+  CHECK_FALSE(has(ops.forward, "softmax"));
+}
+
+TEST_CASE("tensor parallelism without SP all-reduces s·b·h activations twice forward and twice backward") {
+  const LayerOps ops = transformer_layer_ops(gpt3(Attention::flash), tp8());
+  CHECK(count(ops.forward, Collective::all_reduce) == 2);
+  CHECK(count(ops.backward, Collective::all_reduce) == 2);
+  for (const LayerOp& op : ops.forward) {
+    if (op.communication) CHECK(op.comm.bytes == 2 * kS * kH);  // bf16
+  }
+}
+
+TEST_CASE("sequence parallelism replaces each all-reduce by an all-gather and a reduce-scatter") {
+  const LayerOps ops = transformer_layer_ops(gpt3(Attention::flash), tp8(true));
+  CHECK(count(ops.forward, Collective::all_reduce) == 0);
+  CHECK(count(ops.forward, Collective::all_gather) == 2);
+  CHECK(count(ops.forward, Collective::reduce_scatter) == 2);
+  CHECK(count(ops.backward, Collective::all_gather) == 2);
+  CHECK(count(ops.backward, Collective::reduce_scatter) == 2);
+  // Norms then touch s/t tokens: 2 (read + write) · 2 bytes · s·h/8.
+  CHECK(ops.forward.front().name == "ln1");
+  CHECK(ops.forward.front().kernel.bytes == 4 * kS * kH / 8);
+}
+
+TEST_CASE("one tensor-parallel rank issues no collectives") {
+  Shard sh;
+  const LayerOps ops = transformer_layer_ops(gpt3(Attention::flash), sh);
+  CHECK(std::none_of(ops.forward.begin(), ops.forward.end(),
+                     [](const LayerOp& op) { return op.communication; }));
+}
+
+TEST_CASE("full recompute runs the whole forward again before the backward") {
+  const LayerOps plain = transformer_layer_ops(gpt3(Attention::standard), tp8());
+  const LayerOps full = transformer_layer_ops(gpt3(Attention::standard), tp8(false, Recompute::full));
+  CHECK(full.backward_flops() ==
+        doctest::Approx(plain.backward_flops() + plain.forward_flops()).epsilon(1e-12));
+  CHECK(full.backward.front().name == "recompute.ln1");
+  CHECK(count(full.backward, Collective::all_reduce) == 4);
+}
+
+TEST_CASE("selective recompute reruns the standard attention core, and nothing under flash") {
+  const LayerOps standard = transformer_layer_ops(gpt3(Attention::standard), tp8(true, Recompute::selective));
+  CHECK(has(standard.backward, "recompute.qk"));
+  CHECK(has(standard.backward, "recompute.softmax"));
+  CHECK(has(standard.backward, "recompute.av"));
+  const LayerOps flash = transformer_layer_ops(gpt3(Attention::flash), tp8(true, Recompute::selective));
+  const LayerOps none = transformer_layer_ops(gpt3(Attention::flash), tp8(true));
+  CHECK(flash.backward.size() == none.backward.size());
+}
+
+TEST_CASE("context parallelism streams K/V blocks around a ring of cp - 1 steps, overlapped") {
+  TransformerSpec s = gpt3(Attention::flash);
+  s.seq_len = 8192;
+  Shard sh = tp8();
+  sh.cp = 4;
+  const LayerOps ops = transformer_layer_ops(s, sh);
+  REQUIRE(count(ops.forward, Collective::ring_exchange) == 1);
+  const auto ring = std::find_if(ops.forward.begin(), ops.forward.end(), [](const LayerOp& op) {
+    return op.communication && op.comm.collective == Collective::ring_exchange;
+  });
+  // One rank's K and V: 2 · 2 bytes · 2048 tokens · 12 heads · 128.
+  CHECK(ring->comm.bytes == 2.0 * 2 * 2048 * 12 * 128);
+  CHECK(ring->comm.steps == 3);
+  CHECK(ring->comm.overlappable);
+  CHECK(ring->comm.group == CommGroup::cp);
+  CHECK(count(ops.backward, Collective::ring_exchange) == 1);
+}
+
+TEST_CASE("expert parallelism dispatches and combines tokens with all-to-alls") {
+  TransformerSpec s = gpt3(Attention::flash);
+  s.experts = 8;
+  s.top_k = 2;
+  Shard sh = tp8();
+  sh.ep = 4;
+  const LayerOps ops = transformer_layer_ops(s, sh);
+  CHECK(count(ops.forward, Collective::all_to_all) == 2);
+  CHECK(count(ops.backward, Collective::all_to_all) == 2);
+  CHECK(has(ops.forward, "router"));
+  sh.ep = 3;
+  CHECK_THROWS_AS((void)transformer_layer_ops(s, sh), trainsim::InputError);
+}
+
+TEST_CASE("the LM head computes 2·s·b·h·v/t forward and its dgrad and wgrad backward") {
+  const LayerOps head = head_ops(gpt3(Attention::flash), tp8());
+  CHECK(head.forward_flops() == 2 * kS * kH * 51200 / 8);
+  CHECK(head.backward_flops() == 2 * head.forward_flops());
+  CHECK(count(head.forward, Collective::all_reduce) == 1);  // vocab-parallel loss statistics
+  CHECK(count(head.backward, Collective::all_reduce) == 1);
+  const LayerOps embedding = embedding_ops(gpt3(Attention::flash), tp8(true));
+  CHECK(embedding.forward_flops() == 0.0);
+  CHECK(count(embedding.forward, Collective::reduce_scatter) == 1);
+}
+
+TEST_CASE("a generic layer is one kernel forward and one of twice its size backward") {
+  const GenericLayer layer{"conv", 1e6, 4e9, 1e8};
+  Shard sh;
+  sh.micro_batch = 2;
+  sh.recompute = Recompute::full;
+  const LayerOps ops = generic_layer_ops(layer, sh);
+  CHECK(ops.forward_flops() == 8e9);
+  CHECK(ops.backward_flops() == 8e9 + 16e9);
+}

@@ -1,0 +1,145 @@
+// Every shipped model preset (models/presets/*.yaml) against its published parameter count. The presets
+// are flat `key: value` files; this test reads them with a few lines of its own because the YAML loader
+// lives a layer above models/ (the loader's own tests check it reads the same fields).
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+
+#include "models/workload/parameters.hpp"
+
+using namespace trainsim::model;
+
+namespace {
+
+std::string trim(const std::string& s) {
+  const auto begin = s.find_first_not_of(" \t\"");
+  if (begin == std::string::npos) return "";
+  const auto end = s.find_last_not_of(" \t\"");
+  return s.substr(begin, end - begin + 1);
+}
+
+TransformerSpec read_preset(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  TransformerSpec s;
+  std::string line;
+  while (std::getline(in, line)) {
+    line = line.substr(0, line.find('#'));
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string key = trim(line.substr(0, colon));
+    const std::string value = trim(line.substr(colon + 1));
+    if (key.empty() || value.empty()) continue;
+    if (key == "name")
+      s.name = value;
+    else if (key == "layers")
+      s.layers = std::stoll(value);
+    else if (key == "hidden")
+      s.hidden = std::stoll(value);
+    else if (key == "heads")
+      s.heads = std::stoll(value);
+    else if (key == "kv_heads")
+      s.kv_heads = std::stoll(value);
+    else if (key == "ffn_hidden")
+      s.ffn_hidden = std::stoll(value);
+    else if (key == "vocab")
+      s.vocab = std::stoll(value);
+    else if (key == "seq_len")
+      s.seq_len = std::stoll(value);
+    else if (key == "experts")
+      s.experts = std::stoll(value);
+    else if (key == "top_k")
+      s.top_k = std::stoll(value);
+    else if (key == "expert_ffn_hidden")
+      s.expert_ffn_hidden = std::stoll(value);
+    else if (key == "capacity_factor")
+      s.capacity_factor = std::stod(value);
+    else if (key == "mlp")
+      s.mlp = value == "swiglu" ? Mlp::swiglu : Mlp::gelu;
+    else if (key == "norm")
+      s.norm = value == "rmsnorm" ? Norm::rmsnorm : Norm::layernorm;
+    else if (key == "position")
+      s.position = value == "rope" ? Position::rope : Position::learned;
+    else if (key == "bias")
+      s.bias = value == "true";
+    else if (key == "tied_embeddings")
+      s.tied_embeddings = value == "true";
+    // Keys that do not change the parameter count (causal, attention, …) are skipped.
+  }
+  return s;
+}
+
+struct Published {
+  double params;     ///< published count
+  double tolerance;  ///< relative: how the source rounds it
+  const char* source;
+};
+
+// Narayanan et al. 2021 (arXiv:2104.04473) Table 1 prints counts to 0.1B from its own formula
+// 12·l·h²·(1 + 13/(12h) + (V + s)/(12·l·h)), which omits the final layernorm: 0.1% covers it.
+// Brown et al. 2020 Table 2.1 and the model cards give rounded labels: 2.5% covers 13B = 12.85B
+// and 2.7B = 2.65B. BERT-large's 340M (Devlin et al. 2019) counts the pooler and the token-type
+// embeddings, which the transformer spec does not model: 2%.
+const std::map<std::string, Published>& published() {
+  static const std::map<std::string, Published> table = {
+      {"bert-large", {340e6, 0.02, "Devlin et al. 2019"}},
+      {"gpt3-125m", {125e6, 0.025, "Brown et al. 2020, Table 2.1"}},
+      {"gpt3-350m", {350e6, 0.025, "Brown et al. 2020, Table 2.1"}},
+      {"gpt3-760m", {760e6, 0.025, "Brown et al. 2020, Table 2.1"}},
+      {"gpt3-1.3b", {1.3e9, 0.025, "Brown et al. 2020, Table 2.1"}},
+      {"gpt3-2.7b", {2.7e9, 0.025, "Brown et al. 2020, Table 2.1"}},
+      {"gpt3-6.7b", {6.7e9, 0.025, "Brown et al. 2020, Table 2.1"}},
+      {"gpt3-13b", {13.0e9, 0.025, "Brown et al. 2020, Table 2.1"}},
+      {"gpt3-175b", {174.6e9, 0.001, "Brown et al. 2020 (175B, 174.6B exact)"}},
+      {"llama2-7b", {6.74e9, 0.001, "Touvron et al. 2023 (6,738,415,616 in the model card)"}},
+      {"llama2-13b", {13.016e9, 0.001, "Touvron et al. 2023 (13,015,864,320 in the model card)"}},
+      {"llama2-70b", {68.98e9, 0.001, "Touvron et al. 2023 (68,976,648,192 in the model card)"}},
+      {"llama3-8b", {8.03e9, 0.001, "Llama 3 model card (8.03B)"}},
+      {"llama3-70b", {70.6e9, 0.001, "Llama 3 model card (70.6B)"}},
+      {"llama3-405b", {405.9e9, 0.001, "Llama 3 model card (405.9B)"}},
+      {"mixtral-8x7b", {46.7e9, 0.001, "Jiang et al. 2024 (46.7B total)"}},
+      {"megatron-1.7b", {1.7e9, 0.03, "Narayanan et al. 2021, Table 1"}},
+      {"megatron-3.6b", {3.6e9, 0.015, "Narayanan et al. 2021, Table 1"}},
+      {"megatron-7.5b", {7.5e9, 0.01, "Narayanan et al. 2021, Table 1"}},
+      {"megatron-18b", {18.4e9, 0.003, "Narayanan et al. 2021, Table 1"}},
+      {"megatron-22b", {22.0e9, 0.005, "Korthikanti et al. 2022, Table 3"}},
+      {"megatron-39b", {39.1e9, 0.002, "Narayanan et al. 2021, Table 1"}},
+      {"megatron-76b", {76.1e9, 0.001, "Narayanan et al. 2021, Table 1"}},
+      {"megatron-145b", {145.6e9, 0.001, "Narayanan et al. 2021, Table 1"}},
+      {"megatron-175b", {175.0e9, 0.005, "Korthikanti et al. 2022, Table 3"}},
+      {"megatron-310b", {310.1e9, 0.001, "Narayanan et al. 2021, Table 1"}},
+      {"megatron-530b", {529.6e9, 0.001, "Narayanan et al. 2021, Table 1"}},
+      {"megatron-1t", {1008.0e9, 0.001, "Narayanan et al. 2021, Table 1"}},
+  };
+  return table;
+}
+
+}  // namespace
+
+TEST_CASE("every model preset has the parameter count its source publishes") {
+  const std::filesystem::path folder = std::filesystem::path(TRAINSIM_SOURCE_DIR) / "models" / "presets";
+  REQUIRE(std::filesystem::is_directory(folder));
+  int checked = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(folder)) {
+    if (entry.path().extension() != ".yaml") continue;
+    const std::string stem = entry.path().stem().string();
+    CAPTURE(stem);
+    const auto found = published().find(stem);
+    REQUIRE_MESSAGE(found != published().end(), "add the published parameter count of preset " << stem);
+    const TransformerSpec spec = read_preset(entry.path());
+    const Published& p = found->second;
+    const std::string source = p.source;
+    CAPTURE(source);
+    // Brown et al. Table 2.1 prints 24 heads of 128 for d_model 2048 (24·128 = 3072): not a shape
+    // with d = h/a. Until the preset picks a consistent head count it is reported, not counted.
+    if (stem == "gpt3-1.3b" && spec.hidden % spec.heads != 0) {
+      MESSAGE("preset gpt3-1.3b: heads " << spec.heads << " do not divide hidden " << spec.hidden);
+      continue;
+    }
+    CHECK(parameter_count(spec) == doctest::Approx(p.params).epsilon(p.tolerance));
+    ++checked;
+  }
+  CHECK(checked >= 27);
+}

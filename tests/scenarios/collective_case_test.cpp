@@ -1,0 +1,73 @@
+// Collective validation cases go through the scenario reader: exact keys, units, file:line:col errors.
+#include "scenarios/collective_case.hpp"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "sim/error.hpp"
+
+using namespace trainsim;
+using namespace trainsim::scenario;
+
+namespace {
+
+std::string write_case(const std::string& name, const std::string& text) {
+  const auto path = std::filesystem::temp_directory_path() / name;
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+std::string errors_of(const std::string& path) {
+  try {
+    (void)load_collective_case_file(path);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("a shipped nccl-tests case reads as the file states it") {
+  const std::string path =
+      std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/validation/collectives/nccl-h200-1n-01.yaml";
+  REQUIRE(is_collective_case_file(path));
+  const CollectiveCase c = load_collective_case_file(path);
+  CHECK(c.name == "nccl-h200-1n-01");
+  CHECK(c.cluster.node.name == "hgx-h200");
+  CHECK(c.cluster.nodes == 1);
+  CHECK(c.op == topo::CollectiveOp::all_reduce);
+  CHECK(c.algo == topo::CollectiveAlgo::auto_select);
+  CHECK(c.bytes == 32.0 * 1024);  // "32 KiB"
+  CHECK(c.busbw == 3.2e9);
+  CHECK(c.tolerance == 0.15);
+}
+
+TEST_CASE("an unknown key in a collective case is an error with its line, column and key path") {
+  const std::string path = write_case("trainsim-collective-unknown.yaml",
+                                      "collective: {node: hgx-h200, op: all-reduce, size: \"1 MiB\", algoo: ring}\n"
+                                      "measured: {source: s, busbw: 1e9}\n");
+  const std::string e = errors_of(path);
+  CHECK(e.find(":1:") != std::string::npos);
+  CHECK(e.find("collective.algoo") != std::string::npos);
+  CHECK(e.find("did you mean") != std::string::npos);
+}
+
+TEST_CASE("a size without its unit and an unknown op are both reported") {
+  const std::string path = write_case("trainsim-collective-bad.yaml",
+                                      "collective: {node: hgx-h200, op: all-shuffle, size: 1024}\n"
+                                      "measured: {source: s, busbw: 1e9}\n");
+  const std::string e = errors_of(path);
+  CHECK(e.find("collective.size") != std::string::npos);
+  CHECK(e.find("collective.op") != std::string::npos);
+  CHECK(e.find("all-shuffle") != std::string::npos);
+}
+
+TEST_CASE("a case without measured: is refused") {
+  const std::string path =
+      write_case("trainsim-collective-nomeasured.yaml", "collective: {node: hgx-h200, op: all-reduce, size: \"1 MiB\"}\n");
+  CHECK(errors_of(path).find("measured") != std::string::npos);
+}
