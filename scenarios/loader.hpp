@@ -3,13 +3,13 @@
 // downstream sees a YAML node.
 //
 // Contract:
-//  - One YAML document, at most max_scenario_bytes; nesting depth and alias expansion are capped.
+//  - One YAML document (a second one is an error), strict UTF-8, at most max_scenario_bytes; nesting depth
+//    and alias expansion (in nodes and in bytes) are capped.
 //  - Exact key sets per block; unknown keys are errors with a "did you mean"; duplicate keys are errors;
 //    YAML 1.1 surprises (010, 0x1F, yes/no, .nan, .inf) are rejected where a number is expected.
 //  - Physical quantities carry units (scenarios/quantity.hpp); counts are bare numbers (300e9 accepted).
 //  - Presets are resolved (scenarios/presets.hpp), `dp: auto` resolved, defaults filled in, and the
-//    divisibility that only needs the scenario is checked (heads % tp, kv_heads % tp, GPUs % (tp·pp·cp·ep),
-//    global_batch % (dp·micro_batch), layers vs pp·virtual_stages, stage_layers).
+//    layout rules are checked (models/step/layout_rules.hpp), each problem at the key it blames.
 //  - Every problem found is collected; they are thrown together as one trainsim::InputError whose
 //    diagnostics carry file, 1-based line and column, and the dotted key path.
 #include <cstddef>

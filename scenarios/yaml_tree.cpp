@@ -17,8 +17,10 @@ namespace {
 // A scenario nests four levels deep; anything past this is hostile or broken input.
 constexpr int max_depth = 32;
 // Aliases share nodes in yaml-cpp, so a "billion laughs" document is small in memory but explodes when
-// walked; the walk is bounded instead.
+// walked; the walk is bounded instead, in nodes and in the bytes of the scalars it copies (a few aliases
+// of one large scalar stay under the node bound and still grow without limit).
 constexpr std::int64_t max_nodes = 200000;
+constexpr std::size_t max_expanded_bytes = 16 * max_scenario_bytes;
 
 std::string in_quotes(std::string_view s) {
   return "\"" + std::string(s) + "\"";
@@ -39,24 +41,62 @@ std::pair<int, int> location_of(std::string_view text, std::size_t offset) {
   return {line, column};
 }
 
-/// Length of the UTF-8 sequence starting at `i`, or 0 when it is not valid UTF-8.
+/// Length of the UTF-8 sequence starting at `i`, or 0 when it is not well-formed UTF-8 (RFC 3629, Table 3-7
+/// of the Unicode Standard): no overlong forms, no surrogates (U+D800..DFFF), nothing above U+10FFFF.
 std::size_t utf8_length(std::string_view s, std::size_t i) {
   const auto c = static_cast<unsigned char>(s[i]);
   std::size_t n = 0;
+  unsigned char second_min = 0x80;  // the range the second byte must fall in, which the lead byte narrows
+  unsigned char second_max = 0xBF;
   if (c < 0x80) return 1;
-  if ((c & 0xE0) == 0xC0 && c >= 0xC2)
+  if (c >= 0xC2 && c <= 0xDF) {
     n = 2;
-  else if ((c & 0xF0) == 0xE0)
+  } else if (c >= 0xE0 && c <= 0xEF) {
     n = 3;
-  else if ((c & 0xF8) == 0xF0 && c <= 0xF4)
+    if (c == 0xE0) second_min = 0xA0;  // below: overlong
+    if (c == 0xED) second_max = 0x9F;  // above: surrogates
+  } else if (c >= 0xF0 && c <= 0xF4) {
     n = 4;
-  else
+    if (c == 0xF0) second_min = 0x90;  // below: overlong
+    if (c == 0xF4) second_max = 0x8F;  // above: beyond U+10FFFF
+  } else {
     return 0;
+  }
   if (i + n > s.size()) return 0;
-  for (std::size_t k = 1; k < n; ++k) {
+  const auto second = static_cast<unsigned char>(s[i + 1]);
+  if (second < second_min || second > second_max) return 0;
+  for (std::size_t k = 2; k < n; ++k) {
     if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
   }
   return n;
+}
+
+/// Offset of the start of a second YAML document (a `---` line after content, or content after a `...`
+/// line), if any: yaml-cpp's Load reads the first document only.
+std::optional<std::size_t> second_document(std::string_view text) {
+  bool content = false;
+  bool ended = false;
+  for (std::size_t start = 0; start < text.size();) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    const bool marker = line.substr(0, 3) == "---" && (line.size() == 3 || line[3] == ' ' || line[3] == '\t');
+    const std::size_t first = line.find_first_not_of(" \t");
+    const bool blank = first == std::string_view::npos || line[first] == '#';
+    if (marker && content) return start;
+    if (line == "...") {
+      ended = content;
+    } else if (!blank && !marker && line[0] != '%') {
+      if (ended) return start;
+      content = true;
+    } else if (marker && line.size() > 3 && line.find_first_not_of(" \t", 3) != std::string_view::npos &&
+               line[line.find_first_not_of(" \t", 3)] != '#') {
+      content = true;  // "--- value": a document that starts on its marker line
+    }
+    start = end + 1;
+  }
+  return std::nullopt;
 }
 
 /// Offset of a quote that opens a scalar and is still open at the end of the text, if any. A quote opens a
@@ -116,6 +156,12 @@ bool precheck(std::string_view text, const std::shared_ptr<const std::string>& f
     }
     i += n;
   }
+  if (auto second = second_document(text)) {
+    const auto [line, column] = location_of(text, *second);
+    d.add(Diagnostic{*file, line, column, "",
+                     "a second YAML document starts here; a scenario file holds exactly one document"});
+    return false;
+  }
   // yaml-cpp 0.7 reads a quoted scalar left open at the end of the input as if it were closed.
   if (auto open = unterminated_quote(text)) {
     const auto [line, column] = location_of(text, *open);
@@ -146,6 +192,7 @@ struct Converter {
   Diagnostics& d;
   std::shared_ptr<const std::string> file;
   std::int64_t nodes = 0;
+  std::size_t bytes = 0;  // scalar bytes copied so far, aliases counted each time they are walked
   bool aborted = false;
 
   void locate(YamlValue& out, const YAML::Mark& mark, int fallback_line, int fallback_column) const {
@@ -183,6 +230,14 @@ struct Converter {
         break;
       case YAML::NodeType::Scalar:
         out.kind = YamlValue::Kind::scalar;
+        bytes += node.Scalar().size();
+        if (bytes > max_expanded_bytes) {
+          d.add(out, "",
+                "the document expands to more than " + std::to_string(max_expanded_bytes >> 20) +
+                    " MiB of text (aliases of a large value?); a scenario is much smaller");
+          aborted = true;
+          return out;
+        }
         out.scalar = node.Scalar();
         out.quoted = node.Tag() == "!";
         break;

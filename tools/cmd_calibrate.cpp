@@ -28,6 +28,7 @@
 #include "scenarios/quantity.hpp"
 #include "scenarios/studies/sweep.hpp"
 #include "sim/error.hpp"
+#include "sim/output_files.hpp"
 #include "tools/command.hpp"
 
 namespace trainsim::cli {
@@ -264,8 +265,7 @@ void calibrate(const CalibrateArgs& a, int& exit_code) {
   if (a.output.empty()) {
     std::cout << "\n" << yaml;
   } else {
-    std::ofstream out(a.output);
-    if (!(out << yaml)) throw InputError("cannot write " + a.output);
+    sim::write_file_atomically(a.output, yaml);
     std::cout << "wrote " << a.output << "\n";
   }
   exit_code = exit_ok;
@@ -300,7 +300,7 @@ void add_calibrate_command(CLI::App& app, int& exit_code) {
   sub->add_option("--fidelity", args->fidelity, "analytic or event")
       ->check(CLI::IsMember({"analytic", "event"}))
       ->capture_default_str();
-  sub->add_option("-j,--jobs", args->jobs, "worker threads (0: one per core)")->check(CLI::NonNegativeNumber);
+  sub->add_option("-j,--jobs", args->jobs, "worker threads (0: one per core)")->check(CLI::Range(0, 4096));
   sub->add_option("-o,--output", args->output, "write the calibrated GPU preset here (default: stdout)");
   sub->callback([args, &exit_code] { calibrate(*args, exit_code); });
 }

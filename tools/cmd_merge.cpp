@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/error.hpp"
+#include "sim/output_files.hpp"
 #include "tools/command.hpp"
 #include "tools/sweep_output.hpp"
 
@@ -40,18 +41,9 @@ void merge(const MergeArgs& args) {
       }
     }
   }
-  const std::string temporary = args.output + ".partial";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError("cannot write " + temporary);
-    out << header;
-    for (const auto& entry : rows) out << entry.second;
-    out.flush();
-    if (!out) throw InputError("cannot write " + temporary);
-  }
-  if (std::rename(temporary.c_str(), args.output.c_str()) != 0) {
-    throw InputError("cannot rename " + temporary + " to " + args.output);
-  }
+  std::string text = header;
+  for (const auto& entry : rows) text += entry.second;
+  sim::write_file_atomically(args.output, text);
   // Gaps are worth a warning: a shard missing from the list, or one that did not finish.
   const std::int64_t expected = rows.empty() ? 0 : rows.rbegin()->first + 1;
   if (static_cast<std::int64_t>(rows.size()) != expected) {

@@ -6,6 +6,8 @@
 #include <sstream>
 
 #include "sim/error.hpp"
+#include "sim/input_files.hpp"
+#include "sim/output_files.hpp"
 #include "tools/command.hpp"
 #include "tools/report_html.hpp"
 
@@ -13,12 +15,11 @@ namespace trainsim::cli {
 
 namespace {
 
+// Run folders and sweep outputs that a page can still show: beyond this a browser cannot open the report.
+constexpr std::size_t kMaxReportInputBytes = std::size_t{1} << 30;
+
 std::string read_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError({Diagnostic{.file = path.string(), .message = "cannot read the file"}});
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return sim::read_input_file(path, "a run's summary.json or a sweep output", kMaxReportInputBytes);
 }
 
 }  // namespace
@@ -55,8 +56,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
       throw InputError({Diagnostic{.file = in.string(), .message = "no such file or directory"}});
     }
     if (!output->empty()) out = *output;
-    std::ofstream file(out, std::ios::binary);
-    if (!file || !(file << html)) throw InputError({Diagnostic{.file = out.string(), .message = "cannot write the report"}});
+    sim::write_file_atomically(out, html);
     std::cout << "wrote " << out.string() << '\n';
     exit_code = exit_ok;
   });

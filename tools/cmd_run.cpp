@@ -16,6 +16,7 @@
 #include "scenarios/loader.hpp"
 #include "scenarios/studies/simulation.hpp"
 #include "sim/error.hpp"
+#include "sim/output_files.hpp"
 #include "tools/command.hpp"
 
 namespace trainsim::cli {
@@ -30,12 +31,6 @@ struct RunArgs {
   bool dump = false;
 };
 
-void write_file(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream out(path);
-  if (!out) throw InputError("cannot write '" + path.string() + "'");
-  out << text;
-}
-
 int run(const RunArgs& args) {
   const scenario::Scenario s = scenario::load_scenario_file(args.scenario);
   if (args.dump) {
@@ -44,9 +39,13 @@ int run(const RunArgs& args) {
   }
   const model::Fidelity fidelity = model::parse_fidelity(args.fidelity);
   model::StepOptions options;
+  // -o DIR: summary.json, trace.json and run.csv appear together or not at all, and none of an earlier
+  // run's files stays beside them.
+  sim::OutputFiles outputs;
+  const std::filesystem::path dir(args.out_dir);
   if (!args.out_dir.empty()) {
-    std::filesystem::create_directories(args.out_dir);
-    options.trace_path = (std::filesystem::path(args.out_dir) / "trace.json").string();
+    sim::ensure_output_folder(dir);
+    options.trace_path = outputs.stage_path(dir / "trace.json").string();
   }
   if (s.checkpoint.enabled && s.cluster.storage.write_bytes_per_s <= 0) {
     std::cerr << "note: no cluster.storage.write bandwidth given: checkpoint writes are limited only by the "
@@ -65,11 +64,13 @@ int run(const RunArgs& args) {
     std::cout << model::format_table(summary);
   }
   if (!args.out_dir.empty()) {
-    const std::filesystem::path dir(args.out_dir);
-    write_file(dir / "summary.json", model::to_json(summary, 2) + "\n");
+    outputs.stage(dir / "summary.json", model::to_json(summary, 2) + "\n");
     if (step.feasible) {
-      write_file(dir / "run.csv", model::timeline_csv(model::run_timeline(run, run.recovery_time)));
+      outputs.stage(dir / "run.csv", model::timeline_csv(model::run_timeline(run, run.recovery_time)));
+    } else {
+      outputs.remove_on_commit(dir / "run.csv");
     }
+    outputs.commit();
   }
   if (!step.feasible) {
     std::cerr << "infeasible layout: " << step.reason << '\n';

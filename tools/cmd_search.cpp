@@ -67,8 +67,8 @@ void add_search_command(CLI::App& app, int& exit_code) {
   sub->add_option("--objective", args->objective, "rank by run time or run cost (default: time)")
       ->check(CLI::IsMember({"time", "cost"}));
   sub->add_option("--top", args->top, "layouts re-simulated event by event and printed (default 10)")
-      ->check(CLI::NonNegativeNumber);
-  sub->add_option("-j,--jobs", args->threads, "threads (default: all cores)")->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, 4096));
+  sub->add_option("-j,--jobs", args->threads, "threads (default: all cores)")->check(CLI::Range(0, 4096));
   sub->add_option("--nodes", args->nodes, "node counts to consider (default: the scenario's)")
       ->delimiter(',');
   sub->add_flag("--no-event", args->no_event, "rank with the analytic fidelity only");

@@ -37,7 +37,7 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
       "Many machines: --shard i/N on each (0 <= i < N), then 'trainsim merge OUT SHARD...'; or "
       "'mpirun -np N trainsim sweep S.yaml --mpi -o OUT'.");
   sub->add_option("scenario", args->scenario, "scenario file with a sweep: block")->required();
-  sub->add_option("-j,--jobs", args->threads, "threads (default: all cores)")->check(CLI::NonNegativeNumber);
+  sub->add_option("-j,--jobs", args->threads, "threads (default: all cores)")->check(CLI::Range(0, 4096));
   sub->add_option("-o,--output", args->output, "output file (default: standard output)");
   sub->add_option("--format", args->format, "csv or jsonl (default: from the -o extension, else csv)")
       ->check(CLI::IsMember({"csv", "jsonl"}));

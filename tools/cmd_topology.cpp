@@ -4,10 +4,12 @@
 
 #include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 
 #include "scenarios/loader.hpp"
 #include "sim/error.hpp"
+#include "sim/output_files.hpp"
 #include "tools/command.hpp"
 #include "topologies/cluster_graph.hpp"
 #include "topologies/comm_calibration.hpp"
@@ -82,9 +84,9 @@ void add_topology_command(CLI::App& app, int& exit_code) {
         throw InputError(fmt::format("--dot: {} devices is too many to draw (at most {})", g.device_count(),
                                      max_dot_devices));
       }
-      std::ofstream out(dot);
-      if (!out) throw InputError("--dot: cannot write " + dot);
-      g.write_dot(out);
+      std::ostringstream text;
+      g.write_dot(text);
+      sim::write_file_atomically(dot, text.str());
       std::cout << "wrote " << dot << "\n";
     }
     exit_code = exit_ok;

@@ -38,7 +38,7 @@ void add_validate_command(CLI::App& app, int& exit_code) {
   sub->add_option("--format", args->format, "output format")
       ->check(CLI::IsMember({"table", "csv", "json"}))
       ->capture_default_str();
-  sub->add_option("-j,--jobs", args->jobs, "worker threads (0: one per core)")->check(CLI::NonNegativeNumber);
+  sub->add_option("-j,--jobs", args->jobs, "worker threads (0: one per core)")->check(CLI::Range(0, 4096));
   sub->add_option(
          "--fidelity", args->fidelity,
          "analytic (closed form, milliseconds per case: the default, so the whole set runs in seconds) "

@@ -1,6 +1,7 @@
 #include "tools/sweep_output.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include <sstream>
 
 #include "sim/error.hpp"
+#include "sim/input_files.hpp"
 
 namespace trainsim::cli {
 
@@ -39,25 +41,40 @@ scenario::RowFormat format_from_path(const std::string& path) {
                                                                            : scenario::RowFormat::csv;
 }
 
+// A sweep output is read whole (merge, --resume): a million rows of a wide summary are well under this.
+constexpr std::size_t kMaxSweepFileBytes = std::size_t{2} << 30;
+
+/// Where the record that starts at `pos` ends: its '\n', or npos when it has none yet. A CSV cell may hold
+/// a newline inside double quotes (RFC 4180; a tag's value can), so only a '\n' outside quotes ends a CSV
+/// record; JSON Lines escape their newlines.
+std::size_t record_end(std::string_view text, std::size_t pos, scenario::RowFormat format) {
+  if (format != scenario::RowFormat::csv) return text.find('\n', pos);
+  bool quoted = false;
+  for (std::size_t i = pos; i < text.size(); ++i) {
+    if (text[i] == '"') quoted = !quoted;  // a doubled quote inside a cell flips twice
+    if (text[i] == '\n' && !quoted) return i;
+  }
+  return std::string_view::npos;
+}
+
 SweepFile read_sweep_file(const std::string& path, scenario::RowFormat format) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, "cannot read");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  const std::string text = sim::read_input_file(path, "a sweep output (CSV or JSON Lines)", kMaxSweepFileBytes);
 
   SweepFile file;
   std::size_t pos = 0;
   if (format == scenario::RowFormat::csv && !text.empty()) {
-    const std::size_t end = text.find('\n');
-    if (end == std::string::npos) return file;  // a torn header: nothing complete yet
+    const std::size_t end = record_end(text, 0, format);
+    if (end == std::string::npos) {  // a torn header: nothing complete yet
+      file.torn_header = text;
+      return file;
+    }
     file.header = text.substr(0, end + 1);
     if (!file.header.starts_with("point,")) fail(path, "not a sweep output: the first column is not 'point'");
     pos = end + 1;
   }
   file.complete_bytes = pos;
   while (pos < text.size()) {
-    const std::size_t end = text.find('\n', pos);
+    const std::size_t end = record_end(text, pos, format);
     const bool last = end == std::string::npos || end + 1 == text.size();
     const std::string_view line(text.data() + pos, (end == std::string::npos ? text.size() : end + 1) - pos);
     const std::int64_t index = scenario::row_point_index(line, format);
@@ -86,24 +103,37 @@ SweepOutput::SweepOutput(const std::string& path, const std::string& header, sce
   owns_fd_ = true;
   struct stat info {};
   const bool exists = ::stat(path.c_str(), &info) == 0;
+  // Opened without truncating, then locked: a second sweep on the same file is refused before it can
+  // touch a byte of the first one's rows. The lock goes with the descriptor, so a killed sweep frees it.
+  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd_ < 0) fail(path, std::string("cannot create: ") + std::strerror(errno));
+  if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+    const int error = errno;
+    ::close(fd_);
+    fd_ = -1;
+    fail(path, error == EWOULDBLOCK ? "another trainsim sweep is writing this file; wait for it to finish or "
+                                      "choose another -o"
+                                    : std::string("cannot lock: ") + std::strerror(error));
+  }
   if (resume && exists) {
     const SweepFile file = read_sweep_file(path, format);
     if (!file.header.empty() && file.header != header) {
       fail(path, "was written by a different sweep (its header differs); remove it or choose another -o");
     }
-    if (::truncate(path.c_str(), static_cast<off_t>(file.complete_bytes)) != 0) {
+    if (!file.torn_header.empty() && !header.starts_with(file.torn_header)) {
+      fail(path, "is not a sweep output (its one line is not the start of this sweep's header); it is left "
+                 "as it is");
+    }
+    if (::ftruncate(fd_, static_cast<off_t>(file.complete_bytes)) != 0) {
       fail(path, std::string("cannot truncate the torn last row: ") + std::strerror(errno));
     }
     for (const auto& row : file.rows) done_.push_back(row.first);
     std::sort(done_.begin(), done_.end());
     done_.erase(std::unique(done_.begin(), done_.end()), done_.end());
-    fd_ = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-    if (fd_ < 0) fail(path, std::string("cannot open: ") + std::strerror(errno));
     if (file.header.empty()) write_all(fd_, header, path);
     return;
   }
-  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
-  if (fd_ < 0) fail(path, std::string("cannot create: ") + std::strerror(errno));
+  if (::ftruncate(fd_, 0) != 0) fail(path, std::string("cannot truncate: ") + std::strerror(errno));
   write_all(fd_, header, path);
 }
 

@@ -7,7 +7,8 @@
 // at most once a second and when closed. On resume the existing file is read, its header must equal the
 // new one (same scenario columns), a torn last line (no final '\n', or not a parsable row) is truncated
 // away, and the point indices already present are reported so the runner skips them. Rows are never
-// rewritten, so no point is lost or duplicated.
+// rewritten, so no point is lost or duplicated. The file is locked (flock) while a sweep writes it: a
+// second writer is refused, and a file that is not a sweep output is never truncated.
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -47,6 +48,7 @@ struct SweepFile {
   std::string header;
   std::vector<std::pair<std::int64_t, std::string>> rows;  ///< (point, whole line with '\n'), file order
   std::uint64_t complete_bytes = 0;                        ///< length of header + complete rows
+  std::string torn_header;  ///< CSV: the text of a file whose one line has no '\n' yet (else empty)
 };
 [[nodiscard]] SweepFile read_sweep_file(const std::string& path, scenario::RowFormat format);
 /// The format of an existing output, from its file name (".jsonl"/".json" -> JSON Lines, else CSV).

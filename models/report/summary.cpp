@@ -191,7 +191,7 @@ std::string format_human(FieldUnit unit, double v) {
 }
 
 const std::vector<std::string>& numeric_field_names() {
-  static const std::vector<std::string> names = [] {
+  static const std::vector<std::string> kNames = [] {
     RunReport run;  // every optional group switched on, so that its fields are listed too
     run.run_time_spread.mean = 1;
     run.spot = true;
@@ -200,7 +200,7 @@ const std::vector<std::string>& numeric_field_names() {
       if (f.unit != FieldUnit::text && f.unit != FieldUnit::flag) out.push_back(f.name);
     return out;
   }();
-  return names;
+  return kNames;
 }
 
 std::string format_table(const Summary& summary) {

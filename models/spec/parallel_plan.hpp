@@ -1,6 +1,8 @@
 #pragma once
 // How a step is laid out over GPUs: the scenario's `parallelism:` block as plain data.
 #include <cstdint>
+#include <initializer_list>
+#include <limits>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -95,12 +97,25 @@ struct ParallelPlan {
   std::vector<ParallelAxis> order = {ParallelAxis::tp, ParallelAxis::cp, ParallelAxis::ep, ParallelAxis::pp,
                                      ParallelAxis::dp};
 
+  /// tp·pp·cp·ep, or kOverflowedSize when the product does not fit in 64 bits (degrees are read up to
+  /// 1e6 each, so a product of four can overflow: no real cluster matches the saturated value).
   [[nodiscard]] std::int64_t model_parallel_size() const {
-    return static_cast<std::int64_t>(tp) * pp * cp * ep;
+    return saturating_product({tp, pp, cp, ep});
   }
-  [[nodiscard]] std::int64_t world_size() const { return model_parallel_size() * dp; }
+  [[nodiscard]] std::int64_t world_size() const { return saturating_product({model_parallel_size(), dp}); }
+
+  static constexpr std::int64_t kOverflowedSize = std::numeric_limits<std::int64_t>::max();
   /// Data-parallel ranks in one sharding group: shard_group when set, else dp.
   [[nodiscard]] std::int64_t dp_shard() const { return shard_group > 0 ? shard_group : dp; }
+
+ private:
+  static std::int64_t saturating_product(std::initializer_list<std::int64_t> factors) {
+    std::int64_t product = 1;
+    for (const std::int64_t f : factors) {
+      if (f == kOverflowedSize || __builtin_mul_overflow(product, f, &product)) return kOverflowedSize;
+    }
+    return product;
+  }
 };
 
 }  // namespace trainsim::model

@@ -34,6 +34,12 @@ std::vector<LayoutProblem> layout_rules(const TransformerSpec& m, const Parallel
     return out;
   }
   const std::int64_t mp = p.model_parallel_size();
+  if (mp == ParallelPlan::kOverflowedSize || p.world_size() == ParallelPlan::kOverflowedSize) {
+    problem(LayoutKey::parallelism, fmt::format("tp·pp·cp·ep·dp = {}·{}·{}·{}·{} is more GPUs than any cluster "
+                                                "has (the product overflows 64 bits); the cluster has {}",
+                                                p.tp, p.pp, p.cp, p.ep, p.dp, gpus));
+    return out;
+  }
   if (p.world_size() != gpus) {
     const std::string mp_text = fmt::format("tp·pp·cp·ep = {}·{}·{}·{} = {}", p.tp, p.pp, p.cp, p.ep, mp);
     if (p.dp_auto && gpus % mp != 0) {

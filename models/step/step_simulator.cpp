@@ -1,6 +1,6 @@
 #include "models/step/step_simulator.hpp"
 
-#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "models/step/analytic_step.hpp"
@@ -11,6 +11,7 @@
 #include "models/step/step_lowering.hpp"
 #include "models/step/step_plan.hpp"
 #include "sim/error.hpp"
+#include "sim/output_files.hpp"
 #include "sim/trace.hpp"
 
 namespace trainsim::model {
@@ -36,9 +37,9 @@ StageMemoryTrack memory_track(const MemoryEstimate& mem, const StepPlan& plan) {
 }
 
 void write_trace(const sim::ChromeTraceWriter& writer, const std::string& path) {
-  std::ofstream out(path);
-  if (!out) throw InputError("cannot write the trace to '" + path + "'");
-  writer.write(out);
+  std::ostringstream text;
+  writer.write(text);
+  sim::write_file_atomically(path, text.str());
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "sim/error.hpp"
+#include "sim/input_files.hpp"
 
 namespace trainsim::model {
 
@@ -257,11 +258,9 @@ std::vector<Measurement> parse_measurements_csv(std::string_view text, const std
 }
 
 std::vector<Measurement> read_measurements_csv(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(std::vector<Diagnostic>{{.file = path, .message = "cannot read the file"}});
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_measurements_csv(text.str(), path);
+  // A measurement file holds rows of measured steps; a gigabyte of them is not one.
+  constexpr std::size_t kMaxMeasurementBytes = std::size_t{1} << 28;
+  return parse_measurements_csv(sim::read_input_file(path, "a CSV of measured steps", kMaxMeasurementBytes), path);
 }
 
 }  // namespace trainsim::model

@@ -312,3 +312,46 @@ TEST_CASE("measured: takes exactly the summary's numeric field names") {
   CHECK(errors_of(base + "measured: {source: \"s\", iteration_tim: 1.5}\n").find("did you mean") !=
         std::string::npos);
 }
+
+TEST_CASE("parallel degrees whose product overflows 64 bits are an error, not a crash") {
+  // 1e6^4 = 1e24 > 2^63: the product used to wrap (to 0 for some inputs, a division by zero).
+  const std::string e =
+      errors_of(base + "parallelism: {tp: 1000000, pp: 1000000, cp: 1000000, ep: 1000000}\n");
+  CHECK(e.find("parallelism: tp·pp·cp·ep·dp = 1000000·1000000·1000000·1000000") != std::string::npos);
+  CHECK(e.find("overflows 64 bits") != std::string::npos);
+  model::ParallelPlan p;
+  p.tp = 1 << 20;
+  p.pp = 1 << 20;
+  p.cp = 1 << 20;
+  p.ep = 1 << 4;  // 2^64: exactly one past the largest product
+  CHECK(p.model_parallel_size() == model::ParallelPlan::kOverflowedSize);
+  p.ep = 1 << 2;  // 2^62 still fits
+  CHECK(p.model_parallel_size() == std::int64_t{1} << 62);
+}
+
+TEST_CASE("a second YAML document is an error at the line where it starts") {
+  CHECK(errors_of(base + "---\nmodel: gpt3-175b\n") ==
+        "t.yaml:4:1: a second YAML document starts here; a scenario file holds exactly one document");
+  CHECK(errors_of(base + "...\ngarbage: [\n").find("t.yaml:5:1: a second YAML document") == 0);
+  CHECK(errors_of("---\n" + base).empty());      // a document start marker before the one document
+  CHECK(errors_of("%YAML 1.2\n---\n" + base).empty());
+  CHECK(errors_of(base + "...\n# only a comment after the end\n").empty());
+}
+
+TEST_CASE("text that is not well-formed UTF-8 is refused: overlong forms, surrogates, beyond U+10FFFF") {
+  for (const std::string bad : {"\xC0\xAF", "\xE0\x80\xAF", "\xED\xA0\x80", "\xF4\x90\x80\x80", "\xF0\x80\x80\xAF"}) {
+    const std::string e = errors_of(base + "tags: {team: \"a" + bad + "\"}\n");
+    CHECK_MESSAGE(e.find("t.yaml:4:") == 0, e);
+    CHECK(e.find("is not a text file") != std::string::npos);
+  }
+  CHECK(errors_of(base + "tags: {team: \"\xF0\x9F\x98\x80 \xE2\x82\xAC \xED\x9F\xBF\"}\n").empty());  // U+1F600, U+20AC, U+D7FF
+}
+
+TEST_CASE("aliases of a large value that expand past the byte bound are refused before they are copied") {
+  // 200 aliases of a 100 kB scalar: 201 nodes, well under the node bound, but 20 MB of text once walked.
+  std::string yaml = base + "big: &a \"" + std::string(100000, 'x') + "\"\ncopies: [";
+  for (int i = 0; i < 200; ++i) yaml += i ? ", *a" : "*a";
+  yaml += "]\n";
+  REQUIRE(yaml.size() < max_scenario_bytes);
+  CHECK(errors_of(yaml).find("expands to more than 16 MiB of text") != std::string::npos);
+}

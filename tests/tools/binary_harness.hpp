@@ -66,10 +66,12 @@ struct Outcome {
 
 /// Runs TRAINSIM_BINARY with `args`, killing it after `limit_s` seconds of wall clock; its address space is
 /// capped at `memory_limit` bytes (RLIMIT_AS), so runaway allocation fails inside the child instead of
-/// exhausting the machine (not in an AddressSanitizer build, see below). Output is captured through files in
-/// a private temporary folder.
+/// exhausting the machine (not in an AddressSanitizer build, see below). `file_size_limit` (RLIMIT_FSIZE,
+/// with SIGXFSZ ignored) makes every write past that size fail as a full disk does (the captured standard
+/// output and error count too: keep them under it). Output is captured through files in a private
+/// temporary folder.
 inline Outcome run_trainsim(const std::vector<std::string>& args, double limit_s = 30.0,
-                            rlim_t memory_limit = rlim_t{8} << 30) {
+                            rlim_t memory_limit = rlim_t{8} << 30, rlim_t file_size_limit = RLIM_INFINITY) {
   const TempDir capture;
   const std::string out_path = capture.file("stdout");
   const std::string err_path = capture.file("stderr");
@@ -97,6 +99,11 @@ inline Outcome run_trainsim(const std::vector<std::string>& args, double limit_s
 #else
     (void)memory_limit;
 #endif
+    if (file_size_limit != RLIM_INFINITY) {
+      signal(SIGXFSZ, SIG_IGN);  // a write past the limit then fails with EFBIG instead of killing the child
+      const rlimit size{file_size_limit, file_size_limit};
+      setrlimit(RLIMIT_FSIZE, &size);
+    }
     execv(argv[0], argv.data());
     _exit(121);
   }

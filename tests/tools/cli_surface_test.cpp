@@ -123,6 +123,38 @@ TEST_CASE("An unknown command, a missing command or an unknown option is bad inp
   }
 }
 
+TEST_CASE("A thread count out of range names the range it must be in, not a bound of 1.8e308") {
+  const TempDir dir;
+  const std::string scenario = dir.file("small.yaml");
+  write(scenario, small_scenario);
+  for (const std::string command : {"sweep", "search", "validate"}) {
+    const Outcome o = run_trainsim({command, scenario, "-j", "-1"});
+    INFO(command << ": " << describe(o));
+    CHECK(o.exit_code == 2);
+    CHECK(o.err.find("4096") != std::string::npos);
+    CHECK(o.err.find("e+308") == std::string::npos);
+  }
+}
+
+TEST_CASE("An endless stream, a folder or a binary file given as input is exit 2 at once, with the reason") {
+  const TempDir dir;
+  const std::string binary = dir.file("binary.csv");
+  write(binary, std::string("point,scenario\n0,\0\x01\x02\n", 20));
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"merge", dir.file("out.csv"), "/dev/zero"}, "not a regular file"},
+      {{"merge", dir.file("out.csv"), dir.path().string()}, "this is a folder"},
+      {{"merge", dir.file("out.csv"), binary}, "binary file"},
+      {{"calibrate", "/dev/zero", "--gpu", "a100-sxm4-80gb"}, "not a regular file"},
+      {{"report", "/dev/zero"}, "not a regular file"},
+  };
+  for (const auto& [args, reason] : cases) {
+    const Outcome o = run_trainsim(args, 10.0);
+    INFO(args.front() << " " << args.back() << ": " << describe(o));
+    CHECK(o.exit_code == 2);
+    CHECK(o.err.find(reason) != std::string::npos);
+  }
+}
+
 TEST_CASE("A missing input file is bad input for every command that reads one: exit 2 naming it") {
   const std::string missing = "/no-such-dir/no-such-file.yaml";
   const std::vector<std::vector<std::string>> lines = {

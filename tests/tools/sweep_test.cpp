@@ -1,6 +1,8 @@
 // `trainsim sweep` end to end: the binary is run on a small GPT-3 1.3B sweep written to a temporary folder.
 #include <doctest/doctest.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -224,6 +226,48 @@ TEST_CASE("resume refuses the output of a different sweep and needs an output fi
         2);
   CHECK(read(dir.file("other.csv")) == "point,something,else\n0,a,b\n");
   CHECK(shell(trainsim() + " sweep " + scenario + " --resume 2>/dev/null >/dev/null") == 2);
+}
+
+TEST_CASE("a CSV cell holding a newline is one row to --resume and merge") {
+  const Folder dir;
+  std::string scenario_text = small_sweep;
+  scenario_text.replace(scenario_text.find("tags: {team: infra}"), 19, "tags: {team: \"infra\\nand more\"}");
+  const std::string scenario = write(dir, "s.yaml", scenario_text);
+  REQUIRE(shell(trainsim() + " sweep " + scenario + " -o " + dir.file("full.csv")) == 0);
+  const std::string full = read(dir.file("full.csv"));
+  REQUIRE(full.find("\"infra\nand more\"") != std::string::npos);  // written quoted, as RFC 4180 says
+  // Keep the header and 5 whole rows (each spans two lines), then resume: the rest is appended once.
+  std::size_t cut = 0;
+  for (int n = 0; n < 1 + 5 * 2; ++n) cut = full.find('\n', cut) + 1;
+  write(dir, "part.csv", full.substr(0, cut));
+  REQUIRE(shell(trainsim() + " sweep " + scenario + " --resume -o " + dir.file("part.csv")) == 0);
+  CHECK(read(dir.file("part.csv")) == full);
+  REQUIRE(shell(trainsim() + " merge " + dir.file("merged.csv") + " " + dir.file("part.csv") + " 2>/dev/null") == 0);
+  CHECK(read(dir.file("merged.csv")) == full);
+}
+
+TEST_CASE("resume leaves a one-line file that is not the start of a sweep output as it is") {
+  const Folder dir;
+  const std::string scenario = write(dir, "s.yaml", small_sweep);
+  write(dir, "notes.csv", "my notes, no newline");
+  CHECK(shell(trainsim() + " sweep " + scenario + " --resume -o " + dir.file("notes.csv") + " 2>/dev/null") == 2);
+  CHECK(read(dir.file("notes.csv")) == "my notes, no newline");
+}
+
+TEST_CASE("a second sweep writing the same output is refused while the first holds it") {
+  const Folder dir;
+  const std::string scenario = write(dir, "s.yaml", small_sweep);
+  const std::string out = dir.file("shared.csv");
+  write(dir, "shared.csv", "");
+  // The test holds the lock a running sweep would hold.
+  const int fd = ::open(out.c_str(), O_WRONLY | O_CLOEXEC);
+  REQUIRE(fd >= 0);
+  REQUIRE(::flock(fd, LOCK_EX | LOCK_NB) == 0);
+  CHECK(shell(trainsim() + " sweep " + scenario + " -o " + out + " 2>" + dir.file("err.txt")) == 2);
+  CHECK(read(dir.file("err.txt")).find("another trainsim sweep is writing this file") != std::string::npos);
+  CHECK(shell(trainsim() + " sweep " + scenario + " --resume -o " + out + " 2>/dev/null") == 2);
+  ::close(fd);
+  CHECK(shell(trainsim() + " sweep " + scenario + " -o " + out) == 0);  // free again
 }
 
 TEST_CASE("two MPI ranks write the same output as one process") {
