@@ -49,14 +49,40 @@ bool valid_name(std::string_view name) {
   });
 }
 
-std::optional<std::string> find_file(PresetKind kind, const std::string& name) {
-  if (!valid_name(name)) return std::nullopt;
+std::string unknown_message(PresetKind kind, const std::string& name);
+
+/// The file of preset `name`: the first regular file NAME.yaml in the folders searched (preset_folders),
+/// or the problem that stops the lookup. A preset of the same name later in the search (on TRAINSIM_PATH)
+/// would be silently unused, and an entry that is not a readable file would read as an unknown name: both
+/// are problems named with their paths.
+struct FoundPreset {
+  std::string file;
+  std::string problem;  ///< non-empty when there is no usable file
+};
+
+FoundPreset find_file(PresetKind kind, const std::string& name) {
+  if (!valid_name(name)) return {.problem = unknown_message(kind, name)};
+  FoundPreset found;
   for (const std::string& folder : preset_folders(kind)) {
     const fs::path candidate = fs::path(folder) / (name + ".yaml");
     std::error_code ec;
-    if (fs::is_regular_file(candidate, ec)) return candidate.string();
+    const bool present = fs::exists(fs::symlink_status(candidate, ec));
+    if (!present) continue;
+    const bool regular = fs::is_regular_file(candidate, ec);
+    if (found.file.empty()) {
+      if (!regular) {
+        return {.problem = "the " + std::string(kind_noun(kind)) + " preset \"" + name + "\" at " +
+                           candidate.string() + " is not a readable file"};
+      }
+      found.file = candidate.string();
+    } else {
+      return {.problem = candidate.string() + " has the name of the " + std::string(kind_noun(kind)) +
+                         " preset " + found.file + ", which is found first and would be used instead; "
+                         "give it another name"};
+    }
   }
-  return std::nullopt;
+  if (found.file.empty()) found.problem = unknown_message(kind, name);
+  return found;
 }
 
 std::string unknown_message(PresetKind kind, const std::string& name) {
@@ -82,11 +108,12 @@ constexpr int max_preset_depth = 8;
 template <class Spec, class Read>
 std::optional<Spec> load_preset(Diagnostics& d, const YamlValue& at, const std::string& path, PresetKind kind,
                                 const std::string& name, std::map<std::string, Spec>& cache, Read read) {
-  const std::optional<std::string> file = find_file(kind, name);
-  if (!file) {
-    d.add(at, path, unknown_message(kind, name));
+  const FoundPreset found = find_file(kind, name);
+  if (!found.problem.empty()) {
+    d.add(at, path, found.problem);
     return std::nullopt;
   }
+  const std::optional<std::string> file = found.file;
   {
     std::lock_guard lock(cache_mutex);
     if (auto it = cache.find(*file); it != cache.end()) return it->second;
@@ -388,8 +415,9 @@ std::vector<std::string> preset_names(PresetKind kind) {
 }
 
 std::string preset_file(PresetKind kind, const std::string& name) {
-  if (auto file = find_file(kind, name)) return *file;
-  throw InputError(unknown_message(kind, name));
+  FoundPreset found = find_file(kind, name);
+  if (!found.problem.empty()) throw InputError(found.problem);
+  return found.file;
 }
 
 topo::GpuSpec gpu_preset(const std::string& name) {

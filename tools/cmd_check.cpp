@@ -8,6 +8,7 @@
 
 #include "models/workload/parameters.hpp"
 #include "scenarios/loader.hpp"
+#include "scenarios/studies/sweep.hpp"
 #include "sim/error.hpp"
 #include "tools/command.hpp"
 
@@ -38,7 +39,8 @@ std::string summary_line(const scenario::Scenario& s) {
       s.name, s.model.name, s.model.layers, s.model.hidden, model::parameter_count(s.model) / 1e9,
       s.cluster.total_gpus(), s.cluster.nodes, s.cluster.node.name, p.tp, p.pp, p.dp, p.cp, p.ep,
       s.training.global_batch, topo::to_string(s.training.precision), run_length(s.training),
-      s.sweep.empty() ? "" : fmt::format(", sweep of {} keys", s.sweep.axes.size()));
+      s.sweep.empty() ? ""
+                      : fmt::format(", sweep of {} keys, {} points", s.sweep.axes.size(), scenario::sweep_size(s.sweep)));
 }
 
 }  // namespace

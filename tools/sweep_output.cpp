@@ -66,6 +66,7 @@ SweepFile read_sweep_file(const std::string& path, scenario::RowFormat format) {
     const std::size_t end = record_end(text, 0, format);
     if (end == std::string::npos) {  // a torn header: nothing complete yet
       file.torn_header = text;
+      file.torn_bytes = text.size();
       return file;
     }
     file.header = text.substr(0, end + 1);
@@ -88,6 +89,7 @@ SweepFile read_sweep_file(const std::string& path, scenario::RowFormat format) {
     pos += line.size();
     file.complete_bytes = pos;
   }
+  file.torn_bytes = text.size() - file.complete_bytes;
   return file;
 }
 

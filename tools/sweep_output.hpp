@@ -49,6 +49,7 @@ struct SweepFile {
   std::vector<std::pair<std::int64_t, std::string>> rows;  ///< (point, whole line with '\n'), file order
   std::uint64_t complete_bytes = 0;                        ///< length of header + complete rows
   std::string torn_header;  ///< CSV: the text of a file whose one line has no '\n' yet (else empty)
+  std::uint64_t torn_bytes = 0;  ///< bytes after the complete rows: a torn last row (or header)
 };
 [[nodiscard]] SweepFile read_sweep_file(const std::string& path, scenario::RowFormat format);
 /// The format of an existing output, from its file name (".jsonl"/".json" -> JSON Lines, else CSV).

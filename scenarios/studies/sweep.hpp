@@ -32,7 +32,7 @@ struct SweepPoint {
 };
 
 /// Number of points. Throws InputError when an axis has no values, zip axes differ in length, or the
-/// grid has more than 2^53 points.
+/// grid has more than 100 million points (the most a sweep runs).
 [[nodiscard]] std::int64_t sweep_size(const SweepSpec& sweep);
 /// The point at `index` (0 <= index < sweep_size), computed directly: O(axes), no expansion.
 [[nodiscard]] SweepPoint sweep_point(const SweepSpec& sweep, std::int64_t index);

@@ -114,3 +114,20 @@ TEST_CASE("merge refuses shards of different sweeps and points that disagree") {
                 dir.file("d.csv") + " 2>/dev/null") == 0);
   CHECK(read(dir.file("out.csv")) == "point,x\n0,1\n1,5\n");
 }
+
+TEST_CASE("a torn last row or a missing point is a warning with counts, and --strict makes it exit 1") {
+  const Folder dir;
+  std::ofstream(dir.file("a.csv")) << "point,x\n0,1\n2,3\n";
+  std::ofstream(dir.file("b.csv")) << "point,x\n1,2\n3,";  // the shard's writer died mid-row
+  const std::string err = dir.file("err.txt");
+  CHECK(shell(trainsim() + " merge " + dir.file("m.csv") + " " + dir.file("a.csv") + " " + dir.file("b.csv") +
+              " 2>" + err) == 0);
+  CHECK(read(dir.file("m.csv")) == "point,x\n0,1\n1,2\n2,3\n");
+  CHECK(read(err).find("ends in a torn row (2 bytes) that is left out") != std::string::npos);
+  CHECK(shell(trainsim() + " merge --strict " + dir.file("m.csv") + " " + dir.file("a.csv") + " " +
+              dir.file("b.csv") + " 2>/dev/null") == 1);
+  std::ofstream(dir.file("c.csv")) << "point,x\n0,1\n2,3\n";  // point 1 is in no shard
+  CHECK(shell(trainsim() + " merge --strict " + dir.file("m.csv") + " " + dir.file("c.csv") + " 2>" + err) == 1);
+  CHECK(read(err).find("1 of points 0..2 are missing") != std::string::npos);
+  CHECK(shell(trainsim() + " merge --strict " + dir.file("m.csv") + " " + dir.file("a.csv") + " 2>/dev/null") == 1);
+}

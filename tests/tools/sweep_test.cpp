@@ -246,6 +246,29 @@ TEST_CASE("a CSV cell holding a newline is one row to --resume and merge") {
   CHECK(read(dir.file("merged.csv")) == full);
 }
 
+TEST_CASE("a grid too big to run is refused by check and by sweep, before the output is touched") {
+  const Folder dir;
+  // 5 keys of 100 values: 10^10 points, over the 10^8 a sweep runs.
+  std::string text = std::string(small_sweep).substr(0, std::string(small_sweep).find("sweep:")) + "sweep:\n";
+  for (const char* key : {"cluster.nodes", "parallelism.micro_batch", "training.global_batch", "pricing.gpu_hour",
+                          "tags.team"}) {
+    text += std::string("  ") + key + ": [";
+    for (int v = 1; v <= 100; ++v) {
+      const std::string value = std::string(key) == "pricing.gpu_hour" ? "\"$" + std::to_string(v) + "\""
+                                : std::string(key) == "training.global_batch" ? std::to_string(512 * v)
+                                                                              : std::to_string(v);
+      text += (v > 1 ? ", " : "") + value;
+    }
+    text += "]\n";
+  }
+  const std::string scenario = write(dir, "big.yaml", text);
+  CHECK(shell(trainsim() + " check " + scenario + " 2>" + dir.file("check.txt")) == 2);
+  CHECK(read(dir.file("check.txt")).find("more than 100000000 points") != std::string::npos);
+  write(dir, "keep.csv", "earlier results\n");
+  CHECK(shell(trainsim() + " sweep " + scenario + " -o " + dir.file("keep.csv") + " 2>/dev/null") == 2);
+  CHECK(read(dir.file("keep.csv")) == "earlier results\n");
+}
+
 TEST_CASE("resume leaves a one-line file that is not the start of a sweep output as it is") {
   const Folder dir;
   const std::string scenario = write(dir, "s.yaml", small_sweep);
