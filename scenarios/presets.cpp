@@ -291,13 +291,17 @@ topo::GpuSpec read_gpu_value(Diagnostics& d, const YamlValue& v, const std::stri
   if (const YamlValue* e = r.get("efficiency")) {
     MapReader er(d, *e, r.child_path("efficiency"),
                  {"matmul_peak_fraction", "matmul_half_flops", "memory_bandwidth_fraction", "kernel_overhead",
-                  "flash_attention_peak_fraction", "flash_attention_half_flops"});
+                  "attention_kernel", "flash2_attention_fraction", "flash3_attention_fraction",
+                  "cudnn_attention_fraction", "flash_attention_half_flops"});
     auto& eff = g.efficiency;
     er.number("matmul_peak_fraction", eff.matmul_peak_fraction, 1e-3, 1.0);
     er.number("matmul_half_flops", eff.matmul_half_flops, 0, 1e18);
     er.number("memory_bandwidth_fraction", eff.memory_bandwidth_fraction, 1e-3, 1.0);
     er.quantity("kernel_overhead", eff.kernel_overhead_s, Dimension::seconds, Bound::non_negative);
-    er.number("flash_attention_peak_fraction", eff.flash_attention_peak_fraction, 1e-3, 1.0);
+    er.choice("attention_kernel", eff.attention_kernel, topo::kAttentionKernelNames);
+    er.number("flash2_attention_fraction", eff.flash2_attention_fraction, 0, 1.0);
+    er.number("flash3_attention_fraction", eff.flash3_attention_fraction, 0, 1.0);
+    er.number("cudnn_attention_fraction", eff.cudnn_attention_fraction, 0, 1.0);
     er.number("flash_attention_half_flops", eff.flash_attention_half_flops, 0, 1e18);
   }
   return g;
@@ -365,7 +369,10 @@ std::string gpu_to_yaml(const topo::GpuSpec& g) {
          ", matmul_half_flops: " + format_number(e.matmul_half_flops) +
          ", memory_bandwidth_fraction: " + format_number(e.memory_bandwidth_fraction) +
          ", kernel_overhead: " + q(format_quantity(e.kernel_overhead_s, Dimension::seconds)) +
-         ", flash_attention_peak_fraction: " + format_number(e.flash_attention_peak_fraction) +
+         ", attention_kernel: " + std::string(to_string(e.attention_kernel)) +
+         ", flash2_attention_fraction: " + format_number(e.flash2_attention_fraction) +
+         ", flash3_attention_fraction: " + format_number(e.flash3_attention_fraction) +
+         ", cudnn_attention_fraction: " + format_number(e.cudnn_attention_fraction) +
          ", flash_attention_half_flops: " + format_number(e.flash_attention_half_flops) + "}}";
 }
 

@@ -47,6 +47,10 @@ struct CalibrateArgs {
   std::string fidelity = "analytic";
   int jobs = 0;
   std::string output;
+  double prior_strength = model::CalibrationOptions{}.prior_strength;
+  int holdout_every = 5;    ///< without --check: every k-th measurement is held out of the fit (0: none)
+  bool keep_worse = false;  ///< write the fit even when it makes held-out accuracy worse
+  std::string kernels;      ///< stage one: kernel benchmarks (attention-*.csv file or folder) fitted first
 };
 
 std::string lower_alnum_token(const std::string& s) {
@@ -183,17 +187,11 @@ std::string gpu_preset_yaml(const topo::GpuSpec& gpu, const std::vector<std::str
   y += "  matmul_half_flops: " + format_number(e.matmul_half_flops) + "\n";
   y += "  memory_bandwidth_fraction: " + format_number(e.memory_bandwidth_fraction) + "\n";
   y += "  kernel_overhead: \"" + format_quantity(e.kernel_overhead_s, Dimension::seconds) + "\"\n";
-  y += "  flash_attention_peak_fraction: " + format_number(e.flash_attention_peak_fraction) + "\n";
+  y += "  attention_kernel: " + std::string(topo::to_string(e.attention_kernel)) + "\n";
+  y += "  flash2_attention_fraction: " + format_number(e.flash2_attention_fraction) + "\n";
+  y += "  flash3_attention_fraction: " + format_number(e.flash3_attention_fraction) + "\n";
+  y += "  cudnn_attention_fraction: " + format_number(e.cudnn_attention_fraction) + "\n";
   y += "  flash_attention_half_flops: " + format_number(e.flash_attention_half_flops) + "\n";
-  // Newer keys are written only when they differ from the defaults, so the file also loads with
-  // loaders that predate them.
-  const topo::ComputeEfficiency defaults;
-  if (e.flash_attention_half_seq != defaults.flash_attention_half_seq) {
-    y += "  flash_attention_half_seq: " + format_number(e.flash_attention_half_seq) + "\n";
-  }
-  if (e.flash_attention_half_head_dim != defaults.flash_attention_half_head_dim) {
-    y += "  flash_attention_half_head_dim: " + format_number(e.flash_attention_half_head_dim) + "\n";
-  }
   return y;
 }
 
@@ -204,7 +202,22 @@ double round4(double x) {
 
 void calibrate(const CalibrateArgs& a, int& exit_code) {
   const bool gpu_is_file = a.gpu.find('/') != std::string::npos || a.gpu.ends_with(".yaml");
-  const topo::GpuSpec gpu = gpu_is_file ? scenario::load_gpu_preset_file(a.gpu) : scenario::gpu_preset(a.gpu);
+  topo::GpuSpec gpu = gpu_is_file ? scenario::load_gpu_preset_file(a.gpu) : scenario::gpu_preset(a.gpu);
+  // Stage one: kernel-level constants from kernel benchmarks; they are the prior of the step stage.
+  std::vector<std::string> kernel_notes;
+  if (!a.kernels.empty()) {
+    const auto fits = model::fit_attention_kernel_stage(gpu, model::read_attention_kernel_points(a.kernels));
+    if (fits.empty())
+      std::cout << "stage 1 (kernels, " << a.kernels << "): no fused-attention point on " << gpu.name << "\n";
+    for (const model::KernelStageFit& f : fits) {
+      const std::string param(model::to_string(model::attention_fraction_param(f.kernel)));
+      const std::string line =
+          fmt::format("stage 1 (kernels, {}): {} {:.4g} -> {:.4g} from {} points; {}", a.kernels, param,
+                      f.before, f.after, f.points, stats_line(f.stats));
+      std::cout << line << "\n";
+      kernel_notes.push_back(line);
+    }
+  }
   topo::NodeSpec node = node_for(a, gpu);
   node.gpu = gpu;
   const model::Fidelity fidelity = model::parse_fidelity(a.fidelity);
@@ -216,7 +229,21 @@ void calibrate(const CalibrateArgs& a, int& exit_code) {
   }
 
   std::size_t skipped = 0;
-  const std::vector<Sample> fit_set = samples_from(a.inputs, a, node, skipped);
+  std::vector<Sample> fit_set = samples_from(a.inputs, a, node, skipped);
+  // Without held-out files, a deterministic split of the inputs is held out, so that the output always
+  // says how the fit does on data it did not see.
+  std::vector<Sample> split_set;
+  if (a.check.empty() && a.holdout_every > 1 &&
+      fit_set.size() >= 2 * static_cast<std::size_t>(a.holdout_every)) {
+    std::vector<Sample> kept;
+    for (std::size_t i = 0; i < fit_set.size(); ++i) {
+      (i % static_cast<std::size_t>(a.holdout_every) == static_cast<std::size_t>(a.holdout_every) - 1
+           ? split_set
+           : kept)
+          .push_back(std::move(fit_set[i]));
+    }
+    fit_set = std::move(kept);
+  }
   if (fit_set.size() < free.size()) {
     throw InputError(
         fmt::format("{} usable measurements of {} on {} for {} free parameters: need at least as many",
@@ -227,7 +254,8 @@ void calibrate(const CalibrateArgs& a, int& exit_code) {
       "metrics or GPUs)\n",
       gpu.name, node.name, fit_set.size(), a.metric, join(a.inputs), skipped);
   const model::CalibrationResult r = model::calibrate_efficiency(
-      gpu.efficiency, free, measured_of(fit_set), predictor_for(fit_set, a.metric, fidelity, a.jobs));
+      gpu.efficiency, free, measured_of(fit_set), predictor_for(fit_set, a.metric, fidelity, a.jobs),
+      model::CalibrationOptions{.prior_strength = a.prior_strength});
 
   topo::GpuSpec calibrated = gpu;
   calibrated.efficiency = r.efficiency;
@@ -237,15 +265,25 @@ void calibrate(const CalibrateArgs& a, int& exit_code) {
   std::vector<std::string> notes = {
       fmt::format("GPU preset {} calibrated by `trainsim calibrate` ({} fidelity, node {}).", gpu.name,
                   a.fidelity, node.name),
-      fmt::format("Fitted ({}) to {} measurements of {} from: {}.", a.fit, fit_set.size(), a.metric,
-                  join(a.inputs)),
+      fmt::format("Fitted ({}) to {} measurements of {} from: {}, pulled toward the preset's kernel-level "
+                  "values with prior strength {}.",
+                  a.fit, fit_set.size(), a.metric, join(a.inputs), a.prior_strength),
       "Fit set, before: " + stats_line(r.before), "Fit set, after:  " + stats_line(r.after)};
+  notes.insert(notes.begin() + 1, kernel_notes.begin(), kernel_notes.end());
   std::cout << "fit set (" << join(a.inputs) << ")\n  before: " << stats_line(r.before)
             << "\n  after:  " << stats_line(r.after) << "\n";
   // Each held-out file is reported on its own: sources differ in regime, and a pooled number would hide it.
+  std::vector<std::pair<std::string, std::vector<Sample>>> held_out;
+  if (!split_set.empty()) {
+    held_out.emplace_back(fmt::format("every {}th row of the inputs, not fitted", a.holdout_every),
+                          std::move(split_set));
+  }
   for (const std::string& file : a.check) {
     std::size_t skipped_check = 0;
-    const std::vector<Sample> check_set = samples_from({file}, a, node, skipped_check);
+    held_out.emplace_back(file, samples_from({file}, a, node, skipped_check));
+  }
+  bool held_out_worse = false;
+  for (const auto& [file, check_set] : held_out) {
     const std::vector<double> measured = measured_of(check_set);
     const auto predict = predictor_for(check_set, a.metric, fidelity, a.jobs);
     const model::ErrorStats before = model::error_stats(errors(predict(gpu.efficiency), measured));
@@ -254,13 +292,36 @@ void calibrate(const CalibrateArgs& a, int& exit_code) {
               << "\n  after:  " << stats_line(after) << "\n";
     notes.push_back("Held out (" + file + "), before: " + stats_line(before));
     notes.push_back("Held out, after: " + stats_line(after));
+    held_out_worse = held_out_worse || after.mape > before.mape;
   }
   std::cout << "fitted:";
-  for (model::EfficiencyParam p : free) {
-    std::cout << fmt::format(" {}={:.4g}", model::to_string(p), model::get(calibrated.efficiency, p));
+  for (std::size_t i = 0; i < free.size(); ++i) {
+    const model::EfficiencyParam p = free[i];
+    std::cout << fmt::format(" {}={:.4g} (prior {:.4g})", model::to_string(p),
+                             model::get(calibrated.efficiency, p), model::get(gpu.efficiency, p));
   }
   std::cout << (r.fit.converged ? "" : " (not converged: iteration limit)") << "\n";
-
+  for (std::size_t i = 0; i < free.size(); ++i) {
+    if (r.bounds[i] == model::BoundState::inside) continue;
+    const std::string where = r.bounds[i] == model::BoundState::at_lower ? "lower" : "upper";
+    const std::string line = fmt::format(
+        "{} sits at its {} bound: the data push it outside the physical box, "
+        "so another term of the model is off",
+        model::to_string(free[i]), where);
+    std::cout << "warning: " << line << "\n";
+    notes.push_back("Warning: " + line + ".");
+  }
+  // The step fit is accepted only when it does not make held-out accuracy worse; otherwise the preset
+  // written keeps the kernel-level values it started from (unless --keep-worse).
+  if (held_out_worse) {
+    const std::string line =
+        a.keep_worse
+            ? "the fit made held-out accuracy worse; written anyway (--keep-worse)"
+            : "the fit made held-out accuracy worse: the preset written keeps the kernel-level values";
+    std::cout << "warning: " << line << "\n";
+    notes.push_back("Warning: " + line + ".");
+    if (!a.keep_worse) calibrated.efficiency = gpu.efficiency;
+  }
   const std::string yaml = gpu_preset_yaml(calibrated, notes);
   if (a.output.empty()) {
     std::cout << "\n" << yaml;
@@ -301,6 +362,22 @@ void add_calibrate_command(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"analytic", "event"}))
       ->capture_default_str();
   sub->add_option("-j,--jobs", args->jobs, "worker threads (0: one per core)")->check(CLI::Range(0, 4096));
+  sub->add_option("--prior-strength", args->prior_strength,
+                  "pull of the fit toward the preset's kernel-level values (0: unregularised; 1: a 10 % move "
+                  "costs as much as a 10 % miss on every step)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  sub->add_option("--holdout-every", args->holdout_every,
+                  "without --check, hold every k-th measurement out of the fit and report it (0: none)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  sub->add_option(
+      "--kernels", args->kernels,
+      "stage 1: fit the GPU's fused-attention fractions to kernel benchmarks first (an attention-*.csv "
+      "file or a folder of them, e.g. scenarios/validation/kernels); the step stage starts from them");
+  sub->add_flag(
+      "--keep-worse", args->keep_worse,
+      "write the fitted values even when they make held-out accuracy worse (default: keep the preset's)");
   sub->add_option("-o,--output", args->output, "write the calibrated GPU preset here (default: stdout)");
   sub->callback([args, &exit_code] { calibrate(*args, exit_code); });
 }

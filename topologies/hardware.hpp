@@ -30,6 +30,16 @@ struct PeakFlops {
   }
 };
 
+/// Fused attention kernels (SPEC model.attention): FlashAttention-2, FlashAttention-3 (Hopper only), and
+/// cuDNN's fused flash attention (what Transformer Engine runs).
+enum class AttentionKernel { flash2, flash3, cudnn };
+inline constexpr EnumNames<AttentionKernel, 3> kAttentionKernelNames{{{"flash2", AttentionKernel::flash2},
+                                                                     {"flash3", AttentionKernel::flash3},
+                                                                     {"cudnn", AttentionKernel::cudnn}}};
+constexpr std::string_view to_string(AttentionKernel k) {
+  return name_in(kAttentionKernelNames, k);
+}
+
 /// How much of the datasheet a real kernel achieves. Calibrated per GPU type (never per case) against
 /// published measurements; each preset cites the data it was fitted to.
 struct ComputeEfficiency {
@@ -37,14 +47,15 @@ struct ComputeEfficiency {
   double matmul_half_flops = 2.0e9;          ///< GEMM work at which achieved efficiency is half of the above
   double memory_bandwidth_fraction = 0.85;   ///< achieved / peak HBM bandwidth on streaming kernels
   double kernel_overhead_s = 4.0e-6;         ///< fixed launch + tail cost per kernel
-  double flash_attention_peak_fraction = 0.60;  ///< fused attention throughput / dense peak, long sequences
-  double flash_attention_half_flops = 4.0e9;    ///< fused attention work at which it reaches half of that
-  /// Query length per rank at which the fused kernel's sequence factor s/(s + this) is one half (short
-  /// sequences leave tiles idle; see models/workload/kernel_time.hpp).
-  double flash_attention_half_seq = 128;
-  /// Head dimension at which d/(d + this) is one half; the head factor is normalised to 1 at d = 128
-  /// (small heads give the tensor cores less work per loaded tile; see models/workload/kernel_time.hpp).
-  double flash_attention_half_head_dim = 16;
+  /// The fused attention kernel that `model.attention: flash` runs on this GPU (SPEC gpu.efficiency).
+  AttentionKernel attention_kernel = AttentionKernel::flash2;
+  /// Forward throughput of each fused attention kernel / dense 16-bit peak, for long sequences at head
+  /// dim 128 without a causal mask; 0: that kernel does not run on this GPU. The kernel's shape in sequence
+  /// length, head dim, mask and pass is models/workload/attention_kernel.hpp.
+  double flash2_attention_fraction = 0.60;
+  double flash3_attention_fraction = 0.0;
+  double cudnn_attention_fraction = 0.0;
+  double flash_attention_half_flops = 4.0e9;  ///< fused attention work at which it reaches half of that
 };
 
 struct GpuSpec {

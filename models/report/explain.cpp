@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "models/workload/activation_memory.hpp"
+#include "models/workload/attention_kernel.hpp"
 #include "models/run/checkpoint_size.hpp"
 #include "models/workload/flops.hpp"
 #include "models/step/memory.hpp"
@@ -80,9 +81,10 @@ ExplainSection model_section(const TransformerSpec& model, const ParallelPlan& p
   return s;
 }
 
-ExplainSection attention_section(const TransformerSpec& model, const ParallelPlan& plan, Precision act) {
+ExplainSection attention_section(const TransformerSpec& model, const ParallelPlan& plan, Precision act,
+                                 const topo::GpuSpec& gpu) {
   ExplainSection s{.title = "attention kernel"};
-  const bool flash = model.attention == Attention::flash;
+  const bool flash = is_fused(model.attention);
   TransformerSpec standard = model;
   standard.attention = Attention::standard;
   Shard shard = shard_of(plan, act);
@@ -99,6 +101,23 @@ ExplainSection attention_section(const TransformerSpec& model, const ParallelPla
         fmt::format("flash attention keeps no seq²-sized tensors: saves {} per layer per micro-batch "
                     "and recomputes QKᵀ in backward (+{} per sequence)",
                     gb(scores), human(recomputed, "FLOP")));
+    const Attention kernel = resolve_attention(model.attention, gpu.efficiency);
+    const double d = static_cast<double>(model.hidden) / static_cast<double>(model.heads);
+    const auto efficiency = [&](bool backward) {
+      // Long-sequence efficiency at this shape (the grid factor left out: it depends on the micro-batch).
+      return attention_kernel_efficiency(1e30, d, static_cast<double>(model.seq_len),
+                                         AttentionVariant{kernel, backward, model.causal, plan.cp},
+                                         gpu.efficiency, gpu.name);
+    };
+    if (attention_kernel_fraction(kernel, gpu.efficiency) > 0) {
+      s.notes.push_back(fmt::format(
+          "kernel {}{} on {}: forward at {:.0f} %, backward at {:.0f} % of the dense 16-bit peak (head dim {}, "
+          "{}{})",
+          to_string(kernel),
+          model.attention == Attention::flash ? " (the GPU's default)" : "", gpu.name, 100 * efficiency(false),
+          100 * efficiency(true), d, model.causal ? "causal" : "no mask",
+          plan.cp > 1 ? fmt::format(", ring of {} steps over {} keys each", plan.cp, model.seq_len / plan.cp) : ""));
+    }
   } else {
     s.notes.push_back(
         fmt::format("standard attention keeps the softmax output, dropout mask and output: {} per "
@@ -210,7 +229,7 @@ Explanation explain(const TransformerSpec& model, const ParallelPlan& plan, cons
     out.sections.push_back({.title = "memory per GPU", .notes = {"not computed: " + e.reason}});
     return out;
   }
-  if (model.generic_layers.empty()) out.sections.push_back(attention_section(model, plan, act));
+  if (model.generic_layers.empty()) out.sections.push_back(attention_section(model, plan, act, gpu));
   out.sections.push_back(optimizer_section(training));
   ExplainSection fw{.title = "framework"};
   fw.notes.push_back(framework_flags(plan.framework, plan.overlap_grad_reduce));

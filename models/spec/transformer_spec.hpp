@@ -11,13 +11,22 @@
 namespace trainsim::model {
 
 enum class Mlp { gelu, swiglu };
-enum class Attention { flash, standard };  ///< flash: fused kernel, no seq²-sized activations kept
+/// The attention core's kernels (SPEC model.attention). flash: the GPU preset's default fused kernel;
+/// flash2 | flash3 | cudnn: that fused kernel; all four keep no seq²-sized activations. standard:
+/// unfused matmuls and softmax.
+enum class Attention { flash, flash2, flash3, cudnn, standard };
+[[nodiscard]] constexpr bool is_fused(Attention a) {
+  return a != Attention::standard;
+}
 enum class Norm { layernorm, rmsnorm };
 enum class Position { learned, rope };
 
 inline constexpr EnumNames<Mlp, 2> kMlpNames{{{"gelu", Mlp::gelu}, {"swiglu", Mlp::swiglu}}};
-inline constexpr EnumNames<Attention, 2> kAttentionNames{
-    {{"flash", Attention::flash}, {"standard", Attention::standard}}};
+inline constexpr EnumNames<Attention, 5> kAttentionNames{{{"flash", Attention::flash},
+                                                          {"flash2", Attention::flash2},
+                                                          {"flash3", Attention::flash3},
+                                                          {"cudnn", Attention::cudnn},
+                                                          {"standard", Attention::standard}}};
 inline constexpr EnumNames<Norm, 2> kNormNames{{{"layernorm", Norm::layernorm}, {"rmsnorm", Norm::rmsnorm}}};
 inline constexpr EnumNames<Position, 2> kPositionNames{
     {{"learned", Position::learned}, {"rope", Position::rope}}};

@@ -8,7 +8,7 @@
 namespace trainsim::model {
 
 double causal_work_fraction(Attention kind, bool causal) {
-  return kind == Attention::flash && causal ? kFlashCausalWorkFraction : 1.0;
+  return is_fused(kind) && causal ? kFlashCausalWorkFraction : 1.0;
 }
 
 AttentionCost attention_cost(const TransformerSpec& spec, const Shard& shard) {
@@ -39,7 +39,7 @@ AttentionCost attention_cost(const TransformerSpec& spec, const Shard& shard) {
   const double fraction = causal_work_fraction(spec.attention, spec.causal);
   c.forward_flops = c.model_forward_flops * fraction;
   c.kv_block_bytes = shard.cp > 1 ? kv_bytes : 0.0;
-  if (spec.attention == Attention::flash) {
+  if (is_fused(spec.attention)) {
     c.backward_flops = kFlashBackwardFactor * c.forward_flops;
     c.recompute_flops = 0.5 * c.model_forward_flops;  // QKᵀ again
     // Forward reads Q, K, V (all K/V of the sequence stream through, counted once) and writes O;
@@ -47,6 +47,9 @@ AttentionCost attention_cost(const TransformerSpec& spec, const Shard& shard) {
     c.forward_bytes = 2.0 * q_bytes + c.kv_bytes;
     c.backward_bytes = 4.0 * q_bytes + 2.0 * c.kv_bytes;
     c.stored_bytes = 0.0;
+    const double later_steps = static_cast<double>(shard.cp - 1);
+    c.ring_merge_bytes = later_steps * 3.0 * q_bytes;
+    c.ring_grad_merge_bytes = later_steps * 3.0 * (q_bytes + kv_bytes);
   } else {
     c.backward_flops = 2.0 * c.forward_flops;
     c.recompute_flops = 0.0;

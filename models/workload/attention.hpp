@@ -38,6 +38,11 @@ struct AttentionCost {
   double backward_bytes = 0;       ///< HBM traffic of the backward kernels
   double stored_bytes = 0;         ///< seq²-sized activations kept for backward (flash: 0)
   double kv_block_bytes = 0;       ///< cp > 1: one rank's K and V block, sent at each of cp-1 ring steps
+  /// cp > 1, fused kernels: HBM traffic of merging the ring steps' partial outputs (each of the cp-1 later
+  /// steps reads the running O and the step's O and writes O back, rescaled by the softmax statistics)
+  double ring_merge_bytes = 0;
+  /// … and of the backward's accumulation of dQ and of the travelling dK, dV over the cp-1 later steps
+  double ring_grad_merge_bytes = 0;
   double score_elements = 0;       ///< b·(heads/tp)·(s/cp)·s, the full score square on this rank
   double q_bytes = 0;              ///< this rank's Q (equally its O, dQ, dO), bytes
   double kv_bytes = 0;             ///< K and V of the whole sequence streaming through this rank, bytes

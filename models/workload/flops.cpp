@@ -57,7 +57,7 @@ double recompute_flops_per_sequence(const TransformerSpec& spec, Recompute recom
   const ForwardFlops f = forward_flops_per_sequence(spec);
   if (!spec.generic_layers.empty()) return recompute == Recompute::full ? f.generic : 0.0;
   const double layers = as_double(f.layers);
-  const bool flash = spec.attention == Attention::flash;
+  const bool flash = is_fused(spec.attention);
   // The fused kernel's backward recomputes QKᵀ: half of the forward score + context work.
   const double flash_scores = flash ? 0.5 * layers * f.layer_attention : 0.0;
   switch (recompute) {

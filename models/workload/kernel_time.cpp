@@ -7,29 +7,9 @@
 
 namespace trainsim::model {
 
-namespace {
-
-// Head dimension at which the head factor is normalised to 1 (FlashAttention's tuned case).
-constexpr double kReferenceHeadDim = 128.0;
-
-}  // namespace
-
 double matmul_efficiency(double flops, const topo::ComputeEfficiency& e) {
   if (flops <= 0) return 0.0;
   return e.matmul_peak_fraction * flops / (flops + e.matmul_half_flops);
-}
-
-double flash_attention_efficiency(double flops, double seq_len, double head_dim,
-                                  const topo::ComputeEfficiency& e) {
-  if (flops <= 0) return 0.0;
-  const double work = flops / (flops + e.flash_attention_half_flops);
-  const double seq = seq_len > 0 ? seq_len / (seq_len + e.flash_attention_half_seq) : 1.0;
-  double head = 1.0;
-  if (head_dim > 0) {
-    const double dh = e.flash_attention_half_head_dim;
-    head = std::min(1.0, (head_dim / (head_dim + dh)) / (kReferenceHeadDim / (kReferenceHeadDim + dh)));
-  }
-  return e.flash_attention_peak_fraction * work * seq * head;
 }
 
 double kernel_time(const KernelCost& op, const topo::GpuSpec& gpu, Precision precision) {
@@ -55,12 +35,14 @@ double kernel_time(const KernelCost& op, const topo::GpuSpec& gpu, Precision pre
       if (e.matmul_peak_fraction <= 0) throw InputError("gpu " + gpu.name + " has no matmul efficiency");
       compute_time = (op.flops + e.matmul_half_flops) / (peak * e.matmul_peak_fraction);
     } else {
-      const double efficiency = flash_attention_efficiency(op.flops, op.seq_len, op.head_dim, e);
-      if (efficiency <= 0) throw InputError("gpu " + gpu.name + " has no fused-attention efficiency");
+      const double efficiency =
+          attention_kernel_efficiency(op.flops, op.head_dim, op.seq_len, op.attention, e, gpu.name);
       compute_time = op.flops / (peak * efficiency);
     }
   }
-  return std::max(compute_time, memory_time) + e.kernel_overhead_s;
+  // Ring attention launches one kernel per ring step.
+  const double launches = op.kind == OpKind::fused_attention ? std::max(1, op.attention.ring_steps) : 1;
+  return std::max(compute_time, memory_time) + launches * e.kernel_overhead_s;
 }
 
 }  // namespace trainsim::model

@@ -10,16 +10,14 @@
 //     i.e. achieved throughput is P · peak_fraction · F / (F + half_flops): half of the large-GEMM
 //     efficiency at F = half_flops, saturating to peak_fraction for large F. The compute time is affine
 //     in F, which keeps the fit linear-ish and smooth.
-//   fused_attention:  t = max(F / (P · eff_attn), B / (W · mem_fraction)) + overhead, with
-//     eff_attn = e.flash_attention_peak_fraction · F/(F + e.flash_attention_half_flops)
-//                · seq_factor(s) · head_factor(d)
-//     seq_factor(s)  = s / (s + e.flash_attention_half_seq)            (short query blocks waste tiles)
-//     head_factor(d) = min(1, [d / (d + e.flash_attention_half_head_dim)] / [128 / (128 + half_head_dim)])
-//     so flash_attention_peak_fraction is the efficiency of long sequences at head dim 128 (and above).
+//   fused_attention:  t = max(F / (P · eff_attn), B / (W · mem_fraction)) + overhead, with eff_attn the
+//     kernel's efficiency in pass, mask, head dim and sequence (models/workload/attention_kernel.hpp);
+//     under ring attention (cp > 1) the overhead is paid once per ring step.
 //   memory_bound:     t = B / (W · e.memory_bandwidth_fraction) + overhead  (FLOPs ignored: these
 //                     element-wise kernels never approach the compute roof).
 // Zero work costs zero time (no overhead): an op that is absent costs nothing. Under fp8 the fused
 // attention kernel is timed at the bf16 peak (fp8 recipes such as Transformer Engine's keep it in 16 bit).
+#include "models/workload/attention_kernel.hpp"
 #include "topologies/hardware.hpp"
 #include "topologies/precision.hpp"
 
@@ -36,7 +34,8 @@ struct KernelCost {
   double flops = 0;     ///< executed FLOPs
   double bytes = 0;     ///< bytes read + written to HBM
   double head_dim = 0;  ///< fused_attention only: head dimension d
-  double seq_len = 0;   ///< fused_attention only: query tokens per rank (the kernel's loop length)
+  double seq_len = 0;   ///< fused_attention only: keys of the whole sequence (each ring step sees seq_len/cp)
+  AttentionVariant attention;  ///< fused_attention only: kernel, pass, mask, ring steps
 };
 
 /// Seconds the kernel takes on `gpu` at `precision` (formula above). Throws InputError when the GPU has
@@ -45,9 +44,5 @@ struct KernelCost {
 
 /// Achieved fraction of dense peak of a matmul of `flops` FLOPs: peak_fraction · F / (F + half_flops).
 [[nodiscard]] double matmul_efficiency(double flops, const topo::ComputeEfficiency& e);
-
-/// Achieved fraction of dense peak of a fused attention kernel (formula above).
-[[nodiscard]] double flash_attention_efficiency(double flops, double seq_len, double head_dim,
-                                                const topo::ComputeEfficiency& e);
 
 }  // namespace trainsim::model

@@ -122,7 +122,10 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
   const TpComm tp{shard.tp > 1, shard.sequence_parallel, p * tokens * h};
   const double norm_bytes = 2.0 * p * norm_tokens * h;
   const double dropout_residual_bytes = (3.0 * p + kMaskBytes) * norm_tokens * h;
-  const bool flash = spec.attention == Attention::flash;
+  const bool flash = is_fused(spec.attention);
+  const double s = as_double(spec.seq_len);
+  const bool causal = spec.causal;
+  const int cp = shard.cp;
   const bool moe = spec.is_moe();
   const double mlp_tokens = moe ? tokens * as_double(spec.top_k) * spec.capacity_factor : tokens;
   const double ffn =
@@ -141,8 +144,10 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
               true);
   }
   if (flash) {
-    core.kernel("flash_attention", KernelCost{OpKind::fused_attention, att.forward_flops, att.forward_bytes,
-                                              att.head_dim, att.query_len});
+    core.kernel("flash_attention",
+                KernelCost{OpKind::fused_attention, att.forward_flops, att.forward_bytes, att.head_dim, s,
+                           AttentionVariant{spec.attention, false, causal, cp}});
+    if (shard.cp > 1) core.memory("cp_softmax_merge", att.ring_merge_bytes);
   } else {
     core.kernel("qk", KernelCost{OpKind::matmul, 0.5 * att.forward_flops,
                                  p * score_bytes + att.q_bytes + 0.5 * att.kv_bytes, 0, 0});
@@ -194,8 +199,10 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
              shard.cp - 1, true);
   }
   if (flash) {
-    bwd.kernel("flash_attention.bwd", KernelCost{OpKind::fused_attention, att.backward_flops,
-                                                 att.backward_bytes, att.head_dim, att.query_len});
+    if (shard.cp > 1) bwd.memory("cp_grad_merge", att.ring_grad_merge_bytes);
+    bwd.kernel("flash_attention.bwd",
+               KernelCost{OpKind::fused_attention, att.backward_flops, att.backward_bytes, att.head_dim, s,
+                          AttentionVariant{spec.attention, true, causal, cp}});
   } else {
     const double matmul_bytes = 2.0 * (p * score_bytes + att.q_bytes + 0.5 * att.kv_bytes);
     const double quarter = 0.25 * att.backward_flops;  // dgrad + wgrad of AV, then of QKᵀ

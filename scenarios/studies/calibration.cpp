@@ -6,6 +6,7 @@
 #include <limits>
 #include <string>
 
+#include "models/workload/attention_kernel.hpp"
 #include "sim/error.hpp"
 
 namespace trainsim::model {
@@ -172,24 +173,24 @@ std::string_view to_string(EfficiencyParam p) {
       return "memory_bandwidth_fraction";
     case EfficiencyParam::kernel_overhead_s:
       return "kernel_overhead_s";
-    case EfficiencyParam::flash_attention_peak_fraction:
-      return "flash_attention_peak_fraction";
+    case EfficiencyParam::flash2_attention_fraction:
+      return "flash2_attention_fraction";
+    case EfficiencyParam::flash3_attention_fraction:
+      return "flash3_attention_fraction";
+    case EfficiencyParam::cudnn_attention_fraction:
+      return "cudnn_attention_fraction";
     case EfficiencyParam::flash_attention_half_flops:
       return "flash_attention_half_flops";
-    case EfficiencyParam::flash_attention_half_seq:
-      return "flash_attention_half_seq";
-    case EfficiencyParam::flash_attention_half_head_dim:
-      return "flash_attention_half_head_dim";
   }
   return "matmul_peak_fraction";
 }
 
 const std::vector<EfficiencyParam>& all_efficiency_params() {
   static const std::vector<EfficiencyParam> all = {
-      EfficiencyParam::matmul_peak_fraction,          EfficiencyParam::matmul_half_flops,
-      EfficiencyParam::memory_bandwidth_fraction,     EfficiencyParam::kernel_overhead_s,
-      EfficiencyParam::flash_attention_peak_fraction, EfficiencyParam::flash_attention_half_flops,
-      EfficiencyParam::flash_attention_half_seq,      EfficiencyParam::flash_attention_half_head_dim};
+      EfficiencyParam::matmul_peak_fraction,      EfficiencyParam::matmul_half_flops,
+      EfficiencyParam::memory_bandwidth_fraction, EfficiencyParam::kernel_overhead_s,
+      EfficiencyParam::flash2_attention_fraction, EfficiencyParam::flash3_attention_fraction,
+      EfficiencyParam::cudnn_attention_fraction,  EfficiencyParam::flash_attention_half_flops};
   return all;
 }
 
@@ -214,14 +215,14 @@ double get(const topo::ComputeEfficiency& e, EfficiencyParam p) {
       return e.memory_bandwidth_fraction;
     case EfficiencyParam::kernel_overhead_s:
       return e.kernel_overhead_s;
-    case EfficiencyParam::flash_attention_peak_fraction:
-      return e.flash_attention_peak_fraction;
+    case EfficiencyParam::flash2_attention_fraction:
+      return e.flash2_attention_fraction;
+    case EfficiencyParam::flash3_attention_fraction:
+      return e.flash3_attention_fraction;
+    case EfficiencyParam::cudnn_attention_fraction:
+      return e.cudnn_attention_fraction;
     case EfficiencyParam::flash_attention_half_flops:
       return e.flash_attention_half_flops;
-    case EfficiencyParam::flash_attention_half_seq:
-      return e.flash_attention_half_seq;
-    case EfficiencyParam::flash_attention_half_head_dim:
-      return e.flash_attention_half_head_dim;
   }
   return 0;
 }
@@ -240,17 +241,17 @@ void set(topo::ComputeEfficiency& e, EfficiencyParam p, double value) {
     case EfficiencyParam::kernel_overhead_s:
       e.kernel_overhead_s = value;
       return;
-    case EfficiencyParam::flash_attention_peak_fraction:
-      e.flash_attention_peak_fraction = value;
+    case EfficiencyParam::flash2_attention_fraction:
+      e.flash2_attention_fraction = value;
+      return;
+    case EfficiencyParam::flash3_attention_fraction:
+      e.flash3_attention_fraction = value;
+      return;
+    case EfficiencyParam::cudnn_attention_fraction:
+      e.cudnn_attention_fraction = value;
       return;
     case EfficiencyParam::flash_attention_half_flops:
       e.flash_attention_half_flops = value;
-      return;
-    case EfficiencyParam::flash_attention_half_seq:
-      e.flash_attention_half_seq = value;
-      return;
-    case EfficiencyParam::flash_attention_half_head_dim:
-      e.flash_attention_half_head_dim = value;
       return;
   }
 }
@@ -260,7 +261,9 @@ FitParameter efficiency_fit_parameter(EfficiencyParam p, const topo::ComputeEffi
   switch (p) {
     case EfficiencyParam::matmul_peak_fraction:
     case EfficiencyParam::memory_bandwidth_fraction:
-    case EfficiencyParam::flash_attention_peak_fraction:
+    case EfficiencyParam::flash2_attention_fraction:
+    case EfficiencyParam::flash3_attention_fraction:
+    case EfficiencyParam::cudnn_attention_fraction:
       // Fractions of a datasheet peak: below 5 % nothing sensible runs, above 100 % is impossible.
       f.lower = 0.05;
       f.upper = 1.0;
@@ -270,18 +273,6 @@ FitParameter efficiency_fit_parameter(EfficiencyParam p, const topo::ComputeEffi
       // Work at half efficiency: from a tiny 1 MFLOP kernel to a 1 TFLOP one.
       f.lower = 1e6;
       f.upper = 1e12;
-      f.log_scale = true;
-      break;
-    case EfficiencyParam::flash_attention_half_seq:
-      // Query length (tokens per rank) at half tile occupancy: 1 to 64k.
-      f.lower = 1;
-      f.upper = 65536;
-      f.log_scale = true;
-      break;
-    case EfficiencyParam::flash_attention_half_head_dim:
-      // Head dimension at half tensor-core efficiency: 1 to 1024.
-      f.lower = 1;
-      f.upper = 1024;
       f.log_scale = true;
       break;
     case EfficiencyParam::kernel_overhead_s:
@@ -314,7 +305,8 @@ std::vector<double> errors_of(const std::vector<double>& predicted, const std::v
 CalibrationResult calibrate_efficiency(const topo::ComputeEfficiency& start,
                                        const std::vector<EfficiencyParam>& free,
                                        const std::vector<double>& measured,
-                                       const EfficiencyPredictor& predict, const FitOptions& options) {
+                                       const EfficiencyPredictor& predict,
+                                       const CalibrationOptions& options) {
   if (free.empty()) throw InputError("calibration needs at least one free efficiency parameter");
   for (double m : measured) {
     if (!(m > 0) || !std::isfinite(m)) throw InputError("calibration needs positive, finite measurements");
@@ -342,13 +334,87 @@ CalibrationResult calibrate_efficiency(const topo::ComputeEfficiency& start,
       r[i] =
           predicted[i] > 0 ? std::log(predicted[i] / measured[i]) : std::numeric_limits<double>::quiet_NaN();
     }
+    // The pull toward the kernel-level prior (CalibrationOptions).
+    const double weight = options.prior_strength * std::sqrt(static_cast<double>(measured.size()));
+    for (std::size_t i = 0; i < free.size(); ++i) {
+      if (weight > 0) r.push_back(weight * std::log(values[i] / parameters[i].initial));
+    }
     return r;
   };
-  result.fit = fit_least_squares(parameters, residuals, options);
+  result.fit = fit_least_squares(parameters, residuals, options.fit);
   result.efficiency = with(result.fit.values);
+  for (std::size_t i = 0; i < free.size(); ++i) {
+    const FitParameter& f = parameters[i];
+    const double v = result.fit.values[i];
+    const double lo = f.log_scale ? std::log(f.lower) : f.lower;
+    const double hi = f.log_scale ? std::log(f.upper) : f.upper;
+    const double x = f.log_scale ? std::log(v) : v;
+    const double near = 0.01 * (hi - lo);
+    result.bounds.push_back(x - lo < near   ? BoundState::at_lower
+                            : hi - x < near ? BoundState::at_upper
+                                            : BoundState::inside);
+  }
   result.predicted_after = predict(result.efficiency);
   result.after = error_stats(errors_of(result.predicted_after, measured));
   return result;
+}
+
+EfficiencyParam attention_fraction_param(Attention kernel) {
+  switch (kernel) {
+    case Attention::flash2:
+      return EfficiencyParam::flash2_attention_fraction;
+    case Attention::flash3:
+      return EfficiencyParam::flash3_attention_fraction;
+    case Attention::cudnn:
+      return EfficiencyParam::cudnn_attention_fraction;
+    case Attention::flash:
+    case Attention::standard:
+      break;
+  }
+  throw InputError("only a fused attention kernel (flash2, flash3, cudnn) has an attention fraction");
+}
+
+double predicted_attention_tflops(const AttentionKernelPoint& point, const topo::GpuSpec& gpu) {
+  const double flops = point.executed_flops();
+  const AttentionVariant variant{point.kernel, point.backward, point.causal, 1};
+  return attention_kernel_efficiency(flops, point.head_dim, point.seq_len, variant, gpu.efficiency,
+                                     gpu.name) *
+         gpu.peak.at(topo::Precision::bf16) / 1e12;
+}
+
+std::vector<KernelStageFit> fit_attention_kernel_stage(topo::GpuSpec& gpu,
+                                                       const std::vector<AttentionKernelPoint>& points) {
+  std::vector<KernelStageFit> fits;
+  for (const Attention kernel : {Attention::flash2, Attention::flash3, Attention::cudnn}) {
+    std::vector<const AttentionKernelPoint*> mine;
+    for (const AttentionKernelPoint& p : points) {
+      if (p.gpu == gpu.name && p.kernel == kernel) mine.push_back(&p);
+    }
+    if (mine.empty()) continue;
+    KernelStageFit fit{
+        .kernel = kernel, .points = mine.size(), .before = attention_kernel_fraction(kernel, gpu.efficiency)};
+    // Predict at E = 1, then scale: the form is proportional to E.
+    topo::GpuSpec unit = gpu;
+    const EfficiencyParam param = attention_fraction_param(kernel);
+    set(unit.efficiency, param, 1.0);
+    // r = published / predicted at E = 1; the error at E is E/r - 1, so the worst error is least when the
+    // extremes balance: E/r_min - 1 = 1 - E/r_max.
+    double lowest = std::numeric_limits<double>::infinity();
+    double highest = 0;
+    for (const AttentionKernelPoint* p : mine) {
+      const double ratio = p->tflops / predicted_attention_tflops(*p, unit);
+      lowest = std::min(lowest, ratio);
+      highest = std::max(highest, ratio);
+    }
+    fit.after = 2.0 / (1.0 / lowest + 1.0 / highest);
+    set(gpu.efficiency, param, fit.after);
+    std::vector<double> errors;
+    for (const AttentionKernelPoint* p : mine)
+      errors.push_back(relative_error(predicted_attention_tflops(*p, gpu), p->tflops));
+    fit.stats = error_stats(errors);
+    fits.push_back(fit);
+  }
+  return fits;
 }
 
 }  // namespace trainsim::model

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "scenarios/studies/kernel_measurements.hpp"
 #include "topologies/hardware.hpp"
 
 namespace trainsim::model {
@@ -85,10 +86,10 @@ enum class EfficiencyParam {
   matmul_half_flops,
   memory_bandwidth_fraction,
   kernel_overhead_s,
-  flash_attention_peak_fraction,
+  flash2_attention_fraction,
+  flash3_attention_fraction,
+  cudnn_attention_fraction,
   flash_attention_half_flops,
-  flash_attention_half_seq,
-  flash_attention_half_head_dim,
 };
 
 /// The field's name as in presets and on the command line ("matmul_peak_fraction", "kernel_overhead_s").
@@ -110,9 +111,24 @@ void set(topo::ComputeEfficiency& e, EfficiencyParam p, double value);
 /// model::simulate_step for each sample with the GPU's efficiency replaced.
 using EfficiencyPredictor = std::function<std::vector<double>(const topo::ComputeEfficiency&)>;
 
+/// The step-level stage of a staged calibration. Stage one is kernel level: the GPU preset's constants are
+/// fitted to kernel benchmarks (GEMM sweeps, attention kernels; each cited in its preset) and enter here as
+/// `start`, the prior. Stage two fits them to whole steps, pulled back toward that prior: each free
+/// parameter v adds the residual prior_strength · sqrt(N) · ln(v / v_prior) to the N step residuals, so
+/// moving a parameter by 10 % costs as much as a 10 % · prior_strength miss on every step. prior_strength
+/// 0 is an unregularised fit.
+struct CalibrationOptions {
+  double prior_strength = 0.3;
+  FitOptions fit;
+};
+
+/// Where a fitted parameter ended up relative to its box.
+enum class BoundState { inside, at_lower, at_upper };
+
 struct CalibrationResult {
   topo::ComputeEfficiency efficiency;  ///< start with the free parameters replaced by fitted values
   FitResult fit;
+  std::vector<BoundState> bounds;        ///< per free parameter: within 1 % of the box's end counts as at it
   std::vector<double> predicted_before;  ///< per sample, at `start`
   std::vector<double> predicted_after;   ///< per sample, at `efficiency`
   ErrorStats before;                     ///< relative errors vs measured at `start`
@@ -126,6 +142,32 @@ struct CalibrationResult {
                                                      const std::vector<EfficiencyParam>& free,
                                                      const std::vector<double>& measured,
                                                      const EfficiencyPredictor& predict,
-                                                     const FitOptions& options = {});
+                                                     const CalibrationOptions& options = {});
+
+// ---- stage one: kernel level ----------------------------------------------------------------------------
+
+/// The efficiency parameter holding a fused kernel's E_gpu (flash2 | flash3 | cudnn; InputError otherwise).
+[[nodiscard]] EfficiencyParam attention_fraction_param(Attention kernel);
+
+/// What the kernel stage fitted for one fused attention kernel on one GPU.
+struct KernelStageFit {
+  Attention kernel = Attention::flash2;
+  std::size_t points = 0;
+  double before = 0;  ///< E_gpu before (the preset's value)
+  double after = 0;   ///< E_gpu fitted
+  ErrorStats stats;   ///< relative errors of the points at the fitted value
+};
+
+/// Fits gpu.efficiency.<kernel>_attention_fraction of every fused kernel that has points on `gpu` (by
+/// preset name; standard-attention and other GPUs' points are ignored) to the published throughputs,
+/// minimising the worst relative error (the kernel-level contract is a bound on every point's error, not
+/// a mean). The model is proportional to E_gpu, so the fit is closed form: with r = published / predicted
+/// at E = 1, E = 2 / (1/r_min + 1/r_max), which balances the extreme errors. The kernels' shapes
+/// (models/workload/attention_kernel.hpp) stay fixed. Returns one entry per kernel fitted.
+std::vector<KernelStageFit> fit_attention_kernel_stage(topo::GpuSpec& gpu,
+                                                       const std::vector<AttentionKernelPoint>& points);
+
+/// The published point's throughput as predicted with `gpu`'s constants, TFLOP/s.
+[[nodiscard]] double predicted_attention_tflops(const AttentionKernelPoint& point, const topo::GpuSpec& gpu);
 
 }  // namespace trainsim::model

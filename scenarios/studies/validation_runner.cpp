@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "models/report/summary.hpp"
+#include "models/workload/attention_kernel.hpp"
 #include "scenarios/collective_case.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/studies/sweep.hpp"
@@ -121,7 +122,10 @@ CaseResult run_case(const std::string& file, const ValidationOptions& options) {
   for (const topo::GpuSpec& gpu : options.gpu_overrides) {
     if (gpu.name == s.cluster.node.gpu.name) s.cluster.node.gpu = gpu;
   }
-  r.attention = std::string(to_string(s.model.attention));
+  // The kernel that runs: `flash` is reported as the GPU's default fused kernel.
+  r.attention = std::string(to_string(is_fused(s.model.attention)
+                                          ? model::resolve_attention(s.model.attention, s.cluster.node.gpu.efficiency)
+                                          : s.model.attention));
   if (!s.measured) {
     r.failure = "not a validation case: no `measured:` block";
     return r;

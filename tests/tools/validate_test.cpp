@@ -172,6 +172,36 @@ TEST_CASE("calibrate fits a GPU to measured steps and writes a preset that loads
   fs::remove_all(dir);
 }
 
+TEST_CASE("calibrate on vTrain multi-node never writes a fit that worsens the held-out single-node steps") {
+  const std::string vtrain = std::string(TRAINSIM_SOURCE_DIR) + "/../shared/validation/vtrain/";
+  if (!fs::exists(vtrain + "ground_truth_multi.csv")) return;  // outside the development tree
+  const fs::path dir = temp_dir("calibrate-held-out");
+  const fs::path preset = dir / "a100.yaml";
+  // Unregularised (prior strength 0), the step fit drives kernel_overhead_s to its 10 ns floor and
+  // raises the single-node error: the command must say both and keep the preset's own values.
+  const Run r =
+      run("calibrate " + vtrain + "ground_truth_multi.csv --gpu a100-sxm4-80gb --nic \"200 Gb/s\" " +
+          "--nics-per-node 4 --check " + vtrain + "ground_truth_single.csv --prior-strength 0 -o " +
+          preset.string());
+  INFO(r.output);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.output.find("held out (") != std::string::npos);
+  CHECK(r.output.find("kernel_overhead_s sits at its lower bound") != std::string::npos);
+  CHECK(r.output.find("the preset written keeps the kernel-level values") != std::string::npos);
+  const trainsim::topo::GpuSpec written = load_gpu_preset_file(preset.string());
+  const trainsim::topo::GpuSpec shipped = trainsim::scenario::gpu_preset("a100-sxm4-80gb");
+  CHECK(written.efficiency.kernel_overhead_s == shipped.efficiency.kernel_overhead_s);
+  CHECK(written.efficiency.matmul_peak_fraction == shipped.efficiency.matmul_peak_fraction);
+  // Without --check, a split of the inputs is held out and reported.
+  const Run split =
+      run("calibrate " + vtrain + "ground_truth_multi.csv --gpu a100-sxm4-80gb --nic \"200 Gb/s\" " +
+          "--nics-per-node 4 -o " + preset.string());
+  INFO(split.output);
+  REQUIRE(split.exit_code == 0);
+  CHECK(split.output.find("held out (every 5th row of the inputs, not fitted)") != std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("a collective case compares nccl-tests bus bandwidth with the collective model") {
   const fs::path dir = temp_dir("collective");
   // 1 TB/s of bus bandwidth for a 1 GiB all-reduce on 8 H200 exceeds NVLink (450 GB/s per direction) with

@@ -20,10 +20,8 @@ GpuSpec round_gpu() {
   g.efficiency.matmul_half_flops = 1e9;
   g.efficiency.memory_bandwidth_fraction = 0.5;
   g.efficiency.kernel_overhead_s = 1e-6;
-  g.efficiency.flash_attention_peak_fraction = 0.4;
+  g.efficiency.flash2_attention_fraction = 0.4;
   g.efficiency.flash_attention_half_flops = 1e9;
-  g.efficiency.flash_attention_half_seq = 128;
-  g.efficiency.flash_attention_half_head_dim = 16;
   return g;
 }
 
@@ -51,20 +49,18 @@ TEST_CASE("memory-bound kernels cost their traffic at the achieved bandwidth") {
   CHECK(kernel_time(op, round_gpu(), Precision::bf16) == doctest::Approx(1.001e-3).epsilon(1e-12));
 }
 
-TEST_CASE("fused attention follows its own curve in work, sequence length and head dimension") {
-  // F 1e12, s 1920 (factor 1920/2048 = 0.9375), d 128 (factor 1): eff = 0.4 · (1e12/1.001e12) · 0.9375,
-  // time = 1.001e12 / (1e15 · 0.375) = 2.669333… ms, + 1 µs.
-  const KernelCost op{OpKind::fused_attention, 1e12, 1e6, 128, 1920};
+TEST_CASE("fused attention is timed at its kernel's efficiency (models/workload/attention_kernel.hpp)") {
+  // flash resolves to the GPU's default, flash2; forward, no mask, d 128, no sequence factor (seq 0):
+  // eff = 0.4 · 1e12/1.001e12, time = 1.001e12 / (1e15 · 0.4) = 2.5025 ms, + 1 µs.
+  const KernelCost op{OpKind::fused_attention, 1e12, 1e6, 128, 0, AttentionVariant{}};
   CHECK(kernel_time(op, round_gpu(), Precision::bf16) ==
-        doctest::Approx(1.001e12 / 0.375e15 + 1e-6).epsilon(1e-12));
-  const auto& e = round_gpu().efficiency;
-  // Head 64: (64/80) / (128/144) = 0.9 of head 128; head 256 is capped at head 128's efficiency.
-  CHECK(flash_attention_efficiency(1e12, 1920, 64, e) / flash_attention_efficiency(1e12, 1920, 128, e) ==
-        doctest::Approx(0.9));
-  CHECK(flash_attention_efficiency(1e12, 1920, 256, e) == flash_attention_efficiency(1e12, 1920, 128, e));
-  // Shorter sequences are slower per FLOP: 512 tokens give 0.8, 16384 give 0.992 of the asymptote.
-  CHECK(flash_attention_efficiency(1e15, 512, 128, e) < flash_attention_efficiency(1e15, 16384, 128, e));
-  CHECK(flash_attention_efficiency(1e12, 128, 128, e) == doctest::Approx(0.4 * (1e12 / 1.001e12) * 0.5));
+        doctest::Approx(1.001e12 / 0.4e15 + 1e-6).epsilon(1e-12));
+  // fp8 recipes keep attention in 16 bit: the same time under fp8 (no fp8 peak needed).
+  CHECK(kernel_time(op, round_gpu(), Precision::fp8) == kernel_time(op, round_gpu(), Precision::bf16));
+  // A kernel the GPU has no efficiency for is an input error, not a silent number.
+  KernelCost flash3 = op;
+  flash3.attention.kernel = Attention::flash3;
+  CHECK_THROWS_AS((void)kernel_time(flash3, round_gpu(), Precision::bf16), trainsim::InputError);
 }
 
 TEST_CASE("no work costs no time, and a precision the GPU lacks is an input error") {

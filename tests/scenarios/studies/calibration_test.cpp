@@ -130,7 +130,7 @@ TEST_CASE("calibration recovers known efficiency parameters from synthetic step 
       calibrate_efficiency(start,
                            {EfficiencyParam::matmul_peak_fraction, EfficiencyParam::matmul_half_flops,
                             EfficiencyParam::memory_bandwidth_fraction, EfficiencyParam::kernel_overhead_s},
-                           measured, predict);
+                           measured, predict, CalibrationOptions{.prior_strength = 0});
   CHECK(r.efficiency.matmul_peak_fraction == doctest::Approx(0.72).epsilon(1e-3));
   CHECK(r.efficiency.matmul_half_flops == doctest::Approx(3.0e9).epsilon(1e-3));
   CHECK(r.efficiency.memory_bandwidth_fraction == doctest::Approx(0.81).epsilon(1e-3));
@@ -138,7 +138,7 @@ TEST_CASE("calibration recovers known efficiency parameters from synthetic step 
   CHECK(r.after.mape < 1e-5);
   CHECK(r.before.mape > 0.01);
   // Parameters not set free keep their start values.
-  CHECK(r.efficiency.flash_attention_peak_fraction == start.flash_attention_peak_fraction);
+  CHECK(r.efficiency.flash2_attention_fraction == start.flash2_attention_fraction);
 }
 
 TEST_CASE("calibration treats an infeasible prediction as a failure, not a crash") {
@@ -146,8 +146,9 @@ TEST_CASE("calibration treats an infeasible prediction as a failure, not a crash
     return std::vector<double>{1.0 / e.matmul_peak_fraction, std::numeric_limits<double>::quiet_NaN(),
                                2.0 / e.matmul_peak_fraction};
   };
-  const CalibrationResult r = calibrate_efficiency(
-      ComputeEfficiency{}, {EfficiencyParam::matmul_peak_fraction}, {2.0, 1.0, 4.0}, predict);
+  const CalibrationResult r =
+      calibrate_efficiency(ComputeEfficiency{}, {EfficiencyParam::matmul_peak_fraction}, {2.0, 1.0, 4.0},
+                           predict, CalibrationOptions{.prior_strength = 0});
   CHECK(r.efficiency.matmul_peak_fraction == doctest::Approx(0.5).epsilon(1e-4));
   CHECK(r.after.failures == 1);
   CHECK(r.after.count == 2);
@@ -158,4 +159,33 @@ TEST_CASE("efficiency parameter names round-trip and unknown names are refused w
   CHECK(parse_efficiency_param("kernel_overhead") == EfficiencyParam::kernel_overhead_s);
   CHECK_THROWS_WITH_AS((void)parse_efficiency_param("matmul_fraction"),
                        doctest::Contains("matmul_peak_fraction"), trainsim::InputError);
+}
+
+TEST_CASE("the step stage is pulled toward the kernel-level prior by exactly its stated weight") {
+  // Two steps whose time is 1 / matmul_peak_fraction; they want 0.5, the prior (start) is 0.8. The cost
+  // ½·[2·ln(0.5/v)² + (k·sqrt(2)·ln(v/0.8))²] is least at ln v = (ln 0.5 + k²·ln 0.8) / (1 + k²).
+  const EfficiencyPredictor predict = [](const ComputeEfficiency& e) {
+    return std::vector<double>{1.0 / e.matmul_peak_fraction, 1.0 / e.matmul_peak_fraction};
+  };
+  const ComputeEfficiency start{.matmul_peak_fraction = 0.8};
+  for (const double k : {0.0, 0.5, 1.0, 3.0}) {
+    const CalibrationResult r =
+        calibrate_efficiency(start, {EfficiencyParam::matmul_peak_fraction}, {2.0, 2.0}, predict,
+                             CalibrationOptions{.prior_strength = k});
+    const double expected = std::exp((std::log(0.5) + k * k * std::log(0.8)) / (1 + k * k));
+    INFO("prior strength " << k);
+    CHECK(r.efficiency.matmul_peak_fraction == doctest::Approx(expected).epsilon(1e-4));
+    CHECK(r.bounds.at(0) == BoundState::inside);
+  }
+}
+
+TEST_CASE("a parameter the data drive to its box's end is reported as at the bound") {
+  // Steps that want a peak fraction of 2 (impossible): the fit stops at the upper end, 1.
+  const EfficiencyPredictor predict = [](const ComputeEfficiency& e) {
+    return std::vector<double>{1.0 / e.matmul_peak_fraction, 2.0 / e.matmul_peak_fraction};
+  };
+  const CalibrationResult r =
+      calibrate_efficiency(ComputeEfficiency{}, {EfficiencyParam::matmul_peak_fraction}, {0.5, 1.0}, predict,
+                           CalibrationOptions{.prior_strength = 0});
+  CHECK(r.bounds.at(0) == BoundState::at_upper);
 }
