@@ -8,6 +8,7 @@
 
 #include "models/report/summary.hpp"
 #include "models/step/layout_rules.hpp"
+#include "scenarios/cluster_background.hpp"
 #include "scenarios/framework_block.hpp"
 #include "scenarios/preset_blocks.hpp"
 #include "scenarios/yaml_tree.hpp"
@@ -145,7 +146,7 @@ class Converter {
   }
 
   void read_cluster(const YamlValue& v, topo::ClusterSpec& c) {
-    MapReader r(d_, v, "cluster", {"node", "nodes", "gpus_per_node", "network", "storage"});
+    MapReader r(d_, v, "cluster", {"node", "nodes", "gpus_per_node", "network", "storage", "background"});
     if (!r.valid()) return;
     r.require({"node", "nodes"});
     if (const YamlValue* n = r.get("node")) c.node = read_node_value(d_, *n, "cluster.node");
@@ -177,6 +178,7 @@ class Converter {
         }
       }
     }
+    if (const YamlValue* b = r.get("background")) read_cluster_background(d_, *b, c);
     if (const YamlValue* st = r.get("storage")) {
       MapReader sr(d_, *st, "cluster.storage", {"write", "read", "per_node", "latency"});
       auto& s = c.storage;
@@ -699,6 +701,8 @@ std::string dump_scenario(const Scenario& s) {
     out += "]";
   }
   out += "}\n";
+  if (c.background_fraction > 0)
+    out += "  background: {fraction: " + format_number(c.background_fraction) + "}\n";
   const auto& st = c.storage;
   out += "  storage: {latency: " + qty(st.latency_s, Dimension::seconds);
   if (st.write_bytes_per_s > 0) out += ", write: " + qty(st.write_bytes_per_s, Dimension::bytes_per_s);

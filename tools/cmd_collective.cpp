@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "scenarios/loader.hpp"
 #include "scenarios/presets.hpp"
 #include "scenarios/quantity.hpp"
 #include "sim/error.hpp"
@@ -77,15 +78,19 @@ double type_bytes(const std::string& type) {
 void add_collective_command(CLI::App& app, int& exit_code) {
   auto* sub = app.add_subcommand("collective", "time a collective like nccl-tests (closed form or flows)");
   struct Options {
-    std::string cluster, op = "all-reduce", algo = "auto", size, begin, end, type = "float",
-                         fidelity = "closed";
+    std::string scenario, cluster, op = "all-reduce", algo = "auto", size, begin, end, type = "float",
+                                   fidelity = "closed";
     std::int64_t nodes = 1;
     int gpus = 0;
     double factor = 2;
   };
   static Options o;
-  sub->add_option("--cluster", o.cluster, "node preset, e.g. hgx-h200 (trainsim list clusters)")->required();
-  sub->add_option("--nodes", o.nodes, "nodes (default 1)")->check(CLI::PositiveNumber);
+  auto* scenario_file =
+      sub->add_option("scenario", o.scenario,
+                      "time it on this scenario's cluster (nodes, network, fabric) instead of --cluster");
+  sub->add_option("--cluster", o.cluster, "node preset, e.g. hgx-h200 (trainsim list clusters)")
+      ->excludes(scenario_file);
+  sub->add_option("--nodes", o.nodes, "nodes (default 1, or the scenario's)")->check(CLI::PositiveNumber);
   sub->add_option("--gpus", o.gpus, "GPUs used per node (default: all of the preset's)")
       ->check(CLI::PositiveNumber);
   sub->add_option("--op", o.op,
@@ -100,7 +105,7 @@ void add_collective_command(CLI::App& app, int& exit_code) {
   sub->add_option("--type", o.type, "element type for the count column (default float)");
   sub->add_option("--fidelity", o.fidelity,
                   "closed (alpha-beta, default) | flow (engine flows over the fabric)");
-  sub->callback([&exit_code] {
+  sub->callback([&exit_code, sub] {
     const auto op = topo::parse_collective_op(o.op);
     if (!op)
       throw InputError("--op \"" + o.op +
@@ -126,8 +131,14 @@ void add_collective_command(CLI::App& app, int& exit_code) {
       for (double s = b; s <= e * (1 + 1e-12); s *= o.factor) sizes.push_back(std::floor(s));
     }
     topo::ClusterSpec c;
-    c.node = scenario::node_preset(o.cluster);
-    c.nodes = o.nodes;
+    if (!o.scenario.empty()) {
+      c = scenario::load_scenario_file(o.scenario).cluster;
+      if (sub->count("--nodes") > 0) c.nodes = o.nodes;
+    } else {
+      if (o.cluster.empty()) throw InputError("collective: give a scenario file or --cluster NODE_PRESET");
+      c.node = scenario::node_preset(o.cluster);
+      c.nodes = o.nodes;
+    }
     if (o.gpus > 0) {
       if (o.gpus > c.node.gpus_per_node) throw InputError("--gpus exceeds the preset's GPUs per node");
       c.gpus_per_node = o.gpus;
@@ -155,13 +166,25 @@ void add_collective_command(CLI::App& app, int& exit_code) {
     std::cout << fmt::format("# {:>12} {:>12} {:>8} {:>10} {:>8} {:>8}\n", "(B)", "(elements)", "", "(us)",
                              "(GB/s)", "(GB/s)");
     std::vector<std::string> used;
+    bool nvls_skipped = false;
     std::unique_ptr<topo::ClusterGraph> graph;
     if (o.fidelity == "flow") graph = std::make_unique<topo::ClusterGraph>(topo::ClusterGraph::build(c));
     for (double bytes : sizes) {
-      const topo::CollectiveEstimate e = topo::estimate_collective(*op, bytes, group, c, *algo);
+      topo::CollectiveEstimate e = topo::estimate_collective(*op, bytes, group, c, *algo);
+      if (graph && *algo == topo::CollectiveAlgo::auto_select && e.algo == topo::CollectiveAlgo::in_switch) {
+        // NVLS is not lowered into flows (its reduction runs in the switch): NCCL's choice without it.
+        e = topo::estimate_collective(*op, bytes, group, c, topo::CollectiveAlgo::ring);
+        if (group.nodes > 1) {
+          const auto tree =
+              topo::estimate_collective(*op, bytes, group, c, topo::CollectiveAlgo::double_binary_tree);
+          if (tree.time_s < e.time_s) e = tree;
+        }
+        nvls_skipped = true;
+      }
       double t = e.time_s;
       if (graph) {
-        topo::CollectiveCall call{*op, bytes, std::vector<std::int64_t>(static_cast<std::size_t>(n)), e.algo};
+        topo::CollectiveCall call{*op, bytes, std::vector<std::int64_t>(static_cast<std::size_t>(n)), e.algo,
+                                  e.protocol};
         std::iota(call.members.begin(), call.members.end(), 0);
         t = topo::simulate_collectives(*graph, c, std::span(&call, 1)).front().seconds();
       }
@@ -175,6 +198,11 @@ void add_collective_command(CLI::App& app, int& exit_code) {
     std::string list;
     for (const auto& u : used) list += (list.empty() ? "" : ", ") + u;
     std::cout << fmt::format("# algorithm/protocol used: {}\n", list);
+    if (nvls_skipped) {
+      std::cout
+          << "# auto: NVLS is not lowered into flows (it reduces inside the NVSwitch); where the closed "
+             "form picks it, the flows run NCCL's next choice\n";
+    }
     exit_code = exit_ok;
   });
 }

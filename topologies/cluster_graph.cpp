@@ -139,6 +139,8 @@ struct ClusterGraph::Impl {
     return static_cast<DeviceId>(node * per_node + per_node - 1);
   }
   [[nodiscard]] std::int64_t nic_of_gpu(std::int64_t local) const { return local * nics / gpn; }
+  /// What other jobs leave of a switch-to-switch link.
+  [[nodiscard]] double free_share() const { return 1 - spec.background_fraction; }
   [[nodiscard]] std::int64_t leaf_index(std::int64_t node, std::int64_t nic) const {
     return rails ? nic * leaf_groups + node / nodes_per_leaf : node / nodes_per_leaf;
   }
@@ -169,6 +171,16 @@ struct ClusterGraph::Impl {
     TRAINSIM_CHECK(it != last && links[*it].to == b, "no link between adjacent devices of a route");
     return *it;
   }
+
+  // Builders, in the order build() calls them; each fabric builder fills `tops` with where storage attaches.
+  void build_nodes();
+  void build_torus(std::vector<DeviceId>& tops);
+  void build_single_switch(std::vector<DeviceId>& tops);
+  void build_leaves(DeviceKind kind);
+  void build_dragonfly(std::vector<DeviceId>& tops);
+  void build_fat_tree(std::vector<DeviceId>& tops);
+  void attach_storage(std::vector<DeviceId>& tops);
+  void measure_diameter();
 
   /// Device path for fat-trees and single switches, from their structure.
   void structural_path(DeviceId from, DeviceId to, std::vector<DeviceId>& path) const;
@@ -301,6 +313,192 @@ ClusterGraph::ClusterGraph(ClusterGraph&&) noexcept = default;
 ClusterGraph& ClusterGraph::operator=(ClusterGraph&&) noexcept = default;
 ClusterGraph::~ClusterGraph() = default;
 
+/// GPUs, the intra-node switch (or NVLink mesh), NICs and torus routers of every node, and their links.
+void ClusterGraph::Impl::build_nodes() {
+  const ClusterSpec& c = spec;
+  const NodeSpec& node = c.node;
+  const double intra = intra_node_tier(c).bytes_per_s;
+  const double alpha_i = node.intra_latency_s;
+  const double nic_half = node.comm.nic_latency_s / 2;
+  const double gpu_nic_bw = node.pcie_bytes_per_s > 0
+                                ? node.pcie_bytes_per_s
+                                : port_bytes_per_s * static_cast<double>(std::max<std::int64_t>(1, nics));
+  for (std::int64_t n = 0; n < c.nodes; ++n) {
+    for (std::int64_t i = 0; i < gpn; ++i) add_device(DeviceKind::gpu, n, i);
+    if (intra_switch) {
+      add_device(node.fabric == IntraNodeFabric::pcie ? DeviceKind::pcie_switch : DeviceKind::nvswitch, n, 0);
+    }
+    for (std::int64_t k = 0; k < nics; ++k) add_device(DeviceKind::nic, n, k);
+    if (torus) add_device(DeviceKind::router, n, 0);
+    for (std::int64_t i = 0; i < gpn; ++i) {
+      if (intra_switch) {
+        add_pair(gpu_id(n, i), intra_switch_id(n), intra, alpha_i / 2, alpha_i / 2);
+      } else {
+        for (std::int64_t j = i + 1; j < gpn; ++j) {
+          add_pair(gpu_id(n, i), gpu_id(n, j), intra / static_cast<double>(gpn - 1), alpha_i, alpha_i);
+        }
+      }
+      if (nics > 0) add_pair(gpu_id(n, i), nic_id(n, nic_of_gpu(i)), gpu_nic_bw, nic_half, nic_half);
+    }
+  }
+}
+
+/// 2D/3D torus: a router per node joined to its NICs, one link pair per neighbour with wrap-around.
+void ClusterGraph::Impl::build_torus(std::vector<DeviceId>& tops) {
+  const ClusterSpec& c = spec;
+  const double port = port_bytes_per_s;
+  const double sw = c.network.switch_latency_s;
+  const std::vector<std::int64_t> shape =
+      torus_shape(c, c.network.topology == FabricTopology::torus_3d ? 3 : 2);
+  const auto dims = static_cast<double>(shape.size());
+  const double link_bw = port * static_cast<double>(nics) / (2 * dims);
+  for (std::int64_t n = 0; n < c.nodes; ++n) {
+    for (std::int64_t k = 0; k < nics; ++k) add_pair(nic_id(n, k), router_id(n), port, 0, sw);
+    std::int64_t stride = 1;
+    for (std::int64_t extent : shape) {
+      const std::int64_t coord = (n / stride) % extent;
+      const std::int64_t next = n + (((coord + 1) % extent) - coord) * stride;
+      // One link pair per neighbour; a dimension of 2 has a single neighbour, of 1 none.
+      if (extent > 2 || (extent == 2 && coord == 0))
+        add_pair(router_id(n), router_id(next), link_bw * free_share(), sw, sw);
+      stride *= extent;
+    }
+    tops.push_back(router_id(n));
+  }
+  std::int64_t k_max = 1;
+  for (std::int64_t extent : shape) k_max = std::max(k_max, extent);
+  bisection = (k_max > 2 ? 2.0 : 1.0) * static_cast<double>(c.nodes / k_max) * link_bw;
+}
+
+/// Every NIC on one switch.
+void ClusterGraph::Impl::build_single_switch(std::vector<DeviceId>& tops) {
+  const ClusterSpec& c = spec;
+  first_leaf = add_device(DeviceKind::leaf, -1, 0);
+  leaf_count = 1;
+  nodes_per_leaf = c.nodes;
+  for (std::int64_t n = 0; n < c.nodes; ++n) {
+    for (std::int64_t k = 0; k < nics; ++k)
+      add_pair(nic_id(n, k), first_leaf, port_bytes_per_s, 0, c.network.switch_latency_s);
+  }
+  tops.push_back(first_leaf);
+  structural = true;
+  bisection = static_cast<double>(c.nodes * nics) * port_bytes_per_s / 2;
+}
+
+/// Leaves (fat-trees) or leaf routers (dragonfly) with radix·o/(o+1) ports down, NICs wired to them per
+/// rail (rail_optimized) or per node.
+void ClusterGraph::Impl::build_leaves(DeviceKind kind) {
+  const ClusterSpec& c = spec;
+  const LeafPorts ports = leaf_ports(c.network);
+  down = ports.down;
+  up = ports.up;
+  rails = c.network.rail_optimized && nics > 1;
+  nodes_per_leaf = rails ? down : std::max<std::int64_t>(1, down / nics);
+  leaf_groups = (c.nodes + nodes_per_leaf - 1) / nodes_per_leaf;
+  leaf_count = rails ? leaf_groups * nics : leaf_groups;
+  first_leaf = static_cast<DeviceId>(devices.size());
+  for (std::int64_t l = 0; l < leaf_count; ++l) add_device(kind, -1, l);
+  for (std::int64_t n = 0; n < c.nodes; ++n) {
+    for (std::int64_t k = 0; k < nics; ++k)
+      add_pair(nic_id(n, k), leaf_id(leaf_index(n, k)), port_bytes_per_s, 0, c.network.switch_latency_s);
+  }
+}
+
+/// Dragonfly: groups of ⌈√leaves⌉ routers, all-to-all inside; one global link between every pair of groups.
+void ClusterGraph::Impl::build_dragonfly(std::vector<DeviceId>& tops) {
+  const ClusterSpec& c = spec;
+  build_leaves(DeviceKind::router);
+  const double sw = c.network.switch_latency_s;
+  const double link_bw = port_bytes_per_s * static_cast<double>(up);
+  const double free_bw = link_bw * free_share();
+  const auto a = std::max<std::int64_t>(
+      1, static_cast<std::int64_t>(std::ceil(std::sqrt(static_cast<double>(leaf_count)))));
+  const std::int64_t groups = (leaf_count + a - 1) / a;
+  for (std::int64_t l = 0; l < leaf_count; ++l) {
+    for (std::int64_t r = l + 1; r < leaf_count && r / a == l / a; ++r)
+      add_pair(leaf_id(l), leaf_id(r), free_bw, sw, sw);
+  }
+  for (std::int64_t g1 = 0; g1 < groups; ++g1) {
+    for (std::int64_t g2 = g1 + 1; g2 < groups; ++g2) {
+      const std::int64_t r1 = std::min(g1 * a + g2 % a, leaf_count - 1);
+      const std::int64_t r2 = std::min(g2 * a + g1 % a, leaf_count - 1);
+      add_pair(leaf_id(r1), leaf_id(r2), free_bw, sw, sw);
+    }
+    tops.push_back(leaf_id(g1 * a));
+  }
+  const double nic_capacity = static_cast<double>(c.nodes * nics) * port_bytes_per_s;
+  const auto half = static_cast<double>(groups / 2);
+  bisection = std::min(nic_capacity / 2, half * (static_cast<double>(groups) - half) * link_bw);
+}
+
+/// 2-tier fat-tree (`up` spines, each linked once to every leaf) or 3-tier (pods of radix/2 leaves,
+/// aggregation switch a of each pod joined to core group a).
+void ClusterGraph::Impl::build_fat_tree(std::vector<DeviceId>& tops) {
+  const ClusterSpec& c = spec;
+  build_leaves(DeviceKind::leaf);
+  const double port = port_bytes_per_s;
+  const double sw = c.network.switch_latency_s;
+  const auto radix = static_cast<std::int64_t>(std::max(c.network.switch_radix, 2));
+  structural = true;
+  three_tier = c.network.topology == FabricTopology::fat_tree_3;
+  pod_leaves = three_tier ? std::max<std::int64_t>(1, radix / 2) : leaf_count;
+  pods = (leaf_count + pod_leaves - 1) / pod_leaves;
+  first_spine = static_cast<DeviceId>(devices.size());
+  for (std::int64_t p = 0; p < pods; ++p) {
+    for (std::int64_t s = 0; s < up; ++s) add_device(DeviceKind::spine, -1, p * up + s);
+  }
+  for (std::int64_t l = 0; l < leaf_count; ++l) {
+    for (std::int64_t s = 0; s < up; ++s)
+      add_pair(leaf_id(l), spine_id(l / pod_leaves, s), port * free_share(), sw, sw);
+  }
+  double cut = static_cast<double>(leaf_count * up) * port;
+  if (three_tier) {
+    cores_per_group = std::max<std::int64_t>(1, radix / 2);
+    first_core = static_cast<DeviceId>(devices.size());
+    for (std::int64_t s = 0; s < up; ++s) {
+      for (std::int64_t k = 0; k < cores_per_group; ++k) {
+        const DeviceId core = add_device(DeviceKind::core, -1, s * cores_per_group + k);
+        for (std::int64_t p = 0; p < pods; ++p) add_pair(spine_id(p, s), core, port * free_share(), sw, sw);
+        tops.push_back(core);
+      }
+    }
+    cut = std::min(cut, static_cast<double>(pods * up * cores_per_group) * port);
+  } else {
+    for (std::int64_t s = 0; s < up; ++s) tops.push_back(spine_id(0, s));
+  }
+  const double nic_capacity = static_cast<double>(c.nodes * nics) * port;
+  bisection = std::min(nic_capacity, cut) / 2;
+}
+
+/// Storage through the fabric's top tier, its aggregate bandwidth split evenly over the attachment links.
+void ClusterGraph::Impl::attach_storage(std::vector<DeviceId>& tops) {
+  const StorageSpec& st = spec.storage;
+  if (!(st.write_bytes_per_s > 0)) return;
+  if (tops.empty()) tops.push_back(intra_switch ? intra_switch_id(0) : gpu_id(0, 0));
+  storage = add_device(DeviceKind::storage, -1, 0);
+  const double read_bw = st.read_bytes_per_s > 0 ? st.read_bytes_per_s : st.write_bytes_per_s;
+  const auto share = static_cast<double>(tops.size());
+  for (DeviceId t : tops) {
+    links.push_back({t, storage, st.write_bytes_per_s / share, st.latency_s});
+    links.push_back({storage, t, read_bw / share, spec.network.switch_latency_s});
+  }
+}
+
+/// Diameter between GPUs: from the structure for fat-trees, by BFS from GPU 0 otherwise (exact for the
+/// vertex-transitive torus; a lower bound for dragonfly).
+void ClusterGraph::Impl::measure_diameter() {
+  if (spec.nodes == 1) {
+    diameter = gpn > 1 ? (intra_switch ? 2 : 1) : 0;
+  } else if (structural) {
+    const bool one_leaf = leaf_count == 1;
+    diameter = one_leaf ? 4 : (three_tier && pods > 1 ? 8 : 6);
+  } else {
+    const std::vector<std::int32_t>& dist = distances_to(gpu_id(0, 0));
+    for (std::int64_t n = 0; n < spec.nodes; ++n)
+      diameter = std::max(diameter, static_cast<int>(dist[gpu_id(n, 0)]));
+  }
+}
+
 ClusterGraph ClusterGraph::build(const ClusterSpec& c) {
   auto g = std::make_unique<Impl>();
   Impl& m = *g;
@@ -314,177 +512,29 @@ ClusterGraph ClusterGraph::build(const ClusterSpec& c) {
   }
   const FabricTopology topo = c.network.topology;
   m.torus = c.nodes > 1 && (topo == FabricTopology::torus_2d || topo == FabricTopology::torus_3d);
-  const NodeSpec& node = c.node;
-  m.intra_switch = m.gpn > 1 && node.fabric != IntraNodeFabric::nvlink_mesh;
+  m.intra_switch = m.gpn > 1 && c.node.fabric != IntraNodeFabric::nvlink_mesh;
   m.per_node = m.gpn + (m.intra_switch ? 1 : 0) + m.nics + (m.torus ? 1 : 0);
-  const double intra = intra_node_tier(c).bytes_per_s;
-  const double alpha_i = node.intra_latency_s;
-  m.port_bytes_per_s = c.nic_bytes_per_s() * node.comm.nic_bandwidth_fraction;
-  const double sw = c.network.switch_latency_s;
-  const double nic_half = node.comm.nic_latency_s / 2;
-  const double gpu_nic_bw = node.pcie_bytes_per_s > 0
-                                ? node.pcie_bytes_per_s
-                                : m.port_bytes_per_s * static_cast<double>(std::max<std::int64_t>(1, m.nics));
-  const auto total = static_cast<std::size_t>(c.nodes * m.per_node);
-  m.devices.reserve(total + 1024);
+  m.port_bytes_per_s = c.nic_bytes_per_s() * c.node.comm.nic_bandwidth_fraction;
+  m.devices.reserve(static_cast<std::size_t>(c.nodes * m.per_node) + 1024);
   m.links.reserve(static_cast<std::size_t>(c.nodes) *
                   static_cast<std::size_t>(4 * m.gpn + 2 * m.nics + m.gpn * m.gpn));
-
-  // Nodes.
-  for (std::int64_t n = 0; n < c.nodes; ++n) {
-    for (std::int64_t i = 0; i < m.gpn; ++i) m.add_device(DeviceKind::gpu, n, i);
-    if (m.intra_switch) {
-      m.add_device(node.fabric == IntraNodeFabric::pcie ? DeviceKind::pcie_switch : DeviceKind::nvswitch, n,
-                   0);
-    }
-    for (std::int64_t k = 0; k < m.nics; ++k) m.add_device(DeviceKind::nic, n, k);
-    if (m.torus) m.add_device(DeviceKind::router, n, 0);
-    for (std::int64_t i = 0; i < m.gpn; ++i) {
-      if (m.intra_switch) {
-        m.add_pair(m.gpu_id(n, i), m.intra_switch_id(n), intra, alpha_i / 2, alpha_i / 2);
-      } else {
-        for (std::int64_t j = i + 1; j < m.gpn; ++j) {
-          m.add_pair(m.gpu_id(n, i), m.gpu_id(n, j), intra / static_cast<double>(m.gpn - 1), alpha_i,
-                     alpha_i);
-        }
-      }
-      if (m.nics > 0)
-        m.add_pair(m.gpu_id(n, i), m.nic_id(n, m.nic_of_gpu(i)), gpu_nic_bw, nic_half, nic_half);
-    }
-  }
-
-  // Fabric.
+  m.build_nodes();
   std::vector<DeviceId> tops;  // where storage attaches
-  const double port = m.port_bytes_per_s;
-  const auto radix = static_cast<std::int64_t>(std::max(c.network.switch_radix, 2));
-  const double o = std::max(c.network.oversubscription, 1.0);
   if (c.nodes == 1 || m.nics == 0) {
-    // A single node needs no fabric; storage (if any) hangs off its NICs' absence: attach to GPU 0's switch.
+    // A single node needs no fabric; storage (if any) attaches to its intra-node switch or GPU 0.
   } else if (m.torus) {
-    const std::vector<std::int64_t> shape = torus_shape(c, topo == FabricTopology::torus_3d ? 3 : 2);
-    const auto dims = static_cast<double>(shape.size());
-    const double link_bw = port * static_cast<double>(m.nics) / (2 * dims);
-    for (std::int64_t n = 0; n < c.nodes; ++n) {
-      for (std::int64_t k = 0; k < m.nics; ++k) m.add_pair(m.nic_id(n, k), m.router_id(n), port, 0, sw);
-      std::int64_t stride = 1;
-      for (std::int64_t extent : shape) {
-        const std::int64_t coord = (n / stride) % extent;
-        const std::int64_t next = n + (((coord + 1) % extent) - coord) * stride;
-        // One link pair per neighbour; a dimension of 2 has a single neighbour, of 1 none.
-        if (extent > 2 || (extent == 2 && coord == 0))
-          m.add_pair(m.router_id(n), m.router_id(next), link_bw, sw, sw);
-        stride *= extent;
-      }
-      tops.push_back(m.router_id(n));
-    }
-    std::int64_t k_max = 1;
-    for (std::int64_t extent : shape) k_max = std::max(k_max, extent);
-    m.bisection = (k_max > 2 ? 2.0 : 1.0) * static_cast<double>(c.nodes / k_max) * link_bw;
+    m.build_torus(tops);
   } else if (topo == FabricTopology::single_switch) {
-    m.first_leaf = m.add_device(DeviceKind::leaf, -1, 0);
-    m.leaf_count = 1;
-    m.nodes_per_leaf = c.nodes;
-    for (std::int64_t n = 0; n < c.nodes; ++n) {
-      for (std::int64_t k = 0; k < m.nics; ++k) m.add_pair(m.nic_id(n, k), m.first_leaf, port, 0, sw);
-    }
-    tops.push_back(m.first_leaf);
-    m.structural = true;
-    m.bisection = static_cast<double>(c.nodes * m.nics) * port / 2;
+    m.build_single_switch(tops);
+  } else if (topo == FabricTopology::dragonfly) {
+    m.build_dragonfly(tops);
   } else {
-    m.down = std::max<std::int64_t>(
-        1, static_cast<std::int64_t>(std::floor(static_cast<double>(radix) * o / (o + 1))));
-    m.up = std::max<std::int64_t>(1, radix - m.down);
-    m.rails = c.network.rail_optimized && m.nics > 1;
-    m.nodes_per_leaf = m.rails ? m.down : std::max<std::int64_t>(1, m.down / m.nics);
-    m.leaf_groups = (c.nodes + m.nodes_per_leaf - 1) / m.nodes_per_leaf;
-    m.leaf_count = m.rails ? m.leaf_groups * m.nics : m.leaf_groups;
-    m.first_leaf = static_cast<DeviceId>(m.devices.size());
-    for (std::int64_t l = 0; l < m.leaf_count; ++l)
-      m.add_device(topo == FabricTopology::dragonfly ? DeviceKind::router : DeviceKind::leaf, -1, l);
-    for (std::int64_t n = 0; n < c.nodes; ++n) {
-      for (std::int64_t k = 0; k < m.nics; ++k)
-        m.add_pair(m.nic_id(n, k), m.leaf_id(m.leaf_index(n, k)), port, 0, sw);
-    }
-    const double nic_capacity = static_cast<double>(c.nodes * m.nics) * port;
-    if (topo == FabricTopology::dragonfly) {
-      // Groups of `a` routers, all-to-all inside; one global link between every pair of groups.
-      const auto a = std::max<std::int64_t>(
-          1, static_cast<std::int64_t>(std::ceil(std::sqrt(static_cast<double>(m.leaf_count)))));
-      const std::int64_t groups = (m.leaf_count + a - 1) / a;
-      for (std::int64_t l = 0; l < m.leaf_count; ++l) {
-        for (std::int64_t r = l + 1; r < m.leaf_count && r / a == l / a; ++r)
-          m.add_pair(m.leaf_id(l), m.leaf_id(r), port * static_cast<double>(m.up), sw, sw);
-      }
-      for (std::int64_t g1 = 0; g1 < groups; ++g1) {
-        for (std::int64_t g2 = g1 + 1; g2 < groups; ++g2) {
-          const std::int64_t r1 = std::min(g1 * a + g2 % a, m.leaf_count - 1);
-          const std::int64_t r2 = std::min(g2 * a + g1 % a, m.leaf_count - 1);
-          m.add_pair(m.leaf_id(r1), m.leaf_id(r2), port * static_cast<double>(m.up), sw, sw);
-        }
-        tops.push_back(m.leaf_id(g1 * a));
-      }
-      const auto half = static_cast<double>(groups / 2);
-      m.bisection = std::min(nic_capacity / 2,
-                             half * (static_cast<double>(groups) - half) * port * static_cast<double>(m.up));
-    } else {
-      m.structural = true;
-      m.three_tier = topo == FabricTopology::fat_tree_3;
-      m.pod_leaves = m.three_tier ? std::max<std::int64_t>(1, radix / 2) : m.leaf_count;
-      m.pods = (m.leaf_count + m.pod_leaves - 1) / m.pod_leaves;
-      m.first_spine = static_cast<DeviceId>(m.devices.size());
-      for (std::int64_t p = 0; p < m.pods; ++p) {
-        for (std::int64_t s = 0; s < m.up; ++s) m.add_device(DeviceKind::spine, -1, p * m.up + s);
-      }
-      for (std::int64_t l = 0; l < m.leaf_count; ++l) {
-        for (std::int64_t s = 0; s < m.up; ++s)
-          m.add_pair(m.leaf_id(l), m.spine_id(l / m.pod_leaves, s), port, sw, sw);
-      }
-      double cut = static_cast<double>(m.leaf_count * m.up) * port;
-      if (m.three_tier) {
-        m.cores_per_group = std::max<std::int64_t>(1, radix / 2);
-        m.first_core = static_cast<DeviceId>(m.devices.size());
-        for (std::int64_t s = 0; s < m.up; ++s) {
-          for (std::int64_t k = 0; k < m.cores_per_group; ++k) {
-            const DeviceId core = m.add_device(DeviceKind::core, -1, s * m.cores_per_group + k);
-            for (std::int64_t p = 0; p < m.pods; ++p) m.add_pair(m.spine_id(p, s), core, port, sw, sw);
-            tops.push_back(core);
-          }
-        }
-        cut = std::min(cut, static_cast<double>(m.pods * m.up * m.cores_per_group) * port);
-      } else {
-        for (std::int64_t s = 0; s < m.up; ++s) tops.push_back(m.spine_id(0, s));
-      }
-      m.bisection = std::min(nic_capacity, cut) / 2;
-    }
+    m.build_fat_tree(tops);
   }
-  if (c.nodes == 1) m.bisection = static_cast<double>(m.gpn / 2) * intra;
-
-  // Storage: through the fabric's top tier, its aggregate bandwidth split evenly over the attachment links.
-  const double write_bw = c.storage.write_bytes_per_s;
-  if (write_bw > 0) {
-    if (tops.empty()) tops.push_back(m.intra_switch ? m.intra_switch_id(0) : m.gpu_id(0, 0));
-    m.storage = m.add_device(DeviceKind::storage, -1, 0);
-    const double read_bw = c.storage.read_bytes_per_s > 0 ? c.storage.read_bytes_per_s : write_bw;
-    const auto share = static_cast<double>(tops.size());
-    for (DeviceId t : tops) {
-      m.links.push_back({t, m.storage, write_bw / share, c.storage.latency_s});
-      m.links.push_back({m.storage, t, read_bw / share, sw});
-    }
-  }
+  if (c.nodes == 1) m.bisection = static_cast<double>(m.gpn / 2) * intra_node_tier(c).bytes_per_s;
+  m.attach_storage(tops);
   m.finish_index();
-
-  // Diameter between GPUs: from the structure for fat-trees, by BFS from GPU 0 otherwise (exact for the
-  // vertex-transitive torus; a lower bound for dragonfly).
-  if (c.nodes == 1) {
-    m.diameter = m.gpn > 1 ? (m.intra_switch ? 2 : 1) : 0;
-  } else if (m.structural) {
-    const bool one_leaf = m.leaf_count == 1;
-    m.diameter = one_leaf ? 4 : (m.three_tier && m.pods > 1 ? 8 : 6);
-  } else {
-    const std::vector<std::int32_t>& dist = m.distances_to(m.gpu_id(0, 0));
-    for (std::int64_t n = 0; n < c.nodes; ++n)
-      m.diameter = std::max(m.diameter, static_cast<int>(dist[m.gpu_id(n, 0)]));
-  }
+  m.measure_diameter();
   return ClusterGraph(std::move(g));
 }
 

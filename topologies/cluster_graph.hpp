@@ -17,7 +17,9 @@
 // links at the NIC rate · comm.nic_bandwidth_fraction (leaf uplinks too: oversubscription comes from having
 // fewer of them), so a route's bottleneck is what the closed form calls B. Latencies: half the NVLink step
 // latency on each GPU–NVSwitch link, half of comm.nic_latency_s on each GPU–NIC link, switch_latency on
-// every link leaving a fabric switch — so a route's latency is the closed form's α.
+// every link leaving a fabric switch — so a route's latency is the closed form's α. Switch-to-switch links
+// (leaf–spine, spine–core, router–router) carry what other jobs leave: their rate times
+// 1 − cluster.background_fraction (bisection stays the fabric's own).
 //
 // Routing: minimum-hop paths. Ties (ECMP) are broken by a hash of the two endpoints, choosing among the
 // candidate next hops in increasing device id: the same pair always takes the same path, run after run.

@@ -1,6 +1,8 @@
 #pragma once
 // The scenario's `cluster:` block as plain data: which nodes, how many, how they are networked, and the
 // storage they checkpoint to. Units are SI doubles (bytes, seconds, B/s).
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -27,14 +29,30 @@ constexpr std::string_view to_string(FabricTopology t) {
 
 struct NetworkSpec {
   FabricTopology topology = FabricTopology::fat_tree;
-  double nic_bytes_per_s = 0;      ///< 0: the node preset's NIC speed
-  int nics_per_node = 0;           ///< 0: the node preset's NIC count
-  double oversubscription = 1.0;   ///< leaf down/up bandwidth ratio (2 means 2:1)
-  bool rail_optimized = true;      ///< GPU i of every node on rail switch i
+  double nic_bytes_per_s = 0;     ///< 0: the node preset's NIC speed
+  int nics_per_node = 0;          ///< 0: the node preset's NIC count
+  double oversubscription = 1.0;  ///< leaf down/up bandwidth ratio (2 means 2:1)
+  bool rail_optimized = true;     ///< GPU i of every node on rail switch i
   double switch_latency_s = 600e-9;
-  int switch_radix = 64;           ///< ports per switch (fat-tree sizing)
-  std::vector<int> torus_dims;     ///< for torus_2d / torus_3d; empty = as square as possible
+  int switch_radix = 64;        ///< ports per switch (fat-tree sizing)
+  std::vector<int> torus_dims;  ///< for torus_2d / torus_3d; empty = as square as possible
 };
+
+/// A fat-tree leaf's ports at the network's oversubscription o: ⌊radix·o/(o+1)⌋ down to NICs and the rest
+/// up to spines, each at least 1 (ClusterGraph builds them so, placement counts nodes per leaf from them).
+struct LeafPorts {
+  std::int64_t down = 1;
+  std::int64_t up = 1;
+};
+[[nodiscard]] inline LeafPorts leaf_ports(const NetworkSpec& network) {
+  const double o = std::max(network.oversubscription, 1.0);
+  const auto radix = static_cast<std::int64_t>(std::max(network.switch_radix, 2));
+  LeafPorts p;
+  p.down = std::max<std::int64_t>(
+      1, static_cast<std::int64_t>(std::floor(static_cast<double>(radix) * o / (o + 1))));
+  p.up = std::max<std::int64_t>(1, radix - p.down);
+  return p;
+}
 
 struct StorageSpec {
   double write_bytes_per_s = 0;     ///< aggregate write bandwidth of the file system / object store
@@ -46,9 +64,12 @@ struct StorageSpec {
 struct ClusterSpec {
   NodeSpec node;
   std::int64_t nodes = 1;
-  int gpus_per_node = 0;            ///< GPUs in use per node; 0: all of the node preset's
+  int gpus_per_node = 0;  ///< GPUs in use per node; 0: all of the node preset's
   NetworkSpec network;
   StorageSpec storage;
+  /// Share of every switch-to-switch link (leaf–spine, spine–core, torus and dragonfly router links) that
+  /// other jobs' traffic takes, 0 ≤ fraction < 1 (`cluster.background.fraction`); NIC links stay whole.
+  double background_fraction = 0;
 
   [[nodiscard]] int gpus_in_use_per_node() const {
     return gpus_per_node > 0 ? gpus_per_node : node.gpus_per_node;

@@ -13,19 +13,6 @@
 
 namespace trainsim::topo {
 
-double intra_node_bytes_per_s(const NodeSpec& node) {
-  if (node.intra_bytes_per_s > 0) return node.intra_bytes_per_s;
-  if (node.gpu.nvlink_bytes_per_s > 0) return node.gpu.nvlink_bytes_per_s;
-  return std::max(0.0, node.pcie_bytes_per_s);
-}
-
-namespace {
-
-struct ProtocolScale {
-  double bandwidth = 1.0;  ///< multiplies B
-  double latency = 1.0;    ///< multiplies α
-};
-
 ProtocolScale protocol_scale(CollectiveProtocol protocol, const CommEfficiency& e) {
   switch (protocol) {
     case CollectiveProtocol::ll:
@@ -38,6 +25,14 @@ ProtocolScale protocol_scale(CollectiveProtocol protocol, const CommEfficiency& 
   return {};
 }
 
+double intra_node_bytes_per_s(const NodeSpec& node) {
+  if (node.intra_bytes_per_s > 0) return node.intra_bytes_per_s;
+  if (node.gpu.nvlink_bytes_per_s > 0) return node.gpu.nvlink_bytes_per_s;
+  return std::max(0.0, node.pcie_bytes_per_s);
+}
+
+namespace {
+
 double ceil_log2(std::int64_t n) {
   double steps = 0;
   for (std::int64_t reach = 1; reach < n; reach *= 2) steps += 1;
@@ -46,6 +41,12 @@ double ceil_log2(std::int64_t n) {
 
 bool is_power_of_two(std::int64_t n) {
   return n > 0 && (n & (n - 1)) == 0;
+}
+
+std::int64_t largest_power_of_two_at_most(std::int64_t n) {
+  std::int64_t p = 1;
+  while (p * 2 <= n) p *= 2;
+  return p;
 }
 
 /// Raw (no efficiency) per-GPU intra-node bandwidth: the preset's fabric figure, else NVLink, else PCIe.
@@ -73,7 +74,12 @@ struct Setup {
   std::int64_t per_node;
   std::int64_t nodes;
   CommTier intra;
-  CommTier inter;
+  CommTier inter;  ///< inter_node_tier times the ring's leaf uplink share
+  /// leaf_uplink_share for a ring (already in `inter`), all-to-all, and a round sent wholly off the leaf.
+  double uplink_ring = 1;
+  double uplink_all_to_all = 1;
+  double uplink_all = 1;
+  std::int64_t nodes_per_leaf = 1;  ///< the group's nodes on one leaf
   /// The tier a flat (node-oblivious) algorithm sees: each step waits for its slowest link.
   CommTier flat;
   double fixed_s;  ///< launch cost paid once
@@ -136,8 +142,8 @@ double evaluate(CollectiveOp op, CollectiveAlgo algo, CollectiveProtocol protoco
         case CollectiveOp::all_to_all: {
           // Every pair exchanges S/n at once: NVLink carries the node-local share, the NICs the rest.
           const double intra_s = (k - 1) / n * S / (st.intra.bytes_per_s * s.bandwidth);
-          const double inter_s =
-              st.nodes > 1 ? k * (n - k) / n * S / (st.inter.bytes_per_s * s.bandwidth) : 0.0;
+          const double inter_bw = st.inter.bytes_per_s / st.uplink_ring * st.uplink_all_to_all;
+          const double inter_s = st.nodes > 1 ? k * (n - k) / n * S / (inter_bw * s.bandwidth) : 0.0;
           const double alpha = st.nodes > 1 ? st.inter.latency_s : st.intra.latency_s;
           return st.fixed_s + alpha * s.latency + std::max(intra_s, inter_s);
         }
@@ -165,13 +171,28 @@ double evaluate(CollectiveOp op, CollectiveAlgo algo, CollectiveProtocol protoco
       return st.fixed_s + intra_phase + step_cost(m - 1, S / (k * m), inter_per_ring, s);
     }
     case CollectiveAlgo::halving_doubling: {
-      // Recursive halving then doubling (Rabenseifner); a non-power-of-two group first folds the extra
-      // ranks onto partners and unfolds them at the end: one full-buffer step each way.
-      const double rounds = ceil_log2(st.n);
-      const double extra = is_power_of_two(st.n) ? 0.0 : 1.0;
-      const double half =
-          rounds * flat.latency_s * s.latency + (n - 1) / n * S / (flat.bytes_per_s * s.bandwidth);
-      const double fold = extra * step_cost(1, S, flat, s);
+      // Recursive halving then doubling (Rabenseifner) on p = the largest power of two <= n ranks: round r
+      // exchanges S/2^(r+1) with the partner 2^r ranks away, so the big early rounds stay inside a node.
+      // Inside a node a round runs on the intra-node tier; across nodes every local rank crosses at once,
+      // each on its share of the node's NICs. The n − p other ranks first fold their buffer onto a partner
+      // and get the result back at the end: one full-buffer step each way.
+      const std::int64_t p = largest_power_of_two_at_most(st.n);
+      const bool tiered = st.nodes > 1 && st.per_node > 1;
+      // A round between nodes of different leaves sends everything off the leaf.
+      const double per_rank = st.inter.bytes_per_s / st.uplink_ring / (tiered ? k : 1.0);
+      const CommTier inter_per_rank{per_rank, st.inter.latency_s};
+      const CommTier off_leaf_per_rank{per_rank * st.uplink_all, st.inter.latency_s};
+      double half = 0;
+      for (std::int64_t distance = 1; distance < p; distance *= 2) {
+        const bool intra =
+            st.nodes == 1 || (tiered && is_power_of_two(st.per_node) && distance < st.per_node);
+        const bool off_leaf = distance >= st.nodes_per_leaf * st.per_node;
+        const CommTier& tier = intra      ? (tiered ? st.intra : flat)
+                               : off_leaf ? off_leaf_per_rank
+                                          : inter_per_rank;
+        half += step_cost(1, S / static_cast<double>(2 * distance), tier, s);
+      }
+      const double fold = p == st.n ? 0.0 : step_cost(1, S, st.nodes > 1 ? inter_per_rank : flat, s);
       if (op == CollectiveOp::all_reduce) return st.fixed_s + 2 * half + 2 * fold;
       return st.fixed_s + half + fold;
     }
@@ -210,7 +231,7 @@ CollectiveEstimate best_protocol(CollectiveOp op, CollectiveAlgo algo, const Set
   return best;
 }
 
-Setup make_setup(double bytes, const CommGroup& group, const ClusterSpec& cluster) {
+Setup make_setup(CollectiveOp op, double bytes, const CommGroup& group, const ClusterSpec& cluster) {
   Setup st{};
   st.bytes = bytes;
   st.n = group.size;
@@ -220,6 +241,15 @@ Setup make_setup(double bytes, const CommGroup& group, const ClusterSpec& cluste
   st.intra = intra_node_tier(cluster);
   if (group.nodes > 1) {
     st.inter = inter_node_tier(group, cluster);
+    const auto nodes = static_cast<double>(group.nodes);
+    const auto leaves = static_cast<double>(group.leaves);
+    // A pair (a pipeline's hand-over) says nothing of its siblings: the pipeline leaves each leaf once,
+    // a negligible share of the leaf's traffic, so sends keep their rate.
+    st.uplink_ring = op == CollectiveOp::send_recv ? 1.0 : leaf_uplink_share(group, cluster, leaves / nodes);
+    st.uplink_all_to_all = leaf_uplink_share(group, cluster, 1 - 1 / leaves);
+    st.uplink_all = leaf_uplink_share(group, cluster, 1);
+    st.nodes_per_leaf = std::max<std::int64_t>(1, group.nodes / group.leaves);
+    st.inter.bytes_per_s *= st.uplink_ring;
     st.flat = group.ranks_per_node > 1 ? CommTier{std::min(st.intra.bytes_per_s, st.inter.bytes_per_s),
                                                   std::max(st.intra.latency_s, st.inter.latency_s)}
                                        : st.inter;
@@ -359,6 +389,15 @@ CommTier inter_node_tier(const CommGroup& group, const ClusterSpec& cluster) {
           cluster.node.comm.nic_latency_s + switches * cluster.network.switch_latency_s};
 }
 
+double leaf_uplink_share(const CommGroup& group, const ClusterSpec& cluster, double leaving_fraction) {
+  const FabricTopology topology = cluster.network.topology;
+  const bool leaf_spine = topology == FabricTopology::fat_tree || topology == FabricTopology::fat_tree_3;
+  if (!group.crosses_leaf() || !leaf_spine || !(leaving_fraction > 0)) return 1.0;
+  const LeafPorts ports = leaf_ports(cluster.network);
+  const double uplinks = static_cast<double>(ports.up) * (1 - cluster.background_fraction);
+  return std::min(1.0, uplinks / (static_cast<double>(ports.down) * std::min(leaving_fraction, 1.0)));
+}
+
 CollectiveEstimate estimate_collective(CollectiveOp op, double bytes, const CommGroup& group,
                                        const ClusterSpec& cluster, CollectiveAlgo algo) {
   if (!(bytes >= 0) || !std::isfinite(bytes))
@@ -368,7 +407,7 @@ CollectiveEstimate estimate_collective(CollectiveOp op, double bytes, const Comm
     return {algo == CollectiveAlgo::auto_select ? CollectiveAlgo::ring : algo, CollectiveProtocol::simple, 0,
             0};
   }
-  const Setup st = make_setup(bytes, group, cluster);
+  const Setup st = make_setup(op, bytes, group, cluster);
   if (algo != CollectiveAlgo::auto_select) return best_protocol(op, applicable(op, algo, st), st);
   // NCCL's tuner enables ring, tree (multi-node) and NVLS (when the switch reduces) for all-reduce and
   // runs the fastest by its own latency + size/bandwidth model; other collectives run as rings.

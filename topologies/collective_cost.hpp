@@ -60,6 +60,13 @@ struct CommGroup {
   [[nodiscard]] bool crosses_leaf() const { return leaves > 1; }
 };
 
+/// What a protocol does to the Simple protocol's bandwidth and per-step latency (each a multiplier).
+struct ProtocolScale {
+  double bandwidth = 1.0;  ///< multiplies B
+  double latency = 1.0;    ///< multiplies α
+};
+[[nodiscard]] ProtocolScale protocol_scale(CollectiveProtocol protocol, const CommEfficiency& efficiency);
+
 /// One tier of links as a collective sees it: per-rank bandwidth and per-step latency.
 struct CommTier {
   double bytes_per_s = 0;  ///< per rank per direction, B/s, efficiency applied
@@ -75,8 +82,20 @@ struct CommTier {
 /// NICs (nics · line rate) split evenly between the groups_sharing_nics groups on the node, but no more than
 /// the NICs next to the group's ranks_per_node GPUs (max(1, nics / gpus) each: NCCL spreads its channels over
 /// them) and their PCIe links when node.pcie_bytes_per_s is set; latency counts the
-/// switches crossed: 1 within a leaf, 3 across the spine (leaf–spine–leaf), 5 in a 3-tier fat-tree.
+/// switches crossed: 1 within a leaf, 3 across the spine (leaf–spine–leaf), 5 in a 3-tier fat-tree. The
+/// leaf uplinks' share (leaf_uplink_share) is not in it: estimate_collective applies it per algorithm.
 [[nodiscard]] CommTier inter_node_tier(const CommGroup& group, const ClusterSpec& cluster);
+
+/// The share of its rate that a flow leaving its leaf switch for the spines keeps when every NIC under the
+/// leaf sends at once and `leaving_fraction` of their traffic leaves the leaf: min(1, up·(1 − b) / (down ·
+/// leaving_fraction)), ports from leaf_ports(cluster.network), b = cluster.background_fraction. 1 for a group
+/// on one leaf, and on fabrics without leaves and spines (single switch, torus, dragonfly: their links are
+/// priced in the flow fidelity). The closed form takes the leaving fraction from the algorithm: a ring (or
+/// tree) over nodes in order leaves each leaf once per channel, leaves/nodes of its crossings; all-to-all
+/// sends 1 − 1/leaves of its cross-node bytes off the leaf; a halving-doubling round between leaves sends all
+/// of them; a send-recv pair (a pipeline's hand-over, which leaves each leaf once) keeps its rate.
+[[nodiscard]] double leaf_uplink_share(const CommGroup& group, const ClusterSpec& cluster,
+                                       double leaving_fraction);
 
 /// The modelled time of one collective with its choices spelled out.
 struct CollectiveEstimate {

@@ -1,6 +1,4 @@
-// Lowering collectives into engine flows. Every ring step is one transfer per sending rank; dependencies
-// carry the ring's data flow (a rank forwards only what it has received), so contention on one link delays
-// exactly the ranks downstream of it.
+// Lowering collectives into engine flows (the algorithms and why they are lowered so: the header).
 #include "topologies/collective_flows.hpp"
 
 #include <algorithm>
@@ -9,14 +7,19 @@
 
 #include "sim/engine.hpp"
 #include "sim/error.hpp"
+#include "topologies/placement.hpp"
 
 namespace trainsim::topo {
 
-FabricFlows::FabricFlows(const ClusterGraph& graph, sim::FlowNetwork& network)
-    : graph_(&graph), network_(&network), base_(static_cast<sim::LinkId>(network.link_count())) {
+FabricFlows::FabricFlows(const ClusterGraph& graph, sim::FlowNetwork& network, double latency_scale)
+    : graph_(&graph),
+      network_(&network),
+      base_(static_cast<sim::LinkId>(network.link_count())),
+      latency_scale_(latency_scale) {
+  if (!(latency_scale > 0)) throw InputError("fabric flows: the latency scale must be > 0");
   for (std::size_t i = 0; i < graph.link_count(); ++i) {
     const Link& l = graph.link(static_cast<LinkIndex>(i));
-    network.add_link(l.bytes_per_s, sim::Duration::from_seconds(l.latency_s));
+    network.add_link(l.bytes_per_s, sim::Duration::from_seconds(l.latency_s * latency_scale));
   }
 }
 
@@ -27,7 +30,18 @@ std::span<const sim::LinkId> FabricFlows::gpu_path(std::int64_t from_gpu, std::i
   return scratch_;
 }
 
+double FabricFlows::gpu_latency_s(std::int64_t from_gpu, std::int64_t to_gpu) const {
+  double total = 0;
+  for (LinkIndex l : graph_->route(graph_->gpu(from_gpu), graph_->gpu(to_gpu)))
+    total += network_->latency(base_ + l).seconds();
+  return total;
+}
+
 namespace {
+
+/// NCCL's pipeline slice for trees: a tree edge forwards its last slice only after it has received it.
+constexpr double kTreeSliceBytes = 128.0 * 1024;
+constexpr double kTreeMinSlices = 64;
 
 /// The last send and the last receive of every member: what its next send waits for.
 struct Frontier {
@@ -36,32 +50,129 @@ struct Frontier {
   Frontier(std::size_t n, sim::TaskId start) : send(n, start), recv(n, start) {}
 };
 
+/// NCCL's binary tree over `count` ranks (ncclGetBtree): the parent of `rank`, -1 for the root (rank 0).
+std::int64_t btree_parent(std::int64_t rank, std::int64_t count) {
+  if (rank == 0) return -1;
+  std::int64_t bit = 1;
+  while (bit < count && (bit & rank) == 0) bit <<= 1;
+  const std::int64_t up = (rank ^ bit) | (bit << 1);
+  return up >= count ? (rank ^ bit) : up;
+}
+
+/// The second tree of NCCL's double binary tree (ncclGetDtree): the first one mirrored for an even count,
+/// shifted by one for an odd count, so that the leaves of one are the interior ranks of the other.
+std::int64_t dtree_parent(std::int64_t rank, std::int64_t count, int tree) {
+  if (tree == 0) return btree_parent(rank, count);
+  const bool mirror = count % 2 == 0;
+  const std::int64_t mapped = mirror ? count - 1 - rank : (rank - 1 + count) % count;
+  const std::int64_t parent = btree_parent(mapped, count);
+  if (parent < 0) return -1;
+  return mirror ? count - 1 - parent : (parent + 1) % count;
+}
+
 class Lowering {
  public:
-  Lowering(sim::Dag& dag, FabricFlows& fabric, std::span<const std::int64_t> members, std::string_view name)
-      : dag_(dag), fabric_(fabric), members_(members), lane_(dag.lane(name)), name_(name) {}
+  Lowering(sim::Dag& dag, FabricFlows& fabric, const ClusterSpec& cluster,
+           std::span<const std::int64_t> members, std::string_view name, double byte_scale)
+      : dag_(dag),
+        fabric_(fabric),
+        cluster_(cluster),
+        members_(members),
+        lane_(dag.lane(name)),
+        latency_lane_(dag.lane(std::string(name) + " launch")),
+        name_(name),
+        byte_scale_(byte_scale) {}
 
-  /// `steps` steps of a ring over member positions `ring`, each rank sending `chunk` bytes to the next.
-  void ring(const std::vector<std::size_t>& ring, std::int64_t steps, double chunk, Frontier& f) {
-    const std::size_t r = ring.size();
-    if (r < 2) return;
-    std::vector<sim::TaskId> sent(r);
-    for (std::int64_t s = 0; s < steps; ++s) {
-      for (std::size_t i = 0; i < r; ++i) {
-        const std::size_t from = ring[i];
-        const std::size_t to = ring[(i + 1) % r];
-        sent[i] = transfer(from, to, chunk, f.send[from], f.recv[from]);
+  /// `steps` pipelined steps of rings over member positions (each ring sends `chunk` bytes per step from
+  /// every rank to the next), all after `after`: a busy task of the rings' other steps' latency, then one
+  /// flow per ring edge of steps · chunk. Returns the task that every flow of the phase precedes.
+  sim::TaskId rings(const std::vector<std::vector<std::size_t>>& rings, std::int64_t steps, double chunk,
+                    sim::TaskId after) {
+    double slowest = 0;
+    for (const auto& ring : rings) {
+      for (std::size_t i = 0; ring.size() > 1 && i < ring.size(); ++i)
+        slowest = std::max(slowest, ring_hop(ring[i], ring[(i + 1) % ring.size()]).latency_s);
+    }
+    sim::TaskId start = after;
+    if (steps > 1 && slowest > 0) {
+      start = dag_.busy(latency_lane_, sim::Duration::from_seconds(static_cast<double>(steps - 1) * slowest),
+                        std::string(name_) + " ring steps");
+      dag_.depend(after, start);
+    }
+    const sim::TaskId done = dag_.join(lane_, std::string(name_) + " phase");
+    dag_.depend(start, done);
+    for (const auto& ring : rings) {
+      for (std::size_t i = 0; ring.size() > 1 && i < ring.size(); ++i) {
+        const Hop hop = ring_hop(ring[i], ring[(i + 1) % ring.size()]);
+        const sim::TaskId t =
+            dag_.transfer(lane_, hop.path, static_cast<double>(steps) * chunk * byte_scale_, name_);
+        ++transfers_;
+        dag_.depend(start, t);
+        dag_.depend(t, done);
       }
-      for (std::size_t i = 0; i < r; ++i) {
-        f.send[ring[i]] = sent[i];
-        f.recv[ring[(i + 1) % r]] = sent[i];
+    }
+    return done;
+  }
+
+  /// A pipelined reduce up the tree given by `parent` (member positions, -1 at the root) and broadcast
+  /// down it, of `bytes` per edge, after `after`; every flow precedes `done`.
+  void tree(const std::vector<std::int64_t>& parent, double bytes, sim::TaskId after, sim::TaskId done) {
+    const std::size_t n = parent.size();
+    const double slice = std::min(kTreeSliceBytes, bytes / kTreeMinSlices);
+    const double body = bytes - slice;
+    // up[i]: last slice from i to its parent; children's last slices come first (a child has a higher
+    // depth, so order by depth).
+    std::vector<int> depth(n, 0);
+    std::vector<std::size_t> order(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      order[i] = i;
+      for (std::int64_t p = parent[i]; p >= 0; p = parent[static_cast<std::size_t>(p)]) ++depth[i];
+    }
+    std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return depth[a] > depth[b]; });
+    std::vector<std::vector<sim::TaskId>> into(n);  // last slices arriving at each member, going up
+    std::size_t root = 0;
+    for (std::size_t i : order) {
+      if (parent[i] < 0) {
+        root = i;
+        continue;
       }
+      const auto p = static_cast<std::size_t>(parent[i]);
+      into[p].push_back(piece(i, p, body, slice, after, into[i], done));
+    }
+    // Down: from the root in increasing depth; a member forwards its last slice once it has it.
+    std::vector<sim::TaskId> have(n, after);
+    const sim::TaskId reduced = dag_.join(lane_, std::string(name_) + " reduced");
+    dag_.depend(after, reduced);
+    for (sim::TaskId t : into[root]) dag_.depend(t, reduced);
+    have[root] = reduced;
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      const std::size_t i = *it;
+      if (parent[i] < 0) continue;
+      const auto p = static_cast<std::size_t>(parent[i]);
+      have[i] = piece(p, i, body, slice, after, std::span<const sim::TaskId>(&have[p], 1), done);
     }
   }
 
+  /// One pairwise exchange round: every position i < partners.size() with partners[i] != i sends `bytes`
+  /// to it, after its previous send and receive.
+  void exchange(const std::vector<std::size_t>& partner, double bytes, Frontier& f) {
+    std::vector<sim::TaskId> sent(partner.size());
+    for (std::size_t i = 0; i < partner.size(); ++i) {
+      if (partner[i] != i) sent[i] = transfer(i, partner[i], bytes, f.send[i], f.recv[i]);
+    }
+    for (std::size_t i = 0; i < partner.size(); ++i) {
+      if (partner[i] == i) continue;
+      f.send[i] = sent[i];
+      f.recv[partner[i]] = sent[i];
+    }
+  }
+
+  /// A flow of `bytes` (times the protocol's byte scale) from member position `from` to `to`, after both
+  /// `after_a` and `after_b`.
   sim::TaskId transfer(std::size_t from, std::size_t to, double bytes, sim::TaskId after_a,
                        sim::TaskId after_b) {
-    const sim::TaskId t = dag_.transfer(lane_, fabric_.gpu_path(members_[from], members_[to]), bytes, name_);
+    const sim::TaskId t =
+        dag_.transfer(lane_, fabric_.gpu_path(members_[from], members_[to]), bytes * byte_scale_, name_);
     dag_.depend(after_a, t);
     if (after_b != after_a) dag_.depend(after_b, t);
     ++transfers_;
@@ -78,11 +189,56 @@ class Lowering {
   [[nodiscard]] std::size_t transfers() const { return transfers_; }
 
  private:
+  /// A ring hop's links and its per-step latency.
+  struct Hop {
+    std::vector<sim::LinkId> path;
+    double latency_s = 0;
+  };
+  /// The ring hop from member position `from` to `to`. Crossing to a GPU on another rail of a
+  /// rail-optimized fabric, NCCL sends through PXN: over NVLink to the local GPU on the receiver's rail,
+  /// then out of its NIC, so the network part stays on one rail; the two hops are pipelined stages, so a
+  /// step waits for the slower one.
+  Hop ring_hop(std::size_t from, std::size_t to) {
+    const std::int64_t a = members_[from];
+    const std::int64_t b = members_[to];
+    const std::int64_t gpn = cluster_.gpus_in_use_per_node();
+    const std::int64_t nics = cluster_.nics_per_node();
+    const auto rail = [&](std::int64_t gpu) { return (gpu % gpn) * nics / gpn; };
+    Hop hop;
+    if (cluster_.network.rail_optimized && nics > 1 && a / gpn != b / gpn && rail(a) != rail(b)) {
+      const std::int64_t relay = a / gpn * gpn + b % gpn;
+      const std::span<const sim::LinkId> first = fabric_.gpu_path(a, relay);
+      hop.path.assign(first.begin(), first.end());
+      const std::span<const sim::LinkId> second = fabric_.gpu_path(relay, b);
+      hop.path.insert(hop.path.end(), second.begin(), second.end());
+      hop.latency_s = std::max(fabric_.gpu_latency_s(a, relay), fabric_.gpu_latency_s(relay, b));
+      return hop;
+    }
+    const std::span<const sim::LinkId> path = fabric_.gpu_path(a, b);
+    hop.path.assign(path.begin(), path.end());
+    hop.latency_s = fabric_.gpu_latency_s(a, b);
+    return hop;
+  }
+
+  /// A tree edge: its body from `after` on, then its last slice once the body and `inputs` are done.
+  sim::TaskId piece(std::size_t from, std::size_t to, double body, double slice, sim::TaskId after,
+                    std::span<const sim::TaskId> inputs, sim::TaskId done) {
+    const sim::TaskId last_after = body > 0 ? transfer(from, to, body, after, after) : after;
+    if (body > 0) dag_.depend(last_after, done);
+    const sim::TaskId last = transfer(from, to, slice, last_after, last_after);
+    for (sim::TaskId t : inputs) dag_.depend(t, last);
+    dag_.depend(last, done);
+    return last;
+  }
+
   sim::Dag& dag_;
   FabricFlows& fabric_;
+  const ClusterSpec& cluster_;
   std::span<const std::int64_t> members_;
   sim::LaneId lane_;
+  sim::LaneId latency_lane_;
   std::string_view name_;
+  double byte_scale_;
   std::size_t transfers_ = 0;
 };
 
@@ -108,11 +264,49 @@ std::vector<std::vector<std::size_t>> by_node(std::span<const std::int64_t> memb
   return groups;
 }
 
+/// The communicator group `members` form on `cluster`, as the closed form sees it (alone on its NICs).
+CommGroup group_of(std::span<const std::int64_t> members, const ClusterSpec& cluster) {
+  const std::int64_t gpn = cluster.gpus_in_use_per_node();
+  const std::int64_t per_leaf = nodes_per_leaf(cluster);
+  std::vector<std::int64_t> nodes;
+  std::vector<std::int64_t> leaves;
+  for (std::int64_t g : members) {
+    nodes.push_back(g / gpn);
+    leaves.push_back(g / gpn / per_leaf);
+  }
+  auto distinct = [](std::vector<std::int64_t>& v) {
+    std::sort(v.begin(), v.end());
+    return static_cast<std::int64_t>(std::unique(v.begin(), v.end()) - v.begin());
+  };
+  CommGroup group;
+  group.size = static_cast<std::int64_t>(members.size());
+  group.nodes = distinct(nodes);
+  group.leaves = std::min(distinct(leaves), group.nodes);
+  group.ranks_per_node = (group.size + group.nodes - 1) / group.nodes;
+  return group;
+}
+
+/// Channel c's ring order over `nodes` (each k member positions): enters node j at local rank c·k/channels
+/// and leaves it at the one before; odd nodes run backwards, so each crossing joins equal local ranks.
+std::vector<std::size_t> channel_ring(const std::vector<std::vector<std::size_t>>& nodes, std::size_t c,
+                                      std::size_t channels) {
+  const std::size_t k = nodes.front().size();
+  const std::size_t shift = c * k / channels;
+  std::vector<std::size_t> order;
+  for (std::size_t j = 0; j < nodes.size(); ++j) {
+    for (std::size_t i = 0; i < k; ++i) {
+      const std::size_t local = j % 2 == 0 ? (shift + i) % k : (shift + 2 * k - 1 - i) % k;
+      order.push_back(nodes[j][local]);
+    }
+  }
+  return order;
+}
+
 }  // namespace
 
 LoweredCollective lower_collective(sim::Dag& dag, FabricFlows& fabric, const ClusterSpec& cluster,
                                    CollectiveOp op, double bytes, std::span<const std::int64_t> members,
-                                   CollectiveAlgo algo, std::string_view name) {
+                                   CollectiveAlgo algo, std::string_view name, CollectiveProtocol protocol) {
   if (members.empty()) throw InputError("collective '" + std::string(name) + "' has no members");
   if (!(bytes >= 0)) throw InputError("collective size must be >= 0");
   if (op == CollectiveOp::broadcast || op == CollectiveOp::reduce) {
@@ -120,104 +314,147 @@ LoweredCollective lower_collective(sim::Dag& dag, FabricFlows& fabric, const Clu
   }
   const std::int64_t gpn = cluster.gpus_in_use_per_node();
   for (std::int64_t g : members) (void)fabric.graph().gpu(g);  // throws for GPUs outside the cluster
-  const auto nodes = by_node(members, gpn);
-  std::int64_t node_count = 0;
-  {
-    std::vector<std::int64_t> seen;
-    for (std::int64_t g : members) seen.push_back(g / gpn);
-    std::sort(seen.begin(), seen.end());
-    node_count = std::unique(seen.begin(), seen.end()) - seen.begin();
+  const CommGroup group = group_of(members, cluster);
+  const CollectiveAlgo run = estimate_collective(op, std::max(bytes, 1.0), group, cluster, algo).algo;
+  if (run == CollectiveAlgo::in_switch && group.size > 1) {
+    throw InputError(
+        "the flow fidelity does not lower NVLS: its reduction runs inside the NVSwitch, which the cluster "
+        "graph does not model; use the closed form or another --algo");
   }
+  const auto nodes = by_node(members, gpn);
   LoweredCollective out;
   const std::string label(name);
   out.start = dag.join(dag.lane(label), label + " start");
   out.done = dag.join(dag.lane(label), label + " done");
   sim::TaskId first = out.start;
   const double fixed =
-      cluster.node.comm.base_latency_s + (node_count > 1 ? cluster.node.comm.net_base_latency_s : 0.0);
+      cluster.node.comm.base_latency_s + (group.nodes > 1 ? cluster.node.comm.net_base_latency_s : 0.0);
   if (fixed > 0) {
     first = dag.busy(dag.lane(label + " launch"), sim::Duration::from_seconds(fixed), label + " launch");
     dag.depend(out.start, first);
   }
   const std::size_t n = members.size();
-  Lowering low(dag, fabric, members, name);
-  std::vector<Frontier> frontiers;
+  const ProtocolScale scale = protocol_scale(protocol, cluster.node.comm);
+  Lowering low(dag, fabric, cluster, members, name, 1.0 / scale.bandwidth);
+  const std::size_t k = nodes.empty() ? 0 : nodes.front().size();
+  const auto m = static_cast<std::int64_t>(nodes.size());
+  const bool all_reduce = op == CollectiveOp::all_reduce;
   if (n < 2 || bytes == 0) {
-    frontiers.emplace_back(n, first);
+    dag.depend(first, out.done);
   } else if (op == CollectiveOp::send_recv) {
     if (n != 2) throw InputError("send-recv needs exactly two members");
-    frontiers.emplace_back(n, first);
-    frontiers[0].recv[1] = low.transfer(0, 1, bytes, first, first);
+    dag.depend(low.transfer(0, 1, bytes, first, first), out.done);
   } else if (op == CollectiveOp::all_to_all) {
-    frontiers.emplace_back(n, first);
     const double share = bytes / static_cast<double>(n);
     for (std::size_t i = 0; i < n; ++i) {
       for (std::size_t j = 0; j < n; ++j) {
         if (i != j) dag.depend(low.transfer(i, j, share, first, first), out.done);
       }
     }
-  } else {
-    const bool all_reduce = op == CollectiveOp::all_reduce;
-    const std::size_t k = nodes.empty() ? 0 : nodes.front().size();
-    const auto m = static_cast<std::int64_t>(nodes.size());
-    if (algo == CollectiveAlgo::hierarchical && m > 1 && k > 1) {
-      // Intra-node reduce-scatter, k inter-node rings on 1/k of the data, intra-node all-gather.
-      frontiers.emplace_back(n, first);
-      Frontier& f = frontiers.back();
-      const double intra_chunk = bytes / static_cast<double>(k);
-      const double inter_chunk = intra_chunk / static_cast<double>(m);
-      auto intra = [&] {
-        for (const auto& node : nodes) low.ring(node, static_cast<std::int64_t>(k) - 1, intra_chunk, f);
-      };
-      auto inter = [&](std::int64_t steps) {
-        for (std::size_t l = 0; l < k; ++l) {
-          std::vector<std::size_t> rail;
-          for (const auto& node : nodes) rail.push_back(node[l]);
-          low.ring(rail, steps, inter_chunk, f);
+  } else if (run == CollectiveAlgo::hierarchical && m > 1 && k > 1) {
+    // Intra-node reduce-scatter, k inter-node rings on 1/k of the data, intra-node all-gather.
+    const double intra_chunk = bytes / static_cast<double>(k);
+    const double inter_chunk = intra_chunk / static_cast<double>(m);
+    std::vector<std::vector<std::size_t>> rails(k);
+    for (std::size_t l = 0; l < k; ++l) {
+      for (const auto& node : nodes) rails[l].push_back(node[l]);
+    }
+    sim::TaskId at = first;
+    if (op != CollectiveOp::all_gather)
+      at = low.rings(nodes, static_cast<std::int64_t>(k) - 1, intra_chunk, at);
+    at = low.rings(rails, all_reduce ? 2 * (m - 1) : m - 1, inter_chunk, at);
+    if (op != CollectiveOp::reduce_scatter)
+      at = low.rings(nodes, static_cast<std::int64_t>(k) - 1, intra_chunk, at);
+    dag.depend(at, out.done);
+  } else if (run == CollectiveAlgo::double_binary_tree) {
+    // Two trees of nodes per channel, each on half the buffer; a chain inside every node from the
+    // channel's head GPU.
+    const std::vector<std::vector<std::size_t>>& node_list = nodes;
+    if (node_list.empty()) throw InputError("the flow fidelity lowers a tree only over equal ranks per node");
+    const std::size_t channels =
+        m > 1 ? std::min<std::size_t>(k, static_cast<std::size_t>(std::max(cluster.nics_per_node(), 1))) : 1;
+    const double per_tree = bytes / 2.0 / static_cast<double>(channels);
+    for (std::size_t c = 0; c < channels; ++c) {
+      const std::size_t head = c * k / channels;
+      for (int t = 0; t < 2; ++t) {
+        std::vector<std::int64_t> parent(n, -1);
+        for (std::int64_t j = 0; j < m; ++j) {
+          const auto& node = node_list[static_cast<std::size_t>(j)];
+          for (std::size_t i = 1; i < k; ++i)
+            parent[node[(head + i) % k]] = static_cast<std::int64_t>(node[(head + i - 1) % k]);
+          const std::int64_t up = dtree_parent(j, m, t);
+          if (up >= 0)
+            parent[node[head]] = static_cast<std::int64_t>(node_list[static_cast<std::size_t>(up)][head]);
         }
-      };
-      if (op != CollectiveOp::all_gather) intra();
-      inter(all_reduce ? 2 * (m - 1) : m - 1);
-      if (op != CollectiveOp::reduce_scatter) intra();
-    } else {
-      // Flat ring, one per channel when it crosses nodes with several ranks on each.
-      const std::int64_t steps = (all_reduce ? 2 : 1) * (static_cast<std::int64_t>(n) - 1);
-      const std::size_t channels =
-          (m > 1 && k > 1)
-              ? std::min<std::size_t>(k, static_cast<std::size_t>(std::max(cluster.nics_per_node(), 1)))
-              : 1;
-      const double chunk = bytes / static_cast<double>(n) / static_cast<double>(channels);
-      for (std::size_t c = 0; c < channels; ++c) {
-        std::vector<std::size_t> order;
-        if (channels == 1) {
-          for (std::size_t i = 0; i < n; ++i) order.push_back(i);
-        } else {
-          const std::size_t shift = c * k / channels;
-          for (const auto& node : nodes) {
-            for (std::size_t i = 0; i < k; ++i) order.push_back(node[(i + shift) % k]);
-          }
-        }
-        frontiers.emplace_back(n, first);
-        low.ring(order, steps, chunk, frontiers.back());
+        low.tree(parent, per_tree, first, out.done);
       }
     }
+  } else if (run == CollectiveAlgo::halving_doubling) {
+    // Rabenseifner on the largest power of two p <= n; the n − p others fold onto partners first.
+    std::size_t p = 1;
+    while (p * 2 <= n) p *= 2;
+    Frontier f(n, first);
+    std::vector<std::size_t> fold(n);
+    for (std::size_t i = 0; i < n; ++i) fold[i] = i >= p ? i - p : i;
+    if (p < n && op != CollectiveOp::all_gather) low.exchange(fold, bytes, f);
+    std::vector<std::size_t> partner(n);
+    auto round = [&](std::size_t distance) {
+      for (std::size_t i = 0; i < n; ++i) partner[i] = i < p ? i ^ distance : i;
+      low.exchange(partner, bytes / static_cast<double>(2 * distance), f);
+    };
+    if (op != CollectiveOp::all_gather) {
+      for (std::size_t d = 1; d < p; d *= 2) round(d);
+    }
+    if (op != CollectiveOp::reduce_scatter) {
+      for (std::size_t d = p / 2; d >= 1; d /= 2) round(d);
+    }
+    if (p < n && op != CollectiveOp::reduce_scatter) {
+      std::vector<std::size_t> unfold(n);
+      for (std::size_t i = 0; i < n; ++i) unfold[i] = i;
+      for (std::size_t i = p; i < n; ++i) unfold[i - p] = i;
+      low.exchange(unfold, bytes, f);
+    }
+    low.finish(f, out.done);
+  } else {
+    // Rings, one per channel when they cross nodes with several ranks on each.
+    const std::int64_t steps = (all_reduce ? 2 : 1) * (static_cast<std::int64_t>(n) - 1);
+    const std::size_t channels =
+        (m > 1 && k > 1)
+            ? std::min<std::size_t>(k, static_cast<std::size_t>(std::max(cluster.nics_per_node(), 1)))
+            : 1;
+    std::vector<std::vector<std::size_t>> rings;
+    for (std::size_t c = 0; c < channels; ++c) {
+      if (channels == 1) {
+        rings.emplace_back(n);
+        for (std::size_t i = 0; i < n; ++i) rings.back()[i] = i;
+      } else {
+        rings.push_back(channel_ring(nodes, c, channels));
+      }
+    }
+    const double chunk = bytes / static_cast<double>(n) / static_cast<double>(channels);
+    dag.depend(low.rings(rings, steps, chunk, first), out.done);
   }
-  for (const Frontier& f : frontiers) low.finish(f, out.done);
   out.transfers = low.transfers();
   return out;
 }
 
 std::vector<sim::Duration> simulate_collectives(const ClusterGraph& graph, const ClusterSpec& cluster,
                                                 std::span<const CollectiveCall> calls) {
+  for (const CollectiveCall& call : calls) {
+    if (call.protocol != calls.front().protocol)
+      throw InputError("collectives simulated together must share one protocol");
+  }
+  const double latency_scale =
+      calls.empty() ? 1.0 : protocol_scale(calls.front().protocol, cluster.node.comm).latency;
   sim::Engine engine;
   sim::FlowNetwork network(engine);
-  FabricFlows fabric(graph, network);
+  FabricFlows fabric(graph, network, latency_scale);
   sim::Dag dag;
   std::vector<LoweredCollective> lowered;
   for (std::size_t i = 0; i < calls.size(); ++i) {
     const CollectiveCall& call = calls[i];
     lowered.push_back(lower_collective(dag, fabric, cluster, call.op, call.bytes, call.members, call.algo,
-                                       "collective " + std::to_string(i)));
+                                       "collective " + std::to_string(i), call.protocol));
   }
   const sim::DagResult result = sim::execute(dag, engine, &network);
   std::vector<sim::Duration> durations;

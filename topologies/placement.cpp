@@ -14,10 +14,7 @@ std::int64_t nodes_per_leaf(const ClusterSpec& cluster) {
   const NetworkSpec& net = cluster.network;
   if (net.topology == FabricTopology::single_switch) return std::max<std::int64_t>(cluster.nodes, 1);
   if (net.topology == FabricTopology::torus_2d || net.topology == FabricTopology::torus_3d) return 1;
-  const double o = std::max(net.oversubscription, 1.0);
-  const auto radix = static_cast<double>(std::max(net.switch_radix, 2));
-  // A leaf splits its ports o:1 between nodes and spines.
-  const auto down = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::floor(radix * o / (o + 1))));
+  const std::int64_t down = leaf_ports(net).down;
   if (net.rail_optimized) return down;
   return std::max<std::int64_t>(1, down / std::max(cluster.nics_per_node(), 1));
 }
@@ -60,7 +57,9 @@ std::vector<std::int64_t> Placement::group_members(std::size_t axis, std::int64_
   return members;
 }
 
-CommGroup Placement::group(std::size_t axis, std::int64_t rank) const { return group_of(group_members(axis, rank)); }
+CommGroup Placement::group(std::size_t axis, std::int64_t rank) const {
+  return group_of(group_members(axis, rank));
+}
 
 CommGroup Placement::group(std::span<const std::size_t> axes, std::int64_t rank) const {
   TRAINSIM_CHECK(rank >= 0 && rank < world_size_, "rank out of range");

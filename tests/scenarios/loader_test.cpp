@@ -355,3 +355,25 @@ TEST_CASE("aliases of a large value that expand past the byte bound are refused 
   REQUIRE(yaml.size() < max_scenario_bytes);
   CHECK(errors_of(yaml).find("expands to more than 16 MiB of text") != std::string::npos);
 }
+
+TEST_CASE("cluster.background takes a fraction of every switch-to-switch link, checked and dumped") {
+  const std::string with = R"(model: gpt3-125m
+cluster: {node: dgx-a100-80gb, nodes: 2, background: {fraction: 0.3}}
+training: {global_batch: 64}
+)";
+  const Scenario s = load_scenario_text(with, "t.yaml");
+  CHECK(s.cluster.background_fraction == 0.3);
+  CHECK(load_scenario_text(dump_scenario(s), "dumped.yaml").cluster.background_fraction == 0.3);
+  CHECK(load_scenario_text(base, "t.yaml").cluster.background_fraction == 0.0);
+  auto with_background = [](const std::string& block) {
+    return "model: gpt3-125m\ncluster: {node: dgx-a100-80gb, nodes: 2, background: " + block +
+           "}\ntraining: {global_batch: 64}\n";
+  };
+  const std::string too_much = errors_of(with_background("{fraction: 1.5}"));
+  CHECK(too_much.find("t.yaml:2:") == 0);
+  CHECK(too_much.find("cluster.background.fraction") != std::string::npos);
+  CHECK(errors_of(with_background("{fraction: -0.1}")).find("cluster.background.fraction") !=
+        std::string::npos);
+  CHECK(errors_of(with_background("{}")).find("cluster.background") != std::string::npos);
+  CHECK(errors_of(with_background("{share: 0.3}")).find("unknown key \"share\"") != std::string::npos);
+}

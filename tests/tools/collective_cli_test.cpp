@@ -219,10 +219,9 @@ TEST_CASE(
   }
 }
 
-// topologies/README.md: on an uncontended topology the two fidelities agree to the tick. Below 8 MiB the closed form
-// uses the LL/LL128 protocol latencies and the flow fidelity does not (8 B: 17.40 us closed, 35.60 us flow).
-TEST_CASE("On one uncontended node the two fidelities agree for small ring all-reduces too" *
-          doctest::skip()) {
+// topologies/README.md: on an uncontended topology the two fidelities agree to the tick. Below 8 MiB the
+// closed form picks LL/LL128; the flows carry that protocol's bytes over links at its per-step latency.
+TEST_CASE("On one uncontended node the two fidelities agree for small ring all-reduces too") {
   const std::vector<std::string> sweep = {"collective", "--cluster", "dgx-h100", "--op", "all-reduce",
                                           "--algo",     "ring",      "-b",       "8",    "-e",
                                           "4M",         "-f",        "8"};
@@ -285,4 +284,27 @@ TEST_CASE("One size and a sweep together are bad input, not a silent choice") {
   INFO(describe(o));
   CHECK(o.exit_code == 2);
   CHECK(o.err.find("--size excludes --minbytes") != std::string::npos);
+}
+
+TEST_CASE("collective times a scenario's cluster; --nodes overrides it and --cluster beside it is refused") {
+  // The GPT-3 example runs 128 DGX A100 on the default fat-tree with the preset's 200 Gb/s NICs: the same
+  // cluster as --cluster dgx-a100-80gb --nodes 128, so the same time.
+  const std::string file = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/examples/gpt3-175b-1024-a100.yaml";
+  const Outcome from_scenario = run_trainsim({"collective", file, "--size", "1GiB"});
+  const Outcome from_preset =
+      run_trainsim({"collective", "--cluster", "dgx-a100-80gb", "--nodes", "128", "--size", "1GiB"});
+  INFO(describe(from_scenario) << " / " << describe(from_preset));
+  REQUIRE(from_scenario.exit_code == 0);
+  REQUIRE(from_preset.exit_code == 0);
+  CHECK(from_scenario.out.find("on 128 x dgx-a100-80gb (1024 GPUs") != std::string::npos);
+  const Table a = parse_table(from_scenario.out);
+  const Table b = parse_table(from_preset.out);
+  REQUIRE(a.rows.size() == 1);
+  REQUIRE(b.rows.size() == 1);
+  CHECK(a.rows[0].time_us == b.rows[0].time_us);
+  const Outcome two = run_trainsim({"collective", file, "--nodes", "2", "--size", "1GiB"});
+  REQUIRE(two.exit_code == 0);
+  CHECK(two.out.find("on 2 x dgx-a100-80gb (16 GPUs") != std::string::npos);
+  CHECK(run_trainsim({"collective", file, "--cluster", "dgx-h100", "--size", "1GiB"}).exit_code == 2);
+  CHECK(run_trainsim({"collective", "--size", "1GiB"}).exit_code == 2);
 }

@@ -314,3 +314,39 @@ TEST_CASE("with TP-communication overlap a Megatron-Core step is no slower than 
     CHECK(on_event.iteration_time == doctest::Approx(on.iteration_time).epsilon(0.02));
   }
 }
+
+TEST_CASE(
+    "4:1 leaf oversubscription lengthens a leaf-crossing data-parallel reduction by 3x its bandwidth term") {
+  // 8 DGX A100, tp 8, dp 8: each data-parallel ring joins GPU i of every node, one member per node. Leaves
+  // not rail-optimized, one node (8 NIC ports) per leaf: 10-port leaves at 4:1 have 8 ports down and 2 up,
+  // 16-port leaves at 1:1 have 8 and 8. A ring over nodes in order leaves every leaf (leaves/nodes = 1), so
+  // at 4:1 the 8 NIC ports share 2 uplinks (a quarter of the rate each) and at 1:1 lose nothing: each
+  // bucket's bandwidth term is 4x. Without ZeRO and without overlap every bucket is exposed after the
+  // backward, so the exposed reduction grows by 3 x buckets x the 1:1 bandwidth term, in both fidelities.
+  StepInput in = testing::small_gpt_on_a100(8, 8, 1, 8, 16);
+  in.plan.zero = ZeroStage::none;
+  in.plan.overlap_grad_reduce = false;
+  in.cluster.network.rail_optimized = false;
+  auto fabric = [&](int radix, double oversubscription) {
+    StepInput x = in;
+    x.cluster.network.switch_radix = radix;
+    x.cluster.network.oversubscription = oversubscription;
+    return x;
+  };
+  const StepInput flat = fabric(16, 1);
+  const StepInput oversubscribed = fabric(10, 4);
+  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+  const StageCost one = step_costs(flat, plan).stages.front();
+  const StageCost four = step_costs(oversubscribed, plan).stages.front();
+  const double bandwidth_term = one.bucket_s - one.bucket_latency_s;
+  REQUIRE(bandwidth_term > 0);
+  CHECK(four.bucket_latency_s == doctest::Approx(one.bucket_latency_s).epsilon(1e-12));
+  CHECK((four.bucket_s - four.bucket_latency_s) / bandwidth_term == doctest::Approx(4.0).epsilon(1e-9));
+  const double derived = 3.0 * one.buckets * bandwidth_term;
+  for (Fidelity f : {Fidelity::analytic, Fidelity::event}) {
+    CAPTURE(to_string(f));
+    const double grown =
+        simulate_step(oversubscribed, f).time.exposed_dp_comm - simulate_step(flat, f).time.exposed_dp_comm;
+    CHECK(grown / derived == doctest::Approx(1.0).epsilon(1e-6));
+  }
+}
