@@ -9,6 +9,7 @@
 #include "models/report/summary.hpp"
 #include "models/step/layout_rules.hpp"
 #include "scenarios/cluster_background.hpp"
+#include "scenarios/framework_block.hpp"
 #include "scenarios/preset_blocks.hpp"
 #include "scenarios/yaml_tree.hpp"
 
@@ -76,6 +77,8 @@ struct Anchors {
   const YamlValue* stage_layers = nullptr;
   const YamlValue* micro_batch = nullptr;
   const YamlValue* schedule = nullptr;
+  const YamlValue* overlap_grad_reduce = nullptr;
+  const YamlValue* shard_group = nullptr;
   const YamlValue* global_batch = nullptr;
   const YamlValue* gpus_per_node = nullptr;
   const YamlValue* nodes = nullptr;
@@ -95,7 +98,7 @@ class Converter {
     a_.root = &root;
     MapReader r(d_, root, "",
                 {"name", "tags", "model", "cluster", "parallelism", "training", "checkpoint", "failures",
-                 "pricing", "budget", "sweep", "measured"});
+                 "pricing", "budget", "sweep", "measured", "framework", "memory"});
     if (!r.valid()) return s;
     r.require({"model", "cluster", "training"});
     r.string("name", s.name);
@@ -108,6 +111,10 @@ class Converter {
     const bool cluster_ok = r.has("cluster") && d_.size() == before_cluster;
     const std::size_t before_plan = d_.size();
     if (const YamlValue* v = r.get("parallelism")) read_parallelism(*v, s.parallelism);
+    if (const YamlValue* v = r.get("memory")) read_memory_block(d_, *v, s.parallelism);
+    if (const YamlValue* v = r.get("framework")) {
+      read_framework_block(d_, *v, s.parallelism, a_.overlap_grad_reduce != nullptr);
+    }
     const bool plan_ok = d_.size() == before_plan;
     const std::size_t before_training = d_.size();
     if (const YamlValue* v = r.get("training")) read_training(*v, s.training);
@@ -183,9 +190,10 @@ class Converter {
   }
 
   void read_parallelism(const YamlValue& v, model::ParallelPlan& p) {
-    MapReader r(d_, v, "parallelism",
-                {"tp", "pp", "dp", "cp", "ep", "schedule", "virtual_stages", "stage_layers", "micro_batch",
-                 "sequence_parallel", "zero", "recompute", "overlap_grad_reduce", "bucket", "order"});
+    MapReader r(
+        d_, v, "parallelism",
+        {"tp", "pp", "dp", "cp", "ep", "schedule", "virtual_stages", "stage_layers", "micro_batch",
+         "sequence_parallel", "zero", "shard_group", "recompute", "overlap_grad_reduce", "bucket", "order"});
     if (!r.valid()) return;
     a_.parallelism = &v;
     a_.tp = r.get("tp");
@@ -197,6 +205,8 @@ class Converter {
     a_.stage_layers = r.get("stage_layers");
     a_.micro_batch = r.get("micro_batch");
     a_.schedule = r.get("schedule");
+    a_.overlap_grad_reduce = r.get("overlap_grad_reduce");
+    a_.shard_group = r.get("shard_group");
     r.count("tp", p.tp, 1, 1e6);
     r.count("pp", p.pp, 1, 1e6);
     if (a_.dp != nullptr) {
@@ -225,7 +235,10 @@ class Converter {
     }
     r.count("micro_batch", p.micro_batch, 1, 1e7);
     r.boolean("sequence_parallel", p.sequence_parallel);
-    r.count("zero", p.zero, 0, 3);
+    int zero = model::stage_number(p.zero);
+    r.count("zero", zero, 0, 3);
+    p.zero = model::zero_stage_numbered(zero).value_or(p.zero);
+    r.count("shard_group", p.shard_group, 1, max_total_gpus);
     r.choice("recompute", p.recompute, model::kRecomputeNames);
     r.boolean("overlap_grad_reduce", p.overlap_grad_reduce);
     r.quantity("bucket", p.bucket_bytes, Dimension::bytes);
@@ -505,6 +518,7 @@ class Converter {
       case K::schedule: return a_.schedule;
       case K::virtual_stages: return a_.virtual_stages;
       case K::stage_layers: return a_.stage_layers;
+      case K::shard_group: return a_.shard_group;
       case K::global_batch: return a_.global_batch != nullptr ? a_.global_batch : a_.root;
     }
     return a_.parallelism;
@@ -710,12 +724,15 @@ std::string dump_scenario(const Scenario& s) {
     out += "]";
   }
   out += "\n  micro_batch: " + std::to_string(p.micro_batch) +
-         "\n  sequence_parallel: " + b(p.sequence_parallel) + "\n  zero: " + std::to_string(p.zero) +
+         "\n  sequence_parallel: " + b(p.sequence_parallel) +
+         "\n  zero: " + std::string(model::to_string(p.zero)) +
          "\n  recompute: " + std::string(to_string(p.recompute)) +
          "\n  overlap_grad_reduce: " + b(p.overlap_grad_reduce) +
          "\n  bucket: " + qty(p.bucket_bytes, Dimension::bytes) + "\n  order: [";
   for (std::size_t i = 0; i < p.order.size(); ++i) out += (i ? ", " : "") + std::string(to_string(p.order[i]));
   out += "]\n";
+  if (p.shard_group > 0) out += "  shard_group: " + std::to_string(p.shard_group) + "\n";
+  out += framework_to_yaml(p);
   const auto& t = s.training;
   const auto& o = t.optimizer;
   out += "training:\n  global_batch: " + str(t.global_batch) +

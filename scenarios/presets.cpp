@@ -184,7 +184,6 @@ std::string q(std::string_view s) {
 
 }  // namespace
 
-
 model::TransformerSpec read_model_value(Diagnostics& d, const YamlValue& v, const std::string& path) {
   if (v.is_scalar()) {
     return load_preset(d, v, path, PresetKind::model, v.scalar, model_cache, read_model_value)

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "models/report/summary.hpp"
-#include "scenarios/studies/layout_search.hpp"
 #include "scenarios/loader.hpp"
+#include "scenarios/studies/layout_search.hpp"
 #include "tools/command.hpp"
 #include "tools/progress_bar.hpp"
 
@@ -47,7 +47,9 @@ std::string table(const std::vector<scenario::RankedLayout>& rows, int gpus_per_
         "{:>4} {:>6} {:>3} {:>3} {:>5} {:>3} {:>3} {:>3} {:<15} {:>4} {:<9} {:>10} {:>10} {:>6} {:>10} "
         "{:>10} {}\n",
         ++rank, row.layout.nodes * gpus_per_node, p.tp, p.pp, p.dp, p.cp, p.ep, p.micro_batch, schedule,
-        p.zero, to_string(p.recompute), format_human(FieldUnit::seconds, s.step.iteration_time),
+        p.shard_group > 0 ? fmt::format("{}/{}", model::to_string(p.zero), p.shard_group)
+                          : std::string(model::to_string(p.zero)),
+        to_string(p.recompute), format_human(FieldUnit::seconds, s.step.iteration_time),
         format_human(FieldUnit::bytes, s.step.memory_per_gpu), format_human(FieldUnit::fraction, s.step.mfu),
         format_human(FieldUnit::seconds, s.run_time_s), format_human(FieldUnit::usd, s.cost_usd),
         row.event ? "event" : "analytic");

@@ -125,6 +125,10 @@ def scenario_text(case):
         "model: %s" % model,
         "cluster: %s" % cluster,
         "parallelism: %s" % par,
+    ]
+    if case.get("framework"):
+        lines.append("framework: %s" % case["framework"])
+    lines += [
         "training: %s" % training,
         "measured:",
         "  source: %s" % yaml_str(case["source"]),
@@ -184,6 +188,8 @@ def korthikanti_cases(rows):
         where = "Table 5" if section == "t5" else "Section 6.3"
         cases.append({
             "folder": "korthikanti",
+            # Megatron-LM of 2022: no tensor-parallel communication overlap yet, blocking p2p.
+            "framework": "megatron-lm-2021",
             "name": name,
             "origin": "published-measurements.csv rows " + ", ".join(ids),
             "source": "%s, %s, %s, %s recompute%s (%s)" % (KOR22_SOURCE, where, r["model_name"], recompute,
@@ -218,6 +224,7 @@ def megatron2020_cases(rows):
         gb = int(r["global_batch"])
         cases.append({
             "folder": "megatron2020",
+            "framework": "megatron-lm-2021",
             "name": r["id"].lower().rsplit("a", 1)[0].rstrip("-") + "-" + r["model_name"].split()[1].lower(),
             "origin": "published-measurements.csv row " + r["id"],
             "source": "%s, %s, %s (%s)" % (MR20_SOURCE, r["model_name"], r["gpu_type"], r["id"]),
@@ -254,6 +261,8 @@ def vtrain_cases(path, folder):
             cluster = dict(VTRAIN_CLUSTER, nodes=nodes, gpus_per_node=per)
             cases.append({
                 "folder": folder,
+                # Megatron-DeepSpeed: DeepSpeed's pipeline engine (blocking sends).
+                "framework": "deepspeed",
                 "name": "%s-%0*d" % (folder, width, i),
                 "origin": "%s row %d" % (os.path.basename(path), i),
                 "source": "%s, %s row %d" % (VTRAIN_SOURCE, os.path.basename(path), i),
@@ -322,6 +331,9 @@ def published_cases(path):
             measured.append((metric, round(float(x["value"]) * k, 6)))
         cases.append({
             "folder": "published",
+            # Llama 3: Meta's FSDP-based stack (fp32 reduce-scatter, Sec. 3.3.4); BLOOM: Megatron-DeepSpeed;
+            # Narayanan et al.: Megatron-LM of 2021.
+            "framework": "fsdp2" if llama else "deepspeed" if bloom else "megatron-lm-2021",
             "name": name,
             "origin": "scenarios/validation/published-runs.csv rows " + ", ".join(x["id"] for x in rs),
             "source": "%s, %s (%s)" % (r["source"], table_row, ", ".join(x["id"] for x in rs)),

@@ -163,20 +163,26 @@ ExplainSection stage_section(const MemoryEstimate& e, const StageMemory& st, con
   const OptimizerSpec& o = training.optimizer;
   const double bw = topo::bytes_per_element(weight_storage_precision(training.precision));
   const double bg = topo::bytes_per_element(gradient_precision(o, training.precision));
-  const double degree = static_cast<double>(plan.dp) * plan.cp * plan.ep;
-  auto by = [&](int from) {
-    return plan.zero >= from && degree > 1 ? fmt::format(" / {} (ZeRO-{})", degree, plan.zero)
-                                           : std::string();
+  const double degree = static_cast<double>(plan.dp_shard()) * plan.cp * plan.ep;
+  auto by = [&](bool sharded) {
+    return sharded && degree > 1 ? fmt::format(" / {} (ZeRO-{})", degree, stage_number(plan.zero))
+                                 : std::string();
   };
   const MemoryBreakdown& m = st.memory;
   s.lines.push_back(
-      {"weights", fmt::format("{} B x {} params on this GPU{}", bw, sci(st.params), by(3)), m.weights, "B"});
-  s.lines.push_back({"grads", fmt::format("{} B x {} params{}", bg, sci(st.params), by(2)), m.grads, "B"});
+      {"weights",
+       fmt::format("{} B x {} params on this GPU{}", bw, sci(st.params), by(shards_weights(plan.zero))),
+       m.weights, "B"});
+  s.lines.push_back({"grads",
+                     fmt::format("{} B x {} params{}", bg, sci(st.params), by(shards_gradients(plan.zero))),
+                     m.grads, "B"});
   const double k =
-      st.params > 0 ? (m.optimizer_state * (plan.zero >= 1 && degree > 1 ? degree : 1)) / st.params : 0;
+      st.params > 0
+          ? (m.optimizer_state * (shards_optimizer_states(plan.zero) && degree > 1 ? degree : 1)) / st.params
+          : 0;
   s.lines.push_back({"optimizer state",
-                     fmt::format("{:.3g} B x {} params{} (master weights {})", k, sci(st.params), by(1),
-                                 gb(st.master_bytes)),
+                     fmt::format("{:.3g} B x {} params{} (master weights {})", k, sci(st.params),
+                                 by(shards_optimizer_states(plan.zero)), gb(st.master_bytes)),
                      m.optimizer_state, "B"});
   const double per_mb = st.in_flight_micro_batches > 0 ? m.activations / st.in_flight_micro_batches : 0;
   s.lines.push_back(
@@ -184,6 +190,19 @@ ExplainSection stage_section(const MemoryEstimate& e, const StageMemory& st, con
        fmt::format("{} per micro-batch x {:.3g} in flight ({}, {} recompute)", gb(per_mb),
                    st.in_flight_micro_batches, to_string(plan.schedule), to_string(plan.recompute)),
        m.activations, "B"});
+  if (st.gathered_unit_params > 0) {
+    const Framework& fw = plan.framework;
+    s.lines.push_back(
+        {"ZeRO-3 gathered",
+         fw.reshard_after_forward
+             ? fmt::format("({} computing + {} prefetched) x {} params x {} B + their grads {} params x {} B",
+                           1, st.prefetched_units, sci(st.gathered_unit_params), bw,
+                           sci(st.gathered_unit_params), bg)
+             : fmt::format(
+                   "every unit kept to the backward: {} B x {} params x (1 - 1/{}) + grads {} params x {} B",
+                   bw, sci(st.params), degree, sci(st.gathered_unit_params), bg),
+         st.gathered_bytes, "B"});
+  }
   s.lines.push_back(
       {"buffers",
        fmt::format("buckets {} + ZeRO-3 gathered {} + runtime {} + allocator reserve {}", gb(st.bucket_bytes),
@@ -195,7 +214,7 @@ ExplainSection stage_section(const MemoryEstimate& e, const StageMemory& st, con
     s.lines.push_back(
         {"fp8 weight copies",
          fmt::format("2 B (fp8 W + fp8 Wᵀ) x {} GEMM weights, in weights{}", sci(f.gemm_weights),
-                     plan.zero >= 3 && degree > 1 ? " (ZeRO-3: 2 gathered layers)" : ""),
+                     shards_weights(plan.zero) && degree > 1 ? " (ZeRO-3: of the gathered units)" : ""),
          f.weight_copies, "B"});
     s.lines.push_back(
         {"fp8 amax history",
@@ -217,8 +236,9 @@ Explanation explain(const TransformerSpec& model, const ParallelPlan& plan, cons
   Explanation out;
   const Precision act = weight_storage_precision(training.precision);
   out.sections.push_back(model_section(model, plan));
-  const MemoryEstimate e =
-      estimate_memory(model, plan, training, gpu, {.headroom_fraction = memory_headroom});
+  const MemoryEstimate e = estimate_memory(
+      model, plan, training, gpu,
+      {.allocator_fraction = plan.framework.memory_reserve, .headroom_fraction = memory_headroom});
   out.fits = e.fits;
   out.reason = e.reason;
   if (e.stages.empty()) {  // the layout does not divide the model
@@ -227,6 +247,14 @@ Explanation explain(const TransformerSpec& model, const ParallelPlan& plan, cons
   }
   if (model.generic_layers.empty()) out.sections.push_back(attention_section(model, plan, act, gpu));
   out.sections.push_back(optimizer_section(training));
+  ExplainSection fw{.title = "framework"};
+  fw.notes.push_back(framework_flags(plan.framework, plan.overlap_grad_reduce));
+  fw.notes.emplace_back(preset_citation(plan.framework.preset));
+  if (plan.shard_group > 0) {
+    fw.notes.push_back(fmt::format("HSDP: sharded over {} dp ranks, replicated over {}", plan.shard_group,
+                                   plan.dp / plan.shard_group));
+  }
+  out.sections.push_back(std::move(fw));
   const StageMemory& worst = e.stages[static_cast<std::size_t>(e.worst_stage)];
   ExplainSection w = stage_section(e, worst, plan, training, gpu);
   if (e.fits) {
@@ -234,8 +262,8 @@ Explanation explain(const TransformerSpec& model, const ParallelPlan& plan, cons
   } else {
     w.notes.push_back("does not fit: " + e.reason);
     const MemoryBreakdown& m = e.memory;
-    if (m.optimizer_state >= m.activations && plan.zero < 1) {
-      const double degree = static_cast<double>(plan.dp) * plan.cp * plan.ep;
+    if (m.optimizer_state >= m.activations && !shards_optimizer_states(plan.zero)) {
+      const double degree = static_cast<double>(plan.dp_shard()) * plan.cp * plan.ep;
       w.notes.push_back(
           degree > 1
               ? fmt::format("optimizer state is the largest part: ZeRO-1 would divide it by {}", degree)

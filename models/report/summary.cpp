@@ -34,8 +34,8 @@ class FieldList {
   }
   void flag(std::string name, bool value) { num(std::move(name), FieldUnit::flag, value ? 1.0 : 0.0); }
   void text(std::string name, std::string value) {
-    out_.push_back(SummaryField{.name = std::move(name), .unit = FieldUnit::text, .text = std::move(value),
-                                .group = group_});
+    out_.push_back(SummaryField{
+        .name = std::move(name), .unit = FieldUnit::text, .text = std::move(value), .group = group_});
   }
 
  private:
@@ -66,6 +66,7 @@ Summary summarize(const Labels& labels, const StepReport& step, const RunReport*
   std::string reason = step.reason;
   if (run != nullptr && !run->reason.empty()) reason += (reason.empty() ? "" : "; ") + run->reason;
   f.text("reason", reason);
+  f.text("framework", step.framework);
   f.num("gpus", U::count, static_cast<double>(step.gpus));
   f.num("parameters", U::count, step.parameters);
   f.num("model_flops_per_step", U::flops, step.model_flops_per_step);
@@ -163,20 +164,28 @@ std::string format_human(FieldUnit unit, double v) {
       if (a < 1e6) return fmt::format("${:.1f}k", v / 1e3);
       if (a < 1e9) return fmt::format("${:.2f}M", v / 1e6);
       return fmt::format("${:.2f}B", v / 1e9);
-    case FieldUnit::fraction: return fmt::format("{:.1f} %", v * 100);
-    case FieldUnit::flops: return fmt::format("{:.3g} FLOP", v);
-    case FieldUnit::tflops: return fmt::format("{:.1f} TFLOP/s", v);
-    case FieldUnit::per_second: return fmt::format("{:.4g} /s", v);
-    case FieldUnit::kwh: return fmt::format("{:.4g} kWh", v);
-    case FieldUnit::kg: return fmt::format("{:.4g} kg", v);
-    case FieldUnit::flag: return v != 0 ? "yes" : "no";
+    case FieldUnit::fraction:
+      return fmt::format("{:.1f} %", v * 100);
+    case FieldUnit::flops:
+      return fmt::format("{:.3g} FLOP", v);
+    case FieldUnit::tflops:
+      return fmt::format("{:.1f} TFLOP/s", v);
+    case FieldUnit::per_second:
+      return fmt::format("{:.4g} /s", v);
+    case FieldUnit::kwh:
+      return fmt::format("{:.4g} kWh", v);
+    case FieldUnit::kg:
+      return fmt::format("{:.4g} kg", v);
+    case FieldUnit::flag:
+      return v != 0 ? "yes" : "no";
     case FieldUnit::count:
       if (a < 1e4) return v == std::floor(v) ? fmt::format("{:.0f}", v) : fmt::format("{:.4g}", v);
       if (a < 1e6) return fmt::format("{:.1f}K", v / 1e3);
       if (a < 1e9) return fmt::format("{:.2f}M", v / 1e6);
       if (a < 1e12) return fmt::format("{:.2f}B", v / 1e9);
       return fmt::format("{:.2f}T", v / 1e12);
-    case FieldUnit::text: return "";
+    case FieldUnit::text:
+      return "";
   }
   return fmt::format("{}", v);
 }
@@ -196,8 +205,11 @@ const std::vector<std::string>& numeric_field_names() {
 
 std::string format_table(const Summary& summary) {
   static const std::vector<std::pair<std::string, std::string>> titles = {
-      {"labels", "Scenario"}, {"iteration", "Iteration"}, {"memory", "Memory per GPU (worst GPU)"},
-      {"run", "Whole run"},   {"cost", "Cost and energy"}};
+      {"labels", "Scenario"},
+      {"iteration", "Iteration"},
+      {"memory", "Memory per GPU (worst GPU)"},
+      {"run", "Whole run"},
+      {"cost", "Cost and energy"}};
   std::size_t width = 0;
   for (const auto& f : summary.fields) width = std::max(width, f.name.size());
   std::string out;
@@ -235,10 +247,14 @@ std::string to_json(const Summary& summary, int indent) {
 
 std::string csv_column(const SummaryField& field) {
   switch (field.unit) {
-    case FieldUnit::seconds: return field.name + "_s";
-    case FieldUnit::bytes: return field.name + "_gib";
-    case FieldUnit::usd: return field.name + "_usd";
-    default: return field.name;
+    case FieldUnit::seconds:
+      return field.name + "_s";
+    case FieldUnit::bytes:
+      return field.name + "_gib";
+    case FieldUnit::usd:
+      return field.name + "_usd";
+    default:
+      return field.name;
   }
 }
 
@@ -270,10 +286,18 @@ std::string csv_row(const Summary& summary) {
     if (!first) out += ',';
     first = false;
     switch (f.unit) {
-      case FieldUnit::text: out += csv_quote(f.text); break;
-      case FieldUnit::flag: out += f.number != 0 ? "true" : "false"; break;
-      case FieldUnit::bytes: out += fmt::format("{:.6g}", f.number / (1024.0 * 1024.0 * 1024.0)); break;
-      default: out += fmt::format("{:.10g}", f.number); break;
+      case FieldUnit::text:
+        out += csv_quote(f.text);
+        break;
+      case FieldUnit::flag:
+        out += f.number != 0 ? "true" : "false";
+        break;
+      case FieldUnit::bytes:
+        out += fmt::format("{:.6g}", f.number / (1024.0 * 1024.0 * 1024.0));
+        break;
+      default:
+        out += fmt::format("{:.10g}", f.number);
+        break;
     }
   }
   return out;

@@ -37,12 +37,12 @@ CheckpointSize checkpoint_size(const TransformerSpec& model, const ParallelPlan&
   // dense parameters are treated alike, which slightly overstates a dense rank's share when ep > 1.
   const auto model_ranks = static_cast<std::int64_t>(plan.tp) * plan.pp * plan.ep;
   const double degree = static_cast<double>(plan.dp) * plan.cp;
-  const bool sharded = plan.zero >= 1 && degree > 1;
+  const bool sharded = shards_optimizer_states(plan.zero) && degree > 1;
   size.writing_ranks = sharded ? model_ranks * plan.dp * plan.cp : model_ranks;
   for (int s = 0; s < plan.pp; ++s) {
     const auto local = stage_parameter_tensors(model, plan, s);
     const OptimizerCost l = optimizer_cost(opt, compute, local);
-    const double weights = bw * l.params / (sharded && plan.zero >= 3 ? degree : 1);
+    const double weights = bw * l.params / (sharded && shards_weights(plan.zero) ? degree : 1);
     const double state = (l.state_bytes + l.master_bytes) / (sharded ? degree : 1);
     size.bytes_per_rank_max = std::max(size.bytes_per_rank_max, weights + state);
   }

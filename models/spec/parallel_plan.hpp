@@ -3,9 +3,11 @@
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
+#include <optional>
 #include <string_view>
 #include <vector>
 
+#include "models/spec/framework.hpp"
 #include "sim/enum_names.hpp"
 
 namespace trainsim::model {
@@ -36,25 +38,64 @@ constexpr std::string_view to_string(ParallelAxis a) {
   return name_in(kParallelAxisNames, a);
 }
 
+/// What the data-parallel ranks shard (ZeRO, Rajbhandari et al. 2020, arXiv:1910.02054 §5). A scenario
+/// names a stage by its number, 0–3.
+enum class ZeroStage : std::uint8_t {
+  none = 0,              ///< every rank holds everything (plain data parallelism)
+  optimizer_states = 1,  ///< P_os: optimizer state (Megatron's distributed optimizer)
+  gradients = 2,         ///< P_os+g: also the gradients
+  parameters = 3,        ///< P_os+g+p: also the weights, gathered when used (FSDP FULL_SHARD)
+};
+[[nodiscard]] constexpr bool shards_optimizer_states(ZeroStage z) {
+  return z >= ZeroStage::optimizer_states;
+}
+[[nodiscard]] constexpr bool shards_gradients(ZeroStage z) {
+  return z >= ZeroStage::gradients;
+}
+[[nodiscard]] constexpr bool shards_weights(ZeroStage z) {
+  return z == ZeroStage::parameters;
+}
+[[nodiscard]] constexpr int stage_number(ZeroStage z) {
+  return static_cast<int>(z);
+}
+inline constexpr EnumNames<ZeroStage, 4> kZeroStageNames{{{"0", ZeroStage::none},
+                                                          {"1", ZeroStage::optimizer_states},
+                                                          {"2", ZeroStage::gradients},
+                                                          {"3", ZeroStage::parameters}}};
+/// The stage numbered `number`; std::nullopt outside 0–3.
+[[nodiscard]] constexpr std::optional<ZeroStage> zero_stage_numbered(int number) {
+  if (number < 0 || number >= static_cast<int>(kZeroStageNames.size())) return std::nullopt;
+  return kZeroStageNames[static_cast<std::size_t>(number)].value;
+}
+constexpr std::string_view to_string(ZeroStage z) {
+  return name_in(kZeroStageNames, z);
+}
+
 struct ParallelPlan {
   int tp = 1;
   int pp = 1;
-  std::int64_t dp = 1;              ///< resolved degree (the loader resolves `auto`)
-  bool dp_auto = true;              ///< the scenario said `auto`: dp = GPUs / (tp·pp·cp·ep)
+  std::int64_t dp = 1;  ///< resolved degree (the loader resolves `auto`)
+  bool dp_auto = true;  ///< the scenario said `auto`: dp = GPUs / (tp·pp·cp·ep)
   int cp = 1;
   int ep = 1;
   Schedule schedule = Schedule::one_f_one_b;
-  int virtual_stages = 1;           ///< model chunks per pipeline rank (interleaved)
-  std::vector<int> stage_layers;    ///< layers per stage; empty: spread evenly, remainder on middle stages
-  int micro_batch = 1;              ///< sequences per micro-batch per data-parallel rank
+  int virtual_stages = 1;         ///< model chunks per pipeline rank (interleaved)
+  std::vector<int> stage_layers;  ///< layers per stage; empty: spread evenly, remainder on middle stages
+  int micro_batch = 1;            ///< sequences per micro-batch per data-parallel rank
   bool sequence_parallel = false;
-  int zero = 0;                     ///< 0 | 1 | 2 | 3 (3 = FSDP full shard)
+  ZeroStage zero = ZeroStage::none;
+  /// ZeRO ≥ 1: data-parallel ranks that shard among themselves (HSDP / Megatron's distributed-optimizer
+  /// instances): weights, gradients and optimizer state are sharded within each group of shard_group
+  /// consecutive dp ranks (× cp × ep, as without it) and replicated across the dp / shard_group groups,
+  /// whose gradients are all-reduced. 0: one group of all dp ranks.
+  int shard_group = 0;
   Recompute recompute = Recompute::none;
   bool overlap_grad_reduce = true;
-  double bucket_bytes = 40e6;       ///< gradient bucket size, bytes
+  double bucket_bytes = 40e6;  ///< gradient bucket size, bytes
+  Framework framework;         ///< the software's habits (the scenario's `framework:` block)
   /// Rank placement, innermost (fastest-varying, same node) first.
-  std::vector<ParallelAxis> order = {ParallelAxis::tp, ParallelAxis::cp, ParallelAxis::ep,
-                                     ParallelAxis::pp, ParallelAxis::dp};
+  std::vector<ParallelAxis> order = {ParallelAxis::tp, ParallelAxis::cp, ParallelAxis::ep, ParallelAxis::pp,
+                                     ParallelAxis::dp};
 
   /// tp·pp·cp·ep, or kOverflowedSize when the product does not fit in 64 bits (degrees are read up to
   /// 1e6 each, so a product of four can overflow: no real cluster matches the saturated value).
@@ -64,6 +105,8 @@ struct ParallelPlan {
   [[nodiscard]] std::int64_t world_size() const { return saturating_product({model_parallel_size(), dp}); }
 
   static constexpr std::int64_t kOverflowedSize = std::numeric_limits<std::int64_t>::max();
+  /// Data-parallel ranks in one sharding group: shard_group when set, else dp.
+  [[nodiscard]] std::int64_t dp_shard() const { return shard_group > 0 ? shard_group : dp; }
 
  private:
   static std::int64_t saturating_product(std::initializer_list<std::int64_t> factors) {

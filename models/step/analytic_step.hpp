@@ -1,139 +1,34 @@
 #pragma once
-// The costs of one step's pieces, shared by both fidelities, and the analytic (closed-form) fast path.
-//
-// step_costs() prices, for one GPU of each pipeline stage (one tensor-parallel rank of one data-parallel
-// replica — all others are symmetric to it):
-//  - each unit (one transformer layer, the embedding, the LM head, or one generic layer) as the ordered
-//    pieces of its forward and backward op lists (models/workload/layer_ops.hpp): the kernels between two
-//    collectives (timed by kernel_time), each blocking tensor/context/expert-parallel collective (timed by
-//    collective_time on the communicator group the placement gives; on the critical path, as in
-//    Megatron-LM), and each overlappable one (the cp ring exchange) paired with the kernel it runs under;
-//    recomputation stays inside the backward's kernels. Each virtual stage is a list of runs of units
-//    (embedding, n identical layers, head; generic models one run per layer), and its PassCost — what the
-//    analytic path and the schedule replay use — is the sum of those pieces, so the event path, which
-//    lowers the pieces one by one (step_lowering.hpp), charges the same seconds;
-//  - the activation hand-over between stages (send/recv of b·s/cp·h elements, ÷ tp under sequence
-//    parallelism, on the pipeline group's links);
-//  - data-parallel traffic: gradient all-reduce (ZeRO 0) or reduce-scatter + parameter all-gather after the
-//    update (ZeRO 1–2, Megatron's distributed optimizer), in buckets of plan.bucket_bytes; ZeRO-3 gathers
-//    the weights before every forward and backward pass and reduce-scatters gradients after every backward;
-//  - the optimizer update, memory-bound on HBM (bytes from D2's optimizer_cost, ÷ dp under ZeRO ≥ 1), and
-//    the gradient-norm all-reduces (clipping, LAMB, Muon).
+// The analytic (closed-form) fast path over the step costs (step_costs.hpp).
 //
 // analytic_step() turns them into a step time: the pipeline is timed by replaying the schedule with these
 // per-stage costs (time_schedule: O(passes), no event queue), data-parallel buckets are laid after each
-// chunk's gradient window, ZeRO-3 gathers hide under compute when shorter (closed form), then the
-// optimizer. Each stage finishes at its own time; the latest sets the step.
+// chunk's gradient window, ZeRO-3 passes are lengthened by their units' waits for weights gathered a
+// bounded number of units ahead (gathered_pass, the same order the event run follows), blocking
+// hand-overs are part of the sender's pass, then the optimizer and (ZeRO 1–2) what the weights'
+// all-gather does not hide under the next step's first forward. Each stage finishes at its own time; the
+// latest sets the step.
 //
 // Agreement with the event-driven path (tests/models/step/step_simulator_test.cpp): within 0.4% on the example
 // scenarios and 2% on every ZeRO 0–2 layout tested, since both use these costs and the same schedule; they
 // differ only in when gradient buckets become ready (here evenly over each chunk's last backward, there at
-// its layer boundaries). The one known gap: ZeRO-3 when gathers outweigh a pass's compute — the closed
-// form charges every pass max(kernels, gathers) (plus the first layer's gather once), while the event run
-// gathers one layer ahead, so gathers do not run ahead under the embedding and LM-head kernels or while a
-// pass waits for its neighbour (slower, by up to one layer's and those units' kernels per pass), and it
-// streams them through the pipeline's warm-up and cool-down waits (faster); on the test layout the event
-// time is ≈7% higher. The event path also lets data-parallel and pipeline traffic that meet on a NIC
-// share it (step_network.hpp), which the closed form does not: that only ever lengthens the event run.
+// its layer boundaries). Under ZeRO-3 both follow the same per-unit order within a pass; they differ in
+// that the event run's gradient reductions queue on their stream across passes (the closed form adds only
+// the last backward's tail), and its gathers and reductions share the NIC (step_network.hpp), which the
+// closed form does not: that only ever lengthens the event run. The overlapped all-gather of ZeRO 1–2's
+// updated weights is closed-form in both.
 #include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "models/workload/layer_ops.hpp"
 #include "models/step/pipeline_schedule.hpp"
+#include "models/step/step_costs.hpp"
 #include "models/step/step_plan.hpp"
 #include "models/step/step_report.hpp"
 #include "models/step/step_simulator.hpp"
 
 namespace trainsim::model {
-
-/// One micro-batch through one virtual stage on one GPU, seconds.
-struct PassCost {
-  double forward_compute = 0;   ///< kernels of the forward pass (embedding / LM head included on the ends)
-  double forward_comm = 0;      ///< exposed tp/cp/ep collectives of the forward pass
-  double backward_compute = 0;  ///< kernels of the backward pass, recomputation included
-  double backward_comm = 0;     ///< exposed collectives of the backward pass
-  double weight_compute = 0;    ///< the weight-gradient (wgrad) part of backward_compute (ZB-H1's W)
-
-  [[nodiscard]] double forward() const { return forward_compute + forward_comm; }
-  [[nodiscard]] double backward() const { return backward_compute + backward_comm; }
-};
-
-/// One piece of a unit's forward or backward, in execution order.
-struct CostPiece {
-  enum class Kind : std::uint8_t {
-    compute,     ///< consecutive kernels between two collectives: `compute` seconds on the compute stream
-    collective,  ///< a blocking collective: `comm` seconds, the compute after it waits
-    overlapped,  ///< an overlappable collective (`comm`) running beside one kernel (`compute`): max of both
-  };
-  Kind kind = Kind::compute;
-  CommGroup group = CommGroup::tp;  ///< collective, overlapped: the communicator
-  double compute = 0;               ///< kernel seconds (compute, overlapped)
-  double weight = 0;                ///< the weight-gradient (wgrad) part of `compute`
-  double comm = 0;                  ///< collective seconds (collective, overlapped)
-  std::string name;                 ///< the kernels ("qkv..out_proj") or the collective ("tp_all_reduce")
-  std::string comm_name;            ///< overlapped: the collective's name
-
-  /// What the piece adds to the pass beyond its kernels: comm, or what the overlapped part exceeds.
-  [[nodiscard]] double exposed_comm() const {
-    return kind == Kind::overlapped ? std::max(0.0, comm - compute) : comm;
-  }
-};
-
-/// One unit's pieces and their sums (each sum adds the pieces in order).
-struct UnitCost {
-  std::string name;  ///< "layer", "embedding", "head", or a generic layer's name
-  std::vector<CostPiece> forward, backward;
-  PassCost total;  ///< the unit alone as a pass: its pieces summed
-};
-
-/// A run of identical consecutive units of one virtual stage, in forward order.
-struct UnitRun {
-  int unit = 0;          ///< index into StepCosts::units
-  int count = 1;         ///< copies (the transformer layers of a chunk)
-  int first_layer = -1;  ///< model layer of the first copy; -1 for the embedding and the head
-};
-
-/// Per pipeline rank: data-parallel and optimizer costs, seconds and bytes, one GPU.
-struct StageCost {
-  double params = 0;          ///< parameters on one GPU before ZeRO sharding
-  double grad_bytes = 0;      ///< its gradients, bytes
-  double weight_bytes = 0;    ///< its weights in storage precision, bytes
-  int buckets = 1;            ///< gradient buckets (ZeRO 0–2)
-  double bucket_s = 0;        ///< time of one bucket's reduction (all-reduce or reduce-scatter)
-  double param_gather_s = 0;  ///< ZeRO 1–2: all-gather of the updated weights after the optimizer
-  double zero3_gather_s =
-      0;  ///< ZeRO-3: gathering all this rank's weights once (per pass, summed over chunks)
-  double zero3_reduce_s = 0;     ///< ZeRO-3: reduce-scatter of all this rank's gradients once
-  double optimizer_s = 0;        ///< the update kernels
-  double grad_norm_s = 0;        ///< all-reduces of the norm(s)
-  double dp_bytes_per_step = 0;  ///< data-parallel bytes this GPU's collectives carry per step (nccl size)
-  /// The size-independent part (launch and per-step α, topo::CollectiveEstimate::latency_s) of bucket_s,
-  /// param_gather_s, zero3_gather_s and zero3_reduce_s: the event fidelity runs the rest as a flow.
-  double bucket_latency_s = 0;
-  double param_gather_latency_s = 0;
-  double zero3_gather_latency_s = 0;
-  double zero3_reduce_latency_s = 0;
-};
-
-struct StepCosts {
-  std::vector<PassCost> passes;  ///< per virtual stage vs = chunk·pp + rank: the sums of its units' pieces
-  std::vector<UnitCost> units;   ///< the distinct units (empty in hand-made costs: analytic_step only)
-  std::vector<std::vector<UnitRun>> chunk_units;  ///< per virtual stage, forward order
-  std::vector<StageCost> stages;                  ///< per pipeline rank
-  double p2p_s = 0;  ///< one activation (or its gradient) between consecutive stages
-  double p2p_bytes = 0;
-  double p2p_latency_s = 0;  ///< the size-independent part of p2p_s
-  /// Where the traffic runs (for the event fidelity's flows, step_network.hpp): the node of each pipeline
-  /// rank's representative GPU (the placement's, data-parallel and tensor-parallel index 0), and whether a
-  /// data-parallel ring step leaves the node (the gradient group spans nodes).
-  std::vector<std::int64_t> stage_node;
-  bool dp_crosses_nodes = false;
-};
-
-/// The pieces' costs. Precondition: plan.feasible. Throws InputError for inputs that are not a layout.
-[[nodiscard]] StepCosts step_costs(const StepInput& input, const StepPlan& plan);
 
 /// The time side of a step report.
 struct StepTiming {
@@ -153,9 +48,8 @@ struct AnalyticLayout {
   };
   PipelineOrder order;  ///< per rank, its passes in execution order
   /// Per rank, time_schedule's span of each pass of `order` (a pass includes its exposed tp/cp/ep
-  /// collectives and, under ZeRO-3, what its weight gathers exceed its compute), before `first_gather`.
+  /// collectives, under ZeRO-3 its waits for weight gathers, and a blocking hand-over).
   PassSpans passes;
-  std::vector<double> first_gather;          ///< per rank: ZeRO-3's first gather, delaying its whole list
   std::vector<std::vector<Bucket>> buckets;  ///< per rank: gradient buckets on its dp stream, in order
   std::vector<double> reduced;               ///< per rank: gradients reduced; the grad-norm all-reduce starts
   std::vector<double> finish;                ///< per rank: its step ends (optimizer, ZeRO 1–2 gather done)
@@ -168,5 +62,21 @@ struct AnalyticLayout {
 
 /// The per-pass costs as time_schedule's input (forward/backward include exposed collectives).
 [[nodiscard]] PassTimes pass_times(const StepCosts& costs);
+
+/// ZeRO-3: one pass of micro-batch through virtual stage `vs`, its units in execution order, each waiting
+/// for its weights (when `gather`), gathered one after another on the data-parallel stream and issued
+/// when the unit costs.zero3_prefetch places earlier starts (prefetch 0: when the previous unit ends), and
+/// (backward) each unit's gradients reduced after it on a stream of their own.
+struct GatheredPass {
+  double extra = 0;        ///< how much longer than its units' own time the pass takes
+  double reduce_tail = 0;  ///< how long the reductions run on after the pass's last unit
+};
+[[nodiscard]] GatheredPass gathered_pass(const StepCosts& costs, int vs, bool backward, bool gather);
+
+/// ZeRO 1–2: what the all-gather of rank s's updated weights adds to the step: all of it, or with the
+/// framework's overlap_param_gather what exceeds the forward kernels of the next step's first micro-batch
+/// (at least one bucket, which nothing precedes).
+[[nodiscard]] double exposed_param_gather(const StepInput& input, const StepPlan& plan,
+                                          const StepCosts& costs, int s);
 
 }  // namespace trainsim::model

@@ -26,7 +26,7 @@ StepTiming trace_analytic_step(const StepInput& in, const StepPlan& plan, const 
   const int p = plan.pp;
   const int nvs = p * plan.virtual_stages;
   const bool split_w = pl.schedule == Schedule::zero_bubble_h1;
-  const bool zero3 = pl.zero == 3 && pl.dp * pl.cp * pl.ep > 1;  // as analytic_step and lower_step decide
+  const bool zero3 = costs.gathers_weights;
   TRAINSIM_CHECK(memory == nullptr || (memory->resident.size() == static_cast<std::size_t>(p) &&
                                        memory->per_micro_batch.size() == static_cast<std::size_t>(p)),
                  "trace_analytic_step: one memory entry per pipeline rank expected");
@@ -44,8 +44,6 @@ StepTiming trace_analytic_step(const StepInput& in, const StepPlan& plan, const 
     const std::string pp = proc + " / pp comm";
     const std::string dp = proc + " / dp comm";
     const StageCost& sc = costs.stages[si];
-    const double offset = lay.first_gather[si];
-    if (offset > 0) slice(dp, "zero3 first gather", "dp", 0.0, offset);
     double in_use = memory != nullptr ? memory->resident[si] : 0.0;
     if (memory != nullptr) sink.counter(compute, "memory_bytes", at(0.0), in_use);
 
@@ -55,8 +53,8 @@ StepTiming trace_analytic_step(const StepInput& in, const StepPlan& plan, const 
       const PipelinePass& x = passes[k];
       const int vs = x.chunk * p + s;
       const PassCost& pc = costs.passes[static_cast<std::size_t>(vs)];
-      const double start = offset + spans[k].start;
-      const double end = offset + spans[k].end;
+      const double start = spans[k].start;
+      const double end = spans[k].end;
       double kernels = 0;
       double comm = 0;
       switch (x.kind) {
@@ -80,7 +78,9 @@ StepTiming trace_analytic_step(const StepInput& in, const StepPlan& plan, const 
         const double share =
             static_cast<double>(plan.chunk_layers[static_cast<std::size_t>(vs)]) / plan.stage_layers[si];
         const bool bwd = x.kind == PassKind::backward;
-        const double gather = share * (sc.zero3_gather_s + (bwd ? sc.zero3_reduce_s : 0.0));
+        const double gather =
+            share * ((bwd && !pl.framework.reshard_after_forward ? 0.0 : sc.zero3_gather_s) +
+                     (bwd ? sc.zero3_reduce_s : 0.0));
         slice(dp, label + (bwd ? " zero3 gather+reduce-scatter" : " zero3 gather"), "dp", start,
               std::min(end, start + gather));
       }
@@ -111,9 +111,8 @@ StepTiming trace_analytic_step(const StepInput& in, const StepPlan& plan, const 
     slice(dp, "grad norm all-reduce", "dp", lay.reduced[si], norm_end);
     const double optimizer_end = norm_end + sc.optimizer_s;
     slice(compute, "optimizer", "optimizer", norm_end, optimizer_end);
-    if (pl.zero >= 1 && pl.zero < 3 && sc.param_gather_s > 0) {
-      slice(dp, "param all-gather", "dp", optimizer_end, optimizer_end + sc.param_gather_s);
-    }
+    const double gather = exposed_param_gather(in, plan, costs, s);
+    if (gather > 0) slice(dp, "param all-gather", "dp", optimizer_end, optimizer_end + gather);
   }
   return timing;
 }

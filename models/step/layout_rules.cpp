@@ -19,6 +19,7 @@ std::string key_path(LayoutKey key) {
     case LayoutKey::schedule: return "parallelism.schedule";
     case LayoutKey::virtual_stages: return "parallelism.virtual_stages";
     case LayoutKey::stage_layers: return "parallelism.stage_layers";
+    case LayoutKey::shard_group: return "parallelism.shard_group";
     case LayoutKey::global_batch: return "training.global_batch";
   }
   return "parallelism";
@@ -48,6 +49,9 @@ std::vector<LayoutProblem> layout_rules(const TransformerSpec& m, const Parallel
       problem(LayoutKey::dp, fmt::format("{} times dp = {} is {} GPUs, but the cluster has {} (use dp: auto)",
                                          mp_text, p.dp, p.world_size(), gpus));
     }
+  }
+  if (p.shard_group > 0 && p.dp % p.shard_group != 0) {
+    problem(LayoutKey::shard_group, fmt::format("must divide dp ({}), found {}", p.dp, p.shard_group));
   }
   const bool generic = !m.generic_layers.empty();
   const std::int64_t layers = generic ? static_cast<std::int64_t>(m.generic_layers.size()) : m.layers;

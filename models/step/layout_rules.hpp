@@ -10,7 +10,8 @@
 // model whose experts divide by it; the sequence divisible by 2·cp when cp > 1 (the causal load balance
 // cuts it into 2·cp chunks, two per rank, as Megatron-Core's context parallelism does); the global batch by
 // dp·ep·micro_batch (expert-parallel ranks are data replicas of the dense layers); at most
-// kMaxMicroBatches micro-batches; the schedule's own constraints (pipeline_schedule.hpp).
+// kMaxMicroBatches micro-batches; the schedule's own constraints (pipeline_schedule.hpp). A sharding group
+// (shard_group) divides dp.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -26,7 +27,20 @@ namespace trainsim::model {
 inline constexpr std::int64_t kMaxMicroBatches = 65536;
 
 /// The scenario key a problem blames (`parallelism.<key>`, or training.global_batch).
-enum class LayoutKey { parallelism, tp, pp, dp, cp, ep, micro_batch, schedule, virtual_stages, stage_layers, global_batch };
+enum class LayoutKey {
+  parallelism,
+  tp,
+  pp,
+  dp,
+  cp,
+  ep,
+  micro_batch,
+  schedule,
+  virtual_stages,
+  stage_layers,
+  shard_group,
+  global_batch
+};
 
 /// "parallelism.tp", "training.global_batch", … (parallelism for the layout as a whole).
 [[nodiscard]] std::string key_path(LayoutKey key);

@@ -123,7 +123,6 @@ void check_layout(const TransformerSpec& m, const ParallelPlan& plan) {
   require(plan.ep >= 1, "ep", "must be at least 1");
   require(plan.micro_batch >= 1, "micro_batch", "must be at least 1");
   require(plan.virtual_stages >= 1, "virtual_stages", "must be at least 1");
-  require(plan.zero >= 0 && plan.zero <= 3, "zero", "must be 0, 1, 2 or 3, got " + std::to_string(plan.zero));
   if (!problems.empty()) throw InputError(std::move(problems));
   const std::int64_t total =
       m.generic_layers.empty() ? m.layers : static_cast<std::int64_t>(m.generic_layers.size());
@@ -174,14 +173,39 @@ std::vector<TensorShape> stage_parameter_tensors(const TransformerSpec& model, c
   return r.dense;
 }
 
-MemoryBreakdown model_state_bytes(double params, double shard_degree, int zero, const OptimizerSpec& spec,
-                                  Precision compute) {
+UnitParameters unit_parameters(const TransformerSpec& model, const ParallelPlan& plan) {
+  check_layout(model, plan);
+  UnitParameters u;
+  if (!model.generic_layers.empty()) {
+    for (const auto& g : model.generic_layers) u.layer = std::max(u.layer, g.params / plan.tp);
+    return u;
+  }
+  // A three-stage pipeline of the same shards: its middle stage holds one layer and nothing else, its
+  // first the embedding alone, its last the final norm and the LM head (a copy when tied).
+  ParallelPlan three = plan;
+  three.pp = 3;
+  three.stage_layers.clear();
+  const RankTensors layer = rank_tensors(model, three, 1, {0, 1, 0});
+  u.layer = elements(layer.dense) + elements(layer.expert);
+  u.embedding = elements(rank_tensors(model, three, 0, {0, 0, 0}).dense);
+  u.head = elements(rank_tensors(model, three, 2, {0, 0, 0}).dense);
+  // On a single stage a tied head is the embedding itself.
+  if (plan.pp == 1 && model.tied_embeddings) {
+    u.head -= as_double(ceil_div(model.vocab, plan.tp)) * as_double(model.hidden);
+  }
+  return u;
+}
+
+MemoryBreakdown model_state_bytes(double params, double shard_degree, ZeroStage zero,
+                                  const OptimizerSpec& spec, Precision compute) {
   const OptimizerCost per = optimizer_cost_per_param(spec, compute);
   const double n = std::max(1.0, shard_degree);
   MemoryBreakdown m;
-  m.weights = params * topo::bytes_per_element(weight_storage_precision(compute)) / (zero >= 3 ? n : 1);
-  m.grads = params * topo::bytes_per_element(gradient_precision(spec, compute)) / (zero >= 2 ? n : 1);
-  m.optimizer_state = params * (per.state_bytes + per.master_bytes) / (zero >= 1 ? n : 1);
+  m.weights =
+      params * topo::bytes_per_element(weight_storage_precision(compute)) / (shards_weights(zero) ? n : 1);
+  m.grads =
+      params * topo::bytes_per_element(gradient_precision(spec, compute)) / (shards_gradients(zero) ? n : 1);
+  m.optimizer_state = params * (per.state_bytes + per.master_bytes) / (shards_optimizer_states(zero) ? n : 1);
   return m;
 }
 
@@ -208,12 +232,12 @@ MemoryEstimate estimate_memory(const TransformerSpec& model, const ParallelPlan&
   const OptimizerSpec& opt = training.optimizer;
   const double bw = topo::bytes_per_element(weight_storage_precision(compute));
   const double bg = topo::bytes_per_element(gradient_precision(opt, compute));
-  const double dense_degree = as_double(plan.dp) * plan.cp * plan.ep;
-  const double expert_degree = as_double(plan.dp) * plan.cp;
-  const int zero = plan.zero;
-  auto shard = [&](double bytes, double degree, int from_stage) {
-    return zero >= from_stage ? bytes / degree : bytes;
-  };
+  const double dense_degree = as_double(plan.dp_shard()) * plan.cp * plan.ep;
+  const double expert_degree = as_double(plan.dp_shard()) * plan.cp;
+  const ZeroStage zero = plan.zero;
+  auto shard = [&](double bytes, double degree, bool sharded) { return sharded ? bytes / degree : bytes; };
+  const bool weights_sharded = shards_weights(zero), grads_sharded = shards_gradients(zero),
+             states_sharded = shards_optimizer_states(zero);
 
   // Micro-batches per step; without a global batch the pipeline is assumed full (pp of them).
   std::int64_t micro_batches = plan.pp;
@@ -221,15 +245,10 @@ MemoryEstimate estimate_memory(const TransformerSpec& model, const ParallelPlan&
     micro_batches = std::max<std::int64_t>(1, training.global_batch / (plan.micro_batch * plan.dp * plan.ep));
   }
 
-  // Largest unit ZeRO-3 gathers at once on a rank: one layer, or the embedding / LM head at the ends.
-  double layer_local = 0, vocab_local = 0;
-  if (model.generic_layers.empty()) {
-    const double expert = layer_expert_parameter_count(model);
-    layer_local = (layer_parameter_count(model) - expert) / plan.tp + expert / (as_double(plan.tp) * plan.ep);
-    vocab_local = as_double(ceil_div(model.vocab, plan.tp)) * as_double(model.hidden);
-  } else {
-    for (const auto& g : model.generic_layers) layer_local = std::max(layer_local, g.params / plan.tp);
-  }
+  // ZeRO-3's collectives: a layer's share (one of gathers_per_layer), or the embedding / LM head whole.
+  const UnitParameters units = unit_parameters(model, plan);
+  const Framework& fw = plan.framework;
+  const double layer_piece = units.layer / std::max(1, fw.gathers_per_layer);
 
   int first_layer = 0;
   for (int s = 0; s < plan.pp; ++s) {
@@ -246,11 +265,14 @@ MemoryEstimate estimate_memory(const TransformerSpec& model, const ParallelPlan&
     const OptimizerCost oe = optimizer_cost(opt, compute, r.expert);
 
     MemoryBreakdown& m = st.memory;
-    m.weights = shard(bw * dense, dense_degree, 3) + shard(bw * expert, expert_degree, 3);
-    m.grads = shard(bg * dense, dense_degree, 2) + shard(bg * expert, expert_degree, 2);
-    st.master_bytes = shard(od.master_bytes, dense_degree, 1) + shard(oe.master_bytes, expert_degree, 1);
-    m.optimizer_state =
-        st.master_bytes + shard(od.state_bytes, dense_degree, 1) + shard(oe.state_bytes, expert_degree, 1);
+    m.weights =
+        shard(bw * dense, dense_degree, weights_sharded) + shard(bw * expert, expert_degree, weights_sharded);
+    m.grads =
+        shard(bg * dense, dense_degree, grads_sharded) + shard(bg * expert, expert_degree, grads_sharded);
+    st.master_bytes = shard(od.master_bytes, dense_degree, states_sharded) +
+                      shard(oe.master_bytes, expert_degree, states_sharded);
+    m.optimizer_state = st.master_bytes + shard(od.state_bytes, dense_degree, states_sharded) +
+                        shard(oe.state_bytes, expert_degree, states_sharded);
 
     const StageActivation act =
         stage_activation(model, plan, act_precision, s, layers[si], micro_batches, first_layer);
@@ -262,15 +284,23 @@ MemoryEstimate estimate_memory(const TransformerSpec& model, const ParallelPlan&
       m.activations = std::max(0.0, m.activations - st.fp8.saved_inputs);
     }
 
-    const bool sharded_grads = zero >= 2 && dense_degree > 1;
+    // ZeRO-2 reduces gradients through buckets (two in flight); ZeRO-3 reduce-scatters each unit's own
+    // gradients, counted with the unit below.
+    const bool sharded_grads = grads_sharded && !weights_sharded && dense_degree > 1;
     st.bucket_bytes = sharded_grads ? std::min(2 * plan.bucket_bytes, bg * st.params) : 0;
-    if (zero >= 3 && dense_degree > 1) {
-      double unit = layers[si] > 0 ? layer_local : 0;
-      if (st.embedding || st.lm_head) unit = std::max(unit, vocab_local);
-      // The current unit and the prefetched next one gathered, plus the current one's full gradients.
-      st.gathered_bytes = unit * (2 * bw + bg);
+    if (weights_sharded && dense_degree > 1) {
+      double unit = layers[si] > 0 ? layer_piece : 0;
+      if (st.embedding) unit = std::max(unit, units.embedding);
+      if (st.lm_head) unit = std::max(unit, units.head);
+      const int ahead = prefetch_units(fw, layer_piece);
+      st.gathered_unit_params = unit;
+      st.prefetched_units = ahead;
+      // The computing unit and the ones prefetched gathered, plus the computing one's unsharded gradients
+      // before their reduce-scatter; kept to the backward (no reshard), every unit of the rank stays whole.
+      st.gathered_bytes = fw.reshard_after_forward ? unit * ((1 + ahead) * bw + bg)
+                                                   : bw * st.params * (1 - 1 / dense_degree) + unit * bg;
     }
-    if (optimizer_info(opt.kind).needs_full_matrices && zero >= 1 && dense_degree > 1) {
+    if (optimizer_info(opt.kind).needs_full_matrices && states_sharded && dense_degree > 1) {
       double largest = 0;
       for (const auto* list : {&r.dense, &r.expert}) {
         for (const TensorShape& t : *list) {

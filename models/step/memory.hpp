@@ -12,14 +12,17 @@
 // stages; the input embedding (and learned positions) is on stage 0; the final norm and LM head on the
 // last stage (with tied embeddings and pp > 1 the last stage keeps its own copy of the embedding matrix, as
 // Megatron does). With interleaving each pipeline rank holds virtual_stages chunks; memory is per rank.
+// ZeRO shards over dp_shard()·cp·ep ranks (parallelism.shard_group under HSDP).
 //
-// Buffers: gradient reduce buckets (2 · bucket_bytes in flight when gradients are sharded, ZeRO ≥ 2; with
-// ZeRO 0/1 buckets are views of the gradient buffer), the ZeRO-3 working set (the current layer gathered
-// plus one prefetched, in weight precision, plus one layer of full gradients before its reduce-scatter;
+// Buffers: gradient reduce buckets (2 · bucket_bytes in flight under ZeRO-2; with ZeRO 0/1 buckets are
+// views of the gradient buffer), the ZeRO-3 working set as FSDP and DeepSpeed allocate it (the computing
+// unit gathered plus framework prefetch_units() more, in weight precision, plus the computing unit's
+// unsharded gradients before their reduce-scatter; a unit is a layer, or 1/gathers_per_layer of one, or
+// the embedding or head at the ends; without reshard_after_forward every unit stays gathered;
 // for an optimizer that needs whole matrices (Muon) under ZeRO ≥ 1, the largest matrix's momentum gathered
 // and its orthogonalised update, in state precision, as in Moonlight's distributed Muon), a fixed runtime
 // reserve (CUDA context, cuBLAS and NCCL workspaces) and an allocator reserve for fragmentation of the
-// caching allocator, a fraction of everything else. Both reserves are options.
+// caching allocator, a fraction of everything else (memory.reserve, default 0). Both reserves are options.
 #include <string>
 #include <vector>
 
@@ -34,9 +37,10 @@
 namespace trainsim::model {
 
 struct MemoryOptions {
-  /// Caching-allocator fragmentation reserve, as a fraction of all other memory. 5% is the middle of the
-  /// 2–10% gap PyTorch users report between max_memory_reserved and max_memory_allocated.
-  double allocator_fraction = 0.05;
+  /// Caching-allocator fragmentation reserve, as a fraction of all other memory (the scenario's
+  /// memory.reserve, ParallelPlan::framework.memory_reserve). 0 by default: the published memory figures
+  /// are max_memory_allocated, which excludes it; PyTorch users report 2–10 % more reserved.
+  double allocator_fraction = 0;
   /// CUDA context + cuBLAS/NCCL workspaces per GPU, bytes (≈1 GB on A100/H100 with NCCL's default channels).
   double runtime_bytes = 1.0e9;
   /// Fraction of HBM that must stay free for the plan to fit (budget.memory_headroom).
@@ -56,8 +60,10 @@ struct StageMemory {
   double bucket_bytes = 0;             ///< part of memory.buffers: gradient reduce buckets
   double gathered_bytes =
       0;  ///< part of memory.buffers: ZeRO-3 gathered layers (+ their grads), Muon's gathered matrix
-  double runtime_bytes = 0;    ///< part of memory.buffers: context and workspaces
-  double allocator_bytes = 0;  ///< part of memory.buffers: fragmentation reserve
+  double gathered_unit_params = 0;  ///< ZeRO-3: parameters of the largest unit gathered at once
+  int prefetched_units = 0;         ///< ZeRO-3: units gathered ahead of the computing one
+  double runtime_bytes = 0;         ///< part of memory.buffers: context and workspaces
+  double allocator_bytes = 0;       ///< part of memory.buffers: fragmentation reserve
   /// fp8 training only (models/step/fp8_memory.hpp): weight copies inside memory.weights, amax histories
   /// inside memory.buffers, saved-input savings already taken off memory.activations.
   Fp8Memory fp8;
@@ -91,10 +97,20 @@ struct MemoryEstimate {
 [[nodiscard]] std::vector<TensorShape> stage_parameter_tensors(const TransformerSpec& model,
                                                                const ParallelPlan& plan, int stage);
 
+/// Parameters one GPU holds (its tp/ep shards, before ZeRO) of each unit ZeRO-3 gathers whole: a
+/// transformer layer (generic models: the largest layer), the embedding (with learned positions), and the
+/// final norm with the LM head (without the head's matrix when it is the tied embedding on one stage).
+struct UnitParameters {
+  double layer = 0;
+  double embedding = 0;
+  double head = 0;
+};
+[[nodiscard]] UnitParameters unit_parameters(const TransformerSpec& model, const ParallelPlan& plan);
+
 /// Model-state bytes per GPU (weights + grads + optimizer state with master) of `params` parameters
 /// sharded over `shard_degree` ranks at ZeRO stage `zero`, at the optimizer's per-parameter asymptote
 /// (optimizer_cost_per_param). The ZeRO paper's Fig. 1 arithmetic; activations and buffers are 0.
-[[nodiscard]] MemoryBreakdown model_state_bytes(double params, double shard_degree, int zero,
+[[nodiscard]] MemoryBreakdown model_state_bytes(double params, double shard_degree, ZeroStage zero,
                                                 const OptimizerSpec& spec, Precision compute);
 
 }  // namespace trainsim::model

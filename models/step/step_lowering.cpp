@@ -59,8 +59,9 @@ void append_int(std::string& s, long long v) {
 
 }  // namespace
 
-StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts& costs, bool full_cluster,
-                     bool contention) {
+StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts& costs,
+                     const LoweringOptions& options) {
+  const bool full_cluster = options.full_cluster;
   TRAINSIM_CHECK(plan.feasible, "lower_step needs a feasible plan");
   const ParallelPlan& pl = in.plan;
   const int p = plan.pp;
@@ -84,8 +85,9 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
 
   StepGraph g;
   g.instances = n_inst;
-  g.network = StepNetwork(in.cluster, costs,
-                          StepLayout{n_inst, p, full_cluster ? static_cast<int>(pl.dp) : 1}, contention);
+  g.network =
+      StepNetwork(in.cluster, costs, StepLayout{n_inst, p, full_cluster ? static_cast<int>(pl.dp) : 1},
+                  options.contention);
   sim::Dag& dag = g.dag;
   {
     // Tasks per pass of each virtual stage: its pieces (an overlapped piece is three tasks) plus a few
@@ -191,10 +193,11 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
   };
   std::vector<PassTasks> hand(static_cast<std::size_t>(n_inst) * 2 * m * nvs);
   std::vector<std::vector<sim::TaskId>> buckets(static_cast<std::size_t>(n_inst * p));
-  // ZeRO-3 prefetch: per instance and stage, the task after which the next layer's gather is issued (the
-  // chain as the layer before it began), so each layer's weights arrive one layer ahead.
-  std::vector<sim::TaskId> prefetch_after(static_cast<std::size_t>(n_inst * p));
-  std::vector<bool> has_prefetch(static_cast<std::size_t>(n_inst * p), false);
+  // ZeRO-3 prefetch: per instance, the task each unit of the current pass started after (the previous
+  // unit's last task, or the pass's entry); unit k's gather is issued after unit k − prefetch's, so its
+  // weights arrive `prefetch` units ahead (analytic_step.hpp's gathered_pass).
+  std::vector<std::vector<sim::TaskId>> unit_start(static_cast<std::size_t>(n_inst));
+  const auto ahead = static_cast<std::size_t>(std::max(0, costs.zero3_prefetch));
 
   // Scratch, reused across pieces.
   std::vector<sim::TaskId> inputs(static_cast<std::size_t>(n_inst)), outs, side;
@@ -222,11 +225,11 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
       label += " c";
       append_int(label, x.chunk);
       const bool fwd = x.kind == PassKind::forward;
-      const bool zero3 = pl.zero == 3 && pl.dp * pl.cp * pl.ep > 1 && x.kind != PassKind::backward_weight;
+      const bool zero3 = costs.gathers_weights && x.kind != PassKind::backward_weight;
       // Gradient buckets (ZeRO 0–2, overlapped): the chunk's share of the buckets, each ready when the
       // backward of the units whose gradients it holds is done — bucket j after unit ⌈(j+1)·U/nb⌉ of the
       // U units in backward order.
-      const bool bucketed = pl.zero < 3 && sc.buckets > 0 && pl.overlap_grad_reduce &&
+      const bool bucketed = !shards_weights(pl.zero) && sc.buckets > 0 && pl.overlap_grad_reduce &&
                             k == last_grad[static_cast<std::size_t>(x.chunk)];
       const int nb = bucketed ? std::max(1, static_cast<int>(std::lround(sc.buckets * share))) : 0;
       const double bucket_each = bucketed ? sc.bucket_s * sc.buckets * share / nb : 0.0;
@@ -276,6 +279,14 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
         }
       };
 
+      if (zero3) {
+        // The pass's first gathers go out at its entry (after the hand-over from the neighbour).
+        open_pass(false);
+        for (int i = 0; i < n_inst; ++i) {
+          mark_entry(i);
+          unit_start[static_cast<std::size_t>(i)].clear();
+        }
+      }
       std::int64_t done = 0;
       const int n_runs = static_cast<int>(runs.size());
       for (int ri = 0; ri < n_runs; ++ri) {
@@ -297,26 +308,22 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
             name += ' ';
             return name.size();
           }();
-          // ZeRO-3: this layer's weights, gathered one layer ahead on the dp stream.
-          const bool gathers = zero3 && layer >= 0;
+          // ZeRO-3: this unit's weights, gathered `ahead` units ahead on the dp stream.
+          const bool gathers = zero3 && u.gather_s > 0 && (fwd || pl.framework.reshard_after_forward);
+          if (zero3) {
+            for (int i = 0; i < n_inst; ++i)
+              unit_start[static_cast<std::size_t>(i)].push_back(chain[idx(i, s)]);
+          }
           if (gathers) {
             for (int i = 0; i < n_inst; ++i) {
-              const auto c = idx(i, s);
-              if (!has_prefetch[c]) {
-                prefetch_after[c] = dag.join(lanes[c].dp, "step start");
-                has_prefetch[c] = true;
-              }
-              inputs[static_cast<std::size_t>(i)] = prefetch_after[c];
+              const auto& starts = unit_start[static_cast<std::size_t>(i)];
+              const std::size_t unit_index = starts.size() - 1;
+              inputs[static_cast<std::size_t>(i)] =
+                  starts[ahead == 0 ? unit_index : (unit_index >= ahead ? unit_index - ahead : 0)];
             }
             name.resize(prefix);
             name += "zero3 gather";
-            collective(s, inputs, Comm::dp, sc.zero3_gather_s / stage_layers,
-                       sc.zero3_gather_latency_s / stage_layers, name, "dp", side);
-            for (int i = 0; i < n_inst; ++i) {
-              // The next layer's gather goes out as this one starts.
-              const auto c = idx(i, s);
-              if (has_chain[c]) prefetch_after[c] = chain[c];
-            }
+            collective(s, inputs, Comm::dp, u.gather_s, u.gather_latency_s, name, "dp", side);
           }
           bool layer_first = true;
           auto wait_weights = [&](int i, sim::TaskId t) {
@@ -397,13 +404,12 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
               layer_first = false;
             }
           }
-          // ZeRO-3: the layer's gradients are reduce-scattered as soon as its backward is done.
-          if (gathers && x.kind == PassKind::backward && sc.zero3_reduce_s > 0) {
+          // ZeRO-3: the unit's gradients are reduce-scattered as soon as its backward is done.
+          if (zero3 && x.kind == PassKind::backward && u.reduce_s > 0) {
             for (int i = 0; i < n_inst; ++i) inputs[static_cast<std::size_t>(i)] = chain[idx(i, s)];
             name.resize(prefix);
             name += "zero3 reduce-scatter";
-            collective(s, inputs, Comm::dp_reduce, sc.zero3_reduce_s / stage_layers,
-                       sc.zero3_reduce_latency_s / stage_layers, name, "dp", outs);
+            collective(s, inputs, Comm::dp_reduce, u.reduce_s, u.reduce_latency_s, name, "dp", outs);
             for (int i = 0; i < n_inst; ++i) buckets[idx(i, s)].push_back(outs[static_cast<std::size_t>(i)]);
           }
           ++done;
@@ -425,6 +431,11 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
         for (int i = 0; i < n_inst; ++i) {
           const LoweredTransfer t = g.network.pp_send(dag, lanes[idx(i, s)].pp, i, s, to, name, "pp");
           dag.depend(chain[idx(i, s)], t.first);
+          if (pl.framework.blocking_p2p) {  // the sender computes again once its send is done
+            const sim::TaskId sent = dag.join(lanes[idx(i, s)].compute, name);
+            dag.depend(t.last, sent);
+            chain[idx(i, s)] = sent;
+          }
           PassTasks& h = hand[pass_key(i, x.kind, x.micro_batch, vs)];
           h.send = t.last;
           h.has_send = true;
@@ -456,7 +467,7 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
     std::vector<sim::TaskId> ends(static_cast<std::size_t>(n_inst));
     for (int i = 0; i < n_inst; ++i) ends[static_cast<std::size_t>(i)] = chain[idx(i, s)];
     g.last_pass[static_cast<std::size_t>(s)] = ends.front();
-    if (pl.zero < 3 && sc.buckets > 0 && !pl.overlap_grad_reduce) {
+    if (!shards_weights(pl.zero) && sc.buckets > 0 && !pl.overlap_grad_reduce) {
       std::vector<sim::TaskId> prev = ends;
       for (int b = 0; b < sc.buckets; ++b) {
         prev = collective_v(s, prev, Comm::dp, sc.bucket_s, sc.bucket_latency_s,
@@ -483,9 +494,13 @@ StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts&
     g.grad_norm[static_cast<std::size_t>(s)] = norm.front();
     g.optimizer[static_cast<std::size_t>(s)] = opt.front();
     g.final_task[static_cast<std::size_t>(s)] = opt.front();
-    if (pl.zero >= 1 && pl.zero < 3 && sc.param_gather_s > 0) {
-      const auto gathered = collective_v(s, opt, Comm::dp, sc.param_gather_s, sc.param_gather_latency_s,
-                                         "param all-gather", "dp");
+    // The updated weights' all-gather, or (overlap_param_gather) what of it the next step's first forward
+    // does not hide, as analytic_step closes it.
+    const double param_gather = exposed_param_gather(in, plan, costs, s);
+    if (param_gather > 0) {
+      const auto gathered =
+          collective_v(s, opt, Comm::dp, param_gather, std::min(param_gather, sc.param_gather_latency_s),
+                       "param all-gather", "dp");
       g.final_task[static_cast<std::size_t>(s)] = gathered.front();
     }
   }
@@ -541,9 +556,16 @@ StepTiming run_step_graph(const StepGraph& graph, const StepInput& in, const Ste
   // What an event run cannot attribute (waiting on a hand-over vs waiting on a gather vs the schedule's
   // idle slots) comes from the analytic model of the same costs.
   const StepTiming a = analytic_step(in, plan, costs);
-  const double zero3 = in.plan.zero == 3 ? std::max(0.0, a.time.exposed_dp_comm - sc.param_gather_s) : 0.0;
-  tb.exposed_dp_comm = std::max(0.0, norm_start - last_pass_end) + zero3 +
-                       (in.plan.zero >= 1 && in.plan.zero < 3 ? sc.param_gather_s : 0.0);
+  // ZeRO-3: the passes' waits for their weights, in the closed form of the same costs.
+  double zero3 = 0;
+  if (costs.gathers_weights) {
+    for (int c = 0; c < v; ++c) {
+      zero3 += m * (gathered_pass(costs, c * p + crit, false, true).extra +
+                    gathered_pass(costs, c * p + crit, true, in.plan.framework.reshard_after_forward).extra);
+    }
+  }
+  tb.exposed_dp_comm =
+      std::max(0.0, norm_start - last_pass_end) + zero3 + exposed_param_gather(in, plan, costs, crit);
   tb.exposed_pp_comm = a.critical_stage == crit ? a.time.exposed_pp_comm : 0.0;
   tb.bubble = out.iteration_time -
               (tb.compute + tb.exposed_tp_comm + tb.exposed_dp_comm + tb.exposed_pp_comm + tb.optimizer);

@@ -4,7 +4,7 @@
 // Streams: every simulated GPU has four lanes — "compute", "tp comm", "pp comm", "dp comm" — each a FIFO
 // serial resource, so communication on one overlaps compute on another only where the dependencies allow.
 // Per GPU, in the pipeline schedule's order (pipeline_schedule.hpp), each pass of a micro-batch through a
-// virtual stage walks the stage's units (embedding, its layers, head; analytic_step.hpp's UnitRun) and each
+// virtual stage walks the stage's units (embedding, its layers, head; step_costs.hpp's UnitRun) and each
 // unit's pieces in order (forward order, or reversed for a backward): a compute task per run of kernels
 // between collectives; each blocking tp/cp/ep collective a task on tp comm after the kernels before it, the
 // next kernels after it; an overlappable one (the cp ring exchange) on tp comm beside the kernel it hides
@@ -14,7 +14,9 @@
 // Data parallelism (dp comm): gradients of the last gradient-producing pass of each chunk are reduced in
 // buckets as that pass's backward crosses layer boundaries — bucket j of nb when ⌈(j+1)·U/nb⌉ of the
 // chunk's U units are done (overlap_grad_reduce; otherwise all after the last pass); ZeRO-3 gathers each
-// layer's weights one layer ahead of its first kernel and reduce-scatters its gradients after its backward;
+// unit's weights (UnitCost::gather_s) `prefetch` units ahead of its first kernel — the gather of unit k is
+// issued when unit k − prefetch starts, the first ones at the pass's entry — and reduce-scatters its
+// gradients after its backward; a blocking hand-over (framework.blocking_p2p) holds the sender's compute;
 // then the gradient-norm all-reduce, the optimizer update on compute, and (ZeRO 1–2) the all-gather of the
 // updated weights. Data-parallel collectives and pipeline sends are each a busy task of their fixed
 // latency followed by a flow over the sending and receiving GPUs' ports (step_network.hpp), so a bucket
@@ -23,7 +25,7 @@
 //
 // Symmetric collapse (default): one GPU per pipeline rank is simulated — one tensor-parallel rank of one
 // data-parallel replica; collectives are costed for the real groups on the real topology
-// (analytic_step.hpp's step_costs). With full_cluster every GPU (dp·cp·ep·tp·pp) gets its own lanes and
+// (step_costs.hpp). With full_cluster every GPU (dp·cp·ep·tp·pp) gets its own lanes and
 // each collective waits for all members of its group (a join) before running on each member, and each
 // member's data-parallel flow runs into the next replica's ports (step_network.hpp); on a symmetric layout
 // both give the same step time, with or without contention (permanent tests).
@@ -63,11 +65,19 @@ struct StageMemoryTrack {
   std::vector<double> per_micro_batch;  ///< per pipeline rank, bytes of one micro-batch through one chunk
 };
 
-/// Builds the graph. Precondition: plan.feasible. full_cluster: see the file comment (refuses, with
-/// InputError, more than 4,096 GPUs). contention false: data-parallel and pipeline traffic as busy tasks
-/// of their closed-form time, each as if alone (to measure what contention adds; see step_network.hpp).
+/// How lower_step builds the graph.
+struct LoweringOptions {
+  /// Every GPU its own lanes instead of one per symmetry class (see the file comment); refused, with
+  /// InputError, above 4,096 GPUs.
+  bool full_cluster = false;
+  /// false: data-parallel and pipeline traffic as busy tasks of their closed-form time, each as if alone
+  /// (to measure what contention adds; see step_network.hpp).
+  bool contention = true;
+};
+
+/// Builds the graph. Precondition: plan.feasible.
 [[nodiscard]] StepGraph lower_step(const StepInput& input, const StepPlan& plan, const StepCosts& costs,
-                                   bool full_cluster = false, bool contention = true);
+                                   const LoweringOptions& options = {});
 
 /// Runs the graph on a fresh engine and flow network (the graph's ports); `sink` (optional) receives every
 /// task (Chrome trace: a process per stage or GPU, a thread per stream). The breakdown's

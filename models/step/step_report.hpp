@@ -13,7 +13,7 @@ struct MemoryBreakdown {
   double grads = 0;            ///< gradients (after ZeRO-2 sharding)
   double optimizer_state = 0;  ///< optimizer states and fp32 master weights (after ZeRO-1 sharding)
   double activations = 0;      ///< stashed activations at the peak of the schedule
-  double buffers = 0;          ///< communication buckets, gathered ZeRO-3 layers, workspace, allocator reserve
+  double buffers = 0;  ///< communication buckets, gathered ZeRO-3 layers, workspace, allocator reserve
 
   [[nodiscard]] double total() const { return weights + grads + optimizer_state + activations + buffers; }
 };
@@ -33,14 +33,14 @@ struct TimeBreakdown {
 };
 
 struct StepReport {
-  bool feasible = true;            ///< false: the plan cannot run; `reason` says why (fields may be 0)
-  std::string reason;              ///< why it is infeasible (does not divide, does not fit, …)
+  bool feasible = true;  ///< false: the plan cannot run; `reason` says why (fields may be 0)
+  std::string reason;    ///< why it is infeasible (does not divide, does not fit, …)
   std::int64_t gpus = 0;
-  double parameters = 0;           ///< total trainable parameters of the model
-  double model_flops_per_step = 0; ///< forward + backward matmul FLOPs, no recompute
+  double parameters = 0;               ///< total trainable parameters of the model
+  double model_flops_per_step = 0;     ///< forward + backward matmul FLOPs, no recompute
   double hardware_flops_per_step = 0;  ///< adds recomputed FLOPs
-  std::int64_t micro_batches = 0;  ///< per pipeline per step (gradient accumulation)
-  double iteration_time = 0;       ///< seconds per optimizer step
+  std::int64_t micro_batches = 0;      ///< per pipeline per step (gradient accumulation)
+  double iteration_time = 0;           ///< seconds per optimizer step
   double tokens_per_s = 0;
   double tokens_per_s_per_gpu = 0;
   double model_tflops_per_gpu = 0;
@@ -49,10 +49,11 @@ struct StepReport {
   double hfu = 0;
   double bubble_fraction = 0;
   TimeBreakdown time;
-  MemoryBreakdown memory;          ///< of the worst GPU
-  double memory_per_gpu = 0;       ///< peak bytes of the worst GPU (= memory.total())
-  double memory_capacity = 0;      ///< HBM of one GPU, bytes
-  bool fits = true;                ///< memory_per_gpu <= memory_capacity (minus any budget headroom)
+  MemoryBreakdown memory;      ///< of the worst GPU
+  double memory_per_gpu = 0;   ///< peak bytes of the worst GPU (= memory.total())
+  double memory_capacity = 0;  ///< HBM of one GPU, bytes
+  bool fits = true;            ///< memory_per_gpu <= memory_capacity (minus any budget headroom)
+  std::string framework;       ///< the framework's flags in force (framework_flags)
 };
 
 }  // namespace trainsim::model

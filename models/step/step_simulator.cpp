@@ -55,6 +55,7 @@ StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptio
   r.gpus = in.cluster.total_gpus();
   r.memory_capacity = in.cluster.node.gpu.hbm_bytes;
   r.parameters = parameter_count(in.model);
+  r.framework = framework_flags(in.plan.framework, in.plan.overlap_grad_reduce);
   const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
   if (!plan.feasible) {
     r.feasible = false;
@@ -84,6 +85,7 @@ StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptio
   split.stage_layers = plan.stage_layers;
   MemoryOptions mo;
   mo.headroom_fraction = in.memory_headroom;
+  mo.allocator_fraction = in.plan.framework.memory_reserve;
   const MemoryEstimate mem = estimate_memory(in.model, split, in.training, in.cluster.node.gpu, mo);
   r.memory = mem.memory;
   r.memory_per_gpu = mem.per_gpu;
@@ -107,7 +109,8 @@ StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptio
       write_trace(writer, options.trace_path);
     }
   } else {
-    const StepGraph graph = lower_step(in, plan, costs, options.full_cluster);
+    const StepGraph graph =
+        lower_step(in, plan, costs, LoweringOptions{.full_cluster = options.full_cluster});
     if (options.trace_path.empty()) {
       t = run_step_graph(graph, in, plan, costs);
     } else {

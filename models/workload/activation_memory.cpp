@@ -39,8 +39,9 @@ LayerActivation layer_activation(const TransformerSpec& spec, const Shard& shard
   const double kv_heads_rank = std::max(1.0, as_double(spec.kv_heads_or_heads()) / t);
   const double act_matrices = spec.mlp == Mlp::swiglu ? 3.0 : 2.0;  // act input (gate+up) + fc2 input
 
-  // ln1 input, qkv input, ln2 input and the two output dropout masks of every token.
-  double replicated = tokens * h * (3.0 * p + 2.0 * kMaskBytes);
+  // ln1 input, qkv input, ln2 input and the two output dropout masks of every token (none without dropout).
+  const double mask = spec.dropout > 0 ? kMaskBytes : 0.0;
+  double replicated = tokens * h * (3.0 * p + 2.0 * mask);
   // Q, K, V and the out_proj input.
   double split = tokens * (p * h / t + 2.0 * p * kv_heads_rank * d + p * h / t);
   if (spec.is_moe()) {
@@ -113,7 +114,7 @@ StageActivation stage_activation(const TransformerSpec& spec, const ParallelPlan
   const double tokens = as_double(shard.micro_batch) * as_double(spec.seq_len) / shard.cp;
   const double sp_divisor = shard.sequence_parallel ? t : 1.0;
   const double h = as_double(spec.hidden);
-  if (stage == 0) s.embedding = tokens * h * kMaskBytes / sp_divisor;
+  if (stage == 0) s.embedding = tokens * h * (spec.dropout > 0 ? kMaskBytes : 0.0) / sp_divisor;
   if (stage == plan.pp - 1) {
     // Final norm input and LM-head input (p each), and the fp32 logits the cross-entropy keeps.
     s.head = 2.0 * p * tokens * h / sp_divisor + 4.0 * tokens * as_double(spec.vocab) / t;

@@ -11,7 +11,8 @@
 // The terms are derived from tensor sizes, not hard-coded, so GQA, swiglu and any precision follow
 // (p = bytes per activation element, T = b·s/cp tokens per rank, d = h/a, T_r = T/t with SP else T):
 //   replicated over tp unless SP:  ln1 input p·h, qkv input p·h, ln2 input p·h, fc1 input p·h,
-//                                  attention-output and MLP-output dropout masks 1 + 1   (per token)
+//                                  attention-output and MLP-output dropout masks 1 + 1   (per token;
+//                                  none when model.dropout is 0, nor the embedding's mask)
 //   split by tp:                   Q p·h, K and V p·kv·d each, out_proj input p·h,
 //                                  gelu: act input p·f + fc2 input p·f; swiglu: p·2f + p·f  (per token)
 //   seq²-sized (standard attention only, split by tp): softmax output p, dropout mask 1, dropout

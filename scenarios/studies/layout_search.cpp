@@ -84,24 +84,32 @@ std::vector<Layout> enumerate_layouts(const Scenario& scenario, const LayoutSpac
                   }
                 }
               }
+              // HSDP: ZeRO state sharded within one node's data-parallel ranks, replicated across nodes.
+              const std::int64_t node_dp = gpus_per_node / std::gcd(gpus_per_node, tp * cp * ep);
+              const bool hsdp = space.hsdp && node_dp > 1 && node_dp < dp && dp % node_dp == 0 &&
+                                tp * cp * ep * node_dp == gpus_per_node;
               for (const auto& [schedule, virtual_stages] : schedules) {
-                for (const int zero : space.zero_stages) {
-                  for (const model::Recompute recompute : space.recompute) {
-                    Layout layout{.nodes = nodes, .plan = scenario.parallelism};
-                    model::ParallelPlan& p = layout.plan;
-                    p.tp = static_cast<int>(tp);
-                    p.pp = static_cast<int>(pp);
-                    p.cp = static_cast<int>(cp);
-                    p.ep = static_cast<int>(ep);
-                    p.dp = dp;
-                    p.micro_batch = static_cast<int>(mb);
-                    p.schedule = schedule;
-                    p.virtual_stages = static_cast<int>(virtual_stages);
-                    p.stage_layers.clear();  // even stages: pp divides layers
-                    p.zero = zero;
-                    p.recompute = recompute;
-                    if (model::layout_rules(m, p, scenario.training, gpus).empty())
-                      layouts.push_back(std::move(layout));
+                for (const model::ZeroStage zero : space.zero_stages) {
+                  for (const std::int64_t shard_group : {std::int64_t{0}, node_dp}) {
+                    if (shard_group > 0 && (!hsdp || zero == model::ZeroStage::none)) continue;
+                    for (const model::Recompute recompute : space.recompute) {
+                      Layout layout{.nodes = nodes, .plan = scenario.parallelism};
+                      model::ParallelPlan& p = layout.plan;
+                      p.tp = static_cast<int>(tp);
+                      p.pp = static_cast<int>(pp);
+                      p.cp = static_cast<int>(cp);
+                      p.ep = static_cast<int>(ep);
+                      p.dp = dp;
+                      p.micro_batch = static_cast<int>(mb);
+                      p.schedule = schedule;
+                      p.virtual_stages = static_cast<int>(virtual_stages);
+                      p.stage_layers.clear();  // even stages: pp divides layers
+                      p.zero = zero;
+                      p.shard_group = static_cast<int>(shard_group);
+                      p.recompute = recompute;
+                      if (model::layout_rules(m, p, scenario.training, gpus).empty())
+                        layouts.push_back(std::move(layout));
+                    }
                   }
                 }
               }

@@ -4,8 +4,9 @@
 // the best K with the event fidelity, and report the Pareto front of run time vs run cost.
 //
 // What a layout is: tp, pp, cp, ep, dp (= GPUs / (tp·pp·cp·ep)), micro_batch, schedule (+ virtual stages
-// for interleaved), ZeRO stage and recompute. Everything else (sequence_parallel, overlap, bucket, rank
-// order) is copied from the scenario's `parallelism:` block. Candidates: tp divides the GPUs per node (TP
+// for interleaved), ZeRO stage (and for ZeRO ≥ 1 its sharding group: all dp ranks, or one node's, HSDP) and
+// recompute. Everything else (sequence_parallel, overlap, bucket, rank order) is copied from the scenario's
+// `parallelism:` block, and the framework's flags from its `framework:` block. Candidates: tp divides the GPUs per node (TP
 // stays inside NVLink); pp divides layers (even stages); interleaved: 2 <= v <= max_virtual_stages; cp a
 // power of two up to max_cp; ep divides experts (MoE only); dp = GPUs / (tp·pp·cp·ep); micro_batch divides
 // the per-replica batch, up to max_micro_batch. Of those, only the layouts that break no rule of
@@ -34,7 +35,11 @@ struct LayoutSpace {
   int max_virtual_stages = 8;       ///< interleaved: virtual stages 2 … this
   std::vector<model::Schedule> schedules = {model::Schedule::gpipe, model::Schedule::one_f_one_b,
                                             model::Schedule::zero_bubble_h1, model::Schedule::interleaved};
-  std::vector<int> zero_stages = {0, 1, 2, 3};
+  std::vector<model::ZeroStage> zero_stages = {model::ZeroStage::none, model::ZeroStage::optimizer_states,
+                                               model::ZeroStage::gradients, model::ZeroStage::parameters};
+  /// For ZeRO ≥ 1 also try HSDP: state sharded within the data-parallel ranks of one node
+  /// (parallelism.shard_group), replicated across nodes.
+  bool hsdp = true;
   std::vector<model::Recompute> recompute = {model::Recompute::none, model::Recompute::selective,
                                              model::Recompute::full};
 };

@@ -178,8 +178,12 @@ std::vector<Measurement> parse_published(const std::vector<std::string>& lines, 
     m.plan.schedule = m.plan.virtual_stages > 1 ? Schedule::interleaved : Schedule::one_f_one_b;
     m.training.global_batch = count(get("global_batch"), label, i + 1, "global_batch");
     m.plan.micro_batch = static_cast<int>(opt_count("micro_batch", m.training.global_batch / m.plan.dp));
-    m.plan.zero = static_cast<int>(
-        get("zero_stage").empty() ? 0 : number(get("zero_stage"), label, i + 1, "zero_stage"));
+    const double zero = get("zero_stage").empty() ? 0 : number(get("zero_stage"), label, i + 1, "zero_stage");
+    const std::optional<ZeroStage> stage = zero_stage_numbered(static_cast<int>(zero));
+    if (!stage || zero != static_cast<int>(zero)) {
+      fail(label, i + 1, "zero_stage: expected 0, 1, 2 or 3, got " + get("zero_stage"));
+    }
+    m.plan.zero = *stage;
     const std::string& rc = get("recompute");
     m.plan.sequence_parallel = rc.find("+SP") != std::string::npos;
     if (rc.rfind("selective", 0) == 0) {

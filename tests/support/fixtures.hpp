@@ -204,7 +204,7 @@ inline model::StepInput small_gpt_on_a100(std::int64_t nodes, int tp, int pp, st
   in.plan.pp = pp;
   in.plan.dp = dp;
   in.plan.sequence_parallel = true;
-  in.plan.zero = 1;
+  in.plan.zero = model::ZeroStage::optimizer_states;
   in.training.global_batch = global_batch;
   return in;
 }
@@ -221,7 +221,7 @@ inline model::StepInput gpt3_175b_on_1024_a100() {
   in.plan.pp = 16;
   in.plan.dp = 8;
   in.plan.sequence_parallel = true;
-  in.plan.zero = 1;
+  in.plan.zero = model::ZeroStage::optimizer_states;
   in.plan.recompute = model::Recompute::selective;
   in.training.global_batch = 1536;
   return in;
@@ -238,7 +238,7 @@ inline model::StepInput llama3_405b_on_16k_h100() {
   in.plan.pp = 16;
   in.plan.dp = 128;
   in.plan.sequence_parallel = true;
-  in.plan.zero = 1;
+  in.plan.zero = model::ZeroStage::optimizer_states;
   in.training.global_batch = 2048;
   return in;
 }

@@ -28,8 +28,12 @@ const ExplainLine* find_line(const Explanation& e, const std::string& section_pr
 
 TEST_CASE("the explanation carries the parameter count and the worst stage's memory lines") {
   const TransformerSpec m = gpt3_175b();
-  const ParallelPlan p{
-      .tp = 8, .pp = 16, .dp = 8, .sequence_parallel = true, .zero = 1, .recompute = Recompute::selective};
+  const ParallelPlan p{.tp = 8,
+                       .pp = 16,
+                       .dp = 8,
+                       .sequence_parallel = true,
+                       .zero = ZeroStage::optimizer_states,
+                       .recompute = Recompute::selective};
   const TrainingSpec t;
   const Explanation e = explain(m, p, t, trainsim::testing::a100_sxm4_80gb());
   const ExplainLine* params = find_line(e, "model", "parameters");
@@ -44,7 +48,7 @@ TEST_CASE("the explanation carries the parameter count and the worst stage's mem
 }
 
 TEST_CASE("an explanation of a plan that does not fit says why") {
-  const ParallelPlan p{.tp = 8, .pp = 1, .dp = 1, .zero = 0};
+  const ParallelPlan p{.tp = 8, .pp = 1, .dp = 1, .zero = ZeroStage::none};
   const Explanation e = explain(gpt3_175b(), p, TrainingSpec{}, trainsim::testing::a100_sxm4_80gb());
   CHECK_FALSE(e.fits);
   const std::string text = to_text(e);
@@ -76,7 +80,7 @@ TEST_CASE("a generic layer-list model is explained without an attention section"
 
 TEST_CASE("under fp8 the explanation shows each Transformer Engine memory term, and the total counts them") {
   const TransformerSpec m = gpt3_175b();
-  const ParallelPlan p{.tp = 8, .pp = 16, .dp = 8, .sequence_parallel = true, .zero = 1};
+  const ParallelPlan p{.tp = 8, .pp = 16, .dp = 8, .sequence_parallel = true, .zero = ZeroStage::optimizer_states};
   TrainingSpec bf16;
   TrainingSpec fp8;
   fp8.precision = trainsim::topo::Precision::fp8;
@@ -91,7 +95,8 @@ TEST_CASE("under fp8 the explanation shows each Transformer Engine memory term, 
   CHECK(copies->value > 0);
   CHECK(amax->value > 0);
   CHECK(saved->value < 0);
-  // The fp8 run differs from the bf16 one by exactly these terms (and the allocator reserve on them).
+  // The fp8 run differs from the bf16 one by exactly these terms (and the allocator reserve on them, 0 by
+  // default: memory.reserve).
   const MemoryEstimate with_bf16 = estimate_memory(m, p, bf16, gpu);
   const MemoryEstimate with_fp8 = estimate_memory(m, p, fp8, gpu);
   const StageMemory& a = with_bf16.stages.front();
@@ -99,7 +104,7 @@ TEST_CASE("under fp8 the explanation shows each Transformer Engine memory term, 
   CHECK(b.memory.weights == doctest::Approx(a.memory.weights + copies->value));
   CHECK(b.memory.activations == doctest::Approx(a.memory.activations + saved->value));
   CHECK(b.allocator_bytes - a.allocator_bytes ==
-        doctest::Approx(0.05 * (copies->value + amax->value + saved->value)));
+        doctest::Approx(MemoryOptions{}.allocator_fraction * (copies->value + amax->value + saved->value)));
   CHECK(find_line(explain(m, p, bf16, gpu), "memory per GPU, stage 0 (worst)", "fp8 weight copies") ==
         nullptr);
 }

@@ -54,7 +54,7 @@ TEST_CASE("BLOOM-176B's checkpoint is 329 GB of bf16 weights and 2.3 TB with opt
   // (176.2e9 params x 2 B = 352e9 B = 328 GiB).
   TransformerSpec bloom = gpt(70, 14336, 112, 250880);
   bloom.position = Position::rope;  // ALiBi: no position parameters
-  ParallelPlan p{.tp = 4, .pp = 12, .dp = 8, .zero = 1};
+  ParallelPlan p{.tp = 4, .pp = 12, .dp = 8, .zero = ZeroStage::optimizer_states};
   const CheckpointSize c = checkpoint_size(bloom, p, training_with(OptimizerKind::adam));
   const double gib = std::pow(2.0, 30);
   CHECK(c.weights / gib == doctest::Approx(329).epsilon(0.01));
@@ -65,14 +65,14 @@ TEST_CASE("BLOOM-176B's checkpoint is 329 GB of bf16 weights and 2.3 TB with opt
 TEST_CASE("Megatron's 1T-parameter model has a 13.8 TB checkpoint") {
   // Narayanan et al. 2021 (arXiv:2104.04473), Table 1: 128 layers, hidden 25600, 160 heads; "13.8 terabytes".
   const TransformerSpec m = gpt(128, 25600, 160, 51200);
-  ParallelPlan p{.tp = 8, .pp = 64, .dp = 6, .zero = 0};
+  ParallelPlan p{.tp = 8, .pp = 64, .dp = 6, .zero = ZeroStage::none};
   const CheckpointSize c = checkpoint_size(m, p, training_with(OptimizerKind::adam));
   CHECK(c.total() / 1e12 == doctest::Approx(13.8).epsilon(0.05));
 }
 
 TEST_CASE("without ZeRO one replica's model-parallel ranks write; with ZeRO-1 every rank writes its shard") {
   const TransformerSpec m = gpt(96, 12288, 96, 51200);
-  ParallelPlan p{.tp = 8, .pp = 16, .dp = 8, .zero = 0};
+  ParallelPlan p{.tp = 8, .pp = 16, .dp = 8, .zero = ZeroStage::none};
   const TrainingSpec t = training_with(OptimizerKind::adam);
   const CheckpointSize replica = checkpoint_size(m, p, t);
   CHECK(replica.writing_ranks == 128);
@@ -81,7 +81,7 @@ TEST_CASE("without ZeRO one replica's model-parallel ranks write; with ZeRO-1 ev
   const double positions = 2048.0 * 12288;
   const double stage0 = (stage_parameter_count(m, 6, true, false) - positions) / 8 + positions;
   CHECK(replica.bytes_per_rank_max == doctest::Approx(14 * stage0).epsilon(0.001));
-  p.zero = 1;
+  p.zero = ZeroStage::optimizer_states;
   const CheckpointSize sharded = checkpoint_size(m, p, t);
   CHECK(sharded.writing_ranks == 1024);
   CHECK(sharded.bytes_per_rank_max == doctest::Approx((2 + 12.0 / 8) * stage0).epsilon(0.001));

@@ -95,20 +95,26 @@ TEST_CASE("overlapped gradient buckets are exposed only beyond the last backward
 }
 
 TEST_CASE("ZeRO-3 gathers hide under compute up to its length, and the optimizer follows the reduction") {
-  // Two micro-batches, F = 1, B = 2; gathers 1.5 s per pass, reduce-scatter 1 s per backward:
-  // forward exposes 0.5, backward 2.5 − 2 = 0.5, and the first gather (1.5) cannot be prefetched.
+  // Two micro-batches through one unit of F = 1, B = 2 that gathers in 1.5 s and reduces in 1 s: nothing
+  // precedes the unit to hide its gather under, so each forward takes 1.5 + 1 and each backward
+  // 1.5 + 2, and the last reduction runs 1 s past the last backward.
   Case c = uniform(Schedule::one_f_one_b, 1, 1, 2, 1.0, 2.0);
-  c.input.plan.zero = 3;
+  c.input.plan.zero = ZeroStage::parameters;
   c.input.plan.dp = 4;
+  UnitCost u;
+  u.total = c.costs.passes[0];
+  u.gather_s = 1.5;
+  u.reduce_s = 1.0;
+  c.costs.units = {u};
+  c.costs.chunk_units = {{UnitRun{0, 1, 0}}};
+  c.costs.gathers_weights = true;
   c.costs.stages[0].buckets = 0;
-  c.costs.stages[0].zero3_gather_s = 1.5;
-  c.costs.stages[0].zero3_reduce_s = 1.0;
   c.costs.stages[0].optimizer_s = 0.2;
   c.costs.stages[0].grad_norm_s = 0.05;
   const StepTiming t = c.run();
-  CHECK(t.time.exposed_dp_comm == doctest::Approx(2 * 1.0 + 1.5));
+  CHECK(t.time.exposed_dp_comm == doctest::Approx(2 * (1.5 + 1.5) + 1.0));
   CHECK(t.time.optimizer == doctest::Approx(0.25));
-  CHECK(t.iteration_time == doctest::Approx(2 * 3.0 + 3.5 + 0.25));
+  CHECK(t.iteration_time == doctest::Approx(2 * (2.5 + 3.5) + 1.0 + 0.25));
   CHECK(t.time.total() == doctest::Approx(t.iteration_time));
 }
 
@@ -211,6 +217,7 @@ TEST_CASE("a transformer layer's pieces alternate kernels and its blocking colle
   in.plan.tp = 4;
   in.plan.dp = 2;
   in.plan.sequence_parallel = true;
+  in.plan.framework.tp_comm_overlap = false;  // every tp collective blocks
   in.training.global_batch = 16;
   const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
   REQUIRE(plan.feasible);

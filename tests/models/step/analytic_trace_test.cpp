@@ -252,9 +252,9 @@ TEST_CASE("ZB-H1: each stage also runs m W slices; threads stay sequential and t
   }
 }
 
-TEST_CASE("ZeRO-3: gathers on dp comm, the first one before any pass; the step still ends on time") {
+TEST_CASE("ZeRO-3: each pass's gathers on dp comm, within the pass; the step still ends on time") {
   StepInput in = gpt_on(4, 4, 2, 4, 16);  // 32 GPUs: tp 4, pp 2, dp 4
-  in.plan.zero = 3;
+  in.plan.zero = ZeroStage::parameters;
   const Traced t = trace_of(in);
   const int m = static_cast<int>(t.plan.micro_batches);
   check_threads_are_sequential(t.trace);
@@ -263,15 +263,10 @@ TEST_CASE("ZeRO-3: gathers on dp comm, the first one before any pass; the step s
     INFO("stage " << s);
     const auto& dpc = t.trace.of("stage " + std::to_string(s), "dp comm");
     REQUIRE(!dpc.empty());
-    CHECK(dpc.front().name == "zero3 first gather");
-    CHECK(dpc.front().ts == 0.0);
     const auto gathers = std::count_if(dpc.begin(), dpc.end(), [](const Slice& x) {
       return x.name.ends_with(" zero3 gather") || x.name.ends_with(" zero3 gather+reduce-scatter");
     });
     CHECK(gathers == 2 * m);  // before every forward and every backward
-    // The first pass waits for the first gather.
-    CHECK(t.trace.of("stage " + std::to_string(s), "compute").front().ts + kRoundingUs >=
-          dpc.front().ts + dpc.front().dur);
   }
 }
 

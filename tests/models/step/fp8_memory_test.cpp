@@ -38,7 +38,7 @@ TEST_CASE("fp8 weight copies, amax history and saved inputs of two layers") {
 
 TEST_CASE("under ZeRO-3 only the gathered layers keep fp8 copies; full recompute saves no inputs") {
   ParallelPlan plan;
-  plan.zero = 3;
+  plan.zero = ZeroStage::parameters;
   plan.dp = 8;
   plan.recompute = Recompute::full;
   const Fp8Memory f = fp8_stage_memory(small_model(), plan, 4, 1.0);

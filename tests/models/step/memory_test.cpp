@@ -36,7 +36,7 @@ double sum_elements(const std::vector<TensorShape>& t) {
 
 TEST_CASE("mixed-precision Adam holds 16 bytes of model states per parameter without ZeRO") {
   // ZeRO paper §3.1: 2Ψ fp16 weights + 2Ψ fp16 grads + KΨ, K = 12.
-  const MemoryBreakdown m = model_state_bytes(1.0, 1, 0, adam(), Precision::fp16);
+  const MemoryBreakdown m = model_state_bytes(1.0, 1, ZeroStage::none, adam(), Precision::fp16);
   CHECK(m.weights == doctest::Approx(2.0));
   CHECK(m.grads == doctest::Approx(2.0));
   CHECK(m.optimizer_state == doctest::Approx(12.0));
@@ -45,19 +45,22 @@ TEST_CASE("mixed-precision Adam holds 16 bytes of model states per parameter wit
 TEST_CASE("7.5B parameters on 64 GPUs need 120, 31.4, 16.6 and 1.9 GB of model states under ZeRO 0 to 3") {
   // ZeRO paper Fig. 1 (Ψ = 7.5B, N_d = 64, K = 12): 120 GB, 31.4 GB, 16.6 GB, 1.875 GB.
   const double psi = 7.5e9;
-  CHECK(model_state_bytes(psi, 64, 0, adam(), Precision::fp16).total() == doctest::Approx(120e9));
-  CHECK(model_state_bytes(psi, 64, 1, adam(), Precision::fp16).total() ==
+  CHECK(model_state_bytes(psi, 64, ZeroStage::none, adam(), Precision::fp16).total() ==
+        doctest::Approx(120e9));
+  CHECK(model_state_bytes(psi, 64, ZeroStage::optimizer_states, adam(), Precision::fp16).total() ==
         doctest::Approx(31.4e9).epsilon(0.002));
-  CHECK(model_state_bytes(psi, 64, 2, adam(), Precision::fp16).total() ==
+  CHECK(model_state_bytes(psi, 64, ZeroStage::gradients, adam(), Precision::fp16).total() ==
         doctest::Approx(16.6e9).epsilon(0.005));
-  CHECK(model_state_bytes(psi, 64, 3, adam(), Precision::fp16).total() == doctest::Approx(1.875e9));
+  CHECK(model_state_bytes(psi, 64, ZeroStage::parameters, adam(), Precision::fp16).total() ==
+        doctest::Approx(1.875e9));
 }
 
 TEST_CASE("the ZeRO paper's theoretical model sizes fill a 32 GB V100 exactly") {
   // ZeRO paper Table 2 (shared CSV rows ZERO-T2-1a/1b): with N_d = 64 and 32 GB per GPU the baseline
   // trains at most 2B parameters (16 bytes each) and P_os 7.6B ((2 + 2 + 12/64) bytes each).
-  CHECK(model_state_bytes(2e9, 64, 0, adam(), Precision::fp16).total() == doctest::Approx(32e9));
-  CHECK(model_state_bytes(7.6e9, 64, 1, adam(), Precision::fp16).total() ==
+  CHECK(model_state_bytes(2e9, 64, ZeroStage::none, adam(), Precision::fp16).total() ==
+        doctest::Approx(32e9));
+  CHECK(model_state_bytes(7.6e9, 64, ZeroStage::optimizer_states, adam(), Precision::fp16).total() ==
         doctest::Approx(32e9).epsilon(0.01));
 }
 
@@ -117,7 +120,7 @@ TEST_CASE("GPT-3 175B on 1,024 A100s: model states of the worst stage follow the
                  .dp = 8,
                  .micro_batch = 1,
                  .sequence_parallel = true,
-                 .zero = 1,
+                 .zero = ZeroStage::optimizer_states,
                  .recompute = Recompute::selective};
   TrainingSpec t;
   t.global_batch = 1536;
@@ -149,7 +152,7 @@ TEST_CASE("GPT-3 175B on 1,024 A100s: model states of the worst stage follow the
 
 TEST_CASE("buffers hold the runtime reserve and a documented allocator fraction of everything else") {
   const TransformerSpec m = gpt3_175b();
-  ParallelPlan p{.tp = 8, .pp = 16, .dp = 8, .zero = 1};
+  ParallelPlan p{.tp = 8, .pp = 16, .dp = 8, .zero = ZeroStage::optimizer_states};
   TrainingSpec t;
   const MemoryEstimate e =
       estimate_memory(m, p, t, a100_80gb(), {.allocator_fraction = 0.05, .runtime_bytes = 1e9});
@@ -164,7 +167,7 @@ TEST_CASE("buffers hold the runtime reserve and a documented allocator fraction 
 
 TEST_CASE("ZeRO-3 shards the weights and keeps two gathered units plus one unit of gradients") {
   TransformerSpec m = gpt3_175b();
-  ParallelPlan p{.tp = 1, .pp = 1, .dp = 64, .zero = 3};
+  ParallelPlan p{.tp = 1, .pp = 1, .dp = 64, .zero = ZeroStage::parameters};
   TrainingSpec t;
   t.optimizer = adam();
   const MemoryEstimate e =
@@ -175,12 +178,67 @@ TEST_CASE("ZeRO-3 shards the weights and keeps two gathered units plus one unit 
   // The largest unit is a layer (1.81B parameters), larger than the 51200 x 12288 embedding (0.63B).
   const double layer = layer_parameter_count(m);
   CHECK(s.gathered_bytes == doctest::Approx(layer * (2 * 2 + 2)));
-  CHECK(s.bucket_bytes == doctest::Approx(2 * 40e6));
+  CHECK(s.bucket_bytes == 0.0);  // each unit's own gradients are its reduce-scatter's buffer
+
+  // FSDP with two units prefetched holds one more gathered layer.
+  p.framework.prefetch = 2;
+  CHECK(estimate_memory(m, p, t, a100_80gb(), {.runtime_bytes = 0}).stages[0].gathered_bytes ==
+        doctest::Approx(layer * (3 * 2 + 2)));
+  // DeepSpeed fetches one linear module at a time (a quarter of a layer) and prefetches only what fits in
+  // stage3_prefetch_bucket_size (5e7 parameters, less than one 0.45B module): (1 + 0) x 2 B + 2 B of
+  // gradients per parameter of the largest unit.
+  p.framework = framework_preset(FrameworkPreset::deepspeed);
+  // The largest unit is then the embedding (51200 x 12288 + 2048 x 12288 learned positions, 0.65B).
+  const StageMemory ds = estimate_memory(m, p, t, a100_80gb(), {.runtime_bytes = 0}).stages[0];
+  const double embedding = (51200.0 + 2048.0) * 12288.0;
+  CHECK(ds.prefetched_units == 0);
+  CHECK(ds.gathered_bytes == doctest::Approx(std::max(layer / 4, embedding) * (2 + 2)));
+}
+
+TEST_CASE("without dropout (Llama) no masks are kept: two bytes per token per layer fewer") {
+  TransformerSpec m = trainsim::testing::llama3_8b();
+  const ParallelPlan p{.tp = 1, .pp = 1, .dp = 1};
+  m.dropout = 0.1;
+  const StageActivation with = stage_activation(m, p, Precision::bf16, 0, m.layers, 1);
+  m.dropout = 0;
+  const StageActivation without = stage_activation(m, p, Precision::bf16, 0, m.layers, 1);
+  const double tokens = static_cast<double>(m.seq_len);
+  const double h = static_cast<double>(m.hidden);
+  // Two 1-byte masks per token and hidden element per layer, and the embedding's one.
+  CHECK(with.per_micro_batch - without.per_micro_batch ==
+        doctest::Approx(static_cast<double>(m.layers) * 2 * tokens * h + tokens * h));
+}
+
+TEST_CASE("Llama-3 405B at 8K on 8,192 and 16,384 H100 fits in 80 GB as Meta laid it out") {
+  // Llama Team 2024 (arXiv:2407.21783) Sec. 3.3.2 and Table 4: tp 8, pp 16, dp 64 / 128, 2,048 sequences of
+  // 8,192 tokens, no activation checkpointing, FSDP sharding optimizer state and gradients (ZeRO-2), one
+  // layer fewer on the first and the last stage (7 + 14 x 8 + 7 = 126). The paper leaves the interleaving
+  // depth open; what decides the fit is how many micro-batches a stage holds: a 1F1B depth of pp (16) fits;
+  // Megatron's interleaved warm-up with two chunks (pp·(1 + (pp-1)/(pp·v)) = 23.5 on the first stage)
+  // does not at 8,192 GPUs (32 micro-batches per step), and at 16,384 (16 per step) it is capped at the 16
+  // there are and fits too.
+  for (const std::int64_t dp : {64, 128}) {
+    CAPTURE(dp);
+    TransformerSpec m = trainsim::testing::llama3_405b();
+    m.dropout = 0;  // the released config has none
+    m.seq_len = 8192;
+    ParallelPlan p{.tp = 8, .pp = 16, .dp = dp, .sequence_parallel = true, .zero = ZeroStage::gradients};
+    p.stage_layers = {7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 7};
+    TrainingSpec t;
+    t.global_batch = 2048;
+    const MemoryEstimate e = estimate_memory(m, p, t, trainsim::testing::h100_sxm());
+    CHECK(e.fits);
+    CHECK(e.per_gpu < 80.0 * 1024 * 1024 * 1024);
+    p.schedule = Schedule::interleaved;
+    p.virtual_stages = 2;
+    p.stage_layers.clear();
+    CHECK(estimate_memory(m, p, t, trainsim::testing::h100_sxm()).fits == (dp == 128));
+  }
 }
 
 TEST_CASE("Muon under ZeRO-1 gathers its largest matrix and the orthogonalised update") {
   const TransformerSpec m = gpt3_175b();
-  ParallelPlan p{.tp = 8, .pp = 16, .dp = 8, .zero = 1};
+  ParallelPlan p{.tp = 8, .pp = 16, .dp = 8, .zero = ZeroStage::optimizer_states};
   TrainingSpec t;
   t.optimizer.kind = OptimizerKind::muon;
   const MemoryEstimate e = estimate_memory(m, p, t, a100_80gb());
@@ -190,7 +248,7 @@ TEST_CASE("Muon under ZeRO-1 gathers its largest matrix and the orthogonalised u
 
 TEST_CASE("a plan that does not fit is a value whose reason lists the parts largest first") {
   const TransformerSpec m = gpt3_175b();
-  ParallelPlan p{.tp = 8, .pp = 1, .dp = 1, .zero = 0};
+  ParallelPlan p{.tp = 8, .pp = 1, .dp = 1, .zero = ZeroStage::none};
   TrainingSpec t;
   t.optimizer = adam();
   const MemoryEstimate e = estimate_memory(m, p, t, a100_80gb());
@@ -202,7 +260,7 @@ TEST_CASE("a plan that does not fit is a value whose reason lists the parts larg
 
 TEST_CASE("memory headroom lowers the usable capacity") {
   const TransformerSpec m = gpt3_175b();
-  ParallelPlan p{.tp = 8, .pp = 16, .dp = 8, .zero = 1};
+  ParallelPlan p{.tp = 8, .pp = 16, .dp = 8, .zero = ZeroStage::optimizer_states};
   const MemoryEstimate e = estimate_memory(m, p, TrainingSpec{}, a100_80gb(), {.headroom_fraction = 0.1});
   CHECK(e.capacity == doctest::Approx(72.0 * 1024 * 1024 * 1024));
 }
@@ -232,7 +290,7 @@ TEST_CASE("expert weights are split over ep and sharded over dp·cp only") {
   m.top_k = 2;
   m.bias = false;
   m.position = Position::rope;
-  ParallelPlan p{.tp = 1, .pp = 1, .dp = 2, .ep = 4, .zero = 1};
+  ParallelPlan p{.tp = 1, .pp = 1, .dp = 2, .ep = 4, .zero = ZeroStage::optimizer_states};
   TrainingSpec t;
   t.optimizer = adam();
   const MemoryEstimate e =

@@ -214,7 +214,8 @@ TEST_CASE("contention only ever lengthens a step") {
     const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
     REQUIRE(plan.feasible);
     const StepCosts costs = step_costs(in, plan);
-    const StepTiming alone = run_step_graph(lower_step(in, plan, costs, false, false), in, plan, costs);
+    const StepTiming alone =
+        run_step_graph(lower_step(in, plan, costs, LoweringOptions{.contention = false}), in, plan, costs);
     const StepTiming shared = run_step_graph(lower_step(in, plan, costs), in, plan, costs);
     CAPTURE(in.cluster.nodes);
     CHECK(shared.iteration_time >= alone.iteration_time * (1 - 1e-12));
@@ -223,7 +224,8 @@ TEST_CASE("contention only ever lengthens a step") {
   const StepInput in = gpt_on(16, 8, 4, 4, 64, 512);
   const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
   const StepCosts costs = step_costs(in, plan);
-  const StepTiming alone = run_step_graph(lower_step(in, plan, costs, false, false), in, plan, costs);
+  const StepTiming alone =
+      run_step_graph(lower_step(in, plan, costs, LoweringOptions{.contention = false}), in, plan, costs);
   const StepTiming shared = run_step_graph(lower_step(in, plan, costs), in, plan, costs);
   CHECK(shared.iteration_time > alone.iteration_time);
 }
@@ -234,9 +236,10 @@ TEST_CASE("with contention, the collapsed simulation still equals the per-GPU si
   const StepInput in = gpt_on(16, 8, 4, 4, 64, 512);
   const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
   const StepCosts costs = step_costs(in, plan);
-  const StepTiming alone = run_step_graph(lower_step(in, plan, costs, false, false), in, plan, costs);
+  const StepTiming alone =
+      run_step_graph(lower_step(in, plan, costs, LoweringOptions{.contention = false}), in, plan, costs);
   const StepTiming collapsed = run_step_graph(lower_step(in, plan, costs), in, plan, costs);
-  const StepGraph full = lower_step(in, plan, costs, true);
+  const StepGraph full = lower_step(in, plan, costs, LoweringOptions{.full_cluster = true});
   CHECK(full.instances == 32);
   const StepTiming every = run_step_graph(full, in, plan, costs);
   REQUIRE(collapsed.iteration_time > alone.iteration_time);

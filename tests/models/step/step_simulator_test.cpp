@@ -37,7 +37,7 @@ StepInput small(int zero = 1, Schedule schedule = Schedule::one_f_one_b) {
   in.plan.tp = 2;
   in.plan.pp = 2;
   in.plan.dp = 4;
-  in.plan.zero = zero;
+  in.plan.zero = zero_stage_numbered(zero).value();
   in.plan.schedule = schedule;
   in.plan.sequence_parallel = true;
   in.training.global_batch = 64;
@@ -111,40 +111,21 @@ TEST_CASE("the analytic and event-driven paths agree within 2% on the example la
     const StepReport a = simulate_step(in, Fidelity::analytic);
     const StepReport e = simulate_step(in, Fidelity::event);
     REQUIRE(a.feasible);
-    CAPTURE(in.plan.zero);
+    CAPTURE(stage_number(in.plan.zero));
     CAPTURE(in.plan.pp);
     CAPTURE(static_cast<int>(in.plan.schedule));
     CHECK(e.iteration_time == doctest::Approx(a.iteration_time).epsilon(0.02));
   }
 }
 
-TEST_CASE("with ZeRO-3 and a pipeline the event path pays at most the unprefetched kernels per pass more") {
-  // The known case where the two cannot agree to 2%: when the gathers outweigh a pass's compute, the
-  // closed form charges each pass max(kernels, gathers). The event run gathers each layer one layer ahead
-  // (as FSDP prefetches), so gathers cannot run ahead under the kernels of units without weights to
-  // gather (embedding, LM head), nor beyond one layer while a pass waits for its neighbour's hand-over: per
-  // pass it can end later by at most one layer's kernels plus those units'. It also streams gathers through
-  // the pipeline's warm-up and cool-down waits, which can only make it faster.
+TEST_CASE("with ZeRO-3 and a pipeline the event path follows the closed form's per-unit gathers") {
+  // Both gather each unit's weights a prefetch ahead within a pass, from the pass's entry; the event run
+  // differs only where the closed form is silent: its gradient reductions queue on their own stream across
+  // passes and its gathers and reductions share the NIC, which can only make it slower.
   const StepInput in = small(3);
-  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
-  const StepCosts costs = step_costs(in, plan);
-  double one_layer = 0;  // forward + backward of one layer, slowest stage
-  for (int s = 0; s < plan.pp; ++s) {
-    const PassCost& pc = costs.passes[static_cast<std::size_t>(s)];
-    one_layer =
-        std::max(one_layer, (pc.forward() + pc.backward()) / plan.stage_layers[static_cast<std::size_t>(s)]);
-  }
-  double ends = 0;  // embedding and head, forward + backward
-  for (const UnitCost& u : costs.units) {
-    if (u.name == "embedding" || u.name == "head") {
-      ends += u.total.forward() + u.total.backward();
-    }
-  }
-  REQUIRE(ends > 0);
   const StepReport a = simulate_step(in, Fidelity::analytic);
   const StepReport e = simulate_step(in, Fidelity::event);
-  CHECK(e.iteration_time <= a.iteration_time + static_cast<double>(plan.micro_batches) * (one_layer + ends));
-  CHECK(e.iteration_time >= a.iteration_time - a.time.bubble - a.time.exposed_dp_comm);
+  CHECK(e.iteration_time >= a.iteration_time * (1 - 1e-6) - a.time.bubble);
   CHECK(e.iteration_time == doctest::Approx(a.iteration_time).epsilon(0.10));
   CHECK(e.time.total() == doctest::Approx(e.iteration_time));
 }
@@ -249,7 +230,7 @@ TEST_CASE("a model too big for the GPUs reports that it does not fit, with the t
   StepInput in = gpt3_175b_example();
   in.plan.recompute = Recompute::none;
   in.plan.sequence_parallel = false;
-  in.plan.zero = 0;
+  in.plan.zero = ZeroStage::none;
   in.plan.tp = 2;
   in.plan.dp = 32;
   const StepReport r = simulate_step(in, Fidelity::analytic);
@@ -265,6 +246,75 @@ TEST_CASE("fidelity names round-trip and anything else is bad input") {
   CHECK_THROWS_AS((void)parse_fidelity("fast"), InputError);
 }
 
+namespace {
+
+// GPT-3 175B with a global batch of 1,536 sequences on `gpus` A100 as Narayanan et al. 2021
+// (arXiv:2104.04473, Sec. 5.2, Fig. 10) compare them: ZeRO-3 without model parallelism (DeepSpeed), one
+// micro-batch per GPU (1,536 / gpus sequences), or tp 8 · pp 12 · dp gpus/96 with Megatron-LM of 2021 and
+// micro-batches of one sequence; full activation recomputation.
+StepInput gpt3_175b_on_a100(std::int64_t gpus, bool zero3) {
+  StepInput in = testing::gpt3_175b_on_1024_a100();
+  in.cluster = dgx_a100(gpus / 8);
+  in.plan.sequence_parallel = false;
+  in.plan.recompute = Recompute::full;
+  in.plan.micro_batch = 1;
+  if (zero3) {
+    in.plan.micro_batch = static_cast<int>(1536 / gpus);
+    in.plan.tp = 1;
+    in.plan.pp = 1;
+    in.plan.dp = gpus;
+    in.plan.zero = ZeroStage::parameters;
+    in.plan.framework = framework_preset(FrameworkPreset::deepspeed);
+    in.plan.overlap_grad_reduce = preset_overlaps_grad_reduce(FrameworkPreset::deepspeed);
+  } else {
+    in.plan.tp = 8;
+    in.plan.pp = 12;
+    in.plan.dp = gpus / 96;
+    in.plan.zero = ZeroStage::none;
+    in.plan.framework = framework_preset(FrameworkPreset::megatron_lm_2021);
+    in.plan.overlap_grad_reduce = false;
+  }
+  return in;
+}
+
+}  // namespace
+
+TEST_CASE("ZeRO-3 on GPT-3 175B at 1,536 A100 ranks below 3D parallelism and does not halve from 768") {
+  // Narayanan et al. 2021 Fig. 10: PTD-P is 3.2x as fast as ZeRO-3 at 1,536 GPUs, and ZeRO-3's step stays
+  // about flat from 768 to 1,536 GPUs: each micro-batch gathers every layer once forward and once backward
+  // over all the ranks, whatever its size. Per-unit gathers paying their full α-β cost give the ranking
+  // and the direction of the flattening; the closed-form collective model still prices a 0.9 GB
+  // all-gather over 1,536 A100 at 83 GB/s of bus bandwidth (0.6 MB per rank), so the published factors
+  // are not reached (1.08x slower than 3D; 0.67 of the 768-GPU step, not 1.0).
+  const StepReport zero3 = simulate_step(gpt3_175b_on_a100(1536, true), Fidelity::analytic);
+  const StepReport three_d = simulate_step(gpt3_175b_on_a100(1536, false), Fidelity::analytic);
+  const StepReport zero3_768 = simulate_step(gpt3_175b_on_a100(768, true), Fidelity::analytic);
+  REQUIRE(zero3.feasible);
+  REQUIRE(three_d.feasible);
+  CAPTURE(zero3.iteration_time);
+  CAPTURE(three_d.iteration_time);
+  CAPTURE(zero3_768.iteration_time);
+  CHECK(zero3.iteration_time > three_d.iteration_time);
+  // Doubling the GPUs at a fixed batch halves a perfectly scaling step.
+  CHECK(zero3.iteration_time >= 0.6 * zero3_768.iteration_time);
+}
+
+TEST_CASE("with TP-communication overlap a Megatron-Core step is no slower than without") {
+  for (const std::int64_t tp : {2, 4, 8}) {
+    CAPTURE(tp);
+    StepInput in = testing::small_gpt_on_a100(2, static_cast<int>(tp), 2, 8 / tp, 64, 4096, 2048);
+    in.cluster = testing::dgx_h100(2);
+    in.plan.framework.tp_comm_overlap = false;
+    const StepReport off = simulate_step(in, Fidelity::analytic);
+    in.plan.framework.tp_comm_overlap = true;
+    const StepReport on = simulate_step(in, Fidelity::analytic);
+    const StepReport on_event = simulate_step(in, Fidelity::event);
+    CHECK(on.iteration_time <= off.iteration_time);
+    CHECK(on.time.exposed_tp_comm < off.time.exposed_tp_comm);
+    CHECK(on_event.iteration_time == doctest::Approx(on.iteration_time).epsilon(0.02));
+  }
+}
+
 TEST_CASE(
     "4:1 leaf oversubscription lengthens a leaf-crossing data-parallel reduction by 3x its bandwidth term") {
   // 8 DGX A100, tp 8, dp 8: each data-parallel ring joins GPU i of every node, one member per node. Leaves
@@ -274,7 +324,7 @@ TEST_CASE(
   // bucket's bandwidth term is 4x. Without ZeRO and without overlap every bucket is exposed after the
   // backward, so the exposed reduction grows by 3 x buckets x the 1:1 bandwidth term, in both fidelities.
   StepInput in = testing::small_gpt_on_a100(8, 8, 1, 8, 16);
-  in.plan.zero = 0;
+  in.plan.zero = ZeroStage::none;
   in.plan.overlap_grad_reduce = false;
   in.cluster.network.rail_optimized = false;
   auto fabric = [&](int radix, double oversubscription) {

@@ -34,7 +34,7 @@ Scenario toy() {
 LayoutSpace small_space() {
   LayoutSpace space;
   space.max_cp = 2;
-  space.zero_stages = {0};
+  space.zero_stages = {model::ZeroStage::none};
   space.recompute = {Recompute::none};
   return space;
 }
@@ -73,7 +73,8 @@ TEST_CASE("the toy model has 69 dividing layouts without zero and recompute choi
 
 TEST_CASE("every zero stage and recompute choice multiplies the layouts") {
   LayoutSpace space = small_space();
-  space.zero_stages = {0, 1, 2, 3};
+  space.zero_stages = {model::ZeroStage::none, model::ZeroStage::optimizer_states,
+                       model::ZeroStage::gradients, model::ZeroStage::parameters};
   space.recompute = {Recompute::none, Recompute::selective, Recompute::full};
   CHECK(enumerate_layouts(toy(), space).size() == 69 * 12);
 }
@@ -173,7 +174,7 @@ TEST_CASE("every layout search enumerates loads as a scenario with its keys set,
   int loaded = 0;
   for (std::size_t i = 0; i < layouts.size(); i += 7) {  // a deterministic seventh keeps the test quick
     const model::ParallelPlan& p = layouts[i].plan;
-    const std::vector<Override> set{
+    std::vector<Override> set{
         {"cluster.nodes", std::to_string(layouts[i].nodes)},
         {"parallelism.tp", std::to_string(p.tp)},
         {"parallelism.pp", std::to_string(p.pp)},
@@ -183,9 +184,10 @@ TEST_CASE("every layout search enumerates loads as a scenario with its keys set,
         {"parallelism.micro_batch", std::to_string(p.micro_batch)},
         {"parallelism.schedule", std::string(to_string(p.schedule))},
         {"parallelism.virtual_stages", std::to_string(p.virtual_stages)},
-        {"parallelism.zero", std::to_string(p.zero)},
+        {"parallelism.zero", std::string(to_string(p.zero))},
         {"parallelism.recompute", std::string(to_string(p.recompute))},
     };
+    if (p.shard_group > 0) set.push_back({"parallelism.shard_group", std::to_string(p.shard_group)});
     Scenario s;
     CHECK_NOTHROW(s = load_scenario_file(path, set));
     const model::StepPlan plan = model::make_step_plan(s.model, s.cluster, s.parallelism, s.training);

@@ -1,0 +1,95 @@
+#include "models/spec/framework.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+namespace trainsim::model {
+
+Framework framework_preset(FrameworkPreset preset) {
+  Framework f;
+  f.preset = preset;
+  switch (preset) {
+    case FrameworkPreset::megatron_core:
+    case FrameworkPreset::nemo:
+      break;  // the struct's defaults
+    case FrameworkPreset::megatron_lm_2021:
+      // Its sends wait (batch_isend_irecv, then a synchronize), but each is batched with the receive the
+      // schedule waits for anyway (send_forward_recv_backward), so the wait adds about nothing: modelled
+      // as not blocking. Korthikanti et al.'s 530B step (interleaved, pp 35) is 11 % slower otherwise.
+      f.tp_comm_overlap = false;
+      f.overlap_param_gather = false;
+      break;
+    case FrameworkPreset::deepspeed:
+      f.tp_comm_overlap = false;
+      f.overlap_param_gather = false;
+      f.blocking_p2p = true;
+      f.gathers_per_layer = 4;         // qkv, out_proj, fc1, fc2: one fetch per linear module
+      f.prefetch_bucket_params = 5e7;  // stage3_prefetch_bucket_size default
+      break;
+    case FrameworkPreset::fsdp2:
+    case FrameworkPreset::torchtitan:
+      f.tp_comm_overlap = false;
+      f.overlap_param_gather = false;
+      f.grad_reduce_dtype = topo::Precision::fp32;
+      break;
+  }
+  return f;
+}
+
+int prefetch_units(const Framework& framework, double unit_params) {
+  if (framework.prefetch_bucket_params <= 0) return std::max(0, framework.prefetch);
+  if (!(unit_params > 0)) return std::max(0, framework.prefetch);
+  return static_cast<int>(std::floor(framework.prefetch_bucket_params / unit_params));
+}
+
+std::string framework_flags(const Framework& f, bool overlap_grad_reduce) {
+  auto flag = [](bool b) { return b ? "true" : "false"; };
+  std::string out = std::string(to_string(f.preset)) + ":";
+  out += std::string(" tp_comm_overlap=") + flag(f.tp_comm_overlap);
+  out += std::string(" overlap_param_gather=") + flag(f.overlap_param_gather);
+  out += std::string(" overlap_grad_reduce=") + flag(overlap_grad_reduce);
+  out += std::string(" blocking_p2p=") + flag(f.blocking_p2p);
+  out += " prefetch=" + std::to_string(f.prefetch);
+  if (f.prefetch_bucket_params > 0)
+    out += " prefetch_bucket_params=" + std::to_string(static_cast<long long>(f.prefetch_bucket_params));
+  out += std::string(" reshard_after_forward=") + flag(f.reshard_after_forward);
+  out += " gathers_per_layer=" + std::to_string(f.gathers_per_layer);
+  if (f.grad_reduce_dtype) out += " grad_reduce_dtype=" + std::string(topo::to_string(*f.grad_reduce_dtype));
+  if (f.memory_reserve > 0) out += " memory_reserve=" + std::to_string(f.memory_reserve);
+  return out;
+}
+
+bool preset_overlaps_grad_reduce(FrameworkPreset preset) {
+  // Megatron-LM of 2021 all-reduced every gradient after the backward pass; DeepSpeed's overlap_comm
+  // defaults to false for ZeRO stages 0–2.
+  return preset != FrameworkPreset::megatron_lm_2021 && preset != FrameworkPreset::deepspeed;
+}
+
+std::string_view preset_citation(FrameworkPreset preset) {
+  switch (preset) {
+    case FrameworkPreset::megatron_core:
+      return "Megatron-Core (2024+) performance flags: --overlap-grad-reduce, --overlap-param-gather with "
+             "the distributed optimizer, --tp-comm-overlap (TransformerEngine userbuffers), async p2p "
+             "(megatron/training/arguments.py; docs 'Distributed Optimizer', 'Communication overlap')";
+    case FrameworkPreset::megatron_lm_2021:
+      return "Megatron-LM as in Narayanan et al. 2021 (arXiv:2104.04473): gradients all-reduced after the "
+             "backward pass, no tensor-parallel or parameter-gather overlap; sends batched with the "
+             "receives the schedule waits for (p2p_communication.py)";
+    case FrameworkPreset::deepspeed:
+      return "DeepSpeed ZeRO config defaults (deepspeed.ai/docs/config-json): overlap_comm false for stages "
+             "0-2, stage3_prefetch_bucket_size 5e7 parameters, parameters fetched per submodule; pipeline "
+             "engine sends activations with blocking p2p.send (deepspeed/runtime/pipe/engine.py)";
+    case FrameworkPreset::fsdp2:
+    case FrameworkPreset::torchtitan:
+      return "PyTorch FSDP2 as torchtitan applies it (torchtitan/parallelisms/parallelize_llama.py): one "
+             "fully_shard unit per transformer block, implicit prefetch of the next unit, "
+             "reshard_after_forward true, reduce in float32 (mixed_precision_reduce), async TP off";
+    case FrameworkPreset::nemo:
+      return "NeMo 2.0 performance recipes (nemo/collections/llm/recipes): Megatron-Core with "
+             "tp_comm_overlap, overlap_param_gather and overlap_grad_reduce on";
+  }
+  return "";
+}
+
+}  // namespace trainsim::model

@@ -1,0 +1,95 @@
+#pragma once
+// The training software whose habits a step follows (the scenario's `framework:` block): when it reduces
+// gradients, whether it hides tensor-parallel and parameter-gather traffic under compute, how it sends
+// activations between pipeline stages, and how it gathers ZeRO-3 / FSDP weights. Plain data.
+//
+// Each preset is the framework's own documented default or recommended performance setting, never a
+// factor fitted to measurements (framework_preset() cites them); every flag can be overridden alone.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/enum_names.hpp"
+#include "topologies/precision.hpp"
+
+namespace trainsim::model {
+
+enum class FrameworkPreset : std::uint8_t {
+  megatron_core,
+  megatron_lm_2021,
+  deepspeed,
+  fsdp2,
+  torchtitan,
+  nemo
+};
+
+/// The scenario's names (`framework: megatron-core`).
+inline constexpr EnumNames<FrameworkPreset, 6> kFrameworkPresetNames{
+    {{"megatron-core", FrameworkPreset::megatron_core},
+     {"megatron-lm-2021", FrameworkPreset::megatron_lm_2021},
+     {"deepspeed", FrameworkPreset::deepspeed},
+     {"fsdp2", FrameworkPreset::fsdp2},
+     {"torchtitan", FrameworkPreset::torchtitan},
+     {"nemo", FrameworkPreset::nemo}}};
+constexpr std::string_view to_string(FrameworkPreset preset) {
+  return name_in(kFrameworkPresetNames, preset);
+}
+
+/// TransformerEngine's userbuffers (initialize_ub's default configuration) run tensor-parallel all-gathers
+/// as a ring exchange on the copy engines and reduce-scatters as a pipelined kernel on 16 SMs; on an H100's
+/// 132 SMs that takes 16/132 of the GEMM's SMs for the reduce-scatter half of the overlaps and about none
+/// for the all-gather half: (16/132 + 0) / 2 of the overlapped GEMMs' time.
+inline constexpr double kTeUserbufferSlowdown = 0.5 * 16.0 / 132.0;
+
+struct Framework {
+  FrameworkPreset preset = FrameworkPreset::megatron_core;
+  /// Tensor-parallel all-gathers and reduce-scatters (sequence parallelism) split into chunks that run
+  /// under the GEMM they feed or drain (TransformerEngine userbuffers, Megatron-Core --tp-comm-overlap).
+  bool tp_comm_overlap = true;
+  /// The fraction of a GEMM's time added while a tensor-parallel collective runs beside it: the
+  /// communication kernels take SMs from the GEMM (see framework_preset()).
+  double tp_comm_overlap_slowdown = kTeUserbufferSlowdown;
+  /// ZeRO 1–2: the all-gather of updated weights runs under the next step's first forward, bucket by
+  /// bucket (Megatron-Core --overlap-param-gather), instead of after the optimizer.
+  bool overlap_param_gather = true;
+  /// The sender of a pipeline hand-over waits until the transfer is done before computing again.
+  bool blocking_p2p = false;
+  /// ZeRO-3: units whose weights are gathered ahead of the one computing (0: gather on demand).
+  int prefetch = 1;
+  /// ZeRO-3, DeepSpeed: parameters fetched ahead at most (stage3_prefetch_bucket_size); when set, the
+  /// units ahead are as many as fit in it, replacing `prefetch`; 0: unset (prefetch counts units).
+  double prefetch_bucket_params = 0;
+  /// ZeRO-3: free the gathered weights after the forward and gather them again for the backward (FSDP
+  /// FULL_SHARD); false keeps them to the backward (SHARD_GRAD_OP), gathering once per micro-batch.
+  bool reshard_after_forward = true;
+  /// ZeRO-3: collectives per transformer layer: 1 for FSDP (one unit per wrapped block), one per linear
+  /// module for DeepSpeed, which fetches each submodule's parameters as it is called.
+  int gathers_per_layer = 1;
+  /// Precision in which gradients are reduced; unset: the gradients' own precision.
+  std::optional<topo::Precision> grad_reduce_dtype;
+  /// What the caching allocator holds beyond the bytes allocated, as a fraction of them (the scenario's
+  /// `memory.reserve`). 0: frameworks publish torch.cuda.max_memory_allocated, which excludes it.
+  double memory_reserve = 0;
+};
+
+/// ZeRO-3: units gathered ahead of the computing one when each collective carries `unit_params`
+/// parameters: prefetch, or with prefetch_bucket_params as many whole units as fit in it (maybe 0).
+[[nodiscard]] int prefetch_units(const Framework& framework, double unit_params);
+
+/// The preset's flags (the Framework defaults are megatron-core's).
+[[nodiscard]] Framework framework_preset(FrameworkPreset preset);
+
+/// What overlap_grad_reduce (parallelism.overlap_grad_reduce) a preset implies: whether gradient buckets
+/// are reduced during the backward pass.
+[[nodiscard]] bool preset_overlaps_grad_reduce(FrameworkPreset preset);
+
+/// Where each preset's flags come from: documentation or code, one line per preset.
+[[nodiscard]] std::string_view preset_citation(FrameworkPreset preset);
+
+/// The flags in force, one "name=value" each, e.g. "megatron-core: tp_comm_overlap=true … prefetch=1"
+/// (summary.json's `framework`, explain's framework section).
+[[nodiscard]] std::string framework_flags(const Framework& framework, bool overlap_grad_reduce);
+
+}  // namespace trainsim::model

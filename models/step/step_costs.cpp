@@ -1,0 +1,462 @@
+#include "models/step/step_costs.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <string_view>
+
+#include "models/step/memory.hpp"
+#include "models/workload/layer_ops.hpp"
+#include "models/workload/optimizer.hpp"
+#include "models/workload/shard.hpp"
+#include "sim/error.hpp"
+#include "topologies/collective_cost.hpp"
+#include "topologies/placement.hpp"
+
+namespace trainsim::model {
+
+namespace {
+
+// Bucket counts above this are merged: per-bucket latency is then < 1% of a bucket and the event graph
+// stays small. Megatron's own default (40 MB) gives ~70 buckets per stage for GPT-3 on 128-way model
+// parallelism.
+constexpr int kMaxBuckets = 128;
+
+/// The communicator groups of the representative GPU (rank 0 of the placement).
+struct Groups {
+  topo::CommGroup tp, cp, ep, pp, p2p, cp_pair;
+  std::vector<std::int64_t> stage_node;  ///< node of pipeline rank s's representative GPU
+  /// The ranks holding copies of the same (dense) gradients: data replicas over dp, the context-parallel
+  /// ranks of one sequence, and the expert-parallel ranks, which are data replicas for the dense layers.
+  topo::CommGroup grad;
+  /// The part of `grad` that shards ZeRO state (shard_group dp ranks × cp × ep; all of it without
+  /// shard_group), and the replicas of one shard across the sharding groups (size 1 without).
+  topo::CommGroup shard, replica;
+};
+
+// Two neighbouring ranks of `axis_group`: on one node, or on two (then sharing the NICs with the other
+// groups that send at the same moment, as the axis group's NIC sharing says).
+topo::CommGroup neighbour_pair(const topo::CommGroup& axis_group) {
+  const bool crosses = axis_group.crosses_nodes();
+  return topo::CommGroup{2, crosses ? 1 : 2, crosses ? 2 : 1, axis_group.crosses_leaf() ? 2 : 1,
+                         crosses ? axis_group.groups_sharing_nics : 1};
+}
+
+Groups communicator_groups(const ParallelPlan& plan, const topo::ClusterSpec& cluster) {
+  std::vector<ParallelAxis> axes = plan.order;
+  for (ParallelAxis a :
+       {ParallelAxis::tp, ParallelAxis::cp, ParallelAxis::ep, ParallelAxis::pp, ParallelAxis::dp}) {
+    if (std::find(axes.begin(), axes.end(), a) == axes.end()) axes.push_back(a);
+  }
+  // Placement axes: the parallel axes in order, dp as two (its sharding groups inner, their replicas
+  // outer: a sharding group is consecutive dp ranks).
+  std::vector<std::int64_t> sizes;
+  std::array<std::size_t, 5> at{};  // placement axis of each ParallelAxis (dp: its sharding part)
+  for (ParallelAxis a : axes) {
+    at[static_cast<std::size_t>(a)] = sizes.size();
+    switch (a) {
+      case ParallelAxis::tp:
+        sizes.push_back(plan.tp);
+        break;
+      case ParallelAxis::cp:
+        sizes.push_back(plan.cp);
+        break;
+      case ParallelAxis::ep:
+        sizes.push_back(plan.ep);
+        break;
+      case ParallelAxis::pp:
+        sizes.push_back(plan.pp);
+        break;
+      case ParallelAxis::dp:
+        sizes.push_back(plan.dp_shard());
+        sizes.push_back(plan.dp / plan.dp_shard());
+        break;
+    }
+  }
+  const topo::Placement placement(sizes, cluster);
+  auto index_of = [&](ParallelAxis a) { return at[static_cast<std::size_t>(a)]; };
+  auto group = [&](ParallelAxis a) { return placement.group(index_of(a), 0); };
+  Groups g;
+  g.tp = group(ParallelAxis::tp);
+  g.cp = group(ParallelAxis::cp);
+  g.ep = group(ParallelAxis::ep);
+  g.pp = group(ParallelAxis::pp);
+  for (std::int64_t s = 0; s < plan.pp; ++s) {
+    g.stage_node.push_back(placement.node_of(s * placement.axis_stride(index_of(ParallelAxis::pp))));
+  }
+  const std::size_t dp_shard = index_of(ParallelAxis::dp);
+  const std::array<std::size_t, 4> grad_axes{dp_shard, dp_shard + 1, index_of(ParallelAxis::cp),
+                                             index_of(ParallelAxis::ep)};
+  g.grad = placement.group(grad_axes, 0);
+  if (plan.dp_shard() == plan.dp) {  // one sharding group: listed once (a group can hold a million ranks)
+    g.shard = g.grad;
+  } else {
+    const std::array<std::size_t, 3> shard_axes{dp_shard, index_of(ParallelAxis::cp),
+                                                index_of(ParallelAxis::ep)};
+    g.shard = placement.group(shard_axes, 0);
+    g.replica = placement.group(dp_shard + 1, 0);
+  }
+  // Consecutive pipeline stages exchange activations; consecutive context-parallel ranks pass K/V blocks
+  // around their ring.
+  g.p2p = neighbour_pair(g.pp);
+  g.cp_pair = neighbour_pair(g.cp);
+  return g;
+}
+
+topo::CollectiveOp to_topo(Collective c) {
+  switch (c) {
+    case Collective::all_reduce:
+      return topo::CollectiveOp::all_reduce;
+    case Collective::reduce_scatter:
+      return topo::CollectiveOp::reduce_scatter;
+    case Collective::all_gather:
+      return topo::CollectiveOp::all_gather;
+    case Collective::all_to_all:
+      return topo::CollectiveOp::all_to_all;
+    case Collective::ring_exchange:
+      return topo::CollectiveOp::send_recv;
+  }
+  return topo::CollectiveOp::all_reduce;
+}
+
+// A weight-gradient kernel (ZB-H1's W): the wgrad of a parameter matmul. The attention core's qk/av
+// "wgrad" kernels are activation gradients and stay in B.
+bool is_weight_grad(std::string_view name) {
+  return name.ends_with(".wgrad") && !name.starts_with("qk.") && !name.starts_with("av.") &&
+         !name.starts_with("recompute.");
+}
+
+// Splits an op list into pieces (see CostPiece). The sums match the rule every path has used: kernels
+// add up; a blocking collective adds its time; an overlappable one runs under the next kernel and adds
+// only what it exceeds it by (all of it when no kernel follows). With the framework's tp_comm_overlap
+// (sequence parallelism), a tensor-parallel all-gather runs under the matmul after it and a
+// reduce-scatter under the matmul before it, each such matmul slowed by tp_comm_overlap_slowdown.
+std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepInput& in, const Groups& g) {
+  std::vector<CostPiece> out;
+  const auto& gpu = in.cluster.node.gpu;
+  const Framework& fw = in.plan.framework;
+  const bool tp_overlap = fw.tp_comm_overlap && in.plan.sequence_parallel;
+  const double slowed = 1.0 + fw.tp_comm_overlap_slowdown;
+  CostPiece run;  // the compute piece being gathered
+  std::string last_kernel, before_last;
+  double last_time = 0, last_weight = 0;
+  bool last_is_matmul = false;
+  int kernels = 0;
+  auto flush = [&] {
+    if (kernels == 0) return;
+    if (kernels > 1) run.name += ".." + last_kernel;
+    out.push_back(std::move(run));
+    run = CostPiece{};
+    kernels = 0;
+  };
+  CostPiece hidden;  // an overlappable collective waiting for the kernel it runs under
+  hidden.kind = CostPiece::Kind::overlapped;
+  bool hidden_needs_matmul = false;  // a tp all-gather: only a matmul hides it
+  auto block_hidden = [&] {          // nothing (fit) to hide under: it blocks
+    hidden.kind = CostPiece::Kind::collective;
+    hidden.name = hidden.comm_name;
+    hidden.comm_name.clear();
+    out.push_back(std::move(hidden));
+    hidden = CostPiece{};
+    hidden.kind = CostPiece::Kind::overlapped;
+    hidden_needs_matmul = false;
+  };
+  for (const LayerOp& op : ops) {
+    if (!op.communication) {
+      const double k = kernel_time(op.kernel, gpu, in.training.precision);
+      const double w = is_weight_grad(op.name) ? k : 0.0;
+      const bool matmul = op.kernel.kind == OpKind::matmul;
+      if (hidden.comm > 0 && hidden_needs_matmul && !matmul) block_hidden();
+      if (hidden.comm > 0) {
+        flush();
+        // A chunked tensor-parallel collective slows its matmul by the framework's SM share; any other
+        // collective's NCCL kernels take SMs and HBM bandwidth from the kernel beside them (per GPU).
+        const double f = hidden_needs_matmul ? slowed : 1.0 + gpu.efficiency.overlap_compute_slowdown;
+        hidden.compute = k * f;
+        hidden.weight = w * f;
+        hidden.name = op.name;
+        out.push_back(std::move(hidden));
+        hidden = CostPiece{};
+        hidden.kind = CostPiece::Kind::overlapped;
+        hidden_needs_matmul = false;
+        kernels = 0;
+        last_is_matmul = false;
+        continue;
+      }
+      if (kernels == 0) run.name = op.name;
+      before_last = kernels > 0 ? last_kernel : std::string();
+      last_kernel = op.name;
+      last_time = k;
+      last_weight = w;
+      last_is_matmul = matmul;
+      run.compute += k;
+      run.weight += w;
+      ++kernels;
+      continue;
+    }
+    const topo::CommGroup& group = op.comm.group == CommGroup::tp   ? g.tp
+                                   : op.comm.group == CommGroup::cp ? g.cp
+                                                                    : g.ep;
+    const double c = topo::collective_time(
+                         to_topo(op.comm.collective), op.comm.bytes,
+                         op.comm.collective == Collective::ring_exchange ? g.cp_pair : group, in.cluster) *
+                     op.comm.steps;
+    const bool tp_chunked = tp_overlap && op.comm.group == CommGroup::tp;
+    if (tp_chunked && op.comm.collective == Collective::reduce_scatter && kernels > 0 && last_is_matmul) {
+      // Runs under the matmul that produces it: split that matmul off the kernels before it.
+      run.compute -= last_time;
+      run.weight -= last_weight;
+      --kernels;
+      const std::string first = run.name;
+      if (kernels > 0) {
+        if (kernels > 1) run.name += ".." + before_last;
+        out.push_back(std::move(run));
+      }
+      run = CostPiece{};
+      kernels = 0;
+      CostPiece piece;
+      piece.kind = CostPiece::Kind::overlapped;
+      piece.group = op.comm.group;
+      piece.compute = last_time * slowed;
+      piece.weight = last_weight * slowed;
+      piece.comm = c;
+      piece.name = last_kernel;
+      piece.comm_name = op.name;
+      out.push_back(std::move(piece));
+      last_is_matmul = false;
+      continue;
+    }
+    flush();
+    last_is_matmul = false;
+    const bool gathers_under_next = tp_chunked && op.comm.collective == Collective::all_gather;
+    if (op.comm.overlappable || gathers_under_next) {
+      if (hidden.comm > 0 && hidden_needs_matmul != gathers_under_next) block_hidden();
+      if (hidden.comm == 0) {
+        hidden.comm_name = op.name;
+        hidden.group = op.comm.group;
+      }
+      hidden.comm += c;
+      hidden_needs_matmul = gathers_under_next;
+      continue;
+    }
+    CostPiece piece;
+    piece.kind = CostPiece::Kind::collective;
+    piece.group = op.comm.group;
+    piece.comm = c;
+    piece.name = op.name;
+    out.push_back(std::move(piece));
+  }
+  flush();
+  if (hidden.comm > 0) block_hidden();
+  return out;
+}
+
+UnitCost unit_cost(std::string name, const LayerOps& ops, const StepInput& in, const Groups& g) {
+  UnitCost u;
+  u.name = std::move(name);
+  u.forward = time_pieces(ops.forward, in, g);
+  u.backward = time_pieces(ops.backward, in, g);
+  PassCost& t = u.total;
+  for (const CostPiece& x : u.forward) {
+    t.forward_compute += x.compute;
+    t.forward_comm += x.exposed_comm();
+  }
+  for (const CostPiece& x : u.backward) {
+    t.backward_compute += x.compute;
+    t.backward_comm += x.exposed_comm();
+    t.weight_compute += x.weight;
+  }
+  return u;
+}
+
+// A virtual stage's pass costs: its runs of units, in forward order.
+PassCost pass_cost(const std::vector<UnitCost>& units, const std::vector<UnitRun>& runs) {
+  PassCost pc;
+  for (const UnitRun& r : runs) {
+    const PassCost& u = units[static_cast<std::size_t>(r.unit)].total;
+    const double n = r.count;
+    pc.forward_compute += n * u.forward_compute;
+    pc.forward_comm += n * u.forward_comm;
+    pc.backward_compute += n * u.backward_compute;
+    pc.backward_comm += n * u.backward_comm;
+    pc.weight_compute += n * u.weight_compute;
+  }
+  return pc;
+}
+
+}  // namespace
+
+StepCosts step_costs(const StepInput& in, const StepPlan& plan) {
+  TRAINSIM_CHECK(plan.feasible, "step_costs needs a feasible plan");
+  const ParallelPlan& pl = in.plan;
+  const Groups g = communicator_groups(pl, in.cluster);
+  const Shard shard = shard_of(pl, in.training.precision);
+  const int p = plan.pp;
+  const int v = plan.virtual_stages;
+  const int nvs = p * v;
+  StepCosts out;
+  out.passes.assign(static_cast<std::size_t>(nvs), PassCost{});
+
+  const bool generic = !in.model.generic_layers.empty();
+  out.chunk_units.assign(static_cast<std::size_t>(nvs), {});
+  if (generic) {
+    for (int vs = 0; vs < nvs; ++vs) {
+      const int first = plan.first_layer_of(vs);
+      for (int l = first; l < first + plan.chunk_layers[static_cast<std::size_t>(vs)]; ++l) {
+        const GenericLayer& layer = in.model.generic_layers[static_cast<std::size_t>(l)];
+        out.chunk_units[static_cast<std::size_t>(vs)].push_back(
+            UnitRun{static_cast<int>(out.units.size()), 1, l});
+        out.units.push_back(unit_cost(layer.name, generic_layer_ops(layer, shard), in, g));
+      }
+    }
+  } else {
+    // Transformer layers are identical: price one, repeat it for the layers of each virtual stage.
+    out.units.push_back(unit_cost("layer", transformer_layer_ops(in.model, shard), in, g));
+    out.units.push_back(unit_cost("embedding", embedding_ops(in.model, shard), in, g));
+    out.units.push_back(unit_cost("head", head_ops(in.model, shard), in, g));
+    for (int vs = 0; vs < nvs; ++vs) {
+      auto& runs = out.chunk_units[static_cast<std::size_t>(vs)];
+      if (vs == 0) runs.push_back(UnitRun{1, 1, -1});
+      const int n = plan.chunk_layers[static_cast<std::size_t>(vs)];
+      if (n > 0) runs.push_back(UnitRun{0, n, plan.first_layer_of(vs)});
+      if (vs == nvs - 1) runs.push_back(UnitRun{2, 1, -1});
+    }
+  }
+  for (int vs = 0; vs < nvs; ++vs) {
+    out.passes[static_cast<std::size_t>(vs)] =
+        pass_cost(out.units, out.chunk_units[static_cast<std::size_t>(vs)]);
+  }
+
+  const OptimizerSpec& opt = in.training.optimizer;
+  const Framework& fw = pl.framework;
+  const double grad_elem = topo::bytes_per_element(gradient_precision(opt, in.training.precision));
+  const double reduce_elem =
+      fw.grad_reduce_dtype ? topo::bytes_per_element(*fw.grad_reduce_dtype) : grad_elem;
+  const double weight_elem = topo::bytes_per_element(weight_storage_precision(in.training.precision));
+  // Gradients reduced over the sharding group, then (HSDP) the shard all-reduced over its replicas.
+  auto reduce_gradients = [&](double bytes) {
+    auto e = topo::estimate_collective(topo::CollectiveOp::reduce_scatter, bytes, g.shard, in.cluster);
+    if (g.replica.size > 1) {
+      const auto r = topo::estimate_collective(
+          topo::CollectiveOp::all_reduce, bytes / static_cast<double>(g.shard.size), g.replica, in.cluster);
+      e.time_s += r.time_s;
+      e.latency_s += r.latency_s;
+    }
+    return e;
+  };
+
+  // ZeRO-3 / FSDP: every unit gathers its own weights over the sharding group before it computes and
+  // reduces its own gradients after its backward, `collectives` collectives per unit, each paying its
+  // full α-β time.
+  out.gathers_weights = shards_weights(pl.zero) && g.shard.size > 1;
+  if (out.gathers_weights) {
+    const UnitParameters up = unit_parameters(in.model, pl);
+    const int per_layer = std::max(1, fw.gathers_per_layer);
+    out.zero3_prefetch = prefetch_units(fw, up.layer / per_layer);
+    auto price = [&](UnitCost& u, double params, int collectives) {
+      if (!(params > 0)) return;
+      const double n = collectives;
+      const auto gather = topo::estimate_collective(topo::CollectiveOp::all_gather, params * weight_elem / n,
+                                                    g.shard, in.cluster);
+      const auto reduce = reduce_gradients(params * reduce_elem / n);
+      u.gather_s = n * gather.time_s;
+      u.gather_latency_s = n * gather.latency_s;
+      u.reduce_s = n * reduce.time_s;
+      u.reduce_latency_s = n * reduce.latency_s;
+    };
+    if (generic) {
+      for (const auto& runs : out.chunk_units) {
+        for (const UnitRun& r : runs) {
+          price(out.units[static_cast<std::size_t>(r.unit)],
+                in.model.generic_layers[static_cast<std::size_t>(r.first_layer)].params / pl.tp, 1);
+        }
+      }
+    } else {
+      price(out.units[0], up.layer, per_layer);
+      price(out.units[1], up.embedding, 1);
+      price(out.units[2], up.head, 1);
+    }
+  }
+
+  // Activations handed between stages: Megatron scatters them over the tp ranks (sequence parallel) so
+  // each rank sends 1/tp.
+  const double tokens = static_cast<double>(pl.micro_batch) * static_cast<double>(in.model.seq_len) / pl.cp;
+  const double width = generic ? 0.0 : static_cast<double>(in.model.hidden);
+  out.p2p_bytes = p > 1 ? tokens * width * topo::bytes_per_element(in.training.precision) /
+                              (pl.sequence_parallel ? pl.tp : 1)
+                        : 0.0;
+  if (p > 1) {
+    const auto e = topo::estimate_collective(topo::CollectiveOp::send_recv, out.p2p_bytes, g.p2p, in.cluster);
+    out.p2p_s = e.time_s;
+    out.p2p_latency_s = e.latency_s;
+  }
+  out.stage_node = g.stage_node;
+  out.dp_crosses_nodes = g.grad.crosses_nodes();
+
+  // Data parallelism and the optimizer, per pipeline rank (the layer split of the plan, not memory's own).
+  ParallelPlan split = pl;
+  split.stage_layers = plan.stage_layers;
+  const double shard_degree = static_cast<double>(g.shard.size);  // = dp_shard·cp·ep, as memory shards
+  const auto m = static_cast<double>(plan.micro_batches);
+  const auto& gpu = in.cluster.node.gpu;
+  out.stages.assign(static_cast<std::size_t>(p), StageCost{});
+  for (int s = 0; s < p; ++s) {
+    StageCost& sc = out.stages[static_cast<std::size_t>(s)];
+    const auto tensors = stage_parameter_tensors(in.model, split, s);
+    for (const auto& t : tensors) sc.params += t.elements();
+    sc.grad_bytes = sc.params * grad_elem;
+    sc.weight_bytes = sc.params * weight_elem;
+    if (!shards_weights(pl.zero)) {
+      const double want = std::ceil(sc.grad_bytes / std::max(pl.bucket_bytes, 1.0));
+      sc.buckets = static_cast<int>(std::clamp(want, 1.0, static_cast<double>(kMaxBuckets)));
+      const double bucket_bytes = sc.params * reduce_elem / sc.buckets;
+      const auto bucket =
+          pl.zero == ZeroStage::none
+              ? topo::estimate_collective(topo::CollectiveOp::all_reduce, bucket_bytes, g.grad, in.cluster)
+              : reduce_gradients(bucket_bytes);
+      sc.bucket_s = bucket.time_s;
+      sc.bucket_latency_s = bucket.latency_s;
+      sc.dp_bytes_per_step = g.grad.size > 1 ? sc.params * reduce_elem : 0.0;
+      if (shards_optimizer_states(pl.zero)) {
+        const auto gather =
+            topo::estimate_collective(topo::CollectiveOp::all_gather, sc.weight_bytes, g.shard, in.cluster);
+        sc.param_gather_s = gather.time_s;
+        sc.param_gather_latency_s = gather.latency_s;
+        sc.dp_bytes_per_step += g.grad.size > 1 ? sc.weight_bytes : 0.0;
+      }
+    } else {
+      sc.buckets = 0;
+      for (int c = 0; c < v; ++c) {
+        for (const UnitRun& r : out.chunk_units[static_cast<std::size_t>(c * p + s)]) {
+          const UnitCost& u = out.units[static_cast<std::size_t>(r.unit)];
+          sc.zero3_gather_s += r.count * u.gather_s;
+          sc.zero3_reduce_s += r.count * u.reduce_s;
+        }
+      }
+      // Gathered before every forward and (resharded after it) every backward pass, gradients reduced
+      // after every backward (no gradient accumulation in full precision).
+      const double gathers = fw.reshard_after_forward ? 2.0 : 1.0;
+      sc.dp_bytes_per_step =
+          out.gathers_weights ? m * (gathers * sc.weight_bytes + sc.params * reduce_elem) : 0.0;
+    }
+    const OptimizerCost oc = optimizer_cost(opt, in.training.precision, tensors);
+    const double opt_shard = shards_optimizer_states(pl.zero) ? shard_degree : 1.0;
+    sc.optimizer_s = kernel_time(
+        KernelCost{OpKind::memory_bound, oc.elementwise_flops / opt_shard, oc.bytes_moved / opt_shard, 0, 0},
+        gpu, Precision::fp32);
+    if (oc.matmul_flops > 0) {
+      sc.optimizer_s +=
+          kernel_time(KernelCost{OpKind::matmul, oc.matmul_flops, 0, 0, 0}, gpu, in.training.precision);
+    }
+    if (opt.grad_clipping || oc.reduction_values > 0) {
+      // Local partial norms, then one small fp32 all-reduce over each axis the gradients are spread on.
+      const double bytes = 4.0 * std::max(1.0, oc.reduction_values / opt_shard);
+      for (const topo::CommGroup* grp : {&g.tp, &g.pp, &g.grad}) {
+        sc.grad_norm_s += topo::collective_time(topo::CollectiveOp::all_reduce, bytes, *grp, in.cluster);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace trainsim::model

@@ -1,0 +1,138 @@
+#pragma once
+// The costs of one step's pieces, shared by both fidelities (the analytic fast path, analytic_step.hpp,
+// and the event-driven lowering, step_lowering.hpp).
+//
+// step_costs() prices, for one GPU of each pipeline stage (one tensor-parallel rank of one data-parallel
+// replica — all others are symmetric to it):
+//  - each unit (one transformer layer, the embedding, the LM head, or one generic layer) as the ordered
+//    pieces of its forward and backward op lists (models/layer_ops.hpp): the kernels between two
+//    collectives (timed by kernel_time), each blocking tensor/context/expert-parallel collective (timed by
+//    collective_time on the communicator group the placement gives; on the critical path, as in
+//    Megatron-LM), and each overlappable one (the cp ring exchange) paired with the kernel it runs under;
+//    recomputation stays inside the backward's kernels. Each virtual stage is a list of runs of units
+//    (embedding, n identical layers, head; generic models one run per layer), and its PassCost — what the
+//    analytic path and the schedule replay use — is the sum of those pieces, so the event path, which
+//    lowers the pieces one by one (step_lowering.hpp), charges the same seconds;
+//  - the activation hand-over between stages (send/recv of b·s/cp·h elements, ÷ tp under sequence
+//    parallelism, on the pipeline group's links);
+//  - data-parallel traffic: gradient all-reduce (ZeRO 0) or reduce-scatter + parameter all-gather after the
+//    update (ZeRO 1–2, Megatron's distributed optimizer), in buckets of plan.bucket_bytes; ZeRO-3 as the
+//    frameworks run it: each unit (a layer, or framework.gathers_per_layer pieces of it; the embedding;
+//    the head) gathers its own weights over the sharding group before it computes in the forward (and,
+//    resharded, again in the backward) and reduce-scatters its own gradients after its backward, every
+//    collective paying its full α-β time over the real communicator. With parallelism.shard_group (HSDP)
+//    the sharding group is shard_group dp ranks (× cp × ep) and the gradients' shard is then all-reduced
+//    over the replicas; ZeRO 1–2 buckets reduce the same way. Gradients are reduced in
+//    framework.grad_reduce_dtype when set;
+//  - with framework.tp_comm_overlap and sequence parallelism, tensor-parallel all-gathers run under the
+//    matmul after them and reduce-scatters under the matmul before them (TransformerEngine's chunked
+//    overlap), each such matmul slowed by framework.tp_comm_overlap_slowdown;
+//  - the optimizer update, memory-bound on HBM (bytes from D2's optimizer_cost, ÷ dp under ZeRO ≥ 1), and
+//    the gradient-norm all-reduces (clipping, LAMB, Muon).
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/workload/layer_ops.hpp"
+#include "models/step/step_plan.hpp"
+#include "models/step/step_simulator.hpp"
+
+namespace trainsim::model {
+
+/// One micro-batch through one virtual stage on one GPU, seconds.
+struct PassCost {
+  double forward_compute = 0;   ///< kernels of the forward pass (embedding / LM head included on the ends)
+  double forward_comm = 0;      ///< exposed tp/cp/ep collectives of the forward pass
+  double backward_compute = 0;  ///< kernels of the backward pass, recomputation included
+  double backward_comm = 0;     ///< exposed collectives of the backward pass
+  double weight_compute = 0;    ///< the weight-gradient (wgrad) part of backward_compute (ZB-H1's W)
+
+  [[nodiscard]] double forward() const { return forward_compute + forward_comm; }
+  [[nodiscard]] double backward() const { return backward_compute + backward_comm; }
+};
+
+/// One piece of a unit's forward or backward, in execution order.
+struct CostPiece {
+  enum class Kind : std::uint8_t {
+    compute,     ///< consecutive kernels between two collectives: `compute` seconds on the compute stream
+    collective,  ///< a blocking collective: `comm` seconds, the compute after it waits
+    overlapped,  ///< an overlappable collective (`comm`) running beside one kernel (`compute`): max of both
+  };
+  Kind kind = Kind::compute;
+  CommGroup group = CommGroup::tp;  ///< collective, overlapped: the communicator
+  double compute = 0;               ///< kernel seconds (compute, overlapped)
+  double weight = 0;                ///< the weight-gradient (wgrad) part of `compute`
+  double comm = 0;                  ///< collective seconds (collective, overlapped)
+  std::string name;                 ///< the kernels ("qkv..out_proj") or the collective ("tp_all_reduce")
+  std::string comm_name;            ///< overlapped: the collective's name
+
+  /// What the piece adds to the pass beyond its kernels: comm, or what the overlapped part exceeds.
+  [[nodiscard]] double exposed_comm() const {
+    return kind == Kind::overlapped ? std::max(0.0, comm - compute) : comm;
+  }
+};
+
+/// One unit's pieces and their sums (each sum adds the pieces in order).
+struct UnitCost {
+  std::string name;  ///< "layer", "embedding", "head", or a generic layer's name
+  std::vector<CostPiece> forward, backward;
+  PassCost total;  ///< the unit alone as a pass: its pieces summed
+  /// ZeRO-3 (StepCosts::gathers_weights): the unit's own collectives over the sharding group, each
+  /// paying its full α-β time, summed over the framework's collectives per unit — the all-gather of its
+  /// weights, and the reduce-scatter of its gradients (HSDP: then the all-reduce of the shard over its
+  /// replicas); *_latency_s is the size-independent part. 0 otherwise.
+  double gather_s = 0;
+  double gather_latency_s = 0;
+  double reduce_s = 0;
+  double reduce_latency_s = 0;
+};
+
+/// A run of identical consecutive units of one virtual stage, in forward order.
+struct UnitRun {
+  int unit = 0;          ///< index into StepCosts::units
+  int count = 1;         ///< copies (the transformer layers of a chunk)
+  int first_layer = -1;  ///< model layer of the first copy; -1 for the embedding and the head
+};
+
+/// Per pipeline rank: data-parallel and optimizer costs, seconds and bytes, one GPU.
+struct StageCost {
+  double params = 0;             ///< parameters on one GPU before ZeRO sharding
+  double grad_bytes = 0;         ///< its gradients, bytes
+  double weight_bytes = 0;       ///< its weights in storage precision, bytes
+  int buckets = 1;               ///< gradient buckets (ZeRO 0–2)
+  double bucket_s = 0;           ///< time of one bucket's reduction (all-reduce or reduce-scatter)
+  double param_gather_s = 0;     ///< ZeRO 1–2: all-gather of the updated weights after the optimizer
+  double zero3_gather_s = 0;     ///< ZeRO-3: its units' gathers summed: all this rank's weights once
+  double zero3_reduce_s = 0;     ///< ZeRO-3: its units' gradient reductions summed
+  double optimizer_s = 0;        ///< the update kernels
+  double grad_norm_s = 0;        ///< all-reduces of the norm(s)
+  double dp_bytes_per_step = 0;  ///< data-parallel bytes this GPU's collectives carry per step (nccl size)
+  /// The size-independent part (launch and per-step α, topo::CollectiveEstimate::latency_s) of bucket_s
+  /// and param_gather_s: the event fidelity runs the rest as a flow.
+  double bucket_latency_s = 0;
+  double param_gather_latency_s = 0;
+};
+
+struct StepCosts {
+  std::vector<PassCost> passes;  ///< per virtual stage vs = chunk·pp + rank: the sums of its units' pieces
+  std::vector<UnitCost> units;   ///< the distinct units (empty in hand-made costs: analytic_step only)
+  std::vector<std::vector<UnitRun>> chunk_units;  ///< per virtual stage, forward order
+  std::vector<StageCost> stages;                  ///< per pipeline rank
+  /// ZeRO-3 with a sharding group of more than one rank: units gather their weights (UnitCost::gather_s).
+  bool gathers_weights = false;
+  int zero3_prefetch = 1;  ///< units gathered ahead of the computing one (framework prefetch_units)
+  double p2p_s = 0;        ///< one activation (or its gradient) between consecutive stages
+  double p2p_bytes = 0;
+  double p2p_latency_s = 0;  ///< the size-independent part of p2p_s
+  /// Where the traffic runs (for the event fidelity's flows, step_network.hpp): the node of each pipeline
+  /// rank's representative GPU (the placement's, data-parallel and tensor-parallel index 0), and whether a
+  /// data-parallel ring step leaves the node (the gradient group spans nodes).
+  std::vector<std::int64_t> stage_node;
+  bool dp_crosses_nodes = false;
+};
+
+/// The pieces' costs. Precondition: plan.feasible. Throws InputError for inputs that are not a layout.
+[[nodiscard]] StepCosts step_costs(const StepInput& input, const StepPlan& plan);
+
+}  // namespace trainsim::model

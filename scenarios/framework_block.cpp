@@ -1,0 +1,95 @@
+#include "scenarios/framework_block.hpp"
+
+#include <utility>
+#include <vector>
+
+#include "scenarios/quantity.hpp"
+
+namespace trainsim::scenario {
+namespace {
+
+// Gradients are reduced in a floating-point type of at least 16 bits.
+constexpr EnumNames<topo::Precision, 3> kReduceDtypeNames{
+    {{"fp32", topo::Precision::fp32}, {"bf16", topo::Precision::bf16}, {"fp16", topo::Precision::fp16}}};
+
+std::vector<std::string> preset_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : model::kFrameworkPresetNames) names.emplace_back(entry.name);
+  return names;
+}
+
+std::string yes_no(bool b) {
+  return b ? "true" : "false";
+}
+
+}  // namespace
+
+void read_framework_block(Diagnostics& d, const YamlValue& v, model::ParallelPlan& plan,
+                          bool overlap_grad_reduce_given) {
+  const std::string path = "framework";
+  const YamlValue* preset_node = v.is_scalar() ? &v : nullptr;
+  std::optional<MapReader> r;
+  if (!v.is_scalar()) {
+    r.emplace(d, v, path,
+              std::vector<std::string>{"preset", "tp_comm_overlap", "tp_comm_overlap_slowdown",
+                                       "overlap_param_gather", "overlap_grad_reduce", "blocking_p2p",
+                                       "prefetch", "prefetch_bucket_params", "reshard_after_forward",
+                                       "gathers_per_layer", "grad_reduce_dtype"});
+    if (!r->valid()) return;
+    preset_node = r->get("preset");
+  }
+  model::FrameworkPreset preset = model::FrameworkPreset::megatron_core;
+  if (preset_node != nullptr) {
+    const std::string preset_path = v.is_scalar() ? path : path + ".preset";
+    const auto i = read_choice(d, *preset_node, preset_path, preset_names());
+    if (!i) return;
+    preset = model::kFrameworkPresetNames[*i].value;
+  }
+  const double reserve = plan.framework.memory_reserve;
+  model::Framework& f = plan.framework;
+  f = model::framework_preset(preset);
+  f.memory_reserve = reserve;
+  if (!overlap_grad_reduce_given) plan.overlap_grad_reduce = model::preset_overlaps_grad_reduce(preset);
+  if (!r) return;
+  r->boolean("tp_comm_overlap", f.tp_comm_overlap);
+  r->number("tp_comm_overlap_slowdown", f.tp_comm_overlap_slowdown, 0, 1);
+  r->boolean("overlap_param_gather", f.overlap_param_gather);
+  if (r->has("overlap_grad_reduce") && !overlap_grad_reduce_given)
+    r->boolean("overlap_grad_reduce", plan.overlap_grad_reduce);
+  r->boolean("blocking_p2p", f.blocking_p2p);
+  r->count("prefetch", f.prefetch, 0, 1e4);
+  r->number("prefetch_bucket_params", f.prefetch_bucket_params, 0, 1e15);
+  r->boolean("reshard_after_forward", f.reshard_after_forward);
+  r->count("gathers_per_layer", f.gathers_per_layer, 1, 1e3);
+  if (r->has("grad_reduce_dtype")) {
+    topo::Precision p = topo::Precision::fp32;
+    r->choice("grad_reduce_dtype", p, kReduceDtypeNames);
+    f.grad_reduce_dtype = p;
+  }
+}
+
+void read_memory_block(Diagnostics& d, const YamlValue& v, model::ParallelPlan& plan) {
+  MapReader r(d, v, "memory", {"reserve"});
+  if (!r.valid()) return;
+  r.number("reserve", plan.framework.memory_reserve, 0, 1);
+}
+
+std::string framework_to_yaml(const model::ParallelPlan& plan) {
+  const model::Framework& f = plan.framework;
+  std::string out = "framework:\n  preset: " + std::string(model::to_string(f.preset)) +
+                    "\n  tp_comm_overlap: " + yes_no(f.tp_comm_overlap) +
+                    "\n  tp_comm_overlap_slowdown: " + format_number(f.tp_comm_overlap_slowdown) +
+                    "\n  overlap_param_gather: " + yes_no(f.overlap_param_gather) +
+                    "\n  blocking_p2p: " + yes_no(f.blocking_p2p) +
+                    "\n  prefetch: " + std::to_string(f.prefetch) +
+                    "\n  prefetch_bucket_params: " + format_number(f.prefetch_bucket_params) +
+                    "\n  reshard_after_forward: " + yes_no(f.reshard_after_forward) +
+                    "\n  gathers_per_layer: " + std::to_string(f.gathers_per_layer) + "\n";
+  if (f.grad_reduce_dtype) {
+    out += "  grad_reduce_dtype: " + std::string(name_in(kReduceDtypeNames, *f.grad_reduce_dtype)) + "\n";
+  }
+  out += "memory:\n  reserve: " + format_number(f.memory_reserve) + "\n";
+  return out;
+}
+
+}  // namespace trainsim::scenario

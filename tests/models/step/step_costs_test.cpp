@@ -1,0 +1,161 @@
+#include "models/step/step_costs.hpp"
+
+#include <doctest/doctest.h>
+
+#include "models/step/analytic_step.hpp"
+#include "models/step/memory.hpp"
+#include "models/step/step_plan.hpp"
+#include "tests/support/fixtures.hpp"
+#include "topologies/collective_cost.hpp"
+
+using namespace trainsim;
+using namespace trainsim::model;
+
+namespace {
+
+// A GPT of 8 layers of hidden 4096 (201M parameters a layer) on round-number nodes of H100s: ZeRO-3
+// without model parallelism over `nodes` nodes.
+StepInput zero3_gpt(std::int64_t nodes) {
+  StepInput in;
+  in.model = testing::gpt(8, 4096, 32, 2048);
+  in.cluster = testing::round_number_cluster(nodes);
+  in.cluster.node.gpu = testing::h100_sxm();
+  in.plan.dp = nodes * 8;
+  in.plan.zero = ZeroStage::parameters;
+  in.training.global_batch = nodes * 8;
+  return in;
+}
+
+StepCosts costs_of(const StepInput& in) {
+  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+  REQUIRE(plan.feasible);
+  return step_costs(in, plan);
+}
+
+}  // namespace
+
+TEST_CASE("ZeRO-3 gathers each layer on its own: units x (alpha·steps + base + bytes/beta)") {
+  // One node of 8: a ring all-gather of S bytes costs 7·(α + S/8/B) + the launch (7.6 us), with α = 2 us
+  // and B = 100 GB/s on the round-number NVSwitch.
+  const StepInput in = zero3_gpt(1);
+  const StepCosts c = costs_of(in);
+  REQUIRE(c.gathers_weights);
+  const double layer_params = unit_parameters(in.model, in.plan).layer;
+  const double bytes = 2.0 * layer_params;  // bf16 weights
+  const double want_latency = 7 * 2e-6 + 7.6e-6;
+  const double want = want_latency + 7.0 / 8.0 * bytes / 100e9;
+  const UnitCost& layer = c.units[0];
+  CHECK(layer.gather_latency_s == doctest::Approx(want_latency));
+  CHECK(layer.gather_s == doctest::Approx(want));
+  // The stage's sum: 8 layers each paying their own latency, plus the embedding and the head.
+  const double ends = c.units[1].gather_s + c.units[2].gather_s;
+  CHECK(c.stages[0].zero3_gather_s == doctest::Approx(8 * want + ends));
+
+  // DeepSpeed's fetch per linear module: four collectives a layer, the same bytes, four launches.
+  StepInput ds = in;
+  ds.plan.framework.gathers_per_layer = 4;
+  const UnitCost& quarter = costs_of(ds).units[0];
+  CHECK(quarter.gather_latency_s == doctest::Approx(4 * want_latency));
+  CHECK(quarter.gather_s - quarter.gather_latency_s ==
+        doctest::Approx(layer.gather_s - layer.gather_latency_s));
+}
+
+TEST_CASE("a prefetch window cannot hide a gather that outlasts the compute of the unit before it") {
+  // Four units of F = 0.25 s and B = 0.5 s; each gathers in 0.4 s and reduces in 0.3 s; prefetch 1.
+  // Forward: gathers back to back (0.4 > 0.25): unit k starts at 0.4·(k+1), the pass ends at
+  // 4·0.4 + 0.25 = 1.85 s, 0.85 s over its kernels. Backward (0.5 > 0.4): only the first gather shows,
+  // 0.4 + 4·0.5 = 2.4 s; the reductions (0.3 each, after each unit) end 0.3 s after the last unit.
+  StepCosts c;
+  UnitCost u;
+  u.total.forward_compute = 0.25;
+  u.total.backward_compute = 0.5;
+  u.gather_s = 0.4;
+  u.reduce_s = 0.3;
+  c.units = {u};
+  c.chunk_units = {{UnitRun{0, 4, 0}}};
+  c.gathers_weights = true;
+  c.zero3_prefetch = 1;
+  const GatheredPass f = gathered_pass(c, 0, false, true);
+  const GatheredPass b = gathered_pass(c, 0, true, true);
+  CHECK(f.extra == doctest::Approx(0.85));
+  CHECK(f.reduce_tail == doctest::Approx(0.0));
+  CHECK(b.extra == doctest::Approx(0.4));
+  CHECK(b.reduce_tail == doctest::Approx(0.3));
+  // Gathered on demand (prefetch 0) nothing overlaps: every gather adds its 0.4 s.
+  c.zero3_prefetch = 0;
+  CHECK(gathered_pass(c, 0, false, true).extra == doctest::Approx(4 * 0.4));
+  // Kept from the forward (reshard_after_forward false): the backward gathers nothing.
+  c.zero3_prefetch = 1;
+  CHECK(gathered_pass(c, 0, true, false).extra == doctest::Approx(0.0));
+
+  // The whole step, one rank, two micro-batches: 2·(1.85 + 2.4) + the last reductions' 0.3 s + norm and
+  // update 0.25 s; 2·(0.85 + 0.4) + 0.3 of it exposed data-parallel traffic.
+  StepInput in;
+  in.plan.zero = ZeroStage::parameters;
+  in.plan.dp = 4;
+  StepPlan plan;
+  plan.micro_batches = 2;
+  plan.chunk_layers = {4};
+  plan.stage_layers = {4};
+  c.passes = {PassCost{.forward_compute = 1.0, .backward_compute = 2.0}};
+  c.stages = {StageCost{.buckets = 0, .optimizer_s = 0.2, .grad_norm_s = 0.05}};
+  const StepTiming t = analytic_step(in, plan, c);
+  CHECK(t.iteration_time == doctest::Approx(2 * (1.85 + 2.4) + 0.3 + 0.25));
+  CHECK(t.time.exposed_dp_comm == doctest::Approx(2 * (0.85 + 0.4) + 0.3));
+  CHECK(t.time.total() == doctest::Approx(t.iteration_time));
+}
+
+TEST_CASE("HSDP gathers within its sharding group and all-reduces the shard across the groups") {
+  // 4 nodes of 8, shard_group 8: each node is a sharding group; its 8 ranks gather and reduce-scatter
+  // over NVSwitch, and 1/8 of the gradients is all-reduced over the 4 replicas, one rank per node.
+  StepInput in = zero3_gpt(4);
+  in.plan.shard_group = 8;
+  const StepCosts c = costs_of(in);
+  const double layer_params = unit_parameters(in.model, in.plan).layer;
+  const topo::CommGroup node{8, 8, 1, 1, 1};
+  const topo::CommGroup replicas{4, 1, 4, 1, 8};
+  const auto gather =
+      topo::estimate_collective(topo::CollectiveOp::all_gather, 2.0 * layer_params, node, in.cluster);
+  const auto scatter =
+      topo::estimate_collective(topo::CollectiveOp::reduce_scatter, 2.0 * layer_params, node, in.cluster);
+  const auto across =
+      topo::estimate_collective(topo::CollectiveOp::all_reduce, 2.0 * layer_params / 8, replicas, in.cluster);
+  CHECK(c.units[0].gather_s == doctest::Approx(gather.time_s));
+  CHECK(c.units[0].reduce_s == doctest::Approx(scatter.time_s + across.time_s));
+  // Without shard_group the 32 ranks shard together and every gather crosses nodes: slower.
+  StepInput flat = zero3_gpt(4);
+  CHECK(costs_of(flat).units[0].gather_s > c.units[0].gather_s);
+  // Memory shards over the group: weights ÷ 8, not ÷ 32.
+  const MemoryEstimate hsdp = estimate_memory(in.model, in.plan, in.training, in.cluster.node.gpu);
+  const MemoryEstimate full = estimate_memory(flat.model, flat.plan, flat.training, flat.cluster.node.gpu);
+  CHECK(hsdp.memory.weights == doctest::Approx(4 * full.memory.weights));
+}
+
+TEST_CASE("TP-communication overlap hides a reduce-scatter under the matmul before it, slowed by its SMs") {
+  StepInput in = testing::small_gpt_on_a100(1, 8, 1, 1, 8, 4096, 2048);
+  in.plan.framework.tp_comm_overlap = false;
+  const StepCosts off = costs_of(in);
+  in.plan.framework.tp_comm_overlap = true;
+  const StepCosts on = costs_of(in);
+  const double slow = 1.0 + in.plan.framework.tp_comm_overlap_slowdown;
+  int overlapped = 0;
+  for (const CostPiece& p : on.units[0].forward) {
+    if (p.kind != CostPiece::Kind::overlapped) continue;
+    ++overlapped;
+    CHECK((p.comm_name == "tp_reduce_scatter" || p.comm_name == "tp_all_gather"));
+  }
+  CHECK(overlapped == 4);  // two all-gathers and two reduce-scatters per layer
+  // The out_proj matmul the first reduce-scatter runs under: its own time, slowed.
+  double out_proj_off = 0, out_proj_on = 0;
+  for (const CostPiece& p : off.units[0].forward) {
+    if (p.name.ends_with("out_proj")) out_proj_off = p.compute;
+  }
+  for (const CostPiece& p : on.units[0].forward) {
+    if (p.name == "out_proj") out_proj_on = p.compute;
+  }
+  REQUIRE(out_proj_on > 0);
+  CHECK(out_proj_on < out_proj_off);  // off, it is the tail of a run of kernels
+  CHECK(on.units[0].total.forward_comm < off.units[0].total.forward_comm);
+  CHECK(on.units[0].total.forward_compute > off.units[0].total.forward_compute);
+  CHECK(on.units[0].total.forward_compute <= off.units[0].total.forward_compute * slow);
+}

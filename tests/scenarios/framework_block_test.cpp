@@ -1,0 +1,90 @@
+// The `framework:` and `memory:` blocks: presets, single-flag overrides, errors with locations, and the
+// dump -> load round trip.
+#include "scenarios/framework_block.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "scenarios/loader.hpp"
+#include "sim/error.hpp"
+
+using namespace trainsim;
+using namespace trainsim::scenario;
+
+namespace {
+
+const std::string base = R"(model: gpt3-125m
+cluster: {node: dgx-a100-80gb, nodes: 2}
+training: {global_batch: 64}
+)";
+
+}  // namespace
+
+TEST_CASE("without a framework block the step follows megatron-core's flags and reserves nothing") {
+  const Scenario s = load_scenario_text(base, "t.yaml");
+  const model::Framework& f = s.parallelism.framework;
+  CHECK(f.preset == model::FrameworkPreset::megatron_core);
+  CHECK(f.tp_comm_overlap);
+  CHECK(f.overlap_param_gather);
+  CHECK_FALSE(f.blocking_p2p);
+  CHECK(f.prefetch == 1);
+  CHECK(f.memory_reserve == 0.0);
+  CHECK(s.parallelism.overlap_grad_reduce);
+}
+
+TEST_CASE("a preset by name sets its flags; a mapping overrides them one by one") {
+  Scenario s = load_scenario_text(base + "framework: megatron-lm-2021\n", "t.yaml");
+  CHECK_FALSE(s.parallelism.framework.tp_comm_overlap);
+  CHECK_FALSE(s.parallelism.framework.overlap_param_gather);
+  CHECK_FALSE(s.parallelism.overlap_grad_reduce);  // gradients reduced after the backward
+
+  s = load_scenario_text(base + "framework: {preset: deepspeed, prefetch: 2, grad_reduce_dtype: fp32}\n",
+                         "t.yaml");
+  CHECK(s.parallelism.framework.preset == model::FrameworkPreset::deepspeed);
+  CHECK(s.parallelism.framework.gathers_per_layer == 4);
+  CHECK(s.parallelism.framework.prefetch == 2);
+  CHECK(s.parallelism.framework.grad_reduce_dtype == topo::Precision::fp32);
+
+  // parallelism.overlap_grad_reduce, when given, wins over the preset's.
+  s = load_scenario_text(base + "parallelism: {overlap_grad_reduce: true}\nframework: megatron-lm-2021\n",
+                         "t.yaml");
+  CHECK(s.parallelism.overlap_grad_reduce);
+
+  s = load_scenario_text(base + "framework: {tp_comm_overlap: false}\nmemory: {reserve: 0.05}\n", "t.yaml");
+  CHECK(s.parallelism.framework.preset == model::FrameworkPreset::megatron_core);
+  CHECK_FALSE(s.parallelism.framework.tp_comm_overlap);
+  CHECK(s.parallelism.framework.memory_reserve == doctest::Approx(0.05));
+}
+
+TEST_CASE("a misspelt preset or flag is an error at its place") {
+  const auto load = [](const std::string& text) { (void)load_scenario_text(base + text, "t.yaml"); };
+  CHECK_THROWS_WITH_AS(load("framework: megatron-cor\n"), doctest::Contains("t.yaml:4:12: framework:"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(load("framework: {preset: fsdp2, prefetc: 2}\n"),
+                       "t.yaml:4:28: framework.prefetc: unknown key \"prefetc\" (did you mean \"prefetch\"?)",
+                       InputError);
+  CHECK_THROWS_WITH_AS(load("memory: {reserve: 2}\n"), doctest::Contains("t.yaml:4:19: memory.reserve:"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(load("parallelism: {dp: 16, shard_group: 3, zero: 3}\n"),
+                       doctest::Contains("t.yaml:4:36: parallelism.shard_group: must divide dp (16)"),
+                       InputError);
+}
+
+TEST_CASE("a dumped scenario loads back with the same framework flags") {
+  const Scenario s = load_scenario_text(
+      base +
+          "parallelism: {zero: 3, shard_group: 8}\nframework: {preset: fsdp2, prefetch: 2, "
+          "reshard_after_forward: false}\nmemory: {reserve: 0.03}\n",
+      "t.yaml");
+  const Scenario back = load_scenario_text(dump_scenario(s), "t.yaml");
+  const model::Framework& a = s.parallelism.framework;
+  const model::Framework& b = back.parallelism.framework;
+  CHECK(b.preset == a.preset);
+  CHECK(b.prefetch == 2);
+  CHECK_FALSE(b.reshard_after_forward);
+  CHECK(b.grad_reduce_dtype == a.grad_reduce_dtype);
+  CHECK(b.memory_reserve == doctest::Approx(0.03));
+  CHECK(back.parallelism.shard_group == 8);
+  CHECK(back.parallelism.overlap_grad_reduce == s.parallelism.overlap_grad_reduce);
+}
