@@ -1,0 +1,171 @@
+// dump_scenario (scenarios/loader.hpp): a loaded scenario as YAML that loads back to equal structs.
+#include <string>
+#include <string_view>
+
+#include "scenarios/framework_block.hpp"
+#include "scenarios/cluster_background.hpp"
+#include "scenarios/loader.hpp"
+#include "scenarios/preset_blocks.hpp"
+#include "scenarios/quantity.hpp"
+#include "scenarios/scenario_reader.hpp"
+#include "scenarios/yaml_tree.hpp"
+
+namespace trainsim::scenario {
+namespace {
+
+std::string str(std::int64_t v) {
+  return std::to_string(v);
+}
+std::string q(std::string_view s) {
+  return yaml_quote(s);
+}
+
+}  // namespace
+
+std::string dump_scenario(const Scenario& s) {
+  const auto qty = [](double x, Dimension dim) { return q(format_quantity(x, dim)); };
+  const auto b = [](bool x) { return std::string(x ? "true" : "false"); };
+  std::string out = "# written by trainsim: every preset expanded, every default explicit\n";
+  out += "name: " + q(s.name) + "\n";
+  if (!s.tags.empty()) {
+    out += "tags: {";
+    for (std::size_t i = 0; i < s.tags.size(); ++i) {
+      out += (i ? ", " : "") + q(s.tags[i].first) + ": " + q(s.tags[i].second);
+    }
+    out += "}\n";
+  }
+  out += "model: " + model_to_yaml(s.model) + "\n";
+  const auto& c = s.cluster;
+  out += "cluster:\n  node: " + node_to_yaml(c.node) + "\n  nodes: " + str(c.nodes) + "\n";
+  if (c.gpus_per_node > 0) out += "  gpus_per_node: " + std::to_string(c.gpus_per_node) + "\n";
+  const auto& n = c.network;
+  out += "  network: {topology: " + std::string(to_string(n.topology));
+  if (n.nic_bytes_per_s > 0) out += ", nic: " + qty(n.nic_bytes_per_s, Dimension::bytes_per_s);
+  if (n.nics_per_node > 0) out += ", nics_per_node: " + std::to_string(n.nics_per_node);
+  out += ", oversubscription: " + format_number(n.oversubscription) +
+         ", rail_optimized: " + b(n.rail_optimized) +
+         ", switch_latency: " + qty(n.switch_latency_s, Dimension::seconds) +
+         ", switch_radix: " + std::to_string(n.switch_radix);
+  if (!n.torus_dims.empty()) {
+    out += ", torus_dims: [";
+    for (std::size_t i = 0; i < n.torus_dims.size(); ++i)
+      out += (i ? ", " : "") + std::to_string(n.torus_dims[i]);
+    out += "]";
+  }
+  out += "}\n";
+  if (c.background_fraction > 0)
+    out += "  background: {fraction: " + format_number(c.background_fraction) + "}\n";
+  const auto& st = c.storage;
+  out += "  storage: {latency: " + qty(st.latency_s, Dimension::seconds);
+  if (st.write_bytes_per_s > 0) out += ", write: " + qty(st.write_bytes_per_s, Dimension::bytes_per_s);
+  if (st.read_bytes_per_s > 0) out += ", read: " + qty(st.read_bytes_per_s, Dimension::bytes_per_s);
+  if (st.per_node_bytes_per_s > 0)
+    out += ", per_node: " + qty(st.per_node_bytes_per_s, Dimension::bytes_per_s);
+  out += "}\n";
+  const auto& p = s.parallelism;
+  out += "parallelism:\n  tp: " + std::to_string(p.tp) + "\n  pp: " + std::to_string(p.pp) +
+         "\n  dp: " + (p.dp_auto ? std::string("auto") : str(p.dp)) + "\n  cp: " + std::to_string(p.cp) +
+         "\n  ep: " + std::to_string(p.ep) + "\n  schedule: " + std::string(to_string(p.schedule)) +
+         "\n  virtual_stages: " + std::to_string(p.virtual_stages) + "\n  stage_layers: ";
+  if (p.stage_layers.empty()) {
+    out += "auto";
+  } else {
+    out += "[";
+    for (std::size_t i = 0; i < p.stage_layers.size(); ++i)
+      out += (i ? ", " : "") + std::to_string(p.stage_layers[i]);
+    out += "]";
+  }
+  out += "\n  micro_batch: " + std::to_string(p.micro_batch) +
+         "\n  sequence_parallel: " + b(p.sequence_parallel) +
+         "\n  zero: " + std::string(model::to_string(p.zero)) +
+         "\n  recompute: " + std::string(to_string(p.recompute)) +
+         "\n  overlap_grad_reduce: " + b(p.overlap_grad_reduce) +
+         "\n  bucket: " + qty(p.bucket_bytes, Dimension::bytes) + "\n  order: [";
+  for (std::size_t i = 0; i < p.order.size(); ++i) out += (i ? ", " : "") + std::string(to_string(p.order[i]));
+  out += "]\n";
+  if (p.shard_group > 0) out += "  shard_group: " + std::to_string(p.shard_group) + "\n";
+  out += framework_to_yaml(p);
+  const auto& t = s.training;
+  const auto& o = t.optimizer;
+  out += "training:\n  global_batch: " + str(t.global_batch) +
+         "\n  precision: " + std::string(to_string(t.precision)) +
+         "\n  optimizer: {kind: " + name_of(optimizer_names(), o.kind) +
+         ", state_precision: " + std::string(to_string(o.state_precision)) +
+         ", master_weights: " + b(o.master_weights) +
+         ", quantization_block: " + std::to_string(o.quantization_block) +
+         ", grad_clipping: " + b(o.grad_clipping) + "}\n";
+  if (t.tokens) out += "  tokens: " + format_number(*t.tokens) + "\n";
+  if (t.steps) out += "  steps: " + str(*t.steps) + "\n";
+  if (t.epochs) out += "  epochs: " + format_number(*t.epochs) + "\n";
+  if (t.dataset_tokens) out += "  dataset_tokens: " + format_number(*t.dataset_tokens) + "\n";
+  if (s.checkpoint.enabled) {
+    const auto& k = s.checkpoint;
+    out += "checkpoint: {";
+    if (k.interval_s) out += "interval: " + qty(*k.interval_s, Dimension::seconds) + ", ";
+    if (k.every_steps) out += "every_steps: " + str(*k.every_steps) + ", ";
+    out += "mode: " + std::string(to_string(k.mode)) + ", keep: " + std::to_string(k.keep) + "}\n";
+  }
+  if (s.failures.enabled) {
+    const auto& f = s.failures;
+    out += "failures: {";
+    if (f.node_mtbf_s > 0) out += "node_mtbf: " + qty(f.node_mtbf_s, Dimension::seconds) + ", ";
+    if (f.gpu_mtbf_s > 0) out += "gpu_mtbf: " + qty(f.gpu_mtbf_s, Dimension::seconds) + ", ";
+    out += "restart: " + qty(f.restart_s, Dimension::seconds) + ", seed: " + std::to_string(f.seed) +
+           ", trials: " + std::to_string(f.trials) + "}\n";
+  }
+  if (s.pricing.enabled) {
+    const auto& pr = s.pricing;
+    out += "pricing:\n  gpu_hour: " + qty(pr.gpu_hour_usd, Dimension::usd_per_hour) + "\n";
+    if (pr.spot.enabled) {
+      out += "  spot: {gpu_hour: " + qty(pr.spot.gpu_hour_usd, Dimension::usd_per_hour) +
+             ", preemptions: " + qty(pr.spot.preemptions_per_s, Dimension::rate_per_s) + "}\n";
+    }
+    out += "  storage: {hot: " + qty(pr.storage.hot_usd_per_gb_month, Dimension::usd_per_gb_month) +
+           ", cold: " + qty(pr.storage.cold_usd_per_gb_month, Dimension::usd_per_gb_month);
+    if (pr.storage.cold_after_s) out += ", cold_after: " + qty(*pr.storage.cold_after_s, Dimension::seconds);
+    out += "}\n  egress: " + qty(pr.egress_usd_per_gb, Dimension::usd_per_gb) +
+           "\n  egress_data: " + qty(pr.egress_bytes, Dimension::bytes) +
+           "\n  energy: {price: " + qty(pr.energy.usd_per_kwh, Dimension::usd_per_kwh) +
+           ", pue: " + format_number(pr.energy.pue) +
+           ", carbon: " + qty(pr.energy.carbon_g_per_kwh, Dimension::grams_per_kwh) + "}\n";
+  }
+  const auto& bu = s.budget;
+  if (bu.max_cost_usd || bu.deadline_s || bu.memory_headroom) {
+    std::string parts;
+    if (bu.max_cost_usd) parts += "max_cost: " + qty(*bu.max_cost_usd, Dimension::usd);
+    if (bu.deadline_s)
+      parts +=
+          (parts.empty() ? "" : ", ") + std::string("deadline: ") + qty(*bu.deadline_s, Dimension::seconds);
+    if (bu.memory_headroom)
+      parts +=
+          (parts.empty() ? "" : ", ") + std::string("memory_headroom: ") + format_number(*bu.memory_headroom);
+    out += "budget: {" + parts + "}\n";
+  }
+  if (!s.sweep.empty()) {
+    out += "sweep:\n  mode: " + std::string(s.sweep.mode == SweepMode::zip ? "zip" : "grid") + "\n";
+    for (const SweepAxis& axis : s.sweep.axes) {
+      out += "  " + axis.key_path + ": [";
+      for (std::size_t i = 0; i < axis.values.size(); ++i) out += (i ? ", " : "") + axis.values[i];
+      out += "]\n";
+    }
+  }
+  if (s.measured) {
+    const auto& m = *s.measured;
+    out += "measured:\n  source: " + q(m.source) + "\n";
+    for (const auto& [name, value] : m.values) out += "  " + name + ": " + format_number(value) + "\n";
+    if (m.tolerance_per_metric.empty()) {
+      out += "  tolerance: " + format_number(m.tolerance) + "\n";
+    } else {
+      out += "  tolerance: {";
+      bool first = true;
+      for (const auto& [name, value] : m.tolerance_per_metric) {
+        out += (first ? "" : ", ") + name + ": " + format_number(value);
+        first = false;
+      }
+      out += "}\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace trainsim::scenario

@@ -1,0 +1,529 @@
+#include "scenarios/scenario_reader.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <initializer_list>
+#include <numeric>
+
+#include "models/report/summary.hpp"
+#include "models/step/layout_rules.hpp"
+#include "scenarios/cluster_background.hpp"
+#include "scenarios/framework_block.hpp"
+#include "scenarios/loader.hpp"
+#include "scenarios/preset_blocks.hpp"
+
+namespace trainsim::scenario {
+namespace {
+
+using Kind = YamlValue::Kind;
+
+// Beyond this the simulator's integer arithmetic and memory are no longer meaningful; 1M GPUs must load.
+constexpr double max_total_gpus = 1e8;
+
+
+/// The precisions a key accepts, spelled as topo::kPrecisionNames spells them.
+std::vector<std::pair<std::string, topo::Precision>> precision_choices(
+    std::initializer_list<topo::Precision> accepted) {
+  std::vector<std::pair<std::string, topo::Precision>> t;
+  for (const topo::Precision p : accepted) t.emplace_back(topo::to_string(p), p);
+  return t;
+}
+
+const std::vector<std::pair<std::string, topo::Precision>>& compute_precision_names() {
+  using P = topo::Precision;
+  static const auto t = precision_choices({P::fp32, P::fp16, P::bf16, P::fp8});
+  return t;
+}
+
+const std::vector<std::pair<std::string, topo::Precision>>& state_precision_names() {
+  using P = topo::Precision;
+  static const auto t = precision_choices({P::fp32, P::fp16, P::bf16, P::fp8, P::int8});
+  return t;
+}
+
+/// The names a `measured:` block may name: the summary's own numeric fields (models/report/summary.hpp).
+const std::vector<std::string>& measurable_fields() {
+  return model::numeric_field_names();
+}
+
+/// Locations of the values cross-field checks point at (the top of the file when a key is absent).
+struct Anchors {
+  const YamlValue* root = nullptr;
+  const YamlValue* parallelism = nullptr;
+  const YamlValue* tp = nullptr;
+  const YamlValue* pp = nullptr;
+  const YamlValue* dp = nullptr;
+  const YamlValue* cp = nullptr;
+  const YamlValue* ep = nullptr;
+  const YamlValue* virtual_stages = nullptr;
+  const YamlValue* stage_layers = nullptr;
+  const YamlValue* micro_batch = nullptr;
+  const YamlValue* schedule = nullptr;
+  const YamlValue* overlap_grad_reduce = nullptr;
+  const YamlValue* shard_group = nullptr;
+  const YamlValue* global_batch = nullptr;
+  const YamlValue* gpus_per_node = nullptr;
+  const YamlValue* nodes = nullptr;
+
+  const YamlValue& at(const YamlValue* v) const {
+    return v != nullptr ? *v : (parallelism ? *parallelism : *root);
+  }
+};
+
+class Converter {
+ public:
+  Converter(Diagnostics& d, bool cross_checks) : d_(d), cross_checks_(cross_checks) {}
+
+  Scenario convert(const YamlValue& root, const std::string& default_name) {
+    Scenario s;
+    s.name = default_name;
+    a_.root = &root;
+    MapReader r(d_, root, "",
+                {"name", "tags", "model", "cluster", "parallelism", "training", "checkpoint", "failures",
+                 "pricing", "budget", "sweep", "measured", "framework", "memory"});
+    if (!r.valid()) return s;
+    r.require({"model", "cluster", "training"});
+    r.string("name", s.name);
+    if (const YamlValue* v = r.get("tags")) read_tags(*v, s);
+    const std::size_t before_model = d_.size();
+    if (const YamlValue* v = r.get("model")) s.model = read_model_value(d_, *v, "model");
+    const bool model_ok = r.has("model") && d_.size() == before_model;
+    const std::size_t before_cluster = d_.size();
+    if (const YamlValue* v = r.get("cluster")) read_cluster(*v, s.cluster);
+    const bool cluster_ok = r.has("cluster") && d_.size() == before_cluster;
+    const std::size_t before_plan = d_.size();
+    if (const YamlValue* v = r.get("parallelism")) read_parallelism(*v, s.parallelism);
+    if (const YamlValue* v = r.get("memory")) read_memory_block(d_, *v, s.parallelism);
+    if (const YamlValue* v = r.get("framework")) {
+      read_framework_block(d_, *v, s.parallelism, a_.overlap_grad_reduce != nullptr);
+    }
+    const bool plan_ok = d_.size() == before_plan;
+    const std::size_t before_training = d_.size();
+    if (const YamlValue* v = r.get("training")) read_training(*v, s.training);
+    const bool training_ok = r.has("training") && d_.size() == before_training;
+    if (const YamlValue* v = r.get("checkpoint")) read_checkpoint(*v, s.checkpoint);
+    if (const YamlValue* v = r.get("failures")) read_failures(*v, s.failures);
+    if (const YamlValue* v = r.get("pricing")) read_pricing(*v, s.pricing);
+    if (const YamlValue* v = r.get("budget")) read_budget(*v, s.budget);
+    if (const YamlValue* v = r.get("sweep")) read_sweep_block(*v, s.sweep);
+    if (const YamlValue* v = r.get("measured")) read_measured(*v, s);
+    // Cross-field checks only make sense when the blocks they combine were read without error.
+    if (model_ok && cluster_ok && plan_ok) check_layout(s, training_ok);
+    return s;
+  }
+
+ private:
+  Diagnostics& d_;
+  bool cross_checks_;
+  Anchors a_;
+
+  void read_tags(const YamlValue& v, Scenario& s) {
+    if (!v.is_mapping()) {
+      d_.add(v, "tags", "expected a mapping of tag names to values, e.g. {team: llm}");
+      return;
+    }
+    for (const YamlEntry& e : v.entries) {
+      if (auto text = read_string(d_, e.value, join_path("tags", e.key))) s.tags.emplace_back(e.key, *text);
+    }
+  }
+
+  void read_cluster(const YamlValue& v, topo::ClusterSpec& c) {
+    MapReader r(d_, v, "cluster", {"node", "nodes", "gpus_per_node", "network", "storage", "background"});
+    if (!r.valid()) return;
+    r.require({"node", "nodes"});
+    if (const YamlValue* n = r.get("node")) c.node = read_node_value(d_, *n, "cluster.node");
+    a_.nodes = r.get("nodes");
+    r.count("nodes", c.nodes, 1, 1e7);
+    a_.gpus_per_node = r.get("gpus_per_node");
+    r.count("gpus_per_node", c.gpus_per_node, 1, 1024);
+    if (const YamlValue* n = r.get("network")) {
+      MapReader nr(d_, *n, "cluster.network",
+                   {"topology", "nic", "nics_per_node", "oversubscription", "rail_optimized",
+                    "switch_latency", "switch_radix", "torus_dims"});
+      auto& net = c.network;
+      nr.choice("topology", net.topology, topo::kFabricTopologyNames);
+      nr.quantity("nic", net.nic_bytes_per_s, Dimension::bytes_per_s);
+      nr.count("nics_per_node", net.nics_per_node, 1, 1024);
+      nr.number("oversubscription", net.oversubscription, 1, 1024);
+      nr.boolean("rail_optimized", net.rail_optimized);
+      nr.quantity("switch_latency", net.switch_latency_s, Dimension::seconds, Bound::non_negative);
+      nr.count("switch_radix", net.switch_radix, 2, 65536);
+      if (const YamlValue* dims = nr.get("torus_dims")) {
+        if (!dims->is_sequence() || dims->items.empty()) {
+          d_.add(*dims, "cluster.network.torus_dims", "expected a list of sizes, e.g. [8, 8, 16]");
+        } else {
+          for (std::size_t i = 0; i < dims->items.size(); ++i) {
+            const auto k = read_count(d_, dims->items[i],
+                                      "cluster.network.torus_dims[" + std::to_string(i) + "]", 1, 1e6);
+            if (k) net.torus_dims.push_back(static_cast<int>(*k));
+          }
+        }
+      }
+    }
+    if (const YamlValue* b = r.get("background")) read_cluster_background(d_, *b, c);
+    if (const YamlValue* st = r.get("storage")) {
+      MapReader sr(d_, *st, "cluster.storage", {"write", "read", "per_node", "latency"});
+      auto& s = c.storage;
+      sr.quantity("write", s.write_bytes_per_s, Dimension::bytes_per_s);
+      sr.quantity("read", s.read_bytes_per_s, Dimension::bytes_per_s);
+      sr.quantity("per_node", s.per_node_bytes_per_s, Dimension::bytes_per_s);
+      sr.quantity("latency", s.latency_s, Dimension::seconds, Bound::non_negative);
+    }
+  }
+
+  void read_parallelism(const YamlValue& v, model::ParallelPlan& p) {
+    MapReader r(
+        d_, v, "parallelism",
+        {"tp", "pp", "dp", "cp", "ep", "schedule", "virtual_stages", "stage_layers", "micro_batch",
+         "sequence_parallel", "zero", "shard_group", "recompute", "overlap_grad_reduce", "bucket", "order"});
+    if (!r.valid()) return;
+    a_.parallelism = &v;
+    a_.tp = r.get("tp");
+    a_.pp = r.get("pp");
+    a_.dp = r.get("dp");
+    a_.cp = r.get("cp");
+    a_.ep = r.get("ep");
+    a_.virtual_stages = r.get("virtual_stages");
+    a_.stage_layers = r.get("stage_layers");
+    a_.micro_batch = r.get("micro_batch");
+    a_.schedule = r.get("schedule");
+    a_.overlap_grad_reduce = r.get("overlap_grad_reduce");
+    a_.shard_group = r.get("shard_group");
+    r.count("tp", p.tp, 1, 1e6);
+    r.count("pp", p.pp, 1, 1e6);
+    if (a_.dp != nullptr) {
+      if (a_.dp->is_scalar() && a_.dp->scalar == "auto") {
+        p.dp_auto = true;
+      } else if (auto dp = read_count(d_, *a_.dp, "parallelism.dp", 1, max_total_gpus)) {
+        p.dp = *dp;
+        p.dp_auto = false;
+      }
+    }
+    r.count("cp", p.cp, 1, 1e6);
+    r.count("ep", p.ep, 1, 1e6);
+    r.choice("schedule", p.schedule, model::kScheduleNames);
+    r.count("virtual_stages", p.virtual_stages, 1, 1e4);
+    if (a_.stage_layers != nullptr && !(a_.stage_layers->is_scalar() && a_.stage_layers->scalar == "auto")) {
+      if (!a_.stage_layers->is_sequence() || a_.stage_layers->items.empty()) {
+        d_.add(*a_.stage_layers, "parallelism.stage_layers",
+               "expected auto or a list of layers per stage, e.g. [7, 8, 8, 7]");
+      } else {
+        for (std::size_t i = 0; i < a_.stage_layers->items.size(); ++i) {
+          const auto k = read_count(d_, a_.stage_layers->items[i],
+                                    "parallelism.stage_layers[" + std::to_string(i) + "]", 1, 1e6);
+          if (k) p.stage_layers.push_back(static_cast<int>(*k));
+        }
+      }
+    }
+    r.count("micro_batch", p.micro_batch, 1, 1e7);
+    r.boolean("sequence_parallel", p.sequence_parallel);
+    int zero = model::stage_number(p.zero);
+    r.count("zero", zero, 0, 3);
+    p.zero = model::zero_stage_numbered(zero).value_or(p.zero);
+    r.count("shard_group", p.shard_group, 1, max_total_gpus);
+    r.choice("recompute", p.recompute, model::kRecomputeNames);
+    r.boolean("overlap_grad_reduce", p.overlap_grad_reduce);
+    r.quantity("bucket", p.bucket_bytes, Dimension::bytes);
+    if (const YamlValue* order = r.get("order")) read_order(*order, p);
+  }
+
+  void read_order(const YamlValue& v, model::ParallelPlan& p) {
+    const std::string path = "parallelism.order";
+    if (!v.is_sequence() || v.items.size() != model::kParallelAxisNames.size()) {
+      d_.add(v, path, "expected a list of the five axes, innermost first, e.g. [tp, cp, ep, pp, dp]");
+      return;
+    }
+    std::vector<std::string> names;
+    for (const auto& entry : model::kParallelAxisNames) names.emplace_back(entry.name);
+    std::vector<model::ParallelAxis> order;
+    for (std::size_t i = 0; i < v.items.size(); ++i) {
+      const auto index = read_choice(d_, v.items[i], path + "[" + std::to_string(i) + "]", names);
+      if (!index) return;
+      const model::ParallelAxis axis = model::kParallelAxisNames[*index].value;
+      if (std::find(order.begin(), order.end(), axis) != order.end()) {
+        d_.add(v.items[i], path, "axis " + names[*index] + " appears twice");
+        return;
+      }
+      order.push_back(axis);
+    }
+    p.order = order;
+  }
+
+  void read_optimizer(const YamlValue& v, model::OptimizerSpec& o) {
+    const std::string path = "training.optimizer";
+    std::vector<std::string> names;
+    for (const auto& [name, kind] : optimizer_names()) names.push_back(name);
+    const auto set_kind = [&](const YamlValue& k, const std::string& kpath) {
+      if (auto i = read_choice(d_, k, kpath, names)) {
+        o.kind = optimizer_names()[*i].second;
+        // 8-bit Adam keeps its moments in int8 unless told otherwise.
+        if (o.kind == model::OptimizerKind::adam8bit) o.state_precision = topo::Precision::int8;
+      }
+    };
+    if (!v.is_mapping()) {
+      set_kind(v, path);
+      return;
+    }
+    MapReader r(d_, v, path,
+                {"kind", "state_precision", "master_weights", "quantization_block", "grad_clipping"});
+    r.require({"kind"});
+    if (const YamlValue* k = r.get("kind")) set_kind(*k, r.child_path("kind"));
+    r.choice("state_precision", o.state_precision, state_precision_names());
+    r.boolean("master_weights", o.master_weights);
+    r.count("quantization_block", o.quantization_block, 1, 1 << 24);
+    r.boolean("grad_clipping", o.grad_clipping);
+  }
+
+  void read_training(const YamlValue& v, model::TrainingSpec& t) {
+    MapReader r(d_, v, "training",
+                {"global_batch", "precision", "optimizer", "tokens", "steps", "epochs", "dataset_tokens"});
+    if (!r.valid()) return;
+    r.require({"global_batch"});
+    a_.global_batch = r.get("global_batch");
+    r.count("global_batch", t.global_batch, 1, 1e9);
+    r.choice("precision", t.precision, compute_precision_names());
+    if (const YamlValue* o = r.get("optimizer")) read_optimizer(*o, t.optimizer);
+    r.number("tokens", t.tokens, 1, 1e18);
+    if (const YamlValue* s = r.get("steps")) {
+      if (auto k = read_count(d_, *s, "training.steps", 1, 1e12)) t.steps = *k;
+    }
+    if (const YamlValue* e = r.get("epochs")) {
+      if (auto x = read_number(d_, *e, "training.epochs", 0, 1e6)) {
+        if (*x == 0) d_.add(*e, "training.epochs", "must be greater than zero, found \"" + e->scalar + "\"");
+        t.epochs = *x;
+      }
+    }
+    r.number("dataset_tokens", t.dataset_tokens, 1, 1e18);
+    const int lengths = int{r.has("tokens")} + int{r.has("steps")} + int{r.has("epochs")};
+    if (lengths > 1) {
+      d_.add(v, "training", "give only one of tokens, steps or epochs (the run length)");
+    }
+    if (r.has("epochs") && !r.has("dataset_tokens")) {
+      d_.add(v, "training.dataset_tokens", "missing key \"dataset_tokens\" (needed with epochs)");
+    }
+    if (r.has("dataset_tokens") && !r.has("epochs")) {
+      d_.add(*r.get("dataset_tokens"), "training.dataset_tokens", "dataset_tokens is only used with epochs");
+    }
+  }
+
+  void read_checkpoint(const YamlValue& v, model::CheckpointSpec& c) {
+    MapReader r(d_, v, "checkpoint", {"interval", "every_steps", "mode", "keep"});
+    if (!r.valid()) return;
+    c.enabled = true;
+    r.quantity("interval", c.interval_s, Dimension::seconds);
+    if (const YamlValue* s = r.get("every_steps")) {
+      if (auto k = read_count(d_, *s, "checkpoint.every_steps", 1, 1e12)) c.every_steps = *k;
+    }
+    if (r.has("interval") == r.has("every_steps")) {
+      d_.add(v, "checkpoint",
+             "give exactly one of interval (a duration, e.g. \"2 h\") or every_steps (a count)");
+    }
+    r.choice("mode", c.mode, model::kCheckpointModeNames);
+    r.count("keep", c.keep, 1, 1e6);
+  }
+
+  void read_failures(const YamlValue& v, model::FailureSpec& f) {
+    MapReader r(d_, v, "failures", {"node_mtbf", "gpu_mtbf", "restart", "seed", "trials"});
+    if (!r.valid()) return;
+    f.enabled = true;
+    r.quantity("node_mtbf", f.node_mtbf_s, Dimension::seconds);
+    r.quantity("gpu_mtbf", f.gpu_mtbf_s, Dimension::seconds);
+    r.quantity("restart", f.restart_s, Dimension::seconds, Bound::non_negative);
+    r.count("seed", f.seed, 0, 9e15);
+    r.count("trials", f.trials, 0, 1e7);
+    if (!r.has("node_mtbf") && !r.has("gpu_mtbf")) {
+      d_.add(v, "failures", "give node_mtbf or gpu_mtbf (a duration, e.g. \"5000 h\")");
+    }
+  }
+
+  void read_pricing(const YamlValue& v, model::PricingSpec& p) {
+    MapReader r(d_, v, "pricing", {"gpu_hour", "spot", "storage", "egress", "egress_data", "energy"});
+    if (!r.valid()) return;
+    p.enabled = true;
+    r.quantity("gpu_hour", p.gpu_hour_usd, Dimension::usd_per_hour, Bound::non_negative);
+    if (const YamlValue* s = r.get("spot")) {
+      MapReader sr(d_, *s, "pricing.spot", {"gpu_hour", "preemptions"});
+      if (sr.valid()) {
+        p.spot.enabled = true;
+        sr.require({"gpu_hour"});
+        sr.quantity("gpu_hour", p.spot.gpu_hour_usd, Dimension::usd_per_hour, Bound::non_negative);
+        sr.quantity("preemptions", p.spot.preemptions_per_s, Dimension::rate_per_s, Bound::non_negative);
+      }
+    }
+    if (const YamlValue* s = r.get("storage")) {
+      MapReader sr(d_, *s, "pricing.storage", {"hot", "cold", "cold_after"});
+      sr.quantity("hot", p.storage.hot_usd_per_gb_month, Dimension::usd_per_gb_month, Bound::non_negative);
+      sr.quantity("cold", p.storage.cold_usd_per_gb_month, Dimension::usd_per_gb_month, Bound::non_negative);
+      sr.quantity("cold_after", p.storage.cold_after_s, Dimension::seconds, Bound::non_negative);
+    }
+    r.quantity("egress", p.egress_usd_per_gb, Dimension::usd_per_gb, Bound::non_negative);
+    r.quantity("egress_data", p.egress_bytes, Dimension::bytes, Bound::non_negative);
+    if (const YamlValue* e = r.get("energy")) {
+      MapReader er(d_, *e, "pricing.energy", {"price", "pue", "carbon"});
+      er.quantity("price", p.energy.usd_per_kwh, Dimension::usd_per_kwh, Bound::non_negative);
+      er.number("pue", p.energy.pue, 1, 10);
+      er.quantity("carbon", p.energy.carbon_g_per_kwh, Dimension::grams_per_kwh, Bound::non_negative);
+    }
+  }
+
+  void read_budget(const YamlValue& v, model::BudgetSpec& b) {
+    MapReader r(d_, v, "budget", {"max_cost", "deadline", "memory_headroom"});
+    r.quantity("max_cost", b.max_cost_usd, Dimension::usd);
+    r.quantity("deadline", b.deadline_s, Dimension::seconds);
+    r.number("memory_headroom", b.memory_headroom, 0, 0.95);
+  }
+
+  void read_sweep_block(const YamlValue& v, SweepSpec& sweep) {
+    if (!v.is_mapping()) {
+      d_.add(v, "sweep", "expected a mapping of dotted keys to lists, e.g. {cluster.nodes: [16, 32]}");
+      return;
+    }
+    std::size_t zip_length = 0;
+    for (const YamlEntry& e : v.entries) {
+      const std::string path = join_path("sweep", e.key);
+      if (e.key == "mode") {
+        if (auto i = read_choice(d_, e.value, path, {"grid", "zip"}))
+          sweep.mode = *i == 0 ? SweepMode::grid : SweepMode::zip;
+        continue;
+      }
+      if (!e.value.is_sequence() || e.value.items.empty()) {
+        d_.add(e.value, path, "expected a non-empty list of values, e.g. [16, 32, 64]");
+        continue;
+      }
+      SweepAxis axis{e.key, {}};
+      for (const YamlValue& item : e.value.items) axis.values.push_back(to_yaml_text(item));
+      if (zip_length == 0) zip_length = axis.values.size();
+      sweep.axes.push_back(std::move(axis));
+    }
+    if (sweep.mode == SweepMode::zip) {
+      for (const YamlEntry& e : v.entries) {
+        if (e.key != "mode" && e.value.is_sequence() && e.value.items.size() != zip_length) {
+          d_.add(e.value, join_path("sweep", e.key),
+                 "with mode: zip every list has the same length; this one has " +
+                     std::to_string(e.value.items.size()) + ", the first has " + std::to_string(zip_length));
+        }
+      }
+    }
+  }
+
+  void read_measured(const YamlValue& v, Scenario& s) {
+    if (!v.is_mapping()) {
+      d_.add(v, "measured", "expected a mapping: source, metric values and tolerance");
+      return;
+    }
+    MeasuredSpec m;
+    std::vector<std::string> allowed = measurable_fields();
+    allowed.push_back("source");
+    allowed.push_back("tolerance");
+    MapReader r(d_, v, "measured", allowed);
+    r.require({"source"});
+    r.string("source", m.source);
+    if (const YamlValue* t = r.get("tolerance")) {
+      if (t->is_mapping()) {
+        for (const YamlEntry& e : t->entries) {
+          const std::string path = join_path("measured.tolerance", e.key);
+          if (std::find(measurable_fields().begin(), measurable_fields().end(), e.key) ==
+              measurable_fields().end()) {
+            d_.add(Diagnostic{
+                t->file ? *t->file : "", e.key_line, e.key_column, path,
+                "unknown metric \"" + e.key + "\"" +
+                    (closest_match(e.key, measurable_fields()).empty()
+                         ? std::string()
+                         : " (did you mean \"" + closest_match(e.key, measurable_fields()) + "\"?)")});
+            continue;
+          }
+          if (auto x = read_number(d_, e.value, path, 0, 100)) m.tolerance_per_metric[e.key] = *x;
+        }
+      } else if (auto x = read_number(d_, *t, "measured.tolerance", 0, 100)) {
+        m.tolerance = *x;
+      }
+    }
+    for (const YamlEntry& e : v.entries) {
+      if (e.key == "source" || e.key == "tolerance") continue;
+      if (std::find(measurable_fields().begin(), measurable_fields().end(), e.key) ==
+          measurable_fields().end()) {
+        continue;  // reported by the MapReader
+      }
+      if (auto x = read_number(d_, e.value, join_path("measured", e.key), 0, 1e30))
+        m.values.emplace_back(e.key, *x);
+    }
+    if (m.values.empty() && r.valid())
+      d_.add(v, "measured", "no measured metric given (e.g. iteration_time: 13.75)");
+    s.measured = std::move(m);
+  }
+
+  void error(const YamlValue* at, const std::string& path, std::string message) {
+    d_.add(a_.at(at), path, std::move(message));
+  }
+
+  void check_layout(Scenario& s, bool training_ok) {
+    auto& c = s.cluster;
+    auto& p = s.parallelism;
+    const auto& m = s.model;
+    if (c.gpus_per_node > c.node.gpus_per_node) {
+      d_.add(*a_.gpus_per_node, "cluster.gpus_per_node",
+             "the node preset " + c.node.name + " has " + std::to_string(c.node.gpus_per_node) +
+                 " GPUs; found " + std::to_string(c.gpus_per_node));
+      return;
+    }
+    const double total = static_cast<double>(c.nodes) * c.gpus_in_use_per_node();
+    if (total > max_total_gpus) {
+      d_.add(a_.nodes ? *a_.nodes : *a_.root, "cluster.nodes",
+             "the cluster has " + format_number(total) + " GPUs; trainsim simulates at most " +
+                 format_number(max_total_gpus));
+      return;
+    }
+    if (!cross_checks_) {
+      if (p.dp_auto) p.dp = std::max<std::int64_t>(1, c.total_gpus() / p.model_parallel_size());
+      return;
+    }
+    const std::int64_t gpus = c.total_gpus();
+    const std::int64_t mp = p.model_parallel_size();
+    if (p.dp_auto && gpus % mp == 0) p.dp = gpus / mp;
+    model::TrainingSpec training = s.training;
+    if (!training_ok) training.global_batch = 0;  // its own error is reported already
+    for (model::LayoutProblem& problem : model::layout_rules(m, p, training, gpus))
+      d_.add(a_.at(anchor(problem.key)), model::key_path(problem.key), std::move(problem.message));
+  }
+
+  /// Where in the file a layout problem is shown: the key it blames, else its block.
+  [[nodiscard]] const YamlValue* anchor(model::LayoutKey key) const {
+    using K = model::LayoutKey;
+    switch (key) {
+      case K::parallelism: return a_.parallelism;
+      case K::tp: return a_.tp;
+      case K::pp: return a_.pp;
+      case K::dp: return a_.dp;
+      case K::cp: return a_.cp;
+      case K::ep: return a_.ep;
+      case K::micro_batch: return a_.micro_batch;
+      case K::schedule: return a_.schedule;
+      case K::virtual_stages: return a_.virtual_stages;
+      case K::stage_layers: return a_.stage_layers;
+      case K::shard_group: return a_.shard_group;
+      case K::global_batch: return a_.global_batch != nullptr ? a_.global_batch : a_.root;
+    }
+    return a_.parallelism;
+  }
+};
+
+}  // namespace
+
+const std::vector<std::pair<std::string, model::OptimizerKind>>& optimizer_names() {
+  using K = model::OptimizerKind;
+  static const std::vector<std::pair<std::string, K>> t{
+      {"sgd", K::sgd},         {"sgd-momentum", K::sgd_momentum}, {"nesterov", K::nesterov},
+      {"adagrad", K::adagrad}, {"rmsprop", K::rmsprop},           {"adam", K::adam},
+      {"adamw", K::adamw},     {"adafactor", K::adafactor},       {"lion", K::lion},
+      {"lamb", K::lamb},       {"adam-8bit", K::adam8bit},        {"adam8bit", K::adam8bit},
+      {"muon", K::muon}};
+  return t;
+}
+
+Scenario read_scenario(Diagnostics& d, const YamlValue& root, const std::string& default_name,
+                       bool cross_checks) {
+  Converter converter(d, cross_checks);
+  return converter.convert(root, default_name);
+}
+
+}  // namespace trainsim::scenario
