@@ -131,15 +131,9 @@ StepTiming analytic_step(const StepInput& in, const StepPlan& plan, const StepCo
   out.critical_stage = crit;
   out.iteration_time = finish[cs];
 
+  out.time = stage_work(costs, plan, crit);
   TimeBreakdown& tb = out.time;
-  for (int c = 0; c < v; ++c) {
-    const PassCost& pc = costs.passes[static_cast<std::size_t>(c * p + crit)];
-    tb.compute += m * (pc.forward_compute + pc.backward_compute);
-    tb.exposed_tp_comm += m * (pc.forward_comm + pc.backward_comm);
-  }
-  const StageCost& sc = costs.stages[cs];
   tb.exposed_dp_comm = zero3_exposed[cs] + dp_tail[cs] + gather_exposed[cs];
-  tb.optimizer = sc.optimizer_s + sc.grad_norm_s;
   // Pipeline hand-overs: what they add to this rank's end, measured against the same schedule without them.
   if (costs.p2p_s > 0) {
     const double without = time_schedule(order, p, m, v, without_p2p).rank_end[cs];

@@ -459,4 +459,18 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan) {
   return out;
 }
 
+TimeBreakdown stage_work(const StepCosts& costs, const StepPlan& plan, int stage) {
+  TimeBreakdown tb;
+  const int p = plan.pp;
+  const auto m = static_cast<double>(plan.micro_batches);
+  for (int c = 0; c < plan.virtual_stages; ++c) {
+    const PassCost& pc = costs.passes[static_cast<std::size_t>(c * p + stage)];
+    tb.compute += m * (pc.forward_compute + pc.backward_compute);
+    tb.exposed_tp_comm += m * (pc.forward_comm + pc.backward_comm);
+  }
+  const StageCost& sc = costs.stages[static_cast<std::size_t>(stage)];
+  tb.optimizer = sc.optimizer_s + sc.grad_norm_s;
+  return tb;
+}
+
 }  // namespace trainsim::model

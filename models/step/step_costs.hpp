@@ -135,4 +135,9 @@ struct StepCosts {
 /// The pieces' costs. Precondition: plan.feasible. Throws InputError for inputs that are not a layout.
 [[nodiscard]] StepCosts step_costs(const StepInput& input, const StepPlan& plan);
 
+/// The breakdown of pipeline rank `stage` that both fidelities attribute alike, from its costs alone: the
+/// kernels of its m·v passes (compute), their blocking tp/cp/ep collectives (exposed_tp_comm) and the
+/// optimizer with its gradient norm. The data-parallel, pipeline and bubble parts are each fidelity's own.
+[[nodiscard]] TimeBreakdown stage_work(const StepCosts& costs, const StepPlan& plan, int stage);
+
 }  // namespace trainsim::model

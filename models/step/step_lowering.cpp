@@ -543,14 +543,8 @@ StepTiming run_step_graph(const StepGraph& graph, const StepInput& in, const Ste
   }
   const auto cs = static_cast<std::size_t>(crit);
   out.critical_stage = crit;
+  out.time = stage_work(costs, plan, crit);
   TimeBreakdown& tb = out.time;
-  for (int c = 0; c < v; ++c) {
-    const PassCost& pc = costs.passes[static_cast<std::size_t>(c * p + crit)];
-    tb.compute += m * (pc.forward_compute + pc.backward_compute);
-    tb.exposed_tp_comm += m * (pc.forward_comm + pc.backward_comm);
-  }
-  const StageCost& sc = costs.stages[cs];
-  tb.optimizer = sc.optimizer_s + sc.grad_norm_s;
   const double last_pass_end = r.tasks[graph.last_pass[cs]].end.seconds();
   const double norm_start = r.tasks[graph.grad_norm[cs]].start.seconds();
   // What an event run cannot attribute (waiting on a hand-over vs waiting on a gather vs the schedule's
