@@ -1,7 +1,7 @@
 // One training step simulated end to end (plan, costs, lowering, event run) at the scales of
-// the step targets in bench/README.md, and the analytic fast path's layouts per second. Inputs are the shared fixtures of
-// tests/support/fixtures.hpp, built in code from datasheet values, so the benchmark needs no scenario
-// files.
+// the step targets in bench/README.md, and the analytic fast path's layouts per second. Inputs are the shared
+// fixtures of tests/support/fixtures.hpp, built in code from datasheet values, so the benchmark needs no
+// scenario files.
 #include <benchmark/benchmark.h>
 
 #include "models/step/step_simulator.hpp"

@@ -7,8 +7,8 @@
 #include <numeric>
 #include <thread>
 
-#include "scenarios/studies/layout_search.hpp"
 #include "scenarios/loader.hpp"
+#include "scenarios/studies/layout_search.hpp"
 #include "scenarios/studies/sweep.hpp"
 
 namespace {

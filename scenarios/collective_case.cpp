@@ -62,7 +62,8 @@ CollectiveCase load_collective_case_file(const std::string& path) {
       out.algo = *parsed;
     } else {
       d.add(*r.get("algo"), "collective.algo",
-            "unknown algorithm \"" + algo + "\"; expected auto, ring, tree, hierarchical, halving-doubling or nvls");
+            "unknown algorithm \"" + algo +
+                "\"; expected auto, ring, tree, hierarchical, halving-doubling or nvls");
     }
   }
   if (const YamlValue* m = top.get("measured")) {

@@ -12,14 +12,14 @@
 namespace trainsim::scenario {
 
 struct CollectiveCase {
-  std::string name;             ///< defaults to the file's stem
-  topo::ClusterSpec cluster;    ///< the node preset, nodes (default 1) and gpus_per_node (default: all)
+  std::string name;           ///< defaults to the file's stem
+  topo::ClusterSpec cluster;  ///< the node preset, nodes (default 1) and gpus_per_node (default: all)
   topo::CollectiveOp op = topo::CollectiveOp::all_reduce;
   topo::CollectiveAlgo algo = topo::CollectiveAlgo::auto_select;
-  double bytes = 0;             ///< message size, bytes
-  std::string source;           ///< where the measurement comes from
-  double busbw = 0;             ///< measured bus bandwidth, B/s
-  double tolerance = 0.10;      ///< relative error allowed
+  double bytes = 0;         ///< message size, bytes
+  std::string source;       ///< where the measurement comes from
+  double busbw = 0;         ///< measured bus bandwidth, B/s
+  double tolerance = 0.10;  ///< relative error allowed
 };
 
 /// Whether a YAML file is a collective case (it has a top-level `collective:` key) rather than a scenario.

@@ -78,7 +78,8 @@ FoundPreset find_file(PresetKind kind, const std::string& name) {
       found.file = candidate.string();
     } else {
       return {.problem = candidate.string() + " has the name of the " + std::string(kind_noun(kind)) +
-                         " preset " + found.file + ", which is found first and would be used instead; "
+                         " preset " + found.file +
+                         ", which is found first and would be used instead; "
                          "give it another name"};
     }
   }
@@ -295,10 +296,10 @@ topo::GpuSpec read_gpu_value(Diagnostics& d, const YamlValue& v, const std::stri
     MapReader er(d, *e, r.child_path("efficiency"),
                  {"matmul_peak_fraction", "matmul_half_flops", "memory_bandwidth_fraction", "kernel_overhead",
                   "attention_kernel", "flash2_attention_fraction", "flash3_attention_fraction",
-                  "cudnn_attention_fraction", "flash_attention_half_flops", "matmul_tile_m",
-                  "matmul_tile_n", "matmul_half_tile_efficiency", "matmul_quarter_tile_efficiency",
-                  "matmul_tile_k_overhead", "matmul_split_k_min", "matmul_wave_quantisation",
-                  "fp8_matmul_peak_fraction", "sustained_clock_fraction", "overlap_compute_slowdown"});
+                  "cudnn_attention_fraction", "flash_attention_half_flops", "matmul_tile_m", "matmul_tile_n",
+                  "matmul_half_tile_efficiency", "matmul_quarter_tile_efficiency", "matmul_tile_k_overhead",
+                  "matmul_split_k_min", "matmul_wave_quantisation", "fp8_matmul_peak_fraction",
+                  "sustained_clock_fraction", "overlap_compute_slowdown"});
     auto& eff = g.efficiency;
     er.number("matmul_peak_fraction", eff.matmul_peak_fraction, 1e-3, 1.0);
     er.number("matmul_half_flops", eff.matmul_half_flops, 0, 1e18);
@@ -357,8 +358,8 @@ std::string model_to_yaml(const model::TransformerSpec& m) {
   s += ", experts: " + std::to_string(m.experts) + ", top_k: " + std::to_string(m.top_k) +
        ", capacity_factor: " + format_number(m.capacity_factor) +
        ", expert_ffn_hidden: " + std::to_string(m.expert_ffn_hidden);
-  s += ", attention: " + std::string(to_string(m.attention)) +
-       ", causal: " + (m.causal ? "true" : "false") + ", dropout: " + format_number(m.dropout);
+  s += ", attention: " + std::string(to_string(m.attention)) + ", causal: " + (m.causal ? "true" : "false") +
+       ", dropout: " + format_number(m.dropout);
   return s + "}";
 }
 

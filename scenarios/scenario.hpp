@@ -20,27 +20,27 @@ enum class SweepMode { grid, zip };
 /// One swept key: a dotted path into the scenario and the values it takes, each kept as YAML text
 /// so that it is parsed and checked exactly like the same value written in place.
 struct SweepAxis {
-  std::string key_path;               ///< e.g. "cluster.nodes"
-  std::vector<std::string> values;    ///< e.g. {"16", "32"} or {"{kind: adamw}"}
+  std::string key_path;             ///< e.g. "cluster.nodes"
+  std::vector<std::string> values;  ///< e.g. {"16", "32"} or {"{kind: adamw}"}
 };
 
 struct SweepSpec {
   SweepMode mode = SweepMode::grid;
-  std::vector<SweepAxis> axes;        ///< in file order
+  std::vector<SweepAxis> axes;  ///< in file order
   [[nodiscard]] bool empty() const { return axes.empty(); }
 };
 
 /// A validation case's `measured:` block.
 struct MeasuredSpec {
-  std::string source;                                   ///< citation of the published number
-  std::vector<std::pair<std::string, double>> values;   ///< metric name (SPEC field name) -> measured value
-  double tolerance = 0.10;                              ///< relative, default for every metric
-  std::map<std::string, double> tolerance_per_metric;   ///< overrides by metric name
+  std::string source;                                  ///< citation of the published number
+  std::vector<std::pair<std::string, double>> values;  ///< metric name (SPEC field name) -> measured value
+  double tolerance = 0.10;                             ///< relative, default for every metric
+  std::map<std::string, double> tolerance_per_metric;  ///< overrides by metric name
 };
 
 struct Scenario {
-  std::string name;                                     ///< `name:` or the file's stem
-  std::string source_file;                              ///< path it was loaded from ("" if built in code)
+  std::string name;                                       ///< `name:` or the file's stem
+  std::string source_file;                                ///< path it was loaded from ("" if built in code)
   std::vector<std::pair<std::string, std::string>> tags;  ///< in file order
   model::TransformerSpec model;
   topo::ClusterSpec cluster;

@@ -2,8 +2,8 @@
 #include <string>
 #include <string_view>
 
-#include "scenarios/framework_block.hpp"
 #include "scenarios/cluster_background.hpp"
+#include "scenarios/framework_block.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/preset_blocks.hpp"
 #include "scenarios/quantity.hpp"
@@ -81,7 +81,8 @@ std::string dump_scenario(const Scenario& s) {
          "\n  recompute: " + std::string(to_string(p.recompute)) +
          "\n  overlap_grad_reduce: " + b(p.overlap_grad_reduce) +
          "\n  bucket: " + qty(p.bucket_bytes, Dimension::bytes) + "\n  order: [";
-  for (std::size_t i = 0; i < p.order.size(); ++i) out += (i ? ", " : "") + std::string(to_string(p.order[i]));
+  for (std::size_t i = 0; i < p.order.size(); ++i)
+    out += (i ? ", " : "") + std::string(to_string(p.order[i]));
   out += "]\n";
   if (p.shard_group > 0) out += "  shard_group: " + std::to_string(p.shard_group) + "\n";
   out += framework_to_yaml(p);

@@ -20,7 +20,6 @@ using Kind = YamlValue::Kind;
 // Beyond this the simulator's integer arithmetic and memory are no longer meaningful; 1M GPUs must load.
 constexpr double max_total_gpus = 1e8;
 
-
 /// The precisions a key accepts, spelled as topo::kPrecisionNames spells them.
 std::vector<std::pair<std::string, topo::Precision>> precision_choices(
     std::initializer_list<topo::Precision> accepted) {
@@ -490,18 +489,30 @@ class Converter {
   [[nodiscard]] const YamlValue* anchor(model::LayoutKey key) const {
     using K = model::LayoutKey;
     switch (key) {
-      case K::parallelism: return a_.parallelism;
-      case K::tp: return a_.tp;
-      case K::pp: return a_.pp;
-      case K::dp: return a_.dp;
-      case K::cp: return a_.cp;
-      case K::ep: return a_.ep;
-      case K::micro_batch: return a_.micro_batch;
-      case K::schedule: return a_.schedule;
-      case K::virtual_stages: return a_.virtual_stages;
-      case K::stage_layers: return a_.stage_layers;
-      case K::shard_group: return a_.shard_group;
-      case K::global_batch: return a_.global_batch != nullptr ? a_.global_batch : a_.root;
+      case K::parallelism:
+        return a_.parallelism;
+      case K::tp:
+        return a_.tp;
+      case K::pp:
+        return a_.pp;
+      case K::dp:
+        return a_.dp;
+      case K::cp:
+        return a_.cp;
+      case K::ep:
+        return a_.ep;
+      case K::micro_batch:
+        return a_.micro_batch;
+      case K::schedule:
+        return a_.schedule;
+      case K::virtual_stages:
+        return a_.virtual_stages;
+      case K::stage_layers:
+        return a_.stage_layers;
+      case K::shard_group:
+        return a_.shard_group;
+      case K::global_batch:
+        return a_.global_batch != nullptr ? a_.global_batch : a_.root;
     }
     return a_.parallelism;
   }

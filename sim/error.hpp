@@ -12,11 +12,11 @@ namespace trainsim {
 
 /// One problem in the user's input, located as precisely as known.
 struct Diagnostic {
-  std::string file;       ///< "" when not from a file
-  int line = 0;           ///< 1-based; 0 when unknown
-  int column = 0;         ///< 1-based; 0 when unknown
-  std::string key_path;   ///< dotted path into the scenario, e.g. "cluster.network.nic"; may be ""
-  std::string message;    ///< what was expected, what was found
+  std::string file;      ///< "" when not from a file
+  int line = 0;          ///< 1-based; 0 when unknown
+  int column = 0;        ///< 1-based; 0 when unknown
+  std::string key_path;  ///< dotted path into the scenario, e.g. "cluster.network.nic"; may be ""
+  std::string message;   ///< what was expected, what was found
 
   /// "file:line:col: key.path: message" (parts that are unknown are left out).
   [[nodiscard]] std::string to_string() const;
@@ -43,7 +43,7 @@ class InternalError : public std::logic_error {
 
 }  // namespace trainsim
 
-#define TRAINSIM_CHECK(cond, message)                                         \
-  do {                                                                        \
+#define TRAINSIM_CHECK(cond, message)                                          \
+  do {                                                                         \
     if (!(cond)) ::trainsim::fail_check(#cond, (message), __FILE__, __LINE__); \
   } while (false)

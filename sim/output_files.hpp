@@ -19,7 +19,8 @@ class OutputFiles {
   OutputFiles(const OutputFiles&) = delete;
   OutputFiles& operator=(const OutputFiles&) = delete;
 
-  /// Writes `text` to a temporary file beside `path`, flushed to disk; `path` itself is untouched until commit.
+  /// Writes `text` to a temporary file beside `path`, flushed to disk; `path` itself is untouched until
+  /// commit.
   void stage(const std::filesystem::path& path, std::string_view text);
   /// A temporary path beside `path` for a writer that writes the file itself (with write_file_atomically);
   /// at commit it replaces `path`, or, if nothing was written there, `path` is removed.

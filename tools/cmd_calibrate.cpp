@@ -2,10 +2,10 @@
 // (topo::ComputeEfficiency) to measured step times by least squares, report the error before and after on
 // the fitted set and on held-out files (--check), and write the calibrated GPU preset.
 //
-// CSV formats: scenarios/studies/measurement_csv.hpp (vTrain ground truth, or trainsim's published-measurements
-// columns). Each measured configuration is simulated on the GPU's node preset (--node, or the first node
-// preset built from that GPU), with --nic / --nics-per-node overriding the node's network when the
-// measurements came from a differently cabled cluster (vTrain: 4 x 200 Gb/s per node).
+// CSV formats: scenarios/studies/measurement_csv.hpp (vTrain ground truth, or trainsim's
+// published-measurements columns). Each measured configuration is simulated on the GPU's node preset (--node,
+// or the first node preset built from that GPU), with --nic / --nics-per-node overriding the node's network
+// when the measurements came from a differently cabled cluster (vTrain: 4 x 200 Gb/s per node).
 #include <fmt/format.h>
 
 #include <algorithm>

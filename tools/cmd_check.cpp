@@ -39,8 +39,9 @@ std::string summary_line(const scenario::Scenario& s) {
       s.name, s.model.name, s.model.layers, s.model.hidden, model::parameter_count(s.model) / 1e9,
       s.cluster.total_gpus(), s.cluster.nodes, s.cluster.node.name, p.tp, p.pp, p.dp, p.cp, p.ep,
       s.training.global_batch, topo::to_string(s.training.precision), run_length(s.training),
-      s.sweep.empty() ? ""
-                      : fmt::format(", sweep of {} keys, {} points", s.sweep.axes.size(), scenario::sweep_size(s.sweep)));
+      s.sweep.empty()
+          ? ""
+          : fmt::format(", sweep of {} keys, {} points", s.sweep.axes.size(), scenario::sweep_size(s.sweep)));
 }
 
 }  // namespace

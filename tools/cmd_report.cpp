@@ -25,10 +25,12 @@ std::string read_text(const std::filesystem::path& path) {
 }  // namespace
 
 void add_report_command(CLI::App& app, int& exit_code) {
-  auto* sub = app.add_subcommand("report", "write a self-contained HTML report from a run directory or sweep output");
+  auto* sub =
+      app.add_subcommand("report", "write a self-contained HTML report from a run directory or sweep output");
   auto input = std::make_shared<std::string>();
   auto output = std::make_shared<std::string>();
-  sub->add_option("IN", *input, "run directory (summary.json, run.csv) or sweep output (.csv or .jsonl)")->required();
+  sub->add_option("IN", *input, "run directory (summary.json, run.csv) or sweep output (.csv or .jsonl)")
+      ->required();
   sub->add_option("-o,--output", *output, "HTML file to write (default: IN/report.html or IN with .html)");
   sub->callback([input, output, &exit_code] {
     namespace fs = std::filesystem;
@@ -38,12 +40,15 @@ void add_report_command(CLI::App& app, int& exit_code) {
     if (fs::is_directory(in)) {
       const fs::path summary = in / "summary.json";
       if (!fs::exists(summary)) {
-        throw InputError({Diagnostic{.file = in.string(),
-                                     .message = "no summary.json here: expected the folder of `trainsim run -o DIR`"}});
+        throw InputError(
+            {Diagnostic{.file = in.string(),
+                        .message = "no summary.json here: expected the folder of `trainsim run -o DIR`"}});
       }
       Table timeline;
-      if (fs::exists(in / "run.csv")) timeline = parse_csv(read_text(in / "run.csv"), (in / "run.csv").string());
-      html = run_report_html("trainsim run: " + fs::absolute(in).filename().string(), read_text(summary), timeline);
+      if (fs::exists(in / "run.csv"))
+        timeline = parse_csv(read_text(in / "run.csv"), (in / "run.csv").string());
+      html = run_report_html("trainsim run: " + fs::absolute(in).filename().string(), read_text(summary),
+                             timeline);
       out = in / "report.html";
     } else if (fs::exists(in)) {
       const std::string ext = in.extension().string();

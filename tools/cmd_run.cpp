@@ -10,9 +10,9 @@
 #include <memory>
 #include <string>
 
+#include "models/report/summary.hpp"
 #include "models/run/run_timeline.hpp"
 #include "models/step/step_simulator.hpp"
-#include "models/report/summary.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/studies/simulation.hpp"
 #include "sim/error.hpp"

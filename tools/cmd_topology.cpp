@@ -72,11 +72,13 @@ void add_topology_command(CLI::App& app, int& exit_code) {
     // Across nodes the bisection is set by the fabric, so compare it with what the NICs can inject; inside
     // one node it runs through the GPU fabric (NVSwitch), and the NICs say nothing about it.
     if (c.nodes > 1 && injection > 0) {
-      std::cout << fmt::format("bisection bandwidth: {:.1f} GB/s per direction ({:.0f}% of half the NIC bandwidth)\n",
-                               g.bisection_bytes_per_s() / 1e9, 100 * g.bisection_bytes_per_s() / injection);
+      std::cout << fmt::format(
+          "bisection bandwidth: {:.1f} GB/s per direction ({:.0f}% of half the NIC bandwidth)\n",
+          g.bisection_bytes_per_s() / 1e9, 100 * g.bisection_bytes_per_s() / injection);
     } else {
-      std::cout << fmt::format("bisection bandwidth: {:.1f} GB/s per direction (inside one node, through its GPU fabric)\n",
-                               g.bisection_bytes_per_s() / 1e9);
+      std::cout << fmt::format(
+          "bisection bandwidth: {:.1f} GB/s per direction (inside one node, through its GPU fabric)\n",
+          g.bisection_bytes_per_s() / 1e9);
     }
     std::cout << fmt::format("diameter: {} links between GPUs\n", g.diameter());
     if (!dot.empty()) {

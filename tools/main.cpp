@@ -22,7 +22,8 @@ void add_unimplemented_command(CLI::App& app, int& exit_code, const char* name, 
 int main(int argc, char** argv) {
   using namespace trainsim::cli;
   int exit_code = exit_ok;
-  CLI::App app{"trainsim: simulate distributed training runs — iteration time, memory per GPU, run time, cost"};
+  CLI::App app{
+      "trainsim: simulate distributed training runs — iteration time, memory per GPU, run time, cost"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "trainsim 0.1.0");
   add_run_command(app, exit_code);

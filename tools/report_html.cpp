@@ -55,20 +55,24 @@ Table parse_csv(const std::string& text, const std::string& file_label) {
       field += c;
     }
   }
-  if (quoted) throw InputError({Diagnostic{.file = file_label, .line = line, .message = "unterminated quoted CSV field"}});
+  if (quoted)
+    throw InputError(
+        {Diagnostic{.file = file_label, .line = line, .message = "unterminated quoted CSV field"}});
   if (!field.empty() || !record.empty()) {
     record.push_back(std::move(field));
     records.push_back(std::move(record));
   }
-  if (records.empty()) throw InputError({Diagnostic{.file = file_label, .message = "empty CSV: expected a header row"}});
+  if (records.empty())
+    throw InputError({Diagnostic{.file = file_label, .message = "empty CSV: expected a header row"}});
   Table table;
   table.columns = std::move(records.front());
   for (std::size_t r = 1; r < records.size(); ++r) {
     if (records[r].size() == 1 && records[r][0].empty()) continue;  // blank line
     if (records[r].size() != table.columns.size()) {
-      throw InputError({Diagnostic{.file = file_label, .line = static_cast<int>(r + 1),
-                                   .message = fmt::format("expected {} CSV fields, found {}", table.columns.size(),
-                                                          records[r].size())}});
+      throw InputError({Diagnostic{.file = file_label,
+                                   .line = static_cast<int>(r + 1),
+                                   .message = fmt::format("expected {} CSV fields, found {}",
+                                                          table.columns.size(), records[r].size())}});
     }
     table.rows.push_back(std::move(records[r]));
   }
@@ -86,7 +90,8 @@ Table parse_json_lines(const std::string& text, const std::string& file_label) {
     if (line_text.find_first_not_of(" \t\r") == std::string::npos) continue;
     nlohmann::ordered_json j = nlohmann::ordered_json::parse(line_text, nullptr, false);
     if (j.is_discarded() || !j.is_object()) {
-      throw InputError({Diagnostic{.file = file_label, .line = line, .message = "expected one JSON object per line"}});
+      throw InputError(
+          {Diagnostic{.file = file_label, .line = line, .message = "expected one JSON object per line"}});
     }
     for (const auto& [key, value] : j.items()) {
       if (table.column(key) < 0) table.columns.push_back(key);
@@ -111,18 +116,27 @@ std::string escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
 }
 
-const char* const kPalette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948",
-                                "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
+const char* const kPalette[] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+                                "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac"};
 
 std::string page(const std::string& title, const std::string& body) {
   return fmt::format(R"(<!DOCTYPE html>
@@ -166,8 +180,9 @@ std::string stacked_bar(const std::vector<std::pair<std::string, double>>& parts
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const double w = std::max(parts[i].second, 0.0) / full * width;
     const char* color = kPalette[i % std::size(kPalette)];
-    svg += fmt::format(R"(<rect x="{:.1f}" y="2" width="{:.1f}" height="30" fill="{}"><title>{}: {}</title></rect>)", x,
-                       w, color, escape(parts[i].first), model::format_human(unit, parts[i].second));
+    svg += fmt::format(
+        R"(<rect x="{:.1f}" y="2" width="{:.1f}" height="30" fill="{}"><title>{}: {}</title></rect>)", x, w,
+        color, escape(parts[i].first), model::format_human(unit, parts[i].second));
     x += w;
     legend += fmt::format(R"(<span><i class="sw" style="background:{}"></i>{} {}</span>)", color,
                           escape(parts[i].first), model::format_human(unit, parts[i].second));
@@ -184,8 +199,8 @@ struct Series {
 };
 
 /// An x-y chart with axes; `lines` joins each series' points, else draws dots.
-std::string xy_chart(const std::vector<Series>& series, const std::string& x_label, const std::string& y_label,
-                     bool lines, bool log_x = false) {
+std::string xy_chart(const std::vector<Series>& series, const std::string& x_label,
+                     const std::string& y_label, bool lines, bool log_x = false) {
   double x0 = INFINITY, x1 = -INFINITY, y0 = 0, y1 = -INFINITY;
   auto tx = [log_x](double x) { return log_x ? std::log2(std::max(x, 1e-300)) : x; };
   for (const auto& s : series) {
@@ -213,23 +228,27 @@ std::string xy_chart(const std::vector<Series>& series, const std::string& x_lab
     svg += fmt::format(R"(<text x="{:.1f}" y="{}" text-anchor="middle">{:.4g}</text>)",
                        L + (xv - x0) / (x1 - x0) * (W - L - R), H - B + 16, xlabel);
   }
-  svg += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle">{}</text>)", (L + W) / 2, H - 4, escape(x_label));
-  svg += fmt::format(R"~(<text x="12" y="{}" transform="rotate(-90 12 {})" text-anchor="middle">{}</text>)~", H / 2,
-                     H / 2, escape(y_label));
+  svg += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle">{}</text>)", (L + W) / 2, H - 4,
+                     escape(x_label));
+  svg += fmt::format(R"~(<text x="12" y="{}" transform="rotate(-90 12 {})" text-anchor="middle">{}</text>)~",
+                     H / 2, H / 2, escape(y_label));
   std::string legend = R"(<div class="legend">)";
   for (std::size_t i = 0; i < series.size(); ++i) {
     const char* color = kPalette[i % std::size(kPalette)];
     const auto& pts = series[i].points;
     if (lines && pts.size() > 1) {
       std::string d;
-      for (const auto& [x, y] : pts) d += fmt::format("{}{:.1f},{:.1f}", d.empty() ? "M" : " L", px(x), py(y));
+      for (const auto& [x, y] : pts)
+        d += fmt::format("{}{:.1f},{:.1f}", d.empty() ? "M" : " L", px(x), py(y));
       svg += fmt::format(R"(<path d="{}" fill="none" stroke="{}" stroke-width="1.5"/>)", d, color);
     } else {
       for (const auto& [x, y] : pts) {
-        svg += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="3" fill="{}" fill-opacity="0.7"/>)", px(x), py(y), color);
+        svg += fmt::format(R"(<circle cx="{:.1f}" cy="{:.1f}" r="3" fill="{}" fill-opacity="0.7"/>)", px(x),
+                           py(y), color);
       }
     }
-    legend += fmt::format(R"(<span><i class="sw" style="background:{}"></i>{}</span>)", color, escape(series[i].name));
+    legend += fmt::format(R"(<span><i class="sw" style="background:{}"></i>{}</span>)", color,
+                          escape(series[i].name));
   }
   return svg + "</svg>" + legend + "</div>";
 }
@@ -246,16 +265,20 @@ std::string html_table(const Table& t, std::size_t max_rows) {
     out += "</tr>";
   }
   out += "</table></div>";
-  if (t.rows.size() > max_rows) out += fmt::format("<p>… {} more rows not shown.</p>", t.rows.size() - max_rows);
+  if (t.rows.size() > max_rows)
+    out += fmt::format("<p>… {} more rows not shown.</p>", t.rows.size() - max_rows);
   return out;
 }
 
 }  // namespace
 
-std::string run_report_html(const std::string& title, const std::string& summary_json, const Table& timeline) {
+std::string run_report_html(const std::string& title, const std::string& summary_json,
+                            const Table& timeline) {
   const auto j = nlohmann::ordered_json::parse(summary_json, nullptr, false);
   if (j.is_discarded() || !j.is_object()) throw InputError("summary.json: expected one JSON object");
-  auto num = [&j](const char* key) { return j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0; };
+  auto num = [&j](const char* key) {
+    return j.contains(key) && j[key].is_number() ? j[key].get<double>() : 0.0;
+  };
   std::string body;
   body += "<h2>Where an iteration's time goes</h2>";
   body += stacked_bar({{"compute", num("compute")},
@@ -302,7 +325,8 @@ std::string run_report_html(const std::string& title, const std::string& summary
       failures += row[static_cast<std::size_t>(e)] == "failure";
       checkpoints += row[static_cast<std::size_t>(e)] == "checkpoint";
     }
-    body += fmt::format("<p>Timeline: {} checkpoints and {} failures shown (run.csv).</p>", checkpoints, failures);
+    body += fmt::format("<p>Timeline: {} checkpoints and {} failures shown (run.csv).</p>", checkpoints,
+                        failures);
   }
   body += "<h2>All figures</h2><table>";
   for (const auto& [key, value] : j.items()) {
@@ -334,7 +358,8 @@ std::string sweep_report_html(const std::string& title, const Table& sweep) {
   };
   body += "<h2>Run time vs cost (feasible points)</h2>" +
           scatter("cost_total_usd", "run_time_s", "cost_total_usd", "run_time_s", false);
-  body += "<h2>Iteration time vs GPUs</h2>" + scatter("gpus", "iteration_time_s", "GPUs (log2)", "iteration_time_s", true);
+  body += "<h2>Iteration time vs GPUs</h2>" +
+          scatter("gpus", "iteration_time_s", "GPUs (log2)", "iteration_time_s", true);
   if (reason >= 0 && ok < sweep.rows.size()) {
     Table infeasible{.columns = sweep.columns};
     for (const auto& row : sweep.rows) {

@@ -58,7 +58,8 @@ std::size_t record_end(std::string_view text, std::size_t pos, scenario::RowForm
 }
 
 SweepFile read_sweep_file(const std::string& path, scenario::RowFormat format) {
-  const std::string text = sim::read_input_file(path, "a sweep output (CSV or JSON Lines)", kMaxSweepFileBytes);
+  const std::string text =
+      sim::read_input_file(path, "a sweep output (CSV or JSON Lines)", kMaxSweepFileBytes);
 
   SweepFile file;
   std::size_t pos = 0;
@@ -123,8 +124,9 @@ SweepOutput::SweepOutput(const std::string& path, const std::string& header, sce
       fail(path, "was written by a different sweep (its header differs); remove it or choose another -o");
     }
     if (!file.torn_header.empty() && !header.starts_with(file.torn_header)) {
-      fail(path, "is not a sweep output (its one line is not the start of this sweep's header); it is left "
-                 "as it is");
+      fail(path,
+           "is not a sweep output (its one line is not the start of this sweep's header); it is left "
+           "as it is");
     }
     if (::ftruncate(fd_, static_cast<off_t>(file.complete_bytes)) != 0) {
       fail(path, std::string("cannot truncate the torn last row: ") + std::strerror(errno));

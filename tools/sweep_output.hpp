@@ -48,7 +48,7 @@ struct SweepFile {
   std::string header;
   std::vector<std::pair<std::int64_t, std::string>> rows;  ///< (point, whole line with '\n'), file order
   std::uint64_t complete_bytes = 0;                        ///< length of header + complete rows
-  std::string torn_header;  ///< CSV: the text of a file whose one line has no '\n' yet (else empty)
+  std::string torn_header;       ///< CSV: the text of a file whose one line has no '\n' yet (else empty)
   std::uint64_t torn_bytes = 0;  ///< bytes after the complete rows: a torn last row (or header)
 };
 [[nodiscard]] SweepFile read_sweep_file(const std::string& path, scenario::RowFormat format);

@@ -9,19 +9,19 @@
 #include <vector>
 
 #include "sim/enum_names.hpp"
-
 #include "topologies/hardware.hpp"
 
 namespace trainsim::topo {
 
 enum class FabricTopology { single_switch, fat_tree, fat_tree_3, torus_2d, torus_3d, dragonfly };
 
-inline constexpr EnumNames<FabricTopology, 6> kFabricTopologyNames{{{"single-switch", FabricTopology::single_switch},
-                                                                    {"fat-tree", FabricTopology::fat_tree},
-                                                                    {"fat-tree-3", FabricTopology::fat_tree_3},
-                                                                    {"torus-2d", FabricTopology::torus_2d},
-                                                                    {"torus-3d", FabricTopology::torus_3d},
-                                                                    {"dragonfly", FabricTopology::dragonfly}}};
+inline constexpr EnumNames<FabricTopology, 6> kFabricTopologyNames{
+    {{"single-switch", FabricTopology::single_switch},
+     {"fat-tree", FabricTopology::fat_tree},
+     {"fat-tree-3", FabricTopology::fat_tree_3},
+     {"torus-2d", FabricTopology::torus_2d},
+     {"torus-3d", FabricTopology::torus_3d},
+     {"dragonfly", FabricTopology::dragonfly}}};
 
 constexpr std::string_view to_string(FabricTopology t) {
   return name_in(kFabricTopologyNames, t);

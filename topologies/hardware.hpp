@@ -19,12 +19,18 @@ struct PeakFlops {
 
   [[nodiscard]] double at(Precision p) const {
     switch (p) {
-      case Precision::fp32: return fp32;
-      case Precision::tf32: return tf32;
-      case Precision::fp16: return fp16;
-      case Precision::bf16: return bf16;
-      case Precision::fp8: return fp8;
-      case Precision::int8: return int8;
+      case Precision::fp32:
+        return fp32;
+      case Precision::tf32:
+        return tf32;
+      case Precision::fp16:
+        return fp16;
+      case Precision::bf16:
+        return bf16;
+      case Precision::fp8:
+        return fp8;
+      case Precision::int8:
+        return int8;
     }
     return fp32;
   }
@@ -34,8 +40,8 @@ struct PeakFlops {
 /// cuDNN's fused flash attention (what Transformer Engine runs).
 enum class AttentionKernel { flash2, flash3, cudnn };
 inline constexpr EnumNames<AttentionKernel, 3> kAttentionKernelNames{{{"flash2", AttentionKernel::flash2},
-                                                                     {"flash3", AttentionKernel::flash3},
-                                                                     {"cudnn", AttentionKernel::cudnn}}};
+                                                                      {"flash3", AttentionKernel::flash3},
+                                                                      {"cudnn", AttentionKernel::cudnn}}};
 constexpr std::string_view to_string(AttentionKernel k) {
   return name_in(kAttentionKernelNames, k);
 }
@@ -43,10 +49,10 @@ constexpr std::string_view to_string(AttentionKernel k) {
 /// How much of the datasheet a real kernel achieves. Calibrated per GPU type (never per case) against
 /// published measurements; each preset cites the data it was fitted to.
 struct ComputeEfficiency {
-  double matmul_peak_fraction = 0.80;        ///< large-GEMM throughput / dense peak (MAMF-style)
-  double matmul_half_flops = 2.0e9;          ///< GEMM work at which achieved efficiency is half of the above
-  double memory_bandwidth_fraction = 0.85;   ///< achieved / peak HBM bandwidth on streaming kernels
-  double kernel_overhead_s = 4.0e-6;         ///< fixed launch + tail cost per kernel
+  double matmul_peak_fraction = 0.80;       ///< large-GEMM throughput / dense peak (MAMF-style)
+  double matmul_half_flops = 2.0e9;         ///< GEMM work at which achieved efficiency is half of the above
+  double memory_bandwidth_fraction = 0.85;  ///< achieved / peak HBM bandwidth on streaming kernels
+  double kernel_overhead_s = 4.0e-6;        ///< fixed launch + tail cost per kernel
   /// The fused attention kernel that `model.attention: flash` runs on this GPU (SPEC gpu.efficiency).
   AttentionKernel attention_kernel = AttentionKernel::flash2;
   /// Forward throughput of each fused attention kernel / dense 16-bit peak, for long sequences at head
@@ -83,23 +89,24 @@ struct ComputeEfficiency {
 };
 
 struct GpuSpec {
-  std::string name;              ///< preset name, e.g. "a100-sxm4-80gb"
-  PeakFlops peak;                ///< dense peak, FLOP/s
-  double hbm_bytes = 0;          ///< device memory capacity, bytes
-  double hbm_bytes_per_s = 0;    ///< peak device memory bandwidth, B/s
-  double nvlink_bytes_per_s = 0; ///< NVLink/Infinity Fabric bandwidth per GPU per direction, B/s (0 = none)
-  double tdp_w = 0;              ///< board power at full load, W
-  double idle_w = 0;             ///< board power when idle, W
-  double power_limit_w = 0;      ///< enforced board power limit, W (0: the TDP); lowers the sustained clock
-  int sm_count = 0;              ///< streaming multiprocessors (0: unknown, GEMMs priced without shape)
+  std::string name;               ///< preset name, e.g. "a100-sxm4-80gb"
+  PeakFlops peak;                 ///< dense peak, FLOP/s
+  double hbm_bytes = 0;           ///< device memory capacity, bytes
+  double hbm_bytes_per_s = 0;     ///< peak device memory bandwidth, B/s
+  double nvlink_bytes_per_s = 0;  ///< NVLink/Infinity Fabric bandwidth per GPU per direction, B/s (0 = none)
+  double tdp_w = 0;               ///< board power at full load, W
+  double idle_w = 0;              ///< board power when idle, W
+  double power_limit_w = 0;       ///< enforced board power limit, W (0: the TDP); lowers the sustained clock
+  int sm_count = 0;               ///< streaming multiprocessors (0: unknown, GEMMs priced without shape)
   ComputeEfficiency efficiency;
 };
 
 enum class IntraNodeFabric { nvswitch, nvlink_mesh, pcie };
 
-inline constexpr EnumNames<IntraNodeFabric, 3> kIntraNodeFabricNames{{{"nvswitch", IntraNodeFabric::nvswitch},
-                                                                      {"nvlink-mesh", IntraNodeFabric::nvlink_mesh},
-                                                                      {"pcie", IntraNodeFabric::pcie}}};
+inline constexpr EnumNames<IntraNodeFabric, 3> kIntraNodeFabricNames{
+    {{"nvswitch", IntraNodeFabric::nvswitch},
+     {"nvlink-mesh", IntraNodeFabric::nvlink_mesh},
+     {"pcie", IntraNodeFabric::pcie}}};
 
 constexpr std::string_view to_string(IntraNodeFabric f) {
   return name_in(kIntraNodeFabricNames, f);
@@ -111,33 +118,33 @@ constexpr std::string_view to_string(IntraNodeFabric f) {
 /// topologies/collective_cost.hpp for how each field enters. The defaults are NCCL's shape on an NVSwitch
 /// node as fitted to nccl-tests on 8x H200 (topologies/comm_calibration.cpp).
 struct CommEfficiency {
-  double intra_bandwidth_fraction = 0.81;  ///< ring (Simple) busbw / intra_bytes_per_s, large messages
+  double intra_bandwidth_fraction = 0.81;      ///< ring (Simple) busbw / intra_bytes_per_s, large messages
   double in_switch_bandwidth_fraction = 0.59;  ///< NVLS algbw / intra_bytes_per_s, large messages
-  double nic_bandwidth_fraction = 0.95;    ///< achieved / NIC line rate, large messages
-  double ll_bandwidth_fraction = 0.55;     ///< LL protocol bandwidth / Simple bandwidth (small messages)
-  double ll128_bandwidth_fraction = 0.72;  ///< LL128 protocol bandwidth / Simple bandwidth
-  double base_latency_s = 7.6e-6;          ///< fixed cost of one collective launch (NCCL baseLat), s
-  double net_base_latency_s = 0.0;         ///< extra fixed cost when a collective crosses nodes (proxy), s
-  double nic_latency_s = 3.0e-6;           ///< one inter-node step beyond the switch hops (NIC, PCIe, proxy), s
-  double in_switch_latency_s = 57.0e-6;    ///< fixed cost of an NVLS (in-switch) collective, s
-  int in_switch_min_ranks = 5;             ///< NCCL's tuner enables NVLS from this many GPUs of a node
-  double ll_latency_fraction = 0.35;       ///< per-step latency of LL / of Simple
-  double ll128_latency_fraction = 0.59;    ///< per-step latency of LL128 / of Simple
+  double nic_bandwidth_fraction = 0.95;        ///< achieved / NIC line rate, large messages
+  double ll_bandwidth_fraction = 0.55;         ///< LL protocol bandwidth / Simple bandwidth (small messages)
+  double ll128_bandwidth_fraction = 0.72;      ///< LL128 protocol bandwidth / Simple bandwidth
+  double base_latency_s = 7.6e-6;              ///< fixed cost of one collective launch (NCCL baseLat), s
+  double net_base_latency_s = 0.0;       ///< extra fixed cost when a collective crosses nodes (proxy), s
+  double nic_latency_s = 3.0e-6;         ///< one inter-node step beyond the switch hops (NIC, PCIe, proxy), s
+  double in_switch_latency_s = 57.0e-6;  ///< fixed cost of an NVLS (in-switch) collective, s
+  int in_switch_min_ranks = 5;           ///< NCCL's tuner enables NVLS from this many GPUs of a node
+  double ll_latency_fraction = 0.35;     ///< per-step latency of LL / of Simple
+  double ll128_latency_fraction = 0.59;  ///< per-step latency of LL128 / of Simple
 };
 
 struct NodeSpec {
-  std::string name;                      ///< preset name, e.g. "dgx-a100-80gb"
+  std::string name;  ///< preset name, e.g. "dgx-a100-80gb"
   GpuSpec gpu;
   int gpus_per_node = 8;
   IntraNodeFabric fabric = IntraNodeFabric::nvswitch;
-  double intra_bytes_per_s = 0;          ///< GPU-to-fabric bandwidth per GPU per direction, B/s
-  double intra_latency_s = 0;            ///< one intra-node hop (α), s
-  bool in_switch_reduction = false;      ///< NVLink SHARP (NVLS) available on the switch
+  double intra_bytes_per_s = 0;      ///< GPU-to-fabric bandwidth per GPU per direction, B/s
+  double intra_latency_s = 0;        ///< one intra-node hop (α), s
+  bool in_switch_reduction = false;  ///< NVLink SHARP (NVLS) available on the switch
   int nics_per_node = 0;
-  double nic_bytes_per_s = 0;            ///< per NIC per direction, B/s
-  double pcie_bytes_per_s = 0;           ///< GPU-to-host per GPU per direction, B/s
-  double host_power_w = 0;               ///< node power beyond the GPUs (CPUs, NICs, fans), W
-  CommEfficiency comm;                   ///< collective efficiencies and latencies (calibrated per node type)
+  double nic_bytes_per_s = 0;   ///< per NIC per direction, B/s
+  double pcie_bytes_per_s = 0;  ///< GPU-to-host per GPU per direction, B/s
+  double host_power_w = 0;      ///< node power beyond the GPUs (CPUs, NICs, fans), W
+  CommEfficiency comm;          ///< collective efficiencies and latencies (calibrated per node type)
 };
 
 }  // namespace trainsim::topo

@@ -19,11 +19,14 @@ inline constexpr EnumNames<Precision, 6> kPrecisionNames{{{"fp32", Precision::fp
 constexpr double bytes_per_element(Precision p) {
   switch (p) {
     case Precision::fp32:
-    case Precision::tf32: return 4.0;
+    case Precision::tf32:
+      return 4.0;
     case Precision::fp16:
-    case Precision::bf16: return 2.0;
+    case Precision::bf16:
+      return 2.0;
     case Precision::fp8:
-    case Precision::int8: return 1.0;
+    case Precision::int8:
+      return 1.0;
   }
   return 4.0;
 }

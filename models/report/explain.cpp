@@ -6,11 +6,11 @@
 #include <array>
 #include <utility>
 
+#include "models/run/checkpoint_size.hpp"
+#include "models/step/memory.hpp"
 #include "models/workload/activation_memory.hpp"
 #include "models/workload/attention_kernel.hpp"
-#include "models/run/checkpoint_size.hpp"
 #include "models/workload/flops.hpp"
-#include "models/step/memory.hpp"
 #include "models/workload/optimizer.hpp"
 #include "models/workload/parameters.hpp"
 #include "models/workload/shard.hpp"
@@ -73,11 +73,10 @@ ExplainSection model_section(const TransformerSpec& model, const ParallelPlan& p
                                  sci(6 * active_parameter_count(model))),
                      per_token, "FLOP"});
   const double hw = hardware_flops_per_step(model, 1, plan.recompute) / seq;
-  s.lines.push_back(
-      {"hardware FLOPs per token",
-       fmt::format("model + recomputed ({} recompute, {} attention)", to_string(plan.recompute),
-                   to_string(model.attention)),
-       hw, "FLOP"});
+  s.lines.push_back({"hardware FLOPs per token",
+                     fmt::format("model + recomputed ({} recompute, {} attention)", to_string(plan.recompute),
+                                 to_string(model.attention)),
+                     hw, "FLOP"});
   return s;
 }
 
@@ -111,12 +110,13 @@ ExplainSection attention_section(const TransformerSpec& model, const ParallelPla
     };
     if (attention_kernel_fraction(kernel, gpu.efficiency) > 0) {
       s.notes.push_back(fmt::format(
-          "kernel {}{} on {}: forward at {:.0f} %, backward at {:.0f} % of the dense 16-bit peak (head dim {}, "
+          "kernel {}{} on {}: forward at {:.0f} %, backward at {:.0f} % of the dense 16-bit peak (head dim "
+          "{}, "
           "{}{})",
-          to_string(kernel),
-          model.attention == Attention::flash ? " (the GPU's default)" : "", gpu.name, 100 * efficiency(false),
-          100 * efficiency(true), d, model.causal ? "causal" : "no mask",
-          plan.cp > 1 ? fmt::format(", ring of {} steps over {} keys each", plan.cp, model.seq_len / plan.cp) : ""));
+          to_string(kernel), model.attention == Attention::flash ? " (the GPU's default)" : "", gpu.name,
+          100 * efficiency(false), 100 * efficiency(true), d, model.causal ? "causal" : "no mask",
+          plan.cp > 1 ? fmt::format(", ring of {} steps over {} keys each", plan.cp, model.seq_len / plan.cp)
+                      : ""));
     }
   } else {
     s.notes.push_back(

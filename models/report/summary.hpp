@@ -16,15 +16,15 @@ namespace trainsim::model {
 enum class FieldUnit { count, seconds, bytes, usd, fraction, flops, tflops, per_second, kwh, kg, flag, text };
 
 struct SummaryField {
-  std::string name;          ///< SPEC name, e.g. "iteration_time"
+  std::string name;  ///< SPEC name, e.g. "iteration_time"
   FieldUnit unit = FieldUnit::count;
-  double number = 0;         ///< SI value (for flag: 0 or 1); unused for text
-  std::string text;          ///< for text fields (labels, reasons)
-  std::string group;         ///< section of the human table ("iteration", "memory", "run", "cost", "labels")
+  double number = 0;  ///< SI value (for flag: 0 or 1); unused for text
+  std::string text;   ///< for text fields (labels, reasons)
+  std::string group;  ///< section of the human table ("iteration", "memory", "run", "cost", "labels")
 };
 
 struct Summary {
-  std::vector<SummaryField> fields;   ///< in a fixed order: labels, iteration, memory, run, cost
+  std::vector<SummaryField> fields;  ///< in a fixed order: labels, iteration, memory, run, cost
 
   [[nodiscard]] const SummaryField* find(const std::string& name) const;
   /// The numeric value of a field, if present and numeric.

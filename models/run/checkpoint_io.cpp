@@ -11,7 +11,8 @@ namespace trainsim::model {
 namespace {
 constexpr double kDefaultPcieBytesPerS = 25e9;  // PCIe 4.0 x16, one direction, achievable
 
-double transfer_time(double bytes, double aggregate_bytes_per_s, double per_node_bytes, double per_node_bytes_per_s) {
+double transfer_time(double bytes, double aggregate_bytes_per_s, double per_node_bytes,
+                     double per_node_bytes_per_s) {
   double t = 0;
   if (aggregate_bytes_per_s > 0) t = std::max(t, bytes / aggregate_bytes_per_s);
   if (per_node_bytes_per_s > 0) t = std::max(t, per_node_bytes / per_node_bytes_per_s);
@@ -40,8 +41,10 @@ CheckpointIo checkpoint_io(double bytes, const topo::ClusterSpec& cluster, Check
   const double latency = cluster.storage.latency_s;
   io.write_time =
       latency + transfer_time(bytes, cluster.storage.write_bytes_per_s, bytes / writer_nodes, per_node_link);
-  io.restore_time = latency + transfer_time(bytes, cluster.storage.read_bytes_per_s, bytes / nodes, per_node_link);
-  const double pcie = cluster.node.pcie_bytes_per_s > 0 ? cluster.node.pcie_bytes_per_s : kDefaultPcieBytesPerS;
+  io.restore_time =
+      latency + transfer_time(bytes, cluster.storage.read_bytes_per_s, bytes / nodes, per_node_link);
+  const double pcie =
+      cluster.node.pcie_bytes_per_s > 0 ? cluster.node.pcie_bytes_per_s : kDefaultPcieBytesPerS;
   io.copy_out_time = per_rank / pcie;
   io.stall = mode == CheckpointMode::sync ? io.copy_out_time + io.write_time : io.copy_out_time;
   return io;

@@ -20,8 +20,8 @@ struct CheckpointIo {
 /// Who writes a checkpoint (models/run/checkpoint_size.hpp): without ZeRO sharding only one data-parallel
 /// replica writes, so fewer ranks and nodes carry all the bytes. Zero fields mean "every GPU, evenly".
 struct CheckpointWriters {
-  std::int64_t ranks = 0;          ///< ranks that write a part
-  double bytes_per_rank_max = 0;   ///< bytes of the busiest writer
+  std::int64_t ranks = 0;         ///< ranks that write a part
+  double bytes_per_rank_max = 0;  ///< bytes of the busiest writer
 };
 
 /// Per-node storage bandwidth in use: storage.per_node, or else all of the node's NICs, B/s.

@@ -19,7 +19,7 @@ double failure_rate(const FailureSpec& failures, const topo::ClusterSpec& cluste
 
 FailureOutcome expected_segment(double work, double rate, double recovery) {
   if (rate <= 0 || work <= 0) return {.run_time = std::max(work, 0.0), .failures = 0};
-  const double growth = std::expm1(rate * work);   // e^(λw) − 1, exact for small λw
+  const double growth = std::expm1(rate * work);  // e^(λw) − 1, exact for small λw
   return {.run_time = (1.0 / rate + recovery) * growth, .failures = growth};
 }
 
@@ -35,8 +35,9 @@ FailureOutcome expected_run(const std::vector<Segments>& segments, double rate, 
   return total;
 }
 
-std::vector<FailureOutcome> monte_carlo_runs(const std::vector<Segments>& segments, double rate, double recovery,
-                                             std::uint64_t seed, int trials, double max_events) {
+std::vector<FailureOutcome> monte_carlo_runs(const std::vector<Segments>& segments, double rate,
+                                             double recovery, std::uint64_t seed, int trials,
+                                             double max_events) {
   TRAINSIM_CHECK(trials > 0, "Monte-Carlo needs at least one trial");
   const FailureOutcome expected = expected_run(segments, rate, recovery);
   double segment_count = 0;
@@ -44,8 +45,8 @@ std::vector<FailureOutcome> monte_carlo_runs(const std::vector<Segments>& segmen
   const double draws = static_cast<double>(trials) * (segment_count + expected.failures);
   if (!(draws <= max_events)) {
     throw InputError("failures.trials: " + std::to_string(trials) + " trials would need about " +
-                     std::to_string(static_cast<long long>(std::min(draws, 9e18))) +
-                     " random draws (limit " + std::to_string(static_cast<long long>(max_events)) +
+                     std::to_string(static_cast<long long>(std::min(draws, 9e18))) + " random draws (limit " +
+                     std::to_string(static_cast<long long>(max_events)) +
                      "); use fewer trials, fewer checkpoints, or expected values (trials: 0)");
   }
   std::mt19937_64 rng(seed);

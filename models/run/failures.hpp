@@ -21,8 +21,8 @@ struct Segments {
 };
 
 struct FailureOutcome {
-  double run_time = 0;   ///< s to finish every segment, failures included
-  double failures = 0;   ///< failures suffered (expected, or counted in one trial)
+  double run_time = 0;  ///< s to finish every segment, failures included
+  double failures = 0;  ///< failures suffered (expected, or counted in one trial)
 };
 
 /// Expected time to finish one segment of `work` s: (1/rate + recovery) · (e^(rate·work) − 1), the classic
@@ -37,8 +37,9 @@ FailureOutcome expected_run(const std::vector<Segments>& segments, double rate, 
 /// Seeded Monte-Carlo: `trials` independent runs (std::mt19937_64, inverse-transform exponentials, so the
 /// numbers are the same on every platform). Throws InputError if the trials would need more than
 /// `max_events` random draws in total.
-std::vector<FailureOutcome> monte_carlo_runs(const std::vector<Segments>& segments, double rate, double recovery,
-                                             std::uint64_t seed, int trials, double max_events = 2e8);
+std::vector<FailureOutcome> monte_carlo_runs(const std::vector<Segments>& segments, double rate,
+                                             double recovery, std::uint64_t seed, int trials,
+                                             double max_events = 2e8);
 
 /// Young's optimal checkpoint interval sqrt(2 · cost · MTBF), s; 0 when there are no failures.
 double young_interval(double checkpoint_cost, double mtbf);

@@ -28,13 +28,14 @@ EnergyUse energy_use(const topo::ClusterSpec& cluster, double busy_fraction, dou
   return use;
 }
 
-StorageUse checkpoint_storage(double bytes, std::int64_t checkpoints, double wall_interval, double run_time, int keep,
-                              const StoragePricing& pricing) {
+StorageUse checkpoint_storage(double bytes, std::int64_t checkpoints, double wall_interval, double run_time,
+                              int keep, const StoragePricing& pricing) {
   StorageUse use;
   if (checkpoints <= 0 || bytes <= 0) return use;
   TRAINSIM_CHECK(keep >= 1, "checkpoint.keep must be at least 1");
   const double gb = bytes / 1e9;
-  const double cold_after = pricing.cold_after_s.value_or(run_time + wall_interval * static_cast<double>(keep));
+  const double cold_after =
+      pricing.cold_after_s.value_or(run_time + wall_interval * static_cast<double>(keep));
   auto add_lifetime = [&](double lifetime, double copies) {
     lifetime = std::max(lifetime, 0.0);
     const double hot = std::min(lifetime, cold_after);
@@ -47,7 +48,8 @@ StorageUse checkpoint_storage(double bytes, std::int64_t checkpoints, double wal
   for (std::int64_t i = superseded; i < checkpoints; ++i) {
     add_lifetime(run_time - wall_interval * static_cast<double>(i + 1), 1.0);
   }
-  use.cost_usd = use.hot_gb_months * pricing.hot_usd_per_gb_month + use.cold_gb_months * pricing.cold_usd_per_gb_month;
+  use.cost_usd =
+      use.hot_gb_months * pricing.hot_usd_per_gb_month + use.cold_gb_months * pricing.cold_usd_per_gb_month;
   return use;
 }
 

@@ -18,7 +18,7 @@ inline constexpr double kSecondsPerBillingMonth = 730.0 * 3600.0;
 double gpu_power_w(const topo::GpuSpec& gpu, double busy_fraction);
 
 struct EnergyUse {
-  double kwh = 0;       ///< at the wall, PUE included
+  double kwh = 0;  ///< at the wall, PUE included
   double co2_kg = 0;
   double cost_usd = 0;
 };
@@ -38,7 +38,7 @@ struct StorageUse {
 /// lasting `run_time` seconds. A checkpoint is deleted when the `keep`-th newer one is written (or at the
 /// end of the run); it sits on the hot tier for `cold_after` seconds and on the cold tier after that
 /// (all hot when cold_after is not set). Data kept after the run ends is not charged.
-StorageUse checkpoint_storage(double bytes, std::int64_t checkpoints, double wall_interval, double run_time, int keep,
-                              const StoragePricing& pricing);
+StorageUse checkpoint_storage(double bytes, std::int64_t checkpoints, double wall_interval, double run_time,
+                              int keep, const StoragePricing& pricing);
 
 }  // namespace trainsim::model

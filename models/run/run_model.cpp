@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <cmath>
 
+#include "models/report/summary.hpp"
 #include "models/run/checkpoint_io.hpp"
 #include "models/run/failures.hpp"
 #include "models/run/pricing.hpp"
-#include "models/report/summary.hpp"
 #include "sim/error.hpp"
 
 namespace trainsim::model {
@@ -23,7 +23,8 @@ std::int64_t run_steps(const TrainingSpec& training, std::int64_t global_batch, 
   } else if (training.epochs && training.dataset_tokens) {
     tokens = *training.epochs * *training.dataset_tokens;
   } else {
-    throw InputError("training: the run length is missing: give tokens, steps, or epochs with dataset_tokens");
+    throw InputError(
+        "training: the run length is missing: give tokens, steps, or epochs with dataset_tokens");
   }
   const double steps = std::ceil(tokens / tokens_per_step);
   if (!(steps < 9e15)) throw InputError("training: the run is longer than 9e15 steps");
@@ -35,7 +36,7 @@ namespace {
 struct CheckpointPlan {
   std::int64_t steps_per_checkpoint = 0;  // 0: no checkpoints
   std::int64_t count = 0;
-  double interval = 0;                    // training seconds between checkpoints
+  double interval = 0;  // training seconds between checkpoints
 };
 
 CheckpointPlan plan_checkpoints(const CheckpointSpec& spec, std::int64_t steps, double iteration_time) {
@@ -74,7 +75,8 @@ RunReport simulate_run(const RunInputs& in) {
   const double it = in.step.iteration_time;
   const double gpus = static_cast<double>(in.cluster.total_gpus());
   r.steps = run_steps(in.training, in.global_batch, in.seq_len);
-  r.tokens = static_cast<double>(r.steps) * static_cast<double>(in.global_batch) * static_cast<double>(in.seq_len);
+  r.tokens =
+      static_cast<double>(r.steps) * static_cast<double>(in.global_batch) * static_cast<double>(in.seq_len);
   r.training_time = static_cast<double>(r.steps) * it;
 
   // Checkpoints: each segment of training ends in one; an async write that outlasts the next segment
@@ -83,7 +85,8 @@ RunReport simulate_run(const RunInputs& in) {
   r.checkpoints = ckpt.count;
   r.checkpoint_interval = ckpt.interval;
   if (in.checkpoint.enabled || in.checkpoint_bytes > 0) r.checkpoint_size = in.checkpoint_bytes;
-  const CheckpointIo io = checkpoint_io(r.checkpoint_size, in.cluster, in.checkpoint.mode, in.checkpoint_writers);
+  const CheckpointIo io =
+      checkpoint_io(r.checkpoint_size, in.cluster, in.checkpoint.mode, in.checkpoint_writers);
   r.checkpoint_write_time = io.write_time;
   r.checkpoint_restore_time = io.restore_time;
   r.checkpoint_stall_each = io.stall;
@@ -93,7 +96,8 @@ RunReport simulate_run(const RunInputs& in) {
   r.checkpoint_stall = r.checkpoint_stall_each * static_cast<double>(ckpt.count);
 
   std::vector<Segments> segments;
-  if (ckpt.count > 0) segments.push_back({.work = ckpt.interval + r.checkpoint_stall_each, .count = ckpt.count});
+  if (ckpt.count > 0)
+    segments.push_back({.work = ckpt.interval + r.checkpoint_stall_each, .count = ckpt.count});
   const double tail = r.training_time - ckpt.interval * static_cast<double>(ckpt.count);
   if (tail > 0) segments.push_back({.work = tail, .count = 1});
 
@@ -105,11 +109,11 @@ RunReport simulate_run(const RunInputs& in) {
   const FailureOutcome expected = expected_run(segments, rate, recovery);
   if (!std::isfinite(expected.run_time) || expected.run_time > 1e6 * 365 * 86400) {
     r.feasible = false;
-    r.reason = fmt::format(
-        "the run does not finish: failures every {} on average restart segments of {} of work{}",
-        format_human(FieldUnit::seconds, r.cluster_mtbf),
-        format_human(FieldUnit::seconds, segments.empty() ? 0.0 : segments.front().work),
-        ckpt.count > 0 ? "" : " (no checkpoints: add a checkpoint block)");
+    r.reason =
+        fmt::format("the run does not finish: failures every {} on average restart segments of {} of work{}",
+                    format_human(FieldUnit::seconds, r.cluster_mtbf),
+                    format_human(FieldUnit::seconds, segments.empty() ? 0.0 : segments.front().work),
+                    ckpt.count > 0 ? "" : " (no checkpoints: add a checkpoint block)");
     return r;
   }
   r.run_time = expected.run_time;
@@ -122,12 +126,13 @@ RunReport simulate_run(const RunInputs& in) {
 
   // Money and energy as a function of the wall clock, so Monte-Carlo trials are priced the same way.
   const double busy = std::clamp(in.step.time.compute / it, 0.0, 1.0);
-  const StorageUse storage = checkpoint_storage(r.checkpoint_size, ckpt.count, ckpt.interval + r.checkpoint_stall_each,
-                                                r.run_time, std::max(in.checkpoint.keep, 1), in.pricing.storage);
+  const StorageUse storage =
+      checkpoint_storage(r.checkpoint_size, ckpt.count, ckpt.interval + r.checkpoint_stall_each, r.run_time,
+                         std::max(in.checkpoint.keep, 1), in.pricing.storage);
   const double cost_network = in.pricing.egress_bytes / 1e9 * in.pricing.egress_usd_per_gb;
   auto cost_of = [&](double run_time, double gpu_hour_usd) {
-    const EnergyUse e = energy_use(in.cluster, busy, r.training_time, std::max(run_time - r.training_time, 0.0),
-                                   in.pricing.energy);
+    const EnergyUse e = energy_use(in.cluster, busy, r.training_time,
+                                   std::max(run_time - r.training_time, 0.0), in.pricing.energy);
     return gpus * run_time / 3600.0 * gpu_hour_usd + e.cost_usd + storage.cost_usd + cost_network;
   };
 
@@ -162,7 +167,8 @@ RunReport simulate_run(const RunInputs& in) {
   r.goodput = r.training_time / r.run_time;
   r.gpu_hours = gpus * r.run_time / 3600.0;
   r.cost_compute = r.gpu_hours * in.pricing.gpu_hour_usd;
-  const EnergyUse energy = energy_use(in.cluster, busy, r.training_time, r.run_time - r.training_time, in.pricing.energy);
+  const EnergyUse energy =
+      energy_use(in.cluster, busy, r.training_time, r.run_time - r.training_time, in.pricing.energy);
   r.energy_kwh = energy.kwh;
   r.co2_kg = energy.co2_kg;
   r.cost_energy = energy.cost_usd;
@@ -180,29 +186,34 @@ RunReport simulate_run(const RunInputs& in) {
       r.spot_cost_total = cost_of(spot.run_time, in.pricing.spot.gpu_hour_usd);
     } else {
       r.spot = false;
-      r.budget_violations.push_back("spot: preemptions arrive faster than segments finish; the run never completes");
+      r.budget_violations.push_back(
+          "spot: preemptions arrive faster than segments finish; the run never completes");
     }
   }
   for (auto& v : budget_violations(r, in.step, in.budget)) r.budget_violations.push_back(std::move(v));
   return r;
 }
 
-std::vector<std::string> budget_violations(const RunReport& run, const StepReport& step, const BudgetSpec& budget) {
+std::vector<std::string> budget_violations(const RunReport& run, const StepReport& step,
+                                           const BudgetSpec& budget) {
   std::vector<std::string> out;
   if (budget.max_cost_usd && run.cost_total > *budget.max_cost_usd) {
-    out.push_back(fmt::format("cost_total {} exceeds budget.max_cost {}", format_human(FieldUnit::usd, run.cost_total),
+    out.push_back(fmt::format("cost_total {} exceeds budget.max_cost {}",
+                              format_human(FieldUnit::usd, run.cost_total),
                               format_human(FieldUnit::usd, *budget.max_cost_usd)));
   }
   if (budget.deadline_s && run.run_time > *budget.deadline_s) {
-    out.push_back(fmt::format("run_time {} exceeds budget.deadline {}", format_human(FieldUnit::seconds, run.run_time),
+    out.push_back(fmt::format("run_time {} exceeds budget.deadline {}",
+                              format_human(FieldUnit::seconds, run.run_time),
                               format_human(FieldUnit::seconds, *budget.deadline_s)));
   }
   if (budget.memory_headroom && step.memory_capacity > 0) {
     const double allowed = step.memory_capacity * (1.0 - *budget.memory_headroom);
     if (step.memory_per_gpu > allowed) {
-      out.push_back(fmt::format("memory_per_gpu {} leaves less than budget.memory_headroom {:.0f} % of {} free",
-                                format_human(FieldUnit::bytes, step.memory_per_gpu), *budget.memory_headroom * 100,
-                                format_human(FieldUnit::bytes, step.memory_capacity)));
+      out.push_back(
+          fmt::format("memory_per_gpu {} leaves less than budget.memory_headroom {:.0f} % of {} free",
+                      format_human(FieldUnit::bytes, step.memory_per_gpu), *budget.memory_headroom * 100,
+                      format_human(FieldUnit::bytes, step.memory_capacity)));
     }
   }
   return out;

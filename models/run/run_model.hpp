@@ -14,23 +14,23 @@
 #include "models/run/checkpoint_io.hpp"
 #include "models/run/run_report.hpp"
 #include "models/spec/run_spec.hpp"
-#include "models/step/step_report.hpp"
 #include "models/spec/training_spec.hpp"
+#include "models/step/step_report.hpp"
 #include "topologies/cluster_spec.hpp"
 
 namespace trainsim::model {
 
 struct RunInputs {
-  StepReport step;                 ///< the simulated iteration
-  std::int64_t global_batch = 0;   ///< sequences per step
-  std::int64_t seq_len = 0;        ///< tokens per sequence
-  TrainingSpec training;           ///< run length: tokens, steps or epochs
+  StepReport step;                ///< the simulated iteration
+  std::int64_t global_batch = 0;  ///< sequences per step
+  std::int64_t seq_len = 0;       ///< tokens per sequence
+  TrainingSpec training;          ///< run length: tokens, steps or epochs
   topo::ClusterSpec cluster;
   CheckpointSpec checkpoint;
   FailureSpec failures;
   PricingSpec pricing;
   BudgetSpec budget;
-  double checkpoint_bytes = 0;     ///< size of one checkpoint (models/run/checkpoint_size.hpp)
+  double checkpoint_bytes = 0;           ///< size of one checkpoint (models/run/checkpoint_size.hpp)
   CheckpointWriters checkpoint_writers;  ///< who writes it (default: every GPU, evenly)
 };
 
@@ -42,6 +42,7 @@ std::int64_t run_steps(const TrainingSpec& training, std::int64_t global_batch, 
 RunReport simulate_run(const RunInputs& inputs);
 
 /// Budget checks as sentences; empty when every check passes.
-std::vector<std::string> budget_violations(const RunReport& run, const StepReport& step, const BudgetSpec& budget);
+std::vector<std::string> budget_violations(const RunReport& run, const StepReport& step,
+                                           const BudgetSpec& budget);
 
 }  // namespace trainsim::model

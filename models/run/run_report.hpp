@@ -15,37 +15,37 @@ struct Spread {
 };
 
 struct RunReport {
-  bool feasible = true;                 ///< false: the run cannot complete (`reason` says why)
+  bool feasible = true;  ///< false: the run cannot complete (`reason` says why)
   std::string reason;
-  std::int64_t steps = 0;               ///< optimizer steps to train the requested tokens/steps/epochs
-  double tokens = 0;                    ///< tokens trained
-  double training_time = 0;             ///< steps x iteration time, s (no stalls, no failures)
-  double run_time = 0;                  ///< wall clock incl. checkpoints and failures, s
-  double gpu_hours = 0;                 ///< GPUs x run_time, h
+  std::int64_t steps = 0;    ///< optimizer steps to train the requested tokens/steps/epochs
+  double tokens = 0;         ///< tokens trained
+  double training_time = 0;  ///< steps x iteration time, s (no stalls, no failures)
+  double run_time = 0;       ///< wall clock incl. checkpoints and failures, s
+  double gpu_hours = 0;      ///< GPUs x run_time, h
   // Checkpoints
-  double checkpoint_size = 0;           ///< bytes of one checkpoint
-  double checkpoint_write_time = 0;     ///< s to write one checkpoint to storage
-  double checkpoint_stall_each = 0;     ///< s training stops per checkpoint (sync: write; async: copy-out)
-  double checkpoint_stall = 0;          ///< total over the run, s
-  double checkpoint_restore_time = 0;   ///< s to read one checkpoint back after a failure
-  double recovery_time = 0;             ///< s from a failure to training again: restart + restore
-  std::int64_t checkpoints = 0;         ///< checkpoints written over the run
-  double checkpoint_interval = 0;       ///< training seconds between checkpoints (0: none)
+  double checkpoint_size = 0;          ///< bytes of one checkpoint
+  double checkpoint_write_time = 0;    ///< s to write one checkpoint to storage
+  double checkpoint_stall_each = 0;    ///< s training stops per checkpoint (sync: write; async: copy-out)
+  double checkpoint_stall = 0;         ///< total over the run, s
+  double checkpoint_restore_time = 0;  ///< s to read one checkpoint back after a failure
+  double recovery_time = 0;            ///< s from a failure to training again: restart + restore
+  std::int64_t checkpoints = 0;        ///< checkpoints written over the run
+  double checkpoint_interval = 0;      ///< training seconds between checkpoints (0: none)
   double recommended_checkpoint_interval = 0;  ///< Young: sqrt(2 · stall · cluster MTBF), s (0: no failures)
   // Failures
-  double cluster_mtbf = 0;              ///< s between failures of any node/GPU of the allocation (0: none)
-  double failures_expected = 0;         ///< failures (and preemptions) over the run
-  double lost_work = 0;                 ///< s of recomputed training + restarts + restores, total
-  double goodput = 1;                   ///< training_time / run_time
-  Spread run_time_spread;               ///< Monte-Carlo (failures.trials > 0)
+  double cluster_mtbf = 0;       ///< s between failures of any node/GPU of the allocation (0: none)
+  double failures_expected = 0;  ///< failures (and preemptions) over the run
+  double lost_work = 0;          ///< s of recomputed training + restarts + restores, total
+  double goodput = 1;            ///< training_time / run_time
+  Spread run_time_spread;        ///< Monte-Carlo (failures.trials > 0)
   Spread cost_spread;
   // Money and energy
-  double cost_total = 0;                ///< compute + storage + network + energy, USD
-  double cost_compute = 0;              ///< GPU-hours x price
-  double cost_storage = 0;              ///< checkpoint retention, hot and cold tiers
-  double cost_network = 0;              ///< egress
-  double cost_energy = 0;               ///< electricity incl. PUE
-  double cost_wasted = 0;               ///< the part of compute + energy spent on failures, stalls and bubbles
+  double cost_total = 0;    ///< compute + storage + network + energy, USD
+  double cost_compute = 0;  ///< GPU-hours x price
+  double cost_storage = 0;  ///< checkpoint retention, hot and cold tiers
+  double cost_network = 0;  ///< egress
+  double cost_energy = 0;   ///< electricity incl. PUE
+  double cost_wasted = 0;   ///< the part of compute + energy spent on failures, stalls and bubbles
   double energy_kwh = 0;
   double co2_kg = 0;
   // Spot capacity (when pricing.spot is given): the same run on preemptible GPUs.

@@ -15,7 +15,8 @@ std::vector<TimelineRow> run_timeline(const RunReport& run, double recovery_s, s
     const double share = std::clamp(t / T, 0.0, 1.0);
     TimelineRow r;
     r.time = t;
-    r.step = std::min(run.steps, static_cast<std::int64_t>(std::floor(share * static_cast<double>(run.steps))));
+    r.step =
+        std::min(run.steps, static_cast<std::int64_t>(std::floor(share * static_cast<double>(run.steps))));
     r.event = std::move(event);
     r.cost_compute = run.cost_compute * share;
     r.cost_storage = run.cost_storage * share;
@@ -42,7 +43,8 @@ std::vector<TimelineRow> run_timeline(const RunReport& run, double recovery_s, s
     rows.push_back(row_at(std::min(t + recovery_s, T), "restart"));
   }
   rows.push_back(row_at(T, "end"));
-  std::stable_sort(rows.begin(), rows.end(), [](const TimelineRow& a, const TimelineRow& b) { return a.time < b.time; });
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const TimelineRow& a, const TimelineRow& b) { return a.time < b.time; });
   return rows;
 }
 
@@ -50,8 +52,8 @@ std::string timeline_csv(const std::vector<TimelineRow>& rows) {
   std::string out =
       "time_s,step,event,cost_compute_usd,cost_storage_usd,cost_network_usd,cost_energy_usd,cost_total_usd\n";
   for (const auto& r : rows) {
-    out += fmt::format("{:.6f},{},{},{:.2f},{:.2f},{:.2f},{:.2f},{:.2f}\n", r.time, r.step, r.event, r.cost_compute,
-                       r.cost_storage, r.cost_network, r.cost_energy, r.cost_total);
+    out += fmt::format("{:.6f},{},{},{:.2f},{:.2f},{:.2f},{:.2f},{:.2f}\n", r.time, r.step, r.event,
+                       r.cost_compute, r.cost_storage, r.cost_network, r.cost_energy, r.cost_total);
   }
   return out;
 }

@@ -13,10 +13,10 @@
 namespace trainsim::model {
 
 struct TimelineRow {
-  double time = 0;            ///< wall clock since the start of the run, s
-  std::int64_t step = 0;      ///< optimizer steps completed
-  std::string event;          ///< start | checkpoint | failure | restart | end
-  double cost_compute = 0;    ///< cumulative, USD
+  double time = 0;          ///< wall clock since the start of the run, s
+  std::int64_t step = 0;    ///< optimizer steps completed
+  std::string event;        ///< start | checkpoint | failure | restart | end
+  double cost_compute = 0;  ///< cumulative, USD
   double cost_storage = 0;
   double cost_network = 0;
   double cost_energy = 0;
@@ -27,7 +27,8 @@ struct TimelineRow {
 /// kept so the file stays plottable; start and end are always present.
 std::vector<TimelineRow> run_timeline(const RunReport& run, double recovery_s, std::size_t max_rows = 100000);
 
-/// CSV with header `time_s,step,event,cost_compute_usd,cost_storage_usd,cost_network_usd,cost_energy_usd,cost_total_usd`.
+/// CSV with header
+/// `time_s,step,event,cost_compute_usd,cost_storage_usd,cost_network_usd,cost_energy_usd,cost_total_usd`.
 std::string timeline_csv(const std::vector<TimelineRow>& rows);
 
 }  // namespace trainsim::model

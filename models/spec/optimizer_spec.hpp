@@ -7,19 +7,31 @@ namespace trainsim::model {
 using topo::Precision;
 
 enum class OptimizerKind {
-  sgd, sgd_momentum, nesterov, adagrad, rmsprop, adam, adamw, adafactor, lion, lamb, adam8bit, muon
+  sgd,
+  sgd_momentum,
+  nesterov,
+  adagrad,
+  rmsprop,
+  adam,
+  adamw,
+  adafactor,
+  lion,
+  lamb,
+  adam8bit,
+  muon
 };
 
 struct OptimizerSpec {
   OptimizerKind kind = OptimizerKind::adamw;
   Precision state_precision = Precision::fp32;  ///< precision of momentum/variance (adam8bit: int8)
   bool master_weights = true;                   ///< fp32 master copy under mixed precision
-  int quantization_block = 2048;                ///< adam8bit: elements per quantisation block (one fp32 scale)
-  bool grad_clipping = true;                    ///< global-norm clipping: one extra all-reduce of a scalar
-  bool fp32_grads = false;          ///< gradients kept in fp32 (Megatron main_grad); false: in the compute
-                                    ///< precision, as the ZeRO paper counts them
-  bool adafactor_momentum = false;  ///< adafactor: keep a full-size first moment (off by default, as in the paper)
-  int muon_ns_iterations = 5;       ///< muon: Newton–Schulz iterations per step
+  int quantization_block = 2048;  ///< adam8bit: elements per quantisation block (one fp32 scale)
+  bool grad_clipping = true;      ///< global-norm clipping: one extra all-reduce of a scalar
+  bool fp32_grads = false;        ///< gradients kept in fp32 (Megatron main_grad); false: in the compute
+                                  ///< precision, as the ZeRO paper counts them
+  bool adafactor_momentum =
+      false;                   ///< adafactor: keep a full-size first moment (off by default, as in the paper)
+  int muon_ns_iterations = 5;  ///< muon: Newton–Schulz iterations per step
 };
 
 }  // namespace trainsim::model

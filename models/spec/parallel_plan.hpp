@@ -99,9 +99,7 @@ struct ParallelPlan {
 
   /// tp·pp·cp·ep, or kOverflowedSize when the product does not fit in 64 bits (degrees are read up to
   /// 1e6 each, so a product of four can overflow: no real cluster matches the saturated value).
-  [[nodiscard]] std::int64_t model_parallel_size() const {
-    return saturating_product({tp, pp, cp, ep});
-  }
+  [[nodiscard]] std::int64_t model_parallel_size() const { return saturating_product({tp, pp, cp, ep}); }
   [[nodiscard]] std::int64_t world_size() const { return saturating_product({model_parallel_size(), dp}); }
 
   static constexpr std::int64_t kOverflowedSize = std::numeric_limits<std::int64_t>::max();

@@ -20,25 +20,25 @@ constexpr std::string_view to_string(CheckpointMode m) {
 
 struct CheckpointSpec {
   bool enabled = false;
-  std::optional<double> interval_s;          ///< checkpoint every this many seconds of training …
-  std::optional<std::int64_t> every_steps;   ///< … or every this many steps
+  std::optional<double> interval_s;         ///< checkpoint every this many seconds of training …
+  std::optional<std::int64_t> every_steps;  ///< … or every this many steps
   CheckpointMode mode = CheckpointMode::async;
-  int keep = 1;                              ///< copies retained
+  int keep = 1;  ///< copies retained
 };
 
 struct FailureSpec {
   bool enabled = false;
-  double node_mtbf_s = 0;     ///< mean time between failures of one node (0: none)
-  double gpu_mtbf_s = 0;      ///< of one GPU, on top of node failures (0: none)
-  double restart_s = 0;       ///< time to detect, reschedule and restart, before the restore
+  double node_mtbf_s = 0;  ///< mean time between failures of one node (0: none)
+  double gpu_mtbf_s = 0;   ///< of one GPU, on top of node failures (0: none)
+  double restart_s = 0;    ///< time to detect, reschedule and restart, before the restore
   std::uint64_t seed = 1;
-  int trials = 0;             ///< 0: expected values; N: seeded Monte-Carlo over N runs
+  int trials = 0;  ///< 0: expected values; N: seeded Monte-Carlo over N runs
 };
 
 struct SpotPricing {
   bool enabled = false;
   double gpu_hour_usd = 0;
-  double preemptions_per_s = 0;   ///< preemption rate of the whole allocation
+  double preemptions_per_s = 0;  ///< preemption rate of the whole allocation
 };
 
 struct StoragePricing {
@@ -55,18 +55,18 @@ struct EnergyPricing {
 
 struct PricingSpec {
   bool enabled = false;
-  double gpu_hour_usd = 0;        ///< on-demand price per GPU-hour
+  double gpu_hour_usd = 0;  ///< on-demand price per GPU-hour
   SpotPricing spot;
   StoragePricing storage;
   double egress_usd_per_gb = 0;
-  double egress_bytes = 0;        ///< data moved across the priced boundary over the run
+  double egress_bytes = 0;  ///< data moved across the priced boundary over the run
   EnergyPricing energy;
 };
 
 struct BudgetSpec {
   std::optional<double> max_cost_usd;
   std::optional<double> deadline_s;
-  std::optional<double> memory_headroom;   ///< fraction of HBM that must stay free, e.g. 0.1
+  std::optional<double> memory_headroom;  ///< fraction of HBM that must stay free, e.g. 0.1
 };
 
 }  // namespace trainsim::model

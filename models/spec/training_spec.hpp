@@ -8,8 +8,8 @@
 namespace trainsim::model {
 
 struct TrainingSpec {
-  std::int64_t global_batch = 0;              ///< sequences per optimizer step
-  Precision precision = Precision::bf16;      ///< compute precision of matmuls and activations
+  std::int64_t global_batch = 0;          ///< sequences per optimizer step
+  Precision precision = Precision::bf16;  ///< compute precision of matmuls and activations
   OptimizerSpec optimizer;
   // Run length: exactly one of tokens, steps, or epochs (with dataset_tokens) is set.
   std::optional<double> tokens;

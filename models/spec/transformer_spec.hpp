@@ -47,24 +47,24 @@ constexpr std::string_view to_string(Position p) {
 /// One layer of a non-transformer model, described by its costs per sample.
 struct GenericLayer {
   std::string name;
-  double params = 0;                   ///< parameters
-  double forward_flops_per_sample = 0; ///< FLOPs of the forward pass for one sample
+  double params = 0;                    ///< parameters
+  double forward_flops_per_sample = 0;  ///< FLOPs of the forward pass for one sample
   double activation_bytes_per_sample = 0;
 };
 
 struct TransformerSpec {
-  std::string name;                 ///< preset name or "custom"
+  std::string name;  ///< preset name or "custom"
   std::int64_t layers = 0;
   std::int64_t hidden = 0;
   std::int64_t heads = 0;
-  std::int64_t kv_heads = 0;        ///< 0: same as heads (multi-head attention)
-  std::int64_t ffn_hidden = 0;      ///< 0: 4 * hidden
+  std::int64_t kv_heads = 0;    ///< 0: same as heads (multi-head attention)
+  std::int64_t ffn_hidden = 0;  ///< 0: 4 * hidden
   std::int64_t vocab = 0;
   std::int64_t seq_len = 0;
   Mlp mlp = Mlp::gelu;
   Norm norm = Norm::layernorm;
   Position position = Position::learned;
-  bool bias = true;                 ///< linear layers carry biases (GPT-2/3 yes, Llama no)
+  bool bias = true;  ///< linear layers carry biases (GPT-2/3 yes, Llama no)
   bool tied_embeddings = false;
   // Mixture of experts: experts == 0 means dense.
   std::int64_t experts = 0;
@@ -72,14 +72,16 @@ struct TransformerSpec {
   double capacity_factor = 1.0;
   std::int64_t expert_ffn_hidden = 0;  ///< 0: ffn_hidden
   Attention attention = Attention::flash;
-  bool causal = true;               ///< causal mask; the flash kernel skips masked blocks (see attention model)
+  bool causal = true;  ///< causal mask; the flash kernel skips masked blocks (see attention model)
   /// Dropout probability of the hidden states and attention probabilities (Megatron-LM's default 0.1);
   /// at 0 no dropout kernels run and no masks are written (Llama-family recipes).
   double dropout = 0.1;
   std::vector<GenericLayer> generic_layers;  ///< non-empty: a generic model, the transformer fields unused
 
   [[nodiscard]] std::int64_t kv_heads_or_heads() const { return kv_heads > 0 ? kv_heads : heads; }
-  [[nodiscard]] std::int64_t ffn_hidden_or_default() const { return ffn_hidden > 0 ? ffn_hidden : 4 * hidden; }
+  [[nodiscard]] std::int64_t ffn_hidden_or_default() const {
+    return ffn_hidden > 0 ? ffn_hidden : 4 * hidden;
+  }
   [[nodiscard]] bool is_moe() const { return experts > 0; }
 };
 

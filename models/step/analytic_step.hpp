@@ -9,10 +9,10 @@
 // all-gather does not hide under the next step's first forward. Each stage finishes at its own time; the
 // latest sets the step.
 //
-// Agreement with the event-driven path (tests/models/step/step_simulator_test.cpp): within 0.4% on the example
-// scenarios and 2% on every ZeRO 0–2 layout tested, since both use these costs and the same schedule; they
-// differ only in when gradient buckets become ready (here evenly over each chunk's last backward, there at
-// its layer boundaries). Under ZeRO-3 both follow the same per-unit order within a pass; they differ in
+// Agreement with the event-driven path (tests/models/step/step_simulator_test.cpp): within 0.4% on the
+// example scenarios and 2% on every ZeRO 0–2 layout tested, since both use these costs and the same schedule;
+// they differ only in when gradient buckets become ready (here evenly over each chunk's last backward, there
+// at its layer boundaries). Under ZeRO-3 both follow the same per-unit order within a pass; they differ in
 // that the event run's gradient reductions queue on their stream across passes (the closed form adds only
 // the last backward's tail), and its gathers and reductions share the NIC (step_network.hpp), which the
 // closed form does not: that only ever lengthens the event run. The overlapped all-gather of ZeRO 1–2's

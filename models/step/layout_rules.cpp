@@ -9,35 +9,49 @@ namespace trainsim::model {
 
 std::string key_path(LayoutKey key) {
   switch (key) {
-    case LayoutKey::parallelism: return "parallelism";
-    case LayoutKey::tp: return "parallelism.tp";
-    case LayoutKey::pp: return "parallelism.pp";
-    case LayoutKey::dp: return "parallelism.dp";
-    case LayoutKey::cp: return "parallelism.cp";
-    case LayoutKey::ep: return "parallelism.ep";
-    case LayoutKey::micro_batch: return "parallelism.micro_batch";
-    case LayoutKey::schedule: return "parallelism.schedule";
-    case LayoutKey::virtual_stages: return "parallelism.virtual_stages";
-    case LayoutKey::stage_layers: return "parallelism.stage_layers";
-    case LayoutKey::shard_group: return "parallelism.shard_group";
-    case LayoutKey::global_batch: return "training.global_batch";
+    case LayoutKey::parallelism:
+      return "parallelism";
+    case LayoutKey::tp:
+      return "parallelism.tp";
+    case LayoutKey::pp:
+      return "parallelism.pp";
+    case LayoutKey::dp:
+      return "parallelism.dp";
+    case LayoutKey::cp:
+      return "parallelism.cp";
+    case LayoutKey::ep:
+      return "parallelism.ep";
+    case LayoutKey::micro_batch:
+      return "parallelism.micro_batch";
+    case LayoutKey::schedule:
+      return "parallelism.schedule";
+    case LayoutKey::virtual_stages:
+      return "parallelism.virtual_stages";
+    case LayoutKey::stage_layers:
+      return "parallelism.stage_layers";
+    case LayoutKey::shard_group:
+      return "parallelism.shard_group";
+    case LayoutKey::global_batch:
+      return "training.global_batch";
   }
   return "parallelism";
 }
 
-std::vector<LayoutProblem> layout_rules(const TransformerSpec& m, const ParallelPlan& p, const TrainingSpec& training,
-                                        std::int64_t gpus) {
+std::vector<LayoutProblem> layout_rules(const TransformerSpec& m, const ParallelPlan& p,
+                                        const TrainingSpec& training, std::int64_t gpus) {
   std::vector<LayoutProblem> out;
   const auto problem = [&](LayoutKey key, std::string message) { out.push_back({key, std::move(message)}); };
   if (p.tp < 1 || p.pp < 1 || p.dp < 1 || p.cp < 1 || p.ep < 1 || p.micro_batch < 1 || p.virtual_stages < 1) {
-    problem(LayoutKey::parallelism, "every parallel degree, the micro-batch and virtual_stages must be at least 1");
+    problem(LayoutKey::parallelism,
+            "every parallel degree, the micro-batch and virtual_stages must be at least 1");
     return out;
   }
   const std::int64_t mp = p.model_parallel_size();
   if (mp == ParallelPlan::kOverflowedSize || p.world_size() == ParallelPlan::kOverflowedSize) {
-    problem(LayoutKey::parallelism, fmt::format("tp·pp·cp·ep·dp = {}·{}·{}·{}·{} is more GPUs than any cluster "
-                                                "has (the product overflows 64 bits); the cluster has {}",
-                                                p.tp, p.pp, p.cp, p.ep, p.dp, gpus));
+    problem(LayoutKey::parallelism,
+            fmt::format("tp·pp·cp·ep·dp = {}·{}·{}·{}·{} is more GPUs than any cluster "
+                        "has (the product overflows 64 bits); the cluster has {}",
+                        p.tp, p.pp, p.cp, p.ep, p.dp, gpus));
     return out;
   }
   if (p.world_size() != gpus) {
@@ -57,10 +71,12 @@ std::vector<LayoutProblem> layout_rules(const TransformerSpec& m, const Parallel
   const std::int64_t layers = generic ? static_cast<std::int64_t>(m.generic_layers.size()) : m.layers;
   if (!generic) {
     if (m.heads % p.tp != 0) {
-      problem(LayoutKey::tp, fmt::format("the model's heads ({}) must be divisible by tp ({})", m.heads, p.tp));
+      problem(LayoutKey::tp,
+              fmt::format("the model's heads ({}) must be divisible by tp ({})", m.heads, p.tp));
     } else if (m.kv_heads_or_heads() % p.tp != 0 && p.tp % m.kv_heads_or_heads() != 0) {
-      problem(LayoutKey::tp, fmt::format("the model's kv_heads ({}) must be divisible by tp ({}), or tp by kv_heads",
-                                         m.kv_heads_or_heads(), p.tp));
+      problem(LayoutKey::tp,
+              fmt::format("the model's kv_heads ({}) must be divisible by tp ({}), or tp by kv_heads",
+                          m.kv_heads_or_heads(), p.tp));
     }
   }
   const bool interleaved = p.schedule == Schedule::interleaved;
@@ -72,11 +88,13 @@ std::vector<LayoutProblem> layout_rules(const TransformerSpec& m, const Parallel
   if (p.virtual_stages > 1 && !interleaved) {
     problem(LayoutKey::virtual_stages, "virtual_stages > 1 needs schedule: interleaved");
     split_checked = false;
-  } else if (interleaved && p.virtual_stages > 1 && layers < static_cast<std::int64_t>(p.pp) * p.virtual_stages) {
-    problem(LayoutKey::virtual_stages,
-            fmt::format("with schedule: interleaved every one of the pp·virtual_stages = {}·{} virtual stages "
-                        "needs a layer; the model has {}",
-                        p.pp, p.virtual_stages, layers));
+  } else if (interleaved && p.virtual_stages > 1 &&
+             layers < static_cast<std::int64_t>(p.pp) * p.virtual_stages) {
+    problem(
+        LayoutKey::virtual_stages,
+        fmt::format("with schedule: interleaved every one of the pp·virtual_stages = {}·{} virtual stages "
+                    "needs a layer; the model has {}",
+                    p.pp, p.virtual_stages, layers));
     split_checked = false;
   }
   if (split_checked && !p.stage_layers.empty()) {
@@ -87,21 +105,24 @@ std::vector<LayoutProblem> layout_rules(const TransformerSpec& m, const Parallel
     if (p.ep > 1 && !m.is_moe()) {
       problem(LayoutKey::ep, "ep > 1 needs a mixture-of-experts model (experts > 0)");
     } else if (m.is_moe() && m.experts % p.ep != 0) {
-      problem(LayoutKey::ep, fmt::format("the model's experts ({}) must be divisible by ep ({})", m.experts, p.ep));
+      problem(LayoutKey::ep,
+              fmt::format("the model's experts ({}) must be divisible by ep ({})", m.experts, p.ep));
     }
     if (p.cp > 1 && m.seq_len % (2 * static_cast<std::int64_t>(p.cp)) != 0) {
-      problem(LayoutKey::cp,
-              fmt::format("the model's seq_len ({}) must be divisible by 2·cp = {} (the causal load balance cuts "
-                          "the sequence into two chunks per context-parallel rank)",
-                          m.seq_len, 2 * p.cp));
+      problem(
+          LayoutKey::cp,
+          fmt::format("the model's seq_len ({}) must be divisible by 2·cp = {} (the causal load balance cuts "
+                      "the sequence into two chunks per context-parallel rank)",
+                      m.seq_len, 2 * p.cp));
     }
   }
   // The batch rules need the data-parallel degree, which is known only once the GPU count works out.
   if (training.global_batch < 1 || p.world_size() != gpus) return out;
   const std::int64_t per_step = p.dp * p.ep * p.micro_batch;
   if (training.global_batch % per_step != 0) {
-    const std::string factors = p.ep > 1 ? fmt::format("dp·ep·micro_batch = {}·{}·{}", p.dp, p.ep, p.micro_batch)
-                                         : fmt::format("dp·micro_batch = {}·{}", p.dp, p.micro_batch);
+    const std::string factors = p.ep > 1
+                                    ? fmt::format("dp·ep·micro_batch = {}·{}·{}", p.dp, p.ep, p.micro_batch)
+                                    : fmt::format("dp·micro_batch = {}·{}", p.dp, p.micro_batch);
     problem(LayoutKey::global_batch, fmt::format("global_batch ({}) must be divisible by {} = {}",
                                                  training.global_batch, factors, per_step));
     return out;
@@ -109,9 +130,10 @@ std::vector<LayoutProblem> layout_rules(const TransformerSpec& m, const Parallel
   const std::int64_t micro_batches = training.global_batch / per_step;
   if (micro_batches > kMaxMicroBatches) {
     problem(LayoutKey::micro_batch,
-            fmt::format("{} micro-batches per step (global batch / (dp·ep·micro_batch)) is more than the {} a step "
-                        "is simulated with; raise micro_batch or dp",
-                        micro_batches, kMaxMicroBatches));
+            fmt::format(
+                "{} micro-batches per step (global batch / (dp·ep·micro_batch)) is more than the {} a step "
+                "is simulated with; raise micro_batch or dp",
+                micro_batches, kMaxMicroBatches));
     return out;
   }
   const int v = interleaved ? p.virtual_stages : 1;

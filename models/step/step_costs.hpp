@@ -34,9 +34,9 @@
 #include <string>
 #include <vector>
 
-#include "models/workload/layer_ops.hpp"
 #include "models/step/step_plan.hpp"
 #include "models/step/step_simulator.hpp"
+#include "models/workload/layer_ops.hpp"
 
 namespace trainsim::model {
 

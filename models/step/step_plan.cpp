@@ -80,13 +80,15 @@ LayerSplit split_pipeline_layers(std::int64_t layers, const ParallelPlan& plan) 
   }
   out.stage_layers.assign(static_cast<std::size_t>(plan.pp), 0);
   for (int vs = 0; vs < parts; ++vs)
-    out.stage_layers[static_cast<std::size_t>(vs % plan.pp)] += out.chunk_layers[static_cast<std::size_t>(vs)];
+    out.stage_layers[static_cast<std::size_t>(vs % plan.pp)] +=
+        out.chunk_layers[static_cast<std::size_t>(vs)];
   return out;
 }
 
 StepPlan make_step_plan(const TransformerSpec& model, const topo::ClusterSpec& cluster,
                         const ParallelPlan& plan, const TrainingSpec& training) {
-  if (training.global_batch < 1) return infeasible("training.global_batch: a step needs at least one sequence");
+  if (training.global_batch < 1)
+    return infeasible("training.global_batch: a step needs at least one sequence");
   if (const auto problems = layout_rules(model, plan, training, cluster.total_gpus()); !problems.empty())
     return infeasible(key_path(problems.front().key) + ": " + problems.front().message);
   StepPlan out;

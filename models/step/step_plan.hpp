@@ -47,8 +47,9 @@ struct LayerSplit {
   std::string reason;             ///< non-empty (and both lists empty) when the layers cannot be split so
 };
 
-/// `layers` over plan.pp ranks of v = plan.virtual_stages chunks (v = 1 unless interleaved): plan.stage_layers
-/// when given (pp or pp·v entries, each >= 1, summing to `layers`), else the rule in the file comment.
+/// `layers` over plan.pp ranks of v = plan.virtual_stages chunks (v = 1 unless interleaved):
+/// plan.stage_layers when given (pp or pp·v entries, each >= 1, summing to `layers`), else the rule in the
+/// file comment.
 [[nodiscard]] LayerSplit split_pipeline_layers(std::int64_t layers, const ParallelPlan& plan);
 
 /// Checks the layout and splits the layers. Memory feasibility is not checked here (see simulate_step).

@@ -5,11 +5,11 @@
 
 #include "models/step/analytic_step.hpp"
 #include "models/step/analytic_trace.hpp"
-#include "models/workload/flops.hpp"
 #include "models/step/memory.hpp"
-#include "models/workload/parameters.hpp"
 #include "models/step/step_lowering.hpp"
 #include "models/step/step_plan.hpp"
+#include "models/workload/flops.hpp"
+#include "models/workload/parameters.hpp"
 #include "sim/error.hpp"
 #include "sim/output_files.hpp"
 #include "sim/trace.hpp"

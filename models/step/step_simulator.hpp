@@ -16,9 +16,9 @@
 #include <string_view>
 
 #include "models/spec/parallel_plan.hpp"
-#include "models/step/step_report.hpp"
 #include "models/spec/training_spec.hpp"
 #include "models/spec/transformer_spec.hpp"
+#include "models/step/step_report.hpp"
 #include "topologies/cluster_spec.hpp"
 
 namespace trainsim::model {

@@ -24,8 +24,8 @@
 #include <cstdint>
 
 #include "models/spec/parallel_plan.hpp"
-#include "models/workload/shard.hpp"
 #include "models/spec/transformer_spec.hpp"
+#include "models/workload/shard.hpp"
 
 namespace trainsim::model {
 

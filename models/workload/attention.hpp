@@ -12,8 +12,8 @@
 // standard kernels compute the whole square and mask it: 1.0).
 // With context parallelism (cp) each rank holds s/cp queries and streams the other ranks' K/V blocks
 // around a ring (cp-1 steps, each carrying one rank's K and V), overlapped with the block computations.
-#include "models/workload/shard.hpp"
 #include "models/spec/transformer_spec.hpp"
+#include "models/workload/shard.hpp"
 
 namespace trainsim::model {
 
@@ -43,11 +43,11 @@ struct AttentionCost {
   double ring_merge_bytes = 0;
   /// … and of the backward's accumulation of dQ and of the travelling dK, dV over the cp-1 later steps
   double ring_grad_merge_bytes = 0;
-  double score_elements = 0;       ///< b·(heads/tp)·(s/cp)·s, the full score square on this rank
-  double q_bytes = 0;              ///< this rank's Q (equally its O, dQ, dO), bytes
-  double kv_bytes = 0;             ///< K and V of the whole sequence streaming through this rank, bytes
-  double head_dim = 0;             ///< d = h / heads
-  double query_len = 0;            ///< queries per rank, s / cp
+  double score_elements = 0;  ///< b·(heads/tp)·(s/cp)·s, the full score square on this rank
+  double q_bytes = 0;         ///< this rank's Q (equally its O, dQ, dO), bytes
+  double kv_bytes = 0;        ///< K and V of the whole sequence streaming through this rank, bytes
+  double head_dim = 0;        ///< d = h / heads
+  double query_len = 0;       ///< queries per rank, s / cp
 };
 
 /// Attention-core costs for spec.attention. Throws InputError when heads do not divide by tp or the

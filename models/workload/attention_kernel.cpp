@@ -54,7 +54,6 @@ double loop_efficiency(const AttentionKernelShape& k, double base, double keys, 
 
 }  // namespace
 
-
 Attention resolve_attention(Attention attention, const topo::ComputeEfficiency& e) {
   if (attention != Attention::flash) return attention;
   switch (e.attention_kernel) {

@@ -43,10 +43,10 @@ struct KernelCost {
   double head_dim = 0;  ///< fused_attention only: head dimension d
   double seq_len = 0;   ///< fused_attention only: keys of the whole sequence (each ring step sees seq_len/cp)
   AttentionVariant attention;  ///< fused_attention only: kernel, pass, mask, ring steps
-  double m = 0;         ///< matmul only: output rows (0: no shape, priced by FLOPs alone)
-  double n = 0;         ///< matmul only: output columns
-  double k = 0;         ///< matmul only: reduction length
-  double groups = 1;    ///< matmul only: GEMMs of this shape in one grouped launch (MoE experts on a rank)
+  double m = 0;                ///< matmul only: output rows (0: no shape, priced by FLOPs alone)
+  double n = 0;                ///< matmul only: output columns
+  double k = 0;                ///< matmul only: reduction length
+  double groups = 1;  ///< matmul only: GEMMs of this shape in one grouped launch (MoE experts on a rank)
   bool keeps_16bit = false;  ///< matmul: runs at bf16 even when the step's GEMMs run at fp8
 };
 

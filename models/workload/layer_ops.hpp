@@ -29,9 +29,9 @@
 #include <string>
 #include <vector>
 
+#include "models/spec/transformer_spec.hpp"
 #include "models/workload/kernel_time.hpp"
 #include "models/workload/shard.hpp"
-#include "models/spec/transformer_spec.hpp"
 
 namespace trainsim::model {
 

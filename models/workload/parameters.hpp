@@ -8,8 +8,8 @@
 //   moe mlp    E · (expert mlp with f = expert_ffn_hidden) + router h·E (no router bias)
 //   norms      2 per layer: layernorm 2h each (scale + shift), rmsnorm h each
 // Model level: token embeddings v·h; learned positions seq_len·h; final norm; LM head v·h unless tied.
-// Published references checked in tests/models/workload/parameters_test.cpp: GPT-3 175B = 174.6B (Brown et al.
-// 2020), Llama-2 7B = 6.74B (Touvron et al. 2023), Llama-3 8B/70B/405B = 8.03B/70.6B/405.9B (Llama 3
+// Published references checked in tests/models/workload/parameters_test.cpp: GPT-3 175B = 174.6B (Brown et
+// al. 2020), Llama-2 7B = 6.74B (Touvron et al. 2023), Llama-3 8B/70B/405B = 8.03B/70.6B/405.9B (Llama 3
 // model cards and arXiv:2407.21783).
 #include <cstdint>
 

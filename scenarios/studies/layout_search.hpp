@@ -6,13 +6,13 @@
 // What a layout is: tp, pp, cp, ep, dp (= GPUs / (tp·pp·cp·ep)), micro_batch, schedule (+ virtual stages
 // for interleaved), ZeRO stage (and for ZeRO ≥ 1 its sharding group: all dp ranks, or one node's, HSDP) and
 // recompute. Everything else (sequence_parallel, overlap, bucket, rank order) is copied from the scenario's
-// `parallelism:` block, and the framework's flags from its `framework:` block. Candidates: tp divides the GPUs per node (TP
-// stays inside NVLink); pp divides layers (even stages); interleaved: 2 <= v <= max_virtual_stages; cp a
-// power of two up to max_cp; ep divides experts (MoE only); dp = GPUs / (tp·pp·cp·ep); micro_batch divides
-// the per-replica batch, up to max_micro_batch. Of those, only the layouts that break no rule of
-// models/step/layout_rules.hpp (the rules `run` loads with) are listed.
-// Dense models enumerate ep = 1 only; models with pp = 1 enumerate one schedule (1f1b) since the others
-// are identical without a pipeline.
+// `parallelism:` block, and the framework's flags from its `framework:` block. Candidates: tp divides the
+// GPUs per node (TP stays inside NVLink); pp divides layers (even stages); interleaved: 2 <= v <=
+// max_virtual_stages; cp a power of two up to max_cp; ep divides experts (MoE only); dp = GPUs /
+// (tp·pp·cp·ep); micro_batch divides the per-replica batch, up to max_micro_batch. Of those, only the layouts
+// that break no rule of models/step/layout_rules.hpp (the rules `run` loads with) are listed. Dense models
+// enumerate ep = 1 only; models with pp = 1 enumerate one schedule (1f1b) since the others are identical
+// without a pipeline.
 #include <cstdint>
 #include <functional>
 #include <optional>

@@ -5,7 +5,8 @@
 
 namespace trainsim::scenario {
 
-ScenarioResult simulate_scenario(const Scenario& s, model::Fidelity fidelity, const model::StepOptions& options) {
+ScenarioResult simulate_scenario(const Scenario& s, model::Fidelity fidelity,
+                                 const model::StepOptions& options) {
   ScenarioResult result;
   const model::StepInput input{.model = s.model,
                                .cluster = s.cluster,
@@ -15,18 +16,18 @@ ScenarioResult simulate_scenario(const Scenario& s, model::Fidelity fidelity, co
   result.step = model::simulate_step(input, fidelity, options);
   model::CheckpointSize checkpoint;
   if (result.step.feasible) checkpoint = model::checkpoint_size(s.model, s.parallelism, s.training);
-  const model::RunInputs run{
-      .step = result.step,
-      .global_batch = s.training.global_batch,
-      .seq_len = s.model.seq_len,
-      .training = s.training,
-      .cluster = s.cluster,
-      .checkpoint = s.checkpoint,
-      .failures = s.failures,
-      .pricing = s.pricing,
-      .budget = s.budget,
-      .checkpoint_bytes = checkpoint.total(),
-      .checkpoint_writers = {.ranks = checkpoint.writing_ranks, .bytes_per_rank_max = checkpoint.bytes_per_rank_max}};
+  const model::RunInputs run{.step = result.step,
+                             .global_batch = s.training.global_batch,
+                             .seq_len = s.model.seq_len,
+                             .training = s.training,
+                             .cluster = s.cluster,
+                             .checkpoint = s.checkpoint,
+                             .failures = s.failures,
+                             .pricing = s.pricing,
+                             .budget = s.budget,
+                             .checkpoint_bytes = checkpoint.total(),
+                             .checkpoint_writers = {.ranks = checkpoint.writing_ranks,
+                                                    .bytes_per_rank_max = checkpoint.bytes_per_rank_max}};
   result.run = model::simulate_run(run);
   return result;
 }

@@ -80,8 +80,9 @@ std::int64_t sweep_size(const SweepSpec& sweep) {
     const auto n = static_cast<std::int64_t>(axis.values.size());
     if (size > max_points / n) {
       throw InputError(std::vector<Diagnostic>{
-          Diagnostic{.key_path = "sweep", .message = "the grid has more than " + std::to_string(max_points) +
-                                                     " points (the most a sweep runs); sweep fewer values"}});
+          Diagnostic{.key_path = "sweep",
+                     .message = "the grid has more than " + std::to_string(max_points) +
+                                " points (the most a sweep runs); sweep fewer values"}});
     }
     size *= n;
   }

@@ -123,9 +123,9 @@ CaseResult run_case(const std::string& file, const ValidationOptions& options) {
     if (gpu.name == s.cluster.node.gpu.name) s.cluster.node.gpu = gpu;
   }
   // The kernel that runs: `flash` is reported as the GPU's default fused kernel.
-  r.attention = std::string(to_string(is_fused(s.model.attention)
-                                          ? model::resolve_attention(s.model.attention, s.cluster.node.gpu.efficiency)
-                                          : s.model.attention));
+  r.attention = std::string(to_string(
+      is_fused(s.model.attention) ? model::resolve_attention(s.model.attention, s.cluster.node.gpu.efficiency)
+                                  : s.model.attention));
   if (!s.measured) {
     r.failure = "not a validation case: no `measured:` block";
     return r;

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "scenarios/studies/calibration.hpp"
 #include "models/step/step_simulator.hpp"
+#include "scenarios/studies/calibration.hpp"
 #include "topologies/hardware.hpp"
 
 namespace trainsim::scenario {

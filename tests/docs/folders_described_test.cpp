@@ -67,8 +67,8 @@ TEST_CASE("a folder's README names every folder inside it") {
     ++readmes;
     const std::string readme = read_text(dir / "README.md");
     for (const auto& child : children) {
-      const std::string where =
-          fs::relative(child, root).string() + " is not named in " + fs::relative(dir / "README.md", root).string();
+      const std::string where = fs::relative(child, root).string() + " is not named in " +
+                                fs::relative(dir / "README.md", root).string();
       CHECK_MESSAGE(names_folder(readme, child), where);
     }
   }
@@ -85,7 +85,8 @@ TEST_CASE("every folder of sources outside tests/ has a README or is named by it
       if (child != root / "tests") pending.push_back(child);
     if (dir == root || !holds_sources(dir)) continue;
     ++source_folders;
-    const fs::path parent_readme = dir.parent_path() == root ? root / "README.md" : dir.parent_path() / "README.md";
+    const fs::path parent_readme =
+        dir.parent_path() == root ? root / "README.md" : dir.parent_path() / "README.md";
     const bool described = fs::exists(dir / "README.md") ||
                            (fs::exists(parent_readme) && names_folder(read_text(parent_readme), dir));
     CHECK_MESSAGE(described, fs::relative(dir, root).string());

@@ -47,9 +47,10 @@ TEST_CASE("a shipped nccl-tests case reads as the file states it") {
 }
 
 TEST_CASE("an unknown key in a collective case is an error with its line, column and key path") {
-  const std::string path = write_case("trainsim-collective-unknown.yaml",
-                                      "collective: {node: hgx-h200, op: all-reduce, size: \"1 MiB\", algoo: ring}\n"
-                                      "measured: {source: s, busbw: 1e9}\n");
+  const std::string path =
+      write_case("trainsim-collective-unknown.yaml",
+                 "collective: {node: hgx-h200, op: all-reduce, size: \"1 MiB\", algoo: ring}\n"
+                 "measured: {source: s, busbw: 1e9}\n");
   const std::string e = errors_of(path);
   CHECK(e.find(":1:") != std::string::npos);
   CHECK(e.find("collective.algoo") != std::string::npos);
@@ -67,7 +68,7 @@ TEST_CASE("a size without its unit and an unknown op are both reported") {
 }
 
 TEST_CASE("a case without measured: is refused") {
-  const std::string path =
-      write_case("trainsim-collective-nomeasured.yaml", "collective: {node: hgx-h200, op: all-reduce, size: \"1 MiB\"}\n");
+  const std::string path = write_case("trainsim-collective-nomeasured.yaml",
+                                      "collective: {node: hgx-h200, op: all-reduce, size: \"1 MiB\"}\n");
   CHECK(errors_of(path).find("measured") != std::string::npos);
 }

@@ -302,8 +302,8 @@ TEST_CASE("measured: takes exactly the summary's numeric field names") {
   // The names come from the summary itself; spot-check that they are the SPEC output names users write
   // and that every one of them loads in a measured block, while a name the summary lacks does not.
   const auto& names = model::numeric_field_names();
-  for (const char* spec_name : {"iteration_time", "tokens_per_s_per_gpu", "mfu", "memory_per_gpu", "cost_total",
-                                "goodput", "run_time_p95", "spot_cost_total"})
+  for (const char* spec_name : {"iteration_time", "tokens_per_s_per_gpu", "mfu", "memory_per_gpu",
+                                "cost_total", "goodput", "run_time_p95", "spot_cost_total"})
     CHECK(std::find(names.begin(), names.end(), spec_name) != names.end());
   CHECK(std::find(names.begin(), names.end(), "reason") == names.end());  // text, not measurable
   CHECK(std::find(names.begin(), names.end(), "fits") == names.end());    // a flag
@@ -333,18 +333,20 @@ TEST_CASE("a second YAML document is an error at the line where it starts") {
   CHECK(errors_of(base + "---\nmodel: gpt3-175b\n") ==
         "t.yaml:4:1: a second YAML document starts here; a scenario file holds exactly one document");
   CHECK(errors_of(base + "...\ngarbage: [\n").find("t.yaml:5:1: a second YAML document") == 0);
-  CHECK(errors_of("---\n" + base).empty());      // a document start marker before the one document
+  CHECK(errors_of("---\n" + base).empty());  // a document start marker before the one document
   CHECK(errors_of("%YAML 1.2\n---\n" + base).empty());
   CHECK(errors_of(base + "...\n# only a comment after the end\n").empty());
 }
 
 TEST_CASE("text that is not well-formed UTF-8 is refused: overlong forms, surrogates, beyond U+10FFFF") {
-  for (const std::string bad : {"\xC0\xAF", "\xE0\x80\xAF", "\xED\xA0\x80", "\xF4\x90\x80\x80", "\xF0\x80\x80\xAF"}) {
+  for (const std::string bad :
+       {"\xC0\xAF", "\xE0\x80\xAF", "\xED\xA0\x80", "\xF4\x90\x80\x80", "\xF0\x80\x80\xAF"}) {
     const std::string e = errors_of(base + "tags: {team: \"a" + bad + "\"}\n");
     CHECK_MESSAGE(e.find("t.yaml:4:") == 0, e);
     CHECK(e.find("is not a text file") != std::string::npos);
   }
-  CHECK(errors_of(base + "tags: {team: \"\xF0\x9F\x98\x80 \xE2\x82\xAC \xED\x9F\xBF\"}\n").empty());  // U+1F600, U+20AC, U+D7FF
+  CHECK(errors_of(base + "tags: {team: \"\xF0\x9F\x98\x80 \xE2\x82\xAC \xED\x9F\xBF\"}\n")
+            .empty());  // U+1F600, U+20AC, U+D7FF
 }
 
 TEST_CASE("aliases of a large value that expand past the byte bound are refused before they are copied") {

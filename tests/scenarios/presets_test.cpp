@@ -84,12 +84,13 @@ TEST_CASE("TRAINSIM_PATH folders add presets; one that a shipped preset would hi
   CHECK(tiny.name == "tiny-test");
   CHECK(tiny.hidden == 64);
   // The shipped gpt3-125m is found first: the user's file of that name would be silently unused.
-  const std::string hidden = (dir / "models" / "gpt3-125m.yaml").string() + " has the name of the model preset";
+  const std::string hidden =
+      (dir / "models" / "gpt3-125m.yaml").string() + " has the name of the model preset";
   CHECK_THROWS_WITH_AS((void)model_preset("gpt3-125m"), doctest::Contains(hidden.c_str()), InputError);
   // A name whose entry is not a file is said so, not called unknown with itself as the suggestion.
   std::filesystem::create_directories(dir / "models" / "a-folder.yaml");
-  CHECK_THROWS_WITH_AS((void)model_preset("a-folder"), doctest::Contains("a-folder.yaml is not a readable file"),
-                       InputError);
+  CHECK_THROWS_WITH_AS((void)model_preset("a-folder"),
+                       doctest::Contains("a-folder.yaml is not a readable file"), InputError);
   ::unsetenv("TRAINSIM_PATH");
   std::filesystem::remove_all(dir);
 }

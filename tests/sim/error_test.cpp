@@ -5,7 +5,8 @@
 using trainsim::Diagnostic;
 
 TEST_CASE("a diagnostic prints file, line, column, key path and message") {
-  const Diagnostic d{.file = "s.yaml", .line = 3, .column = 7, .key_path = "cluster.nodes", .message = "expected a count"};
+  const Diagnostic d{
+      .file = "s.yaml", .line = 3, .column = 7, .key_path = "cluster.nodes", .message = "expected a count"};
   CHECK(d.to_string() == "s.yaml:3:7: cluster.nodes: expected a count");
 }
 

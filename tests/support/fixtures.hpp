@@ -12,8 +12,8 @@
 // out on purpose) takes the fixture and overrides that field where it uses it, with a comment saying why.
 #include <cstdint>
 
-#include "models/step/step_simulator.hpp"
 #include "models/spec/transformer_spec.hpp"
+#include "models/step/step_simulator.hpp"
 #include "topologies/cluster_spec.hpp"
 #include "topologies/hardware.hpp"
 

@@ -127,7 +127,9 @@ TEST_CASE("a torn last row or a missing point is a warning with counts, and --st
   CHECK(shell(trainsim() + " merge --strict " + dir.file("m.csv") + " " + dir.file("a.csv") + " " +
               dir.file("b.csv") + " 2>/dev/null") == 1);
   std::ofstream(dir.file("c.csv")) << "point,x\n0,1\n2,3\n";  // point 1 is in no shard
-  CHECK(shell(trainsim() + " merge --strict " + dir.file("m.csv") + " " + dir.file("c.csv") + " 2>" + err) == 1);
+  CHECK(shell(trainsim() + " merge --strict " + dir.file("m.csv") + " " + dir.file("c.csv") + " 2>" + err) ==
+        1);
   CHECK(read(err).find("1 of points 0..2 are missing") != std::string::npos);
-  CHECK(shell(trainsim() + " merge --strict " + dir.file("m.csv") + " " + dir.file("a.csv") + " 2>/dev/null") == 1);
+  CHECK(shell(trainsim() + " merge --strict " + dir.file("m.csv") + " " + dir.file("a.csv") +
+              " 2>/dev/null") == 1);
 }

@@ -15,11 +15,13 @@ TEST_CASE("CSV with quoted commas, doubled quotes and CRLF line ends parses into
 }
 
 TEST_CASE("a CSV row with the wrong number of fields is an error naming its line") {
-  CHECK_THROWS_WITH_AS(cli::parse_csv("a,b\n1\n", "s.csv"), "s.csv:2: expected 2 CSV fields, found 1", InputError);
+  CHECK_THROWS_WITH_AS(cli::parse_csv("a,b\n1\n", "s.csv"), "s.csv:2: expected 2 CSV fields, found 1",
+                       InputError);
 }
 
 TEST_CASE("JSON Lines become a table whose columns appear in first-seen order") {
-  const auto t = cli::parse_json_lines("{\"gpus\": 8, \"x\": \"a\"}\n\n{\"gpus\": 16, \"y\": true}\n", "s.jsonl");
+  const auto t =
+      cli::parse_json_lines("{\"gpus\": 8, \"x\": \"a\"}\n\n{\"gpus\": 16, \"y\": true}\n", "s.jsonl");
   CHECK(t.columns == std::vector<std::string>{"gpus", "x", "y"});
   CHECK(t.rows[1][0] == "16");
   CHECK(t.rows[1][1].empty());
@@ -27,9 +29,11 @@ TEST_CASE("JSON Lines become a table whose columns appear in first-seen order") 
 }
 
 TEST_CASE("a run report is one self-contained page with charts and no scripts") {
-  const auto timeline = cli::parse_csv("time_s,step,event,cost_total_usd\n0,0,start,0\n86400,10,end,100\n", "run.csv");
+  const auto timeline =
+      cli::parse_csv("time_s,step,event,cost_total_usd\n0,0,start,0\n86400,10,end,100\n", "run.csv");
   const std::string html = cli::run_report_html(
-      "r", R"({"compute": 10, "bubble": 2, "weights": 1e9, "memory_capacity": 8e10, "cost_total": 100})", timeline);
+      "r", R"({"compute": 10, "bubble": 2, "weights": 1e9, "memory_capacity": 8e10, "cost_total": 100})",
+      timeline);
   CHECK(html.find("<svg") != std::string::npos);
   CHECK(html.find("<script") == std::string::npos);
   CHECK(html.find("Cumulative cost") != std::string::npos);
@@ -37,7 +41,8 @@ TEST_CASE("a run report is one self-contained page with charts and no scripts") 
 
 TEST_CASE("a sweep report lists infeasible points with their reason") {
   const auto t = cli::parse_csv(
-      "gpus,feasible,reason,iteration_time_s,run_time_s,cost_total_usd\n8,true,,1.5,100,10\n16,false,does not fit,0,0,0\n",
+      "gpus,feasible,reason,iteration_time_s,run_time_s,cost_total_usd\n8,true,,1.5,100,10\n16,false,does "
+      "not fit,0,0,0\n",
       "s.csv");
   const std::string html = cli::sweep_report_html("s", t);
   CHECK(html.find("2 points, 1 feasible") != std::string::npos);

@@ -49,7 +49,8 @@ TEST_CASE("an infeasible run leaves no trace or timeline of the earlier run besi
 TEST_CASE("a full disk is exit 2 naming the file, and leaves no output and no temporary") {
   // RLIMIT_FSIZE of 64 KiB: the summary fits, the trace (tens of MB) does not, as on a full disk.
   const TempDir out;
-  const Outcome o = run_trainsim({"run", example, "-o", out.path().string()}, 30.0, rlim_t{8} << 30, 64 << 10);
+  const Outcome o =
+      run_trainsim({"run", example, "-o", out.path().string()}, 30.0, rlim_t{8} << 30, 64 << 10);
   CHECK_MESSAGE(o.exit_code == 2, describe(o));
   CHECK(o.err.find("trace.json") != std::string::npos);
   CHECK(o.err.find("File too large") != std::string::npos);

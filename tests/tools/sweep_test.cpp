@@ -242,7 +242,8 @@ TEST_CASE("a CSV cell holding a newline is one row to --resume and merge") {
   write(dir, "part.csv", full.substr(0, cut));
   REQUIRE(shell(trainsim() + " sweep " + scenario + " --resume -o " + dir.file("part.csv")) == 0);
   CHECK(read(dir.file("part.csv")) == full);
-  REQUIRE(shell(trainsim() + " merge " + dir.file("merged.csv") + " " + dir.file("part.csv") + " 2>/dev/null") == 0);
+  REQUIRE(shell(trainsim() + " merge " + dir.file("merged.csv") + " " + dir.file("part.csv") +
+                " 2>/dev/null") == 0);
   CHECK(read(dir.file("merged.csv")) == full);
 }
 
@@ -250,8 +251,8 @@ TEST_CASE("a grid too big to run is refused by check and by sweep, before the ou
   const Folder dir;
   // 5 keys of 100 values: 10^10 points, over the 10^8 a sweep runs.
   std::string text = std::string(small_sweep).substr(0, std::string(small_sweep).find("sweep:")) + "sweep:\n";
-  for (const char* key : {"cluster.nodes", "parallelism.micro_batch", "training.global_batch", "pricing.gpu_hour",
-                          "tags.team"}) {
+  for (const char* key : {"cluster.nodes", "parallelism.micro_batch", "training.global_batch",
+                          "pricing.gpu_hour", "tags.team"}) {
     text += std::string("  ") + key + ": [";
     for (int v = 1; v <= 100; ++v) {
       const std::string value = std::string(key) == "pricing.gpu_hour" ? "\"$" + std::to_string(v) + "\""
@@ -273,7 +274,8 @@ TEST_CASE("resume leaves a one-line file that is not the start of a sweep output
   const Folder dir;
   const std::string scenario = write(dir, "s.yaml", small_sweep);
   write(dir, "notes.csv", "my notes, no newline");
-  CHECK(shell(trainsim() + " sweep " + scenario + " --resume -o " + dir.file("notes.csv") + " 2>/dev/null") == 2);
+  CHECK(shell(trainsim() + " sweep " + scenario + " --resume -o " + dir.file("notes.csv") + " 2>/dev/null") ==
+        2);
   CHECK(read(dir.file("notes.csv")) == "my notes, no newline");
 }
 
@@ -303,9 +305,9 @@ TEST_CASE("two MPI ranks write the same output as one process") {
   REQUIRE(shell(trainsim() + " sweep " + scenario + " -o " + dir.file("single.csv")) == 0);
   // OpenMPI's own allocations outlive MPI_Finalize (some in components it has already unloaded, which no
   // suppression file can name), so LeakSanitizer is off for the ranks; address and UB checks stay on.
-  const int rc = shell("mpirun --allow-run-as-root --oversubscribe -x ASAN_OPTIONS=detect_leaks=0 -np 2 " +
-                       trainsim() + " sweep " + scenario + " --mpi -o " + dir.file("mpi.csv") + " >" +
-                       dir.file("mpi.log") + " 2>&1");
+  const int rc =
+      shell("mpirun --allow-run-as-root --oversubscribe -x ASAN_OPTIONS=detect_leaks=0 -np 2 " + trainsim() +
+            " sweep " + scenario + " --mpi -o " + dir.file("mpi.csv") + " >" + dir.file("mpi.log") + " 2>&1");
   if (read(dir.file("mpi.log")).find("built without MPI") != std::string::npos) {
     MESSAGE("skipped: trainsim was built without MPI (MPI was not found at configure time)");
     return;

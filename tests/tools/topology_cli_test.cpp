@@ -119,7 +119,8 @@ TEST_CASE("A single-switch fabric: every NIC on one switch, GPU-to-GPU diameter 
 // The summary qualifies the bisection as "P% of half the NIC bandwidth". On one node the bisection runs
 // through the NVSwitch (at most 4 GPUs x 450 GB/s = 1,800 GB/s), while half the NIC bandwidth is 8 x 50 / 2 =
 // 200 GB/s: it once printed "1479.6 GB/s per direction (100% of half the NIC bandwidth)" (really 740%).
-TEST_CASE("On one node the bisection is NVSwitch-bound and its percentage of the NIC bandwidth is consistent") {
+TEST_CASE(
+    "On one node the bisection is NVSwitch-bound and its percentage of the NIC bandwidth is consistent") {
   const TempDir dir;
   const std::string scenario = dir.file("one-node.yaml");
   write(scenario, scenario_text(1, "{topology: fat-tree}"));

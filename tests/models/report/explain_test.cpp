@@ -80,7 +80,8 @@ TEST_CASE("a generic layer-list model is explained without an attention section"
 
 TEST_CASE("under fp8 the explanation shows each Transformer Engine memory term, and the total counts them") {
   const TransformerSpec m = gpt3_175b();
-  const ParallelPlan p{.tp = 8, .pp = 16, .dp = 8, .sequence_parallel = true, .zero = ZeroStage::optimizer_states};
+  const ParallelPlan p{
+      .tp = 8, .pp = 16, .dp = 8, .sequence_parallel = true, .zero = ZeroStage::optimizer_states};
   TrainingSpec bf16;
   TrainingSpec fp8;
   fp8.precision = trainsim::topo::Precision::fp8;

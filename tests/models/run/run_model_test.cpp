@@ -65,8 +65,8 @@ TEST_CASE("without checkpoints or failures the run is its steps and costs GPU-ho
 TEST_CASE("sync checkpoints add their write time to the run; async ones only the copy-out") {
   auto in = base_inputs();
   in.checkpoint.enabled = true;
-  in.checkpoint.every_steps = 100;   // 10 checkpoints
-  in.checkpoint_bytes = 1e12;        // 10 s at 100 GB/s
+  in.checkpoint.every_steps = 100;  // 10 checkpoints
+  in.checkpoint_bytes = 1e12;       // 10 s at 100 GB/s
   in.checkpoint.mode = model::CheckpointMode::sync;
   const auto sync = model::simulate_run(in);
   const double copy_out = 1e12 / 1024 / 20e9;
@@ -82,8 +82,8 @@ TEST_CASE("sync checkpoints add their write time to the run; async ones only the
 TEST_CASE("an async write longer than the interval makes the next checkpoint wait") {
   auto in = base_inputs();
   in.checkpoint.enabled = true;
-  in.checkpoint.every_steps = 1;     // every 10 s
-  in.checkpoint_bytes = 3e12;        // 30 s to write
+  in.checkpoint.every_steps = 1;  // every 10 s
+  in.checkpoint_bytes = 3e12;     // 30 s to write
   in.checkpoint.mode = model::CheckpointMode::async;
   const auto r = model::simulate_run(in);
   CHECK(r.checkpoint_stall_each == doctest::Approx(3e12 / 1024 / 20e9 + 20));
@@ -140,7 +140,8 @@ TEST_CASE("energy follows GPU power between idle and TDP, PUE and carbon intensi
 TEST_CASE("checkpoint retention is charged per GB-month on the hot and cold tiers") {
   // 4 checkpoints of 1 TB every 10 days over a 45-day run, keep 2, cold after 5 days.
   const double day = 86400;
-  model::StoragePricing p{.hot_usd_per_gb_month = 0.10, .cold_usd_per_gb_month = 0.01, .cold_after_s = 5 * day};
+  model::StoragePricing p{
+      .hot_usd_per_gb_month = 0.10, .cold_usd_per_gb_month = 0.01, .cold_after_s = 5 * day};
   const auto use = model::checkpoint_storage(1e12, 4, 10 * day, 45 * day, 2, p);
   // Checkpoints 1, 2 live 20 days; 3 lives 15 days (to day 45); 4 lives 5 days. Each is hot for <= 5 days.
   const double month = model::kSecondsPerBillingMonth;

@@ -92,14 +92,15 @@ TEST_CASE("each layout check gives a reason that names what does not divide") {
 
   l = layout(32, 16, 1, 1, 64);  // 8 kv heads over tp 16: each copied on 2 ranks, as Megatron does
   CHECK(l.make().feasible);
-  l.model.heads = 24;            // 24 heads, 6 kv heads over tp 4: neither divides the other
+  l.model.heads = 24;  // 24 heads, 6 kv heads over tp 4: neither divides the other
   l.model.kv_heads = 6;
   l.model.hidden = 3072;
   l.plan.tp = 4;
   l.plan.dp = 4;
   p = l.make();
   CHECK_FALSE(p.feasible);
-  CHECK(p.reason == "parallelism.tp: the model's kv_heads (6) must be divisible by tp (4), or tp by kv_heads");
+  CHECK(p.reason ==
+        "parallelism.tp: the model's kv_heads (6) must be divisible by tp (4), or tp by kv_heads");
 
   l = layout(32, 2, 4, 2, 63);
   p = l.make();
