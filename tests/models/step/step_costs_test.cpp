@@ -54,7 +54,8 @@ TEST_CASE("ZeRO-3 gathers each layer on its own: units x (alpha·steps + base + 
   // DeepSpeed's fetch per linear module: four collectives a layer, the same bytes, four launches.
   StepInput ds = in;
   ds.plan.framework.gathers_per_layer = 4;
-  const UnitCost& quarter = costs_of(ds).units[0];
+  const StepCosts per_module = costs_of(ds);
+  const UnitCost& quarter = per_module.units[0];
   CHECK(quarter.gather_latency_s == doctest::Approx(4 * want_latency));
   CHECK(quarter.gather_s - quarter.gather_latency_s ==
         doctest::Approx(layer.gather_s - layer.gather_latency_s));
