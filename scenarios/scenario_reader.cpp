@@ -451,10 +451,6 @@ class Converter {
     s.measured = std::move(m);
   }
 
-  void error(const YamlValue* at, const std::string& path, std::string message) {
-    d_.add(a_.at(at), path, std::move(message));
-  }
-
   void check_layout(Scenario& s, bool training_ok) {
     auto& c = s.cluster;
     auto& p = s.parallelism;

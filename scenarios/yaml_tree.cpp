@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "scenarios/loader.hpp"
+#include "sim/input_files.hpp"
 
 namespace trainsim::scenario {
 namespace {
@@ -327,46 +328,16 @@ void Diagnostics::throw_if_any() const {
 }
 
 std::optional<std::string> read_text_file(const std::string& path, Diagnostics& d) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::file_status status = fs::status(path, ec);
-  if (ec || !fs::exists(status)) {
-    d.add(Diagnostic{path, 0, 0, "", "no such file"});
+  // Bad bytes are reported by the parse, with their line and column (precheck), not here.
+  try {
+    return sim::read_input_file(path, {.what = "a YAML scenario file",
+                                       .limit = "scenario and preset files",
+                                       .max_bytes = max_scenario_bytes,
+                                       .refuse_nul = false});
+  } catch (const InputError& e) {
+    for (const Diagnostic& diagnostic : e.diagnostics()) d.add(diagnostic);
     return std::nullopt;
   }
-  if (fs::is_directory(status)) {
-    d.add(Diagnostic{path, 0, 0, "", "this is a directory; expected a YAML scenario file"});
-    return std::nullopt;
-  }
-  if (!fs::is_regular_file(status)) {
-    d.add(Diagnostic{path, 0, 0, "", "this is not a regular file; expected a YAML scenario file"});
-    return std::nullopt;
-  }
-  const auto size = fs::file_size(path, ec);
-  if (!ec && size > max_scenario_bytes) {
-    d.add(Diagnostic{path, 0, 0, "",
-                     "the file is " + std::to_string(size) +
-                         " bytes; scenario and preset files are "
-                         "limited to " +
-                         std::to_string(max_scenario_bytes) + " bytes"});
-    return std::nullopt;
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    d.add(Diagnostic{path, 0, 0, "", "cannot be opened for reading"});
-    return std::nullopt;
-  }
-  std::string text;
-  text.resize(max_scenario_bytes + 1);
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  if (text.size() > max_scenario_bytes) {
-    d.add(Diagnostic{path, 0, 0, "",
-                     "the file is larger than the limit of " + std::to_string(max_scenario_bytes) +
-                         " bytes for scenario and preset files"});
-    return std::nullopt;
-  }
-  return text;
 }
 
 std::optional<YamlValue> parse_yaml_tree(std::string_view text, const std::string& file_label,

@@ -19,7 +19,9 @@ namespace {
 constexpr std::size_t kMaxReportInputBytes = std::size_t{1} << 30;
 
 std::string read_text(const std::filesystem::path& path) {
-  return sim::read_input_file(path, "a run's summary.json or a sweep output", kMaxReportInputBytes);
+  return sim::read_input_file(path, {.what = "a run's summary.json or a sweep output",
+                                     .limit = "report inputs",
+                                     .max_bytes = kMaxReportInputBytes});
 }
 
 }  // namespace

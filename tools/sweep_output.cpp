@@ -58,8 +58,9 @@ std::size_t record_end(std::string_view text, std::size_t pos, scenario::RowForm
 }
 
 SweepFile read_sweep_file(const std::string& path, scenario::RowFormat format) {
-  const std::string text =
-      sim::read_input_file(path, "a sweep output (CSV or JSON Lines)", kMaxSweepFileBytes);
+  const std::string text = sim::read_input_file(path, {.what = "a sweep output (CSV or JSON Lines)",
+                                                       .limit = "sweep outputs",
+                                                       .max_bytes = kMaxSweepFileBytes});
 
   SweepFile file;
   std::size_t pos = 0;

@@ -8,33 +8,7 @@
 namespace trainsim::model {
 
 std::string key_path(LayoutKey key) {
-  switch (key) {
-    case LayoutKey::parallelism:
-      return "parallelism";
-    case LayoutKey::tp:
-      return "parallelism.tp";
-    case LayoutKey::pp:
-      return "parallelism.pp";
-    case LayoutKey::dp:
-      return "parallelism.dp";
-    case LayoutKey::cp:
-      return "parallelism.cp";
-    case LayoutKey::ep:
-      return "parallelism.ep";
-    case LayoutKey::micro_batch:
-      return "parallelism.micro_batch";
-    case LayoutKey::schedule:
-      return "parallelism.schedule";
-    case LayoutKey::virtual_stages:
-      return "parallelism.virtual_stages";
-    case LayoutKey::stage_layers:
-      return "parallelism.stage_layers";
-    case LayoutKey::shard_group:
-      return "parallelism.shard_group";
-    case LayoutKey::global_batch:
-      return "training.global_batch";
-  }
-  return "parallelism";
+  return std::string(name_in(kLayoutKeyPaths, key));
 }
 
 std::vector<LayoutProblem> layout_rules(const TransformerSpec& m, const ParallelPlan& p,

@@ -19,6 +19,7 @@
 #include "models/spec/parallel_plan.hpp"
 #include "models/spec/training_spec.hpp"
 #include "models/spec/transformer_spec.hpp"
+#include "sim/enum_names.hpp"
 
 namespace trainsim::model {
 
@@ -41,6 +42,23 @@ enum class LayoutKey {
   shard_group,
   global_batch
 };
+
+inline constexpr EnumNames<LayoutKey, 12> kLayoutKeyPaths{
+    {{"parallelism", LayoutKey::parallelism},
+     {"parallelism.tp", LayoutKey::tp},
+     {"parallelism.pp", LayoutKey::pp},
+     {"parallelism.dp", LayoutKey::dp},
+     {"parallelism.cp", LayoutKey::cp},
+     {"parallelism.ep", LayoutKey::ep},
+     {"parallelism.micro_batch", LayoutKey::micro_batch},
+     {"parallelism.schedule", LayoutKey::schedule},
+     {"parallelism.virtual_stages", LayoutKey::virtual_stages},
+     {"parallelism.stage_layers", LayoutKey::stage_layers},
+     {"parallelism.shard_group", LayoutKey::shard_group},
+     {"training.global_batch", LayoutKey::global_batch}}};
+
+static_assert(kLayoutKeyPaths.size() == static_cast<std::size_t>(LayoutKey::global_batch) + 1,
+              "one path per LayoutKey, in order");
 
 /// "parallelism.tp", "training.global_batch", … (parallelism for the layout as a whole).
 [[nodiscard]] std::string key_path(LayoutKey key);

@@ -260,7 +260,9 @@ std::vector<Measurement> parse_measurements_csv(std::string_view text, const std
 std::vector<Measurement> read_measurements_csv(const std::string& path) {
   // A measurement file holds rows of measured steps; a gigabyte of them is not one.
   constexpr std::size_t kMaxMeasurementBytes = std::size_t{1} << 28;
-  return parse_measurements_csv(sim::read_input_file(path, "a CSV of measured steps", kMaxMeasurementBytes),
+  return parse_measurements_csv(sim::read_input_file(path, {.what = "a CSV of measured steps",
+                                                            .limit = "measurement files",
+                                                            .max_bytes = kMaxMeasurementBytes}),
                                 path);
 }
 

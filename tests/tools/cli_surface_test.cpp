@@ -142,7 +142,7 @@ TEST_CASE("An endless stream, a folder or a binary file given as input is exit 2
   write(binary, std::string("point,scenario\n0,\0\x01\x02\n", 20));
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"merge", dir.file("out.csv"), "/dev/zero"}, "not a regular file"},
-      {{"merge", dir.file("out.csv"), dir.path().string()}, "this is a folder"},
+      {{"merge", dir.file("out.csv"), dir.path().string()}, "this is a directory"},
       {{"merge", dir.file("out.csv"), binary}, "binary file"},
       {{"calibrate", "/dev/zero", "--gpu", "a100-sxm4-80gb"}, "not a regular file"},
       {{"report", "/dev/zero"}, "not a regular file"},
