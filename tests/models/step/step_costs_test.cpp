@@ -13,6 +13,12 @@ using namespace trainsim::model;
 
 namespace {
 
+/// Approx relative to the value: doctest's default scale of 1 adds an absolute slack of about 1e-5, which
+/// would let any two times of microseconds compare equal.
+doctest::Approx seconds(double value) {
+  return doctest::Approx(value).scale(0);
+}
+
 // A GPT of 8 layers of hidden 4096 (201M parameters a layer) on round-number nodes of H100s: ZeRO-3
 // without model parallelism over `nodes` nodes.
 StepInput zero3_gpt(std::int64_t nodes) {
@@ -45,20 +51,19 @@ TEST_CASE("ZeRO-3 gathers each layer on its own: units x (alpha·steps + base + 
   const double want_latency = 7 * 2e-6 + 7.6e-6;
   const double want = want_latency + 7.0 / 8.0 * bytes / 100e9;
   const UnitCost& layer = c.units[0];
-  CHECK(layer.gather_latency_s == doctest::Approx(want_latency));
-  CHECK(layer.gather_s == doctest::Approx(want));
+  CHECK(layer.gather_latency_s == seconds(want_latency));
+  CHECK(layer.gather_s == seconds(want));
   // The stage's sum: 8 layers each paying their own latency, plus the embedding and the head.
   const double ends = c.units[1].gather_s + c.units[2].gather_s;
-  CHECK(c.stages[0].zero3_gather_s == doctest::Approx(8 * want + ends));
+  CHECK(c.stages[0].zero3_gather_s == seconds(8 * want + ends));
 
   // DeepSpeed's fetch per linear module: four collectives a layer, the same bytes, four launches.
   StepInput ds = in;
   ds.plan.framework.gathers_per_layer = 4;
   const StepCosts per_module = costs_of(ds);
   const UnitCost& quarter = per_module.units[0];
-  CHECK(quarter.gather_latency_s == doctest::Approx(4 * want_latency));
-  CHECK(quarter.gather_s - quarter.gather_latency_s ==
-        doctest::Approx(layer.gather_s - layer.gather_latency_s));
+  CHECK(quarter.gather_latency_s == seconds(4 * want_latency));
+  CHECK(quarter.gather_s - quarter.gather_latency_s == seconds(layer.gather_s - layer.gather_latency_s));
 }
 
 TEST_CASE("a prefetch window cannot hide a gather that outlasts the compute of the unit before it") {
@@ -121,8 +126,8 @@ TEST_CASE("HSDP gathers within its sharding group and all-reduces the shard acro
       topo::estimate_collective(topo::CollectiveOp::reduce_scatter, 2.0 * layer_params, node, in.cluster);
   const auto across =
       topo::estimate_collective(topo::CollectiveOp::all_reduce, 2.0 * layer_params / 8, replicas, in.cluster);
-  CHECK(c.units[0].gather_s == doctest::Approx(gather.time_s));
-  CHECK(c.units[0].reduce_s == doctest::Approx(scatter.time_s + across.time_s));
+  CHECK(c.units[0].gather_s == seconds(gather.time_s));
+  CHECK(c.units[0].reduce_s == seconds(scatter.time_s + across.time_s));
   // Without shard_group the 32 ranks shard together and every gather crosses nodes: slower.
   StepInput flat = zero3_gpt(4);
   CHECK(costs_of(flat).units[0].gather_s > c.units[0].gather_s);
