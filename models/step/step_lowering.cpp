@@ -57,454 +57,577 @@ void append_int(std::string& s, long long v) {
   s.append(buf, r.ptr);
 }
 
-}  // namespace
+std::size_t at(int i) {
+  return static_cast<std::size_t>(i);
+}
 
-StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts& costs,
-                     const LoweringOptions& options) {
-  const bool full_cluster = options.full_cluster;
-  TRAINSIM_CHECK(plan.feasible, "lower_step needs a feasible plan");
-  const ParallelPlan& pl = in.plan;
-  const int p = plan.pp;
-  const int v = plan.virtual_stages;
-  const auto m = static_cast<int>(plan.micro_batches);
-  const int nvs = p * v;
-  const std::int64_t model_ranks =
-      static_cast<std::int64_t>(pl.tp) * pl.cp * pl.ep;  // share tp-like collectives
-  if (full_cluster && pl.world_size() > kMaxFullClusterGpus) {
-    throw InputError(fmt::format("a full-cluster simulation is limited to {} GPUs; this layout has {}",
-                                 kMaxFullClusterGpus, pl.world_size()));
+// The lowering of one step, in the order the file comment describes: lanes per simulated GPU, then per
+// stage its passes (each pass its units, each unit its pieces), the cross-stage edges, and per stage the
+// step's tail. Instances are the simulated copies of the pipeline (one when collapsed): instance i of
+// stage s runs on lanes_[idx(i, s)] and its last task so far is chain_[idx(i, s)].
+class StepLowering {
+ public:
+  StepLowering(const StepInput& in, const StepPlan& plan, const StepCosts& costs,
+               const LoweringOptions& options)
+      : in_(in),
+        pl_(in.plan),
+        plan_(plan),
+        costs_(costs),
+        full_cluster_(options.full_cluster),
+        p_(plan.pp),
+        v_(plan.virtual_stages),
+        m_(static_cast<int>(plan.micro_batches)),
+        nvs_(p_ * v_) {
+    TRAINSIM_CHECK(plan.feasible, "lower_step needs a feasible plan");
+    const std::int64_t model_ranks = static_cast<std::int64_t>(pl_.tp) * pl_.cp * pl_.ep;  // tp-like groups
+    if (full_cluster_ && pl_.world_size() > kMaxFullClusterGpus) {
+      throw InputError(fmt::format("a full-cluster simulation is limited to {} GPUs; this layout has {}",
+                                   kMaxFullClusterGpus, pl_.world_size()));
+    }
+    n_inst_ = full_cluster_ ? static_cast<int>(model_ranks * pl_.dp) : 1;
+    n_tp_ = full_cluster_ ? static_cast<int>(model_ranks) : 1;  // instance = dp_index·n_tp + tp_index
+    order_ = pipeline_schedule(pl_.schedule, p_, m_, v_);
+    split_w_ = pl_.schedule == Schedule::zero_bubble_h1;
+    TRAINSIM_CHECK(
+        costs.chunk_units.size() == at(nvs_),
+        "lower_step needs step_costs' per-layer pieces (hand-made costs serve analytic_step only)");
+    g_.instances = n_inst_;
+    g_.network =
+        StepNetwork(in.cluster, costs, StepLayout{n_inst_, p_, full_cluster_ ? static_cast<int>(pl_.dp) : 1},
+                    options.contention);
+    const auto slots = at(n_inst_ * p_);
+    chain_.resize(slots);
+    has_chain_.assign(slots, false);
+    buckets_.resize(slots);
+    hand_.resize(at(n_inst_) * 2 * at(m_) * at(nvs_));
+    unit_start_.resize(at(n_inst_));
+    ahead_ = static_cast<std::size_t>(std::max(0, costs.zero3_prefetch));
+    inputs_.resize(at(n_inst_));
   }
-  const int n_inst = full_cluster ? static_cast<int>(model_ranks * pl.dp) : 1;
-  const int n_tp = full_cluster ? static_cast<int>(model_ranks) : 1;  // instance = dp_index·n_tp + tp_index
-  const PipelineOrder order = pipeline_schedule(pl.schedule, p, m, v);
-  const bool split_w = pl.schedule == Schedule::zero_bubble_h1;
-  TRAINSIM_CHECK(costs.chunk_units.size() == static_cast<std::size_t>(nvs),
-                 "lower_step needs step_costs' per-layer pieces (hand-made costs serve analytic_step only)");
-  const std::vector<UnitCost>& units = costs.units;
-  const std::vector<std::vector<UnitRun>>& chunk_units = costs.chunk_units;
 
-  StepGraph g;
-  g.instances = n_inst;
-  g.network =
-      StepNetwork(in.cluster, costs, StepLayout{n_inst, p, full_cluster ? static_cast<int>(pl.dp) : 1},
-                  options.contention);
-  sim::Dag& dag = g.dag;
-  {
-    // Tasks per pass of each virtual stage: its pieces (an overlapped piece is three tasks) plus a few
-    // per layer (ZeRO-3 gather and reduce-scatter, buckets) and per pass (hand-over, entry).
-    std::vector<std::size_t> fwd(static_cast<std::size_t>(nvs), 4), bwd(static_cast<std::size_t>(nvs), 4);
-    for (int vs = 0; vs < nvs; ++vs) {
-      for (const UnitRun& r : chunk_units[static_cast<std::size_t>(vs)]) {
-        const UnitCost& u = units[static_cast<std::size_t>(r.unit)];
+  StepGraph build() && {
+    reserve_graph();
+    make_lanes();
+    for (int s = 0; s < p_; ++s) lower_stage(s);
+    connect_stages();
+    g_.last_pass.resize(at(p_));
+    g_.grad_norm.resize(at(p_));
+    g_.optimizer.resize(at(p_));
+    g_.final_task.resize(at(p_));
+    for (int s = 0; s < p_; ++s) lower_tail(s);
+    return std::move(g_);
+  }
+
+ private:
+  // One pass of a micro-batch through a virtual stage, and the gradient buckets it releases (ZeRO 0–2,
+  // overlapped: the chunk's share of the buckets, each ready when the backward of the units whose
+  // gradients it holds is done — bucket j after unit ⌈(j+1)·U/nb⌉ of the U units in backward order).
+  struct Pass {
+    const PipelinePass& x;
+    int s = 0, vs = 0;
+    bool fwd = false, zero3 = false;
+    bool first_task = true;  // no task of the pass emitted yet
+    bool bucketed = false;
+    int nb = 0, next_bucket = 0;
+    double bucket_each = 0, bucket_latency = 0;
+    std::int64_t n_units = 0;
+  };
+  // One unit (layer, embedding or head) inside a pass; task names start with name_[0, prefix).
+  struct Unit {
+    const UnitCost& u;
+    std::size_t prefix = 0;
+    bool gathers = false;     // ZeRO-3: this visit gathers the unit's weights
+    bool layer_first = true;  // no kernel of the unit emitted yet (the one that waits for the weights)
+  };
+
+  std::size_t idx(int inst, int s) const { return at(inst * p_ + s); }
+  std::size_t pass_key(int inst, PassKind k, int mb, int vs) const {
+    return ((at(inst) * 2 + (k == PassKind::forward ? 0 : 1)) * at(m_) + at(mb)) * at(nvs_) + at(vs);
+  }
+  sim::Dag& dag() { return g_.dag; }
+
+  // Tasks per pass of each virtual stage: its pieces (an overlapped piece is three tasks) plus a few per
+  // layer (ZeRO-3 gather and reduce-scatter, buckets) and per pass (hand-over, entry). Refuses a
+  // full-cluster graph beyond kMaxFullClusterTasks.
+  void reserve_graph() {
+    std::vector<std::size_t> fwd(at(nvs_), 4), bwd(at(nvs_), 4);
+    for (int vs = 0; vs < nvs_; ++vs) {
+      for (const UnitRun& r : costs_.chunk_units[at(vs)]) {
+        const UnitCost& u = costs_.units[at(r.unit)];
         const auto n = static_cast<std::size_t>(r.count);
-        fwd[static_cast<std::size_t>(vs)] += n * (3 * u.forward.size() + 2);
-        bwd[static_cast<std::size_t>(vs)] += n * (3 * u.backward.size() + 4);
+        fwd[at(vs)] += n * (3 * u.forward.size() + 2);
+        bwd[at(vs)] += n * (3 * u.backward.size() + 4);
       }
     }
     std::size_t per_instance = 0;
-    for (int s = 0; s < p; ++s) {
+    for (int s = 0; s < p_; ++s) {
       per_instance += 160;
-      for (const PipelinePass& x : order[static_cast<std::size_t>(s)]) {
-        const auto vs = static_cast<std::size_t>(x.chunk * p + s);
+      for (const PipelinePass& x : order_[at(s)]) {
+        const auto vs = at(x.chunk * p_ + s);
         per_instance += x.kind == PassKind::forward ? fwd[vs] : bwd[vs];
       }
     }
-    const auto n = static_cast<std::size_t>(n_inst);
-    if (full_cluster && n * per_instance > kMaxFullClusterTasks) {
+    const auto n = at(n_inst_);
+    if (full_cluster_ && n * per_instance > kMaxFullClusterTasks) {
       throw InputError(
           fmt::format("a full-cluster simulation of this layout needs about {}M tasks (limit {}M); "
                       "simulate one GPU per symmetry class instead",
                       n * per_instance >> 20, kMaxFullClusterTasks >> 20));
     }
-    dag.reserve(n * per_instance, n * per_instance * (full_cluster ? 3 : 2));
+    dag().reserve(n * per_instance, n * per_instance * (full_cluster_ ? 3 : 2));
   }
 
-  auto idx = [&](int inst, int s) { return static_cast<std::size_t>(inst * p + s); };
-  std::vector<Lanes> lanes(static_cast<std::size_t>(n_inst * p));
-  for (int i = 0; i < n_inst; ++i) {
-    for (int s = 0; s < p; ++s) {
-      const std::string proc = full_cluster ? fmt::format("gpu {}", i * p + s) : fmt::format("stage {}", s);
-      lanes[idx(i, s)] = Lanes{dag.lane(proc + " / compute"), dag.lane(proc + " / tp comm"),
-                               dag.lane(proc + " / pp comm"), dag.lane(proc + " / dp comm")};
+  void make_lanes() {
+    lanes_.resize(at(n_inst_ * p_));
+    for (int i = 0; i < n_inst_; ++i) {
+      for (int s = 0; s < p_; ++s) {
+        const std::string proc =
+            full_cluster_ ? fmt::format("gpu {}", i * p_ + s) : fmt::format("stage {}", s);
+        lanes_[idx(i, s)] = Lanes{dag().lane(proc + " / compute"), dag().lane(proc + " / tp comm"),
+                                  dag().lane(proc + " / pp comm"), dag().lane(proc + " / dp comm")};
+      }
     }
   }
+
   // A collective among the instances of one group: each member's task waits for all members' inputs.
   // Collapsed, the group is the one simulated GPU and no join is needed. Writes the members' tasks to
   // `out` (not `inputs`). Data-parallel ones are a busy task of their size-independent `latency_s` and a
   // flow (step_network.hpp), in order on their stream: ZeRO-3's reduce-scatters have their own (FSDP
   // gathers and reduce-scatters on separate streams); everything else data-parallel shares one.
-  std::string sync_name;
-  std::vector<sim::TaskId> first;
-  auto collective = [&](int s, const std::vector<sim::TaskId>& inputs, Comm comm, double seconds,
-                        double latency_s, std::string_view name, std::string_view category,
-                        std::vector<sim::TaskId>& out) {
+  void collective(int s, const std::vector<sim::TaskId>& inputs, Comm comm, double seconds, double latency_s,
+                  std::string_view name, std::string_view category, std::vector<sim::TaskId>& out) {
     TRAINSIM_CHECK(&inputs != &out, "collective: inputs and outputs must differ");
     out.resize(inputs.size());
-    first.resize(inputs.size());
+    first_.resize(inputs.size());
     const bool dp_group = comm != Comm::tp;
-    const int group = dp_group ? static_cast<int>(pl.dp) : n_tp;
-    for (int i = 0; i < n_inst; ++i) {
-      const auto k = static_cast<std::size_t>(i);
-      if (dp_group) {
-        const LoweredTransfer t =
-            g.network.dp_collective(dag, lanes[idx(i, s)].dp, i, s, seconds, latency_s, name, category,
-                                    comm == Comm::dp_reduce ? Stream::reduce_scatter : Stream::data_parallel);
-        first[k] = t.first;
-        out[k] = t.last;
-      } else {
-        out[k] = first[k] = dag.busy(lanes[idx(i, s)].tp, dur(seconds), name, category);
+    for (int i = 0; i < n_inst_; ++i) {
+      if (!dp_group) {
+        out[at(i)] = first_[at(i)] = dag().busy(lanes_[idx(i, s)].tp, dur(seconds), name, category);
+        continue;
       }
+      const LoweredTransfer t =
+          g_.network.dp_collective(dag(), lanes_[idx(i, s)].dp, i, s, seconds, latency_s, name, category,
+                                   comm == Comm::dp_reduce ? Stream::reduce_scatter : Stream::data_parallel);
+      first_[at(i)] = t.first;
+      out[at(i)] = t.last;
     }
-    if (!full_cluster || group == 1) {
-      for (int i = 0; i < n_inst; ++i)
-        dag.depend(inputs[static_cast<std::size_t>(i)], first[static_cast<std::size_t>(i)]);
+    const int group = dp_group ? static_cast<int>(pl_.dp) : n_tp_;
+    if (!full_cluster_ || group == 1) {
+      for (int i = 0; i < n_inst_; ++i) dag().depend(inputs[at(i)], first_[at(i)]);
       return;
     }
-    // Members of instance i's group: dp group = same tp index, any dp index; tp group = same dp index.
-    sync_name.assign(name);
-    sync_name += " sync";
-    const int n_groups = n_inst / group;
+    join_group(s, inputs, dp_group, group, name);
+  }
+
+  // Full cluster: members of instance i's group wait for each other. dp group = same tp index, any dp
+  // index; tp group = same dp index.
+  void join_group(int s, const std::vector<sim::TaskId>& inputs, bool dp_group, int group,
+                  std::string_view name) {
+    sync_name_.assign(name);
+    sync_name_ += " sync";
+    const int n_groups = n_inst_ / group;
     for (int gi = 0; gi < n_groups; ++gi) {
       const sim::TaskId join =
-          dag.join(dp_group ? lanes[idx(gi, s)].dp : lanes[idx(gi * n_tp, s)].tp, sync_name);
+          dag().join(dp_group ? lanes_[idx(gi, s)].dp : lanes_[idx(gi * n_tp_, s)].tp, sync_name_);
       for (int k = 0; k < group; ++k) {
-        const int i = dp_group ? k * n_tp + gi : gi * n_tp + k;
-        dag.depend(inputs[static_cast<std::size_t>(i)], join);
-        dag.depend(join, first[static_cast<std::size_t>(i)]);
+        const int i = dp_group ? k * n_tp_ + gi : gi * n_tp_ + k;
+        dag().depend(inputs[at(i)], join);
+        dag().depend(join, first_[at(i)]);
       }
     }
-  };
-  auto collective_v = [&](int s, const std::vector<sim::TaskId>& inputs, Comm comm, double seconds,
-                          double latency_s, std::string_view name, std::string_view category) {
+  }
+
+  std::vector<sim::TaskId> collective_v(int s, const std::vector<sim::TaskId>& inputs, Comm comm,
+                                        double seconds, double latency_s, std::string_view name,
+                                        std::string_view category) {
     std::vector<sim::TaskId> out;
     collective(s, inputs, comm, seconds, latency_s, name, category, out);
     return out;
-  };
+  }
 
-  // Per instance, stage: the task the next piece chains after, and per pass the attach points.
-  std::vector<sim::TaskId> chain(static_cast<std::size_t>(n_inst * p));
-  std::vector<bool> has_chain(static_cast<std::size_t>(n_inst * p), false);
-  auto pass_key = [&](int inst, PassKind k, int mb, int vs) {
-    return ((static_cast<std::size_t>(inst) * 2 + (k == PassKind::forward ? 0 : 1)) *
-                static_cast<std::size_t>(m) +
-            static_cast<std::size_t>(mb)) *
-               static_cast<std::size_t>(nvs) +
-           static_cast<std::size_t>(vs);
-  };
-  std::vector<PassTasks> hand(static_cast<std::size_t>(n_inst) * 2 * m * nvs);
-  std::vector<std::vector<sim::TaskId>> buckets(static_cast<std::size_t>(n_inst * p));
-  // ZeRO-3 prefetch: per instance, the task each unit of the current pass started after (the previous
-  // unit's last task, or the pass's entry); unit k's gather is issued after unit k − prefetch's, so its
-  // weights arrive `prefetch` units ahead (analytic_step.hpp's gathered_pass).
-  std::vector<std::vector<sim::TaskId>> unit_start(static_cast<std::size_t>(n_inst));
-  const auto ahead = static_cast<std::size_t>(std::max(0, costs.zero3_prefetch));
+  // inputs_ = every instance's last task on stage s.
+  const std::vector<sim::TaskId>& chain_inputs(int s) {
+    for (int i = 0; i < n_inst_; ++i) inputs_[at(i)] = chain_[idx(i, s)];
+    return inputs_;
+  }
 
-  // Scratch, reused across pieces.
-  std::vector<sim::TaskId> inputs(static_cast<std::size_t>(n_inst)), outs, side;
-  std::string label, name;
+  // ---- passes ----
 
-  for (int s = 0; s < p; ++s) {
-    const auto& passes = order[static_cast<std::size_t>(s)];
-    const StageCost& sc = costs.stages[static_cast<std::size_t>(s)];
-    const double stage_layers = std::max(1, plan.stage_layers[static_cast<std::size_t>(s)]);
+  void lower_stage(int s) {
+    const auto& passes = order_[at(s)];
     // The last gradient-producing pass of each chunk: its layer boundaries release the gradient buckets.
-    std::vector<std::size_t> last_grad(static_cast<std::size_t>(v), passes.size());
+    std::vector<std::size_t> last_grad(at(v_), passes.size());
+    const PassKind want = split_w_ ? PassKind::backward_weight : PassKind::backward;
     for (std::size_t k = 0; k < passes.size(); ++k) {
-      const PassKind want = split_w ? PassKind::backward_weight : PassKind::backward;
-      if (passes[k].kind == want) last_grad[static_cast<std::size_t>(passes[k].chunk)] = k;
+      if (passes[k].kind == want) last_grad[at(passes[k].chunk)] = k;
     }
-    for (std::size_t k = 0; k < passes.size(); ++k) {
-      const PipelinePass& x = passes[k];
-      const int vs = x.chunk * p + s;
-      const auto& runs = chunk_units[static_cast<std::size_t>(vs)];
-      const double share =
-          static_cast<double>(plan.chunk_layers[static_cast<std::size_t>(vs)]) / stage_layers;
-      label.assign(pass_letter(x.kind));
-      label += " mb";
-      append_int(label, x.micro_batch);
-      label += " c";
-      append_int(label, x.chunk);
-      const bool fwd = x.kind == PassKind::forward;
-      const bool zero3 = costs.gathers_weights && x.kind != PassKind::backward_weight;
-      // Gradient buckets (ZeRO 0–2, overlapped): the chunk's share of the buckets, each ready when the
-      // backward of the units whose gradients it holds is done — bucket j after unit ⌈(j+1)·U/nb⌉ of the
-      // U units in backward order.
-      const bool bucketed = !shards_weights(pl.zero) && sc.buckets > 0 && pl.overlap_grad_reduce &&
-                            k == last_grad[static_cast<std::size_t>(x.chunk)];
-      const int nb = bucketed ? std::max(1, static_cast<int>(std::lround(sc.buckets * share))) : 0;
-      const double bucket_each = bucketed ? sc.bucket_s * sc.buckets * share / nb : 0.0;
-      const double bucket_latency = bucketed ? sc.bucket_latency_s * sc.buckets * share / nb : 0.0;
-      std::int64_t n_units = 0;
-      for (const UnitRun& r : runs) n_units += r.count;
-      int next_bucket = 0;
-      auto release_buckets = [&](std::int64_t done_units) {  // units of this pass finished so far
-        while (next_bucket < nb &&
-               (done_units >= n_units || static_cast<std::int64_t>(next_bucket + 1) * n_units <=
-                                             done_units * static_cast<std::int64_t>(nb))) {
-          for (int i = 0; i < n_inst; ++i) inputs[static_cast<std::size_t>(i)] = chain[idx(i, s)];
-          name.assign("grad bucket c");
-          append_int(name, x.chunk);
-          name += ' ';
-          append_int(name, next_bucket);
-          collective(s, inputs, Comm::dp, bucket_each, bucket_latency, name, "dp", outs);
-          for (int i = 0; i < n_inst; ++i) buckets[idx(i, s)].push_back(outs[static_cast<std::size_t>(i)]);
-          ++next_bucket;
-        }
-      };
+    for (std::size_t k = 0; k < passes.size(); ++k)
+      lower_pass(s, passes[k], k == last_grad[at(passes[k].chunk)]);
+  }
 
-      bool first_task = true;
-      // Chains `t` of instance i after the previous task; the pass's first task is its entry.
-      auto link = [&](int i, sim::TaskId t) {
-        const auto c = idx(i, s);
-        if (has_chain[c]) dag.depend(chain[c], t);
-        chain[c] = t;
-        has_chain[c] = true;
-      };
-      auto open_pass = [&](bool entry_is_compute) {
-        // The hand-over from the neighbouring stage attaches to the pass's first task; when that is not
-        // a lone kernel, a zero-time entry on the compute stream stands in for it.
-        if (!first_task) return;
-        first_task = false;
-        if (entry_is_compute) return;
-        for (int i = 0; i < n_inst; ++i) link(i, dag.join(lanes[idx(i, s)].compute, label));
-      };
-      auto mark_entry = [&](int i) {
-        if (x.kind != PassKind::backward_weight)
-          hand[pass_key(i, x.kind, x.micro_batch, vs)].entry = chain[idx(i, s)];
-      };
-      auto emit_compute = [&](double seconds, bool is_first) {
-        for (int i = 0; i < n_inst; ++i) {
-          link(i, dag.busy(lanes[idx(i, s)].compute, dur(seconds), name, "compute"));
-          if (is_first) mark_entry(i);
-        }
-      };
+  void lower_pass(int s, const PipelinePass& x, bool last_grad) {
+    Pass ps{.x = x, .s = s, .vs = x.chunk * p_ + s};
+    const auto& runs = costs_.chunk_units[at(ps.vs)];
+    label_.assign(pass_letter(x.kind));
+    label_ += " mb";
+    append_int(label_, x.micro_batch);
+    label_ += " c";
+    append_int(label_, x.chunk);
+    ps.fwd = x.kind == PassKind::forward;
+    ps.zero3 = costs_.gathers_weights && x.kind != PassKind::backward_weight;
+    plan_buckets(ps, last_grad);
+    for (const UnitRun& r : runs) ps.n_units += r.count;
 
-      if (zero3) {
-        // The pass's first gathers go out at its entry (after the hand-over from the neighbour).
-        open_pass(false);
-        for (int i = 0; i < n_inst; ++i) {
-          mark_entry(i);
-          unit_start[static_cast<std::size_t>(i)].clear();
-        }
+    if (ps.zero3) {
+      // The pass's first gathers go out at its entry (after the hand-over from the neighbour).
+      open_pass(ps, false);
+      for (int i = 0; i < n_inst_; ++i) {
+        mark_entry(ps, i);
+        unit_start_[at(i)].clear();
       }
-      std::int64_t done = 0;
-      const int n_runs = static_cast<int>(runs.size());
-      for (int ri = 0; ri < n_runs; ++ri) {
-        const UnitRun& r = runs[static_cast<std::size_t>(fwd ? ri : n_runs - 1 - ri)];
-        const UnitCost& u = units[static_cast<std::size_t>(r.unit)];
-        const std::vector<CostPiece>& pieces = fwd ? u.forward : u.backward;
-        for (int li = 0; li < r.count; ++li) {
-          const int layer = r.first_layer < 0 ? -1 : r.first_layer + (fwd ? li : r.count - 1 - li);
-          // "F mb3 c0 L12 " or "B mb3 c0 head "
-          const std::size_t prefix = [&] {
-            name.assign(label);
-            if (layer >= 0) {
-              name += " L";
-              append_int(name, layer);
-            } else {
-              name += ' ';
-              name += u.name;
-            }
-            name += ' ';
-            return name.size();
-          }();
-          // ZeRO-3: this unit's weights, gathered `ahead` units ahead on the dp stream.
-          const bool gathers = zero3 && u.gather_s > 0 && (fwd || pl.framework.reshard_after_forward);
-          if (zero3) {
-            for (int i = 0; i < n_inst; ++i)
-              unit_start[static_cast<std::size_t>(i)].push_back(chain[idx(i, s)]);
-          }
-          if (gathers) {
-            for (int i = 0; i < n_inst; ++i) {
-              const auto& starts = unit_start[static_cast<std::size_t>(i)];
-              const std::size_t unit_index = starts.size() - 1;
-              inputs[static_cast<std::size_t>(i)] =
-                  starts[ahead == 0 ? unit_index : (unit_index >= ahead ? unit_index - ahead : 0)];
-            }
-            name.resize(prefix);
-            name += "zero3 gather";
-            collective(s, inputs, Comm::dp, u.gather_s, u.gather_latency_s, name, "dp", side);
-          }
-          bool layer_first = true;
-          auto wait_weights = [&](int i, sim::TaskId t) {
-            if (gathers && layer_first) dag.depend(side[static_cast<std::size_t>(i)], t);
-          };
-          if (gathers && (pieces.empty() || pieces.front().kind != CostPiece::Kind::compute)) {
-            // The layer opens with a collective: a zero-time task on the compute stream waits for the
-            // weights instead.
-            const bool is_first = first_task;
-            open_pass(true);
-            name.resize(prefix);
-            name += "weights";
-            for (int i = 0; i < n_inst; ++i) {
-              const sim::TaskId j = dag.join(lanes[idx(i, s)].compute, name);
-              wait_weights(i, j);
-              link(i, j);
-              if (is_first) mark_entry(i);
-            }
-            layer_first = false;
-          }
-          if (x.kind == PassKind::backward_weight) {
-            const bool is_first = first_task;
-            open_pass(true);
-            name.resize(prefix);
-            name += "wgrad";
-            emit_compute(u.total.weight_compute, is_first);
-          } else {
-            for (const CostPiece& pc : pieces) {
-              const bool is_first = first_task;
-              name.resize(prefix);
-              switch (pc.kind) {
-                case CostPiece::Kind::compute: {
-                  open_pass(true);
-                  name += pc.name;
-                  const double sec = pc.compute - (split_w && !fwd ? pc.weight : 0.0);
-                  for (int i = 0; i < n_inst; ++i) {
-                    const sim::TaskId t = dag.busy(lanes[idx(i, s)].compute, dur(sec), name, "compute");
-                    wait_weights(i, t);
-                    link(i, t);
-                    if (is_first) mark_entry(i);
-                  }
-                  break;
-                }
-                case CostPiece::Kind::collective: {
-                  if (pc.comm <= 0) continue;
-                  open_pass(false);
-                  if (is_first)
-                    for (int i = 0; i < n_inst; ++i) mark_entry(i);
-                  name += pc.name;
-                  for (int i = 0; i < n_inst; ++i) inputs[static_cast<std::size_t>(i)] = chain[idx(i, s)];
-                  collective(s, inputs, Comm::tp, pc.comm, pc.comm, name, comm_category(pc.group), outs);
-                  for (int i = 0; i < n_inst; ++i) chain[idx(i, s)] = outs[static_cast<std::size_t>(i)];
-                  break;
-                }
-                case CostPiece::Kind::overlapped: {
-                  // The collective streams beside the kernel it hides under; the next piece waits for both.
-                  open_pass(false);
-                  if (is_first)
-                    for (int i = 0; i < n_inst; ++i) mark_entry(i);
-                  name += pc.comm_name;
-                  for (int i = 0; i < n_inst; ++i) inputs[static_cast<std::size_t>(i)] = chain[idx(i, s)];
-                  collective(s, inputs, Comm::tp, pc.comm, pc.comm, name, comm_category(pc.group), outs);
-                  name.resize(prefix);
-                  name += pc.name;
-                  const double sec = pc.compute - (split_w && !fwd ? pc.weight : 0.0);
-                  for (int i = 0; i < n_inst; ++i) {
-                    const auto c = idx(i, s);
-                    const sim::TaskId t = dag.busy(lanes[c].compute, dur(sec), name, "compute");
-                    dag.depend(chain[c], t);
-                    const sim::TaskId j = dag.join(lanes[c].compute, name);
-                    dag.depend(t, j);
-                    dag.depend(outs[static_cast<std::size_t>(i)], j);
-                    chain[c] = j;
-                  }
-                  break;
-                }
-              }
-              layer_first = false;
-            }
-          }
-          // ZeRO-3: the unit's gradients are reduce-scattered as soon as its backward is done.
-          if (zero3 && x.kind == PassKind::backward && u.reduce_s > 0) {
-            for (int i = 0; i < n_inst; ++i) inputs[static_cast<std::size_t>(i)] = chain[idx(i, s)];
-            name.resize(prefix);
-            name += "zero3 reduce-scatter";
-            collective(s, inputs, Comm::dp_reduce, u.reduce_s, u.reduce_latency_s, name, "dp", outs);
-            for (int i = 0; i < n_inst; ++i) buckets[idx(i, s)].push_back(outs[static_cast<std::size_t>(i)]);
-          }
-          ++done;
-          if (bucketed) release_buckets(done);
-        }
+    }
+    std::int64_t done = 0;
+    const int n_runs = static_cast<int>(runs.size());
+    for (int ri = 0; ri < n_runs; ++ri) {
+      const UnitRun& r = runs[at(ps.fwd ? ri : n_runs - 1 - ri)];
+      for (int li = 0; li < r.count; ++li) {
+        const int layer = r.first_layer < 0 ? -1 : r.first_layer + (ps.fwd ? li : r.count - 1 - li);
+        lower_unit(ps, costs_.units[at(r.unit)], layer);
+        ++done;
+        if (ps.bucketed) release_buckets(ps, done);
       }
-      if (first_task) {  // a pass without pieces: one empty entry
-        name.assign(label);
-        open_pass(false);
-        for (int i = 0; i < n_inst; ++i) mark_entry(i);
+    }
+    if (ps.first_task) {  // a pass without pieces: one empty entry
+      name_.assign(label_);
+      open_pass(ps, false);
+      for (int i = 0; i < n_inst_; ++i) mark_entry(ps, i);
+    }
+    if (ps.bucketed) release_buckets(ps, ps.n_units);
+    if (x.kind != PassKind::backward_weight)
+      g_.stash_marks.push_back({s, chain_[idx(0, s)], ps.fwd ? 1 : -1});
+    if (sends_to_neighbour(x.kind, ps.vs, nvs_)) hand_over(ps);
+  }
+
+  // The chunk's share of the stage's gradient buckets, when this pass releases them.
+  void plan_buckets(Pass& ps, bool last_grad) const {
+    const StageCost& sc = costs_.stages[at(ps.s)];
+    const double stage_layers = std::max(1, plan_.stage_layers[at(ps.s)]);
+    const double share = static_cast<double>(plan_.chunk_layers[at(ps.vs)]) / stage_layers;
+    ps.bucketed = !shards_weights(pl_.zero) && sc.buckets > 0 && pl_.overlap_grad_reduce && last_grad;
+    if (!ps.bucketed) return;
+    ps.nb = std::max(1, static_cast<int>(std::lround(sc.buckets * share)));
+    ps.bucket_each = sc.bucket_s * sc.buckets * share / ps.nb;
+    ps.bucket_latency = sc.bucket_latency_s * sc.buckets * share / ps.nb;
+  }
+
+  // Issues every bucket whose units are done (`done_units` of the pass's units finished so far).
+  void release_buckets(Pass& ps, std::int64_t done_units) {
+    while (ps.next_bucket < ps.nb &&
+           (done_units >= ps.n_units ||
+            static_cast<std::int64_t>(ps.next_bucket + 1) * ps.n_units <= done_units * ps.nb)) {
+      name_.assign("grad bucket c");
+      append_int(name_, ps.x.chunk);
+      name_ += ' ';
+      append_int(name_, ps.next_bucket);
+      collective(ps.s, chain_inputs(ps.s), Comm::dp, ps.bucket_each, ps.bucket_latency, name_, "dp", outs_);
+      for (int i = 0; i < n_inst_; ++i) buckets_[idx(i, ps.s)].push_back(outs_[at(i)]);
+      ++ps.next_bucket;
+    }
+  }
+
+  // Chains `t` of instance i after the stage's previous task.
+  void link(int i, int s, sim::TaskId t) {
+    const auto c = idx(i, s);
+    if (has_chain_[c]) dag().depend(chain_[c], t);
+    chain_[c] = t;
+    has_chain_[c] = true;
+  }
+
+  // The hand-over from the neighbouring stage attaches to the pass's first task; when that is not a lone
+  // kernel, a zero-time entry on the compute stream stands in for it.
+  void open_pass(Pass& ps, bool entry_is_compute) {
+    if (!ps.first_task) return;
+    ps.first_task = false;
+    if (entry_is_compute) return;
+    for (int i = 0; i < n_inst_; ++i) link(i, ps.s, dag().join(lanes_[idx(i, ps.s)].compute, label_));
+  }
+
+  void mark_entry(const Pass& ps, int i) {
+    if (ps.x.kind != PassKind::backward_weight)
+      hand_[pass_key(i, ps.x.kind, ps.x.micro_batch, ps.vs)].entry = chain_[idx(i, ps.s)];
+  }
+
+  void mark_entries(const Pass& ps) {
+    for (int i = 0; i < n_inst_; ++i) mark_entry(ps, i);
+  }
+
+  // ---- units ----
+
+  void lower_unit(Pass& ps, const UnitCost& u, int layer) {
+    Unit un{.u = u};
+    un.prefix = unit_prefix(u, layer);
+    un.gathers = ps.zero3 && u.gather_s > 0 && (ps.fwd || pl_.framework.reshard_after_forward);
+    const std::vector<CostPiece>& pieces = ps.fwd ? u.forward : u.backward;
+    if (ps.zero3) {
+      for (int i = 0; i < n_inst_; ++i) unit_start_[at(i)].push_back(chain_[idx(i, ps.s)]);
+    }
+    if (un.gathers) gather_weights(ps, un);
+    if (un.gathers && (pieces.empty() || pieces.front().kind != CostPiece::Kind::compute)) {
+      wait_for_weights(ps, un);
+    }
+    if (ps.x.kind == PassKind::backward_weight) {
+      const bool is_first = ps.first_task;
+      open_pass(ps, true);
+      name_.resize(un.prefix);
+      name_ += "wgrad";
+      for (int i = 0; i < n_inst_; ++i) {
+        link(i, ps.s,
+             dag().busy(lanes_[idx(i, ps.s)].compute, dur(u.total.weight_compute), name_, "compute"));
+        if (is_first) mark_entry(ps, i);
       }
-      if (bucketed) release_buckets(n_units);
-      if (x.kind != PassKind::backward_weight) g.stash_marks.push_back({s, chain[idx(0, s)], fwd ? 1 : -1});
-      // Hand-over to the neighbouring virtual stage.
-      if (sends_to_neighbour(x.kind, vs, nvs)) {
-        name.assign(fwd ? "send act " : "send grad ");
-        name += label;
-        const int to = (fwd ? vs + 1 : vs - 1) % p;
-        for (int i = 0; i < n_inst; ++i) {
-          const LoweredTransfer t = g.network.pp_send(dag, lanes[idx(i, s)].pp, i, s, to, name, "pp");
-          dag.depend(chain[idx(i, s)], t.first);
-          if (pl.framework.blocking_p2p) {  // the sender computes again once its send is done
-            const sim::TaskId sent = dag.join(lanes[idx(i, s)].compute, name);
-            dag.depend(t.last, sent);
-            chain[idx(i, s)] = sent;
-          }
-          PassTasks& h = hand[pass_key(i, x.kind, x.micro_batch, vs)];
-          h.send = t.last;
-          h.has_send = true;
-        }
+    } else {
+      for (const CostPiece& pc : pieces) lower_piece(ps, un, pc);
+    }
+    // ZeRO-3: the unit's gradients are reduce-scattered as soon as its backward is done.
+    if (ps.zero3 && ps.x.kind == PassKind::backward && u.reduce_s > 0) {
+      name_.resize(un.prefix);
+      name_ += "zero3 reduce-scatter";
+      collective(ps.s, chain_inputs(ps.s), Comm::dp_reduce, u.reduce_s, u.reduce_latency_s, name_, "dp",
+                 outs_);
+      for (int i = 0; i < n_inst_; ++i) buckets_[idx(i, ps.s)].push_back(outs_[at(i)]);
+    }
+  }
+
+  // name_ = "F mb3 c0 L12 " or "B mb3 c0 head "; returns its length.
+  std::size_t unit_prefix(const UnitCost& u, int layer) {
+    name_.assign(label_);
+    if (layer >= 0) {
+      name_ += " L";
+      append_int(name_, layer);
+    } else {
+      name_ += ' ';
+      name_ += u.name;
+    }
+    name_ += ' ';
+    return name_.size();
+  }
+
+  // ZeRO-3: the unit's weights, gathered on the dp stream after the start of the unit `ahead_` before it
+  // (the pass's entry for the first ones), so they arrive `prefetch` units ahead.
+  void gather_weights(const Pass& ps, const Unit& un) {
+    for (int i = 0; i < n_inst_; ++i) {
+      const auto& starts = unit_start_[at(i)];
+      const std::size_t unit_index = starts.size() - 1;
+      inputs_[at(i)] = starts[ahead_ == 0 ? unit_index : (unit_index >= ahead_ ? unit_index - ahead_ : 0)];
+    }
+    name_.resize(un.prefix);
+    name_ += "zero3 gather";
+    collective(ps.s, inputs_, Comm::dp, un.u.gather_s, un.u.gather_latency_s, name_, "dp", gathered_);
+  }
+
+  // The unit's first kernel waits for its gathered weights.
+  void wait_weights(const Unit& un, int i, sim::TaskId t) {
+    if (un.gathers && un.layer_first) dag().depend(gathered_[at(i)], t);
+  }
+
+  // The unit opens with a collective: a zero-time task on the compute stream waits for the weights instead.
+  void wait_for_weights(Pass& ps, Unit& un) {
+    const bool is_first = ps.first_task;
+    open_pass(ps, true);
+    name_.resize(un.prefix);
+    name_ += "weights";
+    for (int i = 0; i < n_inst_; ++i) {
+      const sim::TaskId j = dag().join(lanes_[idx(i, ps.s)].compute, name_);
+      wait_weights(un, i, j);
+      link(i, ps.s, j);
+      if (is_first) mark_entry(ps, i);
+    }
+    un.layer_first = false;
+  }
+
+  // ---- pieces ----
+
+  void lower_piece(Pass& ps, Unit& un, const CostPiece& pc) {
+    name_.resize(un.prefix);
+    switch (pc.kind) {
+      case CostPiece::Kind::compute:
+        lower_kernels(ps, un, pc);
+        break;
+      case CostPiece::Kind::collective:
+        if (pc.comm <= 0) return;  // an empty collective leaves the unit's first kernel to wait for weights
+        lower_blocking_collective(ps, pc);
+        break;
+      case CostPiece::Kind::overlapped:
+        lower_overlapped(ps, un, pc);
+        break;
+    }
+    un.layer_first = false;
+  }
+
+  double kernel_seconds(const Pass& ps, const CostPiece& pc) const {
+    return pc.compute - (split_w_ && !ps.fwd ? pc.weight : 0.0);
+  }
+
+  void lower_kernels(Pass& ps, const Unit& un, const CostPiece& pc) {
+    const bool is_first = ps.first_task;
+    open_pass(ps, true);
+    name_ += pc.name;
+    const double sec = kernel_seconds(ps, pc);
+    for (int i = 0; i < n_inst_; ++i) {
+      const sim::TaskId t = dag().busy(lanes_[idx(i, ps.s)].compute, dur(sec), name_, "compute");
+      wait_weights(un, i, t);
+      link(i, ps.s, t);
+      if (is_first) mark_entry(ps, i);
+    }
+  }
+
+  void lower_blocking_collective(Pass& ps, const CostPiece& pc) {
+    const bool is_first = ps.first_task;
+    open_pass(ps, false);
+    if (is_first) mark_entries(ps);
+    name_ += pc.name;
+    collective(ps.s, chain_inputs(ps.s), Comm::tp, pc.comm, pc.comm, name_, comm_category(pc.group), outs_);
+    for (int i = 0; i < n_inst_; ++i) chain_[idx(i, ps.s)] = outs_[at(i)];
+  }
+
+  // The collective streams beside the kernel it hides under; the next piece waits for both.
+  void lower_overlapped(Pass& ps, const Unit& un, const CostPiece& pc) {
+    const bool is_first = ps.first_task;
+    open_pass(ps, false);
+    if (is_first) mark_entries(ps);
+    name_ += pc.comm_name;
+    collective(ps.s, chain_inputs(ps.s), Comm::tp, pc.comm, pc.comm, name_, comm_category(pc.group), outs_);
+    name_.resize(un.prefix);
+    name_ += pc.name;
+    const double sec = kernel_seconds(ps, pc);
+    for (int i = 0; i < n_inst_; ++i) {
+      const auto c = idx(i, ps.s);
+      const sim::TaskId t = dag().busy(lanes_[c].compute, dur(sec), name_, "compute");
+      dag().depend(chain_[c], t);
+      const sim::TaskId j = dag().join(lanes_[c].compute, name_);
+      dag().depend(t, j);
+      dag().depend(outs_[at(i)], j);
+      chain_[c] = j;
+    }
+  }
+
+  // ---- between stages and after the passes ----
+
+  // The pass's hand-over to the neighbouring virtual stage, on pp comm; a blocking one (blocking_p2p)
+  // holds the sender's compute until it is done.
+  void hand_over(Pass& ps) {
+    name_.assign(ps.fwd ? "send act " : "send grad ");
+    name_ += label_;
+    const int to = (ps.fwd ? ps.vs + 1 : ps.vs - 1) % p_;
+    for (int i = 0; i < n_inst_; ++i) {
+      const auto c = idx(i, ps.s);
+      const LoweredTransfer t = g_.network.pp_send(dag(), lanes_[c].pp, i, ps.s, to, name_, "pp");
+      dag().depend(chain_[c], t.first);
+      if (pl_.framework.blocking_p2p) {
+        const sim::TaskId sent = dag().join(lanes_[c].compute, name_);
+        dag().depend(t.last, sent);
+        chain_[c] = sent;
+      }
+      PassTasks& h = hand_[pass_key(i, ps.x.kind, ps.x.micro_batch, ps.vs)];
+      h.send = t.last;
+      h.has_send = true;
+    }
+  }
+
+  // A forward waits for the previous virtual stage's activation, a backward for the next one's gradient.
+  void connect_stages() {
+    for (int i = 0; i < n_inst_; ++i) {
+      for (int mb = 0; mb < m_; ++mb) {
+        for (int vs = 0; vs < nvs_; ++vs) connect_pass(i, mb, vs);
       }
     }
   }
-  // Cross-stage edges: a forward waits for the previous virtual stage's activation, a backward for the
-  // next one's gradient.
-  for (int i = 0; i < n_inst; ++i) {
-    for (int mb = 0; mb < m; ++mb) {
-      for (int vs = 0; vs < nvs; ++vs) {
-        if (vs > 0)
-          dag.depend(hand[pass_key(i, PassKind::forward, mb, vs - 1)].send,
-                     hand[pass_key(i, PassKind::forward, mb, vs)].entry);
-        if (vs < nvs - 1)
-          dag.depend(hand[pass_key(i, PassKind::backward, mb, vs + 1)].send,
-                     hand[pass_key(i, PassKind::backward, mb, vs)].entry);
-      }
+
+  void connect_pass(int i, int mb, int vs) {
+    if (vs > 0) {
+      dag().depend(hand_[pass_key(i, PassKind::forward, mb, vs - 1)].send,
+                   hand_[pass_key(i, PassKind::forward, mb, vs)].entry);
+    }
+    if (vs < nvs_ - 1) {
+      dag().depend(hand_[pass_key(i, PassKind::backward, mb, vs + 1)].send,
+                   hand_[pass_key(i, PassKind::backward, mb, vs)].entry);
     }
   }
-  // The step's tail on every stage: remaining (non-overlapped) buckets, gradient norm, update, gather.
-  g.last_pass.resize(static_cast<std::size_t>(p));
-  g.grad_norm.resize(static_cast<std::size_t>(p));
-  g.optimizer.resize(static_cast<std::size_t>(p));
-  g.final_task.resize(static_cast<std::size_t>(p));
-  for (int s = 0; s < p; ++s) {
-    const StageCost& sc = costs.stages[static_cast<std::size_t>(s)];
-    std::vector<sim::TaskId> ends(static_cast<std::size_t>(n_inst));
-    for (int i = 0; i < n_inst; ++i) ends[static_cast<std::size_t>(i)] = chain[idx(i, s)];
-    g.last_pass[static_cast<std::size_t>(s)] = ends.front();
-    if (!shards_weights(pl.zero) && sc.buckets > 0 && !pl.overlap_grad_reduce) {
+
+  // The step's tail on stage s: remaining (non-overlapped) buckets, gradient norm, update, gather.
+  void lower_tail(int s) {
+    const StageCost& sc = costs_.stages[at(s)];
+    std::vector<sim::TaskId> ends = chain_inputs(s);
+    g_.last_pass[at(s)] = ends.front();
+    if (!shards_weights(pl_.zero) && sc.buckets > 0 && !pl_.overlap_grad_reduce) {
       std::vector<sim::TaskId> prev = ends;
       for (int b = 0; b < sc.buckets; ++b) {
         prev = collective_v(s, prev, Comm::dp, sc.bucket_s, sc.bucket_latency_s,
                             fmt::format("grad bucket {}", b), "dp");
-        for (int i = 0; i < n_inst; ++i) buckets[idx(i, s)].push_back(prev[static_cast<std::size_t>(i)]);
+        for (int i = 0; i < n_inst_; ++i) buckets_[idx(i, s)].push_back(prev[at(i)]);
       }
     }
-    std::vector<sim::TaskId> reduced(static_cast<std::size_t>(n_inst));
-    for (int i = 0; i < n_inst; ++i) {
-      const sim::TaskId j = dag.join(lanes[idx(i, s)].dp, "grads reduced");
-      dag.depend(ends[static_cast<std::size_t>(i)], j);
-      for (sim::TaskId b : buckets[idx(i, s)]) dag.depend(b, j);
-      reduced[static_cast<std::size_t>(i)] = j;
+    std::vector<sim::TaskId> reduced(at(n_inst_));
+    for (int i = 0; i < n_inst_; ++i) {
+      const sim::TaskId j = dag().join(lanes_[idx(i, s)].dp, "grads reduced");
+      dag().depend(ends[at(i)], j);
+      for (sim::TaskId b : buckets_[idx(i, s)]) dag().depend(b, j);
+      reduced[at(i)] = j;
     }
     // A few bytes: all latency, a busy task.
     const auto norm =
         collective_v(s, reduced, Comm::dp, sc.grad_norm_s, sc.grad_norm_s, "grad norm all-reduce", "dp");
-    std::vector<sim::TaskId> opt(static_cast<std::size_t>(n_inst));
-    for (int i = 0; i < n_inst; ++i) {
-      opt[static_cast<std::size_t>(i)] =
-          dag.busy(lanes[idx(i, s)].compute, dur(sc.optimizer_s), "optimizer", "optimizer");
-      dag.depend(norm[static_cast<std::size_t>(i)], opt[static_cast<std::size_t>(i)]);
+    std::vector<sim::TaskId> opt(at(n_inst_));
+    for (int i = 0; i < n_inst_; ++i) {
+      opt[at(i)] = dag().busy(lanes_[idx(i, s)].compute, dur(sc.optimizer_s), "optimizer", "optimizer");
+      dag().depend(norm[at(i)], opt[at(i)]);
     }
-    g.grad_norm[static_cast<std::size_t>(s)] = norm.front();
-    g.optimizer[static_cast<std::size_t>(s)] = opt.front();
-    g.final_task[static_cast<std::size_t>(s)] = opt.front();
+    g_.grad_norm[at(s)] = norm.front();
+    g_.optimizer[at(s)] = opt.front();
+    g_.final_task[at(s)] = opt.front();
     // The updated weights' all-gather, or (overlap_param_gather) what of it the next step's first forward
     // does not hide, as analytic_step closes it.
-    const double param_gather = exposed_param_gather(in, plan, costs, s);
+    const double param_gather = exposed_param_gather(in_, plan_, costs_, s);
     if (param_gather > 0) {
       const auto gathered =
           collective_v(s, opt, Comm::dp, param_gather, std::min(param_gather, sc.param_gather_latency_s),
                        "param all-gather", "dp");
-      g.final_task[static_cast<std::size_t>(s)] = gathered.front();
+      g_.final_task[at(s)] = gathered.front();
     }
   }
-  return g;
+
+  const StepInput& in_;
+  const ParallelPlan& pl_;
+  const StepPlan& plan_;
+  const StepCosts& costs_;
+  const bool full_cluster_;
+  const int p_, v_, m_, nvs_;
+  int n_inst_ = 1, n_tp_ = 1;
+  PipelineOrder order_;
+  bool split_w_ = false;
+  std::size_t ahead_ = 0;  // ZeRO-3 prefetch depth in units
+
+  StepGraph g_;
+  std::vector<Lanes> lanes_;
+  std::vector<sim::TaskId> chain_;  // per instance and stage: the task the next piece chains after
+  std::vector<bool> has_chain_;
+  std::vector<PassTasks> hand_;                    // per pass: its cross-stage attach points
+  std::vector<std::vector<sim::TaskId>> buckets_;  // per instance and stage: what "grads reduced" waits for
+  // ZeRO-3 prefetch: per instance, the task each unit of the current pass started after (the previous
+  // unit's last task, or the pass's entry); unit k's gather is issued after unit k − prefetch's
+  // (analytic_step.hpp's gathered_pass).
+  std::vector<std::vector<sim::TaskId>> unit_start_;
+
+  // Scratch, reused across pieces.
+  std::vector<sim::TaskId> inputs_, outs_, gathered_, first_;
+  std::string label_, name_, sync_name_;
+};
+
+}  // namespace
+
+StepGraph lower_step(const StepInput& in, const StepPlan& plan, const StepCosts& costs,
+                     const LoweringOptions& options) {
+  return StepLowering(in, plan, costs, options).build();
 }
 
 StepTiming run_step_graph(const StepGraph& graph, const StepInput& in, const StepPlan& plan,
