@@ -7,6 +7,7 @@
 
 #include "models/report/summary.hpp"
 #include "models/step/layout_rules.hpp"
+#include "models/workload/optimizer.hpp"
 #include "scenarios/cluster_background.hpp"
 #include "scenarios/framework_block.hpp"
 #include "scenarios/loader.hpp"
@@ -18,7 +19,7 @@ namespace {
 using Kind = YamlValue::Kind;
 
 // Beyond this the simulator's integer arithmetic and memory are no longer meaningful; 1M GPUs must load.
-constexpr double max_total_gpus = 1e8;
+constexpr double kMaxTotalGpus = 1e8;
 
 /// The precisions a key accepts, spelled as topo::kPrecisionNames spells them.
 std::vector<std::pair<std::string, topo::Precision>> precision_choices(
@@ -30,14 +31,14 @@ std::vector<std::pair<std::string, topo::Precision>> precision_choices(
 
 const std::vector<std::pair<std::string, topo::Precision>>& compute_precision_names() {
   using P = topo::Precision;
-  static const auto t = precision_choices({P::fp32, P::fp16, P::bf16, P::fp8});
-  return t;
+  static const auto kTable = precision_choices({P::fp32, P::fp16, P::bf16, P::fp8});
+  return kTable;
 }
 
 const std::vector<std::pair<std::string, topo::Precision>>& state_precision_names() {
   using P = topo::Precision;
-  static const auto t = precision_choices({P::fp32, P::fp16, P::bf16, P::fp8, P::int8});
-  return t;
+  static const auto kTable = precision_choices({P::fp32, P::fp16, P::bf16, P::fp8, P::int8});
+  return kTable;
 }
 
 /// The names a `measured:` block may name: the summary's own numeric fields (models/report/summary.hpp).
@@ -193,7 +194,7 @@ class Converter {
     if (a_.dp != nullptr) {
       if (a_.dp->is_scalar() && a_.dp->scalar == "auto") {
         p.dp_auto = true;
-      } else if (auto dp = read_count(d_, *a_.dp, "parallelism.dp", 1, max_total_gpus)) {
+      } else if (auto dp = read_count(d_, *a_.dp, "parallelism.dp", 1, kMaxTotalGpus)) {
         p.dp = *dp;
         p.dp_auto = false;
       }
@@ -219,7 +220,7 @@ class Converter {
     int zero = model::stage_number(p.zero);
     r.count("zero", zero, 0, 3);
     p.zero = model::zero_stage_numbered(zero).value_or(p.zero);
-    r.count("shard_group", p.shard_group, 1, max_total_gpus);
+    r.count("shard_group", p.shard_group, 1, kMaxTotalGpus);
     r.choice("recompute", p.recompute, model::kRecomputeNames);
     r.boolean("overlap_grad_reduce", p.overlap_grad_reduce);
     r.quantity("bucket", p.bucket_bytes, Dimension::bytes);
@@ -462,10 +463,10 @@ class Converter {
       return;
     }
     const double total = static_cast<double>(c.nodes) * c.gpus_in_use_per_node();
-    if (total > max_total_gpus) {
+    if (total > kMaxTotalGpus) {
       d_.add(a_.nodes ? *a_.nodes : *a_.root, "cluster.nodes",
              "the cluster has " + format_number(total) + " GPUs; trainsim simulates at most " +
-                 format_number(max_total_gpus));
+                 format_number(kMaxTotalGpus));
       return;
     }
     if (!cross_checks_) {
@@ -518,13 +519,14 @@ class Converter {
 
 const std::vector<std::pair<std::string, model::OptimizerKind>>& optimizer_names() {
   using K = model::OptimizerKind;
-  static const std::vector<std::pair<std::string, K>> t{
-      {"sgd", K::sgd},         {"sgd-momentum", K::sgd_momentum}, {"nesterov", K::nesterov},
-      {"adagrad", K::adagrad}, {"rmsprop", K::rmsprop},           {"adam", K::adam},
-      {"adamw", K::adamw},     {"adafactor", K::adafactor},       {"lion", K::lion},
-      {"lamb", K::lamb},       {"adam-8bit", K::adam8bit},        {"adam8bit", K::adam8bit},
-      {"muon", K::muon}};
-  return t;
+  // Canonical names first (what the dump writes), then the aliases parse_optimizer accepts.
+  static const std::vector<std::pair<std::string, K>> kTable = [] {
+    std::vector<std::pair<std::string, K>> t;
+    for (const model::OptimizerInfo& info : model::all_optimizers()) t.emplace_back(info.name, info.kind);
+    for (const model::OptimizerAlias& a : model::optimizer_aliases()) t.emplace_back(a.alias, a.kind);
+    return t;
+  }();
+  return kTable;
 }
 
 Scenario read_scenario(Diagnostics& d, const YamlValue& root, const std::string& default_name,

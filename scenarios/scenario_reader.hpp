@@ -16,8 +16,8 @@ namespace trainsim::scenario {
 [[nodiscard]] Scenario read_scenario(Diagnostics& d, const YamlValue& root, const std::string& default_name,
                                      bool cross_checks);
 
-/// The optimizer spellings a scenario accepts (each kind's canonical name, and the alias adam8bit), for the
-/// reader and the dump.
+/// The optimizer spellings a scenario accepts, for the reader and the dump: each kind's canonical name, then
+/// model::optimizer_aliases().
 [[nodiscard]] const std::vector<std::pair<std::string, model::OptimizerKind>>& optimizer_names();
 
 }  // namespace trainsim::scenario

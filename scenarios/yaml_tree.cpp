@@ -16,12 +16,12 @@ namespace trainsim::scenario {
 namespace {
 
 // A scenario nests four levels deep; anything past this is hostile or broken input.
-constexpr int max_depth = 32;
+constexpr int kMaxDepth = 32;
 // Aliases share nodes in yaml-cpp, so a "billion laughs" document is small in memory but explodes when
 // walked; the walk is bounded instead, in nodes and in the bytes of the scalars it copies (a few aliases
 // of one large scalar stay under the node bound and still grow without limit).
-constexpr std::int64_t max_nodes = 200000;
-constexpr std::size_t max_expanded_bytes = 16 * max_scenario_bytes;
+constexpr std::int64_t kMaxNodes = 200000;
+constexpr std::size_t kMaxExpandedBytes = 16 * max_scenario_bytes;
 
 std::string in_quotes(std::string_view s) {
   return "\"" + std::string(s) + "\"";
@@ -211,16 +211,16 @@ struct Converter {
     YamlValue out;
     locate(out, node.Mark(), fallback_line, fallback_column);
     if (aborted) return out;
-    if (++nodes > max_nodes) {
+    if (++nodes > kMaxNodes) {
       d.add(out, "",
-            "the document expands to more than " + std::to_string(max_nodes) +
+            "the document expands to more than " + std::to_string(kMaxNodes) +
                 " nodes (an alias bomb?); a scenario is much smaller");
       aborted = true;
       return out;
     }
-    if (depth > max_depth) {
+    if (depth > kMaxDepth) {
       d.add(out, "",
-            "nesting deeper than " + std::to_string(max_depth) + " levels; a scenario is much flatter");
+            "nesting deeper than " + std::to_string(kMaxDepth) + " levels; a scenario is much flatter");
       aborted = true;
       return out;
     }
@@ -232,9 +232,9 @@ struct Converter {
       case YAML::NodeType::Scalar:
         out.kind = YamlValue::Kind::scalar;
         bytes += node.Scalar().size();
-        if (bytes > max_expanded_bytes) {
+        if (bytes > kMaxExpandedBytes) {
           d.add(out, "",
-                "the document expands to more than " + std::to_string(max_expanded_bytes >> 20) +
+                "the document expands to more than " + std::to_string(kMaxExpandedBytes >> 20) +
                     " MiB of text (aliases of a large value?); a scenario is much smaller");
           aborted = true;
           return out;
@@ -283,9 +283,9 @@ struct Converter {
 bool plain_safe(std::string_view s) {
   if (s.empty()) return false;
   // Characters that start or end flow/indicator syntax, or that would change the scalar's meaning.
-  static constexpr std::string_view special = "{}[],#&*!|>'\"%@`\n\r\t";
+  static constexpr std::string_view kSpecial = "{}[],#&*!|>'\"%@`\n\r\t";
   for (char c : s) {
-    if (special.find(c) != std::string_view::npos) return false;
+    if (kSpecial.find(c) != std::string_view::npos) return false;
   }
   if (s.front() == ' ' || s.back() == ' ' || s.front() == '-' || s.front() == '?' || s.front() == ':')
     return false;

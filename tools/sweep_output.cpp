@@ -18,7 +18,7 @@ namespace trainsim::cli {
 
 namespace {
 
-constexpr auto sync_every = std::chrono::seconds(1);
+constexpr auto kSyncEvery = std::chrono::seconds(1);
 
 [[noreturn]] void fail(const std::string& path, const std::string& message) {
   throw InputError(std::vector<Diagnostic>{Diagnostic{.file = path, .message = message}});
@@ -152,7 +152,7 @@ void SweepOutput::write_row(std::string_view line) {
   TRAINSIM_CHECK(!line.empty() && line.back() == '\n', "a sweep row is one whole line");
   write_all(fd_, line, "the sweep output");
   const auto now = std::chrono::steady_clock::now();
-  if (owns_fd_ && now - last_sync_ >= sync_every) {
+  if (owns_fd_ && now - last_sync_ >= kSyncEvery) {
     last_sync_ = now;
     ::fdatasync(fd_);
   }

@@ -34,6 +34,17 @@ constexpr std::array<OptimizerInfo, 12> kInfos{{
      true, true},
 }};
 
+constexpr std::array<OptimizerAlias, 8> kAliases{{
+    {"momentum", OptimizerKind::sgd_momentum},
+    {"sgdm", OptimizerKind::sgd_momentum},
+    {"sgd-nesterov", OptimizerKind::nesterov},
+    {"adam8bit", OptimizerKind::adam8bit},
+    {"8bit-adam", OptimizerKind::adam8bit},
+    {"adamw-8bit", OptimizerKind::adam8bit},
+    {"adamw8bit", OptimizerKind::adam8bit},
+    {"adam-8-bit", OptimizerKind::adam8bit},
+}};
+
 // bitsandbytes keeps tensors below this many elements in 32-bit state (min_8bit_size = 4096).
 constexpr double kMin8bitElements = 4096;
 
@@ -177,6 +188,10 @@ const OptimizerInfo& optimizer_info(OptimizerKind kind) {
   return kInfos[index];
 }
 
+std::span<const OptimizerAlias> optimizer_aliases() {
+  return kAliases;
+}
+
 std::string_view optimizer_name(OptimizerKind kind) {
   return optimizer_info(kind).name;
 }
@@ -186,16 +201,6 @@ OptimizerKind parse_optimizer(std::string_view name) {
   for (const auto& info : kInfos) {
     if (key == info.name) return info.kind;
   }
-  static constexpr std::array<std::pair<std::string_view, OptimizerKind>, 8> kAliases{{
-      {"momentum", OptimizerKind::sgd_momentum},
-      {"sgdm", OptimizerKind::sgd_momentum},
-      {"sgd-nesterov", OptimizerKind::nesterov},
-      {"adam8bit", OptimizerKind::adam8bit},
-      {"8bit-adam", OptimizerKind::adam8bit},
-      {"adamw-8bit", OptimizerKind::adam8bit},
-      {"adamw8bit", OptimizerKind::adam8bit},
-      {"adam-8-bit", OptimizerKind::adam8bit},
-  }};
   for (const auto& [alias, kind] : kAliases) {
     if (key == alias) return kind;
   }

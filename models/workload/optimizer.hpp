@@ -64,6 +64,12 @@ struct OptimizerInfo {
 [[nodiscard]] std::span<const OptimizerInfo> all_optimizers();
 [[nodiscard]] const OptimizerInfo& optimizer_info(OptimizerKind kind);
 [[nodiscard]] std::string_view optimizer_name(OptimizerKind kind);
+/// The other spellings an optimizer is known by (canonical form: lower case, '-' for '_' and ' ').
+struct OptimizerAlias {
+  std::string_view alias;
+  OptimizerKind kind;
+};
+[[nodiscard]] std::span<const OptimizerAlias> optimizer_aliases();
 /// Parses a canonical name or a common alias ("sgd_momentum", "adam8bit", "8bit-adam", "momentum").
 /// Case-insensitive; '_' and '-' are the same. Throws InputError listing the valid names otherwise.
 [[nodiscard]] OptimizerKind parse_optimizer(std::string_view name);

@@ -89,24 +89,24 @@ Measurement vtrain_defaults() {
 std::vector<Measurement> parse_vtrain(const std::vector<std::string>& lines, const std::string& label) {
   const std::vector<std::string> header = split_csv_record(lines[0]);
   const std::size_t skip = header[0].rfind("Parameters", 0) == 0 ? 1 : 0;
-  static const char* const names[] = {"GPUs",
-                                      "global batch",
-                                      "micro batch",
-                                      "hidden size",
-                                      "attention heads",
-                                      "layers",
-                                      "sequence length",
-                                      "tensor parallelism",
-                                      "data parallelism",
-                                      "pipeline parallelism",
-                                      "iteration time (ms)"};
+  static const char* const kNames[] = {"GPUs",
+                                       "global batch",
+                                       "micro batch",
+                                       "hidden size",
+                                       "attention heads",
+                                       "layers",
+                                       "sequence length",
+                                       "tensor parallelism",
+                                       "data parallelism",
+                                       "pipeline parallelism",
+                                       "iteration time (ms)"};
   std::vector<Measurement> out;
   for (std::size_t i = 1; i < lines.size(); ++i) {
     if (blank(lines[i])) continue;
     const std::vector<std::string> f = split_csv_record(lines[i]);
     if (f.size() != skip + 11) fail(label, i + 1, "expected " + std::to_string(skip + 11) + " columns");
     std::int64_t v[10];
-    for (std::size_t k = 0; k < 10; ++k) v[k] = count(f[skip + k], label, i + 1, names[k]);
+    for (std::size_t k = 0; k < 10; ++k) v[k] = count(f[skip + k], label, i + 1, kNames[k]);
     Measurement m = vtrain_defaults();
     m.id = stem_of(label) + "-" + std::to_string(i);
     m.source = "vTrain ground truth (Bang et al., MICRO'24), " + stem_of(label) + " row " + std::to_string(i);
@@ -122,7 +122,7 @@ std::vector<Measurement> parse_vtrain(const std::vector<std::string>& lines, con
     m.plan.dp = v[8];
     m.plan.pp = static_cast<int>(v[9]);
     if (m.plan.world_size() != m.gpus) fail(label, i + 1, "tensor x data x pipeline parallelism != GPUs");
-    m.value = number(f[skip + 10], label, i + 1, names[10]) / 1000.0;
+    m.value = number(f[skip + 10], label, i + 1, kNames[10]) / 1000.0;
     if (!(m.value > 0)) fail(label, i + 1, "iteration time must be positive");
     out.push_back(std::move(m));
   }
@@ -133,7 +133,7 @@ std::vector<Measurement> parse_published(const std::vector<std::string>& lines, 
   const std::vector<std::string> header = split_csv_record(lines[0]);
   std::map<std::string, std::size_t> col;
   for (std::size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
-  static const std::map<std::string, std::pair<std::string, double>> metrics = {
+  static const std::map<std::string, std::pair<std::string, double>> kMetrics = {
       {"iteration_s", {"iteration_time", 1.0}}, {"mfu_pct", {"mfu", 0.01}}, {"hfu_pct", {"hfu", 0.01}}};
   std::vector<Measurement> out;
   for (std::size_t i = 1; i < lines.size(); ++i) {
@@ -144,8 +144,8 @@ std::vector<Measurement> parse_published(const std::vector<std::string>& lines, 
            "expected " + std::to_string(header.size()) + " columns, found " + std::to_string(f.size()));
     }
     const auto get = [&](const char* name) -> const std::string& { return f[col.at(name)]; };
-    const auto metric = metrics.find(get("metric"));
-    if (metric == metrics.end()) continue;
+    const auto metric = kMetrics.find(get("metric"));
+    if (metric == kMetrics.end()) continue;
     bool complete = true;
     for (const char* needed : {"layers", "hidden", "heads", "seq_len", "gpus", "global_batch", "tp"}) {
       complete = complete && !get(needed).empty();
