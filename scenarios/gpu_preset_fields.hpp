@@ -1,9 +1,10 @@
 #pragma once
-// The GPU preset's `efficiency:` keys of the shape-dependent GEMM model, the sustained clock and the
-// overlap slow-down (models/workload/gemm_time.hpp and kernel_time.hpp), read and listed in one place for
-// the preset reader and for the writers of presets (gpu_to_yaml, `trainsim calibrate`).
+// Every value key of a GPU preset (the format of scenarios/presets.hpp) in one table: the block it sits in
+// (top level, `peak:` or `efficiency:`), its type, unit and bounds, and the topo::GpuSpec member it sets.
+// The preset reader, the scenario dump (gpu_to_flow_yaml) and `trainsim calibrate`'s preset writer all walk
+// this table, so a key added to it is read, dumped and written back alike.
+#include <cstdint>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "scenarios/yaml_tree.hpp"
@@ -11,15 +12,28 @@
 
 namespace trainsim::scenario {
 
-/// Reads matmul_tile_m, matmul_tile_n, matmul_half_tile_efficiency, matmul_quarter_tile_efficiency,
-/// matmul_tile_k_overhead, matmul_split_k_min, matmul_wave_quantisation, fp8_matmul_peak_fraction,
-/// sustained_clock_fraction and overlap_compute_slowdown.
-void read_gemm_shape_efficiency(MapReader& r, topo::ComputeEfficiency& e);
+enum class GpuBlock : std::uint8_t { top, peak, efficiency };
 
-/// The same keys with their values, in that order.
-std::vector<std::pair<std::string, double>> gemm_shape_efficiency_values(const topo::ComputeEfficiency& e);
+/// The value keys of one block, in table order (the top level's structural keys — preset, name, source,
+/// peak, efficiency — are the reader's, not the table's).
+[[nodiscard]] std::vector<std::string> gpu_block_keys(GpuBlock block);
 
-/// The same keys as a flow-mapping fragment (", key: value" for each).
-std::string gemm_shape_efficiency_to_yaml(const topo::ComputeEfficiency& e);
+/// Reads every key of `block` present in `r` into `gpu`, with the table's bounds and units.
+void read_gpu_block(MapReader& r, GpuBlock block, topo::GpuSpec& gpu);
+
+/// One key and its value as YAML text, which read_gpu_block reads back to the same value.
+struct GpuPresetEntry {
+  GpuBlock block;
+  std::string key;
+  std::string value;
+};
+
+/// Every key of the table with `gpu`'s value, in table order.
+[[nodiscard]] std::vector<GpuPresetEntry> gpu_preset_entries(const topo::GpuSpec& gpu);
+
+/// `gpu` as a YAML flow mapping (for the scenario dump).
+[[nodiscard]] std::string gpu_to_flow_yaml(const topo::GpuSpec& gpu);
+/// `gpu` as a block-style preset file, `notes` as leading comments (for `trainsim calibrate`).
+[[nodiscard]] std::string gpu_to_block_yaml(const topo::GpuSpec& gpu, const std::vector<std::string>& notes);
 
 }  // namespace trainsim::scenario

@@ -25,9 +25,9 @@ std::string name_of(const std::vector<std::pair<std::string, Enum>>& table, Enum
   return table.front().first;
 }
 
-/// YAML mappings (flow style, every field) that read_*_value reads back to equal specs.
+/// YAML mappings (flow style, every field) that read_*_value reads back to equal specs (a GPU's:
+/// gpu_preset_fields.hpp's gpu_to_flow_yaml).
 std::string model_to_yaml(const model::TransformerSpec& m);
-std::string gpu_to_yaml(const topo::GpuSpec& g);
 std::string node_to_yaml(const topo::NodeSpec& n);
 
 }  // namespace trainsim::scenario

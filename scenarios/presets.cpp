@@ -7,7 +7,7 @@
 #include <mutex>
 #include <set>
 
-#include "scenarios/gpu_efficiency_block.hpp"
+#include "scenarios/gpu_preset_fields.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/preset_blocks.hpp"
 #include "topologies/comm_calibration.hpp"
@@ -269,48 +269,21 @@ topo::GpuSpec read_gpu_value(Diagnostics& d, const YamlValue& v, const std::stri
     return load_preset(d, v, path, PresetKind::gpu, v.scalar, gpu_cache, read_gpu_value)
         .value_or(topo::GpuSpec{});
   }
-  MapReader r(d, v, path,
-              {"preset", "name", "source", "peak", "hbm", "hbm_bandwidth", "nvlink", "tdp", "idle",
-               "power_limit", "sms", "efficiency"});
+  std::vector<std::string> top_keys{"preset", "name", "source", "peak", "efficiency"};
+  for (std::string& key : gpu_block_keys(GpuBlock::top)) top_keys.push_back(std::move(key));
+  MapReader r(d, v, path, std::move(top_keys));
   if (!r.valid()) return {};
   topo::GpuSpec g = base_of(d, r, PresetKind::gpu, gpu_cache, read_gpu_value);
   if (!r.has("preset")) r.require({"peak", "hbm", "hbm_bandwidth", "tdp"});
   r.string("name", g.name);
+  read_gpu_block(r, GpuBlock::top, g);
   if (const YamlValue* p = r.get("peak")) {
-    MapReader pr(d, *p, r.child_path("peak"), {"fp32", "tf32", "fp16", "bf16", "fp8", "int8"});
-    pr.quantity("fp32", g.peak.fp32, Dimension::flops_per_s, Bound::non_negative);
-    pr.quantity("tf32", g.peak.tf32, Dimension::flops_per_s, Bound::non_negative);
-    pr.quantity("fp16", g.peak.fp16, Dimension::flops_per_s, Bound::non_negative);
-    pr.quantity("bf16", g.peak.bf16, Dimension::flops_per_s, Bound::non_negative);
-    pr.quantity("fp8", g.peak.fp8, Dimension::flops_per_s, Bound::non_negative);
-    pr.quantity("int8", g.peak.int8, Dimension::flops_per_s, Bound::non_negative);
+    MapReader pr(d, *p, r.child_path("peak"), gpu_block_keys(GpuBlock::peak));
+    read_gpu_block(pr, GpuBlock::peak, g);
   }
-  r.quantity("hbm", g.hbm_bytes, Dimension::bytes);
-  r.quantity("hbm_bandwidth", g.hbm_bytes_per_s, Dimension::bytes_per_s);
-  r.quantity("nvlink", g.nvlink_bytes_per_s, Dimension::bytes_per_s, Bound::non_negative);
-  r.quantity("tdp", g.tdp_w, Dimension::watts);
-  r.quantity("idle", g.idle_w, Dimension::watts, Bound::non_negative);
-  r.quantity("power_limit", g.power_limit_w, Dimension::watts, Bound::non_negative);
-  r.count("sms", g.sm_count, 0, 100000);
   if (const YamlValue* e = r.get("efficiency")) {
-    MapReader er(d, *e, r.child_path("efficiency"),
-                 {"matmul_peak_fraction", "matmul_half_flops", "memory_bandwidth_fraction", "kernel_overhead",
-                  "attention_kernel", "flash2_attention_fraction", "flash3_attention_fraction",
-                  "cudnn_attention_fraction", "flash_attention_half_flops", "matmul_tile_m", "matmul_tile_n",
-                  "matmul_half_tile_efficiency", "matmul_quarter_tile_efficiency", "matmul_tile_k_overhead",
-                  "matmul_split_k_min", "matmul_wave_quantisation", "fp8_matmul_peak_fraction",
-                  "sustained_clock_fraction", "overlap_compute_slowdown"});
-    auto& eff = g.efficiency;
-    er.number("matmul_peak_fraction", eff.matmul_peak_fraction, 1e-3, 1.0);
-    er.number("matmul_half_flops", eff.matmul_half_flops, 0, 1e18);
-    er.number("memory_bandwidth_fraction", eff.memory_bandwidth_fraction, 1e-3, 1.0);
-    er.quantity("kernel_overhead", eff.kernel_overhead_s, Dimension::seconds, Bound::non_negative);
-    er.choice("attention_kernel", eff.attention_kernel, topo::kAttentionKernelNames);
-    er.number("flash2_attention_fraction", eff.flash2_attention_fraction, 0, 1.0);
-    er.number("flash3_attention_fraction", eff.flash3_attention_fraction, 0, 1.0);
-    er.number("cudnn_attention_fraction", eff.cudnn_attention_fraction, 0, 1.0);
-    er.number("flash_attention_half_flops", eff.flash_attention_half_flops, 0, 1e18);
-    read_gemm_shape_efficiency(er, eff);
+    MapReader er(d, *e, r.child_path("efficiency"), gpu_block_keys(GpuBlock::efficiency));
+    read_gpu_block(er, GpuBlock::efficiency, g);
   }
   return g;
 }
@@ -363,33 +336,8 @@ std::string model_to_yaml(const model::TransformerSpec& m) {
   return s + "}";
 }
 
-std::string gpu_to_yaml(const topo::GpuSpec& g) {
-  const auto flops = [](double x) { return q(format_quantity(x, Dimension::flops_per_s)); };
-  const auto& e = g.efficiency;
-  return "{name: " + q(g.name) + ", peak: {fp32: " + flops(g.peak.fp32) + ", tf32: " + flops(g.peak.tf32) +
-         ", fp16: " + flops(g.peak.fp16) + ", bf16: " + flops(g.peak.bf16) + ", fp8: " + flops(g.peak.fp8) +
-         ", int8: " + flops(g.peak.int8) + "}, hbm: " + q(format_quantity(g.hbm_bytes, Dimension::bytes)) +
-         ", hbm_bandwidth: " + q(format_quantity(g.hbm_bytes_per_s, Dimension::bytes_per_s)) +
-         ", nvlink: " + q(format_quantity(g.nvlink_bytes_per_s, Dimension::bytes_per_s)) +
-         ", tdp: " + q(format_quantity(g.tdp_w, Dimension::watts)) +
-         ", idle: " + q(format_quantity(g.idle_w, Dimension::watts)) +
-         ", efficiency: {matmul_peak_fraction: " + format_number(e.matmul_peak_fraction) +
-         ", matmul_half_flops: " + format_number(e.matmul_half_flops) +
-         ", memory_bandwidth_fraction: " + format_number(e.memory_bandwidth_fraction) +
-         ", kernel_overhead: " + q(format_quantity(e.kernel_overhead_s, Dimension::seconds)) +
-         ", attention_kernel: " + std::string(to_string(e.attention_kernel)) +
-         ", flash2_attention_fraction: " + format_number(e.flash2_attention_fraction) +
-         ", flash3_attention_fraction: " + format_number(e.flash3_attention_fraction) +
-         ", cudnn_attention_fraction: " + format_number(e.cudnn_attention_fraction) +
-         ", flash_attention_half_flops: " + format_number(e.flash_attention_half_flops) +
-         gemm_shape_efficiency_to_yaml(e) + "}" +
-         (g.power_limit_w > 0 ? ", power_limit: " + q(format_quantity(g.power_limit_w, Dimension::watts))
-                              : "") +
-         ", sms: " + std::to_string(g.sm_count) + "}";
-}
-
 std::string node_to_yaml(const topo::NodeSpec& n) {
-  return "{name: " + q(n.name) + ", gpu: " + gpu_to_yaml(n.gpu) +
+  return "{name: " + q(n.name) + ", gpu: " + gpu_to_flow_yaml(n.gpu) +
          ", gpus_per_node: " + std::to_string(n.gpus_per_node) +
          ", fabric: " + std::string(to_string(n.fabric)) +
          ", intra_bandwidth: " + q(format_quantity(n.intra_bytes_per_s, Dimension::bytes_per_s)) +

@@ -22,7 +22,7 @@
 
 #include "models/report/summary.hpp"
 #include "models/step/step_simulator.hpp"
-#include "scenarios/gpu_efficiency_block.hpp"
+#include "scenarios/gpu_preset_fields.hpp"
 #include "scenarios/presets.hpp"
 #include "scenarios/quantity.hpp"
 #include "scenarios/studies/calibration.hpp"
@@ -161,55 +161,6 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
-/// A GPU preset file (format of scenarios/presets.hpp) that loads back to `gpu`; `notes` become comments.
-std::string gpu_preset_yaml(const topo::GpuSpec& gpu, const std::vector<std::string>& notes) {
-  using scenario::Dimension;
-  using scenario::format_number;
-  using scenario::format_quantity;
-  std::string y;
-  for (const std::string& n : notes) y += "# " + n + "\n";
-  y += "name: " + gpu.name + "\npeak:\n";
-  const std::pair<const char*, double> peaks[] = {{"fp32", gpu.peak.fp32}, {"tf32", gpu.peak.tf32},
-                                                  {"fp16", gpu.peak.fp16}, {"bf16", gpu.peak.bf16},
-                                                  {"fp8", gpu.peak.fp8},   {"int8", gpu.peak.int8}};
-  for (const auto& [key, value] : peaks) {
-    if (value > 0) y += fmt::format("  {}: \"{}\"\n", key, format_quantity(value, Dimension::flops_per_s));
-  }
-  y += fmt::format("hbm: \"{}\"\n", format_quantity(gpu.hbm_bytes, Dimension::bytes));
-  y += fmt::format("hbm_bandwidth: \"{}\"\n", format_quantity(gpu.hbm_bytes_per_s, Dimension::bytes_per_s));
-  if (gpu.nvlink_bytes_per_s > 0) {
-    y += fmt::format("nvlink: \"{}\"\n", format_quantity(gpu.nvlink_bytes_per_s, Dimension::bytes_per_s));
-  }
-  if (gpu.tdp_w > 0) y += fmt::format("tdp: \"{}\"\n", format_quantity(gpu.tdp_w, Dimension::watts));
-  if (gpu.idle_w > 0) y += fmt::format("idle: \"{}\"\n", format_quantity(gpu.idle_w, Dimension::watts));
-  if (gpu.power_limit_w > 0) {
-    y += fmt::format("power_limit: \"{}\"\n", format_quantity(gpu.power_limit_w, Dimension::watts));
-  }
-  if (gpu.sm_count > 0) y += fmt::format("sms: {}\n", gpu.sm_count);
-  const topo::ComputeEfficiency& e = gpu.efficiency;
-  y += "efficiency:\n";
-  y += "  matmul_peak_fraction: " + format_number(e.matmul_peak_fraction) + "\n";
-  y += "  matmul_half_flops: " + format_number(e.matmul_half_flops) + "\n";
-  y += "  memory_bandwidth_fraction: " + format_number(e.memory_bandwidth_fraction) + "\n";
-  y += "  kernel_overhead: \"" + format_quantity(e.kernel_overhead_s, Dimension::seconds) + "\"\n";
-  y += "  attention_kernel: " + std::string(topo::to_string(e.attention_kernel)) + "\n";
-  y += "  flash2_attention_fraction: " + format_number(e.flash2_attention_fraction) + "\n";
-  y += "  flash3_attention_fraction: " + format_number(e.flash3_attention_fraction) + "\n";
-  y += "  cudnn_attention_fraction: " + format_number(e.cudnn_attention_fraction) + "\n";
-  y += "  flash_attention_half_flops: " + format_number(e.flash_attention_half_flops) + "\n";
-  // The GEMM-shape keys are written only when they differ from the defaults, so the file also loads with
-  // loaders that predate them.
-  const topo::ComputeEfficiency defaults;
-  const auto default_values = scenario::gemm_shape_efficiency_values(defaults);
-  const auto values = scenario::gemm_shape_efficiency_values(e);
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    if (values[i].second != default_values[i].second) {
-      y += "  " + values[i].first + ": " + format_number(values[i].second) + "\n";
-    }
-  }
-  return y;
-}
-
 // Fitted values are rounded to 4 significant digits: more would claim a precision the data do not have.
 double round4(double x) {
   return std::stod(fmt::format("{:.4g}", x));
@@ -337,7 +288,7 @@ void calibrate(const CalibrateArgs& a, int& exit_code) {
     notes.push_back("Warning: " + line + ".");
     if (!a.keep_worse) calibrated.efficiency = gpu.efficiency;
   }
-  const std::string yaml = gpu_preset_yaml(calibrated, notes);
+  const std::string yaml = scenario::gpu_to_block_yaml(calibrated, notes);
   if (a.output.empty()) {
     std::cout << "\n" << yaml;
   } else {
