@@ -11,6 +11,7 @@
 
 #include "scenarios/loader.hpp"
 #include "sim/input_files.hpp"
+#include "sim/json_string.hpp"
 
 namespace trainsim::scenario {
 namespace {
@@ -382,29 +383,9 @@ std::optional<YamlValue> parse_yaml_tree(std::string_view text, const std::strin
 }
 
 std::string yaml_quote(std::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out + "\"";
+  std::string out;
+  sim::append_json_string(out, text);  // a JSON string is a YAML double-quoted scalar
+  return out;
 }
 
 std::string to_yaml_text(const YamlValue& value) {

@@ -329,6 +329,18 @@ TEST_CASE("parallel degrees whose product overflows 64 bits are an error, not a 
   CHECK(p.model_parallel_size() == std::int64_t{1} << 62);
 }
 
+TEST_CASE("a name and tags holding quotes, backslashes and control characters dump and load back") {
+  std::string text = "name: \"a \\\"b\\\" \\\\ \\x01\"\n" + base;
+  text += "tags: {note: \"tab\\there\\nnext\"}\n";
+  const Scenario a = load_scenario_text(text, "t.yaml");
+  REQUIRE(a.name == std::string("a \"b\" \\ \x01"));
+  const Scenario b = load_scenario_text(dump_scenario(a), "dumped.yaml");
+  CHECK(b.name == a.name);
+  CHECK(b.tags == a.tags);
+  REQUIRE(b.tags.size() == 1);
+  CHECK(b.tags[0].second == "tab\there\nnext");
+}
+
 TEST_CASE("a second YAML document is an error at the line where it starts") {
   CHECK(errors_of(base + "---\nmodel: gpt3-175b\n") ==
         "t.yaml:4:1: a second YAML document starts here; a scenario file holds exactly one document");
