@@ -1,7 +1,7 @@
 // `trainsim merge OUT SHARD...`: join the outputs of `trainsim sweep --shard i/N` runs into one output,
-// sorted by point index, with the header once. Refuses shards of different sweeps (headers differ) and a
-// point present twice with different contents; a point present twice identically (a shard rerun) is kept
-// once. Writes OUT through a temporary file renamed into place, so OUT is never half-written.
+// sorted by point index, with the header once. Refuses shards of different sweeps (headers or row
+// fingerprints differ) and a point present twice with different contents; a point present twice
+// identically (a shard rerun) is kept once. Writes OUT through a temporary file renamed into place, so OUT is never half-written.
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -27,6 +27,7 @@ struct MergeArgs {
 bool merge(const MergeArgs& args) {
   const scenario::RowFormat format = format_from_path(args.output);
   std::string header;
+  std::string fingerprint;  // of the first row read: every row must carry the same
   std::map<std::int64_t, std::string> rows;
   std::size_t torn = 0;
   for (std::size_t i = 0; i < args.inputs.size(); ++i) {
@@ -42,6 +43,13 @@ bool merge(const MergeArgs& args) {
                        "'s: shards of different sweeps cannot be merged");
     }
     for (const auto& [index, line] : file.rows) {
+      const std::string_view row_sweep = scenario::row_fingerprint(line, format);
+      if (rows.empty()) fingerprint = row_sweep;
+      if (row_sweep != fingerprint) {
+        throw InputError(args.inputs[i] + ": point " + std::to_string(index) + " has sweep fingerprint \"" +
+                         std::string(row_sweep) + "\", not \"" + fingerprint +
+                         "\" as the rows before it: shards of different sweeps cannot be merged");
+      }
       const auto [it, inserted] = rows.emplace(index, line);
       if (!inserted && it->second != line) {
         throw InputError(args.inputs[i] + ": point " + std::to_string(index) +

@@ -1,6 +1,7 @@
 #include "tools/sweep_output.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -95,9 +96,10 @@ SweepFile read_sweep_file(const std::string& path, scenario::RowFormat format) {
   return file;
 }
 
-SweepOutput::SweepOutput(const std::string& path, const std::string& header, scenario::RowFormat format,
-                         bool resume)
+SweepOutput::SweepOutput(const std::string& path, const scenario::SweepTable& table, bool resume)
     : last_sync_(std::chrono::steady_clock::now()) {
+  const std::string header = table.header();
+  const scenario::RowFormat format = table.format();
   if (path.empty() || path == "-") {
     if (resume) throw InputError("--resume needs an output file (-o FILE)");
     fd_ = STDOUT_FILENO;
@@ -123,6 +125,15 @@ SweepOutput::SweepOutput(const std::string& path, const std::string& header, sce
     const SweepFile file = read_sweep_file(path, format);
     if (!file.header.empty() && file.header != header) {
       fail(path, "was written by a different sweep (its header differs); remove it or choose another -o");
+    }
+    for (const auto& [point, line] : file.rows) {
+      const std::string_view found = scenario::row_fingerprint(line, format);
+      if (found == table.fingerprint()) continue;
+      fail(path,
+           fmt::format("holds rows of a different sweep (point {} has fingerprint \"{}\", this sweep's is "
+                       "{}): the scenario, a preset it uses, the fidelity or the sweep block changed; "
+                       "remove it or choose another -o",
+                       point, found, table.fingerprint()));
     }
     if (!file.torn_header.empty() && !header.starts_with(file.torn_header)) {
       fail(path,

@@ -5,7 +5,8 @@
 // Durability contract: each row is written with a single write(2) of the whole line (so a killed process
 // leaves whole rows, plus at most one torn line if the machine itself dies mid-write); the file is fsynced
 // at most once a second and when closed. On resume the existing file is read, its header must equal the
-// new one (same scenario columns), a torn last line (no final '\n', or not a parsable row) is truncated
+// new one (same scenario columns), every row must carry this sweep's fingerprint (SweepTable::fingerprint),
+// a torn last line (no final '\n', or not a parsable row) is truncated
 // away, and the point indices already present are reported so the runner skips them. Rows are never
 // rewritten, so no point is lost or duplicated. The file is locked (flock) while a sweep writes it: a
 // second writer is refused, and a file that is not a sweep output is never truncated.
@@ -23,7 +24,7 @@ class SweepOutput {
  public:
   /// path "" or "-": standard output (resume not allowed: InputError). Otherwise the file is created
   /// (or truncated, unless `resume`) and the header is written when the file is new or was empty.
-  SweepOutput(const std::string& path, const std::string& header, scenario::RowFormat format, bool resume);
+  SweepOutput(const std::string& path, const scenario::SweepTable& table, bool resume);
   ~SweepOutput();
   SweepOutput(const SweepOutput&) = delete;
   SweepOutput& operator=(const SweepOutput&) = delete;

@@ -70,7 +70,7 @@ void report_interruption(std::int64_t written, std::size_t planned) {
 
 SweepOutcome run_sweep(const SweepJob& job) {
   const scenario::SweepTable table(job.scenario_path, job.fidelity, job.format);
-  SweepOutput output(job.output, table.header(), job.format, job.resume);
+  SweepOutput output(job.output, table, job.resume);
   const std::vector<std::int64_t> points = points_to_run(table.size(), job.shard, output.done());
 
   ProgressBar progress(static_cast<std::int64_t>(points.size()), job.progress && stderr_is_terminal());
@@ -165,7 +165,7 @@ std::string receive_bytes(int source, int tag, int* from) {
 /// Rank 0: hands out chunks of point indices to whichever worker asks (each request carries the rows of
 /// its previous chunk), and writes the rows in the order of `points`.
 SweepOutcome coordinate(const SweepJob& job, const scenario::SweepTable& table, int workers) {
-  SweepOutput output(job.output, table.header(), job.format, job.resume);
+  SweepOutput output(job.output, table, job.resume);
   const std::vector<std::int64_t> points = points_to_run(table.size(), job.shard, output.done());
   std::map<std::int64_t, std::size_t> position;  // point index -> position in `points`
   for (std::size_t k = 0; k < points.size(); ++k) position.emplace(points[k], k);

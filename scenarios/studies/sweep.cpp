@@ -15,6 +15,8 @@
 #include <thread>
 
 #include "models/report/summary.hpp"
+#include "models/step/step_simulator.hpp"
+#include "scenarios/loader.hpp"
 #include "sim/error.hpp"
 
 namespace trainsim::scenario {
@@ -23,7 +25,7 @@ namespace {
 
 // The most points a sweep runs: the runner lists the points it has to run (8 bytes each, 800 MB here),
 // and at the analytic fidelity's ~1,000 points/s per core this is more than a day on a 2,048-core cluster.
-constexpr std::int64_t max_points = 100'000'000;
+constexpr std::int64_t kMaxPoints = 100'000'000;
 
 std::string axis_name(const SweepAxis& axis) {
   return "sweep." + axis.key_path;
@@ -78,10 +80,10 @@ std::int64_t sweep_size(const SweepSpec& sweep) {
   std::int64_t size = 1;
   for (const auto& axis : sweep.axes) {
     const auto n = static_cast<std::int64_t>(axis.values.size());
-    if (size > max_points / n) {
+    if (size > kMaxPoints / n) {
       throw InputError(std::vector<Diagnostic>{
           Diagnostic{.key_path = "sweep",
-                     .message = "the grid has more than " + std::to_string(max_points) +
+                     .message = "the grid has more than " + std::to_string(kMaxPoints) +
                                 " points (the most a sweep runs); sweep fewer values"}});
     }
     size *= n;
@@ -187,9 +189,9 @@ std::int64_t row_point_index(std::string_view line, RowFormat format) {
   if (line.empty() || line.back() != '\n') return -1;
   std::string_view digits = line;
   if (format == RowFormat::jsonl) {
-    constexpr std::string_view prefix = "{\"point\":";
-    if (!line.starts_with(prefix) || !line.ends_with("}\n")) return -1;
-    digits.remove_prefix(prefix.size());
+    constexpr std::string_view kPrefix = "{\"point\":";
+    if (!line.starts_with(kPrefix) || !line.ends_with("}\n")) return -1;
+    digits.remove_prefix(kPrefix.size());
   }
   std::int64_t index = -1;
   const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
@@ -197,6 +199,36 @@ std::int64_t row_point_index(std::string_view line, RowFormat format) {
   if (end == digits.data() + digits.size() || *end != ',') return -1;
   return index;
 }
+
+std::string_view row_fingerprint(std::string_view line, RowFormat format) {
+  if (row_point_index(line, format) < 0) return {};
+  std::string_view rest = line.substr(line.find(',') + 1);
+  if (format == RowFormat::jsonl) {
+    constexpr std::string_view kKey = "\"sweep_fingerprint\":\"";
+    if (!rest.starts_with(kKey)) return {};
+    rest.remove_prefix(kKey.size());
+    return rest.substr(0, std::min(rest.find('"'), rest.size()));
+  }
+  return rest.substr(0, std::min(rest.find_first_of(",\n"), rest.size()));
+}
+
+namespace {
+
+// FNV-1a, 64 bits, as 16 hex digits: stable across platforms and library versions, unlike std::hash; a
+// fingerprint tells sweeps apart, it is not a defence against a forger.
+std::string fnv1a_hex(std::string_view text) {
+  std::uint64_t h = 14695981039346656037ULL;
+  for (const char c : text) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ULL;
+  }
+  constexpr std::string_view kHex = "0123456789abcdef";
+  std::string out(16, '0');
+  for (int i = 15; i >= 0; --i, h >>= 4) out[static_cast<std::size_t>(i)] = kHex[h & 0xf];
+  return out;
+}
+
+}  // namespace
 
 // ---- SweepTable ----------------------------------------------------------------------------------------
 
@@ -209,6 +241,7 @@ struct SweepTable::Impl {
   std::int64_t size = 0;
   std::vector<model::SummaryField> columns;  // the reference field list: names and units of every column
   std::set<std::string> swept;               // key paths of the sweep axes
+  std::string fingerprint;
 
   model::Labels labels(const Scenario& s, const SweepPoint& point) const {
     model::Labels out;
@@ -245,6 +278,8 @@ SweepTable::SweepTable(const std::string& scenario_path, model::Fidelity fidelit
   const model::RunReport run = Impl::reference_run(impl_->base);
   for (const auto& axis : impl_->base.sweep.axes) impl_->swept.insert(axis.key_path);
   impl_->columns = model::summarize(impl_->labels(impl_->base, first), model::StepReport{}, &run).fields;
+  impl_->fingerprint = fnv1a_hex(dump_scenario(impl_->base) + "fidelity: " + model::to_string(fidelity) +
+                                 "\nformat: " + (format == RowFormat::csv ? "csv" : "jsonl") + "\n");
 }
 
 SweepTable::~SweepTable() = default;
@@ -262,14 +297,18 @@ RowFormat SweepTable::format() const {
 std::string SweepTable::header() const {
   if (impl_->format == RowFormat::jsonl) return "";
   model::Summary reference{impl_->columns};
-  return "point," + model::csv_header(reference) + "\n";
+  return "point,sweep_fingerprint," + model::csv_header(reference) + "\n";
+}
+
+const std::string& SweepTable::fingerprint() const {
+  return impl_->fingerprint;
 }
 
 std::string SweepTable::Impl::format_row(std::int64_t index, const model::Summary& summary,
                                          bool blank_numbers) const {
   std::string line;
   if (format == RowFormat::csv) {
-    line = std::to_string(index);
+    line = std::to_string(index) + "," + fingerprint;
     for (const auto& column : columns) {
       line += ',';
       const model::SummaryField* field = summary.find(column.name);
@@ -282,6 +321,7 @@ std::string SweepTable::Impl::format_row(std::int64_t index, const model::Summar
   } else {
     nlohmann::ordered_json j = nlohmann::ordered_json::object();
     j["point"] = index;
+    j["sweep_fingerprint"] = fingerprint;
     for (const auto& column : columns) {
       const model::SummaryField* field = summary.find(column.name);
       if (field == nullptr) {

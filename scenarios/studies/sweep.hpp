@@ -87,6 +87,12 @@ class SweepTable {
   [[nodiscard]] RowFormat format() const;
   /// CSV: the header line with '\n'; JSON Lines: "" (every line is self-describing).
   [[nodiscard]] std::string header() const;
+  /// 16 hex digits (FNV-1a, 64 bits) of the expanded scenario with its sweep block (dump_scenario, so
+  /// preset contents count), the fidelity and the format. Every row carries it, second after the point
+  /// (CSV column / JSON Lines field "sweep_fingerprint"), so --resume and merge can tell another sweep's
+  /// rows apart even when its columns are the same; a CSV header line cannot hold it and still load as a
+  /// table.
+  [[nodiscard]] const std::string& fingerprint() const;
   /// One whole output line for a point, '\n' included. Never throws InputError (it becomes the reason).
   [[nodiscard]] std::string row(std::int64_t index) const;
 
@@ -98,5 +104,7 @@ class SweepTable {
 /// The point index a row line starts with (both formats begin with it), or -1 when the line is not a
 /// complete row (torn, empty, or a CSV header).
 [[nodiscard]] std::int64_t row_point_index(std::string_view line, RowFormat format);
+/// The fingerprint a complete row line carries, or "" when it has none.
+[[nodiscard]] std::string_view row_fingerprint(std::string_view line, RowFormat format);
 
 }  // namespace trainsim::scenario

@@ -46,6 +46,18 @@ class TempDir {
   fs::path path_;
 };
 
+/// Runs a shell command line (sweeps killed mid-way, pipes, working folders); returns its exit status, or
+/// -1 when it did not exit normally.
+inline int shell(const std::string& command) {
+  const int status = std::system(command.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/// The binary's path quoted for a shell command line.
+inline std::string trainsim_command() {
+  return std::string("'") + TRAINSIM_BINARY + "'";
+}
+
 inline std::string read_file(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream text;

@@ -3,6 +3,7 @@
 // trace.json in Chrome Trace Event form, run.csv with its documented header. Examples are discovered at run
 // time, so a new example is covered without editing this file.
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -15,7 +16,9 @@ using trainsim::e2e::describe;
 using trainsim::e2e::example_scenarios;
 using trainsim::e2e::read_file;
 using trainsim::e2e::run_trainsim;
+using trainsim::e2e::shell;
 using trainsim::e2e::TempDir;
+using trainsim::e2e::trainsim_command;
 
 namespace {
 
@@ -153,6 +156,25 @@ TEST_CASE("the examples folder holds the scenarios the documentation names") {
   CHECK(stems.count("llama3-405b-8k-16k-h100") == 1);
   CHECK(stems.count("llama3-405b-8k-standard-attention") == 1);
   for (const auto& [stem, why] : expected_exit_1) CHECK_MESSAGE(stems.count(stem) == 1, stem);
+}
+
+TEST_CASE("each committed sweep output is byte for byte what the binary writes for its scenario") {
+  // An example's sweep output committed beside it (X.csv for X.yaml) is written by the command in its
+  // header comment, from the source folder (reasons name the file as given): `trainsim sweep
+  // scenarios/examples/X.yaml -o X.csv` at the default (analytic) fidelity.
+  int compared = 0;
+  for (const auto& file : example_scenarios()) {
+    std::filesystem::path committed = file;
+    committed.replace_extension(".csv");
+    if (!std::filesystem::exists(committed)) continue;
+    INFO(committed.string());
+    const TempDir out;
+    REQUIRE(shell("cd '" TRAINSIM_SOURCE_DIR "' && " + trainsim_command() + " sweep scenarios/examples/" +
+                  file.filename().string() + " -o '" + out.file("sweep.csv") + "' 2>/dev/null") == 0);
+    CHECK(read_file(out.file("sweep.csv")) == read_file(committed.string()));
+    ++compared;
+  }
+  CHECK(compared >= 1);
 }
 
 TEST_CASE("every example runs through the binary and writes a summary, a Chrome trace and a run timeline") {

@@ -16,7 +16,13 @@
 #include <thread>
 #include <vector>
 
+#include "binary_harness.hpp"
+
 namespace fs = std::filesystem;
+using Folder = trainsim::e2e::TempDir;
+using trainsim::e2e::read_file;
+using trainsim::e2e::shell;
+using trainsim::e2e::trainsim_command;
 
 namespace {
 
@@ -41,29 +47,9 @@ constexpr const char* large_axes = R"(  parallelism.micro_batch: [1, 2, 4, 8]
   parallelism.recompute: [none, selective, full]
 )";
 
-struct Folder {
-  fs::path path;
-  Folder() {
-    std::string name = (fs::temp_directory_path() / "trainsim-sweep-XXXXXX").string();
-    REQUIRE(mkdtemp(name.data()) != nullptr);
-    path = name;
-  }
-  ~Folder() { fs::remove_all(path); }
-  Folder(const Folder&) = delete;
-  Folder& operator=(const Folder&) = delete;
-  [[nodiscard]] std::string file(const std::string& name) const { return (path / name).string(); }
-};
-
 std::string write(const Folder& folder, const std::string& name, const std::string& text) {
   std::ofstream(folder.file(name), std::ios::binary) << text;
   return folder.file(name);
-}
-
-std::string read(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 std::vector<std::string> lines(const std::string& text) {
@@ -80,35 +66,28 @@ std::string nth_field(const std::string& row, int k) {
   return row.substr(begin, row.find(',', begin) - begin);
 }
 
-/// Runs a shell command line; returns its exit status.
-int shell(const std::string& command) {
-  const int status = std::system(command.c_str());
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
-std::string trainsim() {
-  return std::string("'") + TRAINSIM_BINARY + "'";
-}
-
 }  // namespace
 
 TEST_CASE("every point is written once in point order and unbuildable points keep their reason") {
   const Folder dir;
   const std::string scenario = write(dir, "s.yaml", small_sweep);
-  REQUIRE(shell(trainsim() + " sweep " + scenario + " -j 2 -o " + dir.file("out.csv") + " 2>" +
+  REQUIRE(shell(trainsim_command() + " sweep " + scenario + " -j 2 -o " + dir.file("out.csv") + " 2>" +
                 dir.file("err.txt")) == 0);
-  const auto rows = lines(read(dir.file("out.csv")));
+  const auto rows = lines(read_file(dir.file("out.csv")));
   REQUIRE(rows.size() == 25);
   const std::string& header = rows[0];
-  for (const char* column :
-       {"point,", ",cluster.nodes,", ",parallelism.tp,", ",training.optimizer,", ",tags.team,", ",feasible,",
-        ",reason,", ",iteration_time_s,", ",memory_per_gpu_gib,", ",cost_total_usd"}) {
+  for (const char* column : {"point,sweep_fingerprint,", ",cluster.nodes,", ",parallelism.tp,",
+                             ",training.optimizer,", ",tags.team,", ",feasible,", ",reason,",
+                             ",iteration_time_s,", ",memory_per_gpu_gib,", ",cost_total_usd"}) {
     CHECK_MESSAGE(header.find(column) != std::string::npos, column);
   }
   int unbuildable = 0;
   for (std::size_t i = 1; i < rows.size(); ++i) {
-    CHECK(rows[i].starts_with(std::to_string(i - 1) + ",sweep-test,"));
-    if (nth_field(rows[i], 3) == "3") {  // point, scenario, cluster.nodes, parallelism.tp
+    CHECK(rows[i].starts_with(std::to_string(i - 1) + ","));
+    CHECK(nth_field(rows[i], 1) == nth_field(rows[1], 1));  // one fingerprint for the whole sweep
+    CHECK(nth_field(rows[i], 1).size() == 16);
+    CHECK(nth_field(rows[i], 2) == "sweep-test");
+    if (nth_field(rows[i], 4) == "3") {  // point, sweep_fingerprint, scenario, cluster.nodes, parallelism.tp
       ++unbuildable;
       CHECK(rows[i].find(",false,") != std::string::npos);
       CHECK(rows[i].find("divisible by tp (3)") != std::string::npos);
@@ -116,22 +95,22 @@ TEST_CASE("every point is written once in point order and unbuildable points kee
   }
   CHECK(unbuildable == 6);
   // stderr is a file here, not a terminal: no progress bar.
-  CHECK(read(dir.file("err.txt")).empty());
+  CHECK(read_file(dir.file("err.txt")).empty());
 }
 
 TEST_CASE("the output does not depend on the number of threads") {
   const Folder dir;
   const std::string scenario = write(dir, "s.yaml", small_sweep);
-  REQUIRE(shell(trainsim() + " sweep " + scenario + " -j 1 -o " + dir.file("one.csv")) == 0);
-  REQUIRE(shell(trainsim() + " sweep " + scenario + " -j 3 > " + dir.file("three.csv")) == 0);
-  CHECK(read(dir.file("one.csv")) == read(dir.file("three.csv")));
+  REQUIRE(shell(trainsim_command() + " sweep " + scenario + " -j 1 -o " + dir.file("one.csv")) == 0);
+  REQUIRE(shell(trainsim_command() + " sweep " + scenario + " -j 3 > " + dir.file("three.csv")) == 0);
+  CHECK(read_file(dir.file("one.csv")) == read_file(dir.file("three.csv")));
 }
 
 TEST_CASE("JSON Lines rows are objects with finite numbers, null where a point could not be built") {
   const Folder dir;
   const std::string scenario = write(dir, "s.yaml", small_sweep);
-  REQUIRE(shell(trainsim() + " sweep " + scenario + " -o " + dir.file("out.jsonl")) == 0);
-  const auto rows = lines(read(dir.file("out.jsonl")));
+  REQUIRE(shell(trainsim_command() + " sweep " + scenario + " -o " + dir.file("out.jsonl")) == 0);
+  const auto rows = lines(read_file(dir.file("out.jsonl")));
   REQUIRE(rows.size() == 24);
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const auto j = nlohmann::json::parse(rows[i]);
@@ -163,7 +142,7 @@ int interrupt_sweep(const std::string& scenario, const std::string& out, int sig
   // Signal it once a few rows are out, before it can finish (its stderr goes to the void).
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (std::chrono::steady_clock::now() < deadline) {
-    if (lines(read(out)).size() > 20) break;
+    if (lines(read_file(out)).size() > 20) break;
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   kill(child, sig);
@@ -175,57 +154,77 @@ int interrupt_sweep(const std::string& scenario, const std::string& out, int sig
 TEST_CASE("a sweep killed or interrupted mid-way and resumed loses and duplicates no point") {
   const Folder dir;
   const std::string scenario = write(dir, "s.yaml", std::string(small_sweep) + large_axes);
-  REQUIRE(shell(trainsim() + " sweep " + scenario + " -j 2 -o " + dir.file("full.csv")) == 0);
-  const std::string full = read(dir.file("full.csv"));
+  REQUIRE(shell(trainsim_command() + " sweep " + scenario + " -j 2 -o " + dir.file("full.csv")) == 0);
+  const std::string full = read_file(dir.file("full.csv"));
   REQUIRE(lines(full).size() == 1153);
 
   const std::string out = dir.file("killed.csv");
   const int status = interrupt_sweep(scenario, out, SIGKILL);
-  const std::string partial = read(out);
+  const std::string partial = read_file(out);
   CHECK(WIFSIGNALED(status));
   CHECK(lines(partial).size() < 1153);
   CHECK(full.starts_with(partial.substr(0, partial.rfind('\n') + 1)));
 
-  REQUIRE(shell(trainsim() + " sweep " + scenario + " -j 2 --resume -o " + out) == 0);
-  CHECK(read(out) == full);
+  REQUIRE(shell(trainsim_command() + " sweep " + scenario + " -j 2 --resume -o " + out) == 0);
+  CHECK(read_file(out) == full);
 
   // Ctrl-C stops cleanly: exit code 130, whole rows only, and the output resumes the same way.
   const std::string stopped = dir.file("stopped.csv");
   const int interrupted = interrupt_sweep(scenario, stopped, SIGINT);
   REQUIRE(WIFEXITED(interrupted));
   CHECK(WEXITSTATUS(interrupted) == 130);
-  const std::string rows = read(stopped);
+  const std::string rows = read_file(stopped);
   CHECK(lines(rows).size() < 1153);
   CHECK(full.starts_with(rows));
-  REQUIRE(shell(trainsim() + " sweep " + scenario + " --resume -o " + stopped + " 2>/dev/null") == 0);
-  CHECK(read(stopped) == full);
+  REQUIRE(shell(trainsim_command() + " sweep " + scenario + " --resume -o " + stopped + " 2>/dev/null") == 0);
+  CHECK(read_file(stopped) == full);
 }
 
 TEST_CASE("a torn last row is cut off on resume and its point written again") {
   const Folder dir;
   const std::string scenario = write(dir, "s.yaml", small_sweep);
-  REQUIRE(shell(trainsim() + " sweep " + scenario + " -o " + dir.file("full.csv")) == 0);
-  const std::string full = read(dir.file("full.csv"));
+  REQUIRE(shell(trainsim_command() + " sweep " + scenario + " -o " + dir.file("full.csv")) == 0);
+  const std::string full = read_file(dir.file("full.csv"));
   // Keep the header and 10 rows, plus half of the 11th, as a power cut mid-write would.
   std::size_t cut = 0;
   for (int n = 0; n < 11; ++n) cut = full.find('\n', cut) + 1;
   const std::size_t torn = cut + (full.find('\n', cut) - cut) / 2;
   write(dir, "torn.csv", full.substr(0, torn));
-  REQUIRE(shell(trainsim() + " sweep " + scenario + " --resume -o " + dir.file("torn.csv")) == 0);
-  CHECK(read(dir.file("torn.csv")) == full);
+  REQUIRE(shell(trainsim_command() + " sweep " + scenario + " --resume -o " + dir.file("torn.csv")) == 0);
+  CHECK(read_file(dir.file("torn.csv")) == full);
   // Resuming a finished output changes nothing.
-  REQUIRE(shell(trainsim() + " sweep " + scenario + " --resume -o " + dir.file("torn.csv")) == 0);
-  CHECK(read(dir.file("torn.csv")) == full);
+  REQUIRE(shell(trainsim_command() + " sweep " + scenario + " --resume -o " + dir.file("torn.csv")) == 0);
+  CHECK(read_file(dir.file("torn.csv")) == full);
 }
 
 TEST_CASE("resume refuses the output of a different sweep and needs an output file") {
   const Folder dir;
   const std::string scenario = write(dir, "s.yaml", small_sweep);
   write(dir, "other.csv", "point,something,else\n0,a,b\n");
-  CHECK(shell(trainsim() + " sweep " + scenario + " --resume -o " + dir.file("other.csv") + " 2>/dev/null") ==
-        2);
-  CHECK(read(dir.file("other.csv")) == "point,something,else\n0,a,b\n");
-  CHECK(shell(trainsim() + " sweep " + scenario + " --resume 2>/dev/null >/dev/null") == 2);
+  CHECK(shell(trainsim_command() + " sweep " + scenario + " --resume -o " + dir.file("other.csv") +
+              " 2>/dev/null") == 2);
+  CHECK(read_file(dir.file("other.csv")) == "point,something,else\n0,a,b\n");
+  CHECK(shell(trainsim_command() + " sweep " + scenario + " --resume 2>/dev/null >/dev/null") == 2);
+}
+
+TEST_CASE("resume refuses rows of another sweep with the same columns, by their fingerprint") {
+  const Folder dir;
+  const std::string scenario = write(dir, "s.yaml", small_sweep);
+  REQUIRE(shell(trainsim_command() + " sweep " + scenario + " -o " + dir.file("out.csv")) == 0);
+  const std::string full = read_file(dir.file("out.csv"));
+  // Same axes and columns, another global batch: a different sweep whose rows must not be mixed in.
+  std::string other_text = small_sweep;
+  other_text.replace(other_text.find("global_batch: 512"), 17, "global_batch: 256");
+  const std::string other = write(dir, "other.yaml", other_text);
+  const std::string err = dir.file("err.txt");
+  write(dir, "part.csv", full.substr(0, full.find('\n', full.find('\n') + 1) + 1));  // header and point 0
+  CHECK(shell(trainsim_command() + " sweep " + other + " --resume -o " + dir.file("part.csv") + " 2>" +
+              err) == 2);
+  CHECK(read_file(err).find("holds rows of a different sweep") != std::string::npos);
+  CHECK(read_file(dir.file("part.csv")) == full.substr(0, full.find('\n', full.find('\n') + 1) + 1));
+  // The same scenario resumes it.
+  REQUIRE(shell(trainsim_command() + " sweep " + scenario + " --resume -o " + dir.file("part.csv")) == 0);
+  CHECK(read_file(dir.file("part.csv")) == full);
 }
 
 TEST_CASE("a CSV cell holding a newline is one row to --resume and merge") {
@@ -233,18 +232,18 @@ TEST_CASE("a CSV cell holding a newline is one row to --resume and merge") {
   std::string scenario_text = small_sweep;
   scenario_text.replace(scenario_text.find("tags: {team: infra}"), 19, "tags: {team: \"infra\\nand more\"}");
   const std::string scenario = write(dir, "s.yaml", scenario_text);
-  REQUIRE(shell(trainsim() + " sweep " + scenario + " -o " + dir.file("full.csv")) == 0);
-  const std::string full = read(dir.file("full.csv"));
+  REQUIRE(shell(trainsim_command() + " sweep " + scenario + " -o " + dir.file("full.csv")) == 0);
+  const std::string full = read_file(dir.file("full.csv"));
   REQUIRE(full.find("\"infra\nand more\"") != std::string::npos);  // written quoted, as RFC 4180 says
   // Keep the header and 5 whole rows (each spans two lines), then resume: the rest is appended once.
   std::size_t cut = 0;
   for (int n = 0; n < 1 + 5 * 2; ++n) cut = full.find('\n', cut) + 1;
   write(dir, "part.csv", full.substr(0, cut));
-  REQUIRE(shell(trainsim() + " sweep " + scenario + " --resume -o " + dir.file("part.csv")) == 0);
-  CHECK(read(dir.file("part.csv")) == full);
-  REQUIRE(shell(trainsim() + " merge " + dir.file("merged.csv") + " " + dir.file("part.csv") +
+  REQUIRE(shell(trainsim_command() + " sweep " + scenario + " --resume -o " + dir.file("part.csv")) == 0);
+  CHECK(read_file(dir.file("part.csv")) == full);
+  REQUIRE(shell(trainsim_command() + " merge " + dir.file("merged.csv") + " " + dir.file("part.csv") +
                 " 2>/dev/null") == 0);
-  CHECK(read(dir.file("merged.csv")) == full);
+  CHECK(read_file(dir.file("merged.csv")) == full);
 }
 
 TEST_CASE("a grid too big to run is refused by check and by sweep, before the output is touched") {
@@ -263,20 +262,21 @@ TEST_CASE("a grid too big to run is refused by check and by sweep, before the ou
     text += "]\n";
   }
   const std::string scenario = write(dir, "big.yaml", text);
-  CHECK(shell(trainsim() + " check " + scenario + " 2>" + dir.file("check.txt")) == 2);
-  CHECK(read(dir.file("check.txt")).find("more than 100000000 points") != std::string::npos);
+  CHECK(shell(trainsim_command() + " check " + scenario + " 2>" + dir.file("check.txt")) == 2);
+  CHECK(read_file(dir.file("check.txt")).find("more than 100000000 points") != std::string::npos);
   write(dir, "keep.csv", "earlier results\n");
-  CHECK(shell(trainsim() + " sweep " + scenario + " -o " + dir.file("keep.csv") + " 2>/dev/null") == 2);
-  CHECK(read(dir.file("keep.csv")) == "earlier results\n");
+  CHECK(shell(trainsim_command() + " sweep " + scenario + " -o " + dir.file("keep.csv") + " 2>/dev/null") ==
+        2);
+  CHECK(read_file(dir.file("keep.csv")) == "earlier results\n");
 }
 
 TEST_CASE("resume leaves a one-line file that is not the start of a sweep output as it is") {
   const Folder dir;
   const std::string scenario = write(dir, "s.yaml", small_sweep);
   write(dir, "notes.csv", "my notes, no newline");
-  CHECK(shell(trainsim() + " sweep " + scenario + " --resume -o " + dir.file("notes.csv") + " 2>/dev/null") ==
-        2);
-  CHECK(read(dir.file("notes.csv")) == "my notes, no newline");
+  CHECK(shell(trainsim_command() + " sweep " + scenario + " --resume -o " + dir.file("notes.csv") +
+              " 2>/dev/null") == 2);
+  CHECK(read_file(dir.file("notes.csv")) == "my notes, no newline");
 }
 
 TEST_CASE("a second sweep writing the same output is refused while the first holds it") {
@@ -288,11 +288,12 @@ TEST_CASE("a second sweep writing the same output is refused while the first hol
   const int fd = ::open(out.c_str(), O_WRONLY | O_CLOEXEC);
   REQUIRE(fd >= 0);
   REQUIRE(::flock(fd, LOCK_EX | LOCK_NB) == 0);
-  CHECK(shell(trainsim() + " sweep " + scenario + " -o " + out + " 2>" + dir.file("err.txt")) == 2);
-  CHECK(read(dir.file("err.txt")).find("another trainsim sweep is writing this file") != std::string::npos);
-  CHECK(shell(trainsim() + " sweep " + scenario + " --resume -o " + out + " 2>/dev/null") == 2);
+  CHECK(shell(trainsim_command() + " sweep " + scenario + " -o " + out + " 2>" + dir.file("err.txt")) == 2);
+  CHECK(read_file(dir.file("err.txt")).find("another trainsim sweep is writing this file") !=
+        std::string::npos);
+  CHECK(shell(trainsim_command() + " sweep " + scenario + " --resume -o " + out + " 2>/dev/null") == 2);
   ::close(fd);
-  CHECK(shell(trainsim() + " sweep " + scenario + " -o " + out) == 0);  // free again
+  CHECK(shell(trainsim_command() + " sweep " + scenario + " -o " + out) == 0);  // free again
 }
 
 TEST_CASE("two MPI ranks write the same output as one process") {
@@ -302,16 +303,16 @@ TEST_CASE("two MPI ranks write the same output as one process") {
   }
   const Folder dir;
   const std::string scenario = write(dir, "s.yaml", small_sweep);
-  REQUIRE(shell(trainsim() + " sweep " + scenario + " -o " + dir.file("single.csv")) == 0);
+  REQUIRE(shell(trainsim_command() + " sweep " + scenario + " -o " + dir.file("single.csv")) == 0);
   // OpenMPI's own allocations outlive MPI_Finalize (some in components it has already unloaded, which no
   // suppression file can name), so LeakSanitizer is off for the ranks; address and UB checks stay on.
-  const int rc =
-      shell("mpirun --allow-run-as-root --oversubscribe -x ASAN_OPTIONS=detect_leaks=0 -np 2 " + trainsim() +
-            " sweep " + scenario + " --mpi -o " + dir.file("mpi.csv") + " >" + dir.file("mpi.log") + " 2>&1");
-  if (read(dir.file("mpi.log")).find("built without MPI") != std::string::npos) {
+  const int rc = shell("mpirun --allow-run-as-root --oversubscribe -x ASAN_OPTIONS=detect_leaks=0 -np 2 " +
+                       trainsim_command() + " sweep " + scenario + " --mpi -o " + dir.file("mpi.csv") + " >" +
+                       dir.file("mpi.log") + " 2>&1");
+  if (read_file(dir.file("mpi.log")).find("built without MPI") != std::string::npos) {
     MESSAGE("skipped: trainsim was built without MPI (MPI was not found at configure time)");
     return;
   }
-  REQUIRE_MESSAGE(rc == 0, read(dir.file("mpi.log")));
-  CHECK(read(dir.file("mpi.csv")) == read(dir.file("single.csv")));
+  REQUIRE_MESSAGE(rc == 0, read_file(dir.file("mpi.log")));
+  CHECK(read_file(dir.file("mpi.csv")) == read_file(dir.file("single.csv")));
 }
