@@ -148,17 +148,7 @@ class Converter {
       nr.boolean("rail_optimized", net.rail_optimized);
       nr.quantity("switch_latency", net.switch_latency_s, Dimension::seconds, Bound::non_negative);
       nr.count("switch_radix", net.switch_radix, 2, 65536);
-      if (const YamlValue* dims = nr.get("torus_dims")) {
-        if (!dims->is_sequence() || dims->items.empty()) {
-          d_.add(*dims, "cluster.network.torus_dims", "expected a list of sizes, e.g. [8, 8, 16]");
-        } else {
-          for (std::size_t i = 0; i < dims->items.size(); ++i) {
-            const auto k = read_count(d_, dims->items[i],
-                                      "cluster.network.torus_dims[" + std::to_string(i) + "]", 1, 1e6);
-            if (k) net.torus_dims.push_back(static_cast<int>(*k));
-          }
-        }
-      }
+      if (const YamlValue* dims = nr.get("torus_dims")) read_torus_dims(*dims, c);
     }
     if (const YamlValue* b = r.get("background")) read_cluster_background(d_, *b, c);
     if (const YamlValue* st = r.get("storage")) {
@@ -168,6 +158,43 @@ class Converter {
       sr.quantity("read", s.read_bytes_per_s, Dimension::bytes_per_s);
       sr.quantity("per_node", s.per_node_bytes_per_s, Dimension::bytes_per_s);
       sr.quantity("latency", s.latency_s, Dimension::seconds, Bound::non_negative);
+    }
+  }
+
+  // One size per dimension of the torus (2 for torus-2d, 3 for torus-3d), multiplying to the node count
+  // (every run checks it, not only those that build the cluster graph).
+  void read_torus_dims(const YamlValue& dims, topo::ClusterSpec& c) {
+    const std::string path = "cluster.network.torus_dims";
+    if (!dims.is_sequence() || dims.items.empty()) {
+      d_.add(dims, path, "expected a list of sizes, e.g. [8, 8, 16]");
+      return;
+    }
+    const topo::FabricTopology t = c.network.topology;
+    const std::size_t want = t == topo::FabricTopology::torus_2d   ? 2
+                             : t == topo::FabricTopology::torus_3d ? 3
+                                                                   : 0;
+    if (want == 0) {
+      d_.add(dims, path,
+             "applies to a torus-2d or torus-3d topology; this one is " + std::string(to_string(t)));
+      return;
+    }
+    if (dims.items.size() != want) {
+      d_.add(dims, path,
+             "a " + std::string(to_string(t)) + " needs " + std::to_string(want) + " sizes, not " +
+                 std::to_string(dims.items.size()));
+      return;
+    }
+    double product = 1;  // at most 3 sizes of at most 1e6: exact in a double
+    for (std::size_t i = 0; i < dims.items.size(); ++i) {
+      const auto k = read_count(d_, dims.items[i], path + "[" + std::to_string(i) + "]", 1, 1e6);
+      if (!k) return;
+      c.network.torus_dims.push_back(static_cast<int>(*k));
+      product *= static_cast<double>(*k);
+    }
+    if (product != static_cast<double>(c.nodes)) {
+      d_.add(dims, path,
+             "the sizes multiply to " + format_number(product) + " nodes; the cluster has " +
+                 std::to_string(c.nodes));
     }
   }
 

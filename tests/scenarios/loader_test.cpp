@@ -341,6 +341,19 @@ TEST_CASE("a name and tags holding quotes, backslashes and control characters du
   CHECK(b.tags[0].second == "tab\there\nnext");
 }
 
+TEST_CASE("torus_dims must be one size per torus dimension, multiplying to the node count") {
+  const std::string head =
+      "model: gpt3-125m\ntraining: {global_batch: 128}\ncluster:\n  node: dgx-a100-80gb\n  nodes: 16\n";
+  CHECK(errors_of(head + "  network: {topology: torus-2d, torus_dims: [4, 4]}\n").empty());
+  CHECK(errors_of(head + "  network: {topology: torus-2d, torus_dims: [4, 8]}\n") ==
+        "t.yaml:6:45: cluster.network.torus_dims: the sizes multiply to 32 nodes; the cluster has 16");
+  CHECK(errors_of(head + "  network: {topology: torus-3d, torus_dims: [4, 4]}\n") ==
+        "t.yaml:6:45: cluster.network.torus_dims: a torus-3d needs 3 sizes, not 2");
+  CHECK(errors_of(head + "  network: {topology: fat-tree, torus_dims: [4, 4]}\n") ==
+        "t.yaml:6:45: cluster.network.torus_dims: applies to a torus-2d or torus-3d topology; this one is "
+        "fat-tree");
+}
+
 TEST_CASE("a second YAML document is an error at the line where it starts") {
   CHECK(errors_of(base + "---\nmodel: gpt3-175b\n") ==
         "t.yaml:4:1: a second YAML document starts here; a scenario file holds exactly one document");
