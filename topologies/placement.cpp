@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <string>
 #include <utility>
 
@@ -58,42 +59,110 @@ std::vector<std::int64_t> Placement::group_members(std::size_t axis, std::int64_
 }
 
 CommGroup Placement::group(std::size_t axis, std::int64_t rank) const {
-  return group_of(group_members(axis, rank));
+  const std::size_t axes[] = {axis};
+  return group(axes, rank);
 }
 
 CommGroup Placement::group(std::span<const std::size_t> axes, std::int64_t rank) const {
   TRAINSIM_CHECK(rank >= 0 && rank < world_size_, "rank out of range");
-  // Start from the member whose coordinates along `axes` are all 0, then walk every combination.
+  std::vector<std::size_t> sorted(axes.begin(), axes.end());
+  std::sort(sorted.begin(), sorted.end());
+  // The member whose coordinates along `axes` are all 0.
   std::int64_t first = rank;
-  for (std::size_t a : axes) first -= ((rank / strides_.at(a)) % sizes_.at(a)) * strides_.at(a);
+  std::int64_t size = 1;
+  for (std::size_t a : sorted) {
+    first -= ((rank / strides_.at(a)) % sizes_.at(a)) * strides_.at(a);
+    size *= sizes_[a];
+  }
+  CommGroup g;
+  g.size = size;
+  g.nodes = blocks_spanned(sorted, first, gpus_per_node_);
+  g.ranks_per_node = (g.size + g.nodes - 1) / g.nodes;  // uneven groups: the most members on one node
+  g.leaves = blocks_spanned(sorted, first, gpus_per_node_ * nodes_per_leaf_);
+  g.groups_sharing_nics = g.nodes > 1 ? std::max<std::int64_t>(1, gpus_per_node_ / g.ranks_per_node) : 1;
+  return g;
+}
+
+namespace {
+
+// Members first + i·stride, i < count: an arithmetic progression of ranks.
+struct Progression {
+  std::int64_t stride = 1;
+  std::int64_t count = 1;
+};
+
+// Members listed at the most (32 MiB) to count the blocks of a group.
+constexpr std::int64_t kMaxListedMembers = std::int64_t{1} << 22;
+
+std::int64_t distinct_blocks(const std::vector<std::int64_t>& sorted_members, std::int64_t block) {
+  // Sorted members change block monotonically: count the transitions.
+  std::int64_t blocks = 0;
+  std::int64_t last = -1;
+  for (std::int64_t r : sorted_members) {
+    if (r / block != last) ++blocks, last = r / block;
+  }
+  return blocks;
+}
+
+// Blocks touched by every member first + Σ i_k·stride_k, listed.
+std::int64_t listed_blocks(std::int64_t first, std::span<const Progression> axes, std::int64_t block) {
+  std::int64_t total = 1;
+  for (const Progression& p : axes) total *= p.count;
+  if (total > kMaxListedMembers) {
+    throw InputError("placement: a communicator group laid over " + std::to_string(total) +
+                     " ranks this irregularly is not placed; choose tp·cp·ep·pp that divides or is a "
+                     "multiple of the GPUs per node");
+  }
   std::vector<std::int64_t> members{first};
-  for (std::size_t a : axes) {
+  members.reserve(static_cast<std::size_t>(total));
+  for (const Progression& p : axes) {
     const std::size_t n = members.size();
-    for (std::int64_t i = 1; i < sizes_[a]; ++i) {
-      for (std::size_t k = 0; k < n; ++k) members.push_back(members[k] + i * strides_[a]);
+    for (std::int64_t i = 1; i < p.count; ++i) {
+      for (std::size_t k = 0; k < n; ++k) members.push_back(members[k] + i * p.stride);
     }
   }
   std::sort(members.begin(), members.end());
-  return group_of(members);
+  return distinct_blocks(members, block);
 }
 
-CommGroup Placement::group_of(const std::vector<std::int64_t>& members) const {
-  // Members are in increasing rank order, so nodes and leaves change monotonically: count transitions.
-  std::int64_t nodes = 0;
-  std::int64_t leaves = 0;
-  std::int64_t last_node = -1;
-  std::int64_t last_leaf = -1;
-  for (std::int64_t r : members) {
-    if (node_of(r) != last_node) ++nodes, last_node = node_of(r);
-    if (leaf_of(r) != last_leaf) ++leaves, last_leaf = leaf_of(r);
+}  // namespace
+
+std::int64_t Placement::blocks_spanned(std::span<const std::size_t> sorted_axes, std::int64_t first,
+                                       std::int64_t block) const {
+  // Adjacent axes of the group are one progression (the outer one's stride is the inner one's stride
+  // times its size; one-rank axes between them add nothing).
+  std::vector<Progression> axes;
+  for (const std::size_t a : sorted_axes) {
+    if (sizes_[a] == 1) continue;
+    if (!axes.empty() && strides_[a] == axes.back().stride * axes.back().count) {
+      axes.back().count *= sizes_[a];
+    } else {
+      axes.push_back({strides_[a], sizes_[a]});
+    }
   }
-  CommGroup g;
-  g.size = static_cast<std::int64_t>(members.size());
-  g.nodes = nodes;
-  g.ranks_per_node = (g.size + nodes - 1) / nodes;  // uneven groups: the most members on one node
-  g.leaves = leaves;
-  g.groups_sharing_nics = nodes > 1 ? std::max<std::int64_t>(1, gpus_per_node_ / g.ranks_per_node) : 1;
-  return g;
+  if (axes.empty()) return 1;
+  // The members are copies of the inner members R (every progression but the outermost, of stride S)
+  // shifted by i·S, i < count. S exceeds R's span (strides grow and each divides the next), so copy i's
+  // blocks meet only those of the `depth` copies before it, and the blocks copy i adds depend on i only
+  // through (first + i·S) mod block, which repeats every `period` copies. So past `depth` copies each
+  // period adds the same number of blocks: count a few periods by listing, then extrapolate exactly.
+  // A data-parallel group of 10^7 ranks costs a few dozen listed members.
+  const Progression outer = axes.back();
+  axes.pop_back();
+  std::int64_t inner_span = 0;
+  for (const Progression& p : axes) inner_span += (p.count - 1) * p.stride;
+  const std::int64_t depth = (inner_span + block) / outer.stride + 2;
+  const std::int64_t period = block / std::gcd(outer.stride, block);
+  const auto blocks_of_copies = [&](std::int64_t copies) {
+    std::vector<Progression> all = axes;
+    all.push_back({outer.stride, copies});
+    return listed_blocks(first, all, block);
+  };
+  if (outer.count <= depth + 2 * period) return blocks_of_copies(outer.count);
+  const std::int64_t periods = (outer.count - depth) / period;
+  const std::int64_t rest = (outer.count - depth) % period;
+  const std::int64_t per_period = blocks_of_copies(depth + period) - blocks_of_copies(depth);
+  return blocks_of_copies(depth + rest) + periods * per_period;
 }
 
 }  // namespace trainsim::topo

@@ -40,14 +40,19 @@ class Placement {
   [[nodiscard]] std::vector<std::int64_t> group_members(std::size_t axis, std::int64_t rank) const;
   /// The communicator group of `rank` along `axis`: size, members per node, nodes, leaves spanned, and
   /// groups_sharing_nics = gpus_per_node / ranks_per_node when it crosses nodes (all sibling groups of the
-  /// axis communicate at once), else 1. O(axis size).
+  /// axis communicate at once), else 1.
   [[nodiscard]] CommGroup group(std::size_t axis, std::int64_t rank) const;
   /// The group of `rank` spanning several axes at once (e.g. dp and cp: the ranks that reduce the same
-  /// gradients), with the same fields as above. O(product of the axes' sizes).
+  /// gradients), with the same fields as above. Lists a few periods of the outermost axis, not every
+  /// member (see blocks_spanned), so a data-parallel group of any size costs O(GPUs per leaf).
   [[nodiscard]] CommGroup group(std::span<const std::size_t> axes, std::int64_t rank) const;
 
  private:
-  [[nodiscard]] CommGroup group_of(const std::vector<std::int64_t>& sorted_members) const;
+  /// How many blocks of `block` consecutive ranks the members (first + combinations along the axes) touch.
+  /// InputError when even that needs more than 2^22 listed members (inner axes of millions of ranks).
+  [[nodiscard]] std::int64_t blocks_spanned(std::span<const std::size_t> sorted_axes, std::int64_t first,
+                                            std::int64_t block) const;
+
   std::vector<std::int64_t> sizes_;
   std::vector<std::int64_t> strides_;
   std::int64_t world_size_ = 1;

@@ -2,6 +2,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <set>
+#include <vector>
+
 #include "sim/error.hpp"
 
 using namespace trainsim::topo;
@@ -76,4 +80,87 @@ TEST_CASE("placements that do not fill whole nodes are input errors") {
   CHECK_THROWS_AS(Placement({3, 3}, 8, 1), trainsim::InputError);
   CHECK_THROWS_AS(Placement({0, 8}, 8, 1), trainsim::InputError);
   CHECK_NOTHROW(Placement({4}, 8, 1));
+}
+
+namespace {
+
+// The group's members by brute force: every rank that shares `rank`'s coordinates off `axes`.
+CommGroup listed_group(const Placement& p, const std::vector<std::size_t>& axes, std::int64_t rank,
+                       std::int64_t gpus_per_node, std::int64_t nodes_per_leaf) {
+  const std::vector<std::int64_t> mine = p.coordinates(rank);
+  std::set<std::int64_t> nodes, leaves;
+  std::int64_t size = 0;
+  for (std::int64_t r = 0; r < p.world_size(); ++r) {
+    const std::vector<std::int64_t> c = p.coordinates(r);
+    bool same = true;
+    for (std::size_t a = 0; a < c.size(); ++a) {
+      const bool in_group = std::find(axes.begin(), axes.end(), a) != axes.end();
+      if (!in_group && c[a] != mine[a]) same = false;
+    }
+    if (!same) continue;
+    ++size;
+    nodes.insert(r / gpus_per_node);
+    leaves.insert(r / gpus_per_node / nodes_per_leaf);
+  }
+  CommGroup g;
+  g.size = size;
+  g.nodes = static_cast<std::int64_t>(nodes.size());
+  g.leaves = static_cast<std::int64_t>(leaves.size());
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("node and leaf counts of every group match the members listed one by one") {
+  // Axis sizes that do and do not divide a node, adjacent and separated group axes, one rank in seven.
+  const std::vector<std::vector<std::int64_t>> layouts = {
+      {2, 3, 4, 8},
+      {3, 2, 2, 4},
+      {8, 1, 2, 6},
+      {4, 3, 1, 8},
+      {1, 6, 4, 2},
+      {2, 2, 2, 2, 2, 3},
+      // long outer axes over odd strides: counted from a few periods, then extrapolated
+      {3, 2, 40},
+      {2, 3, 60},
+      {5, 1, 48},
+      {3, 80}};
+  const std::vector<std::vector<std::size_t>> groups = {{0},    {1},    {2},    {3},
+                                                        {0, 1}, {1, 3}, {0, 2}, {1, 2, 3}};
+  for (const auto& sizes : layouts) {
+    for (const std::int64_t gpn : {4, 8}) {
+      for (const std::int64_t leaf : {1, 3}) {
+        const Placement p(sizes, gpn, leaf);
+        for (const auto& axes : groups) {
+          if (axes.back() >= sizes.size()) continue;
+          for (std::int64_t rank = 0; rank < p.world_size(); rank += 7) {
+            CAPTURE(rank);
+            CAPTURE(gpn);
+            CAPTURE(leaf);
+            CAPTURE(axes.size());
+            CAPTURE(axes.front());
+            const CommGroup want = listed_group(p, axes, rank, gpn, leaf);
+            const CommGroup got = p.group(axes, rank);
+            CHECK(got.size == want.size);
+            CHECK(got.nodes == want.nodes);
+            CHECK(got.leaves == want.leaves);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("a data-parallel group of ten million ranks is counted without listing them") {
+  // tp 8 fills a node: every dp rank is on its own node. tp 2: four dp ranks per node.
+  const Placement whole({8, 10'000'000}, 8, 32);
+  const std::size_t dp_axis[] = {1};
+  const CommGroup a = whole.group(dp_axis, 0);
+  CHECK(a.nodes == 10'000'000);
+  CHECK(a.leaves == 312'500);  // 32 nodes a leaf
+  const Placement shared({2, 40'000'000}, 8, 32);
+  const CommGroup b = shared.group(dp_axis, 0);
+  CHECK(b.size == 40'000'000);
+  CHECK(b.nodes == 10'000'000);
+  CHECK(b.ranks_per_node == 4);
 }
