@@ -34,8 +34,9 @@ topo::GpuSpec changed_h100() {
   return g;
 }
 
-topo::GpuSpec load_text(const std::string& text) {
-  const auto path = std::filesystem::temp_directory_path() / "trainsim_gpu_preset_fields_test.yaml";
+// Each test case names its own file: ctest runs the cases as parallel processes.
+topo::GpuSpec load_text(const std::string& text, const std::string& name) {
+  const auto path = std::filesystem::temp_directory_path() / ("trainsim_gpu_preset_fields_" + name + ".yaml");
   std::ofstream(path) << text;
   topo::GpuSpec g = load_gpu_preset_file(path.string());
   std::filesystem::remove(path);
@@ -48,7 +49,7 @@ TEST_CASE("a block-style GPU preset written from the table loads back to the sam
   const topo::GpuSpec g = changed_h100();
   const std::string text = gpu_to_block_yaml(g, {"a note"});
   CHECK(text.starts_with("# a note\n"));
-  const topo::GpuSpec back = load_text(text);
+  const topo::GpuSpec back = load_text(text, "block");
   CHECK(back.name == "h100-test");
   CHECK(back.peak.fp8 == 1500e12);
   CHECK(back.power_limit_w == 550);
@@ -67,7 +68,7 @@ TEST_CASE("a block-style GPU preset written from the table loads back to the sam
 
 TEST_CASE("the flow-style dump of a GPU reads back through the preset reader to the same GPU") {
   const topo::GpuSpec g = changed_h100();
-  const topo::GpuSpec back = load_text(gpu_to_flow_yaml(g));
+  const topo::GpuSpec back = load_text(gpu_to_flow_yaml(g), "flow");
   CHECK(gpu_to_flow_yaml(back) == gpu_to_flow_yaml(g));
   CHECK(back.efficiency.kernel_overhead_s == doctest::Approx(7e-6).scale(0));
 }
@@ -78,7 +79,7 @@ TEST_CASE("the reader takes each block's keys from the table and refuses others 
   CHECK(std::find(efficiency.begin(), efficiency.end(), "hbm") == efficiency.end());
   const std::string text = gpu_to_block_yaml(changed_h100(), {}) + "  matmul_tile_q: 3\n";
   try {
-    (void)load_text(text);
+    (void)load_text(text, "unknown_key");
     FAIL("an unknown efficiency key loaded");
   } catch (const InputError& e) {
     CHECK(std::string(e.what()).find("efficiency.matmul_tile_q") != std::string::npos);
