@@ -26,7 +26,19 @@ struct SearchArgs {
   int threads = 0;
   std::vector<std::int64_t> nodes;
   bool no_event = false;
+  std::int64_t max_layouts = scenario::SearchOptions{}.max_layouts;
 };
+
+std::string first_line(const std::string& text) {
+  return text.substr(0, text.find('\n'));
+}
+
+std::string layout_words(const model::ParallelPlan& p) {
+  std::string words = fmt::format("tp {}, pp {}, dp {}, cp {}, ep {}, micro-batch {}, {}", p.tp, p.pp, p.dp,
+                                  p.cp, p.ep, p.micro_batch, to_string(p.schedule));
+  if (p.schedule == model::Schedule::interleaved) words += fmt::format("/{}", p.virtual_stages);
+  return words + fmt::format(", zero {}, recompute {}", model::to_string(p.zero), to_string(p.recompute));
+}
 
 std::string table(const std::vector<scenario::RankedLayout>& rows, int gpus_per_node) {
   using model::FieldUnit;
@@ -72,6 +84,11 @@ void add_search_command(CLI::App& app, int& exit_code) {
   sub->add_option("--nodes", args->nodes, "node counts to consider (default: the scenario's)")
       ->delimiter(',');
   sub->add_flag("--no-event", args->no_event, "rank with the analytic fidelity only");
+  sub->add_option(
+         "--max-layouts", args->max_layouts,
+         fmt::format("score at most this many layouts, an evenly spaced subset beyond it (default {})",
+                     args->max_layouts))
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
   sub->callback([args, &exit_code] {
     const scenario::Scenario s = scenario::load_scenario_file(args->scenario);
     scenario::SearchOptions options;
@@ -80,6 +97,7 @@ void add_search_command(CLI::App& app, int& exit_code) {
     options.threads = args->threads;
     options.event_rerank = !args->no_event;
     options.space.nodes = args->nodes;
+    options.max_layouts = args->max_layouts;
     std::unique_ptr<ProgressBar> bar;
     options.progress = [&bar](std::int64_t done, std::int64_t total) {
       if (!bar) bar = std::make_unique<ProgressBar>(total, stderr_is_terminal());
@@ -90,8 +108,22 @@ void add_search_command(CLI::App& app, int& exit_code) {
     if (bar) bar->finish();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const int gpn = s.cluster.gpus_in_use_per_node();
-    std::cout << fmt::format("{}: {} layouts divide, {} fit and are feasible ({:.2f} s)\n\n", s.name,
+    std::cout << fmt::format("{}: {} layouts divide, {} fit and are feasible ({:.2f} s)\n", s.name,
                              r.enumerated, r.usable, seconds);
+    if (r.stride > 1) {
+      std::cout << fmt::format(
+          "stopped short: scored {} of {} layouts (one in {}, --max-layouts {}); raise --max-layouts to "
+          "score them all\n",
+          r.scored, r.enumerated, r.stride, args->max_layouts);
+    }
+    const scenario::LayoutScore& own = r.given.analytic;
+    std::cout << "The scenario's own layout (" << layout_words(r.given.layout.plan) << "): "
+              << (own.usable() ? fmt::format("would rank {} of {}, run time {}, cost {} (analytic)",
+                                             r.given_rank, r.usable + 1,
+                                             model::format_human(model::FieldUnit::seconds, own.run_time_s),
+                                             model::format_human(model::FieldUnit::usd, own.cost_usd))
+                               : "not usable: " + first_line(own.step.reason))
+              << "\n\n";
     std::cout << fmt::format("Top {} by run {}:\n", r.top.size(), args->objective) << table(r.top, gpn);
     std::cout << fmt::format("\nPareto front, run time vs run cost ({} layouts, analytic):\n",
                              r.pareto.size())

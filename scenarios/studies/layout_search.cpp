@@ -50,7 +50,8 @@ std::vector<Layout> enumerate_layouts(const Scenario& scenario, const LayoutSpac
 
   // Candidates by the search's own policy; which of them are layouts at all is layout_rules' call.
   const std::vector<std::int64_t> tps = divisors_up_to(gpus_per_node, gpus_per_node);
-  const std::vector<std::int64_t> pps = divisors_up_to(m.layers, m.layers);
+  std::vector<std::int64_t> pps(static_cast<std::size_t>(m.layers));
+  std::iota(pps.begin(), pps.end(), std::int64_t{1});
   std::vector<std::int64_t> cps;
   for (std::int64_t cp = 1; cp <= space.max_cp; cp *= 2) cps.push_back(cp);
   const std::vector<std::int64_t> eps =
@@ -103,7 +104,7 @@ std::vector<Layout> enumerate_layouts(const Scenario& scenario, const LayoutSpac
                       p.micro_batch = static_cast<int>(mb);
                       p.schedule = schedule;
                       p.virtual_stages = static_cast<int>(virtual_stages);
-                      p.stage_layers.clear();  // even stages: pp divides layers
+                      p.stage_layers.clear();  // split_pipeline_layers' even split
                       p.zero = zero;
                       p.shard_group = static_cast<int>(shard_group);
                       p.recompute = recompute;
@@ -152,9 +153,18 @@ std::vector<std::size_t> pareto_front(const std::vector<std::pair<double, double
 
 SearchResult search_layouts(const Scenario& scenario, const SearchOptions& options,
                             const LayoutEvaluator& evaluate) {
-  const std::vector<Layout> layouts = enumerate_layouts(scenario, options.space);
+  std::vector<Layout> layouts = enumerate_layouts(scenario, options.space);
   SearchResult result;
   result.enumerated = static_cast<std::int64_t>(layouts.size());
+  const std::int64_t budget = std::max<std::int64_t>(options.max_layouts, 1);
+  if (result.enumerated > budget) {
+    result.stride = (result.enumerated + budget - 1) / budget;
+    std::vector<Layout> subset;
+    for (std::size_t k = 0; k < layouts.size(); k += static_cast<std::size_t>(result.stride))
+      subset.push_back(std::move(layouts[k]));
+    layouts = std::move(subset);
+  }
+  result.scored = static_cast<std::int64_t>(layouts.size());
 
   // Analytic pass over every layout, in parallel; the ordered runner keeps the result independent of the
   // thread count (each score lands in its own slot).
@@ -169,7 +179,7 @@ SearchResult search_layouts(const Scenario& scenario, const SearchOptions& optio
         return std::string();
       },
       [&](std::int64_t i, std::string&&) {
-        if (options.progress) options.progress(i + 1, result.enumerated);
+        if (options.progress) options.progress(i + 1, result.scored);
       });
 
   std::vector<std::size_t> usable;
@@ -222,6 +232,16 @@ SearchResult search_layouts(const Scenario& scenario, const SearchOptions& optio
   for (const std::size_t i : pareto_front(points)) {
     const std::size_t k = usable[i];
     result.pareto.push_back(RankedLayout{layouts[k], scores[k], std::nullopt});
+  }
+
+  // The scenario's own layout, which the search space may not hold (a stage_layers list, a degree the
+  // candidates skip): how far is it from the best?
+  const Layout given{.nodes = scenario.cluster.nodes, .plan = scenario.parallelism};
+  result.given = RankedLayout{given, evaluate(scenario, given, model::Fidelity::analytic), std::nullopt};
+  if (result.given.analytic.usable()) {
+    const auto key = objective_key(result.given.analytic, options.objective);
+    result.given_rank = 1;
+    for (const std::size_t k : usable) result.given_rank += objective_key(scores[k], options.objective) < key;
   }
   return result;
 }

@@ -7,7 +7,8 @@
 // for interleaved), ZeRO stage (and for ZeRO ≥ 1 its sharding group: all dp ranks, or one node's, HSDP) and
 // recompute. Everything else (sequence_parallel, overlap, bucket, rank order) is copied from the scenario's
 // `parallelism:` block, and the framework's flags from its `framework:` block. Candidates: tp divides the
-// GPUs per node (TP stays inside NVLink); pp divides layers (even stages); interleaved: 2 <= v <=
+// GPUs per node (TP stays inside NVLink); every pp up to the layer count, stages as even as
+// split_pipeline_layers makes them (as `run` lays them without stage_layers); interleaved: 2 <= v <=
 // max_virtual_stages; cp a power of two up to max_cp; ep divides experts (MoE only); dp = GPUs /
 // (tp·pp·cp·ep); micro_batch divides the per-replica batch, up to max_micro_batch. Of those, only the layouts
 // that break no rule of models/step/layout_rules.hpp (the rules `run` loads with) are listed. Dense models
@@ -70,6 +71,9 @@ using LayoutEvaluator = std::function<LayoutScore(const Scenario&, const Layout&
 
 struct SearchOptions {
   Objective objective = Objective::time;
+  /// At most this many layouts are scored: beyond it an evenly spaced subset (every k-th in enumeration
+  /// order), and SearchResult says so. The default scores in well under a minute on two cores.
+  std::int64_t max_layouts = 200'000;
   int top_k = 10;            ///< layouts re-simulated with the event fidelity and reported
   int threads = 0;           ///< 0: all cores
   bool event_rerank = true;  ///< false: report the analytic ranking only
@@ -88,10 +92,16 @@ struct RankedLayout {
 };
 
 struct SearchResult {
-  std::int64_t enumerated = 0;       ///< layouts that divide
-  std::int64_t usable = 0;           ///< of those, feasible and fitting (analytic)
+  std::int64_t enumerated = 0;  ///< layouts that divide
+  std::int64_t scored = 0;      ///< of those, scored: all, or every `stride`-th (max_layouts)
+  std::int64_t stride = 1;
+  std::int64_t usable = 0;           ///< of the scored, feasible and fitting (analytic)
   std::vector<RankedLayout> top;     ///< best K by the objective (ties: enumeration order)
   std::vector<RankedLayout> pareto;  ///< analytic Pareto front of (run_time_s, cost_usd), by run time
+  /// The scenario's own layout, scored analytically, and where it would rank among the usable layouts
+  /// (1 = better than all; 0 when it is not usable itself).
+  RankedLayout given;
+  std::int64_t given_rank = 0;
 };
 
 /// Runs the search. Deterministic for a given scenario and options (independent of `threads`).

@@ -45,6 +45,20 @@ TEST_CASE("search prints the top layouts re-simulated by events and the time-cos
   for (std::size_t at = out.find(" event\n"); at != std::string::npos; at = out.find(" event\n", at + 1))
     ++events;
   CHECK(events == 3);
+  CHECK(out.find("The scenario's own layout (tp 1, pp 1, dp 16,") != std::string::npos);
+  CHECK(out.find("would rank ") != std::string::npos);
+}
+
+TEST_CASE("search --max-layouts scores an evenly spaced subset and says it stopped short") {
+  const std::string path = (std::filesystem::temp_directory_path() / "trainsim-search-budget.yaml").string();
+  std::ofstream(path) << scenario;
+  std::string out;
+  const int rc = shell_output(
+      std::string("'") + TRAINSIM_BINARY + "' search " + path + " --no-event --max-layouts 50 2>&1", out);
+  std::filesystem::remove(path);
+  REQUIRE_MESSAGE(rc == 0, out);
+  CHECK(out.find("stopped short: scored ") != std::string::npos);
+  CHECK(out.find("raise --max-layouts to score them all") != std::string::npos);
 }
 
 TEST_CASE("search with a node list and the cost objective ranks across cluster sizes") {

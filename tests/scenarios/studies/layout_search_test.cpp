@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <set>
 #include <string>
 
@@ -195,4 +196,63 @@ TEST_CASE("every layout search enumerates loads as a scenario with its keys set,
     ++loaded;
   }
   CHECK(loaded > 10);
+}
+
+TEST_CASE("search tries pipelines that do not divide the layers, as run lays them out") {
+  // 6 layers on 4 GPUs: pp 4 leaves stages of 1, 2, 2, 1 layers, which run accepts.
+  Scenario s = toy();
+  s.model.layers = 6;
+  bool uneven = false;
+  for (const Layout& l : enumerate_layouts(s, small_space())) {
+    if (l.plan.pp != 4) continue;
+    uneven = true;
+    const model::StepPlan plan = model::make_step_plan(s.model, s.cluster, l.plan, s.training);
+    CHECK_MESSAGE(plan.feasible, plan.reason);
+  }
+  CHECK(uneven);
+  // Llama-3 405B: 126 layers, its published pp 16 on 16,384 GPUs.
+  const Scenario llama = load_scenario_file(std::string(TRAINSIM_SOURCE_DIR) +
+                                            "/scenarios/examples/llama3-405b-8k-16k-h100.yaml");
+  LayoutSpace space;
+  space.max_cp = 1;
+  space.zero_stages = {model::ZeroStage::optimizer_states};
+  space.recompute = {Recompute::none};
+  const auto layouts = enumerate_layouts(llama, space);
+  CHECK(std::any_of(layouts.begin(), layouts.end(), [](const Layout& l) { return l.plan.pp == 16; }));
+}
+
+TEST_CASE("beyond --max-layouts an evenly spaced subset is scored, and the result says so") {
+  SearchOptions options;
+  options.space = small_space();
+  options.event_rerank = false;
+  options.max_layouts = 10;
+  const SearchResult r = search_layouts(toy(), options, toy_score);
+  CHECK(r.enumerated == 69);
+  CHECK(r.stride == 7);   // ceil(69 / 10)
+  CHECK(r.scored == 10);  // layouts 0, 7, ..., 63
+  options.max_layouts = 69;
+  const SearchResult all = search_layouts(toy(), options, toy_score);
+  CHECK(all.stride == 1);
+  CHECK(all.scored == 69);
+}
+
+TEST_CASE("the scenario's own layout is scored and placed among the usable layouts") {
+  SearchOptions options;
+  options.space = small_space();
+  options.event_rerank = false;
+  Scenario s = toy();
+  s.parallelism.tp = 2;  // toy_score: 100/2 + 1 = 51 s
+  s.parallelism.dp = 2;
+  const SearchResult r = search_layouts(s, options, toy_score);
+  CHECK(r.given.layout.plan.tp == 2);
+  CHECK(r.given.analytic.run_time_s == doctest::Approx(51));
+  // Usable layouts strictly faster than 51 s (cp 1, by toy_score's formula): counted by hand from the
+  // enumeration, then one more for its own place.
+  std::int64_t faster = 0;
+  for (const Layout& l : enumerate_layouts(s, small_space())) {
+    const LayoutScore score = toy_score(s, l, Fidelity::analytic);
+    if (score.usable() && std::pair(score.run_time_s, score.cost_usd) < std::pair(51.0, 21.0)) ++faster;
+  }
+  CHECK(faster > 0);
+  CHECK(r.given_rank == faster + 1);
 }
