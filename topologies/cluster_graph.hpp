@@ -60,7 +60,8 @@ struct Link {
 class ClusterGraph {
  public:
   /// Builds the graph. Throws InputError for clusters it cannot build (no NICs for several nodes, a
-  /// torus_dims product that is not the node count, a radix below 2 ...). O(devices + links).
+  /// torus_dims product that is not the node count, a radix below 2, more than 2^25 devices and links).
+  /// O(devices + links).
   static ClusterGraph build(const ClusterSpec& cluster);
 
   ClusterGraph(ClusterGraph&&) noexcept;

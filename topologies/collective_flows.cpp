@@ -309,6 +309,11 @@ LoweredCollective lower_collective(sim::Dag& dag, FabricFlows& fabric, const Clu
                                    CollectiveAlgo algo, std::string_view name, CollectiveProtocol protocol) {
   if (members.empty()) throw InputError("collective '" + std::string(name) + "' has no members");
   if (!(bytes >= 0)) throw InputError("collective size must be >= 0");
+  if (static_cast<std::int64_t>(members.size()) > kMaxFlowCollectiveGpus) {
+    throw InputError("the flow fidelity runs every member's flows and is limited to " +
+                     std::to_string(kMaxFlowCollectiveGpus) + " GPUs; this collective spans " +
+                     std::to_string(members.size()) + " (use the closed form)");
+  }
   if (op == CollectiveOp::broadcast || op == CollectiveOp::reduce) {
     throw InputError("the flow fidelity does not lower broadcast/reduce yet; use the closed form");
   }

@@ -119,6 +119,28 @@ TEST_CASE("explain and search stay bounded on a million GPUs") {
   CHECK((searched.exit_code == 0 || searched.exit_code == 1));
 }
 
+TEST_CASE(
+    "a flow-level collective beyond what it can build is refused in words, not by running out of memory") {
+  // Ten million nodes: the cluster graph alone would hold 1.3e9 devices and links.
+  const auto huge = run_trainsim(
+      {"collective", "--cluster", "dgx-h100", "--nodes", "10000000", "--fidelity", "flow", "--size", "1GiB"},
+      limit_s, memory_limit);
+  INFO("1e7 nodes: " << describe(huge));
+  CHECK(huge.exit_code == 2);
+  CHECK(huge.err.find("a cluster graph holds; the closed form prices any size") != std::string::npos);
+  // 8,192 nodes build, but 65,536 GPUs' flows are past the flow fidelity's limit.
+  const auto wide = run_trainsim(
+      {"collective", "--cluster", "dgx-h100", "--nodes", "8192", "--fidelity", "flow", "--size", "1GiB"},
+      limit_s, memory_limit);
+  INFO("8192 nodes: " << describe(wide));
+  CHECK(wide.exit_code == 2);
+  CHECK(wide.err.find("limited to 32768 GPUs; this collective spans 65536") != std::string::npos);
+  // The closed form answers both.
+  CHECK(run_trainsim({"collective", "--cluster", "dgx-h100", "--nodes", "10000000", "--size", "1GiB"},
+                     limit_s, memory_limit)
+            .exit_code == 0);
+}
+
 // 65,536 micro-batches x 2 virtual stages x 128 stages: the event fidelity ran past 400 s (and the analytic
 // one takes ~24 s and 0.8 GB). Skipped until the step model bounds this; run with --no-skip to check.
 TEST_CASE("the most micro-batches the step model accepts finish within the time limit" * doctest::skip()) {
