@@ -89,3 +89,19 @@ TEST_CASE("calibrate -o on a full disk is exit 2 and writes no preset") {
   CHECK_FALSE(fs::exists(dir.file("p.yaml")));
   CHECK(entries(dir.path()) == 1);  // the subset only: no temporary left
 }
+
+TEST_CASE("report -o and merge on a full disk are exit 2 and leave neither a partial file nor a temporary") {
+  const TempDir dir;
+  REQUIRE(run_trainsim({"run", example, "-o", dir.file("run")}).exit_code == 0);
+  const std::string sweep_path = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/examples/gpt3-175b-sweep.csv";
+  // 4 KiB: the inputs are read whole; the HTML page (hundreds of kB) and the merged sweep cannot be written.
+  const Outcome report =
+      run_trainsim({"report", dir.file("run"), "-o", dir.file("page.html")}, 30.0, rlim_t{8} << 30, 4 << 10);
+  CHECK_MESSAGE(report.exit_code == 2, describe(report));
+  CHECK(report.err.find("page.html") != std::string::npos);
+  const Outcome merge =
+      run_trainsim({"merge", dir.file("merged.csv"), sweep_path}, 30.0, rlim_t{8} << 30, 4 << 10);
+  CHECK_MESSAGE(merge.exit_code == 2, describe(merge));
+  CHECK(merge.err.find("merged.csv") != std::string::npos);
+  CHECK(entries(dir.path()) == 1);  // the run folder only
+}
