@@ -1,7 +1,8 @@
 // `trainsim merge OUT SHARD...`: join the outputs of `trainsim sweep --shard i/N` runs into one output,
 // sorted by point index, with the header once. Refuses shards of different sweeps (headers or row
 // fingerprints differ) and a point present twice with different contents; a point present twice
-// identically (a shard rerun) is kept once. Writes OUT through a temporary file renamed into place, so OUT is never half-written.
+// identically (a shard rerun) is kept once. Writes OUT through a temporary file renamed into place, so OUT is
+// never half-written.
 #include <cstdio>
 #include <fstream>
 #include <map>
