@@ -105,7 +105,7 @@ std::map<std::string, topo::NodeSpec> node_cache;
 
 // Presets may derive from presets (`preset:` inside a preset file); a cycle stops here.
 thread_local int preset_depth = 0;
-constexpr int max_preset_depth = 8;
+constexpr int kMaxPresetDepth = 8;
 
 template <class Spec, class Read>
 std::optional<Spec> load_preset(Diagnostics& d, const YamlValue& at, const std::string& path, PresetKind kind,
@@ -120,9 +120,9 @@ std::optional<Spec> load_preset(Diagnostics& d, const YamlValue& at, const std::
     std::lock_guard lock(cache_mutex);
     if (auto it = cache.find(*file); it != cache.end()) return it->second;
   }
-  if (preset_depth >= max_preset_depth) {
+  if (preset_depth >= kMaxPresetDepth) {
     d.add(at, path,
-          "presets derive from each other more than " + std::to_string(max_preset_depth) +
+          "presets derive from each other more than " + std::to_string(kMaxPresetDepth) +
               " levels deep (a cycle?) at \"" + name + "\"");
     return std::nullopt;
   }

@@ -136,6 +136,7 @@ model::EfficiencyPredictor predictor_for(const std::vector<Sample>& samples, con
 
 std::vector<double> measured_of(const std::vector<Sample>& samples) {
   std::vector<double> m;
+  m.reserve(samples.size());
   for (const Sample& s : samples) m.push_back(s.measured);
   return m;
 }

@@ -372,7 +372,8 @@ void ClusterGraph::Impl::build_torus(std::vector<DeviceId>& tops) {
   }
   std::int64_t k_max = 1;
   for (std::int64_t extent : shape) k_max = std::max(k_max, extent);
-  bisection = (k_max > 2 ? 2.0 : 1.0) * static_cast<double>(c.nodes / k_max) * link_bw;
+  const std::int64_t cross_section = c.nodes / k_max;  // nodes in a plane across the longest dimension
+  bisection = (k_max > 2 ? 2.0 : 1.0) * static_cast<double>(cross_section) * link_bw;
 }
 
 /// Every NIC on one switch.
@@ -432,7 +433,8 @@ void ClusterGraph::Impl::build_dragonfly(std::vector<DeviceId>& tops) {
     tops.push_back(leaf_id(g1 * a));
   }
   const double nic_capacity = static_cast<double>(c.nodes * nics) * port_bytes_per_s;
-  const auto half = static_cast<double>(groups / 2);
+  const std::int64_t half_groups = groups / 2;  // the smaller half when the count is odd
+  const auto half = static_cast<double>(half_groups);
   bisection = std::min(nic_capacity / 2, half * (static_cast<double>(groups) - half) * link_bw);
 }
 
@@ -544,7 +546,10 @@ ClusterGraph ClusterGraph::build(const ClusterSpec& c) {
   } else {
     m.build_fat_tree(tops);
   }
-  if (c.nodes == 1) m.bisection = static_cast<double>(m.gpn / 2) * intra_node_tier(c).bytes_per_s;
+  if (c.nodes == 1) {
+    const std::int64_t half_gpus = m.gpn / 2;  // GPUs on one side of the cut
+    m.bisection = static_cast<double>(half_gpus) * intra_node_tier(c).bytes_per_s;
+  }
   m.attach_storage(tops);
   m.finish_index();
   m.measure_diameter();

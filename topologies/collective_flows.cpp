@@ -463,6 +463,7 @@ std::vector<sim::Duration> simulate_collectives(const ClusterGraph& graph, const
   }
   const sim::DagResult result = sim::execute(dag, engine, &network);
   std::vector<sim::Duration> durations;
+  durations.reserve(lowered.size());
   for (const LoweredCollective& l : lowered) {
     durations.push_back(result.tasks[l.done].end - result.tasks[l.start].start);
   }

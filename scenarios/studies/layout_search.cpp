@@ -199,6 +199,7 @@ SearchResult search_layouts(const Scenario& scenario, const SearchOptions& optio
   ranked.resize(k_top);
 
   std::vector<RankedLayout> top;
+  top.reserve(ranked.size());
   for (const std::size_t k : ranked) top.push_back(RankedLayout{layouts[k], scores[k], std::nullopt});
   if (options.event_rerank) {
     std::vector<std::int64_t> positions(top.size());
@@ -221,6 +222,7 @@ SearchResult search_layouts(const Scenario& scenario, const SearchOptions& optio
       return by_objective(sa, a, sb, b);
     });
     std::vector<RankedLayout> reordered;
+    reordered.reserve(order.size());
     for (const std::size_t i : order) reordered.push_back(top[i]);
     top = std::move(reordered);
   }

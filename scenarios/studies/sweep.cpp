@@ -33,7 +33,7 @@ std::string axis_name(const SweepAxis& axis) {
 
 /// A row is one line whatever a reason holds (every diagnostic of an InputError is on its own line), so
 /// that resume and merge can count rows by lines.
-std::string one_line(std::string text) {
+std::string one_line(const std::string& text) {
   std::string out;
   out.reserve(text.size());
   for (const char c : text) {
@@ -326,7 +326,9 @@ std::string SweepTable::Impl::format_row(std::int64_t index, const model::Summar
       const model::SummaryField* field = summary.find(column.name);
       if (field == nullptr) {
         j[column.name] = nullptr;
-      } else if (field->unit == model::FieldUnit::text) {
+        continue;
+      }
+      if (field->unit == model::FieldUnit::text) {
         std::int64_t integer = 0;
         double number = 0;
         if (swept.contains(column.name) && plain_number(field->text, integer)) {
