@@ -11,18 +11,10 @@
 #include "scenarios/studies/sweep.hpp"
 #include "sim/error.hpp"
 #include "tools/command.hpp"
+#include "tools/set_option.hpp"
 
 namespace trainsim::cli {
 namespace {
-
-/// "key=value" from --set into an override (the value is YAML text).
-scenario::Override parse_set(const std::string& text) {
-  const auto eq = text.find('=');
-  if (eq == std::string::npos || eq == 0) {
-    throw InputError("--set expects key.path=value, found \"" + text + "\"");
-  }
-  return {text.substr(0, eq), text.substr(eq + 1)};
-}
 
 std::string run_length(const model::TrainingSpec& t) {
   if (t.tokens) return fmt::format("{:.4g} tokens", *t.tokens);
@@ -52,12 +44,11 @@ void add_check_command(CLI::App& app, int& exit_code) {
   static std::vector<std::string> sets;
   static bool dump = false;
   sub->add_option("scenario", files, "scenario YAML file(s)")->required();
-  sub->add_option("--set", sets, "override a key before checking, e.g. --set cluster.nodes=64 (repeatable)");
+  add_set_option(*sub, sets);
   sub->add_flag("--dump", dump,
                 "print the loaded scenario back as YAML (presets expanded, defaults explicit)");
   sub->callback([&exit_code] {
-    std::vector<scenario::Override> overrides;
-    for (const auto& s : sets) overrides.push_back(parse_set(s));
+    const std::vector<scenario::Override> overrides = parse_sets(sets);
     if (files.size() == 1) {
       // One file: bad input propagates to main, which prints it and exits 2.
       const scenario::Scenario s = scenario::load_scenario_file(files.front(), overrides);

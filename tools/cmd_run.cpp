@@ -18,6 +18,7 @@
 #include "sim/error.hpp"
 #include "sim/output_files.hpp"
 #include "tools/command.hpp"
+#include "tools/set_option.hpp"
 
 namespace trainsim::cli {
 
@@ -29,10 +30,11 @@ struct RunArgs {
   std::string format = "table";
   std::string fidelity = "event";
   bool dump = false;
+  std::vector<std::string> sets;
 };
 
 int run(const RunArgs& args) {
-  const scenario::Scenario s = scenario::load_scenario_file(args.scenario);
+  const scenario::Scenario s = scenario::load_scenario_file(args.scenario, parse_sets(args.sets));
   if (args.dump) {
     std::cout << scenario::dump_scenario(s);
     return exit_ok;
@@ -99,6 +101,7 @@ void add_run_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   sub->add_flag("--dump-scenario", args->dump,
                 "print the loaded scenario (presets expanded) as YAML and stop");
+  add_set_option(*sub, args->sets);
   sub->callback([args, &exit_code] { exit_code = run(*args); });
 }
 

@@ -1,8 +1,12 @@
 // `trainsim search`: enumerate every parallel layout of the scenario's model on its cluster, rank them
 // analytically, re-simulate the best K event by event, print the top K and the time-vs-cost Pareto front
-// (see scenarios/studies/layout_search.hpp for what is enumerated and pruned).
+// (see scenarios/studies/layout_search.hpp for what is enumerated and pruned). With --format csv|json (to
+// -o FILE or standard output) each distinct layout of the two lists is one row: its keys spelled as the
+// loader reads them (so `run S.yaml --set KEY=VALUE ...` re-runs it), then the summary's fields at the
+// fidelity named in the row.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -12,8 +16,11 @@
 #include "models/report/summary.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/studies/layout_search.hpp"
+#include "sim/error.hpp"
+#include "sim/output_files.hpp"
 #include "tools/command.hpp"
 #include "tools/progress_bar.hpp"
+#include "tools/set_option.hpp"
 
 namespace trainsim::cli {
 
@@ -27,6 +34,9 @@ struct SearchArgs {
   std::vector<std::int64_t> nodes;
   bool no_event = false;
   std::int64_t max_layouts = scenario::SearchOptions{}.max_layouts;
+  std::vector<std::string> sets;
+  std::string format = "table";
+  std::string output;
 };
 
 std::string first_line(const std::string& text) {
@@ -40,14 +50,73 @@ std::string layout_words(const model::ParallelPlan& p) {
   return words + fmt::format(", zero {}, recompute {}", model::to_string(p.zero), to_string(p.recompute));
 }
 
+/// The layout's keys as the loader reads them, in the order of the scenario's blocks; an empty value is a key
+/// to leave unset.
+model::Labels layout_keys(const scenario::Layout& layout) {
+  const model::ParallelPlan& p = layout.plan;
+  model::Labels keys{{"cluster.nodes", std::to_string(layout.nodes)},
+                     {"parallelism.tp", std::to_string(p.tp)},
+                     {"parallelism.pp", std::to_string(p.pp)},
+                     {"parallelism.dp", std::to_string(p.dp)},
+                     {"parallelism.cp", std::to_string(p.cp)},
+                     {"parallelism.ep", std::to_string(p.ep)},
+                     {"parallelism.micro_batch", std::to_string(p.micro_batch)},
+                     {"parallelism.schedule", std::string(to_string(p.schedule))},
+                     {"parallelism.virtual_stages", std::to_string(p.virtual_stages)},
+                     {"parallelism.zero", std::string(model::to_string(p.zero))},
+                     // empty: not set (the ZeRO group is every data-parallel rank)
+                     {"parallelism.shard_group", p.shard_group > 0 ? std::to_string(p.shard_group) : ""},
+                     {"parallelism.recompute", std::string(to_string(p.recompute))}};
+  return keys;
+}
+
+/// One row per distinct layout: the top K in rank order, then the Pareto layouts not among them.
+std::vector<model::Summary> rows_of(const scenario::SearchResult& r) {
+  std::vector<model::Summary> rows;
+  std::vector<model::Labels> seen;
+  const auto add = [&](const scenario::RankedLayout& entry, const std::string& rank, bool on_pareto) {
+    const model::Labels keys = layout_keys(entry.layout);
+    if (std::find(seen.begin(), seen.end(), keys) != seen.end()) return;
+    seen.push_back(keys);
+    const scenario::LayoutScore& s = entry.best();
+    model::Labels labels{{"rank", rank},
+                         {"on_pareto", on_pareto ? "true" : "false"},
+                         {"fidelity", entry.event ? "event" : "analytic"}};
+    labels.insert(labels.end(), keys.begin(), keys.end());
+    labels.emplace_back("budget", s.meets_budget() ? "ok" : "missed");
+    rows.push_back(model::summarize(labels, s.step, &s.run));
+  };
+  const auto on_front = [&](const scenario::Layout& l) {
+    return std::any_of(r.pareto.begin(), r.pareto.end(), [&](const scenario::RankedLayout& p) {
+      return layout_keys(p.layout) == layout_keys(l);
+    });
+  };
+  for (std::size_t i = 0; i < r.top.size(); ++i)
+    add(r.top[i], std::to_string(i + 1), on_front(r.top[i].layout));
+  for (const auto& p : r.pareto) add(p, "", true);
+  return rows;
+}
+
+std::string machine_output(const std::vector<model::Summary>& rows, const std::string& format) {
+  std::string out;
+  if (format == "csv") {
+    if (!rows.empty()) out = model::csv_header(rows.front()) + "\n";
+    for (const auto& row : rows) out += model::csv_row(row) + "\n";
+    return out;
+  }
+  out = "[";
+  for (std::size_t i = 0; i < rows.size(); ++i) out += (i ? ",\n " : "\n ") + model::to_json(rows[i]);
+  return out + "\n]\n";
+}
+
 std::string table(const std::vector<scenario::RankedLayout>& rows, int gpus_per_node) {
   using model::FieldUnit;
   using model::format_human;
   std::string out = fmt::format(
       "{:>4} {:>6} {:>3} {:>3} {:>5} {:>3} {:>3} {:>3} {:<15} {:>4} {:<9} {:>10} {:>10} {:>6} "
-      "{:>10} {:>10} {}\n",
+      "{:>10} {:>10} {:<8} {}\n",
       "#", "gpus", "tp", "pp", "dp", "cp", "ep", "mb", "schedule", "zero", "recompute", "iteration", "memory",
-      "mfu", "run_time", "cost", "fidelity");
+      "mfu", "run_time", "cost", "fidelity", "budget");
   int rank = 0;
   for (const auto& row : rows) {
     const model::ParallelPlan& p = row.layout.plan;
@@ -57,14 +126,14 @@ std::string table(const std::vector<scenario::RankedLayout>& rows, int gpus_per_
                                      : std::string(to_string(p.schedule));
     out += fmt::format(
         "{:>4} {:>6} {:>3} {:>3} {:>5} {:>3} {:>3} {:>3} {:<15} {:>4} {:<9} {:>10} {:>10} {:>6} {:>10} "
-        "{:>10} {}\n",
+        "{:>10} {:<8} {}\n",
         ++rank, row.layout.nodes * gpus_per_node, p.tp, p.pp, p.dp, p.cp, p.ep, p.micro_batch, schedule,
         p.shard_group > 0 ? fmt::format("{}/{}", model::to_string(p.zero), p.shard_group)
                           : std::string(model::to_string(p.zero)),
         to_string(p.recompute), format_human(FieldUnit::seconds, s.step.iteration_time),
         format_human(FieldUnit::bytes, s.step.memory_per_gpu), format_human(FieldUnit::fraction, s.step.mfu),
         format_human(FieldUnit::seconds, s.run_time_s), format_human(FieldUnit::usd, s.cost_usd),
-        row.event ? "event" : "analytic");
+        row.event ? "event" : "analytic", s.meets_budget() ? "ok" : "missed");
   }
   return out;
 }
@@ -89,8 +158,18 @@ void add_search_command(CLI::App& app, int& exit_code) {
          fmt::format("score at most this many layouts, an evenly spaced subset beyond it (default {})",
                      args->max_layouts))
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
+  add_set_option(*sub, args->sets);
+  sub->add_option("--format", args->format,
+                  "table (default), or csv / json: one row per distinct layout of the top K and the Pareto "
+                  "front, keys spelled as --set takes them")
+      ->check(CLI::IsMember({"table", "csv", "json"}));
+  sub->add_option("-o,--output", args->output,
+                  "write the csv / json rows to this file (default: standard output)");
   sub->callback([args, &exit_code] {
-    const scenario::Scenario s = scenario::load_scenario_file(args->scenario);
+    if (!args->output.empty() && args->format == "table") {
+      throw InputError("search -o writes rows: add --format csv or --format json");
+    }
+    const scenario::Scenario s = scenario::load_scenario_file(args->scenario, parse_sets(args->sets));
     scenario::SearchOptions options;
     options.objective = args->objective == "cost" ? scenario::Objective::cost : scenario::Objective::time;
     options.top_k = args->top;
@@ -108,26 +187,45 @@ void add_search_command(CLI::App& app, int& exit_code) {
     if (bar) bar->finish();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const int gpn = s.cluster.gpus_in_use_per_node();
-    std::cout << fmt::format("{}: {} layouts divide, {} fit and are feasible ({:.2f} s)\n", s.name,
-                             r.enumerated, r.usable, seconds);
+    // Rows to standard output keep it machine-readable: the words go to standard error then.
+    const bool rows_to_stdout = args->format != "table" && args->output.empty();
+    std::ostream& words = rows_to_stdout ? std::cerr : std::cout;
+    words << fmt::format("{}: {} layouts divide, {} fit and are feasible ({:.2f} s)\n", s.name, r.enumerated,
+                         r.usable, seconds);
+    if (s.budget.deadline_s || s.budget.max_cost_usd) {
+      words << fmt::format("{} of them meet the budget; those that miss it rank after them and are marked\n",
+                           r.within_budget);
+    }
     if (r.stride > 1) {
-      std::cout << fmt::format(
+      words << fmt::format(
           "stopped short: scored {} of {} layouts (one in {}, --max-layouts {}); raise --max-layouts to "
           "score them all\n",
           r.scored, r.enumerated, r.stride, args->max_layouts);
     }
     const scenario::LayoutScore& own = r.given.analytic;
-    std::cout << "The scenario's own layout (" << layout_words(r.given.layout.plan) << "): "
-              << (own.usable() ? fmt::format("would rank {} of {}, run time {}, cost {} (analytic)",
-                                             r.given_rank, r.usable + 1,
-                                             model::format_human(model::FieldUnit::seconds, own.run_time_s),
-                                             model::format_human(model::FieldUnit::usd, own.cost_usd))
-                               : "not usable: " + first_line(own.step.reason))
-              << "\n\n";
-    std::cout << fmt::format("Top {} by run {}:\n", r.top.size(), args->objective) << table(r.top, gpn);
-    std::cout << fmt::format("\nPareto front, run time vs run cost ({} layouts, analytic):\n",
-                             r.pareto.size())
-              << table(r.pareto, gpn);
+    words << "The scenario's own layout (" << layout_words(r.given.layout.plan) << "): "
+          << (own.usable()
+                  ? fmt::format("would rank {} of {}, run time {}, cost {} (analytic)", r.given_rank,
+                                r.usable + 1, model::format_human(model::FieldUnit::seconds, own.run_time_s),
+                                model::format_human(model::FieldUnit::usd, own.cost_usd))
+                  : "not usable: " + first_line(own.step.reason))
+          << "\n";
+    if (args->format == "table") {
+      std::cout << fmt::format("\nTop {} by run {}:\n", r.top.size(), args->objective) << table(r.top, gpn);
+      std::cout << fmt::format(
+                       "\nPareto front, run time vs run cost ({} layouts meeting the budget, analytic):\n",
+                       r.pareto.size())
+                << table(r.pareto, gpn);
+    } else {
+      const std::vector<model::Summary> rows = rows_of(r);
+      const std::string text = machine_output(rows, args->format);
+      if (rows_to_stdout) {
+        std::cout << text;
+      } else {
+        sim::write_file_atomically(args->output, text);
+        std::cout << fmt::format("wrote {} layouts to {}\n", rows.size(), args->output);
+      }
+    }
     exit_code = r.usable > 0 ? exit_ok : exit_check_failed;
   });
 }

@@ -4,6 +4,7 @@
 #include "scenarios/studies/sweep.hpp"
 #include "sim/error.hpp"
 #include "tools/command.hpp"
+#include "tools/set_option.hpp"
 #include "tools/sweep_output.hpp"
 #include "tools/sweep_runner.hpp"
 
@@ -22,6 +23,7 @@ struct SweepArgs {
   int threads = 0;
   bool resume = false;
   bool mpi = false;
+  std::vector<std::string> sets;
 };
 
 }  // namespace
@@ -46,9 +48,11 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"analytic", "event"}));
   sub->add_option("--shard", args->shard, "run only slice i of N: points whose index mod N is i");
   sub->add_flag("--mpi", args->mpi, "spread points over MPI ranks (mpirun -np N trainsim sweep ... --mpi)");
+  add_set_option(*sub, args->sets);
   sub->callback([args, &exit_code] {
     SweepJob job;
     job.scenario_path = args->scenario;
+    job.overrides = parse_sets(args->sets);
     job.output = args->output;
     job.format = args->format.empty()      ? format_from_path(args->output)
                  : args->format == "jsonl" ? scenario::RowFormat::jsonl

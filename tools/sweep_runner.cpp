@@ -69,7 +69,7 @@ void report_interruption(std::int64_t written, std::size_t planned) {
 }  // namespace
 
 SweepOutcome run_sweep(const SweepJob& job) {
-  const scenario::SweepTable table(job.scenario_path, job.fidelity, job.format);
+  const scenario::SweepTable table(job.scenario_path, job.fidelity, job.format, job.overrides);
   SweepOutput output(job.output, table, job.resume);
   const std::vector<std::int64_t> points = points_to_run(table.size(), job.shard, output.done());
 
@@ -235,7 +235,7 @@ SweepOutcome run_sweep_mpi(const SweepJob& job) {
   if (mpi.size() == 1) return run_sweep(job);
   // Every rank reads the scenario itself (a page of text) so only indices and rows cross the network.
   // An error on every rank alike (a bad scenario) is thrown here, before any message is exchanged.
-  const scenario::SweepTable table(job.scenario_path, job.fidelity, job.format);
+  const scenario::SweepTable table(job.scenario_path, job.fidelity, job.format, job.overrides);
   // Past this point an error on one rank would leave the others waiting for it forever: abort the job.
   try {
     if (mpi.rank() == 0) return coordinate(job, table, mpi.size() - 1);

@@ -11,7 +11,8 @@ namespace trainsim::cli {
 
 struct SweepJob {
   std::string scenario_path;
-  std::string output;  ///< "" or "-": standard output
+  std::vector<scenario::Override> overrides;  ///< --set
+  std::string output;                         ///< "" or "-": standard output
   scenario::RowFormat format = scenario::RowFormat::csv;
   model::Fidelity fidelity = model::Fidelity::analytic;
   int threads = 0;  ///< 0: all cores

@@ -129,6 +129,7 @@ LayoutScore default_layout_evaluator(const Scenario& scenario, const Layout& lay
   try {
     const ScenarioResult result = simulate_scenario(with_layout(scenario, layout), fidelity);
     score.step = result.step;
+    score.run = result.run;
     score.run_time_s = result.run.run_time;
     score.cost_usd = result.run.cost_total;
   } catch (const InputError& e) {
@@ -187,10 +188,12 @@ SearchResult search_layouts(const Scenario& scenario, const SearchOptions& optio
     if (scores[k].usable()) usable.push_back(k);
   }
   result.usable = static_cast<std::int64_t>(usable.size());
+  for (const std::size_t k : usable) result.within_budget += scores[k].meets_budget();
 
+  // A layout that misses the budget ranks after every one that meets it.
   const auto by_objective = [&](const LayoutScore& a, std::size_t ia, const LayoutScore& b, std::size_t ib) {
-    return std::tuple(objective_key(a, options.objective), ia) <
-           std::tuple(objective_key(b, options.objective), ib);
+    return std::tuple(!a.meets_budget(), objective_key(a, options.objective), ia) <
+           std::tuple(!b.meets_budget(), objective_key(b, options.objective), ib);
   };
   std::vector<std::size_t> ranked = usable;
   const std::size_t k_top = std::min(ranked.size(), static_cast<std::size_t>(std::max(options.top_k, 0)));
@@ -228,11 +231,15 @@ SearchResult search_layouts(const Scenario& scenario, const SearchOptions& optio
   }
   result.top = std::move(top);
 
+  std::vector<std::size_t> in_budget;
+  for (const std::size_t k : usable) {
+    if (scores[k].meets_budget()) in_budget.push_back(k);
+  }
   std::vector<std::pair<double, double>> points;
-  points.reserve(usable.size());
-  for (const std::size_t k : usable) points.emplace_back(scores[k].run_time_s, scores[k].cost_usd);
+  points.reserve(in_budget.size());
+  for (const std::size_t k : in_budget) points.emplace_back(scores[k].run_time_s, scores[k].cost_usd);
   for (const std::size_t i : pareto_front(points)) {
-    const std::size_t k = usable[i];
+    const std::size_t k = in_budget[i];
     result.pareto.push_back(RankedLayout{layouts[k], scores[k], std::nullopt});
   }
 

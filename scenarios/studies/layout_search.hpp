@@ -19,6 +19,7 @@
 #include <optional>
 #include <vector>
 
+#include "models/run/run_report.hpp"
 #include "models/spec/parallel_plan.hpp"
 #include "models/step/step_report.hpp"
 #include "models/step/step_simulator.hpp"
@@ -58,9 +59,11 @@ struct Layout {
 /// A layout's score: its step report and the whole-run figures the objectives use.
 struct LayoutScore {
   model::StepReport step;
+  model::RunReport run;   ///< the whole run (its budget_violations against the scenario's budget:)
   double run_time_s = 0;  ///< wall clock of the whole run (SPEC run_time)
   double cost_usd = 0;    ///< SPEC cost_total
   [[nodiscard]] bool usable() const { return step.feasible && step.fits; }
+  [[nodiscard]] bool meets_budget() const { return run.budget_violations.empty(); }
 };
 
 /// Scores a layout at a fidelity. The default (default_layout_evaluator) runs model::simulate_step and the
@@ -95,9 +98,12 @@ struct SearchResult {
   std::int64_t enumerated = 0;  ///< layouts that divide
   std::int64_t scored = 0;      ///< of those, scored: all, or every `stride`-th (max_layouts)
   std::int64_t stride = 1;
-  std::int64_t usable = 0;           ///< of the scored, feasible and fitting (analytic)
-  std::vector<RankedLayout> top;     ///< best K by the objective (ties: enumeration order)
-  std::vector<RankedLayout> pareto;  ///< analytic Pareto front of (run_time_s, cost_usd), by run time
+  std::int64_t usable = 0;         ///< of the scored, feasible and fitting (analytic)
+  std::int64_t within_budget = 0;  ///< of those, meeting the scenario's budget (deadline, cost)
+  /// Best K: those meeting the budget first, each part by the objective (ties: enumeration order).
+  std::vector<RankedLayout> top;
+  /// Analytic Pareto front of (run_time_s, cost_usd) among the layouts meeting the budget, by run time.
+  std::vector<RankedLayout> pareto;
   /// The scenario's own layout, scored analytically, and where it would rank among the usable layouts
   /// (1 = better than all; 0 when it is not usable itself).
   RankedLayout given;

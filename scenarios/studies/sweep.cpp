@@ -242,6 +242,7 @@ struct SweepTable::Impl {
   std::vector<model::SummaryField> columns;  // the reference field list: names and units of every column
   std::set<std::string> swept;               // key paths of the sweep axes
   std::string fingerprint;
+  std::vector<Override> overrides;  // --set, before each point's own
 
   model::Labels labels(const Scenario& s, const SweepPoint& point) const {
     model::Labels out;
@@ -261,14 +262,16 @@ struct SweepTable::Impl {
   std::string format_row(std::int64_t index, const model::Summary& summary, bool blank_numbers) const;
 };
 
-SweepTable::SweepTable(const std::string& scenario_path, model::Fidelity fidelity, RowFormat format)
+SweepTable::SweepTable(const std::string& scenario_path, model::Fidelity fidelity, RowFormat format,
+                       std::vector<Override> overrides)
     : impl_(std::make_unique<Impl>()) {
+  impl_->overrides = std::move(overrides);
   impl_->path = scenario_path;
   impl_->fidelity = fidelity;
   impl_->format = format;
   // The loader's own file checks (missing, a directory, too large) come first; the text is then kept so
   // that each point re-parses it without touching the file again.
-  impl_->base = load_scenario_file(scenario_path);
+  impl_->base = load_scenario_file(scenario_path, impl_->overrides);
   std::ifstream in(scenario_path, std::ios::binary);
   std::ostringstream buffer;
   buffer << in.rdbuf();
@@ -360,7 +363,8 @@ std::string SweepTable::row(std::int64_t index) const {
   try {
     // The point's file is the scenario with its overrides and without the sweep block: the loader checks
     // every swept value in place on each load, which the constructor already did once for all points.
-    std::vector<Override> overrides = point.overrides;
+    std::vector<Override> overrides = m.overrides;
+    overrides.insert(overrides.end(), point.overrides.begin(), point.overrides.end());
     overrides.push_back(Override{"sweep", "{}"});
     const Scenario s = load_scenario_text(m.text, m.path, overrides);
     labels = m.labels(s, point);

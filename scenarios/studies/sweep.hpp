@@ -77,7 +77,9 @@ enum class RowFormat { csv, jsonl };
 /// Columns a point's summary lacks (e.g. spot columns when a point turns spot pricing off) are empty.
 class SweepTable {
  public:
-  SweepTable(const std::string& scenario_path, model::Fidelity fidelity, RowFormat format);
+  /// `overrides` (--set) apply to the file before the sweep's own points do.
+  SweepTable(const std::string& scenario_path, model::Fidelity fidelity, RowFormat format,
+             std::vector<Override> overrides = {});
   ~SweepTable();
   SweepTable(const SweepTable&) = delete;
   SweepTable& operator=(const SweepTable&) = delete;

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 namespace {
@@ -40,9 +41,9 @@ TEST_CASE("search prints the top layouts re-simulated by events and the time-cos
   CHECK(out.find("layouts divide") != std::string::npos);
   CHECK(out.find("Top 3 by run time:") != std::string::npos);
   CHECK(out.find("Pareto front, run time vs run cost") != std::string::npos);
-  // Three ranked rows, each re-simulated with the event fidelity.
+  // Three ranked rows, each re-simulated with the event fidelity (the budget column follows it).
   std::size_t events = 0;
-  for (std::size_t at = out.find(" event\n"); at != std::string::npos; at = out.find(" event\n", at + 1))
+  for (std::size_t at = out.find(" event    ok"); at != std::string::npos; at = out.find(" event    ok", at + 1))
     ++events;
   CHECK(events == 3);
   CHECK(out.find("The scenario's own layout (tp 1, pp 1, dp 16,") != std::string::npos);
@@ -72,4 +73,56 @@ TEST_CASE("search with a node list and the cost objective ranks across cluster s
   REQUIRE_MESSAGE(rc == 0, out);
   CHECK(out.find("Top 2 by run cost:") != std::string::npos);
   CHECK(out.find(" event\n") == std::string::npos);
+}
+
+TEST_CASE(
+    "search --format json rows re-run with run --set give the same iteration time, and meet the budget") {
+  const std::string path = (std::filesystem::temp_directory_path() / "trainsim-search-rows.yaml").string();
+  std::ofstream(path) << scenario << "budget: {deadline: \"3 d\"}\n";
+  std::string out;
+  const std::string binary = std::string("'") + TRAINSIM_BINARY + "'";
+  REQUIRE(shell_output(binary + " search " + path + " --top 5 --no-event --format json 2>/dev/null", out) ==
+          0);
+  const nlohmann::json rows = nlohmann::json::parse(out);
+  REQUIRE(rows.size() >= 5);
+  for (std::size_t i = 0; i < 5; ++i) {
+    const nlohmann::json& row = rows[i];
+    CAPTURE(row.dump());
+    CHECK(row["rank"] == std::to_string(i + 1));
+    CHECK(row["fidelity"] == "analytic");
+    CHECK(row["budget"] == "ok");  // the first rows meet the 3-day deadline
+    CHECK(row["run_time"].get<double>() <= 3 * 86400.0);
+    std::string sets;
+    for (const auto& [key, value] : row.items()) {
+      if ((key.starts_with("cluster.") || key.starts_with("parallelism.")) &&
+          !value.get<std::string>().empty())
+        sets += " --set " + key + "=" + value.get<std::string>();
+    }
+    std::string run;
+    REQUIRE(
+        shell_output(binary + " run " + path + " --fidelity analytic --format json" + sets + " 2>/dev/null",
+                     run) == 0);
+    const double again = nlohmann::json::parse(run)["iteration_time"].get<double>();
+    CHECK(again == doctest::Approx(row["iteration_time"].get<double>()).epsilon(1e-3));
+  }
+  std::filesystem::remove(path);
+}
+
+TEST_CASE("search -o writes the rows as CSV and needs a row format") {
+  const std::string path = (std::filesystem::temp_directory_path() / "trainsim-search-csv.yaml").string();
+  const std::string csv = (std::filesystem::temp_directory_path() / "trainsim-search-rows.csv").string();
+  std::ofstream(path) << scenario;
+  std::string out;
+  const std::string binary = std::string("'") + TRAINSIM_BINARY + "'";
+  REQUIRE(shell_output(binary + " search " + path + " --top 3 --no-event --format csv -o " + csv + " 2>&1",
+                       out) == 0);
+  std::ifstream in(csv);
+  std::string header;
+  std::getline(in, header);
+  CHECK(header.starts_with("rank,on_pareto,fidelity,cluster.nodes,parallelism.tp,"));
+  CHECK(header.find(",iteration_time_s,") != std::string::npos);
+  CHECK(shell_output(binary + " search " + path + " -o " + csv + " 2>&1", out) == 2);
+  CHECK(out.find("add --format csv or --format json") != std::string::npos);
+  std::filesystem::remove(path);
+  std::filesystem::remove(csv);
 }

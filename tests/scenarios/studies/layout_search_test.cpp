@@ -256,3 +256,24 @@ TEST_CASE("the scenario's own layout is scored and placed among the usable layou
   CHECK(faster > 0);
   CHECK(r.given_rank == faster + 1);
 }
+
+TEST_CASE("layouts that miss the budget rank after every one that meets it and leave the Pareto front") {
+  // The toy's fastest layouts use tp 4 (100 / (4·mb) s); here they "miss the deadline".
+  const auto scored = [](const Scenario& s, const Layout& l, Fidelity f) {
+    LayoutScore score = toy_score(s, l, f);
+    if (l.plan.tp == 4) score.run.budget_violations.push_back("run_time exceeds budget.deadline");
+    return score;
+  };
+  SearchOptions options;
+  options.space = small_space();
+  options.event_rerank = false;
+  options.top_k = 69;
+  const SearchResult r = search_layouts(toy(), options, scored);
+  CHECK(r.usable == 47);
+  // tp 4 layouts: (4,1,1) dp 1 with mb 1, 2, 4, 8 -> 4 of the usable ones.
+  CHECK(r.within_budget == 43);
+  REQUIRE(r.top.size() == 47);
+  for (std::size_t i = 0; i < 43; ++i) CHECK(r.top[i].best().meets_budget());
+  for (std::size_t i = 43; i < 47; ++i) CHECK_FALSE(r.top[i].best().meets_budget());
+  for (const auto& p : r.pareto) CHECK(p.layout.plan.tp != 4);
+}
