@@ -316,3 +316,27 @@ TEST_CASE("two MPI ranks write the same output as one process") {
   REQUIRE_MESSAGE(rc == 0, read_file(dir.file("mpi.log")));
   CHECK(read_file(dir.file("mpi.csv")) == read_file(dir.file("single.csv")));
 }
+
+TEST_CASE("sweep --set edits the scenario before its points, and the rows and fingerprint follow") {
+  const Folder dir;
+  const std::string scenario = write(dir, "s.yaml", small_sweep);
+  REQUIRE(shell(trainsim_command() + " sweep " + scenario + " -o " + dir.file("a.csv")) == 0);
+  REQUIRE(shell(trainsim_command() + " sweep " + scenario + " --set training.global_batch=256 -o " +
+                dir.file("b.csv")) == 0);
+  const auto a = lines(read_file(dir.file("a.csv")));
+  const auto b = lines(read_file(dir.file("b.csv")));
+  REQUIRE(a.size() == b.size());
+  CHECK(a[0] == b[0]);                              // the same columns
+  CHECK(nth_field(a[1], 1) != nth_field(b[1], 1));  // another sweep
+  // Half the batch: half the tokens per step, so the same tokens take twice the steps.
+  const auto steps_column = [&](const std::string& header) {
+    int k = 0;
+    for (std::size_t at = 0; at < header.find(",steps,"); at = header.find(',', at) + 1) ++k;
+    return k;
+  };
+  const int steps = steps_column(a[0]);
+  const std::string sa = nth_field(a[1], steps), sb = nth_field(b[1], steps);
+  CAPTURE(sa);
+  CAPTURE(sb);
+  CHECK(std::stod(sb) == doctest::Approx(2 * std::stod(sa)).epsilon(0.01));
+}
