@@ -1,5 +1,6 @@
 #pragma once
-// `cluster.background`: the share of the fabric that other jobs' traffic takes (SPEC.md, "cluster").
+// `cluster.background`: the share of the fabric that other jobs' traffic takes, and `cluster.stragglers`:
+// nodes whose kernels run slower than their peers' (SPEC.md, "cluster").
 #include "scenarios/yaml_tree.hpp"
 #include "topologies/cluster_spec.hpp"
 
@@ -8,5 +9,9 @@ namespace trainsim::scenario {
 /// Reads `cluster.background: {fraction: F}` into cluster.background_fraction (0 ≤ F ≤ 0.99); errors go to
 /// `diagnostics` with the key path.
 void read_cluster_background(Diagnostics& diagnostics, const YamlValue& value, topo::ClusterSpec& cluster);
+
+/// Reads `cluster.stragglers: [{node: N, slowdown: S}, ...]` (0 ≤ N < cluster.nodes, 1 ≤ S ≤ 100, each
+/// node once) into cluster.stragglers; errors go to `diagnostics` at the entry they blame.
+void read_cluster_stragglers(Diagnostics& diagnostics, const YamlValue& value, topo::ClusterSpec& cluster);
 
 }  // namespace trainsim::scenario

@@ -55,6 +55,14 @@ std::string dump_scenario(const Scenario& s) {
   out += "}\n";
   if (c.background_fraction > 0)
     out += "  background: {fraction: " + format_number(c.background_fraction) + "}\n";
+  if (!c.stragglers.empty()) {
+    out += "  stragglers: [";
+    for (std::size_t i = 0; i < c.stragglers.size(); ++i) {
+      out += (i ? ", " : "") + std::string("{node: ") + std::to_string(c.stragglers[i].node) +
+             ", slowdown: " + format_number(c.stragglers[i].slowdown) + "}";
+    }
+    out += "]\n";
+  }
   const auto& st = c.storage;
   out += "  storage: {latency: " + qty(st.latency_s, Dimension::seconds);
   if (st.write_bytes_per_s > 0) out += ", write: " + qty(st.write_bytes_per_s, Dimension::bytes_per_s);

@@ -61,6 +61,13 @@ struct StorageSpec {
   double latency_s = 1e-3;
 };
 
+/// A node whose kernels run `slowdown` times as long as its peers' (thermal throttling, a bad part): the
+/// replica and pipeline stage its GPUs hold hold back the synchronous step.
+struct Straggler {
+  std::int64_t node = 0;  ///< 0-based node index, rank r on node r / gpus per node
+  double slowdown = 1;    ///< >= 1
+};
+
 struct ClusterSpec {
   NodeSpec node;
   std::int64_t nodes = 1;
@@ -70,6 +77,7 @@ struct ClusterSpec {
   /// Share of every switch-to-switch link (leaf–spine, spine–core, torus and dragonfly router links) that
   /// other jobs' traffic takes, 0 ≤ fraction < 1 (`cluster.background.fraction`); NIC links stay whole.
   double background_fraction = 0;
+  std::vector<Straggler> stragglers;  ///< `cluster.stragglers`, one entry per node at the most
 
   [[nodiscard]] int gpus_in_use_per_node() const {
     return gpus_per_node > 0 ? gpus_per_node : node.gpus_per_node;

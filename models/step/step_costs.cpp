@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <map>
 #include <string_view>
 
 #include "models/step/memory.hpp"
@@ -42,7 +43,15 @@ topo::CommGroup neighbour_pair(const topo::CommGroup& axis_group) {
                          crosses ? axis_group.groups_sharing_nics : 1};
 }
 
-Groups communicator_groups(const ParallelPlan& plan, const topo::ClusterSpec& cluster) {
+// The placement of a plan's ranks, and the placement axis of each ParallelAxis (dp: its sharding part; its
+// replicas are the next axis).
+struct PlanPlacement {
+  topo::Placement placement;
+  std::array<std::size_t, 5> at{};
+  [[nodiscard]] std::size_t axis(ParallelAxis a) const { return at[static_cast<std::size_t>(a)]; }
+};
+
+PlanPlacement plan_placement(const ParallelPlan& plan, const topo::ClusterSpec& cluster) {
   std::vector<ParallelAxis> axes = plan.order;
   for (ParallelAxis a :
        {ParallelAxis::tp, ParallelAxis::cp, ParallelAxis::ep, ParallelAxis::pp, ParallelAxis::dp}) {
@@ -73,8 +82,13 @@ Groups communicator_groups(const ParallelPlan& plan, const topo::ClusterSpec& cl
         break;
     }
   }
-  const topo::Placement placement(sizes, cluster);
-  auto index_of = [&](ParallelAxis a) { return at[static_cast<std::size_t>(a)]; };
+  return PlanPlacement{topo::Placement(sizes, cluster), at};
+}
+
+Groups communicator_groups(const ParallelPlan& plan, const topo::ClusterSpec& cluster) {
+  const PlanPlacement placed = plan_placement(plan, cluster);
+  const topo::Placement& placement = placed.placement;
+  auto index_of = [&](ParallelAxis a) { return placed.axis(a); };
   auto group = [&](ParallelAxis a) { return placement.group(index_of(a), 0); };
   Groups g;
   g.tp = group(ParallelAxis::tp);
@@ -251,12 +265,10 @@ std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepIn
   return out;
 }
 
-UnitCost unit_cost(std::string name, const LayerOps& ops, const StepInput& in, const Groups& g) {
-  UnitCost u;
-  u.name = std::move(name);
-  u.forward = time_pieces(ops.forward, in, g);
-  u.backward = time_pieces(ops.backward, in, g);
+// The unit alone as a pass: its pieces summed in order.
+void sum_pieces(UnitCost& u) {
   PassCost& t = u.total;
+  t = PassCost{};
   for (const CostPiece& x : u.forward) {
     t.forward_compute += x.compute;
     t.forward_comm += x.exposed_comm();
@@ -266,6 +278,14 @@ UnitCost unit_cost(std::string name, const LayerOps& ops, const StepInput& in, c
     t.backward_comm += x.exposed_comm();
     t.weight_compute += x.weight;
   }
+}
+
+UnitCost unit_cost(std::string name, const LayerOps& ops, const StepInput& in, const Groups& g) {
+  UnitCost u;
+  u.name = std::move(name);
+  u.forward = time_pieces(ops.forward, in, g);
+  u.backward = time_pieces(ops.backward, in, g);
+  sum_pieces(u);
   return u;
 }
 
@@ -471,6 +491,72 @@ TimeBreakdown stage_work(const StepCosts& costs, const StepPlan& plan, int stage
   const StageCost& sc = costs.stages[static_cast<std::size_t>(stage)];
   tb.optimizer = sc.optimizer_s + sc.grad_norm_s;
   return tb;
+}
+
+std::vector<std::vector<double>> straggler_slowdowns(const ParallelPlan& plan,
+                                                     const topo::ClusterSpec& cluster) {
+  if (cluster.stragglers.empty()) return {};
+  const PlanPlacement placed = plan_placement(plan, cluster);
+  const topo::Placement& placement = placed.placement;
+  const std::size_t dp = placed.axis(ParallelAxis::dp);
+  const std::size_t pp = placed.axis(ParallelAxis::pp);
+  const std::int64_t gpn = cluster.gpus_in_use_per_node();
+  // A replica is its data-parallel coordinates; its tp/cp/ep ranks of one stage wait for each other in
+  // their blocking collectives, so the slowest GPU of a stage sets the stage.
+  std::map<std::pair<std::int64_t, std::int64_t>, std::vector<double>> replicas;
+  for (const topo::Straggler& s : cluster.stragglers) {
+    const std::int64_t end = std::min(placement.world_size(), (s.node + 1) * gpn);
+    for (std::int64_t r = s.node * gpn; r < end; ++r) {
+      const std::vector<std::int64_t> c = placement.coordinates(r);
+      std::vector<double>& f = replicas[{c[dp], c[dp + 1]}];
+      if (f.empty()) f.assign(static_cast<std::size_t>(plan.pp), 1.0);
+      double& stage = f[static_cast<std::size_t>(c[pp])];
+      stage = std::max(stage, s.slowdown);
+    }
+  }
+  std::vector<std::vector<double>> distinct;
+  for (auto& [replica, f] : replicas) {
+    if (std::find(distinct.begin(), distinct.end(), f) == distinct.end()) distinct.push_back(std::move(f));
+  }
+  return distinct;
+}
+
+void slow_stages(StepCosts& costs, const StepPlan& plan, const std::vector<double>& slowdown) {
+  TRAINSIM_CHECK(slowdown.size() == static_cast<std::size_t>(plan.pp), "one slowdown per pipeline rank");
+  const int p = plan.pp;
+  for (int s = 0; s < p; ++s) {
+    const double f = slowdown[static_cast<std::size_t>(s)];
+    if (f == 1) continue;
+    std::map<int, int> slowed;  // unit -> its slowed copy, for this stage
+    for (int c = 0; c < plan.virtual_stages; ++c) {
+      const auto vs = static_cast<std::size_t>(c * p + s);
+      PassCost& pass = costs.passes[vs];
+      if (costs.chunk_units.empty()) {  // hand-made costs: the pass sums only
+        pass.forward_compute *= f;
+        pass.backward_compute *= f;
+        pass.weight_compute *= f;
+        continue;
+      }
+      for (UnitRun& run : costs.chunk_units[vs]) {
+        auto it = slowed.find(run.unit);
+        if (it == slowed.end()) {
+          UnitCost u = costs.units[static_cast<std::size_t>(run.unit)];
+          for (auto* pieces : {&u.forward, &u.backward}) {
+            for (CostPiece& piece : *pieces) {
+              piece.compute *= f;
+              piece.weight *= f;
+            }
+          }
+          sum_pieces(u);
+          it = slowed.emplace(run.unit, static_cast<int>(costs.units.size())).first;
+          costs.units.push_back(std::move(u));
+        }
+        run.unit = it->second;
+      }
+      pass = pass_cost(costs.units, costs.chunk_units[vs]);
+    }
+    costs.stages[static_cast<std::size_t>(s)].optimizer_s *= f;
+  }
 }
 
 }  // namespace trainsim::model

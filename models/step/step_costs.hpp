@@ -140,4 +140,15 @@ struct StepCosts {
 /// optimizer with its gradient norm. The data-parallel, pipeline and bubble parts are each fidelity's own.
 [[nodiscard]] TimeBreakdown stage_work(const StepCosts& costs, const StepPlan& plan, int stage);
 
+/// cluster.stragglers as compute slowdowns per pipeline rank: one vector (a factor ≥ 1 per rank) for each
+/// data-parallel replica that holds a straggler's GPUs, distinct vectors only; empty without stragglers.
+/// A synchronous step waits for its slowest replica at the data-parallel collectives, so the step of the
+/// slowest of these replicas is the step (simulate_step takes the longest).
+[[nodiscard]] std::vector<std::vector<double>> straggler_slowdowns(const ParallelPlan& plan,
+                                                                   const topo::ClusterSpec& cluster);
+
+/// Slows every kernel of pipeline rank s — its passes' compute, wgrad included, and its optimizer update —
+/// by slowdown[s]; collectives keep their time. Units shared with other ranks are copied first.
+void slow_stages(StepCosts& costs, const StepPlan& plan, const std::vector<double>& slowdown);
+
 }  // namespace trainsim::model

@@ -354,6 +354,26 @@ TEST_CASE("torus_dims must be one size per torus dimension, multiplying to the n
         "fat-tree");
 }
 
+TEST_CASE("cluster.stragglers names nodes of the cluster once each, slowed by at least 1, and dumps back") {
+  const std::string head =
+      "model: gpt3-125m\ntraining: {global_batch: 16}\ncluster:\n  node: dgx-a100-80gb\n  nodes: 2\n";
+  const Scenario s = load_scenario_text(head + "  stragglers: [{node: 1, slowdown: 1.15}]\n", "t.yaml");
+  REQUIRE(s.cluster.stragglers.size() == 1);
+  CHECK(s.cluster.stragglers[0].node == 1);
+  CHECK(s.cluster.stragglers[0].slowdown == 1.15);
+  const Scenario back = load_scenario_text(dump_scenario(s), "dumped.yaml");
+  REQUIRE(back.cluster.stragglers.size() == 1);
+  CHECK(back.cluster.stragglers[0].slowdown == 1.15);
+  CHECK(errors_of(head + "  stragglers: [{node: 2, slowdown: 1.1}]\n")
+            .find("t.yaml:6:23: cluster.stragglers[0].node: must be at most 1") == 0);
+  CHECK(errors_of(head + "  stragglers: [{node: 0, slowdown: 0.9}]\n")
+            .find("t.yaml:6:36: cluster.stragglers[0].slowdown: must be at least 1") == 0);
+  CHECK(errors_of(head + "  stragglers: [{node: 0, slowdown: 1.1}, {node: 0, slowdown: 1.2}]\n") ==
+        "t.yaml:6:49: cluster.stragglers[1].node: node 0 is listed twice");
+  CHECK(errors_of(head + "  stragglers: {node: 0}\n").find("expected a list of {node, slowdown}") !=
+        std::string::npos);
+}
+
 TEST_CASE("a second YAML document is an error at the line where it starts") {
   CHECK(errors_of(base + "---\nmodel: gpt3-175b\n") ==
         "t.yaml:4:1: a second YAML document starts here; a scenario file holds exactly one document");

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "models/step/analytic_step.hpp"
+#include "models/step/step_costs.hpp"
 #include "models/step/step_plan.hpp"
 #include "sim/error.hpp"
 #include "tests/support/fixtures.hpp"
@@ -349,4 +350,55 @@ TEST_CASE(
         simulate_step(oversubscribed, f).time.exposed_dp_comm - simulate_step(flat, f).time.exposed_dp_comm;
     CHECK(grown / derived == doctest::Approx(1.0).epsilon(1e-6));
   }
+}
+
+namespace {
+
+// tp 8 · dp 2 on 2 DGX A100, gradients reduced after the backward and no TP communication under the
+// matmuls: every kernel of the step is on its critical path, and nothing overlaps it.
+StepInput synchronous_two_nodes() {
+  StepInput in = testing::small_gpt_on_a100(2, 8, 1, 2, 16);
+  in.plan.overlap_grad_reduce = false;
+  in.plan.framework.tp_comm_overlap = false;
+  return in;
+}
+
+}  // namespace
+
+TEST_CASE("a straggler with slowdown s lengthens a synchronous step by its kernels' time x (s - 1)") {
+  for (const Fidelity fidelity : {Fidelity::analytic, Fidelity::event}) {
+    CAPTURE(std::string(to_string(fidelity)));
+    StepInput in = synchronous_two_nodes();
+    const StepReport even = simulate_step(in, fidelity);
+    const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+    const double optimizer_kernels = step_costs(in, plan).stages[0].optimizer_s;
+    in.cluster.stragglers = {{.node = 1, .slowdown = 1.15}};
+    const StepReport slow = simulate_step(in, fidelity);
+    // The straggler's replica computes 15 % longer; the other waits for it at the gradient all-reduce.
+    const double added = (even.time.compute + optimizer_kernels) * 0.15;
+    CHECK(slow.iteration_time - even.iteration_time == doctest::Approx(added).epsilon(1e-6).scale(0));
+    CHECK(slow.time.compute == doctest::Approx(even.time.compute * 1.15).epsilon(1e-9).scale(0));
+    CHECK(slow.time.exposed_dp_comm == doctest::Approx(even.time.exposed_dp_comm).epsilon(1e-6).scale(0));
+  }
+}
+
+TEST_CASE(
+    "of two stragglers in different replicas the slower sets the step; one replica takes its slowest GPU") {
+  StepInput in = synchronous_two_nodes();
+  in.cluster.stragglers = {{.node = 1, .slowdown = 1.3}};
+  const double one = simulate_step(in, Fidelity::analytic).iteration_time;
+  in.cluster.stragglers = {{.node = 0, .slowdown = 1.1}, {.node = 1, .slowdown = 1.3}};
+  CHECK(simulate_step(in, Fidelity::analytic).iteration_time == doctest::Approx(one).epsilon(1e-12).scale(0));
+  // pp 2 on the two nodes: each node holds one stage of the one replica; both slowed is the slowest pair.
+  StepInput piped = testing::small_gpt_on_a100(2, 8, 2, 1, 16);
+  const double even = simulate_step(piped, Fidelity::analytic).iteration_time;
+  piped.cluster.stragglers = {{.node = 1, .slowdown = 1.3}};
+  const double stage_one = simulate_step(piped, Fidelity::analytic).iteration_time;
+  piped.cluster.stragglers = {{.node = 0, .slowdown = 1.3}, {.node = 1, .slowdown = 1.3}};
+  const double both = simulate_step(piped, Fidelity::analytic).iteration_time;
+  CHECK(stage_one > even);
+  CHECK(both > stage_one);
+  const std::vector<std::vector<double>> f = straggler_slowdowns(piped.plan, piped.cluster);
+  REQUIRE(f.size() == 1);
+  CHECK(f[0] == std::vector<double>{1.3, 1.3});
 }
