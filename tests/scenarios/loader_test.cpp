@@ -236,7 +236,7 @@ TEST_CASE("the scenario printed in SPEC.md loads as written") {
   const Scenario s = load_scenario_text(yaml, "SPEC.md");
   CHECK(s.name == "gpt3-175b-1024-a100");
   CHECK(s.parallelism.dp == 8);  // 1024 GPUs / (8 · 16)
-  CHECK(s.pricing.spot.preemptions_per_s == doctest::Approx(0.02 / 3600));
+  CHECK(s.pricing.spot.preemptions_per_s == doctest::Approx(0.02 / 3600).scale(0));
   CHECK(s.budget.max_cost_usd == 4.5e6);
   CHECK(s.budget.deadline_s == 40 * 86400.0);
   CHECK(s.sweep.axes.size() == 2);

@@ -34,21 +34,21 @@ TEST_CASE("a two-node rail-optimized fat-tree has the expected devices and links
   CHECK(g.link_count() == 2 * (2 * 24 + 8 * 32));
   CHECK(g.diameter() == 6);
   // Bisection: 16 NICs x 50 GB/s / 2 (the spine layer has more).
-  CHECK(g.bisection_bytes_per_s() == doctest::Approx(400e9));
+  CHECK(g.bisection_bytes_per_s() == doctest::Approx(400e9).scale(0));
 }
 
 TEST_CASE("routes take the NVSwitch inside a node, the rail leaf between nodes, and the spine across rails") {
   const ClusterGraph g = ClusterGraph::build(dgx(2));
   CHECK(g.route(g.gpu(0), g.gpu(3)).size() == 2);
-  CHECK(g.route_latency_s(g.gpu(0), g.gpu(3)) == doctest::Approx(2e-6));
-  CHECK(g.route_bottleneck_bytes_per_s(g.gpu(0), g.gpu(3)) == doctest::Approx(100e9));
+  CHECK(g.route_latency_s(g.gpu(0), g.gpu(3)) == doctest::Approx(2e-6).scale(0));
+  CHECK(g.route_bottleneck_bytes_per_s(g.gpu(0), g.gpu(3)) == doctest::Approx(100e9).scale(0));
   // GPU 0 of node 0 to GPU 0 of node 1: GPU, NIC, rail-0 leaf, NIC, GPU.
   CHECK(g.route(g.gpu(0), g.gpu(8)).size() == 4);
-  CHECK(g.route_latency_s(g.gpu(0), g.gpu(8)) == doctest::Approx(4e-6 + 1e-6));
-  CHECK(g.route_bottleneck_bytes_per_s(g.gpu(0), g.gpu(8)) == doctest::Approx(50e9));
+  CHECK(g.route_latency_s(g.gpu(0), g.gpu(8)) == doctest::Approx(4e-6 + 1e-6).scale(0));
+  CHECK(g.route_bottleneck_bytes_per_s(g.gpu(0), g.gpu(8)) == doctest::Approx(50e9).scale(0));
   // Different rails: leaf, spine, leaf.
   CHECK(g.route(g.gpu(0), g.gpu(9)).size() == 6);
-  CHECK(g.route_latency_s(g.gpu(0), g.gpu(9)) == doctest::Approx(4e-6 + 3e-6));
+  CHECK(g.route_latency_s(g.gpu(0), g.gpu(9)) == doctest::Approx(4e-6 + 3e-6).scale(0));
   CHECK(g.route(g.gpu(5), g.gpu(5)).empty());
 }
 
@@ -80,7 +80,7 @@ TEST_CASE("oversubscription leaves fewer uplinks per leaf and less bisection ban
   // 6 nodes (48 NICs) per leaf -> 11 leaves, 16 spines.
   CHECK(g.count(DeviceKind::leaf) == 11);
   CHECK(g.count(DeviceKind::spine) == 16);
-  CHECK(g.bisection_bytes_per_s() == doctest::Approx(11 * 16 * 50e9 / 2));
+  CHECK(g.bisection_bytes_per_s() == doctest::Approx(11 * 16 * 50e9 / 2).scale(0));
 }
 
 TEST_CASE("a three-tier fat-tree routes across pods through the core") {
@@ -90,7 +90,7 @@ TEST_CASE("a three-tier fat-tree routes across pods through the core") {
   CHECK(g.count(DeviceKind::core) == 4 * 4);
   CHECK(g.diameter() == 8);
   CHECK(g.route(g.gpu(0), g.gpu(127 * 8)).size() == 8);
-  CHECK(g.route_latency_s(g.gpu(0), g.gpu(127 * 8)) == doctest::Approx(4e-6 + 5e-6));
+  CHECK(g.route_latency_s(g.gpu(0), g.gpu(127 * 8)) == doctest::Approx(4e-6 + 5e-6).scale(0));
 }
 
 TEST_CASE("a 4x4 torus has wrap-around neighbours and a BFS diameter of 4 router hops") {
@@ -98,7 +98,7 @@ TEST_CASE("a 4x4 torus has wrap-around neighbours and a BFS diameter of 4 router
   CHECK(g.count(DeviceKind::router) == 16);
   CHECK(g.diameter() == 4 + 4);  // GPU-NIC-router at both ends, 2 + 2 router hops
   // Each neighbour link carries the node's 400 GB/s of NICs over 4 directions: 100 GB/s. Cut: 2 x 4 links.
-  CHECK(g.bisection_bytes_per_s() == doctest::Approx(2 * 4 * 100e9));
+  CHECK(g.bisection_bytes_per_s() == doctest::Approx(2 * 4 * 100e9).scale(0));
   CHECK(g.route(g.gpu(0), g.gpu(8 * 15)).size() == 4 + 2);  // node 15 is a wrap-around neighbour pair away
 }
 
@@ -108,7 +108,8 @@ TEST_CASE("storage is reached through the fabric and dragonfly groups are connec
   const ClusterGraph g = ClusterGraph::build(c);
   const auto to_storage = g.route(g.gpu(3), g.storage());
   CHECK(to_storage.size() == 4);  // GPU, NIC, leaf, spine, storage
-  CHECK(g.route_bottleneck_bytes_per_s(g.gpu(3), g.storage()) == doctest::Approx(10e9));  // 320 / 32 spines
+  CHECK(g.route_bottleneck_bytes_per_s(g.gpu(3), g.storage()) ==
+        doctest::Approx(10e9).scale(0));  // 320 / 32 spines
   CHECK(g.route(g.storage(), g.gpu(3)).size() == 4);
   CHECK_THROWS_AS((void)ClusterGraph::build(dgx(4)).storage(), trainsim::InputError);
 

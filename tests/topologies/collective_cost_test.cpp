@@ -112,28 +112,28 @@ TEST_CASE("a group crosses nodes at its NICs' rate, shared with sibling groups o
   c.nodes = 8;
   // 8 ranks per node spread their channels over all 8 NICs of 25 GB/s.
   const CommGroup full{.size = 64, .ranks_per_node = 8, .nodes = 8, .leaves = 1};
-  CHECK(inter_node_tier(full, c).bytes_per_s == doctest::Approx(200e9));
+  CHECK(inter_node_tier(full, c).bytes_per_s == doctest::Approx(200e9).scale(0));
   // A data-parallel group has one rank per node: its GPU's own NIC, whether or not siblings run too.
   const CommGroup alone{.size = 8, .ranks_per_node = 1, .nodes = 8, .leaves = 1, .groups_sharing_nics = 1};
   const CommGroup shared{.size = 8, .ranks_per_node = 1, .nodes = 8, .leaves = 1, .groups_sharing_nics = 8};
-  CHECK(inter_node_tier(alone, c).bytes_per_s == doctest::Approx(25e9));
-  CHECK(inter_node_tier(shared, c).bytes_per_s == doctest::Approx(25e9));
+  CHECK(inter_node_tier(alone, c).bytes_per_s == doctest::Approx(25e9).scale(0));
+  CHECK(inter_node_tier(shared, c).bytes_per_s == doctest::Approx(25e9).scale(0));
   // Two groups of 4 ranks per node split the node's NICs.
   const CommGroup half{.size = 32, .ranks_per_node = 4, .nodes = 8, .leaves = 1, .groups_sharing_nics = 2};
-  CHECK(inter_node_tier(half, c).bytes_per_s == doctest::Approx(100e9));
-  CHECK(inter_node_tier(shared, c).latency_s == doctest::Approx(5e-6));
+  CHECK(inter_node_tier(half, c).bytes_per_s == doctest::Approx(100e9).scale(0));
+  CHECK(inter_node_tier(shared, c).latency_s == doctest::Approx(5e-6).scale(0));
   const CommGroup across{.size = 8, .ranks_per_node = 1, .nodes = 8, .leaves = 2, .groups_sharing_nics = 8};
-  CHECK(inter_node_tier(across, c).latency_s == doctest::Approx(7e-6));  // leaf, spine, leaf
+  CHECK(inter_node_tier(across, c).latency_s == doctest::Approx(7e-6).scale(0));  // leaf, spine, leaf
 }
 
 TEST_CASE("bus bandwidth factors are the ones nccl-tests uses") {
-  CHECK(bus_bandwidth_factor(CollectiveOp::all_reduce, 8) == doctest::Approx(1.75));
-  CHECK(bus_bandwidth_factor(CollectiveOp::reduce_scatter, 8) == doctest::Approx(0.875));
-  CHECK(bus_bandwidth_factor(CollectiveOp::all_gather, 4) == doctest::Approx(0.75));
-  CHECK(bus_bandwidth_factor(CollectiveOp::all_to_all, 2) == doctest::Approx(0.5));
-  CHECK(bus_bandwidth_factor(CollectiveOp::broadcast, 8) == doctest::Approx(1.0));
-  CHECK(bus_bandwidth_factor(CollectiveOp::send_recv, 2) == doctest::Approx(1.0));
-  CHECK(bus_bandwidth(CollectiveOp::all_reduce, 1e9, 8, 0.01) == doctest::Approx(175e9));
+  CHECK(bus_bandwidth_factor(CollectiveOp::all_reduce, 8) == doctest::Approx(1.75).scale(0));
+  CHECK(bus_bandwidth_factor(CollectiveOp::reduce_scatter, 8) == doctest::Approx(0.875).scale(0));
+  CHECK(bus_bandwidth_factor(CollectiveOp::all_gather, 4) == doctest::Approx(0.75).scale(0));
+  CHECK(bus_bandwidth_factor(CollectiveOp::all_to_all, 2) == doctest::Approx(0.5).scale(0));
+  CHECK(bus_bandwidth_factor(CollectiveOp::broadcast, 8) == doctest::Approx(1.0).scale(0));
+  CHECK(bus_bandwidth_factor(CollectiveOp::send_recv, 2) == doctest::Approx(1.0).scale(0));
+  CHECK(bus_bandwidth(CollectiveOp::all_reduce, 1e9, 8, 0.01) == doctest::Approx(175e9).scale(0));
 }
 
 TEST_CASE("auto selection uses a low-latency protocol for small messages and NVLS for large ones") {

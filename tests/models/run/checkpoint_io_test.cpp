@@ -23,14 +23,14 @@ topo::ClusterSpec cluster_of(std::int64_t nodes) {
 TEST_CASE("a checkpoint write is limited by the storage's aggregate bandwidth when many nodes write") {
   // 128 nodes x 12 GB/s = 1.5 TB/s of links, storage takes 100 GB/s: 2.45e12 B / 100e9 = 24.5 s.
   const auto io = model::checkpoint_io(2.45e12, cluster_of(128), model::CheckpointMode::sync);
-  CHECK(io.write_time == doctest::Approx(24.5));
-  CHECK(io.restore_time == doctest::Approx(12.25));  // read at 200 GB/s
+  CHECK(io.write_time == doctest::Approx(24.5).scale(0));
+  CHECK(io.restore_time == doctest::Approx(12.25).scale(0));  // read at 200 GB/s
 }
 
 TEST_CASE("a checkpoint write is limited by each node's storage link when few nodes write") {
   // 4 nodes: each writes 1e12/4 B at 12 GB/s = 20.83 s; aggregate 100 GB/s would allow 10 s.
   const auto io = model::checkpoint_io(1e12, cluster_of(4), model::CheckpointMode::sync);
-  CHECK(io.write_time == doctest::Approx(1e12 / 4 / 12e9));
+  CHECK(io.write_time == doctest::Approx(1e12 / 4 / 12e9).scale(0));
 }
 
 TEST_CASE("sync checkpoints stall for the copy-out and the write, async only for the copy-out") {
@@ -38,17 +38,18 @@ TEST_CASE("sync checkpoints stall for the copy-out and the write, async only for
   const auto sync = model::checkpoint_io(2.45e12, c, model::CheckpointMode::sync);
   const auto async = model::checkpoint_io(2.45e12, c, model::CheckpointMode::async);
   const double copy_out = 2.45e12 / 1024 / 20e9;  // each of 1,024 GPUs copies its shard over PCIe
-  CHECK(async.stall == doctest::Approx(copy_out));
-  CHECK(sync.stall == doctest::Approx(copy_out + 24.5));
-  CHECK(async.write_time == doctest::Approx(sync.write_time));
+  CHECK(async.stall == doctest::Approx(copy_out).scale(0));
+  CHECK(sync.stall == doctest::Approx(copy_out + 24.5).scale(0));
+  CHECK(async.write_time == doctest::Approx(sync.write_time).scale(0));
 }
 
 TEST_CASE("without a storage link the nodes' NICs carry the checkpoint") {
   auto c = cluster_of(2);
   c.storage.per_node_bytes_per_s = 0;
   c.storage.write_bytes_per_s = 0;
-  CHECK(model::storage_bytes_per_s_per_node(c) == doctest::Approx(8 * 25e9));
-  CHECK(model::checkpoint_io(400e9, c, model::CheckpointMode::sync).write_time == doctest::Approx(1.0));
+  CHECK(model::storage_bytes_per_s_per_node(c) == doctest::Approx(8 * 25e9).scale(0));
+  CHECK(model::checkpoint_io(400e9, c, model::CheckpointMode::sync).write_time ==
+        doctest::Approx(1.0).scale(0));
 }
 
 TEST_CASE("when one data-parallel replica writes, its nodes and its busiest rank set the pace") {
@@ -56,7 +57,7 @@ TEST_CASE("when one data-parallel replica writes, its nodes and its busiest rank
   // although the other 126 nodes idle; the busiest rank copies 1e11 B out over PCIe at 20 GB/s = 5 s.
   const auto io = model::checkpoint_io(1e12, cluster_of(128), model::CheckpointMode::async,
                                        {.ranks = 16, .bytes_per_rank_max = 1e11});
-  CHECK(io.write_time == doctest::Approx(5e11 / 12e9));
-  CHECK(io.copy_out_time == doctest::Approx(5.0));
-  CHECK(io.stall == doctest::Approx(5.0));
+  CHECK(io.write_time == doctest::Approx(5e11 / 12e9).scale(0));
+  CHECK(io.copy_out_time == doctest::Approx(5.0).scale(0));
+  CHECK(io.stall == doctest::Approx(5.0).scale(0));
 }

@@ -55,11 +55,11 @@ TEST_CASE("the run length comes from steps, tokens, or epochs of a dataset") {
 TEST_CASE("without checkpoints or failures the run is its steps and costs GPU-hours times the price") {
   const auto r = model::simulate_run(base_inputs());
   CHECK(r.steps == 1000);
-  CHECK(r.run_time == doctest::Approx(10000));
-  CHECK(r.gpu_hours == doctest::Approx(1024 * 10000 / 3600.0));
-  CHECK(r.cost_compute == doctest::Approx(1024 * 10000 / 3600.0 * 2.5));
-  CHECK(r.cost_total == doctest::Approx(r.cost_compute));
-  CHECK(r.goodput == doctest::Approx(1.0));
+  CHECK(r.run_time == doctest::Approx(10000).scale(0));
+  CHECK(r.gpu_hours == doctest::Approx(1024 * 10000 / 3600.0).scale(0));
+  CHECK(r.cost_compute == doctest::Approx(1024 * 10000 / 3600.0 * 2.5).scale(0));
+  CHECK(r.cost_total == doctest::Approx(r.cost_compute).scale(0));
+  CHECK(r.goodput == doctest::Approx(1.0).scale(0));
 }
 
 TEST_CASE("sync checkpoints add their write time to the run; async ones only the copy-out") {
@@ -71,12 +71,12 @@ TEST_CASE("sync checkpoints add their write time to the run; async ones only the
   const auto sync = model::simulate_run(in);
   const double copy_out = 1e12 / 1024 / 20e9;
   CHECK(sync.checkpoints == 10);
-  CHECK(sync.checkpoint_write_time == doctest::Approx(10));
-  CHECK(sync.checkpoint_stall == doctest::Approx(10 * (10 + copy_out)));
-  CHECK(sync.run_time == doctest::Approx(10000 + 10 * (10 + copy_out)));
+  CHECK(sync.checkpoint_write_time == doctest::Approx(10).scale(0));
+  CHECK(sync.checkpoint_stall == doctest::Approx(10 * (10 + copy_out)).scale(0));
+  CHECK(sync.run_time == doctest::Approx(10000 + 10 * (10 + copy_out)).scale(0));
   in.checkpoint.mode = model::CheckpointMode::async;
   const auto async = model::simulate_run(in);
-  CHECK(async.checkpoint_stall == doctest::Approx(10 * copy_out));
+  CHECK(async.checkpoint_stall == doctest::Approx(10 * copy_out).scale(0));
 }
 
 TEST_CASE("an async write longer than the interval makes the next checkpoint wait") {
@@ -86,7 +86,7 @@ TEST_CASE("an async write longer than the interval makes the next checkpoint wai
   in.checkpoint_bytes = 3e12;     // 30 s to write
   in.checkpoint.mode = model::CheckpointMode::async;
   const auto r = model::simulate_run(in);
-  CHECK(r.checkpoint_stall_each == doctest::Approx(3e12 / 1024 / 20e9 + 20));
+  CHECK(r.checkpoint_stall_each == doctest::Approx(3e12 / 1024 / 20e9 + 20).scale(0));
 }
 
 TEST_CASE("failures add expected lost work, restarts and restores, and Young's interval is recommended") {
@@ -99,15 +99,16 @@ TEST_CASE("failures add expected lost work, restarts and restores, and Young's i
   in.failures = {.enabled = true, .node_mtbf_s = 5000 * 3600.0, .restart_s = 900};
   const auto r = model::simulate_run(in);
   const double mtbf = 5000 * 3600.0 / 128;
-  CHECK(r.cluster_mtbf == doctest::Approx(mtbf));
+  CHECK(r.cluster_mtbf == doctest::Approx(mtbf).scale(0));
   CHECK(r.failures_expected == doctest::Approx(r.run_time / mtbf).epsilon(0.02));
   // Each failure loses about half a segment plus restart and restore (first order).
   const double segment = 3600 + r.checkpoint_stall_each;
   const double per_failure = segment / 2 + 900 + r.checkpoint_restore_time;
   CHECK(r.lost_work == doctest::Approx(r.failures_expected * per_failure).epsilon(0.03));
-  CHECK(r.recommended_checkpoint_interval == doctest::Approx(std::sqrt(2 * r.checkpoint_stall_each * mtbf)));
+  CHECK(r.recommended_checkpoint_interval ==
+        doctest::Approx(std::sqrt(2 * r.checkpoint_stall_each * mtbf)).scale(0));
   CHECK(r.goodput < 1.0);
-  CHECK(r.run_time == doctest::Approx(r.training_time + r.checkpoint_stall + r.lost_work));
+  CHECK(r.run_time == doctest::Approx(r.training_time + r.checkpoint_stall + r.lost_work).scale(0));
 }
 
 TEST_CASE("a Monte-Carlo run reports its mean and 5th/95th percentiles around the expected run time") {
@@ -131,10 +132,10 @@ TEST_CASE("energy follows GPU power between idle and TDP, PUE and carbon intensi
   const auto r = model::simulate_run(in);
   // 80 % busy: 100 + 300 x 0.8 = 340 W per GPU, 1,024 GPUs, 10,000 s, PUE 1.2.
   const double kwh = 340.0 * 1024 * 10000 * 1.2 / 3.6e6;
-  CHECK(r.energy_kwh == doctest::Approx(kwh));
-  CHECK(r.cost_energy == doctest::Approx(kwh * 0.12));
-  CHECK(r.co2_kg == doctest::Approx(kwh * 0.35));
-  CHECK(r.cost_total == doctest::Approx(r.cost_compute + kwh * 0.12));
+  CHECK(r.energy_kwh == doctest::Approx(kwh).scale(0));
+  CHECK(r.cost_energy == doctest::Approx(kwh * 0.12).scale(0));
+  CHECK(r.co2_kg == doctest::Approx(kwh * 0.35).scale(0));
+  CHECK(r.cost_total == doctest::Approx(r.cost_compute + kwh * 0.12).scale(0));
 }
 
 TEST_CASE("checkpoint retention is charged per GB-month on the hot and cold tiers") {
@@ -145,9 +146,9 @@ TEST_CASE("checkpoint retention is charged per GB-month on the hot and cold tier
   const auto use = model::checkpoint_storage(1e12, 4, 10 * day, 45 * day, 2, p);
   // Checkpoints 1, 2 live 20 days; 3 lives 15 days (to day 45); 4 lives 5 days. Each is hot for <= 5 days.
   const double month = model::kSecondsPerBillingMonth;
-  CHECK(use.hot_gb_months == doctest::Approx(1000 * 4 * 5 * day / month));
-  CHECK(use.cold_gb_months == doctest::Approx(1000 * (15 + 15 + 10 + 0) * day / month));
-  CHECK(use.cost_usd == doctest::Approx(use.hot_gb_months * 0.10 + use.cold_gb_months * 0.01));
+  CHECK(use.hot_gb_months == doctest::Approx(1000 * 4 * 5 * day / month).scale(0));
+  CHECK(use.cold_gb_months == doctest::Approx(1000 * (15 + 15 + 10 + 0) * day / month).scale(0));
+  CHECK(use.cost_usd == doctest::Approx(use.hot_gb_months * 0.10 + use.cold_gb_months * 0.01).scale(0));
 }
 
 TEST_CASE("budget violations are reported as sentences") {
@@ -187,8 +188,8 @@ TEST_CASE("the timeline starts at zero, ends at the run time, and its costs only
   REQUIRE(rows.size() >= 2);
   CHECK(rows.front().event == "start");
   CHECK(rows.back().event == "end");
-  CHECK(rows.back().time == doctest::Approx(r.run_time));
-  CHECK(rows.back().cost_total == doctest::Approx(r.cost_total));
+  CHECK(rows.back().time == doctest::Approx(r.run_time).scale(0));
+  CHECK(rows.back().cost_total == doctest::Approx(r.cost_total).scale(0));
   for (std::size_t i = 1; i < rows.size(); ++i) CHECK(rows[i].cost_total >= rows[i - 1].cost_total);
   CHECK(model::timeline_csv(rows).rfind("time_s,step,event,", 0) == 0);
 }

@@ -37,29 +37,29 @@ double sum_elements(const std::vector<TensorShape>& t) {
 TEST_CASE("mixed-precision Adam holds 16 bytes of model states per parameter without ZeRO") {
   // ZeRO paper §3.1: 2Ψ fp16 weights + 2Ψ fp16 grads + KΨ, K = 12.
   const MemoryBreakdown m = model_state_bytes(1.0, 1, ZeroStage::none, adam(), Precision::fp16);
-  CHECK(m.weights == doctest::Approx(2.0));
-  CHECK(m.grads == doctest::Approx(2.0));
-  CHECK(m.optimizer_state == doctest::Approx(12.0));
+  CHECK(m.weights == doctest::Approx(2.0).scale(0));
+  CHECK(m.grads == doctest::Approx(2.0).scale(0));
+  CHECK(m.optimizer_state == doctest::Approx(12.0).scale(0));
 }
 
 TEST_CASE("7.5B parameters on 64 GPUs need 120, 31.4, 16.6 and 1.9 GB of model states under ZeRO 0 to 3") {
   // ZeRO paper Fig. 1 (Ψ = 7.5B, N_d = 64, K = 12): 120 GB, 31.4 GB, 16.6 GB, 1.875 GB.
   const double psi = 7.5e9;
   CHECK(model_state_bytes(psi, 64, ZeroStage::none, adam(), Precision::fp16).total() ==
-        doctest::Approx(120e9));
+        doctest::Approx(120e9).scale(0));
   CHECK(model_state_bytes(psi, 64, ZeroStage::optimizer_states, adam(), Precision::fp16).total() ==
         doctest::Approx(31.4e9).epsilon(0.002));
   CHECK(model_state_bytes(psi, 64, ZeroStage::gradients, adam(), Precision::fp16).total() ==
         doctest::Approx(16.6e9).epsilon(0.005));
   CHECK(model_state_bytes(psi, 64, ZeroStage::parameters, adam(), Precision::fp16).total() ==
-        doctest::Approx(1.875e9));
+        doctest::Approx(1.875e9).scale(0));
 }
 
 TEST_CASE("the ZeRO paper's theoretical model sizes fill a 32 GB V100 exactly") {
   // ZeRO paper Table 2 (shared CSV rows ZERO-T2-1a/1b): with N_d = 64 and 32 GB per GPU the baseline
   // trains at most 2B parameters (16 bytes each) and P_os 7.6B ((2 + 2 + 12/64) bytes each).
   CHECK(model_state_bytes(2e9, 64, ZeroStage::none, adam(), Precision::fp16).total() ==
-        doctest::Approx(32e9));
+        doctest::Approx(32e9).scale(0));
   CHECK(model_state_bytes(7.6e9, 64, ZeroStage::optimizer_states, adam(), Precision::fp16).total() ==
         doctest::Approx(32e9).epsilon(0.01));
 }
@@ -83,7 +83,7 @@ TEST_CASE("a stage's tensors hold exactly the parameters the parameter count giv
   p.pp = 4;
   for (int s = 0; s < 4; ++s) {
     CHECK(sum_elements(stage_parameter_tensors(m, p, s)) ==
-          doctest::Approx(stage_parameter_count(m, 24, s == 0, s == 3)));
+          doctest::Approx(stage_parameter_count(m, 24, s == 0, s == 3)).scale(0));
   }
   TransformerSpec llama = m;
   llama.mlp = Mlp::swiglu;
@@ -94,7 +94,8 @@ TEST_CASE("a stage's tensors hold exactly the parameters the parameter count giv
   llama.ffn_hidden = 28672;
   llama.tied_embeddings = false;
   p.pp = 1;
-  CHECK(sum_elements(stage_parameter_tensors(llama, p, 0)) == doctest::Approx(parameter_count(llama)));
+  CHECK(sum_elements(stage_parameter_tensors(llama, p, 0)) ==
+        doctest::Approx(parameter_count(llama)).scale(0));
 }
 
 TEST_CASE("tensor parallelism splits the matrices and replicates norms and row-parallel biases") {
@@ -110,7 +111,7 @@ TEST_CASE("tensor parallelism splits the matrices and replicates norms and row-p
   // vectors h. Ends: embedding 128·64 / 2, positions 16·64, final norm 2h (tied head on one stage).
   const double h = 64;
   const double expected = 12 * h * h / 2 + 7 * h / 2 + 6 * h + 128 * h / 2 + 16 * h + 2 * h;
-  CHECK(sum_elements(stage_parameter_tensors(m, p, 0)) == doctest::Approx(expected));
+  CHECK(sum_elements(stage_parameter_tensors(m, p, 0)) == doctest::Approx(expected).scale(0));
 }
 
 TEST_CASE("GPT-3 175B on 1,024 A100s: model states of the worst stage follow the ZeRO-1 arithmetic") {
@@ -131,10 +132,10 @@ TEST_CASE("GPT-3 175B on 1,024 A100s: model states of the worst stage follow the
   CHECK(s0.layers == 6);
   CHECK(s0.embedding);
   // bf16 weights and grads, (8 state + 4 master) bytes sharded over dp = 8.
-  CHECK(s0.memory.weights == doctest::Approx(2 * s0.params));
-  CHECK(s0.memory.grads == doctest::Approx(2 * s0.params));
-  CHECK(s0.memory.optimizer_state == doctest::Approx(12 * s0.params / 8));
-  CHECK(s0.master_bytes == doctest::Approx(4 * s0.params / 8));
+  CHECK(s0.memory.weights == doctest::Approx(2 * s0.params).scale(0));
+  CHECK(s0.memory.grads == doctest::Approx(2 * s0.params).scale(0));
+  CHECK(s0.memory.optimizer_state == doctest::Approx(12 * s0.params / 8).scale(0));
+  CHECK(s0.master_bytes == doctest::Approx(4 * s0.params / 8).scale(0));
   // One tp rank holds an eighth of the stage except the learned positions (2048 x 12288), which every tp
   // rank keeps whole, and the replicated norms and row-parallel biases (< 0.1%).
   const double positions = 2048.0 * 12288;
@@ -142,9 +143,9 @@ TEST_CASE("GPT-3 175B on 1,024 A100s: model states of the worst stage follow the
       s0.params ==
       doctest::Approx((stage_parameter_count(m, 6, true, false) - positions) / 8 + positions).epsilon(0.001));
   // Activations are the workload model's: the first stage holds pp micro-batches under 1F1B.
-  CHECK(s0.in_flight_micro_batches == doctest::Approx(16));
+  CHECK(s0.in_flight_micro_batches == doctest::Approx(16).scale(0));
   CHECK(s0.memory.activations ==
-        doctest::Approx(stage_activation(m, p, Precision::bf16, 0, 6, 1536 / 8, 0).total()));
+        doctest::Approx(stage_activation(m, p, Precision::bf16, 0, 6, 1536 / 8, 0).total()).scale(0));
   CHECK(e.worst_stage == 0);
   CHECK(e.fits);
   CHECK(e.reason.empty());
@@ -161,8 +162,8 @@ TEST_CASE("buffers hold the runtime reserve and a documented allocator fraction 
   CHECK(s.gathered_bytes == 0.0);
   const double rest =
       s.memory.weights + s.memory.grads + s.memory.optimizer_state + s.memory.activations + 1e9;
-  CHECK(s.allocator_bytes == doctest::Approx(0.05 * rest));
-  CHECK(s.memory.buffers == doctest::Approx(1e9 + 0.05 * rest));
+  CHECK(s.allocator_bytes == doctest::Approx(0.05 * rest).scale(0));
+  CHECK(s.memory.buffers == doctest::Approx(1e9 + 0.05 * rest).scale(0));
 }
 
 TEST_CASE("ZeRO-3 shards the weights and keeps two gathered units plus one unit of gradients") {
@@ -173,17 +174,17 @@ TEST_CASE("ZeRO-3 shards the weights and keeps two gathered units plus one unit 
   const MemoryEstimate e =
       estimate_memory(m, p, t, a100_80gb(), {.allocator_fraction = 0, .runtime_bytes = 0});
   const StageMemory& s = e.stages[0];
-  CHECK(s.memory.weights == doctest::Approx(2 * s.params / 64));
-  CHECK(s.memory.grads == doctest::Approx(2 * s.params / 64));
+  CHECK(s.memory.weights == doctest::Approx(2 * s.params / 64).scale(0));
+  CHECK(s.memory.grads == doctest::Approx(2 * s.params / 64).scale(0));
   // The largest unit is a layer (1.81B parameters), larger than the 51200 x 12288 embedding (0.63B).
   const double layer = layer_parameter_count(m);
-  CHECK(s.gathered_bytes == doctest::Approx(layer * (2 * 2 + 2)));
+  CHECK(s.gathered_bytes == doctest::Approx(layer * (2 * 2 + 2)).scale(0));
   CHECK(s.bucket_bytes == 0.0);  // each unit's own gradients are its reduce-scatter's buffer
 
   // FSDP with two units prefetched holds one more gathered layer.
   p.framework.prefetch = 2;
   CHECK(estimate_memory(m, p, t, a100_80gb(), {.runtime_bytes = 0}).stages[0].gathered_bytes ==
-        doctest::Approx(layer * (3 * 2 + 2)));
+        doctest::Approx(layer * (3 * 2 + 2)).scale(0));
   // DeepSpeed fetches one linear module at a time (a quarter of a layer) and prefetches only what fits in
   // stage3_prefetch_bucket_size (5e7 parameters, less than one 0.45B module): (1 + 0) x 2 B + 2 B of
   // gradients per parameter of the largest unit.
@@ -192,7 +193,7 @@ TEST_CASE("ZeRO-3 shards the weights and keeps two gathered units plus one unit 
   const StageMemory ds = estimate_memory(m, p, t, a100_80gb(), {.runtime_bytes = 0}).stages[0];
   const double embedding = (51200.0 + 2048.0) * 12288.0;
   CHECK(ds.prefetched_units == 0);
-  CHECK(ds.gathered_bytes == doctest::Approx(std::max(layer / 4, embedding) * (2 + 2)));
+  CHECK(ds.gathered_bytes == doctest::Approx(std::max(layer / 4, embedding) * (2 + 2)).scale(0));
 }
 
 TEST_CASE("without dropout (Llama) no masks are kept: two bytes per token per layer fewer") {
@@ -206,7 +207,7 @@ TEST_CASE("without dropout (Llama) no masks are kept: two bytes per token per la
   const double h = static_cast<double>(m.hidden);
   // Two 1-byte masks per token and hidden element per layer, and the embedding's one.
   CHECK(with.per_micro_batch - without.per_micro_batch ==
-        doctest::Approx(static_cast<double>(m.layers) * 2 * tokens * h + tokens * h));
+        doctest::Approx(static_cast<double>(m.layers) * 2 * tokens * h + tokens * h).scale(0));
 }
 
 TEST_CASE("Llama-3 405B at 8K on 8,192 and 16,384 H100 fits in 80 GB as Meta laid it out") {
@@ -243,7 +244,7 @@ TEST_CASE("Muon under ZeRO-1 gathers its largest matrix and the orthogonalised u
   t.optimizer.kind = OptimizerKind::muon;
   const MemoryEstimate e = estimate_memory(m, p, t, a100_80gb());
   // Largest local matrix: fc1 12288 x 49152/8 (= fc2's size), fp32 momentum + fp32 result.
-  CHECK(e.stages[1].gathered_bytes == doctest::Approx(2.0 * 12288 * 6144 * 4));
+  CHECK(e.stages[1].gathered_bytes == doctest::Approx(2.0 * 12288 * 6144 * 4).scale(0));
 }
 
 TEST_CASE("a plan that does not fit is a value whose reason lists the parts largest first") {
@@ -262,7 +263,7 @@ TEST_CASE("memory headroom lowers the usable capacity") {
   const TransformerSpec m = gpt3_175b();
   ParallelPlan p{.tp = 8, .pp = 16, .dp = 8, .zero = ZeroStage::optimizer_states};
   const MemoryEstimate e = estimate_memory(m, p, TrainingSpec{}, a100_80gb(), {.headroom_fraction = 0.1});
-  CHECK(e.capacity == doctest::Approx(72.0 * 1024 * 1024 * 1024));
+  CHECK(e.capacity == doctest::Approx(72.0 * 1024 * 1024 * 1024).scale(0));
 }
 
 TEST_CASE("a tensor-parallel degree that does not divide the heads is infeasible, not an exception") {
@@ -297,6 +298,6 @@ TEST_CASE("expert weights are split over ep and sharded over dp·cp only") {
       estimate_memory(m, p, t, a100_80gb(), {.allocator_fraction = 0, .runtime_bytes = 0});
   const double expert = 2 * layer_expert_parameter_count(m) / 4;  // two layers, 2 of 8 experts per rank
   const double dense = parameter_count(m) - 2 * layer_expert_parameter_count(m);
-  CHECK(e.stages[0].params == doctest::Approx(dense + expert));
-  CHECK(e.memory.optimizer_state == doctest::Approx(12 * dense / 8 + 12 * expert / 2));
+  CHECK(e.stages[0].params == doctest::Approx(dense + expert).scale(0));
+  CHECK(e.memory.optimizer_state == doctest::Approx(12 * dense / 8 + 12 * expert / 2).scale(0));
 }

@@ -44,7 +44,7 @@ TEST_CASE("with zero communication the 1F1B bubble fraction is (p-1)/(m+p-1)") {
     for (int m : {4, 8, 16}) {
       const double t = schedule_makespan(pipeline_schedule(Schedule::one_f_one_b, p, m), p, m, 1, 1.0, 2.0);
       const double ideal = m * 3.0;
-      CHECK((t - ideal) / t == doctest::Approx(double(p - 1) / (m + p - 1)));
+      CHECK((t - ideal) / t == doctest::Approx(double(p - 1) / (m + p - 1)).scale(0));
     }
   }
 }
@@ -57,7 +57,7 @@ TEST_CASE("interleaving over v chunks divides the 1F1B bubble by v") {
   for (int v : {2, 4}) {
     const double t =
         schedule_makespan(pipeline_schedule(Schedule::interleaved, p, m, v), p, m, v, 1.0 / v, 2.0 / v);
-    CHECK(t - m * 3.0 == doctest::Approx(whole_bubble / v));
+    CHECK(t - m * 3.0 == doctest::Approx(whole_bubble / v).scale(0));
   }
 }
 
@@ -65,7 +65,8 @@ TEST_CASE("GPipe and 1F1B take the same time but 1F1B stashes fewer micro-batche
   const int p = 4, m = 8;
   const auto gpipe = pipeline_schedule(Schedule::gpipe, p, m);
   const auto ofob = pipeline_schedule(Schedule::one_f_one_b, p, m);
-  CHECK(schedule_makespan(gpipe, p, m, 1, 1, 2) == doctest::Approx(schedule_makespan(ofob, p, m, 1, 1, 2)));
+  CHECK(schedule_makespan(gpipe, p, m, 1, 1, 2) ==
+        doctest::Approx(schedule_makespan(ofob, p, m, 1, 1, 2)).scale(0));
   for (int s = 0; s < p; ++s) {
     CHECK(peak_in_flight(gpipe[s]) == m);
     CHECK(peak_in_flight(ofob[s]) == p - s);
@@ -83,8 +84,8 @@ TEST_CASE("ZB-H1 keeps 1F1B's activation stash and shrinks the bubble when the b
   // F = B = W = 1: 1F1B idles (p−1)·3; ZB-H1 idles (p−1)·(F + B − W) = (p−1) (Qi et al. 2023, §3).
   const double t_zb = schedule_makespan(zb, p, m, 1, 1.0, 2.0, 1.0);
   const double t_1f1b = schedule_makespan(ofob, p, m, 1, 1.0, 2.0);
-  CHECK(t_1f1b - m * 3.0 == doctest::Approx(3.0 * (p - 1)));
-  CHECK(t_zb - m * 3.0 == doctest::Approx(1.0 * (p - 1)));
+  CHECK(t_1f1b - m * 3.0 == doctest::Approx(3.0 * (p - 1)).scale(0));
+  CHECK(t_zb - m * 3.0 == doctest::Approx(1.0 * (p - 1)).scale(0));
 }
 
 TEST_CASE("schedules that cannot be built say why") {
@@ -99,11 +100,11 @@ TEST_CASE("a hand-over delay sits on the pipeline's critical path and is reporte
   // B(1) 2.25–4.25, B(0) 4.5–6.5.
   PassTimes t{{1, 1}, {2, 2}, {}, 0.25};
   const ScheduleTimeline tl = time_schedule(pipeline_schedule(Schedule::one_f_one_b, 2, 1), 2, 1, 1, t);
-  CHECK(tl.makespan == doctest::Approx(6.5));
-  CHECK(tl.rank_end[1] == doctest::Approx(4.25));
-  CHECK(tl.rank_busy[0] == doctest::Approx(3.0));
-  CHECK(tl.grads_from[0] == doctest::Approx(4.5));
-  CHECK(tl.grads_ready[0] == doctest::Approx(6.5));
+  CHECK(tl.makespan == doctest::Approx(6.5).scale(0));
+  CHECK(tl.rank_end[1] == doctest::Approx(4.25).scale(0));
+  CHECK(tl.rank_busy[0] == doctest::Approx(3.0).scale(0));
+  CHECK(tl.grads_from[0] == doctest::Approx(4.5).scale(0));
+  CHECK(tl.grads_ready[0] == doctest::Approx(6.5).scale(0));
 }
 
 TEST_CASE("asked for, time_schedule reports every pass's start and end in each rank's list order") {
@@ -116,15 +117,15 @@ TEST_CASE("asked for, time_schedule reports every pass's start and end in each r
   REQUIRE(spans.size() == 2);
   REQUIRE(spans[0].size() == 2);
   REQUIRE(spans[1].size() == 2);
-  CHECK(spans[0][0].start == doctest::Approx(0.0));
-  CHECK(spans[0][0].end == doctest::Approx(1.0));
-  CHECK(spans[1][0].start == doctest::Approx(1.25));
-  CHECK(spans[1][0].end == doctest::Approx(2.25));
-  CHECK(spans[1][1].start == doctest::Approx(2.25));
-  CHECK(spans[1][1].end == doctest::Approx(4.25));
-  CHECK(spans[0][1].start == doctest::Approx(4.5));
-  CHECK(spans[0][1].end == doctest::Approx(6.5));
-  CHECK(tl.makespan == doctest::Approx(6.5));
+  CHECK(spans[0][0].start == 0.0);
+  CHECK(spans[0][0].end == doctest::Approx(1.0).scale(0));
+  CHECK(spans[1][0].start == doctest::Approx(1.25).scale(0));
+  CHECK(spans[1][0].end == doctest::Approx(2.25).scale(0));
+  CHECK(spans[1][1].start == doctest::Approx(2.25).scale(0));
+  CHECK(spans[1][1].end == doctest::Approx(4.25).scale(0));
+  CHECK(spans[0][1].start == doctest::Approx(4.5).scale(0));
+  CHECK(spans[0][1].end == doctest::Approx(6.5).scale(0));
+  CHECK(tl.makespan == doctest::Approx(6.5).scale(0));
 }
 
 TEST_CASE("1F1B pass spans: each lasts its cost, none overlaps on a rank, and rank 0 ends the step") {
@@ -139,23 +140,23 @@ TEST_CASE("1F1B pass spans: each lasts its cost, none overlaps on a rank, and ra
   const ScheduleTimeline without = time_schedule(order, p, m, 1, t);
   CHECK(with.makespan == without.makespan);  // asking for spans changes nothing
   CHECK(with.rank_end == without.rank_end);
-  CHECK(with.makespan == doctest::Approx((m + p - 1) * 3.0));
+  CHECK(with.makespan == doctest::Approx((m + p - 1) * 3.0).scale(0));
   REQUIRE(spans.size() == static_cast<std::size_t>(p));
   for (int s = 0; s < p; ++s) {
     const auto& rank = order[static_cast<std::size_t>(s)];
     const auto& span = spans[static_cast<std::size_t>(s)];
     REQUIRE(span.size() == rank.size());
-    CHECK(span.front().start == doctest::Approx(s));
+    CHECK(span.front().start == doctest::Approx(s).scale(1e-12));  // s may be 0: a picosecond floor
     double previous_end = 0;
     for (std::size_t k = 0; k < span.size(); ++k) {
       const double cost = rank[k].kind == PassKind::forward ? 1.0 : 2.0;
-      CHECK(span[k].end - span[k].start == doctest::Approx(cost));
+      CHECK(span[k].end - span[k].start == doctest::Approx(cost).scale(0));
       CHECK(span[k].start >= previous_end);
       previous_end = span[k].end;
     }
     CHECK(span.back().end == with.rank_end[static_cast<std::size_t>(s)]);
   }
   const auto& last = spans[p - 1];
-  CHECK(last[1].start == doctest::Approx(p));  // B mb0 right after F mb0 on the last rank
-  CHECK(spans[0].back().end == doctest::Approx(with.makespan));
+  CHECK(last[1].start == doctest::Approx(p).scale(0));  // B mb0 right after F mb0 on the last rank
+  CHECK(spans[0].back().end == doctest::Approx(with.makespan).scale(0));
 }

@@ -51,15 +51,15 @@ TEST_CASE("a GPU's ports run at its share of the NICs and at the NVLink rate, ef
   topo::ClusterSpec c = dgx_a100(2);
   const StepNetwork one_nic_each(c, 4);
   CHECK(one_nic_each.port_bandwidth(Fabric::network) ==
-        doctest::Approx(25e9 * c.node.comm.nic_bandwidth_fraction));
+        doctest::Approx(25e9 * c.node.comm.nic_bandwidth_fraction).scale(0));
   CHECK(one_nic_each.port_bandwidth(Fabric::nvlink) ==
-        doctest::Approx(300e9 * c.node.comm.intra_bandwidth_fraction));
+        doctest::Approx(300e9 * c.node.comm.intra_bandwidth_fraction).scale(0));
   c.node.nics_per_node = 4;  // two GPUs per NIC: half a NIC each
   CHECK(StepNetwork(c, 4).port_bandwidth(Fabric::network) ==
-        doctest::Approx(12.5e9 * c.node.comm.nic_bandwidth_fraction));
+        doctest::Approx(12.5e9 * c.node.comm.nic_bandwidth_fraction).scale(0));
   c.node.nics_per_node = 16;  // two NICs per GPU, but PCIe (32 GB/s) in front of them
   CHECK(StepNetwork(c, 4).port_bandwidth(Fabric::network) ==
-        doctest::Approx(32e9 * c.node.comm.nic_bandwidth_fraction));
+        doctest::Approx(32e9 * c.node.comm.nic_bandwidth_fraction).scale(0));
 }
 
 TEST_CASE("alone, a lowered transfer takes exactly its closed-form time: latency, then the bandwidth term") {
@@ -70,8 +70,8 @@ TEST_CASE("alone, a lowered transfer takes exactly its closed-form time: latency
     const LoweredTransfer t = net.lower(dag, dag.lane("gpu 0 / dp"), 0, 1, f, 3.5e-3, 0.4e-3, "bucket", "dp");
     CHECK(dag.kind(t.first) == sim::TaskKind::busy);
     CHECK(dag.kind(t.last) == sim::TaskKind::transfer);
-    CHECK(dag.work(t.first).seconds() == doctest::Approx(0.4e-3));
-    CHECK(dag.bytes(t.last) == doctest::Approx(3.1e-3 * proto.port_bandwidth(f)));
+    CHECK(dag.work(t.first).seconds() == doctest::Approx(0.4e-3).scale(0));
+    CHECK(dag.bytes(t.last) == doctest::Approx(3.1e-3 * proto.port_bandwidth(f)).scale(0));
     const Run r = run(dag, net);
     CHECK(seconds(r.result, t) == doctest::Approx(3.5e-3).epsilon(1e-9));
   }
@@ -87,7 +87,7 @@ TEST_CASE("no bandwidth term, or contention off, is one busy task of the closed-
   CHECK(latency_only.first == latency_only.last);
   CHECK(busy.first == busy.last);
   CHECK(dag.kind(busy.first) == sim::TaskKind::busy);
-  CHECK(dag.work(busy.first).seconds() == doctest::Approx(2e-3));
+  CHECK(dag.work(busy.first).seconds() == doctest::Approx(2e-3).scale(0));
   CHECK(net.link_count() == 0);
   CHECK(off.link_count() == 0);
 }
@@ -118,7 +118,7 @@ TEST_CASE("a gradient bucket and a pipeline send through one NIC share its rate,
   CHECK(net.link_name(0) == "gpu 0 network out");
   const double busy_from = r.result.tasks[send.last].start.seconds();
   const double busy_to = r.result.tasks[bucket.last].end.seconds();
-  CHECK(r.carried[0] == doctest::Approx(dag.bytes(bucket.last) + dag.bytes(send.last)));
+  CHECK(r.carried[0] == doctest::Approx(dag.bytes(bucket.last) + dag.bytes(send.last)).scale(0));
   CHECK(r.carried[0] / (busy_to - busy_from) <= rate * (1 + 1e-9));
 }
 

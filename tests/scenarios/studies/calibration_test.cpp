@@ -12,8 +12,8 @@ using namespace trainsim::model;
 using trainsim::topo::ComputeEfficiency;
 
 TEST_CASE("relative error is signed and relative to the measurement") {
-  CHECK(relative_error(110.0, 100.0) == doctest::Approx(0.10));
-  CHECK(relative_error(90.0, 100.0) == doctest::Approx(-0.10));
+  CHECK(relative_error(110.0, 100.0) == doctest::Approx(0.10).scale(0));
+  CHECK(relative_error(90.0, 100.0) == doctest::Approx(-0.10).scale(0));
 }
 
 TEST_CASE("error statistics give MAPE, bias, RMS and the worst case, and count failures apart") {
@@ -23,10 +23,10 @@ TEST_CASE("error statistics give MAPE, bias, RMS and the worst case, and count f
   const ErrorStats s = error_stats({0.1, -0.2, nan, 0.3});
   CHECK(s.count == 3);
   CHECK(s.failures == 1);
-  CHECK(s.mape == doctest::Approx(0.2));
-  CHECK(s.mean_error == doctest::Approx(0.2 / 3));
-  CHECK(s.rms_error == doctest::Approx(std::sqrt(0.14 / 3)));
-  CHECK(s.worst_error == doctest::Approx(0.3));
+  CHECK(s.mape == doctest::Approx(0.2).scale(0));
+  CHECK(s.mean_error == doctest::Approx(0.2 / 3).scale(0));
+  CHECK(s.rms_error == doctest::Approx(std::sqrt(0.14 / 3)).scale(0));
+  CHECK(s.worst_error == doctest::Approx(0.3).scale(0));
   CHECK(s.worst_index == 3);
 }
 

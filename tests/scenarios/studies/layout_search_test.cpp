@@ -124,7 +124,7 @@ TEST_CASE("search ranks usable layouts by the objective and re-ranks the top K b
   // Best time: tp 4, pp 1, mb 8 -> 100/32 + 1 = 4.125 s.
   CHECK(analytic.top[0].layout.plan.tp == 4);
   CHECK(analytic.top[0].layout.plan.micro_batch == 8);
-  CHECK(analytic.top[0].analytic.run_time_s == doctest::Approx(4.125));
+  CHECK(analytic.top[0].analytic.run_time_s == doctest::Approx(4.125).scale(0));
   CHECK_FALSE(analytic.top[0].event.has_value());
 
   options.event_rerank = true;
@@ -148,7 +148,7 @@ TEST_CASE("the cost objective prefers the cheapest layout and the result does no
   const SearchResult three = search_layouts(toy(), options, toy_score);
   REQUIRE(one.top.size() == 5);
   // Cheapest: tp 1, pp 1 -> $11; among those the fastest is mb 2 on dp 4 (100/2 + 1 = 51 s).
-  CHECK(one.top[0].analytic.cost_usd == doctest::Approx(11));
+  CHECK(one.top[0].analytic.cost_usd == doctest::Approx(11).scale(0));
   CHECK(one.top[0].layout.plan.micro_batch == 2);
   for (std::size_t i = 0; i < 5; ++i) {
     CHECK(one.top[i].analytic.cost_usd == three.top[i].analytic.cost_usd);
@@ -245,7 +245,7 @@ TEST_CASE("the scenario's own layout is scored and placed among the usable layou
   s.parallelism.dp = 2;
   const SearchResult r = search_layouts(s, options, toy_score);
   CHECK(r.given.layout.plan.tp == 2);
-  CHECK(r.given.analytic.run_time_s == doctest::Approx(51));
+  CHECK(r.given.analytic.run_time_s == doctest::Approx(51).scale(0));
   // Usable layouts strictly faster than 51 s (cp 1, by toy_score's formula): counted by hand from the
   // enumeration, then one more for its own place.
   std::int64_t faster = 0;
