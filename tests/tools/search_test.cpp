@@ -43,7 +43,8 @@ TEST_CASE("search prints the top layouts re-simulated by events and the time-cos
   CHECK(out.find("Pareto front, run time vs run cost") != std::string::npos);
   // Three ranked rows, each re-simulated with the event fidelity (the budget column follows it).
   std::size_t events = 0;
-  for (std::size_t at = out.find(" event    ok"); at != std::string::npos; at = out.find(" event    ok", at + 1))
+  for (std::size_t at = out.find(" event    ok"); at != std::string::npos;
+       at = out.find(" event    ok", at + 1))
     ++events;
   CHECK(events == 3);
   CHECK(out.find("The scenario's own layout (tp 1, pp 1, dp 16,") != std::string::npos);
