@@ -12,7 +12,7 @@ namespace trainsim::cli {
 
 namespace {
 
-constexpr int exit_interrupted = 130;
+constexpr int kExitInterrupted = 130;
 
 struct SweepArgs {
   std::string scenario;
@@ -63,7 +63,7 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
     job.shard = scenario::parse_shard(args->shard);
     const SweepOutcome outcome = args->mpi ? run_sweep_mpi(job) : run_sweep(job);
     // Interrupted: the shell convention for SIGINT, so scripts can tell it from a failed check.
-    exit_code = outcome.complete() ? exit_ok : exit_interrupted;
+    exit_code = outcome.complete() ? exit_ok : kExitInterrupted;
   });
 }
 

@@ -447,7 +447,7 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan) {
     } else {
       sc.buckets = 0;
       for (int c = 0; c < v; ++c) {
-        for (const UnitRun& r : out.chunk_units[static_cast<std::size_t>(c * p + s)]) {
+        for (const UnitRun& r : out.chunk_units[plan.virtual_stage_index(c, s)]) {
           const UnitCost& u = out.units[static_cast<std::size_t>(r.unit)];
           sc.zero3_gather_s += r.count * u.gather_s;
           sc.zero3_reduce_s += r.count * u.reduce_s;
@@ -481,10 +481,9 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan) {
 
 TimeBreakdown stage_work(const StepCosts& costs, const StepPlan& plan, int stage) {
   TimeBreakdown tb;
-  const int p = plan.pp;
   const auto m = static_cast<double>(plan.micro_batches);
   for (int c = 0; c < plan.virtual_stages; ++c) {
-    const PassCost& pc = costs.passes[static_cast<std::size_t>(c * p + stage)];
+    const PassCost& pc = costs.passes[plan.virtual_stage_index(c, stage)];
     tb.compute += m * (pc.forward_compute + pc.backward_compute);
     tb.exposed_tp_comm += m * (pc.forward_comm + pc.backward_comm);
   }
@@ -529,7 +528,7 @@ void slow_stages(StepCosts& costs, const StepPlan& plan, const std::vector<doubl
     if (f == 1) continue;
     std::map<int, int> slowed;  // unit -> its slowed copy, for this stage
     for (int c = 0; c < plan.virtual_stages; ++c) {
-      const auto vs = static_cast<std::size_t>(c * p + s);
+      const std::size_t vs = plan.virtual_stage_index(c, s);
       PassCost& pass = costs.passes[vs];
       if (costs.chunk_units.empty()) {  // hand-made costs: the pass sums only
         pass.forward_compute *= f;

@@ -30,8 +30,12 @@ struct StepPlan {
   std::vector<int> chunk_layers;   ///< layers of virtual stage vs = chunk·pp + rank; size pp·v
   std::vector<int> stage_layers;   ///< layers per pipeline rank (sum of its chunks); size pp
 
+  /// The virtual stage of `chunk` on pipeline rank `rank`: chunk·pp + rank.
+  [[nodiscard]] std::size_t virtual_stage_index(int chunk, int rank) const {
+    return static_cast<std::size_t>(chunk) * static_cast<std::size_t>(pp) + static_cast<std::size_t>(rank);
+  }
   [[nodiscard]] int layers_of(int rank, int chunk) const {
-    return chunk_layers[static_cast<std::size_t>(chunk * pp + rank)];
+    return chunk_layers[virtual_stage_index(chunk, rank)];
   }
   /// First layer index of virtual stage vs (layers are numbered in forward order).
   [[nodiscard]] int first_layer_of(int virtual_stage) const;
