@@ -1,13 +1,16 @@
-// `trainsim explain S.yaml`: the parameter count, FLOPs per token, attention kernel, optimizer costs and
-// the memory per GPU of every pipeline stage with the formula and numbers behind each line, and why the
-// layout does not fit when it does not. Text by default; --json for the same lines as data.
+// `trainsim explain S.yaml`: the parameter count, FLOPs per token, attention kernel, optimizer costs, the
+// memory per GPU of every pipeline stage and the time of one iteration on the critical stage, with the
+// formula and numbers behind each line, and why the layout does not fit when it does not. Text by default;
+// --json for the same lines as data.
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "models/report/explain.hpp"
+#include "models/report/explain_time.hpp"
 #include "scenarios/loader.hpp"
+#include "scenarios/studies/simulation.hpp"
 #include "tools/command.hpp"
 
 namespace trainsim::cli {
@@ -34,14 +37,15 @@ void add_explain_command(CLI::App& app, int& exit_code) {
   };
   auto options = std::make_shared<Options>();
   auto* sub = app.add_subcommand("explain",
-                                 "show the memory breakdown per GPU with its formulas and why a layout "
-                                 "does not fit");
+                                 "show the memory breakdown per GPU and the time of one iteration with "
+                                 "their formulas, and why a layout does not fit");
   sub->add_option("scenario", options->path, "scenario YAML file")->required();
   sub->add_flag("--json", options->json, "print the explanation as JSON");
   sub->callback([options, &exit_code] {
     const scenario::Scenario s = scenario::load_scenario_file(options->path);
-    const model::Explanation e = model::explain(s.model, s.parallelism, s.training, s.cluster.node.gpu,
-                                                s.budget.memory_headroom.value_or(0.0));
+    model::Explanation e = model::explain(s.model, s.parallelism, s.training, s.cluster.node.gpu,
+                                          s.budget.memory_headroom.value_or(0.0));
+    e.sections.push_back(model::explain_time(scenario::step_input_of(s)));
     if (options->json) {
       std::cout << to_json(e).dump(2) << '\n';
     } else {

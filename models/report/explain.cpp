@@ -6,6 +6,7 @@
 #include <array>
 #include <utility>
 
+#include "models/report/summary.hpp"
 #include "models/run/checkpoint_size.hpp"
 #include "models/step/memory.hpp"
 #include "models/workload/activation_memory.hpp"
@@ -29,6 +30,7 @@ std::string gb(double bytes) {
 
 std::string human(double value, const std::string& unit) {
   if (unit == "B") return gb(value);
+  if (unit == "s") return format_human(FieldUnit::seconds, value);
   if (unit == "FLOP") {
     if (value >= 1e12) return fmt::format("{:.3f} TFLOP", value / 1e12);
     return fmt::format("{:.3f} GFLOP", value / 1e9);

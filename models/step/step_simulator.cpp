@@ -50,6 +50,32 @@ Fidelity parse_fidelity(std::string_view text) {
   throw InputError("fidelity must be 'analytic' or 'event', not '" + std::string(text) + "'");
 }
 
+StepCosts simulated_costs(const StepInput& in, const StepPlan& plan, Fidelity fidelity) {
+  const StepCosts symmetric = step_costs(in, plan);
+  // With stragglers the step is that of the slowest replica holding one (step_costs.hpp): each is timed,
+  // untraced, and the slowest one's costs are returned.
+  StepCosts costs = symmetric;
+  double slowest = -1;
+  const std::vector<std::vector<double>> slowdowns = straggler_slowdowns(in.plan, in.cluster);
+  for (const std::vector<double>& slowdown : slowdowns) {
+    StepCosts slowed = symmetric;
+    slow_stages(slowed, plan, slowdown);
+    if (slowdowns.size() == 1) {  // one replica to slow: nothing to compare
+      costs = std::move(slowed);
+      break;
+    }
+    const double t = fidelity == Fidelity::analytic
+                         ? analytic_step(in, plan, slowed).iteration_time
+                         : run_step_graph(lower_step(in, plan, slowed, LoweringOptions{}), in, plan, slowed)
+                               .iteration_time;
+    if (t > slowest) {
+      slowest = t;
+      costs = std::move(slowed);
+    }
+  }
+  return costs;
+}
+
 StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptions& options) {
   StepReport r;
   r.gpus = in.cluster.total_gpus();
@@ -92,28 +118,7 @@ StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptio
   r.fits = mem.fits;
   if (!mem.fits) r.reason = mem.reason;  // the time is still reported: it is what the layout would take
 
-  const StepCosts symmetric = step_costs(in, plan);
-  // With stragglers the step is that of the slowest replica holding one (step_costs.hpp): each is timed,
-  // untraced, and the slowest is the one simulated (and traced) below.
-  StepCosts costs = symmetric;
-  double slowest = -1;
-  const std::vector<std::vector<double>> slowdowns = straggler_slowdowns(in.plan, in.cluster);
-  for (const std::vector<double>& slowdown : slowdowns) {
-    StepCosts slowed = symmetric;
-    slow_stages(slowed, plan, slowdown);
-    if (slowdowns.size() == 1) {  // one replica to slow: nothing to compare
-      costs = std::move(slowed);
-      break;
-    }
-    const double t = fidelity == Fidelity::analytic
-                         ? analytic_step(in, plan, slowed).iteration_time
-                         : run_step_graph(lower_step(in, plan, slowed, LoweringOptions{}), in, plan, slowed)
-                               .iteration_time;
-    if (t > slowest) {
-      slowest = t;
-      costs = std::move(slowed);
-    }
-  }
+  const StepCosts costs = simulated_costs(in, plan, fidelity);
   StepTiming t;
   if (fidelity == Fidelity::analytic) {
     if (options.trace_path.empty()) {

@@ -47,6 +47,14 @@ struct StepOptions {
   std::string trace_path;
 };
 
+struct StepPlan;   // step_plan.hpp
+struct StepCosts;  // step_costs.hpp
+
+/// The costs a step of `plan` runs with: step_costs, and with cluster.stragglers those of the slowest
+/// replica that holds one (timed at `fidelity`; step_costs.hpp's straggler_slowdowns). simulate_step and
+/// explain both price with them.
+[[nodiscard]] StepCosts simulated_costs(const StepInput& input, const StepPlan& plan, Fidelity fidelity);
+
 /// Simulates one step. See the file comment for the error contract.
 [[nodiscard]] StepReport simulate_step(const StepInput& input, Fidelity fidelity = Fidelity::event,
                                        const StepOptions& options = {});

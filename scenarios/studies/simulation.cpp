@@ -5,15 +5,18 @@
 
 namespace trainsim::scenario {
 
+model::StepInput step_input_of(const Scenario& s) {
+  return model::StepInput{.model = s.model,
+                          .cluster = s.cluster,
+                          .plan = s.parallelism,
+                          .training = s.training,
+                          .memory_headroom = s.budget.memory_headroom.value_or(0.0)};
+}
+
 ScenarioResult simulate_scenario(const Scenario& s, model::Fidelity fidelity,
                                  const model::StepOptions& options) {
   ScenarioResult result;
-  const model::StepInput input{.model = s.model,
-                               .cluster = s.cluster,
-                               .plan = s.parallelism,
-                               .training = s.training,
-                               .memory_headroom = s.budget.memory_headroom.value_or(0.0)};
-  result.step = model::simulate_step(input, fidelity, options);
+  result.step = model::simulate_step(step_input_of(s), fidelity, options);
   model::CheckpointSize checkpoint;
   if (result.step.feasible) checkpoint = model::checkpoint_size(s.model, s.parallelism, s.training);
   const model::RunInputs run{.step = result.step,

@@ -14,6 +14,9 @@ struct ScenarioResult {
   model::RunReport run;
 };
 
+/// The step's inputs in the scenario.
+[[nodiscard]] model::StepInput step_input_of(const Scenario& scenario);
+
 /// Simulates `scenario`. Infeasible layouts are values in the result; throws InputError only for input
 /// that is not a layout at all (see model::simulate_step). `options` selects a trace file and the
 /// per-GPU (uncollapsed) event simulation.

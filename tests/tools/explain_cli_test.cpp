@@ -74,6 +74,17 @@ TEST_CASE(
     CHECK(total <= 80.0);  // A100 80GB
     CHECK(breakdown.find("fits") != std::string::npos);
   }
+
+  SUBCASE("the time of one iteration on the critical stage follows, down to the kernels and the bubble") {
+    const std::size_t time = o.out.find("time per iteration, stage ");
+    REQUIRE(time != std::string::npos);
+    const std::string section = o.out.substr(time);
+    CHECK(section.find("(critical)") != std::string::npos);
+    CHECK(section.find("kernels, forward layer") != std::string::npos);
+    CHECK(section.find("pipeline bubble") != std::string::npos);
+    CHECK(section.find("interleaved schedule, pp 16 x 2 chunks") != std::string::npos);
+    CHECK(section.find("\n  iteration ") != std::string::npos);
+  }
 }
 
 TEST_CASE("explain on GPT-3 175B squeezed onto 8 GPUs names the stage that does not fit and why") {

@@ -1,0 +1,94 @@
+#include "models/report/explain_time.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "models/step/analytic_step.hpp"
+#include "models/step/pipeline_schedule.hpp"
+#include "models/step/step_costs.hpp"
+#include "models/step/step_plan.hpp"
+
+namespace trainsim::model {
+
+namespace {
+
+// One op run of one unit in one direction over the stage's passes: `units` copies of `each` seconds per
+// micro-batch.
+struct Part {
+  std::string label;
+  double each = 0;
+  std::int64_t units = 0;
+};
+
+void add(std::vector<Part>& parts, std::string label, double each, std::int64_t units) {
+  if (each <= 0) return;
+  auto it = std::find_if(parts.begin(), parts.end(), [&](const Part& p) { return p.label == label; });
+  if (it == parts.end()) {
+    parts.push_back({std::move(label), each, units});
+  } else {
+    it->units += units;  // the same unit's op run in another chunk: the same seconds each
+  }
+}
+
+}  // namespace
+
+ExplainSection explain_time(const StepInput& in) {
+  ExplainSection out;
+  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+  if (!plan.feasible) {
+    out.title = "time per iteration";
+    out.notes.push_back("not a layout: " + plan.reason);
+    return out;
+  }
+  const StepCosts costs = simulated_costs(in, plan, Fidelity::analytic);
+  const StepTiming t = analytic_step(in, plan, costs);
+  const int stage = t.critical_stage;
+  const std::int64_t m = plan.micro_batches;
+  out.title = fmt::format("time per iteration, stage {} (critical), closed form", stage);
+
+  std::vector<Part> kernels, collectives;
+  for (int c = 0; c < plan.virtual_stages && !costs.chunk_units.empty(); ++c) {
+    for (const UnitRun& run : costs.chunk_units[plan.virtual_stage_index(c, stage)]) {
+      const UnitCost& u = costs.units[static_cast<std::size_t>(run.unit)];
+      for (const auto& [direction, pieces] :
+           {std::pair{"forward", &u.forward}, std::pair{"backward", &u.backward}}) {
+        for (const CostPiece& piece : *pieces) {
+          const std::string what = fmt::format("{} {}", direction, u.name);
+          add(kernels, fmt::format("kernels, {} {}", what, piece.name), piece.compute, run.count);
+          const std::string comm = piece.kind == CostPiece::Kind::overlapped ? piece.comm_name : piece.name;
+          add(collectives, fmt::format("exposed {}, {}", comm, what), piece.exposed_comm(), run.count);
+        }
+      }
+    }
+  }
+  for (const std::vector<Part>* parts : {&kernels, &collectives}) {
+    for (const Part& p : *parts) {
+      out.lines.push_back({p.label,
+                           fmt::format("{} micro-batches x {} x {:.4g} ms", m, p.units, p.each * 1e3),
+                           static_cast<double>(m) * static_cast<double>(p.units) * p.each, "s"});
+    }
+  }
+  const TimeBreakdown& tb = t.time;
+  out.lines.push_back({"exposed data-parallel communication",
+                       "gradient buckets, ZeRO gathers and parameter all-gathers not hidden under compute",
+                       tb.exposed_dp_comm, "s"});
+  out.lines.push_back(
+      {"exposed pipeline sends", "activation and gradient hand-overs not hidden", tb.exposed_pp_comm, "s"});
+  out.lines.push_back({"pipeline bubble",
+                       fmt::format("{} schedule, pp {} x {} chunks, {} micro-batches: idle on this stage",
+                                   to_string(in.plan.schedule), plan.pp, plan.virtual_stages, m),
+                       tb.bubble, "s"});
+  const StageCost& sc = costs.stages[static_cast<std::size_t>(stage)];
+  out.lines.push_back({"optimizer",
+                       fmt::format("{:.4g} ms update kernels + {:.4g} ms gradient-norm all-reduce",
+                                   sc.optimizer_s * 1e3, sc.grad_norm_s * 1e3),
+                       tb.optimizer, "s"});
+  out.lines.push_back({"iteration", "the lines above", t.iteration_time, "s"});
+  if (costs.chunk_units.empty()) out.notes.push_back("no per-unit pieces: hand-made costs");
+  return out;
+}
+
+}  // namespace trainsim::model
