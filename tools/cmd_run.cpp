@@ -31,7 +31,13 @@ struct RunArgs {
   std::string fidelity = "event";
   bool dump = false;
   std::vector<std::string> sets;
+  std::string trace_detail;  // "" = pass above kPassDetailGpus GPUs, else layer
+  bool gzip = false;
 };
+
+// Above this many GPUs the trace is per pass by default: a layer-level trace of a 1,024-GPU step holds
+// hundreds of thousands of slices (tens of MB).
+constexpr std::int64_t kPassDetailGpus = 256;
 
 int run(const RunArgs& args) {
   const scenario::Scenario s = scenario::load_scenario_file(args.scenario, parse_sets(args.sets));
@@ -47,7 +53,14 @@ int run(const RunArgs& args) {
   const std::filesystem::path dir(args.out_dir);
   if (!args.out_dir.empty()) {
     sim::ensure_output_folder(dir);
-    options.trace_path = outputs.stage_path(dir / "trace.json").string();
+    const std::string trace = args.gzip ? "trace.json.gz" : "trace.json";
+    options.trace_path = outputs.stage_path(dir / trace).string();
+    outputs.remove_on_commit(dir / (args.gzip ? "trace.json" : "trace.json.gz"));  // never both
+    const bool pass =
+        args.trace_detail.empty() ? s.cluster.total_gpus() > kPassDetailGpus : args.trace_detail == "pass";
+    options.trace_detail =
+        pass ? model::StepOptions::TraceDetail::pass : model::StepOptions::TraceDetail::layer;
+    options.trace_gzip = args.gzip;
   }
   if (s.checkpoint.enabled && s.cluster.storage.write_bytes_per_s <= 0) {
     std::cerr << "note: no cluster.storage.write bandwidth given: checkpoint writes are limited only by the "
@@ -102,6 +115,12 @@ void add_run_command(CLI::App& app, int& exit_code) {
   sub->add_flag("--dump-scenario", args->dump,
                 "print the loaded scenario (presets expanded) as YAML and stop");
   add_set_option(*sub, args->sets);
+  sub->add_option("--trace-detail", args->trace_detail,
+                  "slices of the event trace: layer (every kernel run and collective) or pass (one per pass "
+                  "and stream); default pass above 256 GPUs, else layer")
+      ->check(CLI::IsMember({"layer", "pass"}));
+  sub->add_flag("--gzip", args->gzip,
+                "write DIR/trace.json.gz instead of DIR/trace.json (Perfetto opens both)");
   sub->callback([args, &exit_code] { exit_code = run(*args); });
 }
 

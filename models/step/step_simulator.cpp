@@ -6,11 +6,13 @@
 #include "models/step/analytic_step.hpp"
 #include "models/step/analytic_trace.hpp"
 #include "models/step/memory.hpp"
+#include "models/step/pass_detail_sink.hpp"
 #include "models/step/step_lowering.hpp"
 #include "models/step/step_plan.hpp"
 #include "models/workload/flops.hpp"
 #include "models/workload/parameters.hpp"
 #include "sim/error.hpp"
+#include "sim/gzip.hpp"
 #include "sim/output_files.hpp"
 #include "sim/trace.hpp"
 
@@ -36,10 +38,10 @@ StageMemoryTrack memory_track(const MemoryEstimate& mem, const StepPlan& plan) {
   return track;
 }
 
-void write_trace(const sim::ChromeTraceWriter& writer, const std::string& path) {
+void write_trace(const sim::ChromeTraceWriter& writer, const StepOptions& options) {
   std::ostringstream text;
   writer.write(text);
-  sim::write_file_atomically(path, text.str());
+  sim::write_file_atomically(options.trace_path, options.trace_gzip ? sim::gzip(text.str()) : text.str());
 }
 
 }  // namespace
@@ -132,7 +134,7 @@ StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptio
       writer.add_metadata("timeline",
                           "closed form (analytic_step): pass times replayed from the pipeline schedule, "
                           "no event simulation");
-      write_trace(writer, options.trace_path);
+      write_trace(writer, options);
     }
   } else {
     const StepGraph graph =
@@ -142,9 +144,18 @@ StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptio
     } else {
       sim::ChromeTraceWriter writer;
       const StageMemoryTrack track = memory_track(mem, plan);
-      t = run_step_graph(graph, in, plan, costs, &writer, options.full_cluster ? nullptr : &track);
+      const StageMemoryTrack* memory = options.full_cluster ? nullptr : &track;
+      if (options.trace_detail == StepOptions::TraceDetail::pass) {
+        PassDetailSink per_pass(writer);
+        t = run_step_graph(graph, in, plan, costs, &per_pass, memory);
+        per_pass.flush();
+      } else {
+        t = run_step_graph(graph, in, plan, costs, &writer, memory);
+      }
       writer.add_metadata("fidelity", to_string(fidelity));
-      write_trace(writer, options.trace_path);
+      writer.add_metadata("detail",
+                          options.trace_detail == StepOptions::TraceDetail::pass ? "pass" : "layer");
+      write_trace(writer, options);
     }
   }
   r.iteration_time = t.iteration_time;

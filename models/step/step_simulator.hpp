@@ -45,6 +45,11 @@ struct StepOptions {
   /// it is the closed form's timeline in the same layout (models/step/analytic_trace.hpp), marked
   /// "fidelity": "analytic" in its otherData and in every slice's args.
   std::string trace_path;
+  /// The event trace's slices: each kernel run and collective (layer), or one slice per pass and lane
+  /// (pass; pass_detail_sink.hpp). The analytic trace is per pass either way.
+  enum class TraceDetail : std::uint8_t { layer, pass } trace_detail = TraceDetail::layer;
+  /// Write the trace gzip-compressed (trace_path should then end in .gz).
+  bool trace_gzip = false;
 };
 
 struct StepPlan;   // step_plan.hpp

@@ -2,7 +2,9 @@
 // run's files beside a new summary; a full disk, or a path that cannot be a folder, is exit 2 with the path.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "tests/tools/binary_harness.hpp"
@@ -104,4 +106,39 @@ TEST_CASE("report -o and merge on a full disk are exit 2 and leave neither a par
   CHECK_MESSAGE(merge.exit_code == 2, describe(merge));
   CHECK(merge.err.find("merged.csv") != std::string::npos);
   CHECK(entries(dir.path()) == 1);  // the run folder only
+}
+
+TEST_CASE(
+    "a 1,024-GPU trace is per pass by default and under 5 MiB; --trace-detail layer keeps every kernel run") {
+  const TempDir dir;
+  REQUIRE(run_trainsim({"run", example, "-o", dir.file("pass")}).exit_code == 0);
+  const auto pass_bytes = fs::file_size(dir.path() / "pass" / "trace.json");
+  CHECK(pass_bytes <= std::uintmax_t{5} << 20);
+  const nlohmann::json pass = nlohmann::json::parse(read_file(dir.path() / "pass" / "trace.json"));
+  CHECK(pass["otherData"]["detail"] == "pass");
+  REQUIRE(run_trainsim({"run", example, "-o", dir.file("layer"), "--trace-detail", "layer"}).exit_code == 0);
+  const nlohmann::json layer = nlohmann::json::parse(read_file(dir.path() / "layer" / "trace.json"));
+  CHECK(layer["otherData"]["detail"] == "layer");
+  // Every pass of every stage is many slices at layer detail and one at pass detail.
+  CHECK(layer["traceEvents"].size() > 4 * pass["traceEvents"].size());
+}
+
+TEST_CASE("--gzip writes trace.json.gz, a gzip member holding the same trace, and no trace.json") {
+  const TempDir dir;
+  REQUIRE(run_trainsim({"run", example, "-o", dir.file("plain")}).exit_code == 0);
+  REQUIRE(run_trainsim({"run", example, "-o", dir.file("gz"), "--gzip"}).exit_code == 0);
+  const fs::path gz = dir.path() / "gz" / "trace.json.gz";
+  REQUIRE(fs::exists(gz));
+  CHECK_FALSE(fs::exists(dir.path() / "gz" / "trace.json"));
+  const std::string bytes = read_file(gz);
+  REQUIRE(bytes.size() > 2);
+  CHECK(static_cast<unsigned char>(bytes[0]) == 0x1f);  // RFC 1952 magic
+  CHECK(static_cast<unsigned char>(bytes[1]) == 0x8b);
+  // gzip(1) reads it back to the very bytes of the uncompressed trace.
+  REQUIRE(std::system(("gzip -dc '" + gz.string() + "' > '" + dir.file("unzipped.json") + "'").c_str()) == 0);
+  CHECK(read_file(dir.file("unzipped.json")) == read_file(dir.path() / "plain" / "trace.json"));
+  // A later run without --gzip replaces it: never both files.
+  REQUIRE(run_trainsim({"run", example, "-o", dir.file("gz")}).exit_code == 0);
+  CHECK(fs::exists(dir.path() / "gz" / "trace.json"));
+  CHECK_FALSE(fs::exists(gz));
 }
