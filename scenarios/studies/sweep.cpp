@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -17,6 +18,7 @@
 #include "models/report/summary.hpp"
 #include "models/step/step_simulator.hpp"
 #include "scenarios/loader.hpp"
+#include "scenarios/yaml_tree.hpp"
 #include "sim/error.hpp"
 
 namespace trainsim::scenario {
@@ -45,6 +47,15 @@ std::string one_line(const std::string& text) {
   }
   while (out.ends_with("; ")) out.resize(out.size() - 2);
   return out;
+}
+
+/// A swept value as a label: a quoted YAML scalar ("10 min", '$2.10/h') by its value, so the CSV holds
+/// 10 min rather than """10 min"""; anything else (numbers, names, flow mappings) as written.
+std::string label_text(const std::string& yaml) {
+  if (yaml.empty() || (yaml.front() != '"' && yaml.front() != '\'')) return yaml;
+  Diagnostics ignored;
+  const std::optional<YamlValue> v = parse_yaml_tree(yaml, "sweep value", ignored);
+  return v && v->is_scalar() ? v->scalar : yaml;
 }
 
 /// A swept value written as a plain number ("16", "1.5e3") becomes a JSON number; anything else a string.
@@ -247,7 +258,7 @@ struct SweepTable::Impl {
   model::Labels labels(const Scenario& s, const SweepPoint& point) const {
     model::Labels out;
     out.emplace_back("scenario", base.name);
-    for (const auto& o : point.overrides) out.emplace_back(o.key_path, o.yaml_value);
+    for (const auto& o : point.overrides) out.emplace_back(o.key_path, label_text(o.yaml_value));
     for (const auto& [key, value] : s.tags) out.emplace_back("tags." + key, value);
     return out;
   }

@@ -340,3 +340,20 @@ TEST_CASE("sweep --set edits the scenario before its points, and the rows and fi
   CAPTURE(sb);
   CHECK(std::stod(sb) == doctest::Approx(2 * std::stod(sa)).epsilon(0.01));
 }
+
+TEST_CASE("a quoted swept value is stored as its value, in CSV and in JSON Lines") {
+  const Folder dir;
+  std::string text = small_sweep;
+  text.replace(text.find("  training.optimizer: [adamw, sgd-momentum]\n"), 44,
+               "  pricing.gpu_hour: [\"$2.10/h\", '$2.50/h']\n");
+  const std::string scenario = write(dir, "s.yaml", text);
+  REQUIRE(shell(trainsim_command() + " sweep " + scenario + " -o " + dir.file("out.csv")) == 0);
+  const std::string csv = read_file(dir.file("out.csv"));
+  CHECK(csv.find(",$2.10/h,") != std::string::npos);
+  CHECK(csv.find(",$2.50/h,") != std::string::npos);
+  CHECK(csv.find("\"\"") == std::string::npos);  // no doubled quotes anywhere
+  REQUIRE(shell(trainsim_command() + " sweep " + scenario + " -o " + dir.file("out.jsonl")) == 0);
+  const auto rows = lines(read_file(dir.file("out.jsonl")));
+  REQUIRE_FALSE(rows.empty());
+  CHECK(nlohmann::json::parse(rows[0])["pricing.gpu_hour"] == "$2.10/h");
+}
