@@ -1,6 +1,11 @@
-// `trainsim sweep`: expand the scenario's sweep block and run every point (see tools/sweep_runner.hpp).
+// `trainsim sweep`: expand the scenario's sweep block and run every point (see tools/sweep_runner.hpp), then
+// say in one line what came of it: points, feasible, fitting, the fastest that fits, the time taken.
+#include <fmt/format.h>
+
+#include <cstdio>
 #include <string>
 
+#include "models/report/summary.hpp"
 #include "scenarios/studies/sweep.hpp"
 #include "sim/error.hpp"
 #include "tools/command.hpp"
@@ -62,6 +67,17 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
     job.resume = args->resume;
     job.shard = scenario::parse_shard(args->shard);
     const SweepOutcome outcome = args->mpi ? run_sweep_mpi(job) : run_sweep(job);
+    if (!args->mpi && outcome.complete()) {
+      std::string fastest = "no point fits";
+      if (outcome.fastest_point >= 0) {
+        fastest = fmt::format("fastest that fits: point {} ({} per iteration)", outcome.fastest_point,
+                              model::format_human(model::FieldUnit::seconds, outcome.fastest_iteration));
+      }
+      std::fprintf(stderr, "trainsim sweep: %lld points in %.2f s: %lld feasible, %lld fit; %s\n",
+                   static_cast<long long>(outcome.planned), outcome.seconds,
+                   static_cast<long long>(outcome.feasible), static_cast<long long>(outcome.fits),
+                   fastest.c_str());
+    }
     // Interrupted: the shell convention for SIGINT, so scripts can tell it from a failed check.
     exit_code = outcome.complete() ? exit_ok : kExitInterrupted;
   });

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <stop_token>
 #include <vector>
 
@@ -77,11 +79,26 @@ SweepOutcome run_sweep(const SweepJob& job) {
   const InterruptGuard guard;
   std::stop_source stop;
   std::int64_t written = 0;
+  const auto start = std::chrono::steady_clock::now();
+  // The tally does not depend on which thread computed a point, so the closing line is the same at any -j.
+  std::mutex tally_mutex;
+  SweepOutcome tally;
   const std::int64_t emitted = scenario::run_in_order(
       points, job.threads,
       [&](std::int64_t index) {
         if (interrupted.load(std::memory_order_relaxed)) stop.request_stop();
-        return table.row(index);
+        scenario::SweepTable::RowFacts facts;
+        std::string row = table.row(index, &facts);
+        const std::lock_guard lock(tally_mutex);
+        tally.feasible += facts.feasible;
+        tally.fits += facts.fits;
+        if (facts.fits &&
+            (tally.fastest_point < 0 || facts.iteration_time < tally.fastest_iteration ||
+             (facts.iteration_time == tally.fastest_iteration && index < tally.fastest_point))) {
+          tally.fastest_point = index;
+          tally.fastest_iteration = facts.iteration_time;
+        }
+        return row;
       },
       [&](std::int64_t, std::string&& row) {
         output.write_row(row);
@@ -90,7 +107,10 @@ SweepOutcome run_sweep(const SweepJob& job) {
       stop.get_token());
   progress.finish();
   output.sync();
-  const SweepOutcome outcome{static_cast<std::int64_t>(points.size()), emitted};
+  SweepOutcome outcome = tally;
+  outcome.planned = static_cast<std::int64_t>(points.size());
+  outcome.written = emitted;
+  outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!outcome.complete()) report_interruption(emitted, points.size());
   return outcome;
 }

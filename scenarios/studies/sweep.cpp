@@ -367,7 +367,7 @@ std::string SweepTable::Impl::format_row(std::int64_t index, const model::Summar
   return line;
 }
 
-std::string SweepTable::row(std::int64_t index) const {
+std::string SweepTable::row(std::int64_t index, RowFacts* facts) const {
   const Impl& m = *impl_;
   const SweepPoint point = sweep_point(m.base.sweep, index);
   model::Labels labels;
@@ -380,6 +380,10 @@ std::string SweepTable::row(std::int64_t index) const {
     const Scenario s = load_scenario_text(m.text, m.path, overrides);
     labels = m.labels(s, point);
     ScenarioResult result = simulate_scenario(s, m.fidelity);
+    if (facts != nullptr) {
+      *facts = RowFacts{result.step.feasible, result.step.feasible && result.step.fits,
+                        result.step.feasible ? result.step.iteration_time : 0.0};
+    }
     result.step.reason = one_line(result.step.reason);
     result.run.reason = one_line(result.run.reason);
     return m.format_row(index, model::summarize(labels, result.step, &result.run), !result.step.feasible);

@@ -95,8 +95,15 @@ class SweepTable {
   /// rows apart even when its columns are the same; a CSV header line cannot hold it and still load as a
   /// table.
   [[nodiscard]] const std::string& fingerprint() const;
-  /// One whole output line for a point, '\n' included. Never throws InputError (it becomes the reason).
-  [[nodiscard]] std::string row(std::int64_t index) const;
+  /// What a row says at a glance, for a sweep's closing line.
+  struct RowFacts {
+    bool feasible = false;
+    bool fits = false;
+    double iteration_time = 0;  ///< s (0 when not feasible)
+  };
+  /// One whole output line for a point, '\n' included; `facts` (optional) receives its headline. Never
+  /// throws InputError (it becomes the reason).
+  [[nodiscard]] std::string row(std::int64_t index, RowFacts* facts = nullptr) const;
 
  private:
   struct Impl;

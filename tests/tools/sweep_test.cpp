@@ -94,8 +94,11 @@ TEST_CASE("every point is written once in point order and unbuildable points kee
     }
   }
   CHECK(unbuildable == 6);
-  // stderr is a file here, not a terminal: no progress bar.
-  CHECK(read_file(dir.file("err.txt")).empty());
+  // stderr is a file here, not a terminal: no progress bar, only the closing line.
+  const std::string err = read_file(dir.file("err.txt"));
+  CHECK(err.find('\r') == std::string::npos);
+  CHECK(err.starts_with("trainsim sweep: 24 points in "));
+  CHECK(lines(err).size() == 1);
 }
 
 TEST_CASE("the output does not depend on the number of threads") {
@@ -356,4 +359,26 @@ TEST_CASE("a quoted swept value is stored as its value, in CSV and in JSON Lines
   const auto rows = lines(read_file(dir.file("out.jsonl")));
   REQUIRE_FALSE(rows.empty());
   CHECK(nlohmann::json::parse(rows[0])["pricing.gpu_hour"] == "$2.10/h");
+}
+
+TEST_CASE("a finished sweep says in one line how many points were feasible and fit, and which was fastest") {
+  const Folder dir;
+  const std::string scenario = write(dir, "s.yaml", small_sweep);
+  REQUIRE(shell(trainsim_command() + " sweep " + scenario + " -o " + dir.file("out.jsonl") + " 2>" +
+                dir.file("err.txt")) == 0);
+  // The counts the rows themselves give.
+  int feasible = 0, fits = 0;
+  for (const std::string& line : lines(read_file(dir.file("out.jsonl")))) {
+    const nlohmann::json row = nlohmann::json::parse(line);
+    feasible += row["feasible"].get<bool>();
+    fits += row["fits"].get<bool>();
+  }
+  REQUIRE(feasible > 0);
+  REQUIRE(feasible < 24);  // the tp 3 points do not divide the GPUs
+  const std::string err = read_file(dir.file("err.txt"));
+  CAPTURE(err);
+  CHECK(err.find("trainsim sweep: 24 points in ") != std::string::npos);
+  CHECK(err.find(std::to_string(feasible) + " feasible, " + std::to_string(fits) + " fit; ") !=
+        std::string::npos);
+  CHECK(err.find(fits > 0 ? "fastest that fits: point " : "no point fits") != std::string::npos);
 }
