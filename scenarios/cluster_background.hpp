@@ -14,4 +14,8 @@ void read_cluster_background(Diagnostics& diagnostics, const YamlValue& value, t
 /// node once) into cluster.stragglers; errors go to `diagnostics` at the entry they blame.
 void read_cluster_stragglers(Diagnostics& diagnostics, const YamlValue& value, topo::ClusterSpec& cluster);
 
+/// Reads `cluster.degraded: [{node: N, nic: K, bandwidth: "100 Gb/s"}, ...]` (0 ≤ N < nodes, 0 ≤ K < NICs
+/// per node, each NIC once) into cluster.degraded.
+void read_cluster_degraded(Diagnostics& diagnostics, const YamlValue& value, topo::ClusterSpec& cluster);
+
 }  // namespace trainsim::scenario

@@ -63,6 +63,16 @@ std::string dump_scenario(const Scenario& s) {
     }
     out += "]\n";
   }
+  if (!c.degraded.empty()) {
+    out += "  degraded: [";
+    for (std::size_t i = 0; i < c.degraded.size(); ++i) {
+      const topo::DegradedNic& d = c.degraded[i];
+      out += (i ? ", " : "") + std::string("{node: ") + std::to_string(d.node) +
+             ", nic: " + std::to_string(d.nic) +
+             ", bandwidth: " + qty(d.bytes_per_s, Dimension::bytes_per_s) + "}";
+    }
+    out += "]\n";
+  }
   const auto& st = c.storage;
   out += "  storage: {latency: " + qty(st.latency_s, Dimension::seconds);
   if (st.write_bytes_per_s > 0) out += ", write: " + qty(st.write_bytes_per_s, Dimension::bytes_per_s);

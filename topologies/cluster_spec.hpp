@@ -68,6 +68,14 @@ struct Straggler {
   double slowdown = 1;    ///< >= 1
 };
 
+/// A NIC running below its rated bandwidth (a bad cable, a link trained down): the rings through it run at
+/// its pace.
+struct DegradedNic {
+  std::int64_t node = 0;   ///< 0-based node index
+  int nic = 0;             ///< 0-based NIC index on the node; GPU g uses NIC g·nics/gpus_per_node
+  double bytes_per_s = 0;  ///< what it carries, one direction, > 0
+};
+
 struct ClusterSpec {
   NodeSpec node;
   std::int64_t nodes = 1;
@@ -78,6 +86,7 @@ struct ClusterSpec {
   /// other jobs' traffic takes, 0 ≤ fraction < 1 (`cluster.background.fraction`); NIC links stay whole.
   double background_fraction = 0;
   std::vector<Straggler> stragglers;  ///< `cluster.stragglers`, one entry per node at the most
+  std::vector<DegradedNic> degraded;  ///< `cluster.degraded`, one entry per NIC at the most
 
   [[nodiscard]] int gpus_in_use_per_node() const {
     return gpus_per_node > 0 ? gpus_per_node : node.gpus_per_node;

@@ -558,4 +558,60 @@ void slow_stages(StepCosts& costs, const StepPlan& plan, const std::vector<doubl
   }
 }
 
+std::vector<double> degraded_nic_slowdowns(const ParallelPlan& plan, const topo::ClusterSpec& cluster,
+                                           const StepCosts& costs) {
+  if (cluster.degraded.empty() || !costs.dp_crosses_nodes) return {};
+  const PlanPlacement placed = plan_placement(plan, cluster);
+  const topo::Placement& placement = placed.placement;
+  const std::size_t pp = placed.axis(ParallelAxis::pp);
+  const std::int64_t gpn = cluster.gpus_in_use_per_node();
+  const std::int64_t nics = std::max(cluster.nics_per_node(), 1);
+  std::vector<double> f(static_cast<std::size_t>(plan.pp), 1.0);
+  for (const topo::DegradedNic& d : cluster.degraded) {
+    const double ratio = cluster.nic_bytes_per_s() / d.bytes_per_s;
+    for (std::int64_t g = 0; g < gpn; ++g) {
+      const std::int64_t r = d.node * gpn + g;
+      if (g * nics / gpn != d.nic || r >= placement.world_size()) continue;
+      double& stage = f[static_cast<std::size_t>(placement.coordinates(r)[pp])];
+      stage = std::max(stage, ratio);
+    }
+  }
+  return f;
+}
+
+void slow_data_parallel(StepCosts& costs, const StepPlan& plan, const std::vector<double>& slowdown) {
+  TRAINSIM_CHECK(slowdown.size() == static_cast<std::size_t>(plan.pp), "one slowdown per pipeline rank");
+  const auto slow = [](double& seconds, double latency, double f) {
+    seconds = latency + (seconds - latency) * f;
+  };
+  for (int s = 0; s < plan.pp; ++s) {
+    const double f = slowdown[static_cast<std::size_t>(s)];
+    if (f <= 1) continue;
+    StageCost& sc = costs.stages[static_cast<std::size_t>(s)];
+    slow(sc.bucket_s, sc.bucket_latency_s, f);
+    slow(sc.param_gather_s, sc.param_gather_latency_s, f);
+    if (!costs.gathers_weights) continue;
+    // ZeRO-3: this rank's units, copied so the other ranks keep theirs.
+    std::map<int, int> slowed;
+    sc.zero3_gather_s = 0;
+    sc.zero3_reduce_s = 0;
+    for (int c = 0; c < plan.virtual_stages; ++c) {
+      for (UnitRun& run : costs.chunk_units[plan.virtual_stage_index(c, s)]) {
+        auto it = slowed.find(run.unit);
+        if (it == slowed.end()) {
+          UnitCost u = costs.units[static_cast<std::size_t>(run.unit)];
+          slow(u.gather_s, u.gather_latency_s, f);
+          slow(u.reduce_s, u.reduce_latency_s, f);
+          it = slowed.emplace(run.unit, static_cast<int>(costs.units.size())).first;
+          costs.units.push_back(std::move(u));
+        }
+        run.unit = it->second;
+        const UnitCost& u = costs.units[static_cast<std::size_t>(run.unit)];
+        sc.zero3_gather_s += run.count * u.gather_s;
+        sc.zero3_reduce_s += run.count * u.reduce_s;
+      }
+    }
+  }
+}
+
 }  // namespace trainsim::model

@@ -147,6 +147,18 @@ struct StepCosts {
 [[nodiscard]] std::vector<std::vector<double>> straggler_slowdowns(const ParallelPlan& plan,
                                                                    const topo::ClusterSpec& cluster);
 
+/// cluster.degraded as slowdowns of each pipeline rank's data-parallel traffic: NIC bandwidth over the
+/// degraded NIC's, for the ranks whose GPUs on that node send through it (GPU g uses NIC g·nics/gpus per
+/// node), 1 elsewhere; empty without degraded NICs or when the data-parallel group stays in a node. A
+/// ring through the NIC runs at its pace, and every replica's ring of that rank goes through it.
+[[nodiscard]] std::vector<double> degraded_nic_slowdowns(const ParallelPlan& plan,
+                                                         const topo::ClusterSpec& cluster,
+                                                         const StepCosts& costs);
+
+/// Slows the size-dependent part of pipeline rank s's data-parallel collectives (buckets, the parameter
+/// all-gather, ZeRO-3's unit gathers and reduce-scatters) by slowdown[s]; their latency stays.
+void slow_data_parallel(StepCosts& costs, const StepPlan& plan, const std::vector<double>& slowdown);
+
 /// Slows every kernel of pipeline rank s — its passes' compute, wgrad included, and its optimizer update —
 /// by slowdown[s]; collectives keep their time. Units shared with other ranks are copied first.
 void slow_stages(StepCosts& costs, const StepPlan& plan, const std::vector<double>& slowdown);

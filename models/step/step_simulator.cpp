@@ -53,7 +53,9 @@ Fidelity parse_fidelity(std::string_view text) {
 }
 
 StepCosts simulated_costs(const StepInput& in, const StepPlan& plan, Fidelity fidelity) {
-  const StepCosts symmetric = step_costs(in, plan);
+  StepCosts symmetric = step_costs(in, plan);
+  const std::vector<double> degraded = degraded_nic_slowdowns(in.plan, in.cluster, symmetric);
+  if (!degraded.empty()) slow_data_parallel(symmetric, plan, degraded);
   // With stragglers the step is that of the slowest replica holding one (step_costs.hpp): each is timed,
   // untraced, and the slowest one's costs are returned.
   StepCosts costs = symmetric;

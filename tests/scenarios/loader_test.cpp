@@ -374,6 +374,26 @@ TEST_CASE("cluster.stragglers names nodes of the cluster once each, slowed by at
         std::string::npos);
 }
 
+TEST_CASE("cluster.degraded names a NIC of the cluster once, with a bandwidth, and dumps back") {
+  const std::string head =
+      "model: gpt3-125m\ntraining: {global_batch: 16}\ncluster:\n  node: dgx-a100-80gb\n  nodes: 2\n";
+  const Scenario s =
+      load_scenario_text(head + "  degraded: [{node: 1, nic: 7, bandwidth: \"100 Gb/s\"}]\n", "t.yaml");
+  REQUIRE(s.cluster.degraded.size() == 1);
+  CHECK(s.cluster.degraded[0].nic == 7);
+  CHECK(s.cluster.degraded[0].bytes_per_s == 12.5e9);
+  const Scenario back = load_scenario_text(dump_scenario(s), "dumped.yaml");
+  REQUIRE(back.cluster.degraded.size() == 1);
+  CHECK(back.cluster.degraded[0].bytes_per_s == 12.5e9);
+  CHECK(errors_of(head + "  degraded: [{node: 1, nic: 8, bandwidth: \"100 Gb/s\"}]\n")
+            .find("cluster.degraded[0].nic: must be at most 7") != std::string::npos);
+  CHECK(errors_of(head + "  degraded: [{node: 1, nic: 0}]\n").find("bandwidth") != std::string::npos);
+  CHECK(errors_of(head +
+                  "  degraded: [{node: 0, nic: 1, bandwidth: \"1 Gb/s\"}, {node: 0, nic: 1, bandwidth: "
+                  "\"2 Gb/s\"}]\n")
+            .find("NIC 1 of node 0 is listed twice") != std::string::npos);
+}
+
 TEST_CASE("a second YAML document is an error at the line where it starts") {
   CHECK(errors_of(base + "---\nmodel: gpt3-175b\n") ==
         "t.yaml:4:1: a second YAML document starts here; a scenario file holds exactly one document");

@@ -402,3 +402,26 @@ TEST_CASE(
   REQUIRE(f.size() == 1);
   CHECK(f[0] == std::vector<double>{1.3, 1.3});
 }
+
+TEST_CASE("a NIC at half its bandwidth doubles the size-dependent time of the rings through it") {
+  for (const Fidelity fidelity : {Fidelity::analytic, Fidelity::event}) {
+    CAPTURE(std::string(to_string(fidelity)));
+    StepInput in = synchronous_two_nodes();
+    in.plan.zero = ZeroStage::none;  // gradient all-reduce in buckets, after the backward
+    const StepReport even = simulate_step(in, fidelity);
+    const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+    const StageCost sc = step_costs(in, plan).stages[0];
+    REQUIRE(sc.buckets > 0);
+    in.cluster.degraded = {{.node = 1, .nic = 0, .bytes_per_s = in.cluster.nic_bytes_per_s() / 2}};
+    const StepReport slow = simulate_step(in, fidelity);
+    // GPU 0 of node 1 sends through NIC 0: the one stage's buckets take their latency plus twice the rest.
+    const double added = sc.buckets * (sc.bucket_s - sc.bucket_latency_s);
+    CHECK(slow.time.exposed_dp_comm - even.time.exposed_dp_comm ==
+          doctest::Approx(added).epsilon(1e-6).scale(0));
+    CHECK(slow.time.compute == doctest::Approx(even.time.compute).epsilon(1e-12).scale(0));
+    // A NIC no GPU of the step uses, or one faster than rated, changes nothing.
+    in.cluster.degraded = {{.node = 1, .nic = 0, .bytes_per_s = 2 * in.cluster.nic_bytes_per_s()}};
+    CHECK(simulate_step(in, fidelity).iteration_time ==
+          doctest::Approx(even.iteration_time).epsilon(1e-12).scale(0));
+  }
+}
