@@ -16,6 +16,7 @@
 #include "models/workload/attention_kernel.hpp"
 #include "scenarios/collective_case.hpp"
 #include "scenarios/loader.hpp"
+#include "scenarios/studies/simulation.hpp"
 #include "scenarios/studies/sweep.hpp"
 #include "sim/error.hpp"
 #include "topologies/collective_cost.hpp"
@@ -27,15 +28,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr double nan = std::numeric_limits<double>::quiet_NaN();
-
-model::StepInput step_input(const Scenario& s) {
-  return model::StepInput{.model = s.model,
-                          .cluster = s.cluster,
-                          .plan = s.parallelism,
-                          .training = s.training,
-                          .memory_headroom = s.budget.memory_headroom.value_or(0.0)};
-}
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // The folder a case sits in names its source group ("korthikanti", "vtrain-single", …).
 std::string group_of(const std::string& file) {
@@ -59,7 +52,7 @@ void run_collective_case(const std::string& file, CaseResult& r) {
   r.name = c.name;
   r.source = c.source;
   r.checks.push_back(
-      {.metric = "busbw", .measured = c.busbw, .predicted = nan, .error = nan, .tolerance = c.tolerance});
+      {.metric = "busbw", .measured = c.busbw, .predicted = kNaN, .error = kNaN, .tolerance = c.tolerance});
   const std::int64_t n = c.cluster.total_gpus();
   const topo::CommGroup group = topo::Placement({n}, c.cluster).group(0, 0);
   const double t = topo::estimate_collective(c.op, c.bytes, group, c.cluster, c.algo).time_s;
@@ -136,13 +129,13 @@ CaseResult run_case(const std::string& file, const ValidationOptions& options) {
     r.checks.push_back(
         {.metric = metric,
          .measured = value,
-         .predicted = nan,
-         .error = nan,
+         .predicted = kNaN,
+         .error = kNaN,
          .tolerance = per != s.measured->tolerance_per_metric.end() ? per->second : s.measured->tolerance});
   }
   model::StepReport step;
   try {
-    step = model::simulate_step(step_input(s), options.fidelity);
+    step = model::simulate_step(step_input_of(s), options.fidelity);
   } catch (const InputError& e) {
     r.failure = std::string("cannot be simulated: ") + e.what();
     return r;
@@ -194,7 +187,7 @@ std::vector<GroupSummary> summarize_cases(const std::vector<CaseResult>& results
     for (const MetricCheck& c : r.checks) {
       for (std::size_t s = 0; s < keys.size(); ++s) {
         Acc& a = acc[{static_cast<int>(s), keys[s].first, keys[s].second, c.metric}];
-        a.errors.push_back(r.failure.empty() ? c.error : nan);
+        a.errors.push_back(r.failure.empty() ? c.error : kNaN);
         a.names.push_back(r.name);
         if (!r.failure.empty() || !c.within()) ++a.outside;
       }
@@ -271,7 +264,7 @@ std::string format_validation_csv(const std::vector<CaseResult>& results) {
   std::string out = "case,group,attention,metric,measured,predicted,error,tolerance,within,failure,file\n";
   for (const CaseResult& r : results) {
     std::vector<MetricCheck> checks = r.checks;
-    if (checks.empty()) checks.push_back({.metric = "", .measured = nan, .predicted = nan, .error = nan});
+    if (checks.empty()) checks.push_back({.metric = "", .measured = kNaN, .predicted = kNaN, .error = kNaN});
     for (const MetricCheck& c : checks) {
       out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", quote(r.name), quote(r.group), r.attention,
                          c.metric, num(c.measured), num(c.predicted), num(c.error), num(c.tolerance),
