@@ -50,23 +50,11 @@ std::string layout_words(const model::ParallelPlan& p) {
   return words + fmt::format(", zero {}, recompute {}", model::to_string(p.zero), to_string(p.recompute));
 }
 
-/// The layout's keys as the loader reads them, in the order of the scenario's blocks; an empty value is a key
-/// to leave unset.
+/// The layout's keys as the loader reads them (layout_settings), as labels.
 model::Labels layout_keys(const scenario::Layout& layout) {
-  const model::ParallelPlan& p = layout.plan;
-  model::Labels keys{{"cluster.nodes", std::to_string(layout.nodes)},
-                     {"parallelism.tp", std::to_string(p.tp)},
-                     {"parallelism.pp", std::to_string(p.pp)},
-                     {"parallelism.dp", std::to_string(p.dp)},
-                     {"parallelism.cp", std::to_string(p.cp)},
-                     {"parallelism.ep", std::to_string(p.ep)},
-                     {"parallelism.micro_batch", std::to_string(p.micro_batch)},
-                     {"parallelism.schedule", std::string(to_string(p.schedule))},
-                     {"parallelism.virtual_stages", std::to_string(p.virtual_stages)},
-                     {"parallelism.zero", std::string(model::to_string(p.zero))},
-                     // empty: not set (the ZeRO group is every data-parallel rank)
-                     {"parallelism.shard_group", p.shard_group > 0 ? std::to_string(p.shard_group) : ""},
-                     {"parallelism.recompute", std::string(to_string(p.recompute))}};
+  model::Labels keys;
+  for (scenario::Override& o : scenario::layout_settings(layout))
+    keys.emplace_back(std::move(o.key_path), std::move(o.yaml_value));
   return keys;
 }
 

@@ -38,6 +38,22 @@ std::pair<double, double> objective_key(const LayoutScore& score, Objective obje
 
 }  // namespace
 
+std::vector<Override> layout_settings(const Layout& layout) {
+  const model::ParallelPlan& p = layout.plan;
+  return {{"cluster.nodes", std::to_string(layout.nodes)},
+          {"parallelism.tp", std::to_string(p.tp)},
+          {"parallelism.pp", std::to_string(p.pp)},
+          {"parallelism.dp", std::to_string(p.dp)},
+          {"parallelism.cp", std::to_string(p.cp)},
+          {"parallelism.ep", std::to_string(p.ep)},
+          {"parallelism.micro_batch", std::to_string(p.micro_batch)},
+          {"parallelism.schedule", std::string(to_string(p.schedule))},
+          {"parallelism.virtual_stages", std::to_string(p.virtual_stages)},
+          {"parallelism.zero", std::string(model::to_string(p.zero))},
+          {"parallelism.shard_group", p.shard_group > 0 ? std::to_string(p.shard_group) : ""},
+          {"parallelism.recompute", std::string(to_string(p.recompute))}};
+}
+
 std::vector<Layout> enumerate_layouts(const Scenario& scenario, const LayoutSpace& space) {
   const model::TransformerSpec& m = scenario.model;
   if (m.layers <= 0 || m.heads <= 0 || scenario.training.global_batch <= 0) {

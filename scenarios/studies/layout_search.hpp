@@ -23,6 +23,7 @@
 #include "models/spec/parallel_plan.hpp"
 #include "models/step/step_report.hpp"
 #include "models/step/step_simulator.hpp"
+#include "scenarios/loader.hpp"
 #include "scenarios/scenario.hpp"
 
 namespace trainsim::scenario {
@@ -51,6 +52,12 @@ struct Layout {
   std::int64_t nodes = 0;
   model::ParallelPlan plan;
 };
+
+/// The layout as the loader's keys, in the order of the scenario's blocks (cluster.nodes, then
+/// parallelism.tp, pp, dp, cp, ep, micro_batch, schedule, virtual_stages, zero, shard_group, recompute),
+/// each value spelled as the loader reads it; an empty value is a key to leave unset (shard_group without
+/// HSDP). `run S.yaml --set KEY=VALUE ...` with the others re-runs the layout.
+[[nodiscard]] std::vector<Override> layout_settings(const Layout& layout);
 
 /// Every layout that passes the divisibility rules above, in a deterministic order
 /// (nodes, tp, pp, cp, ep, micro_batch, schedule, virtual stages, zero, recompute — each ascending).

@@ -162,8 +162,9 @@ TEST_CASE("the cost objective prefers the cheapest layout and the result does no
 }
 
 TEST_CASE("every layout search enumerates loads as a scenario with its keys set, and plans as feasible") {
-  // Search writes layouts with the enums' own names (to_string); the loader must accept each of them with
-  // the same layout rules, as `trainsim run S.yaml --set parallelism.KEY=VALUE` does.
+  // Search spells layouts as loader keys (layout_settings, with the enums' own names); the loader must
+  // accept each of them with the same layout rules, as `trainsim run S.yaml --set parallelism.KEY=VALUE`
+  // does.
   const std::string path = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/examples/llama3-8b-64-h100.yaml";
   const Scenario base = load_scenario_file(path);
   LayoutSpace space;
@@ -174,21 +175,10 @@ TEST_CASE("every layout search enumerates loads as a scenario with its keys set,
   REQUIRE(layouts.size() > 100);
   int loaded = 0;
   for (std::size_t i = 0; i < layouts.size(); i += 7) {  // a deterministic seventh keeps the test quick
-    const model::ParallelPlan& p = layouts[i].plan;
-    std::vector<Override> set{
-        {"cluster.nodes", std::to_string(layouts[i].nodes)},
-        {"parallelism.tp", std::to_string(p.tp)},
-        {"parallelism.pp", std::to_string(p.pp)},
-        {"parallelism.cp", std::to_string(p.cp)},
-        {"parallelism.ep", std::to_string(p.ep)},
-        {"parallelism.dp", std::to_string(p.dp)},
-        {"parallelism.micro_batch", std::to_string(p.micro_batch)},
-        {"parallelism.schedule", std::string(to_string(p.schedule))},
-        {"parallelism.virtual_stages", std::to_string(p.virtual_stages)},
-        {"parallelism.zero", std::string(to_string(p.zero))},
-        {"parallelism.recompute", std::string(to_string(p.recompute))},
-    };
-    if (p.shard_group > 0) set.push_back({"parallelism.shard_group", std::to_string(p.shard_group)});
+    std::vector<Override> set;
+    for (const Override& o : layout_settings(layouts[i])) {
+      if (!o.yaml_value.empty()) set.push_back(o);  // empty: left unset
+    }
     Scenario s;
     CHECK_NOTHROW(s = load_scenario_file(path, set));
     const model::StepPlan plan = model::make_step_plan(s.model, s.cluster, s.parallelism, s.training);
