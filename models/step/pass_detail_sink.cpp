@@ -43,14 +43,19 @@ void PassDetailSink::record(const sim::TraceRecord& slice) {
     inner_.record(slice);
     return;
   }
-  auto [it, fresh] = open_.try_emplace(std::string(slice.lane));
-  Open& open = it->second;
-  if (!fresh && open.name != pass) {
-    inner_.record(sim::TraceRecord{it->first, open.name, open.category, open.start, open.end, {}});
-    fresh = true;
+  auto it = open_.find(slice.lane);
+  if (it == open_.end()) {
+    open_.emplace(std::string(slice.lane),
+                  Open{std::string(pass), std::string(slice.category), slice.start, slice.end});
+    return;
   }
-  if (fresh) {
-    open = Open{std::string(pass), std::string(slice.category), slice.start, slice.end};
+  Open& open = it->second;
+  if (open.name != pass) {  // the lane's pass ended: hand it on, open this one
+    inner_.record(sim::TraceRecord{it->first, open.name, open.category, open.start, open.end, {}});
+    open.name.assign(pass);
+    open.category.assign(slice.category);
+    open.start = slice.start;
+    open.end = slice.end;
   } else {
     open.start = std::min(open.start, slice.start);
     open.end = std::max(open.end, slice.end);

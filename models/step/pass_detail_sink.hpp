@@ -7,6 +7,7 @@
 // flow ("send act F mb3 c0 latency", "send act F mb3 c0") merge into "send act F mb3 c0". Other slices
 // (buckets, the optimizer) and the counters pass through unchanged. A 1,024-GPU step then holds a few
 // thousand slices instead of hundreds of thousands.
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -36,8 +37,13 @@ class PassDetailSink : public sim::TraceSink {
     std::string name, category;
     sim::Time start, end;
   };
+  // Looked up by the record's string_view lane: a record costs no allocation unless it opens a pass.
+  struct LaneHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view lane) const { return std::hash<std::string_view>{}(lane); }
+  };
   sim::TraceSink& inner_;
-  std::unordered_map<std::string, Open> open_;  // per lane: the pass being merged
+  std::unordered_map<std::string, Open, LaneHash, std::equal_to<>> open_;  // per lane: the pass being merged
 };
 
 }  // namespace trainsim::model
