@@ -34,7 +34,8 @@ void read_framework_block(Diagnostics& d, const YamlValue& v, model::ParallelPla
               std::vector<std::string>{"preset", "tp_comm_overlap", "tp_comm_overlap_slowdown",
                                        "overlap_param_gather", "overlap_grad_reduce", "blocking_p2p",
                                        "prefetch", "prefetch_bucket_params", "reshard_after_forward",
-                                       "gathers_per_layer", "grad_reduce_dtype"});
+                                       "gathers_per_layer", "grad_reduce_dtype", "launch_overhead",
+                                       "cuda_graphs"});
     if (!r->valid()) return;
     preset_node = r->get("preset");
   }
@@ -61,6 +62,8 @@ void read_framework_block(Diagnostics& d, const YamlValue& v, model::ParallelPla
   r->number("prefetch_bucket_params", f.prefetch_bucket_params, 0, 1e15);
   r->boolean("reshard_after_forward", f.reshard_after_forward);
   r->count("gathers_per_layer", f.gathers_per_layer, 1, 1e3);
+  r->quantity("launch_overhead", f.launch_overhead_s, Dimension::seconds, Bound::non_negative);
+  r->boolean("cuda_graphs", f.cuda_graphs);
   if (r->has("grad_reduce_dtype")) {
     topo::Precision p = topo::Precision::fp32;
     r->choice("grad_reduce_dtype", p, kReduceDtypeNames);
@@ -84,7 +87,9 @@ std::string framework_to_yaml(const model::ParallelPlan& plan) {
                     "\n  prefetch: " + std::to_string(f.prefetch) +
                     "\n  prefetch_bucket_params: " + format_number(f.prefetch_bucket_params) +
                     "\n  reshard_after_forward: " + yes_no(f.reshard_after_forward) +
-                    "\n  gathers_per_layer: " + std::to_string(f.gathers_per_layer) + "\n";
+                    "\n  gathers_per_layer: " + std::to_string(f.gathers_per_layer) +
+                    "\n  launch_overhead: \"" + format_quantity(f.launch_overhead_s, Dimension::seconds) +
+                    "\"\n  cuda_graphs: " + yes_no(f.cuda_graphs) + "\n";
   if (f.grad_reduce_dtype) {
     out += "  grad_reduce_dtype: " + std::string(name_in(kReduceDtypeNames, *f.grad_reduce_dtype)) + "\n";
   }

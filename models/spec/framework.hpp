@@ -43,6 +43,12 @@ constexpr std::string_view to_string(FrameworkPreset preset) {
 /// for the all-gather half: (16/132 + 0) / 2 of the overlapped GEMMs' time.
 inline constexpr double kTeUserbufferSlowdown = 0.5 * 16.0 / 132.0;
 
+/// CPU time to issue one op of the lists from eager PyTorch (see Framework::launch_overhead_s): about
+/// 5–25 µs of Python, autograd, dispatcher and cudaLaunchKernel per eager kernel, one to three kernels per
+/// listed op (e.g. a norm and its cast, an activation with its bias). 20 µs; the vTrain single-node rows
+/// that are launch-bound (h 1024, tp 8, micro-batch 1: 5 ms per layer for ~40 µs of GEMMs) check it.
+inline constexpr double kEagerLaunchOverhead = 20e-6;
+
 struct Framework {
   FrameworkPreset preset = FrameworkPreset::megatron_core;
   /// Tensor-parallel all-gathers and reduce-scatters (sequence parallelism) split into chunks that run
@@ -69,6 +75,14 @@ struct Framework {
   int gathers_per_layer = 1;
   /// Precision in which gradients are reduced; unset: the gradients' own precision.
   std::optional<topo::Precision> grad_reduce_dtype;
+  /// CPU seconds the framework spends issuing one kernel or collective of the step's op lists in eager mode
+  /// (Python, autograd and the CUDA launch). The GPU cannot finish a pass before the host has issued it:
+  /// a unit's forward or backward takes at least its ops × this (models/step/step_costs.hpp). Each op of
+  /// the lists stands for the one to three eager kernels a framework launches for it.
+  double launch_overhead_s = kEagerLaunchOverhead;
+  /// The step is captured as CUDA graphs (Megatron-Core --enable-cuda-graph, torch.compile's
+  /// mode="reduce-overhead"): one launch per graph, so the host no longer bounds a pass.
+  bool cuda_graphs = false;
   /// What the caching allocator holds beyond the bytes allocated, as a fraction of them (the scenario's
   /// `memory.reserve`). 0: frameworks publish torch.cuda.max_memory_allocated, which excludes it.
   double memory_reserve = 0;

@@ -280,11 +280,29 @@ void sum_pieces(UnitCost& u) {
   }
 }
 
+// In eager mode the host issues every op of a pass one after another while the GPU runs the ones already
+// issued, so the pass takes at least ops × launch_overhead (the host runs ahead of a long kernel, so the
+// bound holds for the pass, not for each kernel). What that floor exceeds the pass's GPU time by is the
+// GPU waiting for launches: one more piece on the compute stream, after the pass's own.
+void wait_for_host(std::vector<CostPiece>& pieces, std::size_t ops, const Framework& fw) {
+  if (fw.cuda_graphs || fw.launch_overhead_s <= 0 || ops == 0) return;
+  double gpu = 0;
+  for (const CostPiece& x : pieces) gpu += x.compute + x.exposed_comm();
+  const double host = static_cast<double>(ops) * fw.launch_overhead_s;
+  if (host <= gpu) return;
+  CostPiece wait;
+  wait.name = "host_launches";
+  wait.compute = host - gpu;
+  pieces.push_back(std::move(wait));
+}
+
 UnitCost unit_cost(std::string name, const LayerOps& ops, const StepInput& in, const Groups& g) {
   UnitCost u;
   u.name = std::move(name);
   u.forward = time_pieces(ops.forward, in, g);
   u.backward = time_pieces(ops.backward, in, g);
+  wait_for_host(u.forward, ops.forward.size(), in.plan.framework);
+  wait_for_host(u.backward, ops.backward.size(), in.plan.framework);
   sum_pieces(u);
   return u;
 }

@@ -31,6 +31,8 @@ TEST_CASE("without a framework block the step follows megatron-core's flags and 
   CHECK(f.prefetch == 1);
   CHECK(f.memory_reserve == 0.0);
   CHECK(s.parallelism.overlap_grad_reduce);
+  CHECK_FALSE(f.cuda_graphs);  // Megatron-Core runs eager unless --enable-cuda-graph
+  CHECK(f.launch_overhead_s == model::kEagerLaunchOverhead);
 }
 
 TEST_CASE("a preset by name sets its flags; a mapping overrides them one by one") {
@@ -45,6 +47,10 @@ TEST_CASE("a preset by name sets its flags; a mapping overrides them one by one"
   CHECK(s.parallelism.framework.gathers_per_layer == 4);
   CHECK(s.parallelism.framework.prefetch == 2);
   CHECK(s.parallelism.framework.grad_reduce_dtype == topo::Precision::fp32);
+  CHECK(s.parallelism.framework.launch_overhead_s > model::kEagerLaunchOverhead);  // Megatron-DeepSpeed's
+
+  CHECK_THROWS_WITH_AS((void)load_scenario_text(base + "framework: {launch_overhead: 20}\n", "t.yaml"),
+                       doctest::Contains("t.yaml:4:30: framework.launch_overhead:"), InputError);
 
   // parallelism.overlap_grad_reduce, when given, wins over the preset's.
   s = load_scenario_text(base + "parallelism: {overlap_grad_reduce: true}\nframework: megatron-lm-2021\n",
@@ -75,7 +81,8 @@ TEST_CASE("a dumped scenario loads back with the same framework flags") {
   const Scenario s = load_scenario_text(
       base +
           "parallelism: {zero: 3, shard_group: 8}\nframework: {preset: fsdp2, prefetch: 2, "
-          "reshard_after_forward: false}\nmemory: {reserve: 0.03}\n",
+          "reshard_after_forward: false, launch_overhead: \"35 us\", cuda_graphs: true}\n"
+          "memory: {reserve: 0.03}\n",
       "t.yaml");
   const Scenario back = load_scenario_text(dump_scenario(s), "t.yaml");
   const model::Framework& a = s.parallelism.framework;
@@ -85,6 +92,8 @@ TEST_CASE("a dumped scenario loads back with the same framework flags") {
   CHECK_FALSE(b.reshard_after_forward);
   CHECK(b.grad_reduce_dtype == a.grad_reduce_dtype);
   CHECK(b.memory_reserve == doctest::Approx(0.03).scale(0));
+  CHECK(b.launch_overhead_s == doctest::Approx(35e-6).scale(0));
+  CHECK(b.cuda_graphs);
   CHECK(back.parallelism.shard_group == 8);
   CHECK(back.parallelism.overlap_grad_reduce == s.parallelism.overlap_grad_reduce);
 }

@@ -165,3 +165,32 @@ TEST_CASE("TP-communication overlap hides a reduce-scatter under the matmul befo
   CHECK(on.units[0].total.forward_compute > off.units[0].total.forward_compute);
   CHECK(on.units[0].total.forward_compute <= off.units[0].total.forward_compute * slow);
 }
+
+TEST_CASE("in eager mode a pass takes at least its ops x the launch overhead; CUDA graphs lift the floor") {
+  // One node, ZeRO-3 off: a layer's forward of the 8-layer GPT. With a launch overhead far above any
+  // kernel (1 ms per op), the host sets the pass: its ops (kernels and collectives of the list) x 1 ms,
+  // the GPU waiting for the difference in one more piece.
+  StepInput in = zero3_gpt(1);
+  in.plan.zero = ZeroStage::none;
+  const Shard shard = shard_of(in.plan, in.training.precision);
+  const LayerOps ops = transformer_layer_ops(in.model, shard);
+  in.plan.framework.launch_overhead_s = 1e-3;
+  const UnitCost& host_bound = costs_of(in).units[0];
+  CHECK(host_bound.total.forward() == seconds(static_cast<double>(ops.forward.size()) * 1e-3));
+  CHECK(host_bound.total.backward() == seconds(static_cast<double>(ops.backward.size()) * 1e-3));
+  CHECK(host_bound.forward.back().name == "host_launches");
+
+  // The same layer under CUDA graphs, and with no launch overhead: the GPU's own time, equal in both.
+  in.plan.framework.cuda_graphs = true;
+  const UnitCost graphs = costs_of(in).units[0];
+  in.plan.framework.cuda_graphs = false;
+  in.plan.framework.launch_overhead_s = 0;
+  const UnitCost free_launches = costs_of(in).units[0];
+  CHECK(graphs.total.forward() == seconds(free_launches.total.forward()));
+  CHECK(graphs.total.forward() < 0.1 * host_bound.total.forward());
+  CHECK(graphs.forward.back().name != "host_launches");
+
+  // A floor below the GPU's time changes nothing: 1 ns per op.
+  in.plan.framework.launch_overhead_s = 1e-9;
+  CHECK(costs_of(in).units[0].total.forward() == seconds(free_launches.total.forward()));
+}
