@@ -74,6 +74,20 @@ std::string framework_flags(const Framework& f, bool overlap_grad_reduce) {
   return out;
 }
 
+std::optional<Attention> preset_fused_attention(FrameworkPreset preset) {
+  switch (preset) {
+    case FrameworkPreset::torchtitan:
+      return Attention::flash2;
+    case FrameworkPreset::deepspeed:
+    case FrameworkPreset::fsdp2:
+    case FrameworkPreset::megatron_core:
+    case FrameworkPreset::megatron_lm_2021:
+    case FrameworkPreset::nemo:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
 bool preset_overlaps_grad_reduce(FrameworkPreset preset) {
   // Megatron-LM of 2021 all-reduced every gradient after the backward pass; DeepSpeed's overlap_comm
   // defaults to false for ZeRO stages 0–2.

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "models/spec/transformer_spec.hpp"
 #include "sim/enum_names.hpp"
 #include "topologies/precision.hpp"
 
@@ -94,6 +95,12 @@ struct Framework {
 
 /// The preset's flags (the Framework defaults are megatron-core's).
 [[nodiscard]] Framework framework_preset(FrameworkPreset preset);
+
+/// The fused kernel that `attention: flash` names under a preset whose model code picks its own rather
+/// than the GPU's default (TransformerEngine's, as Megatron-Core and NeMo run it): torchtitan's models call
+/// PyTorch's scaled_dot_product_attention, whose flash backend is FlashAttention-2. Unset for the others:
+/// FSDP2 and DeepSpeed shard whatever model they wrap and leave its attention as it is.
+[[nodiscard]] std::optional<Attention> preset_fused_attention(FrameworkPreset preset);
 
 /// What overlap_grad_reduce (parallelism.overlap_grad_reduce) a preset implies: whether gradient buckets
 /// are reduced during the backward pass.

@@ -97,3 +97,27 @@ TEST_CASE("a dumped scenario loads back with the same framework flags") {
   CHECK(back.parallelism.shard_group == 8);
   CHECK(back.parallelism.overlap_grad_reduce == s.parallelism.overlap_grad_reduce);
 }
+
+TEST_CASE("attention: flash is FlashAttention-2 under torchtitan, the GPU's default under the others") {
+  const std::string h100 = R"(model: {preset: llama3-8b, attention: flash}
+cluster: {node: dgx-h100, nodes: 1}
+training: {global_batch: 64}
+)";
+  // Megatron-Core runs TransformerEngine's fused attention: `flash` stays the GPU's default (cuDNN on H100);
+  // FSDP2 and DeepSpeed wrap a model without choosing its attention.
+  CHECK(load_scenario_text(h100, "t.yaml").model.attention == model::Attention::flash);
+  for (const char* preset : {"fsdp2", "deepspeed", "nemo"}) {
+    CAPTURE(preset);
+    CHECK(load_scenario_text(h100 + "framework: " + preset + "\n", "t.yaml").model.attention ==
+          model::Attention::flash);
+  }
+  // torchtitan's models call PyTorch's scaled_dot_product_attention: FlashAttention-2.
+  CHECK(load_scenario_text(h100 + "framework: torchtitan\n", "t.yaml").model.attention ==
+        model::Attention::flash2);
+  // A kernel named outright is kept whatever the framework.
+  const Scenario named = load_scenario_text(
+      "model: {preset: llama3-8b, attention: cudnn}\ncluster: {node: dgx-h100, nodes: 1}\n"
+      "training: {global_batch: 64}\nframework: torchtitan\n",
+      "t.yaml");
+  CHECK(named.model.attention == model::Attention::cudnn);
+}
