@@ -30,12 +30,12 @@ void read_framework_block(Diagnostics& d, const YamlValue& v, model::ParallelPla
   const YamlValue* preset_node = v.is_scalar() ? &v : nullptr;
   std::optional<MapReader> r;
   if (!v.is_scalar()) {
-    r.emplace(d, v, path,
-              std::vector<std::string>{"preset", "tp_comm_overlap", "tp_comm_overlap_slowdown",
-                                       "overlap_param_gather", "overlap_grad_reduce", "blocking_p2p",
-                                       "prefetch", "prefetch_bucket_params", "reshard_after_forward",
-                                       "gathers_per_layer", "grad_reduce_dtype", "launch_overhead",
-                                       "cuda_graphs"});
+    r.emplace(
+        d, v, path,
+        std::vector<std::string>{"preset", "tp_comm_overlap", "tp_comm_overlap_slowdown",
+                                 "overlap_param_gather", "overlap_grad_reduce", "blocking_p2p", "prefetch",
+                                 "prefetch_bucket_params", "reshard_after_forward", "gathers_per_layer",
+                                 "grad_reduce_dtype", "launch_overhead", "cuda_graphs"});
     if (!r->valid()) return;
     preset_node = r->get("preset");
   }

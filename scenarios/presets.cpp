@@ -8,6 +8,7 @@
 #include <set>
 
 #include "scenarios/gpu_preset_fields.hpp"
+#include "scenarios/hf_config.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/preset_blocks.hpp"
 #include "topologies/comm_calibration.hpp"
@@ -192,12 +193,14 @@ model::TransformerSpec read_model_value(Diagnostics& d, const YamlValue& v, cons
   }
   MapReader r(d, v, path,
               {"preset",
+               "hf_config",
                "name",
                "source",
                "layers",
                "hidden",
                "heads",
                "kv_heads",
+               "head_dim",
                "ffn_hidden",
                "vocab",
                "seq_len",
@@ -216,7 +219,14 @@ model::TransformerSpec read_model_value(Diagnostics& d, const YamlValue& v, cons
   if (!r.valid()) return {};
   const std::size_t errors_before = d.size();
   model::TransformerSpec m = base_of(d, r, PresetKind::model, model_cache, read_model_value);
-  if (!r.has("preset")) {
+  if (const YamlValue* hf = r.get("hf_config")) {
+    const std::string hf_path = r.child_path("hf_config");
+    if (r.has("preset")) {
+      d.add(*hf, hf_path, "give either a preset or an hf_config, not both");
+    } else if (const auto file = read_string(d, *hf, hf_path)) {
+      if (auto spec = read_hf_config(d, *hf, hf_path, *file)) m = std::move(*spec);
+    }
+  } else if (!r.has("preset")) {
     m.name = "custom";
     r.require({"layers", "hidden", "heads", "vocab", "seq_len"});
   }
@@ -225,6 +235,7 @@ model::TransformerSpec read_model_value(Diagnostics& d, const YamlValue& v, cons
   r.count("hidden", m.hidden, 1, 1e7);
   r.count("heads", m.heads, 1, 1e6);
   r.count("kv_heads", m.kv_heads, 1, 1e6);
+  r.count("head_dim", m.head_dim, 1, 1e5);
   r.count("ffn_hidden", m.ffn_hidden, 1, 1e8);
   r.count("vocab", m.vocab, 1, 1e9);
   r.count("seq_len", m.seq_len, 1, 1e9);
@@ -242,10 +253,10 @@ model::TransformerSpec read_model_value(Diagnostics& d, const YamlValue& v, cons
   r.number("dropout", m.dropout, 0.0, 0.99);
   if (d.size() == errors_before && m.heads > 0) {
     // Checks of the model alone; the parallel layout's divisibility is checked with the scenario.
-    if (m.hidden % m.heads != 0) {
+    if (m.head_dim == 0 && m.hidden % m.heads != 0) {
       d.add(v, join_path(path, "hidden"),
             "hidden (" + std::to_string(m.hidden) + ") must be divisible by heads (" +
-                std::to_string(m.heads) + ")");
+                std::to_string(m.heads) + "), or head_dim given");
     }
     if (m.kv_heads > m.heads || (m.kv_heads > 0 && m.heads % m.kv_heads != 0)) {
       d.add(v, join_path(path, "kv_heads"),
@@ -322,6 +333,7 @@ std::string model_to_yaml(const model::TransformerSpec& m) {
   std::string s = "{name: " + q(m.name) + ", layers: " + std::to_string(m.layers) +
                   ", hidden: " + std::to_string(m.hidden) + ", heads: " + std::to_string(m.heads);
   if (m.kv_heads > 0) s += ", kv_heads: " + std::to_string(m.kv_heads);
+  if (m.head_dim > 0) s += ", head_dim: " + std::to_string(m.head_dim);
   if (m.ffn_hidden > 0) s += ", ffn_hidden: " + std::to_string(m.ffn_hidden);
   s += ", vocab: " + std::to_string(m.vocab) + ", seq_len: " + std::to_string(m.seq_len);
   s += ", mlp: " + std::string(to_string(m.mlp)) + ", norm: " + std::string(to_string(m.norm)) +

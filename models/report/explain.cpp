@@ -103,7 +103,7 @@ ExplainSection attention_section(const TransformerSpec& model, const ParallelPla
                     "and recomputes QKᵀ in backward (+{} per sequence)",
                     gb(scores), human(recomputed, "FLOP")));
     const Attention kernel = resolve_attention(model.attention, gpu.efficiency);
-    const double d = static_cast<double>(model.hidden) / static_cast<double>(model.heads);
+    const auto d = static_cast<double>(model.head_dim_or_default());
     const auto efficiency = [&](bool backward) {
       // Long-sequence efficiency at this shape (the grid factor left out: it depends on the micro-batch).
       return attention_kernel_efficiency(1e30, d, static_cast<double>(model.seq_len),

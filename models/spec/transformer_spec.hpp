@@ -57,7 +57,10 @@ struct TransformerSpec {
   std::int64_t layers = 0;
   std::int64_t hidden = 0;
   std::int64_t heads = 0;
-  std::int64_t kv_heads = 0;    ///< 0: same as heads (multi-head attention)
+  std::int64_t kv_heads = 0;  ///< 0: same as heads (multi-head attention)
+  /// Width of one attention head; 0: hidden / heads. Qwen3, Gemma and GPT-OSS set it apart from the
+  /// hidden size, so the query and output projections are hidden × heads·head_dim, not hidden × hidden.
+  std::int64_t head_dim = 0;
   std::int64_t ffn_hidden = 0;  ///< 0: 4 * hidden
   std::int64_t vocab = 0;
   std::int64_t seq_len = 0;
@@ -79,6 +82,11 @@ struct TransformerSpec {
   std::vector<GenericLayer> generic_layers;  ///< non-empty: a generic model, the transformer fields unused
 
   [[nodiscard]] std::int64_t kv_heads_or_heads() const { return kv_heads > 0 ? kv_heads : heads; }
+  [[nodiscard]] std::int64_t head_dim_or_default() const {
+    return head_dim > 0 ? head_dim : (heads > 0 ? hidden / heads : 0);
+  }
+  /// Width of the queries (and of the attention output): heads · head_dim, the hidden size by default.
+  [[nodiscard]] std::int64_t query_width() const { return heads * head_dim_or_default(); }
   [[nodiscard]] std::int64_t ffn_hidden_or_default() const {
     return ffn_hidden > 0 ? ffn_hidden : 4 * hidden;
   }

@@ -67,7 +67,7 @@ RankTensors rank_tensors(const TransformerSpec& m, const ParallelPlan& plan, int
     return r;
   }
   const std::int64_t h = m.hidden;
-  const std::int64_t head_dim = h / m.heads;
+  const std::int64_t head_dim = m.head_dim_or_default();
   const int tp = plan.tp;
   // Q heads split over tp; K/V heads too while there are enough, else each rank keeps a copy of one.
   const std::int64_t kv_local = std::max<std::int64_t>(m.kv_heads_or_heads() / tp, 1);
@@ -75,7 +75,7 @@ RankTensors rank_tensors(const TransformerSpec& m, const ParallelPlan& plan, int
   if (n_layers > 0) {
     // Attention: QKV column-parallel, output projection row-parallel; the output bias is replicated.
     r.dense.push_back({h, qkv_local, n_layers, TensorRole::matrix});
-    r.dense.push_back({ceil_div(h, tp), h, n_layers, TensorRole::matrix});
+    r.dense.push_back({ceil_div(m.query_width(), tp), h, n_layers, TensorRole::matrix});
     if (m.bias) {
       r.dense.push_back({qkv_local, 1, n_layers, TensorRole::vector});
       r.dense.push_back({h, 1, n_layers, TensorRole::vector});

@@ -35,7 +35,8 @@ LayerActivation layer_activation(const TransformerSpec& spec, const Shard& shard
     a.recompute_input = p * tokens * h / sp_divisor;
     return a;
   }
-  const double d = h / as_double(spec.heads);
+  const double d = as_double(spec.head_dim_or_default());
+  const double q_width = as_double(spec.query_width());
   const double kv_heads_rank = std::max(1.0, as_double(spec.kv_heads_or_heads()) / t);
   const double act_matrices = spec.mlp == Mlp::swiglu ? 3.0 : 2.0;  // act input (gate+up) + fc2 input
 
@@ -43,7 +44,7 @@ LayerActivation layer_activation(const TransformerSpec& spec, const Shard& shard
   const double mask = spec.dropout > 0 ? kMaskBytes : 0.0;
   double replicated = tokens * h * (3.0 * p + 2.0 * mask);
   // Q, K, V and the out_proj input.
-  double split = tokens * (p * h / t + 2.0 * p * kv_heads_rank * d + p * h / t);
+  double split = tokens * (p * q_width / t + 2.0 * p * kv_heads_rank * d + p * q_width / t);
   if (spec.is_moe()) {
     const double slots = tokens * as_double(spec.top_k) * spec.capacity_factor;
     const double expert_f =

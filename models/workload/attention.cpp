@@ -17,9 +17,8 @@ AttentionCost attention_cost(const TransformerSpec& spec, const Shard& shard) {
   const auto b = static_cast<double>(shard.micro_batch);
   const auto s = static_cast<double>(spec.seq_len);
   const auto t = static_cast<double>(shard.tp);
-  const auto h = static_cast<double>(spec.hidden);
   const auto heads = static_cast<double>(spec.heads);
-  const double d = h / heads;
+  const auto d = static_cast<double>(spec.head_dim_or_default());
   const double sq = s / static_cast<double>(shard.cp);  // queries on this rank
   const double p = topo::bytes_per_element(shard.precision);
   // Key/value heads per rank: split by tp, replicated once tp exceeds them (Megatron-LM's GQA rule).

@@ -26,7 +26,8 @@ ForwardFlops forward_flops_per_sequence(const TransformerSpec& spec) {
   }
   const double s = as_double(spec.seq_len);
   const double h = as_double(spec.hidden);
-  const double kv_width = as_double(spec.kv_heads_or_heads()) * (h / as_double(spec.heads));
+  const double q_width = as_double(spec.query_width());
+  const double kv_width = as_double(spec.kv_heads_or_heads() * spec.head_dim_or_default());
   double mlp = 0;
   if (spec.is_moe()) {
     const double expert_f =
@@ -37,8 +38,8 @@ ForwardFlops forward_flops_per_sequence(const TransformerSpec& spec) {
     mlp = 2.0 * s * h * as_double(spec.ffn_hidden_or_default()) * mlp_matrices(spec);
   }
   f.layers = spec.layers;
-  f.layer_dense = 2.0 * s * h * (h + 2.0 * kv_width) + 2.0 * s * h * h + mlp;
-  f.layer_attention = 4.0 * s * s * h;
+  f.layer_dense = 2.0 * s * h * (q_width + 2.0 * kv_width) + 2.0 * s * q_width * h + mlp;
+  f.layer_attention = 4.0 * s * s * q_width;
   f.head = 2.0 * s * h * as_double(spec.vocab);
   return f;
 }

@@ -165,8 +165,9 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
   const double h = as_double(spec.hidden);
   const double tokens = as_double(shard.micro_batch) * as_double(spec.seq_len) / shard.cp;
   const double norm_tokens = shard.sequence_parallel ? tokens / t : tokens;  // tokens of norms/dropouts
+  const double q_width = as_double(spec.query_width());
   const double qkv_width =
-      h / t + 2.0 * std::max(1.0, as_double(spec.kv_heads_or_heads()) / t) * att.head_dim;
+      q_width / t + 2.0 * std::max(1.0, as_double(spec.kv_heads_or_heads()) / t) * att.head_dim;
   const bool swiglu = spec.mlp == Mlp::swiglu;
   const double fc1_outputs = swiglu ? 2.0 : 1.0;  // gate and up projections
   const TpComm tp{shard.tp > 1, shard.sequence_parallel, p * tokens * h};
@@ -218,7 +219,7 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
   sp_gather(fwd, tp);
   fwd.matmul("qkv", tokens, qkv_width, h);
   ops.forward.insert(ops.forward.end(), core_ops.begin(), core_ops.end());
-  fwd.matmul("out_proj", tokens, h, h / t);
+  fwd.matmul("out_proj", tokens, h, q_width / t);
   tp_reduce(fwd, tp);
   fwd.memory(residual, dropout_residual_bytes);
   fwd.memory("ln2", norm_bytes);
@@ -249,7 +250,7 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
   bwd.memory("ln2.bwd", kBackwardTraffic * norm_bytes);
   bwd.memory(residual + ".bwd", kBackwardTraffic * dropout_residual_bytes);
   sp_gather(bwd, tp);
-  matmul_backward(bwd, "out_proj", tokens, h, h / t);
+  matmul_backward(bwd, "out_proj", tokens, h, q_width / t);
   if (shard.cp > 1) {
     // K/V blocks go round again and their gradients come back (Megatron-LM context parallelism).
     bwd.comm("cp_kv_exchange.bwd", Collective::ring_exchange, CommGroup::cp, 2.0 * att.kv_block_bytes,

@@ -42,10 +42,11 @@ void check_transformer_spec(const TransformerSpec& spec) {
   require(spec.seq_len > 0, "seq_len", "must be a positive count, got " + std::to_string(spec.seq_len));
   require(spec.kv_heads >= 0, "kv_heads", "must not be negative");
   require(spec.ffn_hidden >= 0, "ffn_hidden", "must not be negative");
-  if (spec.heads > 0 && spec.hidden > 0) {
-    require(
-        spec.hidden % spec.heads == 0, "heads",
-        "hidden " + std::to_string(spec.hidden) + " is not divisible by heads " + std::to_string(spec.heads));
+  require(spec.head_dim >= 0, "head_dim", "must not be negative");
+  if (spec.heads > 0 && spec.hidden > 0 && spec.head_dim == 0) {
+    require(spec.hidden % spec.heads == 0, "heads",
+            "hidden " + std::to_string(spec.hidden) + " is not divisible by heads " +
+                std::to_string(spec.heads) + " (set head_dim when the heads are not hidden / heads wide)");
   }
   if (spec.heads > 0 && spec.kv_heads > 0) {
     require(spec.heads % spec.kv_heads == 0, "kv_heads",
@@ -70,15 +71,15 @@ ParameterBreakdown parameter_breakdown(const TransformerSpec& spec) {
     return p;
   }
   const double h = as_double(spec.hidden);
-  const double head_dim = h / as_double(spec.heads);
-  const double kv_width = as_double(spec.kv_heads_or_heads()) * head_dim;  // K (and V) projection width
+  const double q_width = as_double(spec.query_width());  // Q projection and attention output width
+  const double kv_width = as_double(spec.kv_heads_or_heads() * spec.head_dim_or_default());  // K (and V)
   const double v = as_double(spec.vocab);
 
   p.layers = spec.layers;
   p.embedding = v * h;
   p.position = spec.position == Position::learned ? as_double(spec.seq_len) * h : 0.0;
-  p.layer_attention = h * (h + 2.0 * kv_width) + h * h;
-  if (spec.bias) p.layer_attention += (h + 2.0 * kv_width) + h;
+  p.layer_attention = h * (q_width + 2.0 * kv_width) + q_width * h;
+  if (spec.bias) p.layer_attention += (q_width + 2.0 * kv_width) + h;
   if (spec.is_moe()) {
     const double expert_f =
         as_double(spec.expert_ffn_hidden > 0 ? spec.expert_ffn_hidden : spec.ffn_hidden_or_default());

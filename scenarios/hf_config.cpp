@@ -1,0 +1,225 @@
+#include "scenarios/hf_config.hpp"
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string_view>
+
+namespace trainsim::scenario {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+// Families whose decoder layer is the spec's: pre-norm RMSNorm, rotary positions, grouped-query attention
+// without biases, a SwiGLU MLP or top-k routed SwiGLU experts, no shared expert.
+constexpr std::array<std::string_view, 6> kFamilies{"llama", "mistral", "mixtral",
+                                                    "qwen2", "qwen3",   "qwen3_moe"};
+
+// Families people ask for whose structure the spec cannot hold yet, and why.
+struct Unsupported {
+  std::string_view family;
+  std::string_view why;
+};
+constexpr std::array<Unsupported, 5> kUnsupported{{
+    {"deepseek_v3", "multi-head latent attention (MLA) and shared experts"},
+    {"deepseek_v2", "multi-head latent attention (MLA) and shared experts"},
+    {"gpt_oss", "attention sinks and alternating sliding-window layers"},
+    {"qwen2_moe", "a shared expert beside the routed ones"},
+    {"gemma3", "alternating sliding-window layers and GeGLU with a scaled embedding"},
+}};
+
+// Fields that do not change what a step costs: token ids, numerics, initialisation, rope frequencies,
+// bookkeeping. Read nothing from them.
+constexpr std::array<std::string_view, 24> kSkipped{
+    "architectures",        "bos_token_id",         "eos_token_id",
+    "pad_token_id",         "torch_dtype",          "dtype",
+    "transformers_version", "initializer_range",    "rope_theta",
+    "rope_scaling",         "rms_norm_eps",         "use_cache",
+    "pretraining_tp",       "max_window_layers",    "_name_or_path",
+    "router_aux_loss_coef", "output_router_logits", "norm_topk_prob",
+    "router_jitter_noise",  "tokenizer_class",      "model_type",
+    "use_sliding_window",   "sliding_window",       "layer_types"};
+
+template <std::size_t N>
+bool listed(const std::array<std::string_view, N>& list, std::string_view key) {
+  return std::find(list.begin(), list.end(), key) != list.end();
+}
+
+class ConfigReader {
+ public:
+  ConfigReader(Diagnostics& d, const YamlValue& at, std::string path, const json& config)
+      : d_(d), at_(at), path_(std::move(path)), config_(config) {}
+
+  void fail(std::string_view field, const std::string& message) {
+    d_.add(at_, path_, std::string(field.empty() ? "" : "field \"" + std::string(field) + "\": ") + message);
+  }
+
+  /// A positive integer field; nullopt (with a diagnostic when `required`) when absent or null.
+  std::optional<std::int64_t> count(std::string_view field, bool required) {
+    const auto it = config_.find(field);
+    if (it == config_.end() || it->is_null()) {
+      if (required) fail(field, "missing: it is needed to size the model");
+      return std::nullopt;
+    }
+    if (!it->is_number_integer() || it->get<std::int64_t>() < 1) {
+      fail(field, "expected a positive integer, found " + it->dump());
+      return std::nullopt;
+    }
+    return it->get<std::int64_t>();
+  }
+
+  std::optional<bool> flag(std::string_view field) {
+    const auto it = config_.find(field);
+    if (it == config_.end() || it->is_null()) return std::nullopt;
+    if (!it->is_boolean()) {
+      fail(field, "expected true or false, found " + it->dump());
+      return std::nullopt;
+    }
+    return it->get<bool>();
+  }
+
+ private:
+  Diagnostics& d_;
+  const YamlValue& at_;
+  std::string path_;
+  const json& config_;
+};
+
+// Fields the reader maps (besides the skipped ones).
+constexpr std::array<std::string_view, 19> kMapped{"hidden_size",
+                                                   "num_hidden_layers",
+                                                   "num_attention_heads",
+                                                   "num_key_value_heads",
+                                                   "head_dim",
+                                                   "intermediate_size",
+                                                   "vocab_size",
+                                                   "tie_word_embeddings",
+                                                   "max_position_embeddings",
+                                                   "hidden_act",
+                                                   "attention_bias",
+                                                   "mlp_bias",
+                                                   "attention_dropout",
+                                                   "num_local_experts",
+                                                   "num_experts",
+                                                   "num_experts_per_tok",
+                                                   "moe_intermediate_size",
+                                                   "decoder_sparse_step",
+                                                   "mlp_only_layers"};
+
+}  // namespace
+
+std::optional<model::TransformerSpec> read_hf_config(Diagnostics& d, const YamlValue& at,
+                                                     const std::string& path, const std::string& file) {
+  fs::path where(file);
+  if (where.is_relative() && at.file && !at.file->empty()) where = fs::path(*at.file).parent_path() / where;
+  const std::size_t before = d.size();
+  const auto text = read_text_file(where.string(), d);
+  if (!text) return std::nullopt;
+  json config;
+  try {
+    config = json::parse(*text);
+  } catch (const json::parse_error& e) {
+    d.add(at, path, where.string() + " is not JSON: " + e.what());
+    return std::nullopt;
+  }
+  if (!config.is_object()) {
+    d.add(at, path, where.string() + ": expected a JSON object (a HuggingFace config.json)");
+    return std::nullopt;
+  }
+  ConfigReader r(d, at, path, config);
+  const auto type = config.find("model_type");
+  if (type == config.end() || !type->is_string()) {
+    r.fail("model_type", "missing: it names the architecture (e.g. \"llama\")");
+    return std::nullopt;
+  }
+  const std::string family = type->get<std::string>();
+  for (const Unsupported& u : kUnsupported) {
+    if (family == u.family) {
+      r.fail("model_type",
+             "\"" + family + "\" is not read: the model spec cannot yet express " + std::string(u.why));
+      return std::nullopt;
+    }
+  }
+  if (!listed(kFamilies, family)) {
+    r.fail("model_type", "\"" + family +
+                             "\" is not a family this reader knows (llama, mistral, mixtral, "
+                             "qwen2, qwen3, qwen3_moe)");
+    return std::nullopt;
+  }
+  for (const auto& [key, value] : config.items()) {
+    if (!listed(kMapped, key) && !listed(kSkipped, key)) {
+      r.fail(key, "not a field this reader knows for " + family +
+                      "; it may change the architecture, so the config is refused rather than misread");
+    }
+  }
+
+  model::TransformerSpec m;
+  // config.json is named by its folder (a downloaded model), any other file by its stem.
+  const fs::path named(file);
+  m.name =
+      named.filename() == "config.json" ? named.parent_path().filename().string() : named.stem().string();
+  if (m.name.empty()) m.name = "hf-config";
+  m.mlp = model::Mlp::swiglu;
+  m.norm = model::Norm::rmsnorm;
+  m.position = model::Position::rope;
+  m.bias = false;
+  m.dropout = 0.0;
+  m.layers = r.count("num_hidden_layers", true).value_or(0);
+  m.hidden = r.count("hidden_size", true).value_or(0);
+  m.heads = r.count("num_attention_heads", true).value_or(0);
+  m.kv_heads = r.count("num_key_value_heads", false).value_or(0);
+  m.head_dim = r.count("head_dim", false).value_or(0);
+  m.ffn_hidden = r.count("intermediate_size", true).value_or(0);
+  m.vocab = r.count("vocab_size", true).value_or(0);
+  m.seq_len = r.count("max_position_embeddings", true).value_or(0);
+  m.tied_embeddings = r.flag("tie_word_embeddings").value_or(false);
+  if (const auto act = config.find("hidden_act"); act != config.end() && *act != "silu" && *act != "swish") {
+    r.fail("hidden_act", "expected \"silu\" (the gated SwiGLU MLP of these families), found " + act->dump());
+  }
+  for (const std::string_view bias : {"attention_bias", "mlp_bias"}) {
+    if (r.flag(bias).value_or(false)) r.fail(bias, "biases on some projections only are not modelled");
+  }
+  if (const auto p = config.find("attention_dropout"); p != config.end() && !p->is_null()) {
+    if (!p->is_number() || p->get<double>() < 0 || p->get<double>() >= 1) {
+      r.fail("attention_dropout", "expected a probability in [0, 1), found " + p->dump());
+    } else {
+      m.dropout = p->get<double>();
+    }
+  }
+  // Sliding windows: harmless while the window covers the whole sequence.
+  const bool window_on = r.flag("use_sliding_window").value_or(family == "mistral" || family == "mixtral");
+  if (const auto w = config.find("sliding_window");
+      window_on && w != config.end() && w->is_number_integer() && w->get<std::int64_t>() < m.seq_len) {
+    r.fail("sliding_window", "a window of " + w->dump() + " tokens shorter than the " +
+                                 std::to_string(m.seq_len) + " positions is not modelled");
+  }
+  if (const auto types = config.find("layer_types"); types != config.end() && types->is_array()) {
+    for (const json& t : *types) {
+      if (t != "full_attention") r.fail("layer_types", "layers of kind " + t.dump() + " are not modelled");
+    }
+  }
+  const std::optional<std::int64_t> experts = family == "mixtral"     ? r.count("num_local_experts", true)
+                                              : family == "qwen3_moe" ? r.count("num_experts", true)
+                                                                      : std::nullopt;
+  if (experts) {
+    m.experts = *experts;
+    m.top_k = r.count("num_experts_per_tok", true).value_or(0);
+    m.expert_ffn_hidden = r.count("moe_intermediate_size", false).value_or(0);
+    m.capacity_factor = 1.0;  // dropless routing (Mixtral, Qwen3-MoE): every token reaches its top-k
+    if (r.count("decoder_sparse_step", false).value_or(1) != 1) {
+      r.fail("decoder_sparse_step",
+             "experts on every layer only: dense layers between MoE layers are not modelled");
+    }
+    if (const auto dense = config.find("mlp_only_layers");
+        dense != config.end() && dense->is_array() && !dense->empty()) {
+      r.fail("mlp_only_layers", "dense layers among the MoE layers are not modelled");
+    }
+  }
+  if (d.size() != before) return std::nullopt;
+  return m;
+}
+
+}  // namespace trainsim::scenario

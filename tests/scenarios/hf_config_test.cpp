@@ -1,0 +1,120 @@
+// `model: {hf_config: PATH}`: HuggingFace config.json files read into the model spec. Parameter counts are
+// worked out by hand from each config (comments) and compared with the totals the model cards publish.
+#include "scenarios/hf_config.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "models/workload/flops.hpp"
+#include "models/workload/parameters.hpp"
+#include "scenarios/loader.hpp"
+#include "sim/error.hpp"
+
+using namespace trainsim;
+using namespace trainsim::scenario;
+
+namespace {
+
+const std::string configs = std::string(TRAINSIM_SOURCE_DIR) + "/models/hf_configs/";
+
+model::TransformerSpec read(const std::string& file, const std::string& overrides = "") {
+  const std::string text = "model: {hf_config: \"" + configs + file + "\"" + overrides +
+                           "}\ncluster: {node: dgx-h100, nodes: 1}\ntraining: {global_batch: 8}\n";
+  return load_scenario_text(text, "t.yaml").model;
+}
+
+double relative(double a, double b) {
+  return a / b - 1.0;
+}
+
+}  // namespace
+
+TEST_CASE("Qwen3-32B: heads of 128 wider than hidden / heads, 32.8B parameters") {
+  const model::TransformerSpec m = read("qwen3-32b.json");
+  CHECK(m.hidden == 5120);
+  CHECK(m.heads == 64);
+  CHECK(m.head_dim == 128);
+  CHECK(m.query_width() == 8192);  // not the hidden size: Q and O projections are 5120 x 8192
+  CHECK(m.kv_heads == 8);
+  CHECK(m.mlp == model::Mlp::swiglu);
+  CHECK(m.norm == model::Norm::rmsnorm);
+  CHECK_FALSE(m.tied_embeddings);
+  CHECK(m.seq_len == 40960);
+  // Per layer: Q 5120·8192 + K, V 2·5120·1024 + O 8192·5120 = 94,371,840; MLP 3·5120·25600 = 393,216,000;
+  // two RMSNorms 10,240: 487,598,080 (the 2·128 q/k-norm weights are not modelled). 64 layers
+  // 31,206,277,120, embedding and LM head 2·151936·5120 = 1,555,824,640, final norm 5,120.
+  CHECK(model::parameter_count(m) == 32'762'106'880.0);
+  CHECK(std::abs(relative(model::parameter_count(m), 32.8e9)) < 0.005);
+}
+
+TEST_CASE("Qwen3-30B-A3B: 128 experts of 768, top 8; 30.5B parameters, 3.3B active") {
+  const model::TransformerSpec m = read("qwen3-30b-a3b.json");
+  CHECK(m.experts == 128);
+  CHECK(m.top_k == 8);
+  CHECK(m.expert_ffn_hidden == 768);
+  // Per layer: attention 2048·(4096 + 2·512) + 4096·2048 = 18,874,368; experts 128·3·2048·768 =
+  // 603,979,776; router 2048·128 = 262,144; norms 4,096: 623,120,384. 48 layers 29,909,778,432, plus
+  // embedding and head 2·151936·2048 = 622,329,856 and the final norm 2,048.
+  CHECK(model::parameter_count(m) == 30'532'110'336.0);
+  CHECK(std::abs(relative(model::parameter_count(m), 30.5e9)) < 0.005);
+  // Active: 120 of 128 experts idle, 603,979,776·120/128·48 = 27,179,089,920 fewer: 3,353,020,416. The card's
+  // "3.3B" is rounded to one decimal, so it is checked to that rounding.
+  CHECK(model::active_parameter_count(m) == doctest::Approx(3'353'020'416.0).scale(0));
+  CHECK(std::abs(model::active_parameter_count(m) - 3.3e9) < 0.05e9 + 4e6);
+}
+
+TEST_CASE("Mixtral 8x22B: 141B parameters, 39B active; Llama 3.1 405B: 405B") {
+  const model::TransformerSpec mixtral = read("mixtral-8x22b.json");
+  // Per layer: attention 6144·(6144 + 2·1024) + 6144·6144 = 88,080,384; experts 8·3·6144·16384 =
+  // 2,415,919,104; router 49,152; norms 12,288: 2,504,060,928. 56 layers, embedding and head 2·32768·6144.
+  CHECK(model::parameter_count(mixtral) == 140'630'071'296.0);
+  CHECK(std::abs(relative(model::parameter_count(mixtral), 141e9)) < 0.005);
+  CHECK(std::abs(relative(model::active_parameter_count(mixtral), 39e9)) < 0.005);
+
+  const model::TransformerSpec llama = read("llama-3.1-405b.json");
+  // Per layer: 16384·(16384 + 2·1024) + 16384² + 3·16384·53248 + 2·16384 = 3,187,703,808; 126 layers,
+  // embedding and head 2·128256·16384, final norm 16384.
+  CHECK(model::parameter_count(llama) == 405'853'388'800.0);
+  CHECK(std::abs(relative(model::parameter_count(llama), 405e9)) < 0.005);
+  CHECK(llama.seq_len == 131072);
+}
+
+TEST_CASE("keys beside hf_config override the config; the dump holds the model, not the path") {
+  const model::TransformerSpec m = read("qwen3-32b.json", ", seq_len: 4096, layers: 8");
+  CHECK(m.seq_len == 4096);
+  CHECK(m.layers == 8);
+  CHECK(m.head_dim == 128);
+  const std::string text = "model: {hf_config: \"" + configs +
+                           "qwen3-32b.json\", seq_len: 4096}\ncluster: {node: dgx-h100, nodes: 1}\n"
+                           "training: {global_batch: 8}\n";
+  const Scenario loaded = load_scenario_text(text, "t.yaml");
+  const Scenario back = load_scenario_text(dump_scenario(loaded), "t.yaml");
+  CHECK(back.model.head_dim == 128);
+  CHECK(back.model.seq_len == 4096);
+  CHECK(model::parameter_count(back.model) == model::parameter_count(loaded.model));
+}
+
+TEST_CASE("an architecture or a field the spec cannot hold is an error naming it") {
+  CHECK_THROWS_WITH_AS(
+      (void)read("deepseek-v3.json"),
+      doctest::Contains("model.hf_config: field \"model_type\": \"deepseek_v3\" is not read"), InputError);
+  CHECK_THROWS_WITH_AS((void)read("deepseek-v3.json"), doctest::Contains("multi-head latent attention"),
+                       InputError);
+  CHECK_THROWS_WITH_AS((void)read("missing.json"), doctest::Contains("missing.json"), InputError);
+  CHECK_THROWS_WITH_AS(
+      (void)load_scenario_text("model: {preset: llama3-8b, hf_config: x.json}\ncluster: {node: dgx-h100, "
+                               "nodes: 1}\ntraining: {global_batch: 8}\n",
+                               "t.yaml"),
+      doctest::Contains("either a preset or an hf_config"), InputError);
+}
+
+TEST_CASE("the FLOPs of a layer follow heads x head_dim, not the hidden size") {
+  const model::TransformerSpec m = read("qwen3-32b.json", ", seq_len: 4096");
+  const model::ForwardFlops f = model::forward_flops_per_sequence(m);
+  // 2 FLOPs per weight per token over the layer's matrices (94,371,840 attention + 393,216,000 MLP), and
+  // QKᵀ plus AV over 64 heads of 128: 4·s²·8192.
+  const double s = 4096;
+  CHECK(f.layer_dense == doctest::Approx(2.0 * s * (94'371'840.0 + 393'216'000.0)).scale(0));
+  CHECK(f.layer_attention == doctest::Approx(4.0 * s * s * 8192.0).scale(0));
+}
