@@ -35,7 +35,7 @@ void read_framework_block(Diagnostics& d, const YamlValue& v, model::ParallelPla
         std::vector<std::string>{"preset", "tp_comm_overlap", "tp_comm_overlap_slowdown",
                                  "overlap_param_gather", "overlap_grad_reduce", "blocking_p2p", "prefetch",
                                  "prefetch_bucket_params", "reshard_after_forward", "gathers_per_layer",
-                                 "grad_reduce_dtype", "launch_overhead", "cuda_graphs"});
+                                 "grad_reduce_dtype", "launch_overhead", "cuda_graphs", "fused_elementwise"});
     if (!r->valid()) return;
     preset_node = r->get("preset");
   }
@@ -64,6 +64,7 @@ void read_framework_block(Diagnostics& d, const YamlValue& v, model::ParallelPla
   r->count("gathers_per_layer", f.gathers_per_layer, 1, 1e3);
   r->quantity("launch_overhead", f.launch_overhead_s, Dimension::seconds, Bound::non_negative);
   r->boolean("cuda_graphs", f.cuda_graphs);
+  r->boolean("fused_elementwise", f.fused_elementwise);
   if (r->has("grad_reduce_dtype")) {
     topo::Precision p = topo::Precision::fp32;
     r->choice("grad_reduce_dtype", p, kReduceDtypeNames);
@@ -89,7 +90,8 @@ std::string framework_to_yaml(const model::ParallelPlan& plan) {
                     "\n  reshard_after_forward: " + yes_no(f.reshard_after_forward) +
                     "\n  gathers_per_layer: " + std::to_string(f.gathers_per_layer) +
                     "\n  launch_overhead: \"" + format_quantity(f.launch_overhead_s, Dimension::seconds) +
-                    "\"\n  cuda_graphs: " + yes_no(f.cuda_graphs) + "\n";
+                    "\"\n  cuda_graphs: " + yes_no(f.cuda_graphs) +
+                    "\n  fused_elementwise: " + yes_no(f.fused_elementwise) + "\n";
   if (f.grad_reduce_dtype) {
     out += "  grad_reduce_dtype: " + std::string(name_in(kReduceDtypeNames, *f.grad_reduce_dtype)) + "\n";
   }

@@ -44,6 +44,9 @@ Framework framework_preset(FrameworkPreset preset) {
       f.tp_comm_overlap = false;
       f.overlap_param_gather = false;
       f.grad_reduce_dtype = topo::Precision::fp32;
+      // torchtitan's Llama runs its RMSNorm, SwiGLU, rotary embedding and loss as eager ops unless
+      // compiled (training.compile false by default); FSDP2 wraps any model and leaves its kernels alone.
+      f.fused_elementwise = preset != FrameworkPreset::torchtitan;
       break;
   }
   return f;
@@ -67,6 +70,7 @@ std::string framework_flags(const Framework& f, bool overlap_grad_reduce) {
     out += " prefetch_bucket_params=" + std::to_string(static_cast<long long>(f.prefetch_bucket_params));
   out += std::string(" reshard_after_forward=") + flag(f.reshard_after_forward);
   out += " gathers_per_layer=" + std::to_string(f.gathers_per_layer);
+  out += std::string(" fused_elementwise=") + flag(f.fused_elementwise);
   out += std::string(" cuda_graphs=") + flag(f.cuda_graphs);
   if (!f.cuda_graphs) out += " launch_overhead_us=" + std::to_string(std::lround(f.launch_overhead_s * 1e6));
   if (f.grad_reduce_dtype) out += " grad_reduce_dtype=" + std::string(topo::to_string(*f.grad_reduce_dtype));

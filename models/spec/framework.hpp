@@ -81,6 +81,10 @@ struct Framework {
   /// a unit's forward or backward takes at least its ops × this (models/step/step_costs.hpp). Each op of
   /// the lists stands for the one to three eager kernels a framework launches for it.
   double launch_overhead_s = kEagerLaunchOverhead;
+  /// Norms, activations, the rotary embedding and the loss run as fused kernels (TransformerEngine, apex
+  /// and Megatron fusions, or torch.compile); false: as the eager PyTorch ops of the model's reference code,
+  /// one kernel each with their fp32 upcasts (models/workload/layer_ops.cpp counts their traffic).
+  bool fused_elementwise = true;
   /// The step is captured as CUDA graphs (Megatron-Core --enable-cuda-graph, torch.compile's
   /// mode="reduce-overhead"): one launch per graph, so the host no longer bounds a pass.
   bool cuda_graphs = false;

@@ -26,6 +26,44 @@ constexpr double kBackwardTraffic = 1.5;
 // step and cached over the micro-batches (under 0.5 % of a step; their memory is in models/memory.hpp).
 constexpr double kFp8CastWrites = 2.0;
 
+// HBM bytes per element of the element-wise work, read plus written, as the framework runs it. Fused
+// (TransformerEngine, apex and Megatron kernels, or torch.compile): one pass in and one out, backward
+// reading the saved input and the output gradient (kBackwardTraffic). Eager PyTorch runs each op of the
+// reference code as its own kernel, in fp32 where that code upcasts; the counts follow those op lists:
+//  - RMSNorm, x·rsqrt(mean(x²) + eps) on x.float(), cast back, times the weight: cast (p + 4), pow (8),
+//    mean (4), multiply (8), cast (4 + p), weight (2p) = 28 + 4p forward; the backward of each of those
+//    = 40 + 5p. (LayerNorm is one native kernel either way.)
+//  - SwiGLU, silu(a)·b: silu (2p) and multiply (3p) = 5p per ffn element forward; the multiply's two
+//    gradients (5p) and silu's (3p) = 8p backward. Fused: 3p and 1.5·3p.
+//  - rotary embedding of q and k, on x.float() as complex numbers: cast (p + 4), complex multiply (8),
+//    cast back (4 + p) = 16 + 2p each way. Fused: 2p each way.
+//  - cross-entropy on fp32 logits: cast (p + 4), log_softmax (8), then the loss = p + 12 forward;
+//    the loss gradient (4), log_softmax's (12) and the cast back (4 + p) = 20 + p backward. Fused: p + 4.
+struct ElementwiseTraffic {
+  double norm = 0, norm_backward = 0;  // per element of the normalised activations
+  double act = 0, act_backward = 0;    // per ffn element (gelu: per fc1 output element)
+  double rope = 0, rope_backward = 0;  // per element of q and k
+  double loss = 0, loss_backward = 0;  // per logit
+};
+
+ElementwiseTraffic elementwise_traffic(const TransformerSpec& spec, double p, bool fused) {
+  ElementwiseTraffic e;
+  const bool eager_rms = !fused && spec.norm == Norm::rmsnorm;
+  e.norm = eager_rms ? 28.0 + 4.0 * p : 2.0 * p;
+  e.norm_backward = eager_rms ? 40.0 + 5.0 * p : kBackwardTraffic * 2.0 * p;
+  const bool swiglu = spec.mlp == Mlp::swiglu;
+  const double act = (swiglu ? 3.0 : 2.0) * p;  // gelu: read the fc1 output, write its activation
+  e.act = swiglu && !fused ? 5.0 * p : act;
+  e.act_backward = swiglu && !fused ? 8.0 * p : kBackwardTraffic * act;
+  if (spec.position == Position::rope) {
+    e.rope = fused ? 2.0 * p : 16.0 + 2.0 * p;
+    e.rope_backward = e.rope;
+  }
+  e.loss = fused ? p + kLogitBytes : p + 12.0;
+  e.loss_backward = fused ? p + kLogitBytes : 20.0 + p;
+  return e;
+}
+
 // Appends ops to one list; every kernel and collective of this file is made here. `p` is the byte
 // width of activations (16 bit under fp8 training), `fp8` whether parameter GEMMs run in fp8.
 class OpList {
@@ -171,7 +209,12 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
   const bool swiglu = spec.mlp == Mlp::swiglu;
   const double fc1_outputs = swiglu ? 2.0 : 1.0;  // gate and up projections
   const TpComm tp{shard.tp > 1, shard.sequence_parallel, p * tokens * h};
-  const double norm_bytes = 2.0 * p * norm_tokens * h;
+  const ElementwiseTraffic e = elementwise_traffic(spec, p, shard.fused_elementwise);
+  const double norm_bytes = e.norm * norm_tokens * h;
+  const double norm_backward_bytes = e.norm_backward * norm_tokens * h;
+  // Rotary embedding of this rank's queries and keys.
+  const double qk_elements =
+      tokens * (q_width / t + std::max(1.0, as_double(spec.kv_heads_or_heads()) / t) * att.head_dim);
   // Residual add (read two, write one), with dropout also writing and reading back its mask.
   const double dropout_residual_bytes = (3.0 * p + (dropout ? kMaskBytes : 0.0)) * norm_tokens * h;
   const std::string residual = dropout ? "dropout_residual" : "residual";
@@ -183,7 +226,7 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
   const double mlp_tokens = moe ? tokens * as_double(spec.top_k) * spec.capacity_factor : tokens;
   const double ffn =
       as_double(moe && spec.expert_ffn_hidden > 0 ? spec.expert_ffn_hidden : spec.ffn_hidden_or_default());
-  const double act_bytes = (fc1_outputs + 1.0) * p * mlp_tokens * ffn / t;
+  const double act_elements = mlp_tokens * ffn / t;
   const double a2a_bytes = p * mlp_tokens * h;
   const bool all_to_all = moe && shard.ep > 1;
   // MoE: the rank's experts run as one grouped GEMM, each expert on its share of the token slots.
@@ -218,6 +261,7 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
   fwd.memory("ln1", norm_bytes);
   sp_gather(fwd, tp);
   fwd.matmul("qkv", tokens, qkv_width, h);
+  if (e.rope > 0) fwd.memory("rope", e.rope * qk_elements);
   ops.forward.insert(ops.forward.end(), core_ops.begin(), core_ops.end());
   fwd.matmul("out_proj", tokens, h, q_width / t);
   tp_reduce(fwd, tp);
@@ -229,7 +273,7 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
     if (all_to_all) fwd.comm("ep_dispatch", Collective::all_to_all, CommGroup::ep, a2a_bytes);
   }
   fwd.matmul("fc1", expert_tokens, fc1_outputs * ffn / t, h, expert_groups);
-  fwd.memory(swiglu ? "swiglu" : "gelu", act_bytes);
+  fwd.memory(swiglu ? "swiglu" : "gelu", e.act * act_elements);
   fwd.matmul("fc2", expert_tokens, h, ffn / t, expert_groups);
   if (all_to_all) fwd.comm("ep_combine", Collective::all_to_all, CommGroup::ep, a2a_bytes);
   tp_reduce(fwd, tp);
@@ -240,14 +284,14 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
   sp_gather(bwd, tp);
   if (all_to_all) bwd.comm("ep_combine.bwd", Collective::all_to_all, CommGroup::ep, a2a_bytes);
   matmul_backward(bwd, "fc2", expert_tokens, h, ffn / t, expert_groups);
-  bwd.memory(swiglu ? "swiglu.bwd" : "gelu.bwd", kBackwardTraffic * act_bytes);
+  bwd.memory(swiglu ? "swiglu.bwd" : "gelu.bwd", e.act_backward * act_elements);
   matmul_backward(bwd, "fc1", expert_tokens, fc1_outputs * ffn / t, h, expert_groups);
   if (moe) {
     if (all_to_all) bwd.comm("ep_dispatch.bwd", Collective::all_to_all, CommGroup::ep, a2a_bytes);
     matmul_16bit_backward(bwd, "router", tokens, as_double(spec.experts), h);
   }
   tp_reduce(bwd, tp);
-  bwd.memory("ln2.bwd", kBackwardTraffic * norm_bytes);
+  bwd.memory("ln2.bwd", norm_backward_bytes);
   bwd.memory(residual + ".bwd", kBackwardTraffic * dropout_residual_bytes);
   sp_gather(bwd, tp);
   matmul_backward(bwd, "out_proj", tokens, h, q_width / t);
@@ -273,9 +317,10 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
     bwd.kernel("qk.dgrad", core_grad);
     bwd.kernel("qk.wgrad", core_grad);
   }
+  if (e.rope_backward > 0) bwd.memory("rope.bwd", e.rope_backward * qk_elements);
   matmul_backward(bwd, "qkv", tokens, qkv_width, h);
   tp_reduce(bwd, tp);
-  bwd.memory("ln1.bwd", kBackwardTraffic * norm_bytes);
+  bwd.memory("ln1.bwd", norm_backward_bytes);
 
   if (shard.recompute == Recompute::full) {
     prepend_recompute(ops, ops.forward);
@@ -324,15 +369,16 @@ LayerOps head_ops(const TransformerSpec& spec, const Shard& shard) {
   const double tokens = as_double(shard.micro_batch) * as_double(spec.seq_len) / shard.cp;
   const double norm_tokens = shard.sequence_parallel ? tokens / t : tokens;
   const TpComm tp{shard.tp > 1, shard.sequence_parallel, p * tokens * h};
-  const double norm_bytes = 2.0 * p * norm_tokens * h;
+  const ElementwiseTraffic e = elementwise_traffic(spec, p, shard.fused_elementwise);
+  const double norm_bytes = e.norm * norm_tokens * h;
   const double logits = tokens * v / t;
   // Vocab-parallel cross-entropy as one memory-bound pass each way over the logits: forward reads the
   // p-byte logits and writes the fp32 softmax; backward reads it and writes the p-byte gradient. Counting
   // every element-wise step of Megatron-LM's unfused implementation (cast, max, subtract, exp, sum,
   // normalise: ~9 fp32 passes) moved held-out vTrain single-node from 14.9 % to 16.6 % MAPE, so one pass
-  // is kept.
-  const double loss_bytes = (p + kLogitBytes) * logits;
-  const double loss_grad_bytes = (p + kLogitBytes) * logits;
+  // is kept for the frameworks that fuse (eager PyTorch: see elementwise_traffic).
+  const double loss_bytes = e.loss * logits;
+  const double loss_grad_bytes = e.loss_backward * logits;
 
   LayerOps ops;
   OpList fwd(ops.forward, p, false);  // the LM head stays 16 bit under fp8 (not a Transformer Engine layer)
@@ -348,7 +394,7 @@ LayerOps head_ops(const TransformerSpec& spec, const Shard& shard) {
   bwd.memory("cross_entropy.bwd", loss_grad_bytes);
   matmul_16bit_backward(bwd, "lm_head", tokens, v / t, h);
   tp_reduce(bwd, tp);
-  bwd.memory("final_norm.bwd", kBackwardTraffic * norm_bytes);
+  bwd.memory("final_norm.bwd", e.norm_backward * norm_tokens * h);
   return ops;
 }
 

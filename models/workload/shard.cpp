@@ -17,6 +17,7 @@ Shard shard_of(const ParallelPlan& plan, topo::Precision precision) {
   s.ep = plan.ep;
   s.precision = precision;
   s.recompute = plan.recompute;
+  s.fused_elementwise = plan.framework.fused_elementwise;
   return s;
 }
 

@@ -20,9 +20,13 @@ struct Shard {
   int ep = 1;  ///< expert parallel: each rank holds experts / ep of the experts
   topo::Precision precision = topo::Precision::bf16;  ///< activations and matmul inputs
   Recompute recompute = Recompute::none;
+  /// Element-wise work (norms, activations, rotary embedding, loss) runs in fused kernels; false: as eager
+  /// PyTorch ops, one kernel each (the framework's fused_elementwise; models/workload/layer_ops.cpp).
+  bool fused_elementwise = true;
 };
 
-/// The shard of `plan` (micro_batch, tp, sequence_parallel, cp, ep, recompute) at `precision`.
+/// The shard of `plan` (micro_batch, tp, sequence_parallel, cp, ep, recompute, the framework's
+/// fused_elementwise) at `precision`.
 [[nodiscard]] Shard shard_of(const ParallelPlan& plan, topo::Precision precision);
 
 /// Throws InputError (naming what does not divide) unless the transformer spec is valid

@@ -164,3 +164,55 @@ TEST_CASE("a generic layer is one kernel forward and one of twice its size backw
   CHECK(ops.forward_flops() == 8e9);
   CHECK(ops.backward_flops() == 8e9 + 16e9);
 }
+
+namespace {
+
+double bytes_of(const std::vector<LayerOp>& ops, const std::string& name) {
+  const auto it = std::find_if(ops.begin(), ops.end(), [&](const LayerOp& op) { return op.name == name; });
+  REQUIRE(it != ops.end());
+  return it->kernel.bytes;
+}
+
+}  // namespace
+
+TEST_CASE("eager element-wise ops move the bytes of their op lists; fused ones one pass in and out") {
+  // A Llama layer (RMSNorm, SwiGLU, rotary positions) of hidden 4096, 32 heads, 8 K/V heads, ffn 14336,
+  // one sequence of 8192 tokens on one rank, bf16 (p = 2). T·h = 8192·4096 elements per norm; q and k:
+  // 8192·(4096 + 1024); the SwiGLU works on T·ffn elements; the head on T·vocab logits.
+  TransformerSpec m = trainsim::testing::gpt(1, 4096, 32, 8192);
+  m.kv_heads = 8;
+  m.ffn_hidden = 14336;
+  m.mlp = Mlp::swiglu;
+  m.norm = Norm::rmsnorm;
+  m.position = Position::rope;
+  m.dropout = 0;
+  const double th = 8192.0 * 4096, qk = 8192.0 * (4096 + 1024), tf = 8192.0 * 14336;
+  const double logits = 8192.0 * static_cast<double>(m.vocab);
+  Shard fused;
+  const LayerOps f = transformer_layer_ops(m, fused);
+  CHECK(bytes_of(f.forward, "ln1") == doctest::Approx(4 * th).scale(0));
+  CHECK(bytes_of(f.forward, "rope") == doctest::Approx(4 * qk).scale(0));
+  CHECK(bytes_of(f.forward, "swiglu") == doctest::Approx(6 * tf).scale(0));
+  CHECK(bytes_of(f.backward, "swiglu.bwd") == doctest::Approx(9 * tf).scale(0));
+  CHECK(bytes_of(head_ops(m, fused).forward, "cross_entropy") == doctest::Approx(6 * logits).scale(0));
+
+  Shard eager;
+  eager.fused_elementwise = false;
+  const LayerOps e = transformer_layer_ops(m, eager);
+  // RMSNorm: cast 6 + pow 8 + mean 4 + multiply 8 + cast back 6 + weight 4 = 36 B per element; its
+  // backward 40 + 5·2 = 50.
+  CHECK(bytes_of(e.forward, "ln1") == doctest::Approx(36 * th).scale(0));
+  CHECK(bytes_of(e.backward, "ln1.bwd") == doctest::Approx(50 * th).scale(0));
+  // Rotary on complex fp32: cast 6 + multiply 8 + cast back 6 = 20 B per element, each way.
+  CHECK(bytes_of(e.forward, "rope") == doctest::Approx(20 * qk).scale(0));
+  CHECK(bytes_of(e.backward, "rope.bwd") == doctest::Approx(20 * qk).scale(0));
+  // SwiGLU: silu 4 + multiply 6 = 10 B per element; backward 16.
+  CHECK(bytes_of(e.forward, "swiglu") == doctest::Approx(10 * tf).scale(0));
+  CHECK(bytes_of(e.backward, "swiglu.bwd") == doctest::Approx(16 * tf).scale(0));
+  // Cross-entropy on fp32 logits: cast 6 + log_softmax 8 = 14 forward, 4 + 12 + 6 = 22 backward.
+  const LayerOps head = head_ops(m, eager);
+  CHECK(bytes_of(head.forward, "cross_entropy") == doctest::Approx(14 * logits).scale(0));
+  CHECK(bytes_of(head.backward, "cross_entropy.bwd") == doctest::Approx(22 * logits).scale(0));
+  // The GEMMs are the same kernels either way.
+  CHECK(e.forward_flops() == doctest::Approx(f.forward_flops()).scale(0));
+}
