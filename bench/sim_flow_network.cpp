@@ -1,6 +1,8 @@
 // Fair-share solver cost: with N flows already active, one flow arrives and later departs (items = the
 // arrival and the departure). Disjoint: every flow on its own link, so a change touches one component.
-// Shared: all flows on one link, so every change re-solves and reschedules all N.
+// Shared: all flows on one link (one path), so every change changes all N rates; the solver keeps them as
+// one path class, so it is O(log N). Spine: every flow over its own leaf link and one shared spine link,
+// so N distinct paths share the spine and a change re-solves all N classes: O(N).
 #include <benchmark/benchmark.h>
 
 #include <vector>
@@ -18,26 +20,40 @@ using trainsim::sim::Time;
 
 constexpr double kBandwidth = 1e11;  // B/s
 
-void run_arrivals(benchmark::State& state, bool shared) {
+enum class Layout { kDisjoint, kShared, kSpine };
+
+void run_arrivals(benchmark::State& state, Layout layout) {
   const auto n = static_cast<std::size_t>(state.range(0));
   Engine e;
   FlowNetwork net(e);
   std::vector<LinkId> links;
   for (std::size_t i = 0; i <= n; ++i) links.push_back(net.add_link(kBandwidth, Duration::zero()));
-  // Background flows take ~1e6 simulated seconds, so all n stay active for the whole benchmark.
-  const double background_bytes = 1e17 / static_cast<double>(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const LinkId l = shared ? links[0] : links[i];
-    net.start(std::span<const LinkId>(&l, 1), background_bytes, nullptr);
-  }
+  // The spine is the bottleneck of every flow that crosses it: the leaf links are 10x faster.
+  const LinkId spine = net.add_link(kBandwidth / 10.0, Duration::zero());
+  const auto path_of = [&](std::size_t i) {
+    switch (layout) {
+      case Layout::kDisjoint:
+        return std::vector<LinkId>{links[i]};
+      case Layout::kShared:
+        return std::vector<LinkId>{links[0]};
+      case Layout::kSpine:
+        return std::vector<LinkId>{links[i], spine};
+    }
+    return std::vector<LinkId>{};
+  };
+  // Background flows take ~1e6 simulated seconds when they share, so all n stay active for the whole
+  // benchmark.
+  const double bottleneck = layout == Layout::kSpine ? kBandwidth / 10.0 : kBandwidth;
+  const double background_bytes = 1e6 * bottleneck / static_cast<double>(n);
+  for (std::size_t i = 0; i < n; ++i) net.start(path_of(i), background_bytes, nullptr);
   e.run_until(Time::from_ps(1));
-  const LinkId probe = shared ? links[0] : links[n];
+  const std::vector<LinkId> probe = path_of(n);
   bool done = false;
   for (auto _ : state) {
     done = false;
     // The probe stops the engine when it is done; the re-solve its departure queued runs in the next
     // iteration, before the next arrival, so every change is counted once.
-    net.start(std::span<const LinkId>(&probe, 1), 1000.0, [&done, &e] {
+    net.start(probe, 1000.0, [&done, &e] {
       done = true;
       e.stop();
     });
@@ -51,12 +67,16 @@ void run_arrivals(benchmark::State& state, bool shared) {
 }
 
 void BM_DisjointArrivalDeparture(benchmark::State& state) {
-  run_arrivals(state, false);
+  run_arrivals(state, Layout::kDisjoint);
 }
 void BM_SharedLinkArrivalDeparture(benchmark::State& state) {
-  run_arrivals(state, true);
+  run_arrivals(state, Layout::kShared);
+}
+void BM_SpineDistinctPathsArrivalDeparture(benchmark::State& state) {
+  run_arrivals(state, Layout::kSpine);
 }
 BENCHMARK(BM_DisjointArrivalDeparture)->RangeMultiplier(10)->Range(10, 10'000);
 BENCHMARK(BM_SharedLinkArrivalDeparture)->RangeMultiplier(10)->Range(10, 10'000);
+BENCHMARK(BM_SpineDistinctPathsArrivalDeparture)->RangeMultiplier(10)->Range(10, 10'000);
 
 }  // namespace

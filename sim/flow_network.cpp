@@ -44,7 +44,7 @@ double FlowNetwork::bytes_carried(LinkId link) const {
   return link_at(link).bytes_carried;
 }
 std::size_t FlowNetwork::flows_on(LinkId link) const {
-  return link_at(link).flows.size();
+  return link_at(link).flows;
 }
 
 Duration FlowNetwork::path_latency(std::span<const LinkId> path) const {
@@ -56,7 +56,11 @@ Duration FlowNetwork::path_latency(std::span<const LinkId> path) const {
 double FlowNetwork::rate(FlowId flow) const {
   if (flow.generation == 0 || flow.index >= flows_.size()) return 0.0;
   const Flow& f = flows_[flow.index];
-  return f.generation == flow.generation ? f.rate : 0.0;
+  if (f.generation != flow.generation || f.path_class == kNone) return 0.0;
+  // A flow that joined its class after the class was last solved has no rate until the solve at this
+  // instant runs.
+  const PathClass& c = classes_[f.path_class];
+  return f.join < c.solved_before ? c.rate : 0.0;
 }
 
 FlowId FlowNetwork::start(std::span<const LinkId> path, double bytes, Callback on_done) {
@@ -87,50 +91,138 @@ FlowId FlowNetwork::start(std::span<const LinkId> path, double bytes, Callback o
   Flow& f = flows_[index];
   f.path.assign(path.begin(), path.end());
   f.bytes = bytes;
-  f.remaining = bytes;
-  f.rate = 0.0;
   f.on_done = std::move(on_done);
   f.generation = generation;
-  f.active = false;
+  f.path_class = kNone;
   ++active_;
 
   const Time first_byte = engine_->now() + path_latency(path);
   // Nothing to share: an empty path (a local move) or no bytes completes when the first byte would land.
   if (path.empty() || bytes == 0.0) {
-    f.completion = engine_->at(first_byte, [this, index] { finish(index); });
+    engine_->at(first_byte, [this, index] { finish(index); });
   } else {
     engine_->at(first_byte, [this, index] { activate(index); });
   }
   return FlowId{index, generation};
 }
 
+namespace {
+
+// Heap order: a member with a later (key, join) sorts below, so the heap's front is the earliest.
+template <class Member>
+bool later(const Member& a, const Member& b) {
+  return a.key > b.key || (a.key == b.key && a.join > b.join);
+}
+
+}  // namespace
+
+Time FlowNetwork::completion_time(const PathClass& c, double key) const {
+  const double left = std::max(0.0, (key - c.service_base) / c.rate);
+  return max(c.base_time + Duration::from_seconds(left), engine_->now());
+}
+
+std::uint32_t FlowNetwork::class_for(std::span<const LinkId> path) {
+  // Every class over `path` crosses each of its links: search the link with the fewest classes.
+  LinkId fewest = path.front();
+  for (const LinkId l : path) {
+    if (links_[l].classes.size() < links_[fewest].classes.size()) fewest = l;
+  }
+  for (const std::uint32_t ci : links_[fewest].classes) {
+    if (std::ranges::equal(classes_[ci].path, path)) return ci;
+  }
+  std::uint32_t ci = 0;
+  if (!free_classes_.empty()) {
+    ci = free_classes_.back();
+    free_classes_.pop_back();
+  } else {
+    TRAINSIM_CHECK(classes_.size() < kNone, "too many paths");
+    ci = static_cast<std::uint32_t>(classes_.size());
+    classes_.emplace_back();
+  }
+  PathClass& c = classes_[ci];
+  c.path.assign(path.begin(), path.end());
+  c.slot_on_link.resize(path.size());
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    auto& on_link = links_[path[i]].classes;
+    c.slot_on_link[i] = static_cast<std::uint32_t>(on_link.size());
+    on_link.push_back(ci);
+  }
+  c.heap.clear();
+  c.rate = 0.0;
+  c.service_base = 0.0;
+  c.solved_before = 0;
+  c.base_time = engine_->now();
+  c.event = EventId{};
+  return ci;
+}
+
+void FlowNetwork::release_class(std::uint32_t ci) {
+  PathClass& c = classes_[ci];
+  if (c.event.seq != 0) engine_->cancel(c.event);
+  c.event = EventId{};
+  for (std::size_t i = 0; i < c.path.size(); ++i) {
+    const LinkId l = c.path[i];
+    auto& on_link = links_[l].classes;
+    const std::uint32_t slot = c.slot_on_link[i];
+    const std::uint32_t moved = on_link.back();
+    on_link[slot] = moved;
+    on_link.pop_back();
+    if (moved != ci) {
+      PathClass& m = classes_[moved];
+      const auto at = std::ranges::find(m.path, l);
+      TRAINSIM_CHECK(at != m.path.end(), "a class was listed on a link it does not cross");
+      m.slot_on_link[static_cast<std::size_t>(at - m.path.begin())] = slot;
+    }
+  }
+  c.rate = 0.0;
+  free_classes_.push_back(ci);
+}
+
 void FlowNetwork::activate(std::uint32_t index) {
+  const std::uint32_t ci = class_for(flows_[index].path);
   Flow& f = flows_[index];
-  f.active = true;
-  f.last_update = engine_->now();
-  for (const LinkId l : f.path) links_[l].flows.push_back(index);
+  PathClass& c = classes_[ci];
+  const double service = c.service_base + c.rate * (engine_->now() - c.base_time).seconds();
+  f.join = next_join_++;
+  c.heap.push_back(Member{.key = service + f.bytes, .join = f.join, .flow = index});
+  std::ranges::push_heap(c.heap, later<Member>);
+  f.path_class = ci;
+  for (const LinkId l : f.path) ++links_[l].flows;
   touch(f.path);
+}
+
+void FlowNetwork::complete(std::uint32_t ci) {
+  PathClass& c = classes_[ci];
+  c.event = EventId{};
+  const Time now = engine_->now();
+  // Taken out of the member so that a callback that reenters the network finds its own scratch.
+  std::vector<std::uint32_t> due = std::move(due_);
+  due.clear();
+  // The event is for the front member; members whose completion rounds to the same picosecond are done
+  // too, as they would be with an event each.
+  do {
+    std::ranges::pop_heap(c.heap, later<Member>);
+    due.push_back(c.heap.back().flow);
+    c.heap.pop_back();
+  } while (!c.heap.empty() && completion_time(c, c.heap.front().key) <= now);
+  for (const std::uint32_t fi : due) {
+    for (const LinkId l : flows_[fi].path) --links_[l].flows;
+    flows_[fi].path_class = kNone;
+  }
+  touch(c.path);
+  if (c.heap.empty()) release_class(ci);
+  for (const std::uint32_t fi : due) finish(fi);
+  due.clear();
+  due_ = std::move(due);
 }
 
 void FlowNetwork::finish(std::uint32_t index) {
   Flow& f = flows_[index];
-  if (f.active) {
-    for (const LinkId l : f.path) {
-      auto& on_link = links_[l].flows;
-      const auto it = std::find(on_link.begin(), on_link.end(), index);
-      TRAINSIM_CHECK(it != on_link.end(), "a finishing flow was not on its link");
-      *it = on_link.back();
-      on_link.pop_back();
-    }
-    touch(f.path);
-  }
   for (const LinkId l : f.path) links_[l].bytes_carried += f.bytes;
   Callback done = std::move(f.on_done);
   f.on_done.reset();
   f.generation = 0;
-  f.active = false;
-  f.rate = 0.0;
-  f.completion = EventId{};
+  f.path_class = kNone;
   --active_;
   free_flows_.push_back(index);
   // Last: the callback may start flows, which may reuse this slot or grow flows_.
@@ -151,8 +243,8 @@ void FlowNetwork::resolve() {
   ++solves_;
   ++epoch_;
   component_links_.clear();
-  component_flows_.clear();
-  // The connected component of the touched links: links reach the flows on them, flows their paths.
+  component_classes_.clear();
+  // The connected component of the touched links: links reach the classes on them, classes their paths.
   for (const LinkId l : touched_) {
     if (links_[l].mark != epoch_) {
       links_[l].mark = epoch_;
@@ -161,13 +253,13 @@ void FlowNetwork::resolve() {
   }
   touched_.clear();
   for (std::size_t i = 0; i < component_links_.size(); ++i) {
-    for (const std::uint32_t fi : links_[component_links_[i]].flows) {
-      Flow& f = flows_[fi];
-      if (f.mark == epoch_) continue;
-      f.mark = epoch_;
-      f.frozen = false;
-      component_flows_.push_back(fi);
-      for (const LinkId l : f.path) {
+    for (const std::uint32_t ci : links_[component_links_[i]].classes) {
+      PathClass& c = classes_[ci];
+      if (c.mark == epoch_) continue;
+      c.mark = epoch_;
+      c.frozen = false;
+      component_classes_.push_back(ci);
+      for (const LinkId l : c.path) {
         if (links_[l].mark != epoch_) {
           links_[l].mark = epoch_;
           component_links_.push_back(l);
@@ -178,13 +270,14 @@ void FlowNetwork::resolve() {
   for (const LinkId l : component_links_) {
     Link& link = links_[l];
     link.spare = link.bandwidth;
-    link.unfrozen = static_cast<std::uint32_t>(link.flows.size());
+    link.unfrozen = link.flows;
   }
 
   // Progressive filling: the links with the smallest fair share are the bottleneck of all their unfrozen
   // flows; freeze those at that share, take it from every link they cross, and repeat. Freezing at the
   // minimum never pushes another link's share below it, so every link at the minimum (within rounding) is
-  // done in the same pass: a symmetric collective takes one pass, not one per link.
+  // done in the same pass: a symmetric collective takes one pass, not one per link. The flows of a class
+  // cross the same links, so they freeze together: a class is filled as one weighted flow.
   for (;;) {
     double share = std::numeric_limits<double>::infinity();
     for (const LinkId l : component_links_) {
@@ -197,29 +290,39 @@ void FlowNetwork::resolve() {
     for (const LinkId l : component_links_) {
       Link& link = links_[l];
       if (link.unfrozen == 0 || link.spare / link.unfrozen > level) continue;
-      for (const std::uint32_t fi : link.flows) {
-        Flow& f = flows_[fi];
-        if (f.frozen) continue;
-        f.frozen = true;
-        f.next_rate = share;
-        for (const LinkId crossed : f.path) {
-          links_[crossed].spare -= share;
-          --links_[crossed].unfrozen;
+      for (const std::uint32_t ci : link.classes) {
+        PathClass& c = classes_[ci];
+        if (c.frozen) continue;
+        c.frozen = true;
+        c.next_rate = share;
+        const auto members = static_cast<std::uint32_t>(c.heap.size());
+        const double taken = share * members;
+        for (const LinkId crossed : c.path) {
+          links_[crossed].spare -= taken;
+          links_[crossed].unfrozen -= members;
         }
       }
     }
   }
 
+  // A class whose rate changed banks the service at the old rate; one whose rate and earliest member are
+  // unchanged keeps its event.
   const Time now = engine_->now();
-  for (const std::uint32_t fi : component_flows_) {
-    Flow& f = flows_[fi];
-    if (f.next_rate == f.rate) continue;
-    f.remaining = std::max(0.0, f.remaining - f.rate * (now - f.last_update).seconds());
-    f.last_update = now;
-    f.rate = f.next_rate;
-    engine_->cancel(f.completion);
-    f.completion =
-        engine_->at(now + Duration::from_seconds(f.remaining / f.rate), [this, fi] { finish(fi); });
+  for (const std::uint32_t ci : component_classes_) {
+    PathClass& c = classes_[ci];
+    if (c.next_rate != c.rate) {
+      c.service_base += c.rate * (now - c.base_time).seconds();
+      c.base_time = now;
+      c.rate = c.next_rate;
+    }
+    c.solved_before = next_join_;
+    const Time due = completion_time(c, c.heap.front().key);
+    if (c.event.seq != 0) {
+      if (c.event_time == due) continue;
+      engine_->cancel(c.event);
+    }
+    c.event = engine_->at(due, [this, ci] { complete(ci); });
+    c.event_time = due;
   }
 }
 

@@ -4,9 +4,19 @@
 // A flow over path P first waits the sum of P's link latencies (the first byte's propagation), then moves
 // its bytes at its fair-share rate. Rates are max-min fair (progressive filling): every flow is limited
 // by its most contended link, and no flow can go faster without slowing a flow that is no faster. They are
-// recomputed on every arrival and departure, and the completion events of flows whose rate changed are
-// rescheduled. Incremental: a change re-solves only the connected component (links and flows reachable
-// through shared links) of the flow that arrived or left, so flows on disjoint paths cost nothing.
+// recomputed on every arrival and departure. Incremental: a change re-solves only the connected component
+// (links and flows reachable through shared links) of the flow that arrived or left, so flows on disjoint
+// paths cost nothing.
+//
+// Lazy per path: flows moving over the same path always get the same max-min rate, so the solver works on
+// path classes (a path and how many flows move over it), not on flows. A class keeps a service counter
+// S(t), the bytes one of its flows has moved since the class was created; a flow joining at S0 with B
+// bytes completes when S reaches S0 + B. Its flows wait in a min-heap by that key, and the class holds ONE
+// engine event, for the earliest. A rate change updates the class's counter and moves that one event, so
+// one change among N flows sharing one path costs O(log N), not O(N). A change still costs O(classes and
+// links in the component): N flows over N distinct paths through one link are re-solved one by one.
+// Rounding: a flow's remaining bytes, key - S, carry an absolute error of about 2^-52 times the service of
+// its class since the class was created (a class ends when its last flow does).
 //
 // Units: bandwidth in bytes/s, sizes in bytes (doubles: collectives move fractional shares).
 #include <cstdint>
@@ -65,37 +75,64 @@ class FlowNetwork {
   [[nodiscard]] std::uint64_t solves() const { return solves_; }
 
  private:
+  static constexpr std::uint32_t kNone = ~std::uint32_t{0};
+
   struct Link {
     double bandwidth;
     Duration latency;
     std::string name;
     double bytes_carried = 0.0;
-    std::vector<std::uint32_t> flows;  // flows moving bytes over it now
-    std::uint64_t mark = 0;            // == epoch_ when in the component being solved
-    double spare = 0.0;                // solver scratch: capacity not yet given to frozen flows
-    std::uint32_t unfrozen = 0;        // solver scratch: flows on it still being filled
+    std::vector<std::uint32_t> classes;  // path classes crossing it, each with at least one flow
+    std::uint32_t flows = 0;             // flows moving bytes over it now (sum of its classes' sizes)
+    std::uint64_t mark = 0;              // == epoch_ when in the component being solved
+    double spare = 0.0;                  // solver scratch: capacity not yet given to frozen flows
+    std::uint32_t unfrozen = 0;          // solver scratch: flows on it still being filled
   };
   struct Flow {
     std::vector<LinkId> path;
     double bytes = 0.0;
-    double remaining = 0.0;  // bytes left at last_update
-    double rate = 0.0;       // bytes/s; 0 until active
-    Time last_update;
     Callback on_done;
-    EventId completion;
-    std::uint32_t generation = 0;  // 0 = free slot
+    std::uint32_t generation = 0;      // 0 = free slot
+    std::uint32_t path_class = kNone;  // while active (past its latency, sharing links)
+    std::uint64_t join = 0;            // its Member's join number, while active
+  };
+  // A flow in its class's heap: done when the class's service reaches `key`; ties finish in join order.
+  struct Member {
+    double key;
+    std::uint64_t join;
+    std::uint32_t flow;
+  };
+  // The active flows over one path. Service S(t) = service_base + rate * (t - base_time), in bytes per flow.
+  struct PathClass {
+    std::vector<LinkId> path;
+    std::vector<std::uint32_t> slot_on_link;  // slot_on_link[i]: its index in links_[path[i]].classes
+    std::vector<Member> heap;                 // min-heap by (key, join); empty = free slot
+    double rate = 0.0;                        // bytes/s per flow; 0 until first solved
+    std::uint64_t solved_before = 0;          // members with a smaller join number have `rate`
+    double service_base = 0.0;
+    Time base_time;
+    EventId event;  // the earliest member's completion, at event_time
+    Time event_time;
     std::uint64_t mark = 0;
-    bool active = false;     // past its latency, sharing links
     double next_rate = 0.0;  // solver scratch
     bool frozen = false;     // solver scratch
   };
 
   void activate(std::uint32_t flow);
+  // Runs when a class's earliest member is due: removes every member due now, then their flows finish.
+  void complete(std::uint32_t path_class);
+  // Credits the bytes, frees the slot and runs the callback of a flow no longer on any link.
   void finish(std::uint32_t flow);
+  // The class over `path`, created (and attached to its links) when no flow moves over that path now.
+  std::uint32_t class_for(std::span<const LinkId> path);
+  // Detaches an empty class from its links and frees its slot.
+  void release_class(std::uint32_t path_class);
+  // When `key` is reached at the class's current rate (> 0), rounded up to a picosecond, not before now.
+  [[nodiscard]] Time completion_time(const PathClass& c, double key) const;
   // Marks links whose flows changed; one re-solve runs per instant, after every change at that instant,
   // so a collective starting N flows at once costs one solve, not N.
   void touch(std::span<const LinkId> links);
-  // Re-solves max-min rates for the component reachable from the touched links; reschedules completions.
+  // Re-solves max-min rates for the component reachable from the touched links; moves class events.
   void resolve();
   [[nodiscard]] const Link& link_at(LinkId link) const;
 
@@ -103,15 +140,19 @@ class FlowNetwork {
   std::vector<Link> links_;
   std::vector<Flow> flows_;
   std::vector<std::uint32_t> free_flows_;
+  std::vector<PathClass> classes_;
+  std::vector<std::uint32_t> free_classes_;
   std::size_t active_ = 0;
   std::uint64_t solves_ = 0;
   std::uint64_t epoch_ = 0;
+  std::uint64_t next_join_ = 0;
   std::uint32_t next_generation_ = 1;
   std::vector<LinkId> touched_;
   bool resolve_scheduled_ = false;
-  // Scratch for resolve(), kept to avoid allocating per change.
+  // Scratch, kept to avoid allocating per change.
   std::vector<LinkId> component_links_;
-  std::vector<std::uint32_t> component_flows_;
+  std::vector<std::uint32_t> component_classes_;
+  std::vector<std::uint32_t> due_;
 };
 
 }  // namespace trainsim::sim

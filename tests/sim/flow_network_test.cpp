@@ -2,6 +2,11 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
 #include <vector>
 
 #include "sim/error.hpp"
@@ -166,4 +171,256 @@ TEST_CASE("a ring of flows over a ring of links gets equal shares and finishes t
   e.run();
   for (const Time t : done) CHECK(t == Time::from_ps(10'000'000'000'000));
   CHECK(net.solves() == 2);  // one at the arrivals, one at the departures: changes at one instant batch
+}
+
+TEST_CASE("N flows of different sizes on one link finish in size order at the max-min stage times") {
+  // One 10 B/s link; flow i (i = 1..N) moves 10 i bytes, all from t = 0, started largest first. Every flow
+  // still moving has moved as much as every other, so at stage i the N - i + 1 flows left each have 10 B
+  // to go until the smallest is done: the stage lasts 10 (N - i + 1) / 10 = N - i + 1 s, and flow i is done
+  // at t_i = sum_{j <= i} (N - j + 1) = i N - i (i - 1) / 2 seconds (the last at N (N + 1) / 2).
+  constexpr int kN = 100;
+  Engine e;
+  FlowNetwork net(e);
+  const LinkId l = net.add_link(10.0, Duration::zero());
+  std::vector<Time> done(kN + 1, Time::max());
+  std::vector<FlowId> ids(kN + 1);
+  for (int i = kN; i >= 1; --i) {
+    ids[i] = net.start(path({l}), 10.0 * i, [&done, &e, i] { done[i] = e.now(); });
+  }
+  e.run_until(Time::from_ps(1));
+  CHECK(net.flows_on(l) == kN);
+  CHECK(net.rate(ids[1]) == 0.1);
+  CHECK(net.rate(ids[kN]) == 0.1);
+  e.run();
+  for (std::int64_t i = 1; i <= kN; ++i) {
+    const std::int64_t seconds = i * kN - i * (i - 1) / 2;
+    CHECK_MESSAGE(done[i] == Time::from_ps(seconds * 1'000'000'000'000), "flow ", i);
+  }
+  CHECK(net.bytes_carried(l) == 10.0 * kN * (kN + 1) / 2);
+  CHECK(net.flows_on(l) == 0);
+  CHECK(net.active_flows() == 0);
+}
+
+TEST_CASE("a flow joining mid-way slows both flows already on its path") {
+  // 12 B/s link. a (120 B) and b (60 B) from t = 0 at 6 B/s each. At 4 s (a: 96 B left, b: 36 B) c (24 B)
+  // joins: 4 B/s each. c is done at 4 + 24/4 = 10 s (a: 72 B left, b: 12 B). Then 6 B/s each: b is done at
+  // 10 + 12/6 = 12 s (a: 60 B left); a alone at 12 B/s is done at 12 + 60/12 = 17 s = 204 B / 12 B/s.
+  Engine e;
+  FlowNetwork net(e);
+  const LinkId l = net.add_link(12.0, Duration::zero());
+  Time done_a;
+  Time done_b;
+  Time done_c;
+  FlowId c;
+  const FlowId a = net.start(path({l}), 120.0, [&] { done_a = e.now(); });
+  const FlowId b = net.start(path({l}), 60.0, [&] { done_b = e.now(); });
+  e.at(Time::from_ps(4'000'000'000'000), [&] { c = net.start(path({l}), 24.0, [&] { done_c = e.now(); }); });
+  e.run_until(Time::from_ps(5'000'000'000'000));
+  CHECK(net.rate(a) == 4.0);
+  CHECK(net.rate(b) == 4.0);
+  CHECK(net.rate(c) == 4.0);
+  CHECK(net.flows_on(l) == 3);
+  e.run_until(Time::from_ps(11'000'000'000'000));
+  CHECK(net.rate(c) == 0.0);
+  CHECK(net.rate(a) == 6.0);
+  e.run();
+  CHECK(done_c == Time::from_ps(10'000'000'000'000));
+  CHECK(done_b == Time::from_ps(12'000'000'000'000));
+  CHECK(done_a == Time::from_ps(17'000'000'000'000));
+  CHECK(net.bytes_carried(l) == 204.0);
+}
+
+TEST_CASE("a flow's bottleneck moves from one link to the other and back as flows leave") {
+  // X = 10 B/s carries L (over X then Y) and x (26 B); Y = 6 B/s carries L, y1 and y2 (4 B each).
+  // [0, 2 s): Y's share 6/3 = 2 is the smallest: L, y1, y2 get 2; x takes X's other 8. y1, y2 are done at
+  //   2 s; L has moved 4 B, x 16 B.
+  // [2, 4 s): Y carries L alone (share 6), X carries L and x (share 5): L is now held by X, 5 B/s each.
+  //   x's last 10 B take 2 s: done at 4 s; L has moved 4 + 10 = 14 B.
+  // [4, 5 s): L alone: min(10, 6) = 6, held by Y again; its last 6 B take 1 s: done at 5 s.
+  Engine e;
+  FlowNetwork net(e);
+  const LinkId x_link = net.add_link(10.0, Duration::zero());
+  const LinkId y_link = net.add_link(6.0, Duration::zero());
+  std::vector<Time> done(4);
+  const FlowId long_flow = net.start(path({x_link, y_link}), 20.0, [&] { done[0] = e.now(); });
+  const FlowId x = net.start(path({x_link}), 26.0, [&] { done[1] = e.now(); });
+  const FlowId y1 = net.start(path({y_link}), 4.0, [&] { done[2] = e.now(); });
+  net.start(path({y_link}), 4.0, [&] { done[3] = e.now(); });
+  e.run_until(Time::from_ps(1'000'000'000'000));
+  CHECK(net.rate(long_flow) == 2.0);
+  CHECK(net.rate(x) == 8.0);
+  CHECK(net.rate(y1) == 2.0);
+  e.run_until(Time::from_ps(3'000'000'000'000));
+  CHECK(net.rate(long_flow) == 5.0);
+  CHECK(net.rate(x) == 5.0);
+  CHECK(net.flows_on(y_link) == 1);
+  e.run_until(Time::from_ps(4'500'000'000'000));
+  CHECK(net.rate(long_flow) == 6.0);
+  e.run();
+  CHECK(done[2] == Time::from_ps(2'000'000'000'000));
+  CHECK(done[3] == Time::from_ps(2'000'000'000'000));
+  CHECK(done[1] == Time::from_ps(4'000'000'000'000));
+  CHECK(done[0] == Time::from_ps(5'000'000'000'000));
+  CHECK(net.bytes_carried(x_link) == 46.0);
+  CHECK(net.bytes_carried(y_link) == 28.0);
+}
+
+namespace {
+
+// A reference for the cross-check: a fluid simulation in double seconds that re-solves every flow from
+// scratch at every arrival and completion, by textbook progressive filling (one bottleneck link at a time).
+struct RefFlow {
+  std::vector<LinkId> path;
+  double bytes = 0.0;
+  double active_at = 0.0;  // start + path latency, seconds
+  double remaining = 0.0;
+  double done = -1.0;  // completion time, seconds; < 0 while not done
+};
+
+void progressive_filling(const std::vector<double>& bandwidth, const std::vector<RefFlow>& flows,
+                         const std::vector<std::size_t>& moving, std::vector<double>& rate) {
+  std::vector<double> spare = bandwidth;
+  std::vector<bool> frozen(flows.size(), false);
+  std::size_t left = moving.size();
+  while (left > 0) {
+    std::size_t bottleneck = 0;
+    double share = std::numeric_limits<double>::infinity();
+    for (std::size_t l = 0; l < bandwidth.size(); ++l) {
+      std::size_t unfrozen = 0;
+      for (const std::size_t f : moving) {
+        if (frozen[f]) continue;
+        for (const LinkId p : flows[f].path) unfrozen += p == l ? 1 : 0;
+      }
+      if (unfrozen > 0 && spare[l] / static_cast<double>(unfrozen) < share) {
+        share = spare[l] / static_cast<double>(unfrozen);
+        bottleneck = l;
+      }
+    }
+    for (const std::size_t f : moving) {
+      if (frozen[f] ||
+          std::find(flows[f].path.begin(), flows[f].path.end(), bottleneck) == flows[f].path.end()) {
+        continue;
+      }
+      frozen[f] = true;
+      rate[f] = share;
+      --left;
+      for (const LinkId p : flows[f].path) spare[p] -= share;
+    }
+  }
+}
+
+void reference_run(const std::vector<double>& bandwidth, std::vector<RefFlow>& flows) {
+  for (RefFlow& f : flows) {
+    f.remaining = f.bytes;
+    if (f.path.empty() || f.bytes == 0.0) f.done = f.active_at;
+  }
+  std::vector<double> rate(flows.size(), 0.0);
+  double t = 0.0;
+  for (;;) {
+    std::vector<std::size_t> moving;
+    double next = std::numeric_limits<double>::infinity();
+    for (std::size_t f = 0; f < flows.size(); ++f) {
+      if (flows[f].done >= 0.0) continue;
+      if (flows[f].active_at <= t) {
+        moving.push_back(f);
+      } else {
+        next = std::min(next, flows[f].active_at);
+      }
+    }
+    if (moving.empty() && std::isinf(next)) return;
+    progressive_filling(bandwidth, flows, moving, rate);
+    for (const std::size_t f : moving) next = std::min(next, t + flows[f].remaining / rate[f]);
+    for (const std::size_t f : moving) {
+      if (t + flows[f].remaining / rate[f] == next) {
+        flows[f].done = next;
+        flows[f].remaining = 0.0;
+      } else {
+        flows[f].remaining -= rate[f] * (next - t);
+      }
+    }
+    t = next;
+  }
+}
+
+}  // namespace
+
+TEST_CASE("random small networks finish every flow when a from-scratch re-solve says") {
+  // Paths are drawn from a small pool, so several flows share a path (and often a size and start time);
+  // starts and latencies are whole milliseconds, so arrivals coincide. Times are seconds long, so the
+  // engine's rounding of every completion up to a picosecond stays far below the 1e-9 relative tolerance.
+  std::mt19937_64 rng(20261201);
+  const auto below = [&rng](std::uint64_t n) { return static_cast<std::size_t>(rng() % n); };
+  for (int round = 0; round < 300; ++round) {
+    Engine e;
+    FlowNetwork net(e);
+    const std::size_t link_count = 1 + below(5);
+    std::vector<double> bandwidth;
+    std::vector<std::int64_t> latency_ms;
+    for (std::size_t l = 0; l < link_count; ++l) {
+      bandwidth.push_back(1.0 + static_cast<double>(below(20)) / 2.0);
+      latency_ms.push_back(static_cast<std::int64_t>(below(3)));
+      net.add_link(bandwidth.back(), Duration::from_ps(latency_ms.back() * 1'000'000'000));
+    }
+    std::vector<std::vector<LinkId>> pool;
+    for (int p = 0; p < 4; ++p) {
+      std::vector<LinkId> links(link_count);
+      for (std::size_t l = 0; l < link_count; ++l) links[l] = static_cast<LinkId>(l);
+      std::shuffle(links.begin(), links.end(), rng);
+      links.resize(1 + below(link_count));
+      pool.push_back(links);
+    }
+    const std::size_t flow_count = 1 + below(16);
+    std::vector<RefFlow> ref(flow_count);
+    std::vector<Time> done(flow_count, Time::max());
+    for (std::size_t f = 0; f < flow_count; ++f) {
+      RefFlow& r = ref[f];
+      r.path = below(10) == 0 ? std::vector<LinkId>{} : pool[below(pool.size())];
+      r.bytes = below(10) == 0 ? 0.0 : static_cast<double>(1 + below(40));
+      const auto start_ms = static_cast<std::int64_t>(500 * below(8) + below(2));
+      std::int64_t path_ms = 0;
+      for (const LinkId l : r.path) path_ms += latency_ms[l];
+      r.active_at = static_cast<double>(start_ms + path_ms) / 1e3;
+      e.at(Time::from_ps(start_ms * 1'000'000'000),
+           [&net, &done, &e, &r, f] { net.start(r.path, r.bytes, [&done, &e, f] { done[f] = e.now(); }); });
+    }
+    reference_run(bandwidth, ref);
+    e.run();
+    CHECK(net.active_flows() == 0);
+    for (std::size_t f = 0; f < flow_count; ++f) {
+      const double expected = ref[f].done;
+      CHECK_MESSAGE(done[f].seconds() == doctest::Approx(expected).epsilon(1e-9), "round ", round, ", flow ",
+                    f, " of ", flow_count);
+    }
+    for (std::size_t l = 0; l < link_count; ++l) {
+      double carried = 0.0;
+      for (const RefFlow& r : ref) {
+        if (std::find(r.path.begin(), r.path.end(), l) != r.path.end()) carried += r.bytes;
+      }
+      CHECK(net.bytes_carried(static_cast<LinkId>(l)) == doctest::Approx(carried).epsilon(1e-12));
+    }
+  }
+}
+
+TEST_CASE("a flow joining a busy path has no rate until the re-solve at its arrival instant") {
+  // The re-solve runs after every change queued for the instant, so an event queued before the arrival
+  // at the same instant sees the new flow at rate 0 and the running one still at the whole 8 B/s.
+  Engine e;
+  FlowNetwork net(e);
+  const LinkId l = net.add_link(8.0, Duration::zero());
+  const FlowId a = net.start(path({l}), 80.0, nullptr);
+  FlowId b;
+  double rate_b_at_arrival = -1.0;
+  double rate_a_at_arrival = -1.0;
+  e.at(Time::from_ps(1'000'000'000'000), [&] {
+    b = net.start(path({l}), 8.0, nullptr);
+    e.at(e.now(), [&] {
+      rate_a_at_arrival = net.rate(a);
+      rate_b_at_arrival = net.rate(b);
+    });
+  });
+  e.run_until(Time::from_ps(1'500'000'000'000));
+  CHECK(rate_a_at_arrival == 8.0);
+  CHECK(rate_b_at_arrival == 0.0);
+  CHECK(net.rate(a) == 4.0);
+  CHECK(net.rate(b) == 4.0);
 }
