@@ -13,15 +13,21 @@
 namespace trainsim::model {
 
 enum class Schedule { gpipe, one_f_one_b, interleaved, zero_bubble_h1 };
-enum class Recompute { none, selective, full };
+/// What the backward recomputes: none; selective (Megatron: the standard attention core); full (the whole
+/// layer from its input); op (torchtitan's op-level selective checkpointing: every other matmul of the
+/// layer, q k v o w1 w3 w2 in order, is recomputed with the element-wise work, the rest and the fused
+/// attention output are kept).
+enum class Recompute { none, selective, full, op };
 enum class ParallelAxis { tp, cp, ep, pp, dp };
 
 inline constexpr EnumNames<Schedule, 4> kScheduleNames{{{"gpipe", Schedule::gpipe},
                                                         {"1f1b", Schedule::one_f_one_b},
                                                         {"interleaved", Schedule::interleaved},
                                                         {"zero-bubble-h1", Schedule::zero_bubble_h1}}};
-inline constexpr EnumNames<Recompute, 3> kRecomputeNames{
-    {{"none", Recompute::none}, {"selective", Recompute::selective}, {"full", Recompute::full}}};
+inline constexpr EnumNames<Recompute, 4> kRecomputeNames{{{"none", Recompute::none},
+                                                          {"selective", Recompute::selective},
+                                                          {"full", Recompute::full},
+                                                          {"op", Recompute::op}}};
 inline constexpr EnumNames<ParallelAxis, 5> kParallelAxisNames{{{"tp", ParallelAxis::tp},
                                                                 {"cp", ParallelAxis::cp},
                                                                 {"ep", ParallelAxis::ep},

@@ -39,6 +39,17 @@ LayerActivation layer_activation(const TransformerSpec& spec, const Shard& shard
   const double q_width = as_double(spec.query_width());
   const double kv_heads_rank = std::max(1.0, as_double(spec.kv_heads_or_heads()) / t);
   const double act_matrices = spec.mlp == Mlp::swiglu ? 3.0 : 2.0;  // act input (gate+up) + fc2 input
+  if (shard.recompute == Recompute::op) {
+    // Kept: the layer's input, q, v, the attention output, w1's output and, of a SwiGLU, w2's; the rest is
+    // run again (models/workload/layer_ops.cpp).
+    const bool swiglu = spec.mlp == Mlp::swiglu;
+    const double slots = spec.is_moe() ? tokens * as_double(spec.top_k) * spec.capacity_factor : tokens;
+    const double f = as_double(spec.is_moe() && spec.expert_ffn_hidden > 0 ? spec.expert_ffn_hidden
+                                                                           : spec.ffn_hidden_or_default());
+    a.replicated = p * (tokens * h + (swiglu ? slots * h : 0.0)) / sp_divisor;
+    a.split = p * (tokens * (2.0 * q_width / t + kv_heads_rank * d) + slots * f / t);
+    return a;
+  }
 
   // ln1 input, qkv input, ln2 input and the two output dropout masks of every token (none without dropout).
   const double mask = spec.dropout > 0 ? kMaskBytes : 0.0;
@@ -127,7 +138,7 @@ StageActivation stage_activation(const TransformerSpec& spec, const ParallelPlan
     Shard none = shard;
     none.recompute = Recompute::none;
     const LayerActivation full = layer_activation(spec, none);
-    s.working = shard.recompute == Recompute::full ? full.total() : full.scores;
+    s.working = shard.recompute == Recompute::selective ? full.scores : full.total();
   }
   return s;
 }

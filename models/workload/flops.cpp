@@ -54,6 +54,21 @@ double model_flops_per_token(const TransformerSpec& spec) {
   return spec.generic_layers.empty() ? per_sequence / as_double(spec.seq_len) : per_sequence;
 }
 
+double op_recomputed_matmul_flops(const TransformerSpec& spec) {
+  check_transformer_spec(spec);
+  if (!spec.generic_layers.empty()) return 0.0;
+  const double s = as_double(spec.seq_len);
+  const double h = as_double(spec.hidden);
+  const double kv_width = as_double(spec.kv_heads_or_heads() * spec.head_dim_or_default());
+  // k, o, and the MLP's second matrix (w3 of a SwiGLU, fc2 of a GELU MLP; per routed slot for MoE).
+  const double mlp_matrix =
+      spec.is_moe()
+          ? as_double(spec.top_k) * 2.0 * s * h *
+                as_double(spec.expert_ffn_hidden > 0 ? spec.expert_ffn_hidden : spec.ffn_hidden_or_default())
+          : 2.0 * s * h * as_double(spec.ffn_hidden_or_default());
+  return 2.0 * s * h * kv_width + 2.0 * s * as_double(spec.query_width()) * h + mlp_matrix;
+}
+
 double recompute_flops_per_sequence(const TransformerSpec& spec, Recompute recompute) {
   const ForwardFlops f = forward_flops_per_sequence(spec);
   if (!spec.generic_layers.empty()) return recompute == Recompute::full ? f.generic : 0.0;
@@ -64,6 +79,8 @@ double recompute_flops_per_sequence(const TransformerSpec& spec, Recompute recom
   switch (recompute) {
     case Recompute::full:
       return layers * f.per_layer() + flash_scores;
+    case Recompute::op:
+      return layers * (op_recomputed_matmul_flops(spec) + (flash ? 0.0 : f.layer_attention)) + flash_scores;
     case Recompute::selective:
       return flash ? flash_scores : layers * f.layer_attention;
     case Recompute::none:

@@ -49,6 +49,10 @@ struct ForwardFlops {
 /// Model FLOPs per trained token: model_flops_per_step(spec, 1) / seq_len (generic: per sample).
 [[nodiscard]] double model_flops_per_token(const TransformerSpec& spec);
 
+/// Forward FLOPs per sequence of the matmuls that op-level recompute runs again in one layer: every other
+/// one of q, k, v, o, w1, (w3,) w2, i.e. k, o and the MLP's second matrix.
+[[nodiscard]] double op_recomputed_matmul_flops(const TransformerSpec& spec);
+
 /// FLOPs executed again per sequence beyond the model count, for `recompute` and spec.attention.
 [[nodiscard]] double recompute_flops_per_sequence(const TransformerSpec& spec, Recompute recompute);
 

@@ -324,6 +324,31 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
 
   if (shard.recompute == Recompute::full) {
     prepend_recompute(ops, ops.forward);
+  } else if (shard.recompute == Recompute::op) {
+    // torchtitan's policy keeps q, v, w1 (and w2 of a SwiGLU) and the fused attention's output, and runs
+    // the other matmuls and every element-wise op again from the layer's saved input.
+    std::vector<LayerOp> again;
+    OpList redo(again, p, fp8);
+    redo.memory("ln1", norm_bytes);
+    redo.matmul("k", tokens, std::max(1.0, as_double(spec.kv_heads_or_heads()) / t) * att.head_dim, h);
+    if (e.rope > 0) redo.memory("rope", e.rope * qk_elements);
+    if (!flash) {
+      for (const LayerOp& op : core_ops) {
+        if (!op.communication) again.push_back(op);
+      }
+    }
+    redo.matmul("out_proj", tokens, h, q_width / t);
+    redo.memory(residual, dropout_residual_bytes);
+    redo.memory("ln2", norm_bytes);
+    if (swiglu) {
+      redo.matmul("fc1_up", expert_tokens, ffn / t, h, expert_groups);
+      redo.memory("swiglu", e.act * act_elements);
+    } else {
+      redo.memory("gelu", e.act * act_elements);
+      redo.matmul("fc2", expert_tokens, h, ffn / t, expert_groups);
+    }
+    redo.memory(residual, dropout_residual_bytes);
+    prepend_recompute(ops, again);
   } else if (shard.recompute == Recompute::selective && !flash) {
     std::vector<LayerOp> kernels;
     for (const LayerOp& op : core_ops) {

@@ -142,3 +142,22 @@ TEST_CASE("Llama-3 405B at 8K on tp 8, pp 16 keeps ~0.7 TB of scores per first-s
   // + 3·2·53248/8 for swiglu = 69,120 bytes; · 8192 tokens · 8 layers · 16 micro-batches + embedding mask.
   CHECK(flash.total() == 69120.0 * 8192 * 8 * 16 + 16 * 8192.0 * 16384 / 8);
 }
+
+TEST_CASE("op-level recompute keeps the layer input, q, v, the attention output and w1's and w2's outputs") {
+  // A Llama layer (SwiGLU, 32 heads of 128, 8 K/V heads, ffn 14336) on one rank, one sequence of 8192
+  // tokens, bf16: p·T·(h + h) replicated (the input and w2's output) and p·T·(4096 + 1024 + 4096 + 14336)
+  // split (q, v, the attention output, w1's output).
+  TransformerSpec m = trainsim::testing::gpt(1, 4096, 32, 8192);
+  m.kv_heads = 8;
+  m.ffn_hidden = 14336;
+  m.mlp = Mlp::swiglu;
+  m.dropout = 0;
+  const LayerActivation a = layer_activation(m, shard(1, false, Recompute::op));
+  const double T = 8192;
+  CHECK(a.replicated == doctest::Approx(2 * T * 2 * 4096).scale(0));
+  CHECK(a.split == doctest::Approx(2 * T * (4096.0 + 1024 + 4096 + 14336)).scale(0));
+  CHECK(a.scores == 0.0);
+  // Between selective (which keeps everything but the attention core) and full (the input alone).
+  CHECK(a.total() < layer_activation(m, shard(1, false, Recompute::selective)).total());
+  CHECK(a.total() > layer_activation(m, shard(1, false, Recompute::full)).total());
+}

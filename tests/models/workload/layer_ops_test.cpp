@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <string>
 
+#include "models/workload/flops.hpp"
 #include "sim/error.hpp"
 #include "tests/support/fixtures.hpp"
 
@@ -215,4 +216,35 @@ TEST_CASE("eager element-wise ops move the bytes of their op lists; fused ones o
   CHECK(bytes_of(head.backward, "cross_entropy.bwd") == doctest::Approx(22 * logits).scale(0));
   // The GEMMs are the same kernels either way.
   CHECK(e.forward_flops() == doctest::Approx(f.forward_flops()).scale(0));
+}
+
+TEST_CASE("op-level recompute runs k, o and the MLP's second matmul again, with the element-wise work") {
+  // torchtitan's policy over q, k, v, o, w1, w3, w2: every other matmul is recomputed (k, o, w3), the
+  // norms, rotary, SwiGLU and residuals with them; q, v, w1, w2 and the fused attention are kept.
+  TransformerSpec m = trainsim::testing::gpt(1, 4096, 32, 8192);
+  m.kv_heads = 8;
+  m.ffn_hidden = 14336;
+  m.mlp = Mlp::swiglu;
+  m.norm = Norm::rmsnorm;
+  m.position = Position::rope;
+  m.dropout = 0;
+  Shard op;
+  op.recompute = Recompute::op;
+  const LayerOps ops = transformer_layer_ops(m, op);
+  for (const char* name : {"recompute.ln1", "recompute.k", "recompute.rope", "recompute.out_proj",
+                           "recompute.ln2", "recompute.fc1_up", "recompute.swiglu"}) {
+    CAPTURE(name);
+    CHECK(has(ops.backward, name));
+  }
+  CHECK_FALSE(has(ops.backward, "recompute.flash_attention"));
+  CHECK_FALSE(has(ops.backward, "recompute.qkv"));
+  double recomputed = 0;
+  for (const LayerOp& x : ops.backward) {
+    if (x.name.starts_with("recompute.") && !x.communication) recomputed += x.kernel.flops;
+  }
+  // 2·T·(h·1024 + 4096·h + h·14336) for T = 8192 tokens, h = 4096.
+  const double want = 2.0 * 8192 * 4096 * (1024.0 + 4096 + 14336);
+  CHECK(recomputed == doctest::Approx(want).scale(0));
+  // The model-level count agrees: one layer, one sequence.
+  CHECK(op_recomputed_matmul_flops(m) == doctest::Approx(want).scale(0));
 }
