@@ -8,7 +8,7 @@ namespace trainsim::scenario {
 
 namespace {
 
-// How a key's text is read: a quantity with a unit, a bare number or count with bounds, or a name.
+// How a key's text is read: a quantity with a unit, a bare number or count with bounds, a name, or text.
 struct Field {
   GpuBlock block;
   std::string_view key;
@@ -44,6 +44,7 @@ void for_each_field(Gpu& g, Visit&& visit) {
   visit(quantity(B::top, "idle", D::watts, kAny), g.idle_w);
   visit(quantity(B::top, "power_limit", D::watts, kAny), g.power_limit_w);
   visit(number(B::top, "sms", 0, 100000), g.sm_count);
+  visit(Field{.block = B::top, .key = "validation"}, g.validation);
   auto& e = g.efficiency;
   visit(number(B::efficiency, "matmul_peak_fraction", 1e-3, 1.0), e.matmul_peak_fraction);
   visit(number(B::efficiency, "matmul_half_flops", 0, 1e18), e.matmul_half_flops);
@@ -81,6 +82,9 @@ void read_field(MapReader& r, const Field& f, int& out) {
 void read_field(MapReader& r, const Field& f, topo::AttentionKernel& out) {
   r.choice(f.key, out, topo::kAttentionKernelNames);
 }
+void read_field(MapReader& r, const Field& f, std::string& out) {
+  r.string(f.key, out);
+}
 
 std::string field_text(const Field& f, double value) {
   return f.is_quantity ? yaml_quote(format_quantity(value, f.dim)) : format_number(value);
@@ -90,6 +94,9 @@ std::string field_text(const Field& /*f*/, int value) {
 }
 std::string field_text(const Field& /*f*/, topo::AttentionKernel value) {
   return std::string(topo::to_string(value));
+}
+std::string field_text(const Field& /*f*/, const std::string& value) {
+  return yaml_quote(value);
 }
 
 }  // namespace

@@ -289,6 +289,8 @@ void calibrate(const CalibrateArgs& a, int& exit_code) {
     notes.push_back("Warning: " + line + ".");
     if (!a.keep_worse) calibrated.efficiency = gpu.efficiency;
   }
+  // What these constants were checked against is now the fit's data, not the base preset's.
+  calibrated.validation = "fitted by trainsim calibrate to " + join(a.inputs);
   const std::string yaml = scenario::gpu_to_block_yaml(calibrated, notes);
   if (a.output.empty()) {
     std::cout << "\n" << yaml;

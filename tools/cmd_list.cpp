@@ -27,14 +27,16 @@ void list_models() {
   }
 }
 
+// `validated`: whether the preset names data its constants were checked against (GpuSpec::validation).
 void list_gpus() {
-  std::cout << fmt::format("{:<16} {:>12} {:>11} {:>8} {:>10} {:>12} {:>6}\n", "gpu", "bf16 TFLOP/s",
-                           "fp8 TFLOP/s", "HBM GiB", "HBM TB/s", "NVLink GB/s", "TDP W");
+  std::cout << fmt::format("{:<16} {:>12} {:>11} {:>8} {:>10} {:>12} {:>6} {:>9}\n", "gpu", "bf16 TFLOP/s",
+                           "fp8 TFLOP/s", "HBM GiB", "HBM TB/s", "NVLink GB/s", "TDP W", "validated");
   for (const auto& name : scenario::gpu_preset_names()) {
     const topo::GpuSpec g = scenario::gpu_preset(name);
-    std::cout << fmt::format("{:<16} {:>12.1f} {:>11.1f} {:>8.1f} {:>10.2f} {:>12.0f} {:>6.0f}\n", name,
+    std::cout << fmt::format("{:<16} {:>12.1f} {:>11.1f} {:>8.1f} {:>10.2f} {:>12.0f} {:>6.0f} {:>9}\n", name,
                              g.peak.bf16 / 1e12, g.peak.fp8 / 1e12, g.hbm_bytes / gib,
-                             g.hbm_bytes_per_s / 1e12, g.nvlink_bytes_per_s / 1e9, g.tdp_w);
+                             g.hbm_bytes_per_s / 1e12, g.nvlink_bytes_per_s / 1e9, g.tdp_w,
+                             g.validation.empty() ? "no" : "yes");
   }
 }
 

@@ -9,10 +9,15 @@
 namespace trainsim::topo {
 namespace {
 
+// Whether `needle` names the GPU of `haystack` as a word of its own: "dgx-b200" and "b200" are a B200,
+// "gb200-nvl72" (a Grace-Blackwell part with its own fabric, no fit of its own) is not.
 bool contains(std::string_view haystack, std::string_view needle) {
   std::string lower;
   for (char c : haystack) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return lower.find(needle) != std::string::npos;
+  for (auto at = lower.find(needle); at != std::string::npos; at = lower.find(needle, at + 1)) {
+    if (at == 0 || std::isalnum(static_cast<unsigned char>(lower[at - 1])) == 0) return true;
+  }
+  return false;
 }
 
 }  // namespace

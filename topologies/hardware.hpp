@@ -99,6 +99,9 @@ struct GpuSpec {
   double power_limit_w = 0;       ///< enforced board power limit, W (0: the TDP); lowers the sustained clock
   int sm_count = 0;               ///< streaming multiprocessors (0: unknown, GEMMs priced without shape)
   ComputeEfficiency efficiency;
+  /// The published data this GPU's constants were checked against, in words (preset key `validation`);
+  /// empty: not validated (datasheet values and constants transferred from another GPU only).
+  std::string validation;
 };
 
 enum class IntraNodeFabric { nvswitch, nvlink_mesh, pcie };

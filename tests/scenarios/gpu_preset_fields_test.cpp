@@ -31,6 +31,7 @@ topo::GpuSpec changed_h100() {
   g.efficiency.attention_kernel = topo::AttentionKernel::flash2;
   g.efficiency.matmul_tile_m = 64;
   g.efficiency.overlap_compute_slowdown = 0.25;
+  g.validation = "kernels: \"test\" GEMMs; steps: none";  // quotes and a colon survive the round trip
   return g;
 }
 
@@ -57,6 +58,7 @@ TEST_CASE("a block-style GPU preset written from the table loads back to the sam
   CHECK(back.efficiency.attention_kernel == topo::AttentionKernel::flash2);
   CHECK(back.efficiency.matmul_tile_m == 64);
   CHECK(back.efficiency.overlap_compute_slowdown == doctest::Approx(0.25).scale(0));
+  CHECK(back.validation == "kernels: \"test\" GEMMs; steps: none");
   // Every key the table lists is written, so equal flow dumps mean every key came back.
   CHECK(gpu_to_flow_yaml(back) == gpu_to_flow_yaml(g));
   for (const GpuPresetEntry& e : gpu_preset_entries(g)) {
@@ -71,6 +73,17 @@ TEST_CASE("the flow-style dump of a GPU reads back through the preset reader to 
   const topo::GpuSpec back = load_text(gpu_to_flow_yaml(g), "flow");
   CHECK(gpu_to_flow_yaml(back) == gpu_to_flow_yaml(g));
   CHECK(back.efficiency.kernel_overhead_s == doctest::Approx(7e-6).scale(0));
+  CHECK(back.validation == "kernels: \"test\" GEMMs; steps: none");
+}
+
+TEST_CASE("an empty validation mark is written and read back empty, a shipped one as shipped") {
+  topo::GpuSpec g = changed_h100();
+  g.validation.clear();
+  CHECK(gpu_to_block_yaml(g, {}).find("\nvalidation: \"\"\n") != std::string::npos);
+  CHECK(load_text(gpu_to_block_yaml(g, {}), "empty_validation").validation.empty());
+  const topo::GpuSpec shipped = gpu_preset("h100-sxm");
+  CHECK_FALSE(shipped.validation.empty());
+  CHECK(load_text(gpu_to_flow_yaml(shipped), "shipped_validation").validation == shipped.validation);
 }
 
 TEST_CASE("the reader takes each block's keys from the table and refuses others with their path") {

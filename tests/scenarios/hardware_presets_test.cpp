@@ -1,0 +1,118 @@
+// The shipped GPU and node presets (topologies/presets/): every file loads, the derived presets (h800-sxm
+// from h100-sxm, gb200 from the GB200 NVL72 datasheet) carry the numbers their comments state, and each GPU's
+// validation mark says whether its constants were checked against published data.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "scenarios/gpu_preset_fields.hpp"
+#include "scenarios/presets.hpp"
+#include "topologies/comm_calibration.hpp"
+
+using namespace trainsim;
+using namespace trainsim::scenario;
+
+namespace {
+
+constexpr double gib = 1024.0 * 1024 * 1024;
+
+// The `efficiency:` block of a GPU as YAML text, key by key in the table's order.
+std::string efficiency_text(const topo::GpuSpec& g) {
+  std::string text;
+  for (const GpuPresetEntry& e : gpu_preset_entries(g))
+    if (e.block == GpuBlock::efficiency) text += e.key + ": " + e.value + "\n";
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("every GPU preset and every node preset loads under its own name") {
+  CHECK(gpu_preset_names().size() >= 10);
+  for (const std::string& name : gpu_preset_names()) {
+    CAPTURE(name);
+    const topo::GpuSpec g = gpu_preset(name);
+    CHECK(g.name == name);
+    CHECK(g.peak.bf16 + g.peak.fp16 > 0);
+    CHECK(g.hbm_bytes > 0);
+  }
+  CHECK(node_preset_names().size() >= 10);
+  for (const std::string& name : node_preset_names()) {
+    CAPTURE(name);
+    const topo::NodeSpec n = node_preset(name);
+    CHECK(n.name == name);
+    CHECK_FALSE(n.gpu.name.empty());
+    CHECK(n.gpus_per_node >= 1);
+    CHECK(n.intra_bytes_per_s > 0);
+  }
+}
+
+TEST_CASE("h800-sxm is h100-sxm with NVLink at 200 GB/s per direction, and hgx-h800 joins 8 of them") {
+  const topo::GpuSpec h800 = gpu_preset("h800-sxm");
+  const topo::GpuSpec h100 = gpu_preset("h100-sxm");
+  CHECK(h800.nvlink_bytes_per_s == 200e9);  // 400 GB/s bidirectional
+  CHECK(h800.peak.fp32 == h100.peak.fp32);
+  CHECK(h800.peak.tf32 == h100.peak.tf32);
+  CHECK(h800.peak.fp16 == h100.peak.fp16);
+  CHECK(h800.peak.bf16 == h100.peak.bf16);
+  CHECK(h800.peak.fp8 == h100.peak.fp8);
+  CHECK(h800.peak.int8 == h100.peak.int8);
+  CHECK(h800.hbm_bytes == h100.hbm_bytes);
+  CHECK(h800.hbm_bytes_per_s == h100.hbm_bytes_per_s);
+  CHECK(h800.tdp_w == h100.tdp_w);
+  CHECK(h800.sm_count == h100.sm_count);
+  CHECK(efficiency_text(h800) == efficiency_text(h100));
+  const topo::NodeSpec node = node_preset("hgx-h800");
+  CHECK(node.gpu.name == "h800-sxm");
+  CHECK(node.gpus_per_node == 8);
+  CHECK(node.fabric == topo::IntraNodeFabric::nvswitch);
+  CHECK(node.intra_bytes_per_s == 200e9);
+  CHECK(node.nics_per_node == 8);
+  CHECK(node.nic_bytes_per_s == 50e9);  // 400 Gb/s
+}
+
+TEST_CASE("gb200 carries the GB200 NVL72 datasheet per GPU, and gb200-nvl72 is one node of 72 GPUs") {
+  const topo::GpuSpec g = gpu_preset("gb200");
+  // The NVL72 datasheet quotes 72-GPU totals with sparsity: per GPU dense = total / 72 / 2.
+  CHECK(g.peak.bf16 == doctest::Approx(360e15 / 72 / 2).epsilon(1e-12));  // 2.5 PFLOP/s
+  CHECK(g.peak.fp16 == doctest::Approx(360e15 / 72 / 2).epsilon(1e-12));
+  CHECK(g.peak.fp8 == doctest::Approx(720e15 / 72 / 2).epsilon(1e-12));  // 5 PFLOP/s
+  CHECK(g.peak.int8 == doctest::Approx(720e15 / 72 / 2).epsilon(1e-12));
+  CHECK(g.peak.tf32 == doctest::Approx(180e15 / 72 / 2).epsilon(1e-12));  // 1.25 PFLOP/s
+  CHECK(g.peak.fp32 == doctest::Approx(5760e12 / 72).epsilon(1e-12));     // FP32 is quoted dense: 80 TFLOP/s
+  CHECK(g.hbm_bytes == 186 * gib);                                        // 13.4 TB / 72 = 186 GB
+  CHECK(g.hbm_bytes_per_s == doctest::Approx(576e12 / 72).epsilon(1e-12));  // 8 TB/s
+  CHECK(g.nvlink_bytes_per_s == 900e9);                                     // 1.8 TB/s bidirectional
+  CHECK(g.tdp_w == 1200);
+  CHECK(g.sm_count == 148);
+  CHECK(efficiency_text(g) == efficiency_text(gpu_preset("b200")));
+  const topo::NodeSpec node = node_preset("gb200-nvl72");
+  CHECK(node.gpu.name == "gb200");
+  CHECK(node.gpus_per_node == 72);
+  CHECK(node.fabric == topo::IntraNodeFabric::nvswitch);
+  CHECK(node.intra_bytes_per_s == 900e9);
+  CHECK(node.in_switch_reduction);
+  CHECK(node.nics_per_node == 72);      // one 400 Gb/s ConnectX-7 per GPU
+  CHECK(node.nic_bytes_per_s == 50e9);  // 400 Gb/s
+}
+
+TEST_CASE("a GPU preset's validation mark names its data, and presets never checked against data have none") {
+  for (const char* name : {"h100-sxm", "a100-sxm4-80gb", "b200", "h200-sxm"}) {
+    CAPTURE(name);
+    CHECK_FALSE(gpu_preset(name).validation.empty());
+  }
+  CHECK(gpu_preset("h100-sxm").validation.find("FlashAttention-3") != std::string::npos);
+  CHECK(gpu_preset("a100-sxm4-80gb").validation.find("vTrain") != std::string::npos);
+  for (const char* name : {"h800-sxm", "gb200", "a100-sxm4-40gb", "l40s", "mi300x", "v100-sxm2-32gb"}) {
+    CAPTURE(name);
+    CHECK(gpu_preset(name).validation.empty());
+  }
+}
+
+TEST_CASE("a node's collective fit is found by its GPU's name as a word: gb200 does not take the B200 fit") {
+  // The B200 fit carries AWS P6-B200's 40 us per call; GB200 NVL72 has no measurements of its own.
+  CHECK(trainsim::topo::calibrated_comm_efficiency("dgx-b200").has_value());
+  CHECK(trainsim::topo::calibrated_comm_efficiency("b200").has_value());
+  CHECK_FALSE(trainsim::topo::calibrated_comm_efficiency("gb200-nvl72").has_value());
+  CHECK_FALSE(trainsim::topo::calibrated_comm_efficiency("gb200").has_value());
+  CHECK(trainsim::topo::calibrated_comm_efficiency("hgx-h200").has_value());
+}
