@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/spec/campaign_spec.hpp"
 #include "models/spec/parallel_plan.hpp"
 #include "models/spec/run_spec.hpp"
 #include "models/spec/training_spec.hpp"
@@ -50,6 +51,10 @@ struct Scenario {
   model::FailureSpec failures;
   model::PricingSpec pricing;
   model::BudgetSpec budget;
+  /// The run's length from a target loss instead of training.tokens/steps/epochs.
+  std::optional<model::ConvergenceSpec> convergence;
+  /// Hyper-parameter trials before the run.
+  std::optional<model::TuningSpec> tuning;
   SweepSpec sweep;
   std::optional<MeasuredSpec> measured;
 };

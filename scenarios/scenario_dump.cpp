@@ -2,6 +2,7 @@
 #include <string>
 #include <string_view>
 
+#include "scenarios/campaign_block.hpp"
 #include "scenarios/cluster_background.hpp"
 #include "scenarios/framework_block.hpp"
 #include "scenarios/loader.hpp"
@@ -160,6 +161,8 @@ std::string dump_scenario(const Scenario& s) {
           (parts.empty() ? "" : ", ") + std::string("memory_headroom: ") + format_number(*bu.memory_headroom);
     out += "budget: {" + parts + "}\n";
   }
+  out += convergence_to_yaml(s.convergence);
+  out += tuning_to_yaml(s.tuning);
   if (!s.sweep.empty()) {
     out += "sweep:\n  mode: " + std::string(s.sweep.mode == SweepMode::zip ? "zip" : "grid") + "\n";
     for (const SweepAxis& axis : s.sweep.axes) {

@@ -9,6 +9,7 @@
 #include "models/step/layout_rules.hpp"
 #include "models/workload/attention_kernel.hpp"
 #include "models/workload/optimizer.hpp"
+#include "scenarios/campaign_block.hpp"
 #include "scenarios/cluster_background.hpp"
 #include "scenarios/framework_block.hpp"
 #include "scenarios/loader.hpp"
@@ -81,7 +82,7 @@ class Converter {
     a_.root = &root;
     MapReader r(d_, root, "",
                 {"name", "tags", "model", "cluster", "parallelism", "training", "checkpoint", "failures",
-                 "pricing", "budget", "sweep", "measured", "framework", "memory"});
+                 "pricing", "budget", "sweep", "measured", "framework", "memory", "convergence", "tuning"});
     if (!r.valid()) return s;
     r.require({"model", "cluster", "training"});
     r.string("name", s.name);
@@ -106,6 +107,15 @@ class Converter {
     if (const YamlValue* v = r.get("failures")) read_failures(*v, s.failures);
     if (const YamlValue* v = r.get("pricing")) read_pricing(*v, s.pricing);
     if (const YamlValue* v = r.get("budget")) read_budget(*v, s.budget);
+    if (const YamlValue* v = r.get("convergence")) {
+      s.convergence = read_convergence_block(d_, *v);
+      const model::TrainingSpec& t = s.training;
+      if (t.tokens || t.steps || t.epochs) {
+        d_.add(*v, "convergence",
+               "the target loss sets the run's length: remove training.tokens, steps or epochs");
+      }
+    }
+    if (const YamlValue* v = r.get("tuning")) s.tuning = read_tuning_block(d_, *v);
     if (const YamlValue* v = r.get("sweep")) read_sweep_block(*v, s.sweep);
     if (const YamlValue* v = r.get("measured")) read_measured(*v, s);
     // Cross-field checks only make sense when the blocks they combine were read without error.

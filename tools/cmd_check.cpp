@@ -16,7 +16,9 @@
 namespace trainsim::cli {
 namespace {
 
-std::string run_length(const model::TrainingSpec& t) {
+std::string run_length(const scenario::Scenario& s) {
+  const model::TrainingSpec& t = s.training;
+  if (s.convergence) return fmt::format("to loss {:.4g}", s.convergence->target_loss);
   if (t.tokens) return fmt::format("{:.4g} tokens", *t.tokens);
   if (t.steps) return fmt::format("{} steps", *t.steps);
   if (t.epochs) return fmt::format("{:.4g} epochs of {:.4g} tokens", *t.epochs, t.dataset_tokens.value_or(0));
@@ -30,7 +32,7 @@ std::string summary_line(const scenario::Scenario& s) {
       "tp {} pp {} dp {} cp {} ep {}, global batch {}, {}, {}{}",
       s.name, s.model.name, s.model.layers, s.model.hidden, model::parameter_count(s.model) / 1e9,
       s.cluster.total_gpus(), s.cluster.nodes, s.cluster.node.name, p.tp, p.pp, p.dp, p.cp, p.ep,
-      s.training.global_batch, topo::to_string(s.training.precision), run_length(s.training),
+      s.training.global_batch, topo::to_string(s.training.precision), run_length(s),
       s.sweep.empty()
           ? ""
           : fmt::format(", sweep of {} keys, {} points", s.sweep.axes.size(), scenario::sweep_size(s.sweep)));

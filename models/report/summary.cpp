@@ -114,6 +114,16 @@ Summary summarize(const Labels& labels, const StepReport& step, const RunReport*
   f.num("failures_expected", U::count, run->failures_expected);
   f.num("lost_work", U::seconds, run->lost_work);
   f.num("goodput", U::fraction, run->goodput);
+  if (run->convergence) {
+    f.num("target_loss", U::count, run->target_loss);
+    f.num("tokens_min", U::count, run->tokens_min);
+    f.num("critical_batch_tokens", U::count, run->critical_batch_tokens);
+  }
+  if (run->tuning) {
+    f.num("tuning_trial_equivalents", U::count, run->tuning_trial_equivalents);
+    f.num("tuning_gpu_hours", U::count, run->tuning_gpu_hours);
+    f.num("tuning_time", U::seconds, run->tuning_time);
+  }
   if (run->run_time_spread.mean > 0) {
     f.num("run_time_p5", U::seconds, run->run_time_spread.p5);
     f.num("run_time_p95", U::seconds, run->run_time_spread.p95);
@@ -128,6 +138,8 @@ Summary summarize(const Labels& labels, const StepReport& step, const RunReport*
   f.num("cost_network", U::usd, run->cost_network);
   f.num("cost_energy", U::usd, run->cost_energy);
   f.num("cost_wasted", U::usd, run->cost_wasted);
+  f.num("cost_per_token", U::usd, run->cost_per_token);
+  if (run->tuning) f.num("cost_tuning", U::usd, run->cost_tuning);
   f.num("energy_kwh", U::kwh, run->energy_kwh);
   f.num("co2_kg", U::kg, run->co2_kg);
   if (run->spot) {
@@ -160,6 +172,7 @@ std::string format_human(FieldUnit unit, double v) {
       return i == 0 ? fmt::format("{:.0f} B", x) : fmt::format("{:.1f} {}", x, units[i]);
     }
     case FieldUnit::usd:
+      if (a > 0 && a < 0.01) return fmt::format("${:.3g}", v);  // a price per token
       if (a < 1e3) return fmt::format("${:.2f}", v);
       if (a < 1e6) return fmt::format("${:.1f}k", v / 1e3);
       if (a < 1e9) return fmt::format("${:.2f}M", v / 1e6);
@@ -195,6 +208,8 @@ const std::vector<std::string>& numeric_field_names() {
     RunReport run;  // every optional group switched on, so that its fields are listed too
     run.run_time_spread.mean = 1;
     run.spot = true;
+    run.convergence = true;
+    run.tuning = true;
     std::vector<std::string> out;
     for (const SummaryField& f : summarize({}, StepReport{}, &run).fields)
       if (f.unit != FieldUnit::text && f.unit != FieldUnit::flag) out.push_back(f.name);

@@ -52,6 +52,19 @@ struct RunReport {
   bool spot = false;
   double spot_run_time = 0;
   double spot_cost_total = 0;
+  double cost_per_token = 0;  ///< cost_total / tokens, USD
+  // The run's length from a target loss (scenario `convergence:`; models/run/convergence.hpp).
+  bool convergence = false;
+  double target_loss = 0;            ///< nats per token
+  double tokens_min = 0;             ///< tokens the loss law asks for at a small batch (E_min)
+  double critical_batch_tokens = 0;  ///< B_crit; a global batch above it costs more tokens
+  // Hyper-parameter trials before the run (scenario `tuning:`; models/run/tuning.hpp), each a run of the
+  // step model on its share of the cluster. Their cost is part of cost_total.
+  bool tuning = false;
+  double tuning_trial_equivalents = 0;  ///< trials' training, in trials trained to their whole budget
+  double tuning_gpu_hours = 0;
+  double tuning_time = 0;  ///< wall clock of the trials, s
+  double cost_tuning = 0;  ///< USD
   /// Budget checks that failed, as sentences ("cost_total $5.10M exceeds budget.max_cost $4.50M").
   std::vector<std::string> budget_violations;
 };

@@ -1,9 +1,84 @@
 #include "scenarios/studies/simulation.hpp"
 
+#include <algorithm>
+#include <cmath>
+#include <string>
+
 #include "models/run/checkpoint_size.hpp"
+#include "models/run/convergence.hpp"
 #include "models/run/run_model.hpp"
+#include "models/run/tuning.hpp"
+#include "models/workload/parameters.hpp"
 
 namespace trainsim::scenario {
+
+namespace {
+
+model::LossLaw law_of(const model::ConvergenceSpec& c) {
+  switch (c.law) {
+    case model::LossLawName::chinchilla:
+      return model::chinchilla_law();
+    case model::LossLawName::besiroglu_2024:
+      return model::besiroglu_law();
+    case model::LossLawName::custom:
+      break;
+  }
+  return model::LossLaw{c.e, c.a, c.b, c.alpha, c.beta};
+}
+
+model::RunReport simulate_run_of(const Scenario& s, const model::StepReport& step,
+                                 const model::TrainingSpec& training) {
+  model::CheckpointSize checkpoint;
+  if (step.feasible) checkpoint = model::checkpoint_size(s.model, s.parallelism, s.training);
+  const model::RunInputs run{.step = step,
+                             .global_batch = s.training.global_batch,
+                             .seq_len = s.model.seq_len,
+                             .training = training,
+                             .cluster = s.cluster,
+                             .checkpoint = s.checkpoint,
+                             .failures = s.failures,
+                             .pricing = s.pricing,
+                             .budget = s.budget,
+                             .checkpoint_bytes = checkpoint.total(),
+                             .checkpoint_writers = {.ranks = checkpoint.writing_ranks,
+                                                    .bytes_per_rank_max = checkpoint.bytes_per_rank_max}};
+  return model::simulate_run(run);
+}
+
+// The tuning trials: each trains tuning.fraction of the final run's steps (fewer when stopped early) with
+// the scenario's model, batch and layout on 1/concurrent of its nodes, its step simulated there. Their
+// GPU-hours are priced at the scenario's GPU-hour and added to the bill (no checkpoints or failures).
+void add_tuning(const Scenario& s, model::Fidelity fidelity, model::RunReport& run) {
+  const model::TuningSpec& t = *s.tuning;
+  Scenario trial = s;
+  trial.cluster.nodes = std::max<std::int64_t>(1, s.cluster.nodes / t.concurrent);
+  trial.cluster.stragglers.clear();
+  trial.cluster.degraded.clear();
+  model::ParallelPlan& plan = trial.parallelism;
+  plan.dp = std::max<std::int64_t>(
+      1, trial.cluster.total_gpus() / std::max<std::int64_t>(1, plan.model_parallel_size()));
+  const model::StepReport step = model::simulate_step(step_input_of(trial), fidelity);
+  run.tuning = true;
+  if (!step.feasible) {
+    run.feasible = false;
+    run.reason = "a tuning trial on " + std::to_string(trial.cluster.nodes) + " nodes (1/" +
+                 std::to_string(t.concurrent) + " of the cluster) cannot run: " + step.reason;
+    return;
+  }
+  const double full_trial_s = std::ceil(t.fraction * static_cast<double>(run.steps)) * step.iteration_time;
+  const model::TuningPlan plan_of_trials =
+      model::tuning_plan(t.early_stopping, t.trials, t.eta, std::min(t.min_fraction, 1.0));
+  run.tuning_trial_equivalents = plan_of_trials.total;
+  run.tuning_time =
+      model::wall_clock_of_trials(model::rung_times(plan_of_trials, full_trial_s), t.concurrent);
+  run.tuning_gpu_hours =
+      plan_of_trials.total * full_trial_s * static_cast<double>(trial.cluster.total_gpus()) / 3600.0;
+  run.cost_tuning = run.tuning_gpu_hours * s.pricing.gpu_hour_usd;
+  run.cost_total += run.cost_tuning;
+  run.cost_per_token = run.tokens > 0 ? run.cost_total / run.tokens : 0.0;
+}
+
+}  // namespace
 
 model::StepInput step_input_of(const Scenario& s) {
   return model::StepInput{.model = s.model,
@@ -17,21 +92,27 @@ ScenarioResult simulate_scenario(const Scenario& s, model::Fidelity fidelity,
                                  const model::StepOptions& options) {
   ScenarioResult result;
   result.step = model::simulate_step(step_input_of(s), fidelity, options);
-  model::CheckpointSize checkpoint;
-  if (result.step.feasible) checkpoint = model::checkpoint_size(s.model, s.parallelism, s.training);
-  const model::RunInputs run{.step = result.step,
-                             .global_batch = s.training.global_batch,
-                             .seq_len = s.model.seq_len,
-                             .training = s.training,
-                             .cluster = s.cluster,
-                             .checkpoint = s.checkpoint,
-                             .failures = s.failures,
-                             .pricing = s.pricing,
-                             .budget = s.budget,
-                             .checkpoint_bytes = checkpoint.total(),
-                             .checkpoint_writers = {.ranks = checkpoint.writing_ranks,
-                                                    .bytes_per_rank_max = checkpoint.bytes_per_rank_max}};
-  result.run = model::simulate_run(run);
+  model::TrainingSpec training = s.training;
+  model::TargetRun target;
+  if (s.convergence) {
+    const double batch_tokens =
+        static_cast<double>(s.training.global_batch) * static_cast<double>(s.model.seq_len);
+    target = model::run_to_target(law_of(*s.convergence), model::parameter_count(s.model),
+                                  s.convergence->target_loss, batch_tokens,
+                                  s.convergence->critical_batch_tokens.value_or(0.0));
+    training.tokens = target.tokens;
+  }
+  result.run = simulate_run_of(s, result.step, training);
+  if (s.convergence) {
+    result.run.convergence = true;
+    result.run.target_loss = s.convergence->target_loss;
+    result.run.tokens_min = target.tokens_min;
+    result.run.critical_batch_tokens = target.b_crit;
+  }
+  if (s.tuning && result.run.feasible) {
+    add_tuning(s, fidelity, result.run);
+    result.run.budget_violations = model::budget_violations(result.run, result.step, s.budget);
+  }
   return result;
 }
 

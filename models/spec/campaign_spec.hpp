@@ -1,0 +1,43 @@
+#pragma once
+// What getting a model takes beyond its final run (the scenario's `convergence:` and `tuning:` blocks):
+// the quality target that sets the run's length, and the hyper-parameter trials before it. Plain data;
+// the formulas are models/run/convergence.hpp and models/run/tuning.hpp.
+#include <cstdint>
+#include <optional>
+
+#include "sim/enum_names.hpp"
+
+namespace trainsim::model {
+
+/// The loss law L(N, D) = E + A / N^alpha + B / D^beta that turns a target loss into tokens.
+enum class LossLawName : std::uint8_t { chinchilla, besiroglu_2024, custom };
+
+inline constexpr EnumNames<LossLawName, 2> kLossLawNames{
+    {{"chinchilla", LossLawName::chinchilla}, {"besiroglu-2024", LossLawName::besiroglu_2024}}};
+
+struct ConvergenceSpec {
+  double target_loss = 0;  ///< nats per token
+  LossLawName law = LossLawName::chinchilla;
+  /// custom: the law's constants.
+  double e = 0, a = 0, b = 0, alpha = 0, beta = 0;
+  /// Critical batch in tokens (McCandlish et al. 2018); unset: from the target loss (Kaplan et al. 2020).
+  std::optional<double> critical_batch_tokens;
+};
+
+enum class EarlyStopping : std::uint8_t { none, successive_halving, asha };
+
+inline constexpr EnumNames<EarlyStopping, 3> kEarlyStoppingNames{
+    {{"none", EarlyStopping::none},
+     {"successive-halving", EarlyStopping::successive_halving},
+     {"asha", EarlyStopping::asha}}};
+
+struct TuningSpec {
+  std::int64_t trials = 0;  ///< trials started (the first rung)
+  double fraction = 0.01;   ///< of the final run's tokens that one trial trains when not stopped early
+  EarlyStopping early_stopping = EarlyStopping::none;
+  double eta = 3;               ///< successive halving / ASHA: 1/eta of a rung is promoted
+  double min_fraction = 0.05;   ///< of a trial's budget trained in the first rung
+  std::int64_t concurrent = 1;  ///< trials at once, each on 1/concurrent of the cluster's nodes
+};
+
+}  // namespace trainsim::model

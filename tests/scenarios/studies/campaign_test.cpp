@@ -1,0 +1,113 @@
+// A model's campaign around its final run: the run's length from a target loss (convergence:) and the
+// tuning trials before it (tuning:), each checked against arithmetic done by hand on the law and the rungs.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+
+#include "models/run/convergence.hpp"
+#include "models/workload/parameters.hpp"
+#include "scenarios/loader.hpp"
+#include "scenarios/studies/simulation.hpp"
+#include "sim/error.hpp"
+
+using namespace trainsim;
+using namespace trainsim::scenario;
+
+namespace {
+
+// GPT-3 1.3B on 2 DGX A100, global batch 64 sequences of 2048 tokens = 131,072 tokens a step.
+const std::string layout = R"(model: gpt3-1.3b
+cluster: {node: dgx-a100-80gb, nodes: 2}
+parallelism: {tp: 1, pp: 1, dp: auto, micro_batch: 4, zero: 1}
+pricing: {gpu_hour: "$2.00"}
+)";
+const std::string base = layout + "training: {global_batch: 64}\n";
+
+}  // namespace
+
+TEST_CASE("a target loss sets the run: the law's tokens, times 1 + B/B_crit, in whole steps") {
+  // Chinchilla's law, a critical batch of 4 x 131,072 tokens: the batch penalty is 1 + 1/4.
+  const Scenario s = load_scenario_text(
+      base + "convergence: {target_loss: 2.6, law: chinchilla, batch: {critical: 524288}}\n", "t.yaml");
+  const double n = model::parameter_count(s.model);
+  // D = (B / (L − E − A/N^alpha))^(1/beta), the Chinchilla constants.
+  const double d = std::pow(410.7 / (2.6 - 1.69 - 406.4 / std::pow(n, 0.34)), 1.0 / 0.28);
+  const ScenarioResult r = simulate_scenario(s, model::Fidelity::analytic);
+  REQUIRE(r.run.feasible);
+  CHECK(r.run.convergence);
+  CHECK(r.run.tokens_min == doctest::Approx(d).epsilon(1e-9));
+  CHECK(r.run.critical_batch_tokens == 524288.0);
+  const auto steps = static_cast<std::int64_t>(std::ceil(1.25 * d / 131072.0));
+  CHECK(r.run.steps == steps);
+  CHECK(r.run.tokens == doctest::Approx(static_cast<double>(steps) * 131072.0).scale(0));
+}
+
+TEST_CASE("tuning trials cost the sum of their rungs, priced on the step they run") {
+  // 27 trials, eta 3, from 1/27 of a trial's budget: rungs 27@1/27, 9@1/9, 3@1/3, 1@1 = 4 trials' worth.
+  // One at a time on the whole cluster, a trial is 1 % of the final run's steps of the same step.
+  const Scenario s = load_scenario_text(layout + R"(training: {global_batch: 64, steps: 10000}
+tuning: {trials: 27, trial: {fraction: 0.01}, concurrent: 1,
+         early_stopping: {policy: successive-halving, eta: 3, min_fraction: 0.037037037037037035}}
+)",
+                                        "t.yaml");
+  const ScenarioResult r = simulate_scenario(s, model::Fidelity::analytic);
+  REQUIRE(r.run.feasible);
+  CHECK(r.run.tuning);
+  CHECK(r.run.tuning_trial_equivalents == doctest::Approx(4.0).scale(0));
+  const double trial_s = 100 * r.step.iteration_time;  // ceil(0.01 · 10,000) steps
+  CHECK(r.run.tuning_gpu_hours == doctest::Approx(4 * trial_s * 16 / 3600).scale(0));
+  CHECK(r.run.cost_tuning == doctest::Approx(r.run.tuning_gpu_hours * 2.0).scale(0));
+  // Rungs wait for their trials, one at a time: (27/27 + 9/9 + 3/3 + 1) trials' time.
+  CHECK(r.run.tuning_time == doctest::Approx(4 * trial_s).scale(0));
+  // The bill is the sum of its categories.
+  const auto& run = r.run;
+  CHECK(run.cost_total == doctest::Approx(run.cost_compute + run.cost_energy + run.cost_storage +
+                                          run.cost_network + run.cost_tuning)
+                              .scale(0));
+
+  // Two at a time, each on one of the two nodes: a trial's step is simulated there (dp 8), so it differs
+  // from the full cluster's; the rungs of 27, 9 and 3 trials take ceil(n/2) trial lengths.
+  const Scenario pairs = load_scenario_text(layout + R"(training: {global_batch: 64, steps: 10000}
+tuning: {trials: 27, trial: {fraction: 0.01}, concurrent: 2,
+         early_stopping: {policy: successive-halving, eta: 3, min_fraction: 0.037037037037037035}}
+)",
+                                            "t.yaml");
+  const ScenarioResult two = simulate_scenario(pairs, model::Fidelity::analytic);
+  REQUIRE(two.run.feasible);
+  const double per_trial_s = two.run.tuning_gpu_hours * 3600 / 8 / 4;  // 4 trials' worth on 8 GPUs
+  CHECK(per_trial_s > trial_s);                                        // half the GPUs, the same batch
+  CHECK(two.run.tuning_time == doctest::Approx(per_trial_s * (14.0 / 27 + 5.0 / 9 + 2.0 / 3 + 1.0)).scale(0));
+}
+
+TEST_CASE("the campaign blocks are checked where they are written and dump back") {
+  CHECK_THROWS_WITH_AS(
+      (void)load_scenario_text(
+          layout + "training: {global_batch: 64, tokens: 1e9}\nconvergence: {target_loss: 2.5}\n", "t.yaml"),
+      doctest::Contains("remove training.tokens"), InputError);
+  CHECK_THROWS_WITH_AS(
+      (void)load_scenario_text(base + "convergence: {target_loss: 2.5, law: kaplan}\n", "t.yaml"),
+      doctest::Contains("convergence.law"), InputError);
+  CHECK_THROWS_WITH_AS(
+      (void)load_scenario_text(base + "tuning: {trials: 8, early_stopping: {policy: hyperband}}\n", "t.yaml"),
+      doctest::Contains("tuning.early_stopping.policy"), InputError);
+  const Scenario s = load_scenario_text(
+      base +
+          "convergence: {target_loss: 2.5, law: {E: 1.8, A: 482, B: 2085, alpha: 0.35, beta: 0.37}}\n"
+          "tuning: {trials: 16, concurrent: 4, early_stopping: {policy: asha, eta: 4, min_fraction: 0.1}}\n",
+      "t.yaml");
+  const Scenario back = load_scenario_text(dump_scenario(s), "t.yaml");
+  REQUIRE(back.convergence);
+  CHECK(back.convergence->law == model::LossLawName::custom);
+  CHECK(back.convergence->b == 2085.0);
+  REQUIRE(back.tuning);
+  CHECK(back.tuning->trials == 16);
+  CHECK(back.tuning->early_stopping == model::EarlyStopping::asha);
+  CHECK(back.tuning->min_fraction == doctest::Approx(0.1).scale(0));
+}
+
+TEST_CASE("a target the model cannot reach says so") {
+  const Scenario s = load_scenario_text(base + "convergence: {target_loss: 1.7}\n", "t.yaml");
+  CHECK_THROWS_WITH_AS((void)simulate_scenario(s, model::Fidelity::analytic), doctest::Contains("1.7"),
+                       InputError);
+}
