@@ -8,6 +8,7 @@
 #include <string>
 
 #include "models/report/explain.hpp"
+#include "models/report/explain_campaign.hpp"
 #include "models/report/explain_time.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/studies/simulation.hpp"
@@ -46,6 +47,10 @@ void add_explain_command(CLI::App& app, int& exit_code) {
     model::Explanation e = model::explain(s.model, s.parallelism, s.training, s.cluster.node.gpu,
                                           s.budget.memory_headroom.value_or(0.0));
     e.sections.push_back(model::explain_time(scenario::step_input_of(s)));
+    if (s.convergence) {
+      e.sections.push_back(model::explain_convergence(s.model, s.training.global_batch, *s.convergence));
+    }
+    if (s.tuning) e.sections.push_back(model::explain_tuning(*s.tuning));
     if (options->json) {
       std::cout << to_json(e).dump(2) << '\n';
     } else {

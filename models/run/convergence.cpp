@@ -38,6 +38,18 @@ LossLaw besiroglu_law() {
   return {.E = 1.8172, .A = 482.01, .B = 2085.43, .alpha = 0.3478, .beta = 0.3658};
 }
 
+LossLaw loss_law_of(const ConvergenceSpec& spec) {
+  switch (spec.law) {
+    case LossLawName::chinchilla:
+      return chinchilla_law();
+    case LossLawName::besiroglu_2024:
+      return besiroglu_law();
+    case LossLawName::custom:
+      break;
+  }
+  return LossLaw{spec.e, spec.a, spec.b, spec.alpha, spec.beta};
+}
+
 double loss(const LossLaw& law, double params, double tokens) {
   require_valid(law);
   require_positive(params, "parameter count N");

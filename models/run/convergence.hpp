@@ -13,6 +13,8 @@
 // Pure functions: no I/O. Invalid arguments throw InputError with a sentence naming the problem.
 #include <cstdint>
 
+#include "models/spec/campaign_spec.hpp"
+
 namespace trainsim::model {
 
 /// L(N, D) = E + A / N^alpha + B / D^beta. E is the irreducible loss (entropy of text), A / N^alpha the
@@ -39,6 +41,9 @@ struct LossLaw {
 /// E is often quoted rounded to 1.82. Its optimum gives about 20 tokens per parameter at Chinchilla scale,
 /// matching approaches 1 and 2.
 [[nodiscard]] LossLaw besiroglu_law();
+
+/// The law a scenario's convergence block names (its constants when `custom`).
+[[nodiscard]] LossLaw loss_law_of(const ConvergenceSpec& spec);
 
 /// L(N, D) for `params` N > 0 and `tokens` D > 0.
 [[nodiscard]] double loss(const LossLaw& law, double params, double tokens);

@@ -14,18 +14,6 @@ namespace trainsim::scenario {
 
 namespace {
 
-model::LossLaw law_of(const model::ConvergenceSpec& c) {
-  switch (c.law) {
-    case model::LossLawName::chinchilla:
-      return model::chinchilla_law();
-    case model::LossLawName::besiroglu_2024:
-      return model::besiroglu_law();
-    case model::LossLawName::custom:
-      break;
-  }
-  return model::LossLaw{c.e, c.a, c.b, c.alpha, c.beta};
-}
-
 model::RunReport simulate_run_of(const Scenario& s, const model::StepReport& step,
                                  const model::TrainingSpec& training) {
   model::CheckpointSize checkpoint;
@@ -97,7 +85,7 @@ ScenarioResult simulate_scenario(const Scenario& s, model::Fidelity fidelity,
   if (s.convergence) {
     const double batch_tokens =
         static_cast<double>(s.training.global_batch) * static_cast<double>(s.model.seq_len);
-    target = model::run_to_target(law_of(*s.convergence), model::parameter_count(s.model),
+    target = model::run_to_target(model::loss_law_of(*s.convergence), model::parameter_count(s.model),
                                   s.convergence->target_loss, batch_tokens,
                                   s.convergence->critical_batch_tokens.value_or(0.0));
     training.tokens = target.tokens;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 
+#include "models/report/explain_campaign.hpp"
 #include "models/run/convergence.hpp"
 #include "models/workload/parameters.hpp"
 #include "scenarios/loader.hpp"
@@ -110,4 +111,29 @@ TEST_CASE("a target the model cannot reach says so") {
   const Scenario s = load_scenario_text(base + "convergence: {target_loss: 1.7}\n", "t.yaml");
   CHECK_THROWS_WITH_AS((void)simulate_scenario(s, model::Fidelity::analytic), doctest::Contains("1.7"),
                        InputError);
+}
+
+TEST_CASE("explain shows the run the target sets, line for line the run's own numbers") {
+  const Scenario s =
+      load_scenario_text(base +
+                             "convergence: {target_loss: 2.6, law: chinchilla, batch: {critical: 524288}}\n"
+                             "tuning: {trials: 27, early_stopping: {policy: successive-halving, eta: 3, "
+                             "min_fraction: 0.037037037037037035}}\n",
+                         "t.yaml");
+  const ScenarioResult r = simulate_scenario(s, model::Fidelity::analytic);
+  const model::ExplainSection c =
+      model::explain_convergence(s.model, s.training.global_batch, *s.convergence);
+  auto line = [](const model::ExplainSection& sec, const std::string& label) {
+    for (const auto& l : sec.lines)
+      if (l.label == label) return l.value;
+    FAIL("no line " << label);
+    return 0.0;
+  };
+  CHECK(line(c, "tokens at a small batch") == doctest::Approx(r.run.tokens_min).scale(0));
+  CHECK(line(c, "tokens at this batch") == doctest::Approx(1.25 * r.run.tokens_min).scale(0));
+  CHECK(line(c, "steps") == static_cast<double>(r.run.steps));
+  // The rungs of 27 trials at eta 3: 1 + 1 + 1 + 1.
+  const model::ExplainSection t = model::explain_tuning(*s.tuning);
+  CHECK(t.lines.size() == 5);
+  CHECK(line(t, "trials' training") == doctest::Approx(4.0).scale(0));
 }

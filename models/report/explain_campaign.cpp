@@ -1,0 +1,69 @@
+#include "models/report/explain_campaign.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <string>
+
+#include "models/run/convergence.hpp"
+#include "models/run/tuning.hpp"
+#include "models/workload/parameters.hpp"
+
+namespace trainsim::model {
+
+ExplainSection explain_convergence(const TransformerSpec& model, std::int64_t global_batch,
+                                   const ConvergenceSpec& c) {
+  ExplainSection out;
+  out.title = "run length from the target loss";
+  const LossLaw law = loss_law_of(c);
+  const double n = parameter_count(model);
+  const double batch = static_cast<double>(global_batch) * static_cast<double>(model.seq_len);
+  const TargetRun run = run_to_target(law, n, c.target_loss, batch, c.critical_batch_tokens.value_or(0.0));
+  const double floor = loss_floor(law, n);
+  out.lines.push_back(
+      {"law",
+       fmt::format("L = E + A/N^alpha + B/D^beta, E {:.4g}, A {:.4g}, B {:.4g}, alpha {:.4g}, beta {:.4g}",
+                   law.E, law.A, law.B, law.alpha, law.beta),
+       c.target_loss, "nats"});
+  out.lines.push_back(
+      {"floor with endless data", fmt::format("E + A/N^alpha at N = {:.4g} parameters", n), floor, "nats"});
+  out.lines.push_back({"tokens at a small batch",
+                       fmt::format("(B / (L - floor))^(1/beta) = ({:.4g} / ({:.4g} - {:.4g}))^(1/{:.4g})",
+                                   law.B, c.target_loss, floor, law.beta),
+                       run.tokens_min, "tokens"});
+  out.lines.push_back(
+      {"critical batch",
+       c.critical_batch_tokens
+           ? std::string("given (convergence.batch.critical)")
+           : fmt::format("2e8 / L^(1/0.21) at L = {:.4g} (Kaplan et al. 2020)", c.target_loss),
+       run.b_crit, "tokens"});
+  out.lines.push_back(
+      {"tokens at this batch",
+       fmt::format("{:.4g} x (1 + {:.4g} / {:.4g}) (McCandlish et al. 2018), batch {} x {} tokens",
+                   run.tokens_min, batch, run.b_crit, global_batch, model.seq_len),
+       run.tokens, "tokens"});
+  out.lines.push_back(
+      {"steps", fmt::format("ceil({:.4g} / {:.4g})", run.tokens, batch), static_cast<double>(run.steps), ""});
+  return out;
+}
+
+ExplainSection explain_tuning(const TuningSpec& t) {
+  ExplainSection out;
+  out.title = "tuning trials";
+  const TuningPlan plan = tuning_plan(t.early_stopping, t.trials, t.eta, std::min(t.min_fraction, 1.0));
+  for (std::size_t i = 0; i < plan.rungs.size(); ++i) {
+    const Rung& r = plan.rungs[i];
+    out.lines.push_back(
+        {fmt::format("rung {}", i),
+         fmt::format("{} trials to {:.4g} of a trial ({} of the final run's steps each at most)", r.trials,
+                     r.fraction, t.fraction),
+         r.cost, "trials"});
+  }
+  out.lines.push_back(
+      {"trials' training",
+       fmt::format("sum of the rungs, {} at a time on 1/{} of the nodes each", t.concurrent, t.concurrent),
+       plan.total, "trials"});
+  return out;
+}
+
+}  // namespace trainsim::model
