@@ -147,10 +147,7 @@ TEST_CASE("op-level recompute keeps the layer input, q, v, the attention output 
   // A Llama layer (SwiGLU, 32 heads of 128, 8 K/V heads, ffn 14336) on one rank, one sequence of 8192
   // tokens, bf16: p·T·(h + h) replicated (the input and w2's output) and p·T·(4096 + 1024 + 4096 + 14336)
   // split (q, v, the attention output, w1's output).
-  TransformerSpec m = trainsim::testing::gpt(1, 4096, 32, 8192);
-  m.kv_heads = 8;
-  m.ffn_hidden = 14336;
-  m.mlp = Mlp::swiglu;
+  TransformerSpec m = trainsim::testing::llama(1, 4096, 32, 8, 14336, 128256);
   m.dropout = 0;
   const LayerActivation a = layer_activation(m, shard(1, false, Recompute::op));
   const double T = 8192;

@@ -174,19 +174,21 @@ double bytes_of(const std::vector<LayerOp>& ops, const std::string& name) {
   return it->kernel.bytes;
 }
 
+// One Llama-3 8B layer (RMSNorm, SwiGLU, rotary; 32 heads of 128, 8 K/V heads, ffn 14336), no dropout,
+// 8,192 tokens.
+TransformerSpec llama3_8b_layer() {
+  TransformerSpec m = trainsim::testing::llama(1, 4096, 32, 8, 14336, 128256);
+  m.dropout = 0;
+  return m;
+}
+
 }  // namespace
 
 TEST_CASE("eager element-wise ops move the bytes of their op lists; fused ones one pass in and out") {
   // A Llama layer (RMSNorm, SwiGLU, rotary positions) of hidden 4096, 32 heads, 8 K/V heads, ffn 14336,
   // one sequence of 8192 tokens on one rank, bf16 (p = 2). T·h = 8192·4096 elements per norm; q and k:
   // 8192·(4096 + 1024); the SwiGLU works on T·ffn elements; the head on T·vocab logits.
-  TransformerSpec m = trainsim::testing::gpt(1, 4096, 32, 8192);
-  m.kv_heads = 8;
-  m.ffn_hidden = 14336;
-  m.mlp = Mlp::swiglu;
-  m.norm = Norm::rmsnorm;
-  m.position = Position::rope;
-  m.dropout = 0;
+  const TransformerSpec m = llama3_8b_layer();
   const double th = 8192.0 * 4096, qk = 8192.0 * (4096 + 1024), tf = 8192.0 * 14336;
   const double logits = 8192.0 * static_cast<double>(m.vocab);
   Shard fused;
@@ -221,13 +223,7 @@ TEST_CASE("eager element-wise ops move the bytes of their op lists; fused ones o
 TEST_CASE("op-level recompute runs k, o and the MLP's second matmul again, with the element-wise work") {
   // torchtitan's policy over q, k, v, o, w1, w3, w2: every other matmul is recomputed (k, o, w3), the
   // norms, rotary, SwiGLU and residuals with them; q, v, w1, w2 and the fused attention are kept.
-  TransformerSpec m = trainsim::testing::gpt(1, 4096, 32, 8192);
-  m.kv_heads = 8;
-  m.ffn_hidden = 14336;
-  m.mlp = Mlp::swiglu;
-  m.norm = Norm::rmsnorm;
-  m.position = Position::rope;
-  m.dropout = 0;
+  const TransformerSpec m = llama3_8b_layer();
   Shard op;
   op.recompute = Recompute::op;
   const LayerOps ops = transformer_layer_ops(m, op);

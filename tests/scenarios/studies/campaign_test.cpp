@@ -25,6 +25,15 @@ pricing: {gpu_hour: "$2.00"}
 )";
 const std::string base = layout + "training: {global_batch: 64}\n";
 
+// 27 trials of 1 % of a 10,000-step run, successive halving at eta 3 from 1/27 of a trial, `concurrent`
+// at a time.
+std::string trials_at_a_time(int concurrent) {
+  return layout +
+         "training: {global_batch: 64, steps: 10000}\ntuning: {trials: 27, trial: {fraction: 0.01}, " +
+         "concurrent: " + std::to_string(concurrent) +
+         ", early_stopping: {policy: successive-halving, eta: 3, min_fraction: 0.037037037037037035}}\n";
+}
+
 }  // namespace
 
 TEST_CASE("a target loss sets the run: the law's tokens, times 1 + B/B_crit, in whole steps") {
@@ -47,11 +56,7 @@ TEST_CASE("a target loss sets the run: the law's tokens, times 1 + B/B_crit, in 
 TEST_CASE("tuning trials cost the sum of their rungs, priced on the step they run") {
   // 27 trials, eta 3, from 1/27 of a trial's budget: rungs 27@1/27, 9@1/9, 3@1/3, 1@1 = 4 trials' worth.
   // One at a time on the whole cluster, a trial is 1 % of the final run's steps of the same step.
-  const Scenario s = load_scenario_text(layout + R"(training: {global_batch: 64, steps: 10000}
-tuning: {trials: 27, trial: {fraction: 0.01}, concurrent: 1,
-         early_stopping: {policy: successive-halving, eta: 3, min_fraction: 0.037037037037037035}}
-)",
-                                        "t.yaml");
+  const Scenario s = load_scenario_text(trials_at_a_time(1), "t.yaml");
   const ScenarioResult r = simulate_scenario(s, model::Fidelity::analytic);
   REQUIRE(r.run.feasible);
   CHECK(r.run.tuning);
@@ -69,11 +74,7 @@ tuning: {trials: 27, trial: {fraction: 0.01}, concurrent: 1,
 
   // Two at a time, each on one of the two nodes: a trial's step is simulated there (dp 8), so it differs
   // from the full cluster's; the rungs of 27, 9 and 3 trials take ceil(n/2) trial lengths.
-  const Scenario pairs = load_scenario_text(layout + R"(training: {global_batch: 64, steps: 10000}
-tuning: {trials: 27, trial: {fraction: 0.01}, concurrent: 2,
-         early_stopping: {policy: successive-halving, eta: 3, min_fraction: 0.037037037037037035}}
-)",
-                                            "t.yaml");
+  const Scenario pairs = load_scenario_text(trials_at_a_time(2), "t.yaml");
   const ScenarioResult two = simulate_scenario(pairs, model::Fidelity::analytic);
   REQUIRE(two.run.feasible);
   const double per_trial_s = two.run.tuning_gpu_hours * 3600 / 8 / 4;  // 4 trials' worth on 8 GPUs
