@@ -57,15 +57,18 @@ class ConfigReader {
     d_.add(at_, path_, std::string(field.empty() ? "" : "field \"" + std::string(field) + "\": ") + message);
   }
 
-  /// A positive integer field; nullopt (with a diagnostic when `required`) when absent or null.
-  std::optional<std::int64_t> count(std::string_view field, bool required) {
+  /// A positive integer field of at most `max` (the bound the YAML key has); nullopt (with a diagnostic
+  /// when `required`) when absent or null.
+  std::optional<std::int64_t> count(std::string_view field, bool required, double max) {
     const auto it = config_.find(field);
     if (it == config_.end() || it->is_null()) {
       if (required) fail(field, "missing: it is needed to size the model");
       return std::nullopt;
     }
-    if (!it->is_number_integer() || it->get<std::int64_t>() < 1) {
-      fail(field, "expected a positive integer, found " + it->dump());
+    if (!it->is_number_integer() || it->get<std::int64_t>() < 1 ||
+        static_cast<double>(it->get<std::int64_t>()) > max) {
+      fail(field, "expected a positive integer of at most " + std::to_string(static_cast<std::int64_t>(max)) +
+                      ", found " + it->dump());
       return std::nullopt;
     }
     return it->get<std::int64_t>();
@@ -167,14 +170,14 @@ std::optional<model::TransformerSpec> read_hf_config(Diagnostics& d, const YamlV
   m.position = model::Position::rope;
   m.bias = false;
   m.dropout = 0.0;
-  m.layers = r.count("num_hidden_layers", true).value_or(0);
-  m.hidden = r.count("hidden_size", true).value_or(0);
-  m.heads = r.count("num_attention_heads", true).value_or(0);
-  m.kv_heads = r.count("num_key_value_heads", false).value_or(0);
-  m.head_dim = r.count("head_dim", false).value_or(0);
-  m.ffn_hidden = r.count("intermediate_size", true).value_or(0);
-  m.vocab = r.count("vocab_size", true).value_or(0);
-  m.seq_len = r.count("max_position_embeddings", true).value_or(0);
+  m.layers = r.count("num_hidden_layers", true, 1e6).value_or(0);
+  m.hidden = r.count("hidden_size", true, 1e7).value_or(0);
+  m.heads = r.count("num_attention_heads", true, 1e6).value_or(0);
+  m.kv_heads = r.count("num_key_value_heads", false, 1e6).value_or(0);
+  m.head_dim = r.count("head_dim", false, 1e5).value_or(0);
+  m.ffn_hidden = r.count("intermediate_size", true, 1e8).value_or(0);
+  m.vocab = r.count("vocab_size", true, 1e9).value_or(0);
+  m.seq_len = r.count("max_position_embeddings", true, 1e9).value_or(0);
   m.tied_embeddings = r.flag("tie_word_embeddings").value_or(false);
   if (const auto act = config.find("hidden_act"); act != config.end() && *act != "silu" && *act != "swish") {
     r.fail("hidden_act", "expected \"silu\" (the gated SwiGLU MLP of these families), found " + act->dump());
@@ -201,15 +204,15 @@ std::optional<model::TransformerSpec> read_hf_config(Diagnostics& d, const YamlV
       if (t != "full_attention") r.fail("layer_types", "layers of kind " + t.dump() + " are not modelled");
     }
   }
-  const std::optional<std::int64_t> experts = family == "mixtral"     ? r.count("num_local_experts", true)
-                                              : family == "qwen3_moe" ? r.count("num_experts", true)
+  const std::optional<std::int64_t> experts = family == "mixtral" ? r.count("num_local_experts", true, 1e6)
+                                              : family == "qwen3_moe" ? r.count("num_experts", true, 1e6)
                                                                       : std::nullopt;
   if (experts) {
     m.experts = *experts;
-    m.top_k = r.count("num_experts_per_tok", true).value_or(0);
-    m.expert_ffn_hidden = r.count("moe_intermediate_size", false).value_or(0);
+    m.top_k = r.count("num_experts_per_tok", true, 1e6).value_or(0);
+    m.expert_ffn_hidden = r.count("moe_intermediate_size", false, 1e8).value_or(0);
     m.capacity_factor = 1.0;  // dropless routing (Mixtral, Qwen3-MoE): every token reaches its top-k
-    if (r.count("decoder_sparse_step", false).value_or(1) != 1) {
+    if (r.count("decoder_sparse_step", false, 1e6).value_or(1) != 1) {
       r.fail("decoder_sparse_step",
              "experts on every layer only: dense layers between MoE layers are not modelled");
     }

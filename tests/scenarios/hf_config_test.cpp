@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "models/workload/flops.hpp"
@@ -117,4 +119,28 @@ TEST_CASE("the FLOPs of a layer follow heads x head_dim, not the hidden size") {
   const double s = 4096;
   CHECK(f.layer_dense == doctest::Approx(2.0 * s * (94'371'840.0 + 393'216'000.0)).scale(0));
   CHECK(f.layer_attention == doctest::Approx(4.0 * s * s * 8192.0).scale(0));
+}
+
+TEST_CASE("a field out of range or unknown to the reader is named") {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "trainsim-hf-config-test";
+  std::filesystem::create_directories(dir);
+  auto load_config = [&](const std::string& name, const std::string& json) {
+    const std::filesystem::path file = dir / name;
+    std::ofstream(file) << json;
+    return load_scenario_text("model: {hf_config: \"" + file.string() +
+                                  "\"}\ncluster: {node: dgx-h100, nodes: 1}\ntraining: {global_batch: 8}\n",
+                              "t.yaml");
+  };
+  const std::string llama = R"("model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
+      "num_attention_heads": 32, "intermediate_size": 14336, "vocab_size": 128256,
+      "max_position_embeddings": 8192)";
+  CHECK(load_config("ok.json", "{" + llama + "}").model.hidden == 4096);
+  CHECK_THROWS_WITH_AS((void)load_config("mla.json", "{" + llama + R"(, "kv_lora_rank": 512})"),
+                       doctest::Contains("field \"kv_lora_rank\": not a field this reader knows"),
+                       InputError);
+  CHECK_THROWS_WITH_AS((void)load_config("neg.json", R"({"model_type": "llama", "hidden_size": -4096})"),
+                       doctest::Contains("field \"hidden_size\": expected a positive integer"), InputError);
+  CHECK_THROWS_WITH_AS((void)load_config("text.json", "not json"), doctest::Contains("is not JSON"),
+                       InputError);
+  std::filesystem::remove_all(dir);
 }
