@@ -65,6 +65,57 @@ std::optional<model::TuningSpec> read_tuning_block(Diagnostics& d, const YamlVal
   return t;
 }
 
+std::optional<model::DataSpec> read_data_block(Diagnostics& d, const YamlValue& v) {
+  MapReader r(d, v, "data", {"raw", "preprocessing", "storage", "transfer"});
+  if (!r.valid()) return std::nullopt;
+  const std::size_t before = d.size();
+  model::DataSpec data;
+  r.quantity("raw", data.raw_bytes, Dimension::bytes, Bound::non_negative);
+  if (const YamlValue* p = r.get("preprocessing")) {
+    MapReader pr(d, *p, "data.preprocessing", {"core_hours_per_tb", "core_hour"});
+    pr.number("core_hours_per_tb", data.core_hours_per_tb, 0, 1e9);
+    pr.quantity("core_hour", data.core_hour_usd, Dimension::usd_per_hour, Bound::non_negative);
+  }
+  if (const YamlValue* st = r.get("storage")) {
+    MapReader sr(d, *st, "data.storage", {"price", "months"});
+    sr.quantity("price", data.storage_usd_per_gb_month, Dimension::usd_per_gb_month, Bound::non_negative);
+    sr.number("months", data.storage_months, 0, 1200);
+  }
+  if (const YamlValue* t = r.get("transfer")) {
+    MapReader tr(d, *t, "data.transfer", {"volume", "price"});
+    tr.quantity("volume", data.transfer_bytes, Dimension::bytes, Bound::non_negative);
+    tr.quantity("price", data.transfer_usd_per_gb, Dimension::usd_per_gb, Bound::non_negative);
+  }
+  if (d.size() != before) return std::nullopt;
+  return data;
+}
+
+std::vector<model::PersonSpec> read_people_block(Diagnostics& d, const YamlValue& v) {
+  std::vector<model::PersonSpec> people;
+  if (!v.is_sequence()) {
+    d.add(v, "people", "expected a list of roles, e.g. [{role: engineer, count: 4, rate: \"$110/h\"}]");
+    return people;
+  }
+  for (std::size_t i = 0; i < v.items.size(); ++i) {
+    const std::string path = "people[" + std::to_string(i) + "]";
+    MapReader r(d, v.items[i], path, {"role", "count", "rate", "hours_per_week", "coverage"});
+    if (!r.valid()) continue;
+    r.require({"role", "rate"});
+    model::PersonSpec p;
+    r.string("role", p.role);
+    r.count("count", p.count, 1, 1e6);
+    r.quantity("rate", p.rate_usd_per_hour, Dimension::usd_per_hour, Bound::non_negative);
+    r.number("hours_per_week", p.hours_per_week, 0, 168);
+    if (const YamlValue* c = r.get("coverage")) {
+      if (read_choice(d, *c, r.child_path("coverage"), {"24x7"})) p.round_the_clock = true;
+      if (r.has("hours_per_week"))
+        d.add(*c, r.child_path("coverage"), "give coverage or hours_per_week, not both");
+    }
+    people.push_back(std::move(p));
+  }
+  return people;
+}
+
 std::string convergence_to_yaml(const std::optional<model::ConvergenceSpec>& c) {
   if (!c) return "";
   std::string out = "convergence:\n  target_loss: " + format_number(c->target_loss) + "\n  law: ";
@@ -86,6 +137,31 @@ std::string tuning_to_yaml(const std::optional<model::TuningSpec>& t) {
          "}\n  concurrent: " + std::to_string(t->concurrent) + "\n  early_stopping: {policy: " +
          std::string(name_in(model::kEarlyStoppingNames, t->early_stopping)) +
          ", eta: " + format_number(t->eta) + ", min_fraction: " + format_number(t->min_fraction) + "}\n";
+}
+
+std::string data_to_yaml(const std::optional<model::DataSpec>& data) {
+  if (!data) return "";
+  return "data:\n  raw: \"" + format_quantity(data->raw_bytes, Dimension::bytes) +
+         "\"\n  preprocessing: {core_hours_per_tb: " + format_number(data->core_hours_per_tb) +
+         ", core_hour: \"" + format_quantity(data->core_hour_usd, Dimension::usd_per_hour) +
+         "\"}\n  storage: {price: \"" +
+         format_quantity(data->storage_usd_per_gb_month, Dimension::usd_per_gb_month) +
+         "\", months: " + format_number(data->storage_months) + "}\n  transfer: {volume: \"" +
+         format_quantity(data->transfer_bytes, Dimension::bytes) + "\", price: \"" +
+         format_quantity(data->transfer_usd_per_gb, Dimension::usd_per_gb) + "\"}\n";
+}
+
+std::string people_to_yaml(const std::vector<model::PersonSpec>& people) {
+  if (people.empty()) return "";
+  std::string out = "people:\n";
+  for (const model::PersonSpec& p : people) {
+    out += "  - {role: " + yaml_quote(p.role) + ", count: " + std::to_string(p.count) + ", rate: \"" +
+           format_quantity(p.rate_usd_per_hour, Dimension::usd_per_hour) + "\", " +
+           (p.round_the_clock ? std::string("coverage: \"24x7\"")
+                              : "hours_per_week: " + format_number(p.hours_per_week)) +
+           "}\n";
+  }
+  return out;
 }
 
 }  // namespace trainsim::scenario

@@ -55,6 +55,9 @@ struct Scenario {
   std::optional<model::ConvergenceSpec> convergence;
   /// Hyper-parameter trials before the run.
   std::optional<model::TuningSpec> tuning;
+  /// The data work and the people on the project, priced over the campaign.
+  std::optional<model::DataSpec> data;
+  std::vector<model::PersonSpec> people;
   SweepSpec sweep;
   std::optional<MeasuredSpec> measured;
 };

@@ -163,6 +163,8 @@ std::string dump_scenario(const Scenario& s) {
   }
   out += convergence_to_yaml(s.convergence);
   out += tuning_to_yaml(s.tuning);
+  out += data_to_yaml(s.data);
+  out += people_to_yaml(s.people);
   if (!s.sweep.empty()) {
     out += "sweep:\n  mode: " + std::string(s.sweep.mode == SweepMode::zip ? "zip" : "grid") + "\n";
     for (const SweepAxis& axis : s.sweep.axes) {

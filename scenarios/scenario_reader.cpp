@@ -82,7 +82,7 @@ class Converter {
     a_.root = &root;
     MapReader r(d_, root, "",
                 {"name", "tags", "model", "cluster", "parallelism", "training", "checkpoint", "failures",
-                 "pricing", "budget", "sweep", "measured", "framework", "memory", "convergence", "tuning"});
+                 "pricing", "budget", "sweep", "measured", "framework", "memory", "convergence", "tuning", "data", "people"});
     if (!r.valid()) return s;
     r.require({"model", "cluster", "training"});
     r.string("name", s.name);
@@ -116,6 +116,8 @@ class Converter {
       }
     }
     if (const YamlValue* v = r.get("tuning")) s.tuning = read_tuning_block(d_, *v);
+    if (const YamlValue* v = r.get("data")) s.data = read_data_block(d_, *v);
+    if (const YamlValue* v = r.get("people")) s.people = read_people_block(d_, *v);
     if (const YamlValue* v = r.get("sweep")) read_sweep_block(*v, s.sweep);
     if (const YamlValue* v = r.get("measured")) read_measured(*v, s);
     // Cross-field checks only make sense when the blocks they combine were read without error.

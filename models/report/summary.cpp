@@ -140,6 +140,8 @@ Summary summarize(const Labels& labels, const StepReport& step, const RunReport*
   f.num("cost_wasted", U::usd, run->cost_wasted);
   f.num("cost_per_token", U::usd, run->cost_per_token);
   if (run->tuning) f.num("cost_tuning", U::usd, run->cost_tuning);
+  if (run->data) f.num("cost_data", U::usd, run->cost_data);
+  if (run->people) f.num("cost_people", U::usd, run->cost_people);
   f.num("energy_kwh", U::kwh, run->energy_kwh);
   f.num("co2_kg", U::kg, run->co2_kg);
   if (run->spot) {
@@ -210,6 +212,8 @@ const std::vector<std::string>& numeric_field_names() {
     run.spot = true;
     run.convergence = true;
     run.tuning = true;
+    run.data = true;
+    run.people = true;
     std::vector<std::string> out;
     for (const SummaryField& f : summarize({}, StepReport{}, &run).fields)
       if (f.unit != FieldUnit::text && f.unit != FieldUnit::flag) out.push_back(f.name);

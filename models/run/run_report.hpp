@@ -65,6 +65,12 @@ struct RunReport {
   double tuning_gpu_hours = 0;
   double tuning_time = 0;  ///< wall clock of the trials, s
   double cost_tuning = 0;  ///< USD
+  // The data work and the people (scenario `data:`, `people:`; models/run/campaign_cost.hpp), part of
+  // cost_total; the people are paid over tuning_time + run_time.
+  bool data = false;
+  double cost_data = 0;
+  bool people = false;
+  double cost_people = 0;
   /// Budget checks that failed, as sentences ("cost_total $5.10M exceeds budget.max_cost $4.50M").
   std::vector<std::string> budget_violations;
 };

@@ -4,6 +4,8 @@
 // the formulas are models/run/convergence.hpp and models/run/tuning.hpp.
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "sim/enum_names.hpp"
 
@@ -38,6 +40,26 @@ struct TuningSpec {
   double eta = 3;               ///< successive halving / ASHA: 1/eta of a rung is promoted
   double min_fraction = 0.05;   ///< of a trial's budget trained in the first rung
   std::int64_t concurrent = 1;  ///< trials at once, each on 1/concurrent of the cluster's nodes
+};
+
+/// The data work before the run (`data:`): preprocessing the raw corpus, keeping it, moving it.
+struct DataSpec {
+  double raw_bytes = 0;                 ///< the raw corpus
+  double core_hours_per_tb = 0;         ///< preprocessing (filtering, dedup, tokenising) per TB of raw data
+  double core_hour_usd = 0;             ///< price of one CPU core-hour
+  double storage_usd_per_gb_month = 0;  ///< keeping the raw corpus
+  double storage_months = 0;
+  double transfer_bytes = 0;  ///< moved into the training region
+  double transfer_usd_per_gb = 0;
+};
+
+/// One role on the project (`people:`), paid for the campaign's wall clock: the trials, then the run.
+struct PersonSpec {
+  std::string role;
+  std::int64_t count = 1;
+  double rate_usd_per_hour = 0;
+  double hours_per_week = 40;    ///< when not round the clock
+  bool round_the_clock = false;  ///< `coverage: 24x7`: every hour of the campaign
 };
 
 }  // namespace trainsim::model

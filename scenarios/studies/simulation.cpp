@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "models/run/campaign_cost.hpp"
 #include "models/run/checkpoint_size.hpp"
 #include "models/run/convergence.hpp"
 #include "models/run/run_model.hpp"
@@ -63,7 +64,20 @@ void add_tuning(const Scenario& s, model::Fidelity fidelity, model::RunReport& r
       plan_of_trials.total * full_trial_s * static_cast<double>(trial.cluster.total_gpus()) / 3600.0;
   run.cost_tuning = run.tuning_gpu_hours * s.pricing.gpu_hour_usd;
   run.cost_total += run.cost_tuning;
-  run.cost_per_token = run.tokens > 0 ? run.cost_total / run.tokens : 0.0;
+}
+
+// The data work, and the people paid over the campaign's wall clock: the trials, then the run.
+void add_data_and_people(const Scenario& s, model::RunReport& run) {
+  if (s.data) {
+    run.data = true;
+    run.cost_data = model::data_cost(*s.data);
+    run.cost_total += run.cost_data;
+  }
+  if (!s.people.empty()) {
+    run.people = true;
+    run.cost_people = model::people_cost(s.people, run.tuning_time + run.run_time);
+    run.cost_total += run.cost_people;
+  }
 }
 
 }  // namespace
@@ -97,9 +111,13 @@ ScenarioResult simulate_scenario(const Scenario& s, model::Fidelity fidelity,
     result.run.tokens_min = target.tokens_min;
     result.run.critical_batch_tokens = target.b_crit;
   }
-  if (s.tuning && result.run.feasible) {
-    add_tuning(s, fidelity, result.run);
-    result.run.budget_violations = model::budget_violations(result.run, result.step, s.budget);
+  model::RunReport& run = result.run;
+  const bool campaign = s.tuning || s.data || !s.people.empty();
+  if (campaign && run.feasible) {
+    if (s.tuning) add_tuning(s, fidelity, run);
+    if (run.feasible) add_data_and_people(s, run);
+    run.cost_per_token = run.tokens > 0 ? run.cost_total / run.tokens : 0.0;
+    run.budget_violations = model::budget_violations(run, result.step, s.budget);
   }
   return result;
 }

@@ -138,3 +138,37 @@ TEST_CASE("explain shows the run the target sets, line for line the run's own nu
   CHECK(t.lines.size() == 5);
   CHECK(line(t, "trials' training") == doctest::Approx(4.0).scale(0));
 }
+
+TEST_CASE("data work and people join the bill: the corpus by the TB and GB, the people by the hour") {
+  // 50 TB raw: preprocessing 50 · 400 core-hours · $0.04 = $800; storage 50,000 GB · $0.023 · 3 months =
+  // $3,450; moving 50,000 GB at $0.02 = $1,000: $5,250. Four engineers at $110 for 40 h a week and one
+  // person on call round the clock at $40, over the run's wall clock (no trials here).
+  const Scenario s = load_scenario_text(layout + R"(training: {global_batch: 64, steps: 10000}
+data: {raw: "50 TB", preprocessing: {core_hours_per_tb: 400, core_hour: "$0.04/h"},
+       storage: {price: "$0.023/GB-month", months: 3}, transfer: {volume: "50 TB", price: "$0.02/GB"}}
+people:
+  - {role: research-engineer, count: 4, rate: "$110/h", hours_per_week: 40}
+  - {role: on-call, count: 1, rate: "$40/h", coverage: "24x7"}
+)",
+                                        "t.yaml");
+  const ScenarioResult r = simulate_scenario(s, model::Fidelity::analytic);
+  REQUIRE(r.run.feasible);
+  CHECK(r.run.cost_data == doctest::Approx(5250.0).scale(0));
+  const double hours = r.run.run_time / 3600;
+  CHECK(r.run.cost_people == doctest::Approx(4 * 110.0 * 40 * hours / 168 + 40.0 * hours).scale(0));
+  const auto& run = r.run;
+  CHECK(run.cost_total == doctest::Approx(run.cost_compute + run.cost_energy + run.cost_storage +
+                                          run.cost_network + run.cost_data + run.cost_people)
+                              .scale(0));
+  CHECK(run.cost_per_token == doctest::Approx(run.cost_total / run.tokens).scale(0));
+
+  const Scenario back = load_scenario_text(dump_scenario(s), "t.yaml");
+  REQUIRE(back.data);
+  CHECK(back.data->raw_bytes == 50e12);
+  REQUIRE(back.people.size() == 2);
+  CHECK(back.people[1].round_the_clock);
+  CHECK(back.people[0].hours_per_week == 40.0);
+  CHECK_THROWS_WITH_AS(
+      (void)load_scenario_text(base + "people: [{role: x, rate: \"$1/h\", coverage: 9to5}]\n", "t.yaml"),
+      doctest::Contains("people[0].coverage"), InputError);
+}
