@@ -80,9 +80,10 @@ class Converter {
     Scenario s;
     s.name = default_name;
     a_.root = &root;
-    MapReader r(d_, root, "",
-                {"name", "tags", "model", "cluster", "parallelism", "training", "checkpoint", "failures",
-                 "pricing", "budget", "sweep", "measured", "framework", "memory", "convergence", "tuning", "data", "people"});
+    MapReader r(
+        d_, root, "",
+        {"name", "tags", "model", "cluster", "parallelism", "training", "checkpoint", "failures", "pricing",
+         "budget", "sweep", "measured", "framework", "memory", "convergence", "tuning", "data", "people"});
     if (!r.valid()) return s;
     r.require({"model", "cluster", "training"});
     r.string("name", s.name);
