@@ -13,7 +13,7 @@
 namespace trainsim::cli {
 namespace {
 
-constexpr double gib = 1024.0 * 1024 * 1024;
+constexpr double kGib = 1024.0 * 1024 * 1024;
 
 void list_models() {
   std::cout << fmt::format("{:<16} {:>6} {:>6} {:>6} {:>4} {:>6} {:>7} {:>6} {:>8} {:>10}\n", "model",
@@ -34,7 +34,7 @@ void list_gpus() {
   for (const auto& name : scenario::gpu_preset_names()) {
     const topo::GpuSpec g = scenario::gpu_preset(name);
     std::cout << fmt::format("{:<16} {:>12.1f} {:>11.1f} {:>8.1f} {:>10.2f} {:>12.0f} {:>6.0f} {:>9}\n", name,
-                             g.peak.bf16 / 1e12, g.peak.fp8 / 1e12, g.hbm_bytes / gib,
+                             g.peak.bf16 / 1e12, g.peak.fp8 / 1e12, g.hbm_bytes / kGib,
                              g.hbm_bytes_per_s / 1e12, g.nvlink_bytes_per_s / 1e9, g.tdp_w,
                              g.validation.empty() ? "no" : "yes");
   }

@@ -223,7 +223,7 @@ const std::vector<std::string>& numeric_field_names() {
 }
 
 std::string format_table(const Summary& summary) {
-  static const std::vector<std::pair<std::string, std::string>> titles = {
+  static const std::vector<std::pair<std::string, std::string>> kTitles = {
       {"labels", "Scenario"},
       {"iteration", "Iteration"},
       {"memory", "Memory per GPU (worst GPU)"},
@@ -238,7 +238,7 @@ std::string format_table(const Summary& summary) {
     if (f.group != current) {
       current = f.group;
       std::string title = current;
-      for (const auto& [g, t] : titles) {
+      for (const auto& [g, t] : kTitles) {
         if (g == current) title = t;
       }
       out += fmt::format("{}{}\n", out.empty() ? "" : "\n", title);
