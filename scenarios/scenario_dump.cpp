@@ -136,6 +136,11 @@ std::string dump_scenario(const Scenario& s) {
   if (s.pricing.enabled) {
     const auto& pr = s.pricing;
     out += "pricing:\n  gpu_hour: " + qty(pr.gpu_hour_usd, Dimension::usd_per_hour) + "\n";
+    if (pr.commitment.enabled) {
+      out += "  commitment: {gpus: " + format_number(pr.commitment.gpus) +
+             ", term: " + qty(pr.commitment.term_s, Dimension::seconds) +
+             ", gpu_hour: " + qty(pr.commitment.gpu_hour_usd, Dimension::usd_per_hour) + "}\n";
+    }
     if (pr.spot.enabled) {
       out += "  spot: {gpu_hour: " + qty(pr.spot.gpu_hour_usd, Dimension::usd_per_hour) +
              ", preemptions: " + qty(pr.spot.preemptions_per_s, Dimension::rate_per_s) + "}\n";

@@ -395,10 +395,20 @@ class Converter {
   }
 
   void read_pricing(const YamlValue& v, model::PricingSpec& p) {
-    MapReader r(d_, v, "pricing", {"gpu_hour", "spot", "storage", "egress", "egress_data", "energy"});
+    MapReader r(d_, v, "pricing",
+                {"gpu_hour", "spot", "storage", "egress", "egress_data", "energy", "commitment"});
     if (!r.valid()) return;
     p.enabled = true;
     r.quantity("gpu_hour", p.gpu_hour_usd, Dimension::usd_per_hour, Bound::non_negative);
+    if (const YamlValue* c = r.get("commitment")) {
+      MapReader cr(d_, *c, "pricing.commitment", {"gpus", "term", "gpu_hour"});
+      if (cr.valid() && cr.require({"gpus", "term", "gpu_hour"})) {
+        p.commitment.enabled = true;
+        cr.number("gpus", p.commitment.gpus, 1, 1e9);
+        cr.quantity("term", p.commitment.term_s, Dimension::seconds);
+        cr.quantity("gpu_hour", p.commitment.gpu_hour_usd, Dimension::usd_per_hour, Bound::non_negative);
+      }
+    }
     if (const YamlValue* s = r.get("spot")) {
       MapReader sr(d_, *s, "pricing.spot", {"gpu_hour", "preemptions"});
       if (sr.valid()) {

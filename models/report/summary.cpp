@@ -142,6 +142,11 @@ Summary summarize(const Labels& labels, const StepReport& step, const RunReport*
   if (run->tuning) f.num("cost_tuning", U::usd, run->cost_tuning);
   if (run->data) f.num("cost_data", U::usd, run->cost_data);
   if (run->people) f.num("cost_people", U::usd, run->cost_people);
+  if (run->commitment) {
+    f.num("cost_fixed", U::usd, run->cost_fixed);
+    f.num("cost_fixed_idle", U::usd, run->cost_fixed_idle);
+    f.num("committed_idle_gpu_hours", U::count, run->committed_idle_gpu_hours);
+  }
   f.num("energy_kwh", U::kwh, run->energy_kwh);
   f.num("co2_kg", U::kg, run->co2_kg);
   if (run->spot) {
@@ -214,6 +219,7 @@ const std::vector<std::string>& numeric_field_names() {
     run.tuning = true;
     run.data = true;
     run.people = true;
+    run.commitment = true;
     std::vector<std::string> out;
     for (const SummaryField& f : summarize({}, StepReport{}, &run).fields)
       if (f.unit != FieldUnit::text && f.unit != FieldUnit::flag) out.push_back(f.name);

@@ -71,6 +71,12 @@ struct RunReport {
   double cost_data = 0;
   bool people = false;
   double cost_people = 0;
+  // Committed capacity (pricing.commitment): its whole term is paid (cost_fixed, in cost_total); the
+  // GPU-hours it covers leave cost_compute and cost_tuning, which keep only the on-demand rest.
+  bool commitment = false;
+  double cost_fixed = 0;
+  double committed_idle_gpu_hours = 0;  ///< the term's GPU-hours the campaign did not use
+  double cost_fixed_idle = 0;           ///< what they cost: part of cost_fixed
   /// Budget checks that failed, as sentences ("cost_total $5.10M exceeds budget.max_cost $4.50M").
   std::vector<std::string> budget_violations;
 };

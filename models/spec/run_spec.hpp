@@ -53,6 +53,15 @@ struct EnergyPricing {
   double carbon_g_per_kwh = 0;
 };
 
+/// Capacity reserved for a term at a fixed rate (`pricing.commitment`): paid whether used or not; use
+/// beyond it (more GPUs, or past the term) is billed on demand.
+struct Commitment {
+  bool enabled = false;
+  double gpus = 0;
+  double term_s = 0;
+  double gpu_hour_usd = 0;
+};
+
 struct PricingSpec {
   bool enabled = false;
   double gpu_hour_usd = 0;  ///< on-demand price per GPU-hour
@@ -61,6 +70,7 @@ struct PricingSpec {
   double egress_usd_per_gb = 0;
   double egress_bytes = 0;  ///< data moved across the priced boundary over the run
   EnergyPricing energy;
+  Commitment commitment;
 };
 
 struct BudgetSpec {

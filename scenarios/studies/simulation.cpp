@@ -80,6 +80,25 @@ void add_data_and_people(const Scenario& s, model::RunReport& run) {
   }
 }
 
+// Committed capacity covers the trials, then the run, from the start of its term; what it covers is no
+// longer bought on demand, and its whole term is paid.
+void apply_commitment(const Scenario& s, model::RunReport& run) {
+  const model::Commitment& c = s.pricing.commitment;
+  // The trials keep, on average, their GPU-hours over their wall clock busy (a rung's last trials leave
+  // slots idle).
+  const double trial_gpus = run.tuning_time > 0 ? run.tuning_gpu_hours * 3600.0 / run.tuning_time : 0.0;
+  const model::CommitmentUse use = model::commitment_use(
+      c, trial_gpus, run.tuning_time, static_cast<double>(s.cluster.total_gpus()), run.run_time);
+  const double on_demand = s.pricing.gpu_hour_usd;
+  run.commitment = true;
+  run.cost_compute -= use.run_covered * on_demand;
+  run.cost_tuning -= use.trial_covered * on_demand;
+  run.cost_fixed = c.gpus * c.term_s / 3600.0 * c.gpu_hour_usd;
+  run.committed_idle_gpu_hours = use.idle;
+  run.cost_fixed_idle = use.idle * c.gpu_hour_usd;
+  run.cost_total += run.cost_fixed - (use.run_covered + use.trial_covered) * on_demand;
+}
+
 }  // namespace
 
 model::StepInput step_input_of(const Scenario& s) {
@@ -112,10 +131,11 @@ ScenarioResult simulate_scenario(const Scenario& s, model::Fidelity fidelity,
     result.run.critical_batch_tokens = target.b_crit;
   }
   model::RunReport& run = result.run;
-  const bool campaign = s.tuning || s.data || !s.people.empty();
+  const bool campaign = s.tuning || s.data || !s.people.empty() || s.pricing.commitment.enabled;
   if (campaign && run.feasible) {
     if (s.tuning) add_tuning(s, fidelity, run);
     if (run.feasible) add_data_and_people(s, run);
+    if (run.feasible && s.pricing.commitment.enabled) apply_commitment(s, run);
     run.cost_per_token = run.tokens > 0 ? run.cost_total / run.tokens : 0.0;
     run.budget_violations = model::budget_violations(run, result.step, s.budget);
   }

@@ -18,11 +18,11 @@ using namespace trainsim::scenario;
 namespace {
 
 // GPT-3 1.3B on 2 DGX A100, global batch 64 sequences of 2048 tokens = 131,072 tokens a step.
-const std::string layout = R"(model: gpt3-1.3b
+const std::string unpriced = R"(model: gpt3-1.3b
 cluster: {node: dgx-a100-80gb, nodes: 2}
 parallelism: {tp: 1, pp: 1, dp: auto, micro_batch: 4, zero: 1}
-pricing: {gpu_hour: "$2.00"}
 )";
+const std::string layout = unpriced + "pricing: {gpu_hour: \"$2.00\"}\n";
 const std::string base = layout + "training: {global_batch: 64}\n";
 
 // 27 trials of 1 % of a 10,000-step run, successive halving at eta 3 from 1/27 of a trial, `concurrent`
@@ -171,4 +171,30 @@ people:
   CHECK_THROWS_WITH_AS(
       (void)load_scenario_text(base + "people: [{role: x, rate: \"$1/h\", coverage: 9to5}]\n", "t.yaml"),
       doctest::Contains("people[0].coverage"), InputError);
+}
+
+TEST_CASE("a commitment larger than the run's use leaves its idle GPU-hours in cost_fixed_idle") {
+  // 32 GPUs committed for 1,000 h at $1.90; the run uses its 16 GPUs for run_time (well under the term):
+  // covered 16 · run_time GPU-hours, idle 32,000 − that; the whole term, $60,800, is paid, and the covered
+  // hours leave the on-demand compute ($2.00 an hour), which is then 0.
+  const Scenario s = load_scenario_text(unpriced + R"(training: {global_batch: 64, steps: 10000}
+pricing: {gpu_hour: "$2.00", commitment: {gpus: 32, term: "1000 h", gpu_hour: "$1.90"}}
+)",
+                                        "t.yaml");
+  const ScenarioResult r = simulate_scenario(s, model::Fidelity::analytic);
+  REQUIRE(r.run.feasible);
+  const double hours = r.run.run_time / 3600;
+  REQUIRE(hours < 1000);
+  CHECK(r.run.commitment);
+  CHECK(r.run.committed_idle_gpu_hours == doctest::Approx(32000 - 16 * hours).scale(0));
+  CHECK(r.run.cost_fixed_idle == doctest::Approx((32000 - 16 * hours) * 1.90).scale(0));
+  CHECK(r.run.cost_fixed == doctest::Approx(60800.0).scale(0));
+  CHECK(std::abs(r.run.cost_compute) < 1e-6);
+  const auto& run = r.run;
+  CHECK(run.cost_total == doctest::Approx(run.cost_compute + run.cost_energy + run.cost_storage +
+                                          run.cost_network + run.cost_fixed)
+                              .scale(0));
+  const Scenario back = load_scenario_text(dump_scenario(s), "t.yaml");
+  CHECK(back.pricing.commitment.gpus == 32.0);
+  CHECK(back.pricing.commitment.term_s == doctest::Approx(3.6e6).scale(0));
 }
