@@ -13,8 +13,8 @@ namespace trainsim::model {
 [[nodiscard]] double data_cost(const DataSpec& data);
 
 /// GPU-hours a commitment covers and leaves idle when the campaign's trials (`trial_gpus` GPUs busy on
-/// average for `trial_s`) run first from the term's start, then the run (`run_gpus` for `run_s`): each phase is covered
-/// on min(its GPUs, the committed GPUs) for the part of it inside the term; the rest of the term's
+/// average for `trial_s`) run first from the term's start, then the run (`run_gpus` for `run_s`): each phase
+/// is covered on min(its GPUs, the committed GPUs) for the part of it inside the term; the rest of the term's
 /// GPU-hours are idle. Hours are GPU-hours.
 struct CommitmentUse {
   double trial_covered = 0;
