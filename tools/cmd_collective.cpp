@@ -143,7 +143,10 @@ void add_collective_command(CLI::App& app, int& exit_code) {
       if (o.gpus > c.node.gpus_per_node) throw InputError("--gpus exceeds the preset's GPUs per node");
       c.gpus_per_node = o.gpus;
     }
-    const bool calibrated = topo::apply_comm_calibration(c.node);
+    // The preset reader has applied a node type's fit already; say whether one exists.
+    (void)topo::apply_comm_calibration(c.node);
+    const bool calibrated = topo::calibrated_comm_efficiency(c.node.name).has_value() ||
+                            topo::calibrated_comm_efficiency(c.node.gpu.name).has_value();
     const std::int64_t n = c.total_gpus();
     if (*op == topo::CollectiveOp::send_recv && n != 2) {
       throw InputError("send-recv runs between two GPUs: use --nodes 2 --gpus 1, or --gpus 2");

@@ -308,3 +308,18 @@ TEST_CASE("collective times a scenario's cluster; --nodes overrides it and --clu
   CHECK(run_trainsim({"collective", file, "--cluster", "dgx-h100", "--size", "1GiB"}).exit_code == 2);
   CHECK(run_trainsim({"collective", "--size", "1GiB"}).exit_code == 2);
 }
+
+TEST_CASE("the header says whether the node type's collective efficiencies were fitted to nccl-tests rows") {
+  // dgx-b200 and hgx-h200 have fits in topologies/comm_calibration.cpp; gb200-nvl72 has none.
+  for (const char* node : {"dgx-b200", "hgx-h200"}) {
+    const Outcome o = run_trainsim({"collective", "--cluster", node, "--op", "all-reduce", "--size", "1MiB"});
+    INFO(describe(o));
+    REQUIRE(o.exit_code == 0);
+    CHECK(o.out.find("fitted to published nccl-tests rows") != std::string::npos);
+  }
+  const Outcome o =
+      run_trainsim({"collective", "--cluster", "gb200-nvl72", "--op", "all-reduce", "--size", "1MiB"});
+  INFO(describe(o));
+  REQUIRE(o.exit_code == 0);
+  CHECK(o.out.find("no fit for this node type") != std::string::npos);
+}
