@@ -87,10 +87,16 @@ struct TransformerSpec {
   }
   /// Width of the queries (and of the attention output): heads · head_dim, the hidden size by default.
   [[nodiscard]] std::int64_t query_width() const { return heads * head_dim_or_default(); }
+  /// Width of the keys (and of the values): kv heads · head_dim.
+  [[nodiscard]] std::int64_t kv_width() const { return kv_heads_or_heads() * head_dim_or_default(); }
   [[nodiscard]] std::int64_t ffn_hidden_or_default() const {
     return ffn_hidden > 0 ? ffn_hidden : 4 * hidden;
   }
   [[nodiscard]] bool is_moe() const { return experts > 0; }
+  /// Width of one MLP a token passes through: an expert's (expert_ffn_hidden, else ffn_hidden) under MoE.
+  [[nodiscard]] std::int64_t mlp_width() const {
+    return is_moe() && expert_ffn_hidden > 0 ? expert_ffn_hidden : ffn_hidden_or_default();
+  }
 };
 
 }  // namespace trainsim::model

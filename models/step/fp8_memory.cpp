@@ -24,13 +24,11 @@ Fp8Memory fp8_stage_memory(const TransformerSpec& model, const ParallelPlan& pla
   if (!model.generic_layers.empty() || layers <= 0) return f;
   const double t = plan.tp;
   const double h = as_double(model.hidden);
-  const double d = h / as_double(model.heads);
-  const double kv = as_double(model.kv_heads_or_heads());
-  const double ffn = as_double(model.is_moe() && model.expert_ffn_hidden > 0 ? model.expert_ffn_hidden
-                                                                             : model.ffn_hidden_or_default());
+  const double q_width = as_double(model.query_width());
+  const double ffn = as_double(model.mlp_width());
   const double fc1_outputs = model.mlp == Mlp::swiglu ? 2.0 : 1.0;
   const double experts = model.is_moe() ? as_double(model.experts) / plan.ep : 1.0;
-  const double attention = h * (h + 2.0 * kv * d) / t + h * h / t;
+  const double attention = h * (q_width + 2.0 * as_double(model.kv_width())) / t + q_width * h / t;
   const double mlp = experts * (fc1_outputs + 1.0) * ffn * h / t;
   f.gemm_weights = (attention + mlp) * layers;
   f.fp8_gemms = (2.0 + 2.0 * experts) * layers;
@@ -47,7 +45,7 @@ Fp8Memory fp8_stage_memory(const TransformerSpec& model, const ParallelPlan& pla
     const double sp = plan.sequence_parallel ? t : 1.0;
     const double slots = model.is_moe() ? tokens * as_double(model.top_k) * model.capacity_factor : tokens;
     // qkv and fc1 inputs (norm outputs), out_proj input, fc2 input: one byte saved per element.
-    const double elements = 2.0 * tokens * h / sp + tokens * h / t + slots * ffn / t;
+    const double elements = 2.0 * tokens * h / sp + tokens * q_width / t + slots * ffn / t;
     f.saved_inputs = elements * layers * in_flight;
   }
   return f;

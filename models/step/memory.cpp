@@ -81,7 +81,7 @@ RankTensors rank_tensors(const TransformerSpec& m, const ParallelPlan& plan, int
       r.dense.push_back({h, 1, n_layers, TensorRole::vector});
     }
     if (m.is_moe()) {
-      const std::int64_t fe = m.expert_ffn_hidden > 0 ? m.expert_ffn_hidden : m.ffn_hidden_or_default();
+      const std::int64_t fe = m.mlp_width();
       r.dense.push_back({h, m.experts, n_layers, TensorRole::matrix});  // router, replicated
       add_mlp(r.expert, m, fe, tp, n_layers * as_double(m.experts) / plan.ep);
     } else {

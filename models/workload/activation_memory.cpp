@@ -39,13 +39,13 @@ LayerActivation layer_activation(const TransformerSpec& spec, const Shard& shard
   const double q_width = as_double(spec.query_width());
   const double kv_heads_rank = std::max(1.0, as_double(spec.kv_heads_or_heads()) / t);
   const double act_matrices = spec.mlp == Mlp::swiglu ? 3.0 : 2.0;  // act input (gate+up) + fc2 input
+  // Token slots through the MLP (each routed copy under MoE) and the width of the MLP they pass.
+  const double slots = spec.is_moe() ? tokens * as_double(spec.top_k) * spec.capacity_factor : tokens;
+  const double f = as_double(spec.mlp_width());
   if (shard.recompute == Recompute::op) {
     // Kept: the layer's input, q, v, the attention output, w1's output and, of a SwiGLU, w2's; the rest is
     // run again (models/workload/layer_ops.cpp).
     const bool swiglu = spec.mlp == Mlp::swiglu;
-    const double slots = spec.is_moe() ? tokens * as_double(spec.top_k) * spec.capacity_factor : tokens;
-    const double f = as_double(spec.is_moe() && spec.expert_ffn_hidden > 0 ? spec.expert_ffn_hidden
-                                                                           : spec.ffn_hidden_or_default());
     a.replicated = p * (tokens * h + (swiglu ? slots * h : 0.0)) / sp_divisor;
     a.split = p * (tokens * (2.0 * q_width / t + kv_heads_rank * d) + slots * f / t);
     return a;
@@ -56,17 +56,9 @@ LayerActivation layer_activation(const TransformerSpec& spec, const Shard& shard
   double replicated = tokens * h * (3.0 * p + 2.0 * mask);
   // Q, K, V and the out_proj input.
   double split = tokens * (p * q_width / t + 2.0 * p * kv_heads_rank * d + p * q_width / t);
-  if (spec.is_moe()) {
-    const double slots = tokens * as_double(spec.top_k) * spec.capacity_factor;
-    const double expert_f =
-        as_double(spec.expert_ffn_hidden > 0 ? spec.expert_ffn_hidden : spec.ffn_hidden_or_default());
-    // Each routed slot keeps its expert's fc1 input (full width) and the activation terms (split by tp).
-    replicated += slots * p * h;
-    split += slots * act_matrices * p * expert_f / t;
-  } else {
-    replicated += tokens * p * h;  // fc1 input
-    split += tokens * act_matrices * p * as_double(spec.ffn_hidden_or_default()) / t;
-  }
+  // Each slot keeps its fc1 input (full width) and the activation terms (split by tp).
+  replicated += slots * p * h;
+  split += slots * act_matrices * p * f / t;
   a.replicated = replicated / sp_divisor;
   a.split = split;
   if (shard.recompute == Recompute::none) a.scores = attention_cost(spec, shard).stored_bytes;

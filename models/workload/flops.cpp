@@ -27,12 +27,10 @@ ForwardFlops forward_flops_per_sequence(const TransformerSpec& spec) {
   const double s = as_double(spec.seq_len);
   const double h = as_double(spec.hidden);
   const double q_width = as_double(spec.query_width());
-  const double kv_width = as_double(spec.kv_heads_or_heads() * spec.head_dim_or_default());
+  const double kv_width = as_double(spec.kv_width());
   double mlp = 0;
   if (spec.is_moe()) {
-    const double expert_f =
-        as_double(spec.expert_ffn_hidden > 0 ? spec.expert_ffn_hidden : spec.ffn_hidden_or_default());
-    mlp = as_double(spec.top_k) * 2.0 * s * h * expert_f * mlp_matrices(spec) +
+    mlp = as_double(spec.top_k) * 2.0 * s * h * as_double(spec.mlp_width()) * mlp_matrices(spec) +
           2.0 * s * h * as_double(spec.experts);
   } else {
     mlp = 2.0 * s * h * as_double(spec.ffn_hidden_or_default()) * mlp_matrices(spec);
@@ -59,13 +57,10 @@ double op_recomputed_matmul_flops(const TransformerSpec& spec) {
   if (!spec.generic_layers.empty()) return 0.0;
   const double s = as_double(spec.seq_len);
   const double h = as_double(spec.hidden);
-  const double kv_width = as_double(spec.kv_heads_or_heads() * spec.head_dim_or_default());
+  const double kv_width = as_double(spec.kv_width());
   // k, o, and the MLP's second matrix (w3 of a SwiGLU, fc2 of a GELU MLP; per routed slot for MoE).
-  const double mlp_matrix =
-      spec.is_moe()
-          ? as_double(spec.top_k) * 2.0 * s * h *
-                as_double(spec.expert_ffn_hidden > 0 ? spec.expert_ffn_hidden : spec.ffn_hidden_or_default())
-          : 2.0 * s * h * as_double(spec.ffn_hidden_or_default());
+  const double slots_per_token = spec.is_moe() ? as_double(spec.top_k) : 1.0;
+  const double mlp_matrix = slots_per_token * 2.0 * s * h * as_double(spec.mlp_width());
   return 2.0 * s * h * kv_width + 2.0 * s * as_double(spec.query_width()) * h + mlp_matrix;
 }
 

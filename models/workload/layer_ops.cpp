@@ -204,8 +204,9 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
   const double tokens = as_double(shard.micro_batch) * as_double(spec.seq_len) / shard.cp;
   const double norm_tokens = shard.sequence_parallel ? tokens / t : tokens;  // tokens of norms/dropouts
   const double q_width = as_double(spec.query_width());
-  const double qkv_width =
-      q_width / t + 2.0 * std::max(1.0, as_double(spec.kv_heads_or_heads()) / t) * att.head_dim;
+  // K (and V) width on this rank: the kv heads split by tp, one head copied once tp exceeds them.
+  const double kv_width = std::max(1.0, as_double(spec.kv_heads_or_heads()) / t) * att.head_dim;
+  const double qkv_width = q_width / t + 2.0 * kv_width;
   const bool swiglu = spec.mlp == Mlp::swiglu;
   const double fc1_outputs = swiglu ? 2.0 : 1.0;  // gate and up projections
   const TpComm tp{shard.tp > 1, shard.sequence_parallel, p * tokens * h};
@@ -213,8 +214,7 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
   const double norm_bytes = e.norm * norm_tokens * h;
   const double norm_backward_bytes = e.norm_backward * norm_tokens * h;
   // Rotary embedding of this rank's queries and keys.
-  const double qk_elements =
-      tokens * (q_width / t + std::max(1.0, as_double(spec.kv_heads_or_heads()) / t) * att.head_dim);
+  const double qk_elements = tokens * (q_width / t + kv_width);
   // Residual add (read two, write one), with dropout also writing and reading back its mask.
   const double dropout_residual_bytes = (3.0 * p + (dropout ? kMaskBytes : 0.0)) * norm_tokens * h;
   const std::string residual = dropout ? "dropout_residual" : "residual";
@@ -224,8 +224,7 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
   const int cp = shard.cp;
   const bool moe = spec.is_moe();
   const double mlp_tokens = moe ? tokens * as_double(spec.top_k) * spec.capacity_factor : tokens;
-  const double ffn =
-      as_double(moe && spec.expert_ffn_hidden > 0 ? spec.expert_ffn_hidden : spec.ffn_hidden_or_default());
+  const double ffn = as_double(spec.mlp_width());
   const double act_elements = mlp_tokens * ffn / t;
   const double a2a_bytes = p * mlp_tokens * h;
   const bool all_to_all = moe && shard.ep > 1;
@@ -330,7 +329,7 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
     std::vector<LayerOp> again;
     OpList redo(again, p, fp8);
     redo.memory("ln1", norm_bytes);
-    redo.matmul("k", tokens, std::max(1.0, as_double(spec.kv_heads_or_heads()) / t) * att.head_dim, h);
+    redo.matmul("k", tokens, kv_width, h);
     if (e.rope > 0) redo.memory("rope", e.rope * qk_elements);
     if (!flash) {
       for (const LayerOp& op : core_ops) {

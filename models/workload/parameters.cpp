@@ -72,7 +72,7 @@ ParameterBreakdown parameter_breakdown(const TransformerSpec& spec) {
   }
   const double h = as_double(spec.hidden);
   const double q_width = as_double(spec.query_width());  // Q projection and attention output width
-  const double kv_width = as_double(spec.kv_heads_or_heads() * spec.head_dim_or_default());  // K (and V)
+  const double kv_width = as_double(spec.kv_width());    // K (and V)
   const double v = as_double(spec.vocab);
 
   p.layers = spec.layers;
@@ -81,8 +81,7 @@ ParameterBreakdown parameter_breakdown(const TransformerSpec& spec) {
   p.layer_attention = h * (q_width + 2.0 * kv_width) + q_width * h;
   if (spec.bias) p.layer_attention += (q_width + 2.0 * kv_width) + h;
   if (spec.is_moe()) {
-    const double expert_f =
-        as_double(spec.expert_ffn_hidden > 0 ? spec.expert_ffn_hidden : spec.ffn_hidden_or_default());
+    const double expert_f = as_double(spec.mlp_width());
     p.layer_mlp = as_double(spec.experts) * mlp_parameters(spec, expert_f);
     p.layer_router = h * as_double(spec.experts);
   } else {

@@ -46,3 +46,15 @@ TEST_CASE("under ZeRO-3 only the gathered layers keep fp8 copies; full recompute
   CHECK(f.weight_copies == 2.0 * 2 * 65536.0);  // the current layer and the prefetched one
   CHECK(f.saved_inputs == 0.0);
 }
+
+TEST_CASE("heads wider than hidden / heads size the fp8 copies of the q and out_proj weights") {
+  // The same layer with 4 heads of 32 (head_dim 32, queries 128 wide, K and V 4·32 = 128):
+  // qkv 64·(128 + 2·128) + out_proj 128·64 + fc1 2·256·64 + fc2 256·64 = 81920 per layer, and the
+  // out_proj input saved in fp8 is 128 wide.
+  TransformerSpec m = small_model();
+  m.head_dim = 32;
+  ParallelPlan plan;
+  const Fp8Memory f = fp8_stage_memory(m, plan, 1, 1.0);
+  CHECK(f.gemm_weights == 81920.0);
+  CHECK(f.saved_inputs == 2.0 * 128 * 64 + 128 * 128 + 128 * 256);
+}
