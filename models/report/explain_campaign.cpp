@@ -50,7 +50,7 @@ ExplainSection explain_convergence(const TransformerSpec& model, std::int64_t gl
 ExplainSection explain_tuning(const TuningSpec& t) {
   ExplainSection out;
   out.title = "tuning trials";
-  const TuningPlan plan = tuning_plan(t.early_stopping, t.trials, t.eta, std::min(t.min_fraction, 1.0));
+  const TuningPlan plan = tuning_plan(t);
   for (std::size_t i = 0; i < plan.rungs.size(); ++i) {
     const Rung& r = plan.rungs[i];
     out.lines.push_back(

@@ -100,4 +100,8 @@ double wall_clock_of_trials(const std::vector<RungTime>& rungs, std::int64_t con
   return total;
 }
 
+TuningPlan tuning_plan(const TuningSpec& tuning) {
+  return tuning_plan(tuning.early_stopping, tuning.trials, tuning.eta, tuning.min_fraction);
+}
+
 }  // namespace trainsim::model

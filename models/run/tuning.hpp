@@ -53,6 +53,10 @@ struct TuningPlan {
 [[nodiscard]] TuningPlan tuning_plan(EarlyStopping method, std::int64_t n, double eta, double min_fraction,
                                      double max_fraction = 1, bool resume = false);
 
+/// The plan a scenario's tuning block asks for (its early_stopping policy, trials, eta and min_fraction; a
+/// trial's whole budget is 1).
+[[nodiscard]] TuningPlan tuning_plan(const TuningSpec& tuning);
+
 /// The trials of one rung and the time one of them takes, s.
 struct RungTime {
   std::int64_t trials = 0;

@@ -11,8 +11,9 @@ namespace {
 // Megatron-DeepSpeed with DeepSpeed's activation checkpointing issues a layer's forward, recomputed
 // forward and backward (~50 ops of the lists) in about 4 ms on an A100 node however small the GEMMs:
 // vTrain's single-node rows at hidden 1024–2048 take 3.6–5.1 ms per layer and micro-batch at every tp
-// from 1 to 8 once the per-GPU work is small. 60 µs per op is the one value fitted to them (held-out
-// MAPE of the 1,440 rows 14.9 % → 13.3 %; 40 µs leaves the floor below the kernels, 80 µs overshoots).
+// from 1 to 8 once the per-GPU work is small. 60 µs per op is the one value fitted to them (MAPE of the
+// 1,440 rows 14.9 % → 13.3 %, which are no longer held out; 40 µs leaves the floor below the kernels,
+// 80 µs overshoots).
 constexpr double kDeepSpeedLaunchOverhead = 60e-6;
 
 }  // namespace

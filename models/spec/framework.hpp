@@ -46,8 +46,8 @@ inline constexpr double kTeUserbufferSlowdown = 0.5 * 16.0 / 132.0;
 
 /// CPU time to issue one op of the lists from eager PyTorch (see Framework::launch_overhead_s): about
 /// 5–25 µs of Python, autograd, dispatcher and cudaLaunchKernel per eager kernel, one to three kernels per
-/// listed op (e.g. a norm and its cast, an activation with its bias). 20 µs; the vTrain single-node rows
-/// that are launch-bound (h 1024, tp 8, micro-batch 1: 5 ms per layer for ~40 µs of GEMMs) check it.
+/// listed op (e.g. a norm and its cast, an activation with its bias): 20 µs, not fitted. It binds on no
+/// validation case; Megatron-DeepSpeed's own, fitted to vTrain, is in framework.cpp.
 inline constexpr double kEagerLaunchOverhead = 20e-6;
 
 struct Framework {

@@ -55,8 +55,7 @@ void add_tuning(const Scenario& s, model::Fidelity fidelity, model::RunReport& r
     return;
   }
   const double full_trial_s = std::ceil(t.fraction * static_cast<double>(run.steps)) * step.iteration_time;
-  const model::TuningPlan plan_of_trials =
-      model::tuning_plan(t.early_stopping, t.trials, t.eta, std::min(t.min_fraction, 1.0));
+  const model::TuningPlan plan_of_trials = model::tuning_plan(t);
   run.tuning_trial_equivalents = plan_of_trials.total;
   run.tuning_time =
       model::wall_clock_of_trials(model::rung_times(plan_of_trials, full_trial_s), t.concurrent);
