@@ -143,7 +143,7 @@ struct ClusterGraph::Impl {
   [[nodiscard]] DeviceId router_id(std::int64_t node) const {
     return static_cast<DeviceId>(node * per_node + per_node - 1);
   }
-  [[nodiscard]] std::int64_t nic_of_gpu(std::int64_t local) const { return local * nics / gpn; }
+  [[nodiscard]] std::int64_t nic_of_gpu(std::int64_t local) const { return spec.nic_of_gpu(local); }
   /// What other jobs leave of a switch-to-switch link.
   [[nodiscard]] double free_share() const { return 1 - spec.background_fraction; }
   [[nodiscard]] std::int64_t leaf_index(std::int64_t node, std::int64_t nic) const {

@@ -72,7 +72,7 @@ struct Straggler {
 /// its pace.
 struct DegradedNic {
   std::int64_t node = 0;   ///< 0-based node index
-  int nic = 0;             ///< 0-based NIC index on the node; GPU g uses NIC g·nics/gpus_per_node
+  int nic = 0;             ///< 0-based NIC index on the node (ClusterSpec::nic_of_gpu says whose)
   double bytes_per_s = 0;  ///< what it carries, one direction, > 0
 };
 
@@ -97,6 +97,11 @@ struct ClusterSpec {
   }
   [[nodiscard]] int nics_per_node() const {
     return network.nics_per_node > 0 ? network.nics_per_node : node.nics_per_node;
+  }
+  /// The NIC a node's GPU `local` (0-based on its node) sends through: local · nics / GPUs per node, the
+  /// rail of its block of GPUs.
+  [[nodiscard]] std::int64_t nic_of_gpu(std::int64_t local) const {
+    return local * nics_per_node() / gpus_in_use_per_node();
   }
 };
 

@@ -203,7 +203,7 @@ class Lowering {
     const std::int64_t b = members_[to];
     const std::int64_t gpn = cluster_.gpus_in_use_per_node();
     const std::int64_t nics = cluster_.nics_per_node();
-    const auto rail = [&](std::int64_t gpu) { return (gpu % gpn) * nics / gpn; };
+    const auto rail = [&](std::int64_t gpu) { return cluster_.nic_of_gpu(gpu % gpn); };
     Hop hop;
     if (cluster_.network.rail_optimized && nics > 1 && a / gpn != b / gpn && rail(a) != rail(b)) {
       const std::int64_t relay = a / gpn * gpn + b % gpn;

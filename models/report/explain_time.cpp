@@ -50,13 +50,13 @@ ExplainSection explain_time(const StepInput& in) {
   out.title = fmt::format("time per iteration, stage {} (critical), closed form", stage);
 
   std::vector<Part> kernels, collectives;
-  for (int c = 0; c < plan.virtual_stages && !costs.chunk_units.empty(); ++c) {
+  for (int c = 0; c < plan.virtual_stages; ++c) {
     for (const UnitRun& run : costs.chunk_units[plan.virtual_stage_index(c, stage)]) {
       const UnitCost& u = costs.units[static_cast<std::size_t>(run.unit)];
       for (const auto& [direction, pieces] :
            {std::pair{"forward", &u.forward}, std::pair{"backward", &u.backward}}) {
+        const std::string what = fmt::format("{} {}", direction, u.name);
         for (const CostPiece& piece : *pieces) {
-          const std::string what = fmt::format("{} {}", direction, u.name);
           add(kernels, fmt::format("kernels, {} {}", what, piece.name), piece.compute, run.count);
           const std::string comm = piece.kind == CostPiece::Kind::overlapped ? piece.comm_name : piece.name;
           add(collectives, fmt::format("exposed {}, {}", comm, what), piece.exposed_comm(), run.count);
@@ -87,7 +87,6 @@ ExplainSection explain_time(const StepInput& in) {
                                    sc.optimizer_s * 1e3, sc.grad_norm_s * 1e3),
                        tb.optimizer, "s"});
   out.lines.push_back({"iteration", "the lines above", t.iteration_time, "s"});
-  if (costs.chunk_units.empty()) out.notes.push_back("no per-unit pieces: hand-made costs");
   return out;
 }
 

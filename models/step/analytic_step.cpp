@@ -16,11 +16,10 @@ double lay_buckets(const ParallelPlan& pl, const StepPlan& plan, const StageCost
                    const ScheduleTimeline& tl, int s, OnBucket&& on_bucket) {
   double dp_free = 0;
   if (shards_weights(pl.zero) || sc.bucket_s <= 0) return dp_free;
-  const int p = plan.pp;
   const int v = plan.virtual_stages;
   std::vector<int> chunks(static_cast<std::size_t>(v));
   for (int c = 0; c < v; ++c) chunks[static_cast<std::size_t>(c)] = c;
-  auto vs_of = [&](int c) { return static_cast<std::size_t>(c * p + s); };
+  auto vs_of = [&](int c) { return plan.virtual_stage_index(c, s); };
   std::sort(chunks.begin(), chunks.end(),
             [&](int a, int b) { return tl.grads_ready[vs_of(a)] < tl.grads_ready[vs_of(b)]; });
   for (int c : chunks) {
@@ -191,7 +190,7 @@ double exposed_param_gather(const StepInput& in, const StepPlan& plan, const Ste
   // first bucket cannot hide.
   double first_forward = 0;
   for (int c = 0; c < plan.virtual_stages; ++c) {
-    first_forward += costs.passes[static_cast<std::size_t>(c * plan.pp + s)].forward_compute;
+    first_forward += costs.passes[plan.virtual_stage_index(c, s)].forward_compute;
   }
   const double bucket = sc.param_gather_s / std::max(1, sc.buckets);
   return std::max(bucket, sc.param_gather_s - first_forward);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <vector>
 
 namespace trainsim::model {
 
@@ -69,14 +68,8 @@ void PassDetailSink::counter(std::string_view lane, std::string_view name, sim::
 
 void PassDetailSink::flush() {
   // In lane order, so the inner sink sees the same sequence on every run.
-  std::vector<const std::pair<const std::string, Open>*> lanes;
-  lanes.reserve(open_.size());
-  for (const auto& entry : open_) lanes.push_back(&entry);
-  std::sort(lanes.begin(), lanes.end(), [](const auto* a, const auto* b) { return a->first < b->first; });
-  for (const auto* entry : lanes) {
-    const Open& o = entry->second;
-    inner_.record(sim::TraceRecord{entry->first, o.name, o.category, o.start, o.end, {}});
-  }
+  for (const auto& [lane, o] : open_)
+    inner_.record(sim::TraceRecord{lane, o.name, o.category, o.start, o.end, {}});
   open_.clear();
 }
 

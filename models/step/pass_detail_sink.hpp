@@ -8,9 +8,9 @@
 // (buckets, the optimizer) and the counters pass through unchanged. A 1,024-GPU step then holds a few
 // thousand slices instead of hundreds of thousands.
 #include <functional>
+#include <map>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 
 #include "sim/trace.hpp"
 
@@ -37,13 +37,10 @@ class PassDetailSink : public sim::TraceSink {
     std::string name, category;
     sim::Time start, end;
   };
-  // Looked up by the record's string_view lane: a record costs no allocation unless it opens a pass.
-  struct LaneHash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view lane) const { return std::hash<std::string_view>{}(lane); }
-  };
   sim::TraceSink& inner_;
-  std::unordered_map<std::string, Open, LaneHash, std::equal_to<>> open_;  // per lane: the pass being merged
+  // Per lane, the pass being merged; looked up by the record's string_view lane (a record costs no
+  // allocation unless it opens a lane) and handed on in lane order.
+  std::map<std::string, Open, std::less<>> open_;
 };
 
 }  // namespace trainsim::model

@@ -538,39 +538,56 @@ std::vector<std::vector<double>> straggler_slowdowns(const ParallelPlan& plan,
   return distinct;
 }
 
+namespace {
+
+// Gives pipeline rank `s` its own copy of every unit it runs, changed by `change`, so that the other ranks
+// keep theirs (a unit run by several chunks of the rank is copied once).
+template <class Change>
+void change_rank_units(StepCosts& costs, const StepPlan& plan, int s, Change&& change) {
+  std::map<int, int> copies;  // unit -> its changed copy
+  for (int c = 0; c < plan.virtual_stages; ++c) {
+    for (UnitRun& run : costs.chunk_units[plan.virtual_stage_index(c, s)]) {
+      auto it = copies.find(run.unit);
+      if (it == copies.end()) {
+        UnitCost u = costs.units[static_cast<std::size_t>(run.unit)];
+        change(u);
+        it = copies.emplace(run.unit, static_cast<int>(costs.units.size())).first;
+        costs.units.push_back(std::move(u));
+      }
+      run.unit = it->second;
+    }
+  }
+}
+
+}  // namespace
+
 void slow_stages(StepCosts& costs, const StepPlan& plan, const std::vector<double>& slowdown) {
   TRAINSIM_CHECK(slowdown.size() == static_cast<std::size_t>(plan.pp), "one slowdown per pipeline rank");
   const int p = plan.pp;
   for (int s = 0; s < p; ++s) {
     const double f = slowdown[static_cast<std::size_t>(s)];
     if (f == 1) continue;
-    std::map<int, int> slowed;  // unit -> its slowed copy, for this stage
-    for (int c = 0; c < plan.virtual_stages; ++c) {
-      const std::size_t vs = plan.virtual_stage_index(c, s);
-      PassCost& pass = costs.passes[vs];
-      if (costs.chunk_units.empty()) {  // hand-made costs: the pass sums only
+    if (costs.chunk_units.empty()) {  // hand-made costs: the pass sums only
+      for (int c = 0; c < plan.virtual_stages; ++c) {
+        PassCost& pass = costs.passes[plan.virtual_stage_index(c, s)];
         pass.forward_compute *= f;
         pass.backward_compute *= f;
         pass.weight_compute *= f;
-        continue;
       }
-      for (UnitRun& run : costs.chunk_units[vs]) {
-        auto it = slowed.find(run.unit);
-        if (it == slowed.end()) {
-          UnitCost u = costs.units[static_cast<std::size_t>(run.unit)];
-          for (auto* pieces : {&u.forward, &u.backward}) {
-            for (CostPiece& piece : *pieces) {
-              piece.compute *= f;
-              piece.weight *= f;
-            }
+    } else {
+      change_rank_units(costs, plan, s, [f](UnitCost& u) {
+        for (auto* pieces : {&u.forward, &u.backward}) {
+          for (CostPiece& piece : *pieces) {
+            piece.compute *= f;
+            piece.weight *= f;
           }
-          sum_pieces(u);
-          it = slowed.emplace(run.unit, static_cast<int>(costs.units.size())).first;
-          costs.units.push_back(std::move(u));
         }
-        run.unit = it->second;
+        sum_pieces(u);
+      });
+      for (int c = 0; c < plan.virtual_stages; ++c) {
+        const std::size_t vs = plan.virtual_stage_index(c, s);
+        costs.passes[vs] = pass_cost(costs.units, costs.chunk_units[vs]);
       }
-      pass = pass_cost(costs.units, costs.chunk_units[vs]);
     }
     costs.stages[static_cast<std::size_t>(s)].optimizer_s *= f;
   }
@@ -583,13 +600,12 @@ std::vector<double> degraded_nic_slowdowns(const ParallelPlan& plan, const topo:
   const topo::Placement& placement = placed.placement;
   const std::size_t pp = placed.axis(ParallelAxis::pp);
   const std::int64_t gpn = cluster.gpus_in_use_per_node();
-  const std::int64_t nics = std::max(cluster.nics_per_node(), 1);
   std::vector<double> f(static_cast<std::size_t>(plan.pp), 1.0);
   for (const topo::DegradedNic& d : cluster.degraded) {
     const double ratio = cluster.nic_bytes_per_s() / d.bytes_per_s;
     for (std::int64_t g = 0; g < gpn; ++g) {
       const std::int64_t r = d.node * gpn + g;
-      if (g * nics / gpn != d.nic || r >= placement.world_size()) continue;
+      if (cluster.nic_of_gpu(g) != d.nic || r >= placement.world_size()) continue;
       double& stage = f[static_cast<std::size_t>(placement.coordinates(r)[pp])];
       stage = std::max(stage, ratio);
     }
@@ -610,20 +626,14 @@ void slow_data_parallel(StepCosts& costs, const StepPlan& plan, const std::vecto
     slow(sc.param_gather_s, sc.param_gather_latency_s, f);
     if (!costs.gathers_weights) continue;
     // ZeRO-3: this rank's units, copied so the other ranks keep theirs.
-    std::map<int, int> slowed;
+    change_rank_units(costs, plan, s, [&](UnitCost& u) {
+      slow(u.gather_s, u.gather_latency_s, f);
+      slow(u.reduce_s, u.reduce_latency_s, f);
+    });
     sc.zero3_gather_s = 0;
     sc.zero3_reduce_s = 0;
     for (int c = 0; c < plan.virtual_stages; ++c) {
-      for (UnitRun& run : costs.chunk_units[plan.virtual_stage_index(c, s)]) {
-        auto it = slowed.find(run.unit);
-        if (it == slowed.end()) {
-          UnitCost u = costs.units[static_cast<std::size_t>(run.unit)];
-          slow(u.gather_s, u.gather_latency_s, f);
-          slow(u.reduce_s, u.reduce_latency_s, f);
-          it = slowed.emplace(run.unit, static_cast<int>(costs.units.size())).first;
-          costs.units.push_back(std::move(u));
-        }
-        run.unit = it->second;
+      for (const UnitRun& run : costs.chunk_units[plan.virtual_stage_index(c, s)]) {
         const UnitCost& u = costs.units[static_cast<std::size_t>(run.unit)];
         sc.zero3_gather_s += run.count * u.gather_s;
         sc.zero3_reduce_s += run.count * u.reduce_s;

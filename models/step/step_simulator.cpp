@@ -58,16 +58,17 @@ StepCosts simulated_costs(const StepInput& in, const StepPlan& plan, Fidelity fi
   if (!degraded.empty()) slow_data_parallel(symmetric, plan, degraded);
   // With stragglers the step is that of the slowest replica holding one (step_costs.hpp): each is timed,
   // untraced, and the slowest one's costs are returned.
-  StepCosts costs = symmetric;
-  double slowest = -1;
   const std::vector<std::vector<double>> slowdowns = straggler_slowdowns(in.plan, in.cluster);
+  if (slowdowns.empty()) return symmetric;
+  if (slowdowns.size() == 1) {  // one replica to slow: nothing to compare
+    slow_stages(symmetric, plan, slowdowns.front());
+    return symmetric;
+  }
+  StepCosts costs;
+  double slowest = -1;
   for (const std::vector<double>& slowdown : slowdowns) {
     StepCosts slowed = symmetric;
     slow_stages(slowed, plan, slowdown);
-    if (slowdowns.size() == 1) {  // one replica to slow: nothing to compare
-      costs = std::move(slowed);
-      break;
-    }
     const double t = fidelity == Fidelity::analytic
                          ? analytic_step(in, plan, slowed).iteration_time
                          : run_step_graph(lower_step(in, plan, slowed, LoweringOptions{}), in, plan, slowed)
