@@ -92,27 +92,23 @@ std::optional<model::DataSpec> read_data_block(Diagnostics& d, const YamlValue& 
 
 std::vector<model::PersonSpec> read_people_block(Diagnostics& d, const YamlValue& v) {
   std::vector<model::PersonSpec> people;
-  if (!v.is_sequence()) {
-    d.add(v, "people", "expected a list of roles, e.g. [{role: engineer, count: 4, rate: \"$110/h\"}]");
-    return people;
-  }
-  for (std::size_t i = 0; i < v.items.size(); ++i) {
-    const std::string path = "people[" + std::to_string(i) + "]";
-    MapReader r(d, v.items[i], path, {"role", "count", "rate", "hours_per_week", "coverage"});
-    if (!r.valid()) continue;
-    r.require({"role", "rate"});
-    model::PersonSpec p;
-    r.string("role", p.role);
-    r.count("count", p.count, 1, 1e6);
-    r.quantity("rate", p.rate_usd_per_hour, Dimension::usd_per_hour, Bound::non_negative);
-    r.number("hours_per_week", p.hours_per_week, 0, 168);
-    if (const YamlValue* c = r.get("coverage")) {
-      if (read_choice(d, *c, r.child_path("coverage"), {"24x7"})) p.round_the_clock = true;
-      if (r.has("hours_per_week"))
-        d.add(*c, r.child_path("coverage"), "give coverage or hours_per_week, not both");
-    }
-    people.push_back(std::move(p));
-  }
+  read_list(d, v, "people", "a list of roles, e.g. [{role: engineer, count: 4, rate: \"$110/h\"}]",
+            [&](const YamlValue& item, const std::string& path) {
+              MapReader r(d, item, path, {"role", "count", "rate", "hours_per_week", "coverage"});
+              if (!r.valid()) return;
+              r.require({"role", "rate"});
+              model::PersonSpec p;
+              r.string("role", p.role);
+              r.count("count", p.count, 1, 1e6);
+              r.quantity("rate", p.rate_usd_per_hour, Dimension::usd_per_hour, Bound::non_negative);
+              r.number("hours_per_week", p.hours_per_week, 0, 168);
+              if (const YamlValue* c = r.get("coverage")) {
+                if (read_choice(d, *c, r.child_path("coverage"), {"24x7"})) p.round_the_clock = true;
+                if (r.has("hours_per_week"))
+                  d.add(*c, r.child_path("coverage"), "give coverage or hours_per_week, not both");
+              }
+              people.push_back(std::move(p));
+            });
   return people;
 }
 

@@ -86,6 +86,19 @@ std::optional<std::string> read_string(Diagnostics& d, const YamlValue& v, const
 std::optional<std::size_t> read_choice(Diagnostics& d, const YamlValue& v, const std::string& path,
                                        const std::vector<std::string>& choices);
 
+/// A list of mapping blocks: `read_item(item, item_path)` for each item with item_path "path[i]"; a value
+/// that is not a list is one diagnostic, "expected <what>".
+template <class ReadItem>
+void read_list(Diagnostics& d, const YamlValue& v, const std::string& path, std::string_view what,
+               ReadItem&& read_item) {
+  if (!v.is_sequence()) {
+    d.add(v, path, "expected " + std::string(what));
+    return;
+  }
+  for (std::size_t i = 0; i < v.items.size(); ++i)
+    read_item(v.items[i], path + "[" + std::to_string(i) + "]");
+}
+
 /// A mapping block with an exact key set (null, an empty block, reads as an empty mapping): construction
 /// reports a non-mapping and every unknown key
 /// (with a suggestion); the getters read optional keys and leave the target untouched when absent.

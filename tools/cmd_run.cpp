@@ -4,6 +4,8 @@
 // analytic fidelity the closed form's timeline in the same layout) and run.csv (the run's timeline). Exit 1
 // when the layout is infeasible, does not fit in memory, or a budget check fails (the summary is printed
 // first in every case).
+#include <fmt/format.h>
+
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -116,8 +118,9 @@ void add_run_command(CLI::App& app, int& exit_code) {
                 "print the loaded scenario (presets expanded) as YAML and stop");
   add_set_option(*sub, args->sets);
   sub->add_option("--trace-detail", args->trace_detail,
-                  "slices of the event trace: layer (every kernel run and collective) or pass (one per pass "
-                  "and stream); default pass above 256 GPUs, else layer")
+                  fmt::format("slices of the event trace: layer (every kernel run and collective) or pass "
+                              "(one per pass and stream); default pass above {} GPUs, else layer",
+                              kPassDetailGpus))
       ->check(CLI::IsMember({"layer", "pass"}));
   sub->add_flag("--gzip", args->gzip,
                 "write DIR/trace.json.gz instead of DIR/trace.json (Perfetto opens both)");

@@ -73,10 +73,8 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
         fastest = fmt::format("fastest that fits: point {} ({} per iteration)", outcome.fastest_point,
                               model::format_human(model::FieldUnit::seconds, outcome.fastest_iteration));
       }
-      std::fprintf(stderr, "trainsim sweep: %lld points in %.2f s: %lld feasible, %lld fit; %s\n",
-                   static_cast<long long>(outcome.planned), outcome.seconds,
-                   static_cast<long long>(outcome.feasible), static_cast<long long>(outcome.fits),
-                   fastest.c_str());
+      fmt::print(stderr, "trainsim sweep: {} points in {:.2f} s: {} feasible, {} fit; {}\n", outcome.planned,
+                 outcome.seconds, outcome.feasible, outcome.fits, fastest);
     }
     // Interrupted: the shell convention for SIGINT, so scripts can tell it from a failed check.
     exit_code = outcome.complete() ? exit_ok : kExitInterrupted;

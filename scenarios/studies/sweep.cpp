@@ -49,10 +49,11 @@ std::string one_line(const std::string& text) {
   return out;
 }
 
-/// A swept value as a label: a quoted YAML scalar ("10 min", '$2.10/h') by its value, so the CSV holds
-/// 10 min rather than """10 min"""; anything else (numbers, names, flow mappings) as written.
+/// A swept value as a label: a quoted YAML scalar ("10 min") by its value, so the CSV holds 10 min rather
+/// than """10 min"""; anything else (numbers, names, flow mappings) as written. Axis values are kept as
+/// to_yaml_text writes them, which quotes with double quotes only.
 std::string label_text(const std::string& yaml) {
-  if (yaml.empty() || (yaml.front() != '"' && yaml.front() != '\'')) return yaml;
+  if (yaml.empty() || yaml.front() != '"') return yaml;
   Diagnostics ignored;
   const std::optional<YamlValue> v = parse_yaml_tree(yaml, "sweep value", ignored);
   return v && v->is_scalar() ? v->scalar : yaml;
