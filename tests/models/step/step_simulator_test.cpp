@@ -419,9 +419,15 @@ TEST_CASE("a NIC at half its bandwidth doubles the size-dependent time of the ri
     CHECK(slow.time.exposed_dp_comm - even.time.exposed_dp_comm ==
           doctest::Approx(added).epsilon(1e-6).scale(0));
     CHECK(slow.time.compute == doctest::Approx(even.time.compute).epsilon(1e-12).scale(0));
-    // A NIC no GPU of the step uses, or one faster than rated, changes nothing.
+    // A NIC faster than rated changes nothing.
     in.cluster.degraded = {{.node = 1, .nic = 0, .bytes_per_s = 2 * in.cluster.nic_bytes_per_s()}};
     CHECK(simulate_step(in, fidelity).iteration_time ==
           doctest::Approx(even.iteration_time).epsilon(1e-12).scale(0));
+    // Nor does a slow NIC when no data-parallel ring leaves a node: tp 8 in each node, pp 2 across them,
+    // dp 1 (pipeline sends are priced at the rated NIC).
+    StepInput piped = testing::small_gpt_on_a100(2, 8, 2, 1, 16);
+    const double alone = simulate_step(piped, fidelity).iteration_time;
+    piped.cluster.degraded = {{.node = 1, .nic = 0, .bytes_per_s = piped.cluster.nic_bytes_per_s() / 2}};
+    CHECK(simulate_step(piped, fidelity).iteration_time == doctest::Approx(alone).epsilon(1e-12).scale(0));
   }
 }

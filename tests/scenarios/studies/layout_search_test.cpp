@@ -183,6 +183,21 @@ TEST_CASE("every layout search enumerates loads as a scenario with its keys set,
     CHECK_NOTHROW(s = load_scenario_file(path, set));
     const model::StepPlan plan = model::make_step_plan(s.model, s.cluster, s.parallelism, s.training);
     CHECK_MESSAGE(plan.feasible, plan.reason);
+    // The loaded layout is the one searched: every key set took effect (a key layout_settings left out
+    // would keep the base's value here).
+    const model::ParallelPlan& want = layouts[i].plan;
+    CHECK(s.cluster.nodes == layouts[i].nodes);
+    CHECK(s.parallelism.tp == want.tp);
+    CHECK(s.parallelism.pp == want.pp);
+    CHECK(s.parallelism.dp == want.dp);
+    CHECK(s.parallelism.cp == want.cp);
+    CHECK(s.parallelism.ep == want.ep);
+    CHECK(s.parallelism.micro_batch == want.micro_batch);
+    CHECK(s.parallelism.schedule == want.schedule);
+    CHECK(s.parallelism.virtual_stages == want.virtual_stages);
+    CHECK(s.parallelism.zero == want.zero);
+    CHECK(s.parallelism.shard_group == want.shard_group);
+    CHECK(s.parallelism.recompute == want.recompute);
     ++loaded;
   }
   CHECK(loaded > 10);
