@@ -11,6 +11,7 @@
 #include "scenarios/hf_config.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/preset_blocks.hpp"
+#include "scenarios/shipped_data.hpp"
 #include "topologies/comm_calibration.hpp"
 
 namespace trainsim::scenario {
@@ -363,10 +364,9 @@ std::string node_to_yaml(const topo::NodeSpec& n) {
 
 std::vector<std::string> preset_folders(PresetKind kind) {
   std::vector<std::string> folders;
-  const std::string root = TRAINSIM_SOURCE_DIR;
-  folders.push_back(kind == PresetKind::model
-                        ? root + "/models/presets"
-                        : root + "/topologies/presets/" + std::string(sub_folder(kind)));
+  folders.push_back(shipped_folder(kind == PresetKind::gpu    ? ShippedData::gpu_presets
+                                   : kind == PresetKind::node ? ShippedData::node_presets
+                                                              : ShippedData::model_presets));
   if (const char* env = std::getenv("TRAINSIM_PATH")) {
     std::string_view rest = env;
     while (!rest.empty()) {

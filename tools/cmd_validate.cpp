@@ -1,4 +1,4 @@
-// `trainsim validate [PATH...]`: run validation cases (scenarios with a `measured:` block), print predicted
+// `trainsim validate [PATH...] [--suite NAME]...`: run validation cases (scenarios with a `measured:` block), print predicted
 // vs measured and the error per case, MAPE and worst case per metric, per source folder and per attention
 // kernel; exit 1 when a case is outside its tolerance or cannot be evaluated.
 #include <iostream>
@@ -8,6 +8,7 @@
 
 #include "models/step/step_simulator.hpp"
 #include "scenarios/presets.hpp"
+#include "scenarios/shipped_data.hpp"
 #include "scenarios/studies/validation_runner.hpp"
 #include "sim/error.hpp"
 #include "tools/command.hpp"
@@ -18,6 +19,7 @@ namespace {
 
 struct ValidateArgs {
   std::vector<std::string> paths;
+  std::vector<std::string> suites;
   std::string format = "table";
   int jobs = 0;
   std::string fidelity = "analytic";
@@ -33,8 +35,14 @@ void add_validate_command(CLI::App& app, int& exit_code) {
                                  "run validation cases (scenarios with a `measured:` block): predicted vs "
                                  "measured, error per case, MAPE "
                                  "per metric and per source; exit 1 if a case is outside its tolerance");
-  sub->add_option("paths", args->paths, "case files or folders (searched recursively for *.yaml)")
-      ->default_val(std::vector<std::string>{"scenarios/validation"});
+  sub->add_option("paths", args->paths,
+                  "case files or folders (searched recursively for *.yaml); default: every shipped case "
+                  "(the suite 'all'), from any working directory");
+  std::string suites;
+  for (const std::string& s : scenario::validation_suites()) suites += (suites.empty() ? "" : " | ") + s;
+  sub->add_option("--suite", args->suites,
+                  "shipped cases by name, added to the paths (repeat for several): " + suites)
+      ->allow_extra_args(false);
   sub->add_option("--format", args->format, "output format")
       ->check(CLI::IsMember({"table", "csv", "json"}))
       ->capture_default_str();
@@ -53,7 +61,10 @@ void add_validate_command(CLI::App& app, int& exit_code) {
   sub->add_flag("--failures-only", args->failures_only,
                 "table format: list only the cases outside tolerance (the summary is always complete)");
   sub->callback([args, &exit_code] {
-    const std::vector<std::string> files = scenario::find_case_files(args->paths);
+    std::vector<std::string> paths = args->paths;
+    for (const std::string& suite : args->suites) paths.push_back(scenario::validation_suite_folder(suite));
+    if (paths.empty()) paths.push_back(scenario::validation_suite_folder("all"));
+    const std::vector<std::string> files = scenario::find_case_files(paths);
     if (files.empty()) throw InputError("no validation cases (*.yaml) found under the given paths");
     scenario::ValidationOptions options{.fidelity = model::parse_fidelity(args->fidelity),
                                         .jobs = args->jobs};
