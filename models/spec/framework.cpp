@@ -49,6 +49,16 @@ Framework framework_preset(FrameworkPreset preset) {
       // compiled (training.compile false by default); FSDP2 wraps any model and leaves its kernels alone.
       f.fused_elementwise = preset != FrameworkPreset::torchtitan;
       break;
+    case FrameworkPreset::llm_foundry:
+      // Composer's PyTorch FSDP (FSDP1) around an MPT model, as scripts/train/benchmarking runs it: one
+      // unit per MPT block; limit_all_gathers lets one all-gather run ahead of the computing unit;
+      // mixed_precision DEFAULT reduces gradients in fp32; LayerNorm (LPLayerNorm), GELU, residual adds
+      // and the loss are eager PyTorch ops, nothing compiled.
+      f.tp_comm_overlap = false;
+      f.overlap_param_gather = false;
+      f.grad_reduce_dtype = topo::Precision::fp32;
+      f.fused_elementwise = false;
+      break;
   }
   return f;
 }
@@ -82,6 +92,7 @@ std::string framework_flags(const Framework& f, bool overlap_grad_reduce) {
 std::optional<Attention> preset_fused_attention(FrameworkPreset preset) {
   switch (preset) {
     case FrameworkPreset::torchtitan:
+    case FrameworkPreset::llm_foundry:
       return Attention::flash2;
     case FrameworkPreset::deepspeed:
     case FrameworkPreset::fsdp2:
@@ -118,6 +129,11 @@ std::string_view preset_citation(FrameworkPreset preset) {
       return "PyTorch FSDP2 as torchtitan applies it (torchtitan/parallelisms/parallelize_llama.py): one "
              "fully_shard unit per transformer block, implicit prefetch of the next unit, "
              "reshard_after_forward true, reduce in float32 (mixed_precision_reduce), async TP off";
+    case FrameworkPreset::llm_foundry:
+      return "MosaicML llm-foundry (Composer + PyTorch FSDP) as scripts/train/benchmarking/"
+             "submit_benchmarks.py runs MPT: attn_impl flash (flash-attn FlashAttention-2, the gpu-flash2 "
+             "extra), fsdp_config limit_all_gathers true, mixed_precision DEFAULT (fp32 reduce_dtype, "
+             "Composer PR #2628), low_precision_layernorm and GELU as eager ops, no torch.compile";
     case FrameworkPreset::nemo:
       return "NeMo 2.0 performance recipes (nemo/collections/llm/recipes): Megatron-Core with "
              "tp_comm_overlap, overlap_param_gather and overlap_grad_reduce on";

@@ -98,6 +98,24 @@ TEST_CASE("a dumped scenario loads back with the same framework flags") {
   CHECK(back.parallelism.overlap_grad_reduce == s.parallelism.overlap_grad_reduce);
 }
 
+TEST_CASE("llm-foundry: Composer's FSDP around eager MPT ops, gradients reduced in fp32, nothing overlapped") {
+  const Scenario s = load_scenario_text(
+      "model: {preset: llama3-8b}\ncluster: {node: dgx-h100, nodes: 1}\n"
+      "parallelism: {zero: 3}\ntraining: {global_batch: 64}\nframework: llm-foundry\n",
+      "t.yaml");
+  const model::Framework& f = s.parallelism.framework;
+  CHECK(f.preset == model::FrameworkPreset::llm_foundry);
+  CHECK_FALSE(f.tp_comm_overlap);
+  CHECK_FALSE(f.overlap_param_gather);
+  CHECK_FALSE(f.fused_elementwise);
+  CHECK_FALSE(f.cuda_graphs);
+  CHECK(f.grad_reduce_dtype == trainsim::topo::Precision::fp32);
+  CHECK(f.prefetch == 1);
+  CHECK(f.gathers_per_layer == 1);
+  CHECK(f.reshard_after_forward);
+  CHECK(s.parallelism.overlap_grad_reduce);  // FSDP reduce-scatters each unit during the backward
+}
+
 TEST_CASE("attention: flash is FlashAttention-2 under torchtitan, the GPU's default under the others") {
   const std::string h100 = R"(model: {preset: llama3-8b, attention: flash}
 cluster: {node: dgx-h100, nodes: 1}
@@ -111,8 +129,11 @@ training: {global_batch: 64}
     CHECK(load_scenario_text(h100 + "framework: " + preset + "\n", "t.yaml").model.attention ==
           model::Attention::flash);
   }
-  // torchtitan's models call PyTorch's scaled_dot_product_attention: FlashAttention-2.
+  // torchtitan's models call PyTorch's scaled_dot_product_attention, llm-foundry's MPT the flash-attn
+  // package: FlashAttention-2 both.
   CHECK(load_scenario_text(h100 + "framework: torchtitan\n", "t.yaml").model.attention ==
+        model::Attention::flash2);
+  CHECK(load_scenario_text(h100 + "framework: llm-foundry\n", "t.yaml").model.attention ==
         model::Attention::flash2);
   // A kernel named outright is kept whatever the framework.
   const Scenario named = load_scenario_text(
