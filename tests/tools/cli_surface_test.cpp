@@ -72,6 +72,7 @@ const std::vector<CommandHelp> commands = {
     {"report", {"IN"}},
     {"topology", {"scenario"}},
     {"collective", {"--cluster", "--op"}},  // no positionals: nccl-tests style options
+    {"import", {"megatron"}},               // one subcommand per tool whose configuration it reads
 };
 
 }  // namespace

@@ -1,0 +1,295 @@
+#include "scenarios/megatron_args.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "scenarios/presets.hpp"
+#include "sim/error.hpp"
+
+namespace trainsim::scenario {
+
+namespace {
+
+// Flags that take no value: present or absent.
+const std::set<std::string, std::less<>> kSwitches = {
+    "--swiglu", "--untie-embeddings-and-output-weights", "--disable-bias-linear", "--group-query-attention",
+    "--use-flash-attn", "--sequence-parallel", "--recompute-activations", "--use-distributed-optimizer",
+    "--overlap-grad-reduce", "--overlap-param-gather", "--tp-comm-overlap", "--fp16", "--bf16"};
+
+// Flags read for a value.
+const std::set<std::string, std::less<>> kValued = {
+    "--num-layers", "--hidden-size", "--num-attention-heads", "--num-query-groups", "--kv-channels",
+    "--ffn-hidden-size", "--seq-length", "--normalization", "--position-embedding-type", "--vocab-size",
+    "--tokenizer-type", "--make-vocab-size-divisible-by", "--num-experts", "--moe-router-topk",
+    "--moe-ffn-hidden-size", "--hidden-dropout", "--attention-backend", "--transformer-impl",
+    "--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--context-parallel-size",
+    "--expert-model-parallel-size", "--num-layers-per-virtual-pipeline-stage",
+    "--virtual-pipeline-model-parallel-size", "--micro-batch-size", "--global-batch-size",
+    "--recompute-granularity", "--fp8-format", "--train-iters", "--train-samples", "--optimizer",
+    "--nnodes"};
+
+// GPT-2 BPE (Megatron's GPT2BPETokenizer), before padding.
+constexpr long long kGpt2Vocab = 50257;
+
+struct Flags {
+  std::map<std::string, std::vector<std::string>, std::less<>> values;  // every flag seen, its words
+  [[nodiscard]] bool has(std::string_view flag) const { return values.find(flag) != values.end(); }
+  [[nodiscard]] std::optional<std::string> text(std::string_view flag) const {
+    const auto it = values.find(flag);
+    if (it == values.end()) return std::nullopt;
+    if (it->second.empty()) throw InputError(std::string(flag) + " needs a value");
+    return it->second.front();
+  }
+  [[nodiscard]] std::optional<double> number(std::string_view flag) const {
+    const std::optional<std::string> t = text(flag);
+    if (!t) return std::nullopt;
+    if (!t->empty() && t->front() == '$') {
+      throw InputError(std::string(flag) + " is the shell variable " + *t +
+                       ": write its value in the argument list");
+    }
+    double v = 0;
+    const auto [end, ec] = std::from_chars(t->data(), t->data() + t->size(), v);
+    if (ec != std::errc() || end != t->data() + t->size() || !std::isfinite(v)) {
+      throw InputError(std::string(flag) + " expects a number, got '" + *t + "'");
+    }
+    return v;
+  }
+  [[nodiscard]] long long count(std::string_view flag, long long fallback) const {
+    const std::optional<double> v = number(flag);
+    if (!v) return fallback;
+    if (*v < 0 || *v != std::floor(*v)) {
+      throw InputError(std::string(flag) + " expects a whole number >= 0, got " + fmt::format("{}", *v));
+    }
+    return static_cast<long long>(*v);
+  }
+  [[nodiscard]] long long required(std::string_view flag) const {
+    if (!has(flag)) throw InputError("the argument list does not give " + std::string(flag));
+    return count(flag, 0);
+  }
+};
+
+Flags parse_flags(const std::vector<std::string>& words) {
+  Flags f;
+  for (std::size_t i = 0; i < words.size(); ++i) {
+    const std::string& w = words[i];
+    if (w.size() < 3 || w.compare(0, 2, "--") != 0) continue;  // launcher words, script names, variables
+    std::string flag = w;
+    std::vector<std::string> values;
+    if (const std::size_t eq = w.find('='); eq != std::string::npos) {  // --flag=value
+      flag = w.substr(0, eq);
+      values.push_back(w.substr(eq + 1));
+    } else if (!kSwitches.contains(flag)) {
+      // A valued flag takes one word; an unknown one every word up to the next flag (--rampup-batch-size
+      // 16 16 5859375), which is then ignored.
+      const bool one = kValued.contains(flag);
+      while (i + 1 < words.size() && words[i + 1].compare(0, 2, "--") != 0) {
+        values.push_back(words[++i]);
+        if (one) break;
+      }
+    }
+    f.values[flag] = std::move(values);
+  }
+  return f;
+}
+
+long long round_up(long long value, long long multiple) {
+  return multiple <= 0 ? value : (value + multiple - 1) / multiple * multiple;
+}
+
+}  // namespace
+
+std::vector<std::string> shell_words(const std::string& text) {
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;
+  char quote = 0;
+  auto flush = [&] {
+    if (in_word) {
+      // Bash array brackets: NAME=( opens a list, ) closes it; neither is an argument.
+      if (word != ")" && word != "(" && !(word.size() > 2 && word.compare(word.size() - 2, 2, "=(") == 0)) {
+        words.push_back(word);
+      }
+    }
+    word.clear();
+    in_word = false;
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quote != 0) {
+      if (c == quote) {
+        quote = 0;
+      } else {
+        word += c;
+      }
+      continue;
+    }
+    if (c == '\'' || c == '"') {
+      quote = c;
+      in_word = true;
+    } else if (c == '\\' && i + 1 < text.size() && text[i + 1] == '\n') {
+      ++i;  // line continuation
+    } else if (c == '#' && !in_word) {
+      while (i < text.size() && text[i] != '\n') ++i;
+      flush();
+    } else if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+      flush();
+    } else {
+      word += c;
+      in_word = true;
+    }
+  }
+  if (quote != 0) throw InputError("the argument list has an unclosed quote");
+  flush();
+  return words;
+}
+
+MegatronImport import_megatron_args(const std::string& text, const std::string& source,
+                                    const MegatronImportOptions& options) {
+  const Flags f = parse_flags(shell_words(text));
+  if (f.values.empty()) throw InputError("no --flags found in " + source);
+
+  const long long layers = f.required("--num-layers");
+  const long long hidden = f.required("--hidden-size");
+  const long long heads = f.required("--num-attention-heads");
+  const long long seq = f.required("--seq-length");
+  if (layers < 1 || hidden < 1 || heads < 1 || seq < 1) {
+    throw InputError("--num-layers, --hidden-size, --num-attention-heads and --seq-length must be >= 1");
+  }
+  const long long tp = std::max(1LL, f.count("--tensor-model-parallel-size", 1));
+  const long long pp = std::max(1LL, f.count("--pipeline-model-parallel-size", 1));
+  const long long cp = std::max(1LL, f.count("--context-parallel-size", 1));
+  const long long ep = std::max(1LL, f.count("--expert-model-parallel-size", 1));
+  const bool swiglu = f.has("--swiglu");
+  // Megatron's default FFN width (megatron/training/arguments.py): 4h, or for SwiGLU 2/3 of it rounded
+  // down to a multiple of 64.
+  const long long ffn_default = swiglu ? (4 * hidden * 2 / 3) / 64 * 64 : 4 * hidden;
+  const long long ffn = f.count("--ffn-hidden-size", ffn_default);
+
+  // The vocabulary, padded as Megatron pads it (multiple of make-vocab-size-divisible-by · tp).
+  const long long divisible = f.count("--make-vocab-size-divisible-by", 128) * tp;
+  long long vocab = 0;
+  if (f.has("--vocab-size")) {
+    vocab = f.count("--vocab-size", 0);
+  } else if (f.text("--tokenizer-type").value_or("GPT2BPETokenizer") == "GPT2BPETokenizer") {
+    vocab = kGpt2Vocab;
+  } else {
+    throw InputError("the vocabulary of tokenizer " + *f.text("--tokenizer-type") +
+                     " is not in the argument list: add --vocab-size N");
+  }
+  vocab = round_up(vocab, divisible);
+
+  const std::string norm = f.text("--normalization").value_or("LayerNorm");
+  if (norm != "LayerNorm" && norm != "RMSNorm") throw InputError("--normalization " + norm + " is not modelled");
+  const std::string position = f.text("--position-embedding-type").value_or("learned_absolute");
+  if (position != "learned_absolute" && position != "rope") {
+    throw InputError("--position-embedding-type " + position + " is not modelled (learned_absolute, rope)");
+  }
+  const std::string backend = f.text("--attention-backend").value_or("auto");
+  const std::string impl = f.text("--transformer-impl").value_or("transformer_engine");
+  const bool flash = backend != "unfused" && (impl == "transformer_engine" || f.has("--use-flash-attn"));
+
+  std::string precision = "fp32";
+  if (f.has("--fp16")) precision = "fp16";
+  if (f.has("--bf16")) precision = "bf16";
+  if (f.has("--fp8-format")) precision = "fp8";
+
+  std::string recompute = f.has("--recompute-activations") ? "selective" : "none";
+  if (const auto g = f.text("--recompute-granularity")) {
+    if (*g != "full" && *g != "selective") throw InputError("--recompute-granularity " + *g + " is not modelled");
+    recompute = *g;
+  }
+
+  long long virtual_stages = f.count("--virtual-pipeline-model-parallel-size", 0);
+  if (const long long per = f.count("--num-layers-per-virtual-pipeline-stage", 0); per > 0) {
+    if (layers % (pp * per) != 0) {
+      throw InputError("--num-layers-per-virtual-pipeline-stage " + std::to_string(per) +
+                       " does not divide --num-layers over the pipeline stages");
+    }
+    virtual_stages = layers / (pp * per);
+  }
+
+  const std::string optimizer = f.text("--optimizer").value_or("adam");
+  if (optimizer != "adam" && optimizer != "sgd") throw InputError("--optimizer " + optimizer + " is not modelled");
+
+  const topo::NodeSpec node = node_preset(options.node);
+  long long nodes = options.nodes;
+  // torchrun's --nnodes, when the script gives it as a number rather than a shell variable.
+  if (nodes <= 0 && f.has("--nnodes") && f.text("--nnodes")->front() != '$') nodes = f.count("--nnodes", 0);
+  if (nodes <= 0) nodes = std::max(1LL, round_up(tp * pp * cp, node.gpus_per_node) / node.gpus_per_node);
+
+  MegatronImport out;
+  std::string& y = out.yaml;
+  y += "# Imported by `trainsim import megatron` from " + source + " (Megatron-LM arguments).\n";
+  y += fmt::format("# The cluster is not in Megatron's arguments: {} x {} (trainsim import --node, --nodes).\n",
+                   nodes, options.node);
+  y += "name: " + std::filesystem::path(source).stem().string() + "\n";
+  y += "model:\n";
+  y += fmt::format("  layers: {}\n  hidden: {}\n  heads: {}\n", layers, hidden, heads);
+  if (f.has("--group-query-attention") || f.has("--num-query-groups")) {
+    y += fmt::format("  kv_heads: {}\n", f.count("--num-query-groups", 1));
+  }
+  if (f.has("--kv-channels")) y += fmt::format("  head_dim: {}\n", f.count("--kv-channels", 0));
+  y += fmt::format("  ffn_hidden: {}\n  vocab: {}\n  seq_len: {}\n", ffn, vocab, seq);
+  y += std::string("  mlp: ") + (swiglu ? "swiglu" : "gelu") + "\n";
+  y += std::string("  norm: ") + (norm == "RMSNorm" ? "rmsnorm" : "layernorm") + "\n";
+  y += std::string("  position: ") + (position == "rope" ? "rope" : "learned") + "\n";
+  y += std::string("  bias: ") + (f.has("--disable-bias-linear") ? "false" : "true") + "\n";
+  y += std::string("  tied_embeddings: ") + (f.has("--untie-embeddings-and-output-weights") ? "false" : "true") +
+       "\n";
+  y += std::string("  attention: ") + (flash ? "flash" : "standard") + "\n";
+  y += fmt::format("  dropout: {}\n", f.number("--hidden-dropout").value_or(0.1));
+  if (f.has("--num-experts")) {
+    y += fmt::format("  experts: {}\n  top_k: {}\n", f.count("--num-experts", 0), f.count("--moe-router-topk", 2));
+    if (f.has("--moe-ffn-hidden-size")) y += fmt::format("  expert_ffn_hidden: {}\n", f.count("--moe-ffn-hidden-size", 0));
+  }
+  y += fmt::format("cluster: {{node: {}, nodes: {}}}\n", options.node, nodes);
+  y += "parallelism:\n";
+  y += fmt::format("  tp: {}\n  pp: {}\n  cp: {}\n  ep: {}\n  dp: auto\n", tp, pp, cp, ep);
+  y += fmt::format("  micro_batch: {}\n", f.count("--micro-batch-size", 1));
+  if (pp > 1) y += std::string("  schedule: ") + (virtual_stages > 1 ? "interleaved" : "1f1b") + "\n";
+  if (pp > 1 && virtual_stages > 1) y += fmt::format("  virtual_stages: {}\n", virtual_stages);
+  y += std::string("  sequence_parallel: ") + (f.has("--sequence-parallel") ? "true" : "false") + "\n";
+  y += "  recompute: " + recompute + "\n";
+  y += std::string("  zero: ") + (f.has("--use-distributed-optimizer") ? "1" : "0") + "\n";
+  y += std::string("  overlap_grad_reduce: ") + (f.has("--overlap-grad-reduce") ? "true" : "false") + "\n";
+  y += "training:\n";
+  y += fmt::format("  global_batch: {}\n", f.required("--global-batch-size"));
+  y += "  precision: " + precision + "\n";
+  y += std::string("  optimizer: ") + (optimizer == "sgd" ? "sgd-momentum" : "adamw") + "\n";
+  if (f.has("--train-iters")) {
+    y += fmt::format("  steps: {}\n", f.count("--train-iters", 1));
+  } else if (f.has("--train-samples")) {
+    y += fmt::format("  tokens: {}\n", static_cast<double>(f.count("--train-samples", 1)) * static_cast<double>(seq));
+  } else {
+    y += "  steps: 1                  # neither --train-iters nor --train-samples given\n";
+  }
+  y += "framework:\n  preset: megatron-core\n";
+  y += std::string("  tp_comm_overlap: ") + (f.has("--tp-comm-overlap") ? "true" : "false") + "\n";
+  y += std::string("  overlap_param_gather: ") + (f.has("--overlap-param-gather") ? "true" : "false") + "\n";
+
+  for (const auto& [flag, values] : f.values) {
+    if (!kSwitches.contains(flag) && !kValued.contains(flag)) out.ignored_flags.push_back(flag);
+  }
+  if (!out.ignored_flags.empty()) {
+    std::string line = "# Read and left out (they price nothing):";
+    std::string comment;
+    for (const std::string& flag : out.ignored_flags) {
+      if (line.size() + flag.size() + 1 > 110) {
+        comment += line + "\n";
+        line = "#  ";
+      }
+      line += " " + flag;
+    }
+    y = y.substr(0, y.find('\n') + 1) + comment + line + "\n" + y.substr(y.find('\n') + 1);
+  }
+  return out;
+}
+
+}  // namespace trainsim::scenario

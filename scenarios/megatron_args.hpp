@@ -1,0 +1,42 @@
+#pragma once
+// `trainsim import megatron ARGS`: a Megatron-LM argument list (pretrain_gpt.py's flags, as a launch
+// script or a file of them) to a scenario, so a user starts from the run they already launch.
+//
+// The text is split as a shell would split a script's words: `#` comments, backslash line ends and bash
+// array syntax (`NAME=(` … `)`) are dropped, quotes removed. Every `--flag` that decides the step's time,
+// memory or length becomes a scenario key (the table in megatron_args.cpp); flags that decide nothing
+// trainsim prices (learning rate, data paths, logging) are listed, by name, in a comment of the output.
+// Megatron's own defaults apply where a flag is absent: no sequence parallelism, no recompute, fp32, no
+// distributed optimizer, no overlap (--overlap-grad-reduce, --overlap-param-gather and --tp-comm-overlap
+// are off unless given), FFN 4·hidden (SwiGLU: 2/3 of it, rounded down to a multiple of 64), tied
+// embeddings, learned positions, LayerNorm, biases, GPT-2 BPE vocabulary padded to a multiple of
+// 128·tp (--make-vocab-size-divisible-by).
+//
+// Errors (InputError): a flag that needs a value and has none, a value that is not a number where one is
+// needed, a model that the list does not size (--num-layers, --hidden-size, --num-attention-heads,
+// --seq-length), and a vocabulary it does not give (another tokenizer without --vocab-size).
+#include <string>
+#include <vector>
+
+namespace trainsim::scenario {
+
+/// Where the imported run is placed: the cluster is not in Megatron's arguments (the launcher gives it).
+struct MegatronImportOptions {
+  std::string node = "dgx-h100";  ///< node preset
+  int nodes = 0;                  ///< 0: the fewest nodes that hold one model replica (tp·pp·cp)
+};
+
+struct MegatronImport {
+  std::string yaml;                          ///< the scenario, loadable as it is
+  std::vector<std::string> ignored_flags;    ///< flags read and left out (they price nothing)
+};
+
+/// Splits a launch script or argument file into its words (comments, line continuations and bash array
+/// brackets dropped, quotes removed).
+[[nodiscard]] std::vector<std::string> shell_words(const std::string& text);
+
+/// The scenario of a Megatron-LM argument list; `source` names it in the output's header comment.
+[[nodiscard]] MegatronImport import_megatron_args(const std::string& text, const std::string& source,
+                                                  const MegatronImportOptions& options);
+
+}  // namespace trainsim::scenario

@@ -1,0 +1,33 @@
+// `trainsim import megatron` round trip: the flags of Megatron-LM's GPT-3 175B README example are imported,
+// written, and the written scenario runs; the scenario says what it read from where.
+#include <string>
+
+#include "binary_harness.hpp"
+
+using trainsim::e2e::read_file;
+using trainsim::e2e::run_trainsim;
+using trainsim::e2e::TempDir;
+
+TEST_CASE("import megatron, then run: the Megatron-LM README's GPT-3 175B example") {
+  const TempDir dir;
+  const std::string args = std::string(TRAINSIM_SOURCE_DIR) + "/tests/tools/megatron_args/gpt3-175b.args";
+  const std::string scenario = dir.file("gpt3.yaml");
+  const auto imported = run_trainsim({"import", "megatron", args, "--node", "dgx-a100-80gb", "-o", scenario});
+  REQUIRE_MESSAGE(imported.exit_code == 0, imported.err);
+  const std::string yaml = read_file(scenario);
+  for (const char* key : {"layers: 96", "hidden: 12288", "heads: 96", "vocab: 51200", "tp: 8", "pp: 16",
+                          "global_batch: 1536", "precision: fp16", "steps: 500000",
+                          "cluster: {node: dgx-a100-80gb, nodes: 16}"}) {
+    CHECK_MESSAGE(yaml.find(key) != std::string::npos, key);
+  }
+  CHECK(yaml.find("--rampup-batch-size") != std::string::npos);  // listed as left out
+
+  const auto run = run_trainsim({"run", scenario, "--fidelity", "analytic", "--set", "training.steps=1"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out.find("gpus                             128") != std::string::npos);
+
+  // Bad input: a file that does not exist is exit 2 with its name.
+  const auto missing = run_trainsim({"import", "megatron", dir.file("none.args")});
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.err.find("cannot read " + dir.file("none.args")) != std::string::npos);
+}
