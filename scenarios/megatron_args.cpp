@@ -18,22 +18,53 @@ namespace trainsim::scenario {
 namespace {
 
 // Flags that take no value: present or absent.
-const std::set<std::string, std::less<>> kSwitches = {
-    "--swiglu", "--untie-embeddings-and-output-weights", "--disable-bias-linear", "--group-query-attention",
-    "--use-flash-attn", "--sequence-parallel", "--recompute-activations", "--use-distributed-optimizer",
-    "--overlap-grad-reduce", "--overlap-param-gather", "--tp-comm-overlap", "--fp16", "--bf16"};
+const std::set<std::string, std::less<>> kSwitches = {"--swiglu",
+                                                      "--untie-embeddings-and-output-weights",
+                                                      "--disable-bias-linear",
+                                                      "--group-query-attention",
+                                                      "--use-flash-attn",
+                                                      "--sequence-parallel",
+                                                      "--recompute-activations",
+                                                      "--use-distributed-optimizer",
+                                                      "--overlap-grad-reduce",
+                                                      "--overlap-param-gather",
+                                                      "--tp-comm-overlap",
+                                                      "--fp16",
+                                                      "--bf16"};
 
 // Flags read for a value.
-const std::set<std::string, std::less<>> kValued = {
-    "--num-layers", "--hidden-size", "--num-attention-heads", "--num-query-groups", "--kv-channels",
-    "--ffn-hidden-size", "--seq-length", "--normalization", "--position-embedding-type", "--vocab-size",
-    "--tokenizer-type", "--make-vocab-size-divisible-by", "--num-experts", "--moe-router-topk",
-    "--moe-ffn-hidden-size", "--hidden-dropout", "--attention-backend", "--transformer-impl",
-    "--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--context-parallel-size",
-    "--expert-model-parallel-size", "--num-layers-per-virtual-pipeline-stage",
-    "--virtual-pipeline-model-parallel-size", "--micro-batch-size", "--global-batch-size",
-    "--recompute-granularity", "--fp8-format", "--train-iters", "--train-samples", "--optimizer",
-    "--nnodes"};
+const std::set<std::string, std::less<>> kValued = {"--num-layers",
+                                                    "--hidden-size",
+                                                    "--num-attention-heads",
+                                                    "--num-query-groups",
+                                                    "--kv-channels",
+                                                    "--ffn-hidden-size",
+                                                    "--seq-length",
+                                                    "--normalization",
+                                                    "--position-embedding-type",
+                                                    "--vocab-size",
+                                                    "--tokenizer-type",
+                                                    "--make-vocab-size-divisible-by",
+                                                    "--num-experts",
+                                                    "--moe-router-topk",
+                                                    "--moe-ffn-hidden-size",
+                                                    "--hidden-dropout",
+                                                    "--attention-backend",
+                                                    "--transformer-impl",
+                                                    "--tensor-model-parallel-size",
+                                                    "--pipeline-model-parallel-size",
+                                                    "--context-parallel-size",
+                                                    "--expert-model-parallel-size",
+                                                    "--num-layers-per-virtual-pipeline-stage",
+                                                    "--virtual-pipeline-model-parallel-size",
+                                                    "--micro-batch-size",
+                                                    "--global-batch-size",
+                                                    "--recompute-granularity",
+                                                    "--fp8-format",
+                                                    "--train-iters",
+                                                    "--train-samples",
+                                                    "--optimizer",
+                                                    "--nnodes"};
 
 // GPT-2 BPE (Megatron's GPT2BPETokenizer), before padding.
 constexpr long long kGpt2Vocab = 50257;
@@ -186,7 +217,8 @@ MegatronImport import_megatron_args(const std::string& text, const std::string& 
   vocab = round_up(vocab, divisible);
 
   const std::string norm = f.text("--normalization").value_or("LayerNorm");
-  if (norm != "LayerNorm" && norm != "RMSNorm") throw InputError("--normalization " + norm + " is not modelled");
+  if (norm != "LayerNorm" && norm != "RMSNorm")
+    throw InputError("--normalization " + norm + " is not modelled");
   const std::string position = f.text("--position-embedding-type").value_or("learned_absolute");
   if (position != "learned_absolute" && position != "rope") {
     throw InputError("--position-embedding-type " + position + " is not modelled (learned_absolute, rope)");
@@ -202,7 +234,8 @@ MegatronImport import_megatron_args(const std::string& text, const std::string& 
 
   std::string recompute = f.has("--recompute-activations") ? "selective" : "none";
   if (const auto g = f.text("--recompute-granularity")) {
-    if (*g != "full" && *g != "selective") throw InputError("--recompute-granularity " + *g + " is not modelled");
+    if (*g != "full" && *g != "selective")
+      throw InputError("--recompute-granularity " + *g + " is not modelled");
     recompute = *g;
   }
 
@@ -216,7 +249,8 @@ MegatronImport import_megatron_args(const std::string& text, const std::string& 
   }
 
   const std::string optimizer = f.text("--optimizer").value_or("adam");
-  if (optimizer != "adam" && optimizer != "sgd") throw InputError("--optimizer " + optimizer + " is not modelled");
+  if (optimizer != "adam" && optimizer != "sgd")
+    throw InputError("--optimizer " + optimizer + " is not modelled");
 
   const topo::NodeSpec node = node_preset(options.node);
   long long nodes = options.nodes;
@@ -227,8 +261,9 @@ MegatronImport import_megatron_args(const std::string& text, const std::string& 
   MegatronImport out;
   std::string& y = out.yaml;
   y += "# Imported by `trainsim import megatron` from " + source + " (Megatron-LM arguments).\n";
-  y += fmt::format("# The cluster is not in Megatron's arguments: {} x {} (trainsim import --node, --nodes).\n",
-                   nodes, options.node);
+  y += fmt::format(
+      "# The cluster is not in Megatron's arguments: {} x {} (trainsim import --node, --nodes).\n", nodes,
+      options.node);
   y += "name: " + std::filesystem::path(source).stem().string() + "\n";
   y += "model:\n";
   y += fmt::format("  layers: {}\n  hidden: {}\n  heads: {}\n", layers, hidden, heads);
@@ -241,13 +276,15 @@ MegatronImport import_megatron_args(const std::string& text, const std::string& 
   y += std::string("  norm: ") + (norm == "RMSNorm" ? "rmsnorm" : "layernorm") + "\n";
   y += std::string("  position: ") + (position == "rope" ? "rope" : "learned") + "\n";
   y += std::string("  bias: ") + (f.has("--disable-bias-linear") ? "false" : "true") + "\n";
-  y += std::string("  tied_embeddings: ") + (f.has("--untie-embeddings-and-output-weights") ? "false" : "true") +
-       "\n";
+  y += std::string("  tied_embeddings: ") +
+       (f.has("--untie-embeddings-and-output-weights") ? "false" : "true") + "\n";
   y += std::string("  attention: ") + (flash ? "flash" : "standard") + "\n";
   y += fmt::format("  dropout: {}\n", f.number("--hidden-dropout").value_or(0.1));
   if (f.has("--num-experts")) {
-    y += fmt::format("  experts: {}\n  top_k: {}\n", f.count("--num-experts", 0), f.count("--moe-router-topk", 2));
-    if (f.has("--moe-ffn-hidden-size")) y += fmt::format("  expert_ffn_hidden: {}\n", f.count("--moe-ffn-hidden-size", 0));
+    y += fmt::format("  experts: {}\n  top_k: {}\n", f.count("--num-experts", 0),
+                     f.count("--moe-router-topk", 2));
+    if (f.has("--moe-ffn-hidden-size"))
+      y += fmt::format("  expert_ffn_hidden: {}\n", f.count("--moe-ffn-hidden-size", 0));
   }
   y += fmt::format("cluster: {{node: {}, nodes: {}}}\n", options.node, nodes);
   y += "parallelism:\n";
@@ -266,7 +303,8 @@ MegatronImport import_megatron_args(const std::string& text, const std::string& 
   if (f.has("--train-iters")) {
     y += fmt::format("  steps: {}\n", f.count("--train-iters", 1));
   } else if (f.has("--train-samples")) {
-    y += fmt::format("  tokens: {}\n", static_cast<double>(f.count("--train-samples", 1)) * static_cast<double>(seq));
+    y += fmt::format("  tokens: {}\n",
+                     static_cast<double>(f.count("--train-samples", 1)) * static_cast<double>(seq));
   } else {
     y += "  steps: 1                  # neither --train-iters nor --train-samples given\n";
   }

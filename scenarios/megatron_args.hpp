@@ -27,8 +27,8 @@ struct MegatronImportOptions {
 };
 
 struct MegatronImport {
-  std::string yaml;                          ///< the scenario, loadable as it is
-  std::vector<std::string> ignored_flags;    ///< flags read and left out (they price nothing)
+  std::string yaml;                        ///< the scenario, loadable as it is
+  std::vector<std::string> ignored_flags;  ///< flags read and left out (they price nothing)
 };
 
 /// Splits a launch script or argument file into its words (comments, line continuations and bash array

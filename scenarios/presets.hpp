@@ -2,9 +2,9 @@
 // Shipped presets, looked up by name: GPUs (topologies/presets/gpus/NAME.yaml), nodes
 // (topologies/presets/nodes/NAME.yaml) and models (models/presets/NAME.yaml) in the shipped data
 // (share/trainsim/{gpus,nodes,models} of an installed binary, else the source tree it was built from;
-// scenarios/shipped_data.hpp), then in each folder of the TRAINSIM_PATH environment variable (colon-separated),
-// which may hold gpus/, nodes/ and models/ sub-folders of the same layout (a later folder does not shadow
-// an earlier one: the first match wins).
+// scenarios/shipped_data.hpp), then in each folder of the TRAINSIM_PATH environment variable
+// (colon-separated), which may hold gpus/, nodes/ and models/ sub-folders of the same layout (a later folder
+// does not shadow an earlier one: the first match wins).
 //
 // File formats (all quantities with units, see scenarios/quantity.hpp):
 //   GPU:   {name, peak: {fp32, tf32, fp16, bf16, fp8, int8: "312 TFLOP/s"}, hbm: "80 GiB",

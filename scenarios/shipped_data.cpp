@@ -22,8 +22,8 @@ fs::path installed_root() {
 }
 
 const fs::path& installed() {
-  static const fs::path root = installed_root();
-  return root;
+  static const fs::path kRoot = installed_root();
+  return kRoot;
 }
 
 bool has_cases(const fs::path& folder) {
@@ -36,7 +36,9 @@ bool has_cases(const fs::path& folder) {
 
 }  // namespace
 
-bool running_installed() { return !installed().empty(); }
+bool running_installed() {
+  return !installed().empty();
+}
 
 std::string shipped_folder(ShippedData what) {
   const fs::path& share = installed();

@@ -43,9 +43,10 @@ void add_import_command(CLI::App& app, int& exit_code) {
   megatron->add_option("args", args->file, "the argument list or launch script")->required();
   megatron->add_option("--node", args->options.node, "node preset of the cluster (trainsim list clusters)")
       ->capture_default_str();
-  megatron->add_option("--nodes", args->options.nodes,
-                       "nodes (default: torchrun's --nnodes when a number, else the fewest that hold one "
-                       "replica of tp x pp x cp)")
+  megatron
+      ->add_option("--nodes", args->options.nodes,
+                   "nodes (default: torchrun's --nnodes when a number, else the fewest that hold one "
+                   "replica of tp x pp x cp)")
       ->check(CLI::Range(1, 1000000));
   megatron->add_option("-o,--output", args->output, "write the scenario to this file instead of stdout");
   megatron->callback([args, &exit_code] {

@@ -98,7 +98,8 @@ TEST_CASE("a dumped scenario loads back with the same framework flags") {
   CHECK(back.parallelism.overlap_grad_reduce == s.parallelism.overlap_grad_reduce);
 }
 
-TEST_CASE("llm-foundry: Composer's FSDP around eager MPT ops, gradients reduced in fp32, nothing overlapped") {
+TEST_CASE(
+    "llm-foundry: Composer's FSDP around eager MPT ops, gradients reduced in fp32, nothing overlapped") {
   const Scenario s = load_scenario_text(
       "model: {preset: llama3-8b}\ncluster: {node: dgx-h100, nodes: 1}\n"
       "parallelism: {zero: 3}\ntraining: {global_batch: 64}\nframework: llm-foundry\n",

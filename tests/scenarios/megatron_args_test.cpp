@@ -30,12 +30,13 @@ TEST_CASE("shell words: comments, continuations, bash arrays and quotes as bash 
       "ARGS=(\n    --num-layers 96 \\\n    --split '949,50,1' # a comment --not-a-flag\n)\n"
       "torchrun ${ARGS[@]} \"pretrain gpt.py\"\n");
   CHECK(words == std::vector<std::string>{"--num-layers", "96", "--split", "949,50,1", "torchrun",
-                                           "${ARGS[@]}", "pretrain gpt.py"});
+                                          "${ARGS[@]}", "pretrain gpt.py"});
   CHECK_THROWS_WITH_AS(shell_words("--split '949"), "the argument list has an unclosed quote", InputError);
 }
 
 TEST_CASE("each Megatron flag becomes its key, and the scenario loads") {
-  const MegatronImport imported = import_megatron_args(kLlama, "llama.args", {.node = "dgx-h100", .nodes = 2});
+  const MegatronImport imported =
+      import_megatron_args(kLlama, "llama.args", {.node = "dgx-h100", .nodes = 2});
   const Scenario s = load_scenario_text(imported.yaml, "llama.yaml");
   CHECK(s.model.layers == 32);
   CHECK(s.model.mlp == model::Mlp::swiglu);
@@ -68,8 +69,9 @@ TEST_CASE("each Megatron flag becomes its key, and the scenario loads") {
 }
 
 TEST_CASE("Megatron's defaults: FFN 4h, GPT-2 BPE padded to 128·tp, no overlap, fp32, the fewest nodes") {
-  const std::string gpt = "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
-                          "--global-batch-size 64 --tensor-model-parallel-size 1\n";
+  const std::string gpt =
+      "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
+      "--global-batch-size 64 --tensor-model-parallel-size 1\n";
   const MegatronImport imported = import_megatron_args(gpt, "gpt.args", {});
   const Scenario s = load_scenario_text(imported.yaml, "gpt.yaml");
   CHECK(s.model.ffn_hidden == 4 * 2048);
@@ -85,12 +87,14 @@ TEST_CASE("Megatron's defaults: FFN 4h, GPT-2 BPE padded to 128·tp, no overlap,
                            "g.yaml")
             .model.vocab == 51200);
   // The unfused local implementation without --use-flash-attn: the standard attention kernels.
-  CHECK(load_scenario_text(import_megatron_args(gpt + " --transformer-impl local", "g.args", {}).yaml, "g.yaml")
-            .model.attention == model::Attention::standard);
+  CHECK(
+      load_scenario_text(import_megatron_args(gpt + " --transformer-impl local", "g.args", {}).yaml, "g.yaml")
+          .model.attention == model::Attention::standard);
 }
 
 TEST_CASE("bad argument lists are errors that name the flag") {
-  const std::string base = "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --global-batch-size 8 ";
+  const std::string base =
+      "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --global-batch-size 8 ";
   CHECK_THROWS_WITH_AS(import_megatron_args(base, "a.args", {}),
                        "the argument list does not give --seq-length", InputError);
   CHECK_THROWS_WITH_AS(import_megatron_args(base + "--seq-length 2k", "a.args", {}),

@@ -15,9 +15,9 @@ TEST_CASE("import megatron, then run: the Megatron-LM README's GPT-3 175B exampl
   const auto imported = run_trainsim({"import", "megatron", args, "--node", "dgx-a100-80gb", "-o", scenario});
   REQUIRE_MESSAGE(imported.exit_code == 0, imported.err);
   const std::string yaml = read_file(scenario);
-  for (const char* key : {"layers: 96", "hidden: 12288", "heads: 96", "vocab: 51200", "tp: 8", "pp: 16",
-                          "global_batch: 1536", "precision: fp16", "steps: 500000",
-                          "cluster: {node: dgx-a100-80gb, nodes: 16}"}) {
+  for (const char* key :
+       {"layers: 96", "hidden: 12288", "heads: 96", "vocab: 51200", "tp: 8", "pp: 16", "global_batch: 1536",
+        "precision: fp16", "steps: 500000", "cluster: {node: dgx-a100-80gb, nodes: 16}"}) {
     CHECK_MESSAGE(yaml.find(key) != std::string::npos, key);
   }
   CHECK(yaml.find("--rampup-batch-size") != std::string::npos);  // listed as left out
