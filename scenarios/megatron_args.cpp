@@ -261,6 +261,20 @@ MegatronImport import_megatron_args(const std::string& text, const std::string& 
   MegatronImport out;
   std::string& y = out.yaml;
   y += "# Imported by `trainsim import megatron` from " + source + " (Megatron-LM arguments).\n";
+  for (const auto& [flag, values] : f.values) {
+    if (!kSwitches.contains(flag) && !kValued.contains(flag)) out.ignored_flags.push_back(flag);
+  }
+  if (!out.ignored_flags.empty()) {
+    std::string line = "# Read and left out (they price nothing):";
+    for (const std::string& flag : out.ignored_flags) {
+      if (line.size() + flag.size() + 1 > 110) {
+        y += line + "\n";
+        line = "#  ";
+      }
+      line += " " + flag;
+    }
+    y += line + "\n";
+  }
   y += fmt::format(
       "# The cluster is not in Megatron's arguments: {} x {} (trainsim import --node, --nodes).\n", nodes,
       options.node);
@@ -311,22 +325,6 @@ MegatronImport import_megatron_args(const std::string& text, const std::string& 
   y += "framework:\n  preset: megatron-core\n";
   y += std::string("  tp_comm_overlap: ") + (f.has("--tp-comm-overlap") ? "true" : "false") + "\n";
   y += std::string("  overlap_param_gather: ") + (f.has("--overlap-param-gather") ? "true" : "false") + "\n";
-
-  for (const auto& [flag, values] : f.values) {
-    if (!kSwitches.contains(flag) && !kValued.contains(flag)) out.ignored_flags.push_back(flag);
-  }
-  if (!out.ignored_flags.empty()) {
-    std::string line = "# Read and left out (they price nothing):";
-    std::string comment;
-    for (const std::string& flag : out.ignored_flags) {
-      if (line.size() + flag.size() + 1 > 110) {
-        comment += line + "\n";
-        line = "#  ";
-      }
-      line += " " + flag;
-    }
-    y = y.substr(0, y.find('\n') + 1) + comment + line + "\n" + y.substr(y.find('\n') + 1);
-  }
   return out;
 }
 

@@ -1,14 +1,12 @@
 // `trainsim import megatron ARGS [--node NAME] [--nodes N] [-o FILE]`: print (or write) the scenario of a
 // Megatron-LM argument list (scenarios/megatron_args.hpp), so a run starts from the flags a user launches.
-#include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
 #include <string>
 
 #include "scenarios/loader.hpp"
 #include "scenarios/megatron_args.hpp"
-#include "sim/error.hpp"
+#include "sim/input_files.hpp"
 #include "sim/output_files.hpp"
 #include "tools/command.hpp"
 
@@ -22,12 +20,11 @@ struct ImportArgs {
   scenario::MegatronImportOptions options;
 };
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError("cannot read " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+// An argument list is a launch script or a flag file: a scenario file's size is more than enough.
+std::string read_args(const std::string& path) {
+  return sim::read_input_file(path, {.what = "a Megatron-LM argument list or launch script",
+                                     .limit = "argument lists",
+                                     .max_bytes = scenario::max_scenario_bytes});
 }
 
 }  // namespace
@@ -51,7 +48,7 @@ void add_import_command(CLI::App& app, int& exit_code) {
   megatron->add_option("-o,--output", args->output, "write the scenario to this file instead of stdout");
   megatron->callback([args, &exit_code] {
     const scenario::MegatronImport imported =
-        scenario::import_megatron_args(read_text(args->file), args->file, args->options);
+        scenario::import_megatron_args(read_args(args->file), args->file, args->options);
     // What is written must load: the loader's checks (divisibility, memory-free keys) run here.
     (void)scenario::load_scenario_text(imported.yaml, args->output.empty() ? "imported.yaml" : args->output);
     if (args->output.empty()) {
