@@ -146,6 +146,14 @@ struct ClusterGraph::Impl {
   [[nodiscard]] std::int64_t nic_of_gpu(std::int64_t local) const { return spec.nic_of_gpu(local); }
   /// What other jobs leave of a switch-to-switch link.
   [[nodiscard]] double free_share() const { return 1 - spec.background_fraction; }
+  /// The rate of NIC `nic` of `node`'s link to its switch: the port rate, or a degraded NIC's own
+  /// (cluster.degraded) with the same efficiency applied.
+  [[nodiscard]] double nic_port_bytes_per_s(std::int64_t node, std::int64_t nic) const {
+    for (const DegradedNic& d : spec.degraded) {
+      if (d.node == node && d.nic == nic) return d.bytes_per_s * spec.node.comm.nic_bandwidth_fraction;
+    }
+    return port_bytes_per_s;
+  }
   [[nodiscard]] std::int64_t leaf_index(std::int64_t node, std::int64_t nic) const {
     return rails ? nic * leaf_groups + node / nodes_per_leaf : node / nodes_per_leaf;
   }
@@ -358,7 +366,8 @@ void ClusterGraph::Impl::build_torus(std::vector<DeviceId>& tops) {
   const auto dims = static_cast<double>(shape.size());
   const double link_bw = port * static_cast<double>(nics) / (2 * dims);
   for (std::int64_t n = 0; n < c.nodes; ++n) {
-    for (std::int64_t k = 0; k < nics; ++k) add_pair(nic_id(n, k), router_id(n), port, 0, sw);
+    for (std::int64_t k = 0; k < nics; ++k)
+      add_pair(nic_id(n, k), router_id(n), nic_port_bytes_per_s(n, k), 0, sw);
     std::int64_t stride = 1;
     for (std::int64_t extent : shape) {
       const std::int64_t coord = (n / stride) % extent;
@@ -384,7 +393,7 @@ void ClusterGraph::Impl::build_single_switch(std::vector<DeviceId>& tops) {
   nodes_per_leaf = c.nodes;
   for (std::int64_t n = 0; n < c.nodes; ++n) {
     for (std::int64_t k = 0; k < nics; ++k)
-      add_pair(nic_id(n, k), first_leaf, port_bytes_per_s, 0, c.network.switch_latency_s);
+      add_pair(nic_id(n, k), first_leaf, nic_port_bytes_per_s(n, k), 0, c.network.switch_latency_s);
   }
   tops.push_back(first_leaf);
   structural = true;
@@ -406,7 +415,8 @@ void ClusterGraph::Impl::build_leaves(DeviceKind kind) {
   for (std::int64_t l = 0; l < leaf_count; ++l) add_device(kind, -1, l);
   for (std::int64_t n = 0; n < c.nodes; ++n) {
     for (std::int64_t k = 0; k < nics; ++k)
-      add_pair(nic_id(n, k), leaf_id(leaf_index(n, k)), port_bytes_per_s, 0, c.network.switch_latency_s);
+      add_pair(nic_id(n, k), leaf_id(leaf_index(n, k)), nic_port_bytes_per_s(n, k), 0,
+               c.network.switch_latency_s);
   }
 }
 

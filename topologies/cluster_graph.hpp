@@ -15,11 +15,12 @@
 //    StorageSpec's aggregate write bandwidth split across those links.
 // Link rates: NVLink links run at node.intra_bytes_per_s · comm.intra_bandwidth_fraction, NIC and fabric
 // links at the NIC rate · comm.nic_bandwidth_fraction (leaf uplinks too: oversubscription comes from having
-// fewer of them), so a route's bottleneck is what the closed form calls B. Latencies: half the NVLink step
-// latency on each GPU–NVSwitch link, half of comm.nic_latency_s on each GPU–NIC link, switch_latency on
-// every link leaving a fabric switch — so a route's latency is the closed form's α. Switch-to-switch links
-// (leaf–spine, spine–core, router–router) carry what other jobs leave: their rate times
-// 1 − cluster.background_fraction (bisection stays the fabric's own).
+// fewer of them), so a route's bottleneck is what the closed form calls B; a degraded NIC
+// (cluster.degraded) links to its switch at its own rate · comm.nic_bandwidth_fraction. Latencies: half the
+// NVLink step latency on each GPU–NVSwitch link, half of comm.nic_latency_s on each GPU–NIC link,
+// switch_latency on every link leaving a fabric switch — so a route's latency is the closed form's α.
+// Switch-to-switch links (leaf–spine, spine–core, router–router) carry what other jobs leave: their rate
+// times 1 − cluster.background_fraction (bisection stays the fabric's own).
 //
 // Routing: minimum-hop paths. Ties (ECMP) are broken by a hash of the two endpoints, choosing among the
 // candidate next hops in increasing device id: the same pair always takes the same path, run after run.

@@ -398,6 +398,14 @@ double leaf_uplink_share(const CommGroup& group, const ClusterSpec& cluster, dou
   return std::min(1.0, uplinks / (static_cast<double>(ports.down) * std::min(leaving_fraction, 1.0)));
 }
 
+ClusterSpec uncontended_fabric(const ClusterSpec& cluster) {
+  ClusterSpec out = cluster;
+  out.network.oversubscription = 1.0;
+  out.background_fraction = 0;
+  out.degraded.clear();
+  return out;
+}
+
 CollectiveEstimate estimate_collective(CollectiveOp op, double bytes, const CommGroup& group,
                                        const ClusterSpec& cluster, CollectiveAlgo algo) {
   if (!(bytes >= 0) || !std::isfinite(bytes))

@@ -97,6 +97,12 @@ struct CommTier {
 [[nodiscard]] double leaf_uplink_share(const CommGroup& group, const ClusterSpec& cluster,
                                        double leaving_fraction);
 
+/// `cluster` with nothing the fabric's links share: no oversubscription, no background traffic, no degraded
+/// NIC. The closed form's price of a transfer whose flows are routed over the cluster graph, where those
+/// links are simulated (models/step/step_network.hpp): it keeps every tier's rate and latency, so that a
+/// route's contention is counted once, by the flows.
+[[nodiscard]] ClusterSpec uncontended_fabric(const ClusterSpec& cluster);
+
 /// The modelled time of one collective with its choices spelled out.
 struct CollectiveEstimate {
   CollectiveAlgo algo = CollectiveAlgo::ring;  ///< never auto_select

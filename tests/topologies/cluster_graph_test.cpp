@@ -52,6 +52,17 @@ TEST_CASE("routes take the NVSwitch inside a node, the rail leaf between nodes, 
   CHECK(g.route(g.gpu(5), g.gpu(5)).empty());
 }
 
+TEST_CASE("a degraded NIC links to its leaf at its own rate, both ways; the other NICs keep theirs") {
+  ClusterSpec c = dgx(2);
+  c.degraded.push_back({1, 2, 12.5e9});
+  const ClusterGraph g = ClusterGraph::build(c);
+  // GPU 2 of node 0 to GPU 2 of node 1 (rail 2): into node 1's NIC 2 at 12.5 GB/s; and back out of it.
+  CHECK(g.route_bottleneck_bytes_per_s(g.gpu(2), g.gpu(10)) == doctest::Approx(12.5e9).scale(0));
+  CHECK(g.route_bottleneck_bytes_per_s(g.gpu(10), g.gpu(2)) == doctest::Approx(12.5e9).scale(0));
+  CHECK(g.route_bottleneck_bytes_per_s(g.gpu(1), g.gpu(9)) == doctest::Approx(50e9).scale(0));
+  CHECK(g.route_bottleneck_bytes_per_s(g.gpu(3), g.gpu(11)) == doctest::Approx(50e9).scale(0));
+}
+
 TEST_CASE("routes are deterministic and ECMP spreads pairs over the spines") {
   const ClusterGraph a = ClusterGraph::build(dgx(64));
   const ClusterGraph b = ClusterGraph::build(dgx(64));
