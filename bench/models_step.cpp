@@ -24,6 +24,24 @@ void BM_Llama3_405b_16k_H100_Event(benchmark::State& state) {
 }
 BENCHMARK(BM_Llama3_405b_16k_H100_Event)->Unit(benchmark::kMillisecond);
 
+// The same two steps with every data-parallel replica and pipeline rank simulated and their transfers routed
+// over the cluster graph (StepMode::full_cluster): the fabric in the step.
+void full_cluster_step(benchmark::State& state, const StepInput& in) {
+  StepOptions options;
+  options.mode = StepMode::full_cluster;
+  for (auto _ : state) benchmark::DoNotOptimize(simulate_step(in, Fidelity::event, options));
+}
+
+void BM_Gpt3_175b_1024_A100_FullCluster(benchmark::State& state) {
+  full_cluster_step(state, testing::gpt3_175b_on_1024_a100());
+}
+BENCHMARK(BM_Gpt3_175b_1024_A100_FullCluster)->Unit(benchmark::kMillisecond);
+
+void BM_Llama3_405b_16k_H100_FullCluster(benchmark::State& state) {
+  full_cluster_step(state, testing::llama3_405b_on_16k_h100());
+}
+BENCHMARK(BM_Llama3_405b_16k_H100_FullCluster)->Unit(benchmark::kMillisecond);
+
 // A search's inner loop: the GPT-3 layout space on 1,024 A100 (tp × pp × micro-batch × recompute),
 // analytic fidelity. items_per_second is layouts per second on one core. With state.range(0) = 1 the GPU
 // gets the H100 preset's shape-dependent GEMM constants (132 SMs, tile and wave quantisation per GEMM).

@@ -35,6 +35,7 @@ struct RunArgs {
   std::vector<std::string> sets;
   std::string trace_detail;  // "" = pass above kPassDetailGpus GPUs, else layer
   bool gzip = false;
+  bool full_cluster = false;
 };
 
 // Above this many GPUs the trace is per pass by default: a layer-level trace of a 1,024-GPU step holds
@@ -49,6 +50,10 @@ int run(const RunArgs& args) {
   }
   const model::Fidelity fidelity = model::parse_fidelity(args.fidelity);
   model::StepOptions options;
+  if (args.full_cluster && fidelity != model::Fidelity::event) {
+    throw InputError("--full-cluster simulates events: it needs --fidelity event");
+  }
+  if (args.full_cluster) options.mode = model::StepMode::full_cluster;
   // -o DIR: summary.json, trace.json and run.csv appear together or not at all, and none of an earlier
   // run's files stays beside them.
   sim::OutputFiles outputs;
@@ -122,6 +127,12 @@ void add_run_command(CLI::App& app, int& exit_code) {
                               "(one per pass and stream); default pass above {} GPUs, else layer",
                               kPassDetailGpus))
       ->check(CLI::IsMember({"layer", "pass"}));
+  sub->add_flag(
+      "--full-cluster", args->full_cluster,
+      "simulate every data-parallel replica and pipeline rank, each GPU's transfers routed over the "
+      "cluster graph (ECMP, oversubscribed leaves, degraded NICs, background traffic as flows), "
+      "instead of one GPU per pipeline rank with the fabric in closed form (the default where "
+      "no NIC is degraded)");
   sub->add_flag("--gzip", args->gzip,
                 "write DIR/trace.json.gz instead of DIR/trace.json (Perfetto opens both)");
   sub->callback([args, &exit_code] { exit_code = run(*args); });

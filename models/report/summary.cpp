@@ -67,6 +67,7 @@ Summary summarize(const Labels& labels, const StepReport& step, const RunReport*
   if (run != nullptr && !run->reason.empty()) reason += (reason.empty() ? "" : "; ") + run->reason;
   f.text("reason", reason);
   f.text("framework", step.framework);
+  f.text("step_mode", step.step_mode);
   f.num("gpus", U::count, static_cast<double>(step.gpus));
   f.num("parameters", U::count, step.parameters);
   f.num("model_flops_per_step", U::flops, step.model_flops_per_step);

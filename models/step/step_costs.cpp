@@ -324,10 +324,41 @@ PassCost pass_cost(const std::vector<UnitCost>& units, const std::vector<UnitRun
 
 }  // namespace
 
-StepCosts step_costs(const StepInput& in, const StepPlan& plan) {
+std::vector<std::int64_t> full_cluster_gpus(const ParallelPlan& plan, const topo::ClusterSpec& cluster) {
+  const PlanPlacement placed = plan_placement(plan, cluster);
+  const topo::Placement& placement = placed.placement;
+  auto stride = [&](ParallelAxis a) { return placement.axis_stride(placed.axis(a)); };
+  const std::size_t dp_shard = placed.axis(ParallelAxis::dp);
+  const std::int64_t model_ranks = static_cast<std::int64_t>(plan.tp) * plan.cp * plan.ep;
+  const std::int64_t shard = plan.dp_shard();
+  std::vector<std::int64_t> gpus;
+  gpus.reserve(static_cast<std::size_t>(model_ranks * plan.dp * plan.pp));
+  for (std::int64_t d = 0; d < plan.dp; ++d) {
+    const std::int64_t dp_rank =
+        (d % shard) * placement.axis_stride(dp_shard) + (d / shard) * placement.axis_stride(dp_shard + 1);
+    for (std::int64_t k = 0; k < model_ranks; ++k) {
+      const std::int64_t tp = k % plan.tp;
+      const std::int64_t cp = (k / plan.tp) % plan.cp;
+      const std::int64_t ep = k / (static_cast<std::int64_t>(plan.tp) * plan.cp);
+      const std::int64_t model_rank =
+          tp * stride(ParallelAxis::tp) + cp * stride(ParallelAxis::cp) + ep * stride(ParallelAxis::ep);
+      for (std::int64_t s = 0; s < plan.pp; ++s) {
+        gpus.push_back(dp_rank + model_rank + s * stride(ParallelAxis::pp));
+      }
+    }
+  }
+  return gpus;
+}
+
+StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fabric) {
   TRAINSIM_CHECK(plan.feasible, "step_costs needs a feasible plan");
   const ParallelPlan& pl = in.plan;
   const Groups g = communicator_groups(pl, in.cluster);
+  // The data-parallel collectives and the pipeline sends: routed, their flows meet the fabric's shared
+  // links in the simulation, so the closed form must not count them too.
+  const topo::ClusterSpec routed_cluster =
+      fabric == FabricPricing::routed ? topo::uncontended_fabric(in.cluster) : topo::ClusterSpec{};
+  const topo::ClusterSpec& transfer_cluster = fabric == FabricPricing::routed ? routed_cluster : in.cluster;
   const Shard shard = shard_of(pl, in.training.precision);
   const int p = plan.pp;
   const int v = plan.virtual_stages;
@@ -373,10 +404,11 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan) {
   const double weight_elem = topo::bytes_per_element(weight_storage_precision(in.training.precision));
   // Gradients reduced over the sharding group, then (HSDP) the shard all-reduced over its replicas.
   auto reduce_gradients = [&](double bytes) {
-    auto e = topo::estimate_collective(topo::CollectiveOp::reduce_scatter, bytes, g.shard, in.cluster);
+    auto e = topo::estimate_collective(topo::CollectiveOp::reduce_scatter, bytes, g.shard, transfer_cluster);
     if (g.replica.size > 1) {
-      const auto r = topo::estimate_collective(
-          topo::CollectiveOp::all_reduce, bytes / static_cast<double>(g.shard.size), g.replica, in.cluster);
+      const auto r =
+          topo::estimate_collective(topo::CollectiveOp::all_reduce, bytes / static_cast<double>(g.shard.size),
+                                    g.replica, transfer_cluster);
       e.time_s += r.time_s;
       e.latency_s += r.latency_s;
     }
@@ -395,7 +427,7 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan) {
       if (!(params > 0)) return;
       const double n = collectives;
       const auto gather = topo::estimate_collective(topo::CollectiveOp::all_gather, params * weight_elem / n,
-                                                    g.shard, in.cluster);
+                                                    g.shard, transfer_cluster);
       const auto reduce = reduce_gradients(params * reduce_elem / n);
       u.gather_s = n * gather.time_s;
       u.gather_latency_s = n * gather.latency_s;
@@ -424,12 +456,14 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan) {
                               (pl.sequence_parallel ? pl.tp : 1)
                         : 0.0;
   if (p > 1) {
-    const auto e = topo::estimate_collective(topo::CollectiveOp::send_recv, out.p2p_bytes, g.p2p, in.cluster);
+    const auto e =
+        topo::estimate_collective(topo::CollectiveOp::send_recv, out.p2p_bytes, g.p2p, transfer_cluster);
     out.p2p_s = e.time_s;
     out.p2p_latency_s = e.latency_s;
   }
   out.stage_node = g.stage_node;
   out.dp_crosses_nodes = g.grad.crosses_nodes();
+  out.fabric = fabric;
 
   // Data parallelism and the optimizer, per pipeline rank (the layer split of the plan, not memory's own).
   ParallelPlan split = pl;
@@ -448,16 +482,16 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan) {
       const double want = std::ceil(sc.grad_bytes / std::max(pl.bucket_bytes, 1.0));
       sc.buckets = static_cast<int>(std::clamp(want, 1.0, static_cast<double>(kMaxBuckets)));
       const double bucket_bytes = sc.params * reduce_elem / sc.buckets;
-      const auto bucket =
-          pl.zero == ZeroStage::none
-              ? topo::estimate_collective(topo::CollectiveOp::all_reduce, bucket_bytes, g.grad, in.cluster)
-              : reduce_gradients(bucket_bytes);
+      const auto bucket = pl.zero == ZeroStage::none
+                              ? topo::estimate_collective(topo::CollectiveOp::all_reduce, bucket_bytes,
+                                                          g.grad, transfer_cluster)
+                              : reduce_gradients(bucket_bytes);
       sc.bucket_s = bucket.time_s;
       sc.bucket_latency_s = bucket.latency_s;
       sc.dp_bytes_per_step = g.grad.size > 1 ? sc.params * reduce_elem : 0.0;
       if (shards_optimizer_states(pl.zero)) {
-        const auto gather =
-            topo::estimate_collective(topo::CollectiveOp::all_gather, sc.weight_bytes, g.shard, in.cluster);
+        const auto gather = topo::estimate_collective(topo::CollectiveOp::all_gather, sc.weight_bytes,
+                                                      g.shard, transfer_cluster);
         sc.param_gather_s = gather.time_s;
         sc.param_gather_latency_s = gather.latency_s;
         sc.dp_bytes_per_step += g.grad.size > 1 ? sc.weight_bytes : 0.0;

@@ -114,6 +114,17 @@ struct StageCost {
   double param_gather_latency_s = 0;
 };
 
+/// Who prices the links beyond the NICs for the data-parallel collectives and the pipeline sends.
+enum class FabricPricing : std::uint8_t {
+  /// The closed form: the tiers a communicator crosses, the leaf uplinks' share of an oversubscribed or
+  /// shared fabric, a degraded NIC's pace (degraded_nic_slowdowns). The collapsed simulation's.
+  closed_form,
+  /// The flows: those transfers are priced on topo::uncontended_fabric(cluster) and their flows routed
+  /// over the cluster graph, whose links carry the oversubscription, the background share and the
+  /// degraded NICs (step_network.hpp). The full-cluster simulation's.
+  routed,
+};
+
 struct StepCosts {
   std::vector<PassCost> passes;  ///< per virtual stage vs = chunk·pp + rank: the sums of its units' pieces
   std::vector<UnitCost> units;   ///< the distinct units (empty in hand-made costs: analytic_step only)
@@ -130,10 +141,21 @@ struct StepCosts {
   /// data-parallel ring step leaves the node (the gradient group spans nodes).
   std::vector<std::int64_t> stage_node;
   bool dp_crosses_nodes = false;
+  /// How the data-parallel collectives and pipeline sends were priced; the lowering routes their flows
+  /// over the cluster graph exactly when they were priced for it (FabricPricing::routed).
+  FabricPricing fabric = FabricPricing::closed_form;
 };
 
 /// The pieces' costs. Precondition: plan.feasible. Throws InputError for inputs that are not a layout.
-[[nodiscard]] StepCosts step_costs(const StepInput& input, const StepPlan& plan);
+[[nodiscard]] StepCosts step_costs(const StepInput& input, const StepPlan& plan,
+                                   FabricPricing fabric = FabricPricing::closed_form);
+
+/// The cluster GPU (node · GPUs per node + local index, as topo::ClusterGraph::gpu numbers them) of every
+/// GPU a full-cluster step simulates, in the lowering's numbering: instance i = dp index · (tp·cp·ep) +
+/// model-parallel rank (tp fastest, then cp, then ep), pipeline rank s → entry i · pp + s
+/// (step_network.hpp's StepLayout). The placement is the one the communicator groups come from.
+[[nodiscard]] std::vector<std::int64_t> full_cluster_gpus(const ParallelPlan& plan,
+                                                          const topo::ClusterSpec& cluster);
 
 /// The breakdown of pipeline rank `stage` that both fidelities attribute alike, from its costs alone: the
 /// kernels of its m·v passes (compute), their blocking tp/cp/ep collectives (exposed_tp_comm) and the

@@ -14,7 +14,6 @@ namespace trainsim::model {
 
 namespace {
 
-constexpr std::int64_t kMaxFullClusterGpus = 4096;
 // Tasks a lowered step holds at the most: beyond this a graph needs gigabytes (~100 bytes a task with its
 // name and edges) and tens of seconds (656k tasks, GPT-3 175B on 1,024 A100: 1.4 s with its trace).
 constexpr std::size_t kMaxTasks = std::size_t{16} << 20;
@@ -80,21 +79,29 @@ class StepLowering {
         nvs_(p_ * v_) {
     TRAINSIM_CHECK(plan.feasible, "lower_step needs a feasible plan");
     const std::int64_t model_ranks = static_cast<std::int64_t>(pl_.tp) * pl_.cp * pl_.ep;  // tp-like groups
-    if (full_cluster_ && pl_.world_size() > kMaxFullClusterGpus) {
-      throw InputError(fmt::format("a full-cluster simulation is limited to {} GPUs; this layout has {}",
-                                   kMaxFullClusterGpus, pl_.world_size()));
-    }
-    n_inst_ = full_cluster_ ? static_cast<int>(model_ranks * pl_.dp) : 1;
-    n_tp_ = full_cluster_ ? static_cast<int>(model_ranks) : 1;  // instance = dp_index·n_tp + tp_index
+    // Routed, the model-parallel ranks of one replica's stage stay one instance (their kernels are alike and
+    // their blocking collectives hold them in step) and each of its transfers is one flow per rank over the
+    // fabric (step_network.hpp); otherwise instance = dp_index·n_tp + tp_index.
+    const bool routed = costs.fabric == FabricPricing::routed;
+    whole_units_ = full_cluster_ && routed;
+    n_tp_ = full_cluster_ && !routed ? static_cast<int>(model_ranks) : 1;
+    n_inst_ = full_cluster_ ? n_tp_ * static_cast<int>(pl_.dp) : 1;
     order_ = pipeline_schedule(pl_.schedule, p_, m_, v_);
     split_w_ = pl_.schedule == Schedule::zero_bubble_h1;
     TRAINSIM_CHECK(
         costs.chunk_units.size() == at(nvs_),
         "lower_step needs step_costs' per-layer pieces (hand-made costs serve analytic_step only)");
     g_.instances = n_inst_;
+    TRAINSIM_CHECK(full_cluster_ || costs.fabric == FabricPricing::closed_form,
+                   "costs priced for routed flows need the full-cluster lowering");
+    FabricRoutes routes;
+    if (routed) {
+      routes.graph = std::make_shared<const topo::ClusterGraph>(topo::ClusterGraph::build(in.cluster));
+      routes.gpus = full_cluster_gpus(pl_, in.cluster);
+    }
     g_.network =
         StepNetwork(in.cluster, costs, StepLayout{n_inst_, p_, full_cluster_ ? static_cast<int>(pl_.dp) : 1},
-                    options.contention);
+                    options.contention, std::move(routes));
     const auto slots = at(n_inst_ * p_);
     chain_.resize(slots);
     has_chain_.assign(slots, false);
@@ -151,13 +158,16 @@ class StepLowering {
   // graph beyond kMaxTasks: a full-cluster one in favour of the symmetric collapse, a collapsed one (many
   // micro-batches through many stages) in favour of the analytic fidelity.
   void reserve_graph() {
-    std::vector<std::size_t> fwd(at(nvs_), 4), bwd(at(nvs_), 4);
+    // A transfer is a latency task and a flow, or routed a latency task, a flow per model-parallel rank
+    // and a join.
+    const std::size_t transfer = whole_units_ ? static_cast<std::size_t>(pl_.tp) * pl_.cp * pl_.ep + 2 : 2;
+    std::vector<std::size_t> fwd(at(nvs_), 2 + 2 * transfer), bwd(at(nvs_), 2 + 2 * transfer);
     for (int vs = 0; vs < nvs_; ++vs) {
       for (const UnitRun& r : costs_.chunk_units[at(vs)]) {
         const UnitCost& u = costs_.units[at(r.unit)];
         const auto n = static_cast<std::size_t>(r.count);
-        fwd[at(vs)] += n * (3 * u.forward.size() + 2);
-        bwd[at(vs)] += n * (3 * u.backward.size() + 4);
+        fwd[at(vs)] += n * ((whole_units_ ? 1 : 3 * u.forward.size()) + transfer);
+        bwd[at(vs)] += n * ((whole_units_ ? 1 : 3 * u.backward.size()) + 2 * transfer);
       }
     }
     std::size_t per_instance = 0;
@@ -188,8 +198,9 @@ class StepLowering {
     lanes_.resize(at(n_inst_ * p_));
     for (int i = 0; i < n_inst_; ++i) {
       for (int s = 0; s < p_; ++s) {
-        const std::string proc =
-            full_cluster_ ? fmt::format("gpu {}", i * p_ + s) : fmt::format("stage {}", s);
+        const std::string proc = whole_units_    ? fmt::format("replica {} stage {}", i, s)
+                                 : full_cluster_ ? fmt::format("gpu {}", i * p_ + s)
+                                                 : fmt::format("stage {}", s);
         lanes_[idx(i, s)] = Lanes{dag().lane(proc + " / compute"), dag().lane(proc + " / tp comm"),
                                   dag().lane(proc + " / pp comm"), dag().lane(proc + " / dp comm")};
       }
@@ -379,10 +390,12 @@ class StepLowering {
       for (int i = 0; i < n_inst_; ++i) unit_start_[at(i)].push_back(chain_[idx(i, ps.s)]);
     }
     if (un.gathers) gather_weights(ps, un);
-    if (un.gathers && (pieces.empty() || pieces.front().kind != CostPiece::Kind::compute)) {
+    if (un.gathers && !whole_units_ && (pieces.empty() || pieces.front().kind != CostPiece::Kind::compute)) {
       wait_for_weights(ps, un);
     }
-    if (ps.x.kind == PassKind::backward_weight) {
+    if (whole_units_ && ps.x.kind != PassKind::backward_weight) {
+      lower_whole_unit(ps, un);
+    } else if (ps.x.kind == PassKind::backward_weight) {
       const bool is_first = ps.first_task;
       open_pass(ps, true);
       name_.resize(un.prefix);
@@ -447,6 +460,26 @@ class StepLowering {
       const sim::TaskId j = dag().join(lanes_[idx(i, ps.s)].compute, name_);
       wait_weights(un, i, j);
       link(i, ps.s, j);
+      if (is_first) mark_entry(ps, i);
+    }
+    un.layer_first = false;
+  }
+
+  // Routed full cluster: the unit's forward or backward as one task on compute, of the seconds its pieces
+  // take in order (kernels, blocking collectives, an overlapped collective's excess over its kernel: the
+  // UnitCost's pass sums), waiting for its gathered weights. Piece by piece gives the same times — within a
+  // unit the pieces only follow each other on the instance's own lanes — with ten times the tasks.
+  void lower_whole_unit(Pass& ps, Unit& un) {
+    const PassCost& t = un.u.total;
+    const double sec = ps.fwd ? t.forward() : t.backward() - (split_w_ ? t.weight_compute : 0.0);
+    const bool is_first = ps.first_task;
+    open_pass(ps, true);
+    name_.resize(un.prefix);
+    name_ += ps.fwd ? "forward" : "backward";
+    for (int i = 0; i < n_inst_; ++i) {
+      const sim::TaskId task = dag().busy(lanes_[idx(i, ps.s)].compute, dur(sec), name_, "compute");
+      wait_weights(un, i, task);
+      link(i, ps.s, task);
       if (is_first) mark_entry(ps, i);
     }
     un.layer_first = false;
@@ -610,6 +643,7 @@ class StepLowering {
   const bool full_cluster_;
   const int p_, v_, m_, nvs_;
   int n_inst_ = 1, n_tp_ = 1;
+  bool whole_units_ = false;  // each unit's pass one task (lower_whole_unit)
   PipelineOrder order_;
   bool split_w_ = false;
   std::size_t ahead_ = 0;  // ZeRO-3 prefetch depth in units

@@ -25,10 +25,13 @@
 //
 // Symmetric collapse (default): one GPU per pipeline rank is simulated — one tensor-parallel rank of one
 // data-parallel replica; collectives are costed for the real groups on the real topology
-// (step_costs.hpp). With full_cluster every GPU (dp·cp·ep·tp·pp) gets its own lanes and
-// each collective waits for all members of its group (a join) before running on each member, and each
+// (step_costs.hpp). With full_cluster and closed-form costs every GPU (dp·cp·ep·tp·pp) gets its own lanes
+// and each collective waits for all members of its group (a join) before running on each member, and each
 // member's data-parallel flow runs into the next replica's ports (step_network.hpp); on a symmetric layout
-// both give the same step time, with or without contention (permanent tests).
+// both give the same step time, with or without contention (permanent tests). With full_cluster and costs
+// priced for routes (FabricPricing::routed, what simulate_step uses) every data-parallel replica of every
+// pipeline rank gets its own lanes, its model-parallel ranks one instance whose every transfer is one flow
+// per rank over the cluster graph's routes (step_network.hpp).
 #include <cstdint>
 #include <vector>
 
@@ -67,8 +70,8 @@ struct StageMemoryTrack {
 
 /// How lower_step builds the graph.
 struct LoweringOptions {
-  /// Every GPU its own lanes instead of one per symmetry class (see the file comment); refused, with
-  /// InputError, above 4,096 GPUs.
+  /// Every data-parallel replica its own lanes instead of one per symmetry class (see the file comment);
+  /// with closed-form costs every model-parallel rank too. Refused, with InputError, beyond the task limit.
   bool full_cluster = false;
   /// false: data-parallel and pipeline traffic as busy tasks of their closed-form time, each as if alone
   /// (to measure what contention adds; see step_network.hpp).

@@ -21,7 +21,7 @@ sim::Duration dur(double seconds) {
 }  // namespace
 
 StepNetwork::StepNetwork(const topo::ClusterSpec& cluster, const StepCosts& costs, StepLayout layout,
-                         bool contention)
+                         bool contention, FabricRoutes routes)
     : StepNetwork(cluster, layout.instances * layout.stages, contention) {
   TRAINSIM_CHECK(
       layout.instances >= 1 && layout.stages >= 1 && layout.replicas >= 1 &&
@@ -32,6 +32,14 @@ StepNetwork::StepNetwork(const topo::ClusterSpec& cluster, const StepCosts& cost
   p2p_latency_s_ = costs.p2p_latency_s;
   dp_fabric_ = costs.dp_crosses_nodes ? Fabric::network : Fabric::nvlink;
   stage_node_ = costs.stage_node;
+  if (routes.graph) {
+    TRAINSIM_CHECK(
+        gpus_ > 0 && !routes.gpus.empty() && routes.gpus.size() % static_cast<std::size_t>(gpus_) == 0,
+        "step network: routes need the cluster GPUs of every simulated GPU");
+    model_ranks_ = static_cast<int>(routes.gpus.size() / static_cast<std::size_t>(gpus_));
+    graph_links_.assign(routes.graph->link_count(), kNone);
+    routes_ = std::move(routes);
+  }
 }
 
 StepNetwork::StepNetwork(const topo::ClusterSpec& cluster, int gpus, bool contention)
@@ -67,6 +75,54 @@ sim::LinkId StepNetwork::port(int gpu, Port which) {
         {network ? network_bytes_per_s_ : nvlink_bytes_per_s_, fmt::format("gpu {} {}", gpu, kNames[which])});
   }
   return id;
+}
+
+sim::LinkId StepNetwork::graph_link(topo::LinkIndex index) {
+  sim::LinkId& id = graph_links_[index];
+  if (id == kNone) {
+    const topo::ClusterGraph& g = *routes_.graph;
+    const topo::Link& l = g.link(index);
+    auto device = [&](topo::DeviceId d) {
+      const topo::Device& dev = g.device(d);
+      return dev.node >= 0 ? fmt::format("node {} {} {}", dev.node, topo::to_string(dev.kind), dev.index)
+                           : fmt::format("{} {}", topo::to_string(dev.kind), dev.index);
+    };
+    id = static_cast<sim::LinkId>(links_.size());
+    links_.push_back({l.bytes_per_s, device(l.from) + " -> " + device(l.to)});
+  }
+  return id;
+}
+
+LoweredTransfer StepNetwork::lower_routed(sim::Dag& dag, sim::LaneId lane, int from, int to, double rate,
+                                          double seconds, double latency_s, std::string_view name,
+                                          std::string_view category) {
+  const double latency = std::clamp(latency_s, 0.0, std::max(0.0, seconds));
+  const double bytes = (std::max(0.0, seconds) - latency) * rate;
+  const topo::ClusterGraph& g = *routes_.graph;
+  // Simulated GPU i·stages + s stands for cluster GPUs (i·r + k)·stages + s, k < r.
+  auto cluster_gpu = [&](int gpu, int k) {
+    const int i = gpu / layout_.stages;
+    const int s = gpu % layout_.stages;
+    return g.gpu(routes_.gpus[static_cast<std::size_t>((i * model_ranks_ + k) * layout_.stages + s)]);
+  };
+  scratch_.assign(name);
+  scratch_ += " latency";
+  LoweredTransfer out;
+  out.first = dag.busy(lane, dur(latency), scratch_, category);
+  out.last = model_ranks_ > 1 ? dag.join(lane, name, category) : out.first;
+  for (int k = 0; k < model_ranks_; ++k) {
+    path_.clear();
+    for (topo::LinkIndex l : g.route(cluster_gpu(from, k), cluster_gpu(to, k)))
+      path_.push_back(graph_link(l));
+    const sim::TaskId flow = dag.transfer(lane, path_, bytes, name, category);
+    dag.depend(out.first, flow);
+    if (model_ranks_ > 1) {
+      dag.depend(flow, out.last);
+    } else {
+      out.last = flow;
+    }
+  }
+  return out;
 }
 
 LoweredTransfer StepNetwork::in_order(sim::Dag& dag, int gpu, Stream stream, LoweredTransfer t) {
@@ -110,6 +166,7 @@ LoweredTransfer StepNetwork::lower(sim::Dag& dag, sim::LaneId lane, int from, in
     const sim::TaskId t = dag.busy(lane, dur(seconds), name, category);
     return {t, t};
   }
+  if (routed()) return lower_routed(dag, lane, from, to, rate, seconds, latency_s, name, category);
   const bool network = fabric == Fabric::network;
   const sim::LinkId path[2] = {port(from, network ? network_out : nvlink_out),
                                port(to, network ? network_in : nvlink_in)};

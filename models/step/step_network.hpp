@@ -28,19 +28,32 @@
 // pipeline rank) the successor — another data-parallel replica of the same pipeline rank, not simulated —
 // is represented by the simulated GPU itself: the flow runs from its out port to its own in port, where
 // the pipeline sends arriving from the neighbouring stage contend with it exactly as they would at the
-// successor's. Under full_cluster every GPU is simulated and the flow goes to the successor's in port (the
-// next data-parallel replica, a permutation: every in port receives one ring flow), which is the same
-// network up to the symmetry, so the collapsed and the full simulations agree (a permanent test; flows
-// are cheap enough there too: at most 4,096 GPUs, four ports each, one flow per transfer). Pipeline
-// sends go between the real placement's nodes: from stage s's GPU to stage s ± 1's (network ports when
-// they are on different nodes).
+// successor's. Under full_cluster with closed-form costs every GPU is simulated and the flow goes to the
+// successor's in port (the next data-parallel replica, a permutation: every in port receives one ring
+// flow), which is the same network up to the symmetry, so the collapsed and the full simulations agree (a
+// permanent test). Pipeline sends go between the real placement's nodes: from stage s's GPU to stage
+// s ± 1's (network ports when they are on different nodes).
 //
-// What it leaves out, on purpose: the fabric beyond the NICs (the closed form prices a non-blocking fabric;
-// `trainsim collective --fidelity flow` lowers whole collectives over topologies/cluster_graph.hpp's routes
-// for that); tensor-parallel collectives and the gradient-norm all-reduce (a few bytes) stay busy tasks of
-// their closed-form time; a ring's several channels through several NICs are one flow through the GPU's
-// own share of them.
+// The fabric beyond the NICs. Collapsed, the closed form prices it (the tiers a communicator crosses, the
+// leaf uplinks' share, a degraded NIC's pace: step_costs.hpp's FabricPricing::closed_form) and the flows stop
+// at the ports. Under full_cluster with routes (FabricRoutes, costs priced FabricPricing::routed), every
+// transfer runs over the links of topologies/cluster_graph.hpp's route between its two GPUs instead — one
+// flow per model-parallel rank of the simulated replica, each from its GPU to the same rank of the ring
+// successor or the neighbouring stage (GPU → NIC → leaf → spine → leaf → NIC → GPU, deterministic ECMP;
+// torus and dragonfly routers alike; NVSwitch inside a node) — each link of the graph one link of the flow
+// network at the graph's rate (oversubscription as fewer uplinks, background traffic as a smaller share, a
+// degraded NIC at its own rate). Those transfers are then priced on the uncontended fabric
+// (FabricPricing::routed), so that, alone on a route whose bottleneck is the GPU's port, a flow still takes
+// its closed-form bandwidth term, and whatever the fabric takes from it is counted once, by the flows: two
+// rings hashed onto one spine link split it, an oversubscribed leaf's uplinks are shared by every flow
+// leaving it, a degraded NIC slows every flow through it.
+//
+// What it leaves out, on purpose: tensor-parallel collectives and the gradient-norm all-reduce (a few bytes)
+// stay busy tasks of their closed-form time; a ring's several channels through several NICs are one flow
+// through the GPU's own share of them (its NIC: ClusterSpec::nic_of_gpu).
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,6 +61,7 @@
 #include "models/step/analytic_step.hpp"
 #include "sim/dag.hpp"
 #include "sim/flow_network.hpp"
+#include "topologies/cluster_graph.hpp"
 #include "topologies/cluster_spec.hpp"
 
 namespace trainsim::model {
@@ -74,27 +88,39 @@ struct StepLayout {
   int replicas = 1;   ///< data-parallel replicas among the instances (1 when collapsed)
 };
 
+/// The cluster graph a full-cluster step's transfers are routed over, and where each GPU sits in it: with
+/// r model-parallel ranks (tp·cp·ep) per simulated instance, gpus[(i·r + k)·stages + s] is the cluster GPU
+/// (topo::ClusterGraph::gpu's number) of rank k of simulated instance i's pipeline rank s (step_costs.hpp's
+/// full_cluster_gpus, whose instances are the data-parallel replicas). Empty: no routes, the ports alone.
+struct FabricRoutes {
+  std::shared_ptr<const topo::ClusterGraph> graph;
+  std::vector<std::int64_t> gpus;
+};
+
 class StepNetwork {
  public:
   /// Ports for the GPUs of `layout` on `cluster`'s nodes, for the transfers priced in `costs` (their
   /// closed-form times and where their ends sit: StepCosts::stage_node, dp_crosses_nodes). `contention`
   /// false: every transfer is one busy task of its closed-form time, as if alone (the model before flows,
-  /// kept to measure what contention adds).
+  /// kept to measure what contention adds). With `routes`, network transfers run over the graph's routes
+  /// (see the file comment; `costs` then priced with FabricPricing::routed).
   StepNetwork(const topo::ClusterSpec& cluster, const StepCosts& costs, StepLayout layout,
-              bool contention = true);
+              bool contention = true, FabricRoutes routes = {});
   /// Ports for `gpus` GPUs, no layout (for lower() alone).
   StepNetwork(const topo::ClusterSpec& cluster, int gpus, bool contention = true);
   StepNetwork() = default;  ///< no GPUs, no links
 
   /// GPU (instance, stage)'s data-parallel collective of closed-form time `seconds`, `latency_s` of it
   /// size-independent: lower() from its out port to its ring successor's in port (the next replica; itself
-  /// when collapsed), after the previous transfer of that GPU's `stream`.
+  /// when collapsed), after the previous transfer of that GPU's `stream`. Routed: one flow per
+  /// model-parallel rank of the instance, each over the route to the same rank of the next replica, then a
+  /// join (the instance goes on when all its ranks' rings are done).
   LoweredTransfer dp_collective(sim::Dag& dag, sim::LaneId lane, int instance, int stage, double seconds,
                                 double latency_s, std::string_view name, std::string_view category,
                                 Stream stream = Stream::data_parallel);
   /// GPU (instance, from_stage)'s hand-over to pipeline rank to_stage (costs.p2p_s): lower() between the
   /// two GPUs, over the network when the placement puts them on different nodes, after the previous send of
-  /// that GPU.
+  /// that GPU. Routed: one flow per model-parallel rank, each to the same rank of stage to_stage.
   LoweredTransfer pp_send(sim::Dag& dag, sim::LaneId lane, int instance, int from_stage, int to_stage,
                           std::string_view name, std::string_view category);
 
@@ -117,6 +143,8 @@ class StepNetwork {
     return fabric == Fabric::network ? network_bytes_per_s_ : nvlink_bytes_per_s_;
   }
   [[nodiscard]] bool contention() const { return contention_; }
+  /// Whether network transfers run over the cluster graph's routes.
+  [[nodiscard]] bool routed() const { return routes_.graph != nullptr; }
 
  private:
   struct LinkSpec {
@@ -125,6 +153,12 @@ class StepNetwork {
   };
   enum Port : std::uint8_t { network_out, network_in, nvlink_out, nvlink_in, kPorts };
   sim::LinkId port(int gpu, Port which);
+  // The flow-network link of the graph's link `index`, added on first use.
+  sim::LinkId graph_link(topo::LinkIndex index);
+  // Routed: a busy task of the latency, then one flow per model-parallel rank from simulated GPU `from`'s
+  // rank k to `to`'s over the graph's route (alone, each takes seconds − latency at `rate`), then a join.
+  LoweredTransfer lower_routed(sim::Dag& dag, sim::LaneId lane, int from, int to, double rate, double seconds,
+                               double latency_s, std::string_view name, std::string_view category);
   // Chains `t` after the previous transfer of (gpu, stream) and makes it the last.
   LoweredTransfer in_order(sim::Dag& dag, int gpu, Stream stream, LoweredTransfer t);
   static constexpr std::size_t kStreams = 3;
@@ -141,6 +175,10 @@ class StepNetwork {
   std::vector<std::int64_t> stage_node_;
   std::vector<sim::TaskId> last_;  ///< gpu · kStreams + stream → its last transfer task + 1; 0: none
   std::string scratch_;
+  FabricRoutes routes_;
+  int model_ranks_ = 1;                   ///< cluster GPUs per simulated GPU when routed
+  std::vector<sim::LinkId> graph_links_;  ///< graph link index → flow-network link, kNone until first used
+  std::vector<sim::LinkId> path_;         ///< the path being lowered
 };
 
 }  // namespace trainsim::model

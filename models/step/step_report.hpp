@@ -54,6 +54,10 @@ struct StepReport {
   double memory_capacity = 0;  ///< HBM of one GPU, bytes
   bool fits = true;            ///< memory_per_gpu <= memory_capacity (minus any budget headroom)
   std::string framework;       ///< the framework's flags in force (framework_flags)
+  /// How the step was simulated: "closed-form" (the analytic fidelity), "collapsed" (events, one GPU per
+  /// pipeline rank standing for its symmetric peers, the fabric in closed form) or "full-cluster" (events,
+  /// every data-parallel replica and pipeline rank, each GPU's transfers routed over the fabric).
+  std::string step_mode;
 };
 
 }  // namespace trainsim::model

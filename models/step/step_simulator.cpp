@@ -1,5 +1,6 @@
 #include "models/step/step_simulator.hpp"
 
+#include <optional>
 #include <sstream>
 #include <string>
 
@@ -52,10 +53,13 @@ Fidelity parse_fidelity(std::string_view text) {
   throw InputError("fidelity must be 'analytic' or 'event', not '" + std::string(text) + "'");
 }
 
-StepCosts simulated_costs(const StepInput& in, const StepPlan& plan, Fidelity fidelity) {
-  StepCosts symmetric = step_costs(in, plan);
-  const std::vector<double> degraded = degraded_nic_slowdowns(in.plan, in.cluster, symmetric);
-  if (!degraded.empty()) slow_data_parallel(symmetric, plan, degraded);
+StepCosts simulated_costs(const StepInput& in, const StepPlan& plan, Fidelity fidelity,
+                          FabricPricing fabric) {
+  StepCosts symmetric = step_costs(in, plan, fabric);
+  if (fabric == FabricPricing::closed_form) {  // routed, the graph's NIC link runs at the degraded rate
+    const std::vector<double> degraded = degraded_nic_slowdowns(in.plan, in.cluster, symmetric);
+    if (!degraded.empty()) slow_data_parallel(symmetric, plan, degraded);
+  }
   // With stragglers the step is that of the slowest replica holding one (step_costs.hpp): each is timed,
   // untraced, and the slowest one's costs are returned.
   const std::vector<std::vector<double>> slowdowns = straggler_slowdowns(in.plan, in.cluster);
@@ -69,10 +73,11 @@ StepCosts simulated_costs(const StepInput& in, const StepPlan& plan, Fidelity fi
   for (const std::vector<double>& slowdown : slowdowns) {
     StepCosts slowed = symmetric;
     slow_stages(slowed, plan, slowdown);
-    const double t = fidelity == Fidelity::analytic
-                         ? analytic_step(in, plan, slowed).iteration_time
-                         : run_step_graph(lower_step(in, plan, slowed, LoweringOptions{}), in, plan, slowed)
-                               .iteration_time;
+    const LoweringOptions lowering{.full_cluster = fabric == FabricPricing::routed};
+    const double t =
+        fidelity == Fidelity::analytic
+            ? analytic_step(in, plan, slowed).iteration_time
+            : run_step_graph(lower_step(in, plan, slowed, lowering), in, plan, slowed).iteration_time;
     if (t > slowest) {
       slowest = t;
       costs = std::move(slowed);
@@ -87,6 +92,9 @@ StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptio
   r.memory_capacity = in.cluster.node.gpu.hbm_bytes;
   r.parameters = parameter_count(in.model);
   r.framework = framework_flags(in.plan.framework, in.plan.overlap_grad_reduce);
+  bool full_cluster =
+      fidelity == Fidelity::event && (options.mode == StepMode::full_cluster ||
+                                      (options.mode == StepMode::automatic && !in.cluster.degraded.empty()));
   const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
   if (!plan.feasible) {
     r.feasible = false;
@@ -123,7 +131,19 @@ StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptio
   r.fits = mem.fits;
   if (!mem.fits) r.reason = mem.reason;  // the time is still reported: it is what the layout would take
 
-  const StepCosts costs = simulated_costs(in, plan, fidelity);
+  StepCosts costs;
+  std::optional<StepGraph> graph;
+  if (full_cluster) {
+    costs = simulated_costs(in, plan, fidelity, FabricPricing::routed);
+    try {
+      graph.emplace(lower_step(in, plan, costs, LoweringOptions{.full_cluster = true}));
+    } catch (const InputError&) {
+      if (options.mode == StepMode::full_cluster) throw;  // asked for: say why not
+      full_cluster = false;  // chosen: the collapsed step prices the same asymmetry in closed form
+    }
+  }
+  if (!full_cluster) costs = simulated_costs(in, plan, fidelity, FabricPricing::closed_form);
+  r.step_mode = fidelity == Fidelity::analytic ? "closed-form" : full_cluster ? "full-cluster" : "collapsed";
   StepTiming t;
   if (fidelity == Fidelity::analytic) {
     if (options.trace_path.empty()) {
@@ -140,20 +160,19 @@ StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptio
       write_trace(writer, options);
     }
   } else {
-    const StepGraph graph =
-        lower_step(in, plan, costs, LoweringOptions{.full_cluster = options.full_cluster});
+    if (!graph) graph.emplace(lower_step(in, plan, costs));
     if (options.trace_path.empty()) {
-      t = run_step_graph(graph, in, plan, costs);
+      t = run_step_graph(*graph, in, plan, costs);
     } else {
       sim::ChromeTraceWriter writer;
       const StageMemoryTrack track = memory_track(mem, plan);
-      const StageMemoryTrack* memory = options.full_cluster ? nullptr : &track;
+      const StageMemoryTrack* memory = full_cluster ? nullptr : &track;
       if (options.trace_detail == StepOptions::TraceDetail::pass) {
         PassDetailSink per_pass(writer);
-        t = run_step_graph(graph, in, plan, costs, &per_pass, memory);
+        t = run_step_graph(*graph, in, plan, costs, &per_pass, memory);
         per_pass.flush();
       } else {
-        t = run_step_graph(graph, in, plan, costs, &writer, memory);
+        t = run_step_graph(*graph, in, plan, costs, &writer, memory);
       }
       writer.add_metadata("fidelity", to_string(fidelity));
       writer.add_metadata("detail",

@@ -34,15 +34,28 @@ struct StepInput {
   double memory_headroom = 0;  ///< fraction of HBM that must stay free for `fits` (budget.memory_headroom)
 };
 
+/// Which GPUs the event fidelity simulates; the report's step_mode says which ran.
+enum class StepMode : std::uint8_t {
+  /// full_cluster where the scenario's fabric is asymmetric (a degraded NIC: the pipeline sends and the
+  /// rings through it are slowed as flows, not in closed form) and the event graph stays within its task
+  /// limit; collapsed otherwise.
+  automatic,
+  /// One GPU per pipeline rank stands for its symmetric peers; the fabric beyond the NICs in closed form.
+  collapsed,
+  /// Every data-parallel replica and pipeline rank, each GPU's data-parallel and pipeline transfers routed
+  /// over the cluster graph (step_network.hpp: ECMP collisions, oversubscribed leaves, background traffic
+  /// and degraded NICs become flows that share links; the model-parallel ranks of one replica's stage stay
+  /// one instance, each unit's pass one task). Bounded by the lowering's task limit (InputError beyond it).
+  full_cluster,
+};
+
 /// Knobs of one step's simulation.
 struct StepOptions {
-  /// Simulate every GPU of the cluster instead of one representative per symmetry class (one pipeline of
-  /// one data-parallel replica, one tensor-parallel rank). Exists to test that the collapse is exact;
-  /// refused (InputError) above 4,096 GPUs. Event fidelity only (the analytic one ignores it).
-  bool full_cluster = false;
-  /// Where the Chrome trace of the step goes; "" = no trace. One process per simulated stage (or GPU
-  /// under full_cluster), one thread per stream, the memory in use as a counter. At the analytic fidelity
-  /// it is the closed form's timeline in the same layout (models/step/analytic_trace.hpp), marked
+  /// Which GPUs the event fidelity simulates (the analytic one ignores it).
+  StepMode mode = StepMode::automatic;
+  /// Where the Chrome trace of the step goes; "" = no trace. One process per simulated stage (or stage of
+  /// each replica under full_cluster), one thread per stream, the memory in use as a counter. At the analytic
+  /// fidelity it is the closed form's timeline in the same layout (models/step/analytic_trace.hpp), marked
   /// "fidelity": "analytic" in its otherData and in every slice's args.
   std::string trace_path;
   /// The event trace's slices: each kernel run and collective (layer), or one slice per pass and lane
@@ -52,13 +65,17 @@ struct StepOptions {
   bool trace_gzip = false;
 };
 
-struct StepPlan;   // step_plan.hpp
-struct StepCosts;  // step_costs.hpp
+struct StepPlan;                          // step_plan.hpp
+struct StepCosts;                         // step_costs.hpp
+enum class FabricPricing : std::uint8_t;  // step_costs.hpp
 
-/// The costs a step of `plan` runs with: step_costs, and with cluster.stragglers those of the slowest
+/// The costs a step of `plan` runs with: step_costs (`fabric`: closed_form for the collapsed simulation and
+/// the analytic fidelity, routed for the full cluster, whose flows meet the fabric themselves), a degraded
+/// NIC's pace on the closed form's data-parallel times, and with cluster.stragglers those of the slowest
 /// replica that holds one (timed at `fidelity`; step_costs.hpp's straggler_slowdowns). simulate_step and
 /// explain both price with them.
-[[nodiscard]] StepCosts simulated_costs(const StepInput& input, const StepPlan& plan, Fidelity fidelity);
+[[nodiscard]] StepCosts simulated_costs(const StepInput& input, const StepPlan& plan, Fidelity fidelity,
+                                        FabricPricing fabric);
 
 /// Simulates one step. See the file comment for the error contract.
 [[nodiscard]] StepReport simulate_step(const StepInput& input, Fidelity fidelity = Fidelity::event,
