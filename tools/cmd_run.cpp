@@ -131,8 +131,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
       "--full-cluster", args->full_cluster,
       "simulate every data-parallel replica and pipeline rank, each GPU's transfers routed over the "
       "cluster graph (ECMP, oversubscribed leaves, degraded NICs, background traffic as flows), "
-      "instead of one GPU per pipeline rank with the fabric in closed form (the default where "
-      "no NIC is degraded)");
+      "instead of one GPU per pipeline rank with the fabric in closed form (the default unless a "
+      "NIC is degraded or a node straggles)");
   sub->add_flag("--gzip", args->gzip,
                 "write DIR/trace.json.gz instead of DIR/trace.json (Perfetto opens both)");
   sub->callback([args, &exit_code] { exit_code = run(*args); });

@@ -43,7 +43,7 @@ ExplainSection explain_time(const StepInput& in) {
     out.notes.push_back("not a layout: " + plan.reason);
     return out;
   }
-  const StepCosts costs = simulated_costs(in, plan, Fidelity::analytic, FabricPricing::closed_form);
+  const StepCosts costs = simulated_costs(in, plan, Fidelity::analytic);
   const StepTiming t = analytic_step(in, plan, costs);
   const int stage = t.critical_stage;
   const std::int64_t m = plan.micro_batches;

@@ -267,17 +267,7 @@ std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepIn
 
 // The unit alone as a pass: its pieces summed in order.
 void sum_pieces(UnitCost& u) {
-  PassCost& t = u.total;
-  t = PassCost{};
-  for (const CostPiece& x : u.forward) {
-    t.forward_compute += x.compute;
-    t.forward_comm += x.exposed_comm();
-  }
-  for (const CostPiece& x : u.backward) {
-    t.backward_compute += x.compute;
-    t.backward_comm += x.exposed_comm();
-    t.weight_compute += x.weight;
-  }
+  u.total = pass_sums(u);
 }
 
 // In eager mode the host issues every op of a pass one after another while the GPU runs the ones already
@@ -323,6 +313,24 @@ PassCost pass_cost(const std::vector<UnitCost>& units, const std::vector<UnitRun
 }
 
 }  // namespace
+
+PassCost pass_sums(const UnitCost& u, double compute_scale) {
+  PassCost t;
+  for (const CostPiece& x : u.forward) {
+    CostPiece slowed = x;
+    slowed.compute *= compute_scale;
+    t.forward_compute += slowed.compute;
+    t.forward_comm += slowed.exposed_comm();
+  }
+  for (const CostPiece& x : u.backward) {
+    CostPiece slowed = x;
+    slowed.compute *= compute_scale;
+    t.backward_compute += slowed.compute;
+    t.backward_comm += slowed.exposed_comm();
+    t.weight_compute += x.weight * compute_scale;
+  }
+  return t;
+}
 
 std::vector<std::int64_t> full_cluster_gpus(const ParallelPlan& plan, const topo::ClusterSpec& cluster) {
   const PlanPlacement placed = plan_placement(plan, cluster);
@@ -544,29 +552,35 @@ TimeBreakdown stage_work(const StepCosts& costs, const StepPlan& plan, int stage
   return tb;
 }
 
-std::vector<std::vector<double>> straggler_slowdowns(const ParallelPlan& plan,
-                                                     const topo::ClusterSpec& cluster) {
+std::map<std::int64_t, std::vector<double>> replica_slowdowns(const ParallelPlan& plan,
+                                                              const topo::ClusterSpec& cluster) {
   if (cluster.stragglers.empty()) return {};
   const PlanPlacement placed = plan_placement(plan, cluster);
   const topo::Placement& placement = placed.placement;
   const std::size_t dp = placed.axis(ParallelAxis::dp);
   const std::size_t pp = placed.axis(ParallelAxis::pp);
   const std::int64_t gpn = cluster.gpus_in_use_per_node();
-  // A replica is its data-parallel coordinates; its tp/cp/ep ranks of one stage wait for each other in
-  // their blocking collectives, so the slowest GPU of a stage sets the stage.
-  std::map<std::pair<std::int64_t, std::int64_t>, std::vector<double>> replicas;
+  // A replica is its data-parallel coordinates (sharding group inner: full_cluster_gpus' numbering); its
+  // tp/cp/ep ranks of one stage wait for each other in their blocking collectives, so the slowest GPU of a
+  // stage sets the stage.
+  std::map<std::int64_t, std::vector<double>> replicas;
   for (const topo::Straggler& s : cluster.stragglers) {
     const std::int64_t end = std::min(placement.world_size(), (s.node + 1) * gpn);
     for (std::int64_t r = s.node * gpn; r < end; ++r) {
       const std::vector<std::int64_t> c = placement.coordinates(r);
-      std::vector<double>& f = replicas[{c[dp], c[dp + 1]}];
+      std::vector<double>& f = replicas[c[dp + 1] * plan.dp_shard() + c[dp]];
       if (f.empty()) f.assign(static_cast<std::size_t>(plan.pp), 1.0);
       double& stage = f[static_cast<std::size_t>(c[pp])];
       stage = std::max(stage, s.slowdown);
     }
   }
+  return replicas;
+}
+
+std::vector<std::vector<double>> straggler_slowdowns(const ParallelPlan& plan,
+                                                     const topo::ClusterSpec& cluster) {
   std::vector<std::vector<double>> distinct;
-  for (auto& [replica, f] : replicas) {
+  for (auto& [replica, f] : replica_slowdowns(plan, cluster)) {
     if (std::find(distinct.begin(), distinct.end(), f) == distinct.end()) distinct.push_back(std::move(f));
   }
   return distinct;

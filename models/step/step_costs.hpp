@@ -31,6 +31,7 @@
 //    the gradient-norm all-reduces (clipping, LAMB, Muon).
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -157,13 +158,23 @@ struct StepCosts {
 [[nodiscard]] std::vector<std::int64_t> full_cluster_gpus(const ParallelPlan& plan,
                                                           const topo::ClusterSpec& cluster);
 
+/// A unit's pass sums (UnitCost::total) with every kernel `compute_scale` times as long — a straggler's —
+/// and its collectives keeping their time: an overlapped collective then adds only what it exceeds the
+/// slower kernel by.
+[[nodiscard]] PassCost pass_sums(const UnitCost& unit, double compute_scale = 1.0);
+
 /// The breakdown of pipeline rank `stage` that both fidelities attribute alike, from its costs alone: the
 /// kernels of its m·v passes (compute), their blocking tp/cp/ep collectives (exposed_tp_comm) and the
 /// optimizer with its gradient norm. The data-parallel, pipeline and bubble parts are each fidelity's own.
 [[nodiscard]] TimeBreakdown stage_work(const StepCosts& costs, const StepPlan& plan, int stage);
 
-/// cluster.stragglers as compute slowdowns per pipeline rank: one vector (a factor ≥ 1 per rank) for each
-/// data-parallel replica that holds a straggler's GPUs, distinct vectors only; empty without stragglers.
+/// cluster.stragglers as compute slowdowns per pipeline rank of each data-parallel replica that holds a
+/// straggler's GPUs (keyed by the replica's number in full_cluster_gpus; a factor ≥ 1 per rank); empty
+/// without stragglers. The full-cluster step slows each replica by its own.
+[[nodiscard]] std::map<std::int64_t, std::vector<double>> replica_slowdowns(const ParallelPlan& plan,
+                                                                            const topo::ClusterSpec& cluster);
+
+/// replica_slowdowns' distinct vectors: one per distinct way the stragglers slow a replica.
 /// A synchronous step waits for its slowest replica at the data-parallel collectives, so the step of the
 /// slowest of these replicas is the step (simulate_step takes the longest).
 [[nodiscard]] std::vector<std::vector<double>> straggler_slowdowns(const ParallelPlan& plan,

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -84,6 +85,9 @@ class StepLowering {
     // fabric (step_network.hpp); otherwise instance = dp_index·n_tp + tp_index.
     const bool routed = costs.fabric == FabricPricing::routed;
     whole_units_ = full_cluster_ && routed;
+    TRAINSIM_CHECK(options.replica_slowdown.empty() || whole_units_,
+                   "per-replica slowdowns need the routed full-cluster lowering");
+    slowdown_ = options.replica_slowdown;
     n_tp_ = full_cluster_ && !routed ? static_cast<int>(model_ranks) : 1;
     n_inst_ = full_cluster_ ? n_tp_ * static_cast<int>(pl_.dp) : 1;
     order_ = pipeline_schedule(pl_.schedule, p_, m_, v_);
@@ -117,10 +121,11 @@ class StepLowering {
     make_lanes();
     for (int s = 0; s < p_; ++s) lower_stage(s);
     connect_stages();
-    g_.last_pass.resize(at(p_));
-    g_.grad_norm.resize(at(p_));
-    g_.optimizer.resize(at(p_));
-    g_.final_task.resize(at(p_));
+    g_.last_pass.resize(at(n_inst_ * p_));
+    g_.grad_norm.resize(at(n_inst_ * p_));
+    g_.optimizer.resize(at(n_inst_ * p_));
+    g_.final_task.resize(at(n_inst_ * p_));
+    g_.replica_slowdown = slowdown_;
     for (int s = 0; s < p_; ++s) lower_tail(s);
     return std::move(g_);
   }
@@ -148,6 +153,11 @@ class StepLowering {
   };
 
   std::size_t idx(int inst, int s) const { return at(inst * p_ + s); }
+  // How much longer instance `inst`'s kernels on pipeline rank s take (a straggler's replica), 1 if not.
+  double slowdown(int inst, int s) const {
+    const auto it = slowdown_.find(inst);
+    return it == slowdown_.end() ? 1.0 : it->second[at(s)];
+  }
   std::size_t pass_key(int inst, PassKind k, int mb, int vs) const {
     return ((at(inst) * 2 + (k == PassKind::forward ? 0 : 1)) * at(m_) + at(mb)) * at(nvs_) + at(vs);
   }
@@ -223,9 +233,8 @@ class StepLowering {
         out[at(i)] = first_[at(i)] = dag().busy(lanes_[idx(i, s)].tp, dur(seconds), name, category);
         continue;
       }
-      const LoweredTransfer t =
-          g_.network.dp_collective(dag(), lanes_[idx(i, s)].dp, i, s, seconds, latency_s, name, category,
-                                   comm == Comm::dp_reduce ? Stream::reduce_scatter : Stream::data_parallel);
+      const LoweredTransfer t = g_.network.dp_collective(dag(), lanes_[idx(i, s)].dp, i, s, seconds,
+                                                         latency_s, name, category, dp_stream(comm));
       first_[at(i)] = t.first;
       out[at(i)] = t.last;
     }
@@ -235,6 +244,26 @@ class StepLowering {
       return;
     }
     join_group(s, inputs, dp_group, group, name);
+    if (dp_group && whole_units_) finish_ring(s, comm, out, name);
+  }
+
+  static Stream dp_stream(Comm comm) {
+    return comm == Comm::dp_reduce ? Stream::reduce_scatter : Stream::data_parallel;
+  }
+
+  // Routed full cluster: a ring is a pipeline through all its members, so it is done for each of them only
+  // when every member's step of it is (its slowest link sets everyone's pace: a degraded NIC or a shared
+  // spine link slows the whole ring, as the closed form says); the members' next transfers on that stream
+  // wait for it too. The data-parallel group is every simulated instance (one per replica).
+  void finish_ring(int s, Comm comm, std::vector<sim::TaskId>& out, std::string_view name) {
+    sync_name_.assign(name);
+    sync_name_ += " done";
+    const sim::TaskId done = dag().join(lanes_[idx(0, s)].dp, sync_name_);
+    for (int i = 0; i < n_inst_; ++i) dag().depend(out[at(i)], done);
+    for (int i = 0; i < n_inst_; ++i) {
+      out[at(i)] = done;
+      g_.network.after(i, s, dp_stream(comm), done);
+    }
   }
 
   // Full cluster: members of instance i's group wait for each other. dp group = same tp index, any dp
@@ -401,8 +430,8 @@ class StepLowering {
       name_.resize(un.prefix);
       name_ += "wgrad";
       for (int i = 0; i < n_inst_; ++i) {
-        link(i, ps.s,
-             dag().busy(lanes_[idx(i, ps.s)].compute, dur(u.total.weight_compute), name_, "compute"));
+        const double w = u.total.weight_compute * slowdown(i, ps.s);
+        link(i, ps.s, dag().busy(lanes_[idx(i, ps.s)].compute, dur(w), name_, "compute"));
         if (is_first) mark_entry(ps, i);
       }
     } else {
@@ -469,15 +498,20 @@ class StepLowering {
   // take in order (kernels, blocking collectives, an overlapped collective's excess over its kernel: the
   // UnitCost's pass sums), waiting for its gathered weights. Piece by piece gives the same times — within a
   // unit the pieces only follow each other on the instance's own lanes — with ten times the tasks.
+  // A replica slowed by a straggler (LoweringOptions::replica_slowdown) takes its kernels that much longer.
   void lower_whole_unit(Pass& ps, Unit& un) {
-    const PassCost& t = un.u.total;
-    const double sec = ps.fwd ? t.forward() : t.backward() - (split_w_ ? t.weight_compute : 0.0);
+    auto seconds = [&](const PassCost& t) {
+      return ps.fwd ? t.forward() : t.backward() - (split_w_ ? t.weight_compute : 0.0);
+    };
+    const double sec = seconds(un.u.total);
     const bool is_first = ps.first_task;
     open_pass(ps, true);
     name_.resize(un.prefix);
     name_ += ps.fwd ? "forward" : "backward";
     for (int i = 0; i < n_inst_; ++i) {
-      const sim::TaskId task = dag().busy(lanes_[idx(i, ps.s)].compute, dur(sec), name_, "compute");
+      const double f = slowdown(i, ps.s);
+      const double t = f == 1.0 ? sec : seconds(pass_sums(un.u, f));
+      const sim::TaskId task = dag().busy(lanes_[idx(i, ps.s)].compute, dur(t), name_, "compute");
       wait_weights(un, i, task);
       link(i, ps.s, task);
       if (is_first) mark_entry(ps, i);
@@ -598,7 +632,7 @@ class StepLowering {
   void lower_tail(int s) {
     const StageCost& sc = costs_.stages[at(s)];
     std::vector<sim::TaskId> ends = chain_inputs(s);
-    g_.last_pass[at(s)] = ends.front();
+    for (int i = 0; i < n_inst_; ++i) g_.last_pass[idx(i, s)] = ends[at(i)];
     if (!shards_weights(pl_.zero) && sc.buckets > 0 && !pl_.overlap_grad_reduce) {
       std::vector<sim::TaskId> prev = ends;
       for (int b = 0; b < sc.buckets; ++b) {
@@ -619,12 +653,15 @@ class StepLowering {
         collective_v(s, reduced, Comm::dp, sc.grad_norm_s, sc.grad_norm_s, "grad norm all-reduce", "dp");
     std::vector<sim::TaskId> opt(at(n_inst_));
     for (int i = 0; i < n_inst_; ++i) {
-      opt[at(i)] = dag().busy(lanes_[idx(i, s)].compute, dur(sc.optimizer_s), "optimizer", "optimizer");
+      opt[at(i)] = dag().busy(lanes_[idx(i, s)].compute, dur(sc.optimizer_s * slowdown(i, s)), "optimizer",
+                              "optimizer");
       dag().depend(norm[at(i)], opt[at(i)]);
     }
-    g_.grad_norm[at(s)] = norm.front();
-    g_.optimizer[at(s)] = opt.front();
-    g_.final_task[at(s)] = opt.front();
+    for (int i = 0; i < n_inst_; ++i) {
+      g_.grad_norm[idx(i, s)] = first_[at(i)];  // its start: the reduction is done then
+      g_.optimizer[idx(i, s)] = opt[at(i)];
+      g_.final_task[idx(i, s)] = opt[at(i)];
+    }
     // The updated weights' all-gather, or (overlap_param_gather) what of it the next step's first forward
     // does not hide, as analytic_step closes it.
     const double param_gather = exposed_param_gather(in_, plan_, costs_, s);
@@ -632,7 +669,7 @@ class StepLowering {
       const auto gathered =
           collective_v(s, opt, Comm::dp, param_gather, std::min(param_gather, sc.param_gather_latency_s),
                        "param all-gather", "dp");
-      g_.final_task[at(s)] = gathered.front();
+      for (int i = 0; i < n_inst_; ++i) g_.final_task[idx(i, s)] = gathered[at(i)];
     }
   }
 
@@ -643,7 +680,8 @@ class StepLowering {
   const bool full_cluster_;
   const int p_, v_, m_, nvs_;
   int n_inst_ = 1, n_tp_ = 1;
-  bool whole_units_ = false;  // each unit's pass one task (lower_whole_unit)
+  bool whole_units_ = false;                              // each unit's pass one task (lower_whole_unit)
+  std::map<std::int64_t, std::vector<double>> slowdown_;  // LoweringOptions::replica_slowdown
   PipelineOrder order_;
   bool split_w_ = false;
   std::size_t ahead_ = 0;  // ZeRO-3 prefetch depth in units
@@ -698,32 +736,55 @@ StepTiming run_step_graph(const StepGraph& graph, const StepInput& in, const Ste
   const auto m = static_cast<double>(plan.micro_batches);
   StepTiming out;
   out.iteration_time = r.makespan.seconds();
-  int crit = 0;
-  for (int s = 1; s < p; ++s) {
-    if (r.tasks[graph.final_task[static_cast<std::size_t>(s)]].end >
-        r.tasks[graph.final_task[static_cast<std::size_t>(crit)]].end) {
-      crit = s;
+  // The critical GPU: the first pipeline rank whose step ends last; of its instances (the replicas end
+  // together after their last data-parallel collective), the one whose passes end last: the one the others
+  // wait for.
+  auto ends = [&](std::size_t k) {
+    return std::pair{r.tasks[graph.final_task[k]].end, r.tasks[graph.last_pass[k]].end};
+  };
+  const std::size_t instances = graph.final_task.size() / static_cast<std::size_t>(p);
+  auto critical_instance = [&](int s) {
+    std::size_t best = static_cast<std::size_t>(s);
+    for (std::size_t i = 1; i < instances; ++i) {
+      const std::size_t k = i * static_cast<std::size_t>(p) + static_cast<std::size_t>(s);
+      if (ends(k) > ends(best)) best = k;
     }
+    return best;
+  };
+  std::size_t cs = critical_instance(0);
+  for (int s = 1; s < p; ++s) {
+    const std::size_t k = critical_instance(s);
+    if (ends(k).first > ends(cs).first) cs = k;
   }
-  const auto cs = static_cast<std::size_t>(crit);
+  const int crit = static_cast<int>(cs % static_cast<std::size_t>(p));
   out.critical_stage = crit;
-  out.time = stage_work(costs, plan, crit);
+  // A straggler's replica: its breakdown is that of its slowed kernels.
+  const auto slowed = graph.replica_slowdown.find(static_cast<std::int64_t>(cs) / p);
+  StepCosts slowed_costs;
+  if (slowed != graph.replica_slowdown.end()) {
+    slowed_costs = costs;
+    slow_stages(slowed_costs, plan, slowed->second);
+  }
+  const StepCosts& critical_costs = slowed != graph.replica_slowdown.end() ? slowed_costs : costs;
+  out.time = stage_work(critical_costs, plan, crit);
   TimeBreakdown& tb = out.time;
   const double last_pass_end = r.tasks[graph.last_pass[cs]].end.seconds();
   const double norm_start = r.tasks[graph.grad_norm[cs]].start.seconds();
   // What an event run cannot attribute (waiting on a hand-over vs waiting on a gather vs the schedule's
   // idle slots) comes from the analytic model of the same costs.
-  const StepTiming a = analytic_step(in, plan, costs);
+  const StepTiming a = analytic_step(in, plan, critical_costs);
   // ZeRO-3: the passes' waits for their weights, in the closed form of the same costs.
   double zero3 = 0;
-  if (costs.gathers_weights) {
+  if (critical_costs.gathers_weights) {
     for (int c = 0; c < v; ++c) {
-      zero3 += m * (gathered_pass(costs, c * p + crit, false, true).extra +
-                    gathered_pass(costs, c * p + crit, true, in.plan.framework.reshard_after_forward).extra);
+      zero3 +=
+          m *
+          (gathered_pass(critical_costs, c * p + crit, false, true).extra +
+           gathered_pass(critical_costs, c * p + crit, true, in.plan.framework.reshard_after_forward).extra);
     }
   }
-  tb.exposed_dp_comm =
-      std::max(0.0, norm_start - last_pass_end) + zero3 + exposed_param_gather(in, plan, costs, crit);
+  tb.exposed_dp_comm = std::max(0.0, norm_start - last_pass_end) + zero3 +
+                       exposed_param_gather(in, plan, critical_costs, crit);
   tb.exposed_pp_comm = a.critical_stage == crit ? a.time.exposed_pp_comm : 0.0;
   tb.bubble = out.iteration_time -
               (tb.compute + tb.exposed_tp_comm + tb.exposed_dp_comm + tb.exposed_pp_comm + tb.optimizer);

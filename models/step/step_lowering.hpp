@@ -33,6 +33,7 @@
 // pipeline rank gets its own lanes, its model-parallel ranks one instance whose every transfer is one flow
 // per rank over the cluster graph's routes (step_network.hpp).
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "models/step/analytic_step.hpp"
@@ -46,9 +47,11 @@ namespace trainsim::model {
 struct StepGraph {
   sim::Dag dag;
   int instances = 1;  ///< simulated copies of the pipeline (1 when collapsed)
-  /// Per pipeline rank (of instance 0): the last task of its last pass, the grad-norm task, the
-  /// optimizer task and the final task of the step.
+  /// Per instance i and pipeline rank s (entry i·pp + s): the last task of its last pass, the grad-norm
+  /// task, the optimizer task and the final task of the step.
   std::vector<sim::TaskId> last_pass, grad_norm, optimizer, final_task;
+  /// The kernels' slowdown of each straggler's replica (LoweringOptions::replica_slowdown).
+  std::map<std::int64_t, std::vector<double>> replica_slowdown;
   /// Instance 0's passes that change the activations a stage holds: the compute task whose end stashes
   /// (forward, +1) or frees (backward, −1) one micro-batch's activations of one chunk.
   struct StashMark {
@@ -76,6 +79,9 @@ struct LoweringOptions {
   /// false: data-parallel and pipeline traffic as busy tasks of their closed-form time, each as if alone
   /// (to measure what contention adds; see step_network.hpp).
   bool contention = true;
+  /// Routed full cluster only: the kernels of replica d's pipeline rank s take replica_slowdown[d][s] times
+  /// as long (step_costs.hpp's replica_slowdowns: the stragglers), its collectives keep their time.
+  std::map<std::int64_t, std::vector<double>> replica_slowdown;
 };
 
 /// Builds the graph. Precondition: plan.feasible.

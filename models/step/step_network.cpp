@@ -132,6 +132,12 @@ LoweredTransfer StepNetwork::in_order(sim::Dag& dag, int gpu, Stream stream, Low
   return t;
 }
 
+void StepNetwork::after(int instance, int stage, Stream stream, sim::TaskId task) {
+  const int gpu = instance * layout_.stages + stage;
+  TRAINSIM_CHECK(gpu >= 0 && gpu < gpus_, "step network: GPU out of range");
+  last_[static_cast<std::size_t>(gpu) * kStreams + static_cast<std::size_t>(stream)] = task + 1;
+}
+
 LoweredTransfer StepNetwork::dp_collective(sim::Dag& dag, sim::LaneId lane, int instance, int stage,
                                            double seconds, double latency_s, std::string_view name,
                                            std::string_view category, Stream stream) {

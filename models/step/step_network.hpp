@@ -124,6 +124,10 @@ class StepNetwork {
   LoweredTransfer pp_send(sim::Dag& dag, sim::LaneId lane, int instance, int from_stage, int to_stage,
                           std::string_view name, std::string_view category);
 
+  /// Later transfers of GPU (instance, stage)'s `stream` start after `task` too (the completion of a
+  /// collective all of whose members' transfers must be done: step_lowering's rings).
+  void after(int instance, int stage, Stream stream, sim::TaskId task);
+
   /// Appends one collective or send of closed-form time `seconds`, `latency_s` of it size-independent,
   /// from GPU `from` to GPU `to` over `fabric` (see the file comment): a busy task of latency_s on `lane`,
   /// then a transfer (on `lane` in the trace). Falls back to one busy task of `seconds` when there is no

@@ -53,13 +53,10 @@ Fidelity parse_fidelity(std::string_view text) {
   throw InputError("fidelity must be 'analytic' or 'event', not '" + std::string(text) + "'");
 }
 
-StepCosts simulated_costs(const StepInput& in, const StepPlan& plan, Fidelity fidelity,
-                          FabricPricing fabric) {
-  StepCosts symmetric = step_costs(in, plan, fabric);
-  if (fabric == FabricPricing::closed_form) {  // routed, the graph's NIC link runs at the degraded rate
-    const std::vector<double> degraded = degraded_nic_slowdowns(in.plan, in.cluster, symmetric);
-    if (!degraded.empty()) slow_data_parallel(symmetric, plan, degraded);
-  }
+StepCosts simulated_costs(const StepInput& in, const StepPlan& plan, Fidelity fidelity) {
+  StepCosts symmetric = step_costs(in, plan);
+  const std::vector<double> degraded = degraded_nic_slowdowns(in.plan, in.cluster, symmetric);
+  if (!degraded.empty()) slow_data_parallel(symmetric, plan, degraded);
   // With stragglers the step is that of the slowest replica holding one (step_costs.hpp): each is timed,
   // untraced, and the slowest one's costs are returned.
   const std::vector<std::vector<double>> slowdowns = straggler_slowdowns(in.plan, in.cluster);
@@ -73,11 +70,10 @@ StepCosts simulated_costs(const StepInput& in, const StepPlan& plan, Fidelity fi
   for (const std::vector<double>& slowdown : slowdowns) {
     StepCosts slowed = symmetric;
     slow_stages(slowed, plan, slowdown);
-    const LoweringOptions lowering{.full_cluster = fabric == FabricPricing::routed};
-    const double t =
-        fidelity == Fidelity::analytic
-            ? analytic_step(in, plan, slowed).iteration_time
-            : run_step_graph(lower_step(in, plan, slowed, lowering), in, plan, slowed).iteration_time;
+    const double t = fidelity == Fidelity::analytic
+                         ? analytic_step(in, plan, slowed).iteration_time
+                         : run_step_graph(lower_step(in, plan, slowed, LoweringOptions{}), in, plan, slowed)
+                               .iteration_time;
     if (t > slowest) {
       slowest = t;
       costs = std::move(slowed);
@@ -92,9 +88,9 @@ StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptio
   r.memory_capacity = in.cluster.node.gpu.hbm_bytes;
   r.parameters = parameter_count(in.model);
   r.framework = framework_flags(in.plan.framework, in.plan.overlap_grad_reduce);
-  bool full_cluster =
-      fidelity == Fidelity::event && (options.mode == StepMode::full_cluster ||
-                                      (options.mode == StepMode::automatic && !in.cluster.degraded.empty()));
+  const bool asymmetric = !in.cluster.degraded.empty() || !in.cluster.stragglers.empty();
+  bool full_cluster = fidelity == Fidelity::event && (options.mode == StepMode::full_cluster ||
+                                                      (options.mode == StepMode::automatic && asymmetric));
   const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
   if (!plan.feasible) {
     r.feasible = false;
@@ -131,18 +127,22 @@ StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptio
   r.fits = mem.fits;
   if (!mem.fits) r.reason = mem.reason;  // the time is still reported: it is what the layout would take
 
+  // The full cluster prices the asymmetries itself: each replica its own stragglers' slowdown, a degraded
+  // NIC as a slower link of the graph.
   StepCosts costs;
   std::optional<StepGraph> graph;
   if (full_cluster) {
-    costs = simulated_costs(in, plan, fidelity, FabricPricing::routed);
+    costs = step_costs(in, plan, FabricPricing::routed);
     try {
-      graph.emplace(lower_step(in, plan, costs, LoweringOptions{.full_cluster = true}));
+      graph.emplace(lower_step(
+          in, plan, costs,
+          LoweringOptions{.full_cluster = true, .replica_slowdown = replica_slowdowns(in.plan, in.cluster)}));
     } catch (const InputError&) {
       if (options.mode == StepMode::full_cluster) throw;  // asked for: say why not
       full_cluster = false;  // chosen: the collapsed step prices the same asymmetry in closed form
     }
   }
-  if (!full_cluster) costs = simulated_costs(in, plan, fidelity, FabricPricing::closed_form);
+  if (!full_cluster) costs = simulated_costs(in, plan, fidelity);
   r.step_mode = fidelity == Fidelity::analytic ? "closed-form" : full_cluster ? "full-cluster" : "collapsed";
   StepTiming t;
   if (fidelity == Fidelity::analytic) {

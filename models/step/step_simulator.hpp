@@ -36,16 +36,17 @@ struct StepInput {
 
 /// Which GPUs the event fidelity simulates; the report's step_mode says which ran.
 enum class StepMode : std::uint8_t {
-  /// full_cluster where the scenario's fabric is asymmetric (a degraded NIC: the pipeline sends and the
-  /// rings through it are slowed as flows, not in closed form) and the event graph stays within its task
-  /// limit; collapsed otherwise.
+  /// full_cluster where the scenario is asymmetric — a degraded NIC (the pipeline sends and the rings
+  /// through it slowed as flows, not in closed form) or a straggler (each replica slowed by its own) — and
+  /// the event graph stays within its task limit; collapsed otherwise.
   automatic,
   /// One GPU per pipeline rank stands for its symmetric peers; the fabric beyond the NICs in closed form.
   collapsed,
   /// Every data-parallel replica and pipeline rank, each GPU's data-parallel and pipeline transfers routed
   /// over the cluster graph (step_network.hpp: ECMP collisions, oversubscribed leaves, background traffic
   /// and degraded NICs become flows that share links; the model-parallel ranks of one replica's stage stay
-  /// one instance, each unit's pass one task). Bounded by the lowering's task limit (InputError beyond it).
+  /// one instance, each unit's pass one task); a straggler slows the kernels of the replica holding it.
+  /// Bounded by the lowering's task limit (InputError beyond it).
   full_cluster,
 };
 
@@ -65,17 +66,14 @@ struct StepOptions {
   bool trace_gzip = false;
 };
 
-struct StepPlan;                          // step_plan.hpp
-struct StepCosts;                         // step_costs.hpp
-enum class FabricPricing : std::uint8_t;  // step_costs.hpp
+struct StepPlan;   // step_plan.hpp
+struct StepCosts;  // step_costs.hpp
 
-/// The costs a step of `plan` runs with: step_costs (`fabric`: closed_form for the collapsed simulation and
-/// the analytic fidelity, routed for the full cluster, whose flows meet the fabric themselves), a degraded
-/// NIC's pace on the closed form's data-parallel times, and with cluster.stragglers those of the slowest
-/// replica that holds one (timed at `fidelity`; step_costs.hpp's straggler_slowdowns). simulate_step and
-/// explain both price with them.
-[[nodiscard]] StepCosts simulated_costs(const StepInput& input, const StepPlan& plan, Fidelity fidelity,
-                                        FabricPricing fabric);
+/// The costs a collapsed or closed-form step of `plan` runs with: step_costs, a degraded NIC's pace on the
+/// data-parallel times, and with cluster.stragglers those of the slowest replica that holds one (timed at
+/// `fidelity`; step_costs.hpp's straggler_slowdowns). simulate_step and explain both price with them; the
+/// full cluster prices those asymmetries itself (StepMode::full_cluster).
+[[nodiscard]] StepCosts simulated_costs(const StepInput& input, const StepPlan& plan, Fidelity fidelity);
 
 /// Simulates one step. See the file comment for the error contract.
 [[nodiscard]] StepReport simulate_step(const StepInput& input, Fidelity fidelity = Fidelity::event,

@@ -170,6 +170,22 @@ TEST_CASE(
   CHECK(simulate_step(in, Fidelity::analytic).step_mode == "closed-form");
 }
 
+TEST_CASE("a straggler slows only its own replica in the full cluster; the step waits for it as collapsed") {
+  // Node 2 at 1.2x holds replica 2 (one replica per node): the full cluster slows that replica's kernels
+  // alone, and the others wait for it at the data-parallel collectives; the collapsed step prices the
+  // slowest replica for all. A synchronous step is the same either way, and its breakdown is the
+  // straggler's: 1.2 times the kernels.
+  StepInput in = four_replicas();
+  const StepReport even = simulate(in, StepMode::collapsed);
+  in.cluster.stragglers.push_back({2, 1.2});
+  const StepReport collapsed = simulate(in, StepMode::collapsed);
+  const StepReport chosen = simulate_step(in, Fidelity::event);
+  CHECK(chosen.step_mode == "full-cluster");
+  CHECK(chosen.iteration_time == doctest::Approx(collapsed.iteration_time).epsilon(1e-7));
+  CHECK(chosen.time.compute == doctest::Approx(1.2 * even.time.compute).epsilon(1e-9));
+  CHECK(chosen.iteration_time > even.iteration_time);
+}
+
 TEST_CASE("full_cluster_gpus places each simulated rank where the placement puts it") {
   // tp 2, pp 2, dp 2 on one node of 8 GPUs: ranks tp fastest, then pp, then dp (the default order), so
   // rank = tp + 2·pp + 4·dp; the list runs dp, then tp, then pp.
