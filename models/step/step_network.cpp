@@ -101,9 +101,12 @@ LoweredTransfer StepNetwork::lower_routed(sim::Dag& dag, sim::LaneId lane, int f
   const topo::ClusterGraph& g = *routes_.graph;
   // Simulated GPU i·stages + s stands for cluster GPUs (i·r + k)·stages + s, k < r.
   auto cluster_gpu = [&](int gpu, int k) {
-    const int i = gpu / layout_.stages;
-    const int s = gpu % layout_.stages;
-    return g.gpu(routes_.gpus[static_cast<std::size_t>((i * model_ranks_ + k) * layout_.stages + s)]);
+    const auto stages = static_cast<std::size_t>(layout_.stages);
+    const auto i = static_cast<std::size_t>(gpu) / stages;
+    const auto s = static_cast<std::size_t>(gpu) % stages;
+    return g.gpu(
+        routes_
+            .gpus[(i * static_cast<std::size_t>(model_ranks_) + static_cast<std::size_t>(k)) * stages + s]);
   };
   scratch_.assign(name);
   scratch_ += " latency";
