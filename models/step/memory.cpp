@@ -288,7 +288,22 @@ MemoryEstimate estimate_memory(const TransformerSpec& model, const ParallelPlan&
     m.activations = act.total();
     st.in_flight_micro_batches = act.micro_batches_in_flight;
     if (compute == Precision::fp8) {
-      st.fp8 = fp8_stage_memory(model, plan, layers[si], act.micro_batches_in_flight);
+      // A MoE model's dense first layers on this stage have the dense layer's GEMMs (under ZeRO-3 each kind
+      // keeps its own gathered copies: a slight over-count on the one stage that holds both).
+      const int dense_here =
+          model.generic_layers.empty() && model.is_moe()
+              ? std::clamp(static_cast<int>(model.dense_layer_count()) - first_layer, 0, layers[si])
+              : 0;
+      st.fp8 = fp8_stage_memory(model, plan, layers[si] - dense_here, act.micro_batches_in_flight);
+      if (dense_here > 0) {
+        const Fp8Memory d =
+            fp8_stage_memory(model.as_dense_layer(), plan, dense_here, act.micro_batches_in_flight);
+        st.fp8.weight_copies += d.weight_copies;
+        st.fp8.amax_history += d.amax_history;
+        st.fp8.saved_inputs += d.saved_inputs;
+        st.fp8.gemm_weights += d.gemm_weights;
+        st.fp8.fp8_gemms += d.fp8_gemms;
+      }
       m.weights += st.fp8.weight_copies;
       m.activations = std::max(0.0, m.activations - st.fp8.saved_inputs);
     }

@@ -107,3 +107,19 @@ TEST_CASE("the stages' weights hold the dense MLPs where the dense layers are") 
   CHECK(stage0 == doctest::Approx(stage_parameter_count(in.model, 2, true, false, 0)));
   CHECK(stage1 == doctest::Approx(stage_parameter_count(in.model, 2, false, true, 2)));
 }
+
+TEST_CASE("under fp8 the dense first layers' stage keeps fp8 copies of the dense GEMMs") {
+  StepInput in = dense_first_moe();
+  in.training.precision = topo::Precision::fp8;
+  const MemoryEstimate e = estimate_memory(in.model, in.plan, in.training, in.cluster.node.gpu);
+  REQUIRE(e.stages.size() == 2);
+  // GEMM weights per layer (tp 1, ep 1): attention qkv h·3h + out h·h = 4h²; a dense layer's MLP 2·h·4h =
+  // 8h²; a MoE layer's 8 experts 8·2·h·512 = 8h² (h = 1024), so both stages hold 2·12h².
+  const double h = 1024;
+  CHECK(e.stages[0].fp8.gemm_weights == doctest::Approx(2.0 * 12.0 * h * h));
+  CHECK(e.stages[1].fp8.gemm_weights == doctest::Approx(2.0 * 12.0 * h * h));
+  // fp8 GEMMs: a dense layer's qkv, out_proj, fc1, fc2 = 4; a MoE layer's qkv, out_proj and the grouped
+  // fc1, fc2 of its experts counted once per expert: 2 + 2·8 = 18.
+  CHECK(e.stages[0].fp8.fp8_gemms == 2.0 * 4.0);
+  CHECK(e.stages[1].fp8.fp8_gemms == 2.0 * 18.0);
+}
