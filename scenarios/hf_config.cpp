@@ -14,18 +14,18 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 // Families whose decoder layer is the spec's: pre-norm RMSNorm, rotary positions, grouped-query attention
-// without biases, a SwiGLU MLP or top-k routed SwiGLU experts, no shared expert.
-constexpr std::array<std::string_view, 6> kFamilies{"llama", "mistral", "mixtral",
-                                                    "qwen2", "qwen3",   "qwen3_moe"};
+// without biases, a SwiGLU MLP or top-k routed SwiGLU experts, no shared expert; and deepseek_v3:
+// multi-head latent attention, shared experts beside the routed ones, dense first layers.
+constexpr std::array<std::string_view, 7> kFamilies{"llama", "mistral",   "mixtral",    "qwen2",
+                                                    "qwen3", "qwen3_moe", "deepseek_v3"};
 
 // Families people ask for whose structure the spec cannot hold yet, and why.
 struct Unsupported {
   std::string_view family;
   std::string_view why;
 };
-constexpr std::array<Unsupported, 5> kUnsupported{{
-    {"deepseek_v3", "multi-head latent attention (MLA) and shared experts"},
-    {"deepseek_v2", "multi-head latent attention (MLA) and shared experts"},
+constexpr std::array<Unsupported, 4> kUnsupported{{
+    {"deepseek_v2", "its softmax-gated group-limited routing and its layer layout (not yet checked)"},
     {"gpt_oss", "attention sinks and alternating sliding-window layers"},
     {"qwen2_moe", "a shared expert beside the routed ones"},
     {"gemma3", "alternating sliding-window layers and GeGLU with a scaled embedding"},
@@ -33,15 +33,44 @@ constexpr std::array<Unsupported, 5> kUnsupported{{
 
 // Fields that do not change what a step costs: token ids, numerics, initialisation, rope frequencies,
 // bookkeeping. Read nothing from them.
-constexpr std::array<std::string_view, 24> kSkipped{
-    "architectures",        "bos_token_id",         "eos_token_id",
-    "pad_token_id",         "torch_dtype",          "dtype",
-    "transformers_version", "initializer_range",    "rope_theta",
-    "rope_scaling",         "rms_norm_eps",         "use_cache",
-    "pretraining_tp",       "max_window_layers",    "_name_or_path",
-    "router_aux_loss_coef", "output_router_logits", "norm_topk_prob",
-    "router_jitter_noise",  "tokenizer_class",      "model_type",
-    "use_sliding_window",   "sliding_window",       "layer_types"};
+// DeepSeek-V3's routing details (groups, scores, scaling, auxiliary loss) and its multi-token-prediction
+// module (num_nextn_predict_layers: trained beside the model, not priced; the published 671B exclude it)
+// are skipped too.
+constexpr std::array<std::string_view, 35> kSkipped{"architectures",
+                                                    "bos_token_id",
+                                                    "eos_token_id",
+                                                    "pad_token_id",
+                                                    "torch_dtype",
+                                                    "dtype",
+                                                    "transformers_version",
+                                                    "initializer_range",
+                                                    "rope_theta",
+                                                    "rope_scaling",
+                                                    "rms_norm_eps",
+                                                    "use_cache",
+                                                    "pretraining_tp",
+                                                    "max_window_layers",
+                                                    "_name_or_path",
+                                                    "router_aux_loss_coef",
+                                                    "output_router_logits",
+                                                    "norm_topk_prob",
+                                                    "router_jitter_noise",
+                                                    "tokenizer_class",
+                                                    "model_type",
+                                                    "use_sliding_window",
+                                                    "sliding_window",
+                                                    "layer_types",
+                                                    "n_group",
+                                                    "topk_group",
+                                                    "topk_method",
+                                                    "routed_scaling_factor",
+                                                    "scoring_func",
+                                                    "seq_aux",
+                                                    "aux_loss_alpha",
+                                                    "ep_size",
+                                                    "num_nextn_predict_layers",
+                                                    "quantization_config",
+                                                    "auto_map"};
 
 template <std::size_t N>
 bool listed(const std::array<std::string_view, N>& list, std::string_view key) {
@@ -112,6 +141,34 @@ constexpr std::array<std::string_view, 19> kMapped{"hidden_size",
                                                    "decoder_sparse_step",
                                                    "mlp_only_layers"};
 
+// Fields mapped for deepseek_v3 only (refused in the other families' configs, where they would mean an
+// architecture the reader does not take them for).
+constexpr std::array<std::string_view, 9> kDeepSeekMapped{
+    "n_routed_experts", "n_shared_experts", "first_k_dense_replace", "moe_layer_freq", "q_lora_rank",
+    "kv_lora_rank",     "qk_nope_head_dim", "qk_rope_head_dim",      "v_head_dim"};
+
+// DeepSeek-V3's multi-head latent attention, shared experts and dense first layers (its config.json:
+// q_lora_rank may be null for no query compression, as in DeepSeek-V2-Lite; moe_layer_freq 1 puts experts
+// on every layer after the first first_k_dense_replace).
+void read_deepseek_v3(ConfigReader& r, model::TransformerSpec& m) {
+  m.q_lora_rank = r.count("q_lora_rank", false, 1e7).value_or(0);
+  m.kv_lora_rank = r.count("kv_lora_rank", true, 1e7).value_or(0);
+  m.qk_nope_head_dim = r.count("qk_nope_head_dim", true, 1e5).value_or(0);
+  m.qk_rope_head_dim = r.count("qk_rope_head_dim", true, 1e5).value_or(0);
+  m.v_head_dim = r.count("v_head_dim", true, 1e5).value_or(0);
+  m.shared_experts = r.count("n_shared_experts", false, 1e6).value_or(0);
+  m.dense_layers = r.count("first_k_dense_replace", false, 1e6).value_or(0);
+  if (r.count("moe_layer_freq", false, 1e6).value_or(1) != 1) {
+    r.fail("moe_layer_freq",
+           "experts on every layer after the dense first ones only: other layouts are "
+           "not modelled");
+  }
+  if (m.dense_layers >= m.layers && m.layers > 0) {
+    r.fail("first_k_dense_replace",
+           "must be fewer than num_hidden_layers (" + std::to_string(m.layers) + ")");
+  }
+}
+
 }  // namespace
 
 std::optional<model::TransformerSpec> read_hf_config(Diagnostics& d, const YamlValue& at,
@@ -149,11 +206,12 @@ std::optional<model::TransformerSpec> read_hf_config(Diagnostics& d, const YamlV
   if (!listed(kFamilies, family)) {
     r.fail("model_type", "\"" + family +
                              "\" is not a family this reader knows (llama, mistral, mixtral, "
-                             "qwen2, qwen3, qwen3_moe)");
+                             "qwen2, qwen3, qwen3_moe, deepseek_v3)");
     return std::nullopt;
   }
   for (const auto& [key, value] : config.items()) {
-    if (!listed(kMapped, key) && !listed(kSkipped, key)) {
+    const bool deepseek = family == "deepseek_v3" && listed(kDeepSeekMapped, key);
+    if (!listed(kMapped, key) && !listed(kSkipped, key) && !deepseek) {
       r.fail(key, "not a field this reader knows for " + family +
                       "; it may change the architecture, so the config is refused rather than misread");
     }
@@ -206,7 +264,10 @@ std::optional<model::TransformerSpec> read_hf_config(Diagnostics& d, const YamlV
   }
   const std::optional<std::int64_t> experts = family == "mixtral" ? r.count("num_local_experts", true, 1e6)
                                               : family == "qwen3_moe" ? r.count("num_experts", true, 1e6)
-                                                                      : std::nullopt;
+                                              : family == "deepseek_v3"
+                                                  ? r.count("n_routed_experts", true, 1e6)
+                                                  : std::nullopt;
+  if (family == "deepseek_v3") read_deepseek_v3(r, m);
   if (experts) {
     m.experts = *experts;
     m.top_k = r.count("num_experts_per_tok", true, 1e6).value_or(0);

@@ -1,11 +1,14 @@
 #include "scenarios/presets.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <mutex>
 #include <set>
+#include <string>
+#include <utility>
 
 #include "scenarios/gpu_preset_fields.hpp"
 #include "scenarios/hf_config.hpp"
@@ -187,6 +190,53 @@ std::string q(std::string_view s) {
 
 }  // namespace
 
+// Shared experts and dense first layers belong to a MoE model, and at least one layer stays MoE.
+// Each problem is placed at the key that states it.
+void check_moe_layout_keys(Diagnostics& d, const MapReader& r, const model::TransformerSpec& m) {
+  auto blame = [&](const char* key, const std::string& message) {
+    if (const YamlValue* at = r.get(key)) d.add(*at, r.child_path(key), message);
+  };
+  if (m.experts == 0 && m.shared_experts > 0) {
+    blame("shared_experts", "shared_experts is set but experts is 0 (a dense model)");
+  }
+  if (m.experts == 0 && m.dense_layers > 0) {
+    blame("dense_layers", "dense_layers is set but experts is 0 (every layer is already dense)");
+  }
+  if (m.experts > 0 && m.dense_layers >= m.layers) {
+    blame("dense_layers", "must be fewer than layers (" + std::to_string(m.layers) + "), found " +
+                              std::to_string(m.dense_layers) + ": for a dense model set experts: 0");
+  }
+}
+
+// Multi-head latent attention: kv_lora_rank turns it on and then needs the three head widths; the other
+// MLA keys mean nothing without it.
+void check_latent_attention_keys(Diagnostics& d, const MapReader& r, const YamlValue& v,
+                                 const std::string& path, const model::TransformerSpec& m) {
+  const std::array<std::pair<const char*, std::int64_t>, 3> widths{{{"qk_nope_head_dim", m.qk_nope_head_dim},
+                                                                    {"qk_rope_head_dim", m.qk_rope_head_dim},
+                                                                    {"v_head_dim", m.v_head_dim}}};
+  if (m.kv_lora_rank > 0) {
+    for (const auto& [key, value] : widths) {
+      if (value == 0) {
+        d.add(
+            v, join_path(path, key),
+            std::string(key) + " must be given (at least 1) with kv_lora_rank (multi-head latent attention)");
+      }
+    }
+    return;
+  }
+  for (const auto& [key, value] : widths) {
+    if (value > 0 && r.has(key)) {
+      d.add(*r.get(key), r.child_path(key),
+            std::string(key) + " needs kv_lora_rank (multi-head latent attention)");
+    }
+  }
+  if (m.q_lora_rank > 0 && r.has("q_lora_rank")) {
+    d.add(*r.get("q_lora_rank"), r.child_path("q_lora_rank"),
+          "q_lora_rank needs kv_lora_rank (multi-head latent attention)");
+  }
+}
+
 model::TransformerSpec read_model_value(Diagnostics& d, const YamlValue& v, const std::string& path) {
   if (v.is_scalar()) {
     return load_preset(d, v, path, PresetKind::model, v.scalar, model_cache, read_model_value)
@@ -214,6 +264,13 @@ model::TransformerSpec read_model_value(Diagnostics& d, const YamlValue& v, cons
                "top_k",
                "capacity_factor",
                "expert_ffn_hidden",
+               "shared_experts",
+               "dense_layers",
+               "q_lora_rank",
+               "kv_lora_rank",
+               "qk_nope_head_dim",
+               "qk_rope_head_dim",
+               "v_head_dim",
                "attention",
                "causal",
                "dropout"});
@@ -249,12 +306,19 @@ model::TransformerSpec read_model_value(Diagnostics& d, const YamlValue& v, cons
   r.count("top_k", m.top_k, 0, 1e6);
   r.number("capacity_factor", m.capacity_factor, 1e-3, 1e3);
   r.count("expert_ffn_hidden", m.expert_ffn_hidden, 0, 1e8);
+  r.count("shared_experts", m.shared_experts, 0, 1e6);
+  r.count("dense_layers", m.dense_layers, 0, 1e6);
+  r.count("q_lora_rank", m.q_lora_rank, 0, 1e7);
+  r.count("kv_lora_rank", m.kv_lora_rank, 0, 1e7);
+  r.count("qk_nope_head_dim", m.qk_nope_head_dim, 0, 1e5);
+  r.count("qk_rope_head_dim", m.qk_rope_head_dim, 0, 1e5);
+  r.count("v_head_dim", m.v_head_dim, 0, 1e5);
   r.choice("attention", m.attention, model::kAttentionNames);
   r.boolean("causal", m.causal);
   r.number("dropout", m.dropout, 0.0, 0.99);
   if (d.size() == errors_before && m.heads > 0) {
     // Checks of the model alone; the parallel layout's divisibility is checked with the scenario.
-    if (m.head_dim == 0 && m.hidden % m.heads != 0) {
+    if (m.head_dim == 0 && m.kv_lora_rank == 0 && m.hidden % m.heads != 0) {
       d.add(v, join_path(path, "hidden"),
             "hidden (" + std::to_string(m.hidden) + ") must be divisible by heads (" +
                 std::to_string(m.heads) + "), or head_dim given");
@@ -272,6 +336,8 @@ model::TransformerSpec read_model_value(Diagnostics& d, const YamlValue& v, cons
     if (m.experts == 0 && m.top_k > 0) {
       d.add(v, join_path(path, "top_k"), "top_k is set but experts is 0 (a dense model)");
     }
+    check_moe_layout_keys(d, r, m);
+    check_latent_attention_keys(d, r, v, path, m);
   }
   return m;
 }
@@ -344,6 +410,15 @@ std::string model_to_yaml(const model::TransformerSpec& m) {
   s += ", experts: " + std::to_string(m.experts) + ", top_k: " + std::to_string(m.top_k) +
        ", capacity_factor: " + format_number(m.capacity_factor) +
        ", expert_ffn_hidden: " + std::to_string(m.expert_ffn_hidden);
+  if (m.shared_experts > 0) s += ", shared_experts: " + std::to_string(m.shared_experts);
+  if (m.dense_layers > 0) s += ", dense_layers: " + std::to_string(m.dense_layers);
+  if (m.is_mla()) {
+    if (m.q_lora_rank > 0) s += ", q_lora_rank: " + std::to_string(m.q_lora_rank);
+    s += ", kv_lora_rank: " + std::to_string(m.kv_lora_rank) +
+         ", qk_nope_head_dim: " + std::to_string(m.qk_nope_head_dim) +
+         ", qk_rope_head_dim: " + std::to_string(m.qk_rope_head_dim) +
+         ", v_head_dim: " + std::to_string(m.v_head_dim);
+  }
   s += ", attention: " + std::string(to_string(m.attention)) + ", causal: " + (m.causal ? "true" : "false") +
        ", dropout: " + format_number(m.dropout);
   return s + "}";

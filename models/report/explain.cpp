@@ -49,20 +49,35 @@ ExplainSection model_section(const TransformerSpec& model, const ParallelPlan& p
   const ParameterBreakdown p = parameter_breakdown(model);
   const double n = p.total();
   if (model.generic_layers.empty()) {
+    const std::string dense_layers =
+        p.dense_layers > 0 ? fmt::format(" + {} dense layers x {}", p.dense_layers, sci(p.dense_per_layer()))
+                           : "";
     s.lines.push_back(
         {"parameters",
-         fmt::format("embedding {} + positions {} + {} layers x {} + final norm {} + LM head {}",
-                     sci(p.embedding), sci(p.position), p.layers, sci(p.per_layer()), sci(p.final_norm),
-                     sci(p.lm_head)),
+         fmt::format("embedding {} + positions {} + {} layers x {}{} + final norm {} + LM head {}",
+                     sci(p.embedding), sci(p.position), p.moe_layers(), sci(p.per_layer()), dense_layers,
+                     sci(p.final_norm), sci(p.lm_head)),
          n, "params"});
+    const std::string shared =
+        p.layer_shared_mlp > 0 ? fmt::format(" + shared experts {}", sci(p.layer_shared_mlp)) : "";
     s.lines.push_back({"per layer",
-                       fmt::format("attention {} + mlp {} + router {} + norms {}", sci(p.layer_attention),
-                                   sci(p.layer_mlp), sci(p.layer_router), sci(p.layer_norms)),
+                       fmt::format("attention{} {} + mlp {}{} + router {} + norms {}",
+                                   model.is_mla() ? " (latent, MLA)" : "", sci(p.layer_attention),
+                                   sci(p.layer_mlp), shared, sci(p.layer_router), sci(p.layer_norms)),
                        p.per_layer(), "params"});
+    if (p.dense_layers > 0) {
+      s.lines.push_back(
+          {"per dense first layer",
+           fmt::format("attention {} + dense mlp {} (ffn {}) + norms {}", sci(p.layer_attention),
+                       sci(p.dense_layer_mlp), model.ffn_hidden_or_default(), sci(p.layer_norms)),
+           p.dense_per_layer(), "params"});
+    }
     if (model.is_moe()) {
-      s.lines.push_back({"active parameters",
-                         fmt::format("top_k {} of {} experts per layer", model.top_k, model.experts),
-                         active_parameter_count(model), "params"});
+      s.lines.push_back(
+          {"active parameters",
+           fmt::format("top_k {} of {} experts per MoE layer{}", model.top_k, model.experts,
+                       model.shared_experts > 0 ? fmt::format(", + {} shared", model.shared_experts) : ""),
+           active_parameter_count(model), "params"});
     }
   } else {
     s.lines.push_back(
@@ -96,6 +111,16 @@ ExplainSection attention_section(const TransformerSpec& model, const ParallelPla
        fmt::format("(2p + 1) · a/tp · b · (s/cp) · s = 5 B x {}/{} heads x {} x {}/{} x {}", model.heads,
                    plan.tp, plan.micro_batch, model.seq_len, plan.cp, model.seq_len),
        flash ? 0.0 : scores, "B"});
+  if (model.is_mla()) {
+    Shard kept = shard_of(plan, act);
+    const double latent = layer_activation(model, kept).latent;
+    s.lines.push_back(
+        {"MLA latents kept per layer",
+         fmt::format("p · b · s/cp · (2·q_lora {} + 2·kv_lora {} + rope {}), whole on each of tp {} ranks "
+                     "(the down-projections are replicated); 0 under full recompute",
+                     model.q_lora_rank, model.kv_lora_rank, model.qk_rope_head_dim, plan.tp),
+         latent, "B"});
+  }
   const double recomputed = recompute_flops_per_sequence(model, Recompute::none);
   if (flash) {
     s.notes.push_back(
@@ -103,7 +128,7 @@ ExplainSection attention_section(const TransformerSpec& model, const ParallelPla
                     "and recomputes QKᵀ in backward (+{} per sequence)",
                     gb(scores), human(recomputed, "FLOP")));
     const Attention kernel = resolve_attention(model.attention, gpu.efficiency);
-    const auto d = static_cast<double>(model.head_dim_or_default());
+    const auto d = static_cast<double>(model.qk_head_dim());
     const auto efficiency = [&](bool backward) {
       // Long-sequence efficiency at this shape (the grid factor left out: it depends on the micro-batch).
       return attention_kernel_efficiency(1e30, d, static_cast<double>(model.seq_len),

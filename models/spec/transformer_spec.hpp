@@ -74,6 +74,22 @@ struct TransformerSpec {
   std::int64_t top_k = 0;
   double capacity_factor = 1.0;
   std::int64_t expert_ffn_hidden = 0;  ///< 0: ffn_hidden
+  /// Shared experts (DeepSeek-V2/V3): MLPs of the routed expert's width (mlp_width) that every token
+  /// passes besides its top_k routed ones; split over tp like a dense MLP, not over ep.
+  std::int64_t shared_experts = 0;
+  /// The first k layers are dense MLPs of ffn_hidden (DeepSeek-V3's first_k_dense_replace: 3); the rest
+  /// are MoE layers. 0: every layer is MoE (when experts > 0).
+  std::int64_t dense_layers = 0;
+  // Multi-head latent attention (MLA, DeepSeek-V2 Sec. 2.1): kv_lora_rank > 0 turns it on. Queries go
+  // hidden → q_lora_rank → heads·(qk_nope + qk_rope) (hidden → heads·(qk_nope + qk_rope) directly when
+  // q_lora_rank is 0); keys and values go hidden → kv_lora_rank + qk_rope (the rope part one key shared
+  // by all heads) → heads·(qk_nope + v_head); scores are qk_nope + qk_rope wide, values v_head; the
+  // output projection is heads·v_head → hidden. head_dim and kv_heads are unused under MLA.
+  std::int64_t q_lora_rank = 0;
+  std::int64_t kv_lora_rank = 0;
+  std::int64_t qk_nope_head_dim = 0;
+  std::int64_t qk_rope_head_dim = 0;
+  std::int64_t v_head_dim = 0;
   Attention attention = Attention::flash;
   bool causal = true;  ///< causal mask; the flash kernel skips masked blocks (see attention model)
   /// Dropout probability of the hidden states and attention probabilities (Megatron-LM's default 0.1);
@@ -81,10 +97,22 @@ struct TransformerSpec {
   double dropout = 0.1;
   std::vector<GenericLayer> generic_layers;  ///< non-empty: a generic model, the transformer fields unused
 
-  [[nodiscard]] std::int64_t kv_heads_or_heads() const { return kv_heads > 0 ? kv_heads : heads; }
+  [[nodiscard]] bool is_mla() const { return kv_lora_rank > 0; }
+  /// Key/value heads; MLA materialises one key and one value per query head.
+  [[nodiscard]] std::int64_t kv_heads_or_heads() const {
+    return kv_heads > 0 && !is_mla() ? kv_heads : heads;
+  }
   [[nodiscard]] std::int64_t head_dim_or_default() const {
     return head_dim > 0 ? head_dim : (heads > 0 ? hidden / heads : 0);
   }
+  /// Width of one head's query and key (the score's inner dimension): MLA qk_nope + qk_rope.
+  [[nodiscard]] std::int64_t qk_head_dim() const {
+    return is_mla() ? qk_nope_head_dim + qk_rope_head_dim : head_dim_or_default();
+  }
+  /// Width of one head's value (and of its attention output): MLA v_head_dim.
+  [[nodiscard]] std::int64_t value_head_dim() const { return is_mla() ? v_head_dim : head_dim_or_default(); }
+  /// Width of the attention output entering the output projection: heads · value_head_dim.
+  [[nodiscard]] std::int64_t attention_out_width() const { return heads * value_head_dim(); }
   /// Width of the queries (and of the attention output): heads · head_dim, the hidden size by default.
   [[nodiscard]] std::int64_t query_width() const { return heads * head_dim_or_default(); }
   /// Width of the keys (and of the values): kv heads · head_dim.
@@ -93,6 +121,24 @@ struct TransformerSpec {
     return ffn_hidden > 0 ? ffn_hidden : 4 * hidden;
   }
   [[nodiscard]] bool is_moe() const { return experts > 0; }
+  /// Layers whose MLP is dense: the first dense_layers of a MoE model (capped at layers), all of a dense one.
+  [[nodiscard]] std::int64_t dense_layer_count() const {
+    if (!is_moe()) return layers;
+    return dense_layers < layers ? dense_layers : layers;
+  }
+  /// Layers whose MLP is routed experts.
+  [[nodiscard]] std::int64_t moe_layer_count() const { return layers - dense_layer_count(); }
+  /// One of the dense first layers of a MoE model as a model of its own: the same attention, a dense MLP
+  /// of ffn_hidden. The per-layer cost functions price it by this spec.
+  [[nodiscard]] TransformerSpec as_dense_layer() const {
+    TransformerSpec d = *this;
+    d.experts = 0;
+    d.top_k = 0;
+    d.shared_experts = 0;
+    d.expert_ffn_hidden = 0;
+    d.dense_layers = 0;
+    return d;
+  }
   /// Width of one MLP a token passes through: an expert's (expert_ffn_hidden, else ffn_hidden) under MoE.
   [[nodiscard]] std::int64_t mlp_width() const {
     return is_moe() && expert_ffn_hidden > 0 ? expert_ffn_hidden : ffn_hidden_or_default();

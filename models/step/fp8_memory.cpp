@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "models/workload/attention_projections.hpp"
+
 namespace trainsim::model {
 
 namespace {
@@ -24,14 +26,19 @@ Fp8Memory fp8_stage_memory(const TransformerSpec& model, const ParallelPlan& pla
   if (!model.generic_layers.empty() || layers <= 0) return f;
   const double t = plan.tp;
   const double h = as_double(model.hidden);
-  const double q_width = as_double(model.query_width());
   const double ffn = as_double(model.mlp_width());
   const double fc1_outputs = model.mlp == Mlp::swiglu ? 2.0 : 1.0;
   const double experts = model.is_moe() ? as_double(model.experts) / plan.ep : 1.0;
-  const double attention = h * (q_width + 2.0 * as_double(model.kv_width())) / t + q_width * h / t;
-  const double mlp = experts * (fc1_outputs + 1.0) * ffn * h / t;
+  double attention = 0;  // this rank's attention GEMM weights (MLA: its down-projections whole)
+  for (const Projection& x : attention_projections(model, plan.tp)) {
+    attention += as_double(x.local_in) * as_double(x.local_out);
+  }
+  const double shared = model.is_moe() ? as_double(model.shared_experts) : 0.0;  // tp-split, not ep
+  const double mlp = (experts + shared) * (fc1_outputs + 1.0) * ffn * h / t;
   f.gemm_weights = (attention + mlp) * layers;
-  f.fp8_gemms = (2.0 + 2.0 * experts) * layers;
+  f.fp8_gemms = (static_cast<double>(attention_projections(model, plan.tp).count) + 2.0 * experts +
+                 (shared > 0 ? 2.0 : 0.0)) *
+                layers;
 
   // Under ZeRO-3 the fp8 copies exist only for the units gathered at once: the computing one and those
   // prefetched (as the 16-bit gathered buffers, models/step/memory.cpp).
@@ -45,7 +52,8 @@ Fp8Memory fp8_stage_memory(const TransformerSpec& model, const ParallelPlan& pla
     const double sp = plan.sequence_parallel ? t : 1.0;
     const double slots = model.is_moe() ? tokens * as_double(model.top_k) * model.capacity_factor : tokens;
     // qkv and fc1 inputs (norm outputs), out_proj input, fc2 input: one byte saved per element.
-    const double elements = 2.0 * tokens * h / sp + tokens * q_width / t + slots * ffn / t;
+    const double elements =
+        2.0 * tokens * h / sp + tokens * as_double(model.attention_out_width()) / t + slots * ffn / t;
     f.saved_inputs = elements * layers * in_flight;
   }
   return f;

@@ -11,6 +11,7 @@
 
 #include "models/step/step_plan.hpp"
 #include "models/workload/activation_memory.hpp"
+#include "models/workload/attention_projections.hpp"
 #include "models/workload/parameters.hpp"
 #include "models/workload/shard.hpp"
 #include "sim/error.hpp"
@@ -67,23 +68,29 @@ RankTensors rank_tensors(const TransformerSpec& m, const ParallelPlan& plan, int
     return r;
   }
   const std::int64_t h = m.hidden;
-  const std::int64_t head_dim = m.head_dim_or_default();
   const int tp = plan.tp;
-  // Q heads split over tp; K/V heads too while there are enough, else each rank keeps a copy of one.
-  const std::int64_t kv_local = std::max<std::int64_t>(m.kv_heads_or_heads() / tp, 1);
-  const std::int64_t qkv_local = ceil_div(m.heads, tp) * head_dim + 2 * kv_local * head_dim;
   if (n_layers > 0) {
-    // Attention: QKV column-parallel, output projection row-parallel; the output bias is replicated.
-    r.dense.push_back({h, qkv_local, n_layers, TensorRole::matrix});
-    r.dense.push_back({ceil_div(m.query_width(), tp), h, n_layers, TensorRole::matrix});
-    if (m.bias) {
-      r.dense.push_back({qkv_local, 1, n_layers, TensorRole::vector});
-      r.dense.push_back({h, 1, n_layers, TensorRole::vector});
+    // Attention: column-parallel input projections, a row-parallel output projection, MLA's down
+    // projections and their norms whole on every rank; the output bias is replicated.
+    for (const Projection& x : attention_projections(m, tp)) {
+      r.dense.push_back({x.local_in, x.local_out, n_layers, TensorRole::matrix});
+      if (x.local_bias > 0) r.dense.push_back({x.local_bias, 1, n_layers, TensorRole::vector});
+      if (x.norm > 0) r.dense.push_back({x.norm, 1, n_layers, TensorRole::vector});
     }
     if (m.is_moe()) {
+      // The dense first layers on this stage have a dense MLP; the others the router, the routed experts
+      // (ep-sharded) and the shared experts (split over tp like a dense MLP).
+      const int first_layer = std::accumulate(layers.begin(), layers.begin() + stage, 0);
+      const double dense_here =
+          as_double(std::clamp<std::int64_t>(m.dense_layer_count() - first_layer, 0, layers[s]));
+      const double moe_here = n_layers - dense_here;
       const std::int64_t fe = m.mlp_width();
-      r.dense.push_back({h, m.experts, n_layers, TensorRole::matrix});  // router, replicated
-      add_mlp(r.expert, m, fe, tp, n_layers * as_double(m.experts) / plan.ep);
+      if (moe_here > 0) {
+        r.dense.push_back({h, m.experts, moe_here, TensorRole::matrix});  // router, replicated
+        add_mlp(r.expert, m, fe, tp, moe_here * as_double(m.experts) / plan.ep);
+        if (m.shared_experts > 0) add_mlp(r.dense, m, m.shared_experts * fe, tp, moe_here);
+      }
+      if (dense_here > 0) add_mlp(r.dense, m, m.ffn_hidden_or_default(), tp, dense_here);
     } else {
       add_mlp(r.dense, m, m.ffn_hidden_or_default(), tp, n_layers);
     }
@@ -180,12 +187,14 @@ UnitParameters unit_parameters(const TransformerSpec& model, const ParallelPlan&
     for (const auto& g : model.generic_layers) u.layer = std::max(u.layer, g.params / plan.tp);
     return u;
   }
-  // A three-stage pipeline of the same shards: its middle stage holds one layer and nothing else, its
-  // first the embedding alone, its last the final norm and the LM head (a copy when tied).
+  // A three-stage pipeline of the same shards: its middle stage holds one layer and nothing else (a MoE
+  // layer, past any dense first layers), its first the embedding alone, its last the final norm and the LM
+  // head (a copy when tied).
   ParallelPlan three = plan;
   three.pp = 3;
   three.stage_layers.clear();
-  const RankTensors layer = rank_tensors(model, three, 1, {0, 1, 0});
+  const int before = model.moe_layer_count() > 0 ? static_cast<int>(model.dense_layer_count()) : 0;
+  const RankTensors layer = rank_tensors(model, three, 1, {before, 1, 0});
   u.layer = elements(layer.dense) + elements(layer.expert);
   u.embedding = elements(rank_tensors(model, three, 0, {0, 0, 0}).dense);
   u.head = elements(rank_tensors(model, three, 2, {0, 0, 0}).dense);
@@ -279,7 +288,22 @@ MemoryEstimate estimate_memory(const TransformerSpec& model, const ParallelPlan&
     m.activations = act.total();
     st.in_flight_micro_batches = act.micro_batches_in_flight;
     if (compute == Precision::fp8) {
-      st.fp8 = fp8_stage_memory(model, plan, layers[si], act.micro_batches_in_flight);
+      // A MoE model's dense first layers on this stage have the dense layer's GEMMs (under ZeRO-3 each kind
+      // keeps its own gathered copies: a slight over-count on the one stage that holds both).
+      const int dense_here =
+          model.generic_layers.empty() && model.is_moe()
+              ? std::clamp(static_cast<int>(model.dense_layer_count()) - first_layer, 0, layers[si])
+              : 0;
+      st.fp8 = fp8_stage_memory(model, plan, layers[si] - dense_here, act.micro_batches_in_flight);
+      if (dense_here > 0) {
+        const Fp8Memory d =
+            fp8_stage_memory(model.as_dense_layer(), plan, dense_here, act.micro_batches_in_flight);
+        st.fp8.weight_copies += d.weight_copies;
+        st.fp8.amax_history += d.amax_history;
+        st.fp8.saved_inputs += d.saved_inputs;
+        st.fp8.gemm_weights += d.gemm_weights;
+        st.fp8.fp8_gemms += d.fp8_gemms;
+      }
       m.weights += st.fp8.weight_copies;
       m.activations = std::max(0.0, m.activations - st.fp8.saved_inputs);
     }

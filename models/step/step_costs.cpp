@@ -23,6 +23,10 @@ namespace {
 // parallelism.
 constexpr int kMaxBuckets = 128;
 
+// Units of a transformer: 0 the layer (a MoE layer of a MoE model), 1 the embedding, 2 the head, 3 a MoE
+// model's dense first layer when it has any.
+constexpr int kDenseLayerUnit = 3;
+
 /// The communicator groups of the representative GPU (rank 0 of the placement).
 struct Groups {
   topo::CommGroup tp, cp, ep, pp, p2p, cp_pair;
@@ -387,15 +391,24 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fa
       }
     }
   } else {
-    // Transformer layers are identical: price one, repeat it for the layers of each virtual stage.
+    // Transformer layers are identical but for a MoE model's dense first layers: price one layer of each
+    // kind, repeat each for its layers of each virtual stage (the dense ones lead the first stages).
+    const auto dense_layers = static_cast<int>(in.model.is_moe() ? in.model.dense_layer_count() : 0);
     out.units.push_back(unit_cost("layer", transformer_layer_ops(in.model, shard), in, g));
     out.units.push_back(unit_cost("embedding", embedding_ops(in.model, shard), in, g));
     out.units.push_back(unit_cost("head", head_ops(in.model, shard), in, g));
+    if (dense_layers > 0) {
+      out.units.push_back(
+          unit_cost("dense_layer", transformer_layer_ops(in.model.as_dense_layer(), shard), in, g));
+    }
     for (int vs = 0; vs < nvs; ++vs) {
       auto& runs = out.chunk_units[static_cast<std::size_t>(vs)];
       if (vs == 0) runs.push_back(UnitRun{1, 1, -1});
       const int n = plan.chunk_layers[static_cast<std::size_t>(vs)];
-      if (n > 0) runs.push_back(UnitRun{0, n, plan.first_layer_of(vs)});
+      const int first = plan.first_layer_of(vs);
+      const int dense = std::clamp(dense_layers - first, 0, std::max(n, 0));
+      if (dense > 0) runs.push_back(UnitRun{kDenseLayerUnit, dense, first});
+      if (n > dense) runs.push_back(UnitRun{0, n - dense, first + dense});
       if (vs == nvs - 1) runs.push_back(UnitRun{2, 1, -1});
     }
   }
@@ -453,6 +466,9 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fa
       price(out.units[0], up.layer, per_layer);
       price(out.units[1], up.embedding, 1);
       price(out.units[2], up.head, 1);
+      // The dense first layers gather as much as a MoE layer (unit_parameters sizes one MoE layer).
+      if (out.units.size() > static_cast<std::size_t>(kDenseLayerUnit))
+        price(out.units[static_cast<std::size_t>(kDenseLayerUnit)], up.layer, per_layer);
     }
   }
 

@@ -10,8 +10,9 @@
 //    collective_time on the communicator group the placement gives; on the critical path, as in
 //    Megatron-LM), and each overlappable one (the cp ring exchange) paired with the kernel it runs under;
 //    recomputation stays inside the backward's kernels. Each virtual stage is a list of runs of units
-//    (embedding, n identical layers, head; generic models one run per layer), and its PassCost — what the
-//    analytic path and the schedule replay use — is the sum of those pieces, so the event path, which
+//    (embedding, n identical layers — a MoE model's dense first layers a run of their own, priced as a
+//    dense layer, before its MoE layers —, head; generic models one run per layer), and its PassCost — what
+//    the analytic path and the schedule replay use — is the sum of those pieces, so the event path, which
 //    lowers the pieces one by one (step_lowering.hpp), charges the same seconds;
 //  - the activation hand-over between stages (send/recv of b·s/cp·h elements, ÷ tp under sequence
 //    parallelism, on the pipeline group's links);
@@ -76,7 +77,7 @@ struct CostPiece {
 
 /// One unit's pieces and their sums (each sum adds the pieces in order).
 struct UnitCost {
-  std::string name;  ///< "layer", "embedding", "head", or a generic layer's name
+  std::string name;  ///< "layer", "dense_layer", "embedding", "head", or a generic layer's name
   std::vector<CostPiece> forward, backward;
   PassCost total;  ///< the unit alone as a pass: its pieces summed
   /// ZeRO-3 (StepCosts::gathers_weights): the unit's own collectives over the sharding group, each

@@ -35,19 +35,24 @@ LayerActivation layer_activation(const TransformerSpec& spec, const Shard& shard
     a.recompute_input = p * tokens * h / sp_divisor;
     return a;
   }
-  const double d = as_double(spec.head_dim_or_default());
-  const double q_width = as_double(spec.query_width());
+  // Per-head widths of the query/key and of the value (differ under MLA), and the heads on this rank.
+  const double d = as_double(spec.qk_head_dim());
+  const double dv = as_double(spec.value_head_dim());
+  const double heads_rank = as_double(spec.heads) / t;
   const double kv_heads_rank = std::max(1.0, as_double(spec.kv_heads_or_heads()) / t);
   const double act_matrices = spec.mlp == Mlp::swiglu ? 3.0 : 2.0;  // act input (gate+up) + fc2 input
   // Token slots through the MLP (each routed copy under MoE) and the width of the MLP they pass.
   const double slots = spec.is_moe() ? tokens * as_double(spec.top_k) * spec.capacity_factor : tokens;
   const double f = as_double(spec.mlp_width());
+  // Shared experts: one MLP of shared_experts · f on every token, split over tp.
+  const double shared_f = spec.is_moe() ? as_double(spec.shared_experts) * f : 0.0;
   if (shard.recompute == Recompute::op) {
     // Kept: the layer's input, q, v, the attention output, w1's output and, of a SwiGLU, w2's; the rest is
     // run again (models/workload/layer_ops.cpp).
     const bool swiglu = spec.mlp == Mlp::swiglu;
     a.replicated = p * (tokens * h + (swiglu ? slots * h : 0.0)) / sp_divisor;
-    a.split = p * (tokens * (2.0 * q_width / t + kv_heads_rank * d) + slots * f / t);
+    a.split =
+        p * (tokens * (heads_rank * (d + dv) + kv_heads_rank * dv) + slots * f / t + tokens * shared_f / t);
     return a;
   }
 
@@ -55,12 +60,24 @@ LayerActivation layer_activation(const TransformerSpec& spec, const Shard& shard
   const double mask = spec.dropout > 0 ? kMaskBytes : 0.0;
   double replicated = tokens * h * (3.0 * p + 2.0 * mask);
   // Q, K, V and the out_proj input.
-  double split = tokens * (p * q_width / t + 2.0 * p * kv_heads_rank * d + p * q_width / t);
+  double split = tokens * p * (heads_rank * d + kv_heads_rank * (d + dv) + heads_rank * dv);
   // Each slot keeps its fc1 input (full width) and the activation terms (split by tp).
   replicated += slots * p * h;
   split += slots * act_matrices * p * f / t;
+  if (shared_f > 0) {  // the shared experts read the ln2 output the router reads: kept once more
+    replicated += tokens * p * h;
+    split += tokens * act_matrices * p * shared_f / t;
+  }
   a.replicated = replicated / sp_divisor;
   a.split = split;
+  if (spec.is_mla()) {
+    // The replicated down-projections' outputs on every tp rank, sequence parallel or not: each latent's
+    // norm input and the up-projection's input (q: 2·q_lora_rank; kv: kv_lora_rank + rope, then
+    // kv_lora_rank), p bytes each.
+    a.latent = p * tokens *
+               (2.0 * as_double(spec.q_lora_rank) + 2.0 * as_double(spec.kv_lora_rank) +
+                as_double(spec.qk_rope_head_dim));
+  }
   if (shard.recompute == Recompute::none) a.scores = attention_cost(spec, shard).stored_bytes;
   return a;
 }
@@ -113,6 +130,11 @@ StageActivation stage_activation(const TransformerSpec& spec, const ParallelPlan
   }
 
   const LayerActivation layer = layer_activation(spec, shard);
+  // A MoE model's dense first layers on this stage keep a dense layer's activations.
+  const std::int64_t dense_here =
+      spec.is_moe() ? std::clamp<std::int64_t>(spec.dense_layer_count() - first_layer, 0, layers_on_stage)
+                    : 0;
+  const double dense_layer = dense_here > 0 ? layer_activation(spec.as_dense_layer(), shard).total() : 0.0;
   const double p = topo::bytes_per_element(precision);
   const double t = shard.tp;
   const double tokens = as_double(shard.micro_batch) * as_double(spec.seq_len) / shard.cp;
@@ -123,14 +145,17 @@ StageActivation stage_activation(const TransformerSpec& spec, const ParallelPlan
     // Final norm input and LM-head input (p each), and the fp32 logits the cross-entropy keeps.
     s.head = 2.0 * p * tokens * h / sp_divisor + 4.0 * tokens * as_double(spec.vocab) / t;
   }
-  s.per_micro_batch = as_double(layers_on_stage) * layer.total() + s.embedding + s.head;
+  s.per_micro_batch = as_double(layers_on_stage - dense_here) * layer.total() +
+                      as_double(dense_here) * dense_layer + s.embedding + s.head;
 
   // Backward of a recomputed layer materialises it again, one layer at a time.
   if (layers_on_stage > 0 && shard.recompute != Recompute::none) {
     Shard none = shard;
     none.recompute = Recompute::none;
     const LayerActivation full = layer_activation(spec, none);
-    s.working = shard.recompute == Recompute::selective ? full.scores : full.total();
+    double widest = full.total();
+    if (dense_here > 0) widest = std::max(widest, layer_activation(spec.as_dense_layer(), none).total());
+    s.working = shard.recompute == Recompute::selective ? full.scores : widest;
   }
   return s;
 }

@@ -20,7 +20,11 @@
 // With p = 2, kv = a, f = 4h: 4·2 + 2 = 10 replicated, 2+2+2+2+8+8 = 24 split, 5·a·s² scores (tested).
 // Flash attention keeps no score tensor (its per-row softmax statistics are neglected); selective
 // recompute drops the score tensor; full recompute keeps the layer input p·T_r·h. Expert (MoE) layers
-// keep the MLP terms for T·top_k·capacity_factor token slots of expert_ffn_hidden.
+// keep the MLP terms for T·top_k·capacity_factor token slots of expert_ffn_hidden; shared experts keep
+// the MLP terms of one MLP of shared_experts·expert_ffn_hidden for every token. Multi-head latent attention
+// keeps Q (a·(n + r)), K (a·(n + r)), V (a·v) and the out_proj input (a·v), split by tp, and its latents
+// p·(2·q_lora_rank + 2·kv_lora_rank + qk_rope) per token on every rank (`latent`). A MoE model's dense
+// first layers keep a dense layer's terms, on the stages that hold them.
 #include <cstdint>
 
 #include "models/spec/parallel_plan.hpp"
@@ -35,8 +39,9 @@ struct LayerActivation {
   double split = 0;            ///< the "24/t" terms
   double scores = 0;           ///< the "5·a·s/h" terms (standard attention, no selective/full recompute)
   double recompute_input = 0;  ///< full recompute: the stored layer input (the other fields are 0)
+  double latent = 0;  ///< MLA: the latent vectors of the replicated down-projections (not split by tp or SP)
 
-  [[nodiscard]] double total() const { return replicated + split + scores + recompute_input; }
+  [[nodiscard]] double total() const { return replicated + split + scores + recompute_input + latent; }
 };
 
 /// One transformer layer. Throws InputError on tp/cp that do not divide, and for generic specs (their

@@ -18,15 +18,18 @@ AttentionCost attention_cost(const TransformerSpec& spec, const Shard& shard) {
   const auto s = static_cast<double>(spec.seq_len);
   const auto t = static_cast<double>(shard.tp);
   const auto heads = static_cast<double>(spec.heads);
-  const auto d = static_cast<double>(spec.head_dim_or_default());
+  // Query/key and value widths of a head (equal but under MLA: qk_nope + qk_rope and v_head_dim).
+  const auto d = static_cast<double>(spec.qk_head_dim());
+  const auto dv = static_cast<double>(spec.value_head_dim());
   const double sq = s / static_cast<double>(shard.cp);  // queries on this rank
   const double p = topo::bytes_per_element(shard.precision);
   // Key/value heads per rank: split by tp, replicated once tp exceeds them (Megatron-LM's GQA rule).
   const double kv_heads_rank = std::max(1.0, static_cast<double>(spec.kv_heads_or_heads()) / t);
   const double heads_rank = heads / t;
-  const double scores = b * heads_rank * sq * s;                 // score elements on this rank (full square)
-  const double q_bytes = p * b * sq * heads_rank * d;            // = O bytes
-  const double kv_bytes = 2.0 * p * b * sq * kv_heads_rank * d;  // local K and V
+  const double scores = b * heads_rank * sq * s;                  // score elements on this rank (full square)
+  const double q_bytes = p * b * sq * heads_rank * d;             // Q (and dQ)
+  const double o_bytes = p * b * sq * heads_rank * dv;            // O (and dO)
+  const double kv_bytes = p * b * sq * kv_heads_rank * (d + dv);  // local K and V
 
   AttentionCost c;
   c.score_elements = scores;
@@ -34,27 +37,28 @@ AttentionCost attention_cost(const TransformerSpec& spec, const Shard& shard) {
   c.kv_bytes = kv_bytes * static_cast<double>(shard.cp);
   c.head_dim = d;
   c.query_len = sq;
-  c.model_forward_flops = 2.0 * 2.0 * scores * d;  // QKᵀ and AV, 2 FLOPs per multiply-add
+  c.o_bytes = o_bytes;
+  c.model_forward_flops = 2.0 * scores * (d + dv);  // QKᵀ and AV, 2 FLOPs per multiply-add
   const double fraction = causal_work_fraction(spec.attention, spec.causal);
   c.forward_flops = c.model_forward_flops * fraction;
   c.kv_block_bytes = shard.cp > 1 ? kv_bytes : 0.0;
   if (is_fused(spec.attention)) {
     c.backward_flops = kFlashBackwardFactor * c.forward_flops;
-    c.recompute_flops = 0.5 * c.model_forward_flops;  // QKᵀ again
+    c.recompute_flops = 2.0 * scores * d;  // QKᵀ again
     // Forward reads Q, K, V (all K/V of the sequence stream through, counted once) and writes O;
     // backward reads Q, K, V, O, dO and writes dQ, dK, dV.
-    c.forward_bytes = 2.0 * q_bytes + c.kv_bytes;
-    c.backward_bytes = 4.0 * q_bytes + 2.0 * c.kv_bytes;
+    c.forward_bytes = q_bytes + o_bytes + c.kv_bytes;
+    c.backward_bytes = 2.0 * (q_bytes + o_bytes) + 2.0 * c.kv_bytes;
     c.stored_bytes = 0.0;
     const double later_steps = static_cast<double>(shard.cp - 1);
-    c.ring_merge_bytes = later_steps * 3.0 * q_bytes;
+    c.ring_merge_bytes = later_steps * 3.0 * o_bytes;
     c.ring_grad_merge_bytes = later_steps * 3.0 * (q_bytes + kv_bytes);
   } else {
     c.backward_flops = 2.0 * c.forward_flops;
     c.recompute_flops = 0.0;
     // Score-sized traffic dominates: QKᵀ writes scores (p), softmax reads and writes them (2p), dropout
     // reads them and writes output and mask (2p + 1), AV reads the dropout output (p).
-    c.forward_bytes = (6.0 * p + 1.0) * scores + 2.0 * q_bytes + c.kv_bytes;
+    c.forward_bytes = (6.0 * p + 1.0) * scores + q_bytes + o_bytes + c.kv_bytes;
     // Backward: AV dgrad/wgrad read the stored dropout output and write its gradient, dropout and
     // softmax backward read the mask, softmax output and gradient and write the score gradient, QKᵀ
     // dgrad reads it: about twice the forward traffic.

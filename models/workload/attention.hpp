@@ -7,6 +7,8 @@
 //  - flash: one fused kernel (FlashAttention 1/2/3) that keeps only Q, K, V, O (and per-row softmax
 //    statistics, neglected: < 0.2% of a layer's activations), and whose backward recomputes the scores:
 //    backward = 5 matmul-equivalents of QKᵀ size (recompute S, dV, dP, dQ, dK) = 2.5 × forward.
+// Under multi-head latent attention the query/key width (qk_nope + qk_rope) and the value width
+// (v_head_dim) differ: QKᵀ runs over the first, AV over the second.
 // Causal masking: model FLOPs always count the full s×s scores (as Megatron-LM and Korthikanti report);
 // the executed work is multiplied by causal_work_fraction (flash skips fully masked blocks: 0.5;
 // standard kernels compute the whole square and mask it: 1.0).
@@ -44,9 +46,10 @@ struct AttentionCost {
   /// … and of the backward's accumulation of dQ and of the travelling dK, dV over the cp-1 later steps
   double ring_grad_merge_bytes = 0;
   double score_elements = 0;  ///< b·(heads/tp)·(s/cp)·s, the full score square on this rank
-  double q_bytes = 0;         ///< this rank's Q (equally its O, dQ, dO), bytes
+  double q_bytes = 0;         ///< this rank's Q (equally its dQ), bytes
+  double o_bytes = 0;         ///< this rank's O (equally its dO), bytes; = q_bytes but under MLA
   double kv_bytes = 0;        ///< K and V of the whole sequence streaming through this rank, bytes
-  double head_dim = 0;        ///< d = h / heads
+  double head_dim = 0;        ///< d = h / heads (MLA: the query/key width qk_nope + qk_rope)
   double query_len = 0;       ///< queries per rank, s / cp
 };
 

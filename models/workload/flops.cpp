@@ -1,5 +1,6 @@
 #include "models/workload/flops.hpp"
 
+#include "models/workload/attention_projections.hpp"
 #include "models/workload/parameters.hpp"
 #include "sim/error.hpp"
 
@@ -15,6 +16,15 @@ double mlp_matrices(const TransformerSpec& spec) {
   return spec.mlp == Mlp::swiglu ? 3.0 : 2.0;
 }
 
+// Forward FLOPs of one sequence through the attention block's projections: 2·s·in·out each.
+double projection_flops(const TransformerSpec& spec, double s) {
+  double f = 0;
+  for (const Projection& x : attention_projections(spec, 1)) {
+    f += 2.0 * s * as_double(x.in) * as_double(x.out);
+  }
+  return f;
+}
+
 }  // namespace
 
 ForwardFlops forward_flops_per_sequence(const TransformerSpec& spec) {
@@ -26,18 +36,22 @@ ForwardFlops forward_flops_per_sequence(const TransformerSpec& spec) {
   }
   const double s = as_double(spec.seq_len);
   const double h = as_double(spec.hidden);
-  const double q_width = as_double(spec.query_width());
-  const double kv_width = as_double(spec.kv_width());
-  double mlp = 0;
+  const double dense_mlp = 2.0 * s * h * as_double(spec.ffn_hidden_or_default()) * mlp_matrices(spec);
+  double mlp = dense_mlp;
   if (spec.is_moe()) {
-    mlp = as_double(spec.top_k) * 2.0 * s * h * as_double(spec.mlp_width()) * mlp_matrices(spec) +
+    // top_k routed experts and the shared experts, each an MLP of the expert width, and the router.
+    const double slots = as_double(spec.top_k + spec.shared_experts);
+    mlp = slots * 2.0 * s * h * as_double(spec.mlp_width()) * mlp_matrices(spec) +
           2.0 * s * h * as_double(spec.experts);
-  } else {
-    mlp = 2.0 * s * h * as_double(spec.ffn_hidden_or_default()) * mlp_matrices(spec);
+    f.dense_layers = spec.dense_layer_count();
   }
+  const double projections = projection_flops(spec, s);
   f.layers = spec.layers;
-  f.layer_dense = 2.0 * s * h * (q_width + 2.0 * kv_width) + 2.0 * s * q_width * h + mlp;
-  f.layer_attention = 4.0 * s * s * q_width;
+  f.layer_dense = projections + mlp;
+  f.dense_layer_dense = projections + dense_mlp;
+  // Scores QKᵀ over the query/key width and context AV over the value width, per head.
+  f.layer_attention =
+      2.0 * s * s * as_double(spec.heads) * as_double(spec.qk_head_dim() + spec.value_head_dim());
   f.head = 2.0 * s * h * as_double(spec.vocab);
   return f;
 }
@@ -57,11 +71,14 @@ double op_recomputed_matmul_flops(const TransformerSpec& spec) {
   if (!spec.generic_layers.empty()) return 0.0;
   const double s = as_double(spec.seq_len);
   const double h = as_double(spec.hidden);
-  const double kv_width = as_double(spec.kv_width());
-  // k, o, and the MLP's second matrix (w3 of a SwiGLU, fc2 of a GELU MLP; per routed slot for MoE).
-  const double slots_per_token = spec.is_moe() ? as_double(spec.top_k) : 1.0;
+  // k (MLA: the kv up-projection), o, and the MLP's second matrix (w3 of a SwiGLU, fc2 of a GELU MLP; per
+  // routed and shared slot for MoE).
+  const double k = spec.is_mla() ? 2.0 * s * as_double(spec.kv_lora_rank) * as_double(spec.heads) *
+                                       as_double(spec.qk_nope_head_dim + spec.v_head_dim)
+                                 : 2.0 * s * h * as_double(spec.kv_width());
+  const double slots_per_token = spec.is_moe() ? as_double(spec.top_k + spec.shared_experts) : 1.0;
   const double mlp_matrix = slots_per_token * 2.0 * s * h * as_double(spec.mlp_width());
-  return 2.0 * s * h * kv_width + 2.0 * s * as_double(spec.query_width()) * h + mlp_matrix;
+  return k + 2.0 * s * as_double(spec.attention_out_width()) * h + mlp_matrix;
 }
 
 double recompute_flops_per_sequence(const TransformerSpec& spec, Recompute recompute) {
@@ -69,13 +86,20 @@ double recompute_flops_per_sequence(const TransformerSpec& spec, Recompute recom
   if (!spec.generic_layers.empty()) return recompute == Recompute::full ? f.generic : 0.0;
   const double layers = as_double(f.layers);
   const bool flash = is_fused(spec.attention);
-  // The fused kernel's backward recomputes QKᵀ: half of the forward score + context work.
-  const double flash_scores = flash ? 0.5 * layers * f.layer_attention : 0.0;
+  // The fused kernel's backward recomputes QKᵀ: the score part of the forward score + context work, half of
+  // it (MLA: qk / (qk + v) of it).
+  const double qk = as_double(spec.qk_head_dim());
+  const double score_share = qk / (qk + as_double(spec.value_head_dim()));
+  const double flash_scores = flash ? score_share * layers * f.layer_attention : 0.0;
   switch (recompute) {
     case Recompute::full:
-      return layers * f.per_layer() + flash_scores;
-    case Recompute::op:
-      return layers * (op_recomputed_matmul_flops(spec) + (flash ? 0.0 : f.layer_attention)) + flash_scores;
+      return f.layers_total() + flash_scores;  // the dense first layers at their own size
+    case Recompute::op: {
+      const auto dense = as_double(f.dense_layers);
+      const double op = (layers - dense) * op_recomputed_matmul_flops(spec) +
+                        (dense > 0 ? dense * op_recomputed_matmul_flops(spec.as_dense_layer()) : 0.0);
+      return op + layers * (flash ? 0.0 : f.layer_attention) + flash_scores;
+    }
     case Recompute::selective:
       return flash ? flash_scores : layers * f.layer_attention;
     case Recompute::none:

@@ -5,12 +5,18 @@
 // square whatever the mask, LM head included, norms/softmax/biases excluded.
 //
 // Forward matmul FLOPs of one sequence of s tokens (h hidden, kv·d key/value width, f ffn, v vocab):
+// (MLA and the dense first layers of a MoE model: see below)
 //   per layer  2·s·h·(h + 2·kv·d)   QKV
 //            + 4·s²·h                scores QKᵀ and context AV
 //            + 2·s·h·h               output projection
 //            + 2·s·h·f·m             MLP, m = 2 (gelu) or 3 (swiglu); MoE: top_k experts of
 //                                    expert_ffn_hidden, plus the router 2·s·h·E
 //   head       2·s·h·v
+// Multi-head latent attention replaces QKV and the output projection by its projections, 2·s·in·out each
+// (models/workload/attention_projections.hpp: q down/up or q, kv down to c + r, kv up to a·(n + v), out
+// a·v → h), and the attention core by 2·s²·a·(n + r) scores + 2·s²·a·v context. Shared experts add
+// shared_experts MLPs of the expert width to the top_k routed ones. A MoE model's first dense_layers
+// layers have the dense MLP of ffn_hidden (no router).
 // For GPT (kv = a, f = 4h, gelu) the step total is Korthikanti eq. (7):
 //   model FLOPs = 72·B·L·s·h²·(1 + s/(6h) + v/(12·h·L)).
 // Hardware FLOPs add what is computed again:
@@ -30,14 +36,23 @@ namespace trainsim::model {
 
 /// Forward matmul FLOPs of one sequence by part (model count, full attention square).
 struct ForwardFlops {
-  double layer_dense = 0;      ///< one layer's QKV, output projection and MLP/experts/router
-  double layer_attention = 0;  ///< one layer's QKᵀ + AV, 4·s²·h
-  double head = 0;             ///< LM head 2·s·h·v
+  double layer_dense = 0;        ///< one (MoE, for a MoE model) layer's projections and MLP/experts/router
+  double dense_layer_dense = 0;  ///< the same for one of a MoE model's dense first layers
+  double layer_attention = 0;    ///< one layer's QKᵀ + AV, 4·s²·h (MLA: 2·s²·a·(n + r + v))
+  double head = 0;               ///< LM head 2·s·h·v
   std::int64_t layers = 0;
-  double generic = 0;  ///< generic models: the sum of forward_flops_per_sample (others 0)
+  std::int64_t dense_layers = 0;  ///< a MoE model's dense first layers, counted in `layers`
+  double generic = 0;             ///< generic models: the sum of forward_flops_per_sample (others 0)
 
+  /// One MoE layer of a MoE model, else one layer.
   [[nodiscard]] double per_layer() const { return layer_dense + layer_attention; }
-  [[nodiscard]] double total() const { return generic + static_cast<double>(layers) * per_layer() + head; }
+  /// Every transformer layer, the dense first layers at their own size.
+  [[nodiscard]] double layers_total() const {
+    const auto dense = static_cast<double>(dense_layers);
+    return (static_cast<double>(layers) - dense) * per_layer() +
+           dense * (dense_layer_dense + layer_attention);
+  }
+  [[nodiscard]] double total() const { return generic + layers_total() + head; }
 };
 
 /// Forward FLOPs of one sequence of spec.seq_len tokens, by part.

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "models/workload/attention.hpp"
+#include "models/workload/attention_projections.hpp"
 #include "sim/error.hpp"
 
 namespace trainsim::model {
@@ -203,18 +204,20 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
   const double h = as_double(spec.hidden);
   const double tokens = as_double(shard.micro_batch) * as_double(spec.seq_len) / shard.cp;
   const double norm_tokens = shard.sequence_parallel ? tokens / t : tokens;  // tokens of norms/dropouts
-  const double q_width = as_double(spec.query_width());
-  // K (and V) width on this rank: the kv heads split by tp, one head copied once tp exceeds them.
+  const AttentionProjections projections = attention_projections(spec, shard.tp);
+  const double out_width = as_double(spec.attention_out_width());  // out_proj's input, all ranks
+  // K width on this rank: the kv heads split by tp, one head copied once tp exceeds them.
   const double kv_width = std::max(1.0, as_double(spec.kv_heads_or_heads()) / t) * att.head_dim;
-  const double qkv_width = q_width / t + 2.0 * kv_width;
   const bool swiglu = spec.mlp == Mlp::swiglu;
   const double fc1_outputs = swiglu ? 2.0 : 1.0;  // gate and up projections
   const TpComm tp{shard.tp > 1, shard.sequence_parallel, p * tokens * h};
   const ElementwiseTraffic e = elementwise_traffic(spec, p, shard.fused_elementwise);
   const double norm_bytes = e.norm * norm_tokens * h;
   const double norm_backward_bytes = e.norm_backward * norm_tokens * h;
-  // Rotary embedding of this rank's queries and keys.
-  const double qk_elements = tokens * (q_width / t + kv_width);
+  // Rotary embedding of this rank's queries and keys (MLA: their rope parts, one key shared by the heads).
+  const double qk_elements =
+      spec.is_mla() ? tokens * as_double(spec.qk_rope_head_dim) * (as_double(spec.heads) / t + 1.0)
+                    : tokens * (as_double(spec.query_width()) / t + kv_width);
   // Residual add (read two, write one), with dropout also writing and reading back its mask.
   const double dropout_residual_bytes = (3.0 * p + (dropout ? kMaskBytes : 0.0)) * norm_tokens * h;
   const std::string residual = dropout ? "dropout_residual" : "residual";
@@ -227,6 +230,9 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
   const double ffn = as_double(spec.mlp_width());
   const double act_elements = mlp_tokens * ffn / t;
   const double a2a_bytes = p * mlp_tokens * h;
+  // Shared experts run on every token as one MLP of shared_experts · the expert width, split over tp.
+  const double shared_ffn = moe ? as_double(spec.shared_experts) * ffn : 0.0;
+  const double shared_act_elements = tokens * shared_ffn / t;
   const bool all_to_all = moe && shard.ep > 1;
   // MoE: the rank's experts run as one grouped GEMM, each expert on its share of the token slots.
   const double expert_groups = moe ? as_double(spec.experts) / shard.ep : 1.0;
@@ -257,18 +263,34 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
     core.kernel("av", half_core);
   }
 
+  // MLA's latent RMSNorms (after q_down and kv_down), each over its own width.
+  auto latent_norm = [&](OpList& list, const Projection& x, bool backward) {
+    if (x.norm > 0) {
+      const double bytes = (backward ? e.norm_backward : e.norm) * tokens * as_double(x.norm);
+      list.memory(std::string(x.name) + (backward ? ".norm.bwd" : ".norm"), bytes);
+    }
+  };
   fwd.memory("ln1", norm_bytes);
   sp_gather(fwd, tp);
-  fwd.matmul("qkv", tokens, qkv_width, h);
+  for (const Projection& x : projections) {
+    if (!x.before_core) continue;
+    fwd.matmul(std::string(x.name), tokens, as_double(x.local_out), as_double(x.local_in));
+    latent_norm(fwd, x, false);
+  }
   if (e.rope > 0) fwd.memory("rope", e.rope * qk_elements);
   ops.forward.insert(ops.forward.end(), core_ops.begin(), core_ops.end());
-  fwd.matmul("out_proj", tokens, h, q_width / t);
+  fwd.matmul("out_proj", tokens, h, out_width / t);
   tp_reduce(fwd, tp);
   fwd.memory(residual, dropout_residual_bytes);
   fwd.memory("ln2", norm_bytes);
   sp_gather(fwd, tp);
   if (moe) {
     fwd.matmul_16bit("router", tokens, as_double(spec.experts), h);
+    if (shared_ffn > 0) {
+      fwd.matmul("shared_fc1", tokens, fc1_outputs * shared_ffn / t, h);
+      fwd.memory(swiglu ? "shared_swiglu" : "shared_gelu", e.act * shared_act_elements);
+      fwd.matmul("shared_fc2", tokens, h, shared_ffn / t);
+    }
     if (all_to_all) fwd.comm("ep_dispatch", Collective::all_to_all, CommGroup::ep, a2a_bytes);
   }
   fwd.matmul("fc1", expert_tokens, fc1_outputs * ffn / t, h, expert_groups);
@@ -287,13 +309,18 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
   matmul_backward(bwd, "fc1", expert_tokens, fc1_outputs * ffn / t, h, expert_groups);
   if (moe) {
     if (all_to_all) bwd.comm("ep_dispatch.bwd", Collective::all_to_all, CommGroup::ep, a2a_bytes);
+    if (shared_ffn > 0) {
+      matmul_backward(bwd, "shared_fc2", tokens, h, shared_ffn / t);
+      bwd.memory(swiglu ? "shared_swiglu.bwd" : "shared_gelu.bwd", e.act_backward * shared_act_elements);
+      matmul_backward(bwd, "shared_fc1", tokens, fc1_outputs * shared_ffn / t, h);
+    }
     matmul_16bit_backward(bwd, "router", tokens, as_double(spec.experts), h);
   }
   tp_reduce(bwd, tp);
   bwd.memory("ln2.bwd", norm_backward_bytes);
   bwd.memory(residual + ".bwd", kBackwardTraffic * dropout_residual_bytes);
   sp_gather(bwd, tp);
-  matmul_backward(bwd, "out_proj", tokens, h, q_width / t);
+  matmul_backward(bwd, "out_proj", tokens, h, out_width / t);
   if (shard.cp > 1) {
     // K/V blocks go round again and their gradients come back (Megatron-LM context parallelism).
     bwd.comm("cp_kv_exchange.bwd", Collective::ring_exchange, CommGroup::cp, 2.0 * att.kv_block_bytes,
@@ -317,7 +344,12 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
     bwd.kernel("qk.wgrad", core_grad);
   }
   if (e.rope_backward > 0) bwd.memory("rope.bwd", e.rope_backward * qk_elements);
-  matmul_backward(bwd, "qkv", tokens, qkv_width, h);
+  for (int i = projections.count - 1; i >= 0; --i) {
+    const Projection& x = projections.list[static_cast<std::size_t>(i)];
+    if (!x.before_core) continue;
+    latent_norm(bwd, x, true);
+    matmul_backward(bwd, std::string(x.name), tokens, as_double(x.local_out), as_double(x.local_in));
+  }
   tp_reduce(bwd, tp);
   bwd.memory("ln1.bwd", norm_backward_bytes);
 
@@ -329,14 +361,19 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
     std::vector<LayerOp> again;
     OpList redo(again, p, fp8);
     redo.memory("ln1", norm_bytes);
-    redo.matmul("k", tokens, kv_width, h);
+    if (spec.is_mla()) {  // k comes out of the kv up-projection, keys and values together
+      const Projection& kv_up = projections.list[static_cast<std::size_t>(projections.count - 2)];
+      redo.matmul("kv_up", tokens, as_double(kv_up.local_out), as_double(kv_up.local_in));
+    } else {
+      redo.matmul("k", tokens, kv_width, h);
+    }
     if (e.rope > 0) redo.memory("rope", e.rope * qk_elements);
     if (!flash) {
       for (const LayerOp& op : core_ops) {
         if (!op.communication) again.push_back(op);
       }
     }
-    redo.matmul("out_proj", tokens, h, q_width / t);
+    redo.matmul("out_proj", tokens, h, out_width / t);
     redo.memory(residual, dropout_residual_bytes);
     redo.memory("ln2", norm_bytes);
     if (swiglu) {

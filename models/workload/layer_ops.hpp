@@ -10,7 +10,11 @@
 //   attention core: standard = qk (matmul) → softmax → attn_dropout (memory-bound, s²-sized) → av;
 //                   flash = one fused_attention op; cp > 1 adds a cp ring exchange of K/V blocks
 //                   (marked overlappable with the attention compute).
-//   MoE replaces fc1/act/fc2 by router → all-to-all (ep) → expert fc1/act/fc2 → all-to-all (ep), on
+//   qkv is the attention block's input projections (models/workload/attention_projections.hpp): under
+//   multi-head latent attention q_down → q_down.norm → q_up → kv_down → kv_down.norm → kv_up, the down
+//   projections whole on every tp rank.
+//   MoE replaces fc1/act/fc2 by router → [shared experts: shared_fc1 → act → shared_fc2 on every token,
+//   split over tp] → all-to-all (ep) → expert fc1/act/fc2 → all-to-all (ep), on
 //   T·top_k·capacity_factor token slots (dropless implementations pad to the capacity; the padding is
 //   executed work, but not model FLOPs).
 // Every parameter GEMM carries its shape (m, n, k; MoE experts as one grouped GEMM of experts/ep groups

@@ -1,8 +1,10 @@
 #include "models/workload/parameters.hpp"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
+#include "models/workload/attention_projections.hpp"
 #include "sim/error.hpp"
 
 namespace trainsim::model {
@@ -43,7 +45,7 @@ void check_transformer_spec(const TransformerSpec& spec) {
   require(spec.kv_heads >= 0, "kv_heads", "must not be negative");
   require(spec.ffn_hidden >= 0, "ffn_hidden", "must not be negative");
   require(spec.head_dim >= 0, "head_dim", "must not be negative");
-  if (spec.heads > 0 && spec.hidden > 0 && spec.head_dim == 0) {
+  if (spec.heads > 0 && spec.hidden > 0 && spec.head_dim == 0 && !spec.is_mla()) {
     require(spec.hidden % spec.heads == 0, "heads",
             "hidden " + std::to_string(spec.hidden) + " is not divisible by heads " +
                 std::to_string(spec.heads) + " (set head_dim when the heads are not hidden / heads wide)");
@@ -60,6 +62,17 @@ void check_transformer_spec(const TransformerSpec& spec) {
     require(spec.capacity_factor > 0, "capacity_factor", "must be positive");
     require(spec.expert_ffn_hidden >= 0, "expert_ffn_hidden", "must not be negative");
   }
+  require(spec.shared_experts >= 0 && (spec.shared_experts == 0 || spec.is_moe()), "shared_experts",
+          "must be 0 on a dense model and not negative, got " + std::to_string(spec.shared_experts));
+  require(spec.dense_layers >= 0 && (spec.dense_layers == 0 || spec.is_moe()), "dense_layers",
+          "must be 0 on a dense model and not negative, got " + std::to_string(spec.dense_layers));
+  require(spec.q_lora_rank >= 0 && (spec.q_lora_rank == 0 || spec.is_mla()), "q_lora_rank",
+          "needs kv_lora_rank (multi-head latent attention) and must not be negative");
+  if (spec.is_mla()) {
+    require(spec.qk_nope_head_dim > 0, "qk_nope_head_dim", "must be positive under kv_lora_rank");
+    require(spec.qk_rope_head_dim > 0, "qk_rope_head_dim", "must be positive under kv_lora_rank");
+    require(spec.v_head_dim > 0, "v_head_dim", "must be positive under kv_lora_rank");
+  }
   if (!problems.empty()) throw InputError(std::move(problems));
 }
 
@@ -71,19 +84,21 @@ ParameterBreakdown parameter_breakdown(const TransformerSpec& spec) {
     return p;
   }
   const double h = as_double(spec.hidden);
-  const double q_width = as_double(spec.query_width());  // Q projection and attention output width
-  const double kv_width = as_double(spec.kv_width());    // K (and V)
   const double v = as_double(spec.vocab);
 
   p.layers = spec.layers;
   p.embedding = v * h;
   p.position = spec.position == Position::learned ? as_double(spec.seq_len) * h : 0.0;
-  p.layer_attention = h * (q_width + 2.0 * kv_width) + q_width * h;
-  if (spec.bias) p.layer_attention += (q_width + 2.0 * kv_width) + h;
+  for (const Projection& x : attention_projections(spec, 1)) {
+    p.layer_attention += as_double(x.in) * as_double(x.out) + as_double(x.norm) + as_double(x.bias);
+  }
   if (spec.is_moe()) {
-    const double expert_f = as_double(spec.mlp_width());
-    p.layer_mlp = as_double(spec.experts) * mlp_parameters(spec, expert_f);
+    const double expert = mlp_parameters(spec, as_double(spec.mlp_width()));
+    p.layer_mlp = as_double(spec.experts) * expert;
+    p.layer_shared_mlp = as_double(spec.shared_experts) * expert;
     p.layer_router = h * as_double(spec.experts);
+    p.dense_layers = spec.dense_layer_count();
+    p.dense_layer_mlp = mlp_parameters(spec, as_double(spec.ffn_hidden_or_default()));
   } else {
     p.layer_mlp = mlp_parameters(spec, as_double(spec.ffn_hidden_or_default()));
   }
@@ -100,8 +115,9 @@ double parameter_count(const TransformerSpec& spec) {
 double active_parameter_count(const TransformerSpec& spec) {
   const ParameterBreakdown p = parameter_breakdown(spec);
   if (!spec.is_moe()) return p.total();
+  // Shared experts, the router and the dense first layers are all passed; of the routed experts top_k.
   const double inactive_per_layer = p.layer_mlp * (1.0 - as_double(spec.top_k) / as_double(spec.experts));
-  return p.total() - as_double(spec.layers) * inactive_per_layer;
+  return p.total() - as_double(p.moe_layers()) * inactive_per_layer;
 }
 
 double layer_parameter_count(const TransformerSpec& spec, std::int64_t index) {
@@ -112,7 +128,8 @@ double layer_parameter_count(const TransformerSpec& spec, std::int64_t index) {
     }
     return spec.generic_layers[static_cast<std::size_t>(index)].params;
   }
-  return parameter_breakdown(spec).per_layer();
+  const ParameterBreakdown p = parameter_breakdown(spec);
+  return index < p.dense_layers ? p.dense_per_layer() : p.per_layer();
 }
 
 double layer_expert_parameter_count(const TransformerSpec& spec) {
@@ -131,7 +148,10 @@ double stage_parameter_count(const TransformerSpec& spec, std::int64_t layers_on
     return n;
   }
   const ParameterBreakdown p = parameter_breakdown(spec);
-  double n = as_double(layers_on_stage) * p.per_layer();
+  // The dense first layers among [first_layer, first_layer + layers_on_stage).
+  const std::int64_t dense =
+      std::clamp<std::int64_t>(p.dense_layers - first_layer, 0, std::max<std::int64_t>(layers_on_stage, 0));
+  double n = as_double(layers_on_stage - dense) * p.per_layer() + as_double(dense) * p.dense_per_layer();
   if (first_stage) n += p.embedding + p.position;
   if (last_stage) {
     n += p.final_norm + p.lm_head;

@@ -56,6 +56,20 @@ TransformerSpec read_preset(const std::filesystem::path& path) {
       s.expert_ffn_hidden = std::stoll(value);
     else if (key == "capacity_factor")
       s.capacity_factor = std::stod(value);
+    else if (key == "shared_experts")
+      s.shared_experts = std::stoll(value);
+    else if (key == "dense_layers")
+      s.dense_layers = std::stoll(value);
+    else if (key == "q_lora_rank")
+      s.q_lora_rank = std::stoll(value);
+    else if (key == "kv_lora_rank")
+      s.kv_lora_rank = std::stoll(value);
+    else if (key == "qk_nope_head_dim")
+      s.qk_nope_head_dim = std::stoll(value);
+    else if (key == "qk_rope_head_dim")
+      s.qk_rope_head_dim = std::stoll(value);
+    else if (key == "v_head_dim")
+      s.v_head_dim = std::stoll(value);
     else if (key == "mlp")
       s.mlp = value == "swiglu" ? Mlp::swiglu : Mlp::gelu;
     else if (key == "norm")
@@ -100,6 +114,8 @@ const std::map<std::string, Published>& published() {
       {"llama3-70b", {70.6e9, 0.001, "Llama 3 model card (70.6B)"}},
       {"llama3-405b", {405.9e9, 0.001, "Llama 3 model card (405.9B)"}},
       {"mixtral-8x7b", {46.7e9, 0.001, "Jiang et al. 2024 (46.7B total)"}},
+      // 671B without the 14B multi-token-prediction module (the hub's 685B include it); 671.03B counted.
+      {"deepseek-v3", {671e9, 0.001, "DeepSeek-AI 2024, arXiv:2412.19437 (671B total)"}},
       {"megatron-1.7b", {1.7e9, 0.03, "Narayanan et al. 2021, Table 1"}},
       {"megatron-3.6b", {3.6e9, 0.015, "Narayanan et al. 2021, Table 1"}},
       {"megatron-7.5b", {7.5e9, 0.01, "Narayanan et al. 2021, Table 1"}},

@@ -1,0 +1,90 @@
+// The model keys of DeepSeek-style models: multi-head latent attention (q_lora_rank, kv_lora_rank,
+// qk_nope_head_dim, qk_rope_head_dim, v_head_dim), shared_experts and dense_layers; read, bounded, and
+// each problem placed at its key (file:line:col) as the other model keys are.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "models/workload/parameters.hpp"
+#include "scenarios/loader.hpp"
+#include "sim/error.hpp"
+
+using namespace trainsim;
+using namespace trainsim::scenario;
+
+namespace {
+
+const std::string rest = "cluster: {node: dgx-h100, nodes: 1}\ntraining: {global_batch: 8}\n";
+
+// A small MoE model with MLA, one key per line so that errors have a line each.
+std::string model_with(const std::string& extra) {
+  return "model:\n"
+         "  layers: 4\n"
+         "  hidden: 64\n"
+         "  heads: 4\n"
+         "  vocab: 100\n"
+         "  seq_len: 32\n"
+         "  experts: 8\n"
+         "  top_k: 2\n" +
+         extra + rest;
+}
+
+const std::string mla =
+    "  q_lora_rank: 16\n  kv_lora_rank: 8\n  qk_nope_head_dim: 8\n  qk_rope_head_dim: 4\n  v_head_dim: 8\n";
+
+// Every diagnostic of loading `text`, as doctest's string so that doctest::Contains can match it.
+doctest::String errors_of(const std::string& text) {
+  try {
+    (void)load_scenario_text(text, "t.yaml");
+  } catch (const InputError& e) {
+    return doctest::String(e.what());
+  }
+  return doctest::String("");
+}
+
+}  // namespace
+
+TEST_CASE("the MLA, shared-expert and dense-layer keys are read into the model") {
+  const Scenario s =
+      load_scenario_text(model_with(mla + "  shared_experts: 2\n  dense_layers: 1\n"), "t.yaml");
+  CHECK(s.model.q_lora_rank == 16);
+  CHECK(s.model.kv_lora_rank == 8);
+  CHECK(s.model.qk_nope_head_dim == 8);
+  CHECK(s.model.qk_rope_head_dim == 4);
+  CHECK(s.model.v_head_dim == 8);
+  CHECK(s.model.shared_experts == 2);
+  CHECK(s.model.dense_layers == 1);
+  CHECK(s.model.is_mla());
+}
+
+TEST_CASE("the deepseek-v3 preset loads with its published 671B parameters") {
+  const Scenario s = load_scenario_text("model: deepseek-v3\n" + rest, "t.yaml");
+  CHECK(s.model.dense_layers == 3);
+  CHECK(s.model.shared_experts == 1);
+  CHECK(model::parameter_count(s.model) / 671e9 == doctest::Approx(1.0).epsilon(0.005));
+}
+
+TEST_CASE("bad values of the new keys are errors at their line and column") {
+  // Line 9 is the first key after top_k (line 8): "  <key>: value" puts the value at column 3 + len + 2.
+  CHECK(errors_of(model_with("  shared_experts: -1\n")) ==
+        doctest::Contains("t.yaml:9:19: model.shared_experts"));
+  CHECK(errors_of(model_with("  kv_lora_rank: 1e9\n")) ==
+        doctest::Contains("t.yaml:9:17: model.kv_lora_rank"));
+  CHECK(errors_of(model_with("  v_head_dim: many\n")) == doctest::Contains("t.yaml:9:15: model.v_head_dim"));
+  // Dense layers must leave a MoE layer: 4 of 4 is a dense model.
+  CHECK(errors_of(model_with("  dense_layers: 4\n")) ==
+        doctest::Contains("t.yaml:9:17: model.dense_layers: must be fewer than layers (4)"));
+  // Keys of a MoE model on a dense one.
+  const std::string dense =
+      "model: {layers: 4, hidden: 64, heads: 4, vocab: 100, seq_len: 32, shared_experts: 1}\n";
+  CHECK(errors_of(dense + rest) ==
+        doctest::Contains("model.shared_experts: shared_experts is set but experts is 0"));
+  // MLA needs its three head widths, and its other keys need kv_lora_rank.
+  CHECK(errors_of(model_with("  kv_lora_rank: 8\n  qk_nope_head_dim: 8\n")) ==
+        doctest::Contains("model.qk_rope_head_dim: qk_rope_head_dim must be given"));
+  CHECK(errors_of(model_with("  q_lora_rank: 16\n")) ==
+        doctest::Contains("t.yaml:9:16: model.q_lora_rank: q_lora_rank needs kv_lora_rank"));
+  CHECK(errors_of(model_with("  v_head_dim: 8\n")) ==
+        doctest::Contains("model.v_head_dim: v_head_dim needs kv_lora_rank"));
+  CHECK(errors_of(model_with(mla)).size() == 0);
+}
