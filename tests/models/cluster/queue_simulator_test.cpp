@@ -82,6 +82,25 @@ TEST_CASE("EASY backfill starts the small job at once without delaying the head 
   CHECK(easy.teams[0].share == doctest::Approx(1));
 }
 
+// 6 nodes, first fit. A: submit 0, 4 nodes, 4 h (nodes 0-3). B: submit 1, 4 nodes, 2 h: only nodes 4-5
+// are free, so B is blocked; its reservation is at 4 on the lowest four nodes then free, 0-3. C: submit 2,
+// 2 nodes, 10 h: it would end at 12, after the reservation, but nodes 4-5 are not reserved, so EASY starts
+// it at 2 and B still starts at 4 (on 0-3). Under FIFO C waits behind B and starts at 4 on 4-5.
+TEST_CASE("EASY backfill starts a long job now on nodes the head job's reservation does not use") {
+  QueueSpec s = small_cluster(6, 24, QueuePolicy::backfill);
+  s.jobs = {job("A", 0, 4, 4), job("B", 1, 4, 2), job("C", 2, 2, 10)};
+  const QueueReport easy = simulate_queue(s);
+  CHECK(easy.jobs[2].first_start == doctest::Approx(2 * h));
+  CHECK(easy.jobs[1].first_start == doctest::Approx(4 * h));
+  REQUIRE(easy.segments.size() == 3);
+  CHECK(easy.segments[1].nodes == std::vector<std::int32_t>{4, 5});        // C, the second to start
+  CHECK(easy.segments[2].nodes == std::vector<std::int32_t>{0, 1, 2, 3});  // B
+  s.policy = QueuePolicy::fifo;
+  const QueueReport fifo = simulate_queue(s);
+  CHECK(fifo.jobs[2].first_start == doctest::Approx(4 * h));
+  CHECK(fifo.jobs[1].first_start == doctest::Approx(4 * h));
+}
+
 // 4 nodes in 2 leaves of 2 (leaf-aware). X (10 h), Y (1 h) and Z (10 h), 1 node each, submit 0: X takes
 // node 0; Y the leaf with the fewest free nodes that holds it (leaf 0: node 1); Z leaf 1 (node 2).
 // W (2 nodes, 1 h, submit 0.5) needs one whole leaf. At 0.5 one node is free (3): not enough in total. At 1
