@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
   add_topology_command(app, exit_code);
   add_collective_command(app, exit_code);
   add_import_command(app, exit_code);
+  add_cluster_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -152,14 +152,34 @@ inline std::string describe(const Outcome& o) {
   return s.str();
 }
 
-/// The shipped example scenarios (scenarios/examples/*.yaml), found when the test runs so that a new
-/// example is covered without editing a test; sorted for a stable order.
-inline std::vector<fs::path> example_scenarios() {
+/// Whether `file` is a cluster file (`trainsim cluster`) rather than a scenario: it has a top-level
+/// `period:` key, which no scenario accepts.
+inline bool is_cluster_file(const fs::path& file) {
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("period:", 0) == 0) return true;
+  return false;
+}
+
+/// The shipped examples (scenarios/examples/*.yaml) that are scenarios (`cluster_files` false) or cluster
+/// files (true), found when the test runs so that a new example is covered without editing a test; sorted
+/// for a stable order.
+inline std::vector<fs::path> example_files(bool cluster_files) {
   std::vector<fs::path> files;
   for (const auto& entry : fs::directory_iterator(fs::path(TRAINSIM_SOURCE_DIR) / "scenarios" / "examples"))
-    if (entry.path().extension() == ".yaml") files.push_back(entry.path());
+    if (entry.path().extension() == ".yaml" && is_cluster_file(entry.path()) == cluster_files)
+      files.push_back(entry.path());
   std::sort(files.begin(), files.end());
   return files;
+}
+
+inline std::vector<fs::path> example_scenarios() {
+  return example_files(false);
+}
+
+inline std::vector<fs::path> example_cluster_files() {
+  return example_files(true);
 }
 
 }  // namespace trainsim::e2e

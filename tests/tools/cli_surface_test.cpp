@@ -73,6 +73,7 @@ const std::vector<CommandHelp> commands = {
     {"topology", {"scenario"}},
     {"collective", {"--cluster", "--op"}},  // no positionals: nccl-tests style options
     {"import", {"megatron"}},               // one subcommand per tool whose configuration it reads
+    {"cluster", {"cluster_file", "--output", "--format"}},
 };
 
 }  // namespace
@@ -111,7 +112,8 @@ TEST_CASE("An unknown command, a missing command or an unknown option is bad inp
       {"explain", "--no-such-option", scenario},
       {"collective", "--cluster", "dgx-h100", "--op", "all-reduce", "--size", "1M", "--no-such-option"},
       {"list", "no-such-list"},
-      {"run"},  // its scenario is required
+      {"run"},      // its scenario is required
+      {"cluster"},  // its cluster file is required
   };
   for (const auto& args : bad) {
     const Outcome o = run_trainsim(args);

@@ -1,0 +1,26 @@
+#pragma once
+// Which nodes a job gets (PlacementRule, queue_spec.hpp), over the cluster's node states. Pure functions:
+// the queue simulator asks them for a start now, for the head job's reservation on a projected state and
+// for a backfill that must avoid the reserved nodes.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "models/cluster/queue_spec.hpp"
+
+namespace trainsim::model {
+
+/// Node state: kNodeFree, kNodeDown or the index of the job holding it.
+inline constexpr std::int32_t kNodeFree = -1;
+inline constexpr std::int32_t kNodeDown = -2;
+
+/// `count` nodes among those with state kNodeFree and not `excluded` (empty: none excluded; else one flag
+/// per node), by `rule`; empty when they cannot be placed. Deterministic: first fit takes the lowest
+/// indices; leaf-aware takes ceil(count / nodes_per_leaf) leaves — for a job within one leaf the leaf with
+/// the fewest free nodes that still holds it (best fit), else the leaves with the most free nodes (ties:
+/// lower leaf) — and the lowest free indices in them.
+[[nodiscard]] std::vector<std::int32_t> place_nodes(std::span<const std::int32_t> state, std::int64_t count,
+                                                    PlacementRule rule, std::int64_t nodes_per_leaf,
+                                                    std::span<const char> excluded = {});
+
+}  // namespace trainsim::model

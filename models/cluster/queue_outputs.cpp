@@ -1,0 +1,201 @@
+#include "models/cluster/queue_outputs.hpp"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/trace.hpp"
+
+namespace trainsim::model {
+
+namespace {
+
+constexpr double kHour = 3600;
+
+double cluster_gpu_hours(const QueueClusterResult& c) {
+  return static_cast<double>(c.nodes) * c.gpus_per_node * c.period / kHour;
+}
+
+// CSV text field: quoted when it holds a comma, a quote or a line break.
+std::string csv_text(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::string to_string(QueuePolicy policy) {
+  switch (policy) {
+    case QueuePolicy::fifo:
+      return "fifo";
+    case QueuePolicy::backfill:
+      return "backfill";
+    case QueuePolicy::priority:
+      return "priority";
+  }
+  return "fifo";
+}
+
+std::string to_string(PlacementRule rule) {
+  return rule == PlacementRule::leaf_aware ? "leaf_aware" : "first_fit";
+}
+
+std::string queue_table(const QueueSpec& spec, const QueueReport& report,
+                        const std::vector<std::string>& notes) {
+  const QueueClusterResult& c = report.cluster;
+  std::string s;
+  s += fmt::format("shared cluster: {} nodes x {} GPUs, {:.1f} days, policy {}, placement {}{}\n", c.nodes,
+                   c.gpus_per_node, c.period / 86400, to_string(spec.policy), to_string(spec.placement),
+                   spec.preemption ? ", preemption" : "");
+  std::size_t finished = 0;
+  std::size_t started = 0;
+  for (const QueueJobResult& j : report.jobs) {
+    finished += j.finished ? 1 : 0;
+    started += j.started ? 1 : 0;
+  }
+  s += fmt::format("jobs: {} submitted, {} started, {} finished within the period\n", report.jobs.size(),
+                   started, finished);
+  s += fmt::format("utilisation          {:8.1f} %\n", 100 * c.utilisation);
+  s += fmt::format("GPU-hours  busy      {:12.0f}  ${:.0f}\n", c.busy_gpu_hours, c.busy_cost);
+  s += fmt::format("           idle      {:12.0f}  ${:.0f}\n", c.idle_gpu_hours, c.idle_cost);
+  s += fmt::format("           down      {:12.0f}  ({} node failures)\n", c.down_gpu_hours, c.node_failures);
+  s += fmt::format("           total     {:12.0f}  (nodes x GPUs x period)\n", cluster_gpu_hours(c));
+  s += fmt::format("lost to failures     {:12.0f}  GPU-hours\n", c.lost_gpu_hours_failures);
+  s += fmt::format("lost to preemption   {:12.0f}  GPU-hours\n", c.lost_gpu_hours_preemption);
+  s += fmt::format(
+      "fragmentation        {:12.0f}  GPU-hours free while a job fitting in total could not be "
+      "placed\n",
+      c.fragmentation_gpu_hours);
+  s += fmt::format("\n{:<16} {:>6} {:>8} {:>12} {:>14} {:>7} {:>6} {:>14} {:>14}\n", "team", "jobs", "done",
+                   "GPU-hours", "cost", "share", "quota", "mean wait h", "p95 wait h");
+  for (const QueueTeamResult& t : report.teams) {
+    s += fmt::format("{:<16} {:>6} {:>8} {:>12.0f} {:>14.0f} {:>6.1f}% {:>6} {:>14.2f} {:>14.2f}\n", t.team,
+                     t.jobs, t.finished, t.gpu_hours, t.cost, 100 * t.share,
+                     t.quota > 0 ? fmt::format("{:.0f}%", 100 * t.quota) : "-", t.mean_wait / kHour,
+                     t.p95_wait / kHour);
+  }
+  for (const std::string& n : notes) s += "note: " + n + "\n";
+  return s;
+}
+
+std::string queue_json(const QueueSpec& spec, const QueueReport& report,
+                       const std::vector<std::string>& notes) {
+  using Json = nlohmann::ordered_json;
+  const QueueClusterResult& c = report.cluster;
+  Json j;
+  j["policy"] = to_string(spec.policy);
+  j["placement"] = to_string(spec.placement);
+  j["preemption"] = spec.preemption;
+  j["nodes"] = c.nodes;
+  j["gpus_per_node"] = c.gpus_per_node;
+  j["period_s"] = c.period;
+  Json& cl = j["cluster"];
+  cl["utilisation"] = c.utilisation;
+  cl["busy_gpu_hours"] = c.busy_gpu_hours;
+  cl["idle_gpu_hours"] = c.idle_gpu_hours;
+  cl["down_gpu_hours"] = c.down_gpu_hours;
+  cl["total_gpu_hours"] = cluster_gpu_hours(c);
+  cl["busy_cost"] = c.busy_cost;
+  cl["idle_cost"] = c.idle_cost;
+  cl["fragmentation_gpu_hours"] = c.fragmentation_gpu_hours;
+  cl["lost_gpu_hours_failures"] = c.lost_gpu_hours_failures;
+  cl["lost_gpu_hours_preemption"] = c.lost_gpu_hours_preemption;
+  cl["node_failures"] = c.node_failures;
+  cl["events"] = c.events;
+  Json teams = Json::array();
+  for (const QueueTeamResult& t : report.teams) {
+    teams.push_back({{"team", t.team},
+                     {"jobs", t.jobs},
+                     {"finished", t.finished},
+                     {"gpu_hours", t.gpu_hours},
+                     {"cost", t.cost},
+                     {"share", t.share},
+                     {"quota", t.quota},
+                     {"mean_wait_s", t.mean_wait},
+                     {"p95_wait_s", t.p95_wait}});
+  }
+  j["teams"] = teams;
+  Json jobs = Json::array();
+  for (std::size_t i = 0; i < report.jobs.size(); ++i) {
+    const QueueJob& q = spec.jobs[i];
+    const QueueJobResult& r = report.jobs[i];
+    jobs.push_back({{"name", q.name},
+                    {"scenario", q.scenario},
+                    {"team", spec.teams[q.team]},
+                    {"nodes", q.nodes},
+                    {"submit_s", q.submit},
+                    {"started", r.started},
+                    {"finished", r.finished},
+                    {"wait_s", r.wait},
+                    {"run_time_s", r.run_time},
+                    {"gpu_hours", r.gpu_hours},
+                    {"cost", r.cost},
+                    {"preemptions", r.preemptions},
+                    {"restarts", r.restarts},
+                    {"lost_work_s", r.lost_work}});
+  }
+  j["jobs"] = jobs;
+  j["notes"] = notes;
+  return j.dump(2) + "\n";
+}
+
+std::string queue_jobs_csv(const QueueSpec& spec, const QueueReport& report) {
+  std::string s =
+      "job,scenario,team,nodes,priority,submit_s,start_s,end_s,finished,wait_s,run_time_s,gpu_hours,cost_usd,"
+      "preemptions,restarts,lost_work_s\n";
+  for (std::size_t i = 0; i < report.jobs.size(); ++i) {
+    const QueueJob& q = spec.jobs[i];
+    const QueueJobResult& r = report.jobs[i];
+    s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_text(q.name),
+                     csv_text(q.scenario), csv_text(spec.teams[q.team]), q.nodes, q.priority, q.submit,
+                     r.started ? fmt::format("{}", r.first_start) : "",
+                     r.finished ? fmt::format("{}", r.end) : "", r.finished ? 1 : 0, r.wait, r.run_time,
+                     r.gpu_hours, r.cost, r.preemptions, r.restarts, r.lost_work);
+  }
+  return s;
+}
+
+std::string queue_cluster_csv(const QueueReport& report) {
+  const double nodes = static_cast<double>(report.cluster.nodes);
+  std::string s = "start_s,busy_nodes,idle_nodes,down_nodes,utilisation,waiting_jobs\n";
+  for (const QueueSample& row : report.samples) {
+    s += fmt::format("{},{},{},{},{},{}\n", row.start, row.busy, row.idle, row.down, row.busy / nodes,
+                     row.waiting);
+  }
+  return s;
+}
+
+std::string queue_trace_json(const QueueSpec& spec, const QueueReport& report) {
+  // Segments per node, so tracks appear in node order (the writer numbers lanes by first appearance).
+  std::vector<std::vector<std::size_t>> on_node(static_cast<std::size_t>(report.cluster.nodes));
+  for (std::size_t i = 0; i < report.segments.size(); ++i)
+    for (const std::int32_t n : report.segments[i].nodes) on_node[static_cast<std::size_t>(n)].push_back(i);
+  sim::ChromeTraceWriter trace(std::size_t{1} << 26);
+  const int width = static_cast<int>(std::to_string(report.cluster.nodes).size());
+  for (std::size_t n = 0; n < on_node.size(); ++n) {
+    const std::string lane = fmt::format("cluster / node {:0{}}", n, width);
+    for (const std::size_t i : on_node[n]) {
+      const QueueSegment& seg = report.segments[i];
+      const QueueJob& q = spec.jobs[static_cast<std::size_t>(seg.job)];
+      const sim::TraceArg args[] = {{"scenario", 0, q.scenario},
+                                    {"team", 0, spec.teams[q.team]},
+                                    {"nodes", static_cast<double>(q.nodes), {}}};
+      trace.record({lane, q.name, spec.teams[q.team],
+                    sim::Time::zero() + sim::Duration::from_seconds(seg.start),
+                    sim::Time::zero() + sim::Duration::from_seconds(seg.end), args});
+    }
+  }
+  for (const QueueSample& row : report.samples) {
+    trace.counter("cluster", "busy nodes", sim::Time::zero() + sim::Duration::from_seconds(row.start),
+                  row.busy);
+  }
+  trace.add_metadata("note", "contention-free: jobs do not share fabric links");
+  return trace.str();
+}
+
+}  // namespace trainsim::model

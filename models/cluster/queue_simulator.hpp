@@ -1,0 +1,26 @@
+#pragma once
+// The shared cluster's queue on the discrete-event engine (sim/engine.hpp): jobs arrive, wait, are
+// placed on nodes (node_placement.hpp), run for their given duration, and are interrupted by node failures
+// or preemption, resuming from their last checkpoint. Jobs do not slow each other down: the fabric between
+// them is contention-free (SPEC "Shared clusters").
+//
+// Contract:
+//  - Events at one time run in the order they were scheduled; one scheduling pass follows every batch
+//    of events at a time, so the result is a function of the spec alone (byte-identical outputs).
+//  - EASY backfill: when the first waiting job cannot start, it gets a reservation at the earliest time
+//    it can be placed, projected from the running jobs' ends and the repairs (durations are known exactly,
+//    not user estimates); a later job may start now only if it can be placed now and either ends by then
+//    or is placed on nodes the reservation does not use.
+//  - Accounting: busy + idle + down node-seconds = nodes x period, exactly up to rounding.
+//  - Periods are bounded by the engine's picosecond clock (about 106 days); a job whose end falls after
+//    the period simply has not finished.
+#include "models/cluster/queue_report.hpp"
+#include "models/cluster/queue_spec.hpp"
+
+namespace trainsim::model {
+
+/// Simulates `spec` over its period. Throws InputError when a job cannot ever run (more nodes than the
+/// cluster, a non-positive duration) or the period does not fit the clock.
+[[nodiscard]] QueueReport simulate_queue(const QueueSpec& spec);
+
+}  // namespace trainsim::model

@@ -1,0 +1,64 @@
+#pragma once
+// What the shared-cluster queue simulator (queue_simulator.hpp) is given: the cluster's nodes, the
+// scheduler's rules and the jobs, each with its run time already known as a plain number. Where the run
+// times come from (the step model, per scenario and node count) is the caller's business
+// (scenarios/studies/cluster_queue.hpp); tests give them by hand. Units: seconds, US dollars.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace trainsim::model {
+
+/// The order in which waiting jobs are started (SPEC "Shared clusters").
+enum class QueuePolicy {
+  fifo,      ///< submit order; the first job that cannot start blocks every later one
+  backfill,  ///< EASY: submit order; the blocked head gets a reservation, later jobs may start if they
+             ///< do not delay it
+  priority,  ///< higher `priority` first (ties: submit order), strict like fifo; with preemption
+};
+
+/// Which nodes a starting job is given.
+enum class PlacementRule {
+  first_fit,   ///< the lowest-numbered free nodes; any job fits when enough nodes are free
+  leaf_aware,  ///< the fewest leaves possible (ceil(nodes / nodes_per_leaf)); a job that cannot get that
+               ///< few waits, even when enough nodes are free in total (fragmentation)
+};
+
+/// One job as the queue sees it.
+struct QueueJob {
+  std::string name;      ///< shown in outputs
+  std::string scenario;  ///< the scenario's name, shown in outputs
+  std::size_t team = 0;  ///< index into QueueSpec::teams
+  double submit = 0;     ///< s after the period starts
+  std::int64_t nodes = 1;
+  int priority = 0;  ///< higher first under QueuePolicy::priority; preempts strictly lower ones
+  /// s from start to end when never interrupted (its own checkpoint stalls and expected failure losses
+  /// included); > 0.
+  double duration = 1;
+  /// s of run between two checkpoints; 0: none, so an interruption loses all progress.
+  double checkpoint_interval = 0;
+  /// s from an interruption's restart to training again (restart + restore), paid on every resume.
+  double recovery = 0;
+};
+
+struct QueueSpec {
+  std::int64_t nodes = 1;
+  int gpus_per_node = 8;
+  std::int64_t nodes_per_leaf = 1;  ///< for PlacementRule::leaf_aware
+  double period = 0;                ///< s simulated; jobs still running or waiting then are unfinished
+  QueuePolicy policy = QueuePolicy::fifo;
+  PlacementRule placement = PlacementRule::first_fit;
+  bool preemption = false;  ///< only with QueuePolicy::priority
+  std::vector<std::string> teams;
+  /// Fair shares of GPU-hours, one per team, or empty for none. A team whose GPU-hours so far exceed its
+  /// share of all teams' GPU-hours so far is served after every team that does not (within a pass).
+  std::vector<double> quotas;
+  double node_mtbf = 0;  ///< s between failures of one node (0: none)
+  double repair = 0;     ///< s a failed node is down
+  std::uint64_t failure_seed = 1;
+  double gpu_hour_usd = 0;
+  double sample_interval = 3600;  ///< s per row of the utilisation time series
+  std::vector<QueueJob> jobs;
+};
+
+}  // namespace trainsim::model
