@@ -121,7 +121,7 @@ CollectiveAlgo applicable(CollectiveOp op, CollectiveAlgo algo, const Setup& st)
 /// Time of one (op, algorithm, protocol), excluding nothing: seconds.
 double evaluate(CollectiveOp op, CollectiveAlgo algo, CollectiveProtocol protocol, const Setup& st) {
   const ProtocolScale s = protocol_scale(protocol, *st.eff);
-  const double S = st.bytes;
+  const double size = st.bytes;
   const auto n = static_cast<double>(st.n);
   const auto k = static_cast<double>(st.per_node);
   const auto m = static_cast<double>(st.nodes);
@@ -131,26 +131,26 @@ double evaluate(CollectiveOp op, CollectiveAlgo algo, CollectiveProtocol protoco
     case CollectiveAlgo::auto_select:
       switch (op) {
         case CollectiveOp::all_reduce:
-          return st.fixed_s + step_cost(2 * (n - 1), S / n, flat, s);
+          return st.fixed_s + step_cost(2 * (n - 1), size / n, flat, s);
         case CollectiveOp::reduce_scatter:
         case CollectiveOp::all_gather:
-          return st.fixed_s + step_cost(n - 1, S / n, flat, s);
+          return st.fixed_s + step_cost(n - 1, size / n, flat, s);
         case CollectiveOp::broadcast:
         case CollectiveOp::reduce:
           // Pipelined chain: the first chunk pays every hop's latency, the buffer crosses each link once.
-          return st.fixed_s + (n - 1) * flat.latency_s * s.latency + S / (flat.bytes_per_s * s.bandwidth);
+          return st.fixed_s + (n - 1) * flat.latency_s * s.latency + size / (flat.bytes_per_s * s.bandwidth);
         case CollectiveOp::all_to_all: {
-          // Every pair exchanges S/n at once: NVLink carries the node-local share, the NICs the rest.
-          const double intra_s = (k - 1) / n * S / (st.intra.bytes_per_s * s.bandwidth);
+          // Every pair exchanges size/n at once: NVLink carries the node-local share, the NICs the rest.
+          const double intra_s = (k - 1) / n * size / (st.intra.bytes_per_s * s.bandwidth);
           const double inter_bw = st.inter.bytes_per_s / st.uplink_ring * st.uplink_all_to_all;
-          const double inter_s = st.nodes > 1 ? k * (n - k) / n * S / (inter_bw * s.bandwidth) : 0.0;
+          const double inter_s = st.nodes > 1 ? k * (n - k) / n * size / (inter_bw * s.bandwidth) : 0.0;
           const double alpha = st.nodes > 1 ? st.inter.latency_s : st.intra.latency_s;
           return st.fixed_s + alpha * s.latency + std::max(intra_s, inter_s);
         }
         case CollectiveOp::send_recv: {
           const CommTier& t = st.nodes > 1 ? st.inter : st.intra;
           const double per_rank = st.nodes > 1 ? t.bytes_per_s / k : t.bytes_per_s;
-          return st.fixed_s + step_cost(1, S, {per_rank, t.latency_s}, s);
+          return st.fixed_s + step_cost(1, size, {per_rank, t.latency_s}, s);
         }
       }
       break;
@@ -158,21 +158,21 @@ double evaluate(CollectiveOp op, CollectiveAlgo algo, CollectiveProtocol protoco
       // Reduce up and broadcast down, pipelined; each rank sends and receives ~2S in total (it is interior
       // in one tree and a leaf in the other). Inside a node the tree is a chain (NCCL).
       const double depth = ceil_log2(st.nodes) * st.inter.latency_s + (k - 1) * st.intra.latency_s;
-      return st.fixed_s + 2 * depth * s.latency + 2 * S / (flat.bytes_per_s * s.bandwidth);
+      return st.fixed_s + 2 * depth * s.latency + 2 * size / (flat.bytes_per_s * s.bandwidth);
     }
     case CollectiveAlgo::hierarchical: {
       // Intra-node reduce-scatter, inter-node collective on 1/k of the data by k parallel rings that share
       // the node's NICs, intra-node all-gather.
       const CommTier inter_per_ring{st.inter.bytes_per_s / k, st.inter.latency_s};
-      const double intra_phase = step_cost(k - 1, S / k, st.intra, s);
+      const double intra_phase = step_cost(k - 1, size / k, st.intra, s);
       if (op == CollectiveOp::all_reduce) {
-        return st.fixed_s + 2 * intra_phase + step_cost(2 * (m - 1), S / (k * m), inter_per_ring, s);
+        return st.fixed_s + 2 * intra_phase + step_cost(2 * (m - 1), size / (k * m), inter_per_ring, s);
       }
-      return st.fixed_s + intra_phase + step_cost(m - 1, S / (k * m), inter_per_ring, s);
+      return st.fixed_s + intra_phase + step_cost(m - 1, size / (k * m), inter_per_ring, s);
     }
     case CollectiveAlgo::halving_doubling: {
       // Recursive halving then doubling (Rabenseifner) on p = the largest power of two <= n ranks: round r
-      // exchanges S/2^(r+1) with the partner 2^r ranks away, so the big early rounds stay inside a node.
+      // exchanges size/2^(r+1) with the partner 2^r ranks away, so the big early rounds stay inside a node.
       // Inside a node a round runs on the intra-node tier; across nodes every local rank crosses at once,
       // each on its share of the node's NICs. The n − p other ranks first fold their buffer onto a partner
       // and get the result back at the end: one full-buffer step each way.
@@ -190,16 +190,16 @@ double evaluate(CollectiveOp op, CollectiveAlgo algo, CollectiveProtocol protoco
         const CommTier& tier = intra      ? (tiered ? st.intra : flat)
                                : off_leaf ? off_leaf_per_rank
                                           : inter_per_rank;
-        half += step_cost(1, S / static_cast<double>(2 * distance), tier, s);
+        half += step_cost(1, size / static_cast<double>(2 * distance), tier, s);
       }
-      const double fold = p == st.n ? 0.0 : step_cost(1, S, st.nodes > 1 ? inter_per_rank : flat, s);
+      const double fold = p == st.n ? 0.0 : step_cost(1, size, st.nodes > 1 ? inter_per_rank : flat, s);
       if (op == CollectiveOp::all_reduce) return st.fixed_s + 2 * half + 2 * fold;
       return st.fixed_s + half + fold;
     }
     case CollectiveAlgo::in_switch:
       // NVLS: every GPU pushes its buffer into the switch, which reduces and multicasts the result.
       return st.fixed_s + st.eff->in_switch_latency_s * s.latency +
-             S / (st.in_switch_bytes_per_s * s.bandwidth);
+             size / (st.in_switch_bytes_per_s * s.bandwidth);
   }
   return st.fixed_s;
 }
