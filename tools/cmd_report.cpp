@@ -1,5 +1,6 @@
 // `trainsim report IN [-o report.html]`: a self-contained HTML report with charts from a run directory
-// (`trainsim run -o DIR`) or a sweep output (CSV or JSON Lines).
+// (`trainsim run -o DIR`), a shared cluster's directory (`trainsim cluster -o DIR`) or a sweep output (CSV or
+// JSON Lines).
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -31,7 +32,9 @@ void add_report_command(CLI::App& app, int& exit_code) {
       app.add_subcommand("report", "write a self-contained HTML report from a run directory or sweep output");
   auto input = std::make_shared<std::string>();
   auto output = std::make_shared<std::string>();
-  sub->add_option("IN", *input, "run directory (summary.json, run.csv) or sweep output (.csv or .jsonl)")
+  sub->add_option("IN", *input,
+                  "run directory (summary.json, run.csv), cluster directory (jobs.csv, cluster.csv) or sweep "
+                  "output (.csv or .jsonl)")
       ->required();
   sub->add_option("-o,--output", *output, "HTML file to write (default: IN/report.html or IN with .html)");
   sub->callback([input, output, &exit_code] {
@@ -39,12 +42,19 @@ void add_report_command(CLI::App& app, int& exit_code) {
     const fs::path in(*input);
     std::string html;
     fs::path out;
-    if (fs::is_directory(in)) {
+    if (fs::is_directory(in) && !fs::exists(in / "summary.json") && fs::exists(in / "jobs.csv") &&
+        fs::exists(in / "cluster.csv")) {
+      html = cluster_report_html("trainsim cluster: " + fs::absolute(in).filename().string(),
+                                 parse_csv(read_text(in / "jobs.csv"), (in / "jobs.csv").string()),
+                                 parse_csv(read_text(in / "cluster.csv"), (in / "cluster.csv").string()));
+      out = in / "report.html";
+    } else if (fs::is_directory(in)) {
       const fs::path summary = in / "summary.json";
       if (!fs::exists(summary)) {
         throw InputError(
             {Diagnostic{.file = in.string(),
-                        .message = "no summary.json here: expected the folder of `trainsim run -o DIR`"}});
+                        .message = "no summary.json (nor jobs.csv and cluster.csv) here: expected the folder "
+                                   "of `trainsim run -o DIR` or `trainsim cluster -o DIR`"}});
       }
       Table timeline;
       if (fs::exists(in / "run.csv"))

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
@@ -368,6 +369,57 @@ std::string sweep_report_html(const std::string& title, const Table& sweep) {
     body += "<h2>Infeasible points and why</h2>" + html_table(infeasible, 200);
   }
   body += "<h2>All points</h2>" + html_table(sweep, 2000);
+  return page(title, body);
+}
+
+std::string cluster_report_html(const std::string& title, const Table& jobs, const Table& cluster) {
+  std::string body;
+  auto cell = [](const Table& t, const std::vector<std::string>& row, const char* column) {
+    const int c = t.column(column);
+    return c < 0 ? std::optional<double>() : number_of(row[static_cast<std::size_t>(c)]);
+  };
+  // Utilisation over the period: busy, idle and down nodes, and the jobs waiting, per time-series row.
+  Series busy{.name = "busy nodes"}, idle{.name = "idle nodes"}, down{.name = "down nodes"};
+  Series waiting{.name = "waiting jobs"};
+  double busy_sum = 0, node_sum = 0;
+  for (const auto& row : cluster.rows) {
+    const auto t = cell(cluster, row, "start_s");
+    const auto b = cell(cluster, row, "busy_nodes"), i = cell(cluster, row, "idle_nodes");
+    const auto d = cell(cluster, row, "down_nodes"), w = cell(cluster, row, "waiting_jobs");
+    if (!t || !b || !i || !d) continue;
+    const double day = *t / 86400;
+    busy.points.emplace_back(day, *b);
+    idle.points.emplace_back(day, *i);
+    down.points.emplace_back(day, *d);
+    if (w) waiting.points.emplace_back(day, *w);
+    busy_sum += *b;
+    node_sum += *b + *i + *d;
+  }
+  // Per team: jobs, GPU-hours, cost and mean wait, from the job rows.
+  struct TeamTotals {
+    int jobs = 0;
+    double gpu_hours = 0, cost = 0, wait = 0;
+  };
+  std::map<std::string, TeamTotals> teams;
+  const int team = jobs.column("team");
+  for (const auto& row : jobs.rows) {
+    TeamTotals& t = teams[team < 0 ? std::string("all") : row[static_cast<std::size_t>(team)]];
+    ++t.jobs;
+    t.gpu_hours += cell(jobs, row, "gpu_hours").value_or(0);
+    t.cost += cell(jobs, row, "cost_usd").value_or(0);
+    t.wait += cell(jobs, row, "wait_s").value_or(0);
+  }
+  body += fmt::format("<p>{} jobs; mean utilisation {:.1f} % of the nodes over the period.</p>",
+                      jobs.rows.size(), node_sum > 0 ? 100 * busy_sum / node_sum : 0.0);
+  body += "<h2>Nodes over the period</h2>" + xy_chart({busy, idle, down}, "day", "nodes", true);
+  body += "<h2>Jobs waiting</h2>" + xy_chart({waiting}, "day", "jobs", true);
+  Table per_team{.columns = {"team", "jobs", "gpu_hours", "cost_usd", "mean_wait_h"}};
+  for (const auto& [name, t] : teams) {
+    per_team.rows.push_back({name, std::to_string(t.jobs), fmt::format("{:.0f}", t.gpu_hours),
+                             fmt::format("{:.0f}", t.cost), fmt::format("{:.2f}", t.wait / t.jobs / 3600)});
+  }
+  body += "<h2>Teams</h2>" + html_table(per_team, 100);
+  body += "<h2>Jobs</h2>" + html_table(jobs, 2000);
   return page(title, body);
 }
 

@@ -25,5 +25,8 @@ std::string run_report_html(const std::string& title, const std::string& summary
 /// Report of a sweep: every row in a table, plus scatter charts of run time vs cost and of iteration time
 /// vs GPUs when those columns are present; infeasible points are listed with their reason.
 std::string sweep_report_html(const std::string& title, const Table& sweep);
+/// A shared cluster's page from `trainsim cluster -o DIR`'s jobs.csv and cluster.csv: nodes busy, idle and
+/// down over the period, jobs waiting, per-team totals (jobs, GPU-hours, cost, mean wait) and the jobs.
+std::string cluster_report_html(const std::string& title, const Table& jobs, const Table& cluster);
 
 }  // namespace trainsim::cli

@@ -48,3 +48,23 @@ TEST_CASE("a sweep report lists infeasible points with their reason") {
   CHECK(html.find("2 points, 1 feasible") != std::string::npos);
   CHECK(html.find("does not fit") != std::string::npos);
 }
+
+TEST_CASE("a cluster report charts the nodes over the period and totals each team by hand") {
+  // Two llm jobs (100 and 300 GPU-hours, waits of 1 h and 3 h) and one vision job (50 GPU-hours, no
+  // wait): llm 400 GPU-hours, mean wait 2.00 h; vision 50, 0.00 h. Two hours of 4 nodes: 2 then 4 busy,
+  // so 6 of 8 node-hours busy, 75.0 %.
+  const cli::Table jobs = cli::parse_csv(
+      "job,team,wait_s,gpu_hours,cost_usd\na,llm,3600,100,200\nb,llm,10800,300,600\nc,vision,0,50,100\n",
+      "jobs.csv");
+  const cli::Table cluster = cli::parse_csv(
+      "start_s,busy_nodes,idle_nodes,down_nodes,utilisation,waiting_jobs\n0,2,2,0,0.5,1\n3600,4,0,0,1,0\n",
+      "cluster.csv");
+  const std::string html = cli::cluster_report_html("cluster", jobs, cluster);
+  CHECK(html.find("3 jobs; mean utilisation 75.0 %") != std::string::npos);
+  CHECK(html.find("<td class=\"l\">llm</td><td>2</td><td>400</td><td>800</td><td>2.00</td>") !=
+        std::string::npos);
+  CHECK(html.find("<td class=\"l\">vision</td><td>1</td><td>50</td><td>100</td><td>0.00</td>") !=
+        std::string::npos);
+  CHECK(html.find("<svg") != std::string::npos);
+  CHECK(html.find("<script") == std::string::npos);
+}
