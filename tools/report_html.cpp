@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -202,7 +203,8 @@ struct Series {
 /// An x-y chart with axes; `lines` joins each series' points, else draws dots.
 std::string xy_chart(const std::vector<Series>& series, const std::string& x_label,
                      const std::string& y_label, bool lines, bool log_x = false) {
-  double x0 = INFINITY, x1 = -INFINITY, y0 = 0, y1 = -INFINITY;
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  double x0 = kInf, x1 = -kInf, y0 = 0, y1 = -kInf;
   auto tx = [log_x](double x) { return log_x ? std::log2(std::max(x, 1e-300)) : x; };
   for (const auto& s : series) {
     for (const auto& [x, y] : s.points) {
@@ -215,24 +217,28 @@ std::string xy_chart(const std::vector<Series>& series, const std::string& x_lab
   if (!std::isfinite(x0) || !std::isfinite(y1)) return "<p>(no data)</p>";
   if (x1 == x0) x1 = x0 + 1;
   if (y1 == y0) y1 = y0 + 1;
-  const double W = 900, H = 320, L = 70, B = 40, T = 10, R = 10;
-  auto px = [&](double x) { return L + (tx(x) - x0) / (x1 - x0) * (W - L - R); };
-  auto py = [&](double y) { return T + (1 - (y - y0) / (y1 - y0)) * (H - T - B); };
-  std::string svg = fmt::format(R"(<svg width="{}" height="{}" role="img" font-size="11">)", W, H);
-  svg += fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#333"/>)", L, H - B, W - R, H - B);
-  svg += fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#333"/>)", L, T, L, H - B);
+  // The plot area in pixels: the whole chart and its left, bottom, top and right margins.
+  const double width = 900, height = 320, left = 70, bottom = 40, top = 10, right = 10;
+  auto px = [&](double x) { return left + (tx(x) - x0) / (x1 - x0) * (width - left - right); };
+  auto py = [&](double y) { return top + (1 - (y - y0) / (y1 - y0)) * (height - top - bottom); };
+  std::string svg = fmt::format(R"(<svg width="{}" height="{}" role="img" font-size="11">)", width, height);
+  svg += fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#333"/>)", left, height - bottom,
+                     width - right, height - bottom);
+  svg += fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#333"/>)", left, top, left,
+                     height - bottom);
   for (int i = 0; i <= 4; ++i) {
     const double yv = y0 + (y1 - y0) * i / 4.0;
     const double xv = x0 + (x1 - x0) * i / 4.0;
-    svg += fmt::format(R"(<text x="{}" y="{:.1f}" text-anchor="end">{:.4g}</text>)", L - 4, py(yv) + 4, yv);
+    svg +=
+        fmt::format(R"(<text x="{}" y="{:.1f}" text-anchor="end">{:.4g}</text>)", left - 4, py(yv) + 4, yv);
     const double xlabel = log_x ? std::exp2(xv) : xv;
     svg += fmt::format(R"(<text x="{:.1f}" y="{}" text-anchor="middle">{:.4g}</text>)",
-                       L + (xv - x0) / (x1 - x0) * (W - L - R), H - B + 16, xlabel);
+                       left + (xv - x0) / (x1 - x0) * (width - left - right), height - bottom + 16, xlabel);
   }
-  svg += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle">{}</text>)", (L + W) / 2, H - 4,
+  svg += fmt::format(R"(<text x="{}" y="{}" text-anchor="middle">{}</text>)", (left + width) / 2, height - 4,
                      escape(x_label));
   svg += fmt::format(R"~(<text x="12" y="{}" transform="rotate(-90 12 {})" text-anchor="middle">{}</text>)~",
-                     H / 2, H / 2, escape(y_label));
+                     height / 2, height / 2, escape(y_label));
   std::string legend = R"(<div class="legend">)";
   for (std::size_t i = 0; i < series.size(); ++i) {
     const char* color = kPalette[i % std::size(kPalette)];
