@@ -8,6 +8,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "sim/csv_field.hpp"
 #include "sim/error.hpp"
 #include "sim/json_string.hpp"
 
@@ -306,20 +307,6 @@ std::string ChromeTraceWriter::str() const {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-namespace {
-void append_csv_field(std::string& out, std::string_view field) {
-  if (field.find_first_of(",\"\n\r") == std::string_view::npos) {
-    out += field;
-    return;
-  }
-  out += '"';
-  for (const char c : field) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  out += '"';
-}
-}  // namespace
 
 CsvTraceWriter::CsvTraceWriter(std::ostream& out) : out_(&out) {
   *out_ << "lane,name,category,start_s,end_s\n";

@@ -380,18 +380,22 @@ std::string sweep_report_html(const std::string& title, const Table& sweep) {
 
 std::string cluster_report_html(const std::string& title, const Table& jobs, const Table& cluster) {
   std::string body;
-  auto cell = [](const Table& t, const std::vector<std::string>& row, const char* column) {
-    const int c = t.column(column);
-    return c < 0 ? std::optional<double>() : number_of(row[static_cast<std::size_t>(c)]);
+  // A column's number in a row; the column is looked up once per table, not per row.
+  auto column = [](const Table& t, const char* name) {
+    return [c = t.column(name)](const std::vector<std::string>& row) {
+      return c < 0 ? std::optional<double>() : number_of(row[static_cast<std::size_t>(c)]);
+    };
   };
   // Utilisation over the period: busy, idle and down nodes, and the jobs waiting, per time-series row.
   Series busy{.name = "busy nodes"}, idle{.name = "idle nodes"}, down{.name = "down nodes"};
   Series waiting{.name = "waiting jobs"};
   double busy_sum = 0, node_sum = 0;
+  const auto start = column(cluster, "start_s"), busy_nodes = column(cluster, "busy_nodes");
+  const auto idle_nodes = column(cluster, "idle_nodes"), down_nodes = column(cluster, "down_nodes");
+  const auto waiting_jobs = column(cluster, "waiting_jobs");
   for (const auto& row : cluster.rows) {
-    const auto t = cell(cluster, row, "start_s");
-    const auto b = cell(cluster, row, "busy_nodes"), i = cell(cluster, row, "idle_nodes");
-    const auto d = cell(cluster, row, "down_nodes"), w = cell(cluster, row, "waiting_jobs");
+    const auto t = start(row), b = busy_nodes(row), i = idle_nodes(row), d = down_nodes(row);
+    const auto w = waiting_jobs(row);
     if (!t || !b || !i || !d) continue;
     const double day = *t / 86400;
     busy.points.emplace_back(day, *b);
@@ -408,12 +412,14 @@ std::string cluster_report_html(const std::string& title, const Table& jobs, con
   };
   std::map<std::string, TeamTotals> teams;
   const int team = jobs.column("team");
+  const auto gpu_hours = column(jobs, "gpu_hours"), cost = column(jobs, "cost_usd");
+  const auto wait = column(jobs, "wait_s");
   for (const auto& row : jobs.rows) {
     TeamTotals& t = teams[team < 0 ? std::string("all") : row[static_cast<std::size_t>(team)]];
     ++t.jobs;
-    t.gpu_hours += cell(jobs, row, "gpu_hours").value_or(0);
-    t.cost += cell(jobs, row, "cost_usd").value_or(0);
-    t.wait += cell(jobs, row, "wait_s").value_or(0);
+    t.gpu_hours += gpu_hours(row).value_or(0);
+    t.cost += cost(row).value_or(0);
+    t.wait += wait(row).value_or(0);
   }
   body += fmt::format("<p>{} jobs; mean utilisation {:.1f} % of the nodes over the period.</p>",
                       jobs.rows.size(), node_sum > 0 ? 100 * busy_sum / node_sum : 0.0);

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/csv_field.hpp"
 #include "sim/trace.hpp"
 
 namespace trainsim::model {
@@ -14,17 +15,6 @@ constexpr double kHour = 3600;
 
 double cluster_gpu_hours(const QueueClusterResult& c) {
   return static_cast<double>(c.nodes) * c.gpus_per_node * c.period / kHour;
-}
-
-// CSV text field: quoted when it holds a comma, a quote or a line break.
-std::string csv_text(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (const char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
 }
 
 }  // namespace
@@ -151,9 +141,9 @@ std::string queue_jobs_csv(const QueueSpec& spec, const QueueReport& report) {
   for (std::size_t i = 0; i < report.jobs.size(); ++i) {
     const QueueJob& q = spec.jobs[i];
     const QueueJobResult& r = report.jobs[i];
-    s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_text(q.name),
-                     csv_text(q.scenario), csv_text(spec.teams[q.team]), q.nodes, q.priority, q.submit,
-                     r.started ? fmt::format("{}", r.first_start) : "",
+    s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", sim::csv_field(q.name),
+                     sim::csv_field(q.scenario), sim::csv_field(spec.teams[q.team]), q.nodes, q.priority,
+                     q.submit, r.started ? fmt::format("{}", r.first_start) : "",
                      r.finished ? fmt::format("{}", r.end) : "", r.finished ? 1 : 0, r.wait, r.run_time,
                      r.gpu_hours, r.cost, r.preemptions, r.restarts, r.lost_work);
   }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "sim/csv_field.hpp"
 #include "sim/error.hpp"
 
 namespace trainsim::model {
@@ -284,23 +285,11 @@ std::string csv_column(const SummaryField& field) {
   }
 }
 
-namespace {
-std::string csv_quote(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-}  // namespace
-
 std::string csv_header(const Summary& summary) {
   std::string out;
   for (const auto& f : summary.fields) {
     if (!out.empty()) out += ',';
-    out += csv_quote(csv_column(f));
+    out += sim::csv_field(csv_column(f));
   }
   return out;
 }
@@ -313,7 +302,7 @@ std::string csv_row(const Summary& summary) {
     first = false;
     switch (f.unit) {
       case FieldUnit::text:
-        out += csv_quote(f.text);
+        out += sim::csv_field(f.text);
         break;
       case FieldUnit::flag:
         out += f.number != 0 ? "true" : "false";

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <string_view>
 
 #include "models/step/memory.hpp"
@@ -368,9 +369,10 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fa
   const Groups g = communicator_groups(pl, in.cluster);
   // The data-parallel collectives and the pipeline sends: routed, their flows meet the fabric's shared
   // links in the simulation, so the closed form must not count them too.
-  const topo::ClusterSpec routed_cluster =
-      fabric == FabricPricing::routed ? topo::uncontended_fabric(in.cluster) : topo::ClusterSpec{};
-  const topo::ClusterSpec& transfer_cluster = fabric == FabricPricing::routed ? routed_cluster : in.cluster;
+  // (A copy only then: the closed form, search's inner loop, reads the scenario's own.)
+  std::optional<topo::ClusterSpec> routed_cluster;
+  if (fabric == FabricPricing::routed) routed_cluster = topo::uncontended_fabric(in.cluster);
+  const topo::ClusterSpec& transfer_cluster = routed_cluster ? *routed_cluster : in.cluster;
   const Shard shard = shard_of(pl, in.training.precision);
   const int p = plan.pp;
   const int v = plan.virtual_stages;

@@ -84,7 +84,8 @@ class StepLowering {
     // their blocking collectives hold them in step) and each of its transfers is one flow per rank over the
     // fabric (step_network.hpp); otherwise instance = dp_index·n_tp + tp_index.
     const bool routed = costs.fabric == FabricPricing::routed;
-    whole_units_ = full_cluster_ && routed;
+    TRAINSIM_CHECK(full_cluster_ || !routed, "costs priced for routed flows need the full-cluster lowering");
+    whole_units_ = routed;
     TRAINSIM_CHECK(options.replica_slowdown.empty() || whole_units_,
                    "per-replica slowdowns need the routed full-cluster lowering");
     slowdown_ = options.replica_slowdown;
@@ -96,8 +97,6 @@ class StepLowering {
         costs.chunk_units.size() == at(nvs_),
         "lower_step needs step_costs' per-layer pieces (hand-made costs serve analytic_step only)");
     g_.instances = n_inst_;
-    TRAINSIM_CHECK(full_cluster_ || costs.fabric == FabricPricing::closed_form,
-                   "costs priced for routed flows need the full-cluster lowering");
     FabricRoutes routes;
     if (routed) {
       routes.graph = std::make_shared<const topo::ClusterGraph>(topo::ClusterGraph::build(in.cluster));

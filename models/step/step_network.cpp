@@ -93,11 +93,8 @@ sim::LinkId StepNetwork::graph_link(topo::LinkIndex index) {
   return id;
 }
 
-LoweredTransfer StepNetwork::lower_routed(sim::Dag& dag, sim::LaneId lane, int from, int to, double rate,
-                                          double seconds, double latency_s, std::string_view name,
-                                          std::string_view category) {
-  const double latency = std::clamp(latency_s, 0.0, std::max(0.0, seconds));
-  const double bytes = (std::max(0.0, seconds) - latency) * rate;
+LoweredTransfer StepNetwork::lower_routed(sim::Dag& dag, sim::LaneId lane, int from, int to, double latency,
+                                          double bytes, std::string_view name, std::string_view category) {
   const topo::ClusterGraph& g = *routes_.graph;
   // Simulated GPU i·stages + s stands for cluster GPUs (i·r + k)·stages + s, k < r.
   auto cluster_gpu = [&](int gpu, int k) {
@@ -175,7 +172,7 @@ LoweredTransfer StepNetwork::lower(sim::Dag& dag, sim::LaneId lane, int from, in
     const sim::TaskId t = dag.busy(lane, dur(seconds), name, category);
     return {t, t};
   }
-  if (routed()) return lower_routed(dag, lane, from, to, rate, seconds, latency_s, name, category);
+  if (routed()) return lower_routed(dag, lane, from, to, latency, bandwidth_s * rate, name, category);
   const bool network = fabric == Fabric::network;
   const sim::LinkId path[2] = {port(from, network ? network_out : nvlink_out),
                                port(to, network ? network_in : nvlink_in)};

@@ -159,10 +159,10 @@ class StepNetwork {
   sim::LinkId port(int gpu, Port which);
   // The flow-network link of the graph's link `index`, added on first use.
   sim::LinkId graph_link(topo::LinkIndex index);
-  // Routed: a busy task of the latency, then one flow per model-parallel rank from simulated GPU `from`'s
-  // rank k to `to`'s over the graph's route (alone, each takes seconds − latency at `rate`), then a join.
-  LoweredTransfer lower_routed(sim::Dag& dag, sim::LaneId lane, int from, int to, double rate, double seconds,
-                               double latency_s, std::string_view name, std::string_view category);
+  // Routed: a busy task of `latency` seconds, then one flow of `bytes` per model-parallel rank from simulated
+  // GPU `from`'s rank k to `to`'s over the graph's route, then a join.
+  LoweredTransfer lower_routed(sim::Dag& dag, sim::LaneId lane, int from, int to, double latency,
+                               double bytes, std::string_view name, std::string_view category);
   // Chains `t` after the previous transfer of (gpu, stream) and makes it the last.
   LoweredTransfer in_order(sim::Dag& dag, int gpu, Stream stream, LoweredTransfer t);
   static constexpr std::size_t kStreams = 3;
