@@ -35,7 +35,9 @@ void read_framework_block(Diagnostics& d, const YamlValue& v, model::ParallelPla
         std::vector<std::string>{"preset", "tp_comm_overlap", "tp_comm_overlap_slowdown",
                                  "overlap_param_gather", "overlap_grad_reduce", "blocking_p2p", "prefetch",
                                  "prefetch_bucket_params", "reshard_after_forward", "gathers_per_layer",
-                                 "grad_reduce_dtype", "launch_overhead", "cuda_graphs", "fused_elementwise"});
+                                 "gather_per_tensor", "synchronous_collectives", "gather_host",
+                                 "collective_host_per_rank", "grad_reduce_dtype", "launch_overhead",
+                                 "cuda_graphs", "fused_elementwise"});
     if (!r->valid()) return;
     preset_node = r->get("preset");
   }
@@ -62,6 +64,10 @@ void read_framework_block(Diagnostics& d, const YamlValue& v, model::ParallelPla
   r->number("prefetch_bucket_params", f.prefetch_bucket_params, 0, 1e15);
   r->boolean("reshard_after_forward", f.reshard_after_forward);
   r->count("gathers_per_layer", f.gathers_per_layer, 1, 1e3);
+  r->boolean("gather_per_tensor", f.gather_per_tensor);
+  r->boolean("synchronous_collectives", f.synchronous_collectives);
+  r->quantity("gather_host", f.gather_host_s, Dimension::seconds, Bound::non_negative);
+  r->quantity("collective_host_per_rank", f.collective_host_per_rank_s, Dimension::seconds, Bound::non_negative);
   r->quantity("launch_overhead", f.launch_overhead_s, Dimension::seconds, Bound::non_negative);
   r->boolean("cuda_graphs", f.cuda_graphs);
   r->boolean("fused_elementwise", f.fused_elementwise);
@@ -89,6 +95,11 @@ std::string framework_to_yaml(const model::ParallelPlan& plan) {
                     "\n  prefetch_bucket_params: " + format_number(f.prefetch_bucket_params) +
                     "\n  reshard_after_forward: " + yes_no(f.reshard_after_forward) +
                     "\n  gathers_per_layer: " + std::to_string(f.gathers_per_layer) +
+                    "\n  gather_per_tensor: " + yes_no(f.gather_per_tensor) +
+                    "\n  synchronous_collectives: " + yes_no(f.synchronous_collectives) +
+                    "\n  gather_host: \"" + format_quantity(f.gather_host_s, Dimension::seconds) +
+                    "\"\n  collective_host_per_rank: \"" +
+                    format_quantity(f.collective_host_per_rank_s, Dimension::seconds) + "\"" +
                     "\n  launch_overhead: \"" + format_quantity(f.launch_overhead_s, Dimension::seconds) +
                     "\"\n  cuda_graphs: " + yes_no(f.cuda_graphs) +
                     "\n  fused_elementwise: " + yes_no(f.fused_elementwise) + "\n";

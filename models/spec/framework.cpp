@@ -4,6 +4,8 @@
 #include <cmath>
 #include <utility>
 
+#include <fmt/format.h>
+
 namespace trainsim::model {
 
 namespace {
@@ -15,6 +17,17 @@ namespace {
 // 1,440 rows 14.9 % → 13.3 %, which are no longer held out; 40 µs leaves the floor below the kernels,
 // 80 µs overshoots).
 constexpr double kDeepSpeedLaunchOverhead = 60e-6;
+
+// DeepSpeed v0.3.16 on 8 A100 (PyTorch 1.8): one parameter's all-gather took about 0.5 ms, of which the
+// host's "pre_launch" 130 us and "launch" 250 us, with a torch.cuda.synchronize() before the next one
+// (DeepSpeed issue #1069, 2021-06-21). At 8 ranks the per-rank views and copies are a few tens of us of it.
+constexpr double kDeepSpeed2021GatherHost = 350e-6;
+
+// The list form of torch.distributed.all_gather / reduce_scatter as DeepSpeed v0.3 calls it: a Python loop
+// makes one narrow() view per rank, and ProcessGroupNCCL copies each rank's piece out of (or into) its
+// flat buffer with one copy_ — about 1 us of Python and 2 us of ATen dispatch and cudaMemcpyAsync per
+// rank. An estimate from the code path, not a measurement; it decides ZeRO-3's time at thousands of ranks.
+constexpr double kListCollectiveHostPerRank = 3e-6;
 
 }  // namespace
 
@@ -38,6 +51,21 @@ Framework framework_preset(FrameworkPreset preset) {
       f.blocking_p2p = true;
       f.gathers_per_layer = 4;         // qkv, out_proj, fc1, fc2: one fetch per linear module
       f.prefetch_bucket_params = 5e7;  // stage3_prefetch_bucket_size default
+      f.launch_overhead_s = kDeepSpeedLaunchOverhead;
+      break;
+    case FrameworkPreset::deepspeed_2021:
+      // ZeRO-3 as DeepSpeed v0.3.x ran it (stage3.py, partition_parameters.py), the version Narayanan et
+      // al. 2021 compared: each parameter gathered and its gradient reduce-scattered on its own, through
+      // the list API, after a torch.cuda.synchronize() (DeepSpeed PR #1188: "the async version is not
+      // async at all, because each all_gather calls torch.cuda.synchronize()").
+      f.tp_comm_overlap = false;
+      f.overlap_param_gather = false;
+      f.blocking_p2p = true;
+      f.prefetch = 0;
+      f.gather_per_tensor = true;
+      f.synchronous_collectives = true;
+      f.gather_host_s = kDeepSpeed2021GatherHost;
+      f.collective_host_per_rank_s = kListCollectiveHostPerRank;
       f.launch_overhead_s = kDeepSpeedLaunchOverhead;
       break;
     case FrameworkPreset::fsdp2:
@@ -80,7 +108,15 @@ std::string framework_flags(const Framework& f, bool overlap_grad_reduce) {
   if (f.prefetch_bucket_params > 0)
     out += " prefetch_bucket_params=" + std::to_string(static_cast<long long>(f.prefetch_bucket_params));
   out += std::string(" reshard_after_forward=") + flag(f.reshard_after_forward);
-  out += " gathers_per_layer=" + std::to_string(f.gathers_per_layer);
+  if (f.gather_per_tensor) {
+    out += " gather_per_tensor=true";
+  } else {
+    out += " gathers_per_layer=" + std::to_string(f.gathers_per_layer);
+  }
+  if (f.synchronous_collectives) out += " synchronous_collectives=true";
+  if (f.gather_host_s > 0) out += " gather_host_us=" + std::to_string(std::lround(f.gather_host_s * 1e6));
+  if (f.collective_host_per_rank_s > 0)
+    out += " collective_host_per_rank_us=" + fmt::format("{:g}", f.collective_host_per_rank_s * 1e6);
   out += std::string(" fused_elementwise=") + flag(f.fused_elementwise);
   out += std::string(" cuda_graphs=") + flag(f.cuda_graphs);
   if (!f.cuda_graphs) out += " launch_overhead_us=" + std::to_string(std::lround(f.launch_overhead_s * 1e6));
@@ -95,6 +131,7 @@ std::optional<Attention> preset_fused_attention(FrameworkPreset preset) {
     case FrameworkPreset::llm_foundry:
       return Attention::flash2;
     case FrameworkPreset::deepspeed:
+    case FrameworkPreset::deepspeed_2021:
     case FrameworkPreset::fsdp2:
     case FrameworkPreset::megatron_core:
     case FrameworkPreset::megatron_lm_2021:
@@ -107,7 +144,8 @@ std::optional<Attention> preset_fused_attention(FrameworkPreset preset) {
 bool preset_overlaps_grad_reduce(FrameworkPreset preset) {
   // Megatron-LM of 2021 all-reduced every gradient after the backward pass; DeepSpeed's overlap_comm
   // defaults to false for ZeRO stages 0–2.
-  return preset != FrameworkPreset::megatron_lm_2021 && preset != FrameworkPreset::deepspeed;
+  return preset != FrameworkPreset::megatron_lm_2021 && preset != FrameworkPreset::deepspeed &&
+         preset != FrameworkPreset::deepspeed_2021;
 }
 
 std::string_view preset_citation(FrameworkPreset preset) {
@@ -124,6 +162,11 @@ std::string_view preset_citation(FrameworkPreset preset) {
       return "DeepSpeed ZeRO config defaults (deepspeed.ai/docs/config-json): overlap_comm false for stages "
              "0-2, stage3_prefetch_bucket_size 5e7 parameters, parameters fetched per submodule; pipeline "
              "engine sends activations with blocking p2p.send (deepspeed/runtime/pipe/engine.py)";
+    case FrameworkPreset::deepspeed_2021:
+      return "DeepSpeed v0.3.x ZeRO-3 (2021; Narayanan et al. 2021's comparison): one all-gather and one "
+             "reduce-scatter per parameter through the list API after torch.cuda.synchronize() "
+             "(partition_parameters.py _allgather_param; PR #1188), ~0.38 ms of host time per gather "
+             "(issue #1069)";
     case FrameworkPreset::fsdp2:
     case FrameworkPreset::torchtitan:
       return "PyTorch FSDP2 as torchtitan applies it (torchtitan/parallelisms/parallelize_llama.py): one "

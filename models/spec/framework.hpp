@@ -24,18 +24,20 @@ enum class FrameworkPreset : std::uint8_t {
   fsdp2,
   torchtitan,
   nemo,
-  llm_foundry
+  llm_foundry,
+  deepspeed_2021
 };
 
 /// The scenario's names (`framework: megatron-core`).
-inline constexpr EnumNames<FrameworkPreset, 7> kFrameworkPresetNames{
+inline constexpr EnumNames<FrameworkPreset, 8> kFrameworkPresetNames{
     {{"megatron-core", FrameworkPreset::megatron_core},
      {"megatron-lm-2021", FrameworkPreset::megatron_lm_2021},
      {"deepspeed", FrameworkPreset::deepspeed},
      {"fsdp2", FrameworkPreset::fsdp2},
      {"torchtitan", FrameworkPreset::torchtitan},
      {"nemo", FrameworkPreset::nemo},
-     {"llm-foundry", FrameworkPreset::llm_foundry}}};
+     {"llm-foundry", FrameworkPreset::llm_foundry},
+     {"deepspeed-2021", FrameworkPreset::deepspeed_2021}}};
 constexpr std::string_view to_string(FrameworkPreset preset) {
   return name_in(kFrameworkPresetNames, preset);
 }
@@ -76,6 +78,20 @@ struct Framework {
   /// ZeRO-3: collectives per transformer layer: 1 for FSDP (one unit per wrapped block), one per linear
   /// module for DeepSpeed, which fetches each submodule's parameters as it is called.
   int gathers_per_layer = 1;
+  /// ZeRO-3: one collective per parameter tensor of the unit, each of its own size (DeepSpeed v0.3's
+  /// _allgather_param and _reduce_scatter_gradient); replaces gathers_per_layer.
+  bool gather_per_tensor = false;
+  /// ZeRO-3: the host waits for the device before issuing every collective (torch.cuda.synchronize() in
+  /// DeepSpeed v0.3's _allgather_param): no gather runs ahead of the unit that needs it, and nothing the
+  /// device has queued — kernels, the previous reduce-scatter — runs beside it.
+  bool synchronous_collectives = false;
+  /// ZeRO-3: host seconds to issue one all-gather (allocation, Python bookkeeping), during which the
+  /// device waits when the collectives are synchronous.
+  double gather_host_s = 0;
+  /// ZeRO-3: host seconds per rank of the communicator to issue one collective: the list form of
+  /// torch.distributed.all_gather / reduce_scatter takes one tensor view per rank and copies each out
+  /// of (or into) NCCL's flat buffer.
+  double collective_host_per_rank_s = 0;
   /// Precision in which gradients are reduced; unset: the gradients' own precision.
   std::optional<topo::Precision> grad_reduce_dtype;
   /// CPU seconds the framework spends issuing one kernel or collective of the step's op lists in eager mode

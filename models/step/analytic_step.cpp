@@ -169,7 +169,11 @@ GatheredPass gathered_pass(const StepCosts& costs, int vs, bool backward, bool g
     starts.push_back(start);
     compute_free = start + c;
     kernels += c;
-    if (backward && u.reduce_s > 0) reduce_free = std::max(reduce_free, compute_free) + u.reduce_s;
+    if (backward && u.reduce_s > 0) {
+      reduce_free = std::max(reduce_free, compute_free) + u.reduce_s;
+      // Synchronous collectives: the next unit's gather waits for this reduction.
+      if (costs.synchronous_zero3) compute_free = reduce_free;
+    }
   };
   const int n = static_cast<int>(runs.size());
   for (int ri = 0; ri < n; ++ri) {

@@ -66,7 +66,8 @@ struct AnalyticLayout {
 /// ZeRO-3: one pass of micro-batch through virtual stage `vs`, its units in execution order, each waiting
 /// for its weights (when `gather`), gathered one after another on the data-parallel stream and issued
 /// when the unit costs.zero3_prefetch places earlier starts (prefetch 0: when the previous unit ends), and
-/// (backward) each unit's gradients reduced after it on a stream of their own.
+/// (backward) each unit's gradients reduced after it on a stream of their own — before the next unit
+/// starts when costs.synchronous_zero3.
 struct GatheredPass {
   double extra = 0;        ///< how much longer than its units' own time the pass takes
   double reduce_tail = 0;  ///< how long the reductions run on after the pass's last unit

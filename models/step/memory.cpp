@@ -194,14 +194,18 @@ UnitParameters unit_parameters(const TransformerSpec& model, const ParallelPlan&
   three.pp = 3;
   three.stage_layers.clear();
   const int before = model.moe_layer_count() > 0 ? static_cast<int>(model.dense_layer_count()) : 0;
-  const RankTensors layer = rank_tensors(model, three, 1, {before, 1, 0});
-  u.layer = elements(layer.dense) + elements(layer.expert);
-  u.embedding = elements(rank_tensors(model, three, 0, {0, 0, 0}).dense);
-  u.head = elements(rank_tensors(model, three, 2, {0, 0, 0}).dense);
+  RankTensors layer = rank_tensors(model, three, 1, {before, 1, 0});
+  u.layer_tensors = std::move(layer.dense);
+  u.layer_tensors.insert(u.layer_tensors.end(), layer.expert.begin(), layer.expert.end());
+  u.embedding_tensors = rank_tensors(model, three, 0, {0, 0, 0}).dense;
+  u.head_tensors = rank_tensors(model, three, 2, {0, 0, 0}).dense;
   // On a single stage a tied head is the embedding itself.
   if (plan.pp == 1 && model.tied_embeddings) {
-    u.head -= as_double(ceil_div(model.vocab, plan.tp)) * as_double(model.hidden);
+    std::erase_if(u.head_tensors, [](const TensorShape& t) { return t.role == TensorRole::embedding; });
   }
+  u.layer = elements(u.layer_tensors);
+  u.embedding = elements(u.embedding_tensors);
+  u.head = elements(u.head_tensors);
   return u;
 }
 
@@ -254,10 +258,16 @@ MemoryEstimate estimate_memory(const TransformerSpec& model, const ParallelPlan&
     micro_batches = std::max<std::int64_t>(1, training.global_batch / (plan.micro_batch * plan.dp * plan.ep));
   }
 
-  // ZeRO-3's collectives: a layer's share (one of gathers_per_layer), or the embedding / LM head whole.
+  // ZeRO-3's collectives: a layer's share (one of gathers_per_layer, or its largest tensor when gathered
+  // tensor by tensor), or the embedding / LM head whole.
   const UnitParameters units = unit_parameters(model, plan);
   const Framework& fw = plan.framework;
-  const double layer_piece = units.layer / std::max(1, fw.gathers_per_layer);
+  double layer_piece = units.layer / std::max(1, fw.gathers_per_layer);
+  if (fw.gather_per_tensor) {
+    layer_piece = 0;
+    for (const TensorShape& t : units.layer_tensors)
+      layer_piece = std::max(layer_piece, as_double(t.rows) * as_double(t.cols));
+  }
 
   int first_layer = 0;
   for (int s = 0; s < plan.pp; ++s) {

@@ -104,6 +104,8 @@ struct UnitParameters {
   double layer = 0;
   double embedding = 0;
   double head = 0;
+  /// The same units as tensors (a framework that gathers tensor by tensor issues one collective each).
+  std::vector<TensorShape> layer_tensors, embedding_tensors, head_tensors;
 };
 [[nodiscard]] UnitParameters unit_parameters(const TransformerSpec& model, const ParallelPlan& plan);
 

@@ -439,38 +439,48 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fa
   };
 
   // ZeRO-3 / FSDP: every unit gathers its own weights over the sharding group before it computes and
-  // reduces its own gradients after its backward, `collectives` collectives per unit, each paying its
-  // full α-β time.
+  // reduces its own gradients after its backward, `collectives` collectives per unit (or one per tensor),
+  // each paying its full α-β time and the host's time to issue it.
   out.gathers_weights = shards_weights(pl.zero) && g.shard.size > 1;
   if (out.gathers_weights) {
     const UnitParameters up = unit_parameters(in.model, pl);
     const int per_layer = std::max(1, fw.gathers_per_layer);
-    out.zero3_prefetch = prefetch_units(fw, up.layer / per_layer);
-    auto price = [&](UnitCost& u, double params, int collectives) {
-      if (!(params > 0)) return;
-      const double n = collectives;
-      const auto gather = topo::estimate_collective(topo::CollectiveOp::all_gather, params * weight_elem / n,
-                                                    g.shard, transfer_cluster);
-      const auto reduce = reduce_gradients(params * reduce_elem / n);
-      u.gather_s = n * gather.time_s;
-      u.gather_latency_s = n * gather.latency_s;
-      u.reduce_s = n * reduce.time_s;
-      u.reduce_latency_s = n * reduce.latency_s;
+    out.zero3_prefetch = fw.synchronous_collectives ? 0 : prefetch_units(fw, up.layer / per_layer);
+    out.synchronous_zero3 = fw.synchronous_collectives;
+    const double rank_host = fw.collective_host_per_rank_s * static_cast<double>(g.shard.size);
+    // `n` collectives of `params` parameters each.
+    auto price_pieces = [&](UnitCost& u, double params, double n) {
+      if (!(params > 0) || !(n > 0)) return;
+      const auto gather =
+          topo::estimate_collective(topo::CollectiveOp::all_gather, params * weight_elem, g.shard, transfer_cluster);
+      const auto reduce = reduce_gradients(params * reduce_elem);
+      const double gather_host = fw.gather_host_s + rank_host;
+      u.gather_s += n * (gather.time_s + gather_host);
+      u.gather_latency_s += n * (gather.latency_s + gather_host);
+      u.reduce_s += n * (reduce.time_s + rank_host);
+      u.reduce_latency_s += n * (reduce.latency_s + rank_host);
+    };
+    auto price = [&](UnitCost& u, double params, const std::vector<TensorShape>& tensors, int collectives) {
+      if (!fw.gather_per_tensor || tensors.empty()) {
+        price_pieces(u, params / collectives, collectives);
+        return;
+      }
+      for (const TensorShape& t : tensors) price_pieces(u, t.elements() / t.count, t.count);
     };
     if (generic) {
       for (const auto& runs : out.chunk_units) {
         for (const UnitRun& r : runs) {
-          price(out.units[static_cast<std::size_t>(r.unit)],
-                in.model.generic_layers[static_cast<std::size_t>(r.first_layer)].params / pl.tp, 1);
+          price_pieces(out.units[static_cast<std::size_t>(r.unit)],
+                       in.model.generic_layers[static_cast<std::size_t>(r.first_layer)].params / pl.tp, 1);
         }
       }
     } else {
-      price(out.units[0], up.layer, per_layer);
-      price(out.units[1], up.embedding, 1);
-      price(out.units[2], up.head, 1);
+      price(out.units[0], up.layer, up.layer_tensors, per_layer);
+      price(out.units[1], up.embedding, up.embedding_tensors, 1);
+      price(out.units[2], up.head, up.head_tensors, 1);
       // The dense first layers gather as much as a MoE layer (unit_parameters sizes one MoE layer).
       if (out.units.size() > static_cast<std::size_t>(kDenseLayerUnit))
-        price(out.units[static_cast<std::size_t>(kDenseLayerUnit)], up.layer, per_layer);
+        price(out.units[static_cast<std::size_t>(kDenseLayerUnit)], up.layer, up.layer_tensors, per_layer);
     }
   }
 

@@ -135,6 +135,9 @@ struct StepCosts {
   /// ZeRO-3 with a sharding group of more than one rank: units gather their weights (UnitCost::gather_s).
   bool gathers_weights = false;
   int zero3_prefetch = 1;  ///< units gathered ahead of the computing one (framework prefetch_units)
+  /// ZeRO-3 with the framework's synchronous_collectives: a unit's gradients are reduced before the next
+  /// unit's gather is issued (the host waits for the device), so nothing overlaps them.
+  bool synchronous_zero3 = false;
   double p2p_s = 0;        ///< one activation (or its gradient) between consecutive stages
   double p2p_bytes = 0;
   double p2p_latency_s = 0;  ///< the size-independent part of p2p_s

@@ -443,6 +443,10 @@ class StepLowering {
       collective(ps.s, chain_inputs(ps.s), Comm::dp_reduce, u.reduce_s, u.reduce_latency_s, name_, "dp",
                  outs_);
       for (int i = 0; i < n_inst_; ++i) buckets_[idx(i, ps.s)].push_back(outs_[at(i)]);
+      // Synchronous collectives: the stage goes on (the next unit's gather) only once it is done.
+      if (costs_.synchronous_zero3) {
+        for (int i = 0; i < n_inst_; ++i) link(i, ps.s, outs_[at(i)]);
+      }
     }
   }
 

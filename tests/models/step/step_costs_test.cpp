@@ -111,6 +111,64 @@ TEST_CASE("a prefetch window cannot hide a gather that outlasts the compute of t
   CHECK(t.time.total() == doctest::Approx(t.iteration_time).scale(0));
 }
 
+TEST_CASE("gathered tensor by tensor, each collective pays its own alpha-beta time and the host's issue time") {
+  // A layer of the GPT is 12 tensors (qkv, out-proj, fc1, fc2 and their biases; two LayerNorms of two
+  // vectors). DeepSpeed v0.3 gathers each on its own over the node's 8 ranks: the sum of 12 all-gathers of
+  // 2·E bytes (bf16), each with 350 us of host time and 3 us per rank; its reduce-scatters the same sizes
+  // with the 8 ranks' 3 us each.
+  StepInput in = zero3_gpt(1);
+  in.plan.framework = framework_preset(FrameworkPreset::deepspeed_2021);
+  const StepCosts c = costs_of(in);
+  const UnitParameters up = unit_parameters(in.model, in.plan);
+  const double h = 4096;
+  const std::vector<double> tensors = {3 * h * h, 3 * h, h * h, h, 4 * h * h, 4 * h, 4 * h * h, h,
+                                       h,         h,     h,     h};
+  double total = 0;
+  for (double e : tensors) total += e;
+  REQUIRE(up.layer == total);  // the twelve tensors are the whole layer
+  const topo::CommGroup node{.size = 8, .ranks_per_node = 8, .nodes = 1};
+  const double gather_host = 350e-6 + 8 * 3e-6;
+  const double reduce_host = 8 * 3e-6;
+  double want_gather = 0, want_reduce = 0;
+  for (double e : tensors) {
+    want_gather += topo::collective_time(topo::CollectiveOp::all_gather, 2 * e, node, in.cluster) + gather_host;
+    want_reduce +=
+        topo::collective_time(topo::CollectiveOp::reduce_scatter, 2 * e, node, in.cluster) + reduce_host;
+  }
+  CHECK(c.units[0].gather_s == seconds(want_gather));
+  CHECK(c.units[0].reduce_s == seconds(want_reduce));
+  // A fused-layer gather (one collective of the whole layer) pays one latency and no host time.
+  StepInput fused = zero3_gpt(1);
+  const double one = topo::collective_time(topo::CollectiveOp::all_gather, 2 * total, node, in.cluster);
+  CHECK(costs_of(fused).units[0].gather_s == seconds(one));
+  // Synchronous: the host waits for the device before each gather, so none is issued ahead.
+  CHECK(c.zero3_prefetch == 0);
+  CHECK(c.synchronous_zero3);
+}
+
+TEST_CASE("synchronous collectives: each unit's backward waits for the previous unit's reduction") {
+  // Four units of B = 0.5 s, each gathering in 0.4 s and reducing in 0.3 s. Asynchronous on demand: the
+  // gathers add 4·0.4 s and the reductions hide but the last (0.3 s tail). Synchronous: every unit is
+  // gather + backward + reduction in a row, 4·(0.4 + 0.5 + 0.3) = 4.8 s, 2.8 s over the kernels, no tail.
+  StepCosts c;
+  UnitCost u;
+  u.total.forward_compute = 0.25;
+  u.total.backward_compute = 0.5;
+  u.gather_s = 0.4;
+  u.reduce_s = 0.3;
+  c.units = {u};
+  c.chunk_units = {{UnitRun{0, 4, 0}}};
+  c.gathers_weights = true;
+  c.zero3_prefetch = 0;
+  const GatheredPass async = gathered_pass(c, 0, true, true);
+  CHECK(async.extra == seconds(4 * 0.4));
+  CHECK(async.reduce_tail == seconds(0.3));
+  c.synchronous_zero3 = true;
+  const GatheredPass sync = gathered_pass(c, 0, true, true);
+  CHECK(sync.extra == seconds(4 * (0.4 + 0.5 + 0.3) - 4 * 0.5));
+  CHECK(sync.reduce_tail == 0.0);
+}
+
 TEST_CASE("HSDP gathers within its sharding group and all-reduces the shard across the groups") {
   // 4 nodes of 8, shard_group 8: each node is a sharding group; its 8 ranks gather and reduce-scatter
   // over NVSwitch, and 1/8 of the gradients is all-reduced over the 4 replicas, one rank per node.

@@ -257,7 +257,7 @@ TEST_CASE("fidelity names round-trip and anything else is bad input") {
 namespace {
 
 // GPT-3 175B with a global batch of 1,536 sequences on `gpus` A100 as Narayanan et al. 2021
-// (arXiv:2104.04473, Sec. 5.2, Fig. 10) compare them: ZeRO-3 without model parallelism (DeepSpeed), one
+// (arXiv:2104.04473, Sec. 5.2, Fig. 10) compare them: ZeRO-3 without model parallelism (DeepSpeed v0.3), one
 // micro-batch per GPU (1,536 / gpus sequences), or tp 8 · pp 12 · dp gpus/96 with Megatron-LM of 2021 and
 // micro-batches of one sequence; full activation recomputation.
 StepInput gpt3_175b_on_a100(std::int64_t gpus, bool zero3) {
@@ -272,8 +272,8 @@ StepInput gpt3_175b_on_a100(std::int64_t gpus, bool zero3) {
     in.plan.pp = 1;
     in.plan.dp = gpus;
     in.plan.zero = ZeroStage::parameters;
-    in.plan.framework = framework_preset(FrameworkPreset::deepspeed);
-    in.plan.overlap_grad_reduce = preset_overlaps_grad_reduce(FrameworkPreset::deepspeed);
+    in.plan.framework = framework_preset(FrameworkPreset::deepspeed_2021);
+    in.plan.overlap_grad_reduce = preset_overlaps_grad_reduce(FrameworkPreset::deepspeed_2021);
   } else {
     in.plan.tp = 8;
     in.plan.pp = 12;
@@ -287,24 +287,26 @@ StepInput gpt3_175b_on_a100(std::int64_t gpus, bool zero3) {
 
 }  // namespace
 
-TEST_CASE("ZeRO-3 on GPT-3 175B at 1,536 A100 ranks below 3D parallelism and does not halve from 768") {
-  // Narayanan et al. 2021 Fig. 10: PTD-P is 3.2x as fast as ZeRO-3 at 1,536 GPUs, and ZeRO-3's step stays
-  // about flat from 768 to 1,536 GPUs: each micro-batch gathers every layer once forward and once backward
-  // over all the ranks, whatever its size. Per-unit gathers paying their full α-β cost give the ranking
-  // and the direction of the flattening; the closed-form collective model still prices a 0.9 GB
-  // all-gather over 1,536 A100 at 83 GB/s of bus bandwidth (0.6 MB per rank), so the published factors
-  // are not reached (1.08x slower than 3D; 0.67 of the 768-GPU step, not 1.0).
-  const StepReport zero3 = simulate_step(gpt3_175b_on_a100(1536, true), Fidelity::analytic);
-  const StepReport three_d = simulate_step(gpt3_175b_on_a100(1536, false), Fidelity::analytic);
-  const StepReport zero3_768 = simulate_step(gpt3_175b_on_a100(768, true), Fidelity::analytic);
-  REQUIRE(zero3.feasible);
-  REQUIRE(three_d.feasible);
-  CAPTURE(zero3.iteration_time);
-  CAPTURE(three_d.iteration_time);
-  CAPTURE(zero3_768.iteration_time);
-  CHECK(zero3.iteration_time > three_d.iteration_time);
-  // Doubling the GPUs at a fixed batch halves a perfectly scaling step.
-  CHECK(zero3.iteration_time >= 0.6 * zero3_768.iteration_time);
+TEST_CASE("ZeRO-3 on GPT-3 175B at 1,536 A100 is 2x slower than 3D parallelism and flat from 768") {
+  // Narayanan et al. 2021 Fig. 10 / Table 2: PTD-P is 3.2x as fast as ZeRO-3 at 1,536 GPUs, and ZeRO-3's
+  // step stays flat from 768 to 1,536 GPUs (66.7 s both). DeepSpeed v0.3 issued one collective per parameter
+  // (12 a layer, 3,456 per micro-batch with the reduce-scatters), each after a device synchronisation and
+  // with host work per rank: the ring latency and the host's loop grow with the ranks as the compute per
+  // GPU shrinks, so the step stops falling. Both fidelities agree.
+  for (const Fidelity f : {Fidelity::analytic, Fidelity::event}) {
+    CAPTURE(std::string(to_string(f)));
+    const StepReport zero3 = simulate_step(gpt3_175b_on_a100(1536, true), f);
+    const StepReport three_d = simulate_step(gpt3_175b_on_a100(1536, false), f);
+    const StepReport zero3_768 = simulate_step(gpt3_175b_on_a100(768, true), f);
+    REQUIRE(zero3.feasible);
+    REQUIRE(three_d.feasible);
+    CAPTURE(zero3.iteration_time);
+    CAPTURE(three_d.iteration_time);
+    CAPTURE(zero3_768.iteration_time);
+    CHECK(zero3.iteration_time >= 2.0 * three_d.iteration_time);
+    // Doubling the GPUs at a fixed batch would halve a perfectly scaling step; flat is within 10 %.
+    CHECK(zero3.iteration_time >= 0.9 * zero3_768.iteration_time);
+  }
 }
 
 TEST_CASE("with TP-communication overlap a Megatron-Core step is no slower than without") {
