@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <initializer_list>
 #include <string>
 
 #include "scenarios/loader.hpp"
@@ -75,6 +76,31 @@ TEST_CASE("a misspelt preset or flag is an error at its place") {
   CHECK_THROWS_WITH_AS(load("parallelism: {dp: 16, shard_group: 3, zero: 3}\n"),
                        doctest::Contains("t.yaml:4:36: parallelism.shard_group: must divide dp (16)"),
                        InputError);
+}
+
+TEST_CASE("deepspeed-2021 gathers tensor by tensor, synchronously, and its host costs can be overridden") {
+  Scenario s = load_scenario_text(base + "framework: deepspeed-2021\n", "t.yaml");
+  const model::Framework& f = s.parallelism.framework;
+  CHECK(f.gather_per_tensor);
+  CHECK(f.synchronous_collectives);
+  CHECK(f.prefetch == 0);
+  CHECK(f.gather_host_s == doctest::Approx(350e-6).scale(0));
+  CHECK(f.collective_host_per_rank_s == doctest::Approx(3e-6).scale(0));
+  CHECK_FALSE(s.parallelism.overlap_grad_reduce);
+
+  s = load_scenario_text(base + "framework: {preset: deepspeed-2021, collective_host_per_rank: \"5 us\", "
+                                "gather_host: \"0.1 ms\", synchronous_collectives: false}\n",
+                         "t.yaml");
+  const Scenario back = load_scenario_text(dump_scenario(s), "t.yaml");
+  for (const Scenario* x : std::initializer_list<const Scenario*>{&s, &back}) {
+    CHECK(x->parallelism.framework.collective_host_per_rank_s == doctest::Approx(5e-6).scale(0));
+    CHECK(x->parallelism.framework.gather_host_s == doctest::Approx(1e-4).scale(0));
+    CHECK_FALSE(x->parallelism.framework.synchronous_collectives);
+    CHECK(x->parallelism.framework.gather_per_tensor);
+  }
+  CHECK_THROWS_WITH_AS(
+      (void)load_scenario_text(base + "framework: {collective_host_per_rank: -1}\n", "t.yaml"),
+      doctest::Contains("framework.collective_host_per_rank"), InputError);
 }
 
 TEST_CASE("a dumped scenario loads back with the same framework flags") {
