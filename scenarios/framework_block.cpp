@@ -33,7 +33,7 @@ void read_framework_block(Diagnostics& d, const YamlValue& v, model::ParallelPla
     r.emplace(
         d, v, path,
         std::vector<std::string>{"preset", "tp_comm_overlap", "tp_comm_overlap_slowdown",
-                                 "overlap_param_gather", "overlap_grad_reduce", "blocking_p2p", "prefetch",
+                                 "overlap_param_gather", "overlap_grad_reduce", "ep_comm_overlap", "blocking_p2p", "prefetch",
                                  "prefetch_bucket_params", "reshard_after_forward", "gathers_per_layer",
                                  "gather_per_tensor", "synchronous_collectives", "gather_host",
                                  "collective_host_per_rank", "grad_reduce_dtype", "launch_overhead",
@@ -57,6 +57,7 @@ void read_framework_block(Diagnostics& d, const YamlValue& v, model::ParallelPla
   r->boolean("tp_comm_overlap", f.tp_comm_overlap);
   r->number("tp_comm_overlap_slowdown", f.tp_comm_overlap_slowdown, 0, 1);
   r->boolean("overlap_param_gather", f.overlap_param_gather);
+  r->boolean("ep_comm_overlap", f.ep_comm_overlap);
   if (r->has("overlap_grad_reduce") && !overlap_grad_reduce_given)
     r->boolean("overlap_grad_reduce", plan.overlap_grad_reduce);
   r->boolean("blocking_p2p", f.blocking_p2p);
@@ -90,6 +91,7 @@ std::string framework_to_yaml(const model::ParallelPlan& plan) {
                     "\n  tp_comm_overlap: " + yes_no(f.tp_comm_overlap) +
                     "\n  tp_comm_overlap_slowdown: " + format_number(f.tp_comm_overlap_slowdown) +
                     "\n  overlap_param_gather: " + yes_no(f.overlap_param_gather) +
+                    "\n  ep_comm_overlap: " + yes_no(f.ep_comm_overlap) +
                     "\n  blocking_p2p: " + yes_no(f.blocking_p2p) +
                     "\n  prefetch: " + std::to_string(f.prefetch) +
                     "\n  prefetch_bucket_params: " + format_number(f.prefetch_bucket_params) +

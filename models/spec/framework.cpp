@@ -102,6 +102,7 @@ std::string framework_flags(const Framework& f, bool overlap_grad_reduce) {
   std::string out = std::string(to_string(f.preset)) + ":";
   out += std::string(" tp_comm_overlap=") + flag(f.tp_comm_overlap);
   out += std::string(" overlap_param_gather=") + flag(f.overlap_param_gather);
+  if (f.ep_comm_overlap) out += " ep_comm_overlap=true";
   out += std::string(" overlap_grad_reduce=") + flag(overlap_grad_reduce);
   out += std::string(" blocking_p2p=") + flag(f.blocking_p2p);
   out += " prefetch=" + std::to_string(f.prefetch);

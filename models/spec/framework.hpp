@@ -62,6 +62,9 @@ struct Framework {
   /// The fraction of a GEMM's time added while a tensor-parallel collective runs beside it: the
   /// communication kernels take SMs from the GEMM (see framework_preset()).
   double tp_comm_overlap_slowdown = kTeUserbufferSlowdown;
+  /// Expert-parallel all-to-alls run beside the compute of another micro-batch (DeepSeek-V3's DualPipe,
+  /// Megatron-Core --overlap-moe-expert-parallel-comm) instead of between a layer's kernels.
+  bool ep_comm_overlap = false;
   /// ZeRO 1–2: the all-gather of updated weights runs under the next step's first forward, bucket by
   /// bucket (Megatron-Core --overlap-param-gather), instead of after the optimizer.
   bool overlap_param_gather = true;

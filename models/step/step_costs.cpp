@@ -145,6 +145,31 @@ bool is_weight_grad(std::string_view name) {
          !name.starts_with("recompute.");
 }
 
+// framework.ep_comm_overlap (DeepSeek-V3's DualPipe, Megatron-Core's --overlap-moe-expert-parallel-comm):
+// a pass's expert-parallel all-to-alls run beside the kernels of the pass it is paired with (a forward with
+// another micro-batch's backward), whose compute is as long as this pass's own in the steady state. The
+// kernels are slowed by the GPU's overlap_compute_slowdown while the all-to-alls run (the SMs and HBM
+// bandwidth the communication takes); what the all-to-alls outlast the kernels by stays exposed, as one
+// blocking collective at the pass's end.
+void overlap_with_paired_pass(std::vector<CostPiece>& pieces, double all_to_all, const topo::GpuSpec& gpu) {
+  double kernels = 0;
+  for (const CostPiece& x : pieces) kernels += x.compute;
+  if (kernels > 0) {
+    const double slowed = 1.0 + gpu.efficiency.overlap_compute_slowdown * std::min(1.0, all_to_all / kernels);
+    for (CostPiece& x : pieces) {
+      x.compute *= slowed;
+      x.weight *= slowed;
+    }
+  }
+  if (all_to_all <= kernels) return;
+  CostPiece rest;
+  rest.kind = CostPiece::Kind::collective;
+  rest.group = CommGroup::ep;
+  rest.comm = all_to_all - kernels;
+  rest.name = "ep_all_to_all_exposed";
+  pieces.push_back(std::move(rest));
+}
+
 // Splits an op list into pieces (see CostPiece). The sums match the rule every path has used: kernels
 // add up; a blocking collective adds its time; an overlappable one runs under the next kernel and adds
 // only what it exceeds it by (all of it when no kernel follows). With the framework's tp_comm_overlap
@@ -157,6 +182,7 @@ std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepIn
   const bool tp_overlap = fw.tp_comm_overlap && in.plan.sequence_parallel;
   const double slowed = 1.0 + fw.tp_comm_overlap_slowdown;
   CostPiece run;  // the compute piece being gathered
+  double beside_other_micro_batch = 0;  // expert-parallel all-to-alls under framework.ep_comm_overlap
   std::string last_kernel, before_last;
   double last_time = 0, last_weight = 0;
   bool last_is_matmul = false;
@@ -216,6 +242,10 @@ std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepIn
     const topo::CommGroup& group = op.comm.group == CommGroup::tp   ? g.tp
                                    : op.comm.group == CommGroup::cp ? g.cp
                                                                     : g.ep;
+    if (fw.ep_comm_overlap && op.comm.group == CommGroup::ep && op.comm.collective == Collective::all_to_all) {
+      beside_other_micro_batch += topo::collective_time(to_topo(op.comm.collective), op.comm.bytes, group, in.cluster);
+      continue;
+    }
     const double c = topo::collective_time(
                          to_topo(op.comm.collective), op.comm.bytes,
                          op.comm.collective == Collective::ring_exchange ? g.cp_pair : group, in.cluster) *
@@ -267,6 +297,7 @@ std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepIn
   }
   flush();
   if (hidden.comm > 0) block_hidden();
+  if (beside_other_micro_batch > 0) overlap_with_paired_pass(out, beside_other_micro_batch, gpu);
   return out;
 }
 
