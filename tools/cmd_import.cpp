@@ -1,11 +1,14 @@
-// `trainsim import megatron ARGS [--node NAME] [--nodes N] [-o FILE]`: print (or write) the scenario of a
-// Megatron-LM argument list (scenarios/megatron_args.hpp), so a run starts from the flags a user launches.
+// `trainsim import megatron ARGS [--node NAME] [--nodes N] [-o FILE]` and `trainsim import nemo RECIPE.yaml
+// [--node NAME] [-o FILE]`: print (or write) the scenario of a Megatron-LM argument list
+// (scenarios/megatron_args.hpp) or of a NeMo 2 recipe (scenarios/nemo_recipe.hpp), so a run starts from the
+// configuration a user launches.
 #include <iostream>
 #include <memory>
 #include <string>
 
 #include "scenarios/loader.hpp"
 #include "scenarios/megatron_args.hpp"
+#include "scenarios/nemo_recipe.hpp"
 #include "sim/input_files.hpp"
 #include "sim/output_files.hpp"
 #include "tools/command.hpp"
@@ -18,6 +21,7 @@ struct ImportArgs {
   std::string file;
   std::string output;
   scenario::MegatronImportOptions options;
+  scenario::NemoImportOptions nemo;
 };
 
 // An argument list is a launch script or a flag file: a scenario file's size is more than enough.
@@ -25,6 +29,24 @@ std::string read_args(const std::string& path) {
   return sim::read_input_file(path, {.what = "a Megatron-LM argument list or launch script",
                                      .limit = "argument lists",
                                      .max_bytes = scenario::max_scenario_bytes});
+}
+
+// A recipe is a scenario-sized YAML file.
+std::string read_recipe(const std::string& path) {
+  return sim::read_input_file(
+      path, {.what = "a NeMo 2 recipe (YAML)", .limit = "recipes", .max_bytes = scenario::max_scenario_bytes});
+}
+
+// What is written must load: the loader's checks (divisibility, memory-free keys) run before it is printed
+// or written (atomically).
+void emit(const std::string& yaml, const std::string& output, std::size_t left_out, std::string_view what) {
+  (void)scenario::load_scenario_text(yaml, output.empty() ? "imported.yaml" : output);
+  if (output.empty()) {
+    std::cout << yaml;
+  } else {
+    sim::write_file_atomically(output, yaml);
+    std::cerr << "wrote " << output << " (" << left_out << " " << what << " left out, listed in its header)\n";
+  }
 }
 
 }  // namespace
@@ -49,15 +71,23 @@ void add_import_command(CLI::App& app, int& exit_code) {
   megatron->callback([args, &exit_code] {
     const scenario::MegatronImport imported =
         scenario::import_megatron_args(read_args(args->file), args->file, args->options);
-    // What is written must load: the loader's checks (divisibility, memory-free keys) run here.
-    (void)scenario::load_scenario_text(imported.yaml, args->output.empty() ? "imported.yaml" : args->output);
-    if (args->output.empty()) {
-      std::cout << imported.yaml;
-    } else {
-      sim::write_file_atomically(args->output, imported.yaml);
-      std::cerr << "wrote " << args->output << " (" << imported.ignored_flags.size()
-                << " flags left out, listed in its header)\n";
-    }
+    emit(imported.yaml, args->output, imported.ignored_flags.size(), "flags");
+    exit_code = exit_ok;
+  });
+
+  auto* nemo = sub->add_subcommand(
+      "nemo",
+      "a NeMo 2 recipe as NeMo-Run writes it to YAML (model.config, trainer.strategy, trainer.plugins, "
+      "trainer.callbacks, data, optim) as a scenario: model, layout, batch, precision, recompute, sharding "
+      "and overlap flags; sections that price nothing are listed");
+  nemo->add_option("recipe", args->file, "the recipe YAML")->required();
+  nemo->add_option("--node", args->nemo.node, "node preset of the cluster (trainsim list clusters)")
+      ->capture_default_str();
+  nemo->add_option("-o,--output", args->output, "write the scenario to this file instead of stdout");
+  nemo->callback([args, &exit_code] {
+    const scenario::NemoImport imported =
+        scenario::import_nemo_recipe(read_recipe(args->file), args->file, args->nemo);
+    emit(imported.yaml, args->output, imported.left_out.size(), "sections");
     exit_code = exit_ok;
   });
 }

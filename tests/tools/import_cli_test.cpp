@@ -31,3 +31,23 @@ TEST_CASE("import megatron, then run: the Megatron-LM README's GPT-3 175B exampl
   CHECK(missing.exit_code == 2);
   CHECK(missing.err.find(dir.file("none.args") + ": no such file") != std::string::npos);
 }
+
+TEST_CASE("import nemo, then run: a NeMo 2 recipe in NeMo-Run's YAML") {
+  const TempDir dir;
+  const std::string recipe = std::string(TRAINSIM_SOURCE_DIR) + "/tests/tools/nemo_recipes/llama3-8b-fp8.yaml";
+  const std::string scenario = dir.file("llama.yaml");
+  const auto imported = run_trainsim({"import", "nemo", recipe, "-o", scenario});
+  REQUIRE_MESSAGE(imported.exit_code == 0, imported.err);
+  const std::string yaml = read_file(scenario);
+  for (const char* key : {"preset: llama3-8b", "seq_len: 8192", "cp: 2", "zero: 3", "recompute: selective",
+                          "precision: fp8", "global_batch: 128", "preset: nemo", "tp_comm_overlap: false"}) {
+    CHECK_MESSAGE(yaml.find(key) != std::string::npos, key);
+  }
+  const auto run = run_trainsim({"run", scenario, "--fidelity", "analytic", "--set", "training.steps=1"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out.find("gpus                             8") != std::string::npos);
+
+  const auto wrong_node = run_trainsim({"import", "nemo", recipe, "--node", "gb200-nvl72"});
+  CHECK(wrong_node.exit_code == 2);
+  CHECK(wrong_node.err.find("trainer.devices") != std::string::npos);
+}

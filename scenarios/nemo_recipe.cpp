@@ -1,0 +1,306 @@
+#include "scenarios/nemo_recipe.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <array>
+#include <filesystem>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+#include "scenarios/presets.hpp"
+#include "scenarios/yaml_tree.hpp"
+#include "sim/error.hpp"
+
+namespace trainsim::scenario {
+
+namespace {
+
+// NeMo's model config classes (nemo/collections/llm/gpt/model/*.py) whose architecture a shipped model
+// preset holds. Llama 3.1 8B and 70B differ from Llama 3 only in their RoPE scaling.
+constexpr std::array<std::pair<std::string_view, std::string_view>, 11> kModelPresets{{
+    {"Llama2Config7B", "llama2-7b"},
+    {"Llama2Config13B", "llama2-13b"},
+    {"Llama2Config70B", "llama2-70b"},
+    {"Llama3Config8B", "llama3-8b"},
+    {"Llama3Config70B", "llama3-70b"},
+    {"Llama31Config8B", "llama3-8b"},
+    {"Llama31Config70B", "llama3-70b"},
+    {"Llama31Config405B", "llama3-405b"},
+    {"MixtralConfig8x7B", "mixtral-8x7b"},
+    {"GPTConfig175B", "gpt3-175b"},
+    {"DeepSeekV3Config", "deepseek-v3"},
+}};
+
+// Top-level sections that decide what trainsim prices; the others are listed as left out.
+constexpr std::array<std::string_view, 4> kReadSections{"model", "trainer", "data", "optim"};
+
+// A recipe read key by key: absent and null values are "not given"; a wrong type is a diagnostic at the
+// value's place, naming its key path.
+class Recipe {
+ public:
+  Recipe(const YamlValue& root, Diagnostics& d) : root_(root), d_(d) {}
+
+  /// The node at a dotted path ("trainer.strategy.ddp"), nullptr when a step is absent or null.
+  [[nodiscard]] const YamlValue* at(std::string_view path) const {
+    const YamlValue* v = &root_;
+    std::size_t start = 0;
+    while (start <= path.size()) {
+      const std::size_t dot = path.find('.', start);
+      const std::string_view key = path.substr(start, dot == std::string_view::npos ? path.npos : dot - start);
+      if (!v->is_mapping()) return nullptr;
+      v = v->find(key);
+      if (v == nullptr || is_null(*v)) return nullptr;
+      if (dot == std::string_view::npos) break;
+      start = dot + 1;
+    }
+    return v;
+  }
+
+  std::optional<std::int64_t> count(std::string_view path, double min = 1, double max = 1e9) {
+    const YamlValue* v = at(path);
+    return v != nullptr ? read_count(d_, *v, std::string(path), min, max) : std::nullopt;
+  }
+  std::optional<double> number(std::string_view path, double min, double max) {
+    const YamlValue* v = at(path);
+    return v != nullptr ? read_number(d_, *v, std::string(path), min, max) : std::nullopt;
+  }
+  std::optional<bool> boolean(std::string_view path) {
+    const YamlValue* v = at(path);
+    return v != nullptr ? read_bool(d_, *v, std::string(path)) : std::nullopt;
+  }
+  std::optional<std::string> text(std::string_view path) {
+    const YamlValue* v = at(path);
+    return v != nullptr ? read_string(d_, *v, std::string(path)) : std::nullopt;
+  }
+  Diagnostics& diagnostics() { return d_; }
+
+ private:
+  static bool is_null(const YamlValue& v) {
+    return v.kind == YamlValue::Kind::null ||
+           (v.is_scalar() && !v.quoted && (v.scalar == "null" || v.scalar == "~" || v.scalar.empty()));
+  }
+  const YamlValue& root_;
+  Diagnostics& d_;
+};
+
+// The class name of a `_target_` ("nemo.collections.llm.gpt.model.llama.Llama3Config8B" → "Llama3Config8B").
+std::string class_name(const std::string& target) {
+  const auto dot = target.rfind('.');
+  return dot == std::string::npos ? target : target.substr(dot + 1);
+}
+
+std::string yes_no(bool b) {
+  return b ? "true" : "false";
+}
+
+}  // namespace
+
+NemoImport import_nemo_recipe(const std::string& text, const std::string& source,
+                              const NemoImportOptions& options) {
+  Diagnostics d;
+  const std::optional<YamlValue> root = parse_yaml_tree(text, source, d);
+  d.throw_if_any();
+  if (!root->is_mapping()) {
+    d.add(*root, "", "expected a NeMo recipe (a mapping with model, trainer and data)");
+    d.throw_if_any();
+  }
+  Recipe r(*root, d);
+  const YamlValue* config = r.at("model.config");
+  if (config == nullptr || !config->is_mapping()) {
+    d.add(*root, "model.config", "missing: the recipe's model config (model.config with its _target_)");
+    d.throw_if_any();
+  }
+
+  // The model: a mapped NeMo config class is a preset; every recipe key overrides it.
+  NemoImport out;
+  std::vector<std::string> model;  // "key: value" of the scenario's model block
+  const std::string target = r.text("model.config._target_").value_or("");
+  const std::string cls = class_name(target);
+  std::optional<std::string_view> preset;
+  for (const auto& [name, p] : kModelPresets) {
+    if (name == cls) preset = p;
+  }
+  if (preset) {
+    model.push_back(fmt::format("preset: {}", *preset));
+  } else {
+    // Without a preset the recipe must size the model; the vocabulary is otherwise only the tokenizer's.
+    const YamlValue* at = r.at("model.config._target_");
+    for (const char* key : {"num_layers", "hidden_size", "num_attention_heads", "vocab_size"}) {
+      if (r.at(std::string("model.config.") + key) == nullptr) {
+        d.add(at != nullptr ? *at : *config, std::string("model.config.") + key,
+              fmt::format("missing: {} has no trainsim preset; give num_layers, hidden_size, "
+                          "num_attention_heads and vocab_size",
+                          cls.empty() ? "the model config" : cls));
+      }
+    }
+    d.throw_if_any();
+  }
+  auto field = [&](std::string_view key, std::string_view recipe_key) {
+    if (auto v = r.count(fmt::format("model.config.{}", recipe_key), 0, 1e9))
+      model.push_back(fmt::format("{}: {}", key, *v));
+  };
+  field("layers", "num_layers");
+  field("hidden", "hidden_size");
+  field("heads", "num_attention_heads");
+  field("kv_heads", "num_query_groups");
+  field("head_dim", "kv_channels");
+  field("ffn_hidden", "ffn_hidden_size");
+  field("vocab", "vocab_size");
+  field("experts", "num_moe_experts");
+  field("top_k", "moe_router_topk");
+  field("expert_ffn_hidden", "moe_ffn_hidden_size");
+  if (auto v = r.number("model.config.hidden_dropout", 0, 1)) model.push_back(fmt::format("dropout: {}", *v));
+  if (auto v = r.boolean("model.config.add_bias_linear")) model.push_back("bias: " + yes_no(*v));
+  if (auto v = r.boolean("model.config.gated_linear_unit")) model.push_back(std::string("mlp: ") + (*v ? "swiglu" : "gelu"));
+  if (auto v = r.boolean("model.config.share_embeddings_and_output_weights"))
+    model.push_back("tied_embeddings: " + yes_no(*v));
+  if (auto v = r.text("model.config.normalization")) {
+    if (*v != "LayerNorm" && *v != "RMSNorm") {
+      d.add(*r.at("model.config.normalization"), "model.config.normalization",
+            "expected LayerNorm or RMSNorm, got \"" + *v + "\"");
+    } else {
+      model.push_back(std::string("norm: ") + (*v == "RMSNorm" ? "rmsnorm" : "layernorm"));
+    }
+  }
+  const std::optional<std::int64_t> seq = r.count("data.seq_length");
+  const std::optional<std::int64_t> model_seq = r.count("model.config.seq_length");
+  if (seq || model_seq) model.push_back(fmt::format("seq_len: {}", seq ? *seq : *model_seq));
+
+  std::string recompute = "none";
+  if (auto g = r.text("model.config.recompute_granularity")) {
+    if (*g != "full" && *g != "selective") {
+      d.add(*r.at("model.config.recompute_granularity"), "model.config.recompute_granularity",
+            "expected full or selective, got \"" + *g + "\"");
+    } else {
+      recompute = *g;
+    }
+  }
+
+  // The cluster and the layout (MegatronStrategy's defaults: every size 1).
+  const topo::NodeSpec node = node_preset(options.node);
+  const std::int64_t nodes = r.count("trainer.num_nodes").value_or(1);
+  if (auto devices = r.count("trainer.devices"); devices && *devices != node.gpus_per_node) {
+    d.add(*r.at("trainer.devices"), "trainer.devices",
+          fmt::format("{} GPUs per node, but node preset {} has {} (choose another with --node)", *devices,
+                      options.node, node.gpus_per_node));
+  }
+  const std::int64_t tp = r.count("trainer.strategy.tensor_model_parallel_size").value_or(1);
+  const std::int64_t pp = r.count("trainer.strategy.pipeline_model_parallel_size").value_or(1);
+  const std::int64_t cp = r.count("trainer.strategy.context_parallel_size").value_or(1);
+  const std::int64_t ep = r.count("trainer.strategy.expert_model_parallel_size").value_or(1);
+  const std::int64_t vp = r.count("trainer.strategy.virtual_pipeline_model_parallel_size").value_or(0);
+  const bool sp = r.boolean("trainer.strategy.sequence_parallel").value_or(false);
+
+  int zero = r.boolean("optim.config.use_distributed_optimizer").value_or(false) ? 1 : 0;
+  if (auto s = r.text("trainer.strategy.ddp.data_parallel_sharding_strategy")) {
+    if (*s == "optim_grads_params") {
+      zero = 3;
+    } else if (*s == "optim_grads") {
+      zero = 2;
+    } else if (*s == "optim") {
+      zero = std::max(zero, 1);
+    } else if (*s != "no_shard") {
+      d.add(*r.at("trainer.strategy.ddp.data_parallel_sharding_strategy"),
+            "trainer.strategy.ddp.data_parallel_sharding_strategy",
+            "expected no_shard, optim, optim_grads or optim_grads_params, got \"" + *s + "\"");
+    }
+  }
+
+  // Overlap flags: the strategy's DDP config, then MegatronCommOverlapCallback's, which NeMo applies last.
+  bool overlap_grad_reduce = r.boolean("trainer.strategy.ddp.overlap_grad_reduce").value_or(false);
+  bool overlap_param_gather = r.boolean("trainer.strategy.ddp.overlap_param_gather").value_or(false);
+  bool tp_comm_overlap = false;
+  if (const YamlValue* callbacks = r.at("trainer.callbacks"); callbacks != nullptr && callbacks->is_sequence()) {
+    for (std::size_t i = 0; i < callbacks->items.size(); ++i) {
+      const YamlValue& cb = callbacks->items[i];
+      const YamlValue* t = cb.is_mapping() ? cb.find("_target_") : nullptr;
+      if (t == nullptr || !t->is_scalar() || class_name(t->scalar) != "MegatronCommOverlapCallback") continue;
+      const std::string path = fmt::format("trainer.callbacks[{}]", i);
+      auto flag = [&](const char* key, bool& target_flag) {
+        const YamlValue* v = cb.find(key);
+        if (v == nullptr || (v->is_scalar() && !v->quoted && v->scalar == "null")) return;
+        if (auto b = read_bool(d, *v, path + "." + key)) target_flag = *b;
+      };
+      flag("tp_comm_overlap", tp_comm_overlap);
+      flag("overlap_grad_reduce", overlap_grad_reduce);
+      flag("overlap_param_gather", overlap_param_gather);
+    }
+  }
+
+  // Precision: MegatronMixedPrecision's precision, with fp8 GEMMs when its fp8 recipe is set.
+  std::string precision = "bf16";
+  if (auto p = r.text("trainer.plugins.precision")) {
+    if (*p == "bf16-mixed" || *p == "bf16") {
+      precision = "bf16";
+    } else if (*p == "16-mixed" || *p == "16") {
+      precision = "fp16";
+    } else if (*p == "32" || *p == "32-true") {
+      precision = "fp32";
+    } else {
+      d.add(*r.at("trainer.plugins.precision"), "trainer.plugins.precision",
+            "expected bf16-mixed, 16-mixed or 32, got \"" + *p + "\"");
+    }
+  }
+  if (r.at("trainer.plugins.fp8") != nullptr) precision = "fp8";
+  const bool fp32_reduce = r.boolean("trainer.plugins.grad_reduce_in_fp32")
+                               .value_or(r.boolean("trainer.strategy.ddp.grad_reduce_in_fp32").value_or(false));
+
+  std::string optimizer = "adamw";
+  if (auto o = r.text("optim.config.optimizer")) {
+    if (*o == "sgd") {
+      optimizer = "sgd-momentum";
+    } else if (*o != "adam") {
+      d.add(*r.at("optim.config.optimizer"), "optim.config.optimizer", "expected adam or sgd, got \"" + *o + "\"");
+    }
+  }
+  const std::optional<std::int64_t> global_batch = r.count("data.global_batch_size");
+  if (!global_batch) d.add(*root, "data.global_batch_size", "missing: the recipe's global batch");
+  const std::int64_t micro_batch = r.count("data.micro_batch_size").value_or(1);
+  const std::optional<std::int64_t> steps = r.count("trainer.max_steps");
+  const bool cuda_graphs = r.boolean("model.config.enable_cuda_graph").value_or(false);
+  d.throw_if_any();
+
+  for (const YamlEntry& e : root->entries) {
+    bool read = e.key.starts_with('_');
+    for (std::string_view s : kReadSections) read = read || e.key == s;
+    if (!read) out.left_out.push_back(e.key);
+  }
+
+  std::string& y = out.yaml;
+  y += "# Imported by `trainsim import nemo` from " + source + " (NeMo 2 recipe" +
+       (target.empty() ? std::string() : ", model " + cls) + ").\n";
+  if (!out.left_out.empty()) {
+    std::string sections;
+    for (const std::string& s : out.left_out) sections += " " + s;
+    y += "# Read and left out (they price nothing):" + sections + "\n";
+  }
+  y += fmt::format("# The node type is not in the recipe: {} x {} (trainsim import nemo --node).\n", nodes,
+                   options.node);
+  y += "name: " + std::filesystem::path(source).stem().string() + "\n";
+  y += fmt::format("model: {{{}}}\n", fmt::join(model, ", "));
+  y += fmt::format("cluster: {{node: {}, nodes: {}}}\n", options.node, nodes);
+  y += "parallelism:\n";
+  y += fmt::format("  tp: {}\n  pp: {}\n  cp: {}\n  ep: {}\n  dp: auto\n", tp, pp, cp, ep);
+  y += fmt::format("  micro_batch: {}\n", micro_batch);
+  if (pp > 1) y += std::string("  schedule: ") + (vp > 1 ? "interleaved" : "1f1b") + "\n";
+  if (pp > 1 && vp > 1) y += fmt::format("  virtual_stages: {}\n", vp);
+  y += "  sequence_parallel: " + yes_no(sp) + "\n";
+  y += "  recompute: " + recompute + "\n";
+  y += fmt::format("  zero: {}\n", zero);
+  y += "  overlap_grad_reduce: " + yes_no(overlap_grad_reduce) + "\n";
+  y += "training:\n";
+  y += fmt::format("  global_batch: {}\n", *global_batch);
+  y += "  precision: " + precision + "\n";
+  y += "  optimizer: " + optimizer + "\n";
+  y += fmt::format("  steps: {}\n", steps.value_or(1));
+  y += "framework:\n  preset: nemo\n";
+  y += "  tp_comm_overlap: " + yes_no(tp_comm_overlap) + "\n";
+  y += "  overlap_param_gather: " + yes_no(overlap_param_gather) + "\n";
+  y += "  cuda_graphs: " + yes_no(cuda_graphs) + "\n";
+  if (fp32_reduce) y += "  grad_reduce_dtype: fp32\n";
+  return out;
+}
+
+}  // namespace trainsim::scenario
