@@ -43,11 +43,18 @@ std::string first_line(const std::string& text) {
   return text.substr(0, text.find('\n'));
 }
 
+// ZeRO-3 holding the weights gathered for the forward until the backward (FSDP's SHARD_GRAD_OP).
+bool keeps_weights(const model::ParallelPlan& p) {
+  return p.zero == model::ZeroStage::parameters && !p.framework.reshard_after_forward;
+}
+
 std::string layout_words(const model::ParallelPlan& p) {
   std::string words = fmt::format("tp {}, pp {}, dp {}, cp {}, ep {}, micro-batch {}, {}", p.tp, p.pp, p.dp,
                                   p.cp, p.ep, p.micro_batch, to_string(p.schedule));
   if (p.schedule == model::Schedule::interleaved) words += fmt::format("/{}", p.virtual_stages);
-  return words + fmt::format(", zero {}, recompute {}", model::to_string(p.zero), to_string(p.recompute));
+  words += fmt::format(", zero {}", model::to_string(p.zero));
+  if (keeps_weights(p)) words += " (weights kept to the backward)";
+  return words + fmt::format(", recompute {}", to_string(p.recompute));
 }
 
 /// The layout's keys as the loader reads them (layout_settings), as labels.
@@ -106,8 +113,12 @@ std::string table(const std::vector<scenario::RankedLayout>& rows, int gpus_per_
       "#", "gpus", "tp", "pp", "dp", "cp", "ep", "mb", "schedule", "zero", "recompute", "iteration", "memory",
       "mfu", "run_time", "cost", "fidelity", "budget");
   int rank = 0;
+  bool kept = false;
   for (const auto& row : rows) {
     const model::ParallelPlan& p = row.layout.plan;
+    kept = kept || keeps_weights(p);
+    std::string zero = std::string(model::to_string(p.zero)) + (keeps_weights(p) ? "*" : "");
+    if (p.shard_group > 0) zero += fmt::format("/{}", p.shard_group);
     const scenario::LayoutScore& s = row.best();
     const std::string schedule = p.schedule == model::Schedule::interleaved
                                      ? fmt::format("interleaved/{}", p.virtual_stages)
@@ -115,14 +126,15 @@ std::string table(const std::vector<scenario::RankedLayout>& rows, int gpus_per_
     out += fmt::format(
         "{:>4} {:>6} {:>3} {:>3} {:>5} {:>3} {:>3} {:>3} {:<15} {:>4} {:<9} {:>10} {:>10} {:>6} {:>10} "
         "{:>10} {:<8} {}\n",
-        ++rank, row.layout.nodes * gpus_per_node, p.tp, p.pp, p.dp, p.cp, p.ep, p.micro_batch, schedule,
-        p.shard_group > 0 ? fmt::format("{}/{}", model::to_string(p.zero), p.shard_group)
-                          : std::string(model::to_string(p.zero)),
+        ++rank, row.layout.nodes * gpus_per_node, p.tp, p.pp, p.dp, p.cp, p.ep, p.micro_batch, schedule, zero,
         to_string(p.recompute), format_human(FieldUnit::seconds, s.step.iteration_time),
         format_human(FieldUnit::bytes, s.step.memory_per_gpu), format_human(FieldUnit::fraction, s.step.mfu),
         format_human(FieldUnit::seconds, s.run_time_s), format_human(FieldUnit::usd, s.cost_usd),
         row.event ? "event" : "analytic", s.meets_budget() ? "ok" : "missed");
   }
+  if (kept)
+    out +=
+        "   * ZeRO-3 keeping the gathered weights to the backward (framework.reshard_after_forward: false)\n";
   return out;
 }
 

@@ -40,18 +40,21 @@ std::pair<double, double> objective_key(const LayoutScore& score, Objective obje
 
 std::vector<Override> layout_settings(const Layout& layout) {
   const model::ParallelPlan& p = layout.plan;
-  return {{"cluster.nodes", std::to_string(layout.nodes)},
-          {"parallelism.tp", std::to_string(p.tp)},
-          {"parallelism.pp", std::to_string(p.pp)},
-          {"parallelism.dp", std::to_string(p.dp)},
-          {"parallelism.cp", std::to_string(p.cp)},
-          {"parallelism.ep", std::to_string(p.ep)},
-          {"parallelism.micro_batch", std::to_string(p.micro_batch)},
-          {"parallelism.schedule", std::string(to_string(p.schedule))},
-          {"parallelism.virtual_stages", std::to_string(p.virtual_stages)},
-          {"parallelism.zero", std::string(model::to_string(p.zero))},
-          {"parallelism.shard_group", p.shard_group > 0 ? std::to_string(p.shard_group) : ""},
-          {"parallelism.recompute", std::string(to_string(p.recompute))}};
+  return {
+      {"cluster.nodes", std::to_string(layout.nodes)},
+      {"parallelism.tp", std::to_string(p.tp)},
+      {"parallelism.pp", std::to_string(p.pp)},
+      {"parallelism.dp", std::to_string(p.dp)},
+      {"parallelism.cp", std::to_string(p.cp)},
+      {"parallelism.ep", std::to_string(p.ep)},
+      {"parallelism.micro_batch", std::to_string(p.micro_batch)},
+      {"parallelism.schedule", std::string(to_string(p.schedule))},
+      {"parallelism.virtual_stages", std::to_string(p.virtual_stages)},
+      {"parallelism.zero", std::string(model::to_string(p.zero))},
+      {"parallelism.shard_group", p.shard_group > 0 ? std::to_string(p.shard_group) : ""},
+      {"parallelism.recompute", std::string(to_string(p.recompute))},
+      {"framework.reshard_after_forward",
+       p.zero == model::ZeroStage::parameters ? (p.framework.reshard_after_forward ? "true" : "false") : ""}};
 }
 
 std::vector<Layout> enumerate_layouts(const Scenario& scenario, const LayoutSpace& space) {
@@ -109,23 +112,32 @@ std::vector<Layout> enumerate_layouts(const Scenario& scenario, const LayoutSpac
                 for (const model::ZeroStage zero : space.zero_stages) {
                   for (const std::int64_t shard_group : {std::int64_t{0}, node_dp}) {
                     if (shard_group > 0 && (!hsdp || zero == model::ZeroStage::none)) continue;
-                    for (const model::Recompute recompute : space.recompute) {
-                      Layout layout{.nodes = nodes, .plan = scenario.parallelism};
-                      model::ParallelPlan& p = layout.plan;
-                      p.tp = static_cast<int>(tp);
-                      p.pp = static_cast<int>(pp);
-                      p.cp = static_cast<int>(cp);
-                      p.ep = static_cast<int>(ep);
-                      p.dp = dp;
-                      p.micro_batch = static_cast<int>(mb);
-                      p.schedule = schedule;
-                      p.virtual_stages = static_cast<int>(virtual_stages);
-                      p.stage_layers.clear();  // split_pipeline_layers' even split
-                      p.zero = zero;
-                      p.shard_group = static_cast<int>(shard_group);
-                      p.recompute = recompute;
-                      if (model::layout_rules(m, p, scenario.training, gpus).empty())
-                        layouts.push_back(std::move(layout));
+                    // ZeRO-3: resharded after the forward (the scenario's framework flag) and, when
+                    // explored, kept to the backward.
+                    const bool scenario_reshards = scenario.parallelism.framework.reshard_after_forward;
+                    std::vector<bool> reshards{scenario_reshards};
+                    if (zero == model::ZeroStage::parameters && space.zero3_keep_weights && scenario_reshards)
+                      reshards.push_back(false);
+                    for (const bool reshard : reshards) {
+                      for (const model::Recompute recompute : space.recompute) {
+                        Layout layout{.nodes = nodes, .plan = scenario.parallelism};
+                        model::ParallelPlan& p = layout.plan;
+                        p.tp = static_cast<int>(tp);
+                        p.pp = static_cast<int>(pp);
+                        p.cp = static_cast<int>(cp);
+                        p.ep = static_cast<int>(ep);
+                        p.dp = dp;
+                        p.micro_batch = static_cast<int>(mb);
+                        p.schedule = schedule;
+                        p.virtual_stages = static_cast<int>(virtual_stages);
+                        p.stage_layers.clear();  // split_pipeline_layers' even split
+                        p.zero = zero;
+                        p.shard_group = static_cast<int>(shard_group);
+                        p.recompute = recompute;
+                        p.framework.reshard_after_forward = reshard;
+                        if (model::layout_rules(m, p, scenario.training, gpus).empty())
+                          layouts.push_back(std::move(layout));
+                      }
                     }
                   }
                 }

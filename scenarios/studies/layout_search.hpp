@@ -43,6 +43,10 @@ struct LayoutSpace {
   /// For ZeRO ≥ 1 also try HSDP: state sharded within the data-parallel ranks of one node
   /// (parallelism.shard_group), replicated across nodes.
   bool hsdp = true;
+  /// For ZeRO-3 also try keeping the weights gathered for the forward until the backward (FSDP's
+  /// SHARD_GRAD_OP, framework.reshard_after_forward false): one gather per micro-batch instead of two, for
+  /// the memory of the gathered units.
+  bool zero3_keep_weights = true;
   std::vector<model::Recompute> recompute = {model::Recompute::none, model::Recompute::selective,
                                              model::Recompute::full};
 };
@@ -54,13 +58,15 @@ struct Layout {
 };
 
 /// The layout as the loader's keys, in the order of the scenario's blocks (cluster.nodes, then
-/// parallelism.tp, pp, dp, cp, ep, micro_batch, schedule, virtual_stages, zero, shard_group, recompute),
-/// each value spelled as the loader reads it; an empty value is a key to leave unset (shard_group without
-/// HSDP). `run S.yaml --set KEY=VALUE ...` with the others re-runs the layout.
+/// parallelism.tp, pp, dp, cp, ep, micro_batch, schedule, virtual_stages, zero, shard_group, recompute,
+/// then framework.reshard_after_forward), each value spelled as the loader reads it; an empty value is a
+/// key to leave unset (shard_group without HSDP, reshard_after_forward below ZeRO-3). `run S.yaml --set
+/// KEY=VALUE ...` with the others re-runs the layout.
 [[nodiscard]] std::vector<Override> layout_settings(const Layout& layout);
 
 /// Every layout that passes the divisibility rules above, in a deterministic order
-/// (nodes, tp, pp, cp, ep, micro_batch, schedule, virtual stages, zero, recompute — each ascending).
+/// (nodes, tp, pp, cp, ep, micro_batch, schedule, virtual stages, zero, shard group, ZeRO-3 resharding
+/// (resharded first), recompute — each ascending).
 [[nodiscard]] std::vector<Layout> enumerate_layouts(const Scenario& scenario, const LayoutSpace& space = {});
 
 /// A layout's score: its step report and the whole-run figures the objectives use.

@@ -72,11 +72,22 @@ TEST_CASE("the toy model has 69 dividing layouts without zero and recompute choi
   }
 }
 
-TEST_CASE("every zero stage and recompute choice multiplies the layouts") {
+TEST_CASE("every zero stage and recompute choice multiplies the layouts, ZeRO-3 once more for kept weights") {
   LayoutSpace space = small_space();
   space.zero_stages = {model::ZeroStage::none, model::ZeroStage::optimizer_states,
                        model::ZeroStage::gradients, model::ZeroStage::parameters};
   space.recompute = {Recompute::none, Recompute::selective, Recompute::full};
+  // Four stages, ZeRO-3 also with its gathered weights kept to the backward: 5 x 3 per dividing layout.
+  const auto layouts = enumerate_layouts(toy(), space);
+  CHECK(layouts.size() == 69 * 15);
+  const auto kept = std::count_if(layouts.begin(), layouts.end(), [](const Layout& l) {
+    return !l.plan.framework.reshard_after_forward;
+  });
+  CHECK(kept == 69 * 3);
+  for (const Layout& l : layouts) {
+    if (!l.plan.framework.reshard_after_forward) CHECK(l.plan.zero == model::ZeroStage::parameters);
+  }
+  space.zero3_keep_weights = false;
   CHECK(enumerate_layouts(toy(), space).size() == 69 * 12);
 }
 
@@ -198,6 +209,7 @@ TEST_CASE("every layout search enumerates loads as a scenario with its keys set,
     CHECK(s.parallelism.zero == want.zero);
     CHECK(s.parallelism.shard_group == want.shard_group);
     CHECK(s.parallelism.recompute == want.recompute);
+    CHECK(s.parallelism.framework.reshard_after_forward == want.framework.reshard_after_forward);
     ++loaded;
   }
   CHECK(loaded > 10);
