@@ -30,14 +30,13 @@ void read_framework_block(Diagnostics& d, const YamlValue& v, model::ParallelPla
   const YamlValue* preset_node = v.is_scalar() ? &v : nullptr;
   std::optional<MapReader> r;
   if (!v.is_scalar()) {
-    r.emplace(
-        d, v, path,
-        std::vector<std::string>{"preset", "tp_comm_overlap", "tp_comm_overlap_slowdown",
-                                 "overlap_param_gather", "overlap_grad_reduce", "ep_comm_overlap", "blocking_p2p", "prefetch",
-                                 "prefetch_bucket_params", "reshard_after_forward", "gathers_per_layer",
-                                 "gather_per_tensor", "synchronous_collectives", "gather_host",
-                                 "collective_host_per_rank", "grad_reduce_dtype", "launch_overhead",
-                                 "cuda_graphs", "fused_elementwise"});
+    r.emplace(d, v, path,
+              std::vector<std::string>{
+                  "preset", "tp_comm_overlap", "tp_comm_overlap_slowdown", "overlap_param_gather",
+                  "overlap_grad_reduce", "ep_comm_overlap", "blocking_p2p", "prefetch",
+                  "prefetch_bucket_params", "reshard_after_forward", "gathers_per_layer", "gather_per_tensor",
+                  "synchronous_collectives", "gather_host", "collective_host_per_rank", "grad_reduce_dtype",
+                  "launch_overhead", "cuda_graphs", "fused_elementwise"});
     if (!r->valid()) return;
     preset_node = r->get("preset");
   }
@@ -68,7 +67,8 @@ void read_framework_block(Diagnostics& d, const YamlValue& v, model::ParallelPla
   r->boolean("gather_per_tensor", f.gather_per_tensor);
   r->boolean("synchronous_collectives", f.synchronous_collectives);
   r->quantity("gather_host", f.gather_host_s, Dimension::seconds, Bound::non_negative);
-  r->quantity("collective_host_per_rank", f.collective_host_per_rank_s, Dimension::seconds, Bound::non_negative);
+  r->quantity("collective_host_per_rank", f.collective_host_per_rank_s, Dimension::seconds,
+              Bound::non_negative);
   r->quantity("launch_overhead", f.launch_overhead_s, Dimension::seconds, Bound::non_negative);
   r->boolean("cuda_graphs", f.cuda_graphs);
   r->boolean("fused_elementwise", f.fused_elementwise);
@@ -87,24 +87,23 @@ void read_memory_block(Diagnostics& d, const YamlValue& v, model::ParallelPlan& 
 
 std::string framework_to_yaml(const model::ParallelPlan& plan) {
   const model::Framework& f = plan.framework;
-  std::string out = "framework:\n  preset: " + std::string(model::to_string(f.preset)) +
-                    "\n  tp_comm_overlap: " + yes_no(f.tp_comm_overlap) +
-                    "\n  tp_comm_overlap_slowdown: " + format_number(f.tp_comm_overlap_slowdown) +
-                    "\n  overlap_param_gather: " + yes_no(f.overlap_param_gather) +
-                    "\n  ep_comm_overlap: " + yes_no(f.ep_comm_overlap) +
-                    "\n  blocking_p2p: " + yes_no(f.blocking_p2p) +
-                    "\n  prefetch: " + std::to_string(f.prefetch) +
-                    "\n  prefetch_bucket_params: " + format_number(f.prefetch_bucket_params) +
-                    "\n  reshard_after_forward: " + yes_no(f.reshard_after_forward) +
-                    "\n  gathers_per_layer: " + std::to_string(f.gathers_per_layer) +
-                    "\n  gather_per_tensor: " + yes_no(f.gather_per_tensor) +
-                    "\n  synchronous_collectives: " + yes_no(f.synchronous_collectives) +
-                    "\n  gather_host: \"" + format_quantity(f.gather_host_s, Dimension::seconds) +
-                    "\"\n  collective_host_per_rank: \"" +
-                    format_quantity(f.collective_host_per_rank_s, Dimension::seconds) + "\"" +
-                    "\n  launch_overhead: \"" + format_quantity(f.launch_overhead_s, Dimension::seconds) +
-                    "\"\n  cuda_graphs: " + yes_no(f.cuda_graphs) +
-                    "\n  fused_elementwise: " + yes_no(f.fused_elementwise) + "\n";
+  std::string out =
+      "framework:\n  preset: " + std::string(model::to_string(f.preset)) +
+      "\n  tp_comm_overlap: " + yes_no(f.tp_comm_overlap) +
+      "\n  tp_comm_overlap_slowdown: " + format_number(f.tp_comm_overlap_slowdown) +
+      "\n  overlap_param_gather: " + yes_no(f.overlap_param_gather) +
+      "\n  ep_comm_overlap: " + yes_no(f.ep_comm_overlap) + "\n  blocking_p2p: " + yes_no(f.blocking_p2p) +
+      "\n  prefetch: " + std::to_string(f.prefetch) +
+      "\n  prefetch_bucket_params: " + format_number(f.prefetch_bucket_params) +
+      "\n  reshard_after_forward: " + yes_no(f.reshard_after_forward) +
+      "\n  gathers_per_layer: " + std::to_string(f.gathers_per_layer) +
+      "\n  gather_per_tensor: " + yes_no(f.gather_per_tensor) +
+      "\n  synchronous_collectives: " + yes_no(f.synchronous_collectives) + "\n  gather_host: \"" +
+      format_quantity(f.gather_host_s, Dimension::seconds) + "\"\n  collective_host_per_rank: \"" +
+      format_quantity(f.collective_host_per_rank_s, Dimension::seconds) + "\"" + "\n  launch_overhead: \"" +
+      format_quantity(f.launch_overhead_s, Dimension::seconds) +
+      "\"\n  cuda_graphs: " + yes_no(f.cuda_graphs) +
+      "\n  fused_elementwise: " + yes_no(f.fused_elementwise) + "\n";
   if (f.grad_reduce_dtype) {
     out += "  grad_reduce_dtype: " + std::string(name_in(kReduceDtypeNames, *f.grad_reduce_dtype)) + "\n";
   }

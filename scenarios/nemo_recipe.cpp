@@ -48,7 +48,8 @@ class Recipe {
     std::size_t start = 0;
     while (start <= path.size()) {
       const std::size_t dot = path.find('.', start);
-      const std::string_view key = path.substr(start, dot == std::string_view::npos ? path.npos : dot - start);
+      const std::string_view key =
+          path.substr(start, dot == std::string_view::npos ? path.npos : dot - start);
       if (!v->is_mapping()) return nullptr;
       v = v->find(key);
       if (v == nullptr || is_null(*v)) return nullptr;
@@ -153,7 +154,8 @@ NemoImport import_nemo_recipe(const std::string& text, const std::string& source
   field("expert_ffn_hidden", "moe_ffn_hidden_size");
   if (auto v = r.number("model.config.hidden_dropout", 0, 1)) model.push_back(fmt::format("dropout: {}", *v));
   if (auto v = r.boolean("model.config.add_bias_linear")) model.push_back("bias: " + yes_no(*v));
-  if (auto v = r.boolean("model.config.gated_linear_unit")) model.push_back(std::string("mlp: ") + (*v ? "swiglu" : "gelu"));
+  if (auto v = r.boolean("model.config.gated_linear_unit"))
+    model.push_back(std::string("mlp: ") + (*v ? "swiglu" : "gelu"));
   if (auto v = r.boolean("model.config.share_embeddings_and_output_weights"))
     model.push_back("tied_embeddings: " + yes_no(*v));
   if (auto v = r.text("model.config.normalization")) {
@@ -212,7 +214,8 @@ NemoImport import_nemo_recipe(const std::string& text, const std::string& source
   bool overlap_grad_reduce = r.boolean("trainer.strategy.ddp.overlap_grad_reduce").value_or(false);
   bool overlap_param_gather = r.boolean("trainer.strategy.ddp.overlap_param_gather").value_or(false);
   bool tp_comm_overlap = false;
-  if (const YamlValue* callbacks = r.at("trainer.callbacks"); callbacks != nullptr && callbacks->is_sequence()) {
+  if (const YamlValue* callbacks = r.at("trainer.callbacks");
+      callbacks != nullptr && callbacks->is_sequence()) {
     for (std::size_t i = 0; i < callbacks->items.size(); ++i) {
       const YamlValue& cb = callbacks->items[i];
       const YamlValue* t = cb.is_mapping() ? cb.find("_target_") : nullptr;
@@ -244,15 +247,17 @@ NemoImport import_nemo_recipe(const std::string& text, const std::string& source
     }
   }
   if (r.at("trainer.plugins.fp8") != nullptr) precision = "fp8";
-  const bool fp32_reduce = r.boolean("trainer.plugins.grad_reduce_in_fp32")
-                               .value_or(r.boolean("trainer.strategy.ddp.grad_reduce_in_fp32").value_or(false));
+  const bool fp32_reduce =
+      r.boolean("trainer.plugins.grad_reduce_in_fp32")
+          .value_or(r.boolean("trainer.strategy.ddp.grad_reduce_in_fp32").value_or(false));
 
   std::string optimizer = "adamw";
   if (auto o = r.text("optim.config.optimizer")) {
     if (*o == "sgd") {
       optimizer = "sgd-momentum";
     } else if (*o != "adam") {
-      d.add(*r.at("optim.config.optimizer"), "optim.config.optimizer", "expected adam or sgd, got \"" + *o + "\"");
+      d.add(*r.at("optim.config.optimizer"), "optim.config.optimizer",
+            "expected adam or sgd, got \"" + *o + "\"");
     }
   }
   const std::optional<std::int64_t> global_batch = r.count("data.global_batch_size");

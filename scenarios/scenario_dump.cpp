@@ -84,7 +84,8 @@ std::string dump_scenario(const Scenario& s) {
   const auto& p = s.parallelism;
   out += "parallelism:\n  tp: " + std::to_string(p.tp) + "\n  pp: " + std::to_string(p.pp) +
          "\n  dp: " + (p.dp_auto ? std::string("auto") : str(p.dp)) + "\n  cp: " + std::to_string(p.cp) +
-         "\n  ep: " + std::to_string(p.ep) + "\n  schedule: " + std::string(to_string(p.schedule)) +
+         "\n  ep: " + std::to_string(p.ep) + "\n  expert_folding: " + (p.expert_folding ? "true" : "false") +
+         "\n  schedule: " + std::string(to_string(p.schedule)) +
          "\n  virtual_stages: " + std::to_string(p.virtual_stages) + "\n  stage_layers: ";
   if (p.stage_layers.empty()) {
     out += "auto";

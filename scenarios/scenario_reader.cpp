@@ -230,10 +230,10 @@ class Converter {
   }
 
   void read_parallelism(const YamlValue& v, model::ParallelPlan& p) {
-    MapReader r(
-        d_, v, "parallelism",
-        {"tp", "pp", "dp", "cp", "ep", "schedule", "virtual_stages", "stage_layers", "micro_batch",
-         "sequence_parallel", "zero", "shard_group", "recompute", "overlap_grad_reduce", "bucket", "order"});
+    MapReader r(d_, v, "parallelism",
+                {"tp", "pp", "dp", "cp", "ep", "expert_folding", "schedule", "virtual_stages", "stage_layers",
+                 "micro_batch", "sequence_parallel", "zero", "shard_group", "recompute",
+                 "overlap_grad_reduce", "bucket", "order"});
     if (!r.valid()) return;
     a_.parallelism = &v;
     a_.tp = r.get("tp");
@@ -259,6 +259,7 @@ class Converter {
     }
     r.count("cp", p.cp, 1, 1e6);
     r.count("ep", p.ep, 1, 1e6);
+    r.boolean("expert_folding", p.expert_folding);
     r.choice("schedule", p.schedule, model::kScheduleNames);
     r.count("virtual_stages", p.virtual_stages, 1, 1e4);
     if (a_.stage_layers != nullptr && !(a_.stage_layers->is_scalar() && a_.stage_layers->scalar == "auto")) {

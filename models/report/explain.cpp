@@ -190,7 +190,7 @@ ExplainSection stage_section(const MemoryEstimate& e, const StageMemory& st, con
   const OptimizerSpec& o = training.optimizer;
   const double bw = topo::bytes_per_element(weight_storage_precision(training.precision));
   const double bg = topo::bytes_per_element(gradient_precision(o, training.precision));
-  const double degree = static_cast<double>(plan.dp_shard()) * plan.cp * plan.ep;
+  const double degree = plan.dense_shard_ranks();
   auto by = [&](bool sharded) {
     return sharded && degree > 1 ? fmt::format(" / {} (ZeRO-{})", degree, stage_number(plan.zero))
                                  : std::string();
@@ -290,7 +290,7 @@ Explanation explain(const TransformerSpec& model, const ParallelPlan& plan, cons
     w.notes.push_back("does not fit: " + e.reason);
     const MemoryBreakdown& m = e.memory;
     if (m.optimizer_state >= m.activations && !shards_optimizer_states(plan.zero)) {
-      const double degree = static_cast<double>(plan.dp_shard()) * plan.cp * plan.ep;
+      const double degree = plan.dense_shard_ranks();
       w.notes.push_back(
           degree > 1
               ? fmt::format("optimizer state is the largest part: ZeRO-1 would divide it by {}", degree)

@@ -84,6 +84,11 @@ struct ParallelPlan {
   bool dp_auto = true;  ///< the scenario said `auto`: dp = GPUs / (tp·pp·cp·ep)
   int cp = 1;
   int ep = 1;
+  /// Megatron-Core's MoE parallel folding: the ep ranks of a MoE layer are context- and data-parallel
+  /// ranks of the attention (the expert-parallel group is the first ep ranks of cp × dp, cp innermost), so
+  /// GPUs = tp·pp·cp·dp and the experts are replicated over cp·dp / ep ranks. False: ep is an axis of its
+  /// own (GPUs = tp·pp·cp·ep·dp), its ranks data replicas of the dense layers.
+  bool expert_folding = false;
   Schedule schedule = Schedule::one_f_one_b;
   int virtual_stages = 1;         ///< model chunks per pipeline rank (interleaved)
   std::vector<int> stage_layers;  ///< layers per stage; empty: spread evenly, remainder on middle stages
@@ -103,14 +108,28 @@ struct ParallelPlan {
   std::vector<ParallelAxis> order = {ParallelAxis::tp, ParallelAxis::cp, ParallelAxis::ep, ParallelAxis::pp,
                                      ParallelAxis::dp};
 
-  /// tp·pp·cp·ep, or kOverflowedSize when the product does not fit in 64 bits (degrees are read up to
-  /// 1e6 each, so a product of four can overflow: no real cluster matches the saturated value).
-  [[nodiscard]] std::int64_t model_parallel_size() const { return saturating_product({tp, pp, cp, ep}); }
+  /// ep as a factor of the GPUs: 1 when it folds over cp × dp.
+  [[nodiscard]] int ep_axis() const { return expert_folding ? 1 : ep; }
+  /// tp·pp·cp·ep (ep folded: tp·pp·cp), or kOverflowedSize when the product does not fit in 64 bits
+  /// (degrees are read up to 1e6 each, so a product of four can overflow: no real cluster matches the
+  /// saturated value).
+  [[nodiscard]] std::int64_t model_parallel_size() const {
+    return saturating_product({tp, pp, cp, ep_axis()});
+  }
   [[nodiscard]] std::int64_t world_size() const { return saturating_product({model_parallel_size(), dp}); }
+  /// Ranks that take different sequences of a step's batch: dp·ep, or dp when ep folds over cp × dp.
+  [[nodiscard]] std::int64_t data_replicas() const { return saturating_product({dp, ep_axis()}); }
 
   static constexpr std::int64_t kOverflowedSize = std::numeric_limits<std::int64_t>::max();
   /// Data-parallel ranks in one sharding group: shard_group when set, else dp.
   [[nodiscard]] std::int64_t dp_shard() const { return shard_group > 0 ? shard_group : dp; }
+  /// Ranks among which ZeRO shards a dense parameter: one sharding group's dp ranks × cp × ep.
+  [[nodiscard]] double dense_shard_ranks() const { return static_cast<double>(dp_shard()) * cp * ep_axis(); }
+  /// Ranks among which ZeRO shards an expert's parameter: those holding the same experts, dp × cp of one
+  /// sharding group, less the ep ranks folded into them.
+  [[nodiscard]] double expert_shard_ranks() const {
+    return static_cast<double>(dp_shard()) * cp / (expert_folding ? ep : 1);
+  }
 
  private:
   static std::int64_t saturating_product(std::initializer_list<std::int64_t> factors) {

@@ -29,7 +29,10 @@ std::vector<LayoutProblem> layout_rules(const TransformerSpec& m, const Parallel
     return out;
   }
   if (p.world_size() != gpus) {
-    const std::string mp_text = fmt::format("tp·pp·cp·ep = {}·{}·{}·{} = {}", p.tp, p.pp, p.cp, p.ep, mp);
+    const std::string mp_text =
+        p.expert_folding
+            ? fmt::format("tp·pp·cp = {}·{}·{} = {} (ep folded over cp·dp)", p.tp, p.pp, p.cp, mp)
+            : fmt::format("tp·pp·cp·ep = {}·{}·{}·{} = {}", p.tp, p.pp, p.cp, p.ep, mp);
     if (p.dp_auto && gpus % mp != 0) {
       problem(LayoutKey::parallelism,
               fmt::format("the cluster's {} GPUs are not divisible by {} (dp: auto)", gpus, mp_text));
@@ -40,6 +43,19 @@ std::vector<LayoutProblem> layout_rules(const TransformerSpec& m, const Parallel
   }
   if (p.shard_group > 0 && p.dp % p.shard_group != 0) {
     problem(LayoutKey::shard_group, fmt::format("must divide dp ({}), found {}", p.dp, p.shard_group));
+  }
+  // Folded, the expert-parallel group is the first ep ranks of cp × (one sharding group of) dp, cp
+  // innermost: within cp, or all of cp and a part of dp.
+  if (p.expert_folding) {
+    const std::int64_t folds_over = p.dp_shard() * p.cp;
+    if (!(p.cp % p.ep == 0 || (p.ep % p.cp == 0 && p.dp_shard() % (p.ep / p.cp) == 0))) {
+      problem(LayoutKey::ep,
+              fmt::format("folded over cp·dp, ep ({}) must divide cp ({}), or be cp times a divisor of "
+                          "dp{} ({})",
+                          p.ep, p.cp, p.shard_group > 0 ? "'s sharding group" : "", p.dp_shard()));
+    } else if (folds_over % p.ep != 0) {
+      problem(LayoutKey::ep, fmt::format("folded, ep ({}) must divide cp·dp ({})", p.ep, folds_over));
+    }
   }
   const bool generic = !m.generic_layers.empty();
   const std::int64_t layers = generic ? static_cast<std::int64_t>(m.generic_layers.size()) : m.layers;
@@ -92,9 +108,9 @@ std::vector<LayoutProblem> layout_rules(const TransformerSpec& m, const Parallel
   }
   // The batch rules need the data-parallel degree, which is known only once the GPU count works out.
   if (training.global_batch < 1 || p.world_size() != gpus) return out;
-  const std::int64_t per_step = p.dp * p.ep * p.micro_batch;
+  const std::int64_t per_step = p.data_replicas() * p.micro_batch;
   if (training.global_batch % per_step != 0) {
-    const std::string factors = p.ep > 1
+    const std::string factors = p.ep_axis() > 1
                                     ? fmt::format("dp·ep·micro_batch = {}·{}·{}", p.dp, p.ep, p.micro_batch)
                                     : fmt::format("dp·micro_batch = {}·{}", p.dp, p.micro_batch);
     problem(LayoutKey::global_batch, fmt::format("global_batch ({}) must be divisible by {} = {}",

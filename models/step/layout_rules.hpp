@@ -3,13 +3,15 @@
 // at the key it blames in the scenario file; make_step_plan turns the first into an infeasibility reason;
 // layout search lists only the layouts with none.
 //
-// In order: every degree >= 1; GPUs = tp·pp·cp·ep·dp; heads and kv_heads divisible by tp (or tp by
+// In order: every degree >= 1; GPUs = tp·pp·cp·ep·dp (with expert_folding tp·pp·cp·dp, and ep dividing
+// cp or being cp times a divisor of dp's sharding group); heads and kv_heads divisible by tp (or tp by
 // kv_heads: each K/V head is then copied on tp/kv ranks); pp <= layers; virtual_stages > 1 only with the
 // interleaved schedule, and a layer for each of the pp·virtual_stages virtual stages; stage_layers of pp
 // (or pp·v) entries, each >= 1 (>= v per rank), summing to the layers; ep > 1 only on a mixture-of-experts
 // model whose experts divide by it; the sequence divisible by 2·cp when cp > 1 (the causal load balance
 // cuts it into 2·cp chunks, two per rank, as Megatron-Core's context parallelism does); the global batch by
-// dp·ep·micro_batch (expert-parallel ranks are data replicas of the dense layers); at most
+// dp·ep·micro_batch (expert-parallel ranks are data replicas of the dense layers; folded: dp·micro_batch);
+// at most
 // kMaxMicroBatches micro-batches; the schedule's own constraints (pipeline_schedule.hpp). A sharding group
 // (shard_group) divides dp.
 #include <cstdint>

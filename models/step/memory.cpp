@@ -26,7 +26,8 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
   return (a + b - 1) / b;
 }
 
-// The tensors of one rank, split by how ZeRO shards them: dense ones over dp·cp·ep, experts over dp·cp.
+// The tensors of one rank, split by how ZeRO shards them: dense ones over dp·cp·ep, experts over dp·cp
+// (ParallelPlan::dense_shard_ranks, expert_shard_ranks).
 struct RankTensors {
   std::vector<TensorShape> dense;
   std::vector<TensorShape> expert;
@@ -245,8 +246,8 @@ MemoryEstimate estimate_memory(const TransformerSpec& model, const ParallelPlan&
   const OptimizerSpec& opt = training.optimizer;
   const double bw = topo::bytes_per_element(weight_storage_precision(compute));
   const double bg = topo::bytes_per_element(gradient_precision(opt, compute));
-  const double dense_degree = as_double(plan.dp_shard()) * plan.cp * plan.ep;
-  const double expert_degree = as_double(plan.dp_shard()) * plan.cp;
+  const double dense_degree = plan.dense_shard_ranks();
+  const double expert_degree = plan.expert_shard_ranks();
   const ZeroStage zero = plan.zero;
   auto shard = [&](double bytes, double degree, bool sharded) { return sharded ? bytes / degree : bytes; };
   const bool weights_sharded = shards_weights(zero), grads_sharded = shards_gradients(zero),
@@ -255,7 +256,8 @@ MemoryEstimate estimate_memory(const TransformerSpec& model, const ParallelPlan&
   // Micro-batches per step; without a global batch the pipeline is assumed full (pp of them).
   std::int64_t micro_batches = plan.pp;
   if (training.global_batch > 0) {
-    micro_batches = std::max<std::int64_t>(1, training.global_batch / (plan.micro_batch * plan.dp * plan.ep));
+    micro_batches =
+        std::max<std::int64_t>(1, training.global_batch / (plan.micro_batch * plan.data_replicas()));
   }
 
   // ZeRO-3's collectives: a layer's share (one of gathers_per_layer, or its largest tensor when gathered

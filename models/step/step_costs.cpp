@@ -56,12 +56,56 @@ struct PlanPlacement {
   [[nodiscard]] std::size_t axis(ParallelAxis a) const { return at[static_cast<std::size_t>(a)]; }
 };
 
-PlanPlacement plan_placement(const ParallelPlan& plan, const topo::ClusterSpec& cluster) {
+// The parallel axes in the plan's order, every one of the five present.
+std::vector<ParallelAxis> placement_order(const ParallelPlan& plan) {
   std::vector<ParallelAxis> axes = plan.order;
   for (ParallelAxis a :
        {ParallelAxis::tp, ParallelAxis::cp, ParallelAxis::ep, ParallelAxis::pp, ParallelAxis::dp}) {
     if (std::find(axes.begin(), axes.end(), a) == axes.end()) axes.push_back(a);
   }
+  return axes;
+}
+
+// Folded expert parallelism (ParallelPlan::expert_folding): the expert-parallel group is the first ep
+// ranks of cp × dp, cp innermost. The same ranks placed with cp (when ep divides it) or dp's sharding part
+// (when ep is cp times a part of it) split in two, the inner part of the size the group takes, make that
+// group a product of whole axes.
+topo::CommGroup folded_expert_group(const ParallelPlan& plan, const topo::ClusterSpec& cluster) {
+  const bool within_cp = plan.cp % plan.ep == 0;
+  const std::int64_t cp_part = within_cp ? plan.ep : plan.cp;
+  const std::int64_t dp_part = within_cp ? 1 : plan.ep / plan.cp;
+  std::vector<std::int64_t> sizes;
+  std::vector<std::size_t> group;
+  for (ParallelAxis a : placement_order(plan)) {
+    switch (a) {
+      case ParallelAxis::tp:
+        sizes.push_back(plan.tp);
+        break;
+      case ParallelAxis::cp:
+        group.push_back(sizes.size());
+        sizes.push_back(cp_part);
+        sizes.push_back(plan.cp / cp_part);
+        break;
+      case ParallelAxis::ep:
+        sizes.push_back(1);
+        break;
+      case ParallelAxis::pp:
+        sizes.push_back(plan.pp);
+        break;
+      case ParallelAxis::dp:
+        group.push_back(sizes.size());
+        sizes.push_back(dp_part);
+        sizes.push_back(plan.dp_shard() / dp_part);
+        sizes.push_back(plan.dp / plan.dp_shard());
+        break;
+    }
+  }
+  const topo::Placement placement(sizes, cluster);
+  return placement.group(std::span<const std::size_t>(group), 0);
+}
+
+PlanPlacement plan_placement(const ParallelPlan& plan, const topo::ClusterSpec& cluster) {
+  const std::vector<ParallelAxis> axes = placement_order(plan);
   // Placement axes: the parallel axes in order, dp as two (its sharding groups inner, their replicas
   // outer: a sharding group is consecutive dp ranks).
   std::vector<std::int64_t> sizes;
@@ -76,7 +120,7 @@ PlanPlacement plan_placement(const ParallelPlan& plan, const topo::ClusterSpec& 
         sizes.push_back(plan.cp);
         break;
       case ParallelAxis::ep:
-        sizes.push_back(plan.ep);
+        sizes.push_back(plan.ep_axis());
         break;
       case ParallelAxis::pp:
         sizes.push_back(plan.pp);
@@ -98,7 +142,7 @@ Groups communicator_groups(const ParallelPlan& plan, const topo::ClusterSpec& cl
   Groups g;
   g.tp = group(ParallelAxis::tp);
   g.cp = group(ParallelAxis::cp);
-  g.ep = group(ParallelAxis::ep);
+  g.ep = plan.expert_folding ? folded_expert_group(plan, cluster) : group(ParallelAxis::ep);
   g.pp = group(ParallelAxis::pp);
   for (std::int64_t s = 0; s < plan.pp; ++s) {
     g.stage_node.push_back(placement.node_of(s * placement.axis_stride(index_of(ParallelAxis::pp))));
@@ -181,7 +225,7 @@ std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepIn
   const Framework& fw = in.plan.framework;
   const bool tp_overlap = fw.tp_comm_overlap && in.plan.sequence_parallel;
   const double slowed = 1.0 + fw.tp_comm_overlap_slowdown;
-  CostPiece run;  // the compute piece being gathered
+  CostPiece run;                        // the compute piece being gathered
   double beside_other_micro_batch = 0;  // expert-parallel all-to-alls under framework.ep_comm_overlap
   std::string last_kernel, before_last;
   double last_time = 0, last_weight = 0;
@@ -242,8 +286,10 @@ std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepIn
     const topo::CommGroup& group = op.comm.group == CommGroup::tp   ? g.tp
                                    : op.comm.group == CommGroup::cp ? g.cp
                                                                     : g.ep;
-    if (fw.ep_comm_overlap && op.comm.group == CommGroup::ep && op.comm.collective == Collective::all_to_all) {
-      beside_other_micro_batch += topo::collective_time(to_topo(op.comm.collective), op.comm.bytes, group, in.cluster);
+    if (fw.ep_comm_overlap && op.comm.group == CommGroup::ep &&
+        op.comm.collective == Collective::all_to_all) {
+      beside_other_micro_batch +=
+          topo::collective_time(to_topo(op.comm.collective), op.comm.bytes, group, in.cluster);
       continue;
     }
     const double c = topo::collective_time(
@@ -373,7 +419,7 @@ std::vector<std::int64_t> full_cluster_gpus(const ParallelPlan& plan, const topo
   const topo::Placement& placement = placed.placement;
   auto stride = [&](ParallelAxis a) { return placement.axis_stride(placed.axis(a)); };
   const std::size_t dp_shard = placed.axis(ParallelAxis::dp);
-  const std::int64_t model_ranks = static_cast<std::int64_t>(plan.tp) * plan.cp * plan.ep;
+  const std::int64_t model_ranks = static_cast<std::int64_t>(plan.tp) * plan.cp * plan.ep_axis();
   const std::int64_t shard = plan.dp_shard();
   std::vector<std::int64_t> gpus;
   gpus.reserve(static_cast<std::size_t>(model_ranks * plan.dp * plan.pp));
@@ -482,8 +528,8 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fa
     // `n` collectives of `params` parameters each.
     auto price_pieces = [&](UnitCost& u, double params, double n) {
       if (!(params > 0) || !(n > 0)) return;
-      const auto gather =
-          topo::estimate_collective(topo::CollectiveOp::all_gather, params * weight_elem, g.shard, transfer_cluster);
+      const auto gather = topo::estimate_collective(topo::CollectiveOp::all_gather, params * weight_elem,
+                                                    g.shard, transfer_cluster);
       const auto reduce = reduce_gradients(params * reduce_elem);
       const double gather_host = fw.gather_host_s + rank_host;
       u.gather_s += n * (gather.time_s + gather_host);

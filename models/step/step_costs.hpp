@@ -138,7 +138,7 @@ struct StepCosts {
   /// ZeRO-3 with the framework's synchronous_collectives: a unit's gradients are reduced before the next
   /// unit's gather is issued (the host waits for the device), so nothing overlaps them.
   bool synchronous_zero3 = false;
-  double p2p_s = 0;        ///< one activation (or its gradient) between consecutive stages
+  double p2p_s = 0;  ///< one activation (or its gradient) between consecutive stages
   double p2p_bytes = 0;
   double p2p_latency_s = 0;  ///< the size-independent part of p2p_s
   /// Where the traffic runs (for the event fidelity's flows, step_network.hpp): the node of each pipeline

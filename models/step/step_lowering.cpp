@@ -79,7 +79,8 @@ class StepLowering {
         m_(static_cast<int>(plan.micro_batches)),
         nvs_(p_ * v_) {
     TRAINSIM_CHECK(plan.feasible, "lower_step needs a feasible plan");
-    const std::int64_t model_ranks = static_cast<std::int64_t>(pl_.tp) * pl_.cp * pl_.ep;  // tp-like groups
+    const std::int64_t model_ranks =
+        static_cast<std::int64_t>(pl_.tp) * pl_.cp * pl_.ep_axis();  // tp-like groups
     // Routed, the model-parallel ranks of one replica's stage stay one instance (their kernels are alike and
     // their blocking collectives hold them in step) and each of its transfers is one flow per rank over the
     // fabric (step_network.hpp); otherwise instance = dp_index·n_tp + tp_index.
@@ -169,7 +170,8 @@ class StepLowering {
   void reserve_graph() {
     // A transfer is a latency task and a flow, or routed a latency task, a flow per model-parallel rank
     // and a join.
-    const std::size_t transfer = whole_units_ ? static_cast<std::size_t>(pl_.tp) * pl_.cp * pl_.ep + 2 : 2;
+    const std::size_t transfer =
+        whole_units_ ? static_cast<std::size_t>(pl_.tp) * pl_.cp * pl_.ep_axis() + 2 : 2;
     std::vector<std::size_t> fwd(at(nvs_), 2 + 2 * transfer), bwd(at(nvs_), 2 + 2 * transfer);
     for (int vs = 0; vs < nvs_; ++vs) {
       for (const UnitRun& r : costs_.chunk_units[at(vs)]) {

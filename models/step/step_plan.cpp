@@ -94,7 +94,7 @@ StepPlan make_step_plan(const TransformerSpec& model, const topo::ClusterSpec& c
   StepPlan out;
   out.pp = plan.pp;
   out.virtual_stages = plan.schedule == Schedule::interleaved ? plan.virtual_stages : 1;
-  out.micro_batches = training.global_batch / (plan.dp * plan.ep * plan.micro_batch);
+  out.micro_batches = training.global_batch / (plan.data_replicas() * plan.micro_batch);
   const std::int64_t layers =
       model.generic_layers.empty() ? model.layers : static_cast<std::int64_t>(model.generic_layers.size());
   LayerSplit split = split_pipeline_layers(layers, plan);

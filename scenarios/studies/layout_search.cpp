@@ -47,6 +47,7 @@ std::vector<Override> layout_settings(const Layout& layout) {
       {"parallelism.dp", std::to_string(p.dp)},
       {"parallelism.cp", std::to_string(p.cp)},
       {"parallelism.ep", std::to_string(p.ep)},
+      {"parallelism.expert_folding", p.expert_folding ? "true" : "false"},
       {"parallelism.micro_batch", std::to_string(p.micro_batch)},
       {"parallelism.schedule", std::string(to_string(p.schedule))},
       {"parallelism.virtual_stages", std::to_string(p.virtual_stages)},
@@ -126,6 +127,7 @@ std::vector<Layout> enumerate_layouts(const Scenario& scenario, const LayoutSpac
                         p.pp = static_cast<int>(pp);
                         p.cp = static_cast<int>(cp);
                         p.ep = static_cast<int>(ep);
+                        p.expert_folding = false;  // ep an axis of its own: dp = GPUs / (tp·pp·cp·ep)
                         p.dp = dp;
                         p.micro_batch = static_cast<int>(mb);
                         p.schedule = schedule;

@@ -114,6 +114,7 @@ const std::map<std::string, Published>& published() {
       {"llama3-70b", {70.6e9, 0.001, "Llama 3 model card (70.6B)"}},
       {"llama3-405b", {405.9e9, 0.001, "Llama 3 model card (405.9B)"}},
       {"mixtral-8x7b", {46.7e9, 0.001, "Jiang et al. 2024 (46.7B total)"}},
+      {"mixtral-8x22b", {141e9, 0.005, "Mistral AI, Mixtral 8x22B release (141B total)"}},
       // 671B without the 14B multi-token-prediction module (the hub's 685B include it); 671.03B counted.
       {"deepseek-v3", {671e9, 0.001, "DeepSeek-AI 2024, arXiv:2412.19437 (671B total)"}},
       {"megatron-1.7b", {1.7e9, 0.03, "Narayanan et al. 2021, Table 1"}},

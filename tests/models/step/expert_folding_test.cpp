@@ -1,0 +1,106 @@
+// Megatron-Core's MoE parallel folding (ParallelPlan::expert_folding): the expert-parallel ranks are
+// context- and data-parallel ranks of the attention, so the GPUs are tp·pp·cp·dp; where ep only takes data
+// ranks it is the same layout as ep on an axis of its own, and across context ranks it makes layouts like
+// NVIDIA's Mixtral 8x22B (tp 2, pp 4, cp 8, ep 8, dp 4 on 256 GPUs) expressible.
+#include <doctest/doctest.h>
+
+#include "models/step/layout_rules.hpp"
+#include "models/step/memory.hpp"
+#include "models/step/step_costs.hpp"
+#include "models/step/step_simulator.hpp"
+#include "tests/support/fixtures.hpp"
+
+using namespace trainsim;
+using namespace trainsim::model;
+
+namespace {
+
+// A MoE GPT (16 layers of hidden 2048, 8 experts of 4096, top 2) on `nodes` DGX H100.
+StepInput moe_on_h100(std::int64_t nodes) {
+  StepInput in;
+  in.model = testing::gpt(16, 2048, 16, 4096);
+  in.model.experts = 8;
+  in.model.top_k = 2;
+  in.model.expert_ffn_hidden = 4096;
+  in.cluster = testing::dgx_h100(nodes);
+  in.training.global_batch = 64;
+  return in;
+}
+
+}  // namespace
+
+TEST_CASE("folded, ep does not multiply the GPUs, and the batch splits over dp alone") {
+  StepInput in = moe_on_h100(4);  // 32 GPUs
+  ParallelPlan& p = in.plan;
+  p.tp = 2;
+  p.cp = 4;
+  p.ep = 8;
+  p.dp = 4;
+  p.expert_folding = true;
+  CHECK(p.world_size() == 32);        // 2 · 4 · 4, ep folded
+  CHECK(p.data_replicas() == 4);      // dp
+  CHECK(p.dense_shard_ranks() == 16);  // dp · cp
+  CHECK(p.expert_shard_ranks() == 2);  // dp · cp / ep
+  CHECK(layout_rules(in.model, p, in.training, 32).empty());
+  const StepPlan plan = make_step_plan(in.model, in.cluster, p, in.training);
+  REQUIRE(plan.feasible);
+  CHECK(plan.micro_batches == 64 / 4);
+
+  // ep must be a part of cp, or all of cp and a part of dp: 8 = 4 · 2 is; 6 is neither.
+  p.ep = 6;
+  in.model.experts = 12;
+  const auto problems = layout_rules(in.model, p, in.training, 32);
+  REQUIRE_FALSE(problems.empty());
+  CHECK(problems.front().key == LayoutKey::ep);
+}
+
+TEST_CASE("folded over data ranks only, the layout is ep on an axis of its own") {
+  // 32 GPUs, tp 2, no pipeline or context parallelism: folded dp 16 with ep 8 holds the same ranks as
+  // dp 2 × ep 8 — the same step, the same memory, in both fidelities.
+  StepInput folded = moe_on_h100(4);
+  folded.plan.tp = 2;
+  folded.plan.ep = 8;
+  folded.plan.dp = 16;
+  folded.plan.expert_folding = true;
+  folded.plan.zero = ZeroStage::optimizer_states;
+  StepInput axis = folded;
+  axis.plan.dp = 2;
+  axis.plan.expert_folding = false;
+  for (const Fidelity f : {Fidelity::analytic, Fidelity::event}) {
+    CAPTURE(std::string(to_string(f)));
+    const StepReport a = simulate_step(folded, f);
+    const StepReport b = simulate_step(axis, f);
+    REQUIRE(a.feasible);
+    CHECK(a.iteration_time == doctest::Approx(b.iteration_time).scale(0).epsilon(1e-12));
+    CHECK(a.memory_per_gpu == doctest::Approx(b.memory_per_gpu).scale(0).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("folded across context ranks, an expert's state is sharded over dp·cp/ep ranks") {
+  // tp 2, cp 4, dp 4 on 32 GPUs, ZeRO-1, ep 4 (within the cp group) or 2. Each GPU holds 8/ep experts,
+  // their optimizer state sharded over dp·cp/ep ranks: half the experts over half the ranks, so the
+  // experts' state per GPU is the same at ep 4 and 2, and so is the dense part (over dp·cp = 16 ranks);
+  // the GPU's parameters differ by two experts in each of the 16 layers.
+  StepInput in = moe_on_h100(4);
+  in.plan.tp = 2;
+  in.plan.cp = 4;
+  in.plan.ep = 4;
+  in.plan.dp = 4;
+  in.plan.expert_folding = true;
+  in.plan.zero = ZeroStage::optimizer_states;
+  StepInput two = in;
+  two.plan.ep = 2;
+  const MemoryEstimate m4 = estimate_memory(in.model, in.plan, in.training, in.cluster.node.gpu);
+  const MemoryEstimate m2 = estimate_memory(two.model, two.plan, two.training, two.cluster.node.gpu);
+  REQUIRE(m4.fits);
+  REQUIRE(m2.fits);
+  // One expert of one layer on a tp rank: fc1 2048 × 4096/2 with its bias 4096/2, fc2 4096/2 × 2048 with
+  // its bias 2048 (replicated).
+  const double expert = 2048.0 * 2048 + 2048 + 2048.0 * 2048 + 2048;
+  CHECK(m2.stages[0].params - m4.stages[0].params == doctest::Approx(2 * 16 * expert).scale(0).epsilon(1e-12));
+  CHECK(m2.stages[0].memory.optimizer_state ==
+        doctest::Approx(m4.stages[0].memory.optimizer_state).scale(0).epsilon(1e-12));
+  const StepReport r = simulate_step(in, Fidelity::analytic);
+  CHECK(r.feasible);
+  CHECK(r.fits);
+}
