@@ -18,7 +18,8 @@
 //     grad_reduce_in_fp32;
 //   trainer.callbacks: MegatronCommOverlapCallback's tp_comm_overlap, overlap_grad_reduce and
 //     overlap_param_gather;
-//   data: seq_length, micro_batch_size, global_batch_size; optim.config: optimizer, use_distributed_optimizer.
+//   data: seq_length, micro_batch_size, global_batch_size; optim.config: optimizer,
+//   use_distributed_optimizer.
 // The scenario's framework is `nemo` with the recipe's overlap flags. NeMo's defaults apply where a key is
 // absent (MegatronStrategy: every size 1, no sequence parallelism; DistributedDataParallelConfig: no
 // overlap). Everything else (logging, checkpoint callbacks, learning rates, data paths) prices nothing
@@ -37,7 +38,7 @@ struct NemoImportOptions {
 };
 
 struct NemoImport {
-  std::string yaml;                    ///< the scenario, loadable as it is
+  std::string yaml;                   ///< the scenario, loadable as it is
   std::vector<std::string> left_out;  ///< top-level sections read and left out (they price nothing)
 };
 

@@ -34,7 +34,8 @@ std::string read_args(const std::string& path) {
 // A recipe is a scenario-sized YAML file.
 std::string read_recipe(const std::string& path) {
   return sim::read_input_file(
-      path, {.what = "a NeMo 2 recipe (YAML)", .limit = "recipes", .max_bytes = scenario::max_scenario_bytes});
+      path,
+      {.what = "a NeMo 2 recipe (YAML)", .limit = "recipes", .max_bytes = scenario::max_scenario_bytes});
 }
 
 // What is written must load: the loader's checks (divisibility, memory-free keys) run before it is printed
@@ -45,7 +46,8 @@ void emit(const std::string& yaml, const std::string& output, std::size_t left_o
     std::cout << yaml;
   } else {
     sim::write_file_atomically(output, yaml);
-    std::cerr << "wrote " << output << " (" << left_out << " " << what << " left out, listed in its header)\n";
+    std::cerr << "wrote " << output << " (" << left_out << " " << what
+              << " left out, listed in its header)\n";
   }
 }
 

@@ -1,10 +1,10 @@
 #include "models/spec/framework.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <utility>
-
-#include <fmt/format.h>
 
 namespace trainsim::model {
 

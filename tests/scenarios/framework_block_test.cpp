@@ -88,8 +88,9 @@ TEST_CASE("deepspeed-2021 gathers tensor by tensor, synchronously, and its host 
   CHECK(f.collective_host_per_rank_s == doctest::Approx(3e-6).scale(0));
   CHECK_FALSE(s.parallelism.overlap_grad_reduce);
 
-  s = load_scenario_text(base + "framework: {preset: deepspeed-2021, collective_host_per_rank: \"5 us\", "
-                                "gather_host: \"0.1 ms\", synchronous_collectives: false}\n",
+  s = load_scenario_text(base +
+                             "framework: {preset: deepspeed-2021, collective_host_per_rank: \"5 us\", "
+                             "gather_host: \"0.1 ms\", synchronous_collectives: false}\n",
                          "t.yaml");
   const Scenario back = load_scenario_text(dump_scenario(s), "t.yaml");
   for (const Scenario* x : std::initializer_list<const Scenario*>{&s, &back}) {

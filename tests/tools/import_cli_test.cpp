@@ -34,7 +34,8 @@ TEST_CASE("import megatron, then run: the Megatron-LM README's GPT-3 175B exampl
 
 TEST_CASE("import nemo, then run: a NeMo 2 recipe in NeMo-Run's YAML") {
   const TempDir dir;
-  const std::string recipe = std::string(TRAINSIM_SOURCE_DIR) + "/tests/tools/nemo_recipes/llama3-8b-fp8.yaml";
+  const std::string recipe =
+      std::string(TRAINSIM_SOURCE_DIR) + "/tests/tools/nemo_recipes/llama3-8b-fp8.yaml";
   const std::string scenario = dir.file("llama.yaml");
   const auto imported = run_trainsim({"import", "nemo", recipe, "-o", scenario});
   REQUIRE_MESSAGE(imported.exit_code == 0, imported.err);

@@ -37,8 +37,8 @@ TEST_CASE("folded, ep does not multiply the GPUs, and the batch splits over dp a
   p.ep = 8;
   p.dp = 4;
   p.expert_folding = true;
-  CHECK(p.world_size() == 32);        // 2 · 4 · 4, ep folded
-  CHECK(p.data_replicas() == 4);      // dp
+  CHECK(p.world_size() == 32);         // 2 · 4 · 4, ep folded
+  CHECK(p.data_replicas() == 4);       // dp
   CHECK(p.dense_shard_ranks() == 16);  // dp · cp
   CHECK(p.expert_shard_ranks() == 2);  // dp · cp / ep
   CHECK(layout_rules(in.model, p, in.training, 32).empty());
@@ -97,7 +97,8 @@ TEST_CASE("folded across context ranks, an expert's state is sharded over dp·cp
   // One expert of one layer on a tp rank: fc1 2048 × 4096/2 with its bias 4096/2, fc2 4096/2 × 2048 with
   // its bias 2048 (replicated).
   const double expert = 2048.0 * 2048 + 2048 + 2048.0 * 2048 + 2048;
-  CHECK(m2.stages[0].params - m4.stages[0].params == doctest::Approx(2 * 16 * expert).scale(0).epsilon(1e-12));
+  CHECK(m2.stages[0].params - m4.stages[0].params ==
+        doctest::Approx(2 * 16 * expert).scale(0).epsilon(1e-12));
   CHECK(m2.stages[0].memory.optimizer_state ==
         doctest::Approx(m4.stages[0].memory.optimizer_state).scale(0).epsilon(1e-12));
   const StepReport r = simulate_step(in, Fidelity::analytic);

@@ -111,7 +111,8 @@ TEST_CASE("a prefetch window cannot hide a gather that outlasts the compute of t
   CHECK(t.time.total() == doctest::Approx(t.iteration_time).scale(0));
 }
 
-TEST_CASE("gathered tensor by tensor, each collective pays its own alpha-beta time and the host's issue time") {
+TEST_CASE(
+    "gathered tensor by tensor, each collective pays its own alpha-beta time and the host's issue time") {
   // A layer of the GPT is 12 tensors (qkv, out-proj, fc1, fc2 and their biases; two LayerNorms of two
   // vectors). DeepSpeed v0.3 gathers each on its own over the node's 8 ranks: the sum of 12 all-gathers of
   // 2·E bytes (bf16), each with 350 us of host time and 3 us per rank; its reduce-scatters the same sizes
@@ -121,8 +122,8 @@ TEST_CASE("gathered tensor by tensor, each collective pays its own alpha-beta ti
   const StepCosts c = costs_of(in);
   const UnitParameters up = unit_parameters(in.model, in.plan);
   const double h = 4096;
-  const std::vector<double> tensors = {3 * h * h, 3 * h, h * h, h, 4 * h * h, 4 * h, 4 * h * h, h,
-                                       h,         h,     h,     h};
+  const std::vector<double> tensors = {3 * h * h, 3 * h, h * h, h, 4 * h * h, 4 * h,
+                                       4 * h * h, h,     h,     h, h,         h};
   double total = 0;
   for (double e : tensors) total += e;
   REQUIRE(up.layer == total);  // the twelve tensors are the whole layer
@@ -131,7 +132,8 @@ TEST_CASE("gathered tensor by tensor, each collective pays its own alpha-beta ti
   const double reduce_host = 8 * 3e-6;
   double want_gather = 0, want_reduce = 0;
   for (double e : tensors) {
-    want_gather += topo::collective_time(topo::CollectiveOp::all_gather, 2 * e, node, in.cluster) + gather_host;
+    want_gather +=
+        topo::collective_time(topo::CollectiveOp::all_gather, 2 * e, node, in.cluster) + gather_host;
     want_reduce +=
         topo::collective_time(topo::CollectiveOp::reduce_scatter, 2 * e, node, in.cluster) + reduce_host;
   }
@@ -253,7 +255,8 @@ TEST_CASE("in eager mode a pass takes at least its ops x the launch overhead; CU
   CHECK(costs_of(in).units[0].total.forward() == seconds(free_launches.total.forward()));
 }
 
-TEST_CASE("expert all-to-alls beside the paired micro-batch: kernels slowed while they run, the excess exposed") {
+TEST_CASE(
+    "expert all-to-alls beside the paired micro-batch: kernels slowed while they run, the excess exposed") {
   // A MoE GPT (16 experts of width 512, top 2) with ep 16 over 2 DGX A100 nodes. Without the overlap a
   // layer's pass is its kernels K plus its all-to-alls A in a row. With framework.ep_comm_overlap the
   // all-to-alls run beside the paired pass's kernels: K·(1 + s·min(1, A/K)) + max(0, A − K), s the GPU's

@@ -80,9 +80,8 @@ TEST_CASE("every zero stage and recompute choice multiplies the layouts, ZeRO-3 
   // Four stages, ZeRO-3 also with its gathered weights kept to the backward: 5 x 3 per dividing layout.
   const auto layouts = enumerate_layouts(toy(), space);
   CHECK(layouts.size() == 69 * 15);
-  const auto kept = std::count_if(layouts.begin(), layouts.end(), [](const Layout& l) {
-    return !l.plan.framework.reshard_after_forward;
-  });
+  const auto kept = std::count_if(layouts.begin(), layouts.end(),
+                                  [](const Layout& l) { return !l.plan.framework.reshard_after_forward; });
   CHECK(kept == 69 * 3);
   for (const Layout& l : layouts) {
     if (!l.plan.framework.reshard_after_forward) CHECK(l.plan.zero == model::ZeroStage::parameters);
