@@ -268,8 +268,9 @@ class Converter {
                "expected auto or a list of layers per stage, e.g. [7, 8, 8, 7]");
       } else {
         for (std::size_t i = 0; i < a_.stage_layers->items.size(); ++i) {
+          // 0 is for an embedding-only or head-only first or last virtual stage (layout_rules checks where).
           const auto k = read_count(d_, a_.stage_layers->items[i],
-                                    "parallelism.stage_layers[" + std::to_string(i) + "]", 1, 1e6);
+                                    "parallelism.stage_layers[" + std::to_string(i) + "]", 0, 1e6);
           if (k) p.stage_layers.push_back(static_cast<int>(*k));
         }
       }

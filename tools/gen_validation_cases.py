@@ -309,6 +309,10 @@ def published_cases(path):
             name = "llama3-t4-%s-%dk-%dgpus" % (table_row.rsplit(" ", 1)[1], seq // 1024, gpus)
             model = {"preset": "llama3-405b", "seq_len": seq, "attention": "flash"}
             cluster = {"node": "dgx-h100", "nodes": gpus // 8, "network": LLAMA3_NETWORK}
+            # Sec. 3.3.2: one layer a chunk, the first chunk the embedding alone and the last the LM head alone.
+            layers = int(r["layers"])
+            if chunks > 1 and pp * chunks - 2 == layers:
+                stage_layers = [0] + [1] * layers + [0]
         elif bloom:
             name = "bloom-176b-tr11"
             model = dict(gpt_model(r["layers"], r["hidden"], r["heads"], seq, r["vocab"], r["ffn_hidden"]),

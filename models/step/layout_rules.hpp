@@ -7,7 +7,8 @@
 // cp or being cp times a divisor of dp's sharding group); heads and kv_heads divisible by tp (or tp by
 // kv_heads: each K/V head is then copied on tp/kv ranks); pp <= layers; virtual_stages > 1 only with the
 // interleaved schedule, and a layer for each of the pp·virtual_stages virtual stages; stage_layers of pp
-// (or pp·v) entries, each >= 1 (>= v per rank), summing to the layers; ep > 1 only on a mixture-of-experts
+// (or pp·v) entries, each >= 1 (>= v per rank; of pp·v, the first and the last may be 0: the embedding or
+// the LM head alone), summing to the layers; ep > 1 only on a mixture-of-experts
 // model whose experts divide by it; the sequence divisible by 2·cp when cp > 1 (the causal load balance
 // cuts it into 2·cp chunks, two per rank, as Megatron-Core's context parallelism does); the global batch by
 // dp·ep·micro_batch (expert-parallel ranks are data replicas of the dense layers; folded: dp·micro_batch);

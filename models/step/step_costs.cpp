@@ -580,7 +580,7 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fa
 
   // Data parallelism and the optimizer, per pipeline rank (the layer split of the plan, not memory's own).
   ParallelPlan split = pl;
-  split.stage_layers = plan.stage_layers;
+  split.stage_layers = plan.chunk_layers;  // per virtual stage: the split exactly as planned
   const double shard_degree = static_cast<double>(g.shard.size);  // = dp_shard·cp·ep, as memory shards
   const auto m = static_cast<double>(plan.micro_batches);
   const auto& gpu = in.cluster.node.gpu;

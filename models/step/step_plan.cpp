@@ -45,7 +45,10 @@ LayerSplit split_pipeline_layers(std::int64_t layers, const ParallelPlan& plan) 
     return out;
   };
   if (plan.pp < 1 || v < 1) return refuse("pp and virtual_stages must be at least 1");
-  if (layers < parts) {
+  // A list per virtual stage may leave the first and the last empty: the embedding alone, the LM head
+  // alone (Llama 3 405B's pipeline, Llama Team 2024 Sec. 3.3.2); every other virtual stage needs a layer.
+  const bool per_virtual_stage = v > 1 && static_cast<int>(plan.stage_layers.size()) == parts;
+  if (layers < parts - (per_virtual_stage ? 2 : 0)) {
     return refuse(fmt::format("{} layers cannot fill pp·virtual_stages = {} pipeline stages", layers, parts));
   }
   if (!plan.stage_layers.empty()) {
@@ -58,8 +61,14 @@ LayerSplit split_pipeline_layers(std::int64_t layers, const ParallelPlan& plan) 
                                          plan.pp, parts));
     }
     if (sum != layers) return refuse(fmt::format("adds up to {} layers; the model has {}", sum, layers));
-    for (int x : plan.stage_layers) {
-      if (x < 1) return refuse("every entry must be at least 1");
+    for (int i = 0; i < n; ++i) {
+      const int x = plan.stage_layers[static_cast<std::size_t>(i)];
+      const bool end = per_virtual_stage && (i == 0 || i == n - 1);
+      if (x < (end ? 0 : 1)) {
+        return refuse(per_virtual_stage ? "every entry must be at least 1 but the first and the last (0: the "
+                                          "embedding or the LM head alone)"
+                                        : "every entry must be at least 1");
+      }
     }
     if (n == parts) {
       out.chunk_layers = plan.stage_layers;

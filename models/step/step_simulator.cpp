@@ -117,7 +117,7 @@ StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptio
 
   // Memory with the same layer split as the time model.
   ParallelPlan split = in.plan;
-  split.stage_layers = plan.stage_layers;
+  split.stage_layers = plan.chunk_layers;  // per virtual stage: the split exactly as planned
   MemoryOptions mo;
   mo.headroom_fraction = in.memory_headroom;
   mo.allocator_fraction = in.plan.framework.memory_reserve;

@@ -120,7 +120,8 @@ TEST_CASE("divisibility the scenario alone decides is checked and names the key"
       "t.yaml:3:26: training.global_batch: global_batch (64) must be divisible by dp·micro_batch = 4·3 = 12");
   CHECK(errors_of(base + "parallelism: {pp: 8, schedule: interleaved, virtual_stages: 2}\n") ==
         "t.yaml:4:61: parallelism.virtual_stages: with schedule: interleaved every one of the "
-        "pp·virtual_stages = 8·2 virtual stages needs a layer; the model has 12");
+        "pp·virtual_stages = 8·2 virtual stages needs a layer (but the first and the last, given a "
+        "stage_layers entry each); the model has 12");
   // Uneven interleaving loads (the remainder is spread; 12 layers on 4·2 virtual stages).
   CHECK(errors_of(base + "parallelism: {pp: 4, schedule: interleaved, virtual_stages: 2}\n").empty());
   CHECK(errors_of(base + "parallelism: {pp: 2, stage_layers: [5, 6]}\n") ==

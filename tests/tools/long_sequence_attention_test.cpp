@@ -62,10 +62,11 @@ TEST_CASE("standard attention keeps exactly the 5as^2b/t score bytes more than f
   const auto standard = run_example("llama3-405b-8k-standard-attention");
   // Korthikanti et al. 2022, eq. (1)-(2): the attention scores, softmax dropout mask and dropout output
   // take 5·a·s²·b bytes per layer (2 + 1 + 2), divided by tp. Here a = 128, s = 8,192, b = 1, tp = 8:
-  // 5,368,709,120 B per layer per micro-batch. The worst stage is stage 1 of 16 (126 layers split 7, 8 x 14,
-  // 7): 8 layers. The interleaved schedule (v = 2) runs (p - s - 1)·2 + (v - 1)·p = 44 warm-up chunk
-  // forwards there (Narayanan et al. 2021; Megatron-LM's schedules.py), more than the m·v = 32 it has, so
-  // all m = 16 micro-batches are stashed before the first backward.
+  // 5,368,709,120 B per layer per micro-batch. The worst stage is stage 1 of 16 (one layer in each of its 8
+  // virtual stages; stage 0 has 7, its first virtual stage the embedding alone). The interleaved schedule
+  // (v = 8) runs (p - s - 1)·2 + (v - 1)·p = 140 warm-up chunk forwards there (Narayanan et al. 2021;
+  // Megatron-LM's schedules.py), more than the m·v = 128 it has, so all m = 16 micro-batches are stashed
+  // before the first backward.
   const double per_layer = 5.0 * (128.0 / 8.0) * 8192.0 * 8192.0 * 1.0;
   const double kept_scores = per_layer * 8.0 * 16.0;  // 687,194,767,360 B
   CHECK(standard.summary["activations"].get<double>() - flash.summary["activations"].get<double>() ==

@@ -83,6 +83,29 @@ TEST_CASE("an explicit stage_layers list is used as given") {
   CHECK_FALSE(l.make().feasible);
 }
 
+TEST_CASE("a list per virtual stage may leave the first and the last empty, as Llama 3 405B's pipeline") {
+  // Llama Team 2024 Sec. 3.3.2: one layer a chunk, the first chunk the embedding alone and the last the LM
+  // head alone. Here 6 layers on pp 2 with 4 virtual stages: [0, 1, 1, 1, 1, 1, 1, 0] by virtual stage
+  // (vs = chunk·pp + rank): rank 0 holds virtual stages 0, 2, 4, 6 = 0 + 1 + 1 + 1 = 3 layers, rank 1 the
+  // rest = 3.
+  Layout l = layout(6, 1, 2, 1, 8);
+  l.plan.schedule = Schedule::interleaved;
+  l.plan.virtual_stages = 4;
+  l.plan.stage_layers = {0, 1, 1, 1, 1, 1, 1, 0};
+  const StepPlan p = l.make();
+  REQUIRE_MESSAGE(p.feasible, p.reason);
+  CHECK(p.chunk_layers == std::vector<int>{0, 1, 1, 1, 1, 1, 1, 0});
+  CHECK(p.stage_layers == std::vector<int>{3, 3});
+  // Only the ends: an empty virtual stage inside the pipeline has nothing to compute.
+  l.plan.stage_layers = {1, 0, 1, 1, 1, 1, 1, 0};
+  const StepPlan inner = l.make();
+  CHECK_FALSE(inner.feasible);
+  CHECK(inner.reason.find("the first and the last") != std::string::npos);
+  // A list per rank still needs a layer in every virtual stage.
+  l.plan.stage_layers = {3, 3};
+  CHECK_FALSE(l.make().feasible);
+}
+
 TEST_CASE("each layout check gives a reason that names what does not divide") {
   Layout l = layout(32, 2, 4, 2, 64);
   l.cluster.nodes = 4;  // 32 GPUs for a 16-GPU layout
