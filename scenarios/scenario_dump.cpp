@@ -135,7 +135,10 @@ std::string dump_scenario(const Scenario& s) {
   }
   if (s.pricing.enabled) {
     const auto& pr = s.pricing;
-    out += "pricing:\n  gpu_hour: " + qty(pr.gpu_hour_usd, Dimension::usd_per_hour) + "\n";
+    out += "pricing:\n";
+    // The region's name, then every value explicitly: they override its table, so they load back as they are.
+    if (!pr.region.empty()) out += "  region: " + q(pr.region) + "\n";
+    out += "  gpu_hour: " + qty(pr.gpu_hour_usd, Dimension::usd_per_hour) + "\n";
     if (pr.commitment.enabled) {
       out += "  commitment: {gpus: " + format_number(pr.commitment.gpus) +
              ", term: " + qty(pr.commitment.term_s, Dimension::seconds) +

@@ -14,6 +14,7 @@
 #include "scenarios/framework_block.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/preset_blocks.hpp"
+#include "scenarios/region_block.hpp"
 
 namespace trainsim::scenario {
 namespace {
@@ -106,7 +107,8 @@ class Converter {
     const bool training_ok = r.has("training") && d_.size() == before_training;
     if (const YamlValue* v = r.get("checkpoint")) read_checkpoint(*v, s.checkpoint);
     if (const YamlValue* v = r.get("failures")) read_failures(*v, s.failures);
-    if (const YamlValue* v = r.get("pricing")) read_pricing(*v, s.pricing);
+    if (const YamlValue* v = r.get("pricing"))
+      read_pricing(*v, s.pricing, cluster_ok ? s.cluster.node.gpu.name : "");
     if (const YamlValue* v = r.get("budget")) read_budget(*v, s.budget);
     if (const YamlValue* v = r.get("convergence")) {
       s.convergence = read_convergence_block(d_, *v);
@@ -394,11 +396,14 @@ class Converter {
     }
   }
 
-  void read_pricing(const YamlValue& v, model::PricingSpec& p) {
+  // `gpu` is the cluster's GPU preset name, "" when the cluster did not read (its errors are reported).
+  void read_pricing(const YamlValue& v, model::PricingSpec& p, const std::string& gpu) {
     MapReader r(d_, v, "pricing",
-                {"gpu_hour", "spot", "storage", "egress", "egress_data", "energy", "commitment"});
+                {"region", "gpu_hour", "spot", "storage", "egress", "egress_data", "energy", "commitment"});
     if (!r.valid()) return;
     p.enabled = true;
+    // The region's table first: every key written beside it is read after it and wins.
+    if (const YamlValue* region = r.get("region")) read_region(*region, p, gpu, r.has("gpu_hour"));
     r.quantity("gpu_hour", p.gpu_hour_usd, Dimension::usd_per_hour, Bound::non_negative);
     if (const YamlValue* c = r.get("commitment")) {
       MapReader cr(d_, *c, "pricing.commitment", {"gpus", "term", "gpu_hour"});
@@ -431,6 +436,24 @@ class Converter {
       er.quantity("price", p.energy.usd_per_kwh, Dimension::usd_per_kwh, Bound::non_negative);
       er.number("pue", p.energy.pue, 1, 10);
       er.quantity("carbon", p.energy.carbon_g_per_kwh, Dimension::grams_per_kwh, Bound::non_negative);
+    }
+  }
+
+  void read_region(const YamlValue& v, model::PricingSpec& p, const std::string& gpu,
+                   bool explicit_gpu_hour) {
+    const std::string path = "pricing.region";
+    if (!v.is_scalar()) {
+      d_.add(v, path, "expected the name of a region price table, e.g. us-east (`trainsim list regions`)");
+      return;
+    }
+    const std::size_t before = d_.size();
+    const model::RegionPrices region = read_region_value(d_, v, path);
+    if (d_.size() != before) return;
+    const bool priced = apply_region(region, gpu, p);
+    if (!priced && !explicit_gpu_hour && !gpu.empty()) {
+      d_.add(v, path,
+             "region " + region.name + " has no GPU-hour price for the cluster's GPU " + gpu +
+                 " (it prices " + priced_gpus(region) + "); give pricing.gpu_hour beside it");
     }
   }
 

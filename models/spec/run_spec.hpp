@@ -3,6 +3,7 @@
 // (seconds, bytes), money in US dollars.
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "sim/enum_names.hpp"
@@ -64,6 +65,7 @@ struct Commitment {
 
 struct PricingSpec {
   bool enabled = false;
+  std::string region;       ///< the region price table the values came from (`pricing.region`); "" when none
   double gpu_hour_usd = 0;  ///< on-demand price per GPU-hour
   SpotPricing spot;
   StoragePricing storage;
