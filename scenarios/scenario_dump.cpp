@@ -167,6 +167,12 @@ std::string dump_scenario(const Scenario& s) {
     if (bu.memory_headroom)
       parts +=
           (parts.empty() ? "" : ", ") + std::string("memory_headroom: ") + format_number(*bu.memory_headroom);
+    if (!bu.alerts.empty()) {
+      parts += (parts.empty() ? "" : ", ") + std::string("alerts: [");
+      for (std::size_t i = 0; i < bu.alerts.size(); ++i)
+        parts += (i ? ", " : "") + format_number(bu.alerts[i]);
+      parts += "]";
+    }
     out += "budget: {" + parts + "}\n";
   }
   out += convergence_to_yaml(s.convergence);

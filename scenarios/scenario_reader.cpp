@@ -458,10 +458,42 @@ class Converter {
   }
 
   void read_budget(const YamlValue& v, model::BudgetSpec& b) {
-    MapReader r(d_, v, "budget", {"max_cost", "deadline", "memory_headroom"});
+    MapReader r(d_, v, "budget", {"max_cost", "deadline", "memory_headroom", "alerts"});
     r.quantity("max_cost", b.max_cost_usd, Dimension::usd);
     r.quantity("deadline", b.deadline_s, Dimension::seconds);
     r.number("memory_headroom", b.memory_headroom, 0, 0.95);
+    if (const YamlValue* a = r.get("alerts")) read_alerts(*a, r.has("max_cost"), b);
+  }
+
+  // Fractions of max_cost, any order (kept ascending); each > 0 and given once. Above 1 is allowed: an
+  // alert past the budget says how far past it the spend goes.
+  void read_alerts(const YamlValue& v, bool has_max_cost, model::BudgetSpec& b) {
+    const std::string path = "budget.alerts";
+    constexpr std::size_t kMaxAlerts = 64;
+    if (!v.is_sequence() || v.items.empty() || v.items.size() > kMaxAlerts) {
+      d_.add(v, path,
+             "expected a list of 1 to " + std::to_string(kMaxAlerts) +
+                 " fractions of max_cost, e.g. [0.5, 0.8, 1.0]");
+      return;
+    }
+    if (!has_max_cost) {
+      d_.add(v, path, "alerts are fractions of budget.max_cost: give max_cost beside them");
+      return;
+    }
+    for (std::size_t i = 0; i < v.items.size(); ++i) {
+      const std::string item = path + "[" + std::to_string(i) + "]";
+      const auto x = read_number(d_, v.items[i], item, 0, 1e6);
+      if (!x) continue;
+      if (*x <= 0) {
+        d_.add(v.items[i], item,
+               "must be greater than zero (a fraction of max_cost), found \"" + v.items[i].scalar + "\"");
+      } else if (std::find(b.alerts.begin(), b.alerts.end(), *x) != b.alerts.end()) {
+        d_.add(v.items[i], item, "fraction " + format_number(*x) + " is given twice");
+      } else {
+        b.alerts.push_back(*x);
+      }
+    }
+    std::sort(b.alerts.begin(), b.alerts.end());
   }
 
   void read_sweep_block(const YamlValue& v, SweepSpec& sweep) {

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sim/enum_names.hpp"
 
@@ -79,6 +80,9 @@ struct BudgetSpec {
   std::optional<double> max_cost_usd;
   std::optional<double> deadline_s;
   std::optional<double> memory_headroom;  ///< fraction of HBM that must stay free, e.g. 0.1
+  /// Fractions of max_cost (> 0, ascending, distinct) at which the campaign's spend is reported: a row of
+  /// run.csv and budget_alert_* fields in the summary. Only with max_cost.
+  std::vector<double> alerts;
 };
 
 }  // namespace trainsim::model

@@ -4,11 +4,13 @@
 #include "scenarios/region_block.hpp"
 
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <system_error>
 
 #include "scenarios/loader.hpp"
 #include "scenarios/presets.hpp"
@@ -44,13 +46,16 @@ carbon: {value: "400 g/kWh", source: "assumed: a test", date: "2026-01"}
   }
   ~TestRegions() {
     ::unsetenv("TRAINSIM_PATH");
-    std::filesystem::remove_all(dir_);
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
   }
   TestRegions(const TestRegions&) = delete;
   TestRegions& operator=(const TestRegions&) = delete;
 
  private:
-  std::filesystem::path dir_ = std::filesystem::temp_directory_path() / "trainsim_region_test";
+  // One folder per process: ctest runs the test cases of this file as parallel processes.
+  std::filesystem::path dir_ =
+      std::filesystem::temp_directory_path() / ("trainsim_region_test_" + std::to_string(::getpid()));
 };
 
 }  // namespace
