@@ -13,10 +13,10 @@ namespace trainsim::model {
 std::vector<TimelineRow> run_timeline(const RunReport& run, double recovery_s, std::size_t max_rows) {
   std::vector<TimelineRow> rows;
   if (!run.feasible || run.run_time <= 0) return rows;
-  const double T = run.run_time;
+  const double length = run.run_time;
   const double run_start = run.tuning ? run.tuning_time : 0.0;
   auto row_at = [&](double t, std::string event) {
-    const double share = std::clamp((t - run_start) / T, 0.0, 1.0);
+    const double share = std::clamp((t - run_start) / length, 0.0, 1.0);
     TimelineRow r;
     r.time = t;
     r.step =
@@ -46,16 +46,16 @@ std::vector<TimelineRow> run_timeline(const RunReport& run, double recovery_s, s
   for (std::size_t k = stride - 1; k < checkpoints; k += stride) {
     // Checkpoint k+1 follows (k+1) intervals of training; training maps pro rata onto the wall clock.
     const double trained = static_cast<double>(k + 1) * run.checkpoint_interval;
-    rows.push_back(row_at(run_start + T * std::min(trained / run.training_time, 1.0), "checkpoint"));
+    rows.push_back(row_at(run_start + length * std::min(trained / run.training_time, 1.0), "checkpoint"));
   }
   for (std::size_t j = stride - 1; j < failures; j += stride) {
-    const double t = T * (static_cast<double>(j) + 0.5) / static_cast<double>(failures);
+    const double t = length * (static_cast<double>(j) + 0.5) / static_cast<double>(failures);
     rows.push_back(row_at(run_start + t, "failure"));
-    rows.push_back(row_at(run_start + std::min(t + recovery_s, T), "restart"));
+    rows.push_back(row_at(run_start + std::min(t + recovery_s, length), "restart"));
   }
-  rows.push_back(row_at(run_start + T, "end"));
+  rows.push_back(row_at(run_start + length, "end"));
   for (const Outlay& o : run.outlays) {
-    if (o.category == CostCategory::fixed && o.end > 0 && o.end != run_start + T) {
+    if (o.category == CostCategory::fixed && o.end > 0 && o.end != run_start + length) {
       rows.push_back(row_at(o.end, "commitment_end"));
     }
   }
