@@ -5,6 +5,7 @@
 // Problems are added to the Diagnostics; the returned spec is then partial.
 #include <string>
 
+#include "models/spec/region_prices.hpp"
 #include "models/spec/transformer_spec.hpp"
 #include "scenarios/yaml_tree.hpp"
 #include "topologies/hardware.hpp"
@@ -14,6 +15,8 @@ namespace trainsim::scenario {
 model::TransformerSpec read_model_value(Diagnostics& d, const YamlValue& v, const std::string& path);
 topo::GpuSpec read_gpu_value(Diagnostics& d, const YamlValue& v, const std::string& path);
 topo::NodeSpec read_node_value(Diagnostics& d, const YamlValue& v, const std::string& path);
+/// A region price table: a preset name (models/regions) or the file's mapping (region_block.hpp).
+model::RegionPrices read_region_value(Diagnostics& d, const YamlValue& v, const std::string& path);
 
 /// The first name `table` gives `value`: for tables that accept a subset of an enum's names or add
 /// aliases to them (the enum's own table is beside it, with to_string).

@@ -14,6 +14,7 @@
 #include "scenarios/hf_config.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/preset_blocks.hpp"
+#include "scenarios/region_block.hpp"
 #include "scenarios/shipped_data.hpp"
 #include "topologies/comm_calibration.hpp"
 
@@ -30,6 +31,8 @@ std::string_view sub_folder(PresetKind kind) {
       return "nodes";
     case PresetKind::model:
       return "models";
+    case PresetKind::region:
+      return "regions";
   }
   return "models";
 }
@@ -42,6 +45,8 @@ std::string_view kind_noun(PresetKind kind) {
       return "node";
     case PresetKind::model:
       return "model";
+    case PresetKind::region:
+      return "region";
   }
   return "model";
 }
@@ -107,6 +112,7 @@ std::mutex cache_mutex;
 std::map<std::string, model::TransformerSpec> model_cache;
 std::map<std::string, topo::GpuSpec> gpu_cache;
 std::map<std::string, topo::NodeSpec> node_cache;
+std::map<std::string, model::RegionPrices> region_cache;
 
 // Presets may derive from presets (`preset:` inside a preset file); a cycle stops here.
 thread_local int preset_depth = 0;
@@ -396,6 +402,14 @@ topo::NodeSpec read_node_value(Diagnostics& d, const YamlValue& v, const std::st
   return n;
 }
 
+model::RegionPrices read_region_value(Diagnostics& d, const YamlValue& v, const std::string& path) {
+  if (v.is_scalar()) {
+    return load_preset(d, v, path, PresetKind::region, v.scalar, region_cache, read_region_value)
+        .value_or(model::RegionPrices{});
+  }
+  return read_region_file(d, v, path);
+}
+
 std::string model_to_yaml(const model::TransformerSpec& m) {
   std::string s = "{name: " + q(m.name) + ", layers: " + std::to_string(m.layers) +
                   ", hidden: " + std::to_string(m.hidden) + ", heads: " + std::to_string(m.heads);
@@ -439,9 +453,10 @@ std::string node_to_yaml(const topo::NodeSpec& n) {
 
 std::vector<std::string> preset_folders(PresetKind kind) {
   std::vector<std::string> folders;
-  folders.push_back(shipped_folder(kind == PresetKind::gpu    ? ShippedData::gpu_presets
-                                   : kind == PresetKind::node ? ShippedData::node_presets
-                                                              : ShippedData::model_presets));
+  folders.push_back(shipped_folder(kind == PresetKind::gpu      ? ShippedData::gpu_presets
+                                   : kind == PresetKind::node   ? ShippedData::node_presets
+                                   : kind == PresetKind::region ? ShippedData::region_presets
+                                                                : ShippedData::model_presets));
   if (const char* env = std::getenv("TRAINSIM_PATH")) {
     std::string_view rest = env;
     while (!rest.empty()) {
@@ -482,6 +497,9 @@ topo::NodeSpec node_preset(const std::string& name) {
 }
 model::TransformerSpec model_preset(const std::string& name) {
   return preset_or_throw(PresetKind::model, name, model_cache, read_model_value);
+}
+model::RegionPrices region_preset(const std::string& name) {
+  return preset_or_throw(PresetKind::region, name, region_cache, read_region_value);
 }
 
 topo::GpuSpec load_gpu_preset_file(const std::string& path) {

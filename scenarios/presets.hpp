@@ -1,10 +1,11 @@
 #pragma once
 // Shipped presets, looked up by name: GPUs (topologies/presets/gpus/NAME.yaml), nodes
-// (topologies/presets/nodes/NAME.yaml) and models (models/presets/NAME.yaml) in the shipped data
-// (share/trainsim/{gpus,nodes,models} of an installed binary, else the source tree it was built from;
-// scenarios/shipped_data.hpp), then in each folder of the TRAINSIM_PATH environment variable
-// (colon-separated), which may hold gpus/, nodes/ and models/ sub-folders of the same layout (a later folder
-// does not shadow an earlier one: the first match wins).
+// (topologies/presets/nodes/NAME.yaml), models (models/presets/NAME.yaml) and region price tables
+// (models/regions/NAME.yaml) in the shipped data (share/trainsim/{gpus,nodes,models,regions} of an
+// installed binary, else the source tree it was built from; scenarios/shipped_data.hpp), then in each
+// folder of the TRAINSIM_PATH environment variable (colon-separated), which may hold gpus/, nodes/, models/
+// and regions/ sub-folders of the same layout (a later folder does not shadow an earlier one: the first
+// match wins).
 //
 // File formats (all quantities with units, see scenarios/quantity.hpp):
 //   GPU:   {name, peak: {fp32, tf32, fp16, bf16, fp8, int8: "312 TFLOP/s"}, hbm: "80 GiB",
@@ -16,20 +17,24 @@
 //           intra_bandwidth, intra_latency, in_switch_reduction, nics_per_node, nic: "200 Gb/s", pcie,
 //           host_power}
 //   model: the keys of a scenario's `model:` mapping (layers, hidden, heads, …).
+//   region: {name, description, gpu_hour: {GPU: {value, source, date}}, storage, egress, energy, carbon}
+//           (scenarios/region_block.hpp)
 // Unknown names throw trainsim::InputError with a "did you mean" and the list of known names.
 #include <string>
 #include <vector>
 
+#include "models/spec/region_prices.hpp"
 #include "models/spec/transformer_spec.hpp"
 #include "topologies/hardware.hpp"
 
 namespace trainsim::scenario {
 
-enum class PresetKind { gpu, node, model };
+enum class PresetKind { gpu, node, model, region };
 
 [[nodiscard]] topo::GpuSpec gpu_preset(const std::string& name);
 [[nodiscard]] topo::NodeSpec node_preset(const std::string& name);
 [[nodiscard]] model::TransformerSpec model_preset(const std::string& name);
+[[nodiscard]] model::RegionPrices region_preset(const std::string& name);
 
 /// Sorted, de-duplicated names of every preset of a kind found on the search path.
 [[nodiscard]] std::vector<std::string> preset_names(PresetKind kind);
@@ -41,6 +46,9 @@ enum class PresetKind { gpu, node, model };
 }
 [[nodiscard]] inline std::vector<std::string> model_preset_names() {
   return preset_names(PresetKind::model);
+}
+[[nodiscard]] inline std::vector<std::string> region_preset_names() {
+  return preset_names(PresetKind::region);
 }
 
 /// The folders searched for a kind, in order (shipped first, then TRAINSIM_PATH entries).

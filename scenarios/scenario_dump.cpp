@@ -136,7 +136,10 @@ std::string dump_scenario(const Scenario& s) {
   }
   if (s.pricing.enabled) {
     const auto& pr = s.pricing;
-    out += "pricing:\n  gpu_hour: " + qty(pr.gpu_hour_usd, Dimension::usd_per_hour) + "\n";
+    out += "pricing:\n";
+    // The region's name, then every value explicitly: they override its table, so they load back as they are.
+    if (!pr.region.empty()) out += "  region: " + q(pr.region) + "\n";
+    out += "  gpu_hour: " + qty(pr.gpu_hour_usd, Dimension::usd_per_hour) + "\n";
     if (pr.commitment.enabled) {
       out += "  commitment: {gpus: " + format_number(pr.commitment.gpus) +
              ", term: " + qty(pr.commitment.term_s, Dimension::seconds) +
@@ -165,6 +168,12 @@ std::string dump_scenario(const Scenario& s) {
     if (bu.memory_headroom)
       parts +=
           (parts.empty() ? "" : ", ") + std::string("memory_headroom: ") + format_number(*bu.memory_headroom);
+    if (!bu.alerts.empty()) {
+      parts += (parts.empty() ? "" : ", ") + std::string("alerts: [");
+      for (std::size_t i = 0; i < bu.alerts.size(); ++i)
+        parts += (i ? ", " : "") + format_number(bu.alerts[i]);
+      parts += "]";
+    }
     out += "budget: {" + parts + "}\n";
   }
   out += convergence_to_yaml(s.convergence);

@@ -14,6 +14,7 @@
 #include "scenarios/framework_block.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/preset_blocks.hpp"
+#include "scenarios/region_block.hpp"
 
 namespace trainsim::scenario {
 namespace {
@@ -106,7 +107,8 @@ class Converter {
     const bool training_ok = r.has("training") && d_.size() == before_training;
     if (const YamlValue* v = r.get("checkpoint")) read_checkpoint(*v, s.checkpoint);
     if (const YamlValue* v = r.get("failures")) read_failures(*v, s.failures);
-    if (const YamlValue* v = r.get("pricing")) read_pricing(*v, s.pricing);
+    if (const YamlValue* v = r.get("pricing"))
+      read_pricing(*v, s.pricing, cluster_ok ? s.cluster.node.gpu.name : "");
     if (const YamlValue* v = r.get("budget")) read_budget(*v, s.budget);
     if (const YamlValue* v = r.get("convergence")) {
       s.convergence = read_convergence_block(d_, *v);
@@ -396,11 +398,14 @@ class Converter {
     }
   }
 
-  void read_pricing(const YamlValue& v, model::PricingSpec& p) {
+  // `gpu` is the cluster's GPU preset name, "" when the cluster did not read (its errors are reported).
+  void read_pricing(const YamlValue& v, model::PricingSpec& p, const std::string& gpu) {
     MapReader r(d_, v, "pricing",
-                {"gpu_hour", "spot", "storage", "egress", "egress_data", "energy", "commitment"});
+                {"region", "gpu_hour", "spot", "storage", "egress", "egress_data", "energy", "commitment"});
     if (!r.valid()) return;
     p.enabled = true;
+    // The region's table first: every key written beside it is read after it and wins.
+    if (const YamlValue* region = r.get("region")) read_region(*region, p, gpu, r.has("gpu_hour"));
     r.quantity("gpu_hour", p.gpu_hour_usd, Dimension::usd_per_hour, Bound::non_negative);
     if (const YamlValue* c = r.get("commitment")) {
       MapReader cr(d_, *c, "pricing.commitment", {"gpus", "term", "gpu_hour"});
@@ -436,11 +441,61 @@ class Converter {
     }
   }
 
+  void read_region(const YamlValue& v, model::PricingSpec& p, const std::string& gpu,
+                   bool explicit_gpu_hour) {
+    const std::string path = "pricing.region";
+    if (!v.is_scalar()) {
+      d_.add(v, path, "expected the name of a region price table, e.g. us-east (`trainsim list regions`)");
+      return;
+    }
+    const std::size_t before = d_.size();
+    const model::RegionPrices region = read_region_value(d_, v, path);
+    if (d_.size() != before) return;
+    const bool priced = apply_region(region, gpu, p);
+    if (!priced && !explicit_gpu_hour && !gpu.empty()) {
+      d_.add(v, path,
+             "region " + region.name + " has no GPU-hour price for the cluster's GPU " + gpu +
+                 " (it prices " + priced_gpus(region) + "); give pricing.gpu_hour beside it");
+    }
+  }
+
   void read_budget(const YamlValue& v, model::BudgetSpec& b) {
-    MapReader r(d_, v, "budget", {"max_cost", "deadline", "memory_headroom"});
+    MapReader r(d_, v, "budget", {"max_cost", "deadline", "memory_headroom", "alerts"});
     r.quantity("max_cost", b.max_cost_usd, Dimension::usd);
     r.quantity("deadline", b.deadline_s, Dimension::seconds);
     r.number("memory_headroom", b.memory_headroom, 0, 0.95);
+    if (const YamlValue* a = r.get("alerts")) read_alerts(*a, r.has("max_cost"), b);
+  }
+
+  // Fractions of max_cost, any order (kept ascending); each > 0 and given once. Above 1 is allowed: an
+  // alert past the budget says how far past it the spend goes.
+  void read_alerts(const YamlValue& v, bool has_max_cost, model::BudgetSpec& b) {
+    const std::string path = "budget.alerts";
+    constexpr std::size_t kMaxAlerts = 64;
+    if (!v.is_sequence() || v.items.empty() || v.items.size() > kMaxAlerts) {
+      d_.add(v, path,
+             "expected a list of 1 to " + std::to_string(kMaxAlerts) +
+                 " fractions of max_cost, e.g. [0.5, 0.8, 1.0]");
+      return;
+    }
+    if (!has_max_cost) {
+      d_.add(v, path, "alerts are fractions of budget.max_cost: give max_cost beside them");
+      return;
+    }
+    for (std::size_t i = 0; i < v.items.size(); ++i) {
+      const std::string item = path + "[" + std::to_string(i) + "]";
+      const auto x = read_number(d_, v.items[i], item, 0, 1e6);
+      if (!x) continue;
+      if (*x <= 0) {
+        d_.add(v.items[i], item,
+               "must be greater than zero (a fraction of max_cost), found \"" + v.items[i].scalar + "\"");
+      } else if (std::find(b.alerts.begin(), b.alerts.end(), *x) != b.alerts.end()) {
+        d_.add(v.items[i], item, "fraction " + format_number(*x) + " is given twice");
+      } else {
+        b.alerts.push_back(*x);
+      }
+    }
+    std::sort(b.alerts.begin(), b.alerts.end());
   }
 
   void read_sweep_block(const YamlValue& v, SweepSpec& sweep) {

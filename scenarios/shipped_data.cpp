@@ -51,6 +51,8 @@ std::string shipped_folder(ShippedData what) {
       return (inst ? share / "nodes" : source / "topologies" / "presets" / "nodes").string();
     case ShippedData::model_presets:
       return (inst ? share / "models" : source / "models" / "presets").string();
+    case ShippedData::region_presets:
+      return (inst ? share / "regions" : source / "models" / "regions").string();
     case ShippedData::validation:
       return (inst ? share / "validation" : source / "scenarios" / "validation").string();
     case ShippedData::examples:

@@ -2,6 +2,7 @@
 // Where the data shipped with trainsim is found. An installed binary (PREFIX/bin/trainsim, `cmake
 // --install`) reads PREFIX/share/trainsim/, laid out as one TRAINSIM_PATH folder plus two more:
 //   gpus/ nodes/ models/   the presets (topologies/presets/gpus, topologies/presets/nodes, models/presets)
+//   regions/               the region price tables (models/regions)
 //   validation/            the validation cases (scenarios/validation), one suite per sub-folder
 //   examples/              the example scenarios (scenarios/examples)
 //   hf_configs/            HuggingFace config.json files of published models (models/hf_configs)
@@ -12,7 +13,15 @@
 
 namespace trainsim::scenario {
 
-enum class ShippedData { gpu_presets, node_presets, model_presets, validation, examples, hf_configs };
+enum class ShippedData {
+  gpu_presets,
+  node_presets,
+  model_presets,
+  region_presets,
+  validation,
+  examples,
+  hf_configs
+};
 
 /// The folder holding one kind of shipped data (it may not exist in a partial install).
 [[nodiscard]] std::string shipped_folder(ShippedData what);

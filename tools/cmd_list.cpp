@@ -1,5 +1,5 @@
-// `trainsim list models|gpus|clusters|optimizers`: the shipped presets (and those on TRAINSIM_PATH) with
-// their key numbers.
+// `trainsim list models|gpus|clusters|optimizers|regions`: the shipped presets (and those on TRAINSIM_PATH)
+// with their key numbers.
 #include <fmt/format.h>
 
 #include <iostream>
@@ -76,19 +76,40 @@ void list_optimizers() {
   }
 }
 
+// One line per region and its prices; the sources and dates are in the file, whose path ends the line.
+void list_regions() {
+  auto cell = [](const std::optional<model::CitedNumber>& n, const char* format) {
+    return n ? fmt::format(fmt::runtime(format), n->value) : std::string("-");
+  };
+  std::cout << fmt::format("{:<10} {:<78} {:>13} {:>9} {:>10} {:>10}  {}\n", "region", "GPU-hour",
+                           "storage/GB-mo", "egress/GB", "energy/kWh", "gCO2/kWh", "file (sources, dates)");
+  for (const auto& name : scenario::region_preset_names()) {
+    const model::RegionPrices r = scenario::region_preset(name);
+    std::string gpus;
+    for (const auto& [gpu, price] : r.gpu_hour_usd)
+      gpus += fmt::format("{}{} ${:.2f}", gpus.empty() ? "" : ", ", gpu, price.value);
+    std::cout << fmt::format("{:<10} {:<78} {:>13} {:>9} {:>10} {:>10}  {}\n", name, gpus,
+                             cell(r.storage_usd_per_gb_month, "${:.3f}"),
+                             cell(r.egress_usd_per_gb, "${:.3f}"), cell(r.energy_usd_per_kwh, "${:.4f}"),
+                             cell(r.carbon_g_per_kwh, "{:.0f}"),
+                             scenario::preset_file(scenario::PresetKind::region, name));
+  }
+}
+
 }  // namespace
 
 void add_list_command(CLI::App& app, int& exit_code) {
   auto* sub = app.add_subcommand("list", "list the presets shipped (and found on TRAINSIM_PATH)");
   static std::string what;
-  sub->add_option("what", what, "models | gpus | clusters | optimizers")
+  sub->add_option("what", what, "models | gpus | clusters | optimizers | regions")
       ->required()
-      ->check(CLI::IsMember({"models", "gpus", "clusters", "nodes", "optimizers"}));
+      ->check(CLI::IsMember({"models", "gpus", "clusters", "nodes", "optimizers", "regions"}));
   sub->callback([&exit_code] {
     if (what == "models") list_models();
     if (what == "gpus") list_gpus();
     if (what == "clusters" || what == "nodes") list_clusters();
     if (what == "optimizers") list_optimizers();
+    if (what == "regions") list_regions();
     exit_code = exit_ok;
   });
 }

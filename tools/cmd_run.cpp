@@ -88,7 +88,8 @@ int run(const RunArgs& args) {
   if (!args.out_dir.empty()) {
     outputs.stage(dir / "summary.json", model::to_json(summary, 2) + "\n");
     if (step.feasible) {
-      outputs.stage(dir / "run.csv", model::timeline_csv(model::run_timeline(run, run.recovery_time)));
+      outputs.stage(dir / "run.csv",
+                    model::timeline_csv(model::run_timeline(run, run.recovery_time), s.tags));
     } else {
       outputs.remove_on_commit(dir / "run.csv");
     }

@@ -156,6 +156,19 @@ Summary summarize(const Labels& labels, const StepReport& step, const RunReport*
     f.num("spot_cost_total", U::usd, run->spot_cost_total);
   }
   f.text("budget_violations", join(run->budget_violations, "; "));
+  if (!run->budget_alerts.empty()) {
+    // Alert k (1-based, in ascending fraction): its fraction of max_cost, the amount, and when the
+    // campaign's spend reaches it (no time when it never does).
+    f.group("budget");
+    for (std::size_t k = 0; k < run->budget_alerts.size(); ++k) {
+      const BudgetAlert& a = run->budget_alerts[k];
+      const std::string name = fmt::format("budget_alert_{}_", k + 1);
+      f.num(name + "fraction", U::count, a.fraction);
+      f.num(name + "cost", U::usd, a.usd);
+      f.flag(name + "reached", a.reached);
+      if (a.reached) f.num(name + "time", U::seconds, a.time);
+    }
+  }
   return summary;
 }
 
@@ -232,11 +245,8 @@ const std::vector<std::string>& numeric_field_names() {
 
 std::string format_table(const Summary& summary) {
   static const std::vector<std::pair<std::string, std::string>> kTitles = {
-      {"labels", "Scenario"},
-      {"iteration", "Iteration"},
-      {"memory", "Memory per GPU (worst GPU)"},
-      {"run", "Whole run"},
-      {"cost", "Cost and energy"}};
+      {"labels", "Scenario"}, {"iteration", "Iteration"},  {"memory", "Memory per GPU (worst GPU)"},
+      {"run", "Whole run"},   {"cost", "Cost and energy"}, {"budget", "Budget alerts (campaign clock)"}};
   std::size_t width = 0;
   for (const auto& f : summary.fields) width = std::max(width, f.name.size());
   std::string out;

@@ -20,11 +20,12 @@ struct SummaryField {
   FieldUnit unit = FieldUnit::count;
   double number = 0;  ///< SI value (for flag: 0 or 1); unused for text
   std::string text;   ///< for text fields (labels, reasons)
-  std::string group;  ///< section of the human table ("iteration", "memory", "run", "cost", "labels")
+  std::string
+      group;  ///< section of the human table ("labels", "iteration", "memory", "run", "cost", "budget")
 };
 
 struct Summary {
-  std::vector<SummaryField> fields;  ///< in a fixed order: labels, iteration, memory, run, cost
+  std::vector<SummaryField> fields;  ///< in a fixed order: labels, iteration, memory, run, cost, budget
 
   [[nodiscard]] const SummaryField* find(const std::string& name) const;
   /// The numeric value of a field, if present and numeric.

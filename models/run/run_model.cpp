@@ -9,6 +9,7 @@
 #include "models/run/checkpoint_io.hpp"
 #include "models/run/failures.hpp"
 #include "models/run/pricing.hpp"
+#include "models/run/spend_schedule.hpp"
 #include "sim/error.hpp"
 
 namespace trainsim::model {
@@ -192,6 +193,8 @@ RunReport simulate_run(const RunInputs& in) {
     }
   }
   for (auto& v : budget_violations(r, in.step, in.budget)) r.budget_violations.push_back(std::move(v));
+  r.outlays = spend_schedule(r, in.pricing);
+  r.budget_alerts = budget_alerts(r.outlays, in.budget);
   return r;
 }
 

@@ -1,11 +1,34 @@
 #pragma once
 // What simulating the whole run reports (SPEC "Outputs", per run). Units: seconds, bytes, US dollars,
 // kWh, kg; fractions in [0, 1]. Produced by model::simulate_run (run_model.hpp).
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 namespace trainsim::model {
+
+/// The categories of cost_total, as the summary and run.csv name them (cost_<name>).
+enum class CostCategory : std::uint8_t { compute, storage, network, energy, tuning, data, people, fixed };
+inline constexpr std::size_t kCostCategories = 8;
+
+/// Money spent evenly over [start, end] of the campaign's clock (seconds since it began: the trials, then
+/// the run); all of it at `start` when end == start. models/run/spend_schedule.hpp lays them out.
+struct Outlay {
+  CostCategory category = CostCategory::compute;
+  double start = 0;
+  double end = 0;
+  double usd = 0;
+};
+
+/// A budget alert (scenario `budget.alerts`): the campaign's cumulative cost reaches `fraction` of
+/// budget.max_cost (`usd`) at `time` on its clock, or never (`reached` false).
+struct BudgetAlert {
+  double fraction = 0;
+  double usd = 0;
+  bool reached = false;
+  double time = 0;
+};
 
 /// Spread of a Monte-Carlo estimate; all zero when the run was computed as expected values.
 struct Spread {
@@ -77,6 +100,10 @@ struct RunReport {
   double cost_fixed = 0;
   double committed_idle_gpu_hours = 0;  ///< the term's GPU-hours the campaign did not use
   double cost_fixed_idle = 0;           ///< what they cost: part of cost_fixed
+  /// When the money of cost_total is spent (their sum is cost_total), and when it crosses the budget's
+  /// alerts.
+  std::vector<Outlay> outlays;
+  std::vector<BudgetAlert> budget_alerts;
   /// Budget checks that failed, as sentences ("cost_total $5.10M exceeds budget.max_cost $4.50M").
   std::vector<std::string> budget_violations;
 };

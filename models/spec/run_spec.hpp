@@ -3,7 +3,9 @@
 // (seconds, bytes), money in US dollars.
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "sim/enum_names.hpp"
 
@@ -64,6 +66,7 @@ struct Commitment {
 
 struct PricingSpec {
   bool enabled = false;
+  std::string region;       ///< the region price table the values came from (`pricing.region`); "" when none
   double gpu_hour_usd = 0;  ///< on-demand price per GPU-hour
   SpotPricing spot;
   StoragePricing storage;
@@ -77,6 +80,9 @@ struct BudgetSpec {
   std::optional<double> max_cost_usd;
   std::optional<double> deadline_s;
   std::optional<double> memory_headroom;  ///< fraction of HBM that must stay free, e.g. 0.1
+  /// Fractions of max_cost (> 0, ascending, distinct) at which the campaign's spend is reported: a row of
+  /// run.csv and budget_alert_* fields in the summary. Only with max_cost.
+  std::vector<double> alerts;
 };
 
 }  // namespace trainsim::model

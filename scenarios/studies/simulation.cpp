@@ -8,6 +8,7 @@
 #include "models/run/checkpoint_size.hpp"
 #include "models/run/convergence.hpp"
 #include "models/run/run_model.hpp"
+#include "models/run/spend_schedule.hpp"
 #include "models/run/tuning.hpp"
 #include "models/workload/parameters.hpp"
 
@@ -137,6 +138,8 @@ ScenarioResult simulate_scenario(const Scenario& s, model::Fidelity fidelity,
     if (run.feasible && s.pricing.commitment.enabled) apply_commitment(s, run);
     run.cost_per_token = run.tokens > 0 ? run.cost_total / run.tokens : 0.0;
     run.budget_violations = model::budget_violations(run, result.step, s.budget);
+    run.outlays = model::spend_schedule(run, s.pricing);
+    run.budget_alerts = model::budget_alerts(run.outlays, s.budget);
   }
   return result;
 }

@@ -268,6 +268,10 @@ struct SweepTable::Impl {
     model::RunReport run;
     run.spot = s.pricing.spot.enabled;
     if (s.failures.trials > 0) run.run_time_spread.mean = 1;  // makes the spread columns appear
+    if (s.budget.max_cost_usd) {  // one set of columns per alert, its time included
+      for (double fraction : s.budget.alerts)
+        run.budget_alerts.push_back({.fraction = fraction, .usd = 0, .reached = true, .time = 0});
+    }
     return run;
   }
 

@@ -41,6 +41,8 @@ struct Case {
 constexpr Case cases[] = {
     {"absurd-gpu-count.yaml",
      "absurd-gpu-count.yaml:2:39: cluster.nodes: must be at most 1e+07, found \"1e30\""},
+    {"alerts-without-max-cost.yaml",
+     "alerts-without-max-cost.yaml:4:35: budget.alerts: alerts are fractions of budget.max_cost: give max"},
     {"alias-bomb.yaml",
      "alias-bomb.yaml:1:12: the document expands to more than 200000 nodes (an alias bomb?); a sce"},
     {"bad-indentation.yaml",
@@ -152,6 +154,8 @@ constexpr Case cases[] = {
      "unknown-optimizer.yaml:7:14: training.optimizer: unknown value \"adamw8\" (did you mean \"adamw\"?); ex"},
     {"unknown-precision.yaml",
      "unknown-precision.yaml:7:14: training.precision: unknown value \"bf17\" (did you mean \"bf16\"?); expec"},
+    {"unknown-region.yaml",
+     "unknown-region.yaml:4:19: pricing.region: unknown region preset \"us-central\"; known: eu-west, us-e"},
     {"unknown-schedule.yaml",
      "unknown-schedule.yaml:4:32: parallelism.schedule: unknown value \"1f1\" (did you mean \"1f1b\"?); expe"},
     {"unknown-top-key.yaml",

@@ -34,7 +34,7 @@ TEST_CASE("an installed trainsim runs from outside the checkout on its installed
   const fs::path bin = prefix.path() / "bin" / "trainsim";
   const fs::path share = prefix.path() / "share" / "trainsim";
   REQUIRE(fs::exists(bin));
-  for (const char* folder : {"gpus", "nodes", "models", "examples", "validation", "hf_configs"})
+  for (const char* folder : {"gpus", "nodes", "models", "regions", "examples", "validation", "hf_configs"})
     CHECK_MESSAGE(fs::is_directory(share / folder), folder);
 
   // A GPU preset that exists only in the installed folder: listing it proves where presets are read.
@@ -48,6 +48,9 @@ TEST_CASE("an installed trainsim runs from outside the checkout on its installed
   const std::string exe = "'" + bin.string() + "'";
   REQUIRE(run_in(elsewhere.path(), "TRAINSIM_PATH= " + exe + " list gpus", log) == 0);
   CHECK(read_file(log).find("installed-only-gpu") != std::string::npos);
+  // Region price tables are read from the installed folder too.
+  REQUIRE(run_in(elsewhere.path(), "TRAINSIM_PATH= " + exe + " list regions", log) == 0);
+  CHECK(read_file(log).find((share / "regions" / "us-east.yaml").string()) != std::string::npos);
 
   // A shipped example, by its installed path.
   CHECK(run_in(elsewhere.path(),

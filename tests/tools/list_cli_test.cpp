@@ -1,6 +1,6 @@
-// `trainsim list gpus|clusters` through the real binary (TRAINSIM_BINARY): a plain aligned table whose last
-// GPU column says whether the preset's constants were validated against published data, and every shipped
-// node.
+// `trainsim list gpus|clusters|regions` through the real binary (TRAINSIM_BINARY): a plain aligned table
+// whose last GPU column says whether the preset's constants were validated against published data, and every
+// shipped node.
 #include <doctest/doctest.h>
 
 #include <sstream>
@@ -74,4 +74,16 @@ TEST_CASE("list clusters shows the new nodes with their GPU, GPU count and NICs"
   const std::string h800 = row_of(lines, "hgx-h800");
   CHECK(h800.find("h800-sxm") != std::string::npos);
   CHECK(h800.find("8 x 400 Gb/s") != std::string::npos);
+}
+
+TEST_CASE("list regions shows each region's GPU-hours, storage, egress, energy and carbon, and its file") {
+  const Outcome o = run_trainsim({"list", "regions"});
+  INFO(describe(o));
+  REQUIRE(o.exit_code == 0);
+  const std::string east = row_of(lines_of(o.out), "us-east");
+  // models/regions/us-east.yaml: H100 $98.32 / 8 = $12.29; EIA Virginia industrial 8.92 cents.
+  CHECK(east.find("h100-sxm $12.29") != std::string::npos);
+  CHECK(east.find("$0.0892") != std::string::npos);
+  CHECK(east.find("us-east.yaml") != std::string::npos);
+  CHECK_FALSE(row_of(lines_of(o.out), "eu-west").empty());
 }

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "models/report/explain_campaign.hpp"
 #include "models/run/convergence.hpp"
@@ -197,4 +198,76 @@ pricing: {gpu_hour: "$2.00", commitment: {gpus: 32, term: "1000 h", gpu_hour: "$
   const Scenario back = load_scenario_text(dump_scenario(s), "t.yaml");
   CHECK(back.pricing.commitment.gpus == 32.0);
   CHECK(back.pricing.commitment.term_s == doctest::Approx(3.6e6).scale(0));
+}
+
+TEST_CASE("budget alerts: fractions of max_cost, sorted, each once, only beside max_cost; they dump back") {
+  const std::string run = layout + "training: {global_batch: 64, steps: 1000}\n";
+  const Scenario s =
+      load_scenario_text(run + "budget: {max_cost: \"$1M\", alerts: [1.0, 0.5, 0.8]}\n", "t.yaml");
+  CHECK(s.budget.alerts == std::vector<double>{0.5, 0.8, 1.0});
+  const Scenario back = load_scenario_text(dump_scenario(s), "t.yaml");
+  CHECK(back.budget.alerts == s.budget.alerts);
+  CHECK_THROWS_WITH_AS((void)load_scenario_text(run + "budget: {alerts: [0.5]}\n", "t.yaml"),
+                       doctest::Contains("t.yaml:6:18: budget.alerts: alerts are fractions of "
+                                         "budget.max_cost: give max_cost beside them"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(
+      (void)load_scenario_text(run + "budget: {max_cost: \"$1M\", alerts: [0.5, 0.5]}\n", "t.yaml"),
+      doctest::Contains("budget.alerts[1]: fraction 0.5 is given twice"), InputError);
+  CHECK_THROWS_WITH_AS((void)load_scenario_text(run + "budget: {max_cost: \"$1M\", alerts: [0]}\n", "t.yaml"),
+                       doctest::Contains("budget.alerts[0]: must be greater than zero"), InputError);
+  CHECK_THROWS_WITH_AS((void)load_scenario_text(run + "budget: {max_cost: \"$1M\", alerts: 0.5}\n", "t.yaml"),
+                       doctest::Contains("budget.alerts: expected a list of 1 to 64 fractions of max_cost"),
+                       InputError);
+}
+
+TEST_CASE("a run without campaign blocks burns at a constant rate: each alert at f x max_cost / rate") {
+  // The run's costs accrue pro rata to its wall clock, so the spend reaches f x max_cost at
+  // f x max_cost / cost_total x run_time; an alert beyond cost_total is never reached.
+  const Scenario s = load_scenario_text(
+      layout +
+          "training: {global_batch: 64, steps: 2000}\nbudget: {max_cost: \"$4\", alerts: [0.1, 0.3, 1e4]}\n",
+      "t.yaml");
+  const ScenarioResult r = simulate_scenario(s, model::Fidelity::analytic);
+  REQUIRE(r.run.feasible);
+  REQUIRE(r.run.budget_alerts.size() == 3);
+  for (std::size_t k = 0; k < 2; ++k) {
+    const double usd = s.budget.alerts[k] * 4.0;
+    CHECK(r.run.budget_alerts[k].reached);
+    CHECK(r.run.budget_alerts[k].time ==
+          doctest::Approx(usd / r.run.cost_total * r.run.run_time).epsilon(1e-9));
+  }
+  CHECK_FALSE(r.run.budget_alerts[2].reached);  // $40k against a bill of a few dollars
+}
+
+TEST_CASE(
+    "with a region, a commitment and every campaign block, cost_total is still the sum of its categories") {
+  const std::string campaign = R"(training: {global_batch: 64}
+convergence: {target_loss: 2.6, law: chinchilla, batch: {critical: 524288}}
+tuning: {trials: 9, early_stopping: {policy: successive-halving, eta: 3, min_fraction: 0.1111111111111111}}
+data: {raw: "1 TB", preprocessing: {core_hours_per_tb: 400, core_hour: "$0.04/h"}}
+people: [{role: engineer, count: 2, rate: "$100/h"}]
+budget: {max_cost: "$50k", alerts: [0.5, 1.0]}
+)";
+  const std::string regional = unpriced + campaign +
+                               "pricing: {region: us-east, egress_data: \"10 TB\", "
+                               "commitment: {gpus: 8, term: \"2 d\", gpu_hour: \"$1.50\"}}\n";
+  for (const std::string& text : {layout + campaign, regional}) {
+    const Scenario s = load_scenario_text(text, "t.yaml");
+    const ScenarioResult r = simulate_scenario(s, model::Fidelity::analytic);
+    REQUIRE(r.run.feasible);
+    const auto& run = r.run;
+    CHECK(run.cost_total ==
+          doctest::Approx(run.cost_compute + run.cost_storage + run.cost_network + run.cost_energy +
+                          run.cost_tuning + run.cost_data + run.cost_people + run.cost_fixed)
+              .epsilon(1e-12));
+    double outlays = 0;
+    for (const auto& o : run.outlays) outlays += o.usd;
+    CHECK(outlays == doctest::Approx(run.cost_total).epsilon(1e-12));
+  }
+  // The region's energy price and egress reach the bill: 10 TB out at us-east.yaml's $0.09/GB = $900.
+  const ScenarioResult r =
+      simulate_scenario(load_scenario_text(regional, "t.yaml"), model::Fidelity::analytic);
+  CHECK(r.run.cost_network == doctest::Approx(10'000 * 0.09).epsilon(1e-12));
+  CHECK(r.run.cost_energy > 0);
 }
