@@ -79,8 +79,9 @@ std::vector<LayoutProblem> layout_rules(const TransformerSpec& m, const Parallel
     problem(LayoutKey::virtual_stages, "virtual_stages > 1 needs schedule: interleaved");
     split_checked = false;
   } else if (interleaved && p.virtual_stages > 1 &&
-             layers < static_cast<std::int64_t>(p.pp) * p.virtual_stages -
-                          (p.stage_layers.size() == static_cast<std::size_t>(p.pp) * p.virtual_stages ? 2 : 0)) {
+             layers <
+                 static_cast<std::int64_t>(p.pp) * p.virtual_stages -
+                     (p.stage_layers.size() == static_cast<std::size_t>(p.pp) * p.virtual_stages ? 2 : 0)) {
     problem(
         LayoutKey::virtual_stages,
         fmt::format("with schedule: interleaved every one of the pp·virtual_stages = {}·{} virtual stages "
