@@ -80,7 +80,8 @@ LayerSplit split_pipeline_layers(std::int64_t layers, const ParallelPlan& plan) 
         for (int c = 0; c < v; ++c) {
           if (split[static_cast<std::size_t>(c)] < 1)
             return refuse(fmt::format("an entry is smaller than virtual_stages ({})", v));
-          out.chunk_layers[static_cast<std::size_t>(c * plan.pp + s)] = split[static_cast<std::size_t>(c)];
+          const int virtual_stage = c * plan.pp + s;
+          out.chunk_layers[static_cast<std::size_t>(virtual_stage)] = split[static_cast<std::size_t>(c)];
         }
       }
     }
