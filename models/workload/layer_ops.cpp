@@ -234,6 +234,16 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
   const double shared_ffn = moe ? as_double(spec.shared_experts) * ffn : 0.0;
   const double shared_act_elements = tokens * shared_ffn / t;
   const bool all_to_all = moe && shard.ep > 1;
+  // Megatron-Core's all-to-all token dispatcher under sequence parallelism (token_dispatcher.py,
+  // MoEAlltoAllTokenDispatcher): each rank routes its own T/tp tokens, sends their slots over the ep group,
+  // then all-gathers the slots it received over the tp group (every tp rank holds 1/tp of each local
+  // expert), and after the experts reduce-scatters them over tp before sending them back. The MoE block then
+  // needs no gather of its input (the shared experts, a tensor-parallel MLP, still do) and its output is
+  // already in the sequence-parallel layout.
+  const bool slot_gather = all_to_all && shard.tp > 1 && shard.sequence_parallel;
+  const double slot_bytes = p * mlp_tokens * h;  // this tp group's slots, all ranks' tokens
+  const double a2a_bytes_local = slot_gather ? slot_bytes / t : a2a_bytes;  // what one rank sends
+  const TpComm shared_tp{tp.active && shared_ffn > 0, tp.sp, tp.bytes};
   // MoE: the rank's experts run as one grouped GEMM, each expert on its share of the token slots.
   const double expert_groups = moe ? as_double(spec.experts) / shard.ep : 1.0;
   const double expert_tokens = mlp_tokens / expert_groups;
@@ -283,40 +293,50 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
   tp_reduce(fwd, tp);
   fwd.memory(residual, dropout_residual_bytes);
   fwd.memory("ln2", norm_bytes);
-  sp_gather(fwd, tp);
+  // The MoE block's tensor-parallel input gather and output reduction: only for its shared experts when the
+  // dispatcher gathers the slots itself.
+  const TpComm& block_tp = slot_gather ? shared_tp : tp;
+  sp_gather(fwd, block_tp);
   if (moe) {
-    fwd.matmul_16bit("router", tokens, as_double(spec.experts), h);
+    fwd.matmul_16bit("router", slot_gather ? norm_tokens : tokens, as_double(spec.experts), h);
     if (shared_ffn > 0) {
       fwd.matmul("shared_fc1", tokens, fc1_outputs * shared_ffn / t, h);
       fwd.memory(swiglu ? "shared_swiglu" : "shared_gelu", e.act * shared_act_elements);
       fwd.matmul("shared_fc2", tokens, h, shared_ffn / t);
     }
-    if (all_to_all) fwd.comm("ep_dispatch", Collective::all_to_all, CommGroup::ep, a2a_bytes);
+    if (all_to_all) fwd.comm("ep_dispatch", Collective::all_to_all, CommGroup::ep, a2a_bytes_local);
+    if (slot_gather) fwd.comm("ep_dispatch.tp_all_gather", Collective::all_gather, CommGroup::tp, slot_bytes);
   }
   fwd.matmul("fc1", expert_tokens, fc1_outputs * ffn / t, h, expert_groups);
   fwd.memory(swiglu ? "swiglu" : "gelu", e.act * act_elements);
   fwd.matmul("fc2", expert_tokens, h, ffn / t, expert_groups);
-  if (all_to_all) fwd.comm("ep_combine", Collective::all_to_all, CommGroup::ep, a2a_bytes);
-  tp_reduce(fwd, tp);
+  if (slot_gather)
+    fwd.comm("ep_combine.tp_reduce_scatter", Collective::reduce_scatter, CommGroup::tp, slot_bytes);
+  if (all_to_all) fwd.comm("ep_combine", Collective::all_to_all, CommGroup::ep, a2a_bytes_local);
+  tp_reduce(fwd, block_tp);
   fwd.memory(residual, dropout_residual_bytes);
 
   OpList bwd(ops.backward, p, fp8);
   bwd.memory(residual + ".bwd", kBackwardTraffic * dropout_residual_bytes);
-  sp_gather(bwd, tp);
-  if (all_to_all) bwd.comm("ep_combine.bwd", Collective::all_to_all, CommGroup::ep, a2a_bytes);
+  sp_gather(bwd, block_tp);
+  if (all_to_all) bwd.comm("ep_combine.bwd", Collective::all_to_all, CommGroup::ep, a2a_bytes_local);
+  if (slot_gather)
+    bwd.comm("ep_combine.bwd.tp_all_gather", Collective::all_gather, CommGroup::tp, slot_bytes);
   matmul_backward(bwd, "fc2", expert_tokens, h, ffn / t, expert_groups);
   bwd.memory(swiglu ? "swiglu.bwd" : "gelu.bwd", e.act_backward * act_elements);
   matmul_backward(bwd, "fc1", expert_tokens, fc1_outputs * ffn / t, h, expert_groups);
   if (moe) {
-    if (all_to_all) bwd.comm("ep_dispatch.bwd", Collective::all_to_all, CommGroup::ep, a2a_bytes);
+    if (slot_gather)
+      bwd.comm("ep_dispatch.bwd.tp_reduce_scatter", Collective::reduce_scatter, CommGroup::tp, slot_bytes);
+    if (all_to_all) bwd.comm("ep_dispatch.bwd", Collective::all_to_all, CommGroup::ep, a2a_bytes_local);
     if (shared_ffn > 0) {
       matmul_backward(bwd, "shared_fc2", tokens, h, shared_ffn / t);
       bwd.memory(swiglu ? "shared_swiglu.bwd" : "shared_gelu.bwd", e.act_backward * shared_act_elements);
       matmul_backward(bwd, "shared_fc1", tokens, fc1_outputs * shared_ffn / t, h);
     }
-    matmul_16bit_backward(bwd, "router", tokens, as_double(spec.experts), h);
+    matmul_16bit_backward(bwd, "router", slot_gather ? norm_tokens : tokens, as_double(spec.experts), h);
   }
-  tp_reduce(bwd, tp);
+  tp_reduce(bwd, block_tp);
   bwd.memory("ln2.bwd", norm_backward_bytes);
   bwd.memory(residual + ".bwd", kBackwardTraffic * dropout_residual_bytes);
   sp_gather(bwd, tp);

@@ -145,6 +145,41 @@ TEST_CASE("expert parallelism dispatches and combines tokens with all-to-alls") 
   CHECK_THROWS_AS((void)transformer_layer_ops(s, sh), trainsim::InputError);
 }
 
+TEST_CASE("under sequence parallelism each rank sends its own tokens' slots and tp gathers what arrives") {
+  // Megatron-Core's all-to-all dispatcher: GPT-3 175B made MoE (8 experts, top 2), tp 8 with sequence
+  // parallelism, ep 4, one sequence of 2,048 tokens. A rank routes its 2048/8 tokens: it sends 2 bytes ·
+  // 256 · 2 slots · 12288 over ep, the tp group all-gathers the 2 · 2048 · 2 · 12288 bytes of slots its
+  // experts received and reduce-scatters them after; no gather of the block's input (no shared experts).
+  TransformerSpec s = gpt3(Attention::flash);
+  s.experts = 8;
+  s.top_k = 2;
+  Shard sh = tp8(true);
+  sh.ep = 4;
+  const LayerOps ops = transformer_layer_ops(s, sh);
+  auto op = [&](const std::vector<LayerOp>& list, const std::string& name) {
+    const auto it = std::find_if(list.begin(), list.end(), [&](const LayerOp& o) { return o.name == name; });
+    REQUIRE_MESSAGE(it != list.end(), name);
+    return *it;
+  };
+  const double slots = 2.0 * kS * 2 * kH;
+  CHECK(op(ops.forward, "ep_dispatch").comm.bytes == slots / 8);
+  CHECK(op(ops.forward, "ep_combine").comm.bytes == slots / 8);
+  CHECK(op(ops.forward, "ep_dispatch.tp_all_gather").comm.bytes == slots);
+  CHECK(op(ops.forward, "ep_combine.tp_reduce_scatter").comm.bytes == slots);
+  CHECK(op(ops.backward, "ep_dispatch.bwd").comm.bytes == slots / 8);
+  // The attention block's sequence-parallel gather and reduce-scatter stay; the MoE block adds none.
+  CHECK(count(ops.forward, Collective::all_gather) == 2);
+  CHECK(count(ops.forward, Collective::reduce_scatter) == 2);
+  // Without sequence parallelism every tp rank holds all tokens and sends all their slots.
+  const LayerOps replicated = transformer_layer_ops(s, [&] {
+    Shard x = sh;
+    x.sequence_parallel = false;
+    return x;
+  }());
+  CHECK(op(replicated.forward, "ep_dispatch").comm.bytes == slots);
+  CHECK_FALSE(has(replicated.forward, "ep_dispatch.tp_all_gather"));
+}
+
 TEST_CASE("the LM head computes 2·s·b·h·v/t forward and its dgrad and wgrad backward") {
   const LayerOps head = head_ops(gpt3(Attention::flash), tp8());
   CHECK(head.forward_flops() == 2 * kS * kH * 51200 / 8);
