@@ -14,7 +14,10 @@
 //   multi-head latent attention q_down → q_down.norm → q_up → kv_down → kv_down.norm → kv_up, the down
 //   projections whole on every tp rank.
 //   MoE replaces fc1/act/fc2 by router → [shared experts: shared_fc1 → act → shared_fc2 on every token,
-//   split over tp] → all-to-all (ep) → expert fc1/act/fc2 → all-to-all (ep), on
+//   split over tp] → all-to-all (ep) → expert fc1/act/fc2 → all-to-all (ep) (under tp with sequence
+//   parallelism as Megatron-Core's all-to-all dispatcher: each rank sends its own T/tp tokens' slots, a tp
+//   all-gather of the slots that arrive before the experts and a tp reduce-scatter after them, and the
+//   block's input gather and output reduction only for shared experts), on
 //   T·top_k·capacity_factor token slots (dropless implementations pad to the capacity; the padding is
 //   executed work, but not model FLOPs).
 // Every parameter GEMM carries its shape (m, n, k; MoE experts as one grouped GEMM of experts/ep groups
