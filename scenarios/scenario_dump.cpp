@@ -85,6 +85,7 @@ std::string dump_scenario(const Scenario& s) {
   out += "parallelism:\n  tp: " + std::to_string(p.tp) + "\n  pp: " + std::to_string(p.pp) +
          "\n  dp: " + (p.dp_auto ? std::string("auto") : str(p.dp)) + "\n  cp: " + std::to_string(p.cp) +
          "\n  ep: " + std::to_string(p.ep) + "\n  expert_folding: " + (p.expert_folding ? "true" : "false") +
+         (p.expert_tp > 0 ? "\n  expert_tp: " + std::to_string(p.expert_tp) : std::string()) +
          "\n  schedule: " + std::string(to_string(p.schedule)) +
          "\n  virtual_stages: " + std::to_string(p.virtual_stages) + "\n  stage_layers: ";
   if (p.stage_layers.empty()) {

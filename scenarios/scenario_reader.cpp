@@ -58,6 +58,7 @@ struct Anchors {
   const YamlValue* dp = nullptr;
   const YamlValue* cp = nullptr;
   const YamlValue* ep = nullptr;
+  const YamlValue* expert_tp = nullptr;
   const YamlValue* virtual_stages = nullptr;
   const YamlValue* stage_layers = nullptr;
   const YamlValue* micro_batch = nullptr;
@@ -233,8 +234,8 @@ class Converter {
 
   void read_parallelism(const YamlValue& v, model::ParallelPlan& p) {
     MapReader r(d_, v, "parallelism",
-                {"tp", "pp", "dp", "cp", "ep", "expert_folding", "schedule", "virtual_stages", "stage_layers",
-                 "micro_batch", "sequence_parallel", "zero", "shard_group", "recompute",
+                {"tp", "pp", "dp", "cp", "ep", "expert_folding", "expert_tp", "schedule", "virtual_stages",
+                 "stage_layers", "micro_batch", "sequence_parallel", "zero", "shard_group", "recompute",
                  "overlap_grad_reduce", "bucket", "order"});
     if (!r.valid()) return;
     a_.parallelism = &v;
@@ -243,6 +244,7 @@ class Converter {
     a_.dp = r.get("dp");
     a_.cp = r.get("cp");
     a_.ep = r.get("ep");
+    a_.expert_tp = r.get("expert_tp");
     a_.virtual_stages = r.get("virtual_stages");
     a_.stage_layers = r.get("stage_layers");
     a_.micro_batch = r.get("micro_batch");
@@ -262,6 +264,7 @@ class Converter {
     r.count("cp", p.cp, 1, 1e6);
     r.count("ep", p.ep, 1, 1e6);
     r.boolean("expert_folding", p.expert_folding);
+    r.count("expert_tp", p.expert_tp, 1, 1e6);
     r.choice("schedule", p.schedule, model::kScheduleNames);
     r.count("virtual_stages", p.virtual_stages, 1, 1e4);
     if (a_.stage_layers != nullptr && !(a_.stage_layers->is_scalar() && a_.stage_layers->scalar == "auto")) {
@@ -623,6 +626,8 @@ class Converter {
         return a_.cp;
       case K::ep:
         return a_.ep;
+      case K::expert_tp:
+        return a_.expert_tp;
       case K::micro_batch:
         return a_.micro_batch;
       case K::schedule:

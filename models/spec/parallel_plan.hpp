@@ -89,6 +89,11 @@ struct ParallelPlan {
   /// GPUs = tp·pp·cp·dp and the experts are replicated over cp·dp / ep ranks. False: ep is an axis of its
   /// own (GPUs = tp·pp·cp·ep·dp), its ranks data replicas of the dense layers.
   bool expert_folding = false;
+  /// Tensor parallelism inside each expert (Megatron-Core --expert-tensor-parallel-size): 0 = tp. Below
+  /// tp (a divisor of it, with expert_folding and sequence parallelism) an expert is split over fewer ranks
+  /// and the tp/expert_tp groups of them join the expert-parallel group instead: the ep group is the first
+  /// ep ranks of (tp/expert_tp) × cp × dp.
+  int expert_tp = 0;
   Schedule schedule = Schedule::one_f_one_b;
   int virtual_stages = 1;         ///< model chunks per pipeline rank (interleaved)
   std::vector<int> stage_layers;  ///< layers per stage; empty: spread evenly, remainder on middle stages
@@ -125,10 +130,13 @@ struct ParallelPlan {
   [[nodiscard]] std::int64_t dp_shard() const { return shard_group > 0 ? shard_group : dp; }
   /// Ranks among which ZeRO shards a dense parameter: one sharding group's dp ranks × cp × ep.
   [[nodiscard]] double dense_shard_ranks() const { return static_cast<double>(dp_shard()) * cp * ep_axis(); }
-  /// Ranks among which ZeRO shards an expert's parameter: those holding the same experts, dp × cp of one
-  /// sharding group, less the ep ranks folded into them.
+  /// Ranks that split one expert's matrices: expert_tp, or tp when unset.
+  [[nodiscard]] int expert_tensor_parallel() const { return expert_tp > 0 ? expert_tp : tp; }
+  /// Ranks among which ZeRO shards an expert's parameter: those holding the same expert shard, dp × cp of
+  /// one sharding group (× the tp ranks outside the expert's own split), less the ep ranks folded into them.
   [[nodiscard]] double expert_shard_ranks() const {
-    return static_cast<double>(dp_shard()) * cp / (expert_folding ? ep : 1);
+    const double tp_outside = static_cast<double>(tp) / expert_tensor_parallel();
+    return static_cast<double>(dp_shard()) * cp * tp_outside / (expert_folding ? ep : 1);
   }
 
  private:

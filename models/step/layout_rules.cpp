@@ -46,15 +46,31 @@ std::vector<LayoutProblem> layout_rules(const TransformerSpec& m, const Parallel
   }
   // Folded, the expert-parallel group is the first ep ranks of cp × (one sharding group of) dp, cp
   // innermost: within cp, or all of cp and a part of dp.
-  if (p.expert_folding) {
-    const std::int64_t folds_over = p.dp_shard() * p.cp;
-    if (!(p.cp % p.ep == 0 || (p.ep % p.cp == 0 && p.dp_shard() % (p.ep / p.cp) == 0))) {
+  // With expert_tp below tp the tp ranks outside an expert's split come first in the ep group.
+  const int etp = p.expert_tensor_parallel();
+  if (etp < 1 || p.tp % etp != 0) {
+    problem(LayoutKey::expert_tp, fmt::format("must divide tp ({}), found {}", p.tp, etp));
+  } else if (etp != p.tp && !p.expert_folding) {
+    problem(LayoutKey::expert_tp,
+            "below tp needs expert_folding: true (the other tp ranks join the ep group)");
+  } else if (etp != p.tp && !p.sequence_parallel) {
+    problem(LayoutKey::expert_tp,
+            "below tp needs sequence_parallel: true (each rank dispatches its own share of the tokens)");
+  } else if (p.expert_folding) {
+    const int tp_part = p.tp / etp;
+    if (p.ep % tp_part != 0) {
       problem(LayoutKey::ep,
-              fmt::format("folded over cp·dp, ep ({}) must divide cp ({}), or be cp times a divisor of "
-                          "dp{} ({})",
-                          p.ep, p.cp, p.shard_group > 0 ? "'s sharding group" : "", p.dp_shard()));
-    } else if (folds_over % p.ep != 0) {
-      problem(LayoutKey::ep, fmt::format("folded, ep ({}) must divide cp·dp ({})", p.ep, folds_over));
+              fmt::format("folded, ep ({}) must be a multiple of tp/expert_tp ({})", p.ep, tp_part));
+    } else {
+      const std::int64_t rest = p.ep / tp_part;  // the ep group's ranks over cp × dp
+      if (!(p.cp % rest == 0 || (rest % p.cp == 0 && p.dp_shard() % (rest / p.cp) == 0))) {
+        problem(LayoutKey::ep,
+                fmt::format("folded over {}cp·dp, ep ({}) must be {}a divisor of cp ({}), or cp times a "
+                            "divisor of dp{} ({})",
+                            tp_part > 1 ? "tp/expert_tp·" : "", p.ep,
+                            tp_part > 1 ? fmt::format("tp/expert_tp = {} times ", tp_part) : std::string(),
+                            p.cp, p.shard_group > 0 ? "'s sharding group" : "", p.dp_shard()));
+      }
     }
   }
   const bool generic = !m.generic_layers.empty();

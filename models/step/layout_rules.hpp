@@ -38,6 +38,7 @@ enum class LayoutKey {
   dp,
   cp,
   ep,
+  expert_tp,
   micro_batch,
   schedule,
   virtual_stages,
@@ -46,13 +47,14 @@ enum class LayoutKey {
   global_batch
 };
 
-inline constexpr EnumNames<LayoutKey, 12> kLayoutKeyPaths{
+inline constexpr EnumNames<LayoutKey, 13> kLayoutKeyPaths{
     {{"parallelism", LayoutKey::parallelism},
      {"parallelism.tp", LayoutKey::tp},
      {"parallelism.pp", LayoutKey::pp},
      {"parallelism.dp", LayoutKey::dp},
      {"parallelism.cp", LayoutKey::cp},
      {"parallelism.ep", LayoutKey::ep},
+     {"parallelism.expert_tp", LayoutKey::expert_tp},
      {"parallelism.micro_batch", LayoutKey::micro_batch},
      {"parallelism.schedule", LayoutKey::schedule},
      {"parallelism.virtual_stages", LayoutKey::virtual_stages},

@@ -88,7 +88,7 @@ RankTensors rank_tensors(const TransformerSpec& m, const ParallelPlan& plan, int
       const std::int64_t fe = m.mlp_width();
       if (moe_here > 0) {
         r.dense.push_back({h, m.experts, moe_here, TensorRole::matrix});  // router, replicated
-        add_mlp(r.expert, m, fe, tp, moe_here * as_double(m.experts) / plan.ep);
+        add_mlp(r.expert, m, fe, plan.expert_tensor_parallel(), moe_here * as_double(m.experts) / plan.ep);
         if (m.shared_experts > 0) add_mlp(r.dense, m, m.shared_experts * fe, tp, moe_here);
       }
       if (dense_here > 0) add_mlp(r.dense, m, m.ffn_hidden_or_default(), tp, dense_here);

@@ -31,6 +31,7 @@ constexpr int kDenseLayerUnit = 3;
 /// The communicator groups of the representative GPU (rank 0 of the placement).
 struct Groups {
   topo::CommGroup tp, cp, ep, pp, p2p, cp_pair;
+  topo::CommGroup expert_tp;  ///< the ranks splitting one expert: the tp group, or its first expert_tp ranks
   std::vector<std::int64_t> stage_node;  ///< node of pipeline rank s's representative GPU
   /// The ranks holding copies of the same (dense) gradients: data replicas over dp, the context-parallel
   /// ranks of one sequence, and the expert-parallel ranks, which are data replicas for the dense layers.
@@ -39,6 +40,20 @@ struct Groups {
   /// shard_group), and the replicas of one shard across the sharding groups (size 1 without).
   topo::CommGroup shard, replica;
 };
+
+const topo::CommGroup& communicator(const Groups& g, CommGroup group) {
+  switch (group) {
+    case CommGroup::tp:
+      return g.tp;
+    case CommGroup::cp:
+      return g.cp;
+    case CommGroup::ep:
+      return g.ep;
+    case CommGroup::expert_tp:
+      return g.expert_tp;
+  }
+  return g.tp;
+}
 
 // Two neighbouring ranks of `axis_group`: on one node, or on two (then sharing the NICs with the other
 // groups that send at the same moment, as the axis group's NIC sharing says).
@@ -66,23 +81,34 @@ std::vector<ParallelAxis> placement_order(const ParallelPlan& plan) {
   return axes;
 }
 
-// Folded expert parallelism (ParallelPlan::expert_folding): the expert-parallel group is the first ep
-// ranks of cp × dp, cp innermost. The same ranks placed with cp (when ep divides it) or dp's sharding part
-// (when ep is cp times a part of it) split in two, the inner part of the size the group takes, make that
-// group a product of whole axes.
-topo::CommGroup folded_expert_group(const ParallelPlan& plan, const topo::ClusterSpec& cluster) {
-  const bool within_cp = plan.cp % plan.ep == 0;
-  const std::int64_t cp_part = within_cp ? plan.ep : plan.cp;
-  const std::int64_t dp_part = within_cp ? 1 : plan.ep / plan.cp;
+// Folded expert parallelism (ParallelPlan::expert_folding) and experts split over fewer ranks than tp
+// (ParallelPlan::expert_tp): the expert-parallel group is the first ep ranks of (tp/expert_tp) × cp × dp, in
+// that order, and an expert's own tensor-parallel group the first expert_tp ranks of tp. The same ranks
+// placed with tp split in two (expert_tp inside), cp split in two (the part the ep group takes inside) and
+// dp's sharding part split in two likewise make each group a product of whole axes.
+struct ExpertGroups {
+  topo::CommGroup ep, expert_tp;
+};
+ExpertGroups folded_expert_groups(const ParallelPlan& plan, const topo::ClusterSpec& cluster) {
+  const std::int64_t etp = plan.expert_tensor_parallel();
+  const std::int64_t tp_part = plan.tp / etp;   // tp ranks in the ep group
+  const std::int64_t rest = plan.ep / tp_part;  // the ep group's ranks beyond tp: over cp × dp
+  const bool within_cp = plan.cp % rest == 0;
+  const std::int64_t cp_part = within_cp ? rest : plan.cp;
+  const std::int64_t dp_part = within_cp ? 1 : rest / plan.cp;
   std::vector<std::int64_t> sizes;
-  std::vector<std::size_t> group;
+  std::vector<std::size_t> ep_axes;
+  std::size_t etp_axis = 0;
   for (ParallelAxis a : placement_order(plan)) {
     switch (a) {
       case ParallelAxis::tp:
-        sizes.push_back(plan.tp);
+        etp_axis = sizes.size();
+        sizes.push_back(etp);
+        ep_axes.push_back(sizes.size());
+        sizes.push_back(tp_part);
         break;
       case ParallelAxis::cp:
-        group.push_back(sizes.size());
+        ep_axes.push_back(sizes.size());
         sizes.push_back(cp_part);
         sizes.push_back(plan.cp / cp_part);
         break;
@@ -93,7 +119,7 @@ topo::CommGroup folded_expert_group(const ParallelPlan& plan, const topo::Cluste
         sizes.push_back(plan.pp);
         break;
       case ParallelAxis::dp:
-        group.push_back(sizes.size());
+        ep_axes.push_back(sizes.size());
         sizes.push_back(dp_part);
         sizes.push_back(plan.dp_shard() / dp_part);
         sizes.push_back(plan.dp / plan.dp_shard());
@@ -101,7 +127,7 @@ topo::CommGroup folded_expert_group(const ParallelPlan& plan, const topo::Cluste
     }
   }
   const topo::Placement placement(sizes, cluster);
-  return placement.group(std::span<const std::size_t>(group), 0);
+  return {placement.group(std::span<const std::size_t>(ep_axes), 0), placement.group(etp_axis, 0)};
 }
 
 PlanPlacement plan_placement(const ParallelPlan& plan, const topo::ClusterSpec& cluster) {
@@ -142,7 +168,14 @@ Groups communicator_groups(const ParallelPlan& plan, const topo::ClusterSpec& cl
   Groups g;
   g.tp = group(ParallelAxis::tp);
   g.cp = group(ParallelAxis::cp);
-  g.ep = plan.expert_folding ? folded_expert_group(plan, cluster) : group(ParallelAxis::ep);
+  if (plan.expert_folding) {
+    const ExpertGroups experts = folded_expert_groups(plan, cluster);
+    g.ep = experts.ep;
+    g.expert_tp = experts.expert_tp;
+  } else {
+    g.ep = group(ParallelAxis::ep);
+    g.expert_tp = g.tp;
+  }
   g.pp = group(ParallelAxis::pp);
   for (std::int64_t s = 0; s < plan.pp; ++s) {
     g.stage_node.push_back(placement.node_of(s * placement.axis_stride(index_of(ParallelAxis::pp))));
@@ -283,9 +316,7 @@ std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepIn
       ++kernels;
       continue;
     }
-    const topo::CommGroup& group = op.comm.group == CommGroup::tp   ? g.tp
-                                   : op.comm.group == CommGroup::cp ? g.cp
-                                                                    : g.ep;
+    const topo::CommGroup& group = communicator(g, op.comm.group);
     if (fw.ep_comm_overlap && op.comm.group == CommGroup::ep &&
         op.comm.collective == Collective::all_to_all) {
       beside_other_micro_batch +=

@@ -47,6 +47,8 @@ const char* comm_category(CommGroup g) {
       return "cp";
     case CommGroup::ep:
       return "ep";
+    case CommGroup::expert_tp:
+      return "tp";  // an expert's own tensor-parallel ranks: a part of the tp group
   }
   return "tp";
 }

@@ -44,15 +44,22 @@ LayerActivation layer_activation(const TransformerSpec& spec, const Shard& shard
   // Token slots through the MLP (each routed copy under MoE) and the width of the MLP they pass.
   const double slots = spec.is_moe() ? tokens * as_double(spec.top_k) * spec.capacity_factor : tokens;
   const double f = as_double(spec.mlp_width());
+  // Under sequence parallelism Megatron-Core's dispatcher gathers the slots over an expert's own et ranks,
+  // so a rank keeps et/t of its tp group's slots, their fc1 input whole and their activations split by et
+  // (models/workload/layer_ops.cpp); otherwise every slot's fc1 input follows the sequence parallelism and
+  // the activations are split by t.
+  const bool dispatched = spec.is_moe() && shard.ep > 1 && shard.tp > 1 && shard.sequence_parallel;
+  const double et = spec.is_moe() ? shard.expert_tp() : t;
+  const double rank_slots = dispatched ? slots / t * et : slots;
   // Shared experts: one MLP of shared_experts · f on every token, split over tp.
   const double shared_f = spec.is_moe() ? as_double(spec.shared_experts) * f : 0.0;
   if (shard.recompute == Recompute::op) {
     // Kept: the layer's input, q, v, the attention output, w1's output and, of a SwiGLU, w2's; the rest is
     // run again (models/workload/layer_ops.cpp).
     const bool swiglu = spec.mlp == Mlp::swiglu;
-    a.replicated = p * (tokens * h + (swiglu ? slots * h : 0.0)) / sp_divisor;
-    a.split =
-        p * (tokens * (heads_rank * (d + dv) + kv_heads_rank * dv) + slots * f / t + tokens * shared_f / t);
+    a.replicated = p * (tokens * h + (swiglu && !dispatched ? slots * h : 0.0)) / sp_divisor;
+    a.split = p * (tokens * (heads_rank * (d + dv) + kv_heads_rank * dv) + rank_slots * f / et +
+                   (swiglu && dispatched ? rank_slots * h : 0.0) + tokens * shared_f / t);
     return a;
   }
 
@@ -61,9 +68,13 @@ LayerActivation layer_activation(const TransformerSpec& spec, const Shard& shard
   double replicated = tokens * h * (3.0 * p + 2.0 * mask);
   // Q, K, V and the out_proj input.
   double split = tokens * p * (heads_rank * d + kv_heads_rank * (d + dv) + heads_rank * dv);
-  // Each slot keeps its fc1 input (full width) and the activation terms (split by tp).
-  replicated += slots * p * h;
-  split += slots * act_matrices * p * f / t;
+  // Each slot keeps its fc1 input (full width) and the activation terms (split by tp, or et).
+  if (dispatched) {
+    split += rank_slots * p * h;
+  } else {
+    replicated += slots * p * h;
+  }
+  split += rank_slots * act_matrices * p * f / et;
   if (shared_f > 0) {  // the shared experts read the ln2 output the router reads: kept once more
     replicated += tokens * p * h;
     split += tokens * act_matrices * p * shared_f / t;

@@ -226,10 +226,10 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
   const bool causal = spec.causal;
   const int cp = shard.cp;
   const bool moe = spec.is_moe();
-  const double mlp_tokens = moe ? tokens * as_double(spec.top_k) * spec.capacity_factor : tokens;
+  // Token slots of this tp group's tokens: each routed to top_k experts, padded to the capacity.
+  const double routed_slots = moe ? tokens * as_double(spec.top_k) * spec.capacity_factor : tokens;
   const double ffn = as_double(spec.mlp_width());
-  const double act_elements = mlp_tokens * ffn / t;
-  const double a2a_bytes = p * mlp_tokens * h;
+  const double a2a_bytes = p * routed_slots * h;
   // Shared experts run on every token as one MLP of shared_experts · the expert width, split over tp.
   const double shared_ffn = moe ? as_double(spec.shared_experts) * ffn : 0.0;
   const double shared_act_elements = tokens * shared_ffn / t;
@@ -240,9 +240,15 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
   // expert), and after the experts reduce-scatters them over tp before sending them back. The MoE block then
   // needs no gather of its input (the shared experts, a tensor-parallel MLP, still do) and its output is
   // already in the sequence-parallel layout.
+  // With expert_tp below tp an expert is split over et ranks only, so a rank computes et/tp of the group's
+  // slots on 1/et of each of its experts' width.
   const bool slot_gather = all_to_all && shard.tp > 1 && shard.sequence_parallel;
-  const double slot_bytes = p * mlp_tokens * h;  // this tp group's slots, all ranks' tokens
-  const double a2a_bytes_local = slot_gather ? slot_bytes / t : a2a_bytes;  // what one rank sends
+  const double et = moe ? shard.expert_tp() : t;  // ranks that split one MLP's width
+  const double mlp_tokens = slot_gather ? routed_slots / t * et : routed_slots;  // slots this rank computes
+  const double act_elements = mlp_tokens * ffn / et;
+  const double slot_bytes = p * mlp_tokens * h;  // gathered over the expert's own et ranks
+  const bool slot_comm = slot_gather && et > 1;
+  const double a2a_bytes_local = slot_gather ? a2a_bytes / t : a2a_bytes;  // what one rank sends
   const TpComm shared_tp{tp.active && shared_ffn > 0, tp.sp, tp.bytes};
   // MoE: the rank's experts run as one grouped GEMM, each expert on its share of the token slots.
   const double expert_groups = moe ? as_double(spec.experts) / shard.ep : 1.0;
@@ -305,13 +311,14 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
       fwd.matmul("shared_fc2", tokens, h, shared_ffn / t);
     }
     if (all_to_all) fwd.comm("ep_dispatch", Collective::all_to_all, CommGroup::ep, a2a_bytes_local);
-    if (slot_gather) fwd.comm("ep_dispatch.tp_all_gather", Collective::all_gather, CommGroup::tp, slot_bytes);
+    if (slot_comm)
+      fwd.comm("ep_dispatch.tp_all_gather", Collective::all_gather, CommGroup::expert_tp, slot_bytes);
   }
-  fwd.matmul("fc1", expert_tokens, fc1_outputs * ffn / t, h, expert_groups);
+  fwd.matmul("fc1", expert_tokens, fc1_outputs * ffn / et, h, expert_groups);
   fwd.memory(swiglu ? "swiglu" : "gelu", e.act * act_elements);
-  fwd.matmul("fc2", expert_tokens, h, ffn / t, expert_groups);
-  if (slot_gather)
-    fwd.comm("ep_combine.tp_reduce_scatter", Collective::reduce_scatter, CommGroup::tp, slot_bytes);
+  fwd.matmul("fc2", expert_tokens, h, ffn / et, expert_groups);
+  if (slot_comm)
+    fwd.comm("ep_combine.tp_reduce_scatter", Collective::reduce_scatter, CommGroup::expert_tp, slot_bytes);
   if (all_to_all) fwd.comm("ep_combine", Collective::all_to_all, CommGroup::ep, a2a_bytes_local);
   tp_reduce(fwd, block_tp);
   fwd.memory(residual, dropout_residual_bytes);
@@ -320,14 +327,15 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
   bwd.memory(residual + ".bwd", kBackwardTraffic * dropout_residual_bytes);
   sp_gather(bwd, block_tp);
   if (all_to_all) bwd.comm("ep_combine.bwd", Collective::all_to_all, CommGroup::ep, a2a_bytes_local);
-  if (slot_gather)
-    bwd.comm("ep_combine.bwd.tp_all_gather", Collective::all_gather, CommGroup::tp, slot_bytes);
-  matmul_backward(bwd, "fc2", expert_tokens, h, ffn / t, expert_groups);
+  if (slot_comm)
+    bwd.comm("ep_combine.bwd.tp_all_gather", Collective::all_gather, CommGroup::expert_tp, slot_bytes);
+  matmul_backward(bwd, "fc2", expert_tokens, h, ffn / et, expert_groups);
   bwd.memory(swiglu ? "swiglu.bwd" : "gelu.bwd", e.act_backward * act_elements);
-  matmul_backward(bwd, "fc1", expert_tokens, fc1_outputs * ffn / t, h, expert_groups);
+  matmul_backward(bwd, "fc1", expert_tokens, fc1_outputs * ffn / et, h, expert_groups);
   if (moe) {
-    if (slot_gather)
-      bwd.comm("ep_dispatch.bwd.tp_reduce_scatter", Collective::reduce_scatter, CommGroup::tp, slot_bytes);
+    if (slot_comm)
+      bwd.comm("ep_dispatch.bwd.tp_reduce_scatter", Collective::reduce_scatter, CommGroup::expert_tp,
+               slot_bytes);
     if (all_to_all) bwd.comm("ep_dispatch.bwd", Collective::all_to_all, CommGroup::ep, a2a_bytes_local);
     if (shared_ffn > 0) {
       matmul_backward(bwd, "shared_fc2", tokens, h, shared_ffn / t);
@@ -397,11 +405,11 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
     redo.memory(residual, dropout_residual_bytes);
     redo.memory("ln2", norm_bytes);
     if (swiglu) {
-      redo.matmul("fc1_up", expert_tokens, ffn / t, h, expert_groups);
+      redo.matmul("fc1_up", expert_tokens, ffn / et, h, expert_groups);
       redo.memory("swiglu", e.act * act_elements);
     } else {
       redo.memory("gelu", e.act * act_elements);
-      redo.matmul("fc2", expert_tokens, h, ffn / t, expert_groups);
+      redo.matmul("fc2", expert_tokens, h, ffn / et, expert_groups);
     }
     redo.memory(residual, dropout_residual_bytes);
     prepend_recompute(ops, again);

@@ -43,7 +43,7 @@
 namespace trainsim::model {
 
 enum class Collective { all_reduce, reduce_scatter, all_gather, all_to_all, ring_exchange };
-enum class CommGroup { tp, cp, ep };
+enum class CommGroup { tp, cp, ep, expert_tp };
 
 /// One collective among the ranks of a group.
 struct CommCost {

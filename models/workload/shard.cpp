@@ -15,6 +15,7 @@ Shard shard_of(const ParallelPlan& plan, topo::Precision precision) {
   s.sequence_parallel = plan.sequence_parallel;
   s.cp = plan.cp;
   s.ep = plan.ep;
+  s.etp = plan.expert_tensor_parallel();
   s.precision = precision;
   s.recompute = plan.recompute;
   s.fused_elementwise = plan.framework.fused_elementwise;
@@ -42,10 +43,13 @@ void check_shard(const TransformerSpec& spec, const Shard& shard) {
   require(divides(spec.seq_len, shard.cp), "cp",
           "cp " + std::to_string(shard.cp) + " does not divide seq_len " + std::to_string(spec.seq_len));
   if (spec.is_moe() && spec.expert_ffn_hidden > 0) {
-    require(divides(spec.expert_ffn_hidden, shard.tp), "tp",
-            "tp " + std::to_string(shard.tp) + " does not divide expert_ffn_hidden " +
-                std::to_string(spec.expert_ffn_hidden));
+    require(divides(spec.expert_ffn_hidden, shard.expert_tp()), "expert_tp",
+            "the experts' tensor parallelism " + std::to_string(shard.expert_tp()) +
+                " does not divide expert_ffn_hidden " + std::to_string(spec.expert_ffn_hidden));
   }
+  require(
+      divides(shard.tp, shard.expert_tp()), "expert_tp",
+      "expert_tp " + std::to_string(shard.expert_tp()) + " does not divide tp " + std::to_string(shard.tp));
   if (spec.is_moe()) {
     require(divides(spec.experts, shard.ep), "ep",
             "ep " + std::to_string(shard.ep) + " does not divide experts " + std::to_string(spec.experts));

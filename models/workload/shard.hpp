@@ -16,8 +16,10 @@ struct Shard {
   std::int64_t micro_batch = 1;  ///< sequences per micro-batch
   int tp = 1;
   bool sequence_parallel = false;
-  int cp = 1;  ///< context parallel: each rank holds seq_len / cp of the tokens
-  int ep = 1;  ///< expert parallel: each rank holds experts / ep of the experts
+  int cp = 1;   ///< context parallel: each rank holds seq_len / cp of the tokens
+  int ep = 1;   ///< expert parallel: each rank holds experts / ep of the experts
+  int etp = 0;  ///< tensor parallel inside an expert (ParallelPlan::expert_tp); 0: tp
+  [[nodiscard]] int expert_tp() const { return etp > 0 ? etp : tp; }
   topo::Precision precision = topo::Precision::bf16;  ///< activations and matmul inputs
   Recompute recompute = Recompute::none;
   /// Element-wise work (norms, activations, rotary embedding, loss) runs in fused kernels; false: as eager

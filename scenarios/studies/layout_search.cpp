@@ -48,6 +48,7 @@ std::vector<Override> layout_settings(const Layout& layout) {
       {"parallelism.cp", std::to_string(p.cp)},
       {"parallelism.ep", std::to_string(p.ep)},
       {"parallelism.expert_folding", p.expert_folding ? "true" : "false"},
+      {"parallelism.expert_tp", std::to_string(p.expert_tensor_parallel())},
       {"parallelism.micro_batch", std::to_string(p.micro_batch)},
       {"parallelism.schedule", std::string(to_string(p.schedule))},
       {"parallelism.virtual_stages", std::to_string(p.virtual_stages)},
@@ -128,6 +129,7 @@ std::vector<Layout> enumerate_layouts(const Scenario& scenario, const LayoutSpac
                         p.cp = static_cast<int>(cp);
                         p.ep = static_cast<int>(ep);
                         p.expert_folding = false;  // ep an axis of its own: dp = GPUs / (tp·pp·cp·ep)
+                        p.expert_tp = 0;           // experts split like the attention
                         p.dp = dp;
                         p.micro_batch = static_cast<int>(mb);
                         p.schedule = schedule;

@@ -4,10 +4,14 @@
 // NVIDIA's Mixtral 8x22B (tp 2, pp 4, cp 8, ep 8, dp 4 on 256 GPUs) expressible.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "models/step/layout_rules.hpp"
 #include "models/step/memory.hpp"
 #include "models/step/step_costs.hpp"
 #include "models/step/step_simulator.hpp"
+#include "models/workload/layer_ops.hpp"
+#include "models/workload/shard.hpp"
 #include "tests/support/fixtures.hpp"
 
 using namespace trainsim;
@@ -104,4 +108,75 @@ TEST_CASE("folded across context ranks, an expert's state is sharded over dp·cp
   const StepReport r = simulate_step(in, Fidelity::analytic);
   CHECK(r.feasible);
   CHECK(r.fits);
+}
+
+TEST_CASE(
+    "experts split over fewer ranks than tp: whole expert matrices, the other tp ranks in the ep group") {
+  // tp 2 with sequence parallelism, expert_tp 1, ep 4 folded over (tp/expert_tp = 2) × dp: each GPU holds
+  // 8/4 = 2 whole experts (no tp split of their matrices), routes its own T/2 tokens, and needs no tp
+  // gather of the slots (an expert lives on one rank).
+  StepInput in = moe_on_h100(4);  // 32 GPUs
+  in.plan.tp = 2;
+  in.plan.dp = 16;
+  in.plan.ep = 4;
+  in.plan.sequence_parallel = true;
+  in.plan.expert_folding = true;
+  in.plan.expert_tp = 1;
+  CHECK(in.plan.expert_shard_ranks() == 16.0 * 2 / 4);  // dp · tp/expert_tp / ep
+  REQUIRE(layout_rules(in.model, in.plan, in.training, 32).empty());
+  const Shard sh = shard_of(in.plan, in.training.precision);
+  const LayerOps ops = transformer_layer_ops(in.model, sh);
+  const auto fc1 =
+      std::find_if(ops.forward.begin(), ops.forward.end(), [](const LayerOp& o) { return o.name == "fc1"; });
+  REQUIRE(fc1 != ops.forward.end());
+  // 4,096 tokens / tp 2 = 2,048 routed to 2 experts each over the 2 local experts: 2,048 rows an expert,
+  // the whole width 4,096.
+  CHECK(fc1->kernel.n == 4096.0);
+  CHECK(fc1->kernel.m == 2048.0 * 2 / 2);
+  CHECK(fc1->kernel.groups == 2.0);
+  for (const LayerOp& o : ops.forward) CHECK(o.comm.group != CommGroup::expert_tp);
+  const auto dispatch = std::find_if(ops.forward.begin(), ops.forward.end(),
+                                     [](const LayerOp& o) { return o.name == "ep_dispatch"; });
+  REQUIRE(dispatch != ops.forward.end());
+  CHECK(dispatch->comm.bytes == 2.0 * 2048 * 2 * 2048);  // bf16 · T/tp · top_k · hidden
+  // Memory: the 2 local experts of each of the 16 layers whole (fc1 2048 × 4096 + bias, fc2 4096 × 2048
+  // + bias), against expert_tp 2 where each GPU holds half of each of them.
+  const MemoryEstimate whole = estimate_memory(in.model, in.plan, in.training, in.cluster.node.gpu);
+  StepInput halves = in;
+  halves.plan.expert_tp = 2;
+  halves.plan.ep = 8;  // the same 8 experts over 8 folded ranks of dp, split over tp as the attention
+  const MemoryEstimate half =
+      estimate_memory(halves.model, halves.plan, halves.training, halves.cluster.node.gpu);
+  const double expert_whole = 2048.0 * 4096 + 4096 + 4096.0 * 2048 + 2048;
+  const double expert_half = 2048.0 * 2048 + 2048 + 2048.0 * 2048 + 2048;
+  CHECK(whole.stages[0].params - half.stages[0].params ==
+        doctest::Approx(16 * (2 * expert_whole - 1 * expert_half)).scale(0).epsilon(1e-12));
+  const StepReport r = simulate_step(in, Fidelity::analytic);
+  CHECK(r.feasible);
+}
+
+TEST_CASE("expert_tp below tp needs folding and sequence parallelism, and ep a multiple of tp/expert_tp") {
+  StepInput in = moe_on_h100(4);
+  ParallelPlan& p = in.plan;
+  p.tp = 4;
+  p.dp = 2;  // ep an axis of its own: 4 · 4 · 2 = 32 GPUs
+  p.ep = 4;
+  p.expert_tp = 1;
+  p.sequence_parallel = true;
+  auto blamed = [&] {
+    const auto problems = layout_rules(in.model, p, in.training, 32);
+    return problems.empty() ? LayoutKey::parallelism : problems.front().key;
+  };
+  CHECK(blamed() == LayoutKey::expert_tp);  // not folded
+  p.expert_folding = true;
+  p.dp = 8;  // folded: 4 · 8 = 32 GPUs
+  CHECK(layout_rules(in.model, p, in.training, 32).empty());
+  p.sequence_parallel = false;
+  CHECK(blamed() == LayoutKey::expert_tp);
+  p.sequence_parallel = true;
+  p.ep = 2;  // 2 is not a multiple of tp/expert_tp = 4
+  CHECK(blamed() == LayoutKey::ep);
+  p.ep = 8;
+  p.expert_tp = 3;  // does not divide tp 4
+  CHECK(blamed() == LayoutKey::expert_tp);
 }
