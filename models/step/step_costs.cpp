@@ -81,11 +81,55 @@ std::vector<ParallelAxis> placement_order(const ParallelPlan& plan) {
   return axes;
 }
 
+// The placement of a plan's ranks: the parallel axes in the plan's order, each as one placement axis or
+// split in two (an inner part of `inner[a]` ranks, then the rest), dp always as its sharding groups inside
+// their replicas (a sharding group is consecutive dp ranks; `inner[dp]` splits the sharding part). `at` is
+// the first placement axis of each parallel axis.
+PlanPlacement place_axes(const ParallelPlan& plan, const topo::ClusterSpec& cluster,
+                         const std::array<std::int64_t, 5>& inner = {1, 1, 1, 1, 1}) {
+  std::vector<std::int64_t> sizes;
+  std::array<std::size_t, 5> at{};
+  auto add = [&](std::int64_t whole, std::int64_t part) {
+    if (part > 1 && part < whole) {
+      sizes.push_back(part);
+      sizes.push_back(whole / part);
+    } else {
+      sizes.push_back(whole);
+    }
+  };
+  for (ParallelAxis a : placement_order(plan)) {
+    const auto k = static_cast<std::size_t>(a);
+    at[k] = sizes.size();
+    switch (a) {
+      case ParallelAxis::tp:
+        add(plan.tp, inner[k]);
+        break;
+      case ParallelAxis::cp:
+        add(plan.cp, inner[k]);
+        break;
+      case ParallelAxis::ep:
+        sizes.push_back(plan.ep_axis());
+        break;
+      case ParallelAxis::pp:
+        sizes.push_back(plan.pp);
+        break;
+      case ParallelAxis::dp:
+        add(plan.dp_shard(), inner[k]);
+        sizes.push_back(plan.dp / plan.dp_shard());
+        break;
+    }
+  }
+  return PlanPlacement{topo::Placement(sizes, cluster), at};
+}
+
+PlanPlacement plan_placement(const ParallelPlan& plan, const topo::ClusterSpec& cluster) {
+  return place_axes(plan, cluster);
+}
+
 // Folded expert parallelism (ParallelPlan::expert_folding) and experts split over fewer ranks than tp
 // (ParallelPlan::expert_tp): the expert-parallel group is the first ep ranks of (tp/expert_tp) × cp × dp, in
-// that order, and an expert's own tensor-parallel group the first expert_tp ranks of tp. The same ranks
-// placed with tp split in two (expert_tp inside), cp split in two (the part the ep group takes inside) and
-// dp's sharding part split in two likewise make each group a product of whole axes.
+// that order, and an expert's own tensor-parallel group the first expert_tp ranks of tp. Placed with tp, cp
+// and dp's sharding part each split at the size the groups take, both are products of whole axes.
 struct ExpertGroups {
   topo::CommGroup ep, expert_tp;
 };
@@ -96,68 +140,22 @@ ExpertGroups folded_expert_groups(const ParallelPlan& plan, const topo::ClusterS
   const bool within_cp = plan.cp % rest == 0;
   const std::int64_t cp_part = within_cp ? rest : plan.cp;
   const std::int64_t dp_part = within_cp ? 1 : rest / plan.cp;
-  std::vector<std::int64_t> sizes;
-  std::vector<std::size_t> ep_axes;
-  std::size_t etp_axis = 0;
-  for (ParallelAxis a : placement_order(plan)) {
-    switch (a) {
-      case ParallelAxis::tp:
-        etp_axis = sizes.size();
-        sizes.push_back(etp);
-        ep_axes.push_back(sizes.size());
-        sizes.push_back(tp_part);
-        break;
-      case ParallelAxis::cp:
-        ep_axes.push_back(sizes.size());
-        sizes.push_back(cp_part);
-        sizes.push_back(plan.cp / cp_part);
-        break;
-      case ParallelAxis::ep:
-        sizes.push_back(1);
-        break;
-      case ParallelAxis::pp:
-        sizes.push_back(plan.pp);
-        break;
-      case ParallelAxis::dp:
-        ep_axes.push_back(sizes.size());
-        sizes.push_back(dp_part);
-        sizes.push_back(plan.dp_shard() / dp_part);
-        sizes.push_back(plan.dp / plan.dp_shard());
-        break;
-    }
-  }
-  const topo::Placement placement(sizes, cluster);
-  return {placement.group(std::span<const std::size_t>(ep_axes), 0), placement.group(etp_axis, 0)};
-}
-
-PlanPlacement plan_placement(const ParallelPlan& plan, const topo::ClusterSpec& cluster) {
-  const std::vector<ParallelAxis> axes = placement_order(plan);
-  // Placement axes: the parallel axes in order, dp as two (its sharding groups inner, their replicas
-  // outer: a sharding group is consecutive dp ranks).
-  std::vector<std::int64_t> sizes;
-  std::array<std::size_t, 5> at{};  // placement axis of each ParallelAxis (dp: its sharding part)
-  for (ParallelAxis a : axes) {
-    at[static_cast<std::size_t>(a)] = sizes.size();
-    switch (a) {
-      case ParallelAxis::tp:
-        sizes.push_back(plan.tp);
-        break;
-      case ParallelAxis::cp:
-        sizes.push_back(plan.cp);
-        break;
-      case ParallelAxis::ep:
-        sizes.push_back(plan.ep_axis());
-        break;
-      case ParallelAxis::pp:
-        sizes.push_back(plan.pp);
-        break;
-      case ParallelAxis::dp:
-        sizes.push_back(plan.dp_shard());
-        sizes.push_back(plan.dp / plan.dp_shard());
-        break;
-    }
-  }
-  return PlanPlacement{topo::Placement(sizes, cluster), at};
+  std::array<std::int64_t, 5> inner{1, 1, 1, 1, 1};
+  inner[static_cast<std::size_t>(ParallelAxis::tp)] = etp;
+  inner[static_cast<std::size_t>(ParallelAxis::cp)] = cp_part;
+  inner[static_cast<std::size_t>(ParallelAxis::dp)] = dp_part;
+  const PlanPlacement placed = place_axes(plan, cluster, inner);
+  const topo::Placement& placement = placed.placement;
+  const std::size_t tp_at = placed.axis(ParallelAxis::tp);  // expert_tp (or the whole tp) here
+  const bool tp_split = etp > 1 && etp < plan.tp;
+  std::vector<std::size_t> ep_axes;  // inner parts sit at each axis's first placement axis
+  if (tp_part > 1) ep_axes.push_back(tp_split ? tp_at + 1 : tp_at);
+  if (cp_part > 1) ep_axes.push_back(placed.axis(ParallelAxis::cp));
+  if (dp_part > 1) ep_axes.push_back(placed.axis(ParallelAxis::dp));
+  ExpertGroups out;
+  if (!ep_axes.empty()) out.ep = placement.group(std::span<const std::size_t>(ep_axes), 0);
+  if (etp > 1) out.expert_tp = placement.group(tp_at, 0);
+  return out;
 }
 
 Groups communicator_groups(const ParallelPlan& plan, const topo::ClusterSpec& cluster) {

@@ -32,6 +32,22 @@ StepInput zero3_gpt(std::int64_t nodes) {
   return in;
 }
 
+// Four units of F = 0.25 s and B = 0.5 s, each gathering its weights in 0.4 s and reducing its gradients
+// in 0.3 s, `prefetch` units ahead.
+StepCosts four_gathered_units(int prefetch) {
+  StepCosts c;
+  UnitCost u;
+  u.total.forward_compute = 0.25;
+  u.total.backward_compute = 0.5;
+  u.gather_s = 0.4;
+  u.reduce_s = 0.3;
+  c.units = {u};
+  c.chunk_units = {{UnitRun{0, 4, 0}}};
+  c.gathers_weights = true;
+  c.zero3_prefetch = prefetch;
+  return c;
+}
+
 StepCosts costs_of(const StepInput& in) {
   const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
   REQUIRE(plan.feasible);
@@ -71,16 +87,7 @@ TEST_CASE("a prefetch window cannot hide a gather that outlasts the compute of t
   // Forward: gathers back to back (0.4 > 0.25): unit k starts at 0.4·(k+1), the pass ends at
   // 4·0.4 + 0.25 = 1.85 s, 0.85 s over its kernels. Backward (0.5 > 0.4): only the first gather shows,
   // 0.4 + 4·0.5 = 2.4 s; the reductions (0.3 each, after each unit) end 0.3 s after the last unit.
-  StepCosts c;
-  UnitCost u;
-  u.total.forward_compute = 0.25;
-  u.total.backward_compute = 0.5;
-  u.gather_s = 0.4;
-  u.reduce_s = 0.3;
-  c.units = {u};
-  c.chunk_units = {{UnitRun{0, 4, 0}}};
-  c.gathers_weights = true;
-  c.zero3_prefetch = 1;
+  StepCosts c = four_gathered_units(1);
   const GatheredPass f = gathered_pass(c, 0, false, true);
   const GatheredPass b = gathered_pass(c, 0, true, true);
   CHECK(f.extra == doctest::Approx(0.85).scale(0));
@@ -152,16 +159,7 @@ TEST_CASE("synchronous collectives: each unit's backward waits for the previous 
   // Four units of B = 0.5 s, each gathering in 0.4 s and reducing in 0.3 s. Asynchronous on demand: the
   // gathers add 4·0.4 s and the reductions hide but the last (0.3 s tail). Synchronous: every unit is
   // gather + backward + reduction in a row, 4·(0.4 + 0.5 + 0.3) = 4.8 s, 2.8 s over the kernels, no tail.
-  StepCosts c;
-  UnitCost u;
-  u.total.forward_compute = 0.25;
-  u.total.backward_compute = 0.5;
-  u.gather_s = 0.4;
-  u.reduce_s = 0.3;
-  c.units = {u};
-  c.chunk_units = {{UnitRun{0, 4, 0}}};
-  c.gathers_weights = true;
-  c.zero3_prefetch = 0;
+  StepCosts c = four_gathered_units(0);
   const GatheredPass async = gathered_pass(c, 0, true, true);
   CHECK(async.extra == seconds(4 * 0.4));
   CHECK(async.reduce_tail == seconds(0.3));
