@@ -1,0 +1,165 @@
+#include "tools/report_trace.hpp"
+
+#include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <numeric>
+#include <optional>
+#include <tuple>
+#include <utility>
+
+#include "sim/error.hpp"
+
+namespace trainsim::cli {
+
+namespace {
+
+/// Trace times are microseconds.
+constexpr double kSecondsPerTraceUnit = 1e-6;
+
+double number(const nlohmann::json& j, const char* key, double fallback = 0) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : fallback;
+}
+
+}  // namespace
+
+IterationTrace read_trace(const std::string& json, const std::string& file_label) {
+  const nlohmann::json j = nlohmann::json::parse(json, nullptr, false);
+  const auto bad = [&](const std::string& why) {
+    return InputError({Diagnostic{.file = file_label, .message = why}});
+  };
+  if (j.is_discarded() || !j.is_object() || !j.contains("traceEvents") || !j["traceEvents"].is_array())
+    throw bad("expected a Chrome trace: a JSON object with a \"traceEvents\" array");
+
+  // Names and sort keys of processes and threads first ("M" events), then slices and counters.
+  struct Process {
+    std::string name;
+    double sort = 0;
+  };
+  struct Thread {
+    std::string name;
+    double sort = 0;
+  };
+  std::map<long long, Process> processes;
+  std::map<std::pair<long long, long long>, Thread> threads;
+  for (const auto& e : j["traceEvents"]) {
+    if (!e.is_object()) throw bad("a traceEvents entry is not an object");
+    const std::string ph = e.value("ph", "");
+    const auto pid = static_cast<long long>(number(e, "pid"));
+    const auto tid = static_cast<long long>(number(e, "tid"));
+    const nlohmann::json args = e.value("args", nlohmann::json::object());
+    if (ph == "M") {
+      const std::string what = e.value("name", "");
+      if (what == "process_name") processes[pid].name = args.value("name", "");
+      if (what == "process_sort_index") processes[pid].sort = number(args, "sort_index");
+      if (what == "thread_name") threads[{pid, tid}].name = args.value("name", "");
+      if (what == "thread_sort_index") threads[{pid, tid}].sort = number(args, "sort_index");
+    } else if (ph == "X") {
+      processes.try_emplace(pid);
+      threads.try_emplace(std::pair{pid, tid});
+    } else if (ph == "C") {
+      processes.try_emplace(pid);
+    }
+  }
+
+  IterationTrace trace;
+  std::vector<long long> pids;
+  for (const auto& [pid, p] : processes) pids.push_back(pid);
+  std::stable_sort(pids.begin(), pids.end(),
+                   [&](long long a, long long b) { return processes[a].sort < processes[b].sort; });
+  std::map<long long, std::size_t> process_index;
+  for (const long long pid : pids) {
+    process_index[pid] = trace.processes.size();
+    const std::string& name = processes[pid].name;
+    trace.processes.push_back(name.empty() ? "process " + std::to_string(pid) : name);
+  }
+  std::vector<std::pair<long long, long long>> keys;
+  for (const auto& [key, t] : threads) keys.push_back(key);
+  std::stable_sort(keys.begin(), keys.end(), [&](const auto& a, const auto& b) {
+    const std::size_t pa = process_index[a.first], pb = process_index[b.first];
+    return pa != pb ? pa < pb : threads[a].sort < threads[b].sort;
+  });
+  std::map<std::pair<long long, long long>, std::size_t> lane_index;
+  for (const auto& key : keys) {
+    lane_index[key] = trace.lanes.size();
+    const std::string& name = threads[key].name;
+    trace.lanes.push_back(
+        {process_index[key.first], name.empty() ? "thread " + std::to_string(key.second) : name});
+  }
+
+  trace.peak_memory.assign(trace.processes.size(), 0.0);
+  for (const auto& e : j["traceEvents"]) {
+    const std::string ph = e.value("ph", "");
+    const auto pid = static_cast<long long>(number(e, "pid"));
+    if (ph == "X") {
+      const double start = number(e, "ts") * kSecondsPerTraceUnit;
+      const double end = start + number(e, "dur") * kSecondsPerTraceUnit;
+      if (!(end > start)) continue;
+      const auto tid = static_cast<long long>(number(e, "tid"));
+      trace.slices.push_back({.lane = lane_index[{pid, tid}],
+                              .name = e.value("name", ""),
+                              .category = e.value("cat", ""),
+                              .start = start,
+                              .end = end});
+    } else if (ph == "C" && e.contains("args") && e["args"].is_object()) {
+      for (const auto& [key, value] : e["args"].items()) {
+        if (value.is_number())
+          trace.peak_memory[process_index[pid]] =
+              std::max(trace.peak_memory[process_index[pid]], value.get<double>());
+      }
+    }
+  }
+  std::stable_sort(trace.slices.begin(), trace.slices.end(),
+                   [](const TraceSlice& a, const TraceSlice& b) { return a.start < b.start; });
+  if (j.contains("otherData") && j["otherData"].is_object()) {
+    const auto& other = j["otherData"];
+    trace.truncated =
+        other.contains("truncated") && other["truncated"].is_boolean() && other["truncated"].get<bool>();
+  }
+  return trace;
+}
+
+std::vector<std::size_t> critical_path(const IterationTrace& trace) {
+  const auto& s = trace.slices;
+  if (s.empty()) return {};
+  std::vector<std::size_t> by_end(s.size());
+  std::iota(by_end.begin(), by_end.end(), std::size_t{0});
+  std::stable_sort(by_end.begin(), by_end.end(),
+                   [&](std::size_t a, std::size_t b) { return s[a].end < s[b].end; });
+  std::vector<std::size_t> path{by_end.back()};
+  while (true) {
+    const TraceSlice& current = s[path.back()];
+    // Slices ending at or before the current start (within epsilon), latest first.
+    auto first_after = std::upper_bound(by_end.begin(), by_end.end(), current.start + kTraceEpsilon,
+                                        [&](double t, std::size_t i) { return t < s[i].end; });
+    std::optional<std::size_t> best;
+    auto rank = [&](std::size_t i) {
+      const bool same_lane = s[i].lane == current.lane;
+      const bool same_process = trace.lanes[s[i].lane].process == trace.lanes[current.lane].process;
+      return std::tuple{same_lane, same_process, s[i].end - s[i].start};
+    };
+    for (auto it = first_after; it != by_end.begin();) {
+      const std::size_t i = *--it;
+      if (s[i].end < current.start - kTraceEpsilon) break;
+      if (s[i].start >= current.start) continue;  // must begin earlier, so the walk always ends
+      if (!best || rank(i) > rank(*best)) best = i;
+    }
+    if (!best) {
+      // Nothing ends as this starts: the latest slice that ended before it (the stage was idle between).
+      for (auto it = first_after; it != by_end.begin();) {
+        const std::size_t i = *--it;
+        if (s[i].end < current.start - kTraceEpsilon) {
+          best = i;
+          break;
+        }
+      }
+    }
+    if (!best) break;
+    path.push_back(*best);
+  }
+  std::reverse(path.begin(), path.end());
+  return path;
+}
+
+}  // namespace trainsim::cli
