@@ -92,6 +92,7 @@ std::string cluster_report_html(const std::string& source, const Table& jobs, co
                         .y = value_axis("nodes", FieldUnit::count, nodes),
                         .layers = {busy, idle, down},
                         .height = 280};
+    end_at(nodes_chart.x, times.back());
     body += section("Nodes over the period", "Hourly means from cluster.csv.", render(nodes_chart));
     XYChart wait_chart{.id = "cluster-waiting",
                        .x = nodes_chart.x,
@@ -100,18 +101,20 @@ std::string cluster_report_html(const std::string& source, const Table& jobs, co
                        .height = 200};
     body += section("Jobs waiting", "", render(wait_chart));
   }
-  Table per_team{.columns = {"team", "jobs", "gpu_hours", "cost_usd", "mean_wait_h"}};
+  Table per_team{.columns = {"team", "jobs", "GPU-hours", "cost", "mean wait"}};
   BarChart team_bars{.id = "cluster-teams", .unit = FieldUnit::usd, .legend = false};
   std::size_t color = 0;
   for (const auto& [name, t] : teams) {
-    per_team.rows.push_back({name, std::to_string(t.jobs), fmt::format("{:.0f}", t.gpu_hours),
-                             fmt::format("{:.0f}", t.cost), fmt::format("{:.2f}", t.wait / t.jobs / 3600)});
+    per_team.rows.push_back({name, std::to_string(t.jobs), format_human(FieldUnit::count, t.gpu_hours),
+                             format_human(FieldUnit::usd, t.cost),
+                             format_human(FieldUnit::seconds, t.wait / t.jobs)});
     team_bars.rows.push_back(
         {name, {{"cost", t.cost, colors::kPalette[color++ % std::size(colors::kPalette)]}}});
   }
   body += section("Teams", "What each team's jobs cost, with their GPU-hours and mean wait.",
                   render(team_bars) + html_table(per_team, 100));
-  Table human_jobs{.columns = jobs.columns};
+  Table human_jobs;
+  for (const std::string& c : jobs.columns) human_jobs.columns.push_back(human_column(c));
   for (const auto& row : jobs.rows) {
     std::vector<std::string> cells;
     for (std::size_t c = 0; c < row.size(); ++c) cells.push_back(human_cell(jobs.columns[c], row[c]));

@@ -38,6 +38,7 @@ std::vector<std::size_t> running_rows(const Results& results) {
 
 std::vector<std::size_t> pareto_rows(const Results& results, const std::vector<std::size_t>& rows) {
   std::vector<std::pair<double, double>> points;
+  points.reserve(rows.size());
   for (const std::size_t i : rows)
     points.emplace_back(*results.si(i, "run_time"), *results.si(i, "cost_total"));
   std::vector<std::size_t> front;
@@ -97,8 +98,10 @@ std::string layouts_table(const Results& results, const std::vector<std::size_t>
     const std::size_t i = rows[n];
     out += "<tr>";
     if (!lead.empty()) out += "<td>" + escape(n < lead_cells.size() ? lead_cells[n] : "") + "</td>";
-    for (const std::size_t k : results.varying_keys())
-      out += R"(<td class="n">)" + escape(results.key_value(i, k)) + "</td>";
+    for (const std::size_t k : results.varying_keys()) {
+      const std::string& v = results.key_value(i, k);
+      out += (number_of(v) ? R"(<td class="n">)" : "<td>") + escape(v) + "</td>";
+    }
     const auto per_token = results.si(i, "cost_per_token");
     for (const std::string& c :
          {human(results, i, "run_time", FieldUnit::seconds), human(results, i, "cost_total", FieldUnit::usd),

@@ -122,16 +122,27 @@ StepShares Results::shares(std::size_t row) const {
           .mfu = get("mfu")};
 }
 
+namespace {
+
+bool ends_with(const std::string& text, std::string_view suffix) {
+  return text.size() > suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+}  // namespace
+
+std::string human_column(const std::string& column) {
+  for (const std::string_view suffix : {"_s", "_gib", "_usd"}) {  // model::csv_column's unit suffixes
+    if (ends_with(column, suffix)) return column.substr(0, column.size() - suffix.size());
+  }
+  return column;
+}
+
 std::string human_cell(const std::string& column, const std::string& cell) {
   const auto v = number_of(cell);
   if (!v) return cell;
-  auto ends_with = [&](std::string_view suffix) {
-    return column.size() > suffix.size() &&
-           column.compare(column.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
-  if (ends_with("_s")) return model::format_human(model::FieldUnit::seconds, *v);
-  if (ends_with("_gib")) return model::format_human(model::FieldUnit::bytes, *v * kGiB);
-  if (ends_with("_usd")) return model::format_human(model::FieldUnit::usd, *v);
+  if (ends_with(column, "_s")) return model::format_human(model::FieldUnit::seconds, *v);
+  if (ends_with(column, "_gib")) return model::format_human(model::FieldUnit::bytes, *v * kGiB);
+  if (ends_with(column, "_usd")) return model::format_human(model::FieldUnit::usd, *v);
   // Other figures with a fraction (GPU-hours to the last digit) read as counts: "2926", "181.0K".
   return *v == std::floor(*v) ? cell : model::format_human(model::FieldUnit::count, *v);
 }

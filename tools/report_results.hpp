@@ -62,5 +62,8 @@ class Results {
 /// A CSV cell in human units, by its column name's unit suffix (model::csv_column's convention: _s
 /// seconds, _gib GiB, _usd dollars): "7200" under wait_s reads "2.0 h". Other cells are returned as they are.
 [[nodiscard]] std::string human_cell(const std::string& column, const std::string& cell);
+/// The column's name for a table of human cells: the unit suffix dropped ("wait_s" -> "wait"), since each
+/// cell now says its unit.
+[[nodiscard]] std::string human_column(const std::string& column);
 
 }  // namespace trainsim::cli

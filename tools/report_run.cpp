@@ -139,7 +139,7 @@ std::string step_time(const Figures& f) {
 }
 
 const char* slice_color(const TraceSlice& s) {
-  if (s.category == "compute") return s.name.rfind("F", 0) == 0 ? "#86a9d3" : colors::kCompute;
+  if (s.category == "compute") return s.name.rfind('F', 0) == 0 ? "#86a9d3" : colors::kCompute;
   if (s.category == "tp") return colors::kTp;
   if (s.category == "dp") return colors::kDp;
   if (s.category == "pp") return colors::kPp;
@@ -154,9 +154,7 @@ std::string pipeline_timeline(const IterationTrace& trace) {
   for (const TraceSlice& s : trace.slices) end = std::max(end, s.end);
   LaneChart chart{.id = "pipeline-timeline",
                   .x = value_axis("time within the iteration", FieldUnit::seconds, {0.0, end})};
-  // The axis ends where the iteration does, not at the next round tick.
-  chart.x.hi = end;
-  std::erase_if(chart.x.ticks, [end](const Tick& t) { return t.at > end * (1 + 1e-9); });
+  end_at(chart.x, end);  // the axis ends where the iteration does
   for (std::size_t i = 0; i < trace.lanes.size(); ++i) {
     const TraceLane& lane = trace.lanes[i];
     const bool first = i == 0 || trace.lanes[i - 1].process != lane.process;

@@ -136,7 +136,9 @@ Axis value_axis(std::string title, FieldUnit unit, const std::vector<double>& va
   if (hi <= lo) hi = lo == 0 ? 1 : lo + std::fabs(lo) * 0.5;
   Axis a{.title = std::move(title), .unit = unit, .scale = Scale::linear};
   const model::HumanScale s = model::human_scale(unit, std::max(std::fabs(lo), std::fabs(hi)));
-  const double step = nice_step((hi - lo) / s.divisor / 5);
+  double step = nice_step((hi - lo) / s.divisor / 5);
+  if (unit == FieldUnit::count && step == 2.5 * std::pow(10.0, std::floor(std::log10(step))) && step < 10)
+    step *= 2;  // no quarter jobs or nodes: 2.5 becomes 5
   const double first = std::floor(lo / s.divisor / step + 1e-9) * step;
   const double last = std::ceil(hi / s.divisor / step - 1e-9) * step;
   a.lo = first * s.divisor;
@@ -151,6 +153,12 @@ Axis value_axis(std::string title, FieldUnit unit, const std::vector<double>& va
     a.ticks.push_back({t * s.divisor, fmt::format("{}{:.{}f}{}", s.prefix, t, decimals, s.suffix)});
   }
   return a;
+}
+
+void end_at(Axis& axis, double hi) {
+  if (axis.scale != Scale::linear || !(hi > axis.lo)) return;
+  axis.hi = hi;
+  std::erase_if(axis.ticks, [hi](const Tick& t) { return t.at > hi * (1 + 1e-9); });
 }
 
 Axis key_axis(std::string title, const std::vector<std::string>& values) {
@@ -386,6 +394,7 @@ std::string render(const BarChart& chart) {
   }
   std::vector<double> extent = totals;
   if (chart.limit) extent.push_back(chart.limit->y);
+  if (extent.empty()) return "<p>(nothing to show)</p>";
   // Bars are lengths: a linear axis from zero whatever the spread.
   Axis x = value_axis("", chart.unit, {0.0, *std::max_element(extent.begin(), extent.end())}, true);
   if (x.scale == Scale::log) x = value_axis("", chart.unit, {0.0, x.hi}, true);

@@ -50,6 +50,10 @@ inline constexpr double kLogAxisSpan = 10;
 /// categories in equal slots ("adamw", "adam8bit").
 [[nodiscard]] Axis key_axis(std::string title, const std::vector<std::string>& values);
 
+/// Ends a linear axis at `hi` rather than at the next round tick, dropping the ticks beyond it: a time series
+/// drawn up to where its data ends.
+void end_at(Axis& axis, double hi);
+
 /// A short label for one value in human units, its own scale chosen for it ("30 min", "$1.5M", "64 GiB").
 [[nodiscard]] std::string tick_label(model::FieldUnit unit, double value);
 
@@ -99,7 +103,8 @@ struct BarRow {
   std::vector<BarPart> parts;  ///< stacked left to right
 };
 /// Horizontal stacked bars on one value axis from zero, one row each, the total written after the bar;
-/// `limit` draws a vertical line (a capacity) the bars are measured against.
+/// `limit` draws a vertical line (a capacity) the bars are measured against. No rows and no limit: a note
+/// that there is nothing to show.
 struct BarChart {
   std::string id;
   model::FieldUnit unit = model::FieldUnit::count;

@@ -77,11 +77,12 @@ std::string panel(const Results& r, const KeyGroup& g, const Axis& x, const Metr
   const bool memory = std::string(m.field) == "memory_per_gpu";
   Layer dots{.label = several ? "a point" : "", .color = "#a9bdd6", .marker = Marker::dot, .size = 2.5};
   Layer misfits{.label = "does not fit", .color = colors::kMuted, .marker = Marker::cross, .size = 3};
+  // A line joins values along a numeric axis; categories ("adamw", "dgx-h100 · 64") have no order to join.
   Layer best{.label = several ? "lowest over the other keys" : "",
              .color = colors::kCompute,
              .marker = Marker::dot,
-             .line = true,
-             .size = 3};
+             .line = x.scale != Scale::category,
+             .size = x.scale != Scale::category ? 3.0 : 4.0};
   std::map<double, std::pair<double, std::size_t>> lowest;  // x -> (value, row)
   std::vector<double> ys;
   double capacity = 0;
@@ -127,7 +128,7 @@ std::string panel(const Results& r, const KeyGroup& g, const Axis& x, const Metr
 
 std::string small_multiples(const Results& r) {
   const std::vector<KeyGroup> groups = key_groups(r);
-  if (groups.empty()) return "";
+  if (groups.empty() || r.size() == 0) return "";
   std::vector<Metric> metrics;
   if (!running_rows(r).empty()) {
     metrics = {{"run_time", "run time", FieldUnit::seconds}, {"cost_total", "cost", FieldUnit::usd}};
@@ -148,8 +149,11 @@ std::string small_multiples(const Results& r) {
     for (const Metric& m : metrics) out += panel(r, g, x, m, several);
     out += "</div>";
   }
+  const char* heading = groups.size() > 1     ? "Each swept key"
+                        : r.keys().size() > 1 ? "The swept keys, which move together"
+                                              : "The swept key";
   return section(
-      groups.size() > 1 ? "Each swept key" : "The swept key",
+      heading,
       "Each panel puts a swept key on the x axis. Where other keys vary too, every point is a pale dot and "
       "the line joins the lowest value at each x over the other keys' values; points that do not fit in "
       "memory appear only against memory (grey crosses). Hover over a mark for its point.",

@@ -17,9 +17,24 @@ namespace {
 /// Trace times are microseconds.
 constexpr double kSecondsPerTraceUnit = 1e-6;
 
+// Readers that take a field of the expected type or fall back: a trace is input, and a field of another
+// type must not stop the page (nlohmann's value() throws on a type mismatch).
 double number(const nlohmann::json& j, const char* key, double fallback = 0) {
+  if (!j.is_object()) return fallback;
   const auto it = j.find(key);
   return it != j.end() && it->is_number() ? it->get<double>() : fallback;
+}
+
+std::string text(const nlohmann::json& j, const char* key) {
+  if (!j.is_object()) return "";
+  const auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+const nlohmann::json& args_of(const nlohmann::json& e) {
+  static const nlohmann::json kNone = nlohmann::json::object();
+  const auto it = e.find("args");
+  return it != e.end() && it->is_object() ? *it : kNone;
 }
 
 }  // namespace
@@ -45,15 +60,15 @@ IterationTrace read_trace(const std::string& json, const std::string& file_label
   std::map<std::pair<long long, long long>, Thread> threads;
   for (const auto& e : j["traceEvents"]) {
     if (!e.is_object()) throw bad("a traceEvents entry is not an object");
-    const std::string ph = e.value("ph", "");
+    const std::string ph = text(e, "ph");
     const auto pid = static_cast<long long>(number(e, "pid"));
     const auto tid = static_cast<long long>(number(e, "tid"));
-    const nlohmann::json args = e.value("args", nlohmann::json::object());
+    const nlohmann::json& args = args_of(e);
     if (ph == "M") {
-      const std::string what = e.value("name", "");
-      if (what == "process_name") processes[pid].name = args.value("name", "");
+      const std::string what = text(e, "name");
+      if (what == "process_name") processes[pid].name = text(args, "name");
       if (what == "process_sort_index") processes[pid].sort = number(args, "sort_index");
-      if (what == "thread_name") threads[{pid, tid}].name = args.value("name", "");
+      if (what == "thread_name") threads[{pid, tid}].name = text(args, "name");
       if (what == "thread_sort_index") threads[{pid, tid}].sort = number(args, "sort_index");
     } else if (ph == "X") {
       processes.try_emplace(pid);
@@ -65,6 +80,7 @@ IterationTrace read_trace(const std::string& json, const std::string& file_label
 
   IterationTrace trace;
   std::vector<long long> pids;
+  pids.reserve(processes.size());
   for (const auto& [pid, p] : processes) pids.push_back(pid);
   std::stable_sort(pids.begin(), pids.end(),
                    [&](long long a, long long b) { return processes[a].sort < processes[b].sort; });
@@ -75,6 +91,7 @@ IterationTrace read_trace(const std::string& json, const std::string& file_label
     trace.processes.push_back(name.empty() ? "process " + std::to_string(pid) : name);
   }
   std::vector<std::pair<long long, long long>> keys;
+  keys.reserve(threads.size());
   for (const auto& [key, t] : threads) keys.push_back(key);
   std::stable_sort(keys.begin(), keys.end(), [&](const auto& a, const auto& b) {
     const std::size_t pa = process_index[a.first], pb = process_index[b.first];
@@ -90,7 +107,7 @@ IterationTrace read_trace(const std::string& json, const std::string& file_label
 
   trace.peak_memory.assign(trace.processes.size(), 0.0);
   for (const auto& e : j["traceEvents"]) {
-    const std::string ph = e.value("ph", "");
+    const std::string ph = text(e, "ph");
     const auto pid = static_cast<long long>(number(e, "pid"));
     if (ph == "X") {
       const double start = number(e, "ts") * kSecondsPerTraceUnit;
@@ -98,12 +115,12 @@ IterationTrace read_trace(const std::string& json, const std::string& file_label
       if (!(end > start)) continue;
       const auto tid = static_cast<long long>(number(e, "tid"));
       trace.slices.push_back({.lane = lane_index[{pid, tid}],
-                              .name = e.value("name", ""),
-                              .category = e.value("cat", ""),
+                              .name = text(e, "name"),
+                              .category = text(e, "cat"),
                               .start = start,
                               .end = end});
-    } else if (ph == "C" && e.contains("args") && e["args"].is_object()) {
-      for (const auto& [key, value] : e["args"].items()) {
+    } else if (ph == "C") {
+      for (const auto& [key, value] : args_of(e).items()) {
         if (value.is_number())
           trace.peak_memory[process_index[pid]] =
               std::max(trace.peak_memory[process_index[pid]], value.get<double>());

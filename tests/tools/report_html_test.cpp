@@ -78,6 +78,11 @@ TEST_CASE("a run that does not fit or misses its budget says so first") {
   CHECK(has(html, "Does not fit in memory: needs 91 GiB"));
   CHECK(has(html, "Budget missed: cost $1.5M over $1M"));
   CHECK_THROWS_AS(cli::run_report_html("dir", "[1]", {}, std::nullopt), InputError);
+  // A summary with hardly anything in it still makes a page, with dashes for what it lacks.
+  const std::string sparse =
+      cli::run_report_html("dir", R"({"cost_total": 5, "run_time": "x"})", {}, std::nullopt);
+  CHECK(has(sparse, R"(<div class="v">$5.00</div>)"));
+  CHECK(has(sparse, R"(<div class="v">—</div>)"));
 }
 
 TEST_CASE("a sweep of one key puts it on the x axis, as written, and lists the Pareto front") {
@@ -163,8 +168,8 @@ TEST_CASE("a search's page lists the top layouts with what bounds each") {
 
 TEST_CASE("a cluster report charts the nodes over the period and totals each team by hand") {
   // Two llm jobs (100 and 300 GPU-hours, waits of 1 h and 3 h) and one vision job (50 GPU-hours, no
-  // wait): llm 400 GPU-hours, mean wait 2.00 h; vision 50, 0.00 h. Two hours of 4 nodes: 2 then 4 busy,
-  // so 6 of 8 node-hours busy, 75.0 %.
+  // wait): llm 400 GPU-hours, $800, mean wait 2 h; vision 50, $100, no wait. Two hours of 4 nodes: 2 then 4
+  // busy, so 6 of 8 node-hours busy, 75.0 %.
   const cli::Table jobs = cli::parse_csv(
       "job,team,wait_s,gpu_hours,cost_usd\na,llm,3600,100,200\nb,llm,10800,300,600\nc,vision,0,50,100\n",
       "jobs.csv");
@@ -175,12 +180,13 @@ TEST_CASE("a cluster report charts the nodes over the period and totals each tea
   CHECK(has(html, "3 jobs; mean utilisation 75.0 %"));
   CHECK(has(
       html,
-      R"(<td>llm</td><td class="n">2</td><td class="n">400</td><td class="n">800</td><td class="n">2.00</td>)"));
+      R"(<td>llm</td><td class="n">2</td><td class="n">400</td><td class="n">$800.00</td><td class="n">2.0 h</td>)"));
   CHECK(has(
       html,
-      R"(<td>vision</td><td class="n">1</td><td class="n">50</td><td class="n">100</td><td class="n">0.00</td>)"));
+      R"(<td>vision</td><td class="n">1</td><td class="n">50</td><td class="n">$100.00</td><td class="n">0 s</td>)"));
   CHECK(has(html, R"(<div class="v">75.0 %</div>)"));
   CHECK(has(html, R"(<td class="n">3.0 h</td>)"));  // job b's wait in human units
+  CHECK(has(html, "<th>wait</th>"));                // and its column without the unit suffix
   CHECK(has(html, R"(data-chart="cluster-nodes")"));
   CHECK(has(html, R"(data-chart="cluster-teams")"));
   CHECK_FALSE(has(html, "<script"));

@@ -65,4 +65,7 @@ TEST_CASE("a CSV cell reads in human units by its column's unit suffix") {
   CHECK(cli::human_cell("gpu_hours", "2925.57") == "2926");
   CHECK(cli::human_cell("nodes", "16") == "16");
   CHECK(cli::human_cell("job", "llm-a") == "llm-a");
+  CHECK(cli::human_column("wait_s") == "wait");
+  CHECK(cli::human_column("cost_usd") == "cost");
+  CHECK(cli::human_column("nodes") == "nodes");
 }

@@ -39,6 +39,14 @@ TEST_CASE("a value axis is linear with round ticks in the unit a person would us
   // $0 to $1.7M: a step of $0.5M (1.7 / 5 = 0.34 -> 0.5), one decimal, and a bare "$0".
   CHECK(labels(cli::value_axis("bill", FieldUnit::usd, {0.0, 1.7e6})) ==
         std::vector<std::string>{"$0", "$0.5M", "$1.0M", "$1.5M", "$2.0M"});
+  // Counts step by whole numbers: 0 to 12 jobs would step by 2.5 (12 / 5 = 2.4); it steps by 5.
+  CHECK(labels(cli::value_axis("jobs", FieldUnit::count, {0.0, 12.0})) ==
+        std::vector<std::string>{"0", "5", "10", "15"});
+  // A time series ends where its data does: 0 to 7 d, not to the next round tick at 8 d.
+  auto week = cli::value_axis("t", FieldUnit::seconds, {0.0, 7 * 86400.0});
+  cli::end_at(week, 7 * 86400.0);
+  CHECK(week.hi == 7 * 86400.0);
+  CHECK(labels(week) == std::vector<std::string>{"0 d", "2 d", "4 d", "6 d"});
 }
 
 TEST_CASE("a value axis is logarithmic once its values span a decade, with round human ticks") {
@@ -112,6 +120,7 @@ TEST_CASE("bars stack their parts and say the total against a capacity") {
   CHECK(svg.find("32.0 GiB (40 %)") != std::string::npos);                           // 12 + 20 of 80
   CHECK(svg.find("stage 0 — activations: 20.0 GiB (62.5 %)") != std::string::npos);  // 20 of 32
   CHECK(count(svg, R"(class="mark")") == 2);
+  CHECK(cli::render(cli::BarChart{.id = "empty"}) == "<p>(nothing to show)</p>");
 }
 
 TEST_CASE("lanes draw one box per slice and the path through them") {
