@@ -158,17 +158,23 @@ std::string pipeline_timeline(const IterationTrace& trace) {
   for (std::size_t i = 0; i < trace.lanes.size(); ++i) {
     const TraceLane& lane = trace.lanes[i];
     const bool first = i == 0 || trace.lanes[i - 1].process != lane.process;
-    chart.lanes.push_back({.label = first ? trace.processes[lane.process] + " " + lane.name : lane.name,
-                           .height = lane.name == "compute" ? 16.0 : 8.0,
-                           .first_of_group = first});
+    // A stage's first lane (its compute stream, drawn thick) carries the stage's name; the others their own.
+    std::string label = lane.name;
+    if (first) label = trace.processes[lane.process] + (lane.name == "compute" ? "" : " " + lane.name);
+    chart.lanes.push_back(
+        {.label = label, .height = lane.name == "compute" ? 16.0 : 8.0, .first_of_group = first});
   }
   // Slices narrower than a pixel, back to back on one lane, are drawn as one box: a layer-detail trace has
   // far more slices than the chart has pixels.
   const double plot_seconds_per_px = (chart.x.hi - chart.x.lo) / chart.plot_width();
-  const std::vector<std::size_t> path = critical_path(trace);
+  const std::vector<PathStep> path = critical_path(trace);
+  // A box is underlined when the path runs along most of it (a transfer whose tail only was waited for is
+  // not).
   std::vector<bool> on_path(trace.slices.size(), false);
-  for (const std::size_t i : path) on_path[i] = true;
-  std::vector<std::size_t> box_of(trace.slices.size());
+  for (const PathStep& p : path) {
+    const TraceSlice& s = trace.slices[p.slice];
+    on_path[p.slice] = s.end - p.from >= 0.5 * (s.end - s.start);
+  }
   std::vector<std::size_t> open(trace.lanes.size(), SIZE_MAX);  // each lane's box still growing
   std::vector<std::size_t> merged(trace.lanes.size(), 0);
   for (std::size_t i = 0; i < trace.slices.size(); ++i) {
@@ -185,13 +191,11 @@ std::string pipeline_timeline(const IterationTrace& trace) {
         ++merged[s.lane];
         b.tip = fmt::format("{}: {} slices ({} …), {}", where, merged[s.lane] + 1, s.category,
                             format_human(FieldUnit::seconds, b.end - b.start));
-        box_of[i] = o;
         continue;
       }
     }
     merged[s.lane] = 0;
     o = chart.boxes.size();
-    box_of[i] = o;
     chart.boxes.push_back({.lane = s.lane,
                            .start = s.start,
                            .end = s.end,
@@ -201,26 +205,26 @@ std::string pipeline_timeline(const IterationTrace& trace) {
                                               format_human(FieldUnit::seconds, s.start)),
                            .highlight = on_path[i]});
   }
-  for (const std::size_t i : path) {
-    if (chart.path.empty() || chart.path.back() != box_of[i]) chart.path.push_back(box_of[i]);
+  for (const PathStep& p : path) {
+    chart.path.push_back({trace.slices[p.slice].lane, p.from, trace.slices[p.slice].end});
   }
   chart.legend = {{"forward", "#86a9d3"},      {"backward", colors::kCompute},
                   {"TP comm", colors::kTp},    {"PP comm", colors::kPp},
                   {"DP comm", colors::kDp},    {"optimizer", colors::kOptimizer},
                   {"critical path", "#c0392b"}};
-  // Time along the critical path by kind, and the idle time between its slices.
+  // Time along the critical path by kind (each slice from where the path enters it), and the time it waits.
   std::map<std::string, double> on;
   double busy = 0;
-  for (const std::size_t i : path) {
-    const TraceSlice& s = trace.slices[i];
-    on[s.category.empty() ? "other" : s.category] += s.end - s.start;
-    busy += s.end - s.start;
+  for (const PathStep& p : path) {
+    const TraceSlice& s = trace.slices[p.slice];
+    on[s.category.empty() ? "other" : s.category] += s.end - p.from;
+    busy += s.end - p.from;
   }
   std::string along;
   for (const auto& [kind, seconds] : on)
     along +=
         fmt::format("{}{} {}", along.empty() ? "" : ", ", kind, format_human(FieldUnit::seconds, seconds));
-  const double idle = trace.slices[path.back()].end - busy;
+  const double idle = trace.slices[path.back().slice].end - busy;
   std::string intro = fmt::format(
       "One iteration from trace.json: a row per pipeline stage (compute thick, its communication streams "
       "thin). "

@@ -498,16 +498,15 @@ std::string render(const LaneChart& chart) {
                          lane_y[b.lane] + lane.height - 3, x1 - x0);
     }
   }
-  if (chart.path.size() > 1) {
+  if (!chart.path.empty()) {
     std::string d;
-    for (const std::size_t i : chart.path) {
-      const LaneBox& b = chart.boxes[i];
-      const double mid = lane_y[b.lane] + chart.lanes[b.lane].height / 2;
-      d += fmt::format("{}{:.1f},{:.1f} L{:.1f},{:.1f}", d.empty() ? "M" : " L", px(b.start), mid, px(b.end),
-                       mid);
+    for (const LaneSpan& span : chart.path) {
+      const double mid = lane_y[span.lane] + chart.lanes[span.lane].height / 2;
+      d += fmt::format("{}{:.1f},{:.1f} L{:.1f},{:.1f}", d.empty() ? "M" : " L", px(span.from), mid,
+                       px(span.to), mid);
     }
     svg += fmt::format(
-        R"(<path class="critical-path" d="{}" fill="none" stroke="#c0392b" stroke-width="1.2" stroke-opacity="0.85"/>)",
+        R"(<path class="critical-path" d="{}" fill="none" stroke="#c0392b" stroke-width="1.4" stroke-opacity="0.9"/>)",
         d);
   }
   svg += "</svg>";

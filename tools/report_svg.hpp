@@ -127,13 +127,18 @@ struct LaneBox {
   std::string tip;
   bool highlight = false;  ///< on the critical path: underlined in red
 };
-/// Boxes in horizontal lanes over a time axis (a pipeline timeline); `path` lists boxes (indices into
-/// `boxes`, in time order) joined by a red line.
+/// A stretch of a lane a path runs along.
+struct LaneSpan {
+  std::size_t lane = 0;
+  double from = 0, to = 0;
+};
+/// Boxes in horizontal lanes over a time axis (a pipeline timeline); `path` (in time order) is drawn as one
+/// red line along its spans, jumping between lanes where it changes lane.
 struct LaneChart {
   std::string id;
   std::vector<Lane> lanes;
   std::vector<LaneBox> boxes;
-  std::vector<std::size_t> path;
+  std::vector<LaneSpan> path;
   Axis x;
   std::vector<std::pair<std::string, std::string>> legend;  ///< (name, color)
   double width = 900;

@@ -137,45 +137,65 @@ IterationTrace read_trace(const std::string& json, const std::string& file_label
   return trace;
 }
 
-std::vector<std::size_t> critical_path(const IterationTrace& trace) {
+std::vector<PathStep> critical_path(const IterationTrace& trace) {
   const auto& s = trace.slices;
   if (s.empty()) return {};
   std::vector<std::size_t> by_end(s.size());
   std::iota(by_end.begin(), by_end.end(), std::size_t{0});
   std::stable_sort(by_end.begin(), by_end.end(),
                    [&](std::size_t a, std::size_t b) { return s[a].end < s[b].end; });
-  std::vector<std::size_t> path{by_end.back()};
+  // The first of by_end whose slice ends after t.
+  auto ending_after = [&](double t) {
+    return std::upper_bound(by_end.begin(), by_end.end(), t,
+                            [&](double v, std::size_t i) { return v < s[i].end; });
+  };
+  auto process_of = [&](std::size_t i) { return trace.lanes[s[i].lane].process; };
+  std::vector<std::size_t> walk{by_end.back()};
   while (true) {
-    const TraceSlice& current = s[path.back()];
-    // Slices ending at or before the current start (within epsilon), latest first.
-    auto first_after = std::upper_bound(by_end.begin(), by_end.end(), current.start + kTraceEpsilon,
-                                        [&](double t, std::size_t i) { return t < s[i].end; });
-    std::optional<std::size_t> best;
+    const std::size_t current = walk.back();
+    const auto first_after = ending_after(s[current].start + kTraceEpsilon);
     auto rank = [&](std::size_t i) {
-      const bool same_lane = s[i].lane == current.lane;
-      const bool same_process = trace.lanes[s[i].lane].process == trace.lanes[current.lane].process;
-      return std::tuple{same_lane, same_process, s[i].end - s[i].start};
+      return std::tuple{s[i].category == "compute", s[i].lane == s[current].lane,
+                        process_of(i) == process_of(current), s[i].end - s[i].start};
     };
+    // Slices ending as the current one starts (within epsilon) that began before it, the best ranked.
+    std::optional<std::size_t> best;
     for (auto it = first_after; it != by_end.begin();) {
       const std::size_t i = *--it;
-      if (s[i].end < current.start - kTraceEpsilon) break;
-      if (s[i].start >= current.start) continue;  // must begin earlier, so the walk always ends
+      if (s[i].end < s[current].start - kTraceEpsilon) break;
+      if (s[i].start >= s[current].start) continue;  // must begin earlier, so the walk always ends
       if (!best || rank(i) > rank(*best)) best = i;
     }
     if (!best) {
       // Nothing ends as this starts: the latest slice that ended before it (the stage was idle between).
       for (auto it = first_after; it != by_end.begin();) {
         const std::size_t i = *--it;
-        if (s[i].end < current.start - kTraceEpsilon) {
+        if (s[i].end < s[current].start - kTraceEpsilon) {
           best = i;
           break;
         }
       }
     }
     if (!best) break;
-    path.push_back(*best);
+    walk.push_back(*best);
+    if (s[*best].category == "compute") continue;
+    // Communication that began while compute of its stage ran and outlasted it: that compute is what it
+    // waited for (the path enters the communication where the compute ended).
+    std::optional<std::size_t> beside;
+    for (auto it = ending_after(s[*best].end + kTraceEpsilon); it != by_end.begin();) {
+      const std::size_t i = *--it;
+      if (s[i].end <= s[*best].start) break;
+      if (s[i].category == "compute" && process_of(i) == process_of(*best) && s[i].start < s[*best].start &&
+          (!beside || s[i].end > s[*beside].end))
+        beside = i;
+    }
+    if (beside) walk.push_back(*beside);
   }
-  std::reverse(path.begin(), path.end());
+  std::vector<PathStep> path;
+  for (auto it = walk.rbegin(); it != walk.rend(); ++it) {
+    const double from = path.empty() ? s[*it].start : std::max(s[*it].start, s[path.back().slice].end);
+    path.push_back({*it, std::min(from, s[*it].end)});
+  }
   return path;
 }
 

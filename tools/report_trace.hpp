@@ -36,11 +36,20 @@ struct IterationTrace {
 /// Two instants closer than this are the same instant: the trace prints times to the nanosecond.
 inline constexpr double kTraceEpsilon = 5e-9;
 
-/// The critical path, as indices into trace.slices in time order. A trace records when each slice ran, not
-/// what it waited for, so the path is found backwards from the slice that ends last: each step goes to a
-/// slice that ends when the current one starts (within kTraceEpsilon), preferring the same lane, then the
-/// same process, then the longest; where none does (the stage sat idle), to the slice that ended last
-/// before it. The chain ends at a slice with nothing before it. Empty for a trace without slices.
-[[nodiscard]] std::vector<std::size_t> critical_path(const IterationTrace& trace);
+/// A slice on the critical path and the instant the path enters it: its start, or later where it ran beside
+/// the compute before it on the path (only its tail, after that compute ended, was waited for).
+struct PathStep {
+  std::size_t slice = 0;  ///< index into IterationTrace::slices
+  double from = 0;
+};
+
+/// The critical path in time order. A trace records when each slice ran, not what it waited for, so the
+/// path is found backwards from the slice that ends last: each step goes to a slice that ends when the
+/// current one starts (within kTraceEpsilon), preferring compute (communication that ends with the compute
+/// beside it was hidden by it), then the same lane, then the same process, then the longest; where none
+/// does (the stage sat idle), to the slice that ended last before it. A communication slice that started
+/// while compute of its stage ran, and outlasted it, is entered where that compute ended, and the path goes
+/// on from that compute. The chain ends at a slice with nothing before it. Empty for a trace without slices.
+[[nodiscard]] std::vector<PathStep> critical_path(const IterationTrace& trace);
 
 }  // namespace trainsim::cli

@@ -128,7 +128,7 @@ TEST_CASE("lanes draw one box per slice and the path through them") {
                        .lanes = {{"stage 0"}, {"stage 1"}},
                        .x = cli::value_axis("t", FieldUnit::seconds, {0.0, 2.0})};
   chart.boxes = {{0, 0, 1, "#111", "a", true}, {1, 1, 2, "#222", "b", true}};
-  chart.path = {0, 1};
+  chart.path = {{0, 0, 1}, {1, 1, 2}};
   const std::string svg = cli::render(chart);
   CHECK(count(svg, R"(class="mark")") == 2);
   CHECK(svg.find("critical-path") != std::string::npos);

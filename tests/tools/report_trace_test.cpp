@@ -63,14 +63,14 @@ TEST_CASE("a trace is read as stages in their sort order, lanes, slices in secon
 
 TEST_CASE("the critical path walks back from the last slice through the slices that end as each starts") {
   const cli::IterationTrace t = cli::read_trace(kTrace, "trace.json");
-  // By hand, backwards from stage 0's B0 [720,920]: its own B1 ends at 720 (stage 1's send B0 also does; the
-  // same lane wins); B1 starts at 520 when stage 1's send B1 ends; that starts at 510 when stage 1's B1 ends
-  // (same stage); B1 starts at 310 after F1, F1 at 210 after F0 (the same lane, before stage 0's send F1);
+  // By hand, backwards from stage 0's B0 [720,920]: its own B1 ends at 720 (stage 1's send B0 also does;
+  // compute wins); B1 starts at 520 when stage 1's send B1 ends; that starts at 510 when stage 1's B1 ends
+  // (same stage); B1 starts at 310 after F1, F1 at 210 after F0 (compute, before stage 0's send F1);
   // F0 at 110 after stage 0's send F0, which starts at 100 when stage 0's F0 ends; F0 starts at 0.
   std::vector<std::string> walked;
   double busy = 0;
-  for (const std::size_t i : cli::critical_path(t)) {
-    const auto& s = t.slices[i];
+  for (const cli::PathStep& p : cli::critical_path(t)) {
+    const auto& s = t.slices[p.slice];
     walked.push_back(t.processes[t.lanes[s.lane].process] + " " + s.name);
     busy += s.end - s.start;
   }
@@ -78,6 +78,40 @@ TEST_CASE("the critical path walks back from the last slice through the slices t
                                            "stage 1 F mb1", "stage 1 B mb1", "stage 1 send B1",
                                            "stage 0 B mb1", "stage 0 B mb0"});
   CHECK(busy == doctest::Approx(920e-6));  // back to back: no idle time on the path
+}
+
+TEST_CASE("communication hidden behind compute stays off the path; exposed communication is on it") {
+  // One stage: compute a [0,100] with a transfer [60,100] beside it, then b [100,150] with a transfer
+  // [120,150] beside it (both hidden: each ends with the compute it ran beside); then c [180,200] waits for a
+  // transfer [150,180] (exposed). That transfer follows both b and the hidden one; the path goes through b.
+  const cli::IterationTrace t = cli::read_trace(R"({"traceEvents":[
+{"name":"a","cat":"compute","ph":"X","ts":0,"dur":100,"pid":1,"tid":1},
+{"name":"b","cat":"compute","ph":"X","ts":100,"dur":50,"pid":1,"tid":1},
+{"name":"c","cat":"compute","ph":"X","ts":180,"dur":20,"pid":1,"tid":1},
+{"name":"hidden","cat":"tp","ph":"X","ts":60,"dur":40,"pid":1,"tid":2},
+{"name":"hidden too","cat":"tp","ph":"X","ts":120,"dur":30,"pid":1,"tid":2},
+{"name":"exposed","cat":"tp","ph":"X","ts":150,"dur":30,"pid":1,"tid":2}]})",
+                                                "trace.json");
+  std::vector<std::string> walked;
+  for (const cli::PathStep& p : cli::critical_path(t)) walked.push_back(t.slices[p.slice].name);
+  CHECK(walked == std::vector<std::string>{"a", "b", "exposed", "c"});
+}
+
+TEST_CASE("a transfer that outlasts the compute it ran beside is entered where that compute ended") {
+  // Compute q [0,100]; a transfer [10,102] begins beside it and ends 2 after it; compute b [102,150] waits
+  // for the transfer. The path: q whole, the transfer's last 2, b whole (100 + 2 + 48 = 150, no wait).
+  const cli::IterationTrace t = cli::read_trace(R"({"traceEvents":[
+{"name":"q","cat":"compute","ph":"X","ts":0,"dur":100,"pid":1,"tid":1},
+{"name":"b","cat":"compute","ph":"X","ts":102,"dur":48,"pid":1,"tid":1},
+{"name":"transfer","cat":"tp","ph":"X","ts":10,"dur":92,"pid":1,"tid":2}]})",
+                                                "trace.json");
+  const auto path = cli::critical_path(t);
+  REQUIRE(path.size() == 3);
+  CHECK(t.slices[path[0].slice].name == "q");
+  CHECK(t.slices[path[1].slice].name == "transfer");
+  CHECK(path[1].from == doctest::Approx(100e-6));
+  CHECK(t.slices[path[2].slice].name == "b");
+  CHECK(path[2].from == doctest::Approx(102e-6));
 }
 
 TEST_CASE("where nothing ends as a slice starts, the path steps back over the idle gap") {
