@@ -141,8 +141,9 @@ void check_in_browser(const Case& c) {
   // 2. How it looks: a screenshot against the reviewed reference.
   const fs::path shots = fs::path(TRAINSIM_BUILD_DIR) / "report_screenshots";
   fs::create_directories(shots);
-  const fs::path shot = shots / (c.name + ".png");
+  const fs::path shot = shots / (c.name + ".png"), diff = shots / (c.name + ".diff.png");
   fs::remove(shot);
+  fs::remove(diff);  // a map left by an earlier failure would mislead
   REQUIRE(e2e::shell(browser + " --screenshot=" + shell_word(shot) + " " +
                      shell_word("file://" + html.string()) + " > /dev/null 2>&1") == 0);
   const fs::path golden = fs::path(TRAINSIM_SOURCE_DIR) / "tests/tools/report_golden" / (c.name + ".png");
@@ -160,11 +161,10 @@ void check_in_browser(const Case& c) {
   REQUIRE_MESSAGE(expected, error << " (tools/update-golden --screenshots takes the reference screenshots)");
   const png::Difference d = png::compare(*expected, *actual);
   MESSAGE(c.name << ": " << 100 * d.blocks_differing << " % of 4x4 blocks differ from the reference");
-  if (d.blocks_differing > kMaxBlocksDiffering && !d.map.rgb.empty())
-    png::write((shots / (c.name + ".diff.png")).string(), d.map);
+  if (d.blocks_differing > kMaxBlocksDiffering && !d.map.rgb.empty()) png::write(diff.string(), d.map);
   CHECK_MESSAGE(d.blocks_differing <= kMaxBlocksDiffering,
                 c.name << ": " << 100 * d.blocks_differing << " % of blocks differ from " << golden.string()
-                       << "; see " << shot.string() << " and " << (shots / (c.name + ".diff.png")).string());
+                       << "; see " << shot.string() << " and " << diff.string());
 }
 
 }  // namespace
