@@ -1,12 +1,12 @@
 // `trainsim report IN [-o report.html]`: a self-contained HTML report with charts from a run directory
-// (`trainsim run -o DIR`), a shared cluster's directory (`trainsim cluster -o DIR`) or a sweep output (CSV or
-// JSON Lines).
+// (`trainsim run -o DIR`), a shared cluster's directory (`trainsim cluster -o DIR`), or a sweep's or a
+// search's output (CSV, JSON Lines or a JSON array). The pages are tools/report_html.hpp.
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
+#include <optional>
 
 #include "sim/error.hpp"
+#include "sim/gzip.hpp"
 #include "sim/input_files.hpp"
 #include "sim/output_files.hpp"
 #include "tools/command.hpp"
@@ -20,9 +20,32 @@ namespace {
 constexpr std::size_t kMaxReportInputBytes = std::size_t{1} << 30;
 
 std::string read_text(const std::filesystem::path& path) {
-  return sim::read_input_file(path, {.what = "a run's summary.json or a sweep output",
+  return sim::read_input_file(path, {.what = "a run's summary.json, run.csv or trace.json, or a sweep output",
                                      .limit = "report inputs",
                                      .max_bytes = kMaxReportInputBytes});
+}
+
+/// The name a page shows for its input: the folder's or the file's own name ("runs/llama/" -> "llama").
+std::string display_name(const std::filesystem::path& in) {
+  std::filesystem::path p = std::filesystem::absolute(in).lexically_normal();
+  if (p.filename().empty()) p = p.parent_path();
+  return p.filename().string();
+}
+
+/// trace.json, or trace.json.gz (`run -o DIR --gzip`); nothing when the folder has neither.
+std::optional<IterationTrace> read_trace_of(const std::filesystem::path& dir) {
+  if (std::filesystem::exists(dir / "trace.json"))
+    return read_trace(read_text(dir / "trace.json"), (dir / "trace.json").string());
+  if (std::filesystem::exists(dir / "trace.json.gz")) {
+    const std::string label = (dir / "trace.json.gz").string();
+    const std::string gz =
+        sim::read_input_file(dir / "trace.json.gz", {.what = "a gzipped trace (`run --gzip`)",
+                                                     .limit = "report inputs",
+                                                     .max_bytes = kMaxReportInputBytes,
+                                                     .refuse_nul = false});
+    return read_trace(sim::gunzip(gz, kMaxReportInputBytes, label), label);
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -32,9 +55,10 @@ void add_report_command(CLI::App& app, int& exit_code) {
       app.add_subcommand("report", "write a self-contained HTML report from a run directory or sweep output");
   auto input = std::make_shared<std::string>();
   auto output = std::make_shared<std::string>();
-  sub->add_option("IN", *input,
-                  "run directory (summary.json, run.csv), cluster directory (jobs.csv, cluster.csv) or sweep "
-                  "output (.csv or .jsonl)")
+  sub->add_option(
+         "IN", *input,
+         "run directory (summary.json, run.csv, trace.json), cluster directory (jobs.csv, cluster.csv), "
+         "or sweep or search output (.csv, .jsonl or .json)")
       ->required();
   sub->add_option("-o,--output", *output, "HTML file to write (default: IN/report.html or IN with .html)");
   sub->callback([input, output, &exit_code] {
@@ -44,7 +68,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
     fs::path out;
     if (fs::is_directory(in) && !fs::exists(in / "summary.json") && fs::exists(in / "jobs.csv") &&
         fs::exists(in / "cluster.csv")) {
-      html = cluster_report_html("trainsim cluster: " + fs::absolute(in).filename().string(),
+      html = cluster_report_html(display_name(in),
                                  parse_csv(read_text(in / "jobs.csv"), (in / "jobs.csv").string()),
                                  parse_csv(read_text(in / "cluster.csv"), (in / "cluster.csv").string()));
       out = in / "report.html";
@@ -59,15 +83,15 @@ void add_report_command(CLI::App& app, int& exit_code) {
       Table timeline;
       if (fs::exists(in / "run.csv"))
         timeline = parse_csv(read_text(in / "run.csv"), (in / "run.csv").string());
-      html = run_report_html("trainsim run: " + fs::absolute(in).filename().string(), read_text(summary),
-                             timeline);
+      html = run_report_html(display_name(in), read_text(summary), timeline, read_trace_of(in));
       out = in / "report.html";
     } else if (fs::exists(in)) {
       const std::string ext = in.extension().string();
       const std::string text = read_text(in);
       const Table table = (ext == ".jsonl" || ext == ".json") ? parse_json_lines(text, in.string())
                                                               : parse_csv(text, in.string());
-      html = sweep_report_html("trainsim sweep: " + in.filename().string(), table);
+      const std::string name = in.filename().string();
+      html = is_search_output(table) ? search_report_html(name, table) : sweep_report_html(name, table);
       out = fs::path(in).replace_extension(".html");
     } else {
       throw InputError({Diagnostic{.file = in.string(), .message = "no such file or directory"}});

@@ -1,32 +1,39 @@
 #pragma once
-// A self-contained HTML report (inline CSS and SVG, no scripts, no network) from the outputs of
-// `trainsim run -o DIR` (summary.json, run.csv) or `trainsim sweep` (CSV or JSON Lines).
+// The pages of `trainsim report`, one self-contained HTML file each (inline CSS and SVG, no scripts, no
+// network), each designed for the question its input answers:
+//  - a run: what will it take? (time, bill, $/token, MFU, memory headroom, goodput; where a step's time
+//    goes, the pipeline timeline, memory per stage, the bill, cost over the run);
+//  - a sweep: how do time, cost and memory move with each swept key, and which points are worth it?
+//  - a search: which layouts are best, and what bounds each?
+//  - a shared cluster: how busy were the nodes, who waited and who paid?
+#include <optional>
 #include <string>
-#include <vector>
+
+#include "tools/report_table.hpp"
+#include "tools/report_trace.hpp"
 
 namespace trainsim::cli {
 
-/// A table of text cells with a header row, as read from a CSV file or JSON Lines.
-struct Table {
-  std::vector<std::string> columns;
-  std::vector<std::vector<std::string>> rows;
+/// A run's page: `summary_json` is summary.json's text; `timeline` is run.csv (may be empty); `trace` is
+/// trace.json read (absent: no timeline and memory per stage from the summary only). `source` says where
+/// it came from. Throws InputError when summary.json is not one JSON object.
+std::string run_report_html(const std::string& source, const std::string& summary_json, const Table& timeline,
+                            const std::optional<IterationTrace>& trace);
 
-  /// Index of a column, or -1.
-  [[nodiscard]] int column(const std::string& name) const;
-};
+/// A sweep's page (`trainsim sweep` CSV or JSON Lines): the swept keys on the axes (small multiples of run
+/// time, cost and memory against each), the Pareto front of run time against cost drawn and listed, the
+/// points that do not run grouped by reason, and every point in human units.
+std::string sweep_report_html(const std::string& source, const Table& sweep);
 
-/// RFC 4180 CSV (quoted fields, doubled quotes, one header row). Throws InputError naming line numbers.
-Table parse_csv(const std::string& text, const std::string& file_label);
-/// JSON Lines: one object per line; columns in order of first appearance. Throws InputError.
-Table parse_json_lines(const std::string& text, const std::string& file_label);
+/// A search's page (`trainsim search --format csv|json`): the Pareto front and the top layouts, each with
+/// what bounds it (tools/report_bound.hpp) and where its step's time goes.
+std::string search_report_html(const std::string& source, const Table& search);
 
-/// Report of one run: `summary_json` is summary.json's text; `timeline` is run.csv (may be empty).
-std::string run_report_html(const std::string& title, const std::string& summary_json, const Table& timeline);
-/// Report of a sweep: every row in a table, plus scatter charts of run time vs cost and of iteration time
-/// vs GPUs when those columns are present; infeasible points are listed with their reason.
-std::string sweep_report_html(const std::string& title, const Table& sweep);
+/// Whether a table is a search's output rather than a sweep's: it has `rank` and `on_pareto` columns.
+[[nodiscard]] bool is_search_output(const Table& table);
+
 /// A shared cluster's page from `trainsim cluster -o DIR`'s jobs.csv and cluster.csv: nodes busy, idle and
 /// down over the period, jobs waiting, per-team totals (jobs, GPU-hours, cost, mean wait) and the jobs.
-std::string cluster_report_html(const std::string& title, const Table& jobs, const Table& cluster);
+std::string cluster_report_html(const std::string& source, const Table& jobs, const Table& cluster);
 
 }  // namespace trainsim::cli

@@ -172,61 +172,101 @@ Summary summarize(const Labels& labels, const StepReport& step, const RunReport*
   return summary;
 }
 
+HumanScale human_scale(FieldUnit unit, double magnitude) {
+  const double a = std::fabs(magnitude);
+  switch (unit) {
+    case FieldUnit::seconds:
+      if (a == 0) return {1, "", " s"};
+      if (a < 1e-3) return {1e-6, "", " us"};
+      if (a < 1) return {1e-3, "", " ms"};
+      if (a < 120) return {1, "", " s"};
+      if (a < 7200) return {60, "", " min"};
+      if (a < 2 * 86400) return {3600, "", " h"};
+      return {86400, "", " d"};
+    case FieldUnit::bytes: {
+      static const char* const kUnits[] = {" B", " KiB", " MiB", " GiB", " TiB", " PiB", " EiB"};
+      int i = 0;
+      double divisor = 1;
+      while (a / divisor >= 1024 && i < 6) {
+        divisor *= 1024;
+        ++i;
+      }
+      return {divisor, "", kUnits[i]};
+    }
+    case FieldUnit::usd:
+      if (a < 1e3) return {1, "$", ""};
+      if (a < 1e6) return {1e3, "$", "k"};
+      if (a < 1e9) return {1e6, "$", "M"};
+      return {1e9, "$", "B"};
+    case FieldUnit::fraction:
+      return {0.01, "", " %"};
+    case FieldUnit::flops:
+      return {1, "", " FLOP"};
+    case FieldUnit::tflops:
+      return {1, "", " TFLOP/s"};
+    case FieldUnit::per_second:
+      return {1, "", " /s"};
+    case FieldUnit::kwh:
+      return {1, "", " kWh"};
+    case FieldUnit::kg:
+      return {1, "", " kg"};
+    case FieldUnit::count:
+      if (a < 1e4) return {1, "", ""};
+      if (a < 1e6) return {1e3, "", "K"};
+      if (a < 1e9) return {1e6, "", "M"};
+      if (a < 1e12) return {1e9, "", "B"};
+      return {1e12, "", "T"};
+    case FieldUnit::flag:
+    case FieldUnit::text:
+      return {};
+  }
+  return {};
+}
+
 std::string format_human(FieldUnit unit, double v) {
   const double a = std::fabs(v);
+  const HumanScale s = human_scale(unit, v);
+  const double x = v / s.divisor;
   switch (unit) {
     case FieldUnit::seconds:
       if (a == 0) return "0 s";
-      if (a < 1e-3) return fmt::format("{:.1f} us", v * 1e6);
-      if (a < 1) return fmt::format("{:.2f} ms", v * 1e3);
-      if (a < 120) return fmt::format("{:.3g} s", v);
-      if (a < 7200) return fmt::format("{:.1f} min", v / 60);
-      if (a < 2 * 86400) return fmt::format("{:.1f} h", v / 3600);
-      return fmt::format("{:.1f} d", v / 86400);
-    case FieldUnit::bytes: {
-      static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-      int i = 0;
-      double x = v;
-      while (std::fabs(x) >= 1024 && i < 6) {
-        x /= 1024;
-        ++i;
-      }
-      return i == 0 ? fmt::format("{:.0f} B", x) : fmt::format("{:.1f} {}", x, units[i]);
-    }
+      if (a < 1e-3) return fmt::format("{:.1f}{}", x, s.suffix);
+      if (a < 1) return fmt::format("{:.2f}{}", x, s.suffix);
+      if (a < 120) return fmt::format("{:.3g}{}", x, s.suffix);
+      return fmt::format("{:.1f}{}", x, s.suffix);
+    case FieldUnit::bytes:
+      return s.divisor == 1 ? fmt::format("{:.0f}{}", x, s.suffix) : fmt::format("{:.1f}{}", x, s.suffix);
     case FieldUnit::usd:
       if (a > 0 && a < 0.01) return fmt::format("${:.3g}", v);  // a price per token
       if (a < 1e3) return fmt::format("${:.2f}", v);
-      if (a < 1e6) return fmt::format("${:.1f}k", v / 1e3);
-      if (a < 1e9) return fmt::format("${:.2f}M", v / 1e6);
-      return fmt::format("${:.2f}B", v / 1e9);
+      if (a < 1e6) return fmt::format("${:.1f}k", x);
+      return fmt::format("${:.2f}{}", x, s.suffix);
     case FieldUnit::fraction:
-      return fmt::format("{:.1f} %", v * 100);
+      return fmt::format("{:.1f}{}", x, s.suffix);
     case FieldUnit::flops:
-      return fmt::format("{:.3g} FLOP", v);
-    case FieldUnit::tflops:
-      return fmt::format("{:.1f} TFLOP/s", v);
     case FieldUnit::per_second:
-      return fmt::format("{:.4g} /s", v);
     case FieldUnit::kwh:
-      return fmt::format("{:.4g} kWh", v);
     case FieldUnit::kg:
-      return fmt::format("{:.4g} kg", v);
+      return fmt::format("{:.{}g}{}", v, unit == FieldUnit::flops ? 3 : 4, s.suffix);
+    case FieldUnit::tflops:
+      return fmt::format("{:.1f}{}", v, s.suffix);
     case FieldUnit::flag:
       return v != 0 ? "yes" : "no";
     case FieldUnit::count:
       if (a < 1e4) return v == std::floor(v) ? fmt::format("{:.0f}", v) : fmt::format("{:.4g}", v);
-      if (a < 1e6) return fmt::format("{:.1f}K", v / 1e3);
-      if (a < 1e9) return fmt::format("{:.2f}M", v / 1e6);
-      if (a < 1e12) return fmt::format("{:.2f}B", v / 1e9);
-      return fmt::format("{:.2f}T", v / 1e12);
+      if (a < 1e6) return fmt::format("{:.1f}K", x);
+      return fmt::format("{:.2f}{}", x, s.suffix);
     case FieldUnit::text:
       return "";
   }
   return fmt::format("{}", v);
 }
 
-const std::vector<std::string>& numeric_field_names() {
-  static const std::vector<std::string> kNames = [] {
+namespace {
+
+/// Every field summarize() can write for a step and its run, the optional groups switched on.
+const Summary& full_schema() {
+  static const Summary kSchema = [] {
     RunReport run;  // every optional group switched on, so that its fields are listed too
     run.run_time_spread.mean = 1;
     run.spot = true;
@@ -235,18 +275,42 @@ const std::vector<std::string>& numeric_field_names() {
     run.data = true;
     run.people = true;
     run.commitment = true;
+    return summarize({}, StepReport{}, &run);
+  }();
+  return kSchema;
+}
+
+}  // namespace
+
+const std::vector<std::string>& numeric_field_names() {
+  static const std::vector<std::string> kNames = [] {
     std::vector<std::string> out;
-    for (const SummaryField& f : summarize({}, StepReport{}, &run).fields)
+    for (const SummaryField& f : full_schema().fields)
       if (f.unit != FieldUnit::text && f.unit != FieldUnit::flag) out.push_back(f.name);
     return out;
   }();
   return kNames;
 }
 
-std::string format_table(const Summary& summary) {
+const SummaryField* field_schema(const std::string& name) {
+  return full_schema().find(name);
+}
+
+std::string group_title(const std::string& group) {
   static const std::vector<std::pair<std::string, std::string>> kTitles = {
-      {"labels", "Scenario"}, {"iteration", "Iteration"},  {"memory", "Memory per GPU (worst GPU)"},
-      {"run", "Whole run"},   {"cost", "Cost and energy"}, {"budget", "Budget alerts (campaign clock)"}};
+      {"labels", "Scenario"},
+      {"iteration", "Iteration"},
+      {"memory", "Memory per GPU (worst GPU)"},
+      {"run", "Whole run"},
+      {"cost", "Cost and energy"},
+      {"budget", "Budget alerts (campaign clock)"}};
+  for (const auto& [g, t] : kTitles) {
+    if (g == group) return t;
+  }
+  return group;
+}
+
+std::string format_table(const Summary& summary) {
   std::size_t width = 0;
   for (const auto& f : summary.fields) width = std::max(width, f.name.size());
   std::string out;
@@ -255,11 +319,7 @@ std::string format_table(const Summary& summary) {
     if (f.unit == FieldUnit::text && f.text.empty()) continue;
     if (f.group != current) {
       current = f.group;
-      std::string title = current;
-      for (const auto& [g, t] : kTitles) {
-        if (g == current) title = t;
-      }
-      out += fmt::format("{}{}\n", out.empty() ? "" : "\n", title);
+      out += fmt::format("{}{}\n", out.empty() ? "" : "\n", group_title(current));
     }
     const std::string value = f.unit == FieldUnit::text ? f.text : format_human(f.unit, f.number);
     out += fmt::format("  {:<{}}  {}\n", f.name, width, value);

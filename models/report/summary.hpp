@@ -42,6 +42,9 @@ Summary summarize(const Labels& labels, const StepReport& step, const RunReport*
 /// and spot fields included), in summary order: the names a validation case's `measured:` block may name.
 [[nodiscard]] const std::vector<std::string>& numeric_field_names();
 
+/// The heading of a field group in human outputs ("run" -> "Whole run"); unknown groups as they are.
+[[nodiscard]] std::string group_title(const std::string& group);
+
 /// A human-readable two-column table with human units ("13.8 s", "61.2 GiB", "$4.51M", "41.5 %").
 std::string format_table(const Summary& summary);
 
@@ -55,7 +58,22 @@ std::string csv_column(const SummaryField& field);
 std::string csv_header(const Summary& summary);
 std::string csv_row(const Summary& summary);
 
+/// The display unit of a value of this magnitude: value / divisor, written between prefix and suffix
+/// ("$" … "M", "" … " d"). format_human and the report's chart axes both choose units here, so a table
+/// and an axis beside it never disagree.
+struct HumanScale {
+  double divisor = 1;
+  const char* prefix = "";
+  const char* suffix = "";
+};
+[[nodiscard]] HumanScale human_scale(FieldUnit unit, double magnitude);
+
 /// A value in human units, e.g. 49.3e9 bytes -> "45.9 GiB"; 3.6e6 s -> "41.7 d".
 std::string format_human(FieldUnit unit, double value);
+
+/// The field of this name as summarize() writes it for a run with every optional group, for its unit and
+/// group (its value means nothing); null for labels and unknown names. Readers of summary.json and sweep
+/// rows (the HTML report) learn a column's unit here.
+[[nodiscard]] const SummaryField* field_schema(const std::string& name);
 
 }  // namespace trainsim::model

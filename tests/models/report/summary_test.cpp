@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
+#include <string>
 
 using namespace trainsim;
 
@@ -40,6 +41,37 @@ TEST_CASE("human units read like a person would write them") {
   CHECK(model::format_human(FieldUnit::bytes, 80.0 * 1024 * 1024 * 1024) == "80.0 GiB");
   CHECK(model::format_human(FieldUnit::usd, 4.5e6) == "$4.50M");
   CHECK(model::format_human(FieldUnit::fraction, 0.415) == "41.5 %");
+  CHECK(model::format_human(FieldUnit::seconds, 0.5) == "500.00 ms");
+  CHECK(model::format_human(FieldUnit::seconds, 5400) == "90.0 min");
+  CHECK(model::format_human(FieldUnit::bytes, 512) == "512 B");
+  CHECK(model::format_human(FieldUnit::usd, 8.84e-7) == "$8.84e-07");  // a price per token
+  CHECK(model::format_human(FieldUnit::usd, 250172) == "$250.2k");
+  CHECK(model::format_human(FieldUnit::count, 476838) == "476.8K");
+  CHECK(model::format_human(FieldUnit::count, 2e12) == "2.00T");
+}
+
+TEST_CASE("the display unit of a magnitude is the one format_human writes it in") {
+  using model::FieldUnit;
+  const auto days = model::human_scale(FieldUnit::seconds, 30 * 86400.0);
+  CHECK(days.divisor == 86400);
+  CHECK(std::string(days.suffix) == " d");
+  const auto millions = model::human_scale(FieldUnit::usd, 4.5e6);
+  CHECK(millions.divisor == 1e6);
+  CHECK(std::string(millions.prefix) + std::string(millions.suffix) == "$M");
+  CHECK(model::human_scale(FieldUnit::bytes, 80.0 * 1024 * 1024 * 1024).divisor == 1024.0 * 1024 * 1024);
+  CHECK(model::human_scale(FieldUnit::fraction, 0.5).divisor == 0.01);
+}
+
+TEST_CASE("a field's unit and group are known by its name, for readers of summary.json and sweeps") {
+  using model::FieldUnit;
+  REQUIRE(model::field_schema("run_time") != nullptr);
+  CHECK(model::field_schema("run_time")->unit == FieldUnit::seconds);
+  CHECK(model::field_schema("run_time")->group == "run");
+  CHECK(model::field_schema("memory_capacity")->unit == FieldUnit::bytes);
+  CHECK(model::field_schema("spot_cost_total")->unit == FieldUnit::usd);  // an optional group's field
+  CHECK(model::field_schema("scenario") == nullptr);                      // a label, not a field
+  CHECK(model::group_title("run") == "Whole run");
+  CHECK(model::group_title("other") == "other");
 }
 
 TEST_CASE("CSV text with commas or quotes is quoted") {

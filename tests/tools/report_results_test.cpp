@@ -1,0 +1,71 @@
+#include "tools/report_results.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace trainsim;
+
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+// A sweep over nodes with the optimizer fixed: a point that runs, one that cannot be built and one that
+// does not fit. CSV spells units in column names, memory in GiB.
+const char* const kCsv =
+    "point,sweep_fingerprint,scenario,cluster.nodes,training.optimizer,tags.team,feasible,reason,run_time_s,"
+    "memory_per_gpu_gib,cost_total_usd,fits\n"
+    "0,f,s,8,adamw,llm,true,,86400,2,1000,true\n"
+    "1,f,s,16,adamw,llm,false,tp does not divide the heads,,,,false\n"
+    "2,f,s,32,adamw,llm,true,stage 0 needs 90 GiB,43200,90,900,false\n";
+
+}  // namespace
+
+TEST_CASE("the key columns are the dotted paths before feasible, tags excepted") {
+  const cli::Table t = cli::parse_csv(kCsv, "s.csv");
+  const cli::Results r(t);
+  REQUIRE(r.keys().size() == 2);
+  CHECK(r.key_name(0) == "cluster.nodes");
+  CHECK(r.short_key_name(0) == "nodes");
+  CHECK(r.short_key_name(1) == "optimizer");
+  CHECK(r.varying_keys() == std::vector<std::size_t>{0});
+  CHECK(r.shared_keys() == "optimizer adamw");
+  CHECK(r.layout(2) == "nodes 32");
+}
+
+TEST_CASE("a row runs when it is feasible and fits") {
+  const cli::Table t = cli::parse_csv(kCsv, "s.csv");
+  const cli::Results r(t);
+  CHECK(r.runs(0));
+  CHECK_FALSE(r.feasible(1));
+  CHECK_FALSE(r.runs(1));
+  CHECK(r.feasible(2));
+  CHECK_FALSE(r.runs(2));
+  CHECK(r.reason(1) == "tp does not divide the heads");
+}
+
+TEST_CASE("figures come out in SI units from CSV (GiB columns) and JSON Lines alike") {
+  const cli::Table csv = cli::parse_csv(kCsv, "s.csv");
+  const cli::Results from_csv(csv);
+  CHECK(from_csv.si(0, "memory_per_gpu") == 2 * kGiB);
+  CHECK(from_csv.si(0, "run_time") == 86400.0);
+  CHECK_FALSE(from_csv.si(1, "run_time"));  // empty cell
+  CHECK_FALSE(from_csv.si(0, "mfu"));       // no such column
+  const cli::Table jsonl = cli::parse_json_lines(
+      R"({"cluster.nodes": 8, "feasible": true, "run_time": 86400, "memory_per_gpu": 2147483648, "cost_total": null})",
+      "s.jsonl");
+  const cli::Results from_json(jsonl);
+  CHECK(from_json.si(0, "memory_per_gpu") == 2 * kGiB);
+  CHECK(from_json.si(0, "run_time") == 86400.0);
+  CHECK_FALSE(from_json.si(0, "cost_total"));
+}
+
+TEST_CASE("a CSV cell reads in human units by its column's unit suffix") {
+  CHECK(cli::human_cell("wait_s", "7200") == "2.0 h");
+  CHECK(cli::human_cell("cost_usd", "1500") == "$1.5k");
+  CHECK(cli::human_cell("memory_gib", "80") == "80.0 GiB");
+  CHECK(cli::human_cell("gpu_hours", "2925.57") == "2926");
+  CHECK(cli::human_cell("nodes", "16") == "16");
+  CHECK(cli::human_cell("job", "llm-a") == "llm-a");
+  CHECK(cli::human_column("wait_s") == "wait");
+  CHECK(cli::human_column("cost_usd") == "cost");
+  CHECK(cli::human_column("nodes") == "nodes");
+}

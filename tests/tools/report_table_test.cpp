@@ -1,0 +1,55 @@
+#include "tools/report_table.hpp"
+
+#include <doctest/doctest.h>
+
+#include "sim/error.hpp"
+
+using namespace trainsim;
+
+TEST_CASE("CSV with quoted commas, doubled quotes and CRLF line ends parses into cells") {
+  const auto t = cli::parse_csv("a,b\r\n\"x, y\",\"say \"\"hi\"\"\"\r\n1,2\n", "t.csv");
+  REQUIRE(t.rows.size() == 2);
+  CHECK(t.rows[0][0] == "x, y");
+  CHECK(t.rows[0][1] == "say \"hi\"");
+  CHECK(t.column("b") == 1);
+  CHECK(t.column("c") == -1);
+}
+
+TEST_CASE("a CSV row with the wrong number of fields is an error naming its line") {
+  CHECK_THROWS_WITH_AS(cli::parse_csv("a,b\n1\n", "s.csv"), "s.csv:2: expected 2 CSV fields, found 1",
+                       InputError);
+  CHECK_THROWS_AS(cli::parse_csv("", "s.csv"), InputError);
+  CHECK_THROWS_AS(cli::parse_csv("a\n\"open\n", "s.csv"), InputError);
+}
+
+TEST_CASE("JSON Lines become a table whose columns appear in first-seen order") {
+  const auto t =
+      cli::parse_json_lines("{\"gpus\": 8, \"x\": \"a\"}\n\n{\"gpus\": 16, \"y\": true}\n", "s.jsonl");
+  CHECK(t.columns == std::vector<std::string>{"gpus", "x", "y"});
+  CHECK(t.rows[1][0] == "16");
+  CHECK(t.rows[1][1].empty());
+  CHECK(t.rows[1][2] == "true");
+  CHECK_THROWS_AS(cli::parse_json_lines("[1]\n", "s.jsonl"), InputError);
+  CHECK_THROWS_WITH_AS(cli::parse_json_lines("{\"a\": 1}\nnot json\n", "s.jsonl"),
+                       "s.jsonl:2: expected JSON objects (one per line, or an array of them)", InputError);
+}
+
+TEST_CASE("a JSON array of objects (search --format json) is read like JSON Lines") {
+  const auto t = cli::parse_json_lines(
+      "[\n {\"rank\": \"1\", \"run_time\": 5.5},\n {\"rank\": \"\", \"cost_total\": null}\n]\n", "q.json");
+  CHECK(t.columns == std::vector<std::string>{"rank", "run_time", "cost_total"});
+  REQUIRE(t.rows.size() == 2);
+  CHECK(t.rows[0][1] == "5.5");
+  CHECK(t.rows[1][2] == "null");
+  CHECK_THROWS_AS(cli::parse_json_lines("[{\"a\": 1},", "q.json"), InputError);
+}
+
+TEST_CASE("a cell is a number only when the whole of it is a finite number") {
+  CHECK(cli::number_of("1.5e3") == 1500.0);
+  CHECK(cli::number_of("-2") == -2.0);
+  CHECK_FALSE(cli::number_of(""));
+  CHECK_FALSE(cli::number_of("12 GiB"));
+  CHECK_FALSE(cli::number_of("null"));
+  CHECK_FALSE(cli::number_of("nan"));
+  CHECK_FALSE(cli::number_of("inf"));
+}
