@@ -266,6 +266,34 @@ TEST_CASE("a flow's bottleneck moves from one link to the other and back as flow
   CHECK(net.bytes_carried(y_link) == 28.0);
 }
 
+TEST_CASE("a link that cannot bind starts binding when a flow arrives over it and stops when it leaves") {
+  // L = 6 B/s, S = 4 B/s. a (40 B) over L then S is held to 4 B/s by S; its 4 B/s cannot fill L, so L does
+  // not bind it. At 2 s (a: 32 B left) b (30 B) arrives over L alone: L's share 3 is now below S's 4, so
+  // both get 3 B/s. b is done at 2 + 30/3 = 12 s (a: 2 B left); a, alone again, is back at 4 B/s and is
+  // done at 12.5 s.
+  Engine e;
+  FlowNetwork net(e);
+  const LinkId l = net.add_link(6.0, Duration::zero());
+  const LinkId s = net.add_link(4.0, Duration::zero());
+  Time done_a;
+  Time done_b;
+  FlowId b;
+  const FlowId a = net.start(path({l, s}), 40.0, [&] { done_a = e.now(); });
+  e.at(Time::from_ps(2'000'000'000'000), [&] { b = net.start(path({l}), 30.0, [&] { done_b = e.now(); }); });
+  e.run_until(Time::from_ps(1'000'000'000'000));
+  CHECK(net.rate(a) == 4.0);
+  e.run_until(Time::from_ps(5'000'000'000'000));
+  CHECK(net.rate(a) == 3.0);
+  CHECK(net.rate(b) == 3.0);
+  e.run_until(Time::from_ps(12'200'000'000'000));
+  CHECK(net.rate(a) == 4.0);
+  e.run();
+  CHECK(done_b == Time::from_ps(12'000'000'000'000));
+  CHECK(done_a == Time::from_ps(12'500'000'000'000));
+  CHECK(net.bytes_carried(l) == 70.0);
+  CHECK(net.bytes_carried(s) == 40.0);
+}
+
 namespace {
 
 // A reference for the cross-check: a fluid simulation in double seconds that re-solves every flow from
