@@ -217,12 +217,14 @@ FlowNetwork::Member FlowNetwork::erase_member(PathClass& c, std::size_t slot) {
   });
 }
 
-void FlowNetwork::update_binding(LinkId l) {
+void FlowNetwork::update_binding(LinkId l, std::uint32_t others) {
   Link& link = links_[l];
   const bool binding = link.anchored > 0 || link.load > kFullLoad;
   if (binding == link.binding) return;
   link.binding = binding;
-  if (!link.flipped) {
+  // With no other flow on it, no class needs to change: most flips are a flow's narrowest link coming and
+  // going with it.
+  if (others > 0 && !link.flipped) {
     link.flipped = true;
     flipped_.push_back(l);
   }
@@ -262,7 +264,7 @@ void FlowNetwork::attach(std::uint32_t index) {
     ++link.flows;
     link.load += load_on(link, f.cap);
     if (i == anchor) ++link.anchored;
-    update_binding(l);
+    update_binding(l, link.flows - 1);
   }
 }
 
@@ -275,7 +277,7 @@ void FlowNetwork::detach(std::uint32_t index) {
     link.load -= load_on(link, f.cap);         // the same units as on arrival
     if (link.flows == 0) link.riders.clear();  // all stale: spares the walk
     if (i == f.anchor) --link.anchored;
-    update_binding(l);
+    update_binding(l, link.flows);
   }
 }
 

@@ -162,9 +162,10 @@ class FlowNetwork {
   // Adds an activated flow to its links' loads and riders / takes a flow that no longer moves off them.
   void attach(std::uint32_t flow);
   void detach(std::uint32_t flow);
-  // Recomputes whether a link can bind; queues it in flipped_ when that changed. Its riders keep their
-  // classes until the instant's re-solve moves them (rebind_flipped).
-  void update_binding(LinkId link);
+  // Recomputes whether a link can bind after a flow arrived over it or left it; when that changed and
+  // `others` (the other flows on it) is not 0, queues it in flipped_: those flows keep their classes until
+  // the instant's re-solve moves them (rebind_flipped). The arriving flow finds its class afterwards.
+  void update_binding(LinkId link, std::uint32_t others);
   // The flow's binding links, in path order, into binding_path_.
   void find_binding_path(const Flow& f);
   // Puts an active flow with `left` bytes to go into the class over binding_path_.
