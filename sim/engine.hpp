@@ -13,7 +13,7 @@
 // events scheduled before the run's end meanwhile wait in a small binary heap beside it. So the queue does
 // no random access when the pending set outgrows the cache, where a heap misses per level; the one random
 // access left, the callback's slot, is prefetched ahead (32 events ahead in a run), and big slabs sit on
-// huge pages.
+// huge pages. An emptied bucket keeps at most 64 KiB of buffer, so memory follows the pending set.
 // Callbacks live in a stable slab indexed by slot, so scheduling from inside a callback is safe. cancel is
 // O(1) and lazy: the entry stays queued and is discarded when it comes out; when cancelled entries outnumber
 // live ones the queue is compacted (O(n), amortised O(1) per cancel), so rescheduling far-future events
@@ -93,6 +93,8 @@ class Engine {
   // events/s at 10k-100k pending).
   [[gnu::always_inline]] inline void add_to_bucket(std::size_t b, Entry e);
   void mark_empty(std::size_t b);
+  // Empties a bucket that was moved or made the run, freeing a large buffer.
+  static void release(std::vector<Entry>& bucket);
   void push(Entry e);
   // The earliest queued entry (cached until it is popped). Precondition: queued_ > 0.
   const Entry& top();
@@ -100,6 +102,8 @@ class Engine {
   // the lowest bucket, which becomes the run when its entries lie within one 256 ps span (see run_), or
   // else has its other entries moved to lower buckets relative to the entry taken.
   Entry pop();
+  // What last_ becomes when the queue runs dry.
+  [[nodiscard]] Entry restart_point() const;
   // Takes the next entry of the run or the early heap. Precondition: one of them is not empty.
   Entry pop_run();
   // Makes the lowest bucket, whose entries differ from last_ at most in time's lowest byte and in key, the
