@@ -36,7 +36,7 @@ constexpr std::size_t kInsertionSortAtMost = 16;
 // Entries of buffer an emptied bucket keeps (64 KiB).
 constexpr std::size_t kKeepEntries = 4096;
 // Buckets below this one hold entries that differ from last_ at most in time's lowest byte and in key.
-constexpr std::size_t kRunBuckets = 10 * 256;
+constexpr std::size_t kRunBuckets = std::size_t{10} * 256;
 constexpr std::size_t kAllocateAhead =
     128;  // free slots fetched this many allocations ahead (16 was too few)
 constexpr std::size_t kCompactAtLeast = 1024;  // below this many cancelled entries, never compact
@@ -181,10 +181,10 @@ std::size_t Engine::bucket_of(const Entry& e) const {
   const std::uint64_t time_bits = time ^ static_cast<std::uint64_t>(last_.time);
   if (time_bits != 0) {
     const auto shift = static_cast<unsigned>(63 - std::countl_zero(time_bits)) & ~7u;
-    return (8 + shift / 8) * 256 + ((time >> shift) & 255);
+    return static_cast<std::size_t>(8 + shift / 8) * 256 + ((time >> shift) & 255);
   }
   const auto shift = static_cast<unsigned>(63 - std::countl_zero(e.key ^ last_.key)) & ~7u;
-  return (shift / 8) * 256 + ((e.key >> shift) & 255);
+  return static_cast<std::size_t>(shift / 8) * 256 + ((e.key >> shift) & 255);
 }
 
 void Engine::release(std::vector<Entry>& bucket) {
