@@ -6,6 +6,7 @@
 #include <string>
 
 #include "sim/error.hpp"
+#include "sim/indexed_heap.hpp"
 
 namespace trainsim::sim {
 
@@ -59,6 +60,10 @@ double FlowNetwork::rate(FlowId flow) const {
   if (f.generation != flow.generation || f.path_class == kNone) return 0.0;
   // A flow that joined its class after the class was last solved has no rate until the solve at this
   // instant runs.
+  return current_rate(f);
+}
+
+double FlowNetwork::current_rate(const Flow& f) const {
   const PathClass& c = classes_[f.path_class];
   return f.join < c.solved_before ? c.rate : 0.0;
 }
@@ -108,10 +113,32 @@ FlowId FlowNetwork::start(std::span<const LinkId> path, double bytes, Callback o
 
 namespace {
 
-// Heap order: a member with a later (key, join) sorts below, so the heap's front is the earliest.
-template <class Member>
-bool later(const Member& a, const Member& b) {
-  return a.key > b.key || (a.key == b.key && a.join > b.join);
+// Heap order: the front is the member with the earliest (key, join). A lambda, not a function, so that the
+// heap's comparisons inline.
+constexpr auto kEarlier = [](const auto& a, const auto& b) {
+  return a.key < b.key || (a.key == b.key && a.join < b.join);
+};
+
+// A flow's load on a link: the least k with k * bandwidth >= cap * 2^kLoadBits, exactly, for
+// 0 < cap <= bandwidth. Rounding up keeps the test "the loads sum to at most 2^kLoadBits" sufficient for
+// "the caps sum to at most the bandwidth", so a link is only ever dropped when it truly cannot bind; being
+// exact (not rounded with a margin) keeps the common cases exact: a cap equal to, half or a quarter of the
+// link's bandwidth. 30 bits leave room for 2^32 flows on one link in 64 bits.
+constexpr int kLoadBits = 30;
+constexpr std::uint64_t kFullLoad = std::uint64_t{1} << kLoadBits;
+
+std::uint64_t load_units(double cap, double bandwidth) {
+  if (cap == bandwidth) return kFullLoad;
+  const double scaled = std::ldexp(cap, kLoadBits);  // exact
+  const double quotient = scaled / bandwidth;        // <= 2^30, so within 2^-23 of the exact ratio
+  const double k = std::ceil(quotient);
+  // Unless the exact ratio may be an integer or just above one, ceil of the rounded quotient is exact.
+  if (k - quotient > 0x1p-20 && k - quotient < 1.0 - 0x1p-20) return static_cast<std::uint64_t>(k);
+  // Otherwise settle it exactly: fma rounds k * bandwidth - scaled once, which never changes its sign.
+  auto units = static_cast<std::uint64_t>(k);
+  while (units > 0 && std::fma(static_cast<double>(units - 1), bandwidth, -scaled) >= 0.0) --units;
+  while (std::fma(static_cast<double>(units), bandwidth, -scaled) < 0.0) ++units;
+  return units;
 }
 
 }  // namespace
@@ -178,17 +205,133 @@ void FlowNetwork::release_class(std::uint32_t ci) {
   free_classes_.push_back(ci);
 }
 
-void FlowNetwork::activate(std::uint32_t index) {
-  const std::uint32_t ci = class_for(flows_[index].path);
+void FlowNetwork::push_member(PathClass& c, Member m) {
+  indexed_heap_push(c.heap, m, kEarlier, [this](const Member& moved, std::size_t slot) {
+    flows_[moved.flow].heap_slot = static_cast<std::uint32_t>(slot);
+  });
+}
+
+FlowNetwork::Member FlowNetwork::erase_member(PathClass& c, std::size_t slot) {
+  return indexed_heap_erase(c.heap, slot, kEarlier, [this](const Member& moved, std::size_t at) {
+    flows_[moved.flow].heap_slot = static_cast<std::uint32_t>(at);
+  });
+}
+
+void FlowNetwork::update_binding(LinkId l, std::uint32_t others) {
+  Link& link = links_[l];
+  const bool binding = link.anchored > 0 || link.load > kFullLoad;
+  if (binding == link.binding) return;
+  link.binding = binding;
+  // With no other flow on it, no class needs to change: most flips are a flow's narrowest link coming and
+  // going with it.
+  if (others > 0 && !link.flipped) {
+    link.flipped = true;
+    flipped_.push_back(l);
+  }
+}
+
+std::uint64_t FlowNetwork::load_on(Link& link, double cap) {
+  if (cap != link.last_cap) {
+    link.last_cap = cap;
+    link.last_load = load_units(cap, link.bandwidth);
+  }
+  return link.last_load;
+}
+
+bool FlowNetwork::live(const Rider& r) const {
+  const Flow& f = flows_[r.flow];
+  return f.path_class != kNone && f.join == r.join;
+}
+
+void FlowNetwork::drop_stale_riders(Link& link) {
+  std::erase_if(link.riders, [this](const Rider& r) { return !live(r); });
+}
+
+void FlowNetwork::attach(std::uint32_t index) {
   Flow& f = flows_[index];
+  std::size_t anchor = 0;
+  for (std::size_t i = 1; i < f.path.size(); ++i) {
+    if (links_[f.path[i]].bandwidth < links_[f.path[anchor]].bandwidth) anchor = i;
+  }
+  f.anchor = static_cast<std::uint32_t>(anchor);
+  f.cap = links_[f.path[anchor]].bandwidth;
+  for (std::size_t i = 0; i < f.path.size(); ++i) {
+    const LinkId l = f.path[i];
+    Link& link = links_[l];
+    // Before the push: the arriving flow is not in a class yet, so it would look stale.
+    if (link.riders.size() >= 2 * std::size_t{link.flows} + 8) drop_stale_riders(link);
+    link.riders.push_back(Rider{.join = f.join, .flow = index});
+    ++link.flows;
+    link.load += load_on(link, f.cap);
+    if (i == anchor) ++link.anchored;
+    update_binding(l, link.flows - 1);
+  }
+}
+
+void FlowNetwork::detach(std::uint32_t index) {
+  const Flow& f = flows_[index];
+  for (std::size_t i = 0; i < f.path.size(); ++i) {
+    const LinkId l = f.path[i];
+    Link& link = links_[l];
+    --link.flows;
+    link.load -= load_on(link, f.cap);         // the same units as on arrival
+    if (link.flows == 0) link.riders.clear();  // all stale: spares the walk
+    if (i == f.anchor) --link.anchored;
+    update_binding(l, link.flows);
+  }
+}
+
+void FlowNetwork::find_binding_path(const Flow& f) {
+  binding_path_.clear();
+  for (const LinkId l : f.path) {
+    if (links_[l].binding) binding_path_.push_back(l);
+  }
+}
+
+void FlowNetwork::join_class(std::uint32_t index, double left) {
+  const std::uint32_t ci = class_for(binding_path_);
   PathClass& c = classes_[ci];
   const double service = c.service_base + c.rate * (engine_->now() - c.base_time).seconds();
-  f.join = next_join_++;
-  c.heap.push_back(Member{.key = service + f.bytes, .join = f.join, .flow = index});
-  std::ranges::push_heap(c.heap, later<Member>);
+  Flow& f = flows_[index];
   f.path_class = ci;
-  for (const LinkId l : f.path) ++links_[l].flows;
-  touch(f.path);
+  push_member(c, Member{.key = service + left, .join = f.join, .flow = index});
+  touch(c.path);
+}
+
+double FlowNetwork::leave_class(std::uint32_t index) {
+  Flow& f = flows_[index];
+  const std::uint32_t ci = f.path_class;
+  PathClass& c = classes_[ci];
+  const Member m = erase_member(c, f.heap_slot);
+  const double service = c.service_base + c.rate * (engine_->now() - c.base_time).seconds();
+  f.path_class = kNone;
+  touch(c.path);
+  if (c.heap.empty()) release_class(ci);
+  return m.key - service;
+}
+
+void FlowNetwork::rebind_flipped() {
+  // Moving flows changes classes, never which links can bind, so one pass over the flipped links does.
+  for (const LinkId l : flipped_) {
+    links_[l].flipped = false;
+    drop_stale_riders(links_[l]);
+    for (std::size_t r = 0; r < links_[l].riders.size(); ++r) {
+      const std::uint32_t index = links_[l].riders[r].flow;
+      find_binding_path(flows_[index]);
+      if (std::ranges::equal(binding_path_, classes_[flows_[index].path_class].path)) continue;
+      const double left = leave_class(index);
+      join_class(index, left);
+    }
+  }
+  flipped_.clear();
+}
+
+void FlowNetwork::activate(std::uint32_t index) {
+  Flow& f = flows_[index];
+  f.join = next_join_++;
+  attach(index);
+  find_binding_path(f);
+  join_class(index, f.bytes);
 }
 
 void FlowNetwork::complete(std::uint32_t ci) {
@@ -201,16 +344,13 @@ void FlowNetwork::complete(std::uint32_t ci) {
   // The event is for the front member; members whose completion rounds to the same picosecond are done
   // too, as they would be with an event each.
   do {
-    std::ranges::pop_heap(c.heap, later<Member>);
-    due.push_back(c.heap.back().flow);
-    c.heap.pop_back();
+    const Member m = erase_member(c, 0);
+    due.push_back(m.flow);
+    flows_[m.flow].path_class = kNone;
   } while (!c.heap.empty() && completion_time(c, c.heap.front().key) <= now);
-  for (const std::uint32_t fi : due) {
-    for (const LinkId l : flows_[fi].path) --links_[l].flows;
-    flows_[fi].path_class = kNone;
-  }
   touch(c.path);
   if (c.heap.empty()) release_class(ci);
+  for (const std::uint32_t fi : due) detach(fi);
   for (const std::uint32_t fi : due) finish(fi);
   due.clear();
   due_ = std::move(due);
@@ -239,6 +379,10 @@ void FlowNetwork::touch(std::span<const LinkId> links) {
 }
 
 void FlowNetwork::resolve() {
+  // Flows over links whose ability to bind flipped at this instant move to their new classes now, after
+  // every change of the instant (so a flow finishing now is not moved first, and a link flipping back and
+  // forth costs nothing). Moving touches the classes' links, so this comes before the component is found.
+  rebind_flipped();
   resolve_scheduled_ = false;
   ++solves_;
   ++epoch_;
@@ -270,7 +414,8 @@ void FlowNetwork::resolve() {
   for (const LinkId l : component_links_) {
     Link& link = links_[l];
     link.spare = link.bandwidth;
-    link.unfrozen = link.flows;
+    // A link that cannot bind is in no class's path: none of its riders is filled through it.
+    link.unfrozen = link.binding ? link.flows : 0;
   }
 
   // Progressive filling: the links with the smallest fair share are the bottleneck of all their unfrozen

@@ -4,19 +4,37 @@
 // A flow over path P first waits the sum of P's link latencies (the first byte's propagation), then moves
 // its bytes at its fair-share rate. Rates are max-min fair (progressive filling): every flow is limited
 // by its most contended link, and no flow can go faster without slowing a flow that is no faster. They are
-// recomputed on every arrival and departure. Incremental: a change re-solves only the connected component
-// (links and flows reachable through shared links) of the flow that arrived or left, so flows on disjoint
-// paths cost nothing.
+// recomputed on every arrival and departure, once per instant (after every change at that instant).
+// Incremental: a change re-solves only the connected component (links and flows reachable through shared
+// links that can bind) of the flow that arrived or left, so flows on disjoint paths cost nothing.
 //
-// Lazy per path: flows moving over the same path always get the same max-min rate, so the solver works on
-// path classes (a path and how many flows move over it), not on flows. A class keeps a service counter
-// S(t), the bytes one of its flows has moved since the class was created; a flow joining at S0 with B
-// bytes completes when S reaches S0 + B. Its flows wait in a min-heap by that key, and the class holds ONE
-// engine event, for the earliest. A rate change updates the class's counter and moves that one event, so
-// one change among N flows sharing one path costs O(log N), not O(N). A change still costs O(classes and
-// links in the component): N flows over N distinct paths through one link are re-solved one by one.
+// Links that cannot bind: a link is no flow's narrowest link (a flow's "anchor": the lowest bandwidth on
+// its path, the first such link on ties) and its flows' caps (each flow's anchor bandwidth) sum to at most
+// its bandwidth. No allocation that respects the anchors can exceed such a link, so dropping it from every
+// path changes no max-min rate (the relaxed problem's fair allocation is feasible for the full problem,
+// hence fair there too). The test is exact, not within a margin: a flow's load on a link is its cap in
+// units of 2^-30 of the link's bandwidth, rounded up (load_units in the .cpp), and a link can bind when the
+// loads sum past 2^30. Links whose ability to bind flips at an instant regroup their flows at that
+// instant's re-solve.
+//
+// Lazy per binding path: flows over the same links that can bind always get the same max-min rate, so the
+// solver fills path classes (those links, weighted by how many flows cross them), not flows: N flows over
+// N distinct leaf links and one shared spine are one class over the spine when the leaves are not the
+// bottleneck. A class keeps a service counter S(t), the bytes one of its flows has moved since the class
+// was created; a flow joining at S0 with B bytes completes when S reaches S0 + B. Its flows wait in a
+// min-heap by that key, and the class holds ONE engine event, for the earliest. A rate change updates the
+// class's counter and moves that one event.
+//
+// Cost of a change (a flow arriving or leaving): O(path length) to update its links' loads, O(log N) in its
+// class of N flows; for each link whose ability to bind flipped, O(path length + log N) per flow over it
+// to move the flow to its new class; then the instant's re-solve: O(classes and links in the component)
+// per progressive-filling pass, and O(1) engine work per class whose rate changed. So one change among N
+// flows of one class is O(log N) (one path, or distinct paths through one bottleneck whose other links
+// cannot bind); N classes sharing a link (e.g. N leaf links that are each some flow's narrowest) are still
+// re-solved one by one, O(N).
 // Rounding: a flow's remaining bytes, key - S, carry an absolute error of about 2^-52 times the service of
-// its class since the class was created (a class ends when its last flow does).
+// its class since the class was created (a class ends when its last flow does); a flow that moves to
+// another class carries its remaining bytes over with that error.
 //
 // Units: bandwidth in bytes/s, sizes in bytes (doubles: collectives move fractional shares).
 #include <cstdint>
@@ -77,24 +95,46 @@ class FlowNetwork {
  private:
   static constexpr std::uint32_t kNone = ~std::uint32_t{0};
 
+  // One activation of a flow over a link; stale once that activation has ended (the flow's join differs
+  // or it is no longer active).
+  struct Rider {
+    std::uint64_t join;
+    std::uint32_t flow;
+  };
   struct Link {
+    // Updated by every arrival and departure over the link: first, to share a cache line.
     double bandwidth;
-    Duration latency;
-    std::string name;
-    double bytes_carried = 0.0;
-    std::vector<std::uint32_t> classes;  // path classes crossing it, each with at least one flow
-    std::uint32_t flows = 0;             // flows moving bytes over it now (sum of its classes' sizes)
+    std::uint64_t load = 0;      // its active flows' caps, in units of 2^-30 of its bandwidth (rounded up)
+    std::uint32_t flows = 0;     // flows moving bytes over it now
+    std::uint32_t anchored = 0;  // of those, the flows whose narrowest link it is
+    bool binding = false;        // anchored > 0 or load > its bandwidth: on its flows' class paths
+    bool flipped = false;        // in flipped_
+    // The load of the last cap seen (flows over a link mostly have the same narrowest link bandwidth).
+    double last_cap = 0.0;
+    std::uint64_t last_load = 0;
+    // Its flows, found only when `binding` flips: appended on arrival, never removed on departure; stale
+    // entries are dropped when the list is walked or reaches twice the live count (amortised O(1)).
+    std::vector<Rider> riders;
+    // The solver's.
+    std::vector<std::uint32_t> classes;  // path classes binding over it, each with at least one flow
     std::uint64_t mark = 0;              // == epoch_ when in the component being solved
     double spare = 0.0;                  // solver scratch: capacity not yet given to frozen flows
     std::uint32_t unfrozen = 0;          // solver scratch: flows on it still being filled
+    // Read rarely.
+    double bytes_carried = 0.0;
+    Duration latency;
+    std::string name;
   };
   struct Flow {
     std::vector<LinkId> path;
     double bytes = 0.0;
+    double cap = 0.0;  // the bandwidth of its narrowest link, while active
     Callback on_done;
     std::uint32_t generation = 0;      // 0 = free slot
     std::uint32_t path_class = kNone;  // while active (past its latency, sharing links)
-    std::uint64_t join = 0;            // its Member's join number, while active
+    std::uint32_t anchor = 0;          // position on path of its narrowest link (the first, on ties)
+    std::uint32_t heap_slot = 0;       // its Member's index in its class's heap, while active
+    std::uint64_t join = 0;            // its Member's join number, while active; unique per activation
   };
   // A flow in its class's heap: done when the class's service reaches `key`; ties finish in join order.
   struct Member {
@@ -106,7 +146,7 @@ class FlowNetwork {
   struct PathClass {
     std::vector<LinkId> path;
     std::vector<std::uint32_t> slot_on_link;  // slot_on_link[i]: its index in links_[path[i]].classes
-    std::vector<Member> heap;                 // min-heap by (key, join); empty = free slot
+    std::vector<Member> heap;                 // indexed min-heap by (key, join); empty = free slot
     double rate = 0.0;                        // bytes/s per flow; 0 until first solved
     std::uint64_t solved_before = 0;          // members with a smaller join number have `rate`
     double service_base = 0.0;
@@ -119,6 +159,26 @@ class FlowNetwork {
   };
 
   void activate(std::uint32_t flow);
+  // Adds an activated flow to its links' loads and riders / takes a flow that no longer moves off them.
+  void attach(std::uint32_t flow);
+  void detach(std::uint32_t flow);
+  // Recomputes whether a link can bind after a flow arrived over it or left it; when that changed and
+  // `others` (the other flows on it) is not 0, queues it in flipped_: those flows keep their classes until
+  // the instant's re-solve moves them (rebind_flipped). The arriving flow finds its class afterwards.
+  void update_binding(LinkId link, std::uint32_t others);
+  // The flow's binding links, in path order, into binding_path_.
+  void find_binding_path(const Flow& f);
+  // Puts an active flow with `left` bytes to go into the class over binding_path_.
+  void join_class(std::uint32_t flow, double left);
+  // Takes an active flow out of its class (freeing the class when it empties); returns its bytes to go.
+  double leave_class(std::uint32_t flow);
+  // Moves every live rider of every link in flipped_ to the class of its binding path, if that changed.
+  void rebind_flipped();
+  // A class's heap, each member's slot recorded in its flow.
+  void push_member(PathClass& c, Member m);
+  Member erase_member(PathClass& c, std::size_t slot);
+  // The rate rate() reports for an active flow.
+  [[nodiscard]] double current_rate(const Flow& f) const;
   // Runs when a class's earliest member is due: removes every member due now, then their flows finish.
   void complete(std::uint32_t path_class);
   // Credits the bytes, frees the slot and runs the callback of a flow no longer on any link.
@@ -132,6 +192,12 @@ class FlowNetwork {
   // Marks links whose flows changed; one re-solve runs per instant, after every change at that instant,
   // so a collective starting N flows at once costs one solve, not N.
   void touch(std::span<const LinkId> links);
+  // A flow's load on a link: its cap in units of 2^-30 of the link's bandwidth, rounded up.
+  [[nodiscard]] std::uint64_t load_on(Link& link, double cap);
+  // Whether a rider is the current activation of its flow.
+  [[nodiscard]] bool live(const Rider& r) const;
+  // Drops a link's stale riders.
+  void drop_stale_riders(Link& link);
   // Re-solves max-min rates for the component reachable from the touched links; moves class events.
   void resolve();
   [[nodiscard]] const Link& link_at(LinkId link) const;
@@ -153,6 +219,8 @@ class FlowNetwork {
   std::vector<LinkId> component_links_;
   std::vector<std::uint32_t> component_classes_;
   std::vector<std::uint32_t> due_;
+  std::vector<LinkId> flipped_;
+  std::vector<LinkId> binding_path_;
 };
 
 }  // namespace trainsim::sim

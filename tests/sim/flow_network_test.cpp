@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -265,6 +266,34 @@ TEST_CASE("a flow's bottleneck moves from one link to the other and back as flow
   CHECK(net.bytes_carried(y_link) == 28.0);
 }
 
+TEST_CASE("a link that cannot bind starts binding when a flow arrives over it and stops when it leaves") {
+  // L = 6 B/s, S = 4 B/s. a (40 B) over L then S is held to 4 B/s by S; its 4 B/s cannot fill L, so L does
+  // not bind it. At 2 s (a: 32 B left) b (30 B) arrives over L alone: L's share 3 is now below S's 4, so
+  // both get 3 B/s. b is done at 2 + 30/3 = 12 s (a: 2 B left); a, alone again, is back at 4 B/s and is
+  // done at 12.5 s.
+  Engine e;
+  FlowNetwork net(e);
+  const LinkId l = net.add_link(6.0, Duration::zero());
+  const LinkId s = net.add_link(4.0, Duration::zero());
+  Time done_a;
+  Time done_b;
+  FlowId b;
+  const FlowId a = net.start(path({l, s}), 40.0, [&] { done_a = e.now(); });
+  e.at(Time::from_ps(2'000'000'000'000), [&] { b = net.start(path({l}), 30.0, [&] { done_b = e.now(); }); });
+  e.run_until(Time::from_ps(1'000'000'000'000));
+  CHECK(net.rate(a) == 4.0);
+  e.run_until(Time::from_ps(5'000'000'000'000));
+  CHECK(net.rate(a) == 3.0);
+  CHECK(net.rate(b) == 3.0);
+  e.run_until(Time::from_ps(12'200'000'000'000));
+  CHECK(net.rate(a) == 4.0);
+  e.run();
+  CHECK(done_b == Time::from_ps(12'000'000'000'000));
+  CHECK(done_a == Time::from_ps(12'500'000'000'000));
+  CHECK(net.bytes_carried(l) == 70.0);
+  CHECK(net.bytes_carried(s) == 40.0);
+}
+
 namespace {
 
 // A reference for the cross-check: a fluid simulation in double seconds that re-solves every flow from
@@ -423,4 +452,96 @@ TEST_CASE("a flow joining a busy path has no rate until the re-solve at its arri
   CHECK(rate_b_at_arrival == 0.0);
   CHECK(net.rate(a) == 4.0);
   CHECK(net.rate(b) == 4.0);
+}
+
+TEST_CASE("random two-tier fabrics get the rates and completions of a from-scratch water-filling") {
+  // Hosts under leaves: a flow between hosts of one leaf crosses the source's uplink and the destination's
+  // downlink; between leaves, also the source leaf's uplink and the destination leaf's downlink. Bandwidths
+  // come from a small set, so links of equal capacity (ties for the bottleneck) and links much faster than
+  // any share through them (links that cannot bind) are both common; some flows take arbitrary link sets.
+  // While flows run, every active flow's rate is compared with textbook progressive filling over the flows
+  // active at that moment (relative 1e-9), and every completion with the fluid reference run.
+  std::mt19937_64 rng(20261203);
+  const auto below = [&rng](std::uint64_t n) { return static_cast<std::size_t>(rng() % n); };
+  constexpr std::array<double, 5> kBandwidths{1.0, 2.0, 2.5, 4.0, 10.0};
+  constexpr std::int64_t kMs = 1'000'000'000;  // picoseconds
+  int checked_rates = 0;
+  for (int round = 0; round < 200; ++round) {
+    Engine e;
+    FlowNetwork net(e);
+    std::vector<double> bandwidth;
+    const auto link = [&](double bw) {
+      bandwidth.push_back(bw);
+      return net.add_link(bw, Duration::zero());
+    };
+    const std::size_t leaves = 1 + below(3);
+    const std::size_t hosts_per_leaf = 1 + below(3);
+    std::vector<LinkId> leaf_up;
+    std::vector<LinkId> leaf_down;
+    for (std::size_t l = 0; l < leaves; ++l) {
+      leaf_up.push_back(link(kBandwidths[below(kBandwidths.size())]));
+      leaf_down.push_back(link(kBandwidths[below(kBandwidths.size())]));
+    }
+    std::vector<LinkId> host_up;
+    std::vector<LinkId> host_down;
+    for (std::size_t h = 0; h < leaves * hosts_per_leaf; ++h) {
+      host_up.push_back(link(kBandwidths[below(kBandwidths.size())]));
+      host_down.push_back(link(kBandwidths[below(kBandwidths.size())]));
+    }
+    const auto route = [&](std::size_t from, std::size_t to) {
+      const std::size_t a = from / hosts_per_leaf;
+      const std::size_t b = to / hosts_per_leaf;
+      if (a == b) return std::vector<LinkId>{host_up[from], host_down[to]};
+      return std::vector<LinkId>{host_up[from], leaf_up[a], leaf_down[b], host_down[to]};
+    };
+    const std::size_t hosts = host_up.size();
+    const std::size_t flow_count = 1 + below(24);
+    std::vector<RefFlow> ref(flow_count);
+    std::vector<Time> done(flow_count, Time::max());
+    std::vector<FlowId> ids(flow_count);
+    for (std::size_t f = 0; f < flow_count; ++f) {
+      RefFlow& r = ref[f];
+      if (below(5) == 0) {
+        std::vector<LinkId> links(bandwidth.size());
+        for (std::size_t l = 0; l < links.size(); ++l) links[l] = static_cast<LinkId>(l);
+        std::shuffle(links.begin(), links.end(), rng);
+        links.resize(1 + below(3));
+        r.path = links;
+      } else {
+        r.path = route(below(hosts), below(hosts));
+        if (r.path.front() == r.path.back()) r.path.pop_back();  // unreachable: a host to itself
+      }
+      r.bytes = static_cast<double>(1 + below(40));
+      const auto start_ms = static_cast<std::int64_t>(250 * below(12) + below(2));
+      r.active_at = static_cast<double>(start_ms) / 1e3;
+      e.at(Time::from_ps(start_ms * kMs), [&net, &done, &ids, &e, &r, f] {
+        ids[f] = net.start(r.path, r.bytes, [&done, &e, f] { done[f] = e.now(); });
+      });
+    }
+    // Rate checks at odd picoseconds, so that no change happens at the instant of a check.
+    for (std::int64_t t = 100; t < 6'000; t += 100) {
+      e.at(Time::from_ps(t * kMs + 7), [&, t] {
+        std::vector<std::size_t> moving;
+        for (std::size_t f = 0; f < flow_count; ++f) {
+          if (ref[f].active_at * 1e3 <= static_cast<double>(t) && done[f] == Time::max()) moving.push_back(f);
+        }
+        std::vector<double> expected(flow_count, 0.0);
+        progressive_filling(bandwidth, ref, moving, expected);
+        for (const std::size_t f : moving) {
+          ++checked_rates;
+          CHECK_MESSAGE(net.rate(ids[f]) == doctest::Approx(expected[f]).epsilon(1e-9), "round ", round,
+                        ", flow ", f, " at ", t, " ms");
+        }
+      });
+    }
+    std::vector<RefFlow> fluid = ref;
+    reference_run(bandwidth, fluid);
+    e.run();
+    CHECK(net.active_flows() == 0);
+    for (std::size_t f = 0; f < flow_count; ++f) {
+      CHECK_MESSAGE(done[f].seconds() == doctest::Approx(fluid[f].done).epsilon(1e-9), "round ", round,
+                    ", flow ", f, " of ", flow_count);
+    }
+  }
+  CHECK(checked_rates > 1000);  // the checks did see flows running
 }
