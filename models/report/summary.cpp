@@ -298,12 +298,8 @@ const SummaryField* field_schema(const std::string& name) {
 
 std::string group_title(const std::string& group) {
   static const std::vector<std::pair<std::string, std::string>> kTitles = {
-      {"labels", "Scenario"},
-      {"iteration", "Iteration"},
-      {"memory", "Memory per GPU (worst GPU)"},
-      {"run", "Whole run"},
-      {"cost", "Cost and energy"},
-      {"budget", "Budget alerts (campaign clock)"}};
+      {"labels", "Scenario"}, {"iteration", "Iteration"},  {"memory", "Memory per GPU (worst GPU)"},
+      {"run", "Whole run"},   {"cost", "Cost and energy"}, {"budget", "Budget alerts (campaign clock)"}};
   for (const auto& [g, t] : kTitles) {
     if (g == group) return t;
   }

@@ -58,10 +58,10 @@ struct Layout {
 };
 
 /// The layout as the loader's keys, in the order of the scenario's blocks (cluster.nodes, then
-/// parallelism.tp, pp, dp, cp, ep, expert_folding, expert_tp, micro_batch, schedule, virtual_stages, zero, shard_group,
-/// recompute, then framework.reshard_after_forward), each value spelled as the loader reads it; an empty
-/// value is a key to leave unset (shard_group without HSDP, reshard_after_forward below ZeRO-3). `run S.yaml
-/// --set KEY=VALUE ...` with the others re-runs the layout.
+/// parallelism.tp, pp, dp, cp, ep, expert_folding, expert_tp, micro_batch, schedule, virtual_stages, zero,
+/// shard_group, recompute, then framework.reshard_after_forward), each value spelled as the loader reads it;
+/// an empty value is a key to leave unset (shard_group without HSDP, reshard_after_forward below ZeRO-3).
+/// `run S.yaml --set KEY=VALUE ...` with the others re-runs the layout.
 [[nodiscard]] std::vector<Override> layout_settings(const Layout& layout);
 
 /// Every layout that passes the divisibility rules above, in a deterministic order
