@@ -172,6 +172,21 @@ Summary summarize(const Labels& labels, const StepReport& step, const RunReport*
   return summary;
 }
 
+namespace {
+
+// The largest power of 1,000 below `a` (up to the eighth unit), with its unit: SI prefixes.
+HumanScale thousands(double a, const char* const (&units)[8]) {
+  int i = 0;
+  double divisor = 1;
+  while (a / divisor >= 1000 && i < 7) {
+    divisor *= 1000;
+    ++i;
+  }
+  return {divisor, "", units[i]};
+}
+
+}  // namespace
+
 HumanScale human_scale(FieldUnit unit, double magnitude) {
   const double a = std::fabs(magnitude);
   switch (unit) {
@@ -200,16 +215,25 @@ HumanScale human_scale(FieldUnit unit, double magnitude) {
       return {1e9, "$", "B"};
     case FieldUnit::fraction:
       return {0.01, "", " %"};
-    case FieldUnit::flops:
-      return {1, "", " FLOP"};
+    case FieldUnit::flops: {
+      static const char* const kUnits[] = {" FLOP",  " kFLOP", " MFLOP", " GFLOP",
+                                           " TFLOP", " PFLOP", " EFLOP", " ZFLOP"};
+      return thousands(a, kUnits);
+    }
     case FieldUnit::tflops:
       return {1, "", " TFLOP/s"};
-    case FieldUnit::per_second:
-      return {1, "", " /s"};
-    case FieldUnit::kwh:
-      return {1, "", " kWh"};
-    case FieldUnit::kg:
-      return {1, "", " kg"};
+    case FieldUnit::per_second: {
+      static const char* const kUnits[] = {" /s", " k/s", " M/s", " G/s", " T/s", " P/s", " E/s", " Z/s"};
+      return thousands(a, kUnits);
+    }
+    case FieldUnit::kwh: {
+      static const char* const kUnits[] = {" kWh", " MWh", " GWh", " TWh", " PWh", " EWh", " ZWh", " YWh"};
+      return thousands(a, kUnits);
+    }
+    case FieldUnit::kg: {
+      static const char* const kUnits[] = {" kg", " t", " kt", " Mt", " Gt", " Tt", " Pt", " Et"};
+      return thousands(a, kUnits);
+    }
     case FieldUnit::count:
       if (a < 1e4) return {1, "", ""};
       if (a < 1e6) return {1e3, "", "K"};
@@ -247,7 +271,7 @@ std::string format_human(FieldUnit unit, double v) {
     case FieldUnit::per_second:
     case FieldUnit::kwh:
     case FieldUnit::kg:
-      return fmt::format("{:.{}g}{}", v, unit == FieldUnit::flops ? 3 : 4, s.suffix);
+      return fmt::format("{:.{}g}{}", x, unit == FieldUnit::flops ? 3 : 4, s.suffix);
     case FieldUnit::tflops:
       return fmt::format("{:.1f}{}", v, s.suffix);
     case FieldUnit::flag:

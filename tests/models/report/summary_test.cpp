@@ -48,6 +48,13 @@ TEST_CASE("human units read like a person would write them") {
   CHECK(model::format_human(FieldUnit::usd, 250172) == "$250.2k");
   CHECK(model::format_human(FieldUnit::count, 476838) == "476.8K");
   CHECK(model::format_human(FieldUnit::count, 2e12) == "2.00T");
+  // Rates, FLOPs, energy and mass take SI prefixes, never an exponent: 12,380 tokens/s is 12.38 k/s.
+  CHECK(model::format_human(FieldUnit::per_second, 12380) == "12.38 k/s");
+  CHECK(model::format_human(FieldUnit::per_second, 1.8977e6) == "1.898 M/s");
+  CHECK(model::format_human(FieldUnit::per_second, 0.5) == "0.5 /s");
+  CHECK(model::format_human(FieldUnit::flops, 1.7689e19) == "17.7 EFLOP");
+  CHECK(model::format_human(FieldUnit::kwh, 52530) == "52.53 MWh");
+  CHECK(model::format_human(FieldUnit::kg, 15760) == "15.76 t");
 }
 
 TEST_CASE("the display unit of a magnitude is the one format_human writes it in") {
