@@ -121,15 +121,8 @@ std::string alerts(const Figures& f) {
 }
 
 std::string step_time(const Figures& f) {
-  BarChart chart{.id = "step-time",
-                 .unit = FieldUnit::seconds,
-                 .rows = {{"one iteration",
-                           {{"compute", f.or_zero("compute"), colors::kCompute},
-                            {"exposed TP comm", f.or_zero("exposed_tp_comm"), colors::kTp},
-                            {"exposed DP comm", f.or_zero("exposed_dp_comm"), colors::kDp},
-                            {"exposed PP comm", f.or_zero("exposed_pp_comm"), colors::kPp},
-                            {"optimizer", f.or_zero("optimizer"), colors::kOptimizer},
-                            {"bubble", f.or_zero("bubble"), colors::kBubble}}}}};
+  BarChart chart{
+      .id = "step-time", .unit = FieldUnit::seconds, .rows = {step_bar("one iteration", shares_of(f))}};
   return section(
       "Where a step's time goes",
       fmt::format("The slowest pipeline stage's iteration of {}: compute, the communication that is not "

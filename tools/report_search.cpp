@@ -24,14 +24,7 @@ std::string step_bars(const Results& r, const std::vector<std::size_t>& rows,
                       const std::vector<std::string>& labels) {
   BarChart chart{.id = "layout-steps", .unit = FieldUnit::seconds};
   for (std::size_t n = 0; n < rows.size(); ++n) {
-    const StepShares s = r.shares(rows[n]);
-    chart.rows.push_back({labels[n],
-                          {{"compute", s.compute, colors::kCompute},
-                           {"exposed TP comm", s.tp, colors::kTp},
-                           {"exposed DP comm", s.dp, colors::kDp},
-                           {"exposed PP comm", s.pp, colors::kPp},
-                           {"optimizer", s.optimizer, colors::kOptimizer},
-                           {"bubble", s.bubble, colors::kBubble}}});
+    chart.rows.push_back(step_bar(labels[n], r.shares(rows[n])));
   }
   return render(chart);
 }

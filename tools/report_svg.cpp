@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "scenarios/quantity.hpp"
 #include "tools/report_page.hpp"
@@ -511,6 +512,16 @@ std::string render(const LaneChart& chart) {
   }
   svg += "</svg>";
   return chart.legend.empty() ? svg : svg + legend(chart.legend);
+}
+
+BarRow step_bar(std::string label, const StepShares& step) {
+  return {std::move(label),
+          {{"compute", step.compute, colors::kCompute},
+           {"exposed TP comm", step.tp, colors::kTp},
+           {"exposed DP comm", step.dp, colors::kDp},
+           {"exposed PP comm", step.pp, colors::kPp},
+           {"optimizer", step.optimizer, colors::kOptimizer},
+           {"bubble", step.bubble, colors::kBubble}}};
 }
 
 }  // namespace trainsim::cli

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "models/report/summary.hpp"
+#include "tools/report_bound.hpp"
 
 namespace trainsim::cli {
 
@@ -114,6 +115,10 @@ struct BarChart {
   bool legend = true;
 };
 [[nodiscard]] std::string render(const BarChart& chart);
+
+/// One iteration's time as a stacked bar: compute, exposed TP / DP / PP communication, optimizer, bubble,
+/// each in its colour (colors:: below), in that order on every page.
+[[nodiscard]] BarRow step_bar(std::string label, const StepShares& step);
 
 struct Lane {
   std::string label;

@@ -174,12 +174,14 @@ Summary summarize(const Labels& labels, const StepReport& step, const RunReport*
 
 namespace {
 
-// The largest power of 1,000 below `a` (up to the eighth unit), with its unit: SI prefixes.
-HumanScale thousands(double a, const char* const (&units)[8]) {
-  int i = 0;
+// The largest power of `base` not above `a` that has a unit in `units` (smallest first), with that unit:
+// SI prefixes for base 1,000, binary ones for 1,024.
+template <std::size_t N>
+HumanScale prefixed(double a, double base, const char* const (&units)[N]) {
+  std::size_t i = 0;
   double divisor = 1;
-  while (a / divisor >= 1000 && i < 7) {
-    divisor *= 1000;
+  while (a / divisor >= base && i + 1 < N) {
+    divisor *= base;
     ++i;
   }
   return {divisor, "", units[i]};
@@ -200,13 +202,7 @@ HumanScale human_scale(FieldUnit unit, double magnitude) {
       return {86400, "", " d"};
     case FieldUnit::bytes: {
       static const char* const kUnits[] = {" B", " KiB", " MiB", " GiB", " TiB", " PiB", " EiB"};
-      int i = 0;
-      double divisor = 1;
-      while (a / divisor >= 1024 && i < 6) {
-        divisor *= 1024;
-        ++i;
-      }
-      return {divisor, "", kUnits[i]};
+      return prefixed(a, 1024, kUnits);
     }
     case FieldUnit::usd:
       if (a < 1e3) return {1, "$", ""};
@@ -218,21 +214,21 @@ HumanScale human_scale(FieldUnit unit, double magnitude) {
     case FieldUnit::flops: {
       static const char* const kUnits[] = {" FLOP",  " kFLOP", " MFLOP", " GFLOP",
                                            " TFLOP", " PFLOP", " EFLOP", " ZFLOP"};
-      return thousands(a, kUnits);
+      return prefixed(a, 1000, kUnits);
     }
     case FieldUnit::tflops:
       return {1, "", " TFLOP/s"};
     case FieldUnit::per_second: {
       static const char* const kUnits[] = {" /s", " k/s", " M/s", " G/s", " T/s", " P/s", " E/s", " Z/s"};
-      return thousands(a, kUnits);
+      return prefixed(a, 1000, kUnits);
     }
     case FieldUnit::kwh: {
       static const char* const kUnits[] = {" kWh", " MWh", " GWh", " TWh", " PWh", " EWh", " ZWh", " YWh"};
-      return thousands(a, kUnits);
+      return prefixed(a, 1000, kUnits);
     }
     case FieldUnit::kg: {
       static const char* const kUnits[] = {" kg", " t", " kt", " Mt", " Gt", " Tt", " Pt", " Et"};
-      return thousands(a, kUnits);
+      return prefixed(a, 1000, kUnits);
     }
     case FieldUnit::count:
       if (a < 1e4) return {1, "", ""};

@@ -92,6 +92,7 @@ Framework framework_preset(FrameworkPreset preset) {
 }
 
 int prefetch_units(const Framework& framework, double unit_params) {
+  if (framework.synchronous_collectives) return 0;  // the host waits for each gather before the next
   if (framework.prefetch_bucket_params <= 0) return std::max(0, framework.prefetch);
   if (!(unit_params > 0)) return std::max(0, framework.prefetch);
   return static_cast<int>(std::floor(framework.prefetch_bucket_params / unit_params));

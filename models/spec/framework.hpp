@@ -115,7 +115,8 @@ struct Framework {
 };
 
 /// ZeRO-3: units gathered ahead of the computing one when each collective carries `unit_params`
-/// parameters: prefetch, or with prefetch_bucket_params as many whole units as fit in it (maybe 0).
+/// parameters: prefetch, or with prefetch_bucket_params as many whole units as fit in it (maybe 0); none
+/// with synchronous_collectives.
 [[nodiscard]] int prefetch_units(const Framework& framework, double unit_params);
 
 /// The preset's flags (the Framework defaults are megatron-core's).

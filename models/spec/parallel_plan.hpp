@@ -132,6 +132,32 @@ struct ParallelPlan {
   [[nodiscard]] double dense_shard_ranks() const { return static_cast<double>(dp_shard()) * cp * ep_axis(); }
   /// Ranks that split one expert's matrices: expert_tp, or tp when unset.
   [[nodiscard]] int expert_tensor_parallel() const { return expert_tp > 0 ? expert_tp : tp; }
+
+  /// Folded, the expert-parallel group is the first ep ranks of (tp/expert_tp) × cp × dp's sharding part,
+  /// in that order: how many it takes of each. `valid` when ep is tp/expert_tp times a divisor of cp, or of
+  /// cp times a divisor of the sharding part.
+  struct FoldedExperts {
+    std::int64_t tp_part = 1, cp_part = 1, dp_part = 1;
+    bool valid = false;
+  };
+  [[nodiscard]] FoldedExperts folded_experts() const {
+    FoldedExperts f;
+    const int etp = expert_tensor_parallel();
+    if (etp < 1 || tp % etp != 0) return f;
+    f.tp_part = tp / etp;
+    if (ep % f.tp_part != 0) return f;
+    const std::int64_t rest = ep / f.tp_part;  // the group's ranks over cp × dp
+    if (cp % rest == 0) {
+      f.cp_part = rest;
+    } else if (rest % cp == 0 && dp_shard() % (rest / cp) == 0) {
+      f.cp_part = cp;
+      f.dp_part = rest / cp;
+    } else {
+      return f;
+    }
+    f.valid = true;
+    return f;
+  }
   /// Ranks among which ZeRO shards an expert's parameter: those holding the same expert shard, dp × cp of
   /// one sharding group (× the tp ranks outside the expert's own split), less the ep ranks folded into them.
   [[nodiscard]] double expert_shard_ranks() const {

@@ -56,21 +56,18 @@ std::vector<LayoutProblem> layout_rules(const TransformerSpec& m, const Parallel
   } else if (etp != p.tp && !p.sequence_parallel) {
     problem(LayoutKey::expert_tp,
             "below tp needs sequence_parallel: true (each rank dispatches its own share of the tokens)");
-  } else if (p.expert_folding) {
+  } else if (p.expert_folding && !p.folded_experts().valid) {
     const int tp_part = p.tp / etp;
     if (p.ep % tp_part != 0) {
       problem(LayoutKey::ep,
               fmt::format("folded, ep ({}) must be a multiple of tp/expert_tp ({})", p.ep, tp_part));
     } else {
-      const std::int64_t rest = p.ep / tp_part;  // the ep group's ranks over cp × dp
-      if (!(p.cp % rest == 0 || (rest % p.cp == 0 && p.dp_shard() % (rest / p.cp) == 0))) {
-        problem(LayoutKey::ep,
-                fmt::format("folded over {}cp·dp, ep ({}) must be {}a divisor of cp ({}), or cp times a "
-                            "divisor of dp{} ({})",
-                            tp_part > 1 ? "tp/expert_tp·" : "", p.ep,
-                            tp_part > 1 ? fmt::format("tp/expert_tp = {} times ", tp_part) : std::string(),
-                            p.cp, p.shard_group > 0 ? "'s sharding group" : "", p.dp_shard()));
-      }
+      problem(LayoutKey::ep,
+              fmt::format("folded over {}cp·dp, ep ({}) must be {}a divisor of cp ({}), or cp times a "
+                          "divisor of dp{} ({})",
+                          tp_part > 1 ? "tp/expert_tp·" : "", p.ep,
+                          tp_part > 1 ? fmt::format("tp/expert_tp = {} times ", tp_part) : std::string(),
+                          p.cp, p.shard_group > 0 ? "'s sharding group" : "", p.dp_shard()));
     }
   }
   const bool generic = !m.generic_layers.empty();

@@ -135,11 +135,8 @@ struct ExpertGroups {
 };
 ExpertGroups folded_expert_groups(const ParallelPlan& plan, const topo::ClusterSpec& cluster) {
   const std::int64_t etp = plan.expert_tensor_parallel();
-  const std::int64_t tp_part = plan.tp / etp;   // tp ranks in the ep group
-  const std::int64_t rest = plan.ep / tp_part;  // the ep group's ranks beyond tp: over cp × dp
-  const bool within_cp = plan.cp % rest == 0;
-  const std::int64_t cp_part = within_cp ? rest : plan.cp;
-  const std::int64_t dp_part = within_cp ? 1 : rest / plan.cp;
+  const auto [tp_part, cp_part, dp_part, valid] = plan.folded_experts();
+  TRAINSIM_CHECK(valid, "folded_expert_groups needs a layout that passed layout_rules");
   std::array<std::int64_t, 5> inner{1, 1, 1, 1, 1};
   inner[static_cast<std::size_t>(ParallelAxis::tp)] = etp;
   inner[static_cast<std::size_t>(ParallelAxis::cp)] = cp_part;
@@ -551,7 +548,7 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fa
   if (out.gathers_weights) {
     const UnitParameters up = unit_parameters(in.model, pl);
     const int per_layer = std::max(1, fw.gathers_per_layer);
-    out.zero3_prefetch = fw.synchronous_collectives ? 0 : prefetch_units(fw, up.layer / per_layer);
+    out.zero3_prefetch = prefetch_units(fw, up.layer / per_layer);
     out.synchronous_zero3 = fw.synchronous_collectives;
     const double rank_host = fw.collective_host_per_rank_s * static_cast<double>(g.shard.size);
     // `n` collectives of `params` parameters each.

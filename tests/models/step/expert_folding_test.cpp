@@ -31,6 +31,18 @@ StepInput moe_on_h100(std::int64_t nodes) {
   return in;
 }
 
+// The MoE GPT on 4 DGX H100 (32 GPUs), ep folded over tp·cp·dp as given, ZeRO-1.
+StepInput folded_on_32(int tp, int cp, int ep, std::int64_t dp) {
+  StepInput in = moe_on_h100(4);
+  in.plan.tp = tp;
+  in.plan.cp = cp;
+  in.plan.ep = ep;
+  in.plan.dp = dp;
+  in.plan.expert_folding = true;
+  in.plan.zero = ZeroStage::optimizer_states;
+  return in;
+}
+
 }  // namespace
 
 TEST_CASE("folded, ep does not multiply the GPUs, and the batch splits over dp alone") {
@@ -61,12 +73,7 @@ TEST_CASE("folded, ep does not multiply the GPUs, and the batch splits over dp a
 TEST_CASE("folded over data ranks only, the layout is ep on an axis of its own") {
   // 32 GPUs, tp 2, no pipeline or context parallelism: folded dp 16 with ep 8 holds the same ranks as
   // dp 2 × ep 8 — the same step, the same memory, in both fidelities.
-  StepInput folded = moe_on_h100(4);
-  folded.plan.tp = 2;
-  folded.plan.ep = 8;
-  folded.plan.dp = 16;
-  folded.plan.expert_folding = true;
-  folded.plan.zero = ZeroStage::optimizer_states;
+  const StepInput folded = folded_on_32(2, 1, 8, 16);
   StepInput axis = folded;
   axis.plan.dp = 2;
   axis.plan.expert_folding = false;
@@ -85,13 +92,7 @@ TEST_CASE("folded across context ranks, an expert's state is sharded over dp·cp
   // their optimizer state sharded over dp·cp/ep ranks: half the experts over half the ranks, so the
   // experts' state per GPU is the same at ep 4 and 2, and so is the dense part (over dp·cp = 16 ranks);
   // the GPU's parameters differ by two experts in each of the 16 layers.
-  StepInput in = moe_on_h100(4);
-  in.plan.tp = 2;
-  in.plan.cp = 4;
-  in.plan.ep = 4;
-  in.plan.dp = 4;
-  in.plan.expert_folding = true;
-  in.plan.zero = ZeroStage::optimizer_states;
+  const StepInput in = folded_on_32(2, 4, 4, 4);
   StepInput two = in;
   two.plan.ep = 2;
   const MemoryEstimate m4 = estimate_memory(in.model, in.plan, in.training, in.cluster.node.gpu);
