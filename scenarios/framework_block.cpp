@@ -36,7 +36,7 @@ void read_framework_block(Diagnostics& d, const YamlValue& v, model::ParallelPla
                   "overlap_grad_reduce", "ep_comm_overlap", "blocking_p2p", "prefetch",
                   "prefetch_bucket_params", "reshard_after_forward", "gathers_per_layer", "gather_per_tensor",
                   "synchronous_collectives", "gather_host", "collective_host_per_rank", "grad_reduce_dtype",
-                  "launch_overhead", "cuda_graphs", "fused_elementwise"});
+                  "launch_overhead", "cuda_graphs", "fused_elementwise", "unpadded_attention"});
     if (!r->valid()) return;
     preset_node = r->get("preset");
   }
@@ -72,6 +72,7 @@ void read_framework_block(Diagnostics& d, const YamlValue& v, model::ParallelPla
   r->quantity("launch_overhead", f.launch_overhead_s, Dimension::seconds, Bound::non_negative);
   r->boolean("cuda_graphs", f.cuda_graphs);
   r->boolean("fused_elementwise", f.fused_elementwise);
+  r->boolean("unpadded_attention", f.unpadded_attention);
   if (r->has("grad_reduce_dtype")) {
     topo::Precision p = topo::Precision::fp32;
     r->choice("grad_reduce_dtype", p, kReduceDtypeNames);
@@ -103,7 +104,8 @@ std::string framework_to_yaml(const model::ParallelPlan& plan) {
       format_quantity(f.collective_host_per_rank_s, Dimension::seconds) + "\"" + "\n  launch_overhead: \"" +
       format_quantity(f.launch_overhead_s, Dimension::seconds) +
       "\"\n  cuda_graphs: " + yes_no(f.cuda_graphs) +
-      "\n  fused_elementwise: " + yes_no(f.fused_elementwise) + "\n";
+      "\n  fused_elementwise: " + yes_no(f.fused_elementwise) +
+      "\n  unpadded_attention: " + yes_no(f.unpadded_attention) + "\n";
   if (f.grad_reduce_dtype) {
     out += "  grad_reduce_dtype: " + std::string(name_in(kReduceDtypeNames, *f.grad_reduce_dtype)) + "\n";
   }

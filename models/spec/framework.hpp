@@ -106,6 +106,11 @@ struct Framework {
   /// and Megatron fusions, or torch.compile); false: as the eager PyTorch ops of the model's reference code,
   /// one kernel each with their fp32 upcasts (models/workload/layer_ops.cpp counts their traffic).
   bool fused_elementwise = true;
+  /// The fused attention is wrapped as llm-foundry's flash_attn_fn wraps flash-attn's variable-length
+  /// kernel: q, k and v are gathered into unpadded copies before it and its output scattered back into a
+  /// zeroed padded tensor after it, with or without padding, and their backward scatters and gathers the
+  /// gradients the same way (models/workload/layer_ops.cpp counts the copies).
+  bool unpadded_attention = false;
   /// The step is captured as CUDA graphs (Megatron-Core --enable-cuda-graph, torch.compile's
   /// mode="reduce-overhead"): one launch per graph, so the host no longer bounds a pass.
   bool cuda_graphs = false;

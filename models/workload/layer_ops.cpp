@@ -27,6 +27,17 @@ constexpr double kBackwardTraffic = 1.5;
 // step and cached over the micro-batches (under 0.5 % of a step; their memory is in models/memory.hpp).
 constexpr double kFp8CastWrites = 2.0;
 
+// Tensor passes of llm-foundry's flash_attn_fn around flash-attn's variable-length kernel
+// (llmfoundry/models/layers/attention.py with flash_attn/bert_padding.py), made even when nothing is padded:
+//  - forward: unpad_input gathers q, k and v into new tensors (read + write each, 2 passes), and pad_input
+//    writes a zeroed padded output and scatters the kernel's output into it (3 passes);
+//  - backward: the output gradient is gathered (2 passes); each of dq, dk, dv is scattered into a zeroed
+//    tensor (3 passes), and the split of the fused Wqkv output concatenates the three (2 passes).
+constexpr double kUnpadForwardPasses = 2.0;
+constexpr double kPadForwardPasses = 3.0;
+constexpr double kPadBackwardPasses = 2.0;
+constexpr double kUnpadBackwardPasses = 3.0 + 2.0;
+
 // HBM bytes per element of the element-wise work, read plus written, as the framework runs it. Fused
 // (TransformerEngine, apex and Megatron kernels, or torch.compile): one pass in and one out, backward
 // reading the saved input and the output gradient (kBackwardTraffic). Eager PyTorch runs each op of the
@@ -263,11 +274,16 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
     core.comm("cp_kv_exchange", Collective::ring_exchange, CommGroup::cp, att.kv_block_bytes, shard.cp - 1,
               true);
   }
+  // This rank's q, k and v of its own tokens, and the attention output (bytes).
+  const double qkv_bytes = att.q_bytes + att.kv_bytes / cp;
+  const bool unpadded = flash && shard.unpadded_attention;
   if (flash) {
+    if (unpadded) core.memory("attn_unpad", kUnpadForwardPasses * qkv_bytes);
     core.kernel("flash_attention",
                 KernelCost{OpKind::fused_attention, att.forward_flops, att.forward_bytes, att.head_dim, s,
                            AttentionVariant{spec.attention, false, causal, cp}});
     if (shard.cp > 1) core.memory("cp_softmax_merge", att.ring_merge_bytes);
+    if (unpadded) core.memory("attn_pad", kPadForwardPasses * att.o_bytes);
   } else {
     // Batched per-head GEMMs of the attention core: 16 bit under every recipe.
     KernelCost half_core{OpKind::matmul, 0.5 * att.forward_flops,
@@ -355,10 +371,12 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
              shard.cp - 1, true);
   }
   if (flash) {
+    if (unpadded) bwd.memory("attn_pad.bwd", kPadBackwardPasses * att.o_bytes);
     if (shard.cp > 1) bwd.memory("cp_grad_merge", att.ring_grad_merge_bytes);
     bwd.kernel("flash_attention.bwd",
                KernelCost{OpKind::fused_attention, att.backward_flops, att.backward_bytes, att.head_dim, s,
                           AttentionVariant{spec.attention, true, causal, cp}});
+    if (unpadded) bwd.memory("attn_unpad.bwd", kUnpadBackwardPasses * qkv_bytes);
   } else {
     const double matmul_bytes = 2.0 * (p * score_bytes + att.q_bytes + 0.5 * att.kv_bytes);
     const double quarter = 0.25 * att.backward_flops;  // dgrad + wgrad of AV, then of QKᵀ

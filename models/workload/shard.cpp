@@ -19,6 +19,7 @@ Shard shard_of(const ParallelPlan& plan, topo::Precision precision) {
   s.precision = precision;
   s.recompute = plan.recompute;
   s.fused_elementwise = plan.framework.fused_elementwise;
+  s.unpadded_attention = plan.framework.unpadded_attention;
   return s;
 }
 

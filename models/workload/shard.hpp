@@ -25,6 +25,8 @@ struct Shard {
   /// Element-wise work (norms, activations, rotary embedding, loss) runs in fused kernels; false: as eager
   /// PyTorch ops, one kernel each (the framework's fused_elementwise; models/workload/layer_ops.cpp).
   bool fused_elementwise = true;
+  /// The fused attention runs between unpadding and padding copies (the framework's unpadded_attention).
+  bool unpadded_attention = false;
 };
 
 /// The shard of `plan` (micro_batch, tp, sequence_parallel, cp, ep, recompute, the framework's

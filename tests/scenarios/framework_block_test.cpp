@@ -141,7 +141,15 @@ TEST_CASE(
   CHECK(f.prefetch == 1);
   CHECK(f.gathers_per_layer == 1);
   CHECK(f.reshard_after_forward);
+  CHECK(f.unpadded_attention);               // flash_attn_fn's unpad/pad copies
   CHECK(s.parallelism.overlap_grad_reduce);  // FSDP reduce-scatters each unit during the backward
+  // The flag alone, over another preset, and its default elsewhere.
+  const Scenario o = load_scenario_text(
+      "model: {preset: llama3-8b}\ncluster: {node: dgx-h100, nodes: 1}\n"
+      "training: {global_batch: 64}\nframework: {preset: fsdp2, unpadded_attention: true}\n",
+      "t.yaml");
+  CHECK(o.parallelism.framework.unpadded_attention);
+  CHECK_FALSE(model::framework_preset(model::FrameworkPreset::fsdp2).unpadded_attention);
 }
 
 TEST_CASE("attention: flash is FlashAttention-2 under torchtitan, the GPU's default under the others") {

@@ -255,6 +255,34 @@ TEST_CASE("eager element-wise ops move the bytes of their op lists; fused ones o
   CHECK(e.forward_flops() == doctest::Approx(f.forward_flops()).scale(0));
 }
 
+TEST_CASE("unpadded attention copies q, k, v and the output around the kernel, as flash_attn_fn does") {
+  // Llama 3 8B's layer, one sequence of 8192 tokens, bf16: q and the output are 8192·4096 elements, k and
+  // v 8192·1024 each (8 K/V heads of 128). Forward: unpad gathers q, k, v (read + write: 2 passes), pad
+  // zeroes, then scatters the output (3 passes). Backward: the output gradient gathered (2), dq, dk, dv
+  // scattered into zeroed tensors (3) and concatenated into the Wqkv gradient (2).
+  const TransformerSpec m = llama3_8b_layer();
+  const double qkv = 2.0 * 8192 * (4096 + 2 * 1024), o = 2.0 * 8192 * 4096;
+  Shard plain;
+  const LayerOps without = transformer_layer_ops(m, plain);
+  CHECK_FALSE(has(without.forward, "attn_unpad"));
+  Shard wrapped;
+  wrapped.unpadded_attention = true;
+  const LayerOps with = transformer_layer_ops(m, wrapped);
+  CHECK(bytes_of(with.forward, "attn_unpad") == doctest::Approx(2 * qkv).scale(0));
+  CHECK(bytes_of(with.forward, "attn_pad") == doctest::Approx(3 * o).scale(0));
+  CHECK(bytes_of(with.backward, "attn_pad.bwd") == doctest::Approx(2 * o).scale(0));
+  CHECK(bytes_of(with.backward, "attn_unpad.bwd") == doctest::Approx(5 * qkv).scale(0));
+  // Copies, not compute: the FLOPs are unchanged, and full recompute copies again.
+  CHECK(with.forward_flops() == doctest::Approx(without.forward_flops()).scale(0));
+  wrapped.recompute = Recompute::full;
+  CHECK(has(transformer_layer_ops(m, wrapped).backward, "recompute.attn_unpad"));
+  // Without a fused kernel there is no varlen call to wrap.
+  TransformerSpec standard = m;
+  standard.attention = Attention::standard;
+  wrapped.recompute = Recompute::none;
+  CHECK_FALSE(has(transformer_layer_ops(standard, wrapped).forward, "attn_unpad"));
+}
+
 TEST_CASE("op-level recompute runs k, o and the MLP's second matmul again, with the element-wise work") {
   // torchtitan's policy over q, k, v, o, w1, w3, w2: every other matmul is recomputed (k, o, w3), the
   // norms, rotary, SwiGLU and residuals with them; q, v, w1, w2 and the fused attention are kept.
