@@ -247,7 +247,10 @@ void overlap_with_paired_pass(std::vector<CostPiece>& pieces, double all_to_all,
 // only what it exceeds it by (all of it when no kernel follows). With the framework's tp_comm_overlap
 // (sequence parallelism), a tensor-parallel all-gather runs under the matmul after it and a
 // reduce-scatter under the matmul before it, each such matmul slowed by tp_comm_overlap_slowdown.
-std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepInput& in, const Groups& g) {
+// With `routed` (the routed full cluster's uncontended fabric), the context- and expert-parallel
+// collectives whose group leaves the node are priced on it and listed as flows (CostPiece::routed).
+std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepInput& in, const Groups& g,
+                                   const topo::ClusterSpec* routed) {
   std::vector<CostPiece> out;
   const auto& gpu = in.cluster.node.gpu;
   const Framework& fw = in.plan.framework;
@@ -318,10 +321,21 @@ std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepIn
           topo::collective_time(to_topo(op.comm.collective), op.comm.bytes, group, in.cluster);
       continue;
     }
-    const double c = topo::collective_time(
-                         to_topo(op.comm.collective), op.comm.bytes,
-                         op.comm.collective == Collective::ring_exchange ? g.cp_pair : group, in.cluster) *
-                     op.comm.steps;
+    const topo::CommGroup& priced = op.comm.collective == Collective::ring_exchange ? g.cp_pair : group;
+    // Folded expert groups span data-parallel replicas, which the routed lowering keeps apart: closed form.
+    const bool routes = routed != nullptr && priced.crosses_nodes() &&
+                        (op.comm.group == CommGroup::cp ||
+                         (op.comm.group == CommGroup::ep && !in.plan.expert_folding));
+    const topo::CollectiveEstimate e = topo::estimate_collective(to_topo(op.comm.collective), op.comm.bytes,
+                                                                 priced, routes ? *routed : in.cluster);
+    const double c = e.time_s * op.comm.steps;
+    std::vector<RoutedComm> flows;
+    if (routes && c > 0) {
+      flows.push_back(RoutedComm{op.comm.group,
+                                 {to_topo(op.comm.collective), op.comm.bytes * op.comm.steps, e.algo, e.protocol},
+                                 c,
+                                 e.latency_s * op.comm.steps});
+    }
     const bool tp_chunked = tp_overlap && op.comm.group == CommGroup::tp;
     if (tp_chunked && op.comm.collective == Collective::reduce_scatter && kernels > 0 && last_is_matmul) {
       // Runs under the matmul that produces it: split that matmul off the kernels before it.
@@ -357,6 +371,7 @@ std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepIn
         hidden.group = op.comm.group;
       }
       hidden.comm += c;
+      hidden.routed.insert(hidden.routed.end(), flows.begin(), flows.end());
       hidden_needs_matmul = gathers_under_next;
       continue;
     }
@@ -365,6 +380,7 @@ std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepIn
     piece.group = op.comm.group;
     piece.comm = c;
     piece.name = op.name;
+    piece.routed = std::move(flows);
     out.push_back(std::move(piece));
   }
   flush();
@@ -394,11 +410,15 @@ void wait_for_host(std::vector<CostPiece>& pieces, std::size_t ops, const Framew
   pieces.push_back(std::move(wait));
 }
 
-UnitCost unit_cost(std::string name, const LayerOps& ops, const StepInput& in, const Groups& g) {
+UnitCost unit_cost(std::string name, const LayerOps& ops, const StepInput& in, const Groups& g,
+                   const topo::ClusterSpec* routed) {
   UnitCost u;
   u.name = std::move(name);
-  u.forward = time_pieces(ops.forward, in, g);
-  u.backward = time_pieces(ops.backward, in, g);
+  u.forward = time_pieces(ops.forward, in, g, routed);
+  u.backward = time_pieces(ops.backward, in, g, routed);
+  for (const auto* pieces : {&u.forward, &u.backward}) {
+    for (const CostPiece& x : *pieces) u.routes_pieces = u.routes_pieces || !x.routed.empty();
+  }
   wait_for_host(u.forward, ops.forward.size(), in.plan.framework);
   wait_for_host(u.backward, ops.backward.size(), in.plan.framework);
   sum_pieces(u);
@@ -476,6 +496,14 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fa
   std::optional<topo::ClusterSpec> routed_cluster;
   if (fabric == FabricPricing::routed) routed_cluster = topo::uncontended_fabric(in.cluster);
   const topo::ClusterSpec& transfer_cluster = routed_cluster ? *routed_cluster : in.cluster;
+  const topo::ClusterSpec* routed = routed_cluster ? &*routed_cluster : nullptr;
+  // Routed, a data-parallel collective is lowered as its algorithm's flows (RoutedCollective) when it is
+  // one collective over the gradient group; HSDP's two (the shard's reduce-scatter, then the replicas'
+  // all-reduce) stay one flow per GPU.
+  const bool routes_dp = routed != nullptr && g.grad.size > 1 && g.replica.size <= 1;
+  auto flows = [&](topo::CollectiveOp op, double bytes, const topo::CollectiveEstimate& e) {
+    return routes_dp ? RoutedCollective{op, bytes, e.algo, e.protocol} : RoutedCollective{};
+  };
   const Shard shard = shard_of(pl, in.training.precision);
   const int p = plan.pp;
   const int v = plan.virtual_stages;
@@ -492,19 +520,19 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fa
         const GenericLayer& layer = in.model.generic_layers[static_cast<std::size_t>(l)];
         out.chunk_units[static_cast<std::size_t>(vs)].push_back(
             UnitRun{static_cast<int>(out.units.size()), 1, l});
-        out.units.push_back(unit_cost(layer.name, generic_layer_ops(layer, shard), in, g));
+        out.units.push_back(unit_cost(layer.name, generic_layer_ops(layer, shard), in, g, routed));
       }
     }
   } else {
     // Transformer layers are identical but for a MoE model's dense first layers: price one layer of each
     // kind, repeat each for its layers of each virtual stage (the dense ones lead the first stages).
     const auto dense_layers = static_cast<int>(in.model.is_moe() ? in.model.dense_layer_count() : 0);
-    out.units.push_back(unit_cost("layer", transformer_layer_ops(in.model, shard), in, g));
-    out.units.push_back(unit_cost("embedding", embedding_ops(in.model, shard), in, g));
-    out.units.push_back(unit_cost("head", head_ops(in.model, shard), in, g));
+    out.units.push_back(unit_cost("layer", transformer_layer_ops(in.model, shard), in, g, routed));
+    out.units.push_back(unit_cost("embedding", embedding_ops(in.model, shard), in, g, routed));
+    out.units.push_back(unit_cost("head", head_ops(in.model, shard), in, g, routed));
     if (dense_layers > 0) {
       out.units.push_back(
-          unit_cost("dense_layer", transformer_layer_ops(in.model.as_dense_layer(), shard), in, g));
+          unit_cost("dense_layer", transformer_layer_ops(in.model.as_dense_layer(), shard), in, g, routed));
     }
     for (int vs = 0; vs < nvs; ++vs) {
       auto& runs = out.chunk_units[static_cast<std::size_t>(vs)];
@@ -551,8 +579,9 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fa
     out.zero3_prefetch = prefetch_units(fw, up.layer / per_layer);
     out.synchronous_zero3 = fw.synchronous_collectives;
     const double rank_host = fw.collective_host_per_rank_s * static_cast<double>(g.shard.size);
-    // `n` collectives of `params` parameters each.
-    auto price_pieces = [&](UnitCost& u, double params, double n) {
+    // `n` collectives of `params` parameters each; routed, as flows of all n together when they are the
+    // unit's only ones (their bandwidth terms add up to one collective of n times the bytes).
+    auto price_pieces = [&](UnitCost& u, double params, double n, bool only) {
       if (!(params > 0) || !(n > 0)) return;
       const auto gather = topo::estimate_collective(topo::CollectiveOp::all_gather, params * weight_elem,
                                                     g.shard, transfer_cluster);
@@ -562,19 +591,23 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fa
       u.gather_latency_s += n * (gather.latency_s + gather_host);
       u.reduce_s += n * (reduce.time_s + rank_host);
       u.reduce_latency_s += n * (reduce.latency_s + rank_host);
+      if (only) {
+        u.gather_flows = flows(topo::CollectiveOp::all_gather, n * params * weight_elem, gather);
+        u.reduce_flows = flows(topo::CollectiveOp::reduce_scatter, n * params * reduce_elem, reduce);
+      }
     };
     auto price = [&](UnitCost& u, double params, const std::vector<TensorShape>& tensors, int collectives) {
       if (!fw.gather_per_tensor || tensors.empty()) {
-        price_pieces(u, params / collectives, collectives);
+        price_pieces(u, params / collectives, collectives, true);
         return;
       }
-      for (const TensorShape& t : tensors) price_pieces(u, t.elements() / t.count, t.count);
+      for (const TensorShape& t : tensors) price_pieces(u, t.elements() / t.count, t.count, false);
     };
     if (generic) {
       for (const auto& runs : out.chunk_units) {
         for (const UnitRun& r : runs) {
           price_pieces(out.units[static_cast<std::size_t>(r.unit)],
-                       in.model.generic_layers[static_cast<std::size_t>(r.first_layer)].params / pl.tp, 1);
+                       in.model.generic_layers[static_cast<std::size_t>(r.first_layer)].params / pl.tp, 1, true);
         }
       }
     } else {
@@ -627,12 +660,16 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fa
                               : reduce_gradients(bucket_bytes);
       sc.bucket_s = bucket.time_s;
       sc.bucket_latency_s = bucket.latency_s;
+      sc.bucket_flows = flows(pl.zero == ZeroStage::none ? topo::CollectiveOp::all_reduce
+                                                         : topo::CollectiveOp::reduce_scatter,
+                              bucket_bytes, bucket);
       sc.dp_bytes_per_step = g.grad.size > 1 ? sc.params * reduce_elem : 0.0;
       if (shards_optimizer_states(pl.zero)) {
         const auto gather = topo::estimate_collective(topo::CollectiveOp::all_gather, sc.weight_bytes,
                                                       g.shard, transfer_cluster);
         sc.param_gather_s = gather.time_s;
         sc.param_gather_latency_s = gather.latency_s;
+        sc.param_gather_flows = flows(topo::CollectiveOp::all_gather, sc.weight_bytes, gather);
         sc.dp_bytes_per_step += g.grad.size > 1 ? sc.weight_bytes : 0.0;
       }
     } else {
