@@ -497,12 +497,15 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fa
   if (fabric == FabricPricing::routed) routed_cluster = topo::uncontended_fabric(in.cluster);
   const topo::ClusterSpec& transfer_cluster = routed_cluster ? *routed_cluster : in.cluster;
   const topo::ClusterSpec* routed = routed_cluster ? &*routed_cluster : nullptr;
-  // Routed, a data-parallel collective is lowered as its algorithm's flows (RoutedCollective) when it is
-  // one collective over the gradient group; HSDP's two (the shard's reduce-scatter, then the replicas'
-  // all-reduce) stay one flow per GPU.
-  const bool routes_dp = routed != nullptr && g.grad.size > 1 && g.replica.size <= 1;
-  auto flows = [&](topo::CollectiveOp op, double bytes, const topo::CollectiveEstimate& e) {
-    return routes_dp ? RoutedCollective{op, bytes, e.algo, e.protocol} : RoutedCollective{};
+  // Routed, every data-parallel collective is listed as its algorithm's flows (RoutedCollective), over the
+  // sharding group or (HSDP) the replicas of one shard.
+  auto add_flows = [&](RoutedCollectives& list, topo::CollectiveOp op, double bytes,
+                       const topo::CollectiveEstimate& e, DataGroup over) {
+    const topo::CommGroup& group = over == DataGroup::replicas ? g.replica
+                                   : over == DataGroup::shard  ? g.shard
+                                                               : g.grad;
+    if (routed != nullptr && group.size > 1 && bytes > 0)
+      list.push_back(RoutedCollective{op, bytes, e.algo, e.protocol, over});
   };
   const Shard shard = shard_of(pl, in.training.precision);
   const int p = plan.pp;
@@ -556,13 +559,16 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fa
   const double reduce_elem =
       fw.grad_reduce_dtype ? topo::bytes_per_element(*fw.grad_reduce_dtype) : grad_elem;
   const double weight_elem = topo::bytes_per_element(weight_storage_precision(in.training.precision));
-  // Gradients reduced over the sharding group, then (HSDP) the shard all-reduced over its replicas.
-  auto reduce_gradients = [&](double bytes) {
+  // Gradients reduced over the sharding group, then (HSDP) the shard all-reduced over its replicas; their
+  // flows appended to `list` (routed).
+  auto reduce_gradients = [&](double bytes, RoutedCollectives& list) {
     auto e = topo::estimate_collective(topo::CollectiveOp::reduce_scatter, bytes, g.shard, transfer_cluster);
+    add_flows(list, topo::CollectiveOp::reduce_scatter, bytes, e, DataGroup::shard);
     if (g.replica.size > 1) {
-      const auto r =
-          topo::estimate_collective(topo::CollectiveOp::all_reduce, bytes / static_cast<double>(g.shard.size),
-                                    g.replica, transfer_cluster);
+      const double shard_bytes = bytes / static_cast<double>(g.shard.size);
+      const auto r = topo::estimate_collective(topo::CollectiveOp::all_reduce, shard_bytes, g.replica,
+                                               transfer_cluster);
+      add_flows(list, topo::CollectiveOp::all_reduce, shard_bytes, r, DataGroup::replicas);
       e.time_s += r.time_s;
       e.latency_s += r.latency_s;
     }
@@ -579,35 +585,36 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fa
     out.zero3_prefetch = prefetch_units(fw, up.layer / per_layer);
     out.synchronous_zero3 = fw.synchronous_collectives;
     const double rank_host = fw.collective_host_per_rank_s * static_cast<double>(g.shard.size);
-    // `n` collectives of `params` parameters each; routed, as flows of all n together when they are the
-    // unit's only ones (their bandwidth terms add up to one collective of n times the bytes).
-    auto price_pieces = [&](UnitCost& u, double params, double n, bool only) {
+    // `n` collectives of `params` parameters each; routed, their flows as n times the bytes of one (the
+    // bandwidth terms of equal collectives add up).
+    auto price_pieces = [&](UnitCost& u, double params, double n) {
       if (!(params > 0) || !(n > 0)) return;
       const auto gather = topo::estimate_collective(topo::CollectiveOp::all_gather, params * weight_elem,
                                                     g.shard, transfer_cluster);
-      const auto reduce = reduce_gradients(params * reduce_elem);
+      add_flows(u.gather_flows, topo::CollectiveOp::all_gather, n * params * weight_elem, gather,
+                DataGroup::shard);
+      RoutedCollectives reduce_flows;
+      const auto reduce = reduce_gradients(params * reduce_elem, reduce_flows);
+      for (RoutedCollective& c : reduce_flows) c.bytes *= n;
+      u.reduce_flows.insert(u.reduce_flows.end(), reduce_flows.begin(), reduce_flows.end());
       const double gather_host = fw.gather_host_s + rank_host;
       u.gather_s += n * (gather.time_s + gather_host);
       u.gather_latency_s += n * (gather.latency_s + gather_host);
       u.reduce_s += n * (reduce.time_s + rank_host);
       u.reduce_latency_s += n * (reduce.latency_s + rank_host);
-      if (only) {
-        u.gather_flows = flows(topo::CollectiveOp::all_gather, n * params * weight_elem, gather);
-        u.reduce_flows = flows(topo::CollectiveOp::reduce_scatter, n * params * reduce_elem, reduce);
-      }
     };
     auto price = [&](UnitCost& u, double params, const std::vector<TensorShape>& tensors, int collectives) {
       if (!fw.gather_per_tensor || tensors.empty()) {
-        price_pieces(u, params / collectives, collectives, true);
+        price_pieces(u, params / collectives, collectives);
         return;
       }
-      for (const TensorShape& t : tensors) price_pieces(u, t.elements() / t.count, t.count, false);
+      for (const TensorShape& t : tensors) price_pieces(u, t.elements() / t.count, t.count);
     };
     if (generic) {
       for (const auto& runs : out.chunk_units) {
         for (const UnitRun& r : runs) {
           price_pieces(out.units[static_cast<std::size_t>(r.unit)],
-                       in.model.generic_layers[static_cast<std::size_t>(r.first_layer)].params / pl.tp, 1, true);
+                       in.model.generic_layers[static_cast<std::size_t>(r.first_layer)].params / pl.tp, 1);
         }
       }
     } else {
@@ -654,22 +661,24 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fa
       const double want = std::ceil(sc.grad_bytes / std::max(pl.bucket_bytes, 1.0));
       sc.buckets = static_cast<int>(std::clamp(want, 1.0, static_cast<double>(kMaxBuckets)));
       const double bucket_bytes = sc.params * reduce_elem / sc.buckets;
-      const auto bucket = pl.zero == ZeroStage::none
-                              ? topo::estimate_collective(topo::CollectiveOp::all_reduce, bucket_bytes,
-                                                          g.grad, transfer_cluster)
-                              : reduce_gradients(bucket_bytes);
+      topo::CollectiveEstimate bucket;
+      if (pl.zero == ZeroStage::none) {
+        bucket =
+            topo::estimate_collective(topo::CollectiveOp::all_reduce, bucket_bytes, g.grad, transfer_cluster);
+        add_flows(sc.bucket_flows, topo::CollectiveOp::all_reduce, bucket_bytes, bucket, DataGroup::gradient);
+      } else {
+        bucket = reduce_gradients(bucket_bytes, sc.bucket_flows);
+      }
       sc.bucket_s = bucket.time_s;
       sc.bucket_latency_s = bucket.latency_s;
-      sc.bucket_flows = flows(pl.zero == ZeroStage::none ? topo::CollectiveOp::all_reduce
-                                                         : topo::CollectiveOp::reduce_scatter,
-                              bucket_bytes, bucket);
       sc.dp_bytes_per_step = g.grad.size > 1 ? sc.params * reduce_elem : 0.0;
       if (shards_optimizer_states(pl.zero)) {
         const auto gather = topo::estimate_collective(topo::CollectiveOp::all_gather, sc.weight_bytes,
                                                       g.shard, transfer_cluster);
         sc.param_gather_s = gather.time_s;
         sc.param_gather_latency_s = gather.latency_s;
-        sc.param_gather_flows = flows(topo::CollectiveOp::all_gather, sc.weight_bytes, gather);
+        add_flows(sc.param_gather_flows, topo::CollectiveOp::all_gather, sc.weight_bytes, gather,
+                  DataGroup::shard);
         sc.dp_bytes_per_step += g.grad.size > 1 ? sc.weight_bytes : 0.0;
       }
     } else {

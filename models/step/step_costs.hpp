@@ -55,18 +55,27 @@ struct PassCost {
   [[nodiscard]] double backward() const { return backward_compute + backward_comm; }
 };
 
+/// Which ranks a data-parallel collective spans.
+enum class DataGroup : std::uint8_t {
+  gradient,  ///< every copy of the dense gradients: the dp · cp · ep ranks of one tensor-parallel index
+  shard,     ///< one sharding group: HSDP's shard_group dp ranks × cp × ep (all of gradient without it)
+  replicas,  ///< HSDP: the copies of one shard, one in each sharding group
+};
+
 /// A collective as the routed full cluster lowers it into flows over the cluster graph
 /// (topo::lower_collective, the flow fidelity's one lowering of each algorithm: rings per channel, trees,
-/// hierarchical, halving-doubling, all-to-all, send-recv): what it moves and the algorithm and protocol the
-/// closed form chose for it. bytes 0: not lowered so (a transfer the lowering keeps as one flow per GPU).
+/// hierarchical, halving-doubling, NVLS, all-to-all, send-recv): what it moves and the algorithm and
+/// protocol the closed form chose for it.
 struct RoutedCollective {
   topo::CollectiveOp op = topo::CollectiveOp::all_reduce;
   double bytes = 0;  ///< nccl size (as topo::collective_time counts it), all its calls together
   topo::CollectiveAlgo algo = topo::CollectiveAlgo::ring;
   topo::CollectiveProtocol protocol = topo::CollectiveProtocol::simple;
-
-  [[nodiscard]] bool routed() const { return bytes > 0; }
+  DataGroup over = DataGroup::shard;  ///< a data-parallel one's ranks
 };
+/// Collectives run one after another (HSDP's reduce-scatter, then the replicas' all-reduce; ZeRO-3's
+/// per-tensor gathers).
+using RoutedCollectives = std::vector<RoutedCollective>;
 
 /// A context- or expert-parallel collective whose group leaves the node, in the routed full cluster
 /// (FabricPricing::routed): priced on the uncontended fabric and lowered as flows, so that what the fabric
@@ -116,8 +125,8 @@ struct UnitCost {
   double gather_latency_s = 0;
   double reduce_s = 0;
   double reduce_latency_s = 0;
-  /// Routed full cluster: gather_s's and reduce_s's collectives as flows (not routed: one flow per GPU).
-  RoutedCollective gather_flows, reduce_flows;
+  /// Routed full cluster: gather_s's and reduce_s's collectives as flows.
+  RoutedCollectives gather_flows, reduce_flows;
   /// Routed full cluster: some piece has collectives lowered as flows (CostPiece::routed).
   bool routes_pieces = false;
 };
@@ -147,7 +156,7 @@ struct StageCost {
   double bucket_latency_s = 0;
   double param_gather_latency_s = 0;
   /// Routed full cluster: one bucket's and the parameter gather's collectives as flows.
-  RoutedCollective bucket_flows, param_gather_flows;
+  RoutedCollectives bucket_flows, param_gather_flows;
 };
 
 /// Who prices the links beyond the NICs for the data-parallel collectives and the pipeline sends.

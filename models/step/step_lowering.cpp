@@ -63,6 +63,12 @@ std::size_t at(int i) {
   return static_cast<std::size_t>(i);
 }
 
+// `flows` with every collective's bytes times `f` (merged buckets, the part of a gather left exposed).
+RoutedCollectives scaled(RoutedCollectives flows, double f) {
+  for (RoutedCollective& c : flows) c.bytes *= f;
+  return flows;
+}
+
 // The lowering of one step, in the order the file comment describes: lanes per simulated GPU, then per
 // stage its passes (each pass its units, each unit its pieces), the cross-stage edges, and per stage the
 // step's tail. Instances are the simulated copies of the pipeline (one when collapsed): instance i of
@@ -107,6 +113,7 @@ class StepLowering {
       routes.tp = static_cast<int>(pl_.tp);
       routes.cp = static_cast<int>(pl_.cp);
       routes.ep = static_cast<int>(pl_.ep_axis());
+      routes.shard = static_cast<int>(pl_.dp_shard());
     }
     g_.network =
         StepNetwork(in.cluster, costs, StepLayout{n_inst_, p_, full_cluster_ ? static_cast<int>(pl_.dp) : 1},
@@ -147,7 +154,7 @@ class StepLowering {
     bool bucketed = false;
     int nb = 0, next_bucket = 0;
     double bucket_each = 0, bucket_latency = 0;
-    RoutedCollective bucket_flows;  // routed: one (merged) bucket's flows
+    RoutedCollectives bucket_flows;  // routed: one (merged) bucket's flows
     std::int64_t n_units = 0;
   };
   // One unit (layer, embedding or head) inside a pass; task names start with name_[0, prefix).
@@ -239,12 +246,12 @@ class StepLowering {
   // Routed, a data-parallel one with `flows` is lowered as its algorithm's flows (routed_dp_collective).
   void collective(int s, const std::vector<sim::TaskId>& inputs, Comm comm, double seconds, double latency_s,
                   std::string_view name, std::string_view category, std::vector<sim::TaskId>& out,
-                  const RoutedCollective& flows = {}) {
+                  const RoutedCollectives& flows = {}) {
     TRAINSIM_CHECK(&inputs != &out, "collective: inputs and outputs must differ");
     out.resize(inputs.size());
     first_.resize(inputs.size());
     const bool dp_group = comm != Comm::tp;
-    if (dp_group && whole_units_ && flows.routed() && seconds > 0) {
+    if (dp_group && whole_units_ && !flows.empty() && seconds > 0) {
       routed_dp_collective(s, inputs, comm, std::clamp(latency_s, 0.0, seconds), flows, name, category, out);
       return;
     }
@@ -269,10 +276,10 @@ class StepLowering {
 
   // Routed full cluster: a data-parallel collective of every replica, as its algorithm's flows. It starts
   // when every member is ready (a join); each replica's stream then pays the size-independent latency (in
-  // order after its previous transfer), and once all have, one lowered collective per tensor-parallel index
-  // runs over the gradient group's GPUs (step_network.hpp); every member's stream goes on when all are done.
+  // order after its previous transfer), and once all have, each of `flows` in turn is lowered over every
+  // group of its ranks (step_network.hpp); every member's stream goes on when all are done.
   void routed_dp_collective(int s, const std::vector<sim::TaskId>& inputs, Comm comm, double latency_s,
-                            const RoutedCollective& flows, std::string_view name, std::string_view category,
+                            const RoutedCollectives& flows, std::string_view name, std::string_view category,
                             std::vector<sim::TaskId>& out) {
     const sim::LaneId lane = lanes_[idx(0, s)].dp;
     sync_name_.assign(name);
@@ -291,10 +298,12 @@ class StepLowering {
     }
     sync_name_.assign(name);
     sync_name_ += " done";
-    const sim::TaskId done = dag().join(lane, sync_name_, category);
-    for (int t = 0; t < g_.network.tensor_parallel(); ++t) {
-      const std::vector<std::int64_t> members = g_.network.data_parallel_members(s, t);
-      dag().depend(g_.network.routed_collective(dag(), lane, ready, flows, members, name), done);
+    sim::TaskId done = ready;
+    for (const RoutedCollective& c : flows) {
+      const sim::TaskId after = done;
+      done = dag().join(lane, sync_name_, category);
+      for (const auto& members : g_.network.data_parallel_groups(s, c.over))
+        dag().depend(g_.network.routed_collective(dag(), lane, after, c, members, name), done);
     }
     for (int i = 0; i < n_inst_; ++i) {
       out[at(i)] = done;
@@ -370,7 +379,7 @@ class StepLowering {
 
   std::vector<sim::TaskId> collective_v(int s, const std::vector<sim::TaskId>& inputs, Comm comm,
                                         double seconds, double latency_s, std::string_view name,
-                                        std::string_view category, const RoutedCollective& flows = {}) {
+                                        std::string_view category, const RoutedCollectives& flows = {}) {
     std::vector<sim::TaskId> out;
     collective(s, inputs, comm, seconds, latency_s, name, category, out, flows);
     return out;
@@ -449,8 +458,7 @@ class StepLowering {
     ps.nb = std::max(1, static_cast<int>(std::lround(sc.buckets * share)));
     ps.bucket_each = sc.bucket_s * sc.buckets * share / ps.nb;
     ps.bucket_latency = sc.bucket_latency_s * sc.buckets * share / ps.nb;
-    ps.bucket_flows = sc.bucket_flows;
-    ps.bucket_flows.bytes *= sc.buckets * share / ps.nb;
+    ps.bucket_flows = scaled(sc.bucket_flows, sc.buckets * share / ps.nb);
   }
 
   // Issues every bucket whose units are done (`done_units` of the pass's units finished so far).
@@ -773,11 +781,10 @@ class StepLowering {
     if (param_gather > 0) {
       // What the next step's forward hides is taken off the bandwidth term: the flows carry the rest.
       const double latency = std::min(param_gather, sc.param_gather_latency_s);
-      RoutedCollective flows = sc.param_gather_flows;
       const double whole = sc.param_gather_s - sc.param_gather_latency_s;
-      flows.bytes *= whole > 0 ? (param_gather - latency) / whole : 0.0;
       const auto gathered =
-          collective_v(s, opt, Comm::dp, param_gather, latency, "param all-gather", "dp", flows);
+          collective_v(s, opt, Comm::dp, param_gather, latency, "param all-gather", "dp",
+                       scaled(sc.param_gather_flows, whole > 0 ? (param_gather - latency) / whole : 0.0));
       for (int i = 0; i < n_inst_; ++i) g_.final_task[idx(i, s)] = gathered[at(i)];
     }
   }

@@ -120,13 +120,31 @@ std::span<const sim::LinkId> StepNetwork::gpu_path(std::int64_t from_gpu, std::i
   return path_;
 }
 
-std::vector<std::int64_t> StepNetwork::data_parallel_members(int stage, int tp_index) const {
-  std::vector<std::int64_t> members;
-  for (int i = 0; i < layout_.instances; ++i) {
-    for (int k = tp_index; k < model_ranks_; k += routes_.tp) members.push_back(cluster_gpu(i, k, stage));
+std::vector<std::vector<std::int64_t>> StepNetwork::data_parallel_groups(int stage, DataGroup over) const {
+  const int replicas = layout_.instances;
+  const int shard = over == DataGroup::gradient || routes_.shard <= 0 ? replicas : routes_.shard;
+  std::vector<std::vector<std::int64_t>> groups;
+  if (over == DataGroup::replicas) {
+    // Instance d holds position d % shard of sharding group d / shard (full_cluster_gpus' numbering).
+    for (int k = 0; k < model_ranks_; ++k) {
+      for (int j = 0; j < shard; ++j) {
+        std::vector<std::int64_t>& members = groups.emplace_back();
+        for (int d = j; d < replicas; d += shard) members.push_back(cluster_gpu(d, k, stage));
+        std::sort(members.begin(), members.end());
+      }
+    }
+    return groups;
   }
-  std::sort(members.begin(), members.end());
-  return members;
+  for (int t = 0; t < routes_.tp; ++t) {
+    for (int first = 0; first < replicas; first += shard) {
+      std::vector<std::int64_t>& members = groups.emplace_back();
+      for (int d = first; d < first + shard; ++d) {
+        for (int k = t; k < model_ranks_; k += routes_.tp) members.push_back(cluster_gpu(d, k, stage));
+      }
+      std::sort(members.begin(), members.end());
+    }
+  }
+  return groups;
 }
 
 std::vector<std::vector<std::int64_t>> StepNetwork::model_groups(int instance, int stage,

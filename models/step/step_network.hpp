@@ -56,16 +56,16 @@
 // to its successor. Its flows run over the graph's links without latency: the closed form's
 // size-independent part is paid first, as a busy task on each member instance's stream. So a data-parallel
 // bucket is one lowered collective per tensor-parallel index over the gradient group (dp · cp · ep GPUs),
-// and a context- or expert-parallel collective whose group leaves the node (CostPiece::routed) one per
-// group inside the replica. Alone on an uncontended fabric a ring, an all-to-all or a send takes its
+// a ZeRO gather or reduce-scatter one per sharding group (HSDP: then one all-reduce over each shard's
+// replicas; per-tensor gathers one after another), and a context- or expert-parallel collective whose
+// group leaves the node (CostPiece::routed) one per group inside the replica. Pipeline sends stay one flow
+// per model-parallel rank to the same rank of the neighbouring stage (a send-recv's lowering). Alone on an uncontended fabric a ring, an all-to-all or a send takes its
 // closed-form time (the graph's link rates are the closed form's B); trees, halving-doubling and
 // multi-channel rings are within a few percent of it (collective_flows.hpp).
 //
 // What it leaves out, on purpose: tensor-parallel collectives and the gradient-norm all-reduce (a few bytes)
 // stay busy tasks of their closed-form time, as do folded expert-parallel all-to-alls (their group spans
-// replicas) and those framework.ep_comm_overlap runs beside the paired micro-batch; HSDP's two-phase
-// reduction and per-tensor ZeRO-3 gathers (collectives of several sizes) stay one flow per GPU to the same
-// rank of the next replica.
+// replicas) and those framework.ep_comm_overlap runs beside the paired micro-batch.
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -113,6 +113,7 @@ struct FabricRoutes {
   std::shared_ptr<const topo::ClusterGraph> graph;
   std::vector<std::int64_t> gpus;
   int tp = 1, cp = 1, ep = 1;  ///< the model-parallel ranks' shape (ep: its own axis, 1 when folded)
+  int shard = 0;               ///< replicas per sharding group (HSDP's shard_group; 0: all of them)
 };
 
 class StepNetwork final : public topo::GpuPaths {
@@ -153,14 +154,13 @@ class StepNetwork final : public topo::GpuPaths {
   /// send_recv is every member's send to its ring successor. Returns the task that ends when all are done.
   sim::TaskId routed_collective(sim::Dag& dag, sim::LaneId lane, sim::TaskId after, const RoutedCollective& flows,
                                 std::span<const std::int64_t> members, std::string_view name);
-  /// Routed: the gradient group of tensor-parallel index `tp_index` on pipeline rank `stage` (every replica's
-  /// ranks of that index: dp · cp · ep cluster GPUs), in cluster order.
-  [[nodiscard]] std::vector<std::int64_t> data_parallel_members(int stage, int tp_index) const;
+  /// Routed: the groups of data-parallel ranks `over` spans on pipeline rank `stage`, each in cluster order:
+  /// per tensor-parallel index every replica's ranks of that index (gradient), or those of one sharding
+  /// group (shard); per model-parallel rank the same rank of one replica in every sharding group (replicas).
+  [[nodiscard]] std::vector<std::vector<std::int64_t>> data_parallel_groups(int stage, DataGroup over) const;
   /// Routed: instance `instance`'s groups of `group` (cp or ep) on pipeline rank `stage`, each in rank order.
   [[nodiscard]] std::vector<std::vector<std::int64_t>> model_groups(int instance, int stage,
                                                                     CommGroup group) const;
-  /// Routed: tensor-parallel ranks per instance.
-  [[nodiscard]] int tensor_parallel() const { return routes_.tp; }
 
   // topo::GpuPaths: the graph's links as they are first used, without latency.
   [[nodiscard]] const topo::ClusterGraph& graph() const override;

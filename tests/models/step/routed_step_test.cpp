@@ -126,6 +126,26 @@ TEST_CASE("routed over a fabric where nothing is shared, the full cluster takes 
   }
 }
 
+TEST_CASE("routed HSDP and per-tensor ZeRO-3 collectives, lowered one after another, alone: the collapsed step") {
+  // HSDP (sharding groups of 2 replicas: a reduce-scatter over each, then an all-reduce over each shard's
+  // 2 replicas) and ZeRO-3 with one gather and one reduce-scatter per parameter tensor: each collective of
+  // the list is lowered over its own groups after the one before, so alone their flows take the sum of
+  // their bandwidth terms, as the collapsed step prices them.
+  StepInput hsdp = testing::small_gpt_on_a100(4, 4, 2, 4, 32, 1024, 1024);
+  hsdp.plan.zero = ZeroStage::parameters;
+  hsdp.plan.shard_group = 2;
+  StepInput per_tensor = testing::small_gpt_on_a100(4, 4, 2, 4, 32, 1024, 1024);
+  per_tensor.plan.zero = ZeroStage::parameters;
+  per_tensor.plan.framework.gather_per_tensor = true;
+  for (const StepInput* in : {&hsdp, &per_tensor}) {
+    CAPTURE(in->plan.shard_group);
+    const StepReport collapsed = simulate_step(*in, Fidelity::event);
+    const StepReport every = full(*in);
+    REQUIRE(every.feasible);
+    CHECK(every.iteration_time == doctest::Approx(collapsed.iteration_time).epsilon(1e-9));
+  }
+}
+
 TEST_CASE("routed, ring steps inside a node share NVLink with the pipeline sends: never faster") {
   // tp 2, pp 2, dp 4 on two nodes: replicas 0 and 1 share node 0, so their ring step runs over the
   // NVSwitch links that stage 0's sends to stage 1 also use; the collapsed step prices every ring step at
