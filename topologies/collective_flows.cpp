@@ -333,9 +333,9 @@ LoweredCollective lower_collective(sim::Dag& dag, GpuPaths& fabric, const Cluste
   out.start = dag.join(lane, label + " start");
   out.done = dag.join(lane, label + " done");
   sim::TaskId first = out.start;
-  const double fixed =
-      placed ? 0.0
-         : cluster.node.comm.base_latency_s + (group.nodes > 1 ? cluster.node.comm.net_base_latency_s : 0.0);
+  const double fixed = placed ? 0.0
+                              : cluster.node.comm.base_latency_s +
+                                    (group.nodes > 1 ? cluster.node.comm.net_base_latency_s : 0.0);
   if (fixed > 0) {
     first = dag.busy(dag.lane(label + " launch"), sim::Duration::from_seconds(fixed), label + " launch");
     dag.depend(out.start, first);
@@ -369,7 +369,8 @@ LoweredCollective lower_collective(sim::Dag& dag, GpuPaths& fabric, const Cluste
     const ClusterGraph& graph = fabric.graph();
     const double link = graph.route_bottleneck_bytes_per_s(graph.gpu(members[0]), graph.gpu(members[1]));
     sim::TaskId at_switch = first;
-    const double extra = eff.in_switch_latency_s * scale.latency - fabric.gpu_latency_s(members[0], members[1]);
+    const double extra =
+        eff.in_switch_latency_s * scale.latency - fabric.gpu_latency_s(members[0], members[1]);
     if (!placed && extra > 0) {
       at_switch = dag.busy(low.latency_lane(), sim::Duration::from_seconds(extra), label + " in-switch");
       dag.depend(first, at_switch);

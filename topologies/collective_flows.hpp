@@ -111,8 +111,8 @@ struct LoweringLane {
 /// Appends `op` of `bytes` (as collective_time counts them) over `members` (cluster GPU numbers, in ring
 /// order) to `dag`, as `algo` (auto_select: what the closed form picks) with `protocol`'s bandwidth. The
 /// launch cost (comm.base_latency_s, plus net_base_latency_s across nodes) and ring latencies are busy
-/// tasks on the lane "<name> launch", so concurrent collectives need distinct names; with `placed`, every task
-/// goes on its lane and there is no launch task. An algorithm that does not apply falls back as in
+/// tasks on the lane "<name> launch", so concurrent collectives need distinct names; with `placed`, every
+/// task goes on its lane and there is no launch task. An algorithm that does not apply falls back as in
 /// estimate_collective (tree to ring for other ops, hierarchical to ring on one node). This is the one
 /// lowering of each algorithm: `trainsim collective --fidelity flow` and the full-cluster step both use it.
 /// Throws InputError for broadcast/reduce, an empty member list, more than kMaxFlowCollectiveGpus

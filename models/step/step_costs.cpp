@@ -323,18 +323,19 @@ std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepIn
     }
     const topo::CommGroup& priced = op.comm.collective == Collective::ring_exchange ? g.cp_pair : group;
     // Folded expert groups span data-parallel replicas, which the routed lowering keeps apart: closed form.
-    const bool routes = routed != nullptr && priced.crosses_nodes() &&
-                        (op.comm.group == CommGroup::cp ||
-                         (op.comm.group == CommGroup::ep && !in.plan.expert_folding));
+    const bool routes =
+        routed != nullptr && priced.crosses_nodes() &&
+        (op.comm.group == CommGroup::cp || (op.comm.group == CommGroup::ep && !in.plan.expert_folding));
     const topo::CollectiveEstimate e = topo::estimate_collective(to_topo(op.comm.collective), op.comm.bytes,
                                                                  priced, routes ? *routed : in.cluster);
     const double c = e.time_s * op.comm.steps;
     std::vector<RoutedComm> flows;
     if (routes && c > 0) {
-      flows.push_back(RoutedComm{op.comm.group,
-                                 {to_topo(op.comm.collective), op.comm.bytes * op.comm.steps, e.algo, e.protocol},
-                                 c,
-                                 e.latency_s * op.comm.steps});
+      flows.push_back(
+          RoutedComm{op.comm.group,
+                     {to_topo(op.comm.collective), op.comm.bytes * op.comm.steps, e.algo, e.protocol},
+                     c,
+                     e.latency_s * op.comm.steps});
     }
     const bool tp_chunked = tp_overlap && op.comm.group == CommGroup::tp;
     if (tp_chunked && op.comm.collective == Collective::reduce_scatter && kernels > 0 && last_is_matmul) {
@@ -566,8 +567,8 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fa
     add_flows(list, topo::CollectiveOp::reduce_scatter, bytes, e, DataGroup::shard);
     if (g.replica.size > 1) {
       const double shard_bytes = bytes / static_cast<double>(g.shard.size);
-      const auto r = topo::estimate_collective(topo::CollectiveOp::all_reduce, shard_bytes, g.replica,
-                                               transfer_cluster);
+      const auto r =
+          topo::estimate_collective(topo::CollectiveOp::all_reduce, shard_bytes, g.replica, transfer_cluster);
       add_flows(list, topo::CollectiveOp::all_reduce, shard_bytes, r, DataGroup::replicas);
       e.time_s += r.time_s;
       e.latency_s += r.latency_s;

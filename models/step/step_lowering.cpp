@@ -315,7 +315,8 @@ class StepLowering {
   // pc.comm is not routed as a busy task, then each routed collective's latency and its flows, one lowered
   // collective per group of the instance (step_network.hpp).
   void routed_model_collective(int s, const std::vector<sim::TaskId>& inputs, const CostPiece& pc,
-                               std::string_view name, std::string_view category, std::vector<sim::TaskId>& out) {
+                               std::string_view name, std::string_view category,
+                               std::vector<sim::TaskId>& out) {
     out.resize(inputs.size());
     double rest = pc.comm;
     for (const RoutedComm& rc : pc.routed) rest -= rc.seconds;

@@ -168,8 +168,8 @@ std::vector<std::vector<std::int64_t>> StepNetwork::model_groups(int instance, i
 }
 
 sim::TaskId StepNetwork::routed_collective(sim::Dag& dag, sim::LaneId lane, sim::TaskId after,
-                                           const RoutedCollective& flows, std::span<const std::int64_t> members,
-                                           std::string_view name) {
+                                           const RoutedCollective& flows,
+                                           std::span<const std::int64_t> members, std::string_view name) {
   const topo::LoweringLane at{lane};
   if (flows.op != topo::CollectiveOp::send_recv) {
     const topo::LoweredCollective c = topo::lower_collective(dag, *this, cluster_, flows.op, flows.bytes,
@@ -205,8 +205,8 @@ LoweredTransfer StepNetwork::lower_routed(sim::Dag& dag, sim::LaneId lane, int f
   out.first = dag.busy(lane, dur(latency), scratch_, category);
   out.last = model_ranks_ > 1 ? dag.join(lane, name, category) : out.first;
   for (int k = 0; k < model_ranks_; ++k) {
-    const std::span<const sim::LinkId> path = gpu_path(cluster_gpu(from / stages, k, from % stages),
-                                                       cluster_gpu(to / stages, k, to % stages));
+    const std::span<const sim::LinkId> path =
+        gpu_path(cluster_gpu(from / stages, k, from % stages), cluster_gpu(to / stages, k, to % stages));
     const sim::TaskId flow = dag.transfer(lane, path, bytes, name, category);
     dag.depend(out.first, flow);
     if (model_ranks_ > 1) {

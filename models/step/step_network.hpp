@@ -59,9 +59,10 @@
 // a ZeRO gather or reduce-scatter one per sharding group (HSDP: then one all-reduce over each shard's
 // replicas; per-tensor gathers one after another), and a context- or expert-parallel collective whose
 // group leaves the node (CostPiece::routed) one per group inside the replica. Pipeline sends stay one flow
-// per model-parallel rank to the same rank of the neighbouring stage (a send-recv's lowering). Alone on an uncontended fabric a ring, an all-to-all or a send takes its
-// closed-form time (the graph's link rates are the closed form's B); trees, halving-doubling and
-// multi-channel rings are within a few percent of it (collective_flows.hpp).
+// per model-parallel rank to the same rank of the neighbouring stage (a send-recv's lowering). Alone on an
+// uncontended fabric a ring, an all-to-all or a send takes its closed-form time (the graph's link rates are
+// the closed form's B); trees, halving-doubling and multi-channel rings are within a few percent of it
+// (collective_flows.hpp).
 //
 // What it leaves out, on purpose: tensor-parallel collectives and the gradient-norm all-reduce (a few bytes)
 // stay busy tasks of their closed-form time, as do folded expert-parallel all-to-alls (their group spans
@@ -152,8 +153,9 @@ class StepNetwork final : public topo::GpuPaths {
   /// Routed: `flows` over the cluster GPUs `members` (in ring order), lowered by topo::lower_collective
   /// onto `lane` after `after`, its flows over the graph's links without latency (see the file comment); a
   /// send_recv is every member's send to its ring successor. Returns the task that ends when all are done.
-  sim::TaskId routed_collective(sim::Dag& dag, sim::LaneId lane, sim::TaskId after, const RoutedCollective& flows,
-                                std::span<const std::int64_t> members, std::string_view name);
+  sim::TaskId routed_collective(sim::Dag& dag, sim::LaneId lane, sim::TaskId after,
+                                const RoutedCollective& flows, std::span<const std::int64_t> members,
+                                std::string_view name);
   /// Routed: the groups of data-parallel ranks `over` spans on pipeline rank `stage`, each in cluster order:
   /// per tensor-parallel index every replica's ranks of that index (gradient), or those of one sharding
   /// group (shard); per model-parallel rank the same rank of one replica in every sharding group (replicas).

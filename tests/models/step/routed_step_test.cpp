@@ -126,7 +126,8 @@ TEST_CASE("routed over a fabric where nothing is shared, the full cluster takes 
   }
 }
 
-TEST_CASE("routed HSDP and per-tensor ZeRO-3 collectives, lowered one after another, alone: the collapsed step") {
+TEST_CASE(
+    "routed HSDP and per-tensor ZeRO-3 collectives, lowered one after another, alone: the collapsed step") {
   // HSDP (sharding groups of 2 replicas: a reduce-scatter over each, then an all-reduce over each shard's
   // 2 replicas) and ZeRO-3 with one gather and one reduce-scatter per parameter tensor: each collective of
   // the list is lowered over its own groups after the one before, so alone their flows take the sum of
@@ -251,7 +252,8 @@ TEST_CASE("full_cluster_gpus places each simulated rank where the placement puts
   CHECK(gpus == std::vector<std::int64_t>{0, 2, 1, 3, 4, 6, 5, 7});
 }
 
-TEST_CASE("routed, context- and expert-parallel traffic leaving the node alone on its routes: the collapsed step") {
+TEST_CASE(
+    "routed, context- and expert-parallel traffic leaving the node alone on its routes: the collapsed step") {
   // cp 2 across two DGX A100 (tp 8 fills a node), and the MoE model's ep 2 across two DGX H100: on the
   // fixtures' rail-optimised fat-trees every exchange joins GPU k of one node to GPU k of the other under
   // rail k's leaf, so no flow shares a link, and each takes its closed-form time on the uncontended fabric.
@@ -315,13 +317,14 @@ TEST_CASE("the algorithm NCCL picks is the one the step's flows run: NVLS agains
   const double raw = topo::intra_node_bytes_per_s(node);
   const double nvls_s = node.comm.base_latency_s + node.comm.in_switch_latency_s +
                         bucket / (raw * node.comm.in_switch_bandwidth_fraction);
-  const double ring_s =
-      node.comm.base_latency_s + 14 * (node.intra_latency_s + bucket / 8 / (raw * node.comm.intra_bandwidth_fraction));
+  const double ring_s = node.comm.base_latency_s +
+                        14 * (node.intra_latency_s + bucket / 8 / (raw * node.comm.intra_bandwidth_fraction));
   REQUIRE(nvls_s < ring_s);  // NCCL's choice on this node
   REQUIRE(sc.bucket_s == doctest::Approx(nvls_s).epsilon(1e-12));
   const StepReport with_nvls = full(in);
   const StepReport with_ring = full(ring);
   CHECK(with_ring.iteration_time - with_nvls.iteration_time ==
         doctest::Approx(sc.buckets * (ring_s - nvls_s)).epsilon(1e-6));
-  CHECK(with_nvls.iteration_time == doctest::Approx(simulate_step(in, Fidelity::event).iteration_time).epsilon(1e-9));
+  CHECK(with_nvls.iteration_time ==
+        doctest::Approx(simulate_step(in, Fidelity::event).iteration_time).epsilon(1e-9));
 }

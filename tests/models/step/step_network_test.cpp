@@ -318,7 +318,8 @@ TEST_CASE("routed, the step lowers a collective as `trainsim collective --fideli
     const Run r = run(dag, net);
     const double step = (r.result.tasks[done].end - r.result.tasks[start].start).seconds();
     const topo::CollectiveCall call{topo::CollectiveOp::all_reduce, 8e8, members, e.algo, e.protocol};
-    const double command = topo::simulate_collectives(*routes.graph, c, std::span(&call, 1)).front().seconds();
+    const double command =
+        topo::simulate_collectives(*routes.graph, c, std::span(&call, 1)).front().seconds();
     CAPTURE(topo::to_string(algo));
     CAPTURE(n);
     CHECK(step + e.latency_s == doctest::Approx(command).epsilon(tolerance));
