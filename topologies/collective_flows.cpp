@@ -84,7 +84,6 @@ class Lowering {
         name_(name),
         byte_scale_(byte_scale) {}
 
-  [[nodiscard]] sim::LaneId lane() const { return lane_; }
   [[nodiscard]] sim::LaneId latency_lane() const { return latency_lane_; }
 
   /// `steps` pipelined steps of rings over member positions (each ring sends `chunk` bytes per step from
