@@ -134,7 +134,8 @@ class StepNetwork final : public topo::GpuPaths {
   /// size-independent: lower() from its out port to its ring successor's in port (the next replica; itself
   /// when collapsed), after the previous transfer of that GPU's `stream`. Routed: one flow per
   /// model-parallel rank of the instance, each over the route to the same rank of the next replica, then a
-  /// join (the instance goes on when all its ranks' rings are done).
+  /// join (the instance goes on when all its ranks' rings are done); step_lowering sends every routed
+  /// data-parallel collective with a bandwidth term through routed_collective instead.
   LoweredTransfer dp_collective(sim::Dag& dag, sim::LaneId lane, int instance, int stage, double seconds,
                                 double latency_s, std::string_view name, std::string_view category,
                                 Stream stream = Stream::data_parallel);
