@@ -169,21 +169,10 @@ void add_collective_command(CLI::App& app, int& exit_code) {
     std::cout << fmt::format("# {:>12} {:>12} {:>8} {:>10} {:>8} {:>8}\n", "(B)", "(elements)", "", "(us)",
                              "(GB/s)", "(GB/s)");
     std::vector<std::string> used;
-    bool nvls_skipped = false;
     std::unique_ptr<topo::ClusterGraph> graph;
     if (o.fidelity == "flow") graph = std::make_unique<topo::ClusterGraph>(topo::ClusterGraph::build(c));
     for (double bytes : sizes) {
-      topo::CollectiveEstimate e = topo::estimate_collective(*op, bytes, group, c, *algo);
-      if (graph && *algo == topo::CollectiveAlgo::auto_select && e.algo == topo::CollectiveAlgo::in_switch) {
-        // NVLS is not lowered into flows (its reduction runs in the switch): NCCL's choice without it.
-        e = topo::estimate_collective(*op, bytes, group, c, topo::CollectiveAlgo::ring);
-        if (group.nodes > 1) {
-          const auto tree =
-              topo::estimate_collective(*op, bytes, group, c, topo::CollectiveAlgo::double_binary_tree);
-          if (tree.time_s < e.time_s) e = tree;
-        }
-        nvls_skipped = true;
-      }
+      const topo::CollectiveEstimate e = topo::estimate_collective(*op, bytes, group, c, *algo);
       double t = e.time_s;
       if (graph) {
         topo::CollectiveCall call{*op, bytes, std::vector<std::int64_t>(static_cast<std::size_t>(n)), e.algo,
@@ -201,11 +190,6 @@ void add_collective_command(CLI::App& app, int& exit_code) {
     std::string list;
     for (const auto& u : used) list += (list.empty() ? "" : ", ") + u;
     std::cout << fmt::format("# algorithm/protocol used: {}\n", list);
-    if (nvls_skipped) {
-      std::cout
-          << "# auto: NVLS is not lowered into flows (it reduces inside the NVSwitch); where the closed "
-             "form picks it, the flows run NCCL's next choice\n";
-    }
     exit_code = exit_ok;
   });
 }

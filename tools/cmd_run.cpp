@@ -130,8 +130,10 @@ void add_run_command(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"layer", "pass"}));
   sub->add_flag(
       "--full-cluster", args->full_cluster,
-      "simulate every data-parallel replica and pipeline rank, each GPU's transfers routed over the "
-      "cluster graph (ECMP, oversubscribed leaves, degraded NICs, background traffic as flows), "
+      "simulate every data-parallel replica and pipeline rank, each GPU's transfers (data-parallel, "
+      "pipeline, and context- and expert-parallel ones that leave the node) routed over the cluster "
+      "graph as the flows of the algorithm NCCL picks (ECMP, oversubscribed leaves, degraded NICs, "
+      "background traffic as flows), "
       "instead of one GPU per pipeline rank with the fabric in closed form (the default unless a "
       "NIC is degraded or a node straggles)");
   sub->add_flag("--gzip", args->gzip,

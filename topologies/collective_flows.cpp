@@ -2,6 +2,7 @@
 #include "topologies/collective_flows.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -72,16 +73,18 @@ std::int64_t dtree_parent(std::int64_t rank, std::int64_t count, int tree) {
 
 class Lowering {
  public:
-  Lowering(sim::Dag& dag, FabricFlows& fabric, const ClusterSpec& cluster,
-           std::span<const std::int64_t> members, std::string_view name, double byte_scale)
+  Lowering(sim::Dag& dag, GpuPaths& fabric, const ClusterSpec& cluster, std::span<const std::int64_t> members,
+           std::string_view name, double byte_scale, std::optional<LoweringLane> placed)
       : dag_(dag),
         fabric_(fabric),
         cluster_(cluster),
         members_(members),
-        lane_(dag.lane(name)),
-        latency_lane_(dag.lane(std::string(name) + " launch")),
+        lane_(placed ? placed->lane : dag.lane(name)),
+        latency_lane_(placed ? placed->lane : dag.lane(std::string(name) + " launch")),
         name_(name),
         byte_scale_(byte_scale) {}
+
+  [[nodiscard]] sim::LaneId latency_lane() const { return latency_lane_; }
 
   /// `steps` pipelined steps of rings over member positions (each ring sends `chunk` bytes per step from
   /// every rank to the next), all after `after`: a busy task of the rings' other steps' latency, then one
@@ -232,7 +235,7 @@ class Lowering {
   }
 
   sim::Dag& dag_;
-  FabricFlows& fabric_;
+  GpuPaths& fabric_;
   const ClusterSpec& cluster_;
   std::span<const std::int64_t> members_;
   sim::LaneId lane_;
@@ -304,9 +307,10 @@ std::vector<std::size_t> channel_ring(const std::vector<std::vector<std::size_t>
 
 }  // namespace
 
-LoweredCollective lower_collective(sim::Dag& dag, FabricFlows& fabric, const ClusterSpec& cluster,
+LoweredCollective lower_collective(sim::Dag& dag, GpuPaths& fabric, const ClusterSpec& cluster,
                                    CollectiveOp op, double bytes, std::span<const std::int64_t> members,
-                                   CollectiveAlgo algo, std::string_view name, CollectiveProtocol protocol) {
+                                   CollectiveAlgo algo, std::string_view name, CollectiveProtocol protocol,
+                                   std::optional<LoweringLane> placed) {
   if (members.empty()) throw InputError("collective '" + std::string(name) + "' has no members");
   if (!(bytes >= 0)) throw InputError("collective size must be >= 0");
   if (static_cast<std::int64_t>(members.size()) > kMaxFlowCollectiveGpus) {
@@ -321,26 +325,23 @@ LoweredCollective lower_collective(sim::Dag& dag, FabricFlows& fabric, const Clu
   for (std::int64_t g : members) (void)fabric.graph().gpu(g);  // throws for GPUs outside the cluster
   const CommGroup group = group_of(members, cluster);
   const CollectiveAlgo run = estimate_collective(op, std::max(bytes, 1.0), group, cluster, algo).algo;
-  if (run == CollectiveAlgo::in_switch && group.size > 1) {
-    throw InputError(
-        "the flow fidelity does not lower NVLS: its reduction runs inside the NVSwitch, which the cluster "
-        "graph does not model; use the closed form or another --algo");
-  }
   const auto nodes = by_node(members, gpn);
   LoweredCollective out;
   const std::string label(name);
-  out.start = dag.join(dag.lane(label), label + " start");
-  out.done = dag.join(dag.lane(label), label + " done");
+  const sim::LaneId lane = placed ? placed->lane : dag.lane(label);
+  out.start = dag.join(lane, label + " start");
+  out.done = dag.join(lane, label + " done");
   sim::TaskId first = out.start;
-  const double fixed =
-      cluster.node.comm.base_latency_s + (group.nodes > 1 ? cluster.node.comm.net_base_latency_s : 0.0);
+  const double fixed = placed ? 0.0
+                              : cluster.node.comm.base_latency_s +
+                                    (group.nodes > 1 ? cluster.node.comm.net_base_latency_s : 0.0);
   if (fixed > 0) {
     first = dag.busy(dag.lane(label + " launch"), sim::Duration::from_seconds(fixed), label + " launch");
     dag.depend(out.start, first);
   }
   const std::size_t n = members.size();
   const ProtocolScale scale = protocol_scale(protocol, cluster.node.comm);
-  Lowering low(dag, fabric, cluster, members, name, 1.0 / scale.bandwidth);
+  Lowering low(dag, fabric, cluster, members, name, 1.0 / scale.bandwidth, placed);
   const std::size_t k = nodes.empty() ? 0 : nodes.front().size();
   const auto m = static_cast<std::int64_t>(nodes.size());
   const bool all_reduce = op == CollectiveOp::all_reduce;
@@ -355,6 +356,26 @@ LoweredCollective lower_collective(sim::Dag& dag, FabricFlows& fabric, const Clu
       for (std::size_t j = 0; j < n; ++j) {
         if (i != j) dag.depend(low.transfer(i, j, share, first, first), out.done);
       }
+    }
+  } else if (run == CollectiveAlgo::in_switch) {
+    // NVLS: every member pushes its buffer into the NVSwitch, which reduces it and multicasts the sum back,
+    // so each GPU's link into the switch carries the buffer once and its link out of it once. Lowered as
+    // one flow per member through the switch to the next member (that same load on every switch link), of
+    // the bytes that make the links' rate the in-switch bandwidth (comm.in_switch_bandwidth_fraction of the
+    // raw intra-node rate), after the switch's own latency (comm.in_switch_latency_s) beyond the route's.
+    const CommEfficiency& eff = cluster.node.comm;
+    const double in_switch = intra_node_bytes_per_s(cluster.node) * eff.in_switch_bandwidth_fraction;
+    const ClusterGraph& graph = fabric.graph();
+    const double link = graph.route_bottleneck_bytes_per_s(graph.gpu(members[0]), graph.gpu(members[1]));
+    sim::TaskId at_switch = first;
+    const double extra =
+        eff.in_switch_latency_s * scale.latency - fabric.gpu_latency_s(members[0], members[1]);
+    if (!placed && extra > 0) {
+      at_switch = dag.busy(low.latency_lane(), sim::Duration::from_seconds(extra), label + " in-switch");
+      dag.depend(first, at_switch);
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      dag.depend(low.transfer(i, (i + 1) % n, bytes * link / in_switch, at_switch, at_switch), out.done);
     }
   } else if (run == CollectiveAlgo::hierarchical && m > 1 && k > 1) {
     // Intra-node reduce-scatter, k inter-node rings on 1/k of the data, intra-node all-gather.

@@ -24,8 +24,11 @@
 //    their buffer onto a partner first and get the result back last), a rank's next round waiting for its
 //    previous send and receive.
 //  - all-to-all (every pair at once) and send-recv (one flow).
-// Refused (InputError, in words): broadcast and reduce, and NVLS (the reduction runs inside the NVSwitch,
-// which the graph does not model).
+//  - NVLS (in-switch all-reduce on one node): every GPU pushes its buffer into the NVSwitch and receives
+//    the multicast sum, so each GPU–switch link carries the buffer once each way; one flow per GPU through
+//    the switch to the next GPU, sized so the links' rate is the in-switch bandwidth, after the switch's
+//    latency.
+// Refused (InputError, in words): broadcast and reduce.
 // Protocols: the closed form's LL/LL128 run at a fraction of Simple's bandwidth and per-step latency; a
 // lowering for a protocol carries bytes / bandwidth fraction (LL lines are half flags) over links whose
 // latencies FabricFlows scales by the latency fraction.
@@ -34,6 +37,7 @@
 // (when each step is a whole number of picoseconds); trees, halving-doubling and multi-channel rings are
 // within a few percent (tested for 1–16 DGX H100 nodes).
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -46,21 +50,38 @@
 
 namespace trainsim::topo {
 
+/// Where a lowered collective's flows run: the flow-network links of the route between two cluster GPUs,
+/// and that route's latency. FabricFlows registers a whole graph with its links' latencies (the flow
+/// fidelity of `trainsim collective`); the full-cluster step (models/step/step_network.hpp) registers the
+/// links its transfers use, without latency, because a step's transfer pays its closed-form latency as a
+/// busy task before its flows.
+class GpuPaths {
+ public:
+  GpuPaths() = default;
+  GpuPaths(const GpuPaths&) = default;
+  GpuPaths(GpuPaths&&) = default;
+  GpuPaths& operator=(const GpuPaths&) = default;
+  GpuPaths& operator=(GpuPaths&&) = default;
+  virtual ~GpuPaths() = default;
+  [[nodiscard]] virtual const ClusterGraph& graph() const = 0;
+  /// Route latency between two cluster GPUs (numbers as in ClusterGraph::gpu) in this network, seconds.
+  [[nodiscard]] virtual double gpu_latency_s(std::int64_t from_gpu, std::int64_t to_gpu) const = 0;
+  /// The network links of the route between two cluster GPUs, valid until the next call.
+  [[nodiscard]] virtual std::span<const sim::LinkId> gpu_path(std::int64_t from_gpu, std::int64_t to_gpu) = 0;
+};
+
 /// A cluster graph's links registered, in order, in a flow network: graph link i is network link base + i.
-class FabricFlows {
+class FabricFlows final : public GpuPaths {
  public:
   /// Adds every link of `graph` to `network`, its latency times `latency_scale` (a protocol's per-step
   /// latency fraction). Both must outlive this object.
   FabricFlows(const ClusterGraph& graph, sim::FlowNetwork& network, double latency_scale = 1.0);
 
-  [[nodiscard]] const ClusterGraph& graph() const { return *graph_; }
+  [[nodiscard]] const ClusterGraph& graph() const override { return *graph_; }
   [[nodiscard]] sim::FlowNetwork& network() { return *network_; }
   [[nodiscard]] double latency_scale() const { return latency_scale_; }
-  /// Route latency between two cluster GPUs in this network (scaled), seconds.
-  [[nodiscard]] double gpu_latency_s(std::int64_t from_gpu, std::int64_t to_gpu) const;
-  /// The network links of the route between two cluster GPUs (numbers as in ClusterGraph::gpu), valid until
-  /// the next call.
-  [[nodiscard]] std::span<const sim::LinkId> gpu_path(std::int64_t from_gpu, std::int64_t to_gpu);
+  [[nodiscard]] double gpu_latency_s(std::int64_t from_gpu, std::int64_t to_gpu) const override;
+  [[nodiscard]] std::span<const sim::LinkId> gpu_path(std::int64_t from_gpu, std::int64_t to_gpu) override;
 
  private:
   const ClusterGraph* graph_;
@@ -81,17 +102,26 @@ struct LoweredCollective {
 /// The most members a lowered collective takes: 32,768 GPUs (4,096 DGX nodes) run in about 7 s and 0.7 GB.
 inline constexpr std::int64_t kMaxFlowCollectiveGpus = 32768;
 
+/// Where a lowered collective's tasks go when the caller places them (the full-cluster step): every task
+/// on `lane` (the caller's stream), and no launch task (the caller pays the closed-form latency before it).
+struct LoweringLane {
+  sim::LaneId lane = 0;
+};
+
 /// Appends `op` of `bytes` (as collective_time counts them) over `members` (cluster GPU numbers, in ring
 /// order) to `dag`, as `algo` (auto_select: what the closed form picks) with `protocol`'s bandwidth. The
 /// launch cost (comm.base_latency_s, plus net_base_latency_s across nodes) and ring latencies are busy
-/// tasks on the lane "<name> launch", so concurrent collectives need distinct names. An algorithm that does
-/// not apply falls back as in estimate_collective (tree to ring for other ops, hierarchical to ring on one
-/// node). Throws InputError for broadcast/reduce, NVLS, an empty member list, more than
-/// kMaxFlowCollectiveGpus members, or GPUs outside the cluster.
-LoweredCollective lower_collective(sim::Dag& dag, FabricFlows& fabric, const ClusterSpec& cluster,
+/// tasks on the lane "<name> launch", so concurrent collectives need distinct names; with `placed`, every
+/// task goes on its lane and there is no launch task. An algorithm that does not apply falls back as in
+/// estimate_collective (tree to ring for other ops, hierarchical to ring on one node). This is the one
+/// lowering of each algorithm: `trainsim collective --fidelity flow` and the full-cluster step both use it.
+/// Throws InputError for broadcast/reduce, an empty member list, more than kMaxFlowCollectiveGpus
+/// members, or GPUs outside the cluster.
+LoweredCollective lower_collective(sim::Dag& dag, GpuPaths& fabric, const ClusterSpec& cluster,
                                    CollectiveOp op, double bytes, std::span<const std::int64_t> members,
                                    CollectiveAlgo algo, std::string_view name,
-                                   CollectiveProtocol protocol = CollectiveProtocol::simple);
+                                   CollectiveProtocol protocol = CollectiveProtocol::simple,
+                                   std::optional<LoweringLane> placed = std::nullopt);
 
 /// One collective for simulate_collectives.
 struct CollectiveCall {

@@ -247,7 +247,10 @@ void overlap_with_paired_pass(std::vector<CostPiece>& pieces, double all_to_all,
 // only what it exceeds it by (all of it when no kernel follows). With the framework's tp_comm_overlap
 // (sequence parallelism), a tensor-parallel all-gather runs under the matmul after it and a
 // reduce-scatter under the matmul before it, each such matmul slowed by tp_comm_overlap_slowdown.
-std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepInput& in, const Groups& g) {
+// With `routed` (the routed full cluster's uncontended fabric), the context- and expert-parallel
+// collectives whose group leaves the node are priced on it and listed as flows (CostPiece::routed).
+std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepInput& in, const Groups& g,
+                                   const topo::ClusterSpec* routed) {
   std::vector<CostPiece> out;
   const auto& gpu = in.cluster.node.gpu;
   const Framework& fw = in.plan.framework;
@@ -318,10 +321,22 @@ std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepIn
           topo::collective_time(to_topo(op.comm.collective), op.comm.bytes, group, in.cluster);
       continue;
     }
-    const double c = topo::collective_time(
-                         to_topo(op.comm.collective), op.comm.bytes,
-                         op.comm.collective == Collective::ring_exchange ? g.cp_pair : group, in.cluster) *
-                     op.comm.steps;
+    const topo::CommGroup& priced = op.comm.collective == Collective::ring_exchange ? g.cp_pair : group;
+    // Folded expert groups span data-parallel replicas, which the routed lowering keeps apart: closed form.
+    const bool routes =
+        routed != nullptr && priced.crosses_nodes() &&
+        (op.comm.group == CommGroup::cp || (op.comm.group == CommGroup::ep && !in.plan.expert_folding));
+    const topo::CollectiveEstimate e = topo::estimate_collective(to_topo(op.comm.collective), op.comm.bytes,
+                                                                 priced, routes ? *routed : in.cluster);
+    const double c = e.time_s * op.comm.steps;
+    std::vector<RoutedComm> flows;
+    if (routes && c > 0) {
+      flows.push_back(
+          RoutedComm{op.comm.group,
+                     {to_topo(op.comm.collective), op.comm.bytes * op.comm.steps, e.algo, e.protocol},
+                     c,
+                     e.latency_s * op.comm.steps});
+    }
     const bool tp_chunked = tp_overlap && op.comm.group == CommGroup::tp;
     if (tp_chunked && op.comm.collective == Collective::reduce_scatter && kernels > 0 && last_is_matmul) {
       // Runs under the matmul that produces it: split that matmul off the kernels before it.
@@ -357,6 +372,7 @@ std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepIn
         hidden.group = op.comm.group;
       }
       hidden.comm += c;
+      hidden.routed.insert(hidden.routed.end(), flows.begin(), flows.end());
       hidden_needs_matmul = gathers_under_next;
       continue;
     }
@@ -365,6 +381,7 @@ std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepIn
     piece.group = op.comm.group;
     piece.comm = c;
     piece.name = op.name;
+    piece.routed = std::move(flows);
     out.push_back(std::move(piece));
   }
   flush();
@@ -394,11 +411,15 @@ void wait_for_host(std::vector<CostPiece>& pieces, std::size_t ops, const Framew
   pieces.push_back(std::move(wait));
 }
 
-UnitCost unit_cost(std::string name, const LayerOps& ops, const StepInput& in, const Groups& g) {
+UnitCost unit_cost(std::string name, const LayerOps& ops, const StepInput& in, const Groups& g,
+                   const topo::ClusterSpec* routed) {
   UnitCost u;
   u.name = std::move(name);
-  u.forward = time_pieces(ops.forward, in, g);
-  u.backward = time_pieces(ops.backward, in, g);
+  u.forward = time_pieces(ops.forward, in, g, routed);
+  u.backward = time_pieces(ops.backward, in, g, routed);
+  for (const auto* pieces : {&u.forward, &u.backward}) {
+    for (const CostPiece& x : *pieces) u.routes_pieces = u.routes_pieces || !x.routed.empty();
+  }
   wait_for_host(u.forward, ops.forward.size(), in.plan.framework);
   wait_for_host(u.backward, ops.backward.size(), in.plan.framework);
   sum_pieces(u);
@@ -476,6 +497,17 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fa
   std::optional<topo::ClusterSpec> routed_cluster;
   if (fabric == FabricPricing::routed) routed_cluster = topo::uncontended_fabric(in.cluster);
   const topo::ClusterSpec& transfer_cluster = routed_cluster ? *routed_cluster : in.cluster;
+  const topo::ClusterSpec* routed = routed_cluster ? &*routed_cluster : nullptr;
+  // Routed, every data-parallel collective is listed as its algorithm's flows (RoutedCollective), over the
+  // sharding group or (HSDP) the replicas of one shard.
+  auto add_flows = [&](RoutedCollectives& list, topo::CollectiveOp op, double bytes,
+                       const topo::CollectiveEstimate& e, DataGroup over) {
+    const topo::CommGroup& group = over == DataGroup::replicas ? g.replica
+                                   : over == DataGroup::shard  ? g.shard
+                                                               : g.grad;
+    if (routed != nullptr && group.size > 1 && bytes > 0)
+      list.push_back(RoutedCollective{op, bytes, e.algo, e.protocol, over});
+  };
   const Shard shard = shard_of(pl, in.training.precision);
   const int p = plan.pp;
   const int v = plan.virtual_stages;
@@ -492,19 +524,19 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fa
         const GenericLayer& layer = in.model.generic_layers[static_cast<std::size_t>(l)];
         out.chunk_units[static_cast<std::size_t>(vs)].push_back(
             UnitRun{static_cast<int>(out.units.size()), 1, l});
-        out.units.push_back(unit_cost(layer.name, generic_layer_ops(layer, shard), in, g));
+        out.units.push_back(unit_cost(layer.name, generic_layer_ops(layer, shard), in, g, routed));
       }
     }
   } else {
     // Transformer layers are identical but for a MoE model's dense first layers: price one layer of each
     // kind, repeat each for its layers of each virtual stage (the dense ones lead the first stages).
     const auto dense_layers = static_cast<int>(in.model.is_moe() ? in.model.dense_layer_count() : 0);
-    out.units.push_back(unit_cost("layer", transformer_layer_ops(in.model, shard), in, g));
-    out.units.push_back(unit_cost("embedding", embedding_ops(in.model, shard), in, g));
-    out.units.push_back(unit_cost("head", head_ops(in.model, shard), in, g));
+    out.units.push_back(unit_cost("layer", transformer_layer_ops(in.model, shard), in, g, routed));
+    out.units.push_back(unit_cost("embedding", embedding_ops(in.model, shard), in, g, routed));
+    out.units.push_back(unit_cost("head", head_ops(in.model, shard), in, g, routed));
     if (dense_layers > 0) {
       out.units.push_back(
-          unit_cost("dense_layer", transformer_layer_ops(in.model.as_dense_layer(), shard), in, g));
+          unit_cost("dense_layer", transformer_layer_ops(in.model.as_dense_layer(), shard), in, g, routed));
     }
     for (int vs = 0; vs < nvs; ++vs) {
       auto& runs = out.chunk_units[static_cast<std::size_t>(vs)];
@@ -528,13 +560,16 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fa
   const double reduce_elem =
       fw.grad_reduce_dtype ? topo::bytes_per_element(*fw.grad_reduce_dtype) : grad_elem;
   const double weight_elem = topo::bytes_per_element(weight_storage_precision(in.training.precision));
-  // Gradients reduced over the sharding group, then (HSDP) the shard all-reduced over its replicas.
-  auto reduce_gradients = [&](double bytes) {
+  // Gradients reduced over the sharding group, then (HSDP) the shard all-reduced over its replicas; their
+  // flows appended to `list` (routed).
+  auto reduce_gradients = [&](double bytes, RoutedCollectives& list) {
     auto e = topo::estimate_collective(topo::CollectiveOp::reduce_scatter, bytes, g.shard, transfer_cluster);
+    add_flows(list, topo::CollectiveOp::reduce_scatter, bytes, e, DataGroup::shard);
     if (g.replica.size > 1) {
+      const double shard_bytes = bytes / static_cast<double>(g.shard.size);
       const auto r =
-          topo::estimate_collective(topo::CollectiveOp::all_reduce, bytes / static_cast<double>(g.shard.size),
-                                    g.replica, transfer_cluster);
+          topo::estimate_collective(topo::CollectiveOp::all_reduce, shard_bytes, g.replica, transfer_cluster);
+      add_flows(list, topo::CollectiveOp::all_reduce, shard_bytes, r, DataGroup::replicas);
       e.time_s += r.time_s;
       e.latency_s += r.latency_s;
     }
@@ -551,12 +586,18 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fa
     out.zero3_prefetch = prefetch_units(fw, up.layer / per_layer);
     out.synchronous_zero3 = fw.synchronous_collectives;
     const double rank_host = fw.collective_host_per_rank_s * static_cast<double>(g.shard.size);
-    // `n` collectives of `params` parameters each.
+    // `n` collectives of `params` parameters each; routed, their flows as n times the bytes of one (the
+    // bandwidth terms of equal collectives add up).
     auto price_pieces = [&](UnitCost& u, double params, double n) {
       if (!(params > 0) || !(n > 0)) return;
       const auto gather = topo::estimate_collective(topo::CollectiveOp::all_gather, params * weight_elem,
                                                     g.shard, transfer_cluster);
-      const auto reduce = reduce_gradients(params * reduce_elem);
+      add_flows(u.gather_flows, topo::CollectiveOp::all_gather, n * params * weight_elem, gather,
+                DataGroup::shard);
+      RoutedCollectives reduce_flows;
+      const auto reduce = reduce_gradients(params * reduce_elem, reduce_flows);
+      for (RoutedCollective& c : reduce_flows) c.bytes *= n;
+      u.reduce_flows.insert(u.reduce_flows.end(), reduce_flows.begin(), reduce_flows.end());
       const double gather_host = fw.gather_host_s + rank_host;
       u.gather_s += n * (gather.time_s + gather_host);
       u.gather_latency_s += n * (gather.latency_s + gather_host);
@@ -621,10 +662,14 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fa
       const double want = std::ceil(sc.grad_bytes / std::max(pl.bucket_bytes, 1.0));
       sc.buckets = static_cast<int>(std::clamp(want, 1.0, static_cast<double>(kMaxBuckets)));
       const double bucket_bytes = sc.params * reduce_elem / sc.buckets;
-      const auto bucket = pl.zero == ZeroStage::none
-                              ? topo::estimate_collective(topo::CollectiveOp::all_reduce, bucket_bytes,
-                                                          g.grad, transfer_cluster)
-                              : reduce_gradients(bucket_bytes);
+      topo::CollectiveEstimate bucket;
+      if (pl.zero == ZeroStage::none) {
+        bucket =
+            topo::estimate_collective(topo::CollectiveOp::all_reduce, bucket_bytes, g.grad, transfer_cluster);
+        add_flows(sc.bucket_flows, topo::CollectiveOp::all_reduce, bucket_bytes, bucket, DataGroup::gradient);
+      } else {
+        bucket = reduce_gradients(bucket_bytes, sc.bucket_flows);
+      }
       sc.bucket_s = bucket.time_s;
       sc.bucket_latency_s = bucket.latency_s;
       sc.dp_bytes_per_step = g.grad.size > 1 ? sc.params * reduce_elem : 0.0;
@@ -633,6 +678,8 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fa
                                                       g.shard, transfer_cluster);
         sc.param_gather_s = gather.time_s;
         sc.param_gather_latency_s = gather.latency_s;
+        add_flows(sc.param_gather_flows, topo::CollectiveOp::all_gather, sc.weight_bytes, gather,
+                  DataGroup::shard);
         sc.dp_bytes_per_step += g.grad.size > 1 ? sc.weight_bytes : 0.0;
       }
     } else {

@@ -39,6 +39,7 @@
 #include "models/step/step_plan.hpp"
 #include "models/step/step_simulator.hpp"
 #include "models/workload/layer_ops.hpp"
+#include "topologies/collective_cost.hpp"
 
 namespace trainsim::model {
 
@@ -52,6 +53,39 @@ struct PassCost {
 
   [[nodiscard]] double forward() const { return forward_compute + forward_comm; }
   [[nodiscard]] double backward() const { return backward_compute + backward_comm; }
+};
+
+/// Which ranks a data-parallel collective spans.
+enum class DataGroup : std::uint8_t {
+  gradient,  ///< every copy of the dense gradients: the dp · cp · ep ranks of one tensor-parallel index
+  shard,     ///< one sharding group: HSDP's shard_group dp ranks × cp × ep (all of gradient without it)
+  replicas,  ///< HSDP: the copies of one shard, one in each sharding group
+};
+
+/// A collective as the routed full cluster lowers it into flows over the cluster graph
+/// (topo::lower_collective, the flow fidelity's one lowering of each algorithm: rings per channel, trees,
+/// hierarchical, halving-doubling, NVLS, all-to-all, send-recv): what it moves and the algorithm and
+/// protocol the closed form chose for it.
+struct RoutedCollective {
+  topo::CollectiveOp op = topo::CollectiveOp::all_reduce;
+  double bytes = 0;  ///< nccl size (as topo::collective_time counts it), all its calls together
+  topo::CollectiveAlgo algo = topo::CollectiveAlgo::ring;
+  topo::CollectiveProtocol protocol = topo::CollectiveProtocol::simple;
+  DataGroup over = DataGroup::shard;  ///< a data-parallel one's ranks
+};
+/// Collectives run one after another (HSDP's reduce-scatter, then the replicas' all-reduce; ZeRO-3's
+/// per-tensor gathers).
+using RoutedCollectives = std::vector<RoutedCollective>;
+
+/// A context- or expert-parallel collective whose group leaves the node, in the routed full cluster
+/// (FabricPricing::routed): priced on the uncontended fabric and lowered as flows, so that what the fabric
+/// takes from it is counted once, by the flows. A ring exchange (send_recv) is every member sending to its
+/// ring successor at once.
+struct RoutedComm {
+  CommGroup group = CommGroup::cp;
+  RoutedCollective flows;
+  double seconds = 0;    ///< closed-form time on the uncontended fabric
+  double latency_s = 0;  ///< its size-independent part
 };
 
 /// One piece of a unit's forward or backward, in execution order.
@@ -68,6 +102,9 @@ struct CostPiece {
   double comm = 0;                  ///< collective seconds (collective, overlapped)
   std::string name;                 ///< the kernels ("qkv..out_proj") or the collective ("tp_all_reduce")
   std::string comm_name;            ///< overlapped: the collective's name
+  /// Routed full cluster: the collectives of `comm` that leave the node, in order (their seconds are part
+  /// of comm); the rest of comm stays a busy task.
+  std::vector<RoutedComm> routed;
 
   /// What the piece adds to the pass beyond its kernels: comm, or what the overlapped part exceeds.
   [[nodiscard]] double exposed_comm() const {
@@ -88,6 +125,10 @@ struct UnitCost {
   double gather_latency_s = 0;
   double reduce_s = 0;
   double reduce_latency_s = 0;
+  /// Routed full cluster: gather_s's and reduce_s's collectives as flows.
+  RoutedCollectives gather_flows, reduce_flows;
+  /// Routed full cluster: some piece has collectives lowered as flows (CostPiece::routed).
+  bool routes_pieces = false;
 };
 
 /// A run of identical consecutive units of one virtual stage, in forward order.
@@ -114,6 +155,8 @@ struct StageCost {
   /// and param_gather_s: the event fidelity runs the rest as a flow.
   double bucket_latency_s = 0;
   double param_gather_latency_s = 0;
+  /// Routed full cluster: one bucket's and the parameter gather's collectives as flows.
+  RoutedCollectives bucket_flows, param_gather_flows;
 };
 
 /// Who prices the links beyond the NICs for the data-parallel collectives and the pipeline sends.

@@ -63,6 +63,12 @@ std::size_t at(int i) {
   return static_cast<std::size_t>(i);
 }
 
+// `flows` with every collective's bytes times `f` (merged buckets, the part of a gather left exposed).
+RoutedCollectives scaled(RoutedCollectives flows, double f) {
+  for (RoutedCollective& c : flows) c.bytes *= f;
+  return flows;
+}
+
 // The lowering of one step, in the order the file comment describes: lanes per simulated GPU, then per
 // stage its passes (each pass its units, each unit its pieces), the cross-stage edges, and per stage the
 // step's tail. Instances are the simulated copies of the pipeline (one when collapsed): instance i of
@@ -104,6 +110,10 @@ class StepLowering {
     if (routed) {
       routes.graph = std::make_shared<const topo::ClusterGraph>(topo::ClusterGraph::build(in.cluster));
       routes.gpus = full_cluster_gpus(pl_, in.cluster);
+      routes.tp = static_cast<int>(pl_.tp);
+      routes.cp = static_cast<int>(pl_.cp);
+      routes.ep = static_cast<int>(pl_.ep_axis());
+      routes.shard = static_cast<int>(pl_.dp_shard());
     }
     g_.network =
         StepNetwork(in.cluster, costs, StepLayout{n_inst_, p_, full_cluster_ ? static_cast<int>(pl_.dp) : 1},
@@ -144,6 +154,7 @@ class StepLowering {
     bool bucketed = false;
     int nb = 0, next_bucket = 0;
     double bucket_each = 0, bucket_latency = 0;
+    RoutedCollectives bucket_flows;  // routed: one (merged) bucket's flows
     std::int64_t n_units = 0;
   };
   // One unit (layer, embedding or head) inside a pass; task names start with name_[0, prefix).
@@ -179,8 +190,15 @@ class StepLowering {
       for (const UnitRun& r : costs_.chunk_units[at(vs)]) {
         const UnitCost& u = costs_.units[at(r.unit)];
         const auto n = static_cast<std::size_t>(r.count);
-        fwd[at(vs)] += n * ((whole_units_ ? 1 : 3 * u.forward.size()) + transfer);
-        bwd[at(vs)] += n * ((whole_units_ ? 1 : 3 * u.backward.size()) + 2 * transfer);
+        // Routed collectives of a unit lowered piece by piece: a few flows per model-parallel rank each.
+        const bool whole = whole_units_ && !u.routes_pieces;
+        auto pieces = [&](const std::vector<CostPiece>& list) {
+          std::size_t tasks = 3 * list.size();
+          for (const CostPiece& pc : list) tasks += pc.routed.size() * (transfer + 2) * 2;
+          return whole ? std::size_t{1} : tasks;
+        };
+        fwd[at(vs)] += n * (pieces(u.forward) + transfer);
+        bwd[at(vs)] += n * (pieces(u.backward) + 2 * transfer);
       }
     }
     std::size_t per_instance = 0;
@@ -225,12 +243,18 @@ class StepLowering {
   // `out` (not `inputs`). Data-parallel ones are a busy task of their size-independent `latency_s` and a
   // flow (step_network.hpp), in order on their stream: ZeRO-3's reduce-scatters have their own (FSDP
   // gathers and reduce-scatters on separate streams); everything else data-parallel shares one.
+  // Routed, a data-parallel one with `flows` is lowered as its algorithm's flows (routed_dp_collective).
   void collective(int s, const std::vector<sim::TaskId>& inputs, Comm comm, double seconds, double latency_s,
-                  std::string_view name, std::string_view category, std::vector<sim::TaskId>& out) {
+                  std::string_view name, std::string_view category, std::vector<sim::TaskId>& out,
+                  const RoutedCollectives& flows = {}) {
     TRAINSIM_CHECK(&inputs != &out, "collective: inputs and outputs must differ");
     out.resize(inputs.size());
     first_.resize(inputs.size());
     const bool dp_group = comm != Comm::tp;
+    if (dp_group && whole_units_ && !flows.empty() && seconds > 0) {
+      routed_dp_collective(s, inputs, comm, std::clamp(latency_s, 0.0, seconds), flows, name, category, out);
+      return;
+    }
     for (int i = 0; i < n_inst_; ++i) {
       if (!dp_group) {
         out[at(i)] = first_[at(i)] = dag().busy(lanes_[idx(i, s)].tp, dur(seconds), name, category);
@@ -248,6 +272,73 @@ class StepLowering {
     }
     join_group(s, inputs, dp_group, group, name);
     if (dp_group && whole_units_) finish_ring(s, comm, out, name);
+  }
+
+  // Routed full cluster: a data-parallel collective of every replica, as its algorithm's flows. It starts
+  // when every member is ready (a join); each replica's stream then pays the size-independent latency (in
+  // order after its previous transfer), and once all have, each of `flows` in turn is lowered over every
+  // group of its ranks (step_network.hpp); every member's stream goes on when all are done.
+  void routed_dp_collective(int s, const std::vector<sim::TaskId>& inputs, Comm comm, double latency_s,
+                            const RoutedCollectives& flows, std::string_view name, std::string_view category,
+                            std::vector<sim::TaskId>& out) {
+    const sim::LaneId lane = lanes_[idx(0, s)].dp;
+    sync_name_.assign(name);
+    sync_name_ += " sync";
+    const sim::TaskId sync = dag().join(lane, sync_name_, category);
+    for (int i = 0; i < n_inst_; ++i) dag().depend(inputs[at(i)], sync);
+    sync_name_.assign(name);
+    sync_name_ += " latency";
+    const sim::TaskId ready = dag().join(lane, sync_name_, category);
+    for (int i = 0; i < n_inst_; ++i) {
+      const sim::TaskId t = dag().busy(lanes_[idx(i, s)].dp, dur(latency_s), sync_name_, category);
+      dag().depend(sync, t);
+      g_.network.chain(dag(), i, s, dp_stream(comm), LoweredTransfer{t, t});
+      dag().depend(t, ready);
+      first_[at(i)] = t;
+    }
+    sync_name_.assign(name);
+    sync_name_ += " done";
+    sim::TaskId done = ready;
+    for (const RoutedCollective& c : flows) {
+      const sim::TaskId after = done;
+      done = dag().join(lane, sync_name_, category);
+      for (const auto& members : g_.network.data_parallel_groups(s, c.over))
+        dag().depend(g_.network.routed_collective(dag(), lane, after, c, members, name), done);
+    }
+    for (int i = 0; i < n_inst_; ++i) {
+      out[at(i)] = done;
+      g_.network.after(i, s, dp_stream(comm), done);
+    }
+  }
+
+  // Routed full cluster: instance i's collectives of piece `pc` after inputs[i] on its tp comm lane: what of
+  // pc.comm is not routed as a busy task, then each routed collective's latency and its flows, one lowered
+  // collective per group of the instance (step_network.hpp).
+  void routed_model_collective(int s, const std::vector<sim::TaskId>& inputs, const CostPiece& pc,
+                               std::string_view name, std::string_view category,
+                               std::vector<sim::TaskId>& out) {
+    out.resize(inputs.size());
+    double rest = pc.comm;
+    for (const RoutedComm& rc : pc.routed) rest -= rc.seconds;
+    for (int i = 0; i < n_inst_; ++i) {
+      const sim::LaneId lane = lanes_[idx(i, s)].tp;
+      sim::TaskId last = inputs[at(i)];
+      if (rest > 1e-15) {
+        const sim::TaskId t = dag().busy(lane, dur(rest), name, category);
+        dag().depend(last, t);
+        last = t;
+      }
+      for (const RoutedComm& rc : pc.routed) {
+        sync_name_.assign(name);
+        sync_name_ += " latency";
+        const sim::TaskId latency = dag().busy(lane, dur(rc.latency_s), sync_name_, category);
+        dag().depend(last, latency);
+        last = dag().join(lane, name, category);
+        for (const auto& members : g_.network.model_groups(i, s, rc.group))
+          dag().depend(g_.network.routed_collective(dag(), lane, latency, rc.flows, members, name), last);
+      }
+      out[at(i)] = last;
+    }
   }
 
   static Stream dp_stream(Comm comm) {
@@ -289,9 +380,9 @@ class StepLowering {
 
   std::vector<sim::TaskId> collective_v(int s, const std::vector<sim::TaskId>& inputs, Comm comm,
                                         double seconds, double latency_s, std::string_view name,
-                                        std::string_view category) {
+                                        std::string_view category, const RoutedCollectives& flows = {}) {
     std::vector<sim::TaskId> out;
-    collective(s, inputs, comm, seconds, latency_s, name, category, out);
+    collective(s, inputs, comm, seconds, latency_s, name, category, out, flows);
     return out;
   }
 
@@ -368,6 +459,7 @@ class StepLowering {
     ps.nb = std::max(1, static_cast<int>(std::lround(sc.buckets * share)));
     ps.bucket_each = sc.bucket_s * sc.buckets * share / ps.nb;
     ps.bucket_latency = sc.bucket_latency_s * sc.buckets * share / ps.nb;
+    ps.bucket_flows = scaled(sc.bucket_flows, sc.buckets * share / ps.nb);
   }
 
   // Issues every bucket whose units are done (`done_units` of the pass's units finished so far).
@@ -379,7 +471,8 @@ class StepLowering {
       append_int(name_, ps.x.chunk);
       name_ += ' ';
       append_int(name_, ps.next_bucket);
-      collective(ps.s, chain_inputs(ps.s), Comm::dp, ps.bucket_each, ps.bucket_latency, name_, "dp", outs_);
+      collective(ps.s, chain_inputs(ps.s), Comm::dp, ps.bucket_each, ps.bucket_latency, name_, "dp", outs_,
+                 ps.bucket_flows);
       for (int i = 0; i < n_inst_; ++i) buckets_[idx(i, ps.s)].push_back(outs_[at(i)]);
       ++ps.next_bucket;
     }
@@ -422,10 +515,12 @@ class StepLowering {
       for (int i = 0; i < n_inst_; ++i) unit_start_[at(i)].push_back(chain_[idx(i, ps.s)]);
     }
     if (un.gathers) gather_weights(ps, un);
-    if (un.gathers && !whole_units_ && (pieces.empty() || pieces.front().kind != CostPiece::Kind::compute)) {
+    // Routed, a unit whose collectives leave the node is lowered piece by piece, its routed ones as flows.
+    const bool whole = whole_units_ && !u.routes_pieces;
+    if (un.gathers && !whole && (pieces.empty() || pieces.front().kind != CostPiece::Kind::compute)) {
       wait_for_weights(ps, un);
     }
-    if (whole_units_ && ps.x.kind != PassKind::backward_weight) {
+    if (whole && ps.x.kind != PassKind::backward_weight) {
       lower_whole_unit(ps, un);
     } else if (ps.x.kind == PassKind::backward_weight) {
       const bool is_first = ps.first_task;
@@ -445,7 +540,7 @@ class StepLowering {
       name_.resize(un.prefix);
       name_ += "zero3 reduce-scatter";
       collective(ps.s, chain_inputs(ps.s), Comm::dp_reduce, u.reduce_s, u.reduce_latency_s, name_, "dp",
-                 outs_);
+                 outs_, u.reduce_flows);
       for (int i = 0; i < n_inst_; ++i) buckets_[idx(i, ps.s)].push_back(outs_[at(i)]);
       // Synchronous collectives: the stage goes on (the next unit's gather) only once it is done.
       if (costs_.synchronous_zero3) {
@@ -478,7 +573,8 @@ class StepLowering {
     }
     name_.resize(un.prefix);
     name_ += "zero3 gather";
-    collective(ps.s, inputs_, Comm::dp, un.u.gather_s, un.u.gather_latency_s, name_, "dp", gathered_);
+    collective(ps.s, inputs_, Comm::dp, un.u.gather_s, un.u.gather_latency_s, name_, "dp", gathered_,
+               un.u.gather_flows);
   }
 
   // The unit's first kernel waits for its gathered weights.
@@ -555,7 +651,8 @@ class StepLowering {
     name_ += pc.name;
     const double sec = kernel_seconds(ps, pc);
     for (int i = 0; i < n_inst_; ++i) {
-      const sim::TaskId t = dag().busy(lanes_[idx(i, ps.s)].compute, dur(sec), name_, "compute");
+      const sim::TaskId t =
+          dag().busy(lanes_[idx(i, ps.s)].compute, dur(sec * slowdown(i, ps.s)), name_, "compute");
       wait_weights(un, i, t);
       link(i, ps.s, t);
       if (is_first) mark_entry(ps, i);
@@ -567,8 +664,18 @@ class StepLowering {
     open_pass(ps, false);
     if (is_first) mark_entries(ps);
     name_ += pc.name;
-    collective(ps.s, chain_inputs(ps.s), Comm::tp, pc.comm, pc.comm, name_, comm_category(pc.group), outs_);
+    model_collective(ps.s, pc, name_);
     for (int i = 0; i < n_inst_; ++i) chain_[idx(i, ps.s)] = outs_[at(i)];
+  }
+
+  // A piece's tp/cp/ep collective into outs_: a busy task of its closed-form time, or (routed) its
+  // collectives that leave the node as flows.
+  void model_collective(int s, const CostPiece& pc, std::string_view name) {
+    if (whole_units_ && !pc.routed.empty()) {
+      routed_model_collective(s, chain_inputs(s), pc, name, comm_category(pc.group), outs_);
+    } else {
+      collective(s, chain_inputs(s), Comm::tp, pc.comm, pc.comm, name, comm_category(pc.group), outs_);
+    }
   }
 
   // The collective streams beside the kernel it hides under; the next piece waits for both.
@@ -577,13 +684,13 @@ class StepLowering {
     open_pass(ps, false);
     if (is_first) mark_entries(ps);
     name_ += pc.comm_name;
-    collective(ps.s, chain_inputs(ps.s), Comm::tp, pc.comm, pc.comm, name_, comm_category(pc.group), outs_);
+    model_collective(ps.s, pc, name_);
     name_.resize(un.prefix);
     name_ += pc.name;
     const double sec = kernel_seconds(ps, pc);
     for (int i = 0; i < n_inst_; ++i) {
       const auto c = idx(i, ps.s);
-      const sim::TaskId t = dag().busy(lanes_[c].compute, dur(sec), name_, "compute");
+      const sim::TaskId t = dag().busy(lanes_[c].compute, dur(sec * slowdown(i, ps.s)), name_, "compute");
       dag().depend(chain_[c], t);
       const sim::TaskId j = dag().join(lanes_[c].compute, name_);
       dag().depend(t, j);
@@ -644,7 +751,7 @@ class StepLowering {
       std::vector<sim::TaskId> prev = ends;
       for (int b = 0; b < sc.buckets; ++b) {
         prev = collective_v(s, prev, Comm::dp, sc.bucket_s, sc.bucket_latency_s,
-                            fmt::format("grad bucket {}", b), "dp");
+                            fmt::format("grad bucket {}", b), "dp", sc.bucket_flows);
         for (int i = 0; i < n_inst_; ++i) buckets_[idx(i, s)].push_back(prev[at(i)]);
       }
     }
@@ -673,9 +780,12 @@ class StepLowering {
     // does not hide, as analytic_step closes it.
     const double param_gather = exposed_param_gather(in_, plan_, costs_, s);
     if (param_gather > 0) {
+      // What the next step's forward hides is taken off the bandwidth term: the flows carry the rest.
+      const double latency = std::min(param_gather, sc.param_gather_latency_s);
+      const double whole = sc.param_gather_s - sc.param_gather_latency_s;
       const auto gathered =
-          collective_v(s, opt, Comm::dp, param_gather, std::min(param_gather, sc.param_gather_latency_s),
-                       "param all-gather", "dp");
+          collective_v(s, opt, Comm::dp, param_gather, latency, "param all-gather", "dp",
+                       scaled(sc.param_gather_flows, whole > 0 ? (param_gather - latency) / whole : 0.0));
       for (int i = 0; i < n_inst_; ++i) g_.final_task[idx(i, s)] = gathered[at(i)];
     }
   }

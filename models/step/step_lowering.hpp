@@ -30,8 +30,11 @@
 // member's data-parallel flow runs into the next replica's ports (step_network.hpp); on a symmetric layout
 // both give the same step time, with or without contention (permanent tests). With full_cluster and costs
 // priced for routes (FabricPricing::routed, what simulate_step uses) every data-parallel replica of every
-// pipeline rank gets its own lanes, its model-parallel ranks one instance whose every transfer is one flow
-// per rank over the cluster graph's routes (step_network.hpp).
+// pipeline rank gets its own lanes, its model-parallel ranks one instance: each data-parallel collective is
+// lowered over its whole group as its algorithm's flows (topo::lower_collective), each pipeline send one
+// flow per rank, over the cluster graph's routes; a unit whose context- or expert-parallel collectives leave
+// the node is lowered piece by piece, those collectives as flows between the replica's ranks
+// (step_network.hpp), every other unit's pass as one task of its pieces' seconds.
 #include <cstdint>
 #include <map>
 #include <vector>

@@ -37,7 +37,11 @@ StepNetwork::StepNetwork(const topo::ClusterSpec& cluster, const StepCosts& cost
         gpus_ > 0 && !routes.gpus.empty() && routes.gpus.size() % static_cast<std::size_t>(gpus_) == 0,
         "step network: routes need the cluster GPUs of every simulated GPU");
     model_ranks_ = static_cast<int>(routes.gpus.size() / static_cast<std::size_t>(gpus_));
+    TRAINSIM_CHECK(routes.tp >= 1 && routes.cp >= 1 && routes.ep >= 1 &&
+                       routes.tp * routes.cp * routes.ep == model_ranks_,
+                   "step network: the routes' tp · cp · ep must be the model-parallel ranks");
     graph_links_.assign(routes.graph->link_count(), kNone);
+    cluster_ = cluster;
     routes_ = std::move(routes);
   }
 }
@@ -93,28 +97,117 @@ sim::LinkId StepNetwork::graph_link(topo::LinkIndex index) {
   return id;
 }
 
+std::int64_t StepNetwork::cluster_gpu(int instance, int k, int stage) const {
+  const auto r = static_cast<std::size_t>(model_ranks_);
+  const auto stages = static_cast<std::size_t>(layout_.stages);
+  return routes_.gpus[(static_cast<std::size_t>(instance) * r + static_cast<std::size_t>(k)) * stages +
+                      static_cast<std::size_t>(stage)];
+}
+
+const topo::ClusterGraph& StepNetwork::graph() const {
+  TRAINSIM_CHECK(routed(), "step network: no cluster graph without routes");
+  return *routes_.graph;
+}
+
+double StepNetwork::gpu_latency_s(std::int64_t /*from_gpu*/, std::int64_t /*to_gpu*/) const {
+  return 0.0;  // a step's transfer pays its closed-form latency before its flows
+}
+
+std::span<const sim::LinkId> StepNetwork::gpu_path(std::int64_t from_gpu, std::int64_t to_gpu) {
+  const topo::ClusterGraph& g = graph();
+  path_.clear();
+  for (topo::LinkIndex l : g.route(g.gpu(from_gpu), g.gpu(to_gpu))) path_.push_back(graph_link(l));
+  return path_;
+}
+
+std::vector<std::vector<std::int64_t>> StepNetwork::data_parallel_groups(int stage, DataGroup over) const {
+  const int replicas = layout_.instances;
+  const int shard = over == DataGroup::gradient || routes_.shard <= 0 ? replicas : routes_.shard;
+  std::vector<std::vector<std::int64_t>> groups;
+  if (over == DataGroup::replicas) {
+    // Instance d holds position d % shard of sharding group d / shard (full_cluster_gpus' numbering).
+    for (int k = 0; k < model_ranks_; ++k) {
+      for (int j = 0; j < shard; ++j) {
+        std::vector<std::int64_t>& members = groups.emplace_back();
+        for (int d = j; d < replicas; d += shard) members.push_back(cluster_gpu(d, k, stage));
+        std::sort(members.begin(), members.end());
+      }
+    }
+    return groups;
+  }
+  for (int t = 0; t < routes_.tp; ++t) {
+    for (int first = 0; first < replicas; first += shard) {
+      std::vector<std::int64_t>& members = groups.emplace_back();
+      for (int d = first; d < first + shard; ++d) {
+        for (int k = t; k < model_ranks_; k += routes_.tp) members.push_back(cluster_gpu(d, k, stage));
+      }
+      std::sort(members.begin(), members.end());
+    }
+  }
+  return groups;
+}
+
+std::vector<std::vector<std::int64_t>> StepNetwork::model_groups(int instance, int stage,
+                                                                 CommGroup group) const {
+  TRAINSIM_CHECK(group == CommGroup::cp || group == CommGroup::ep,
+                 "step network: only context- and expert-parallel groups are routed inside a replica");
+  const int tp = routes_.tp, cp = routes_.cp, ep = routes_.ep;
+  auto rank = [&](int t, int c, int e) { return cluster_gpu(instance, t + tp * (c + cp * e), stage); };
+  std::vector<std::vector<std::int64_t>> groups;
+  for (int t = 0; t < tp; ++t) {
+    for (int other = 0; other < (group == CommGroup::cp ? ep : cp); ++other) {
+      std::vector<std::int64_t>& members = groups.emplace_back();
+      if (group == CommGroup::cp) {
+        for (int c = 0; c < cp; ++c) members.push_back(rank(t, c, other));
+      } else {
+        for (int e = 0; e < ep; ++e) members.push_back(rank(t, other, e));
+      }
+    }
+  }
+  return groups;
+}
+
+sim::TaskId StepNetwork::routed_collective(sim::Dag& dag, sim::LaneId lane, sim::TaskId after,
+                                           const RoutedCollective& flows,
+                                           std::span<const std::int64_t> members, std::string_view name) {
+  const topo::LoweringLane at{lane};
+  if (flows.op != topo::CollectiveOp::send_recv) {
+    const topo::LoweredCollective c = topo::lower_collective(dag, *this, cluster_, flows.op, flows.bytes,
+                                                             members, flows.algo, name, flows.protocol, at);
+    dag.depend(after, c.start);
+    return c.done;
+  }
+  // A ring exchange: every member sends to its successor at once.
+  const sim::TaskId done = dag.join(lane, name);
+  const std::size_t n = members.size();
+  for (std::size_t i = 0; n > 1 && i < n; ++i) {
+    const std::int64_t pair[2] = {members[i], members[(i + 1) % n]};
+    const topo::LoweredCollective c = topo::lower_collective(dag, *this, cluster_, flows.op, flows.bytes,
+                                                             pair, flows.algo, name, flows.protocol, at);
+    dag.depend(after, c.start);
+    dag.depend(c.done, done);
+  }
+  if (n <= 1) dag.depend(after, done);
+  return done;
+}
+
+LoweredTransfer StepNetwork::chain(sim::Dag& dag, int instance, int stage, Stream stream, LoweredTransfer t) {
+  return in_order(dag, instance * layout_.stages + stage, stream, t);
+}
+
 LoweredTransfer StepNetwork::lower_routed(sim::Dag& dag, sim::LaneId lane, int from, int to, double latency,
                                           double bytes, std::string_view name, std::string_view category) {
-  const topo::ClusterGraph& g = *routes_.graph;
   // Simulated GPU i·stages + s stands for cluster GPUs (i·r + k)·stages + s, k < r.
-  auto cluster_gpu = [&](int gpu, int k) {
-    const auto stages = static_cast<std::size_t>(layout_.stages);
-    const auto i = static_cast<std::size_t>(gpu) / stages;
-    const auto s = static_cast<std::size_t>(gpu) % stages;
-    return g.gpu(
-        routes_
-            .gpus[(i * static_cast<std::size_t>(model_ranks_) + static_cast<std::size_t>(k)) * stages + s]);
-  };
+  const int stages = layout_.stages;
   scratch_.assign(name);
   scratch_ += " latency";
   LoweredTransfer out;
   out.first = dag.busy(lane, dur(latency), scratch_, category);
   out.last = model_ranks_ > 1 ? dag.join(lane, name, category) : out.first;
   for (int k = 0; k < model_ranks_; ++k) {
-    path_.clear();
-    for (topo::LinkIndex l : g.route(cluster_gpu(from, k), cluster_gpu(to, k)))
-      path_.push_back(graph_link(l));
-    const sim::TaskId flow = dag.transfer(lane, path_, bytes, name, category);
+    const std::span<const sim::LinkId> path =
+        gpu_path(cluster_gpu(from / stages, k, from % stages), cluster_gpu(to / stages, k, to % stages));
+    const sim::TaskId flow = dag.transfer(lane, path, bytes, name, category);
     dag.depend(out.first, flow);
     if (model_ranks_ > 1) {
       dag.depend(flow, out.last);

@@ -48,9 +48,25 @@
 // rings hashed onto one spine link split it, an oversubscribed leaf's uplinks are shared by every flow
 // leaving it, a degraded NIC slows every flow through it.
 //
+// Routed, a collective is lowered as NCCL runs it, by the flow fidelity's own lowering
+// (topologies/collective_flows.hpp's lower_collective, which `trainsim collective --fidelity flow` runs
+// too): with the algorithm and protocol the closed form chose for it (StepCosts' RoutedCollective), over all
+// its members' cluster GPUs — rings per channel, double binary trees, hierarchical phases, halving-doubling
+// rounds, NVLS through the NVSwitch, all-to-all between every pair, a ring exchange as every member's send
+// to its successor. Its flows run over the graph's links without latency: the closed form's
+// size-independent part is paid first, as a busy task on each member instance's stream. So a data-parallel
+// bucket is one lowered collective per tensor-parallel index over the gradient group (dp · cp · ep GPUs),
+// a ZeRO gather or reduce-scatter one per sharding group (HSDP: then one all-reduce over each shard's
+// replicas; per-tensor gathers one after another), and a context- or expert-parallel collective whose
+// group leaves the node (CostPiece::routed) one per group inside the replica. Pipeline sends stay one flow
+// per model-parallel rank to the same rank of the neighbouring stage (a send-recv's lowering). Alone on an
+// uncontended fabric a ring, an all-to-all or a send takes its closed-form time (the graph's link rates are
+// the closed form's B); trees, halving-doubling and multi-channel rings are within a few percent of it
+// (collective_flows.hpp).
+//
 // What it leaves out, on purpose: tensor-parallel collectives and the gradient-norm all-reduce (a few bytes)
-// stay busy tasks of their closed-form time; a ring's several channels through several NICs are one flow
-// through the GPU's own share of them (its NIC: ClusterSpec::nic_of_gpu).
+// stay busy tasks of their closed-form time, as do folded expert-parallel all-to-alls (their group spans
+// replicas) and those framework.ep_comm_overlap runs beside the paired micro-batch.
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -63,6 +79,7 @@
 #include "sim/flow_network.hpp"
 #include "topologies/cluster_graph.hpp"
 #include "topologies/cluster_spec.hpp"
+#include "topologies/collective_flows.hpp"
 
 namespace trainsim::model {
 
@@ -90,14 +107,17 @@ struct StepLayout {
 
 /// The cluster graph a full-cluster step's transfers are routed over, and where each GPU sits in it: with
 /// r model-parallel ranks (tp·cp·ep) per simulated instance, gpus[(i·r + k)·stages + s] is the cluster GPU
-/// (topo::ClusterGraph::gpu's number) of rank k of simulated instance i's pipeline rank s (step_costs.hpp's
-/// full_cluster_gpus, whose instances are the data-parallel replicas). Empty: no routes, the ports alone.
+/// (topo::ClusterGraph::gpu's number) of rank k = tp index + tp·(cp index + cp·ep index) of simulated
+/// instance i's pipeline rank s (step_costs.hpp's full_cluster_gpus, whose instances are the data-parallel
+/// replicas). Empty: no routes, the ports alone.
 struct FabricRoutes {
   std::shared_ptr<const topo::ClusterGraph> graph;
   std::vector<std::int64_t> gpus;
+  int tp = 1, cp = 1, ep = 1;  ///< the model-parallel ranks' shape (ep: its own axis, 1 when folded)
+  int shard = 0;               ///< replicas per sharding group (HSDP's shard_group; 0: all of them)
 };
 
-class StepNetwork {
+class StepNetwork final : public topo::GpuPaths {
  public:
   /// Ports for the GPUs of `layout` on `cluster`'s nodes, for the transfers priced in `costs` (their
   /// closed-form times and where their ends sit: StepCosts::stage_node, dp_crosses_nodes). `contention`
@@ -114,7 +134,8 @@ class StepNetwork {
   /// size-independent: lower() from its out port to its ring successor's in port (the next replica; itself
   /// when collapsed), after the previous transfer of that GPU's `stream`. Routed: one flow per
   /// model-parallel rank of the instance, each over the route to the same rank of the next replica, then a
-  /// join (the instance goes on when all its ranks' rings are done).
+  /// join (the instance goes on when all its ranks' rings are done); step_lowering sends every routed
+  /// data-parallel collective with a bandwidth term through routed_collective instead.
   LoweredTransfer dp_collective(sim::Dag& dag, sim::LaneId lane, int instance, int stage, double seconds,
                                 double latency_s, std::string_view name, std::string_view category,
                                 Stream stream = Stream::data_parallel);
@@ -127,6 +148,27 @@ class StepNetwork {
   /// Later transfers of GPU (instance, stage)'s `stream` start after `task` too (the completion of a
   /// collective all of whose members' transfers must be done: step_lowering's rings).
   void after(int instance, int stage, Stream stream, sim::TaskId task);
+  /// Chains `t` after the previous transfer of GPU (instance, stage)'s `stream` and makes it the last.
+  LoweredTransfer chain(sim::Dag& dag, int instance, int stage, Stream stream, LoweredTransfer t);
+
+  /// Routed: `flows` over the cluster GPUs `members` (in ring order), lowered by topo::lower_collective
+  /// onto `lane` after `after`, its flows over the graph's links without latency (see the file comment); a
+  /// send_recv is every member's send to its ring successor. Returns the task that ends when all are done.
+  sim::TaskId routed_collective(sim::Dag& dag, sim::LaneId lane, sim::TaskId after,
+                                const RoutedCollective& flows, std::span<const std::int64_t> members,
+                                std::string_view name);
+  /// Routed: the groups of data-parallel ranks `over` spans on pipeline rank `stage`, each in cluster order:
+  /// per tensor-parallel index every replica's ranks of that index (gradient), or those of one sharding
+  /// group (shard); per model-parallel rank the same rank of one replica in every sharding group (replicas).
+  [[nodiscard]] std::vector<std::vector<std::int64_t>> data_parallel_groups(int stage, DataGroup over) const;
+  /// Routed: instance `instance`'s groups of `group` (cp or ep) on pipeline rank `stage`, each in rank order.
+  [[nodiscard]] std::vector<std::vector<std::int64_t>> model_groups(int instance, int stage,
+                                                                    CommGroup group) const;
+
+  // topo::GpuPaths: the graph's links as they are first used, without latency.
+  [[nodiscard]] const topo::ClusterGraph& graph() const override;
+  [[nodiscard]] double gpu_latency_s(std::int64_t from_gpu, std::int64_t to_gpu) const override;
+  [[nodiscard]] std::span<const sim::LinkId> gpu_path(std::int64_t from_gpu, std::int64_t to_gpu) override;
 
   /// Appends one collective or send of closed-form time `seconds`, `latency_s` of it size-independent,
   /// from GPU `from` to GPU `to` over `fabric` (see the file comment): a busy task of latency_s on `lane`,
@@ -165,6 +207,8 @@ class StepNetwork {
                                double bytes, std::string_view name, std::string_view category);
   // Chains `t` after the previous transfer of (gpu, stream) and makes it the last.
   LoweredTransfer in_order(sim::Dag& dag, int gpu, Stream stream, LoweredTransfer t);
+  // The cluster GPU of model-parallel rank k of simulated instance `instance`'s pipeline rank `stage`.
+  [[nodiscard]] std::int64_t cluster_gpu(int instance, int k, int stage) const;
   static constexpr std::size_t kStreams = 3;
 
   double network_bytes_per_s_ = 0;
@@ -183,6 +227,7 @@ class StepNetwork {
   int model_ranks_ = 1;                   ///< cluster GPUs per simulated GPU when routed
   std::vector<sim::LinkId> graph_links_;  ///< graph link index → flow-network link, kNone until first used
   std::vector<sim::LinkId> path_;         ///< the path being lowered
+  topo::ClusterSpec cluster_;             ///< routed: the cluster its collectives are lowered on
 };
 
 }  // namespace trainsim::model

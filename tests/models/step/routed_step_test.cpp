@@ -13,6 +13,7 @@
 #include "models/step/step_simulator.hpp"
 #include "tests/support/fixtures.hpp"
 #include "topologies/cluster_graph.hpp"
+#include "topologies/collective_cost.hpp"
 
 using namespace trainsim;
 using namespace trainsim::model;
@@ -71,6 +72,42 @@ int most_flows_on_a_link(const topo::ClusterSpec& cluster) {
   return most;
 }
 
+// A MoE GPT (16 layers of hidden 2048, 8 experts of 4096, top 2) on two DGX H100: tp 8 inside each node,
+// ep 2 on its own axis across them, so every expert all-to-all and every gradient bucket (the two ep ranks
+// hold copies of the dense weights) leaves the node; buckets after the backward, nothing overlaps them.
+StepInput experts_across_nodes() {
+  StepInput in;
+  in.model = testing::gpt(16, 2048, 16, 4096);
+  in.model.experts = 8;
+  in.model.top_k = 2;
+  in.model.expert_ffn_hidden = 4096;
+  in.cluster = testing::dgx_h100(2);
+  in.plan.tp = 8;
+  in.plan.ep = 2;
+  in.plan.zero = ZeroStage::none;
+  in.plan.overlap_grad_reduce = false;
+  in.training.global_batch = 16;
+  return in;
+}
+
+// The bandwidth terms (time − size-independent latency) of every routed context- or expert-parallel
+// collective of one step on pipeline rank 0 (pp 1: every pass runs there), and of its gradient buckets.
+double routed_bandwidth_s(const StepInput& in) {
+  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+  const StepCosts costs = step_costs(in, plan, FabricPricing::routed);
+  double pass = 0;
+  for (const UnitRun& r : costs.chunk_units.at(0)) {
+    const UnitCost& u = costs.units.at(static_cast<std::size_t>(r.unit));
+    for (const auto* pieces : {&u.forward, &u.backward}) {
+      for (const CostPiece& pc : *pieces) {
+        for (const RoutedComm& rc : pc.routed) pass += r.count * (rc.seconds - rc.latency_s);
+      }
+    }
+  }
+  const StageCost& sc = costs.stages.at(0);
+  return static_cast<double>(plan.micro_batches) * pass + sc.buckets * (sc.bucket_s - sc.bucket_latency_s);
+}
+
 }  // namespace
 
 TEST_CASE("routed over a fabric where nothing is shared, the full cluster takes the collapsed step") {
@@ -85,6 +122,27 @@ TEST_CASE("routed over a fabric where nothing is shared, the full cluster takes 
     REQUIRE(every.feasible);
     CHECK(collapsed.step_mode == "collapsed");
     CHECK(every.step_mode == "full-cluster");
+    CHECK(every.iteration_time == doctest::Approx(collapsed.iteration_time).epsilon(1e-9));
+  }
+}
+
+TEST_CASE(
+    "routed HSDP and per-tensor ZeRO-3 collectives, lowered one after another, alone: the collapsed step") {
+  // HSDP (sharding groups of 2 replicas: a reduce-scatter over each, then an all-reduce over each shard's
+  // 2 replicas) and ZeRO-3 with one gather and one reduce-scatter per parameter tensor: each collective of
+  // the list is lowered over its own groups after the one before, so alone their flows take the sum of
+  // their bandwidth terms, as the collapsed step prices them.
+  StepInput hsdp = testing::small_gpt_on_a100(4, 4, 2, 4, 32, 1024, 1024);
+  hsdp.plan.zero = ZeroStage::parameters;
+  hsdp.plan.shard_group = 2;
+  StepInput per_tensor = testing::small_gpt_on_a100(4, 4, 2, 4, 32, 1024, 1024);
+  per_tensor.plan.zero = ZeroStage::parameters;
+  per_tensor.plan.framework.gather_per_tensor = true;
+  for (const StepInput* in : {&hsdp, &per_tensor}) {
+    CAPTURE(in->plan.shard_group);
+    const StepReport collapsed = simulate_step(*in, Fidelity::event);
+    const StepReport every = full(*in);
+    REQUIRE(every.feasible);
     CHECK(every.iteration_time == doctest::Approx(collapsed.iteration_time).epsilon(1e-9));
   }
 }
@@ -192,4 +250,81 @@ TEST_CASE("full_cluster_gpus places each simulated rank where the placement puts
   StepInput in = testing::small_gpt_on_a100(1, 2, 2, 2, 8);
   const std::vector<std::int64_t> gpus = full_cluster_gpus(in.plan, in.cluster);
   CHECK(gpus == std::vector<std::int64_t>{0, 2, 1, 3, 4, 6, 5, 7});
+}
+
+TEST_CASE(
+    "routed, context- and expert-parallel traffic leaving the node alone on its routes: the collapsed step") {
+  // cp 2 across two DGX A100 (tp 8 fills a node), and the MoE model's ep 2 across two DGX H100: on the
+  // fixtures' rail-optimised fat-trees every exchange joins GPU k of one node to GPU k of the other under
+  // rail k's leaf, so no flow shares a link, and each takes its closed-form time on the uncontended fabric.
+  // (The cp ranks hold copies of the gradients: their buckets cross the nodes too, after the backward, so
+  // that they meet no exchange; under the backward they would share the NICs with them, which the
+  // collapsed step, pricing the exchanges as busy tasks, does not see.)
+  StepInput cp = testing::small_gpt_on_a100(2, 8, 1, 1, 8, 1024, 8192);
+  cp.plan.cp = 2;
+  cp.plan.zero = ZeroStage::none;
+  cp.plan.overlap_grad_reduce = false;
+  StepInput ep = experts_across_nodes();
+  for (const StepInput* in : {&cp, &ep}) {
+    CAPTURE(in->plan.cp);
+    REQUIRE(routed_bandwidth_s(*in) > 0);  // something leaves the node
+    const StepReport collapsed = simulate_step(*in, Fidelity::event);
+    const StepReport every = full(*in);
+    REQUIRE(every.feasible);
+    CHECK(every.step_mode == "full-cluster");
+    CHECK(every.iteration_time == doctest::Approx(collapsed.iteration_time).epsilon(1e-7));
+  }
+}
+
+TEST_CASE("routed, an 8:1 leaf's one uplink takes 7/8 of the rate from every expert all-to-all crossing it") {
+  // Not rail-optimised, radix 9 at 8:1: each node's 8 NICs on a leaf of its own with one uplink to one
+  // spine. The 8 flows of each expert all-to-all from node 0 to node 1 (one per tp rank) all cross that
+  // uplink and the spine's one link down, at 1/8 of their rate, as do the gradient buckets' ring flows; the
+  // reverse direction runs on the other two links alike. So every such collective's bandwidth term takes 8
+  // times as long: the step is the same layout on the uncontended fabric plus 7 times the sum of those
+  // terms. (The closed form's leaf share says 1/4 for the all-to-all: it counts half its bytes as staying
+  // on the leaf.)
+  StepInput in = experts_across_nodes();
+  leaves(in, 9, 8.0);
+  StepInput uncontended = in;
+  uncontended.cluster = topo::uncontended_fabric(in.cluster);
+  const double bandwidth = routed_bandwidth_s(in);
+  REQUIRE(bandwidth > 0);
+  const StepReport reference = simulate(uncontended, StepMode::collapsed);
+  const StepReport routed = full(in);
+  CHECK(routed.iteration_time - reference.iteration_time == doctest::Approx(7 * bandwidth).epsilon(1e-6));
+}
+
+TEST_CASE("the algorithm NCCL picks is the one the step's flows run: NVLS against the ring, by hand") {
+  // dp 8 on one DGX H100, tp 1, gradients all-reduced in buckets after the backward. With NVLink SHARP
+  // the closed form picks NVLS: base + in_switch_latency + S / (raw · in_switch_fraction) per bucket of S
+  // bytes; without it the ring: base + 14 · (α + S/8 / (raw · intra_fraction)). The full cluster lowers
+  // each as its flows (through the switch at the in-switch rate, or the ring's) and the step moves by the
+  // buckets' difference, derived here from the node's figures. Small-message protocols are turned off so
+  // that both run Simple.
+  StepInput in = testing::small_gpt_on_a100(1, 1, 1, 8, 16, 1024, 1024);
+  in.cluster = testing::dgx_h100(1);
+  in.plan.zero = ZeroStage::none;
+  in.plan.overlap_grad_reduce = false;
+  in.cluster.node.comm.ll_bandwidth_fraction = 1e-3;
+  in.cluster.node.comm.ll128_bandwidth_fraction = 1e-3;
+  StepInput ring = in;
+  ring.cluster.node.in_switch_reduction = false;
+  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+  const StageCost sc = step_costs(in, plan).stages.at(0);
+  const double bucket = sc.dp_bytes_per_step / sc.buckets;
+  const topo::NodeSpec& node = in.cluster.node;
+  const double raw = topo::intra_node_bytes_per_s(node);
+  const double nvls_s = node.comm.base_latency_s + node.comm.in_switch_latency_s +
+                        bucket / (raw * node.comm.in_switch_bandwidth_fraction);
+  const double ring_s = node.comm.base_latency_s +
+                        14 * (node.intra_latency_s + bucket / 8 / (raw * node.comm.intra_bandwidth_fraction));
+  REQUIRE(nvls_s < ring_s);  // NCCL's choice on this node
+  REQUIRE(sc.bucket_s == doctest::Approx(nvls_s).epsilon(1e-12));
+  const StepReport with_nvls = full(in);
+  const StepReport with_ring = full(ring);
+  CHECK(with_ring.iteration_time - with_nvls.iteration_time ==
+        doctest::Approx(sc.buckets * (ring_s - nvls_s)).epsilon(1e-6));
+  CHECK(with_nvls.iteration_time ==
+        doctest::Approx(simulate_step(in, Fidelity::event).iteration_time).epsilon(1e-9));
 }
