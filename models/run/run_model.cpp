@@ -167,6 +167,7 @@ RunReport simulate_run(const RunInputs& in) {
   r.lost_work = std::max(0.0, r.run_time - r.training_time - r.checkpoint_stall);
   r.goodput = r.training_time / r.run_time;
   r.gpu_hours = gpus * r.run_time / 3600.0;
+  r.region = in.pricing.region;
   r.cost_compute = r.gpu_hours * in.pricing.gpu_hour_usd;
   const EnergyUse energy =
       energy_use(in.cluster, busy, r.training_time, r.run_time - r.training_time, in.pricing.energy);

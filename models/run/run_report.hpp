@@ -63,6 +63,7 @@ struct RunReport {
   Spread run_time_spread;        ///< Monte-Carlo (failures.trials > 0)
   Spread cost_spread;
   // Money and energy
+  std::string region;       ///< the region price table the prices came from (`pricing.region`); "" when none
   double cost_total = 0;    ///< compute + storage + network + energy, USD
   double cost_compute = 0;  ///< GPU-hours x price
   double cost_storage = 0;  ///< checkpoint retention, hot and cold tiers
