@@ -91,6 +91,7 @@ RunReport simulate_run(const RunInputs& in) {
   r.checkpoint_write_time = io.write_time;
   r.checkpoint_restore_time = io.restore_time;
   r.checkpoint_stall_each = io.stall;
+  r.checkpoint_copy_out_time = io.copy_out_time;
   if (in.checkpoint.mode == CheckpointMode::async && ckpt.count > 0) {
     r.checkpoint_stall_each += std::max(0.0, io.write_time - ckpt.interval);
   }
