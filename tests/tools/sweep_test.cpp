@@ -388,18 +388,13 @@ TEST_CASE("a finished sweep says in one line how many points were feasible and f
 TEST_CASE("one run written as summary.json, a CSV row and a JSON Lines row: the same names and values") {
   // A one-point sweep whose point is the scenario itself, so `run` and `sweep` simulate the same thing.
   const Folder dir;
-  const std::string scenario = write(dir, "one.yaml", R"(name: one
-tags: {team: infra}
-model: gpt3-1.3b
-cluster: {node: dgx-a100-80gb, nodes: 2}
-parallelism: {tp: 2, pp: 1, dp: auto, micro_batch: 1, zero: 1}
-training: {global_batch: 512, precision: bf16, optimizer: adamw, tokens: 26e9}
-checkpoint: {interval: "1 h"}
-failures: {node_mtbf: "2000 h", restart: "10 min"}
-pricing: {region: us-east}
-sweep:
-  cluster.nodes: [2]
-)");
+  // small_sweep's scenario with checkpoints, failures and a region's prices.
+  const std::string base = small_sweep;
+  const std::string scenario =
+      write(dir, "one.yaml",
+            base.substr(0, base.find("pricing:")) +
+                "checkpoint: {interval: \"1 h\"}\nfailures: {node_mtbf: \"2000 h\", restart: \"10 min\"}\n"
+                "pricing: {region: us-east}\nsweep:\n  cluster.nodes: [1]\n");
   const std::string run_dir = dir.file("run");
   REQUIRE(shell(trainsim_command() + " run " + scenario + " --fidelity analytic -o " + run_dir +
                 " > /dev/null 2>&1") == 0);

@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -47,16 +48,21 @@ sim::ChromeTraceWriter two_stages() {
   return w;
 }
 
+/// A run of `checkpoints` checkpoints: a 2 s copy to host memory, a 30 s write, training stopped `stall`.
+model::RunReport checkpointing(std::int64_t checkpoints, double stall) {
+  model::RunReport run;
+  run.checkpoints = checkpoints;
+  run.checkpoint_copy_out_time = 2;
+  run.checkpoint_write_time = 30;
+  run.checkpoint_stall_each = stall;
+  return run;
+}
+
 }  // namespace
 
 TEST_CASE("a synchronous checkpoint: training stops for the copy and the write, drawn on every stage") {
   sim::ChromeTraceWriter w = two_stages();
-  model::RunReport run;
-  run.checkpoints = 4;
-  run.checkpoint_copy_out_time = 2;
-  run.checkpoint_write_time = 30;
-  run.checkpoint_stall_each = 32;  // sync: 2 + 30
-  model::trace_checkpoint(w, 10, run);
+  model::trace_checkpoint(w, 10, checkpointing(4, 2 + 30));  // sync: the copy, then the write
   const std::vector<Slice> s = checkpoint_slices(w);
   REQUIRE(s.size() == 4);  // two per stage
   for (const Slice& x : s) {
@@ -76,12 +82,7 @@ TEST_CASE("a synchronous checkpoint: training stops for the copy and the write, 
 
 TEST_CASE("an asynchronous checkpoint: the write runs on after the short stall") {
   sim::ChromeTraceWriter w = two_stages();
-  model::RunReport run;
-  run.checkpoints = 1;
-  run.checkpoint_copy_out_time = 2;
-  run.checkpoint_write_time = 30;
-  run.checkpoint_stall_each = 2;
-  model::trace_checkpoint(w, 10, run);
+  model::trace_checkpoint(w, 10, checkpointing(1, 2));  // async: the copy alone
   for (const Slice& x : checkpoint_slices(w)) {
     if (x.name == "checkpoint stall") CHECK(x.dur_us == 2e6);
     if (x.name == "checkpoint write") {
@@ -93,8 +94,6 @@ TEST_CASE("an asynchronous checkpoint: the write runs on after the short stall")
 
 TEST_CASE("no checkpoints, no track") {
   sim::ChromeTraceWriter w = two_stages();
-  model::RunReport run;
-  run.checkpoint_write_time = 30;  // sized, but never written
-  model::trace_checkpoint(w, 10, run);
+  model::trace_checkpoint(w, 10, checkpointing(0, 2));  // sized, but never written
   CHECK(checkpoint_slices(w).empty());
 }
