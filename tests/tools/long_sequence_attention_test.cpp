@@ -77,7 +77,7 @@ TEST_CASE("standard attention keeps exactly the 5as^2b/t score bytes more than f
   CHECK(standard.summary["model_flops_per_step"].get<double>() ==
         doctest::Approx(flash.summary["model_flops_per_step"].get<double>()).epsilon(1e-12));
   // Weights, gradients and optimizer state do not either.
-  for (const std::string field : {"weights", "grads", "optimizer_state", "parameters"}) {
+  for (const std::string field : {"weights_bytes", "grads_bytes", "optimizer_state_bytes", "parameters"}) {
     INFO(field);
     CHECK(standard.summary[field].get<double>() == flash.summary[field].get<double>());
   }
