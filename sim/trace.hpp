@@ -68,6 +68,8 @@ class ChromeTraceWriter : public TraceSink {
   void write(std::ostream& out) const;
   [[nodiscard]] std::string str() const;
 
+  /// The processes recorded so far ("stage 0", "gpu 3"), in order of first appearance.
+  [[nodiscard]] const std::vector<std::string>& processes() const { return processes_; }
   [[nodiscard]] std::size_t recorded() const { return recorded_; }
   [[nodiscard]] std::size_t dropped() const { return dropped_; }
 

@@ -18,7 +18,9 @@
 #include "scenarios/loader.hpp"
 #include "scenarios/studies/simulation.hpp"
 #include "sim/error.hpp"
+#include "sim/gzip.hpp"
 #include "sim/output_files.hpp"
+#include "sim/trace.hpp"
 #include "tools/command.hpp"
 #include "tools/set_option.hpp"
 
@@ -58,16 +60,15 @@ int run(const RunArgs& args) {
   // run's files stays beside them.
   sim::OutputFiles outputs;
   const std::filesystem::path dir(args.out_dir);
+  sim::ChromeTraceWriter trace;
   if (!args.out_dir.empty()) {
     sim::ensure_output_folder(dir);
-    const std::string trace = args.gzip ? "trace.json.gz" : "trace.json";
-    options.trace_path = outputs.stage_path(dir / trace).string();
     outputs.remove_on_commit(dir / (args.gzip ? "trace.json" : "trace.json.gz"));  // never both
     const bool pass =
         args.trace_detail.empty() ? s.cluster.total_gpus() > kPassDetailGpus : args.trace_detail == "pass";
     options.trace_detail =
         pass ? model::StepOptions::TraceDetail::pass : model::StepOptions::TraceDetail::layer;
-    options.trace_gzip = args.gzip;
+    options.trace = &trace;
   }
   if (s.checkpoint.enabled && s.cluster.storage.write_bytes_per_s <= 0) {
     std::cerr << "note: no cluster.storage.write bandwidth given: checkpoint writes are limited only by the "
@@ -87,10 +88,14 @@ int run(const RunArgs& args) {
   }
   if (!args.out_dir.empty()) {
     outputs.stage(dir / "summary.json", model::to_json(summary, 2) + "\n");
+    const std::filesystem::path trace_file = dir / (args.gzip ? "trace.json.gz" : "trace.json");
     if (step.feasible) {
+      const std::string text = trace.str();
+      outputs.stage(trace_file, args.gzip ? sim::gzip(text) : text);
       outputs.stage(dir / "run.csv",
                     model::timeline_csv(model::run_timeline(run, run.recovery_time), s.tags));
     } else {
+      outputs.remove_on_commit(trace_file);
       outputs.remove_on_commit(dir / "run.csv");
     }
     outputs.commit();

@@ -44,15 +44,18 @@ Results::Results(const Table& table)
   if (varying_.empty()) {
     for (std::size_t k = 0; k < keys_.size(); ++k) varying_.push_back(k);
   }
+  // Each field under its column name; files written before fields were named with their unit (plain
+  // names, as JSON was; bytes as `_gib` in GiB, as CSV was) read too.
   for (const std::string& field : model::numeric_field_names()) {
-    if (const int c = table.column(field); c >= 0) {
-      fields_[field] = {c, 1};
-      continue;
-    }
     const model::SummaryField* schema = model::field_schema(field);
-    if (schema == nullptr) continue;
-    if (const int c = table.column(model::csv_column(*schema)); c >= 0)
-      fields_[field] = {c, schema->unit == model::FieldUnit::bytes ? kGiB : 1};
+    const bool bytes = schema->unit == model::FieldUnit::bytes;
+    if (const int c = table.column(model::column_name(*schema)); c >= 0) {
+      fields_[field] = {c, 1};
+    } else if (const int plain = table.column(field); plain >= 0) {
+      fields_[field] = {plain, 1};
+    } else if (const int gib = bytes ? table.column(field + "_gib") : -1; gib >= 0) {
+      fields_[field] = {gib, kGiB};
+    }
   }
 }
 
@@ -131,7 +134,7 @@ bool ends_with(const std::string& text, std::string_view suffix) {
 }  // namespace
 
 std::string human_column(const std::string& column) {
-  for (const std::string_view suffix : {"_s", "_gib", "_usd"}) {  // model::csv_column's unit suffixes
+  for (const std::string_view suffix : {"_s", "_bytes", "_gib", "_usd"}) {  // model::unit_suffix's, and GiB
     if (ends_with(column, suffix)) return column.substr(0, column.size() - suffix.size());
   }
   return column;
@@ -141,6 +144,7 @@ std::string human_cell(const std::string& column, const std::string& cell) {
   const auto v = number_of(cell);
   if (!v) return cell;
   if (ends_with(column, "_s")) return model::format_human(model::FieldUnit::seconds, *v);
+  if (ends_with(column, "_bytes")) return model::format_human(model::FieldUnit::bytes, *v);
   if (ends_with(column, "_gib")) return model::format_human(model::FieldUnit::bytes, *v * kGiB);
   if (ends_with(column, "_usd")) return model::format_human(model::FieldUnit::usd, *v);
   // Other figures with a fraction (GPU-hours to the last digit) read as counts: "2926", "181.0K".

@@ -1,8 +1,8 @@
 #pragma once
 // A sweep's or a search's output read as results, one row per layout: which columns say what differs
 // between the rows (the swept keys, or the layout's keys), whether each row runs, and its summary figures in
-// SI units whichever file format they came in (CSV columns carry the unit in their name, in GiB for bytes;
-// JSON Lines are SI under the plain name).
+// SI units, under their column names (model::column_name: iteration_time_s, memory_per_gpu_bytes) or, in
+// files written before fields carried their unit, under the plain name (JSON) or in GiB (CSV `_gib`).
 #include <map>
 #include <optional>
 #include <string>
@@ -59,8 +59,8 @@ class Results {
   int feasible_ = -1, fits_ = -1, reason_ = -1;
 };
 
-/// A CSV cell in human units, by its column name's unit suffix (model::csv_column's convention: _s
-/// seconds, _gib GiB, _usd dollars): "7200" under wait_s reads "2.0 h". Other cells are returned as they are.
+/// A CSV cell in human units, by its column name's unit suffix (model::unit_suffix's: _s seconds, _bytes
+/// bytes, _usd dollars; _gib GiB): "7200" under wait_s reads "2.0 h". Other cells are returned as they are.
 [[nodiscard]] std::string human_cell(const std::string& column, const std::string& cell);
 /// The column's name for a table of human cells: the unit suffix dropped ("wait_s" -> "wait"), since each
 /// cell now says its unit.

@@ -22,12 +22,14 @@ namespace {
 using model::FieldUnit;
 using model::format_human;
 
-/// summary.json's fields.
+/// summary.json's fields, asked for by field name ("iteration_time"): found under the field's column name
+/// (model::column_name, "iteration_time_s") or, in files written before fields carried their unit, under
+/// the name itself (same SI values).
 class Figures {
  public:
   explicit Figures(nlohmann::ordered_json j) : j_(std::move(j)) {}
   [[nodiscard]] std::optional<double> get(const char* key) const {
-    const auto it = j_.find(key);
+    const auto it = find(key);
     return it != j_.end() && it->is_number() ? std::optional(it->get<double>()) : std::nullopt;
   }
   [[nodiscard]] double or_zero(const char* key) const { return get(key).value_or(0); }
@@ -36,16 +38,20 @@ class Figures {
     return v ? format_human(unit, *v) : std::string("—");
   }
   [[nodiscard]] std::string text(const char* key) const {
-    const auto it = j_.find(key);
+    const auto it = find(key);
     return it != j_.end() && it->is_string() ? it->get<std::string>() : std::string();
   }
   [[nodiscard]] bool flag(const char* key, bool fallback) const {
-    const auto it = j_.find(key);
+    const auto it = find(key);
     return it != j_.end() && it->is_boolean() ? it->get<bool>() : fallback;
   }
   [[nodiscard]] const nlohmann::ordered_json& json() const { return j_; }
 
  private:
+  [[nodiscard]] nlohmann::ordered_json::const_iterator find(const char* key) const {
+    const auto it = j_.find(model::column_name(key));
+    return it != j_.end() ? it : j_.find(key);
+  }
   nlohmann::ordered_json j_;
 };
 
@@ -330,7 +336,8 @@ std::string all_figures(const Figures& f) {
   std::string group;
   for (const auto& [key, value] : f.json().items()) {
     if (value.is_string() && value.get<std::string>().empty()) continue;
-    const model::SummaryField* schema = model::field_schema(key);
+    const model::SummaryField* schema = model::column_schema(key);
+    if (schema == nullptr) schema = model::field_schema(key);  // a file from before the unit suffixes
     const std::string g = schema != nullptr ? schema->group : "labels";
     if (g != group) {
       group = g;
@@ -338,7 +345,7 @@ std::string all_figures(const Figures& f) {
           R"(<tr><th colspan="3" style="text-align:left;background:#fff;padding-top:10px">{}</th></tr>)",
           escape(model::group_title(group)));
     }
-    std::string label = key;
+    std::string label = schema != nullptr ? schema->name : key;  // the unit is in the value shown
     std::replace(label.begin(), label.end(), '_', ' ');
     std::string shown, raw;
     if (value.is_number()) {

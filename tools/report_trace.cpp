@@ -97,10 +97,13 @@ IterationTrace read_trace(const std::string& json, const std::string& file_label
     const std::size_t pa = process_index[a.first], pb = process_index[b.first];
     return pa != pb ? pa < pb : threads[a].sort < threads[b].sort;
   });
+  // The checkpoint track (models/run/checkpoint_trace.hpp) follows the iteration rather than being part
+  // of it: its threads and slices are left out.
   std::map<std::pair<long long, long long>, std::size_t> lane_index;
   for (const auto& key : keys) {
-    lane_index[key] = trace.lanes.size();
     const std::string& name = threads[key].name;
+    if (name.rfind("checkpoint", 0) == 0) continue;
+    lane_index[key] = trace.lanes.size();
     trace.lanes.push_back(
         {process_index[key.first], name.empty() ? "thread " + std::to_string(key.second) : name});
   }
@@ -114,7 +117,9 @@ IterationTrace read_trace(const std::string& json, const std::string& file_label
       const double end = start + number(e, "dur") * kSecondsPerTraceUnit;
       if (!(end > start)) continue;
       const auto tid = static_cast<long long>(number(e, "tid"));
-      trace.slices.push_back({.lane = lane_index[{pid, tid}],
+      const auto lane = lane_index.find({pid, tid});
+      if (lane == lane_index.end()) continue;  // a checkpoint thread's
+      trace.slices.push_back({.lane = lane->second,
                               .name = text(e, "name"),
                               .category = text(e, "cat"),
                               .start = start,

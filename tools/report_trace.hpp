@@ -1,8 +1,9 @@
 #pragma once
 // One iteration as `trainsim run -o DIR` records it in trace.json (sim/trace.hpp's ChromeTraceWriter):
 // a process per pipeline stage ("stage 0"), a thread per stream of it ("compute", "tp comm", "pp comm",
-// "dp comm"), "X" slices with ts/dur in microseconds and "C" counters of the memory in use. The report
-// draws it as a timeline and finds its critical path.
+// "dp comm", "optimizer"), "X" slices with ts/dur in microseconds and "C" counters of the memory in use.
+// The report draws it as a timeline and finds its critical path. The "checkpoint" threads, which follow
+// the iteration, are not read.
 #include <cstddef>
 #include <string>
 #include <vector>

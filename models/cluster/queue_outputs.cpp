@@ -17,6 +17,37 @@ double cluster_gpu_hours(const QueueClusterResult& c) {
   return static_cast<double>(c.nodes) * c.gpus_per_node * c.period / kHour;
 }
 
+/// One job's fields, in order, under the names jobs.csv and the JSON output both use (the unit in the
+/// name); times not reached (never started, not finished) are null.
+nlohmann::ordered_json job_row(const QueueJob& q, const std::string& team, const QueueJobResult& r) {
+  using Json = nlohmann::ordered_json;
+  return {{"job", q.name},
+          {"scenario", q.scenario},
+          {"team", team},
+          {"nodes", q.nodes},
+          {"priority", q.priority},
+          {"submit_s", q.submit},
+          {"start_s", r.started ? Json(r.first_start) : Json(nullptr)},
+          {"end_s", r.finished ? Json(r.end) : Json(nullptr)},
+          {"finished", r.finished},
+          {"wait_s", r.wait},
+          {"run_time_s", r.run_time},
+          {"gpu_hours", r.gpu_hours},
+          {"cost_usd", r.cost},
+          {"preemptions", r.preemptions},
+          {"restarts", r.restarts},
+          {"lost_work_s", r.lost_work}};
+}
+
+/// A JSON value as a CSV cell: null empty, numbers as the shortest decimal that reads back, text quoted
+/// when needed.
+std::string csv_cell(const nlohmann::ordered_json& v) {
+  if (v.is_null()) return "";
+  if (v.is_string()) return sim::csv_field(v.get<std::string>());
+  if (v.is_number_float()) return fmt::format("{}", v.get<double>());
+  return v.dump();  // integers, true, false
+}
+
 }  // namespace
 
 std::string to_string(QueuePolicy policy) {
@@ -90,8 +121,8 @@ std::string queue_json(const QueueSpec& spec, const QueueReport& report,
   cl["idle_gpu_hours"] = c.idle_gpu_hours;
   cl["down_gpu_hours"] = c.down_gpu_hours;
   cl["total_gpu_hours"] = cluster_gpu_hours(c);
-  cl["busy_cost"] = c.busy_cost;
-  cl["idle_cost"] = c.idle_cost;
+  cl["busy_cost_usd"] = c.busy_cost;
+  cl["idle_cost_usd"] = c.idle_cost;
   cl["fragmentation_gpu_hours"] = c.fragmentation_gpu_hours;
   cl["lost_gpu_hours_failures"] = c.lost_gpu_hours_failures;
   cl["lost_gpu_hours_preemption"] = c.lost_gpu_hours_preemption;
@@ -103,7 +134,7 @@ std::string queue_json(const QueueSpec& spec, const QueueReport& report,
                      {"jobs", t.jobs},
                      {"finished", t.finished},
                      {"gpu_hours", t.gpu_hours},
-                     {"cost", t.cost},
+                     {"cost_usd", t.cost},
                      {"share", t.share},
                      {"quota", t.quota},
                      {"mean_wait_s", t.mean_wait},
@@ -113,21 +144,7 @@ std::string queue_json(const QueueSpec& spec, const QueueReport& report,
   Json jobs = Json::array();
   for (std::size_t i = 0; i < report.jobs.size(); ++i) {
     const QueueJob& q = spec.jobs[i];
-    const QueueJobResult& r = report.jobs[i];
-    jobs.push_back({{"name", q.name},
-                    {"scenario", q.scenario},
-                    {"team", spec.teams[q.team]},
-                    {"nodes", q.nodes},
-                    {"submit_s", q.submit},
-                    {"started", r.started},
-                    {"finished", r.finished},
-                    {"wait_s", r.wait},
-                    {"run_time_s", r.run_time},
-                    {"gpu_hours", r.gpu_hours},
-                    {"cost", r.cost},
-                    {"preemptions", r.preemptions},
-                    {"restarts", r.restarts},
-                    {"lost_work_s", r.lost_work}});
+    jobs.push_back(job_row(q, spec.teams[q.team], report.jobs[i]));
   }
   j["jobs"] = jobs;
   j["notes"] = notes;
@@ -135,17 +152,16 @@ std::string queue_json(const QueueSpec& spec, const QueueReport& report,
 }
 
 std::string queue_jobs_csv(const QueueSpec& spec, const QueueReport& report) {
-  std::string s =
-      "job,scenario,team,nodes,priority,submit_s,start_s,end_s,finished,wait_s,run_time_s,gpu_hours,cost_usd,"
-      "preemptions,restarts,lost_work_s\n";
+  std::string s;
+  const nlohmann::ordered_json header = job_row(QueueJob{}, "", QueueJobResult{});
+  for (const auto& [column, value] : header.items()) s += (s.empty() ? "" : ",") + column;
+  s += "\n";
   for (std::size_t i = 0; i < report.jobs.size(); ++i) {
     const QueueJob& q = spec.jobs[i];
-    const QueueJobResult& r = report.jobs[i];
-    s += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", sim::csv_field(q.name),
-                     sim::csv_field(q.scenario), sim::csv_field(spec.teams[q.team]), q.nodes, q.priority,
-                     q.submit, r.started ? fmt::format("{}", r.first_start) : "",
-                     r.finished ? fmt::format("{}", r.end) : "", r.finished ? 1 : 0, r.wait, r.run_time,
-                     r.gpu_hours, r.cost, r.preemptions, r.restarts, r.lost_work);
+    const nlohmann::ordered_json row = job_row(q, spec.teams[q.team], report.jobs[i]);
+    std::string line;
+    for (const auto& [column, value] : row.items()) line += (line.empty() ? "" : ",") + csv_cell(value);
+    s += line + "\n";
   }
   return s;
 }

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 #include "sim/csv_field.hpp"
 #include "sim/error.hpp"
@@ -134,6 +135,7 @@ Summary summarize(const Labels& labels, const StepReport& step, const RunReport*
   }
 
   f.group("cost");
+  f.text("region", run->region);
   f.num("cost_total", U::usd, run->cost_total);
   f.num("cost_compute", U::usd, run->cost_compute);
   f.num("cost_storage", U::usd, run->cost_storage);
@@ -316,6 +318,17 @@ const SummaryField* field_schema(const std::string& name) {
   return full_schema().find(name);
 }
 
+std::string column_name(const std::string& name) {
+  const SummaryField* f = field_schema(name);
+  return f != nullptr ? column_name(*f) : name;
+}
+
+const SummaryField* column_schema(const std::string& column) {
+  for (const SummaryField& f : full_schema().fields)
+    if (column_name(f) == column) return &f;
+  return nullptr;
+}
+
 std::string group_title(const std::string& group) {
   static const std::vector<std::pair<std::string, std::string>> kTitles = {
       {"labels", "Scenario"}, {"iteration", "Iteration"},  {"memory", "Memory per GPU (worst GPU)"},
@@ -346,36 +359,49 @@ std::string format_table(const Summary& summary) {
 std::string to_json(const Summary& summary, int indent) {
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
   for (const auto& f : summary.fields) {
+    const std::string key = column_name(f);
     if (f.unit == FieldUnit::text) {
-      j[f.name] = f.text;
+      j[key] = f.text;
     } else if (f.unit == FieldUnit::flag) {
-      j[f.name] = f.number != 0;
+      j[key] = f.number != 0;
     } else {
-      TRAINSIM_CHECK(std::isfinite(f.number), "JSON field " + f.name + " is not finite");
-      j[f.name] = f.number;
+      TRAINSIM_CHECK(std::isfinite(f.number), "JSON field " + key + " is not finite");
+      j[key] = f.number;
     }
   }
   return j.dump(indent);
 }
 
-std::string csv_column(const SummaryField& field) {
-  switch (field.unit) {
+const char* unit_suffix(FieldUnit unit) {
+  switch (unit) {
     case FieldUnit::seconds:
-      return field.name + "_s";
+      return "_s";
     case FieldUnit::bytes:
-      return field.name + "_gib";
+      return "_bytes";
     case FieldUnit::usd:
-      return field.name + "_usd";
+      return "_usd";
+    case FieldUnit::kwh:
+      return "_kwh";
+    case FieldUnit::kg:
+      return "_kg";
     default:
-      return field.name;
+      return "";
   }
+}
+
+std::string column_name(const SummaryField& field) {
+  const std::string_view suffix = unit_suffix(field.unit);
+  const std::string& n = field.name;
+  const bool has =
+      n.size() >= suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return has ? n : n + std::string(suffix);
 }
 
 std::string csv_header(const Summary& summary) {
   std::string out;
   for (const auto& f : summary.fields) {
     if (!out.empty()) out += ',';
-    out += sim::csv_field(csv_column(f));
+    out += sim::csv_field(column_name(f));
   }
   return out;
 }
@@ -392,9 +418,6 @@ std::string csv_row(const Summary& summary) {
         break;
       case FieldUnit::flag:
         out += f.number != 0 ? "true" : "false";
-        break;
-      case FieldUnit::bytes:
-        out += fmt::format("{:.6g}", f.number / (1024.0 * 1024.0 * 1024.0));
         break;
       default:
         out += fmt::format("{:.10g}", f.number);

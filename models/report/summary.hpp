@@ -1,8 +1,10 @@
 #pragma once
 // One flattening of a simulation's results into named fields, shared by every output: the human table of
-// `trainsim run`, summary.json, sweep rows (CSV, JSON Lines) and validation (`measured:` uses the same
-// names). Field names are the SPEC "Outputs" names. Machine outputs use SI units (JSON: seconds, bytes,
-// USD); CSV columns carry their unit in the name (iteration_time_s, memory_per_gpu_gib, cost_total_usd).
+// `trainsim run`, summary.json, sweep and search rows (CSV, JSON Lines, JSON) and validation (`measured:`
+// uses the same names). Field names are the SPEC "Outputs" names. Every machine-readable output writes a
+// field under one name, column_name(): the field's name with its unit (iteration_time_s,
+// memory_per_gpu_bytes, cost_total_usd), its value in that unit (seconds, bytes, dollars), so CSV, JSON
+// Lines and summary.json share their keys and values.
 #include <optional>
 #include <string>
 #include <utility>
@@ -48,13 +50,19 @@ Summary summarize(const Labels& labels, const StepReport& step, const RunReport*
 /// A human-readable two-column table with human units ("13.8 s", "61.2 GiB", "$4.51M", "41.5 %").
 std::string format_table(const Summary& summary);
 
-/// One JSON object {"name": value, ...}: numbers in SI units, flags as booleans, text as strings.
+/// One JSON object {"column_name": value, ...}: numbers in the column's unit, flags as booleans, text as
+/// strings.
 std::string to_json(const Summary& summary, int indent = -1);
 
-/// The CSV column name of a field: its name plus a unit suffix where the unit is not already in it
-/// (_s for seconds, _gib for bytes, _usd for dollars).
-std::string csv_column(const SummaryField& field);
-/// Header line and one row (no trailing newline); text is quoted per RFC 4180 when needed.
+/// The name every machine-readable output (CSV header, JSON key) gives a field: its name plus its unit's
+/// suffix (_s seconds, _bytes bytes, _usd dollars, _kwh, _kg) unless the name already ends with it
+/// (energy_kwh). Units written in the name itself (model_flops_per_step, tokens_per_s,
+/// model_tflops_per_gpu, gpu_hours) and unitless fields (counts, fractions, flags, text) keep their name.
+[[nodiscard]] std::string column_name(const SummaryField& field);
+/// The unit suffix column_name() gives a field of this unit ("" when none).
+[[nodiscard]] const char* unit_suffix(FieldUnit unit);
+/// Header line and one row (no trailing newline); text is quoted per RFC 4180 when needed; numbers in the
+/// column's unit with 10 significant digits.
 std::string csv_header(const Summary& summary);
 std::string csv_row(const Summary& summary);
 
@@ -75,5 +83,12 @@ std::string format_human(FieldUnit unit, double value);
 /// group (its value means nothing); null for labels and unknown names. Readers of summary.json and sweep
 /// rows (the HTML report) learn a column's unit here.
 [[nodiscard]] const SummaryField* field_schema(const std::string& name);
+
+/// The column name of the field called `name` (column_name of its schema); `name` itself for labels and
+/// unknown names.
+[[nodiscard]] std::string column_name(const std::string& name);
+/// The field written under this column name (column_name's inverse over the schema); null for labels and
+/// unknown columns.
+[[nodiscard]] const SummaryField* column_schema(const std::string& column);
 
 }  // namespace trainsim::model

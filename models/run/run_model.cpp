@@ -91,6 +91,7 @@ RunReport simulate_run(const RunInputs& in) {
   r.checkpoint_write_time = io.write_time;
   r.checkpoint_restore_time = io.restore_time;
   r.checkpoint_stall_each = io.stall;
+  r.checkpoint_copy_out_time = io.copy_out_time;
   if (in.checkpoint.mode == CheckpointMode::async && ckpt.count > 0) {
     r.checkpoint_stall_each += std::max(0.0, io.write_time - ckpt.interval);
   }
@@ -167,6 +168,7 @@ RunReport simulate_run(const RunInputs& in) {
   r.lost_work = std::max(0.0, r.run_time - r.training_time - r.checkpoint_stall);
   r.goodput = r.training_time / r.run_time;
   r.gpu_hours = gpus * r.run_time / 3600.0;
+  r.region = in.pricing.region;
   r.cost_compute = r.gpu_hours * in.pricing.gpu_hour_usd;
   const EnergyUse energy =
       energy_use(in.cluster, busy, r.training_time, r.run_time - r.training_time, in.pricing.energy);

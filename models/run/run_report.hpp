@@ -46,14 +46,15 @@ struct RunReport {
   double run_time = 0;       ///< wall clock incl. checkpoints and failures, s
   double gpu_hours = 0;      ///< GPUs x run_time, h
   // Checkpoints
-  double checkpoint_size = 0;          ///< bytes of one checkpoint
-  double checkpoint_write_time = 0;    ///< s to write one checkpoint to storage
-  double checkpoint_stall_each = 0;    ///< s training stops per checkpoint (sync: write; async: copy-out)
-  double checkpoint_stall = 0;         ///< total over the run, s
-  double checkpoint_restore_time = 0;  ///< s to read one checkpoint back after a failure
-  double recovery_time = 0;            ///< s from a failure to training again: restart + restore
-  std::int64_t checkpoints = 0;        ///< checkpoints written over the run
-  double checkpoint_interval = 0;      ///< training seconds between checkpoints (0: none)
+  double checkpoint_size = 0;           ///< bytes of one checkpoint
+  double checkpoint_write_time = 0;     ///< s to write one checkpoint to storage
+  double checkpoint_stall_each = 0;     ///< s training stops per checkpoint (sync: write; async: copy-out)
+  double checkpoint_copy_out_time = 0;  ///< s to copy each GPU's shard to host memory; the write follows
+  double checkpoint_stall = 0;          ///< total over the run, s
+  double checkpoint_restore_time = 0;   ///< s to read one checkpoint back after a failure
+  double recovery_time = 0;             ///< s from a failure to training again: restart + restore
+  std::int64_t checkpoints = 0;         ///< checkpoints written over the run
+  double checkpoint_interval = 0;       ///< training seconds between checkpoints (0: none)
   double recommended_checkpoint_interval = 0;  ///< Young: sqrt(2 · stall · cluster MTBF), s (0: no failures)
   // Failures
   double cluster_mtbf = 0;       ///< s between failures of any node/GPU of the allocation (0: none)
@@ -63,6 +64,7 @@ struct RunReport {
   Spread run_time_spread;        ///< Monte-Carlo (failures.trials > 0)
   Spread cost_spread;
   // Money and energy
+  std::string region;       ///< the region price table the prices came from (`pricing.region`); "" when none
   double cost_total = 0;    ///< compute + storage + network + energy, USD
   double cost_compute = 0;  ///< GPU-hours x price
   double cost_storage = 0;  ///< checkpoint retention, hot and cold tiers

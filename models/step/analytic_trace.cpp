@@ -18,6 +18,11 @@ sim::Time at(double seconds) {
 
 }  // namespace
 
+std::span<const sim::TraceArg> analytic_slice_args() {
+  static constexpr std::array<sim::TraceArg, 1> kArgs{sim::TraceArg{"fidelity", 0.0, "analytic"}};
+  return kArgs;
+}
+
 StepTiming trace_analytic_step(const StepInput& in, const StepPlan& plan, const StepCosts& costs,
                                sim::TraceSink& sink, const StageMemoryTrack* memory) {
   AnalyticLayout lay;
@@ -31,10 +36,10 @@ StepTiming trace_analytic_step(const StepInput& in, const StepPlan& plan, const 
                                        memory->per_micro_batch.size() == static_cast<std::size_t>(p)),
                  "trace_analytic_step: one memory entry per pipeline rank expected");
 
-  static constexpr std::array<sim::TraceArg, 1> kArgs{sim::TraceArg{"fidelity", 0.0, "analytic"}};
+  const std::span<const sim::TraceArg> args = analytic_slice_args();
   auto slice = [&](std::string_view thread_lane, std::string_view name, std::string_view category,
                    double from, double to) {
-    sink.record(sim::TraceRecord{thread_lane, name, category, at(from), at(std::max(from, to)), kArgs});
+    sink.record(sim::TraceRecord{thread_lane, name, category, at(from), at(std::max(from, to)), args});
   };
   for (int s = 0; s < p; ++s) {
     const auto si = static_cast<std::size_t>(s);
@@ -110,7 +115,7 @@ StepTiming trace_analytic_step(const StepInput& in, const StepPlan& plan, const 
     const double norm_end = lay.reduced[si] + sc.grad_norm_s;
     slice(dp, "grad norm all-reduce", "dp", lay.reduced[si], norm_end);
     const double optimizer_end = norm_end + sc.optimizer_s;
-    slice(compute, "optimizer", "optimizer", norm_end, optimizer_end);
+    slice(proc + " / optimizer", "optimizer", "optimizer", norm_end, optimizer_end);
     const double gather = exposed_param_gather(in, plan, costs, s);
     if (gather > 0) slice(dp, "param all-gather", "dp", optimizer_end, optimizer_end + gather);
   }

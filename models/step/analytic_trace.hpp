@@ -10,7 +10,8 @@
 // ("F mb3 c0", "B mb3 c0"; "W mb3 c0" under ZB-H1), so a search for "F mb3 c0" finds the same work in both.
 // Per pipeline rank, a process "stage N" (the representative GPU of that rank) with threads:
 //  - "compute": each pass from the start time_schedule gives it, for the length of its kernels (the slice is
-//    named by the label alone); then the optimizer update;
+//    named by the label alone);
+//  - "optimizer": the update, after the gradient-norm all-reduce;
 //  - "tp comm": the pass's exposed tensor/context/expert-parallel collectives summed ("F mb3 c0
 //    collectives"), right after its kernels;
 //  - "pp comm": each activation (gradient) hand-over to the next (previous) virtual stage, from the end of
@@ -25,11 +26,17 @@
 // A pass ends where time_schedule ends it (kernels + exposed collectives, or its ZeRO-3 gathers if longer);
 // every slice carries the arg "fidelity": "analytic"; the latest
 // slice ends at the returned iteration time.
+#include <span>
+
 #include "models/step/analytic_step.hpp"
 #include "models/step/step_lowering.hpp"
 #include "sim/trace.hpp"
 
 namespace trainsim::model {
+
+/// The args every slice of the analytic trace carries ("fidelity": "analytic"), for slices others add to
+/// it (the checkpoint track).
+[[nodiscard]] std::span<const sim::TraceArg> analytic_slice_args();
 
 /// analytic_step(), and its timeline into `sink` (see the file comment). Returns analytic_step's timing
 /// unchanged. Precondition: plan.feasible; `memory` (optional) has one entry per pipeline rank.

@@ -24,7 +24,7 @@ sim::Duration dur(double seconds) {
 }
 
 struct Lanes {
-  sim::LaneId compute, tp, pp, dp;
+  sim::LaneId compute, tp, pp, dp, optimizer;
 };
 
 // Which communicator a collective runs on: tensor-like (tp, cp, ep; a busy task), data-parallel, or
@@ -233,7 +233,8 @@ class StepLowering {
                                  : full_cluster_ ? fmt::format("gpu {}", i * p_ + s)
                                                  : fmt::format("stage {}", s);
         lanes_[idx(i, s)] = Lanes{dag().lane(proc + " / compute"), dag().lane(proc + " / tp comm"),
-                                  dag().lane(proc + " / pp comm"), dag().lane(proc + " / dp comm")};
+                                  dag().lane(proc + " / pp comm"), dag().lane(proc + " / dp comm"),
+                                  dag().lane(proc + " / optimizer")};
       }
     }
   }
@@ -767,7 +768,7 @@ class StepLowering {
         collective_v(s, reduced, Comm::dp, sc.grad_norm_s, sc.grad_norm_s, "grad norm all-reduce", "dp");
     std::vector<sim::TaskId> opt(at(n_inst_));
     for (int i = 0; i < n_inst_; ++i) {
-      opt[at(i)] = dag().busy(lanes_[idx(i, s)].compute, dur(sc.optimizer_s * slowdown(i, s)), "optimizer",
+      opt[at(i)] = dag().busy(lanes_[idx(i, s)].optimizer, dur(sc.optimizer_s * slowdown(i, s)), "optimizer",
                               "optimizer");
       dag().depend(norm[at(i)], opt[at(i)]);
     }

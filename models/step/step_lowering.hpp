@@ -2,7 +2,9 @@
 // The event-driven fidelity: one training step lowered to a task graph (sim::Dag) and run on the engine.
 //
 // Streams: every simulated GPU has four lanes — "compute", "tp comm", "pp comm", "dp comm" — each a FIFO
-// serial resource, so communication on one overlaps compute on another only where the dependencies allow.
+// serial resource, so communication on one overlaps compute on another only where the dependencies allow;
+// and a fifth, "optimizer", for the update alone, so the trace shows it as its own track (it runs after
+// the stage's last pass and its gradients' reduction, so no compute waits on it or beside it).
 // Per GPU, in the pipeline schedule's order (pipeline_schedule.hpp), each pass of a micro-batch through a
 // virtual stage walks the stage's units (embedding, its layers, head; step_costs.hpp's UnitRun) and each
 // unit's pieces in order (forward order, or reversed for a backward): a compute task per run of kernels
@@ -17,7 +19,7 @@
 // unit's weights (UnitCost::gather_s) `prefetch` units ahead of its first kernel — the gather of unit k is
 // issued when unit k − prefetch starts, the first ones at the pass's entry — and reduce-scatters its
 // gradients after its backward; a blocking hand-over (framework.blocking_p2p) holds the sender's compute;
-// then the gradient-norm all-reduce, the optimizer update on compute, and (ZeRO 1–2) the all-gather of the
+// then the gradient-norm all-reduce, the optimizer update, and (ZeRO 1–2) the all-gather of the
 // updated weights. Data-parallel collectives and pipeline sends are each a busy task of their fixed
 // latency followed by a flow over the sending and receiving GPUs' ports (step_network.hpp), so a bucket
 // and a send that share a NIC share its rate; each stream still runs its transfers one at a time, in order

@@ -1,7 +1,6 @@
 #include "models/step/step_simulator.hpp"
 
 #include <optional>
-#include <sstream>
 #include <string>
 
 #include "models/step/analytic_step.hpp"
@@ -13,8 +12,6 @@
 #include "models/workload/flops.hpp"
 #include "models/workload/parameters.hpp"
 #include "sim/error.hpp"
-#include "sim/gzip.hpp"
-#include "sim/output_files.hpp"
 #include "sim/trace.hpp"
 
 namespace trainsim::model {
@@ -37,12 +34,6 @@ StageMemoryTrack memory_track(const MemoryEstimate& mem, const StepPlan& plan) {
     track.per_micro_batch.push_back(stashed / plan.virtual_stages);
   }
   return track;
-}
-
-void write_trace(const sim::ChromeTraceWriter& writer, const StepOptions& options) {
-  std::ostringstream text;
-  writer.write(text);
-  sim::write_file_atomically(options.trace_path, options.trace_gzip ? sim::gzip(text.str()) : text.str());
 }
 
 }  // namespace
@@ -146,25 +137,24 @@ StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptio
   r.step_mode = fidelity == Fidelity::analytic ? "closed-form" : full_cluster ? "full-cluster" : "collapsed";
   StepTiming t;
   if (fidelity == Fidelity::analytic) {
-    if (options.trace_path.empty()) {
+    if (options.trace == nullptr) {
       t = analytic_step(in, plan, costs);
     } else {
       // The closed form's own timeline (models/step/analytic_trace.hpp), laid out as the event trace is.
-      sim::ChromeTraceWriter writer;
+      sim::ChromeTraceWriter& writer = *options.trace;
       const StageMemoryTrack track = memory_track(mem, plan);
       t = trace_analytic_step(in, plan, costs, writer, &track);
       writer.add_metadata("fidelity", to_string(fidelity));
       writer.add_metadata("timeline",
                           "closed form (analytic_step): pass times replayed from the pipeline schedule, "
                           "no event simulation");
-      write_trace(writer, options);
     }
   } else {
     if (!graph) graph.emplace(lower_step(in, plan, costs));
-    if (options.trace_path.empty()) {
+    if (options.trace == nullptr) {
       t = run_step_graph(*graph, in, plan, costs);
     } else {
-      sim::ChromeTraceWriter writer;
+      sim::ChromeTraceWriter& writer = *options.trace;
       const StageMemoryTrack track = memory_track(mem, plan);
       const StageMemoryTrack* memory = full_cluster ? nullptr : &track;
       if (options.trace_detail == StepOptions::TraceDetail::pass) {
@@ -177,7 +167,6 @@ StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptio
       writer.add_metadata("fidelity", to_string(fidelity));
       writer.add_metadata("detail",
                           options.trace_detail == StepOptions::TraceDetail::pass ? "pass" : "layer");
-      write_trace(writer, options);
     }
   }
   r.iteration_time = t.iteration_time;

@@ -21,6 +21,10 @@
 #include "models/step/step_report.hpp"
 #include "topologies/cluster_spec.hpp"
 
+namespace trainsim::sim {
+class ChromeTraceWriter;  // sim/trace.hpp
+}  // namespace trainsim::sim
+
 namespace trainsim::model {
 
 enum class Fidelity { analytic, event };
@@ -54,16 +58,15 @@ enum class StepMode : std::uint8_t {
 struct StepOptions {
   /// Which GPUs the event fidelity simulates (the analytic one ignores it).
   StepMode mode = StepMode::automatic;
-  /// Where the Chrome trace of the step goes; "" = no trace. One process per simulated stage (or stage of
-  /// each replica under full_cluster), one thread per stream, the memory in use as a counter. At the analytic
-  /// fidelity it is the closed form's timeline in the same layout (models/step/analytic_trace.hpp), marked
-  /// "fidelity": "analytic" in its otherData and in every slice's args.
-  std::string trace_path;
+  /// Where the step's Chrome trace is recorded (the caller writes it out); null = no trace. One process per
+  /// simulated stage (or stage of each replica under full_cluster), one thread per stream (the optimizer
+  /// update on its own), the memory in use as a counter. At the analytic fidelity it is the closed form's
+  /// timeline in the same layout (models/step/analytic_trace.hpp), marked "fidelity": "analytic" in its
+  /// otherData and in every slice's args. Nothing is recorded for an infeasible step.
+  sim::ChromeTraceWriter* trace = nullptr;
   /// The event trace's slices: each kernel run and collective (layer), or one slice per pass and lane
   /// (pass; pass_detail_sink.hpp). The analytic trace is per pass either way.
   enum class TraceDetail : std::uint8_t { layer, pass } trace_detail = TraceDetail::layer;
-  /// Write the trace gzip-compressed (trace_path should then end in .gz).
-  bool trace_gzip = false;
 };
 
 struct StepPlan;   // step_plan.hpp

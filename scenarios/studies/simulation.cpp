@@ -6,10 +6,12 @@
 
 #include "models/run/campaign_cost.hpp"
 #include "models/run/checkpoint_size.hpp"
+#include "models/run/checkpoint_trace.hpp"
 #include "models/run/convergence.hpp"
 #include "models/run/run_model.hpp"
 #include "models/run/spend_schedule.hpp"
 #include "models/run/tuning.hpp"
+#include "models/step/analytic_trace.hpp"
 #include "models/workload/parameters.hpp"
 
 namespace trainsim::scenario {
@@ -140,6 +142,12 @@ ScenarioResult simulate_scenario(const Scenario& s, model::Fidelity fidelity,
     run.budget_violations = model::budget_violations(run, result.step, s.budget);
     run.outlays = model::spend_schedule(run, s.pricing);
     run.budget_alerts = model::budget_alerts(run.outlays, s.budget);
+  }
+  if (options.trace != nullptr && result.step.feasible) {
+    // Marked as the analytic trace's own slices are, so that every slice of such a trace says so.
+    const bool analytic = fidelity == model::Fidelity::analytic;
+    model::trace_checkpoint(*options.trace, result.step.iteration_time, run,
+                            analytic ? model::analytic_slice_args() : std::span<const sim::TraceArg>());
   }
   return result;
 }

@@ -18,8 +18,9 @@ struct ScenarioResult {
 [[nodiscard]] model::StepInput step_input_of(const Scenario& scenario);
 
 /// Simulates `scenario`. Infeasible layouts are values in the result; throws InputError only for input
-/// that is not a layout at all (see model::simulate_step). `options` selects a trace file and the
-/// per-GPU (uncollapsed) event simulation.
+/// that is not a layout at all (see model::simulate_step). `options` selects a trace to record (the step's
+/// timeline, then the checkpoint track after it: models/run/checkpoint_trace.hpp) and the per-GPU
+/// (uncollapsed) event simulation.
 [[nodiscard]] ScenarioResult simulate_scenario(const Scenario& scenario, model::Fidelity fidelity,
                                                const model::StepOptions& options = {});
 

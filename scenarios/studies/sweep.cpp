@@ -297,8 +297,12 @@ SweepTable::SweepTable(const std::string& scenario_path, model::Fidelity fidelit
   const model::RunReport run = Impl::reference_run(impl_->base);
   for (const auto& axis : impl_->base.sweep.axes) impl_->swept.insert(axis.key_path);
   impl_->columns = model::summarize(impl_->labels(impl_->base, first), model::StepReport{}, &run).fields;
-  impl_->fingerprint = fnv1a_hex(dump_scenario(impl_->base) + "fidelity: " + model::to_string(fidelity) +
-                                 "\nformat: " + (format == RowFormat::csv ? "csv" : "jsonl") + "\n");
+  // The column names are part of it: rows written under other names (an older naming) are not resumed into.
+  std::string names;
+  for (const auto& column : impl_->columns) names += model::column_name(column) + ",";
+  impl_->fingerprint =
+      fnv1a_hex(dump_scenario(impl_->base) + "fidelity: " + model::to_string(fidelity) +
+                "\nformat: " + (format == RowFormat::csv ? "csv" : "jsonl") + "\ncolumns: " + names + "\n");
 }
 
 SweepTable::~SweepTable() = default;
@@ -343,27 +347,28 @@ std::string SweepTable::Impl::format_row(std::int64_t index, const model::Summar
     j["sweep_fingerprint"] = fingerprint;
     for (const auto& column : columns) {
       const model::SummaryField* field = summary.find(column.name);
+      const std::string key = model::column_name(column);
       if (field == nullptr) {
-        j[column.name] = nullptr;
+        j[key] = nullptr;
         continue;
       }
       if (field->unit == model::FieldUnit::text) {
         std::int64_t integer = 0;
         double number = 0;
         if (swept.contains(column.name) && plain_number(field->text, integer)) {
-          j[column.name] = integer;
+          j[key] = integer;
         } else if (swept.contains(column.name) && plain_number(field->text, number)) {
-          j[column.name] = number;
+          j[key] = number;
         } else {
-          j[column.name] = field->text;
+          j[key] = field->text;
         }
       } else if (field->unit == model::FieldUnit::flag) {
-        j[column.name] = field->number != 0;
+        j[key] = field->number != 0;
       } else if (blank_numbers) {
-        j[column.name] = nullptr;
+        j[key] = nullptr;
       } else {
-        TRAINSIM_CHECK(std::isfinite(field->number), "sweep row field " + column.name + " is not finite");
-        j[column.name] = field->number;
+        TRAINSIM_CHECK(std::isfinite(field->number), "sweep row field " + key + " is not finite");
+        j[key] = field->number;
       }
     }
     line = j.dump();

@@ -69,12 +69,13 @@ enum class RowFormat { csv, jsonl };
 ///
 /// Columns, in order: `point` (the index), `scenario`, one per swept key (named by its key path, e.g.
 /// `cluster.nodes`, the value as written), one per tag (`tags.<key>`), then the fields of
-/// model::summarize (SPEC names; CSV names carry units: iteration_time_s, memory_per_gpu_gib,
-/// cost_total_usd, ...). A point that cannot be built (InputError) or that is infeasible keeps its row:
-/// `feasible` false, the reason in `reason` (one line), the numeric fields empty in CSV and null in JSON.
-/// A point that builds but does not fit keeps its numbers with `fits` false. In JSON, swept values written
-/// as plain numbers are numbers; JSON numbers are always finite (a non-finite value is an internal error).
-/// Columns a point's summary lacks (e.g. spot columns when a point turns spot pricing off) are empty.
+/// model::summarize under their model::column_name in both formats (iteration_time_s,
+/// memory_per_gpu_bytes, cost_total_usd, ...). A point that cannot be built (InputError) or that is
+/// infeasible keeps its row: `feasible` false, the reason in `reason` (one line), the numeric fields empty in
+/// CSV and null in JSON. A point that builds but does not fit keeps its numbers with `fits` false. In JSON,
+/// swept values written as plain numbers are numbers; JSON numbers are always finite (a non-finite value is
+/// an internal error). Columns a point's summary lacks (e.g. spot columns when a point turns spot pricing
+/// off) are empty.
 class SweepTable {
  public:
   /// `overrides` (--set) apply to the file before the sweep's own points do.
@@ -90,10 +91,10 @@ class SweepTable {
   /// CSV: the header line with '\n'; JSON Lines: "" (every line is self-describing).
   [[nodiscard]] std::string header() const;
   /// 16 hex digits (FNV-1a, 64 bits) of the expanded scenario with its sweep block (dump_scenario, so
-  /// preset contents count), the fidelity and the format. Every row carries it, second after the point
-  /// (CSV column / JSON Lines field "sweep_fingerprint"), so --resume and merge can tell another sweep's
-  /// rows apart even when its columns are the same; a CSV header line cannot hold it and still load as a
-  /// table.
+  /// preset contents count), the fidelity, the format and the column names. Every row carries it, second
+  /// after the point (CSV column / JSON Lines field "sweep_fingerprint"), so --resume and merge can tell
+  /// another sweep's rows apart even when its columns are the same; a CSV header line cannot hold it and
+  /// still load as a table.
   [[nodiscard]] const std::string& fingerprint() const;
   /// What a row says at a glance, for a sweep's closing line.
   struct RowFacts {

@@ -66,18 +66,24 @@ TEST_CASE("trainsim cluster prints the accounting and writes jobs.csv, cluster.c
   CHECK(c["busy_gpu_hours"].get<double>() + c["idle_gpu_hours"].get<double>() +
             c["down_gpu_hours"].get<double>() ==
         doctest::Approx(2304));
-  CHECK(c["idle_cost"].get<double>() == doctest::Approx(2 * c["idle_gpu_hours"].get<double>()));
+  CHECK(c["idle_cost_usd"].get<double>() == doctest::Approx(2 * c["idle_gpu_hours"].get<double>()));
   REQUIRE(r["notes"].size() == 2);
   CHECK(r["notes"][0].get<std::string>().find("contention-free") != std::string::npos);
   CHECK(r["notes"][1].get<std::string>().find("simulated once") != std::string::npos);
   const std::size_t jobs = r["jobs"].size();
   CHECK(jobs >= 3);
-  CHECK(r["jobs"][0]["name"] == "wide");
+  CHECK(r["jobs"][0]["job"] == "wide");
   CHECK(r["teams"].size() == 2);
 
   const std::string jobs_csv = read_file(dir.file("out/jobs.csv"));
   CHECK(jobs_csv.rfind("job,scenario,team,nodes,", 0) == 0);
   CHECK(lines(jobs_csv) == jobs + 1);
+  // The JSON's jobs and jobs.csv name their fields alike, in the same order, the unit in the name.
+  std::string keys;
+  const auto in_order = nlohmann::ordered_json::parse(o.out);  // json sorts its keys
+  for (const auto& [key, value] : in_order["jobs"][0].items()) keys += (keys.empty() ? "" : ",") + key;
+  CHECK(jobs_csv.rfind(keys + "\n", 0) == 0);
+  CHECK(keys.find(",cost_usd,") != std::string::npos);
   const std::string cluster_csv = read_file(dir.file("out/cluster.csv"));
   CHECK(cluster_csv.rfind("start_s,busy_nodes,idle_nodes,down_nodes,utilisation,waiting_jobs\n", 0) == 0);
   CHECK(lines(cluster_csv) == 72 + 1);  // a row per hour

@@ -27,8 +27,8 @@ TEST_CASE("run --full-cluster routes the 1,024-GPU example's transfers and says 
   CHECK(b["step_mode"] == "full-cluster");
   // 128 nodes under 64-port rail leaves of 32 nodes each: the data-parallel rings and pipeline sends that
   // cross leaves meet on spine links, so the step can only lengthen; the compute is the same.
-  CHECK(b["iteration_time"].get<double>() >= a["iteration_time"].get<double>() - 1e-8);
-  CHECK(b["compute"].get<double>() == doctest::Approx(a["compute"].get<double>()).epsilon(1e-9));
+  CHECK(b["iteration_time_s"].get<double>() >= a["iteration_time_s"].get<double>() - 1e-8);
+  CHECK(b["compute_s"].get<double>() == doctest::Approx(a["compute_s"].get<double>()).epsilon(1e-9));
 }
 
 TEST_CASE("--full-cluster at the analytic fidelity is exit 2 saying it needs events") {

@@ -38,10 +38,11 @@ TEST_CASE("Llama-3 405B at 8K on 16,384 H100 fits in 80 GB per GPU under FlashAt
   CHECK(flash.summary["fits"].get<bool>());
   CHECK(flash.summary["gpus"].get<double>() == 16384.0);
   // 2,048 sequences of 8,192 tokens per step (16M tokens, Table 4).
-  CHECK(flash.summary["tokens_per_s"].get<double>() * flash.summary["iteration_time"].get<double>() ==
+  CHECK(flash.summary["tokens_per_s"].get<double>() * flash.summary["iteration_time_s"].get<double>() ==
         doctest::Approx(2048.0 * 8192.0).epsilon(1e-9));
-  CHECK(flash.summary["memory_per_gpu"].get<double>() <= flash.summary["memory_capacity"].get<double>());
-  CHECK(flash.summary["memory_per_gpu"].get<double>() <= 80.0 * gib);
+  CHECK(flash.summary["memory_per_gpu_bytes"].get<double>() <=
+        flash.summary["memory_capacity_bytes"].get<double>());
+  CHECK(flash.summary["memory_per_gpu_bytes"].get<double>() <= 80.0 * gib);
 }
 
 TEST_CASE("the same run under standard attention does not fit, and says activations need hundreds of GiB") {
@@ -54,7 +55,7 @@ TEST_CASE("the same run under standard attention does not fit, and says activati
   CHECK(reason.find("activations") != std::string::npos);
   CHECK(standard.err.find("does not fit") != std::string::npos);
   CHECK(standard.err.find("activations") != std::string::npos);
-  CHECK(standard.summary["activations"].get<double>() > 600.0 * gib);
+  CHECK(standard.summary["activations_bytes"].get<double>() > 600.0 * gib);
 }
 
 TEST_CASE("standard attention keeps exactly the 5as^2b/t score bytes more than flash on the worst stage") {
@@ -69,13 +70,14 @@ TEST_CASE("standard attention keeps exactly the 5as^2b/t score bytes more than f
   // before the first backward.
   const double per_layer = 5.0 * (128.0 / 8.0) * 8192.0 * 8192.0 * 1.0;
   const double kept_scores = per_layer * 8.0 * 16.0;  // 687,194,767,360 B
-  CHECK(standard.summary["activations"].get<double>() - flash.summary["activations"].get<double>() ==
+  CHECK(standard.summary["activations_bytes"].get<double>() -
+            flash.summary["activations_bytes"].get<double>() ==
         doctest::Approx(kept_scores).epsilon(1e-9));
   // Model FLOPs do not depend on the kernel.
   CHECK(standard.summary["model_flops_per_step"].get<double>() ==
         doctest::Approx(flash.summary["model_flops_per_step"].get<double>()).epsilon(1e-12));
   // Weights, gradients and optimizer state do not either.
-  for (const std::string field : {"weights", "grads", "optimizer_state", "parameters"}) {
+  for (const std::string field : {"weights_bytes", "grads_bytes", "optimizer_state_bytes", "parameters"}) {
     INFO(field);
     CHECK(standard.summary[field].get<double>() == flash.summary[field].get<double>());
   }

@@ -2,8 +2,10 @@
 
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 
+#include "models/report/summary.hpp"
 #include "sim/error.hpp"
 
 using namespace trainsim;
@@ -45,6 +47,17 @@ TEST_CASE("a run's page opens with the headline figures in human units") {
   // Every figure, labelled, in human units beside the file's own value.
   CHECK(has(html, R"(<tr><td>iteration time</td><td class="n">8.1 s</td>)"));
   CHECK_FALSE(has(html, "<script"));
+}
+
+TEST_CASE("a summary.json with the unit in its names gives the page one without them gave") {
+  const auto before = nlohmann::ordered_json::parse(kSummary);
+  nlohmann::ordered_json now;
+  for (const auto& [key, value] : before.items()) now[model::column_name(key)] = value;
+  REQUIRE(now.contains("iteration_time_s"));
+  REQUIRE(now.contains("memory_per_gpu_bytes"));
+  REQUIRE(now.contains("cost_total_usd"));
+  CHECK(cli::run_report_html("dir", now.dump(), {}, std::nullopt) ==
+        cli::run_report_html("dir", kSummary, {}, std::nullopt));
 }
 
 TEST_CASE("a run's page draws the pipeline timeline, memory per stage and the cost over the run") {

@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <string>
+
 using namespace trainsim;
 
 namespace {
@@ -9,7 +11,7 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 
 // A sweep over nodes with the optimizer fixed: a point that runs, one that cannot be built and one that
-// does not fit. CSV spells units in column names, memory in GiB.
+// does not fit, as sweeps wrote CSV before every output named its units alike: memory in GiB.
 const char* const kCsv =
     "point,sweep_fingerprint,scenario,cluster.nodes,training.optimizer,tags.team,feasible,reason,run_time_s,"
     "memory_per_gpu_gib,cost_total_usd,fits\n"
@@ -42,20 +44,39 @@ TEST_CASE("a row runs when it is feasible and fits") {
   CHECK(r.reason(1) == "tp does not divide the heads");
 }
 
-TEST_CASE("figures come out in SI units from CSV (GiB columns) and JSON Lines alike") {
-  const cli::Table csv = cli::parse_csv(kCsv, "s.csv");
+namespace {
+
+/// A sweep of one point read from CSV and from JSON Lines: 2 GiB of memory, a day, no cost in JSON.
+void check_reads_si(const std::string& csv_text, const std::string& jsonl_text) {
+  const cli::Table csv = cli::parse_csv(csv_text, "s.csv");
   const cli::Results from_csv(csv);
   CHECK(from_csv.si(0, "memory_per_gpu") == 2 * kGiB);
   CHECK(from_csv.si(0, "run_time") == 86400.0);
-  CHECK_FALSE(from_csv.si(1, "run_time"));  // empty cell
-  CHECK_FALSE(from_csv.si(0, "mfu"));       // no such column
-  const cli::Table jsonl = cli::parse_json_lines(
-      R"({"cluster.nodes": 8, "feasible": true, "run_time": 86400, "memory_per_gpu": 2147483648, "cost_total": null})",
-      "s.jsonl");
+  CHECK_FALSE(from_csv.si(0, "mfu"));  // no such column
+  const cli::Table jsonl = cli::parse_json_lines(jsonl_text, "s.jsonl");
   const cli::Results from_json(jsonl);
   CHECK(from_json.si(0, "memory_per_gpu") == 2 * kGiB);
   CHECK(from_json.si(0, "run_time") == 86400.0);
   CHECK_FALSE(from_json.si(0, "cost_total"));
+}
+
+}  // namespace
+
+TEST_CASE("figures come out in SI units from the column names CSV and JSON Lines share") {
+  check_reads_si(
+      "point,sweep_fingerprint,scenario,cluster.nodes,feasible,reason,run_time_s,memory_per_gpu_bytes,"
+      "cost_total_usd,fits\n0,f,s,8,true,,86400,2147483648,1000,true\n",
+      R"({"cluster.nodes": 8, "feasible": true, "run_time_s": 86400, "memory_per_gpu_bytes": 2147483648, "cost_total_usd": null})");
+  CHECK(cli::human_cell("memory_per_gpu_bytes", "2147483648") == "2.0 GiB");
+  CHECK(cli::human_column("memory_per_gpu_bytes") == "memory_per_gpu");
+}
+
+TEST_CASE("files written before the unit suffixes still read: GiB CSV columns and plain JSON Lines names") {
+  check_reads_si(
+      kCsv,
+      R"({"cluster.nodes": 8, "feasible": true, "run_time": 86400, "memory_per_gpu": 2147483648, "cost_total": null})");
+  const cli::Table csv = cli::parse_csv(kCsv, "s.csv");
+  CHECK_FALSE(cli::Results(csv).si(1, "run_time"));  // empty cell
 }
 
 TEST_CASE("a CSV cell reads in human units by its column's unit suffix") {

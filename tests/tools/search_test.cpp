@@ -92,7 +92,7 @@ TEST_CASE(
     CHECK(row["rank"] == std::to_string(i + 1));
     CHECK(row["fidelity"] == "analytic");
     CHECK(row["budget"] == "ok");  // the first rows meet the 3-day deadline
-    CHECK(row["run_time"].get<double>() <= 3 * 86400.0);
+    CHECK(row["run_time_s"].get<double>() <= 3 * 86400.0);
     std::string sets;
     for (const auto& [key, value] : row.items()) {
       if ((key.starts_with("cluster.") || key.starts_with("parallelism.")) &&
@@ -103,8 +103,8 @@ TEST_CASE(
     REQUIRE(
         shell_output(binary + " run " + path + " --fidelity analytic --format json" + sets + " 2>/dev/null",
                      run) == 0);
-    const double again = nlohmann::json::parse(run)["iteration_time"].get<double>();
-    CHECK(again == doctest::Approx(row["iteration_time"].get<double>()).epsilon(1e-3));
+    const double again = nlohmann::json::parse(run)["iteration_time_s"].get<double>();
+    CHECK(again == doctest::Approx(row["iteration_time_s"].get<double>()).epsilon(1e-3));
   }
   std::filesystem::remove(path);
 }

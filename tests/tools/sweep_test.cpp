@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "binary_harness.hpp"
+#include "tools/report_table.hpp"
 
 namespace fs = std::filesystem;
 using Folder = trainsim::e2e::TempDir;
@@ -78,7 +80,7 @@ TEST_CASE("every point is written once in point order and unbuildable points kee
   const std::string& header = rows[0];
   for (const char* column : {"point,sweep_fingerprint,", ",cluster.nodes,", ",parallelism.tp,",
                              ",training.optimizer,", ",tags.team,", ",feasible,", ",reason,",
-                             ",iteration_time_s,", ",memory_per_gpu_gib,", ",cost_total_usd"}) {
+                             ",iteration_time_s,", ",memory_per_gpu_bytes,", ",cost_total_usd"}) {
     CHECK_MESSAGE(header.find(column) != std::string::npos, column);
   }
   int unbuildable = 0;
@@ -121,12 +123,12 @@ TEST_CASE("JSON Lines rows are objects with finite numbers, null where a point c
     CHECK(j["tags.team"] == "infra");
     if (j["parallelism.tp"] == 3) {
       CHECK(j["feasible"] == false);
-      CHECK(j["iteration_time"].is_null());
+      CHECK(j["iteration_time_s"].is_null());
       CHECK_FALSE(j["reason"].get<std::string>().empty());
     } else {
       CHECK(j["feasible"] == true);
-      CHECK(j["iteration_time"].get<double>() > 0);
-      CHECK(j["cost_total"].get<double>() > 0);
+      CHECK(j["iteration_time_s"].get<double>() > 0);
+      CHECK(j["cost_total_usd"].get<double>() > 0);
     }
   }
 }
@@ -381,4 +383,68 @@ TEST_CASE("a finished sweep says in one line how many points were feasible and f
   CHECK(err.find(std::to_string(feasible) + " feasible, " + std::to_string(fits) + " fit; ") !=
         std::string::npos);
   CHECK(err.find(fits > 0 ? "fastest that fits: point " : "no point fits") != std::string::npos);
+}
+
+TEST_CASE("one run written as summary.json, a CSV row and a JSON Lines row: the same names and values") {
+  // A one-point sweep whose point is the scenario itself, so `run` and `sweep` simulate the same thing.
+  const Folder dir;
+  // small_sweep's scenario with checkpoints, failures and a region's prices.
+  const std::string base = small_sweep;
+  const std::string scenario =
+      write(dir, "one.yaml",
+            base.substr(0, base.find("pricing:")) +
+                "checkpoint: {interval: \"1 h\"}\nfailures: {node_mtbf: \"2000 h\", restart: \"10 min\"}\n"
+                "pricing: {region: us-east}\nsweep:\n  cluster.nodes: [1]\n");
+  const std::string run_dir = dir.file("run");
+  REQUIRE(shell(trainsim_command() + " run " + scenario + " --fidelity analytic -o " + run_dir +
+                " > /dev/null 2>&1") == 0);
+  REQUIRE(shell(trainsim_command() + " sweep " + scenario + " -o " + dir.file("rows.csv") + " 2>/dev/null") ==
+          0);
+  REQUIRE(shell(trainsim_command() + " sweep " + scenario + " -o " + dir.file("rows.jsonl") +
+                " 2>/dev/null") == 0);
+  const auto summary = nlohmann::ordered_json::parse(read_file(run_dir + "/summary.json"));
+  const auto jsonl = nlohmann::ordered_json::parse(lines(read_file(dir.file("rows.jsonl"))).at(0));
+  const trainsim::cli::Table csv = trainsim::cli::parse_csv(read_file(dir.file("rows.csv")), "rows.csv");
+  REQUIRE(csv.rows.size() == 1);
+  const std::vector<std::string>& header = csv.columns;
+  const std::vector<std::string>& row = csv.rows[0];
+  // The summary's fields, from `feasible` on (the labels before it differ: a run names its fidelity, a
+  // sweep row its point and swept keys).
+  std::vector<std::string> fields;
+  bool started = false;
+  for (const auto& [key, value] : summary.items()) {
+    started = started || key == "feasible";
+    if (started) fields.push_back(key);
+  }
+  REQUIRE(fields.size() > 40);
+  CHECK(summary.contains("iteration_time_s"));
+  CHECK(summary.contains("memory_per_gpu_bytes"));
+  CHECK(summary.contains("cost_total_usd"));
+  CHECK(summary["region"] == "us-east");
+  const auto csv_tail = std::find(header.begin(), header.end(), "feasible");
+  REQUIRE(csv_tail != header.end());
+  CHECK(std::vector<std::string>(csv_tail, header.end()) == fields);  // same names, same order
+  std::vector<std::string> jsonl_fields;
+  started = false;
+  for (const auto& [key, value] : jsonl.items()) {
+    started = started || key == "feasible";
+    if (started) jsonl_fields.push_back(key);
+  }
+  CHECK(jsonl_fields == fields);
+  for (const std::string& key : fields) {
+    CAPTURE(key);
+    const auto& v = summary[key];
+    const std::string& cell = row[static_cast<std::size_t>(csv.column(key))];
+    if (v.is_number()) {
+      // JSON keeps every digit; CSV writes 10 significant ones.
+      CHECK(jsonl[key].get<double>() == v.get<double>());
+      CHECK(std::stod(cell) == doctest::Approx(v.get<double>()).epsilon(1e-9));
+    } else if (v.is_boolean()) {
+      CHECK(jsonl[key] == v);
+      CHECK(cell == (v.get<bool>() ? "true" : "false"));
+    } else {
+      CHECK(jsonl[key] == v);
+      CHECK(cell == v.get<std::string>());
+    }
+  }
 }

@@ -3,11 +3,13 @@
 #include <doctest/doctest.h>
 
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
+#include <vector>
 
 using namespace trainsim;
 
-TEST_CASE("the summary uses the SPEC field names and CSV columns carry their units") {
+TEST_CASE("the summary uses the SPEC field names and its columns carry their units") {
   model::StepReport step;
   step.iteration_time = 13.75;
   step.memory_per_gpu = 64.0 * 1024 * 1024 * 1024;
@@ -18,20 +20,21 @@ TEST_CASE("the summary uses the SPEC field names and CSV columns carry their uni
   const std::string header = model::csv_header(s);
   CHECK(header.rfind("scenario,team,feasible,reason,", 0) == 0);
   CHECK(header.find(",iteration_time_s,") != std::string::npos);
-  CHECK(header.find(",memory_per_gpu_gib,") != std::string::npos);
+  CHECK(header.find(",memory_per_gpu_bytes,") != std::string::npos);
   CHECK(header.find(",cost_total_usd,") != std::string::npos);
   const std::string row = model::csv_row(s);
   CHECK(row.find(",13.75,") != std::string::npos);
-  CHECK(row.find(",64,") != std::string::npos);  // GiB in CSV
+  CHECK(row.find(",6.871947674e+10,") != std::string::npos);  // 64 GiB in bytes, 10 significant digits
 }
 
-TEST_CASE("summary JSON is valid, in SI units, with booleans for flags") {
+TEST_CASE("summary JSON is valid, in SI units under the column names, with booleans for flags") {
   model::StepReport step;
   step.memory_per_gpu = 1e9;
   const auto j = nlohmann::json::parse(model::to_json(model::summarize({}, step, nullptr)));
-  CHECK(j["memory_per_gpu"].get<double>() == 1e9);
+  CHECK(j["memory_per_gpu_bytes"].get<double>() == 1e9);
   CHECK(j["fits"].get<bool>());
-  CHECK_FALSE(j.contains("cost_total"));  // no run simulated
+  CHECK_FALSE(j.contains("memory_per_gpu"));
+  CHECK_FALSE(j.contains("cost_total_usd"));  // no run simulated
 }
 
 TEST_CASE("human units read like a person would write them") {
@@ -87,4 +90,100 @@ TEST_CASE("CSV text with commas or quotes is quoted") {
   step.reason = "stage 0 needs 91.2 GB of 80 GB: activations, \"buffers\"";
   const auto row = model::csv_row(model::summarize({}, step, nullptr));
   CHECK(row.find("\"stage 0 needs 91.2 GB of 80 GB: activations, \"\"buffers\"\"\"") != std::string::npos);
+}
+
+namespace {
+
+/// A run summary with every optional group, every number distinct (k + 0.5 for the k-th numeric field).
+model::Summary every_field() {
+  model::RunReport run;
+  run.run_time_spread.mean = 1;
+  run.spot = run.convergence = run.tuning = run.data = run.people = run.commitment = true;
+  run.region = "us-east";
+  run.budget_alerts.push_back({.fraction = 0.5, .usd = 2e6, .reached = true, .time = 86400});
+  model::Summary s = model::summarize({{"scenario", "s"}}, model::StepReport{}, &run);
+  double k = 0;
+  for (auto& f : s.fields)
+    if (f.unit != model::FieldUnit::text && f.unit != model::FieldUnit::flag) f.number = (k += 1) + 0.5;
+  return s;
+}
+
+/// The cells of one CSV line that quotes nothing (every_field's text holds no comma or quote).
+std::vector<std::string> csv_cells(const std::string& line) {
+  std::vector<std::string> cells;
+  std::istringstream in(line + ",");
+  for (std::string cell; std::getline(in, cell, ',');) cells.push_back(cell);
+  return cells;
+}
+
+}  // namespace
+
+TEST_CASE("CSV and JSON name every field alike and give it the same value") {
+  const model::Summary s = every_field();
+  const auto j = nlohmann::ordered_json::parse(model::to_json(s));
+  const std::vector<std::string> header = csv_cells(model::csv_header(s));
+  const std::vector<std::string> row = csv_cells(model::csv_row(s));
+  REQUIRE(header.size() == j.size());
+  REQUIRE(row.size() == header.size());
+  std::size_t c = 0;
+  for (const auto& [key, value] : j.items()) {
+    CAPTURE(key);
+    CHECK(header[c] == key);  // same names, same order
+    if (value.is_number()) {
+      CHECK(std::stod(row[c]) == doctest::Approx(value.get<double>()).epsilon(1e-12));
+    } else if (value.is_boolean()) {
+      CHECK(row[c] == (value.get<bool>() ? "true" : "false"));
+    } else {
+      CHECK(row[c] == value.get<std::string>());
+    }
+    ++c;
+  }
+  CHECK(j["region"] == "us-east");
+}
+
+TEST_CASE("every dimensioned field's column says its unit") {
+  using model::FieldUnit;
+  const model::Summary s = every_field();
+  for (const model::SummaryField& f : s.fields) {
+    const std::string c = model::column_name(f);
+    CAPTURE(c);
+    const auto ends = [&](const std::string& suffix) {
+      return c.size() > suffix.size() && c.compare(c.size() - suffix.size(), suffix.size(), suffix) == 0;
+    };
+    switch (f.unit) {
+      case FieldUnit::seconds:
+        CHECK(ends("_s"));
+        break;
+      case FieldUnit::bytes:
+        CHECK(ends("_bytes"));
+        break;
+      case FieldUnit::usd:
+        CHECK(ends("_usd"));
+        break;
+      case FieldUnit::kwh:
+        CHECK(ends("_kwh"));
+        break;
+      case FieldUnit::kg:
+        CHECK(ends("_kg"));
+        break;
+      case FieldUnit::per_second:
+        CHECK(c.find("_per_s") != std::string::npos);
+        break;
+      case FieldUnit::flops:
+      case FieldUnit::tflops:
+        CHECK(c.find("flops") != std::string::npos);
+        break;
+      default:
+        CHECK(c == f.name);  // counts, fractions, flags and text have no unit to add
+        break;
+    }
+    // The name is the column's one source: readers find the field again by it.
+    CHECK(model::column_schema(c) == model::field_schema(f.name));
+  }
+  CHECK(model::column_name("iteration_time") == "iteration_time_s");
+  CHECK(model::column_name("memory_per_gpu") == "memory_per_gpu_bytes");
+  CHECK(model::column_name("cost_total") == "cost_total_usd");
+  CHECK(model::column_name("energy_kwh") == "energy_kwh");  // the unit already in the name
+  CHECK(model::column_name("mfu") == "mfu");
+  CHECK(model::column_name("scenario") == "scenario");  // a label
 }

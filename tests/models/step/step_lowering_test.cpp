@@ -53,24 +53,24 @@ TEST_CASE("without data parallelism the event run takes exactly the replayed sch
   CHECK(e.iteration_time == doctest::Approx(expected).epsilon(1e-9));
 }
 
-TEST_CASE("each simulated stage gets compute, tp, pp and dp streams, one lane each") {
+TEST_CASE("each simulated stage gets compute, tp, pp, dp and optimizer streams, one lane each") {
   const StepInput in = gpt_on(2, 2, 2, 4, 16);
   const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
   const StepCosts costs = step_costs(in, plan);
   const StepGraph g = lower_step(in, plan, costs);
   CHECK(g.instances == 1);
-  CHECK(g.dag.lane_count() == 8);
+  CHECK(g.dag.lane_count() == 2 * 5);
   Lanes sink;
   (void)run_step_graph(g, in, plan, costs, &sink);
   CHECK(sink.slices == g.dag.size());
-  for (const char* lane :
-       {"stage 0 / compute", "stage 1 / tp comm", "stage 0 / pp comm", "stage 1 / dp comm"}) {
+  for (const char* lane : {"stage 0 / compute", "stage 1 / tp comm", "stage 0 / pp comm", "stage 1 / dp comm",
+                           "stage 0 / optimizer"}) {
     CHECK(sink.lanes.count(lane) == 1);
   }
 }
 
 TEST_CASE("the collapsed simulation equals the per-GPU simulation on a 256-GPU cluster") {
-  // 32 nodes: tp 8 inside each node, pp 4, dp 8 across nodes; every GPU its own four streams and every
+  // 32 nodes: tp 8 inside each node, pp 4, dp 8 across nodes; every GPU its own five streams and every
   // tp and dp collective a join of its members.
   const StepInput in = gpt_on(32, 8, 4, 8, 64);
   const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
@@ -79,7 +79,7 @@ TEST_CASE("the collapsed simulation equals the per-GPU simulation on a 256-GPU c
   const StepGraph collapsed = lower_step(in, plan, costs);
   const StepGraph full = lower_step(in, plan, costs, LoweringOptions{.full_cluster = true});
   CHECK(full.instances == 64);
-  CHECK(full.dag.lane_count() == 256 * 4);
+  CHECK(full.dag.lane_count() == 256 * 5);
   const StepTiming a = run_step_graph(collapsed, in, plan, costs);
   const StepTiming b = run_step_graph(full, in, plan, costs);
   CHECK(b.iteration_time == a.iteration_time);
