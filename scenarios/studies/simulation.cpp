@@ -119,7 +119,7 @@ ScenarioResult simulate_scenario(const Scenario& s, model::Fidelity fidelity,
     const double batch_tokens =
         static_cast<double>(s.training.global_batch) * static_cast<double>(s.model.seq_len);
     target = model::run_to_target(model::loss_law_of(*s.convergence), model::parameter_count(s.model),
-                                  s.convergence->target_loss, batch_tokens,
+                                  static_cast<double>(s.model.vocab), s.convergence->target_loss, batch_tokens,
                                   s.convergence->critical_batch_tokens.value_or(0.0));
     training.tokens = target.tokens;
   }
