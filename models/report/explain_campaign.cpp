@@ -28,11 +28,12 @@ ExplainSection explain_convergence(const TransformerSpec& model, std::int64_t gl
        c.target_loss, "nats"});
   out.lines.push_back(
       {"floor with endless data", fmt::format("E + A/N^alpha at N = {:.4g} parameters", n), floor, "nats"});
-  out.lines.push_back({"loss after the first step",
-                       fmt::format("min(L(N, D) at D = one batch of {:.4g} tokens, ln {} (a uniform guess)): the "
-                                   "baseline of cost_per_loss_point",
-                                   batch, model.vocab),
-                       run.initial_loss, "nats"});
+  out.lines.push_back(
+      {"loss after the first step",
+       fmt::format("min(L(N, D) at D = one batch of {:.4g} tokens, ln {} (a uniform guess)): the "
+                   "baseline of cost_per_loss_point",
+                   batch, model.vocab),
+       run.initial_loss, "nats"});
   out.lines.push_back({"tokens at a small batch",
                        fmt::format("(B / (L - floor))^(1/beta) = ({:.4g} / ({:.4g} - {:.4g}))^(1/{:.4g})",
                                    law.B, c.target_loss, floor, law.beta),
@@ -53,11 +54,12 @@ ExplainSection explain_convergence(const TransformerSpec& model, std::int64_t gl
   // For scale: the model Hoffmann et al.'s approaches 1 and 2 would train with the same FLOPs.
   const double flops = 6 * n * run.tokens;
   const ComputeOptimal optimal = compute_optimal_at_ratio(flops, kChinchillaTokensPerParameter);
-  out.lines.push_back({"compute-optimal model for these FLOPs",
-                       fmt::format("sqrt(C / (6 x {:g})) at C = 6 N D = {:.4g} FLOPs, trained on {:g} tokens per "
-                                   "parameter (Hoffmann et al. 2022, approach 1)",
-                                   kChinchillaTokensPerParameter, flops, kChinchillaTokensPerParameter),
-                       optimal.params, "params"});
+  out.lines.push_back(
+      {"compute-optimal model for these FLOPs",
+       fmt::format("sqrt(C / (6 x {:g})) at C = 6 N D = {:.4g} FLOPs, trained on {:g} tokens per "
+                   "parameter (Hoffmann et al. 2022, approach 1)",
+                   kChinchillaTokensPerParameter, flops, kChinchillaTokensPerParameter),
+       optimal.params, "params"});
   return out;
 }
 

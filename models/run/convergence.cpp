@@ -114,8 +114,8 @@ double initial_loss(const LossLaw& law, double params, double batch_tokens, doub
   return std::min(loss(law, params, batch_tokens), std::log(vocab));
 }
 
-TargetRun run_to_target(const LossLaw& law, double params, double vocab, double target,
-                        double batch_tokens, double b_crit) {
+TargetRun run_to_target(const LossLaw& law, double params, double vocab, double target, double batch_tokens,
+                        double b_crit) {
   require_positive(batch_tokens, "global batch (tokens)");
   if (!(std::isfinite(b_crit) && b_crit >= 0)) {
     throw InputError(fmt::format("critical batch must be >= 0 tokens (0: from the loss) (got {})", b_crit));

@@ -114,10 +114,10 @@ struct StepsAndTokens {
 /// global batch of `batch_tokens`.
 struct TargetRun {
   double initial_loss = 0;  ///< initial_loss(law, params, batch_tokens, vocab)
-  double tokens_min = 0;   ///< D from the law (tokens_for_loss), taken as E_min
-  double b_crit = 0;       ///< critical batch, tokens
-  double tokens = 0;       ///< tokens trained at this batch: E_min · (1 + B / B_crit)
-  std::int64_t steps = 0;  ///< ceil(tokens / batch_tokens)
+  double tokens_min = 0;    ///< D from the law (tokens_for_loss), taken as E_min
+  double b_crit = 0;        ///< critical batch, tokens
+  double tokens = 0;        ///< tokens trained at this batch: E_min · (1 + B / B_crit)
+  std::int64_t steps = 0;   ///< ceil(tokens / batch_tokens)
 };
 
 /// Assumption: the law's D is the data requirement in the small-batch limit (E_min of McCandlish et al.),

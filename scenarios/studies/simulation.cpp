@@ -7,6 +7,7 @@
 #include "models/run/campaign_cost.hpp"
 #include "models/run/checkpoint_size.hpp"
 #include "models/run/convergence.hpp"
+#include "models/run/cost_figures.hpp"
 #include "models/run/run_model.hpp"
 #include "models/run/spend_schedule.hpp"
 #include "models/run/tuning.hpp"
@@ -119,14 +120,15 @@ ScenarioResult simulate_scenario(const Scenario& s, model::Fidelity fidelity,
     const double batch_tokens =
         static_cast<double>(s.training.global_batch) * static_cast<double>(s.model.seq_len);
     target = model::run_to_target(model::loss_law_of(*s.convergence), model::parameter_count(s.model),
-                                  static_cast<double>(s.model.vocab), s.convergence->target_loss, batch_tokens,
-                                  s.convergence->critical_batch_tokens.value_or(0.0));
+                                  static_cast<double>(s.model.vocab), s.convergence->target_loss,
+                                  batch_tokens, s.convergence->critical_batch_tokens.value_or(0.0));
     training.tokens = target.tokens;
   }
   result.run = simulate_run_of(s, result.step, training);
   if (s.convergence) {
     result.run.convergence = true;
     result.run.target_loss = s.convergence->target_loss;
+    result.run.initial_loss = target.initial_loss;
     result.run.tokens_min = target.tokens_min;
     result.run.critical_batch_tokens = target.b_crit;
   }
@@ -136,11 +138,11 @@ ScenarioResult simulate_scenario(const Scenario& s, model::Fidelity fidelity,
     if (s.tuning) add_tuning(s, fidelity, run);
     if (run.feasible) add_data_and_people(s, run);
     if (run.feasible && s.pricing.commitment.enabled) apply_commitment(s, run);
-    run.cost_per_token = run.tokens > 0 ? run.cost_total / run.tokens : 0.0;
     run.budget_violations = model::budget_violations(run, result.step, s.budget);
     run.outlays = model::spend_schedule(run, s.pricing);
     run.budget_alerts = model::budget_alerts(run.outlays, s.budget);
   }
+  model::set_cost_figures(run, result.step.model_flops_per_step);
   return result;
 }
 

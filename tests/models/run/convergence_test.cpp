@@ -118,9 +118,9 @@ TEST_CASE("20 tokens per parameter reproduces Hoffmann et al.'s Table 3 within 5
   struct Row {
     double flops, params, tokens;
   };
-  const Row table3[] = {{1.92e19, 400e6, 8.0e9},     {1.21e20, 1e9, 20.2e9},     {1.23e22, 10e9, 205.1e9},
-                        {5.76e23, 67e9, 1.4328e12},  {3.85e24, 175e9, 3.7e12},   {9.90e24, 280e9, 5.9e12},
-                        {3.43e25, 520e9, 11.0e12},   {1.27e26, 1e12, 21.2e12},   {1.30e28, 10e12, 216.2e12}};
+  const Row table3[] = {{1.92e19, 400e6, 8.0e9},    {1.21e20, 1e9, 20.2e9},   {1.23e22, 10e9, 205.1e9},
+                        {5.76e23, 67e9, 1.4328e12}, {3.85e24, 175e9, 3.7e12}, {9.90e24, 280e9, 5.9e12},
+                        {3.43e25, 520e9, 11.0e12},  {1.27e26, 1e12, 21.2e12}, {1.30e28, 10e12, 216.2e12}};
   for (const Row& row : table3) {
     CAPTURE(row.flops);
     const auto opt = model::compute_optimal_at_ratio(row.flops, model::kChinchillaTokensPerParameter);
@@ -134,8 +134,8 @@ TEST_CASE("20 tokens per parameter reproduces Hoffmann et al.'s Table 3 within 5
   // The printed 1.5T of the 67B row is the one value outside 5 %: 1.385641e12 / 1.5e12 = 0.9238.
   const auto gopher_budget = model::compute_optimal_at_ratio(5.76e23, 20);
   CHECK(gopher_budget.tokens / 1.5e12 == doctest::Approx(0.9238).epsilon(1e-4).scale(0));
-  CHECK_THROWS_WITH_AS((void)model::compute_optimal_at_ratio(1e20, 0), doctest::Contains("tokens per parameter"),
-                       InputError);
+  CHECK_THROWS_WITH_AS((void)model::compute_optimal_at_ratio(1e20, 0),
+                       doctest::Contains("tokens per parameter"), InputError);
 }
 
 TEST_CASE("a run starts from the law's loss after one batch, at most ln V; a target above it is refused") {
@@ -194,8 +194,8 @@ TEST_CASE("a target loss becomes a run: the law's tokens, the batch penalty and 
   CHECK(at_crit.b_crit == batch);
   CHECK(at_crit.tokens == doctest::Approx(2 * at_crit.tokens_min).epsilon(1e-12).scale(0));
   CHECK(at_crit.steps == doctest::Approx(495605).epsilon(1e-3).scale(0));
-  CHECK_THROWS_WITH_AS((void)model::run_to_target(law, 7e9, 32000, 1.8, batch), doctest::Contains("infinite data"),
-                       InputError);
-  CHECK_THROWS_WITH_AS((void)model::run_to_target(law, 7e9, 32000, 2.05, -1), doctest::Contains("global batch"),
-                       InputError);
+  CHECK_THROWS_WITH_AS((void)model::run_to_target(law, 7e9, 32000, 1.8, batch),
+                       doctest::Contains("infinite data"), InputError);
+  CHECK_THROWS_WITH_AS((void)model::run_to_target(law, 7e9, 32000, 2.05, -1),
+                       doctest::Contains("global batch"), InputError);
 }

@@ -191,6 +191,7 @@ pricing: {gpu_hour: "$2.00", commitment: {gpus: 32, term: "1000 h", gpu_hour: "$
   CHECK(r.run.cost_fixed_idle == doctest::Approx((32000 - 16 * hours) * 1.90).scale(0));
   CHECK(r.run.cost_fixed == doctest::Approx(60800.0).scale(0));
   CHECK(std::abs(r.run.cost_compute) < 1e-6);
+  CHECK(std::abs(r.run.cost_elastic) < 1e-6);  // nothing bought on demand
   const auto& run = r.run;
   CHECK(run.cost_total == doctest::Approx(run.cost_compute + run.cost_energy + run.cost_storage +
                                           run.cost_network + run.cost_fixed)
@@ -198,6 +199,48 @@ pricing: {gpu_hour: "$2.00", commitment: {gpus: 32, term: "1000 h", gpu_hour: "$
   const Scenario back = load_scenario_text(dump_scenario(s), "t.yaml");
   CHECK(back.pricing.commitment.gpus == 32.0);
   CHECK(back.pricing.commitment.term_s == doctest::Approx(3.6e6).scale(0));
+}
+
+TEST_CASE("a commitment smaller than the run leaves the rest elastic, bought on demand") {
+  // 8 of the run's 16 GPUs committed for 1,000 h (longer than the run): the other 8 GPUs' run_time hours
+  // are bought on demand at $2.00, cost_elastic = 8 · hours · 2.00; the fee is 8 · 1,000 · $1.90 = $15,200.
+  const Scenario s = load_scenario_text(unpriced + R"(training: {global_batch: 64, steps: 10000}
+pricing: {gpu_hour: "$2.00", commitment: {gpus: 8, term: "1000 h", gpu_hour: "$1.90"}}
+)",
+                                        "t.yaml");
+  const ScenarioResult r = simulate_scenario(s, model::Fidelity::analytic);
+  REQUIRE(r.run.feasible);
+  const double hours = r.run.run_time / 3600;
+  CHECK(r.run.cost_elastic == doctest::Approx(8 * hours * 2.00).epsilon(1e-12));
+  CHECK(r.run.cost_fixed == doctest::Approx(15200.0).epsilon(1e-12));
+  CHECK(r.run.cost_fixed_idle == doctest::Approx((8000 - 8 * hours) * 1.90).epsilon(1e-12));
+  // Without the commitment every GPU-hour is elastic: 16 · hours · $2.00.
+  const ScenarioResult plain =
+      simulate_scenario(load_scenario_text(layout + "training: {global_batch: 64, steps: 10000}\n", "t.yaml"),
+                        model::Fidelity::analytic);
+  CHECK(plain.run.cost_elastic == doctest::Approx(16 * plain.run.run_time / 3600 * 2.00).epsilon(1e-12));
+}
+
+TEST_CASE("a target loss prices its loss points from the law's loss after the first step") {
+  // Chinchilla's law at the scenario's N and one batch of 131,072 tokens says
+  // 1.69 + 406.4 / N^0.34 + 410.7 / 131072^0.28 = about 17.2 nats, above ln 50,257 = 10.8249 (GPT-3's
+  // vocabulary), so the run starts from ln 50,257; cost_per_loss_point = cost_total / (ln 50,257 − 2.6).
+  const Scenario s = load_scenario_text(
+      base + "convergence: {target_loss: 2.6, law: chinchilla, batch: {critical: 524288}}\n", "t.yaml");
+  const double n = model::parameter_count(s.model);
+  CHECK(1.69 + 406.4 / std::pow(n, 0.34) + 410.7 / std::pow(131072.0, 0.28) > 17);
+  const double l0 = std::log(50257.0);
+  const ScenarioResult r = simulate_scenario(s, model::Fidelity::analytic);
+  REQUIRE(r.run.feasible);
+  CHECK(r.run.initial_loss == doctest::Approx(l0).epsilon(1e-12));
+  CHECK(r.run.cost_per_loss_point == doctest::Approx(r.run.cost_total / (l0 - 2.6)).epsilon(1e-12));
+  // Per PFLOP: the bill over the run's steps of model FLOPs.
+  const double pflops = static_cast<double>(r.run.steps) * r.step.model_flops_per_step / 1e15;
+  CHECK(r.run.cost_per_pflop == doctest::Approx(r.run.cost_total / pflops).epsilon(1e-12));
+  // A target at or above where the run starts is refused.
+  const Scenario easy = load_scenario_text(base + "convergence: {target_loss: 11.0}\n", "t.yaml");
+  CHECK_THROWS_WITH_AS((void)simulate_scenario(easy, model::Fidelity::analytic),
+                       doctest::Contains("first step"), InputError);
 }
 
 TEST_CASE("budget alerts: fractions of max_cost, sorted, each once, only beside max_cost; they dump back") {
@@ -271,3 +314,4 @@ budget: {max_cost: "$50k", alerts: [0.5, 1.0]}
   CHECK(r.run.cost_network == doctest::Approx(10'000 * 0.09).epsilon(1e-12));
   CHECK(r.run.cost_energy > 0);
 }
+
