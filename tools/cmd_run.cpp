@@ -78,6 +78,8 @@ int run(const RunArgs& args) {
   const model::RunReport& run = result.run;
 
   model::Labels labels = {{"scenario", s.name}, {"fidelity", model::to_string(fidelity)}};
+  // The region's price table, named by its key path as a sweep over it names its column.
+  if (!s.pricing.region.empty()) labels.emplace_back("pricing.region", s.pricing.region);
   for (const auto& tag : s.tags) labels.push_back(tag);
   const model::Summary summary = model::summarize(labels, step, &run);
   if (args.format == "json") {

@@ -4,7 +4,7 @@
 // around it (scenarios/studies/simulation), after every category of cost_total is known.
 //   cost_per_token      = cost_total / tokens                                 USD per token
 //   cost_per_pflop      = cost_total / (steps · model_flops_per_step / 1e15)  USD per PFLOP of model FLOPs
-//   cost_per_loss_point = cost_total / (initial_loss − target_loss)           USD per nat per token
+//   cost_per_loss_point = cost_total / (initial_loss − target_loss)           USD per nat of loss
 //   cost_elastic        = cost_compute + cost_tuning                          USD
 // cost_total is the whole campaign's bill (trials, data, people, commitment); tokens, FLOPs and the loss
 // are the final run's, the result the campaign pays for. Model FLOPs are the useful work (forward and
