@@ -92,12 +92,16 @@ void apply_commitment(const Scenario& s, model::RunReport& run) {
       c, trial_gpus, run.tuning_time, static_cast<double>(s.cluster.total_gpus()), run.run_time);
   const double on_demand = s.pricing.gpu_hour_usd;
   run.commitment = true;
-  run.cost_compute -= use.run_covered * on_demand;
-  run.cost_tuning -= use.trial_covered * on_demand;
+  // What is left on demand; covered hours computed another way can pass the used ones by rounding, which
+  // would leave a bill of -1e-12 dollars.
+  const double compute_before = run.cost_compute;
+  const double tuning_before = run.cost_tuning;
+  run.cost_compute = std::max(0.0, run.gpu_hours - use.run_covered) * on_demand;
+  run.cost_tuning = std::max(0.0, run.tuning_gpu_hours - use.trial_covered) * on_demand;
   run.cost_fixed = c.gpus * c.term_s / 3600.0 * c.gpu_hour_usd;
   run.committed_idle_gpu_hours = use.idle;
   run.cost_fixed_idle = use.idle * c.gpu_hour_usd;
-  run.cost_total += run.cost_fixed - (use.run_covered + use.trial_covered) * on_demand;
+  run.cost_total += run.cost_fixed - (compute_before - run.cost_compute) - (tuning_before - run.cost_tuning);
 }
 
 }  // namespace

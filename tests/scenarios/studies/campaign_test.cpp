@@ -250,6 +250,24 @@ TEST_CASE("a target loss prices its loss points from the law's loss after the fi
                        doctest::Contains("first step"), InputError);
 }
 
+TEST_CASE("a commitment that covers every trial leaves no negative dollars on demand") {
+  // The Llama-2 7B campaign with 27 trials at eta 3 (analytic): the 256 committed GPUs cover the trials and
+  // the run, and the covered hours, summed another way, passed the used ones by rounding (cost_tuning was
+  // -1.8e-12 dollars). Nothing is bought on demand: exactly 0.
+  const Scenario s =
+      load_scenario_file(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/examples/llama2-7b-to-loss.yaml",
+                         {{"tuning.trials", "27"}});
+  const ScenarioResult r = simulate_scenario(s, model::Fidelity::analytic);
+  REQUIRE(r.run.feasible);
+  CHECK(r.run.cost_tuning == 0.0);
+  CHECK(r.run.cost_compute == 0.0);
+  CHECK(r.run.cost_elastic == 0.0);
+  const auto& run = r.run;
+  CHECK(run.cost_total == doctest::Approx(run.cost_storage + run.cost_network + run.cost_energy +
+                                          run.cost_data + run.cost_people + run.cost_fixed)
+                              .epsilon(1e-12));
+}
+
 TEST_CASE("budget alerts: fractions of max_cost, sorted, each once, only beside max_cost; they dump back") {
   const std::string run = layout + "training: {global_batch: 64, steps: 1000}\n";
   const Scenario s =
