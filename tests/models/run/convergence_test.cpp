@@ -102,7 +102,7 @@ TEST_CASE("Besiroglu et al.'s refit gives about 20 tokens per parameter but miss
 
 TEST_CASE("20 tokens per parameter reproduces Hoffmann et al.'s Table 3 within 5 %, row by row") {
   // Hoffmann et al. 2022, Table 3 (approach 1's projections), parameters / FLOPs / tokens, as recalled; each
-  // row's 6·N·D equals its FLOPs within 0.2 % except the 67B row's (4.7 %: 1.5T is 5.76e23 / (6 · 67e9)
+  // row's 6·N·D equals its FLOPs within 0.9 % except the 67B row's (4.7 %: 1.5T is 5.76e23 / (6 · 67e9)
   // = 1.4328T rounded up; the check takes 1.4328T). By hand, N = sqrt(C / 120), D = 20 · N:
   //   1.92e19: C/120 = 1.6e17,       N = 4.0e8 (exact),  D = 8.0e9 (exact)
   //   1.21e20: C/120 = 1.008333e18,  N = 1.004158e9 (+0.4 %),  D = 2.008316e10 (−0.6 %)
