@@ -18,7 +18,8 @@ ExplainSection explain_convergence(const TransformerSpec& model, std::int64_t gl
   const LossLaw law = loss_law_of(c);
   const double n = parameter_count(model);
   const double batch = static_cast<double>(global_batch) * static_cast<double>(model.seq_len);
-  const TargetRun run = run_to_target(law, n, c.target_loss, batch, c.critical_batch_tokens.value_or(0.0));
+  const TargetRun run = run_to_target(law, n, static_cast<double>(model.vocab), c.target_loss, batch,
+                                      c.critical_batch_tokens.value_or(0.0));
   const double floor = loss_floor(law, n);
   out.lines.push_back(
       {"law",
@@ -27,6 +28,12 @@ ExplainSection explain_convergence(const TransformerSpec& model, std::int64_t gl
        c.target_loss, "nats"});
   out.lines.push_back(
       {"floor with endless data", fmt::format("E + A/N^alpha at N = {:.4g} parameters", n), floor, "nats"});
+  out.lines.push_back(
+      {"loss after the first step",
+       fmt::format("min(L(N, D) at D = one batch of {:.4g} tokens, ln {} (a uniform guess)): the "
+                   "baseline of cost_per_loss_point",
+                   batch, model.vocab),
+       run.initial_loss, "nats"});
   out.lines.push_back({"tokens at a small batch",
                        fmt::format("(B / (L - floor))^(1/beta) = ({:.4g} / ({:.4g} - {:.4g}))^(1/{:.4g})",
                                    law.B, c.target_loss, floor, law.beta),
@@ -44,6 +51,15 @@ ExplainSection explain_convergence(const TransformerSpec& model, std::int64_t gl
        run.tokens, "tokens"});
   out.lines.push_back(
       {"steps", fmt::format("ceil({:.4g} / {:.4g})", run.tokens, batch), static_cast<double>(run.steps), ""});
+  // For scale: the model Hoffmann et al.'s approaches 1 and 2 would train with the same FLOPs.
+  const double flops = 6 * n * run.tokens;
+  const ComputeOptimal optimal = compute_optimal_at_ratio(flops, kChinchillaTokensPerParameter);
+  out.lines.push_back(
+      {"compute-optimal model for these FLOPs",
+       fmt::format("sqrt(C / (6 x {:g})) at C = 6 N D = {:.4g} FLOPs, trained on {:g} tokens per "
+                   "parameter (Hoffmann et al. 2022, approach 1)",
+                   kChinchillaTokensPerParameter, flops, kChinchillaTokensPerParameter),
+       optimal.params, "params"});
   return out;
 }
 

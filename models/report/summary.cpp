@@ -119,6 +119,7 @@ Summary summarize(const Labels& labels, const StepReport& step, const RunReport*
   f.num("goodput", U::fraction, run->goodput);
   if (run->convergence) {
     f.num("target_loss", U::count, run->target_loss);
+    f.num("initial_loss", U::count, run->initial_loss);
     f.num("tokens_min", U::count, run->tokens_min);
     f.num("critical_batch_tokens", U::count, run->critical_batch_tokens);
   }
@@ -143,9 +144,12 @@ Summary summarize(const Labels& labels, const StepReport& step, const RunReport*
   f.num("cost_energy", U::usd, run->cost_energy);
   f.num("cost_wasted", U::usd, run->cost_wasted);
   f.num("cost_per_token", U::usd, run->cost_per_token);
+  f.num("cost_per_pflop", U::usd, run->cost_per_pflop);
+  if (run->convergence) f.num("cost_per_loss_point", U::usd, run->cost_per_loss_point);
   if (run->tuning) f.num("cost_tuning", U::usd, run->cost_tuning);
   if (run->data) f.num("cost_data", U::usd, run->cost_data);
   if (run->people) f.num("cost_people", U::usd, run->cost_people);
+  f.num("cost_elastic", U::usd, run->cost_elastic);
   if (run->commitment) {
     f.num("cost_fixed", U::usd, run->cost_fixed);
     f.num("cost_fixed_idle", U::usd, run->cost_fixed_idle);

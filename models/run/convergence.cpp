@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -85,6 +86,13 @@ ComputeOptimal compute_optimal(const LossLaw& law, double flops) {
   return {.params = g * std::pow(c6, law.beta / sum), .tokens = std::pow(c6, law.alpha / sum) / g};
 }
 
+ComputeOptimal compute_optimal_at_ratio(double flops, double tokens_per_parameter) {
+  require_positive(flops, "compute budget (FLOPs)");
+  require_positive(tokens_per_parameter, "tokens per parameter");
+  const double params = std::sqrt(flops / (6.0 * tokens_per_parameter));
+  return {.params = params, .tokens = tokens_per_parameter * params};
+}
+
 StepsAndTokens steps_and_tokens_at_batch(double batch_tokens, double b_crit, double tokens_min) {
   require_positive(batch_tokens, "batch size (tokens)");
   require_positive(b_crit, "critical batch size (tokens)");
@@ -101,14 +109,26 @@ double critical_batch_tokens(double loss_nats) {
   return kBStar / std::pow(loss_nats, 1.0 / kAlphaB);
 }
 
-TargetRun run_to_target(const LossLaw& law, double params, double target, double batch_tokens,
+double initial_loss(const LossLaw& law, double params, double batch_tokens, double vocab) {
+  require_positive(vocab, "vocabulary size");
+  return std::min(loss(law, params, batch_tokens), std::log(vocab));
+}
+
+TargetRun run_to_target(const LossLaw& law, double params, double vocab, double target, double batch_tokens,
                         double b_crit) {
   require_positive(batch_tokens, "global batch (tokens)");
   if (!(std::isfinite(b_crit) && b_crit >= 0)) {
     throw InputError(fmt::format("critical batch must be >= 0 tokens (0: from the loss) (got {})", b_crit));
   }
   TargetRun run;
+  run.initial_loss = initial_loss(law, params, batch_tokens, vocab);
   run.tokens_min = tokens_for_loss(law, params, target);
+  if (!(target < run.initial_loss)) {
+    throw InputError(fmt::format(
+        "target loss {} is not below {:.4g}, the loss after the first step of {:.4g} tokens (the law's, at "
+        "most ln {:.0f}, a uniform guess over the vocabulary): the run starts there; lower the target",
+        target, run.initial_loss, batch_tokens, vocab));
+  }
   run.b_crit = b_crit > 0 ? b_crit : critical_batch_tokens(target);
   run.tokens = steps_and_tokens_at_batch(batch_tokens, run.b_crit, run.tokens_min).tokens;
   const double steps = std::ceil(run.tokens / batch_tokens);

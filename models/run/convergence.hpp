@@ -68,6 +68,20 @@ struct ComputeOptimal {
 /// (Setting dL/dN = 0 along D = C/(6N) gives alpha·A/N^alpha = beta·B/D^beta.) E does not move the optimum.
 [[nodiscard]] ComputeOptimal compute_optimal(const LossLaw& law, double flops);
 
+/// Chinchilla's tokens per parameter: the model itself, 70 B parameters trained on 1.4 T tokens (Hoffmann
+/// et al. 2022, Table 1).
+inline constexpr double kChinchillaTokensPerParameter = 20.0;
+
+/// N and D for a budget of C = 6 · N · D FLOPs at a fixed D/N = `tokens_per_parameter`:
+///   N = sqrt(C / (6 · r)),   D = r · N.
+/// Hoffmann et al.'s approaches 1 and 2 find N_opt ∝ C^0.50 and D_opt ∝ C^0.50 (approach 1; 0.49 and 0.51
+/// for approach 2; their Table 2), so D/N does not move with the budget; with r = 20 (Chinchilla itself)
+/// this is the rule their Table 3 (approach 1's projections) follows: all nine rows, 400 M to 10 T
+/// parameters, within 4.1 %, except the 67 B row's "1.5 Trillion" tokens, which its own 5.76e23 FLOPs put
+/// at 1.43 T (the rule gives 1.39 T). No parametric law does: approach 3 as printed gives 0.30–0.77x the
+/// table's N, the Besiroglu et al. refit (N_opt ∝ C^0.513) 0.92–1.23x.
+[[nodiscard]] ComputeOptimal compute_optimal_at_ratio(double flops, double tokens_per_parameter);
+
 struct StepsAndTokens {
   double steps = 0;   ///< S: optimizer steps to reach the loss
   double tokens = 0;  ///< E: tokens processed to reach it (= batch · steps)
@@ -87,12 +101,23 @@ struct StepsAndTokens {
 /// for other data and tokenisers the loss scale differs, so this is an approximation.
 [[nodiscard]] double critical_batch_tokens(double loss_nats);
 
-/// The run that trains N = `params` parameters to `target` loss with a global batch of `batch_tokens`.
+/// The loss a run starts from: the law's L(N, D) after its first step, D = `batch_tokens` (the first point
+/// of a logged loss curve), but never above ln(`vocab`), the cross-entropy of a uniform guess over the
+/// vocabulary, where a freshly initialised model starts. L(N, D) grows without bound as D → 0 (the law has
+/// no value at D = 0), and below the 5e9 tokens of its smallest fitted runs it can pass ln V (GPT-3 1.3B's
+/// law value after one 131,072-token batch is 17 nats, ln 50,257 is 10.8). The baseline of a cost-effect
+/// figure (cost_per_loss_point = cost ÷ (initial − target)), comparable between runs priced on the same law,
+/// batch and vocabulary; not a measured loss.
+[[nodiscard]] double initial_loss(const LossLaw& law, double params, double batch_tokens, double vocab);
+
+/// The run that trains N = `params` parameters (over a vocabulary of `vocab` tokens) to `target` loss with a
+/// global batch of `batch_tokens`.
 struct TargetRun {
-  double tokens_min = 0;   ///< D from the law (tokens_for_loss), taken as E_min
-  double b_crit = 0;       ///< critical batch, tokens
-  double tokens = 0;       ///< tokens trained at this batch: E_min · (1 + B / B_crit)
-  std::int64_t steps = 0;  ///< ceil(tokens / batch_tokens)
+  double initial_loss = 0;  ///< initial_loss(law, params, batch_tokens, vocab)
+  double tokens_min = 0;    ///< D from the law (tokens_for_loss), taken as E_min
+  double b_crit = 0;        ///< critical batch, tokens
+  double tokens = 0;        ///< tokens trained at this batch: E_min · (1 + B / B_crit)
+  std::int64_t steps = 0;   ///< ceil(tokens / batch_tokens)
 };
 
 /// Assumption: the law's D is the data requirement in the small-batch limit (E_min of McCandlish et al.),
@@ -100,8 +125,9 @@ struct TargetRun {
 /// near what they considered efficient, so this counts the batch penalty in full and may overstate it by
 /// up to a factor (1 + B_fit/B_crit). `b_crit` > 0 overrides the critical batch; 0 takes
 /// critical_batch_tokens(target) (Kaplan's fit, evaluated at the target loss, where it is largest and the
-/// penalty smallest).
-[[nodiscard]] TargetRun run_to_target(const LossLaw& law, double params, double target, double batch_tokens,
-                                      double b_crit = 0);
+/// penalty smallest). Throws InputError when the target is not below initial_loss (the law reaches it
+/// within the first step: there is no run to plan).
+[[nodiscard]] TargetRun run_to_target(const LossLaw& law, double params, double vocab, double target,
+                                      double batch_tokens, double b_crit = 0);
 
 }  // namespace trainsim::model

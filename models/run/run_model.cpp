@@ -7,6 +7,7 @@
 
 #include "models/report/summary.hpp"
 #include "models/run/checkpoint_io.hpp"
+#include "models/run/cost_figures.hpp"
 #include "models/run/failures.hpp"
 #include "models/run/pricing.hpp"
 #include "models/run/spend_schedule.hpp"
@@ -178,7 +179,7 @@ RunReport simulate_run(const RunInputs& in) {
   r.cost_storage = storage.cost_usd;
   r.cost_network = cost_network;
   r.cost_total = r.cost_compute + r.cost_energy + r.cost_storage + r.cost_network;
-  r.cost_per_token = r.tokens > 0 ? r.cost_total / r.tokens : 0.0;
+  set_cost_figures(r, in.step.model_flops_per_step);
   const double wasted_time = r.lost_work + r.checkpoint_stall + in.step.bubble_fraction * r.training_time;
   r.cost_wasted = (r.cost_compute + r.cost_energy) * std::clamp(wasted_time / r.run_time, 0.0, 1.0);
 

@@ -77,10 +77,15 @@ struct RunReport {
   bool spot = false;
   double spot_run_time = 0;
   double spot_cost_total = 0;
-  double cost_per_token = 0;  ///< cost_total / tokens, USD
+  // What a unit of the result costs, and the on-demand part of the GPU bill (models/run/cost_figures.hpp).
+  double cost_per_token = 0;       ///< cost_total / tokens, USD
+  double cost_per_pflop = 0;       ///< cost_total per 1e15 model FLOPs of the run, USD
+  double cost_elastic = 0;         ///< GPU-hours bought on demand: cost_compute + cost_tuning, USD
+  double cost_per_loss_point = 0;  ///< cost_total / (initial_loss − target_loss), USD per nat of loss
   // The run's length from a target loss (scenario `convergence:`; models/run/convergence.hpp).
   bool convergence = false;
   double target_loss = 0;            ///< nats per token
+  double initial_loss = 0;           ///< min(the law's loss after one step, ln vocab), nats (convergence.hpp)
   double tokens_min = 0;             ///< tokens the loss law asks for at a small batch (E_min)
   double critical_batch_tokens = 0;  ///< B_crit; a global batch above it costs more tokens
   // Hyper-parameter trials before the run (scenario `tuning:`; models/run/tuning.hpp), each a run of the

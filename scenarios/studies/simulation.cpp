@@ -8,6 +8,7 @@
 #include "models/run/checkpoint_size.hpp"
 #include "models/run/checkpoint_trace.hpp"
 #include "models/run/convergence.hpp"
+#include "models/run/cost_figures.hpp"
 #include "models/run/run_model.hpp"
 #include "models/run/spend_schedule.hpp"
 #include "models/run/tuning.hpp"
@@ -93,12 +94,16 @@ void apply_commitment(const Scenario& s, model::RunReport& run) {
       c, trial_gpus, run.tuning_time, static_cast<double>(s.cluster.total_gpus()), run.run_time);
   const double on_demand = s.pricing.gpu_hour_usd;
   run.commitment = true;
-  run.cost_compute -= use.run_covered * on_demand;
-  run.cost_tuning -= use.trial_covered * on_demand;
+  // What is left on demand; covered hours computed another way can pass the used ones by rounding, which
+  // would leave a bill of -1e-12 dollars.
+  const double compute_before = run.cost_compute;
+  const double tuning_before = run.cost_tuning;
+  run.cost_compute = std::max(0.0, run.gpu_hours - use.run_covered) * on_demand;
+  run.cost_tuning = std::max(0.0, run.tuning_gpu_hours - use.trial_covered) * on_demand;
   run.cost_fixed = c.gpus * c.term_s / 3600.0 * c.gpu_hour_usd;
   run.committed_idle_gpu_hours = use.idle;
   run.cost_fixed_idle = use.idle * c.gpu_hour_usd;
-  run.cost_total += run.cost_fixed - (use.run_covered + use.trial_covered) * on_demand;
+  run.cost_total += run.cost_fixed - (compute_before - run.cost_compute) - (tuning_before - run.cost_tuning);
 }
 
 }  // namespace
@@ -121,14 +126,15 @@ ScenarioResult simulate_scenario(const Scenario& s, model::Fidelity fidelity,
     const double batch_tokens =
         static_cast<double>(s.training.global_batch) * static_cast<double>(s.model.seq_len);
     target = model::run_to_target(model::loss_law_of(*s.convergence), model::parameter_count(s.model),
-                                  s.convergence->target_loss, batch_tokens,
-                                  s.convergence->critical_batch_tokens.value_or(0.0));
+                                  static_cast<double>(s.model.vocab), s.convergence->target_loss,
+                                  batch_tokens, s.convergence->critical_batch_tokens.value_or(0.0));
     training.tokens = target.tokens;
   }
   result.run = simulate_run_of(s, result.step, training);
   if (s.convergence) {
     result.run.convergence = true;
     result.run.target_loss = s.convergence->target_loss;
+    result.run.initial_loss = target.initial_loss;
     result.run.tokens_min = target.tokens_min;
     result.run.critical_batch_tokens = target.b_crit;
   }
@@ -138,11 +144,11 @@ ScenarioResult simulate_scenario(const Scenario& s, model::Fidelity fidelity,
     if (s.tuning) add_tuning(s, fidelity, run);
     if (run.feasible) add_data_and_people(s, run);
     if (run.feasible && s.pricing.commitment.enabled) apply_commitment(s, run);
-    run.cost_per_token = run.tokens > 0 ? run.cost_total / run.tokens : 0.0;
     run.budget_violations = model::budget_violations(run, result.step, s.budget);
     run.outlays = model::spend_schedule(run, s.pricing);
     run.budget_alerts = model::budget_alerts(run.outlays, s.budget);
   }
+  model::set_cost_figures(run, result.step.model_flops_per_step);
   if (options.trace != nullptr && result.step.feasible) {
     // Marked as the analytic trace's own slices are, so that every slice of such a trace says so.
     const bool analytic = fidelity == model::Fidelity::analytic;

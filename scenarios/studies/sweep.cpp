@@ -267,6 +267,12 @@ struct SweepTable::Impl {
   static model::RunReport reference_run(const Scenario& s) {
     model::RunReport run;
     run.spot = s.pricing.spot.enabled;
+    // The campaign blocks' columns (target loss, trials, data, people, commitment) as the base has them.
+    run.convergence = s.convergence.has_value();
+    run.tuning = s.tuning.has_value();
+    run.data = s.data.has_value();
+    run.people = !s.people.empty();
+    run.commitment = s.pricing.commitment.enabled;
     if (s.failures.trials > 0) run.run_time_spread.mean = 1;  // makes the spread columns appear
     if (s.budget.max_cost_usd) {  // one set of columns per alert, its time included
       for (double fraction : s.budget.alerts)

@@ -74,8 +74,9 @@ enum class RowFormat { csv, jsonl };
 /// infeasible keeps its row: `feasible` false, the reason in `reason` (one line), the numeric fields empty in
 /// CSV and null in JSON. A point that builds but does not fit keeps its numbers with `fits` false. In JSON,
 /// swept values written as plain numbers are numbers; JSON numbers are always finite (a non-finite value is
-/// an internal error). Columns a point's summary lacks (e.g. spot columns when a point turns spot pricing
-/// off) are empty.
+/// an internal error). The columns are those of the base scenario's blocks (spot, Monte-Carlo spread,
+/// alerts, convergence, tuning, data, people, commitment); columns a point's summary lacks (e.g. spot
+/// columns when a point turns spot pricing off) are empty.
 class SweepTable {
  public:
   /// `overrides` (--set) apply to the file before the sweep's own points do.

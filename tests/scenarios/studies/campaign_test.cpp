@@ -2,7 +2,11 @@
 // tuning trials before it (tuning:), each checked against arithmetic done by hand on the law and the rungs.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -11,6 +15,7 @@
 #include "models/workload/parameters.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/studies/simulation.hpp"
+#include "scenarios/studies/sweep.hpp"
 #include "sim/error.hpp"
 
 using namespace trainsim;
@@ -33,6 +38,15 @@ std::string trials_at_a_time(int concurrent) {
          "training: {global_batch: 64, steps: 10000}\ntuning: {trials: 27, trial: {fraction: 0.01}, " +
          "concurrent: " + std::to_string(concurrent) +
          ", early_stopping: {policy: successive-halving, eta: 3, min_fraction: 0.037037037037037035}}\n";
+}
+
+// A 10,000-step run on the 16 GPUs, $2.00 a GPU-hour on demand, with `gpus` GPUs committed for 1,000 h at
+// $1.90.
+Scenario with_commitment(int gpus) {
+  return load_scenario_text(unpriced + "training: {global_batch: 64, steps: 10000}\n" +
+                                "pricing: {gpu_hour: \"$2.00\", commitment: {gpus: " + std::to_string(gpus) +
+                                ", term: \"1000 h\", gpu_hour: \"$1.90\"}}\n",
+                            "t.yaml");
 }
 
 }  // namespace
@@ -178,10 +192,7 @@ TEST_CASE("a commitment larger than the run's use leaves its idle GPU-hours in c
   // 32 GPUs committed for 1,000 h at $1.90; the run uses its 16 GPUs for run_time (well under the term):
   // covered 16 · run_time GPU-hours, idle 32,000 − that; the whole term, $60,800, is paid, and the covered
   // hours leave the on-demand compute ($2.00 an hour), which is then 0.
-  const Scenario s = load_scenario_text(unpriced + R"(training: {global_batch: 64, steps: 10000}
-pricing: {gpu_hour: "$2.00", commitment: {gpus: 32, term: "1000 h", gpu_hour: "$1.90"}}
-)",
-                                        "t.yaml");
+  const Scenario s = with_commitment(32);
   const ScenarioResult r = simulate_scenario(s, model::Fidelity::analytic);
   REQUIRE(r.run.feasible);
   const double hours = r.run.run_time / 3600;
@@ -191,6 +202,7 @@ pricing: {gpu_hour: "$2.00", commitment: {gpus: 32, term: "1000 h", gpu_hour: "$
   CHECK(r.run.cost_fixed_idle == doctest::Approx((32000 - 16 * hours) * 1.90).scale(0));
   CHECK(r.run.cost_fixed == doctest::Approx(60800.0).scale(0));
   CHECK(std::abs(r.run.cost_compute) < 1e-6);
+  CHECK(std::abs(r.run.cost_elastic) < 1e-6);  // nothing bought on demand
   const auto& run = r.run;
   CHECK(run.cost_total == doctest::Approx(run.cost_compute + run.cost_energy + run.cost_storage +
                                           run.cost_network + run.cost_fixed)
@@ -198,6 +210,62 @@ pricing: {gpu_hour: "$2.00", commitment: {gpus: 32, term: "1000 h", gpu_hour: "$
   const Scenario back = load_scenario_text(dump_scenario(s), "t.yaml");
   CHECK(back.pricing.commitment.gpus == 32.0);
   CHECK(back.pricing.commitment.term_s == doctest::Approx(3.6e6).scale(0));
+}
+
+TEST_CASE("a commitment smaller than the run leaves the rest elastic, bought on demand") {
+  // 8 of the run's 16 GPUs committed for 1,000 h (longer than the run): the other 8 GPUs' run_time hours
+  // are bought on demand at $2.00, cost_elastic = 8 · hours · 2.00; the fee is 8 · 1,000 · $1.90 = $15,200.
+  const ScenarioResult r = simulate_scenario(with_commitment(8), model::Fidelity::analytic);
+  REQUIRE(r.run.feasible);
+  const double hours = r.run.run_time / 3600;
+  CHECK(r.run.cost_elastic == doctest::Approx(8 * hours * 2.00).epsilon(1e-12));
+  CHECK(r.run.cost_fixed == doctest::Approx(15200.0).epsilon(1e-12));
+  CHECK(r.run.cost_fixed_idle == doctest::Approx((8000 - 8 * hours) * 1.90).epsilon(1e-12));
+  // Without the commitment every GPU-hour is elastic: 16 · hours · $2.00.
+  const ScenarioResult plain =
+      simulate_scenario(load_scenario_text(layout + "training: {global_batch: 64, steps: 10000}\n", "t.yaml"),
+                        model::Fidelity::analytic);
+  CHECK(plain.run.cost_elastic == doctest::Approx(16 * plain.run.run_time / 3600 * 2.00).epsilon(1e-12));
+}
+
+TEST_CASE("a target loss prices its loss points from the law's loss after the first step") {
+  // Chinchilla's law at the scenario's N and one batch of 131,072 tokens says
+  // 1.69 + 406.4 / N^0.34 + 410.7 / 131072^0.28 = about 17.2 nats, above ln 50,257 = 10.8249 (GPT-3's
+  // vocabulary), so the run starts from ln 50,257; cost_per_loss_point = cost_total / (ln 50,257 − 2.6).
+  const Scenario s = load_scenario_text(
+      base + "convergence: {target_loss: 2.6, law: chinchilla, batch: {critical: 524288}}\n", "t.yaml");
+  const double n = model::parameter_count(s.model);
+  CHECK(1.69 + 406.4 / std::pow(n, 0.34) + 410.7 / std::pow(131072.0, 0.28) > 17);
+  const double l0 = std::log(50257.0);
+  const ScenarioResult r = simulate_scenario(s, model::Fidelity::analytic);
+  REQUIRE(r.run.feasible);
+  CHECK(r.run.initial_loss == doctest::Approx(l0).epsilon(1e-12));
+  CHECK(r.run.cost_per_loss_point == doctest::Approx(r.run.cost_total / (l0 - 2.6)).epsilon(1e-12));
+  // Per PFLOP: the bill over the run's steps of model FLOPs.
+  const double pflops = static_cast<double>(r.run.steps) * r.step.model_flops_per_step / 1e15;
+  CHECK(r.run.cost_per_pflop == doctest::Approx(r.run.cost_total / pflops).epsilon(1e-12));
+  // A target at or above where the run starts is refused.
+  const Scenario easy = load_scenario_text(base + "convergence: {target_loss: 11.0}\n", "t.yaml");
+  CHECK_THROWS_WITH_AS((void)simulate_scenario(easy, model::Fidelity::analytic),
+                       doctest::Contains("first step"), InputError);
+}
+
+TEST_CASE("a commitment that covers every trial leaves no negative dollars on demand") {
+  // The Llama-2 7B campaign with 27 trials at eta 3 (analytic): the 256 committed GPUs cover the trials and
+  // the run, and the covered hours, summed another way, passed the used ones by rounding (cost_tuning was
+  // -1.8e-12 dollars). Nothing is bought on demand: exactly 0.
+  const Scenario s =
+      load_scenario_file(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/examples/llama2-7b-to-loss.yaml",
+                         {{"tuning.trials", "27"}});
+  const ScenarioResult r = simulate_scenario(s, model::Fidelity::analytic);
+  REQUIRE(r.run.feasible);
+  CHECK(r.run.cost_tuning == 0.0);
+  CHECK(r.run.cost_compute == 0.0);
+  CHECK(r.run.cost_elastic == 0.0);
+  const auto& run = r.run;
+  CHECK(run.cost_total == doctest::Approx(run.cost_storage + run.cost_network + run.cost_energy +
+                                          run.cost_data + run.cost_people + run.cost_fixed)
+                              .epsilon(1e-12));
 }
 
 TEST_CASE("budget alerts: fractions of max_cost, sorted, each once, only beside max_cost; they dump back") {
@@ -270,4 +338,46 @@ budget: {max_cost: "$50k", alerts: [0.5, 1.0]}
       simulate_scenario(load_scenario_text(regional, "t.yaml"), model::Fidelity::analytic);
   CHECK(r.run.cost_network == doctest::Approx(10'000 * 0.09).epsilon(1e-12));
   CHECK(r.run.cost_energy > 0);
+}
+
+TEST_CASE("a sweep over a campaign has the campaign's columns, each row its own point's figures") {
+  // The base scenario's blocks decide the columns: a target loss swept over 2.6 and 2.5 with trials and a
+  // commitment gives each row its initial_loss, cost_per_loss_point, cost_tuning and cost_fixed.
+  const auto path = std::filesystem::temp_directory_path() / "trainsim_campaign_sweep_test.yaml";
+  std::ofstream(path) << unpriced << R"(training: {global_batch: 64}
+convergence: {target_loss: 2.6, law: chinchilla, batch: {critical: 524288}}
+tuning: {trials: 9, early_stopping: {policy: successive-halving, eta: 3, min_fraction: 0.1111111111111111}}
+pricing: {gpu_hour: "$2.00", commitment: {gpus: 8, term: "2 d", gpu_hour: "$1.50"}}
+sweep: {convergence.target_loss: [2.6, 2.5]}
+)";
+  const SweepTable table(path.string(), model::Fidelity::analytic, RowFormat::csv);
+  std::vector<std::string> header;
+  std::stringstream line(table.header());
+  for (std::string cell; std::getline(line, cell, ',');) header.push_back(cell);
+  const auto column = [&](const std::string& name) {
+    const auto it = std::find(header.begin(), header.end(), name);
+    REQUIRE_MESSAGE(it != header.end(), name);
+    return static_cast<std::size_t>(it - header.begin());
+  };
+  for (const char* name : {"initial_loss", "cost_per_loss_point_usd", "cost_per_pflop_usd",
+                           "cost_elastic_usd", "cost_tuning_usd", "cost_fixed_usd", "tokens_min"})
+    (void)column(name);
+  // Row 1 (target 2.5) carries what simulating that point gives.
+  std::vector<std::string> cells;
+  std::stringstream row(table.row(1));
+  for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
+  const Scenario point = load_scenario_text(
+      unpriced +
+          "training: {global_batch: 64}\n"
+          "convergence: {target_loss: 2.5, law: chinchilla, batch: {critical: 524288}}\n"
+          "tuning: {trials: 9, early_stopping: {policy: successive-halving, eta: 3, "
+          "min_fraction: 0.1111111111111111}}\n"
+          "pricing: {gpu_hour: \"$2.00\", commitment: {gpus: 8, term: \"2 d\", gpu_hour: \"$1.50\"}}\n",
+      "t.yaml");
+  const ScenarioResult r = simulate_scenario(point, model::Fidelity::analytic);
+  REQUIRE(cells.size() > column("cost_per_loss_point_usd"));
+  CHECK(std::stod(cells[column("cost_per_loss_point_usd")]) ==
+        doctest::Approx(r.run.cost_per_loss_point).epsilon(1e-6));
+  CHECK(std::stod(cells[column("cost_fixed_usd")]) == doctest::Approx(r.run.cost_fixed).epsilon(1e-6));
+  std::filesystem::remove(path);
 }
