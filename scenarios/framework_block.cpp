@@ -31,12 +31,27 @@ void read_framework_block(Diagnostics& d, const YamlValue& v, model::ParallelPla
   std::optional<MapReader> r;
   if (!v.is_scalar()) {
     r.emplace(d, v, path,
-              std::vector<std::string>{
-                  "preset", "tp_comm_overlap", "tp_comm_overlap_slowdown", "overlap_param_gather",
-                  "overlap_grad_reduce", "ep_comm_overlap", "blocking_p2p", "prefetch",
-                  "prefetch_bucket_params", "reshard_after_forward", "gathers_per_layer", "gather_per_tensor",
-                  "synchronous_collectives", "gather_host", "collective_host_per_rank", "grad_reduce_dtype",
-                  "launch_overhead", "cuda_graphs", "fused_elementwise", "unpadded_attention"});
+              std::vector<std::string>{"preset",
+                                       "tp_comm_overlap",
+                                       "tp_comm_overlap_slowdown",
+                                       "overlap_param_gather",
+                                       "overlap_grad_reduce",
+                                       "ep_comm_overlap",
+                                       "blocking_p2p",
+                                       "prefetch",
+                                       "prefetch_bucket_params",
+                                       "reshard_after_forward",
+                                       "gathers_per_layer",
+                                       "gather_per_tensor",
+                                       "synchronous_collectives",
+                                       "gather_host",
+                                       "collective_host_per_rank",
+                                       "grad_reduce_dtype",
+                                       "launch_overhead",
+                                       "cuda_graphs",
+                                       "fused_elementwise",
+                                       "unpadded_attention",
+                                       "cp_kv_all_gather"});
     if (!r->valid()) return;
     preset_node = r->get("preset");
   }
@@ -73,6 +88,7 @@ void read_framework_block(Diagnostics& d, const YamlValue& v, model::ParallelPla
   r->boolean("cuda_graphs", f.cuda_graphs);
   r->boolean("fused_elementwise", f.fused_elementwise);
   r->boolean("unpadded_attention", f.unpadded_attention);
+  r->boolean("cp_kv_all_gather", f.cp_kv_all_gather);
   if (r->has("grad_reduce_dtype")) {
     topo::Precision p = topo::Precision::fp32;
     r->choice("grad_reduce_dtype", p, kReduceDtypeNames);
@@ -105,7 +121,8 @@ std::string framework_to_yaml(const model::ParallelPlan& plan) {
       format_quantity(f.launch_overhead_s, Dimension::seconds) +
       "\"\n  cuda_graphs: " + yes_no(f.cuda_graphs) +
       "\n  fused_elementwise: " + yes_no(f.fused_elementwise) +
-      "\n  unpadded_attention: " + yes_no(f.unpadded_attention) + "\n";
+      "\n  unpadded_attention: " + yes_no(f.unpadded_attention) +
+      "\n  cp_kv_all_gather: " + yes_no(f.cp_kv_all_gather) + "\n";
   if (f.grad_reduce_dtype) {
     out += "  grad_reduce_dtype: " + std::string(name_in(kReduceDtypeNames, *f.grad_reduce_dtype)) + "\n";
   }

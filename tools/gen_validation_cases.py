@@ -335,9 +335,11 @@ def published_cases(path):
             measured.append((metric, round(float(x["value"]) * k, 6)))
         cases.append({
             "folder": "published",
-            # Llama 3: Meta's FSDP-based stack (fp32 reduce-scatter, Sec. 3.3.4); BLOOM: Megatron-DeepSpeed;
-            # Narayanan et al.: Megatron-LM of 2021.
-            "framework": "fsdp2" if llama else "deepspeed" if bloom else "megatron-lm-2021",
+            # Llama 3: Meta's FSDP-based stack (fp32 reduce-scatter, Sec. 3.3.4) whose context parallelism
+            # all-gathers K and V before computing the local queries' attention (Sec. 3.3.2); BLOOM:
+            # Megatron-DeepSpeed; Narayanan et al.: Megatron-LM of 2021.
+            "framework": ("{preset: fsdp2, cp_kv_all_gather: true}" if llama and cp > 1 else "fsdp2" if llama
+                          else "deepspeed" if bloom else "megatron-lm-2021"),
             "name": name,
             "origin": "scenarios/validation/published-runs.csv rows " + ", ".join(x["id"] for x in rs),
             "source": "%s, %s (%s)" % (r["source"], table_row, ", ".join(x["id"] for x in rs)),

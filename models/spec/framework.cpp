@@ -122,6 +122,7 @@ std::string framework_flags(const Framework& f, bool overlap_grad_reduce) {
     out += " collective_host_per_rank_us=" + fmt::format("{:g}", f.collective_host_per_rank_s * 1e6);
   out += std::string(" fused_elementwise=") + flag(f.fused_elementwise);
   if (f.unpadded_attention) out += " unpadded_attention=true";
+  if (f.cp_kv_all_gather) out += " cp_kv_all_gather=true";
   out += std::string(" cuda_graphs=") + flag(f.cuda_graphs);
   if (!f.cuda_graphs) out += " launch_overhead_us=" + std::to_string(std::lround(f.launch_overhead_s * 1e6));
   if (f.grad_reduce_dtype) out += " grad_reduce_dtype=" + std::string(topo::to_string(*f.grad_reduce_dtype));
@@ -180,7 +181,8 @@ std::string_view preset_citation(FrameworkPreset preset) {
       return "MosaicML llm-foundry (Composer + PyTorch FSDP) as scripts/train/benchmarking/"
              "submit_benchmarks.py runs MPT: attn_impl flash (flash-attn FlashAttention-2, the gpu-flash2 "
              "extra), fsdp_config limit_all_gathers true, mixed_precision DEFAULT (fp32 reduce_dtype, "
-             "Composer PR #2628), low_precision_layernorm and GELU as eager ops, no torch.compile; flash_attn_fn unpads q, k, v "
+             "Composer PR #2628), low_precision_layernorm and GELU as eager ops, no torch.compile; "
+             "flash_attn_fn unpads q, k, v "
              "and pads the output around flash_attn_unpadded_func even without padding "
              "(llmfoundry/models/layers/attention.py)";
     case FrameworkPreset::nemo:

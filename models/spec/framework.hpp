@@ -111,6 +111,11 @@ struct Framework {
   /// zeroed padded tensor after it, with or without padding, and their backward scatters and gathers the
   /// gradients the same way (models/workload/layer_ops.cpp counts the copies).
   bool unpadded_attention = false;
+  /// Context parallelism all-gathers K and V over the cp group before the attention, and in the backward
+  /// gathers them again and reduce-scatters their gradients, each collective blocking (Megatron-Core
+  /// --cp-comm-type all_gather; Llama 3's CP, arXiv:2407.21783 Sec. 3.3.2); false: K/V blocks passed round a
+  /// ring under the attention kernels (--cp-comm-type p2p, ring attention).
+  bool cp_kv_all_gather = false;
   /// The step is captured as CUDA graphs (Megatron-Core --enable-cuda-graph, torch.compile's
   /// mode="reduce-overhead"): one launch per graph, so the host no longer bounds a pass.
   bool cuda_graphs = false;

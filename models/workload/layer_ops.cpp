@@ -270,7 +270,13 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
   OpList fwd(ops.forward, p, fp8);
   std::vector<LayerOp> core_ops;  // the standard attention core, recomputed under selective recompute
   OpList core(core_ops, p, fp8);
-  if (shard.cp > 1) {
+  // Context parallelism: K/V blocks passed round the cp ring under the attention's ring steps, or all of
+  // K/V gathered first (att.kv_bytes: the whole sequence's) and attended to in one kernel.
+  const bool kv_gather = shard.cp > 1 && shard.cp_kv_all_gather;
+  const int ring_steps = kv_gather ? 1 : cp;
+  if (kv_gather) {
+    core.comm("cp_kv_all_gather", Collective::all_gather, CommGroup::cp, att.kv_bytes);
+  } else if (shard.cp > 1) {
     core.comm("cp_kv_exchange", Collective::ring_exchange, CommGroup::cp, att.kv_block_bytes, shard.cp - 1,
               true);
   }
@@ -281,8 +287,8 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
     if (unpadded) core.memory("attn_unpad", kUnpadForwardPasses * qkv_bytes);
     core.kernel("flash_attention",
                 KernelCost{OpKind::fused_attention, att.forward_flops, att.forward_bytes, att.head_dim, s,
-                           AttentionVariant{spec.attention, false, causal, cp}});
-    if (shard.cp > 1) core.memory("cp_softmax_merge", att.ring_merge_bytes);
+                           AttentionVariant{spec.attention, false, causal, ring_steps}});
+    if (ring_steps > 1) core.memory("cp_softmax_merge", att.ring_merge_bytes);
     if (unpadded) core.memory("attn_pad", kPadForwardPasses * att.o_bytes);
   } else {
     // Batched per-head GEMMs of the attention core: 16 bit under every recipe.
@@ -365,17 +371,19 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
   bwd.memory(residual + ".bwd", kBackwardTraffic * dropout_residual_bytes);
   sp_gather(bwd, tp);
   matmul_backward(bwd, "out_proj", tokens, h, out_width / t);
-  if (shard.cp > 1) {
+  if (kv_gather) {
+    bwd.comm("cp_kv_all_gather.bwd", Collective::all_gather, CommGroup::cp, att.kv_bytes);
+  } else if (shard.cp > 1) {
     // K/V blocks go round again and their gradients come back (Megatron-LM context parallelism).
     bwd.comm("cp_kv_exchange.bwd", Collective::ring_exchange, CommGroup::cp, 2.0 * att.kv_block_bytes,
              shard.cp - 1, true);
   }
   if (flash) {
     if (unpadded) bwd.memory("attn_pad.bwd", kPadBackwardPasses * att.o_bytes);
-    if (shard.cp > 1) bwd.memory("cp_grad_merge", att.ring_grad_merge_bytes);
+    if (ring_steps > 1) bwd.memory("cp_grad_merge", att.ring_grad_merge_bytes);
     bwd.kernel("flash_attention.bwd",
                KernelCost{OpKind::fused_attention, att.backward_flops, att.backward_bytes, att.head_dim, s,
-                          AttentionVariant{spec.attention, true, causal, cp}});
+                          AttentionVariant{spec.attention, true, causal, ring_steps}});
     if (unpadded) bwd.memory("attn_unpad.bwd", kUnpadBackwardPasses * qkv_bytes);
   } else {
     const double matmul_bytes = 2.0 * (p * score_bytes + att.q_bytes + 0.5 * att.kv_bytes);
@@ -389,6 +397,8 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
     bwd.kernel("qk.dgrad", core_grad);
     bwd.kernel("qk.wgrad", core_grad);
   }
+  if (kv_gather)
+    bwd.comm("cp_kv_grad_reduce_scatter", Collective::reduce_scatter, CommGroup::cp, att.kv_bytes);
   if (e.rope_backward > 0) bwd.memory("rope.bwd", e.rope_backward * qk_elements);
   for (int i = projections.count - 1; i >= 0; --i) {
     const Projection& x = projections.list[static_cast<std::size_t>(i)];

@@ -9,7 +9,9 @@
 //   → dropout+residual
 //   attention core: standard = qk (matmul) → softmax → attn_dropout (memory-bound, s²-sized) → av;
 //                   flash = one fused_attention op; cp > 1 adds a cp ring exchange of K/V blocks
-//                   (marked overlappable with the attention compute).
+//                   (marked overlappable with the attention compute), or with cp_kv_all_gather a blocking
+//                   all-gather of K/V before it (and a reduce-scatter of their gradients in backward);
+//                   unpadded_attention adds the wrapper's gather/scatter copies around the kernel.
 //   qkv is the attention block's input projections (models/workload/attention_projections.hpp): under
 //   multi-head latent attention q_down → q_down.norm → q_up → kv_down → kv_down.norm → kv_up, the down
 //   projections whole on every tp rank.

@@ -27,6 +27,9 @@ struct Shard {
   bool fused_elementwise = true;
   /// The fused attention runs between unpadding and padding copies (the framework's unpadded_attention).
   bool unpadded_attention = false;
+  /// cp > 1: K/V all-gathered over cp before the attention, not passed round a ring (the framework's
+  /// cp_kv_all_gather).
+  bool cp_kv_all_gather = false;
 };
 
 /// The shard of `plan` (micro_batch, tp, sequence_parallel, cp, ep, recompute, the framework's

@@ -149,6 +149,12 @@ TEST_CASE(
       "training: {global_batch: 64}\nframework: {preset: fsdp2, unpadded_attention: true}\n",
       "t.yaml");
   CHECK(o.parallelism.framework.unpadded_attention);
+  CHECK_FALSE(o.parallelism.framework.cp_kv_all_gather);
+  const Scenario gathered = load_scenario_text(
+      "model: {preset: llama3-8b}\ncluster: {node: dgx-h100, nodes: 1}\nparallelism: {cp: 2}\n"
+      "training: {global_batch: 64}\nframework: {preset: fsdp2, cp_kv_all_gather: true}\n",
+      "t.yaml");
+  CHECK(gathered.parallelism.framework.cp_kv_all_gather);
   CHECK_FALSE(model::framework_preset(model::FrameworkPreset::fsdp2).unpadded_attention);
 }
 

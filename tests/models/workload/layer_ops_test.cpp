@@ -283,6 +283,45 @@ TEST_CASE("unpadded attention copies q, k, v and the output around the kernel, a
   CHECK_FALSE(has(transformer_layer_ops(standard, wrapped).forward, "attn_unpad"));
 }
 
+TEST_CASE("context parallelism with all-gathered K/V: blocking collectives and one kernel over every key") {
+  // Llama 3 8B's layer, one sequence of 8192 tokens over cp 2, bf16: K and V of the whole sequence are
+  // 2 B · 8192 · 8 heads · (128 + 128) = 33,554,432 bytes, gathered before the forward's kernel and again
+  // before the backward's, whose K/V gradients are reduce-scattered after it.
+  const TransformerSpec m = llama3_8b_layer();
+  const double kv = 2.0 * 8192 * 8 * 256;
+  auto find = [](const std::vector<LayerOp>& ops, const std::string& name) {
+    const auto it = std::find_if(ops.begin(), ops.end(), [&](const LayerOp& op) { return op.name == name; });
+    REQUIRE(it != ops.end());
+    return *it;
+  };
+  Shard ring;
+  ring.cp = 2;
+  const LayerOps r = transformer_layer_ops(m, ring);
+  CHECK(find(r.forward, "cp_kv_exchange").comm.overlappable);
+  CHECK(find(r.forward, "flash_attention").kernel.attention.ring_steps == 2);
+  CHECK_FALSE(has(r.forward, "cp_kv_all_gather"));
+
+  Shard gather = ring;
+  gather.cp_kv_all_gather = true;
+  const LayerOps g = transformer_layer_ops(m, gather);
+  const LayerOp fwd = find(g.forward, "cp_kv_all_gather");
+  CHECK(fwd.comm.collective == Collective::all_gather);
+  CHECK(fwd.comm.group == CommGroup::cp);
+  CHECK(fwd.comm.bytes == doctest::Approx(kv).scale(0));
+  CHECK_FALSE(fwd.comm.overlappable);
+  CHECK(find(g.backward, "cp_kv_all_gather.bwd").comm.bytes == doctest::Approx(kv).scale(0));
+  const LayerOp grads = find(g.backward, "cp_kv_grad_reduce_scatter");
+  CHECK(grads.comm.collective == Collective::reduce_scatter);
+  CHECK(grads.comm.bytes == doctest::Approx(kv).scale(0));
+  // One kernel over all keys: no ring steps, no merging of partial softmaxes.
+  CHECK(find(g.forward, "flash_attention").kernel.attention.ring_steps == 1);
+  CHECK(find(g.backward, "flash_attention.bwd").kernel.attention.ring_steps == 1);
+  CHECK_FALSE(has(g.forward, "cp_kv_exchange"));
+  CHECK_FALSE(has(g.forward, "cp_softmax_merge"));
+  CHECK_FALSE(has(g.backward, "cp_grad_merge"));
+  CHECK(g.forward_flops() == doctest::Approx(r.forward_flops()).scale(0));
+}
+
 TEST_CASE("op-level recompute runs k, o and the MLP's second matmul again, with the element-wise work") {
   // torchtitan's policy over q, k, v, o, w1, w3, w2: every other matmul is recomputed (k, o, w3), the
   // norms, rotary, SwiGLU and residuals with them; q, v, w1, w2 and the fused attention are kept.
