@@ -49,8 +49,8 @@ void check_sliding_window(Diagnostics& d, const YamlValue& v, const std::string&
   }
   if (n > 0 && m.layers > 0 && m.layers % n != 0) {
     d.add(v, join_path(path, "layer_types"),
-          "layer_types has " + std::to_string(n) + " entries: give one per layer (" + std::to_string(m.layers) +
-              ") or a pattern whose length divides the layers");
+          "layer_types has " + std::to_string(n) + " entries: give one per layer (" +
+              std::to_string(m.layers) + ") or a pattern whose length divides the layers");
   }
   if (m.sliding_window > 0 && !m.causal) {
     d.add(v, join_path(path, "sliding_window"),

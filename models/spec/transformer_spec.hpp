@@ -160,7 +160,8 @@ struct TransformerSpec {
     return n;
   }
   /// The window of every layer: sliding_window when all layers are windowed, 0 when none is. A model that
-  /// mixes both kinds has no single answer: its per-layer costs take as_attention_layer first (InternalError).
+  /// mixes both kinds has no single answer: its per-layer costs take as_attention_layer first
+  /// (InternalError).
   [[nodiscard]] std::int64_t uniform_window() const;
   /// A layer of one attention kind as a model of its own: every layer windowed (sliding_window kept) or
   /// full (no window). The per-layer cost functions price a mixed model's layers by these specs.

@@ -546,7 +546,8 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fa
         return k.dense == dense && k.windowed == windowed;
       });
       if (kind != layer_kinds.end()) return kind->unit;
-      const TransformerSpec spec = (dense ? in.model.as_dense_layer() : in.model).as_attention_layer(windowed);
+      const TransformerSpec spec =
+          (dense ? in.model.as_dense_layer() : in.model).as_attention_layer(windowed);
       const std::string name = std::string(dense ? "dense_" : "") + (windowed ? "windowed_layer" : "layer");
       layer_kinds.push_back(LayerKind{dense, windowed, static_cast<int>(out.units.size())});
       out.units.push_back(unit_cost(name, transformer_layer_ops(spec, shard), in, g, routed));
@@ -646,7 +647,8 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fa
       // Every other layer kind gathers as much as a MoE layer (unit_parameters sizes one MoE layer; the
       // dense first layers are taken at its size, a window adds no weights).
       for (const LayerKind& k : layer_kinds) {
-        if (k.unit != 0) price(out.units[static_cast<std::size_t>(k.unit)], up.layer, up.layer_tensors, per_layer);
+        if (k.unit != 0)
+          price(out.units[static_cast<std::size_t>(k.unit)], up.layer, up.layer_tensors, per_layer);
       }
     }
   }

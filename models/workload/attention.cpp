@@ -31,11 +31,12 @@ AttentionCost attention_cost(const TransformerSpec& spec, const Shard& shard) {
   // Key/value heads per rank: split by tp, replicated once tp exceeds them (Megatron-LM's GQA rule).
   const double kv_heads_rank = std::max(1.0, static_cast<double>(spec.kv_heads_or_heads()) / t);
   const double heads_rank = heads / t;
-  const double scores = b * heads_rank * sq * s;                  // score elements on this rank (full square)
+  const double scores = b * heads_rank * sq * s;  // score elements on this rank (full square)
   const auto spec_window = static_cast<double>(spec.uniform_window());
   const double window = spec_window > 0 && spec_window < s ? spec_window : 0.0;  // a window shorter than s
   TRAINSIM_CHECK(window == 0 || shard.cp == 1, "sliding-window attention under context parallelism");
-  const double model_scores = window > 0 ? b * heads_rank * s * window : scores;
+  // Model-FLOPs scores: a windowed query counts W keys.
+  const double model_scores = window > 0 ? b * heads_rank * sq * window : scores;
   const double q_bytes = p * b * sq * heads_rank * d;             // Q (and dQ)
   const double o_bytes = p * b * sq * heads_rank * dv;            // O (and dO)
   const double kv_bytes = p * b * sq * kv_heads_rank * (d + dv);  // local K and V

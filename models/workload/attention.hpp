@@ -43,8 +43,7 @@ inline constexpr double kFlashBackwardFactor = 2.5;
 
 /// Costs of the attention core of one layer, one micro-batch, one rank. FLOPs in FLOP, bytes in bytes.
 struct AttentionCost {
-  double model_forward_flops = 0;  ///< QKᵀ + AV, full square: 4·b·(s/cp)·s·h / tp (the model-FLOPs count;
-                                   ///< windowed: 4·b·s·W·h / tp)
+  double model_forward_flops = 0;  ///< QKᵀ + AV, full square: 4·b·(s/cp)·s·h / tp (the model-FLOPs count)
   double forward_flops = 0;        ///< executed forward (× causal_work_fraction)
   double backward_flops = 0;       ///< executed backward (standard: 2 × forward; flash: 2.5 × forward)
   double recompute_flops = 0;      ///< counted FLOPs the backward adds beyond 2 × model forward

@@ -50,7 +50,8 @@ ForwardFlops forward_flops_per_sequence(const TransformerSpec& spec) {
   f.layer_dense = projections + mlp;
   f.dense_layer_dense = projections + dense_mlp;
   // Scores QKᵀ over the query/key width and context AV over the value width, per head.
-  const double per_key = 2.0 * s * as_double(spec.heads) * as_double(spec.qk_head_dim() + spec.value_head_dim());
+  const double per_key =
+      2.0 * s * as_double(spec.heads) * as_double(spec.qk_head_dim() + spec.value_head_dim());
   f.layer_attention = per_key * s;
   if (spec.sliding_window > 0 && spec.sliding_window < spec.seq_len) {
     f.windowed_layers = spec.windowed_layer_count();

@@ -42,7 +42,7 @@ struct ForwardFlops {
   double layer_attention = 0;    ///< one layer's QKᵀ + AV, 4·s²·h (MLA: 2·s²·a·(n + r + v))
   double windowed_layer_attention = 0;  ///< the same for a sliding-window layer: 4·s·W·h
   std::int64_t windowed_layers = 0;     ///< layers with a window shorter than s, counted in `layers`
-  double head = 0;               ///< LM head 2·s·h·v
+  double head = 0;                      ///< LM head 2·s·h·v
   std::int64_t layers = 0;
   std::int64_t dense_layers = 0;  ///< a MoE model's dense first layers, counted in `layers`
   double generic = 0;             ///< generic models: the sum of forward_flops_per_sample (others 0)
@@ -58,7 +58,8 @@ struct ForwardFlops {
   [[nodiscard]] double layers_total() const {
     const auto dense = static_cast<double>(dense_layers);
     const auto windowed = static_cast<double>(windowed_layers);
-    return (static_cast<double>(layers) - dense) * per_layer() + dense * (dense_layer_dense + layer_attention) -
+    return (static_cast<double>(layers) - dense) * per_layer() +
+           dense * (dense_layer_dense + layer_attention) -
            windowed * (layer_attention - windowed_layer_attention);
   }
   [[nodiscard]] double total() const { return generic + layers_total() + head; }

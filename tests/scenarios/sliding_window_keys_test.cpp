@@ -12,9 +12,11 @@
 #include "models/workload/parameters.hpp"
 #include "scenarios/loader.hpp"
 #include "sim/error.hpp"
+#include "tests/support/load_errors.hpp"
 
 using namespace trainsim;
 using namespace trainsim::scenario;
+using trainsim::testing::errors_of;
 
 namespace {
 
@@ -28,15 +30,6 @@ std::string model_with(const std::string& extra) {
          "  vocab: 100\n"
          "  seq_len: 32\n" +
          extra + rest;
-}
-
-doctest::String errors_of(const std::string& text) {
-  try {
-    (void)load_scenario_text(text, "t.yaml");
-  } catch (const InputError& e) {
-    return doctest::String(e.what());
-  }
-  return "";
 }
 
 model::TransformerSpec load_model(const std::string& model) {

@@ -62,7 +62,8 @@ TEST_CASE("a stage of windowed and full layers is the sum of its own layers") {
         doctest::Approx(embedding.total.forward_compute + windowed.total.forward_compute +
                         full.total.forward_compute));
   CHECK(costs.passes[1].forward_compute ==
-        doctest::Approx(windowed.total.forward_compute + full.total.forward_compute + head.total.forward_compute));
+        doctest::Approx(windowed.total.forward_compute + full.total.forward_compute +
+                        head.total.forward_compute));
 
   // The fused kernels' FLOPs of one sequence, by hand (16 heads, d + dv = 128):
   //   windowed  2·16·128·(256·2048 − 256·255/2) = 4096·491,648 = 2,013,790,208

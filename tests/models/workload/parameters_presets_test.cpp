@@ -121,7 +121,8 @@ const std::map<std::string, Published>& published() {
       {"mixtral-8x22b", {141e9, 0.005, "Mistral AI, Mixtral 8x22B release (141B total)"}},
       // 671B without the 14B multi-token-prediction module (the hub's 685B include it); 671.03B counted.
       {"deepseek-v3", {671e9, 0.001, "DeepSeek-AI 2024, arXiv:2412.19437 (671B total)"}},
-      // The model card's totals to 0.1B; 116.83B and 20.91B counted (tests/scenarios/gpt_oss_preset_test.cpp).
+      // The model card's totals to 0.1B; 116.83B and 20.91B counted
+      // (tests/scenarios/gpt_oss_preset_test.cpp).
       {"gpt-oss-120b", {116.8e9, 0.005, "OpenAI 2025, gpt-oss model card, arXiv:2508.10925 (116.8B)"}},
       {"gpt-oss-20b", {20.9e9, 0.005, "OpenAI 2025, gpt-oss model card, arXiv:2508.10925 (20.9B)"}},
       {"megatron-1.7b", {1.7e9, 0.03, "Narayanan et al. 2021, Table 1"}},
