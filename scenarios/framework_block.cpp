@@ -31,12 +31,26 @@ void read_framework_block(Diagnostics& d, const YamlValue& v, model::ParallelPla
   std::optional<MapReader> r;
   if (!v.is_scalar()) {
     r.emplace(d, v, path,
-              std::vector<std::string>{
-                  "preset", "tp_comm_overlap", "tp_comm_overlap_slowdown", "overlap_param_gather",
-                  "overlap_grad_reduce", "ep_comm_overlap", "blocking_p2p", "prefetch",
-                  "prefetch_bucket_params", "reshard_after_forward", "gathers_per_layer", "gather_per_tensor",
-                  "synchronous_collectives", "gather_host", "collective_host_per_rank", "grad_reduce_dtype",
-                  "launch_overhead", "cuda_graphs", "fused_elementwise", "unpadded_attention"});
+              std::vector<std::string>{"preset",
+                                       "tp_comm_overlap",
+                                       "tp_comm_overlap_slowdown",
+                                       "overlap_param_gather",
+                                       "overlap_grad_reduce",
+                                       "ep_comm_overlap",
+                                       "blocking_p2p",
+                                       "prefetch",
+                                       "prefetch_bucket_params",
+                                       "reshard_after_forward",
+                                       "gathers_per_layer",
+                                       "gather_per_tensor",
+                                       "synchronous_collectives",
+                                       "gather_host",
+                                       "collective_host_per_rank",
+                                       "grad_reduce_dtype",
+                                       "launch_overhead",
+                                       "cuda_graphs",
+                                       "fused_elementwise",
+                                       "unpadded_attention"});
     if (!r->valid()) return;
     preset_node = r->get("preset");
   }

@@ -180,7 +180,8 @@ std::string_view preset_citation(FrameworkPreset preset) {
       return "MosaicML llm-foundry (Composer + PyTorch FSDP) as scripts/train/benchmarking/"
              "submit_benchmarks.py runs MPT: attn_impl flash (flash-attn FlashAttention-2, the gpu-flash2 "
              "extra), fsdp_config limit_all_gathers true, mixed_precision DEFAULT (fp32 reduce_dtype, "
-             "Composer PR #2628), low_precision_layernorm and GELU as eager ops, no torch.compile; flash_attn_fn unpads q, k, v "
+             "Composer PR #2628), low_precision_layernorm and GELU as eager ops, no torch.compile; "
+             "flash_attn_fn unpads q, k, v "
              "and pads the output around flash_attn_unpadded_func even without padding "
              "(llmfoundry/models/layers/attention.py)";
     case FrameworkPreset::nemo:
