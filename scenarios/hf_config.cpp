@@ -5,6 +5,9 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string_view>
+#include <vector>
+
+#include "scenarios/sliding_window_keys.hpp"
 
 namespace trainsim::scenario {
 
@@ -14,19 +17,19 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 // Families whose decoder layer is the spec's: pre-norm RMSNorm, rotary positions, grouped-query attention
-// without biases, a SwiGLU MLP or top-k routed SwiGLU experts, no shared expert; and deepseek_v3:
-// multi-head latent attention, shared experts beside the routed ones, dense first layers.
-constexpr std::array<std::string_view, 7> kFamilies{"llama", "mistral",   "mixtral",    "qwen2",
-                                                    "qwen3", "qwen3_moe", "deepseek_v3"};
+// without biases, a SwiGLU MLP or top-k routed SwiGLU experts, no shared expert; deepseek_v3: multi-head
+// latent attention, shared experts beside the routed ones, dense first layers; gpt_oss: biases on every
+// projection and expert, an attention sink per head, sliding-window layers named by layer_types.
+constexpr std::array<std::string_view, 8> kFamilies{"llama", "mistral",   "mixtral",     "qwen2",
+                                                    "qwen3", "qwen3_moe", "deepseek_v3", "gpt_oss"};
 
 // Families people ask for whose structure the spec cannot hold yet, and why.
 struct Unsupported {
   std::string_view family;
   std::string_view why;
 };
-constexpr std::array<Unsupported, 4> kUnsupported{{
+constexpr std::array<Unsupported, 3> kUnsupported{{
     {"deepseek_v2", "its softmax-gated group-limited routing and its layer layout (not yet checked)"},
-    {"gpt_oss", "attention sinks and alternating sliding-window layers"},
     {"qwen2_moe", "a shared expert beside the routed ones"},
     {"gemma3", "alternating sliding-window layers and GeGLU with a scaled embedding"},
 }};
@@ -36,7 +39,7 @@ constexpr std::array<Unsupported, 4> kUnsupported{{
 // DeepSeek-V3's routing details (groups, scores, scaling, auxiliary loss) and its multi-token-prediction
 // module (num_nextn_predict_layers: trained beside the model, not priced; the published 671B exclude it)
 // are skipped too.
-constexpr std::array<std::string_view, 35> kSkipped{"architectures",
+constexpr std::array<std::string_view, 33> kSkipped{"architectures",
                                                     "bos_token_id",
                                                     "eos_token_id",
                                                     "pad_token_id",
@@ -58,8 +61,6 @@ constexpr std::array<std::string_view, 35> kSkipped{"architectures",
                                                     "tokenizer_class",
                                                     "model_type",
                                                     "use_sliding_window",
-                                                    "sliding_window",
-                                                    "layer_types",
                                                     "n_group",
                                                     "topk_group",
                                                     "topk_method",
@@ -121,7 +122,7 @@ class ConfigReader {
 };
 
 // Fields the reader maps (besides the skipped ones).
-constexpr std::array<std::string_view, 19> kMapped{"hidden_size",
+constexpr std::array<std::string_view, 21> kMapped{"hidden_size",
                                                    "num_hidden_layers",
                                                    "num_attention_heads",
                                                    "num_key_value_heads",
@@ -139,13 +140,65 @@ constexpr std::array<std::string_view, 19> kMapped{"hidden_size",
                                                    "num_experts_per_tok",
                                                    "moe_intermediate_size",
                                                    "decoder_sparse_step",
-                                                   "mlp_only_layers"};
+                                                   "mlp_only_layers",
+                                                   "sliding_window",
+                                                   "layer_types"};
 
 // Fields mapped for deepseek_v3 only (refused in the other families' configs, where they would mean an
 // architecture the reader does not take them for).
 constexpr std::array<std::string_view, 9> kDeepSeekMapped{
     "n_routed_experts", "n_shared_experts", "first_k_dense_replace", "moe_layer_freq", "q_lora_rank",
     "kv_lora_rank",     "qk_nope_head_dim", "qk_rope_head_dim",      "v_head_dim"};
+
+// Fields of gpt_oss only that change no cost: experts_per_token repeats num_experts_per_tok,
+// initial_context_length is the context before YaRN, swiglu_limit clamps the gated activation.
+constexpr std::array<std::string_view, 3> kGptOssSkipped{"experts_per_token", "initial_context_length",
+                                                         "swiglu_limit"};
+
+// Sliding windows. gpt_oss: the window on the layers layer_types names sliding_attention; mistral and
+// mixtral: on every layer (or as layer_types says) while use_sliding_window is not false. A window at least
+// as long as the positions changes nothing. Qwen's use_sliding_window (windows below max_window_layers) is
+// refused.
+void read_sliding_window(ConfigReader& r, const json& config, const std::string& family,
+                         model::TransformerSpec& m) {
+  const bool qwen = family.rfind("qwen", 0) == 0;
+  const bool window_on = r.flag("use_sliding_window").value_or(!qwen);
+  const auto w = config.find("sliding_window");
+  const std::int64_t window =
+      window_on && w != config.end() && !w->is_null() ? r.count("sliding_window", false, 1e9).value_or(0) : 0;
+  if (window > 0 && window < m.seq_len) {
+    if (qwen) {
+      r.fail("use_sliding_window", "Qwen's sliding window (below max_window_layers) is not modelled");
+    }
+    m.sliding_window = window;
+  }
+  const auto types = config.find("layer_types");
+  if (types == config.end() || types->is_null()) return;
+  if (!types->is_array()) {
+    r.fail("layer_types", "expected a list of layer types, found " + types->dump());
+    return;
+  }
+  std::vector<bool> pattern;
+  for (const json& t : *types) {
+    const auto windowed = t.is_string() ? layer_type_is_windowed(t.get<std::string>()) : std::nullopt;
+    if (!windowed) {
+      r.fail("layer_types", "layers of kind " + t.dump() + " are not modelled (" +
+                                std::string(kSlidingLayerType) + " | " + std::string(kFullLayerType) + ")");
+      return;
+    }
+    pattern.push_back(*windowed);
+  }
+  if (static_cast<std::int64_t>(pattern.size()) != m.layers) {
+    r.fail("layer_types", "expected one entry per layer (" + std::to_string(m.layers) + "), found " +
+                              std::to_string(pattern.size()));
+    return;
+  }
+  const bool any_windowed = std::find(pattern.begin(), pattern.end(), true) != pattern.end();
+  if (any_windowed && window == 0) {
+    r.fail("layer_types", "names sliding_attention layers but the config gives no sliding_window in use");
+  }
+  if (m.sliding_window > 0) m.window_layers = std::move(pattern);
+}
 
 // DeepSeek-V3's multi-head latent attention, shared experts and dense first layers (its config.json:
 // q_lora_rank may be null for no query compression, as in DeepSeek-V2-Lite; moe_layer_freq 1 puts experts
@@ -211,7 +264,8 @@ std::optional<model::TransformerSpec> read_hf_config(Diagnostics& d, const YamlV
   }
   for (const auto& [key, value] : config.items()) {
     const bool deepseek = family == "deepseek_v3" && listed(kDeepSeekMapped, key);
-    if (!listed(kMapped, key) && !listed(kSkipped, key) && !deepseek) {
+    const bool gpt_oss = family == "gpt_oss" && listed(kGptOssSkipped, key);
+    if (!listed(kMapped, key) && !listed(kSkipped, key) && !deepseek && !gpt_oss) {
       r.fail(key, "not a field this reader knows for " + family +
                       "; it may change the architecture, so the config is refused rather than misread");
     }
@@ -240,8 +294,16 @@ std::optional<model::TransformerSpec> read_hf_config(Diagnostics& d, const YamlV
   if (const auto act = config.find("hidden_act"); act != config.end() && *act != "silu" && *act != "swish") {
     r.fail("hidden_act", "expected \"silu\" (the gated SwiGLU MLP of these families), found " + act->dump());
   }
-  for (const std::string_view bias : {"attention_bias", "mlp_bias"}) {
-    if (r.flag(bias).value_or(false)) r.fail(bias, "biases on some projections only are not modelled");
+  if (family == "gpt_oss") {
+    // Biases on the attention projections (attention_bias) and on every expert's projections (always), and
+    // a learned sink logit per head in every layer's softmax.
+    m.bias = r.flag("attention_bias").value_or(false);
+    m.attention_sinks = true;
+    if (!m.bias) r.fail("attention_bias", "gpt_oss without attention biases is not a released shape");
+  } else {
+    for (const std::string_view bias : {"attention_bias", "mlp_bias"}) {
+      if (r.flag(bias).value_or(false)) r.fail(bias, "biases on some projections only are not modelled");
+    }
   }
   if (const auto p = config.find("attention_dropout"); p != config.end() && !p->is_null()) {
     if (!p->is_number() || p->get<double>() < 0 || p->get<double>() >= 1) {
@@ -250,19 +312,9 @@ std::optional<model::TransformerSpec> read_hf_config(Diagnostics& d, const YamlV
       m.dropout = p->get<double>();
     }
   }
-  // Sliding windows: harmless while the window covers the whole sequence.
-  const bool window_on = r.flag("use_sliding_window").value_or(family == "mistral" || family == "mixtral");
-  if (const auto w = config.find("sliding_window");
-      window_on && w != config.end() && w->is_number_integer() && w->get<std::int64_t>() < m.seq_len) {
-    r.fail("sliding_window", "a window of " + w->dump() + " tokens shorter than the " +
-                                 std::to_string(m.seq_len) + " positions is not modelled");
-  }
-  if (const auto types = config.find("layer_types"); types != config.end() && types->is_array()) {
-    for (const json& t : *types) {
-      if (t != "full_attention") r.fail("layer_types", "layers of kind " + t.dump() + " are not modelled");
-    }
-  }
-  const std::optional<std::int64_t> experts = family == "mixtral" ? r.count("num_local_experts", true, 1e6)
+  read_sliding_window(r, config, family, m);
+  const bool local_experts = family == "mixtral" || family == "gpt_oss";
+  const std::optional<std::int64_t> experts = local_experts ? r.count("num_local_experts", true, 1e6)
                                               : family == "qwen3_moe" ? r.count("num_experts", true, 1e6)
                                               : family == "deepseek_v3"
                                                   ? r.count("n_routed_experts", true, 1e6)

@@ -2,11 +2,12 @@
 // Internal to the scenarios library: a HuggingFace `config.json` (the file that ships beside a model's
 // weights) read into a TransformerSpec, for `model: {hf_config: path, <overrides>}`.
 //
-// Families read (model_type): llama, mistral, mixtral, qwen2, qwen3, qwen3_moe. Each field that shapes the
-// cost maps to one spec field (hf_config.cpp lists them); fields that do not (token ids, dtypes, rope
-// scaling, initialiser ranges) are known and skipped. An architecture or a field outside both lists is an
-// error naming it, so a model whose structure the spec cannot hold (MLA, shared experts, attention sinks,
-// sliding windows) is refused rather than priced as something else.
+// Families read (model_type): llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, deepseek_v3, gpt_oss. Each
+// field that shapes the cost maps to one spec field (hf_config.cpp lists them); fields that do not (token
+// ids, dtypes, rope scaling, initialiser ranges) are known and skipped. An architecture or a field outside
+// both lists is an error naming it, so a model whose structure the spec cannot hold (Qwen2-MoE's shared
+// expert, Qwen's max_window_layers windows, layer kinds other than sliding_attention and full_attention)
+// is refused rather than priced as something else.
 #include <optional>
 #include <string>
 

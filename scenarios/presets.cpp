@@ -16,6 +16,7 @@
 #include "scenarios/preset_blocks.hpp"
 #include "scenarios/region_block.hpp"
 #include "scenarios/shipped_data.hpp"
+#include "scenarios/sliding_window_keys.hpp"
 #include "topologies/comm_calibration.hpp"
 
 namespace trainsim::scenario {
@@ -277,6 +278,9 @@ model::TransformerSpec read_model_value(Diagnostics& d, const YamlValue& v, cons
                "qk_nope_head_dim",
                "qk_rope_head_dim",
                "v_head_dim",
+               "sliding_window",
+               "layer_types",
+               "attention_sinks",
                "attention",
                "causal",
                "dropout"});
@@ -319,6 +323,7 @@ model::TransformerSpec read_model_value(Diagnostics& d, const YamlValue& v, cons
   r.count("qk_nope_head_dim", m.qk_nope_head_dim, 0, 1e5);
   r.count("qk_rope_head_dim", m.qk_rope_head_dim, 0, 1e5);
   r.count("v_head_dim", m.v_head_dim, 0, 1e5);
+  read_sliding_window_keys(r, m);
   r.choice("attention", m.attention, model::kAttentionNames);
   r.boolean("causal", m.causal);
   r.number("dropout", m.dropout, 0.0, 0.99);
@@ -344,6 +349,7 @@ model::TransformerSpec read_model_value(Diagnostics& d, const YamlValue& v, cons
     }
     check_moe_layout_keys(d, r, m);
     check_latent_attention_keys(d, r, v, path, m);
+    check_sliding_window(d, v, path, m);
   }
   return m;
 }
@@ -433,6 +439,7 @@ std::string model_to_yaml(const model::TransformerSpec& m) {
          ", qk_rope_head_dim: " + std::to_string(m.qk_rope_head_dim) +
          ", v_head_dim: " + std::to_string(m.v_head_dim);
   }
+  s += sliding_window_to_yaml(m);
   s += ", attention: " + std::string(to_string(m.attention)) + ", causal: " + (m.causal ? "true" : "false") +
        ", dropout: " + format_number(m.dropout);
   return s + "}";

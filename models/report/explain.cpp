@@ -10,6 +10,7 @@
 #include "models/run/checkpoint_size.hpp"
 #include "models/step/memory.hpp"
 #include "models/workload/activation_memory.hpp"
+#include "models/workload/attention.hpp"
 #include "models/workload/attention_kernel.hpp"
 #include "models/workload/flops.hpp"
 #include "models/workload/optimizer.hpp"
@@ -144,6 +145,23 @@ ExplainSection attention_section(const TransformerSpec& model, const ParallelPla
           100 * efficiency(false), 100 * efficiency(true), d, model.causal ? "causal" : "no mask",
           plan.cp > 1 ? fmt::format(", ring of {} steps over {} keys each", plan.cp, model.seq_len / plan.cp)
                       : ""));
+      const std::int64_t windowed = model.sliding_window < model.seq_len ? model.windowed_layer_count() : 0;
+      if (windowed > 0) {
+        const auto window = static_cast<double>(model.sliding_window);
+        const auto windowed_efficiency = [&](bool backward) {
+          AttentionVariant v{kernel, backward, true, 1};
+          v.window = window;
+          return attention_kernel_efficiency(1e30, d, static_cast<double>(model.seq_len), v, gpu.efficiency,
+                                             gpu.name);
+        };
+        s.notes.push_back(fmt::format(
+            "{} of {} layers attend over a sliding window of {} keys: {:.0f} scores per head and sequence "
+            "executed instead of {:.0f}, forward at {:.0f} %, backward at {:.0f} % (a short key loop)",
+            windowed, model.layers, model.sliding_window,
+            window_score_elements(static_cast<double>(model.seq_len), window),
+            0.5 * static_cast<double>(model.seq_len) * static_cast<double>(model.seq_len),
+            100 * windowed_efficiency(false), 100 * windowed_efficiency(true)));
+      }
     }
   } else {
     s.notes.push_back(

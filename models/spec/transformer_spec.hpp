@@ -90,6 +90,15 @@ struct TransformerSpec {
   std::int64_t qk_nope_head_dim = 0;
   std::int64_t qk_rope_head_dim = 0;
   std::int64_t v_head_dim = 0;
+  /// Sliding-window attention (Mistral, Gemma, GPT-OSS): a windowed layer's query attends to the last
+  /// sliding_window tokens, itself included (keys in (i − W, i]); 0: no window, every layer full.
+  std::int64_t sliding_window = 0;
+  /// Which layers are windowed: window_layers[l % size] (true: windowed, false: full attention), the
+  /// pattern repeated from layer 0; empty: every layer, when sliding_window > 0. (HF `layer_types`.)
+  std::vector<bool> window_layers;
+  /// A learned logit per head joining every layer's softmax (GPT-OSS's attention sinks): `heads`
+  /// parameters a layer, no matmul FLOPs.
+  bool attention_sinks = false;
   Attention attention = Attention::flash;
   bool causal = true;  ///< causal mask; the flash kernel skips masked blocks (see attention model)
   /// Dropout probability of the hidden states and attention probabilities (Megatron-LM's default 0.1);
@@ -137,6 +146,29 @@ struct TransformerSpec {
     d.shared_experts = 0;
     d.expert_ffn_hidden = 0;
     d.dense_layers = 0;
+    return d;
+  }
+  /// Layer `layer` attends over a sliding window.
+  [[nodiscard]] bool is_windowed(std::int64_t layer) const {
+    if (sliding_window <= 0) return false;
+    if (window_layers.empty()) return true;
+    return window_layers[static_cast<std::size_t>(layer) % window_layers.size()];
+  }
+  [[nodiscard]] std::int64_t windowed_layer_count() const {
+    std::int64_t n = 0;
+    for (std::int64_t l = 0; l < layers; ++l) n += is_windowed(l) ? 1 : 0;
+    return n;
+  }
+  /// The window of every layer: sliding_window when all layers are windowed, 0 when none is. A model that
+  /// mixes both kinds has no single answer: its per-layer costs take as_attention_layer first
+  /// (InternalError).
+  [[nodiscard]] std::int64_t uniform_window() const;
+  /// A layer of one attention kind as a model of its own: every layer windowed (sliding_window kept) or
+  /// full (no window). The per-layer cost functions price a mixed model's layers by these specs.
+  [[nodiscard]] TransformerSpec as_attention_layer(bool windowed) const {
+    TransformerSpec d = *this;
+    d.window_layers.clear();
+    if (!windowed) d.sliding_window = 0;
     return d;
   }
   /// Width of one MLP a token passes through: an expert's (expert_ffn_hidden, else ffn_hidden) under MoE.

@@ -121,6 +121,12 @@ std::vector<LayoutProblem> layout_rules(const TransformerSpec& m, const Parallel
                       "the sequence into two chunks per context-parallel rank)",
                       m.seq_len, 2 * p.cp));
     }
+    if (p.cp > 1 && m.sliding_window > 0 && m.sliding_window < m.seq_len && m.windowed_layer_count() > 0) {
+      problem(LayoutKey::cp,
+              fmt::format("context parallelism with sliding-window layers (model.sliding_window {} < seq_len "
+                          "{}) is not modelled: the ring steps a window skips are not priced; use cp: 1",
+                          m.sliding_window, m.seq_len));
+    }
   }
   // The batch rules need the data-parallel degree, which is known only once the GPU count works out.
   if (training.global_batch < 1 || p.world_size() != gpus) return out;

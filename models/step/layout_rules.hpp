@@ -10,7 +10,9 @@
 // (or pp·v) entries, each >= 1 (>= v per rank; of pp·v, the first and the last may be 0: the embedding or
 // the LM head alone), summing to the layers; ep > 1 only on a mixture-of-experts
 // model whose experts divide by it; the sequence divisible by 2·cp when cp > 1 (the causal load balance
-// cuts it into 2·cp chunks, two per rank, as Megatron-Core's context parallelism does); the global batch by
+// cuts it into 2·cp chunks, two per rank, as Megatron-Core's context parallelism does) and cp 1 when some
+// layers have a sliding window shorter than the sequence (ring attention under a window is not modelled);
+// the global batch by
 // dp·ep·micro_batch (expert-parallel ranks are data replicas of the dense layers; folded: dp·micro_batch);
 // at most
 // kMaxMicroBatches micro-batches; the schedule's own constraints (pipeline_schedule.hpp). A sharding group

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "models/step/memory.hpp"
@@ -24,9 +25,13 @@ namespace {
 // parallelism.
 constexpr int kMaxBuckets = 128;
 
-// Units of a transformer: 0 the layer (a MoE layer of a MoE model), 1 the embedding, 2 the head, 3 a MoE
-// model's dense first layer when it has any.
-constexpr int kDenseLayerUnit = 3;
+// A kind of transformer layer (a MoE model's dense first layer or not, a sliding window or not) and the
+// unit that prices it.
+struct LayerKind {
+  bool dense = false;
+  bool windowed = false;
+  int unit = 0;
+};
 
 /// The communicator groups of the representative GPU (rank 0 of the placement).
 struct Groups {
@@ -516,6 +521,7 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fa
   out.passes.assign(static_cast<std::size_t>(nvs), PassCost{});
 
   const bool generic = !in.model.generic_layers.empty();
+  std::vector<LayerKind> layer_kinds;  // the transformer's layer units
   out.chunk_units.assign(static_cast<std::size_t>(nvs), {});
   if (generic) {
     for (int vs = 0; vs < nvs; ++vs) {
@@ -528,24 +534,40 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fa
       }
     }
   } else {
-    // Transformer layers are identical but for a MoE model's dense first layers: price one layer of each
-    // kind, repeat each for its layers of each virtual stage (the dense ones lead the first stages).
+    // Transformer layers are identical but for a MoE model's dense first layers and for their attention
+    // (full, or a sliding window on some layers): price one layer of each kind, repeat it for each run of
+    // consecutive layers of that kind in each virtual stage. Units 0 (the kind of the first MoE layer, or
+    // of the first layer of a dense model), 1 the embedding, 2 the head, then the other kinds as they come.
     const auto dense_layers = static_cast<int>(in.model.is_moe() ? in.model.dense_layer_count() : 0);
-    out.units.push_back(unit_cost("layer", transformer_layer_ops(in.model, shard), in, g, routed));
+    auto layer_unit = [&](int layer) {
+      const bool dense = layer < dense_layers;
+      const bool windowed = in.model.is_windowed(layer);
+      const auto kind = std::find_if(layer_kinds.begin(), layer_kinds.end(), [&](const LayerKind& k) {
+        return k.dense == dense && k.windowed == windowed;
+      });
+      if (kind != layer_kinds.end()) return kind->unit;
+      const TransformerSpec spec =
+          (dense ? in.model.as_dense_layer() : in.model).as_attention_layer(windowed);
+      const std::string name = std::string(dense ? "dense_" : "") + (windowed ? "windowed_layer" : "layer");
+      layer_kinds.push_back(LayerKind{dense, windowed, static_cast<int>(out.units.size())});
+      out.units.push_back(unit_cost(name, transformer_layer_ops(spec, shard), in, g, routed));
+      return layer_kinds.back().unit;
+    };
+    layer_unit(std::min(dense_layers, static_cast<int>(in.model.layers) - 1));
     out.units.push_back(unit_cost("embedding", embedding_ops(in.model, shard), in, g, routed));
     out.units.push_back(unit_cost("head", head_ops(in.model, shard), in, g, routed));
-    if (dense_layers > 0) {
-      out.units.push_back(
-          unit_cost("dense_layer", transformer_layer_ops(in.model.as_dense_layer(), shard), in, g, routed));
-    }
     for (int vs = 0; vs < nvs; ++vs) {
       auto& runs = out.chunk_units[static_cast<std::size_t>(vs)];
       if (vs == 0) runs.push_back(UnitRun{1, 1, -1});
-      const int n = plan.chunk_layers[static_cast<std::size_t>(vs)];
       const int first = plan.first_layer_of(vs);
-      const int dense = std::clamp(dense_layers - first, 0, std::max(n, 0));
-      if (dense > 0) runs.push_back(UnitRun{kDenseLayerUnit, dense, first});
-      if (n > dense) runs.push_back(UnitRun{0, n - dense, first + dense});
+      for (int l = first; l < first + plan.chunk_layers[static_cast<std::size_t>(vs)]; ++l) {
+        const int unit = layer_unit(l);
+        if (!runs.empty() && runs.back().unit == unit) {
+          ++runs.back().count;
+        } else {
+          runs.push_back(UnitRun{unit, 1, l});
+        }
+      }
       if (vs == nvs - 1) runs.push_back(UnitRun{2, 1, -1});
     }
   }
@@ -622,9 +644,12 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fa
       price(out.units[0], up.layer, up.layer_tensors, per_layer);
       price(out.units[1], up.embedding, up.embedding_tensors, 1);
       price(out.units[2], up.head, up.head_tensors, 1);
-      // The dense first layers gather as much as a MoE layer (unit_parameters sizes one MoE layer).
-      if (out.units.size() > static_cast<std::size_t>(kDenseLayerUnit))
-        price(out.units[static_cast<std::size_t>(kDenseLayerUnit)], up.layer, up.layer_tensors, per_layer);
+      // Every other layer kind gathers as much as a MoE layer (unit_parameters sizes one MoE layer; the
+      // dense first layers are taken at its size, a window adds no weights).
+      for (const LayerKind& k : layer_kinds) {
+        if (k.unit != 0)
+          price(out.units[static_cast<std::size_t>(k.unit)], up.layer, up.layer_tensors, per_layer);
+      }
     }
   }
 

@@ -89,7 +89,10 @@ LayerActivation layer_activation(const TransformerSpec& spec, const Shard& shard
                (2.0 * as_double(spec.q_lora_rank) + 2.0 * as_double(spec.kv_lora_rank) +
                 as_double(spec.qk_rope_head_dim));
   }
-  if (shard.recompute == Recompute::none) a.scores = attention_cost(spec, shard).stored_bytes;
+  // The kept scores do not depend on a sliding window (the standard kernels keep the whole masked square,
+  // the fused ones none): any layer of a mixed model prices them.
+  if (shard.recompute == Recompute::none)
+    a.scores = attention_cost(spec.as_attention_layer(false), shard).stored_bytes;
   return a;
 }
 

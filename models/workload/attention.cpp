@@ -11,6 +11,11 @@ double causal_work_fraction(Attention kind, bool causal) {
   return is_fused(kind) && causal ? kFlashCausalWorkFraction : 1.0;
 }
 
+double window_score_elements(double s, double w) {
+  if (w >= s) return 0.5 * s * (s + 1.0);
+  return w * s - 0.5 * w * (w - 1.0);
+}
+
 AttentionCost attention_cost(const TransformerSpec& spec, const Shard& shard) {
   if (!spec.generic_layers.empty()) throw InputError("a generic model has no attention layers");
   check_shard(spec, shard);
@@ -26,7 +31,12 @@ AttentionCost attention_cost(const TransformerSpec& spec, const Shard& shard) {
   // Key/value heads per rank: split by tp, replicated once tp exceeds them (Megatron-LM's GQA rule).
   const double kv_heads_rank = std::max(1.0, static_cast<double>(spec.kv_heads_or_heads()) / t);
   const double heads_rank = heads / t;
-  const double scores = b * heads_rank * sq * s;                  // score elements on this rank (full square)
+  const double scores = b * heads_rank * sq * s;  // score elements on this rank (full square)
+  const auto spec_window = static_cast<double>(spec.uniform_window());
+  const double window = spec_window > 0 && spec_window < s ? spec_window : 0.0;  // a window shorter than s
+  TRAINSIM_CHECK(window == 0 || shard.cp == 1, "sliding-window attention under context parallelism");
+  // Model-FLOPs scores: a windowed query counts W keys.
+  const double model_scores = window > 0 ? b * heads_rank * sq * window : scores;
   const double q_bytes = p * b * sq * heads_rank * d;             // Q (and dQ)
   const double o_bytes = p * b * sq * heads_rank * dv;            // O (and dO)
   const double kv_bytes = p * b * sq * kv_heads_rank * (d + dv);  // local K and V
@@ -38,13 +48,20 @@ AttentionCost attention_cost(const TransformerSpec& spec, const Shard& shard) {
   c.head_dim = d;
   c.query_len = sq;
   c.o_bytes = o_bytes;
-  c.model_forward_flops = 2.0 * scores * (d + dv);  // QKᵀ and AV, 2 FLOPs per multiply-add
+  c.window = window;
+  c.model_forward_flops = 2.0 * model_scores * (d + dv);  // QKᵀ and AV, 2 FLOPs per multiply-add
   const double fraction = causal_work_fraction(spec.attention, spec.causal);
-  c.forward_flops = c.model_forward_flops * fraction;
+  if (window == 0) {
+    c.forward_flops = c.model_forward_flops * fraction;
+  } else if (is_fused(spec.attention)) {
+    c.forward_flops = 2.0 * b * heads_rank * window_score_elements(s, window) * (d + dv);  // the band
+  } else {
+    c.forward_flops = 2.0 * scores * (d + dv);  // the whole square, masked
+  }
   c.kv_block_bytes = shard.cp > 1 ? kv_bytes : 0.0;
   if (is_fused(spec.attention)) {
     c.backward_flops = kFlashBackwardFactor * c.forward_flops;
-    c.recompute_flops = 2.0 * scores * d;  // QKᵀ again
+    c.recompute_flops = 2.0 * model_scores * d;  // QKᵀ again
     // Forward reads Q, K, V (all K/V of the sequence stream through, counted once) and writes O;
     // backward reads Q, K, V, O, dO and writes dQ, dK, dV.
     c.forward_bytes = q_bytes + o_bytes + c.kv_bytes;

@@ -12,6 +12,13 @@
 // Causal masking: model FLOPs always count the full s×s scores (as Megatron-LM and Korthikanti report);
 // the executed work is multiplied by causal_work_fraction (flash skips fully masked blocks: 0.5;
 // standard kernels compute the whole square and mask it: 1.0).
+// Sliding-window layers (spec.sliding_window W < s, one kind per spec: TransformerSpec::as_attention_layer):
+// query i attends to keys max(0, i−W+1)..i. Model FLOPs count s·W scores per head (each query against a
+// full window, the first queries' shorter windows ignored as the causal mask is for full layers); the fused
+// kernel executes the band exactly, window_score_elements; the standard kernels still compute and keep
+// the whole masked square. The fused kernel's HBM traffic and kept activations are linear in s (Q, K, V, O
+// read or written once) and do not change with the window. Context parallelism is not modelled with a
+// window (layout_rules refuses it).
 // With context parallelism (cp) each rank holds s/cp queries and streams the other ranks' K/V blocks
 // around a ring (cp-1 steps, each carrying one rank's K and V), overlapped with the block computations.
 #include "models/spec/transformer_spec.hpp"
@@ -28,6 +35,11 @@ inline constexpr double kFlashBackwardFactor = 2.5;
 
 /// Executed / counted score work for a kernel: kFlashCausalWorkFraction for causal flash, else 1.
 [[nodiscard]] double causal_work_fraction(Attention kind, bool causal);
+
+/// Score elements one head of one sequence of s queries executes under a causal window of w keys: query
+/// i sees min(i + 1, w) keys, so for s ≥ w the first w queries see 1..w and the other s − w see w:
+/// w·s − w(w−1)/2; for s < w the causal triangle s(s+1)/2.
+[[nodiscard]] double window_score_elements(double s, double w);
 
 /// Costs of the attention core of one layer, one micro-batch, one rank. FLOPs in FLOP, bytes in bytes.
 struct AttentionCost {
@@ -51,6 +63,7 @@ struct AttentionCost {
   double kv_bytes = 0;        ///< K and V of the whole sequence streaming through this rank, bytes
   double head_dim = 0;        ///< d = h / heads (MLA: the query/key width qk_nope + qk_rope)
   double query_len = 0;       ///< queries per rank, s / cp
+  double window = 0;          ///< keys per query of a windowed layer (W < s); 0: full attention
 };
 
 /// Attention-core costs for spec.attention. Throws InputError when heads do not divide by tp or the

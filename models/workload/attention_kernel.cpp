@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "models/workload/attention.hpp"
 #include "sim/error.hpp"
 
 namespace trainsim::model {
@@ -45,11 +46,15 @@ double head_factor(const AttentionKernelShape& k, bool backward, double d) {
   return 1.0 + std::abs(x) * (end - 1.0);
 }
 
+// Efficiency (before the grid factor) of kernels whose query blocks loop over `loop` keys on average.
+double mean_loop_efficiency(const AttentionKernelShape& k, double base, double loop, bool causal) {
+  return base * (causal ? k.mask : 1.0) * loop / (loop + k.half_key_len);
+}
+
 // Efficiency (before the grid factor) of kernels whose query blocks loop over `keys` keys.
 double loop_efficiency(const AttentionKernelShape& k, double base, double keys, bool causal) {
   if (keys <= 0) return base * (causal ? k.mask : 1.0);
-  const double loop = causal ? 0.5 * keys : keys;
-  return base * (causal ? k.mask : 1.0) * loop / (loop + k.half_key_len);
+  return mean_loop_efficiency(k, base, causal ? 0.5 * keys : keys, causal);
 }
 
 }  // namespace
@@ -115,6 +120,10 @@ double attention_kernel_efficiency(double flops, double head_dim, double seq_len
   const double cp = std::max(1, shape.ring_steps);
   const double step_flops = flops / cp;
   const double grid = step_flops / (step_flops + e.flash_attention_half_flops);
+  if (shape.window > 0 && seq_len > shape.window) {
+    TRAINSIM_CHECK(shape.causal && cp == 1, "a sliding window is causal and on one ring step");
+    return grid * mean_loop_efficiency(k, base, window_score_elements(seq_len, shape.window) / seq_len, true);
+  }
   if (shape.ring_steps <= 1) return grid * loop_efficiency(k, base, seq_len, shape.causal);
 
   const double chunk = seq_len / cp;  // keys per ring step

@@ -20,6 +20,9 @@
 //    the work and lowers the efficiency. mask: the remaining long-sequence loss of masking (the diagonal
 //    blocks and the imbalance between query blocks);
 //  - the last factor: small grids that leave SMs idle (tp-split heads on short sequences).
+// A sliding window of W keys (causal, W < s): L is the mean keys a query loops over,
+// window_score_elements(s, W) / s (about W), the mask factor as for a causal mask; a short window is a
+// short loop and runs at a low efficiency (the kernel's per-block cost against a loop of W keys).
 // Grouped-query attention (kv_heads < heads) does not change the executed FLOPs or this efficiency: the
 // kernels are compute bound and share each K/V tile among its query heads; it lowers K/V bytes only.
 //
@@ -39,6 +42,7 @@ struct AttentionVariant {
   bool backward = false;
   bool causal = false;
   int ring_steps = 1;  ///< cp: kernels over s/cp keys each (ring attention)
+  double window = 0;   ///< a sliding window of this many keys per query (< seq_len, causal, one ring step)
 };
 
 /// Calibrated shape of one kernel implementation (the factors of the form above).

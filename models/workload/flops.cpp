@@ -50,8 +50,13 @@ ForwardFlops forward_flops_per_sequence(const TransformerSpec& spec) {
   f.layer_dense = projections + mlp;
   f.dense_layer_dense = projections + dense_mlp;
   // Scores QKᵀ over the query/key width and context AV over the value width, per head.
-  f.layer_attention =
-      2.0 * s * s * as_double(spec.heads) * as_double(spec.qk_head_dim() + spec.value_head_dim());
+  const double per_key =
+      2.0 * s * as_double(spec.heads) * as_double(spec.qk_head_dim() + spec.value_head_dim());
+  f.layer_attention = per_key * s;
+  if (spec.sliding_window > 0 && spec.sliding_window < spec.seq_len) {
+    f.windowed_layers = spec.windowed_layer_count();
+    f.windowed_layer_attention = per_key * as_double(spec.sliding_window);
+  }
   f.head = 2.0 * s * h * as_double(spec.vocab);
   return f;
 }
@@ -87,10 +92,10 @@ double recompute_flops_per_sequence(const TransformerSpec& spec, Recompute recom
   const double layers = as_double(f.layers);
   const bool flash = is_fused(spec.attention);
   // The fused kernel's backward recomputes QKᵀ: the score part of the forward score + context work, half of
-  // it (MLA: qk / (qk + v) of it).
+  // it (MLA: qk / (qk + v) of it). The standard kernels recompute the whole square, windowed or not.
   const double qk = as_double(spec.qk_head_dim());
   const double score_share = qk / (qk + as_double(spec.value_head_dim()));
-  const double flash_scores = flash ? score_share * layers * f.layer_attention : 0.0;
+  const double flash_scores = flash ? score_share * f.attention_total() : 0.0;
   switch (recompute) {
     case Recompute::full:
       return f.layers_total() + flash_scores;  // the dense first layers at their own size

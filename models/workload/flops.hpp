@@ -16,7 +16,8 @@
 // (models/workload/attention_projections.hpp: q down/up or q, kv down to c + r, kv up to a·(n + v), out
 // a·v → h), and the attention core by 2·s²·a·(n + r) scores + 2·s²·a·v context. Shared experts add
 // shared_experts MLPs of the expert width to the top_k routed ones. A MoE model's first dense_layers
-// layers have the dense MLP of ffn_hidden (no router).
+// layers have the dense MLP of ffn_hidden (no router). A sliding-window layer (window W < s) counts its
+// attention core over s·W scores per head instead of s² (models/workload/attention.hpp).
 // For GPT (kv = a, f = 4h, gelu) the step total is Korthikanti eq. (7):
 //   model FLOPs = 72·B·L·s·h²·(1 + s/(6h) + v/(12·h·L)).
 // Hardware FLOPs add what is computed again:
@@ -39,18 +40,27 @@ struct ForwardFlops {
   double layer_dense = 0;        ///< one (MoE, for a MoE model) layer's projections and MLP/experts/router
   double dense_layer_dense = 0;  ///< the same for one of a MoE model's dense first layers
   double layer_attention = 0;    ///< one layer's QKᵀ + AV, 4·s²·h (MLA: 2·s²·a·(n + r + v))
-  double head = 0;               ///< LM head 2·s·h·v
+  double windowed_layer_attention = 0;  ///< the same for a sliding-window layer: 4·s·W·h
+  std::int64_t windowed_layers = 0;     ///< layers with a window shorter than s, counted in `layers`
+  double head = 0;                      ///< LM head 2·s·h·v
   std::int64_t layers = 0;
   std::int64_t dense_layers = 0;  ///< a MoE model's dense first layers, counted in `layers`
   double generic = 0;             ///< generic models: the sum of forward_flops_per_sample (others 0)
 
   /// One MoE layer of a MoE model, else one layer.
   [[nodiscard]] double per_layer() const { return layer_dense + layer_attention; }
-  /// Every transformer layer, the dense first layers at their own size.
+  /// Every layer's attention core, the windowed ones at their own size.
+  [[nodiscard]] double attention_total() const {
+    const auto windowed = static_cast<double>(windowed_layers);
+    return (static_cast<double>(layers) - windowed) * layer_attention + windowed * windowed_layer_attention;
+  }
+  /// Every transformer layer, the dense first layers and the windowed ones at their own size.
   [[nodiscard]] double layers_total() const {
     const auto dense = static_cast<double>(dense_layers);
+    const auto windowed = static_cast<double>(windowed_layers);
     return (static_cast<double>(layers) - dense) * per_layer() +
-           dense * (dense_layer_dense + layer_attention);
+           dense * (dense_layer_dense + layer_attention) -
+           windowed * (layer_attention - windowed_layer_attention);
   }
   [[nodiscard]] double total() const { return generic + layers_total() + head; }
 };

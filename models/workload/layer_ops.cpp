@@ -287,7 +287,7 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
     if (unpadded) core.memory("attn_unpad", kUnpadForwardPasses * qkv_bytes);
     core.kernel("flash_attention",
                 KernelCost{OpKind::fused_attention, att.forward_flops, att.forward_bytes, att.head_dim, s,
-                           AttentionVariant{spec.attention, false, causal, ring_steps}});
+                           AttentionVariant{spec.attention, false, causal, ring_steps, att.window}});
     if (ring_steps > 1) core.memory("cp_softmax_merge", att.ring_merge_bytes);
     if (unpadded) core.memory("attn_pad", kPadForwardPasses * att.o_bytes);
   } else {
@@ -383,7 +383,7 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
     if (ring_steps > 1) bwd.memory("cp_grad_merge", att.ring_grad_merge_bytes);
     bwd.kernel("flash_attention.bwd",
                KernelCost{OpKind::fused_attention, att.backward_flops, att.backward_bytes, att.head_dim, s,
-                          AttentionVariant{spec.attention, true, causal, ring_steps}});
+                          AttentionVariant{spec.attention, true, causal, ring_steps, att.window}});
     if (unpadded) bwd.memory("attn_unpad.bwd", kUnpadBackwardPasses * qkv_bytes);
   } else {
     const double matmul_bytes = 2.0 * (p * score_bytes + att.q_bytes + 0.5 * att.kv_bytes);

@@ -92,6 +92,7 @@ ParameterBreakdown parameter_breakdown(const TransformerSpec& spec) {
   for (const Projection& x : attention_projections(spec, 1)) {
     p.layer_attention += as_double(x.in) * as_double(x.out) + as_double(x.norm) + as_double(x.bias);
   }
+  if (spec.attention_sinks) p.layer_attention += as_double(spec.heads);  // one sink logit per head
   if (spec.is_moe()) {
     const double expert = mlp_parameters(spec, as_double(spec.mlp_width()));
     p.layer_mlp = as_double(spec.experts) * expert;

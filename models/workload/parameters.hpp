@@ -28,7 +28,7 @@ namespace trainsim::model {
 struct ParameterBreakdown {
   double embedding = 0;         ///< token embeddings, v·h
   double position = 0;          ///< learned position embeddings, seq_len·h (0 under rope)
-  double layer_attention = 0;   ///< QKV + output projection (+ biases)
+  double layer_attention = 0;   ///< QKV + output projection (+ biases, + one sink logit per head)
   double layer_mlp = 0;         ///< dense MLP, or all routed experts of a MoE layer (+ biases)
   double layer_shared_mlp = 0;  ///< the shared experts of a MoE layer (0 when none)
   double layer_router = 0;      ///< MoE router, h·E (0 when dense)

@@ -8,9 +8,11 @@
 #include "models/workload/parameters.hpp"
 #include "scenarios/loader.hpp"
 #include "sim/error.hpp"
+#include "tests/support/load_errors.hpp"
 
 using namespace trainsim;
 using namespace trainsim::scenario;
+using trainsim::testing::errors_of;
 
 namespace {
 
@@ -31,16 +33,6 @@ std::string model_with(const std::string& extra) {
 
 const std::string mla =
     "  q_lora_rank: 16\n  kv_lora_rank: 8\n  qk_nope_head_dim: 8\n  qk_rope_head_dim: 4\n  v_head_dim: 8\n";
-
-// Every diagnostic of loading `text`, as doctest's string so that doctest::Contains can match it.
-doctest::String errors_of(const std::string& text) {
-  try {
-    (void)load_scenario_text(text, "t.yaml");
-  } catch (const InputError& e) {
-    return doctest::String(e.what());
-  }
-  return doctest::String("");
-}
 
 }  // namespace
 

@@ -42,6 +42,10 @@ TransformerSpec read_preset(const std::filesystem::path& path) {
       s.heads = std::stoll(value);
     else if (key == "kv_heads")
       s.kv_heads = std::stoll(value);
+    else if (key == "head_dim")
+      s.head_dim = std::stoll(value);
+    else if (key == "attention_sinks")
+      s.attention_sinks = value == "true";
     else if (key == "ffn_hidden")
       s.ffn_hidden = std::stoll(value);
     else if (key == "vocab")
@@ -117,6 +121,10 @@ const std::map<std::string, Published>& published() {
       {"mixtral-8x22b", {141e9, 0.005, "Mistral AI, Mixtral 8x22B release (141B total)"}},
       // 671B without the 14B multi-token-prediction module (the hub's 685B include it); 671.03B counted.
       {"deepseek-v3", {671e9, 0.001, "DeepSeek-AI 2024, arXiv:2412.19437 (671B total)"}},
+      // The model card's totals to 0.1B; 116.83B and 20.91B counted
+      // (tests/scenarios/gpt_oss_preset_test.cpp).
+      {"gpt-oss-120b", {116.8e9, 0.005, "OpenAI 2025, gpt-oss model card, arXiv:2508.10925 (116.8B)"}},
+      {"gpt-oss-20b", {20.9e9, 0.005, "OpenAI 2025, gpt-oss model card, arXiv:2508.10925 (20.9B)"}},
       {"megatron-1.7b", {1.7e9, 0.03, "Narayanan et al. 2021, Table 1"}},
       {"megatron-3.6b", {3.6e9, 0.015, "Narayanan et al. 2021, Table 1"}},
       {"megatron-7.5b", {7.5e9, 0.01, "Narayanan et al. 2021, Table 1"}},
