@@ -145,7 +145,7 @@ ExplainSection attention_section(const TransformerSpec& model, const ParallelPla
           100 * efficiency(false), 100 * efficiency(true), d, model.causal ? "causal" : "no mask",
           plan.cp > 1 ? fmt::format(", ring of {} steps over {} keys each", plan.cp, model.seq_len / plan.cp)
                       : ""));
-      const std::int64_t windowed = model.sliding_window < model.seq_len ? model.windowed_layer_count() : 0;
+      const std::int64_t windowed = model.windowed_layer_count();
       if (windowed > 0) {
         const auto window = static_cast<double>(model.sliding_window);
         const auto windowed_efficiency = [&](bool backward) {

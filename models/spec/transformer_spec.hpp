@@ -148,9 +148,10 @@ struct TransformerSpec {
     d.dense_layers = 0;
     return d;
   }
-  /// Layer `layer` attends over a sliding window.
+  /// Layer `layer` attends over a sliding window shorter than the sequence (a window of seq_len or more
+  /// is full attention: the one rule every windowed cost and layout check goes through).
   [[nodiscard]] bool is_windowed(std::int64_t layer) const {
-    if (sliding_window <= 0) return false;
+    if (sliding_window <= 0 || sliding_window >= seq_len) return false;
     if (window_layers.empty()) return true;
     return window_layers[static_cast<std::size_t>(layer) % window_layers.size()];
   }
@@ -159,7 +160,8 @@ struct TransformerSpec {
     for (std::int64_t l = 0; l < layers; ++l) n += is_windowed(l) ? 1 : 0;
     return n;
   }
-  /// The window of every layer: sliding_window when all layers are windowed, 0 when none is. A model that
+  /// The window of every layer: sliding_window when all layers are windowed (is_windowed), 0 when none is.
+  /// A model that
   /// mixes both kinds has no single answer: its per-layer costs take as_attention_layer first
   /// (InternalError).
   [[nodiscard]] std::int64_t uniform_window() const;

@@ -121,7 +121,7 @@ std::vector<LayoutProblem> layout_rules(const TransformerSpec& m, const Parallel
                       "the sequence into two chunks per context-parallel rank)",
                       m.seq_len, 2 * p.cp));
     }
-    if (p.cp > 1 && m.sliding_window > 0 && m.sliding_window < m.seq_len && m.windowed_layer_count() > 0) {
+    if (p.cp > 1 && m.windowed_layer_count() > 0) {
       problem(LayoutKey::cp,
               fmt::format("context parallelism with sliding-window layers (model.sliding_window {} < seq_len "
                           "{}) is not modelled: the ring steps a window skips are not priced; use cp: 1",

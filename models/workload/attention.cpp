@@ -32,8 +32,7 @@ AttentionCost attention_cost(const TransformerSpec& spec, const Shard& shard) {
   const double kv_heads_rank = std::max(1.0, static_cast<double>(spec.kv_heads_or_heads()) / t);
   const double heads_rank = heads / t;
   const double scores = b * heads_rank * sq * s;  // score elements on this rank (full square)
-  const auto spec_window = static_cast<double>(spec.uniform_window());
-  const double window = spec_window > 0 && spec_window < s ? spec_window : 0.0;  // a window shorter than s
+  const auto window = static_cast<double>(spec.uniform_window());  // 0, or a window shorter than s
   TRAINSIM_CHECK(window == 0 || shard.cp == 1, "sliding-window attention under context parallelism");
   // Model-FLOPs scores: a windowed query counts W keys.
   const double model_scores = window > 0 ? b * heads_rank * sq * window : scores;

@@ -53,10 +53,8 @@ ForwardFlops forward_flops_per_sequence(const TransformerSpec& spec) {
   const double per_key =
       2.0 * s * as_double(spec.heads) * as_double(spec.qk_head_dim() + spec.value_head_dim());
   f.layer_attention = per_key * s;
-  if (spec.sliding_window > 0 && spec.sliding_window < spec.seq_len) {
-    f.windowed_layers = spec.windowed_layer_count();
-    f.windowed_layer_attention = per_key * as_double(spec.sliding_window);
-  }
+  f.windowed_layers = spec.windowed_layer_count();
+  if (f.windowed_layers > 0) f.windowed_layer_attention = per_key * as_double(spec.sliding_window);
   f.head = 2.0 * s * h * as_double(spec.vocab);
   return f;
 }
