@@ -51,7 +51,8 @@ void read_framework_block(Diagnostics& d, const YamlValue& v, model::ParallelPla
                                        "cuda_graphs",
                                        "fused_elementwise",
                                        "unpadded_attention",
-                                       "cp_kv_all_gather"});
+                                       "cp_kv_all_gather",
+                                       "gradient_staging"});
     if (!r->valid()) return;
     preset_node = r->get("preset");
   }
@@ -89,6 +90,7 @@ void read_framework_block(Diagnostics& d, const YamlValue& v, model::ParallelPla
   r->boolean("fused_elementwise", f.fused_elementwise);
   r->boolean("unpadded_attention", f.unpadded_attention);
   r->boolean("cp_kv_all_gather", f.cp_kv_all_gather);
+  r->choice("gradient_staging", f.gradient_staging, model::kGradientStagingNames);
   if (r->has("grad_reduce_dtype")) {
     topo::Precision p = topo::Precision::fp32;
     r->choice("grad_reduce_dtype", p, kReduceDtypeNames);
@@ -122,7 +124,8 @@ std::string framework_to_yaml(const model::ParallelPlan& plan) {
       "\"\n  cuda_graphs: " + yes_no(f.cuda_graphs) +
       "\n  fused_elementwise: " + yes_no(f.fused_elementwise) +
       "\n  unpadded_attention: " + yes_no(f.unpadded_attention) +
-      "\n  cp_kv_all_gather: " + yes_no(f.cp_kv_all_gather) + "\n";
+      "\n  cp_kv_all_gather: " + yes_no(f.cp_kv_all_gather) +
+      "\n  gradient_staging: " + std::string(model::to_string(f.gradient_staging)) + "\n";
   if (f.grad_reduce_dtype) {
     out += "  grad_reduce_dtype: " + std::string(name_in(kReduceDtypeNames, *f.grad_reduce_dtype)) + "\n";
   }

@@ -76,6 +76,7 @@ Framework framework_preset(FrameworkPreset preset) {
       // torchtitan's Llama runs its RMSNorm, SwiGLU, rotary embedding and loss as eager ops unless
       // compiled (training.compile false by default); FSDP2 wraps any model and leaves its kernels alone.
       f.fused_elementwise = preset != FrameworkPreset::torchtitan;
+      f.gradient_staging = GradientStaging::fsdp2;
       break;
     case FrameworkPreset::llm_foundry:
       // Composer's PyTorch FSDP (FSDP1) around an MPT model, as scripts/train/benchmarking runs it: one
@@ -87,9 +88,23 @@ Framework framework_preset(FrameworkPreset preset) {
       f.grad_reduce_dtype = topo::Precision::fp32;
       f.fused_elementwise = false;
       f.unpadded_attention = true;
+      f.gradient_staging = GradientStaging::fsdp1;
       break;
   }
   return f;
+}
+
+double gradient_staging_bytes(GradientStaging staging, double grad_bytes, double reduce_bytes) {
+  switch (staging) {
+    case GradientStaging::in_place:
+      return 0;
+    case GradientStaging::fsdp1:
+      return 2 * grad_bytes + (reduce_bytes != grad_bytes ? grad_bytes + reduce_bytes : 0.0) +
+             2 * reduce_bytes;
+    case GradientStaging::fsdp2:
+      return grad_bytes + reduce_bytes;
+  }
+  return 0;
 }
 
 int prefetch_units(const Framework& framework, double unit_params) {
@@ -122,6 +137,8 @@ std::string framework_flags(const Framework& f, bool overlap_grad_reduce) {
     out += " collective_host_per_rank_us=" + fmt::format("{:g}", f.collective_host_per_rank_s * 1e6);
   out += std::string(" fused_elementwise=") + flag(f.fused_elementwise);
   if (f.unpadded_attention) out += " unpadded_attention=true";
+  if (f.gradient_staging != GradientStaging::in_place)
+    out += " gradient_staging=" + std::string(to_string(f.gradient_staging));
   if (f.cp_kv_all_gather) out += " cp_kv_all_gather=true";
   out += std::string(" cuda_graphs=") + flag(f.cuda_graphs);
   if (!f.cuda_graphs) out += " launch_overhead_us=" + std::to_string(std::lround(f.launch_overhead_s * 1e6));
@@ -176,7 +193,9 @@ std::string_view preset_citation(FrameworkPreset preset) {
     case FrameworkPreset::torchtitan:
       return "PyTorch FSDP2 as torchtitan applies it (torchtitan/parallelisms/parallelize_llama.py): one "
              "fully_shard unit per transformer block, implicit prefetch of the next unit, "
-             "reshard_after_forward true, reduce in float32 (mixed_precision_reduce), async TP off";
+             "reshard_after_forward true, reduce in float32 (mixed_precision_reduce), async TP off; "
+             "foreach_reduce copies each unit's gradients into the reduce-scatter buffer "
+             "(_fsdp_collectives.py)";
     case FrameworkPreset::llm_foundry:
       return "MosaicML llm-foundry (Composer + PyTorch FSDP) as scripts/train/benchmarking/"
              "submit_benchmarks.py runs MPT: attn_impl flash (flash-attn FlashAttention-2, the gpu-flash2 "
@@ -184,7 +203,10 @@ std::string_view preset_citation(FrameworkPreset preset) {
              "Composer PR #2628), low_precision_layernorm and GELU as eager ops, no torch.compile; "
              "flash_attn_fn unpads q, k, v "
              "and pads the output around flash_attn_unpadded_func even without padding "
-             "(llmfoundry/models/layers/attention.py)";
+             "(llmfoundry/models/layers/attention.py); FSDP1's post-backward hook concatenates, casts to "
+             "fp32 "
+             "and pre-divides each unit's gradient before its reduce-scatter (_runtime_utils.py, "
+             "default_hooks.py)";
     case FrameworkPreset::nemo:
       return "NeMo 2.0 performance recipes (nemo/collections/llm/recipes): Megatron-Core with "
              "tp_comm_overlap, overlap_param_gather and overlap_grad_reduce on";

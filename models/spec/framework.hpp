@@ -42,6 +42,36 @@ constexpr std::string_view to_string(FrameworkPreset preset) {
   return name_in(kFrameworkPresetNames, preset);
 }
 
+/// ZeRO-3: how a unit's gradients reach its reduce-scatter after the unit's backward. The copies run on the
+/// framework's reduce stream, before the collective and beside the next unit's backward
+/// (models/step/step_costs.cpp adds them to the unit's reduction).
+enum class GradientStaging : std::uint8_t {
+  /// The backward writes the gradients into the buffer the collective reads (Megatron-Core's contiguous
+  /// grad buffer, DeepSpeed's reduction bucket).
+  in_place,
+  /// PyTorch FSDP1 (torch/distributed/fsdp/_runtime_utils.py, _post_backward_hook): autograd concatenates
+  /// the unit's parameter gradients into flat_param.grad (read and write in the gradient's type), the hook
+  /// casts it to the reduce dtype when that differs (`flat_param.grad.to(handle._reduce_dtype)`), and
+  /// reduce_scatter_hook divides it by gradient_predivide_factor in place before the collective
+  /// (torch/distributed/algorithms/_comm_hooks/default_hooks.py).
+  fsdp1,
+  /// PyTorch FSDP2 (torch/distributed/_composable/fsdp/_fsdp_collectives.py, foreach_reduce): one copy-in
+  /// of the unit's gradients into the reduce-scatter buffer, in the reduce dtype.
+  fsdp2
+};
+
+inline constexpr EnumNames<GradientStaging, 3> kGradientStagingNames{{{"in-place", GradientStaging::in_place},
+                                                                      {"fsdp1", GradientStaging::fsdp1},
+                                                                      {"fsdp2", GradientStaging::fsdp2}}};
+constexpr std::string_view to_string(GradientStaging staging) {
+  return name_in(kGradientStagingNames, staging);
+}
+
+/// HBM bytes read and written per gradient element to stage it (above) when gradients are
+/// `grad_bytes` wide and reduced at `reduce_bytes`: in_place 0; fsdp1 2·g for the concatenation, g + r for
+/// the cast when r ≠ g, 2·r for the division; fsdp2 g + r.
+[[nodiscard]] double gradient_staging_bytes(GradientStaging staging, double grad_bytes, double reduce_bytes);
+
 /// TransformerEngine's userbuffers (initialize_ub's default configuration) run tensor-parallel all-gathers
 /// as a ring exchange on the copy engines and reduce-scatters as a pipelined kernel on 16 SMs; on an H100's
 /// 132 SMs that takes 16/132 of the GEMM's SMs for the reduce-scatter half of the overlaps and about none
@@ -95,6 +125,8 @@ struct Framework {
   /// torch.distributed.all_gather / reduce_scatter takes one tensor view per rank and copies each out
   /// of (or into) NCCL's flat buffer.
   double collective_host_per_rank_s = 0;
+  /// ZeRO-3: the copies that bring a unit's gradients to its reduce-scatter (GradientStaging).
+  GradientStaging gradient_staging = GradientStaging::in_place;
   /// Precision in which gradients are reduced; unset: the gradients' own precision.
   std::optional<topo::Precision> grad_reduce_dtype;
   /// CPU seconds the framework spends issuing one kernel or collective of the step's op lists in eager mode

@@ -222,6 +222,25 @@ bool is_weight_grad(std::string_view name) {
          !name.starts_with("recompute.");
 }
 
+// Kernels that run while collectives of `collective_s` seconds run beside them on other streams: NCCL's
+// kernels take SMs and HBM bandwidth, so the kernels are slowed by the GPU's overlap_compute_slowdown over
+// the share of their time the collectives cover (all of it when the collectives outlast them). Returns the
+// kernels' time before the slow-down.
+double slow_beside_collectives(std::vector<CostPiece>& pieces, double collective_s,
+                               const topo::GpuSpec& gpu) {
+  double kernels = 0;
+  for (const CostPiece& x : pieces) kernels += x.compute;
+  if (kernels > 0 && collective_s > 0) {
+    const double slowed =
+        1.0 + gpu.efficiency.overlap_compute_slowdown * std::min(1.0, collective_s / kernels);
+    for (CostPiece& x : pieces) {
+      x.compute *= slowed;
+      x.weight *= slowed;
+    }
+  }
+  return kernels;
+}
+
 // framework.ep_comm_overlap (DeepSeek-V3's DualPipe, Megatron-Core's --overlap-moe-expert-parallel-comm):
 // a pass's expert-parallel all-to-alls run beside the kernels of the pass it is paired with (a forward with
 // another micro-batch's backward), whose compute is as long as this pass's own in the steady state. The
@@ -229,15 +248,7 @@ bool is_weight_grad(std::string_view name) {
 // bandwidth the communication takes); what the all-to-alls outlast the kernels by stays exposed, as one
 // blocking collective at the pass's end.
 void overlap_with_paired_pass(std::vector<CostPiece>& pieces, double all_to_all, const topo::GpuSpec& gpu) {
-  double kernels = 0;
-  for (const CostPiece& x : pieces) kernels += x.compute;
-  if (kernels > 0) {
-    const double slowed = 1.0 + gpu.efficiency.overlap_compute_slowdown * std::min(1.0, all_to_all / kernels);
-    for (CostPiece& x : pieces) {
-      x.compute *= slowed;
-      x.weight *= slowed;
-    }
-  }
+  const double kernels = slow_beside_collectives(pieces, all_to_all, gpu);
   if (all_to_all <= kernels) return;
   CostPiece rest;
   rest.kind = CostPiece::Kind::collective;
@@ -400,6 +411,13 @@ void sum_pieces(UnitCost& u) {
   u.total = pass_sums(u);
 }
 
+constexpr std::string_view kHostWaitPiece = "host_launches";
+
+// Removes the piece wait_for_host added, so that the pass's kernels can be changed and the floor set again.
+void drop_host_wait(std::vector<CostPiece>& pieces) {
+  std::erase_if(pieces, [](const CostPiece& x) { return x.name == kHostWaitPiece; });
+}
+
 // In eager mode the host issues every op of a pass one after another while the GPU runs the ones already
 // issued, so the pass takes at least ops × launch_overhead (the host runs ahead of a long kernel, so the
 // bound holds for the pass, not for each kernel). What that floor exceeds the pass's GPU time by is the
@@ -411,7 +429,7 @@ void wait_for_host(std::vector<CostPiece>& pieces, std::size_t ops, const Framew
   const double host = static_cast<double>(ops) * fw.launch_overhead_s;
   if (host <= gpu) return;
   CostPiece wait;
-  wait.name = "host_launches";
+  wait.name = std::string(kHostWaitPiece);
   wait.compute = host - gpu;
   pieces.push_back(std::move(wait));
 }
@@ -425,8 +443,10 @@ UnitCost unit_cost(std::string name, const LayerOps& ops, const StepInput& in, c
   for (const auto* pieces : {&u.forward, &u.backward}) {
     for (const CostPiece& x : *pieces) u.routes_pieces = u.routes_pieces || !x.routed.empty();
   }
-  wait_for_host(u.forward, ops.forward.size(), in.plan.framework);
-  wait_for_host(u.backward, ops.backward.size(), in.plan.framework);
+  u.forward_ops = ops.forward.size();
+  u.backward_ops = ops.backward.size();
+  wait_for_host(u.forward, u.forward_ops, in.plan.framework);
+  wait_for_host(u.backward, u.backward_ops, in.plan.framework);
   sum_pieces(u);
   return u;
 }
@@ -571,10 +591,6 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fa
       if (vs == nvs - 1) runs.push_back(UnitRun{2, 1, -1});
     }
   }
-  for (int vs = 0; vs < nvs; ++vs) {
-    out.passes[static_cast<std::size_t>(vs)] =
-        pass_cost(out.units, out.chunk_units[static_cast<std::size_t>(vs)]);
-  }
 
   const OptimizerSpec& opt = in.training.optimizer;
   const Framework& fw = pl.framework;
@@ -608,6 +624,7 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fa
     out.zero3_prefetch = prefetch_units(fw, up.layer / per_layer);
     out.synchronous_zero3 = fw.synchronous_collectives;
     const double rank_host = fw.collective_host_per_rank_s * static_cast<double>(g.shard.size);
+    const double staging_bytes = gradient_staging_bytes(fw.gradient_staging, grad_elem, reduce_elem);
     // `n` collectives of `params` parameters each; routed, their flows as n times the bytes of one (the
     // bandwidth terms of equal collectives add up).
     auto price_pieces = [&](UnitCost& u, double params, double n) {
@@ -623,8 +640,13 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fa
       const double gather_host = fw.gather_host_s + rank_host;
       u.gather_s += n * (gather.time_s + gather_host);
       u.gather_latency_s += n * (gather.latency_s + gather_host);
-      u.reduce_s += n * (reduce.time_s + rank_host);
-      u.reduce_latency_s += n * (reduce.latency_s + rank_host);
+      // The gradients' staging copies run on the reduce stream before each collective (not a flow).
+      const double staging = staging_bytes > 0
+                                 ? kernel_time(KernelCost{OpKind::memory_bound, 0, params * staging_bytes},
+                                               in.cluster.node.gpu, in.training.precision)
+                                 : 0.0;
+      u.reduce_s += n * (reduce.time_s + rank_host + staging);
+      u.reduce_latency_s += n * (reduce.latency_s + rank_host + staging);
     };
     auto price = [&](UnitCost& u, double params, const std::vector<TensorShape>& tensors, int collectives) {
       if (!fw.gather_per_tensor || tensors.empty()) {
@@ -651,6 +673,27 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fa
           price(out.units[static_cast<std::size_t>(k.unit)], up.layer, up.layer_tensors, per_layer);
       }
     }
+    // A unit computes beside its neighbours' collectives: in the forward the gather of the unit ahead
+    // (when gathers run ahead), in the backward that gather again (resharded weights) and the reduction
+    // of the unit behind. Those are units like it, so their time is taken as its own.
+    const bool ahead = out.zero3_prefetch > 0;
+    for (UnitCost& u : out.units) {
+      const double forward_beside = ahead ? u.gather_s : 0.0;
+      const double backward_beside = (ahead && fw.reshard_after_forward ? u.gather_s : 0.0) +
+                                     (fw.synchronous_collectives ? 0.0 : u.reduce_s);
+      // The host issues the ops as before: its floor is set again against the slowed kernels.
+      drop_host_wait(u.forward);
+      drop_host_wait(u.backward);
+      slow_beside_collectives(u.forward, forward_beside, in.cluster.node.gpu);
+      slow_beside_collectives(u.backward, backward_beside, in.cluster.node.gpu);
+      wait_for_host(u.forward, u.forward_ops, fw);
+      wait_for_host(u.backward, u.backward_ops, fw);
+      sum_pieces(u);
+    }
+  }
+  for (int vs = 0; vs < nvs; ++vs) {
+    out.passes[static_cast<std::size_t>(vs)] =
+        pass_cost(out.units, out.chunk_units[static_cast<std::size_t>(vs)]);
   }
 
   // Activations handed between stages: Megatron scatters them over the tp ranks (sequence parallel) so

@@ -129,6 +129,8 @@ struct UnitCost {
   RoutedCollectives gather_flows, reduce_flows;
   /// Routed full cluster: some piece has collectives lowered as flows (CostPiece::routed).
   bool routes_pieces = false;
+  /// Ops of the forward and backward lists: the host issues each (Framework::launch_overhead_s).
+  std::size_t forward_ops = 0, backward_ops = 0;
 };
 
 /// A run of identical consecutive units of one virtual stage, in forward order.

@@ -169,6 +169,62 @@ TEST_CASE("synchronous collectives: each unit's backward waits for the previous 
   CHECK(sync.reduce_tail == 0.0);
 }
 
+TEST_CASE(
+    "ZeRO-3 units compute slower beside their neighbours' collectives: 1 + s·min(1, beside / kernels)") {
+  // One node of the 8-layer GPT, micro-batches of 8 sequences so that a layer's forward outlasts its
+  // gather, the layer's kernels K_f, K_b priced with no slow-down; with s = 0.2 the
+  // forward runs beside one gather G (the unit ahead's, prefetched) and the backward beside the gather again
+  // (resharded) and one reduction R (the unit behind's): K_f·(1 + s·min(1, G/K_f)),
+  // K_b·(1 + s·min(1, (G + R)/K_b)).
+  StepInput in = zero3_gpt(1);
+  in.plan.micro_batch = 8;
+  in.training.global_batch = 64;
+  in.plan.framework.launch_overhead_s = 0;
+  in.cluster.node.gpu.efficiency.overlap_compute_slowdown = 0;
+  const UnitCost plain = costs_of(in).units[0];
+  in.cluster.node.gpu.efficiency.overlap_compute_slowdown = 0.2;
+  const UnitCost slowed = costs_of(in).units[0];
+  const double kf = plain.total.forward_compute, kb = plain.total.backward_compute;
+  const double g = plain.gather_s, r = plain.reduce_s;
+  REQUIRE(g > 0);
+  REQUIRE(g < kf);  // partly beside: the share matters
+  CHECK(slowed.gather_s == seconds(g));
+  CHECK(slowed.total.forward_compute == seconds(kf * (1 + 0.2 * g / kf)));
+  CHECK(slowed.total.backward_compute == seconds(kb * (1 + 0.2 * std::min(1.0, (g + r) / kb))));
+
+  // Kept to the backward (reshard_after_forward false): the backward is beside the reduction only.
+  in.plan.framework.reshard_after_forward = false;
+  CHECK(costs_of(in).units[0].total.backward_compute == seconds(kb * (1 + 0.2 * std::min(1.0, r / kb))));
+  // Gathered on demand (prefetch 0): no gather runs beside the forward.
+  in.plan.framework.reshard_after_forward = true;
+  in.plan.framework.prefetch = 0;
+  CHECK(costs_of(in).units[0].total.forward_compute == seconds(kf));
+}
+
+TEST_CASE("FSDP stages each unit's gradient for its reduce-scatter on the reduce stream: g, r bytes passes") {
+  // gradient_staging_bytes: FSDP1 concatenates (2g), casts when r differs (g + r) and pre-divides (2r);
+  // FSDP2 copies in once at the reduce width (g + r).
+  CHECK(gradient_staging_bytes(GradientStaging::fsdp1, 2, 4) == 4 + 6 + 8);
+  CHECK(gradient_staging_bytes(GradientStaging::fsdp1, 2, 2) == 4 + 0 + 4);
+  CHECK(gradient_staging_bytes(GradientStaging::fsdp2, 2, 4) == 6);
+  CHECK(gradient_staging_bytes(GradientStaging::in_place, 2, 4) == 0);
+
+  // The 8-layer GPT on one node, bf16 gradients reduced in fp32: the layer's reduction grows by one
+  // memory-bound pass of P·18 bytes at 0.5 of 3.35 TB/s plus a 4 us kernel overhead; its gather is unchanged.
+  StepInput in = zero3_gpt(1);
+  in.cluster.node.gpu.efficiency.memory_bandwidth_fraction = 0.5;
+  in.cluster.node.gpu.efficiency.kernel_overhead_s = 4e-6;
+  in.plan.framework.grad_reduce_dtype = topo::Precision::fp32;
+  const UnitCost in_place = costs_of(in).units[0];
+  in.plan.framework.gradient_staging = GradientStaging::fsdp1;
+  const UnitCost fsdp1 = costs_of(in).units[0];
+  const double params = unit_parameters(in.model, in.plan).layer;
+  const double staging = params * 18 / (3.35e12 * 0.5) + 4e-6;
+  CHECK(fsdp1.reduce_s == seconds(in_place.reduce_s + staging));
+  CHECK(fsdp1.reduce_latency_s == seconds(in_place.reduce_latency_s + staging));  // not a flow
+  CHECK(fsdp1.gather_s == seconds(in_place.gather_s));
+}
+
 TEST_CASE("HSDP gathers within its sharding group and all-reduces the shard across the groups") {
   // 4 nodes of 8, shard_group 8: each node is a sharding group; its 8 ranks gather and reduce-scatter
   // over NVSwitch, and 1/8 of the gradients is all-reduced over the 4 replicas, one rank per node.
