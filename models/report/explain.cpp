@@ -130,10 +130,11 @@ ExplainSection attention_section(const TransformerSpec& model, const ParallelPla
                     gb(scores), human(recomputed, "FLOP")));
     const Attention kernel = resolve_attention(model.attention, gpu.efficiency);
     const auto d = static_cast<double>(model.qk_head_dim());
+    const int ring_steps = shard.attention_ring_steps();
     const auto efficiency = [&](bool backward) {
       // Long-sequence efficiency at this shape (the grid factor left out: it depends on the micro-batch).
       return attention_kernel_efficiency(1e30, d, static_cast<double>(model.seq_len),
-                                         AttentionVariant{kernel, backward, model.causal, plan.cp},
+                                         AttentionVariant{kernel, backward, model.causal, ring_steps},
                                          gpu.efficiency, gpu.name);
     };
     if (attention_kernel_fraction(kernel, gpu.efficiency) > 0) {
@@ -143,8 +144,11 @@ ExplainSection attention_section(const TransformerSpec& model, const ParallelPla
           "{}{})",
           to_string(kernel), model.attention == Attention::flash ? " (the GPU's default)" : "", gpu.name,
           100 * efficiency(false), 100 * efficiency(true), d, model.causal ? "causal" : "no mask",
-          plan.cp > 1 ? fmt::format(", ring of {} steps over {} keys each", plan.cp, model.seq_len / plan.cp)
-                      : ""));
+          ring_steps > 1
+              ? fmt::format(", ring of {} steps over {} keys each", ring_steps, model.seq_len / ring_steps)
+          : plan.cp > 1
+              ? fmt::format(", one kernel over all {} keys gathered over cp {}", model.seq_len, plan.cp)
+              : ""));
       const std::int64_t windowed = model.windowed_layer_count();
       if (windowed > 0) {
         const auto window = static_cast<double>(model.sliding_window);

@@ -273,7 +273,7 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
   // Context parallelism: K/V blocks passed round the cp ring under the attention's ring steps, or all of
   // K/V gathered first (att.kv_bytes: the whole sequence's) and attended to in one kernel.
   const bool kv_gather = shard.cp > 1 && shard.cp_kv_all_gather;
-  const int ring_steps = kv_gather ? 1 : cp;
+  const int ring_steps = shard.attention_ring_steps();
   if (kv_gather) {
     core.comm("cp_kv_all_gather", Collective::all_gather, CommGroup::cp, att.kv_bytes);
   } else if (shard.cp > 1) {

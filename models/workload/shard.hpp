@@ -30,6 +30,9 @@ struct Shard {
   /// cp > 1: K/V all-gathered over cp before the attention, not passed round a ring (the framework's
   /// cp_kv_all_gather).
   bool cp_kv_all_gather = false;
+  /// Key blocks one rank's attention kernel loops over in turn: cp ring steps, or 1 when K/V are gathered
+  /// first (one kernel over every key).
+  [[nodiscard]] int attention_ring_steps() const { return cp > 1 && !cp_kv_all_gather ? cp : 1; }
 };
 
 /// The shard of `plan` (micro_batch, tp, sequence_parallel, cp, ep, recompute, the framework's

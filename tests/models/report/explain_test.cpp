@@ -110,3 +110,25 @@ TEST_CASE("under fp8 the explanation shows each Transformer Engine memory term, 
   CHECK(find_line(explain(m, p, bf16, gpu), "memory per GPU, stage 0 (worst)", "fp8 weight copies") ==
         nullptr);
 }
+
+TEST_CASE("the attention note names the key blocks the kernel loops over: a cp ring, or all keys gathered") {
+  TransformerSpec m = gpt3_175b();
+  m.attention = Attention::flash;
+  m.seq_len = 8192;
+  trainsim::topo::GpuSpec gpu = trainsim::testing::h100_sxm();
+  gpu.efficiency.flash2_attention_fraction = 0.4;
+  ParallelPlan p{.tp = 8, .pp = 16, .dp = 2, .cp = 4, .sequence_parallel = true};
+  const auto note = [&] {
+    for (const auto& s : explain(m, p, TrainingSpec{}, gpu).sections) {
+      for (const std::string& n : s.notes) {
+        if (n.rfind("kernel flash2", 0) == 0) return n;
+      }
+    }
+    return std::string();
+  };
+  CHECK(note().find("ring of 4 steps over 2048 keys each") != std::string::npos);
+  p.framework.cp_kv_all_gather = true;
+  const std::string gathered = note();
+  CHECK(gathered.find("one kernel over all 8192 keys gathered over cp 4") != std::string::npos);
+  CHECK(gathered.find("ring of") == std::string::npos);
+}
