@@ -46,6 +46,8 @@ struct Scenario {
   model::TransformerSpec model;
   topo::ClusterSpec cluster;
   model::ParallelPlan parallelism;
+  /// A `framework:` block was written; otherwise parallelism.framework holds megatron-core's defaults.
+  bool framework_named = false;
   model::TrainingSpec training;
   model::CheckpointSpec checkpoint;
   model::FailureSpec failures;

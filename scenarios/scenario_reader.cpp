@@ -100,6 +100,7 @@ class Converter {
     if (const YamlValue* v = r.get("parallelism")) read_parallelism(*v, s.parallelism);
     if (const YamlValue* v = r.get("memory")) read_memory_block(d_, *v, s.parallelism);
     if (const YamlValue* v = r.get("framework")) {
+      s.framework_named = true;
       read_framework_block(d_, *v, s.parallelism, a_.overlap_grad_reduce != nullptr);
     }
     const bool plan_ok = d_.size() == before_plan;

@@ -10,6 +10,7 @@
 #include "models/report/explain.hpp"
 #include "models/report/explain_campaign.hpp"
 #include "models/report/explain_time.hpp"
+#include "scenarios/framework_note.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/studies/simulation.hpp"
 #include "tools/command.hpp"
@@ -44,6 +45,9 @@ void add_explain_command(CLI::App& app, int& exit_code) {
   sub->add_flag("--json", options->json, "print the explanation as JSON");
   sub->callback([options, &exit_code] {
     const scenario::Scenario s = scenario::load_scenario_file(options->path);
+    if (const std::string note = scenario::unnamed_framework_note(s); !note.empty()) {
+      std::cerr << "note: " << note << '\n';
+    }
     model::Explanation e = model::explain(s.model, s.parallelism, s.training, s.cluster.node.gpu,
                                           s.budget.memory_headroom.value_or(0.0));
     e.sections.push_back(model::explain_time(scenario::step_input_of(s)));

@@ -15,6 +15,7 @@
 #include "models/report/summary.hpp"
 #include "models/run/run_timeline.hpp"
 #include "models/step/step_simulator.hpp"
+#include "scenarios/framework_note.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/studies/simulation.hpp"
 #include "sim/error.hpp"
@@ -69,6 +70,9 @@ int run(const RunArgs& args) {
     options.trace_detail =
         pass ? model::StepOptions::TraceDetail::pass : model::StepOptions::TraceDetail::layer;
     options.trace = &trace;
+  }
+  if (const std::string note = scenario::unnamed_framework_note(s); !note.empty()) {
+    std::cerr << "note: " << note << '\n';
   }
   if (s.checkpoint.enabled && s.cluster.storage.write_bytes_per_s <= 0) {
     std::cerr << "note: no cluster.storage.write bandwidth given: checkpoint writes are limited only by the "
