@@ -119,6 +119,8 @@ CaseResult run_case(const std::string& file, const ValidationOptions& options) {
   r.attention = std::string(to_string(
       is_fused(s.model.attention) ? model::resolve_attention(s.model.attention, s.cluster.node.gpu.efficiency)
                                   : s.model.attention));
+  r.framework =
+      std::string(model::to_string(s.parallelism.framework.preset)) + (s.framework_named ? "" : " (unnamed)");
   if (!s.measured) {
     r.failure = "not a validation case: no `measured:` block";
     return r;
@@ -181,12 +183,13 @@ std::vector<GroupSummary> summarize_cases(const std::vector<CaseResult>& results
   // (section order, by, key, metric) -> accumulated errors. std::map keeps the output order fixed.
   std::map<std::tuple<int, std::string, std::string, std::string>, Acc> acc;
   for (const CaseResult& r : results) {
-    // Cases without an attention kernel (collectives) stay out of the attention section.
-    std::vector<std::pair<std::string, std::string>> keys = {{"all", "all"}, {"group", r.group}};
-    if (!r.attention.empty()) keys.emplace_back("attention", r.attention);
+    // Cases without a step (collectives) stay out of the attention and framework sections.
+    std::vector<std::tuple<int, std::string, std::string>> keys = {{0, "all", "all"}, {1, "group", r.group}};
+    if (!r.attention.empty()) keys.emplace_back(2, "attention", r.attention);
+    if (!r.framework.empty()) keys.emplace_back(3, "framework", r.framework);
     for (const MetricCheck& c : r.checks) {
-      for (std::size_t s = 0; s < keys.size(); ++s) {
-        Acc& a = acc[{static_cast<int>(s), keys[s].first, keys[s].second, c.metric}];
+      for (const auto& [section, by, key] : keys) {
+        Acc& a = acc[{section, by, key, c.metric}];
         a.errors.push_back(r.failure.empty() ? c.error : kNaN);
         a.names.push_back(r.name);
         if (!r.failure.empty() || !c.within()) ++a.outside;
@@ -293,6 +296,7 @@ std::string format_validation_json(const std::vector<CaseResult>& results,
                      {"file", r.file},
                      {"group", r.group},
                      {"attention", r.attention},
+                     {"framework", r.framework},
                      {"source", r.source},
                      {"passed", r.passed()},
                      {"failure", r.failure},

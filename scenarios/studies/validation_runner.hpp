@@ -32,8 +32,11 @@ struct CaseResult {
   std::string name;       ///< scenario name
   std::string group;      ///< the case's folder name (e.g. "korthikanti", "vtrain-single")
   std::string attention;  ///< "flash" | "standard"; "" for cases without one (collectives)
-  std::string source;     ///< the `measured.source` citation
-  std::string failure;    ///< non-empty: could not be evaluated (load error, infeasible layout, …)
+  /// The framework preset the step followed, "megatron-core (unnamed)" when the case names none; "" for
+  /// cases without a step (collectives).
+  std::string framework;
+  std::string source;   ///< the `measured.source` citation
+  std::string failure;  ///< non-empty: could not be evaluated (load error, infeasible layout, …)
   std::vector<MetricCheck> checks;
   [[nodiscard]] bool passed() const;  ///< no failure and every check within tolerance
 };
@@ -59,7 +62,7 @@ struct ValidationOptions {
 
 /// Error statistics of one metric over one group of cases.
 struct GroupSummary {
-  std::string by;   ///< "all" | "group" | "attention"
+  std::string by;   ///< "all" | "group" | "attention" | "framework"
   std::string key;  ///< the group's value ("all", "korthikanti", "flash", …)
   std::string metric;
   std::size_t cases = 0;    ///< checks of this metric in the group (failed cases included)
@@ -68,8 +71,8 @@ struct GroupSummary {
   std::string worst_case;  ///< name of the case with the largest |error|
 };
 
-/// Statistics per metric: overall, then per group (folder), then per attention kernel; ordered by
-/// (by, key, metric) within each section.
+/// Statistics per metric: overall, then per group (folder), then per attention kernel, then per framework;
+/// ordered by (by, key, metric) within each section.
 [[nodiscard]] std::vector<GroupSummary> summarize_cases(const std::vector<CaseResult>& results);
 
 /// Renderings for `trainsim validate --format table|csv|json`. The table and JSON include the summary.

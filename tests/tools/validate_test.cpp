@@ -96,7 +96,9 @@ TEST_CASE("validate refuses a path that does not exist with exit 2") {
   CHECK(run("validate /nonexistent/trainsim/cases").exit_code == 2);
 }
 
-TEST_CASE("the summary gives MAPE, bias and the worst case per metric, per folder and per attention kernel") {
+TEST_CASE(
+    "the summary gives MAPE, bias and the worst case per metric, per folder, attention kernel and "
+    "framework") {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   // Two folders; errors +10 % and -30 % in "a", +20 % in "b"; one failed case in "b".
   std::vector<CaseResult> results = {
@@ -108,7 +110,11 @@ TEST_CASE("the summary gives MAPE, bias and the worst case per metric, per folde
        .group = "a",
        .attention = "standard",
        .checks = {{"iteration_time", 1.0, 0.7, -0.3, 0.15}}},
-      {.name = "b1", .group = "b", .attention = "flash", .checks = {{"iteration_time", 2.0, 2.4, 0.2, 0.25}}},
+      {.name = "b1",
+       .group = "b",
+       .attention = "flash",
+       .framework = "fsdp2",
+       .checks = {{"iteration_time", 2.0, 2.4, 0.2, 0.25}}},
       {.name = "b2",
        .group = "b",
        .attention = "flash",
@@ -120,7 +126,7 @@ TEST_CASE("the summary gives MAPE, bias and the worst case per metric, per folde
   CHECK(results[2].passed());
   CHECK_FALSE(results[3].passed());
   const std::vector<GroupSummary> s = summarize_cases(results);
-  REQUIRE(s.size() == 5);  // all, group a, group b, attention flash, attention standard
+  REQUIRE(s.size() == 6);  // all, group a, group b, attention flash, attention standard, framework fsdp2
   CHECK(s[0].by == "all");
   CHECK(s[0].cases == 4);
   CHECK(s[0].outside == 2);
@@ -136,6 +142,10 @@ TEST_CASE("the summary gives MAPE, bias and the worst case per metric, per folde
   CHECK(s[3].by == "attention");
   CHECK(s[3].key == "flash");
   CHECK(s[4].key == "standard");
+  CHECK(s[5].by == "framework");  // only b1 names one
+  CHECK(s[5].key == "fsdp2");
+  CHECK(s[5].cases == 1);
+  CHECK(s[5].stats.mape == doctest::Approx(0.2).scale(0));
   const std::string table = format_validation_table(results, s);
   CHECK(table.find("4 cases, 4 checks: 2 outside tolerance, 1 cases could not be evaluated") !=
         std::string::npos);
