@@ -1,7 +1,7 @@
 // `trainsim validate [PATH...] [--suite NAME]...`: run validation cases (scenarios with a `measured:` block),
 // print predicted vs measured and the error per case, MAPE and worst case per metric, per source folder,
-// per attention kernel and per framework ("(unnamed)" when a case names none); exit 1 when a case is outside
-// its tolerance or cannot be evaluated.
+// per attention kernel, per framework ("(unnamed)" when a case names none) and per GPU; exit 1 when a case is
+// outside its tolerance or cannot be evaluated.
 #include <iostream>
 #include <memory>
 #include <string>

@@ -51,6 +51,7 @@ void run_collective_case(const std::string& file, CaseResult& r) {
   const CollectiveCase c = load_collective_case_file(file);
   r.name = c.name;
   r.source = c.source;
+  r.gpu = c.cluster.node.gpu.name;
   r.checks.push_back(
       {.metric = "busbw", .measured = c.busbw, .predicted = kNaN, .error = kNaN, .tolerance = c.tolerance});
   const std::int64_t n = c.cluster.total_gpus();
@@ -119,6 +120,7 @@ CaseResult run_case(const std::string& file, const ValidationOptions& options) {
   r.attention = std::string(to_string(
       is_fused(s.model.attention) ? model::resolve_attention(s.model.attention, s.cluster.node.gpu.efficiency)
                                   : s.model.attention));
+  r.gpu = s.cluster.node.gpu.name;
   r.framework =
       std::string(model::to_string(s.parallelism.framework.preset)) + (s.framework_named ? "" : " (unnamed)");
   if (!s.measured) {
@@ -187,6 +189,7 @@ std::vector<GroupSummary> summarize_cases(const std::vector<CaseResult>& results
     std::vector<std::tuple<int, std::string, std::string>> keys = {{0, "all", "all"}, {1, "group", r.group}};
     if (!r.attention.empty()) keys.emplace_back(2, "attention", r.attention);
     if (!r.framework.empty()) keys.emplace_back(3, "framework", r.framework);
+    if (!r.gpu.empty()) keys.emplace_back(4, "gpu", r.gpu);
     for (const MetricCheck& c : r.checks) {
       for (const auto& [section, by, key] : keys) {
         Acc& a = acc[{section, by, key, c.metric}];
@@ -297,6 +300,7 @@ std::string format_validation_json(const std::vector<CaseResult>& results,
                      {"group", r.group},
                      {"attention", r.attention},
                      {"framework", r.framework},
+                     {"gpu", r.gpu},
                      {"source", r.source},
                      {"passed", r.passed()},
                      {"failure", r.failure},

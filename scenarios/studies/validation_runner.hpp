@@ -35,6 +35,7 @@ struct CaseResult {
   /// The framework preset the step followed, "megatron-core (unnamed)" when the case names none; "" for
   /// cases without a step (collectives).
   std::string framework;
+  std::string gpu;      ///< the GPU preset of the case's node ("" when it does not load)
   std::string source;   ///< the `measured.source` citation
   std::string failure;  ///< non-empty: could not be evaluated (load error, infeasible layout, …)
   std::vector<MetricCheck> checks;
@@ -62,7 +63,7 @@ struct ValidationOptions {
 
 /// Error statistics of one metric over one group of cases.
 struct GroupSummary {
-  std::string by;   ///< "all" | "group" | "attention" | "framework"
+  std::string by;   ///< "all" | "group" | "attention" | "framework" | "gpu"
   std::string key;  ///< the group's value ("all", "korthikanti", "flash", …)
   std::string metric;
   std::size_t cases = 0;    ///< checks of this metric in the group (failed cases included)

@@ -114,6 +114,7 @@ TEST_CASE(
        .group = "b",
        .attention = "flash",
        .framework = "fsdp2",
+       .gpu = "h100-sxm",
        .checks = {{"iteration_time", 2.0, 2.4, 0.2, 0.25}}},
       {.name = "b2",
        .group = "b",
@@ -126,7 +127,7 @@ TEST_CASE(
   CHECK(results[2].passed());
   CHECK_FALSE(results[3].passed());
   const std::vector<GroupSummary> s = summarize_cases(results);
-  REQUIRE(s.size() == 6);  // all, group a, group b, attention flash, attention standard, framework fsdp2
+  REQUIRE(s.size() == 7);  // all, groups a and b, attention flash and standard, framework fsdp2, gpu h100-sxm
   CHECK(s[0].by == "all");
   CHECK(s[0].cases == 4);
   CHECK(s[0].outside == 2);
@@ -146,6 +147,9 @@ TEST_CASE(
   CHECK(s[5].key == "fsdp2");
   CHECK(s[5].cases == 1);
   CHECK(s[5].stats.mape == doctest::Approx(0.2).scale(0));
+  CHECK(s[6].by == "gpu");
+  CHECK(s[6].key == "h100-sxm");
+  CHECK(s[6].cases == 1);
   const std::string table = format_validation_table(results, s);
   CHECK(table.find("4 cases, 4 checks: 2 outside tolerance, 1 cases could not be evaluated") !=
         std::string::npos);
