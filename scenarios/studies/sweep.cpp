@@ -260,7 +260,11 @@ struct SweepTable::Impl {
     model::Labels out;
     out.emplace_back("scenario", base.name);
     for (const auto& o : point.overrides) out.emplace_back(o.key_path, label_text(o.yaml_value));
-    for (const auto& [key, value] : s.tags) out.emplace_back("tags." + key, value);
+    // A swept tag (`tags.team: [a, b]`) already has its column among the swept keys, holding the value the
+    // point gave the tag: it is written there once, not again among the tags.
+    for (const auto& [key, value] : s.tags) {
+      if (!swept.contains("tags." + key)) out.emplace_back("tags." + key, value);
+    }
     return out;
   }
 
