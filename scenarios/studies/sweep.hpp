@@ -97,6 +97,9 @@ class SweepTable {
   /// another sweep's rows apart even when its columns are the same; a CSV header line cannot hold it and
   /// still load as a table.
   [[nodiscard]] const std::string& fingerprint() const;
+  /// What the user should know before reading the rows (scenarios/studies/region_sweep.hpp), one line
+  /// each without "note: "; the command prints them.
+  [[nodiscard]] const std::vector<std::string>& notes() const;
   /// What a row says at a glance, for a sweep's closing line.
   struct RowFacts {
     bool feasible = false;
