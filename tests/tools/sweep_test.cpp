@@ -518,3 +518,41 @@ TEST_CASE(
   }
   CHECK(losses[1]["parameters"].get<double>() > losses[0]["parameters"].get<double>());
 }
+
+TEST_CASE("check and sweep judge a region sweep alike: a note for prices given beside it, exit 2 for all") {
+  const Folder dir;
+  const std::string head = R"(model: gpt3-1.3b
+cluster: {node: dgx-a100-80gb, nodes: 1}
+parallelism: {tp: 1, pp: 1, dp: auto, micro_batch: 1, zero: 1}
+training: {global_batch: 512, precision: bf16, optimizer: adamw, tokens: 26e9}
+)";
+  const std::string swept = "sweep:\n  pricing.region: [us-east, us-west]\n";
+  // The GPU-hour beside the region: both tables' energy prices differ (models/regions/), so the bills do.
+  const std::string some =
+      write(dir, "some.yaml", head + "pricing: {region: us-east, gpu_hour: \"$2.50\"}\n" + swept);
+  for (const char* command : {" check ", " sweep "}) {
+    CAPTURE(command);
+    CHECK(shell(trainsim_command() + command + some + " >/dev/null 2>" + dir.file("err.txt")) == 0);
+    CHECK(
+        read_file(dir.file("err.txt"))
+            .find("note: sweep over pricing.region: pricing.gpu_hour is given beside the region, and a price "
+                  "given beside it wins over its table in every point; the rows compare the regions' other "
+                  "prices") != std::string::npos);
+  }
+  // Every price a table sets given beside it: the rows would differ in the region's name only. The sweep key
+  // is on line 7, at column 3.
+  const std::string all = write(dir, "all.yaml",
+                                head +
+                                    "pricing: {region: us-east, gpu_hour: \"$2.50\", storage: "
+                                    "{hot: \"$0.01/GB-month\"}, egress: \"$0.01/GB\", energy: "
+                                    "{price: \"$0.05/kWh\", carbon: \"100 g/kWh\"}}\n" +
+                                    swept);
+  for (const char* command : {" check ", " sweep "}) {
+    CAPTURE(command);
+    CHECK(shell(trainsim_command() + command + all + " >/dev/null 2>" + dir.file("err.txt")) == 2);
+    CHECK(read_file(dir.file("err.txt"))
+              .find("all.yaml:7:3: sweep.pricing.region: every swept region ends with the same prices: "
+                    "pricing.gpu_hour, pricing.storage.hot, pricing.egress, pricing.energy.price and "
+                    "pricing.energy.carbon are given beside the region") != std::string::npos);
+  }
+}
