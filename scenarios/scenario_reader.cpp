@@ -5,6 +5,7 @@
 #include <initializer_list>
 #include <numeric>
 
+#include "models/report/run_labels.hpp"
 #include "models/report/summary.hpp"
 #include "models/step/layout_rules.hpp"
 #include "models/workload/attention_kernel.hpp"
@@ -154,7 +155,19 @@ class Converter {
       return;
     }
     for (const YamlEntry& e : v.entries) {
-      if (auto text = read_string(d_, e.value, join_path("tags", e.key))) s.tags.emplace_back(e.key, *text);
+      const std::string path = join_path("tags", e.key);
+      // `trainsim run` writes a tag under its own key beside the built-in fields
+      // (models/report/run_labels.hpp): a key one of them already has would be two columns of one name in the
+      // table, or one silently overwritten in summary.json.
+      if (const auto column = model::tag_column_clash(e.key)) {
+        d_.add(Diagnostic{v.file ? *v.file : "", e.key_line, e.key_column, path,
+                          "a tag cannot be called \"" + e.key +
+                              "\": `trainsim run` writes each tag as a column of its summary under the tag's "
+                              "key, and the summary already has the column " +
+                              *column + "; rename the tag"});
+        continue;
+      }
+      if (auto text = read_string(d_, e.value, path)) s.tags.emplace_back(e.key, *text);
     }
   }
 

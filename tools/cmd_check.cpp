@@ -2,12 +2,15 @@
 // alone decides) and print a one-line summary of each; exit 2 with every problem on bad input.
 #include <fmt/format.h>
 
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "models/workload/parameters.hpp"
 #include "scenarios/loader.hpp"
+#include "scenarios/studies/region_sweep.hpp"
 #include "scenarios/studies/sweep.hpp"
 #include "sim/error.hpp"
 #include "tools/command.hpp"
@@ -38,6 +41,19 @@ std::string summary_line(const scenario::Scenario& s) {
           : fmt::format(", sweep of {} keys, {} points", s.sweep.axes.size(), scenario::sweep_size(s.sweep)));
 }
 
+// A sweep over pricing.region is checked as `sweep` checks it (scenarios/studies/region_sweep.hpp), so that
+// check passes only what sweep would run: the error when every row would differ in the region's name only,
+// the note on stderr otherwise.
+void check_region_axis(const std::string& file, const std::vector<scenario::Override>& overrides,
+                       const scenario::Scenario& s) {
+  if (s.sweep.empty()) return;
+  std::ifstream in(file, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  const std::string note = scenario::check_region_sweep(text.str(), file, overrides, s.sweep);
+  if (!note.empty()) std::cerr << "note: " << note << '\n';
+}
+
 }  // namespace
 
 void add_check_command(CLI::App& app, int& exit_code) {
@@ -54,6 +70,7 @@ void add_check_command(CLI::App& app, int& exit_code) {
     if (files.size() == 1) {
       // One file: bad input propagates to main, which prints it and exits 2.
       const scenario::Scenario s = scenario::load_scenario_file(files.front(), overrides);
+      check_region_axis(files.front(), overrides, s);
       std::cout << (dump ? scenario::dump_scenario(s) : summary_line(s) + "\n");
       return;
     }
@@ -61,6 +78,7 @@ void add_check_command(CLI::App& app, int& exit_code) {
     for (const auto& file : files) {
       try {
         const scenario::Scenario s = scenario::load_scenario_file(file, overrides);
+        check_region_axis(file, overrides, s);
         std::cout << (dump ? scenario::dump_scenario(s) : summary_line(s) + "\n");
       } catch (const InputError& e) {
         std::cerr << "error: " << e.what() << '\n';

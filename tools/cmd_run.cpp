@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "models/report/run_labels.hpp"
 #include "models/report/summary.hpp"
 #include "models/run/run_timeline.hpp"
 #include "models/step/step_simulator.hpp"
@@ -82,9 +83,8 @@ int run(const RunArgs& args) {
   const model::StepReport& step = result.step;
   const model::RunReport& run = result.run;
 
-  model::Labels labels = {{"scenario", s.name}, {"fidelity", model::to_string(fidelity)}};
-  for (const auto& tag : s.tags) labels.push_back(tag);
-  const model::Summary summary = model::summarize(labels, step, &run);
+  const model::Summary summary =
+      model::summarize(model::run_labels(s.name, model::to_string(fidelity), s.tags), step, &run);
   if (args.format == "json") {
     std::cout << model::to_json(summary, 2) << '\n';
   } else {

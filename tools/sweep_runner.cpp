@@ -62,6 +62,10 @@ std::vector<std::int64_t> points_to_run(std::int64_t size, const scenario::Shard
   return points;
 }
 
+void print_notes(const scenario::SweepTable& table) {
+  for (const std::string& note : table.notes()) std::fprintf(stderr, "note: %s\n", note.c_str());
+}
+
 void report_interruption(std::int64_t written, std::size_t planned) {
   std::fprintf(stderr,
                "trainsim sweep: interrupted after %lld of %zu points; rerun with --resume to finish\n",
@@ -72,6 +76,7 @@ void report_interruption(std::int64_t written, std::size_t planned) {
 
 SweepOutcome run_sweep(const SweepJob& job) {
   const scenario::SweepTable table(job.scenario_path, job.fidelity, job.format, job.overrides);
+  print_notes(table);
   SweepOutput output(job.output, table, job.resume);
   const std::vector<std::int64_t> points = points_to_run(table.size(), job.shard, output.done());
 
@@ -258,7 +263,10 @@ SweepOutcome run_sweep_mpi(const SweepJob& job) {
   const scenario::SweepTable table(job.scenario_path, job.fidelity, job.format, job.overrides);
   // Past this point an error on one rank would leave the others waiting for it forever: abort the job.
   try {
-    if (mpi.rank() == 0) return coordinate(job, table, mpi.size() - 1);
+    if (mpi.rank() == 0) {
+      print_notes(table);
+      return coordinate(job, table, mpi.size() - 1);
+    }
     SweepJob worker_job = job;
     if (worker_job.threads <= 0) worker_job.threads = 1;  // one rank per core is the MPI convention
     work(worker_job, table);

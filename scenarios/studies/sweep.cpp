@@ -18,6 +18,7 @@
 #include "models/report/summary.hpp"
 #include "models/step/step_simulator.hpp"
 #include "scenarios/loader.hpp"
+#include "scenarios/studies/region_sweep.hpp"
 #include "scenarios/yaml_tree.hpp"
 #include "sim/error.hpp"
 
@@ -255,12 +256,17 @@ struct SweepTable::Impl {
   std::set<std::string> swept;               // key paths of the sweep axes
   std::string fingerprint;
   std::vector<Override> overrides;  // --set, before each point's own
+  std::vector<std::string> notes;
 
   model::Labels labels(const Scenario& s, const SweepPoint& point) const {
     model::Labels out;
     out.emplace_back("scenario", base.name);
     for (const auto& o : point.overrides) out.emplace_back(o.key_path, label_text(o.yaml_value));
-    for (const auto& [key, value] : s.tags) out.emplace_back("tags." + key, value);
+    // A swept tag (`tags.team: [a, b]`) already has its column among the swept keys, holding the value the
+    // point gave the tag: it is written there once, not again among the tags.
+    for (const auto& [key, value] : s.tags) {
+      if (!swept.contains("tags." + key)) out.emplace_back("tags." + key, value);
+    }
     return out;
   }
 
@@ -299,6 +305,10 @@ SweepTable::SweepTable(const std::string& scenario_path, model::Fidelity fidelit
   buffer << in.rdbuf();
   impl_->text = buffer.str();
   impl_->size = sweep_size(impl_->base.sweep);
+  if (std::string note = check_region_sweep(impl_->text, scenario_path, impl_->overrides, impl_->base.sweep);
+      !note.empty()) {
+    impl_->notes.push_back(std::move(note));
+  }
   const SweepPoint first = sweep_point(impl_->base.sweep, 0);
   const model::RunReport run = Impl::reference_run(impl_->base);
   for (const auto& axis : impl_->base.sweep.axes) impl_->swept.insert(axis.key_path);
@@ -327,6 +337,10 @@ std::string SweepTable::header() const {
   if (impl_->format == RowFormat::jsonl) return "";
   model::Summary reference{impl_->columns};
   return "point,sweep_fingerprint," + model::csv_header(reference) + "\n";
+}
+
+const std::vector<std::string>& SweepTable::notes() const {
+  return impl_->notes;
 }
 
 const std::string& SweepTable::fingerprint() const {

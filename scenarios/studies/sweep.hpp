@@ -68,15 +68,15 @@ enum class RowFormat { csv, jsonl };
 /// point goes through exactly the validation of a hand-written file.
 ///
 /// Columns, in order: `point` (the index), `scenario`, one per swept key (named by its key path, e.g.
-/// `cluster.nodes`, the value as written), one per tag (`tags.<key>`), then the fields of
-/// model::summarize under their model::column_name in both formats (iteration_time_s,
-/// memory_per_gpu_bytes, cost_total_usd, ...). A point that cannot be built (InputError) or that is
-/// infeasible keeps its row: `feasible` false, the reason in `reason` (one line), the numeric fields empty in
-/// CSV and null in JSON. A point that builds but does not fit keeps its numbers with `fits` false. In JSON,
-/// swept values written as plain numbers are numbers; JSON numbers are always finite (a non-finite value is
-/// an internal error). The columns are those of the base scenario's blocks (spot, Monte-Carlo spread,
-/// alerts, convergence, tuning, data, people, commitment); columns a point's summary lacks (e.g. spot
-/// columns when a point turns spot pricing off) are empty.
+/// `cluster.nodes`, the value as written), one per tag (`tags.<key>`; a swept tag has its one column among
+/// the swept keys), then the fields of model::summarize under their model::column_name in both formats
+/// (iteration_time_s, memory_per_gpu_bytes, cost_total_usd, ...). A point that cannot be built (InputError)
+/// or that is infeasible keeps its row: `feasible` false, the reason in `reason` (one line), the numeric
+/// fields empty in CSV and null in JSON. A point that builds but does not fit keeps its numbers with `fits`
+/// false. In JSON, swept values written as plain numbers are numbers; JSON numbers are always finite (a
+/// non-finite value is an internal error). The columns are those of the base scenario's blocks (spot,
+/// Monte-Carlo spread, alerts, convergence, tuning, data, people, commitment); columns a point's summary
+/// lacks (e.g. spot columns when a point turns spot pricing off) are empty.
 class SweepTable {
  public:
   /// `overrides` (--set) apply to the file before the sweep's own points do.
@@ -97,6 +97,9 @@ class SweepTable {
   /// another sweep's rows apart even when its columns are the same; a CSV header line cannot hold it and
   /// still load as a table.
   [[nodiscard]] const std::string& fingerprint() const;
+  /// What the user should know before reading the rows (scenarios/studies/region_sweep.hpp), one line
+  /// each without "note: "; the command prints them.
+  [[nodiscard]] const std::vector<std::string>& notes() const;
   /// What a row says at a glance, for a sweep's closing line.
   struct RowFacts {
     bool feasible = false;

@@ -342,6 +342,34 @@ TEST_CASE("parallel degrees whose product overflows 64 bits are an error, not a 
   CHECK(p.model_parallel_size() == std::int64_t{1} << 62);
 }
 
+TEST_CASE(
+    "a tag named like a built-in column of the run's summary is an error at the tag, naming the column") {
+  // `tags: {team: llm, steps: x}` on line 4: `steps` starts at column 19 (7 for "tags: {", 11 for
+  // "team: llm, "). steps is a count, so its column keeps its name.
+  CHECK(
+      errors_of(base + "tags: {team: llm, steps: x}\n") ==
+      "t.yaml:4:19: tags.steps: a tag cannot be called \"steps\": `trainsim run` writes each tag as a column "
+      "of its summary under the tag's key, and the summary already has the column steps; rename the tag");
+  // A field's name clashes with its unit-suffixed column; the fixed labels and an alert's fields too.
+  CHECK(errors_of(base + "tags:\n  iteration_time: x\n").find("t.yaml:5:3: tags.iteration_time:") == 0);
+  CHECK(errors_of(base + "tags:\n  iteration_time: x\n").find("the column iteration_time_s;") !=
+        std::string::npos);
+  for (const char* key : {"scenario", "fidelity", "cost_total_usd", "region", "budget_alert_1_time_s"}) {
+    CAPTURE(key);
+    CHECK(errors_of(base + "tags: {" + key + ": x}\n").find(std::string("the column ") + key + ";") !=
+          std::string::npos);
+  }
+  // Each clashing tag is reported; the others load.
+  const std::string both = errors_of(base + "tags: {mfu: a, team: llm, fits: b}\n");
+  CHECK(both.find("tags.mfu:") != std::string::npos);
+  CHECK(both.find("tags.fits:") != std::string::npos);
+  CHECK(both.find("tags.team") == std::string::npos);
+  // --set goes through the same reader.
+  CHECK(errors_of(base, {{"tags.fits", "yes"}}).find("tags.fits: a tag cannot be called \"fits\"") !=
+        std::string::npos);
+  CHECK(errors_of(base + "tags: {team: llm, steps_note: x}\n").empty());
+}
+
 TEST_CASE("a name and tags holding quotes, backslashes and control characters dump and load back") {
   std::string text = "name: \"a \\\"b\\\" \\\\ \\x01\"\n" + base;
   text += "tags: {note: \"tab\\there\\nnext\"}\n";

@@ -8,9 +8,14 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
+#include <string>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 #include "binary_harness.hpp"
+#include "tools/report_table.hpp"
 
 using nlohmann::json;
 using trainsim::e2e::describe;
@@ -238,4 +243,74 @@ TEST_CASE("analytic fidelity: every example writes the closed form's Chrome trac
       CHECK(std::abs(last_end_us - summary["iteration_time_s"].get<double>() * 1e6) <= 0.002);
     }
   }
+}
+
+TEST_CASE("the campaign example's summary.json and every row of its run.csv carry its tags") {
+  const TempDir out;
+  const std::string example = TRAINSIM_SOURCE_DIR "/scenarios/examples/llama2-7b-to-loss.yaml";
+  REQUIRE(shell(trainsim_command() + " run '" + example + "' -o '" + out.path().string() + "' >/dev/null") ==
+          0);
+  // tags: {team: llm, project: campaign}: in run's summary under their own keys, after scenario and fidelity.
+  const auto summary = nlohmann::ordered_json::parse(read_file(out.path() / "summary.json"));
+  CHECK(summary["team"] == "llm");
+  CHECK(summary["project"] == "campaign");
+  auto key = summary.begin();
+  CHECK(key.key() == "scenario");
+  CHECK((++key).key() == "fidelity");
+  CHECK((++key).key() == "team");
+  CHECK((++key).key() == "project");
+  // In run.csv as the last two columns of the header and of every row.
+  std::istringstream rows(read_file(out.path() / "run.csv"));
+  std::string row;
+  std::getline(rows, row);
+  CHECK(row.ends_with(",cost_total_usd,tags.team,tags.project"));
+  std::size_t data_rows = 0;
+  while (std::getline(rows, row)) {
+    ++data_rows;
+    CHECK(row.ends_with(",llm,campaign"));
+  }
+  CHECK(data_rows >= 2);
+}
+
+TEST_CASE(
+    "the to-loss sweep example's report draws its Pareto front: the rows nothing beats on time and cost") {
+  const TempDir out;
+  REQUIRE(shell("cd '" TRAINSIM_SOURCE_DIR "' && " + trainsim_command() +
+                " sweep scenarios/examples/gpt3-to-loss-sweep.yaml -o '" + out.file("sweep.csv") +
+                "' 2>/dev/null && " + trainsim_command() + " report '" + out.file("sweep.csv") + "' -o '" +
+                out.file("report.html") + "' >/dev/null 2>&1") == 0);
+  const trainsim::cli::Table t = trainsim::cli::parse_csv(read_file(out.file("sweep.csv")), "sweep.csv");
+  const int time = t.column("run_time_s"), cost = t.column("cost_total_usd"), fits = t.column("fits"),
+            model = t.column("model");
+  REQUIRE((time >= 0 && cost >= 0 && fits >= 0 && model >= 0));
+  // The front, found here from the rows: a row that fits and that no other row matches or beats on both
+  // run time and cost with one of them strictly better.
+  std::vector<std::pair<double, double>> points;
+  std::vector<std::string> models;
+  for (const auto& row : t.rows) {
+    const auto s = trainsim::cli::number_of(row[static_cast<std::size_t>(time)]);
+    const auto usd = trainsim::cli::number_of(row[static_cast<std::size_t>(cost)]);
+    if (row[static_cast<std::size_t>(fits)] != "true" || !s || !usd) continue;
+    points.emplace_back(*s, *usd);
+    models.push_back(row[static_cast<std::size_t>(model)]);
+  }
+  REQUIRE(points.size() == 12);  // 4 models x 3 cluster sizes, every one reaching the target
+  std::size_t front = 0;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const bool beaten = std::any_of(points.begin(), points.end(), [&](const auto& q) {
+      return q.first <= points[i].first && q.second <= points[i].second && q != points[i];
+    });
+    if (beaten) continue;
+    ++front;
+    CHECK(models[i] == "gpt3-6.7b");  // the README's reading of this example
+  }
+  CHECK(front == 3);
+  // The report marks each of them on its run time against cost chart, under the front's legend.
+  const std::string html = read_file(out.file("report.html"));
+  CHECK(html.find("Pareto front (nothing is both faster and cheaper)") != std::string::npos);
+  std::size_t marks = 0;
+  for (std::size_t at = html.find("Pareto front: "); at != std::string::npos;
+       at = html.find("Pareto front: ", at + 1))
+    ++marks;
+  CHECK(marks == front);
 }

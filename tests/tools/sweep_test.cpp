@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -446,5 +447,112 @@ TEST_CASE("one run written as summary.json, a CSV row and a JSON Lines row: the 
       CHECK(jsonl[key] == v);
       CHECK(cell == v.get<std::string>());
     }
+  }
+}
+
+TEST_CASE(
+    "the campaign example sweeps over its campaign keys: trials x eta, region x commitment, loss x model") {
+  const Folder dir;
+  const std::string example = TRAINSIM_SOURCE_DIR "/scenarios/examples/llama2-7b-to-loss.yaml";
+  const auto sweep = [&](const std::string& axes) {
+    const int code = shell(trainsim_command() + " sweep '" + example + "' --set 'sweep={" + axes + "}' -o " +
+                           dir.file("out.jsonl") + " 2>" + dir.file("err.txt"));
+    REQUIRE(code == 0);
+    std::vector<nlohmann::json> rows;
+    for (const std::string& line : lines(read_file(dir.file("out.jsonl"))))
+      rows.push_back(nlohmann::json::parse(line));
+    for (const auto& row : rows) {
+      CHECK(row["feasible"] == true);
+      CHECK(row["tags.team"] == "llm");  // every row carries the scenario's tags
+      CHECK(row["tags.project"] == "campaign");
+    }
+    return rows;
+  };
+
+  // The example's trials train 0.01 of the run each, halved from min_fraction 0.05 up to a whole trial.
+  // By hand, trial equivalents = sum over rungs of floor(n / eta^i) * min(0.05 * eta^i, 1):
+  //   27, eta 3: 27*0.05 + 9*0.15 + 3*0.45 + 1*1 = 1.35 + 1.35 + 1.35 + 1 = 5.05
+  //   27, eta 4: 27*0.05 + 6*0.2 + 1*0.8 = 1.35 + 1.2 + 0.8 = 3.35 (27/64 leaves no trial)
+  //   64, eta 3: 64*0.05 + 21*0.15 + 7*0.45 + 2*1 = 3.2 + 3.15 + 3.15 + 2 = 11.5
+  //   64, eta 4: 64*0.05 + 16*0.2 + 4*0.8 + 1*1 = 3.2 + 3.2 + 3.2 + 1 = 10.6
+  const auto trials = sweep("tuning.trials: [27, 64], tuning.early_stopping.eta: [3, 4]");
+  REQUIRE(trials.size() == 4);
+  const double equivalents[] = {5.05, 3.35, 11.5, 10.6};
+  for (std::size_t i = 0; i < 4; ++i) {
+    CAPTURE(i);
+    CHECK(trials[i]["tuning_trial_equivalents"].get<double>() ==
+          doctest::Approx(equivalents[i]).epsilon(1e-12));
+  }
+
+  // The example gives gpu_hour and energy.price beside its region: they win in every point, and the sweep
+  // says so. us-east and us-west agree on storage and egress (models/regions/), so a commitment's rows have
+  // one bill in both regions; the carbon differs, 300 against 200 g/kWh: 1.5 times the CO2 in us-east.
+  const auto regions = sweep("pricing.region: [us-east, us-west], pricing.commitment.gpus: [128, 256]");
+  REQUIRE(regions.size() == 4);
+  CHECK(
+      read_file(dir.file("err.txt"))
+          .find("note: sweep over pricing.region: pricing.gpu_hour and pricing.energy.price are given beside "
+                "the region") != std::string::npos);
+  CHECK(read_file(dir.file("err.txt")).find("only the carbon differs") != std::string::npos);
+  CHECK(regions[0]["region"] == "us-east");
+  CHECK(regions[2]["region"] == "us-west");
+  for (std::size_t i = 0; i < 2; ++i) {
+    CAPTURE(i);
+    CHECK(regions[i]["cost_total_usd"].get<double>() == regions[i + 2]["cost_total_usd"].get<double>());
+    CHECK(regions[i]["co2_kg"].get<double>() ==
+          doctest::Approx(1.5 * regions[i + 2]["co2_kg"].get<double>()));
+  }
+  CHECK(regions[0]["cost_fixed_usd"].get<double>() != regions[1]["cost_fixed_usd"].get<double>());
+
+  // The law's tokens for each (target, model), from the row's own parameter count N, by Chinchilla's
+  // approach 3: D = (410.7 / (L − 1.69 − 406.4 / N^0.34))^(1 / 0.28).
+  const auto losses = sweep("convergence.target_loss: [2.05, 2.1], model.preset: [llama2-7b, llama2-13b]");
+  REQUIRE(losses.size() == 4);
+  const double targets[] = {2.05, 2.05, 2.1, 2.1};
+  for (std::size_t i = 0; i < 4; ++i) {
+    CAPTURE(i);
+    const double n = losses[i]["parameters"].get<double>();
+    const double d = std::pow(410.7 / (targets[i] - 1.69 - 406.4 / std::pow(n, 0.34)), 1 / 0.28);
+    CHECK(losses[i]["tokens_min"].get<double>() == doctest::Approx(d).epsilon(1e-9));
+    CHECK(losses[i]["target_loss"].get<double>() == targets[i]);
+  }
+  CHECK(losses[1]["parameters"].get<double>() > losses[0]["parameters"].get<double>());
+}
+
+TEST_CASE("check and sweep judge a region sweep alike: a note for prices given beside it, exit 2 for all") {
+  const Folder dir;
+  const std::string head = R"(model: gpt3-1.3b
+cluster: {node: dgx-a100-80gb, nodes: 1}
+parallelism: {tp: 1, pp: 1, dp: auto, micro_batch: 1, zero: 1}
+training: {global_batch: 512, precision: bf16, optimizer: adamw, tokens: 26e9}
+)";
+  const std::string swept = "sweep:\n  pricing.region: [us-east, us-west]\n";
+  // The GPU-hour beside the region: both tables' energy prices differ (models/regions/), so the bills do.
+  const std::string some =
+      write(dir, "some.yaml", head + "pricing: {region: us-east, gpu_hour: \"$2.50\"}\n" + swept);
+  for (const char* command : {" check ", " sweep "}) {
+    CAPTURE(command);
+    CHECK(shell(trainsim_command() + command + some + " >/dev/null 2>" + dir.file("err.txt")) == 0);
+    CHECK(
+        read_file(dir.file("err.txt"))
+            .find("note: sweep over pricing.region: pricing.gpu_hour is given beside the region, and a price "
+                  "given beside it wins over its table in every point; the rows compare the regions' other "
+                  "prices") != std::string::npos);
+  }
+  // Every price a table sets given beside it: the rows would differ in the region's name only. The sweep key
+  // is on line 7, at column 3.
+  const std::string all = write(dir, "all.yaml",
+                                head +
+                                    "pricing: {region: us-east, gpu_hour: \"$2.50\", storage: "
+                                    "{hot: \"$0.01/GB-month\"}, egress: \"$0.01/GB\", energy: "
+                                    "{price: \"$0.05/kWh\", carbon: \"100 g/kWh\"}}\n" +
+                                    swept);
+  for (const char* command : {" check ", " sweep "}) {
+    CAPTURE(command);
+    CHECK(shell(trainsim_command() + command + all + " >/dev/null 2>" + dir.file("err.txt")) == 2);
+    CHECK(read_file(dir.file("err.txt"))
+              .find("all.yaml:7:3: sweep.pricing.region: every swept region ends with the same prices: "
+                    "pricing.gpu_hour, pricing.storage.hot, pricing.egress, pricing.energy.price and "
+                    "pricing.energy.carbon are given beside the region") != std::string::npos);
   }
 }

@@ -61,8 +61,9 @@ TEST_CASE("the compute-optimal split of Chinchilla's approach 3 follows its clos
 }
 
 TEST_CASE("Besiroglu et al.'s refit gives about 20 tokens per parameter but misses Table 3 by up to 12 %") {
-  // Hoffmann et al. 2022, Table 3 (approach 1), rows as recalled: 400M / 8.0B tokens at 1.92e19 FLOPs,
-  // 1B / 20.2B at 1.21e20, 10B / 205.1B at 1.23e22, 67B / 1.5T at 5.76e23.
+  // Hoffmann et al. 2022, Table 3 (approach 1), as printed (arXiv:2203.15556v1, p. 8; see the next test
+  // case): 400M / 8.0B tokens at 1.92e19 FLOPs, 1B / 20.2B at 1.21e20, 10B / 205.1B at 1.23e22, 67B / 1.5T
+  // at 5.76e23.
   // By hand for the refit (E 1.8172, A 482.01, B 2085.43, alpha 0.3478, beta 0.3658):
   //   alpha·A = 167.64308, beta·B = 762.85029, ratio 0.2197588, ln = −1.5152246
   //   G = e^(−1.5152246 / 0.7136) = e^−2.1233529 = 0.1196298;  beta/(alpha+beta) = 0.5126121
@@ -101,8 +102,14 @@ TEST_CASE("Besiroglu et al.'s refit gives about 20 tokens per parameter but miss
 }
 
 TEST_CASE("20 tokens per parameter reproduces Hoffmann et al.'s Table 3 within 5 %, row by row") {
-  // Hoffmann et al. 2022, Table 3 (approach 1's projections), parameters / FLOPs / tokens, as recalled; each
-  // row's 6·N·D equals its FLOPs within 0.9 % except the 67B row's (4.7 %: 1.5T is 5.76e23 / (6 · 67e9)
+  // Hoffmann et al. 2022, Table 3 ("Estimated optimal training FLOPs and training tokens for various model
+  // sizes", approach 1's projections), parameters / FLOPs / tokens as printed in arXiv:2203.15556v1, p. 8:
+  //   400 Million  1.92e+19  8.0 Billion      175 Billion  3.85e+24  3.7 Trillion
+  //   1 Billion    1.21e+20  20.2 Billion     280 Billion  9.90e+24  5.9 Trillion
+  //   10 Billion   1.23e+22  205.1 Billion    520 Billion  3.43e+25  11.0 Trillion
+  //   67 Billion   5.76e+23  1.5 Trillion     1 Trillion   1.27e+26  21.2 Trillion
+  //                                           10 Trillion  1.30e+28  216.2 Trillion
+  // Each row's 6·N·D equals its FLOPs within 0.9 % except the 67B row's (4.7 %: 1.5T is 5.76e23 / (6 · 67e9)
   // = 1.4328T rounded up; the check takes 1.4328T). By hand, N = sqrt(C / 120), D = 20 · N:
   //   1.92e19: C/120 = 1.6e17,       N = 4.0e8 (exact),  D = 8.0e9 (exact)
   //   1.21e20: C/120 = 1.008333e18,  N = 1.004158e9 (+0.4 %),  D = 2.008316e10 (−0.6 %)

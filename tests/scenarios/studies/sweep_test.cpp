@@ -1,10 +1,14 @@
 #include "scenarios/studies/sweep.hpp"
 
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <numeric>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -175,4 +179,29 @@ TEST_CASE("the point index is read back from whole rows only") {
   CHECK(row_point_index("{\"point\":7,\"scenario\":\"x\"}\n", RowFormat::jsonl) == 7);
   CHECK(row_point_index("{\"point\":7,\"scen", RowFormat::jsonl) == -1);
   CHECK(row_point_index("\n", RowFormat::jsonl) == -1);
+}
+
+TEST_CASE("a swept tag is one column, among the swept keys, holding each point's value") {
+  // The tags are labels of every row (`tags.<key>`); a sweep over one of them already names that column as
+  // its key path, so the row writes it once: scenario, tags.team (swept), tags.project (not), then fields.
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("trainsim_swept_tag_test_" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(path) << R"(tags: {team: infra, project: p}
+model: gpt3-125m
+cluster: {node: dgx-a100-80gb, nodes: 1}
+parallelism: {tp: 1, pp: 1, dp: auto, micro_batch: 1, zero: 1}
+training: {global_batch: 64, precision: bf16, optimizer: adamw, tokens: 1e9}
+pricing: {gpu_hour: "$2.50"}
+sweep: {tags.team: [infra, research]}
+)";
+  const SweepTable table(path.string(), model::Fidelity::analytic, RowFormat::csv);
+  CHECK(table.header().starts_with("point,sweep_fingerprint,scenario,tags.team,tags.project,feasible,"));
+  std::vector<std::string> cells;
+  std::stringstream row(table.row(1));
+  for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
+  REQUIRE(cells.size() > 5);
+  CHECK(cells[3] == "research");
+  CHECK(cells[4] == "p");
+  CHECK(cells[5] == "true");
+  std::filesystem::remove(path);
 }
