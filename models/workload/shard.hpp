@@ -30,6 +30,9 @@ struct Shard {
   /// cp > 1: K/V all-gathered over cp before the attention, not passed round a ring (the framework's
   /// cp_kv_all_gather).
   bool cp_kv_all_gather = false;
+  /// MoE tokens reach the experts by Megatron-Core's all-gather dispatcher rather than its all-to-all one
+  /// (the framework's moe_dispatcher).
+  bool moe_all_gather = false;
 };
 
 /// The shard of `plan` (micro_batch, tp, sequence_parallel, cp, ep, recompute, the framework's
