@@ -565,6 +565,11 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fa
     layer_unit(std::min(dense_layers, static_cast<int>(in.model.layers) - 1));
     out.units.push_back(unit_cost("embedding", embedding_ops(in.model, shard), in, g, routed));
     out.units.push_back(unit_cost("head", head_ops(in.model, shard), in, g, routed));
+    // Multi-token prediction on the last virtual stage, after the head: per module its own ops, a layer
+    // like the model's last, and the head again.
+    const int mtp_unit = static_cast<int>(out.units.size());
+    if (in.model.mtp_layers > 0)
+      out.units.push_back(unit_cost("mtp", mtp_ops(in.model, shard), in, g, routed));
     for (int vs = 0; vs < nvs; ++vs) {
       auto& runs = out.chunk_units[static_cast<std::size_t>(vs)];
       if (vs == 0) runs.push_back(UnitRun{1, 1, -1});
@@ -577,7 +582,14 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fa
           runs.push_back(UnitRun{unit, 1, l});
         }
       }
-      if (vs == nvs - 1) runs.push_back(UnitRun{2, 1, -1});
+      if (vs == nvs - 1) {
+        runs.push_back(UnitRun{2, 1, -1});
+        for (std::int64_t d = 0; d < in.model.mtp_layers; ++d) {
+          runs.push_back(UnitRun{mtp_unit, 1, -1});
+          runs.push_back(UnitRun{layer_unit(static_cast<int>(in.model.layers) - 1), 1, -1});
+          runs.push_back(UnitRun{2, 1, -1});
+        }
+      }
     }
   }
   for (int vs = 0; vs < nvs; ++vs) {

@@ -160,9 +160,14 @@ StageActivation stage_activation(const TransformerSpec& spec, const ParallelPlan
   if (stage == plan.pp - 1) {
     // Final norm input and LM-head input (p each), and the fp32 logits the cross-entropy keeps.
     s.head = 2.0 * p * tokens * h / sp_divisor + 4.0 * tokens * as_double(spec.vocab) / t;
+    // Multi-token prediction, per module: its layer's activations (a layer like the model's last), the
+    // two norms' inputs and the projection's 2h-wide input, and the head's inputs and logits again.
+    if (spec.mtp_layers > 0) {
+      s.mtp = as_double(spec.mtp_layers) * (layer.total() + 4.0 * p * tokens * h / sp_divisor + s.head);
+    }
   }
   s.per_micro_batch = as_double(layers_on_stage - dense_here) * layer.total() +
-                      as_double(dense_here) * dense_layer + s.embedding + s.head;
+                      as_double(dense_here) * dense_layer + s.embedding + s.head + s.mtp;
   // The all-gather dispatcher gathers the expert_tp × ep group's tokens into one buffer Megatron-Core keeps
   // for the whole run (use_global_buffer): the gathered tokens are not kept for the backward (the permuted
   // slots, the fc1 input above, are), so it is counted once, not per layer or micro-batch.

@@ -554,6 +554,44 @@ LayerOps head_ops(const TransformerSpec& spec, const Shard& shard) {
   return ops;
 }
 
+LayerOps mtp_ops(const TransformerSpec& spec, const Shard& shard) {
+  if (!spec.generic_layers.empty()) throw InputError("a generic model has no multi-token prediction");
+  check_shard(spec, shard);
+  const double p = topo::bytes_per_element(topo::activation_precision(shard.precision));
+  const bool fp8 = shard.precision == topo::Precision::fp8;
+  const double t = shard.tp;
+  const double h = as_double(spec.hidden);
+  const double tokens = as_double(shard.micro_batch) * as_double(spec.seq_len) / shard.cp;
+  const double norm_tokens = shard.sequence_parallel ? tokens / t : tokens;
+  const TpComm tp{shard.tp > 1, shard.sequence_parallel, p * tokens * h};
+  const ElementwiseTraffic e = elementwise_traffic(spec, p, shard.fused_elementwise);
+  const double lookup_bytes = 2.0 * p * tokens * h;             // gather the rows, write the activations
+  const double concat_bytes = 2.0 * 2.0 * p * norm_tokens * h;  // read both halves, write the 2h-wide input
+
+  LayerOps ops;
+  OpList fwd(ops.forward, p, fp8);
+  fwd.memory("mtp_embedding", lookup_bytes);
+  tp_reduce(fwd, tp);
+  fwd.memory("mtp_norms", 2.0 * e.norm * norm_tokens * h);
+  fwd.memory("mtp_concat", concat_bytes);
+  if (tp.active && tp.sp)
+    fwd.comm("mtp_proj.tp_all_gather", Collective::all_gather, CommGroup::tp, 2.0 * tp.bytes);
+  fwd.matmul("mtp_proj", tokens, h / t, 2.0 * h);
+  // The projection's output slices, gathered whole on every tp rank (the layer after it takes its own
+  // sequence slice of them without communication).
+  if (tp.active) fwd.comm("mtp_proj.out_all_gather", Collective::all_gather, CommGroup::tp, tp.bytes);
+  OpList bwd(ops.backward, p, fp8);
+  matmul_backward(bwd, "mtp_proj", tokens, h / t, 2.0 * h);
+  if (tp.active && tp.sp)
+    bwd.comm("mtp_proj.bwd.tp_reduce_scatter", Collective::reduce_scatter, CommGroup::tp, 2.0 * tp.bytes);
+  bwd.memory("mtp_concat.bwd", concat_bytes);
+  bwd.memory("mtp_norms.bwd", 2.0 * e.norm_backward * norm_tokens * h);
+  sp_gather(bwd, tp);
+  bwd.memory("mtp_embedding.wgrad", lookup_bytes);
+  if (shard.recompute == Recompute::full) prepend_recompute(ops, ops.forward);
+  return ops;
+}
+
 LayerOps generic_layer_ops(const GenericLayer& layer, const Shard& shard) {
   if (shard.micro_batch < 1 || shard.tp < 1) throw InputError("micro_batch and tp must be at least 1");
   const double b = as_double(shard.micro_batch);

@@ -96,6 +96,14 @@ struct LayerOps {
 /// all-reduce (SP: reduce-scatter) of the input gradient, final norm.
 [[nodiscard]] LayerOps head_ops(const TransformerSpec& spec, const Shard& shard);
 
+/// A multi-token-prediction module's own ops, before its transformer layer (layer ops of the model's
+/// last layer) and the output head (head_ops) run on its tokens: the vocab-parallel lookup of the tokens
+/// ahead (as embedding_ops, with its tp reduction), the two input norms and their concatenation,
+/// [SP: an all-gather of the 2h-wide input over tp], the column-parallel 2h → h projection (2·T·2h·h/tp)
+/// and an all-gather of its h/tp-wide output slices over tp. Backward: the projection's dgrad and wgrad,
+/// [SP: the reduce-scatter of its input gradient], the norms', the lookup's scatter-add.
+[[nodiscard]] LayerOps mtp_ops(const TransformerSpec& spec, const Shard& shard);
+
 /// A generic layer: one matmul of forward_flops_per_sample · micro_batch / tp FLOPs whose traffic is
 /// its activation bytes; backward 2 × forward; full recompute prepends the forward.
 [[nodiscard]] LayerOps generic_layer_ops(const GenericLayer& layer, const Shard& shard);
