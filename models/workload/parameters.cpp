@@ -66,6 +66,7 @@ void check_transformer_spec(const TransformerSpec& spec) {
           "must be 0 on a dense model and not negative, got " + std::to_string(spec.shared_experts));
   require(spec.dense_layers >= 0 && (spec.dense_layers == 0 || spec.is_moe()), "dense_layers",
           "must be 0 on a dense model and not negative, got " + std::to_string(spec.dense_layers));
+  require(spec.mtp_layers >= 0, "mtp_layers", "must not be negative, got " + std::to_string(spec.mtp_layers));
   require(spec.q_lora_rank >= 0 && (spec.q_lora_rank == 0 || spec.is_mla()), "q_lora_rank",
           "needs kv_lora_rank (multi-head latent attention) and must not be negative");
   if (spec.is_mla()) {

@@ -13,6 +13,7 @@
 #include "models/workload/flops.hpp"
 #include "models/workload/layer_ops.hpp"
 #include "models/workload/parameters.hpp"
+#include "sim/error.hpp"
 #include "tests/support/fixtures.hpp"
 
 using namespace trainsim;
@@ -39,6 +40,7 @@ TEST_CASE(
   CHECK(module == 14'700'544.0);
   CHECK(parameter_count(small(1)) - parameter_count(small(0)) == module);
   CHECK(parameter_count(small(2)) - parameter_count(small(0)) == 2 * module);
+  CHECK_THROWS_AS((void)parameter_count(small(-1)), InputError);
   // On the last of two stages, with the embedding copy it looks the tokens ahead up in.
   CHECK(stage_parameter_count(small(1), 2, false, true) - stage_parameter_count(small(0), 2, false, true) ==
         module + kV * kH);
