@@ -171,7 +171,8 @@ StageActivation stage_activation(const TransformerSpec& spec, const ParallelPlan
   // The all-gather dispatcher gathers the expert_tp × ep group's tokens into one buffer Megatron-Core keeps
   // for the whole run (use_global_buffer): the gathered tokens are not kept for the backward (the permuted
   // slots, the fc1 input above, are), so it is counted once, not per layer or micro-batch.
-  if (spec.is_moe() && shard.moe_all_gather && layers_on_stage > dense_here) {
+  const bool moe_here = layers_on_stage > dense_here || (stage == plan.pp - 1 && spec.mtp_layers > 0);
+  if (spec.is_moe() && shard.moe_all_gather && moe_here) {
     s.dispatch_buffer = p * (tokens / sp_divisor) * shard.expert_tp() * shard.ep * h;
   }
 

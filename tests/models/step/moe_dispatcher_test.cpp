@@ -168,6 +168,11 @@ TEST_CASE("its activations are the all-to-all dispatcher's, plus one gather buff
   CHECK(a2a.dispatch_buffer == 0);
   CHECK(ag.dispatch_buffer == kP * (4096.0 / 8 * 8 * 4) * kH);
   CHECK(ag.total() == a2a.total() + ag.dispatch_buffer);
+  // A last stage of no layers but a multi-token-prediction module runs a MoE layer too: it has the buffer.
+  plan.pp = 2;
+  s.mtp_layers = 1;
+  CHECK(stage_activation(s, plan, topo::Precision::bf16, 1, 0, 2).dispatch_buffer == ag.dispatch_buffer);
+  CHECK(stage_activation(s, plan, topo::Precision::bf16, 0, 0, 2).dispatch_buffer == 0);
 }
 
 TEST_CASE("the dispatcher's collectives run on the tp × ep ranks as placed: 16 over two nodes") {
