@@ -37,6 +37,7 @@ void read_framework_block(Diagnostics& d, const YamlValue& v, model::ParallelPla
                                        "overlap_param_gather",
                                        "overlap_grad_reduce",
                                        "ep_comm_overlap",
+                                       "moe_dispatcher",
                                        "blocking_p2p",
                                        "prefetch",
                                        "prefetch_bucket_params",
@@ -73,6 +74,7 @@ void read_framework_block(Diagnostics& d, const YamlValue& v, model::ParallelPla
   r->number("tp_comm_overlap_slowdown", f.tp_comm_overlap_slowdown, 0, 1);
   r->boolean("overlap_param_gather", f.overlap_param_gather);
   r->boolean("ep_comm_overlap", f.ep_comm_overlap);
+  r->choice("moe_dispatcher", f.moe_dispatcher, model::kMoeDispatcherNames);
   if (r->has("overlap_grad_reduce") && !overlap_grad_reduce_given)
     r->boolean("overlap_grad_reduce", plan.overlap_grad_reduce);
   r->boolean("blocking_p2p", f.blocking_p2p);
@@ -111,8 +113,9 @@ std::string framework_to_yaml(const model::ParallelPlan& plan) {
       "\n  tp_comm_overlap: " + yes_no(f.tp_comm_overlap) +
       "\n  tp_comm_overlap_slowdown: " + format_number(f.tp_comm_overlap_slowdown) +
       "\n  overlap_param_gather: " + yes_no(f.overlap_param_gather) +
-      "\n  ep_comm_overlap: " + yes_no(f.ep_comm_overlap) + "\n  blocking_p2p: " + yes_no(f.blocking_p2p) +
-      "\n  prefetch: " + std::to_string(f.prefetch) +
+      "\n  ep_comm_overlap: " + yes_no(f.ep_comm_overlap) +
+      "\n  moe_dispatcher: " + std::string(model::to_string(f.moe_dispatcher)) +
+      "\n  blocking_p2p: " + yes_no(f.blocking_p2p) + "\n  prefetch: " + std::to_string(f.prefetch) +
       "\n  prefetch_bucket_params: " + format_number(f.prefetch_bucket_params) +
       "\n  reshard_after_forward: " + yes_no(f.reshard_after_forward) +
       "\n  gathers_per_layer: " + std::to_string(f.gathers_per_layer) +

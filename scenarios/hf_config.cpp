@@ -36,10 +36,8 @@ constexpr std::array<Unsupported, 3> kUnsupported{{
 
 // Fields that do not change what a step costs: token ids, numerics, initialisation, rope frequencies,
 // bookkeeping. Read nothing from them.
-// DeepSeek-V3's routing details (groups, scores, scaling, auxiliary loss) and its multi-token-prediction
-// module (num_nextn_predict_layers: trained beside the model, not priced; the published 671B exclude it)
-// are skipped too.
-constexpr std::array<std::string_view, 33> kSkipped{"architectures",
+// DeepSeek-V3's routing details (groups, scores, scaling, auxiliary loss) are skipped too.
+constexpr std::array<std::string_view, 32> kSkipped{"architectures",
                                                     "bos_token_id",
                                                     "eos_token_id",
                                                     "pad_token_id",
@@ -69,7 +67,6 @@ constexpr std::array<std::string_view, 33> kSkipped{"architectures",
                                                     "seq_aux",
                                                     "aux_loss_alpha",
                                                     "ep_size",
-                                                    "num_nextn_predict_layers",
                                                     "quantization_config",
                                                     "auto_map"};
 
@@ -102,6 +99,13 @@ class ConfigReader {
       return std::nullopt;
     }
     return it->get<std::int64_t>();
+  }
+
+  /// The field is given and is not the integer 0 (count() then reads it, refusing what is not a count).
+  [[nodiscard]] bool present_nonzero(std::string_view field) const {
+    const auto it = config_.find(field);
+    return it != config_.end() && !it->is_null() &&
+           !(it->is_number_integer() && it->get<std::int64_t>() == 0);
   }
 
   std::optional<bool> flag(std::string_view field) {
@@ -146,9 +150,11 @@ constexpr std::array<std::string_view, 21> kMapped{"hidden_size",
 
 // Fields mapped for deepseek_v3 only (refused in the other families' configs, where they would mean an
 // architecture the reader does not take them for).
-constexpr std::array<std::string_view, 9> kDeepSeekMapped{
-    "n_routed_experts", "n_shared_experts", "first_k_dense_replace", "moe_layer_freq", "q_lora_rank",
-    "kv_lora_rank",     "qk_nope_head_dim", "qk_rope_head_dim",      "v_head_dim"};
+constexpr std::array<std::string_view, 10> kDeepSeekMapped{
+    "n_routed_experts",        "n_shared_experts", "first_k_dense_replace",
+    "moe_layer_freq",          "q_lora_rank",      "kv_lora_rank",
+    "qk_nope_head_dim",        "qk_rope_head_dim", "v_head_dim",
+    "num_nextn_predict_layers"};
 
 // Fields of gpt_oss only that change no cost: experts_per_token repeats num_experts_per_tok,
 // initial_context_length is the context before YaRN, swiglu_limit clamps the gated activation.
@@ -211,6 +217,11 @@ void read_deepseek_v3(ConfigReader& r, model::TransformerSpec& m) {
   m.v_head_dim = r.count("v_head_dim", true, 1e5).value_or(0);
   m.shared_experts = r.count("n_shared_experts", false, 1e6).value_or(0);
   m.dense_layers = r.count("first_k_dense_replace", false, 1e6).value_or(0);
+  // Multi-token-prediction modules (DeepSeek-V3: 1; the published 671B leave it out, the hub's 685B count
+  // it with its copies of the embedding and the head); 0 or absent: none.
+  if (r.present_nonzero("num_nextn_predict_layers")) {
+    m.mtp_layers = r.count("num_nextn_predict_layers", false, 1e3).value_or(0);
+  }
   if (r.count("moe_layer_freq", false, 1e6).value_or(1) != 1) {
     r.fail("moe_layer_freq",
            "experts on every layer after the dense first ones only: other layouts are "

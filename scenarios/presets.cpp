@@ -273,6 +273,7 @@ model::TransformerSpec read_model_value(Diagnostics& d, const YamlValue& v, cons
                "expert_ffn_hidden",
                "shared_experts",
                "dense_layers",
+               "mtp_layers",
                "q_lora_rank",
                "kv_lora_rank",
                "qk_nope_head_dim",
@@ -318,6 +319,7 @@ model::TransformerSpec read_model_value(Diagnostics& d, const YamlValue& v, cons
   r.count("expert_ffn_hidden", m.expert_ffn_hidden, 0, 1e8);
   r.count("shared_experts", m.shared_experts, 0, 1e6);
   r.count("dense_layers", m.dense_layers, 0, 1e6);
+  r.count("mtp_layers", m.mtp_layers, 0, 1e3);
   r.count("q_lora_rank", m.q_lora_rank, 0, 1e7);
   r.count("kv_lora_rank", m.kv_lora_rank, 0, 1e7);
   r.count("qk_nope_head_dim", m.qk_nope_head_dim, 0, 1e5);
@@ -432,6 +434,7 @@ std::string model_to_yaml(const model::TransformerSpec& m) {
        ", expert_ffn_hidden: " + std::to_string(m.expert_ffn_hidden);
   if (m.shared_experts > 0) s += ", shared_experts: " + std::to_string(m.shared_experts);
   if (m.dense_layers > 0) s += ", dense_layers: " + std::to_string(m.dense_layers);
+  if (m.mtp_layers > 0) s += ", mtp_layers: " + std::to_string(m.mtp_layers);
   if (m.is_mla()) {
     if (m.q_lora_rank > 0) s += ", q_lora_rank: " + std::to_string(m.q_lora_rank);
     s += ", kv_lora_rank: " + std::to_string(m.kv_lora_rank) +

@@ -66,6 +66,7 @@ struct Anchors {
   const YamlValue* schedule = nullptr;
   const YamlValue* overlap_grad_reduce = nullptr;
   const YamlValue* shard_group = nullptr;
+  const YamlValue* moe_dispatcher = nullptr;  ///< framework.moe_dispatcher
   const YamlValue* global_batch = nullptr;
   const YamlValue* gpus_per_node = nullptr;
   const YamlValue* nodes = nullptr;
@@ -103,6 +104,7 @@ class Converter {
     if (const YamlValue* v = r.get("framework")) {
       s.framework_named = true;
       read_framework_block(d_, *v, s.parallelism, a_.overlap_grad_reduce != nullptr);
+      a_.moe_dispatcher = v->is_mapping() ? v->find("moe_dispatcher") : nullptr;
     }
     const bool plan_ok = d_.size() == before_plan;
     const std::size_t before_training = d_.size();
@@ -652,6 +654,8 @@ class Converter {
         return a_.stage_layers;
       case K::shard_group:
         return a_.shard_group;
+      case K::moe_dispatcher:
+        return a_.moe_dispatcher;
       case K::global_batch:
         return a_.global_batch != nullptr ? a_.global_batch : a_.root;
     }

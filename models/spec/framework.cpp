@@ -120,6 +120,8 @@ std::string framework_flags(const Framework& f, bool overlap_grad_reduce) {
   out += std::string(" tp_comm_overlap=") + flag(f.tp_comm_overlap);
   out += std::string(" overlap_param_gather=") + flag(f.overlap_param_gather);
   if (f.ep_comm_overlap) out += " ep_comm_overlap=true";
+  if (f.moe_dispatcher != MoeDispatcher::all_to_all)
+    out += " moe_dispatcher=" + std::string(to_string(f.moe_dispatcher));
   out += std::string(" overlap_grad_reduce=") + flag(overlap_grad_reduce);
   out += std::string(" blocking_p2p=") + flag(f.blocking_p2p);
   out += " prefetch=" + std::to_string(f.prefetch);

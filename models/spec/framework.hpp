@@ -72,6 +72,21 @@ constexpr std::string_view to_string(GradientStaging staging) {
 /// the cast when r ≠ g, 2·r for the division; fsdp2 g + r.
 [[nodiscard]] double gradient_staging_bytes(GradientStaging staging, double grad_bytes, double reduce_bytes);
 
+/// How a MoE layer moves its tokens to the experts (Megatron-Core --moe-token-dispatcher-type).
+///  - all_to_all: each rank sends each of its tokens' top_k slots to the rank holding the expert
+///    (MoEAlltoAllTokenDispatcher), then gathers them over the expert's own tensor-parallel ranks;
+///  - all_gather: every rank of the expert_tp × ep group all-gathers all the group's tokens with their
+///    routing probabilities and expert map, runs its own experts on the tokens routed to them, and
+///    reduce-scatters the outputs back (MoEAllGatherTokenDispatcher). Its traffic does not grow with top_k.
+enum class MoeDispatcher : std::uint8_t { all_to_all, all_gather };
+
+/// The scenario's names (`framework.moe_dispatcher: allgather`), Megatron-Core's spelling.
+inline constexpr EnumNames<MoeDispatcher, 2> kMoeDispatcherNames{
+    {{"alltoall", MoeDispatcher::all_to_all}, {"allgather", MoeDispatcher::all_gather}}};
+constexpr std::string_view to_string(MoeDispatcher d) {
+  return name_in(kMoeDispatcherNames, d);
+}
+
 /// TransformerEngine's userbuffers (initialize_ub's default configuration) run tensor-parallel all-gathers
 /// as a ring exchange on the copy engines and reduce-scatters as a pipelined kernel on 16 SMs; on an H100's
 /// 132 SMs that takes 16/132 of the GEMM's SMs for the reduce-scatter half of the overlaps and about none
@@ -95,6 +110,10 @@ struct Framework {
   /// Expert-parallel all-to-alls run beside the compute of another micro-batch (DeepSeek-V3's DualPipe,
   /// Megatron-Core --overlap-moe-expert-parallel-comm) instead of between a layer's kernels.
   bool ep_comm_overlap = false;
+  /// The MoE token dispatcher (see MoeDispatcher). all_to_all under every preset: Megatron-Core's
+  /// documented recommendation once experts are spread over ranks (its MoE README), and what DeepSeek-V3
+  /// and torchtitan run. ep_comm_overlap overlaps only the all-to-all dispatcher's collectives.
+  MoeDispatcher moe_dispatcher = MoeDispatcher::all_to_all;
   /// ZeRO 1–2: the all-gather of updated weights runs under the next step's first forward, bucket by
   /// bucket (Megatron-Core --overlap-param-gather), instead of after the optimizer.
   bool overlap_param_gather = true;

@@ -80,6 +80,13 @@ struct TransformerSpec {
   /// The first k layers are dense MLPs of ffn_hidden (DeepSeek-V3's first_k_dense_replace: 3); the rest
   /// are MoE layers. 0: every layer is MoE (when experts > 0).
   std::int64_t dense_layers = 0;
+  /// Multi-token prediction (DeepSeek-V3, arXiv:2412.19437 Sec. 2.2; HF num_nextn_predict_layers): depth
+  /// modules run one after another after the last layer, on the last pipeline stage. Module k takes the
+  /// previous depth's hidden states and the embedding of the token k ahead (the model's own embedding),
+  /// normalises each (two RMSNorms), projects their concatenation 2h → h, passes one transformer layer of
+  /// this model (a MoE layer when it has experts) and the model's own output head behind a final norm of
+  /// its own, with a loss of its own. 0: none.
+  std::int64_t mtp_layers = 0;
   // Multi-head latent attention (MLA, DeepSeek-V2 Sec. 2.1): kv_lora_rank > 0 turns it on. Queries go
   // hidden → q_lora_rank → heads·(qk_nope + qk_rope) (hidden → heads·(qk_nope + qk_rope) directly when
   // q_lora_rank is 0); keys and values go hidden → kv_lora_rank + qk_rope (the rope part one key shared

@@ -114,6 +114,13 @@ std::vector<LayoutProblem> layout_rules(const TransformerSpec& m, const Parallel
       problem(LayoutKey::ep,
               fmt::format("the model's experts ({}) must be divisible by ep ({})", m.experts, p.ep));
     }
+    if (m.is_moe() && p.framework.moe_dispatcher == MoeDispatcher::all_gather && p.tp > 1 &&
+        !p.sequence_parallel) {
+      problem(LayoutKey::moe_dispatcher,
+              fmt::format("allgather with tp {} needs parallelism.sequence_parallel: true (each tp rank "
+                          "dispatches its own tokens, as Megatron-Core requires of MoE under tp)",
+                          p.tp));
+    }
     if (p.cp > 1 && m.seq_len % (2 * static_cast<std::int64_t>(p.cp)) != 0) {
       problem(
           LayoutKey::cp,

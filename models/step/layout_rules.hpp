@@ -16,7 +16,8 @@
 // dp·ep·micro_batch (expert-parallel ranks are data replicas of the dense layers; folded: dp·micro_batch);
 // at most
 // kMaxMicroBatches micro-batches; the schedule's own constraints (pipeline_schedule.hpp). A sharding group
-// (shard_group) divides dp.
+// (shard_group) divides dp. The all-gather MoE token dispatcher under tp > 1 needs sequence parallelism
+// (each tp rank dispatches its own tokens; Megatron-Core refuses MoE with tp and no sequence parallelism).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -46,10 +47,11 @@ enum class LayoutKey {
   virtual_stages,
   stage_layers,
   shard_group,
+  moe_dispatcher,
   global_batch
 };
 
-inline constexpr EnumNames<LayoutKey, 13> kLayoutKeyPaths{
+inline constexpr EnumNames<LayoutKey, 14> kLayoutKeyPaths{
     {{"parallelism", LayoutKey::parallelism},
      {"parallelism.tp", LayoutKey::tp},
      {"parallelism.pp", LayoutKey::pp},
@@ -62,6 +64,7 @@ inline constexpr EnumNames<LayoutKey, 13> kLayoutKeyPaths{
      {"parallelism.virtual_stages", LayoutKey::virtual_stages},
      {"parallelism.stage_layers", LayoutKey::stage_layers},
      {"parallelism.shard_group", LayoutKey::shard_group},
+     {"framework.moe_dispatcher", LayoutKey::moe_dispatcher},
      {"training.global_batch", LayoutKey::global_batch}}};
 
 static_assert(kLayoutKeyPaths.size() == static_cast<std::size_t>(LayoutKey::global_batch) + 1,

@@ -109,6 +109,29 @@ RankTensors rank_tensors(const TransformerSpec& m, const ParallelPlan& plan, int
     // The LM head; tied to the embedding it is the same tensor on a single stage, a synchronised copy on
     // the last of several.
     if (!m.tied_embeddings || !first) r.dense.push_back({vocab_local, h, 1, TensorRole::embedding});
+    if (m.mtp_layers > 0) {
+      // Multi-token prediction: each module's layer (a MoE layer of a MoE model), its 2h → h projection
+      // (column-parallel), its two input norms and its final norm; and the embedding it looks the tokens
+      // ahead up in: a copy on a later stage, unless the tied head already is one.
+      const double d = as_double(m.mtp_layers);
+      for (const Projection& x : attention_projections(m, tp)) {
+        r.dense.push_back({x.local_in, x.local_out, d, TensorRole::matrix});
+        if (x.local_bias > 0) r.dense.push_back({x.local_bias, 1, d, TensorRole::vector});
+        if (x.norm > 0) r.dense.push_back({x.norm, 1, d, TensorRole::vector});
+      }
+      if (m.is_moe()) {
+        r.dense.push_back({h, m.experts, d, TensorRole::matrix});
+        add_mlp(r.expert, m, m.mlp_width(), plan.expert_tensor_parallel(),
+                d * as_double(m.experts) / plan.ep);
+        if (m.shared_experts > 0) add_mlp(r.dense, m, m.shared_experts * m.mlp_width(), tp, d);
+      } else {
+        add_mlp(r.dense, m, m.ffn_hidden_or_default(), tp, d);
+      }
+      add_norms(r.dense, m, 5 * d);
+      r.dense.push_back({2 * h, ceil_div(h, tp), d, TensorRole::matrix});
+      if (m.bias) r.dense.push_back({ceil_div(h, tp), 1, d, TensorRole::vector});
+      if (!first && !m.tied_embeddings) r.dense.push_back({vocab_local, h, 1, TensorRole::embedding});
+    }
   }
   return r;
 }
@@ -199,7 +222,10 @@ UnitParameters unit_parameters(const TransformerSpec& model, const ParallelPlan&
   u.layer_tensors = std::move(layer.dense);
   u.layer_tensors.insert(u.layer_tensors.end(), layer.expert.begin(), layer.expert.end());
   u.embedding_tensors = rank_tensors(model, three, 0, {0, 0, 0}).dense;
-  u.head_tensors = rank_tensors(model, three, 2, {0, 0, 0}).dense;
+  // The multi-token-prediction modules run as units of their own (their layers gather as layers do).
+  TransformerSpec without_mtp = model;
+  without_mtp.mtp_layers = 0;
+  u.head_tensors = rank_tensors(without_mtp, three, 2, {0, 0, 0}).dense;
   // On a single stage a tied head is the embedding itself.
   if (plan.pp == 1 && model.tied_embeddings) {
     std::erase_if(u.head_tensors, [](const TensorShape& t) { return t.role == TensorRole::embedding; });

@@ -37,6 +37,7 @@ struct LayerKind {
 struct Groups {
   topo::CommGroup tp, cp, ep, pp, p2p, cp_pair;
   topo::CommGroup expert_tp;  ///< the ranks splitting one expert: the tp group, or its first expert_tp ranks
+  topo::CommGroup expert_tp_ep;          ///< expert_tp × ep: the all-gather token dispatcher's ranks
   std::vector<std::int64_t> stage_node;  ///< node of pipeline rank s's representative GPU
   /// The ranks holding copies of the same (dense) gradients: data replicas over dp, the context-parallel
   /// ranks of one sequence, and the expert-parallel ranks, which are data replicas for the dense layers.
@@ -56,6 +57,8 @@ const topo::CommGroup& communicator(const Groups& g, CommGroup group) {
       return g.ep;
     case CommGroup::expert_tp:
       return g.expert_tp;
+    case CommGroup::expert_tp_ep:
+      return g.expert_tp_ep;
   }
   return g.tp;
 }
@@ -136,7 +139,7 @@ PlanPlacement plan_placement(const ParallelPlan& plan, const topo::ClusterSpec& 
 // that order, and an expert's own tensor-parallel group the first expert_tp ranks of tp. Placed with tp, cp
 // and dp's sharding part each split at the size the groups take, both are products of whole axes.
 struct ExpertGroups {
-  topo::CommGroup ep, expert_tp;
+  topo::CommGroup ep, expert_tp, expert_tp_ep;
 };
 ExpertGroups folded_expert_groups(const ParallelPlan& plan, const topo::ClusterSpec& cluster) {
   const std::int64_t etp = plan.expert_tensor_parallel();
@@ -157,6 +160,9 @@ ExpertGroups folded_expert_groups(const ParallelPlan& plan, const topo::ClusterS
   ExpertGroups out;
   if (!ep_axes.empty()) out.ep = placement.group(std::span<const std::size_t>(ep_axes), 0);
   if (etp > 1) out.expert_tp = placement.group(tp_at, 0);
+  // The all-gather dispatcher's group: an expert's own tp ranks with its expert-parallel ones.
+  if (etp > 1) ep_axes.insert(ep_axes.begin(), tp_at);
+  if (!ep_axes.empty()) out.expert_tp_ep = placement.group(std::span<const std::size_t>(ep_axes), 0);
   return out;
 }
 
@@ -172,9 +178,12 @@ Groups communicator_groups(const ParallelPlan& plan, const topo::ClusterSpec& cl
     const ExpertGroups experts = folded_expert_groups(plan, cluster);
     g.ep = experts.ep;
     g.expert_tp = experts.expert_tp;
+    g.expert_tp_ep = experts.expert_tp_ep;
   } else {
     g.ep = group(ParallelAxis::ep);
     g.expert_tp = g.tp;
+    const std::array<std::size_t, 2> dispatch_axes{index_of(ParallelAxis::tp), index_of(ParallelAxis::ep)};
+    g.expert_tp_ep = placement.group(dispatch_axes, 0);
   }
   g.pp = group(ParallelAxis::pp);
   for (std::int64_t s = 0; s < plan.pp; ++s) {
@@ -339,9 +348,9 @@ std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepIn
     }
     const topo::CommGroup& priced = op.comm.collective == Collective::ring_exchange ? g.cp_pair : group;
     // Folded expert groups span data-parallel replicas, which the routed lowering keeps apart: closed form.
-    const bool routes =
-        routed != nullptr && priced.crosses_nodes() &&
-        (op.comm.group == CommGroup::cp || (op.comm.group == CommGroup::ep && !in.plan.expert_folding));
+    const bool expert_group = op.comm.group == CommGroup::ep || op.comm.group == CommGroup::expert_tp_ep;
+    const bool routes = routed != nullptr && priced.crosses_nodes() &&
+                        (op.comm.group == CommGroup::cp || (expert_group && !in.plan.expert_folding));
     const topo::CollectiveEstimate e = topo::estimate_collective(to_topo(op.comm.collective), op.comm.bytes,
                                                                  priced, routes ? *routed : in.cluster);
     const double c = e.time_s * op.comm.steps;
@@ -576,6 +585,11 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fa
     layer_unit(std::min(dense_layers, static_cast<int>(in.model.layers) - 1));
     out.units.push_back(unit_cost("embedding", embedding_ops(in.model, shard), in, g, routed));
     out.units.push_back(unit_cost("head", head_ops(in.model, shard), in, g, routed));
+    // Multi-token prediction on the last virtual stage, after the head: per module its own ops, a layer
+    // like the model's last, and the head again.
+    const int mtp_unit = static_cast<int>(out.units.size());
+    if (in.model.mtp_layers > 0)
+      out.units.push_back(unit_cost("mtp", mtp_ops(in.model, shard), in, g, routed));
     for (int vs = 0; vs < nvs; ++vs) {
       auto& runs = out.chunk_units[static_cast<std::size_t>(vs)];
       if (vs == 0) runs.push_back(UnitRun{1, 1, -1});
@@ -588,7 +602,14 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fa
           runs.push_back(UnitRun{unit, 1, l});
         }
       }
-      if (vs == nvs - 1) runs.push_back(UnitRun{2, 1, -1});
+      if (vs == nvs - 1) {
+        runs.push_back(UnitRun{2, 1, -1});
+        for (std::int64_t d = 0; d < in.model.mtp_layers; ++d) {
+          runs.push_back(UnitRun{mtp_unit, 1, -1});
+          runs.push_back(UnitRun{layer_unit(static_cast<int>(in.model.layers) - 1), 1, -1});
+          runs.push_back(UnitRun{2, 1, -1});
+        }
+      }
     }
   }
 

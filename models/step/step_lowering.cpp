@@ -46,6 +46,7 @@ const char* comm_category(CommGroup g) {
     case CommGroup::cp:
       return "cp";
     case CommGroup::ep:
+    case CommGroup::expert_tp_ep:  // the all-gather dispatcher's expert-parallel traffic
       return "ep";
     case CommGroup::expert_tp:
       return "tp";  // an expert's own tensor-parallel ranks: a part of the tp group

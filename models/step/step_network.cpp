@@ -149,11 +149,20 @@ std::vector<std::vector<std::int64_t>> StepNetwork::data_parallel_groups(int sta
 
 std::vector<std::vector<std::int64_t>> StepNetwork::model_groups(int instance, int stage,
                                                                  CommGroup group) const {
-  TRAINSIM_CHECK(group == CommGroup::cp || group == CommGroup::ep,
+  TRAINSIM_CHECK(group == CommGroup::cp || group == CommGroup::ep || group == CommGroup::expert_tp_ep,
                  "step network: only context- and expert-parallel groups are routed inside a replica");
   const int tp = routes_.tp, cp = routes_.cp, ep = routes_.ep;
   auto rank = [&](int t, int c, int e) { return cluster_gpu(instance, t + tp * (c + cp * e), stage); };
   std::vector<std::vector<std::int64_t>> groups;
+  if (group == CommGroup::expert_tp_ep) {  // unfolded, an expert is split over the whole tp group
+    for (int c = 0; c < cp; ++c) {
+      std::vector<std::int64_t>& members = groups.emplace_back();
+      for (int e = 0; e < ep; ++e) {
+        for (int t = 0; t < tp; ++t) members.push_back(rank(t, c, e));
+      }
+    }
+    return groups;
+  }
   for (int t = 0; t < tp; ++t) {
     for (int other = 0; other < (group == CommGroup::cp ? ep : cp); ++other) {
       std::vector<std::int64_t>& members = groups.emplace_back();

@@ -161,7 +161,8 @@ class StepNetwork final : public topo::GpuPaths {
   /// per tensor-parallel index every replica's ranks of that index (gradient), or those of one sharding
   /// group (shard); per model-parallel rank the same rank of one replica in every sharding group (replicas).
   [[nodiscard]] std::vector<std::vector<std::int64_t>> data_parallel_groups(int stage, DataGroup over) const;
-  /// Routed: instance `instance`'s groups of `group` (cp or ep) on pipeline rank `stage`, each in rank order.
+  /// Routed: instance `instance`'s groups of `group` (cp, ep, or expert_tp_ep: tp × ep) on pipeline rank
+  /// `stage`, each in rank order.
   [[nodiscard]] std::vector<std::vector<std::int64_t>> model_groups(int instance, int stage,
                                                                     CommGroup group) const;
 

@@ -44,11 +44,13 @@ LayerActivation layer_activation(const TransformerSpec& spec, const Shard& shard
   // Token slots through the MLP (each routed copy under MoE) and the width of the MLP they pass.
   const double slots = spec.is_moe() ? tokens * as_double(spec.top_k) * spec.capacity_factor : tokens;
   const double f = as_double(spec.mlp_width());
-  // Under sequence parallelism Megatron-Core's dispatcher gathers the slots over an expert's own et ranks,
-  // so a rank keeps et/t of its tp group's slots, their fc1 input whole and their activations split by et
-  // (models/workload/layer_ops.cpp); otherwise every slot's fc1 input follows the sequence parallelism and
-  // the activations are split by t.
-  const bool dispatched = spec.is_moe() && shard.ep > 1 && shard.tp > 1 && shard.sequence_parallel;
+  // Under sequence parallelism Megatron-Core's all-to-all dispatcher gathers the slots over an expert's own
+  // et ranks, so a rank keeps et/t of its tp group's slots, their fc1 input whole and their activations
+  // split by et (models/workload/layer_ops.cpp); its all-gather dispatcher leaves a rank the same slots (at
+  // tp 1 all of them). Otherwise every slot's fc1 input follows the sequence parallelism and the
+  // activations are split by t.
+  const bool dispatched =
+      spec.is_moe() && (shard.moe_all_gather || (shard.ep > 1 && shard.tp > 1 && shard.sequence_parallel));
   const double et = spec.is_moe() ? shard.expert_tp() : t;
   const double rank_slots = dispatched ? slots / t * et : slots;
   // Shared experts: one MLP of shared_experts · f on every token, split over tp.
@@ -158,9 +160,21 @@ StageActivation stage_activation(const TransformerSpec& spec, const ParallelPlan
   if (stage == plan.pp - 1) {
     // Final norm input and LM-head input (p each), and the fp32 logits the cross-entropy keeps.
     s.head = 2.0 * p * tokens * h / sp_divisor + 4.0 * tokens * as_double(spec.vocab) / t;
+    // Multi-token prediction, per module: its layer's activations (a layer like the model's last), the
+    // two norms' inputs and the projection's 2h-wide input, and the head's inputs and logits again.
+    if (spec.mtp_layers > 0) {
+      s.mtp = as_double(spec.mtp_layers) * (layer.total() + 4.0 * p * tokens * h / sp_divisor + s.head);
+    }
   }
   s.per_micro_batch = as_double(layers_on_stage - dense_here) * layer.total() +
-                      as_double(dense_here) * dense_layer + s.embedding + s.head;
+                      as_double(dense_here) * dense_layer + s.embedding + s.head + s.mtp;
+  // The all-gather dispatcher gathers the expert_tp × ep group's tokens into one buffer Megatron-Core keeps
+  // for the whole run (use_global_buffer): the gathered tokens are not kept for the backward (the permuted
+  // slots, the fc1 input above, are), so it is counted once, not per layer or micro-batch.
+  const bool moe_here = layers_on_stage > dense_here || (stage == plan.pp - 1 && spec.mtp_layers > 0);
+  if (spec.is_moe() && shard.moe_all_gather && moe_here) {
+    s.dispatch_buffer = p * (tokens / sp_divisor) * shard.expert_tp() * shard.ep * h;
+  }
 
   // Backward of a recomputed layer materialises it again, one layer at a time.
   if (layers_on_stage > 0 && shard.recompute != Recompute::none) {

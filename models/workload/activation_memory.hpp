@@ -55,8 +55,14 @@ struct StageActivation {
   double working = 0;                  ///< transient: one layer rematerialised under full recompute
   double embedding = 0;                ///< first stage: embedding output dropout mask, per micro-batch
   double head = 0;  ///< last stage: final norm + LM-head input + fp32 logits, per micro-batch
+  /// last stage: the multi-token-prediction modules' layers, inputs and heads, per micro-batch
+  double mtp = 0;
+  /// MoE all-gather token dispatcher: the buffer the group's tokens are gathered into, once per GPU.
+  double dispatch_buffer = 0;
 
-  [[nodiscard]] double total() const { return per_micro_batch * micro_batches_in_flight + working; }
+  [[nodiscard]] double total() const {
+    return per_micro_batch * micro_batches_in_flight + working + dispatch_buffer;
+  }
 };
 
 /// Micro-batches whose activations stage `stage` (0-based) of `pp` holds at its peak, out of `micro_batches`

@@ -56,6 +56,13 @@ ForwardFlops forward_flops_per_sequence(const TransformerSpec& spec) {
   f.windowed_layers = spec.windowed_layer_count();
   if (f.windowed_layers > 0) f.windowed_layer_attention = per_key * as_double(spec.sliding_window);
   f.head = 2.0 * s * h * as_double(spec.vocab);
+  if (spec.mtp_layers > 0) {
+    f.mtp_modules = spec.mtp_layers;
+    const bool windowed = spec.is_windowed(spec.layers - 1);
+    f.mtp_attention = windowed ? f.windowed_layer_attention : f.layer_attention;
+    f.mtp_layer = f.layer_dense + f.mtp_attention;
+    f.mtp_projection = 2.0 * s * 2.0 * h * h;
+  }
   return f;
 }
 
@@ -93,18 +100,21 @@ double recompute_flops_per_sequence(const TransformerSpec& spec, Recompute recom
   // it (MLA: qk / (qk + v) of it). The standard kernels recompute the whole square, windowed or not.
   const double qk = as_double(spec.qk_head_dim());
   const double score_share = qk / (qk + as_double(spec.value_head_dim()));
-  const double flash_scores = flash ? score_share * f.attention_total() : 0.0;
+  // The multi-token-prediction modules' layers are recomputed as the model's own are.
+  const auto mtp = static_cast<double>(f.mtp_modules);
+  const double flash_scores = flash ? score_share * (f.attention_total() + mtp * f.mtp_attention) : 0.0;
   switch (recompute) {
     case Recompute::full:
-      return f.layers_total() + flash_scores;  // the dense first layers at their own size
+      return f.layers_total() + mtp * f.mtp_layer + flash_scores;  // the dense first layers at their own size
     case Recompute::op: {
       const auto dense = as_double(f.dense_layers);
       const double op = (layers - dense) * op_recomputed_matmul_flops(spec) +
                         (dense > 0 ? dense * op_recomputed_matmul_flops(spec.as_dense_layer()) : 0.0);
-      return op + layers * (flash ? 0.0 : f.layer_attention) + flash_scores;
+      return op + mtp * op_recomputed_matmul_flops(spec) +
+             (layers + mtp) * (flash ? 0.0 : f.layer_attention) + flash_scores;
     }
     case Recompute::selective:
-      return flash ? flash_scores : layers * f.layer_attention;
+      return flash ? flash_scores : (layers + mtp) * f.layer_attention;
     case Recompute::none:
       return flash_scores;
   }

@@ -46,6 +46,15 @@ struct ForwardFlops {
   std::int64_t layers = 0;
   std::int64_t dense_layers = 0;  ///< a MoE model's dense first layers, counted in `layers`
   double generic = 0;             ///< generic models: the sum of forward_flops_per_sample (others 0)
+  /// Multi-token prediction: each module's layer (like the model's last), its 2h → h projection
+  /// (2·s·2h·h) and the output head again (head); `mtp_modules` of them.
+  std::int64_t mtp_modules = 0;
+  double mtp_layer = 0;       ///< the module's layer, projections, MLP and attention core
+  double mtp_attention = 0;   ///< the attention core's part of mtp_layer
+  double mtp_projection = 0;  ///< 4·s·h²
+  [[nodiscard]] double mtp_total() const {
+    return static_cast<double>(mtp_modules) * (mtp_layer + mtp_projection + head);
+  }
 
   /// One MoE layer of a MoE model, else one layer.
   [[nodiscard]] double per_layer() const { return layer_dense + layer_attention; }
@@ -62,7 +71,7 @@ struct ForwardFlops {
            dense * (dense_layer_dense + layer_attention) -
            windowed * (layer_attention - windowed_layer_attention);
   }
-  [[nodiscard]] double total() const { return generic + layers_total() + head; }
+  [[nodiscard]] double total() const { return generic + layers_total() + head + mtp_total(); }
 };
 
 /// Forward FLOPs of one sequence of spec.seq_len tokens, by part.

@@ -15,8 +15,9 @@ double as_double(std::int64_t v) {
   return static_cast<double>(v);
 }
 
-constexpr double kMaskBytes = 1.0;   // dropout masks are uint8
-constexpr double kLogitBytes = 4.0;  // the cross-entropy works on fp32 logits
+constexpr double kMaskBytes = 1.0;        // dropout masks are uint8
+constexpr double kRoutingMapBytes = 1.0;  // a MoE routing map is one bool per token and expert
+constexpr double kLogitBytes = 4.0;       // the cross-entropy works on fp32 logits
 // An element-wise backward reads the saved input and the output gradient and writes the input gradient:
 // three tensor passes against the forward's two.
 constexpr double kBackwardTraffic = 1.5;
@@ -244,7 +245,17 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
   // Shared experts run on every token as one MLP of shared_experts · the expert width, split over tp.
   const double shared_ffn = moe ? as_double(spec.shared_experts) * ffn : 0.0;
   const double shared_act_elements = tokens * shared_ffn / t;
-  const bool all_to_all = moe && shard.ep > 1;
+  // Megatron-Core's all-gather token dispatcher (token_dispatcher.py, MoEAllGatherTokenDispatcher): each
+  // rank holds its own tokens (T/tp under sequence parallelism, T at tp 1; layout_rules refuses tp > 1
+  // without it), and every rank of the expert_tp × ep group gathers all the group's tokens, own·et·ep of
+  // them, with their routing map (a bool per expert, no gradient) and probabilities (p bytes per expert:
+  // the router's dtype, as Megatron-Core's default moe_router_dtype leaves it). It runs its experts/ep
+  // experts on the slots routed to them: own·et·top_k·capacity_factor of them, the all-to-all dispatcher's
+  // count. The outputs, partial over the expert's et ranks and over the experts, are reduce-scattered back
+  // to the tokens' ranks. Backward: the output gradient is all-gathered before the experts and the input's
+  // and probabilities' gradients reduce-scattered after them. Every collective blocks the layer.
+  const bool gather_dispatch = moe && shard.moe_all_gather;
+  const bool all_to_all = moe && shard.ep > 1 && !gather_dispatch;
   // Megatron-Core's all-to-all token dispatcher under sequence parallelism (token_dispatcher.py,
   // MoEAlltoAllTokenDispatcher): each rank routes its own T/tp tokens, sends their slots over the ep group,
   // then all-gathers the slots it received over the tp group (every tp rank holds 1/tp of each local
@@ -255,7 +266,15 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
   // slots on 1/et of each of its experts' width.
   const bool slot_gather = all_to_all && shard.tp > 1 && shard.sequence_parallel;
   const double et = moe ? shard.expert_tp() : t;  // ranks that split one MLP's width
-  const double mlp_tokens = slot_gather ? routed_slots / t * et : routed_slots;  // slots this rank computes
+  const double own_tokens = norm_tokens;          // the all-gather dispatcher's tokens of this rank
+  const double gathered_tokens = gather_dispatch ? own_tokens * et * shard.ep : 0.0;
+  const bool gather_comm = gather_dispatch && et * shard.ep > 1;
+  const double gathered_bytes = p * gathered_tokens * h;
+  const double routing_elements = gathered_tokens * (moe ? as_double(spec.experts) : 0.0);
+  // Slots this rank computes.
+  const double mlp_tokens = gather_dispatch ? routed_slots * own_tokens / tokens * et
+                            : slot_gather   ? routed_slots / t * et
+                                            : routed_slots;
   const double act_elements = mlp_tokens * ffn / et;
   const double slot_bytes = p * mlp_tokens * h;  // gathered over the expert's own et ranks
   const bool slot_comm = slot_gather && et > 1;
@@ -322,17 +341,25 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
   fwd.memory(residual, dropout_residual_bytes);
   fwd.memory("ln2", norm_bytes);
   // The MoE block's tensor-parallel input gather and output reduction: only for its shared experts when the
-  // dispatcher gathers the slots itself.
-  const TpComm& block_tp = slot_gather ? shared_tp : tp;
+  // dispatcher gathers the slots (or the tokens) itself.
+  const bool dispatcher_gathers = slot_gather || gather_dispatch;
+  const TpComm& block_tp = dispatcher_gathers ? shared_tp : tp;
   sp_gather(fwd, block_tp);
   if (moe) {
-    fwd.matmul_16bit("router", slot_gather ? norm_tokens : tokens, as_double(spec.experts), h);
+    fwd.matmul_16bit("router", dispatcher_gathers ? norm_tokens : tokens, as_double(spec.experts), h);
     if (shared_ffn > 0) {
       fwd.matmul("shared_fc1", tokens, fc1_outputs * shared_ffn / t, h);
       fwd.memory(swiglu ? "shared_swiglu" : "shared_gelu", e.act * shared_act_elements);
       fwd.matmul("shared_fc2", tokens, h, shared_ffn / t);
     }
     if (all_to_all) fwd.comm("ep_dispatch", Collective::all_to_all, CommGroup::ep, a2a_bytes_local);
+    if (gather_comm) {
+      fwd.comm("ep_dispatch.map_all_gather", Collective::all_gather, CommGroup::expert_tp_ep,
+               kRoutingMapBytes * routing_elements);
+      fwd.comm("ep_dispatch.probs_all_gather", Collective::all_gather, CommGroup::expert_tp_ep,
+               p * routing_elements);
+      fwd.comm("ep_dispatch.all_gather", Collective::all_gather, CommGroup::expert_tp_ep, gathered_bytes);
+    }
     if (slot_comm)
       fwd.comm("ep_dispatch.tp_all_gather", Collective::all_gather, CommGroup::expert_tp, slot_bytes);
   }
@@ -342,6 +369,9 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
   if (slot_comm)
     fwd.comm("ep_combine.tp_reduce_scatter", Collective::reduce_scatter, CommGroup::expert_tp, slot_bytes);
   if (all_to_all) fwd.comm("ep_combine", Collective::all_to_all, CommGroup::ep, a2a_bytes_local);
+  if (gather_comm)
+    fwd.comm("ep_combine.reduce_scatter", Collective::reduce_scatter, CommGroup::expert_tp_ep,
+             gathered_bytes);
   tp_reduce(fwd, block_tp);
   fwd.memory(residual, dropout_residual_bytes);
 
@@ -351,6 +381,8 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
   if (all_to_all) bwd.comm("ep_combine.bwd", Collective::all_to_all, CommGroup::ep, a2a_bytes_local);
   if (slot_comm)
     bwd.comm("ep_combine.bwd.tp_all_gather", Collective::all_gather, CommGroup::expert_tp, slot_bytes);
+  if (gather_comm)
+    bwd.comm("ep_combine.bwd.all_gather", Collective::all_gather, CommGroup::expert_tp_ep, gathered_bytes);
   matmul_backward(bwd, "fc2", expert_tokens, h, ffn / et, expert_groups);
   bwd.memory(swiglu ? "swiglu.bwd" : "gelu.bwd", e.act_backward * act_elements);
   matmul_backward(bwd, "fc1", expert_tokens, fc1_outputs * ffn / et, h, expert_groups);
@@ -359,12 +391,19 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
       bwd.comm("ep_dispatch.bwd.tp_reduce_scatter", Collective::reduce_scatter, CommGroup::expert_tp,
                slot_bytes);
     if (all_to_all) bwd.comm("ep_dispatch.bwd", Collective::all_to_all, CommGroup::ep, a2a_bytes_local);
+    if (gather_comm) {
+      bwd.comm("ep_dispatch.bwd.reduce_scatter", Collective::reduce_scatter, CommGroup::expert_tp_ep,
+               gathered_bytes);
+      bwd.comm("ep_dispatch.bwd.probs_reduce_scatter", Collective::reduce_scatter, CommGroup::expert_tp_ep,
+               p * routing_elements);
+    }
     if (shared_ffn > 0) {
       matmul_backward(bwd, "shared_fc2", tokens, h, shared_ffn / t);
       bwd.memory(swiglu ? "shared_swiglu.bwd" : "shared_gelu.bwd", e.act_backward * shared_act_elements);
       matmul_backward(bwd, "shared_fc1", tokens, fc1_outputs * shared_ffn / t, h);
     }
-    matmul_16bit_backward(bwd, "router", slot_gather ? norm_tokens : tokens, as_double(spec.experts), h);
+    matmul_16bit_backward(bwd, "router", dispatcher_gathers ? norm_tokens : tokens, as_double(spec.experts),
+                          h);
   }
   tp_reduce(bwd, block_tp);
   bwd.memory("ln2.bwd", norm_backward_bytes);
@@ -512,6 +551,44 @@ LayerOps head_ops(const TransformerSpec& spec, const Shard& shard) {
   matmul_16bit_backward(bwd, "lm_head", tokens, v / t, h);
   tp_reduce(bwd, tp);
   bwd.memory("final_norm.bwd", e.norm_backward * norm_tokens * h);
+  return ops;
+}
+
+LayerOps mtp_ops(const TransformerSpec& spec, const Shard& shard) {
+  if (!spec.generic_layers.empty()) throw InputError("a generic model has no multi-token prediction");
+  check_shard(spec, shard);
+  const double p = topo::bytes_per_element(topo::activation_precision(shard.precision));
+  const bool fp8 = shard.precision == topo::Precision::fp8;
+  const double t = shard.tp;
+  const double h = as_double(spec.hidden);
+  const double tokens = as_double(shard.micro_batch) * as_double(spec.seq_len) / shard.cp;
+  const double norm_tokens = shard.sequence_parallel ? tokens / t : tokens;
+  const TpComm tp{shard.tp > 1, shard.sequence_parallel, p * tokens * h};
+  const ElementwiseTraffic e = elementwise_traffic(spec, p, shard.fused_elementwise);
+  const double lookup_bytes = 2.0 * p * tokens * h;             // gather the rows, write the activations
+  const double concat_bytes = 2.0 * 2.0 * p * norm_tokens * h;  // read both halves, write the 2h-wide input
+
+  LayerOps ops;
+  OpList fwd(ops.forward, p, fp8);
+  fwd.memory("mtp_embedding", lookup_bytes);
+  tp_reduce(fwd, tp);
+  fwd.memory("mtp_norms", 2.0 * e.norm * norm_tokens * h);
+  fwd.memory("mtp_concat", concat_bytes);
+  if (tp.active && tp.sp)
+    fwd.comm("mtp_proj.tp_all_gather", Collective::all_gather, CommGroup::tp, 2.0 * tp.bytes);
+  fwd.matmul("mtp_proj", tokens, h / t, 2.0 * h);
+  // The projection's output slices, gathered whole on every tp rank (the layer after it takes its own
+  // sequence slice of them without communication).
+  if (tp.active) fwd.comm("mtp_proj.out_all_gather", Collective::all_gather, CommGroup::tp, tp.bytes);
+  OpList bwd(ops.backward, p, fp8);
+  matmul_backward(bwd, "mtp_proj", tokens, h / t, 2.0 * h);
+  if (tp.active && tp.sp)
+    bwd.comm("mtp_proj.bwd.tp_reduce_scatter", Collective::reduce_scatter, CommGroup::tp, 2.0 * tp.bytes);
+  bwd.memory("mtp_concat.bwd", concat_bytes);
+  bwd.memory("mtp_norms.bwd", 2.0 * e.norm_backward * norm_tokens * h);
+  sp_gather(bwd, tp);
+  bwd.memory("mtp_embedding.wgrad", lookup_bytes);
+  if (shard.recompute == Recompute::full) prepend_recompute(ops, ops.forward);
   return ops;
 }
 

@@ -21,7 +21,11 @@
 //   all-gather of the slots that arrive before the experts and a tp reduce-scatter after them, and the
 //   block's input gather and output reduction only for shared experts), on
 //   T·top_k·capacity_factor token slots (dropless implementations pad to the capacity; the padding is
-//   executed work, but not model FLOPs).
+//   executed work, but not model FLOPs). With the framework's moe_dispatcher: allgather the all-to-alls are
+//   Megatron-Core's all-gather dispatcher's collectives over the expert_tp × ep group instead: all-gathers of
+//   the routing map, the probabilities and the tokens before the experts and a reduce-scatter of their
+//   outputs after them (backward: an all-gather of the output gradient, reduce-scatters of the input's and
+//   the probabilities' gradients), the block's tp gather and reduction again only for shared experts.
 // Every parameter GEMM carries its shape (m, n, k; MoE experts as one grouped GEMM of experts/ep groups
 // on token_slots/(experts/ep) rows each), so kernel_time prices it by tile and wave quantisation.
 // Activations are 16 bit under fp8 training; only parameter GEMMs run in fp8 (Transformer Engine), each
@@ -45,7 +49,8 @@
 namespace trainsim::model {
 
 enum class Collective { all_reduce, reduce_scatter, all_gather, all_to_all, ring_exchange };
-enum class CommGroup { tp, cp, ep, expert_tp };
+/// expert_tp_ep: the expert_tp × ep ranks over which Megatron-Core's all-gather token dispatcher gathers.
+enum class CommGroup { tp, cp, ep, expert_tp, expert_tp_ep };
 
 /// One collective among the ranks of a group.
 struct CommCost {
@@ -90,6 +95,14 @@ struct LayerOps {
 /// all-reduce of per-token max and sum). Backward: loss gradient, LM head dgrad and wgrad, the tp
 /// all-reduce (SP: reduce-scatter) of the input gradient, final norm.
 [[nodiscard]] LayerOps head_ops(const TransformerSpec& spec, const Shard& shard);
+
+/// A multi-token-prediction module's own ops, before its transformer layer (layer ops of the model's
+/// last layer) and the output head (head_ops) run on its tokens: the vocab-parallel lookup of the tokens
+/// ahead (as embedding_ops, with its tp reduction), the two input norms and their concatenation,
+/// [SP: an all-gather of the 2h-wide input over tp], the column-parallel 2h → h projection (2·T·2h·h/tp)
+/// and an all-gather of its h/tp-wide output slices over tp. Backward: the projection's dgrad and wgrad,
+/// [SP: the reduce-scatter of its input gradient], the norms', the lookup's scatter-add.
+[[nodiscard]] LayerOps mtp_ops(const TransformerSpec& spec, const Shard& shard);
 
 /// A generic layer: one matmul of forward_flops_per_sample · micro_batch / tp FLOPs whose traffic is
 /// its activation bytes; backward 2 × forward; full recompute prepends the forward.

@@ -66,6 +66,7 @@ void check_transformer_spec(const TransformerSpec& spec) {
           "must be 0 on a dense model and not negative, got " + std::to_string(spec.shared_experts));
   require(spec.dense_layers >= 0 && (spec.dense_layers == 0 || spec.is_moe()), "dense_layers",
           "must be 0 on a dense model and not negative, got " + std::to_string(spec.dense_layers));
+  require(spec.mtp_layers >= 0, "mtp_layers", "must not be negative, got " + std::to_string(spec.mtp_layers));
   require(spec.q_lora_rank >= 0 && (spec.q_lora_rank == 0 || spec.is_mla()), "q_lora_rank",
           "needs kv_lora_rank (multi-head latent attention) and must not be negative");
   if (spec.is_mla()) {
@@ -106,6 +107,8 @@ ParameterBreakdown parameter_breakdown(const TransformerSpec& spec) {
   p.layer_norms = 2.0 * norm_parameters(spec);
   p.final_norm = norm_parameters(spec);
   p.lm_head = spec.tied_embeddings ? 0.0 : v * h;
+  p.mtp_modules = spec.mtp_layers;
+  if (spec.mtp_layers > 0) p.mtp_extra = 3.0 * norm_parameters(spec) + 2.0 * h * h + (spec.bias ? h : 0.0);
   return p;
 }
 
@@ -116,9 +119,10 @@ double parameter_count(const TransformerSpec& spec) {
 double active_parameter_count(const TransformerSpec& spec) {
   const ParameterBreakdown p = parameter_breakdown(spec);
   if (!spec.is_moe()) return p.total();
-  // Shared experts, the router and the dense first layers are all passed; of the routed experts top_k.
+  // Shared experts, the router and the dense first layers are all passed; of the routed experts top_k (in
+  // the multi-token-prediction modules' layers too).
   const double inactive_per_layer = p.layer_mlp * (1.0 - as_double(spec.top_k) / as_double(spec.experts));
-  return p.total() - as_double(p.moe_layers()) * inactive_per_layer;
+  return p.total() - as_double(p.moe_layers() + p.mtp_modules) * inactive_per_layer;
 }
 
 double layer_parameter_count(const TransformerSpec& spec, std::int64_t index) {
@@ -155,9 +159,10 @@ double stage_parameter_count(const TransformerSpec& spec, std::int64_t layers_on
   double n = as_double(layers_on_stage - dense) * p.per_layer() + as_double(dense) * p.dense_per_layer();
   if (first_stage) n += p.embedding + p.position;
   if (last_stage) {
-    n += p.final_norm + p.lm_head;
-    // Tied embeddings across stages: the last stage keeps its own copy, synchronised by an all-reduce.
-    if (spec.tied_embeddings && !first_stage) n += p.embedding;
+    n += p.final_norm + p.lm_head + p.mtp_total();
+    // Tied embeddings, or multi-token prediction (which embeds the tokens ahead), across stages: the last
+    // stage keeps its own copy of the embedding, synchronised by an all-reduce.
+    if ((spec.tied_embeddings || spec.mtp_layers > 0) && !first_stage) n += p.embedding;
   }
   return n;
 }

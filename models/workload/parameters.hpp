@@ -41,6 +41,11 @@ struct ParameterBreakdown {
   std::int64_t dense_layers = 0;
   double dense_layer_mlp = 0;
   double generic_total = 0;  ///< sum over generic_layers (generic models only; other fields 0)
+  /// Multi-token prediction: its modules, and what each adds beside its layer (a layer like the model's
+  /// last, per_layer()): the two input norms, the 2h → h projection (+ bias) and its final norm. The
+  /// embedding and the output head are the model's own, not counted again.
+  std::int64_t mtp_modules = 0;
+  double mtp_extra = 0;
 
   /// One layer: a MoE layer of a MoE model, else the dense layer.
   [[nodiscard]] double per_layer() const {
@@ -49,15 +54,18 @@ struct ParameterBreakdown {
   /// One of the dense first layers of a MoE model.
   [[nodiscard]] double dense_per_layer() const { return layer_attention + dense_layer_mlp + layer_norms; }
   [[nodiscard]] std::int64_t moe_layers() const { return layers - dense_layers; }
+  /// One multi-token-prediction module: its layer and mtp_extra.
+  [[nodiscard]] double mtp_per_module() const { return per_layer() + mtp_extra; }
+  [[nodiscard]] double mtp_total() const { return static_cast<double>(mtp_modules) * mtp_per_module(); }
   [[nodiscard]] double total() const {
     return generic_total + embedding + position + static_cast<double>(moe_layers()) * per_layer() +
-           static_cast<double>(dense_layers) * dense_per_layer() + final_norm + lm_head;
+           static_cast<double>(dense_layers) * dense_per_layer() + final_norm + lm_head + mtp_total();
   }
 };
 
 /// Throws InputError listing every problem unless: generic layers are given, or layers, hidden, heads,
 /// vocab, seq_len > 0, heads divides hidden, kv_heads (when set) divides heads, and for MoE
-/// 1 <= top_k <= experts and capacity_factor > 0.
+/// 1 <= top_k <= experts and capacity_factor > 0; mtp_layers >= 0.
 void check_transformer_spec(const TransformerSpec& spec);
 
 /// All counts by part. Throws InputError when the spec is inconsistent (heads not dividing hidden,
@@ -81,9 +89,9 @@ void check_transformer_spec(const TransformerSpec& spec);
 /// Parameters held by one pipeline stage of `layers_on_stage` layers (generic: the layers
 /// [first_layer, first_layer + layers_on_stage); a MoE model's dense first layers among them counted as
 /// such). The first stage holds the embeddings (+ positions);
-/// the last holds the final norm and the LM head — with tied embeddings and more than one stage the last
-/// stage keeps its own copy of the v·h embedding matrix (as Megatron-LM does), so the sum over stages
-/// can exceed parameter_count by v·h.
+/// the last holds the final norm, the LM head and the multi-token-prediction modules — with tied
+/// embeddings or multi-token prediction and more than one stage the last stage keeps its own copy of the
+/// v·h embedding matrix (as Megatron-LM does), so the sum over stages can exceed parameter_count by v·h.
 [[nodiscard]] double stage_parameter_count(const TransformerSpec& spec, std::int64_t layers_on_stage,
                                            bool first_stage, bool last_stage, std::int64_t first_layer = 0);
 

@@ -21,6 +21,7 @@ Shard shard_of(const ParallelPlan& plan, topo::Precision precision) {
   s.fused_elementwise = plan.framework.fused_elementwise;
   s.unpadded_attention = plan.framework.unpadded_attention;
   s.cp_kv_all_gather = plan.framework.cp_kv_all_gather;
+  s.moe_all_gather = plan.framework.moe_dispatcher == MoeDispatcher::all_gather;
   return s;
 }
 

@@ -33,6 +33,9 @@ struct Shard {
   /// Key blocks one rank's attention kernel loops over in turn: cp ring steps, or 1 when K/V are gathered
   /// first (one kernel over every key).
   [[nodiscard]] int attention_ring_steps() const { return cp > 1 && !cp_kv_all_gather ? cp : 1; }
+  /// MoE tokens reach the experts by Megatron-Core's all-gather dispatcher rather than its all-to-all one
+  /// (the framework's moe_dispatcher).
+  bool moe_all_gather = false;
 };
 
 /// The shard of `plan` (micro_batch, tp, sequence_parallel, cp, ep, recompute, the framework's

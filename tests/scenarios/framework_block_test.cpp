@@ -184,3 +184,29 @@ training: {global_batch: 64}
       "t.yaml");
   CHECK(named.model.attention == model::Attention::cudnn);
 }
+
+TEST_CASE("moe_dispatcher: alltoall by default, allgather by name, dumped and loaded back, errors placed") {
+  const std::string mixtral = R"(model: {preset: mixtral-8x7b}
+cluster: {node: dgx-h100, nodes: 2}
+training: {global_batch: 64}
+)";
+  const Scenario plain = load_scenario_text(mixtral, "t.yaml");
+  CHECK(plain.parallelism.framework.moe_dispatcher == model::MoeDispatcher::all_to_all);
+  const Scenario s = load_scenario_text(
+      mixtral +
+          "parallelism: {tp: 2, sequence_parallel: true, ep: 8}\nframework: {moe_dispatcher: allgather}\n",
+      "t.yaml");
+  CHECK(s.parallelism.framework.moe_dispatcher == model::MoeDispatcher::all_gather);
+  const Scenario back = load_scenario_text(dump_scenario(s), "t.yaml");
+  CHECK(back.parallelism.framework.moe_dispatcher == model::MoeDispatcher::all_gather);
+  CHECK_THROWS_WITH_AS(
+      (void)load_scenario_text(mixtral + "framework: {moe_dispatcher: all-gather}\n", "t.yaml"),
+      doctest::Contains("t.yaml:4:29: framework.moe_dispatcher:"), InputError);
+  // Under tp without sequence parallelism each tp rank would dispatch the same tokens: refused at the key.
+  CHECK_THROWS_WITH_AS(
+      (void)load_scenario_text(
+          mixtral + "parallelism: {tp: 2, ep: 8}\nframework: {moe_dispatcher: allgather}\n", "t.yaml"),
+      doctest::Contains("t.yaml:5:29: framework.moe_dispatcher: allgather with tp 2 needs "
+                        "parallelism.sequence_parallel: true"),
+      InputError);
+}

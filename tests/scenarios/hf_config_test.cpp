@@ -108,7 +108,19 @@ TEST_CASE("an architecture or a field the spec cannot hold is an error naming it
 }
 
 TEST_CASE("DeepSeek-V3: MLA, 256 experts of 2048 with one shared, 3 dense layers; 671B, 37.6B active") {
-  const model::TransformerSpec m = read("deepseek-v3.json", ", seq_len: 4096");
+  model::TransformerSpec m = read("deepseek-v3.json", ", seq_len: 4096");
+  // num_nextn_predict_layers: one multi-token-prediction module, a MoE layer of 11,507,286,016 and its
+  // own 3 norms of 7168 and 2·7168·7168 projection: 11,610,067,968 more. The hub's 685B store the module
+  // with its own copies of the embedding and the output head (2·129280·7168): 684,489,830,400.
+  CHECK(m.mtp_layers == 1);
+  const double module = 11'507'286'016.0 + 3.0 * 7168 + 2.0 * 7168 * 7168;
+  CHECK(module == 11'610'067'968.0);
+  CHECK(model::parameter_count(m) == 671'026'404'352.0 + module);
+  CHECK(std::abs(relative(model::parameter_count(m) + 2.0 * 129280 * 7168, 685e9)) < 0.001);
+  // The module's layer leaves 248 of its 256 routed experts idle too.
+  CHECK(model::active_parameter_count(m) == 37'552'282'624.0 + module - 248.0 * 44'040'192);
+  // The published 671B are the main model alone.
+  m.mtp_layers = 0;
   CHECK(m.name == "deepseek-v3");
   CHECK((m.q_lora_rank == 1536 && m.kv_lora_rank == 512));
   CHECK((m.qk_nope_head_dim == 128 && m.qk_rope_head_dim == 64 && m.v_head_dim == 128));

@@ -80,3 +80,14 @@ TEST_CASE("bad values of the new keys are errors at their line and column") {
         doctest::Contains("model.v_head_dim: v_head_dim needs kv_lora_rank"));
   CHECK(errors_of(model_with(mla)).size() == 0);
 }
+
+TEST_CASE("mtp_layers is read, dumped and loaded back; a negative count is an error at its place") {
+  const Scenario s = load_scenario_text(model_with(mla + "  mtp_layers: 1\n"), "t.yaml");
+  CHECK(s.model.mtp_layers == 1);
+  CHECK(load_scenario_text(dump_scenario(s), "t.yaml").model.mtp_layers == 1);
+  CHECK(
+      load_scenario_text("model: {preset: deepseek-v3, mtp_layers: 1}\n" + rest, "t.yaml").model.mtp_layers ==
+      1);
+  CHECK_THROWS_WITH_AS((void)load_scenario_text(model_with("  mtp_layers: -1\n"), "t.yaml"),
+                       doctest::Contains("t.yaml:9:15: model.mtp_layers:"), InputError);
+}
