@@ -52,6 +52,30 @@ void add_norms(std::vector<TensorShape>& out, const TransformerSpec& m, double n
   out.push_back({m.hidden, 1, norms * vectors_per_norm, TensorRole::vector});
 }
 
+// `count` transformer layers on one rank, `dense` of them with a dense MLP (all of a dense model's; a MoE
+// model's dense first layers). Attention: column-parallel input projections, a row-parallel output
+// projection, MLA's down projections and their norms whole on every rank; the output bias is replicated.
+// A MoE layer: the router (replicated), the routed experts (ep-sharded) and the shared experts (split over
+// tp like a dense MLP). Two norms a layer.
+void add_layer_tensors(RankTensors& r, const TransformerSpec& m, const ParallelPlan& plan, double count,
+                       double dense) {
+  const int tp = plan.tp;
+  for (const Projection& x : attention_projections(m, tp)) {
+    r.dense.push_back({x.local_in, x.local_out, count, TensorRole::matrix});
+    if (x.local_bias > 0) r.dense.push_back({x.local_bias, 1, count, TensorRole::vector});
+    if (x.norm > 0) r.dense.push_back({x.norm, 1, count, TensorRole::vector});
+  }
+  const double moe = count - dense;
+  if (moe > 0) {
+    const std::int64_t fe = m.mlp_width();
+    r.dense.push_back({m.hidden, m.experts, moe, TensorRole::matrix});
+    add_mlp(r.expert, m, fe, plan.expert_tensor_parallel(), moe * as_double(m.experts) / plan.ep);
+    if (m.shared_experts > 0) add_mlp(r.dense, m, m.shared_experts * fe, tp, moe);
+  }
+  if (dense > 0) add_mlp(r.dense, m, m.ffn_hidden_or_default(), tp, dense);
+  add_norms(r.dense, m, 2 * count);
+}
+
 RankTensors rank_tensors(const TransformerSpec& m, const ParallelPlan& plan, int stage,
                          const std::vector<int>& layers) {
   RankTensors r;
@@ -71,31 +95,12 @@ RankTensors rank_tensors(const TransformerSpec& m, const ParallelPlan& plan, int
   const std::int64_t h = m.hidden;
   const int tp = plan.tp;
   if (n_layers > 0) {
-    // Attention: column-parallel input projections, a row-parallel output projection, MLA's down
-    // projections and their norms whole on every rank; the output bias is replicated.
-    for (const Projection& x : attention_projections(m, tp)) {
-      r.dense.push_back({x.local_in, x.local_out, n_layers, TensorRole::matrix});
-      if (x.local_bias > 0) r.dense.push_back({x.local_bias, 1, n_layers, TensorRole::vector});
-      if (x.norm > 0) r.dense.push_back({x.norm, 1, n_layers, TensorRole::vector});
-    }
-    if (m.is_moe()) {
-      // The dense first layers on this stage have a dense MLP; the others the router, the routed experts
-      // (ep-sharded) and the shared experts (split over tp like a dense MLP).
-      const int first_layer = std::accumulate(layers.begin(), layers.begin() + stage, 0);
-      const double dense_here =
-          as_double(std::clamp<std::int64_t>(m.dense_layer_count() - first_layer, 0, layers[s]));
-      const double moe_here = n_layers - dense_here;
-      const std::int64_t fe = m.mlp_width();
-      if (moe_here > 0) {
-        r.dense.push_back({h, m.experts, moe_here, TensorRole::matrix});  // router, replicated
-        add_mlp(r.expert, m, fe, plan.expert_tensor_parallel(), moe_here * as_double(m.experts) / plan.ep);
-        if (m.shared_experts > 0) add_mlp(r.dense, m, m.shared_experts * fe, tp, moe_here);
-      }
-      if (dense_here > 0) add_mlp(r.dense, m, m.ffn_hidden_or_default(), tp, dense_here);
-    } else {
-      add_mlp(r.dense, m, m.ffn_hidden_or_default(), tp, n_layers);
-    }
-    add_norms(r.dense, m, 2 * n_layers);
+    // The dense first layers on this stage have a dense MLP.
+    const int first_layer = std::accumulate(layers.begin(), layers.begin() + stage, 0);
+    const double dense_here =
+        m.is_moe() ? as_double(std::clamp<std::int64_t>(m.dense_layer_count() - first_layer, 0, layers[s]))
+                   : n_layers;
+    add_layer_tensors(r, m, plan, n_layers, dense_here);
   }
   const bool first = stage == 0;
   const bool last = stage == plan.pp - 1;
@@ -114,20 +119,8 @@ RankTensors rank_tensors(const TransformerSpec& m, const ParallelPlan& plan, int
       // (column-parallel), its two input norms and its final norm; and the embedding it looks the tokens
       // ahead up in: a copy on a later stage, unless the tied head already is one.
       const double d = as_double(m.mtp_layers);
-      for (const Projection& x : attention_projections(m, tp)) {
-        r.dense.push_back({x.local_in, x.local_out, d, TensorRole::matrix});
-        if (x.local_bias > 0) r.dense.push_back({x.local_bias, 1, d, TensorRole::vector});
-        if (x.norm > 0) r.dense.push_back({x.norm, 1, d, TensorRole::vector});
-      }
-      if (m.is_moe()) {
-        r.dense.push_back({h, m.experts, d, TensorRole::matrix});
-        add_mlp(r.expert, m, m.mlp_width(), plan.expert_tensor_parallel(),
-                d * as_double(m.experts) / plan.ep);
-        if (m.shared_experts > 0) add_mlp(r.dense, m, m.shared_experts * m.mlp_width(), tp, d);
-      } else {
-        add_mlp(r.dense, m, m.ffn_hidden_or_default(), tp, d);
-      }
-      add_norms(r.dense, m, 5 * d);
+      add_layer_tensors(r, m, plan, d, m.is_moe() ? 0.0 : d);
+      add_norms(r.dense, m, 3 * d);
       r.dense.push_back({2 * h, ceil_div(h, tp), d, TensorRole::matrix});
       if (m.bias) r.dense.push_back({ceil_div(h, tp), 1, d, TensorRole::vector});
       if (!first && !m.tied_embeddings) r.dense.push_back({vocab_local, h, 1, TensorRole::embedding});
