@@ -46,8 +46,11 @@ struct Scenario {
   model::TransformerSpec model;
   topo::ClusterSpec cluster;
   model::ParallelPlan parallelism;
-  /// A `framework:` block was written; otherwise parallelism.framework holds megatron-core's defaults.
+  /// A `framework:` block was written; otherwise parallelism.framework holds the preset the layout implies
+  /// (scenarios/framework_choice.hpp).
   bool framework_named = false;
+  /// model.attention was written `flash` and is the framework's own fused kernel (name_framework_attention).
+  bool attention_from_framework = false;
   model::TrainingSpec training;
   model::CheckpointSpec checkpoint;
   model::FailureSpec failures;

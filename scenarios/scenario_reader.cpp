@@ -13,6 +13,7 @@
 #include "scenarios/campaign_block.hpp"
 #include "scenarios/cluster_background.hpp"
 #include "scenarios/framework_block.hpp"
+#include "scenarios/framework_choice.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/preset_blocks.hpp"
 #include "scenarios/region_block.hpp"
@@ -130,7 +131,11 @@ class Converter {
     if (const YamlValue* v = r.get("measured")) read_measured(*v, s);
     // Cross-field checks only make sense when the blocks they combine were read without error.
     if (model_ok && cluster_ok && plan_ok) {
-      name_framework_attention(s);
+      if (s.framework_named) {
+        name_framework_attention(s);
+      } else {
+        choose_unnamed_framework(s);
+      }
       check_layout(s, training_ok);
     }
     return s;
@@ -140,16 +145,6 @@ class Converter {
   Diagnostics& d_;
   bool cross_checks_;
   Anchors a_;
-
-  // `attention: flash` is the framework's fused kernel where its model code picks one (torchtitan: PyTorch
-  // SDPA's FlashAttention-2) and the GPU runs it; otherwise the GPU's default (kernel_time resolves it).
-  static void name_framework_attention(Scenario& s) {
-    if (s.model.attention != model::Attention::flash) return;
-    const auto kernel = model::preset_fused_attention(s.parallelism.framework.preset);
-    if (kernel && model::attention_kernel_fraction(*kernel, s.cluster.node.gpu.efficiency) > 0) {
-      s.model.attention = *kernel;
-    }
-  }
 
   void read_tags(const YamlValue& v, Scenario& s) {
     if (!v.is_mapping()) {

@@ -10,7 +10,7 @@
 #include "models/report/explain.hpp"
 #include "models/report/explain_campaign.hpp"
 #include "models/report/explain_time.hpp"
-#include "scenarios/framework_note.hpp"
+#include "scenarios/framework_choice.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/studies/simulation.hpp"
 #include "tools/command.hpp"

@@ -16,7 +16,7 @@
 #include "models/report/summary.hpp"
 #include "models/run/run_timeline.hpp"
 #include "models/step/step_simulator.hpp"
-#include "scenarios/framework_note.hpp"
+#include "scenarios/framework_choice.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/studies/simulation.hpp"
 #include "sim/error.hpp"

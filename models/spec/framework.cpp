@@ -78,6 +78,15 @@ Framework framework_preset(FrameworkPreset preset) {
       f.fused_elementwise = preset != FrameworkPreset::torchtitan;
       f.gradient_staging = GradientStaging::fsdp2;
       break;
+    case FrameworkPreset::fsdp1:
+      // PyTorch FSDP1 around model code written as eager PyTorch ops, as most published FSDP runs train
+      // (Hugging Face transformers' modelling code, Composer, Lightning): nothing fused or compiled.
+      f.tp_comm_overlap = false;
+      f.overlap_param_gather = false;
+      f.grad_reduce_dtype = topo::Precision::fp32;
+      f.fused_elementwise = false;
+      f.gradient_staging = GradientStaging::fsdp1;
+      break;
     case FrameworkPreset::llm_foundry:
       // Composer's PyTorch FSDP (FSDP1) around an MPT model, as scripts/train/benchmarking runs it: one
       // unit per MPT block; limit_all_gathers lets one all-gather run ahead of the computing unit;
@@ -153,6 +162,7 @@ std::optional<Attention> preset_fused_attention(FrameworkPreset preset) {
   switch (preset) {
     case FrameworkPreset::torchtitan:
     case FrameworkPreset::llm_foundry:
+    case FrameworkPreset::fsdp1:
       return Attention::flash2;
     case FrameworkPreset::deepspeed:
     case FrameworkPreset::deepspeed_2021:
@@ -209,6 +219,14 @@ std::string_view preset_citation(FrameworkPreset preset) {
              "fp32 "
              "and pre-divides each unit's gradient before its reduce-scatter (_runtime_utils.py, "
              "default_hooks.py)";
+    case FrameworkPreset::fsdp1:
+      return "PyTorch FSDP1 (torch.distributed.fsdp.FullyShardedDataParallel) around eager model code: one "
+             "unit per transformer block, the next unit's all-gather issued ahead (BACKWARD_PRE prefetch, "
+             "limit_all_gathers), gradients reduced in float32 as Composer's mixed_precision DEFAULT and "
+             "torchtitan set it (PyTorch's own default reduces in param_dtype: set grad_reduce_dtype), "
+             "norms, activations, rotary and loss as eager ops, attention through flash-attn or SDPA's "
+             "FlashAttention-2; the post-backward hook concatenates, casts and pre-divides each unit's "
+             "gradient (_runtime_utils.py, default_hooks.py)";
     case FrameworkPreset::nemo:
       return "NeMo 2.0 performance recipes (nemo/collections/llm/recipes): Megatron-Core with "
              "tp_comm_overlap, overlap_param_gather and overlap_grad_reduce on";

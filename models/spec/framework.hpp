@@ -25,11 +25,12 @@ enum class FrameworkPreset : std::uint8_t {
   torchtitan,
   nemo,
   llm_foundry,
-  deepspeed_2021
+  deepspeed_2021,
+  fsdp1
 };
 
 /// The scenario's names (`framework: megatron-core`).
-inline constexpr EnumNames<FrameworkPreset, 8> kFrameworkPresetNames{
+inline constexpr EnumNames<FrameworkPreset, 9> kFrameworkPresetNames{
     {{"megatron-core", FrameworkPreset::megatron_core},
      {"megatron-lm-2021", FrameworkPreset::megatron_lm_2021},
      {"deepspeed", FrameworkPreset::deepspeed},
@@ -37,7 +38,8 @@ inline constexpr EnumNames<FrameworkPreset, 8> kFrameworkPresetNames{
      {"torchtitan", FrameworkPreset::torchtitan},
      {"nemo", FrameworkPreset::nemo},
      {"llm-foundry", FrameworkPreset::llm_foundry},
-     {"deepspeed-2021", FrameworkPreset::deepspeed_2021}}};
+     {"deepspeed-2021", FrameworkPreset::deepspeed_2021},
+     {"fsdp1", FrameworkPreset::fsdp1}}};
 constexpr std::string_view to_string(FrameworkPreset preset) {
   return name_in(kFrameworkPresetNames, preset);
 }
@@ -186,8 +188,9 @@ struct Framework {
 /// The fused kernel that `attention: flash` names under a preset whose model code picks its own rather
 /// than the GPU's default (TransformerEngine's, as Megatron-Core and NeMo run it): torchtitan's models call
 /// PyTorch's scaled_dot_product_attention, whose flash backend is FlashAttention-2; llm-foundry's MPT
-/// (attn_impl: flash) calls the flash-attn package's FlashAttention-2. Unset for the others: FSDP2 and
-/// DeepSpeed shard whatever model they wrap and leave its attention as it is.
+/// (attn_impl: flash) calls the flash-attn package's FlashAttention-2; fsdp1's eager model code calls one of
+/// the two. Unset for the others: FSDP2 and DeepSpeed shard whatever model they wrap and leave its
+/// attention as it is.
 [[nodiscard]] std::optional<Attention> preset_fused_attention(FrameworkPreset preset);
 
 /// What overlap_grad_reduce (parallelism.overlap_grad_reduce) a preset implies: whether gradient buckets

@@ -175,4 +175,13 @@ struct ParallelPlan {
   }
 };
 
+/// The framework whose habits price a scenario that names none (scenarios/framework_choice.hpp applies
+/// it): gradients or weights sharded (ZeRO 2–3) with neither tensor, pipeline nor context parallelism is
+/// the layout PyTorch FSDP trains, and its most published form is FSDP1 around eager model code
+/// (Hugging Face transformers, Composer, Lightning); every other layout is Megatron-Core's.
+[[nodiscard]] inline FrameworkPreset unnamed_framework_preset(const ParallelPlan& plan) {
+  const bool fsdp_layout = shards_gradients(plan.zero) && plan.tp == 1 && plan.pp == 1 && plan.cp == 1;
+  return fsdp_layout ? FrameworkPreset::fsdp1 : FrameworkPreset::megatron_core;
+}
+
 }  // namespace trainsim::model

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "models/step/layout_rules.hpp"
+#include "scenarios/framework_choice.hpp"
 #include "scenarios/studies/sweep.hpp"
 #include "sim/error.hpp"
 
@@ -21,12 +22,14 @@ std::vector<std::int64_t> divisors_up_to(std::int64_t n, std::int64_t limit) {
   return out;
 }
 
-/// The layout's scenario: the same run with the node count and parallel plan substituted.
+/// The layout's scenario: the same run with the node count and parallel plan substituted, and, when the
+/// scenario names no framework, the attention kernel of the framework the layout implies.
 Scenario with_layout(const Scenario& scenario, const Layout& layout) {
   Scenario s = scenario;
   s.cluster.nodes = layout.nodes;
   s.parallelism = layout.plan;
   s.sweep = {};
+  choose_unnamed_framework(s);
   return s;
 }
 
@@ -55,6 +58,7 @@ std::vector<Override> layout_settings(const Layout& layout) {
       {"parallelism.zero", std::string(model::to_string(p.zero))},
       {"parallelism.shard_group", p.shard_group > 0 ? std::to_string(p.shard_group) : ""},
       {"parallelism.recompute", std::string(to_string(p.recompute))},
+      {"framework.preset", layout.framework_chosen ? std::string(model::to_string(p.framework.preset)) : ""},
       {"framework.reshard_after_forward",
        p.zero == model::ZeroStage::parameters ? (p.framework.reshard_after_forward ? "true" : "false") : ""}};
 }
@@ -122,7 +126,9 @@ std::vector<Layout> enumerate_layouts(const Scenario& scenario, const LayoutSpac
                       reshards.push_back(false);
                     for (const bool reshard : reshards) {
                       for (const model::Recompute recompute : space.recompute) {
-                        Layout layout{.nodes = nodes, .plan = scenario.parallelism};
+                        Layout layout{.nodes = nodes,
+                                      .plan = scenario.parallelism,
+                                      .framework_chosen = !scenario.framework_named};
                         model::ParallelPlan& p = layout.plan;
                         p.tp = static_cast<int>(tp);
                         p.pp = static_cast<int>(pp);
@@ -138,6 +144,7 @@ std::vector<Layout> enumerate_layouts(const Scenario& scenario, const LayoutSpac
                         p.zero = zero;
                         p.shard_group = static_cast<int>(shard_group);
                         p.recompute = recompute;
+                        if (layout.framework_chosen) choose_unnamed_framework(p);
                         p.framework.reshard_after_forward = reshard;
                         if (model::layout_rules(m, p, scenario.training, gpus).empty())
                           layouts.push_back(std::move(layout));

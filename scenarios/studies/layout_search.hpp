@@ -54,13 +54,18 @@ struct LayoutSpace {
 /// One candidate: a node count and a layout on it.
 struct Layout {
   std::int64_t nodes = 0;
+  /// The scenario's plan with the layout's degrees; its framework is the one the layout implies when the
+  /// scenario names none (scenarios/framework_choice.hpp).
   model::ParallelPlan plan;
+  /// plan.framework was chosen by the layout: the scenario names no framework.
+  bool framework_chosen = false;
 };
 
 /// The layout as the loader's keys, in the order of the scenario's blocks (cluster.nodes, then
 /// parallelism.tp, pp, dp, cp, ep, expert_folding, expert_tp, micro_batch, schedule, virtual_stages, zero,
-/// shard_group, recompute, then framework.reshard_after_forward), each value spelled as the loader reads it;
-/// an empty value is a key to leave unset (shard_group without HSDP, reshard_after_forward below ZeRO-3).
+/// shard_group, recompute, then framework.preset and framework.reshard_after_forward), each value spelled as
+/// the loader reads it; an empty value is a key to leave unset (shard_group without HSDP, the preset of a
+/// scenario that names its framework, reshard_after_forward below ZeRO-3).
 /// `run S.yaml --set KEY=VALUE ...` with the others re-runs the layout.
 [[nodiscard]] std::vector<Override> layout_settings(const Layout& layout);
 

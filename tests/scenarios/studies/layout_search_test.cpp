@@ -209,6 +209,7 @@ TEST_CASE("every layout search enumerates loads as a scenario with its keys set,
     CHECK(s.parallelism.shard_group == want.shard_group);
     CHECK(s.parallelism.recompute == want.recompute);
     CHECK(s.parallelism.framework.reshard_after_forward == want.framework.reshard_after_forward);
+    CHECK(s.parallelism.framework.preset == want.framework.preset);
     ++loaded;
   }
   CHECK(loaded > 10);
@@ -292,4 +293,33 @@ TEST_CASE("layouts that miss the budget rank after every one that meets it and l
   for (std::size_t i = 0; i < 43; ++i) CHECK(r.top[i].best().meets_budget());
   for (std::size_t i = 43; i < 47; ++i) CHECK_FALSE(r.top[i].best().meets_budget());
   for (const auto& p : r.pareto) CHECK(p.layout.plan.tp != 4);
+}
+
+TEST_CASE("a scenario that names no framework has each layout priced with the framework the layout implies") {
+  // model::unnamed_framework_preset: ZeRO 2-3 without tp, pp or cp is PyTorch FSDP1, the rest Megatron-Core.
+  LayoutSpace space = small_space();
+  space.zero_stages = {model::ZeroStage::none, model::ZeroStage::gradients, model::ZeroStage::parameters};
+  int fsdp = 0;
+  int megatron = 0;
+  for (const Layout& l : enumerate_layouts(toy(), space)) {
+    CHECK(l.framework_chosen);
+    const model::ParallelPlan& p = l.plan;
+    const bool fsdp_layout = model::shards_gradients(p.zero) && p.tp == 1 && p.pp == 1 && p.cp == 1;
+    CHECK(p.framework.preset ==
+          (fsdp_layout ? model::FrameworkPreset::fsdp1 : model::FrameworkPreset::megatron_core));
+    (fsdp_layout ? fsdp : megatron) += 1;
+    const std::vector<Override> keys = layout_settings(l);
+    const auto preset = std::find_if(keys.begin(), keys.end(),
+                                     [](const Override& o) { return o.key_path == "framework.preset"; });
+    REQUIRE(preset != keys.end());
+    CHECK(preset->yaml_value == model::to_string(p.framework.preset));
+  }
+  CHECK(fsdp > 0);
+  CHECK(megatron > 0);
+  Scenario named = toy();
+  named.framework_named = true;
+  for (const Layout& l : enumerate_layouts(named, space)) {
+    CHECK_FALSE(l.framework_chosen);
+    CHECK(l.plan.framework.preset == model::FrameworkPreset::megatron_core);
+  }
 }

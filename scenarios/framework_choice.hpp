@@ -1,0 +1,31 @@
+#pragma once
+// Which framework's habits, and which attention kernel, price a scenario: the one the `framework:` block
+// names, or for a scenario that names none the one its layout implies (model::unnamed_framework_preset:
+// PyTorch FSDP1 for ZeRO 2–3 without model parallelism, Megatron-Core otherwise). The loader applies it,
+// and so does the layout search to each layout it prices, so a layout is priced as `trainsim run` prices
+// it. The commands that price a scenario print a note when the layout chose the framework.
+#include <string>
+
+#include "scenarios/scenario.hpp"
+
+namespace trainsim::scenario {
+
+/// The plan's framework becomes the preset its layout implies (model::unnamed_framework_preset) unless it
+/// is that preset already, keeping what other keys set on it: memory.reserve and reshard_after_forward
+/// (which the layout search varies). For a scenario that names no framework.
+void choose_unnamed_framework(model::ParallelPlan& plan);
+
+/// A scenario without a `framework:` block takes the preset its layout implies (above), and its
+/// `attention: flash` becomes that preset's fused kernel (name_framework_attention). No-op for a named
+/// framework.
+void choose_unnamed_framework(Scenario& s);
+
+/// `attention: flash` is the framework's fused kernel where its model code picks one (torchtitan: PyTorch
+/// SDPA's FlashAttention-2) and the GPU runs it; otherwise it stays the GPU's default (kernel_time
+/// resolves it). Records the replacement in s.attention_from_framework.
+void name_framework_attention(Scenario& s);
+
+/// The note (without "note: ") for `s`, or "" when it names a framework or its layout is Megatron-Core's.
+[[nodiscard]] std::string unnamed_framework_note(const Scenario& s);
+
+}  // namespace trainsim::scenario
