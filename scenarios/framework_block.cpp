@@ -57,7 +57,7 @@ void read_framework_block(Diagnostics& d, const YamlValue& v, model::ParallelPla
     if (!r->valid()) return;
     preset_node = r->get("preset");
   }
-  model::FrameworkPreset preset = model::FrameworkPreset::megatron_core;
+  model::FrameworkPreset preset = model::unnamed_framework_preset(plan);
   if (preset_node != nullptr) {
     const std::string preset_path = v.is_scalar() ? path : path + ".preset";
     const auto i = read_choice(d, *preset_node, preset_path, preset_names());

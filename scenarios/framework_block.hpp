@@ -16,7 +16,8 @@
 namespace trainsim::scenario {
 
 /// Reads `v` (the framework block) into plan.framework, and the preset's overlap_grad_reduce into the plan
-/// unless `overlap_grad_reduce_given`.
+/// unless `overlap_grad_reduce_given`. A block without `preset:` starts from the preset the plan's layout
+/// implies (model::unnamed_framework_preset), so that setting one flag does not change the framework.
 void read_framework_block(Diagnostics& d, const YamlValue& v, model::ParallelPlan& plan,
                           bool overlap_grad_reduce_given);
 

@@ -93,3 +93,13 @@ TEST_CASE("the choice keeps the memory reserve and follows a layout changed afte
   CHECK_FALSE(s.parallelism.framework.reshard_after_forward);  // the search's choice survives
   CHECK(s.model.attention == trainsim::model::Attention::flash2);
 }
+
+TEST_CASE("a framework block that sets flags without a preset starts from the preset the layout implies") {
+  const Scenario fsdp = load("parallelism: {zero: 3}\nframework: {prefetch: 2}\n");
+  CHECK(fsdp.parallelism.framework.preset == trainsim::model::FrameworkPreset::fsdp1);
+  CHECK(fsdp.parallelism.framework.prefetch == 2);
+  CHECK_FALSE(fsdp.parallelism.framework.fused_elementwise);  // fsdp1's, not megatron-core's
+  const Scenario megatron = load("parallelism: {zero: 3, tp: 2}\nframework: {prefetch: 2}\n");
+  CHECK(megatron.parallelism.framework.preset == trainsim::model::FrameworkPreset::megatron_core);
+  CHECK(megatron.parallelism.framework.prefetch == 2);
+}
