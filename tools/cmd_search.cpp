@@ -114,10 +114,16 @@ std::string table(const std::vector<scenario::RankedLayout>& rows, int gpus_per_
       "mfu", "run_time", "cost", "fidelity", "budget");
   int rank = 0;
   bool kept = false;
+  bool fsdp = false;
   for (const auto& row : rows) {
     const model::ParallelPlan& p = row.layout.plan;
     kept = kept || keeps_weights(p);
-    std::string zero = std::string(model::to_string(p.zero)) + (keeps_weights(p) ? "*" : "");
+    // The scenario names no framework and this layout chose one other than Megatron-Core.
+    const bool chosen_fsdp =
+        row.layout.framework_chosen && p.framework.preset != model::FrameworkPreset::megatron_core;
+    fsdp = fsdp || chosen_fsdp;
+    std::string zero =
+        std::string(model::to_string(p.zero)) + (keeps_weights(p) ? "*" : "") + (chosen_fsdp ? "+" : "");
     if (p.shard_group > 0) zero += fmt::format("/{}", p.shard_group);
     const scenario::LayoutScore& s = row.best();
     const std::string schedule = p.schedule == model::Schedule::interleaved
@@ -135,6 +141,9 @@ std::string table(const std::vector<scenario::RankedLayout>& rows, int gpus_per_
   if (kept)
     out +=
         "   * ZeRO-3 keeping the gathered weights to the backward (framework.reshard_after_forward: false)\n";
+  if (fsdp)
+    out += "   + priced as PyTorch FSDP1 (framework: fsdp1): the scenario names no framework, and ZeRO 2-3 without "
+           "tp, pp or cp is FSDP's layout; name one to price every layout alike\n";
   return out;
 }
 

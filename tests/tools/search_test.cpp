@@ -95,7 +95,7 @@ TEST_CASE(
     CHECK(row["run_time_s"].get<double>() <= 3 * 86400.0);
     std::string sets;
     for (const auto& [key, value] : row.items()) {
-      if ((key.starts_with("cluster.") || key.starts_with("parallelism.")) &&
+      if ((key.starts_with("cluster.") || key.starts_with("parallelism.") || key.starts_with("framework.")) &&
           !value.get<std::string>().empty())
         sets += " --set " + key + "=" + value.get<std::string>();
     }
@@ -126,4 +126,21 @@ TEST_CASE("search -o writes the rows as CSV and needs a row format") {
   CHECK(out.find("add --format csv or --format json") != std::string::npos);
   std::filesystem::remove(path);
   std::filesystem::remove(csv);
+}
+
+TEST_CASE("search marks the layouts priced as PyTorch FSDP1 when the scenario names no framework") {
+  const std::string path = (std::filesystem::temp_directory_path() / "trainsim-search-fsdp.yaml").string();
+  std::ofstream(path) << scenario;
+  const std::string binary = std::string("'") + TRAINSIM_BINARY + "'";
+  std::string out;
+  REQUIRE(shell_output(binary + " search " + path + " --top 400 --no-event 2>&1", out) == 0);
+  // ZeRO 2-3 layouts without tp, pp or cp are among 400 of a 16-GPU search, each marked, with the legend.
+  CHECK(out.find("+ priced as PyTorch FSDP1 (framework: fsdp1)") != std::string::npos);
+  CHECK(out.find("3+ ") != std::string::npos);
+  // Once the scenario names a framework, every layout is priced with it and nothing is marked.
+  std::ofstream(path) << scenario << "framework: megatron-core\n";
+  REQUIRE(shell_output(binary + " search " + path + " --top 400 --no-event 2>&1", out) == 0);
+  std::filesystem::remove(path);
+  CHECK(out.find("priced as PyTorch FSDP1") == std::string::npos);
+  CHECK(out.find("3+ ") == std::string::npos);
 }
