@@ -65,9 +65,15 @@ StepTiming analytic_step(const StepInput& in, const StepPlan& plan, const StepCo
   const auto m = static_cast<int>(plan.micro_batches);
   const PipelineOrder order = pipeline_schedule(pl.schedule, p, m, v);
 
+  PassTimes times = pass_times(costs);
+  // ZeRO 0–2: each chunk's last gradient-producing pass computes beside its gradient buckets.
+  if (costs.bucket_overlap_slowdown > 0) {
+    times.last_grads_extra.resize(static_cast<std::size_t>(nvs));
+    for (int vs = 0; vs < nvs; ++vs)
+      times.last_grads_extra[static_cast<std::size_t>(vs)] = last_grads_extra(costs, plan, vs);
+  }
   // ZeRO-3: each unit waits for its weights, gathered `prefetch` units ahead (gathered_pass); a pass is
   // lengthened by the waits, and each rank's last reductions run on after its last backward.
-  PassTimes times = pass_times(costs);
   std::vector<double> zero3_exposed(static_cast<std::size_t>(p), 0.0);  // per rank, within the replay
   std::vector<double> reduce_tail(static_cast<std::size_t>(p), 0.0);    // per rank, after its last pass
   if (costs.gathers_weights) {

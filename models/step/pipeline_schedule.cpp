@@ -110,7 +110,8 @@ Replay replay(const PipelineOrder& order, int p, int m, int v, const PassTimes& 
   });
   const auto nvs = static_cast<std::size_t>(p * v);
   TRAINSIM_CHECK(times.forward.size() == nvs && times.backward.size() == nvs &&
-                     (times.weight.empty() || times.weight.size() == nvs),
+                     (times.weight.empty() || times.weight.size() == nvs) &&
+                     (times.last_grads_extra.empty() || times.last_grads_extra.size() == nvs),
                  "time_schedule: one cost per virtual stage expected");
   auto weight = [&](int vs) {
     return times.weight.empty() ? 0.0 : times.weight[static_cast<std::size_t>(vs)];
@@ -164,14 +165,16 @@ Replay replay(const PipelineOrder& order, int p, int m, int v, const PassTimes& 
             break;
         }
         if (!deps_done) break;
+        const bool produces_grads =
+            split ? x.kind == PassKind::backward_weight : x.kind == PassKind::backward;
+        if (produces_grads && x.micro_batch == m - 1 && !times.last_grads_extra.empty())
+          cost += times.last_grads_extra[static_cast<std::size_t>(vs)];
         double& slot = clock.at(x.kind, x.micro_batch, vs);
         if (slot >= 0) return result;  // the same pass twice
         slot = ready + cost;
         rank_free = slot;
         if constexpr (kSpans) (*spans)[static_cast<std::size_t>(s)][i] = PassSpan{ready, slot};
         tl.rank_busy[static_cast<std::size_t>(s)] += cost;
-        const bool produces_grads =
-            split ? x.kind == PassKind::backward_weight : x.kind == PassKind::backward;
         if (produces_grads && slot >= tl.grads_ready[static_cast<std::size_t>(vs)]) {
           tl.grads_from[static_cast<std::size_t>(vs)] = ready;
           tl.grads_ready[static_cast<std::size_t>(vs)] = slot;

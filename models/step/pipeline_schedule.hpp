@@ -76,6 +76,9 @@ struct PassTimes {
   std::vector<double> backward;
   std::vector<double> weight;  ///< may be empty: no weight part
   double p2p_s = 0;
+  /// May be empty. Added to the gradient-producing pass (backward, or W under ZB-H1) of the last
+  /// micro-batch of each virtual stage: its kernels slowed by the gradient buckets reduced beside them.
+  std::vector<double> last_grads_extra;
 };
 
 /// When things happen when every rank runs its list in order, each pass as soon as its rank is free and

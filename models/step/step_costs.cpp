@@ -239,9 +239,9 @@ double slow_beside_collectives(std::vector<CostPiece>& pieces, double collective
                                const topo::GpuSpec& gpu) {
   double kernels = 0;
   for (const CostPiece& x : pieces) kernels += x.compute;
-  if (kernels > 0 && collective_s > 0) {
-    const double slowed =
-        1.0 + gpu.efficiency.overlap_compute_slowdown * std::min(1.0, collective_s / kernels);
+  const double extra = beside_collectives_extra(gpu.efficiency.overlap_compute_slowdown, collective_s, kernels);
+  if (extra > 0) {
+    const double slowed = 1.0 + extra / kernels;
     for (CostPiece& x : pieces) {
       x.compute *= slowed;
       x.weight *= slowed;
@@ -315,8 +315,13 @@ std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepIn
       if (hidden.comm > 0) {
         flush();
         // A chunked tensor-parallel collective slows its matmul by the framework's SM share; any other
-        // collective's NCCL kernels take SMs and HBM bandwidth from the kernel beside them (per GPU).
-        const double f = hidden_needs_matmul ? slowed : 1.0 + gpu.efficiency.overlap_compute_slowdown;
+        // collective's NCCL kernels take SMs and HBM bandwidth from the kernel beside them (per GPU) for
+        // as long as it runs.
+        const double f =
+            hidden_needs_matmul
+                ? slowed
+                : 1.0 + (k > 0 ? beside_collectives_extra(gpu.efficiency.overlap_compute_slowdown, hidden.comm, k) / k
+                               : 0.0);
         hidden.compute = k * f;
         hidden.weight = w * f;
         hidden.name = op.name;
@@ -639,6 +644,9 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fa
   // reduces its own gradients after its backward, `collectives` collectives per unit (or one per tensor),
   // each paying its full α-β time and the host's time to issue it.
   out.gathers_weights = shards_weights(pl.zero) && g.shard.size > 1;
+  out.weight_pass = pl.schedule == Schedule::zero_bubble_h1;
+  if (!shards_weights(pl.zero) && pl.overlap_grad_reduce && g.grad.size > 1)
+    out.bucket_overlap_slowdown = in.cluster.node.gpu.efficiency.overlap_compute_slowdown;
   if (out.gathers_weights) {
     const UnitParameters up = unit_parameters(in.model, pl);
     const int per_layer = std::max(1, fw.gathers_per_layer);
@@ -806,12 +814,26 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fa
   return out;
 }
 
+double last_grads_extra(const StepCosts& costs, const StepPlan& plan, int vs) {
+  if (costs.bucket_overlap_slowdown <= 0) return 0.0;
+  const int s = vs % plan.pp;
+  const StageCost& sc = costs.stages[static_cast<std::size_t>(s)];
+  const double stage_layers = std::max(1, plan.stage_layers[static_cast<std::size_t>(s)]);
+  const double buckets_s =
+      sc.bucket_s * sc.buckets * plan.chunk_layers[static_cast<std::size_t>(vs)] / stage_layers;
+  const PassCost& pc = costs.passes[static_cast<std::size_t>(vs)];
+  return beside_collectives_extra(costs.bucket_overlap_slowdown, buckets_s,
+                                  costs.weight_pass ? pc.weight_compute : pc.backward_compute);
+}
+
 TimeBreakdown stage_work(const StepCosts& costs, const StepPlan& plan, int stage) {
   TimeBreakdown tb;
   const auto m = static_cast<double>(plan.micro_batches);
   for (int c = 0; c < plan.virtual_stages; ++c) {
-    const PassCost& pc = costs.passes[plan.virtual_stage_index(c, stage)];
-    tb.compute += m * (pc.forward_compute + pc.backward_compute);
+    const std::size_t vs = plan.virtual_stage_index(c, stage);
+    const PassCost& pc = costs.passes[vs];
+    tb.compute +=
+        m * (pc.forward_compute + pc.backward_compute) + last_grads_extra(costs, plan, static_cast<int>(vs));
     tb.exposed_tp_comm += m * (pc.forward_comm + pc.backward_comm);
   }
   const StageCost& sc = costs.stages[static_cast<std::size_t>(stage)];

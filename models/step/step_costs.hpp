@@ -194,7 +194,27 @@ struct StepCosts {
   /// How the data-parallel collectives and pipeline sends were priced; the lowering routes their flows
   /// over the cluster graph exactly when they were priced for it (FabricPricing::routed).
   FabricPricing fabric = FabricPricing::closed_form;
+  /// ZeRO 0–2 with overlap_grad_reduce: the GPU's overlap_compute_slowdown, which slows the kernels beside
+  /// which each chunk's gradient buckets are reduced (last_grads_extra); 0 when no bucket overlaps compute.
+  double bucket_overlap_slowdown = 0;
+  /// ZB-H1: the weight gradients run as their own W pass, which is then the pass that makes them final.
+  bool weight_pass = false;
 };
+
+/// How much longer kernels of `kernels_s` seconds take while collectives of `collective_s` seconds run
+/// beside them on other streams, NCCL's kernels taking SMs and HBM bandwidth: K·s·min(1, C/K), where s is
+/// the GPU's overlap_compute_slowdown (`slowdown`). The one rule of every collective that overlaps compute.
+[[nodiscard]] inline double beside_collectives_extra(double slowdown, double collective_s, double kernels_s) {
+  if (kernels_s <= 0 || collective_s <= 0) return 0.0;
+  return kernels_s * slowdown * std::min(1.0, collective_s / kernels_s);
+}
+
+/// ZeRO 0–2 with overlap_grad_reduce: what virtual stage vs's gradient-producing pass of the last
+/// micro-batch (its backward, or ZB-H1's W pass) takes longer, the chunk's share of its rank's gradient
+/// buckets being reduced beside its kernels (beside_collectives_extra); 0 otherwise. Both fidelities add it
+/// to that pass, and stage_work counts it as compute. From the costs as they stand (after
+/// slow_data_parallel or slow_stages).
+[[nodiscard]] double last_grads_extra(const StepCosts& costs, const StepPlan& plan, int vs);
 
 /// The pieces' costs. Precondition: plan.feasible. Throws InputError for inputs that are not a layout.
 [[nodiscard]] StepCosts step_costs(const StepInput& input, const StepPlan& plan,
@@ -213,7 +233,7 @@ struct StepCosts {
 [[nodiscard]] PassCost pass_sums(const UnitCost& unit, double compute_scale = 1.0);
 
 /// The breakdown of pipeline rank `stage` that both fidelities attribute alike, from its costs alone: the
-/// kernels of its m·v passes (compute), their blocking tp/cp/ep collectives (exposed_tp_comm) and the
+/// kernels of its m·v passes with each chunk's last_grads_extra (compute), their blocking tp/cp/ep collectives (exposed_tp_comm) and the
 /// optimizer with its gradient norm. The data-parallel, pipeline and bubble parts are each fidelity's own.
 [[nodiscard]] TimeBreakdown stage_work(const StepCosts& costs, const StepPlan& plan, int stage);
 

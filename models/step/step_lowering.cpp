@@ -153,6 +153,7 @@ class StepLowering {
     bool fwd = false, zero3 = false;
     bool first_task = true;  // no task of the pass emitted yet
     bool bucketed = false;
+    double beside_buckets = 1.0;  // how much longer its kernels take beside the buckets (last_grads_extra)
     int nb = 0, next_bucket = 0;
     double bucket_each = 0, bucket_latency = 0;
     RoutedCollectives bucket_flows;  // routed: one (merged) bucket's flows
@@ -172,6 +173,9 @@ class StepLowering {
     const auto it = slowdown_.find(inst);
     return it == slowdown_.end() ? 1.0 : it->second[at(s)];
   }
+  // How much longer instance `inst`'s kernels of pass `ps` take: its straggler's slowdown, and the
+  // gradient buckets reduced beside the pass.
+  double compute_scale(const Pass& ps, int inst) const { return slowdown(inst, ps.s) * ps.beside_buckets; }
   std::size_t pass_key(int inst, PassKind k, int mb, int vs) const {
     return ((at(inst) * 2 + (k == PassKind::forward ? 0 : 1)) * at(m_) + at(mb)) * at(nvs_) + at(vs);
   }
@@ -458,6 +462,9 @@ class StepLowering {
     const double share = static_cast<double>(plan_.chunk_layers[at(ps.vs)]) / stage_layers;
     ps.bucketed = !shards_weights(pl_.zero) && sc.buckets > 0 && pl_.overlap_grad_reduce && last_grad;
     if (!ps.bucketed) return;
+    const PassCost& pc = costs_.passes[at(ps.vs)];
+    const double kernels = split_w_ ? pc.weight_compute : pc.backward_compute;
+    if (kernels > 0) ps.beside_buckets = 1.0 + last_grads_extra(costs_, plan_, ps.vs) / kernels;
     ps.nb = std::max(1, static_cast<int>(std::lround(sc.buckets * share)));
     ps.bucket_each = sc.bucket_s * sc.buckets * share / ps.nb;
     ps.bucket_latency = sc.bucket_latency_s * sc.buckets * share / ps.nb;
@@ -530,7 +537,7 @@ class StepLowering {
       name_.resize(un.prefix);
       name_ += "wgrad";
       for (int i = 0; i < n_inst_; ++i) {
-        const double w = u.total.weight_compute * slowdown(i, ps.s);
+        const double w = u.total.weight_compute * compute_scale(ps, i);
         link(i, ps.s, dag().busy(lanes_[idx(i, ps.s)].compute, dur(w), name_, "compute"));
         if (is_first) mark_entry(ps, i);
       }
@@ -614,7 +621,7 @@ class StepLowering {
     name_.resize(un.prefix);
     name_ += ps.fwd ? "forward" : "backward";
     for (int i = 0; i < n_inst_; ++i) {
-      const double f = slowdown(i, ps.s);
+      const double f = compute_scale(ps, i);
       const double t = f == 1.0 ? sec : seconds(pass_sums(un.u, f));
       const sim::TaskId task = dag().busy(lanes_[idx(i, ps.s)].compute, dur(t), name_, "compute");
       wait_weights(un, i, task);
@@ -654,7 +661,7 @@ class StepLowering {
     const double sec = kernel_seconds(ps, pc);
     for (int i = 0; i < n_inst_; ++i) {
       const sim::TaskId t =
-          dag().busy(lanes_[idx(i, ps.s)].compute, dur(sec * slowdown(i, ps.s)), name_, "compute");
+          dag().busy(lanes_[idx(i, ps.s)].compute, dur(sec * compute_scale(ps, i)), name_, "compute");
       wait_weights(un, i, t);
       link(i, ps.s, t);
       if (is_first) mark_entry(ps, i);
@@ -692,7 +699,7 @@ class StepLowering {
     const double sec = kernel_seconds(ps, pc);
     for (int i = 0; i < n_inst_; ++i) {
       const auto c = idx(i, ps.s);
-      const sim::TaskId t = dag().busy(lanes_[c].compute, dur(sec * slowdown(i, ps.s)), name_, "compute");
+      const sim::TaskId t = dag().busy(lanes_[c].compute, dur(sec * compute_scale(ps, i)), name_, "compute");
       dag().depend(chain_[c], t);
       const sim::TaskId j = dag().join(lanes_[c].compute, name_);
       dag().depend(t, j);

@@ -160,3 +160,24 @@ TEST_CASE("1F1B pass spans: each lasts its cost, none overlaps on a rank, and ra
   CHECK(last[1].start == doctest::Approx(p).scale(0));  // B mb0 right after F mb0 on the last rank
   CHECK(spans[0].back().end == doctest::Approx(with.makespan).scale(0));
 }
+
+TEST_CASE("each virtual stage's last gradient-producing pass takes its extra, on the cool-down's path") {
+  // Two ranks, F = 1, B = 2, no hand-over delay; the last micro-batch's backward of vs 0 takes 0.5 s more
+  // and that of vs 1 0.25 s more. One micro-batch: F(0) 0–1, F(1) 1–2, B(1) 2–4.25, B(0) 4.25–6.75.
+  PassTimes t{{1, 1}, {2, 2}, {}, 0.0, {0.5, 0.25}};
+  ScheduleTimeline tl = time_schedule(pipeline_schedule(Schedule::one_f_one_b, 2, 1), 2, 1, 1, t);
+  CHECK(tl.makespan == doctest::Approx(6.75).scale(0));
+  CHECK(tl.rank_busy[1] == doctest::Approx(3.25).scale(0));
+  CHECK(tl.grads_from[1] == doctest::Approx(2.0).scale(0));
+  CHECK(tl.grads_ready[1] == doctest::Approx(4.25).scale(0));
+  CHECK(tl.grads_ready[0] == doctest::Approx(6.75).scale(0));
+  // Two micro-batches: only the second's backwards take it. Without it 1F1B ends at 2·(1 + 2) + 1 + 2 = 9
+  // (the (p − 1)·(F + B) bubble); with it B(mb 1) on rank 1 ends 0.25 later and B(mb 1) on rank 0 starts
+  // then and takes 2.5: 9.75.
+  const ScheduleTimeline plain =
+      time_schedule(pipeline_schedule(Schedule::one_f_one_b, 2, 2), 2, 2, 1, PassTimes{{1, 1}, {2, 2}, {}, 0.0});
+  tl = time_schedule(pipeline_schedule(Schedule::one_f_one_b, 2, 2), 2, 2, 1, t);
+  CHECK(plain.makespan == doctest::Approx(9.0).scale(0));
+  CHECK(tl.makespan == doctest::Approx(9.75).scale(0));
+  CHECK(tl.rank_busy[0] == doctest::Approx(plain.rank_busy[0] + 0.5).scale(0));
+}

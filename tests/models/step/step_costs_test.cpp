@@ -343,3 +343,59 @@ TEST_CASE(
   check(off.backward, on.total.backward());
   CHECK(on.total.forward() < off.total.forward());
 }
+
+TEST_CASE("ZeRO 0-2: a chunk's last backward computes beside its gradient buckets, K·s·min(1, C/K)") {
+  // One rank, two chunks of 1 and 3 of its 4 layers; 8 buckets of 0.05 s reduce the rank's gradients.
+  StepPlan plan;
+  plan.pp = 1;
+  plan.virtual_stages = 2;
+  plan.stage_layers = {4};
+  plan.chunk_layers = {1, 3};
+  StepCosts c;
+  c.passes.resize(2);
+  c.passes[0].backward_compute = 0.5;
+  c.passes[1].backward_compute = 0.5;
+  c.passes[1].weight_compute = 0.2;
+  c.stages.resize(1);
+  c.stages[0].buckets = 8;
+  c.stages[0].bucket_s = 0.05;
+  CHECK(last_grads_extra(c, plan, 0) == 0.0);  // no bucket overlaps compute
+  c.bucket_overlap_slowdown = 0.2;
+  CHECK(last_grads_extra(c, plan, 0) == seconds(0.2 * 0.1));  // C = 0.4 · 1/4 under K = 0.5
+  CHECK(last_grads_extra(c, plan, 1) == seconds(0.2 * 0.3));  // C = 0.4 · 3/4
+  c.stages[0].bucket_s = 0.5;                                  // C = 3 s: the whole pass is beside them
+  CHECK(last_grads_extra(c, plan, 1) == seconds(0.2 * 0.5));
+  c.weight_pass = true;  // ZB-H1: the W pass makes the gradients final, its 0.2 s of kernels beside them
+  CHECK(last_grads_extra(c, plan, 1) == seconds(0.2 * 0.2));
+  // The breakdown counts it as compute: m = 0 micro-batches leaves only the extras, each chunk's buckets
+  // (1 s and 3 s) outlasting its 0.5 s pass.
+  c.weight_pass = false;
+  plan.micro_batches = 0;
+  CHECK(stage_work(c, plan, 0).compute == seconds(0.2 * 0.5 + 0.2 * 0.5));
+}
+
+TEST_CASE("ZeRO 0-2 buckets beside the last backward slow both fidelities alike, and only with overlap") {
+  // 2 nodes of A100, tp 2, pp 2, dp 4, ZeRO-1, 1F1B, given the H100 presets' overlap slow-down.
+  StepInput in = testing::small_gpt_on_a100(2, 2, 2, 4, 64, 2048);
+  in.plan.overlap_grad_reduce = true;
+  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+  REQUIRE(plan.feasible);
+  const StepReport plain_a = simulate_step(in, Fidelity::analytic);
+  const StepTiming plain_t = analytic_step(in, plan, step_costs(in, plan));
+  in.cluster.node.gpu.efficiency.overlap_compute_slowdown = 0.189;
+  const StepCosts costs = step_costs(in, plan);
+  CHECK(costs.bucket_overlap_slowdown == 0.189);
+  double extras = 0;  // the cool-down runs vs 1's last backward, then vs 0's
+  for (int vs = 0; vs < 2; ++vs) extras += last_grads_extra(costs, plan, vs);
+  REQUIRE(extras > 0);
+  const StepReport a = simulate_step(in, Fidelity::analytic);
+  const StepReport e = simulate_step(in, Fidelity::event);
+  CHECK(a.iteration_time > plain_a.iteration_time);
+  CHECK(a.iteration_time <= plain_a.iteration_time + extras * (1 + 1e-9));
+  CHECK(e.iteration_time == doctest::Approx(a.iteration_time).epsilon(0.02));
+  const StepTiming t = analytic_step(in, plan, costs);
+  CHECK(t.time.compute == seconds(plain_t.time.compute + last_grads_extra(costs, plan, t.critical_stage)));
+  // Without overlapped reduction the buckets run after the backward, beside nothing.
+  in.plan.overlap_grad_reduce = false;
+  CHECK(step_costs(in, plan).bucket_overlap_slowdown == 0.0);
+}
