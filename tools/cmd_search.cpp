@@ -142,8 +142,9 @@ std::string table(const std::vector<scenario::RankedLayout>& rows, int gpus_per_
     out +=
         "   * ZeRO-3 keeping the gathered weights to the backward (framework.reshard_after_forward: false)\n";
   if (fsdp)
-    out += "   + priced as PyTorch FSDP1 (framework: fsdp1): the scenario names no framework, and ZeRO 2-3 without "
-           "tp, pp or cp is FSDP's layout; name one to price every layout alike\n";
+    out +=
+        "   + priced as PyTorch FSDP1 (framework: fsdp1): the scenario names no framework, and ZeRO 2-3\n"
+        "     without tp, pp or cp is FSDP's layout; name one to price every layout alike\n";
   return out;
 }
 

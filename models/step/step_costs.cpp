@@ -239,7 +239,8 @@ double slow_beside_collectives(std::vector<CostPiece>& pieces, double collective
                                const topo::GpuSpec& gpu) {
   double kernels = 0;
   for (const CostPiece& x : pieces) kernels += x.compute;
-  const double extra = beside_collectives_extra(gpu.efficiency.overlap_compute_slowdown, collective_s, kernels);
+  const double extra =
+      beside_collectives_extra(gpu.efficiency.overlap_compute_slowdown, collective_s, kernels);
   if (extra > 0) {
     const double slowed = 1.0 + extra / kernels;
     for (CostPiece& x : pieces) {
@@ -317,11 +318,10 @@ std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepIn
         // A chunked tensor-parallel collective slows its matmul by the framework's SM share; any other
         // collective's NCCL kernels take SMs and HBM bandwidth from the kernel beside them (per GPU) for
         // as long as it runs.
-        const double f =
-            hidden_needs_matmul
-                ? slowed
-                : 1.0 + (k > 0 ? beside_collectives_extra(gpu.efficiency.overlap_compute_slowdown, hidden.comm, k) / k
-                               : 0.0);
+        const double beside =
+            k > 0 ? beside_collectives_extra(gpu.efficiency.overlap_compute_slowdown, hidden.comm, k) / k
+                  : 0.0;
+        const double f = hidden_needs_matmul ? slowed : 1.0 + beside;
         hidden.compute = k * f;
         hidden.weight = w * f;
         hidden.name = op.name;

@@ -233,8 +233,9 @@ struct StepCosts {
 [[nodiscard]] PassCost pass_sums(const UnitCost& unit, double compute_scale = 1.0);
 
 /// The breakdown of pipeline rank `stage` that both fidelities attribute alike, from its costs alone: the
-/// kernels of its m·v passes with each chunk's last_grads_extra (compute), their blocking tp/cp/ep collectives (exposed_tp_comm) and the
-/// optimizer with its gradient norm. The data-parallel, pipeline and bubble parts are each fidelity's own.
+/// kernels of its m·v passes with each chunk's last_grads_extra (compute), their blocking tp/cp/ep
+/// collectives (exposed_tp_comm) and the optimizer with its gradient norm. The data-parallel, pipeline and
+/// bubble parts are each fidelity's own.
 [[nodiscard]] TimeBreakdown stage_work(const StepCosts& costs, const StepPlan& plan, int stage);
 
 /// cluster.stragglers as compute slowdowns per pipeline rank of each data-parallel replica that holds a

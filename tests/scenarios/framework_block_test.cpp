@@ -9,16 +9,14 @@
 
 #include "scenarios/loader.hpp"
 #include "sim/error.hpp"
+#include "tests/support/load_errors.hpp"
 
 using namespace trainsim;
 using namespace trainsim::scenario;
 
 namespace {
 
-const std::string base = R"(model: gpt3-125m
-cluster: {node: dgx-a100-80gb, nodes: 2}
-training: {global_batch: 64}
-)";
+const std::string& base = trainsim::testing::kSmallScenario;
 
 }  // namespace
 

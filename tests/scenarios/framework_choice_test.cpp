@@ -6,15 +6,13 @@
 #include <string>
 
 #include "scenarios/loader.hpp"
+#include "tests/support/load_errors.hpp"
 
 using namespace trainsim::scenario;
 
 namespace {
 
-const std::string base = R"(model: gpt3-125m
-cluster: {node: dgx-a100-80gb, nodes: 2}
-training: {global_batch: 64}
-)";
+const std::string& base = trainsim::testing::kSmallScenario;
 
 Scenario load(const std::string& extra) {
   return load_scenario_text(base + extra, "t.yaml");
@@ -59,7 +57,8 @@ TEST_CASE("a scenario that names no framework runs PyTorch FSDP1 for ZeRO 2-3 wi
 }
 
 TEST_CASE("every other unnamed layout, and every named framework, keeps its framework and attention") {
-  for (const char* plan : {"{zero: 1}", "{zero: 0}", "{zero: 3, tp: 2}", "{zero: 3, pp: 2}", "{zero: 2, cp: 2}"}) {
+  for (const char* plan :
+       {"{zero: 1}", "{zero: 0}", "{zero: 3, tp: 2}", "{zero: 3, pp: 2}", "{zero: 2, cp: 2}"}) {
     CAPTURE(plan);
     const Scenario s = load(std::string("parallelism: ") + plan + "\n");
     CHECK(s.parallelism.framework.preset == trainsim::model::FrameworkPreset::megatron_core);

@@ -14,16 +14,14 @@
 #include "models/report/summary.hpp"
 #include "scenarios/cluster_file.hpp"
 #include "sim/error.hpp"
+#include "tests/support/load_errors.hpp"
 
 using namespace trainsim;
 using namespace trainsim::scenario;
 
 namespace {
 
-const std::string base = R"(model: gpt3-125m
-cluster: {node: dgx-a100-80gb, nodes: 2}
-training: {global_batch: 64}
-)";
+const std::string& base = trainsim::testing::kSmallScenario;
 
 /// Every diagnostic of loading `text`, joined by newlines ("" when it loads).
 std::string errors_of(const std::string& text, const std::vector<Override>& overrides = {}) {

@@ -1,5 +1,6 @@
 #pragma once
-// Scenario tests: every diagnostic of loading a scenario's text, for doctest::Contains.
+// Scenario tests: the smallest scenario that loads, and every diagnostic of loading a scenario's text, for
+// doctest::Contains.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -8,6 +9,12 @@
 #include "sim/error.hpp"
 
 namespace trainsim::testing {
+
+/// The smallest scenario that loads: GPT-3 125M on two DGX A100 nodes, batch 64; tests append blocks to it.
+inline const std::string kSmallScenario = R"(model: gpt3-125m
+cluster: {node: dgx-a100-80gb, nodes: 2}
+training: {global_batch: 64}
+)";
 
 /// Every diagnostic of loading `text` (labelled t.yaml), as doctest's string; empty when it loads.
 inline doctest::String errors_of(const std::string& text) {

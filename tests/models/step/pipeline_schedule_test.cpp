@@ -174,8 +174,8 @@ TEST_CASE("each virtual stage's last gradient-producing pass takes its extra, on
   // Two micro-batches: only the second's backwards take it. Without it 1F1B ends at 2·(1 + 2) + 1 + 2 = 9
   // (the (p − 1)·(F + B) bubble); with it B(mb 1) on rank 1 ends 0.25 later and B(mb 1) on rank 0 starts
   // then and takes 2.5: 9.75.
-  const ScheduleTimeline plain =
-      time_schedule(pipeline_schedule(Schedule::one_f_one_b, 2, 2), 2, 2, 1, PassTimes{{1, 1}, {2, 2}, {}, 0.0});
+  const ScheduleTimeline plain = time_schedule(pipeline_schedule(Schedule::one_f_one_b, 2, 2), 2, 2, 1,
+                                               PassTimes{{1, 1}, {2, 2}, {}, 0.0});
   tl = time_schedule(pipeline_schedule(Schedule::one_f_one_b, 2, 2), 2, 2, 1, t);
   CHECK(plain.makespan == doctest::Approx(9.0).scale(0));
   CHECK(tl.makespan == doctest::Approx(9.75).scale(0));

@@ -363,7 +363,7 @@ TEST_CASE("ZeRO 0-2: a chunk's last backward computes beside its gradient bucket
   c.bucket_overlap_slowdown = 0.2;
   CHECK(last_grads_extra(c, plan, 0) == seconds(0.2 * 0.1));  // C = 0.4 · 1/4 under K = 0.5
   CHECK(last_grads_extra(c, plan, 1) == seconds(0.2 * 0.3));  // C = 0.4 · 3/4
-  c.stages[0].bucket_s = 0.5;                                  // C = 3 s: the whole pass is beside them
+  c.stages[0].bucket_s = 0.5;                                 // C = 3 s: the whole pass is beside them
   CHECK(last_grads_extra(c, plan, 1) == seconds(0.2 * 0.5));
   c.weight_pass = true;  // ZB-H1: the W pass makes the gradients final, its 0.2 s of kernels beside them
   CHECK(last_grads_extra(c, plan, 1) == seconds(0.2 * 0.2));
