@@ -137,12 +137,18 @@ ExplainSection attention_section(const TransformerSpec& model, const ParallelPla
                                          AttentionVariant{kernel, backward, model.causal, ring_steps},
                                          gpu.efficiency, gpu.name);
     };
+    // Where the kernel comes from: the GPU's default for `flash`, or the framework's model code.
+    const auto framework_kernel = preset_fused_attention(plan.framework.preset);
+    const std::string origin = model.attention == Attention::flash ? " (the GPU's default)"
+                               : framework_kernel == model.attention
+                                   ? fmt::format(" ({}'s model code)", to_string(plan.framework.preset))
+                                   : std::string();
     if (attention_kernel_fraction(kernel, gpu.efficiency) > 0) {
       s.notes.push_back(fmt::format(
           "kernel {}{} on {}: forward at {:.0f} %, backward at {:.0f} % of the dense 16-bit peak (head dim "
           "{}, "
           "{}{})",
-          to_string(kernel), model.attention == Attention::flash ? " (the GPU's default)" : "", gpu.name,
+          to_string(kernel), origin, gpu.name,
           100 * efficiency(false), 100 * efficiency(true), d, model.causal ? "causal" : "no mask",
           ring_steps > 1
               ? fmt::format(", ring of {} steps over {} keys each", ring_steps, model.seq_len / ring_steps)

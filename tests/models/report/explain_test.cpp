@@ -132,3 +132,25 @@ TEST_CASE("the attention note names the key blocks the kernel loops over: a cp r
   CHECK(gathered.find("one kernel over all 8192 keys gathered over cp 4") != std::string::npos);
   CHECK(gathered.find("ring of") == std::string::npos);
 }
+
+TEST_CASE("the attention note says where its kernel comes from: the GPU's default or the framework's code") {
+  TransformerSpec m = gpt3_175b();
+  trainsim::topo::GpuSpec gpu = trainsim::testing::h100_sxm();
+  gpu.efficiency.flash2_attention_fraction = 0.4;
+  ParallelPlan p{.tp = 8, .pp = 16, .dp = 2};
+  const auto note = [&] {
+    for (const auto& s : explain(m, p, TrainingSpec{}, gpu).sections) {
+      for (const std::string& n : s.notes) {
+        if (n.rfind("kernel ", 0) == 0) return n;
+      }
+    }
+    return std::string();
+  };
+  m.attention = Attention::flash;  // the fixture GPU's default kernel is flash2
+  CHECK(note().rfind("kernel flash2 (the GPU's default) on h100-sxm", 0) == 0);
+  m.attention = Attention::flash2;  // as the loader names torchtitan's `flash`
+  p.framework = framework_preset(FrameworkPreset::torchtitan);
+  CHECK(note().rfind("kernel flash2 (torchtitan's model code) on h100-sxm", 0) == 0);
+  p.framework = framework_preset(FrameworkPreset::megatron_core);  // written by hand: no origin to name
+  CHECK(note().rfind("kernel flash2 on h100-sxm", 0) == 0);
+}
