@@ -148,8 +148,8 @@ ExplainSection attention_section(const TransformerSpec& model, const ParallelPla
           "kernel {}{} on {}: forward at {:.0f} %, backward at {:.0f} % of the dense 16-bit peak (head dim "
           "{}, "
           "{}{})",
-          to_string(kernel), origin, gpu.name,
-          100 * efficiency(false), 100 * efficiency(true), d, model.causal ? "causal" : "no mask",
+          to_string(kernel), origin, gpu.name, 100 * efficiency(false), 100 * efficiency(true), d,
+          model.causal ? "causal" : "no mask",
           ring_steps > 1
               ? fmt::format(", ring of {} steps over {} keys each", ring_steps, model.seq_len / ring_steps)
           : plan.cp > 1
