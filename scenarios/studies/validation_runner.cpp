@@ -267,14 +267,18 @@ std::string format_validation_csv(const std::vector<CaseResult>& results) {
     return q + "\"";
   };
   const auto num = [](double x) { return std::isfinite(x) ? fmt::format("{:.9g}", x) : std::string(); };
-  std::string out = "case,group,attention,metric,measured,predicted,error,tolerance,within,failure,file\n";
+  std::string out =
+      "case,group,attention,framework,gpu,metric,measured,predicted,error,tolerance,within,failure,file,"
+      "source\n";
   for (const CaseResult& r : results) {
     std::vector<MetricCheck> checks = r.checks;
     if (checks.empty()) checks.push_back({.metric = "", .measured = kNaN, .predicted = kNaN, .error = kNaN});
     for (const MetricCheck& c : checks) {
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", quote(r.name), quote(r.group), r.attention,
-                         c.metric, num(c.measured), num(c.predicted), num(c.error), num(c.tolerance),
-                         r.failure.empty() && c.within() ? "true" : "false", quote(r.failure), quote(r.file));
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", quote(r.name), quote(r.group),
+                         r.attention, quote(r.framework), quote(r.gpu), c.metric, num(c.measured),
+                         num(c.predicted), num(c.error), num(c.tolerance),
+                         r.failure.empty() && c.within() ? "true" : "false", quote(r.failure), quote(r.file),
+                         quote(r.source));
     }
   }
   return out;

@@ -31,9 +31,9 @@ struct CaseResult {
   std::string file;       ///< path as given / found
   std::string name;       ///< scenario name
   std::string group;      ///< the case's folder name (e.g. "korthikanti", "vtrain-single")
-  std::string attention;  ///< "flash" | "standard"; "" for cases without one (collectives)
-  /// The framework preset the step followed, "megatron-core (unnamed)" when the case names none; "" for
-  /// cases without a step (collectives).
+  std::string attention;  ///< the attention kernel priced (cudnn, flash2, flash3, standard); "" without one
+  /// The framework preset the step followed, with " (unnamed)" when the case names none (the layout chose
+  /// it); "" for cases without a step (collectives).
   std::string framework;
   std::string gpu;      ///< the GPU preset of the case's node ("" when it does not load)
   std::string source;   ///< the `measured.source` citation

@@ -86,7 +86,8 @@ TEST_CASE("a case that does not load is a failed case with the reason, not a cra
   const Run r = run("validate --format csv " + dir.string());
   INFO(r.output);
   CHECK(r.exit_code == 1);
-  CHECK(r.output.rfind("case,group,attention,metric,measured,predicted,error,tolerance,within,failure,file\n",
+  CHECK(r.output.rfind("case,group,attention,framework,gpu,metric,measured,predicted,error,tolerance,within,"
+                       "failure,file,source\n",
                        0) == 0);
   CHECK(r.output.find("does not load") != std::string::npos);
   fs::remove_all(dir);
@@ -259,7 +260,7 @@ TEST_CASE("validate --gpu replaces the case's GPU by name, so a preset can be ch
         start = i + 1;
       }
     }
-    return std::stod(f.at(5));
+    return std::stod(f.at(7));  // case, group, attention, framework, gpu, metric, measured, predicted
   };
   CHECK(slowed.exit_code != 2);
   CHECK(predicted(slowed.output) > 3 * predicted(normal.output));
