@@ -24,7 +24,7 @@ namespace {
 
 std::vector<PipelinePass> gpipe_rank(int m) {
   std::vector<PipelinePass> passes;
-  passes.reserve(static_cast<std::size_t>(2 * m));
+  passes.reserve(2 * static_cast<std::size_t>(m));
   for (int mb = 0; mb < m; ++mb) passes.push_back({PassKind::forward, mb, 0});
   for (int mb = 0; mb < m; ++mb) passes.push_back({PassKind::backward, mb, 0});
   return passes;
@@ -34,7 +34,7 @@ std::vector<PipelinePass> gpipe_rank(int m) {
 // rank can start its first backward as early as possible, then alternates.
 std::vector<PipelinePass> one_f_one_b_rank(int p, int m, int s, bool zero_bubble) {
   std::vector<PipelinePass> passes;
-  passes.reserve(static_cast<std::size_t>(3 * m));
+  passes.reserve(3 * static_cast<std::size_t>(m));
   const int warmup = std::min(p - s - 1, m);
   // ZB-H1 lets rank s run s backwards ahead of their weight-gradient (W) passes: the input-gradient chain
   // towards rank 0 then moves at the speed of B alone, and the deferred W passes fill the slots where 1F1B
@@ -69,7 +69,7 @@ std::vector<PipelinePass> interleaved_rank(int p, int m, int v, int s) {
   };
   const int warmup = (m == p) ? total : std::min((p - s - 1) * 2 + (v - 1) * p, total);
   std::vector<PipelinePass> passes;
-  passes.reserve(static_cast<std::size_t>(2 * total));
+  passes.reserve(2 * static_cast<std::size_t>(total));
   for (int k = 0; k < warmup; ++k) passes.push_back(forward(k));
   for (int i = 0; i < total - warmup; ++i) {
     passes.push_back(forward(warmup + i));
@@ -81,12 +81,16 @@ std::vector<PipelinePass> interleaved_rank(int p, int m, int v, int s) {
 
 // Finish times of every pass, indexed [kind][micro_batch][virtual stage]; negative = not run yet.
 struct PassClock {
-  int p, m, v;
+  std::size_t p, m, v;
   std::vector<double> finish;
   PassClock(int p_, int m_, int v_)
-      : p(p_), m(m_), v(v_), finish(static_cast<std::size_t>(3 * m_ * p_ * v_), -1.0) {}
+      : p(static_cast<std::size_t>(p_)),
+        m(static_cast<std::size_t>(m_)),
+        v(static_cast<std::size_t>(v_)),
+        finish(3 * m * p * v, -1.0) {}
   double& at(PassKind kind, int mb, int vs) {
-    return finish[static_cast<std::size_t>((static_cast<int>(kind) * m + mb) * p * v + vs)];
+    const auto kind_index = static_cast<std::size_t>(kind);
+    return finish[(kind_index * m + static_cast<std::size_t>(mb)) * p * v + static_cast<std::size_t>(vs)];
   }
 };
 
@@ -108,7 +112,7 @@ Replay replay(const PipelineOrder& order, int p, int m, int v, const PassTimes& 
     return std::any_of(rank.begin(), rank.end(),
                        [](const PipelinePass& x) { return x.kind == PassKind::backward_weight; });
   });
-  const auto nvs = static_cast<std::size_t>(p * v);
+  const auto nvs = static_cast<std::size_t>(p) * static_cast<std::size_t>(v);
   TRAINSIM_CHECK(times.forward.size() == nvs && times.backward.size() == nvs &&
                      (times.weight.empty() || times.weight.size() == nvs) &&
                      (times.last_grads_extra.empty() || times.last_grads_extra.size() == nvs),
@@ -188,7 +192,7 @@ Replay replay(const PipelineOrder& order, int p, int m, int v, const PassTimes& 
     if (next[static_cast<std::size_t>(s)] != order[static_cast<std::size_t>(s)].size()) return result;
   }
   // Every pass ran exactly once (none twice, and the counts below are the full sets).
-  const std::size_t per_rank = static_cast<std::size_t>((split ? 3 : 2) * m * v);
+  const std::size_t per_rank = (split ? 3U : 2U) * static_cast<std::size_t>(m) * static_cast<std::size_t>(v);
   for (const auto& rank : order) {
     if (rank.size() != per_rank) return result;
   }
@@ -198,7 +202,7 @@ Replay replay(const PipelineOrder& order, int p, int m, int v, const PassTimes& 
 }
 
 PassTimes uniform_times(int p, int v, double forward_s, double backward_s, double weight_s) {
-  const auto n = static_cast<std::size_t>(p * v);
+  const auto n = static_cast<std::size_t>(p) * static_cast<std::size_t>(v);
   return PassTimes{std::vector<double>(n, forward_s), std::vector<double>(n, backward_s),
                    std::vector<double>(n, weight_s), 0.0};
 }
