@@ -1,10 +1,11 @@
-// `trainsim list models|gpus|clusters|optimizers|regions`: the shipped presets (and those on TRAINSIM_PATH)
-// with their key numbers.
+// `trainsim list models|gpus|clusters|optimizers|regions|frameworks`: the shipped presets (and those on
+// TRAINSIM_PATH) with their key numbers; the framework presets are built in, each with its source.
 #include <fmt/format.h>
 
 #include <iostream>
 #include <string>
 
+#include "models/spec/framework.hpp"
 #include "models/workload/optimizer.hpp"
 #include "models/workload/parameters.hpp"
 #include "scenarios/presets.hpp"
@@ -96,20 +97,39 @@ void list_regions() {
   }
 }
 
+// One block per framework preset: its flags, what `attention: flash` runs under it, and where the flags
+// come from. A scenario that names none takes the one its layout implies (SPEC.md, framework).
+void list_frameworks() {
+  for (const auto& entry : model::kFrameworkPresetNames) {
+    const model::FrameworkPreset preset = entry.value;
+    const auto kernel = model::preset_fused_attention(preset);
+    // framework_flags starts with the preset's name, which heads the block already.
+    std::string flags =
+        model::framework_flags(model::framework_preset(preset), model::preset_overlaps_grad_reduce(preset));
+    flags.erase(0, flags.find(": ") + 2);
+    std::cout << fmt::format("{}\n  flags: {}\n  attention flash: {}\n  source: {}\n\n", entry.name, flags,
+                             kernel ? fmt::format("{} where the GPU runs it, else the GPU's default kernel",
+                                                  model::to_string(*kernel))
+                                    : std::string("the GPU's default kernel"),
+                             model::preset_citation(preset));
+  }
+}
+
 }  // namespace
 
 void add_list_command(CLI::App& app, int& exit_code) {
   auto* sub = app.add_subcommand("list", "list the presets shipped (and found on TRAINSIM_PATH)");
   static std::string what;
-  sub->add_option("what", what, "models | gpus | clusters | optimizers | regions")
+  sub->add_option("what", what, "models | gpus | clusters | optimizers | regions | frameworks")
       ->required()
-      ->check(CLI::IsMember({"models", "gpus", "clusters", "nodes", "optimizers", "regions"}));
+      ->check(CLI::IsMember({"models", "gpus", "clusters", "nodes", "optimizers", "regions", "frameworks"}));
   sub->callback([&exit_code] {
     if (what == "models") list_models();
     if (what == "gpus") list_gpus();
     if (what == "clusters" || what == "nodes") list_clusters();
     if (what == "optimizers") list_optimizers();
     if (what == "regions") list_regions();
+    if (what == "frameworks") list_frameworks();
     exit_code = exit_ok;
   });
 }

@@ -187,12 +187,16 @@ TEST_CASE("trainsim --version exits 0 and prints the version") {
   CHECK(o.out.find("trainsim") != std::string::npos);
 }
 
-TEST_CASE("trainsim list shows the SPEC's preset names for models, gpus, clusters and optimizers") {
+TEST_CASE(
+    "trainsim list shows the SPEC's preset names for models, gpus, clusters, optimizers and frameworks") {
   const std::vector<std::pair<const char*, std::vector<const char*>>> lists = {
       {"models", {"gpt3-175b", "llama3-70b", "llama3-8b", "gpt3-1.3b"}},
       {"gpus", {"a100-sxm4-80gb", "h100-sxm"}},
       {"clusters", {"dgx-a100-80gb", "dgx-h100"}},
       {"optimizers", {"adamw", "adafactor", "sgd-momentum", "adam-8bit", "lion", "lamb", "muon"}},
+      {"frameworks",
+       {"megatron-core", "nemo", "megatron-lm-2021", "deepspeed", "deepspeed-2021", "fsdp1", "fsdp2",
+        "torchtitan", "llm-foundry", "attention flash: flash2", "attention flash: the GPU's default kernel"}},
   };
   for (const auto& [what, names] : lists) {
     const Outcome o = run_trainsim({"list", what});
