@@ -399,3 +399,22 @@ TEST_CASE("ZeRO 0-2 buckets beside the last backward slow both fidelities alike,
   in.plan.overlap_grad_reduce = false;
   CHECK(step_costs(in, plan).bucket_overlap_slowdown == 0.0);
 }
+
+TEST_CASE("ZeRO 0-2 buckets beside the last backward: the fidelities agree under every schedule") {
+  // As above, on the interleaved schedule (two chunks a rank, whose last backwards follow each other in the
+  // cool-down) and ZB-H1 (the W pass makes the gradients final, and it is the one slowed).
+  for (const Schedule schedule : {Schedule::one_f_one_b, Schedule::interleaved, Schedule::zero_bubble_h1}) {
+    CAPTURE(static_cast<int>(schedule));
+    StepInput in = testing::small_gpt_on_a100(2, 2, 2, 4, 64, 2048);
+    in.plan.overlap_grad_reduce = true;
+    in.plan.schedule = schedule;
+    in.plan.virtual_stages = schedule == Schedule::interleaved ? 2 : 1;
+    const StepReport plain = simulate_step(in, Fidelity::analytic);
+    in.cluster.node.gpu.efficiency.overlap_compute_slowdown = 0.189;
+    const StepReport a = simulate_step(in, Fidelity::analytic);
+    const StepReport e = simulate_step(in, Fidelity::event);
+    REQUIRE(a.feasible);
+    CHECK(a.iteration_time > plain.iteration_time);
+    CHECK(e.iteration_time == doctest::Approx(a.iteration_time).epsilon(0.02));
+  }
+}
