@@ -16,17 +16,10 @@ void choose_unnamed_framework(model::ParallelPlan& plan) {
   f = chosen;
 }
 
-void choose_unnamed_framework(Scenario& s) {
-  if (s.framework_named) return;
-  choose_unnamed_framework(s.parallelism);
-  if (s.attention_from_framework) {
-    s.model.attention = model::Attention::flash;
-    s.attention_from_framework = false;
-  }
-  name_framework_attention(s);
-}
-
-void name_framework_attention(Scenario& s) {
+void choose_framework(Scenario& s) {
+  if (!s.framework_named) choose_unnamed_framework(s.parallelism);
+  if (s.attention_from_framework) s.model.attention = model::Attention::flash;
+  s.attention_from_framework = false;
   if (s.model.attention != model::Attention::flash) return;
   const auto kernel = model::preset_fused_attention(s.parallelism.framework.preset);
   if (kernel && model::attention_kernel_fraction(*kernel, s.cluster.node.gpu.efficiency) > 0) {

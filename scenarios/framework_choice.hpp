@@ -15,15 +15,12 @@ namespace trainsim::scenario {
 /// (which the layout search varies). For a scenario that names no framework.
 void choose_unnamed_framework(model::ParallelPlan& plan);
 
-/// A scenario without a `framework:` block takes the preset its layout implies (above), and its
-/// `attention: flash` becomes that preset's fused kernel (name_framework_attention). No-op for a named
-/// framework.
-void choose_unnamed_framework(Scenario& s);
-
-/// `attention: flash` is the framework's fused kernel where its model code picks one (torchtitan: PyTorch
-/// SDPA's FlashAttention-2) and the GPU runs it; otherwise it stays the GPU's default (kernel_time
-/// resolves it). Records the replacement in s.attention_from_framework.
-void name_framework_attention(Scenario& s);
+/// The framework and attention kernel `s` runs with its layout as it stands: without a `framework:` block,
+/// the preset the layout implies (above); then `attention: flash` is that framework's fused kernel where its
+/// model code picks one (torchtitan: PyTorch SDPA's FlashAttention-2) and the GPU runs it, else it stays the
+/// GPU's default (kernel_time resolves it), recorded in s.attention_from_framework. The loader calls it, and
+/// the layout search again for each layout.
+void choose_framework(Scenario& s);
 
 /// The note (without "note: ") for `s`, or "" when it names a framework or its layout is Megatron-Core's.
 [[nodiscard]] std::string unnamed_framework_note(const Scenario& s);

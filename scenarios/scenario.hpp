@@ -49,7 +49,7 @@ struct Scenario {
   /// A `framework:` block was written; otherwise parallelism.framework holds the preset the layout implies
   /// (scenarios/framework_choice.hpp).
   bool framework_named = false;
-  /// model.attention was written `flash` and is the framework's own fused kernel (name_framework_attention).
+  /// model.attention was written `flash` and is the framework's own fused kernel (choose_framework).
   bool attention_from_framework = false;
   model::TrainingSpec training;
   model::CheckpointSpec checkpoint;

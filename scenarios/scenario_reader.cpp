@@ -131,11 +131,7 @@ class Converter {
     if (const YamlValue* v = r.get("measured")) read_measured(*v, s);
     // Cross-field checks only make sense when the blocks they combine were read without error.
     if (model_ok && cluster_ok && plan_ok) {
-      if (s.framework_named) {
-        name_framework_attention(s);
-      } else {
-        choose_unnamed_framework(s);
-      }
+      choose_framework(s);
       check_layout(s, training_ok);
     }
     return s;

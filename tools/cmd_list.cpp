@@ -97,21 +97,20 @@ void list_regions() {
   }
 }
 
-// One block per framework preset: its flags, what `attention: flash` runs under it, and where the flags
-// come from. A scenario that names none takes the one its layout implies (SPEC.md, framework).
+// One block per framework preset: its name and flags (framework_flags), what `attention: flash` runs under
+// it, and where the flags come from. A scenario that names none takes the one its layout implies (SPEC.md,
+// framework).
 void list_frameworks() {
   for (const auto& entry : model::kFrameworkPresetNames) {
     const model::FrameworkPreset preset = entry.value;
     const auto kernel = model::preset_fused_attention(preset);
-    // framework_flags starts with the preset's name, which heads the block already.
-    std::string flags =
-        model::framework_flags(model::framework_preset(preset), model::preset_overlaps_grad_reduce(preset));
-    flags.erase(0, flags.find(": ") + 2);
-    std::cout << fmt::format("{}\n  flags: {}\n  attention flash: {}\n  source: {}\n\n", entry.name, flags,
-                             kernel ? fmt::format("{} where the GPU runs it, else the GPU's default kernel",
-                                                  model::to_string(*kernel))
-                                    : std::string("the GPU's default kernel"),
-                             model::preset_citation(preset));
+    std::cout << fmt::format(
+        "{}\n  attention flash: {}\n  source: {}\n\n",
+        model::framework_flags(model::framework_preset(preset), model::preset_overlaps_grad_reduce(preset)),
+        kernel ? fmt::format("{} where the GPU runs it, else the GPU's default kernel",
+                             model::to_string(*kernel))
+               : std::string("the GPU's default kernel"),
+        model::preset_citation(preset));
   }
 }
 

@@ -239,10 +239,9 @@ double slow_beside_collectives(std::vector<CostPiece>& pieces, double collective
                                const topo::GpuSpec& gpu) {
   double kernels = 0;
   for (const CostPiece& x : pieces) kernels += x.compute;
-  const double extra =
-      beside_collectives_extra(gpu.efficiency.overlap_compute_slowdown, collective_s, kernels);
-  if (extra > 0) {
-    const double slowed = 1.0 + extra / kernels;
+  const double slowed =
+      beside_collectives_factor(gpu.efficiency.overlap_compute_slowdown, collective_s, kernels);
+  if (slowed > 1) {
     for (CostPiece& x : pieces) {
       x.compute *= slowed;
       x.weight *= slowed;
@@ -318,10 +317,9 @@ std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepIn
         // A chunked tensor-parallel collective slows its matmul by the framework's SM share; any other
         // collective's NCCL kernels take SMs and HBM bandwidth from the kernel beside them (per GPU) for
         // as long as it runs.
-        const double beside =
-            k > 0 ? beside_collectives_extra(gpu.efficiency.overlap_compute_slowdown, hidden.comm, k) / k
-                  : 0.0;
-        const double f = hidden_needs_matmul ? slowed : 1.0 + beside;
+        const double f = hidden_needs_matmul ? slowed
+                                             : beside_collectives_factor(
+                                                   gpu.efficiency.overlap_compute_slowdown, hidden.comm, k);
         hidden.compute = k * f;
         hidden.weight = w * f;
         hidden.name = op.name;
@@ -814,16 +812,28 @@ StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fa
   return out;
 }
 
-double last_grads_extra(const StepCosts& costs, const StepPlan& plan, int vs) {
-  if (costs.bucket_overlap_slowdown <= 0) return 0.0;
+namespace {
+
+// The kernels of virtual stage vs's gradient-producing pass: its backward, or under ZB-H1 its W pass.
+double grads_pass_kernels(const StepCosts& costs, int vs) {
+  const PassCost& pc = costs.passes[static_cast<std::size_t>(vs)];
+  return costs.weight_pass ? pc.weight_compute : pc.backward_compute;
+}
+
+}  // namespace
+
+double last_grads_slowdown(const StepCosts& costs, const StepPlan& plan, int vs) {
+  if (costs.bucket_overlap_slowdown <= 0) return 1.0;
   const int s = vs % plan.pp;
   const StageCost& sc = costs.stages[static_cast<std::size_t>(s)];
   const double stage_layers = std::max(1, plan.stage_layers[static_cast<std::size_t>(s)]);
   const double buckets_s =
       sc.bucket_s * sc.buckets * plan.chunk_layers[static_cast<std::size_t>(vs)] / stage_layers;
-  const PassCost& pc = costs.passes[static_cast<std::size_t>(vs)];
-  return beside_collectives_extra(costs.bucket_overlap_slowdown, buckets_s,
-                                  costs.weight_pass ? pc.weight_compute : pc.backward_compute);
+  return beside_collectives_factor(costs.bucket_overlap_slowdown, buckets_s, grads_pass_kernels(costs, vs));
+}
+
+double last_grads_extra(const StepCosts& costs, const StepPlan& plan, int vs) {
+  return (last_grads_slowdown(costs, plan, vs) - 1.0) * grads_pass_kernels(costs, vs);
 }
 
 TimeBreakdown stage_work(const StepCosts& costs, const StepPlan& plan, int stage) {

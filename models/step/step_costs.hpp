@@ -201,19 +201,25 @@ struct StepCosts {
   bool weight_pass = false;
 };
 
-/// How much longer kernels of `kernels_s` seconds take while collectives of `collective_s` seconds run
-/// beside them on other streams, NCCL's kernels taking SMs and HBM bandwidth: K·s·min(1, C/K), where s is
-/// the GPU's overlap_compute_slowdown (`slowdown`). The one rule of every collective that overlaps compute.
-[[nodiscard]] inline double beside_collectives_extra(double slowdown, double collective_s, double kernels_s) {
-  if (kernels_s <= 0 || collective_s <= 0) return 0.0;
-  return kernels_s * slowdown * std::min(1.0, collective_s / kernels_s);
+/// How many times as long kernels of `kernels_s` seconds take while collectives of `collective_s` seconds
+/// run beside them on other streams, NCCL's kernels taking SMs and HBM bandwidth: 1 + s·min(1, C/K), where
+/// s is the GPU's overlap_compute_slowdown (`slowdown`). The one rule of every collective that overlaps
+/// compute.
+[[nodiscard]] inline double beside_collectives_factor(double slowdown, double collective_s,
+                                                      double kernels_s) {
+  if (kernels_s <= 0 || collective_s <= 0) return 1.0;
+  return 1.0 + slowdown * std::min(1.0, collective_s / kernels_s);
 }
 
-/// ZeRO 0–2 with overlap_grad_reduce: what virtual stage vs's gradient-producing pass of the last
-/// micro-batch (its backward, or ZB-H1's W pass) takes longer, the chunk's share of its rank's gradient
-/// buckets being reduced beside its kernels (beside_collectives_extra); 0 otherwise. Both fidelities add it
-/// to that pass, and stage_work counts it as compute. From the costs as they stand (after
-/// slow_data_parallel or slow_stages).
+/// ZeRO 0–2 with overlap_grad_reduce: how many times as long the kernels of virtual stage vs's
+/// gradient-producing pass of the last micro-batch (its backward, or ZB-H1's W pass) take, the chunk's
+/// share of its rank's gradient buckets being reduced beside them (beside_collectives_factor); 1 otherwise.
+/// From the costs as they stand (after slow_data_parallel or slow_stages). The lowering scales that pass's
+/// kernels by it.
+[[nodiscard]] double last_grads_slowdown(const StepCosts& costs, const StepPlan& plan, int vs);
+
+/// The seconds last_grads_slowdown adds to that pass: the analytic replay adds them to it, and stage_work
+/// counts them as compute.
 [[nodiscard]] double last_grads_extra(const StepCosts& costs, const StepPlan& plan, int vs);
 
 /// The pieces' costs. Precondition: plan.feasible. Throws InputError for inputs that are not a layout.

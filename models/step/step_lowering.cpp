@@ -153,7 +153,7 @@ class StepLowering {
     bool fwd = false, zero3 = false;
     bool first_task = true;  // no task of the pass emitted yet
     bool bucketed = false;
-    double beside_buckets = 1.0;  // how much longer its kernels take beside the buckets (last_grads_extra)
+    double beside_buckets = 1.0;  // how many times as long its kernels take beside the buckets
     int nb = 0, next_bucket = 0;
     double bucket_each = 0, bucket_latency = 0;
     RoutedCollectives bucket_flows;  // routed: one (merged) bucket's flows
@@ -462,9 +462,7 @@ class StepLowering {
     const double share = static_cast<double>(plan_.chunk_layers[at(ps.vs)]) / stage_layers;
     ps.bucketed = !shards_weights(pl_.zero) && sc.buckets > 0 && pl_.overlap_grad_reduce && last_grad;
     if (!ps.bucketed) return;
-    const PassCost& pc = costs_.passes[at(ps.vs)];
-    const double kernels = split_w_ ? pc.weight_compute : pc.backward_compute;
-    if (kernels > 0) ps.beside_buckets = 1.0 + last_grads_extra(costs_, plan_, ps.vs) / kernels;
+    ps.beside_buckets = last_grads_slowdown(costs_, plan_, ps.vs);
     ps.nb = std::max(1, static_cast<int>(std::lround(sc.buckets * share)));
     ps.bucket_each = sc.bucket_s * sc.buckets * share / ps.nb;
     ps.bucket_latency = sc.bucket_latency_s * sc.buckets * share / ps.nb;

@@ -29,7 +29,7 @@ Scenario with_layout(const Scenario& scenario, const Layout& layout) {
   s.cluster.nodes = layout.nodes;
   s.parallelism = layout.plan;
   s.sweep = {};
-  choose_unnamed_framework(s);
+  choose_framework(s);
   return s;
 }
 

@@ -18,6 +18,7 @@
 #include "scenarios/loader.hpp"
 #include "scenarios/studies/simulation.hpp"
 #include "scenarios/studies/sweep.hpp"
+#include "sim/csv_field.hpp"
 #include "sim/error.hpp"
 #include "topologies/collective_cost.hpp"
 #include "topologies/placement.hpp"
@@ -260,12 +261,6 @@ std::string format_validation_table(const std::vector<CaseResult>& results,
 }
 
 std::string format_validation_csv(const std::vector<CaseResult>& results) {
-  const auto quote = [](const std::string& s) {
-    if (s.find_first_of(",\"\n") == std::string::npos) return s;
-    std::string q = "\"";
-    for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-    return q + "\"";
-  };
   const auto num = [](double x) { return std::isfinite(x) ? fmt::format("{:.9g}", x) : std::string(); };
   std::string out =
       "case,group,attention,framework,gpu,metric,measured,predicted,error,tolerance,within,failure,file,"
@@ -274,11 +269,11 @@ std::string format_validation_csv(const std::vector<CaseResult>& results) {
     std::vector<MetricCheck> checks = r.checks;
     if (checks.empty()) checks.push_back({.metric = "", .measured = kNaN, .predicted = kNaN, .error = kNaN});
     for (const MetricCheck& c : checks) {
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", quote(r.name), quote(r.group),
-                         r.attention, quote(r.framework), quote(r.gpu), c.metric, num(c.measured),
-                         num(c.predicted), num(c.error), num(c.tolerance),
-                         r.failure.empty() && c.within() ? "true" : "false", quote(r.failure), quote(r.file),
-                         quote(r.source));
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", sim::csv_field(r.name),
+                         sim::csv_field(r.group), r.attention, sim::csv_field(r.framework),
+                         sim::csv_field(r.gpu), c.metric, num(c.measured), num(c.predicted), num(c.error),
+                         num(c.tolerance), r.failure.empty() && c.within() ? "true" : "false",
+                         sim::csv_field(r.failure), sim::csv_field(r.file), sim::csv_field(r.source));
     }
   }
   return out;

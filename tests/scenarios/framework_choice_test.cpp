@@ -80,14 +80,14 @@ TEST_CASE("the choice keeps the memory reserve and follows a layout changed afte
   CHECK(s.parallelism.framework.memory_reserve == doctest::Approx(0.1));
   // The layout search changes the plan, then chooses again: tp 2 is Megatron-Core's, with the GPU's kernel.
   s.parallelism.tp = 2;
-  choose_unnamed_framework(s);
+  choose_framework(s);
   CHECK(s.parallelism.framework.preset == trainsim::model::FrameworkPreset::megatron_core);
   CHECK(s.parallelism.framework.memory_reserve == doctest::Approx(0.1));
   CHECK(s.model.attention == trainsim::model::Attention::flash);
   CHECK_FALSE(s.attention_from_framework);
   s.parallelism.tp = 1;
   s.parallelism.framework.reshard_after_forward = false;
-  choose_unnamed_framework(s);
+  choose_framework(s);
   CHECK(s.parallelism.framework.preset == trainsim::model::FrameworkPreset::fsdp1);
   CHECK_FALSE(s.parallelism.framework.reshard_after_forward);  // the search's choice survives
   CHECK(s.model.attention == trainsim::model::Attention::flash2);
