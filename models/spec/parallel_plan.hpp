@@ -130,6 +130,9 @@ struct ParallelPlan {
   [[nodiscard]] std::int64_t dp_shard() const { return shard_group > 0 ? shard_group : dp; }
   /// Ranks among which ZeRO shards a dense parameter: one sharding group's dp ranks × cp × ep.
   [[nodiscard]] double dense_shard_ranks() const { return static_cast<double>(dp_shard()) * cp * ep_axis(); }
+  /// ZeRO-3 / FSDP over more than one rank: each unit gathers its weights before it computes (the one
+  /// predicate the step's pricer and the memory model share).
+  [[nodiscard]] bool gathers_weights() const { return shards_weights(zero) && dense_shard_ranks() > 1; }
   /// Ranks that split one expert's matrices: expert_tp, or tp when unset.
   [[nodiscard]] int expert_tensor_parallel() const { return expert_tp > 0 ? expert_tp : tp; }
 

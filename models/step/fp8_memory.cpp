@@ -42,7 +42,7 @@ Fp8Memory fp8_stage_memory(const TransformerSpec& model, const ParallelPlan& pla
 
   // Under ZeRO-3 the fp8 copies exist only for the units gathered at once: the computing one and those
   // prefetched (as the 16-bit gathered buffers, models/step/memory.cpp).
-  const bool zero3 = shards_weights(plan.zero) && plan.dense_shard_ranks() > 1;
+  const bool zero3 = plan.gathers_weights();
   const double cached_layers = zero3 ? std::min(1 + std::max(0, plan.framework.prefetch), layers) : layers;
   f.weight_copies = 2.0 * (attention + mlp) * cached_layers;
   f.amax_history = f.fp8_gemms * kScaledTensors * (kAmaxHistory + kScaleValues) * kFp32Bytes;

@@ -32,6 +32,7 @@
 #include "models/step/fp8_memory.hpp"
 #include "models/step/step_report.hpp"
 #include "models/workload/optimizer.hpp"
+#include "models/workload/rank_tensors.hpp"
 #include "topologies/hardware.hpp"
 
 namespace trainsim::model {
@@ -96,18 +97,6 @@ struct MemoryEstimate {
 /// optimizer shapes: feed them to optimizer_cost() for the rank's update cost.
 [[nodiscard]] std::vector<TensorShape> stage_parameter_tensors(const TransformerSpec& model,
                                                                const ParallelPlan& plan, int stage);
-
-/// Parameters one GPU holds (its tp/ep shards, before ZeRO) of each unit ZeRO-3 gathers whole: a
-/// transformer layer (generic models: the largest layer), the embedding (with learned positions), and the
-/// final norm with the LM head (without the head's matrix when it is the tied embedding on one stage).
-struct UnitParameters {
-  double layer = 0;
-  double embedding = 0;
-  double head = 0;
-  /// The same units as tensors (a framework that gathers tensor by tensor issues one collective each).
-  std::vector<TensorShape> layer_tensors, embedding_tensors, head_tensors;
-};
-[[nodiscard]] UnitParameters unit_parameters(const TransformerSpec& model, const ParallelPlan& plan);
 
 /// Model-state bytes per GPU (weights + grads + optimizer state with master) of `params` parameters
 /// sharded over `shard_degree` ranks at ZeRO stage `zero`, at the optimizer's per-parameter asymptote

@@ -226,50 +226,10 @@ struct StepCosts {
 [[nodiscard]] StepCosts step_costs(const StepInput& input, const StepPlan& plan,
                                    FabricPricing fabric = FabricPricing::closed_form);
 
-/// The cluster GPU (node · GPUs per node + local index, as topo::ClusterGraph::gpu numbers them) of every
-/// GPU a full-cluster step simulates, in the lowering's numbering: instance i = dp index · (tp·cp·ep) +
-/// model-parallel rank (tp fastest, then cp, then ep), pipeline rank s → entry i · pp + s
-/// (step_network.hpp's StepLayout). The placement is the one the communicator groups come from.
-[[nodiscard]] std::vector<std::int64_t> full_cluster_gpus(const ParallelPlan& plan,
-                                                          const topo::ClusterSpec& cluster);
-
-/// A unit's pass sums (UnitCost::total) with every kernel `compute_scale` times as long — a straggler's —
-/// and its collectives keeping their time: an overlapped collective then adds only what it exceeds the
-/// slower kernel by.
-[[nodiscard]] PassCost pass_sums(const UnitCost& unit, double compute_scale = 1.0);
-
 /// The breakdown of pipeline rank `stage` that both fidelities attribute alike, from its costs alone: the
 /// kernels of its m·v passes with each chunk's last_grads_extra (compute), their blocking tp/cp/ep
 /// collectives (exposed_tp_comm) and the optimizer with its gradient norm. The data-parallel, pipeline and
 /// bubble parts are each fidelity's own.
 [[nodiscard]] TimeBreakdown stage_work(const StepCosts& costs, const StepPlan& plan, int stage);
-
-/// cluster.stragglers as compute slowdowns per pipeline rank of each data-parallel replica that holds a
-/// straggler's GPUs (keyed by the replica's number in full_cluster_gpus; a factor ≥ 1 per rank); empty
-/// without stragglers. The full-cluster step slows each replica by its own.
-[[nodiscard]] std::map<std::int64_t, std::vector<double>> replica_slowdowns(const ParallelPlan& plan,
-                                                                            const topo::ClusterSpec& cluster);
-
-/// replica_slowdowns' distinct vectors: one per distinct way the stragglers slow a replica.
-/// A synchronous step waits for its slowest replica at the data-parallel collectives, so the step of the
-/// slowest of these replicas is the step (simulate_step takes the longest).
-[[nodiscard]] std::vector<std::vector<double>> straggler_slowdowns(const ParallelPlan& plan,
-                                                                   const topo::ClusterSpec& cluster);
-
-/// cluster.degraded as slowdowns of each pipeline rank's data-parallel traffic: NIC bandwidth over the
-/// degraded NIC's, for the ranks whose GPUs on that node send through it (GPU g uses NIC g·nics/gpus per
-/// node), 1 elsewhere; empty without degraded NICs or when the data-parallel group stays in a node. A
-/// ring through the NIC runs at its pace, and every replica's ring of that rank goes through it.
-[[nodiscard]] std::vector<double> degraded_nic_slowdowns(const ParallelPlan& plan,
-                                                         const topo::ClusterSpec& cluster,
-                                                         const StepCosts& costs);
-
-/// Slows the size-dependent part of pipeline rank s's data-parallel collectives (buckets, the parameter
-/// all-gather, ZeRO-3's unit gathers and reduce-scatters) by slowdown[s]; their latency stays.
-void slow_data_parallel(StepCosts& costs, const StepPlan& plan, const std::vector<double>& slowdown);
-
-/// Slows every kernel of pipeline rank s — its passes' compute, wgrad included, and its optimizer update —
-/// by slowdown[s]; collectives keep their time. Units shared with other ranks are copied first.
-void slow_stages(StepCosts& costs, const StepPlan& plan, const std::vector<double>& slowdown);
 
 }  // namespace trainsim::model

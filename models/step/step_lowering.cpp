@@ -8,6 +8,9 @@
 #include <string>
 #include <string_view>
 
+#include "models/step/asymmetry.hpp"
+#include "models/step/communicators.hpp"
+#include "models/step/unit_pricing.hpp"
 #include "sim/engine.hpp"
 #include "sim/error.hpp"
 

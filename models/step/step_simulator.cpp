@@ -5,6 +5,7 @@
 
 #include "models/step/analytic_step.hpp"
 #include "models/step/analytic_trace.hpp"
+#include "models/step/asymmetry.hpp"
 #include "models/step/memory.hpp"
 #include "models/step/pass_detail_sink.hpp"
 #include "models/step/step_lowering.hpp"

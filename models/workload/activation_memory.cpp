@@ -27,7 +27,7 @@ LayerActivation layer_activation(const TransformerSpec& spec, const Shard& shard
   const double p = topo::bytes_per_element(shard.precision);
   const double t = shard.tp;
   const double h = as_double(spec.hidden);
-  const double tokens = as_double(shard.micro_batch) * as_double(spec.seq_len) / shard.cp;
+  const double tokens = shard.tokens(spec.seq_len);
   const double sp_divisor = shard.sequence_parallel ? t : 1.0;
 
   LayerActivation a;
@@ -153,7 +153,7 @@ StageActivation stage_activation(const TransformerSpec& spec, const ParallelPlan
   const double dense_layer = dense_here > 0 ? layer_activation(spec.as_dense_layer(), shard).total() : 0.0;
   const double p = topo::bytes_per_element(precision);
   const double t = shard.tp;
-  const double tokens = as_double(shard.micro_batch) * as_double(spec.seq_len) / shard.cp;
+  const double tokens = shard.tokens(spec.seq_len);
   const double sp_divisor = shard.sequence_parallel ? t : 1.0;
   const double h = as_double(spec.hidden);
   if (stage == 0) s.embedding = tokens * h * (spec.dropout > 0 ? kMaskBytes : 0.0) / sp_divisor;

@@ -214,8 +214,8 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
   const bool dropout = spec.dropout > 0;
   const double t = shard.tp;
   const double h = as_double(spec.hidden);
-  const double tokens = as_double(shard.micro_batch) * as_double(spec.seq_len) / shard.cp;
-  const double norm_tokens = shard.sequence_parallel ? tokens / t : tokens;  // tokens of norms/dropouts
+  const double tokens = shard.tokens(spec.seq_len);
+  const double norm_tokens = shard.norm_tokens(spec.seq_len);
   const AttentionProjections projections = attention_projections(spec, shard.tp);
   const double out_width = as_double(spec.attention_out_width());  // out_proj's input, all ranks
   // K width on this rank: the kv heads split by tp, one head copied once tp exceeds them.
@@ -494,10 +494,9 @@ LayerOps embedding_ops(const TransformerSpec& spec, const Shard& shard) {
   if (!spec.generic_layers.empty()) throw InputError("a generic model has no embedding layer");
   check_shard(spec, shard);
   const double p = topo::bytes_per_element(topo::activation_precision(shard.precision));
-  const double t = shard.tp;
   const double h = as_double(spec.hidden);
-  const double tokens = as_double(shard.micro_batch) * as_double(spec.seq_len) / shard.cp;
-  const double norm_tokens = shard.sequence_parallel ? tokens / t : tokens;
+  const double tokens = shard.tokens(spec.seq_len);
+  const double norm_tokens = shard.norm_tokens(spec.seq_len);
   const TpComm tp{shard.tp > 1, shard.sequence_parallel, p * tokens * h};
   // Lookup: gather rows (read) and write the activations; learned positions read and add one more.
   const double positions = spec.position == Position::learned ? 2.0 : 0.0;
@@ -522,8 +521,8 @@ LayerOps head_ops(const TransformerSpec& spec, const Shard& shard) {
   const double t = shard.tp;
   const double h = as_double(spec.hidden);
   const double v = as_double(spec.vocab);
-  const double tokens = as_double(shard.micro_batch) * as_double(spec.seq_len) / shard.cp;
-  const double norm_tokens = shard.sequence_parallel ? tokens / t : tokens;
+  const double tokens = shard.tokens(spec.seq_len);
+  const double norm_tokens = shard.norm_tokens(spec.seq_len);
   const TpComm tp{shard.tp > 1, shard.sequence_parallel, p * tokens * h};
   const ElementwiseTraffic e = elementwise_traffic(spec, p, shard.fused_elementwise);
   const double norm_bytes = e.norm * norm_tokens * h;
@@ -561,8 +560,8 @@ LayerOps mtp_ops(const TransformerSpec& spec, const Shard& shard) {
   const bool fp8 = shard.precision == topo::Precision::fp8;
   const double t = shard.tp;
   const double h = as_double(spec.hidden);
-  const double tokens = as_double(shard.micro_batch) * as_double(spec.seq_len) / shard.cp;
-  const double norm_tokens = shard.sequence_parallel ? tokens / t : tokens;
+  const double tokens = shard.tokens(spec.seq_len);
+  const double norm_tokens = shard.norm_tokens(spec.seq_len);
   const TpComm tp{shard.tp > 1, shard.sequence_parallel, p * tokens * h};
   const ElementwiseTraffic e = elementwise_traffic(spec, p, shard.fused_elementwise);
   const double lookup_bytes = 2.0 * p * tokens * h;             // gather the rows, write the activations

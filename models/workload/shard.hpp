@@ -36,6 +36,16 @@ struct Shard {
   /// MoE tokens reach the experts by Megatron-Core's all-gather dispatcher rather than its all-to-all one
   /// (the framework's moe_dispatcher).
   bool moe_all_gather = false;
+
+  /// Tokens of one micro-batch of `seq_len`-token sequences on this rank: micro_batch · seq_len / cp.
+  [[nodiscard]] double tokens(std::int64_t seq_len) const {
+    return static_cast<double>(micro_batch) * static_cast<double>(seq_len) / cp;
+  }
+  /// The tokens of the norms, dropouts and residuals: tokens(seq_len), ÷ tp under sequence parallelism.
+  [[nodiscard]] double norm_tokens(std::int64_t seq_len) const {
+    const double all = tokens(seq_len);
+    return sequence_parallel ? all / tp : all;
+  }
 };
 
 /// The shard of `plan` (micro_batch, tp, sequence_parallel, cp, ep, recompute, the framework's

@@ -8,6 +8,8 @@
 #include <map>
 #include <vector>
 
+#include "models/step/asymmetry.hpp"
+#include "models/step/communicators.hpp"
 #include "models/step/step_costs.hpp"
 #include "models/step/step_plan.hpp"
 #include "models/step/step_simulator.hpp"

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "models/step/analytic_step.hpp"
+#include "models/step/asymmetry.hpp"
 #include "models/step/step_costs.hpp"
 #include "models/step/step_lowering.hpp"
 #include "models/step/step_plan.hpp"
