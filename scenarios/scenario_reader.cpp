@@ -302,7 +302,7 @@ class Converter {
   void read_order(const YamlValue& v, model::ParallelPlan& p) {
     const std::string path = "parallelism.order";
     if (!v.is_sequence() || v.items.size() != model::kParallelAxisNames.size()) {
-      d_.add(v, path, "expected a list of the five axes, innermost first, e.g. [tp, cp, ep, pp, dp]");
+      d_.add(v, path, "expected a list of the five axes, innermost first, e.g. [tp, cp, ep, dp, pp]");
       return;
     }
     std::vector<std::string> names;

@@ -1,7 +1,7 @@
 #pragma once
 // Rank placement: which GPU each rank of a multi-axis parallel layout runs on, and how the communicator
 // group of one axis sits on the cluster. Ranks are numbered with the innermost axis varying fastest
-// (Megatron's default order tp, cp, ep, pp, dp keeps a TP group inside one node); rank r runs on GPU r,
+// (Megatron-Core's default order tp, cp, ep, dp, pp keeps a TP group inside one node); rank r runs on GPU r,
 // i.e. node r / gpus_per_node. Axes are plain sizes here; models/ maps its ParallelAxis order onto them.
 #include <cstdint>
 #include <span>

@@ -109,9 +109,12 @@ struct ParallelPlan {
   bool overlap_grad_reduce = true;
   double bucket_bytes = 40e6;  ///< gradient bucket size, bytes
   Framework framework;         ///< the software's habits (the scenario's `framework:` block)
-  /// Rank placement, innermost (fastest-varying, same node) first.
-  std::vector<ParallelAxis> order = {ParallelAxis::tp, ParallelAxis::cp, ParallelAxis::ep, ParallelAxis::pp,
-                                     ParallelAxis::dp};
+  /// Rank placement, innermost (fastest-varying, same node) first. Megatron-Core's default order
+  /// (megatron/core/parallel_state.py, initialize_model_parallel's order="tp-cp-ep-dp-pp"): the pipeline
+  /// outermost, its groups strided by world size / pp, so the data- and expert-parallel groups of one stage
+  /// are consecutive ranks; folded, the expert side (etp-ep-edp-pp) takes the same ranks.
+  std::vector<ParallelAxis> order = {ParallelAxis::tp, ParallelAxis::cp, ParallelAxis::ep, ParallelAxis::dp,
+                                     ParallelAxis::pp};
 
   /// ep as a factor of the GPUs: 1 when it folds over cp × dp.
   [[nodiscard]] int ep_axis() const { return expert_folding ? 1 : ep; }

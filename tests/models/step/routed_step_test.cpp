@@ -137,6 +137,10 @@ TEST_CASE(
   StepInput hsdp = testing::small_gpt_on_a100(4, 4, 2, 4, 32, 1024, 1024);
   hsdp.plan.zero = ZeroStage::parameters;
   hsdp.plan.shard_group = 2;
+  // Data-parallel ranks outermost (one replica a node, every sharding group and replica pair across nodes
+  // on rails of their own), so that no flow shares a link with another.
+  hsdp.plan.order = {ParallelAxis::tp, ParallelAxis::cp, ParallelAxis::ep, ParallelAxis::pp,
+                     ParallelAxis::dp};
   StepInput per_tensor = testing::small_gpt_on_a100(4, 4, 2, 4, 32, 1024, 1024);
   per_tensor.plan.zero = ZeroStage::parameters;
   per_tensor.plan.framework.gather_per_tensor = true;
@@ -247,11 +251,13 @@ TEST_CASE("a straggler slows only its own replica in the full cluster; the step 
 }
 
 TEST_CASE("full_cluster_gpus places each simulated rank where the placement puts it") {
-  // tp 2, pp 2, dp 2 on one node of 8 GPUs: ranks tp fastest, then pp, then dp (the default order), so
-  // rank = tp + 2·pp + 4·dp; the list runs dp, then tp, then pp.
+  // tp 2, pp 2, dp 2 on one node of 8 GPUs: ranks tp fastest, then dp, then pp (the default order,
+  // Megatron-Core's tp-cp-ep-dp-pp), so rank = tp + 2·dp + 4·pp; the list runs dp, then tp, then pp.
   StepInput in = testing::small_gpt_on_a100(1, 2, 2, 2, 8);
-  const std::vector<std::int64_t> gpus = full_cluster_gpus(in.plan, in.cluster);
-  CHECK(gpus == std::vector<std::int64_t>{0, 2, 1, 3, 4, 6, 5, 7});
+  CHECK(full_cluster_gpus(in.plan, in.cluster) == std::vector<std::int64_t>{0, 4, 1, 5, 2, 6, 3, 7});
+  // With the pipeline inside the data-parallel replicas: rank = tp + 2·pp + 4·dp.
+  in.plan.order = {ParallelAxis::tp, ParallelAxis::cp, ParallelAxis::ep, ParallelAxis::pp, ParallelAxis::dp};
+  CHECK(full_cluster_gpus(in.plan, in.cluster) == std::vector<std::int64_t>{0, 2, 1, 3, 4, 6, 5, 7});
 }
 
 TEST_CASE(
