@@ -10,11 +10,12 @@
 namespace trainsim::cli {
 
 Bound what_bounds(const StepShares& step) {
-  const double total = step.compute + step.tp + step.dp + step.pp + step.optimizer + step.bubble;
+  const double total = step.compute + step.tp + step.ep + step.dp + step.pp + step.optimizer + step.bubble;
   if (!(total > 0)) return {"unknown", "no step time to break down"};
   auto pct = [total](double part) { return 100 * part / total; };
   // The losses: every part of the step that is not compute, with how a reader would name it.
-  const std::array<std::pair<const char*, double>, 5> losses{{{"TP communication", step.tp},
+  const std::array<std::pair<const char*, double>, 6> losses{{{"TP communication", step.tp},
+                                                              {"EP communication", step.ep},
                                                               {"DP communication", step.dp},
                                                               {"PP communication", step.pp},
                                                               {"optimizer", step.optimizer},

@@ -8,15 +8,16 @@ namespace trainsim::cli {
 /// Where one iteration's time goes (seconds, as summary.json's compute … bubble, which add up to the
 /// iteration time) and how full the worst GPU's memory is.
 struct StepShares {
-  double compute = 0, tp = 0, dp = 0, pp = 0, optimizer = 0, bubble = 0;
+  double compute = 0, tp = 0, ep = 0, dp = 0, pp = 0, optimizer = 0, bubble = 0;
   double memory = 0, capacity = 0;  ///< bytes
   double mfu = 0;                   ///< fraction
 };
 
 struct Bound {
-  std::string what;  ///< "compute", "TP communication", "DP communication", "PP communication",
-                     ///< "optimizer", "bubble", "memory", or "unknown" when there is no step time
-  std::string why;   ///< one line with the numbers
+  std::string
+      what;  ///< "compute", "TP communication", "EP communication", "DP communication", "PP communication",
+             ///< "optimizer", "bubble", "memory", or "unknown" when there is no step time
+  std::string why;  ///< one line with the numbers
 };
 
 /// Compute share at or above which a layout is compute-bound: nothing else is worth chasing first.

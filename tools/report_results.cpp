@@ -116,6 +116,7 @@ StepShares Results::shares(std::size_t row) const {
   auto get = [&](const char* f) { return si(row, f).value_or(0); };
   return {.compute = get("compute"),
           .tp = get("exposed_tp_comm"),
+          .ep = get("exposed_ep_comm"),
           .dp = get("exposed_dp_comm"),
           .pp = get("exposed_pp_comm"),
           .optimizer = get("optimizer"),

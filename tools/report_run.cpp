@@ -58,6 +58,7 @@ class Figures {
 StepShares shares_of(const Figures& f) {
   return {.compute = f.or_zero("compute"),
           .tp = f.or_zero("exposed_tp_comm"),
+          .ep = f.or_zero("exposed_ep_comm"),
           .dp = f.or_zero("exposed_dp_comm"),
           .pp = f.or_zero("exposed_pp_comm"),
           .optimizer = f.or_zero("optimizer"),

@@ -515,13 +515,15 @@ std::string render(const LaneChart& chart) {
 }
 
 BarRow step_bar(std::string label, const StepShares& step) {
-  return {std::move(label),
-          {{"compute", step.compute, colors::kCompute},
-           {"exposed TP comm", step.tp, colors::kTp},
-           {"exposed DP comm", step.dp, colors::kDp},
-           {"exposed PP comm", step.pp, colors::kPp},
-           {"optimizer", step.optimizer, colors::kOptimizer},
-           {"bubble", step.bubble, colors::kBubble}}};
+  BarRow row{std::move(label),
+             {{"compute", step.compute, colors::kCompute}, {"exposed TP comm", step.tp, colors::kTp}}};
+  // A dense model has no token dispatch: its bars and legend keep the five parts it has.
+  if (step.ep > 0) row.parts.push_back({"exposed EP comm", step.ep, colors::kEp});
+  row.parts.insert(row.parts.end(), {{"exposed DP comm", step.dp, colors::kDp},
+                                     {"exposed PP comm", step.pp, colors::kPp},
+                                     {"optimizer", step.optimizer, colors::kOptimizer},
+                                     {"bubble", step.bubble, colors::kBubble}});
+  return row;
 }
 
 }  // namespace trainsim::cli

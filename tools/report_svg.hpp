@@ -162,6 +162,7 @@ struct LaneChart {
 namespace colors {
 inline constexpr const char* kCompute = "#4e79a7";
 inline constexpr const char* kTp = "#f28e2b";
+inline constexpr const char* kEp = "#edc948";
 inline constexpr const char* kDp = "#b07aa1";
 inline constexpr const char* kPp = "#59a14f";
 inline constexpr const char* kOptimizer = "#9c755f";

@@ -72,6 +72,8 @@ Summary summarize(const Labels& labels, const StepReport& step, const RunReport*
   f.text("step_mode", step.step_mode);
   f.num("gpus", U::count, static_cast<double>(step.gpus));
   f.num("parameters", U::count, step.parameters);
+  f.num("parameters_active", U::count, step.parameters_active);
+  f.num("parameters_mtp", U::count, step.parameters_mtp);
   f.num("model_flops_per_step", U::flops, step.model_flops_per_step);
   f.num("hardware_flops_per_step", U::flops, step.hardware_flops_per_step);
   f.num("micro_batches", U::count, static_cast<double>(step.micro_batches));
@@ -82,9 +84,11 @@ Summary summarize(const Labels& labels, const StepReport& step, const RunReport*
   f.num("hardware_tflops_per_gpu", U::tflops, step.hardware_tflops_per_gpu);
   f.num("mfu", U::fraction, step.mfu);
   f.num("hfu", U::fraction, step.hfu);
+  f.num("mfu_fp8", U::fraction, step.mfu_fp8);
   f.num("bubble_fraction", U::fraction, step.bubble_fraction);
   f.num("compute", U::seconds, step.time.compute);
   f.num("exposed_tp_comm", U::seconds, step.time.exposed_tp_comm);
+  f.num("exposed_ep_comm", U::seconds, step.time.exposed_ep_comm);
   f.num("exposed_dp_comm", U::seconds, step.time.exposed_dp_comm);
   f.num("exposed_pp_comm", U::seconds, step.time.exposed_pp_comm);
   f.num("optimizer", U::seconds, step.time.optimizer);

@@ -144,8 +144,7 @@ StepTiming analytic_step(const StepInput& in, const StepPlan& plan, const StepCo
     const double without = time_schedule(order, p, m, v, without_p2p).rank_end[cs];
     tb.exposed_pp_comm = std::max(0.0, tl.rank_end[cs] - without);
   }
-  tb.bubble = out.iteration_time -
-              (tb.compute + tb.exposed_tp_comm + tb.exposed_dp_comm + tb.exposed_pp_comm + tb.optimizer);
+  tb.bubble = out.iteration_time - tb.busy();
   if (tb.bubble < 0) {  // rounding only: the parts above are each a lower bound of the rank's time
     tb.exposed_pp_comm = std::max(0.0, tb.exposed_pp_comm + tb.bubble);
     tb.bubble = 0;

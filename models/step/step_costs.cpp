@@ -431,7 +431,9 @@ TimeBreakdown stage_work(const StepCosts& costs, const StepPlan& plan, int stage
     const PassCost& pc = costs.passes[vs];
     tb.compute +=
         m * (pc.forward_compute + pc.backward_compute) + last_grads_extra(costs, plan, static_cast<int>(vs));
-    tb.exposed_tp_comm += m * (pc.forward_comm + pc.backward_comm);
+    const double ep = pc.forward_ep_comm + pc.backward_ep_comm;
+    tb.exposed_tp_comm += m * (pc.forward_comm + pc.backward_comm - ep);
+    tb.exposed_ep_comm += m * ep;
   }
   const StageCost& sc = costs.stages[static_cast<std::size_t>(stage)];
   tb.optimizer = sc.optimizer_s + sc.grad_norm_s;

@@ -50,6 +50,9 @@ struct PassCost {
   double backward_compute = 0;  ///< kernels of the backward pass, recomputation included
   double backward_comm = 0;     ///< exposed collectives of the backward pass
   double weight_compute = 0;    ///< the weight-gradient (wgrad) part of backward_compute (ZB-H1's W)
+  /// The MoE token dispatch's part of forward_comm and backward_comm (is_expert_dispatch groups).
+  double forward_ep_comm = 0;
+  double backward_ep_comm = 0;
 
   [[nodiscard]] double forward() const { return forward_compute + forward_comm; }
   [[nodiscard]] double backward() const { return backward_compute + backward_comm; }
@@ -228,8 +231,8 @@ struct StepCosts {
 
 /// The breakdown of pipeline rank `stage` that both fidelities attribute alike, from its costs alone: the
 /// kernels of its m·v passes with each chunk's last_grads_extra (compute), their blocking tp/cp/ep
-/// collectives (exposed_tp_comm) and the optimizer with its gradient norm. The data-parallel, pipeline and
-/// bubble parts are each fidelity's own.
+/// collectives (exposed_tp_comm, the MoE token dispatch's in exposed_ep_comm) and the optimizer with its
+/// gradient norm. The data-parallel, pipeline and bubble parts are each fidelity's own.
 [[nodiscard]] TimeBreakdown stage_work(const StepCosts& costs, const StepPlan& plan, int stage);
 
 }  // namespace trainsim::model

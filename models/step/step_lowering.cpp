@@ -913,8 +913,7 @@ StepTiming run_step_graph(const StepGraph& graph, const StepInput& in, const Ste
   tb.exposed_dp_comm = std::max(0.0, norm_start - last_pass_end) + zero3 +
                        exposed_param_gather(in, plan, critical_costs, crit);
   tb.exposed_pp_comm = a.critical_stage == crit ? a.time.exposed_pp_comm : 0.0;
-  tb.bubble = out.iteration_time -
-              (tb.compute + tb.exposed_tp_comm + tb.exposed_dp_comm + tb.exposed_pp_comm + tb.optimizer);
+  tb.bubble = out.iteration_time - tb.busy();
   if (tb.bubble < 0) {
     // The estimates borrowed from the analytic model overshoot what this run spent: take the excess back
     // from them (pipeline hand-overs first, then the ZeRO-3 gathers), so the parts sum to the step.
@@ -923,8 +922,7 @@ StepTiming run_step_graph(const StepGraph& graph, const StepInput& in, const Ste
     tb.bubble += pp_cut;
     const double dp_cut = std::min(zero3, -tb.bubble);
     tb.exposed_dp_comm -= dp_cut;
-    tb.bubble = std::max(0.0, out.iteration_time - (tb.compute + tb.exposed_tp_comm + tb.exposed_dp_comm +
-                                                    tb.exposed_pp_comm + tb.optimizer));
+    tb.bubble = std::max(0.0, out.iteration_time - tb.busy());
   }
   out.bubble_fraction = out.iteration_time > 0 ? tb.bubble / out.iteration_time : 0.0;
   return out;

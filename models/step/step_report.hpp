@@ -21,15 +21,20 @@ struct MemoryBreakdown {
 /// Where one iteration's wall-clock time goes on the critical (slowest) rank; sums to iteration_time.
 struct TimeBreakdown {
   double compute = 0;          ///< forward + backward (+ recompute) kernels
-  double exposed_tp_comm = 0;  ///< tensor/sequence/context/expert-parallel communication not hidden
+  double exposed_tp_comm = 0;  ///< tensor/sequence/context-parallel communication not hidden
+  /// MoE token dispatch and combine not hidden: the all-to-alls (or the all-gather dispatcher's
+  /// collectives) over the expert groups and the expert's own tensor-parallel slot gathers
+  double exposed_ep_comm = 0;
   double exposed_dp_comm = 0;  ///< gradient reduction and ZeRO gathers not hidden under compute
   double exposed_pp_comm = 0;  ///< pipeline send/recv not hidden
   double optimizer = 0;        ///< the optimizer update (and its gradient-norm reductions)
   double bubble = 0;           ///< pipeline idle time
 
-  [[nodiscard]] double total() const {
-    return compute + exposed_tp_comm + exposed_dp_comm + exposed_pp_comm + optimizer + bubble;
+  /// Every part but the bubble: what the rank spends working or waiting on a transfer.
+  [[nodiscard]] double busy() const {
+    return compute + exposed_tp_comm + exposed_ep_comm + exposed_dp_comm + exposed_pp_comm + optimizer;
   }
+  [[nodiscard]] double total() const { return busy() + bubble; }
 };
 
 struct StepReport {
@@ -37,6 +42,8 @@ struct StepReport {
   std::string reason;    ///< why it is infeasible (does not divide, does not fit, …)
   std::int64_t gpus = 0;
   double parameters = 0;               ///< total trainable parameters of the model
+  double parameters_active = 0;        ///< those one token passes through (a MoE model's top_k experts)
+  double parameters_mtp = 0;           ///< those of the multi-token-prediction modules (in `parameters`)
   double model_flops_per_step = 0;     ///< forward + backward matmul FLOPs, no recompute
   double hardware_flops_per_step = 0;  ///< adds recomputed FLOPs
   std::int64_t micro_batches = 0;      ///< per pipeline per step (gradient accumulation)
@@ -45,8 +52,11 @@ struct StepReport {
   double tokens_per_s_per_gpu = 0;
   double model_tflops_per_gpu = 0;
   double hardware_tflops_per_gpu = 0;
+  /// Model (hardware) FLOP/s per GPU over the dense 16-bit peak, the convention published MFU figures use
+  /// whatever the training precision (fp8 runs included); fp32/tf32 training: over that precision's peak.
   double mfu = 0;
   double hfu = 0;
+  double mfu_fp8 = 0;  ///< an fp8 run's model FLOP/s over the dense fp8 peak; 0 otherwise
   double bubble_fraction = 0;
   TimeBreakdown time;
   MemoryBreakdown memory;      ///< of the worst GPU

@@ -79,6 +79,8 @@ StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptio
   r.gpus = in.cluster.total_gpus();
   r.memory_capacity = in.cluster.node.gpu.hbm_bytes;
   r.parameters = parameter_count(in.model);
+  r.parameters_active = active_parameter_count(in.model);
+  r.parameters_mtp = in.model.generic_layers.empty() ? parameter_breakdown(in.model).mtp_total() : 0.0;
   r.framework = framework_flags(in.plan.framework, in.plan.overlap_grad_reduce);
   const bool asymmetric = !in.cluster.degraded.empty() || !in.cluster.stragglers.empty();
   bool full_cluster = fidelity == Fidelity::event && (options.mode == StepMode::full_cluster ||
@@ -181,11 +183,16 @@ StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptio
     r.tokens_per_s_per_gpu = r.tokens_per_s / gpus;
     r.model_tflops_per_gpu = r.model_flops_per_step / r.iteration_time / gpus / 1e12;
     r.hardware_tflops_per_gpu = r.hardware_flops_per_step / r.iteration_time / gpus / 1e12;
-    const double peak = in.cluster.node.gpu.peak.at(in.training.precision);
+    const Precision p = in.training.precision;
+    const bool sixteen_bit_or_less = p == Precision::bf16 || p == Precision::fp16 || p == Precision::fp8;
+    const auto& peaks = in.cluster.node.gpu.peak;
+    const double peak = peaks.at(sixteen_bit_or_less ? Precision::bf16 : p);
     if (peak > 0) {
       r.mfu = r.model_tflops_per_gpu * 1e12 / peak;
       r.hfu = r.hardware_tflops_per_gpu * 1e12 / peak;
     }
+    const double fp8_peak = p == Precision::fp8 ? peaks.at(Precision::fp8) : 0.0;
+    if (fp8_peak > 0) r.mfu_fp8 = r.model_tflops_per_gpu * 1e12 / fp8_peak;
   }
   return r;
 }

@@ -279,6 +279,8 @@ PassCost pass_cost(const std::vector<UnitCost>& units, const std::vector<UnitRun
     pc.backward_compute += n * u.backward_compute;
     pc.backward_comm += n * u.backward_comm;
     pc.weight_compute += n * u.weight_compute;
+    pc.forward_ep_comm += n * u.forward_ep_comm;
+    pc.backward_ep_comm += n * u.backward_ep_comm;
   }
   return pc;
 }
@@ -302,12 +304,14 @@ PassCost pass_sums(const UnitCost& u, double compute_scale) {
     slowed.compute *= compute_scale;
     t.forward_compute += slowed.compute;
     t.forward_comm += slowed.exposed_comm();
+    if (is_expert_dispatch(x.group)) t.forward_ep_comm += slowed.exposed_comm();
   }
   for (const CostPiece& x : u.backward) {
     CostPiece slowed = x;
     slowed.compute *= compute_scale;
     t.backward_compute += slowed.compute;
     t.backward_comm += slowed.exposed_comm();
+    if (is_expert_dispatch(x.group)) t.backward_ep_comm += slowed.exposed_comm();
     t.weight_compute += x.weight * compute_scale;
   }
   return t;

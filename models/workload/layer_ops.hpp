@@ -51,6 +51,11 @@ namespace trainsim::model {
 enum class Collective { all_reduce, reduce_scatter, all_gather, all_to_all, ring_exchange };
 /// expert_tp_ep: the expert_tp × ep ranks over which Megatron-Core's all-gather token dispatcher gathers.
 enum class CommGroup { tp, cp, ep, expert_tp, expert_tp_ep };
+/// The groups of MoE token dispatch and combine: the expert-parallel all-to-all, the all-gather
+/// dispatcher's expert_tp × ep group, and an expert's own tensor-parallel slot gathers.
+[[nodiscard]] constexpr bool is_expert_dispatch(CommGroup g) {
+  return g == CommGroup::ep || g == CommGroup::expert_tp || g == CommGroup::expert_tp_ep;
+}
 
 /// One collective among the ranks of a group.
 struct CommCost {

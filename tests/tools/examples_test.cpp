@@ -40,7 +40,7 @@ const std::map<std::string, std::string> expected_exit_1 = {
 const std::vector<std::string> spec_number_fields = {
     "parameters", "model_flops_per_step", "iteration_time_s", "tokens_per_s", "tokens_per_s_per_gpu",
     "model_tflops_per_gpu", "hardware_tflops_per_gpu", "mfu", "hfu", "bubble_fraction", "compute_s",
-    "exposed_tp_comm_s", "exposed_dp_comm_s", "exposed_pp_comm_s", "optimizer_s", "bubble_s",
+    "exposed_tp_comm_s", "exposed_ep_comm_s", "exposed_dp_comm_s", "exposed_pp_comm_s", "optimizer_s", "bubble_s",
     "memory_per_gpu_bytes", "weights_bytes", "grads_bytes", "optimizer_state_bytes", "activations_bytes",
     "buffers_bytes", "steps", "run_time_s", "gpu_hours", "checkpoint_size_bytes", "checkpoint_write_time_s",
     "checkpoint_stall_s", "failures_expected", "lost_work_s", "goodput", "cost_total_usd", "cost_compute_usd",

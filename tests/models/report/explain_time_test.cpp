@@ -44,3 +44,35 @@ TEST_CASE("a plan that is not a layout gets a note, not lines") {
   REQUIRE(s.notes.size() == 1);
   CHECK(s.notes[0].starts_with("not a layout: "));
 }
+
+TEST_CASE("a MoE layout's token dispatch is its own part of the step, never the tensor-parallel one") {
+  // tp 1 and cp 1: nothing but the expert all-to-alls is model-parallel communication, so every exposed
+  // collective line is an ep_ one and they add up to exposed_ep_comm; exposed_tp_comm is 0.
+  StepInput in;
+  in.model = testing::gpt(4, 1024, 16, 1024);
+  in.model.experts = 16;
+  in.model.top_k = 2;
+  in.model.expert_ffn_hidden = 2048;
+  in.cluster = testing::dgx_h100(2);
+  in.plan.ep = 16;
+  in.plan.dp = 16;
+  in.plan.expert_folding = true;
+  in.plan.zero = ZeroStage::optimizer_states;
+  in.training.global_batch = 32;
+  for (const Fidelity fidelity : {Fidelity::analytic, Fidelity::event}) {
+    CAPTURE(static_cast<int>(fidelity));
+    const StepReport r = simulate_step(in, fidelity);
+    REQUIRE(r.feasible);
+    CHECK(r.time.exposed_tp_comm == 0);
+    CHECK(r.time.exposed_ep_comm > 0);
+    CHECK(r.time.total() == doctest::Approx(r.iteration_time).epsilon(1e-9));
+  }
+  double ep_lines = 0;
+  const StepReport r = simulate_step(in, Fidelity::analytic);
+  for (const ExplainLine& l : explain_time(in).lines) {
+    if (l.label.starts_with("exposed ep_")) ep_lines += l.value;
+    CHECK_FALSE(l.label.starts_with("exposed tp_"));
+  }
+  CHECK(ep_lines > 0);
+  CHECK(ep_lines == doctest::Approx(r.time.exposed_ep_comm).epsilon(1e-9));
+}
