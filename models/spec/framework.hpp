@@ -79,12 +79,23 @@ constexpr std::string_view to_string(GradientStaging staging) {
 ///    (MoEAlltoAllTokenDispatcher), then gathers them over the expert's own tensor-parallel ranks;
 ///  - all_gather: every rank of the expert_tp × ep group all-gathers all the group's tokens with their
 ///    routing probabilities and expert map, runs its own experts on the tokens routed to them, and
-///    reduce-scatters the outputs back (MoEAllGatherTokenDispatcher). Its traffic does not grow with top_k.
-enum class MoeDispatcher : std::uint8_t { all_to_all, all_gather };
+///    reduce-scatters the outputs back (MoEAllGatherTokenDispatcher). Its traffic does not grow with top_k;
+///  - deepep, hybridep: the flex dispatcher (--moe-token-dispatcher-type flex, --moe-flex-dispatcher-backend
+///    deepep | hybridep): the all-to-all's slots, but a token crosses the network once per destination node
+///    and fans out over NVLink there (topologies/expert_dispatch.hpp). DeepEP's kernels come from DeepSeek
+///    (H800/H100 nodes of 8), HybridEP is NVIDIA's for NVLink domains of up to 72 GPUs; both are priced by
+///    the same transport rule.
+enum class MoeDispatcher : std::uint8_t { all_to_all, all_gather, deepep, hybridep };
 
 /// The scenario's names (`framework.moe_dispatcher: allgather`), Megatron-Core's spelling.
-inline constexpr EnumNames<MoeDispatcher, 2> kMoeDispatcherNames{
-    {{"alltoall", MoeDispatcher::all_to_all}, {"allgather", MoeDispatcher::all_gather}}};
+inline constexpr EnumNames<MoeDispatcher, 4> kMoeDispatcherNames{{{"alltoall", MoeDispatcher::all_to_all},
+                                                                  {"allgather", MoeDispatcher::all_gather},
+                                                                  {"deepep", MoeDispatcher::deepep},
+                                                                  {"hybridep", MoeDispatcher::hybridep}}};
+/// The flex dispatcher's backends: slots sent once per destination node.
+constexpr bool deduplicates_nodes(MoeDispatcher d) {
+  return d == MoeDispatcher::deepep || d == MoeDispatcher::hybridep;
+}
 constexpr std::string_view to_string(MoeDispatcher d) {
   return name_in(kMoeDispatcherNames, d);
 }

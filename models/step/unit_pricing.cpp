@@ -6,6 +6,7 @@
 
 #include "models/workload/kernel_time.hpp"
 #include "topologies/collective_cost.hpp"
+#include "topologies/expert_dispatch.hpp"
 
 namespace trainsim::model {
 
@@ -25,6 +26,19 @@ topo::CollectiveOp to_topo(Collective c) {
       return topo::CollectiveOp::send_recv;
   }
   return topo::CollectiveOp::all_reduce;
+}
+
+// The MoE all-to-all under a flex dispatcher backend (DeepEP, HybridEP): sent once per destination node.
+bool deduplicated(const CommCost& c, const Framework& fw) {
+  return c.group == CommGroup::ep && c.collective == Collective::all_to_all &&
+         deduplicates_nodes(fw.moe_dispatcher);
+}
+
+// One collective of an op list on its group.
+topo::CollectiveEstimate estimate(const CommCost& c, const topo::CommGroup& group,
+                                  const topo::ClusterSpec& cluster, const Framework& fw) {
+  if (deduplicated(c, fw)) return topo::deduplicated_all_to_all(c.bytes, c.copies, group, cluster);
+  return topo::estimate_collective(to_topo(c.collective), c.bytes, group, cluster);
 }
 
 // A weight-gradient kernel (ZB-H1's W): the wgrad of a parameter matmul. The attention core's qk/av
@@ -148,17 +162,16 @@ std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepIn
     const topo::CommGroup& group = g.of(op.comm.group);
     if (fw.ep_comm_overlap && op.comm.group == CommGroup::ep &&
         op.comm.collective == Collective::all_to_all) {
-      beside_other_micro_batch +=
-          topo::collective_time(to_topo(op.comm.collective), op.comm.bytes, group, in.cluster);
+      beside_other_micro_batch += estimate(op.comm, group, in.cluster, fw).time_s;
       continue;
     }
     const topo::CommGroup& priced = op.comm.collective == Collective::ring_exchange ? g.cp_pair : group;
     // Folded expert groups span data-parallel replicas, which the routed lowering keeps apart: closed form.
     const bool expert_group = op.comm.group == CommGroup::ep || op.comm.group == CommGroup::expert_tp_ep;
-    const bool routes = routed != nullptr && priced.crosses_nodes() &&
+    // A deduplicating dispatch has no flow lowering: closed form.
+    const bool routes = routed != nullptr && priced.crosses_nodes() && !deduplicated(op.comm, fw) &&
                         (op.comm.group == CommGroup::cp || (expert_group && !in.plan.expert_folding));
-    const topo::CollectiveEstimate e = topo::estimate_collective(to_topo(op.comm.collective), op.comm.bytes,
-                                                                 priced, routes ? *routed : in.cluster);
+    const topo::CollectiveEstimate e = estimate(op.comm, priced, routes ? *routed : in.cluster, fw);
     const double c = e.time_s * op.comm.steps;
     std::vector<RoutedComm> flows;
     if (routes && c > 0) {

@@ -123,11 +123,11 @@ class OpList {
     ops_.push_back(std::move(op));
   }
   void comm(std::string name, Collective collective, CommGroup group, double bytes, int steps = 1,
-            bool overlappable = false) {
+            bool overlappable = false, double copies = 1) {
     LayerOp op;
     op.name = std::move(name);
     op.communication = true;
-    op.comm = CommCost{collective, group, bytes, steps, overlappable};
+    op.comm = CommCost{collective, group, bytes, steps, overlappable, copies};
     ops_.push_back(std::move(op));
   }
 
@@ -242,6 +242,7 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
   const double routed_slots = moe ? tokens * as_double(spec.top_k) * spec.capacity_factor : tokens;
   const double ffn = as_double(spec.mlp_width());
   const double a2a_bytes = p * routed_slots * h;
+  const double slot_copies = moe ? as_double(spec.top_k) * spec.capacity_factor : 1.0;
   // Shared experts run on every token as one MLP of shared_experts · the expert width, split over tp.
   const double shared_ffn = moe ? as_double(spec.shared_experts) * ffn : 0.0;
   const double shared_act_elements = tokens * shared_ffn / t;
@@ -352,7 +353,8 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
       fwd.memory(swiglu ? "shared_swiglu" : "shared_gelu", e.act * shared_act_elements);
       fwd.matmul("shared_fc2", tokens, h, shared_ffn / t);
     }
-    if (all_to_all) fwd.comm("ep_dispatch", Collective::all_to_all, CommGroup::ep, a2a_bytes_local);
+    if (all_to_all)
+      fwd.comm("ep_dispatch", Collective::all_to_all, CommGroup::ep, a2a_bytes_local, 1, false, slot_copies);
     if (gather_comm) {
       fwd.comm("ep_dispatch.map_all_gather", Collective::all_gather, CommGroup::expert_tp_ep,
                kRoutingMapBytes * routing_elements);
@@ -368,7 +370,8 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
   fwd.matmul("fc2", expert_tokens, h, ffn / et, expert_groups);
   if (slot_comm)
     fwd.comm("ep_combine.tp_reduce_scatter", Collective::reduce_scatter, CommGroup::expert_tp, slot_bytes);
-  if (all_to_all) fwd.comm("ep_combine", Collective::all_to_all, CommGroup::ep, a2a_bytes_local);
+  if (all_to_all)
+    fwd.comm("ep_combine", Collective::all_to_all, CommGroup::ep, a2a_bytes_local, 1, false, slot_copies);
   if (gather_comm)
     fwd.comm("ep_combine.reduce_scatter", Collective::reduce_scatter, CommGroup::expert_tp_ep,
              gathered_bytes);
@@ -378,7 +381,8 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
   OpList bwd(ops.backward, p, fp8);
   bwd.memory(residual + ".bwd", kBackwardTraffic * dropout_residual_bytes);
   sp_gather(bwd, block_tp);
-  if (all_to_all) bwd.comm("ep_combine.bwd", Collective::all_to_all, CommGroup::ep, a2a_bytes_local);
+  if (all_to_all)
+    bwd.comm("ep_combine.bwd", Collective::all_to_all, CommGroup::ep, a2a_bytes_local, 1, false, slot_copies);
   if (slot_comm)
     bwd.comm("ep_combine.bwd.tp_all_gather", Collective::all_gather, CommGroup::expert_tp, slot_bytes);
   if (gather_comm)
@@ -390,7 +394,9 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
     if (slot_comm)
       bwd.comm("ep_dispatch.bwd.tp_reduce_scatter", Collective::reduce_scatter, CommGroup::expert_tp,
                slot_bytes);
-    if (all_to_all) bwd.comm("ep_dispatch.bwd", Collective::all_to_all, CommGroup::ep, a2a_bytes_local);
+    if (all_to_all)
+      bwd.comm("ep_dispatch.bwd", Collective::all_to_all, CommGroup::ep, a2a_bytes_local, 1, false,
+               slot_copies);
     if (gather_comm) {
       bwd.comm("ep_dispatch.bwd.reduce_scatter", Collective::reduce_scatter, CommGroup::expert_tp_ep,
                gathered_bytes);

@@ -67,6 +67,8 @@ struct CommCost {
   double bytes = 0;
   int steps = 1;              ///< ring_exchange: sequential send/recv steps (cp - 1); others 1
   bool overlappable = false;  ///< may run concurrently with the neighbouring compute (cp ring exchange)
+  /// all_to_all of MoE slots: copies of each token among `bytes` (top_k · capacity_factor); 1 otherwise.
+  double copies = 1;
 };
 
 /// One entry of an op list: a kernel (communication == false) or a collective (communication == true).
