@@ -284,6 +284,18 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
   // MoE: the rank's experts run as one grouped GEMM, each expert on its share of the token slots.
   const double expert_groups = moe ? as_double(spec.experts) / shard.ep : 1.0;
   const double expert_tokens = mlp_tokens / expert_groups;
+  // Megatron-Core's token permutation around the experts (moe_utils.py, permute/unpermute and
+  // sort_chunks_by_idxs, run by the all-to-all and flex dispatchers): the rank's slots gathered into
+  // expert order before they are sent (each slot's row read and written), the received chunks sorted
+  // from source-rank order into local-expert order when the rank holds several experts and ep > 1 (read
+  // and written), the same two moves undone after the experts, and the returned slots summed into their
+  // tokens weighted by the routing probabilities (read the slots, write the tokens). The backward moves
+  // the gradients the same ways.
+  const bool permutes = moe && !gather_dispatch;
+  const double permute_bytes = permutes ? 2.0 * a2a_bytes_local : 0.0;
+  const double sort_bytes = permutes && shard.ep > 1 && expert_groups > 1 ? 2.0 * a2a_bytes_local : 0.0;
+  const double unpermute_bytes =
+      permutes ? a2a_bytes_local + p * (slot_gather ? tokens / t : tokens) * h : 0.0;
   const double score_bytes = att.score_elements;  // one byte per score element, times p below
 
   LayerOps ops;
@@ -353,6 +365,7 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
       fwd.memory(swiglu ? "shared_swiglu" : "shared_gelu", e.act * shared_act_elements);
       fwd.matmul("shared_fc2", tokens, h, shared_ffn / t);
     }
+    if (permutes) fwd.memory("permute", permute_bytes);
     if (all_to_all)
       fwd.comm("ep_dispatch", Collective::all_to_all, CommGroup::ep, a2a_bytes_local, 1, false, slot_copies);
     if (gather_comm) {
@@ -364,14 +377,17 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
     }
     if (slot_comm)
       fwd.comm("ep_dispatch.tp_all_gather", Collective::all_gather, CommGroup::expert_tp, slot_bytes);
+    if (sort_bytes > 0) fwd.memory("sort_chunks", sort_bytes);
   }
   fwd.matmul("fc1", expert_tokens, fc1_outputs * ffn / et, h, expert_groups);
   fwd.memory(swiglu ? "swiglu" : "gelu", e.act * act_elements);
   fwd.matmul("fc2", expert_tokens, h, ffn / et, expert_groups);
+  if (sort_bytes > 0) fwd.memory("unsort_chunks", sort_bytes);
   if (slot_comm)
     fwd.comm("ep_combine.tp_reduce_scatter", Collective::reduce_scatter, CommGroup::expert_tp, slot_bytes);
   if (all_to_all)
     fwd.comm("ep_combine", Collective::all_to_all, CommGroup::ep, a2a_bytes_local, 1, false, slot_copies);
+  if (permutes) fwd.memory("unpermute", unpermute_bytes);
   if (gather_comm)
     fwd.comm("ep_combine.reduce_scatter", Collective::reduce_scatter, CommGroup::expert_tp_ep,
              gathered_bytes);
@@ -381,22 +397,26 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
   OpList bwd(ops.backward, p, fp8);
   bwd.memory(residual + ".bwd", kBackwardTraffic * dropout_residual_bytes);
   sp_gather(bwd, block_tp);
+  if (permutes) bwd.memory("unpermute.bwd", unpermute_bytes);
   if (all_to_all)
     bwd.comm("ep_combine.bwd", Collective::all_to_all, CommGroup::ep, a2a_bytes_local, 1, false, slot_copies);
   if (slot_comm)
     bwd.comm("ep_combine.bwd.tp_all_gather", Collective::all_gather, CommGroup::expert_tp, slot_bytes);
   if (gather_comm)
     bwd.comm("ep_combine.bwd.all_gather", Collective::all_gather, CommGroup::expert_tp_ep, gathered_bytes);
+  if (sort_bytes > 0) bwd.memory("unsort_chunks.bwd", sort_bytes);
   matmul_backward(bwd, "fc2", expert_tokens, h, ffn / et, expert_groups);
   bwd.memory(swiglu ? "swiglu.bwd" : "gelu.bwd", e.act_backward * act_elements);
   matmul_backward(bwd, "fc1", expert_tokens, fc1_outputs * ffn / et, h, expert_groups);
   if (moe) {
+    if (sort_bytes > 0) bwd.memory("sort_chunks.bwd", sort_bytes);
     if (slot_comm)
       bwd.comm("ep_dispatch.bwd.tp_reduce_scatter", Collective::reduce_scatter, CommGroup::expert_tp,
                slot_bytes);
     if (all_to_all)
       bwd.comm("ep_dispatch.bwd", Collective::all_to_all, CommGroup::ep, a2a_bytes_local, 1, false,
                slot_copies);
+    if (permutes) bwd.memory("permute.bwd", permute_bytes);
     if (gather_comm) {
       bwd.comm("ep_dispatch.bwd.reduce_scatter", Collective::reduce_scatter, CommGroup::expert_tp_ep,
                gathered_bytes);

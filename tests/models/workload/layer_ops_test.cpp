@@ -346,3 +346,35 @@ TEST_CASE("op-level recompute runs k, o and the MLP's second matmul again, with 
   // The model-level count agrees: one layer, one sequence.
   CHECK(op_recomputed_matmul_flops(m) == doctest::Approx(want).scale(0));
 }
+
+TEST_CASE("a MoE layer permutes its slots around the experts, as Megatron-Core's dispatcher does") {
+  // 4 experts, top 2, capacity factor 1, ep 2 (2 experts on the rank), tp 1, bf16: T = 1,024 tokens of
+  // h = 512, so the rank's slots are T·k = 2,048 rows of h, p·T·k·h = 2·2,048·512 = 2,097,152 bytes.
+  TransformerSpec m = trainsim::testing::gpt(2, 512, 8, 1024);
+  m.experts = 4;
+  m.top_k = 2;
+  m.expert_ffn_hidden = 1024;
+  Shard s;
+  s.ep = 2;
+  const LayerOps ops = transformer_layer_ops(m, s);
+  const auto bytes = [](const std::vector<LayerOp>& list, const std::string& name) {
+    const auto it =
+        std::find_if(list.begin(), list.end(), [&](const LayerOp& op) { return op.name == name; });
+    REQUIRE(it != list.end());
+    return it->kernel.bytes;
+  };
+  const double slots = 2.0 * 1024 * 2 * 512;                           // p · T · k · h
+  const double tokens = 2.0 * 1024 * 512;                              // p · T · h
+  CHECK(bytes(ops.forward, "permute") == doctest::Approx(2 * slots));  // read and write each slot
+  CHECK(bytes(ops.forward, "sort_chunks") == doctest::Approx(2 * slots));
+  CHECK(bytes(ops.forward, "unsort_chunks") == doctest::Approx(2 * slots));
+  CHECK(bytes(ops.forward, "unpermute") == doctest::Approx(slots + tokens));  // read slots, write tokens
+  CHECK(bytes(ops.backward, "permute.bwd") == doctest::Approx(2 * slots));
+  CHECK(bytes(ops.backward, "unpermute.bwd") == doctest::Approx(slots + tokens));
+  // One rank holding every expert receives nothing to sort.
+  s.ep = 1;
+  const LayerOps alone = transformer_layer_ops(m, s);
+  CHECK(std::none_of(alone.forward.begin(), alone.forward.end(),
+                     [](const LayerOp& op) { return op.name == "sort_chunks"; }));
+  CHECK(bytes(alone.forward, "permute") == doctest::Approx(2 * slots));
+}
