@@ -174,11 +174,13 @@ PYBIND11_MODULE(_core, m) {
   m.def("examples_folder",
         [] { return trainsim::scenario::shipped_folder(trainsim::scenario::ShippedData::examples); });
   m.def("validation_suites", &trainsim::scenario::validation_suites);
-  py::register_exception_translator([](std::exception_ptr thrown) {
-    try {
-      if (thrown) std::rethrow_exception(thrown);
-    } catch (const trainsim::InputError& e) {
-      raise_input_error(e);
-    }
-  });
+  // pybind11's translator type is void(*)(std::exception_ptr): the parameter is taken by value.
+  py::register_exception_translator(
+      [](std::exception_ptr thrown) {  // NOLINT(performance-unnecessary-value-param)
+        try {
+          if (thrown) std::rethrow_exception(thrown);
+        } catch (const trainsim::InputError& e) {
+          raise_input_error(e);
+        }
+      });
 }
