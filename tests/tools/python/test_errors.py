@@ -29,6 +29,14 @@ def test_good_dict_runs():
     assert trainsim.run(GOOD, fidelity="analytic")["iteration_time_s"] > 0
 
 
+def test_numpy_numbers_are_numbers():
+    import numpy as np
+
+    expected = trainsim.run(with_change("cluster.nodes", 16), fidelity="analytic")
+    assert trainsim.run(with_change("cluster.nodes", np.int64(16)), fidelity="analytic") == expected
+    assert trainsim.run(GOOD, set={"cluster.nodes": np.int32(16)}, fidelity="analytic") == expected
+
+
 def test_misspelled_key_names_its_path():
     with pytest.raises(trainsim.InputError) as raised:
         trainsim.run(with_change("cluster.nodez", 4), fidelity="analytic")
@@ -72,8 +80,10 @@ def test_missing_file_and_wrong_types():
         trainsim.run(str(EXAMPLES / "no-such-scenario.yaml"))
     with pytest.raises(trainsim.InputError):
         trainsim.run(42)
-    with pytest.raises(trainsim.InputError):
+    with pytest.raises(trainsim.InputError, match="found object"):
         trainsim.run({"model": object()})
+    with pytest.raises(trainsim.InputError, match="nan"):
+        trainsim.run(with_change("training.tokens", float("nan")))
     with pytest.raises(trainsim.InputError, match="key.path=value"):
         trainsim.run(GOOD, set=["cluster.nodes"])
     with pytest.raises(trainsim.InputError, match="fidelity"):

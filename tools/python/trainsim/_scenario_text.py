@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import os
 from collections.abc import Iterable, Mapping
 from typing import Any, Union
@@ -21,12 +22,12 @@ def _scalar(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
+    if isinstance(value, numbers.Integral):  # int, numpy's integers
+        return str(int(value))
+    if isinstance(value, numbers.Real):  # float, numpy's floats
         if not math.isfinite(value):
             raise InputError(f"{value!r} is not a number trainsim reads")
-        return repr(value)
+        return repr(float(value))
     if isinstance(value, str):
         return json.dumps(value)  # a JSON string is a YAML double-quoted scalar
     raise InputError(f"a scenario value must be a dict, list, str, int, float, bool or None, "
