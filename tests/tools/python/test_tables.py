@@ -11,7 +11,8 @@ from conftest import EXAMPLES, SOURCE, cli
 
 def cli_csv(*args, text_columns=()):
     _, stdout, _ = cli(*args, check_codes=(0, 1))
-    return pd.read_csv(io.StringIO(stdout), dtype={c: str for c in text_columns}, float_precision="round_trip")
+    return pd.read_csv(io.StringIO(stdout), dtype={c: str for c in text_columns},
+                       float_precision="round_trip")
 
 
 @pytest.mark.parametrize("name", ["gpt3-1.3b-sweep", "gpt3-to-loss-sweep"])
@@ -42,10 +43,16 @@ def test_sweep_from_yaml_text_has_the_files_rows():
 
 def test_search_equals_cli_csv():
     path = EXAMPLES / "llama3-8b-64-h100.yaml"
-    expected = cli_csv("search", path, "--format", "csv", "--top", "3", "--no-event", "--nodes", "4,8")
-    got = trainsim.search(path, top=3, event=False, nodes=[4, 8])
-    assert len(got) >= 3
+    # 300 of the layouts (evenly spaced): the whole space takes seconds, the same code path a fraction.
+    expected = cli_csv("search", path, "--format", "csv", "--top", "3", "--max-layouts", "300",
+                       "--nodes", "4,8")
+    got = trainsim.search(path, top=3, max_layouts=300, nodes=[4, 8])
+    assert len(got) >= 3 and (got["fidelity"][:3] == "event").all()
     pd.testing.assert_frame_equal(got, expected, check_exact=True)
+    analytic = trainsim.search(path, top=3, max_layouts=300, nodes=[4, 8], event=False, objective="cost")
+    pd.testing.assert_frame_equal(analytic, cli_csv("search", path, "--format", "csv", "--top", "3",
+                                                    "--max-layouts", "300", "--nodes", "4,8", "--no-event",
+                                                    "--objective", "cost"), check_exact=True)
 
 
 def test_validate_suite_equals_cli_csv():
