@@ -1,5 +1,7 @@
 #include "scenarios/shipped_data.hpp"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <system_error>
@@ -12,12 +14,36 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// PREFIX/share/trainsim for a binary at PREFIX/bin/trainsim, when it holds the presets; empty otherwise.
-fs::path installed_root() {
+// Any object whose address dladdr can name: it lies in the code that holds this file, the binary or the
+// Python module.
+const char kThisCode = 0;
+
+// The installation prefix of the code running this file, from where that code lies: PREFIX/bin/trainsim (the
+// binary, /proc/self/exe), or PREFIX/lib/python3/dist-packages/trainsim/_core*.so (the Python module,
+// tools/python, loaded by a python3 that lives anywhere); empty when the code lies elsewhere.
+fs::path installed_prefix() {
   std::error_code ec;
+  Dl_info info{};
+  if (dladdr(&kThisCode, &info) != 0 && info.dli_fname != nullptr) {
+    const fs::path object = fs::weakly_canonical(info.dli_fname, ec);
+    if (!ec && object.extension() == ".so") {
+      const fs::path package = object.parent_path();
+      const fs::path site = package.parent_path();
+      if (package.filename() != "trainsim" || site.filename() != "dist-packages") return {};
+      return site.parent_path().parent_path().parent_path();  // dist-packages, python3, lib: PREFIX
+    }
+  }
   const fs::path exe = fs::canonical("/proc/self/exe", ec);
   if (ec) return {};
-  const fs::path share = exe.parent_path().parent_path() / "share" / "trainsim";
+  return exe.parent_path().parent_path();
+}
+
+// PREFIX/share/trainsim when it holds the presets; empty otherwise.
+fs::path installed_root() {
+  const fs::path prefix = installed_prefix();
+  if (prefix.empty()) return {};
+  std::error_code ec;
+  const fs::path share = prefix / "share" / "trainsim";
   return fs::is_directory(share / "gpus", ec) ? share : fs::path{};
 }
 

@@ -6,8 +6,10 @@
 //   validation/            the validation cases (scenarios/validation), one suite per sub-folder
 //   examples/              the example scenarios (scenarios/examples)
 //   hf_configs/            HuggingFace config.json files of published models (models/hf_configs)
-// A binary that has no such folder beside it (one run from its build folder, a test) reads the source
-// tree it was built from instead. The choice is made once per process, from /proc/self/exe.
+// The Python module installed as PREFIX/lib/python3/dist-packages/trainsim (tools/python) reads the same
+// PREFIX/share/trainsim/. A binary or module that has no such folder beside it (one run from its build
+// folder, a test) reads the source tree it was built from instead. The choice is made once per process,
+// from where the code lies (/proc/self/exe for the binary, the module's own file for the module).
 #include <string>
 #include <vector>
 

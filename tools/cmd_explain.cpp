@@ -4,33 +4,14 @@
 // --json for the same lines as data.
 #include <iostream>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 
-#include "models/report/explain.hpp"
-#include "models/report/explain_campaign.hpp"
-#include "models/report/explain_time.hpp"
 #include "scenarios/framework_choice.hpp"
 #include "scenarios/loader.hpp"
-#include "scenarios/studies/simulation.hpp"
+#include "scenarios/studies/scenario_explanation.hpp"
 #include "tools/command.hpp"
 
 namespace trainsim::cli {
-namespace {
-
-nlohmann::json to_json(const model::Explanation& e) {
-  nlohmann::json sections = nlohmann::json::array();
-  for (const auto& s : e.sections) {
-    nlohmann::json lines = nlohmann::json::array();
-    for (const auto& l : s.lines) {
-      lines.push_back({{"label", l.label}, {"formula", l.formula}, {"value", l.value}, {"unit", l.unit}});
-    }
-    sections.push_back({{"title", s.title}, {"lines", lines}, {"notes", s.notes}});
-  }
-  return {{"fits", e.fits}, {"reason", e.reason}, {"sections", sections}};
-}
-
-}  // namespace
 
 void add_explain_command(CLI::App& app, int& exit_code) {
   struct Options {
@@ -48,15 +29,9 @@ void add_explain_command(CLI::App& app, int& exit_code) {
     if (const std::string note = scenario::unnamed_framework_note(s); !note.empty()) {
       std::cerr << "note: " << note << '\n';
     }
-    model::Explanation e = model::explain(s.model, s.parallelism, s.training, s.cluster.node.gpu,
-                                          s.budget.memory_headroom.value_or(0.0));
-    e.sections.push_back(model::explain_time(scenario::step_input_of(s)));
-    if (s.convergence) {
-      e.sections.push_back(model::explain_convergence(s.model, s.training.global_batch, *s.convergence));
-    }
-    if (s.tuning) e.sections.push_back(model::explain_tuning(*s.tuning));
+    const model::Explanation e = scenario::explain_scenario(s);
     if (options->json) {
-      std::cout << to_json(e).dump(2) << '\n';
+      std::cout << scenario::explanation_json(e, 2) << '\n';
     } else {
       std::cout << "scenario " << s.name << "\n\n" << model::to_text(e);
     }

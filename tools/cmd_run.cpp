@@ -16,7 +16,6 @@
 #include "models/report/summary.hpp"
 #include "models/run/run_timeline.hpp"
 #include "models/step/step_simulator.hpp"
-#include "scenarios/framework_choice.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/studies/simulation.hpp"
 #include "sim/error.hpp"
@@ -72,13 +71,7 @@ int run(const RunArgs& args) {
         pass ? model::StepOptions::TraceDetail::pass : model::StepOptions::TraceDetail::layer;
     options.trace = &trace;
   }
-  if (const std::string note = scenario::unnamed_framework_note(s); !note.empty()) {
-    std::cerr << "note: " << note << '\n';
-  }
-  if (s.checkpoint.enabled && s.cluster.storage.write_bytes_per_s <= 0) {
-    std::cerr << "note: no cluster.storage.write bandwidth given: checkpoint writes are limited only by the "
-                 "nodes' links, which is optimistic for a shared file system\n";
-  }
+  for (const std::string& note : scenario::run_notes(s)) std::cerr << "note: " << note << '\n';
   const scenario::ScenarioResult result = scenario::simulate_scenario(s, fidelity, options);
   const model::StepReport& step = result.step;
   const model::RunReport& run = result.run;

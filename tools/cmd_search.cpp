@@ -16,6 +16,7 @@
 #include "models/report/summary.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/studies/layout_search.hpp"
+#include "scenarios/studies/search_rows.hpp"
 #include "sim/error.hpp"
 #include "sim/output_files.hpp"
 #include "tools/command.hpp"
@@ -55,53 +56,6 @@ std::string layout_words(const model::ParallelPlan& p) {
   words += fmt::format(", zero {}", model::to_string(p.zero));
   if (keeps_weights(p)) words += " (weights kept to the backward)";
   return words + fmt::format(", recompute {}", to_string(p.recompute));
-}
-
-/// The layout's keys as the loader reads them (layout_settings), as labels.
-model::Labels layout_keys(const scenario::Layout& layout) {
-  model::Labels keys;
-  for (scenario::Override& o : scenario::layout_settings(layout))
-    keys.emplace_back(std::move(o.key_path), std::move(o.yaml_value));
-  return keys;
-}
-
-/// One row per distinct layout: the top K in rank order, then the Pareto layouts not among them.
-std::vector<model::Summary> rows_of(const scenario::SearchResult& r) {
-  std::vector<model::Summary> rows;
-  std::vector<model::Labels> seen;
-  const auto add = [&](const scenario::RankedLayout& entry, const std::string& rank, bool on_pareto) {
-    const model::Labels keys = layout_keys(entry.layout);
-    if (std::find(seen.begin(), seen.end(), keys) != seen.end()) return;
-    seen.push_back(keys);
-    const scenario::LayoutScore& s = entry.best();
-    model::Labels labels{{"rank", rank},
-                         {"on_pareto", on_pareto ? "true" : "false"},
-                         {"fidelity", entry.event ? "event" : "analytic"}};
-    labels.insert(labels.end(), keys.begin(), keys.end());
-    labels.emplace_back("budget", s.meets_budget() ? "ok" : "missed");
-    rows.push_back(model::summarize(labels, s.step, &s.run));
-  };
-  const auto on_front = [&](const scenario::Layout& l) {
-    return std::any_of(r.pareto.begin(), r.pareto.end(), [&](const scenario::RankedLayout& p) {
-      return layout_keys(p.layout) == layout_keys(l);
-    });
-  };
-  for (std::size_t i = 0; i < r.top.size(); ++i)
-    add(r.top[i], std::to_string(i + 1), on_front(r.top[i].layout));
-  for (const auto& p : r.pareto) add(p, "", true);
-  return rows;
-}
-
-std::string machine_output(const std::vector<model::Summary>& rows, const std::string& format) {
-  std::string out;
-  if (format == "csv") {
-    if (!rows.empty()) out = model::csv_header(rows.front()) + "\n";
-    for (const auto& row : rows) out += model::csv_row(row) + "\n";
-    return out;
-  }
-  out = "[";
-  for (std::size_t i = 0; i < rows.size(); ++i) out += (i ? ",\n " : "\n ") + model::to_json(rows[i]);
-  return out + "\n]\n";
 }
 
 std::string table(const std::vector<scenario::RankedLayout>& rows, int gpus_per_node) {
@@ -227,8 +181,9 @@ void add_search_command(CLI::App& app, int& exit_code) {
                        r.pareto.size())
                 << table(r.pareto, gpn);
     } else {
-      const std::vector<model::Summary> rows = rows_of(r);
-      const std::string text = machine_output(rows, args->format);
+      const std::vector<model::Summary> rows = scenario::search_rows(r);
+      const std::string text =
+          args->format == "csv" ? scenario::search_rows_csv(rows) : scenario::search_rows_json(rows);
       if (rows_to_stdout) {
         std::cout << text;
       } else {

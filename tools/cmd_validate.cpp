@@ -9,9 +9,7 @@
 
 #include "models/step/step_simulator.hpp"
 #include "scenarios/presets.hpp"
-#include "scenarios/shipped_data.hpp"
 #include "scenarios/studies/validation_runner.hpp"
-#include "sim/error.hpp"
 #include "tools/command.hpp"
 
 namespace trainsim::cli {
@@ -62,11 +60,7 @@ void add_validate_command(CLI::App& app, int& exit_code) {
   sub->add_flag("--failures-only", args->failures_only,
                 "table format: list only the cases outside tolerance (the summary is always complete)");
   sub->callback([args, &exit_code] {
-    std::vector<std::string> paths = args->paths;
-    for (const std::string& suite : args->suites) paths.push_back(scenario::validation_suite_folder(suite));
-    if (paths.empty()) paths.push_back(scenario::validation_suite_folder("all"));
-    const std::vector<std::string> files = scenario::find_case_files(paths);
-    if (files.empty()) throw InputError("no validation cases (*.yaml) found under the given paths");
+    const std::vector<std::string> files = scenario::validation_case_files(args->paths, args->suites);
     scenario::ValidationOptions options{.fidelity = model::parse_fidelity(args->fidelity),
                                         .jobs = args->jobs};
     for (const std::string& f : args->gpu_files)

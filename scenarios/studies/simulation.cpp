@@ -14,6 +14,7 @@
 #include "models/run/tuning.hpp"
 #include "models/step/analytic_trace.hpp"
 #include "models/workload/parameters.hpp"
+#include "scenarios/framework_choice.hpp"
 
 namespace trainsim::scenario {
 
@@ -156,6 +157,17 @@ ScenarioResult simulate_scenario(const Scenario& s, model::Fidelity fidelity,
                             analytic ? model::analytic_slice_args() : std::span<const sim::TraceArg>());
   }
   return result;
+}
+
+std::vector<std::string> run_notes(const Scenario& s) {
+  std::vector<std::string> notes;
+  if (std::string note = unnamed_framework_note(s); !note.empty()) notes.push_back(std::move(note));
+  if (s.checkpoint.enabled && s.cluster.storage.write_bytes_per_s <= 0) {
+    notes.emplace_back(
+        "no cluster.storage.write bandwidth given: checkpoint writes are limited only by the nodes' links, "
+        "which is optimistic for a shared file system");
+  }
+  return notes;
 }
 
 }  // namespace trainsim::scenario

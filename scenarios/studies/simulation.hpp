@@ -2,6 +2,9 @@
 // One loaded scenario simulated end to end — the single composition used by `trainsim run`, sweeps,
 // search and validation: the iteration at the chosen fidelity, the checkpoint size of its optimizer and
 // layout, then the whole run around the iteration (checkpoints, failures, money).
+#include <string>
+#include <vector>
+
 #include "models/run/run_report.hpp"
 #include "models/step/step_report.hpp"
 #include "models/step/step_simulator.hpp"
@@ -23,5 +26,10 @@ struct ScenarioResult {
 /// (uncollapsed) event simulation.
 [[nodiscard]] ScenarioResult simulate_scenario(const Scenario& scenario, model::Fidelity fidelity,
                                                const model::StepOptions& options = {});
+
+/// What `trainsim run` tells the user before the summary (one line each, without "note: "): the
+/// framework chosen for a scenario that names none, and checkpoint writes priced without a storage
+/// bandwidth.
+[[nodiscard]] std::vector<std::string> run_notes(const Scenario& scenario);
 
 }  // namespace trainsim::scenario

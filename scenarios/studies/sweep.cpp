@@ -288,37 +288,52 @@ struct SweepTable::Impl {
   }
 
   std::string format_row(std::int64_t index, const model::Summary& summary, bool blank_numbers) const;
+  /// Fills every member from the loaded base scenario and its text (one rule for both constructors).
+  void init(const ScenarioText& scenario, Scenario loaded, model::Fidelity row_fidelity, RowFormat row_format,
+            std::vector<Override> set_overrides);
 };
 
 SweepTable::SweepTable(const std::string& scenario_path, model::Fidelity fidelity, RowFormat format,
                        std::vector<Override> overrides)
     : impl_(std::make_unique<Impl>()) {
-  impl_->overrides = std::move(overrides);
-  impl_->path = scenario_path;
-  impl_->fidelity = fidelity;
-  impl_->format = format;
   // The loader's own file checks (missing, a directory, too large) come first; the text is then kept so
   // that each point re-parses it without touching the file again.
-  impl_->base = load_scenario_file(scenario_path, impl_->overrides);
+  Scenario base = load_scenario_file(scenario_path, overrides);
   std::ifstream in(scenario_path, std::ios::binary);
   std::ostringstream buffer;
   buffer << in.rdbuf();
-  impl_->text = buffer.str();
-  impl_->size = sweep_size(impl_->base.sweep);
-  if (std::string note = check_region_sweep(impl_->text, scenario_path, impl_->overrides, impl_->base.sweep);
-      !note.empty()) {
-    impl_->notes.push_back(std::move(note));
+  impl_->init(ScenarioText{buffer.str(), scenario_path}, std::move(base), fidelity, format,
+              std::move(overrides));
+}
+
+SweepTable::SweepTable(const ScenarioText& scenario, model::Fidelity fidelity, RowFormat format,
+                       std::vector<Override> overrides)
+    : impl_(std::make_unique<Impl>()) {
+  Scenario base = load_scenario_text(scenario.yaml, scenario.label, overrides);
+  impl_->init(scenario, std::move(base), fidelity, format, std::move(overrides));
+}
+
+void SweepTable::Impl::init(const ScenarioText& scenario, Scenario loaded, model::Fidelity row_fidelity,
+                            RowFormat row_format, std::vector<Override> set_overrides) {
+  overrides = std::move(set_overrides);
+  path = scenario.label;
+  text = scenario.yaml;
+  fidelity = row_fidelity;
+  format = row_format;
+  base = std::move(loaded);
+  size = sweep_size(base.sweep);
+  if (std::string note = check_region_sweep(text, path, overrides, base.sweep); !note.empty()) {
+    notes.push_back(std::move(note));
   }
-  const SweepPoint first = sweep_point(impl_->base.sweep, 0);
-  const model::RunReport run = Impl::reference_run(impl_->base);
-  for (const auto& axis : impl_->base.sweep.axes) impl_->swept.insert(axis.key_path);
-  impl_->columns = model::summarize(impl_->labels(impl_->base, first), model::StepReport{}, &run).fields;
+  const SweepPoint first = sweep_point(base.sweep, 0);
+  const model::RunReport run = reference_run(base);
+  for (const auto& axis : base.sweep.axes) swept.insert(axis.key_path);
+  columns = model::summarize(labels(base, first), model::StepReport{}, &run).fields;
   // The column names are part of it: rows written under other names (an older naming) are not resumed into.
   std::string names;
-  for (const auto& column : impl_->columns) names += model::column_name(column) + ",";
-  impl_->fingerprint =
-      fnv1a_hex(dump_scenario(impl_->base) + "fidelity: " + model::to_string(fidelity) +
-                "\nformat: " + (format == RowFormat::csv ? "csv" : "jsonl") + "\ncolumns: " + names + "\n");
+  for (const auto& column : columns) names += model::column_name(column) + ",";
+  fingerprint = fnv1a_hex(dump_scenario(base) + "fidelity: " + model::to_string(fidelity) + "\nformat: " +
+                          (format == RowFormat::csv ? "csv" : "jsonl") + "\ncolumns: " + names + "\n");
 }
 
 SweepTable::~SweepTable() = default;

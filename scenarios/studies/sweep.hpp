@@ -63,6 +63,12 @@ std::int64_t run_in_order(std::span<const std::int64_t> points, int threads,
 
 enum class RowFormat { csv, jsonl };
 
+/// Scenario YAML held in memory, and the label its messages and default name use (load_scenario_text).
+struct ScenarioText {
+  std::string yaml;
+  std::string label;
+};
+
 /// Turns the points of one scenario file into output rows. Built once per sweep (reads and checks the
 /// file once); row() is thread-safe and re-parses the scenario text with the point's overrides, so every
 /// point goes through exactly the validation of a hand-written file.
@@ -81,6 +87,9 @@ class SweepTable {
  public:
   /// `overrides` (--set) apply to the file before the sweep's own points do.
   SweepTable(const std::string& scenario_path, model::Fidelity fidelity, RowFormat format,
+             std::vector<Override> overrides = {});
+  /// The same from scenario text in memory (the Python module's YAML strings and dicts).
+  SweepTable(const ScenarioText& scenario, model::Fidelity fidelity, RowFormat format,
              std::vector<Override> overrides = {});
   ~SweepTable();
   SweepTable(const SweepTable&) = delete;

@@ -16,6 +16,7 @@
 #include "models/workload/attention_kernel.hpp"
 #include "scenarios/collective_case.hpp"
 #include "scenarios/loader.hpp"
+#include "scenarios/shipped_data.hpp"
 #include "scenarios/studies/simulation.hpp"
 #include "scenarios/studies/sweep.hpp"
 #include "sim/csv_field.hpp"
@@ -93,6 +94,15 @@ std::vector<std::string> find_case_files(const std::vector<std::string>& paths) 
   }
   std::sort(files.begin(), files.end());
   files.erase(std::unique(files.begin(), files.end()), files.end());
+  return files;
+}
+
+std::vector<std::string> validation_case_files(std::vector<std::string> paths,
+                                               const std::vector<std::string>& suites) {
+  for (const std::string& suite : suites) paths.push_back(validation_suite_folder(suite));
+  if (paths.empty()) paths.push_back(validation_suite_folder("all"));
+  std::vector<std::string> files = find_case_files(paths);
+  if (files.empty()) throw InputError("no validation cases (*.yaml) found under the given paths");
   return files;
 }
 

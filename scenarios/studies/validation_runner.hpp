@@ -54,6 +54,12 @@ struct ValidationOptions {
 /// Sorted, de-duplicated. Throws InputError for a path that does not exist.
 [[nodiscard]] std::vector<std::string> find_case_files(const std::vector<std::string>& paths);
 
+/// The cases `trainsim validate PATH... --suite NAME...` runs: the paths, then each suite's folder
+/// (validation_suite_folder), or the suite "all" when both are empty, expanded by find_case_files. Throws
+/// InputError when no case is found.
+[[nodiscard]] std::vector<std::string> validation_case_files(std::vector<std::string> paths,
+                                                             const std::vector<std::string>& suites);
+
 /// Evaluates one case file (never throws for bad cases: the failure is recorded in the result).
 [[nodiscard]] CaseResult run_case(const std::string& file, const ValidationOptions& options = {});
 

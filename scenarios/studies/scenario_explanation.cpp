@@ -1,0 +1,35 @@
+#include "scenarios/studies/scenario_explanation.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "models/report/explain_campaign.hpp"
+#include "models/report/explain_time.hpp"
+#include "scenarios/studies/simulation.hpp"
+
+namespace trainsim::scenario {
+
+model::Explanation explain_scenario(const Scenario& s) {
+  model::Explanation e = model::explain(s.model, s.parallelism, s.training, s.cluster.node.gpu,
+                                        s.budget.memory_headroom.value_or(0.0));
+  e.sections.push_back(model::explain_time(step_input_of(s)));
+  if (s.convergence) {
+    e.sections.push_back(model::explain_convergence(s.model, s.training.global_batch, *s.convergence));
+  }
+  if (s.tuning) e.sections.push_back(model::explain_tuning(*s.tuning));
+  return e;
+}
+
+std::string explanation_json(const model::Explanation& e, int indent) {
+  nlohmann::json sections = nlohmann::json::array();
+  for (const auto& s : e.sections) {
+    nlohmann::json lines = nlohmann::json::array();
+    for (const auto& l : s.lines) {
+      lines.push_back({{"label", l.label}, {"formula", l.formula}, {"value", l.value}, {"unit", l.unit}});
+    }
+    sections.push_back({{"title", s.title}, {"lines", lines}, {"notes", s.notes}});
+  }
+  const nlohmann::json j = {{"fits", e.fits}, {"reason", e.reason}, {"sections", sections}};
+  return j.dump(indent);
+}
+
+}  // namespace trainsim::scenario

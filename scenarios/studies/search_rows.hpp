@@ -1,0 +1,22 @@
+#pragma once
+// The rows of a layout search (`trainsim search --format csv|json`, the Python module's search): one row per
+// distinct layout of the top K, in rank order, then the Pareto layouts not among them. A row's labels are
+// rank ("" for a Pareto-only layout), on_pareto, fidelity (of the score used), the layout's keys spelled as
+// the loader reads them (layout_settings: `run S.yaml --set KEY=VALUE ...` re-runs it) and budget
+// ("ok"/"missed"), then the summary's fields.
+#include <string>
+#include <vector>
+
+#include "models/report/summary.hpp"
+#include "scenarios/studies/layout_search.hpp"
+
+namespace trainsim::scenario {
+
+[[nodiscard]] std::vector<model::Summary> search_rows(const SearchResult& result);
+
+/// CSV: a header, then one line per row ("" when there are no rows).
+[[nodiscard]] std::string search_rows_csv(const std::vector<model::Summary>& rows);
+/// JSON: an array of one object per row.
+[[nodiscard]] std::string search_rows_json(const std::vector<model::Summary>& rows);
+
+}  // namespace trainsim::scenario
