@@ -52,7 +52,8 @@ void add_explain_command(CLI::App& app, int& exit_code) {
                                           s.budget.memory_headroom.value_or(0.0));
     e.sections.push_back(model::explain_time(scenario::step_input_of(s)));
     if (s.convergence) {
-      e.sections.push_back(model::explain_convergence(s.model, s.training.global_batch, *s.convergence));
+      e.sections.push_back(model::explain_convergence(s.model, s.training.global_batch,
+                                                      s.training.optimizer.kind, *s.convergence));
     }
     if (s.tuning) e.sections.push_back(model::explain_tuning(*s.tuning));
     if (options->json) {

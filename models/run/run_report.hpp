@@ -84,9 +84,20 @@ struct RunReport {
   double cost_per_loss_point = 0;  ///< cost_total / (initial_loss − target_loss), USD per nat of loss
   // The run's length from a target loss (scenario `convergence:`; models/run/convergence.hpp).
   bool convergence = false;
-  double target_loss = 0;            ///< nats per token
-  double initial_loss = 0;           ///< min(the law's loss after one step, ln vocab), nats (convergence.hpp)
-  double tokens_min = 0;             ///< tokens the loss law asks for at a small batch (E_min)
+  double target_loss = 0;   ///< nats per token
+  double initial_loss = 0;  ///< min(the law's loss after one step, ln vocab), nats (convergence.hpp)
+  double law_tokens = 0;    ///< tokens the loss law asks for at a small batch, with AdamW
+  double tokens_min = 0;    ///< law_tokens / optimizer_speedup: E_min of the batch trade-off
+  // The optimizer's tokens to the target relative to AdamW (models/run/optimizer_efficiency.hpp): the
+  // speedup used, the range across its sources, and the campaign's tokens and cost_total at either end.
+  double optimizer_speedup = 1;
+  double optimizer_speedup_low = 1;
+  double optimizer_speedup_high = 1;
+  std::string optimizer_speedup_source;
+  double tokens_range_low = 0;       ///< tokens at optimizer_speedup_high
+  double tokens_range_high = 0;      ///< tokens at optimizer_speedup_low
+  double cost_total_range_low = 0;   ///< USD, the lower of cost_total at either end of the speedups
+  double cost_total_range_high = 0;  ///< USD, the higher
   double critical_batch_tokens = 0;  ///< B_crit; a global batch above it costs more tokens
   // Hyper-parameter trials before the run (scenario `tuning:`; models/run/tuning.hpp), each a run of the
   // step model on its share of the cluster. Their cost is part of cost_total.
