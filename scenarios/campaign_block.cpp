@@ -8,12 +8,18 @@
 namespace trainsim::scenario {
 
 std::optional<model::ConvergenceSpec> read_convergence_block(Diagnostics& d, const YamlValue& v) {
-  MapReader r(d, v, "convergence", {"target_loss", "law", "batch", "optimizer_efficiency"});
+  MapReader r(d, v, "convergence",
+              {"target_loss", "law", "batch", "optimizer_efficiency", "next_target_loss"});
   if (!r.valid()) return std::nullopt;
   const std::size_t before = d.size();
   r.require({"target_loss"});
   model::ConvergenceSpec c;
   r.number("target_loss", c.target_loss, 1e-6, 100);
+  r.number("next_target_loss", c.next_target_loss, 1e-6, 100);
+  if (c.next_target_loss && r.has("target_loss") && !(*c.next_target_loss < c.target_loss)) {
+    d.add(*r.get("next_target_loss"), r.child_path("next_target_loss"),
+          "must be a lower loss than target_loss (the target the campaign moves on to)");
+  }
   if (const YamlValue* law = r.get("law")) {
     if (law->is_scalar()) {
       r.choice("law", c.law, model::kLossLawNames);
@@ -147,6 +153,7 @@ std::string convergence_to_yaml(const std::optional<model::ConvergenceSpec>& c) 
               ? format_number(e.speedup)
               : std::string(name_in(model::kEfficiencyBasisNames, e.basis))) +
          "\n";
+  if (c->next_target_loss) out += "  next_target_loss: " + format_number(*c->next_target_loss) + "\n";
   return out;
 }
 

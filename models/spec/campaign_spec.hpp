@@ -34,6 +34,9 @@ struct ConvergenceSpec {
   double target_loss = 0;  ///< nats per token
   LossLawName law = LossLawName::chinchilla;
   OptimizerEfficiencySpec optimizer_efficiency;
+  /// A target that moves after the run reaches target_loss: the campaign then goes on to this lower loss,
+  /// from scratch under a cosine schedule, from the last stable checkpoint under WSD.
+  std::optional<double> next_target_loss;
   /// custom: the law's constants.
   double e = 0, a = 0, b = 0, alpha = 0, beta = 0;
   /// Critical batch in tokens (McCandlish et al. 2018); unset: from the target loss (Kaplan et al. 2020).

@@ -9,6 +9,7 @@
 #include "models/run/checkpoint_trace.hpp"
 #include "models/run/convergence.hpp"
 #include "models/run/cost_figures.hpp"
+#include "models/run/lr_schedule.hpp"
 #include "models/run/optimizer_efficiency.hpp"
 #include "models/run/run_model.hpp"
 #include "models/run/spend_schedule.hpp"
@@ -157,15 +158,29 @@ ScenarioResult simulate_scenario(const Scenario& s, model::Fidelity fidelity,
     const double params = model::parameter_count(s.model);
     const model::OptimizerEfficiency efficiency =
         model::optimizer_efficiency(s.convergence->optimizer_efficiency, s.training.optimizer.kind, params);
-    // The run (and its campaign) when the optimizer needs the law's tokens / `speedup`.
+    // The run to `loss` when the optimizer needs the law's tokens / `speedup`.
+    auto target_at = [&](double loss, double speedup) {
+      return model::run_to_target(model::loss_law_of(*s.convergence), params,
+                                  static_cast<double>(s.model.vocab), loss, batch_tokens,
+                                  s.convergence->critical_batch_tokens.value_or(0.0), speedup);
+    };
+    // The campaign at `speedup`.
     auto run_at = [&](double speedup) {
-      const model::TargetRun target =
-          model::run_to_target(model::loss_law_of(*s.convergence), params, static_cast<double>(s.model.vocab),
-                               s.convergence->target_loss, batch_tokens,
-                               s.convergence->critical_batch_tokens.value_or(0.0), speedup);
+      const model::TargetRun target = target_at(s.convergence->target_loss, speedup);
       model::TrainingSpec training = s.training;
       training.tokens = target.tokens;
-      return run_with_campaign(s, fidelity, result.step, training, &target);
+      if (!s.convergence->next_target_loss)
+        return run_with_campaign(s, fidelity, result.step, training, &target);
+      // The target moves on once the run reaches it: the schedule decides what the first run leaves.
+      const double next_loss = *s.convergence->next_target_loss;
+      const model::MovedTargetTokens moved =
+          model::tokens_for_moved_target(s.training.schedule, s.training.wsd_decay_fraction, target.tokens,
+                                         target_at(next_loss, speedup).tokens);
+      training.tokens = moved.tokens;
+      model::RunReport run = run_with_campaign(s, fidelity, result.step, training, &target);
+      run.next_target_loss = next_loss;
+      run.schedule_extra_tokens = moved.extra_tokens;
+      return run;
     };
     result.run = run_at(efficiency.speedup);
     model::RunReport& run = result.run;
