@@ -55,8 +55,8 @@ struct RunReport {
   double recovery_time = 0;             ///< s from a failure to training again: restart + restore
   std::int64_t checkpoints = 0;         ///< checkpoints written over the run
   double checkpoint_interval = 0;       ///< training seconds between checkpoints (0: none)
-  double recommended_checkpoint_interval =
-      0;  ///< Young: sqrt(2 · stall · MTBF of failures and rollbacks together), s
+  /// Young: sqrt(2 · stall · MTBF), s, the MTBF of failures and rollbacks together (0: neither)
+  double recommended_checkpoint_interval = 0;
   // Failures
   double cluster_mtbf = 0;        ///< s between failures of any node/GPU of the allocation (0: none)
   double failures_expected = 0;   ///< failures (and preemptions) over the run, rollbacks included
@@ -95,7 +95,6 @@ struct RunReport {
   double optimizer_speedup = 1;
   double optimizer_speedup_low = 1;
   double optimizer_speedup_high = 1;
-  std::string optimizer_speedup_source;
   double tokens_range_low = 0;       ///< tokens at optimizer_speedup_high
   double tokens_range_high = 0;      ///< tokens at optimizer_speedup_low
   double cost_total_range_low = 0;   ///< USD, the lower of cost_total at either end of the speedups

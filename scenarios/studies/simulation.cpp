@@ -187,7 +187,6 @@ ScenarioResult simulate_scenario(const Scenario& s, model::Fidelity fidelity,
     run.optimizer_speedup = efficiency.speedup;
     run.optimizer_speedup_low = efficiency.low;
     run.optimizer_speedup_high = efficiency.high;
-    run.optimizer_speedup_source = efficiency.source;
     // The same campaign at the ends of the sources' range: fewest tokens at the highest speedup.
     const model::RunReport fast = efficiency.high == efficiency.speedup ? run : run_at(efficiency.high);
     const model::RunReport slow = efficiency.low == efficiency.speedup ? run : run_at(efficiency.low);
