@@ -1,5 +1,6 @@
 #include "scenarios/campaign_block.hpp"
 
+#include <cstdlib>
 #include <vector>
 
 #include "scenarios/quantity.hpp"
@@ -7,12 +8,18 @@
 namespace trainsim::scenario {
 
 std::optional<model::ConvergenceSpec> read_convergence_block(Diagnostics& d, const YamlValue& v) {
-  MapReader r(d, v, "convergence", {"target_loss", "law", "batch"});
+  MapReader r(d, v, "convergence",
+              {"target_loss", "law", "batch", "optimizer_efficiency", "next_target_loss"});
   if (!r.valid()) return std::nullopt;
   const std::size_t before = d.size();
   r.require({"target_loss"});
   model::ConvergenceSpec c;
   r.number("target_loss", c.target_loss, 1e-6, 100);
+  r.number("next_target_loss", c.next_target_loss, 1e-6, 100);
+  if (c.next_target_loss && r.has("target_loss") && !(*c.next_target_loss < c.target_loss)) {
+    d.add(*r.get("next_target_loss"), r.child_path("next_target_loss"),
+          "must be a lower loss than target_loss (the target the campaign moves on to)");
+  }
   if (const YamlValue* law = r.get("law")) {
     if (law->is_scalar()) {
       r.choice("law", c.law, model::kLossLawNames);
@@ -34,6 +41,23 @@ std::optional<model::ConvergenceSpec> read_convergence_block(Diagnostics& d, con
       if (!(critical->is_scalar() && critical->scalar == "auto")) {
         br.number("critical", c.critical_batch_tokens, 1, 1e15);
       }
+    }
+  }
+  if (const YamlValue* eff = r.get("optimizer_efficiency")) {
+    const bool named = eff->is_scalar() && (eff->scalar == "optimistic" || eff->scalar == "fair-tuned");
+    char* end = nullptr;
+    const bool numeric = eff->is_scalar() && !eff->scalar.empty() &&
+                         (static_cast<void>(std::strtod(eff->scalar.c_str(), &end)), *end == '\0');
+    if (named) {
+      r.choice("optimizer_efficiency", c.optimizer_efficiency.basis, model::kEfficiencyBasisNames);
+    } else if (!numeric) {
+      d.add(
+          *eff, r.child_path("optimizer_efficiency"),
+          "expected optimistic, fair-tuned or a number (the optimizer's speedup over AdamW in tokens to the "
+          "target)");
+    } else {
+      c.optimizer_efficiency.basis = model::EfficiencyBasis::given;
+      r.number("optimizer_efficiency", c.optimizer_efficiency.speedup, 1e-3, 1e3);
     }
   }
   if (d.size() != before) return std::nullopt;
@@ -123,6 +147,13 @@ std::string convergence_to_yaml(const std::optional<model::ConvergenceSpec>& c) 
   }
   out += "  batch: {critical: " +
          (c->critical_batch_tokens ? format_number(*c->critical_batch_tokens) : std::string("auto")) + "}\n";
+  const model::OptimizerEfficiencySpec& e = c->optimizer_efficiency;
+  out += "  optimizer_efficiency: " +
+         (e.basis == model::EfficiencyBasis::given
+              ? format_number(e.speedup)
+              : std::string(name_in(model::kEfficiencyBasisNames, e.basis))) +
+         "\n";
+  if (c->next_target_loss) out += "  next_target_loss: " + format_number(*c->next_target_loss) + "\n";
   return out;
 }
 

@@ -120,6 +120,11 @@ std::string dump_scenario(const Scenario& s) {
   if (t.steps) out += "  steps: " + str(*t.steps) + "\n";
   if (t.epochs) out += "  epochs: " + format_number(*t.epochs) + "\n";
   if (t.dataset_tokens) out += "  dataset_tokens: " + format_number(*t.dataset_tokens) + "\n";
+  if (t.instability > 0) out += "  instability: " + format_number(t.instability) + "\n";
+  out += "  schedule: {kind: " + std::string(name_in(model::kLrScheduleNames, t.schedule)) +
+         (t.schedule == model::LrSchedule::wsd ? ", decay_fraction: " + format_number(t.wsd_decay_fraction)
+                                               : "") +
+         "}\n";
   if (s.checkpoint.enabled) {
     const auto& k = s.checkpoint;
     out += "checkpoint: {";

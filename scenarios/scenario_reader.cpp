@@ -348,7 +348,8 @@ class Converter {
 
   void read_training(const YamlValue& v, model::TrainingSpec& t) {
     MapReader r(d_, v, "training",
-                {"global_batch", "precision", "optimizer", "tokens", "steps", "epochs", "dataset_tokens"});
+                {"global_batch", "precision", "optimizer", "tokens", "steps", "epochs", "dataset_tokens",
+                 "instability", "schedule"});
     if (!r.valid()) return;
     r.require({"global_batch"});
     a_.global_batch = r.get("global_batch");
@@ -366,6 +367,21 @@ class Converter {
       }
     }
     r.number("dataset_tokens", t.dataset_tokens, 1, 1e18);
+    r.number("instability", t.instability, 0, 1e6);
+    if (const YamlValue* sch = r.get("schedule")) {
+      if (sch->is_scalar()) {
+        r.choice("schedule", t.schedule, model::kLrScheduleNames);
+      } else {
+        MapReader sr(d_, *sch, "training.schedule", {"kind", "decay_fraction"});
+        if (sr.valid() && sr.require({"kind"})) {
+          sr.choice("kind", t.schedule, model::kLrScheduleNames);
+          sr.number("decay_fraction", t.wsd_decay_fraction, 1e-6, 1 - 1e-6);
+          if (sr.has("decay_fraction") && t.schedule != model::LrSchedule::wsd) {
+            d_.add(*sch, "training.schedule.decay_fraction", "decay_fraction is only used with kind: wsd");
+          }
+        }
+      }
+    }
     const int lengths = int{r.has("tokens")} + int{r.has("steps")} + int{r.has("epochs")};
     if (lengths > 1) {
       d_.add(v, "training", "give only one of tokens, steps or epochs (the run length)");

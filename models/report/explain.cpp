@@ -203,8 +203,10 @@ ExplainSection optimizer_section(const TrainingSpec& training) {
     s.notes.push_back("needs per-tensor norms: an extra all-reduce of a few values per tensor when sharded");
   if (info.needs_full_matrices)
     s.notes.push_back(
-        "needs whole matrices for Newton-Schulz: sharded momentum is gathered (Moonlight's distributed "
-        "Muon)");
+        "needs whole matrices for Newton-Schulz: under ZeRO >= 1 each matrix's owner rank gathers its "
+        "momentum from the shards, orthogonalises it and scatters the update back, the matrices spread over "
+        "the ranks (models/workload/distributed_update.hpp); without ZeRO every rank orthogonalises every "
+        "matrix");
   if (o.grad_clipping) s.notes.push_back("global-norm clipping: one scalar all-reduce per step");
   return s;
 }

@@ -6,20 +6,23 @@
 #include <string>
 
 #include "models/run/convergence.hpp"
+#include "models/run/optimizer_efficiency.hpp"
 #include "models/run/tuning.hpp"
+#include "models/workload/optimizer.hpp"
 #include "models/workload/parameters.hpp"
 
 namespace trainsim::model {
 
 ExplainSection explain_convergence(const TransformerSpec& model, std::int64_t global_batch,
-                                   const ConvergenceSpec& c) {
+                                   OptimizerKind optimizer, const ConvergenceSpec& c) {
   ExplainSection out;
   out.title = "run length from the target loss";
   const LossLaw law = loss_law_of(c);
   const double n = parameter_count(model);
   const double batch = static_cast<double>(global_batch) * static_cast<double>(model.seq_len);
+  const OptimizerEfficiency efficiency = optimizer_efficiency(c.optimizer_efficiency, optimizer, n);
   const TargetRun run = run_to_target(law, n, static_cast<double>(model.vocab), c.target_loss, batch,
-                                      c.critical_batch_tokens.value_or(0.0));
+                                      c.critical_batch_tokens.value_or(0.0), efficiency.speedup);
   const double floor = loss_floor(law, n);
   out.lines.push_back(
       {"law",
@@ -34,10 +37,25 @@ ExplainSection explain_convergence(const TransformerSpec& model, std::int64_t gl
                    "baseline of cost_per_loss_point",
                    batch, model.vocab),
        run.initial_loss, "nats"});
-  out.lines.push_back({"tokens at a small batch",
-                       fmt::format("(B / (L - floor))^(1/beta) = ({:.4g} / ({:.4g} - {:.4g}))^(1/{:.4g})",
-                                   law.B, c.target_loss, floor, law.beta),
-                       run.tokens_min, "tokens"});
+  out.lines.push_back(
+      {"tokens at a small batch with AdamW",
+       fmt::format("(B / (L - floor))^(1/beta) = ({:.4g} / ({:.4g} - {:.4g}))^(1/{:.4g}); the "
+                   "law's fits trained with AdamW",
+                   law.B, c.target_loss, floor, law.beta),
+       run.law_tokens, "tokens"});
+  for (const EfficiencySource& s : efficiency_sources(optimizer, n)) {
+    out.lines.push_back({fmt::format("{} speedup over AdamW ({})", optimizer_name(optimizer), s.basis),
+                         s.citation, s.speedup, "x"});
+  }
+  out.lines.push_back({"speedup used",
+                       fmt::format("{}; range across the sources {:.3g} to {:.3g}", efficiency.source,
+                                   efficiency.low, efficiency.high),
+                       efficiency.speedup, "x"});
+  out.lines.push_back(
+      {"tokens at a small batch",
+       fmt::format("{:.4g} / {:.3g} (at the range's ends {:.4g} to {:.4g})", run.law_tokens,
+                   efficiency.speedup, run.law_tokens / efficiency.high, run.law_tokens / efficiency.low),
+       run.tokens_min, "tokens"});
   out.lines.push_back(
       {"critical batch",
        c.critical_batch_tokens

@@ -119,13 +119,26 @@ Summary summarize(const Labels& labels, const StepReport& step, const RunReport*
   f.num("checkpoint_interval", U::seconds, run->checkpoint_interval);
   f.num("recommended_checkpoint_interval", U::seconds, run->recommended_checkpoint_interval);
   f.num("failures_expected", U::count, run->failures_expected);
+  f.num("rollbacks_expected", U::count, run->rollbacks_expected);
   f.num("lost_work", U::seconds, run->lost_work);
   f.num("goodput", U::fraction, run->goodput);
   if (run->convergence) {
     f.num("target_loss", U::count, run->target_loss);
     f.num("initial_loss", U::count, run->initial_loss);
+    f.num("law_tokens", U::count, run->law_tokens);
     f.num("tokens_min", U::count, run->tokens_min);
     f.num("critical_batch_tokens", U::count, run->critical_batch_tokens);
+    f.num("optimizer_speedup", U::count, run->optimizer_speedup);
+    f.num("optimizer_speedup_low", U::count, run->optimizer_speedup_low);
+    f.num("optimizer_speedup_high", U::count, run->optimizer_speedup_high);
+    f.num("tokens_range_low", U::count, run->tokens_range_low);
+    f.num("tokens_range_high", U::count, run->tokens_range_high);
+    f.num("cost_total_range_low", U::usd, run->cost_total_range_low);
+    f.num("cost_total_range_high", U::usd, run->cost_total_range_high);
+    if (run->next_target_loss > 0) {
+      f.num("next_target_loss", U::count, run->next_target_loss);
+      f.num("schedule_extra_tokens", U::count, run->schedule_extra_tokens);
+    }
   }
   if (run->tuning) {
     f.num("tuning_trial_equivalents", U::count, run->tuning_trial_equivalents);

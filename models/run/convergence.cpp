@@ -115,14 +115,16 @@ double initial_loss(const LossLaw& law, double params, double batch_tokens, doub
 }
 
 TargetRun run_to_target(const LossLaw& law, double params, double vocab, double target, double batch_tokens,
-                        double b_crit) {
+                        double b_crit, double optimizer_speedup) {
   require_positive(batch_tokens, "global batch (tokens)");
+  require_positive(optimizer_speedup, "optimizer speedup over AdamW");
   if (!(std::isfinite(b_crit) && b_crit >= 0)) {
     throw InputError(fmt::format("critical batch must be >= 0 tokens (0: from the loss) (got {})", b_crit));
   }
   TargetRun run;
   run.initial_loss = initial_loss(law, params, batch_tokens, vocab);
-  run.tokens_min = tokens_for_loss(law, params, target);
+  run.law_tokens = tokens_for_loss(law, params, target);
+  run.tokens_min = run.law_tokens / optimizer_speedup;
   if (!(target < run.initial_loss)) {
     throw InputError(fmt::format(
         "target loss {} is not below {:.4g}, the loss after the first step of {:.4g} tokens (the law's, at "

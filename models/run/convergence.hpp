@@ -114,7 +114,8 @@ struct StepsAndTokens {
 /// global batch of `batch_tokens`.
 struct TargetRun {
   double initial_loss = 0;  ///< initial_loss(law, params, batch_tokens, vocab)
-  double tokens_min = 0;    ///< D from the law (tokens_for_loss), taken as E_min
+  double law_tokens = 0;    ///< D from the law (tokens_for_loss): AdamW's, the optimizer the fits used
+  double tokens_min = 0;    ///< law_tokens / the optimizer's speedup, taken as E_min
   double b_crit = 0;        ///< critical batch, tokens
   double tokens = 0;        ///< tokens trained at this batch: E_min · (1 + B / B_crit)
   std::int64_t steps = 0;   ///< ceil(tokens / batch_tokens)
@@ -125,9 +126,10 @@ struct TargetRun {
 /// near what they considered efficient, so this counts the batch penalty in full and may overstate it by
 /// up to a factor (1 + B_fit/B_crit). `b_crit` > 0 overrides the critical batch; 0 takes
 /// critical_batch_tokens(target) (Kaplan's fit, evaluated at the target loss, where it is largest and the
-/// penalty smallest). Throws InputError when the target is not below initial_loss (the law reaches it
-/// within the first step: there is no run to plan).
+/// penalty smallest). `optimizer_speedup` > 0 divides the law's tokens (models/run/optimizer_efficiency.hpp:
+/// an optimizer that needs fewer tokens than AdamW for the same loss). Throws InputError when the target is
+/// not below initial_loss (the law reaches it within the first step: there is no run to plan).
 [[nodiscard]] TargetRun run_to_target(const LossLaw& law, double params, double vocab, double target,
-                                      double batch_tokens, double b_crit = 0);
+                                      double batch_tokens, double b_crit = 0, double optimizer_speedup = 1);
 
 }  // namespace trainsim::model

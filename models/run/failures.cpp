@@ -17,6 +17,11 @@ double failure_rate(const FailureSpec& failures, const topo::ClusterSpec& cluste
   return rate;
 }
 
+double rollback_rate(double per_trillion_tokens, double tokens_per_s) {
+  if (!(per_trillion_tokens > 0) || !(tokens_per_s > 0)) return 0;
+  return per_trillion_tokens * 1e-12 * tokens_per_s;
+}
+
 FailureOutcome expected_segment(double work, double rate, double recovery) {
   if (rate <= 0 || work <= 0) return {.run_time = std::max(work, 0.0), .failures = 0};
   const double growth = std::expm1(rate * work);  // e^(λw) − 1, exact for small λw

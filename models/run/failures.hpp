@@ -14,6 +14,11 @@ namespace trainsim::model {
 /// Failures per second of the whole allocation (0 when failures are not modelled).
 double failure_rate(const FailureSpec& failures, const topo::ClusterSpec& cluster);
 
+/// Rollbacks per second of training from `per_trillion_tokens` expected rollbacks per 1e12 tokens
+/// (training.instability) at `tokens_per_s`: a loss spike or divergence sends the run back to its last
+/// checkpoint as a failure does, so the two rates add. 0 when either is 0.
+double rollback_rate(double per_trillion_tokens, double tokens_per_s);
+
 /// `count` consecutive segments of `work` seconds each (training time plus checkpoint stall).
 struct Segments {
   double work = 0;

@@ -105,24 +105,29 @@ RunReport simulate_run(const RunInputs& in) {
   if (tail > 0) segments.push_back({.work = tail, .count = 1});
 
   // Failures.
-  const double rate = failure_rate(in.failures, in.cluster);
+  // Failures, and rollbacks after loss spikes (training.instability): both send the run back to its last
+  // checkpoint and restart it, so their rates add.
+  const double hardware_rate = failure_rate(in.failures, in.cluster);
+  const double rollbacks = rollback_rate(in.training.instability, r.tokens / r.training_time);
+  const double rate = hardware_rate + rollbacks;
   const double recovery = in.failures.restart_s + (rate > 0 ? io.restore_time : 0.0);
   r.recovery_time = recovery;
-  r.cluster_mtbf = rate > 0 ? 1.0 / rate : 0.0;
+  r.cluster_mtbf = hardware_rate > 0 ? 1.0 / hardware_rate : 0.0;
   const FailureOutcome expected = expected_run(segments, rate, recovery);
   if (!std::isfinite(expected.run_time) || expected.run_time > 1e6 * 365 * 86400) {
     r.feasible = false;
-    r.reason =
-        fmt::format("the run does not finish: failures every {} on average restart segments of {} of work{}",
-                    format_human(FieldUnit::seconds, r.cluster_mtbf),
-                    format_human(FieldUnit::seconds, segments.empty() ? 0.0 : segments.front().work),
-                    ckpt.count > 0 ? "" : " (no checkpoints: add a checkpoint block)");
+    r.reason = fmt::format(
+        "the run does not finish: failures{} every {} on average restart segments of {} of work{}",
+        rollbacks > 0 ? " and rollbacks (training.instability)" : "",
+        format_human(FieldUnit::seconds, 1.0 / rate),
+        format_human(FieldUnit::seconds, segments.empty() ? 0.0 : segments.front().work),
+        ckpt.count > 0 ? "" : " (no checkpoints: add a checkpoint block)");
     return r;
   }
   r.run_time = expected.run_time;
   r.failures_expected = expected.failures;
   const double checkpoint_cost = in.checkpoint.mode == CheckpointMode::sync ? io.stall : io.copy_out_time;
-  r.recommended_checkpoint_interval = young_interval(checkpoint_cost, r.cluster_mtbf);
+  r.recommended_checkpoint_interval = young_interval(checkpoint_cost, rate > 0 ? 1.0 / rate : 0.0);
   if (in.checkpoint.mode == CheckpointMode::async && r.recommended_checkpoint_interval > 0) {
     r.recommended_checkpoint_interval = std::max(r.recommended_checkpoint_interval, io.write_time);
   }
@@ -166,6 +171,7 @@ RunReport simulate_run(const RunInputs& in) {
     r.failures_expected = failures / static_cast<double>(trials.size());
   }
 
+  r.rollbacks_expected = rate > 0 ? r.failures_expected * rollbacks / rate : 0.0;
   r.lost_work = std::max(0.0, r.run_time - r.training_time - r.checkpoint_stall);
   r.goodput = r.training_time / r.run_time;
   r.gpu_hours = gpus * r.run_time / 3600.0;

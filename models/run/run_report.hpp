@@ -55,13 +55,15 @@ struct RunReport {
   double recovery_time = 0;             ///< s from a failure to training again: restart + restore
   std::int64_t checkpoints = 0;         ///< checkpoints written over the run
   double checkpoint_interval = 0;       ///< training seconds between checkpoints (0: none)
-  double recommended_checkpoint_interval = 0;  ///< Young: sqrt(2 · stall · cluster MTBF), s (0: no failures)
+  /// Young: sqrt(2 · stall · MTBF), s, the MTBF of failures and rollbacks together (0: neither)
+  double recommended_checkpoint_interval = 0;
   // Failures
-  double cluster_mtbf = 0;       ///< s between failures of any node/GPU of the allocation (0: none)
-  double failures_expected = 0;  ///< failures (and preemptions) over the run
-  double lost_work = 0;          ///< s of recomputed training + restarts + restores, total
-  double goodput = 1;            ///< training_time / run_time
-  Spread run_time_spread;        ///< Monte-Carlo (failures.trials > 0)
+  double cluster_mtbf = 0;        ///< s between failures of any node/GPU of the allocation (0: none)
+  double failures_expected = 0;   ///< failures (and preemptions) over the run, rollbacks included
+  double rollbacks_expected = 0;  ///< of those, rollbacks from training.instability
+  double lost_work = 0;           ///< s of recomputed training + restarts + restores, total
+  double goodput = 1;             ///< training_time / run_time
+  Spread run_time_spread;         ///< Monte-Carlo (failures.trials > 0)
   Spread cost_spread;
   // Money and energy
   std::string region;       ///< the region price table the prices came from (`pricing.region`); "" when none
@@ -84,9 +86,23 @@ struct RunReport {
   double cost_per_loss_point = 0;  ///< cost_total / (initial_loss − target_loss), USD per nat of loss
   // The run's length from a target loss (scenario `convergence:`; models/run/convergence.hpp).
   bool convergence = false;
-  double target_loss = 0;            ///< nats per token
-  double initial_loss = 0;           ///< min(the law's loss after one step, ln vocab), nats (convergence.hpp)
-  double tokens_min = 0;             ///< tokens the loss law asks for at a small batch (E_min)
+  double target_loss = 0;   ///< nats per token
+  double initial_loss = 0;  ///< min(the law's loss after one step, ln vocab), nats (convergence.hpp)
+  double law_tokens = 0;    ///< tokens the loss law asks for at a small batch, with AdamW
+  double tokens_min = 0;    ///< law_tokens / optimizer_speedup: E_min of the batch trade-off
+  // The optimizer's tokens to the target relative to AdamW (models/run/optimizer_efficiency.hpp): the
+  // speedup used, the range across its sources, and the campaign's tokens and cost_total at either end.
+  double optimizer_speedup = 1;
+  double optimizer_speedup_low = 1;
+  double optimizer_speedup_high = 1;
+  double tokens_range_low = 0;       ///< tokens at optimizer_speedup_high
+  double tokens_range_high = 0;      ///< tokens at optimizer_speedup_low
+  double cost_total_range_low = 0;   ///< USD, the lower of cost_total at either end of the speedups
+  double cost_total_range_high = 0;  ///< USD, the higher
+  // A target that moves (convergence.next_target_loss; models/run/lr_schedule.hpp): tokens trains the
+  // campaign to both targets; schedule_extra_tokens is what it trains beyond a single run to the new one.
+  double next_target_loss = 0;
+  double schedule_extra_tokens = 0;
   double critical_batch_tokens = 0;  ///< B_crit; a global batch above it costs more tokens
   // Hyper-parameter trials before the run (scenario `tuning:`; models/run/tuning.hpp), each a run of the
   // step model on its share of the cluster. Their cost is part of cost_total.

@@ -17,9 +17,26 @@ enum class LossLawName : std::uint8_t { chinchilla, besiroglu_2024, custom };
 inline constexpr EnumNames<LossLawName, 2> kLossLawNames{
     {{"chinchilla", LossLawName::chinchilla}, {"besiroglu-2024", LossLawName::besiroglu_2024}}};
 
+/// Which source's tokens-to-target ratio an optimizer gets (models/run/optimizer_efficiency.hpp):
+/// `optimistic` (the largest speedup a source reports), `fair-tuned` (equal tuning of every optimizer), or
+/// a number given by the user (the optimizer's speedup over AdamW).
+enum class EfficiencyBasis : std::uint8_t { optimistic, fair_tuned, given };
+
+inline constexpr EnumNames<EfficiencyBasis, 2> kEfficiencyBasisNames{
+    {{"optimistic", EfficiencyBasis::optimistic}, {"fair-tuned", EfficiencyBasis::fair_tuned}}};
+
+struct OptimizerEfficiencySpec {
+  EfficiencyBasis basis = EfficiencyBasis::fair_tuned;
+  double speedup = 1;  ///< given: tokens to the target = the law's tokens / speedup
+};
+
 struct ConvergenceSpec {
   double target_loss = 0;  ///< nats per token
   LossLawName law = LossLawName::chinchilla;
+  OptimizerEfficiencySpec optimizer_efficiency;
+  /// A target that moves after the run reaches target_loss: the campaign then goes on to this lower loss,
+  /// from scratch under a cosine schedule, from the last stable checkpoint under WSD.
+  std::optional<double> next_target_loss;
   /// custom: the law's constants.
   double e = 0, a = 0, b = 0, alpha = 0, beta = 0;
   /// Critical batch in tokens (McCandlish et al. 2018); unset: from the target loss (Kaplan et al. 2020).

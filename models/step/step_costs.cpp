@@ -10,6 +10,7 @@
 #include "models/step/communicators.hpp"
 #include "models/step/memory.hpp"
 #include "models/step/unit_pricing.hpp"
+#include "models/workload/distributed_update.hpp"
 #include "models/workload/kernel_time.hpp"
 #include "models/workload/layer_ops.hpp"
 #include "models/workload/optimizer.hpp"
@@ -365,10 +366,8 @@ class StepPricer {
     sc.optimizer_s = kernel_time(
         KernelCost{OpKind::memory_bound, oc.elementwise_flops / opt_shard, oc.bytes_moved / opt_shard, 0, 0},
         gpu, Precision::fp32);
-    if (oc.matmul_flops > 0) {
-      sc.optimizer_s +=
-          kernel_time(KernelCost{OpKind::matmul, oc.matmul_flops, 0, 0, 0}, gpu, in_.training.precision);
-    }
+    sc.optimizer_s += matrix_update_time(opt, in_.training.precision, tensors,
+                                         shards_optimizer_states(pl_.zero), comms_.shard, in_.cluster);
     if (opt.grad_clipping || oc.reduction_values > 0) {
       // Local partial norms, then one small fp32 all-reduce over each axis the gradients are spread on.
       const double bytes = 4.0 * std::max(1.0, oc.reduction_values / opt_shard);

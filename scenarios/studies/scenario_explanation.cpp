@@ -13,7 +13,8 @@ model::Explanation explain_scenario(const Scenario& s) {
                                         s.budget.memory_headroom.value_or(0.0));
   e.sections.push_back(model::explain_time(step_input_of(s)));
   if (s.convergence) {
-    e.sections.push_back(model::explain_convergence(s.model, s.training.global_batch, *s.convergence));
+    e.sections.push_back(model::explain_convergence(s.model, s.training.global_batch,
+                                                    s.training.optimizer.kind, *s.convergence));
   }
   if (s.tuning) e.sections.push_back(model::explain_tuning(*s.tuning));
   return e;

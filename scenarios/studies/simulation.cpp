@@ -9,6 +9,8 @@
 #include "models/run/checkpoint_trace.hpp"
 #include "models/run/convergence.hpp"
 #include "models/run/cost_figures.hpp"
+#include "models/run/lr_schedule.hpp"
+#include "models/run/optimizer_efficiency.hpp"
 #include "models/run/run_model.hpp"
 #include "models/run/spend_schedule.hpp"
 #include "models/run/tuning.hpp"
@@ -117,38 +119,84 @@ model::StepInput step_input_of(const Scenario& s) {
                           .memory_headroom = s.budget.memory_headroom.value_or(0.0)};
 }
 
-ScenarioResult simulate_scenario(const Scenario& s, model::Fidelity fidelity,
-                                 const model::StepOptions& options) {
-  ScenarioResult result;
-  result.step = model::simulate_step(step_input_of(s), fidelity, options);
-  model::TrainingSpec training = s.training;
-  model::TargetRun target;
-  if (s.convergence) {
-    const double batch_tokens =
-        static_cast<double>(s.training.global_batch) * static_cast<double>(s.model.seq_len);
-    target = model::run_to_target(model::loss_law_of(*s.convergence), model::parameter_count(s.model),
-                                  static_cast<double>(s.model.vocab), s.convergence->target_loss,
-                                  batch_tokens, s.convergence->critical_batch_tokens.value_or(0.0));
-    training.tokens = target.tokens;
+namespace {
+
+// The run of `training` after `step`, with the campaign around it (tuning, data, people, commitment).
+model::RunReport run_with_campaign(const Scenario& s, model::Fidelity fidelity, const model::StepReport& step,
+                                   const model::TrainingSpec& training, const model::TargetRun* target) {
+  model::RunReport run = simulate_run_of(s, step, training);
+  if (target != nullptr) {
+    run.convergence = true;
+    run.target_loss = s.convergence->target_loss;
+    run.initial_loss = target->initial_loss;
+    run.law_tokens = target->law_tokens;
+    run.tokens_min = target->tokens_min;
+    run.critical_batch_tokens = target->b_crit;
   }
-  result.run = simulate_run_of(s, result.step, training);
-  if (s.convergence) {
-    result.run.convergence = true;
-    result.run.target_loss = s.convergence->target_loss;
-    result.run.initial_loss = target.initial_loss;
-    result.run.tokens_min = target.tokens_min;
-    result.run.critical_batch_tokens = target.b_crit;
-  }
-  model::RunReport& run = result.run;
   const bool campaign = s.tuning || s.data || !s.people.empty() || s.pricing.commitment.enabled;
   if (campaign && run.feasible) {
     if (s.tuning) add_tuning(s, fidelity, run);
     if (run.feasible) add_data_and_people(s, run);
     if (run.feasible && s.pricing.commitment.enabled) apply_commitment(s, run);
-    run.budget_violations = model::budget_violations(run, result.step, s.budget);
+    run.budget_violations = model::budget_violations(run, step, s.budget);
     run.outlays = model::spend_schedule(run, s.pricing);
     run.budget_alerts = model::budget_alerts(run.outlays, s.budget);
   }
+  return run;
+}
+
+}  // namespace
+
+ScenarioResult simulate_scenario(const Scenario& s, model::Fidelity fidelity,
+                                 const model::StepOptions& options) {
+  ScenarioResult result;
+  result.step = model::simulate_step(step_input_of(s), fidelity, options);
+  if (!s.convergence) {
+    result.run = run_with_campaign(s, fidelity, result.step, s.training, nullptr);
+  } else {
+    const double batch_tokens =
+        static_cast<double>(s.training.global_batch) * static_cast<double>(s.model.seq_len);
+    const double params = model::parameter_count(s.model);
+    const model::OptimizerEfficiency efficiency =
+        model::optimizer_efficiency(s.convergence->optimizer_efficiency, s.training.optimizer.kind, params);
+    // The run to `loss` when the optimizer needs the law's tokens / `speedup`.
+    auto target_at = [&](double loss, double speedup) {
+      return model::run_to_target(model::loss_law_of(*s.convergence), params,
+                                  static_cast<double>(s.model.vocab), loss, batch_tokens,
+                                  s.convergence->critical_batch_tokens.value_or(0.0), speedup);
+    };
+    // The campaign at `speedup`.
+    auto run_at = [&](double speedup) {
+      const model::TargetRun target = target_at(s.convergence->target_loss, speedup);
+      model::TrainingSpec training = s.training;
+      training.tokens = target.tokens;
+      if (!s.convergence->next_target_loss)
+        return run_with_campaign(s, fidelity, result.step, training, &target);
+      // The target moves on once the run reaches it: the schedule decides what the first run leaves.
+      const double next_loss = *s.convergence->next_target_loss;
+      const model::MovedTargetTokens moved =
+          model::tokens_for_moved_target(s.training.schedule, s.training.wsd_decay_fraction, target.tokens,
+                                         target_at(next_loss, speedup).tokens);
+      training.tokens = moved.tokens;
+      model::RunReport run = run_with_campaign(s, fidelity, result.step, training, &target);
+      run.next_target_loss = next_loss;
+      run.schedule_extra_tokens = moved.extra_tokens;
+      return run;
+    };
+    result.run = run_at(efficiency.speedup);
+    model::RunReport& run = result.run;
+    run.optimizer_speedup = efficiency.speedup;
+    run.optimizer_speedup_low = efficiency.low;
+    run.optimizer_speedup_high = efficiency.high;
+    // The same campaign at the ends of the sources' range: fewest tokens at the highest speedup.
+    const model::RunReport fast = efficiency.high == efficiency.speedup ? run : run_at(efficiency.high);
+    const model::RunReport slow = efficiency.low == efficiency.speedup ? run : run_at(efficiency.low);
+    run.tokens_range_low = fast.tokens;
+    run.tokens_range_high = slow.tokens;
+    run.cost_total_range_low = std::min(fast.cost_total, slow.cost_total);
+    run.cost_total_range_high = std::max(fast.cost_total, slow.cost_total);
+  }
+  model::RunReport& run = result.run;
   model::set_cost_figures(run, result.step.model_flops_per_step);
   if (options.trace != nullptr && result.step.feasible) {
     // Marked as the analytic trace's own slices are, so that every slice of such a trace says so.

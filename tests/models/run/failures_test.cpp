@@ -72,3 +72,10 @@ TEST_CASE("a Monte-Carlo that would take too many draws is refused with a clear 
   CHECK_THROWS_WITH_AS(model::monte_carlo_runs({{.work = 1, .count = 1000000}}, 1e-3, 1, 1, 1000),
                        doctest::Contains("failures.trials"), InputError);
 }
+
+TEST_CASE("rollbacks per trillion tokens become a rate per second of training") {
+  // 25 per 1e12 tokens at 1e6 tokens/s: 2.5e-5 per second, one every 40,000 s.
+  CHECK(model::rollback_rate(25, 1e6) == doctest::Approx(2.5e-5));
+  CHECK(model::rollback_rate(0, 1e6) == 0);
+  CHECK(model::rollback_rate(25, 0) == 0);
+}

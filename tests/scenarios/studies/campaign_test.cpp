@@ -138,7 +138,7 @@ TEST_CASE("explain shows the run the target sets, line for line the run's own nu
                          "t.yaml");
   const ScenarioResult r = simulate_scenario(s, model::Fidelity::analytic);
   const model::ExplainSection c =
-      model::explain_convergence(s.model, s.training.global_batch, *s.convergence);
+      model::explain_convergence(s.model, s.training.global_batch, s.training.optimizer.kind, *s.convergence);
   auto line = [](const model::ExplainSection& sec, const std::string& label) {
     for (const auto& l : sec.lines)
       if (l.label == label) return l.value;
@@ -152,6 +152,47 @@ TEST_CASE("explain shows the run the target sets, line for line the run's own nu
   const model::ExplainSection t = model::explain_tuning(*s.tuning);
   CHECK(t.lines.size() == 5);
   CHECK(line(t, "trials' training") == doctest::Approx(4.0).scale(0));
+}
+
+TEST_CASE("the optimizer divides the law's tokens by its cited speedup; the range runs at both ends") {
+  // GPT-3 1.3B is past Wen et al.'s 1.2B end point: fair-tuned Muon 1.1x; Moonlight's optimistic 2x.
+  auto run = [](const std::string& optimizer, const std::string& efficiency) {
+    const Scenario s = load_scenario_text(layout + "training: {global_batch: 64, optimizer: " + optimizer +
+                                              "}\nconvergence: {target_loss: 2.6, batch: {critical: 131072}" +
+                                              efficiency + "}\n",
+                                          "t.yaml");
+    return simulate_scenario(s, model::Fidelity::analytic).run;
+  };
+  const model::RunReport adamw = run("adamw", "");
+  const model::RunReport fair = run("muon", "");
+  const model::RunReport optimistic = run("muon", ", optimizer_efficiency: optimistic");
+  const model::RunReport given = run("muon", ", optimizer_efficiency: 1.5");
+  const model::RunReport sgd = run("sgd", ", optimizer_efficiency: optimistic");
+  CHECK(adamw.optimizer_speedup == 1.0);
+  CHECK(fair.law_tokens == doctest::Approx(adamw.law_tokens));
+  CHECK(fair.tokens_min == doctest::Approx(adamw.tokens_min / 1.1));
+  CHECK(optimistic.tokens_min == doctest::Approx(adamw.tokens_min / 2.0));
+  CHECK(given.tokens_min == doctest::Approx(adamw.tokens_min / 1.5));
+  CHECK(sgd.tokens_min == doctest::Approx(adamw.tokens_min));  // no source gives SGD a ratio
+  // At B = B_crit the run trains 2·E_min tokens (McCandlish et al.).
+  CHECK(optimistic.tokens == doctest::Approx(2 * adamw.law_tokens / 2.0));
+  CHECK(fair.tokens_range_low == doctest::Approx(optimistic.tokens));
+  CHECK(fair.tokens_range_high == doctest::Approx(fair.tokens));
+  CHECK(fair.cost_total_range_low == doctest::Approx(optimistic.cost_total));
+  CHECK(fair.cost_total_range_high == doctest::Approx(fair.cost_total));
+  CHECK(fair.cost_total_range_low < fair.cost_total_range_high);
+  CHECK(adamw.cost_total_range_low == doctest::Approx(adamw.cost_total));
+}
+
+TEST_CASE("optimizer_efficiency takes optimistic, fair-tuned or a number") {
+  CHECK_THROWS_WITH_AS(
+      (void)load_scenario_text(base + "convergence: {target_loss: 2.6, optimizer_efficiency: fast}\n",
+                               "t.yaml"),
+      doctest::Contains("convergence.optimizer_efficiency: expected optimistic, fair-tuned or a number"),
+      InputError);
+  CHECK_THROWS_WITH_AS(
+      (void)load_scenario_text(base + "convergence: {target_loss: 2.6, optimizer_efficiency: 0}\n", "t.yaml"),
+      doctest::Contains("convergence.optimizer_efficiency"), InputError);
 }
 
 TEST_CASE("data work and people join the bill: the corpus by the TB and GB, the people by the hour") {
