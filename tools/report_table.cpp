@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "sim/error.hpp"
+#include "sim/json_input.hpp"
 
 namespace trainsim::cli {
 
@@ -94,8 +95,8 @@ Table parse_json_lines(const std::string& text, const std::string& file_label) {
   const std::size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && text[first] == '[') {
     // One JSON array of objects (`trainsim search --format json`).
-    nlohmann::ordered_json all = nlohmann::ordered_json::parse(text, nullptr, false);
-    if (all.is_discarded() || !all.is_array())
+    nlohmann::ordered_json all = sim::parse_json_input(text, file_label);
+    if (!all.is_array())
       throw InputError({Diagnostic{.file = file_label, .message = "expected a JSON array of objects"}});
     for (auto& j : all) add(std::move(j), 0);
   } else {
@@ -105,14 +106,7 @@ Table parse_json_lines(const std::string& text, const std::string& file_label) {
     while (std::getline(in, line_text)) {
       ++line;
       if (line_text.find_first_not_of(" \t\r") == std::string::npos) continue;
-      nlohmann::ordered_json j = nlohmann::ordered_json::parse(line_text, nullptr, false);
-      if (j.is_discarded()) {
-        throw InputError(
-            {Diagnostic{.file = file_label,
-                        .line = line,
-                        .message = "expected JSON objects (one per line, or an array of them)"}});
-      }
-      add(std::move(j), line);
+      add(sim::parse_json_input(line_text, file_label, line), line);
     }
   }
   for (const auto& j : objects) {

@@ -1,0 +1,143 @@
+// Inputs a hostile user writes on the paths beside the YAML loader (issue "nothing lost on every input
+// path"): JSON read by hf_config and report, cluster files whose counts explode, physically impossible
+// settings, torn sweep rows, importers given what they do not understand. Each runs through the binary
+// under a wall-clock and an address-space limit and must exit with the stated code and a message that
+// names the file, the key path and the problem; never a crash, a hang or a silent result.
+#include <fstream>
+
+#include "binary_harness.hpp"
+
+using trainsim::e2e::describe;
+using trainsim::e2e::Outcome;
+using trainsim::e2e::run_trainsim;
+using trainsim::e2e::TempDir;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr double limit_s = 30.0;
+constexpr rlim_t memory_limit = rlim_t{2} << 30;
+
+void write(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  REQUIRE(out.good());
+}
+
+/// The Llama 3.1 405B config shipped in models/hf_configs, with `hidden_act`'s value replaced by `act`.
+std::string llama_config(const std::string& act) {
+  std::ifstream in(std::string(TRAINSIM_SOURCE_DIR) + "/models/hf_configs/llama-3.1-405b.json");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string from = "\"hidden_act\": \"silu\"";
+  const std::size_t at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), "\"hidden_act\": " + act);
+}
+
+/// A scenario that reads its model from `config` (a file name beside it).
+std::string hf_scenario(const std::string& config) {
+  return "model: {hf_config: " + config +
+         "}\ncluster: {node: dgx-h100, nodes: 128}\nparallelism: {tp: 8, pp: 16}\ntraining: {global_batch: "
+         "64}\n";
+}
+
+Outcome run(const std::vector<std::string>& args) {
+  Outcome o = run_trainsim(args, limit_s, memory_limit);
+  INFO(describe(o));
+  REQUIRE_FALSE(o.timed_out);
+  REQUIRE(o.signal == 0);
+  return o;
+}
+
+bool has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("an hf_config whose hidden_act nests 100,000 arrays is refused by every command, the others read") {
+  const TempDir dir;
+  // 100,000 nested arrays: 200 kB, under the 1 MiB input cap.
+  write(dir.file("deep.json"), llama_config(std::string(100000, '[') + std::string(100000, ']')));
+  write(dir.file("a.yaml"), hf_scenario("deep.json"));
+  write(dir.file("good.json"), llama_config("\"silu\""));
+  write(dir.file("b.yaml"), hf_scenario("good.json"));
+  // The scenario's key, then the JSON file's line and column: the object is level 1, so the 64th '[' of
+  // line 7 (the value starts at column 17) is level 65, at column 17 + 63.
+  const std::string expected = "a.yaml:1:20: model.hf_config: " + dir.file("deep.json") +
+                               ":7:80: not JSON trainsim reads: nested "
+                               "deeper than 64 levels";
+  for (const std::string command : {"run", "explain", "search", "sweep"}) {
+    const Outcome o = run({command, dir.file("a.yaml")});
+    INFO(command << ": " << describe(o));
+    CHECK(o.exit_code == 2);
+    CHECK(has(o.err, expected));
+  }
+  // validate reports a case that does not load in its table, and exits 1 for it.
+  const Outcome validate = run({"validate", dir.file("a.yaml")});
+  CHECK(validate.exit_code == 1);
+  CHECK(has(validate.out, "FAILED: does not load: " + dir.file(expected)));
+  // check goes on to the next file.
+  const Outcome both = run({"check", dir.file("a.yaml"), dir.file("b.yaml")});
+  CHECK(both.exit_code == 2);
+  CHECK(has(both.err, expected));
+  CHECK(has(both.out, "ok: b: model good (126 layers, hidden 16384"));
+}
+
+TEST_CASE("a key given twice in an hf_config is refused with its line and column") {
+  const TempDir dir;
+  // Line 8 of the config is "hidden_size"; a second one is added on line 7, beside hidden_act.
+  write(dir.file("dup.json"), llama_config("\"silu\",\n  \"hidden_size\": 8192"));
+  write(dir.file("s.yaml"), hf_scenario("dup.json"));
+  const Outcome o = run({"run", dir.file("s.yaml")});
+  CHECK(o.exit_code == 2);
+  CHECK(has(o.err, "model.hf_config: " + dir.file("dup.json") +
+                       ":9:3: not JSON trainsim reads: the key \"hidden_size\" is given twice in one object "
+                       "(first at line 8, column 3)"));
+}
+
+TEST_CASE("invalid UTF-8 and long values from an hf_config are escaped and cut in the message") {
+  const TempDir dir;
+  write(dir.file("bytes.json"), llama_config("\"\xff\x1b[2J\""));
+  write(dir.file("long.json"), llama_config("\"" + std::string(100000, 'g') + "\""));
+  write(dir.file("a.yaml"), hf_scenario("bytes.json"));
+  write(dir.file("b.yaml"), hf_scenario("long.json"));
+  const Outcome bytes = run({"run", dir.file("a.yaml")});
+  CHECK(bytes.exit_code == 2);
+  CHECK(has(bytes.err, "model.hf_config: " + dir.file("bytes.json") + ":7:18: not JSON trainsim reads"));
+  CHECK(has(bytes.err, "\\xff"));
+  CHECK_FALSE(has(bytes.err, "\xff"));
+  CHECK_FALSE(has(bytes.err, "\x1b"));
+  const Outcome long_value = run({"run", dir.file("b.yaml")});
+  CHECK(long_value.exit_code == 2);
+  CHECK(has(long_value.err, "model.hf_config: field \"hidden_act\": expected \"silu\""));
+  CHECK(long_value.err.size() < 1000);
+}
+
+TEST_CASE("report refuses a summary.json, trace.json or JSON Lines that nests too deep or repeats a key") {
+  const TempDir dir;
+  const fs::path run_dir = fs::path(dir.path()) / "run";
+  fs::create_directories(run_dir);
+  write((run_dir / "summary.json").string(),
+        "{\"scenario\": " + std::string(100000, '[') + std::string(100000, ']') + "}");
+  const Outcome deep = run({"report", run_dir.string()});
+  CHECK(deep.exit_code == 2);
+  CHECK(has(deep.err, "summary.json:1:77: not JSON trainsim reads: nested deeper than 64 levels"));
+
+  write((run_dir / "summary.json").string(), "{\"scenario\": \"a\",\n\"scenario\": \"b\"}");
+  const Outcome twice = run({"report", run_dir.string()});
+  CHECK(twice.exit_code == 2);
+  CHECK(has(twice.err, "summary.json:2:1: not JSON trainsim reads: the key \"scenario\" is given twice"));
+
+  write((run_dir / "summary.json").string(), "{\"scenario\": \"a\"}");
+  write((run_dir / "trace.json").string(), "{\"traceEvents\": [" + std::string(1000, '[') + "]}");
+  const Outcome trace = run({"report", run_dir.string()});
+  CHECK(trace.exit_code == 2);
+  CHECK(has(trace.err, (run_dir / "trace.json").string() + ":1:80: not JSON trainsim reads: nested deeper"));
+
+  write(dir.file("rows.jsonl"), "{\"point\": 0}\n{\"point\": 1, \"point\": 2}\n");
+  const Outcome lines = run({"report", dir.file("rows.jsonl")});
+  CHECK(lines.exit_code == 2);
+  CHECK(
+      has(lines.err, dir.file("rows.jsonl") + ":2:14: not JSON trainsim reads: the key \"point\" is given"));
+}
