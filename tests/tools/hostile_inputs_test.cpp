@@ -141,3 +141,73 @@ TEST_CASE("report refuses a summary.json, trace.json or JSON Lines that nests to
   CHECK(
       has(lines.err, dir.file("rows.jsonl") + ":2:14: not JSON trainsim reads: the key \"point\" is given"));
 }
+
+namespace {
+
+std::string example(const std::string& name) {
+  return std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/examples/" + name;
+}
+
+}  // namespace
+
+TEST_CASE("a cluster file's arrivals are bounded at their rate: rate x period, the product and the limit") {
+  const TempDir dir;
+  const std::string small = example("shared-cluster/small.yaml");
+  // 1000 /s over 10 days: 1000 x 864,000 s = 8.64e8 jobs, which once took 1.9 GiB and bad_alloc.
+  write(dir.file("c.yaml"),
+        "cluster: {node: dgx-h100, nodes: 64}\nperiod: \"10 d\"\narrivals:\n"
+        "  - {team: a, rate: \"1000/s\", mix: [{scenario: " +
+            small + ", nodes: 1}]}\n");
+  const Outcome o = run({"cluster", dir.file("c.yaml")});
+  CHECK(o.exit_code == 2);
+  CHECK(has(o.err,
+            "c.yaml:4:21: arrivals[0].rate: rate x period = 1000 /s x 864000 s = 8.64e+08 expected "
+            "arrivals; a cluster file simulates at most 1e+06 jobs"));
+  // Two streams each under the limit, together over it: 0.7 /s x 864,000 s = 604,800 each.
+  write(dir.file("two.yaml"),
+        "cluster: {node: dgx-h100, nodes: 64}\nperiod: \"10 d\"\narrivals:\n"
+        "  - {team: a, rate: \"0.7/s\", mix: [{scenario: " +
+            small +
+            ", nodes: 1}]}\n"
+            "  - {team: b, rate: \"0.7/s\", mix: [{scenario: " +
+            small + ", nodes: 1}]}\n");
+  const Outcome two = run({"cluster", dir.file("two.yaml")});
+  CHECK(two.exit_code == 2);
+  CHECK(has(two.err,
+            "two.yaml:4:3: arrivals: the jobs listed and the streams' rate x period add up to "
+            "1209600 expected jobs; a cluster file simulates at most 1e+06"));
+}
+
+TEST_CASE("a cluster file's failures are bounded at node_mtbf: nodes x period / node_mtbf") {
+  const TempDir dir;
+  // 4,096 nodes over 100 days at 1 ms: 4096 x 8.64e6 s / 1e-3 s = 3.538944e13 failures (this once hung).
+  write(dir.file("c.yaml"),
+        "cluster: {node: dgx-h100, nodes: 4096}\nperiod: \"100 d\"\njobs:\n"
+        "  - {scenario: " +
+            example("shared-cluster/small.yaml") +
+            ", team: a, nodes: 1}\nfailures: {node_mtbf: \"1 ms\", repair: \"1 h\"}\n");
+  const Outcome o = run({"cluster", dir.file("c.yaml")});
+  CHECK(o.exit_code == 2);
+  CHECK(has(o.err,
+            "c.yaml:5:23: failures.node_mtbf: nodes x period / node_mtbf = 4096 x 8640000 s / 0.001 s "
+            "= 3.538944e+13 expected node failures; a cluster file simulates at most 1e+06"));
+}
+
+TEST_CASE(
+    "physically impossible settings are refused: more concurrent trials than nodes, a fast degraded NIC") {
+  // llama2-7b-to-loss runs on 32 nodes: 64 trials at a time would each get max(1, 32/64) = 1 node, 64 nodes.
+  const Outcome trials = run({"run", example("llama2-7b-to-loss.yaml"), "--set", "tuning.concurrent=64"});
+  CHECK(trials.exit_code == 2);
+  CHECK(has(trials.err,
+            "tuning.concurrent: 64 trials at a time need at least one node each; the cluster has "
+            "32: set concurrent to at most 32"));
+  // 32 at a time is the most: one node each (the run then exits 1 only for its budget alert).
+  const Outcome most = run({"run", example("llama2-7b-to-loss.yaml"), "--set", "tuning.concurrent=32"});
+  CHECK(most.exit_code != 2);
+  CHECK_FALSE(has(most.err, "tuning.concurrent"));
+  // A DGX H100's NICs are rated 400 Gb/s.
+  const Outcome nic = run({"run", example("llama3-8b-64-h100.yaml"), "--set",
+                           "cluster.degraded=[{node: 0, nic: 0, bandwidth: \"800 Gb/s\"}]"});
+  CHECK(nic.exit_code == 2);
+  CHECK(has(nic.err, "cluster.degraded[0].bandwidth: 800 Gb/s is faster than the NIC's rating of 400 Gb/s"));
+}
