@@ -8,6 +8,7 @@
 #include <sstream>
 #include <utility>
 
+#include "sim/csv_record.hpp"
 #include "sim/error.hpp"
 #include "sim/json_input.hpp"
 
@@ -22,44 +23,23 @@ int Table::column(const std::string& name) const {
 
 Table parse_csv(const std::string& text, const std::string& file_label) {
   std::vector<std::vector<std::string>> records;
-  std::vector<std::string> record;
-  std::string field;
-  bool quoted = false;
-  int line = 1;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-        field += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        if (c == '\n') ++line;
-        field += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      record.push_back(std::move(field));
-      field.clear();
-    } else if (c == '\n' || c == '\r') {
-      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
-      record.push_back(std::move(field));
-      field.clear();
-      records.push_back(std::move(record));
-      record.clear();
-      ++line;
-    } else {
-      field += c;
+  std::vector<int> lines;  // where each record starts
+  for (std::size_t pos = 0; pos < text.size();) {
+    sim::CsvRecord r = sim::read_csv_record(text, pos);
+    const int line = sim::line_of_offset(text, pos);
+    if (!r.error.empty()) {
+      throw InputError({Diagnostic{
+          .file = file_label, .line = sim::line_of_offset(text, r.error_at), .message = r.error}});
     }
-  }
-  if (quoted)
-    throw InputError(
-        {Diagnostic{.file = file_label, .line = line, .message = "unterminated quoted CSV field"}});
-  if (!field.empty() || !record.empty()) {
-    record.push_back(std::move(field));
-    records.push_back(std::move(record));
+    if (r.in_quotes) {
+      throw InputError({Diagnostic{.file = file_label,
+                                   .line = line,
+                                   .message = "unterminated quoted CSV field: the row is cut off inside a "
+                                              "quoted cell (a torn row?)"}});
+    }
+    records.push_back(std::move(r.cells));
+    lines.push_back(line);
+    pos = r.next;
   }
   if (records.empty())
     throw InputError({Diagnostic{.file = file_label, .message = "empty CSV: expected a header row"}});
@@ -69,7 +49,7 @@ Table parse_csv(const std::string& text, const std::string& file_label) {
     if (records[r].size() == 1 && records[r][0].empty()) continue;  // blank line
     if (records[r].size() != table.columns.size()) {
       throw InputError({Diagnostic{.file = file_label,
-                                   .line = static_cast<int>(r + 1),
+                                   .line = lines[r],
                                    .message = fmt::format("expected {} CSV fields, found {}",
                                                           table.columns.size(), records[r].size())}});
     }

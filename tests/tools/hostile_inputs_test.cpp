@@ -211,3 +211,67 @@ TEST_CASE(
   CHECK(nic.exit_code == 2);
   CHECK(has(nic.err, "cluster.degraded[0].bandwidth: 800 Gb/s is faster than the NIC's rating of 400 Gb/s"));
 }
+
+namespace {
+
+// Three points whose tag makes a multi-line quoted cell in every CSV row.
+constexpr const char* kMultiLineTagSweep = R"(name: torn
+tags: {note: "first line\nsecond line"}
+model: gpt3-1.3b
+cluster: {node: dgx-a100-80gb, nodes: 1}
+parallelism: {tp: 2, pp: 1, dp: auto, micro_batch: 1, zero: 1}
+training: {global_batch: 512, precision: bf16, optimizer: adamw, tokens: 26e9}
+sweep:
+  cluster.nodes: [1, 2, 4]
+)";
+
+}  // namespace
+
+TEST_CASE("a sweep row torn inside a multi-line quoted cell is re-run by --resume, left out by merge") {
+  const TempDir dir;
+  write(dir.file("s.yaml"), kMultiLineTagSweep);
+  REQUIRE(run({"sweep", dir.file("s.yaml"), "-o", dir.file("whole.csv")}).exit_code == 0);
+  const std::string whole = trainsim::e2e::read_file(dir.file("whole.csv"));
+  // Cut the last row right after the newline inside its quoted cell: 5 of its cells are written.
+  const std::size_t cut = whole.rfind("first line\n") + std::string("first line\n").size();
+  REQUIRE(whole.rfind("\n2,", cut) != std::string::npos);
+  const std::string torn = whole.substr(0, cut);
+  write(dir.file("torn.csv"), torn);
+  write(dir.file("resume.csv"), torn);
+  const Outcome resumed = run({"sweep", dir.file("s.yaml"), "-o", dir.file("resume.csv"), "--resume"});
+  CHECK(resumed.exit_code == 0);
+  CHECK(has(resumed.err, "1 points in"));  // point 2 again, not "0 points"
+  CHECK(trainsim::e2e::read_file(dir.file("resume.csv")) == whole);
+  // merge leaves the torn row out with a warning, --strict exits 1.
+  const Outcome merged = run({"merge", dir.file("m.csv"), dir.file("torn.csv")});
+  CHECK(merged.exit_code == 0);
+  CHECK(has(merged.err, "torn.csv ends in a torn row (" +
+                            std::to_string(torn.size() - whole.rfind("\n2,") - 1) +
+                            " bytes) that is left out"));
+  CHECK(has(merged.err, "2 rows from 1 files"));
+  CHECK(run({"merge", "--strict", dir.file("m.csv"), dir.file("torn.csv")}).exit_code == 1);
+  // report names the line the torn row starts on: the header and two rows of two lines each come first.
+  const Outcome report = run({"report", dir.file("torn.csv")});
+  CHECK(report.exit_code == 2);
+  CHECK(has(report.err, "torn.csv:6: unterminated quoted CSV field"));
+}
+
+TEST_CASE("merge names a CRLF shard, a negative point and a forged point for what they are") {
+  const TempDir dir;
+  write(dir.file("crlf.csv"), "point,sweep_fingerprint,x\r\n0,f,1\r\n");
+  const Outcome crlf = run({"merge", dir.file("m.csv"), dir.file("crlf.csv")});
+  CHECK(crlf.exit_code == 2);
+  CHECK(has(crlf.err, "crlf.csv:1: ends its lines in CRLF"));
+  write(dir.file("negative.csv"), "point,sweep_fingerprint,x\n0,f,1\n-5,f,2\n");
+  const Outcome negative = run({"merge", dir.file("m.csv"), dir.file("negative.csv")});
+  CHECK(negative.exit_code == 2);
+  CHECK(has(negative.err,
+            "negative.csv:3: this row point \"-5\" is not a point index (a whole number from 0 to "
+            "99999999"));
+  write(dir.file("forged.jsonl"), "{\"point\":9000000000000000000,\"sweep_fingerprint\":\"f\"}\n");
+  const Outcome forged = run({"merge", dir.file("m.jsonl"), dir.file("forged.jsonl")});
+  CHECK(forged.exit_code == 2);
+  CHECK(has(forged.err, "forged.jsonl:1: this row point \"9000000000000000000\" is not a point index"));
+  CHECK_FALSE(fs::exists(dir.file("m.csv")));
+  CHECK_FALSE(fs::exists(dir.file("m.jsonl")));
+}
