@@ -275,3 +275,106 @@ TEST_CASE("merge names a CRLF shard, a negative point and a forged point for wha
   CHECK_FALSE(fs::exists(dir.file("m.csv")));
   CHECK_FALSE(fs::exists(dir.file("m.jsonl")));
 }
+
+namespace {
+
+/// The Megatron-LM README's GPT-3 175B flag file (tests/tools/megatron_args) with `from` replaced by `to`.
+std::string gpt3_args(const std::string& from, const std::string& to) {
+  std::string text = trainsim::e2e::read_file(std::string(TRAINSIM_SOURCE_DIR) +
+                                              "/tests/tools/megatron_args/gpt3-175b.args");
+  const std::size_t at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+/// The NeMo recipe of tests/tools/nemo_recipes with `from` replaced by `to`.
+std::string llama_recipe(const std::string& from, const std::string& to) {
+  std::string text = trainsim::e2e::read_file(std::string(TRAINSIM_SOURCE_DIR) +
+                                              "/tests/tools/nemo_recipes/llama3-8b-fp8.yaml");
+  const std::size_t at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+TEST_CASE("import megatron refuses a misspelt flag with a did-you-mean, unless --lenient lists it") {
+  const TempDir dir;
+  write(dir.file("a.args"), gpt3_args("--tensor-model-parallel-size 8", "--tensor-model-paralel-size 8"));
+  const Outcome strict = run({"import", "megatron", dir.file("a.args"), "-o", dir.file("a.yaml")});
+  CHECK(strict.exit_code == 2);
+  CHECK(has(strict.err,
+            "--tensor-model-paralel-size is not a Megatron-LM flag this importer knows (did you "
+            "mean --tensor-model-parallel-size?)"));
+  CHECK_FALSE(fs::exists(dir.file("a.yaml")));
+  const Outcome lenient =
+      run({"import", "megatron", dir.file("a.args"), "--lenient", "-o", dir.file("a.yaml")});
+  CHECK(lenient.exit_code == 0);
+  CHECK(has(lenient.err, "left out --tensor-model-paralel-size, which this importer does not know"));
+  const std::string yaml = trainsim::e2e::read_file(dir.file("a.yaml"));
+  CHECK(has(yaml, "# Not known to this importer, left out (--lenient): --tensor-model-paralel-size\n"));
+  CHECK(has(yaml, "  tp: 1\n"));  // what the lenient import says it did
+}
+
+TEST_CASE("import megatron refuses values Megatron-LM refuses, and counts past its range") {
+  const TempDir dir;
+  write(dir.file("zero.args"), gpt3_args("--tensor-model-parallel-size 8", "--tensor-model-parallel-size 0"));
+  const Outcome zero = run({"import", "megatron", dir.file("zero.args")});
+  CHECK(zero.exit_code == 2);
+  CHECK(has(zero.err, "--tensor-model-parallel-size expects a whole number from 1 to 1000000000000, got 0"));
+  // 1e30 layers once overflowed the conversion and read as "must be >= 1".
+  write(dir.file("big.args"), gpt3_args("--num-layers 96", "--num-layers 1e30"));
+  const Outcome big = run({"import", "megatron", dir.file("big.args")});
+  CHECK(big.exit_code == 2);
+  CHECK(has(big.err, "--num-layers expects a whole number from 1 to 1000000000000, got 1e30"));
+}
+
+TEST_CASE("a scenario an import cannot load is named as imported, not as the output file never written") {
+  const TempDir dir;
+  // tp 7 does not divide 96 heads: the loader refuses the imported scenario.
+  write(dir.file("a.args"), gpt3_args("--tensor-model-parallel-size 8", "--tensor-model-parallel-size 7"));
+  const Outcome o = run({"import", "megatron", dir.file("a.args"), "-o", dir.file("out.yaml")});
+  CHECK(o.exit_code == 2);
+  CHECK(has(o.err, "(the scenario imported from " + dir.file("a.args") +
+                       ", not written; run without -o to see "
+                       "it):"));
+  CHECK_FALSE(has(o.err, "out.yaml"));
+  CHECK_FALSE(fs::exists(dir.file("out.yaml")));
+}
+
+TEST_CASE(
+    "import nemo refuses a misspelt key and a strategy that is not a mapping; the header lists every key "
+    "left out") {
+  const TempDir dir;
+  write(dir.file("mis.yaml"), llama_recipe("    context_parallel_size: 2", "    context_paralel_size: 2"));
+  const Outcome mis = run({"import", "nemo", dir.file("mis.yaml")});
+  CHECK(mis.exit_code == 2);
+  CHECK(has(mis.err,
+            "mis.yaml:61:27: trainer.strategy.context_paralel_size: not a key this importer knows "
+            "(did you mean context_parallel_size?)"));
+  const Outcome lenient = run({"import", "nemo", dir.file("mis.yaml"), "--lenient"});
+  CHECK(lenient.exit_code == 0);
+  CHECK(
+      has(lenient.err, "left out trainer.strategy.context_paralel_size, which this importer does not know"));
+  CHECK(has(lenient.out,
+            "# Not known to this importer, left out (--lenient): trainer.strategy.context_paralel_size"));
+  CHECK(has(lenient.out, "  cp: 1\n"));
+
+  write(dir.file("auto.yaml"), llama_recipe("  strategy:\n", "  strategy: auto\n  old_strategy:\n"));
+  const Outcome strategy = run({"import", "nemo", dir.file("auto.yaml")});
+  CHECK(strategy.exit_code == 2);
+  CHECK(has(strategy.err, "auto.yaml:59:13: trainer.strategy: expected a mapping"));
+
+  // The shipped recipe: every key it drops, by its path, in the header.
+  const Outcome whole = run(
+      {"import", "nemo", std::string(TRAINSIM_SOURCE_DIR) + "/tests/tools/nemo_recipes/llama3-8b-fp8.yaml"});
+  CHECK(whole.exit_code == 0);
+  for (const std::string key :
+       {"log", "resume", "model.config.cross_entropy_fusion_impl", "trainer.accelerator",
+        "trainer.plugins.fp8_recipe", "trainer.plugins.params_dtype", "data.paths", "optim.config.bf16",
+        "optim.config.lr", "trainer.callbacks[0] (TimingCallback)",
+        "trainer.callbacks[1].overlap_param_gather_with_optimizer_step",
+        "trainer.callbacks[2] (FLOPsMeasurementCallback)"}) {
+    CHECK_MESSAGE(has(whole.out.substr(0, whole.out.find("\nname:")), key), key);
+  }
+}
