@@ -386,6 +386,13 @@ class Converter {
     if (!r.valid()) return;
     c.enabled = true;
     r.quantity("interval", c.interval_s, Dimension::seconds);
+    // Beyond 1e9 s (31 years) the interval in steps overflowed into a checkpoint every step.
+    if (const YamlValue* i = r.get("interval"); i != nullptr && c.interval_s > 1e9) {
+      d_.add(*i, "checkpoint.interval",
+             "expected at most 1e9 s (31 years); to write no checkpoint, remove the "
+             "checkpoint block");
+      c.interval_s = 0;
+    }
     if (const YamlValue* s = r.get("every_steps")) {
       if (auto k = read_count(d_, *s, "checkpoint.every_steps", 1, 1e12)) c.every_steps = *k;
     }

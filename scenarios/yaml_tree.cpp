@@ -25,10 +25,11 @@ constexpr int kMaxDepth = 32;
 constexpr std::int64_t kMaxNodes = 200000;
 constexpr std::size_t kMaxExpandedBytes = 16 * max_scenario_bytes;
 
+/// A value from the input, quoted for a message: bounded and escaped (a 300-digit number or raw bytes are
+/// not echoed whole).
 std::string in_quotes(std::string_view s) {
-  return "\"" + std::string(s) + "\"";
+  return "\"" + sim::escaped_excerpt(s, 40) + "\"";
 }
-
 /// Line and column (1-based) of byte `offset` in `text`.
 std::pair<int, int> location_of(std::string_view text, std::size_t offset) {
   int line = 1;

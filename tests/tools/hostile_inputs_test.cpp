@@ -378,3 +378,46 @@ TEST_CASE(
     CHECK_MESSAGE(has(whole.out.substr(0, whole.out.find("\nname:")), key), key);
   }
 }
+
+TEST_CASE("a sweep past a million points is refused without --large, with what it would cost") {
+  const TempDir dir;
+  std::string nodes;
+  for (int i = 1; i <= 1000; ++i) nodes += (i > 1 ? "," : "") + std::to_string(i);
+  // 1,000 node counts x 1,001 micro-batch sizes = 1,001,000 points.
+  std::string micro;
+  for (int i = 1; i <= 1001; ++i) micro += (i > 1 ? "," : "") + std::to_string(i);
+  write(dir.file("s.yaml"),
+        std::string(kMultiLineTagSweep).substr(0, std::string(kMultiLineTagSweep).find("sweep:")) +
+            "sweep:\n  cluster.nodes: [" + nodes + "]\n  parallelism.micro_batch: [" + micro + "]\n");
+  const Outcome o = run({"sweep", dir.file("s.yaml"), "-o", dir.file("out.csv")});
+  CHECK(o.exit_code == 2);
+  CHECK(has(o.err,
+            "s.yaml: the sweep has 1001000 points, more than 1000000 without --large: about 0.3 core-hours"));
+  CHECK(has(o.err, "pass --large to run it"));
+  CHECK_FALSE(fs::exists(dir.file("out.csv")));
+}
+
+TEST_CASE(
+    "unclear messages: a 300-digit value is cut, an empty --set value is named, a huge interval refused") {
+  const std::string scenario = example("llama3-8b-64-h100.yaml");
+  const std::string digits(300, '9');
+  const Outcome long_number = run({"run", scenario, "--set", "training.optimizer=" + digits});
+  CHECK(long_number.exit_code == 2);
+  CHECK(has(long_number.err, "training.optimizer: unknown value \"" + std::string(40, '9') + "...\""));
+  CHECK_FALSE(has(long_number.err, std::string(41, '9')));
+  // 400 digits: past a double's range.
+  const Outcome duration =
+      run({"run", scenario, "--set", "checkpoint={interval: \"" + std::string(400, '9') + " s\"}"});
+  CHECK(duration.exit_code == 2);
+  CHECK(has(duration.err,
+            "checkpoint.interval: the number \"" + std::string(40, '9') + "...\" is out of range"));
+  // --set cluster.nodes= once said "the file is empty".
+  const Outcome empty = run({"run", scenario, "--set", "cluster.nodes="});
+  CHECK(empty.exit_code == 2);
+  CHECK(has(empty.err, "cluster.nodes: no value after '=': write one, e.g. --set cluster.nodes=VALUE"));
+  CHECK_FALSE(has(empty.err, "the file is empty"));
+  // 1e20 s overflowed the interval in steps into a checkpoint every step (6.84 s here), silently.
+  const Outcome interval = run({"run", scenario, "--set", "checkpoint={interval: \"1e20 s\"}"});
+  CHECK(interval.exit_code == 2);
+  CHECK(has(interval.err, "checkpoint.interval: expected at most 1e9 s (31 years)"));
+}
