@@ -241,18 +241,24 @@ std::optional<model::TransformerSpec> read_hf_config(Diagnostics& d, const YamlV
                                                      const std::string& path, const std::string& file) {
   fs::path where(file);
   if (where.is_relative() && at.file && !at.file->empty()) where = fs::path(*at.file).parent_path() / where;
-  const std::size_t before = d.size();
   const auto text = read_text_file(where.string(), d);
   if (!text) return std::nullopt;
+  return read_hf_config_text(d, at, path, *text, where.string(), file);
+}
+
+std::optional<model::TransformerSpec> read_hf_config_text(Diagnostics& d, const YamlValue& at,
+                                                          const std::string& path, const std::string& text,
+                                                          const std::string& label, const std::string& file) {
+  const std::size_t before = d.size();
   json config;
   try {
-    config = sim::parse_json_input(*text, where.string());
+    config = sim::parse_json_input(text, label);
   } catch (const InputError& e) {
     d.add(at, path, e.what());
     return std::nullopt;
   }
   if (!config.is_object()) {
-    d.add(at, path, where.string() + ": expected a JSON object (a HuggingFace config.json)");
+    d.add(at, path, label + ": expected a JSON object (a HuggingFace config.json)");
     return std::nullopt;
   }
   ConfigReader r(d, at, path, config);

@@ -30,21 +30,6 @@ constexpr std::size_t kMaxExpandedBytes = 16 * max_scenario_bytes;
 std::string in_quotes(std::string_view s) {
   return "\"" + sim::escaped_excerpt(s, 40) + "\"";
 }
-/// Line and column (1-based) of byte `offset` in `text`.
-std::pair<int, int> location_of(std::string_view text, std::size_t offset) {
-  int line = 1;
-  int column = 1;
-  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      column = 1;
-    } else {
-      ++column;
-    }
-  }
-  return {line, column};
-}
-
 /// Offset of the start of a second YAML document (a `---` line after content, or content after a `...`
 /// line), if any: yaml-cpp's Load reads the first document only.
 std::optional<std::size_t> second_document(std::string_view text) {
@@ -121,7 +106,7 @@ bool precheck(std::string_view text, const std::shared_ptr<const std::string>& f
     const auto c = static_cast<unsigned char>(text[i]);
     const std::size_t n = sim::utf8_length(text, i);
     if (n == 0 || (c < 0x20 && c != '\n' && c != '\r' && c != '\t') || c == 0x7F) {
-      const auto [line, column] = location_of(text, i);
+      const auto [line, column] = sim::line_and_column(text, i);
       d.add(Diagnostic{*file, line, column, "",
                        "this is not a text file (byte 0x" + std::string(1, "0123456789abcdef"[c >> 4]) +
                            std::string(1, "0123456789abcdef"[c & 15]) + " at offset " + std::to_string(i) +
@@ -131,14 +116,14 @@ bool precheck(std::string_view text, const std::shared_ptr<const std::string>& f
     i += n;
   }
   if (auto second = second_document(text)) {
-    const auto [line, column] = location_of(text, *second);
+    const auto [line, column] = sim::line_and_column(text, *second);
     d.add(Diagnostic{*file, line, column, "",
                      "a second YAML document starts here; a scenario file holds exactly one document"});
     return false;
   }
   // yaml-cpp 0.7 reads a quoted scalar left open at the end of the input as if it were closed.
   if (auto open = unterminated_quote(text)) {
-    const auto [line, column] = location_of(text, *open);
+    const auto [line, column] = sim::line_and_column(text, *open);
     d.add(Diagnostic{*file, line, column, "",
                      "a quoted string is never closed (missing " + std::string(1, text[*open]) + ")"});
     return false;

@@ -1,7 +1,5 @@
 #include "sim/csv_record.hpp"
 
-#include <algorithm>
-
 namespace trainsim::sim {
 
 CsvRecord read_csv_record(std::string_view text, std::size_t pos) {
@@ -55,12 +53,6 @@ CsvRecord read_csv_record(std::string_view text, std::size_t pos) {
   r.next = text.size();
   r.in_quotes = quoted;
   return r;
-}
-
-int line_of_offset(std::string_view text, std::size_t offset) {
-  const std::size_t end = std::min(offset, text.size());
-  return 1 +
-         static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(end), '\n'));
 }
 
 }  // namespace trainsim::sim

@@ -25,7 +25,4 @@ struct CsvRecord {
 /// Reads the record that starts at `pos` (< text.size()).
 [[nodiscard]] CsvRecord read_csv_record(std::string_view text, std::size_t pos);
 
-/// Line (1-based) of byte `offset` in `text`, for messages.
-[[nodiscard]] int line_of_offset(std::string_view text, std::size_t offset);
-
 }  // namespace trainsim::sim

@@ -118,20 +118,8 @@ class CheckedBuilder {
     return false;
   }
 
-  /// "line L, column C" of byte `at`, relative to the text.
-  [[nodiscard]] std::pair<int, int> line_column(std::size_t at) const {
-    int line = 1;
-    int column = 1;
-    for (std::size_t i = 0; i < at && i < text_.size(); ++i) {
-      if (text_[i] == '\n') {
-        ++line;
-        column = 1;
-      } else {
-        ++column;
-      }
-    }
-    return {line, column};
-  }
+  /// Line and column of byte `at` of the text.
+  [[nodiscard]] std::pair<int, int> line_column(std::size_t at) const { return line_and_column(text_, at); }
 
   std::string error;
   std::size_t error_offset = 0;

@@ -30,6 +30,20 @@ std::size_t utf8_length(std::string_view s, std::size_t i) {
   return n;
 }
 
+std::pair<int, int> line_and_column(std::string_view text, std::size_t offset) {
+  int line = 1;
+  int column = 1;
+  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return {line, column};
+}
+
 std::string escaped_excerpt(std::string_view text, std::size_t max_bytes) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;

@@ -11,6 +11,7 @@
 #include "sim/csv_record.hpp"
 #include "sim/error.hpp"
 #include "sim/json_input.hpp"
+#include "sim/utf8_text.hpp"
 
 namespace trainsim::cli {
 
@@ -26,10 +27,10 @@ Table parse_csv(const std::string& text, const std::string& file_label) {
   std::vector<int> lines;  // where each record starts
   for (std::size_t pos = 0; pos < text.size();) {
     sim::CsvRecord r = sim::read_csv_record(text, pos);
-    const int line = sim::line_of_offset(text, pos);
+    const int line = sim::line_and_column(text, pos).first;
     if (!r.error.empty()) {
       throw InputError({Diagnostic{
-          .file = file_label, .line = sim::line_of_offset(text, r.error_at), .message = r.error}});
+          .file = file_label, .line = sim::line_and_column(text, r.error_at).first, .message = r.error}});
     }
     if (r.in_quotes) {
       throw InputError({Diagnostic{.file = file_label,

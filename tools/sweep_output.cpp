@@ -93,7 +93,7 @@ SweepFile read_sweep_file(const std::string& path, scenario::RowFormat format) {
   const bool csv = format == scenario::RowFormat::csv;
   const auto fail_at = [&](std::size_t offset, const std::string& why) {
     throw InputError(std::vector<Diagnostic>{
-        Diagnostic{.file = path, .line = sim::line_of_offset(text, offset), .message = why}});
+        Diagnostic{.file = path, .line = sim::line_and_column(text, offset).first, .message = why}});
   };
   const auto refuse_crlf = [&](std::size_t offset) {
     fail_at(offset,

@@ -6,6 +6,7 @@
 #include <string>
 
 using trainsim::sim::escaped_excerpt;
+using trainsim::sim::line_and_column;
 using trainsim::sim::utf8_length;
 
 TEST_CASE("UTF-8 sequences: lengths of well-formed ones, 0 for overlong, surrogate and truncated ones") {
@@ -24,4 +25,10 @@ TEST_CASE("an excerpt keeps printable UTF-8, escapes the rest and is cut with an
   CHECK(escaped_excerpt("a\nb\tc\x01\xff") == "a\\nb\\tc\\x01\\xff");
   CHECK(escaped_excerpt(std::string(300, '9'), 10) == "9999999999...");
   CHECK(escaped_excerpt("", 10).empty());
+}
+
+TEST_CASE("line and column of a byte offset count from 1, columns in bytes") {
+  CHECK(line_and_column("ab\ncd", 0) == std::pair{1, 1});
+  CHECK(line_and_column("ab\ncd", 4) == std::pair{2, 2});
+  CHECK(line_and_column("ab\ncd", 99) == std::pair{2, 3});  // past the end: the end
 }

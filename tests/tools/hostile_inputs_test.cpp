@@ -24,14 +24,18 @@ void write(const std::string& path, const std::string& text) {
   REQUIRE(out.good());
 }
 
-/// The Llama 3.1 405B config shipped in models/hf_configs, with `hidden_act`'s value replaced by `act`.
-std::string llama_config(const std::string& act) {
-  std::ifstream in(std::string(TRAINSIM_SOURCE_DIR) + "/models/hf_configs/llama-3.1-405b.json");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::string from = "\"hidden_act\": \"silu\"";
+/// A shipped test file (a path under the source tree) with `from` replaced by `to`.
+std::string fixture_with(const std::string& file, const std::string& from, const std::string& to) {
+  std::string text = trainsim::e2e::read_file(std::string(TRAINSIM_SOURCE_DIR) + "/" + file);
   const std::size_t at = text.find(from);
   REQUIRE(at != std::string::npos);
-  return text.replace(at, from.size(), "\"hidden_act\": " + act);
+  return text.replace(at, from.size(), to);
+}
+
+/// The Llama 3.1 405B config shipped in models/hf_configs, with `hidden_act`'s value replaced by `act`.
+std::string llama_config(const std::string& act) {
+  return fixture_with("models/hf_configs/llama-3.1-405b.json", "\"hidden_act\": \"silu\"",
+                      "\"hidden_act\": " + act);
 }
 
 /// A scenario that reads its model from `config` (a file name beside it).
@@ -280,20 +284,12 @@ namespace {
 
 /// The Megatron-LM README's GPT-3 175B flag file (tests/tools/megatron_args) with `from` replaced by `to`.
 std::string gpt3_args(const std::string& from, const std::string& to) {
-  std::string text = trainsim::e2e::read_file(std::string(TRAINSIM_SOURCE_DIR) +
-                                              "/tests/tools/megatron_args/gpt3-175b.args");
-  const std::size_t at = text.find(from);
-  REQUIRE(at != std::string::npos);
-  return text.replace(at, from.size(), to);
+  return fixture_with("tests/tools/megatron_args/gpt3-175b.args", from, to);
 }
 
 /// The NeMo recipe of tests/tools/nemo_recipes with `from` replaced by `to`.
 std::string llama_recipe(const std::string& from, const std::string& to) {
-  std::string text = trainsim::e2e::read_file(std::string(TRAINSIM_SOURCE_DIR) +
-                                              "/tests/tools/nemo_recipes/llama3-8b-fp8.yaml");
-  const std::size_t at = text.find(from);
-  REQUIRE(at != std::string::npos);
-  return text.replace(at, from.size(), to);
+  return fixture_with("tests/tools/nemo_recipes/llama3-8b-fp8.yaml", from, to);
 }
 
 }  // namespace
