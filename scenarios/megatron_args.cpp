@@ -321,7 +321,8 @@ MegatronImport import_megatron_args(const std::string& text, const std::string& 
   const topo::NodeSpec node = node_preset(options.node);
   long long nodes = options.nodes;
   // torchrun's --nnodes, when the script gives it as a number rather than a shell variable.
-  if (nodes <= 0 && f.has("--nnodes") && f.text("--nnodes")->front() != '$') nodes = f.count("--nnodes", 0);
+  if (nodes <= 0 && f.has("--nnodes") && !f.text("--nnodes")->starts_with('$'))
+    nodes = f.count("--nnodes", 0);
   if (nodes <= 0) nodes = std::max(1LL, round_up(tp * pp * cp, node.gpus_per_node) / node.gpus_per_node);
 
   std::string& y = out.yaml;
