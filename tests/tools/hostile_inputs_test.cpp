@@ -417,3 +417,17 @@ TEST_CASE(
   CHECK(interval.exit_code == 2);
   CHECK(has(interval.err, "checkpoint.interval: expected at most 1e9 s (31 years)"));
 }
+
+TEST_CASE("cluster -o on a full disk is exit 2 naming the file, and leaves no partial file nor a temporary") {
+  const TempDir dir;
+  const fs::path out = fs::path(dir.path()) / "out";
+  fs::create_directories(out);
+  // RLIMIT_FSIZE of 4 KiB: the shared-cluster example's jobs.csv (tens of kB) cannot be written.
+  const Outcome o = run_trainsim({"cluster", example("shared-cluster.yaml"), "-o", out.string()}, limit_s,
+                                 memory_limit, 4 << 10);
+  INFO(describe(o));
+  CHECK(o.exit_code == 2);
+  CHECK(has(o.err, "jobs.csv"));
+  CHECK(has(o.err, "File too large"));
+  CHECK(fs::is_empty(out));
+}
