@@ -105,9 +105,11 @@ const std::set<std::string, std::less<>> kPricedNothing = {
     "--master_port", "--master-port", "--rdzv_backend", "--rdzv-backend", "--rdzv_endpoint",
     "--rdzv-endpoint", "--rdzv_id", "--rdzv-id", "--standalone", "--max_restarts", "--max-restarts"};
 
-// Megatron-LM refuses a parallel size, batch or length of 0 (argparse types, then asserts that divide by
-// them); trainsim refuses it here rather than read it as 1.
+// The largest count read (beyond it a double no longer holds every whole number and products overflow);
+// parallel sizes, which multiply together, at most kMaxParallel. Sizes, batches and lengths are read with
+// a minimum of 1: Megatron-LM refuses 0 too (its asserts divide by them), so 0 is not read as 1.
 constexpr long long kMaxCount = 1'000'000'000'000;
+constexpr long long kMaxParallel = 1'000'000;
 
 // GPT-2 BPE (Megatron's GPT2BPETokenizer), before padding.
 constexpr long long kGpt2Vocab = 50257;
@@ -135,12 +137,13 @@ struct Flags {
     }
     return v;
   }
-  /// A whole number in [min, kMaxCount], or `fallback` when the flag is absent.
-  [[nodiscard]] long long count(std::string_view flag, long long fallback, long long min = 0) const {
+  /// A whole number in [min, max], or `fallback` when the flag is absent.
+  [[nodiscard]] long long count(std::string_view flag, long long fallback, long long min = 0,
+                                long long max = kMaxCount) const {
     const std::optional<double> v = number(flag);
     if (!v) return fallback;
-    if (*v < static_cast<double>(min) || *v > static_cast<double>(kMaxCount) || *v != std::floor(*v)) {
-      throw InputError(fmt::format("{} expects a whole number from {} to {}, got {}", flag, min, kMaxCount,
+    if (*v < static_cast<double>(min) || *v > static_cast<double>(max) || *v != std::floor(*v)) {
+      throw InputError(fmt::format("{} expects a whole number from {} to {}, got {}", flag, min, max,
                                    sim::escaped_excerpt(*text(flag), 24)));
     }
     return static_cast<long long>(*v);
@@ -259,10 +262,10 @@ MegatronImport import_megatron_args(const std::string& text, const std::string& 
   const long long hidden = f.required("--hidden-size");
   const long long heads = f.required("--num-attention-heads");
   const long long seq = f.required("--seq-length");
-  const long long tp = f.count("--tensor-model-parallel-size", 1, 1);
-  const long long pp = f.count("--pipeline-model-parallel-size", 1, 1);
-  const long long cp = f.count("--context-parallel-size", 1, 1);
-  const long long ep = f.count("--expert-model-parallel-size", 1, 1);
+  const long long tp = f.count("--tensor-model-parallel-size", 1, 1, kMaxParallel);
+  const long long pp = f.count("--pipeline-model-parallel-size", 1, 1, kMaxParallel);
+  const long long cp = f.count("--context-parallel-size", 1, 1, kMaxParallel);
+  const long long ep = f.count("--expert-model-parallel-size", 1, 1, kMaxParallel);
   const bool swiglu = f.has("--swiglu");
   // Megatron's default FFN width (megatron/training/arguments.py): 4h, or for SwiGLU 2/3 of it rounded
   // down to a multiple of 64.
@@ -270,7 +273,7 @@ MegatronImport import_megatron_args(const std::string& text, const std::string& 
   const long long ffn = f.count("--ffn-hidden-size", ffn_default, 1);
 
   // The vocabulary, padded as Megatron pads it (multiple of make-vocab-size-divisible-by · tp).
-  const long long divisible = f.count("--make-vocab-size-divisible-by", 128, 1) * tp;
+  const long long divisible = f.count("--make-vocab-size-divisible-by", 128, 1, kMaxParallel) * tp;
   long long vocab = 0;
   if (f.has("--vocab-size")) {
     vocab = f.count("--vocab-size", 0, 1);
