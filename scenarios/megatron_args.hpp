@@ -17,10 +17,10 @@
 // A flag given twice counts as its last value, as argparse reads it.
 //
 // Errors (InputError): an unknown flag (above), a flag that needs a value and has none, a value that is
-// not a number where one is needed, a count outside [0, 1e12] or a size, batch or length of 0 (Megatron-LM
-// refuses them too), a model that the list does not size (--num-layers, --hidden-size,
-// --num-attention-heads, --seq-length), and a vocabulary it does not give (another tokenizer without
-// --vocab-size).
+// not a number where one is needed, a count outside [0, 1e12] (a parallel size outside [1, 1e6]) or a
+// size, batch or length of 0 (Megatron-LM refuses them too), a model that the list does not size
+// (--num-layers, --hidden-size, --num-attention-heads, --seq-length), and a vocabulary it does not give
+// (another tokenizer without --vocab-size).
 #include <string>
 #include <vector>
 
