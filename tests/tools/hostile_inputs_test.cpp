@@ -154,27 +154,27 @@ std::string example(const std::string& name) {
 
 }  // namespace
 
+/// A cluster file of 64 nodes over 10 days whose arrival streams have these rates (teams a, b, …).
+std::string cluster_with_rates(const std::vector<std::string>& rates) {
+  std::string text = "cluster: {node: dgx-h100, nodes: 64}\nperiod: \"10 d\"\narrivals:\n";
+  for (std::size_t i = 0; i < rates.size(); ++i) {
+    text += "  - {team: " + std::string(1, static_cast<char>('a' + i)) + ", rate: \"" + rates[i] +
+            "\", mix: [{scenario: " + example("shared-cluster/small.yaml") + ", nodes: 1}]}\n";
+  }
+  return text;
+}
+
 TEST_CASE("a cluster file's arrivals are bounded at their rate: rate x period, the product and the limit") {
   const TempDir dir;
-  const std::string small = example("shared-cluster/small.yaml");
   // 1000 /s over 10 days: 1000 x 864,000 s = 8.64e8 jobs, which once took 1.9 GiB and bad_alloc.
-  write(dir.file("c.yaml"),
-        "cluster: {node: dgx-h100, nodes: 64}\nperiod: \"10 d\"\narrivals:\n"
-        "  - {team: a, rate: \"1000/s\", mix: [{scenario: " +
-            small + ", nodes: 1}]}\n");
+  write(dir.file("c.yaml"), cluster_with_rates({"1000/s"}));
   const Outcome o = run({"cluster", dir.file("c.yaml")});
   CHECK(o.exit_code == 2);
   CHECK(has(o.err,
             "c.yaml:4:21: arrivals[0].rate: rate x period = 1000 /s x 864000 s = 8.64e+08 expected "
             "arrivals; a cluster file simulates at most 1e+06 jobs"));
   // Two streams each under the limit, together over it: 0.7 /s x 864,000 s = 604,800 each.
-  write(dir.file("two.yaml"),
-        "cluster: {node: dgx-h100, nodes: 64}\nperiod: \"10 d\"\narrivals:\n"
-        "  - {team: a, rate: \"0.7/s\", mix: [{scenario: " +
-            small +
-            ", nodes: 1}]}\n"
-            "  - {team: b, rate: \"0.7/s\", mix: [{scenario: " +
-            small + ", nodes: 1}]}\n");
+  write(dir.file("two.yaml"), cluster_with_rates({"0.7/s", "0.7/s"}));
   const Outcome two = run({"cluster", dir.file("two.yaml")});
   CHECK(two.exit_code == 2);
   CHECK(has(two.err,
