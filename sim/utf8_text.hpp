@@ -1,6 +1,7 @@
 #pragma once
-// UTF-8 well-formedness, and input text made safe to print in a message: bounded, with invalid UTF-8 and
-// control bytes escaped (a hostile file must not write raw bytes to the terminal, nor megabytes of itself).
+// UTF-8 well-formedness, where a byte is (line and column), and input text made safe to print in a
+// message: bounded, with invalid UTF-8 and control bytes escaped (a hostile file must not write raw bytes
+// to the terminal, nor megabytes of itself).
 #include <cstddef>
 #include <string>
 #include <string_view>
