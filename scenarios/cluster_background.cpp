@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "scenarios/quantity.hpp"
+
 namespace trainsim::scenario {
 
 void read_cluster_background(Diagnostics& diagnostics, const YamlValue& value, topo::ClusterSpec& cluster) {
@@ -38,28 +40,39 @@ void read_cluster_stragglers(Diagnostics& diagnostics, const YamlValue& value, t
 
 void read_cluster_degraded(Diagnostics& diagnostics, const YamlValue& value, topo::ClusterSpec& cluster) {
   const int nics = std::max(cluster.nics_per_node(), 1);
-  read_list(diagnostics, value, "cluster.degraded",
-            "a list of {node, nic, bandwidth}, e.g. [{node: 3, nic: 2, bandwidth: \"100 Gb/s\"}]",
-            [&](const YamlValue& item, const std::string& item_path) {
-              MapReader r(diagnostics, item, item_path, {"node", "nic", "bandwidth"});
-              if (!r.valid() || !r.require({"node", "nic", "bandwidth"})) return;
-              topo::DegradedNic d;
-              const auto errors = diagnostics.size();
-              r.count("node", d.node, 0, static_cast<double>(cluster.nodes - 1));
-              r.count("nic", d.nic, 0, nics - 1);
-              r.quantity("bandwidth", d.bytes_per_s, Dimension::bytes_per_s);
-              if (diagnostics.size() != errors) return;
-              const bool again =
-                  std::any_of(cluster.degraded.begin(), cluster.degraded.end(),
-                              [&](const topo::DegradedNic& o) { return o.node == d.node && o.nic == d.nic; });
-              if (again) {
-                diagnostics.add(item, item_path,
-                                "NIC " + std::to_string(d.nic) + " of node " + std::to_string(d.node) +
-                                    " is listed twice");
-                return;
-              }
-              cluster.degraded.push_back(d);
-            });
+  read_list(
+      diagnostics, value, "cluster.degraded",
+      "a list of {node, nic, bandwidth}, e.g. [{node: 3, nic: 2, bandwidth: \"100 Gb/s\"}]",
+      [&](const YamlValue& item, const std::string& item_path) {
+        MapReader r(diagnostics, item, item_path, {"node", "nic", "bandwidth"});
+        if (!r.valid() || !r.require({"node", "nic", "bandwidth"})) return;
+        topo::DegradedNic d;
+        const auto errors = diagnostics.size();
+        r.count("node", d.node, 0, static_cast<double>(cluster.nodes - 1));
+        r.count("nic", d.nic, 0, nics - 1);
+        r.quantity("bandwidth", d.bytes_per_s, Dimension::bytes_per_s);
+        if (diagnostics.size() != errors) return;
+        // Degraded means below the rating; a faster NIC is a different network (network.nic).
+        if (d.bytes_per_s > cluster.nic_bytes_per_s()) {
+          const auto gbps = [](double bytes_per_s) { return format_number(bytes_per_s * 8 / 1e9) + " Gb/s"; };
+          diagnostics.add(*r.get("bandwidth"), item_path + ".bandwidth",
+                          gbps(d.bytes_per_s) + " is faster than the NIC's rating of " +
+                              gbps(cluster.nic_bytes_per_s()) +
+                              ": a degraded NIC carries less than its rating; to give every NIC more, "
+                              "set cluster.network.nic");
+          return;
+        }
+        const bool again =
+            std::any_of(cluster.degraded.begin(), cluster.degraded.end(),
+                        [&](const topo::DegradedNic& o) { return o.node == d.node && o.nic == d.nic; });
+        if (again) {
+          diagnostics.add(
+              item, item_path,
+              "NIC " + std::to_string(d.nic) + " of node " + std::to_string(d.node) + " is listed twice");
+          return;
+        }
+        cluster.degraded.push_back(d);
+      });
 }
 
 }  // namespace trainsim::scenario

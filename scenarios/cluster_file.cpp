@@ -1,5 +1,6 @@
 #include "scenarios/cluster_file.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -17,6 +18,12 @@ namespace fs = std::filesystem;
 // The engine's picosecond clock holds about 106 days (models/cluster/queue_simulator.hpp).
 constexpr double kMaxPeriod = 100.0 * 86400.0;
 constexpr double kMaxPriority = 1e6;
+// What one period may hold, bounded at the keys that set it as a sweep bounds its grid: every job is held
+// in memory and written as a row of jobs.csv, every node failure is an event. The expected counts are
+// checked (a Poisson stream's draws stay within a few standard deviations of them): arrivals are
+// rate x period, failures at most nodes x period / node_mtbf (a repair only lowers it).
+constexpr double kMaxJobs = 1e6;
+constexpr double kMaxNodeFailures = 1e6;
 
 const std::vector<std::pair<std::string, model::QueuePolicy>>& policy_names() {
   static const std::vector<std::pair<std::string, model::QueuePolicy>> kTable = {
@@ -68,6 +75,7 @@ class ClusterReader {
     if (const YamlValue* v = r.get("arrivals")) {
       read_list(d_, *v, "arrivals", "a list of arrival streams, e.g. [{team: a, rate: \"6/d\", mix: [...]}]",
                 [&](const YamlValue& item, const std::string& path) { read_stream(item, path, c); });
+      check_total_jobs(*v, c);
     }
     if (const YamlValue* v = r.get("scheduler")) read_scheduler(*v, c);
     if (const YamlValue* v = r.get("failures")) {
@@ -76,6 +84,7 @@ class ClusterReader {
       f.quantity("node_mtbf", c.node_mtbf, Dimension::seconds);
       f.quantity("repair", c.repair, Dimension::seconds, Bound::non_negative);
       f.count("seed", c.failure_seed, 0, 9e15);
+      if (const YamlValue* m = f.get("node_mtbf")) check_failures(*m, c);
     }
     if (const YamlValue* v = r.get("pricing")) {
       MapReader p(d_, *v, "pricing", {"gpu_hour"});
@@ -192,6 +201,7 @@ class ClusterReader {
     ArrivalStream s;
     r.string("team", s.team);
     r.quantity("rate", s.rate, Dimension::rate_per_s);
+    if (const YamlValue* rate = r.get("rate")) check_arrivals(*rate, r.child_path("rate"), s, c);
     r.count("seed", s.seed, 0, 9e15);
     r.count("priority", s.priority, -kMaxPriority, kMaxPriority);
     if (const YamlValue* m = r.get("mix")) {
@@ -203,6 +213,45 @@ class ClusterReader {
     }
     if (const YamlValue* t = r.get("team")) teams_.emplace(s.team, t);
     c.arrivals.push_back(std::move(s));
+  }
+
+  /// rate x period within kMaxJobs, at the stream's rate.
+  void check_arrivals(const YamlValue& at, const std::string& path, const ArrivalStream& s,
+                      const ClusterFile& c) {
+    const double expected = s.rate * c.period;
+    if (expected > kMaxJobs) {
+      d_.add(at, path,
+             "rate x period = " + format_number(s.rate) + " /s x " + format_number(c.period) +
+                 " s = " + format_number(expected) + " expected arrivals; a cluster file simulates at most " +
+                 format_number(kMaxJobs) + " jobs in its period: lower the rate or shorten the period");
+    }
+  }
+
+  /// The listed jobs and every stream's expected arrivals together within kMaxJobs.
+  void check_total_jobs(const YamlValue& at, const ClusterFile& c) {
+    double expected = static_cast<double>(c.jobs.size());
+    for (const ArrivalStream& s : c.arrivals) expected += s.rate * c.period;
+    if (expected > kMaxJobs && std::all_of(c.arrivals.begin(), c.arrivals.end(), [&](const ArrivalStream& s) {
+          return s.rate * c.period <= kMaxJobs;
+        })) {
+      d_.add(at, "arrivals",
+             "the jobs listed and the streams' rate x period add up to " + format_number(expected) +
+                 " expected jobs; a cluster file simulates at most " + format_number(kMaxJobs) +
+                 " jobs in its period: lower the rates or shorten the period");
+    }
+  }
+
+  /// nodes x period / node_mtbf within kMaxNodeFailures, at node_mtbf.
+  void check_failures(const YamlValue& at, const ClusterFile& c) {
+    if (c.node_mtbf <= 0) return;
+    const double expected = static_cast<double>(c.nodes) * c.period / c.node_mtbf;
+    if (expected > kMaxNodeFailures) {
+      d_.add(at, "failures.node_mtbf",
+             "nodes x period / node_mtbf = " + std::to_string(c.nodes) + " x " + format_number(c.period) +
+                 " s / " + format_number(c.node_mtbf) + " s = " + format_number(expected) +
+                 " expected node failures; a cluster file simulates at most " +
+                 format_number(kMaxNodeFailures) + " in its period: raise node_mtbf or shorten the period");
+    }
   }
 
   void read_choice(const YamlValue& v, const std::string& path, ArrivalStream& s, const ClusterFile& c) {

@@ -8,13 +8,15 @@
 #include <vector>
 
 #include "scenarios/sliding_window_keys.hpp"
+#include "sim/json_input.hpp"
 
 namespace trainsim::scenario {
 
 namespace {
 
 namespace fs = std::filesystem;
-using nlohmann::json;
+using json = nlohmann::ordered_json;
+using sim::json_excerpt;
 
 // Families whose decoder layer is the spec's: pre-norm RMSNorm, rotary positions, grouped-query attention
 // without biases, a SwiGLU MLP or top-k routed SwiGLU experts, no shared expert; deepseek_v3: multi-head
@@ -95,7 +97,7 @@ class ConfigReader {
     if (!it->is_number_integer() || it->get<std::int64_t>() < 1 ||
         static_cast<double>(it->get<std::int64_t>()) > max) {
       fail(field, "expected a positive integer of at most " + std::to_string(static_cast<std::int64_t>(max)) +
-                      ", found " + it->dump());
+                      ", found " + json_excerpt(*it));
       return std::nullopt;
     }
     return it->get<std::int64_t>();
@@ -112,7 +114,7 @@ class ConfigReader {
     const auto it = config_.find(field);
     if (it == config_.end() || it->is_null()) return std::nullopt;
     if (!it->is_boolean()) {
-      fail(field, "expected true or false, found " + it->dump());
+      fail(field, "expected true or false, found " + json_excerpt(*it));
       return std::nullopt;
     }
     return it->get<bool>();
@@ -181,14 +183,14 @@ void read_sliding_window(ConfigReader& r, const json& config, const std::string&
   const auto types = config.find("layer_types");
   if (types == config.end() || types->is_null()) return;
   if (!types->is_array()) {
-    r.fail("layer_types", "expected a list of layer types, found " + types->dump());
+    r.fail("layer_types", "expected a list of layer types, found " + json_excerpt(*types));
     return;
   }
   std::vector<bool> pattern;
   for (const json& t : *types) {
     const auto windowed = t.is_string() ? layer_type_is_windowed(t.get<std::string>()) : std::nullopt;
     if (!windowed) {
-      r.fail("layer_types", "layers of kind " + t.dump() + " are not modelled (" +
+      r.fail("layer_types", "layers of kind " + json_excerpt(t) + " are not modelled (" +
                                 std::string(kSlidingLayerType) + " | " + std::string(kFullLayerType) + ")");
       return;
     }
@@ -239,18 +241,24 @@ std::optional<model::TransformerSpec> read_hf_config(Diagnostics& d, const YamlV
                                                      const std::string& path, const std::string& file) {
   fs::path where(file);
   if (where.is_relative() && at.file && !at.file->empty()) where = fs::path(*at.file).parent_path() / where;
-  const std::size_t before = d.size();
   const auto text = read_text_file(where.string(), d);
   if (!text) return std::nullopt;
+  return read_hf_config_text(d, at, path, *text, where.string(), file);
+}
+
+std::optional<model::TransformerSpec> read_hf_config_text(Diagnostics& d, const YamlValue& at,
+                                                          const std::string& path, const std::string& text,
+                                                          const std::string& label, const std::string& file) {
+  const std::size_t before = d.size();
   json config;
   try {
-    config = json::parse(*text);
-  } catch (const json::parse_error& e) {
-    d.add(at, path, where.string() + " is not JSON: " + e.what());
+    config = sim::parse_json_input(text, label);
+  } catch (const InputError& e) {
+    d.add(at, path, e.what());
     return std::nullopt;
   }
   if (!config.is_object()) {
-    d.add(at, path, where.string() + ": expected a JSON object (a HuggingFace config.json)");
+    d.add(at, path, label + ": expected a JSON object (a HuggingFace config.json)");
     return std::nullopt;
   }
   ConfigReader r(d, at, path, config);
@@ -262,23 +270,24 @@ std::optional<model::TransformerSpec> read_hf_config(Diagnostics& d, const YamlV
   const std::string family = type->get<std::string>();
   for (const Unsupported& u : kUnsupported) {
     if (family == u.family) {
-      r.fail("model_type",
-             "\"" + family + "\" is not read: the model spec cannot yet express " + std::string(u.why));
+      r.fail("model_type", "\"" + sim::escaped_excerpt(family) +
+                               "\" is not read: the model spec cannot yet express " + std::string(u.why));
       return std::nullopt;
     }
   }
   if (!listed(kFamilies, family)) {
-    r.fail("model_type", "\"" + family +
+    r.fail("model_type", "\"" + sim::escaped_excerpt(family) +
                              "\" is not a family this reader knows (llama, mistral, mixtral, "
-                             "qwen2, qwen3, qwen3_moe, deepseek_v3)");
+                             "qwen2, qwen3, qwen3_moe, deepseek_v3, gpt_oss)");
     return std::nullopt;
   }
   for (const auto& [key, value] : config.items()) {
     const bool deepseek = family == "deepseek_v3" && listed(kDeepSeekMapped, key);
     const bool gpt_oss = family == "gpt_oss" && listed(kGptOssSkipped, key);
     if (!listed(kMapped, key) && !listed(kSkipped, key) && !deepseek && !gpt_oss) {
-      r.fail(key, "not a field this reader knows for " + family +
-                      "; it may change the architecture, so the config is refused rather than misread");
+      r.fail(sim::escaped_excerpt(key),
+             "not a field this reader knows for " + family +
+                 "; it may change the architecture, so the config is refused rather than misread");
     }
   }
 
@@ -303,7 +312,8 @@ std::optional<model::TransformerSpec> read_hf_config(Diagnostics& d, const YamlV
   m.seq_len = r.count("max_position_embeddings", true, 1e9).value_or(0);
   m.tied_embeddings = r.flag("tie_word_embeddings").value_or(false);
   if (const auto act = config.find("hidden_act"); act != config.end() && *act != "silu" && *act != "swish") {
-    r.fail("hidden_act", "expected \"silu\" (the gated SwiGLU MLP of these families), found " + act->dump());
+    r.fail("hidden_act",
+           "expected \"silu\" (the gated SwiGLU MLP of these families), found " + json_excerpt(*act));
   }
   if (family == "gpt_oss") {
     // Biases on the attention projections (attention_bias) and on every expert's projections (always), and
@@ -318,7 +328,7 @@ std::optional<model::TransformerSpec> read_hf_config(Diagnostics& d, const YamlV
   }
   if (const auto p = config.find("attention_dropout"); p != config.end() && !p->is_null()) {
     if (!p->is_number() || p->get<double>() < 0 || p->get<double>() >= 1) {
-      r.fail("attention_dropout", "expected a probability in [0, 1), found " + p->dump());
+      r.fail("attention_dropout", "expected a probability in [0, 1), found " + json_excerpt(*p));
     } else {
       m.dropout = p->get<double>();
     }

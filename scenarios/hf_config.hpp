@@ -22,4 +22,12 @@ namespace trainsim::scenario {
                                                                    const std::string& path,
                                                                    const std::string& file);
 
+/// The same for the config's `text` (read_hf_config reads the file, then calls this; the fuzz target calls
+/// it directly): `label` names the file in messages, `file` (as the scenario wrote it) names the model.
+[[nodiscard]] std::optional<model::TransformerSpec> read_hf_config_text(Diagnostics& d, const YamlValue& at,
+                                                                        const std::string& path,
+                                                                        const std::string& text,
+                                                                        const std::string& label,
+                                                                        const std::string& file);
+
 }  // namespace trainsim::scenario

@@ -20,6 +20,14 @@ Scenario load_tree(YamlValue tree, Diagnostics& d, const std::string& file_label
                    const std::vector<Override>& overrides) {
   for (const Override& o : overrides) {
     const std::string label = "override " + o.key_path;
+    if (o.yaml_value.find_first_not_of(" \t\r\n") == std::string::npos) {
+      // parse_yaml_tree would call the value "the file is empty".
+      d.add(Diagnostic{label, 0, 0, o.key_path,
+                       "no value after '=': write one, e.g. --set " + o.key_path +
+                           "=VALUE (YAML: 64, \"2 h\", "
+                           "true, {...})"});
+      continue;
+    }
     if (auto value = parse_yaml_tree(o.yaml_value, label, d)) {
       const int line = value->line;
       const int column = value->column;

@@ -10,8 +10,11 @@
 #include <optional>
 #include <set>
 
+#include "scenarios/import_comment.hpp"
+#include "scenarios/loader.hpp"
 #include "scenarios/presets.hpp"
 #include "sim/error.hpp"
+#include "sim/utf8_text.hpp"
 
 namespace trainsim::scenario {
 
@@ -66,6 +69,48 @@ const std::set<std::string, std::less<>> kValued = {"--num-layers",
                                                     "--optimizer",
                                                     "--nnodes"};
 
+// Flags Megatron-LM (pretrain_gpt.py's argparse) and its launchers (torchrun) take that decide nothing
+// trainsim prices: learning rates and schedules, initialisation, data, checkpoints, logging, fusions that
+// change no kernel count, rendezvous. They are left out and listed; any other flag is unknown (a misspelt
+// one would otherwise price a different run) and refused unless --lenient.
+const std::set<std::string, std::less<>> kPricedNothing = {
+    // optimiser hyper-parameters and schedules
+    "--lr", "--min-lr", "--lr-decay-style", "--lr-decay-iters", "--lr-decay-samples", "--lr-warmup-fraction",
+    "--lr-warmup-iters", "--lr-warmup-samples", "--lr-warmup-init", "--weight-decay", "--start-weight-decay",
+    "--end-weight-decay", "--weight-decay-incr-style", "--adam-beta1", "--adam-beta2", "--adam-eps",
+    "--sgd-momentum", "--clip-grad", "--rampup-batch-size", "--loss-scale", "--initial-loss-scale",
+    "--min-loss-scale", "--loss-scale-window", "--hysteresis", "--seed", "--init-method-std",
+    "--init-method-xavier-uniform", "--attention-dropout", "--norm-epsilon", "--rotary-percent",
+    "--rotary-base", "--rotary-seq-len-interpolation-factor", "--max-position-embeddings",
+    "--apply-query-key-layer-scaling", "--attention-softmax-in-fp32", "--accumulate-allreduce-grads-in-fp32",
+    "--moe-aux-loss-coeff", "--moe-z-loss-coeff", "--moe-router-load-balancing-type", "--use-mcore-models",
+    "--no-masked-softmax-fusion", "--no-bias-gelu-fusion", "--no-bias-swiglu-fusion",
+    "--no-bias-dropout-fusion", "--no-rope-fusion", "--no-gradient-accumulation-fusion",
+    "--no-async-tensor-model-parallel-allreduce", "--distributed-backend", "--distributed-timeout-minutes",
+    "--manual-gc", "--manual-gc-interval",
+    // data
+    "--data-path", "--train-data-path", "--valid-data-path", "--test-data-path", "--data-cache-path",
+    "--vocab-file", "--merge-file", "--tokenizer-model", "--split", "--num-workers", "--dataloader-type",
+    "--mock-data", "--reset-position-ids", "--reset-attention-mask", "--eod-mask-loss",
+    // checkpoints, evaluation and logging
+    "--save", "--load", "--save-interval", "--no-save-optim", "--no-save-rng", "--no-load-optim",
+    "--no-load-rng", "--finetune", "--use-checkpoint-args", "--ckpt-format", "--async-save",
+    "--use-dist-ckpt", "--auto-detect-ckpt-format", "--eval-interval", "--eval-iters", "--exit-interval",
+    "--exit-duration-in-mins", "--log-interval", "--log-throughput", "--log-timers-to-tensorboard",
+    "--log-validation-ppl-to-tensorboard", "--log-memory-to-tensorboard", "--log-params-norm",
+    "--log-num-zeros-in-grad", "--timing-log-level", "--tensorboard-dir", "--tensorboard-queue-size",
+    "--wandb-project", "--wandb-exp-name", "--wandb-save-dir",
+    // torchrun
+    "--nproc_per_node", "--nproc-per-node", "--node_rank", "--node-rank", "--master_addr", "--master-addr",
+    "--master_port", "--master-port", "--rdzv_backend", "--rdzv-backend", "--rdzv_endpoint",
+    "--rdzv-endpoint", "--rdzv_id", "--rdzv-id", "--standalone", "--max_restarts", "--max-restarts"};
+
+// The largest count read (beyond it a double no longer holds every whole number and products overflow);
+// parallel sizes, which multiply together, at most kMaxParallel. Sizes, batches and lengths are read with
+// a minimum of 1: Megatron-LM refuses 0 too (its asserts divide by them), so 0 is not read as 1.
+constexpr long long kMaxCount = 1'000'000'000'000;
+constexpr long long kMaxParallel = 1'000'000;
+
 // GPT-2 BPE (Megatron's GPT2BPETokenizer), before padding.
 constexpr long long kGpt2Vocab = 50257;
 
@@ -92,17 +137,21 @@ struct Flags {
     }
     return v;
   }
-  [[nodiscard]] long long count(std::string_view flag, long long fallback) const {
+  /// A whole number in [min, max], or `fallback` when the flag is absent.
+  [[nodiscard]] long long count(std::string_view flag, long long fallback, long long min = 0,
+                                long long max = kMaxCount) const {
     const std::optional<double> v = number(flag);
     if (!v) return fallback;
-    if (*v < 0 || *v != std::floor(*v)) {
-      throw InputError(std::string(flag) + " expects a whole number >= 0, got " + fmt::format("{}", *v));
+    if (*v < static_cast<double>(min) || *v > static_cast<double>(max) || *v != std::floor(*v)) {
+      throw InputError(fmt::format("{} expects a whole number from {} to {}, got {}", flag, min, max,
+                                   sim::escaped_excerpt(*text(flag), 24)));
     }
     return static_cast<long long>(*v);
   }
+  /// A whole number >= 1 that the list must give.
   [[nodiscard]] long long required(std::string_view flag) const {
     if (!has(flag)) throw InputError("the argument list does not give " + std::string(flag));
-    return count(flag, 0);
+    return count(flag, 0, 1);
   }
 };
 
@@ -125,6 +174,7 @@ Flags parse_flags(const std::vector<std::string>& words) {
         if (one) break;
       }
     }
+    // A repeated flag: the last one counts, as argparse reads it (a script appends overrides).
     f.values[flag] = std::move(values);
   }
   return f;
@@ -186,28 +236,47 @@ MegatronImport import_megatron_args(const std::string& text, const std::string& 
   const Flags f = parse_flags(shell_words(text));
   if (f.values.empty()) throw InputError("no --flags found in " + source);
 
+  // Every flag is one trainsim reads, one known to price nothing, or unknown: refused (with the nearest
+  // known flag) unless the import is lenient.
+  MegatronImport out;
+  for (const auto& [flag, values] : f.values) {
+    if (kSwitches.contains(flag) || kValued.contains(flag)) continue;
+    if (kPricedNothing.contains(flag)) {
+      out.ignored_flags.push_back(flag);
+      continue;
+    }
+    if (options.lenient) {
+      out.unknown_flags.push_back(flag);
+      continue;
+    }
+    std::vector<std::string> known(kSwitches.begin(), kSwitches.end());
+    known.insert(known.end(), kValued.begin(), kValued.end());
+    known.insert(known.end(), kPricedNothing.begin(), kPricedNothing.end());
+    const std::string near = closest_match(flag, known);
+    throw InputError(sim::escaped_excerpt(flag) + " is not a Megatron-LM flag this importer knows" +
+                     (near.empty() ? std::string() : " (did you mean " + near + "?)") +
+                     "; give --lenient to import the rest and list the flags left out");
+  }
+
   const long long layers = f.required("--num-layers");
   const long long hidden = f.required("--hidden-size");
   const long long heads = f.required("--num-attention-heads");
   const long long seq = f.required("--seq-length");
-  if (layers < 1 || hidden < 1 || heads < 1 || seq < 1) {
-    throw InputError("--num-layers, --hidden-size, --num-attention-heads and --seq-length must be >= 1");
-  }
-  const long long tp = std::max(1LL, f.count("--tensor-model-parallel-size", 1));
-  const long long pp = std::max(1LL, f.count("--pipeline-model-parallel-size", 1));
-  const long long cp = std::max(1LL, f.count("--context-parallel-size", 1));
-  const long long ep = std::max(1LL, f.count("--expert-model-parallel-size", 1));
+  const long long tp = f.count("--tensor-model-parallel-size", 1, 1, kMaxParallel);
+  const long long pp = f.count("--pipeline-model-parallel-size", 1, 1, kMaxParallel);
+  const long long cp = f.count("--context-parallel-size", 1, 1, kMaxParallel);
+  const long long ep = f.count("--expert-model-parallel-size", 1, 1, kMaxParallel);
   const bool swiglu = f.has("--swiglu");
   // Megatron's default FFN width (megatron/training/arguments.py): 4h, or for SwiGLU 2/3 of it rounded
   // down to a multiple of 64.
   const long long ffn_default = swiglu ? (4 * hidden * 2 / 3) / 64 * 64 : 4 * hidden;
-  const long long ffn = f.count("--ffn-hidden-size", ffn_default);
+  const long long ffn = f.count("--ffn-hidden-size", ffn_default, 1);
 
   // The vocabulary, padded as Megatron pads it (multiple of make-vocab-size-divisible-by · tp).
-  const long long divisible = f.count("--make-vocab-size-divisible-by", 128) * tp;
+  const long long divisible = f.count("--make-vocab-size-divisible-by", 128, 1, kMaxParallel) * tp;
   long long vocab = 0;
   if (f.has("--vocab-size")) {
-    vocab = f.count("--vocab-size", 0);
+    vocab = f.count("--vocab-size", 0, 1);
   } else if (f.text("--tokenizer-type").value_or("GPT2BPETokenizer") == "GPT2BPETokenizer") {
     vocab = kGpt2Vocab;
   } else {
@@ -255,26 +324,14 @@ MegatronImport import_megatron_args(const std::string& text, const std::string& 
   const topo::NodeSpec node = node_preset(options.node);
   long long nodes = options.nodes;
   // torchrun's --nnodes, when the script gives it as a number rather than a shell variable.
-  if (nodes <= 0 && f.has("--nnodes") && f.text("--nnodes")->front() != '$') nodes = f.count("--nnodes", 0);
+  if (nodes <= 0 && f.has("--nnodes") && !f.text("--nnodes")->starts_with('$'))
+    nodes = f.count("--nnodes", 0);
   if (nodes <= 0) nodes = std::max(1LL, round_up(tp * pp * cp, node.gpus_per_node) / node.gpus_per_node);
 
-  MegatronImport out;
   std::string& y = out.yaml;
   y += "# Imported by `trainsim import megatron` from " + source + " (Megatron-LM arguments).\n";
-  for (const auto& [flag, values] : f.values) {
-    if (!kSwitches.contains(flag) && !kValued.contains(flag)) out.ignored_flags.push_back(flag);
-  }
-  if (!out.ignored_flags.empty()) {
-    std::string line = "# Read and left out (they price nothing):";
-    for (const std::string& flag : out.ignored_flags) {
-      if (line.size() + flag.size() + 1 > 110) {
-        y += line + "\n";
-        line = "#  ";
-      }
-      line += " " + flag;
-    }
-    y += line + "\n";
-  }
+  y += comment_list("# Read and left out (they price nothing):", out.ignored_flags);
+  y += comment_list("# Not known to this importer, left out (--lenient):", out.unknown_flags);
   y += fmt::format(
       "# The cluster is not in Megatron's arguments: {} x {} (trainsim import --node, --nodes).\n", nodes,
       options.node);
@@ -282,9 +339,9 @@ MegatronImport import_megatron_args(const std::string& text, const std::string& 
   y += "model:\n";
   y += fmt::format("  layers: {}\n  hidden: {}\n  heads: {}\n", layers, hidden, heads);
   if (f.has("--group-query-attention") || f.has("--num-query-groups")) {
-    y += fmt::format("  kv_heads: {}\n", f.count("--num-query-groups", 1));
+    y += fmt::format("  kv_heads: {}\n", f.count("--num-query-groups", 1, 1));
   }
-  if (f.has("--kv-channels")) y += fmt::format("  head_dim: {}\n", f.count("--kv-channels", 0));
+  if (f.has("--kv-channels")) y += fmt::format("  head_dim: {}\n", f.count("--kv-channels", 0, 1));
   y += fmt::format("  ffn_hidden: {}\n  vocab: {}\n  seq_len: {}\n", ffn, vocab, seq);
   y += std::string("  mlp: ") + (swiglu ? "swiglu" : "gelu") + "\n";
   y += std::string("  norm: ") + (norm == "RMSNorm" ? "rmsnorm" : "layernorm") + "\n";
@@ -296,14 +353,14 @@ MegatronImport import_megatron_args(const std::string& text, const std::string& 
   y += fmt::format("  dropout: {}\n", f.number("--hidden-dropout").value_or(0.1));
   if (f.has("--num-experts")) {
     y += fmt::format("  experts: {}\n  top_k: {}\n", f.count("--num-experts", 0),
-                     f.count("--moe-router-topk", 2));
+                     f.count("--moe-router-topk", 2, 1));
     if (f.has("--moe-ffn-hidden-size"))
-      y += fmt::format("  expert_ffn_hidden: {}\n", f.count("--moe-ffn-hidden-size", 0));
+      y += fmt::format("  expert_ffn_hidden: {}\n", f.count("--moe-ffn-hidden-size", 0, 1));
   }
   y += fmt::format("cluster: {{node: {}, nodes: {}}}\n", options.node, nodes);
   y += "parallelism:\n";
   y += fmt::format("  tp: {}\n  pp: {}\n  cp: {}\n  ep: {}\n  dp: auto\n", tp, pp, cp, ep);
-  y += fmt::format("  micro_batch: {}\n", f.count("--micro-batch-size", 1));
+  y += fmt::format("  micro_batch: {}\n", f.count("--micro-batch-size", 1, 1));
   if (pp > 1) y += std::string("  schedule: ") + (virtual_stages > 1 ? "interleaved" : "1f1b") + "\n";
   if (pp > 1 && virtual_stages > 1) y += fmt::format("  virtual_stages: {}\n", virtual_stages);
   y += std::string("  sequence_parallel: ") + (f.has("--sequence-parallel") ? "true" : "false") + "\n";
@@ -315,10 +372,10 @@ MegatronImport import_megatron_args(const std::string& text, const std::string& 
   y += "  precision: " + precision + "\n";
   y += std::string("  optimizer: ") + (optimizer == "sgd" ? "sgd-momentum" : "adamw") + "\n";
   if (f.has("--train-iters")) {
-    y += fmt::format("  steps: {}\n", f.count("--train-iters", 1));
+    y += fmt::format("  steps: {}\n", f.count("--train-iters", 1, 1));
   } else if (f.has("--train-samples")) {
     y += fmt::format("  tokens: {}\n",
-                     static_cast<double>(f.count("--train-samples", 1)) * static_cast<double>(seq));
+                     static_cast<double>(f.count("--train-samples", 1, 1)) * static_cast<double>(seq));
   } else {
     y += "  steps: 1                  # neither --train-iters nor --train-samples given\n";
   }

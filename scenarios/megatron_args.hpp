@@ -5,16 +5,22 @@
 // The text is split as a shell would split a script's words: `#` comments, backslash line ends and bash
 // array syntax (`NAME=(` … `)`) are dropped, quotes removed. Every `--flag` that decides the step's time,
 // memory or length becomes a scenario key (the table in megatron_args.cpp); flags that decide nothing
-// trainsim prices (learning rate, data paths, logging) are listed, by name, in a comment of the output.
+// trainsim prices (learning rate, data paths, logging; a list of them in megatron_args.cpp) are listed, by
+// name, in a comment of the output. Any other flag (a misspelt one would price another run) is an error
+// naming the nearest known flag, unless `lenient`: then it is left out and listed too.
 // Megatron's own defaults apply where a flag is absent: no sequence parallelism, no recompute, fp32, no
 // distributed optimizer, no overlap (--overlap-grad-reduce, --overlap-param-gather and --tp-comm-overlap
 // are off unless given), FFN 4·hidden (SwiGLU: 2/3 of it, rounded down to a multiple of 64), tied
 // embeddings, learned positions, LayerNorm, biases, GPT-2 BPE vocabulary padded to a multiple of
 // 128·tp (--make-vocab-size-divisible-by).
 //
-// Errors (InputError): a flag that needs a value and has none, a value that is not a number where one is
-// needed, a model that the list does not size (--num-layers, --hidden-size, --num-attention-heads,
-// --seq-length), and a vocabulary it does not give (another tokenizer without --vocab-size).
+// A flag given twice counts as its last value, as argparse reads it.
+//
+// Errors (InputError): an unknown flag (above), a flag that needs a value and has none, a value that is
+// not a number where one is needed, a count outside [0, 1e12] (a parallel size outside [1, 1e6]) or a
+// size, batch or length of 0 (Megatron-LM refuses them too), a model that the list does not size
+// (--num-layers, --hidden-size, --num-attention-heads, --seq-length), and a vocabulary it does not give
+// (another tokenizer without --vocab-size).
 #include <string>
 #include <vector>
 
@@ -24,11 +30,13 @@ namespace trainsim::scenario {
 struct MegatronImportOptions {
   std::string node = "dgx-h100";  ///< node preset
   int nodes = 0;                  ///< 0: the fewest nodes that hold one model replica (tp·pp·cp)
+  bool lenient = false;           ///< unknown flags are left out and listed instead of refused
 };
 
 struct MegatronImport {
   std::string yaml;                        ///< the scenario, loadable as it is
   std::vector<std::string> ignored_flags;  ///< flags read and left out (they price nothing)
+  std::vector<std::string> unknown_flags;  ///< flags not known, left out (lenient only)
 };
 
 /// Splits a launch script or argument file into its words (comments, line continuations and bash array

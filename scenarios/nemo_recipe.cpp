@@ -3,15 +3,20 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <array>
 #include <filesystem>
 #include <optional>
 #include <string_view>
 #include <utility>
+#include <vector>
 
+#include "scenarios/import_comment.hpp"
+#include "scenarios/loader.hpp"
 #include "scenarios/presets.hpp"
 #include "scenarios/yaml_tree.hpp"
 #include "sim/error.hpp"
+#include "sim/utf8_text.hpp"
 
 namespace trainsim::scenario {
 
@@ -33,8 +38,122 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 11> kModelPr
     {"DeepSeekV3Config", "deepseek-v3"},
 }};
 
-// Top-level sections that decide what trainsim prices; the others are listed as left out.
-constexpr std::array<std::string_view, 4> kReadSections{"model", "trainer", "data", "optim"};
+// Every mapping the importer reads, with the keys it maps (`read`; a nested mapping of this table is read
+// too) and the keys NeMo, Megatron-Core or Lightning define there that price nothing (`unpriced`: learning
+// rates, fusions that change no kernel count, data paths, checkpointing, logging). Keys starting with '_'
+// (Hydra's _target_, _partial_, _call_) are structure. Anything else is unknown: a misspelt key would
+// silently take NeMo's default (context_paralel_size: cp 1), so it is refused unless lenient.
+struct Section {
+  std::string_view path;
+  std::vector<std::string_view> read;
+  std::vector<std::string_view> unpriced;
+};
+
+const std::vector<Section>& sections() {
+  static const std::vector<Section> kSections{
+      {"", {"model", "trainer", "data", "optim"}, {"log", "resume", "tokenizer", "peft"}},
+      {"model", {"config"}, {"tokenizer", "model_transform", "optim"}},
+      {"model.config",
+       {"num_layers", "hidden_size", "num_attention_heads", "num_query_groups", "kv_channels",
+        "ffn_hidden_size", "vocab_size", "num_moe_experts", "moe_router_topk", "moe_ffn_hidden_size",
+        "hidden_dropout", "add_bias_linear", "gated_linear_unit", "share_embeddings_and_output_weights",
+        "normalization", "seq_length", "recompute_granularity", "enable_cuda_graph"},
+       {"cross_entropy_fusion_impl",
+        "cross_entropy_loss_fusion",
+        "init_method_std",
+        "layernorm_epsilon",
+        "rotary_base",
+        "rotary_percent",
+        "seq_len_interpolation_factor",
+        "make_vocab_size_divisible_by",
+        "attention_dropout",
+        "apply_rope_fusion",
+        "bias_activation_fusion",
+        "bias_dropout_fusion",
+        "masked_softmax_fusion",
+        "persist_layer_norm",
+        "gradient_accumulation_fusion",
+        "scale_factor",
+        "low_freq_factor",
+        "high_freq_factor",
+        "old_context_len",
+        "recompute_method",
+        "recompute_num_layers",
+        "moe_aux_loss_coeff",
+        "moe_router_load_balancing_type",
+        "moe_z_loss_coeff",
+        "attention_softmax_in_fp32",
+        "apply_query_key_layer_scaling",
+        "fp16_lm_cross_entropy"}},
+      {"trainer",
+       {"num_nodes", "devices", "max_steps", "strategy", "plugins", "callbacks"},
+       {"accelerator", "limit_val_batches", "limit_test_batches", "val_check_interval", "log_every_n_steps",
+        "use_distributed_sampler", "max_epochs", "num_sanity_val_steps", "enable_checkpointing", "logger",
+        "gradient_clip_val", "accumulate_grad_batches", "benchmark", "deterministic", "enable_progress_bar",
+        "enable_model_summary"}},
+      {"trainer.strategy",
+       {"tensor_model_parallel_size", "pipeline_model_parallel_size", "virtual_pipeline_model_parallel_size",
+        "context_parallel_size", "expert_model_parallel_size", "sequence_parallel", "ddp"},
+       {"pipeline_dtype", "gradient_as_bucket_view", "ckpt_async_save", "ckpt_parallel_load",
+        "ckpt_include_optimizer", "ckpt_load_optimizer", "save_ckpt_format", "ckpt_parallel_save",
+        "ckpt_parallel_save_optim", "ckpt_load_strictness", "ckpt_load_directly_on_device",
+        "use_te_rng_tracker", "progress_interval", "setup_optimizers", "init_model_parallel",
+        "replace_progress_bar"}},
+      {"trainer.strategy.ddp",
+       {"overlap_grad_reduce", "overlap_param_gather", "grad_reduce_in_fp32",
+        "data_parallel_sharding_strategy"},
+       {"check_for_nan_in_grad", "bucket_size", "average_in_collective", "use_distributed_optimizer",
+        "align_param_gather", "num_distributed_optimizer_instances"}},
+      {"trainer.plugins",
+       {"precision", "fp8", "grad_reduce_in_fp32"},
+       {"fp8_recipe", "params_dtype", "pipeline_dtype", "autocast_enabled", "fp8_margin",
+        "fp8_amax_history_len", "fp8_amax_compute_algo", "fp8_param_gather", "fp8_wgrad",
+        "fp8_dot_product_attention", "fp8_multi_head_attention", "first_last_layers_bf16",
+        "num_layers_at_start_in_bf16", "num_layers_at_end_in_bf16"}},
+      {"data",
+       {"seq_length", "micro_batch_size", "global_batch_size"},
+       {"paths",
+        "weights",
+        "tokenizer",
+        "num_workers",
+        "pin_memory",
+        "persistent_workers",
+        "split",
+        "index_mapping_dir",
+        "seed",
+        "reset_position_ids",
+        "reset_attention_mask",
+        "eod_mask_loss",
+        "num_dataset_builder_threads",
+        "create_attention_mask",
+        "dataset_kwargs",
+        "rampup_batch_size",
+        "num_train_samples",
+        "num_val_samples",
+        "num_test_samples",
+        "mmap_bin_files"}},
+      {"optim", {"config"}, {"lr_scheduler"}},
+      {"optim.config",
+       {"optimizer", "use_distributed_optimizer"},
+       {"lr", "min_lr", "bf16", "fp16", "params_dtype", "weight_decay", "adam_beta1", "adam_beta2",
+        "adam_eps", "clip_grad", "sgd_momentum", "loss_scale", "initial_loss_scale", "min_loss_scale",
+        "loss_scale_window", "hysteresis", "overlap_param_gather_with_optimizer_step",
+        "use_precision_aware_optimizer", "decoupled_weight_decay"}},
+  };
+  return kSections;
+}
+
+// MegatronCommOverlapCallback's keys: read, and priced nothing.
+const Section kCommOverlapCallback{
+    "",
+    {"tp_comm_overlap", "overlap_grad_reduce", "overlap_param_gather"},
+    {"overlap_param_gather_with_optimizer_step", "tp_comm_overlap_cfg", "tp_comm_bootstrap_backend",
+     "overlap_p2p_comm", "batch_p2p_comm", "bucket_size", "defer_embedding_wgrad_compute",
+     "wgrad_deferral_limit", "align_param_gather"}};
+
+bool contains(const std::vector<std::string_view>& list, std::string_view key) {
+  return std::find(list.begin(), list.end(), key) != list.end();
+}
 
 // A recipe read key by key: absent and null values are "not given"; a wrong type is a diagnostic at the
 // value's place, naming its key path.
@@ -96,6 +215,75 @@ std::string yes_no(bool b) {
   return b ? "true" : "false";
 }
 
+/// The keys left out that are known to price nothing (left_out without the unknown ones).
+std::vector<std::string> known_left_out(const NemoImport& out) {
+  std::vector<std::string> known;
+  for (const std::string& k : out.left_out) {
+    if (std::find(out.unknown.begin(), out.unknown.end(), k) == out.unknown.end()) known.push_back(k);
+  }
+  return known;
+}
+
+/// Sorts every key of the mapping `v` at `path` against `section`: read keys pass, unpriced ones go to
+/// `left_out`, unknown ones are an error with the nearest known key (lenient: to `unknown` and `left_out`).
+void check_keys(const YamlValue& v, const std::string& path, const Section& section, bool lenient,
+                Diagnostics& d, NemoImport& out) {
+  const std::string prefix = path.empty() ? "" : path + ".";
+  for (const YamlEntry& e : v.entries) {
+    if (e.key.starts_with('_') || contains(section.read, e.key)) continue;
+    const std::string key_path = prefix + sim::escaped_excerpt(e.key, 100);
+    if (contains(section.unpriced, e.key)) {
+      out.left_out.push_back(key_path);
+      continue;
+    }
+    if (lenient) {
+      out.unknown.push_back(key_path);
+      out.left_out.push_back(key_path);
+      continue;
+    }
+    std::vector<std::string> known(section.read.begin(), section.read.end());
+    known.insert(known.end(), section.unpriced.begin(), section.unpriced.end());
+    const std::string near = closest_match(e.key, known);
+    d.add(e.value, key_path,
+          "not a key this importer knows" + (near.empty() ? std::string() : " (did you mean " + near + "?)") +
+              "; give --lenient to import the rest and list the keys left out");
+  }
+}
+
+/// Every mapping of sections() present in the recipe checked; one that is there and not a mapping is an
+/// error (a strategy given as a string would otherwise import NeMo's defaults).
+void check_recipe_keys(const Recipe& r, const YamlValue& root, bool lenient, Diagnostics& d,
+                       NemoImport& out) {
+  for (const Section& section : sections()) {
+    const YamlValue* v = section.path.empty() ? &root : r.at(section.path);
+    if (v == nullptr) continue;
+    if (!v->is_mapping()) {
+      d.add(*v, std::string(section.path),
+            "expected a mapping (its keys: " + std::string(section.read.front()) + ", ...), found " +
+                (v->is_scalar() ? "\"" + sim::escaped_excerpt(v->scalar) + "\"" : std::string("a list")));
+      continue;
+    }
+    check_keys(*v, std::string(section.path), section, lenient, d, out);
+  }
+  const YamlValue* callbacks = r.at("trainer.callbacks");
+  if (callbacks == nullptr) return;
+  if (!callbacks->is_sequence()) {
+    d.add(*callbacks, "trainer.callbacks", "expected a list of callbacks");
+    return;
+  }
+  for (std::size_t i = 0; i < callbacks->items.size(); ++i) {
+    const YamlValue& cb = callbacks->items[i];
+    const std::string path = fmt::format("trainer.callbacks[{}]", i);
+    const YamlValue* t = cb.is_mapping() ? cb.find("_target_") : nullptr;
+    const std::string cls = t != nullptr && t->is_scalar() ? class_name(t->scalar) : "";
+    if (cls == "MegatronCommOverlapCallback") {
+      check_keys(cb, path, kCommOverlapCallback, lenient, d, out);
+    } else {
+      out.left_out.push_back(path + (cls.empty() ? "" : " (" + sim::escaped_excerpt(cls) + ")"));
+    }
+  }
+}
+
 }  // namespace
 
 NemoImport import_nemo_recipe(const std::string& text, const std::string& source,
@@ -114,8 +302,11 @@ NemoImport import_nemo_recipe(const std::string& text, const std::string& source
     d.throw_if_any();
   }
 
-  // The model: a mapped NeMo config class is a preset; every recipe key overrides it.
   NemoImport out;
+  check_recipe_keys(r, *root, options.lenient, d, out);
+  d.throw_if_any();
+
+  // The model: a mapped NeMo config class is a preset; every recipe key overrides it.
   std::vector<std::string> model;  // "key: value" of the scenario's model block
   const std::string target = r.text("model.config._target_").value_or("");
   const std::string cls = class_name(target);
@@ -267,20 +458,11 @@ NemoImport import_nemo_recipe(const std::string& text, const std::string& source
   const bool cuda_graphs = r.boolean("model.config.enable_cuda_graph").value_or(false);
   d.throw_if_any();
 
-  for (const YamlEntry& e : root->entries) {
-    bool read = e.key.starts_with('_');
-    for (std::string_view s : kReadSections) read = read || e.key == s;
-    if (!read) out.left_out.push_back(e.key);
-  }
-
   std::string& y = out.yaml;
   y += "# Imported by `trainsim import nemo` from " + source + " (NeMo 2 recipe" +
        (target.empty() ? std::string() : ", model " + cls) + ").\n";
-  if (!out.left_out.empty()) {
-    std::string sections;
-    for (const std::string& s : out.left_out) sections += " " + s;
-    y += "# Read and left out (they price nothing):" + sections + "\n";
-  }
+  y += comment_list("# Read and left out (they price nothing):", known_left_out(out));
+  y += comment_list("# Not known to this importer, left out (--lenient):", out.unknown);
   y += fmt::format("# The node type is not in the recipe: {} x {} (trainsim import nemo --node).\n", nodes,
                    options.node);
   y += "name: " + std::filesystem::path(source).stem().string() + "\n";

@@ -22,11 +22,14 @@
 //   use_distributed_optimizer.
 // The scenario's framework is `nemo` with the recipe's overlap flags. NeMo's defaults apply where a key is
 // absent (MegatronStrategy: every size 1, no sequence parallelism; DistributedDataParallelConfig: no
-// overlap). Everything else (logging, checkpoint callbacks, learning rates, data paths) prices nothing
-// and is listed, by its top-level section, in the output's header.
+// overlap). Keys known to price nothing (logging, checkpoint callbacks, learning rates, data paths; the
+// table in nemo_recipe.cpp) are listed, each by its key path, in the output's header. Any other key in a
+// section read (a misspelt context_paralel_size would silently become cp 1) is an error naming the
+// nearest known key, unless `lenient`: then it is left out and listed too.
 //
 // Errors (InputError, with file:line:col and the key path): a recipe without `model.config`, a model
-// class that is neither mapped nor sized, a value of the wrong type, devices that are not the node's.
+// class that is neither mapped nor sized, a value of the wrong type, a section read that is not a mapping
+// (trainer.strategy: auto), an unknown key (above), devices that are not the node's.
 #include <string>
 #include <vector>
 
@@ -35,11 +38,13 @@ namespace trainsim::scenario {
 /// Where the imported run is placed: the recipe gives nodes and GPUs per node, not the node type.
 struct NemoImportOptions {
   std::string node = "dgx-h100";  ///< node preset
+  bool lenient = false;           ///< unknown keys are left out and listed instead of refused
 };
 
 struct NemoImport {
   std::string yaml;                   ///< the scenario, loadable as it is
-  std::vector<std::string> left_out;  ///< top-level sections read and left out (they price nothing)
+  std::vector<std::string> left_out;  ///< every key path read and left out (unknown ones too when lenient)
+  std::vector<std::string> unknown;   ///< key paths not known to the importer, left out (lenient only)
 };
 
 /// The scenario of a NeMo 2 recipe in YAML; `source` names it in errors and the output's header.

@@ -124,7 +124,10 @@ class Converter {
                "the target loss sets the run's length: remove training.tokens, steps or epochs");
       }
     }
-    if (const YamlValue* v = r.get("tuning")) s.tuning = read_tuning_block(d_, *v);
+    if (const YamlValue* v = r.get("tuning")) {
+      s.tuning = read_tuning_block(d_, *v);
+      if (s.tuning && cluster_ok) check_concurrent_trials(*v, *s.tuning, s.cluster);
+    }
     if (const YamlValue* v = r.get("data")) s.data = read_data_block(d_, *v);
     if (const YamlValue* v = r.get("people")) s.people = read_people_block(d_, *v);
     if (const YamlValue* v = r.get("sweep")) read_sweep_block(*v, s.sweep);
@@ -399,6 +402,13 @@ class Converter {
     if (!r.valid()) return;
     c.enabled = true;
     r.quantity("interval", c.interval_s, Dimension::seconds);
+    // Beyond 1e9 s (31 years) the interval in steps overflowed into a checkpoint every step.
+    if (const YamlValue* i = r.get("interval"); i != nullptr && c.interval_s > 1e9) {
+      d_.add(*i, "checkpoint.interval",
+             "expected at most 1e9 s (31 years); to write no checkpoint, remove the "
+             "checkpoint block");
+      c.interval_s = 0;
+    }
     if (const YamlValue* s = r.get("every_steps")) {
       if (auto k = read_count(d_, *s, "checkpoint.every_steps", 1, 1e12)) c.every_steps = *k;
     }
@@ -601,6 +611,18 @@ class Converter {
     if (m.values.empty() && r.valid())
       d_.add(v, "measured", "no measured metric given (e.g. iteration_time: 13.75)");
     s.measured = std::move(m);
+  }
+
+  /// Trials run side by side on 1/concurrent of the nodes each: more of them than nodes would share nodes
+  /// that do not exist.
+  void check_concurrent_trials(const YamlValue& tuning, const model::TuningSpec& t,
+                               const topo::ClusterSpec& c) {
+    if (t.concurrent <= c.nodes) return;
+    const YamlValue* at = tuning.is_mapping() ? tuning.find("concurrent") : nullptr;
+    d_.add(at != nullptr ? *at : tuning, "tuning.concurrent",
+           std::to_string(t.concurrent) + " trials at a time need at least one node each; the cluster has " +
+               std::to_string(c.nodes) + ": set concurrent to at most " + std::to_string(c.nodes) +
+               " (the rest of the trials wait their turn)");
   }
 
   void check_layout(Scenario& s, bool training_ok) {

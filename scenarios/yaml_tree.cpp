@@ -12,6 +12,7 @@
 #include "scenarios/loader.hpp"
 #include "sim/input_files.hpp"
 #include "sim/json_string.hpp"
+#include "sim/utf8_text.hpp"
 
 namespace trainsim::scenario {
 namespace {
@@ -24,55 +25,11 @@ constexpr int kMaxDepth = 32;
 constexpr std::int64_t kMaxNodes = 200000;
 constexpr std::size_t kMaxExpandedBytes = 16 * max_scenario_bytes;
 
+/// A value from the input, quoted for a message: bounded and escaped (a 300-digit number or raw bytes are
+/// not echoed whole).
 std::string in_quotes(std::string_view s) {
-  return "\"" + std::string(s) + "\"";
+  return "\"" + sim::escaped_excerpt(s, 40) + "\"";
 }
-
-/// Line and column (1-based) of byte `offset` in `text`.
-std::pair<int, int> location_of(std::string_view text, std::size_t offset) {
-  int line = 1;
-  int column = 1;
-  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
-    if (text[i] == '\n') {
-      ++line;
-      column = 1;
-    } else {
-      ++column;
-    }
-  }
-  return {line, column};
-}
-
-/// Length of the UTF-8 sequence starting at `i`, or 0 when it is not well-formed UTF-8 (RFC 3629, Table 3-7
-/// of the Unicode Standard): no overlong forms, no surrogates (U+D800..DFFF), nothing above U+10FFFF.
-std::size_t utf8_length(std::string_view s, std::size_t i) {
-  const auto c = static_cast<unsigned char>(s[i]);
-  std::size_t n = 0;
-  unsigned char second_min = 0x80;  // the range the second byte must fall in, which the lead byte narrows
-  unsigned char second_max = 0xBF;
-  if (c < 0x80) return 1;
-  if (c >= 0xC2 && c <= 0xDF) {
-    n = 2;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3;
-    if (c == 0xE0) second_min = 0xA0;  // below: overlong
-    if (c == 0xED) second_max = 0x9F;  // above: surrogates
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4;
-    if (c == 0xF0) second_min = 0x90;  // below: overlong
-    if (c == 0xF4) second_max = 0x8F;  // above: beyond U+10FFFF
-  } else {
-    return 0;
-  }
-  if (i + n > s.size()) return 0;
-  const auto second = static_cast<unsigned char>(s[i + 1]);
-  if (second < second_min || second > second_max) return 0;
-  for (std::size_t k = 2; k < n; ++k) {
-    if ((static_cast<unsigned char>(s[i + k]) & 0xC0) != 0x80) return 0;
-  }
-  return n;
-}
-
 /// Offset of the start of a second YAML document (a `---` line after content, or content after a `...`
 /// line), if any: yaml-cpp's Load reads the first document only.
 std::optional<std::size_t> second_document(std::string_view text) {
@@ -147,9 +104,9 @@ std::optional<std::size_t> unterminated_quote(std::string_view text) {
 bool precheck(std::string_view text, const std::shared_ptr<const std::string>& file, Diagnostics& d) {
   for (std::size_t i = 0; i < text.size();) {
     const auto c = static_cast<unsigned char>(text[i]);
-    const std::size_t n = utf8_length(text, i);
+    const std::size_t n = sim::utf8_length(text, i);
     if (n == 0 || (c < 0x20 && c != '\n' && c != '\r' && c != '\t') || c == 0x7F) {
-      const auto [line, column] = location_of(text, i);
+      const auto [line, column] = sim::line_and_column(text, i);
       d.add(Diagnostic{*file, line, column, "",
                        "this is not a text file (byte 0x" + std::string(1, "0123456789abcdef"[c >> 4]) +
                            std::string(1, "0123456789abcdef"[c & 15]) + " at offset " + std::to_string(i) +
@@ -159,14 +116,14 @@ bool precheck(std::string_view text, const std::shared_ptr<const std::string>& f
     i += n;
   }
   if (auto second = second_document(text)) {
-    const auto [line, column] = location_of(text, *second);
+    const auto [line, column] = sim::line_and_column(text, *second);
     d.add(Diagnostic{*file, line, column, "",
                      "a second YAML document starts here; a scenario file holds exactly one document"});
     return false;
   }
   // yaml-cpp 0.7 reads a quoted scalar left open at the end of the input as if it were closed.
   if (auto open = unterminated_quote(text)) {
-    const auto [line, column] = location_of(text, *open);
+    const auto [line, column] = sim::line_and_column(text, *open);
     d.add(Diagnostic{*file, line, column, "",
                      "a quoted string is never closed (missing " + std::string(1, text[*open]) + ")"});
     return false;

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "scenarios/loader.hpp"
 #include "scenarios/megatron_args.hpp"
@@ -39,9 +40,15 @@ std::string read_recipe(const std::string& path) {
 }
 
 // What is written must load: the loader's checks (divisibility, memory-free keys) run before it is printed
-// or written (atomically).
-void emit(const std::string& yaml, const std::string& output, std::size_t left_out, std::string_view what) {
-  (void)scenario::load_scenario_text(yaml, output.empty() ? "imported.yaml" : output);
+// or written (atomically). Their messages name the scenario as imported from `source`, not the output
+// file: nothing is written when they fail.
+void emit(const std::string& yaml, const std::string& source, const std::string& output, std::size_t left_out,
+          std::string_view what, const std::vector<std::string>& unknown) {
+  (void)scenario::load_scenario_text(
+      yaml, "(the scenario imported from " + source + ", not written; run without -o to see it)");
+  for (const std::string& u : unknown) {
+    std::cerr << "trainsim import: left out " << u << ", which this importer does not know (--lenient)\n";
+  }
   if (output.empty()) {
     std::cout << yaml;
   } else {
@@ -60,7 +67,8 @@ void add_import_command(CLI::App& app, int& exit_code) {
   auto* megatron = sub->add_subcommand(
       "megatron",
       "a Megatron-LM argument list (a launch script or a file of pretrain_gpt.py flags) as a scenario: "
-      "model, layout, batch, precision, recompute and overlap flags; flags that price nothing are listed");
+      "model, layout, batch, precision, recompute and overlap flags; flags that price nothing are listed, "
+      "unknown ones refused (--lenient: listed)");
   megatron->add_option("args", args->file, "the argument list or launch script")->required();
   megatron->add_option("--node", args->options.node, "node preset of the cluster (trainsim list clusters)")
       ->capture_default_str();
@@ -70,10 +78,14 @@ void add_import_command(CLI::App& app, int& exit_code) {
                    "replica of tp x pp x cp)")
       ->check(CLI::Range(1, 1000000));
   megatron->add_option("-o,--output", args->output, "write the scenario to this file instead of stdout");
+  megatron->add_flag("--lenient", args->options.lenient,
+                     "leave out flags this importer does not know (listed on stderr and in the header) "
+                     "instead of refusing them");
   megatron->callback([args, &exit_code] {
     const scenario::MegatronImport imported =
         scenario::import_megatron_args(read_args(args->file), args->file, args->options);
-    emit(imported.yaml, args->output, imported.ignored_flags.size(), "flags");
+    emit(imported.yaml, args->file, args->output,
+         imported.ignored_flags.size() + imported.unknown_flags.size(), "flags", imported.unknown_flags);
     exit_code = exit_ok;
   });
 
@@ -81,15 +93,18 @@ void add_import_command(CLI::App& app, int& exit_code) {
       "nemo",
       "a NeMo 2 recipe as NeMo-Run writes it to YAML (model.config, trainer.strategy, trainer.plugins, "
       "trainer.callbacks, data, optim) as a scenario: model, layout, batch, precision, recompute, sharding "
-      "and overlap flags; sections that price nothing are listed");
+      "and overlap flags; keys that price nothing are listed, unknown ones refused (--lenient: listed)");
   nemo->add_option("recipe", args->file, "the recipe YAML")->required();
   nemo->add_option("--node", args->nemo.node, "node preset of the cluster (trainsim list clusters)")
       ->capture_default_str();
   nemo->add_option("-o,--output", args->output, "write the scenario to this file instead of stdout");
+  nemo->add_flag("--lenient", args->nemo.lenient,
+                 "leave out keys this importer does not know (listed on stderr and in the header) instead "
+                 "of refusing them");
   nemo->callback([args, &exit_code] {
     const scenario::NemoImport imported =
         scenario::import_nemo_recipe(read_recipe(args->file), args->file, args->nemo);
-    emit(imported.yaml, args->output, imported.left_out.size(), "sections");
+    emit(imported.yaml, args->file, args->output, imported.left_out.size(), "keys", imported.unknown);
     exit_code = exit_ok;
   });
 }

@@ -28,6 +28,7 @@ struct SweepArgs {
   int threads = 0;
   bool resume = false;
   bool mpi = false;
+  bool large = false;
   std::vector<std::string> sets;
 };
 
@@ -52,6 +53,9 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
   sub->add_option("--fidelity", args->fidelity, "analytic (default) or event")
       ->check(CLI::IsMember({"analytic", "event"}));
   sub->add_option("--shard", args->shard, "run only slice i of N: points whose index mod N is i");
+  sub->add_flag("--large", args->large,
+                "run a sweep of more than 1,000,000 points (refused without it, with its core-hours and "
+                "output size)");
   sub->add_flag("--mpi", args->mpi, "spread points over MPI ranks (mpirun -np N trainsim sweep ... --mpi)");
   add_set_option(*sub, args->sets);
   sub->callback([args, &exit_code] {
@@ -65,6 +69,7 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
     job.fidelity = model::parse_fidelity(args->fidelity);
     job.threads = args->threads;
     job.resume = args->resume;
+    job.large = args->large;
     job.shard = scenario::parse_shard(args->shard);
     const SweepOutcome outcome = args->mpi ? run_sweep_mpi(job) : run_sweep(job);
     if (!args->mpi && outcome.complete()) {

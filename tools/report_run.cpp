@@ -10,6 +10,7 @@
 
 #include "models/report/summary.hpp"
 #include "sim/error.hpp"
+#include "sim/json_input.hpp"
 #include "tools/report_bound.hpp"
 #include "tools/report_html.hpp"
 #include "tools/report_page.hpp"
@@ -369,8 +370,8 @@ std::string all_figures(const Figures& f) {
 
 std::string run_report_html(const std::string& source, const std::string& summary_json, const Table& timeline,
                             const std::optional<IterationTrace>& trace) {
-  auto j = nlohmann::ordered_json::parse(summary_json, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) throw InputError("summary.json: expected one JSON object");
+  auto j = sim::parse_json_input(summary_json, "summary.json");
+  if (!j.is_object()) throw InputError("summary.json: expected one JSON object");
   const Figures f(std::move(j));
   const std::string scenario = f.text("scenario");
   std::string body = alerts(f) + headline(f) + step_time(f);

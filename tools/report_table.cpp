@@ -2,13 +2,17 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <utility>
 
+#include "sim/csv_record.hpp"
 #include "sim/error.hpp"
+#include "sim/json_input.hpp"
+#include "sim/utf8_text.hpp"
 
 namespace trainsim::cli {
 
@@ -21,44 +25,25 @@ int Table::column(const std::string& name) const {
 
 Table parse_csv(const std::string& text, const std::string& file_label) {
   std::vector<std::vector<std::string>> records;
-  std::vector<std::string> record;
-  std::string field;
-  bool quoted = false;
-  int line = 1;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < text.size() && text[i + 1] == '"') {
-        field += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        if (c == '\n') ++line;
-        field += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      record.push_back(std::move(field));
-      field.clear();
-    } else if (c == '\n' || c == '\r') {
-      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
-      record.push_back(std::move(field));
-      field.clear();
-      records.push_back(std::move(record));
-      record.clear();
-      ++line;
-    } else {
-      field += c;
+  std::vector<int> lines;  // where each record starts
+  int line = 1;            // counted as the records go: one count from the start each would be quadratic
+  for (std::size_t pos = 0; pos < text.size();) {
+    sim::CsvRecord r = sim::read_csv_record(text, pos);
+    if (!r.error.empty()) {
+      throw InputError({Diagnostic{
+          .file = file_label, .line = sim::line_and_column(text, r.error_at).first, .message = r.error}});
     }
-  }
-  if (quoted)
-    throw InputError(
-        {Diagnostic{.file = file_label, .line = line, .message = "unterminated quoted CSV field"}});
-  if (!field.empty() || !record.empty()) {
-    record.push_back(std::move(field));
-    records.push_back(std::move(record));
+    if (r.in_quotes) {
+      throw InputError({Diagnostic{.file = file_label,
+                                   .line = line,
+                                   .message = "unterminated quoted CSV field: the row is cut off inside a "
+                                              "quoted cell (a torn row?)"}});
+    }
+    records.push_back(std::move(r.cells));
+    lines.push_back(line);
+    line += static_cast<int>(std::count(text.begin() + static_cast<std::ptrdiff_t>(pos),
+                                        text.begin() + static_cast<std::ptrdiff_t>(r.next), '\n'));
+    pos = r.next;
   }
   if (records.empty())
     throw InputError({Diagnostic{.file = file_label, .message = "empty CSV: expected a header row"}});
@@ -68,7 +53,7 @@ Table parse_csv(const std::string& text, const std::string& file_label) {
     if (records[r].size() == 1 && records[r][0].empty()) continue;  // blank line
     if (records[r].size() != table.columns.size()) {
       throw InputError({Diagnostic{.file = file_label,
-                                   .line = static_cast<int>(r + 1),
+                                   .line = lines[r],
                                    .message = fmt::format("expected {} CSV fields, found {}",
                                                           table.columns.size(), records[r].size())}});
     }
@@ -94,8 +79,8 @@ Table parse_json_lines(const std::string& text, const std::string& file_label) {
   const std::size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && text[first] == '[') {
     // One JSON array of objects (`trainsim search --format json`).
-    nlohmann::ordered_json all = nlohmann::ordered_json::parse(text, nullptr, false);
-    if (all.is_discarded() || !all.is_array())
+    nlohmann::ordered_json all = sim::parse_json_input(text, file_label);
+    if (!all.is_array())
       throw InputError({Diagnostic{.file = file_label, .message = "expected a JSON array of objects"}});
     for (auto& j : all) add(std::move(j), 0);
   } else {
@@ -105,14 +90,7 @@ Table parse_json_lines(const std::string& text, const std::string& file_label) {
     while (std::getline(in, line_text)) {
       ++line;
       if (line_text.find_first_not_of(" \t\r") == std::string::npos) continue;
-      nlohmann::ordered_json j = nlohmann::ordered_json::parse(line_text, nullptr, false);
-      if (j.is_discarded()) {
-        throw InputError(
-            {Diagnostic{.file = file_label,
-                        .line = line,
-                        .message = "expected JSON objects (one per line, or an array of them)"}});
-      }
-      add(std::move(j), line);
+      add(sim::parse_json_input(line_text, file_label, line), line);
     }
   }
   for (const auto& j : objects) {

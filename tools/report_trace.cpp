@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "sim/error.hpp"
+#include "sim/json_input.hpp"
 
 namespace trainsim::cli {
 
@@ -19,20 +20,20 @@ constexpr double kSecondsPerTraceUnit = 1e-6;
 
 // Readers that take a field of the expected type or fall back: a trace is input, and a field of another
 // type must not stop the page (nlohmann's value() throws on a type mismatch).
-double number(const nlohmann::json& j, const char* key, double fallback = 0) {
+double number(const nlohmann::ordered_json& j, const char* key, double fallback = 0) {
   if (!j.is_object()) return fallback;
   const auto it = j.find(key);
   return it != j.end() && it->is_number() ? it->get<double>() : fallback;
 }
 
-std::string text(const nlohmann::json& j, const char* key) {
+std::string text(const nlohmann::ordered_json& j, const char* key) {
   if (!j.is_object()) return "";
   const auto it = j.find(key);
   return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-const nlohmann::json& args_of(const nlohmann::json& e) {
-  static const nlohmann::json kNone = nlohmann::json::object();
+const nlohmann::ordered_json& args_of(const nlohmann::ordered_json& e) {
+  static const nlohmann::ordered_json kNone = nlohmann::ordered_json::object();
   const auto it = e.find("args");
   return it != e.end() && it->is_object() ? *it : kNone;
 }
@@ -40,11 +41,11 @@ const nlohmann::json& args_of(const nlohmann::json& e) {
 }  // namespace
 
 IterationTrace read_trace(const std::string& json, const std::string& file_label) {
-  const nlohmann::json j = nlohmann::json::parse(json, nullptr, false);
+  const nlohmann::ordered_json j = sim::parse_json_input(json, file_label);
   const auto bad = [&](const std::string& why) {
     return InputError({Diagnostic{.file = file_label, .message = why}});
   };
-  if (j.is_discarded() || !j.is_object() || !j.contains("traceEvents") || !j["traceEvents"].is_array())
+  if (!j.is_object() || !j.contains("traceEvents") || !j["traceEvents"].is_array())
     throw bad("expected a Chrome trace: a JSON object with a \"traceEvents\" array");
 
   // Names and sort keys of processes and threads first ("M" events), then slices and counters.
@@ -63,7 +64,7 @@ IterationTrace read_trace(const std::string& json, const std::string& file_label
     const std::string ph = text(e, "ph");
     const auto pid = static_cast<long long>(number(e, "pid"));
     const auto tid = static_cast<long long>(number(e, "tid"));
-    const nlohmann::json& args = args_of(e);
+    const nlohmann::ordered_json& args = args_of(e);
     if (ph == "M") {
       const std::string what = text(e, "name");
       if (what == "process_name") processes[pid].name = text(args, "name");

@@ -8,12 +8,15 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
+#include "sim/csv_record.hpp"
 #include "sim/error.hpp"
 #include "sim/input_files.hpp"
+#include "sim/utf8_text.hpp"
 
 namespace trainsim::cli {
 
@@ -45,51 +48,98 @@ scenario::RowFormat format_from_path(const std::string& path) {
 // A sweep output is read whole (merge, --resume): a million rows of a wide summary are well under this.
 constexpr std::size_t kMaxSweepFileBytes = std::size_t{2} << 30;
 
-/// Where the record that starts at `pos` ends: its '\n', or npos when it has none yet. A CSV cell may hold
-/// a newline inside double quotes (RFC 4180; a tag's value can), so only a '\n' outside quotes ends a CSV
-/// record; JSON Lines escape their newlines.
-std::size_t record_end(std::string_view text, std::size_t pos, scenario::RowFormat format) {
-  if (format != scenario::RowFormat::csv) return text.find('\n', pos);
-  bool quoted = false;
-  for (std::size_t i = pos; i < text.size(); ++i) {
-    if (text[i] == '"') quoted = !quoted;  // a doubled quote inside a cell flips twice
-    if (text[i] == '\n' && !quoted) return i;
+namespace {
+
+/// Why a whole CSV record of a sweep output is not a row of it ("" when it is one): CSV it is not, its
+/// cells are not the header's, or its point is not a point index.
+std::string csv_row_problem(const sim::CsvRecord& r, std::size_t columns, std::int64_t& index) {
+  if (!r.error.empty()) return r.error;
+  if (r.cells.size() != columns) {
+    return fmt::format("has {} cells, the header {}", r.cells.size(), columns);
   }
-  return std::string_view::npos;
+  return point_problem(r.cells.front(), index);
+}
+
+/// The same for a JSON Lines record (its line end included): written as SweepTable::row writes it, point
+/// first.
+std::string jsonl_row_problem(std::string_view line, std::int64_t& index) {
+  constexpr std::string_view kPrefix = "{\"point\":";
+  if (!line.starts_with(kPrefix) || !line.ends_with("}\n")) {
+    return "is not a sweep row (one JSON object a line, \"point\" first)";
+  }
+  line.remove_prefix(kPrefix.size());
+  return point_problem(line.substr(0, line.find_first_of(",}")), index);
+}
+
+}  // namespace
+
+std::string point_problem(std::string_view cell, std::int64_t& index) {
+  index = -1;
+  const auto [end, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), index);
+  if (cell.empty() || ec != std::errc{} || end != cell.data() + cell.size() || cell.front() == '-' ||
+      index >= scenario::max_sweep_points) {
+    index = -1;
+    return "point \"" + sim::escaped_excerpt(cell, 24) +
+           "\" is not a point index (a whole number from 0 to " +
+           std::to_string(scenario::max_sweep_points - 1) + ", the most points a sweep has)";
+  }
+  return "";
 }
 
 SweepFile read_sweep_file(const std::string& path, scenario::RowFormat format) {
   const std::string text = sim::read_input_file(path, {.what = "a sweep output (CSV or JSON Lines)",
                                                        .limit = "sweep outputs",
                                                        .max_bytes = kMaxSweepFileBytes});
+  const bool csv = format == scenario::RowFormat::csv;
+  const auto fail_at = [&](std::size_t offset, const std::string& why) {
+    throw InputError(std::vector<Diagnostic>{
+        Diagnostic{.file = path, .line = sim::line_and_column(text, offset).first, .message = why}});
+  };
+  const auto refuse_crlf = [&](std::size_t offset) {
+    fail_at(offset,
+            "ends its lines in CRLF (\\r\\n), which trainsim never writes: an editor or a Windows "
+            "tool converted it; convert it back (dos2unix) to resume or merge it");
+  };
 
   SweepFile file;
   std::size_t pos = 0;
-  if (format == scenario::RowFormat::csv && !text.empty()) {
-    const std::size_t end = record_end(text, 0, format);
-    if (end == std::string::npos) {  // a torn header: nothing complete yet
+  std::size_t columns = 0;
+  if (csv && !text.empty()) {
+    const sim::CsvRecord header = sim::read_csv_record(text, 0);
+    if (!header.ended) {  // a torn header: nothing complete yet
       file.torn_header = text;
       file.torn_bytes = text.size();
       return file;
     }
-    file.header = text.substr(0, end + 1);
-    if (!file.header.starts_with("point,")) fail(path, "not a sweep output: the first column is not 'point'");
-    pos = end + 1;
+    if (header.cells.front() != "point") fail(path, "not a sweep output: the first column is not 'point'");
+    if (header.next >= 2 && text[header.next - 2] == '\r') refuse_crlf(0);
+    file.header = text.substr(0, header.next);
+    columns = header.cells.size();
+    pos = header.next;
   }
   file.complete_bytes = pos;
+  // Rows are appended whole, each with one write: only the last can be torn, and a torn one has no line
+  // end yet (outside quotes: a tag's value can make a multi-line quoted cell). Every record that has one is
+  // a whole row or not this file's.
   while (pos < text.size()) {
-    const std::size_t end = record_end(text, pos, format);
-    const bool last = end == std::string::npos || end + 1 == text.size();
-    const std::string_view line(text.data() + pos, (end == std::string::npos ? text.size() : end + 1) - pos);
-    const std::int64_t index = scenario::row_point_index(line, format);
-    if (index < 0) {
-      // Only the last line can be torn (rows are appended whole); anything else is not our file.
-      if (last) break;
-      fail(path, "line " + std::to_string(file.rows.size() + (file.header.empty() ? 1 : 2)) +
-                     " is not a sweep row");
+    std::size_t next = 0;
+    std::int64_t index = -1;
+    std::string problem;
+    if (csv) {
+      const sim::CsvRecord r = sim::read_csv_record(text, pos);
+      if (!r.ended) break;
+      next = r.next;
+      problem = csv_row_problem(r, columns, index);
+    } else {
+      const std::size_t end = text.find('\n', pos);
+      if (end == std::string::npos) break;
+      next = end + 1;
+      problem = jsonl_row_problem(std::string_view(text).substr(pos, next - pos), index);
     }
-    file.rows.emplace_back(index, std::string(line));
-    pos += line.size();
+    if (next >= 2 && text[next - 2] == '\r') refuse_crlf(pos);
+    if (!problem.empty()) fail_at(pos, "this row " + problem);
+    file.rows.emplace_back(index, text.substr(pos, next - pos));
+    pos = next;
     file.complete_bytes = pos;
   }
   file.torn_bytes = text.size() - file.complete_bytes;

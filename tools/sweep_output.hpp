@@ -6,10 +6,11 @@
 // leaves whole rows, plus at most one torn line if the machine itself dies mid-write); the file is fsynced
 // at most once a second and when closed. On resume the existing file is read, its header must equal the
 // new one (same scenario columns), every row must carry this sweep's fingerprint (SweepTable::fingerprint),
-// a torn last line (no final '\n', or not a parsable row) is truncated
-// away, and the point indices already present are reported so the runner skips them. Rows are never
-// rewritten, so no point is lost or duplicated. The file is locked (flock) while a sweep writes it: a
-// second writer is refused, and a file that is not a sweep output is never truncated.
+// a torn last row (one without its line end; quoted multi-line cells are followed, so a row torn inside
+// one is caught) is truncated away, any other record that is not a row is an error, and the point indices
+// already present are reported so the runner skips them. Rows are never rewritten, so no point is lost or
+// duplicated. The file is locked (flock) while a sweep writes it: a second writer is refused, and a file that
+// is not a sweep output is never truncated.
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -53,6 +54,9 @@ struct SweepFile {
   std::uint64_t torn_bytes = 0;  ///< bytes after the complete rows: a torn last row (or header)
 };
 [[nodiscard]] SweepFile read_sweep_file(const std::string& path, scenario::RowFormat format);
+/// Why `cell` is not a point index ("" when it is one, then in `index`): a whole number below the most
+/// points a sweep has (a negative or forged 9e18 point is no sweep's).
+[[nodiscard]] std::string point_problem(std::string_view cell, std::int64_t& index);
 /// The format of an existing output, from its file name (".jsonl"/".json" -> JSON Lines, else CSV).
 [[nodiscard]] scenario::RowFormat format_from_path(const std::string& path);
 

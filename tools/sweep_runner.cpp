@@ -1,5 +1,7 @@
 #include "tools/sweep_runner.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -72,10 +74,26 @@ void report_interruption(std::int64_t written, std::size_t planned) {
                static_cast<long long>(written), planned);
 }
 
+/// A sweep past large_sweep_points is refused without --large, with what it would cost: its core-hours at
+/// the analytic fidelity's ~1,000 points/s per core (the event fidelity is slower) and its output at the
+/// size of point 0's row.
+void check_sweep_size(const SweepJob& job, const scenario::SweepTable& table) {
+  const std::int64_t points = table.size();
+  if (points <= large_sweep_points || job.large) return;
+  const double core_hours = static_cast<double>(points) / 1000.0 / 3600.0;
+  const double bytes = static_cast<double>(points) * static_cast<double>(table.row(0).size());
+  throw InputError(fmt::format(
+      "{}: the sweep has {} points, more than {} without --large: about {:.1f} core-hours at the analytic "
+      "fidelity's ~1,000 points/s per core, and about {:.1f} GB of output ({} bytes a row); narrow the sweep "
+      "block, or pass --large to run it",
+      job.scenario_path, points, large_sweep_points, core_hours, bytes / 1e9, table.row(0).size()));
+}
+
 }  // namespace
 
 SweepOutcome run_sweep(const SweepJob& job) {
   const scenario::SweepTable table(job.scenario_path, job.fidelity, job.format, job.overrides);
+  check_sweep_size(job, table);
   print_notes(table);
   SweepOutput output(job.output, table, job.resume);
   const std::vector<std::int64_t> points = points_to_run(table.size(), job.shard, output.done());
@@ -261,6 +279,7 @@ SweepOutcome run_sweep_mpi(const SweepJob& job) {
   // Every rank reads the scenario itself (a page of text) so only indices and rows cross the network.
   // An error on every rank alike (a bad scenario) is thrown here, before any message is exchanged.
   const scenario::SweepTable table(job.scenario_path, job.fidelity, job.format, job.overrides);
+  check_sweep_size(job, table);
   // Past this point an error on one rank would leave the others waiting for it forever: abort the job.
   try {
     if (mpi.rank() == 0) {

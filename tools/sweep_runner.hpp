@@ -19,7 +19,11 @@ struct SweepJob {
   bool resume = false;
   scenario::Shard shard;
   bool progress = true;  ///< draw a progress bar when stderr is a terminal
+  bool large = false;    ///< run a sweep past large_sweep_points (--large)
 };
+
+/// The most points a sweep runs without --large: beyond it the run takes core-hours and gigabytes.
+inline constexpr std::int64_t large_sweep_points = 1'000'000;
 
 /// Points this run had to compute (this shard's, minus those a resumed output held) and rows it wrote.
 struct SweepOutcome {

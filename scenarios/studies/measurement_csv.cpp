@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "sim/csv_record.hpp"
 #include "sim/error.hpp"
 #include "sim/input_files.hpp"
 
@@ -208,28 +209,7 @@ std::vector<Measurement> parse_published(const std::vector<std::string>& lines, 
 }  // namespace
 
 std::vector<std::string> split_csv_record(std::string_view line) {
-  std::vector<std::string> fields(1);
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted) {
-      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-        fields.back() += '"';
-        ++i;
-      } else if (c == '"') {
-        quoted = false;
-      } else {
-        fields.back() += c;
-      }
-    } else if (c == '"') {
-      quoted = true;
-    } else if (c == ',') {
-      fields.emplace_back();
-    } else {
-      fields.back() += c;
-    }
-  }
-  return fields;
+  return sim::read_csv_record(line, 0).cells;
 }
 
 MeasurementFormat detect_measurement_format(std::string_view header_line, const std::string& label) {

@@ -57,7 +57,8 @@ struct Measurement {
 /// Reads and parses a CSV file (InputError when it cannot be read).
 [[nodiscard]] std::vector<Measurement> read_measurements_csv(const std::string& path);
 
-/// Splits one CSV record into fields (RFC 4180 quoting). Exposed for tests.
+/// Splits one CSV line into fields (RFC 4180 quoting): sim::read_csv_record's cells, the one CSV reader.
+/// Exposed for tests.
 [[nodiscard]] std::vector<std::string> split_csv_record(std::string_view line);
 
 }  // namespace trainsim::model

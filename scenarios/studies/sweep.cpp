@@ -26,9 +26,7 @@ namespace trainsim::scenario {
 
 namespace {
 
-// The most points a sweep runs: the runner lists the points it has to run (8 bytes each, 800 MB here),
-// and at the analytic fidelity's ~1,000 points/s per core this is more than a day on a 2,048-core cluster.
-constexpr std::int64_t kMaxPoints = 100'000'000;
+constexpr std::int64_t kMaxPoints = max_sweep_points;
 
 std::string axis_name(const SweepAxis& axis) {
   return "sweep." + axis.key_path;

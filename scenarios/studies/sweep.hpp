@@ -124,6 +124,11 @@ class SweepTable {
   std::unique_ptr<Impl> impl_;
 };
 
+/// The most points a sweep runs: the runner lists the points it has to run (8 bytes each, 800 MB here),
+/// and at the analytic fidelity's ~1,000 points/s per core this is more than a day on a 2,048-core cluster.
+/// A row whose point is not below it belongs to no sweep.
+inline constexpr std::int64_t max_sweep_points = 100'000'000;
+
 /// The point index a row line starts with (both formats begin with it), or -1 when the line is not a
 /// complete row (torn, empty, or a CSV header).
 [[nodiscard]] std::int64_t row_point_index(std::string_view line, RowFormat format);

@@ -177,7 +177,7 @@ TEST_CASE("a field out of range or unknown to the reader is named") {
                        InputError);
   CHECK_THROWS_WITH_AS((void)load_config("neg.json", R"({"model_type": "llama", "hidden_size": -4096})"),
                        doctest::Contains("field \"hidden_size\": expected a positive integer"), InputError);
-  CHECK_THROWS_WITH_AS((void)load_config("text.json", "not json"), doctest::Contains("is not JSON"),
-                       InputError);
+  CHECK_THROWS_WITH_AS((void)load_config("text.json", "not json"),
+                       doctest::Contains("text.json:1:2: not JSON trainsim reads: syntax error"), InputError);
   std::filesystem::remove_all(dir);
 }

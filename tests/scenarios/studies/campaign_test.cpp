@@ -111,7 +111,7 @@ TEST_CASE("the campaign blocks are checked where they are written and dump back"
   const Scenario s = load_scenario_text(
       base +
           "convergence: {target_loss: 2.5, law: {E: 1.8, A: 482, B: 2085, alpha: 0.35, beta: 0.37}}\n"
-          "tuning: {trials: 16, concurrent: 4, early_stopping: {policy: asha, eta: 4, min_fraction: 0.1}}\n",
+          "tuning: {trials: 16, concurrent: 2, early_stopping: {policy: asha, eta: 4, min_fraction: 0.1}}\n",
       "t.yaml");
   const Scenario back = load_scenario_text(dump_scenario(s), "t.yaml");
   REQUIRE(back.convergence);
@@ -119,6 +119,7 @@ TEST_CASE("the campaign blocks are checked where they are written and dump back"
   CHECK(back.convergence->b == 2085.0);
   REQUIRE(back.tuning);
   CHECK(back.tuning->trials == 16);
+  CHECK(back.tuning->concurrent == 2);
   CHECK(back.tuning->early_stopping == model::EarlyStopping::asha);
   CHECK(back.tuning->min_fraction == doctest::Approx(0.1).scale(0));
 }
