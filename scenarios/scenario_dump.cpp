@@ -21,6 +21,21 @@ std::string q(std::string_view s) {
   return yaml_quote(s);
 }
 
+// `recompute:` as read back: a mode, or the modules of a per-module selective recompute.
+std::string recompute_to_yaml(const model::ParallelPlan& p) {
+  if (p.recompute != model::Recompute::selective || p.recompute_modules == 0) {
+    return std::string(to_string(p.recompute));
+  }
+  std::string out = "{modules: [";
+  bool first = true;
+  for (const auto& entry : model::kRecomputeModuleNames) {
+    if ((p.recompute_modules & static_cast<std::uint8_t>(entry.value)) == 0) continue;
+    out += (first ? "" : ", ") + std::string(entry.name);
+    first = false;
+  }
+  return out + "]}";
+}
+
 }  // namespace
 
 std::string dump_scenario(const Scenario& s) {
@@ -98,8 +113,7 @@ std::string dump_scenario(const Scenario& s) {
   }
   out += "\n  micro_batch: " + std::to_string(p.micro_batch) +
          "\n  sequence_parallel: " + b(p.sequence_parallel) +
-         "\n  zero: " + std::string(model::to_string(p.zero)) +
-         "\n  recompute: " + std::string(to_string(p.recompute)) +
+         "\n  zero: " + std::string(model::to_string(p.zero)) + "\n  recompute: " + recompute_to_yaml(p) +
          "\n  overlap_grad_reduce: " + b(p.overlap_grad_reduce) +
          "\n  bucket: " + qty(p.bucket_bytes, Dimension::bytes) + "\n  order: [";
   for (std::size_t i = 0; i < p.order.size(); ++i)

@@ -296,10 +296,45 @@ class Converter {
     r.count("zero", zero, 0, 3);
     p.zero = model::zero_stage_numbered(zero).value_or(p.zero);
     r.count("shard_group", p.shard_group, 1, kMaxTotalGpus);
-    r.choice("recompute", p.recompute, model::kRecomputeNames);
+    if (const YamlValue* recompute = r.get("recompute")) {
+      if (recompute->is_mapping()) {
+        read_recompute_modules(*recompute, p);
+      } else {
+        r.choice("recompute", p.recompute, model::kRecomputeNames);
+      }
+    }
     r.boolean("overlap_grad_reduce", p.overlap_grad_reduce);
     r.quantity("bucket", p.bucket_bytes, Dimension::bytes);
     if (const YamlValue* order = r.get("order")) read_order(*order, p);
+  }
+
+  // recompute: {modules: [core_attn, mlp, …]}: selective recompute of the named modules (Megatron-Core's
+  // --recompute-modules), each named once.
+  void read_recompute_modules(const YamlValue& v, model::ParallelPlan& p) {
+    const std::string path = "parallelism.recompute";
+    MapReader r(d_, v, path, {"modules"});
+    if (!r.valid() || !r.require({"modules"})) return;
+    const YamlValue& list = *r.get("modules");
+    if (!list.is_sequence() || list.items.empty()) {
+      d_.add(list, path + ".modules", "expected a list of modules, e.g. [core_attn, mla_up_proj, moe_act]");
+      return;
+    }
+    std::vector<std::string> names;
+    for (const auto& entry : model::kRecomputeModuleNames) names.emplace_back(entry.name);
+    std::uint8_t modules = 0;
+    for (std::size_t i = 0; i < list.items.size(); ++i) {
+      const std::string item_path = path + ".modules[" + std::to_string(i) + "]";
+      const auto index = read_choice(d_, list.items[i], item_path, names);
+      if (!index) return;
+      const auto bit = static_cast<std::uint8_t>(model::kRecomputeModuleNames[*index].value);
+      if ((modules & bit) != 0) {
+        d_.add(list.items[i], item_path, "module " + names[*index] + " appears twice");
+        return;
+      }
+      modules = static_cast<std::uint8_t>(modules | bit);
+    }
+    p.recompute = model::Recompute::selective;
+    p.recompute_modules = modules;
   }
 
   void read_order(const YamlValue& v, model::ParallelPlan& p) {

@@ -19,6 +19,21 @@ enum class Schedule { gpipe, one_f_one_b, interleaved, zero_bubble_h1 };
 /// attention output are kept).
 enum class Recompute { none, selective, full, op };
 enum class ParallelAxis { tp, cp, ep, pp, dp };
+/// Megatron-Core's --recompute-modules under selective recompute (transformer_config.py,
+/// recompute_modules), one bit each: the attention core (the default when none is named); the dense
+/// layers' MLP (not a MoE layer's); a MoE layer's expert activation; both norms of a layer; MLA's q/kv
+/// up-projections with their rotary embedding; the whole MoE layer (router, dispatch, experts, combine);
+/// the shared experts. Each module runs its forward again in the backward from the input it keeps, and
+/// keeps none of its inner activations.
+enum class RecomputeModule : std::uint8_t {
+  core_attn = 1,
+  mlp = 2,
+  moe_act = 4,
+  layernorm = 8,
+  mla_up_proj = 16,
+  moe = 32,
+  shared_experts = 64,
+};
 
 inline constexpr EnumNames<Schedule, 4> kScheduleNames{{{"gpipe", Schedule::gpipe},
                                                         {"1f1b", Schedule::one_f_one_b},
@@ -28,6 +43,21 @@ inline constexpr EnumNames<Recompute, 4> kRecomputeNames{{{"none", Recompute::no
                                                           {"selective", Recompute::selective},
                                                           {"full", Recompute::full},
                                                           {"op", Recompute::op}}};
+inline constexpr EnumNames<RecomputeModule, 7> kRecomputeModuleNames{
+    {{"core_attn", RecomputeModule::core_attn},
+     {"mlp", RecomputeModule::mlp},
+     {"moe_act", RecomputeModule::moe_act},
+     {"layernorm", RecomputeModule::layernorm},
+     {"mla_up_proj", RecomputeModule::mla_up_proj},
+     {"moe", RecomputeModule::moe},
+     {"shared_experts", RecomputeModule::shared_experts}}};
+/// The modules `recompute` and `modules` (RecomputeModule bits) recompute: under selective recompute the
+/// named ones, or the attention core when none is named; none under any other mode.
+[[nodiscard]] constexpr bool recomputes(Recompute recompute, std::uint8_t modules, RecomputeModule m) {
+  if (recompute != Recompute::selective) return false;
+  const auto bits = modules != 0 ? modules : static_cast<std::uint8_t>(RecomputeModule::core_attn);
+  return (bits & static_cast<std::uint8_t>(m)) != 0;
+}
 inline constexpr EnumNames<ParallelAxis, 5> kParallelAxisNames{{{"tp", ParallelAxis::tp},
                                                                 {"cp", ParallelAxis::cp},
                                                                 {"ep", ParallelAxis::ep},
@@ -106,6 +136,9 @@ struct ParallelPlan {
   /// whose gradients are all-reduced. 0: one group of all dp ranks.
   int shard_group = 0;
   Recompute recompute = Recompute::none;
+  /// Recompute::selective: the RecomputeModule bits recomputed (`recompute: {modules: [...]}`); 0: the
+  /// attention core alone, Megatron-Core's default.
+  std::uint8_t recompute_modules = 0;
   bool overlap_grad_reduce = true;
   double bucket_bytes = 40e6;  ///< gradient bucket size, bytes
   Framework framework;         ///< the software's habits (the scenario's `framework:` block)

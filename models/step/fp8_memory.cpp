@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "models/workload/attention_projections.hpp"
+#include "models/workload/shard.hpp"
 
 namespace trainsim::model {
 
@@ -52,8 +53,16 @@ Fp8Memory fp8_stage_memory(const TransformerSpec& model, const ParallelPlan& pla
     const double sp = plan.sequence_parallel ? t : 1.0;
     const double slots = model.is_moe() ? tokens * as_double(model.top_k) * model.capacity_factor : tokens;
     // qkv and fc1 inputs (norm outputs), out_proj input, fc2 input: one byte saved per element.
-    const double elements =
-        2.0 * tokens * h / sp + tokens * as_double(model.attention_out_width()) / t + slots * ffn / t;
+    // Per-module recompute keeps fewer of them: the norms' outputs (qkv and a dense fc1 input) under
+    // layernorm, the fc2 input under mlp (dense), moe_act or moe.
+    const Shard shard = shard_of(plan, topo::Precision::fp8);
+    const bool norms_again = shard.recomputes(RecomputeModule::layernorm);
+    const bool fc2_again =
+        model.is_moe() ? shard.recomputes(RecomputeModule::moe_act) || shard.recomputes(RecomputeModule::moe)
+                       : shard.recomputes(RecomputeModule::mlp);
+    const double elements = (norms_again ? 0.0 : 2.0 * tokens * h / sp) +
+                            tokens * as_double(model.attention_out_width()) / t +
+                            (fc2_again ? 0.0 : slots * ffn / t);
     f.saved_inputs = elements * layers * in_flight;
   }
   return f;

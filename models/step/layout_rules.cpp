@@ -114,6 +114,11 @@ std::vector<LayoutProblem> layout_rules(const TransformerSpec& m, const Parallel
       problem(LayoutKey::ep,
               fmt::format("the model's experts ({}) must be divisible by ep ({})", m.experts, p.ep));
     }
+    if (!m.is_mla() && recomputes(p.recompute, p.recompute_modules, RecomputeModule::mla_up_proj)) {
+      problem(LayoutKey::recompute,
+              "module mla_up_proj needs a model with multi-head latent attention (Megatron-Core refuses it "
+              "otherwise)");
+    }
     if (m.is_moe() && p.framework.moe_dispatcher == MoeDispatcher::all_gather && p.tp > 1 &&
         !p.sequence_parallel) {
       problem(LayoutKey::moe_dispatcher,

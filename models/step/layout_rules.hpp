@@ -48,10 +48,11 @@ enum class LayoutKey {
   stage_layers,
   shard_group,
   moe_dispatcher,
+  recompute,
   global_batch
 };
 
-inline constexpr EnumNames<LayoutKey, 14> kLayoutKeyPaths{
+inline constexpr EnumNames<LayoutKey, 15> kLayoutKeyPaths{
     {{"parallelism", LayoutKey::parallelism},
      {"parallelism.tp", LayoutKey::tp},
      {"parallelism.pp", LayoutKey::pp},
@@ -65,6 +66,7 @@ inline constexpr EnumNames<LayoutKey, 14> kLayoutKeyPaths{
      {"parallelism.stage_layers", LayoutKey::stage_layers},
      {"parallelism.shard_group", LayoutKey::shard_group},
      {"framework.moe_dispatcher", LayoutKey::moe_dispatcher},
+     {"parallelism.recompute", LayoutKey::recompute},
      {"training.global_batch", LayoutKey::global_batch}}};
 
 static_assert(kLayoutKeyPaths.size() == static_cast<std::size_t>(LayoutKey::global_batch) + 1,

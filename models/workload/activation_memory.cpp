@@ -93,8 +93,40 @@ LayerActivation layer_activation(const TransformerSpec& spec, const Shard& shard
   }
   // The kept scores do not depend on a sliding window (the standard kernels keep the whole masked square,
   // the fused ones none): any layer of a mixed model prices them.
-  if (shard.recompute == Recompute::none)
+  if (shard.recompute == Recompute::none || !shard.recomputes(RecomputeModule::core_attn))
     a.scores = attention_cost(spec.as_attention_layer(false), shard).stored_bytes;
+  if (shard.recompute == Recompute::selective) {
+    // Per-module recompute (models/workload/layer_ops.cpp): a recomputed module keeps its input, none of its
+    // inner activations.
+    const bool moe = spec.is_moe();
+    const double norm_output = p * tokens * h / sp_divisor;  // a norm's output, as kept above
+    const bool whole_moe = moe && shard.recomputes(RecomputeModule::moe);
+    if (whole_moe) {
+      // The slots' fc1 inputs, their activations and the shared experts' go; the layer's input (ln2's
+      // output, the router's input) is kept: the shared experts' copy of it stays, or one is added.
+      if (dispatched) {
+        a.split -= rank_slots * p * h;
+      } else {
+        a.replicated -= slots * p * h / sp_divisor;
+      }
+      a.split -= rank_slots * act_matrices * p * f / et + tokens * act_matrices * p * shared_f / t;
+      if (shared_f == 0) a.replicated += norm_output;
+    } else if (moe) {
+      if (shard.recomputes(RecomputeModule::moe_act)) a.split -= rank_slots * p * f / et;  // its output
+      if (shard.recomputes(RecomputeModule::shared_experts))
+        a.split -= tokens * act_matrices * p * shared_f / t;
+    } else if (shard.recomputes(RecomputeModule::mlp)) {
+      a.split -= rank_slots * act_matrices * p * f / et;  // fc1's output and the activation's
+    }
+    if (shard.recomputes(RecomputeModule::layernorm)) {
+      // ln1's output (the qkv input) and ln2's where it is kept: a dense MLP's fc1 input, a MoE layer's
+      // shared-expert input (not when the whole MoE layer keeps it as its input).
+      a.replicated -= norm_output * ((!moe || (shared_f > 0 && !whole_moe)) ? 2.0 : 1.0);
+    }
+    if (shard.recomputes(RecomputeModule::mla_up_proj) && spec.is_mla()) {
+      a.split -= tokens * p * (heads_rank * d + kv_heads_rank * (d + dv));  // Q, K and V, from the latents
+    }
+  }
   return a;
 }
 

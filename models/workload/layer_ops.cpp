@@ -1,6 +1,8 @@
 #include "models/workload/layer_ops.hpp"
 
 #include <algorithm>
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include "models/workload/attention.hpp"
@@ -348,7 +350,9 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
     latent_norm(fwd, x, false);
   }
   if (e.rope > 0) fwd.memory("rope", e.rope * qk_elements);
+  const std::size_t core_begin = ops.forward.size();
   ops.forward.insert(ops.forward.end(), core_ops.begin(), core_ops.end());
+  const std::size_t core_end = ops.forward.size();
   fwd.matmul("out_proj", tokens, h, out_width / t);
   tp_reduce(fwd, tp);
   fwd.memory(residual, dropout_residual_bytes);
@@ -358,6 +362,7 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
   const bool dispatcher_gathers = slot_gather || gather_dispatch;
   const TpComm& block_tp = dispatcher_gathers ? shared_tp : tp;
   sp_gather(fwd, block_tp);
+  const std::size_t moe_begin = ops.forward.size();
   if (moe) {
     fwd.matmul_16bit("router", dispatcher_gathers ? norm_tokens : tokens, as_double(spec.experts), h);
     if (shared_ffn > 0) {
@@ -379,15 +384,19 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
       fwd.comm("ep_dispatch.tp_all_gather", Collective::all_gather, CommGroup::expert_tp, slot_bytes);
     if (sort_bytes > 0) fwd.memory("sort_chunks", sort_bytes);
   }
+  const std::size_t mlp_begin = ops.forward.size();
+  const std::string act_name = swiglu ? "swiglu" : "gelu";
   fwd.matmul("fc1", expert_tokens, fc1_outputs * ffn / et, h, expert_groups);
-  fwd.memory(swiglu ? "swiglu" : "gelu", e.act * act_elements);
+  fwd.memory(act_name, e.act * act_elements);
   fwd.matmul("fc2", expert_tokens, h, ffn / et, expert_groups);
+  const std::size_t mlp_end = ops.forward.size();
   if (sort_bytes > 0) fwd.memory("unsort_chunks", sort_bytes);
   if (slot_comm)
     fwd.comm("ep_combine.tp_reduce_scatter", Collective::reduce_scatter, CommGroup::expert_tp, slot_bytes);
   if (all_to_all)
     fwd.comm("ep_combine", Collective::all_to_all, CommGroup::ep, a2a_bytes_local, 1, false, slot_copies);
   if (permutes) fwd.memory("unpermute", unpermute_bytes);
+  const std::size_t moe_end = ops.forward.size();
   if (gather_comm)
     fwd.comm("ep_combine.reduce_scatter", Collective::reduce_scatter, CommGroup::expert_tp_ep,
              gathered_bytes);
@@ -506,12 +515,34 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
     }
     redo.memory(residual, dropout_residual_bytes);
     prepend_recompute(ops, again);
-  } else if (shard.recompute == Recompute::selective && !flash) {
-    std::vector<LayerOp> kernels;
-    for (const LayerOp& op : core_ops) {
-      if (!op.communication) kernels.push_back(op);
+  } else if (shard.recompute == Recompute::selective) {
+    // Megatron-Core's selective recompute of named modules (--recompute-modules): each recomputed module's
+    // forward ops again, in forward order, before the backward. The attention core only when it is not a
+    // fused kernel (which keeps no scores and recomputes them in its own backward); a dense MLP's and the
+    // attention's tensor-parallel collectives are not issued again; a MoE layer recomputed whole dispatches
+    // and combines its tokens again.
+    const auto in = [](std::size_t i, std::size_t begin, std::size_t end) { return i >= begin && i < end; };
+    const auto named = [](const std::string& name, std::string_view base) {
+      return name == base ||
+             (name.starts_with(base) && name.size() > base.size() && name[base.size()] == '.');
+    };
+    std::vector<LayerOp> again;
+    for (std::size_t i = 0; i < ops.forward.size(); ++i) {
+      const LayerOp& op = ops.forward[i];
+      const std::string& n = op.name;
+      const bool kernel = !op.communication;
+      const bool recomputed =
+          (shard.recomputes(RecomputeModule::core_attn) && !flash && kernel && in(i, core_begin, core_end)) ||
+          (shard.recomputes(RecomputeModule::layernorm) && (n == "ln1" || n == "ln2")) ||
+          (shard.recomputes(RecomputeModule::mla_up_proj) && spec.is_mla() &&
+           (named(n, "q_up") || named(n, "kv_up") || n == "rope")) ||
+          (shard.recomputes(RecomputeModule::mlp) && !moe && kernel && in(i, mlp_begin, mlp_end)) ||
+          (shard.recomputes(RecomputeModule::moe) && moe && in(i, moe_begin, moe_end)) ||
+          (shard.recomputes(RecomputeModule::moe_act) && moe && n == act_name && in(i, mlp_begin, mlp_end)) ||
+          (shard.recomputes(RecomputeModule::shared_experts) && moe && n.starts_with("shared_"));
+      if (recomputed) again.push_back(op);
     }
-    prepend_recompute(ops, kernels);
+    if (!again.empty()) prepend_recompute(ops, again);
   }
   return ops;
 }

@@ -22,6 +22,10 @@ struct Shard {
   [[nodiscard]] int expert_tp() const { return etp > 0 ? etp : tp; }
   topo::Precision precision = topo::Precision::bf16;  ///< activations and matmul inputs
   Recompute recompute = Recompute::none;
+  std::uint8_t recompute_modules = 0;  ///< ParallelPlan::recompute_modules
+  [[nodiscard]] bool recomputes(RecomputeModule m) const {
+    return model::recomputes(recompute, recompute_modules, m);
+  }
   /// Element-wise work (norms, activations, rotary embedding, loss) runs in fused kernels; false: as eager
   /// PyTorch ops, one kernel each (the framework's fused_elementwise; models/workload/layer_ops.cpp).
   bool fused_elementwise = true;

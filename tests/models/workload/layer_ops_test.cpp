@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <string>
 
+#include "models/workload/activation_memory.hpp"
 #include "models/workload/flops.hpp"
 #include "sim/error.hpp"
 #include "tests/support/fixtures.hpp"
@@ -377,4 +378,72 @@ TEST_CASE("a MoE layer permutes its slots around the experts, as Megatron-Core's
   CHECK(std::none_of(alone.forward.begin(), alone.forward.end(),
                      [](const LayerOp& op) { return op.name == "sort_chunks"; }));
   CHECK(bytes(alone.forward, "permute") == doctest::Approx(2 * slots));
+}
+
+TEST_CASE("per-module recompute runs each named module's forward again and keeps none of its insides") {
+  // A dense GPT layer (gelu MLP of 4h), tp 1, T = 1,024 tokens of h = 512, bf16.
+  const TransformerSpec m = trainsim::testing::gpt(2, 512, 8, 1024);
+  const double T = 1024, h = 512, f = 4 * h, p = 2;
+  Shard s;
+  s.recompute = Recompute::selective;
+  const auto recomputed = [](const LayerOps& ops) {
+    double flops = 0;
+    std::vector<std::string> names;
+    for (const LayerOp& op : ops.backward) {
+      if (!op.name.starts_with("recompute.")) continue;
+      flops += op.communication ? 0.0 : op.kernel.flops;
+      names.push_back(op.name);
+    }
+    return std::pair{flops, names};
+  };
+  // mlp: fc1 and fc2 again, 2·T·h·f each, and the activation between them.
+  s.recompute_modules = static_cast<std::uint8_t>(RecomputeModule::mlp);
+  const auto [mlp_flops, mlp_names] = recomputed(transformer_layer_ops(m, s));
+  CHECK(mlp_flops == doctest::Approx(2 * (2 * T * h * f)));
+  CHECK(mlp_names == std::vector<std::string>{"recompute.fc1", "recompute.gelu", "recompute.fc2"});
+  // layernorm: both norms again, no FLOPs of matmuls.
+  s.recompute_modules = static_cast<std::uint8_t>(RecomputeModule::layernorm);
+  const auto [norm_flops, norm_names] = recomputed(transformer_layer_ops(m, s));
+  CHECK(norm_names == std::vector<std::string>{"recompute.ln1", "recompute.ln2"});
+  // The default module, the attention core, adds nothing under a fused kernel.
+  s.recompute_modules = 0;
+  CHECK(recomputed(transformer_layer_ops(m, s)).second.empty());
+
+  // What stops being kept, against selective recompute of the core alone: mlp drops fc1's output and the
+  // gelu's (2 · p · T · f); layernorm the two norms' outputs (qkv and fc1 inputs, 2 · p · T · h).
+  s.recompute_modules = 0;
+  const double core_only = layer_activation(m, s).total();
+  s.recompute_modules = static_cast<std::uint8_t>(RecomputeModule::mlp);
+  CHECK(core_only - layer_activation(m, s).total() == doctest::Approx(2 * p * T * f));
+  s.recompute_modules = static_cast<std::uint8_t>(RecomputeModule::layernorm);
+  CHECK(core_only - layer_activation(m, s).total() == doctest::Approx(2 * p * T * h));
+}
+
+TEST_CASE("mla_up_proj recomputes MLA's up-projections and rotary from the kept latents") {
+  TransformerSpec m = trainsim::testing::gpt(2, 1024, 8, 1024);
+  m.q_lora_rank = 256;
+  m.kv_lora_rank = 128;
+  m.qk_nope_head_dim = 64;
+  m.qk_rope_head_dim = 32;
+  m.v_head_dim = 64;
+  m.position = Position::rope;
+  Shard s;
+  s.recompute = Recompute::selective;
+  s.recompute_modules = static_cast<std::uint8_t>(RecomputeModule::mla_up_proj);
+  std::vector<std::string> names;
+  double flops = 0;
+  for (const LayerOp& op : transformer_layer_ops(m, s).backward) {
+    if (!op.name.starts_with("recompute.")) continue;
+    names.push_back(op.name);
+    flops += op.kernel.flops;
+  }
+  CHECK(names == std::vector<std::string>{"recompute.q_up", "recompute.kv_up", "recompute.rope"});
+  // q_up: T × (8 heads · 96) × 256; kv_up: T × (8 · (64 + 64)) × 128; 2 FLOPs a multiply-add.
+  const double T = 1024;
+  CHECK(flops == doctest::Approx(2 * T * (8 * 96) * 256 + 2 * T * (8 * 128) * 128));  // rope moves bytes only
+  // Q, K and V are not kept: 2 bytes × T × 8 heads × (96 + 96 + 64).
+  Shard core_only = s;
+  core_only.recompute_modules = 0;
+  CHECK(layer_activation(m, core_only).total() - layer_activation(m, s).total() ==
+        doctest::Approx(2.0 * T * 8 * (96 + 96 + 64)));
 }
