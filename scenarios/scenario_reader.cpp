@@ -67,6 +67,7 @@ struct Anchors {
   const YamlValue* schedule = nullptr;
   const YamlValue* overlap_grad_reduce = nullptr;
   const YamlValue* shard_group = nullptr;
+  const YamlValue* recompute = nullptr;
   const YamlValue* moe_dispatcher = nullptr;  ///< framework.moe_dispatcher
   const YamlValue* global_batch = nullptr;
   const YamlValue* gpus_per_node = nullptr;
@@ -261,6 +262,7 @@ class Converter {
     a_.schedule = r.get("schedule");
     a_.overlap_grad_reduce = r.get("overlap_grad_reduce");
     a_.shard_group = r.get("shard_group");
+    a_.recompute = r.get("recompute");
     r.count("tp", p.tp, 1, 1e6);
     r.count("pp", p.pp, 1, 1e6);
     if (a_.dp != nullptr) {
@@ -720,6 +722,8 @@ class Converter {
         return a_.shard_group;
       case K::moe_dispatcher:
         return a_.moe_dispatcher;
+      case K::recompute:
+        return a_.recompute;
       case K::global_batch:
         return a_.global_batch != nullptr ? a_.global_batch : a_.root;
     }
