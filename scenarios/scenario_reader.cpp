@@ -473,8 +473,35 @@ class Converter {
     MapReader r(d_, v, "budget", {"max_cost", "deadline", "memory_headroom", "alerts"});
     r.quantity("max_cost", b.max_cost_usd, Dimension::usd);
     r.quantity("deadline", b.deadline_s, Dimension::seconds);
-    r.number("memory_headroom", b.memory_headroom, 0, 0.95);
+    if (const YamlValue* h = r.get("memory_headroom")) read_memory_headroom(*h, b);
     if (const YamlValue* a = r.get("alerts")) read_alerts(*a, r.has("max_cost"), b);
+  }
+
+  // A fraction of HBM ("0.1") or a size ("8 GiB"): either is what must stay free on each GPU.
+  void read_memory_headroom(const YamlValue& v, model::BudgetSpec& b) {
+    const std::string path = "budget.memory_headroom";
+    const std::string expected =
+        "expected a fraction of HBM from 0 to 0.95 (e.g. 0.1) or a size with a unit (e.g. \"8 GiB\")";
+    if (!v.is_scalar()) {
+      d_.add(v, path, expected);
+      return;
+    }
+    if (const QuantityResult n = try_parse_number(v.scalar, 0, 0.95); n.ok()) {
+      b.memory_headroom = n.value;
+      return;
+    }
+    if (const QuantityResult q = try_parse_quantity(v.scalar, Dimension::bytes, Bound::non_negative);
+        q.ok()) {
+      b.memory_headroom_bytes = q.value;
+      return;
+    }
+    if (try_parse_number(v.scalar, 0, 1e300).ok()) {
+      d_.add(v, path,
+             "a fraction of HBM must be at most 0.95, found \"" + v.scalar +
+                 "\"; or give a size with a unit, like \"8 GiB\"");
+      return;
+    }
+    d_.add(v, path, expected + ", found \"" + v.scalar + "\"");
   }
 
   // Fractions of max_cost, any order (kept ascending); each > 0 and given once. Above 1 is allowed: an

@@ -5,15 +5,19 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "models/report/explain.hpp"
 #include "models/report/explain_campaign.hpp"
+#include "models/report/explain_headroom.hpp"
 #include "models/report/explain_time.hpp"
 #include "scenarios/framework_choice.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/studies/simulation.hpp"
 #include "tools/command.hpp"
+#include "tools/set_option.hpp"
 
 namespace trainsim::cli {
 namespace {
@@ -36,6 +40,7 @@ void add_explain_command(CLI::App& app, int& exit_code) {
   struct Options {
     std::string path;
     bool json = false;
+    std::vector<std::string> sets;
   };
   auto options = std::make_shared<Options>();
   auto* sub = app.add_subcommand("explain",
@@ -43,13 +48,18 @@ void add_explain_command(CLI::App& app, int& exit_code) {
                                  "their formulas, and why a layout does not fit");
   sub->add_option("scenario", options->path, "scenario YAML file")->required();
   sub->add_flag("--json", options->json, "print the explanation as JSON");
+  add_set_option(*sub, options->sets);
   sub->callback([options, &exit_code] {
-    const scenario::Scenario s = scenario::load_scenario_file(options->path);
+    const scenario::Scenario s = scenario::load_scenario_file(options->path, parse_sets(options->sets));
     if (const std::string note = scenario::unnamed_framework_note(s); !note.empty()) {
       std::cerr << "note: " << note << '\n';
     }
-    model::Explanation e = model::explain(s.model, s.parallelism, s.training, s.cluster.node.gpu,
-                                          s.budget.memory_headroom.value_or(0.0));
+    const double hbm = s.cluster.node.gpu.hbm_bytes;
+    const std::optional<double> headroom = s.budget.headroom_fraction(hbm);
+    model::Explanation e =
+        model::explain(s.model, s.parallelism, s.training, s.cluster.node.gpu, headroom.value_or(0.0));
+    if (!e.sections.empty() && e.memory_per_gpu > 0)
+      e.sections.push_back(model::explain_headroom(headroom, e.memory_per_gpu, hbm));
     e.sections.push_back(model::explain_time(scenario::step_input_of(s)));
     if (s.convergence) {
       e.sections.push_back(model::explain_convergence(s.model, s.training.global_batch, *s.convergence));

@@ -1,6 +1,7 @@
 #pragma once
 // The whole-run blocks of a scenario: checkpoints, failures, prices, budget. Plain data, SI units
 // (seconds, bytes), money in US dollars.
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -79,7 +80,15 @@ struct PricingSpec {
 struct BudgetSpec {
   std::optional<double> max_cost_usd;
   std::optional<double> deadline_s;
-  std::optional<double> memory_headroom;  ///< fraction of HBM that must stay free, e.g. 0.1
+  std::optional<double> memory_headroom;        ///< fraction of HBM that must stay free, e.g. 0.1
+  std::optional<double> memory_headroom_bytes;  ///< or bytes of it ("8 GiB"); at most one of the two is set
+  /// The fraction of a GPU's HBM that must stay free: the one given, as a fraction or in bytes (capped at
+  /// the whole HBM); none when the scenario gives neither.
+  [[nodiscard]] std::optional<double> headroom_fraction(double hbm_bytes) const {
+    if (memory_headroom) return memory_headroom;
+    if (memory_headroom_bytes && hbm_bytes > 0) return std::min(1.0, *memory_headroom_bytes / hbm_bytes);
+    return std::nullopt;
+  }
   /// Fractions of max_cost (> 0, ascending, distinct) at which the campaign's spend is reported: a row of
   /// run.csv and budget_alert_* fields in the summary. Only with max_cost.
   std::vector<double> alerts;

@@ -144,3 +144,43 @@ TEST_CASE("search marks the layouts priced as PyTorch FSDP1 when the scenario na
   CHECK(out.find("priced as PyTorch FSDP1") == std::string::npos);
   CHECK(out.find("3+ ") == std::string::npos);
 }
+
+TEST_CASE("search leaves the default memory headroom free, and its rows are distinct answers") {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "trainsim-search-headroom.yaml").string();
+  std::ofstream(path) << scenario;
+  std::string out;
+  const std::string binary = std::string("'") + TRAINSIM_BINARY + "'";
+  REQUIRE(shell_output(binary + " search " + path + " --top 10 --no-event --format json 2>/dev/null", out) ==
+          0);
+  std::string words;
+  REQUIRE(shell_output(binary + " search " + path + " --top 1 --no-event 2>&1", words) == 0);
+  std::filesystem::remove(path);
+  CHECK(words.find("the default memory headroom") != std::string::npos);
+  const nlohmann::json rows = nlohmann::json::parse(out);
+  REQUIRE(rows.size() >= 10);
+  // A100 80 GiB: 2 x 688 MB + 15 % of HBM must stay free (models/step/memory_headroom.hpp).
+  const double hbm = 80.0 * 1024 * 1024 * 1024;
+  const double allowed = hbm - (2 * 688e6 + 0.15 * hbm);
+  for (std::size_t i = 0; i < 10; ++i) {
+    CAPTURE(rows[i].dump());
+    CHECK(rows[i]["memory_per_gpu_bytes"].get<double>() <= allowed);
+    CHECK(rows[i].contains("same_results_with"));
+    for (std::size_t j = i + 1; j < 10; ++j) {
+      CHECK_FALSE((rows[i]["iteration_time_s"] == rows[j]["iteration_time_s"] &&
+                   rows[i]["memory_per_gpu_bytes"] == rows[j]["memory_per_gpu_bytes"]));
+    }
+  }
+}
+
+TEST_CASE("an empty Pareto front says why") {
+  const std::string path = (std::filesystem::temp_directory_path() / "trainsim-search-empty.yaml").string();
+  std::ofstream(path) << scenario << "budget: {deadline: \"1 h\"}\n";
+  std::string out;
+  REQUIRE(shell_output(std::string("'") + TRAINSIM_BINARY + "' search " + path + " --top 2 --no-event 2>&1",
+                       out) == 0);
+  std::filesystem::remove(path);
+  INFO(out);
+  CHECK(out.find("(empty) none of the") != std::string::npos);
+  CHECK(out.find("past budget.deadline 60.0 min") != std::string::npos);
+}
