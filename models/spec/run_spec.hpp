@@ -69,6 +69,11 @@ struct PricingSpec {
   bool enabled = false;
   std::string region;       ///< the region price table the values came from (`pricing.region`); "" when none
   double gpu_hour_usd = 0;  ///< on-demand price per GPU-hour
+  /// pricing.gpu_hour was one price for any hardware (not a map per preset, not a region's table): a
+  /// sweep over cluster.node then prices every GPU type alike, and says so.
+  bool gpu_hour_single = false;
+  /// The node or GPU preset whose entry of the pricing.gpu_hour map priced the cluster; "" otherwise.
+  std::string gpu_hour_priced_as;
   SpotPricing spot;
   StoragePricing storage;
   double egress_usd_per_gb = 0;

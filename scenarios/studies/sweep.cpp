@@ -18,6 +18,7 @@
 #include "models/report/summary.hpp"
 #include "models/step/step_simulator.hpp"
 #include "scenarios/loader.hpp"
+#include "scenarios/studies/node_price_sweep.hpp"
 #include "scenarios/studies/region_sweep.hpp"
 #include "scenarios/yaml_tree.hpp"
 #include "sim/error.hpp"
@@ -306,6 +307,11 @@ SweepTable::SweepTable(const std::string& scenario_path, model::Fidelity fidelit
   impl_->text = buffer.str();
   impl_->size = sweep_size(impl_->base.sweep);
   if (std::string note = check_region_sweep(impl_->text, scenario_path, impl_->overrides, impl_->base.sweep);
+      !note.empty()) {
+    impl_->notes.push_back(std::move(note));
+  }
+  if (std::string note =
+          check_node_price_sweep(impl_->text, scenario_path, impl_->overrides, impl_->base.sweep);
       !note.empty()) {
     impl_->notes.push_back(std::move(note));
   }

@@ -156,7 +156,7 @@ constexpr Case cases[] = {
     {"unknown-precision.yaml",
      "unknown-precision.yaml:7:14: training.precision: unknown value \"bf17\" (did you mean \"bf16\"?); expec"},
     {"unknown-region.yaml",
-     "unknown-region.yaml:4:19: pricing.region: unknown region preset \"us-central\"; known: eu-west, us-e"},
+     "unknown-region.yaml:4:19: pricing.region: unknown region preset \"us-central\"; known: eu-west, gpu-c"},
     {"unknown-schedule.yaml",
      "unknown-schedule.yaml:4:32: parallelism.schedule: unknown value \"1f1\" (did you mean \"1f1b\"?); expe"},
     {"unknown-top-key.yaml",
