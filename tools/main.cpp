@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   add_sweep_command(app, exit_code);
   add_merge_command(app, exit_code);
   add_search_command(app, exit_code);
+  add_compare_command(app, exit_code);
   add_validate_command(app, exit_code);
   add_calibrate_command(app, exit_code);
   add_explain_command(app, exit_code);
