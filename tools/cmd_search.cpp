@@ -101,7 +101,7 @@ std::string empty_front_reason(const scenario::SearchResult& r, const model::Bud
 }
 
 /// One row per distinct layout: the top K in rank order, then the Pareto layouts not among them.
-std::vector<model::Summary> rows_of(const scenario::SearchResult& r) {
+std::vector<model::Summary> rows_of(const scenario::SearchResult& r, const std::string& scenario_name) {
   std::vector<model::Summary> rows;
   std::vector<model::Labels> seen;
   const auto add = [&](const scenario::RankedLayout& entry, const std::string& rank, bool on_pareto) {
@@ -109,7 +109,8 @@ std::vector<model::Summary> rows_of(const scenario::SearchResult& r) {
     if (std::find(seen.begin(), seen.end(), keys) != seen.end()) return;
     seen.push_back(keys);
     const scenario::LayoutScore& s = entry.best();
-    model::Labels labels{{"rank", rank},
+    model::Labels labels{{"scenario", scenario_name},
+                         {"rank", rank},
                          {"on_pareto", on_pareto ? "true" : "false"},
                          {"fidelity", entry.event ? "event" : "analytic"}};
     labels.insert(labels.end(), keys.begin(), keys.end());
@@ -275,7 +276,7 @@ void add_search_command(CLI::App& app, int& exit_code) {
       if (r.pareto.empty()) std::cout << "   (empty) " << empty_front_reason(r, s.budget) << "\n";
     } else {
       if (r.pareto.empty()) words << "Pareto front empty: " << empty_front_reason(r, s.budget) << "\n";
-      const std::vector<model::Summary> rows = rows_of(r);
+      const std::vector<model::Summary> rows = rows_of(r, s.name);
       const std::string text = machine_output(rows, args->format);
       if (rows_to_stdout) {
         std::cout << text;

@@ -306,6 +306,15 @@ TEST_CASE("budget.memory_headroom takes a fraction of HBM or a size with a unit"
                        trainsim::InputError);
 }
 
+TEST_CASE("--set with a block's key written at the top suggests the block's key path") {
+  const std::string text =
+      "name: t\nmodel: gpt3-125m\ncluster: {node: dgx-a100-80gb, nodes: 1}\nparallelism: {tp: 1}\n"
+      "training: {global_batch: 8}\n";
+  CHECK_THROWS_WITH_AS(load_scenario_text(text, "t.yaml", {Override{"tp", "8"}}),
+                       doctest::Contains("tp: unknown key \"tp\" (did you mean \"parallelism.tp\"?)"),
+                       trainsim::InputError);
+}
+
 TEST_CASE("closest_match suggests only near misses") {
   CHECK(closest_match("paralelism", {"parallelism", "pricing"}) == "parallelism");
   CHECK(closest_match("GPU", {"gpu", "nodes"}) == "gpu");

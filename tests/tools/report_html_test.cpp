@@ -177,6 +177,23 @@ TEST_CASE("a search's page lists the top layouts with what bounds each") {
   CHECK(has(html, "bound by <b>bubble</b>: bubble 29 % of the step"));
   CHECK(has(html, R"(<div class="v">2 layouts</div>)"));  // the front: rank 1 and the 64-node layout
   CHECK_FALSE(cli::is_search_output(cli::parse_csv("point,feasible\n0,true\n", "s.csv")));
+  // Two node counts (128 and 64): the front is a trade, said so; no scenario column: titled by the file.
+  CHECK(has(html, "over 2 node counts (128, 64): trading time against money"));
+  CHECK_FALSE(has(html, "one node count"));
+  CHECK(has(html, "<title>Search: q.csv"));
+}
+
+TEST_CASE("a search's page is titled by the scenario its rows name, and one node count says so") {
+  const auto t = cli::parse_csv(
+      "scenario,rank,on_pareto,fidelity,cluster.nodes,parallelism.tp,budget,feasible,reason,compute_s,"
+      "run_time_s,cost_total_usd,fits\n"
+      "llama-70b,1,true,event,64,4,ok,true,,3.4,1700000,1540000,true\n"
+      "llama-70b,2,false,event,64,8,ok,true,,2.4,1800000,1600000,true\n",
+      "rows.csv");
+  const std::string html = cli::search_report_html("rows.csv", t);
+  CHECK(has(html, "<title>Search: llama-70b"));
+  CHECK(has(html, "layouts from rows.csv"));
+  CHECK(has(html, "one node count: cost follows time"));
 }
 
 TEST_CASE("a cluster report charts the nodes over the period and totals each team by hand") {

@@ -120,7 +120,7 @@ TEST_CASE("search -o writes the rows as CSV and needs a row format") {
   std::ifstream in(csv);
   std::string header;
   std::getline(in, header);
-  CHECK(header.starts_with("rank,on_pareto,fidelity,cluster.nodes,parallelism.tp,"));
+  CHECK(header.starts_with("scenario,rank,on_pareto,fidelity,cluster.nodes,parallelism.tp,"));
   CHECK(header.find(",iteration_time_s,") != std::string::npos);
   CHECK(shell_output(binary + " search " + path + " -o " + csv + " 2>&1", out) == 2);
   CHECK(out.find("add --format csv or --format json") != std::string::npos);
