@@ -105,10 +105,11 @@ ErrorBand error_band(const std::vector<BandCase>& cases, const std::string& gpu,
     lo = lo == 0 ? c.gpus : std::min(lo, c.gpus);
     hi = std::max(hi, c.gpus);
   }
-  const std::string what = fmt::format("{}, {}, {}", gpu, framework, style);
+  // No commas: the line is one CSV cell that naive splitting should not break.
+  const std::string what = fmt::format("{} / {} / {}", gpu, framework, style);
   if (ratios.size() < kMinCases) {
     band.basis = fmt::format(
-        "not validated for this GPU/framework/style ({}, {}): {} shipped case{} within {}x of its scale, {} "
+        "not validated for this GPU/framework/style ({} / {}): {} shipped case{} within {}x of its scale; {} "
         "needed",
         what, gpus_words(gpus, gpus), ratios.size(), ratios.size() == 1 ? "" : "s", kScaleFactor, kMinCases);
     band.cases.clear();
@@ -120,7 +121,7 @@ ErrorBand error_band(const std::vector<BandCase>& cases, const std::string& gpu,
   band.high = ratios[static_cast<std::size_t>(std::ceil(0.9 * last))];
   band.validated = true;
   band.basis = fmt::format(
-      "from {} validation cases ({}, {}): measured {:.2f}-{:.2f} x predicted (10th-90th percentile)",
+      "from {} validation cases ({} / {}): measured {:.2f}-{:.2f} x predicted (10th-90th percentile)",
       ratios.size(), what, gpus_words(lo, hi), band.low, band.high);
   return band;
 }

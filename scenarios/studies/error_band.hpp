@@ -51,8 +51,9 @@ struct ErrorBand {
   double low = 1;  ///< the band is [low · predicted, high · predicted]
   double high = 1;
   std::vector<std::string> cases;  ///< names of the near cases it was taken from
-  /// One line: "from 3 validation cases (h100-sxm, fsdp2, dense 3D, 8192–16384 GPUs): measured 0.80–0.89 x
-  /// predicted", or "not validated for this GPU/framework/style (gb200, megatron-core, dense 3D, 512 GPUs)".
+  /// One line: "from 3 validation cases (h100-sxm / fsdp2 / dense 3D / 8192-16384 GPUs): measured 0.80–0.89 x
+  /// predicted", or "not validated for this GPU/framework/style (gb200 / megatron-core / dense 3D / 512
+  /// GPUs)".
   std::string basis;
 };
 

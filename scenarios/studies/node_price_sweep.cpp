@@ -1,11 +1,9 @@
 #include "scenarios/studies/node_price_sweep.hpp"
 
-#include <algorithm>
 #include <map>
 
 #include "models/report/summary.hpp"
 #include "scenarios/studies/sweep.hpp"
-#include "sim/error.hpp"
 
 namespace trainsim::scenario {
 
@@ -15,25 +13,11 @@ constexpr std::string_view kNodeKey = "cluster.node";
 
 std::string check_node_price_sweep(std::string_view text, const std::string& path,
                                    const std::vector<Override>& overrides, const SweepSpec& sweep) {
-  const auto axis = std::find_if(sweep.axes.begin(), sweep.axes.end(),
-                                 [](const SweepAxis& a) { return a.key_path == kNodeKey; });
-  if (axis == sweep.axes.end() || sweep_size(sweep) == 0) return "";
-  const std::size_t axis_index = static_cast<std::size_t>(axis - sweep.axes.begin());
-  const SweepPoint first = sweep_point(sweep, 0);
   // GPU type -> the single price that billed it (only points priced by one pricing.gpu_hour for all).
   std::map<std::string, double> single;
-  for (const std::string& node : axis->values) {
-    std::vector<Override> point = overrides;
-    for (std::size_t i = 0; i < first.overrides.size(); ++i) {
-      point.push_back(i == axis_index ? Override{std::string(kNodeKey), node} : first.overrides[i]);
-    }
-    point.push_back(Override{"sweep", "{}"});
-    try {
-      const Scenario s = load_scenario_text(text, path, point);
-      if (s.pricing.gpu_hour_single) single.emplace(s.cluster.node.gpu.name, s.pricing.gpu_hour_usd);
-    } catch (const InputError&) {
-      continue;  // that point's rows say why
-    }
+  for (const SweptValue& v : load_swept_values(text, path, overrides, sweep, kNodeKey)) {
+    const Scenario& s = v.scenario;
+    if (s.pricing.gpu_hour_single) single.emplace(s.cluster.node.gpu.name, s.pricing.gpu_hour_usd);
   }
   if (single.size() < 2) return "";
   // GPU types that share one price: the first price shared by two or more.

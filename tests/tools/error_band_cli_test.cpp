@@ -37,7 +37,7 @@ TEST_CASE("run gives iteration time, run time and cost a band from the nearest v
   const nlohmann::json j = nlohmann::json::parse(o.out);
   const std::string basis = j["error_band"].get<std::string>();
   CHECK(basis.starts_with("from "));
-  CHECK(basis.find("(a100-sxm4-80gb, deepspeed, dense 3D, ") != std::string::npos);
+  CHECK(basis.find("(a100-sxm4-80gb / deepspeed / dense 3D / ") != std::string::npos);
   // One pair of ratios scales all three figures.
   const double low = j["iteration_time_low_s"].get<double>() / j["iteration_time_s"].get<double>();
   const double high = j["iteration_time_high_s"].get<double>() / j["iteration_time_s"].get<double>();
@@ -65,6 +65,6 @@ TEST_CASE("a GB200 run says it is not validated, and carries no band") {
   REQUIRE(o.exit_code == 0);
   const nlohmann::json j = nlohmann::json::parse(o.out);
   CHECK(j["error_band"].get<std::string>().starts_with(
-      "not validated for this GPU/framework/style (gb200, deepspeed, dense 3D, 144 GPUs)"));
+      "not validated for this GPU/framework/style (gb200 / deepspeed / dense 3D / 144 GPUs)"));
   CHECK_FALSE(j.contains("iteration_time_low_s"));
 }

@@ -80,7 +80,7 @@ TEST_CASE("compare prints the options side by side with their bands, and writes 
   CHECK(o.out.find("llama3-70b-h100-fsdp2  2048 x h100-sxm") != std::string::npos);
   CHECK(o.out.find("llama3-70b-b200-fsdp2  1024 x b200") != std::string::npos);
   CHECK(o.out.find("(not validated)") != std::string::npos);  // B200: no shipped case
-  CHECK(o.out.find("from 3 validation cases (h100-sxm, fsdp2, dense 3D, 8192-16384 GPUs)") !=
+  CHECK(o.out.find("from 3 validation cases (h100-sxm / fsdp2 / dense 3D / 8192-16384 GPUs)") !=
         std::string::npos);
   const std::string html = trainsim::e2e::read_file(page);
   CHECK(html.find("data-report=\"compare\"") != std::string::npos);

@@ -35,14 +35,14 @@ TEST_CASE("the band is the 10th to 90th percentile of the near cases' measured /
   CHECK(band.low == doctest::Approx(0.84));
   CHECK(band.high == doctest::Approx(1.16));
   CHECK(band.cases.size() == 11);
-  CHECK(band.basis.find("from 11 validation cases (a100-sxm4-80gb, deepspeed, dense 3D, 64 GPUs)") !=
+  CHECK(band.basis.find("from 11 validation cases (a100-sxm4-80gb / deepspeed / dense 3D / 64 GPUs)") !=
         std::string::npos);
   // Two near cases are too few.
   const ErrorBand few =
       error_band({synthetic(1.0, 64), synthetic(1.1, 64)}, "a100-sxm4-80gb", "deepspeed", "dense 3D", 64);
   CHECK_FALSE(few.validated);
   CHECK(few.basis.starts_with(
-      "not validated for this GPU/framework/style (a100-sxm4-80gb, deepspeed, dense 3D"));
+      "not validated for this GPU/framework/style (a100-sxm4-80gb / deepspeed / dense 3D"));
 }
 
 TEST_CASE("on the shipped A100 DeepSpeed cases the band holds at least 80 % of their measurements") {
@@ -78,8 +78,8 @@ TEST_CASE("a GPU with no shipped case says it is not validated") {
   const std::string folder = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/validation/vtrain-multi";
   const ErrorBand band = error_band(band_cases(folder), "gb200", "megatron-core", "dense 3D", 72);
   CHECK_FALSE(band.validated);
-  CHECK(
-      band.basis ==
-      "not validated for this GPU/framework/style (gb200, megatron-core, dense 3D, 72 GPUs): 0 shipped cases "
-      "within 8x of its scale, 3 needed");
+  CHECK(band.basis ==
+        "not validated for this GPU/framework/style (gb200 / megatron-core / dense 3D / 72 GPUs): 0 shipped "
+        "cases "
+        "within 8x of its scale; 3 needed");
 }
