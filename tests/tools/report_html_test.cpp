@@ -221,3 +221,20 @@ TEST_CASE("a cluster report charts the nodes over the period and totals each tea
   CHECK(has(html, R"(data-chart="cluster-teams")"));
   CHECK_FALSE(has(html, "<script"));
 }
+
+TEST_CASE("a run's page gives the error band of its time and bill, and where it comes from") {
+  auto summary = nlohmann::ordered_json::parse(kSummary);
+  // A band of 0.9-1.2 x: 3.6e6 s is 41.7 d, so 37.5 d to 50.0 d; $1.5M gives $1.35M to $1.80M.
+  summary["run_time_low_s"] = 0.9 * 3.6e6;
+  summary["run_time_high_s"] = 1.2 * 3.6e6;
+  summary["cost_total_low_usd"] = 0.9 * 1.5e6;
+  summary["cost_total_high_usd"] = 1.2 * 1.5e6;
+  summary["error_band"] =
+      "from 5 validation cases (x / y / dense 3D / 64 GPUs): measured 0.90-1.20 x predicted";
+  const std::string html = cli::run_report_html("dir", summary.dump(), {}, std::nullopt);
+  CHECK(has(html, "likely 37.5 d to 50.0 d"));
+  CHECK(has(html, "likely $1.35M to $1.80M"));
+  CHECK(has(html, "<b>Error band:</b> from 5 validation cases"));
+  // Without one, nothing is said.
+  CHECK_FALSE(has(cli::run_report_html("dir", kSummary, {}, std::nullopt), "likely"));
+}
