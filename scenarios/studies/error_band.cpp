@@ -3,11 +3,16 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
-#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <mutex>
 
 #include "scenarios/collective_case.hpp"
 #include "scenarios/loader.hpp"
+#include "scenarios/presets.hpp"
 #include "scenarios/shipped_data.hpp"
 #include "scenarios/studies/validation_runner.hpp"
 #include "sim/error.hpp"
@@ -37,6 +42,43 @@ std::string strip_unnamed(const std::string& framework) {
   return framework.ends_with(suffix) ? framework.substr(0, framework.size() - suffix.size()) : framework;
 }
 
+/// The value written after `key: ` on the first line of `text` that has it ("" when none), up to a comma,
+/// brace or the line's end.
+std::string written_value(const std::string& text, const std::string& key) {
+  const std::size_t at = text.find(key + ": ");
+  if (at == std::string::npos || (at > 0 && std::isalnum(static_cast<unsigned char>(text[at - 1])) != 0))
+    return "";
+  const std::size_t from = at + key.size() + 2;
+  const std::size_t to = text.find_first_of(",}\n", from);
+  std::string value = text.substr(from, to == std::string::npos ? std::string::npos : to - from);
+  while (!value.empty() && value.back() == ' ') value.pop_back();
+  return value;
+}
+
+/// Whether a case file may be a run on `gpu` under `framework`, from a look at its text before it is
+/// loaded (loading every shipped case costs most of a second): false only when it names a node preset
+/// whose GPU is another and gives no GPU of its own, or names another framework. Empty: anything.
+bool may_match(const std::string& file, const std::string& gpu, const std::string& framework) {
+  if (gpu.empty() && framework.empty()) return true;
+  std::ifstream in(file, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!framework.empty()) {
+    const std::string named = written_value(text, "framework");
+    if (!named.empty() && named.find_first_of("{[") == std::string::npos && named != framework) return false;
+  }
+  if (!gpu.empty() && text.find("gpu:") == std::string::npos) {
+    const std::string node = written_value(text, "node");
+    if (!node.empty()) {
+      try {
+        if (node_preset(node).gpu.name != gpu) return false;
+      } catch (const InputError&) {
+        return true;  // loading it says what is wrong
+      }
+    }
+  }
+  return true;
+}
+
 std::string gpus_words(std::int64_t lo, std::int64_t hi) {
   return lo == hi ? fmt::format("{} GPUs", lo) : fmt::format("{}-{} GPUs", lo, hi);
 }
@@ -49,11 +91,12 @@ std::string parallel_style(const Scenario& s) {
   return "dense 3D";
 }
 
-std::vector<BandCase> band_cases(const std::string& folder) {
+std::vector<BandCase> band_cases(const std::string& folder, const std::string& gpu,
+                                 const std::string& framework) {
   std::vector<std::string> files;
   std::vector<BandCase> cases;
   for (const std::string& file : find_case_files({folder})) {
-    if (is_collective_case_file(file)) continue;
+    if (is_collective_case_file(file) || !may_match(file, gpu, framework)) continue;
     try {
       const Scenario s = load_scenario_file(file);
       if (!s.measured) continue;
@@ -78,15 +121,20 @@ std::vector<BandCase> band_cases(const std::string& folder) {
   return out;
 }
 
-const std::vector<BandCase>& shipped_band_cases() {
-  static const std::vector<BandCase> cases = [] {
-    try {
-      return band_cases(validation_suite_folder("all"));
-    } catch (const InputError&) {
-      return std::vector<BandCase>{};  // no shipped validation folder: nothing is validated
-    }
-  }();
-  return cases;
+const std::vector<BandCase>& shipped_band_cases(const std::string& gpu, const std::string& framework) {
+  // One evaluation per GPU and framework per process; sweeps ask from many threads.
+  static std::mutex lock;
+  static std::map<std::pair<std::string, std::string>, std::vector<BandCase>> cache;
+  const std::lock_guard<std::mutex> guard(lock);
+  const auto key = std::pair(gpu, framework);
+  if (const auto it = cache.find(key); it != cache.end()) return it->second;
+  std::vector<BandCase> cases;
+  try {
+    cases = band_cases(validation_suite_folder("all"), gpu, framework);
+  } catch (const InputError&) {
+    // no shipped validation folder: nothing is validated
+  }
+  return cache.emplace(key, std::move(cases)).first->second;
 }
 
 ErrorBand error_band(const std::vector<BandCase>& cases, const std::string& gpu, const std::string& framework,
@@ -127,9 +175,9 @@ ErrorBand error_band(const std::vector<BandCase>& cases, const std::string& gpu,
 }
 
 ErrorBand error_band_of(const Scenario& s) {
-  return error_band(shipped_band_cases(), s.cluster.node.gpu.name,
-                    std::string(model::to_string(s.parallelism.framework.preset)), parallel_style(s),
-                    s.cluster.total_gpus());
+  const std::string framework(model::to_string(s.parallelism.framework.preset));
+  return error_band(shipped_band_cases(s.cluster.node.gpu.name, framework), s.cluster.node.gpu.name,
+                    framework, parallel_style(s), s.cluster.total_gpus());
 }
 
 void add_error_band(model::Summary& summary, const ErrorBand& band) {

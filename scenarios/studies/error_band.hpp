@@ -41,10 +41,14 @@ struct BandCase {
   double ratio = 0;  ///< measured iteration time / predicted iteration time
 };
 
-/// Every step case under `folder` that loads, simulates and has an iteration-time or throughput metric.
-[[nodiscard]] std::vector<BandCase> band_cases(const std::string& folder);
-/// The shipped cases (scenarios/validation), evaluated once per process.
-[[nodiscard]] const std::vector<BandCase>& shipped_band_cases();
+/// Every step case under `folder` that loads, simulates and has an iteration-time or throughput metric;
+/// with `gpu` and `framework` given, only those that may be runs on that GPU preset under that framework
+/// (the others are passed over by a look at their text, before they are loaded).
+[[nodiscard]] std::vector<BandCase> band_cases(const std::string& folder, const std::string& gpu = "",
+                                               const std::string& framework = "");
+/// The shipped cases (scenarios/validation) for a GPU preset and framework, evaluated once per process.
+[[nodiscard]] const std::vector<BandCase>& shipped_band_cases(const std::string& gpu,
+                                                              const std::string& framework);
 
 struct ErrorBand {
   bool validated = false;

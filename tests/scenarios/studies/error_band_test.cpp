@@ -83,3 +83,27 @@ TEST_CASE("a GPU with no shipped case says it is not validated") {
         "cases "
         "within 8x of its scale; 3 needed");
 }
+
+TEST_CASE("the look at a case's text before loading it passes over no case of the GPU and framework asked") {
+  const std::string folder = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/validation/published";
+  const std::vector<BandCase> all = band_cases(folder);
+  for (const auto& [gpu, framework] : {std::pair<std::string, std::string>{"h100-sxm", "fsdp2"},
+                                       {"a100-sxm4-80gb", "megatron-lm-2021"},
+                                       {"a100-sxm4-80gb", "deepspeed"},
+                                       {"gb200", "megatron-core"}}) {
+    CAPTURE(gpu);
+    CAPTURE(framework);
+    std::vector<std::string> expected;
+    for (const BandCase& c : all) {
+      if (c.gpu == gpu && c.framework == framework) expected.push_back(c.name);
+    }
+    // The look may keep cases it cannot rule out; it must not pass over one that matches.
+    std::vector<std::string> got;
+    for (const BandCase& c : band_cases(folder, gpu, framework)) {
+      if (c.gpu == gpu && c.framework == framework) got.push_back(c.name);
+    }
+    CHECK(got == expected);
+  }
+  // The published folder: 3 Llama 3 runs on H100 under FSDP2, 10 Narayanan runs and BLOOM on A100.
+  CHECK(std::count_if(all.begin(), all.end(), [](const BandCase& c) { return c.gpu == "h100-sxm"; }) == 3);
+}
