@@ -179,7 +179,7 @@ std::string dump_scenario(const Scenario& s) {
            ", carbon: " + qty(pr.energy.carbon_g_per_kwh, Dimension::grams_per_kwh) + "}\n";
   }
   const auto& bu = s.budget;
-  if (bu.max_cost_usd || bu.deadline_s || bu.memory_headroom) {
+  if (bu.max_cost_usd || bu.deadline_s || bu.memory_headroom || bu.memory_headroom_bytes) {
     std::string parts;
     if (bu.max_cost_usd) parts += "max_cost: " + qty(*bu.max_cost_usd, Dimension::usd);
     if (bu.deadline_s)
@@ -188,6 +188,9 @@ std::string dump_scenario(const Scenario& s) {
     if (bu.memory_headroom)
       parts +=
           (parts.empty() ? "" : ", ") + std::string("memory_headroom: ") + format_number(*bu.memory_headroom);
+    if (bu.memory_headroom_bytes)
+      parts += (parts.empty() ? "" : ", ") + std::string("memory_headroom: ") +
+               qty(*bu.memory_headroom_bytes, Dimension::bytes);
     if (!bu.alerts.empty()) {
       parts += (parts.empty() ? "" : ", ") + std::string("alerts: [");
       for (std::size_t i = 0; i < bu.alerts.size(); ++i)

@@ -115,7 +115,8 @@ class Converter {
     if (const YamlValue* v = r.get("checkpoint")) read_checkpoint(*v, s.checkpoint);
     if (const YamlValue* v = r.get("failures")) read_failures(*v, s.failures);
     if (const YamlValue* v = r.get("pricing"))
-      read_pricing(*v, s.pricing, cluster_ok ? s.cluster.node.gpu.name : "");
+      read_pricing(*v, s.pricing, cluster_ok ? s.cluster.node.gpu.name : "",
+                   cluster_ok ? s.cluster.node.name : "");
     if (const YamlValue* v = r.get("budget")) read_budget(*v, s.budget);
     if (const YamlValue* v = r.get("convergence")) {
       s.convergence = read_convergence_block(d_, *v);
@@ -471,15 +472,17 @@ class Converter {
     }
   }
 
-  // `gpu` is the cluster's GPU preset name, "" when the cluster did not read (its errors are reported).
-  void read_pricing(const YamlValue& v, model::PricingSpec& p, const std::string& gpu) {
+  // `gpu` and `node` are the cluster's GPU and node preset names, "" when the cluster did not read (its
+  // errors are reported).
+  void read_pricing(const YamlValue& v, model::PricingSpec& p, const std::string& gpu,
+                    const std::string& node) {
     MapReader r(d_, v, "pricing",
                 {"region", "gpu_hour", "spot", "storage", "egress", "egress_data", "energy", "commitment"});
     if (!r.valid()) return;
     p.enabled = true;
     // The region's table first: every key written beside it is read after it and wins.
     if (const YamlValue* region = r.get("region")) read_region(*region, p, gpu, r.has("gpu_hour"));
-    r.quantity("gpu_hour", p.gpu_hour_usd, Dimension::usd_per_hour, Bound::non_negative);
+    if (const YamlValue* g = r.get("gpu_hour")) read_gpu_hour(*g, p, gpu, node);
     if (const YamlValue* c = r.get("commitment")) {
       MapReader cr(d_, *c, "pricing.commitment", {"gpus", "term", "gpu_hour"});
       if (cr.valid() && cr.require({"gpus", "term", "gpu_hour"})) {
@@ -514,6 +517,44 @@ class Converter {
     }
   }
 
+  // One price ("$2.50/h") for any hardware, or a price per node or GPU preset ({dgx-h100: "$2.50",
+  // dgx-b200: "$4.50"}): the cluster's node preset first, then its GPU preset.
+  void read_gpu_hour(const YamlValue& v, model::PricingSpec& p, const std::string& gpu,
+                     const std::string& node) {
+    const std::string path = "pricing.gpu_hour";
+    if (!v.is_mapping()) {
+      if (const auto price = read_quantity(d_, v, path, Dimension::usd_per_hour, Bound::non_negative)) {
+        p.gpu_hour_usd = *price;
+        p.gpu_hour_single = true;
+      }
+      return;
+    }
+    if (v.entries.empty()) {
+      d_.add(v, path,
+             "expected a price, or a price per node preset, e.g. {dgx-h100: \"$2.50\", dgx-b200: \"$4.50\"}");
+      return;
+    }
+    const YamlEntry* chosen = nullptr;
+    std::string names;
+    for (const YamlEntry& e : v.entries) {
+      names += (names.empty() ? "" : ", ") + e.key;
+      const auto price =
+          read_quantity(d_, e.value, join_path(path, e.key), Dimension::usd_per_hour, Bound::non_negative);
+      if (!price) continue;
+      if (e.key == node || (e.key == gpu && (chosen == nullptr || chosen->key != node))) chosen = &e;
+    }
+    if (node.empty() && gpu.empty()) return;  // the cluster's own errors are reported
+    if (chosen == nullptr) {
+      d_.add(v, path,
+             "no price for the cluster's node " + node + " (GPU " + gpu + "): the map prices " + names +
+                 "; add one for " + node);
+      return;
+    }
+    p.gpu_hour_usd = *read_quantity(d_, chosen->value, join_path(path, chosen->key), Dimension::usd_per_hour,
+                                    Bound::non_negative);
+    p.gpu_hour_priced_as = chosen->key;
+  }
+
   void read_region(const YamlValue& v, model::PricingSpec& p, const std::string& gpu,
                    bool explicit_gpu_hour) {
     const std::string path = "pricing.region";
@@ -536,8 +577,35 @@ class Converter {
     MapReader r(d_, v, "budget", {"max_cost", "deadline", "memory_headroom", "alerts"});
     r.quantity("max_cost", b.max_cost_usd, Dimension::usd);
     r.quantity("deadline", b.deadline_s, Dimension::seconds);
-    r.number("memory_headroom", b.memory_headroom, 0, 0.95);
+    if (const YamlValue* h = r.get("memory_headroom")) read_memory_headroom(*h, b);
     if (const YamlValue* a = r.get("alerts")) read_alerts(*a, r.has("max_cost"), b);
+  }
+
+  // A fraction of HBM ("0.1") or a size ("8 GiB"): either is what must stay free on each GPU.
+  void read_memory_headroom(const YamlValue& v, model::BudgetSpec& b) {
+    const std::string path = "budget.memory_headroom";
+    const std::string expected =
+        "expected a fraction of HBM from 0 to 0.95 (e.g. 0.1) or a size with a unit (e.g. \"8 GiB\")";
+    if (!v.is_scalar()) {
+      d_.add(v, path, expected);
+      return;
+    }
+    if (const QuantityResult n = try_parse_number(v.scalar, 0, 0.95); n.ok()) {
+      b.memory_headroom = n.value;
+      return;
+    }
+    if (const QuantityResult q = try_parse_quantity(v.scalar, Dimension::bytes, Bound::non_negative);
+        q.ok()) {
+      b.memory_headroom_bytes = q.value;
+      return;
+    }
+    if (try_parse_number(v.scalar, 0, 1e300).ok()) {
+      d_.add(v, path,
+             "a fraction of HBM must be at most 0.95, found \"" + v.scalar +
+                 "\"; or give a size with a unit, like \"8 GiB\"");
+      return;
+    }
+    d_.add(v, path, expected + ", found \"" + v.scalar + "\"");
   }
 
   // Fractions of max_cost, any order (kept ascending); each > 0 and given once. Above 1 is allowed: an

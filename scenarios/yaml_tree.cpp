@@ -474,7 +474,13 @@ MapReader::MapReader(Diagnostics& d, const YamlValue& node, std::string path,
   for (const YamlEntry& e : node.entries) {
     if (std::find(allowed.begin(), allowed.end(), e.key) != allowed.end()) continue;
     std::string message = "unknown key " + in_quotes(e.key);
-    const std::string suggestion = closest_match(e.key, allowed);
+    std::string suggestion = closest_match(e.key, allowed);
+    // A key of a block written at the top (`--set tp=8`): the block of this file that has it.
+    for (const YamlEntry& block : node.entries) {
+      if (!suggestion.empty() || !path_.empty()) break;
+      if (block.value.is_mapping() && block.value.find(e.key) != nullptr)
+        suggestion = block.key + "." + e.key;
+    }
     if (!suggestion.empty()) {
       message += " (did you mean " + in_quotes(suggestion) + "?)";
     } else {

@@ -5,11 +5,13 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "scenarios/framework_choice.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/studies/scenario_explanation.hpp"
 #include "tools/command.hpp"
+#include "tools/set_option.hpp"
 
 namespace trainsim::cli {
 
@@ -17,6 +19,7 @@ void add_explain_command(CLI::App& app, int& exit_code) {
   struct Options {
     std::string path;
     bool json = false;
+    std::vector<std::string> sets;
   };
   auto options = std::make_shared<Options>();
   auto* sub = app.add_subcommand("explain",
@@ -24,8 +27,9 @@ void add_explain_command(CLI::App& app, int& exit_code) {
                                  "their formulas, and why a layout does not fit");
   sub->add_option("scenario", options->path, "scenario YAML file")->required();
   sub->add_flag("--json", options->json, "print the explanation as JSON");
+  add_set_option(*sub, options->sets);
   sub->callback([options, &exit_code] {
-    const scenario::Scenario s = scenario::load_scenario_file(options->path);
+    const scenario::Scenario s = scenario::load_scenario_file(options->path, parse_sets(options->sets));
     if (const std::string note = scenario::unnamed_framework_note(s); !note.empty()) {
       std::cerr << "note: " << note << '\n';
     }

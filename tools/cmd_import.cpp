@@ -63,6 +63,11 @@ void emit(const std::string& yaml, const std::string& source, const std::string&
 void add_import_command(CLI::App& app, int& exit_code) {
   auto* sub = app.add_subcommand("import", "write a scenario from another tool's configuration");
   sub->require_subcommand(1);
+  // Without a known source CLI11 says only "A subcommand is required": name the sources, and where a
+  // HuggingFace config.json goes instead (`model: {hf_config: PATH}` in a scenario).
+  sub->footer(
+      "Sources: megatron (a Megatron-LM argument list) and nemo (a NeMo 2 recipe). A HuggingFace config.json "
+      "is not imported: write model: {hf_config: path/to/config.json} in a scenario.");
   auto args = std::make_shared<ImportArgs>();
   auto* megatron = sub->add_subcommand(
       "megatron",

@@ -17,6 +17,7 @@
 #include "models/run/run_timeline.hpp"
 #include "models/step/step_simulator.hpp"
 #include "scenarios/loader.hpp"
+#include "scenarios/studies/error_band.hpp"
 #include "scenarios/studies/simulation.hpp"
 #include "sim/error.hpp"
 #include "sim/gzip.hpp"
@@ -76,8 +77,11 @@ int run(const RunArgs& args) {
   const model::StepReport& step = result.step;
   const model::RunReport& run = result.run;
 
-  const model::Summary summary =
+  model::Summary summary =
       model::summarize(model::run_labels(s.name, model::to_string(fidelity), s.tags), step, &run);
+  // How far predictions of runs like this one were from their measurements
+  // (scenarios/studies/error_band.hpp).
+  if (step.feasible) scenario::add_error_band(summary, scenario::error_band_of(s));
   if (args.format == "json") {
     std::cout << model::to_json(summary, 2) << '\n';
   } else {

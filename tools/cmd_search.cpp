@@ -58,14 +58,40 @@ std::string layout_words(const model::ParallelPlan& p) {
   return words + fmt::format(", recompute {}", to_string(p.recompute));
 }
 
+/// Why the Pareto front is empty: nothing fits, or what the budget asks that no usable layout gives.
+std::string empty_front_reason(const scenario::SearchResult& r, const model::BudgetSpec& budget) {
+  using model::FieldUnit;
+  using model::format_human;
+  if (r.usable == 0) {
+    return fmt::format(
+        "no layout fits with {:.1f} % of HBM left free (memory headroom) and is feasible: `trainsim explain` "
+        "the scenario's own layout shows what fills the memory; more GPUs (--nodes) or a smaller headroom "
+        "(budget.memory_headroom) widen the search",
+        r.memory_headroom * 100);
+  }
+  std::string out = fmt::format("none of the {} usable layouts meets the budget:", r.usable);
+  if (budget.deadline_s && r.fastest_run_time_s > *budget.deadline_s) {
+    out += fmt::format(" the fastest runs {}, past budget.deadline {};",
+                       format_human(FieldUnit::seconds, r.fastest_run_time_s),
+                       format_human(FieldUnit::seconds, *budget.deadline_s));
+  }
+  if (budget.max_cost_usd && r.cheapest_cost_usd > *budget.max_cost_usd) {
+    out += fmt::format(" the cheapest costs {}, over budget.max_cost {};",
+                       format_human(FieldUnit::usd, r.cheapest_cost_usd),
+                       format_human(FieldUnit::usd, *budget.max_cost_usd));
+  }
+  if (out.back() == ':') out += " no single layout meets the deadline and the cost together;";
+  return out + " the top layouts above are the closest (--nodes tries other cluster sizes)";
+}
+
 std::string table(const std::vector<scenario::RankedLayout>& rows, int gpus_per_node) {
   using model::FieldUnit;
   using model::format_human;
   std::string out = fmt::format(
       "{:>4} {:>6} {:>3} {:>3} {:>5} {:>3} {:>3} {:>3} {:<15} {:>4} {:<9} {:>10} {:>10} {:>6} "
-      "{:>10} {:>10} {:<8} {}\n",
+      "{:>10} {:>10} {:<8} {:<6} {}\n",
       "#", "gpus", "tp", "pp", "dp", "cp", "ep", "mb", "schedule", "zero", "recompute", "iteration", "memory",
-      "mfu", "run_time", "cost", "fidelity", "budget");
+      "mfu", "run_time", "cost", "fidelity", "budget", "same results with");
   int rank = 0;
   bool kept = false;
   bool fsdp = false;
@@ -85,12 +111,12 @@ std::string table(const std::vector<scenario::RankedLayout>& rows, int gpus_per_
                                      : std::string(to_string(p.schedule));
     out += fmt::format(
         "{:>4} {:>6} {:>3} {:>3} {:>5} {:>3} {:>3} {:>3} {:<15} {:>4} {:<9} {:>10} {:>10} {:>6} {:>10} "
-        "{:>10} {:<8} {}\n",
+        "{:>10} {:<8} {:<6} {}\n",
         ++rank, row.layout.nodes * gpus_per_node, p.tp, p.pp, p.dp, p.cp, p.ep, p.micro_batch, schedule, zero,
         to_string(p.recompute), format_human(FieldUnit::seconds, s.step.iteration_time),
         format_human(FieldUnit::bytes, s.step.memory_per_gpu), format_human(FieldUnit::fraction, s.step.mfu),
         format_human(FieldUnit::seconds, s.run_time_s), format_human(FieldUnit::usd, s.cost_usd),
-        row.event ? "event" : "analytic", s.meets_budget() ? "ok" : "missed");
+        row.event ? "event" : "analytic", s.meets_budget() ? "ok" : "missed", same_results_words(row));
   }
   if (kept)
     out +=
@@ -154,8 +180,18 @@ void add_search_command(CLI::App& app, int& exit_code) {
     // Rows to standard output keep it machine-readable: the words go to standard error then.
     const bool rows_to_stdout = args->format != "table" && args->output.empty();
     std::ostream& words = rows_to_stdout ? std::cerr : std::cout;
-    words << fmt::format("{}: {} layouts divide, {} fit and are feasible ({:.2f} s)\n", s.name, r.enumerated,
-                         r.usable, seconds);
+    words << fmt::format("{}: {} layouts divide, {} fit and are feasible ({:.2f} s); {} distinct answers\n",
+                         s.name, r.enumerated, r.usable, seconds, r.distinct);
+    const double hbm = s.cluster.node.gpu.hbm_bytes;
+    words << fmt::format(
+        "Every layout leaves {} of {} HBM free per GPU ({:.1f} %){}\n",
+        model::format_human(model::FieldUnit::bytes, r.memory_headroom * hbm),
+        model::format_human(model::FieldUnit::bytes, hbm), r.memory_headroom * 100,
+        r.default_headroom
+            ? ": the default memory headroom for what real jobs lose (CUDA context, NCCL buffers, "
+              "allocator fragmentation; `trainsim explain` lists each with its source); set "
+              "budget.memory_headroom to change it"
+            : " (budget.memory_headroom)");
     if (s.budget.deadline_s || s.budget.max_cost_usd) {
       words << fmt::format("{} of them meet the budget; those that miss it rank after them and are marked\n",
                            r.within_budget);
@@ -168,11 +204,11 @@ void add_search_command(CLI::App& app, int& exit_code) {
     }
     const scenario::LayoutScore& own = r.given.analytic;
     words << "The scenario's own layout (" << layout_words(r.given.layout.plan) << "): "
-          << (own.usable()
-                  ? fmt::format("would rank {} of {}, run time {}, cost {} (analytic)", r.given_rank,
-                                r.usable + 1, model::format_human(model::FieldUnit::seconds, own.run_time_s),
-                                model::format_human(model::FieldUnit::usd, own.cost_usd))
-                  : "not usable: " + first_line(own.step.reason))
+          << (own.usable() ? fmt::format("would rank {} of {}, run time {}, cost {} (analytic)", r.given_rank,
+                                         r.distinct + 1,
+                                         model::format_human(model::FieldUnit::seconds, own.run_time_s),
+                                         model::format_human(model::FieldUnit::usd, own.cost_usd))
+                           : "not usable: " + first_line(own.step.reason))
           << "\n";
     if (args->format == "table") {
       std::cout << fmt::format("\nTop {} by run {}:\n", r.top.size(), args->objective) << table(r.top, gpn);
@@ -180,8 +216,10 @@ void add_search_command(CLI::App& app, int& exit_code) {
                        "\nPareto front, run time vs run cost ({} layouts meeting the budget, analytic):\n",
                        r.pareto.size())
                 << table(r.pareto, gpn);
+      if (r.pareto.empty()) std::cout << "   (empty) " << empty_front_reason(r, s.budget) << "\n";
     } else {
-      const std::vector<model::Summary> rows = scenario::search_rows(r);
+      if (r.pareto.empty()) words << "Pareto front empty: " << empty_front_reason(r, s.budget) << "\n";
+      const std::vector<model::Summary> rows = scenario::search_rows(r, s.name);
       const std::string text =
           args->format == "csv" ? scenario::search_rows_csv(rows) : scenario::search_rows_json(rows);
       if (rows_to_stdout) {

@@ -23,6 +23,7 @@ void add_topology_command(CLI::App& app, int& exit_code);    // cmd_topology.cpp
 void add_collective_command(CLI::App& app, int& exit_code);  // cmd_collective.cpp
 void add_import_command(CLI::App& app, int& exit_code);      // cmd_import.cpp
 void add_cluster_command(CLI::App& app, int& exit_code);     // cmd_cluster.cpp
+void add_compare_command(CLI::App& app, int& exit_code);     // cmd_compare.cpp
 
 /// Adds a subcommand that exists in the interface but is not built yet: it says so and exits 3.
 void add_unimplemented_command(CLI::App& app, int& exit_code, const char* name, const char* description);

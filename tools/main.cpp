@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   add_sweep_command(app, exit_code);
   add_merge_command(app, exit_code);
   add_search_command(app, exit_code);
+  add_compare_command(app, exit_code);
   add_validate_command(app, exit_code);
   add_calibrate_command(app, exit_code);
   add_explain_command(app, exit_code);
@@ -48,6 +49,21 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const CLI::RequiredError& e) {
+    // A command that takes a sub-command (import) given none it knows: name them, not just "required".
+    const CLI::App* command = &app;
+    while (!command->get_subcommands().empty()) command = command->get_subcommands().front();
+    const auto choices = command->get_subcommands({});
+    if (command == &app || choices.empty() || !command->get_subcommands().empty()) {
+      app.exit(e);
+      return exit_bad_input;
+    }
+    std::string names;
+    for (const CLI::App* c : choices) names += (names.empty() ? "" : ", ") + c->get_name();
+    std::cerr << "error: trainsim " << command->get_name() << " needs one of: " << names << "\n";
+    if (!command->get_footer().empty()) std::cerr << command->get_footer() << "\n";
+    std::cerr << "Run with --help for more information.\n";
+    return exit_bad_input;
   } catch (const CLI::ParseError& e) {
     app.exit(e);
     return exit_bad_input;

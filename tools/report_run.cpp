@@ -84,6 +84,16 @@ std::string headline(const Figures& f) {
         fmt::format("{:.0f} % compute; {} wasted on failures, stalls and bubbles",
                     100 * f.or_zero("cost_compute") / *total, f.human("cost_wasted", FieldUnit::usd));
   }
+  // The error band from the validation data (scenarios/studies/error_band.hpp), when the run has one; its
+  // fields are added after the summary, so they are asked for under their column names.
+  if (f.get("run_time_low_s") && f.get("run_time_high_s")) {
+    time.detail += fmt::format("; likely {} to {}", f.human("run_time_low_s", FieldUnit::seconds),
+                               f.human("run_time_high_s", FieldUnit::seconds));
+  }
+  if (f.get("cost_total_low_usd") && f.get("cost_total_high_usd")) {
+    bill.detail += fmt::format("; likely {} to {}", f.human("cost_total_low_usd", FieldUnit::usd),
+                               f.human("cost_total_high_usd", FieldUnit::usd));
+  }
   Card per_token{"Cost per million tokens", "—", no_run};
   if (const auto cpt = f.get("cost_per_token")) {
     per_token.value = format_human(FieldUnit::usd, *cpt * 1e6);
@@ -110,6 +120,8 @@ std::string headline(const Figures& f) {
   std::string out = cards({time, bill, per_token, mfu, headroom, goodput});
   const Bound bound = what_bounds(shares_of(f));
   out += fmt::format(R"(<p><b>Bound by {}:</b> {}.</p>)", escape(bound.what), escape(bound.why));
+  if (const std::string band = f.text("error_band"); !band.empty())
+    out += "<p><b>Error band:</b> " + escape(band) + ".</p>";
   return out;
 }
 

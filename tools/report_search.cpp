@@ -70,18 +70,36 @@ std::string search_report_html(const std::string& source, const Table& search) {
                      r.si(best, "mfu") ? format_human(FieldUnit::fraction, *r.si(best, "mfu")) : "—")});
     headline.push_back({"Bound by", bound.what, bound.why});
   }
+  // The node counts the file's layouts span: with one, cost follows time and the front is one point.
+  std::vector<std::string> node_counts;
+  if (const int nodes = search.column("cluster.nodes"); nodes >= 0) {
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      if (std::find(node_counts.begin(), node_counts.end(), r.cell(i, nodes)) == node_counts.end())
+        node_counts.push_back(r.cell(i, nodes));
+    }
+  }
+  std::string spans;
+  for (std::size_t i = 0; i < node_counts.size(); ++i) spans += (i ? ", " : "") + node_counts[i];
+  const bool one_count = node_counts.size() <= 1;
   headline.push_back(
       {"Pareto front", std::to_string(front.size()) + (front.size() == 1 ? " layout" : " layouts"),
-       front.size() == 1 ? "one node count: cost follows time" : "trading time against money"});
+       one_count
+           ? (front.size() == 1 ? "one node count: cost follows time" : "trading time against money")
+           : fmt::format("over {} node counts ({}): trading time against money", node_counts.size(), spans)});
   std::string body = cards(headline);
   if (const std::string shared = r.shared_keys(); !shared.empty())
     body += "<p>Every layout listed has " + escape(shared) + ".</p>";
-  body +=
-      section("Run time against cost",
-              "Every layout in the file; the red staircase is the search's Pareto front over every layout it "
-              "scored. With one node count every layout costs in proportion to its time and the front is one "
-              "point; `trainsim search --nodes 256,512,1024` trades time against money.",
-              time_cost_chart("pareto", r, running_rows(r), front));
+  body += section("Run time against cost",
+                  one_count
+                      ? "Every layout in the file; the red staircase is the search's Pareto front over every "
+                        "layout it scored. With one node count every layout costs in proportion to its time "
+                        "and the front is one point; `trainsim search --nodes 256,512,1024` trades time "
+                        "against money."
+                      : "Every layout in the file; the red staircase is the search's Pareto front over every "
+                        "layout it scored, across " +
+                            std::to_string(node_counts.size()) + " node counts (" + spans +
+                            "): more nodes finish sooner and may cost more.",
+                  time_cost_chart("pareto", r, running_rows(r), front));
   if (!top.empty()) {
     body += section(
         "The top layouts and what bounds each",
@@ -92,12 +110,16 @@ std::string search_report_html(const std::string& source, const Table& search) {
             step_bars(r, top, top_labels));
   }
   if (!front.empty()) body += section("The Pareto front, fastest first", "", layouts_table(r, front));
-  return page(
-      "search", "Search: " + source,
-      fmt::format(
-          "{} layouts: the best by the search's objective and its Pareto front of run time against cost",
-          r.size()),
-      body);
+  // Titled by the scenario searched when the rows name it (`trainsim search` writes a `scenario` column),
+  // else by the file.
+  const int scenario = search.column("scenario");
+  const std::string title =
+      scenario >= 0 && r.size() > 0 && !r.cell(0, scenario).empty() ? r.cell(0, scenario) : source;
+  return page("search", "Search: " + title,
+              fmt::format("{} layouts from {}: the best by the search's objective and its Pareto front of "
+                          "run time against cost",
+                          r.size(), source),
+              body);
 }
 
 }  // namespace trainsim::cli

@@ -298,6 +298,7 @@ Explanation explain(const TransformerSpec& model, const ParallelPlan& plan, cons
       {.allocator_fraction = plan.framework.memory_reserve, .headroom_fraction = memory_headroom});
   out.fits = e.fits;
   out.reason = e.reason;
+  out.memory_per_gpu = e.per_gpu;
   if (e.stages.empty()) {  // the layout does not divide the model
     out.sections.push_back({.title = "memory per GPU", .notes = {"not computed: " + e.reason}});
     return out;

@@ -28,7 +28,8 @@ struct ExplainSection {
 struct Explanation {
   std::vector<ExplainSection> sections;
   bool fits = true;
-  std::string reason;  ///< estimate_memory's reason when it does not fit
+  std::string reason;         ///< estimate_memory's reason when it does not fit
+  double memory_per_gpu = 0;  ///< estimate_memory's peak per GPU (the worst stage)
 };
 
 /// Builds the explanation: parameters, FLOPs per token, the attention kernel and what it saves, the

@@ -220,12 +220,13 @@ std::vector<std::string> budget_violations(const RunReport& run, const StepRepor
                               format_human(FieldUnit::seconds, run.run_time),
                               format_human(FieldUnit::seconds, *budget.deadline_s)));
   }
-  if (budget.memory_headroom && step.memory_capacity > 0) {
-    const double allowed = step.memory_capacity * (1.0 - *budget.memory_headroom);
+  const std::optional<double> headroom = budget.headroom_fraction(step.memory_capacity);
+  if (headroom && step.memory_capacity > 0) {
+    const double allowed = step.memory_capacity * (1.0 - *headroom);
     if (step.memory_per_gpu > allowed) {
       out.push_back(
           fmt::format("memory_per_gpu {} leaves less than budget.memory_headroom {:.0f} % of {} free",
-                      format_human(FieldUnit::bytes, step.memory_per_gpu), *budget.memory_headroom * 100,
+                      format_human(FieldUnit::bytes, step.memory_per_gpu), *headroom * 100,
                       format_human(FieldUnit::bytes, step.memory_capacity)));
     }
   }

@@ -1,6 +1,7 @@
 #pragma once
 // The whole-run blocks of a scenario: checkpoints, failures, prices, budget. Plain data, SI units
 // (seconds, bytes), money in US dollars.
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -68,6 +69,11 @@ struct PricingSpec {
   bool enabled = false;
   std::string region;       ///< the region price table the values came from (`pricing.region`); "" when none
   double gpu_hour_usd = 0;  ///< on-demand price per GPU-hour
+  /// pricing.gpu_hour was one price for any hardware (not a map per preset, not a region's table): a
+  /// sweep over cluster.node then prices every GPU type alike, and says so.
+  bool gpu_hour_single = false;
+  /// The node or GPU preset whose entry of the pricing.gpu_hour map priced the cluster; "" otherwise.
+  std::string gpu_hour_priced_as;
   SpotPricing spot;
   StoragePricing storage;
   double egress_usd_per_gb = 0;
@@ -79,7 +85,15 @@ struct PricingSpec {
 struct BudgetSpec {
   std::optional<double> max_cost_usd;
   std::optional<double> deadline_s;
-  std::optional<double> memory_headroom;  ///< fraction of HBM that must stay free, e.g. 0.1
+  std::optional<double> memory_headroom;        ///< fraction of HBM that must stay free, e.g. 0.1
+  std::optional<double> memory_headroom_bytes;  ///< or bytes of it ("8 GiB"); at most one of the two is set
+  /// The fraction of a GPU's HBM that must stay free: the one given, as a fraction or in bytes (capped at
+  /// the whole HBM); none when the scenario gives neither.
+  [[nodiscard]] std::optional<double> headroom_fraction(double hbm_bytes) const {
+    if (memory_headroom) return memory_headroom;
+    if (memory_headroom_bytes && hbm_bytes > 0) return std::min(1.0, *memory_headroom_bytes / hbm_bytes);
+    return std::nullopt;
+  }
   /// Fractions of max_cost (> 0, ascending, distinct) at which the campaign's spend is reported: a row of
   /// run.csv and budget_alert_* fields in the summary. Only with max_cost.
   std::vector<double> alerts;

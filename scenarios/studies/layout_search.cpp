@@ -1,11 +1,13 @@
 #include "scenarios/studies/layout_search.hpp"
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <span>
 #include <tuple>
 
 #include "models/step/layout_rules.hpp"
+#include "models/step/memory_headroom.hpp"
 #include "scenarios/framework_choice.hpp"
 #include "scenarios/studies/sweep.hpp"
 #include "sim/error.hpp"
@@ -191,10 +193,42 @@ std::vector<std::size_t> pareto_front(const std::vector<std::pair<double, double
   return front;
 }
 
-SearchResult search_layouts(const Scenario& scenario, const SearchOptions& options,
+std::vector<std::string> knobs_that_do_not_matter(const RankedLayout& entry) {
+  std::vector<std::string> out;
+  if (entry.same_results.empty()) return out;
+  const std::vector<Override> own = layout_settings(entry.layout);
+  std::vector<std::vector<Override>> others;
+  for (const Layout& l : entry.same_results) others.push_back(layout_settings(l));
+  for (std::size_t i = 0; i < own.size(); ++i) {
+    std::vector<std::string> values{own[i].yaml_value};
+    for (const auto& o : others) {
+      if (std::find(values.begin(), values.end(), o[i].yaml_value) == values.end())
+        values.push_back(o[i].yaml_value);
+    }
+    if (values.size() < 2) continue;
+    std::string knob = own[i].key_path + " ";
+    for (std::size_t v = 0; v < values.size(); ++v)
+      knob += (v ? "/" : "") + (values[v].empty() ? "unset" : values[v]);
+    out.push_back(std::move(knob));
+  }
+  return out;
+}
+
+SearchResult search_layouts(const Scenario& given_scenario, const SearchOptions& options,
                             const LayoutEvaluator& evaluate) {
-  std::vector<Layout> layouts = enumerate_layouts(scenario, options.space);
   SearchResult result;
+  // Every layout must leave the headroom free: the caller's, the scenario's, or the default.
+  Scenario scenario = given_scenario;
+  const double hbm = scenario.cluster.node.gpu.hbm_bytes;
+  if (options.memory_headroom) {
+    scenario.budget.memory_headroom = options.memory_headroom;
+    scenario.budget.memory_headroom_bytes.reset();
+  } else if (!scenario.budget.headroom_fraction(hbm)) {
+    scenario.budget.memory_headroom = model::default_memory_headroom(hbm).fraction;
+    result.default_headroom = true;
+  }
+  result.memory_headroom = scenario.budget.headroom_fraction(hbm).value_or(0.0);
+  std::vector<Layout> layouts = enumerate_layouts(scenario, options.space);
   result.enumerated = static_cast<std::int64_t>(layouts.size());
   const std::int64_t budget = std::max<std::int64_t>(options.max_layouts, 1);
   if (result.enumerated > budget) {
@@ -228,6 +262,40 @@ SearchResult search_layouts(const Scenario& scenario, const SearchOptions& optio
   }
   result.usable = static_cast<std::int64_t>(usable.size());
   for (const std::size_t k : usable) result.within_budget += scores[k].meets_budget();
+  if (!usable.empty()) {
+    result.fastest_run_time_s = scores[usable.front()].run_time_s;
+    result.cheapest_cost_usd = scores[usable.front()].cost_usd;
+    for (const std::size_t k : usable) {
+      result.fastest_run_time_s = std::min(result.fastest_run_time_s, scores[k].run_time_s);
+      result.cheapest_cost_usd = std::min(result.cheapest_cost_usd, scores[k].cost_usd);
+    }
+  }
+
+  // Identical figures are one answer: the first layout in enumeration order keeps the others.
+  std::map<std::size_t, std::vector<std::size_t>> same_as;
+  if (options.collapse_identical) {
+    std::map<std::tuple<double, double, double, double>, std::size_t> first_with;
+    std::vector<std::size_t> kept;
+    for (const std::size_t k : usable) {
+      const LayoutScore& sc = scores[k];
+      const auto [it, inserted] = first_with.emplace(
+          std::tuple(sc.step.iteration_time, sc.step.memory_per_gpu, sc.run_time_s, sc.cost_usd), k);
+      if (inserted) {
+        kept.push_back(k);
+      } else {
+        same_as[it->second].push_back(k);
+      }
+    }
+    usable = std::move(kept);
+  }
+  result.distinct = static_cast<std::int64_t>(usable.size());
+  const auto ranked_layout = [&](std::size_t k) {
+    RankedLayout r{layouts[k], scores[k], std::nullopt, {}};
+    if (const auto it = same_as.find(k); it != same_as.end()) {
+      for (const std::size_t o : it->second) r.same_results.push_back(layouts[o]);
+    }
+    return r;
+  };
 
   // A layout that misses the budget ranks after every one that meets it.
   const auto by_objective = [&](const LayoutScore& a, std::size_t ia, const LayoutScore& b, std::size_t ib) {
@@ -242,7 +310,7 @@ SearchResult search_layouts(const Scenario& scenario, const SearchOptions& optio
 
   std::vector<RankedLayout> top;
   top.reserve(ranked.size());
-  for (const std::size_t k : ranked) top.push_back(RankedLayout{layouts[k], scores[k], std::nullopt});
+  for (const std::size_t k : ranked) top.push_back(ranked_layout(k));
   if (options.event_rerank) {
     std::vector<std::int64_t> positions(top.size());
     std::iota(positions.begin(), positions.end(), std::int64_t{0});
@@ -279,13 +347,13 @@ SearchResult search_layouts(const Scenario& scenario, const SearchOptions& optio
   for (const std::size_t k : in_budget) points.emplace_back(scores[k].run_time_s, scores[k].cost_usd);
   for (const std::size_t i : pareto_front(points)) {
     const std::size_t k = in_budget[i];
-    result.pareto.push_back(RankedLayout{layouts[k], scores[k], std::nullopt});
+    result.pareto.push_back(ranked_layout(k));
   }
 
   // The scenario's own layout, which the search space may not hold (a stage_layers list, a degree the
   // candidates skip): how far is it from the best?
   const Layout given{.nodes = scenario.cluster.nodes, .plan = scenario.parallelism};
-  result.given = RankedLayout{given, evaluate(scenario, given, model::Fidelity::analytic), std::nullopt};
+  result.given = RankedLayout{given, evaluate(scenario, given, model::Fidelity::analytic), std::nullopt, {}};
   if (result.given.analytic.usable()) {
     const auto key = objective_key(result.given.analytic, options.objective);
     result.given_rank = 1;

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "models/run/run_report.hpp"
@@ -99,6 +100,13 @@ struct SearchOptions {
   int threads = 0;           ///< 0: all cores
   bool event_rerank = true;  ///< false: report the analytic ranking only
   LayoutSpace space;
+  /// Layouts whose analytic figures (iteration time, memory per GPU, run time, cost) are identical are one
+  /// answer: the first in enumeration order is ranked and lists the others (RankedLayout::same_results), so
+  /// the top K are K different answers. false: every layout is its own row.
+  bool collapse_identical = true;
+  /// Fraction of HBM every layout must leave free; none: the scenario's budget.memory_headroom, or when it
+  /// gives none the default of models/step/memory_headroom.hpp (what real jobs lose beyond the model).
+  std::optional<double> memory_headroom;
   /// Called with (layouts scored, layouts to score) as the analytic pass advances, from one thread at a
   /// time; empty: no reports. The CLI draws its progress bar with it.
   std::function<void(std::int64_t, std::int64_t)> progress;
@@ -108,6 +116,8 @@ struct RankedLayout {
   Layout layout;
   LayoutScore analytic;
   std::optional<LayoutScore> event;  ///< set for the top K when event_rerank
+  /// Other layouts with identical analytic figures (SearchOptions::collapse_identical), enumeration order.
+  std::vector<Layout> same_results;
   /// The score the final ranking used: event when present, else analytic.
   [[nodiscard]] const LayoutScore& best() const { return event ? *event : analytic; }
 };
@@ -118,6 +128,15 @@ struct SearchResult {
   std::int64_t stride = 1;
   std::int64_t usable = 0;         ///< of the scored, feasible and fitting (analytic)
   std::int64_t within_budget = 0;  ///< of those, meeting the scenario's budget (deadline, cost)
+  std::int64_t distinct = 0;  ///< usable layouts left once identical results are one (collapse_identical)
+  /// The headroom every layout had to leave free, as a fraction of HBM, and whether it is the default
+  /// (the scenario gave no budget.memory_headroom).
+  double memory_headroom = 0;
+  bool default_headroom = false;
+  /// Among the usable layouts: the shortest run time and the lowest cost (0 when none is usable), to say
+  /// why no layout meets the budget.
+  double fastest_run_time_s = 0;
+  double cheapest_cost_usd = 0;
   /// Best K: those meeting the budget first, each part by the objective (ties: enumeration order).
   std::vector<RankedLayout> top;
   /// Analytic Pareto front of (run_time_s, cost_usd) among the layouts meeting the budget, by run time.
@@ -127,6 +146,11 @@ struct SearchResult {
   RankedLayout given;
   std::int64_t given_rank = 0;
 };
+
+/// The keys of layout_settings whose values differ among `entry` and its same_results, each as
+/// "parallelism.recompute none/selective": the knobs that do not change the answer. Empty when it stands
+/// alone.
+[[nodiscard]] std::vector<std::string> knobs_that_do_not_matter(const RankedLayout& entry);
 
 /// Runs the search. Deterministic for a given scenario and options (independent of `threads`).
 [[nodiscard]] SearchResult search_layouts(const Scenario& scenario, const SearchOptions& options,

@@ -66,32 +66,17 @@ std::string join_and(const std::vector<std::string>& items) {
 
 std::string check_region_sweep(std::string_view text, const std::string& path,
                                const std::vector<Override>& overrides, const SweepSpec& sweep) {
-  const auto axis = std::find_if(sweep.axes.begin(), sweep.axes.end(),
-                                 [](const SweepAxis& a) { return a.key_path == kRegionKey; });
-  if (axis == sweep.axes.end() || sweep_size(sweep) == 0) return "";
-  const std::size_t axis_index = static_cast<std::size_t>(axis - sweep.axes.begin());
-  const SweepPoint first = sweep_point(sweep, 0);
-
   std::array<bool, kPriceKeys.size()> overridden{};
   std::vector<Prices> seen;
-  for (const std::string& region : axis->values) {
-    std::vector<Override> point = overrides;
-    for (std::size_t i = 0; i < first.overrides.size(); ++i) {
-      point.push_back(i == axis_index ? Override{std::string(kRegionKey), region} : first.overrides[i]);
+  for (const SweptValue& v : load_swept_values(text, path, overrides, sweep, kRegionKey)) {
+    const Scenario& s = v.scenario;
+    if (s.pricing.region.empty()) continue;
+    const auto table = table_of(region_preset(s.pricing.region), s.cluster.node.gpu.name);
+    const Prices prices = prices_of(s.pricing);
+    for (std::size_t k = 0; k < kPriceKeys.size(); ++k) {
+      if (table[k] && *table[k] != prices[k]) overridden[k] = true;
     }
-    point.push_back(Override{"sweep", "{}"});
-    try {
-      const Scenario s = load_scenario_text(text, path, point);
-      if (s.pricing.region.empty()) continue;
-      const auto table = table_of(region_preset(s.pricing.region), s.cluster.node.gpu.name);
-      const Prices prices = prices_of(s.pricing);
-      for (std::size_t k = 0; k < kPriceKeys.size(); ++k) {
-        if (table[k] && *table[k] != prices[k]) overridden[k] = true;
-      }
-      seen.push_back(prices);
-    } catch (const InputError&) {
-      continue;  // that point's rows say why
-    }
+    seen.push_back(prices);
   }
   std::vector<std::string> keys;
   for (std::size_t k = 0; k < kPriceKeys.size(); ++k) {

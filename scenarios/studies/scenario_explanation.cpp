@@ -2,15 +2,22 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
+
 #include "models/report/explain_campaign.hpp"
+#include "models/report/explain_headroom.hpp"
 #include "models/report/explain_time.hpp"
 #include "scenarios/studies/simulation.hpp"
 
 namespace trainsim::scenario {
 
 model::Explanation explain_scenario(const Scenario& s) {
-  model::Explanation e = model::explain(s.model, s.parallelism, s.training, s.cluster.node.gpu,
-                                        s.budget.memory_headroom.value_or(0.0));
+  const double hbm = s.cluster.node.gpu.hbm_bytes;
+  const std::optional<double> headroom = s.budget.headroom_fraction(hbm);
+  model::Explanation e =
+      model::explain(s.model, s.parallelism, s.training, s.cluster.node.gpu, headroom.value_or(0.0));
+  if (!e.sections.empty() && e.memory_per_gpu > 0)
+    e.sections.push_back(model::explain_headroom(headroom, e.memory_per_gpu, hbm));
   e.sections.push_back(model::explain_time(step_input_of(s)));
   if (s.convergence) {
     e.sections.push_back(model::explain_convergence(s.model, s.training.global_batch,

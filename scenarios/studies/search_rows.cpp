@@ -15,9 +15,18 @@ model::Labels layout_keys(const Layout& layout) {
   return keys;
 }
 
+/// The knobs that do not change a row's answer, "; "-separated ("" when none).
+std::string same_results_words(const RankedLayout& entry) {
+  std::string out;
+  for (const std::string& knob : knobs_that_do_not_matter(entry)) {
+    out += (out.empty() ? "" : "; ") + knob.substr(knob.find('.') + 1);
+  }
+  return out;
+}
+
 }  // namespace
 
-std::vector<model::Summary> search_rows(const SearchResult& r) {
+std::vector<model::Summary> search_rows(const SearchResult& r, const std::string& scenario_name) {
   std::vector<model::Summary> rows;
   std::vector<model::Labels> seen;
   const auto add = [&](const RankedLayout& entry, const std::string& rank, bool on_pareto) {
@@ -25,11 +34,13 @@ std::vector<model::Summary> search_rows(const SearchResult& r) {
     if (std::find(seen.begin(), seen.end(), keys) != seen.end()) return;
     seen.push_back(keys);
     const LayoutScore& s = entry.best();
-    model::Labels labels{{"rank", rank},
+    model::Labels labels{{"scenario", scenario_name},
+                         {"rank", rank},
                          {"on_pareto", on_pareto ? "true" : "false"},
                          {"fidelity", entry.event ? "event" : "analytic"}};
     labels.insert(labels.end(), keys.begin(), keys.end());
     labels.emplace_back("budget", s.meets_budget() ? "ok" : "missed");
+    labels.emplace_back("same_results_with", same_results_words(entry));
     rows.push_back(model::summarize(labels, s.step, &s.run));
   };
   const auto on_front = [&](const Layout& l) {

@@ -1,9 +1,10 @@
 #pragma once
 // The rows of a layout search (`trainsim search --format csv|json`, the Python module's search): one row per
 // distinct layout of the top K, in rank order, then the Pareto layouts not among them. A row's labels are
-// rank ("" for a Pareto-only layout), on_pareto, fidelity (of the score used), the layout's keys spelled as
-// the loader reads them (layout_settings: `run S.yaml --set KEY=VALUE ...` re-runs it) and budget
-// ("ok"/"missed"), then the summary's fields.
+// scenario (its name), rank ("" for a Pareto-only layout), on_pareto, fidelity (of the score used), the
+// layout's keys spelled as the loader reads them (layout_settings: `run S.yaml --set KEY=VALUE ...` re-runs
+// it), budget ("ok"/"missed") and same_results_with (the knobs that do not change the row's answer,
+// "; "-separated), then the summary's fields.
 #include <string>
 #include <vector>
 
@@ -12,7 +13,8 @@
 
 namespace trainsim::scenario {
 
-[[nodiscard]] std::vector<model::Summary> search_rows(const SearchResult& result);
+[[nodiscard]] std::vector<model::Summary> search_rows(const SearchResult& result,
+                                                     const std::string& scenario_name);
 
 /// CSV: a header, then one line per row ("" when there are no rows).
 [[nodiscard]] std::string search_rows_csv(const std::vector<model::Summary>& rows);

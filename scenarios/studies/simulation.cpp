@@ -112,11 +112,12 @@ void apply_commitment(const Scenario& s, model::RunReport& run) {
 }  // namespace
 
 model::StepInput step_input_of(const Scenario& s) {
-  return model::StepInput{.model = s.model,
-                          .cluster = s.cluster,
-                          .plan = s.parallelism,
-                          .training = s.training,
-                          .memory_headroom = s.budget.memory_headroom.value_or(0.0)};
+  return model::StepInput{
+      .model = s.model,
+      .cluster = s.cluster,
+      .plan = s.parallelism,
+      .training = s.training,
+      .memory_headroom = s.budget.headroom_fraction(s.cluster.node.gpu.hbm_bytes).value_or(0.0)};
 }
 
 namespace {

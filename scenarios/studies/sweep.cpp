@@ -18,6 +18,8 @@
 #include "models/report/summary.hpp"
 #include "models/step/step_simulator.hpp"
 #include "scenarios/loader.hpp"
+#include "scenarios/studies/error_band.hpp"
+#include "scenarios/studies/node_price_sweep.hpp"
 #include "scenarios/studies/region_sweep.hpp"
 #include "scenarios/yaml_tree.hpp"
 #include "sim/error.hpp"
@@ -130,6 +132,30 @@ std::vector<SweepPoint> expand_sweep(const SweepSpec& sweep) {
   points.reserve(static_cast<std::size_t>(size));
   for (std::int64_t i = 0; i < size; ++i) points.push_back(sweep_point(sweep, i));
   return points;
+}
+
+std::vector<SweptValue> load_swept_values(std::string_view text, const std::string& path,
+                                          const std::vector<Override>& overrides, const SweepSpec& sweep,
+                                          std::string_view key) {
+  const auto axis = std::find_if(sweep.axes.begin(), sweep.axes.end(),
+                                 [&](const SweepAxis& a) { return a.key_path == key; });
+  std::vector<SweptValue> out;
+  if (axis == sweep.axes.end() || sweep_size(sweep) == 0) return out;
+  const std::size_t axis_index = static_cast<std::size_t>(axis - sweep.axes.begin());
+  const SweepPoint first = sweep_point(sweep, 0);
+  for (const std::string& value : axis->values) {
+    std::vector<Override> point = overrides;
+    for (std::size_t i = 0; i < first.overrides.size(); ++i) {
+      point.push_back(i == axis_index ? Override{std::string(key), value} : first.overrides[i]);
+    }
+    point.push_back(Override{"sweep", "{}"});
+    try {
+      out.push_back({value, load_scenario_text(text, path, point)});
+    } catch (const InputError&) {
+      continue;  // that point's rows say why
+    }
+  }
+  return out;
 }
 
 Shard parse_shard(std::string_view text) {
@@ -323,10 +349,17 @@ void SweepTable::Impl::init(const ScenarioText& scenario, Scenario loaded, model
   if (std::string note = check_region_sweep(text, path, overrides, base.sweep); !note.empty()) {
     notes.push_back(std::move(note));
   }
+  if (std::string note = check_node_price_sweep(text, path, overrides, base.sweep); !note.empty()) {
+    notes.push_back(std::move(note));
+  }
   const SweepPoint first = sweep_point(base.sweep, 0);
   const model::RunReport run = reference_run(base);
   for (const auto& axis : base.sweep.axes) swept.insert(axis.key_path);
-  columns = model::summarize(labels(base, first), model::StepReport{}, &run).fields;
+  model::Summary reference = model::summarize(labels(base, first), model::StepReport{}, &run);
+  // The error band's columns as the base scenario has them, like the campaign blocks' (a point that is not
+  // validated leaves them empty).
+  add_error_band(reference, error_band_of(base));
+  columns = std::move(reference.fields);
   // The column names are part of it: rows written under other names (an older naming) are not resumed into.
   std::string names;
   for (const auto& column : columns) names += model::column_name(column) + ",";
@@ -429,7 +462,9 @@ std::string SweepTable::row(std::int64_t index, RowFacts* facts) const {
     }
     result.step.reason = one_line(result.step.reason);
     result.run.reason = one_line(result.run.reason);
-    return m.format_row(index, model::summarize(labels, result.step, &result.run), !result.step.feasible);
+    model::Summary summary = model::summarize(labels, result.step, &result.run);
+    if (result.step.feasible) add_error_band(summary, error_band_of(s));
+    return m.format_row(index, summary, !result.step.feasible);
   } catch (const InputError& e) {
     if (labels.empty()) labels = m.labels(m.base, point);
     model::StepReport step;

@@ -39,6 +39,19 @@ struct SweepPoint {
 /// Every point, in index order.
 [[nodiscard]] std::vector<SweepPoint> expand_sweep(const SweepSpec& sweep);
 
+/// One value of a swept key, loaded alone: the scenario `text` (read from `path`) as the sweep's first point
+/// with `key` at that value (the other axes at their first value, `overrides` (--set) applied before, no
+/// sweep block). Every value of the axis, in order; a value whose point does not load is left out (its rows
+/// say why); empty when the sweep does not sweep `key`. How a study compares the swept values of one key
+/// (scenarios/studies/region_sweep.hpp, node_price_sweep.hpp).
+struct SweptValue {
+  std::string value;
+  Scenario scenario;
+};
+[[nodiscard]] std::vector<SweptValue> load_swept_values(std::string_view text, const std::string& path,
+                                                        const std::vector<Override>& overrides,
+                                                        const SweepSpec& sweep, std::string_view key);
+
 /// A deterministic slice of the points: shard `index` of `count` holds the points whose index mod count
 /// equals `index` (round-robin, so neighbouring — similarly expensive — points spread over shards).
 /// `index` is 0-based, as Slurm's SLURM_ARRAY_TASK_ID with `--array=0-(N-1)`.

@@ -287,6 +287,34 @@ TEST_CASE("a dumped scenario loads back to the same structs") {
   }
 }
 
+TEST_CASE("budget.memory_headroom takes a fraction of HBM or a size with a unit") {
+  const std::string head =
+      "name: h\nmodel: gpt3-125m\ncluster: {node: dgx-a100-80gb, nodes: 1}\ntraining: {global_batch: 8}\n";
+  const Scenario fraction = load_scenario_text(head + "budget: {memory_headroom: 0.1}\n", "h.yaml");
+  CHECK(fraction.budget.memory_headroom == 0.1);
+  CHECK_FALSE(fraction.budget.memory_headroom_bytes);
+  const Scenario size = load_scenario_text(head + "budget: {memory_headroom: \"8 GiB\"}\n", "h.yaml");
+  CHECK_FALSE(size.budget.memory_headroom);
+  REQUIRE(size.budget.memory_headroom_bytes);
+  CHECK(*size.budget.memory_headroom_bytes == 8.0 * 1024 * 1024 * 1024);
+  // 8 GiB of the A100's 80 GiB is a tenth.
+  CHECK(*size.budget.headroom_fraction(size.cluster.node.gpu.hbm_bytes) == doctest::Approx(0.1));
+  // The dump writes the size back as a size.
+  CHECK(dump_scenario(size).find("memory_headroom: \"8589934592 B\"") != std::string::npos);
+  CHECK_THROWS_WITH_AS(load_scenario_text(head + "budget: {memory_headroom: \"8 parsecs\"}\n", "h.yaml"),
+                       doctest::Contains("or a size with a unit (e.g. \"8 GiB\"), found \"8 parsecs\""),
+                       trainsim::InputError);
+}
+
+TEST_CASE("--set with a block's key written at the top suggests the block's key path") {
+  const std::string text =
+      "name: t\nmodel: gpt3-125m\ncluster: {node: dgx-a100-80gb, nodes: 1}\nparallelism: {tp: 1}\n"
+      "training: {global_batch: 8}\n";
+  CHECK_THROWS_WITH_AS(load_scenario_text(text, "t.yaml", {Override{"tp", "8"}}),
+                       doctest::Contains("tp: unknown key \"tp\" (did you mean \"parallelism.tp\"?)"),
+                       trainsim::InputError);
+}
+
 TEST_CASE("closest_match suggests only near misses") {
   CHECK(closest_match("paralelism", {"parallelism", "pricing"}) == "parallelism");
   CHECK(closest_match("GPU", {"gpu", "nodes"}) == "gpu");

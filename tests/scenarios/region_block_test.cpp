@@ -94,8 +94,9 @@ TEST_CASE("an unknown region is an error at its key that lists the known ones") 
   const TestRegions regions;
   CHECK_THROWS_WITH_AS(
       (void)load_scenario_text(layout + "pricing: {region: test-regoin}\n", "t.yaml"),
-      doctest::Contains("t.yaml:5:19: pricing.region: unknown region preset \"test-regoin\" (did you mean "
-                        "\"test-region\"?); known: eu-west, test-region, undated, us-east, us-west"),
+      doctest::Contains(
+          "t.yaml:5:19: pricing.region: unknown region preset \"test-regoin\" (did you mean "
+          "\"test-region\"?); known: eu-west, gpu-clouds, test-region, undated, us-east, us-west"),
       InputError);
   CHECK_THROWS_WITH_AS((void)load_scenario_text(layout + "pricing: {region: [us-east]}\n", "t.yaml"),
                        doctest::Contains("pricing.region: expected the name of a region price table"),
@@ -137,9 +138,19 @@ TEST_CASE("the shipped regions load, and each prices the H100 from its file") {
   for (const auto& name : region_preset_names()) {
     const model::RegionPrices r = region_preset(name);
     CHECK(r.name == name);
-    CHECK(r.energy_usd_per_kwh.has_value());
-    CHECK(r.carbon_g_per_kwh.has_value());
+    // A geographic region names its grid's price and carbon; the GPU-cloud market table names neither.
+    CHECK(r.energy_usd_per_kwh.has_value() == (name != "gpu-clouds"));
+    CHECK(r.carbon_g_per_kwh.has_value() == (name != "gpu-clouds"));
   }
+  // gpu-clouds.yaml: Spheron B200 $6.03, GB200 $9.08 per superchip of two GPUs, TensorWave MI300X $1.50.
+  const model::RegionPrices clouds = region_preset("gpu-clouds");
+  REQUIRE(clouds.gpu_hour("b200") != nullptr);
+  CHECK(clouds.gpu_hour("b200")->value == doctest::Approx(6.03).epsilon(1e-12));
+  REQUIRE(clouds.gpu_hour("gb200") != nullptr);
+  CHECK(clouds.gpu_hour("gb200")->value == doctest::Approx(9.08 / 2).epsilon(1e-12));
+  REQUIRE(clouds.gpu_hour("mi300x") != nullptr);
+  CHECK(clouds.gpu_hour("mi300x")->value == doctest::Approx(1.50).epsilon(1e-12));
+  CHECK(clouds.gpu_hour("b200")->date == "2026-03-17");
   // us-east.yaml: AWS p5.48xlarge $98.32 an instance-hour over its 8 GPUs = $12.29.
   const model::RegionPrices east = region_preset("us-east");
   REQUIRE(east.gpu_hour("h100-sxm") != nullptr);

@@ -97,7 +97,8 @@ constexpr Case cases[] = {
     {"measured-unknown-metric.yaml",
      "measured-unknown-metric.yaml:4:11: measured: no measured metric given (e.g. iteration_time: 13.75)"},
     {"memory-headroom-range.yaml",
-     "memory-headroom-range.yaml:4:27: budget.memory_headroom: must be at most 0.95, found \"1.5\""},
+     "memory-headroom-range.yaml:4:27: budget.memory_headroom: a fraction of HBM must be at most 0.95, found "
+     "\"1.5\"; or give a size with a unit, like \"8 GiB\""},
     {"missing-global-batch.yaml",
      "missing-global-batch.yaml:3:11: training.global_batch: missing key \"global_batch\""},
     {"missing-model.yaml",
@@ -155,7 +156,7 @@ constexpr Case cases[] = {
     {"unknown-precision.yaml",
      "unknown-precision.yaml:7:14: training.precision: unknown value \"bf17\" (did you mean \"bf16\"?); expec"},
     {"unknown-region.yaml",
-     "unknown-region.yaml:4:19: pricing.region: unknown region preset \"us-central\"; known: eu-west, us-e"},
+     "unknown-region.yaml:4:19: pricing.region: unknown region preset \"us-central\"; known: eu-west, gpu-c"},
     {"unknown-schedule.yaml",
      "unknown-schedule.yaml:4:32: parallelism.schedule: unknown value \"1f1\" (did you mean \"1f1b\"?); expe"},
     {"unknown-top-key.yaml",

@@ -192,3 +192,27 @@ TEST_CASE("explain on a missing file is bad input: exit 2") {
   CHECK(o.exit_code == 2);
   CHECK(o.err.find("no-such-scenario.yaml") != std::string::npos);
 }
+
+TEST_CASE("explain states the default memory headroom with its sources, and takes --set") {
+  const std::string example = TRAINSIM_SOURCE_DIR "/scenarios/examples/llama3-70b-512-h100.yaml";
+  const Outcome o = run_trainsim({"explain", example});
+  INFO(describe(o));
+  REQUIRE(o.exit_code == 0);
+  const std::size_t at = o.out.find("memory headroom\n");
+  REQUIRE(at != std::string::npos);
+  const std::string section = o.out.substr(at, o.out.find("\n\n", at) - at);
+  CHECK(section.find("pytorch/pytorch#107667") != std::string::npos);
+  CHECK(section.find("NVIDIA/nccl#964") != std::string::npos);
+  CHECK(section.find("arXiv:2401.08156") != std::string::npos);
+  // 2 x 688 MB + 15 % of 80 GiB = 1.282 GiB + 12 GiB = 13.28 GiB.
+  CHECK(gib_line(section, "default headroom") == doctest::Approx(13.28).epsilon(0.001));
+  CHECK(section.find("leaves it free") != std::string::npos);
+
+  const Outcome given = run_trainsim({"explain", example, "--set", "budget.memory_headroom=8 GiB"});
+  REQUIRE(given.exit_code == 0);
+  CHECK(gib_line(given.out, "budget.memory_headroom") == doctest::Approx(8.0));
+  CHECK(given.out.find("default headroom") == std::string::npos);
+  // A layout that leaves less than the headroom is told so: 75 GiB of 80 must stay free.
+  const Outcome tight = run_trainsim({"explain", example, "--set", "budget.memory_headroom=75 GiB"});
+  CHECK(tight.out.find("does not leave it free") != std::string::npos);
+}

@@ -52,3 +52,13 @@ TEST_CASE("import nemo, then run: a NeMo 2 recipe in NeMo-Run's YAML") {
   CHECK(wrong_node.exit_code == 2);
   CHECK(wrong_node.err.find("trainer.devices") != std::string::npos);
 }
+
+TEST_CASE("import without a source it knows names the sources, and where a HuggingFace config goes") {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"import"}, {"import", "hf"}}) {
+    const auto o = run_trainsim(args);
+    CHECK(o.exit_code == 2);
+    CHECK(o.err.find("error: trainsim import needs one of: megatron, nemo") != std::string::npos);
+    CHECK(o.err.find("model: {hf_config: path/to/config.json}") != std::string::npos);
+    CHECK(o.err.find("A subcommand is required") == std::string::npos);
+  }
+}

@@ -83,6 +83,9 @@ struct Case {
   std::string kind;                 ///< the page's data-report
   int height;                       ///< screenshot height
   std::vector<std::string> charts;  ///< data-chart ids the page must draw, each with marks
+  /// The command that writes the page (its -o PAGE added), with inputs under report_fixtures; empty:
+  /// `trainsim report INPUT`.
+  std::vector<std::string> command = {};
 };
 
 void check_in_browser(const Case& c) {
@@ -92,7 +95,14 @@ void check_in_browser(const Case& c) {
   const e2e::TempDir tmp;
   const fs::path fixtures = fs::path(TRAINSIM_SOURCE_DIR) / "tests/tools/report_fixtures";
   const fs::path html = tmp.path() / (c.name + ".html");
-  const auto made = e2e::run_trainsim({"report", (fixtures / c.input).string(), "-o", html.string()});
+  std::vector<std::string> command = {"report", (fixtures / c.input).string()};
+  if (!c.command.empty()) {
+    command = {c.command.front()};
+    for (std::size_t i = 1; i < c.command.size(); ++i)
+      command.push_back(c.command[i].ends_with(".yaml") ? (fixtures / c.command[i]).string() : c.command[i]);
+  }
+  command.insert(command.end(), {"-o", html.string()});
+  const auto made = e2e::run_trainsim(command, 120);
   REQUIRE_MESSAGE(made.exit_code == 0, e2e::describe(made));
 
   // Chromium's own flags: no sandbox (CI runs as root in a container), no GPU, a private profile, no
@@ -204,4 +214,14 @@ TEST_CASE("browser: a search's page shows the Pareto front and the top layouts w
 TEST_CASE("browser: a shared cluster's page shows nodes, waiting jobs and teams") {
   check_in_browser(
       {"cluster", "cluster", "cluster", 1300, {"cluster-nodes", "cluster-waiting", "cluster-teams"}});
+}
+
+TEST_CASE(
+    "browser: compare puts an H100 and a B200 option side by side with their bands and what bounds each") {
+  check_in_browser({"compare",
+                    "compare",
+                    "compare",
+                    1300,
+                    {"compare-time-cost", "compare-steps"},
+                    {"compare", "compare/h100.yaml", "compare/b200.yaml", "--fidelity", "analytic"}});
 }

@@ -68,3 +68,23 @@ TEST_CASE("a sweep's JSON Lines and a search's JSON array get their own pages") 
   CHECK(has(search_html, R"(data-report="search")"));
   CHECK(has(search_html, "bound by <b>compute</b>"));  // 3.0 of 3.5 s: 86 %
 }
+
+TEST_CASE("compare prints the options side by side with their bands, and writes the page") {
+  const trainsim::e2e::TempDir dir;
+  const std::string fixtures = TRAINSIM_SOURCE_DIR "/tests/tools/report_fixtures/compare/";
+  const std::string page = dir.file("compare.html");
+  const auto o = trainsim::e2e::run_trainsim(
+      {"compare", fixtures + "h100.yaml", fixtures + "b200.yaml", "--fidelity", "analytic", "-o", page}, 120);
+  INFO(trainsim::e2e::describe(o));
+  REQUIRE(o.exit_code == 0);
+  CHECK(o.out.find("llama3-70b-h100-fsdp2  2048 x h100-sxm") != std::string::npos);
+  CHECK(o.out.find("llama3-70b-b200-fsdp2  1024 x b200") != std::string::npos);
+  CHECK(o.out.find("(not validated)") != std::string::npos);  // B200: no shipped case
+  CHECK(o.out.find("from 3 validation cases (h100-sxm / fsdp2 / dense 3D / 8192-16384 GPUs)") !=
+        std::string::npos);
+  const std::string html = trainsim::e2e::read_file(page);
+  CHECK(html.find("data-report=\"compare\"") != std::string::npos);
+  CHECK(html.find("llama3-70b-b200-fsdp2") != std::string::npos);
+  // One option is not a comparison.
+  CHECK(trainsim::e2e::run_trainsim({"compare", fixtures + "h100.yaml"}).exit_code == 2);
+}

@@ -177,6 +177,23 @@ TEST_CASE("a search's page lists the top layouts with what bounds each") {
   CHECK(has(html, "bound by <b>bubble</b>: bubble 29 % of the step"));
   CHECK(has(html, R"(<div class="v">2 layouts</div>)"));  // the front: rank 1 and the 64-node layout
   CHECK_FALSE(cli::is_search_output(cli::parse_csv("point,feasible\n0,true\n", "s.csv")));
+  // Two node counts (128 and 64): the front is a trade, said so; no scenario column: titled by the file.
+  CHECK(has(html, "over 2 node counts (128, 64): trading time against money"));
+  CHECK_FALSE(has(html, "one node count"));
+  CHECK(has(html, "<title>Search: q.csv"));
+}
+
+TEST_CASE("a search's page is titled by the scenario its rows name, and one node count says so") {
+  const auto t = cli::parse_csv(
+      "scenario,rank,on_pareto,fidelity,cluster.nodes,parallelism.tp,budget,feasible,reason,compute_s,"
+      "run_time_s,cost_total_usd,fits\n"
+      "llama-70b,1,true,event,64,4,ok,true,,3.4,1700000,1540000,true\n"
+      "llama-70b,2,false,event,64,8,ok,true,,2.4,1800000,1600000,true\n",
+      "rows.csv");
+  const std::string html = cli::search_report_html("rows.csv", t);
+  CHECK(has(html, "<title>Search: llama-70b"));
+  CHECK(has(html, "layouts from rows.csv"));
+  CHECK(has(html, "one node count: cost follows time"));
 }
 
 TEST_CASE("a cluster report charts the nodes over the period and totals each team by hand") {
@@ -203,4 +220,21 @@ TEST_CASE("a cluster report charts the nodes over the period and totals each tea
   CHECK(has(html, R"(data-chart="cluster-nodes")"));
   CHECK(has(html, R"(data-chart="cluster-teams")"));
   CHECK_FALSE(has(html, "<script"));
+}
+
+TEST_CASE("a run's page gives the error band of its time and bill, and where it comes from") {
+  auto summary = nlohmann::ordered_json::parse(kSummary);
+  // A band of 0.9-1.2 x: 3.6e6 s is 41.7 d, so 37.5 d to 50.0 d; $1.5M gives $1.35M to $1.80M.
+  summary["run_time_low_s"] = 0.9 * 3.6e6;
+  summary["run_time_high_s"] = 1.2 * 3.6e6;
+  summary["cost_total_low_usd"] = 0.9 * 1.5e6;
+  summary["cost_total_high_usd"] = 1.2 * 1.5e6;
+  summary["error_band"] =
+      "from 5 validation cases (x / y / dense 3D / 64 GPUs): measured 0.90-1.20 x predicted";
+  const std::string html = cli::run_report_html("dir", summary.dump(), {}, std::nullopt);
+  CHECK(has(html, "likely 37.5 d to 50.0 d"));
+  CHECK(has(html, "likely $1.35M to $1.80M"));
+  CHECK(has(html, "<b>Error band:</b> from 5 validation cases"));
+  // Without one, nothing is said.
+  CHECK_FALSE(has(cli::run_report_html("dir", kSummary, {}, std::nullopt), "likely"));
 }

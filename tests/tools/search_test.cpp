@@ -120,7 +120,7 @@ TEST_CASE("search -o writes the rows as CSV and needs a row format") {
   std::ifstream in(csv);
   std::string header;
   std::getline(in, header);
-  CHECK(header.starts_with("rank,on_pareto,fidelity,cluster.nodes,parallelism.tp,"));
+  CHECK(header.starts_with("scenario,rank,on_pareto,fidelity,cluster.nodes,parallelism.tp,"));
   CHECK(header.find(",iteration_time_s,") != std::string::npos);
   CHECK(shell_output(binary + " search " + path + " -o " + csv + " 2>&1", out) == 2);
   CHECK(out.find("add --format csv or --format json") != std::string::npos);
@@ -143,4 +143,44 @@ TEST_CASE("search marks the layouts priced as PyTorch FSDP1 when the scenario na
   std::filesystem::remove(path);
   CHECK(out.find("priced as PyTorch FSDP1") == std::string::npos);
   CHECK(out.find("3+ ") == std::string::npos);
+}
+
+TEST_CASE("search leaves the default memory headroom free, and its rows are distinct answers") {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / "trainsim-search-headroom.yaml").string();
+  std::ofstream(path) << scenario;
+  std::string out;
+  const std::string binary = std::string("'") + TRAINSIM_BINARY + "'";
+  REQUIRE(shell_output(binary + " search " + path + " --top 10 --no-event --format json 2>/dev/null", out) ==
+          0);
+  std::string words;
+  REQUIRE(shell_output(binary + " search " + path + " --top 1 --no-event 2>&1", words) == 0);
+  std::filesystem::remove(path);
+  CHECK(words.find("the default memory headroom") != std::string::npos);
+  const nlohmann::json rows = nlohmann::json::parse(out);
+  REQUIRE(rows.size() >= 10);
+  // A100 80 GiB: 2 x 688 MB + 15 % of HBM must stay free (models/step/memory_headroom.hpp).
+  const double hbm = 80.0 * 1024 * 1024 * 1024;
+  const double allowed = hbm - (2 * 688e6 + 0.15 * hbm);
+  for (std::size_t i = 0; i < 10; ++i) {
+    CAPTURE(rows[i].dump());
+    CHECK(rows[i]["memory_per_gpu_bytes"].get<double>() <= allowed);
+    CHECK(rows[i].contains("same_results_with"));
+    for (std::size_t j = i + 1; j < 10; ++j) {
+      CHECK_FALSE((rows[i]["iteration_time_s"] == rows[j]["iteration_time_s"] &&
+                   rows[i]["memory_per_gpu_bytes"] == rows[j]["memory_per_gpu_bytes"]));
+    }
+  }
+}
+
+TEST_CASE("an empty Pareto front says why") {
+  const std::string path = (std::filesystem::temp_directory_path() / "trainsim-search-empty.yaml").string();
+  std::ofstream(path) << scenario << "budget: {deadline: \"1 h\"}\n";
+  std::string out;
+  REQUIRE(shell_output(std::string("'") + TRAINSIM_BINARY + "' search " + path + " --top 2 --no-event 2>&1",
+                       out) == 0);
+  std::filesystem::remove(path);
+  INFO(out);
+  CHECK(out.find("(empty) none of the") != std::string::npos);
+  CHECK(out.find("past budget.deadline 60.0 min") != std::string::npos);
 }

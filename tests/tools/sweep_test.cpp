@@ -556,3 +556,51 @@ training: {global_batch: 512, precision: bf16, optimizer: adamw, tokens: 26e9}
                     "pricing.energy.carbon are given beside the region") != std::string::npos);
   }
 }
+
+TEST_CASE("a sweep over cluster.node with a price per node bills each row at its node's price") {
+  Folder dir;
+  const std::string body = R"(name: node-prices
+model: gpt3-1.3b
+cluster: {node: dgx-h100, nodes: 1}
+parallelism: {tp: 1, pp: 1, dp: auto, micro_batch: 1, zero: 1}
+training: {global_batch: 512, precision: bf16, optimizer: adamw, tokens: 26e9}
+sweep:
+  cluster.node: [dgx-h100, dgx-b200, dgx-a100-80gb]
+)";
+  // Per node preset, and the A100 node by its GPU preset's name.
+  const std::string priced = write(dir, "priced.yaml",
+                                   body +
+                                       "pricing: {gpu_hour: {dgx-h100: \"$2.50\", dgx-b200: \"$4.50\", "
+                                       "a100-sxm4-80gb: \"$1.75\"}}\n");
+  const trainsim::e2e::Outcome o = trainsim::e2e::run_trainsim({"sweep", priced, "--format", "jsonl"}, 120);
+  REQUIRE_MESSAGE(o.exit_code == 0, o.err);
+  CHECK(o.err.find("one pricing.gpu_hour") == std::string::npos);
+  const std::vector<std::string> rows = lines(o.out);
+  REQUIRE(rows.size() == 3);
+  const double expected[] = {2.50, 4.50, 1.75};
+  for (std::size_t i = 0; i < 3; ++i) {
+    const nlohmann::json row = nlohmann::json::parse(rows[i]);
+    CAPTURE(row.dump());
+    // cost_compute = GPU-hours x the node's price (no commitment, no spot).
+    CHECK(row["cost_compute_usd"].get<double>() / row["gpu_hours"].get<double>() ==
+          doctest::Approx(expected[i]).epsilon(1e-12));
+  }
+
+  // One price for every node: the rows are billed alike, and the sweep says so.
+  const std::string single = write(dir, "single.yaml", body + "pricing: {gpu_hour: \"$3.00\"}\n");
+  const trainsim::e2e::Outcome s = trainsim::e2e::run_trainsim({"sweep", single, "--format", "jsonl"}, 120);
+  REQUIRE(s.exit_code == 0);
+  CHECK(
+      s.err.find("note: sweep over cluster.node: one pricing.gpu_hour ($3.00 per GPU-hour) prices every GPU "
+                 "type swept (a100-sxm4-80gb, b200, h100-sxm)") != std::string::npos);
+
+  // A map that does not price the cluster's node is an error that names what it prices.
+  const std::string missing =
+      write(dir, "missing.yaml",
+            "name: m\nmodel: gpt3-1.3b\ncluster: {node: dgx-b200, nodes: 1}\ntraining: {global_batch: 8}\n"
+            "pricing: {gpu_hour: {dgx-h100: \"$2.50\"}}\n");
+  const trainsim::e2e::Outcome m = trainsim::e2e::run_trainsim({"check", missing});
+  CHECK(m.exit_code == 2);
+  CHECK(m.err.find("pricing.gpu_hour: no price for the cluster's node dgx-b200 (GPU b200): the map prices "
+                   "dgx-h100; add one for dgx-b200") != std::string::npos);
+}

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <mutex>
 #include <set>
 #include <string>
 
@@ -260,6 +261,7 @@ TEST_CASE("the scenario's own layout is scored and placed among the usable layou
   Scenario s = toy();
   s.parallelism.tp = 2;  // toy_score: 100/2 + 1 = 51 s
   s.parallelism.dp = 2;
+  options.collapse_identical = false;  // ranked among every usable layout, as counted below
   const SearchResult r = search_layouts(s, options, toy_score);
   CHECK(r.given.layout.plan.tp == 2);
   CHECK(r.given.analytic.run_time_s == doctest::Approx(51).scale(0));
@@ -285,6 +287,7 @@ TEST_CASE("layouts that miss the budget rank after every one that meets it and l
   options.space = small_space();
   options.event_rerank = false;
   options.top_k = 69;
+  options.collapse_identical = false;
   const SearchResult r = search_layouts(toy(), options, scored);
   CHECK(r.usable == 47);
   // tp 4 layouts: (4,1,1) dp 1 with mb 1, 2, 4, 8 -> 4 of the usable ones.
@@ -322,4 +325,78 @@ TEST_CASE("a scenario that names no framework has each layout priced with the fr
     CHECK_FALSE(l.framework_chosen);
     CHECK(l.plan.framework.preset == model::FrameworkPreset::megatron_core);
   }
+}
+
+TEST_CASE("layouts with identical figures are one answer that lists the knobs which do not matter") {
+  // toy_score ignores the schedule but for gpipe: 1f1b, zb-h1 and interleaved give the same figures, and
+  // with pp 1 there is one schedule only.
+  SearchOptions options;
+  options.space = small_space();
+  options.event_rerank = false;
+  options.top_k = 69;
+  options.collapse_identical = false;
+  const SearchResult all = search_layouts(toy(), options, toy_score);
+  options.collapse_identical = true;
+  const SearchResult one = search_layouts(toy(), options, toy_score);
+  CHECK(one.usable == all.usable);
+  CHECK(one.distinct < all.distinct);
+  CHECK(all.distinct == all.usable);
+  // Every usable layout is in exactly one answer: its own row or a row's same_results.
+  std::size_t covered = 0;
+  for (const RankedLayout& r : one.top) covered += 1 + r.same_results.size();
+  CHECK(covered == static_cast<std::size_t>(all.usable));
+  CHECK(one.top.size() == static_cast<std::size_t>(one.distinct));
+  // No two rows share their figures, and each row's others share its figures exactly.
+  for (std::size_t i = 0; i < one.top.size(); ++i) {
+    const LayoutScore& a = one.top[i].analytic;
+    for (std::size_t j = i + 1; j < one.top.size(); ++j) {
+      const LayoutScore& b = one.top[j].analytic;
+      CHECK_FALSE((a.run_time_s == b.run_time_s && a.cost_usd == b.cost_usd &&
+                   a.step.memory_per_gpu == b.step.memory_per_gpu &&
+                   a.step.iteration_time == b.step.iteration_time));
+    }
+    for (const Layout& other : one.top[i].same_results) {
+      const LayoutScore o = toy_score(toy(), other, Fidelity::analytic);
+      CHECK(o.run_time_s == a.run_time_s);
+      CHECK(o.cost_usd == a.cost_usd);
+    }
+  }
+  // tp 1, pp 2, dp 2, mb 1: 1f1b, zb-h1 and interleaved/2 all score 100 + 2 = 102 s; gpipe 103 s.
+  const auto it = std::find_if(one.top.begin(), one.top.end(), [](const RankedLayout& r) {
+    const auto& p = r.layout.plan;
+    return p.tp == 1 && p.pp == 2 && p.dp == 2 && p.micro_batch == 1 && p.schedule != Schedule::gpipe;
+  });
+  REQUIRE(it != one.top.end());
+  const std::vector<std::string> knobs = knobs_that_do_not_matter(*it);
+  REQUIRE_FALSE(knobs.empty());
+  CAPTURE(knobs.front());
+  CHECK(knobs.front().starts_with("parallelism.schedule 1f1b/zero-bubble-h1/interleaved"));
+}
+
+TEST_CASE("search keeps the default memory headroom free unless the scenario or the caller sets one") {
+  Scenario s = toy();
+  s.cluster.node.gpu.hbm_bytes = 80e9;
+  std::vector<double> seen;
+  std::mutex lock;
+  const auto spy = [&](const Scenario& sc, const Layout& l, Fidelity f) {
+    const std::lock_guard<std::mutex> guard(lock);
+    seen.push_back(sc.budget.headroom_fraction(80e9).value_or(-1));
+    return toy_score(sc, l, f);
+  };
+  SearchOptions options;
+  options.space = small_space();
+  options.event_rerank = false;
+  const SearchResult d = search_layouts(s, options, spy);
+  CHECK(d.default_headroom);
+  // 2 x 688 MB + 15 % of 80 GB = 13.376 GB of 80 GB.
+  CHECK(d.memory_headroom == doctest::Approx(13.376 / 80));
+  for (const double f : seen) CHECK(f == doctest::Approx(13.376 / 80));
+  seen.clear();
+  s.budget.memory_headroom_bytes = 8e9;
+  const SearchResult given = search_layouts(s, options, spy);
+  CHECK_FALSE(given.default_headroom);
+  CHECK(given.memory_headroom == doctest::Approx(0.1));
+  for (const double f : seen) CHECK(f == doctest::Approx(0.1));
+  options.memory_headroom = 0.0;
+  CHECK(search_layouts(s, options, spy).memory_headroom == 0);
 }

@@ -1,0 +1,75 @@
+#pragma once
+// Error bars from the validation data: how far trainsim's predicted iteration time has been from published
+// measurements of runs like the scenario, applied to its headline figures (iteration time, run time, cost).
+//
+// The cases: every step case shipped under scenarios/validation (SPEC "Validation cases"), each with its
+// GPU preset, the framework preset it followed, its parallel style (parallel_style) and its GPU count, and
+// the ratio of its measured to its predicted iteration time (a throughput metric, mfu or TFLOP/s per GPU,
+// inverted: measured time / predicted time = predicted throughput / measured throughput).
+//
+// Near the scenario: the same GPU preset, the same framework preset and the same style, and a GPU count
+// within a factor of kScaleFactor of the scenario's. With at least kMinCases such cases the band is
+// [q10 · t, q90 · t] where q10 and q90 are the empirical 10th and 90th percentiles of their ratios (sorted
+// r, q10 = r[floor(0.1 (n − 1))], q90 = r[ceil(0.9 (n − 1))]), so that each case's own band holds at least
+// 80 % of their measurements; with fewer, "not validated for this GPU/framework/style". Run time and cost
+// take the iteration's band: both scale with the iteration time (what failures, checkpoints and storage
+// add is priced as exactly as the rest).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/report/summary.hpp"
+#include "scenarios/scenario.hpp"
+
+namespace trainsim::scenario {
+
+constexpr double kScaleFactor = 8;  ///< a case is near when its GPU count is within this factor
+constexpr std::size_t kMinCases = 3;
+
+/// "MoE" (a mixture-of-experts model), "FSDP" (ZeRO-3: parameters sharded) or "dense 3D" (tensor,
+/// pipeline and data parallelism with ZeRO 0–2, data parallelism alone included).
+[[nodiscard]] std::string parallel_style(const Scenario& scenario);
+
+/// One validation case as the band sees it.
+struct BandCase {
+  std::string file;
+  std::string name;
+  std::string gpu;
+  std::string framework;  ///< the preset name (a case that names none: the one its layout chose)
+  std::string style;
+  std::int64_t gpus = 0;
+  double ratio = 0;  ///< measured iteration time / predicted iteration time
+};
+
+/// Every step case under `folder` that loads, simulates and has an iteration-time or throughput metric;
+/// with `gpu` and `framework` given, only those that may be runs on that GPU preset under that framework
+/// (the others are passed over by a look at their text, before they are loaded).
+[[nodiscard]] std::vector<BandCase> band_cases(const std::string& folder, const std::string& gpu = "",
+                                               const std::string& framework = "");
+/// The shipped cases (scenarios/validation) for a GPU preset and framework, evaluated once per process.
+[[nodiscard]] const std::vector<BandCase>& shipped_band_cases(const std::string& gpu,
+                                                              const std::string& framework);
+
+struct ErrorBand {
+  bool validated = false;
+  double low = 1;  ///< the band is [low · predicted, high · predicted]
+  double high = 1;
+  std::vector<std::string> cases;  ///< names of the near cases it was taken from
+  /// One line: "from 3 validation cases (h100-sxm / fsdp2 / dense 3D / 8192-16384 GPUs): measured 0.80–0.89 x
+  /// predicted", or "not validated for this GPU/framework/style (gb200 / megatron-core / dense 3D / 512
+  /// GPUs)".
+  std::string basis;
+};
+
+/// The band for a run on `gpus` GPUs of preset `gpu`, following `framework`, in `style`, from `cases`.
+[[nodiscard]] ErrorBand error_band(const std::vector<BandCase>& cases, const std::string& gpu,
+                                   const std::string& framework, const std::string& style, std::int64_t gpus);
+/// The band of a scenario from the shipped cases.
+[[nodiscard]] ErrorBand error_band_of(const Scenario& scenario);
+
+/// Adds the band to a summary: iteration_time_low/_high, run_time_low/_high and cost_total_low/_high
+/// after their figure (when the summary has it), and `error_band` (the basis) after iteration_time_high.
+/// Not validated: only `error_band`.
+void add_error_band(model::Summary& summary, const ErrorBand& band);
+
+}  // namespace trainsim::scenario

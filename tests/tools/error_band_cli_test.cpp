@@ -1,0 +1,70 @@
+// `trainsim run`'s error band end to end: a scenario like the shipped vTrain cases (A100, DeepSpeed, dense
+// 3D, 128 GPUs) carries *_low/*_high figures in the table and in JSON, each its figure times the band's
+// ratios; a GB200 scenario, which no shipped case is near, says it is not validated.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "binary_harness.hpp"
+
+using trainsim::e2e::describe;
+using trainsim::e2e::Outcome;
+using trainsim::e2e::run_trainsim;
+using trainsim::e2e::TempDir;
+
+namespace {
+
+constexpr const char* vtrain_like = R"(name: vtrain-like
+model: {layers: 30, hidden: 3072, heads: 32, ffn_hidden: 12288, vocab: 51200, seq_len: 2048, mlp: gelu, attention: standard}
+cluster: {node: dgx-a100-80gb, nodes: 16, network: {nic: "200 Gb/s", nics_per_node: 4}}
+parallelism: {tp: 2, pp: 2, dp: 32, schedule: 1f1b, micro_batch: 4, sequence_parallel: false, recompute: full, zero: 0}
+framework: deepspeed
+training: {global_batch: 512, precision: fp16, optimizer: adamw, tokens: 1e10}
+pricing: {gpu_hour: "$2.00"}
+)";
+
+}  // namespace
+
+TEST_CASE("run gives iteration time, run time and cost a band from the nearest validation cases") {
+  TempDir dir;
+  const std::string path = dir.file("vtrain-like.yaml");
+  std::ofstream(path) << vtrain_like;
+  const Outcome o = run_trainsim({"run", path, "--fidelity", "analytic", "--format", "json"});
+  INFO(describe(o));
+  REQUIRE(o.exit_code == 0);
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  const std::string basis = j["error_band"].get<std::string>();
+  CHECK(basis.starts_with("from "));
+  CHECK(basis.find("(a100-sxm4-80gb / deepspeed / dense 3D / ") != std::string::npos);
+  // One pair of ratios scales all three figures.
+  const double low = j["iteration_time_low_s"].get<double>() / j["iteration_time_s"].get<double>();
+  const double high = j["iteration_time_high_s"].get<double>() / j["iteration_time_s"].get<double>();
+  CHECK(low < high);
+  CHECK(j["run_time_low_s"].get<double>() == doctest::Approx(low * j["run_time_s"].get<double>()));
+  CHECK(j["run_time_high_s"].get<double>() == doctest::Approx(high * j["run_time_s"].get<double>()));
+  CHECK(j["cost_total_low_usd"].get<double>() == doctest::Approx(low * j["cost_total_usd"].get<double>()));
+  CHECK(j["cost_total_high_usd"].get<double>() == doctest::Approx(high * j["cost_total_usd"].get<double>()));
+
+  const Outcome table = run_trainsim({"run", path, "--fidelity", "analytic"});
+  REQUIRE(table.exit_code == 0);
+  CHECK(table.out.find("iteration_time_low") != std::string::npos);
+  CHECK(table.out.find("cost_total_high") != std::string::npos);
+}
+
+TEST_CASE("a GB200 run says it is not validated, and carries no band") {
+  TempDir dir;
+  const std::string path = dir.file("gb200.yaml");
+  std::ofstream(path) << vtrain_like;
+  const Outcome o =
+      run_trainsim({"run", path, "--fidelity", "analytic", "--format", "json", "--set",
+                    "cluster.node=gb200-nvl72", "--set", "cluster.nodes=2", "--set", "parallelism.dp=auto",
+                    "--set", "cluster.network={}", "--set", "training.global_batch=576"});
+  INFO(describe(o));
+  REQUIRE(o.exit_code == 0);
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  CHECK(j["error_band"].get<std::string>().starts_with(
+      "not validated for this GPU/framework/style (gb200 / deepspeed / dense 3D / 144 GPUs)"));
+  CHECK_FALSE(j.contains("iteration_time_low_s"));
+}
