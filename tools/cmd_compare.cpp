@@ -46,9 +46,7 @@ void add_compare_command(CLI::App& app, int& exit_code) {
       CompareOption o;
       o.name = s.name;
       o.hardware = fmt::format("{} x {}", s.cluster.total_gpus(), s.cluster.node.gpu.name);
-      o.summary =
-          model::summarize(model::run_labels(s.name, model::to_string(fidelity), s.tags), r.step, &r.run);
-      if (r.step.feasible) scenario::add_error_band(o.summary, scenario::error_band_of(s));
+      o.summary = scenario::run_summary(s, fidelity, r);
       const double hbm = s.cluster.node.gpu.hbm_bytes;
       o.headroom_needed =
           s.budget.headroom_fraction(hbm).value_or(model::default_memory_headroom(hbm).fraction) * hbm;

@@ -77,11 +77,9 @@ int run(const RunArgs& args) {
   const model::StepReport& step = result.step;
   const model::RunReport& run = result.run;
 
-  model::Summary summary =
-      model::summarize(model::run_labels(s.name, model::to_string(fidelity), s.tags), step, &run);
-  // How far predictions of runs like this one were from their measurements
+  // With how far predictions of runs like this one were from their measurements
   // (scenarios/studies/error_band.hpp).
-  if (step.feasible) scenario::add_error_band(summary, scenario::error_band_of(s));
+  const model::Summary summary = scenario::run_summary(s, fidelity, result);
   if (args.format == "json") {
     std::cout << model::to_json(summary, 2) << '\n';
   } else {

@@ -116,7 +116,8 @@ std::string table(const std::vector<scenario::RankedLayout>& rows, int gpus_per_
         to_string(p.recompute), format_human(FieldUnit::seconds, s.step.iteration_time),
         format_human(FieldUnit::bytes, s.step.memory_per_gpu), format_human(FieldUnit::fraction, s.step.mfu),
         format_human(FieldUnit::seconds, s.run_time_s), format_human(FieldUnit::usd, s.cost_usd),
-        row.event ? "event" : "analytic", s.meets_budget() ? "ok" : "missed", same_results_words(row));
+        row.event ? "event" : "analytic", s.meets_budget() ? "ok" : "missed",
+        scenario::same_results_words(row));
   }
   if (kept)
     out +=

@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 
+#include "models/report/run_labels.hpp"
 #include "scenarios/collective_case.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/presets.hpp"
@@ -206,6 +207,13 @@ void add_error_band(model::Summary& summary, const ErrorBand& band) {
           {.name = "error_band", .unit = model::FieldUnit::text, .text = band.basis, .group = base.group});
     fields.insert(at + 1, added.begin(), added.end());
   }
+}
+
+model::Summary run_summary(const Scenario& s, model::Fidelity fidelity, const ScenarioResult& result) {
+  model::Summary summary = model::summarize(model::run_labels(s.name, model::to_string(fidelity), s.tags),
+                                            result.step, &result.run);
+  if (result.step.feasible) add_error_band(summary, error_band_of(s));
+  return summary;
 }
 
 }  // namespace trainsim::scenario

@@ -20,6 +20,7 @@
 
 #include "models/report/summary.hpp"
 #include "scenarios/scenario.hpp"
+#include "scenarios/studies/simulation.hpp"
 
 namespace trainsim::scenario {
 
@@ -71,5 +72,11 @@ struct ErrorBand {
 /// after their figure (when the summary has it), and `error_band` (the basis) after iteration_time_high.
 /// Not validated: only `error_band`.
 void add_error_band(model::Summary& summary, const ErrorBand& band);
+
+/// The summary `trainsim run` writes of a simulated scenario (and `compare`, the Python module's run):
+/// its fields under run's labels and, for a feasible step, its error band. The one place they are put
+/// together.
+[[nodiscard]] model::Summary run_summary(const Scenario& scenario, model::Fidelity fidelity,
+                                         const ScenarioResult& result);
 
 }  // namespace trainsim::scenario

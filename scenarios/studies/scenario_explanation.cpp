@@ -1,7 +1,6 @@
 #include "scenarios/studies/scenario_explanation.hpp"
 
 #include <nlohmann/json.hpp>
-
 #include <optional>
 
 #include "models/report/explain_campaign.hpp"

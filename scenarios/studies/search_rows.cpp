@@ -15,7 +15,8 @@ model::Labels layout_keys(const Layout& layout) {
   return keys;
 }
 
-/// The knobs that do not change a row's answer, "; "-separated ("" when none).
+}  // namespace
+
 std::string same_results_words(const RankedLayout& entry) {
   std::string out;
   for (const std::string& knob : knobs_that_do_not_matter(entry)) {
@@ -23,8 +24,6 @@ std::string same_results_words(const RankedLayout& entry) {
   }
   return out;
 }
-
-}  // namespace
 
 std::vector<model::Summary> search_rows(const SearchResult& r, const std::string& scenario_name) {
   std::vector<model::Summary> rows;

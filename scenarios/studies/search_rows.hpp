@@ -13,8 +13,12 @@
 
 namespace trainsim::scenario {
 
+/// The knobs that do not change a layout's answer (knobs_that_do_not_matter), without their block,
+/// "; "-separated ("" when none): the table's and the rows' same_results_with.
+[[nodiscard]] std::string same_results_words(const RankedLayout& entry);
+
 [[nodiscard]] std::vector<model::Summary> search_rows(const SearchResult& result,
-                                                     const std::string& scenario_name);
+                                                      const std::string& scenario_name);
 
 /// CSV: a header, then one line per row ("" when there are no rows).
 [[nodiscard]] std::string search_rows_csv(const std::vector<model::Summary>& rows);

@@ -22,6 +22,7 @@
 #include "scenarios/loader.hpp"
 #include "scenarios/shipped_data.hpp"
 #include "scenarios/studies/cluster_queue.hpp"
+#include "scenarios/studies/error_band.hpp"
 #include "scenarios/studies/layout_search.hpp"
 #include "scenarios/studies/scenario_explanation.hpp"
 #include "scenarios/studies/search_rows.hpp"
@@ -68,8 +69,7 @@ RunOutcome run(const Source& source, const Sets& sets, const std::string& fideli
   model::StepOptions options;
   if (full_cluster) options.mode = model::StepMode::full_cluster;
   const scenario::ScenarioResult result = scenario::simulate_scenario(s, fidelity, options);
-  const model::Summary summary = model::summarize(
-      model::run_labels(s.name, model::to_string(fidelity), s.tags), result.step, &result.run);
+  const model::Summary summary = scenario::run_summary(s, fidelity, result);
   return {model::to_json(summary, 2), result.step.feasible,         result.step.fits,
           result.step.reason,         result.run.budget_violations, scenario::run_notes(s)};
 }
