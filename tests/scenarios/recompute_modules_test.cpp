@@ -34,10 +34,11 @@ TEST_CASE("recompute modules are read as a selective recompute of those modules 
       kScenario, "r.yaml", {{"parallelism.recompute", "{modules: [mla_up_proj, moe_act]}"}});
   CHECK(s.parallelism.recompute == model::Recompute::selective);
   CHECK(s.parallelism.recompute_modules == (static_cast<std::uint8_t>(model::RecomputeModule::mla_up_proj) |
-                                     static_cast<std::uint8_t>(model::RecomputeModule::moe_act)));
+                                            static_cast<std::uint8_t>(model::RecomputeModule::moe_act)));
   const std::string yaml = scenario::dump_scenario(s);
   CHECK(yaml.find("recompute: {modules: [moe_act, mla_up_proj]}") != std::string::npos);
-  CHECK(scenario::load_scenario_text(yaml, "back.yaml").parallelism.recompute_modules == s.parallelism.recompute_modules);
+  CHECK(scenario::load_scenario_text(yaml, "back.yaml").parallelism.recompute_modules ==
+        s.parallelism.recompute_modules);
 }
 
 TEST_CASE("a misspelt, repeated or inapplicable module is refused at its key") {
