@@ -17,10 +17,10 @@ struct Unit {
   double factor;  ///< SI value of one unit
 };
 
-constexpr double hour = 3600.0;
+constexpr double kHour = 3600.0;
 // One table for every unit the SPEC lists (and a few obvious aliases). Lookup is exact and case-sensitive,
 // because "Mb/s" and "MB/s" differ by a factor of eight.
-constexpr std::array units{
+constexpr std::array kUnits{
     Unit{"B", Dimension::bytes, 1.0},
     Unit{"kB", Dimension::bytes, 1e3},
     Unit{"KB", Dimension::bytes, 1e3},
@@ -57,22 +57,22 @@ constexpr std::array units{
     Unit{"ms", Dimension::seconds, 1e-3},
     Unit{"s", Dimension::seconds, 1.0},
     Unit{"min", Dimension::seconds, 60.0},
-    Unit{"h", Dimension::seconds, hour},
-    Unit{"d", Dimension::seconds, 24 * hour},
+    Unit{"h", Dimension::seconds, kHour},
+    Unit{"d", Dimension::seconds, 24 * kHour},
     Unit{"W", Dimension::watts, 1.0},
     Unit{"kW", Dimension::watts, 1e3},
     Unit{"MW", Dimension::watts, 1e6},
     Unit{"/s", Dimension::rate_per_s, 1.0},
     Unit{"/min", Dimension::rate_per_s, 1.0 / 60},
-    Unit{"/h", Dimension::rate_per_s, 1.0 / hour},
-    Unit{"/d", Dimension::rate_per_s, 1.0 / (24 * hour)},
+    Unit{"/h", Dimension::rate_per_s, 1.0 / kHour},
+    Unit{"/d", Dimension::rate_per_s, 1.0 / (24 * kHour)},
     Unit{"g/kWh", Dimension::grams_per_kwh, 1.0},
     Unit{"kg/kWh", Dimension::grams_per_kwh, 1e3},
     Unit{"$", Dimension::usd, 1.0},
     Unit{"$/h", Dimension::usd_per_hour, 1.0},
     Unit{"$/GPU-hour", Dimension::usd_per_hour, 1.0},
     Unit{"$/min", Dimension::usd_per_hour, 60.0},
-    Unit{"$/s", Dimension::usd_per_hour, hour},
+    Unit{"$/s", Dimension::usd_per_hour, kHour},
     Unit{"$/d", Dimension::usd_per_hour, 1.0 / 24},
     Unit{"$/GB", Dimension::usd_per_gb, 1.0},
     Unit{"$/TB", Dimension::usd_per_gb, 1e-3},
@@ -179,11 +179,11 @@ std::string_view dimension_noun(Dimension d) {
 
 /// Words that YAML 1.1 reads as booleans or special floats: named in messages because they surprise.
 bool is_yaml11_word(std::string_view s) {
-  static constexpr std::array words{"yes",  "no",   "on",    "off",   "true", "false", "y",    "n",
-                                    ".nan", ".inf", "-.inf", "+.inf", "nan",  "inf",   "null", "~"};
+  static constexpr std::array kWords{"yes",  "no",   "on",    "off",   "true", "false", "y",    "n",
+                                     ".nan", ".inf", "-.inf", "+.inf", "nan",  "inf",   "null", "~"};
   std::string lower;
   for (char c : s) lower += static_cast<char>((c >= 'A' && c <= 'Z') ? c - 'A' + 'a' : c);
-  for (std::string_view w : words) {
+  for (std::string_view w : kWords) {
     if (lower == w) return true;
   }
   return false;
@@ -270,7 +270,7 @@ QuantityResult try_parse_quantity(std::string_view text, Dimension dimension, Bo
                       dimension == Dimension::usd_per_gb_month || dimension == Dimension::usd_per_kwh)) {
     return check_bound(value, original, bound);
   }
-  for (const Unit& u : units) {
+  for (const Unit& u : kUnits) {
     if (u.spelling != unit) continue;
     if (u.dimension != dimension) {
       return fail(in_quotes(original) + " is " + std::string(dimension_noun(u.dimension)) + "; " + expected);
@@ -321,7 +321,7 @@ std::string format_number(double value) {
 }
 
 std::string format_quantity(double si_value, Dimension dimension) {
-  const std::string n = format_number(si_value);
+  std::string n = format_number(si_value);
   switch (dimension) {
     case Dimension::bytes:
       return n + " B";

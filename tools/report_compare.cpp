@@ -69,15 +69,15 @@ std::size_t best_by(const std::vector<CompareOption>& options, const std::string
 }  // namespace
 
 const std::vector<std::string>& compare_columns() {
-  static const std::vector<std::string> columns = {"option",
-                                                   "hardware",
-                                                   "iteration",
-                                                   "run time (band)",
-                                                   "cost (band)",
-                                                   "$/M tokens",
-                                                   "memory free (needed)",
-                                                   "bound by"};
-  return columns;
+  static const std::vector<std::string> kColumns = {"option",
+                                                    "hardware",
+                                                    "iteration",
+                                                    "run time (band)",
+                                                    "cost (band)",
+                                                    "$/M tokens",
+                                                    "memory free (needed)",
+                                                    "bound by"};
+  return kColumns;
 }
 
 std::vector<std::string> compare_cells(const CompareOption& o) {

@@ -55,10 +55,10 @@ std::vector<EfficiencySource> efficiency_sources(OptimizerKind kind, double para
       // Zhao et al. 2024 and Sreckovic et al. 2025 (arXiv:2506.12543) find SGD behind Adam on language
       // models (Sreckovic et al.: tuned SGD with momentum matches Adam at small batches only) without a
       // tokens ratio; 1.0 understates SGD's tokens at the batches LLMs train with.
-      constexpr std::string_view why =
+      constexpr std::string_view kWhy =
           "Zhao et al. 2024 (arXiv:2407.07972) find SGD worse than Adam on language models but give no "
           "tokens ratio: this understates its tokens";
-      return {unsourced(kOptimistic, why), unsourced(kFairTuned, why)};
+      return {unsourced(kOptimistic, kWhy), unsourced(kFairTuned, kWhy)};
     }
     case OptimizerKind::adagrad:
     case OptimizerKind::rmsprop:

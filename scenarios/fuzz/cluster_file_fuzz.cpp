@@ -8,7 +8,9 @@
 #include "scenarios/cluster_file.hpp"
 #include "sim/error.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+// libFuzzer calls the entry point by this name.
+extern "C" int LLVMFuzzerTestOneInput(  // NOLINT(readability-identifier-naming)
+    const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   try {
     (void)trainsim::scenario::load_cluster_text(text, "fuzz/cluster.yaml");

@@ -9,7 +9,9 @@
 
 #include "sim/csv_record.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+// libFuzzer calls the entry point by this name.
+extern "C" int LLVMFuzzerTestOneInput(  // NOLINT(readability-identifier-naming)
+    const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   for (std::size_t pos = 0; pos < text.size();) {
     const trainsim::sim::CsvRecord r = trainsim::sim::read_csv_record(text, pos);

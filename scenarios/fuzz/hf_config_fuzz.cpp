@@ -10,7 +10,9 @@
 #include "sim/error.hpp"
 #include "sim/json_input.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+// libFuzzer calls the entry point by this name.
+extern "C" int LLVMFuzzerTestOneInput(  // NOLINT(readability-identifier-naming)
+    const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   trainsim::scenario::Diagnostics d;
   const trainsim::scenario::YamlValue at;

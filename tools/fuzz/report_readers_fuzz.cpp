@@ -11,7 +11,9 @@
 #include "tools/report_table.hpp"
 #include "tools/report_trace.hpp"
 
-extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+// libFuzzer calls the entry point by this name.
+extern "C" int LLVMFuzzerTestOneInput(  // NOLINT(readability-identifier-naming)
+    const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   try {
     (void)trainsim::cli::parse_csv(text, "fuzz.csv");
