@@ -187,6 +187,46 @@ void prepend_recompute(LayerOps& ops, const std::vector<LayerOp>& recomputed) {
   ops.backward = std::move(backward);
 }
 
+// Where the modules Megatron-Core recomputes by name lie in a transformer layer's forward list: index ranges
+// [begin, end) of the attention core, the MLP's kernels (a MoE layer's experts) and the whole MoE block
+// (router to unpermute), the activation's name, and what the layer is.
+struct ForwardModules {
+  std::size_t core_begin = 0, core_end = 0, mlp_begin = 0, mlp_end = 0, moe_begin = 0, moe_end = 0;
+  std::string act_name;
+  bool flash = false, moe = false, mla = false;
+};
+
+// Megatron-Core's selective recompute of named modules (--recompute-modules): each recomputed module's
+// forward ops again, in forward order. The attention core only when it is not a fused kernel (which keeps
+// no scores and recomputes them in its own backward); a dense MLP's and the attention's tensor-parallel
+// collectives are not issued again; a MoE layer recomputed whole dispatches and combines its tokens again.
+std::vector<LayerOp> modules_recomputed(const std::vector<LayerOp>& forward, const ForwardModules& m,
+                                        const Shard& shard) {
+  const auto in = [](std::size_t i, std::size_t begin, std::size_t end) { return i >= begin && i < end; };
+  const auto named = [](const std::string& name, std::string_view base) {
+    return name == base || (name.starts_with(base) && name.size() > base.size() && name[base.size()] == '.');
+  };
+  std::vector<LayerOp> again;
+  for (std::size_t i = 0; i < forward.size(); ++i) {
+    const LayerOp& op = forward[i];
+    const std::string& n = op.name;
+    const bool kernel = !op.communication;
+    const bool recomputed =
+        (shard.recomputes(RecomputeModule::core_attn) && !m.flash && kernel &&
+         in(i, m.core_begin, m.core_end)) ||
+        (shard.recomputes(RecomputeModule::layernorm) && (n == "ln1" || n == "ln2")) ||
+        (shard.recomputes(RecomputeModule::mla_up_proj) && m.mla &&
+         (named(n, "q_up") || named(n, "kv_up") || n == "rope")) ||
+        (shard.recomputes(RecomputeModule::mlp) && !m.moe && kernel && in(i, m.mlp_begin, m.mlp_end)) ||
+        (shard.recomputes(RecomputeModule::moe) && m.moe && in(i, m.moe_begin, m.moe_end)) ||
+        (shard.recomputes(RecomputeModule::moe_act) && m.moe && n == m.act_name &&
+         in(i, m.mlp_begin, m.mlp_end)) ||
+        (shard.recomputes(RecomputeModule::shared_experts) && m.moe && n.starts_with("shared_"));
+    if (recomputed) again.push_back(op);
+  }
+  return again;
+}
+
 double sum_flops(const std::vector<LayerOp>& ops) {
   double f = 0;
   for (const LayerOp& op : ops) {
@@ -516,32 +556,9 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
     redo.memory(residual, dropout_residual_bytes);
     prepend_recompute(ops, again);
   } else if (shard.recompute == Recompute::selective) {
-    // Megatron-Core's selective recompute of named modules (--recompute-modules): each recomputed module's
-    // forward ops again, in forward order, before the backward. The attention core only when it is not a
-    // fused kernel (which keeps no scores and recomputes them in its own backward); a dense MLP's and the
-    // attention's tensor-parallel collectives are not issued again; a MoE layer recomputed whole dispatches
-    // and combines its tokens again.
-    const auto in = [](std::size_t i, std::size_t begin, std::size_t end) { return i >= begin && i < end; };
-    const auto named = [](const std::string& name, std::string_view base) {
-      return name == base ||
-             (name.starts_with(base) && name.size() > base.size() && name[base.size()] == '.');
-    };
-    std::vector<LayerOp> again;
-    for (std::size_t i = 0; i < ops.forward.size(); ++i) {
-      const LayerOp& op = ops.forward[i];
-      const std::string& n = op.name;
-      const bool kernel = !op.communication;
-      const bool recomputed =
-          (shard.recomputes(RecomputeModule::core_attn) && !flash && kernel && in(i, core_begin, core_end)) ||
-          (shard.recomputes(RecomputeModule::layernorm) && (n == "ln1" || n == "ln2")) ||
-          (shard.recomputes(RecomputeModule::mla_up_proj) && spec.is_mla() &&
-           (named(n, "q_up") || named(n, "kv_up") || n == "rope")) ||
-          (shard.recomputes(RecomputeModule::mlp) && !moe && kernel && in(i, mlp_begin, mlp_end)) ||
-          (shard.recomputes(RecomputeModule::moe) && moe && in(i, moe_begin, moe_end)) ||
-          (shard.recomputes(RecomputeModule::moe_act) && moe && n == act_name && in(i, mlp_begin, mlp_end)) ||
-          (shard.recomputes(RecomputeModule::shared_experts) && moe && n.starts_with("shared_"));
-      if (recomputed) again.push_back(op);
-    }
+    const ForwardModules modules{core_begin, core_end, mlp_begin, mlp_end, moe_begin,
+                                 moe_end,    act_name, flash,     moe,     spec.is_mla()};
+    std::vector<LayerOp> again = modules_recomputed(ops.forward, modules, shard);
     if (!again.empty()) prepend_recompute(ops, again);
   }
   return ops;
