@@ -137,15 +137,7 @@ void slow_data_parallel(StepCosts& costs, const StepPlan& plan, const std::vecto
       slow(u.gather_s, u.gather_latency_s, f);
       slow(u.reduce_s, u.reduce_latency_s, f);
     });
-    sc.zero3_gather_s = 0;
-    sc.zero3_reduce_s = 0;
-    for (int c = 0; c < plan.virtual_stages; ++c) {
-      for (const UnitRun& run : costs.chunk_units[plan.virtual_stage_index(c, s)]) {
-        const UnitCost& u = costs.units[static_cast<std::size_t>(run.unit)];
-        sc.zero3_gather_s += run.count * u.gather_s;
-        sc.zero3_reduce_s += run.count * u.reduce_s;
-      }
-    }
+    sum_zero3_stage(costs, plan, s);
   }
 }
 

@@ -338,15 +338,9 @@ class StepPricer {
   }
 
   // ZeRO-3: pipeline rank s's units' collectives summed.
-  void price_zero3_stage(StageCost& sc, int s) const {
+  void price_zero3_stage(StageCost& sc, int s) {
     sc.buckets = 0;
-    for (int c = 0; c < plan_.virtual_stages; ++c) {
-      for (const UnitRun& r : out_.chunk_units[plan_.virtual_stage_index(c, s)]) {
-        const UnitCost& u = out_.units[static_cast<std::size_t>(r.unit)];
-        sc.zero3_gather_s += r.count * u.gather_s;
-        sc.zero3_reduce_s += r.count * u.reduce_s;
-      }
-    }
+    sum_zero3_stage(out_, plan_, s);
     // Gathered before every forward and (resharded after it) every backward pass, gradients reduced
     // after every backward (no gradient accumulation in full precision).
     const double gathers = fw_.reshard_after_forward ? 2.0 : 1.0;
@@ -396,6 +390,19 @@ class StepPricer {
 StepCosts step_costs(const StepInput& in, const StepPlan& plan, FabricPricing fabric) {
   TRAINSIM_CHECK(plan.feasible, "step_costs needs a feasible plan");
   return StepPricer(in, plan, fabric).price();
+}
+
+void sum_zero3_stage(StepCosts& costs, const StepPlan& plan, int stage) {
+  StageCost& sc = costs.stages[static_cast<std::size_t>(stage)];
+  sc.zero3_gather_s = 0;
+  sc.zero3_reduce_s = 0;
+  for (int c = 0; c < plan.virtual_stages; ++c) {
+    for (const UnitRun& r : costs.chunk_units[plan.virtual_stage_index(c, stage)]) {
+      const UnitCost& u = costs.units[static_cast<std::size_t>(r.unit)];
+      sc.zero3_gather_s += r.count * u.gather_s;
+      sc.zero3_reduce_s += r.count * u.reduce_s;
+    }
+  }
 }
 
 namespace {

@@ -225,6 +225,9 @@ struct StepCosts {
 /// counts them as compute.
 [[nodiscard]] double last_grads_extra(const StepCosts& costs, const StepPlan& plan, int vs);
 
+/// ZeRO-3: pipeline rank `stage`'s units' gathers and gradient reductions (UnitCost::gather_s, reduce_s)
+/// summed over its chunks into its StageCost's zero3_gather_s and zero3_reduce_s.
+void sum_zero3_stage(StepCosts& costs, const StepPlan& plan, int stage);
 /// The pieces' costs. Precondition: plan.feasible. Throws InputError for inputs that are not a layout.
 [[nodiscard]] StepCosts step_costs(const StepInput& input, const StepPlan& plan,
                                    FabricPricing fabric = FabricPricing::closed_form);
