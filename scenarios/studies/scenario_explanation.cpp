@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "models/report/explain_campaign.hpp"
+#include "models/report/explain_groups.hpp"
 #include "models/report/explain_headroom.hpp"
 #include "models/report/explain_time.hpp"
 #include "scenarios/studies/simulation.hpp"
@@ -18,6 +19,8 @@ model::Explanation explain_scenario(const Scenario& s) {
   if (!e.sections.empty() && e.memory_per_gpu > 0)
     e.sections.push_back(model::explain_headroom(headroom, e.memory_per_gpu, hbm));
   e.sections.push_back(model::explain_time(step_input_of(s)));
+  // The groups of a plan that is a layout (the time section then has lines).
+  if (!e.sections.back().lines.empty()) e.sections.push_back(model::explain_groups(s.parallelism, s.cluster));
   if (s.convergence) {
     e.sections.push_back(model::explain_convergence(s.model, s.training.global_batch,
                                                     s.training.optimizer.kind, *s.convergence));
