@@ -42,6 +42,7 @@ std::string human(double value, const std::string& unit) {
   }
   if (unit == "B/param") return fmt::format("{:.3f} B/param", value);
   if (unit == "FLOP/param") return fmt::format("{:.1f} FLOP/param", value);
+  if (unit == "GPUs") return fmt::format("{:.6g} GPU{}", value, value == 1 ? "" : "s");
   return fmt::format("{:.6g}{}{}", value, unit.empty() ? "" : " ", unit);
 }
 
