@@ -1,72 +1,10 @@
 #pragma once
 // The links a step's data-parallel and pipeline traffic share in the event fidelity, so that a gradient
 // bucket and a pipeline send leaving one GPU at the same time slow each other down (max-min fair,
-// sim::FlowNetwork), instead of each taking its closed-form time as if alone.
-//
-// The reduced form. Each simulated GPU has four ports, each a link of the flow network: network out and in
-// (its share of the node's NICs: nics · NIC rate / GPUs per node, at most its PCIe link, times
-// comm.nic_bandwidth_fraction — the GPU–NIC link of topologies/cluster_graph.hpp), and NVLink out and in
-// (node.intra_bytes_per_s · comm.intra_bandwidth_fraction). One collective or send of closed-form time T,
-// of which L does not depend on its size (topo::CollectiveEstimate::latency_s: launch and every step's
-// α), is lowered as a busy task of L on the sender's stream, then one flow from the sender's out port to
-// the receiver's in port (network ports when the two are on different nodes, NVLink ports otherwise) whose
-// size is (T − L) times the ports' rate. Alone, the flow takes exactly T − L, so an uncontended step is
-// unchanged (analytic and event agree as before); when a bucket and a send overlap on a port they split
-// its rate, and the bytes per second through a port never exceed its capacity. Each GPU's dp and pp
-// streams still send one transfer at a time, in order (each waits for the previous one of its stream), as
-// their FIFO lanes did with busy tasks; ZeRO-3's reduce-scatters are a stream apart from its gathers, as
-// in FSDP, so a layer's gather and the previous layer's reduce-scatter share the port. The flow's bytes are
-// normalised, not the collective's own: one the closed form runs below the port's rate (a small message under
-// LL, a ring limited by another tier) is modelled as saturating the port for its bandwidth term, so the
-// contention it sees is an upper bound.
-//
-// Why this is sound. A data-parallel ring collective (any of NCCL's algorithms the closed form picks) keeps
-// every member's port sending and receiving at the rate the closed form's bottleneck allows for its whole
-// bandwidth term, so it is modelled as one flow saturating the sender's out port and its ring successor's
-// in port. By symmetry every member of the group does the same at the same moment (they run the same
-// schedule), so every member's ports carry the same load: in the collapsed simulation (one GPU per
-// pipeline rank) the successor — another data-parallel replica of the same pipeline rank, not simulated —
-// is represented by the simulated GPU itself: the flow runs from its out port to its own in port, where
-// the pipeline sends arriving from the neighbouring stage contend with it exactly as they would at the
-// successor's. Under full_cluster with closed-form costs every GPU is simulated and the flow goes to the
-// successor's in port (the next data-parallel replica, a permutation: every in port receives one ring
-// flow), which is the same network up to the symmetry, so the collapsed and the full simulations agree (a
-// permanent test). Pipeline sends go between the real placement's nodes: from stage s's GPU to stage
-// s ± 1's (network ports when they are on different nodes).
-//
-// The fabric beyond the NICs. Collapsed, the closed form prices it (the tiers a communicator crosses, the
-// leaf uplinks' share, a degraded NIC's pace: step_costs.hpp's FabricPricing::closed_form) and the flows stop
-// at the ports. Under full_cluster with routes (FabricRoutes, costs priced FabricPricing::routed), every
-// transfer runs over the links of topologies/cluster_graph.hpp's route between its two GPUs instead — one
-// flow per model-parallel rank of the simulated replica, each from its GPU to the same rank of the ring
-// successor or the neighbouring stage (GPU → NIC → leaf → spine → leaf → NIC → GPU, deterministic ECMP;
-// torus and dragonfly routers alike; NVSwitch inside a node) — each link of the graph one link of the flow
-// network at the graph's rate (oversubscription as fewer uplinks, background traffic as a smaller share, a
-// degraded NIC at its own rate). Those transfers are then priced on the uncontended fabric
-// (FabricPricing::routed), so that, alone on a route whose bottleneck is the GPU's port, a flow still takes
-// its closed-form bandwidth term, and whatever the fabric takes from it is counted once, by the flows: two
-// rings hashed onto one spine link split it, an oversubscribed leaf's uplinks are shared by every flow
-// leaving it, a degraded NIC slows every flow through it.
-//
-// Routed, a collective is lowered as NCCL runs it, by the flow fidelity's own lowering
-// (topologies/collective_flows.hpp's lower_collective, which `trainsim collective --fidelity flow` runs
-// too): with the algorithm and protocol the closed form chose for it (StepCosts' RoutedCollective), over all
-// its members' cluster GPUs — rings per channel, double binary trees, hierarchical phases, halving-doubling
-// rounds, NVLS through the NVSwitch, all-to-all between every pair, a ring exchange as every member's send
-// to its successor. Its flows run over the graph's links without latency: the closed form's
-// size-independent part is paid first, as a busy task on each member instance's stream. So a data-parallel
-// bucket is one lowered collective per tensor-parallel index over the gradient group (dp · cp · ep GPUs),
-// a ZeRO gather or reduce-scatter one per sharding group (HSDP: then one all-reduce over each shard's
-// replicas; per-tensor gathers one after another), and a context- or expert-parallel collective whose
-// group leaves the node (CostPiece::routed) one per group inside the replica. Pipeline sends stay one flow
-// per model-parallel rank to the same rank of the neighbouring stage (a send-recv's lowering). Alone on an
-// uncontended fabric a ring, an all-to-all or a send takes its closed-form time (the graph's link rates are
-// the closed form's B); trees, halving-doubling and multi-channel rings are within a few percent of it
-// (collective_flows.hpp).
-//
-// What it leaves out, on purpose: tensor-parallel collectives and the gradient-norm all-reduce (a few bytes)
-// stay busy tasks of their closed-form time, as do folded expert-parallel all-to-alls (their group spans
-// replicas) and those framework.ep_comm_overlap runs beside the paired micro-batch.
+// sim::FlowNetwork), instead of each taking its closed-form time as if alone. Collapsed, each simulated GPU
+// has four ports (network and NVLink, in and out) and a transfer runs as its size-independent latency then a
+// flow of the rest at its closed-form rate; in the full cluster the transfers are routed over the cluster
+// graph. Why the ports are what they are, and what this leaves out: models/step/README.md.
 #include <cstdint>
 #include <memory>
 #include <span>
