@@ -322,22 +322,36 @@ class Converter {
       d_.add(list, path + ".modules", "expected a list of modules, e.g. [core_attn, mla_up_proj, moe_act]");
       return;
     }
-    std::vector<std::string> names;
-    for (const auto& entry : model::kRecomputeModuleNames) names.emplace_back(entry.name);
+    const auto chosen =
+        read_distinct_choices(list, path + ".modules", model::kRecomputeModuleNames, "module");
+    if (!chosen) return;
     std::uint8_t modules = 0;
-    for (std::size_t i = 0; i < list.items.size(); ++i) {
-      const std::string item_path = path + ".modules[" + std::to_string(i) + "]";
-      const auto index = read_choice(d_, list.items[i], item_path, names);
-      if (!index) return;
-      const auto bit = static_cast<std::uint8_t>(model::kRecomputeModuleNames[*index].value);
-      if ((modules & bit) != 0) {
-        d_.add(list.items[i], item_path, "module " + names[*index] + " appears twice");
-        return;
-      }
-      modules = static_cast<std::uint8_t>(modules | bit);
-    }
+    for (const model::RecomputeModule m : *chosen)
+      modules = static_cast<std::uint8_t>(modules | static_cast<std::uint8_t>(m));
     p.recompute = model::Recompute::selective;
     p.recompute_modules = modules;
+  }
+
+  // Each item of `list` one of `table`'s names, none twice (the repeat is an error at `path`, naming it as a
+  // `what`); nullopt after reporting the first problem.
+  template <class Enum, std::size_t N>
+  std::optional<std::vector<Enum>> read_distinct_choices(const YamlValue& list, const std::string& path,
+                                                         const EnumNames<Enum, N>& table,
+                                                         const std::string& what) {
+    std::vector<std::string> names;
+    for (const auto& entry : table) names.emplace_back(entry.name);
+    std::vector<Enum> out;
+    for (std::size_t i = 0; i < list.items.size(); ++i) {
+      const auto index = read_choice(d_, list.items[i], path + "[" + std::to_string(i) + "]", names);
+      if (!index) return std::nullopt;
+      const Enum value = table[*index].value;
+      if (std::find(out.begin(), out.end(), value) != out.end()) {
+        d_.add(list.items[i], path, what + " " + names[*index] + " appears twice");
+        return std::nullopt;
+      }
+      out.push_back(value);
+    }
+    return out;
   }
 
   void read_order(const YamlValue& v, model::ParallelPlan& p) {
@@ -346,20 +360,8 @@ class Converter {
       d_.add(v, path, "expected a list of the five axes, innermost first, e.g. [tp, cp, ep, dp, pp]");
       return;
     }
-    std::vector<std::string> names;
-    for (const auto& entry : model::kParallelAxisNames) names.emplace_back(entry.name);
-    std::vector<model::ParallelAxis> order;
-    for (std::size_t i = 0; i < v.items.size(); ++i) {
-      const auto index = read_choice(d_, v.items[i], path + "[" + std::to_string(i) + "]", names);
-      if (!index) return;
-      const model::ParallelAxis axis = model::kParallelAxisNames[*index].value;
-      if (std::find(order.begin(), order.end(), axis) != order.end()) {
-        d_.add(v.items[i], path, "axis " + names[*index] + " appears twice");
-        return;
-      }
-      order.push_back(axis);
-    }
-    p.order = order;
+    if (auto order = read_distinct_choices(v, path, model::kParallelAxisNames, "axis"))
+      p.order = std::move(*order);
   }
 
   void read_optimizer(const YamlValue& v, model::OptimizerSpec& o) {

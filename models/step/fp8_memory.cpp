@@ -49,13 +49,13 @@ Fp8Memory fp8_stage_memory(const TransformerSpec& model, const ParallelPlan& pla
   f.amax_history = f.fp8_gemms * kScaledTensors * (kAmaxHistory + kScaleValues) * kFp32Bytes;
 
   if (plan.recompute != Recompute::full) {
-    const double tokens = as_double(plan.micro_batch) * as_double(model.seq_len) / plan.cp;
+    const Shard shard = shard_of(plan, topo::Precision::fp8);
+    const double tokens = shard.tokens(model.seq_len);
     const double sp = plan.sequence_parallel ? t : 1.0;
     const double slots = model.is_moe() ? tokens * as_double(model.top_k) * model.capacity_factor : tokens;
     // qkv and fc1 inputs (norm outputs), out_proj input, fc2 input: one byte saved per element.
     // Per-module recompute keeps fewer of them: the norms' outputs (qkv and a dense fc1 input) under
     // layernorm, the fc2 input under mlp (dense), moe_act or moe.
-    const Shard shard = shard_of(plan, topo::Precision::fp8);
     const bool norms_again = shard.recomputes(RecomputeModule::layernorm);
     const bool fc2_again =
         model.is_moe() ? shard.recomputes(RecomputeModule::moe_act) || shard.recomputes(RecomputeModule::moe)

@@ -5,13 +5,11 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <numeric>
 #include <string>
 #include <utility>
 
 #include "models/step/step_plan.hpp"
 #include "models/workload/activation_memory.hpp"
-#include "models/workload/attention_projections.hpp"
 #include "models/workload/parameters.hpp"
 #include "models/workload/rank_tensors.hpp"
 #include "models/workload/shard.hpp"

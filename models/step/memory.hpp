@@ -32,7 +32,6 @@
 #include "models/step/fp8_memory.hpp"
 #include "models/step/step_report.hpp"
 #include "models/workload/optimizer.hpp"
-#include "models/workload/rank_tensors.hpp"
 #include "topologies/hardware.hpp"
 
 namespace trainsim::model {

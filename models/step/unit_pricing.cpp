@@ -315,16 +315,18 @@ PassCost pass_sums(const UnitCost& u, double compute_scale) {
   for (const CostPiece& x : u.forward) {
     CostPiece slowed = x;
     slowed.compute *= compute_scale;
+    const double exposed = slowed.exposed_comm();
     t.forward_compute += slowed.compute;
-    t.forward_comm += slowed.exposed_comm();
-    if (is_expert_dispatch(x.group)) t.forward_ep_comm += slowed.exposed_comm();
+    t.forward_comm += exposed;
+    if (is_expert_dispatch(x.group)) t.forward_ep_comm += exposed;
   }
   for (const CostPiece& x : u.backward) {
     CostPiece slowed = x;
     slowed.compute *= compute_scale;
     t.backward_compute += slowed.compute;
-    t.backward_comm += slowed.exposed_comm();
-    if (is_expert_dispatch(x.group)) t.backward_ep_comm += slowed.exposed_comm();
+    const double exposed = slowed.exposed_comm();
+    t.backward_comm += exposed;
+    if (is_expert_dispatch(x.group)) t.backward_ep_comm += exposed;
     t.weight_compute += x.weight * compute_scale;
   }
   return t;

@@ -93,7 +93,7 @@ LayerActivation layer_activation(const TransformerSpec& spec, const Shard& shard
   }
   // The kept scores do not depend on a sliding window (the standard kernels keep the whole masked square,
   // the fused ones none): any layer of a mixed model prices them.
-  if (shard.recompute == Recompute::none || !shard.recomputes(RecomputeModule::core_attn))
+  if (!shard.recomputes(RecomputeModule::core_attn))
     a.scores = attention_cost(spec.as_attention_layer(false), shard).stored_bytes;
   if (shard.recompute == Recompute::selective) {
     // Per-module recompute (models/workload/layer_ops.cpp): a recomputed module keeps its input, none of its

@@ -41,7 +41,7 @@ TEST_CASE("a token bound for top_k experts crosses the network once per distinct
 TEST_CASE("deduplicated dispatch time: the network leg at the NIC's rate, latency apart") {
   // Size-dependent time per byte of slots (the difference of two sizes cancels every latency): the plain
   // all-to-all moves 0.75 of each byte over a 12.5 GB/s NIC; the deduplicated one 2.699661255/8 of it,
-  // still slower than its NVLink leg (7/8 of each byte at 100 GB/s).
+  // still slower than its NVLink leg (7/8 of each byte at 100 GB/s: 8.75e-12 s against 2.7e-11 s a byte).
   const ClusterSpec c = slow_nics();
   const double b = 1e9;
   const auto slope = [&](auto time) { return (time(2 * b) - time(b)) / b; };
@@ -50,7 +50,6 @@ TEST_CASE("deduplicated dispatch time: the network leg at the NIC's rate, latenc
   const double dedup = slope([&](double x) { return deduplicated_all_to_all(x, 8, kGroup, c).time_s; });
   CHECK(plain == doctest::Approx(0.75 / 12.5e9).epsilon(1e-9));
   CHECK(dedup == doctest::Approx(2.699661255 / 8 / 12.5e9).epsilon(1e-9));
-  CHECK(2.699661255 / 8 / 12.5e9 > 7.0 / 8 / 100e9);  // the network leg binds
 }
 
 TEST_CASE("inside one node, or with one copy a token, it is the plain all-to-all") {

@@ -5,6 +5,7 @@
 #include "models/step/analytic_step.hpp"
 #include "models/step/memory.hpp"
 #include "models/step/step_plan.hpp"
+#include "models/workload/rank_tensors.hpp"
 #include "tests/support/fixtures.hpp"
 #include "topologies/collective_cost.hpp"
 
