@@ -92,11 +92,6 @@ bool is_digit(char c) {
   return c >= '0' && c <= '9';
 }
 
-/// A value from the input, quoted for a message: bounded and escaped (a 300-digit number or raw bytes are
-/// not echoed whole).
-std::string in_quotes(std::string_view s) {
-  return "\"" + sim::escaped_excerpt(s, 40) + "\"";
-}
 /// Reads a decimal number at the start of `s` with a strict grammar: [-+]? digits [. digits] [e[-+]digits].
 /// No leading zeros (YAML 1.1 reads 010 as octal), no hex, no nan/inf. On success `s` is advanced.
 struct NumberScan {
@@ -349,6 +344,10 @@ std::string format_quantity(double si_value, Dimension dimension) {
       return n + " g/kWh";
   }
   return n;
+}
+
+std::string in_quotes(std::string_view s) {
+  return "\"" + sim::escaped_excerpt(s, 40) + "\"";
 }
 
 }  // namespace trainsim::scenario

@@ -57,6 +57,9 @@ struct QuantityResult {
 /// Text that try_parse_quantity reads back to exactly `si_value` (shortest round-trip digits), e.g.
 /// "85899345920 B", "$2.5/h", "7200 s". Used by dump_scenario.
 [[nodiscard]] std::string format_quantity(double si_value, Dimension dimension);
+/// A value from the input, quoted for a message: bounded and escaped (a 300-digit number or raw bytes are
+/// not echoed whole).
+[[nodiscard]] std::string in_quotes(std::string_view s);
 /// Shortest decimal text of `value` that reads back exactly ("300000000000", "0.1").
 [[nodiscard]] std::string format_number(double value);
 

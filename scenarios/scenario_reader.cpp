@@ -554,7 +554,6 @@ class Converter {
     }
     p.gpu_hour_usd = *read_quantity(d_, chosen->value, join_path(path, chosen->key), Dimension::usd_per_hour,
                                     Bound::non_negative);
-    p.gpu_hour_priced_as = chosen->key;
   }
 
   void read_region(const YamlValue& v, model::PricingSpec& p, const std::string& gpu,

@@ -25,11 +25,6 @@ constexpr int kMaxDepth = 32;
 constexpr std::int64_t kMaxNodes = 200000;
 constexpr std::size_t kMaxExpandedBytes = 16 * max_scenario_bytes;
 
-/// A value from the input, quoted for a message: bounded and escaped (a 300-digit number or raw bytes are
-/// not echoed whole).
-std::string in_quotes(std::string_view s) {
-  return "\"" + sim::escaped_excerpt(s, 40) + "\"";
-}
 /// Offset of the start of a second YAML document (a `---` line after content, or content after a `...`
 /// line), if any: yaml-cpp's Load reads the first document only.
 std::optional<std::size_t> second_document(std::string_view text) {

@@ -81,12 +81,13 @@ void check_sweep_size(const SweepJob& job, const scenario::SweepTable& table) {
   const std::int64_t points = table.size();
   if (points <= large_sweep_points || job.large) return;
   const double core_hours = static_cast<double>(points) / 1000.0 / 3600.0;
-  const double bytes = static_cast<double>(points) * static_cast<double>(table.row(0).size());
+  const std::size_t row_bytes = table.row(0).size();
+  const double bytes = static_cast<double>(points) * static_cast<double>(row_bytes);
   throw InputError(fmt::format(
       "{}: the sweep has {} points, more than {} without --large: about {:.1f} core-hours at the analytic "
       "fidelity's ~1,000 points/s per core, and about {:.1f} GB of output ({} bytes a row); narrow the sweep "
       "block, or pass --large to run it",
-      job.scenario_path, points, large_sweep_points, core_hours, bytes / 1e9, table.row(0).size()));
+      job.scenario_path, points, large_sweep_points, core_hours, bytes / 1e9, row_bytes));
 }
 
 }  // namespace

@@ -72,8 +72,6 @@ struct PricingSpec {
   /// pricing.gpu_hour was one price for any hardware (not a map per preset, not a region's table): a
   /// sweep over cluster.node then prices every GPU type alike, and says so.
   bool gpu_hour_single = false;
-  /// The node or GPU preset whose entry of the pricing.gpu_hour map priced the cluster; "" otherwise.
-  std::string gpu_hour_priced_as;
   SpotPricing spot;
   StoragePricing storage;
   double egress_usd_per_gb = 0;

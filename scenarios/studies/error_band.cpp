@@ -38,11 +38,6 @@ double time_ratio(const CaseResult& r) {
   return 0;
 }
 
-std::string strip_unnamed(const std::string& framework) {
-  const std::string suffix = " (unnamed)";
-  return framework.ends_with(suffix) ? framework.substr(0, framework.size() - suffix.size()) : framework;
-}
-
 /// The value written after `key: ` on the first line of `text` that has it ("" when none), up to a comma,
 /// brace or the line's end.
 std::string written_value(const std::string& text, const std::string& key) {
@@ -145,7 +140,7 @@ ErrorBand error_band(const std::vector<BandCase>& cases, const std::string& gpu,
   std::int64_t lo = 0;
   std::int64_t hi = 0;
   for (const BandCase& c : cases) {
-    if (c.gpu != gpu || strip_unnamed(c.framework) != framework || c.style != style) continue;
+    if (c.gpu != gpu || c.framework != framework || c.style != style) continue;
     const double scale =
         static_cast<double>(std::max(c.gpus, gpus)) / static_cast<double>(std::min(c.gpus, gpus));
     if (gpus <= 0 || c.gpus <= 0 || scale > kScaleFactor) continue;
@@ -210,8 +205,11 @@ void add_error_band(model::Summary& summary, const ErrorBand& band) {
 }
 
 model::Summary run_summary(const Scenario& s, model::Fidelity fidelity, const ScenarioResult& result) {
-  model::Summary summary = model::summarize(model::run_labels(s.name, model::to_string(fidelity), s.tags),
-                                            result.step, &result.run);
+  return run_summary(s, model::run_labels(s.name, model::to_string(fidelity), s.tags), result);
+}
+
+model::Summary run_summary(const Scenario& s, const model::Labels& labels, const ScenarioResult& result) {
+  model::Summary summary = model::summarize(labels, result.step, &result.run);
   if (result.step.feasible) add_error_band(summary, error_band_of(s));
   return summary;
 }

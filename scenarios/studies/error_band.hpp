@@ -78,5 +78,8 @@ void add_error_band(model::Summary& summary, const ErrorBand& band);
 /// together.
 [[nodiscard]] model::Summary run_summary(const Scenario& scenario, model::Fidelity fidelity,
                                          const ScenarioResult& result);
+/// The same under other labels (a sweep row's).
+[[nodiscard]] model::Summary run_summary(const Scenario& scenario, const model::Labels& labels,
+                                         const ScenarioResult& result);
 
 }  // namespace trainsim::scenario

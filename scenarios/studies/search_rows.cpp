@@ -42,9 +42,12 @@ std::vector<model::Summary> search_rows(const SearchResult& r, const std::string
     labels.emplace_back("same_results_with", same_results_words(entry));
     rows.push_back(model::summarize(labels, s.step, &s.run));
   };
+  // The front's keys once, not once per top layout.
+  std::vector<model::Labels> front;
+  front.reserve(r.pareto.size());
+  for (const RankedLayout& p : r.pareto) front.push_back(layout_keys(p.layout));
   const auto on_front = [&](const Layout& l) {
-    return std::any_of(r.pareto.begin(), r.pareto.end(),
-                       [&](const RankedLayout& p) { return layout_keys(p.layout) == layout_keys(l); });
+    return std::find(front.begin(), front.end(), layout_keys(l)) != front.end();
   };
   for (std::size_t i = 0; i < r.top.size(); ++i)
     add(r.top[i], std::to_string(i + 1), on_front(r.top[i].layout));

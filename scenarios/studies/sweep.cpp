@@ -28,8 +28,6 @@ namespace trainsim::scenario {
 
 namespace {
 
-constexpr std::int64_t kMaxPoints = max_sweep_points;
-
 std::string axis_name(const SweepAxis& axis) {
   return "sweep." + axis.key_path;
 }
@@ -93,10 +91,10 @@ std::int64_t sweep_size(const SweepSpec& sweep) {
   std::int64_t size = 1;
   for (const auto& axis : sweep.axes) {
     const auto n = static_cast<std::int64_t>(axis.values.size());
-    if (size > kMaxPoints / n) {
+    if (size > max_sweep_points / n) {
       throw InputError(std::vector<Diagnostic>{
           Diagnostic{.key_path = "sweep",
-                     .message = "the grid has more than " + std::to_string(kMaxPoints) +
+                     .message = "the grid has more than " + std::to_string(max_sweep_points) +
                                 " points (the most a sweep runs); sweep fewer values"}});
     }
     size *= n;
@@ -462,9 +460,7 @@ std::string SweepTable::row(std::int64_t index, RowFacts* facts) const {
     }
     result.step.reason = one_line(result.step.reason);
     result.run.reason = one_line(result.run.reason);
-    model::Summary summary = model::summarize(labels, result.step, &result.run);
-    if (result.step.feasible) add_error_band(summary, error_band_of(s));
-    return m.format_row(index, summary, !result.step.feasible);
+    return m.format_row(index, run_summary(s, labels, result), !result.step.feasible);
   } catch (const InputError& e) {
     if (labels.empty()) labels = m.labels(m.base, point);
     model::StepReport step;

@@ -41,10 +41,7 @@ def _lines(value: Any, indent: str, out: list[str], path: str) -> None:
             if not isinstance(key, str):
                 raise InputError(f"{path or 'scenario'}: keys must be strings, found {key!r}")
             where = f"{path}.{key}" if path else key
-            if isinstance(item, Mapping) and item:
-                out.append(f"{indent}{json.dumps(key)}:")
-                _lines(item, indent + "  ", out, where)
-            elif isinstance(item, (list, tuple)) and item:
+            if isinstance(item, (Mapping, list, tuple)) and item:
                 out.append(f"{indent}{json.dumps(key)}:")
                 _lines(item, indent + "  ", out, where)
             else:
