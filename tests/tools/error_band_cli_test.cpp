@@ -53,6 +53,26 @@ TEST_CASE("run gives iteration time, run time and cost a band from the nearest v
   CHECK(table.out.find("cost_total_high") != std::string::npos);
 }
 
+TEST_CASE("the cost band scales what follows the run's time and leaves the data work as it is") {
+  TempDir dir;
+  const std::string path = dir.file("with-data.yaml");
+  // 50 TB of raw data at 400 core-hours per TB and $0.04 a core-hour: 50 x 400 x 0.04 = $800, whatever
+  // the run takes.
+  std::ofstream(path) << vtrain_like
+                      << "data: {raw: \"50 TB\", preprocessing: {core_hours_per_tb: 400, core_hour: "
+                         "\"$0.04/h\"}}\n";
+  const Outcome o = run_trainsim({"run", path, "--fidelity", "analytic", "--format", "json"});
+  INFO(describe(o));
+  REQUIRE(o.exit_code == 0);
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  CHECK(j["cost_data_usd"].get<double>() == doctest::Approx(800.0));
+  const double low = j["iteration_time_low_s"].get<double>() / j["iteration_time_s"].get<double>();
+  const double high = j["iteration_time_high_s"].get<double>() / j["iteration_time_s"].get<double>();
+  const double total = j["cost_total_usd"].get<double>();
+  CHECK(j["cost_total_low_usd"].get<double>() == doctest::Approx(800.0 + low * (total - 800.0)));
+  CHECK(j["cost_total_high_usd"].get<double>() == doctest::Approx(800.0 + high * (total - 800.0)));
+}
+
 TEST_CASE("a GB200 run says it is not validated, and carries no band") {
   TempDir dir;
   const std::string path = dir.file("gb200.yaml");
