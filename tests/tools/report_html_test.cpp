@@ -222,6 +222,33 @@ TEST_CASE("a cluster report charts the nodes over the period and totals each tea
   CHECK_FALSE(has(html, "<script"));
 }
 
+TEST_CASE("with queue.json the cluster page heads with the idle cost, the worst p95 wait, failures, quotas") {
+  const cli::Table jobs = cli::parse_csv(
+      "job,team,wait_s,gpu_hours,cost_usd\na,llm,3600,100,200\nb,llm,10800,300,600\nc,vision,0,50,100\n",
+      "jobs.csv");
+  const cli::Table cluster = cli::parse_csv(
+      "start_s,busy_nodes,idle_nodes,down_nodes,utilisation,waiting_jobs\n0,2,2,0,0.5,1\n3600,4,0,0,1,0\n",
+      "cluster.csv");
+  // 16 idle GPU-hours at $2.00: $32; llm's p95 wait 3 h is the worse one; 2 node failures lost 12 GPU-hours.
+  const std::string queue = R"({"cluster": {"idle_gpu_hours": 16, "idle_cost_usd": 32,
+    "node_failures": 2, "lost_gpu_hours_failures": 12},
+    "teams": [{"team": "llm", "quota": 0.6, "p95_wait_s": 10800},
+              {"team": "vision", "quota": 0, "p95_wait_s": 0}]})";
+  const std::string html = cli::cluster_report_html("cluster", jobs, cluster, queue);
+  CHECK(has(
+      html,
+      R"(<div class="k">Idle cost</div><div class="v">$32.00</div><div class="d">16 idle GPU-hours, paid for</div>)"));
+  CHECK(
+      has(html,
+          R"(<div class="k">p95 wait</div><div class="v">3.0 h</div><div class="d">worst team: llm</div>)"));
+  CHECK(has(html, R"(<div class="v">2</div><div class="d">node failures; 12 GPU-hours of work lost</div>)"));
+  CHECK(has(
+      html,
+      R"(<td>llm</td><td class="n">2</td><td class="n">400</td><td class="n">$800.00</td><td class="n">2.0 h</td><td class="n">3.0 h</td><td class="n">60.0 %</td>)"));
+  CHECK(has(html, R"(<td class="n">0 s</td><td>-</td>)"));  // vision: no wait, no quota
+  CHECK_THROWS_AS((void)cli::cluster_report_html("cluster", jobs, cluster, "[1]"), InputError);
+}
+
 TEST_CASE("a run's page gives the error band of its time and bill, and where it comes from") {
   auto summary = nlohmann::ordered_json::parse(kSummary);
   // A band of 0.9-1.2 x: 3.6e6 s is 41.7 d, so 37.5 d to 50.0 d; $1.5M gives $1.35M to $1.80M.
