@@ -71,6 +71,17 @@ void apply_commitment(const CampaignSpec& c, RunReport& run) {
   run.committed_idle_gpu_hours = use.idle;
   run.cost_fixed_idle = use.idle * commitment.gpu_hour_usd;
   run.cost_total += run.cost_fixed - (compute_before - run.cost_compute) - (tuning_before - run.cost_tuning);
+  // The term's unused GPU-hours are paid for nothing.
+  run.cost_wasted += run.cost_fixed_idle;
+}
+
+// The spot run's bill (run_model.cpp) as the whole campaign's: the campaign's part of cost_total around it,
+// the people paid over its longer wall clock. A commitment stays paid; the run on spot capacity leaves
+// what it would have covered idle.
+void spot_as_whole_bill(const CampaignSpec& c, RunReport& run) {
+  const double people_on_spot =
+      c.people.empty() ? 0.0 : people_cost(c.people, run.tuning_time + run.spot_run_time);
+  run.spot_cost_total += (run.cost_total - run_bill(run)) + (people_on_spot - run.cost_people);
 }
 
 }  // namespace
@@ -81,6 +92,7 @@ void add_campaign(const CampaignSpec& c, const StepReport& step, const TrialStep
   if (c.tuning) add_tuning(c, trial_step, run);
   if (run.feasible) add_data_and_people(c, run);
   if (run.feasible && c.pricing.commitment.enabled) apply_commitment(c, run);
+  if (run.feasible && run.spot) spot_as_whole_bill(c, run);
   run.budget_violations = budget_violations(run, step, c.budget);
   run.outlays = spend_schedule(run, c.pricing);
   run.budget_alerts = budget_alerts(run.outlays, c.budget);

@@ -10,7 +10,9 @@
 // layout and fidelity are the scenario's business), given here as a callback. The trials' GPU-hours are
 // priced at the on-demand GPU-hour, without checkpoints or failures. Committed capacity covers the trials,
 // then the run, from the start of its term; what it covers is no longer bought on demand, and its whole
-// term is paid.
+// term is paid; what it leaves idle is part of cost_wasted. With spot capacity, spot_cost_total becomes the
+// whole campaign's bill with the run on spot: the spot run's own bill (run_model.cpp) plus the trials, the
+// data, the people over the trials and the spot run, and the commitment's term.
 #include <cstdint>
 #include <functional>
 #include <optional>

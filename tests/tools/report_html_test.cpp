@@ -81,6 +81,21 @@ TEST_CASE("a run's page draws the pipeline timeline, memory per stage and the co
   CHECK(has(html, "iteration&#39;s length: compute 2 s."));
 }
 
+TEST_CASE("a commitment's term is two lines of the bill: what was used, and what stood idle") {
+  // $100 committed, $40 of it idle: used $60, idle $40; $50 wasted in all; spot as a whole bill of $90.
+  const std::string summary =
+      R"({"cost_total": 200, "cost_compute": 100, "cost_fixed": 100, "cost_fixed_idle": 40,
+      "committed_idle_gpu_hours": 20, "cost_wasted": 50, "spot_cost_total": 90, "spot_run_time": 7200})";
+  const std::string html = cli::run_report_html("dir", summary, {}, std::nullopt);
+  CHECK(has(html, "committed, used — committed, used: $60.00"));
+  CHECK(has(html, "committed, idle — committed, idle: $40.00"));
+  CHECK(has(html,
+            "$50.00 of it paid for work lost to failures, checkpoint stalls and bubbles, and for the "
+            "commitment&#39;s 20 idle GPU-hours ($40.00)."));
+  CHECK(has(html, "On spot capacity the whole bill would be $90.00, the run taking 2.0 h."));
+  CHECK(has(html, "wasted on failures, stalls and bubbles and an idle commitment"));
+}
+
 TEST_CASE("a run that does not fit or misses its budget says so first") {
   std::string summary = kSummary;
   summary.replace(summary.find(R"("fits": true)"), 12, R"("fits": false)");
