@@ -96,10 +96,11 @@ std::string search_rows_csv(const std::vector<model::Summary>& rows) {
 
 std::string search_rows_json(const std::vector<model::Summary>& rows) {
   std::string out = "[";
+  const std::vector<model::SummaryField>* columns = rows.empty() ? nullptr : &widest(rows).fields;
   for (std::size_t i = 0; i < rows.size(); ++i) {
     // A column the row lacks is null, so that every object has the same keys.
     nlohmann::ordered_json j = nlohmann::ordered_json::object();
-    for (const model::SummaryField& column : widest(rows).fields) {
+    for (const model::SummaryField& column : *columns) {
       const model::SummaryField* f = rows[i].find(column.name);
       j[model::column_name(column)] =
           f == nullptr ? nlohmann::ordered_json(nullptr)

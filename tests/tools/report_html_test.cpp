@@ -211,16 +211,25 @@ TEST_CASE("a search's page is titled by the scenario its rows name, and one node
   CHECK(has(html, "one node count: cost follows time"));
 }
 
+namespace {
+
+// Two llm jobs (100 and 300 GPU-hours, waits of 1 h and 3 h) and one vision job (50 GPU-hours, no wait);
+// two hours of 4 nodes, 2 then 4 busy.
+const cli::Table kClusterJobs = cli::parse_csv(
+    "job,team,wait_s,gpu_hours,cost_usd\na,llm,3600,100,200\nb,llm,10800,300,600\nc,vision,0,50,100\n",
+    "jobs.csv");
+const cli::Table kClusterHours = cli::parse_csv(
+    "start_s,busy_nodes,idle_nodes,down_nodes,utilisation,waiting_jobs\n0,2,2,0,0.5,1\n3600,4,0,0,1,0\n",
+    "cluster.csv");
+
+}  // namespace
+
 TEST_CASE("a cluster report charts the nodes over the period and totals each team by hand") {
   // Two llm jobs (100 and 300 GPU-hours, waits of 1 h and 3 h) and one vision job (50 GPU-hours, no
   // wait): llm 400 GPU-hours, $800, mean wait 2 h; vision 50, $100, no wait. Two hours of 4 nodes: 2 then 4
   // busy, so 6 of 8 node-hours busy, 75.0 %.
-  const cli::Table jobs = cli::parse_csv(
-      "job,team,wait_s,gpu_hours,cost_usd\na,llm,3600,100,200\nb,llm,10800,300,600\nc,vision,0,50,100\n",
-      "jobs.csv");
-  const cli::Table cluster = cli::parse_csv(
-      "start_s,busy_nodes,idle_nodes,down_nodes,utilisation,waiting_jobs\n0,2,2,0,0.5,1\n3600,4,0,0,1,0\n",
-      "cluster.csv");
+  const cli::Table& jobs = kClusterJobs;
+  const cli::Table& cluster = kClusterHours;
   const std::string html = cli::cluster_report_html("cluster", jobs, cluster);
   CHECK(has(html, "3 jobs; mean utilisation 75.0 %"));
   CHECK(has(
@@ -238,12 +247,8 @@ TEST_CASE("a cluster report charts the nodes over the period and totals each tea
 }
 
 TEST_CASE("with queue.json the cluster page heads with the idle cost, the worst p95 wait, failures, quotas") {
-  const cli::Table jobs = cli::parse_csv(
-      "job,team,wait_s,gpu_hours,cost_usd\na,llm,3600,100,200\nb,llm,10800,300,600\nc,vision,0,50,100\n",
-      "jobs.csv");
-  const cli::Table cluster = cli::parse_csv(
-      "start_s,busy_nodes,idle_nodes,down_nodes,utilisation,waiting_jobs\n0,2,2,0,0.5,1\n3600,4,0,0,1,0\n",
-      "cluster.csv");
+  const cli::Table& jobs = kClusterJobs;
+  const cli::Table& cluster = kClusterHours;
   // 16 idle GPU-hours at $2.00: $32; llm's p95 wait 3 h is the worse one; 2 node failures lost 12 GPU-hours.
   const std::string queue = R"({"cluster": {"idle_gpu_hours": 16, "idle_cost_usd": 32,
     "node_failures": 2, "lost_gpu_hours_failures": 12},
