@@ -15,7 +15,7 @@ bool usable(std::span<const std::int32_t> state, std::span<const char> excluded,
 
 std::vector<std::int32_t> place_nodes(std::span<const std::int32_t> state, std::int64_t count,
                                       PlacementRule rule, std::int64_t nodes_per_leaf,
-                                      std::span<const char> excluded) {
+                                      std::span<const char> excluded, std::span<const int> crossings) {
   std::vector<std::int32_t> out;
   const auto n = static_cast<std::int64_t>(state.size());
   if (count <= 0 || count > n) return out;
@@ -42,19 +42,45 @@ std::vector<std::int32_t> place_nodes(std::span<const std::int32_t> state, std::
     if (best < 0) return out;
     chosen.push_back(best);
   } else {
-    std::vector<std::int64_t> order(static_cast<std::size_t>(leaves));
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
-      return free_in[static_cast<std::size_t>(a)] > free_in[static_cast<std::size_t>(b)];
-    });
     if (need > leaves) return out;
-    std::int64_t total = 0;
-    for (std::int64_t k = 0; k < need; ++k) {
-      chosen.push_back(order[static_cast<std::size_t>(k)]);
-      total += free_in[static_cast<std::size_t>(order[static_cast<std::size_t>(k)])];
+    const auto crossed = [&](std::int64_t l) {
+      return crossings.empty() ? 0 : crossings[static_cast<std::size_t>(l)];
+    };
+    if (rule == PlacementRule::topology_aware) {
+      std::int64_t best = -1;
+      std::int64_t best_crossed = 0;
+      for (std::int64_t first = 0; first + need <= leaves; ++first) {
+        std::int64_t free = 0;
+        std::int64_t cross = 0;
+        for (std::int64_t l = first; l < first + need; ++l) {
+          free += free_in[static_cast<std::size_t>(l)];
+          cross += crossed(l);
+        }
+        if (free >= count && (best < 0 || cross < best_crossed)) {
+          best = first;
+          best_crossed = cross;
+        }
+      }
+      if (best >= 0) {
+        for (std::int64_t l = best; l < best + need; ++l) chosen.push_back(l);
+      }
     }
-    if (total < count) return out;
-    std::sort(chosen.begin(), chosen.end());
+    if (chosen.empty()) {
+      std::vector<std::int64_t> order(static_cast<std::size_t>(leaves));
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
+        const std::int64_t fa = free_in[static_cast<std::size_t>(a)];
+        const std::int64_t fb = free_in[static_cast<std::size_t>(b)];
+        return fa != fb ? fa > fb : crossed(a) < crossed(b);
+      });
+      std::int64_t total = 0;
+      for (std::int64_t k = 0; k < need; ++k) {
+        chosen.push_back(order[static_cast<std::size_t>(k)]);
+        total += free_in[static_cast<std::size_t>(order[static_cast<std::size_t>(k)])];
+      }
+      if (total < count) return out;
+      std::sort(chosen.begin(), chosen.end());
+    }
   }
   for (const std::int64_t leaf : chosen) {
     const std::int64_t end = std::min(n, (leaf + 1) * per_leaf);
