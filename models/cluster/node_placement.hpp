@@ -21,7 +21,9 @@ inline constexpr std::int32_t kNodeDown = -2;
 /// lower leaf) — and the lowest free indices in them. Topology-aware takes as many leaves, a job within one
 /// leaf as leaf-aware does; a wider one the run of adjacent leaves holding enough free nodes whose uplinks
 /// the fewest running jobs cross (`crossings`, one count per leaf; empty: none), ties to the lower run; when
-/// no run holds it, leaf-aware's leaves with ties broken by fewer crossings.
+/// no run holds it, leaf-aware's leaves with ties broken by fewer crossings; and when the fewest leaves
+/// cannot hold it, as many leaves as it takes, the least crossed first (so it never waits while enough
+/// nodes are free).
 [[nodiscard]] std::vector<std::int32_t> place_nodes(std::span<const std::int32_t> state, std::int64_t count,
                                                     PlacementRule rule, std::int64_t nodes_per_leaf,
                                                     std::span<const char> excluded = {},

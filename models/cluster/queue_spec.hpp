@@ -23,9 +23,9 @@ enum class PlacementRule {
   first_fit,   ///< the lowest-numbered free nodes; any job fits when enough nodes are free
   leaf_aware,  ///< the fewest leaves possible (ceil(nodes / nodes_per_leaf)); a job that cannot get that
                ///< few waits, even when enough nodes are free in total (fragmentation)
-  /// leaf_aware's leaf count, but a job wider than a leaf takes a run of adjacent leaves (its pipeline
-  /// stages' hand-overs stay near) whose uplinks the fewest running jobs cross (fabric_shares.hpp), else
-  /// the least-crossed leaves anywhere
+  /// leaf_aware's leaf count where it can get it, a job wider than a leaf in a run of adjacent leaves (its
+  /// pipeline stages' hand-overs stay near) whose uplinks the fewest running jobs cross (fabric_shares.hpp);
+  /// where it cannot, more leaves, the least crossed first: it never waits while enough nodes are free
   topology_aware,
 };
 

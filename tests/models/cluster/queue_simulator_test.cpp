@@ -123,6 +123,12 @@ TEST_CASE("leaf-aware placement: fragmentation is the free GPU-hours a placeable
   CHECK(first.jobs[3].first_start == doctest::Approx(1 * h));
   CHECK(first.segments[3].nodes == std::vector<std::int32_t>{1, 3});
   CHECK(first.cluster.fragmentation_gpu_hours == 0);
+  // Topology-aware spills over more leaves rather than wait: W also starts at 1 on nodes 1 and 3.
+  s.placement = PlacementRule::topology_aware;
+  const QueueReport aware = simulate_queue(s);
+  CHECK(aware.jobs[3].first_start == doctest::Approx(1 * h));
+  CHECK(aware.segments[3].nodes == std::vector<std::int32_t>{1, 3});
+  CHECK(aware.cluster.fragmentation_gpu_hours == 0);
 }
 
 // 2 nodes, priority with preemption. L (priority 0, submit 0, 2 nodes, 10 h, checkpoint every 3 h,
