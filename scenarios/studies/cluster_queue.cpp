@@ -56,6 +56,8 @@ double traffic_per_step(const Scenario& s) {
 // per (scenario, nodes, share bucket).
 class FabricPricer {
  public:
+  static constexpr double kSamePace = 1e-6;
+
   void add(const ScenarioKey& key, const Scenario& s, double step_time) {
     scenarios_.emplace(key, std::make_pair(s, step_time));
   }
@@ -70,7 +72,10 @@ class FabricPricer {
     shared.cluster.background_fraction = std::min(0.99, 1 - (1 - own) * share);
     const model::StepReport step = model::simulate_step(step_input_of(shared), model::Fidelity::analytic);
     double pace = 1;
-    if (step.feasible && alone > 0) pace = std::max(1.0, step.iteration_time / alone);
+    if (step.feasible && alone > 0) pace = step.iteration_time / alone;
+    // A step within a millionth of the job's own is the same step (the closed form's rounding), not a
+    // slowdown to report as hours of contention.
+    if (!(pace > 1 + kSamePace)) pace = 1;
     return memo_.emplace(memo_key, pace).first->second;
   }
   [[nodiscard]] std::size_t repricings() const { return memo_.size(); }
