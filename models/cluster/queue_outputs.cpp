@@ -48,17 +48,21 @@ nlohmann::ordered_json job_row(const QueueJob& q, const std::string& team, const
   return row;
 }
 
-/// A JSON value as a CSV cell: null empty, numbers as the shortest decimal that reads back, text quoted
-/// when needed.
+std::string link_name(std::int64_t leaf) {
+  return fmt::format("leaf {} uplinks", leaf);
+}
+
 /// One leaf's uplinks under the names links.csv and the JSON output both use.
 nlohmann::ordered_json link_row(const QueueLinkResult& l) {
-  return {{"link", fmt::format("leaf {} uplinks", l.leaf)},
+  return {{"link", link_name(l.leaf)},
           {"leaf", l.leaf},
           {"shared_hours", l.shared_s / kHour},
           {"most_jobs", l.most_jobs},
           {"contention_gpu_hours", l.contention_gpu_hours}};
 }
 
+/// A JSON value as a CSV cell: null empty, numbers as the shortest decimal that reads back, text quoted
+/// when needed.
 std::string csv_cell(const nlohmann::ordered_json& v) {
   if (v.is_null()) return "";
   if (v.is_string()) return sim::csv_field(v.get<std::string>());
@@ -145,8 +149,8 @@ std::string queue_table(const QueueSpec& spec, const QueueReport& report,
                      "contention GPU-h");
     for (std::size_t i = 0; i < std::min<std::size_t>(report.links.size(), 5); ++i) {
       const QueueLinkResult& l = report.links[i];
-      s += fmt::format("{:<16} {:>12.1f} {:>10} {:>18.0f}\n", fmt::format("leaf {} uplinks", l.leaf),
-                       l.shared_s / kHour, l.most_jobs, l.contention_gpu_hours);
+      s += fmt::format("{:<16} {:>12.1f} {:>10} {:>18.0f}\n", link_name(l.leaf), l.shared_s / kHour,
+                       l.most_jobs, l.contention_gpu_hours);
     }
   }
   for (const std::string& n : notes) s += "note: " + n + "\n";
