@@ -68,9 +68,12 @@ void add_report_command(CLI::App& app, int& exit_code) {
     fs::path out;
     if (fs::is_directory(in) && !fs::exists(in / "summary.json") && fs::exists(in / "jobs.csv") &&
         fs::exists(in / "cluster.csv")) {
-      html = cluster_report_html(display_name(in),
-                                 parse_csv(read_text(in / "jobs.csv"), (in / "jobs.csv").string()),
-                                 parse_csv(read_text(in / "cluster.csv"), (in / "cluster.csv").string()));
+      Table links;
+      if (fs::exists(in / "links.csv"))
+        links = parse_csv(read_text(in / "links.csv"), (in / "links.csv").string());
+      html = cluster_report_html(
+          display_name(in), parse_csv(read_text(in / "jobs.csv"), (in / "jobs.csv").string()),
+          parse_csv(read_text(in / "cluster.csv"), (in / "cluster.csv").string()), links);
       out = in / "report.html";
     } else if (fs::is_directory(in)) {
       const fs::path summary = in / "summary.json";

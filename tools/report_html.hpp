@@ -33,7 +33,10 @@ std::string search_report_html(const std::string& source, const Table& search);
 [[nodiscard]] bool is_search_output(const Table& table);
 
 /// A shared cluster's page from `trainsim cluster -o DIR`'s jobs.csv and cluster.csv: nodes busy, idle and
-/// down over the period, jobs waiting, per-team totals (jobs, GPU-hours, cost, mean wait) and the jobs.
-std::string cluster_report_html(const std::string& source, const Table& jobs, const Table& cluster);
+/// down over the period, jobs waiting, per-team totals (jobs, GPU-hours, cost, mean wait) and the jobs;
+/// under contention (the contention columns present) its total, its cost over the period and the first
+/// rows of `links` (links.csv; empty when absent).
+std::string cluster_report_html(const std::string& source, const Table& jobs, const Table& cluster,
+                                const Table& links = {});
 
 }  // namespace trainsim::cli
