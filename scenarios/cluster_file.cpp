@@ -35,7 +35,9 @@ const std::vector<std::pair<std::string, model::QueuePolicy>>& policy_names() {
 
 const std::vector<std::pair<std::string, model::PlacementRule>>& placement_names() {
   static const std::vector<std::pair<std::string, model::PlacementRule>> kTable = {
-      {"first_fit", model::PlacementRule::first_fit}, {"leaf_aware", model::PlacementRule::leaf_aware}};
+      {"first_fit", model::PlacementRule::first_fit},
+      {"leaf_aware", model::PlacementRule::leaf_aware},
+      {"topology_aware", model::PlacementRule::topology_aware}};
   return kTable;
 }
 
@@ -96,7 +98,7 @@ class ClusterReader {
 
  private:
   void read_cluster(const YamlValue& v, ClusterFile& c) {
-    MapReader r(d_, v, "cluster", {"node", "nodes", "network"});
+    MapReader r(d_, v, "cluster", {"node", "nodes", "network", "contention"});
     if (!r.valid()) return;
     r.require({"node", "nodes"});
     if (const YamlValue* n = r.get("node")) {
@@ -105,6 +107,8 @@ class ClusterReader {
       if (d_.size() == before) c.node_yaml = node_to_yaml(c.node);
     }
     r.count("nodes", c.nodes, 1, 1e6);
+    r.boolean("contention", c.contention);
+    if (const YamlValue* n = r.get("contention")) c.contention_where = location(*n, "cluster.contention");
     if (const YamlValue* n = r.get("network")) {
       if (n->is_mapping()) {
         c.network_yaml = to_yaml_text(*n);

@@ -55,7 +55,10 @@ struct ClusterFile {
   std::string network_yaml;  ///< `cluster.network` as YAML text ("" when absent): replaces the jobs'
   topo::NodeSpec node;
   std::int64_t nodes = 0;
-  double period = 0;  ///< s
+  /// `cluster.contention`: running jobs share the leaf uplinks they cross (model::QueueSpec::contention).
+  bool contention = false;
+  Diagnostic contention_where;  ///< the key's location, for a fabric it cannot be modelled on
+  double period = 0;            ///< s
   model::QueuePolicy policy = model::QueuePolicy::fifo;
   model::PlacementRule placement = model::PlacementRule::first_fit;
   bool preemption = false;

@@ -69,10 +69,13 @@ void add_report_command(CLI::App& app, int& exit_code) {
     fs::path out;
     if (fs::is_directory(in) && !fs::exists(in / "summary.json") && fs::exists(in / "jobs.csv") &&
         fs::exists(in / "cluster.csv")) {
+      Table links;
+      if (fs::exists(in / "links.csv"))
+        links = parse_csv(read_text(in / "links.csv"), (in / "links.csv").string());
       html = cluster_report_html(display_name(in),
                                  parse_csv(read_text(in / "jobs.csv"), (in / "jobs.csv").string()),
                                  parse_csv(read_text(in / "cluster.csv"), (in / "cluster.csv").string()),
-                                 fs::exists(in / "queue.json") ? read_text(in / "queue.json") : "");
+                                 links, fs::exists(in / "queue.json") ? read_text(in / "queue.json") : "");
       out = in / "report.html";
     } else if (fs::is_directory(in)) {
       const fs::path summary = in / "summary.json";

@@ -1,5 +1,6 @@
 // The shared-cluster page of `trainsim report DIR` for `trainsim cluster -o DIR`: how busy the nodes were
-// over the period, how many jobs waited, what each team ran, waited and paid, and the jobs.
+// over the period, how many jobs waited, what each team ran, waited and paid, and the jobs; under
+// contention also what neighbours on the fabric cost over the period and the busiest links.
 #include <fmt/format.h>
 
 #include <map>
@@ -28,6 +29,18 @@ auto column(const Table& t, const char* name) {
   };
 }
 
+/// A CSV table with its column names and cells in human units.
+Table in_human_units(const Table& t) {
+  Table out;
+  for (const std::string& c : t.columns) out.columns.push_back(human_column(c));
+  for (const auto& row : t.rows) {
+    std::vector<std::string> cells;
+    for (std::size_t c = 0; c < row.size(); ++c) cells.push_back(human_cell(t.columns[c], row[c]));
+    out.rows.push_back(std::move(cells));
+  }
+  return out;
+}
+
 /// A number of queue.json (0 when absent or not a number).
 double number_in(const nlohmann::ordered_json& j, const char* key) {
   const auto it = j.find(key);
@@ -37,7 +50,7 @@ double number_in(const nlohmann::ordered_json& j, const char* key) {
 }  // namespace
 
 std::string cluster_report_html(const std::string& source, const Table& jobs, const Table& cluster,
-                                const std::string& queue_json) {
+                                const Table& links, const std::string& queue_json) {
   nlohmann::ordered_json queue;
   if (!queue_json.empty()) {
     queue = sim::parse_json_input(queue_json, "queue.json");
@@ -60,11 +73,13 @@ std::string cluster_report_html(const std::string& source, const Table& jobs, co
   Layer idle{.label = "idle nodes", .color = colors::kTp, .marker = Marker::none, .line = true};
   Layer down{.label = "down nodes", .color = colors::kFailure, .marker = Marker::none, .line = true};
   Layer waiting{.label = "jobs waiting", .color = colors::kDp, .marker = Marker::none, .line = true};
-  std::vector<double> times, nodes, waits;
+  Layer contention{.label = "contention", .color = colors::kFailure, .marker = Marker::none, .line = true};
+  std::vector<double> times, nodes, waits, contention_costs;
   double busy_sum = 0, node_sum = 0;
   const auto start = column(cluster, "start_s"), busy_nodes = column(cluster, "busy_nodes");
   const auto idle_nodes = column(cluster, "idle_nodes"), down_nodes = column(cluster, "down_nodes");
   const auto waiting_jobs = column(cluster, "waiting_jobs");
+  const auto contention_cost = column(cluster, "contention_cost_usd_per_h");
   for (const auto& row : cluster.rows) {
     const auto t = start(row), b = busy_nodes(row), i = idle_nodes(row), d = down_nodes(row);
     const auto w = waiting_jobs(row);
@@ -78,6 +93,10 @@ std::string cluster_report_html(const std::string& source, const Table& jobs, co
       waiting.marks.push_back({*t, *w, ""});
       waits.push_back(*w);
     }
+    if (const auto c = contention_cost(row)) {
+      contention.marks.push_back({*t, *c, ""});
+      contention_costs.push_back(*c);
+    }
     busy_sum += *b;
     node_sum += *b + *i + *d;
   }
@@ -89,8 +108,8 @@ std::string cluster_report_html(const std::string& source, const Table& jobs, co
   std::map<std::string, TeamTotals> teams;
   const int team = jobs.column("team");
   const auto gpu_hours = column(jobs, "gpu_hours"), cost = column(jobs, "cost_usd"),
-             wait = column(jobs, "wait_s");
-  double all_cost = 0, all_gpu_hours = 0, all_wait = 0;
+             wait = column(jobs, "wait_s"), job_contention = column(jobs, "contention_cost_usd");
+  double all_cost = 0, all_gpu_hours = 0, all_wait = 0, all_contention = 0;
   for (const auto& row : jobs.rows) {
     TeamTotals& t = teams[team < 0 ? std::string("all") : row[static_cast<std::size_t>(team)]];
     ++t.jobs;
@@ -100,28 +119,32 @@ std::string cluster_report_html(const std::string& source, const Table& jobs, co
     all_gpu_hours += gpu_hours(row).value_or(0);
     all_cost += cost(row).value_or(0);
     all_wait += wait(row).value_or(0);
+    all_contention += job_contention(row).value_or(0);
   }
+  const bool contended = jobs.column("contention_cost_usd") >= 0;
   const double utilisation = node_sum > 0 ? busy_sum / node_sum : 0.0;
   const double jobs_n = static_cast<double>(jobs.rows.size());
   std::vector<Card> headline{
       {"Jobs", std::to_string(jobs.rows.size()), fmt::format("{} teams", teams.size())},
       {"Utilisation", format_human(FieldUnit::fraction, utilisation),
-       "busy share of the nodes over the period"}};
+       "busy share of the nodes over the period"},
+      {"GPU-hours", format_human(FieldUnit::count, all_gpu_hours), "run by the jobs"}};
   if (!totals.empty()) {
     headline.push_back({"Idle cost", format_human(FieldUnit::usd, number_in(totals, "idle_cost_usd")),
                         fmt::format("{} idle GPU-hours, paid for",
                                     format_human(FieldUnit::count, number_in(totals, "idle_gpu_hours")))});
   }
+  const std::string mean_wait = format_human(FieldUnit::seconds, jobs_n > 0 ? all_wait / jobs_n : 0.0);
   if (!team_quota_p95.empty()) {
+    // The worst team's p95 wait, with every job's mean wait beside it.
     const auto worst =
         std::max_element(team_quota_p95.begin(), team_quota_p95.end(),
                          [](const auto& a, const auto& b) { return a.second.second < b.second.second; });
-    headline.push_back(
-        {"p95 wait", format_human(FieldUnit::seconds, worst->second.second), "worst team: " + worst->first});
+    headline.push_back({"p95 wait", format_human(FieldUnit::seconds, worst->second.second),
+                        "worst team: " + worst->first + "; mean wait " + mean_wait});
   }
   headline.push_back({"Cost of the jobs", format_human(FieldUnit::usd, all_cost), "their GPU-hours priced"});
-  headline.push_back({"Mean wait", format_human(FieldUnit::seconds, jobs_n > 0 ? all_wait / jobs_n : 0.0),
-                      "from submission to start"});
+  if (team_quota_p95.empty()) headline.push_back({"Mean wait", mean_wait, "from submission to start"});
   if (!totals.empty()) {
     headline.push_back(
         {"Failures", format_human(FieldUnit::count, number_in(totals, "node_failures")),
@@ -129,6 +152,10 @@ std::string cluster_report_html(const std::string& source, const Table& jobs, co
                      format_human(FieldUnit::count, number_in(totals, "lost_gpu_hours_failures")))});
   }
   std::string body = cards(headline);
+  if (contended) {
+    body += cards({{"Contention", format_human(FieldUnit::usd, all_contention),
+                    "run time neighbours on the fabric added, priced"}});
+  }
   body += fmt::format("<p>{} jobs; mean utilisation {:.1f} % of the nodes over the period.</p>",
                       jobs.rows.size(), 100 * utilisation);
   if (!times.empty()) {
@@ -145,6 +172,22 @@ std::string cluster_report_html(const std::string& source, const Table& jobs, co
                        .layers = {waiting},
                        .height = 200};
     body += section("Jobs waiting", "", render(wait_chart));
+    if (!contention_costs.empty()) {
+      XYChart contention_chart{.id = "cluster-contention",
+                               .x = nodes_chart.x,
+                               .y = value_axis("$ per hour", FieldUnit::usd, contention_costs),
+                               .layers = {contention},
+                               .height = 200};
+      body += section("Contention over the period",
+                      "What the GPU-hours that neighbours on the fabric added cost, per hour (cluster.csv).",
+                      render(contention_chart));
+    }
+  }
+  if (!links.rows.empty()) {
+    body += section("Busiest links",
+                    "The leaves whose uplinks running jobs shared, by the contention GPU-hours they set "
+                    "(links.csv).",
+                    html_table(in_human_units(links), 10));
   }
   const bool quotas = !team_quota_p95.empty();
   Table per_team{.columns = {"team", "jobs", "GPU-hours", "cost", "mean wait"}};
@@ -169,14 +212,7 @@ std::string cluster_report_html(const std::string& source, const Table& jobs, co
                   quotas ? "What each team's jobs cost, with their GPU-hours, waits and quota of the nodes."
                          : "What each team's jobs cost, with their GPU-hours and mean wait.",
                   render(team_bars) + html_table(per_team, 100));
-  Table human_jobs;
-  for (const std::string& c : jobs.columns) human_jobs.columns.push_back(human_column(c));
-  for (const auto& row : jobs.rows) {
-    std::vector<std::string> cells;
-    for (std::size_t c = 0; c < row.size(); ++c) cells.push_back(human_cell(jobs.columns[c], row[c]));
-    human_jobs.rows.push_back(std::move(cells));
-  }
-  body += section("Jobs", "jobs.csv in human units.", html_table(human_jobs, 2000));
+  body += section("Jobs", "jobs.csv in human units.", html_table(in_human_units(jobs), 2000));
   return page(
       "cluster", "Shared cluster: " + source,
       fmt::format("{} jobs over {}", jobs.rows.size(),

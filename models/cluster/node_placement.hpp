@@ -18,9 +18,15 @@ inline constexpr std::int32_t kNodeDown = -2;
 /// per node), by `rule`; empty when they cannot be placed. Deterministic: first fit takes the lowest
 /// indices; leaf-aware takes ceil(count / nodes_per_leaf) leaves — for a job within one leaf the leaf with
 /// the fewest free nodes that still holds it (best fit), else the leaves with the most free nodes (ties:
-/// lower leaf) — and the lowest free indices in them.
+/// lower leaf) — and the lowest free indices in them. Topology-aware takes as many leaves, a job within one
+/// leaf as leaf-aware does; a wider one the run of adjacent leaves holding enough free nodes whose uplinks
+/// the fewest running jobs cross (`crossings`, one count per leaf; empty: none), ties to the lower run; when
+/// no run holds it, leaf-aware's leaves with ties broken by fewer crossings; and when the fewest leaves
+/// cannot hold it, as many leaves as it takes, the least crossed first (so it never waits while enough
+/// nodes are free).
 [[nodiscard]] std::vector<std::int32_t> place_nodes(std::span<const std::int32_t> state, std::int64_t count,
                                                     PlacementRule rule, std::int64_t nodes_per_leaf,
-                                                    std::span<const char> excluded = {});
+                                                    std::span<const char> excluded = {},
+                                                    std::span<const int> crossings = {});
 
 }  // namespace trainsim::model

@@ -17,7 +17,11 @@ namespace trainsim::model {
 [[nodiscard]] std::string queue_json(const QueueSpec& spec, const QueueReport& report,
                                      const std::vector<std::string>& notes);
 [[nodiscard]] std::string queue_jobs_csv(const QueueSpec& spec, const QueueReport& report);
-[[nodiscard]] std::string queue_cluster_csv(const QueueReport& report);
+/// The utilisation time series; under contention also the GPUs' worth of run lost to it and their price
+/// per hour (the report page's contention chart).
+[[nodiscard]] std::string queue_cluster_csv(const QueueSpec& spec, const QueueReport& report);
+/// Under contention: a row per leaf whose uplinks two jobs ever shared, the busiest first.
+[[nodiscard]] std::string queue_links_csv(const QueueReport& report);
 [[nodiscard]] std::string queue_trace_json(const QueueSpec& spec, const QueueReport& report);
 
 [[nodiscard]] std::string to_string(QueuePolicy policy);

@@ -22,6 +22,12 @@ struct QueueJobResult {
   double lost_work = 0;  ///< s of run thrown away by interruptions (back to the last checkpoint)
   int preemptions = 0;
   int restarts = 0;  ///< interruptions by node failures
+  // Contention (QueueSpec::contention; else 1 and 0): the run time its neighbours added.
+  /// Wall time of its training over the uncontended time that training is worth (1: never slowed).
+  double contention_slowdown = 1;
+  double contention_s = 0;  ///< s of run added by neighbours (recoveries are not slowed)
+  double contention_gpu_hours = 0;
+  double contention_cost = 0;
 };
 
 struct QueueTeamResult {
@@ -33,7 +39,18 @@ struct QueueTeamResult {
   double share = 0;  ///< of all jobs' GPU-hours
   double quota = 0;  ///< 0 when none was given
   double mean_wait = 0;
-  double p95_wait = 0;  ///< nearest rank
+  double p95_wait = 0;              ///< nearest rank
+  double contention_gpu_hours = 0;  ///< its jobs' contention_gpu_hours summed
+  double contention_cost = 0;
+};
+
+/// One leaf's uplinks (fabric_shares.hpp) over the period, under QueueSpec::contention.
+struct QueueLinkResult {
+  std::int64_t leaf = 0;
+  double shared_s = 0;  ///< s during which two or more running jobs crossed it
+  int most_jobs = 0;    ///< the most jobs crossing it at once
+  /// The contention GPU-hours of the jobs whose share this link set (their bottleneck).
+  double contention_gpu_hours = 0;
 };
 
 /// One stretch of a job on its nodes, for the trace.
@@ -50,7 +67,8 @@ struct QueueSample {
   double busy = 0;
   double idle = 0;
   double down = 0;
-  double waiting = 0;  ///< jobs in the queue
+  double waiting = 0;          ///< jobs in the queue
+  double contention_gpus = 0;  ///< GPUs' worth of run lost to contention (contention GPU-hours per hour)
 };
 
 struct QueueClusterResult {
@@ -69,6 +87,9 @@ struct QueueClusterResult {
   double fragmentation_gpu_hours = 0;
   double lost_gpu_hours_failures = 0;    ///< lost work + recoveries of jobs interrupted by failures
   double lost_gpu_hours_preemption = 0;  ///< lost work + recoveries of preempted jobs
+  double contention_gpu_hours = 0;       ///< the jobs' contention_gpu_hours summed
+  double contention_cost = 0;
+  double contention_hours = 0;  ///< wall hours during which at least one job was slowed
   std::int64_t node_failures = 0;
   std::int64_t events = 0;  ///< engine events executed
 };
@@ -79,6 +100,9 @@ struct QueueReport {
   QueueClusterResult cluster;
   std::vector<QueueSegment> segments;  ///< in start order
   std::vector<QueueSample> samples;
+  /// Under contention: every leaf whose uplinks two jobs ever shared, the busiest first (contention
+  /// GPU-hours, then shared time, then leaf index).
+  std::vector<QueueLinkResult> links;
 };
 
 }  // namespace trainsim::model

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "models/cluster/fabric_shares.hpp"
 #include "models/cluster/node_placement.hpp"
 #include "sim/engine.hpp"
 #include "sim/error.hpp"
@@ -33,7 +34,14 @@ class QueueSimulator {
         repair_until_(static_cast<std::size_t>(spec.nodes), 0.0),
         live_(spec.jobs.size()),
         usage_(spec.teams.size(), 0.0),
-        rng_(spec.failure_seed) {
+        rng_(spec.failure_seed),
+        leaves_((spec.nodes + std::max<std::int64_t>(1, spec.nodes_per_leaf) - 1) /
+                std::max<std::int64_t>(1, spec.nodes_per_leaf)) {
+    if (tracks_crossings()) crossings_.assign(static_cast<std::size_t>(leaves_), 0);
+    if (spec.contention) {
+      links_.resize(static_cast<std::size_t>(leaves_));
+      for (std::size_t l = 0; l < links_.size(); ++l) links_[l].leaf = static_cast<std::int64_t>(l);
+    }
     report_.jobs.resize(spec.jobs.size());
     const auto rows = static_cast<std::size_t>(std::ceil(spec.period / spec.sample_interval));
     report_.samples.resize(std::max<std::size_t>(rows, 1));
@@ -68,6 +76,14 @@ class QueueSimulator {
     std::vector<std::int32_t> nodes;
     std::size_t segment = 0;     // index into report_.segments
     std::size_t running_at = 0;  // index into running_
+    // Contention (QueueSpec::contention): the current epoch's pace and the work done at it.
+    std::vector<std::int64_t> crossed;  // leaves whose uplinks it crosses (fabric_shares.hpp)
+    double slowdown = 1;                // its step time over the uncontended one
+    std::int64_t bottleneck = -1;       // the leaf whose uplinks set its share
+    double rate_since = 0;              // s; work before it is in work_done
+    double work_done = 0;               // s of uncontended run done in this segment
+    double trained_wall = 0;            // s of training over the period, all segments
+    double trained = 0;                 // s of uncontended run those were worth
   };
   // Queue order: (key, submit, index), key = -priority under QueuePolicy::priority, else 0.
   using QueueKey = std::tuple<int, double, std::int32_t>;
@@ -98,6 +114,8 @@ class QueueSimulator {
     down_s_ += static_cast<double>(down_) * dt;
     idle_s_ += free * dt;
     if (fragmented_) fragmented_s_ += free * dt;
+    if (slowed_ > 0) contended_s_ += dt;
+    for (const std::int64_t l : shared_links_) links_[static_cast<std::size_t>(l)].shared_s += dt;
     auto b = static_cast<std::size_t>(last_ / s_.sample_interval);
     double from = last_;
     while (from < t && b < report_.samples.size()) {
@@ -164,6 +182,101 @@ class QueueSimulator {
     running_.push_back(j);
     l.end_event = {};
     if (l.planned_end <= s_.period) l.end_event = at(l.planned_end, [this, j] { finish(j); });
+    if (tracks_crossings()) {
+      l.crossed = leaves_crossed(l.nodes, s_.nodes_per_leaf);
+      for (const std::int64_t leaf : l.crossed) ++crossings_[static_cast<std::size_t>(leaf)];
+    }
+    l.slowdown = 1;
+    l.bottleneck = -1;
+    l.rate_since = t;
+    l.work_done = 0;
+    fabric_changed_ = true;
+  }
+
+  [[nodiscard]] bool tracks_crossings() const {
+    return s_.contention || s_.placement == PlacementRule::topology_aware;
+  }
+
+  // Contention: books the training of `j` since rate_since at its current pace (recoveries excepted).
+  void rebase(std::int32_t j, double t) {
+    Live& l = live_[static_cast<std::size_t>(j)];
+    const double from = std::max(l.rate_since, l.seg_start + l.overhead);
+    l.rate_since = std::max(l.rate_since, t);
+    if (t <= from) return;
+    const double wall = t - from;
+    const double work = wall / l.slowdown;
+    l.work_done += work;
+    l.trained_wall += wall;
+    l.trained += work;
+    if (l.slowdown <= 1) return;
+    const double lost_gpus = gpus(s_.jobs[static_cast<std::size_t>(j)].nodes) * (1 - 1 / l.slowdown);
+    if (l.bottleneck >= 0)
+      links_[static_cast<std::size_t>(l.bottleneck)].contention_gpu_hours += lost_gpus * wall / 3600;
+    add_to_samples(from, t,
+                   [lost_gpus](QueueSample& row, double w) { row.contention_gpus += lost_gpus * w; });
+  }
+
+  // Contention: the end of `j` at its current pace, rescheduled from now.
+  void reschedule(std::int32_t j) {
+    Live& l = live_[static_cast<std::size_t>(j)];
+    const QueueJob& q = s_.jobs[static_cast<std::size_t>(j)];
+    engine_.cancel(l.end_event);
+    l.end_event = {};
+    const double work_start = std::max(now(), l.seg_start + l.overhead);
+    l.planned_end = work_start + std::max(0.0, q.duration - l.saved - l.work_done) * l.slowdown;
+    if (l.planned_end <= s_.period) l.end_event = at(l.planned_end, [this, j] { finish(j); });
+  }
+
+  // Contention, once the running set has changed: every running job's share of the uplinks it crosses,
+  // its pace at that share, and its end at that pace.
+  void reshare() {
+    if (!s_.contention || !fabric_changed_) return;
+    fabric_changed_ = false;
+    const double t = now();
+    std::vector<std::int32_t> jobs = running_;
+    std::sort(jobs.begin(), jobs.end());
+    std::vector<FabricJob> fabric;
+    fabric.reserve(jobs.size());
+    for (const std::int32_t j : jobs)
+      fabric.push_back({live_[static_cast<std::size_t>(j)].crossed,
+                        s_.jobs[static_cast<std::size_t>(j)].traffic_per_step});
+    const FabricShares shares = fabric_shares(fabric, leaves_);
+    shared_links_.clear();
+    for (std::size_t l = 0; l < crossings_.size(); ++l) {
+      if (crossings_[l] < 2) continue;
+      shared_links_.push_back(static_cast<std::int64_t>(l));
+      links_[l].most_jobs = std::max(links_[l].most_jobs, crossings_[l]);
+    }
+    slowed_ = 0;
+    for (std::size_t k = 0; k < jobs.size(); ++k) {
+      const std::int32_t j = jobs[k];
+      Live& l = live_[static_cast<std::size_t>(j)];
+      const double bucket = share_bucket(shares.share[k]);
+      double pace = 1;
+      if (bucket < 1) {
+        pace = s_.slowdown(static_cast<std::size_t>(j), bucket);
+        TRAINSIM_CHECK(pace >= 1 && std::isfinite(pace), "a share of the fabric never speeds a job up");
+      }
+      rebase(j, t);
+      l.bottleneck = pace > 1 ? shares.bottleneck[k] : -1;
+      if (pace != l.slowdown) {
+        l.slowdown = pace;
+        reschedule(j);
+      }
+      if (pace > 1) ++slowed_;
+    }
+  }
+
+  // Adds `add(row, seconds)` for the part of [from, to) in each row of the time series.
+  template <class Add>
+  void add_to_samples(double from, double to, Add&& add) {
+    auto b = static_cast<std::size_t>(from / s_.sample_interval);
+    while (from < to && b < report_.samples.size()) {
+      const double end = std::min(to, static_cast<double>(b + 1) * s_.sample_interval);
+      add(report_.samples[b], end - from);
+      from = end;
+      ++b;
+    }
   }
 
   // Ends the current segment at now(): run time, team usage, the segment's end; frees the nodes.
@@ -172,6 +285,12 @@ class QueueSimulator {
     const double t = now();
     Live& l = live_[static_cast<std::size_t>(j)];
     const QueueJob& q = s_.jobs[static_cast<std::size_t>(j)];
+    if (s_.contention) rebase(j, t);
+    if (tracks_crossings()) {
+      for (const std::int64_t leaf : l.crossed) --crossings_[static_cast<std::size_t>(leaf)];
+      l.crossed.clear();
+    }
+    fabric_changed_ = true;
     const double elapsed = t - l.seg_start;
     report_.jobs[static_cast<std::size_t>(j)].run_time += elapsed;
     usage_[q.team] += gpus(q.nodes) * elapsed;
@@ -212,12 +331,16 @@ class QueueSimulator {
     QueueJobResult& r = report_.jobs[static_cast<std::size_t>(j)];
     engine_.cancel(l.end_event);
     const double elapsed = close_segment(j);
-    const double work = std::max(0.0, elapsed - l.overhead);
+    const double trained_wall = std::max(0.0, elapsed - l.overhead);
+    // Under contention the segment's work went at its epochs' paces: l.work_done of uncontended run.
+    const double work = s_.contention ? l.work_done : trained_wall;
     const double reached = std::min(q.duration, l.saved + work);
     const double saved =
         q.checkpoint_interval > 0 ? std::floor(reached / q.checkpoint_interval) * q.checkpoint_interval : 0.0;
     const double kept = std::max(0.0, saved - l.saved);
-    const double lost = elapsed - kept;
+    // The wall time that kept work took: at the segment's mean pace under contention.
+    const double kept_wall = s_.contention && work > 0 ? kept * trained_wall / work : kept;
+    const double lost = elapsed - kept_wall;
     l.saved = std::max(l.saved, saved);
     r.lost_work += lost;
     (cause == Cause::failure ? lost_failure_s_ : lost_preemption_s_) += lost * gpus(q.nodes);
@@ -258,7 +381,9 @@ class QueueSimulator {
 
   [[nodiscard]] std::vector<std::int32_t> place(std::span<const std::int32_t> state, std::int64_t count,
                                                 std::span<const char> excluded = {}) const {
-    return place_nodes(state, count, s_.placement, s_.nodes_per_leaf, excluded);
+    return place_nodes(state, count, s_.placement, s_.nodes_per_leaf, excluded,
+                       s_.placement == PlacementRule::topology_aware ? std::span<const int>(crossings_)
+                                                                     : std::span<const int>());
   }
 
   bool try_start_now(std::int32_t j) {
@@ -387,8 +512,9 @@ class QueueSimulator {
         if (!nodes.empty()) start(j, std::move(nodes));
       }
     }
+    reshare();
     fragmented_ = false;
-    if (s_.placement == PlacementRule::leaf_aware) {
+    if (s_.placement != PlacementRule::first_fit) {
       std::set<std::int64_t> tried;
       for (const auto& k : queue_) {
         const std::int64_t need = s_.jobs[static_cast<std::size_t>(std::get<2>(k))].nodes;
@@ -430,6 +556,7 @@ class QueueSimulator {
       row.idle /= width;
       row.down /= width;
       row.waiting /= width;
+      row.contention_gpus /= width;
     }
     std::vector<std::vector<double>> waits(s_.teams.size());
     report_.teams.resize(s_.teams.size());
@@ -439,15 +566,31 @@ class QueueSimulator {
       QueueJobResult& r = report_.jobs[j];
       r.gpu_hours = r.run_time * gpus(q.nodes) / 3600.0;
       r.cost = r.gpu_hours * s_.gpu_hour_usd;
+      const Live& l = live_[j];
+      r.contention_slowdown = l.trained > 0 ? l.trained_wall / l.trained : 1.0;
+      r.contention_s = l.trained_wall - l.trained;
+      r.contention_gpu_hours = r.contention_s * gpus(q.nodes) / 3600.0;
+      r.contention_cost = r.contention_gpu_hours * s_.gpu_hour_usd;
+      c.contention_gpu_hours += r.contention_gpu_hours;
       if (q.submit >= end) continue;
       QueueTeamResult& t = report_.teams[q.team];
       ++t.jobs;
       t.finished += r.finished ? 1 : 0;
       t.gpu_hours += r.gpu_hours;
       t.cost += r.cost;
+      t.contention_gpu_hours += r.contention_gpu_hours;
+      t.contention_cost += r.contention_cost;
       all_gpu_hours += r.gpu_hours;
       waits[q.team].push_back(r.wait);
     }
+    c.contention_cost = c.contention_gpu_hours * s_.gpu_hour_usd;
+    c.contention_hours = contended_s_ / 3600.0;
+    for (const QueueLinkResult& link : links_)
+      if (link.shared_s > 0) report_.links.push_back(link);
+    std::stable_sort(
+        report_.links.begin(), report_.links.end(), [](const QueueLinkResult& a, const QueueLinkResult& b) {
+          return std::tie(b.contention_gpu_hours, b.shared_s) < std::tie(a.contention_gpu_hours, a.shared_s);
+        });
     for (std::size_t t = 0; t < s_.teams.size(); ++t) {
       QueueTeamResult& team = report_.teams[t];
       team.team = s_.teams[t];
@@ -485,6 +628,14 @@ class QueueSimulator {
   double lost_preemption_s_ = 0;
   bool fragmented_ = false;
   bool pass_pending_ = false;
+  // Contention and topology-aware placement.
+  std::int64_t leaves_ = 1;
+  std::vector<int> crossings_;              // per leaf: running jobs crossing its uplinks
+  std::vector<QueueLinkResult> links_;      // per leaf, over the period
+  std::vector<std::int64_t> shared_links_;  // leaves crossed by two or more running jobs now
+  int slowed_ = 0;                          // running jobs slowed by contention now
+  double contended_s_ = 0;
+  bool fabric_changed_ = false;
 };
 
 }  // namespace
@@ -501,7 +652,11 @@ QueueReport simulate_queue(const QueueSpec& spec) {
     if (!(q.duration > 0) || !std::isfinite(q.duration))
       throw InputError("job " + q.name + " has no positive, finite run time");
     if (q.team >= spec.teams.size()) throw InputError("job " + q.name + " names no team");
+    if (!(q.traffic_per_step >= 0) || !std::isfinite(q.traffic_per_step))
+      throw InputError("job " + q.name + " has no finite traffic per step >= 0");
   }
+  if (spec.contention && !spec.slowdown)
+    throw InputError("contention needs each job's step time at a share of the fabric (QueueSpec::slowdown)");
   QueueSimulator simulator(spec);
   return simulator.run();
 }

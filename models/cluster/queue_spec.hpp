@@ -4,6 +4,7 @@
 // times come from (the step model, per scenario and node count) is the caller's business
 // (scenarios/studies/cluster_queue.hpp); tests give them by hand. Units: seconds, US dollars.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,10 @@ enum class PlacementRule {
   first_fit,   ///< the lowest-numbered free nodes; any job fits when enough nodes are free
   leaf_aware,  ///< the fewest leaves possible (ceil(nodes / nodes_per_leaf)); a job that cannot get that
                ///< few waits, even when enough nodes are free in total (fragmentation)
+  /// leaf_aware's leaf count where it can get it, a job wider than a leaf in a run of adjacent leaves (its
+  /// pipeline stages' hand-overs stay near) whose uplinks the fewest running jobs cross (fabric_shares.hpp);
+  /// where it cannot, more leaves, the least crossed first: it never waits while enough nodes are free
+  topology_aware,
 };
 
 /// One job as the queue sees it.
@@ -39,12 +44,19 @@ struct QueueJob {
   double checkpoint_interval = 0;
   /// s from an interruption's restart to training again (restart + restore), paid on every resume.
   double recovery = 0;
+  /// Its inter-node traffic per step (bytes per GPU): its weight on the fabric links it shares with other
+  /// jobs under QueueSpec::contention (fabric_shares.hpp). 0: it sends nothing between nodes.
+  double traffic_per_step = 0;
 };
+
+/// A job's step time with `share` of the links it crosses over its step time with the whole fabric (>= 1);
+/// `share` is a share_bucket value in (0, 1). The caller's step model, memoised there.
+using FabricSlowdown = std::function<double(std::size_t job, double share)>;
 
 struct QueueSpec {
   std::int64_t nodes = 1;
   int gpus_per_node = 8;
-  std::int64_t nodes_per_leaf = 1;  ///< for PlacementRule::leaf_aware
+  std::int64_t nodes_per_leaf = 1;  ///< for PlacementRule::leaf_aware and topology_aware, and contention
   double period = 0;                ///< s simulated; jobs still running or waiting then are unfinished
   QueuePolicy policy = QueuePolicy::fifo;
   PlacementRule placement = PlacementRule::first_fit;
@@ -58,6 +70,11 @@ struct QueueSpec {
   std::uint64_t failure_seed = 1;
   double gpu_hour_usd = 0;
   double sample_interval = 3600;  ///< s per row of the utilisation time series
+  /// Running jobs share the leaf uplinks their placements cross (fabric_shares.hpp): whenever the running
+  /// set changes each job's share is recomputed, its step repriced by `slowdown` and its remaining work
+  /// rescaled. false: every job runs at its own step model's speed (contention-free).
+  bool contention = false;
+  FabricSlowdown slowdown;  ///< required with contention
   std::vector<QueueJob> jobs;
 };
 

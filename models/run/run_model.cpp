@@ -134,7 +134,7 @@ RunReport simulate_run(const RunInputs& in) {
   }
 
   // Money and energy as a function of the wall clock, so Monte-Carlo trials are priced the same way.
-  const double busy = std::clamp(in.step.time.compute / it, 0.0, 1.0);
+  const double busy = in.step.fleet_compute_fraction;
   const StorageUse storage =
       checkpoint_storage(r.checkpoint_size, ckpt.count, ckpt.interval + r.checkpoint_stall_each, r.run_time,
                          std::max(in.checkpoint.keep, 1), in.pricing.storage);
@@ -187,7 +187,7 @@ RunReport simulate_run(const RunInputs& in) {
   r.cost_network = cost_network;
   r.cost_total = run_bill(r);
   set_cost_figures(r, in.step.model_flops_per_step);
-  const double wasted_time = r.lost_work + r.checkpoint_stall + in.step.bubble_fraction * r.training_time;
+  const double wasted_time = r.lost_work + r.checkpoint_stall + in.step.fleet_idle_fraction * r.training_time;
   r.cost_wasted = (r.cost_compute + r.cost_energy) * std::clamp(wasted_time / r.run_time, 0.0, 1.0);
 
   if (in.pricing.spot.enabled) {

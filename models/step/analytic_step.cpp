@@ -55,6 +55,33 @@ PassTimes pass_times(const StepCosts& costs) {
   return t;
 }
 
+int busiest_stage(const StepCosts& costs, const StepPlan& plan, const std::vector<double>& exposed) {
+  int best = 0;
+  double best_busy = -1;
+  for (int s = 0; s < plan.pp; ++s) {
+    const double busy = stage_work(costs, plan, s).busy() + exposed[static_cast<std::size_t>(s)];
+    if (busy > best_busy * (1 + 1e-9)) {
+      best = s;
+      best_busy = busy;
+    }
+  }
+  return best;
+}
+
+void set_fleet_fractions(StepTiming& t, const StepCosts& costs, const StepPlan& plan) {
+  if (!(t.iteration_time > 0)) return;
+  const TimeBreakdown shown = stage_work(costs, plan, t.critical_stage);
+  double compute = 0, short_of_shown = 0;
+  for (int s = 0; s < plan.pp; ++s) {
+    const TimeBreakdown w = stage_work(costs, plan, s);
+    compute += w.compute;
+    short_of_shown += std::max(0.0, shown.busy() - w.busy());
+  }
+  const double ranks = static_cast<double>(plan.pp);
+  t.fleet_compute_fraction = std::clamp(compute / ranks / t.iteration_time, 0.0, 1.0);
+  t.fleet_idle_fraction = std::clamp(t.bubble_fraction + short_of_shown / ranks / t.iteration_time, 0.0, 1.0);
+}
+
 StepTiming analytic_step(const StepInput& in, const StepPlan& plan, const StepCosts& costs,
                          AnalyticLayout* layout) {
   const ParallelPlan& pl = in.plan;
@@ -131,10 +158,13 @@ StepTiming analytic_step(const StepInput& in, const StepPlan& plan, const StepCo
       layout->finish[static_cast<std::size_t>(s)] = finish[static_cast<std::size_t>(s)];
     }
   }
-  const int crit = static_cast<int>(std::max_element(finish.begin(), finish.end()) - finish.begin());
+  out.iteration_time = *std::max_element(finish.begin(), finish.end());
+  std::vector<double> exposed(static_cast<std::size_t>(p), 0.0);
+  for (std::size_t s = 0; s < exposed.size(); ++s)
+    exposed[s] = zero3_exposed[s] + dp_tail[s] + gather_exposed[s];
+  const int crit = busiest_stage(costs, plan, exposed);
   const auto cs = static_cast<std::size_t>(crit);
   out.critical_stage = crit;
-  out.iteration_time = finish[cs];
 
   out.time = stage_work(costs, plan, crit);
   TimeBreakdown& tb = out.time;
@@ -150,6 +180,7 @@ StepTiming analytic_step(const StepInput& in, const StepPlan& plan, const StepCo
     tb.bubble = 0;
   }
   out.bubble_fraction = out.iteration_time > 0 ? tb.bubble / out.iteration_time : 0.0;
+  set_fleet_fractions(out, costs, plan);
   return out;
 }
 

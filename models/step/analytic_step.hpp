@@ -33,10 +33,28 @@ namespace trainsim::model {
 /// The time side of a step report.
 struct StepTiming {
   double iteration_time = 0;
-  TimeBreakdown time;          ///< of the stage that finishes last; sums to iteration_time
+  TimeBreakdown time;          ///< of critical_stage; sums to iteration_time
   double bubble_fraction = 0;  ///< time.bubble / iteration_time
-  int critical_stage = 0;      ///< the pipeline rank that finishes last
+  /// The pipeline rank whose time `time` shows: the busiest one (kernels and exposed communication), whose
+  /// work bounds the pipeline. The rank that finishes last is stage 0 in every schedule (it runs the last
+  /// backward), and its idle slots would show the busiest rank's work as bubble.
+  int critical_stage = 0;
+  /// Over every pipeline rank, the mean of kernel compute / iteration_time: how busy the fleet is (energy).
+  double fleet_compute_fraction = 0;
+  /// Over every pipeline rank, the mean idle share: bubble_fraction plus what each rank's work falls short
+  /// of the shown rank's (the time it waits for the busiest).
+  double fleet_idle_fraction = 0;
 };
+
+/// Sets t.fleet_compute_fraction and t.fleet_idle_fraction from each rank's stage_work and the shown rank's
+/// breakdown (t.time, t.critical_stage, t.iteration_time).
+void set_fleet_fractions(StepTiming& t, const StepCosts& costs, const StepPlan& plan);
+
+/// The busiest pipeline rank: the largest busy() of stage_work plus `exposed[s]` (what the rank's own
+/// passes wait for beyond their kernels), the lowest rank among equals within a relative 1e-9, so that
+/// stages alike to rounding keep stage 0.
+[[nodiscard]] int busiest_stage(const StepCosts& costs, const StepPlan& plan,
+                                const std::vector<double>& exposed);
 
 /// Where analytic_step lays a step's pieces in time, seconds from the step's start: what the analytic trace
 /// (models/step/analytic_trace.hpp) draws. Everything here is what the closed form computes anyway.

@@ -883,8 +883,6 @@ StepTiming run_step_graph(const StepGraph& graph, const StepInput& in, const Ste
     const std::size_t k = critical_instance(s);
     if (ends(k).first > ends(cs).first) cs = k;
   }
-  const int crit = static_cast<int>(cs % static_cast<std::size_t>(p));
-  out.critical_stage = crit;
   // A straggler's replica: its breakdown is that of its slowed kernels.
   const auto slowed = graph.replica_slowdown.find(static_cast<std::int64_t>(cs) / p);
   StepCosts slowed_costs;
@@ -893,13 +891,17 @@ StepTiming run_step_graph(const StepGraph& graph, const StepInput& in, const Ste
     slow_stages(slowed_costs, plan, slowed->second);
   }
   const StepCosts& critical_costs = slowed != graph.replica_slowdown.end() ? slowed_costs : costs;
+  // What an event run cannot attribute (waiting on a hand-over vs waiting on a gather vs the schedule's
+  // idle slots) comes from the analytic model of the same costs, and so does the rank shown: the busiest
+  // (StepTiming::critical_stage) of the replica that ends last.
+  const StepTiming a = analytic_step(in, plan, critical_costs);
+  const int crit = a.critical_stage;
+  const std::size_t shown = cs - cs % static_cast<std::size_t>(p) + static_cast<std::size_t>(crit);
+  out.critical_stage = crit;
   out.time = stage_work(critical_costs, plan, crit);
   TimeBreakdown& tb = out.time;
-  const double last_pass_end = r.tasks[graph.last_pass[cs]].end.seconds();
-  const double norm_start = r.tasks[graph.grad_norm[cs]].start.seconds();
-  // What an event run cannot attribute (waiting on a hand-over vs waiting on a gather vs the schedule's
-  // idle slots) comes from the analytic model of the same costs.
-  const StepTiming a = analytic_step(in, plan, critical_costs);
+  const double last_pass_end = r.tasks[graph.last_pass[shown]].end.seconds();
+  const double norm_start = r.tasks[graph.grad_norm[shown]].start.seconds();
   // ZeRO-3: the passes' waits for their weights, in the closed form of the same costs.
   double zero3 = 0;
   if (critical_costs.gathers_weights) {
@@ -912,7 +914,7 @@ StepTiming run_step_graph(const StepGraph& graph, const StepInput& in, const Ste
   }
   tb.exposed_dp_comm = std::max(0.0, norm_start - last_pass_end) + zero3 +
                        exposed_param_gather(in, plan, critical_costs, crit);
-  tb.exposed_pp_comm = a.critical_stage == crit ? a.time.exposed_pp_comm : 0.0;
+  tb.exposed_pp_comm = a.time.exposed_pp_comm;
   tb.bubble = out.iteration_time - tb.busy();
   if (tb.bubble < 0) {
     // The estimates borrowed from the analytic model overshoot what this run spent: take the excess back
@@ -925,6 +927,7 @@ StepTiming run_step_graph(const StepGraph& graph, const StepInput& in, const Ste
     tb.bubble = std::max(0.0, out.iteration_time - tb.busy());
   }
   out.bubble_fraction = out.iteration_time > 0 ? tb.bubble / out.iteration_time : 0.0;
+  set_fleet_fractions(out, critical_costs, plan);
   return out;
 }
 

@@ -58,6 +58,8 @@ struct StepReport {
   double hfu = 0;
   double mfu_fp8 = 0;  ///< an fp8 run's model FLOP/s over the dense fp8 peak; 0 otherwise
   double bubble_fraction = 0;
+  double fleet_compute_fraction = 0;  ///< StepTiming::fleet_compute_fraction
+  double fleet_idle_fraction = 0;     ///< StepTiming::fleet_idle_fraction
   TimeBreakdown time;
   MemoryBreakdown memory;      ///< of the worst GPU
   double memory_per_gpu = 0;   ///< peak bytes of the worst GPU (= memory.total())

@@ -175,6 +175,8 @@ StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptio
   r.iteration_time = t.iteration_time;
   r.time = t.time;
   r.bubble_fraction = t.bubble_fraction;
+  r.fleet_compute_fraction = t.fleet_compute_fraction;
+  r.fleet_idle_fraction = t.fleet_idle_fraction;
   const double tokens_per_sequence =
       in.model.generic_layers.empty() ? static_cast<double>(in.model.seq_len) : 1.0;
   const double gpus = static_cast<double>(r.gpus);

@@ -1,11 +1,18 @@
 #include "scenarios/studies/cluster_queue.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <random>
 #include <utility>
 
+#include "models/cluster/fabric_shares.hpp"
+#include "models/step/step_costs.hpp"
+#include "models/step/step_plan.hpp"
+#include "models/step/step_simulator.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/quantity.hpp"
 #include "scenarios/studies/simulation.hpp"
@@ -21,11 +28,66 @@ struct Timing {
   double duration = 0;
   double checkpoint_interval = 0;
   double recovery = 0;
+  double traffic_per_step = 0;  // bytes per GPU leaving its node per step (contention only)
+};
+
+using ScenarioKey = std::pair<std::string, std::int64_t>;  // (scenario path, nodes)
+
+// A job's bytes per GPU per step through the NICs, from the step model's own costs: the largest pipeline
+// rank's data-parallel collectives when its gradient group spans nodes, plus the pipeline hand-overs
+// (forward activations and backward gradients of every micro-batch) when its stages sit on several nodes.
+double traffic_per_step(const Scenario& s) {
+  const model::StepInput in = step_input_of(s);
+  const model::StepPlan plan = model::make_step_plan(in.model, in.cluster, in.plan, in.training);
+  if (!plan.feasible) return 0;
+  const model::StepCosts costs = model::step_costs(in, plan);
+  double bytes = 0;
+  if (costs.dp_crosses_nodes) {
+    for (const model::StageCost& stage : costs.stages) bytes = std::max(bytes, stage.dp_bytes_per_step);
+  }
+  const bool stages_span_nodes = std::adjacent_find(costs.stage_node.begin(), costs.stage_node.end(),
+                                                    std::not_equal_to<>()) != costs.stage_node.end();
+  if (stages_span_nodes) bytes += 2.0 * static_cast<double>(plan.micro_batches) * costs.p2p_bytes;
+  return bytes;
+}
+
+// Contention: a job's step at a share of the links it crosses, as the same scenario with the rest of the
+// switch-to-switch links taken by background traffic (cluster.background), over its step alone; memoised
+// per (scenario, nodes, share bucket).
+class FabricPricer {
+ public:
+  static constexpr double kSamePace = 1e-6;
+
+  void add(const ScenarioKey& key, const Scenario& s, double step_time) {
+    scenarios_.emplace(key, std::make_pair(s, step_time));
+  }
+  double slowdown(const ScenarioKey& key, double share) {
+    const auto bucket = static_cast<int>(std::lround(share * model::kShareBuckets));
+    const auto memo_key = std::make_pair(key, bucket);
+    if (auto it = memo_.find(memo_key); it != memo_.end()) return it->second;
+    const auto& [scenario, alone] = scenarios_.at(key);
+    Scenario shared = scenario;
+    // The job's own background stays; of what it leaves, the job gets its share.
+    const double own = scenario.cluster.background_fraction;
+    shared.cluster.background_fraction = std::min(0.99, 1 - (1 - own) * share);
+    const model::StepReport step = model::simulate_step(step_input_of(shared), model::Fidelity::analytic);
+    double pace = 1;
+    if (step.feasible && alone > 0) pace = step.iteration_time / alone;
+    // A step within a millionth of the job's own is the same step (the closed form's rounding), not a
+    // slowdown to report as hours of contention.
+    if (!(pace > 1 + kSamePace)) pace = 1;
+    return memo_.emplace(memo_key, pace).first->second;
+  }
+  [[nodiscard]] std::size_t repricings() const { return memo_.size(); }
+
+ private:
+  std::map<ScenarioKey, std::pair<Scenario, double>> scenarios_;
+  std::map<std::pair<ScenarioKey, int>, double> memo_;
 };
 
 class TimingMemo {
  public:
-  explicit TimingMemo(const ClusterFile& file) : file_(file) {}
+  TimingMemo(const ClusterFile& file, FabricPricer* pricer) : file_(file), pricer_(pricer) {}
 
   const Timing& get(const std::string& path, std::int64_t nodes, const Diagnostic& where) {
     const auto key = std::make_pair(path, nodes);
@@ -69,11 +131,16 @@ class TimingMemo {
       t.checkpoint_interval = r.run.checkpoint_interval + r.run.checkpoint_stall_each;
     t.recovery = restart + r.run.checkpoint_restore_time;
     if (!(t.duration > 0) || !std::isfinite(t.duration)) fail_at(where, "no finite run time" + at);
+    if (pricer_ != nullptr) {
+      t.traffic_per_step = traffic_per_step(s);
+      pricer_->add({path, nodes}, s, r.step.iteration_time);
+    }
     return t;
   }
 
   const ClusterFile& file_;
-  std::map<std::pair<std::string, std::int64_t>, Timing> memo_;
+  FabricPricer* pricer_;
+  std::map<ScenarioKey, Timing> memo_;
   std::optional<topo::ClusterSpec> first_cluster_;
 };
 
@@ -96,6 +163,7 @@ model::QueueJob queue_job(const Timing& t, std::string name, std::size_t team, d
   q.duration = t.duration;
   q.checkpoint_interval = t.checkpoint_interval;
   q.recovery = t.recovery;
+  q.traffic_per_step = t.traffic_per_step;
   return q;
 }
 
@@ -119,10 +187,13 @@ ClusterStudy build_cluster_study(const ClusterFile& file) {
   q.repair = file.repair;
   q.failure_seed = file.failure_seed;
   q.gpu_hour_usd = file.gpu_hour_usd;
-  TimingMemo memo(file);
+  auto pricer = file.contention ? std::make_shared<FabricPricer>() : nullptr;
+  TimingMemo memo(file, pricer.get());
+  std::vector<ScenarioKey> job_keys;  // per job, for the pricer
   for (const ClusterJobEntry& j : file.jobs) {
     const Timing& t = memo.get(j.scenario, j.nodes, j.where);
     q.jobs.push_back(queue_job(t, j.name, team_index(q.teams, j.team), j.submit, j.nodes, j.priority));
+    job_keys.emplace_back(j.scenario, j.nodes);
   }
   for (const ArrivalStream& s : file.arrivals) {
     const std::size_t team = team_index(q.teams, s.team);
@@ -144,6 +215,7 @@ ClusterStudy build_cluster_study(const ClusterFile& file) {
           choice.nodes[static_cast<std::size_t>(uniform(rng) * static_cast<double>(choice.nodes.size()))];
       const Timing& timing = memo.get(choice.scenario, n, choice.where);
       q.jobs.push_back(queue_job(timing, s.team + "-a" + std::to_string(k), team, t, n, s.priority));
+      job_keys.emplace_back(choice.scenario, n);
     }
   }
   if (!file.quotas.empty()) {
@@ -154,19 +226,44 @@ ClusterStudy build_cluster_study(const ClusterFile& file) {
     topo::ClusterSpec whole = *memo.cluster();
     whole.nodes = file.nodes;
     q.nodes_per_leaf = topo::nodes_per_leaf(whole);
+    const topo::FabricTopology fabric = whole.network.topology;
+    if (file.contention && fabric != topo::FabricTopology::fat_tree &&
+        fabric != topo::FabricTopology::fat_tree_3 && fabric != topo::FabricTopology::single_switch) {
+      Diagnostic d = file.contention_where;
+      d.message =
+          "contention is modelled on leaf-and-spine fabrics (fat-tree, fat-tree-3, single-switch), not " +
+          std::string(topo::to_string(fabric));
+      throw InputError(std::vector<Diagnostic>{d});
+    }
   }
   study.simulations = memo.size();
+  if (pricer) {
+    q.contention = true;
+    q.slowdown = [pricer, keys = std::move(job_keys)](std::size_t job, double share) {
+      return pricer->slowdown(keys.at(job), share);
+    };
+    study.repricings = [pricer] { return pricer->repricings(); };
+  }
   return study;
 }
 
 std::vector<std::string> cluster_study_notes(const ClusterStudy& study) {
-  return {
-      "contention-free: each job runs at its own step model's speed; jobs placed side by side do not share "
-      "fabric links (the fabric between jobs is not modelled yet)",
-      "memoised: each distinct (scenario, node count) was simulated once (analytic fidelity): " +
-          std::to_string(study.simulations) + " simulations for " + std::to_string(study.spec.jobs.size()) +
-          " jobs",
-  };
+  std::vector<std::string> notes;
+  if (study.spec.contention) {
+    notes.push_back(
+        "contention: steady-state shares of the leaf uplinks per placement epoch (weighted max-min over the "
+        "running jobs, by traffic per step), not per-flow timing; each share priced as cluster.background in "
+        "twentieths: " +
+        std::to_string(study.repricings ? study.repricings() : 0) + " step repricings");
+  } else {
+    notes.push_back(
+        "contention-free: each job runs at its own step model's speed; jobs placed side by side do not share "
+        "fabric links (set cluster.contention: true to share them)");
+  }
+  notes.push_back("memoised: each distinct (scenario, node count) was simulated once (analytic fidelity): " +
+                  std::to_string(study.simulations) + " simulations for " +
+                  std::to_string(study.spec.jobs.size()) + " jobs");
+  return notes;
 }
 
 }  // namespace trainsim::scenario

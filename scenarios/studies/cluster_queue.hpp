@@ -12,8 +12,14 @@
 //    losses stay in its run time.
 //  - A scenario that does not load, is infeasible or does not fit in memory at a node count is an
 //    InputError at the `scenario` key that named it.
+//  - With `cluster.contention`: each job's traffic per step (bytes per GPU through its NICs: its
+//    data-parallel collectives when they span nodes, its pipeline hand-overs when its stages do) from the
+//    step model's costs, and spec.slowdown pricing a share s of the links as the scenario with
+//    cluster.background = 1 - (1 - its own) x s, memoised per (scenario, nodes, share bucket). An
+//    InputError at `cluster.contention` on a fabric without leaves and spines (torus, dragonfly).
 //  - Deterministic: the same file gives the same jobs, byte for byte.
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,6 +32,8 @@ namespace trainsim::scenario {
 struct ClusterStudy {
   model::QueueSpec spec;
   std::size_t simulations = 0;  ///< distinct (scenario, node count) pairs simulated
+  /// With contention: how many (scenario, nodes, share bucket) steps spec.slowdown has priced so far.
+  std::function<std::size_t()> repricings;
 };
 
 /// The queue simulator's input for `file` (see the contract above).

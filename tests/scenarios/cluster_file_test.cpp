@@ -63,6 +63,26 @@ TEST_CASE("a cluster file reads to its plain struct") {
   CHECK(c.network_yaml.find("fat-tree") != std::string::npos);
 }
 
+// `cluster: {node: dgx-h100, nodes: 4, contention: ` is 48 characters: the value starts at column 49.
+TEST_CASE("cluster.contention and topology_aware placement read; a non-boolean contention is an error") {
+  const ClusterFile c = load_cluster_text(
+      "cluster: {node: dgx-h100, nodes: 4, contention: true}\n"
+      "period: \"1 d\"\n"
+      "scheduler: {placement: topology_aware}\n"
+      "jobs: [{scenario: shared-cluster/small.yaml, team: a, nodes: 1}]\n",
+      folder + "c.yaml");
+  CHECK(c.contention);
+  CHECK(c.contention_where.line == 1);
+  CHECK(c.placement == model::PlacementRule::topology_aware);
+  CHECK(!load_cluster_text("cluster: {node: dgx-h100, nodes: 4}\nperiod: \"1 d\"\n"
+                           "jobs: [{scenario: shared-cluster/small.yaml, team: a, nodes: 1}]\n",
+                           folder + "c.yaml")
+             .contention);
+  CHECK(errors_of("cluster: {node: dgx-h100, nodes: 4, contention: lots}\nperiod: \"1 d\"\n"
+                  "jobs: [{scenario: shared-cluster/small.yaml, team: a, nodes: 1}]\n")
+            .find("c.yaml:1:49: cluster.contention: ") != std::string::npos);
+}
+
 // Columns counted by hand in the text below: line 3 `scheduler: {policy: fifoo}` puts fifoo at 21; line 5
 // `  - {scenario: shared-cluster/small.yaml, team: a, nodes: 8, colour: red}` puts 8 at 59 and colour at 62.
 TEST_CASE("every bad key or value is reported at its line and column with its key path") {

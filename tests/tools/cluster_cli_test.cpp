@@ -113,6 +113,38 @@ TEST_CASE("trainsim cluster is byte-identical from run to run") {
   }
 }
 
+// Contention on a 4:1 fabric of leaves of 4 nodes: two 32-node llm-8b jobs share leaf 8's uplinks under
+// first fit (nodes 2-33 and 34-65 after a 2-node job), so links.csv has that row, and reruns are
+// byte-identical, links.csv included.
+TEST_CASE("trainsim cluster with contention writes links.csv and is byte-identical from run to run") {
+  const TempDir dir;
+  write(dir.file("c.yaml"),
+        "cluster: {node: dgx-h100, nodes: 72, contention: true,\n"
+        "          network: {topology: fat-tree, oversubscription: 4, switch_radix: 5}}\n"
+        "period: \"2 d\"\n"
+        "jobs:\n"
+        "  - {scenario: " +
+            jobs_dir + "small.yaml, team: a, nodes: 2}\n  - {scenario: " + jobs_dir +
+            "llm-8b.yaml, team: a, nodes: 32}\n  - {scenario: " + jobs_dir +
+            "llm-8b.yaml, team: b, nodes: 32}\n"
+            "pricing: {gpu_hour: \"$2\"}\n");
+  const Outcome a = run_trainsim({"cluster", dir.file("c.yaml"), "-o", dir.file("a")}, 60);
+  const Outcome b = run_trainsim({"cluster", dir.file("c.yaml"), "-o", dir.file("b")}, 60);
+  INFO(describe(a));
+  REQUIRE(a.exit_code == 0);
+  REQUIRE(b.exit_code == 0);
+  CHECK(a.out == b.out);
+  CHECK(a.out.find("leaf 8 uplinks") != std::string::npos);
+  for (const char* f : {"jobs.csv", "cluster.csv", "trace.json", "links.csv"}) {
+    INFO(f);
+    CHECK(read_file(dir.file(std::string("a/") + f)) == read_file(dir.file(std::string("b/") + f)));
+  }
+  const std::string links = read_file(dir.file("a/links.csv"));
+  CHECK(links.rfind("link,leaf,shared_hours,most_jobs,contention_gpu_hours\nleaf 8 uplinks,8,", 0) == 0);
+  CHECK(lines(links) == 2);
+  CHECK(read_file(dir.file("a/jobs.csv")).find(",contention_slowdown,") != std::string::npos);
+}
+
 TEST_CASE("a bad cluster file exits 2 naming file:line:col and the key path") {
   const TempDir dir;
   write(dir.file("small.yaml"), read_file(jobs_dir + "small.yaml"));

@@ -254,19 +254,45 @@ TEST_CASE("with queue.json the cluster page heads with the idle cost, the worst 
     "node_failures": 2, "lost_gpu_hours_failures": 12},
     "teams": [{"team": "llm", "quota": 0.6, "p95_wait_s": 10800},
               {"team": "vision", "quota": 0, "p95_wait_s": 0}]})";
-  const std::string html = cli::cluster_report_html("cluster", jobs, cluster, queue);
+  const std::string html = cli::cluster_report_html("cluster", jobs, cluster, {}, queue);
   CHECK(has(
       html,
       R"(<div class="k">Idle cost</div><div class="v">$32.00</div><div class="d">16 idle GPU-hours, paid for</div>)"));
-  CHECK(
-      has(html,
-          R"(<div class="k">p95 wait</div><div class="v">3.0 h</div><div class="d">worst team: llm</div>)"));
+  CHECK(has(
+      html,
+      R"(<div class="k">p95 wait</div><div class="v">3.0 h</div><div class="d">worst team: llm; mean wait 80.0 min</div>)"));
   CHECK(has(html, R"(<div class="v">2</div><div class="d">node failures; 12 GPU-hours of work lost</div>)"));
   CHECK(has(
       html,
       R"(<td>llm</td><td class="n">2</td><td class="n">400</td><td class="n">$800.00</td><td class="n">2.0 h</td><td class="n">3.0 h</td><td class="n">60.0 %</td>)"));
   CHECK(has(html, R"(<td class="n">0 s</td><td>-</td>)"));  // vision: no wait, no quota
-  CHECK_THROWS_AS((void)cli::cluster_report_html("cluster", jobs, cluster, "[1]"), InputError);
+  CHECK_THROWS_AS((void)cli::cluster_report_html("cluster", jobs, cluster, {}, "[1]"), InputError);
+}
+
+// Under contention: jobs a and b lost $30 and $12 to neighbours ($42 in all); cluster.csv's hourly cost of it
+// is charted, and links.csv's row shown in human units.
+TEST_CASE("a cluster report under contention totals its cost, charts it over time and lists the links") {
+  const cli::Table jobs = cli::parse_csv(
+      "job,team,wait_s,gpu_hours,cost_usd,contention_slowdown,contention_gpu_hours,contention_cost_usd\n"
+      "a,llm,0,100,200,1.2,15,30\nb,llm,0,300,600,1.05,6,12\n",
+      "jobs.csv");
+  const cli::Table cluster = cli::parse_csv(
+      "start_s,busy_nodes,idle_nodes,down_nodes,utilisation,waiting_jobs,contention_gpus,contention_cost_usd_"
+      "per_"
+      "h\n0,2,2,0,0.5,1,15,30\n3600,4,0,0,1,0,6,12\n",
+      "cluster.csv");
+  const cli::Table links = cli::parse_csv(
+      "link,leaf,shared_hours,most_jobs,contention_gpu_hours\nleaf 8 uplinks,8,2,2,21\n", "links.csv");
+  const std::string html = cli::cluster_report_html("cluster", jobs, cluster, links);
+  CHECK(has(html, R"(<div class="v">$42.00</div>)"));
+  CHECK(has(html, R"(data-chart="cluster-contention")"));
+  CHECK(has(html, "Busiest links"));
+  CHECK(has(html, "<td>leaf 8 uplinks</td>"));
+  // Without the contention columns, none of it.
+  const std::string plain = cli::cluster_report_html(
+      "cluster", cli::parse_csv("job,team,wait_s,gpu_hours,cost_usd\na,llm,0,1,2\n", "jobs.csv"), cluster);
+  CHECK_FALSE(has(plain, "Busiest links"));
+  CHECK_FALSE(has(plain, ">Contention<"));
 }
 
 TEST_CASE("a run's page gives the error band of its time and bill, and where it comes from") {

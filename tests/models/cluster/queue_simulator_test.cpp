@@ -123,6 +123,12 @@ TEST_CASE("leaf-aware placement: fragmentation is the free GPU-hours a placeable
   CHECK(first.jobs[3].first_start == doctest::Approx(1 * h));
   CHECK(first.segments[3].nodes == std::vector<std::int32_t>{1, 3});
   CHECK(first.cluster.fragmentation_gpu_hours == 0);
+  // Topology-aware spills over more leaves rather than wait: W also starts at 1 on nodes 1 and 3.
+  s.placement = PlacementRule::topology_aware;
+  const QueueReport aware = simulate_queue(s);
+  CHECK(aware.jobs[3].first_start == doctest::Approx(1 * h));
+  CHECK(aware.segments[3].nodes == std::vector<std::int32_t>{1, 3});
+  CHECK(aware.cluster.fragmentation_gpu_hours == 0);
 }
 
 // 2 nodes, priority with preemption. L (priority 0, submit 0, 2 nodes, 10 h, checkpoint every 3 h,
@@ -212,6 +218,107 @@ TEST_CASE("a job wider than the cluster is an input error") {
   s.jobs = {job("wide", 0, 3, 1)};
   CHECK_THROWS_WITH_AS(static_cast<void>(simulate_queue(s)), doctest::Contains("asks for 3 nodes"),
                        InputError);
+}
+
+}  // namespace
+}  // namespace trainsim::model
+
+namespace trainsim::model {
+namespace {
+
+// Contention with a step model given by hand: at share s of its links a job's step takes 2 - s times as
+// long (1.5 at half). 5 nodes of one GPU in leaves of 2 (0-1, 2-3, 4): F (1 node, 10 h) takes node 0; A
+// (2 nodes, 4 h) nodes 1-2 (leaves 0 and 1), B (2 nodes, 4 h) nodes 3-4 (leaves 1 and 2): both cross
+// leaf 1's uplinks, with equal traffic: half each, so both run at 1/1.5 of their pace.
+QueueSpec shared_leaf(double b_submit_h) {
+  QueueSpec s = small_cluster(5, 12, QueuePolicy::fifo);
+  s.nodes_per_leaf = 2;
+  s.contention = true;
+  s.slowdown = [](std::size_t, double share) { return 2 - share; };
+  s.jobs = {job("F", 0, 1, 10), job("A", 0, 2, 4), job("B", b_submit_h, 2, 4)};
+  for (QueueJob& q : s.jobs) q.traffic_per_step = 1e9;
+  return s;
+}
+
+// Together from 0: 4 h of work at 1.5 ends both at 6 h; each lost 2 h x 2 GPUs = 4 GPU-hours ($4).
+TEST_CASE("contention: two jobs sharing a leaf's uplinks each run at their half share's pace") {
+  const QueueReport r = simulate_queue(shared_leaf(0));
+  CHECK(r.jobs[1].end == doctest::Approx(6 * h));
+  CHECK(r.jobs[2].end == doctest::Approx(6 * h));
+  CHECK(r.jobs[0].end == doctest::Approx(10 * h));  // under one leaf: never slowed
+  CHECK(r.jobs[0].contention_slowdown == 1.0);
+  CHECK(r.jobs[1].contention_slowdown == doctest::Approx(1.5));
+  CHECK(r.jobs[1].contention_gpu_hours == doctest::Approx(4));
+  CHECK(r.jobs[2].contention_cost == doctest::Approx(4));
+  CHECK(r.teams[0].contention_gpu_hours == doctest::Approx(8));
+  CHECK(r.cluster.contention_gpu_hours == doctest::Approx(8));
+  CHECK(r.cluster.contention_hours == doctest::Approx(6));
+  REQUIRE(r.links.size() == 1);
+  CHECK(r.links[0].leaf == 1);
+  CHECK(r.links[0].shared_s == doctest::Approx(6 * h));
+  CHECK(r.links[0].most_jobs == 2);
+  CHECK(r.links[0].contention_gpu_hours == doctest::Approx(8));
+  // 8 GPU-hours lost over the first 6 hourly rows: 4/3 GPUs each.
+  CHECK(r.samples[0].contention_gpus == doctest::Approx(4.0 / 3));
+  CHECK(r.samples[6].contention_gpus == 0);
+  const QueueClusterResult& c = r.cluster;
+  CHECK(c.busy_gpu_hours + c.idle_gpu_hours + c.down_gpu_hours == doctest::Approx(5.0 * 12));
+  CHECK(c.busy_gpu_hours == doctest::Approx(10 + 2 * 6 + 2 * 6));
+}
+
+// B arrives at 2 h: A has done 2 h of its 4 alone; the other 2 h at 1.5 end it at 5 h. B runs 2-5 at 1.5
+// (2 h of work), then alone: its last 2 h end it at 7 h. Each lost 1 h x 2 GPUs.
+TEST_CASE("contention: a job's remaining work is rescaled whenever the running set changes") {
+  const QueueReport r = simulate_queue(shared_leaf(2));
+  CHECK(r.jobs[1].end == doctest::Approx(5 * h));
+  CHECK(r.jobs[2].end == doctest::Approx(7 * h));
+  CHECK(r.jobs[1].contention_s == doctest::Approx(1 * h));
+  CHECK(r.jobs[2].contention_s == doctest::Approx(1 * h));
+  CHECK(r.jobs[2].contention_slowdown == doctest::Approx(5.0 / 4));  // 5 h of wall for 4 h of work
+  CHECK(r.cluster.contention_hours == doctest::Approx(3));
+}
+
+// 10 nodes in leaves of 2, A and B of 4 nodes (two leaves each). First fit: F node 0, A nodes 1-4 (leaves
+// 0-2), B nodes 5-8 (leaves 2-4): they share leaf 2 and both end at 6 h. Topology-aware: F best-fits leaf
+// 0; A takes the first run of two adjacent leaves holding 4 free nodes that no job crosses, leaves 1-2
+// (nodes 2-5), B leaves 3-4 (nodes 6-9): nothing shared, both end at 4 h.
+TEST_CASE("topology-aware placement keeps the two jobs under their own leaves: no slowdown") {
+  QueueSpec s = shared_leaf(0);
+  s.nodes = 10;
+  s.jobs[1].nodes = 4;
+  s.jobs[2].nodes = 4;
+  const QueueReport first = simulate_queue(s);
+  CHECK(first.jobs[1].end == doctest::Approx(6 * h));
+  CHECK(first.cluster.contention_gpu_hours == doctest::Approx(2 * 2 * 4));
+  s.placement = PlacementRule::topology_aware;
+  const QueueReport aware = simulate_queue(s);
+  REQUIRE(aware.segments.size() == 3);
+  CHECK(aware.segments[1].nodes == std::vector<std::int32_t>{2, 3, 4, 5});
+  CHECK(aware.segments[2].nodes == std::vector<std::int32_t>{6, 7, 8, 9});
+  CHECK(aware.jobs[1].end == doctest::Approx(4 * h));
+  CHECK(aware.jobs[2].end == doctest::Approx(4 * h));
+  CHECK(aware.cluster.contention_gpu_hours == 0);
+  CHECK(aware.links.empty());
+}
+
+// A node failure under contention: A (checkpoint every 1 h of run) and B share leaf 1 from 0. Node 2 (A's)
+// fails at some time; whatever it is, the accounting identity holds and A's kept work is whole hours.
+TEST_CASE("contention keeps busy + idle + down = nodes x period through failures") {
+  QueueSpec s = shared_leaf(0);
+  s.node_mtbf = 20 * h;
+  s.repair = 1 * h;
+  s.failure_seed = 3;
+  for (QueueJob& q : s.jobs) {
+    q.checkpoint_interval = 1 * h;
+    q.recovery = 0.1 * h;
+  }
+  const QueueReport r = simulate_queue(s);
+  const QueueClusterResult& c = r.cluster;
+  CHECK(c.node_failures > 0);
+  CHECK(c.busy_gpu_hours + c.idle_gpu_hours + c.down_gpu_hours == doctest::Approx(5.0 * 12).epsilon(1e-12));
+  double jobs = 0;
+  for (const QueueJobResult& j : r.jobs) jobs += j.contention_gpu_hours;
+  CHECK(jobs == doctest::Approx(c.contention_gpu_hours));
 }
 
 }  // namespace

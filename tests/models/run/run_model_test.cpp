@@ -17,6 +17,7 @@ model::RunInputs base_inputs() {
   in.step.feasible = true;
   in.step.iteration_time = 10;
   in.step.time.compute = 8;
+  in.step.fleet_compute_fraction = 0.8;  // every pipeline rank busy 8 s of 10
   in.step.gpus = 1024;
   in.global_batch = 1536;
   in.seq_len = 2048;

@@ -73,6 +73,14 @@ TEST_CASE("the heaviest pipeline stage sets the pace") {
   const StepTiming t = c.run();
   CHECK(t.iteration_time >= 16 * 6.0);
   CHECK(t.iteration_time <= (16 + 2) * 6.0);
+  // The breakdown is the middle rank's: its 16 × (2 + 4) s of kernels, not the 16 × 3 s of stage 0 (the
+  // rank that ends last, whose waits for the middle one would otherwise read as bubble).
+  CHECK(t.critical_stage == 1);
+  CHECK(t.time.compute == doctest::Approx(16 * 6.0).scale(0));
+  CHECK(t.time.bubble == doctest::Approx(t.iteration_time - 16 * 6.0).scale(0));
+  // The fleet: ranks busy 48, 96 and 48 s of the step; the outer two also wait 48 s each for the middle.
+  CHECK(t.fleet_compute_fraction == doctest::Approx((48.0 + 96.0 + 48.0) / 3.0 / t.iteration_time).scale(0));
+  CHECK(t.fleet_idle_fraction == doctest::Approx(t.bubble_fraction + (48.0 + 48.0) / 3.0 / t.iteration_time));
 }
 
 TEST_CASE("overlapped gradient buckets are exposed only beyond the last backward") {

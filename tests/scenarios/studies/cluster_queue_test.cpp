@@ -7,6 +7,9 @@
 
 #include <string>
 
+#include "models/cluster/queue_simulator.hpp"
+#include "scenarios/loader.hpp"
+#include "scenarios/studies/simulation.hpp"
 #include "sim/error.hpp"
 
 namespace trainsim::scenario {
@@ -83,6 +86,87 @@ TEST_CASE("a scenario that cannot run at its node count is an error at the key t
     CHECK(what.find("c.yaml:4:16: jobs[0].scenario: ") != std::string::npos);
     CHECK(what.find("at 1 nodes") != std::string::npos);
   }
+}
+
+// Two data-parallel llm-8b jobs of 32 nodes on a fat-tree of radix 5 at 4:1: leaves of 4 ports down and 1
+// up (rail-optimized: 4 nodes a leaf). F (2 nodes) takes nodes 0-1; under first fit A takes nodes 2-33
+// (leaves 0-8) and B nodes 34-65 (leaves 8-16): both cross leaf 8's uplinks with the same traffic per step
+// (same scenario, same nodes), so each gets 1/2 of them — the other's half is background to it. Its step is
+// then the single job's step with cluster.background 0.5, and it runs that many times longer. The closed
+// form at 32 nodes in leaves of 4 halves its ring's uplink share at that background (1 x (1 - 0.5) / (4 x
+// 8/32)), so the slowdown is real (> 1).
+const char* const two_dp_jobs =
+    "cluster: {node: dgx-h100, nodes: 72, contention: true,\n"
+    "          network: {topology: fat-tree, oversubscription: 4, switch_radix: 5}}\n"
+    "period: \"30 d\"\n"
+    "jobs:\n"
+    "  - {scenario: shared-cluster/small.yaml, team: a, nodes: 2, name: F}\n"
+    "  - {scenario: shared-cluster/llm-8b.yaml, team: a, nodes: 32, name: A}\n"
+    "  - {scenario: shared-cluster/llm-8b.yaml, team: b, nodes: 32, name: B}\n"
+    "pricing: {gpu_hour: \"$2\"}\n";
+
+double llm_8b_step(const std::string& background) {
+  std::vector<Override> overrides = {
+      {"cluster.node", "dgx-h100"},
+      {"cluster.nodes", "32"},
+      {"cluster.network", "{topology: fat-tree, oversubscription: 4, switch_radix: 5}"}};
+  if (!background.empty()) overrides.push_back({"cluster.background", "{fraction: " + background + "}"});
+  const Scenario s = load_scenario_file(folder + "shared-cluster/llm-8b.yaml", overrides);
+  return model::simulate_step(step_input_of(s), model::Fidelity::analytic).iteration_time;
+}
+
+TEST_CASE("contention: two 32-node DP jobs crossing one 4:1 leaf's uplinks each run at background 0.5") {
+  const ClusterStudy study = study_of(two_dp_jobs);
+  REQUIRE(study.spec.contention);
+  CHECK(study.spec.nodes_per_leaf == 4);
+  CHECK(study.spec.jobs[1].traffic_per_step > 0);
+  CHECK(study.spec.jobs[1].traffic_per_step == study.spec.jobs[2].traffic_per_step);
+  const model::QueueReport r = model::simulate_queue(study.spec);
+  const double slowdown = llm_8b_step("0.5") / llm_8b_step("");
+  CHECK(slowdown > 1.001);
+  for (const std::size_t j : {1, 2}) {
+    CHECK(r.jobs[j].contention_slowdown == doctest::Approx(slowdown).epsilon(1e-12));
+    CHECK(r.jobs[j].end == doctest::Approx(study.spec.jobs[j].duration * slowdown).epsilon(1e-12));
+    CHECK(r.jobs[j].contention_gpu_hours ==
+          doctest::Approx(study.spec.jobs[j].duration * (slowdown - 1) * 32 * 8 / 3600).epsilon(1e-9));
+  }
+  CHECK(r.jobs[0].contention_slowdown == 1.0);  // under one leaf
+  REQUIRE(r.links.size() == 1);
+  CHECK(r.links[0].leaf == 8);
+  const model::QueueClusterResult& c = r.cluster;
+  CHECK(c.contention_cost == doctest::Approx(2 * c.contention_gpu_hours));
+  CHECK(c.busy_gpu_hours + c.idle_gpu_hours + c.down_gpu_hours ==
+        doctest::Approx(72.0 * 8 * 30 * 24).epsilon(1e-12));
+  const model::QueueReport again = model::simulate_queue(study_of(two_dp_jobs).spec);
+  CHECK(again.jobs[1].end == r.jobs[1].end);
+  CHECK(cluster_study_notes(study).at(0).find("contention: steady-state shares") != std::string::npos);
+}
+
+// Topology-aware: F best-fits leaf 0; A takes the first run of 8 adjacent leaves holding 32 free nodes that
+// no job crosses (leaves 1-8, nodes 4-35) and B the next (leaves 9-16): no uplink is shared.
+TEST_CASE("contention: topology-aware placement keeps the two jobs under their own leaves") {
+  std::string text = two_dp_jobs;
+  text.insert(text.find("period:"), "scheduler: {placement: topology_aware}\n");
+  const ClusterStudy study = study_of(text);
+  const model::QueueReport r = model::simulate_queue(study.spec);
+  REQUIRE(r.segments.size() == 3);
+  CHECK(r.segments[1].nodes.front() == 4);
+  CHECK(r.segments[2].nodes.front() == 36);
+  for (const std::size_t j : {1, 2}) {
+    CHECK(r.jobs[j].contention_slowdown == 1.0);
+    CHECK(r.jobs[j].end == doctest::Approx(study.spec.jobs[j].duration));
+  }
+  CHECK(r.cluster.contention_gpu_hours == 0);
+  CHECK(r.links.empty());
+}
+
+TEST_CASE("contention on a fabric without leaves and spines is an error at cluster.contention") {
+  CHECK_THROWS_WITH_AS(
+      (void)study_of("cluster: {node: dgx-h100, nodes: 8, contention: true, network: {topology: torus-2d}}\n"
+                     "period: \"1 d\"\n"
+                     "jobs:\n"
+                     "  - {scenario: shared-cluster/small.yaml, team: a, nodes: 2}\n"),
+      doctest::Contains("cluster.contention: contention is modelled on leaf-and-spine fabrics"), InputError);
 }
 
 }  // namespace
