@@ -10,6 +10,7 @@
 
 #include "sim/error.hpp"
 #include "sim/json_input.hpp"
+#include "sim/trace.hpp"
 
 namespace trainsim::cli {
 
@@ -30,6 +31,17 @@ std::string text(const nlohmann::ordered_json& j, const char* key) {
   if (!j.is_object()) return "";
   const auto it = j.find(key);
   return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// The path through `slices` (in path order), each entered at its start or where the one before it ended.
+std::vector<PathStep> entered(const IterationTrace& trace, const std::vector<std::size_t>& slices) {
+  const auto& s = trace.slices;
+  std::vector<PathStep> path;
+  for (const std::size_t i : slices) {
+    const double from = path.empty() ? s[i].start : std::max(s[i].start, s[path.back().slice].end);
+    path.push_back({i, std::min(from, s[i].end)});
+  }
+  return path;
 }
 
 const nlohmann::ordered_json& args_of(const nlohmann::ordered_json& e) {
@@ -120,11 +132,14 @@ IterationTrace read_trace(const std::string& json, const std::string& file_label
       const auto tid = static_cast<long long>(number(e, "tid"));
       const auto lane = lane_index.find({pid, tid});
       if (lane == lane_index.end()) continue;  // a checkpoint thread's
+      static const std::string kPlaceKey(sim::kCriticalPathArg);
+      const double place = number(args_of(e), kPlaceKey.c_str());
       trace.slices.push_back({.lane = lane->second,
                               .name = text(e, "name"),
                               .category = text(e, "cat"),
                               .start = start,
-                              .end = end});
+                              .end = end,
+                              .path_place = place > 0 ? place : 0});
     } else if (ph == "C") {
       for (const auto& [key, value] : args_of(e).items()) {
         if (value.is_number())
@@ -144,6 +159,18 @@ IterationTrace read_trace(const std::string& json, const std::string& file_label
 }
 
 std::vector<PathStep> critical_path(const IterationTrace& trace) {
+  std::vector<std::size_t> on_path;
+  for (std::size_t i = 0; i < trace.slices.size(); ++i) {
+    if (trace.slices[i].path_place > 0) on_path.push_back(i);
+  }
+  if (on_path.empty()) return walked_path(trace);
+  std::stable_sort(on_path.begin(), on_path.end(), [&](std::size_t a, std::size_t b) {
+    return trace.slices[a].path_place < trace.slices[b].path_place;
+  });
+  return entered(trace, on_path);
+}
+
+std::vector<PathStep> walked_path(const IterationTrace& trace) {
   const auto& s = trace.slices;
   if (s.empty()) return {};
   std::vector<std::size_t> by_end(s.size());
@@ -197,12 +224,7 @@ std::vector<PathStep> critical_path(const IterationTrace& trace) {
     }
     if (beside) walk.push_back(*beside);
   }
-  std::vector<PathStep> path;
-  for (auto it = walk.rbegin(); it != walk.rend(); ++it) {
-    const double from = path.empty() ? s[*it].start : std::max(s[*it].start, s[path.back().slice].end);
-    path.push_back({*it, std::min(from, s[*it].end)});
-  }
-  return path;
+  return entered(trace, std::vector<std::size_t>(walk.rbegin(), walk.rend()));
 }
 
 }  // namespace trainsim::cli

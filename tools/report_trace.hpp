@@ -2,8 +2,9 @@
 // One iteration as `trainsim run -o DIR` records it in trace.json (sim/trace.hpp's ChromeTraceWriter):
 // a process per pipeline stage ("stage 0"), a thread per stream of it ("compute", "tp comm", "pp comm",
 // "dp comm", "optimizer"), "X" slices with ts/dur in microseconds and "C" counters of the memory in use.
-// The report draws it as a timeline and finds its critical path. The "checkpoint" threads, which follow
-// the iteration, are not read.
+// The report draws it as a timeline with its critical path: the engine's, where the slices carry their
+// place on it (args.critical_path, sim/trace.hpp's kCriticalPathArg; written by the event fidelity), else
+// walked back from timestamps. The "checkpoint" threads, which follow the iteration, are not read.
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -21,6 +22,9 @@ struct TraceSlice {
   std::string category;  ///< "compute", "tp", "pp", "dp", "optimizer"; may be empty
   double start = 0;      ///< seconds from the trace's start
   double end = 0;        ///< > start
+  /// Its place on the critical path the engine recorded (args.critical_path: 1 for the first slice on it);
+  /// 0 when it is off the path or the trace records none.
+  double path_place = 0;
 };
 
 struct IterationTrace {
@@ -44,13 +48,18 @@ struct PathStep {
   double from = 0;
 };
 
-/// The critical path in time order. A trace records when each slice ran, not what it waited for, so the
-/// path is found backwards from the slice that ends last: each step goes to a slice that ends when the
+/// The critical path in time order: the slices that carry a place on it, in that order, each entered at its
+/// start or where the one before it on the path ended. A trace without places (the analytic fidelity's,
+/// or one written before the engine recorded them) gets walked_path's.
+[[nodiscard]] std::vector<PathStep> critical_path(const IterationTrace& trace);
+
+/// The critical path of a trace that records when each slice ran, not what it waited for: found
+/// backwards from the slice that ends last: each step goes to a slice that ends when the
 /// current one starts (within kTraceEpsilon), preferring compute (communication that ends with the compute
 /// beside it was hidden by it), then the same lane, then the same process, then the longest; where none
 /// does (the stage sat idle), to the slice that ended last before it. A communication slice that started
 /// while compute of its stage ran, and outlasted it, is entered where that compute ended, and the path goes
 /// on from that compute. The chain ends at a slice with nothing before it. Empty for a trace without slices.
-[[nodiscard]] std::vector<PathStep> critical_path(const IterationTrace& trace);
+[[nodiscard]] std::vector<PathStep> walked_path(const IterationTrace& trace);
 
 }  // namespace trainsim::cli

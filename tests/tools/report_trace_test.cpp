@@ -61,7 +61,7 @@ TEST_CASE("a trace is read as stages in their sort order, lanes, slices in secon
   CHECK_FALSE(t.truncated);
 }
 
-TEST_CASE("the critical path walks back from the last slice through the slices that end as each starts") {
+TEST_CASE("without recorded places the critical path walks back through the slices that end as each starts") {
   const cli::IterationTrace t = cli::read_trace(kTrace, "trace.json");
   // By hand, backwards from stage 0's B0 [720,920]: its own B1 ends at 720 (stage 1's send B0 also does;
   // compute wins); B1 starts at 520 when stage 1's send B1 ends; that starts at 510 when stage 1's B1 ends
@@ -128,4 +128,26 @@ TEST_CASE("a file that is not a Chrome trace is an error naming it") {
                        doctest::Contains("run/trace.json: expected a Chrome trace"), InputError);
   CHECK_THROWS_AS(cli::read_trace(R"({"traceEvents": [1]})", "t.json"), InputError);
   CHECK_THROWS_AS(cli::read_trace("{\"traceEvents\": [", "t.json"), InputError);
+}
+
+TEST_CASE("a trace that records the engine's critical path is read, not walked") {
+  // Compute a [0,100]; a transfer [0,100] on another lane ends with it; compute c [100,150] waited for
+  // the transfer (the engine says so: places 1 and 2), not for a. The walk would prefer a (compute), and
+  // would stop at a; the recorded path is transfer then c, c entered at its start.
+  const cli::IterationTrace t = cli::read_trace(R"({"traceEvents":[
+{"name":"a","cat":"compute","ph":"X","ts":0,"dur":100,"pid":1,"tid":1},
+{"name":"c","cat":"compute","ph":"X","ts":100,"dur":50,"pid":1,"tid":1,"args":{"critical_path":2}},
+{"name":"transfer","cat":"dp","ph":"X","ts":0,"dur":100,"pid":1,"tid":2,"args":{"bytes":5,"critical_path":1}}]})",
+                                                "trace.json");
+  std::vector<std::string> walked;
+  for (const cli::PathStep& p : cli::walked_path(t)) walked.push_back(t.slices[p.slice].name);
+  CHECK(walked == std::vector<std::string>{"a", "c"});
+  const auto path = cli::critical_path(t);
+  REQUIRE(path.size() == 2);
+  CHECK(t.slices[path[0].slice].name == "transfer");
+  CHECK(path[0].from == doctest::Approx(0));
+  CHECK(t.slices[path[1].slice].name == "c");
+  CHECK(path[1].from == doctest::Approx(100e-6));
+  CHECK(t.slices[path[1].slice].path_place == 2);
+  CHECK(t.slices[0].path_place == 0);  // a: off the path
 }
