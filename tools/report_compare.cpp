@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "tools/report_bound.hpp"
+#include "models/report/what_bounds.hpp"
 #include "tools/report_page.hpp"
 #include "tools/report_svg.hpp"
 
@@ -38,16 +38,8 @@ std::string band_cells(const CompareOption& o, const std::string& field, FieldUn
   return format_human(unit, num(o, field + "_low")) + "-" + format_human(unit, num(o, field + "_high"));
 }
 
-StepShares shares(const CompareOption& o) {
-  return {.compute = num(o, "compute"),
-          .tp = num(o, "exposed_tp_comm"),
-          .dp = num(o, "exposed_dp_comm"),
-          .pp = num(o, "exposed_pp_comm"),
-          .optimizer = num(o, "optimizer"),
-          .bubble = num(o, "bubble"),
-          .memory = num(o, "memory_per_gpu"),
-          .capacity = num(o, "memory_capacity"),
-          .mfu = num(o, "mfu")};
+model::StepShares shares(const CompareOption& o) {
+  return model::step_shares([&](std::string_view field) { return num(o, std::string(field)); });
 }
 
 std::string memory_cell(const CompareOption& o) {
@@ -93,7 +85,7 @@ std::vector<std::string> compare_cells(const CompareOption& o) {
               band_cells(o, "cost_total", FieldUnit::usd) + ")",
           fmt::format("${:.2f}", num(o, "cost_per_token") * 1e6),
           memory_cell(o),
-          what_bounds(shares(o)).what};
+          model::what_bounds(shares(o)).what};
 }
 
 std::string compare_text(const std::vector<CompareOption>& options) {
@@ -193,7 +185,7 @@ std::string compare_report_html(const std::vector<CompareOption>& options) {
 
   std::string bounds = "<ul>";
   for (const CompareOption& o : running) {
-    const Bound b = what_bounds(shares(o));
+    const model::Bound b = model::what_bounds(shares(o));
     bounds += fmt::format("<li><b>{}</b>: bound by {}: {}. Error band: {}.</li>", escape(o.name),
                           escape(b.what), escape(b.why), escape(text(o, "error_band")));
   }

@@ -1,8 +1,8 @@
 #pragma once
 // `trainsim compare A.yaml B.yaml …`: options side by side — time, cost, $ per million tokens, the memory
-// headroom each leaves against what must stay free, what bounds each (tools/report_bound.hpp) and the error
-// band of its figures (scenarios/studies/error_band.hpp) — as a text table and as a self-contained HTML page
-// (the frame of tools/report_page.hpp, body data-report "compare").
+// headroom each leaves against what must stay free, what bounds each (models/report/what_bounds.hpp) and the
+// error band of its figures (scenarios/studies/error_band.hpp) — as a text table and as a self-contained HTML
+// page (the frame of tools/report_page.hpp, body data-report "compare").
 #include <string>
 #include <vector>
 

@@ -26,7 +26,7 @@ std::string run_report_html(const std::string& source, const std::string& summar
 std::string sweep_report_html(const std::string& source, const Table& sweep);
 
 /// A search's page (`trainsim search --format csv|json`): the Pareto front and the top layouts, each with
-/// what bounds it (tools/report_bound.hpp) and where its step's time goes.
+/// what bounds it (models/report/what_bounds.hpp) and where its step's time goes.
 std::string search_report_html(const std::string& source, const Table& search);
 
 /// Whether a table is a search's output rather than a sweep's: it has `rank` and `on_pareto` columns.

@@ -6,8 +6,8 @@
 #include <utility>
 
 #include "models/report/summary.hpp"
+#include "models/report/what_bounds.hpp"
 #include "scenarios/studies/layout_search.hpp"
-#include "tools/report_bound.hpp"
 #include "tools/report_page.hpp"
 #include "tools/report_svg.hpp"
 
@@ -110,7 +110,7 @@ std::string layouts_table(const Results& results, const std::vector<std::size_t>
           human(results, i, "mfu", FieldUnit::fraction)})
       out += R"(<td class="n">)" + escape(c) + "</td>";
     // What bounds the layout, on a line of its own under it: the sentence is longer than the figures.
-    const Bound bound = what_bounds(results.shares(i));
+    const model::Bound bound = model::what_bounds(results.shares(i));
     out += fmt::format(R"(</tr><tr class="why"><td colspan="{}">bound by <b>{}</b>: {}</td></tr>)",
                        header.size(), escape(bound.what), escape(bound.why));
   }

@@ -112,18 +112,8 @@ std::string Results::shared_keys() const {
   return out;
 }
 
-StepShares Results::shares(std::size_t row) const {
-  auto get = [&](const char* f) { return si(row, f).value_or(0); };
-  return {.compute = get("compute"),
-          .tp = get("exposed_tp_comm"),
-          .ep = get("exposed_ep_comm"),
-          .dp = get("exposed_dp_comm"),
-          .pp = get("exposed_pp_comm"),
-          .optimizer = get("optimizer"),
-          .bubble = get("bubble"),
-          .memory = get("memory_per_gpu"),
-          .capacity = get("memory_capacity"),
-          .mfu = get("mfu")};
+model::StepShares Results::shares(std::size_t row) const {
+  return model::step_shares([&](std::string_view f) { return si(row, std::string(f)).value_or(0); });
 }
 
 namespace {

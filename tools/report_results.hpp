@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/report_bound.hpp"
+#include "models/report/what_bounds.hpp"
 #include "tools/report_table.hpp"
 
 namespace trainsim::cli {
@@ -44,7 +44,7 @@ class Results {
   /// "nodes 64 · optimizer adamw": each varying key and its value in this row.
   [[nodiscard]] std::string layout(std::size_t row) const;
   /// The row's step breakdown and memory, for what_bounds().
-  [[nodiscard]] StepShares shares(std::size_t row) const;
+  [[nodiscard]] model::StepShares shares(std::size_t row) const;
 
  private:
   struct FieldColumn {

@@ -9,9 +9,9 @@
 #include <optional>
 
 #include "models/report/summary.hpp"
+#include "models/report/what_bounds.hpp"
 #include "sim/error.hpp"
 #include "sim/json_input.hpp"
-#include "tools/report_bound.hpp"
 #include "tools/report_html.hpp"
 #include "tools/report_page.hpp"
 #include "tools/report_svg.hpp"
@@ -56,17 +56,8 @@ class Figures {
   nlohmann::ordered_json j_;
 };
 
-StepShares shares_of(const Figures& f) {
-  return {.compute = f.or_zero("compute"),
-          .tp = f.or_zero("exposed_tp_comm"),
-          .ep = f.or_zero("exposed_ep_comm"),
-          .dp = f.or_zero("exposed_dp_comm"),
-          .pp = f.or_zero("exposed_pp_comm"),
-          .optimizer = f.or_zero("optimizer"),
-          .bubble = f.or_zero("bubble"),
-          .memory = f.or_zero("memory_per_gpu"),
-          .capacity = f.or_zero("memory_capacity"),
-          .mfu = f.or_zero("mfu")};
+model::StepShares shares_of(const Figures& f) {
+  return model::step_shares([&](std::string_view field) { return f.or_zero(std::string(field).c_str()); });
 }
 
 std::string headline(const Figures& f) {
@@ -118,7 +109,7 @@ std::string headline(const Figures& f) {
                                  f.human("lost_work", FieldUnit::seconds));
   }
   std::string out = cards({time, bill, per_token, mfu, headroom, goodput});
-  const Bound bound = what_bounds(shares_of(f));
+  const model::Bound bound = model::what_bounds(shares_of(f));
   out += fmt::format(R"(<p><b>Bound by {}:</b> {}.</p>)", escape(bound.what), escape(bound.why));
   if (const std::string band = f.text("error_band"); !band.empty())
     out += "<p><b>Error band:</b> " + escape(band) + ".</p>";

@@ -6,7 +6,7 @@
 #include <algorithm>
 
 #include "models/report/summary.hpp"
-#include "tools/report_bound.hpp"
+#include "models/report/what_bounds.hpp"
 #include "tools/report_html.hpp"
 #include "tools/report_layouts.hpp"
 #include "tools/report_page.hpp"
@@ -59,7 +59,7 @@ std::string search_report_html(const std::string& source, const Table& search) {
                               fmt::format("the top {} and the Pareto front", top.size())}};
   if (!top.empty()) {
     const std::size_t best = top.front();
-    const Bound bound = what_bounds(r.shares(best));
+    const model::Bound bound = model::what_bounds(r.shares(best));
     headline.push_back(
         {"Best run time",
          r.si(best, "run_time") ? format_human(FieldUnit::seconds, *r.si(best, "run_time")) : "—",

@@ -514,7 +514,7 @@ std::string render(const LaneChart& chart) {
   return chart.legend.empty() ? svg : svg + legend(chart.legend);
 }
 
-BarRow step_bar(std::string label, const StepShares& step) {
+BarRow step_bar(std::string label, const model::StepShares& step) {
   BarRow row{std::move(label),
              {{"compute", step.compute, colors::kCompute}, {"exposed TP comm", step.tp, colors::kTp}}};
   // A dense model has no token dispatch: its bars and legend keep the five parts it has.

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "models/report/summary.hpp"
-#include "tools/report_bound.hpp"
+#include "models/report/what_bounds.hpp"
 
 namespace trainsim::cli {
 
@@ -118,7 +118,7 @@ struct BarChart {
 
 /// One iteration's time as a stacked bar: compute, exposed TP / DP / PP communication, optimizer, bubble,
 /// each in its colour (colors:: below), in that order on every page.
-[[nodiscard]] BarRow step_bar(std::string label, const StepShares& step);
+[[nodiscard]] BarRow step_bar(std::string label, const model::StepShares& step);
 
 struct Lane {
   std::string label;

@@ -1,9 +1,14 @@
 #pragma once
 // What bounds a layout, in one line: the answer to "why is this layout this fast, and what would have to
-// change?" beside each layout the search and sweep pages list, and under the run page's headline.
+// change?" beside each layout the search and sweep pages list, under the run page's headline, in `compare`
+// and at the end of `trainsim explain`. One rule, read from the step's figures wherever they come from.
+#include <functional>
 #include <string>
+#include <string_view>
 
-namespace trainsim::cli {
+#include "models/step/step_report.hpp"
+
+namespace trainsim::model {
 
 /// Where one iteration's time goes (seconds, as summary.json's compute … bubble, which add up to the
 /// iteration time) and how full the worst GPU's memory is.
@@ -31,4 +36,11 @@ inline constexpr double kMemoryBound = 0.90;
 /// the share of each figure it uses and, when memory is kMemoryBound full, says so.
 [[nodiscard]] Bound what_bounds(const StepShares& step);
 
-}  // namespace trainsim::cli
+/// The shares as the summary's fields hold them (`compute`, `exposed_tp_comm`, `exposed_ep_comm`,
+/// `exposed_dp_comm`, `exposed_pp_comm`, `optimizer`, `bubble`, `memory_per_gpu`, `memory_capacity`,
+/// `mfu`), each read by `field` (models/report/summary.hpp's base names, without the unit).
+[[nodiscard]] StepShares step_shares(const std::function<double(std::string_view field)>& field);
+/// The shares of a simulated step.
+[[nodiscard]] StepShares step_shares(const StepReport& step);
+
+}  // namespace trainsim::model

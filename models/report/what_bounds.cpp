@@ -1,4 +1,4 @@
-#include "tools/report_bound.hpp"
+#include "models/report/what_bounds.hpp"
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 
 #include "models/report/summary.hpp"
 
-namespace trainsim::cli {
+namespace trainsim::model {
 
 Bound what_bounds(const StepShares& step) {
   const double total = step.compute + step.tp + step.ep + step.dp + step.pp + step.optimizer + step.bubble;
@@ -27,10 +27,10 @@ Bound what_bounds(const StepShares& step) {
   const std::string largest_text = fmt::format("{} {:.0f} %", largest.first, pct(largest.second));
   const double fill = step.capacity > 0 ? step.memory / step.capacity : 0;
   const std::string memory_text =
-      step.capacity > 0 ? fmt::format("memory {} of {} ({:.0f} %)",
-                                      model::format_human(model::FieldUnit::bytes, step.memory),
-                                      model::format_human(model::FieldUnit::bytes, step.capacity), 100 * fill)
-                        : std::string("memory unknown");
+      step.capacity > 0
+          ? fmt::format("memory {} of {} ({:.0f} %)", format_human(FieldUnit::bytes, step.memory),
+                        format_human(FieldUnit::bytes, step.capacity), 100 * fill)
+          : std::string("memory unknown");
   const std::string full = fill >= kMemoryBound ? "; " + memory_text : "";
   if (step.compute / total >= kComputeBound) {
     return {"compute", fmt::format("compute {:.0f} % of the step (MFU {:.0f} %); largest loss {}{}",
@@ -44,4 +44,31 @@ Bound what_bounds(const StepShares& step) {
                                      pct(step.compute), 100 * step.mfu, memory_text)};
 }
 
-}  // namespace trainsim::cli
+StepShares step_shares(const std::function<double(std::string_view field)>& field) {
+  return {.compute = field("compute"),
+          .tp = field("exposed_tp_comm"),
+          .ep = field("exposed_ep_comm"),
+          .dp = field("exposed_dp_comm"),
+          .pp = field("exposed_pp_comm"),
+          .optimizer = field("optimizer"),
+          .bubble = field("bubble"),
+          .memory = field("memory_per_gpu"),
+          .capacity = field("memory_capacity"),
+          .mfu = field("mfu")};
+}
+
+StepShares step_shares(const StepReport& step) {
+  const TimeBreakdown& t = step.time;
+  return {.compute = t.compute,
+          .tp = t.exposed_tp_comm,
+          .ep = t.exposed_ep_comm,
+          .dp = t.exposed_dp_comm,
+          .pp = t.exposed_pp_comm,
+          .optimizer = t.optimizer,
+          .bubble = t.bubble,
+          .memory = step.memory_per_gpu,
+          .capacity = step.memory_capacity,
+          .mfu = step.mfu};
+}
+
+}  // namespace trainsim::model
