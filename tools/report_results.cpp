@@ -4,15 +4,10 @@
 #include <cmath>
 #include <string_view>
 
+#include "models/report/column_reading.hpp"
 #include "models/report/summary.hpp"
 
 namespace trainsim::cli {
-
-namespace {
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
-}  // namespace
 
 Results::Results(const Table& table)
     : table_(&table),
@@ -44,17 +39,13 @@ Results::Results(const Table& table)
   if (varying_.empty()) {
     for (std::size_t k = 0; k < keys_.size(); ++k) varying_.push_back(k);
   }
-  // Each field under its column name; files written before fields were named with their unit (plain
-  // names, as JSON was; bytes as `_gib` in GiB, as CSV was) read too.
+  // Each field under its column name, or under the names of files written before it carried its unit.
   for (const std::string& field : model::numeric_field_names()) {
-    const model::SummaryField* schema = model::field_schema(field);
-    const bool bytes = schema->unit == model::FieldUnit::bytes;
-    if (const int c = table.column(model::column_name(*schema)); c >= 0) {
-      fields_[field] = {c, 1};
-    } else if (const int plain = table.column(field); plain >= 0) {
-      fields_[field] = {plain, 1};
-    } else if (const int gib = bytes ? table.column(field + "_gib") : -1; gib >= 0) {
-      fields_[field] = {gib, kGiB};
+    for (const model::ColumnReading& r : model::columns_read(field)) {
+      if (const int c = table.column(r.column); c >= 0) {
+        fields_[field] = {c, r.to_si};
+        break;
+      }
     }
   }
 }
@@ -116,28 +107,16 @@ model::StepShares Results::shares(std::size_t row) const {
   return model::step_shares([&](std::string_view f) { return si(row, std::string(f)).value_or(0); });
 }
 
-namespace {
-
-bool ends_with(const std::string& text, std::string_view suffix) {
-  return text.size() > suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-}  // namespace
-
 std::string human_column(const std::string& column) {
-  for (const std::string_view suffix : {"_s", "_bytes", "_gib", "_usd"}) {  // model::unit_suffix's, and GiB
-    if (ends_with(column, suffix)) return column.substr(0, column.size() - suffix.size());
-  }
-  return column;
+  const auto unit = model::read_unit_suffix(column);
+  return unit ? column.substr(0, column.size() - unit->suffix.size()) : column;
 }
 
 std::string human_cell(const std::string& column, const std::string& cell) {
   const auto v = number_of(cell);
   if (!v) return cell;
-  if (ends_with(column, "_s")) return model::format_human(model::FieldUnit::seconds, *v);
-  if (ends_with(column, "_bytes")) return model::format_human(model::FieldUnit::bytes, *v);
-  if (ends_with(column, "_gib")) return model::format_human(model::FieldUnit::bytes, *v * kGiB);
-  if (ends_with(column, "_usd")) return model::format_human(model::FieldUnit::usd, *v);
+  if (const auto unit = model::read_unit_suffix(column))
+    return model::format_human(unit->unit, *v * unit->to_si);
   // Other figures with a fraction (GPU-hours to the last digit) read as counts: "2926", "181.0K".
   return *v == std::floor(*v) ? cell : model::format_human(model::FieldUnit::count, *v);
 }

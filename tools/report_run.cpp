@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "models/report/column_reading.hpp"
 #include "models/report/summary.hpp"
 #include "models/report/what_bounds.hpp"
 #include "sim/error.hpp"
@@ -24,14 +25,17 @@ using model::FieldUnit;
 using model::format_human;
 
 /// summary.json's fields, asked for by field name ("iteration_time"): found under the field's column name
-/// (model::column_name, "iteration_time_s") or, in files written before fields carried their unit, under
-/// the name itself (same SI values).
+/// ("iteration_time_s") or the names of files written before it carried its unit (model::columns_read),
+/// in SI units.
 class Figures {
  public:
   explicit Figures(nlohmann::ordered_json j) : j_(std::move(j)) {}
   [[nodiscard]] std::optional<double> get(const char* key) const {
-    const auto it = find(key);
-    return it != j_.end() && it->is_number() ? std::optional(it->get<double>()) : std::nullopt;
+    for (const model::ColumnReading& r : model::columns_read(key)) {
+      const auto it = j_.find(r.column);
+      if (it != j_.end()) return it->is_number() ? std::optional(it->get<double>() * r.to_si) : std::nullopt;
+    }
+    return std::nullopt;
   }
   [[nodiscard]] double or_zero(const char* key) const { return get(key).value_or(0); }
   [[nodiscard]] std::string human(const char* key, FieldUnit unit) const {
@@ -50,8 +54,10 @@ class Figures {
 
  private:
   [[nodiscard]] nlohmann::ordered_json::const_iterator find(const char* key) const {
-    const auto it = j_.find(model::column_name(key));
-    return it != j_.end() ? it : j_.find(key);
+    for (const model::ColumnReading& r : model::columns_read(key)) {
+      if (const auto it = j_.find(r.column); it != j_.end()) return it;
+    }
+    return j_.end();
   }
   nlohmann::ordered_json j_;
 };
@@ -341,8 +347,7 @@ std::string all_figures(const Figures& f) {
   std::string group;
   for (const auto& [key, value] : f.json().items()) {
     if (value.is_string() && value.get<std::string>().empty()) continue;
-    const model::SummaryField* schema = model::column_schema(key);
-    if (schema == nullptr) schema = model::field_schema(key);  // a file from before the unit suffixes
+    const model::SummaryField* schema = model::schema_of_any_column(key);
     const std::string g = schema != nullptr ? schema->group : "labels";
     if (g != group) {
       group = g;
