@@ -1,4 +1,4 @@
-#include "tools/report_svg.hpp"
+#include "report/svg.hpp"
 
 #include <fmt/format.h>
 
@@ -7,11 +7,11 @@
 #include <limits>
 #include <utility>
 
+#include "report/page.hpp"
+#include "report/table.hpp"
 #include "scenarios/quantity.hpp"
-#include "tools/report_page.hpp"
-#include "tools/report_table.hpp"
 
-namespace trainsim::cli {
+namespace trainsim::report {
 
 namespace {
 
@@ -526,4 +526,4 @@ BarRow step_bar(std::string label, const model::StepShares& step) {
   return row;
 }
 
-}  // namespace trainsim::cli
+}  // namespace trainsim::report

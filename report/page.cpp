@@ -1,10 +1,10 @@
-#include "tools/report_page.hpp"
+#include "report/page.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
-namespace trainsim::cli {
+namespace trainsim::report {
 
 std::string escape(std::string_view text) {
   std::string out;
@@ -130,4 +130,4 @@ svg text {{ font-family: inherit; }}
                      escape(kind), escape(title), escape(subtitle), body);
 }
 
-}  // namespace trainsim::cli
+}  // namespace trainsim::report

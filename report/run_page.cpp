@@ -11,13 +11,13 @@
 #include "models/report/column_reading.hpp"
 #include "models/report/summary.hpp"
 #include "models/report/what_bounds.hpp"
+#include "report/html.hpp"
+#include "report/page.hpp"
+#include "report/svg.hpp"
 #include "sim/error.hpp"
 #include "sim/json_input.hpp"
-#include "tools/report_html.hpp"
-#include "tools/report_page.hpp"
-#include "tools/report_svg.hpp"
 
-namespace trainsim::cli {
+namespace trainsim::report {
 
 namespace {
 
@@ -390,4 +390,4 @@ std::string run_report_html(const std::string& source, const std::string& summar
   return page("run", "Run: " + (scenario.empty() ? std::string("(unnamed)") : scenario), subtitle, body);
 }
 
-}  // namespace trainsim::cli
+}  // namespace trainsim::report

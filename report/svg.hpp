@@ -14,7 +14,7 @@
 #include "models/report/summary.hpp"
 #include "models/report/what_bounds.hpp"
 
-namespace trainsim::cli {
+namespace trainsim::report {
 
 enum class Scale { linear, log, category };
 
@@ -176,4 +176,4 @@ inline constexpr const char* kPalette[] = {"#4e79a7", "#f28e2b", "#59a14f", "#e1
                                            "#edc948", "#76b7b2", "#ff9da7", "#9c755f", "#bab0ac"};
 }  // namespace colors
 
-}  // namespace trainsim::cli
+}  // namespace trainsim::report

@@ -1,4 +1,4 @@
-#include "tools/report_results.hpp"
+#include "report/results.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include "models/report/column_reading.hpp"
 #include "models/report/summary.hpp"
 
-namespace trainsim::cli {
+namespace trainsim::report {
 
 Results::Results(const Table& table)
     : table_(&table),
@@ -121,4 +121,4 @@ std::string human_cell(const std::string& column, const std::string& cell) {
   return *v == std::floor(*v) ? cell : model::format_human(model::FieldUnit::count, *v);
 }
 
-}  // namespace trainsim::cli
+}  // namespace trainsim::report

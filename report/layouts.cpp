@@ -1,4 +1,4 @@
-#include "tools/report_layouts.hpp"
+#include "report/layouts.hpp"
 
 #include <fmt/format.h>
 
@@ -7,11 +7,11 @@
 
 #include "models/report/summary.hpp"
 #include "models/report/what_bounds.hpp"
+#include "report/page.hpp"
+#include "report/svg.hpp"
 #include "scenarios/studies/layout_search.hpp"
-#include "tools/report_page.hpp"
-#include "tools/report_svg.hpp"
 
-namespace trainsim::cli {
+namespace trainsim::report {
 
 namespace {
 
@@ -120,4 +120,4 @@ std::string layouts_table(const Results& results, const std::vector<std::size_t>
   return out;
 }
 
-}  // namespace trainsim::cli
+}  // namespace trainsim::report

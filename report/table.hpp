@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace trainsim::cli {
+namespace trainsim::report {
 
 /// A table of text cells with a header row, as read from a CSV file or JSON Lines.
 struct Table {
@@ -26,4 +26,4 @@ Table parse_json_lines(const std::string& text, const std::string& file_label);
 /// A cell's number: the whole cell must be a finite decimal number; empty, text or "nan" give nullopt.
 [[nodiscard]] std::optional<double> number_of(const std::string& cell);
 
-}  // namespace trainsim::cli
+}  // namespace trainsim::report

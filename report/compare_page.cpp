@@ -1,14 +1,14 @@
-#include "tools/report_compare.hpp"
+#include "report/compare_page.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "models/report/what_bounds.hpp"
-#include "tools/report_page.hpp"
-#include "tools/report_svg.hpp"
+#include "report/page.hpp"
+#include "report/svg.hpp"
 
-namespace trainsim::cli {
+namespace trainsim::report {
 
 namespace {
 
@@ -197,4 +197,4 @@ std::string compare_report_html(const std::vector<CompareOption>& options) {
               fmt::format("{} options, simulated side by side", options.size()), body);
 }
 
-}  // namespace trainsim::cli
+}  // namespace trainsim::report

@@ -2,13 +2,13 @@
 // `trainsim compare A.yaml B.yaml …`: options side by side — time, cost, $ per million tokens, the memory
 // headroom each leaves against what must stay free, what bounds each (models/report/what_bounds.hpp) and the
 // error band of its figures (scenarios/studies/error_band.hpp) — as a text table and as a self-contained HTML
-// page (the frame of tools/report_page.hpp, body data-report "compare").
+// page (the frame of report/page.hpp, body data-report "compare").
 #include <string>
 #include <vector>
 
 #include "models/report/summary.hpp"
 
-namespace trainsim::cli {
+namespace trainsim::report {
 
 struct CompareOption {
   std::string name;            ///< the scenario's name
@@ -30,4 +30,4 @@ struct CompareOption {
 /// "compare-steps"), the table, and the band's basis for each.
 [[nodiscard]] std::string compare_report_html(const std::vector<CompareOption>& options);
 
-}  // namespace trainsim::cli
+}  // namespace trainsim::report

@@ -11,13 +11,13 @@
 #include <set>
 
 #include "models/report/summary.hpp"
-#include "tools/report_html.hpp"
-#include "tools/report_layouts.hpp"
-#include "tools/report_page.hpp"
-#include "tools/report_results.hpp"
-#include "tools/report_svg.hpp"
+#include "report/html.hpp"
+#include "report/layouts.hpp"
+#include "report/page.hpp"
+#include "report/results.hpp"
+#include "report/svg.hpp"
 
-namespace trainsim::cli {
+namespace trainsim::report {
 
 namespace {
 
@@ -305,4 +305,4 @@ std::string sweep_report_html(const std::string& source, const Table& sweep) {
               body);
 }
 
-}  // namespace trainsim::cli
+}  // namespace trainsim::report

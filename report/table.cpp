@@ -1,4 +1,4 @@
-#include "tools/report_table.hpp"
+#include "report/table.hpp"
 
 #include <fmt/format.h>
 
@@ -14,7 +14,7 @@
 #include "sim/json_input.hpp"
 #include "sim/utf8_text.hpp"
 
-namespace trainsim::cli {
+namespace trainsim::report {
 
 int Table::column(const std::string& name) const {
   for (std::size_t i = 0; i < columns.size(); ++i) {
@@ -113,4 +113,4 @@ std::optional<double> number_of(const std::string& cell) {
   return v;
 }
 
-}  // namespace trainsim::cli
+}  // namespace trainsim::report

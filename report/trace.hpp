@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace trainsim::cli {
+namespace trainsim::report {
 
 struct TraceLane {
   std::size_t process = 0;  ///< index into IterationTrace::processes
@@ -62,4 +62,4 @@ struct PathStep {
 /// on from that compute. The chain ends at a slice with nothing before it. Empty for a trace without slices.
 [[nodiscard]] std::vector<PathStep> walked_path(const IterationTrace& trace);
 
-}  // namespace trainsim::cli
+}  // namespace trainsim::report

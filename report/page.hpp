@@ -1,14 +1,14 @@
 #pragma once
 // The frame every page of `trainsim report` shares: one HTML file with inline CSS, no scripts and no
 // network (it opens from a mail attachment or a shared drive as it is), headline cards, sections and
-// tables. Charts are inline SVG (tools/report_svg.hpp).
+// tables. Charts are inline SVG (report/svg.hpp).
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "tools/report_table.hpp"
+#include "report/table.hpp"
 
-namespace trainsim::cli {
+namespace trainsim::report {
 
 /// Text made safe inside HTML and SVG elements and attribute values.
 [[nodiscard]] std::string escape(std::string_view text);
@@ -36,4 +36,4 @@ struct Card {
 [[nodiscard]] std::string page(std::string_view kind, std::string_view title, std::string_view subtitle,
                                const std::string& body);
 
-}  // namespace trainsim::cli
+}  // namespace trainsim::report

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "models/report/what_bounds.hpp"
-#include "tools/report_table.hpp"
+#include "report/table.hpp"
 
-namespace trainsim::cli {
+namespace trainsim::report {
 
 class Results {
  public:
@@ -66,4 +66,4 @@ class Results {
 /// cell now says its unit.
 [[nodiscard]] std::string human_column(const std::string& column);
 
-}  // namespace trainsim::cli
+}  // namespace trainsim::report

@@ -7,13 +7,13 @@
 
 #include "models/report/summary.hpp"
 #include "models/report/what_bounds.hpp"
-#include "tools/report_html.hpp"
-#include "tools/report_layouts.hpp"
-#include "tools/report_page.hpp"
-#include "tools/report_results.hpp"
-#include "tools/report_svg.hpp"
+#include "report/html.hpp"
+#include "report/layouts.hpp"
+#include "report/page.hpp"
+#include "report/results.hpp"
+#include "report/svg.hpp"
 
-namespace trainsim::cli {
+namespace trainsim::report {
 
 namespace {
 
@@ -122,4 +122,4 @@ std::string search_report_html(const std::string& source, const Table& search) {
               body);
 }
 
-}  // namespace trainsim::cli
+}  // namespace trainsim::report

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "tools/report_results.hpp"
+#include "report/results.hpp"
 
-namespace trainsim::cli {
+namespace trainsim::report {
 
 /// The rows that run (feasible and fit) and have a run time and a cost.
 [[nodiscard]] std::vector<std::size_t> running_rows(const Results& results);
@@ -33,4 +33,4 @@ namespace trainsim::cli {
                                         const std::string& lead = "",
                                         const std::vector<std::string>& lead_cells = {});
 
-}  // namespace trainsim::cli
+}  // namespace trainsim::report

@@ -1,4 +1,4 @@
-#include "tools/report_trace.hpp"
+#include "report/trace.hpp"
 
 #include <doctest/doctest.h>
 
@@ -48,7 +48,7 @@ const char* const kTrace = R"({"traceEvents":[
 }  // namespace
 
 TEST_CASE("a trace is read as stages in their sort order, lanes, slices in seconds and peak memory") {
-  const cli::IterationTrace t = cli::read_trace(kTrace, "trace.json");
+  const report::IterationTrace t = report::read_trace(kTrace, "trace.json");
   CHECK(t.processes == std::vector<std::string>{"stage 0", "stage 1"});
   REQUIRE(t.lanes.size() == 4);
   CHECK(t.lanes[0].process == 0);
@@ -62,14 +62,14 @@ TEST_CASE("a trace is read as stages in their sort order, lanes, slices in secon
 }
 
 TEST_CASE("without recorded places the critical path walks back through the slices that end as each starts") {
-  const cli::IterationTrace t = cli::read_trace(kTrace, "trace.json");
+  const report::IterationTrace t = report::read_trace(kTrace, "trace.json");
   // By hand, backwards from stage 0's B0 [720,920]: its own B1 ends at 720 (stage 1's send B0 also does;
   // compute wins); B1 starts at 520 when stage 1's send B1 ends; that starts at 510 when stage 1's B1 ends
   // (same stage); B1 starts at 310 after F1, F1 at 210 after F0 (compute, before stage 0's send F1);
   // F0 at 110 after stage 0's send F0, which starts at 100 when stage 0's F0 ends; F0 starts at 0.
   std::vector<std::string> walked;
   double busy = 0;
-  for (const cli::PathStep& p : cli::critical_path(t)) {
+  for (const report::PathStep& p : report::critical_path(t)) {
     const auto& s = t.slices[p.slice];
     walked.push_back(t.processes[t.lanes[s.lane].process] + " " + s.name);
     busy += s.end - s.start;
@@ -84,28 +84,28 @@ TEST_CASE("communication hidden behind compute stays off the path; exposed commu
   // One stage: compute a [0,100] with a transfer [60,100] beside it, then b [100,150] with a transfer
   // [120,150] beside it (both hidden: each ends with the compute it ran beside); then c [180,200] waits for a
   // transfer [150,180] (exposed). That transfer follows both b and the hidden one; the path goes through b.
-  const cli::IterationTrace t = cli::read_trace(R"({"traceEvents":[
+  const report::IterationTrace t = report::read_trace(R"({"traceEvents":[
 {"name":"a","cat":"compute","ph":"X","ts":0,"dur":100,"pid":1,"tid":1},
 {"name":"b","cat":"compute","ph":"X","ts":100,"dur":50,"pid":1,"tid":1},
 {"name":"c","cat":"compute","ph":"X","ts":180,"dur":20,"pid":1,"tid":1},
 {"name":"hidden","cat":"tp","ph":"X","ts":60,"dur":40,"pid":1,"tid":2},
 {"name":"hidden too","cat":"tp","ph":"X","ts":120,"dur":30,"pid":1,"tid":2},
 {"name":"exposed","cat":"tp","ph":"X","ts":150,"dur":30,"pid":1,"tid":2}]})",
-                                                "trace.json");
+                                                      "trace.json");
   std::vector<std::string> walked;
-  for (const cli::PathStep& p : cli::critical_path(t)) walked.push_back(t.slices[p.slice].name);
+  for (const report::PathStep& p : report::critical_path(t)) walked.push_back(t.slices[p.slice].name);
   CHECK(walked == std::vector<std::string>{"a", "b", "exposed", "c"});
 }
 
 TEST_CASE("a transfer that outlasts the compute it ran beside is entered where that compute ended") {
   // Compute q [0,100]; a transfer [10,102] begins beside it and ends 2 after it; compute b [102,150] waits
   // for the transfer. The path: q whole, the transfer's last 2, b whole (100 + 2 + 48 = 150, no wait).
-  const cli::IterationTrace t = cli::read_trace(R"({"traceEvents":[
+  const report::IterationTrace t = report::read_trace(R"({"traceEvents":[
 {"name":"q","cat":"compute","ph":"X","ts":0,"dur":100,"pid":1,"tid":1},
 {"name":"b","cat":"compute","ph":"X","ts":102,"dur":48,"pid":1,"tid":1},
 {"name":"transfer","cat":"tp","ph":"X","ts":10,"dur":92,"pid":1,"tid":2}]})",
-                                                "trace.json");
-  const auto path = cli::critical_path(t);
+                                                      "trace.json");
+  const auto path = report::critical_path(t);
   REQUIRE(path.size() == 3);
   CHECK(t.slices[path[0].slice].name == "q");
   CHECK(t.slices[path[1].slice].name == "transfer");
@@ -115,34 +115,34 @@ TEST_CASE("a transfer that outlasts the compute it ran beside is entered where t
 }
 
 TEST_CASE("where nothing ends as a slice starts, the path steps back over the idle gap") {
-  const cli::IterationTrace t = cli::read_trace(R"({"traceEvents":[
+  const report::IterationTrace t = report::read_trace(R"({"traceEvents":[
 {"name":"a","ph":"X","ts":0,"dur":100,"pid":1,"tid":1},
 {"name":"b","ph":"X","ts":150,"dur":50,"pid":1,"tid":1}]})",
-                                                "trace.json");
-  CHECK(cli::critical_path(t).size() == 2);
-  CHECK(cli::critical_path(cli::IterationTrace{}).empty());
+                                                      "trace.json");
+  CHECK(report::critical_path(t).size() == 2);
+  CHECK(report::critical_path(report::IterationTrace{}).empty());
 }
 
 TEST_CASE("a file that is not a Chrome trace is an error naming it") {
-  CHECK_THROWS_WITH_AS(cli::read_trace("[1, 2]", "run/trace.json"),
+  CHECK_THROWS_WITH_AS(report::read_trace("[1, 2]", "run/trace.json"),
                        doctest::Contains("run/trace.json: expected a Chrome trace"), InputError);
-  CHECK_THROWS_AS(cli::read_trace(R"({"traceEvents": [1]})", "t.json"), InputError);
-  CHECK_THROWS_AS(cli::read_trace("{\"traceEvents\": [", "t.json"), InputError);
+  CHECK_THROWS_AS(report::read_trace(R"({"traceEvents": [1]})", "t.json"), InputError);
+  CHECK_THROWS_AS(report::read_trace("{\"traceEvents\": [", "t.json"), InputError);
 }
 
 TEST_CASE("a trace that records the engine's critical path is read, not walked") {
   // Compute a [0,100]; a transfer [0,100] on another lane ends with it; compute c [100,150] waited for
   // the transfer (the engine says so: places 1 and 2), not for a. The walk would prefer a (compute), and
   // would stop at a; the recorded path is transfer then c, c entered at its start.
-  const cli::IterationTrace t = cli::read_trace(R"({"traceEvents":[
+  const report::IterationTrace t = report::read_trace(R"({"traceEvents":[
 {"name":"a","cat":"compute","ph":"X","ts":0,"dur":100,"pid":1,"tid":1},
 {"name":"c","cat":"compute","ph":"X","ts":100,"dur":50,"pid":1,"tid":1,"args":{"critical_path":2}},
 {"name":"transfer","cat":"dp","ph":"X","ts":0,"dur":100,"pid":1,"tid":2,"args":{"bytes":5,"critical_path":1}}]})",
-                                                "trace.json");
+                                                      "trace.json");
   std::vector<std::string> walked;
-  for (const cli::PathStep& p : cli::walked_path(t)) walked.push_back(t.slices[p.slice].name);
+  for (const report::PathStep& p : report::walked_path(t)) walked.push_back(t.slices[p.slice].name);
   CHECK(walked == std::vector<std::string>{"a", "c"});
-  const auto path = cli::critical_path(t);
+  const auto path = report::critical_path(t);
   REQUIRE(path.size() == 2);
   CHECK(t.slices[path[0].slice].name == "transfer");
   CHECK(path[0].from == doctest::Approx(0));

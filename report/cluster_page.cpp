@@ -6,12 +6,12 @@
 #include <optional>
 
 #include "models/report/summary.hpp"
-#include "tools/report_html.hpp"
-#include "tools/report_page.hpp"
-#include "tools/report_results.hpp"
-#include "tools/report_svg.hpp"
+#include "report/html.hpp"
+#include "report/page.hpp"
+#include "report/results.hpp"
+#include "report/svg.hpp"
 
-namespace trainsim::cli {
+namespace trainsim::report {
 
 namespace {
 
@@ -128,4 +128,4 @@ std::string cluster_report_html(const std::string& source, const Table& jobs, co
       body);
 }
 
-}  // namespace trainsim::cli
+}  // namespace trainsim::report

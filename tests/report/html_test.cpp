@@ -1,4 +1,4 @@
-#include "tools/report_html.hpp"
+#include "report/html.hpp"
 
 #include <doctest/doctest.h>
 
@@ -29,7 +29,7 @@ const char* const kSummary = R"({"scenario": "hand", "fidelity": "event", "feasi
 }  // namespace
 
 TEST_CASE("a run's page opens with the headline figures in human units") {
-  const std::string html = cli::run_report_html("dir", kSummary, {}, std::nullopt);
+  const std::string html = report::run_report_html("dir", kSummary, {}, std::nullopt);
   CHECK(has(html, "<title>Run: hand</title>"));
   CHECK(has(html, R"(<div class="v">41.7 d</div>)"));    // run time 3.6e6 s / 86400
   CHECK(has(html, R"(<div class="v">$1.50M</div>)"));    // the bill
@@ -56,21 +56,21 @@ TEST_CASE("a summary.json with the unit in its names gives the page one without 
   REQUIRE(now.contains("iteration_time_s"));
   REQUIRE(now.contains("memory_per_gpu_bytes"));
   REQUIRE(now.contains("cost_total_usd"));
-  CHECK(cli::run_report_html("dir", now.dump(), {}, std::nullopt) ==
-        cli::run_report_html("dir", kSummary, {}, std::nullopt));
+  CHECK(report::run_report_html("dir", now.dump(), {}, std::nullopt) ==
+        report::run_report_html("dir", kSummary, {}, std::nullopt));
 }
 
 TEST_CASE("a run's page draws the pipeline timeline, memory per stage and the cost over the run") {
-  const cli::Table timeline = cli::parse_csv(
+  const report::Table timeline = report::parse_csv(
       "time_s,step,event,cost_total_usd\n0,0,start,0\n3600,10,checkpoint,100\n5000,14,failure,140\n7200,20,"
       "end,200\n",
       "run.csv");
-  cli::IterationTrace trace;
+  report::IterationTrace trace;
   trace.processes = {"stage 0", "stage 1"};
   trace.lanes = {{0, "compute"}, {1, "compute"}};
   trace.slices = {{0, "F mb0", "compute", 0, 1}, {1, "F mb0", "compute", 1, 2}};
   trace.peak_memory = {6e10, 3e10};
-  const std::string html = cli::run_report_html("dir", kSummary, timeline, trace);
+  const std::string html = report::run_report_html("dir", kSummary, timeline, trace);
   CHECK(has(html, R"(data-chart="pipeline-timeline")"));
   CHECK(has(html, R"(data-chart="memory-per-stage")"));
   CHECK(has(html, R"(data-chart="cumulative-cost")"));
@@ -87,26 +87,26 @@ TEST_CASE("a run that does not fit or misses its budget says so first") {
   summary.replace(summary.find(R"("budget_violations": "")"), 23,
                   R"("budget_violations": "cost $1.5M over $1M")");
   summary.replace(summary.find(R"("reason": "")"), 12, R"("reason": "needs 91 GiB")");
-  const std::string html = cli::run_report_html("dir", summary, {}, std::nullopt);
+  const std::string html = report::run_report_html("dir", summary, {}, std::nullopt);
   CHECK(has(html, "Does not fit in memory: needs 91 GiB"));
   CHECK(has(html, "Budget missed: cost $1.5M over $1M"));
-  CHECK_THROWS_AS(cli::run_report_html("dir", "[1]", {}, std::nullopt), InputError);
+  CHECK_THROWS_AS(report::run_report_html("dir", "[1]", {}, std::nullopt), InputError);
   // A summary with hardly anything in it still makes a page, with dashes for what it lacks.
   const std::string sparse =
-      cli::run_report_html("dir", R"({"cost_total": 5, "run_time": "x"})", {}, std::nullopt);
+      report::run_report_html("dir", R"({"cost_total": 5, "run_time": "x"})", {}, std::nullopt);
   CHECK(has(sparse, R"(<div class="v">$5.00</div>)"));
   CHECK(has(sparse, R"(<div class="v">—</div>)"));
 }
 
 TEST_CASE("a sweep of one key puts it on the x axis, as written, and lists the Pareto front") {
   // A checkpoint-interval sweep: 30 min to 6 h spans 12x, so a log axis with ticks labelled as written.
-  const auto t = cli::parse_csv(
+  const auto t = report::parse_csv(
       "point,scenario,checkpoint.interval,feasible,reason,run_time_s,cost_total_usd,memory_per_gpu_gib,fits\n"
       "0,ck,30 min,true,,3900000,1750000,31.9,true\n"
       "1,ck,3 h,true,,4100000,1820000,31.9,true\n"
       "2,ck,6 h,true,,4300000,1910000,31.9,true\n",
       "ck.csv");
-  const std::string html = cli::sweep_report_html("ck.csv", t);
+  const std::string html = report::sweep_report_html("ck.csv", t);
   CHECK(has(html, "<title>Sweep: ck</title>"));
   CHECK(has(html, R"(data-chart="pareto")"));
   CHECK(has(html, R"(data-chart="sweep-checkpoint.interval-run_time")"));
@@ -121,28 +121,28 @@ TEST_CASE("a sweep of one key puts it on the x axis, as written, and lists the P
 }
 
 TEST_CASE("a sweep draws small multiples per key, and keys that move together share one axis") {
-  const auto grid = cli::parse_csv(
+  const auto grid = report::parse_csv(
       "point,scenario,cluster.nodes,training.optimizer,feasible,reason,run_time_s,cost_total_usd,fits\n"
       "0,g,8,adamw,true,,100,10,true\n1,g,8,adam8bit,true,,110,11,true\n"
       "2,g,16,adamw,true,,60,12,true\n3,g,16,adam8bit,true,,65,12.5,true\n",
       "g.csv");
-  const std::string g = cli::sweep_report_html("g.csv", grid);
+  const std::string g = report::sweep_report_html("g.csv", grid);
   CHECK(has(g, "Against cluster.nodes"));
   CHECK(has(g, "Against training.optimizer"));
   CHECK(has(g, "lowest at 16: 60 s"));  // the line through the lowest run time at each node count
   // mode: zip — a GPU type and its node count, two points: one axis naming both.
-  const auto zip = cli::parse_csv(
+  const auto zip = report::parse_csv(
       "point,scenario,cluster.node,cluster.nodes,feasible,reason,run_time_s,cost_total_usd,fits\n"
       "0,z,dgx-h100,64,true,,100,10,true\n1,z,dgx-a100-80gb,128,true,,150,9,true\n",
       "z.csv");
-  const std::string z = cli::sweep_report_html("z.csv", zip);
+  const std::string z = report::sweep_report_html("z.csv", zip);
   CHECK(has(z, "Against cluster.node · cluster.nodes"));
   CHECK(has(z, ">dgx-h100 · 64</text>"));
   CHECK_FALSE(has(z, "Against cluster.nodes<"));
 }
 
 TEST_CASE("a sweep's points that do not run are shown apart, grouped by reason") {
-  const auto t = cli::parse_csv(
+  const auto t = report::parse_csv(
       "point,scenario,cluster.nodes,feasible,reason,run_time_s,cost_total_usd,memory_per_gpu_gib,"
       "memory_capacity_gib,fits\n"
       "0,s,8,true,,100,10,40,80,true\n"
@@ -150,7 +150,7 @@ TEST_CASE("a sweep's points that do not run are shown apart, grouped by reason")
       "2,s,32,false,the cluster's 256 GPUs are not divisible by 24,,,,,false\n"
       "3,s,64,true,stage 0 needs 90 GiB,50,12,90,80,false\n",
       "s.csv");
-  const std::string html = cli::sweep_report_html("s.csv", t);
+  const std::string html = report::sweep_report_html("s.csv", t);
   CHECK(has(html, "1 run; 1 do not fit; 2 infeasible"));
   CHECK(has(html, "<h3>Infeasible: 2 points</h3>"));
   // One reason up to its numbers: one row, two points, the first point's words.
@@ -160,15 +160,15 @@ TEST_CASE("a sweep's points that do not run are shown apart, grouped by reason")
 }
 
 TEST_CASE("a search's page lists the top layouts with what bounds each") {
-  const auto t = cli::parse_csv(
+  const auto t = report::parse_csv(
       "rank,on_pareto,fidelity,cluster.nodes,parallelism.tp,budget,feasible,reason,compute_s,bubble_s,"
       "run_time_s,cost_total_usd,fits\n"
       "1,true,event,128,4,ok,true,,3.4,0.1,1700000,1540000,true\n"
       "2,false,event,128,8,missed,true,,2.4,1.0,1800000,1600000,true\n"
       ",true,analytic,64,4,ok,true,,3.4,0.1,3300000,1500000,true\n",
       "q.csv");
-  REQUIRE(cli::is_search_output(t));
-  const std::string html = cli::search_report_html("q.csv", t);
+  REQUIRE(report::is_search_output(t));
+  const std::string html = report::search_report_html("q.csv", t);
   CHECK(has(html, R"(data-chart="pareto")"));
   CHECK(has(html, R"(data-chart="layout-steps")"));
   CHECK(has(html, "#2 (misses the budget)"));
@@ -176,7 +176,7 @@ TEST_CASE("a search's page lists the top layouts with what bounds each") {
   CHECK(has(html, "bound by <b>compute</b>: compute 97 % of the step"));
   CHECK(has(html, "bound by <b>bubble</b>: bubble 29 % of the step"));
   CHECK(has(html, R"(<div class="v">2 layouts</div>)"));  // the front: rank 1 and the 64-node layout
-  CHECK_FALSE(cli::is_search_output(cli::parse_csv("point,feasible\n0,true\n", "s.csv")));
+  CHECK_FALSE(report::is_search_output(report::parse_csv("point,feasible\n0,true\n", "s.csv")));
   // Two node counts (128 and 64): the front is a trade, said so; no scenario column: titled by the file.
   CHECK(has(html, "over 2 node counts (128, 64): trading time against money"));
   CHECK_FALSE(has(html, "one node count"));
@@ -184,13 +184,13 @@ TEST_CASE("a search's page lists the top layouts with what bounds each") {
 }
 
 TEST_CASE("a search's page is titled by the scenario its rows name, and one node count says so") {
-  const auto t = cli::parse_csv(
+  const auto t = report::parse_csv(
       "scenario,rank,on_pareto,fidelity,cluster.nodes,parallelism.tp,budget,feasible,reason,compute_s,"
       "run_time_s,cost_total_usd,fits\n"
       "llama-70b,1,true,event,64,4,ok,true,,3.4,1700000,1540000,true\n"
       "llama-70b,2,false,event,64,8,ok,true,,2.4,1800000,1600000,true\n",
       "rows.csv");
-  const std::string html = cli::search_report_html("rows.csv", t);
+  const std::string html = report::search_report_html("rows.csv", t);
   CHECK(has(html, "<title>Search: llama-70b"));
   CHECK(has(html, "layouts from rows.csv"));
   CHECK(has(html, "one node count: cost follows time"));
@@ -200,13 +200,13 @@ TEST_CASE("a cluster report charts the nodes over the period and totals each tea
   // Two llm jobs (100 and 300 GPU-hours, waits of 1 h and 3 h) and one vision job (50 GPU-hours, no
   // wait): llm 400 GPU-hours, $800, mean wait 2 h; vision 50, $100, no wait. Two hours of 4 nodes: 2 then 4
   // busy, so 6 of 8 node-hours busy, 75.0 %.
-  const cli::Table jobs = cli::parse_csv(
+  const report::Table jobs = report::parse_csv(
       "job,team,wait_s,gpu_hours,cost_usd\na,llm,3600,100,200\nb,llm,10800,300,600\nc,vision,0,50,100\n",
       "jobs.csv");
-  const cli::Table cluster = cli::parse_csv(
+  const report::Table cluster = report::parse_csv(
       "start_s,busy_nodes,idle_nodes,down_nodes,utilisation,waiting_jobs\n0,2,2,0,0.5,1\n3600,4,0,0,1,0\n",
       "cluster.csv");
-  const std::string html = cli::cluster_report_html("cluster", jobs, cluster);
+  const std::string html = report::cluster_report_html("cluster", jobs, cluster);
   CHECK(has(html, "3 jobs; mean utilisation 75.0 %"));
   CHECK(has(
       html,
@@ -231,10 +231,10 @@ TEST_CASE("a run's page gives the error band of its time and bill, and where it 
   summary["cost_total_high_usd"] = 1.2 * 1.5e6;
   summary["error_band"] =
       "from 5 validation cases (x / y / dense 3D / 64 GPUs): measured 0.90-1.20 x predicted";
-  const std::string html = cli::run_report_html("dir", summary.dump(), {}, std::nullopt);
+  const std::string html = report::run_report_html("dir", summary.dump(), {}, std::nullopt);
   CHECK(has(html, "likely 37.5 d to 50.0 d"));
   CHECK(has(html, "likely $1.35M to $1.80M"));
   CHECK(has(html, "<b>Error band:</b> from 5 validation cases"));
   // Without one, nothing is said.
-  CHECK_FALSE(has(cli::run_report_html("dir", kSummary, {}, std::nullopt), "likely"));
+  CHECK_FALSE(has(report::run_report_html("dir", kSummary, {}, std::nullopt), "likely"));
 }

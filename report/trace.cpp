@@ -1,4 +1,4 @@
-#include "tools/report_trace.hpp"
+#include "report/trace.hpp"
 
 #include <algorithm>
 #include <map>
@@ -12,7 +12,7 @@
 #include "sim/json_input.hpp"
 #include "sim/trace.hpp"
 
-namespace trainsim::cli {
+namespace trainsim::report {
 
 namespace {
 
@@ -227,4 +227,4 @@ std::vector<PathStep> walked_path(const IterationTrace& trace) {
   return entered(trace, std::vector<std::size_t>(walk.rbegin(), walk.rend()));
 }
 
-}  // namespace trainsim::cli
+}  // namespace trainsim::report

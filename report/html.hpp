@@ -9,10 +9,10 @@
 #include <optional>
 #include <string>
 
-#include "tools/report_table.hpp"
-#include "tools/report_trace.hpp"
+#include "report/table.hpp"
+#include "report/trace.hpp"
 
-namespace trainsim::cli {
+namespace trainsim::report {
 
 /// A run's page: `summary_json` is summary.json's text; `timeline` is run.csv (may be empty); `trace` is
 /// trace.json read (absent: no timeline and memory per stage from the summary only). `source` says where
@@ -36,4 +36,4 @@ std::string search_report_html(const std::string& source, const Table& search);
 /// down over the period, jobs waiting, per-team totals (jobs, GPU-hours, cost, mean wait) and the jobs.
 std::string cluster_report_html(const std::string& source, const Table& jobs, const Table& cluster);
 
-}  // namespace trainsim::cli
+}  // namespace trainsim::report
