@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,23 @@ struct Recorder : TraceSink {
     path_places.push_back(place);
   }
 };
+
+// a(10) on l0 -> {b(20) on l1, c(5) on l2} -> d(1) on l0.
+struct Diamond {
+  Dag dag;
+  std::array<TaskId, 4> ids{};  // a, b, c, d
+  Diamond() {
+    const TaskId a = dag.busy(dag.lane("l0"), ps(10), "a");
+    const TaskId b = dag.busy(dag.lane("l1"), ps(20), "b");
+    const TaskId c = dag.busy(dag.lane("l2"), ps(5), "c");
+    const TaskId d = dag.busy(dag.lane("l0"), ps(1), "d");
+    dag.depend(a, b);
+    dag.depend(a, c);
+    dag.depend(b, d);
+    dag.depend(c, d);
+    ids = {a, b, c, d};
+  }
+};
 }  // namespace
 
 TEST_CASE("a chain DAG's makespan equals the sum of its tasks") {
@@ -61,17 +79,10 @@ TEST_CASE("a chain DAG's makespan equals the sum of its tasks") {
 
 TEST_CASE("a diamond DAG waits for its longer branch") {
   // a(10) -> {b(20) on lane 1, c(5) on lane 2} -> d(1): d starts at 10 + max(20, 5) = 30.
-  Dag dag;
-  const TaskId a = dag.busy(dag.lane("l0"), ps(10), "a");
-  const TaskId b = dag.busy(dag.lane("l1"), ps(20), "b");
-  const TaskId c = dag.busy(dag.lane("l2"), ps(5), "c");
-  const TaskId d = dag.busy(dag.lane("l0"), ps(1), "d");
-  dag.depend(a, b);
-  dag.depend(a, c);
-  dag.depend(b, d);
-  dag.depend(c, d);
+  const Diamond g;
+  const auto [a, b, c, d] = g.ids;
   Engine e;
-  const auto r = trainsim::sim::execute(dag, e);
+  const auto r = trainsim::sim::execute(g.dag, e);
   CHECK(r.tasks[c].end == at(15));
   CHECK(r.tasks[d].start == at(30));
   CHECK(r.makespan == ps(31));
@@ -171,25 +182,18 @@ TEST_CASE("execute returns when the last task is done and leaves later events qu
 }
 
 TEST_CASE("the critical path follows the dependency that released each task: the longer branch") {
-  // a(10) on l0 -> {b(20) on l1, c(5) on l2} -> d(1) on l0. By hand: a [0,10], b [10,30], c [10,15]; d is
-  // released by b (the later of its two dependencies, at 30) and ends last at 31. Path: a, b, d.
-  Dag dag;
-  const TaskId a = dag.busy(dag.lane("l0"), ps(10), "a");
-  const TaskId b = dag.busy(dag.lane("l1"), ps(20), "b");
-  const TaskId c = dag.busy(dag.lane("l2"), ps(5), "c");
-  const TaskId d = dag.busy(dag.lane("l0"), ps(1), "d");
-  dag.depend(a, b);
-  dag.depend(a, c);
-  dag.depend(b, d);
-  dag.depend(c, d);
+  // The diamond: a [0,10], b [10,30], c [10,15]; d is released by b (the later of its two dependencies,
+  // at 30) and ends last at 31. Path: a, b, d.
+  const Diamond g;
+  const auto [a, b, c, d] = g.ids;
   Engine e;
   Recorder rec;
-  const auto r = trainsim::sim::execute(dag, e, nullptr, &rec);
+  const auto r = trainsim::sim::execute(g.dag, e, nullptr, &rec);
   CHECK(r.released_by[a] == kNoTask);
   CHECK(r.released_by[b] == a);
   CHECK(r.released_by[c] == a);
   CHECK(r.released_by[d] == b);
-  CHECK(trainsim::sim::critical_path(dag, r) == std::vector<TaskId>{a, b, d});
+  CHECK(trainsim::sim::critical_path(g.dag, r) == std::vector<TaskId>{a, b, d});
   // Recorded in completion order (a at 10, c at 15, b at 30, d at 31), each task of the path with its place.
   CHECK(rec.names == std::vector<std::string>{"a", "c", "b", "d"});
   CHECK(rec.path_places == std::vector<double>{1, 0, 2, 3});

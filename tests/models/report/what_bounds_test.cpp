@@ -10,7 +10,22 @@ using namespace trainsim;
 
 namespace {
 constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+// Each part holds the number its source was given: compute 1, tp 2, ep 3, dp 4, pp 5, optimizer 6,
+// bubble 7, memory 8, capacity 9, MFU 0.5.
+void check_one_to_nine(const model::StepShares& s) {
+  CHECK(s.compute == 1);
+  CHECK(s.tp == 2);
+  CHECK(s.ep == 3);
+  CHECK(s.dp == 4);
+  CHECK(s.pp == 5);
+  CHECK(s.optimizer == 6);
+  CHECK(s.bubble == 7);
+  CHECK(s.memory == 8);
+  CHECK(s.capacity == 9);
+  CHECK(s.mfu == 0.5);
 }
+}  // namespace
 
 TEST_CASE("a step that is 85 % compute or more is compute-bound, and the line names its largest loss") {
   // 0.9 s of compute and 0.1 s of bubble in a 1 s step; MFU 50 %; memory half full.
@@ -60,16 +75,7 @@ TEST_CASE("the shares are read from the summary's fields, each into its own part
     const auto it = fields.find(f);
     return it == fields.end() ? -1.0 : it->second;
   });
-  CHECK(s.compute == 1);
-  CHECK(s.tp == 2);
-  CHECK(s.ep == 3);
-  CHECK(s.dp == 4);
-  CHECK(s.pp == 5);
-  CHECK(s.optimizer == 6);
-  CHECK(s.bubble == 7);
-  CHECK(s.memory == 8);
-  CHECK(s.capacity == 9);
-  CHECK(s.mfu == 0.5);
+  check_one_to_nine(s);
 }
 
 TEST_CASE("a simulated step's shares are its time breakdown and its worst GPU's memory") {
@@ -85,14 +91,5 @@ TEST_CASE("a simulated step's shares are its time breakdown and its worst GPU's 
   step.memory_capacity = 9;
   step.mfu = 0.5;
   const model::StepShares s = model::step_shares(step);
-  CHECK(s.compute == 1);
-  CHECK(s.tp == 2);
-  CHECK(s.ep == 3);
-  CHECK(s.dp == 4);
-  CHECK(s.pp == 5);
-  CHECK(s.optimizer == 6);
-  CHECK(s.bubble == 7);
-  CHECK(s.memory == 8);
-  CHECK(s.capacity == 9);
-  CHECK(s.mfu == 0.5);
+  check_one_to_nine(s);
 }
