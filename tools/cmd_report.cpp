@@ -68,7 +68,7 @@ void add_report_command(CLI::App& app, int& exit_code) {
     fs::path out;
     if (fs::is_directory(in) && !fs::exists(in / "summary.json") && fs::exists(in / "jobs.csv") &&
         fs::exists(in / "cluster.csv")) {
-      Table links;
+      report::Table links;
       if (fs::exists(in / "links.csv"))
         links = report::parse_csv(read_text(in / "links.csv"), (in / "links.csv").string());
       html = report::cluster_report_html(

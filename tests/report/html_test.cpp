@@ -225,25 +225,25 @@ TEST_CASE("a cluster report charts the nodes over the period and totals each tea
 // Under contention: jobs a and b lost $30 and $12 to neighbours ($42 in all); cluster.csv's hourly cost of it
 // is charted, and links.csv's row shown in human units.
 TEST_CASE("a cluster report under contention totals its cost, charts it over time and lists the links") {
-  const cli::Table jobs = cli::parse_csv(
+  const report::Table jobs = report::parse_csv(
       "job,team,wait_s,gpu_hours,cost_usd,contention_slowdown,contention_gpu_hours,contention_cost_usd\n"
       "a,llm,0,100,200,1.2,15,30\nb,llm,0,300,600,1.05,6,12\n",
       "jobs.csv");
-  const cli::Table cluster = cli::parse_csv(
+  const report::Table cluster = report::parse_csv(
       "start_s,busy_nodes,idle_nodes,down_nodes,utilisation,waiting_jobs,contention_gpus,contention_cost_usd_"
       "per_"
       "h\n0,2,2,0,0.5,1,15,30\n3600,4,0,0,1,0,6,12\n",
       "cluster.csv");
-  const cli::Table links = cli::parse_csv(
+  const report::Table links = report::parse_csv(
       "link,leaf,shared_hours,most_jobs,contention_gpu_hours\nleaf 8 uplinks,8,2,2,21\n", "links.csv");
-  const std::string html = cli::cluster_report_html("cluster", jobs, cluster, links);
+  const std::string html = report::cluster_report_html("cluster", jobs, cluster, links);
   CHECK(has(html, R"(<div class="v">$42.00</div>)"));
   CHECK(has(html, R"(data-chart="cluster-contention")"));
   CHECK(has(html, "Busiest links"));
   CHECK(has(html, "<td>leaf 8 uplinks</td>"));
   // Without the contention columns, none of it.
-  const std::string plain = cli::cluster_report_html(
-      "cluster", cli::parse_csv("job,team,wait_s,gpu_hours,cost_usd\na,llm,0,1,2\n", "jobs.csv"), cluster);
+  const std::string plain = report::cluster_report_html(
+      "cluster", report::parse_csv("job,team,wait_s,gpu_hours,cost_usd\na,llm,0,1,2\n", "jobs.csv"), cluster);
   CHECK_FALSE(has(plain, "Busiest links"));
   CHECK_FALSE(has(plain, ">Contention<"));
 }
