@@ -1,6 +1,7 @@
 #include "sim/dag.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -131,6 +132,7 @@ class DagExecutor {
     result_.started = engine_.now();
     result_.finished = result_.started;
     result_.tasks.assign(n, TaskTiming{});
+    if (sink_ != nullptr) completion_order_.reserve(n);
     lanes_.reserve(dag_.lane_names_.size());
     for (const auto& name : dag_.lane_names_) lanes_.emplace_back(engine_, name);
 
@@ -146,6 +148,11 @@ class DagExecutor {
     result_.makespan = result_.finished - result_.started;
     result_.lane_busy.reserve(lanes_.size());
     for (const Resource& r : lanes_) result_.lane_busy.push_back(r.busy_time());
+    for (TaskId t = 0; t < n; ++t) {
+      if (indegree_[t] == 0) remaining_[t] = kNoTask;  // released by nothing
+    }
+    result_.released_by = std::move(remaining_);
+    if (sink_ != nullptr) record_all();
     return std::move(result_);
   }
 
@@ -271,10 +278,11 @@ class DagExecutor {
     result_.tasks[t].end = now;
     result_.finished = max(result_.finished, now);
     if (++completed_ == dag_.tasks_.size()) engine_.stop();
-    if (sink_ != nullptr) record(t);
+    if (sink_ != nullptr) completion_order_.push_back(t);
     for (std::uint32_t e = offsets_[t]; e < offsets_[t + 1]; ++e) {
       const TaskId next = targets_[e];
       if (--remaining_[next] == 0) {
+        remaining_[next] = t;  // the count is done with: keep what released it, in the line just read
         ready_.push_back(next);
         std::push_heap(ready_.begin(), ready_.end(), std::greater<>());
       }
@@ -282,14 +290,25 @@ class DagExecutor {
     if (!ready_.empty() && !releasing_ && !release_scheduled_) schedule_release();
   }
 
-  void record(TaskId t) {
+  // Records every task in the order they completed, once the path through them is known.
+  void record_all() {
+    const std::vector<TaskId> path = critical_path(dag_, result_);
+    std::vector<std::uint32_t> place(dag_.tasks_.size(), 0);
+    for (std::size_t i = 0; i < path.size(); ++i) place[path[i]] = static_cast<std::uint32_t>(i + 1);
+    for (const TaskId t : completion_order_) record(t, place[t]);
+  }
+
+  // `place`: the task's place on the critical path, 1 for its first task; 0 when it is not on it.
+  void record(TaskId t, std::uint32_t place) {
     const Dag::Task& task = dag_.tasks_[t];
-    TraceArg bytes_arg{.key = "bytes"};
-    std::span<const TraceArg> args;
-    if (task.kind == TaskKind::transfer) {
-      bytes_arg.number = dag_.bytes_[static_cast<std::size_t>(task.amount)];
-      args = std::span<const TraceArg>(&bytes_arg, 1);
-    }
+    std::array<TraceArg, 2> arg_list;
+    std::size_t arg_count = 0;
+    if (task.kind == TaskKind::transfer)
+      arg_list[arg_count++] =
+          TraceArg{.key = "bytes", .number = dag_.bytes_[static_cast<std::size_t>(task.amount)]};
+    if (place != 0)
+      arg_list[arg_count++] = TraceArg{.key = kCriticalPathArg, .number = static_cast<double>(place)};
+    const std::span<const TraceArg> args(arg_list.data(), arg_count);
     sink_->record(
         TraceRecord{.lane = dag_.lane_names_[task.lane],
                     .name = std::string_view(dag_.names_).substr(task.name_offset, task.name_length),
@@ -306,8 +325,10 @@ class DagExecutor {
   std::vector<std::uint32_t> offsets_;  // CSR: successors of t are targets_[offsets_[t] .. offsets_[t+1])
   std::vector<TaskId> targets_;
   std::vector<std::uint32_t> indegree_;
+  // Per task, its dependencies not yet done; once they are, the one that released it (complete()).
   std::vector<std::uint32_t> remaining_;
-  std::vector<TaskId> ready_;  // min-heap
+  std::vector<TaskId> ready_;             // min-heap
+  std::vector<TaskId> completion_order_;  // filled only when there is a sink
   std::vector<Resource> lanes_;
   DagResult result_;
   std::size_t completed_ = 0;
@@ -317,6 +338,53 @@ class DagExecutor {
 
 DagResult execute(const Dag& dag, Engine& engine, FlowNetwork* network, TraceSink* sink) {
   return DagExecutor(dag, engine, network, sink).run();
+}
+
+std::vector<TaskId> critical_path(const Dag& dag, const DagResult& result) {
+  const std::size_t n = dag.size();
+  TRAINSIM_CHECK(result.tasks.size() == n && result.released_by.size() == n,
+                 "critical_path: the result is not that of this graph");
+  if (n == 0) return {};
+  const auto& timing = result.tasks;
+  // Busy tasks of positive length by (lane, end): a lane runs one at a time, so no two share a key, and the
+  // one ahead of a task that waited for its lane is the one that ended on that lane as the task started.
+  const auto key = [&](TaskId t) { return std::pair{dag.lane_of(t), timing[t].end}; };
+  std::vector<TaskId> by_lane_end;
+  for (TaskId t = 0; t < n; ++t) {
+    if (dag.kind(t) == TaskKind::busy && timing[t].end > timing[t].start) by_lane_end.push_back(t);
+  }
+  std::sort(by_lane_end.begin(), by_lane_end.end(), [&](TaskId a, TaskId b) { return key(a) < key(b); });
+  const auto ahead_of = [&](TaskId t) {
+    const std::pair wanted{dag.lane_of(t), timing[t].start};
+    const auto it = std::lower_bound(by_lane_end.begin(), by_lane_end.end(), wanted,
+                                     [&](TaskId a, const auto& k) { return key(a) < k; });
+    TRAINSIM_CHECK(
+        it != by_lane_end.end() && key(*it) == wanted,
+        "critical_path: nothing ended on the lane of '" + std::string(dag.name(t)) + "' as it started");
+    return *it;
+  };
+
+  TaskId last = 0;
+  for (TaskId t = 1; t < n; ++t) {
+    if (timing[t].end > timing[last].end) last = t;
+  }
+  std::vector<TaskId> path{last};
+  while (true) {
+    const TaskId t = path.back();
+    const TaskId released_by = result.released_by[t];
+    const Time ready = released_by == kNoTask ? result.started : timing[released_by].end;
+    if (dag.kind(t) == TaskKind::busy && timing[t].start > ready) {
+      path.push_back(ahead_of(t));
+    } else if (released_by != kNoTask) {
+      path.push_back(released_by);
+    } else {
+      break;
+    }
+    // Each step goes to a task that completed earlier, so the walk ends within n steps.
+    TRAINSIM_CHECK(path.size() <= n, "critical_path: the walk through the result does not end");
+  }
+  std::reverse(path.begin(), path.end());
+  return path;
 }
 
 }  // namespace trainsim::sim

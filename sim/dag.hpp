@@ -6,13 +6,16 @@
 //              its lane only places it in the trace, it does not occupy the lane;
 //  - join:     zero time; a synchronisation point.
 // A task starts when all tasks it depends on are done. Tasks that become ready at the same instant are
-// released in increasing id order, so a run is deterministic. Every executed task is recorded once to the
-// TraceSink (when given) at its completion.
+// released in increasing id order, so a run is deterministic. The run records, for each task, the dependency
+// that released it (one index per task), from which critical_path() follows the chain that set the makespan.
+// Every executed task is recorded once to the TraceSink (when given), in completion order once the graph is
+// done, those on the critical path with their place on it (TraceArg "critical_path": 1, 2, ...).
 //
 // Storage is compact (about 40 bytes per task plus its name, 8 per edge; edges become CSR when run), so a
 // 1M-task graph is tens of MB.
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <span>
 #include <string>
@@ -29,6 +32,9 @@ namespace trainsim::sim {
 
 using TaskId = std::uint32_t;
 using LaneId = std::uint32_t;
+
+/// Names no task: what released a task that depends on nothing.
+inline constexpr TaskId kNoTask = std::numeric_limits<TaskId>::max();
 
 enum class TaskKind : std::uint8_t { busy, transfer, join };
 
@@ -103,6 +109,9 @@ struct DagResult {
   Duration makespan;                ///< finished - started
   std::vector<TaskTiming> tasks;    ///< indexed by TaskId
   std::vector<Duration> lane_busy;  ///< indexed by LaneId: total work of the lane's busy tasks
+  /// Indexed by TaskId: the dependency that released the task, the last of its predecessors to finish
+  /// (of those finishing at one instant, the last the engine completed); kNoTask for a task without any.
+  std::vector<TaskId> released_by;
 };
 
 /// Runs every task of `dag` on `engine`, starting at engine.now(), and returns as soon as its last task
@@ -111,5 +120,12 @@ struct DagResult {
 /// InputError if the graph has a cycle ("the task graph has a cycle: a -> b -> a", naming its tasks), or if
 /// it has transfers and no network.
 DagResult execute(const Dag& dag, Engine& engine, FlowNetwork* network = nullptr, TraceSink* sink = nullptr);
+
+/// The chain of tasks that set `result.finished`, in time order, each starting when the one before it
+/// ends. It is walked back from the task that ended last (the lowest id of those): a task waited for the
+/// dependency that released it or, a busy task that started after its release (its lane was occupied),
+/// for the busy task ahead of it on its lane, which ended as it started. It ends at a task that waited for
+/// nothing. Empty for an empty graph. `result` must be what executing `dag` returned. O(n log n).
+[[nodiscard]] std::vector<TaskId> critical_path(const Dag& dag, const DagResult& result);
 
 }  // namespace trainsim::sim

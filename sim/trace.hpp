@@ -27,6 +27,10 @@ struct TraceArg {
   std::string_view text;
 };
 
+/// The arg that marks a slice on the critical path (sim/dag.hpp's critical_path), with its place on it: 1
+/// for the first, 2 for the next, ... A slice off the path does not have it.
+inline constexpr std::string_view kCriticalPathArg = "critical_path";
+
 /// One executed slice of work. Views are valid only during the record() call.
 struct TraceRecord {
   std::string_view lane;

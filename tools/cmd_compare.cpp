@@ -1,6 +1,6 @@
 // `trainsim compare A.yaml B.yaml … [-o page.html]`: simulate each scenario (the same --set applied to all)
 // and put them side by side: time, cost, $ per million tokens, memory headroom, what bounds each and the
-// error band of its figures (tools/report_compare.hpp). Prints a table; -o also writes the HTML page.
+// error band of its figures (report/compare_page.hpp). Prints a table; -o also writes the HTML page.
 #include <fmt/format.h>
 
 #include <iostream>
@@ -10,13 +10,13 @@
 
 #include "models/report/run_labels.hpp"
 #include "models/step/memory_headroom.hpp"
+#include "report/compare_page.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/studies/error_band.hpp"
 #include "scenarios/studies/simulation.hpp"
 #include "sim/error.hpp"
 #include "sim/output_files.hpp"
 #include "tools/command.hpp"
-#include "tools/report_compare.hpp"
 #include "tools/set_option.hpp"
 
 namespace trainsim::cli {
@@ -39,11 +39,11 @@ void add_compare_command(CLI::App& app, int& exit_code) {
   add_set_option(*sub, args->sets);
   sub->callback([args, &exit_code] {
     const model::Fidelity fidelity = model::parse_fidelity(args->fidelity);
-    std::vector<CompareOption> options;
+    std::vector<report::CompareOption> options;
     for (const std::string& path : args->scenarios) {
       const scenario::Scenario s = scenario::load_scenario_file(path, parse_sets(args->sets));
       const scenario::ScenarioResult r = scenario::simulate_scenario(s, fidelity);
-      CompareOption o;
+      report::CompareOption o;
       o.name = s.name;
       o.hardware = fmt::format("{} x {}", s.cluster.total_gpus(), s.cluster.node.gpu.name);
       o.summary = scenario::run_summary(s, fidelity, r);
@@ -52,9 +52,9 @@ void add_compare_command(CLI::App& app, int& exit_code) {
           s.budget.headroom_fraction(hbm).value_or(model::default_memory_headroom(hbm).fraction) * hbm;
       options.push_back(std::move(o));
     }
-    std::cout << compare_text(options);
+    std::cout << report::compare_text(options);
     if (!args->output.empty()) {
-      sim::write_file_atomically(args->output, compare_report_html(options));
+      sim::write_file_atomically(args->output, report::compare_report_html(options));
       std::cout << "wrote " << args->output << "\n";
     }
     exit_code = exit_ok;

@@ -1,16 +1,16 @@
 // `trainsim report IN [-o report.html]`: a self-contained HTML report with charts from a run directory
 // (`trainsim run -o DIR`), a shared cluster's directory (`trainsim cluster -o DIR`), or a sweep's or a
-// search's output (CSV, JSON Lines or a JSON array). The pages are tools/report_html.hpp.
+// search's output (CSV, JSON Lines or a JSON array). The pages are report/html.hpp.
 #include <filesystem>
 #include <iostream>
 #include <optional>
 
+#include "report/html.hpp"
 #include "sim/error.hpp"
 #include "sim/gzip.hpp"
 #include "sim/input_files.hpp"
 #include "sim/output_files.hpp"
 #include "tools/command.hpp"
-#include "tools/report_html.hpp"
 
 namespace trainsim::cli {
 
@@ -33,9 +33,9 @@ std::string display_name(const std::filesystem::path& in) {
 }
 
 /// trace.json, or trace.json.gz (`run -o DIR --gzip`); nothing when the folder has neither.
-std::optional<IterationTrace> read_trace_of(const std::filesystem::path& dir) {
+std::optional<report::IterationTrace> read_trace_of(const std::filesystem::path& dir) {
   if (std::filesystem::exists(dir / "trace.json"))
-    return read_trace(read_text(dir / "trace.json"), (dir / "trace.json").string());
+    return report::read_trace(read_text(dir / "trace.json"), (dir / "trace.json").string());
   if (std::filesystem::exists(dir / "trace.json.gz")) {
     const std::string label = (dir / "trace.json.gz").string();
     const std::string gz =
@@ -43,7 +43,7 @@ std::optional<IterationTrace> read_trace_of(const std::filesystem::path& dir) {
                                                      .limit = "report inputs",
                                                      .max_bytes = kMaxReportInputBytes,
                                                      .refuse_nul = false});
-    return read_trace(sim::gunzip(gz, kMaxReportInputBytes, label), label);
+    return report::read_trace(sim::gunzip(gz, kMaxReportInputBytes, label), label);
   }
   return std::nullopt;
 }
@@ -69,13 +69,13 @@ void add_report_command(CLI::App& app, int& exit_code) {
     fs::path out;
     if (fs::is_directory(in) && !fs::exists(in / "summary.json") && fs::exists(in / "jobs.csv") &&
         fs::exists(in / "cluster.csv")) {
-      Table links;
+      report::Table links;
       if (fs::exists(in / "links.csv"))
-        links = parse_csv(read_text(in / "links.csv"), (in / "links.csv").string());
-      html = cluster_report_html(display_name(in),
-                                 parse_csv(read_text(in / "jobs.csv"), (in / "jobs.csv").string()),
-                                 parse_csv(read_text(in / "cluster.csv"), (in / "cluster.csv").string()),
-                                 links, fs::exists(in / "queue.json") ? read_text(in / "queue.json") : "");
+        links = report::parse_csv(read_text(in / "links.csv"), (in / "links.csv").string());
+      html = report::cluster_report_html(
+          display_name(in), report::parse_csv(read_text(in / "jobs.csv"), (in / "jobs.csv").string()),
+          report::parse_csv(read_text(in / "cluster.csv"), (in / "cluster.csv").string()), links,
+          fs::exists(in / "queue.json") ? read_text(in / "queue.json") : "");
       out = in / "report.html";
     } else if (fs::is_directory(in)) {
       const fs::path summary = in / "summary.json";
@@ -85,18 +85,20 @@ void add_report_command(CLI::App& app, int& exit_code) {
                         .message = "no summary.json (nor jobs.csv and cluster.csv) here: expected the folder "
                                    "of `trainsim run -o DIR` or `trainsim cluster -o DIR`"}});
       }
-      Table timeline;
+      report::Table timeline;
       if (fs::exists(in / "run.csv"))
-        timeline = parse_csv(read_text(in / "run.csv"), (in / "run.csv").string());
-      html = run_report_html(display_name(in), read_text(summary), timeline, read_trace_of(in));
+        timeline = report::parse_csv(read_text(in / "run.csv"), (in / "run.csv").string());
+      html = report::run_report_html(display_name(in), read_text(summary), timeline, read_trace_of(in));
       out = in / "report.html";
     } else if (fs::exists(in)) {
       const std::string ext = in.extension().string();
       const std::string text = read_text(in);
-      const Table table = (ext == ".jsonl" || ext == ".json") ? parse_json_lines(text, in.string())
-                                                              : parse_csv(text, in.string());
+      const report::Table table = (ext == ".jsonl" || ext == ".json")
+                                      ? report::parse_json_lines(text, in.string())
+                                      : report::parse_csv(text, in.string());
       const std::string name = in.filename().string();
-      html = is_search_output(table) ? search_report_html(name, table) : sweep_report_html(name, table);
+      html = report::is_search_output(table) ? report::search_report_html(name, table)
+                                             : report::sweep_report_html(name, table);
       out = fs::path(in).replace_extension(".html");
     } else {
       throw InputError({Diagnostic{.file = in.string(), .message = "no such file or directory"}});

@@ -12,6 +12,14 @@ bool digits(std::string_view s) {
          std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
 }
 
+// The slice's place on the critical path; 0 when it is not on it.
+double path_place(const sim::TraceRecord& slice) {
+  for (const sim::TraceArg& arg : slice.args) {
+    if (arg.key == sim::kCriticalPathArg) return arg.number;
+  }
+  return 0;
+}
+
 }  // namespace
 
 std::string_view PassDetailSink::pass_of(std::string_view name) {
@@ -42,24 +50,33 @@ void PassDetailSink::record(const sim::TraceRecord& slice) {
     inner_.record(slice);
     return;
   }
+  const double place = path_place(slice);
   auto it = open_.find(slice.lane);
   if (it == open_.end()) {
     open_.emplace(std::string(slice.lane),
-                  Open{std::string(pass), std::string(slice.category), slice.start, slice.end});
+                  Open{std::string(pass), std::string(slice.category), slice.start, slice.end, place});
     return;
   }
   Open& open = it->second;
   if (open.name != pass) {  // the lane's pass ended: hand it on, open this one
-    inner_.record(sim::TraceRecord{it->first, open.name, open.category, open.start, open.end, {}});
+    hand_on(it->first, open);
     open.name.assign(pass);
     open.category.assign(slice.category);
     open.start = slice.start;
     open.end = slice.end;
+    open.path_place = place;
   } else {
     open.start = std::min(open.start, slice.start);
     open.end = std::max(open.end, slice.end);
     if (open.category.empty()) open.category = slice.category;  // zero-time joins carry none
+    if (place > 0 && (open.path_place == 0 || place < open.path_place)) open.path_place = place;
   }
+}
+
+void PassDetailSink::hand_on(std::string_view lane, const Open& open) {
+  const sim::TraceArg on_path{.key = sim::kCriticalPathArg, .number = open.path_place};
+  const std::span<const sim::TraceArg> args(&on_path, open.path_place > 0 ? 1 : 0);
+  inner_.record(sim::TraceRecord{lane, open.name, open.category, open.start, open.end, args});
 }
 
 void PassDetailSink::counter(std::string_view lane, std::string_view name, sim::Time t, double value) {
@@ -68,8 +85,7 @@ void PassDetailSink::counter(std::string_view lane, std::string_view name, sim::
 
 void PassDetailSink::flush() {
   // In lane order, so the inner sink sees the same sequence on every run.
-  for (const auto& [lane, o] : open_)
-    inner_.record(sim::TraceRecord{lane, o.name, o.category, o.start, o.end, {}});
+  for (const auto& [lane, o] : open_) hand_on(lane, o);
   open_.clear();
 }
 

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "models/report/explain_bound.hpp"
 #include "models/report/explain_campaign.hpp"
 #include "models/report/explain_groups.hpp"
 #include "models/report/explain_headroom.hpp"
@@ -20,7 +21,10 @@ model::Explanation explain_scenario(const Scenario& s) {
     e.sections.push_back(model::explain_headroom(headroom, e.memory_per_gpu, hbm));
   e.sections.push_back(model::explain_time(step_input_of(s)));
   // The groups of a plan that is a layout (the time section then has lines).
-  if (!e.sections.back().lines.empty()) e.sections.push_back(model::explain_groups(s.parallelism, s.cluster));
+  if (!e.sections.back().lines.empty()) {
+    e.sections.push_back(model::explain_groups(s.parallelism, s.cluster));
+    e.sections.push_back(model::explain_bound(step_input_of(s)));
+  }
   if (s.convergence) {
     e.sections.push_back(model::explain_convergence(s.model, s.training.global_batch,
                                                     s.training.optimizer.kind, *s.convergence));

@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@ using trainsim::sim::Dag;
 using trainsim::sim::Duration;
 using trainsim::sim::Engine;
 using trainsim::sim::FlowNetwork;
+using trainsim::sim::kNoTask;
 using trainsim::sim::LinkId;
 using trainsim::sim::TaskId;
 using trainsim::sim::Time;
@@ -27,7 +29,32 @@ Time at(std::int64_t n) {
 
 struct Recorder : TraceSink {
   std::vector<std::string> names;
-  void record(const TraceRecord& r) override { names.emplace_back(r.name); }
+  std::vector<double> path_places;  // per record: its critical_path arg, 0 without one
+  void record(const TraceRecord& r) override {
+    names.emplace_back(r.name);
+    double place = 0;
+    for (const auto& arg : r.args) {
+      if (arg.key == trainsim::sim::kCriticalPathArg) place = arg.number;
+    }
+    path_places.push_back(place);
+  }
+};
+
+// a(10) on l0 -> {b(20) on l1, c(5) on l2} -> d(1) on l0.
+struct Diamond {
+  Dag dag;
+  std::array<TaskId, 4> ids{};  // a, b, c, d
+  Diamond() {
+    const TaskId a = dag.busy(dag.lane("l0"), ps(10), "a");
+    const TaskId b = dag.busy(dag.lane("l1"), ps(20), "b");
+    const TaskId c = dag.busy(dag.lane("l2"), ps(5), "c");
+    const TaskId d = dag.busy(dag.lane("l0"), ps(1), "d");
+    dag.depend(a, b);
+    dag.depend(a, c);
+    dag.depend(b, d);
+    dag.depend(c, d);
+    ids = {a, b, c, d};
+  }
 };
 }  // namespace
 
@@ -52,17 +79,10 @@ TEST_CASE("a chain DAG's makespan equals the sum of its tasks") {
 
 TEST_CASE("a diamond DAG waits for its longer branch") {
   // a(10) -> {b(20) on lane 1, c(5) on lane 2} -> d(1): d starts at 10 + max(20, 5) = 30.
-  Dag dag;
-  const TaskId a = dag.busy(dag.lane("l0"), ps(10), "a");
-  const TaskId b = dag.busy(dag.lane("l1"), ps(20), "b");
-  const TaskId c = dag.busy(dag.lane("l2"), ps(5), "c");
-  const TaskId d = dag.busy(dag.lane("l0"), ps(1), "d");
-  dag.depend(a, b);
-  dag.depend(a, c);
-  dag.depend(b, d);
-  dag.depend(c, d);
+  const Diamond g;
+  const auto [a, b, c, d] = g.ids;
   Engine e;
-  const auto r = trainsim::sim::execute(dag, e);
+  const auto r = trainsim::sim::execute(g.dag, e);
   CHECK(r.tasks[c].end == at(15));
   CHECK(r.tasks[d].start == at(30));
   CHECK(r.makespan == ps(31));
@@ -159,4 +179,75 @@ TEST_CASE("execute returns when the last task is done and leaves later events qu
   CHECK(later == 1);
   CHECK(e.now() == at(10));
   CHECK(e.pending() == 1);
+}
+
+TEST_CASE("the critical path follows the dependency that released each task: the longer branch") {
+  // The diamond: a [0,10], b [10,30], c [10,15]; d is released by b (the later of its two dependencies,
+  // at 30) and ends last at 31. Path: a, b, d.
+  const Diamond g;
+  const auto [a, b, c, d] = g.ids;
+  Engine e;
+  Recorder rec;
+  const auto r = trainsim::sim::execute(g.dag, e, nullptr, &rec);
+  CHECK(r.released_by[a] == kNoTask);
+  CHECK(r.released_by[b] == a);
+  CHECK(r.released_by[c] == a);
+  CHECK(r.released_by[d] == b);
+  CHECK(trainsim::sim::critical_path(g.dag, r) == std::vector<TaskId>{a, b, d});
+  // Recorded in completion order (a at 10, c at 15, b at 30, d at 31), each task of the path with its place.
+  CHECK(rec.names == std::vector<std::string>{"a", "c", "b", "d"});
+  CHECK(rec.path_places == std::vector<double>{1, 0, 2, 3});
+}
+
+TEST_CASE("a task that waited for its lane, not for its dependency, has the lane's previous task before it") {
+  // x(50) and y(10) start at 0 on lanes l0 and l1; z(5) on l0 depends on y only. By hand: z is released by
+  // y at 10 but l0 is busy with x until 50, so z runs [50,55]: the path is x, z (not y, z).
+  Dag dag;
+  const auto l0 = dag.lane("l0");
+  const TaskId x = dag.busy(l0, ps(50), "x");
+  const TaskId y = dag.busy(dag.lane("l1"), ps(10), "y");
+  const TaskId z = dag.busy(l0, ps(5), "z");
+  dag.depend(y, z);
+  Engine e;
+  const auto r = trainsim::sim::execute(dag, e);
+  CHECK(r.tasks[z].start == at(50));
+  CHECK(r.released_by[z] == y);
+  CHECK(trainsim::sim::critical_path(dag, r) == std::vector<TaskId>{x, z});
+}
+
+TEST_CASE("the critical path runs through transfers slowed by sharing and through joins") {
+  // t1 (100 B) and t2 (300 B) share one 100 B/s link: 50 B/s each until t1 ends at 2 s, then t2 alone
+  // moves its last 200 B in 2 s, ending at 4 s. The join j waits for both: t2 releases it at 4 s. Then
+  // e(1 s) on a compute lane: [4 s, 5 s]. Path: t2, j, e.
+  Engine eng;
+  FlowNetwork net(eng);
+  const LinkId l = net.add_link(100.0, Duration::zero());
+  Dag dag;
+  const auto comm = dag.lane("gpu 0 / dp comm");
+  const std::vector<LinkId> path{l};
+  const TaskId t1 = dag.transfer(comm, path, 100.0, "t1", "comm");
+  const TaskId t2 = dag.transfer(comm, path, 300.0, "t2", "comm");
+  const TaskId j = dag.join(comm, "joined");
+  const TaskId e = dag.busy(dag.lane("gpu 0 / compute"), ps(1'000'000'000'000), "e");
+  dag.depend(t1, j);
+  dag.depend(t2, j);
+  dag.depend(j, e);
+  const auto r = trainsim::sim::execute(dag, eng, &net);
+  CHECK(r.tasks[t1].end == at(2'000'000'000'000));
+  CHECK(r.tasks[t2].end == at(4'000'000'000'000));
+  CHECK(r.released_by[j] == t2);
+  CHECK(r.makespan == ps(5'000'000'000'000));
+  CHECK(trainsim::sim::critical_path(dag, r) == std::vector<TaskId>{t2, j, e});
+}
+
+TEST_CASE("of tasks that end last together the path ends at the lowest id; an empty graph has none") {
+  // p(7) and q(7) on separate lanes both end at 7; nothing else runs.
+  Dag dag;
+  const TaskId p = dag.busy(dag.lane("l0"), ps(7), "p");
+  dag.busy(dag.lane("l1"), ps(7), "q");
+  Engine e;
+  CHECK(trainsim::sim::critical_path(dag, trainsim::sim::execute(dag, e)) == std::vector<TaskId>{p});
+  Dag empty;
+  Engine e2;
+  CHECK(trainsim::sim::critical_path(empty, trainsim::sim::execute(empty, e2)).empty());
 }

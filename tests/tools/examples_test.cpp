@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "binary_harness.hpp"
-#include "tools/report_table.hpp"
+#include "report/table.hpp"
 
 using nlohmann::json;
 using trainsim::e2e::describe;
@@ -279,7 +279,8 @@ TEST_CASE(
                 " sweep scenarios/examples/gpt3-to-loss-sweep.yaml -o '" + out.file("sweep.csv") +
                 "' 2>/dev/null && " + trainsim_command() + " report '" + out.file("sweep.csv") + "' -o '" +
                 out.file("report.html") + "' >/dev/null 2>&1") == 0);
-  const trainsim::cli::Table t = trainsim::cli::parse_csv(read_file(out.file("sweep.csv")), "sweep.csv");
+  const trainsim::report::Table t =
+      trainsim::report::parse_csv(read_file(out.file("sweep.csv")), "sweep.csv");
   const int time = t.column("run_time_s"), cost = t.column("cost_total_usd"), fits = t.column("fits"),
             model = t.column("model");
   REQUIRE((time >= 0 && cost >= 0 && fits >= 0 && model >= 0));
@@ -288,8 +289,8 @@ TEST_CASE(
   std::vector<std::pair<double, double>> points;
   std::vector<std::string> models;
   for (const auto& row : t.rows) {
-    const auto s = trainsim::cli::number_of(row[static_cast<std::size_t>(time)]);
-    const auto usd = trainsim::cli::number_of(row[static_cast<std::size_t>(cost)]);
+    const auto s = trainsim::report::number_of(row[static_cast<std::size_t>(time)]);
+    const auto usd = trainsim::report::number_of(row[static_cast<std::size_t>(cost)]);
     if (row[static_cast<std::size_t>(fits)] != "true" || !s || !usd) continue;
     points.emplace_back(*s, *usd);
     models.push_back(row[static_cast<std::size_t>(model)]);

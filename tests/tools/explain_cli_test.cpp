@@ -216,3 +216,49 @@ TEST_CASE("explain states the default memory headroom with its sources, and take
   const Outcome tight = run_trainsim({"explain", example, "--set", "budget.memory_headroom=75 GiB"});
   CHECK(tight.out.find("does not leave it free") != std::string::npos);
 }
+
+TEST_CASE("explain ends with what bounds the layout, on the step its time section breaks down") {
+  const Outcome o =
+      run_trainsim({"explain", "--json", TRAINSIM_SOURCE_DIR "/scenarios/examples/gpt3-175b-1024-a100.yaml"});
+  INFO(describe(o));
+  REQUIRE(o.exit_code == 0);
+  const auto doc = nlohmann::json::parse(o.out);
+  // The time section's last line is the iteration; every line before it that is not a kernel run (exposed
+  // collectives, data-parallel and pipeline traffic, bubble, optimizer) is time that is not compute.
+  double not_compute = 0, iteration = 0;
+  const nlohmann::json* bound = nullptr;
+  for (const auto& section : doc.at("sections")) {
+    const std::string title = section.at("title");
+    if (title.starts_with("time per iteration")) {
+      for (const auto& line : section.at("lines")) {
+        const std::string label = line.at("label");
+        if (label == "iteration") {
+          iteration = line.at("value").get<double>();
+        } else if (!label.starts_with("kernels, ")) {
+          not_compute += line.at("value").get<double>();
+        }
+      }
+    }
+    if (title == "what bounds this layout, closed form") bound = &section;
+  }
+  REQUIRE(bound != nullptr);
+  CHECK(&doc.at("sections").back() == bound);
+  REQUIRE(iteration > 0);
+  const auto& lines = bound->at("lines");
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0].at("label") == "compute share");
+  const double share = lines[0].at("value").get<double>();
+  CHECK(share == doctest::Approx((iteration - not_compute) / iteration).epsilon(1e-9));
+  CHECK(lines[1].at("label") == "memory fill");
+  const double fill = lines[1].at("value").get<double>();
+  // The rule: compute-bound at 0.85 of the step or more, else memory-bound at 0.90 full or more.
+  const std::string note = bound->at("notes").at(0);
+  if (share >= 0.85) {
+    CHECK(note.starts_with("bound by compute: "));
+  } else if (fill >= 0.90) {
+    CHECK(note.starts_with("bound by memory: "));
+  } else {
+    CHECK(!note.starts_with("bound by compute"));
+    CHECK(!note.starts_with("bound by memory"));
+  }
+}

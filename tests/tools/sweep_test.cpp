@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "binary_harness.hpp"
-#include "tools/report_table.hpp"
+#include "report/table.hpp"
 
 namespace fs = std::filesystem;
 using Folder = trainsim::e2e::TempDir;
@@ -405,7 +405,8 @@ TEST_CASE("one run written as summary.json, a CSV row and a JSON Lines row: the 
                 " 2>/dev/null") == 0);
   const auto summary = nlohmann::ordered_json::parse(read_file(run_dir + "/summary.json"));
   const auto jsonl = nlohmann::ordered_json::parse(lines(read_file(dir.file("rows.jsonl"))).at(0));
-  const trainsim::cli::Table csv = trainsim::cli::parse_csv(read_file(dir.file("rows.csv")), "rows.csv");
+  const trainsim::report::Table csv =
+      trainsim::report::parse_csv(read_file(dir.file("rows.csv")), "rows.csv");
   REQUIRE(csv.rows.size() == 1);
   const std::vector<std::string>& header = csv.columns;
   const std::vector<std::string>& row = csv.rows[0];

@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -15,13 +16,18 @@ namespace {
 struct Seen {
   std::string lane, name, category;
   std::int64_t start_ps = 0, end_ps = 0;
+  double path_place = 0;  // the critical_path arg; 0 without it
 };
 
 class Recorder : public sim::TraceSink {
  public:
   void record(const sim::TraceRecord& r) override {
+    double place = 0;
+    for (const sim::TraceArg& a : r.args) {
+      if (a.key == sim::kCriticalPathArg) place = a.number;
+    }
     seen.push_back(
-        {std::string(r.lane), std::string(r.name), std::string(r.category), r.start.ps(), r.end.ps()});
+        {std::string(r.lane), std::string(r.name), std::string(r.category), r.start.ps(), r.end.ps(), place});
   }
   std::vector<Seen> seen;
 };
@@ -69,4 +75,27 @@ TEST_CASE("a pass's slices on a lane merge into one, zero-time joins included; o
   CHECK(inner.seen[3].lane == "stage 0 / tp comm");
   CHECK(inner.seen[3].name == "F mb0 c0");
   CHECK(inner.seen[3].start_ps == 10);
+}
+
+TEST_CASE("a merged pass is on the critical path from the first place any of its slices has on it") {
+  Recorder inner;
+  const sim::TraceArg seventh{.key = sim::kCriticalPathArg, .number = 7};
+  const sim::TraceArg fifth{.key = sim::kCriticalPathArg, .number = 5};
+  sim::TraceRecord off = slice("stage 0 / compute", "F mb0 c0 L0 qkv", "compute", 0, 10);
+  sim::TraceRecord later = slice("stage 0 / compute", "F mb0 c0 L1 qkv", "compute", 10, 20);
+  later.args = std::span(&seventh, 1);
+  sim::TraceRecord earlier = slice("stage 0 / compute", "F mb0 c0 L2 qkv", "compute", 20, 30);
+  earlier.args = std::span(&fifth, 1);
+  {
+    PassDetailSink sink(inner);
+    sink.record(off);
+    sink.record(later);
+    sink.record(earlier);
+    sink.record(slice("stage 0 / compute", "B mb0 c0 L2 qkv", "compute", 30, 40));  // closes F, off the path
+  }
+  REQUIRE(inner.seen.size() == 2);
+  CHECK(inner.seen[0].name == "F mb0 c0");
+  CHECK(inner.seen[0].path_place == 5);
+  CHECK(inner.seen[1].name == "B mb0 c0");
+  CHECK(inner.seen[1].path_place == 0);
 }
