@@ -55,6 +55,13 @@ std::vector<std::size_t> group_axes(const PlanPlacement& placed, FabricTraffic t
       return {dp_shard, placed.axis(ParallelAxis::cp), placed.axis(ParallelAxis::ep)};
     case FabricTraffic::replicas:
       return {dp_shard + 1};
+    case FabricTraffic::context:
+    case FabricTraffic::context_ring:
+      return {placed.axis(ParallelAxis::cp)};
+    case FabricTraffic::expert:
+      return {placed.axis(ParallelAxis::ep)};
+    case FabricTraffic::expert_dispatch:
+      return {placed.axis(ParallelAxis::tp), placed.axis(ParallelAxis::ep)};
     case FabricTraffic::pipeline_send:
       return {};
   }
@@ -79,6 +86,16 @@ std::optional<double> measure(Memo& m, const std::string& fabric, const Parallel
   std::vector<topo::CollectiveCall> calls;
   for (std::vector<std::int64_t>& members : concurrent_groups(plan, cluster, traffic)) {
     if (members.size() < 2) continue;
+    if (traffic == FabricTraffic::context_ring) {  // every member's send to its ring successor
+      for (std::size_t i = 0; i < members.size(); ++i) {
+        calls.push_back(topo::CollectiveCall{topo::CollectiveOp::send_recv,
+                                             kReferenceBytes,
+                                             {members[i], members[(i + 1) % members.size()]},
+                                             e.algo,
+                                             e.protocol});
+      }
+      continue;
+    }
     calls.push_back(topo::CollectiveCall{op, kReferenceBytes, std::move(members), e.algo, e.protocol});
   }
   if (calls.empty()) return 1.0;

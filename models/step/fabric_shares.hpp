@@ -7,7 +7,8 @@
 // torus and dragonfly links and their hops, other jobs' background traffic, ECMP's collisions — is
 // shared by every group of the same axis that communicates at once: one pipeline rank's data-parallel
 // rings (one per tensor-parallel index, and per sharding group), its pipeline sends (one per
-// model-parallel rank of every replica). FabricShares lists those groups from the plan's placement
+// model-parallel rank of every replica), its context- and expert-parallel collectives that leave the
+// node (one per group of every replica). FabricShares lists those groups from the plan's placement
 // (pipeline rank 0's, the representative the collapsed step simulates), lowers them as the full-cluster
 // step does (topo::lower_collective) and takes topo::fabric_slowdown of the lot: the closed form's
 // bandwidth term on the uncontended fabric times that slowdown is what the busiest link of the real fabric
@@ -28,15 +29,20 @@ namespace trainsim::model {
 
 /// Which concurrent transfers a price is for.
 enum class FabricTraffic : std::uint8_t {
-  gradient,       ///< DataGroup::gradient's collectives
-  shard,          ///< DataGroup::shard's
-  replicas,       ///< DataGroup::replicas'
-  pipeline_send,  ///< the activation hand-over from pipeline rank 0 to rank 1
+  gradient,         ///< DataGroup::gradient's collectives
+  shard,            ///< DataGroup::shard's
+  replicas,         ///< DataGroup::replicas'
+  pipeline_send,    ///< the activation hand-over from pipeline rank 0 to rank 1
+  context,          ///< a context-parallel collective over each cp group
+  context_ring,     ///< the cp ring exchange: every member of each cp group sends to its successor
+  expert,           ///< an expert-parallel collective over each ep group (not folded)
+  expert_dispatch,  ///< the all-gather dispatcher's tp × ep groups (not folded)
 };
 [[nodiscard]] FabricTraffic traffic_of(DataGroup group);
 
 /// The member lists (cluster GPUs, ascending: the full cluster's ring order) of every group of `traffic`
-/// on pipeline rank 0: for a pipeline send, each GPU of rank 0 and its peer on rank 1.
+/// on pipeline rank 0: for a pipeline send, each GPU of rank 0 and its peer on rank 1; for the cp ring
+/// exchange, each cp group (its sends are lowered from it).
 [[nodiscard]] std::vector<std::vector<std::int64_t>> concurrent_groups(const ParallelPlan& plan,
                                                                        const topo::ClusterSpec& cluster,
                                                                        FabricTraffic traffic);

@@ -47,6 +47,14 @@ TEST_CASE("the concurrent groups are pipeline rank 0's, as the placement orders 
     for (std::int64_t k = 0; k < 8; ++k) dp.push_back({k, 8 + k});
     CHECK(concurrent_groups(in.plan, in.cluster, FabricTraffic::gradient) == dp);
   }
+  SUBCASE("tp 2, cp 4 on one node: a cp group per tensor-parallel index, tp × ep for the dispatcher") {
+    StepInput in = layout(1, 2, 1, 1);
+    in.plan.cp = 4;
+    CHECK(concurrent_groups(in.plan, in.cluster, FabricTraffic::context) ==
+          Groups{{0, 2, 4, 6}, {1, 3, 5, 7}});
+    CHECK(concurrent_groups(in.plan, in.cluster, FabricTraffic::expert_dispatch) ==
+          Groups{{0, 1}, {2, 3}, {4, 5}, {6, 7}});
+  }
   SUBCASE("HSDP: sharding groups of 2 inside their replicas, replicas across them") {
     StepInput in = layout(1, 1, 1, 8);
     in.plan.shard_group = 2;

@@ -313,7 +313,7 @@ TEST_CASE("routed, an 8:1 leaf's one uplink takes 7/8 of the rate from every exp
   // reverse direction runs on the other two links alike. So every such collective's bandwidth term takes 8
   // times as long: the step is the same layout on the uncontended fabric plus 7 times the sum of those
   // terms. (The closed form's leaf share says 1/4 for the all-to-all: it counts half its bytes as staying
-  // on the leaf.)
+  // on the leaf.) The collapsed step routes the same all-to-alls and rings and says the same.
   StepInput in = experts_across_nodes();
   leaves(in, 9, 8.0);
   const StepInput uncontended = non_blocking(in);
@@ -322,6 +322,8 @@ TEST_CASE("routed, an 8:1 leaf's one uplink takes 7/8 of the rate from every exp
   const StepReport reference = simulate(uncontended, StepMode::collapsed);
   const StepReport routed = full(in);
   CHECK(routed.iteration_time - reference.iteration_time == doctest::Approx(7 * bandwidth).epsilon(1e-6));
+  CHECK(simulate(in, StepMode::collapsed).iteration_time ==
+        doctest::Approx(routed.iteration_time).epsilon(1e-6));
 }
 
 TEST_CASE("the algorithm NCCL picks is the one the step's flows run: NVLS against the ring, by hand") {
