@@ -53,7 +53,8 @@ class StepPricer {
     // The data-parallel collectives and the pipeline sends are priced on the uncontended fabric: routed,
     // their flows meet the fabric's shared links in the simulation; collapsed, the busiest link under
     // every sibling group slows their bandwidth terms (fabric_shares.hpp). (A copy only across nodes.)
-    if (in.cluster.nodes > 1) open_cluster_ = topo::uncontended_fabric(in.cluster);
+    if (in.cluster.nodes > 1 && fabric != FabricPricing::closed_form)
+      open_cluster_ = topo::uncontended_fabric(in.cluster);
     out_.fabric = fabric;
     const OptimizerSpec& opt = in.training.optimizer;
     grad_elem_ = topo::bytes_per_element(gradient_precision(opt, in.training.precision));
@@ -78,9 +79,9 @@ class StepPricer {
   }
 
   // A data-parallel collective or a pipeline send over `group`, one of `traffic`'s concurrent groups.
-  // Routed: on the uncontended fabric. Collapsed: the same, its bandwidth term times the fabric's slowdown
-  // under every sibling group at once; the closed form's own leaf shares where the cluster is too large
-  // to route.
+  // Routed: on the uncontended fabric. Shared links: the same, its bandwidth term times the fabric's
+  // slowdown under every sibling group at once; the closed form's own leaf shares where the cluster is too
+  // large to route, and with closed_form pricing.
   [[nodiscard]] topo::CollectiveEstimate transfer(topo::CollectiveOp op, double bytes,
                                                   const topo::CommGroup& group, FabricTraffic traffic) const {
     if (!group.crosses_nodes() || !open_cluster_)
@@ -94,7 +95,8 @@ class StepPricer {
   [[nodiscard]] int virtual_stage_count() const { return plan_.pp * plan_.virtual_stages; }
 
   UnitCost unit(std::string name, const LayerOps& ops) const {
-    return price_unit(std::move(name), ops, in_, comms_, routed());
+    return price_unit(std::move(name), ops, in_, comms_, routed(),
+                      out_.fabric == FabricPricing::shared_links);
   }
 
   // Routed, every data-parallel collective is listed as its algorithm's flows (RoutedCollective), over the

@@ -42,9 +42,10 @@ topo::CollectiveEstimate estimate(const CommCost& c, const topo::CommGroup& grou
   return topo::estimate_collective(to_topo(c.collective), c.bytes, group, cluster);
 }
 
-// Collapsed, a context- or expert-parallel collective that leaves the node (not folded, not deduplicated):
-// on the uncontended fabric, its bandwidth term slowed by the busiest link under every sibling group at
-// once (fabric_shares.hpp); the closed form's own leaf shares where the cluster is too large to route.
+// Shared links (the collapsed step), a context- or expert-parallel collective that leaves the node (not
+// folded, not deduplicated): on the uncontended fabric, its bandwidth term slowed by the busiest link under
+// every sibling group at once (fabric_shares.hpp); the closed form's own leaf shares where the cluster is too
+// large to route.
 topo::CollectiveEstimate on_fabric(const CommCost& c, const topo::CommGroup& group, const StepInput& in,
                                    const Framework& fw) {
   const FabricTraffic traffic =
@@ -110,7 +111,8 @@ void overlap_with_paired_pass(std::vector<CostPiece>& pieces, double all_to_all,
 // With `routed` (the routed full cluster's uncontended fabric), the context- and expert-parallel
 // collectives whose group leaves the node are priced on it and listed as flows (CostPiece::routed).
 std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepInput& in,
-                                   const Communicators& g, const topo::ClusterSpec* routed) {
+                                   const Communicators& g, const topo::ClusterSpec* routed,
+                                   bool shared_links) {
   std::vector<CostPiece> out;
   const auto& gpu = in.cluster.node.gpu;
   const Framework& fw = in.plan.framework;
@@ -190,9 +192,9 @@ std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepIn
     const bool routable = priced.crosses_nodes() && !deduplicated(op.comm, fw) &&
                           (op.comm.group == CommGroup::cp || (expert_group && !in.plan.expert_folding));
     const bool routes = routed != nullptr && routable;
-    const topo::CollectiveEstimate e = routes     ? estimate(op.comm, priced, *routed, fw)
-                                       : routable ? on_fabric(op.comm, priced, in, fw)
-                                                  : estimate(op.comm, priced, in.cluster, fw);
+    const topo::CollectiveEstimate e = routes                     ? estimate(op.comm, priced, *routed, fw)
+                                       : routable && shared_links ? on_fabric(op.comm, priced, in, fw)
+                                                                  : estimate(op.comm, priced, in.cluster, fw);
     const double c = e.time_s * op.comm.steps;
     std::vector<RoutedComm> flows;
     if (routes && c > 0) {
@@ -286,11 +288,11 @@ void wait_for_host(std::vector<CostPiece>& pieces, std::size_t ops, const Framew
 }  // namespace
 
 UnitCost price_unit(std::string name, const LayerOps& ops, const StepInput& in, const Communicators& g,
-                    const topo::ClusterSpec* routed) {
+                    const topo::ClusterSpec* routed, bool shared_links) {
   UnitCost u;
   u.name = std::move(name);
-  u.forward = time_pieces(ops.forward, in, g, routed);
-  u.backward = time_pieces(ops.backward, in, g, routed);
+  u.forward = time_pieces(ops.forward, in, g, routed, shared_links);
+  u.backward = time_pieces(ops.backward, in, g, routed, shared_links);
   for (const auto* pieces : {&u.forward, &u.backward}) {
     for (const CostPiece& x : *pieces) u.routes_pieces = u.routes_pieces || !x.routed.empty();
   }
