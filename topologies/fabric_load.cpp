@@ -17,8 +17,9 @@ class GraphRoutes final : public GpuPaths {
  public:
   explicit GraphRoutes(const ClusterGraph& graph) : graph_(&graph) {}
   [[nodiscard]] const ClusterGraph& graph() const override { return *graph_; }
-  [[nodiscard]] double gpu_latency_s(std::int64_t from_gpu, std::int64_t to_gpu) const override {
-    return graph_->route_latency_s(graph_->gpu(from_gpu), graph_->gpu(to_gpu));
+  /// Latencies do not load links: none (saves a second route per ring edge).
+  [[nodiscard]] double gpu_latency_s(std::int64_t /*from_gpu*/, std::int64_t /*to_gpu*/) const override {
+    return 0.0;
   }
   [[nodiscard]] std::span<const sim::LinkId> gpu_path(std::int64_t from_gpu, std::int64_t to_gpu) override {
     const std::span<const LinkIndex> route = graph_->route(graph_->gpu(from_gpu), graph_->gpu(to_gpu));
