@@ -158,6 +158,13 @@ struct ClusterGraph::Impl {
     return rails ? nic * leaf_groups + node / nodes_per_leaf : node / nodes_per_leaf;
   }
   [[nodiscard]] DeviceId leaf_id(std::int64_t leaf) const { return static_cast<DeviceId>(first_leaf + leaf); }
+  /// A NIC's port on its leaf, 0 ≤ port < down: its node's place under the leaf (rail-optimized), times the
+  /// node's NICs plus its own index (otherwise).
+  [[nodiscard]] std::int64_t leaf_port(DeviceId nic) const {
+    const Device& n = devices[nic];
+    const std::int64_t slot = n.node % nodes_per_leaf;
+    return rails ? slot : slot * nics + n.index;
+  }
   [[nodiscard]] DeviceId spine_id(std::int64_t pod, std::int64_t s) const {
     return static_cast<DeviceId>(first_spine + pod * up + s);
   }
@@ -255,7 +262,9 @@ void ClusterGraph::Impl::structural_path(DeviceId from, DeviceId to, std::vector
   }
   const DeviceId lb = leaf_of(b_top);
   if (la != lb) {
-    const auto s = static_cast<std::int64_t>(h % static_cast<std::uint64_t>(up));
+    // D-mod-K: the spine (and core) by the destination's port on its leaf.
+    const std::int64_t port = leaf_port(b_top);
+    const std::int64_t s = port % up;
     if (!three_tier) {
       path.push_back(spine_id(0, s));
     } else {
@@ -263,8 +272,7 @@ void ClusterGraph::Impl::structural_path(DeviceId from, DeviceId to, std::vector
       const std::int64_t pb = (lb - first_leaf) / pod_leaves;
       path.push_back(spine_id(pa, s));
       if (pa != pb) {
-        const auto c = static_cast<std::int64_t>((h / static_cast<std::uint64_t>(up)) %
-                                                 static_cast<std::uint64_t>(cores_per_group));
+        const std::int64_t c = (port / up) % cores_per_group;
         path.push_back(static_cast<DeviceId>(first_core + s * cores_per_group + c));
         path.push_back(spine_id(pb, s));
       }

@@ -22,7 +22,12 @@
 // Switch-to-switch links (leaf–spine, spine–core, router–router) carry what other jobs leave: their rate
 // times 1 − cluster.background_fraction (bisection stays the fabric's own).
 //
-// Routing: minimum-hop paths. Ties (ECMP) are broken by a hash of the two endpoints, choosing among the
+// Routing: minimum-hop paths. Fat-trees route up to the spine (and core) that the destination's port on its
+// leaf selects, port mod the uplinks (D-mod-K, as InfiniBand's fat-tree routing engines and ECMP spread
+// over several queue pairs do): each spine's link down to a leaf carries the traffic of its own share of
+// the leaf's ports, and a shift between two leaves (a ring's or a pipeline's hand-over) loads every uplink
+// alike, as the closed form's leaf share assumes. Other ties
+// (ECMP) are broken by a hash of the two endpoints, choosing among the
 // candidate next hops in increasing device id: the same pair always takes the same path, run after run.
 // Fat-trees (the large case) are routed structurally in O(hops); other fabrics by breadth-first search
 // (Boost.Graph) from the destination, memoised per destination. Routes are memoised per (from, to).

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "models/step/communicators.hpp"
+#include "models/step/fabric_shares.hpp"
 #include "models/step/memory.hpp"
 #include "models/step/unit_pricing.hpp"
 #include "models/workload/distributed_update.hpp"
@@ -49,10 +50,11 @@ class StepPricer {
         comms_(communicators(in.plan, in.cluster)),
         shard_(shard_of(in.plan, in.training.precision)),
         generic_(!in.model.generic_layers.empty()) {
-    // The data-parallel collectives and the pipeline sends: routed, their flows meet the fabric's shared
-    // links in the simulation, so the closed form must not count them too.
-    // (A copy only then: the closed form, search's inner loop, reads the scenario's own.)
-    if (fabric == FabricPricing::routed) routed_cluster_ = topo::uncontended_fabric(in.cluster);
+    // The data-parallel collectives and the pipeline sends are priced on the uncontended fabric: routed,
+    // their flows meet the fabric's shared links in the simulation; collapsed, the busiest link under
+    // every sibling group slows their bandwidth terms (fabric_shares.hpp). (A copy only across nodes.)
+    if (in.cluster.nodes > 1 && fabric != FabricPricing::closed_form)
+      open_cluster_ = topo::uncontended_fabric(in.cluster);
     out_.fabric = fabric;
     const OptimizerSpec& opt = in.training.optimizer;
     grad_elem_ = topo::bytes_per_element(gradient_precision(opt, in.training.precision));
@@ -73,15 +75,28 @@ class StepPricer {
 
  private:
   [[nodiscard]] const topo::ClusterSpec* routed() const {
-    return routed_cluster_ ? &*routed_cluster_ : nullptr;
+    return out_.fabric == FabricPricing::routed && open_cluster_ ? &*open_cluster_ : nullptr;
   }
-  [[nodiscard]] const topo::ClusterSpec& transfer_cluster() const {
-    return routed_cluster_ ? *routed_cluster_ : in_.cluster;
+
+  // A data-parallel collective or a pipeline send over `group`, one of `traffic`'s concurrent groups.
+  // Routed: on the uncontended fabric. Shared links: the same, its bandwidth term times the fabric's
+  // slowdown under every sibling group at once; the closed form's own leaf shares where the cluster is too
+  // large to route, and with closed_form pricing.
+  [[nodiscard]] topo::CollectiveEstimate transfer(topo::CollectiveOp op, double bytes,
+                                                  const topo::CommGroup& group, FabricTraffic traffic) const {
+    if (!group.crosses_nodes() || !open_cluster_)
+      return topo::estimate_collective(op, bytes, group, in_.cluster);
+    const topo::CollectiveEstimate open = topo::estimate_collective(op, bytes, group, *open_cluster_);
+    if (routed() != nullptr) return open;
+    if (const auto slowdown = fabric_slowdown(pl_, in_.cluster, traffic, op, bytes, open))
+      return slowed_by_fabric(open, *slowdown);
+    return topo::estimate_collective(op, bytes, group, in_.cluster);
   }
   [[nodiscard]] int virtual_stage_count() const { return plan_.pp * plan_.virtual_stages; }
 
   UnitCost unit(std::string name, const LayerOps& ops) const {
-    return price_unit(std::move(name), ops, in_, comms_, routed());
+    return price_unit(std::move(name), ops, in_, comms_, routed(),
+                      out_.fabric == FabricPricing::shared_links);
   }
 
   // Routed, every data-parallel collective is listed as its algorithm's flows (RoutedCollective), over the
@@ -98,13 +113,12 @@ class StepPricer {
   // Gradients reduced over the sharding group, then (HSDP) the shard all-reduced over its replicas; their
   // flows appended to `list` (routed).
   topo::CollectiveEstimate reduce_gradients(double bytes, RoutedCollectives& list) const {
-    auto e = topo::estimate_collective(topo::CollectiveOp::reduce_scatter, bytes, comms_.shard,
-                                       transfer_cluster());
+    auto e = transfer(topo::CollectiveOp::reduce_scatter, bytes, comms_.shard, FabricTraffic::shard);
     add_flows(list, topo::CollectiveOp::reduce_scatter, bytes, e, DataGroup::shard);
     if (comms_.replica.size > 1) {
       const double shard_bytes = bytes / static_cast<double>(comms_.shard.size);
-      const auto r = topo::estimate_collective(topo::CollectiveOp::all_reduce, shard_bytes, comms_.replica,
-                                               transfer_cluster());
+      const auto r =
+          transfer(topo::CollectiveOp::all_reduce, shard_bytes, comms_.replica, FabricTraffic::replicas);
       add_flows(list, topo::CollectiveOp::all_reduce, shard_bytes, r, DataGroup::replicas);
       e.time_s += r.time_s;
       e.latency_s += r.latency_s;
@@ -200,8 +214,8 @@ class StepPricer {
     if (!(params > 0) || !(n > 0)) return;
     const double rank_host = fw_.collective_host_per_rank_s * static_cast<double>(comms_.shard.size);
     const double staging_bytes = gradient_staging_bytes(fw_.gradient_staging, grad_elem_, reduce_elem_);
-    const auto gather = topo::estimate_collective(topo::CollectiveOp::all_gather, params * weight_elem_,
-                                                  comms_.shard, transfer_cluster());
+    const auto gather =
+        transfer(topo::CollectiveOp::all_gather, params * weight_elem_, comms_.shard, FabricTraffic::shard);
     add_flows(u.gather_flows, topo::CollectiveOp::all_gather, n * params * weight_elem_, gather,
               DataGroup::shard);
     RoutedCollectives reduce_flows;
@@ -280,8 +294,8 @@ class StepPricer {
                                  (pl_.sequence_parallel ? pl_.tp : 1)
                            : 0.0;
     if (p > 1) {
-      const auto e = topo::estimate_collective(topo::CollectiveOp::send_recv, out_.p2p_bytes, comms_.p2p,
-                                               transfer_cluster());
+      const auto e =
+          transfer(topo::CollectiveOp::send_recv, out_.p2p_bytes, comms_.p2p, FabricTraffic::pipeline_send);
       out_.p2p_s = e.time_s;
       out_.p2p_latency_s = e.latency_s;
     }
@@ -317,8 +331,7 @@ class StepPricer {
     const double bucket_bytes = sc.params * reduce_elem_ / sc.buckets;
     topo::CollectiveEstimate bucket;
     if (pl_.zero == ZeroStage::none) {
-      bucket = topo::estimate_collective(topo::CollectiveOp::all_reduce, bucket_bytes, comms_.grad,
-                                         transfer_cluster());
+      bucket = transfer(topo::CollectiveOp::all_reduce, bucket_bytes, comms_.grad, FabricTraffic::gradient);
       add_flows(sc.bucket_flows, topo::CollectiveOp::all_reduce, bucket_bytes, bucket, DataGroup::gradient);
     } else {
       bucket = reduce_gradients(bucket_bytes, sc.bucket_flows);
@@ -327,8 +340,8 @@ class StepPricer {
     sc.bucket_latency_s = bucket.latency_s;
     sc.dp_bytes_per_step = comms_.grad.size > 1 ? sc.params * reduce_elem_ : 0.0;
     if (shards_optimizer_states(pl_.zero)) {
-      const auto gather = topo::estimate_collective(topo::CollectiveOp::all_gather, sc.weight_bytes,
-                                                    comms_.shard, transfer_cluster());
+      const auto gather =
+          transfer(topo::CollectiveOp::all_gather, sc.weight_bytes, comms_.shard, FabricTraffic::shard);
       sc.param_gather_s = gather.time_s;
       sc.param_gather_latency_s = gather.latency_s;
       add_flows(sc.param_gather_flows, topo::CollectiveOp::all_gather, sc.weight_bytes, gather,
@@ -378,7 +391,7 @@ class StepPricer {
   const Communicators comms_;
   const Shard shard_;
   const bool generic_;
-  std::optional<topo::ClusterSpec> routed_cluster_;
+  std::optional<topo::ClusterSpec> open_cluster_;             // the uncontended fabric, across nodes
   double grad_elem_ = 0, reduce_elem_ = 0, weight_elem_ = 0;  // bytes per element
   int dense_layers_ = 0;
   std::vector<LayerKind> layer_kinds_;  // the transformer's layer units

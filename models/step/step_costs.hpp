@@ -167,8 +167,14 @@ struct StageCost {
 /// Who prices the links beyond the NICs for the data-parallel collectives and the pipeline sends.
 enum class FabricPricing : std::uint8_t {
   /// The closed form: the tiers a communicator crosses, the leaf uplinks' share of an oversubscribed or
-  /// shared fabric, a degraded NIC's pace (degraded_nic_slowdowns). The collapsed simulation's.
+  /// shared fabric, a degraded NIC's pace (degraded_nic_slowdowns). The analytic fidelity's (search's
+  /// inner loop, where routing every layout's groups would cost several times the step itself).
   closed_form,
+  /// The closed form on topo::uncontended_fabric, the bandwidth terms of the data-parallel collectives, the
+  /// pipeline sends and the node-crossing context- and expert-parallel collectives slowed by the busiest link
+  /// their sibling groups meet on the cluster graph (fabric_shares.hpp). The collapsed simulation's: it
+  /// agrees with the routed full cluster.
+  shared_links,
   /// The flows: those transfers are priced on topo::uncontended_fabric(cluster) and their flows routed
   /// over the cluster graph, whose links carry the oversubscription, the background share and the
   /// degraded NICs (step_network.hpp). The full-cluster simulation's.

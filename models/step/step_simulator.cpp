@@ -46,7 +46,8 @@ Fidelity parse_fidelity(std::string_view text) {
 }
 
 StepCosts simulated_costs(const StepInput& in, const StepPlan& plan, Fidelity fidelity) {
-  StepCosts symmetric = step_costs(in, plan);
+  StepCosts symmetric = step_costs(
+      in, plan, fidelity == Fidelity::event ? FabricPricing::shared_links : FabricPricing::closed_form);
   const std::vector<double> degraded = degraded_nic_slowdowns(in.plan, in.cluster, symmetric);
   if (!degraded.empty()) slow_data_parallel(symmetric, plan, degraded);
   // With stragglers the step is that of the slowest replica holding one (step_costs.hpp): each is timed,

@@ -72,8 +72,9 @@ struct StepOptions {
 struct StepPlan;   // step_plan.hpp
 struct StepCosts;  // step_costs.hpp
 
-/// The costs a collapsed or closed-form step of `plan` runs with: step_costs, a degraded NIC's pace on the
-/// data-parallel times, and with cluster.stragglers those of the slowest replica that holds one (timed at
+/// The costs a collapsed or closed-form step of `plan` runs with: step_costs (the event fidelity's collapsed
+/// step with FabricPricing::shared_links, the analytic fidelity's with closed_form), a degraded NIC's pace on
+/// the data-parallel times, and with cluster.stragglers those of the slowest replica that holds one (timed at
 /// `fidelity`; step_costs.hpp's straggler_slowdowns). simulate_step and explain both price with them; the
 /// full cluster prices those asymmetries itself (StepMode::full_cluster).
 [[nodiscard]] StepCosts simulated_costs(const StepInput& input, const StepPlan& plan, Fidelity fidelity);

@@ -4,6 +4,7 @@
 #include <string_view>
 #include <utility>
 
+#include "models/step/fabric_shares.hpp"
 #include "models/workload/kernel_time.hpp"
 #include "topologies/collective_cost.hpp"
 #include "topologies/expert_dispatch.hpp"
@@ -39,6 +40,24 @@ topo::CollectiveEstimate estimate(const CommCost& c, const topo::CommGroup& grou
                                   const topo::ClusterSpec& cluster, const Framework& fw) {
   if (deduplicated(c, fw)) return topo::deduplicated_all_to_all(c.bytes, c.copies, group, cluster);
   return topo::estimate_collective(to_topo(c.collective), c.bytes, group, cluster);
+}
+
+// Shared links (the collapsed step), a context- or expert-parallel collective that leaves the node (not
+// folded, not deduplicated): on the uncontended fabric, its bandwidth term slowed by the busiest link under
+// every sibling group at once (fabric_shares.hpp); the closed form's own leaf shares where the cluster is too
+// large to route.
+topo::CollectiveEstimate on_fabric(const CommCost& c, const topo::CommGroup& group, const StepInput& in,
+                                   const Framework& fw) {
+  const FabricTraffic traffic =
+      c.group == CommGroup::cp
+          ? (c.collective == Collective::ring_exchange ? FabricTraffic::context_ring : FabricTraffic::context)
+      : c.group == CommGroup::ep ? FabricTraffic::expert
+                                 : FabricTraffic::expert_dispatch;
+  const topo::CollectiveEstimate open = estimate(c, group, topo::uncontended_fabric(in.cluster), fw);
+  if (const auto slowdown =
+          fabric_slowdown(in.plan, in.cluster, traffic, to_topo(c.collective), c.bytes, open))
+    return slowed_by_fabric(open, *slowdown);
+  return estimate(c, group, in.cluster, fw);
 }
 
 // A weight-gradient kernel (ZB-H1's W): the wgrad of a parameter matmul. The attention core's qk/av
@@ -92,7 +111,8 @@ void overlap_with_paired_pass(std::vector<CostPiece>& pieces, double all_to_all,
 // With `routed` (the routed full cluster's uncontended fabric), the context- and expert-parallel
 // collectives whose group leaves the node are priced on it and listed as flows (CostPiece::routed).
 std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepInput& in,
-                                   const Communicators& g, const topo::ClusterSpec* routed) {
+                                   const Communicators& g, const topo::ClusterSpec* routed,
+                                   bool shared_links) {
   std::vector<CostPiece> out;
   const auto& gpu = in.cluster.node.gpu;
   const Framework& fw = in.plan.framework;
@@ -169,9 +189,12 @@ std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepIn
     // Folded expert groups span data-parallel replicas, which the routed lowering keeps apart: closed form.
     const bool expert_group = op.comm.group == CommGroup::ep || op.comm.group == CommGroup::expert_tp_ep;
     // A deduplicating dispatch has no flow lowering: closed form.
-    const bool routes = routed != nullptr && priced.crosses_nodes() && !deduplicated(op.comm, fw) &&
-                        (op.comm.group == CommGroup::cp || (expert_group && !in.plan.expert_folding));
-    const topo::CollectiveEstimate e = estimate(op.comm, priced, routes ? *routed : in.cluster, fw);
+    const bool routable = priced.crosses_nodes() && !deduplicated(op.comm, fw) &&
+                          (op.comm.group == CommGroup::cp || (expert_group && !in.plan.expert_folding));
+    const bool routes = routed != nullptr && routable;
+    const topo::CollectiveEstimate e = routes                     ? estimate(op.comm, priced, *routed, fw)
+                                       : routable && shared_links ? on_fabric(op.comm, priced, in, fw)
+                                                                  : estimate(op.comm, priced, in.cluster, fw);
     const double c = e.time_s * op.comm.steps;
     std::vector<RoutedComm> flows;
     if (routes && c > 0) {
@@ -265,11 +288,11 @@ void wait_for_host(std::vector<CostPiece>& pieces, std::size_t ops, const Framew
 }  // namespace
 
 UnitCost price_unit(std::string name, const LayerOps& ops, const StepInput& in, const Communicators& g,
-                    const topo::ClusterSpec* routed) {
+                    const topo::ClusterSpec* routed, bool shared_links) {
   UnitCost u;
   u.name = std::move(name);
-  u.forward = time_pieces(ops.forward, in, g, routed);
-  u.backward = time_pieces(ops.backward, in, g, routed);
+  u.forward = time_pieces(ops.forward, in, g, routed, shared_links);
+  u.backward = time_pieces(ops.backward, in, g, routed, shared_links);
   for (const auto* pieces : {&u.forward, &u.backward}) {
     for (const CostPiece& x : *pieces) u.routes_pieces = u.routes_pieces || !x.routed.empty();
   }

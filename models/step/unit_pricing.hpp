@@ -15,9 +15,12 @@
 namespace trainsim::model {
 
 /// The unit's pieces and sums. With `routed` (the routed full cluster's uncontended fabric), the context-
-/// and expert-parallel collectives whose group leaves the node are priced on it and listed as flows.
+/// and expert-parallel collectives whose group leaves the node are priced on it and listed as flows; with
+/// `shared_links` (FabricPricing::shared_links) they are priced on the links their groups cross
+/// (fabric_shares.hpp).
 [[nodiscard]] UnitCost price_unit(std::string name, const LayerOps& ops, const StepInput& in,
-                                  const Communicators& comms, const topo::ClusterSpec* routed);
+                                  const Communicators& comms, const topo::ClusterSpec* routed,
+                                  bool shared_links = false);
 
 /// ZeRO-3: slows the unit's kernels beside the collectives of its neighbours (beside_collectives_factor:
 /// `forward_beside_s` in the forward, `backward_beside_s` in the backward), sets the host's launch floor

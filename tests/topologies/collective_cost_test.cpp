@@ -164,6 +164,32 @@ TEST_CASE("double binary tree wins over ring for mid-size messages across nodes 
   CHECK(select_algorithm(CollectiveOp::all_reduce, 16 * kGiB, g, c) == CollectiveAlgo::ring);
 }
 
+TEST_CASE("a tree all-reduce's latency term at 1,024 ranks is NCCL's 2((k - 1) intra + log2(nodes) inter)") {
+  // NCCL's tuner (src/graph/tuning.cc, ncclTopoTuneModel) prices a tree all-reduce's latency as
+  // baseLat + 2 · ((nRanks/nNodes − 1) · intraLat + log2i(nNodes) · interLat): a chain of k ranks inside
+  // each node and a binary tree of nodes, up and down. 1,024 ranks on 128 nodes of 8, spread over 4 leaves
+  // (so each tree hop between nodes crosses leaf, spine and leaf): intraLat = 1 us (the NVLink step),
+  // interLat = 4 us of NIC + 3 switches of 1 us = 7 us, log2(128) = 7, so the latency term is
+  // 2 · (7 · 1 + 7 · 7) = 112 us, plus the launch (base_latency_s) and crossing-nodes (net_base_latency_s)
+  // costs paid once. Forced to the tree, a 1 GiB buffer runs Simple (whose latency fraction is 1).
+  ClusterSpec c = uniform_cluster();
+  c.nodes = 128;
+  c.node.comm.base_latency_s = 5e-6;
+  c.node.comm.net_base_latency_s = 3e-6;
+  const CommGroup g{.size = 1024, .ranks_per_node = 8, .nodes = 128, .leaves = 4};
+  const CollectiveEstimate e =
+      estimate_collective(CollectiveOp::all_reduce, kGiB, g, c, CollectiveAlgo::double_binary_tree);
+  REQUIRE(e.algo == CollectiveAlgo::double_binary_tree);
+  REQUIRE(e.protocol == CollectiveProtocol::simple);
+  CHECK(e.latency_s == doctest::Approx(5e-6 + 3e-6 + 112e-6).epsilon(1e-12));
+  // A ring's latency term at the same size is 2 · 1,023 steps of the slower tier's 7 us: 14.3 ms, which is
+  // why NCCL's tuner (and estimate_collective) takes the tree for small buffers at this scale.
+  const CollectiveEstimate ring =
+      estimate_collective(CollectiveOp::all_reduce, kGiB, g, c, CollectiveAlgo::ring);
+  CHECK(ring.latency_s == doctest::Approx(5e-6 + 3e-6 + 2 * 1023 * 7e-6).epsilon(1e-12));
+  CHECK(select_algorithm(CollectiveOp::all_reduce, 1 << 20, g, c) == CollectiveAlgo::double_binary_tree);
+}
+
 TEST_CASE("empty messages and groups of one cost nothing; bad groups are input errors") {
   const ClusterSpec c = uniform_cluster();
   CHECK(collective_time(CollectiveOp::all_reduce, 0, {.size = 8, .ranks_per_node = 8}, c) == 0.0);

@@ -16,6 +16,7 @@
 #include "tests/support/fixtures.hpp"
 #include "topologies/cluster_graph.hpp"
 #include "topologies/collective_cost.hpp"
+#include "topologies/fabric_load.hpp"
 
 using namespace trainsim;
 using namespace trainsim::model;
@@ -49,6 +50,15 @@ void leaves(StepInput& in, int radix, double o) {
   in.cluster.network.oversubscription = o;
 }
 
+// `in` on a fabric where nothing beyond the NICs is shared (one switch, topo::non_blocking_fabric) whose
+// switch takes as long as a leaf-spine-leaf crossing (3 switches' latency): the same α and the closed form's
+// uncontended bandwidth, the reference a shared fabric's slowdown is measured from.
+StepInput non_blocking(StepInput in) {
+  in.cluster = topo::non_blocking_fabric(in.cluster);
+  in.cluster.network.switch_latency_s *= 3;
+  return in;
+}
+
 // The bandwidth terms of the buckets on the one pipeline rank (time − size-independent latency), summed.
 double bucket_bandwidth_s(const StepInput& in) {
   const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
@@ -58,7 +68,7 @@ double bucket_bandwidth_s(const StepInput& in) {
 }
 
 // The most ring flows (GPU k of node n → GPU k of node n + 1, every k and n) that the graph routes over one
-// link, as ECMP places them.
+// link beyond the NICs, as its routing places them.
 int most_flows_on_a_link(const topo::ClusterSpec& cluster) {
   const topo::ClusterGraph g = topo::ClusterGraph::build(cluster);
   const std::int64_t gpn = cluster.gpus_in_use_per_node();
@@ -173,36 +183,48 @@ TEST_CASE(
     "an oversubscribed leaf's one uplink is shared by every ring flow leaving it, as the closed form says") {
   // Radix 9 at 8:1 gives each leaf 8 ports down (one node) and 1 up: the 8 ring flows leaving a node (one
   // per GPU) all cross that uplink and the next leaf's one downlink, at 1/8 of the rate each, so every
-  // bucket's bandwidth term takes 8 times as long. The closed form's leaf share says the same:
-  // min(1, up / (down · leaves/nodes)) = 1/8. Against a 1:1 fabric of 8 uplinks (radix 16; the flows
-  // there may meet on a spine link, so the reference is the collapsed step, which prices it uncontended).
-  StepInput one_to_one = four_replicas();
-  leaves(one_to_one, 16, 1.0);
+  // bucket's bandwidth term takes 8 times as long. The collapsed step's busiest link says the same
+  // (fabric_shares.hpp). Against the non-blocking fabric.
   StepInput eight_to_one = four_replicas();
   leaves(eight_to_one, 9, 8.0);
-  const double bandwidth = bucket_bandwidth_s(one_to_one);
+  const StepInput uncontended = non_blocking(eight_to_one);
+  const double bandwidth = bucket_bandwidth_s(uncontended);
   REQUIRE(bandwidth > 0);
-  const StepReport reference = simulate_step(one_to_one, Fidelity::event);
+  const StepReport reference = simulate_step(uncontended, Fidelity::event);
   const StepReport routed = full(eight_to_one);
   const StepReport closed_form = simulate_step(eight_to_one, Fidelity::event);
   CHECK(routed.iteration_time - reference.iteration_time == doctest::Approx(7 * bandwidth).epsilon(1e-6));
   CHECK(routed.iteration_time == doctest::Approx(closed_form.iteration_time).epsilon(1e-6));
 }
 
-TEST_CASE("ECMP: ring flows hashed onto one spine link split it, and the step waits for the most loaded") {
-  // 1:1 at radix 16: each node on its own leaf with 8 uplinks, one to each of 8 spines; the 8 flows leaving
-  // a node are spread over them by the routes' hash, and some meet. Each replica's flows share links only
-  // with each other (a leaf holds one node and the ring goes to the next), they are equal and start
-  // together, so a replica's bucket takes the most loaded of its links times the bandwidth term, and the
-  // slowest replica sets the step.
+TEST_CASE("D-mod-K: a 1:1 fat-tree carries every ring flow on a spine link of its own, in both modes") {
+  // 1:1 at radix 16: each node on its own leaf with 8 uplinks, one to each of 8 spines. The flows leaving a
+  // node go to NICs 0..7 of the next node, ports 0..7 of its leaf, so destination-based routing takes them
+  // up spines 0..7: no link carries two (counted from the graph's routes), and the step is the non-blocking
+  // fabric's in both modes.
   StepInput in = four_replicas();
   leaves(in, 16, 1.0);
-  const int most = most_flows_on_a_link(in.cluster);
-  REQUIRE(most > 1);  // this layout's hash does collide (else the case tests nothing)
-  const StepReport collapsed = simulate_step(in, Fidelity::event);
+  CHECK(most_flows_on_a_link(in.cluster) == 1);
+  const StepReport reference = simulate_step(non_blocking(in), Fidelity::event);
+  CHECK(full(in).iteration_time == doctest::Approx(reference.iteration_time).epsilon(1e-6));
+  CHECK(simulate_step(in, Fidelity::event).iteration_time ==
+        doctest::Approx(reference.iteration_time).epsilon(1e-6));
+}
+
+TEST_CASE("two ring flows routed up one spine link split it, and both modes wait for it") {
+  // 2:1 at radix 12: 8 ports down (one node per leaf) and 4 up. The 8 flows leaving a node go to ports
+  // 0..7 of the next leaf, up spines port mod 4: two flows on each uplink, at half their rate each, so every
+  // bucket's bandwidth term takes twice as long, in the full cluster and in the collapsed step.
+  StepInput in = four_replicas();
+  leaves(in, 12, 2.0);
+  CHECK(most_flows_on_a_link(in.cluster) == 2);
+  const StepInput uncontended = non_blocking(in);
+  const StepReport reference = simulate_step(uncontended, Fidelity::event);
   const StepReport routed = full(in);
-  CHECK(routed.iteration_time - collapsed.iteration_time ==
-        doctest::Approx((most - 1) * bucket_bandwidth_s(in)).epsilon(1e-6));
+  CHECK(routed.iteration_time - reference.iteration_time ==
+        doctest::Approx(bucket_bandwidth_s(uncontended)).epsilon(1e-6));
+  CHECK(simulate_step(in, Fidelity::event).iteration_time ==
+        doctest::Approx(routed.iteration_time).epsilon(1e-6));
 }
 
 TEST_CASE("a degraded NIC is a slower link: the rings through it run at its pace, as the closed form says") {
@@ -291,16 +313,17 @@ TEST_CASE("routed, an 8:1 leaf's one uplink takes 7/8 of the rate from every exp
   // reverse direction runs on the other two links alike. So every such collective's bandwidth term takes 8
   // times as long: the step is the same layout on the uncontended fabric plus 7 times the sum of those
   // terms. (The closed form's leaf share says 1/4 for the all-to-all: it counts half its bytes as staying
-  // on the leaf.)
+  // on the leaf.) The collapsed step routes the same all-to-alls and rings and says the same.
   StepInput in = experts_across_nodes();
   leaves(in, 9, 8.0);
-  StepInput uncontended = in;
-  uncontended.cluster = topo::uncontended_fabric(in.cluster);
+  const StepInput uncontended = non_blocking(in);
   const double bandwidth = routed_bandwidth_s(in);
   REQUIRE(bandwidth > 0);
   const StepReport reference = simulate(uncontended, StepMode::collapsed);
   const StepReport routed = full(in);
   CHECK(routed.iteration_time - reference.iteration_time == doctest::Approx(7 * bandwidth).epsilon(1e-6));
+  CHECK(simulate(in, StepMode::collapsed).iteration_time ==
+        doctest::Approx(routed.iteration_time).epsilon(1e-6));
 }
 
 TEST_CASE("the algorithm NCCL picks is the one the step's flows run: NVLS against the ring, by hand") {
