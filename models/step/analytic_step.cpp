@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 namespace trainsim::model {
 
@@ -63,7 +64,8 @@ StepTiming analytic_step(const StepInput& in, const StepPlan& plan, const StepCo
   const int v = plan.virtual_stages;
   const int nvs = p * v;
   const auto m = static_cast<int>(plan.micro_batches);
-  const PipelineOrder order = pipeline_schedule(pl.schedule, p, m, v);
+  const std::shared_ptr<const PipelineOrder> shared_order = shared_pipeline_schedule(pl.schedule, p, m, v);
+  const PipelineOrder& order = *shared_order;
 
   PassTimes times = pass_times(costs);
   // ZeRO 0–2: each chunk's last gradient-producing pass computes beside its gradient buckets.
@@ -100,7 +102,17 @@ StepTiming analytic_step(const StepInput& in, const StepPlan& plan, const StepCo
     }
     times.p2p_s = 0;
   }
-  const ScheduleTimeline tl = time_schedule(order, p, m, v, times, layout ? &layout->passes : nullptr);
+  // With hand-overs, the same schedule without them is timed in the same replay (exposed_pp_comm below).
+  PassSpans* spans = layout ? &layout->passes : nullptr;
+  std::vector<double> rank_end_without_p2p;
+  ScheduleTimeline tl;
+  if (costs.p2p_s > 0) {
+    ScheduleTimelines both = time_schedule_twice(order, p, m, v, times, without_p2p, spans);
+    tl = std::move(both.timeline);
+    rank_end_without_p2p = std::move(both.other_rank_end);
+  } else {
+    tl = time_schedule(order, p, m, v, times, spans);
+  }
   if (layout != nullptr) {
     layout->order = order;
     layout->buckets.assign(static_cast<std::size_t>(p), {});
@@ -141,8 +153,7 @@ StepTiming analytic_step(const StepInput& in, const StepPlan& plan, const StepCo
   tb.exposed_dp_comm = zero3_exposed[cs] + dp_tail[cs] + gather_exposed[cs];
   // Pipeline hand-overs: what they add to this rank's end, measured against the same schedule without them.
   if (costs.p2p_s > 0) {
-    const double without = time_schedule(order, p, m, v, without_p2p).rank_end[cs];
-    tb.exposed_pp_comm = std::max(0.0, tl.rank_end[cs] - without);
+    tb.exposed_pp_comm = std::max(0.0, tl.rank_end[cs] - rank_end_without_p2p[cs]);
   }
   tb.bubble = out.iteration_time - tb.busy();
   if (tb.bubble < 0) {  // rounding only: the parts above are each a lower bound of the rank's time

@@ -152,6 +152,7 @@ ScenarioResult simulate_scenario(const Scenario& s, model::Fidelity fidelity,
                                  const model::StepOptions& options) {
   ScenarioResult result;
   result.step = model::simulate_step(step_input_of(s), fidelity, options);
+  if (!result.step.fits && !options.time_unfit) return result;  // not timed: no run to simulate either
   if (!s.convergence) {
     result.run = run_with_campaign(s, fidelity, result.step, s.training, nullptr);
   } else {
