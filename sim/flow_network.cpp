@@ -149,12 +149,10 @@ Time FlowNetwork::completion_time(const PathClass& c, double key) const {
 }
 
 std::uint32_t FlowNetwork::class_for(std::span<const LinkId> path, double cap) {
-  if (path.empty()) {
-    // Classes over no shared link are told apart by their cap alone.
-    for (const std::uint32_t ci : unlinked_classes_) {
-      if (classes_[ci].cap == cap) return ci;
-    }
-  } else {
+  // A flow over no binding link is a class of its own, never shared: its service counter then starts with
+  // it, and its completion is computed from its own bytes (a class shared by flows that come and go would
+  // carry a counter that grows, and picoseconds of rounding, with every flow before it).
+  if (!path.empty()) {
     // Every class over `path` crosses each of its links: search the link with the fewest classes.
     LinkId fewest = path.front();
     for (const LinkId l : path) {
@@ -176,7 +174,6 @@ std::uint32_t FlowNetwork::class_for(std::span<const LinkId> path, double cap) {
   PathClass& c = classes_[ci];
   c.path.assign(path.begin(), path.end());
   c.cap = cap;
-  if (path.empty()) unlinked_classes_.push_back(ci);
   c.slot_on_link.resize(path.size());
   for (std::size_t i = 0; i < path.size(); ++i) {
     auto& on_link = links_[path[i]].classes;
@@ -196,7 +193,6 @@ void FlowNetwork::release_class(std::uint32_t ci) {
   PathClass& c = classes_[ci];
   if (c.event.seq != 0) engine_->cancel(c.event);
   c.event = EventId{};
-  if (c.path.empty()) std::erase(unlinked_classes_, ci);
   for (std::size_t i = 0; i < c.path.size(); ++i) {
     const LinkId l = c.path[i];
     auto& on_link = links_[l].classes;

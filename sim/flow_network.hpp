@@ -23,11 +23,11 @@
 // Lazy per binding path: flows over the same links that can bind, with the same cap, always get the same
 // max-min rate, so the solver fills path classes (those links, weighted by how many flows cross them, and
 // the cap), not flows: N flows over N distinct leaf links and one shared spine are one class over the
-// spine. Flows alone on their links are classes over no link, which run at their cap: disjoint flows of
-// one bandwidth are one class. A class keeps a service counter S(t), the bytes one of its flows has moved
-// since the class was created; a flow joining at S0 with B bytes completes when S reaches S0 + B. Its flows
-// wait in a min-heap by that key, and the class holds ONE engine event, for the earliest. A rate change
-// updates the class's counter and moves that one event.
+// spine. A flow alone on all its links is a class over no link of its own, which runs at its cap. A class
+// keeps a service counter S(t), the bytes one of its flows has moved since the class was created; a flow
+// joining at S0 with B bytes completes when S reaches S0 + B. Its flows wait in a min-heap by that key, and
+// the class holds ONE engine event, for the earliest. A rate change updates the class's counter and moves
+// that one event.
 //
 // Cost of a change (a flow arriving or leaving): O(path length) to update its links' loads, O(log N) in its
 // class of N flows; for each link whose ability to bind flipped, O(path length + log N) per flow over it
@@ -227,7 +227,6 @@ class FlowNetwork {
   std::uint32_t next_generation_ = 1;
   std::vector<LinkId> touched_;
   std::vector<std::uint32_t> touched_unlinked_;  // touched classes that cross no binding link
-  std::vector<std::uint32_t> unlinked_classes_;  // live classes that cross no binding link
   bool resolve_scheduled_ = false;
   // Scratch, kept to avoid allocating per change.
   std::vector<LinkId> component_links_;
