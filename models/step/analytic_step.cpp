@@ -43,6 +43,51 @@ double lay_buckets(const ParallelPlan& pl, const StepPlan& plan, const StageCost
   return dp_free;
 }
 
+// The pipeline replay of analytic_step: `times`, and with `without` (may be null) the same schedule timed
+// with those costs too. Layouts of a search that differ only in what the replay does not see (a ZeRO
+// stage without weight gathers, its sharding group, the optimizer) replay the same schedule with the same
+// pass times: the calling thread keeps its last replays with their inputs and reuses an identical one
+// (equal inputs, so an equal result).
+ScheduleTimelines replay_schedule(Schedule kind, const PipelineOrder& order, int p, int m, int v,
+                                  const PassTimes& times, const PassTimes* without) {
+  std::vector<double> key{static_cast<double>(kind), static_cast<double>(p), static_cast<double>(m),
+                          static_cast<double>(v)};
+  for (const PassTimes* t : {&times, without}) {
+    if (t == nullptr) {
+      key.push_back(-1);
+      continue;
+    }
+    for (const std::vector<double>* list : {&t->forward, &t->backward, &t->weight, &t->last_grads_extra}) {
+      key.push_back(static_cast<double>(list->size()));
+      key.insert(key.end(), list->begin(), list->end());
+    }
+    key.push_back(t->p2p_s);
+  }
+  struct Entry {
+    std::vector<double> key;
+    ScheduleTimelines result;
+  };
+  constexpr std::size_t kKept = 16;
+  thread_local std::vector<Entry> kept;
+  thread_local std::size_t oldest = 0;
+  for (const Entry& e : kept) {
+    if (e.key == key) return e.result;
+  }
+  ScheduleTimelines result;
+  if (without != nullptr) {
+    result = time_schedule_twice(order, p, m, v, times, *without);
+  } else {
+    result.timeline = time_schedule(order, p, m, v, times);
+  }
+  if (kept.size() < kKept) {
+    kept.push_back(Entry{std::move(key), result});
+  } else {
+    kept[oldest] = Entry{std::move(key), result};
+    oldest = (oldest + 1) % kKept;
+  }
+  return result;
+}
+
 }  // namespace
 
 PassTimes pass_times(const StepCosts& costs) {
@@ -106,12 +151,19 @@ StepTiming analytic_step(const StepInput& in, const StepPlan& plan, const StepCo
   PassSpans* spans = layout ? &layout->passes : nullptr;
   std::vector<double> rank_end_without_p2p;
   ScheduleTimeline tl;
-  if (costs.p2p_s > 0) {
-    ScheduleTimelines both = time_schedule_twice(order, p, m, v, times, without_p2p, spans);
+  if (spans != nullptr) {  // a trace: every pass's span, not kept
+    if (costs.p2p_s > 0) {
+      ScheduleTimelines both = time_schedule_twice(order, p, m, v, times, without_p2p, spans);
+      tl = std::move(both.timeline);
+      rank_end_without_p2p = std::move(both.other_rank_end);
+    } else {
+      tl = time_schedule(order, p, m, v, times, spans);
+    }
+  } else {
+    ScheduleTimelines both =
+        replay_schedule(pl.schedule, order, p, m, v, times, costs.p2p_s > 0 ? &without_p2p : nullptr);
     tl = std::move(both.timeline);
     rank_end_without_p2p = std::move(both.other_rank_end);
-  } else {
-    tl = time_schedule(order, p, m, v, times, spans);
   }
   if (layout != nullptr) {
     layout->order = order;
