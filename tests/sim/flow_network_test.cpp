@@ -295,11 +295,11 @@ TEST_CASE("a link that cannot bind starts binding when a flow arrives over it an
 }
 
 TEST_CASE("flows each alone on their own narrowest link share one class over the link they share") {
-  // 100 flows of 100 kB (runs of about 1e6 s), each over its own 5 B/s leaf and one 10 B/s spine: each leaf is its flow's narrowest link
-  // but carries that flow alone, so it bounds the flow at 5 B/s and nothing else; the spine's share,
-  // 10 / 100 = 0.1 B/s, is everyone's rate, and the 100 distinct paths are one class. A 101st flow over a
-  // 0.05 B/s leaf is held there by its leaf (a class of its own, capped lower): the others then share
-  // the rest, (10 - 0.05) / 100 = 0.0995 B/s.
+  // 100 flows of 100 kB (runs of about 1e6 s), each over its own 5 B/s leaf and one 10 B/s spine: each
+  // leaf is its flow's narrowest link but carries that flow alone, so it bounds the flow at 5 B/s and
+  // nothing else; the spine's share, 10 / 100 = 0.1 B/s, is everyone's rate, and the 100 distinct paths
+  // are one class. A 101st flow over a 0.05 B/s leaf is held there by its leaf (a class of its own, capped
+  // lower): the others then share the rest, (10 - 0.05) / 100 = 0.0995 B/s.
   Engine e;
   FlowNetwork net(e);
   const LinkId spine = net.add_link(10.0, Duration::zero());
