@@ -115,10 +115,14 @@ std::vector<int> stage_layer_counts(const TransformerSpec& model, const Parallel
 std::vector<TensorShape> stage_parameter_tensors(const TransformerSpec& model, const ParallelPlan& plan,
                                                  int stage) {
   check_layout_counts(model, plan);
-  const auto layers = stage_layer_counts(model, plan);
+  return stage_parameter_tensors(model, plan, stage, stage_layer_counts(model, plan));
+}
+
+std::vector<TensorShape> stage_parameter_tensors(const TransformerSpec& model, const ParallelPlan& plan,
+                                                 int stage, const std::vector<int>& stage_layers) {
   if (stage < 0 || stage >= plan.pp)
     throw InputError(fmt::format("stage {} is not in 0..{}", stage, plan.pp - 1));
-  RankTensors r = rank_tensors(model, plan, stage, layers);
+  RankTensors r = rank_tensors(model, plan, stage, stage_layers);
   r.dense.insert(r.dense.end(), r.expert.begin(), r.expert.end());
   return r.dense;
 }

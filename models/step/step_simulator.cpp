@@ -180,6 +180,7 @@ StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptio
   r.memory_per_gpu = mem.per_gpu;
   r.fits = mem.fits;
   if (!mem.fits) r.reason = mem.reason;  // the time is still reported: it is what the layout would take
+  if (!mem.fits && !options.time_unfit) return r;
 
   // The full cluster prices the asymmetries itself: each replica its own stragglers' slowdown, a degraded
   // NIC as a slower link of the graph.

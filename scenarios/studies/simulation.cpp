@@ -100,6 +100,7 @@ ScenarioResult simulate_scenario(const Scenario& s, model::Fidelity fidelity,
                                  const model::StepOptions& options) {
   ScenarioResult result;
   result.step = model::simulate_step(step_input_of(s), fidelity, options);
+  if (!result.step.fits && !options.time_unfit) return result;  // not timed: no run to simulate either
   // A tuning trial's step depends on its nodes alone: simulated once however many campaigns are priced.
   std::optional<model::StepReport> trial;
   const model::TrialStep trial_step = [&](std::int64_t nodes) {
