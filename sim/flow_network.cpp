@@ -293,7 +293,8 @@ void FlowNetwork::find_binding_path(const Flow& f) {
   for (const LinkId l : f.path) {
     if (links_[l].binding) binding_path_.push_back(l);
   }
-  binding_cap_ = links_[f.path[f.anchor]].flows == 1 ? f.cap : kNoCap;
+  binding_cap_ = kNoCap;
+  if (links_[f.path[f.anchor]].flows == 1) binding_cap_ = f.cap;
 }
 
 void FlowNetwork::join_class(std::uint32_t index, double left) {
