@@ -7,6 +7,7 @@
 
 #include "models/report/run_labels.hpp"
 #include "models/report/summary.hpp"
+#include "models/run/tuning_search_space.hpp"
 #include "models/step/layout_rules.hpp"
 #include "models/workload/attention_kernel.hpp"
 #include "models/workload/optimizer.hpp"
@@ -128,6 +129,7 @@ class Converter {
     }
     if (const YamlValue* v = r.get("tuning")) {
       s.tuning = read_tuning_block(d_, *v);
+      if (s.tuning && s.tuning->trials == 0 && training_ok) trials_from_search_space(*v, s);
       if (s.tuning && cluster_ok) check_concurrent_trials(*v, *s.tuning, s.cluster);
     }
     if (const YamlValue* v = r.get("data")) s.data = read_data_block(d_, *v);
@@ -721,6 +723,23 @@ class Converter {
 
   /// Trials run side by side on 1/concurrent of the nodes each: more of them than nodes would share nodes
   /// that do not exist.
+  /// tuning.trials left out: one coordinate-descent pass over the optimizer's published search space
+  /// (models/run/tuning_search_space.hpp), or an error where none is published.
+  void trials_from_search_space(const YamlValue& tuning, Scenario& s) {
+    const model::OptimizerKind kind = s.training.optimizer.kind;
+    const auto space = model::search_space(kind);
+    if (!space) {
+      d_.add(
+          tuning, "tuning.trials",
+          "no published search space for the optimizer " + std::string(model::optimizer_info(kind).name) +
+              " gives a default trial count: give trials, e.g. trials: 64 (adamw, adam-8bit, lion and muon "
+              "have one)");
+      return;
+    }
+    s.tuning->trials = model::coordinate_descent_trials(*space);
+    s.tuning->trials_source = std::string(space->source);
+  }
+
   void check_concurrent_trials(const YamlValue& tuning, const model::TuningSpec& t,
                                const topo::ClusterSpec& c) {
     if (t.concurrent <= c.nodes) return;
