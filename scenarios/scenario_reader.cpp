@@ -79,9 +79,10 @@ struct Anchors {
   }
 };
 
-class Converter {
+/// A scenario's YAML tree to a Scenario, block by block.
+class ScenarioConverter {
  public:
-  Converter(Diagnostics& d, bool cross_checks) : d_(d), cross_checks_(cross_checks) {}
+  ScenarioConverter(Diagnostics& d, bool cross_checks) : d_(d), cross_checks_(cross_checks) {}
 
   Scenario convert(const YamlValue& root, const std::string& default_name) {
     Scenario s;
@@ -835,7 +836,7 @@ const std::vector<std::pair<std::string, model::OptimizerKind>>& optimizer_names
 
 Scenario read_scenario(Diagnostics& d, const YamlValue& root, const std::string& default_name,
                        bool cross_checks) {
-  Converter converter(d, cross_checks);
+  ScenarioConverter converter(d, cross_checks);
   return converter.convert(root, default_name);
 }
 
