@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "scenarios/gpu_preset_fields.hpp"
-#include "scenarios/hf_config.hpp"
+#include "scenarios/importers/hf_config.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/preset_blocks.hpp"
 #include "scenarios/region_block.hpp"

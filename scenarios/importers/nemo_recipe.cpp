@@ -1,4 +1,4 @@
-#include "scenarios/nemo_recipe.hpp"
+#include "scenarios/importers/nemo_recipe.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "scenarios/import_comment.hpp"
+#include "scenarios/importers/import_comment.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/presets.hpp"
 #include "scenarios/yaml_tree.hpp"
