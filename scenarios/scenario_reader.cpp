@@ -82,7 +82,8 @@ struct Anchors {
 /// A scenario's YAML tree to a Scenario, block by block.
 class ScenarioConverter {
  public:
-  ScenarioConverter(Diagnostics& d, bool cross_checks) : d_(d), cross_checks_(cross_checks) {}
+  ScenarioConverter(Diagnostics& d, bool cross_checks, PresetLibrary& presets)
+      : d_(d), cross_checks_(cross_checks), presets_{presets} {}
 
   Scenario convert(const YamlValue& root, const std::string& default_name) {
     Scenario s;
@@ -97,7 +98,7 @@ class ScenarioConverter {
     r.string("name", s.name);
     if (const YamlValue* v = r.get("tags")) read_tags(*v, s);
     const std::size_t before_model = d_.size();
-    if (const YamlValue* v = r.get("model")) s.model = read_model_value(d_, *v, "model");
+    if (const YamlValue* v = r.get("model")) s.model = read_model_value(d_, *v, "model", presets_);
     const bool model_ok = r.has("model") && d_.size() == before_model;
     const std::size_t before_cluster = d_.size();
     if (const YamlValue* v = r.get("cluster")) read_cluster(*v, s.cluster);
@@ -148,6 +149,7 @@ class ScenarioConverter {
  private:
   Diagnostics& d_;
   bool cross_checks_;
+  PresetScope presets_;
   Anchors a_;
 
   void read_tags(const YamlValue& v, Scenario& s) {
@@ -178,7 +180,7 @@ class ScenarioConverter {
         {"node", "nodes", "gpus_per_node", "network", "storage", "background", "stragglers", "degraded"});
     if (!r.valid()) return;
     r.require({"node", "nodes"});
-    if (const YamlValue* n = r.get("node")) c.node = read_node_value(d_, *n, "cluster.node");
+    if (const YamlValue* n = r.get("node")) c.node = read_node_value(d_, *n, "cluster.node", presets_);
     a_.nodes = r.get("nodes");
     r.count("nodes", c.nodes, 1, 1e7);
     a_.gpus_per_node = r.get("gpus_per_node");
@@ -567,7 +569,7 @@ class ScenarioConverter {
       return;
     }
     const std::size_t before = d_.size();
-    const model::RegionPrices region = read_region_value(d_, v, path);
+    const model::RegionPrices region = read_region_value(d_, v, path, presets_);
     if (d_.size() != before) return;
     const bool priced = apply_region(region, gpu, p);
     if (!priced && !explicit_gpu_hour && !gpu.empty()) {
@@ -835,8 +837,8 @@ const std::vector<std::pair<std::string, model::OptimizerKind>>& optimizer_names
 }
 
 Scenario read_scenario(Diagnostics& d, const YamlValue& root, const std::string& default_name,
-                       bool cross_checks) {
-  ScenarioConverter converter(d, cross_checks);
+                       bool cross_checks, PresetLibrary& presets) {
+  ScenarioConverter converter(d, cross_checks, presets);
   return converter.convert(root, default_name);
 }
 
