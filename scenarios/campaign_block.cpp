@@ -68,8 +68,7 @@ std::optional<model::TuningSpec> read_tuning_block(Diagnostics& d, const YamlVal
   MapReader r(d, v, "tuning", {"trials", "trial", "early_stopping", "concurrent"});
   if (!r.valid()) return std::nullopt;
   const std::size_t before = d.size();
-  r.require({"trials"});
-  model::TuningSpec t;
+  model::TuningSpec t;  // trials 0: from the optimizer's search space (scenario_reader.cpp)
   r.count("trials", t.trials, 1, 1e6);
   r.count("concurrent", t.concurrent, 1, 1e6);
   if (const YamlValue* trial = r.get("trial")) {

@@ -103,7 +103,7 @@ class ClusterReader {
     r.require({"node", "nodes"});
     if (const YamlValue* n = r.get("node")) {
       const std::size_t before = d_.size();
-      c.node = read_node_value(d_, *n, "cluster.node");
+      c.node = read_node_value(d_, *n, "cluster.node", PresetScope{presets_});
       if (d_.size() == before) c.node_yaml = node_to_yaml(c.node);
     }
     r.count("nodes", c.nodes, 1, 1e6);
@@ -286,6 +286,7 @@ class ClusterReader {
   }
 
   Diagnostics& d_;
+  PresetLibrary presets_;
   fs::path folder_;
   std::map<std::string, const YamlValue*> teams_;
 };

@@ -17,7 +17,7 @@ std::string stem_of(const std::string& label) {
 }
 
 Scenario load_tree(YamlValue tree, Diagnostics& d, const std::string& file_label,
-                   const std::vector<Override>& overrides) {
+                   const std::vector<Override>& overrides, PresetLibrary& presets) {
   for (const Override& o : overrides) {
     const std::string label = "override " + o.key_path;
     if (o.yaml_value.find_first_not_of(" \t\r\n") == std::string::npos) {
@@ -35,7 +35,7 @@ Scenario load_tree(YamlValue tree, Diagnostics& d, const std::string& file_label
     }
   }
   d.throw_if_any();
-  Scenario s = read_scenario(d, tree, stem_of(file_label), true);
+  Scenario s = read_scenario(d, tree, stem_of(file_label), true, presets);
   s.source_file = file_label;
   // Every sweep value is checked in place, exactly as if written there; combinations are the sweep's
   // business (an infeasible point is a row with its reason, not a load error). A load with overrides is a
@@ -52,7 +52,7 @@ Scenario load_tree(YamlValue tree, Diagnostics& d, const std::string& file_label
         for (const YamlValue& item : axis.value.items) {
           YamlValue point = base;
           apply_override(d, point, axis.key, item, axis.key_line, axis.key_column);
-          (void)read_scenario(d, point, s.name, false);
+          (void)read_scenario(d, point, s.name, false, presets);
         }
       }
     }
@@ -96,18 +96,21 @@ std::string closest_match(std::string_view word, const std::vector<std::string>&
 }
 
 Scenario load_scenario_text(std::string_view yaml, const std::string& file_label,
-                            const std::vector<Override>& overrides) {
+                            const std::vector<Override>& overrides, PresetLibrary* presets) {
   Diagnostics d;
   std::optional<YamlValue> tree = parse_yaml_tree(yaml, file_label, d);
   d.throw_if_any();
-  return load_tree(std::move(*tree), d, file_label, overrides);
+  if (presets != nullptr) return load_tree(std::move(*tree), d, file_label, overrides, *presets);
+  PresetLibrary own;
+  return load_tree(std::move(*tree), d, file_label, overrides, own);
 }
 
-Scenario load_scenario_file(const std::string& path, const std::vector<Override>& overrides) {
+Scenario load_scenario_file(const std::string& path, const std::vector<Override>& overrides,
+                            PresetLibrary* presets) {
   Diagnostics d;
   std::optional<std::string> text = read_text_file(path, d);
   d.throw_if_any();
-  return load_scenario_text(*text, path, overrides);
+  return load_scenario_text(*text, path, overrides, presets);
 }
 
 }  // namespace trainsim::scenario

@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "scenarios/presets.hpp"
 #include "scenarios/scenario.hpp"
 
 namespace trainsim::scenario {
@@ -39,12 +40,16 @@ struct Override {
 ///
 /// Reads and loads a scenario file. Throws InputError (with every problem) on bad input, including a
 /// missing file, a directory, or a file over max_scenario_bytes. `name` defaults to the file's stem.
+/// Presets are resolved in `presets` (the caller's, shared by its loads; thread-safe), or, when it is
+/// null, in a library of this load's own.
 [[nodiscard]] Scenario load_scenario_file(const std::string& path,
-                                          const std::vector<Override>& overrides = {});
+                                          const std::vector<Override>& overrides = {},
+                                          PresetLibrary* presets = nullptr);
 
 /// Loads scenario text; `file_label` is used in messages and as the default name's source.
 [[nodiscard]] Scenario load_scenario_text(std::string_view yaml, const std::string& file_label,
-                                          const std::vector<Override>& overrides = {});
+                                          const std::vector<Override>& overrides = {},
+                                          PresetLibrary* presets = nullptr);
 
 /// The scenario as YAML that loads back (load_scenario_text) to equal structs. Presets are written out
 /// in full (no preset names are needed to read it back); the sweep block is kept.

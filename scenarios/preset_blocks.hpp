@@ -7,16 +7,28 @@
 
 #include "models/spec/region_prices.hpp"
 #include "models/spec/transformer_spec.hpp"
+#include "scenarios/presets.hpp"
 #include "scenarios/yaml_tree.hpp"
 #include "topologies/hardware.hpp"
 
 namespace trainsim::scenario {
 
-model::TransformerSpec read_model_value(Diagnostics& d, const YamlValue& v, const std::string& path);
-topo::GpuSpec read_gpu_value(Diagnostics& d, const YamlValue& v, const std::string& path);
-topo::NodeSpec read_node_value(Diagnostics& d, const YamlValue& v, const std::string& path);
+/// Where preset names are resolved, and how many presets deep this value is (presets may derive from
+/// presets, `preset:` inside a preset file; a cycle stops at a fixed depth).
+struct PresetScope {
+  PresetLibrary& library;
+  int depth = 0;
+};
+
+model::TransformerSpec read_model_value(Diagnostics& d, const YamlValue& v, const std::string& path,
+                                        const PresetScope& presets);
+topo::GpuSpec read_gpu_value(Diagnostics& d, const YamlValue& v, const std::string& path,
+                             const PresetScope& presets);
+topo::NodeSpec read_node_value(Diagnostics& d, const YamlValue& v, const std::string& path,
+                               const PresetScope& presets);
 /// A region price table: a preset name (models/regions) or the file's mapping (region_block.hpp).
-model::RegionPrices read_region_value(Diagnostics& d, const YamlValue& v, const std::string& path);
+model::RegionPrices read_region_value(Diagnostics& d, const YamlValue& v, const std::string& path,
+                                      const PresetScope& presets);
 
 /// The first name `table` gives `value`: for tables that accept a subset of an enum's names or add
 /// aliases to them (the enum's own table is beside it, with to_string).

@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "scenarios/gpu_preset_fields.hpp"
-#include "scenarios/hf_config.hpp"
+#include "scenarios/importers/hf_config.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/preset_blocks.hpp"
 #include "scenarios/region_block.hpp"
@@ -108,20 +108,43 @@ std::string unknown_message(PresetKind kind, const std::string& name) {
   return message + "; known: " + (list.empty() ? "(none found)" : list);
 }
 
-// Parsed presets by file path: sweeps load the same presets thousands of times, from many threads.
-std::mutex cache_mutex;
-std::map<std::string, model::TransformerSpec> model_cache;
-std::map<std::string, topo::GpuSpec> gpu_cache;
-std::map<std::string, topo::NodeSpec> node_cache;
-std::map<std::string, model::RegionPrices> region_cache;
-
 // Presets may derive from presets (`preset:` inside a preset file); a cycle stops here.
-thread_local int preset_depth = 0;
 constexpr int kMaxPresetDepth = 8;
 
-template <class Spec, class Read>
+}  // namespace
+
+struct PresetLibrary::Files {
+  std::mutex mutex;
+  std::map<std::string, model::TransformerSpec> models;
+  std::map<std::string, topo::GpuSpec> gpus;
+  std::map<std::string, topo::NodeSpec> nodes;
+  std::map<std::string, model::RegionPrices> regions;
+};
+
+namespace {
+
+std::map<std::string, model::TransformerSpec>& cache_of(PresetLibrary::Files& f, model::TransformerSpec*) {
+  return f.models;
+}
+std::map<std::string, topo::GpuSpec>& cache_of(PresetLibrary::Files& f, topo::GpuSpec*) {
+  return f.gpus;
+}
+std::map<std::string, topo::NodeSpec>& cache_of(PresetLibrary::Files& f, topo::NodeSpec*) {
+  return f.nodes;
+}
+std::map<std::string, model::RegionPrices>& cache_of(PresetLibrary::Files& f, model::RegionPrices*) {
+  return f.regions;
+}
+
+/// A spec's reader: a value (a preset name or a mapping) at a key path, its presets resolved in a scope.
+template <class Spec>
+using SpecReader = Spec (*)(Diagnostics&, const YamlValue&, const std::string&, const PresetScope&);
+
+template <class Spec>
 std::optional<Spec> load_preset(Diagnostics& d, const YamlValue& at, const std::string& path, PresetKind kind,
-                                const std::string& name, std::map<std::string, Spec>& cache, Read read) {
+                                const std::string& name, const PresetScope& presets, SpecReader<Spec> read) {
+  PresetLibrary::Files& files = presets.library.files();
+  std::map<std::string, Spec>& cache = cache_of(files, static_cast<Spec*>(nullptr));
   const FoundPreset found = find_file(kind, name);
   if (!found.problem.empty()) {
     d.add(at, path, found.problem);
@@ -129,10 +152,10 @@ std::optional<Spec> load_preset(Diagnostics& d, const YamlValue& at, const std::
   }
   const std::optional<std::string> file = found.file;
   {
-    std::lock_guard lock(cache_mutex);
+    std::lock_guard lock(files.mutex);
     if (auto it = cache.find(*file); it != cache.end()) return it->second;
   }
-  if (preset_depth >= kMaxPresetDepth) {
+  if (presets.depth >= kMaxPresetDepth) {
     d.add(at, path,
           "presets derive from each other more than " + std::to_string(kMaxPresetDepth) +
               " levels deep (a cycle?) at \"" + name + "\"");
@@ -142,9 +165,7 @@ std::optional<Spec> load_preset(Diagnostics& d, const YamlValue& at, const std::
   std::optional<Spec> spec;
   if (auto text = read_text_file(*file, local)) {
     if (auto tree = parse_yaml_tree(*text, *file, local)) {
-      ++preset_depth;
-      Spec s = read(local, *tree, "");
-      --preset_depth;
+      Spec s = read(local, *tree, "", PresetScope{presets.library, presets.depth + 1});
       if (s.name.empty() || s.name == "custom") s.name = name;
       spec = std::move(s);
     }
@@ -153,27 +174,28 @@ std::optional<Spec> load_preset(Diagnostics& d, const YamlValue& at, const std::
     for (const Diagnostic& diag : local.list()) d.add(diag);
     return std::nullopt;
   }
-  std::lock_guard lock(cache_mutex);
+  std::lock_guard lock(files.mutex);
   cache.emplace(*file, *spec);
   return spec;
 }
 
-template <class Spec, class Read>
-Spec preset_or_throw(PresetKind kind, const std::string& name, std::map<std::string, Spec>& cache,
-                     Read read) {
+template <class Spec>
+Spec preset_or_throw(PresetKind kind, const std::string& name, PresetLibrary& library,
+                     SpecReader<Spec> read) {
   Diagnostics d;
   YamlValue at;
-  std::optional<Spec> spec = load_preset(d, at, "", kind, name, cache, read);
+  std::optional<Spec> spec = load_preset(d, at, "", kind, name, PresetScope{library}, read);
   d.throw_if_any();
   return *spec;
 }
 
-template <class Spec, class Read>
-Spec load_file_or_throw(const std::string& path, Read read) {
+template <class Spec>
+Spec load_file_or_throw(const std::string& path, SpecReader<Spec> read) {
   Diagnostics d;
   Spec spec;
+  PresetLibrary library;
   if (auto text = read_text_file(path, d)) {
-    if (auto tree = parse_yaml_tree(*text, path, d)) spec = read(d, *tree, "");
+    if (auto tree = parse_yaml_tree(*text, path, d)) spec = read(d, *tree, "", PresetScope{library});
   }
   d.throw_if_any();
   if (spec.name.empty() || spec.name == "custom") spec.name = fs::path(path).stem().string();
@@ -182,13 +204,13 @@ Spec load_file_or_throw(const std::string& path, Read read) {
 
 /// The `preset:` of a mapping, loaded, or a default spec when there is none.
 template <class Spec>
-Spec base_of(Diagnostics& d, const MapReader& r, PresetKind kind, std::map<std::string, Spec>& cache,
-             Spec (*read)(Diagnostics&, const YamlValue&, const std::string&)) {
+Spec base_of(Diagnostics& d, const MapReader& r, PresetKind kind, const PresetScope& presets,
+             SpecReader<Spec> read) {
   const YamlValue* p = r.get("preset");
   if (p == nullptr) return Spec{};
   const auto name = read_string(d, *p, r.child_path("preset"));
   if (!name) return Spec{};
-  return load_preset(d, *p, r.child_path("preset"), kind, *name, cache, read).value_or(Spec{});
+  return load_preset(d, *p, r.child_path("preset"), kind, *name, presets, read).value_or(Spec{});
 }
 
 std::string q(std::string_view s) {
@@ -244,9 +266,10 @@ void check_latent_attention_keys(Diagnostics& d, const MapReader& r, const YamlV
   }
 }
 
-model::TransformerSpec read_model_value(Diagnostics& d, const YamlValue& v, const std::string& path) {
+model::TransformerSpec read_model_value(Diagnostics& d, const YamlValue& v, const std::string& path,
+                                        const PresetScope& presets) {
   if (v.is_scalar()) {
-    return load_preset(d, v, path, PresetKind::model, v.scalar, model_cache, read_model_value)
+    return load_preset(d, v, path, PresetKind::model, v.scalar, presets, read_model_value)
         .value_or(model::TransformerSpec{});
   }
   MapReader r(d, v, path,
@@ -287,7 +310,7 @@ model::TransformerSpec read_model_value(Diagnostics& d, const YamlValue& v, cons
                "dropout"});
   if (!r.valid()) return {};
   const std::size_t errors_before = d.size();
-  model::TransformerSpec m = base_of(d, r, PresetKind::model, model_cache, read_model_value);
+  model::TransformerSpec m = base_of(d, r, PresetKind::model, presets, read_model_value);
   if (const YamlValue* hf = r.get("hf_config")) {
     const std::string hf_path = r.child_path("hf_config");
     if (r.has("preset")) {
@@ -356,16 +379,17 @@ model::TransformerSpec read_model_value(Diagnostics& d, const YamlValue& v, cons
   return m;
 }
 
-topo::GpuSpec read_gpu_value(Diagnostics& d, const YamlValue& v, const std::string& path) {
+topo::GpuSpec read_gpu_value(Diagnostics& d, const YamlValue& v, const std::string& path,
+                             const PresetScope& presets) {
   if (v.is_scalar()) {
-    return load_preset(d, v, path, PresetKind::gpu, v.scalar, gpu_cache, read_gpu_value)
+    return load_preset(d, v, path, PresetKind::gpu, v.scalar, presets, read_gpu_value)
         .value_or(topo::GpuSpec{});
   }
   std::vector<std::string> top_keys{"preset", "name", "source", "peak", "efficiency"};
   for (std::string& key : gpu_block_keys(GpuBlock::top)) top_keys.push_back(std::move(key));
   MapReader r(d, v, path, std::move(top_keys));
   if (!r.valid()) return {};
-  topo::GpuSpec g = base_of(d, r, PresetKind::gpu, gpu_cache, read_gpu_value);
+  topo::GpuSpec g = base_of(d, r, PresetKind::gpu, presets, read_gpu_value);
   if (!r.has("preset")) r.require({"peak", "hbm", "hbm_bandwidth", "tdp"});
   r.string("name", g.name);
   read_gpu_block(r, GpuBlock::top, g);
@@ -380,22 +404,23 @@ topo::GpuSpec read_gpu_value(Diagnostics& d, const YamlValue& v, const std::stri
   return g;
 }
 
-topo::NodeSpec read_node_value(Diagnostics& d, const YamlValue& v, const std::string& path) {
+topo::NodeSpec read_node_value(Diagnostics& d, const YamlValue& v, const std::string& path,
+                               const PresetScope& presets) {
   if (v.is_scalar()) {
-    return load_preset(d, v, path, PresetKind::node, v.scalar, node_cache, read_node_value)
+    return load_preset(d, v, path, PresetKind::node, v.scalar, presets, read_node_value)
         .value_or(topo::NodeSpec{});
   }
   MapReader r(d, v, path,
               {"preset", "name", "source", "gpu", "gpus_per_node", "fabric", "intra_bandwidth",
                "intra_latency", "in_switch_reduction", "nics_per_node", "nic", "pcie", "host_power"});
   if (!r.valid()) return {};
-  topo::NodeSpec n = base_of(d, r, PresetKind::node, node_cache, read_node_value);
+  topo::NodeSpec n = base_of(d, r, PresetKind::node, presets, read_node_value);
   if (!r.has("preset")) {
     n.name = "custom";
     r.require({"gpu", "gpus_per_node", "intra_bandwidth"});
   }
   r.string("name", n.name);
-  if (const YamlValue* g = r.get("gpu")) n.gpu = read_gpu_value(d, *g, r.child_path("gpu"));
+  if (const YamlValue* g = r.get("gpu")) n.gpu = read_gpu_value(d, *g, r.child_path("gpu"), presets);
   r.count("gpus_per_node", n.gpus_per_node, 1, 1024);
   r.choice("fabric", n.fabric, topo::kIntraNodeFabricNames);
   r.quantity("intra_bandwidth", n.intra_bytes_per_s, Dimension::bytes_per_s);
@@ -410,9 +435,10 @@ topo::NodeSpec read_node_value(Diagnostics& d, const YamlValue& v, const std::st
   return n;
 }
 
-model::RegionPrices read_region_value(Diagnostics& d, const YamlValue& v, const std::string& path) {
+model::RegionPrices read_region_value(Diagnostics& d, const YamlValue& v, const std::string& path,
+                                      const PresetScope& presets) {
   if (v.is_scalar()) {
-    return load_preset(d, v, path, PresetKind::region, v.scalar, region_cache, read_region_value)
+    return load_preset(d, v, path, PresetKind::region, v.scalar, presets, read_region_value)
         .value_or(model::RegionPrices{});
   }
   return read_region_file(d, v, path);
@@ -499,17 +525,33 @@ std::string preset_file(PresetKind kind, const std::string& name) {
   return found.file;
 }
 
+PresetLibrary::PresetLibrary() : files_(std::make_unique<Files>()) {}
+PresetLibrary::~PresetLibrary() = default;
+
+topo::GpuSpec PresetLibrary::gpu(const std::string& name) {
+  return preset_or_throw<topo::GpuSpec>(PresetKind::gpu, name, *this, read_gpu_value);
+}
+topo::NodeSpec PresetLibrary::node(const std::string& name) {
+  return preset_or_throw<topo::NodeSpec>(PresetKind::node, name, *this, read_node_value);
+}
+model::TransformerSpec PresetLibrary::model(const std::string& name) {
+  return preset_or_throw<model::TransformerSpec>(PresetKind::model, name, *this, read_model_value);
+}
+model::RegionPrices PresetLibrary::region(const std::string& name) {
+  return preset_or_throw<model::RegionPrices>(PresetKind::region, name, *this, read_region_value);
+}
+
 topo::GpuSpec gpu_preset(const std::string& name) {
-  return preset_or_throw(PresetKind::gpu, name, gpu_cache, read_gpu_value);
+  return PresetLibrary().gpu(name);
 }
 topo::NodeSpec node_preset(const std::string& name) {
-  return preset_or_throw(PresetKind::node, name, node_cache, read_node_value);
+  return PresetLibrary().node(name);
 }
 model::TransformerSpec model_preset(const std::string& name) {
-  return preset_or_throw(PresetKind::model, name, model_cache, read_model_value);
+  return PresetLibrary().model(name);
 }
 model::RegionPrices region_preset(const std::string& name) {
-  return preset_or_throw(PresetKind::region, name, region_cache, read_region_value);
+  return PresetLibrary().region(name);
 }
 
 topo::GpuSpec load_gpu_preset_file(const std::string& path) {

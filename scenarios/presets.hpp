@@ -20,6 +20,12 @@
 //   region: {name, description, gpu_hour: {GPU: {value, source, date}}, storage, egress, energy, carbon}
 //           (scenarios/region_block.hpp)
 // Unknown names throw trainsim::InputError with a "did you mean" and the list of known names.
+//
+// Parsed presets are kept in a PresetLibrary that its caller owns: a sweep, a validation run or the error
+// band's cases read each preset file once for all their loads and threads; the Python module keeps one for
+// its process (tools/python/core_module.cpp); any other load reads into a library of its own, so a preset
+// edited between two loads is seen. The scenarios library itself caches nothing process-wide.
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,6 +37,29 @@ namespace trainsim::scenario {
 
 enum class PresetKind { gpu, node, model, region };
 
+/// Parsed presets by file path, for the loads of one owner (scenarios/loader.hpp takes it). Thread-safe:
+/// the threads of one sweep share it. Neither copied nor moved (its threads hold references).
+class PresetLibrary {
+ public:
+  PresetLibrary();
+  ~PresetLibrary();
+  PresetLibrary(const PresetLibrary&) = delete;
+  PresetLibrary& operator=(const PresetLibrary&) = delete;
+
+  [[nodiscard]] topo::GpuSpec gpu(const std::string& name);
+  [[nodiscard]] topo::NodeSpec node(const std::string& name);
+  [[nodiscard]] model::TransformerSpec model(const std::string& name);
+  [[nodiscard]] model::RegionPrices region(const std::string& name);
+
+  /// The parsed files and their lock; defined in presets.cpp, the only place that reads them.
+  struct Files;
+  [[nodiscard]] Files& files() { return *files_; }
+
+ private:
+  std::unique_ptr<Files> files_;
+};
+
+/// One preset looked up in a library of its own (each call reads the file).
 [[nodiscard]] topo::GpuSpec gpu_preset(const std::string& name);
 [[nodiscard]] topo::NodeSpec node_preset(const std::string& name);
 [[nodiscard]] model::TransformerSpec model_preset(const std::string& name);

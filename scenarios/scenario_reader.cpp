@@ -7,6 +7,7 @@
 
 #include "models/report/run_labels.hpp"
 #include "models/report/summary.hpp"
+#include "models/run/tuning_search_space.hpp"
 #include "models/step/layout_rules.hpp"
 #include "models/workload/attention_kernel.hpp"
 #include "models/workload/optimizer.hpp"
@@ -78,9 +79,11 @@ struct Anchors {
   }
 };
 
-class Converter {
+/// A scenario's YAML tree to a Scenario, block by block.
+class ScenarioConverter {
  public:
-  Converter(Diagnostics& d, bool cross_checks) : d_(d), cross_checks_(cross_checks) {}
+  ScenarioConverter(Diagnostics& d, bool cross_checks, PresetLibrary& presets)
+      : d_(d), cross_checks_(cross_checks), presets_{presets} {}
 
   Scenario convert(const YamlValue& root, const std::string& default_name) {
     Scenario s;
@@ -95,7 +98,7 @@ class Converter {
     r.string("name", s.name);
     if (const YamlValue* v = r.get("tags")) read_tags(*v, s);
     const std::size_t before_model = d_.size();
-    if (const YamlValue* v = r.get("model")) s.model = read_model_value(d_, *v, "model");
+    if (const YamlValue* v = r.get("model")) s.model = read_model_value(d_, *v, "model", presets_);
     const bool model_ok = r.has("model") && d_.size() == before_model;
     const std::size_t before_cluster = d_.size();
     if (const YamlValue* v = r.get("cluster")) read_cluster(*v, s.cluster);
@@ -128,6 +131,7 @@ class Converter {
     }
     if (const YamlValue* v = r.get("tuning")) {
       s.tuning = read_tuning_block(d_, *v);
+      if (s.tuning && s.tuning->trials == 0 && training_ok) trials_from_search_space(*v, s);
       if (s.tuning && cluster_ok) check_concurrent_trials(*v, *s.tuning, s.cluster);
     }
     if (const YamlValue* v = r.get("data")) s.data = read_data_block(d_, *v);
@@ -145,6 +149,7 @@ class Converter {
  private:
   Diagnostics& d_;
   bool cross_checks_;
+  PresetScope presets_;
   Anchors a_;
 
   void read_tags(const YamlValue& v, Scenario& s) {
@@ -175,7 +180,7 @@ class Converter {
         {"node", "nodes", "gpus_per_node", "network", "storage", "background", "stragglers", "degraded"});
     if (!r.valid()) return;
     r.require({"node", "nodes"});
-    if (const YamlValue* n = r.get("node")) c.node = read_node_value(d_, *n, "cluster.node");
+    if (const YamlValue* n = r.get("node")) c.node = read_node_value(d_, *n, "cluster.node", presets_);
     a_.nodes = r.get("nodes");
     r.count("nodes", c.nodes, 1, 1e7);
     a_.gpus_per_node = r.get("gpus_per_node");
@@ -564,7 +569,7 @@ class Converter {
       return;
     }
     const std::size_t before = d_.size();
-    const model::RegionPrices region = read_region_value(d_, v, path);
+    const model::RegionPrices region = read_region_value(d_, v, path, presets_);
     if (d_.size() != before) return;
     const bool priced = apply_region(region, gpu, p);
     if (!priced && !explicit_gpu_hour && !gpu.empty()) {
@@ -721,6 +726,23 @@ class Converter {
 
   /// Trials run side by side on 1/concurrent of the nodes each: more of them than nodes would share nodes
   /// that do not exist.
+  /// tuning.trials left out: one coordinate-descent pass over the optimizer's published search space
+  /// (models/run/tuning_search_space.hpp), or an error where none is published.
+  void trials_from_search_space(const YamlValue& tuning, Scenario& s) {
+    const model::OptimizerKind kind = s.training.optimizer.kind;
+    const auto space = model::search_space(kind);
+    if (!space) {
+      d_.add(
+          tuning, "tuning.trials",
+          "no published search space for the optimizer " + std::string(model::optimizer_info(kind).name) +
+              " gives a default trial count: give trials, e.g. trials: 64 (adamw, adam-8bit, lion and muon "
+              "have one)");
+      return;
+    }
+    s.tuning->trials = model::coordinate_descent_trials(*space);
+    s.tuning->trials_source = std::string(space->source);
+  }
+
   void check_concurrent_trials(const YamlValue& tuning, const model::TuningSpec& t,
                                const topo::ClusterSpec& c) {
     if (t.concurrent <= c.nodes) return;
@@ -815,8 +837,8 @@ const std::vector<std::pair<std::string, model::OptimizerKind>>& optimizer_names
 }
 
 Scenario read_scenario(Diagnostics& d, const YamlValue& root, const std::string& default_name,
-                       bool cross_checks) {
-  Converter converter(d, cross_checks);
+                       bool cross_checks, PresetLibrary& presets) {
+  ScenarioConverter converter(d, cross_checks, presets);
   return converter.convert(root, default_name);
 }
 

@@ -6,15 +6,17 @@
 #include <utility>
 #include <vector>
 
+#include "scenarios/presets.hpp"
 #include "scenarios/scenario.hpp"
 #include "scenarios/yaml_tree.hpp"
 
 namespace trainsim::scenario {
 
 /// Adds every problem to `d` (and returns what could be read). `cross_checks` false: only each value
-/// in place (a sweep value, whose combinations are the sweep's business), not the layout rules.
+/// in place (a sweep value, whose combinations are the sweep's business), not the layout rules. Preset
+/// names are resolved in `presets`.
 [[nodiscard]] Scenario read_scenario(Diagnostics& d, const YamlValue& root, const std::string& default_name,
-                                     bool cross_checks);
+                                     bool cross_checks, PresetLibrary& presets);
 
 /// The optimizer spellings a scenario accepts, for the reader and the dump: each kind's canonical name, then
 /// model::optimizer_aliases().

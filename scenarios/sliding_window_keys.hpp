@@ -1,7 +1,7 @@
 #pragma once
 // Internal to the scenarios library: the sliding-window keys of a model block (SPEC model.sliding_window,
 // model.layer_types, model.attention_sinks) and the layer-type names they share with HuggingFace's
-// `layer_types` (hf_config.cpp): "sliding_attention" is windowed, "full_attention" is not.
+// `layer_types` (importers/hf_config.cpp): "sliding_attention" is windowed, "full_attention" is not.
 #include <optional>
 #include <string>
 #include <string_view>

@@ -142,7 +142,8 @@ bool precheck(std::string_view text, const std::shared_ptr<const std::string>& f
   return ok;
 }
 
-struct Converter {
+/// yaml-cpp's nodes to the owned YamlValue tree, with locations and the size guards.
+struct YamlCppConverter {
   Diagnostics& d;
   std::shared_ptr<const std::string> file;
   std::int64_t nodes = 0;
@@ -328,7 +329,7 @@ std::optional<YamlValue> parse_yaml_tree(std::string_view text, const std::strin
                          "; a scenario needs at least model:, cluster: and training:"});
     return std::nullopt;
   }
-  Converter converter{d, file};
+  YamlCppConverter converter{d, file};
   YamlValue tree = converter.convert(root, 0, 1, 1);
   if (converter.aborted) return std::nullopt;
   return tree;

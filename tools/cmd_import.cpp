@@ -1,15 +1,15 @@
 // `trainsim import megatron ARGS [--node NAME] [--nodes N] [-o FILE]` and `trainsim import nemo RECIPE.yaml
 // [--node NAME] [-o FILE]`: print (or write) the scenario of a Megatron-LM argument list
-// (scenarios/megatron_args.hpp) or of a NeMo 2 recipe (scenarios/nemo_recipe.hpp), so a run starts from the
-// configuration a user launches.
+// (scenarios/importers/megatron_args.hpp) or of a NeMo 2 recipe (scenarios/importers/nemo_recipe.hpp), so a
+// run starts from the configuration a user launches.
 #include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "scenarios/importers/megatron_args.hpp"
+#include "scenarios/importers/nemo_recipe.hpp"
 #include "scenarios/loader.hpp"
-#include "scenarios/megatron_args.hpp"
-#include "scenarios/nemo_recipe.hpp"
 #include "sim/input_files.hpp"
 #include "sim/output_files.hpp"
 #include "tools/command.hpp"

@@ -84,6 +84,12 @@ ExplainSection explain_convergence(const TransformerSpec& model, std::int64_t gl
 ExplainSection explain_tuning(const TuningSpec& t) {
   ExplainSection out;
   out.title = "tuning trials";
+  if (!t.trials_source.empty()) {
+    out.notes.push_back(fmt::format(
+        "{} trials, one coordinate-descent pass over the optimizer's search space (1 + the grid values "
+        "beside the baseline, one hyper-parameter at a time): {}; tuning.trials overrides it",
+        t.trials, t.trials_source));
+  }
   const TuningPlan plan = tuning_plan(t);
   for (std::size_t i = 0; i < plan.rungs.size(); ++i) {
     const Rung& r = plan.rungs[i];

@@ -51,8 +51,9 @@ inline constexpr EnumNames<EarlyStopping, 3> kEarlyStoppingNames{
      {"asha", EarlyStopping::asha}}};
 
 struct TuningSpec {
-  std::int64_t trials = 0;  ///< trials started (the first rung)
-  double fraction = 0.01;   ///< of the final run's tokens that one trial trains when not stopped early
+  std::int64_t trials = 0;    ///< trials started (the first rung); 0 until the reader sets the default
+  std::string trials_source;  ///< where a default trial count comes from; empty: given
+  double fraction = 0.01;     ///< of the final run's tokens that one trial trains when not stopped early
   EarlyStopping early_stopping = EarlyStopping::none;
   double eta = 3;               ///< successive halving / ASHA: 1/eta of a rung is promoted
   double min_fraction = 0.05;   ///< of a trial's budget trained in the first rung

@@ -1,12 +1,13 @@
-// libFuzzer target for the hf_config reader (scenarios/hf_config.hpp) and the one JSON reader under it
-// (sim/json_input.hpp): any text must give a model or diagnostics, never a crash, a hang, a leak or another
-// exception; a parsed value's excerpt stays bounded. Seeds: models/hf_configs/*.json (tools/dev fuzz).
+// libFuzzer target for the hf_config reader (scenarios/importers/hf_config.hpp) and the one JSON reader under
+// it (sim/json_input.hpp): any text must give a model or diagnostics, never a crash, a hang, a leak or
+// another exception; a parsed value's excerpt stays bounded. Seeds: models/hf_configs/*.json (tools/dev
+// fuzz).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 
-#include "scenarios/hf_config.hpp"
+#include "scenarios/importers/hf_config.hpp"
 #include "sim/error.hpp"
 #include "sim/json_input.hpp"
 

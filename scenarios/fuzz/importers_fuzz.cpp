@@ -1,15 +1,15 @@
-// libFuzzer target for the importers (scenarios/megatron_args.hpp, scenarios/nemo_recipe.hpp): any text,
-// read as a Megatron-LM argument list and as a NeMo recipe, strictly and leniently, must give a scenario or
-// throw InputError, never crash, hang, leak or throw anything else; a scenario they give must load or be
-// refused with InputError (as `trainsim import` checks before it writes). Seeds: tests/tools/megatron_args
-// and tests/tools/nemo_recipes (tools/dev fuzz).
+// libFuzzer target for the importers (scenarios/importers/megatron_args.hpp,
+// scenarios/importers/nemo_recipe.hpp): any text, read as a Megatron-LM argument list and as a NeMo recipe,
+// strictly and leniently, must give a scenario or throw InputError, never crash, hang, leak or throw anything
+// else; a scenario they give must load or be refused with InputError (as `trainsim import` checks before it
+// writes). Seeds: tests/tools/megatron_args and tests/tools/nemo_recipes (tools/dev fuzz).
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
+#include "scenarios/importers/megatron_args.hpp"
+#include "scenarios/importers/nemo_recipe.hpp"
 #include "scenarios/loader.hpp"
-#include "scenarios/megatron_args.hpp"
-#include "scenarios/nemo_recipe.hpp"
 #include "sim/error.hpp"
 
 namespace {

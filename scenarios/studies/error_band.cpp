@@ -53,7 +53,8 @@ std::string written_value(const std::string& text, const std::string& key) {
 /// Whether a case file may be a run on `gpu` under `framework`, from a look at its text before it is
 /// loaded (loading every shipped case costs most of a second): false only when it names a node preset
 /// whose GPU is another and gives no GPU of its own, or names another framework. Empty: anything.
-bool may_match(const std::string& file, const std::string& gpu, const std::string& framework) {
+bool may_match(const std::string& file, const std::string& gpu, const std::string& framework,
+               PresetLibrary& presets) {
   if (gpu.empty() && framework.empty()) return true;
   std::ifstream in(file, std::ios::binary);
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -65,7 +66,7 @@ bool may_match(const std::string& file, const std::string& gpu, const std::strin
     const std::string node = written_value(text, "node");
     if (!node.empty()) {
       try {
-        if (node_preset(node).gpu.name != gpu) return false;
+        if (presets.node(node).gpu.name != gpu) return false;
       } catch (const InputError&) {
         return true;  // loading it says what is wrong
       }
@@ -100,8 +101,9 @@ std::vector<BandCase> band_cases(const std::vector<CaseResult>& results) {
 std::vector<BandCase> band_cases(const std::string& folder, const std::string& gpu,
                                  const std::string& framework) {
   std::vector<std::string> files;
+  PresetLibrary presets;
   for (const std::string& file : find_case_files({folder}))
-    if (!is_collective_case_file(file) && may_match(file, gpu, framework)) files.push_back(file);
+    if (!is_collective_case_file(file) && may_match(file, gpu, framework, presets)) files.push_back(file);
   return band_cases(run_cases(files));
 }
 

@@ -278,6 +278,7 @@ struct SweepTable::Impl {
   std::set<std::string> swept;               // key paths of the sweep axes
   std::string fingerprint;
   std::vector<Override> overrides;  // --set, before each point's own
+  mutable PresetLibrary presets;    // every point's presets, read once for the whole sweep (thread-safe)
   std::vector<std::string> notes;
 
   model::Labels labels(const Scenario& s, const SweepPoint& point) const {
@@ -320,7 +321,7 @@ SweepTable::SweepTable(const std::string& scenario_path, model::Fidelity fidelit
     : impl_(std::make_unique<Impl>()) {
   // The loader's own file checks (missing, a directory, too large) come first; the text is then kept so
   // that each point re-parses it without touching the file again.
-  Scenario base = load_scenario_file(scenario_path, overrides);
+  Scenario base = load_scenario_file(scenario_path, overrides, &impl_->presets);
   std::ifstream in(scenario_path, std::ios::binary);
   std::ostringstream buffer;
   buffer << in.rdbuf();
@@ -331,7 +332,7 @@ SweepTable::SweepTable(const std::string& scenario_path, model::Fidelity fidelit
 SweepTable::SweepTable(const ScenarioText& scenario, model::Fidelity fidelity, RowFormat format,
                        std::vector<Override> overrides)
     : impl_(std::make_unique<Impl>()) {
-  Scenario base = load_scenario_text(scenario.yaml, scenario.label, overrides);
+  Scenario base = load_scenario_text(scenario.yaml, scenario.label, overrides, &impl_->presets);
   impl_->init(scenario, std::move(base), fidelity, format, std::move(overrides));
 }
 
@@ -451,7 +452,7 @@ std::string SweepTable::row(std::int64_t index, RowFacts* facts) const {
     std::vector<Override> overrides = m.overrides;
     overrides.insert(overrides.end(), point.overrides.begin(), point.overrides.end());
     overrides.push_back(Override{"sweep", "{}"});
-    const Scenario s = load_scenario_text(m.text, m.path, overrides);
+    const Scenario s = load_scenario_text(m.text, m.path, overrides, &m.presets);
     labels = m.labels(s, point);
     ScenarioResult result = simulate_scenario(s, m.fidelity);
     if (facts != nullptr) {

@@ -112,7 +112,7 @@ std::string parallel_style(const Scenario& s) {
   return "dense 3D";
 }
 
-CaseResult run_case(const std::string& file, const ValidationOptions& options) {
+CaseResult run_case(const std::string& file, const ValidationOptions& options, PresetLibrary* presets) {
   CaseResult r{.file = file, .name = fs::path(file).stem().string(), .group = group_of(file)};
   if (is_collective_case_file(file)) {
     try {
@@ -124,7 +124,7 @@ CaseResult run_case(const std::string& file, const ValidationOptions& options) {
   }
   Scenario s;
   try {
-    s = load_scenario_file(file);
+    s = load_scenario_file(file, {}, presets);
   } catch (const InputError& e) {
     r.failure = std::string("does not load: ") + e.what();
     return r;
@@ -184,11 +184,13 @@ std::vector<CaseResult> run_cases(const std::vector<std::string>& files, const V
   std::vector<CaseResult> results(files.size());
   std::vector<std::int64_t> indices(files.size());
   std::iota(indices.begin(), indices.end(), std::int64_t{0});
+  PresetLibrary presets;
   // Each worker writes only its own slot, so the results need no lock; the ordered emit is not needed.
   run_in_order(
       indices, options.jobs,
       [&](std::int64_t k) {
-        results[static_cast<std::size_t>(k)] = run_case(files[static_cast<std::size_t>(k)], options);
+        results[static_cast<std::size_t>(k)] =
+            run_case(files[static_cast<std::size_t>(k)], options, &presets);
         return std::string();
       },
       [](std::int64_t, std::string&&) {});

@@ -14,6 +14,7 @@
 
 #include "models/step/step_simulator.hpp"
 #include "scenarios/scenario.hpp"
+#include "scenarios/presets.hpp"
 #include "scenarios/studies/calibration.hpp"
 #include "topologies/hardware.hpp"
 
@@ -69,10 +70,12 @@ struct ValidationOptions {
 [[nodiscard]] std::vector<std::string> validation_case_files(std::vector<std::string> paths,
                                                              const std::vector<std::string>& suites);
 
-/// Evaluates one case file (never throws for bad cases: the failure is recorded in the result).
-[[nodiscard]] CaseResult run_case(const std::string& file, const ValidationOptions& options = {});
+/// Evaluates one case file (never throws for bad cases: the failure is recorded in the result); its
+/// presets resolved in `presets`, or in a library of its own when null.
+[[nodiscard]] CaseResult run_case(const std::string& file, const ValidationOptions& options = {},
+                                  PresetLibrary* presets = nullptr);
 
-/// Evaluates every file in parallel; results in the order of `files`.
+/// Evaluates every file in parallel, the presets read once for all; results in the order of `files`.
 [[nodiscard]] std::vector<CaseResult> run_cases(const std::vector<std::string>& files,
                                                 const ValidationOptions& options = {});
 

@@ -94,3 +94,24 @@ TEST_CASE("TRAINSIM_PATH folders add presets; one that a shipped preset would hi
   ::unsetenv("TRAINSIM_PATH");
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("a preset library reads each file once; a new library reads it again, edited") {
+  const auto dir = std::filesystem::temp_directory_path() / "trainsim_preset_library_test";
+  std::filesystem::create_directories(dir / "models");
+  const auto file = dir / "models" / "edited-test.yaml";
+  std::ofstream(file) << "layers: 2\nhidden: 64\nheads: 4\nvocab: 100\nseq_len: 32\n";
+  ::setenv("TRAINSIM_PATH", dir.string().c_str(), 1);
+  PresetLibrary first;
+  CHECK(first.model("edited-test").layers == 2);
+  std::ofstream(file) << "layers: 3\nhidden: 64\nheads: 4\nvocab: 100\nseq_len: 32\n";
+  CHECK(first.model("edited-test").layers == 2);  // read once, for this owner's loads
+  PresetLibrary second;
+  CHECK(second.model("edited-test").layers == 3);  // no cache outlives its owner
+  CHECK(model_preset("edited-test").layers == 3);
+  // A preset deriving from itself stops at the depth limit, whichever library reads it.
+  std::ofstream(dir / "models" / "loop-test.yaml") << "preset: loop-test\n";
+  CHECK_THROWS_WITH_AS((void)second.model("loop-test"), doctest::Contains("levels deep (a cycle?)"),
+                       InputError);
+  ::unsetenv("TRAINSIM_PATH");
+  std::filesystem::remove_all(dir);
+}

@@ -1,5 +1,6 @@
 // DESIGN principle 2, asserted through the binary: the same input gives byte-identical output. Two runs of
-// one scenario write the same summary.json, trace.json and run.csv; two sweeps write the same rows.
+// one scenario write the same summary.json, trace.json and run.csv; two sweeps write the same rows; two
+// runs of a cluster file write the same jobs.csv, cluster.csv and trace.json; two comparisons the same page.
 #include "binary_harness.hpp"
 
 using trainsim::e2e::describe;
@@ -75,4 +76,36 @@ TEST_CASE("two sweeps of the same scenario write byte-identical rows, whatever t
   const std::string event = read_file(out.file("d.csv"));
   CHECK(event.find('\n') != std::string::npos);
   CHECK(event == read_file(out.file("e.csv")));
+}
+
+TEST_CASE("two runs of a shared cluster write byte-identical jobs, cluster timeline and trace") {
+  const TempDir first;
+  const TempDir second;
+  for (const TempDir* out : {&first, &second}) {
+    const auto outcome =
+        run_trainsim({"cluster", example("shared-cluster").string(), "-o", out->path().string()}, 300.0);
+    INFO(describe(outcome));
+    REQUIRE(outcome.exit_code == 0);
+  }
+  for (const std::string name : {"jobs.csv", "cluster.csv", "trace.json"}) {
+    INFO(name);
+    const std::string a = read_file(first.path() / name);
+    CHECK(!a.empty());
+    CHECK(a == read_file(second.path() / name));
+  }
+}
+
+TEST_CASE("two comparisons of the same scenarios write byte-identical pages") {
+  const TempDir out;
+  const std::string fixtures = std::string(TRAINSIM_SOURCE_DIR) + "/tests/tools/report_fixtures/compare/";
+  for (const std::string page : {"a.html", "b.html"}) {
+    const auto outcome = run_trainsim({"compare", fixtures + "h100.yaml", fixtures + "b200.yaml",
+                                       "--fidelity", "analytic", "-o", out.file(page)},
+                                      120.0);
+    INFO(describe(outcome));
+    REQUIRE(outcome.exit_code == 0);
+  }
+  const std::string a = read_file(out.file("a.html"));
+  CHECK(a.find("data-report=\"compare\"") != std::string::npos);
+  CHECK(a == read_file(out.file("b.html")));
 }

@@ -53,9 +53,17 @@ std::vector<scenario::Override> overrides_of(const Sets& sets) {
   return out;
 }
 
+/// The module's presets: read once for the Python process, as a script calls run() thousands of times
+/// (thread-safe: the GIL is released while simulating).
+scenario::PresetLibrary& module_presets() {
+  static scenario::PresetLibrary presets;
+  return presets;
+}
+
 scenario::Scenario load(const Source& source, const Sets& sets) {
-  return source.is_path ? scenario::load_scenario_file(source.text, overrides_of(sets))
-                        : scenario::load_scenario_text(source.text, source.label, overrides_of(sets));
+  return source.is_path
+             ? scenario::load_scenario_file(source.text, overrides_of(sets), &module_presets())
+             : scenario::load_scenario_text(source.text, source.label, overrides_of(sets), &module_presets());
 }
 
 /// `trainsim run`'s summary: (summary.json's object as text, feasible, fits, reason, budget violations,

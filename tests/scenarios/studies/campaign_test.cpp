@@ -124,6 +124,51 @@ TEST_CASE("the campaign blocks are checked where they are written and dump back"
   CHECK(back.tuning->min_fraction == doctest::Approx(0.1).scale(0));
 }
 
+TEST_CASE("without trials, tuning takes one coordinate-descent pass over the optimizer's published grid") {
+  // Wen et al. 2025's Phase I grids (models/run/tuning_search_space.hpp), one pass: 1 + the values beside
+  // the baseline. AdamW: lr 4, wd 3, warmup 4, beta1 3, beta2 3, eps 4, clip 3, batch 4 values:
+  // 1 + 3+2+3+2+2+3+2+3 = 21. Lion: lr 5, wd 11, warmup 4, beta1 4, beta2 3, clip 3, batch 4:
+  // 1 + 4+10+3+3+2+2+3 = 28. Muon: lr 5, wd 3, momentum 4, beta1 4, beta2 3, eps 4, muon eps 5, clip 3,
+  // decay 5, muon-to-adam lr 3, batch 4: 1 + 4+2+3+3+2+3+4+2+4+2+3 = 33. 8-bit Adam keeps AdamW's.
+  const std::vector<std::pair<std::string, std::int64_t>> expected = {
+      {"adamw", 21}, {"adam-8bit", 21}, {"lion", 28}, {"muon", 33}};
+  for (const auto& [optimizer, trials] : expected) {
+    INFO(optimizer);
+    const Scenario s = load_scenario_text(
+        layout + "training: {global_batch: 64, steps: 10000, optimizer: " + optimizer + "}\ntuning: {}\n",
+        "t.yaml");
+    REQUIRE(s.tuning);
+    CHECK(s.tuning->trials == trials);
+    CHECK(s.tuning->trials_source.find("arXiv:2509.02046") != std::string::npos);
+    const model::ExplainSection e = model::explain_tuning(*s.tuning);
+    REQUIRE(!e.notes.empty());
+    CHECK(e.notes[0].find(std::to_string(trials) + " trials, one coordinate-descent pass") == 0);
+    // The bill follows: one rung of n trials, each 1 % of the run (no early stopping).
+    const ScenarioResult r = simulate_scenario(s, model::Fidelity::analytic);
+    const Scenario one =
+        load_scenario_text(layout + "training: {global_batch: 64, steps: 10000, optimizer: " + optimizer +
+                               "}\ntuning: {trials: 1}\n",
+                           "t.yaml");
+    const ScenarioResult r1 = simulate_scenario(one, model::Fidelity::analytic);
+    CHECK(r.run.cost_tuning ==
+          doctest::Approx(static_cast<double>(trials) * r1.run.cost_tuning).epsilon(1e-9));
+  }
+  // A given count wins, and dumps back as given.
+  const Scenario given =
+      load_scenario_text(layout +
+                             "training: {global_batch: 64, steps: 10000, optimizer: muon}\n"
+                             "tuning: {trials: 5}\n",
+                         "t.yaml");
+  CHECK(given.tuning->trials == 5);
+  CHECK(given.tuning->trials_source.empty());
+  // No published grid: the trial count must be given, at its key.
+  CHECK_THROWS_WITH_AS(
+      (void)load_scenario_text(layout + "training: {global_batch: 64, steps: 10000, optimizer: sgd}\n"
+                                        "tuning: {early_stopping: {policy: asha}}\n",
+                               "t.yaml"),
+      doctest::Contains("tuning.trials: no published search space for the optimizer sgd"), InputError);
+}
+
 TEST_CASE("a target the model cannot reach says so") {
   const Scenario s = load_scenario_text(base + "convergence: {target_loss: 1.7}\n", "t.yaml");
   CHECK_THROWS_WITH_AS((void)simulate_scenario(s, model::Fidelity::analytic), doctest::Contains("1.7"),

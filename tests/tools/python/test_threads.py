@@ -24,8 +24,8 @@ def estimate(point):
 
 
 def test_thread_pool_of_4_equals_serial_loop():
-    # The pool runs first, in a fresh process (ctest runs each test file in its own), so its threads also
-    # fill the loader's preset cache (scenarios/presets.cpp) side by side.
+    # The pool runs first, in a fresh process (ctest runs each test file in its own); each call reads its
+    # presets into a library of its own (scenarios/presets.hpp), side by side with the other threads.
     with ThreadPoolExecutor(max_workers=4) as pool:
         first = list(pool.map(estimate, POINTS))
     serial = [estimate(p) for p in POINTS]

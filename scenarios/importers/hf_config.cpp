@@ -1,4 +1,4 @@
-#include "scenarios/hf_config.hpp"
+#include "scenarios/importers/hf_config.hpp"
 
 #include <algorithm>
 #include <array>

@@ -1,4 +1,4 @@
-#include "scenarios/megatron_args.hpp"
+#include "scenarios/importers/megatron_args.hpp"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 #include <optional>
 #include <set>
 
-#include "scenarios/import_comment.hpp"
+#include "scenarios/importers/import_comment.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/presets.hpp"
 #include "sim/error.hpp"

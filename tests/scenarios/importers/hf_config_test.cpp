@@ -1,6 +1,6 @@
 // `model: {hf_config: PATH}`: HuggingFace config.json files read into the model spec. Parameter counts are
 // worked out by hand from each config (comments) and compared with the totals the model cards publish.
-#include "scenarios/hf_config.hpp"
+#include "scenarios/importers/hf_config.hpp"
 
 #include <doctest/doctest.h>
 

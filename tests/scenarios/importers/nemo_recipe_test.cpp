@@ -1,6 +1,6 @@
 // `trainsim import nemo`: a NeMo 2 recipe's keys to scenario keys (the recipe's own values, NeMo's defaults
 // where a key is absent), and errors at the key's place.
-#include "scenarios/nemo_recipe.hpp"
+#include "scenarios/importers/nemo_recipe.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-#include "scenarios/nemo_recipe.hpp"
+#include "scenarios/importers/nemo_recipe.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "scenarios/import_comment.hpp"
+#include "scenarios/importers/import_comment.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/presets.hpp"
 #include "scenarios/yaml_tree.hpp"
@@ -284,35 +284,24 @@ void check_recipe_keys(const Recipe& r, const YamlValue& root, bool lenient, Dia
   }
 }
 
-}  // namespace
+/// The scenario's model block ("key: value" entries) and recompute, from model.config and data: a mapped
+/// NeMo config class is a preset and every recipe key overrides it.
+struct NemoModel {
+  std::vector<std::string> entries;
+  std::string target;  ///< model.config._target_
+  std::string cls;     ///< its class name
+  std::string recompute = "none";
+};
 
-NemoImport import_nemo_recipe(const std::string& text, const std::string& source,
-                              const NemoImportOptions& options) {
-  Diagnostics d;
-  const std::optional<YamlValue> root = parse_yaml_tree(text, source, d);
-  d.throw_if_any();
-  if (!root->is_mapping()) {
-    d.add(*root, "", "expected a NeMo recipe (a mapping with model, trainer and data)");
-    d.throw_if_any();
-  }
-  Recipe r(*root, d);
-  const YamlValue* config = r.at("model.config");
-  if (config == nullptr || !config->is_mapping()) {
-    d.add(*root, "model.config", "missing: the recipe's model config (model.config with its _target_)");
-    d.throw_if_any();
-  }
-
-  NemoImport out;
-  check_recipe_keys(r, *root, options.lenient, d, out);
-  d.throw_if_any();
-
-  // The model: a mapped NeMo config class is a preset; every recipe key overrides it.
-  std::vector<std::string> model;  // "key: value" of the scenario's model block
-  const std::string target = r.text("model.config._target_").value_or("");
-  const std::string cls = class_name(target);
+NemoModel read_model(Recipe& r, const YamlValue& config) {
+  Diagnostics& d = r.diagnostics();
+  NemoModel out;
+  std::vector<std::string>& model = out.entries;
+  out.target = r.text("model.config._target_").value_or("");
+  out.cls = class_name(out.target);
   std::optional<std::string_view> preset;
   for (const auto& [name, p] : kModelPresets) {
-    if (name == cls) preset = p;
+    if (name == out.cls) preset = p;
   }
   if (preset) {
     model.push_back(fmt::format("preset: {}", *preset));
@@ -321,10 +310,10 @@ NemoImport import_nemo_recipe(const std::string& text, const std::string& source
     const YamlValue* at = r.at("model.config._target_");
     for (const char* key : {"num_layers", "hidden_size", "num_attention_heads", "vocab_size"}) {
       if (r.at(std::string("model.config.") + key) == nullptr) {
-        d.add(at != nullptr ? *at : *config, std::string("model.config.") + key,
+        d.add(at != nullptr ? *at : config, std::string("model.config.") + key,
               fmt::format("missing: {} has no trainsim preset; give num_layers, hidden_size, "
                           "num_attention_heads and vocab_size",
-                          cls.empty() ? "the model config" : cls));
+                          out.cls.empty() ? "the model config" : out.cls));
       }
     }
     d.throw_if_any();
@@ -361,39 +350,51 @@ NemoImport import_nemo_recipe(const std::string& text, const std::string& source
   const std::optional<std::int64_t> model_seq = r.count("model.config.seq_length");
   if (seq || model_seq) model.push_back(fmt::format("seq_len: {}", seq ? *seq : *model_seq));
 
-  std::string recompute = "none";
   if (auto g = r.text("model.config.recompute_granularity")) {
     if (*g != "full" && *g != "selective") {
       d.add(*r.at("model.config.recompute_granularity"), "model.config.recompute_granularity",
             "expected full or selective, got \"" + *g + "\"");
     } else {
-      recompute = *g;
+      out.recompute = *g;
     }
   }
+  return out;
+}
 
-  // The cluster and the layout (MegatronStrategy's defaults: every size 1).
+/// The cluster and the layout (MegatronStrategy's defaults: every size 1), the ZeRO stage and the overlap
+/// flags.
+struct NemoLayout {
+  std::int64_t nodes = 1, tp = 1, pp = 1, cp = 1, ep = 1, vp = 0;
+  bool sp = false;
+  int zero = 0;
+  bool overlap_grad_reduce = false, overlap_param_gather = false, tp_comm_overlap = false;
+};
+
+NemoLayout read_layout(Recipe& r, const NemoImportOptions& options) {
+  Diagnostics& d = r.diagnostics();
+  NemoLayout l;
   const topo::NodeSpec node = node_preset(options.node);
-  const std::int64_t nodes = r.count("trainer.num_nodes").value_or(1);
+  l.nodes = r.count("trainer.num_nodes").value_or(1);
   if (auto devices = r.count("trainer.devices"); devices && *devices != node.gpus_per_node) {
     d.add(*r.at("trainer.devices"), "trainer.devices",
           fmt::format("{} GPUs per node, but node preset {} has {} (choose another with --node)", *devices,
                       options.node, node.gpus_per_node));
   }
-  const std::int64_t tp = r.count("trainer.strategy.tensor_model_parallel_size").value_or(1);
-  const std::int64_t pp = r.count("trainer.strategy.pipeline_model_parallel_size").value_or(1);
-  const std::int64_t cp = r.count("trainer.strategy.context_parallel_size").value_or(1);
-  const std::int64_t ep = r.count("trainer.strategy.expert_model_parallel_size").value_or(1);
-  const std::int64_t vp = r.count("trainer.strategy.virtual_pipeline_model_parallel_size").value_or(0);
-  const bool sp = r.boolean("trainer.strategy.sequence_parallel").value_or(false);
+  l.tp = r.count("trainer.strategy.tensor_model_parallel_size").value_or(1);
+  l.pp = r.count("trainer.strategy.pipeline_model_parallel_size").value_or(1);
+  l.cp = r.count("trainer.strategy.context_parallel_size").value_or(1);
+  l.ep = r.count("trainer.strategy.expert_model_parallel_size").value_or(1);
+  l.vp = r.count("trainer.strategy.virtual_pipeline_model_parallel_size").value_or(0);
+  l.sp = r.boolean("trainer.strategy.sequence_parallel").value_or(false);
 
-  int zero = r.boolean("optim.config.use_distributed_optimizer").value_or(false) ? 1 : 0;
+  l.zero = r.boolean("optim.config.use_distributed_optimizer").value_or(false) ? 1 : 0;
   if (auto s = r.text("trainer.strategy.ddp.data_parallel_sharding_strategy")) {
     if (*s == "optim_grads_params") {
-      zero = 3;
+      l.zero = 3;
     } else if (*s == "optim_grads") {
-      zero = 2;
+      l.zero = 2;
     } else if (*s == "optim") {
-      zero = std::max(zero, 1);
+      l.zero = std::max(l.zero, 1);
     } else if (*s != "no_shard") {
       d.add(*r.at("trainer.strategy.ddp.data_parallel_sharding_strategy"),
             "trainer.strategy.ddp.data_parallel_sharding_strategy",
@@ -402,9 +403,8 @@ NemoImport import_nemo_recipe(const std::string& text, const std::string& source
   }
 
   // Overlap flags: the strategy's DDP config, then MegatronCommOverlapCallback's, which NeMo applies last.
-  bool overlap_grad_reduce = r.boolean("trainer.strategy.ddp.overlap_grad_reduce").value_or(false);
-  bool overlap_param_gather = r.boolean("trainer.strategy.ddp.overlap_param_gather").value_or(false);
-  bool tp_comm_overlap = false;
+  l.overlap_grad_reduce = r.boolean("trainer.strategy.ddp.overlap_grad_reduce").value_or(false);
+  l.overlap_param_gather = r.boolean("trainer.strategy.ddp.overlap_param_gather").value_or(false);
   if (const YamlValue* callbacks = r.at("trainer.callbacks");
       callbacks != nullptr && callbacks->is_sequence()) {
     for (std::size_t i = 0; i < callbacks->items.size(); ++i) {
@@ -417,76 +417,122 @@ NemoImport import_nemo_recipe(const std::string& text, const std::string& source
         if (v == nullptr || (v->is_scalar() && !v->quoted && v->scalar == "null")) return;
         if (auto b = read_bool(d, *v, path + "." + key)) target_flag = *b;
       };
-      flag("tp_comm_overlap", tp_comm_overlap);
-      flag("overlap_grad_reduce", overlap_grad_reduce);
-      flag("overlap_param_gather", overlap_param_gather);
+      flag("tp_comm_overlap", l.tp_comm_overlap);
+      flag("overlap_grad_reduce", l.overlap_grad_reduce);
+      flag("overlap_param_gather", l.overlap_param_gather);
     }
   }
+  return l;
+}
 
-  // Precision: MegatronMixedPrecision's precision, with fp8 GEMMs when its fp8 recipe is set.
+/// Precision, optimizer, batch and length.
+struct NemoTraining {
   std::string precision = "bf16";
+  bool fp32_reduce = false;
+  std::string optimizer = "adamw";
+  std::optional<std::int64_t> global_batch;
+  std::int64_t micro_batch = 1;
+  std::optional<std::int64_t> steps;
+  bool cuda_graphs = false;
+};
+
+NemoTraining read_training(Recipe& r, const YamlValue& root) {
+  Diagnostics& d = r.diagnostics();
+  NemoTraining t;
+  // Precision: MegatronMixedPrecision's precision, with fp8 GEMMs when its fp8 recipe is set.
   if (auto p = r.text("trainer.plugins.precision")) {
     if (*p == "bf16-mixed" || *p == "bf16") {
-      precision = "bf16";
+      t.precision = "bf16";
     } else if (*p == "16-mixed" || *p == "16") {
-      precision = "fp16";
+      t.precision = "fp16";
     } else if (*p == "32" || *p == "32-true") {
-      precision = "fp32";
+      t.precision = "fp32";
     } else {
       d.add(*r.at("trainer.plugins.precision"), "trainer.plugins.precision",
             "expected bf16-mixed, 16-mixed or 32, got \"" + *p + "\"");
     }
   }
-  if (r.at("trainer.plugins.fp8") != nullptr) precision = "fp8";
-  const bool fp32_reduce =
-      r.boolean("trainer.plugins.grad_reduce_in_fp32")
-          .value_or(r.boolean("trainer.strategy.ddp.grad_reduce_in_fp32").value_or(false));
+  if (r.at("trainer.plugins.fp8") != nullptr) t.precision = "fp8";
+  t.fp32_reduce = r.boolean("trainer.plugins.grad_reduce_in_fp32")
+                      .value_or(r.boolean("trainer.strategy.ddp.grad_reduce_in_fp32").value_or(false));
 
-  std::string optimizer = "adamw";
   if (auto o = r.text("optim.config.optimizer")) {
     if (*o == "sgd") {
-      optimizer = "sgd-momentum";
+      t.optimizer = "sgd-momentum";
     } else if (*o != "adam") {
       d.add(*r.at("optim.config.optimizer"), "optim.config.optimizer",
             "expected adam or sgd, got \"" + *o + "\"");
     }
   }
-  const std::optional<std::int64_t> global_batch = r.count("data.global_batch_size");
-  if (!global_batch) d.add(*root, "data.global_batch_size", "missing: the recipe's global batch");
-  const std::int64_t micro_batch = r.count("data.micro_batch_size").value_or(1);
-  const std::optional<std::int64_t> steps = r.count("trainer.max_steps");
-  const bool cuda_graphs = r.boolean("model.config.enable_cuda_graph").value_or(false);
-  d.throw_if_any();
+  t.global_batch = r.count("data.global_batch_size");
+  if (!t.global_batch) d.add(root, "data.global_batch_size", "missing: the recipe's global batch");
+  t.micro_batch = r.count("data.micro_batch_size").value_or(1);
+  t.steps = r.count("trainer.max_steps");
+  t.cuda_graphs = r.boolean("model.config.enable_cuda_graph").value_or(false);
+  return t;
+}
 
-  std::string& y = out.yaml;
+/// The scenario's YAML, its header naming the source and what was left out.
+std::string scenario_yaml(const std::string& source, const NemoImportOptions& options, const NemoImport& out,
+                          const NemoModel& m, const NemoLayout& l, const NemoTraining& t) {
+  std::string y;
   y += "# Imported by `trainsim import nemo` from " + source + " (NeMo 2 recipe" +
-       (target.empty() ? std::string() : ", model " + cls) + ").\n";
+       (m.target.empty() ? std::string() : ", model " + m.cls) + ").\n";
   y += comment_list("# Read and left out (they price nothing):", known_left_out(out));
   y += comment_list("# Not known to this importer, left out (--lenient):", out.unknown);
-  y += fmt::format("# The node type is not in the recipe: {} x {} (trainsim import nemo --node).\n", nodes,
+  y += fmt::format("# The node type is not in the recipe: {} x {} (trainsim import nemo --node).\n", l.nodes,
                    options.node);
   y += "name: " + std::filesystem::path(source).stem().string() + "\n";
-  y += fmt::format("model: {{{}}}\n", fmt::join(model, ", "));
-  y += fmt::format("cluster: {{node: {}, nodes: {}}}\n", options.node, nodes);
+  y += fmt::format("model: {{{}}}\n", fmt::join(m.entries, ", "));
+  y += fmt::format("cluster: {{node: {}, nodes: {}}}\n", options.node, l.nodes);
   y += "parallelism:\n";
-  y += fmt::format("  tp: {}\n  pp: {}\n  cp: {}\n  ep: {}\n  dp: auto\n", tp, pp, cp, ep);
-  y += fmt::format("  micro_batch: {}\n", micro_batch);
-  if (pp > 1) y += std::string("  schedule: ") + (vp > 1 ? "interleaved" : "1f1b") + "\n";
-  if (pp > 1 && vp > 1) y += fmt::format("  virtual_stages: {}\n", vp);
-  y += "  sequence_parallel: " + yes_no(sp) + "\n";
-  y += "  recompute: " + recompute + "\n";
-  y += fmt::format("  zero: {}\n", zero);
-  y += "  overlap_grad_reduce: " + yes_no(overlap_grad_reduce) + "\n";
+  y += fmt::format("  tp: {}\n  pp: {}\n  cp: {}\n  ep: {}\n  dp: auto\n", l.tp, l.pp, l.cp, l.ep);
+  y += fmt::format("  micro_batch: {}\n", t.micro_batch);
+  if (l.pp > 1) y += std::string("  schedule: ") + (l.vp > 1 ? "interleaved" : "1f1b") + "\n";
+  if (l.pp > 1 && l.vp > 1) y += fmt::format("  virtual_stages: {}\n", l.vp);
+  y += "  sequence_parallel: " + yes_no(l.sp) + "\n";
+  y += "  recompute: " + m.recompute + "\n";
+  y += fmt::format("  zero: {}\n", l.zero);
+  y += "  overlap_grad_reduce: " + yes_no(l.overlap_grad_reduce) + "\n";
   y += "training:\n";
-  y += fmt::format("  global_batch: {}\n", *global_batch);
-  y += "  precision: " + precision + "\n";
-  y += "  optimizer: " + optimizer + "\n";
-  y += fmt::format("  steps: {}\n", steps.value_or(1));
+  y += fmt::format("  global_batch: {}\n", *t.global_batch);
+  y += "  precision: " + t.precision + "\n";
+  y += "  optimizer: " + t.optimizer + "\n";
+  y += fmt::format("  steps: {}\n", t.steps.value_or(1));
   y += "framework:\n  preset: nemo\n";
-  y += "  tp_comm_overlap: " + yes_no(tp_comm_overlap) + "\n";
-  y += "  overlap_param_gather: " + yes_no(overlap_param_gather) + "\n";
-  y += "  cuda_graphs: " + yes_no(cuda_graphs) + "\n";
-  if (fp32_reduce) y += "  grad_reduce_dtype: fp32\n";
+  y += "  tp_comm_overlap: " + yes_no(l.tp_comm_overlap) + "\n";
+  y += "  overlap_param_gather: " + yes_no(l.overlap_param_gather) + "\n";
+  y += "  cuda_graphs: " + yes_no(t.cuda_graphs) + "\n";
+  if (t.fp32_reduce) y += "  grad_reduce_dtype: fp32\n";
+  return y;
+}
+
+}  // namespace
+
+NemoImport import_nemo_recipe(const std::string& text, const std::string& source,
+                              const NemoImportOptions& options) {
+  Diagnostics d;
+  const std::optional<YamlValue> root = parse_yaml_tree(text, source, d);
+  d.throw_if_any();
+  if (!root->is_mapping()) {
+    d.add(*root, "", "expected a NeMo recipe (a mapping with model, trainer and data)");
+    d.throw_if_any();
+  }
+  Recipe r(*root, d);
+  const YamlValue* config = r.at("model.config");
+  if (config == nullptr || !config->is_mapping()) {
+    d.add(*root, "model.config", "missing: the recipe's model config (model.config with its _target_)");
+    d.throw_if_any();
+  }
+
+  NemoImport out;
+  check_recipe_keys(r, *root, options.lenient, d, out);
+  d.throw_if_any();
+  const NemoModel model = read_model(r, *config);
+  const NemoLayout layout = read_layout(r, options);
+  const NemoTraining training = read_training(r, *root);
+  d.throw_if_any();
+  out.yaml = scenario_yaml(source, options, out, model, layout, training);
   return out;
 }
 

@@ -1,4 +1,4 @@
-#include "scenarios/import_comment.hpp"
+#include "scenarios/importers/import_comment.hpp"
 
 #include "sim/utf8_text.hpp"
 

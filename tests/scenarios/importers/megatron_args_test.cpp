@@ -1,6 +1,6 @@
 // The Megatron-LM argument importer: shell words as bash splits a launch script, each flag to its key with
 // Megatron's own defaults (FFN width, vocabulary padding, virtual stages), and bad lists as clear errors.
-#include "scenarios/megatron_args.hpp"
+#include "scenarios/importers/megatron_args.hpp"
 
 #include <doctest/doctest.h>
 
