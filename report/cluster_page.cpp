@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 
 #include "models/report/summary.hpp"
@@ -11,6 +12,8 @@
 #include "report/page.hpp"
 #include "report/results.hpp"
 #include "report/svg.hpp"
+#include "sim/error.hpp"
+#include "sim/json_input.hpp"
 
 namespace trainsim::report {
 
@@ -38,10 +41,33 @@ Table in_human_units(const Table& t) {
   return out;
 }
 
+/// A number of queue.json (0 when absent or not a number).
+double number_in(const nlohmann::ordered_json& j, const char* key) {
+  const auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : 0.0;
+}
+
 }  // namespace
 
 std::string cluster_report_html(const std::string& source, const Table& jobs, const Table& cluster,
-                                const Table& links) {
+                                const Table& links, const std::string& queue_json) {
+  nlohmann::ordered_json queue;
+  if (!queue_json.empty()) {
+    queue = sim::parse_json_input(queue_json, "queue.json");
+    if (!queue.is_object()) throw InputError("queue.json: expected one JSON object");
+  }
+  const nlohmann::ordered_json no_object = nlohmann::ordered_json::object();
+  const auto cluster_json = queue.find("cluster");
+  const nlohmann::ordered_json& totals =
+      cluster_json != queue.end() && cluster_json->is_object() ? *cluster_json : no_object;
+  // Each team's quota and p95 wait, as the queue computed them.
+  std::map<std::string, std::pair<double, double>> team_quota_p95;
+  if (const auto teams_json = queue.find("teams"); teams_json != queue.end() && teams_json->is_array()) {
+    for (const auto& t : *teams_json) {
+      if (!t.is_object() || !t.contains("team") || !t["team"].is_string()) continue;
+      team_quota_p95[t["team"].get<std::string>()] = {number_in(t, "quota"), number_in(t, "p95_wait_s")};
+    }
+  }
   // Utilisation over the period: busy, idle and down nodes, and the jobs waiting, per time-series row.
   Layer busy{.label = "busy nodes", .color = colors::kCompute, .marker = Marker::none, .line = true};
   Layer idle{.label = "idle nodes", .color = colors::kTp, .marker = Marker::none, .line = true};
@@ -98,14 +124,34 @@ std::string cluster_report_html(const std::string& source, const Table& jobs, co
   const bool contended = jobs.column("contention_cost_usd") >= 0;
   const double utilisation = node_sum > 0 ? busy_sum / node_sum : 0.0;
   const double jobs_n = static_cast<double>(jobs.rows.size());
-  std::string body =
-      cards({{"Jobs", std::to_string(jobs.rows.size()), fmt::format("{} teams", teams.size())},
-             {"Utilisation", format_human(FieldUnit::fraction, utilisation),
-              "busy share of the nodes over the period"},
-             {"GPU-hours", format_human(FieldUnit::count, all_gpu_hours), "run by the jobs"},
-             {"Cost of the jobs", format_human(FieldUnit::usd, all_cost), "their GPU-hours priced"},
-             {"Mean wait", format_human(FieldUnit::seconds, jobs_n > 0 ? all_wait / jobs_n : 0.0),
-              "from submission to start"}});
+  std::vector<Card> headline{
+      {"Jobs", std::to_string(jobs.rows.size()), fmt::format("{} teams", teams.size())},
+      {"Utilisation", format_human(FieldUnit::fraction, utilisation),
+       "busy share of the nodes over the period"},
+      {"GPU-hours", format_human(FieldUnit::count, all_gpu_hours), "run by the jobs"}};
+  if (!totals.empty()) {
+    headline.push_back({"Idle cost", format_human(FieldUnit::usd, number_in(totals, "idle_cost_usd")),
+                        fmt::format("{} idle GPU-hours, paid for",
+                                    format_human(FieldUnit::count, number_in(totals, "idle_gpu_hours")))});
+  }
+  const std::string mean_wait = format_human(FieldUnit::seconds, jobs_n > 0 ? all_wait / jobs_n : 0.0);
+  if (!team_quota_p95.empty()) {
+    // The worst team's p95 wait, with every job's mean wait beside it.
+    const auto worst =
+        std::max_element(team_quota_p95.begin(), team_quota_p95.end(),
+                         [](const auto& a, const auto& b) { return a.second.second < b.second.second; });
+    headline.push_back({"p95 wait", format_human(FieldUnit::seconds, worst->second.second),
+                        "worst team: " + worst->first + "; mean wait " + mean_wait});
+  }
+  headline.push_back({"Cost of the jobs", format_human(FieldUnit::usd, all_cost), "their GPU-hours priced"});
+  if (team_quota_p95.empty()) headline.push_back({"Mean wait", mean_wait, "from submission to start"});
+  if (!totals.empty()) {
+    headline.push_back(
+        {"Failures", format_human(FieldUnit::count, number_in(totals, "node_failures")),
+         fmt::format("node failures; {} GPU-hours of work lost",
+                     format_human(FieldUnit::count, number_in(totals, "lost_gpu_hours_failures")))});
+  }
+  std::string body = cards(headline);
   if (contended) {
     body += cards({{"Contention", format_human(FieldUnit::usd, all_contention),
                     "run time neighbours on the fabric added, priced"}});
@@ -143,17 +189,28 @@ std::string cluster_report_html(const std::string& source, const Table& jobs, co
                     "(links.csv).",
                     html_table(in_human_units(links), 10));
   }
+  const bool quotas = !team_quota_p95.empty();
   Table per_team{.columns = {"team", "jobs", "GPU-hours", "cost", "mean wait"}};
+  if (quotas) per_team.columns.insert(per_team.columns.end(), {"p95 wait", "quota"});
   BarChart team_bars{.id = "cluster-teams", .unit = FieldUnit::usd, .legend = false};
   std::size_t color = 0;
   for (const auto& [name, t] : teams) {
     per_team.rows.push_back({name, std::to_string(t.jobs), format_human(FieldUnit::count, t.gpu_hours),
                              format_human(FieldUnit::usd, t.cost),
                              format_human(FieldUnit::seconds, t.wait / t.jobs)});
+    if (quotas) {
+      const auto q = team_quota_p95.find(name);
+      const double quota = q == team_quota_p95.end() ? 0.0 : q->second.first;
+      per_team.rows.back().push_back(
+          q == team_quota_p95.end() ? "-" : format_human(FieldUnit::seconds, q->second.second));
+      per_team.rows.back().push_back(quota > 0 ? format_human(FieldUnit::fraction, quota) : "-");
+    }
     team_bars.rows.push_back(
         {name, {{"cost", t.cost, colors::kPalette[color++ % std::size(colors::kPalette)]}}});
   }
-  body += section("Teams", "What each team's jobs cost, with their GPU-hours and mean wait.",
+  body += section("Teams",
+                  quotas ? "What each team's jobs cost, with their GPU-hours, waits and quota of the nodes."
+                         : "What each team's jobs cost, with their GPU-hours and mean wait.",
                   render(team_bars) + html_table(per_team, 100));
   body += section("Jobs", "jobs.csv in human units.", html_table(in_human_units(jobs), 2000));
   return page(

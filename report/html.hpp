@@ -33,10 +33,13 @@ std::string search_report_html(const std::string& source, const Table& search);
 [[nodiscard]] bool is_search_output(const Table& table);
 
 /// A shared cluster's page from `trainsim cluster -o DIR`'s jobs.csv and cluster.csv: nodes busy, idle and
-/// down over the period, jobs waiting, per-team totals (jobs, GPU-hours, cost, mean wait) and the jobs;
-/// under contention (the contention columns present) its total, its cost over the period and the first
-/// rows of `links` (links.csv; empty when absent).
+/// down over the period, jobs waiting, per-team totals (jobs, GPU-hours, cost, mean and p95 wait) and the
+/// jobs; under contention (the contention columns present) its total, its cost over the period and the first
+/// rows of `links` (links.csv; empty when absent). `queue_json` is the folder's queue.json (`trainsim
+/// cluster --format json`'s text; empty when the folder has none): with it the headline gives the idle
+/// nodes' cost, the worst team's p95 wait, the GPU-hours lost to node failures, and the teams' quotas.
+/// Throws InputError when it is not one JSON object.
 std::string cluster_report_html(const std::string& source, const Table& jobs, const Table& cluster,
-                                const Table& links = {});
+                                const Table& links = {}, const std::string& queue_json = "");
 
 }  // namespace trainsim::report

@@ -7,6 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string_view>
 
 #include "models/report/column_reading.hpp"
 #include "models/report/summary.hpp"
@@ -78,8 +79,9 @@ std::string headline(const Figures& f) {
   Card bill{"Bill", f.human("cost_total", FieldUnit::usd), no_run};
   if (const auto total = f.get("cost_total"); total && *total > 0) {
     bill.detail =
-        fmt::format("{:.0f} % compute; {} wasted on failures, stalls and bubbles",
-                    100 * f.or_zero("cost_compute") / *total, f.human("cost_wasted", FieldUnit::usd));
+        fmt::format("{:.0f} % compute; {} wasted on failures, stalls and bubbles{}",
+                    100 * f.or_zero("cost_compute") / *total, f.human("cost_wasted", FieldUnit::usd),
+                    f.or_zero("cost_fixed_idle") > 0 ? " and an idle commitment" : "");
   }
   // The error band from the validation data (scenarios/studies/error_band.hpp), when the run has one; its
   // fields are added after the summary, so they are asked for under their column names.
@@ -286,17 +288,31 @@ std::string bill(const Figures& f) {
                                                             {"cost_tuning", "tuning"},
                                                             {"cost_data", "data"},
                                                             {"cost_people", "people"},
-                                                            {"cost_fixed", "fixed (committed)"}};
+                                                            {"cost_fixed", "committed, used"}};
   std::size_t color = 0;
+  // A commitment's term is two lines: what the campaign used of it, and what it left idle (still paid).
+  const double idle = f.or_zero("cost_fixed_idle");
   for (const auto& [key, label] : categories) {
-    if (const auto v = f.get(key)) chart.rows.push_back({label, {{label, *v, colors::kPalette[color]}}});
+    if (const auto v = f.get(key)) {
+      const bool fixed = std::string_view(key) == "cost_fixed";
+      chart.rows.push_back({label, {{label, fixed ? *v - idle : *v, colors::kPalette[color]}}});
+      if (fixed)
+        chart.rows.push_back({"committed, idle", {{"committed, idle", idle, colors::kPalette[color + 1]}}});
+    }
     ++color;
   }
-  return section(
-      "The bill by category",
-      fmt::format("{} in all; {} of it paid for work lost to failures, checkpoint stalls and bubbles.",
-                  f.human("cost_total", FieldUnit::usd), f.human("cost_wasted", FieldUnit::usd)),
-      render(chart));
+  std::string intro =
+      fmt::format("{} in all; {} of it paid for work lost to failures, checkpoint stalls and bubbles{}.",
+                  f.human("cost_total", FieldUnit::usd), f.human("cost_wasted", FieldUnit::usd),
+                  idle > 0 ? fmt::format(", and for the commitment's {} idle GPU-hours ({})",
+                                         f.human("committed_idle_gpu_hours", FieldUnit::count),
+                                         format_human(FieldUnit::usd, idle))
+                           : "");
+  if (const auto spot = f.get("spot_cost_total")) {
+    intro += fmt::format(" On spot capacity the whole bill would be {}, the run taking {}.",
+                         format_human(FieldUnit::usd, *spot), f.human("spot_run_time", FieldUnit::seconds));
+  }
+  return section("The bill by category", intro, render(chart));
 }
 
 std::string cost_over_time(const Table& timeline) {

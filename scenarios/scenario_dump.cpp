@@ -36,13 +36,17 @@ std::string recompute_to_yaml(const model::ParallelPlan& p) {
   return out + "]}";
 }
 
-}  // namespace
+// A quantity as the reader reads it back (format_quantity), quoted.
+std::string qty(double x, Dimension dim) {
+  return q(format_quantity(x, dim));
+}
+std::string yaml_bool(bool x) {
+  return std::string(x ? "true" : "false");
+}
 
-std::string dump_scenario(const Scenario& s) {
-  const auto qty = [](double x, Dimension dim) { return q(format_quantity(x, dim)); };
-  const auto b = [](bool x) { return std::string(x ? "true" : "false"); };
-  std::string out = "# written by trainsim: every preset expanded, every default explicit\n";
-  out += "name: " + q(s.name) + "\n";
+// `tags:`, a flow map of the scenario's tags; nothing when it has none.
+std::string tags_to_yaml(const Scenario& s) {
+  std::string out;
   if (!s.tags.empty()) {
     out += "tags: {";
     for (std::size_t i = 0; i < s.tags.size(); ++i) {
@@ -50,7 +54,12 @@ std::string dump_scenario(const Scenario& s) {
     }
     out += "}\n";
   }
-  out += "model: " + model_to_yaml(s.model) + "\n";
+  return out;
+}
+
+// `cluster:`: the node, its count, the network, background traffic, stragglers, degraded NICs, storage.
+std::string cluster_to_yaml(const Scenario& s) {
+  std::string out;
   const auto& c = s.cluster;
   out += "cluster:\n  node: " + node_to_yaml(c.node) + "\n  nodes: " + str(c.nodes) + "\n";
   if (c.gpus_per_node > 0) out += "  gpus_per_node: " + std::to_string(c.gpus_per_node) + "\n";
@@ -59,7 +68,7 @@ std::string dump_scenario(const Scenario& s) {
   if (n.nic_bytes_per_s > 0) out += ", nic: " + qty(n.nic_bytes_per_s, Dimension::bytes_per_s);
   if (n.nics_per_node > 0) out += ", nics_per_node: " + std::to_string(n.nics_per_node);
   out += ", oversubscription: " + format_number(n.oversubscription) +
-         ", rail_optimized: " + b(n.rail_optimized) +
+         ", rail_optimized: " + yaml_bool(n.rail_optimized) +
          ", switch_latency: " + qty(n.switch_latency_s, Dimension::seconds) +
          ", switch_radix: " + std::to_string(n.switch_radix);
   if (!n.torus_dims.empty()) {
@@ -96,6 +105,12 @@ std::string dump_scenario(const Scenario& s) {
   if (st.per_node_bytes_per_s > 0)
     out += ", per_node: " + qty(st.per_node_bytes_per_s, Dimension::bytes_per_s);
   out += "}\n";
+  return out;
+}
+
+// `parallelism:` and the framework block that follows it.
+std::string parallelism_to_yaml(const Scenario& s) {
+  std::string out;
   const auto& p = s.parallelism;
   out += "parallelism:\n  tp: " + std::to_string(p.tp) + "\n  pp: " + std::to_string(p.pp) +
          "\n  dp: " + (p.dp_auto ? std::string("auto") : str(p.dp)) + "\n  cp: " + std::to_string(p.cp) +
@@ -112,24 +127,30 @@ std::string dump_scenario(const Scenario& s) {
     out += "]";
   }
   out += "\n  micro_batch: " + std::to_string(p.micro_batch) +
-         "\n  sequence_parallel: " + b(p.sequence_parallel) +
+         "\n  sequence_parallel: " + yaml_bool(p.sequence_parallel) +
          "\n  zero: " + std::string(model::to_string(p.zero)) + "\n  recompute: " + recompute_to_yaml(p) +
-         "\n  overlap_grad_reduce: " + b(p.overlap_grad_reduce) +
+         "\n  overlap_grad_reduce: " + yaml_bool(p.overlap_grad_reduce) +
          "\n  bucket: " + qty(p.bucket_bytes, Dimension::bytes) + "\n  order: [";
   for (std::size_t i = 0; i < p.order.size(); ++i)
     out += (i ? ", " : "") + std::string(to_string(p.order[i]));
   out += "]\n";
   if (p.shard_group > 0) out += "  shard_group: " + std::to_string(p.shard_group) + "\n";
   out += framework_to_yaml(p);
+  return out;
+}
+
+// `training:`: batch, precision, optimizer, the run's length and the learning-rate schedule.
+std::string training_to_yaml(const Scenario& s) {
+  std::string out;
   const auto& t = s.training;
   const auto& o = t.optimizer;
   out += "training:\n  global_batch: " + str(t.global_batch) +
          "\n  precision: " + std::string(to_string(t.precision)) +
          "\n  optimizer: {kind: " + name_of(optimizer_names(), o.kind) +
          ", state_precision: " + std::string(to_string(o.state_precision)) +
-         ", master_weights: " + b(o.master_weights) +
+         ", master_weights: " + yaml_bool(o.master_weights) +
          ", quantization_block: " + std::to_string(o.quantization_block) +
-         ", grad_clipping: " + b(o.grad_clipping) + "}\n";
+         ", grad_clipping: " + yaml_bool(o.grad_clipping) + "}\n";
   if (t.tokens) out += "  tokens: " + format_number(*t.tokens) + "\n";
   if (t.steps) out += "  steps: " + str(*t.steps) + "\n";
   if (t.epochs) out += "  epochs: " + format_number(*t.epochs) + "\n";
@@ -139,6 +160,12 @@ std::string dump_scenario(const Scenario& s) {
          (t.schedule == model::LrSchedule::wsd ? ", decay_fraction: " + format_number(t.wsd_decay_fraction)
                                                : "") +
          "}\n";
+  return out;
+}
+
+// `checkpoint:`, only when checkpointing is enabled.
+std::string checkpoint_to_yaml(const Scenario& s) {
+  std::string out;
   if (s.checkpoint.enabled) {
     const auto& k = s.checkpoint;
     out += "checkpoint: {";
@@ -146,6 +173,12 @@ std::string dump_scenario(const Scenario& s) {
     if (k.every_steps) out += "every_steps: " + str(*k.every_steps) + ", ";
     out += "mode: " + std::string(to_string(k.mode)) + ", keep: " + std::to_string(k.keep) + "}\n";
   }
+  return out;
+}
+
+// `failures:`, only when failures are simulated.
+std::string failures_to_yaml(const Scenario& s) {
+  std::string out;
   if (s.failures.enabled) {
     const auto& f = s.failures;
     out += "failures: {";
@@ -154,6 +187,12 @@ std::string dump_scenario(const Scenario& s) {
     out += "restart: " + qty(f.restart_s, Dimension::seconds) + ", seed: " + std::to_string(f.seed) +
            ", trials: " + std::to_string(f.trials) + "}\n";
   }
+  return out;
+}
+
+// `pricing:`, only when the run is priced.
+std::string pricing_to_yaml(const Scenario& s) {
+  std::string out;
   if (s.pricing.enabled) {
     const auto& pr = s.pricing;
     out += "pricing:\n";
@@ -178,6 +217,12 @@ std::string dump_scenario(const Scenario& s) {
            ", pue: " + format_number(pr.energy.pue) +
            ", carbon: " + qty(pr.energy.carbon_g_per_kwh, Dimension::grams_per_kwh) + "}\n";
   }
+  return out;
+}
+
+// `budget:`, only when some limit is set.
+std::string budget_to_yaml(const Scenario& s) {
+  std::string out;
   const auto& bu = s.budget;
   if (bu.max_cost_usd || bu.deadline_s || bu.memory_headroom || bu.memory_headroom_bytes) {
     std::string parts;
@@ -199,10 +244,12 @@ std::string dump_scenario(const Scenario& s) {
     }
     out += "budget: {" + parts + "}\n";
   }
-  out += convergence_to_yaml(s.convergence);
-  out += tuning_to_yaml(s.tuning);
-  out += data_to_yaml(s.data);
-  out += people_to_yaml(s.people);
+  return out;
+}
+
+// `sweep:`, only when the scenario sweeps.
+std::string sweep_to_yaml(const Scenario& s) {
+  std::string out;
   if (!s.sweep.empty()) {
     out += "sweep:\n  mode: " + std::string(s.sweep.mode == SweepMode::zip ? "zip" : "grid") + "\n";
     for (const SweepAxis& axis : s.sweep.axes) {
@@ -211,6 +258,12 @@ std::string dump_scenario(const Scenario& s) {
       out += "]\n";
     }
   }
+  return out;
+}
+
+// `measured:`, only when the scenario carries measurements.
+std::string measured_to_yaml(const Scenario& s) {
+  std::string out;
   if (s.measured) {
     const auto& m = *s.measured;
     out += "measured:\n  source: " + q(m.source) + "\n";
@@ -227,6 +280,29 @@ std::string dump_scenario(const Scenario& s) {
       out += "}\n";
     }
   }
+  return out;
+}
+
+}  // namespace
+
+std::string dump_scenario(const Scenario& s) {
+  std::string out = "# written by trainsim: every preset expanded, every default explicit\n";
+  out += "name: " + q(s.name) + "\n";
+  out += tags_to_yaml(s);
+  out += "model: " + model_to_yaml(s.model) + "\n";
+  out += cluster_to_yaml(s);
+  out += parallelism_to_yaml(s);
+  out += training_to_yaml(s);
+  out += checkpoint_to_yaml(s);
+  out += failures_to_yaml(s);
+  out += pricing_to_yaml(s);
+  out += budget_to_yaml(s);
+  out += convergence_to_yaml(s.convergence);
+  out += tuning_to_yaml(s.tuning);
+  out += data_to_yaml(s.data);
+  out += people_to_yaml(s.people);
+  out += sweep_to_yaml(s);
+  out += measured_to_yaml(s);
   return out;
 }
 

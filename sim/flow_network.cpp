@@ -148,14 +148,19 @@ Time FlowNetwork::completion_time(const PathClass& c, double key) const {
   return max(c.base_time + Duration::from_seconds(left), engine_->now());
 }
 
-std::uint32_t FlowNetwork::class_for(std::span<const LinkId> path) {
-  // Every class over `path` crosses each of its links: search the link with the fewest classes.
-  LinkId fewest = path.front();
-  for (const LinkId l : path) {
-    if (links_[l].classes.size() < links_[fewest].classes.size()) fewest = l;
-  }
-  for (const std::uint32_t ci : links_[fewest].classes) {
-    if (std::ranges::equal(classes_[ci].path, path)) return ci;
+std::uint32_t FlowNetwork::class_for(std::span<const LinkId> path, double cap) {
+  // A flow over no binding link is a class of its own, never shared: its service counter then starts with
+  // it, and its completion is computed from its own bytes (a class shared by flows that come and go would
+  // carry a counter that grows, and picoseconds of rounding, with every flow before it).
+  if (!path.empty()) {
+    // Every class over `path` crosses each of its links: search the link with the fewest classes.
+    LinkId fewest = path.front();
+    for (const LinkId l : path) {
+      if (links_[l].classes.size() < links_[fewest].classes.size()) fewest = l;
+    }
+    for (const std::uint32_t ci : links_[fewest].classes) {
+      if (classes_[ci].cap == cap && std::ranges::equal(classes_[ci].path, path)) return ci;
+    }
   }
   std::uint32_t ci = 0;
   if (!free_classes_.empty()) {
@@ -168,6 +173,7 @@ std::uint32_t FlowNetwork::class_for(std::span<const LinkId> path) {
   }
   PathClass& c = classes_[ci];
   c.path.assign(path.begin(), path.end());
+  c.cap = cap;
   c.slot_on_link.resize(path.size());
   for (std::size_t i = 0; i < path.size(); ++i) {
     auto& on_link = links_[path[i]].classes;
@@ -219,7 +225,8 @@ FlowNetwork::Member FlowNetwork::erase_member(PathClass& c, std::size_t slot) {
 
 void FlowNetwork::update_binding(LinkId l, std::uint32_t others) {
   Link& link = links_[l];
-  const bool binding = link.anchored > 0 || link.load > kFullLoad;
+  // One flow alone on its narrowest link is held to that link's bandwidth by its class's cap instead.
+  const bool binding = link.flows >= 2 && (link.anchored > 0 || link.load > kFullLoad);
   if (binding == link.binding) return;
   link.binding = binding;
   // With no other flow on it, no class needs to change: most flips are a flow's narrowest link coming and
@@ -286,16 +293,17 @@ void FlowNetwork::find_binding_path(const Flow& f) {
   for (const LinkId l : f.path) {
     if (links_[l].binding) binding_path_.push_back(l);
   }
+  binding_cap_ = links_[f.path[f.anchor]].flows == 1 ? f.cap : kNoCap;
 }
 
 void FlowNetwork::join_class(std::uint32_t index, double left) {
-  const std::uint32_t ci = class_for(binding_path_);
+  const std::uint32_t ci = class_for(binding_path_, binding_cap_);
   PathClass& c = classes_[ci];
   const double service = c.service_base + c.rate * (engine_->now() - c.base_time).seconds();
   Flow& f = flows_[index];
   f.path_class = ci;
   push_member(c, Member{.key = service + left, .join = f.join, .flow = index});
-  touch(c.path);
+  touch(ci);
 }
 
 double FlowNetwork::leave_class(std::uint32_t index) {
@@ -305,7 +313,7 @@ double FlowNetwork::leave_class(std::uint32_t index) {
   const Member m = erase_member(c, f.heap_slot);
   const double service = c.service_base + c.rate * (engine_->now() - c.base_time).seconds();
   f.path_class = kNone;
-  touch(c.path);
+  touch(ci);
   if (c.heap.empty()) release_class(ci);
   return m.key - service;
 }
@@ -318,7 +326,8 @@ void FlowNetwork::rebind_flipped() {
     for (std::size_t r = 0; r < links_[l].riders.size(); ++r) {
       const std::uint32_t index = links_[l].riders[r].flow;
       find_binding_path(flows_[index]);
-      if (std::ranges::equal(binding_path_, classes_[flows_[index].path_class].path)) continue;
+      const PathClass& now_in = classes_[flows_[index].path_class];
+      if (now_in.cap == binding_cap_ && std::ranges::equal(binding_path_, now_in.path)) continue;
       const double left = leave_class(index);
       join_class(index, left);
     }
@@ -348,7 +357,7 @@ void FlowNetwork::complete(std::uint32_t ci) {
     due.push_back(m.flow);
     flows_[m.flow].path_class = kNone;
   } while (!c.heap.empty() && completion_time(c, c.heap.front().key) <= now);
-  touch(c.path);
+  touch(ci);
   if (c.heap.empty()) release_class(ci);
   for (const std::uint32_t fi : due) detach(fi);
   for (const std::uint32_t fi : due) finish(fi);
@@ -369,8 +378,13 @@ void FlowNetwork::finish(std::uint32_t index) {
   if (done) done();
 }
 
-void FlowNetwork::touch(std::span<const LinkId> links) {
-  touched_.insert(touched_.end(), links.begin(), links.end());
+void FlowNetwork::touch(std::uint32_t path_class) {
+  const PathClass& c = classes_[path_class];
+  if (c.path.empty()) {
+    touched_unlinked_.push_back(path_class);
+  } else {
+    touched_.insert(touched_.end(), c.path.begin(), c.path.end());
+  }
   if (!resolve_scheduled_) {
     resolve_scheduled_ = true;
     // Equal-time events run in insertion order, so this runs after every change already queued for now.
@@ -388,6 +402,7 @@ void FlowNetwork::resolve() {
   ++epoch_;
   component_links_.clear();
   component_classes_.clear();
+  capped_classes_.clear();
   // The connected component of the touched links: links reach the classes on them, classes their paths.
   for (const LinkId l : touched_) {
     if (links_[l].mark != epoch_) {
@@ -396,6 +411,16 @@ void FlowNetwork::resolve() {
     }
   }
   touched_.clear();
+  // Classes over no shared link run at their cap, whatever else changes.
+  for (const std::uint32_t ci : touched_unlinked_) {
+    PathClass& c = classes_[ci];
+    if (c.heap.empty() || !c.path.empty() || c.mark == epoch_) continue;  // released since it was touched
+    c.mark = epoch_;
+    c.frozen = true;
+    c.next_rate = c.cap;
+    component_classes_.push_back(ci);
+  }
+  touched_unlinked_.clear();
   for (std::size_t i = 0; i < component_links_.size(); ++i) {
     for (const std::uint32_t ci : links_[component_links_[i]].classes) {
       PathClass& c = classes_[ci];
@@ -403,6 +428,7 @@ void FlowNetwork::resolve() {
       c.mark = epoch_;
       c.frozen = false;
       component_classes_.push_back(ci);
+      if (c.cap != kNoCap) capped_classes_.push_back(ci);
       for (const LinkId l : c.path) {
         if (links_[l].mark != epoch_) {
           links_[l].mark = epoch_;
@@ -422,30 +448,41 @@ void FlowNetwork::resolve() {
   // flows; freeze those at that share, take it from every link they cross, and repeat. Freezing at the
   // minimum never pushes another link's share below it, so every link at the minimum (within rounding) is
   // done in the same pass: a symmetric collective takes one pass, not one per link. The flows of a class
-  // cross the same links, so they freeze together: a class is filled as one weighted flow.
+  // cross the same links, so they freeze together: a class is filled as one weighted flow. A class's cap
+  // (its flows' own narrowest links, each carrying that flow alone) is one more bound of the same kind:
+  // a class that reaches it first freezes there.
+  const auto freeze = [this](PathClass& c, double rate) {
+    c.frozen = true;
+    c.next_rate = rate;
+    const auto members = static_cast<std::uint32_t>(c.heap.size());
+    const double taken = rate * members;
+    for (const LinkId crossed : c.path) {
+      links_[crossed].spare -= taken;
+      links_[crossed].unfrozen -= members;
+    }
+  };
   for (;;) {
     double share = std::numeric_limits<double>::infinity();
     for (const LinkId l : component_links_) {
       const Link& link = links_[l];
       if (link.unfrozen > 0) share = std::min(share, link.spare / link.unfrozen);
     }
+    for (const std::uint32_t ci : capped_classes_) {
+      if (!classes_[ci].frozen) share = std::min(share, classes_[ci].cap);
+    }
     if (std::isinf(share)) break;
     TRAINSIM_CHECK(share > 0.0, "max-min fair sharing gave a flow no bandwidth");
     const double level = share * (1.0 + 1e-12);
+    for (const std::uint32_t ci : capped_classes_) {
+      PathClass& c = classes_[ci];
+      if (!c.frozen && c.cap <= level) freeze(c, std::min(c.cap, share));
+    }
     for (const LinkId l : component_links_) {
       Link& link = links_[l];
       if (link.unfrozen == 0 || link.spare / link.unfrozen > level) continue;
       for (const std::uint32_t ci : link.classes) {
         PathClass& c = classes_[ci];
-        if (c.frozen) continue;
-        c.frozen = true;
-        c.next_rate = share;
-        const auto members = static_cast<std::uint32_t>(c.heap.size());
-        const double taken = share * members;
-        for (const LinkId crossed : c.path) {
-          links_[crossed].spare -= taken;
-          links_[crossed].unfrozen -= members;
-        }
+        if (!c.frozen) freeze(c, share);
       }
     }
   }

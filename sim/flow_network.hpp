@@ -14,30 +14,35 @@
 // path changes no max-min rate (the relaxed problem's fair allocation is feasible for the full problem,
 // hence fair there too). The test is exact, not within a margin: a flow's load on a link is its cap in
 // units of 2^-30 of the link's bandwidth, rounded up (load_units in the .cpp), and a link can bind when the
-// loads sum past 2^30. Links whose ability to bind flips at an instant regroup their flows at that
-// instant's re-solve.
+// loads sum past 2^30. A flow alone on its anchor is bounded there by its cap and by nothing else, so that
+// link leaves the paths too and the cap goes with the flow (a per-flow bound in the filling, the same
+// constraint): N flows each alone on its own narrow leaf link and all through one spine are then one class
+// over the spine. Links whose ability to bind flips at an instant regroup their flows at that instant's
+// re-solve.
 //
-// Lazy per binding path: flows over the same links that can bind always get the same max-min rate, so the
-// solver fills path classes (those links, weighted by how many flows cross them), not flows: N flows over
-// N distinct leaf links and one shared spine are one class over the spine when the leaves are not the
-// bottleneck. A class keeps a service counter S(t), the bytes one of its flows has moved since the class
-// was created; a flow joining at S0 with B bytes completes when S reaches S0 + B. Its flows wait in a
-// min-heap by that key, and the class holds ONE engine event, for the earliest. A rate change updates the
-// class's counter and moves that one event.
+// Lazy per binding path: flows over the same links that can bind, with the same cap, always get the same
+// max-min rate, so the solver fills path classes (those links, weighted by how many flows cross them, and
+// the cap), not flows: N flows over N distinct leaf links and one shared spine are one class over the
+// spine. A flow alone on all its links is a class over no link of its own, which runs at its cap. A class
+// keeps a service counter S(t), the bytes one of its flows has moved since the class was created; a flow
+// joining at S0 with B bytes completes when S reaches S0 + B. Its flows wait in a min-heap by that key, and
+// the class holds ONE engine event, for the earliest. A rate change updates the class's counter and moves
+// that one event.
 //
 // Cost of a change (a flow arriving or leaving): O(path length) to update its links' loads, O(log N) in its
 // class of N flows; for each link whose ability to bind flipped, O(path length + log N) per flow over it
 // to move the flow to its new class; then the instant's re-solve: O(classes and links in the component)
 // per progressive-filling pass, and O(1) engine work per class whose rate changed. So one change among N
 // flows of one class is O(log N) (one path, or distinct paths through one bottleneck whose other links
-// cannot bind); N classes sharing a link (e.g. N leaf links that are each some flow's narrowest) are still
-// re-solved one by one, O(N).
+// cannot bind or carry that flow alone); N classes sharing a link (e.g. N leaf links each shared by two
+// flows and each some flow's narrowest) are still re-solved one by one, O(N).
 // Rounding: a flow's remaining bytes, key - S, carry an absolute error of about 2^-52 times the service of
 // its class since the class was created (a class ends when its last flow does); a flow that moves to
 // another class carries its remaining bytes over with that error.
 //
 // Units: bandwidth in bytes/s, sizes in bytes (doubles: collectives move fractional shares).
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
 #include <vector>
@@ -89,11 +94,14 @@ class FlowNetwork {
   [[nodiscard]] double bytes_carried(LinkId link) const;
   /// Flows moving bytes over `link` now.
   [[nodiscard]] std::size_t flows_on(LinkId link) const;
+  /// Path classes with flows in them now: flows that always share one rate are one class (file comment).
+  [[nodiscard]] std::size_t path_classes() const { return classes_.size() - free_classes_.size(); }
   /// How many times a component was re-solved (a measure of solver work).
   [[nodiscard]] std::uint64_t solves() const { return solves_; }
 
  private:
   static constexpr std::uint32_t kNone = ~std::uint32_t{0};
+  static constexpr double kNoCap = std::numeric_limits<double>::infinity();
 
   // One activation of a flow over a link; stale once that activation has ended (the flow's join differs
   // or it is no longer active).
@@ -107,8 +115,10 @@ class FlowNetwork {
     std::uint64_t load = 0;      // its active flows' caps, in units of 2^-30 of its bandwidth (rounded up)
     std::uint32_t flows = 0;     // flows moving bytes over it now
     std::uint32_t anchored = 0;  // of those, the flows whose narrowest link it is
-    bool binding = false;        // anchored > 0 or load > its bandwidth: on its flows' class paths
-    bool flipped = false;        // in flipped_
+    // On its flows' class paths: two or more flows, and anchored > 0 or load > its bandwidth. (A flow
+    // alone on its narrowest link is held to it by its class's cap.)
+    bool binding = false;
+    bool flipped = false;  // in flipped_
     // The load of the last cap seen (flows over a link mostly have the same narrowest link bandwidth).
     double last_cap = 0.0;
     std::uint64_t last_load = 0;
@@ -145,6 +155,7 @@ class FlowNetwork {
   // The active flows over one path. Service S(t) = service_base + rate * (t - base_time), in bytes per flow.
   struct PathClass {
     std::vector<LinkId> path;
+    double cap = 0.0;  // bytes/s no flow of it may exceed (its own narrowest link), or kNoCap
     std::vector<std::uint32_t> slot_on_link;  // slot_on_link[i]: its index in links_[path[i]].classes
     std::vector<Member> heap;                 // indexed min-heap by (key, join); empty = free slot
     double rate = 0.0;                        // bytes/s per flow; 0 until first solved
@@ -166,9 +177,9 @@ class FlowNetwork {
   // `others` (the other flows on it) is not 0, queues it in flipped_: those flows keep their classes until
   // the instant's re-solve moves them (rebind_flipped). The arriving flow finds its class afterwards.
   void update_binding(LinkId link, std::uint32_t others);
-  // The flow's binding links, in path order, into binding_path_.
+  // The flow's binding links, in path order, into binding_path_, and its class's cap into binding_cap_.
   void find_binding_path(const Flow& f);
-  // Puts an active flow with `left` bytes to go into the class over binding_path_.
+  // Puts an active flow with `left` bytes to go into the class over binding_path_ with binding_cap_.
   void join_class(std::uint32_t flow, double left);
   // Takes an active flow out of its class (freeing the class when it empties); returns its bytes to go.
   double leave_class(std::uint32_t flow);
@@ -183,15 +194,16 @@ class FlowNetwork {
   void complete(std::uint32_t path_class);
   // Credits the bytes, frees the slot and runs the callback of a flow no longer on any link.
   void finish(std::uint32_t flow);
-  // The class over `path`, created (and attached to its links) when no flow moves over that path now.
-  std::uint32_t class_for(std::span<const LinkId> path);
+  // The class over `path` with `cap`, created (and attached to its links) when no flow moves in it now.
+  std::uint32_t class_for(std::span<const LinkId> path, double cap);
   // Detaches an empty class from its links and frees its slot.
   void release_class(std::uint32_t path_class);
   // When `key` is reached at the class's current rate (> 0), rounded up to a picosecond, not before now.
   [[nodiscard]] Time completion_time(const PathClass& c, double key) const;
-  // Marks links whose flows changed; one re-solve runs per instant, after every change at that instant,
-  // so a collective starting N flows at once costs one solve, not N.
-  void touch(std::span<const LinkId> links);
+  // Marks a class whose flows changed (its links, or the class itself when it crosses none); one re-solve
+  // runs per instant, after every change at that instant, so a collective starting N flows at once costs
+  // one solve, not N.
+  void touch(std::uint32_t path_class);
   // A flow's load on a link: its cap in units of 2^-30 of the link's bandwidth, rounded up.
   [[nodiscard]] std::uint64_t load_on(Link& link, double cap);
   // Whether a rider is the current activation of its flow.
@@ -214,13 +226,16 @@ class FlowNetwork {
   std::uint64_t next_join_ = 0;
   std::uint32_t next_generation_ = 1;
   std::vector<LinkId> touched_;
+  std::vector<std::uint32_t> touched_unlinked_;  // touched classes that cross no binding link
   bool resolve_scheduled_ = false;
   // Scratch, kept to avoid allocating per change.
   std::vector<LinkId> component_links_;
   std::vector<std::uint32_t> component_classes_;
+  std::vector<std::uint32_t> capped_classes_;  // of those, the ones with a cap
   std::vector<std::uint32_t> due_;
   std::vector<LinkId> flipped_;
   std::vector<LinkId> binding_path_;
+  double binding_cap_ = kNoCap;
 };
 
 }  // namespace trainsim::sim

@@ -151,28 +151,52 @@ void ChromeTraceWriter::add_metadata(std::string key, std::string value) {
   metadata_.emplace_back(std::move(key), std::move(value));
 }
 
-void ChromeTraceWriter::write(std::ostream& out) const {
-  // Slices of each lane by (start, longer first, arrival); then first-fit onto sub-threads where each
-  // slice either follows the thread's open slices or nests inside the innermost one.
+namespace {
+
+// Separates a JSON event from the one before it; `first`: no event written yet.
+void begin_event(std::string& s, bool& first) {
+  if (!first) s += ",\n";
+  first = false;
+}
+
+// Where write() puts each slice: its sub-thread of its lane (overlapping slices that do not nest go to
+// further sub-threads), each lane's count of sub-threads, and each lane's first thread id.
+struct ThreadLayout {
+  std::vector<std::uint32_t> sub_thread;           // per record
+  std::vector<std::uint32_t> sub_threads_of_lane;  // per lane, at least 1
+  std::vector<std::uint32_t> first_tid;            // per lane
+};
+
+// The slices among `events` (the writer's records) in writing order: by lane, then start, longer first,
+// arrival.
+std::vector<std::uint32_t> slice_order(const auto& events) {
   std::vector<std::uint32_t> order;
-  order.reserve(events_.size());
-  for (std::uint32_t i = 0; i < events_.size(); ++i) {
-    if (!events_[i].is_counter) order.push_back(i);
+  order.reserve(events.size());
+  for (std::uint32_t i = 0; i < events.size(); ++i) {
+    if (!events[i].is_counter) order.push_back(i);
   }
-  std::stable_sort(order.begin(), order.end(), [this](std::uint32_t a, std::uint32_t b) {
-    const Event& x = events_[a];
-    const Event& y = events_[b];
+  std::stable_sort(order.begin(), order.end(), [&events](std::uint32_t a, std::uint32_t b) {
+    const auto& x = events[a];
+    const auto& y = events[b];
     if (x.lane != y.lane) return x.lane < y.lane;
     if (x.start_ps != y.start_ps) return x.start_ps < y.start_ps;
     return x.end_ps > y.end_ps;
   });
-  std::vector<std::uint32_t> sub_thread(events_.size(), 0);
-  std::vector<std::uint32_t> sub_threads_of_lane(lanes_.size(), 1);
+  return order;
+}
+
+// First-fit of each lane's slices, in `order`, onto sub-threads where each slice either follows the
+// thread's open slices or nests inside the innermost one; then the lanes' thread ids.
+ThreadLayout thread_layout(const auto& events, std::size_t lane_count,
+                           const std::vector<std::uint32_t>& order) {
+  ThreadLayout threads;
+  threads.sub_thread.assign(events.size(), 0);
+  threads.sub_threads_of_lane.assign(lane_count, 1);
   {
     std::vector<std::vector<std::int64_t>> open;  // per sub-thread: end times of the open nested slices
     std::uint32_t current_lane = std::numeric_limits<std::uint32_t>::max();
     for (const std::uint32_t i : order) {
-      const Event& e = events_[i];
+      const auto& e = events[i];
       if (e.lane != current_lane) {
         current_lane = e.lane;
         open.assign(1, {});
@@ -185,53 +209,50 @@ void ChromeTraceWriter::write(std::ostream& out) const {
         if (stack.empty() || e.end_ps <= stack.back()) break;
       }
       open[k].push_back(e.end_ps);
-      sub_thread[i] = k;
-      sub_threads_of_lane[e.lane] = std::max(sub_threads_of_lane[e.lane], k + 1);
+      threads.sub_thread[i] = k;
+      threads.sub_threads_of_lane[e.lane] = std::max(threads.sub_threads_of_lane[e.lane], k + 1);
     }
   }
   // Thread ids: unique across the trace, lanes in order of first appearance, then their sub-threads.
-  std::vector<std::uint32_t> first_tid(lanes_.size(), 0);
+  threads.first_tid.assign(lane_count, 0);
   std::uint32_t next_tid = 1;
-  for (std::size_t l = 0; l < lanes_.size(); ++l) {
-    first_tid[l] = next_tid;
-    next_tid += sub_threads_of_lane[l];
+  for (std::size_t l = 0; l < lane_count; ++l) {
+    threads.first_tid[l] = next_tid;
+    next_tid += threads.sub_threads_of_lane[l];
   }
+  return threads;
+}
 
-  std::string s;
-  s.reserve(128 + events_.size() * 128);
-  s += "{\"traceEvents\":[\n";
-  bool first = true;
-  const auto begin_event = [&] {
-    if (!first) s += ",\n";
-    first = false;
-  };
-  for (std::size_t p = 0; p < processes_.size(); ++p) {
+// "M" events naming and ordering each process and each lane's (sub-)threads.
+void append_thread_names(std::string& s, bool& first, const std::vector<std::string>& processes,
+                         const auto& lanes, const ThreadLayout& threads) {
+  for (std::size_t p = 0; p < processes.size(); ++p) {
     const auto pid = static_cast<std::int64_t>(p + 1);
-    begin_event();
+    begin_event(s, first);
     s += "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":";
     append_integer(s, pid);
     s += ",\"args\":{\"name\":";
-    append_json_string(s, processes_[p]);
+    append_json_string(s, processes[p]);
     s += "}},\n{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":";
     append_integer(s, pid);
     s += ",\"args\":{\"sort_index\":";
     append_integer(s, pid);
     s += "}}";
   }
-  for (std::size_t l = 0; l < lanes_.size(); ++l) {
-    for (std::uint32_t k = 0; k < sub_threads_of_lane[l]; ++k) {
-      const std::uint32_t tid = first_tid[l] + k;
-      std::string name = lanes_[l].thread;
+  for (std::size_t l = 0; l < lanes.size(); ++l) {
+    for (std::uint32_t k = 0; k < threads.sub_threads_of_lane[l]; ++k) {
+      const std::uint32_t tid = threads.first_tid[l] + k;
+      std::string name = lanes[l].thread;
       if (k > 0) name += " #" + std::to_string(k + 1);
-      begin_event();
+      begin_event(s, first);
       s += "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":";
-      append_integer(s, lanes_[l].process + 1);
+      append_integer(s, lanes[l].process + 1);
       s += ",\"tid\":";
       append_integer(s, tid);
       s += ",\"args\":{\"name\":";
       append_json_string(s, name);
       s += "}},\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":";
-      append_integer(s, lanes_[l].process + 1);
+      append_integer(s, lanes[l].process + 1);
       s += ",\"tid\":";
       append_integer(s, tid);
       s += ",\"args\":{\"sort_index\":";
@@ -239,11 +260,15 @@ void ChromeTraceWriter::write(std::ostream& out) const {
       s += "}}";
     }
   }
+}
+
+// An "X" event per slice, in `order`, on its sub-thread. `text`: the records' names, categories and args.
+void append_slices(std::string& s, bool& first, const auto& events, std::string_view text, const auto& lanes,
+                   const std::vector<std::uint32_t>& order, const ThreadLayout& threads) {
   for (const std::uint32_t i : order) {
-    const Event& e = events_[i];
-    const std::string_view text(text_);
+    const auto& e = events[i];
     const std::int64_t start_ns = to_ns(e.start_ps);
-    begin_event();
+    begin_event(s, first);
     s += "{\"name\":";
     append_json_string(s, text.substr(e.text_offset, e.name_length));
     if (e.category_length > 0) {
@@ -255,9 +280,9 @@ void ChromeTraceWriter::write(std::ostream& out) const {
     s += ",\"dur\":";
     append_microseconds(s, to_ns(e.end_ps) - start_ns);
     s += ",\"pid\":";
-    append_integer(s, lanes_[e.lane].process + 1);
+    append_integer(s, lanes[e.lane].process + 1);
     s += ",\"tid\":";
-    append_integer(s, first_tid[e.lane] + sub_thread[i]);
+    append_integer(s, threads.first_tid[e.lane] + threads.sub_thread[i]);
     if (e.args_length > 0) {
       s += ",\"args\":{";
       s += text.substr(e.text_offset + e.name_length + e.category_length, e.args_length);
@@ -265,38 +290,64 @@ void ChromeTraceWriter::write(std::ostream& out) const {
     }
     s += '}';
   }
-  // Counters in recording order (each series is recorded in time order by its producer).
-  for (const Event& e : events_) {
+}
+
+// A "C" event per counter sample, in recording order (each series is recorded in time order by its
+// producer).
+void append_counters(std::string& s, bool& first, const auto& events, std::string_view text,
+                     const auto& lanes) {
+  for (const auto& e : events) {
     if (!e.is_counter) continue;
-    const std::string_view name = std::string_view(text_).substr(e.text_offset, e.name_length);
-    begin_event();
+    const std::string_view name = text.substr(e.text_offset, e.name_length);
+    begin_event(s, first);
     s += "{\"name\":";
     append_json_string(s, name);
     s += ",\"ph\":\"C\",\"ts\":";
     append_microseconds(s, to_ns(e.start_ps));
     s += ",\"pid\":";
-    append_integer(s, lanes_[e.lane].process + 1);
+    append_integer(s, lanes[e.lane].process + 1);
     s += ",\"args\":{";
     append_json_string(s, name);
     s += ':';
     append_number(s, e.value);
     s += "}}";
   }
+}
+
+// The end of the event list and "otherData": the cap, the counts, truncation and the metadata.
+void append_other_data(std::string& s, std::size_t cap, std::size_t recorded, std::size_t dropped,
+                       const std::vector<std::pair<std::string, std::string>>& metadata) {
   s += "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"generator\":\"trainsim\",\"event_cap\":";
-  append_integer(s, static_cast<std::int64_t>(cap_));
+  append_integer(s, static_cast<std::int64_t>(cap));
   s += ",\"recorded_events\":";
-  append_integer(s, static_cast<std::int64_t>(recorded_));
+  append_integer(s, static_cast<std::int64_t>(recorded));
   s += ",\"dropped_events\":";
-  append_integer(s, static_cast<std::int64_t>(dropped_));
+  append_integer(s, static_cast<std::int64_t>(dropped));
   s += ",\"truncated\":";
-  s += dropped_ > 0 ? "true" : "false";
-  for (const auto& [key, value] : metadata_) {
+  s += dropped > 0 ? "true" : "false";
+  for (const auto& [key, value] : metadata) {
     s += ',';
     append_json_string(s, key);
     s += ':';
     append_json_string(s, value);
   }
   s += "}}\n";
+}
+
+}  // namespace
+
+void ChromeTraceWriter::write(std::ostream& out) const {
+  // The records' private type reaches the helpers as their deduced parameter types.
+  const std::vector<std::uint32_t> order = slice_order(events_);
+  const ThreadLayout threads = thread_layout(events_, lanes_.size(), order);
+  std::string s;
+  s.reserve(128 + events_.size() * 128);
+  s += "{\"traceEvents\":[\n";
+  bool first = true;
+  append_thread_names(s, first, processes_, lanes_, threads);
+  append_slices(s, first, events_, text_, lanes_, order, threads);
+  append_counters(s, first, events_, text_, lanes_);
+  append_other_data(s, cap_, recorded_, dropped_, metadata_);
   out << s;
 }
 

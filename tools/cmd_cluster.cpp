@@ -1,8 +1,8 @@
 // `trainsim cluster C.yaml`: many teams' jobs on one shared cluster (SPEC "Shared clusters"). Loads the
 // cluster file, gets every job's run time from the step model (each distinct scenario and node count once),
 // runs the queue on the discrete-event engine and prints per-team and cluster results as a table or JSON;
-// with -o DIR also writes jobs.csv, cluster.csv and trace.json (and links.csv under contention), together or
-// not at all.
+// with -o DIR also writes jobs.csv, cluster.csv, trace.json and queue.json (and links.csv under
+// contention), together or not at all.
 #include <filesystem>
 #include <iostream>
 #include <memory>
@@ -43,6 +43,7 @@ int run_cluster(const ClusterArgs& args) {
     outputs.stage(dir / "cluster.csv", model::queue_cluster_csv(study.spec, report));
     if (study.spec.contention) outputs.stage(dir / "links.csv", model::queue_links_csv(report));
     outputs.stage(dir / "trace.json", model::queue_trace_json(study.spec, report));
+    outputs.stage(dir / "queue.json", model::queue_json(study.spec, report, notes));
     outputs.commit();
   }
   return exit_ok;
@@ -58,8 +59,8 @@ void add_cluster_command(CLI::App& app, int& exit_code) {
                   "cluster file (YAML): cluster, period, scheduler, jobs, arrivals")
       ->required();
   sub->add_option("-o,--output", args->out_dir,
-                  "write jobs.csv, cluster.csv and trace.json into this folder (and links.csv with "
-                  "cluster.contention)");
+                  "write jobs.csv, cluster.csv, trace.json and queue.json (the summary --format json "
+                  "prints) into this folder (and links.csv with cluster.contention)");
   sub->add_option("--format", args->format, "how to print the result")
       ->check(CLI::IsMember({"table", "json"}))
       ->capture_default_str();

@@ -57,7 +57,8 @@ void add_report_command(CLI::App& app, int& exit_code) {
   auto output = std::make_shared<std::string>();
   sub->add_option(
          "IN", *input,
-         "run directory (summary.json, run.csv, trace.json), cluster directory (jobs.csv, cluster.csv), "
+         "run directory (summary.json, run.csv, trace.json), cluster directory (jobs.csv, cluster.csv, "
+         "queue.json), "
          "or sweep or search output (.csv, .jsonl or .json)")
       ->required();
   sub->add_option("-o,--output", *output, "HTML file to write (default: IN/report.html or IN with .html)");
@@ -73,7 +74,8 @@ void add_report_command(CLI::App& app, int& exit_code) {
         links = report::parse_csv(read_text(in / "links.csv"), (in / "links.csv").string());
       html = report::cluster_report_html(
           display_name(in), report::parse_csv(read_text(in / "jobs.csv"), (in / "jobs.csv").string()),
-          report::parse_csv(read_text(in / "cluster.csv"), (in / "cluster.csv").string()), links);
+          report::parse_csv(read_text(in / "cluster.csv"), (in / "cluster.csv").string()), links,
+          fs::exists(in / "queue.json") ? read_text(in / "queue.json") : "");
       out = in / "report.html";
     } else if (fs::is_directory(in)) {
       const fs::path summary = in / "summary.json";

@@ -32,13 +32,49 @@ struct SearchArgs {
   std::string objective = "time";
   int top = 10;
   int threads = 0;
-  std::vector<std::int64_t> nodes;
+  std::vector<std::string> nodes;
   bool no_event = false;
   std::int64_t max_layouts = scenario::SearchOptions{}.max_layouts;
   std::vector<std::string> sets;
   std::string format = "table";
   std::string output;
 };
+
+/// A whole number of nodes written in --nodes, or an InputError naming it.
+std::int64_t node_count(const std::string& text, const std::string& item) {
+  std::size_t used = 0;
+  std::int64_t n = 0;
+  try {
+    n = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || n < 1 || n > (std::int64_t{1} << 40)) {
+    throw InputError("--nodes " + item +
+                     ": expected a node count (a whole number from 1) or a span A..B, got '" + text + "'");
+  }
+  return n;
+}
+
+/// --nodes as node counts: each item a count, or a span A..B that doubles from A while it stays within B
+/// (32..128: 32, 64, 128), so that a search compares cluster sizes a factor of two apart. Sorted, each once.
+std::vector<std::int64_t> node_counts(const std::vector<std::string>& items) {
+  std::vector<std::int64_t> out;
+  for (const std::string& item : items) {
+    const std::size_t dots = item.find("..");
+    if (dots == std::string::npos) {
+      out.push_back(node_count(item, item));
+      continue;
+    }
+    const std::int64_t from = node_count(item.substr(0, dots), item);
+    const std::int64_t to = node_count(item.substr(dots + 2), item);
+    if (to < from) throw InputError("--nodes " + item + ": a span A..B needs A <= B");
+    for (std::int64_t n = from; n <= to; n *= 2) out.push_back(n);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
 
 std::string first_line(const std::string& text) {
   return text.substr(0, text.find('\n'));
@@ -141,7 +177,10 @@ void add_search_command(CLI::App& app, int& exit_code) {
   sub->add_option("--top", args->top, "layouts re-simulated event by event and printed (default 10)")
       ->check(CLI::Range(0, 4096));
   sub->add_option("-j,--jobs", args->threads, "threads (default: all cores)")->check(CLI::Range(0, 4096));
-  sub->add_option("--nodes", args->nodes, "node counts to consider (default: the scenario's)")
+  sub->add_option("--nodes", args->nodes,
+                  "node counts to consider, comma-separated; A..B doubles from A up to B (32..128: 32, 64, "
+                  "128), so the Pareto front trades time against cost across cluster sizes (default: the "
+                  "scenario's count)")
       ->delimiter(',');
   sub->add_flag("--no-event", args->no_event, "rank with the analytic fidelity only");
   sub->add_option(
@@ -166,7 +205,7 @@ void add_search_command(CLI::App& app, int& exit_code) {
     options.top_k = args->top;
     options.threads = args->threads;
     options.event_rerank = !args->no_event;
-    options.space.nodes = args->nodes;
+    options.space.nodes = node_counts(args->nodes);
     options.max_layouts = args->max_layouts;
     std::unique_ptr<ProgressBar> bar;
     options.progress = [&bar](std::int64_t done, std::int64_t total) {
@@ -218,9 +257,16 @@ void add_search_command(CLI::App& app, int& exit_code) {
                        r.pareto.size())
                 << table(r.pareto, gpn);
       if (r.pareto.empty()) std::cout << "   (empty) " << empty_front_reason(r, s.budget) << "\n";
+      if (options.space.nodes.size() <= 1 && !r.pareto.empty()) {
+        // On one cluster size every layout pays the same GPUs per second: the cheapest is the fastest.
+        const std::int64_t n = s.cluster.nodes;
+        std::cout << fmt::format(
+            "   one node count: cost follows time; --nodes {}..{} compares cluster sizes\n",
+            std::max<std::int64_t>(1, n / 2), 2 * n);
+      }
     } else {
       if (r.pareto.empty()) words << "Pareto front empty: " << empty_front_reason(r, s.budget) << "\n";
-      const std::vector<model::Summary> rows = scenario::search_rows(r, s.name);
+      const std::vector<model::Summary> rows = scenario::search_rows(r, s);
       const std::string text =
           args->format == "csv" ? scenario::search_rows_csv(rows) : scenario::search_rows_json(rows);
       if (rows_to_stdout) {

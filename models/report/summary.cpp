@@ -54,15 +54,11 @@ std::string join(const std::vector<std::string>& parts, const char* separator) {
   return out;
 }
 
-}  // namespace
+using U = FieldUnit;
 
-Summary summarize(const Labels& labels, const StepReport& step, const RunReport* run) {
-  Summary summary;
-  FieldList f(summary.fields);
-  using U = FieldUnit;
-  f.group("labels");
-  for (const auto& [key, value] : labels) f.text(key, value);
-
+// The "iteration" group: feasibility, the step's sizes, rates and time shares (`run`, when given, adds
+// its feasibility and reason).
+void iteration_fields(FieldList& f, const StepReport& step, const RunReport* run) {
   f.group("iteration");
   f.flag("feasible", step.feasible && (run == nullptr || run->feasible));
   std::string reason = step.reason;
@@ -93,7 +89,10 @@ Summary summarize(const Labels& labels, const StepReport& step, const RunReport*
   f.num("exposed_pp_comm", U::seconds, step.time.exposed_pp_comm);
   f.num("optimizer", U::seconds, step.time.optimizer);
   f.num("bubble", U::seconds, step.time.bubble);
+}
 
+// The "memory" group: the busiest GPU's memory by part, against its capacity.
+void memory_fields(FieldList& f, const StepReport& step) {
   f.group("memory");
   f.num("memory_per_gpu", U::bytes, step.memory_per_gpu);
   f.num("weights", U::bytes, step.memory.weights);
@@ -103,206 +102,118 @@ Summary summarize(const Labels& labels, const StepReport& step, const RunReport*
   f.num("buffers", U::bytes, step.memory.buffers);
   f.num("memory_capacity", U::bytes, step.memory_capacity);
   f.flag("fits", step.fits);
-  if (run == nullptr) return summary;
-
-  f.group("run");
-  f.num("steps", U::count, static_cast<double>(run->steps));
-  f.num("tokens", U::count, run->tokens);
-  f.num("training_time", U::seconds, run->training_time);
-  f.num("run_time", U::seconds, run->run_time);
-  f.num("gpu_hours", U::count, run->gpu_hours);
-  f.num("checkpoint_size", U::bytes, run->checkpoint_size);
-  f.num("checkpoint_write_time", U::seconds, run->checkpoint_write_time);
-  f.num("checkpoint_stall", U::seconds, run->checkpoint_stall);
-  f.num("checkpoint_restore_time", U::seconds, run->checkpoint_restore_time);
-  f.num("checkpoints", U::count, static_cast<double>(run->checkpoints));
-  f.num("checkpoint_interval", U::seconds, run->checkpoint_interval);
-  f.num("recommended_checkpoint_interval", U::seconds, run->recommended_checkpoint_interval);
-  f.num("failures_expected", U::count, run->failures_expected);
-  f.num("rollbacks_expected", U::count, run->rollbacks_expected);
-  f.num("lost_work", U::seconds, run->lost_work);
-  f.num("goodput", U::fraction, run->goodput);
-  if (run->convergence) {
-    f.num("target_loss", U::count, run->target_loss);
-    f.num("initial_loss", U::count, run->initial_loss);
-    f.num("law_tokens", U::count, run->law_tokens);
-    f.num("tokens_min", U::count, run->tokens_min);
-    f.num("critical_batch_tokens", U::count, run->critical_batch_tokens);
-    f.num("optimizer_speedup", U::count, run->optimizer_speedup);
-    f.num("optimizer_speedup_low", U::count, run->optimizer_speedup_low);
-    f.num("optimizer_speedup_high", U::count, run->optimizer_speedup_high);
-    f.num("tokens_range_low", U::count, run->tokens_range_low);
-    f.num("tokens_range_high", U::count, run->tokens_range_high);
-    f.num("cost_total_range_low", U::usd, run->cost_total_range_low);
-    f.num("cost_total_range_high", U::usd, run->cost_total_range_high);
-    if (run->next_target_loss > 0) {
-      f.num("next_target_loss", U::count, run->next_target_loss);
-      f.num("schedule_extra_tokens", U::count, run->schedule_extra_tokens);
-    }
-  }
-  if (run->tuning) {
-    f.num("tuning_trial_equivalents", U::count, run->tuning_trial_equivalents);
-    f.num("tuning_gpu_hours", U::count, run->tuning_gpu_hours);
-    f.num("tuning_time", U::seconds, run->tuning_time);
-  }
-  if (run->run_time_spread.mean > 0) {
-    f.num("run_time_p5", U::seconds, run->run_time_spread.p5);
-    f.num("run_time_p95", U::seconds, run->run_time_spread.p95);
-    f.num("cost_total_p5", U::usd, run->cost_spread.p5);
-    f.num("cost_total_p95", U::usd, run->cost_spread.p95);
-  }
-
-  f.group("cost");
-  f.text("region", run->region);
-  f.num("cost_total", U::usd, run->cost_total);
-  f.num("cost_compute", U::usd, run->cost_compute);
-  f.num("cost_storage", U::usd, run->cost_storage);
-  f.num("cost_network", U::usd, run->cost_network);
-  f.num("cost_energy", U::usd, run->cost_energy);
-  f.num("cost_wasted", U::usd, run->cost_wasted);
-  f.num("cost_per_token", U::usd, run->cost_per_token);
-  f.num("cost_per_pflop", U::usd, run->cost_per_pflop);
-  if (run->convergence) f.num("cost_per_loss_point", U::usd, run->cost_per_loss_point);
-  if (run->tuning) f.num("cost_tuning", U::usd, run->cost_tuning);
-  if (run->data) f.num("cost_data", U::usd, run->cost_data);
-  if (run->people) f.num("cost_people", U::usd, run->cost_people);
-  f.num("cost_elastic", U::usd, run->cost_elastic);
-  if (run->commitment) {
-    f.num("cost_fixed", U::usd, run->cost_fixed);
-    f.num("cost_fixed_idle", U::usd, run->cost_fixed_idle);
-    f.num("committed_idle_gpu_hours", U::count, run->committed_idle_gpu_hours);
-  }
-  f.num("energy_kwh", U::kwh, run->energy_kwh);
-  f.num("co2_kg", U::kg, run->co2_kg);
-  if (run->spot) {
-    f.num("spot_run_time", U::seconds, run->spot_run_time);
-    f.num("spot_cost_total", U::usd, run->spot_cost_total);
-  }
-  f.text("budget_violations", join(run->budget_violations, "; "));
-  if (!run->budget_alerts.empty()) {
-    // Alert k (1-based, in ascending fraction): its fraction of max_cost, the amount, and when the
-    // campaign's spend reaches it (no time when it never does).
-    f.group("budget");
-    for (std::size_t k = 0; k < run->budget_alerts.size(); ++k) {
-      const BudgetAlert& a = run->budget_alerts[k];
-      const std::string name = fmt::format("budget_alert_{}_", k + 1);
-      f.num(name + "fraction", U::count, a.fraction);
-      f.num(name + "cost", U::usd, a.usd);
-      f.flag(name + "reached", a.reached);
-      if (a.reached) f.num(name + "time", U::seconds, a.time);
-    }
-  }
-  return summary;
 }
 
-namespace {
-
-// The largest power of `base` not above `a` that has a unit in `units` (smallest first), with that unit:
-// SI prefixes for base 1,000, binary ones for 1,024.
-template <std::size_t N>
-HumanScale prefixed(double a, double base, const char* const (&units)[N]) {
-  std::size_t i = 0;
-  double divisor = 1;
-  while (a / divisor >= base && i + 1 < N) {
-    divisor *= base;
-    ++i;
+// The "run" group: length, checkpoints, failures, and when modelled convergence, tuning and the spread.
+void run_fields(FieldList& f, const RunReport& run) {
+  f.group("run");
+  f.num("steps", U::count, static_cast<double>(run.steps));
+  f.num("tokens", U::count, run.tokens);
+  f.num("training_time", U::seconds, run.training_time);
+  f.num("run_time", U::seconds, run.run_time);
+  f.num("gpu_hours", U::count, run.gpu_hours);
+  f.num("checkpoint_size", U::bytes, run.checkpoint_size);
+  f.num("checkpoint_write_time", U::seconds, run.checkpoint_write_time);
+  f.num("checkpoint_stall", U::seconds, run.checkpoint_stall);
+  f.num("checkpoint_restore_time", U::seconds, run.checkpoint_restore_time);
+  f.num("checkpoints", U::count, static_cast<double>(run.checkpoints));
+  f.num("checkpoint_interval", U::seconds, run.checkpoint_interval);
+  f.num("recommended_checkpoint_interval", U::seconds, run.recommended_checkpoint_interval);
+  f.num("failures_expected", U::count, run.failures_expected);
+  f.num("rollbacks_expected", U::count, run.rollbacks_expected);
+  f.num("lost_work", U::seconds, run.lost_work);
+  f.num("goodput", U::fraction, run.goodput);
+  if (run.convergence) {
+    f.num("target_loss", U::count, run.target_loss);
+    f.num("initial_loss", U::count, run.initial_loss);
+    f.num("law_tokens", U::count, run.law_tokens);
+    f.num("tokens_min", U::count, run.tokens_min);
+    f.num("critical_batch_tokens", U::count, run.critical_batch_tokens);
+    f.num("optimizer_speedup", U::count, run.optimizer_speedup);
+    f.num("optimizer_speedup_low", U::count, run.optimizer_speedup_low);
+    f.num("optimizer_speedup_high", U::count, run.optimizer_speedup_high);
+    f.num("tokens_range_low", U::count, run.tokens_range_low);
+    f.num("tokens_range_high", U::count, run.tokens_range_high);
+    f.num("cost_total_range_low", U::usd, run.cost_total_range_low);
+    f.num("cost_total_range_high", U::usd, run.cost_total_range_high);
+    if (run.next_target_loss > 0) {
+      f.num("next_target_loss", U::count, run.next_target_loss);
+      f.num("schedule_extra_tokens", U::count, run.schedule_extra_tokens);
+    }
   }
-  return {divisor, "", units[i]};
+  if (run.tuning) {
+    f.num("tuning_trial_equivalents", U::count, run.tuning_trial_equivalents);
+    f.num("tuning_gpu_hours", U::count, run.tuning_gpu_hours);
+    f.num("tuning_time", U::seconds, run.tuning_time);
+  }
+  if (run.run_time_spread.mean > 0) {
+    f.num("run_time_p5", U::seconds, run.run_time_spread.p5);
+    f.num("run_time_p95", U::seconds, run.run_time_spread.p95);
+    f.num("cost_total_p5", U::usd, run.cost_spread.p5);
+    f.num("cost_total_p95", U::usd, run.cost_spread.p95);
+  }
+}
+
+// The "cost" group: the bill by part, energy and emissions, spot and the budget's violations.
+void cost_fields(FieldList& f, const RunReport& run) {
+  f.group("cost");
+  f.text("region", run.region);
+  f.num("cost_total", U::usd, run.cost_total);
+  f.num("cost_compute", U::usd, run.cost_compute);
+  f.num("cost_storage", U::usd, run.cost_storage);
+  f.num("cost_network", U::usd, run.cost_network);
+  f.num("cost_energy", U::usd, run.cost_energy);
+  f.num("cost_wasted", U::usd, run.cost_wasted);
+  f.num("cost_per_token", U::usd, run.cost_per_token);
+  f.num("cost_per_pflop", U::usd, run.cost_per_pflop);
+  if (run.convergence) f.num("cost_per_loss_point", U::usd, run.cost_per_loss_point);
+  if (run.tuning) f.num("cost_tuning", U::usd, run.cost_tuning);
+  if (run.data) f.num("cost_data", U::usd, run.cost_data);
+  if (run.people) f.num("cost_people", U::usd, run.cost_people);
+  f.num("cost_elastic", U::usd, run.cost_elastic);
+  if (run.commitment) {
+    f.num("cost_fixed", U::usd, run.cost_fixed);
+    f.num("cost_fixed_idle", U::usd, run.cost_fixed_idle);
+    f.num("committed_idle_gpu_hours", U::count, run.committed_idle_gpu_hours);
+  }
+  f.num("energy_kwh", U::kwh, run.energy_kwh);
+  f.num("co2_kg", U::kg, run.co2_kg);
+  if (run.spot) {
+    f.num("spot_run_time", U::seconds, run.spot_run_time);
+    f.num("spot_cost_total", U::usd, run.spot_cost_total);
+  }
+  f.text("budget_violations", join(run.budget_violations, "; "));
+}
+
+// The "budget" group, when the budget sets alerts: alert k (1-based, in ascending fraction): its fraction
+// of max_cost, the amount, and when the campaign's spend reaches it (no time when it never does).
+void budget_alert_fields(FieldList& f, const RunReport& run) {
+  f.group("budget");
+  for (std::size_t k = 0; k < run.budget_alerts.size(); ++k) {
+    const BudgetAlert& a = run.budget_alerts[k];
+    const std::string name = fmt::format("budget_alert_{}_", k + 1);
+    f.num(name + "fraction", U::count, a.fraction);
+    f.num(name + "cost", U::usd, a.usd);
+    f.flag(name + "reached", a.reached);
+    if (a.reached) f.num(name + "time", U::seconds, a.time);
+  }
 }
 
 }  // namespace
 
-HumanScale human_scale(FieldUnit unit, double magnitude) {
-  const double a = std::fabs(magnitude);
-  switch (unit) {
-    case FieldUnit::seconds:
-      if (a == 0) return {1, "", " s"};
-      if (a < 1e-3) return {1e-6, "", " us"};
-      if (a < 1) return {1e-3, "", " ms"};
-      if (a < 120) return {1, "", " s"};
-      if (a < 7200) return {60, "", " min"};
-      if (a < 2 * 86400) return {3600, "", " h"};
-      return {86400, "", " d"};
-    case FieldUnit::bytes: {
-      static const char* const kUnits[] = {" B", " KiB", " MiB", " GiB", " TiB", " PiB", " EiB"};
-      return prefixed(a, 1024, kUnits);
-    }
-    case FieldUnit::usd:
-      if (a < 1e3) return {1, "$", ""};
-      if (a < 1e6) return {1e3, "$", "k"};
-      if (a < 1e9) return {1e6, "$", "M"};
-      return {1e9, "$", "B"};
-    case FieldUnit::fraction:
-      return {0.01, "", " %"};
-    case FieldUnit::flops: {
-      static const char* const kUnits[] = {" FLOP",  " kFLOP", " MFLOP", " GFLOP",
-                                           " TFLOP", " PFLOP", " EFLOP", " ZFLOP"};
-      return prefixed(a, 1000, kUnits);
-    }
-    case FieldUnit::tflops:
-      return {1, "", " TFLOP/s"};
-    case FieldUnit::per_second: {
-      static const char* const kUnits[] = {" /s", " k/s", " M/s", " G/s", " T/s", " P/s", " E/s", " Z/s"};
-      return prefixed(a, 1000, kUnits);
-    }
-    case FieldUnit::kwh: {
-      static const char* const kUnits[] = {" kWh", " MWh", " GWh", " TWh", " PWh", " EWh", " ZWh", " YWh"};
-      return prefixed(a, 1000, kUnits);
-    }
-    case FieldUnit::kg: {
-      static const char* const kUnits[] = {" kg", " t", " kt", " Mt", " Gt", " Tt", " Pt", " Et"};
-      return prefixed(a, 1000, kUnits);
-    }
-    case FieldUnit::count:
-      if (a < 1e4) return {1, "", ""};
-      if (a < 1e6) return {1e3, "", "K"};
-      if (a < 1e9) return {1e6, "", "M"};
-      if (a < 1e12) return {1e9, "", "B"};
-      return {1e12, "", "T"};
-    case FieldUnit::flag:
-    case FieldUnit::text:
-      return {};
-  }
-  return {};
-}
+Summary summarize(const Labels& labels, const StepReport& step, const RunReport* run) {
+  Summary summary;
+  FieldList f(summary.fields);
+  f.group("labels");
+  for (const auto& [key, value] : labels) f.text(key, value);
 
-std::string format_human(FieldUnit unit, double v) {
-  const double a = std::fabs(v);
-  const HumanScale s = human_scale(unit, v);
-  const double x = v / s.divisor;
-  switch (unit) {
-    case FieldUnit::seconds:
-      if (a == 0) return "0 s";
-      if (a < 1e-3) return fmt::format("{:.1f}{}", x, s.suffix);
-      if (a < 1) return fmt::format("{:.2f}{}", x, s.suffix);
-      if (a < 120) return fmt::format("{:.3g}{}", x, s.suffix);
-      return fmt::format("{:.1f}{}", x, s.suffix);
-    case FieldUnit::bytes:
-      return s.divisor == 1 ? fmt::format("{:.0f}{}", x, s.suffix) : fmt::format("{:.1f}{}", x, s.suffix);
-    case FieldUnit::usd:
-      if (a > 0 && a < 0.01) return fmt::format("${:.3g}", v);  // a price per token
-      if (a < 1e3) return fmt::format("${:.2f}", v);
-      if (a < 1e6) return fmt::format("${:.1f}k", x);
-      return fmt::format("${:.2f}{}", x, s.suffix);
-    case FieldUnit::fraction:
-      return fmt::format("{:.1f}{}", x, s.suffix);
-    case FieldUnit::flops:
-    case FieldUnit::per_second:
-    case FieldUnit::kwh:
-    case FieldUnit::kg:
-      return fmt::format("{:.{}g}{}", x, unit == FieldUnit::flops ? 3 : 4, s.suffix);
-    case FieldUnit::tflops:
-      return fmt::format("{:.1f}{}", v, s.suffix);
-    case FieldUnit::flag:
-      return v != 0 ? "yes" : "no";
-    case FieldUnit::count:
-      if (a < 1e4) return v == std::floor(v) ? fmt::format("{:.0f}", v) : fmt::format("{:.4g}", v);
-      if (a < 1e6) return fmt::format("{:.1f}K", x);
-      return fmt::format("{:.2f}{}", x, s.suffix);
-    case FieldUnit::text:
-      return "";
-  }
-  return fmt::format("{}", v);
+  iteration_fields(f, step, run);
+  memory_fields(f, step);
+  if (run == nullptr) return summary;
+  run_fields(f, *run);
+  cost_fields(f, *run);
+  if (!run->budget_alerts.empty()) budget_alert_fields(f, *run);
+  return summary;
 }
 
 namespace {

@@ -11,11 +11,10 @@
 #include <vector>
 
 #include "models/run/run_report.hpp"
+#include "models/spec/human_units.hpp"
 #include "models/step/step_report.hpp"
 
 namespace trainsim::model {
-
-enum class FieldUnit { count, seconds, bytes, usd, fraction, flops, tflops, per_second, kwh, kg, flag, text };
 
 struct SummaryField {
   std::string name;  ///< SPEC name, e.g. "iteration_time"
@@ -65,19 +64,6 @@ std::string to_json(const Summary& summary, int indent = -1);
 /// column's unit with 10 significant digits.
 std::string csv_header(const Summary& summary);
 std::string csv_row(const Summary& summary);
-
-/// The display unit of a value of this magnitude: value / divisor, written between prefix and suffix
-/// ("$" … "M", "" … " d"). format_human and the report's chart axes both choose units here, so a table
-/// and an axis beside it never disagree.
-struct HumanScale {
-  double divisor = 1;
-  const char* prefix = "";
-  const char* suffix = "";
-};
-[[nodiscard]] HumanScale human_scale(FieldUnit unit, double magnitude);
-
-/// A value in human units, e.g. 49.3e9 bytes -> "45.9 GiB"; 3.6e6 s -> "41.7 d".
-std::string format_human(FieldUnit unit, double value);
 
 /// The field of this name as summarize() writes it for a run with every optional group, for its unit and
 /// group (its value means nothing); null for labels and unknown names. Readers of summary.json and sweep

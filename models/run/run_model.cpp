@@ -5,12 +5,13 @@
 #include <algorithm>
 #include <cmath>
 
-#include "models/report/summary.hpp"
+#include "models/run/campaign.hpp"
 #include "models/run/checkpoint_io.hpp"
 #include "models/run/cost_figures.hpp"
 #include "models/run/failures.hpp"
 #include "models/run/pricing.hpp"
 #include "models/run/spend_schedule.hpp"
+#include "models/spec/human_units.hpp"
 #include "sim/error.hpp"
 
 namespace trainsim::model {
@@ -184,7 +185,7 @@ RunReport simulate_run(const RunInputs& in) {
   r.cost_energy = energy.cost_usd;
   r.cost_storage = storage.cost_usd;
   r.cost_network = cost_network;
-  r.cost_total = r.cost_compute + r.cost_energy + r.cost_storage + r.cost_network;
+  r.cost_total = run_bill(r);
   set_cost_figures(r, in.step.model_flops_per_step);
   const double wasted_time = r.lost_work + r.checkpoint_stall + in.step.fleet_idle_fraction * r.training_time;
   r.cost_wasted = (r.cost_compute + r.cost_energy) * std::clamp(wasted_time / r.run_time, 0.0, 1.0);

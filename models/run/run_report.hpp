@@ -72,13 +72,14 @@ struct RunReport {
   double cost_storage = 0;  ///< checkpoint retention, hot and cold tiers
   double cost_network = 0;  ///< egress
   double cost_energy = 0;   ///< electricity incl. PUE
-  double cost_wasted = 0;   ///< the part of compute + energy spent on failures, stalls and bubbles
+  /// the part of compute + energy spent on failures, stalls and bubbles, and a commitment's idle GPU-hours
+  double cost_wasted = 0;
   double energy_kwh = 0;
   double co2_kg = 0;
   // Spot capacity (when pricing.spot is given): the same run on preemptible GPUs.
   bool spot = false;
   double spot_run_time = 0;
-  double spot_cost_total = 0;
+  double spot_cost_total = 0;  ///< the whole bill with the run on spot: cost_total's other parts included
   // What a unit of the result costs, and the on-demand part of the GPU bill (models/run/cost_figures.hpp).
   double cost_per_token = 0;       ///< cost_total / tokens, USD
   double cost_per_pflop = 0;       ///< cost_total per 1e15 model FLOPs of the run, USD

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 namespace trainsim::model {
 
@@ -40,6 +41,51 @@ double lay_buckets(const ParallelPlan& pl, const StepPlan& plan, const StageCost
     }
   }
   return dp_free;
+}
+
+// The pipeline replay of analytic_step: `times`, and with `without` (may be null) the same schedule timed
+// with those costs too. Layouts of a search that differ only in what the replay does not see (a ZeRO
+// stage without weight gathers, its sharding group, the optimizer) replay the same schedule with the same
+// pass times: the calling thread keeps its last replays with their inputs and reuses an identical one
+// (equal inputs, so an equal result).
+ScheduleTimelines replay_schedule(Schedule kind, const PipelineOrder& order, int p, int m, int v,
+                                  const PassTimes& times, const PassTimes* without) {
+  std::vector<double> key{static_cast<double>(kind), static_cast<double>(p), static_cast<double>(m),
+                          static_cast<double>(v)};
+  for (const PassTimes* t : {&times, without}) {
+    if (t == nullptr) {
+      key.push_back(-1);
+      continue;
+    }
+    for (const std::vector<double>* list : {&t->forward, &t->backward, &t->weight, &t->last_grads_extra}) {
+      key.push_back(static_cast<double>(list->size()));
+      key.insert(key.end(), list->begin(), list->end());
+    }
+    key.push_back(t->p2p_s);
+  }
+  struct Entry {
+    std::vector<double> key;
+    ScheduleTimelines result;
+  };
+  constexpr std::size_t kKept = 16;
+  thread_local std::vector<Entry> kept;
+  thread_local std::size_t oldest = 0;
+  for (const Entry& e : kept) {
+    if (e.key == key) return e.result;
+  }
+  ScheduleTimelines result;
+  if (without != nullptr) {
+    result = time_schedule_twice(order, p, m, v, times, *without);
+  } else {
+    result.timeline = time_schedule(order, p, m, v, times);
+  }
+  if (kept.size() < kKept) {
+    kept.push_back(Entry{std::move(key), result});
+  } else {
+    kept[oldest] = Entry{std::move(key), result};
+    oldest = (oldest + 1) % kKept;
+  }
+  return result;
 }
 
 }  // namespace
@@ -90,7 +136,8 @@ StepTiming analytic_step(const StepInput& in, const StepPlan& plan, const StepCo
   const int v = plan.virtual_stages;
   const int nvs = p * v;
   const auto m = static_cast<int>(plan.micro_batches);
-  const PipelineOrder order = pipeline_schedule(pl.schedule, p, m, v);
+  const std::shared_ptr<const PipelineOrder> shared_order = shared_pipeline_schedule(pl.schedule, p, m, v);
+  const PipelineOrder& order = *shared_order;
 
   PassTimes times = pass_times(costs);
   // ZeRO 0–2: each chunk's last gradient-producing pass computes beside its gradient buckets.
@@ -127,7 +174,24 @@ StepTiming analytic_step(const StepInput& in, const StepPlan& plan, const StepCo
     }
     times.p2p_s = 0;
   }
-  const ScheduleTimeline tl = time_schedule(order, p, m, v, times, layout ? &layout->passes : nullptr);
+  // With hand-overs, the same schedule without them is timed in the same replay (exposed_pp_comm below).
+  PassSpans* spans = layout ? &layout->passes : nullptr;
+  std::vector<double> rank_end_without_p2p;
+  ScheduleTimeline tl;
+  if (spans != nullptr) {  // a trace: every pass's span, not kept
+    if (costs.p2p_s > 0) {
+      ScheduleTimelines both = time_schedule_twice(order, p, m, v, times, without_p2p, spans);
+      tl = std::move(both.timeline);
+      rank_end_without_p2p = std::move(both.other_rank_end);
+    } else {
+      tl = time_schedule(order, p, m, v, times, spans);
+    }
+  } else {
+    ScheduleTimelines both =
+        replay_schedule(pl.schedule, order, p, m, v, times, costs.p2p_s > 0 ? &without_p2p : nullptr);
+    tl = std::move(both.timeline);
+    rank_end_without_p2p = std::move(both.other_rank_end);
+  }
   if (layout != nullptr) {
     layout->order = order;
     layout->buckets.assign(static_cast<std::size_t>(p), {});
@@ -171,8 +235,7 @@ StepTiming analytic_step(const StepInput& in, const StepPlan& plan, const StepCo
   tb.exposed_dp_comm = zero3_exposed[cs] + dp_tail[cs] + gather_exposed[cs];
   // Pipeline hand-overs: what they add to this rank's end, measured against the same schedule without them.
   if (costs.p2p_s > 0) {
-    const double without = time_schedule(order, p, m, v, without_p2p).rank_end[cs];
-    tb.exposed_pp_comm = std::max(0.0, tl.rank_end[cs] - without);
+    tb.exposed_pp_comm = std::max(0.0, tl.rank_end[cs] - rank_end_without_p2p[cs]);
   }
   tb.bubble = out.iteration_time - tb.busy();
   if (tb.bubble < 0) {  // rounding only: the parts above are each a lower bound of the rank's time

@@ -11,14 +11,25 @@ std::string key_path(LayoutKey key) {
   return std::string(name_in(kLayoutKeyPaths, key));
 }
 
-std::vector<LayoutProblem> layout_rules(const TransformerSpec& m, const ParallelPlan& p,
-                                        const TrainingSpec& training, std::int64_t gpus) {
-  std::vector<LayoutProblem> out;
-  const auto problem = [&](LayoutKey key, std::string message) { out.push_back({key, std::move(message)}); };
+namespace {
+
+// Appends a problem to the layout's list: problem(key, message).
+class ProblemList {
+ public:
+  explicit ProblemList(std::vector<LayoutProblem>& out) : out_(out) {}
+  void operator()(LayoutKey key, std::string message) const { out_.push_back({key, std::move(message)}); }
+
+ private:
+  std::vector<LayoutProblem>& out_;
+};
+
+// Every degree at least 1 and their product within 64 bits; false (with the problem listed) when not, as
+// no other rule can be checked then.
+bool degrees_countable(const ParallelPlan& p, std::int64_t gpus, const ProblemList& problem) {
   if (p.tp < 1 || p.pp < 1 || p.dp < 1 || p.cp < 1 || p.ep < 1 || p.micro_batch < 1 || p.virtual_stages < 1) {
     problem(LayoutKey::parallelism,
             "every parallel degree, the micro-batch and virtual_stages must be at least 1");
-    return out;
+    return false;
   }
   const std::int64_t mp = p.model_parallel_size();
   if (mp == ParallelPlan::kOverflowedSize || p.world_size() == ParallelPlan::kOverflowedSize) {
@@ -26,8 +37,14 @@ std::vector<LayoutProblem> layout_rules(const TransformerSpec& m, const Parallel
             fmt::format("tp·pp·cp·ep·dp = {}·{}·{}·{}·{} is more GPUs than any cluster "
                         "has (the product overflows 64 bits); the cluster has {}",
                         p.tp, p.pp, p.cp, p.ep, p.dp, gpus));
-    return out;
+    return false;
   }
+  return true;
+}
+
+// The product of the degrees against the cluster's GPUs, and the sharding group against dp.
+void gpu_count_rules(const ParallelPlan& p, std::int64_t gpus, const ProblemList& problem) {
+  const std::int64_t mp = p.model_parallel_size();
   if (p.world_size() != gpus) {
     const std::string mp_text =
         p.expert_folding
@@ -44,6 +61,10 @@ std::vector<LayoutProblem> layout_rules(const TransformerSpec& m, const Parallel
   if (p.shard_group > 0 && p.dp % p.shard_group != 0) {
     problem(LayoutKey::shard_group, fmt::format("must divide dp ({}), found {}", p.dp, p.shard_group));
   }
+}
+
+// expert_tp against tp, and the folded expert-parallel group against cp and dp.
+void expert_layout_rules(const ParallelPlan& p, const ProblemList& problem) {
   // Folded, the expert-parallel group is the first ep ranks of cp × (one sharding group of) dp, cp
   // innermost: within cp, or all of cp and a part of dp.
   // With expert_tp below tp the tp ranks outside an expert's split come first in the ep group.
@@ -70,18 +91,21 @@ std::vector<LayoutProblem> layout_rules(const TransformerSpec& m, const Parallel
                           p.cp, p.shard_group > 0 ? "'s sharding group" : "", p.dp_shard()));
     }
   }
-  const bool generic = !m.generic_layers.empty();
-  const std::int64_t layers = generic ? static_cast<std::int64_t>(m.generic_layers.size()) : m.layers;
-  if (!generic) {
-    if (m.heads % p.tp != 0) {
-      problem(LayoutKey::tp,
-              fmt::format("the model's heads ({}) must be divisible by tp ({})", m.heads, p.tp));
-    } else if (m.kv_heads_or_heads() % p.tp != 0 && p.tp % m.kv_heads_or_heads() != 0) {
-      problem(LayoutKey::tp,
-              fmt::format("the model's kv_heads ({}) must be divisible by tp ({}), or tp by kv_heads",
-                          m.kv_heads_or_heads(), p.tp));
-    }
+}
+
+// The attention heads and kv heads against tp (transformer models).
+void head_rules(const TransformerSpec& m, const ParallelPlan& p, const ProblemList& problem) {
+  if (m.heads % p.tp != 0) {
+    problem(LayoutKey::tp, fmt::format("the model's heads ({}) must be divisible by tp ({})", m.heads, p.tp));
+  } else if (m.kv_heads_or_heads() % p.tp != 0 && p.tp % m.kv_heads_or_heads() != 0) {
+    problem(LayoutKey::tp,
+            fmt::format("the model's kv_heads ({}) must be divisible by tp ({}), or tp by kv_heads",
+                        m.kv_heads_or_heads(), p.tp));
   }
+}
+
+// The pipeline's stages and virtual stages against the model's layers, and stage_layers' split.
+void pipeline_split_rules(const ParallelPlan& p, std::int64_t layers, const ProblemList& problem) {
   const bool interleaved = p.schedule == Schedule::interleaved;
   bool split_checked = true;
   if (p.pp > layers) {
@@ -107,41 +131,48 @@ std::vector<LayoutProblem> layout_rules(const TransformerSpec& m, const Parallel
     if (LayerSplit split = split_pipeline_layers(layers, p); !split.reason.empty())
       problem(LayoutKey::stage_layers, std::move(split.reason));
   }
-  if (!generic) {
-    if (p.ep > 1 && !m.is_moe()) {
-      problem(LayoutKey::ep, "ep > 1 needs a mixture-of-experts model (experts > 0)");
-    } else if (m.is_moe() && m.experts % p.ep != 0) {
-      problem(LayoutKey::ep,
-              fmt::format("the model's experts ({}) must be divisible by ep ({})", m.experts, p.ep));
-    }
-    if (!m.is_mla() && recomputes(p.recompute, p.recompute_modules, RecomputeModule::mla_up_proj)) {
-      problem(LayoutKey::recompute,
-              "module mla_up_proj needs a model with multi-head latent attention (Megatron-Core refuses it "
-              "otherwise)");
-    }
-    if (m.is_moe() && p.framework.moe_dispatcher == MoeDispatcher::all_gather && p.tp > 1 &&
-        !p.sequence_parallel) {
-      problem(LayoutKey::moe_dispatcher,
-              fmt::format("allgather with tp {} needs parallelism.sequence_parallel: true (each tp rank "
-                          "dispatches its own tokens, as Megatron-Core requires of MoE under tp)",
-                          p.tp));
-    }
-    if (p.cp > 1 && m.seq_len % (2 * static_cast<std::int64_t>(p.cp)) != 0) {
-      problem(
-          LayoutKey::cp,
-          fmt::format("the model's seq_len ({}) must be divisible by 2·cp = {} (the causal load balance cuts "
-                      "the sequence into two chunks per context-parallel rank)",
-                      m.seq_len, 2 * p.cp));
-    }
-    if (p.cp > 1 && m.windowed_layer_count() > 0) {
-      problem(LayoutKey::cp,
-              fmt::format("context parallelism with sliding-window layers (model.sliding_window {} < seq_len "
-                          "{}) is not modelled: the ring steps a window skips are not priced; use cp: 1",
-                          m.sliding_window, m.seq_len));
-    }
+}
+
+// The features of a transformer model a layout must suit: experts, MLA, the MoE dispatcher, context
+// parallelism's sequence split and sliding windows.
+void model_feature_rules(const TransformerSpec& m, const ParallelPlan& p, const ProblemList& problem) {
+  if (p.ep > 1 && !m.is_moe()) {
+    problem(LayoutKey::ep, "ep > 1 needs a mixture-of-experts model (experts > 0)");
+  } else if (m.is_moe() && m.experts % p.ep != 0) {
+    problem(LayoutKey::ep,
+            fmt::format("the model's experts ({}) must be divisible by ep ({})", m.experts, p.ep));
   }
-  // The batch rules need the data-parallel degree, which is known only once the GPU count works out.
-  if (training.global_batch < 1 || p.world_size() != gpus) return out;
+  if (!m.is_mla() && recomputes(p.recompute, p.recompute_modules, RecomputeModule::mla_up_proj)) {
+    problem(LayoutKey::recompute,
+            "module mla_up_proj needs a model with multi-head latent attention (Megatron-Core refuses it "
+            "otherwise)");
+  }
+  if (m.is_moe() && p.framework.moe_dispatcher == MoeDispatcher::all_gather && p.tp > 1 &&
+      !p.sequence_parallel) {
+    problem(LayoutKey::moe_dispatcher,
+            fmt::format("allgather with tp {} needs parallelism.sequence_parallel: true (each tp rank "
+                        "dispatches its own tokens, as Megatron-Core requires of MoE under tp)",
+                        p.tp));
+  }
+  if (p.cp > 1 && m.seq_len % (2 * static_cast<std::int64_t>(p.cp)) != 0) {
+    problem(
+        LayoutKey::cp,
+        fmt::format("the model's seq_len ({}) must be divisible by 2·cp = {} (the causal load balance cuts "
+                    "the sequence into two chunks per context-parallel rank)",
+                    m.seq_len, 2 * p.cp));
+  }
+  if (p.cp > 1 && m.windowed_layer_count() > 0) {
+    problem(LayoutKey::cp,
+            fmt::format("context parallelism with sliding-window layers (model.sliding_window {} < seq_len "
+                        "{}) is not modelled: the ring steps a window skips are not priced; use cp: 1",
+                        m.sliding_window, m.seq_len));
+  }
+}
+
+// The global batch against the data replicas and micro-batch, the micro-batch count against the
+// simulator's limit and the schedule's constraints. The caller checks that the GPU count works out.
+void batch_rules(const ParallelPlan& p, const TrainingSpec& training, const ProblemList& problem) {
+  const bool interleaved = p.schedule == Schedule::interleaved;
   const std::int64_t per_step = p.data_replicas() * p.micro_batch;
   if (training.global_batch % per_step != 0) {
     const std::string factors = p.ep_axis() > 1
@@ -149,7 +180,7 @@ std::vector<LayoutProblem> layout_rules(const TransformerSpec& m, const Parallel
                                     : fmt::format("dp·micro_batch = {}·{}", p.dp, p.micro_batch);
     problem(LayoutKey::global_batch, fmt::format("global_batch ({}) must be divisible by {} = {}",
                                                  training.global_batch, factors, per_step));
-    return out;
+    return;
   }
   const std::int64_t micro_batches = training.global_batch / per_step;
   if (micro_batches > kMaxMicroBatches) {
@@ -158,7 +189,7 @@ std::vector<LayoutProblem> layout_rules(const TransformerSpec& m, const Parallel
                 "{} micro-batches per step (global batch / (dp·ep·micro_batch)) is more than the {} a step "
                 "is simulated with; raise micro_batch or dp",
                 micro_batches, kMaxMicroBatches));
-    return out;
+    return;
   }
   const int v = interleaved ? p.virtual_stages : 1;
   if (p.virtual_stages == 1 || interleaved) {
@@ -166,6 +197,25 @@ std::vector<LayoutProblem> layout_rules(const TransformerSpec& m, const Parallel
         !why.empty())
       problem(LayoutKey::schedule, std::string(why));
   }
+}
+
+}  // namespace
+
+std::vector<LayoutProblem> layout_rules(const TransformerSpec& m, const ParallelPlan& p,
+                                        const TrainingSpec& training, std::int64_t gpus) {
+  std::vector<LayoutProblem> out;
+  const ProblemList problem(out);
+  if (!degrees_countable(p, gpus, problem)) return out;
+  gpu_count_rules(p, gpus, problem);
+  expert_layout_rules(p, problem);
+  const bool generic = !m.generic_layers.empty();
+  const std::int64_t layers = generic ? static_cast<std::int64_t>(m.generic_layers.size()) : m.layers;
+  if (!generic) head_rules(m, p, problem);
+  pipeline_split_rules(p, layers, problem);
+  if (!generic) model_feature_rules(m, p, problem);
+  // The batch rules need the data-parallel degree, which is known only once the GPU count works out.
+  if (training.global_batch < 1 || p.world_size() != gpus) return out;
+  batch_rules(p, training, problem);
   return out;
 }
 

@@ -44,6 +44,63 @@ std::string shortfall(int stage, const MemoryBreakdown& m, double capacity) {
   return out;
 }
 
+// Micro-batches per step; without a global batch the pipeline is assumed full (pp of them).
+std::int64_t step_micro_batches(const ParallelPlan& plan, const TrainingSpec& training) {
+  std::int64_t micro_batches = plan.pp;
+  if (training.global_batch > 0) {
+    micro_batches =
+        std::max<std::int64_t>(1, training.global_batch / (plan.micro_batch * plan.data_replicas()));
+  }
+  return micro_batches;
+}
+
+// The parameters of a layer's ZeRO-3 gather: one of gathers_per_layer, or its largest tensor when gathered
+// tensor by tensor.
+double zero3_layer_piece(const UnitParameters& units, const Framework& fw) {
+  double layer_piece = units.layer / std::max(1, fw.gathers_per_layer);
+  if (fw.gather_per_tensor) {
+    layer_piece = 0;
+    for (const TensorShape& t : units.layer_tensors)
+      layer_piece = std::max(layer_piece, as_double(t.rows) * as_double(t.cols));
+  }
+  return layer_piece;
+}
+
+// The fp8 memory of a stage of `layers` layers from `first_layer` on. A MoE model's dense first layers on
+// this stage have the dense layer's GEMMs (under ZeRO-3 each kind keeps its own gathered copies: a slight
+// over-count on the one stage that holds both).
+Fp8Memory stage_fp8_memory(const TransformerSpec& model, const ParallelPlan& plan, int layers,
+                           int first_layer, double micro_batches_in_flight) {
+  const int dense_here =
+      model.generic_layers.empty() && model.is_moe()
+          ? std::clamp(static_cast<int>(model.dense_layer_count()) - first_layer, 0, layers)
+          : 0;
+  Fp8Memory fp8 = fp8_stage_memory(model, plan, layers - dense_here, micro_batches_in_flight);
+  if (dense_here > 0) {
+    const Fp8Memory d = fp8_stage_memory(model.as_dense_layer(), plan, dense_here, micro_batches_in_flight);
+    fp8.weight_copies += d.weight_copies;
+    fp8.amax_history += d.amax_history;
+    fp8.saved_inputs += d.saved_inputs;
+    fp8.gemm_weights += d.gemm_weights;
+    fp8.fp8_gemms += d.fp8_gemms;
+  }
+  return fp8;
+}
+
+// Elements of the rank's largest weight matrix (rows and columns above 1), dense or expert: what an
+// optimizer that needs full matrices gathers of its sharded state.
+double largest_matrix_elements(const RankTensors& r) {
+  double largest = 0;
+  for (const auto* list : {&r.dense, &r.expert}) {
+    for (const TensorShape& t : *list) {
+      if (t.role == TensorRole::matrix && t.rows > 1 && t.cols > 1) {
+        largest = std::max(largest, as_double(t.rows) * as_double(t.cols));
+      }
+    }
+  }
+  return largest;
+}
+
 }  // namespace
 
 std::vector<int> stage_layer_counts(const TransformerSpec& model, const ParallelPlan& plan) {
@@ -58,10 +115,14 @@ std::vector<int> stage_layer_counts(const TransformerSpec& model, const Parallel
 std::vector<TensorShape> stage_parameter_tensors(const TransformerSpec& model, const ParallelPlan& plan,
                                                  int stage) {
   check_layout_counts(model, plan);
-  const auto layers = stage_layer_counts(model, plan);
+  return stage_parameter_tensors(model, plan, stage, stage_layer_counts(model, plan));
+}
+
+std::vector<TensorShape> stage_parameter_tensors(const TransformerSpec& model, const ParallelPlan& plan,
+                                                 int stage, const std::vector<int>& stage_layers) {
   if (stage < 0 || stage >= plan.pp)
     throw InputError(fmt::format("stage {} is not in 0..{}", stage, plan.pp - 1));
-  RankTensors r = rank_tensors(model, plan, stage, layers);
+  RankTensors r = rank_tensors(model, plan, stage, stage_layers);
   r.dense.insert(r.dense.end(), r.expert.begin(), r.expert.end());
   return r.dense;
 }
@@ -109,23 +170,12 @@ MemoryEstimate estimate_memory(const TransformerSpec& model, const ParallelPlan&
   const bool weights_sharded = shards_weights(zero), grads_sharded = shards_gradients(zero),
              states_sharded = shards_optimizer_states(zero);
 
-  // Micro-batches per step; without a global batch the pipeline is assumed full (pp of them).
-  std::int64_t micro_batches = plan.pp;
-  if (training.global_batch > 0) {
-    micro_batches =
-        std::max<std::int64_t>(1, training.global_batch / (plan.micro_batch * plan.data_replicas()));
-  }
+  const std::int64_t micro_batches = step_micro_batches(plan, training);
 
-  // ZeRO-3's collectives: a layer's share (one of gathers_per_layer, or its largest tensor when gathered
-  // tensor by tensor), or the embedding / LM head whole.
+  // ZeRO-3's collectives: a layer's share, or the embedding / LM head whole.
   const UnitParameters units = unit_parameters(model, plan);
   const Framework& fw = plan.framework;
-  double layer_piece = units.layer / std::max(1, fw.gathers_per_layer);
-  if (fw.gather_per_tensor) {
-    layer_piece = 0;
-    for (const TensorShape& t : units.layer_tensors)
-      layer_piece = std::max(layer_piece, as_double(t.rows) * as_double(t.cols));
-  }
+  const double layer_piece = zero3_layer_piece(units, fw);
 
   int first_layer = 0;
   for (int s = 0; s < plan.pp; ++s) {
@@ -156,22 +206,7 @@ MemoryEstimate estimate_memory(const TransformerSpec& model, const ParallelPlan&
     m.activations = act.total();
     st.in_flight_micro_batches = act.micro_batches_in_flight;
     if (compute == Precision::fp8) {
-      // A MoE model's dense first layers on this stage have the dense layer's GEMMs (under ZeRO-3 each kind
-      // keeps its own gathered copies: a slight over-count on the one stage that holds both).
-      const int dense_here =
-          model.generic_layers.empty() && model.is_moe()
-              ? std::clamp(static_cast<int>(model.dense_layer_count()) - first_layer, 0, layers[si])
-              : 0;
-      st.fp8 = fp8_stage_memory(model, plan, layers[si] - dense_here, act.micro_batches_in_flight);
-      if (dense_here > 0) {
-        const Fp8Memory d =
-            fp8_stage_memory(model.as_dense_layer(), plan, dense_here, act.micro_batches_in_flight);
-        st.fp8.weight_copies += d.weight_copies;
-        st.fp8.amax_history += d.amax_history;
-        st.fp8.saved_inputs += d.saved_inputs;
-        st.fp8.gemm_weights += d.gemm_weights;
-        st.fp8.fp8_gemms += d.fp8_gemms;
-      }
+      st.fp8 = stage_fp8_memory(model, plan, layers[si], first_layer, act.micro_batches_in_flight);
       m.weights += st.fp8.weight_copies;
       m.activations = std::max(0.0, m.activations - st.fp8.saved_inputs);
     }
@@ -193,14 +228,7 @@ MemoryEstimate estimate_memory(const TransformerSpec& model, const ParallelPlan&
                                                    : bw * st.params * (1 - 1 / dense_degree) + unit * bg;
     }
     if (optimizer_info(opt.kind).needs_full_matrices && states_sharded && dense_degree > 1) {
-      double largest = 0;
-      for (const auto* list : {&r.dense, &r.expert}) {
-        for (const TensorShape& t : *list) {
-          if (t.role == TensorRole::matrix && t.rows > 1 && t.cols > 1) {
-            largest = std::max(largest, as_double(t.rows) * as_double(t.cols));
-          }
-        }
-      }
+      const double largest = largest_matrix_elements(r);
       st.gathered_bytes += 2 * largest * topo::bytes_per_element(opt.state_precision);
     }
     st.runtime_bytes = options.runtime_bytes;

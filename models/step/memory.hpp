@@ -96,6 +96,11 @@ struct MemoryEstimate {
 /// optimizer shapes: feed them to optimizer_cost() for the rank's update cost.
 [[nodiscard]] std::vector<TensorShape> stage_parameter_tensors(const TransformerSpec& model,
                                                                const ParallelPlan& plan, int stage);
+/// The same with the layers per rank given (stage_layer_counts of the same model and plan), for a caller
+/// that asks for every rank: the split is then made once, not once per rank.
+[[nodiscard]] std::vector<TensorShape> stage_parameter_tensors(const TransformerSpec& model,
+                                                               const ParallelPlan& plan, int stage,
+                                                               const std::vector<int>& stage_layers);
 
 /// Model-state bytes per GPU (weights + grads + optimizer state with master) of `params` parameters
 /// sharded over `shard_degree` ranks at ZeRO stage `zero`, at the optimizer's per-parameter asymptote

@@ -1,6 +1,7 @@
 #include "models/step/pipeline_schedule.hpp"
 
 #include <algorithm>
+#include <array>
 #include <string>
 #include <utility>
 
@@ -79,50 +80,70 @@ std::vector<PipelinePass> interleaved_rank(int p, int m, int v, int s) {
   return passes;
 }
 
-// Finish times of every pass, indexed [kind][micro_batch][virtual stage]; negative = not run yet.
+// Finish times of every pass, indexed [kind][micro_batch][virtual stage] and then by lane (one lane per
+// set of pass times replayed together); negative = not run yet. The storage is the calling thread's, reused
+// from one replay to the next: a search replays tens of thousands of schedules, and a fresh
+// multi-megabyte array each time costs more in page faults than the replay itself.
+template <int kLanes>
 struct PassClock {
   std::size_t p, m, v;
-  std::vector<double> finish;
-  PassClock(int p_, int m_, int v_)
+  std::vector<double>& finish;
+  PassClock(int p_, int m_, int v_, std::size_t kinds)
       : p(static_cast<std::size_t>(p_)),
         m(static_cast<std::size_t>(m_)),
         v(static_cast<std::size_t>(v_)),
-        finish(3 * m * p * v, -1.0) {}
-  double& at(PassKind kind, int mb, int vs) {
+        finish(storage()) {
+    finish.assign(kinds * m * p * v * kLanes, -1.0);
+  }
+  [[nodiscard]] std::size_t index(PassKind kind, int mb, int vs) const {
     const auto kind_index = static_cast<std::size_t>(kind);
-    return finish[(kind_index * m + static_cast<std::size_t>(mb)) * p * v + static_cast<std::size_t>(vs)];
+    return ((kind_index * m + static_cast<std::size_t>(mb)) * p * v + static_cast<std::size_t>(vs)) * kLanes;
+  }
+  double* at(std::size_t i) { return finish.data() + i; }
+
+ private:
+  static std::vector<double>& storage() {
+    thread_local std::vector<double> buffer;
+    return buffer;
   }
 };
 
+// The timeline of the first lane, and the rank ends of every lane.
+template <int kLanes>
 struct Replay {
   bool complete = false;
   ScheduleTimeline timeline;
+  std::array<std::vector<double>, kLanes> rank_end;
 };
 
-// Runs every rank's list in order, each pass as soon as its rank is free and its dependencies are done.
-// Sweeps the ranks until no rank can advance: complete = false means a deadlock or a malformed list.
-// kSpans: also record every pass's span into *spans (a template parameter, so the plain replay pays
-// nothing for it).
-template <bool kSpans = false>
-Replay replay(const PipelineOrder& order, int p, int m, int v, const PassTimes& times,
-              PassSpans* spans = nullptr) {
-  Replay result;
+// Runs every rank's list in order, each pass as soon as its rank is free and its dependencies are done,
+// once per lane: lane k with times[k]. The lanes share the order, hence which passes are done, and differ
+// only in when. A rank runs until a dependency is missing, then waits on that pass; a rank that finishes a
+// pass wakes its neighbour (the only other rank whose passes depend on it: virtual stage vs ± 1) if it
+// waits on that pass. So every pass is looked at a bounded number of times, O(passes · lanes). A pass's end
+// depends only on its rank's previous pass and its inputs, never on which rank advanced first, so the times
+// are those of any order of advancing. complete = false means a deadlock or a malformed list.
+// kSpans: also record every pass's span of lane 0 into *spans (a template parameter, so the plain replay
+// pays nothing for it).
+template <int kLanes, bool kSpans = false>
+Replay<kLanes> replay(const PipelineOrder& order, int p, int m, int v,
+                      const std::array<const PassTimes*, kLanes>& times, PassSpans* spans = nullptr) {
+  Replay<kLanes> result;
   if (static_cast<int>(order.size()) != p) return result;
   const bool split = std::any_of(order.begin(), order.end(), [](const auto& rank) {
     return std::any_of(rank.begin(), rank.end(),
                        [](const PipelinePass& x) { return x.kind == PassKind::backward_weight; });
   });
   const auto nvs = static_cast<std::size_t>(p) * static_cast<std::size_t>(v);
-  TRAINSIM_CHECK(times.forward.size() == nvs && times.backward.size() == nvs &&
-                     (times.weight.empty() || times.weight.size() == nvs) &&
-                     (times.last_grads_extra.empty() || times.last_grads_extra.size() == nvs),
-                 "time_schedule: one cost per virtual stage expected");
-  auto weight = [&](int vs) {
-    return times.weight.empty() ? 0.0 : times.weight[static_cast<std::size_t>(vs)];
-  };
-  PassClock clock(p, m, v);
+  for (const PassTimes* t : times) {
+    TRAINSIM_CHECK(t->forward.size() == nvs && t->backward.size() == nvs &&
+                       (t->weight.empty() || t->weight.size() == nvs) &&
+                       (t->last_grads_extra.empty() || t->last_grads_extra.size() == nvs),
+                   "time_schedule: one cost per virtual stage expected");
+  }
+  PassClock<kLanes> clock(p, m, v, split ? 3 : 2);
   auto& tl = result.timeline;
-  tl.rank_end.assign(static_cast<std::size_t>(p), 0.0);
+  for (auto& end : result.rank_end) end.assign(static_cast<std::size_t>(p), 0.0);
   tl.rank_busy.assign(static_cast<std::size_t>(p), 0.0);
   tl.grads_from.assign(nvs, 0.0);
   tl.grads_ready.assign(nvs, 0.0);
@@ -133,58 +154,92 @@ Replay replay(const PipelineOrder& order, int p, int m, int v, const PassTimes& 
       (*spans)[static_cast<std::size_t>(s)].assign(order[static_cast<std::size_t>(s)].size(), PassSpan{});
     }
   }
+  constexpr std::size_t kRunnable = ~std::size_t{0};
+  // Per rank: the clock index of the pass it waits for, or kRunnable.
+  std::vector<std::size_t> waits_for(static_cast<std::size_t>(p), kRunnable);
+  std::vector<int> runnable(static_cast<std::size_t>(p));
+  for (int s = 0; s < p; ++s) runnable[static_cast<std::size_t>(s)] = p - 1 - s;  // rank 0 first
   const int last_vs = p * v - 1;
-  bool progress = true;
-  while (progress) {
-    progress = false;
-    for (int s = 0; s < p; ++s) {
-      const auto& passes = order[static_cast<std::size_t>(s)];
-      auto& i = next[static_cast<std::size_t>(s)];
-      auto& rank_free = tl.rank_end[static_cast<std::size_t>(s)];
-      while (i < passes.size()) {
-        const PipelinePass& x = passes[i];
-        if (x.micro_batch < 0 || x.micro_batch >= m || x.chunk < 0 || x.chunk >= v) return result;
-        const int vs = x.chunk * p + s;
-        double ready = rank_free;
+  const auto wake = [&](int rank, std::size_t done) {
+    auto& w = waits_for[static_cast<std::size_t>(rank)];
+    if (w != done) return;
+    w = kRunnable;
+    runnable.push_back(rank);
+  };
+  while (!runnable.empty()) {
+    const int s = runnable.back();
+    runnable.pop_back();
+    const auto rank = static_cast<std::size_t>(s);
+    const auto& passes = order[rank];
+    auto& i = next[rank];
+    while (i < passes.size()) {
+      const PipelinePass& x = passes[i];
+      if (x.micro_batch < 0 || x.micro_batch >= m || x.chunk < 0 || x.chunk >= v) return result;
+      const int vs = x.chunk * p + s;
+      const auto at_vs = static_cast<std::size_t>(vs);
+      // The dependencies: the pass before on another rank (sent: + p2p) and the one before on this rank.
+      std::size_t sent = kRunnable;
+      std::size_t local = kRunnable;
+      switch (x.kind) {
+        case PassKind::forward:
+          if (vs > 0) sent = clock.index(PassKind::forward, x.micro_batch, vs - 1);
+          break;
+        case PassKind::backward:
+          local = clock.index(PassKind::forward, x.micro_batch, vs);
+          if (vs < last_vs) sent = clock.index(PassKind::backward, x.micro_batch, vs + 1);
+          break;
+        case PassKind::backward_weight:
+          local = clock.index(PassKind::backward, x.micro_batch, vs);
+          break;
+      }
+      if (local != kRunnable && *clock.at(local) < 0) {
+        waits_for[rank] = local;
+        break;
+      }
+      if (sent != kRunnable && *clock.at(sent) < 0) {
+        waits_for[rank] = sent;
+        break;
+      }
+      const std::size_t at = clock.index(x.kind, x.micro_batch, vs);
+      double* slot = clock.at(at);
+      if (slot[0] >= 0) return result;  // the same pass twice
+      const bool produces_grads = split ? x.kind == PassKind::backward_weight : x.kind == PassKind::backward;
+      const bool last_grads = produces_grads && x.micro_batch == m - 1;
+      for (int k = 0; k < kLanes; ++k) {
+        const PassTimes& t = *times[static_cast<std::size_t>(k)];
+        const double weight = t.weight.empty() ? 0.0 : t.weight[at_vs];
         double cost = 0;
-        bool deps_done = true;
-        auto need = [&](PassKind kind, int stage, double delay) {
-          const double t = clock.at(kind, x.micro_batch, stage);
-          if (t < 0) deps_done = false;
-          ready = std::max(ready, t + delay);
-        };
         switch (x.kind) {
           case PassKind::forward:
-            if (vs > 0) need(PassKind::forward, vs - 1, times.p2p_s);
-            cost = times.forward[static_cast<std::size_t>(vs)];
+            cost = t.forward[at_vs];
             break;
           case PassKind::backward:
-            need(PassKind::forward, vs, 0);
-            if (vs < last_vs) need(PassKind::backward, vs + 1, times.p2p_s);
-            cost = times.backward[static_cast<std::size_t>(vs)] - (split ? weight(vs) : 0.0);
+            cost = t.backward[at_vs] - (split ? weight : 0.0);
             break;
           case PassKind::backward_weight:
-            need(PassKind::backward, vs, 0);
-            cost = weight(vs);
+            cost = weight;
             break;
         }
-        if (!deps_done) break;
-        const bool produces_grads =
-            split ? x.kind == PassKind::backward_weight : x.kind == PassKind::backward;
-        if (produces_grads && x.micro_batch == m - 1 && !times.last_grads_extra.empty())
-          cost += times.last_grads_extra[static_cast<std::size_t>(vs)];
-        double& slot = clock.at(x.kind, x.micro_batch, vs);
-        if (slot >= 0) return result;  // the same pass twice
-        slot = ready + cost;
-        rank_free = slot;
-        if constexpr (kSpans) (*spans)[static_cast<std::size_t>(s)][i] = PassSpan{ready, slot};
-        tl.rank_busy[static_cast<std::size_t>(s)] += cost;
-        if (produces_grads && slot >= tl.grads_ready[static_cast<std::size_t>(vs)]) {
-          tl.grads_from[static_cast<std::size_t>(vs)] = ready;
-          tl.grads_ready[static_cast<std::size_t>(vs)] = slot;
+        if (last_grads && !t.last_grads_extra.empty()) cost += t.last_grads_extra[at_vs];
+        double& rank_free = result.rank_end[static_cast<std::size_t>(k)][rank];
+        double ready = rank_free;
+        if (local != kRunnable) ready = std::max(ready, clock.at(local)[k]);
+        if (sent != kRunnable) ready = std::max(ready, clock.at(sent)[k] + t.p2p_s);
+        slot[k] = ready + cost;
+        rank_free = slot[k];
+        if (k == 0) {
+          if constexpr (kSpans) (*spans)[rank][i] = PassSpan{ready, slot[0]};
+          tl.rank_busy[rank] += cost;
+          if (produces_grads && slot[0] >= tl.grads_ready[at_vs]) {
+            tl.grads_from[at_vs] = ready;
+            tl.grads_ready[at_vs] = slot[0];
+          }
         }
-        ++i;
-        progress = true;
+      }
+      ++i;
+      if (p > 1) {
+        wake((s + 1) % p, at);
+        wake((s + p - 1) % p, at);
       }
     }
   }
@@ -197,6 +252,7 @@ Replay replay(const PipelineOrder& order, int p, int m, int v, const PassTimes& 
     if (rank.size() != per_rank) return result;
   }
   result.complete = true;
+  tl.rank_end = result.rank_end[0];
   tl.makespan = *std::max_element(tl.rank_end.begin(), tl.rank_end.end());
   return result;
 }
@@ -247,10 +303,29 @@ PipelineOrder pipeline_schedule(Schedule kind, int p, int m, int v) {
   return order;
 }
 
+std::shared_ptr<const PipelineOrder> shared_pipeline_schedule(Schedule kind, int p, int m, int v) {
+  struct Entry {
+    Schedule kind;
+    int p, m, v;
+    std::shared_ptr<const PipelineOrder> order;
+  };
+  constexpr std::size_t kKept = 8;
+  thread_local std::array<Entry, kKept> kept{};
+  thread_local std::size_t oldest = 0;
+  for (const Entry& e : kept) {
+    if (e.order && e.kind == kind && e.p == p && e.m == m && e.v == v) return e.order;
+  }
+  Entry& e = kept[oldest];
+  oldest = (oldest + 1) % kKept;
+  e = Entry{kind, p, m, v, std::make_shared<const PipelineOrder>(pipeline_schedule(kind, p, m, v))};
+  return e.order;
+}
+
 bool schedule_is_valid(const PipelineOrder& order, int p, int m, int v) {
   if (p < 1 || m < 1 || v < 1) return false;
   if (static_cast<int>(order.size()) != p) return false;
-  return replay(order, p, m, v, uniform_times(p, v, 1.0, 2.0, 1.0)).complete;
+  const PassTimes times = uniform_times(p, v, 1.0, 2.0, 1.0);
+  return replay<1>(order, p, m, v, {&times}).complete;
 }
 
 int peak_in_flight(const std::vector<PipelinePass>& rank_passes) {
@@ -265,9 +340,18 @@ int peak_in_flight(const std::vector<PipelinePass>& rank_passes) {
 
 ScheduleTimeline time_schedule(const PipelineOrder& order, int p, int m, int v, const PassTimes& times,
                                PassSpans* spans) {
-  Replay r = spans != nullptr ? replay<true>(order, p, m, v, times, spans) : replay(order, p, m, v, times);
+  Replay<1> r = spans != nullptr ? replay<1, true>(order, p, m, v, {&times}, spans)
+                                 : replay<1>(order, p, m, v, {&times});
   TRAINSIM_CHECK(r.complete, "time_schedule: the schedule deadlocks or is malformed");
   return std::move(r.timeline);
+}
+
+ScheduleTimelines time_schedule_twice(const PipelineOrder& order, int p, int m, int v, const PassTimes& times,
+                                      const PassTimes& other, PassSpans* spans) {
+  Replay<2> r = spans != nullptr ? replay<2, true>(order, p, m, v, {&times, &other}, spans)
+                                 : replay<2>(order, p, m, v, {&times, &other});
+  TRAINSIM_CHECK(r.complete, "time_schedule: the schedule deadlocks or is malformed");
+  return ScheduleTimelines{.timeline = std::move(r.timeline), .other_rank_end = std::move(r.rank_end[1])};
 }
 
 double schedule_makespan(const PipelineOrder& order, int p, int m, int v, double forward_s, double backward_s,

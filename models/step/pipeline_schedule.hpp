@@ -13,6 +13,7 @@
 //   forward) backward_weight(mb, vs) after backward(mb, vs)        (ZB-H1 only: B split into input-grad B and
 //   W)
 #include <cstdint>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -55,6 +56,12 @@ using PipelineOrder = std::vector<std::vector<PipelinePass>>;
 /// For schedules other than interleaved, v must be 1. Throws InputError when p < 1, m < 1, v < 1, or the
 /// schedule's constraints do not hold (callers that want a reason instead use schedule_constraint_error).
 [[nodiscard]] PipelineOrder pipeline_schedule(Schedule kind, int p, int m, int v = 1);
+
+/// pipeline_schedule's order, shared: the calling thread keeps the last orders it built (a few), since a
+/// search times many layouts of one (kind, p, m, v) — every ZeRO stage and recompute choice of a layout.
+/// Throws as pipeline_schedule does.
+[[nodiscard]] std::shared_ptr<const PipelineOrder> shared_pipeline_schedule(Schedule kind, int p, int m,
+                                                                            int v = 1);
 
 /// "" when (kind, p, m, v) can be scheduled, else a sentence saying why not.
 [[nodiscard]] std::string_view schedule_constraint_error(Schedule kind, int p, int m, int v);
@@ -107,6 +114,16 @@ using PassSpans = std::vector<std::vector<PassSpan>>;
 /// trace); the timeline is the same either way.
 [[nodiscard]] ScheduleTimeline time_schedule(const PipelineOrder& order, int p, int m, int v,
                                              const PassTimes& times, PassSpans* spans = nullptr);
+
+/// time_schedule of `times`, and when each rank ends with `other` instead (e.g. without the hand-overs):
+/// one replay of the order for both, since they share its dependencies. Each is what time_schedule gives.
+struct ScheduleTimelines {
+  ScheduleTimeline timeline;           ///< with `times` (spans, when asked, are its)
+  std::vector<double> other_rank_end;  ///< with `other`: per rank, the end of its last pass
+};
+[[nodiscard]] ScheduleTimelines time_schedule_twice(const PipelineOrder& order, int p, int m, int v,
+                                                    const PassTimes& times, const PassTimes& other,
+                                                    PassSpans* spans = nullptr);
 
 /// Makespan with uniform costs per chunk and no communication (forward_s, backward_s per pass; under
 /// ZB-H1 B takes backward_s − weight_s and W weight_s). Used by tests.

@@ -308,9 +308,25 @@ class StepPricer {
     ParallelPlan split = pl_;
     split.stage_layers = plan_.chunk_layers;  // per virtual stage: the split exactly as planned
     out_.stages.assign(static_cast<std::size_t>(plan_.pp), StageCost{});
+    check_layout_counts(in_.model, split);
+    const std::vector<int> layers = stage_layer_counts(in_.model, split);  // once, not once per rank
+    // ZeRO 0–2: a rank's cost depends on its parameter tensors alone, and most ranks hold the same ones
+    // (the middle of the pipeline): each distinct list is priced once.
+    std::vector<std::pair<std::vector<TensorShape>, int>> priced;  // tensors, the rank priced with them
     for (int s = 0; s < plan_.pp; ++s) {
       StageCost& sc = out_.stages[static_cast<std::size_t>(s)];
-      const auto tensors = stage_parameter_tensors(in_.model, split, s);
+      auto tensors = stage_parameter_tensors(in_.model, split, s, layers);
+      if (!shards_weights(pl_.zero)) {
+        const auto same = std::find_if(priced.begin(), priced.end(), [&](const auto& p) {
+          return std::ranges::equal(p.first, tensors, [](const TensorShape& a, const TensorShape& b) {
+            return a.rows == b.rows && a.cols == b.cols && a.count == b.count && a.role == b.role;
+          });
+        });
+        if (same != priced.end()) {
+          sc = out_.stages[static_cast<std::size_t>(same->second)];
+          continue;
+        }
+      }
       for (const auto& t : tensors) sc.params += t.elements();
       sc.grad_bytes = sc.params * grad_elem_;
       sc.weight_bytes = sc.params * weight_elem_;
@@ -320,6 +336,7 @@ class StepPricer {
         price_data_parallel(sc);
       }
       price_optimizer(sc, tensors);
+      if (!shards_weights(pl_.zero)) priced.emplace_back(std::move(tensors), s);
     }
   }
 

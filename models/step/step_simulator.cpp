@@ -37,6 +37,65 @@ StageMemoryTrack memory_track(const MemoryEstimate& mem, const StepPlan& plan) {
   return track;
 }
 
+// The closed form's step time; with a trace, its own timeline (models/step/analytic_trace.hpp), laid out
+// as the event trace is.
+StepTiming time_closed_form(const StepInput& in, const StepPlan& plan, const StepCosts& costs,
+                            const MemoryEstimate& mem, const StepOptions& options) {
+  if (options.trace == nullptr) return analytic_step(in, plan, costs);
+  sim::ChromeTraceWriter& writer = *options.trace;
+  const StageMemoryTrack track = memory_track(mem, plan);
+  StepTiming t = trace_analytic_step(in, plan, costs, writer, &track);
+  writer.add_metadata("fidelity", to_string(Fidelity::analytic));
+  writer.add_metadata("timeline",
+                      "closed form (analytic_step): pass times replayed from the pipeline schedule, "
+                      "no event simulation");
+  return t;
+}
+
+// The event simulation's step time over `graph`; with a trace, each layer's or each pass's slices, and the
+// stages' memory unless the graph is the full cluster's.
+StepTiming time_step_graph(const StepGraph& graph, const StepInput& in, const StepPlan& plan,
+                           const StepCosts& costs, const MemoryEstimate& mem, const StepOptions& options,
+                           bool full_cluster) {
+  if (options.trace == nullptr) return run_step_graph(graph, in, plan, costs);
+  StepTiming t;
+  sim::ChromeTraceWriter& writer = *options.trace;
+  const StageMemoryTrack track = memory_track(mem, plan);
+  const StageMemoryTrack* memory = full_cluster ? nullptr : &track;
+  if (options.trace_detail == StepOptions::TraceDetail::pass) {
+    PassDetailSink per_pass(writer);
+    t = run_step_graph(graph, in, plan, costs, &per_pass, memory);
+    per_pass.flush();
+  } else {
+    t = run_step_graph(graph, in, plan, costs, &writer, memory);
+  }
+  writer.add_metadata("fidelity", to_string(Fidelity::event));
+  writer.add_metadata("detail", options.trace_detail == StepOptions::TraceDetail::pass ? "pass" : "layer");
+  return t;
+}
+
+// The rates of a step of r.iteration_time > 0 over `sequences` sequences: tokens per second, TFLOPS per
+// GPU and the utilisations against the GPU's 16-bit (or the training precision's) and fp8 peaks.
+void add_rates(StepReport& r, const StepInput& in, double sequences) {
+  const double tokens_per_sequence =
+      in.model.generic_layers.empty() ? static_cast<double>(in.model.seq_len) : 1.0;
+  const double gpus = static_cast<double>(r.gpus);
+  r.tokens_per_s = sequences * tokens_per_sequence / r.iteration_time;
+  r.tokens_per_s_per_gpu = r.tokens_per_s / gpus;
+  r.model_tflops_per_gpu = r.model_flops_per_step / r.iteration_time / gpus / 1e12;
+  r.hardware_tflops_per_gpu = r.hardware_flops_per_step / r.iteration_time / gpus / 1e12;
+  const Precision p = in.training.precision;
+  const bool sixteen_bit_or_less = p == Precision::bf16 || p == Precision::fp16 || p == Precision::fp8;
+  const auto& peaks = in.cluster.node.gpu.peak;
+  const double peak = peaks.at(sixteen_bit_or_less ? Precision::bf16 : p);
+  if (peak > 0) {
+    r.mfu = r.model_tflops_per_gpu * 1e12 / peak;
+    r.hfu = r.hardware_tflops_per_gpu * 1e12 / peak;
+  }
+  const double fp8_peak = p == Precision::fp8 ? peaks.at(Precision::fp8) : 0.0;
+  if (fp8_peak > 0) r.mfu_fp8 = r.model_tflops_per_gpu * 1e12 / fp8_peak;
+}
+
 }  // namespace
 
 Fidelity parse_fidelity(std::string_view text) {
@@ -121,6 +180,7 @@ StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptio
   r.memory_per_gpu = mem.per_gpu;
   r.fits = mem.fits;
   if (!mem.fits) r.reason = mem.reason;  // the time is still reported: it is what the layout would take
+  if (!mem.fits && !options.time_unfit) return r;
 
   // The full cluster prices the asymmetries itself: each replica its own stragglers' slowdown, a degraded
   // NIC as a slower link of the graph.
@@ -141,62 +201,17 @@ StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptio
   r.step_mode = fidelity == Fidelity::analytic ? "closed-form" : full_cluster ? "full-cluster" : "collapsed";
   StepTiming t;
   if (fidelity == Fidelity::analytic) {
-    if (options.trace == nullptr) {
-      t = analytic_step(in, plan, costs);
-    } else {
-      // The closed form's own timeline (models/step/analytic_trace.hpp), laid out as the event trace is.
-      sim::ChromeTraceWriter& writer = *options.trace;
-      const StageMemoryTrack track = memory_track(mem, plan);
-      t = trace_analytic_step(in, plan, costs, writer, &track);
-      writer.add_metadata("fidelity", to_string(fidelity));
-      writer.add_metadata("timeline",
-                          "closed form (analytic_step): pass times replayed from the pipeline schedule, "
-                          "no event simulation");
-    }
+    t = time_closed_form(in, plan, costs, mem, options);
   } else {
     if (!graph) graph.emplace(lower_step(in, plan, costs));
-    if (options.trace == nullptr) {
-      t = run_step_graph(*graph, in, plan, costs);
-    } else {
-      sim::ChromeTraceWriter& writer = *options.trace;
-      const StageMemoryTrack track = memory_track(mem, plan);
-      const StageMemoryTrack* memory = full_cluster ? nullptr : &track;
-      if (options.trace_detail == StepOptions::TraceDetail::pass) {
-        PassDetailSink per_pass(writer);
-        t = run_step_graph(*graph, in, plan, costs, &per_pass, memory);
-        per_pass.flush();
-      } else {
-        t = run_step_graph(*graph, in, plan, costs, &writer, memory);
-      }
-      writer.add_metadata("fidelity", to_string(fidelity));
-      writer.add_metadata("detail",
-                          options.trace_detail == StepOptions::TraceDetail::pass ? "pass" : "layer");
-    }
+    t = time_step_graph(*graph, in, plan, costs, mem, options, full_cluster);
   }
   r.iteration_time = t.iteration_time;
   r.time = t.time;
   r.bubble_fraction = t.bubble_fraction;
   r.fleet_compute_fraction = t.fleet_compute_fraction;
   r.fleet_idle_fraction = t.fleet_idle_fraction;
-  const double tokens_per_sequence =
-      in.model.generic_layers.empty() ? static_cast<double>(in.model.seq_len) : 1.0;
-  const double gpus = static_cast<double>(r.gpus);
-  if (r.iteration_time > 0) {
-    r.tokens_per_s = sequences * tokens_per_sequence / r.iteration_time;
-    r.tokens_per_s_per_gpu = r.tokens_per_s / gpus;
-    r.model_tflops_per_gpu = r.model_flops_per_step / r.iteration_time / gpus / 1e12;
-    r.hardware_tflops_per_gpu = r.hardware_flops_per_step / r.iteration_time / gpus / 1e12;
-    const Precision p = in.training.precision;
-    const bool sixteen_bit_or_less = p == Precision::bf16 || p == Precision::fp16 || p == Precision::fp8;
-    const auto& peaks = in.cluster.node.gpu.peak;
-    const double peak = peaks.at(sixteen_bit_or_less ? Precision::bf16 : p);
-    if (peak > 0) {
-      r.mfu = r.model_tflops_per_gpu * 1e12 / peak;
-      r.hfu = r.hardware_tflops_per_gpu * 1e12 / peak;
-    }
-    const double fp8_peak = p == Precision::fp8 ? peaks.at(Precision::fp8) : 0.0;
-    if (fp8_peak > 0) r.mfu_fp8 = r.model_tflops_per_gpu * 1e12 / fp8_peak;
-  }
+  if (r.iteration_time > 0) add_rates(r, in, sequences);
   return r;
 }
 

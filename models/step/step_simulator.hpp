@@ -67,6 +67,9 @@ struct StepOptions {
   /// The event trace's slices: each kernel run and collective (layer), or one slice per pass and lane
   /// (pass; pass_detail_sink.hpp). The analytic trace is per pass either way.
   enum class TraceDetail : std::uint8_t { layer, pass } trace_detail = TraceDetail::layer;
+  /// false: a layout that does not fit in memory is reported without its time (the time figures stay 0),
+  /// for a caller that drops such layouts anyway (a search); its memory and reason are reported as ever.
+  bool time_unfit = true;
 };
 
 struct StepPlan;   // step_plan.hpp

@@ -235,23 +235,24 @@ double sum_flops(const std::vector<LayerOp>& ops) {
   return f;
 }
 
-}  // namespace
-
-double LayerOps::forward_flops() const {
-  return sum_flops(forward);
-}
-double LayerOps::backward_flops() const {
-  return sum_flops(backward);
-}
-
-LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) {
-  if (!spec.generic_layers.empty()) throw InputError("a generic model has no transformer layers");
-  check_shard(spec, shard);
-  // Activations stay 16 bit under fp8 training; only parameter GEMMs run in fp8.
+// The shard as its activations see it: 16 bit under fp8 training, where only parameter GEMMs run in fp8.
+Shard with_activation_precision(const Shard& shard) {
   Shard activations = shard;
   activations.precision = topo::activation_precision(shard.precision);
-  const AttentionCost att = attention_cost(spec, activations);
-  const double p = topo::bytes_per_element(activations.precision);
+  return activations;
+}
+
+// One transformer layer's ops on one rank. The members are the layer's quantities, named as in the
+// formulas and computed once, in declaration order, from the spec and the shard; each method appends one
+// block's ops in the order the framework runs them. Precondition: check_shard(spec, shard) passed.
+struct TransformerLayerBuilder {
+  TransformerLayerBuilder(const TransformerSpec& layer_spec, const Shard& layer_shard)
+      : spec(layer_spec), shard(layer_shard) {}
+
+  const TransformerSpec& spec;
+  const Shard& shard;
+  const AttentionCost att = attention_cost(spec, with_activation_precision(shard));
+  const double p = topo::bytes_per_element(topo::activation_precision(shard.precision));
   const bool fp8 = shard.precision == topo::Precision::fp8;
   const bool dropout = spec.dropout > 0;
   const double t = shard.tp;
@@ -264,7 +265,7 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
   const double kv_width = std::max(1.0, as_double(spec.kv_heads_or_heads()) / t) * att.head_dim;
   const bool swiglu = spec.mlp == Mlp::swiglu;
   const double fc1_outputs = swiglu ? 2.0 : 1.0;  // gate and up projections
-  const TpComm tp{shard.tp > 1, shard.sequence_parallel, p * tokens * h};
+  const TpComm tp{shard.tp > 1, shard.sequence_parallel, p* tokens* h};
   const ElementwiseTraffic e = elementwise_traffic(spec, p, shard.fused_elementwise);
   const double norm_bytes = e.norm * norm_tokens * h;
   const double norm_backward_bytes = e.norm_backward * norm_tokens * h;
@@ -339,71 +340,83 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
   const double unpermute_bytes =
       permutes ? a2a_bytes_local + p * (slot_gather ? tokens / t : tokens) * h : 0.0;
   const double score_bytes = att.score_elements;  // one byte per score element, times p below
-
-  LayerOps ops;
-  OpList fwd(ops.forward, p, fp8);
-  std::vector<LayerOp> core_ops;  // the standard attention core, recomputed under selective recompute
-  OpList core(core_ops, p, fp8);
   // Context parallelism: K/V blocks passed round the cp ring under the attention's ring steps, or all of
   // K/V gathered first (att.kv_bytes: the whole sequence's) and attended to in one kernel.
   const bool kv_gather = shard.cp > 1 && shard.cp_kv_all_gather;
   const int ring_steps = shard.attention_ring_steps();
-  if (kv_gather) {
-    core.comm("cp_kv_all_gather", Collective::all_gather, CommGroup::cp, att.kv_bytes);
-  } else if (shard.cp > 1) {
-    core.comm("cp_kv_exchange", Collective::ring_exchange, CommGroup::cp, att.kv_block_bytes, shard.cp - 1,
-              true);
-  }
   // This rank's q, k and v of its own tokens, and the attention output (bytes).
   const double qkv_bytes = att.q_bytes + att.kv_bytes / cp;
   const bool unpadded = flash && shard.unpadded_attention;
-  if (flash) {
-    if (unpadded) core.memory("attn_unpad", kUnpadForwardPasses * qkv_bytes);
-    core.kernel("flash_attention",
-                KernelCost{OpKind::fused_attention, att.forward_flops, att.forward_bytes, att.head_dim, s,
-                           AttentionVariant{spec.attention, false, causal, ring_steps, att.window}});
-    if (ring_steps > 1) core.memory("cp_softmax_merge", att.ring_merge_bytes);
-    if (unpadded) core.memory("attn_pad", kPadForwardPasses * att.o_bytes);
-  } else {
-    // Batched per-head GEMMs of the attention core: 16 bit under every recipe.
-    KernelCost half_core{OpKind::matmul, 0.5 * att.forward_flops,
-                         p * score_bytes + att.q_bytes + 0.5 * att.kv_bytes, 0, 0};
-    half_core.keeps_16bit = true;
-    core.kernel("qk", half_core);
-    core.memory("softmax", 2.0 * p * score_bytes);
-    if (dropout) core.memory("attn_dropout", (2.0 * p + kMaskBytes) * score_bytes);
-    core.kernel("av", half_core);
+  // The MoE block's tensor-parallel input gather and output reduction: only for its shared experts when the
+  // dispatcher gathers the slots (or the tokens) itself.
+  const bool dispatcher_gathers = slot_gather || gather_dispatch;
+  const TpComm block_tp = dispatcher_gathers ? shared_tp : tp;
+  const std::string act_name = swiglu ? "swiglu" : "gelu";
+
+  /// An op list appending to `ops` at this layer's activation width and GEMM precision.
+  [[nodiscard]] OpList op_list(std::vector<LayerOp>& ops) const { return OpList(ops, p, fp8); }
+
+  /// The attention core's forward: the cp exchange of K/V, then the fused kernel or the standard
+  /// QKᵀ, softmax, dropout and AV. Kept apart because selective and op recompute run it again.
+  void attention_core_forward(OpList& core) const {
+    if (kv_gather) {
+      core.comm("cp_kv_all_gather", Collective::all_gather, CommGroup::cp, att.kv_bytes);
+    } else if (shard.cp > 1) {
+      core.comm("cp_kv_exchange", Collective::ring_exchange, CommGroup::cp, att.kv_block_bytes, shard.cp - 1,
+                true);
+    }
+    if (flash) {
+      if (unpadded) core.memory("attn_unpad", kUnpadForwardPasses * qkv_bytes);
+      core.kernel("flash_attention",
+                  KernelCost{OpKind::fused_attention, att.forward_flops, att.forward_bytes, att.head_dim, s,
+                             AttentionVariant{spec.attention, false, causal, ring_steps, att.window}});
+      if (ring_steps > 1) core.memory("cp_softmax_merge", att.ring_merge_bytes);
+      if (unpadded) core.memory("attn_pad", kPadForwardPasses * att.o_bytes);
+    } else {
+      // Batched per-head GEMMs of the attention core: 16 bit under every recipe.
+      KernelCost half_core{OpKind::matmul, 0.5 * att.forward_flops,
+                           p * score_bytes + att.q_bytes + 0.5 * att.kv_bytes, 0, 0};
+      half_core.keeps_16bit = true;
+      core.kernel("qk", half_core);
+      core.memory("softmax", 2.0 * p * score_bytes);
+      if (dropout) core.memory("attn_dropout", (2.0 * p + kMaskBytes) * score_bytes);
+      core.kernel("av", half_core);
+    }
   }
 
-  // MLA's latent RMSNorms (after q_down and kv_down), each over its own width.
-  auto latent_norm = [&](OpList& list, const Projection& x, bool backward) {
+  /// MLA's latent RMSNorms (after q_down and kv_down), each over its own width.
+  void latent_norm(OpList& list, const Projection& x, bool backward) const {
     if (x.norm > 0) {
       const double bytes = (backward ? e.norm_backward : e.norm) * tokens * as_double(x.norm);
       list.memory(std::string(x.name) + (backward ? ".norm.bwd" : ".norm"), bytes);
     }
-  };
-  fwd.memory("ln1", norm_bytes);
-  sp_gather(fwd, tp);
-  for (const Projection& x : projections) {
-    if (!x.before_core) continue;
-    fwd.matmul(std::string(x.name), tokens, as_double(x.local_out), as_double(x.local_in));
-    latent_norm(fwd, x, false);
   }
-  if (e.rope > 0) fwd.memory("rope", e.rope * qk_elements);
-  const std::size_t core_begin = ops.forward.size();
-  ops.forward.insert(ops.forward.end(), core_ops.begin(), core_ops.end());
-  const std::size_t core_end = ops.forward.size();
-  fwd.matmul("out_proj", tokens, h, out_width / t);
-  tp_reduce(fwd, tp);
-  fwd.memory(residual, dropout_residual_bytes);
-  fwd.memory("ln2", norm_bytes);
-  // The MoE block's tensor-parallel input gather and output reduction: only for its shared experts when the
-  // dispatcher gathers the slots (or the tokens) itself.
-  const bool dispatcher_gathers = slot_gather || gather_dispatch;
-  const TpComm& block_tp = dispatcher_gathers ? shared_tp : tp;
-  sp_gather(fwd, block_tp);
-  const std::size_t moe_begin = ops.forward.size();
-  if (moe) {
+
+  /// The attention block's forward, ln1 to ln2, with `core_ops` (attention_core_forward's) in its place;
+  /// records the core's index range in `m`.
+  void attention_forward(std::vector<LayerOp>& forward, const std::vector<LayerOp>& core_ops,
+                         ForwardModules& m) const {
+    OpList fwd = op_list(forward);
+    fwd.memory("ln1", norm_bytes);
+    sp_gather(fwd, tp);
+    for (const Projection& x : projections) {
+      if (!x.before_core) continue;
+      fwd.matmul(std::string(x.name), tokens, as_double(x.local_out), as_double(x.local_in));
+      latent_norm(fwd, x, false);
+    }
+    if (e.rope > 0) fwd.memory("rope", e.rope * qk_elements);
+    m.core_begin = forward.size();
+    forward.insert(forward.end(), core_ops.begin(), core_ops.end());
+    m.core_end = forward.size();
+    fwd.matmul("out_proj", tokens, h, out_width / t);
+    tp_reduce(fwd, tp);
+    fwd.memory(residual, dropout_residual_bytes);
+    fwd.memory("ln2", norm_bytes);
+  }
+
+  /// A MoE block's forward before its experts: the router, the shared experts, then the tokens'
+  /// permutation and dispatch to the experts' ranks.
+  void moe_dispatch_forward(OpList& fwd) const {
     fwd.matmul_16bit("router", dispatcher_gathers ? norm_tokens : tokens, as_double(spec.experts), h);
     if (shared_ffn > 0) {
       fwd.matmul("shared_fc1", tokens, fc1_outputs * shared_ffn / t, h);
@@ -424,40 +437,68 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
       fwd.comm("ep_dispatch.tp_all_gather", Collective::all_gather, CommGroup::expert_tp, slot_bytes);
     if (sort_bytes > 0) fwd.memory("sort_chunks", sort_bytes);
   }
-  const std::size_t mlp_begin = ops.forward.size();
-  const std::string act_name = swiglu ? "swiglu" : "gelu";
-  fwd.matmul("fc1", expert_tokens, fc1_outputs * ffn / et, h, expert_groups);
-  fwd.memory(act_name, e.act * act_elements);
-  fwd.matmul("fc2", expert_tokens, h, ffn / et, expert_groups);
-  const std::size_t mlp_end = ops.forward.size();
-  if (sort_bytes > 0) fwd.memory("unsort_chunks", sort_bytes);
-  if (slot_comm)
-    fwd.comm("ep_combine.tp_reduce_scatter", Collective::reduce_scatter, CommGroup::expert_tp, slot_bytes);
-  if (all_to_all)
-    fwd.comm("ep_combine", Collective::all_to_all, CommGroup::ep, a2a_bytes_local, 1, false, slot_copies);
-  if (permutes) fwd.memory("unpermute", unpermute_bytes);
-  const std::size_t moe_end = ops.forward.size();
-  if (gather_comm)
-    fwd.comm("ep_combine.reduce_scatter", Collective::reduce_scatter, CommGroup::expert_tp_ep,
-             gathered_bytes);
-  tp_reduce(fwd, block_tp);
-  fwd.memory(residual, dropout_residual_bytes);
 
-  OpList bwd(ops.backward, p, fp8);
-  bwd.memory(residual + ".bwd", kBackwardTraffic * dropout_residual_bytes);
-  sp_gather(bwd, block_tp);
-  if (permutes) bwd.memory("unpermute.bwd", unpermute_bytes);
-  if (all_to_all)
-    bwd.comm("ep_combine.bwd", Collective::all_to_all, CommGroup::ep, a2a_bytes_local, 1, false, slot_copies);
-  if (slot_comm)
-    bwd.comm("ep_combine.bwd.tp_all_gather", Collective::all_gather, CommGroup::expert_tp, slot_bytes);
-  if (gather_comm)
-    bwd.comm("ep_combine.bwd.all_gather", Collective::all_gather, CommGroup::expert_tp_ep, gathered_bytes);
-  if (sort_bytes > 0) bwd.memory("unsort_chunks.bwd", sort_bytes);
-  matmul_backward(bwd, "fc2", expert_tokens, h, ffn / et, expert_groups);
-  bwd.memory(swiglu ? "swiglu.bwd" : "gelu.bwd", e.act_backward * act_elements);
-  matmul_backward(bwd, "fc1", expert_tokens, fc1_outputs * ffn / et, h, expert_groups);
-  if (moe) {
+  /// The MLP's forward (a MoE layer's: its experts, one grouped GEMM per projection).
+  void mlp_forward(OpList& fwd) const {
+    fwd.matmul("fc1", expert_tokens, fc1_outputs * ffn / et, h, expert_groups);
+    fwd.memory(act_name, e.act * act_elements);
+    fwd.matmul("fc2", expert_tokens, h, ffn / et, expert_groups);
+  }
+
+  /// A MoE block's forward after its experts, up to the tokens back in their order: the slots' return
+  /// from the experts' ranks and their unpermutation (the all-gather dispatcher's reduce-scatter is not
+  /// part of it: see mlp_block_forward).
+  void moe_combine_forward(OpList& fwd) const {
+    if (sort_bytes > 0) fwd.memory("unsort_chunks", sort_bytes);
+    if (slot_comm)
+      fwd.comm("ep_combine.tp_reduce_scatter", Collective::reduce_scatter, CommGroup::expert_tp, slot_bytes);
+    if (all_to_all)
+      fwd.comm("ep_combine", Collective::all_to_all, CommGroup::ep, a2a_bytes_local, 1, false, slot_copies);
+    if (permutes) fwd.memory("unpermute", unpermute_bytes);
+  }
+
+  /// The MLP block's forward after ln2, to its residual add; records the index ranges of the MoE block
+  /// and of the MLP's kernels in `m`.
+  void mlp_block_forward(std::vector<LayerOp>& forward, ForwardModules& m) const {
+    OpList fwd = op_list(forward);
+    sp_gather(fwd, block_tp);
+    m.moe_begin = forward.size();
+    if (moe) moe_dispatch_forward(fwd);
+    m.mlp_begin = forward.size();
+    mlp_forward(fwd);
+    m.mlp_end = forward.size();
+    moe_combine_forward(fwd);
+    m.moe_end = forward.size();
+    if (gather_comm)
+      fwd.comm("ep_combine.reduce_scatter", Collective::reduce_scatter, CommGroup::expert_tp_ep,
+               gathered_bytes);
+    tp_reduce(fwd, block_tp);
+    fwd.memory(residual, dropout_residual_bytes);
+  }
+
+  /// The backward of moe_combine_forward and of the all-gather dispatcher's reduce-scatter.
+  void moe_combine_backward(OpList& bwd) const {
+    if (permutes) bwd.memory("unpermute.bwd", unpermute_bytes);
+    if (all_to_all)
+      bwd.comm("ep_combine.bwd", Collective::all_to_all, CommGroup::ep, a2a_bytes_local, 1, false,
+               slot_copies);
+    if (slot_comm)
+      bwd.comm("ep_combine.bwd.tp_all_gather", Collective::all_gather, CommGroup::expert_tp, slot_bytes);
+    if (gather_comm)
+      bwd.comm("ep_combine.bwd.all_gather", Collective::all_gather, CommGroup::expert_tp_ep, gathered_bytes);
+    if (sort_bytes > 0) bwd.memory("unsort_chunks.bwd", sort_bytes);
+  }
+
+  /// The backward of mlp_forward.
+  void mlp_backward(OpList& bwd) const {
+    matmul_backward(bwd, "fc2", expert_tokens, h, ffn / et, expert_groups);
+    bwd.memory(swiglu ? "swiglu.bwd" : "gelu.bwd", e.act_backward * act_elements);
+    matmul_backward(bwd, "fc1", expert_tokens, fc1_outputs * ffn / et, h, expert_groups);
+  }
+
+  /// The backward of moe_dispatch_forward: the gradients' return to the tokens' ranks, then the shared
+  /// experts' and the router's backward.
+  void moe_dispatch_backward(OpList& bwd) const {
     if (sort_bytes > 0) bwd.memory("sort_chunks.bwd", sort_bytes);
     if (slot_comm)
       bwd.comm("ep_dispatch.bwd.tp_reduce_scatter", Collective::reduce_scatter, CommGroup::expert_tp,
@@ -480,56 +521,72 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
     matmul_16bit_backward(bwd, "router", dispatcher_gathers ? norm_tokens : tokens, as_double(spec.experts),
                           h);
   }
-  tp_reduce(bwd, block_tp);
-  bwd.memory("ln2.bwd", norm_backward_bytes);
-  bwd.memory(residual + ".bwd", kBackwardTraffic * dropout_residual_bytes);
-  sp_gather(bwd, tp);
-  matmul_backward(bwd, "out_proj", tokens, h, out_width / t);
-  if (kv_gather) {
-    bwd.comm("cp_kv_all_gather.bwd", Collective::all_gather, CommGroup::cp, att.kv_bytes);
-  } else if (shard.cp > 1) {
-    // K/V blocks go round again and their gradients come back (Megatron-LM context parallelism).
-    bwd.comm("cp_kv_exchange.bwd", Collective::ring_exchange, CommGroup::cp, 2.0 * att.kv_block_bytes,
-             shard.cp - 1, true);
-  }
-  if (flash) {
-    if (unpadded) bwd.memory("attn_pad.bwd", kPadBackwardPasses * att.o_bytes);
-    if (ring_steps > 1) bwd.memory("cp_grad_merge", att.ring_grad_merge_bytes);
-    bwd.kernel("flash_attention.bwd",
-               KernelCost{OpKind::fused_attention, att.backward_flops, att.backward_bytes, att.head_dim, s,
-                          AttentionVariant{spec.attention, true, causal, ring_steps, att.window}});
-    if (unpadded) bwd.memory("attn_unpad.bwd", kUnpadBackwardPasses * qkv_bytes);
-  } else {
-    const double matmul_bytes = 2.0 * (p * score_bytes + att.q_bytes + 0.5 * att.kv_bytes);
-    const double quarter = 0.25 * att.backward_flops;  // dgrad + wgrad of AV, then of QKᵀ
-    KernelCost core_grad{OpKind::matmul, quarter, 0.5 * matmul_bytes, 0, 0};
-    core_grad.keeps_16bit = true;
-    bwd.kernel("av.dgrad", core_grad);
-    bwd.kernel("av.wgrad", core_grad);
-    if (dropout) bwd.memory("attn_dropout.bwd", kBackwardTraffic * (2.0 * p + kMaskBytes) * score_bytes);
-    bwd.memory("softmax.bwd", kBackwardTraffic * 2.0 * p * score_bytes);
-    bwd.kernel("qk.dgrad", core_grad);
-    bwd.kernel("qk.wgrad", core_grad);
-  }
-  if (kv_gather)
-    bwd.comm("cp_kv_grad_reduce_scatter", Collective::reduce_scatter, CommGroup::cp, att.kv_bytes);
-  if (e.rope_backward > 0) bwd.memory("rope.bwd", e.rope_backward * qk_elements);
-  for (int i = projections.count - 1; i >= 0; --i) {
-    const Projection& x = projections.list[static_cast<std::size_t>(i)];
-    if (!x.before_core) continue;
-    latent_norm(bwd, x, true);
-    matmul_backward(bwd, std::string(x.name), tokens, as_double(x.local_out), as_double(x.local_in));
-  }
-  tp_reduce(bwd, tp);
-  bwd.memory("ln1.bwd", norm_backward_bytes);
 
-  if (shard.recompute == Recompute::full) {
-    prepend_recompute(ops, ops.forward);
-  } else if (shard.recompute == Recompute::op) {
-    // torchtitan's policy keeps q, v, w1 (and w2 of a SwiGLU) and the fused attention's output, and runs
-    // the other matmuls and every element-wise op again from the layer's saved input.
+  /// The MLP block's backward, its residual to ln2.
+  void mlp_block_backward(OpList& bwd) const {
+    bwd.memory(residual + ".bwd", kBackwardTraffic * dropout_residual_bytes);
+    sp_gather(bwd, block_tp);
+    moe_combine_backward(bwd);
+    mlp_backward(bwd);
+    if (moe) moe_dispatch_backward(bwd);
+    tp_reduce(bwd, block_tp);
+    bwd.memory("ln2.bwd", norm_backward_bytes);
+  }
+
+  /// The attention core's backward, with the cp exchange of K/V and of their gradients.
+  void attention_core_backward(OpList& bwd) const {
+    if (kv_gather) {
+      bwd.comm("cp_kv_all_gather.bwd", Collective::all_gather, CommGroup::cp, att.kv_bytes);
+    } else if (shard.cp > 1) {
+      // K/V blocks go round again and their gradients come back (Megatron-LM context parallelism).
+      bwd.comm("cp_kv_exchange.bwd", Collective::ring_exchange, CommGroup::cp, 2.0 * att.kv_block_bytes,
+               shard.cp - 1, true);
+    }
+    if (flash) {
+      if (unpadded) bwd.memory("attn_pad.bwd", kPadBackwardPasses * att.o_bytes);
+      if (ring_steps > 1) bwd.memory("cp_grad_merge", att.ring_grad_merge_bytes);
+      bwd.kernel("flash_attention.bwd",
+                 KernelCost{OpKind::fused_attention, att.backward_flops, att.backward_bytes, att.head_dim, s,
+                            AttentionVariant{spec.attention, true, causal, ring_steps, att.window}});
+      if (unpadded) bwd.memory("attn_unpad.bwd", kUnpadBackwardPasses * qkv_bytes);
+    } else {
+      const double matmul_bytes = 2.0 * (p * score_bytes + att.q_bytes + 0.5 * att.kv_bytes);
+      const double quarter = 0.25 * att.backward_flops;  // dgrad + wgrad of AV, then of QKᵀ
+      KernelCost core_grad{OpKind::matmul, quarter, 0.5 * matmul_bytes, 0, 0};
+      core_grad.keeps_16bit = true;
+      bwd.kernel("av.dgrad", core_grad);
+      bwd.kernel("av.wgrad", core_grad);
+      if (dropout) bwd.memory("attn_dropout.bwd", kBackwardTraffic * (2.0 * p + kMaskBytes) * score_bytes);
+      bwd.memory("softmax.bwd", kBackwardTraffic * 2.0 * p * score_bytes);
+      bwd.kernel("qk.dgrad", core_grad);
+      bwd.kernel("qk.wgrad", core_grad);
+    }
+    if (kv_gather)
+      bwd.comm("cp_kv_grad_reduce_scatter", Collective::reduce_scatter, CommGroup::cp, att.kv_bytes);
+  }
+
+  /// The attention block's backward, its residual to ln1.
+  void attention_backward(OpList& bwd) const {
+    bwd.memory(residual + ".bwd", kBackwardTraffic * dropout_residual_bytes);
+    sp_gather(bwd, tp);
+    matmul_backward(bwd, "out_proj", tokens, h, out_width / t);
+    attention_core_backward(bwd);
+    if (e.rope_backward > 0) bwd.memory("rope.bwd", e.rope_backward * qk_elements);
+    for (int i = projections.count - 1; i >= 0; --i) {
+      const Projection& x = projections.list[static_cast<std::size_t>(i)];
+      if (!x.before_core) continue;
+      latent_norm(bwd, x, true);
+      matmul_backward(bwd, std::string(x.name), tokens, as_double(x.local_out), as_double(x.local_in));
+    }
+    tp_reduce(bwd, tp);
+    bwd.memory("ln1.bwd", norm_backward_bytes);
+  }
+
+  /// torchtitan's op recompute: its policy keeps q, v, w1 (and w2 of a SwiGLU) and the fused attention's
+  /// output, and runs the other matmuls and every element-wise op again from the layer's saved input.
+  [[nodiscard]] std::vector<LayerOp> op_recomputed(const std::vector<LayerOp>& core_ops) const {
     std::vector<LayerOp> again;
-    OpList redo(again, p, fp8);
+    OpList redo = op_list(again);
     redo.memory("ln1", norm_bytes);
     if (spec.is_mla()) {  // k comes out of the kv up-projection, keys and values together
       const Projection& kv_up = projections.list[static_cast<std::size_t>(projections.count - 2)];
@@ -554,14 +611,52 @@ LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) 
       redo.matmul("fc2", expert_tokens, h, ffn / et, expert_groups);
     }
     redo.memory(residual, dropout_residual_bytes);
-    prepend_recompute(ops, again);
-  } else if (shard.recompute == Recompute::selective) {
-    const ForwardModules modules{core_begin, core_end, mlp_begin, mlp_end, moe_begin,
-                                 moe_end,    act_name, flash,     moe,     spec.is_mla()};
-    std::vector<LayerOp> again = modules_recomputed(ops.forward, modules, shard);
-    if (!again.empty()) prepend_recompute(ops, again);
+    return again;
   }
-  return ops;
+
+  /// The layer's forward and backward, the backward led by what shard.recompute runs again.
+  [[nodiscard]] LayerOps build() const {
+    LayerOps ops;
+    std::vector<LayerOp> core_ops;  // the standard attention core, recomputed under selective recompute
+    OpList core = op_list(core_ops);
+    attention_core_forward(core);
+    ForwardModules modules;
+    modules.act_name = act_name;
+    modules.flash = flash;
+    modules.moe = moe;
+    modules.mla = spec.is_mla();
+    attention_forward(ops.forward, core_ops, modules);
+    mlp_block_forward(ops.forward, modules);
+
+    OpList bwd = op_list(ops.backward);
+    mlp_block_backward(bwd);
+    attention_backward(bwd);
+
+    if (shard.recompute == Recompute::full) {
+      prepend_recompute(ops, ops.forward);
+    } else if (shard.recompute == Recompute::op) {
+      prepend_recompute(ops, op_recomputed(core_ops));
+    } else if (shard.recompute == Recompute::selective) {
+      std::vector<LayerOp> again = modules_recomputed(ops.forward, modules, shard);
+      if (!again.empty()) prepend_recompute(ops, again);
+    }
+    return ops;
+  }
+};
+
+}  // namespace
+
+double LayerOps::forward_flops() const {
+  return sum_flops(forward);
+}
+double LayerOps::backward_flops() const {
+  return sum_flops(backward);
+}
+
+LayerOps transformer_layer_ops(const TransformerSpec& spec, const Shard& shard) {
+  if (!spec.generic_layers.empty()) throw InputError("a generic model has no transformer layers");
+  check_shard(spec, shard);
+  return TransformerLayerBuilder(spec, shard).build();
 }
 
 LayerOps embedding_ops(const TransformerSpec& spec, const Shard& shard) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "models/workload/attention_projections.hpp"
+#include "models/workload/diagnostic_text.hpp"
 #include "sim/error.hpp"
 
 namespace trainsim::model {
@@ -34,39 +35,50 @@ double norm_parameters(const TransformerSpec& spec) {
 void check_transformer_spec(const TransformerSpec& spec) {
   if (!spec.generic_layers.empty()) return;
   std::vector<Diagnostic> problems;
-  auto require = [&](bool ok, const std::string& key, const std::string& message) {
-    if (!ok) problems.push_back(Diagnostic{"", 0, 0, "model." + key, message});
+  auto require = [&](bool ok, const char* key, const auto& message) {
+    if (!ok) problems.push_back(Diagnostic{"", 0, 0, std::string("model.") + key, diagnostic_text(message)});
   };
-  require(spec.layers > 0, "layers", "must be a positive count, got " + std::to_string(spec.layers));
-  require(spec.hidden > 0, "hidden", "must be a positive count, got " + std::to_string(spec.hidden));
-  require(spec.heads > 0, "heads", "must be a positive count, got " + std::to_string(spec.heads));
-  require(spec.vocab > 0, "vocab", "must be a positive count, got " + std::to_string(spec.vocab));
-  require(spec.seq_len > 0, "seq_len", "must be a positive count, got " + std::to_string(spec.seq_len));
+  require(spec.layers > 0, "layers",
+          [&] { return "must be a positive count, got " + std::to_string(spec.layers); });
+  require(spec.hidden > 0, "hidden",
+          [&] { return "must be a positive count, got " + std::to_string(spec.hidden); });
+  require(spec.heads > 0, "heads",
+          [&] { return "must be a positive count, got " + std::to_string(spec.heads); });
+  require(spec.vocab > 0, "vocab",
+          [&] { return "must be a positive count, got " + std::to_string(spec.vocab); });
+  require(spec.seq_len > 0, "seq_len",
+          [&] { return "must be a positive count, got " + std::to_string(spec.seq_len); });
   require(spec.kv_heads >= 0, "kv_heads", "must not be negative");
   require(spec.ffn_hidden >= 0, "ffn_hidden", "must not be negative");
   require(spec.head_dim >= 0, "head_dim", "must not be negative");
   if (spec.heads > 0 && spec.hidden > 0 && spec.head_dim == 0 && !spec.is_mla()) {
-    require(spec.hidden % spec.heads == 0, "heads",
-            "hidden " + std::to_string(spec.hidden) + " is not divisible by heads " +
-                std::to_string(spec.heads) + " (set head_dim when the heads are not hidden / heads wide)");
+    require(spec.hidden % spec.heads == 0, "heads", [&] {
+      return "hidden " + std::to_string(spec.hidden) + " is not divisible by heads " +
+             std::to_string(spec.heads) + " (set head_dim when the heads are not hidden / heads wide)";
+    });
   }
   if (spec.heads > 0 && spec.kv_heads > 0) {
-    require(spec.heads % spec.kv_heads == 0, "kv_heads",
-            "heads " + std::to_string(spec.heads) + " is not divisible by kv_heads " +
-                std::to_string(spec.kv_heads));
+    require(spec.heads % spec.kv_heads == 0, "kv_heads", [&] {
+      return "heads " + std::to_string(spec.heads) + " is not divisible by kv_heads " +
+             std::to_string(spec.kv_heads);
+    });
   }
   if (spec.is_moe()) {
-    require(spec.top_k >= 1 && spec.top_k <= spec.experts, "top_k",
-            "must be between 1 and experts (" + std::to_string(spec.experts) + "), got " +
-                std::to_string(spec.top_k));
+    require(spec.top_k >= 1 && spec.top_k <= spec.experts, "top_k", [&] {
+      return "must be between 1 and experts (" + std::to_string(spec.experts) + "), got " +
+             std::to_string(spec.top_k);
+    });
     require(spec.capacity_factor > 0, "capacity_factor", "must be positive");
     require(spec.expert_ffn_hidden >= 0, "expert_ffn_hidden", "must not be negative");
   }
-  require(spec.shared_experts >= 0 && (spec.shared_experts == 0 || spec.is_moe()), "shared_experts",
-          "must be 0 on a dense model and not negative, got " + std::to_string(spec.shared_experts));
-  require(spec.dense_layers >= 0 && (spec.dense_layers == 0 || spec.is_moe()), "dense_layers",
-          "must be 0 on a dense model and not negative, got " + std::to_string(spec.dense_layers));
-  require(spec.mtp_layers >= 0, "mtp_layers", "must not be negative, got " + std::to_string(spec.mtp_layers));
+  require(spec.shared_experts >= 0 && (spec.shared_experts == 0 || spec.is_moe()), "shared_experts", [&] {
+    return "must be 0 on a dense model and not negative, got " + std::to_string(spec.shared_experts);
+  });
+  require(spec.dense_layers >= 0 && (spec.dense_layers == 0 || spec.is_moe()), "dense_layers", [&] {
+    return "must be 0 on a dense model and not negative, got " + std::to_string(spec.dense_layers);
+  });
+  require(spec.mtp_layers >= 0, "mtp_layers",
+          [&] { return "must not be negative, got " + std::to_string(spec.mtp_layers); });
   require(spec.q_lora_rank >= 0 && (spec.q_lora_rank == 0 || spec.is_mla()), "q_lora_rank",
           "needs kv_lora_rank (multi-head latent attention) and must not be negative");
   if (spec.is_mla()) {

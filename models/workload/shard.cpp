@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "models/workload/diagnostic_text.hpp"
 #include "models/workload/parameters.hpp"
 #include "sim/error.hpp"
 
@@ -29,8 +30,9 @@ Shard shard_of(const ParallelPlan& plan, topo::Precision precision) {
 void check_shard(const TransformerSpec& spec, const Shard& shard) {
   check_transformer_spec(spec);
   std::vector<Diagnostic> problems;
-  auto require = [&](bool ok, const std::string& key, const std::string& message) {
-    if (!ok) problems.push_back(Diagnostic{"", 0, 0, "parallelism." + key, message});
+  auto require = [&](bool ok, const char* key, const auto& message) {
+    if (!ok)
+      problems.push_back(Diagnostic{"", 0, 0, std::string("parallelism.") + key, diagnostic_text(message)});
   };
   auto divides = [](std::int64_t n, std::int64_t d) { return d > 0 && n % d == 0; };
   require(shard.micro_batch >= 1, "micro_batch", "must be at least 1");
@@ -39,24 +41,30 @@ void check_shard(const TransformerSpec& spec, const Shard& shard) {
   require(shard.ep >= 1, "ep", "must be at least 1");
   if (!problems.empty()) throw InputError(std::move(problems));
   if (!spec.generic_layers.empty()) return;
-  require(divides(spec.heads, shard.tp), "tp",
-          "tp " + std::to_string(shard.tp) + " does not divide heads " + std::to_string(spec.heads));
-  require(divides(spec.ffn_hidden_or_default(), shard.tp), "tp",
-          "tp " + std::to_string(shard.tp) + " does not divide ffn_hidden " +
-              std::to_string(spec.ffn_hidden_or_default()));
-  require(divides(spec.seq_len, shard.cp), "cp",
-          "cp " + std::to_string(shard.cp) + " does not divide seq_len " + std::to_string(spec.seq_len));
+  require(divides(spec.heads, shard.tp), "tp", [&] {
+    return "tp " + std::to_string(shard.tp) + " does not divide heads " + std::to_string(spec.heads);
+  });
+  require(divides(spec.ffn_hidden_or_default(), shard.tp), "tp", [&] {
+    return "tp " + std::to_string(shard.tp) + " does not divide ffn_hidden " +
+           std::to_string(spec.ffn_hidden_or_default());
+  });
+  require(divides(spec.seq_len, shard.cp), "cp", [&] {
+    return "cp " + std::to_string(shard.cp) + " does not divide seq_len " + std::to_string(spec.seq_len);
+  });
   if (spec.is_moe() && spec.expert_ffn_hidden > 0) {
-    require(divides(spec.expert_ffn_hidden, shard.expert_tp()), "expert_tp",
-            "the experts' tensor parallelism " + std::to_string(shard.expert_tp()) +
-                " does not divide expert_ffn_hidden " + std::to_string(spec.expert_ffn_hidden));
+    require(divides(spec.expert_ffn_hidden, shard.expert_tp()), "expert_tp", [&] {
+      return "the experts' tensor parallelism " + std::to_string(shard.expert_tp()) +
+             " does not divide expert_ffn_hidden " + std::to_string(spec.expert_ffn_hidden);
+    });
   }
-  require(
-      divides(shard.tp, shard.expert_tp()), "expert_tp",
-      "expert_tp " + std::to_string(shard.expert_tp()) + " does not divide tp " + std::to_string(shard.tp));
+  require(divides(shard.tp, shard.expert_tp()), "expert_tp", [&] {
+    return "expert_tp " + std::to_string(shard.expert_tp()) + " does not divide tp " +
+           std::to_string(shard.tp);
+  });
   if (spec.is_moe()) {
-    require(divides(spec.experts, shard.ep), "ep",
-            "ep " + std::to_string(shard.ep) + " does not divide experts " + std::to_string(spec.experts));
+    require(divides(spec.experts, shard.ep), "ep", [&] {
+      return "ep " + std::to_string(shard.ep) + " does not divide experts " + std::to_string(spec.experts);
+    });
   }
   if (!problems.empty()) throw InputError(std::move(problems));
 }

@@ -12,7 +12,6 @@
 
 #include "models/report/run_labels.hpp"
 #include "scenarios/collective_case.hpp"
-#include "scenarios/loader.hpp"
 #include "scenarios/presets.hpp"
 #include "scenarios/shipped_data.hpp"
 #include "scenarios/studies/validation_runner.hpp"
@@ -81,40 +80,29 @@ std::string gpus_words(std::int64_t lo, std::int64_t hi) {
 
 }  // namespace
 
-std::string parallel_style(const Scenario& s) {
-  if (s.model.is_moe()) return "MoE";
-  if (s.parallelism.zero == model::ZeroStage::parameters) return "FSDP";
-  return "dense 3D";
+std::vector<BandCase> band_cases(const std::vector<CaseResult>& results) {
+  std::vector<BandCase> out;
+  for (const CaseResult& r : results) {
+    if (!r.failure.empty()) continue;  // `trainsim validate` reports it
+    const double ratio = time_ratio(r);
+    if (ratio <= 0) continue;
+    out.push_back({.file = r.file,
+                   .name = r.name,
+                   .gpu = r.gpu,
+                   .framework = r.framework_preset,
+                   .style = r.style,
+                   .gpus = r.gpus,
+                   .ratio = ratio});
+  }
+  return out;
 }
 
 std::vector<BandCase> band_cases(const std::string& folder, const std::string& gpu,
                                  const std::string& framework) {
   std::vector<std::string> files;
-  std::vector<BandCase> cases;
-  for (const std::string& file : find_case_files({folder})) {
-    if (is_collective_case_file(file) || !may_match(file, gpu, framework)) continue;
-    try {
-      const Scenario s = load_scenario_file(file);
-      if (!s.measured) continue;
-      cases.push_back({.file = file,
-                       .name = s.name,
-                       .gpu = s.cluster.node.gpu.name,
-                       .framework = std::string(model::to_string(s.parallelism.framework.preset)),
-                       .style = parallel_style(s),
-                       .gpus = s.cluster.total_gpus()});
-      files.push_back(file);
-    } catch (const InputError&) {
-      continue;  // `trainsim validate` reports it
-    }
-  }
-  const std::vector<CaseResult> results = run_cases(files);
-  std::vector<BandCase> out;
-  for (std::size_t i = 0; i < cases.size(); ++i) {
-    if (!results[i].failure.empty()) continue;
-    cases[i].ratio = time_ratio(results[i]);
-    if (cases[i].ratio > 0) out.push_back(std::move(cases[i]));
-  }
-  return out;
+  for (const std::string& file : find_case_files({folder}))
+    if (!is_collective_case_file(file) && may_match(file, gpu, framework)) files.push_back(file);
+  return band_cases(run_cases(files));
 }
 
 const std::vector<BandCase>& shipped_band_cases(const std::string& gpu, const std::string& framework) {
@@ -160,9 +148,10 @@ ErrorBand error_band(const std::vector<BandCase>& cases, const std::string& gpu,
     return band;
   }
   std::sort(ratios.begin(), ratios.end());
-  const double last = static_cast<double>(ratios.size() - 1);
-  band.low = ratios[static_cast<std::size_t>(std::floor(0.1 * last))];
-  band.high = ratios[static_cast<std::size_t>(std::ceil(0.9 * last))];
+  // The k-th smallest and k-th largest, k = floor((n + 1) / 10) and at least 1 (1-based).
+  const std::size_t k = std::max<std::size_t>(1, (ratios.size() + 1) / 10);
+  band.low = ratios[k - 1];
+  band.high = ratios[ratios.size() - k];
   band.validated = true;
   band.basis = fmt::format(
       "from {} validation cases ({} / {}): measured {:.2f}-{:.2f} x predicted (10th-90th percentile)",
@@ -182,19 +171,25 @@ void add_error_band(model::Summary& summary, const ErrorBand& band) {
     return std::find_if(fields.begin(), fields.end(),
                         [&](const model::SummaryField& f) { return f.name == name; });
   };
+  // What of cost_total does not follow the iteration time: the data work, the egress and a commitment's
+  // term, paid whatever the run takes.
+  double fixed_cost = 0;
+  for (const char* name : {"cost_data", "cost_network", "cost_fixed"})
+    fixed_cost += summary.number(name).value_or(0.0);
   for (const char* name : {"cost_total", "run_time", "iteration_time"}) {
     auto at = after(name);
     if (at == fields.end()) continue;
     const model::SummaryField base = *at;
+    const double fixed = base.name == "cost_total" ? fixed_cost : 0.0;
     std::vector<model::SummaryField> added;
     if (band.validated) {
       added.push_back({.name = base.name + "_low",
                        .unit = base.unit,
-                       .number = base.number * band.low,
+                       .number = fixed + (base.number - fixed) * band.low,
                        .group = base.group});
       added.push_back({.name = base.name + "_high",
                        .unit = base.unit,
-                       .number = base.number * band.high,
+                       .number = fixed + (base.number - fixed) * band.high,
                        .group = base.group});
     }
     if (base.name == "iteration_time")

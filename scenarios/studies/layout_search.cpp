@@ -168,7 +168,10 @@ LayoutScore default_layout_evaluator(const Scenario& scenario, const Layout& lay
                                      model::Fidelity fidelity) {
   LayoutScore score;
   try {
-    const ScenarioResult result = simulate_scenario(with_layout(scenario, layout), fidelity);
+    // A layout that does not fit is dropped by the search whatever its time, so it is not timed.
+    model::StepOptions options;
+    options.time_unfit = false;
+    const ScenarioResult result = simulate_scenario(with_layout(scenario, layout), fidelity, options);
     score.step = result.step;
     score.run = result.run;
     score.run_time_s = result.run.run_time;

@@ -86,7 +86,9 @@ struct LayoutScore {
 };
 
 /// Scores a layout at a fidelity. The default (default_layout_evaluator) runs model::simulate_step and the
-/// run model on the scenario with the layout's nodes and plan substituted. Must be thread-safe.
+/// run model on the scenario with the layout's nodes and plan substituted; a layout that does not fit in
+/// memory is not timed (its step report has the memory and the reason, its time figures are 0), since
+/// nothing the search reports uses the time of a layout that is not usable. Must be thread-safe.
 using LayoutEvaluator = std::function<LayoutScore(const Scenario&, const Layout&, model::Fidelity)>;
 [[nodiscard]] LayoutScore default_layout_evaluator(const Scenario& scenario, const Layout& layout,
                                                    model::Fidelity fidelity);

@@ -4,7 +4,8 @@
 // scenario (its name), rank ("" for a Pareto-only layout), on_pareto, fidelity (of the score used), the
 // layout's keys spelled as the loader reads them (layout_settings: `run S.yaml --set KEY=VALUE ...` re-runs
 // it), budget ("ok"/"missed") and same_results_with (the knobs that do not change the row's answer,
-// "; "-separated), then the summary's fields.
+// "; "-separated), then the summary's fields, with each feasible row's error band (error_band.hpp: its own
+// framework, style and GPU count) after its figures, as `run` writes it.
 #include <string>
 #include <vector>
 
@@ -17,8 +18,8 @@ namespace trainsim::scenario {
 /// "; "-separated ("" when none): the table's and the rows' same_results_with.
 [[nodiscard]] std::string same_results_words(const RankedLayout& entry);
 
-[[nodiscard]] std::vector<model::Summary> search_rows(const SearchResult& result,
-                                                      const std::string& scenario_name);
+/// The rows of `result`, a search of `scenario`.
+[[nodiscard]] std::vector<model::Summary> search_rows(const SearchResult& result, const Scenario& scenario);
 
 /// CSV: a header, then one line per row ("" when there are no rows).
 [[nodiscard]] std::string search_rows_csv(const std::vector<model::Summary>& rows);

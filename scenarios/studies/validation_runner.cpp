@@ -106,6 +106,12 @@ std::vector<std::string> validation_case_files(std::vector<std::string> paths,
   return files;
 }
 
+std::string parallel_style(const Scenario& s) {
+  if (s.model.is_moe()) return "MoE";
+  if (s.parallelism.zero == model::ZeroStage::parameters) return "FSDP";
+  return "dense 3D";
+}
+
 CaseResult run_case(const std::string& file, const ValidationOptions& options) {
   CaseResult r{.file = file, .name = fs::path(file).stem().string(), .group = group_of(file)};
   if (is_collective_case_file(file)) {
@@ -132,8 +138,10 @@ CaseResult run_case(const std::string& file, const ValidationOptions& options) {
       is_fused(s.model.attention) ? model::resolve_attention(s.model.attention, s.cluster.node.gpu.efficiency)
                                   : s.model.attention));
   r.gpu = s.cluster.node.gpu.name;
-  r.framework =
-      std::string(model::to_string(s.parallelism.framework.preset)) + (s.framework_named ? "" : " (unnamed)");
+  r.framework_preset = std::string(model::to_string(s.parallelism.framework.preset));
+  r.framework = r.framework_preset + (s.framework_named ? "" : " (unnamed)");
+  r.style = parallel_style(s);
+  r.gpus = s.cluster.total_gpus();
   if (!s.measured) {
     r.failure = "not a validation case: no `measured:` block";
     return r;

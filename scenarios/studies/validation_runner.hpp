@@ -8,14 +8,20 @@
 // thread count, so output is deterministic. A case that fails to load or whose layout is infeasible is a
 // failed case (with the reason), never an exception.
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "models/step/step_simulator.hpp"
+#include "scenarios/scenario.hpp"
 #include "scenarios/studies/calibration.hpp"
 #include "topologies/hardware.hpp"
 
 namespace trainsim::scenario {
+
+/// "MoE" (a mixture-of-experts model), "FSDP" (ZeRO-3: parameters sharded) or "dense 3D" (tensor,
+/// pipeline and data parallelism with ZeRO 0–2, data parallelism alone included).
+[[nodiscard]] std::string parallel_style(const Scenario& scenario);
 
 /// One measured metric of one case, against its prediction.
 struct MetricCheck {
@@ -35,9 +41,12 @@ struct CaseResult {
   /// The framework preset the step followed, with " (unnamed)" when the case names none (the layout chose
   /// it); "" for cases without a step (collectives).
   std::string framework;
-  std::string gpu;      ///< the GPU preset of the case's node ("" when it does not load)
-  std::string source;   ///< the `measured.source` citation
-  std::string failure;  ///< non-empty: could not be evaluated (load error, infeasible layout, …)
+  std::string framework_preset;  ///< the preset's name alone ("" for cases without a step)
+  std::string style;             ///< parallel_style of the case ("" for cases without a step)
+  std::int64_t gpus = 0;         ///< the case's GPUs (0 when it does not load)
+  std::string gpu;               ///< the GPU preset of the case's node ("" when it does not load)
+  std::string source;            ///< the `measured.source` citation
+  std::string failure;           ///< non-empty: could not be evaluated (load error, infeasible layout, …)
   std::vector<MetricCheck> checks;
   [[nodiscard]] bool passed() const;  ///< no failure and every check within tolerance
 };

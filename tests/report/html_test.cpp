@@ -81,6 +81,21 @@ TEST_CASE("a run's page draws the pipeline timeline, memory per stage and the co
   CHECK(has(html, "iteration&#39;s length: compute 2 s."));
 }
 
+TEST_CASE("a commitment's term is two lines of the bill: what was used, and what stood idle") {
+  // $100 committed, $40 of it idle: used $60, idle $40; $50 wasted in all; spot as a whole bill of $90.
+  const std::string summary =
+      R"({"cost_total": 200, "cost_compute": 100, "cost_fixed": 100, "cost_fixed_idle": 40,
+      "committed_idle_gpu_hours": 20, "cost_wasted": 50, "spot_cost_total": 90, "spot_run_time": 7200})";
+  const std::string html = report::run_report_html("dir", summary, {}, std::nullopt);
+  CHECK(has(html, "committed, used — committed, used: $60.00"));
+  CHECK(has(html, "committed, idle — committed, idle: $40.00"));
+  CHECK(has(html,
+            "$50.00 of it paid for work lost to failures, checkpoint stalls and bubbles, and for the "
+            "commitment&#39;s 20 idle GPU-hours ($40.00)."));
+  CHECK(has(html, "On spot capacity the whole bill would be $90.00, the run taking 2.0 h."));
+  CHECK(has(html, "wasted on failures, stalls and bubbles and an idle commitment"));
+}
+
 TEST_CASE("a run that does not fit or misses its budget says so first") {
   std::string summary = kSummary;
   summary.replace(summary.find(R"("fits": true)"), 12, R"("fits": false)");
@@ -196,16 +211,25 @@ TEST_CASE("a search's page is titled by the scenario its rows name, and one node
   CHECK(has(html, "one node count: cost follows time"));
 }
 
+namespace {
+
+// Two llm jobs (100 and 300 GPU-hours, waits of 1 h and 3 h) and one vision job (50 GPU-hours, no wait);
+// two hours of 4 nodes, 2 then 4 busy.
+const report::Table kClusterJobs = report::parse_csv(
+    "job,team,wait_s,gpu_hours,cost_usd\na,llm,3600,100,200\nb,llm,10800,300,600\nc,vision,0,50,100\n",
+    "jobs.csv");
+const report::Table kClusterHours = report::parse_csv(
+    "start_s,busy_nodes,idle_nodes,down_nodes,utilisation,waiting_jobs\n0,2,2,0,0.5,1\n3600,4,0,0,1,0\n",
+    "cluster.csv");
+
+}  // namespace
+
 TEST_CASE("a cluster report charts the nodes over the period and totals each team by hand") {
   // Two llm jobs (100 and 300 GPU-hours, waits of 1 h and 3 h) and one vision job (50 GPU-hours, no
   // wait): llm 400 GPU-hours, $800, mean wait 2 h; vision 50, $100, no wait. Two hours of 4 nodes: 2 then 4
   // busy, so 6 of 8 node-hours busy, 75.0 %.
-  const report::Table jobs = report::parse_csv(
-      "job,team,wait_s,gpu_hours,cost_usd\na,llm,3600,100,200\nb,llm,10800,300,600\nc,vision,0,50,100\n",
-      "jobs.csv");
-  const report::Table cluster = report::parse_csv(
-      "start_s,busy_nodes,idle_nodes,down_nodes,utilisation,waiting_jobs\n0,2,2,0,0.5,1\n3600,4,0,0,1,0\n",
-      "cluster.csv");
+  const report::Table& jobs = kClusterJobs;
+  const report::Table& cluster = kClusterHours;
   const std::string html = report::cluster_report_html("cluster", jobs, cluster);
   CHECK(has(html, "3 jobs; mean utilisation 75.0 %"));
   CHECK(has(
@@ -220,6 +244,29 @@ TEST_CASE("a cluster report charts the nodes over the period and totals each tea
   CHECK(has(html, R"(data-chart="cluster-nodes")"));
   CHECK(has(html, R"(data-chart="cluster-teams")"));
   CHECK_FALSE(has(html, "<script"));
+}
+
+TEST_CASE("with queue.json the cluster page heads with the idle cost, the worst p95 wait, failures, quotas") {
+  const report::Table& jobs = kClusterJobs;
+  const report::Table& cluster = kClusterHours;
+  // 16 idle GPU-hours at $2.00: $32; llm's p95 wait 3 h is the worse one; 2 node failures lost 12 GPU-hours.
+  const std::string queue = R"({"cluster": {"idle_gpu_hours": 16, "idle_cost_usd": 32,
+    "node_failures": 2, "lost_gpu_hours_failures": 12},
+    "teams": [{"team": "llm", "quota": 0.6, "p95_wait_s": 10800},
+              {"team": "vision", "quota": 0, "p95_wait_s": 0}]})";
+  const std::string html = report::cluster_report_html("cluster", jobs, cluster, {}, queue);
+  CHECK(has(
+      html,
+      R"(<div class="k">Idle cost</div><div class="v">$32.00</div><div class="d">16 idle GPU-hours, paid for</div>)"));
+  CHECK(has(
+      html,
+      R"(<div class="k">p95 wait</div><div class="v">3.0 h</div><div class="d">worst team: llm; mean wait 80.0 min</div>)"));
+  CHECK(has(html, R"(<div class="v">2</div><div class="d">node failures; 12 GPU-hours of work lost</div>)"));
+  CHECK(has(
+      html,
+      R"(<td>llm</td><td class="n">2</td><td class="n">400</td><td class="n">$800.00</td><td class="n">2.0 h</td><td class="n">3.0 h</td><td class="n">60.0 %</td>)"));
+  CHECK(has(html, R"(<td class="n">0 s</td><td>-</td>)"));  // vision: no wait, no quota
+  CHECK_THROWS_AS((void)report::cluster_report_html("cluster", jobs, cluster, {}, "[1]"), InputError);
 }
 
 // Under contention: jobs a and b lost $30 and $12 to neighbours ($42 in all); cluster.csv's hourly cost of it

@@ -294,6 +294,40 @@ TEST_CASE("a link that cannot bind starts binding when a flow arrives over it an
   CHECK(net.bytes_carried(s) == 40.0);
 }
 
+TEST_CASE("flows each alone on their own narrowest link share one class over the link they share") {
+  // 100 flows of 100 kB (runs of about 1e6 s), each over its own 5 B/s leaf and one 10 B/s spine: each
+  // leaf is its flow's narrowest link but carries that flow alone, so it bounds the flow at 5 B/s and
+  // nothing else; the spine's share, 10 / 100 = 0.1 B/s, is everyone's rate, and the 100 distinct paths
+  // are one class. A 101st flow over a 0.05 B/s leaf is held there by its leaf (a class of its own, capped
+  // lower): the others then share the rest, (10 - 0.05) / 100 = 0.0995 B/s.
+  Engine e;
+  FlowNetwork net(e);
+  const LinkId spine = net.add_link(10.0, Duration::zero());
+  std::vector<FlowId> flows;
+  for (int i = 0; i < 100; ++i) {
+    const LinkId leaf = net.add_link(5.0, Duration::zero());
+    flows.push_back(net.start(path({leaf, spine}), 1e5, nullptr));
+  }
+  e.run_until(Time::from_ps(1));
+  CHECK(net.path_classes() == 1);
+  for (const FlowId f : flows) CHECK(net.rate(f) == doctest::Approx(0.1).epsilon(1e-12));
+  const LinkId narrow = net.add_link(0.05, Duration::zero());
+  const FlowId slow = net.start(path({narrow, spine}), 1e5, nullptr);
+  e.run_until(Time::from_ps(2));
+  CHECK(net.path_classes() == 2);
+  CHECK(net.rate(slow) == 0.05);
+  for (const FlowId f : flows) CHECK(net.rate(f) == doctest::Approx(0.0995).epsilon(1e-12));
+  // A second flow on one of the 5 B/s leaves makes that leaf a shared link, which takes its flows out of
+  // the spine's class: both still get the spine's share, (10 - 0.05) / 101 each.
+  const LinkId first_leaf = 1;  // flows[0]'s
+  const FlowId second = net.start(path({first_leaf, spine}), 1e5, nullptr);
+  e.run_until(Time::from_ps(3));
+  CHECK(net.path_classes() == 3);
+  CHECK(net.rate(second) == doctest::Approx(9.95 / 101).epsilon(1e-12));
+  CHECK(net.rate(flows[0]) == doctest::Approx(9.95 / 101).epsilon(1e-12));
+  CHECK(net.rate(flows[1]) == doctest::Approx(9.95 / 101).epsilon(1e-12));
+}
+
 namespace {
 
 // A reference for the cross-check: a fluid simulation in double seconds that re-solves every flow from

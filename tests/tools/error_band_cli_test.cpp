@@ -53,6 +53,26 @@ TEST_CASE("run gives iteration time, run time and cost a band from the nearest v
   CHECK(table.out.find("cost_total_high") != std::string::npos);
 }
 
+TEST_CASE("the cost band scales what follows the run's time and leaves the data work as it is") {
+  TempDir dir;
+  const std::string path = dir.file("with-data.yaml");
+  // 50 TB of raw data at 400 core-hours per TB and $0.04 a core-hour: 50 x 400 x 0.04 = $800, whatever
+  // the run takes.
+  std::ofstream(path) << vtrain_like
+                      << "data: {raw: \"50 TB\", preprocessing: {core_hours_per_tb: 400, core_hour: "
+                         "\"$0.04/h\"}}\n";
+  const Outcome o = run_trainsim({"run", path, "--fidelity", "analytic", "--format", "json"});
+  INFO(describe(o));
+  REQUIRE(o.exit_code == 0);
+  const nlohmann::json j = nlohmann::json::parse(o.out);
+  CHECK(j["cost_data_usd"].get<double>() == doctest::Approx(800.0));
+  const double low = j["iteration_time_low_s"].get<double>() / j["iteration_time_s"].get<double>();
+  const double high = j["iteration_time_high_s"].get<double>() / j["iteration_time_s"].get<double>();
+  const double total = j["cost_total_usd"].get<double>();
+  CHECK(j["cost_total_low_usd"].get<double>() == doctest::Approx(800.0 + low * (total - 800.0)));
+  CHECK(j["cost_total_high_usd"].get<double>() == doctest::Approx(800.0 + high * (total - 800.0)));
+}
+
 TEST_CASE("a GB200 run says it is not validated, and carries no band") {
   TempDir dir;
   const std::string path = dir.file("gb200.yaml");
@@ -98,4 +118,40 @@ training: {global_batch: 512, precision: bf16, optimizer: adamw, tokens: 1e12}
     CHECK(table.out.find("not validated for this GPU/framework/style (" + std::string(gpu)) !=
           std::string::npos);
   }
+}
+
+TEST_CASE("search rows carry each layout's band: ZeRO 0-2 the run's, ZeRO-3 (FSDP, no cases) none") {
+  TempDir dir;
+  const std::string path = dir.file("vtrain-like.yaml");
+  std::ofstream(path) << vtrain_like;
+  const Outcome run = run_trainsim({"run", path, "--fidelity", "analytic", "--format", "json"});
+  REQUIRE(run.exit_code == 0);
+  const nlohmann::json r = nlohmann::json::parse(run.out);
+  const double low = r["iteration_time_low_s"].get<double>() / r["iteration_time_s"].get<double>();
+  const double high = r["iteration_time_high_s"].get<double>() / r["iteration_time_s"].get<double>();
+  // The top 25 on the scenario's 16 nodes mix ZeRO-3 layouts (FSDP: no shipped A100 DeepSpeed case) with
+  // ZeRO 1-2 ones (dense 3D on 128 GPUs, the run's own band).
+  const Outcome o = run_trainsim({"search", path, "--no-event", "--top", "25", "--format", "json"});
+  INFO(describe(o));
+  REQUIRE(o.exit_code == 0);
+  const nlohmann::json rows = nlohmann::json::parse(o.out);
+  int banded = 0;
+  int unbanded = 0;
+  for (const auto& row : rows) {
+    REQUIRE(row.contains("iteration_time_low_s"));  // every row has every column
+    const std::string zero = row["parallelism.zero"].get<std::string>();
+    if (zero == "3") {
+      ++unbanded;
+      CHECK(row["iteration_time_low_s"].is_null());
+      CHECK(row["error_band"].get<std::string>().starts_with("not validated for this GPU/framework/style"));
+    } else {
+      ++banded;
+      const double t = row["iteration_time_s"].get<double>();
+      CHECK(row["iteration_time_low_s"].get<double>() == doctest::Approx(low * t));
+      CHECK(row["iteration_time_high_s"].get<double>() == doctest::Approx(high * t));
+      CHECK(row["error_band"].get<std::string>() == r["error_band"].get<std::string>());
+    }
+  }
+  CHECK(banded > 0);
+  CHECK(unbanded > 0);
 }

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 
 namespace {
@@ -183,4 +184,30 @@ TEST_CASE("an empty Pareto front says why") {
   INFO(out);
   CHECK(out.find("(empty) none of the") != std::string::npos);
   CHECK(out.find("past budget.deadline 60.0 min") != std::string::npos);
+}
+
+TEST_CASE("search --nodes A..B doubles from A to B; a front on one cluster size says cost follows time") {
+  const std::string path = (std::filesystem::temp_directory_path() / "trainsim-search-span.yaml").string();
+  std::ofstream(path) << scenario;
+  const std::string binary = std::string("'") + TRAINSIM_BINARY + "'";
+  // 1..5: 1, 2, 4 (8 is past 5). Every row is on one of them, and the rows use more than one.
+  std::string out;
+  REQUIRE(shell_output(binary + " search " + path +
+                           " --nodes 1..5 --top 3 --max-layouts 300 --no-event --format json 2>/dev/null",
+                       out) == 0);
+  const nlohmann::json rows = nlohmann::json::parse(out);
+  std::set<std::string> counts;
+  for (const auto& row : rows) counts.insert(row["cluster.nodes"].get<std::string>());
+  CHECK(counts.size() > 1);
+  for (const std::string& n : counts) CHECK((n == "1" || n == "2" || n == "4"));
+  // The scenario's 2 nodes alone: the table says how to compare sizes, halving and doubling them.
+  REQUIRE(shell_output(binary + " search " + path + " --top 1 --max-layouts 300 --no-event 2>&1", out) == 0);
+  CHECK(out.find("one node count: cost follows time; --nodes 1..4 compares cluster sizes") !=
+        std::string::npos);
+  // A span written backwards, or not a number, is refused with the item.
+  CHECK(shell_output(binary + " search " + path + " --nodes 4..1 2>&1", out) == 2);
+  CHECK(out.find("--nodes 4..1: a span A..B needs A <= B") != std::string::npos);
+  CHECK(shell_output(binary + " search " + path + " --nodes 2..x 2>&1", out) == 2);
+  CHECK(out.find("--nodes 2..x: expected a node count") != std::string::npos);
+  std::filesystem::remove(path);
 }

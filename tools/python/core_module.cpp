@@ -117,7 +117,7 @@ std::string search(const Source& source, const Sets& sets, const SearchArgs& arg
   options.event_rerank = args.event;
   options.space.nodes = args.nodes;
   if (args.max_layouts > 0) options.max_layouts = args.max_layouts;
-  return scenario::search_rows_csv(scenario::search_rows(scenario::search_layouts(s, options), s.name));
+  return scenario::search_rows_csv(scenario::search_rows(scenario::search_layouts(s, options), s));
 }
 
 std::string validate(const std::vector<std::string>& paths, const std::vector<std::string>& suites,

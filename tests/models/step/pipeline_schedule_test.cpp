@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <vector>
+
 #include "sim/error.hpp"
 
 using namespace trainsim::model;
@@ -105,6 +107,33 @@ TEST_CASE("a hand-over delay sits on the pipeline's critical path and is reporte
   CHECK(tl.rank_busy[0] == doctest::Approx(3.0).scale(0));
   CHECK(tl.grads_from[0] == doctest::Approx(4.5).scale(0));
   CHECK(tl.grads_ready[0] == doctest::Approx(6.5).scale(0));
+}
+
+TEST_CASE("time_schedule_twice times one order with two sets of costs, each as time_schedule alone does") {
+  // The example above with its hand-overs (rank ends 6.5 and 4.25), and without them: F(0) 0–1, F(1) 1–2,
+  // B(1) 2–4, B(0) 4–6.
+  PassTimes with{{1, 1}, {2, 2}, {}, 0.25};
+  PassTimes without{{1, 1}, {2, 2}, {}, 0.0};
+  const PipelineOrder order = pipeline_schedule(Schedule::one_f_one_b, 2, 1);
+  const ScheduleTimelines both = time_schedule_twice(order, 2, 1, 1, with, without);
+  CHECK(both.timeline.rank_end == std::vector<double>{6.5, 4.25});
+  CHECK(both.other_rank_end == std::vector<double>{6.0, 4.0});
+  CHECK(both.timeline.grads_ready == std::vector<double>{6.5, 4.25});
+  // On bigger shapes, against separate replays: equal, not merely close (the same additions in the same
+  // order).
+  for (const Schedule kind : {Schedule::gpipe, Schedule::one_f_one_b, Schedule::zero_bubble_h1}) {
+    const int p = 4, m = 8;
+    PassTimes a{{1, 1.5, 1, 2}, {2, 3, 2, 4}, {0.5, 1, 0.5, 1}, 0.1};
+    PassTimes b{{1.25, 1, 1, 1}, {2, 2, 2.5, 2}, {1, 0.5, 0.5, 1}, 0.0};
+    const PipelineOrder o = pipeline_schedule(kind, p, m);
+    const ScheduleTimeline ta = time_schedule(o, p, m, 1, a);
+    const ScheduleTimelines ab = time_schedule_twice(o, p, m, 1, a, b);
+    CHECK(ab.timeline.rank_end == ta.rank_end);
+    CHECK(ab.timeline.rank_busy == ta.rank_busy);
+    CHECK(ab.timeline.grads_from == ta.grads_from);
+    CHECK(ab.timeline.grads_ready == ta.grads_ready);
+    CHECK(ab.other_rank_end == time_schedule(o, p, m, 1, b).rank_end);
+  }
 }
 
 TEST_CASE("asked for, time_schedule reports every pass's start and end in each rank's list order") {

@@ -247,6 +247,15 @@ TEST_CASE("a model too big for the GPUs reports that it does not fit, with the t
   CHECK_FALSE(r.fits);
   CHECK_FALSE(r.reason.empty());
   CHECK(r.iteration_time > 0);
+  // Asked not to time what does not fit (a search), the same memory and reason without the time.
+  StepOptions untimed;
+  untimed.time_unfit = false;
+  const StepReport u = simulate_step(in, Fidelity::analytic, untimed);
+  CHECK(u.feasible);
+  CHECK_FALSE(u.fits);
+  CHECK(u.reason == r.reason);
+  CHECK(u.memory_per_gpu == r.memory_per_gpu);
+  CHECK(u.iteration_time == 0);
 }
 
 TEST_CASE("fidelity names round-trip and anything else is bad input") {

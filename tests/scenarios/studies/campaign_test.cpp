@@ -249,6 +249,11 @@ TEST_CASE("a commitment larger than the run's use leaves its idle GPU-hours in c
   CHECK(run.cost_total == doctest::Approx(run.cost_compute + run.cost_energy + run.cost_storage +
                                           run.cost_network + run.cost_fixed)
                               .scale(0));
+  // The idle term is waste: cost_wasted is the plain run's (failures, stalls, bubbles) plus it.
+  const ScenarioResult plain =
+      simulate_scenario(load_scenario_text(layout + "training: {global_batch: 64, steps: 10000}\n", "t.yaml"),
+                        model::Fidelity::analytic);
+  CHECK(run.cost_wasted == doctest::Approx(plain.run.cost_wasted + (32000 - 16 * hours) * 1.90).scale(0));
   const Scenario back = load_scenario_text(dump_scenario(s), "t.yaml");
   CHECK(back.pricing.commitment.gpus == 32.0);
   CHECK(back.pricing.commitment.term_s == doctest::Approx(3.6e6).scale(0));
@@ -422,4 +427,29 @@ sweep: {convergence.target_loss: [2.6, 2.5]}
         doctest::Approx(r.run.cost_per_loss_point).epsilon(1e-6));
   CHECK(std::stod(cells[column("cost_fixed_usd")]) == doctest::Approx(r.run.cost_fixed).epsilon(1e-6));
   std::filesystem::remove(path);
+}
+
+TEST_CASE("on spot capacity the whole bill is the spot run's plus the data and the people over its time") {
+  // The run alone on spot: its spot_cost_total. With $800 of data work (50 TB · 400 core-hours · $0.04)
+  // and one person round the clock at $40 an hour, paid over the spot run's wall clock (no trials), the
+  // whole bill on spot is that + 800 + 40 · spot_run_time / 3600.
+  const std::string spot =
+      layout.substr(0, layout.find("pricing:")) +
+      "pricing: {gpu_hour: \"$2.00\", spot: {gpu_hour: \"$0.80\", preemptions: \"0.05 /h\"}}\n" +
+      "training: {global_batch: 64, steps: 10000}\n";
+  const ScenarioResult alone =
+      simulate_scenario(load_scenario_text(spot, "t.yaml"), model::Fidelity::analytic);
+  REQUIRE(alone.run.spot);
+  const ScenarioResult campaign = simulate_scenario(
+      load_scenario_text(spot + "data: {raw: \"50 TB\", preprocessing: {core_hours_per_tb: 400, core_hour: "
+                                "\"$0.04/h\"}}\npeople: [{role: on-call, count: 1, rate: \"$40/h\", "
+                                "coverage: \"24x7\"}]\n",
+                         "t.yaml"),
+      model::Fidelity::analytic);
+  REQUIRE(campaign.run.spot);
+  CHECK(campaign.run.spot_run_time == alone.run.spot_run_time);
+  CHECK(campaign.run.spot_cost_total ==
+        doctest::Approx(alone.run.spot_cost_total + 800 + 40 * alone.run.spot_run_time / 3600).scale(0));
+  // and the on-demand bill pays the person over the on-demand run's shorter time.
+  CHECK(campaign.run.cost_people == doctest::Approx(40 * campaign.run.run_time / 3600).scale(0));
 }
