@@ -1,6 +1,7 @@
 // The shipped GPU and node presets (topologies/presets/): every file loads, the derived presets (h800-sxm
-// from h100-sxm, gb200 from the GB200 NVL72 datasheet) carry the numbers their comments state, and each GPU's
-// validation mark says whether its constants were checked against published data.
+// from h100-sxm, gb200 and gb300 from the NVL72 datasheets, b300 from HGX B300's) carry the numbers their
+// comments state, and each GPU's validation mark says whether its constants were checked against published
+// data.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -95,6 +96,43 @@ TEST_CASE("gb200 carries the GB200 NVL72 datasheet per GPU, and gb200-nvl72 is o
   CHECK(node.nic_bytes_per_s == 50e9);  // 400 Gb/s
 }
 
+TEST_CASE("b300 and gb300 carry the HGX B300 and GB300 NVL72 datasheets per GPU, with b200's efficiencies") {
+  // Datasheet totals with sparsity: per GPU dense = total / GPUs / 2 (HGX: 8 GPUs, NVL72: 72).
+  const topo::GpuSpec b300 = gpu_preset("b300");
+  CHECK(b300.peak.bf16 == doctest::Approx(36e15 / 8 / 2).epsilon(1e-12));  // 2.25 PFLOP/s
+  CHECK(b300.peak.fp8 == doctest::Approx(72e15 / 8 / 2).epsilon(1e-12));   // 4.5 PFLOP/s
+  CHECK(b300.peak.tf32 == doctest::Approx(18e15 / 8 / 2).epsilon(1e-12));
+  CHECK(b300.peak.int8 == doctest::Approx(2e15 / 8 / 2).epsilon(1e-12));  // Blackwell Ultra cut INT8
+  CHECK(b300.peak.fp32 == doctest::Approx(600e12 / 8).epsilon(1e-12));
+  CHECK(b300.hbm_bytes == 288 * gib);  // 2.3 TB / 8 (8 stacks x 12-high x 3 GiB)
+  CHECK(b300.hbm_bytes_per_s == doctest::Approx(64e12 / 8).epsilon(1e-12));
+  CHECK(b300.nvlink_bytes_per_s == 900e9);
+  CHECK(b300.tdp_w == 1100);
+  CHECK(b300.sm_count == 160);
+  CHECK(efficiency_text(b300) == efficiency_text(gpu_preset("b200")));
+  const topo::GpuSpec gb300 = gpu_preset("gb300");
+  CHECK(gb300.peak.bf16 == doctest::Approx(360e15 / 72 / 2).epsilon(1e-12));  // 2.5 PFLOP/s
+  CHECK(gb300.peak.fp8 == doctest::Approx(720e15 / 72 / 2).epsilon(1e-12));   // 5 PFLOP/s
+  CHECK(gb300.peak.int8 == doctest::Approx(24e15 / 72 / 2).epsilon(1e-3));    // 166.7 TFLOP/s as written
+  CHECK(gb300.hbm_bytes == 288 * gib);                                        // 20.7 TB / 72
+  CHECK(gb300.hbm_bytes_per_s == doctest::Approx(576e12 / 72).epsilon(1e-12));
+  CHECK(gb300.nvlink_bytes_per_s == doctest::Approx(130e12 / 72 / 2).epsilon(0.04));  // 130 TB/s rounded
+  CHECK(gb300.tdp_w == 1400);
+  CHECK(efficiency_text(gb300) == efficiency_text(gpu_preset("gb200")));
+  for (const char* node_name : {"gb300-nvl72", "dgx-b300"}) {
+    CAPTURE(node_name);
+    const topo::NodeSpec node = node_preset(node_name);
+    CHECK(node.nics_per_node == node.gpus_per_node);  // one ConnectX-8 per GPU
+    CHECK(node.nic_bytes_per_s == 100e9);             // 800 Gb/s
+    CHECK(node.intra_bytes_per_s == 900e9);
+    CHECK(node.in_switch_reduction);
+  }
+  CHECK(node_preset("gb300-nvl72").gpus_per_node == 72);
+  CHECK(node_preset("gb300-nvl72").gpu.name == "gb300");
+  CHECK(node_preset("dgx-b300").gpus_per_node == 8);
+  CHECK(node_preset("dgx-b300").gpu.name == "b300");
+}
+
 TEST_CASE("a GPU preset's validation mark names its data, and presets never checked against data have none") {
   for (const char* name : {"h100-sxm", "a100-sxm4-80gb", "b200", "h200-sxm"}) {
     CAPTURE(name);
@@ -102,7 +140,8 @@ TEST_CASE("a GPU preset's validation mark names its data, and presets never chec
   }
   CHECK(gpu_preset("h100-sxm").validation.find("FlashAttention-3") != std::string::npos);
   CHECK(gpu_preset("a100-sxm4-80gb").validation.find("vTrain") != std::string::npos);
-  for (const char* name : {"h800-sxm", "gb200", "a100-sxm4-40gb", "l40s", "mi300x", "v100-sxm2-32gb"}) {
+  for (const char* name :
+       {"h800-sxm", "gb200", "gb300", "b300", "a100-sxm4-40gb", "l40s", "mi300x", "v100-sxm2-32gb"}) {
     CAPTURE(name);
     CHECK(gpu_preset(name).validation.empty());
   }
@@ -114,5 +153,10 @@ TEST_CASE("a node's collective fit is found by its GPU's name as a word: gb200 d
   CHECK(trainsim::topo::calibrated_comm_efficiency("b200").has_value());
   CHECK_FALSE(trainsim::topo::calibrated_comm_efficiency("gb200-nvl72").has_value());
   CHECK_FALSE(trainsim::topo::calibrated_comm_efficiency("gb200").has_value());
+  // Blackwell Ultra has no nccl-tests rows in the data either: its nodes take the default CommEfficiency.
+  for (const char* name : {"dgx-b300", "b300", "gb300-nvl72", "gb300"}) {
+    CAPTURE(name);
+    CHECK_FALSE(trainsim::topo::calibrated_comm_efficiency(name).has_value());
+  }
   CHECK(trainsim::topo::calibrated_comm_efficiency("hgx-h200").has_value());
 }

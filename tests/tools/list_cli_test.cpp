@@ -1,8 +1,11 @@
 // `trainsim list gpus|clusters|regions` through the real binary (TRAINSIM_BINARY): a plain aligned table
-// whose last GPU column says whether the preset's constants were validated against published data, and every
-// shipped node.
+// whose last GPU columns say which validation cases check each preset and at what error, and every shipped
+// node.
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
+#include <cmath>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -40,25 +43,90 @@ std::string row_of(const std::vector<std::string>& lines, const std::string& nam
 
 }  // namespace
 
-TEST_CASE("list gpus ends every row with a validated column: yes for h100-sxm, no for gb200") {
+namespace {
+
+// The columns after `TDP W`: validated, checks, MAPE, validated by (the last may hold spaces).
+struct ValidationCells {
+  std::string validated, checks, mape, by;
+};
+
+ValidationCells validation_cells(const std::string& header, const std::string& row) {
+  const std::size_t at = header.find("validated");
+  std::istringstream in(row.substr(at));  // the cell is right-aligned in the header's 9 columns
+  ValidationCells c;
+  in >> c.validated >> c.checks >> c.mape;
+  std::getline(in >> std::ws, c.by);
+  while (!c.by.empty() && c.by.back() == ' ') c.by.pop_back();
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "list gpus says which presets the shipped validation cases check, how many checks and at what MAPE") {
   const Outcome o = run_trainsim({"list", "gpus"});
   INFO(describe(o));
   REQUIRE(o.exit_code == 0);
   const auto lines = lines_of(o.out);
   REQUIRE(lines.size() >= 3);
-  CHECK(words_of(lines.front()).back() == "validated");
+  CHECK(lines.front().find("validated checks   MAPE  validated by") != std::string::npos);
   for (const std::string& line : lines) {
     CAPTURE(line);
     CHECK(line.size() == lines.front().size());  // aligned: every row as wide as the header
     CHECK(line.find('\t') == std::string::npos);
   }
-  for (const auto& [name, mark] : std::vector<std::pair<std::string, std::string>>{
-           {"h100-sxm", "yes"}, {"a100-sxm4-80gb", "yes"}, {"gb200", "no"}, {"h800-sxm", "no"}}) {
+  for (const auto& [name, mark] : std::vector<std::pair<std::string, std::string>>{{"h100-sxm", "yes"},
+                                                                                   {"a100-sxm4-80gb", "yes"},
+                                                                                   {"gb200", "no"},
+                                                                                   {"gb300", "no"},
+                                                                                   {"b300", "no"},
+                                                                                   {"mi300x", "no"},
+                                                                                   {"h800-sxm", "no"}}) {
     CAPTURE(name);
     const std::string row = row_of(lines, name);
     REQUIRE_FALSE(row.empty());
-    CHECK(words_of(row).back() == mark);
+    const ValidationCells c = validation_cells(lines.front(), row);
+    CHECK(c.validated == mark);
+    if (mark == "no") {
+      CHECK(c.checks == "0");
+      CHECK(c.mape == "-");
+      CHECK(c.by == "not validated");
+    }
   }
+}
+
+// The MAPE `list gpus` prints per (GPU, suite) is the mean |error| of `validate --format csv`'s rows for that
+// GPU and folder, recomputed here from the CSV: the two commands cannot disagree.
+TEST_CASE("list gpus's per-suite MAPE and check count are validate's, recomputed from its CSV") {
+  const Outcome v = run_trainsim({"validate", "--suite", "all", "--format", "csv"}, 120.0);
+  INFO(describe(v));
+  const auto rows = lines_of(v.out);
+  REQUIRE(rows.size() > 10);
+  // case,group,attention,framework,gpu,metric,measured,predicted,error,... (no commas before `error`)
+  std::map<std::pair<std::string, std::string>, std::pair<double, int>> sums;  // (gpu, group) -> (sum, n)
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    std::vector<std::string> cells;
+    std::istringstream in(rows[i]);
+    for (std::string cell; cells.size() < 9 && std::getline(in, cell, ',');) cells.push_back(cell);
+    REQUIRE(cells.size() == 9);
+    auto& [sum, n] = sums[{cells[4], cells[1]}];
+    sum += std::fabs(std::stod(cells[8]));
+    ++n;
+  }
+  const Outcome o = run_trainsim({"list", "gpus"}, 120.0);
+  REQUIRE(o.exit_code == 0);
+  const auto lines = lines_of(o.out);
+  int compared = 0;
+  for (const auto& [key, total] : sums) {
+    const auto& [gpu, group] = key;
+    CAPTURE(gpu);
+    CAPTURE(group);
+    const std::string expected =
+        fmt::format("{} {} @ {:.1f}%", group, total.second, 100 * total.first / total.second);
+    CHECK(validation_cells(lines.front(), row_of(lines, gpu)).by.find(expected) != std::string::npos);
+    ++compared;
+  }
+  CHECK(compared >= 5);  // megatron2020, korthikanti, published, vtrain-*, collectives on several GPUs
 }
 
 TEST_CASE("list clusters shows the new nodes with their GPU, GPU count and NICs") {
