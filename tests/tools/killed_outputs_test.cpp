@@ -51,7 +51,7 @@ TEST_CASE("cluster -o killed at any moment leaves each file whole or absent, and
   REQUIRE_MESSAGE(reference.exit_code == 0, describe(reference));
   const Outcome warm = run_trainsim({"cluster", cluster_file, "-o", whole.string()}, 300);
   REQUIRE_MESSAGE(warm.exit_code == 0, describe(warm));
-  const std::vector<std::string> names = {"jobs.csv", "cluster.csv", "trace.json"};
+  const std::vector<std::string> names = {"jobs.csv", "cluster.csv", "queue.json", "trace.json"};
   for (const std::string& name : names) REQUIRE(!read_file(whole / name).empty());
 
   int killed = 0;

@@ -50,14 +50,15 @@ def test_the_module_writes_no_file(tmp_path, monkeypatch):
 
 
 def test_a_process_killed_mid_sweep_leaves_nothing_behind(tmp_path):
-    # A sweep of the 1,152-point grid takes seconds; SIGKILL lands inside it.
+    # Sweeps of the 1,152-point grid, one after another until the kill: SIGKILL lands inside one however
+    # fast a sweep is.
     script = ("import sys, trainsim\n"
               "print('started', flush=True)\n"
-              f"trainsim.sweep({SWEEP!r}, set={{'sweep': '{{cluster.nodes: [1, 2, 4, 8, 16, 32], "
+              "while True:\n"
+              f"    trainsim.sweep({SWEEP!r}, set={{'sweep': '{{cluster.nodes: [1, 2, 4, 8, 16, 32], "
               "parallelism.micro_batch: [1, 2, 4, 8], parallelism.zero: [0, 1, 2, 3], "
               "parallelism.recompute: [none, selective, full], training.optimizer: [adamw, sgd-momentum]}'}, "
-              "fidelity='event', jobs=2)\n"
-              "print('finished', flush=True)\n")
+              "fidelity='event', jobs=2)\n")
     env = dict(os.environ, TMPDIR=str(tmp_path))
     child = subprocess.Popen([sys.executable, "-c", script], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
                              text=True)
