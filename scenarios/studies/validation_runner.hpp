@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "models/step/step_simulator.hpp"
-#include "scenarios/scenario.hpp"
 #include "scenarios/presets.hpp"
+#include "scenarios/scenario.hpp"
 #include "scenarios/studies/calibration.hpp"
 #include "topologies/hardware.hpp"
 
