@@ -101,29 +101,28 @@ PassTimes pass_times(const StepCosts& costs) {
   return t;
 }
 
-int busiest_stage(const StepCosts& costs, const StepPlan& plan, const std::vector<double>& exposed) {
+int busiest_stage(const std::vector<TimeBreakdown>& works, const std::vector<double>& exposed) {
   int best = 0;
   double best_busy = -1;
-  for (int s = 0; s < plan.pp; ++s) {
-    const double busy = stage_work(costs, plan, s).busy() + exposed[static_cast<std::size_t>(s)];
+  for (std::size_t s = 0; s < works.size(); ++s) {
+    const double busy = works[s].busy() + exposed[s];
     if (busy > best_busy * (1 + 1e-9)) {
-      best = s;
+      best = static_cast<int>(s);
       best_busy = busy;
     }
   }
   return best;
 }
 
-void set_fleet_fractions(StepTiming& t, const StepCosts& costs, const StepPlan& plan) {
+void set_fleet_fractions(StepTiming& t, const std::vector<TimeBreakdown>& works) {
   if (!(t.iteration_time > 0)) return;
-  const TimeBreakdown shown = stage_work(costs, plan, t.critical_stage);
+  const TimeBreakdown& shown = works[static_cast<std::size_t>(t.critical_stage)];
   double compute = 0, short_of_shown = 0;
-  for (int s = 0; s < plan.pp; ++s) {
-    const TimeBreakdown w = stage_work(costs, plan, s);
+  for (const TimeBreakdown& w : works) {
     compute += w.compute;
     short_of_shown += std::max(0.0, shown.busy() - w.busy());
   }
-  const double ranks = static_cast<double>(plan.pp);
+  const double ranks = static_cast<double>(works.size());
   t.fleet_compute_fraction = std::clamp(compute / ranks / t.iteration_time, 0.0, 1.0);
   t.fleet_idle_fraction = std::clamp(t.bubble_fraction + short_of_shown / ranks / t.iteration_time, 0.0, 1.0);
 }
@@ -226,11 +225,12 @@ StepTiming analytic_step(const StepInput& in, const StepPlan& plan, const StepCo
   std::vector<double> exposed(static_cast<std::size_t>(p), 0.0);
   for (std::size_t s = 0; s < exposed.size(); ++s)
     exposed[s] = zero3_exposed[s] + dp_tail[s] + gather_exposed[s];
-  const int crit = busiest_stage(costs, plan, exposed);
+  const std::vector<TimeBreakdown> works = stage_works(costs, plan);
+  const int crit = busiest_stage(works, exposed);
   const auto cs = static_cast<std::size_t>(crit);
   out.critical_stage = crit;
 
-  out.time = stage_work(costs, plan, crit);
+  out.time = works[cs];
   TimeBreakdown& tb = out.time;
   tb.exposed_dp_comm = zero3_exposed[cs] + dp_tail[cs] + gather_exposed[cs];
   // Pipeline hand-overs: what they add to this rank's end, measured against the same schedule without them.
@@ -243,7 +243,7 @@ StepTiming analytic_step(const StepInput& in, const StepPlan& plan, const StepCo
     tb.bubble = 0;
   }
   out.bubble_fraction = out.iteration_time > 0 ? tb.bubble / out.iteration_time : 0.0;
-  set_fleet_fractions(out, costs, plan);
+  set_fleet_fractions(out, works);
   return out;
 }
 

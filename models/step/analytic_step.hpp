@@ -46,15 +46,14 @@ struct StepTiming {
   double fleet_idle_fraction = 0;
 };
 
-/// Sets t.fleet_compute_fraction and t.fleet_idle_fraction from each rank's stage_work and the shown rank's
-/// breakdown (t.time, t.critical_stage, t.iteration_time).
-void set_fleet_fractions(StepTiming& t, const StepCosts& costs, const StepPlan& plan);
+/// Sets t.fleet_compute_fraction and t.fleet_idle_fraction from each rank's stage_work (`works`, from
+/// stage_works) and the shown rank's breakdown (t.time, t.critical_stage, t.iteration_time).
+void set_fleet_fractions(StepTiming& t, const std::vector<TimeBreakdown>& works);
 
-/// The busiest pipeline rank: the largest busy() of stage_work plus `exposed[s]` (what the rank's own
-/// passes wait for beyond their kernels), the lowest rank among equals within a relative 1e-9, so that
-/// stages alike to rounding keep stage 0.
-[[nodiscard]] int busiest_stage(const StepCosts& costs, const StepPlan& plan,
-                                const std::vector<double>& exposed);
+/// The busiest pipeline rank: the largest busy() of its stage_work (`works`, from stage_works) plus
+/// `exposed[s]` (what the rank's own passes wait for beyond their kernels), the lowest rank among equals
+/// within a relative 1e-9, so that stages alike to rounding keep stage 0.
+[[nodiscard]] int busiest_stage(const std::vector<TimeBreakdown>& works, const std::vector<double>& exposed);
 
 /// Where analytic_step lays a step's pieces in time, seconds from the step's start: what the analytic trace
 /// (models/step/analytic_trace.hpp) draws. Everything here is what the closed form computes anyway.

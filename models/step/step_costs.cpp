@@ -476,4 +476,11 @@ TimeBreakdown stage_work(const StepCosts& costs, const StepPlan& plan, int stage
   return tb;
 }
 
+std::vector<TimeBreakdown> stage_works(const StepCosts& costs, const StepPlan& plan) {
+  std::vector<TimeBreakdown> works;
+  works.reserve(static_cast<std::size_t>(plan.pp));
+  for (int s = 0; s < plan.pp; ++s) works.push_back(stage_work(costs, plan, s));
+  return works;
+}
+
 }  // namespace trainsim::model

@@ -244,4 +244,7 @@ void sum_zero3_stage(StepCosts& costs, const StepPlan& plan, int stage);
 /// gradient norm. The data-parallel, pipeline and bubble parts are each fidelity's own.
 [[nodiscard]] TimeBreakdown stage_work(const StepCosts& costs, const StepPlan& plan, int stage);
 
+/// stage_work of every pipeline rank, indexed by rank: computed once where several readers need them all.
+[[nodiscard]] std::vector<TimeBreakdown> stage_works(const StepCosts& costs, const StepPlan& plan);
+
 }  // namespace trainsim::model

@@ -927,7 +927,7 @@ StepTiming run_step_graph(const StepGraph& graph, const StepInput& in, const Ste
     tb.bubble = std::max(0.0, out.iteration_time - tb.busy());
   }
   out.bubble_fraction = out.iteration_time > 0 ? tb.bubble / out.iteration_time : 0.0;
-  set_fleet_fractions(out, critical_costs, plan);
+  set_fleet_fractions(out, stage_works(critical_costs, plan));
   return out;
 }
 
