@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <vector>
+
+#include "models/step/recent_results.hpp"
 
 namespace trainsim::model {
 
@@ -63,29 +66,11 @@ ScheduleTimelines replay_schedule(Schedule kind, const PipelineOrder& order, int
     }
     key.push_back(t->p2p_s);
   }
-  struct Entry {
-    std::vector<double> key;
-    ScheduleTimelines result;
-  };
-  constexpr std::size_t kKept = 16;
-  thread_local std::vector<Entry> kept;
-  thread_local std::size_t oldest = 0;
-  for (const Entry& e : kept) {
-    if (e.key == key) return e.result;
-  }
-  ScheduleTimelines result;
-  if (without != nullptr) {
-    result = time_schedule_twice(order, p, m, v, times, *without);
-  } else {
-    result.timeline = time_schedule(order, p, m, v, times);
-  }
-  if (kept.size() < kKept) {
-    kept.push_back(Entry{std::move(key), result});
-  } else {
-    kept[oldest] = Entry{std::move(key), result};
-    oldest = (oldest + 1) % kKept;
-  }
-  return result;
+  thread_local RecentResults<std::vector<double>, ScheduleTimelines, 16> kept;
+  return kept.get_or_compute(key, [&] {
+    if (without != nullptr) return time_schedule_twice(order, p, m, v, times, *without);
+    return ScheduleTimelines{.timeline = time_schedule(order, p, m, v, times)};
+  });
 }
 
 }  // namespace

@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <array>
+#include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 
+#include "models/step/recent_results.hpp"
 #include "sim/error.hpp"
 
 namespace trainsim::model {
@@ -304,21 +307,11 @@ PipelineOrder pipeline_schedule(Schedule kind, int p, int m, int v) {
 }
 
 std::shared_ptr<const PipelineOrder> shared_pipeline_schedule(Schedule kind, int p, int m, int v) {
-  struct Entry {
-    Schedule kind;
-    int p, m, v;
-    std::shared_ptr<const PipelineOrder> order;
-  };
-  constexpr std::size_t kKept = 8;
-  thread_local std::array<Entry, kKept> kept{};
-  thread_local std::size_t oldest = 0;
-  for (const Entry& e : kept) {
-    if (e.order && e.kind == kind && e.p == p && e.m == m && e.v == v) return e.order;
-  }
-  Entry& e = kept[oldest];
-  oldest = (oldest + 1) % kKept;
-  e = Entry{kind, p, m, v, std::make_shared<const PipelineOrder>(pipeline_schedule(kind, p, m, v))};
-  return e.order;
+  thread_local RecentResults<std::tuple<Schedule, int, int, int>, std::shared_ptr<const PipelineOrder>, 8>
+      kept;
+  return kept.get_or_compute(std::tuple{kind, p, m, v}, [&] {
+    return std::make_shared<const PipelineOrder>(pipeline_schedule(kind, p, m, v));
+  });
 }
 
 bool schedule_is_valid(const PipelineOrder& order, int p, int m, int v) {
