@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
+#include <map>
 #include <string>
 
 #include "models/run/campaign.hpp"
@@ -101,11 +101,15 @@ ScenarioResult simulate_scenario(const Scenario& s, model::Fidelity fidelity,
   ScenarioResult result;
   result.step = model::simulate_step(step_input_of(s), fidelity, options);
   if (!result.step.fits && !options.time_unfit) return result;  // not timed: no run to simulate either
-  // A tuning trial's step depends on its nodes alone: simulated once however many campaigns are priced.
-  std::optional<model::StepReport> trial;
+  // A tuning trial's step depends on its nodes alone: simulated once per node count however many
+  // campaigns are priced (the optimizer range prices up to three).
+  std::map<std::int64_t, model::StepReport> trials;
   const model::TrialStep trial_step = [&](std::int64_t nodes) {
-    if (!trial) trial = model::simulate_step(step_input_of(trial_scenario(s, nodes)), fidelity);
-    return *trial;
+    auto it = trials.find(nodes);
+    if (it == trials.end())
+      it = trials.emplace(nodes, model::simulate_step(step_input_of(trial_scenario(s, nodes)), fidelity))
+               .first;
+    return it->second;
   };
   if (!s.convergence) {
     result.run = run_with_campaign(s, result.step, trial_step, s.training, nullptr);
