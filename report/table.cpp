@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <functional>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <utility>
@@ -64,6 +66,7 @@ Table parse_csv(const std::string& text, const std::string& file_label) {
 
 Table parse_json_lines(const std::string& text, const std::string& file_label) {
   Table table;
+  std::map<std::string, std::size_t, std::less<>> column_of;  // each key's column, first seen first
   std::vector<nlohmann::ordered_json> objects;
   auto add = [&](nlohmann::ordered_json j, int line) {
     if (!j.is_object()) {
@@ -72,7 +75,7 @@ Table parse_json_lines(const std::string& text, const std::string& file_label) {
                                    .message = "expected JSON objects (one per line, or an array of them)"}});
     }
     for (const auto& [key, value] : j.items()) {
-      if (table.column(key) < 0) table.columns.push_back(key);
+      if (column_of.emplace(key, table.columns.size()).second) table.columns.push_back(key);
     }
     objects.push_back(std::move(j));
   };
@@ -95,10 +98,8 @@ Table parse_json_lines(const std::string& text, const std::string& file_label) {
   }
   for (const auto& j : objects) {
     std::vector<std::string> row(table.columns.size());
-    for (std::size_t c = 0; c < table.columns.size(); ++c) {
-      if (!j.contains(table.columns[c])) continue;
-      const auto& v = j[table.columns[c]];
-      row[c] = v.is_string() ? v.get<std::string>() : v.dump();
+    for (const auto& [key, v] : j.items()) {
+      row[column_of.find(key)->second] = v.is_string() ? v.get<std::string>() : v.dump();
     }
     table.rows.push_back(std::move(row));
   }

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "scenarios/gpu_preset_fields.hpp"
@@ -115,26 +116,13 @@ constexpr int kMaxPresetDepth = 8;
 
 struct PresetLibrary::Files {
   std::mutex mutex;
-  std::map<std::string, model::TransformerSpec> models;
-  std::map<std::string, topo::GpuSpec> gpus;
-  std::map<std::string, topo::NodeSpec> nodes;
-  std::map<std::string, model::RegionPrices> regions;
+  /// Parsed presets by file path, one map per spec type (std::get by type picks a reader's own).
+  std::tuple<std::map<std::string, model::TransformerSpec>, std::map<std::string, topo::GpuSpec>,
+             std::map<std::string, topo::NodeSpec>, std::map<std::string, model::RegionPrices>>
+      caches;
 };
 
 namespace {
-
-std::map<std::string, model::TransformerSpec>& cache_of(PresetLibrary::Files& f, model::TransformerSpec*) {
-  return f.models;
-}
-std::map<std::string, topo::GpuSpec>& cache_of(PresetLibrary::Files& f, topo::GpuSpec*) {
-  return f.gpus;
-}
-std::map<std::string, topo::NodeSpec>& cache_of(PresetLibrary::Files& f, topo::NodeSpec*) {
-  return f.nodes;
-}
-std::map<std::string, model::RegionPrices>& cache_of(PresetLibrary::Files& f, model::RegionPrices*) {
-  return f.regions;
-}
 
 /// A spec's reader: a value (a preset name or a mapping) at a key path, its presets resolved in a scope.
 template <class Spec>
@@ -144,7 +132,7 @@ template <class Spec>
 std::optional<Spec> load_preset(Diagnostics& d, const YamlValue& at, const std::string& path, PresetKind kind,
                                 const std::string& name, const PresetScope& presets, SpecReader<Spec> read) {
   PresetLibrary::Files& files = presets.library.files();
-  std::map<std::string, Spec>& cache = cache_of(files, static_cast<Spec*>(nullptr));
+  std::map<std::string, Spec>& cache = std::get<std::map<std::string, Spec>>(files.caches);
   const FoundPreset found = find_file(kind, name);
   if (!found.problem.empty()) {
     d.add(at, path, found.problem);

@@ -542,13 +542,17 @@ class ScenarioConverter {
       return;
     }
     const YamlEntry* chosen = nullptr;
+    double chosen_price = 0;
     std::string names;
     for (const YamlEntry& e : v.entries) {
       names += (names.empty() ? "" : ", ") + e.key;
       const auto price =
           read_quantity(d_, e.value, join_path(path, e.key), Dimension::usd_per_hour, Bound::non_negative);
       if (!price) continue;
-      if (e.key == node || (e.key == gpu && (chosen == nullptr || chosen->key != node))) chosen = &e;
+      if (e.key == node || (e.key == gpu && (chosen == nullptr || chosen->key != node))) {
+        chosen = &e;
+        chosen_price = *price;
+      }
     }
     if (node.empty() && gpu.empty()) return;  // the cluster's own errors are reported
     if (chosen == nullptr) {
@@ -557,8 +561,7 @@ class ScenarioConverter {
                  "; add one for " + node);
       return;
     }
-    p.gpu_hour_usd = *read_quantity(d_, chosen->value, join_path(path, chosen->key), Dimension::usd_per_hour,
-                                    Bound::non_negative);
+    p.gpu_hour_usd = chosen_price;
   }
 
   void read_region(const YamlValue& v, model::PricingSpec& p, const std::string& gpu,

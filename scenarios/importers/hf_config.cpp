@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <filesystem>
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <string_view>
 #include <vector>
@@ -127,6 +128,18 @@ class ConfigReader {
   const json& config_;
 };
 
+// One count field of config.json and the model field it fills (0 when absent), read in the order given.
+struct CountField {
+  std::int64_t model::TransformerSpec::*field;
+  std::string_view key;
+  bool required;
+  double max;
+};
+
+void read_counts(ConfigReader& r, model::TransformerSpec& m, std::initializer_list<CountField> fields) {
+  for (const CountField& f : fields) m.*f.field = r.count(f.key, f.required, f.max).value_or(0);
+}
+
 // Fields the reader maps (besides the skipped ones).
 constexpr std::array<std::string_view, 21> kMapped{"hidden_size",
                                                    "num_hidden_layers",
@@ -212,13 +225,15 @@ void read_sliding_window(ConfigReader& r, const json& config, const std::string&
 // q_lora_rank may be null for no query compression, as in DeepSeek-V2-Lite; moe_layer_freq 1 puts experts
 // on every layer after the first first_k_dense_replace).
 void read_deepseek_v3(ConfigReader& r, model::TransformerSpec& m) {
-  m.q_lora_rank = r.count("q_lora_rank", false, 1e7).value_or(0);
-  m.kv_lora_rank = r.count("kv_lora_rank", true, 1e7).value_or(0);
-  m.qk_nope_head_dim = r.count("qk_nope_head_dim", true, 1e5).value_or(0);
-  m.qk_rope_head_dim = r.count("qk_rope_head_dim", true, 1e5).value_or(0);
-  m.v_head_dim = r.count("v_head_dim", true, 1e5).value_or(0);
-  m.shared_experts = r.count("n_shared_experts", false, 1e6).value_or(0);
-  m.dense_layers = r.count("first_k_dense_replace", false, 1e6).value_or(0);
+  using T = model::TransformerSpec;
+  read_counts(r, m,
+              {{&T::q_lora_rank, "q_lora_rank", false, 1e7},
+               {&T::kv_lora_rank, "kv_lora_rank", true, 1e7},
+               {&T::qk_nope_head_dim, "qk_nope_head_dim", true, 1e5},
+               {&T::qk_rope_head_dim, "qk_rope_head_dim", true, 1e5},
+               {&T::v_head_dim, "v_head_dim", true, 1e5},
+               {&T::shared_experts, "n_shared_experts", false, 1e6},
+               {&T::dense_layers, "first_k_dense_replace", false, 1e6}});
   // Multi-token-prediction modules (DeepSeek-V3: 1; the published 671B leave it out, the hub's 685B count
   // it with its copies of the embedding and the head); 0 or absent: none.
   if (r.present_nonzero("num_nextn_predict_layers")) {
@@ -302,14 +317,16 @@ std::optional<model::TransformerSpec> read_hf_config_text(Diagnostics& d, const 
   m.position = model::Position::rope;
   m.bias = false;
   m.dropout = 0.0;
-  m.layers = r.count("num_hidden_layers", true, 1e6).value_or(0);
-  m.hidden = r.count("hidden_size", true, 1e7).value_or(0);
-  m.heads = r.count("num_attention_heads", true, 1e6).value_or(0);
-  m.kv_heads = r.count("num_key_value_heads", false, 1e6).value_or(0);
-  m.head_dim = r.count("head_dim", false, 1e5).value_or(0);
-  m.ffn_hidden = r.count("intermediate_size", true, 1e8).value_or(0);
-  m.vocab = r.count("vocab_size", true, 1e9).value_or(0);
-  m.seq_len = r.count("max_position_embeddings", true, 1e9).value_or(0);
+  using T = model::TransformerSpec;
+  read_counts(r, m,
+              {{&T::layers, "num_hidden_layers", true, 1e6},
+               {&T::hidden, "hidden_size", true, 1e7},
+               {&T::heads, "num_attention_heads", true, 1e6},
+               {&T::kv_heads, "num_key_value_heads", false, 1e6},
+               {&T::head_dim, "head_dim", false, 1e5},
+               {&T::ffn_hidden, "intermediate_size", true, 1e8},
+               {&T::vocab, "vocab_size", true, 1e9},
+               {&T::seq_len, "max_position_embeddings", true, 1e9}});
   m.tied_embeddings = r.flag("tie_word_embeddings").value_or(false);
   if (const auto act = config.find("hidden_act"); act != config.end() && *act != "silu" && *act != "swish") {
     r.fail("hidden_act",
