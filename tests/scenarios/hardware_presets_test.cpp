@@ -116,7 +116,8 @@ TEST_CASE("b300 and gb300 carry the HGX B300 and GB300 NVL72 datasheets per GPU,
   CHECK(gb300.peak.int8 == doctest::Approx(24e15 / 72 / 2).epsilon(1e-3));    // 166.7 TFLOP/s as written
   CHECK(gb300.hbm_bytes == 288 * gib);                                        // 20.7 TB / 72
   CHECK(gb300.hbm_bytes_per_s == doctest::Approx(576e12 / 72).epsilon(1e-12));
-  CHECK(gb300.nvlink_bytes_per_s == doctest::Approx(130e12 / 72 / 2).epsilon(0.04));  // 130 TB/s rounded
+  // NVLink 5: 130 TB/s over 72 GPUs is 1.806 TB/s, which NVIDIA quotes per GPU as 1.8 TB/s bidirectional.
+  CHECK(gb300.nvlink_bytes_per_s == 1.8e12 / 2);
   CHECK(gb300.tdp_w == 1400);
   CHECK(efficiency_text(gb300) == efficiency_text(gpu_preset("gb200")));
   for (const char* node_name : {"gb300-nvl72", "dgx-b300"}) {

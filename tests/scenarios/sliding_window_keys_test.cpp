@@ -13,6 +13,7 @@
 #include "scenarios/loader.hpp"
 #include "sim/error.hpp"
 #include "tests/support/load_errors.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace trainsim;
 using namespace trainsim::scenario;
@@ -124,8 +125,8 @@ TEST_CASE("bad window keys are errors at their line and column") {
 }
 
 TEST_CASE("a gpt_oss config whose layer types the spec cannot hold is refused, naming the field") {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "trainsim-sliding-window-test";
-  std::filesystem::create_directories(dir);
+  const trainsim::testing::TempDir temp;
+  const std::filesystem::path& dir = temp.path();
   std::ifstream in(std::string(TRAINSIM_SOURCE_DIR) + "/models/hf_configs/gpt-oss-20b.json");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   const std::string full = "\"full_attention\"";

@@ -21,30 +21,13 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/temp_dir.hpp"
+
 namespace trainsim::e2e {
 
 namespace fs = std::filesystem;
 
-/// A fresh folder under the system temporary directory, removed with everything in it on destruction.
-class TempDir {
- public:
-  TempDir() {
-    std::string name = (fs::temp_directory_path() / "trainsim-e2e-XXXXXX").string();
-    REQUIRE(mkdtemp(name.data()) != nullptr);
-    path_ = name;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  [[nodiscard]] const fs::path& path() const { return path_; }
-  [[nodiscard]] std::string file(const std::string& name) const { return (path_ / name).string(); }
-
- private:
-  fs::path path_;
-};
+using testing::TempDir;
 
 /// Runs a shell command line (sweeps killed mid-way, pipes, working folders); returns its exit status, or
 /// -1 when it did not exit normally.

@@ -13,6 +13,7 @@
 #include "models/workload/parameters.hpp"
 #include "scenarios/loader.hpp"
 #include "sim/error.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace trainsim;
 using namespace trainsim::scenario;
@@ -134,8 +135,8 @@ TEST_CASE("DeepSeek-V3: MLA, 256 experts of 2048 with one shared, 3 dense layers
 }
 
 TEST_CASE("a DeepSeek-V3 config with experts only every other layer is refused") {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "trainsim-hf-config-test";
-  std::filesystem::create_directories(dir);
+  const trainsim::testing::TempDir temp;
+  const std::filesystem::path& dir = temp.path();
   std::ifstream in(configs + "deepseek-v3.json");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   text.insert(text.rfind('}'), ", \"moe_layer_freq\": 2");
@@ -159,8 +160,8 @@ TEST_CASE("the FLOPs of a layer follow heads x head_dim, not the hidden size") {
 }
 
 TEST_CASE("a field out of range or unknown to the reader is named") {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "trainsim-hf-config-test";
-  std::filesystem::create_directories(dir);
+  const trainsim::testing::TempDir temp;
+  const std::filesystem::path& dir = temp.path();
   auto load_config = [&](const std::string& name, const std::string& json) {
     const std::filesystem::path file = dir / name;
     std::ofstream(file) << json;
@@ -179,5 +180,4 @@ TEST_CASE("a field out of range or unknown to the reader is named") {
                        doctest::Contains("field \"hidden_size\": expected a positive integer"), InputError);
   CHECK_THROWS_WITH_AS((void)load_config("text.json", "not json"),
                        doctest::Contains("text.json:1:2: not JSON trainsim reads: syntax error"), InputError);
-  std::filesystem::remove_all(dir);
 }

@@ -8,22 +8,21 @@
 
 #include "scenarios/presets.hpp"
 #include "sim/error.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace trainsim;
 
 namespace {
 
-namespace fs = std::filesystem;
-
 // A vTrain ground-truth file of `rows` single-node steps (8 GPUs, data-parallel), the k-th row's iteration
 // time 1000 + k ms, so a row's place in the file can be read back from its measured value.
-std::string write_rows(const std::string& name, int rows) {
-  const fs::path path = fs::temp_directory_path() / ("trainsim-gpu-calibration-" + name + ".csv");
+std::string write_rows(const trainsim::testing::TempDir& dir, const std::string& name, int rows) {
+  const std::string path = dir.file(name + ".csv");
   std::ofstream out(path);
   out << "Parameters (billion),# GPUs,global batch,micro batch,hidden size,attention heads,# layers,"
          "sequence length,tensor parallelism,data parallelism,pipeline parallelism,iteration time (ms)\n";
   for (int k = 1; k <= rows; ++k) out << "1.3,8,64,8,2048,16,24,2048,1,8,1," << 1000 + k << "\n";
-  return path.string();
+  return path;
 }
 
 scenario::MeasurementSelection a100_selection() {
@@ -33,7 +32,8 @@ scenario::MeasurementSelection a100_selection() {
 }  // namespace
 
 TEST_CASE("without check files every k-th row is held out of the fit, once there are 2k rows") {
-  const std::string file = write_rows("split", 10);
+  const trainsim::testing::TempDir dir;
+  const std::string file = write_rows(dir, "split", 10);
   const scenario::CalibrationSets sets = scenario::calibration_sets({file}, {}, a100_selection(), 5);
   // Rows 1..10 with k = 5: rows 5 and 10 (indices 4 and 9) are held out, the other eight fitted.
   REQUIRE(sets.fit.size() == 8);
@@ -46,13 +46,14 @@ TEST_CASE("without check files every k-th row is held out of the fit, once there
   CHECK(sets.skipped == 0);
 
   // Nine rows are fewer than 2k: nothing is held out. k <= 1 holds out nothing either.
-  CHECK(scenario::calibration_sets({write_rows("short", 9)}, {}, a100_selection(), 5).held_out.empty());
+  CHECK(scenario::calibration_sets({write_rows(dir, "short", 9)}, {}, a100_selection(), 5).held_out.empty());
   CHECK(scenario::calibration_sets({file}, {}, a100_selection(), 1).fit.size() == 10);
 }
 
 TEST_CASE("check files are held out whole, each its own set, and stop the split") {
-  const std::string file = write_rows("fit", 10);
-  const std::string check = write_rows("check", 3);
+  const trainsim::testing::TempDir dir;
+  const std::string file = write_rows(dir, "fit", 10);
+  const std::string check = write_rows(dir, "check", 3);
   const scenario::CalibrationSets sets = scenario::calibration_sets({file}, {check}, a100_selection(), 5);
   CHECK(sets.fit.size() == 10);
   REQUIRE(sets.held_out.size() == 1);
@@ -72,8 +73,9 @@ TEST_CASE("calibration runs on the named node or the first built from the GPU, w
 }
 
 TEST_CASE("a fit set smaller than the free parameters is refused before anything is simulated") {
+  const trainsim::testing::TempDir dir;
   const scenario::CalibrationSets sets =
-      scenario::calibration_sets({write_rows("tiny", 1)}, {}, a100_selection(), 5);
+      scenario::calibration_sets({write_rows(dir, "tiny", 1)}, {}, a100_selection(), 5);
   bool started = false;
   CHECK_THROWS_WITH_AS((void)scenario::calibrate_steps(scenario::gpu_preset("a100-sxm4-80gb"), sets,
                                                        {.free = {model::EfficiencyParam::matmul_peak_fraction,
