@@ -46,18 +46,14 @@ topo::CollectiveEstimate estimate(const CommCost& c, const topo::CommGroup& grou
 // folded, not deduplicated): on the uncontended fabric, its bandwidth term slowed by the busiest link under
 // every sibling group at once (fabric_shares.hpp); the closed form's own leaf shares where the cluster is too
 // large to route.
-topo::CollectiveEstimate on_fabric(const CommCost& c, const topo::CommGroup& group, const StepInput& in,
-                                   const Framework& fw) {
+topo::CollectiveEstimate on_fabric(const CommCost& c, const topo::CommGroup& group, const StepInput& in) {
   const FabricTraffic traffic =
       c.group == CommGroup::cp
           ? (c.collective == Collective::ring_exchange ? FabricTraffic::context_ring : FabricTraffic::context)
       : c.group == CommGroup::ep ? FabricTraffic::expert
                                  : FabricTraffic::expert_dispatch;
-  const topo::CollectiveEstimate open = estimate(c, group, topo::uncontended_fabric(in.cluster), fw);
-  if (const auto slowdown =
-          fabric_slowdown(in.plan, in.cluster, traffic, to_topo(c.collective), c.bytes, open))
-    return slowed_by_fabric(open, *slowdown);
-  return estimate(c, group, in.cluster, fw);
+  return shared_links_estimate(in.plan, in.cluster, topo::uncontended_fabric(in.cluster), traffic,
+                               to_topo(c.collective), c.bytes, group);
 }
 
 // A weight-gradient kernel (ZB-H1's W): the wgrad of a parameter matmul. The attention core's qk/av
@@ -234,7 +230,7 @@ class PieceBuilder {
                           (comm.group == CommGroup::cp || (expert_group && !in_.plan.expert_folding));
     const bool routes = routed_ != nullptr && routable;
     const topo::CollectiveEstimate e = routes                      ? estimate(comm, group, *routed_, fw_)
-                                       : routable && shared_links_ ? on_fabric(comm, group, in_, fw_)
+                                       : routable && shared_links_ ? on_fabric(comm, group, in_)
                                                                    : estimate(comm, group, in_.cluster, fw_);
     PricedComm out;
     out.seconds = e.time_s * comm.steps;
