@@ -749,11 +749,10 @@ class ScenarioConverter {
     const model::OptimizerKind kind = s.training.optimizer.kind;
     const auto space = model::search_space(kind);
     if (!space) {
-      d_.add(
-          tuning, "tuning.trials",
-          "no published search space for the optimizer " + std::string(model::optimizer_info(kind).name) +
-              " gives a default trial count: give trials, e.g. trials: 64 (adamw, adam-8bit, lion and muon "
-              "have one)");
+      d_.add(tuning, "tuning.trials",
+             "no published search space for the optimizer " + std::string(model::optimizer_info(kind).name) +
+                 " gives a default trial count: give trials, e.g. trials: 64 (adamw, adam-8bit, lion, muon "
+                 "and soap have one)");
       return;
     }
     s.tuning->trials = model::coordinate_descent_trials(*space);
