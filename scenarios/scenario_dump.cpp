@@ -2,6 +2,7 @@
 #include <string>
 #include <string_view>
 
+#include "scenarios/block_fields.hpp"
 #include "scenarios/campaign_block.hpp"
 #include "scenarios/cluster_background.hpp"
 #include "scenarios/framework_block.hpp"
@@ -167,11 +168,7 @@ std::string training_to_yaml(const Scenario& s) {
 std::string checkpoint_to_yaml(const Scenario& s) {
   std::string out;
   if (s.checkpoint.enabled) {
-    const auto& k = s.checkpoint;
-    out += "checkpoint: {";
-    if (k.interval_s) out += "interval: " + qty(*k.interval_s, Dimension::seconds) + ", ";
-    if (k.every_steps) out += "every_steps: " + str(*k.every_steps) + ", ";
-    out += "mode: " + std::string(to_string(k.mode)) + ", keep: " + std::to_string(k.keep) + "}\n";
+    out += "checkpoint: {" + flow_fields(checkpoint_fields(), s.checkpoint) + "}\n";
   }
   return out;
 }

@@ -11,6 +11,7 @@
 #include "models/step/layout_rules.hpp"
 #include "models/workload/attention_kernel.hpp"
 #include "models/workload/optimizer.hpp"
+#include "scenarios/block_fields.hpp"
 #include "scenarios/campaign_block.hpp"
 #include "scenarios/cluster_background.hpp"
 #include "scenarios/framework_block.hpp"
@@ -443,10 +444,10 @@ class ScenarioConverter {
   }
 
   void read_checkpoint(const YamlValue& v, model::CheckpointSpec& c) {
-    MapReader r(d_, v, "checkpoint", {"interval", "every_steps", "mode", "keep"});
+    MapReader r(d_, v, "checkpoint", field_keys(checkpoint_fields()));
     if (!r.valid()) return;
     c.enabled = true;
-    r.quantity("interval", c.interval_s, Dimension::seconds);
+    read_fields(r, checkpoint_fields(), c);
     // Beyond 1e9 s (31 years) the interval in steps overflowed into a checkpoint every step.
     if (const YamlValue* i = r.get("interval"); i != nullptr && c.interval_s > 1e9) {
       d_.add(*i, "checkpoint.interval",
@@ -454,15 +455,10 @@ class ScenarioConverter {
              "checkpoint block");
       c.interval_s = 0;
     }
-    if (const YamlValue* s = r.get("every_steps")) {
-      if (auto k = read_count(d_, *s, "checkpoint.every_steps", 1, 1e12)) c.every_steps = *k;
-    }
     if (r.has("interval") == r.has("every_steps")) {
       d_.add(v, "checkpoint",
              "give exactly one of interval (a duration, e.g. \"2 h\") or every_steps (a count)");
     }
-    r.choice("mode", c.mode, model::kCheckpointModeNames);
-    r.count("keep", c.keep, 1, 1e6);
   }
 
   void read_failures(const YamlValue& v, model::FailureSpec& f) {

@@ -1,0 +1,26 @@
+#pragma once
+// Internal to the scenarios library: the field table of each scenario block that has one
+// (scenarios/field_table.hpp): every key of the block, its kind, unit, bounds, help and member. The
+// block's reader, the dump and SPEC.md's key table of the block (checked by
+// tests/scenarios/block_fields_test.cpp) all follow it, so a key is added here once.
+#include <string_view>
+#include <vector>
+
+#include "models/spec/run_spec.hpp"
+#include "scenarios/field_table.hpp"
+
+namespace trainsim::scenario {
+
+/// `checkpoint:` (interval or every_steps is the block's rule, checked by its reader).
+[[nodiscard]] const FieldTable<model::CheckpointSpec>& checkpoint_fields();
+
+/// A block's path (as SPEC.md heads its table) and its rows.
+struct DocumentedBlock {
+  std::string_view path;
+  std::vector<FieldInfo> rows;
+};
+
+/// Every block with a field table, in SPEC.md's order.
+[[nodiscard]] std::vector<DocumentedBlock> documented_blocks();
+
+}  // namespace trainsim::scenario
