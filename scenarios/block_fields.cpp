@@ -18,9 +18,27 @@ const FieldTable<model::CheckpointSpec>& checkpoint_fields() {
   return kTable;
 }
 
+const FieldTable<model::FailureSpec>& failures_fields() {
+  using F = model::FailureSpec;
+  static const FieldTable<F> kTable{
+      quantity_field("node_mtbf", &F::node_mtbf_s, D::seconds, Bound::positive,
+                     "mean time between failures of one node; node_mtbf or gpu_mtbf or both",
+                     Written::unless_zero),
+      quantity_field("gpu_mtbf", &F::gpu_mtbf_s, D::seconds, Bound::positive,
+                     "mean time between failures of one GPU, on top of the node's", Written::unless_zero),
+      quantity_field("restart", &F::restart_s, D::seconds, Bound::non_negative,
+                     "time to detect, reschedule and restart, before the checkpoint's restore; default 0"),
+      count_field("seed", &F::seed, 0, 9e15, "seed of the failure draws with trials, default 1"),
+      count_field("trials", &F::trials, 0, 1e7,
+                  "0 (default): expected values; N: a seeded Monte-Carlo over N runs"),
+  };
+  return kTable;
+}
+
 std::vector<DocumentedBlock> documented_blocks() {
   return {
       {"checkpoint", field_infos(checkpoint_fields())},
+      {"failures", field_infos(failures_fields())},
   };
 }
 

@@ -14,6 +14,9 @@ namespace trainsim::scenario {
 /// `checkpoint:` (interval or every_steps is the block's rule, checked by its reader).
 [[nodiscard]] const FieldTable<model::CheckpointSpec>& checkpoint_fields();
 
+/// `failures:` (node_mtbf or gpu_mtbf is the block's rule, checked by its reader).
+[[nodiscard]] const FieldTable<model::FailureSpec>& failures_fields();
+
 /// A block's path (as SPEC.md heads its table) and its rows.
 struct DocumentedBlock {
   std::string_view path;

@@ -177,12 +177,7 @@ std::string checkpoint_to_yaml(const Scenario& s) {
 std::string failures_to_yaml(const Scenario& s) {
   std::string out;
   if (s.failures.enabled) {
-    const auto& f = s.failures;
-    out += "failures: {";
-    if (f.node_mtbf_s > 0) out += "node_mtbf: " + qty(f.node_mtbf_s, Dimension::seconds) + ", ";
-    if (f.gpu_mtbf_s > 0) out += "gpu_mtbf: " + qty(f.gpu_mtbf_s, Dimension::seconds) + ", ";
-    out += "restart: " + qty(f.restart_s, Dimension::seconds) + ", seed: " + std::to_string(f.seed) +
-           ", trials: " + std::to_string(f.trials) + "}\n";
+    out += "failures: {" + flow_fields(failures_fields(), s.failures) + "}\n";
   }
   return out;
 }

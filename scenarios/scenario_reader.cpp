@@ -462,14 +462,10 @@ class ScenarioConverter {
   }
 
   void read_failures(const YamlValue& v, model::FailureSpec& f) {
-    MapReader r(d_, v, "failures", {"node_mtbf", "gpu_mtbf", "restart", "seed", "trials"});
+    MapReader r(d_, v, "failures", field_keys(failures_fields()));
     if (!r.valid()) return;
     f.enabled = true;
-    r.quantity("node_mtbf", f.node_mtbf_s, Dimension::seconds);
-    r.quantity("gpu_mtbf", f.gpu_mtbf_s, Dimension::seconds);
-    r.quantity("restart", f.restart_s, Dimension::seconds, Bound::non_negative);
-    r.count("seed", f.seed, 0, 9e15);
-    r.count("trials", f.trials, 0, 1e7);
+    read_fields(r, failures_fields(), f);
     if (!r.has("node_mtbf") && !r.has("gpu_mtbf")) {
       d_.add(v, "failures", "give node_mtbf or gpu_mtbf (a duration, e.g. \"5000 h\")");
     }
