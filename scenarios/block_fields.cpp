@@ -35,10 +35,26 @@ const FieldTable<model::FailureSpec>& failures_fields() {
   return kTable;
 }
 
+const FieldTable<model::BudgetSpec>& budget_fields() {
+  using B = model::BudgetSpec;
+  static const FieldTable<B> kTable{
+      quantity_field("max_cost", &B::max_cost_usd, D::usd, Bound::positive,
+                     "the most the campaign may cost; above it is a budget violation"),
+      quantity_field("deadline", &B::deadline_s, D::seconds, Bound::positive,
+                     "the longest the campaign may take; past it is a budget violation"),
+      structured_field<B>("memory_headroom", "number or quantity",
+                          "HBM that must stay free on each GPU: a fraction from 0 to 0.95, or a size"),
+      structured_field<B>("alerts", "list",
+                          "fractions of max_cost (> 0, each once) at which the spend is reported"),
+  };
+  return kTable;
+}
+
 std::vector<DocumentedBlock> documented_blocks() {
   return {
       {"checkpoint", field_infos(checkpoint_fields())},
       {"failures", field_infos(failures_fields())},
+      {"budget", field_infos(budget_fields())},
   };
 }
 

@@ -17,6 +17,9 @@ namespace trainsim::scenario {
 /// `failures:` (node_mtbf or gpu_mtbf is the block's rule, checked by its reader).
 [[nodiscard]] const FieldTable<model::FailureSpec>& failures_fields();
 
+/// `budget:` (memory_headroom and alerts are read and written by the block's own code).
+[[nodiscard]] const FieldTable<model::BudgetSpec>& budget_fields();
+
 /// A block's path (as SPEC.md heads its table) and its rows.
 struct DocumentedBlock {
   std::string_view path;

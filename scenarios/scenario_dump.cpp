@@ -217,11 +217,7 @@ std::string budget_to_yaml(const Scenario& s) {
   std::string out;
   const auto& bu = s.budget;
   if (bu.max_cost_usd || bu.deadline_s || bu.memory_headroom || bu.memory_headroom_bytes) {
-    std::string parts;
-    if (bu.max_cost_usd) parts += "max_cost: " + qty(*bu.max_cost_usd, Dimension::usd);
-    if (bu.deadline_s)
-      parts +=
-          (parts.empty() ? "" : ", ") + std::string("deadline: ") + qty(*bu.deadline_s, Dimension::seconds);
+    std::string parts = flow_fields(budget_fields(), bu);
     if (bu.memory_headroom)
       parts +=
           (parts.empty() ? "" : ", ") + std::string("memory_headroom: ") + format_number(*bu.memory_headroom);

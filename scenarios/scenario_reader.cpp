@@ -575,9 +575,8 @@ class ScenarioConverter {
   }
 
   void read_budget(const YamlValue& v, model::BudgetSpec& b) {
-    MapReader r(d_, v, "budget", {"max_cost", "deadline", "memory_headroom", "alerts"});
-    r.quantity("max_cost", b.max_cost_usd, Dimension::usd);
-    r.quantity("deadline", b.deadline_s, Dimension::seconds);
+    MapReader r(d_, v, "budget", field_keys(budget_fields()));
+    read_fields(r, budget_fields(), b);
     if (const YamlValue* h = r.get("memory_headroom")) read_memory_headroom(*h, b);
     if (const YamlValue* a = r.get("alerts")) read_alerts(*a, r.has("max_cost"), b);
   }
