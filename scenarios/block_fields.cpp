@@ -35,6 +35,73 @@ const FieldTable<model::FailureSpec>& failures_fields() {
   return kTable;
 }
 
+const FieldTable<model::PricingSpec>& pricing_fields() {
+  using P = model::PricingSpec;
+  static const FieldTable<P> kTable{
+      structured_field<P>("region", "name",
+                          "a region's price table (`trainsim list regions`); keys written beside it win"),
+      structured_field<P>("gpu_hour", "quantity or mapping",
+                          "the on-demand price per GPU-hour, or one per node or GPU preset"),
+      structured_field<P>("spot", "mapping", "spot capacity: its price and its preemption rate"),
+      structured_field<P>("storage", "mapping", "the price of keeping checkpoints"),
+      quantity_field("egress", &P::egress_usd_per_gb, D::usd_per_gb, Bound::non_negative,
+                     "the price of data moved across the priced boundary"),
+      quantity_field("egress_data", &P::egress_bytes, D::bytes, Bound::non_negative,
+                     "the data moved across the priced boundary over the run"),
+      structured_field<P>("energy", "mapping", "the energy price, the PUE and the grid's carbon intensity"),
+      structured_field<P>("commitment", "mapping",
+                          "reserved capacity: GPUs for a term at a fixed rate, paid whether used or not"),
+  };
+  return kTable;
+}
+
+const FieldTable<model::SpotPricing>& pricing_spot_fields() {
+  using S = model::SpotPricing;
+  static const FieldTable<S> kTable{
+      required(quantity_field("gpu_hour", &S::gpu_hour_usd, D::usd_per_hour, Bound::non_negative,
+                              "the spot price per GPU-hour")),
+      quantity_field("preemptions", &S::preemptions_per_s, D::rate_per_s, Bound::non_negative,
+                     "preemptions of the whole allocation per unit of time"),
+  };
+  return kTable;
+}
+
+const FieldTable<model::StoragePricing>& pricing_storage_fields() {
+  using S = model::StoragePricing;
+  static const FieldTable<S> kTable{
+      quantity_field("hot", &S::hot_usd_per_gb_month, D::usd_per_gb_month, Bound::non_negative,
+                     "the price of a checkpoint in hot storage"),
+      quantity_field("cold", &S::cold_usd_per_gb_month, D::usd_per_gb_month, Bound::non_negative,
+                     "the price of a checkpoint once moved to cold storage"),
+      quantity_field(
+          "cold_after", &S::cold_after_s, D::seconds, Bound::non_negative,
+          "how long a checkpoint stays hot before it moves to cold storage; default: it stays hot"),
+  };
+  return kTable;
+}
+
+const FieldTable<model::EnergyPricing>& pricing_energy_fields() {
+  using E = model::EnergyPricing;
+  static const FieldTable<E> kTable{
+      quantity_field("price", &E::usd_per_kwh, D::usd_per_kwh, Bound::non_negative, "the price of energy"),
+      number_field("pue", &E::pue, 1, 10, "power usage effectiveness: the facility's energy per IT energy"),
+      quantity_field("carbon", &E::carbon_g_per_kwh, D::grams_per_kwh, Bound::non_negative,
+                     "the grid's carbon intensity"),
+  };
+  return kTable;
+}
+
+const FieldTable<model::Commitment>& pricing_commitment_fields() {
+  using C = model::Commitment;
+  static const FieldTable<C> kTable{
+      required(number_field("gpus", &C::gpus, 1, 1e9, "GPUs reserved")),
+      required(quantity_field("term", &C::term_s, D::seconds, Bound::positive, "the term, paid whole")),
+      required(quantity_field("gpu_hour", &C::gpu_hour_usd, D::usd_per_hour, Bound::non_negative,
+                              "the committed price per GPU-hour")),
+  };
+  return kTable;
+}
+
 const FieldTable<model::BudgetSpec>& budget_fields() {
   using B = model::BudgetSpec;
   static const FieldTable<B> kTable{
@@ -55,6 +122,11 @@ std::vector<DocumentedBlock> documented_blocks() {
       {"checkpoint", field_infos(checkpoint_fields())},
       {"failures", field_infos(failures_fields())},
       {"budget", field_infos(budget_fields())},
+      {"pricing", field_infos(pricing_fields())},
+      {"pricing.spot", field_infos(pricing_spot_fields())},
+      {"pricing.storage", field_infos(pricing_storage_fields())},
+      {"pricing.energy", field_infos(pricing_energy_fields())},
+      {"pricing.commitment", field_infos(pricing_commitment_fields())},
   };
 }
 

@@ -17,6 +17,13 @@ namespace trainsim::scenario {
 /// `failures:` (node_mtbf or gpu_mtbf is the block's rule, checked by its reader).
 [[nodiscard]] const FieldTable<model::FailureSpec>& failures_fields();
 
+/// `pricing:` and its mappings (region and gpu_hour are read and written by the block's own code).
+[[nodiscard]] const FieldTable<model::PricingSpec>& pricing_fields();
+[[nodiscard]] const FieldTable<model::SpotPricing>& pricing_spot_fields();
+[[nodiscard]] const FieldTable<model::StoragePricing>& pricing_storage_fields();
+[[nodiscard]] const FieldTable<model::EnergyPricing>& pricing_energy_fields();
+[[nodiscard]] const FieldTable<model::Commitment>& pricing_commitment_fields();
+
 /// `budget:` (memory_headroom and alerts are read and written by the block's own code).
 [[nodiscard]] const FieldTable<model::BudgetSpec>& budget_fields();
 

@@ -32,6 +32,10 @@ std::string field_unit(const FieldInfo& f) {
   return text;
 }
 
+std::string field_help(const FieldInfo& f) {
+  return std::string(f.help) + (f.required ? " (required)" : "");
+}
+
 std::string field_bounds(const FieldInfo& f) {
   switch (f.kind) {
     case FieldKind::quantity:

@@ -30,12 +30,15 @@ struct FieldInfo {
   std::vector<std::string> choices;    ///< choice: every accepted name
   std::string_view shape;              ///< structured: the value's shape in words ("mapping", "list")
   std::string_view help;
+  bool required = false;  ///< the block is an error without it ("missing key")
 };
 
 /// The value's kind in words: "quantity", "number", "integer", "boolean", "name", "text", or the shape.
 [[nodiscard]] std::string field_kind_text(const FieldInfo& f);
 /// The unit a quantity is written in ("s", "B/s", "$/h"); "" for other kinds.
 [[nodiscard]] std::string field_unit(const FieldInfo& f);
+/// The help, with " (required)" after it for a required key.
+[[nodiscard]] std::string field_help(const FieldInfo& f);
 /// The accepted values in words: "> 0", ">= 0", "1 to 1e+06", "sync, async"; "" for text and structured.
 [[nodiscard]] std::string field_bounds(const FieldInfo& f);
 
@@ -141,6 +144,23 @@ Field<Spec> text_field(std::string_view key, std::string Spec::*member, std::str
 template <class Spec>
 Field<Spec> structured_field(std::string_view key, std::string_view shape, std::string_view help) {
   return {FieldInfo{.key = key, .kind = FieldKind::structured, .shape = shape, .help = help}, {}, {}};
+}
+
+/// `field` as a key its block cannot do without.
+template <class Spec>
+Field<Spec> required(Field<Spec> field) {
+  field.info.required = true;
+  return field;
+}
+
+/// Adds "missing key" for each required key absent from `r`, in table order; whether all were present
+/// (false for a block that is not a mapping, as MapReader::require).
+template <class Spec>
+bool require_fields(MapReader& r, const FieldTable<Spec>& table) {
+  bool all = r.valid();
+  for (const Field<Spec>& f : table)
+    if (f.info.required) all = r.require({f.info.key}) && all;
+  return all;
 }
 
 /// The table's keys in table order: the block's allowed keys.

@@ -191,23 +191,12 @@ std::string pricing_to_yaml(const Scenario& s) {
     // The region's name, then every value explicitly: they override its table, so they load back as they are.
     if (!pr.region.empty()) out += "  region: " + q(pr.region) + "\n";
     out += "  gpu_hour: " + qty(pr.gpu_hour_usd, Dimension::usd_per_hour) + "\n";
-    if (pr.commitment.enabled) {
-      out += "  commitment: {gpus: " + format_number(pr.commitment.gpus) +
-             ", term: " + qty(pr.commitment.term_s, Dimension::seconds) +
-             ", gpu_hour: " + qty(pr.commitment.gpu_hour_usd, Dimension::usd_per_hour) + "}\n";
-    }
-    if (pr.spot.enabled) {
-      out += "  spot: {gpu_hour: " + qty(pr.spot.gpu_hour_usd, Dimension::usd_per_hour) +
-             ", preemptions: " + qty(pr.spot.preemptions_per_s, Dimension::rate_per_s) + "}\n";
-    }
-    out += "  storage: {hot: " + qty(pr.storage.hot_usd_per_gb_month, Dimension::usd_per_gb_month) +
-           ", cold: " + qty(pr.storage.cold_usd_per_gb_month, Dimension::usd_per_gb_month);
-    if (pr.storage.cold_after_s) out += ", cold_after: " + qty(*pr.storage.cold_after_s, Dimension::seconds);
-    out += "}\n  egress: " + qty(pr.egress_usd_per_gb, Dimension::usd_per_gb) +
-           "\n  egress_data: " + qty(pr.egress_bytes, Dimension::bytes) +
-           "\n  energy: {price: " + qty(pr.energy.usd_per_kwh, Dimension::usd_per_kwh) +
-           ", pue: " + format_number(pr.energy.pue) +
-           ", carbon: " + qty(pr.energy.carbon_g_per_kwh, Dimension::grams_per_kwh) + "}\n";
+    if (pr.commitment.enabled)
+      out += "  commitment: {" + flow_fields(pricing_commitment_fields(), pr.commitment) + "}\n";
+    if (pr.spot.enabled) out += "  spot: {" + flow_fields(pricing_spot_fields(), pr.spot) + "}\n";
+    out += "  storage: {" + flow_fields(pricing_storage_fields(), pr.storage) + "}\n";
+    out += block_fields(pricing_fields(), pr, "  ");
+    out += "  energy: {" + flow_fields(pricing_energy_fields(), pr.energy) + "}\n";
   }
   return out;
 }

@@ -475,44 +475,35 @@ class ScenarioConverter {
   // errors are reported).
   void read_pricing(const YamlValue& v, model::PricingSpec& p, const std::string& gpu,
                     const std::string& node) {
-    MapReader r(d_, v, "pricing",
-                {"region", "gpu_hour", "spot", "storage", "egress", "egress_data", "energy", "commitment"});
+    MapReader r(d_, v, "pricing", field_keys(pricing_fields()));
     if (!r.valid()) return;
     p.enabled = true;
     // The region's table first: every key written beside it is read after it and wins.
     if (const YamlValue* region = r.get("region")) read_region(*region, p, gpu, r.has("gpu_hour"));
     if (const YamlValue* g = r.get("gpu_hour")) read_gpu_hour(*g, p, gpu, node);
     if (const YamlValue* c = r.get("commitment")) {
-      MapReader cr(d_, *c, "pricing.commitment", {"gpus", "term", "gpu_hour"});
-      if (cr.valid() && cr.require({"gpus", "term", "gpu_hour"})) {
+      MapReader cr(d_, *c, "pricing.commitment", field_keys(pricing_commitment_fields()));
+      if (cr.valid() && require_fields(cr, pricing_commitment_fields())) {
         p.commitment.enabled = true;
-        cr.number("gpus", p.commitment.gpus, 1, 1e9);
-        cr.quantity("term", p.commitment.term_s, Dimension::seconds);
-        cr.quantity("gpu_hour", p.commitment.gpu_hour_usd, Dimension::usd_per_hour, Bound::non_negative);
+        read_fields(cr, pricing_commitment_fields(), p.commitment);
       }
     }
     if (const YamlValue* s = r.get("spot")) {
-      MapReader sr(d_, *s, "pricing.spot", {"gpu_hour", "preemptions"});
+      MapReader sr(d_, *s, "pricing.spot", field_keys(pricing_spot_fields()));
       if (sr.valid()) {
         p.spot.enabled = true;
-        sr.require({"gpu_hour"});
-        sr.quantity("gpu_hour", p.spot.gpu_hour_usd, Dimension::usd_per_hour, Bound::non_negative);
-        sr.quantity("preemptions", p.spot.preemptions_per_s, Dimension::rate_per_s, Bound::non_negative);
+        require_fields(sr, pricing_spot_fields());
+        read_fields(sr, pricing_spot_fields(), p.spot);
       }
     }
     if (const YamlValue* s = r.get("storage")) {
-      MapReader sr(d_, *s, "pricing.storage", {"hot", "cold", "cold_after"});
-      sr.quantity("hot", p.storage.hot_usd_per_gb_month, Dimension::usd_per_gb_month, Bound::non_negative);
-      sr.quantity("cold", p.storage.cold_usd_per_gb_month, Dimension::usd_per_gb_month, Bound::non_negative);
-      sr.quantity("cold_after", p.storage.cold_after_s, Dimension::seconds, Bound::non_negative);
+      MapReader sr(d_, *s, "pricing.storage", field_keys(pricing_storage_fields()));
+      read_fields(sr, pricing_storage_fields(), p.storage);
     }
-    r.quantity("egress", p.egress_usd_per_gb, Dimension::usd_per_gb, Bound::non_negative);
-    r.quantity("egress_data", p.egress_bytes, Dimension::bytes, Bound::non_negative);
+    read_fields(r, pricing_fields(), p);
     if (const YamlValue* e = r.get("energy")) {
-      MapReader er(d_, *e, "pricing.energy", {"price", "pue", "carbon"});
-      er.quantity("price", p.energy.usd_per_kwh, Dimension::usd_per_kwh, Bound::non_negative);
-      er.number("pue", p.energy.pue, 1, 10);
-      er.quantity("carbon", p.energy.carbon_g_per_kwh, Dimension::grams_per_kwh, Bound::non_negative);
+      MapReader er(d_, *e, "pricing.energy", field_keys(pricing_energy_fields()));
+      read_fields(er, pricing_energy_fields(), p.energy);
     }
   }
 

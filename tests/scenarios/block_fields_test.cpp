@@ -58,7 +58,7 @@ std::map<std::string, std::map<std::string, SpecRow>> spec_key_tables() {
 SpecRow expected_row(const FieldInfo& f) {
   const auto cell = [](std::string text) { return text.empty() ? std::string("—") : text; };
   return {"`" + std::string(f.key) + "`", cell(field_kind_text(f)), cell(field_unit(f)),
-          cell(field_bounds(f)), std::string(f.help)};
+          cell(field_bounds(f)), field_help(f)};
 }
 
 std::string as_markdown(const SpecRow& row) {
