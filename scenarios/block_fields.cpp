@@ -117,6 +117,116 @@ const FieldTable<model::BudgetSpec>& budget_fields() {
   return kTable;
 }
 
+const FieldTable<model::TuningSpec>& tuning_fields() {
+  using T = model::TuningSpec;
+  static const FieldTable<T> kTable{
+      count_field("trials", &T::trials, 1, 1e6,
+                  "trials started; default: one coordinate-descent pass over the optimizer's published grid"),
+      structured_field<T>("trial", "mapping", "what one trial trains"),
+      structured_field<T>("early_stopping", "mapping", "the policy that stops trials early"),
+      count_field("concurrent", &T::concurrent, 1, 1e6,
+                  "trials at once, each on 1/concurrent of the nodes; at most cluster.nodes; default 1"),
+  };
+  return kTable;
+}
+
+const FieldTable<model::TuningSpec>& tuning_trial_fields() {
+  using T = model::TuningSpec;
+  static const FieldTable<T> kTable{
+      number_field("fraction", &T::fraction, 1e-9, 1,
+                   "the fraction of the final run's steps a trial trains; default 0.01"),
+  };
+  return kTable;
+}
+
+const FieldTable<model::TuningSpec>& tuning_early_stopping_fields() {
+  using T = model::TuningSpec;
+  static const FieldTable<T> kTable{
+      required(choice_field("policy", &T::early_stopping, model::kEarlyStoppingNames,
+                            "none, successive halving, or ASHA as its synchronous equivalent")),
+      number_field("eta", &T::eta, 1.0 + 1e-9, 1e3, "1/eta of a rung's trials go on to the next; default 3"),
+      number_field("min_fraction", &T::min_fraction, 1e-9, 1,
+                   "the fraction of a trial the first rung trains; default 0.05"),
+  };
+  return kTable;
+}
+
+const FieldTable<model::DataSpec>& data_fields() {
+  using S = model::DataSpec;
+  static const FieldTable<S> kTable{
+      quantity_field("raw", &S::raw_bytes, D::bytes, Bound::non_negative, "the raw corpus"),
+      structured_field<S>("preprocessing", "mapping", "filtering, dedup and tokenising, in CPU core-hours"),
+      structured_field<S>("storage", "mapping", "keeping the raw corpus"),
+      structured_field<S>("transfer", "mapping", "moving the data into the training region"),
+  };
+  return kTable;
+}
+
+const FieldTable<model::DataSpec>& data_preprocessing_fields() {
+  using S = model::DataSpec;
+  static const FieldTable<S> kTable{
+      number_field("core_hours_per_tb", &S::core_hours_per_tb, 0, 1e9,
+                   "CPU core-hours per decimal TB of raw data"),
+      quantity_field("core_hour", &S::core_hour_usd, D::usd_per_hour, Bound::non_negative,
+                     "the price of one CPU core-hour"),
+  };
+  return kTable;
+}
+
+const FieldTable<model::DataSpec>& data_storage_fields() {
+  using S = model::DataSpec;
+  static const FieldTable<S> kTable{
+      quantity_field("price", &S::storage_usd_per_gb_month, D::usd_per_gb_month, Bound::non_negative,
+                     "the price of keeping the raw corpus"),
+      number_field("months", &S::storage_months, 0, 1200, "how long it is kept"),
+  };
+  return kTable;
+}
+
+const FieldTable<model::DataSpec>& data_transfer_fields() {
+  using S = model::DataSpec;
+  static const FieldTable<S> kTable{
+      quantity_field("volume", &S::transfer_bytes, D::bytes, Bound::non_negative,
+                     "the data moved into the training region"),
+      quantity_field("price", &S::transfer_usd_per_gb, D::usd_per_gb, Bound::non_negative,
+                     "the price of moving it"),
+  };
+  return kTable;
+}
+
+const FieldTable<model::PersonSpec>& person_fields() {
+  using P = model::PersonSpec;
+  static const FieldTable<P> kTable = [] {
+    // hours_per_week is not written for a role covered round the clock, which writes coverage instead.
+    Field<P> hours =
+        number_field("hours_per_week", &P::hours_per_week, 0, 168, "paid hours a week; default 40");
+    hours.text = [written = hours.text](const P& p) { return p.round_the_clock ? std::nullopt : written(p); };
+    static const std::string kRoundTheClock = "24x7";
+    Field<P> coverage{FieldInfo{.key = "coverage",
+                                .kind = FieldKind::choice,
+                                .choices = {kRoundTheClock},
+                                .help = "every hour of the campaign; instead of hours_per_week"},
+                      [](MapReader& r, P& p) {
+                        if (const YamlValue* c = r.get("coverage")) {
+                          if (read_choice(r.diagnostics(), *c, r.child_path("coverage"), {kRoundTheClock}))
+                            p.round_the_clock = true;
+                        }
+                      },
+                      [](const P& p) {
+                        return p.round_the_clock ? std::optional(yaml_quote(kRoundTheClock)) : std::nullopt;
+                      }};
+    return FieldTable<P>{
+        required(text_field("role", &P::role, "the role's name")),
+        count_field("count", &P::count, 1, 1e6, "people in the role; default 1"),
+        required(quantity_field("rate", &P::rate_usd_per_hour, D::usd_per_hour, Bound::non_negative,
+                                "the price of one person's hour")),
+        std::move(hours),
+        std::move(coverage),
+    };
+  }();
+  return kTable;
+}
+
 std::vector<DocumentedBlock> documented_blocks() {
   return {
       {"checkpoint", field_infos(checkpoint_fields())},
@@ -127,6 +237,14 @@ std::vector<DocumentedBlock> documented_blocks() {
       {"pricing.storage", field_infos(pricing_storage_fields())},
       {"pricing.energy", field_infos(pricing_energy_fields())},
       {"pricing.commitment", field_infos(pricing_commitment_fields())},
+      {"tuning", field_infos(tuning_fields())},
+      {"tuning.trial", field_infos(tuning_trial_fields())},
+      {"tuning.early_stopping", field_infos(tuning_early_stopping_fields())},
+      {"data", field_infos(data_fields())},
+      {"data.preprocessing", field_infos(data_preprocessing_fields())},
+      {"data.storage", field_infos(data_storage_fields())},
+      {"data.transfer", field_infos(data_transfer_fields())},
+      {"people[]", field_infos(person_fields())},
   };
 }
 

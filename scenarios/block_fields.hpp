@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "models/spec/campaign_spec.hpp"
 #include "models/spec/run_spec.hpp"
 #include "scenarios/field_table.hpp"
 
@@ -26,6 +27,20 @@ namespace trainsim::scenario {
 
 /// `budget:` (memory_headroom and alerts are read and written by the block's own code).
 [[nodiscard]] const FieldTable<model::BudgetSpec>& budget_fields();
+
+/// `tuning:` and its mappings.
+[[nodiscard]] const FieldTable<model::TuningSpec>& tuning_fields();
+[[nodiscard]] const FieldTable<model::TuningSpec>& tuning_trial_fields();
+[[nodiscard]] const FieldTable<model::TuningSpec>& tuning_early_stopping_fields();
+
+/// `data:` and its mappings.
+[[nodiscard]] const FieldTable<model::DataSpec>& data_fields();
+[[nodiscard]] const FieldTable<model::DataSpec>& data_preprocessing_fields();
+[[nodiscard]] const FieldTable<model::DataSpec>& data_storage_fields();
+[[nodiscard]] const FieldTable<model::DataSpec>& data_transfer_fields();
+
+/// One item of `people:` (coverage or hours_per_week is the item's rule, checked by its reader).
+[[nodiscard]] const FieldTable<model::PersonSpec>& person_fields();
 
 /// A block's path (as SPEC.md heads its table) and its rows.
 struct DocumentedBlock {

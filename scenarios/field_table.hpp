@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -161,6 +162,17 @@ bool require_fields(MapReader& r, const FieldTable<Spec>& table) {
   for (const Field<Spec>& f : table)
     if (f.info.required) all = r.require({f.info.key}) && all;
   return all;
+}
+
+/// The text `key`'s row writes for `spec` (for a dump whose order is not the table's); a key the table has
+/// no plain row for, or one not written, is a programming error.
+template <class Spec>
+std::string field_value(const FieldTable<Spec>& table, std::string_view key, const Spec& spec) {
+  for (const Field<Spec>& f : table) {
+    if (f.info.key != key || !f.text) continue;
+    if (auto value = f.text(spec)) return *std::move(value);
+  }
+  throw std::logic_error("field_value: no value written for the key " + std::string(key));
 }
 
 /// The table's keys in table order: the block's allowed keys.
