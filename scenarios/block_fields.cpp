@@ -227,6 +227,25 @@ const FieldTable<model::PersonSpec>& person_fields() {
   return kTable;
 }
 
+const FieldTable<SweepSpec>& sweep_fields() {
+  static const FieldTable<SweepSpec> kTable{
+      choice_field("mode", &SweepSpec::mode, kSweepModeNames,
+                   "grid (default): every combination, the first key varying slowest; zip: the lists in "
+                   "lock-step. Every other key is a dotted key path with its list of values"),
+  };
+  return kTable;
+}
+
+const FieldTable<MeasuredSpec>& measured_fields() {
+  static const FieldTable<MeasuredSpec> kTable{
+      required(text_field("source", &MeasuredSpec::source, "where the measurement was published")),
+      structured_field<MeasuredSpec>("tolerance", "number or mapping",
+                                     "the relative error allowed, 0 to 100, default 0.1; or one per metric. "
+                                     "Every other key is a summary field with its measured value"),
+  };
+  return kTable;
+}
+
 std::vector<DocumentedBlock> documented_blocks() {
   return {
       {"checkpoint", field_infos(checkpoint_fields())},
@@ -245,6 +264,8 @@ std::vector<DocumentedBlock> documented_blocks() {
       {"data.storage", field_infos(data_storage_fields())},
       {"data.transfer", field_infos(data_transfer_fields())},
       {"people[]", field_infos(person_fields())},
+      {"sweep", field_infos(sweep_fields())},
+      {"measured", field_infos(measured_fields())},
   };
 }
 

@@ -9,6 +9,7 @@
 #include "models/spec/campaign_spec.hpp"
 #include "models/spec/run_spec.hpp"
 #include "scenarios/field_table.hpp"
+#include "scenarios/scenario.hpp"
 
 namespace trainsim::scenario {
 
@@ -41,6 +42,11 @@ namespace trainsim::scenario {
 
 /// One item of `people:` (coverage or hours_per_week is the item's rule, checked by its reader).
 [[nodiscard]] const FieldTable<model::PersonSpec>& person_fields();
+
+/// `sweep:` beside its swept key paths, and `measured:` beside its metrics: the keys that are not a
+/// scenario's key path or a summary field.
+[[nodiscard]] const FieldTable<SweepSpec>& sweep_fields();
+[[nodiscard]] const FieldTable<MeasuredSpec>& measured_fields();
 
 /// A block's path (as SPEC.md heads its table) and its rows.
 struct DocumentedBlock {

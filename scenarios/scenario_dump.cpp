@@ -228,7 +228,7 @@ std::string budget_to_yaml(const Scenario& s) {
 std::string sweep_to_yaml(const Scenario& s) {
   std::string out;
   if (!s.sweep.empty()) {
-    out += "sweep:\n  mode: " + std::string(s.sweep.mode == SweepMode::zip ? "zip" : "grid") + "\n";
+    out += "sweep:\n" + block_fields(sweep_fields(), s.sweep, "  ");
     for (const SweepAxis& axis : s.sweep.axes) {
       out += "  " + axis.key_path + ": [";
       for (std::size_t i = 0; i < axis.values.size(); ++i) out += (i ? ", " : "") + axis.values[i];
@@ -243,7 +243,7 @@ std::string measured_to_yaml(const Scenario& s) {
   std::string out;
   if (s.measured) {
     const auto& m = *s.measured;
-    out += "measured:\n  source: " + q(m.source) + "\n";
+    out += "measured:\n" + block_fields(measured_fields(), m, "  ");
     for (const auto& [name, value] : m.values) out += "  " + name + ": " + format_number(value) + "\n";
     if (m.tolerance_per_metric.empty()) {
       out += "  tolerance: " + format_number(m.tolerance) + "\n";

@@ -635,14 +635,19 @@ class ScenarioConverter {
       d_.add(v, "sweep", "expected a mapping of dotted keys to lists, e.g. {cluster.nodes: [16, 32]}");
       return;
     }
+    // The table's keys, and any other key as a swept key path.
+    const std::vector<std::string> table_keys = field_keys(sweep_fields());
+    const auto is_axis = [&](const std::string& key) {
+      return std::find(table_keys.begin(), table_keys.end(), key) == table_keys.end();
+    };
+    std::vector<std::string> allowed = table_keys;
+    for (const YamlEntry& e : v.entries) allowed.push_back(e.key);
+    MapReader r(d_, v, "sweep", allowed);
+    read_fields(r, sweep_fields(), sweep);
     std::size_t zip_length = 0;
     for (const YamlEntry& e : v.entries) {
+      if (!is_axis(e.key)) continue;
       const std::string path = join_path("sweep", e.key);
-      if (e.key == "mode") {
-        if (auto i = read_choice(d_, e.value, path, {"grid", "zip"}))
-          sweep.mode = *i == 0 ? SweepMode::grid : SweepMode::zip;
-        continue;
-      }
       if (!e.value.is_sequence() || e.value.items.empty()) {
         d_.add(e.value, path, "expected a non-empty list of values, e.g. [16, 32, 64]");
         continue;
@@ -654,7 +659,7 @@ class ScenarioConverter {
     }
     if (sweep.mode == SweepMode::zip) {
       for (const YamlEntry& e : v.entries) {
-        if (e.key != "mode" && e.value.is_sequence() && e.value.items.size() != zip_length) {
+        if (is_axis(e.key) && e.value.is_sequence() && e.value.items.size() != zip_length) {
           d_.add(e.value, join_path("sweep", e.key),
                  "with mode: zip every list has the same length; this one has " +
                      std::to_string(e.value.items.size()) + ", the first has " + std::to_string(zip_length));
@@ -670,11 +675,10 @@ class ScenarioConverter {
     }
     MeasuredSpec m;
     std::vector<std::string> allowed = measurable_fields();
-    allowed.push_back("source");
-    allowed.push_back("tolerance");
+    for (const std::string& key : field_keys(measured_fields())) allowed.push_back(key);
     MapReader r(d_, v, "measured", allowed);
-    r.require({"source"});
-    r.string("source", m.source);
+    require_fields(r, measured_fields());
+    read_fields(r, measured_fields(), m);
     if (const YamlValue* t = r.get("tolerance")) {
       if (t->is_mapping()) {
         for (const YamlEntry& e : t->entries) {
@@ -696,10 +700,9 @@ class ScenarioConverter {
       }
     }
     for (const YamlEntry& e : v.entries) {
-      if (e.key == "source" || e.key == "tolerance") continue;
       if (std::find(measurable_fields().begin(), measurable_fields().end(), e.key) ==
           measurable_fields().end()) {
-        continue;  // reported by the MapReader
+        continue;  // a key of the table, or an unknown one the MapReader reported
       }
       if (auto x = read_number(d_, e.value, join_path("measured", e.key), 0, 1e30))
         m.values.emplace_back(e.key, *x);
