@@ -201,16 +201,21 @@ const FieldTable<model::PersonSpec>& person_fields() {
     Field<P> hours =
         number_field("hours_per_week", &P::hours_per_week, 0, 168, "paid hours a week; default 40");
     hours.text = [written = hours.text](const P& p) { return p.round_the_clock ? std::nullopt : written(p); };
+    // coverage: 24x7, every hour of the campaign; the item gives it or hours_per_week, not both.
     static const std::string kRoundTheClock = "24x7";
-    Field<P> coverage{FieldInfo{.key = "coverage",
+    static constexpr std::string_view kCoverage = "coverage";
+    Field<P> coverage{FieldInfo{.key = kCoverage,
                                 .kind = FieldKind::choice,
                                 .choices = {kRoundTheClock},
                                 .help = "every hour of the campaign; instead of hours_per_week"},
-                      [](MapReader& r, P& p) {
-                        if (const YamlValue* c = r.get("coverage")) {
-                          if (read_choice(r.diagnostics(), *c, r.child_path("coverage"), {kRoundTheClock}))
-                            p.round_the_clock = true;
-                        }
+                      [hours_key = hours.info.key](MapReader& r, P& p) {
+                        const YamlValue* c = r.get(kCoverage);
+                        if (c == nullptr) return;
+                        if (read_choice(r.diagnostics(), *c, r.child_path(kCoverage), {kRoundTheClock}))
+                          p.round_the_clock = true;
+                        if (r.has(hours_key))
+                          r.diagnostics().add(*c, r.child_path(kCoverage),
+                                              "give coverage or hours_per_week, not both");
                       },
                       [](const P& p) {
                         return p.round_the_clock ? std::optional(yaml_quote(kRoundTheClock)) : std::nullopt;

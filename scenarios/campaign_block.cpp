@@ -115,9 +115,6 @@ std::vector<model::PersonSpec> read_people_block(Diagnostics& d, const YamlValue
               require_fields(r, person_fields());
               model::PersonSpec p;
               read_fields(r, person_fields(), p);
-              if (r.has("coverage") && r.has("hours_per_week"))
-                d.add(*r.get("coverage"), r.child_path("coverage"),
-                      "give coverage or hours_per_week, not both");
               people.push_back(std::move(p));
             });
   return people;

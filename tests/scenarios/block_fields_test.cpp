@@ -118,3 +118,33 @@ TEST_CASE("a table-driven block is read from its keys and dumped back in table o
   // interval is unset, so not written; the rest in the table's order, whatever order the file gave.
   CHECK(dump.find("checkpoint: {every_steps: 500, mode: sync, keep: 2}\n") != std::string::npos);
 }
+
+TEST_CASE("rows that are not written at zero or in another form stay out of the dump") {
+  const std::string text = trainsim::testing::kSmallScenario +
+                           "failures: {gpu_mtbf: \"20000 h\"}\n"
+                           "people: [{role: on-call, rate: \"$40/h\", coverage: \"24x7\"}]\n";
+  const Scenario s = load_scenario_text(text, "t.yaml");
+  CHECK(s.failures.gpu_mtbf_s == 20000 * 3600.0);
+  CHECK(s.failures.node_mtbf_s == 0);
+  REQUIRE(s.people.size() == 1);
+  CHECK(s.people[0].round_the_clock);
+  const std::string dump = dump_scenario(s);
+  CHECK(dump.find("failures: {gpu_mtbf: ") != std::string::npos);  // node_mtbf 0: none, not written
+  CHECK(dump.find("node_mtbf") == std::string::npos);
+  CHECK(dump.find("  - {role: \"on-call\", count: 1, rate: \"$40/h\", coverage: \"24x7\"}\n") !=
+        std::string::npos);
+  const Scenario back = load_scenario_text(dump, "dump.yaml");
+  CHECK(back.failures.gpu_mtbf_s == s.failures.gpu_mtbf_s);
+  REQUIRE(back.people.size() == 1);
+  CHECK(back.people[0].round_the_clock);
+}
+
+TEST_CASE("a table's required keys and a row's own rule give the same errors as before the tables") {
+  using trainsim::testing::errors_of;
+  CHECK(errors_of(trainsim::testing::kSmallScenario + "people: [{count: 2}]\n") ==
+        "t.yaml:4:10: people[0].role: missing key \"role\"\n"
+        "t.yaml:4:10: people[0].rate: missing key \"rate\"");
+  CHECK(errors_of(trainsim::testing::kSmallScenario +
+                  "people: [{role: a, rate: \"$1/h\", coverage: \"24x7\", hours_per_week: 8}]\n") ==
+        "t.yaml:4:44: people[0].coverage: give coverage or hours_per_week, not both");
+}
