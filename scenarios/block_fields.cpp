@@ -4,6 +4,60 @@ namespace trainsim::scenario {
 
 using D = Dimension;
 
+const FieldTable<topo::ClusterSpec>& cluster_fields() {
+  using C = topo::ClusterSpec;
+  static const FieldTable<C> kTable{
+      required(structured_field<C>("node", "name or mapping",
+                                   "a node preset (`trainsim list nodes`), or one with keys overridden")),
+      required(count_field("nodes", &C::nodes, 1, 1e7, "nodes in the cluster")),
+      count_field("gpus_per_node", &C::gpus_per_node, 1, 1024,
+                  "GPUs in use on each node, at most the preset's; default all", Written::unless_zero),
+      structured_field<C>("network", "mapping", "the fabric between the nodes"),
+      structured_field<C>("storage", "mapping", "the storage checkpoints are written to"),
+      structured_field<C>("background", "mapping", "other jobs' share of the switch-to-switch links"),
+      structured_field<C>("stragglers", "list", "nodes whose kernels run slower than their peers'"),
+      structured_field<C>("degraded", "list", "NICs running below their rated bandwidth"),
+  };
+  return kTable;
+}
+
+const FieldTable<topo::NetworkSpec>& cluster_network_fields() {
+  using N = topo::NetworkSpec;
+  static const FieldTable<N> kTable{
+      choice_field("topology", &N::topology, topo::kFabricTopologyNames,
+                   "the fabric's shape; default fat-tree"),
+      quantity_field("nic", &N::nic_bytes_per_s, D::bytes_per_s, Bound::positive,
+                     "one NIC's bandwidth; default the node preset's", Written::unless_zero),
+      count_field("nics_per_node", &N::nics_per_node, 1, 1024, "NICs per node; default the node preset's",
+                  Written::unless_zero),
+      number_field("oversubscription", &N::oversubscription, 1, 1024,
+                   "a leaf's down/up bandwidth ratio (2 means 2:1); default 1"),
+      flag_field("rail_optimized", &N::rail_optimized, "GPU i of every node on rail switch i; default true"),
+      quantity_field("switch_latency", &N::switch_latency_s, D::seconds, Bound::non_negative,
+                     "one switch hop's latency; default 600 ns"),
+      count_field("switch_radix", &N::switch_radix, 2, 65536, "ports per switch; default 64"),
+      structured_field<N>("torus_dims", "list",
+                          "a torus's size in each dimension (2 for torus-2d, 3 for torus-3d), multiplying to "
+                          "the nodes"),
+  };
+  return kTable;
+}
+
+const FieldTable<topo::StorageSpec>& cluster_storage_fields() {
+  using S = topo::StorageSpec;
+  static const FieldTable<S> kTable{
+      quantity_field("write", &S::write_bytes_per_s, D::bytes_per_s, Bound::positive,
+                     "the storage's aggregate write bandwidth", Written::unless_zero),
+      quantity_field("read", &S::read_bytes_per_s, D::bytes_per_s, Bound::positive,
+                     "the storage's aggregate read bandwidth", Written::unless_zero),
+      quantity_field("per_node", &S::per_node_bytes_per_s, D::bytes_per_s, Bound::positive,
+                     "each node's link to storage; default its NICs", Written::unless_zero),
+      quantity_field("latency", &S::latency_s, D::seconds, Bound::non_negative,
+                     "the latency of one storage operation; default 1 ms"),
+  };
+  return kTable;
+}
+
 const FieldTable<model::CheckpointSpec>& checkpoint_fields() {
   using C = model::CheckpointSpec;
   static const FieldTable<C> kTable{
@@ -253,6 +307,9 @@ const FieldTable<MeasuredSpec>& measured_fields() {
 
 std::vector<DocumentedBlock> documented_blocks() {
   return {
+      {"cluster", field_infos(cluster_fields())},
+      {"cluster.network", field_infos(cluster_network_fields())},
+      {"cluster.storage", field_infos(cluster_storage_fields())},
       {"checkpoint", field_infos(checkpoint_fields())},
       {"failures", field_infos(failures_fields())},
       {"budget", field_infos(budget_fields())},

@@ -10,8 +10,15 @@
 #include "models/spec/run_spec.hpp"
 #include "scenarios/field_table.hpp"
 #include "scenarios/scenario.hpp"
+#include "topologies/cluster_spec.hpp"
 
 namespace trainsim::scenario {
+
+/// `cluster:` and its network and storage mappings (node, torus_dims, background, stragglers and degraded
+/// are read and written by their own code).
+[[nodiscard]] const FieldTable<topo::ClusterSpec>& cluster_fields();
+[[nodiscard]] const FieldTable<topo::NetworkSpec>& cluster_network_fields();
+[[nodiscard]] const FieldTable<topo::StorageSpec>& cluster_storage_fields();
 
 /// `checkpoint:` (interval or every_steps is the block's rule, checked by its reader).
 [[nodiscard]] const FieldTable<model::CheckpointSpec>& checkpoint_fields();

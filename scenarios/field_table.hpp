@@ -164,17 +164,6 @@ bool require_fields(MapReader& r, const FieldTable<Spec>& table) {
   return all;
 }
 
-/// The text `key`'s row writes for `spec` (for a dump whose order is not the table's); a key the table has
-/// no plain row for, or one not written, is a programming error.
-template <class Spec>
-std::string field_value(const FieldTable<Spec>& table, std::string_view key, const Spec& spec) {
-  for (const Field<Spec>& f : table) {
-    if (f.info.key != key || !f.text) continue;
-    if (auto value = f.text(spec)) return *std::move(value);
-  }
-  throw std::logic_error("field_value: no value written for the key " + std::string(key));
-}
-
 /// The table's keys in table order: the block's allowed keys.
 template <class Spec>
 std::vector<std::string> field_keys(const FieldTable<Spec>& table) {
@@ -198,12 +187,24 @@ void read_fields(MapReader& r, const FieldTable<Spec>& table, Spec& spec) {
     if (f.read) f.read(r, spec);
 }
 
-/// The plain keys that are written, as "key: value" joined by ", " in table order (a flow mapping's body).
+/// The text `key`'s row writes for `spec` (for a dump whose order is not the table's); a key the table has
+/// no plain row for, or one not written, is a programming error.
 template <class Spec>
-std::string flow_fields(const FieldTable<Spec>& table, const Spec& spec) {
-  std::string out;
+std::string field_value(const FieldTable<Spec>& table, std::string_view key, const Spec& spec) {
   for (const Field<Spec>& f : table) {
-    if (!f.text) continue;
+    if (f.info.key != key || !f.text) continue;
+    if (auto value = f.text(spec)) return *std::move(value);
+  }
+  throw std::logic_error("field_value: no value written for the key " + std::string(key));
+}
+
+/// The plain keys that are written, as "key: value" joined by ", " in table order (a flow mapping's body);
+/// `first`, when given, is written before the others (a dump order older than the table).
+template <class Spec>
+std::string flow_fields(const FieldTable<Spec>& table, const Spec& spec, std::string_view first = {}) {
+  std::string out = first.empty() ? "" : std::string(first) + ": " + field_value(table, first, spec);
+  for (const Field<Spec>& f : table) {
+    if (!f.text || f.info.key == first) continue;
     if (const auto value = f.text(spec))
       out += (out.empty() ? "" : ", ") + std::string(f.info.key) + ": " + *value;
   }

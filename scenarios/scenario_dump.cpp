@@ -62,16 +62,9 @@ std::string tags_to_yaml(const Scenario& s) {
 std::string cluster_to_yaml(const Scenario& s) {
   std::string out;
   const auto& c = s.cluster;
-  out += "cluster:\n  node: " + node_to_yaml(c.node) + "\n  nodes: " + str(c.nodes) + "\n";
-  if (c.gpus_per_node > 0) out += "  gpus_per_node: " + std::to_string(c.gpus_per_node) + "\n";
+  out += "cluster:\n  node: " + node_to_yaml(c.node) + "\n" + block_fields(cluster_fields(), c, "  ");
   const auto& n = c.network;
-  out += "  network: {topology: " + std::string(to_string(n.topology));
-  if (n.nic_bytes_per_s > 0) out += ", nic: " + qty(n.nic_bytes_per_s, Dimension::bytes_per_s);
-  if (n.nics_per_node > 0) out += ", nics_per_node: " + std::to_string(n.nics_per_node);
-  out += ", oversubscription: " + format_number(n.oversubscription) +
-         ", rail_optimized: " + yaml_bool(n.rail_optimized) +
-         ", switch_latency: " + qty(n.switch_latency_s, Dimension::seconds) +
-         ", switch_radix: " + std::to_string(n.switch_radix);
+  out += "  network: {" + flow_fields(cluster_network_fields(), n);
   if (!n.torus_dims.empty()) {
     out += ", torus_dims: [";
     for (std::size_t i = 0; i < n.torus_dims.size(); ++i)
@@ -99,13 +92,7 @@ std::string cluster_to_yaml(const Scenario& s) {
     }
     out += "]\n";
   }
-  const auto& st = c.storage;
-  out += "  storage: {latency: " + qty(st.latency_s, Dimension::seconds);
-  if (st.write_bytes_per_s > 0) out += ", write: " + qty(st.write_bytes_per_s, Dimension::bytes_per_s);
-  if (st.read_bytes_per_s > 0) out += ", read: " + qty(st.read_bytes_per_s, Dimension::bytes_per_s);
-  if (st.per_node_bytes_per_s > 0)
-    out += ", per_node: " + qty(st.per_node_bytes_per_s, Dimension::bytes_per_s);
-  out += "}\n";
+  out += "  storage: {" + flow_fields(cluster_storage_fields(), c.storage, "latency") + "}\n";
   return out;
 }
 

@@ -176,40 +176,24 @@ class ScenarioConverter {
   }
 
   void read_cluster(const YamlValue& v, topo::ClusterSpec& c) {
-    MapReader r(
-        d_, v, "cluster",
-        {"node", "nodes", "gpus_per_node", "network", "storage", "background", "stragglers", "degraded"});
+    MapReader r(d_, v, "cluster", field_keys(cluster_fields()));
     if (!r.valid()) return;
-    r.require({"node", "nodes"});
+    require_fields(r, cluster_fields());
     if (const YamlValue* n = r.get("node")) c.node = read_node_value(d_, *n, "cluster.node", presets_);
     a_.nodes = r.get("nodes");
-    r.count("nodes", c.nodes, 1, 1e7);
     a_.gpus_per_node = r.get("gpus_per_node");
-    r.count("gpus_per_node", c.gpus_per_node, 1, 1024);
+    read_fields(r, cluster_fields(), c);
     if (const YamlValue* n = r.get("network")) {
-      MapReader nr(d_, *n, "cluster.network",
-                   {"topology", "nic", "nics_per_node", "oversubscription", "rail_optimized",
-                    "switch_latency", "switch_radix", "torus_dims"});
-      auto& net = c.network;
-      nr.choice("topology", net.topology, topo::kFabricTopologyNames);
-      nr.quantity("nic", net.nic_bytes_per_s, Dimension::bytes_per_s);
-      nr.count("nics_per_node", net.nics_per_node, 1, 1024);
-      nr.number("oversubscription", net.oversubscription, 1, 1024);
-      nr.boolean("rail_optimized", net.rail_optimized);
-      nr.quantity("switch_latency", net.switch_latency_s, Dimension::seconds, Bound::non_negative);
-      nr.count("switch_radix", net.switch_radix, 2, 65536);
+      MapReader nr(d_, *n, "cluster.network", field_keys(cluster_network_fields()));
+      read_fields(nr, cluster_network_fields(), c.network);
       if (const YamlValue* dims = nr.get("torus_dims")) read_torus_dims(*dims, c);
     }
     if (const YamlValue* b = r.get("background")) read_cluster_background(d_, *b, c);
     if (const YamlValue* st = r.get("stragglers")) read_cluster_stragglers(d_, *st, c);
     if (const YamlValue* dg = r.get("degraded")) read_cluster_degraded(d_, *dg, c);
     if (const YamlValue* st = r.get("storage")) {
-      MapReader sr(d_, *st, "cluster.storage", {"write", "read", "per_node", "latency"});
-      auto& s = c.storage;
-      sr.quantity("write", s.write_bytes_per_s, Dimension::bytes_per_s);
-      sr.quantity("read", s.read_bytes_per_s, Dimension::bytes_per_s);
-      sr.quantity("per_node", s.per_node_bytes_per_s, Dimension::bytes_per_s);
-      sr.quantity("latency", s.latency_s, Dimension::seconds, Bound::non_negative);
+      MapReader sr(d_, *st, "cluster.storage", field_keys(cluster_storage_fields()));
+      read_fields(sr, cluster_storage_fields(), c.storage);
     }
   }
 
