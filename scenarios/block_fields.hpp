@@ -47,7 +47,7 @@ namespace trainsim::scenario {
 [[nodiscard]] const FieldTable<model::DataSpec>& data_storage_fields();
 [[nodiscard]] const FieldTable<model::DataSpec>& data_transfer_fields();
 
-/// One item of `people:` (coverage or hours_per_week is the item's rule, checked by its reader).
+/// One item of `people:` (coverage or hours_per_week is the item's rule, checked by the coverage row).
 [[nodiscard]] const FieldTable<model::PersonSpec>& person_fields();
 
 /// `sweep:` beside its swept key paths, and `measured:` beside its metrics: the keys that are not a
