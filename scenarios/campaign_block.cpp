@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "scenarios/block_fields.hpp"
 #include "scenarios/quantity.hpp"
 
 namespace trainsim::scenario {
@@ -65,23 +66,20 @@ std::optional<model::ConvergenceSpec> read_convergence_block(Diagnostics& d, con
 }
 
 std::optional<model::TuningSpec> read_tuning_block(Diagnostics& d, const YamlValue& v) {
-  MapReader r(d, v, "tuning", {"trials", "trial", "early_stopping", "concurrent"});
+  MapReader r(d, v, "tuning", field_keys(tuning_fields()));
   if (!r.valid()) return std::nullopt;
   const std::size_t before = d.size();
   model::TuningSpec t;  // trials 0: from the optimizer's search space (scenario_reader.cpp)
-  r.count("trials", t.trials, 1, 1e6);
-  r.count("concurrent", t.concurrent, 1, 1e6);
+  read_fields(r, tuning_fields(), t);
   if (const YamlValue* trial = r.get("trial")) {
-    MapReader tr(d, *trial, "tuning.trial", {"fraction"});
-    tr.number("fraction", t.fraction, 1e-9, 1);
+    MapReader tr(d, *trial, "tuning.trial", field_keys(tuning_trial_fields()));
+    read_fields(tr, tuning_trial_fields(), t);
   }
   if (const YamlValue* stop = r.get("early_stopping")) {
-    MapReader sr(d, *stop, "tuning.early_stopping", {"policy", "eta", "min_fraction"});
+    MapReader sr(d, *stop, "tuning.early_stopping", field_keys(tuning_early_stopping_fields()));
     if (sr.valid()) {
-      sr.require({"policy"});
-      sr.choice("policy", t.early_stopping, model::kEarlyStoppingNames);
-      sr.number("eta", t.eta, 1.0 + 1e-9, 1e3);
-      sr.number("min_fraction", t.min_fraction, 1e-9, 1);
+      require_fields(sr, tuning_early_stopping_fields());
+      read_fields(sr, tuning_early_stopping_fields(), t);
     }
   }
   if (d.size() != before) return std::nullopt;
@@ -89,26 +87,21 @@ std::optional<model::TuningSpec> read_tuning_block(Diagnostics& d, const YamlVal
 }
 
 std::optional<model::DataSpec> read_data_block(Diagnostics& d, const YamlValue& v) {
-  MapReader r(d, v, "data", {"raw", "preprocessing", "storage", "transfer"});
+  MapReader r(d, v, "data", field_keys(data_fields()));
   if (!r.valid()) return std::nullopt;
   const std::size_t before = d.size();
   model::DataSpec data;
-  r.quantity("raw", data.raw_bytes, Dimension::bytes, Bound::non_negative);
-  if (const YamlValue* p = r.get("preprocessing")) {
-    MapReader pr(d, *p, "data.preprocessing", {"core_hours_per_tb", "core_hour"});
-    pr.number("core_hours_per_tb", data.core_hours_per_tb, 0, 1e9);
-    pr.quantity("core_hour", data.core_hour_usd, Dimension::usd_per_hour, Bound::non_negative);
-  }
-  if (const YamlValue* st = r.get("storage")) {
-    MapReader sr(d, *st, "data.storage", {"price", "months"});
-    sr.quantity("price", data.storage_usd_per_gb_month, Dimension::usd_per_gb_month, Bound::non_negative);
-    sr.number("months", data.storage_months, 0, 1200);
-  }
-  if (const YamlValue* t = r.get("transfer")) {
-    MapReader tr(d, *t, "data.transfer", {"volume", "price"});
-    tr.quantity("volume", data.transfer_bytes, Dimension::bytes, Bound::non_negative);
-    tr.quantity("price", data.transfer_usd_per_gb, Dimension::usd_per_gb, Bound::non_negative);
-  }
+  read_fields(r, data_fields(), data);
+  // Each mapping of the block: its path, its table.
+  const auto read_mapping = [&](std::string_view key, const FieldTable<model::DataSpec>& table) {
+    if (const YamlValue* m = r.get(key)) {
+      MapReader mr(d, *m, r.child_path(key), field_keys(table));
+      read_fields(mr, table, data);
+    }
+  };
+  read_mapping("preprocessing", data_preprocessing_fields());
+  read_mapping("storage", data_storage_fields());
+  read_mapping("transfer", data_transfer_fields());
   if (d.size() != before) return std::nullopt;
   return data;
 }
@@ -117,19 +110,11 @@ std::vector<model::PersonSpec> read_people_block(Diagnostics& d, const YamlValue
   std::vector<model::PersonSpec> people;
   read_list(d, v, "people", "a list of roles, e.g. [{role: engineer, count: 4, rate: \"$110/h\"}]",
             [&](const YamlValue& item, const std::string& path) {
-              MapReader r(d, item, path, {"role", "count", "rate", "hours_per_week", "coverage"});
+              MapReader r(d, item, path, field_keys(person_fields()));
               if (!r.valid()) return;
-              r.require({"role", "rate"});
+              require_fields(r, person_fields());
               model::PersonSpec p;
-              r.string("role", p.role);
-              r.count("count", p.count, 1, 1e6);
-              r.quantity("rate", p.rate_usd_per_hour, Dimension::usd_per_hour, Bound::non_negative);
-              r.number("hours_per_week", p.hours_per_week, 0, 168);
-              if (const YamlValue* c = r.get("coverage")) {
-                if (read_choice(d, *c, r.child_path("coverage"), {"24x7"})) p.round_the_clock = true;
-                if (r.has("hours_per_week"))
-                  d.add(*c, r.child_path("coverage"), "give coverage or hours_per_week, not both");
-              }
+              read_fields(r, person_fields(), p);
               people.push_back(std::move(p));
             });
   return people;
@@ -158,35 +143,24 @@ std::string convergence_to_yaml(const std::optional<model::ConvergenceSpec>& c) 
 
 std::string tuning_to_yaml(const std::optional<model::TuningSpec>& t) {
   if (!t) return "";
-  return "tuning:\n  trials: " + std::to_string(t->trials) +
-         "\n  trial: {fraction: " + format_number(t->fraction) +
-         "}\n  concurrent: " + std::to_string(t->concurrent) + "\n  early_stopping: {policy: " +
-         std::string(name_in(model::kEarlyStoppingNames, t->early_stopping)) +
-         ", eta: " + format_number(t->eta) + ", min_fraction: " + format_number(t->min_fraction) + "}\n";
+  return "tuning:\n  trials: " + field_value(tuning_fields(), "trials", *t) + "\n  trial: {" +
+         flow_fields(tuning_trial_fields(), *t) +
+         "}\n  concurrent: " + field_value(tuning_fields(), "concurrent", *t) + "\n  early_stopping: {" +
+         flow_fields(tuning_early_stopping_fields(), *t) + "}\n";
 }
 
 std::string data_to_yaml(const std::optional<model::DataSpec>& data) {
   if (!data) return "";
-  return "data:\n  raw: \"" + format_quantity(data->raw_bytes, Dimension::bytes) +
-         "\"\n  preprocessing: {core_hours_per_tb: " + format_number(data->core_hours_per_tb) +
-         ", core_hour: \"" + format_quantity(data->core_hour_usd, Dimension::usd_per_hour) +
-         "\"}\n  storage: {price: \"" +
-         format_quantity(data->storage_usd_per_gb_month, Dimension::usd_per_gb_month) +
-         "\", months: " + format_number(data->storage_months) + "}\n  transfer: {volume: \"" +
-         format_quantity(data->transfer_bytes, Dimension::bytes) + "\", price: \"" +
-         format_quantity(data->transfer_usd_per_gb, Dimension::usd_per_gb) + "\"}\n";
+  return "data:\n" + block_fields(data_fields(), *data, "  ") + "  preprocessing: {" +
+         flow_fields(data_preprocessing_fields(), *data) + "}\n  storage: {" +
+         flow_fields(data_storage_fields(), *data) + "}\n  transfer: {" +
+         flow_fields(data_transfer_fields(), *data) + "}\n";
 }
 
 std::string people_to_yaml(const std::vector<model::PersonSpec>& people) {
   if (people.empty()) return "";
   std::string out = "people:\n";
-  for (const model::PersonSpec& p : people) {
-    out += "  - {role: " + yaml_quote(p.role) + ", count: " + std::to_string(p.count) + ", rate: \"" +
-           format_quantity(p.rate_usd_per_hour, Dimension::usd_per_hour) + "\", " +
-           (p.round_the_clock ? std::string("coverage: \"24x7\"")
-                              : "hours_per_week: " + format_number(p.hours_per_week)) +
-           "}\n";
-  }
+  for (const model::PersonSpec& p : people) out += "  - {" + flow_fields(person_fields(), p) + "}\n";
   return out;
 }
 

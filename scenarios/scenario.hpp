@@ -12,11 +12,15 @@
 #include "models/spec/run_spec.hpp"
 #include "models/spec/training_spec.hpp"
 #include "models/spec/transformer_spec.hpp"
+#include "sim/enum_names.hpp"
 #include "topologies/cluster_spec.hpp"
 
 namespace trainsim::scenario {
 
 enum class SweepMode { grid, zip };
+
+inline constexpr EnumNames<SweepMode, 2> kSweepModeNames{
+    {{"grid", SweepMode::grid}, {"zip", SweepMode::zip}}};
 
 /// One swept key: a dotted path into the scenario and the values it takes, each kept as YAML text
 /// so that it is parsed and checked exactly like the same value written in place.

@@ -2,6 +2,7 @@
 #include <string>
 #include <string_view>
 
+#include "scenarios/block_fields.hpp"
 #include "scenarios/campaign_block.hpp"
 #include "scenarios/cluster_background.hpp"
 #include "scenarios/framework_block.hpp"
@@ -61,16 +62,9 @@ std::string tags_to_yaml(const Scenario& s) {
 std::string cluster_to_yaml(const Scenario& s) {
   std::string out;
   const auto& c = s.cluster;
-  out += "cluster:\n  node: " + node_to_yaml(c.node) + "\n  nodes: " + str(c.nodes) + "\n";
-  if (c.gpus_per_node > 0) out += "  gpus_per_node: " + std::to_string(c.gpus_per_node) + "\n";
+  out += "cluster:\n  node: " + node_to_yaml(c.node) + "\n" + block_fields(cluster_fields(), c, "  ");
   const auto& n = c.network;
-  out += "  network: {topology: " + std::string(to_string(n.topology));
-  if (n.nic_bytes_per_s > 0) out += ", nic: " + qty(n.nic_bytes_per_s, Dimension::bytes_per_s);
-  if (n.nics_per_node > 0) out += ", nics_per_node: " + std::to_string(n.nics_per_node);
-  out += ", oversubscription: " + format_number(n.oversubscription) +
-         ", rail_optimized: " + yaml_bool(n.rail_optimized) +
-         ", switch_latency: " + qty(n.switch_latency_s, Dimension::seconds) +
-         ", switch_radix: " + std::to_string(n.switch_radix);
+  out += "  network: {" + flow_fields(cluster_network_fields(), n);
   if (!n.torus_dims.empty()) {
     out += ", torus_dims: [";
     for (std::size_t i = 0; i < n.torus_dims.size(); ++i)
@@ -98,13 +92,7 @@ std::string cluster_to_yaml(const Scenario& s) {
     }
     out += "]\n";
   }
-  const auto& st = c.storage;
-  out += "  storage: {latency: " + qty(st.latency_s, Dimension::seconds);
-  if (st.write_bytes_per_s > 0) out += ", write: " + qty(st.write_bytes_per_s, Dimension::bytes_per_s);
-  if (st.read_bytes_per_s > 0) out += ", read: " + qty(st.read_bytes_per_s, Dimension::bytes_per_s);
-  if (st.per_node_bytes_per_s > 0)
-    out += ", per_node: " + qty(st.per_node_bytes_per_s, Dimension::bytes_per_s);
-  out += "}\n";
+  out += "  storage: {" + flow_fields(cluster_storage_fields(), c.storage, "latency") + "}\n";
   return out;
 }
 
@@ -172,11 +160,7 @@ std::string training_to_yaml(const Scenario& s) {
 std::string checkpoint_to_yaml(const Scenario& s) {
   std::string out;
   if (s.checkpoint.enabled) {
-    const auto& k = s.checkpoint;
-    out += "checkpoint: {";
-    if (k.interval_s) out += "interval: " + qty(*k.interval_s, Dimension::seconds) + ", ";
-    if (k.every_steps) out += "every_steps: " + str(*k.every_steps) + ", ";
-    out += "mode: " + std::string(to_string(k.mode)) + ", keep: " + std::to_string(k.keep) + "}\n";
+    out += "checkpoint: {" + flow_fields(checkpoint_fields(), s.checkpoint) + "}\n";
   }
   return out;
 }
@@ -185,12 +169,7 @@ std::string checkpoint_to_yaml(const Scenario& s) {
 std::string failures_to_yaml(const Scenario& s) {
   std::string out;
   if (s.failures.enabled) {
-    const auto& f = s.failures;
-    out += "failures: {";
-    if (f.node_mtbf_s > 0) out += "node_mtbf: " + qty(f.node_mtbf_s, Dimension::seconds) + ", ";
-    if (f.gpu_mtbf_s > 0) out += "gpu_mtbf: " + qty(f.gpu_mtbf_s, Dimension::seconds) + ", ";
-    out += "restart: " + qty(f.restart_s, Dimension::seconds) + ", seed: " + std::to_string(f.seed) +
-           ", trials: " + std::to_string(f.trials) + "}\n";
+    out += "failures: {" + flow_fields(failures_fields(), s.failures) + "}\n";
   }
   return out;
 }
@@ -204,23 +183,12 @@ std::string pricing_to_yaml(const Scenario& s) {
     // The region's name, then every value explicitly: they override its table, so they load back as they are.
     if (!pr.region.empty()) out += "  region: " + q(pr.region) + "\n";
     out += "  gpu_hour: " + qty(pr.gpu_hour_usd, Dimension::usd_per_hour) + "\n";
-    if (pr.commitment.enabled) {
-      out += "  commitment: {gpus: " + format_number(pr.commitment.gpus) +
-             ", term: " + qty(pr.commitment.term_s, Dimension::seconds) +
-             ", gpu_hour: " + qty(pr.commitment.gpu_hour_usd, Dimension::usd_per_hour) + "}\n";
-    }
-    if (pr.spot.enabled) {
-      out += "  spot: {gpu_hour: " + qty(pr.spot.gpu_hour_usd, Dimension::usd_per_hour) +
-             ", preemptions: " + qty(pr.spot.preemptions_per_s, Dimension::rate_per_s) + "}\n";
-    }
-    out += "  storage: {hot: " + qty(pr.storage.hot_usd_per_gb_month, Dimension::usd_per_gb_month) +
-           ", cold: " + qty(pr.storage.cold_usd_per_gb_month, Dimension::usd_per_gb_month);
-    if (pr.storage.cold_after_s) out += ", cold_after: " + qty(*pr.storage.cold_after_s, Dimension::seconds);
-    out += "}\n  egress: " + qty(pr.egress_usd_per_gb, Dimension::usd_per_gb) +
-           "\n  egress_data: " + qty(pr.egress_bytes, Dimension::bytes) +
-           "\n  energy: {price: " + qty(pr.energy.usd_per_kwh, Dimension::usd_per_kwh) +
-           ", pue: " + format_number(pr.energy.pue) +
-           ", carbon: " + qty(pr.energy.carbon_g_per_kwh, Dimension::grams_per_kwh) + "}\n";
+    if (pr.commitment.enabled)
+      out += "  commitment: {" + flow_fields(pricing_commitment_fields(), pr.commitment) + "}\n";
+    if (pr.spot.enabled) out += "  spot: {" + flow_fields(pricing_spot_fields(), pr.spot) + "}\n";
+    out += "  storage: {" + flow_fields(pricing_storage_fields(), pr.storage) + "}\n";
+    out += block_fields(pricing_fields(), pr, "  ");
+    out += "  energy: {" + flow_fields(pricing_energy_fields(), pr.energy) + "}\n";
   }
   return out;
 }
@@ -230,11 +198,7 @@ std::string budget_to_yaml(const Scenario& s) {
   std::string out;
   const auto& bu = s.budget;
   if (bu.max_cost_usd || bu.deadline_s || bu.memory_headroom || bu.memory_headroom_bytes) {
-    std::string parts;
-    if (bu.max_cost_usd) parts += "max_cost: " + qty(*bu.max_cost_usd, Dimension::usd);
-    if (bu.deadline_s)
-      parts +=
-          (parts.empty() ? "" : ", ") + std::string("deadline: ") + qty(*bu.deadline_s, Dimension::seconds);
+    std::string parts = flow_fields(budget_fields(), bu);
     if (bu.memory_headroom)
       parts +=
           (parts.empty() ? "" : ", ") + std::string("memory_headroom: ") + format_number(*bu.memory_headroom);
@@ -256,7 +220,7 @@ std::string budget_to_yaml(const Scenario& s) {
 std::string sweep_to_yaml(const Scenario& s) {
   std::string out;
   if (!s.sweep.empty()) {
-    out += "sweep:\n  mode: " + std::string(s.sweep.mode == SweepMode::zip ? "zip" : "grid") + "\n";
+    out += "sweep:\n" + block_fields(sweep_fields(), s.sweep, "  ");
     for (const SweepAxis& axis : s.sweep.axes) {
       out += "  " + axis.key_path + ": [";
       for (std::size_t i = 0; i < axis.values.size(); ++i) out += (i ? ", " : "") + axis.values[i];
@@ -271,7 +235,7 @@ std::string measured_to_yaml(const Scenario& s) {
   std::string out;
   if (s.measured) {
     const auto& m = *s.measured;
-    out += "measured:\n  source: " + q(m.source) + "\n";
+    out += "measured:\n" + block_fields(measured_fields(), m, "  ");
     for (const auto& [name, value] : m.values) out += "  " + name + ": " + format_number(value) + "\n";
     if (m.tolerance_per_metric.empty()) {
       out += "  tolerance: " + format_number(m.tolerance) + "\n";

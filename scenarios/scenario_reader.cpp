@@ -12,6 +12,7 @@
 #include "models/workload/attention_kernel.hpp"
 #include "models/workload/optimizer.hpp"
 #include "models/workload/preconditioner.hpp"
+#include "scenarios/block_fields.hpp"
 #include "scenarios/campaign_block.hpp"
 #include "scenarios/cluster_background.hpp"
 #include "scenarios/framework_block.hpp"
@@ -176,40 +177,24 @@ class ScenarioConverter {
   }
 
   void read_cluster(const YamlValue& v, topo::ClusterSpec& c) {
-    MapReader r(
-        d_, v, "cluster",
-        {"node", "nodes", "gpus_per_node", "network", "storage", "background", "stragglers", "degraded"});
+    MapReader r(d_, v, "cluster", field_keys(cluster_fields()));
     if (!r.valid()) return;
-    r.require({"node", "nodes"});
+    require_fields(r, cluster_fields());
     if (const YamlValue* n = r.get("node")) c.node = read_node_value(d_, *n, "cluster.node", presets_);
     a_.nodes = r.get("nodes");
-    r.count("nodes", c.nodes, 1, 1e7);
     a_.gpus_per_node = r.get("gpus_per_node");
-    r.count("gpus_per_node", c.gpus_per_node, 1, 1024);
+    read_fields(r, cluster_fields(), c);
     if (const YamlValue* n = r.get("network")) {
-      MapReader nr(d_, *n, "cluster.network",
-                   {"topology", "nic", "nics_per_node", "oversubscription", "rail_optimized",
-                    "switch_latency", "switch_radix", "torus_dims"});
-      auto& net = c.network;
-      nr.choice("topology", net.topology, topo::kFabricTopologyNames);
-      nr.quantity("nic", net.nic_bytes_per_s, Dimension::bytes_per_s);
-      nr.count("nics_per_node", net.nics_per_node, 1, 1024);
-      nr.number("oversubscription", net.oversubscription, 1, 1024);
-      nr.boolean("rail_optimized", net.rail_optimized);
-      nr.quantity("switch_latency", net.switch_latency_s, Dimension::seconds, Bound::non_negative);
-      nr.count("switch_radix", net.switch_radix, 2, 65536);
+      MapReader nr(d_, *n, "cluster.network", field_keys(cluster_network_fields()));
+      read_fields(nr, cluster_network_fields(), c.network);
       if (const YamlValue* dims = nr.get("torus_dims")) read_torus_dims(*dims, c);
     }
     if (const YamlValue* b = r.get("background")) read_cluster_background(d_, *b, c);
     if (const YamlValue* st = r.get("stragglers")) read_cluster_stragglers(d_, *st, c);
     if (const YamlValue* dg = r.get("degraded")) read_cluster_degraded(d_, *dg, c);
     if (const YamlValue* st = r.get("storage")) {
-      MapReader sr(d_, *st, "cluster.storage", {"write", "read", "per_node", "latency"});
-      auto& s = c.storage;
-      sr.quantity("write", s.write_bytes_per_s, Dimension::bytes_per_s);
-      sr.quantity("read", s.read_bytes_per_s, Dimension::bytes_per_s);
-      sr.quantity("per_node", s.per_node_bytes_per_s, Dimension::bytes_per_s);
-      sr.quantity("latency", s.latency_s, Dimension::seconds, Bound::non_negative);
+      MapReader sr(d_, *st, "cluster.storage", field_keys(cluster_storage_fields()));
+      read_fields(sr, cluster_storage_fields(), c.storage);
     }
   }
 
@@ -457,10 +442,10 @@ class ScenarioConverter {
   }
 
   void read_checkpoint(const YamlValue& v, model::CheckpointSpec& c) {
-    MapReader r(d_, v, "checkpoint", {"interval", "every_steps", "mode", "keep"});
+    MapReader r(d_, v, "checkpoint", field_keys(checkpoint_fields()));
     if (!r.valid()) return;
     c.enabled = true;
-    r.quantity("interval", c.interval_s, Dimension::seconds);
+    read_fields(r, checkpoint_fields(), c);
     // Beyond 1e9 s (31 years) the interval in steps overflowed into a checkpoint every step.
     if (const YamlValue* i = r.get("interval"); i != nullptr && c.interval_s > 1e9) {
       d_.add(*i, "checkpoint.interval",
@@ -468,26 +453,17 @@ class ScenarioConverter {
              "checkpoint block");
       c.interval_s = 0;
     }
-    if (const YamlValue* s = r.get("every_steps")) {
-      if (auto k = read_count(d_, *s, "checkpoint.every_steps", 1, 1e12)) c.every_steps = *k;
-    }
     if (r.has("interval") == r.has("every_steps")) {
       d_.add(v, "checkpoint",
              "give exactly one of interval (a duration, e.g. \"2 h\") or every_steps (a count)");
     }
-    r.choice("mode", c.mode, model::kCheckpointModeNames);
-    r.count("keep", c.keep, 1, 1e6);
   }
 
   void read_failures(const YamlValue& v, model::FailureSpec& f) {
-    MapReader r(d_, v, "failures", {"node_mtbf", "gpu_mtbf", "restart", "seed", "trials"});
+    MapReader r(d_, v, "failures", field_keys(failures_fields()));
     if (!r.valid()) return;
     f.enabled = true;
-    r.quantity("node_mtbf", f.node_mtbf_s, Dimension::seconds);
-    r.quantity("gpu_mtbf", f.gpu_mtbf_s, Dimension::seconds);
-    r.quantity("restart", f.restart_s, Dimension::seconds, Bound::non_negative);
-    r.count("seed", f.seed, 0, 9e15);
-    r.count("trials", f.trials, 0, 1e7);
+    read_fields(r, failures_fields(), f);
     if (!r.has("node_mtbf") && !r.has("gpu_mtbf")) {
       d_.add(v, "failures", "give node_mtbf or gpu_mtbf (a duration, e.g. \"5000 h\")");
     }
@@ -497,44 +473,35 @@ class ScenarioConverter {
   // errors are reported).
   void read_pricing(const YamlValue& v, model::PricingSpec& p, const std::string& gpu,
                     const std::string& node) {
-    MapReader r(d_, v, "pricing",
-                {"region", "gpu_hour", "spot", "storage", "egress", "egress_data", "energy", "commitment"});
+    MapReader r(d_, v, "pricing", field_keys(pricing_fields()));
     if (!r.valid()) return;
     p.enabled = true;
     // The region's table first: every key written beside it is read after it and wins.
     if (const YamlValue* region = r.get("region")) read_region(*region, p, gpu, r.has("gpu_hour"));
     if (const YamlValue* g = r.get("gpu_hour")) read_gpu_hour(*g, p, gpu, node);
     if (const YamlValue* c = r.get("commitment")) {
-      MapReader cr(d_, *c, "pricing.commitment", {"gpus", "term", "gpu_hour"});
-      if (cr.valid() && cr.require({"gpus", "term", "gpu_hour"})) {
+      MapReader cr(d_, *c, "pricing.commitment", field_keys(pricing_commitment_fields()));
+      if (cr.valid() && require_fields(cr, pricing_commitment_fields())) {
         p.commitment.enabled = true;
-        cr.number("gpus", p.commitment.gpus, 1, 1e9);
-        cr.quantity("term", p.commitment.term_s, Dimension::seconds);
-        cr.quantity("gpu_hour", p.commitment.gpu_hour_usd, Dimension::usd_per_hour, Bound::non_negative);
+        read_fields(cr, pricing_commitment_fields(), p.commitment);
       }
     }
     if (const YamlValue* s = r.get("spot")) {
-      MapReader sr(d_, *s, "pricing.spot", {"gpu_hour", "preemptions"});
+      MapReader sr(d_, *s, "pricing.spot", field_keys(pricing_spot_fields()));
       if (sr.valid()) {
         p.spot.enabled = true;
-        sr.require({"gpu_hour"});
-        sr.quantity("gpu_hour", p.spot.gpu_hour_usd, Dimension::usd_per_hour, Bound::non_negative);
-        sr.quantity("preemptions", p.spot.preemptions_per_s, Dimension::rate_per_s, Bound::non_negative);
+        require_fields(sr, pricing_spot_fields());
+        read_fields(sr, pricing_spot_fields(), p.spot);
       }
     }
     if (const YamlValue* s = r.get("storage")) {
-      MapReader sr(d_, *s, "pricing.storage", {"hot", "cold", "cold_after"});
-      sr.quantity("hot", p.storage.hot_usd_per_gb_month, Dimension::usd_per_gb_month, Bound::non_negative);
-      sr.quantity("cold", p.storage.cold_usd_per_gb_month, Dimension::usd_per_gb_month, Bound::non_negative);
-      sr.quantity("cold_after", p.storage.cold_after_s, Dimension::seconds, Bound::non_negative);
+      MapReader sr(d_, *s, "pricing.storage", field_keys(pricing_storage_fields()));
+      read_fields(sr, pricing_storage_fields(), p.storage);
     }
-    r.quantity("egress", p.egress_usd_per_gb, Dimension::usd_per_gb, Bound::non_negative);
-    r.quantity("egress_data", p.egress_bytes, Dimension::bytes, Bound::non_negative);
+    read_fields(r, pricing_fields(), p);
     if (const YamlValue* e = r.get("energy")) {
-      MapReader er(d_, *e, "pricing.energy", {"price", "pue", "carbon"});
-      er.quantity("price", p.energy.usd_per_kwh, Dimension::usd_per_kwh, Bound::non_negative);
-      er.number("pue", p.energy.pue, 1, 10);
-      er.quantity("carbon", p.energy.carbon_g_per_kwh, Dimension::grams_per_kwh, Bound::non_negative);
+      MapReader er(d_, *e, "pricing.energy", field_keys(pricing_energy_fields()));
+      read_fields(er, pricing_energy_fields(), p.energy);
     }
   }
 
@@ -597,9 +564,8 @@ class ScenarioConverter {
   }
 
   void read_budget(const YamlValue& v, model::BudgetSpec& b) {
-    MapReader r(d_, v, "budget", {"max_cost", "deadline", "memory_headroom", "alerts"});
-    r.quantity("max_cost", b.max_cost_usd, Dimension::usd);
-    r.quantity("deadline", b.deadline_s, Dimension::seconds);
+    MapReader r(d_, v, "budget", field_keys(budget_fields()));
+    read_fields(r, budget_fields(), b);
     if (const YamlValue* h = r.get("memory_headroom")) read_memory_headroom(*h, b);
     if (const YamlValue* a = r.get("alerts")) read_alerts(*a, r.has("max_cost"), b);
   }
@@ -667,14 +633,19 @@ class ScenarioConverter {
       d_.add(v, "sweep", "expected a mapping of dotted keys to lists, e.g. {cluster.nodes: [16, 32]}");
       return;
     }
+    // The table's keys, and any other key as a swept key path.
+    const std::vector<std::string> table_keys = field_keys(sweep_fields());
+    const auto is_axis = [&](const std::string& key) {
+      return std::find(table_keys.begin(), table_keys.end(), key) == table_keys.end();
+    };
+    std::vector<std::string> allowed = table_keys;
+    for (const YamlEntry& e : v.entries) allowed.push_back(e.key);
+    MapReader r(d_, v, "sweep", allowed);
+    read_fields(r, sweep_fields(), sweep);
     std::size_t zip_length = 0;
     for (const YamlEntry& e : v.entries) {
+      if (!is_axis(e.key)) continue;
       const std::string path = join_path("sweep", e.key);
-      if (e.key == "mode") {
-        if (auto i = read_choice(d_, e.value, path, {"grid", "zip"}))
-          sweep.mode = *i == 0 ? SweepMode::grid : SweepMode::zip;
-        continue;
-      }
       if (!e.value.is_sequence() || e.value.items.empty()) {
         d_.add(e.value, path, "expected a non-empty list of values, e.g. [16, 32, 64]");
         continue;
@@ -686,7 +657,7 @@ class ScenarioConverter {
     }
     if (sweep.mode == SweepMode::zip) {
       for (const YamlEntry& e : v.entries) {
-        if (e.key != "mode" && e.value.is_sequence() && e.value.items.size() != zip_length) {
+        if (is_axis(e.key) && e.value.is_sequence() && e.value.items.size() != zip_length) {
           d_.add(e.value, join_path("sweep", e.key),
                  "with mode: zip every list has the same length; this one has " +
                      std::to_string(e.value.items.size()) + ", the first has " + std::to_string(zip_length));
@@ -702,11 +673,10 @@ class ScenarioConverter {
     }
     MeasuredSpec m;
     std::vector<std::string> allowed = measurable_fields();
-    allowed.push_back("source");
-    allowed.push_back("tolerance");
+    for (const std::string& key : field_keys(measured_fields())) allowed.push_back(key);
     MapReader r(d_, v, "measured", allowed);
-    r.require({"source"});
-    r.string("source", m.source);
+    require_fields(r, measured_fields());
+    read_fields(r, measured_fields(), m);
     if (const YamlValue* t = r.get("tolerance")) {
       if (t->is_mapping()) {
         for (const YamlEntry& e : t->entries) {
@@ -728,10 +698,9 @@ class ScenarioConverter {
       }
     }
     for (const YamlEntry& e : v.entries) {
-      if (e.key == "source" || e.key == "tolerance") continue;
       if (std::find(measurable_fields().begin(), measurable_fields().end(), e.key) ==
           measurable_fields().end()) {
-        continue;  // reported by the MapReader
+        continue;  // a key of the table, or an unknown one the MapReader reported
       }
       if (auto x = read_number(d_, e.value, join_path("measured", e.key), 0, 1e30))
         m.values.emplace_back(e.key, *x);

@@ -1,0 +1,334 @@
+#include "scenarios/block_fields.hpp"
+
+namespace trainsim::scenario {
+
+using D = Dimension;
+
+const FieldTable<topo::ClusterSpec>& cluster_fields() {
+  using C = topo::ClusterSpec;
+  static const FieldTable<C> kTable{
+      required(structured_field<C>("node", "name or mapping",
+                                   "a node preset (`trainsim list nodes`), or one with keys overridden")),
+      required(count_field("nodes", &C::nodes, 1, 1e7, "nodes in the cluster")),
+      count_field("gpus_per_node", &C::gpus_per_node, 1, 1024,
+                  "GPUs in use on each node, at most the preset's; default all", Written::unless_zero),
+      structured_field<C>("network", "mapping", "the fabric between the nodes"),
+      structured_field<C>("storage", "mapping", "the storage checkpoints are written to"),
+      structured_field<C>("background", "mapping", "other jobs' share of the switch-to-switch links"),
+      structured_field<C>("stragglers", "list", "nodes whose kernels run slower than their peers'"),
+      structured_field<C>("degraded", "list", "NICs running below their rated bandwidth"),
+  };
+  return kTable;
+}
+
+const FieldTable<topo::NetworkSpec>& cluster_network_fields() {
+  using N = topo::NetworkSpec;
+  static const FieldTable<N> kTable{
+      choice_field("topology", &N::topology, topo::kFabricTopologyNames,
+                   "the fabric's shape; default fat-tree"),
+      quantity_field("nic", &N::nic_bytes_per_s, D::bytes_per_s, Bound::positive,
+                     "one NIC's bandwidth; default the node preset's", Written::unless_zero),
+      count_field("nics_per_node", &N::nics_per_node, 1, 1024, "NICs per node; default the node preset's",
+                  Written::unless_zero),
+      number_field("oversubscription", &N::oversubscription, 1, 1024,
+                   "a leaf's down/up bandwidth ratio (2 means 2:1); default 1"),
+      flag_field("rail_optimized", &N::rail_optimized, "GPU i of every node on rail switch i; default true"),
+      quantity_field("switch_latency", &N::switch_latency_s, D::seconds, Bound::non_negative,
+                     "one switch hop's latency; default 600 ns"),
+      count_field("switch_radix", &N::switch_radix, 2, 65536, "ports per switch; default 64"),
+      structured_field<N>("torus_dims", "list",
+                          "a torus's size in each dimension (2 for torus-2d, 3 for torus-3d), multiplying to "
+                          "the nodes"),
+  };
+  return kTable;
+}
+
+const FieldTable<topo::StorageSpec>& cluster_storage_fields() {
+  using S = topo::StorageSpec;
+  static const FieldTable<S> kTable{
+      quantity_field("write", &S::write_bytes_per_s, D::bytes_per_s, Bound::positive,
+                     "the storage's aggregate write bandwidth", Written::unless_zero),
+      quantity_field("read", &S::read_bytes_per_s, D::bytes_per_s, Bound::positive,
+                     "the storage's aggregate read bandwidth", Written::unless_zero),
+      quantity_field("per_node", &S::per_node_bytes_per_s, D::bytes_per_s, Bound::positive,
+                     "each node's link to storage; default its NICs", Written::unless_zero),
+      quantity_field("latency", &S::latency_s, D::seconds, Bound::non_negative,
+                     "the latency of one storage operation; default 1 ms"),
+  };
+  return kTable;
+}
+
+const FieldTable<model::CheckpointSpec>& checkpoint_fields() {
+  using C = model::CheckpointSpec;
+  static const FieldTable<C> kTable{
+      quantity_field("interval", &C::interval_s, D::seconds, Bound::positive,
+                     "a checkpoint every this much training time, at most 1e9 s; or every_steps"),
+      count_field("every_steps", &C::every_steps, 1, 1e12, "a checkpoint every this many steps; or interval"),
+      choice_field("mode", &C::mode, model::kCheckpointModeNames,
+                   "what training stops for: sync the copy to host memory and the write, async (default) "
+                   "the copy and any wait for the previous write"),
+      count_field("keep", &C::keep, 1, 1e6, "checkpoints kept in storage, default 1"),
+  };
+  return kTable;
+}
+
+const FieldTable<model::FailureSpec>& failures_fields() {
+  using F = model::FailureSpec;
+  static const FieldTable<F> kTable{
+      quantity_field("node_mtbf", &F::node_mtbf_s, D::seconds, Bound::positive,
+                     "mean time between failures of one node; node_mtbf or gpu_mtbf or both",
+                     Written::unless_zero),
+      quantity_field("gpu_mtbf", &F::gpu_mtbf_s, D::seconds, Bound::positive,
+                     "mean time between failures of one GPU, on top of the node's", Written::unless_zero),
+      quantity_field("restart", &F::restart_s, D::seconds, Bound::non_negative,
+                     "time to detect, reschedule and restart, before the checkpoint's restore; default 0"),
+      count_field("seed", &F::seed, 0, 9e15, "seed of the failure draws with trials, default 1"),
+      count_field("trials", &F::trials, 0, 1e7,
+                  "0 (default): expected values; N: a seeded Monte-Carlo over N runs"),
+  };
+  return kTable;
+}
+
+const FieldTable<model::PricingSpec>& pricing_fields() {
+  using P = model::PricingSpec;
+  static const FieldTable<P> kTable{
+      structured_field<P>("region", "name",
+                          "a region's price table (`trainsim list regions`); keys written beside it win"),
+      structured_field<P>("gpu_hour", "quantity or mapping",
+                          "the on-demand price per GPU-hour, or one per node or GPU preset"),
+      structured_field<P>("spot", "mapping", "spot capacity: its price and its preemption rate"),
+      structured_field<P>("storage", "mapping", "the price of keeping checkpoints"),
+      quantity_field("egress", &P::egress_usd_per_gb, D::usd_per_gb, Bound::non_negative,
+                     "the price of data moved across the priced boundary"),
+      quantity_field("egress_data", &P::egress_bytes, D::bytes, Bound::non_negative,
+                     "the data moved across the priced boundary over the run"),
+      structured_field<P>("energy", "mapping", "the energy price, the PUE and the grid's carbon intensity"),
+      structured_field<P>("commitment", "mapping",
+                          "reserved capacity: GPUs for a term at a fixed rate, paid whether used or not"),
+  };
+  return kTable;
+}
+
+const FieldTable<model::SpotPricing>& pricing_spot_fields() {
+  using S = model::SpotPricing;
+  static const FieldTable<S> kTable{
+      required(quantity_field("gpu_hour", &S::gpu_hour_usd, D::usd_per_hour, Bound::non_negative,
+                              "the spot price per GPU-hour")),
+      quantity_field("preemptions", &S::preemptions_per_s, D::rate_per_s, Bound::non_negative,
+                     "preemptions of the whole allocation per unit of time"),
+  };
+  return kTable;
+}
+
+const FieldTable<model::StoragePricing>& pricing_storage_fields() {
+  using S = model::StoragePricing;
+  static const FieldTable<S> kTable{
+      quantity_field("hot", &S::hot_usd_per_gb_month, D::usd_per_gb_month, Bound::non_negative,
+                     "the price of a checkpoint in hot storage"),
+      quantity_field("cold", &S::cold_usd_per_gb_month, D::usd_per_gb_month, Bound::non_negative,
+                     "the price of a checkpoint once moved to cold storage"),
+      quantity_field(
+          "cold_after", &S::cold_after_s, D::seconds, Bound::non_negative,
+          "how long a checkpoint stays hot before it moves to cold storage; default: it stays hot"),
+  };
+  return kTable;
+}
+
+const FieldTable<model::EnergyPricing>& pricing_energy_fields() {
+  using E = model::EnergyPricing;
+  static const FieldTable<E> kTable{
+      quantity_field("price", &E::usd_per_kwh, D::usd_per_kwh, Bound::non_negative, "the price of energy"),
+      number_field("pue", &E::pue, 1, 10, "power usage effectiveness: the facility's energy per IT energy"),
+      quantity_field("carbon", &E::carbon_g_per_kwh, D::grams_per_kwh, Bound::non_negative,
+                     "the grid's carbon intensity"),
+  };
+  return kTable;
+}
+
+const FieldTable<model::Commitment>& pricing_commitment_fields() {
+  using C = model::Commitment;
+  static const FieldTable<C> kTable{
+      required(number_field("gpus", &C::gpus, 1, 1e9, "GPUs reserved")),
+      required(quantity_field("term", &C::term_s, D::seconds, Bound::positive, "the term, paid whole")),
+      required(quantity_field("gpu_hour", &C::gpu_hour_usd, D::usd_per_hour, Bound::non_negative,
+                              "the committed price per GPU-hour")),
+  };
+  return kTable;
+}
+
+const FieldTable<model::BudgetSpec>& budget_fields() {
+  using B = model::BudgetSpec;
+  static const FieldTable<B> kTable{
+      quantity_field("max_cost", &B::max_cost_usd, D::usd, Bound::positive,
+                     "the most the campaign may cost; above it is a budget violation"),
+      quantity_field("deadline", &B::deadline_s, D::seconds, Bound::positive,
+                     "the longest the campaign may take; past it is a budget violation"),
+      structured_field<B>("memory_headroom", "number or quantity",
+                          "HBM that must stay free on each GPU: a fraction from 0 to 0.95, or a size"),
+      structured_field<B>("alerts", "list",
+                          "fractions of max_cost (> 0, each once) at which the spend is reported"),
+  };
+  return kTable;
+}
+
+const FieldTable<model::TuningSpec>& tuning_fields() {
+  using T = model::TuningSpec;
+  static const FieldTable<T> kTable{
+      count_field("trials", &T::trials, 1, 1e6,
+                  "trials started; default: one coordinate-descent pass over the optimizer's published grid"),
+      structured_field<T>("trial", "mapping", "what one trial trains"),
+      structured_field<T>("early_stopping", "mapping", "the policy that stops trials early"),
+      count_field("concurrent", &T::concurrent, 1, 1e6,
+                  "trials at once, each on 1/concurrent of the nodes; at most cluster.nodes; default 1"),
+  };
+  return kTable;
+}
+
+const FieldTable<model::TuningSpec>& tuning_trial_fields() {
+  using T = model::TuningSpec;
+  static const FieldTable<T> kTable{
+      number_field("fraction", &T::fraction, 1e-9, 1,
+                   "the fraction of the final run's steps a trial trains; default 0.01"),
+  };
+  return kTable;
+}
+
+const FieldTable<model::TuningSpec>& tuning_early_stopping_fields() {
+  using T = model::TuningSpec;
+  static const FieldTable<T> kTable{
+      required(choice_field("policy", &T::early_stopping, model::kEarlyStoppingNames,
+                            "none, successive halving, or ASHA as its synchronous equivalent")),
+      number_field("eta", &T::eta, 1.0 + 1e-9, 1e3, "1/eta of a rung's trials go on to the next; default 3"),
+      number_field("min_fraction", &T::min_fraction, 1e-9, 1,
+                   "the fraction of a trial the first rung trains; default 0.05"),
+  };
+  return kTable;
+}
+
+const FieldTable<model::DataSpec>& data_fields() {
+  using S = model::DataSpec;
+  static const FieldTable<S> kTable{
+      quantity_field("raw", &S::raw_bytes, D::bytes, Bound::non_negative, "the raw corpus"),
+      structured_field<S>("preprocessing", "mapping", "filtering, dedup and tokenising, in CPU core-hours"),
+      structured_field<S>("storage", "mapping", "keeping the raw corpus"),
+      structured_field<S>("transfer", "mapping", "moving the data into the training region"),
+  };
+  return kTable;
+}
+
+const FieldTable<model::DataSpec>& data_preprocessing_fields() {
+  using S = model::DataSpec;
+  static const FieldTable<S> kTable{
+      number_field("core_hours_per_tb", &S::core_hours_per_tb, 0, 1e9,
+                   "CPU core-hours per decimal TB of raw data"),
+      quantity_field("core_hour", &S::core_hour_usd, D::usd_per_hour, Bound::non_negative,
+                     "the price of one CPU core-hour"),
+  };
+  return kTable;
+}
+
+const FieldTable<model::DataSpec>& data_storage_fields() {
+  using S = model::DataSpec;
+  static const FieldTable<S> kTable{
+      quantity_field("price", &S::storage_usd_per_gb_month, D::usd_per_gb_month, Bound::non_negative,
+                     "the price of keeping the raw corpus"),
+      number_field("months", &S::storage_months, 0, 1200, "how long it is kept"),
+  };
+  return kTable;
+}
+
+const FieldTable<model::DataSpec>& data_transfer_fields() {
+  using S = model::DataSpec;
+  static const FieldTable<S> kTable{
+      quantity_field("volume", &S::transfer_bytes, D::bytes, Bound::non_negative,
+                     "the data moved into the training region"),
+      quantity_field("price", &S::transfer_usd_per_gb, D::usd_per_gb, Bound::non_negative,
+                     "the price of moving it"),
+  };
+  return kTable;
+}
+
+const FieldTable<model::PersonSpec>& person_fields() {
+  using P = model::PersonSpec;
+  static const FieldTable<P> kTable = [] {
+    // hours_per_week is not written for a role covered round the clock, which writes coverage instead.
+    Field<P> hours =
+        number_field("hours_per_week", &P::hours_per_week, 0, 168, "paid hours a week; default 40");
+    hours.text = [written = hours.text](const P& p) { return p.round_the_clock ? std::nullopt : written(p); };
+    // coverage: 24x7, every hour of the campaign; the item gives it or hours_per_week, not both.
+    static const std::string kRoundTheClock = "24x7";
+    static constexpr std::string_view kCoverage = "coverage";
+    Field<P> coverage{FieldInfo{.key = kCoverage,
+                                .kind = FieldKind::choice,
+                                .choices = {kRoundTheClock},
+                                .help = "every hour of the campaign; instead of hours_per_week"},
+                      [hours_key = hours.info.key](MapReader& r, P& p) {
+                        const YamlValue* c = r.get(kCoverage);
+                        if (c == nullptr) return;
+                        if (read_choice(r.diagnostics(), *c, r.child_path(kCoverage), {kRoundTheClock}))
+                          p.round_the_clock = true;
+                        if (r.has(hours_key))
+                          r.diagnostics().add(*c, r.child_path(kCoverage),
+                                              "give coverage or hours_per_week, not both");
+                      },
+                      [](const P& p) {
+                        return p.round_the_clock ? std::optional(yaml_quote(kRoundTheClock)) : std::nullopt;
+                      }};
+    return FieldTable<P>{
+        required(text_field("role", &P::role, "the role's name")),
+        count_field("count", &P::count, 1, 1e6, "people in the role; default 1"),
+        required(quantity_field("rate", &P::rate_usd_per_hour, D::usd_per_hour, Bound::non_negative,
+                                "the price of one person's hour")),
+        std::move(hours),
+        std::move(coverage),
+    };
+  }();
+  return kTable;
+}
+
+const FieldTable<SweepSpec>& sweep_fields() {
+  static const FieldTable<SweepSpec> kTable{
+      choice_field("mode", &SweepSpec::mode, kSweepModeNames,
+                   "grid (default): every combination, the first key varying slowest; zip: the lists in "
+                   "lock-step. Every other key is a dotted key path with its list of values"),
+  };
+  return kTable;
+}
+
+const FieldTable<MeasuredSpec>& measured_fields() {
+  static const FieldTable<MeasuredSpec> kTable{
+      required(text_field("source", &MeasuredSpec::source, "where the measurement was published")),
+      structured_field<MeasuredSpec>("tolerance", "number or mapping",
+                                     "the relative error allowed, 0 to 100, default 0.1; or one per metric. "
+                                     "Every other key is a summary field with its measured value"),
+  };
+  return kTable;
+}
+
+std::vector<DocumentedBlock> documented_blocks() {
+  return {
+      {"cluster", field_infos(cluster_fields())},
+      {"cluster.network", field_infos(cluster_network_fields())},
+      {"cluster.storage", field_infos(cluster_storage_fields())},
+      {"checkpoint", field_infos(checkpoint_fields())},
+      {"failures", field_infos(failures_fields())},
+      {"budget", field_infos(budget_fields())},
+      {"pricing", field_infos(pricing_fields())},
+      {"pricing.spot", field_infos(pricing_spot_fields())},
+      {"pricing.storage", field_infos(pricing_storage_fields())},
+      {"pricing.energy", field_infos(pricing_energy_fields())},
+      {"pricing.commitment", field_infos(pricing_commitment_fields())},
+      {"tuning", field_infos(tuning_fields())},
+      {"tuning.trial", field_infos(tuning_trial_fields())},
+      {"tuning.early_stopping", field_infos(tuning_early_stopping_fields())},
+      {"data", field_infos(data_fields())},
+      {"data.preprocessing", field_infos(data_preprocessing_fields())},
+      {"data.storage", field_infos(data_storage_fields())},
+      {"data.transfer", field_infos(data_transfer_fields())},
+      {"people[]", field_infos(person_fields())},
+      {"sweep", field_infos(sweep_fields())},
+      {"measured", field_infos(measured_fields())},
+  };
+}
+
+}  // namespace trainsim::scenario

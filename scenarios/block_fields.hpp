@@ -1,0 +1,67 @@
+#pragma once
+// Internal to the scenarios library: the field table of each scenario block that has one
+// (scenarios/field_table.hpp): every key of the block, its kind, unit, bounds, help and member. The
+// block's reader, the dump and SPEC.md's key table of the block (checked by
+// tests/scenarios/block_fields_test.cpp) all follow it, so a key is added here once.
+#include <string_view>
+#include <vector>
+
+#include "models/spec/campaign_spec.hpp"
+#include "models/spec/run_spec.hpp"
+#include "scenarios/field_table.hpp"
+#include "scenarios/scenario.hpp"
+#include "topologies/cluster_spec.hpp"
+
+namespace trainsim::scenario {
+
+/// `cluster:` and its network and storage mappings (node, torus_dims, background, stragglers and degraded
+/// are read and written by their own code).
+[[nodiscard]] const FieldTable<topo::ClusterSpec>& cluster_fields();
+[[nodiscard]] const FieldTable<topo::NetworkSpec>& cluster_network_fields();
+[[nodiscard]] const FieldTable<topo::StorageSpec>& cluster_storage_fields();
+
+/// `checkpoint:` (interval or every_steps is the block's rule, checked by its reader).
+[[nodiscard]] const FieldTable<model::CheckpointSpec>& checkpoint_fields();
+
+/// `failures:` (node_mtbf or gpu_mtbf is the block's rule, checked by its reader).
+[[nodiscard]] const FieldTable<model::FailureSpec>& failures_fields();
+
+/// `pricing:` and its mappings (region and gpu_hour are read and written by the block's own code).
+[[nodiscard]] const FieldTable<model::PricingSpec>& pricing_fields();
+[[nodiscard]] const FieldTable<model::SpotPricing>& pricing_spot_fields();
+[[nodiscard]] const FieldTable<model::StoragePricing>& pricing_storage_fields();
+[[nodiscard]] const FieldTable<model::EnergyPricing>& pricing_energy_fields();
+[[nodiscard]] const FieldTable<model::Commitment>& pricing_commitment_fields();
+
+/// `budget:` (memory_headroom and alerts are read and written by the block's own code).
+[[nodiscard]] const FieldTable<model::BudgetSpec>& budget_fields();
+
+/// `tuning:` and its mappings.
+[[nodiscard]] const FieldTable<model::TuningSpec>& tuning_fields();
+[[nodiscard]] const FieldTable<model::TuningSpec>& tuning_trial_fields();
+[[nodiscard]] const FieldTable<model::TuningSpec>& tuning_early_stopping_fields();
+
+/// `data:` and its mappings.
+[[nodiscard]] const FieldTable<model::DataSpec>& data_fields();
+[[nodiscard]] const FieldTable<model::DataSpec>& data_preprocessing_fields();
+[[nodiscard]] const FieldTable<model::DataSpec>& data_storage_fields();
+[[nodiscard]] const FieldTable<model::DataSpec>& data_transfer_fields();
+
+/// One item of `people:` (coverage or hours_per_week is the item's rule, checked by the coverage row).
+[[nodiscard]] const FieldTable<model::PersonSpec>& person_fields();
+
+/// `sweep:` beside its swept key paths, and `measured:` beside its metrics: the keys that are not a
+/// scenario's key path or a summary field.
+[[nodiscard]] const FieldTable<SweepSpec>& sweep_fields();
+[[nodiscard]] const FieldTable<MeasuredSpec>& measured_fields();
+
+/// A block's path (as SPEC.md heads its table) and its rows.
+struct DocumentedBlock {
+  std::string_view path;
+  std::vector<FieldInfo> rows;
+};
+
+/// Every block with a field table, in SPEC.md's order.
+[[nodiscard]] std::vector<DocumentedBlock> documented_blocks();
+
+}  // namespace trainsim::scenario

@@ -1,0 +1,150 @@
+// The scenario blocks' field tables against SPEC.md: every row is documented in its block's key table with
+// the same kind, unit, bounds and help, and every key SPEC.md documents for such a block has a row. Then
+// the tables against the reader and the dump: a documented key is read, and written back as it was read.
+#include "scenarios/block_fields.hpp"
+
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "scenarios/loader.hpp"
+#include "sim/error.hpp"
+#include "tests/support/load_errors.hpp"
+
+using namespace trainsim;
+using namespace trainsim::scenario;
+
+namespace {
+
+// SPEC.md's key tables: the heading "#### `path`" of each block, then a table whose rows are
+// "| `key` | kind | unit | bounds | help |" (the header and its rule skipped).
+using SpecRow = std::vector<std::string>;
+std::map<std::string, std::map<std::string, SpecRow>> spec_key_tables() {
+  std::ifstream in(TRAINSIM_SOURCE_DIR "/SPEC.md");
+  REQUIRE(in);
+  std::map<std::string, std::map<std::string, SpecRow>> tables;
+  std::string line;
+  std::string block;
+  while (std::getline(in, line)) {
+    if (line.rfind("#### `", 0) == 0 && line.size() > 7 && line.back() == '`') {
+      block = line.substr(6, line.size() - 7);
+      tables[block];
+      continue;
+    }
+    if (block.empty()) continue;
+    if (line.rfind("| `", 0) != 0) {
+      if (line.rfind("|", 0) != 0 && !line.empty()) block.clear();  // prose after the table ends it
+      continue;
+    }
+    SpecRow cells;
+    std::stringstream cut(line.substr(1));
+    std::string cell;
+    while (std::getline(cut, cell, '|')) {
+      const auto first = cell.find_first_not_of(' ');
+      const auto last = cell.find_last_not_of(' ');
+      cells.push_back(first == std::string::npos ? "" : cell.substr(first, last - first + 1));
+    }
+    REQUIRE_MESSAGE(cells.size() == 5, line);
+    const std::string key = cells[0].substr(1, cells[0].size() - 2);  // without the backticks
+    CHECK_MESSAGE(tables[block].emplace(key, cells).second, "documented twice: ", block, ".", key);
+  }
+  return tables;
+}
+
+// The row as SPEC.md spells it; an empty cell is "—".
+SpecRow expected_row(const FieldInfo& f) {
+  const auto cell = [](std::string text) { return text.empty() ? std::string("—") : text; };
+  return {"`" + std::string(f.key) + "`", cell(field_kind_text(f)), cell(field_unit(f)),
+          cell(field_bounds(f)), field_help(f)};
+}
+
+std::string as_markdown(const SpecRow& row) {
+  std::string out = "|";
+  for (const std::string& c : row) out += " " + c + " |";
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "every field table row is in SPEC.md's key table of its block, and every documented key has a row") {
+  const auto spec = spec_key_tables();
+  const std::vector<DocumentedBlock> blocks = documented_blocks();
+  REQUIRE(!blocks.empty());
+  std::set<std::string> with_table;
+  for (const DocumentedBlock& block : blocks) {
+    const std::string path(block.path);
+    with_table.insert(path);
+    INFO("block ", path);
+    const auto it = spec.find(path);
+    if (it == spec.end()) {
+      std::string table =
+          "#### `" + path + "`\n| key | kind | unit | bounds | meaning |\n|---|---|---|---|---|\n";
+      for (const FieldInfo& f : block.rows) table += as_markdown(expected_row(f)) + "\n";
+      FAIL_CHECK("SPEC.md has no key table for this block; it would read:\n", table);
+      continue;
+    }
+    for (const FieldInfo& f : block.rows) {
+      const auto row = it->second.find(std::string(f.key));
+      if (row == it->second.end()) {
+        FAIL_CHECK("not documented: ", as_markdown(expected_row(f)));
+      } else {
+        CHECK_MESSAGE(row->second == expected_row(f), "SPEC.md: ", as_markdown(row->second),
+                      "\nthe table: ", as_markdown(expected_row(f)));
+      }
+    }
+    for (const auto& [key, row] : it->second) {
+      bool has_row = false;
+      for (const FieldInfo& f : block.rows) has_row = has_row || f.key == key;
+      CHECK_MESSAGE(has_row, "SPEC.md documents ", path, ".", key, ", which the block's table does not have");
+    }
+  }
+  // A key table in SPEC.md for a block the code has no table of would be checked by nothing.
+  for (const auto& [path, rows] : spec)
+    CHECK_MESSAGE(with_table.count(path) == 1, "SPEC.md's table of ", path);
+}
+
+TEST_CASE("a table-driven block is read from its keys and dumped back in table order") {
+  const std::string text =
+      trainsim::testing::kSmallScenario + "checkpoint: {keep: 2, every_steps: 500, mode: sync}\n";
+  const Scenario s = load_scenario_text(text, "t.yaml");
+  CHECK(s.checkpoint.every_steps == 500);
+  CHECK(s.checkpoint.mode == model::CheckpointMode::sync);
+  CHECK(s.checkpoint.keep == 2);
+  const std::string dump = dump_scenario(s);
+  // interval is unset, so not written; the rest in the table's order, whatever order the file gave.
+  CHECK(dump.find("checkpoint: {every_steps: 500, mode: sync, keep: 2}\n") != std::string::npos);
+}
+
+TEST_CASE("rows that are not written at zero or in another form stay out of the dump") {
+  const std::string text = trainsim::testing::kSmallScenario +
+                           "failures: {gpu_mtbf: \"20000 h\"}\n"
+                           "people: [{role: on-call, rate: \"$40/h\", coverage: \"24x7\"}]\n";
+  const Scenario s = load_scenario_text(text, "t.yaml");
+  CHECK(s.failures.gpu_mtbf_s == 20000 * 3600.0);
+  CHECK(s.failures.node_mtbf_s == 0);
+  REQUIRE(s.people.size() == 1);
+  CHECK(s.people[0].round_the_clock);
+  const std::string dump = dump_scenario(s);
+  CHECK(dump.find("failures: {gpu_mtbf: ") != std::string::npos);  // node_mtbf 0: none, not written
+  CHECK(dump.find("node_mtbf") == std::string::npos);
+  CHECK(dump.find("  - {role: \"on-call\", count: 1, rate: \"$40/h\", coverage: \"24x7\"}\n") !=
+        std::string::npos);
+  const Scenario back = load_scenario_text(dump, "dump.yaml");
+  CHECK(back.failures.gpu_mtbf_s == s.failures.gpu_mtbf_s);
+  REQUIRE(back.people.size() == 1);
+  CHECK(back.people[0].round_the_clock);
+}
+
+TEST_CASE("a table's required keys and a row's own rule give the same errors as before the tables") {
+  using trainsim::testing::errors_of;
+  CHECK(errors_of(trainsim::testing::kSmallScenario + "people: [{count: 2}]\n") ==
+        "t.yaml:4:10: people[0].role: missing key \"role\"\n"
+        "t.yaml:4:10: people[0].rate: missing key \"rate\"");
+  CHECK(errors_of(trainsim::testing::kSmallScenario +
+                  "people: [{role: a, rate: \"$1/h\", coverage: \"24x7\", hours_per_week: 8}]\n") ==
+        "t.yaml:4:44: people[0].coverage: give coverage or hours_per_week, not both");
+}
