@@ -68,6 +68,45 @@ TEST_CASE("Qwen3-30B-A3B: 128 experts of 768, top 8; 30.5B parameters, 3.3B acti
   CHECK(std::abs(model::active_parameter_count(m) - 3.3e9) < 0.05e9 + 4e6);
 }
 
+TEST_CASE("Qwen3-235B-A22B: 128 experts of 1536, top 8; 235B parameters, 22B active") {
+  const model::TransformerSpec m = read("qwen3-235b-a22b.json");
+  CHECK((m.layers == 94 && m.hidden == 4096 && m.heads == 64 && m.kv_heads == 4 && m.head_dim == 128));
+  CHECK((m.experts == 128 && m.top_k == 8 && m.expert_ffn_hidden == 1536));
+  // Per layer: attention 4096·(8192 + 2·512) + 8192·4096 = 71,303,168; experts 128·3·4096·1536 =
+  // 2,415,919,104; router 4096·128 = 524,288; norms 8,192: 2,487,754,752. 94 layers 233,848,946,688, plus
+  // embedding and head 2·151936·4096 = 1,244,659,712 and the final norm 4,096.
+  CHECK(model::parameter_count(m) == 235'093'610'496.0);
+  CHECK(std::abs(relative(model::parameter_count(m), 235e9)) < 0.005);
+  // Active: 120 of 128 experts idle, 2,415,919,104·120/128·94 = 212,902,871,040 fewer.
+  CHECK(model::active_parameter_count(m) == doctest::Approx(22'190'739'456.0).scale(0));
+  CHECK(std::abs(model::active_parameter_count(m) - 22e9) < 0.5e9);
+}
+
+TEST_CASE("the Qwen3 MoE presets are their config.json") {
+  for (const std::string name : {"qwen3-30b-a3b", "qwen3-235b-a22b"}) {
+    CAPTURE(name);
+    const model::TransformerSpec config = read(name + ".json");
+    const model::TransformerSpec preset =
+        load_scenario_text(
+            "model: " + name + "\ncluster: {node: dgx-h100, nodes: 1}\ntraining: {global_batch: 8}\n",
+            "t.yaml")
+            .model;
+    CHECK(preset.name == config.name);
+    CHECK((preset.layers == config.layers && preset.hidden == config.hidden && preset.heads == config.heads));
+    CHECK((preset.kv_heads == config.kv_heads && preset.head_dim == config.head_dim));
+    CHECK((preset.ffn_hidden == config.ffn_hidden && preset.vocab == config.vocab));
+    CHECK(preset.seq_len == config.seq_len);
+    CHECK((preset.mlp == config.mlp && preset.norm == config.norm && preset.position == config.position));
+    CHECK((preset.bias == config.bias && preset.tied_embeddings == config.tied_embeddings));
+    CHECK((preset.experts == config.experts && preset.top_k == config.top_k));
+    CHECK(preset.expert_ffn_hidden == config.expert_ffn_hidden);
+    CHECK(preset.capacity_factor == config.capacity_factor);
+    CHECK(preset.dropout == config.dropout);
+    CHECK(model::parameter_count(preset) == model::parameter_count(config));
+    CHECK(model::active_parameter_count(preset) == model::active_parameter_count(config));
+  }
+}
+
 TEST_CASE("Mixtral 8x22B: 141B parameters, 39B active; Llama 3.1 405B: 405B") {
   const model::TransformerSpec mixtral = read("mixtral-8x22b.json");
   // Per layer: attention 6144·(6144 + 2·1024) + 6144·6144 = 88,080,384; experts 8·3·6144·16384 =
