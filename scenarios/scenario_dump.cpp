@@ -57,7 +57,8 @@ std::string tags_to_yaml(const Scenario& s) {
   return out;
 }
 
-// `cluster:`: the node, its count, the network, background traffic, stragglers, degraded NICs, storage.
+// `cluster:`: the node, its count, the network, background traffic, stragglers, degraded NICs, variability,
+// storage.
 std::string cluster_to_yaml(const Scenario& s) {
   std::string out;
   const auto& c = s.cluster;
@@ -97,6 +98,11 @@ std::string cluster_to_yaml(const Scenario& s) {
              ", bandwidth: " + qty(d.bytes_per_s, Dimension::bytes_per_s) + "}";
     }
     out += "]\n";
+  }
+  if (c.variability >= 0 || c.variability_seed != 0) {
+    out += "  variability: {";
+    if (c.variability >= 0) out += "spread: " + format_number(c.variability) + ", ";
+    out += "seed: " + std::to_string(c.variability_seed) + "}\n";
   }
   const auto& st = c.storage;
   out += "  storage: {latency: " + qty(st.latency_s, Dimension::seconds);

@@ -175,9 +175,9 @@ class ScenarioConverter {
   }
 
   void read_cluster(const YamlValue& v, topo::ClusterSpec& c) {
-    MapReader r(
-        d_, v, "cluster",
-        {"node", "nodes", "gpus_per_node", "network", "storage", "background", "stragglers", "degraded"});
+    MapReader r(d_, v, "cluster",
+                {"node", "nodes", "gpus_per_node", "network", "storage", "background", "stragglers",
+                 "degraded", "variability"});
     if (!r.valid()) return;
     r.require({"node", "nodes"});
     if (const YamlValue* n = r.get("node")) c.node = read_node_value(d_, *n, "cluster.node", presets_);
@@ -202,6 +202,7 @@ class ScenarioConverter {
     if (const YamlValue* b = r.get("background")) read_cluster_background(d_, *b, c);
     if (const YamlValue* st = r.get("stragglers")) read_cluster_stragglers(d_, *st, c);
     if (const YamlValue* dg = r.get("degraded")) read_cluster_degraded(d_, *dg, c);
+    if (const YamlValue* va = r.get("variability")) read_cluster_variability(d_, *va, c);
     if (const YamlValue* st = r.get("storage")) {
       MapReader sr(d_, *st, "cluster.storage", {"write", "read", "per_node", "latency"});
       auto& s = c.storage;
