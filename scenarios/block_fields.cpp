@@ -17,6 +17,8 @@ const FieldTable<topo::ClusterSpec>& cluster_fields() {
       structured_field<C>("background", "mapping", "other jobs' share of the switch-to-switch links"),
       structured_field<C>("stragglers", "list", "nodes whose kernels run slower than their peers'"),
       structured_field<C>("degraded", "list", "NICs running below their rated bandwidth"),
+      structured_field<C>("variability", "mapping",
+                          "the spread of the GPUs' speeds and its seed: a step waits for the slowest"),
   };
   return kTable;
 }

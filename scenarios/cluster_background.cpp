@@ -38,6 +38,17 @@ void read_cluster_stragglers(Diagnostics& diagnostics, const YamlValue& value, t
             });
 }
 
+void read_cluster_variability(Diagnostics& diagnostics, const YamlValue& value, topo::ClusterSpec& cluster) {
+  MapReader r(diagnostics, value, "cluster.variability", {"spread", "seed"});
+  if (!r.valid()) return;
+  // σ of a GPU's kernel time over the mean: beyond 0.5 a tenth of the GPUs would run at twice the mean
+  // time or at none, which is failures', not variability's.
+  r.number("spread", cluster.variability, 0, 0.5);
+  std::int64_t seed = 0;
+  r.count("seed", seed, 0, 9.0e15);  // exact in the double the reader compares with
+  cluster.variability_seed = static_cast<std::uint64_t>(seed);
+}
+
 void read_cluster_degraded(Diagnostics& diagnostics, const YamlValue& value, topo::ClusterSpec& cluster) {
   const int nics = std::max(cluster.nics_per_node(), 1);
   read_list(

@@ -58,7 +58,8 @@ std::string tags_to_yaml(const Scenario& s) {
   return out;
 }
 
-// `cluster:`: the node, its count, the network, background traffic, stragglers, degraded NICs, storage.
+// `cluster:`: the node, its count, the network, background traffic, stragglers, degraded NICs, variability,
+// storage.
 std::string cluster_to_yaml(const Scenario& s) {
   std::string out;
   const auto& c = s.cluster;
@@ -91,6 +92,11 @@ std::string cluster_to_yaml(const Scenario& s) {
              ", bandwidth: " + qty(d.bytes_per_s, Dimension::bytes_per_s) + "}";
     }
     out += "]\n";
+  }
+  if (c.variability >= 0 || c.variability_seed != 0) {
+    out += "  variability: {";
+    if (c.variability >= 0) out += "spread: " + format_number(c.variability) + ", ";
+    out += "seed: " + std::to_string(c.variability_seed) + "}\n";
   }
   out += "  storage: {" + flow_fields(cluster_storage_fields(), c.storage, "latency") + "}\n";
   return out;

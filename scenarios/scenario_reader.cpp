@@ -192,6 +192,7 @@ class ScenarioConverter {
     if (const YamlValue* b = r.get("background")) read_cluster_background(d_, *b, c);
     if (const YamlValue* st = r.get("stragglers")) read_cluster_stragglers(d_, *st, c);
     if (const YamlValue* dg = r.get("degraded")) read_cluster_degraded(d_, *dg, c);
+    if (const YamlValue* va = r.get("variability")) read_cluster_variability(d_, *va, c);
     if (const YamlValue* st = r.get("storage")) {
       MapReader sr(d_, *st, "cluster.storage", field_keys(cluster_storage_fields()));
       read_fields(sr, cluster_storage_fields(), c.storage);

@@ -87,6 +87,10 @@ struct ClusterSpec {
   double background_fraction = 0;
   std::vector<Straggler> stragglers;  ///< `cluster.stragglers`, one entry per node at the most
   std::vector<DegradedNic> degraded;  ///< `cluster.degraded`, one entry per NIC at the most
+  /// `cluster.variability.spread`: σ of a GPU's kernel time over the mean GPU's
+  /// (models/step/gpu_variability.hpp); negative: the GPU preset's `variability`.
+  double variability = -1;
+  std::uint64_t variability_seed = 0;  ///< `cluster.variability.seed`: the full cluster's draws
 
   [[nodiscard]] int gpus_in_use_per_node() const {
     return gpus_per_node > 0 ? gpus_per_node : node.gpus_per_node;

@@ -98,6 +98,9 @@ struct GpuSpec {
   double idle_w = 0;              ///< board power when idle, W
   double power_limit_w = 0;       ///< enforced board power limit, W (0: the TDP); lowers the sustained clock
   int sm_count = 0;               ///< streaming multiprocessors (0: unknown, GEMMs priced without shape)
+  /// σ of one GPU's kernel time over the mean GPU's of this model (preset key `variability`; manufacturing
+  /// and power management, models/step/gpu_variability.hpp); 0: all alike.
+  double variability = 0;
   ComputeEfficiency efficiency;
   /// The published data this GPU's constants were checked against, in words (preset key `validation`);
   /// empty: not validated (datasheet values and constants transferred from another GPU only).

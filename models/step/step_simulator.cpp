@@ -1,11 +1,14 @@
 #include "models/step/step_simulator.hpp"
 
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "models/step/analytic_step.hpp"
 #include "models/step/analytic_trace.hpp"
 #include "models/step/asymmetry.hpp"
+#include "models/step/gpu_variability.hpp"
 #include "models/step/memory.hpp"
 #include "models/step/pass_detail_sink.hpp"
 #include "models/step/step_lowering.hpp"
@@ -109,6 +112,10 @@ StepCosts simulated_costs(const StepInput& in, const StepPlan& plan, Fidelity fi
       in, plan, fidelity == Fidelity::event ? FabricPricing::shared_links : FabricPricing::closed_form);
   const std::vector<double> degraded = degraded_nic_slowdowns(in.plan, in.cluster, symmetric);
   if (!degraded.empty()) slow_data_parallel(symmetric, plan, degraded);
+  // Every stage at the pace of the expected slowest GPU (gpu_variability.hpp); stragglers slow theirs more.
+  const double slowest_gpu = expected_slowest_gpu_slowdown(in.cluster);
+  if (slowest_gpu != 1.0)
+    slow_stages(symmetric, plan, std::vector<double>(static_cast<std::size_t>(plan.pp), slowest_gpu));
   // With stragglers the step is that of the slowest replica holding one (step_costs.hpp): each is timed,
   // untraced, and the slowest one's costs are returned.
   const std::vector<std::vector<double>> slowdowns = straggler_slowdowns(in.plan, in.cluster);
@@ -188,10 +195,11 @@ StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptio
   std::optional<StepGraph> graph;
   if (full_cluster) {
     costs = step_costs(in, plan, FabricPricing::routed);
+    std::map<std::int64_t, std::vector<double>> slowdown = replica_slowdowns(in.plan, in.cluster);
+    draw_gpu_variability(slowdown, in.plan, in.cluster);
     try {
-      graph.emplace(lower_step(
-          in, plan, costs,
-          LoweringOptions{.full_cluster = true, .replica_slowdown = replica_slowdowns(in.plan, in.cluster)}));
+      graph.emplace(
+          lower_step(in, plan, costs, LoweringOptions{.full_cluster = true, .replica_slowdown = slowdown}));
     } catch (const InputError&) {
       if (options.mode == StepMode::full_cluster) throw;  // asked for: say why not
       full_cluster = false;  // chosen: the collapsed step prices the same asymmetry in closed form

@@ -457,6 +457,24 @@ TEST_CASE("cluster.stragglers names nodes of the cluster once each, slowed by at
         std::string::npos);
 }
 
+TEST_CASE("cluster.variability takes a spread and a seed, defaults to the GPU preset's, and dumps back") {
+  const std::string head =
+      "model: gpt3-125m\ntraining: {global_batch: 16}\ncluster:\n  node: dgx-a100-80gb\n  nodes: 2\n";
+  const Scenario preset = load_scenario_text(head, "t.yaml");
+  CHECK(preset.cluster.variability < 0);  // not given: the GPU preset's `variability` (0, shipped)
+  CHECK(preset.cluster.node.gpu.variability == 0);
+  const Scenario s = load_scenario_text(head + "  variability: {spread: 0.015, seed: 42}\n", "t.yaml");
+  CHECK(s.cluster.variability == 0.015);
+  CHECK(s.cluster.variability_seed == 42);
+  const Scenario back = load_scenario_text(dump_scenario(s), "dumped.yaml");
+  CHECK(back.cluster.variability == 0.015);
+  CHECK(back.cluster.variability_seed == 42);
+  CHECK(errors_of(head + "  variability: {spread: 0.9}\n")
+            .find("t.yaml:6:25: cluster.variability.spread: must be at most 0.5") == 0);
+  CHECK(errors_of(head + "  variability: {sigma: 0.01}\n").find("cluster.variability.sigma") !=
+        std::string::npos);
+}
+
 TEST_CASE("cluster.degraded names a NIC of the cluster once, with a bandwidth, and dumps back") {
   const std::string head =
       "model: gpt3-125m\ntraining: {global_batch: 16}\ncluster:\n  node: dgx-a100-80gb\n  nodes: 2\n";

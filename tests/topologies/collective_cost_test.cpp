@@ -190,6 +190,28 @@ TEST_CASE("a tree all-reduce's latency term at 1,024 ranks is NCCL's 2((k - 1) i
   CHECK(select_algorithm(CollectiveOp::all_reduce, 1 << 20, g, c) == CollectiveAlgo::double_binary_tree);
 }
 
+TEST_CASE("a ring reduce-scatter's latency at 16,384 ranks is NCCL's own model's within 2 % on Simple") {
+  // NCCL's tuner (src/graph/tuning.cc, ncclTopoTuneModel, NVIDIA/nccl 5067397c) prices a ring as
+  // baseLat + (nsteps − nInterSteps) · intraLat + nInterSteps · interLat: for a reduce-scatter on m nodes
+  // nsteps = n − 1 and nInterSteps = m − 1; Simple's intraLat is the NVLink ring's 3.4 us (above the 3 us
+  // proxy overhead), its interLat the network ring's 14 us (net plugin latency 0), baseLat 8.4 us. 2,048
+  // nodes of 8 (16,384 ranks): 8.4 + 14,336 · 3.4 + 2,047 · 14 = 77,409 us.
+  // The closed form charges every step the slower tier's α. DGX H100-like tiers: 2 us inside a node, 3 us
+  // of NIC plus 3 switches of 0.6 us across the spine = 4.8 us; 16,383 · 4.8 us = 78,638 us, 1.6 % above.
+  ClusterSpec c = uniform_cluster();
+  c.nodes = 2048;
+  c.node.intra_latency_s = 2e-6;
+  c.node.comm.nic_latency_s = 3e-6;
+  c.network.switch_latency_s = 0.6e-6;
+  const CommGroup g{.size = 16384, .ranks_per_node = 8, .nodes = 2048, .leaves = 64};
+  const CollectiveEstimate e = estimate_collective(CollectiveOp::reduce_scatter, kGiB, g, c);
+  REQUIRE(e.algo == CollectiveAlgo::ring);
+  REQUIRE(e.protocol == CollectiveProtocol::simple);
+  CHECK(e.latency_s == doctest::Approx(16383 * 4.8e-6).epsilon(1e-9));
+  const double nccl = 8.4e-6 + 14336 * 3.4e-6 + 2047 * 14e-6;
+  CHECK(e.latency_s / nccl == doctest::Approx(1.0).epsilon(0.02));
+}
+
 TEST_CASE("empty messages and groups of one cost nothing; bad groups are input errors") {
   const ClusterSpec c = uniform_cluster();
   CHECK(collective_time(CollectiveOp::all_reduce, 0, {.size = 8, .ranks_per_node = 8}, c) == 0.0);

@@ -1,0 +1,131 @@
+#include "models/step/gpu_variability.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <random>
+
+#include "models/step/asymmetry.hpp"
+#include "models/step/step_costs.hpp"
+#include "models/step/step_plan.hpp"
+#include "models/step/step_simulator.hpp"
+#include "sim/error.hpp"
+#include "tests/support/fixtures.hpp"
+
+using namespace trainsim;
+using namespace trainsim::model;
+
+TEST_CASE("the expected maximum of N draws against its order-statistics formula") {
+  // E[max of n standard normals] = ∫ x · n φ(x) Φ(x)^(n−1) dx has closed forms for small n:
+  //   n = 1: 0 (the mean);
+  //   n = 2: E[max(X1, X2)] = E|X1 − X2| / 2 = √2 · √(2/π) / 2 = 1/√π;
+  //   n = 3: 3/(2√π), from the recurrence (n − r)·E[X(r:n)] + r·E[X(r+1:n)] = n·E[X(r:n−1)] at n = 3,
+  //          r = 2, with the median's mean E[X(2:3)] = 0 by symmetry: E[X(3:3)] = (3/2)·E[X(2:2)];
+  //   n = 4: (6/π^(3/2)) · arctan √2;
+  //   n = 5: 5/(4√π) + (15/(2π^(3/2))) · arcsin(1/3) (both in David & Nagaraja, Order Statistics, 2003).
+  const double pi = std::numbers::pi;
+  CHECK(expected_max_standard_normal(1) == 0.0);
+  CHECK(expected_max_standard_normal(2) == doctest::Approx(1 / std::sqrt(pi)).epsilon(1e-6));
+  CHECK(expected_max_standard_normal(3) == doctest::Approx(3 / (2 * std::sqrt(pi))).epsilon(1e-6));
+  CHECK(expected_max_standard_normal(4) ==
+        doctest::Approx(6 / std::pow(pi, 1.5) * std::atan(std::sqrt(2.0))).epsilon(1e-6));
+  CHECK(expected_max_standard_normal(5) ==
+        doctest::Approx(5 / (4 * std::sqrt(pi)) + 15 / (2 * std::pow(pi, 1.5)) * std::asin(1.0 / 3))
+            .epsilon(1e-6));
+  // Harter (1961), "Expected values of normal order statistics", Biometrika 48: 1.53875 (10), 2.50759
+  // (100), 3.24144 (1,000).
+  CHECK(expected_max_standard_normal(10) == doctest::Approx(1.53875).epsilon(1e-5));
+  CHECK(expected_max_standard_normal(100) == doctest::Approx(2.50759).epsilon(1e-5));
+  CHECK(expected_max_standard_normal(1000) == doctest::Approx(3.24144).epsilon(1e-5));
+  // It grows with log N: at 16,384 GPUs within 10 % of √(2 ln N) (the leading term of its asymptote).
+  const double n = 16384;
+  const double e = expected_max_standard_normal(16384);
+  CHECK(e > expected_max_standard_normal(1000));
+  CHECK(e / std::sqrt(2 * std::log(n)) > 0.9);
+  CHECK(e / std::sqrt(2 * std::log(n)) < 1.0);
+  CHECK_THROWS_AS((void)expected_max_standard_normal(0), InputError);
+}
+
+TEST_CASE(
+    "the closed form slows every kernel by 1 + spread times the expected slowest of the cluster's GPUs") {
+  topo::ClusterSpec c = testing::dgx_a100(2);      // 16 GPUs
+  CHECK(expected_slowest_gpu_slowdown(c) == 1.0);  // the fixture's GPU has no spread
+  c.node.gpu.variability = 0.02;
+  CHECK(variability_spread(c) == 0.02);
+  // E[max of 16] = 1.76599 (Harter 1961).
+  CHECK(expected_slowest_gpu_slowdown(c) == doctest::Approx(1 + 0.02 * 1.76599).epsilon(1e-6));
+  c.variability = 0.0;  // cluster.variability.spread overrides the preset: 0 switches it off
+  CHECK(expected_slowest_gpu_slowdown(c) == 1.0);
+  c.variability = 0.05;
+  CHECK(expected_slowest_gpu_slowdown(c) == doctest::Approx(1 + 0.05 * 1.76599).epsilon(1e-6));
+}
+
+namespace {
+
+// Two DGX A100 nodes, one data-parallel replica of tp 8 on each, no pipeline; nothing runs under the kernels
+// (the gradients are all-reduced after the backward, no ZeRO; tensor-parallel collectives between the
+// matmuls), so every kernel is on the step's critical path and the collectives are the same with and
+// without variability.
+StepInput synchronous_dp() {
+  StepInput in = testing::small_gpt_on_a100(2, 8, 1, 2, 16);
+  in.plan.zero = ZeroStage::none;
+  in.plan.framework.tp_comm_overlap = false;
+  in.plan.overlap_grad_reduce = false;
+  return in;
+}
+
+}  // namespace
+
+TEST_CASE("variability lengthens a synchronous step by its kernels' time x spread x E[max of N]") {
+  for (const Fidelity fidelity : {Fidelity::analytic, Fidelity::event}) {
+    CAPTURE(std::string(to_string(fidelity)));
+    StepInput in = synchronous_dp();
+    const StepReport even = simulate_step(in, fidelity);
+    const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+    const double optimizer_kernels = step_costs(in, plan).stages[0].optimizer_s;
+    in.cluster.variability = 0.03;
+    const StepReport varied = simulate_step(in, fidelity);
+    CHECK(varied.step_mode == even.step_mode);  // priced in closed form: no switch to the full cluster
+    const double factor = 0.03 * 1.76599;       // spread x E[max of 16]
+    CHECK(varied.iteration_time - even.iteration_time ==
+          doctest::Approx((even.time.compute + optimizer_kernels) * factor).epsilon(1e-5).scale(0));
+    CHECK(varied.time.exposed_dp_comm == doctest::Approx(even.time.exposed_dp_comm).epsilon(1e-6).scale(0));
+  }
+}
+
+TEST_CASE("the full cluster draws each GPU's speed from the seed; a replica runs at its slowest GPU") {
+  // tp 8 fills a node, so replica d is node d: its stage runs at max over its 8 GPUs of 1 + spread·z, the
+  // z drawn in rank order from mt19937_64(seed). The same step with those two maxima as stragglers (no
+  // spread) is the same step.
+  StepInput in = synchronous_dp();
+  in.cluster.variability = 0.05;
+  in.cluster.variability_seed = 7;
+  std::mt19937_64 generator(7);
+  std::normal_distribution<double> z;
+  double node_max[2] = {0, 0};
+  for (int r = 0; r < 16; ++r) node_max[r / 8] = std::max(node_max[r / 8], 1 + 0.05 * z(generator));
+  std::map<std::int64_t, std::vector<double>> replicas;
+  draw_gpu_variability(replicas, in.plan, in.cluster);
+  REQUIRE(replicas.size() == 2);
+  CHECK(replicas[0] == std::vector<double>{node_max[0]});
+  CHECK(replicas[1] == std::vector<double>{node_max[1]});
+
+  StepOptions full;
+  full.mode = StepMode::full_cluster;
+  const StepReport drawn = simulate_step(in, Fidelity::event, full);
+  CHECK(drawn.step_mode == "full-cluster");
+  REQUIRE(node_max[0] >= 1);
+  REQUIRE(node_max[1] >= 1);
+  StepInput as_stragglers = synchronous_dp();
+  as_stragglers.cluster.stragglers = {{.node = 0, .slowdown = node_max[0]},
+                                      {.node = 1, .slowdown = node_max[1]}};
+  CHECK(drawn.iteration_time ==
+        doctest::Approx(simulate_step(as_stragglers, Fidelity::event, full).iteration_time).epsilon(1e-9));
+  // Another seed, other draws.
+  in.cluster.variability_seed = 8;
+  std::map<std::int64_t, std::vector<double>> other;
+  draw_gpu_variability(other, in.plan, in.cluster);
+  CHECK(other != replicas);
+}
