@@ -107,7 +107,7 @@ std::vector<int> stage_layer_counts(const TransformerSpec& model, const Parallel
   const std::int64_t total =
       model.generic_layers.empty() ? model.layers : static_cast<std::int64_t>(model.generic_layers.size());
   if (plan.pp < 1) throw InputError("parallelism.pp: must be at least 1");
-  LayerSplit split = split_pipeline_layers(total, plan);
+  LayerSplit split = split_pipeline_layers(total, plan, pipeline_tail_slots(model));
   if (!split.reason.empty()) throw InputError("parallelism: " + split.reason);
   return split.stage_layers;
 }

@@ -86,11 +86,8 @@ class StepPricer {
                                                   const topo::CommGroup& group, FabricTraffic traffic) const {
     if (!group.crosses_nodes() || !open_cluster_)
       return topo::estimate_collective(op, bytes, group, in_.cluster);
-    const topo::CollectiveEstimate open = topo::estimate_collective(op, bytes, group, *open_cluster_);
-    if (routed() != nullptr) return open;
-    if (const auto slowdown = fabric_slowdown(pl_, in_.cluster, traffic, op, bytes, open))
-      return slowed_by_fabric(open, *slowdown);
-    return topo::estimate_collective(op, bytes, group, in_.cluster);
+    if (routed() != nullptr) return topo::estimate_collective(op, bytes, group, *open_cluster_);
+    return shared_links_estimate(pl_, in_.cluster, *open_cluster_, traffic, op, bytes, group);
   }
   [[nodiscard]] int virtual_stage_count() const { return plan_.pp * plan_.virtual_stages; }
 

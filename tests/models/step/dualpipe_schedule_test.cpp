@@ -47,7 +47,7 @@ TEST_CASE("the V shape: chunk 0 runs down the ranks and chunk 1 back up, one rul
   ParallelPlan plan;
   plan.pp = 4;
   plan.schedule = Schedule::dualpipev;
-  const LayerSplit split = split_pipeline_layers(16, plan);
+  const LayerSplit split = split_pipeline_layers(16, plan, 0);
   REQUIRE(split.reason.empty());
   CHECK(split.chunk_layers == std::vector<int>(8, 2));
   CHECK(split.stage_layers == std::vector<int>(4, 4));
