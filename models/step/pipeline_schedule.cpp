@@ -378,6 +378,24 @@ double pass_cost(const PassTimes& t, PassKind kind, std::size_t vs, bool split, 
   return cost;
 }
 
+// A replay before its first pass: every rank free at 0 and idle so far, no gradients yet; with kSpans, one
+// span per pass of each rank's list in *spans.
+template <int kLanes, bool kSpans>
+void start_replay(Replay<kLanes>& result, const PipelineOrder& order, int p, int v, PassSpans* spans) {
+  const auto nvs = static_cast<std::size_t>(p) * static_cast<std::size_t>(v);
+  auto& tl = result.timeline;
+  for (auto& end : result.rank_end) end.assign(static_cast<std::size_t>(p), 0.0);
+  tl.rank_busy.assign(static_cast<std::size_t>(p), 0.0);
+  tl.grads_from.assign(nvs, 0.0);
+  tl.grads_ready.assign(nvs, 0.0);
+  if constexpr (kSpans) {
+    spans->resize(static_cast<std::size_t>(p));
+    for (int s = 0; s < p; ++s) {
+      (*spans)[static_cast<std::size_t>(s)].assign(order[static_cast<std::size_t>(s)].size(), PassSpan{});
+    }
+  }
+}
+
 // A replay that ran every rank's list to its end: complete when every list holds `per_rank` passes (with
 // none run twice, every pass once), its timeline then that of lane 0.
 template <int kLanes>
@@ -406,16 +424,8 @@ Replay<kLanes> run_program(const PipelineOrder& order, int p, int m, int v,
   const int nvs = p * v;
   const auto nvs_size = static_cast<std::size_t>(nvs);
   check_stage_times<kLanes>(times, nvs_size);
+  start_replay<kLanes, kSpans>(result, order, p, v, spans);
   auto& tl = result.timeline;
-  tl.rank_busy.assign(static_cast<std::size_t>(p), 0.0);
-  tl.grads_from.assign(nvs_size, 0.0);
-  tl.grads_ready.assign(nvs_size, 0.0);
-  if constexpr (kSpans) {
-    spans->resize(static_cast<std::size_t>(p));
-    for (int s = 0; s < p; ++s) {
-      (*spans)[static_cast<std::size_t>(s)].assign(order[static_cast<std::size_t>(s)].size(), PassSpan{});
-    }
-  }
   // When each message was issued at each end (negative: not yet), per lane.
   const auto message = [&](const ProgramAction& a) {
     return ((a.gradient ? 1U : 0U) * static_cast<std::size_t>(m) + static_cast<std::size_t>(a.micro_batch)) *
@@ -530,18 +540,7 @@ class ScheduleReplay {
         next_(static_cast<std::size_t>(p), 0),
         waits_for_(static_cast<std::size_t>(p), kNoPass),
         runnable_(static_cast<std::size_t>(p)) {
-    const auto nvs = static_cast<std::size_t>(p) * static_cast<std::size_t>(v);
-    auto& tl = result_.timeline;
-    for (auto& end : result_.rank_end) end.assign(static_cast<std::size_t>(p), 0.0);
-    tl.rank_busy.assign(static_cast<std::size_t>(p), 0.0);
-    tl.grads_from.assign(nvs, 0.0);
-    tl.grads_ready.assign(nvs, 0.0);
-    if constexpr (kSpans) {
-      spans_->resize(static_cast<std::size_t>(p));
-      for (int s = 0; s < p; ++s) {
-        (*spans_)[static_cast<std::size_t>(s)].assign(order[static_cast<std::size_t>(s)].size(), PassSpan{});
-      }
-    }
+    start_replay<kLanes, kSpans>(result_, order, p, v, spans);
     for (int s = 0; s < p; ++s) runnable_[static_cast<std::size_t>(s)] = p - 1 - s;  // rank 0 first
   }
 
