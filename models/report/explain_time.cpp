@@ -77,10 +77,17 @@ ExplainSection explain_time(const StepInput& in) {
                        tb.exposed_dp_comm, "s"});
   out.lines.push_back(
       {"exposed pipeline sends", "activation and gradient hand-overs not hidden", tb.exposed_pp_comm, "s"});
-  out.lines.push_back({"pipeline bubble",
-                       fmt::format("{} schedule, pp {} x {} chunks, {} micro-batches: idle on this stage",
-                                   to_string(in.plan.schedule), plan.pp, plan.virtual_stages, m),
-                       tb.bubble, "s"});
+  out.lines.push_back(
+      {"pipeline bubble",
+       fmt::format("{} schedule, pp {} x {} chunks, {} micro-batches{}: idle on this stage; the paper's "
+                   "bubble {}",
+                   to_string(in.plan.schedule), plan.pp, plan.virtual_stages, m,
+                   in.plan.schedule == Schedule::dualpipe
+                       ? fmt::format(" (pp {} timed as dualpipev over {} ranks, half the micro-batches)",
+                                     in.plan.pp, plan.pp)
+                       : "",
+                   bubble_formula(in.plan.schedule)),
+       tb.bubble, "s"});
   const StageCost& sc = costs.stages[static_cast<std::size_t>(stage)];
   std::string optimizer = fmt::format("{:.4g} ms update kernels + {:.4g} ms gradient-norm all-reduce",
                                       sc.optimizer_s * 1e3, sc.grad_norm_s * 1e3);

@@ -12,7 +12,11 @@
 
 namespace trainsim::model {
 
-enum class Schedule { gpipe, one_f_one_b, interleaved, zero_bubble_h1 };
+/// Pipeline schedules (models/step/pipeline_schedule.hpp). dualpipe (DeepSeek-V3's bidirectional schedule),
+/// dualpipev (its cut-in-half V shape) and zb_v (Qi et al.'s ZB-V) put two model chunks on each rank
+/// (V-shaped: chunk 0 on ranks 0..pp−1, chunk 1 back on pp−1..0); dualpipe's are two copies of the
+/// parameters, one per direction.
+enum class Schedule { gpipe, one_f_one_b, interleaved, zero_bubble_h1, dualpipe, dualpipev, zb_v };
 /// What the backward recomputes: none; selective (Megatron: the standard attention core); full (the whole
 /// layer from its input); op (torchtitan's op-level selective checkpointing: every other matmul of the
 /// layer, q k v o w1 w3 w2 in order, is recomputed with the element-wise work, the rest and the fused
@@ -35,10 +39,21 @@ enum class RecomputeModule : std::uint8_t {
   shared_experts = 64,
 };
 
-inline constexpr EnumNames<Schedule, 4> kScheduleNames{{{"gpipe", Schedule::gpipe},
+inline constexpr EnumNames<Schedule, 7> kScheduleNames{{{"gpipe", Schedule::gpipe},
                                                         {"1f1b", Schedule::one_f_one_b},
                                                         {"interleaved", Schedule::interleaved},
-                                                        {"zero-bubble-h1", Schedule::zero_bubble_h1}}};
+                                                        {"zero-bubble-h1", Schedule::zero_bubble_h1},
+                                                        {"dualpipe", Schedule::dualpipe},
+                                                        {"dualpipev", Schedule::dualpipev},
+                                                        {"zb-v", Schedule::zb_v}}};
+/// DualPipe and DualPipeV: run as DeepSeek's program runs them (pipeline_schedule.hpp).
+[[nodiscard]] constexpr bool is_dualpipe(Schedule s) {
+  return s == Schedule::dualpipe || s == Schedule::dualpipev;
+}
+/// Two chunks per rank in a V: DualPipe, DualPipeV and ZB-V.
+[[nodiscard]] constexpr bool is_v_shape(Schedule s) {
+  return is_dualpipe(s) || s == Schedule::zb_v;
+}
 inline constexpr EnumNames<Recompute, 4> kRecomputeNames{{{"none", Recompute::none},
                                                           {"selective", Recompute::selective},
                                                           {"full", Recompute::full},

@@ -120,7 +120,7 @@ StepTiming analytic_step(const StepInput& in, const StepPlan& plan, const StepCo
   const int v = plan.virtual_stages;
   const int nvs = p * v;
   const auto m = static_cast<int>(plan.micro_batches);
-  const std::shared_ptr<const PipelineOrder> shared_order = shared_pipeline_schedule(pl.schedule, p, m, v);
+  const std::shared_ptr<const PipelineOrder> shared_order = shared_pipeline_schedule(plan.schedule, p, m, v);
   const PipelineOrder& order = *shared_order;
 
   PassTimes times = pass_times(costs);
@@ -136,13 +136,14 @@ StepTiming analytic_step(const StepInput& in, const StepPlan& plan, const StepCo
   std::vector<double> reduce_tail(static_cast<std::size_t>(p), 0.0);    // per rank, after its last pass
   if (costs.gathers_weights) {
     for (int vs = 0; vs < nvs; ++vs) {
-      const int s = vs % p;
+      const int s = plan.rank_of(vs);
       const GatheredPass f = gathered_pass(costs, vs, false, true);
       const GatheredPass b = gathered_pass(costs, vs, true, fw.reshard_after_forward);
       times.forward[static_cast<std::size_t>(vs)] += f.extra;
       times.backward[static_cast<std::size_t>(vs)] += b.extra;
       zero3_exposed[static_cast<std::size_t>(s)] += m * (f.extra + b.extra);
-      if (vs == s) reduce_tail[static_cast<std::size_t>(s)] = b.reduce_tail;  // chunk 0's backward ends last
+      if (static_cast<std::size_t>(vs) == plan.virtual_stage_index(0, s))  // chunk 0's backward ends last
+        reduce_tail[static_cast<std::size_t>(s)] = b.reduce_tail;
     }
   }
   // Blocking hand-overs: the sender waits for its transfer, which then is part of its pass, and the
@@ -172,7 +173,7 @@ StepTiming analytic_step(const StepInput& in, const StepPlan& plan, const StepCo
     }
   } else {
     ScheduleTimelines both =
-        replay_schedule(pl.schedule, order, p, m, v, times, costs.p2p_s > 0 ? &without_p2p : nullptr);
+        replay_schedule(plan.schedule, order, p, m, v, times, costs.p2p_s > 0 ? &without_p2p : nullptr);
     tl = std::move(both.timeline);
     rank_end_without_p2p = std::move(both.other_rank_end);
   }

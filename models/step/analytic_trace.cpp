@@ -30,7 +30,7 @@ StepTiming trace_analytic_step(const StepInput& in, const StepPlan& plan, const 
   const ParallelPlan& pl = in.plan;
   const int p = plan.pp;
   const int nvs = p * plan.virtual_stages;
-  const bool split_w = pl.schedule == Schedule::zero_bubble_h1;
+  const bool split_w = pl.schedule == Schedule::zero_bubble_h1 || is_v_shape(pl.schedule);
   const bool zero3 = costs.gathers_weights;
   TRAINSIM_CHECK(memory == nullptr || (memory->resident.size() == static_cast<std::size_t>(p) &&
                                        memory->per_micro_batch.size() == static_cast<std::size_t>(p)),
@@ -56,7 +56,7 @@ StepTiming trace_analytic_step(const StepInput& in, const StepPlan& plan, const 
     const auto& spans = lay.passes[si];
     for (std::size_t k = 0; k < passes.size(); ++k) {
       const PipelinePass& x = passes[k];
-      const int vs = x.chunk * p + s;
+      const auto vs = static_cast<int>(plan.virtual_stage_index(x.chunk, s));
       const PassCost& pc = costs.passes[static_cast<std::size_t>(vs)];
       const double start = spans[k].start;
       const double end = spans[k].end;

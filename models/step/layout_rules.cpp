@@ -115,6 +115,17 @@ void pipeline_split_rules(const ParallelPlan& p, std::int64_t layers, const Prob
   if (p.virtual_stages > 1 && !interleaved) {
     problem(LayoutKey::virtual_stages, "virtual_stages > 1 needs schedule: interleaved");
     split_checked = false;
+  } else if (p.schedule == Schedule::dualpipe && p.pp % 2 != 0) {
+    problem(LayoutKey::schedule, fmt::format("dualpipe needs an even pp (its two directions meet in the "
+                                             "middle); pp is {}",
+                                             p.pp));
+    split_checked = false;
+  } else if (is_v_shape(p.schedule) && p.schedule != Schedule::dualpipe &&
+             layers < 2 * static_cast<std::int64_t>(p.pp)) {
+    problem(LayoutKey::schedule,
+            fmt::format("{} runs 2·pp = {} virtual stages, each needing a layer; the model has {}",
+                        to_string(p.schedule), 2 * p.pp, layers));
+    split_checked = false;
   } else if (interleaved && p.virtual_stages > 1 &&
              layers <
                  static_cast<std::int64_t>(p.pp) * p.virtual_stages -
@@ -192,8 +203,16 @@ void batch_rules(const ParallelPlan& p, const TrainingSpec& training, const Prob
                 micro_batches, kMaxMicroBatches));
     return;
   }
-  const int v = interleaved ? p.virtual_stages : 1;
-  if (p.virtual_stages == 1 || interleaved) {
+  const int v = chunks_per_rank(p);
+  if (p.schedule == Schedule::dualpipe) {
+    // Timed as DualPipeV over pp/2 ranks with half the micro-batches (step_plan.hpp).
+    if (micro_batches % 2 != 0 || micro_batches < 2 * static_cast<std::int64_t>(p.pp)) {
+      problem(LayoutKey::schedule,
+              fmt::format("dualpipe needs an even micro-batch count of at least 2·pp = {} (DeepSeek's "
+                          "DualPipe asserts it); global_batch / (dp·micro_batch) is {}",
+                          2 * p.pp, micro_batches));
+    }
+  } else if (p.virtual_stages == 1 || interleaved) {
     if (const auto why = schedule_constraint_error(p.schedule, p.pp, static_cast<int>(micro_batches), v);
         !why.empty())
       problem(LayoutKey::schedule, std::string(why));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <deque>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -80,6 +81,196 @@ std::vector<PipelinePass> interleaved_rank(int p, int m, int v, int s) {
     passes.push_back(backward(i));
   }
   for (int k = total - warmup; k < total; ++k) passes.push_back(backward(k));
+  return passes;
+}
+
+// DeepSeek's DualPipeV program for rank r of d (deepseek-ai/DualPipe, dualpipev.py, DualPipeV.step()): its
+// eight steps, each send, receive, batch wait and computation where that code issues it. Phase 0 is chunk 0
+// (virtual stage r), phase 1 chunk 1 (virtual stage 2d−1−r); the last rank hands chunk 0's output to its
+// own chunk 1 without a message. A backward "with zero bubble" defers its weight gradients, which a later
+// weight step computes (first deferred, first computed); any other backward computes them at once (B then
+// W as one step). An F&B step is one micro-batch's forward and another's whole backward, one step.
+struct DualPipeVRank {
+  DualPipeVRank(int ranks, int micro_batches, int rank, std::vector<PipelinePass>& rank_passes,
+                std::vector<ProgramAction>& rank_program)
+      : d(ranks), m(micro_batches), r(rank), passes(rank_passes), program(rank_program) {}
+  int d, m, r;
+  std::vector<PipelinePass>& passes;
+  std::vector<ProgramAction>& program;
+  std::array<int, 2> forwards{}, backwards{}, sent_forward{}, sent_backward{}, recv_forward{},
+      recv_backward{};
+  std::deque<PipelinePass> deferred_weights;
+
+  [[nodiscard]] bool first() const { return r == 0; }
+  [[nodiscard]] bool last() const { return r == d - 1; }
+  [[nodiscard]] int vs(int chunk) const { return virtual_stage_of(Schedule::dualpipev, chunk, r, d); }
+  void post(ProgramAction::Kind kind, bool gradient, int mb, int to) {
+    program.push_back(ProgramAction{kind, gradient, mb, to, 0});
+  }
+  void post_recv_forward(int c) {
+    if (first() && c == 0) return;  // the first virtual stage reads the data
+    const int mb = recv_forward[static_cast<std::size_t>(c)]++;
+    if (last() && c == 1) return;  // chunk 0's output on this rank
+    post(ProgramAction::Kind::post_recv, false, mb, vs(c));
+  }
+  void post_send_forward(int c) {
+    if (first() && c == 1) return;  // the last virtual stage: the loss
+    const int mb = sent_forward[static_cast<std::size_t>(c)]++;
+    if (last() && c == 0) return;
+    post(ProgramAction::Kind::post_send, false, mb, vs(c) + 1);
+  }
+  void post_recv_backward(int c) {
+    if (first() && c == 1) return;
+    const int mb = recv_backward[static_cast<std::size_t>(c)]++;
+    if (last() && c == 0) return;
+    post(ProgramAction::Kind::post_recv, true, mb, vs(c));
+  }
+  void post_send_backward(int c) {
+    if (first() && c == 0) return;
+    const int mb = sent_backward[static_cast<std::size_t>(c)]++;
+    if (last() && c == 1) return;
+    post(ProgramAction::Kind::post_send, true, mb, vs(c) - 1);
+  }
+  void commit() { program.push_back(ProgramAction{ProgramAction::Kind::commit, false, 0, 0, 0}); }
+  void compute(int count) {
+    program.push_back(ProgramAction{ProgramAction::Kind::compute, false, 0, 0, count});
+  }
+  void forward_pass(int c) {
+    passes.push_back({PassKind::forward, forwards[static_cast<std::size_t>(c)]++, c});
+  }
+  // Returns how many passes it added: B, or B and W.
+  int backward_pass(int c, bool defer_weights) {
+    const PipelinePass b{PassKind::backward, backwards[static_cast<std::size_t>(c)]++, c};
+    passes.push_back(b);
+    const PipelinePass w{PassKind::backward_weight, b.micro_batch, c};
+    if (defer_weights) {
+      deferred_weights.push_back(w);
+      return 1;
+    }
+    passes.push_back(w);
+    return 2;
+  }
+  void forward_chunk(int c, bool recv = true, bool send = true) {
+    if (recv) post_recv_forward(c);
+    commit();
+    forward_pass(c);
+    compute(1);
+    if (send) post_send_forward(c);
+  }
+  void backward_chunk(int c, bool defer_weights = false, bool send = true) {
+    post_recv_backward(c);
+    commit();
+    compute(backward_pass(c, defer_weights));
+    if (send) post_send_backward(c);
+  }
+  void forward_backward_chunk(int c0, int c1, bool recv0 = true) {
+    if (recv0) post_recv_forward(c0);
+    post_recv_backward(c1);
+    commit();
+    forward_pass(c0);
+    compute(1 + backward_pass(c1, false));
+    post_send_forward(c0);
+    post_send_backward(c1);
+  }
+  void weight_chunk() {
+    commit();
+    passes.push_back(deferred_weights.front());
+    deferred_weights.pop_front();
+    compute(1);
+  }
+
+  void build() {
+    for (int i = 0; i < (d - r - 1) * 2; ++i) forward_chunk(0);  // 1: nF0
+    post_recv_forward(0);                                        // 2: nF0F1
+    for (int i = 0; i < r + 1; ++i) {
+      forward_chunk(0, false, false);
+      post_recv_forward(0);
+      forward_chunk(1, true, !last() || i < r);
+      post_send_forward(0);
+    }
+    for (int i = 0; i < d - r - 1; ++i) {  // 3: nB1W1F1
+      backward_chunk(1, true);
+      post_recv_forward(1);
+      weight_chunk();
+      forward_chunk(1, false);
+    }
+    for (int i = 0; i < m - 2 * d + r + 1; ++i) {  // 4: nF0B1F1B0
+      if (i == 0 && last()) {
+        // DeepSeek does not overlap these two, to shorten the bubble.
+        forward_chunk(0, false, false);
+        post_send_forward(1);
+        backward_chunk(1, false, false);
+        post_send_forward(0);
+        post_send_backward(1);
+      } else {
+        forward_backward_chunk(0, 1, i != 0);
+      }
+      forward_backward_chunk(1, 0);
+    }
+    for (int i = 0; i < d - r - 1; ++i) {  // 5: nB1F1B0
+      backward_chunk(1);
+      forward_backward_chunk(1, 0);
+    }
+    bool defer = false;  // 6: nB1B0, the second half with zero bubble
+    for (int i = 0; i < r + 1; ++i) {
+      if (i == (r + 1) / 2 && r % 2 == 1) defer = true;
+      backward_chunk(1, defer);
+      if (i == (r + 1) / 2 && r % 2 == 0) defer = true;
+      backward_chunk(0, defer);
+    }
+    for (int i = 0; i < d - r - 1; ++i) {  // 7: nWB0
+      weight_chunk();
+      backward_chunk(0, true);
+    }
+    for (int i = 0; i < r + 1; ++i) weight_chunk();  // 8: nW
+    commit();
+  }
+};
+
+// Qi et al.'s ZB-V (sail-sg/zero-bubble-pipeline-parallelism, the handcrafted get_zb_v_schedule; "Pipeline
+// Parallelism with Controllable Memory", arXiv:2405.15362, V-ZB) on rank r of p: 2(p−r)−1 forwards of
+// chunk 0; r pairs of forwards (chunk 1, chunk 0); p−r steps of chunk 1's F, B, W; then F0 B0 W0 F1 B1 W1
+// until every forward has run; then r pairs of backwards (B0, B1) with their W deferred, p−r of B0 W0, and
+// the deferred W passes. Built for max(m, 2p−1) micro-batches, the passes of those past m dropped.
+std::vector<PipelinePass> zb_v_rank(int p, int m, int r) {
+  const int n = std::max(m, 2 * p - 1);
+  std::vector<PipelinePass> passes;
+  std::array<int, 2> f{}, b{};
+  auto add = [&](PassKind kind, int mb, int chunk) {
+    if (mb < m) passes.push_back({kind, mb, chunk});
+  };
+  auto forward = [&](int c) { add(PassKind::forward, f[static_cast<std::size_t>(c)]++, c); };
+  auto backward = [&](int c, bool weight) {
+    const int mb = b[static_cast<std::size_t>(c)]++;
+    add(PassKind::backward, mb, c);
+    if (weight) add(PassKind::backward_weight, mb, c);
+  };
+  for (int i = 0; i < 2 * (p - r) - 1; ++i) forward(0);
+  for (int i = 0; i < r; ++i) {
+    forward(1);
+    forward(0);
+  }
+  for (int i = 0; i < p - r; ++i) {
+    forward(1);
+    backward(1, true);
+  }
+  while (f[1] < f[0] || f[0] < n) {
+    if (f[0] < n) forward(0);
+    backward(0, true);
+    forward(1);
+    backward(1, true);
+  }
+  std::array<int, 2> w = b;  // the W passes not yet run start here
+  for (int i = 0; i < r; ++i) {
+    backward(0, false);
+    backward(1, false);
+  }
+  for (int i = 0; i < p - r; ++i) {
+    backward(0, false);
+    add(PassKind::backward_weight, w[0]++, 0);
+  }
+  while (w[1] < b[1]) add(PassKind::backward_weight, w[1]++, 1);
+  while (w[0] < b[0]) add(PassKind::backward_weight, w[0]++, 0);
   return passes;
 }
 
@@ -187,6 +378,142 @@ double pass_cost(const PassTimes& t, PassKind kind, std::size_t vs, bool split, 
   return cost;
 }
 
+// A replay before its first pass: every rank free at 0 and idle so far, no gradients yet; with kSpans, one
+// span per pass of each rank's list in *spans.
+template <int kLanes, bool kSpans>
+void start_replay(Replay<kLanes>& result, const PipelineOrder& order, int p, int v, PassSpans* spans) {
+  const auto nvs = static_cast<std::size_t>(p) * static_cast<std::size_t>(v);
+  auto& tl = result.timeline;
+  for (auto& end : result.rank_end) end.assign(static_cast<std::size_t>(p), 0.0);
+  tl.rank_busy.assign(static_cast<std::size_t>(p), 0.0);
+  tl.grads_from.assign(nvs, 0.0);
+  tl.grads_ready.assign(nvs, 0.0);
+  if constexpr (kSpans) {
+    spans->resize(static_cast<std::size_t>(p));
+    for (int s = 0; s < p; ++s) {
+      (*spans)[static_cast<std::size_t>(s)].assign(order[static_cast<std::size_t>(s)].size(), PassSpan{});
+    }
+  }
+}
+
+// A replay that ran every rank's list to its end: complete when every list holds `per_rank` passes (with
+// none run twice, every pass once), its timeline then that of lane 0.
+template <int kLanes>
+Replay<kLanes> complete_replay(Replay<kLanes> result, const PipelineOrder& order, std::size_t per_rank) {
+  for (const auto& rank : order) {
+    if (rank.size() != per_rank) return result;
+  }
+  result.complete = true;
+  result.timeline.rank_end = result.rank_end[0];
+  result.timeline.makespan =
+      *std::max_element(result.timeline.rank_end.begin(), result.timeline.rank_end.end());
+  return result;
+}
+
+// Runs a DualPipeV program (PipelineOrder::program), once per lane. A rank runs its actions in order: a
+// post joins the batch it is building; a commit issues the batch when the rank gets there (each message
+// is issued once, at that moment) and waits until every message of it is issued at its other end too,
+// then until the hand-over (p2p_s) is done; a compute step runs its passes back to back. A rank that waits
+// on a message is retried after any other rank advances: the programs are short (a few actions per pass).
+template <int kLanes, bool kSpans>
+Replay<kLanes> run_program(const PipelineOrder& order, int p, int m, int v,
+                           const std::array<const PassTimes*, kLanes>& times, PassSpans* spans) {
+  Replay<kLanes> result;
+  const auto& program = order.program;
+  if (static_cast<int>(program.size()) != p || v != 2) return result;
+  const int nvs = p * v;
+  const auto nvs_size = static_cast<std::size_t>(nvs);
+  check_stage_times<kLanes>(times, nvs_size);
+  start_replay<kLanes, kSpans>(result, order, p, v, spans);
+  auto& tl = result.timeline;
+  // When each message was issued at each end (negative: not yet), per lane.
+  const auto message = [&](const ProgramAction& a) {
+    return ((a.gradient ? 1U : 0U) * static_cast<std::size_t>(m) + static_cast<std::size_t>(a.micro_batch)) *
+               nvs_size +
+           static_cast<std::size_t>(a.to_virtual_stage);
+  };
+  const std::size_t messages = 2 * static_cast<std::size_t>(m) * nvs_size;
+  for (int k = 0; k < kLanes; ++k) {
+    const PassTimes& t = *times[static_cast<std::size_t>(k)];
+    std::vector<double> sent(messages, -1.0), received(messages, -1.0);
+    std::vector<double> now(static_cast<std::size_t>(p), 0.0);
+    std::vector<std::size_t> at(static_cast<std::size_t>(p), 0), next_pass(static_cast<std::size_t>(p), 0);
+    std::vector<std::size_t> batch_from(static_cast<std::size_t>(p), 0);  // first post of the open batch
+    std::vector<bool> issued(static_cast<std::size_t>(p), false);
+    for (bool progress = true; progress;) {
+      progress = false;
+      for (int s = 0; s < p; ++s) {
+        const auto rank = static_cast<std::size_t>(s);
+        const auto& actions = program[rank];
+        const auto& passes = order[rank];
+        while (at[rank] < actions.size()) {
+          const ProgramAction& a = actions[at[rank]];
+          if (a.kind == ProgramAction::Kind::post_recv || a.kind == ProgramAction::Kind::post_send) {
+            ++at[rank];
+            continue;
+          }
+          if (a.kind == ProgramAction::Kind::commit) {
+            if (!issued[rank]) {
+              for (std::size_t i = batch_from[rank]; i < at[rank]; ++i) {
+                const ProgramAction& x = actions[i];
+                if (x.kind == ProgramAction::Kind::commit || x.kind == ProgramAction::Kind::compute) continue;
+                auto& mine = x.kind == ProgramAction::Kind::post_send ? sent : received;
+                if (mine[message(x)] >= 0) return result;  // the same message twice
+                mine[message(x)] = now[rank];
+              }
+              issued[rank] = true;
+              progress = true;
+            }
+            double done = now[rank];
+            bool complete = true;
+            for (std::size_t i = batch_from[rank]; i < at[rank] && complete; ++i) {
+              const ProgramAction& x = actions[i];
+              if (x.kind == ProgramAction::Kind::commit || x.kind == ProgramAction::Kind::compute) continue;
+              const double other = (x.kind == ProgramAction::Kind::post_send ? received : sent)[message(x)];
+              if (other < 0) complete = false;
+              done = std::max(done, std::max(other, now[rank]) + t.p2p_s);
+            }
+            if (!complete) break;
+            now[rank] = done;
+            issued[rank] = false;
+            batch_from[rank] = ++at[rank];
+            progress = true;
+            continue;
+          }
+          // compute: the next a.passes passes, back to back.
+          for (int j = 0; j < a.passes; ++j) {
+            const std::size_t i = next_pass[rank]++;
+            if (i >= passes.size()) return result;
+            const PipelinePass& x = passes[i];
+            const auto vs = static_cast<std::size_t>(virtual_stage_of(Schedule::dualpipev, x.chunk, s, p));
+            const bool last_grads = x.kind == PassKind::backward_weight && x.micro_batch == m - 1;
+            const double cost = pass_cost(t, x.kind, vs, true, last_grads);
+            const double start = now[rank];
+            now[rank] += cost;
+            if (k == 0) {
+              if constexpr (kSpans) (*spans)[rank][i] = PassSpan{start, now[rank]};
+              tl.rank_busy[rank] += cost;
+              if (last_grads) {
+                tl.grads_from[vs] = start;
+                tl.grads_ready[vs] = now[rank];
+              }
+            }
+          }
+          batch_from[rank] = ++at[rank];
+          progress = true;
+        }
+      }
+    }
+    for (int s = 0; s < p; ++s) {
+      const auto rank = static_cast<std::size_t>(s);
+      if (at[rank] != program[rank].size() || next_pass[rank] != order[rank].size()) return result;
+    }
+    result.rank_end[static_cast<std::size_t>(k)] = now;
+  }
+  return complete_replay(std::move(result), order,
+                         3U * static_cast<std::size_t>(m) * static_cast<std::size_t>(v));
+}
+
 // Runs every rank's list in order, each pass as soon as its rank is free and its dependencies are done,
 // once per lane: lane k with times[k]. The lanes share the order, hence which passes are done, and differ
 // only in when. A rank runs until a dependency is missing, then waits on that pass; a rank that finishes a
@@ -206,24 +533,14 @@ class ScheduleReplay {
         m_(m),
         v_(v),
         split_(split),
+        v_shape_(is_v_shape(order.kind)),
         times_(times),
         spans_(spans),
         clock_(p, m, v, split ? 3 : 2),
         next_(static_cast<std::size_t>(p), 0),
         waits_for_(static_cast<std::size_t>(p), kNoPass),
         runnable_(static_cast<std::size_t>(p)) {
-    const auto nvs = static_cast<std::size_t>(p) * static_cast<std::size_t>(v);
-    auto& tl = result_.timeline;
-    for (auto& end : result_.rank_end) end.assign(static_cast<std::size_t>(p), 0.0);
-    tl.rank_busy.assign(static_cast<std::size_t>(p), 0.0);
-    tl.grads_from.assign(nvs, 0.0);
-    tl.grads_ready.assign(nvs, 0.0);
-    if constexpr (kSpans) {
-      spans_->resize(static_cast<std::size_t>(p));
-      for (int s = 0; s < p; ++s) {
-        (*spans_)[static_cast<std::size_t>(s)].assign(order[static_cast<std::size_t>(s)].size(), PassSpan{});
-      }
-    }
+    start_replay<kLanes, kSpans>(result_, order, p, v, spans);
     for (int s = 0; s < p; ++s) runnable_[static_cast<std::size_t>(s)] = p - 1 - s;  // rank 0 first
   }
 
@@ -251,7 +568,7 @@ class ScheduleReplay {
     while (i < passes.size()) {
       const PipelinePass& x = passes[i];
       if (x.micro_batch < 0 || x.micro_batch >= m_ || x.chunk < 0 || x.chunk >= v_) return false;
-      const int vs = x.chunk * p_ + s;
+      const int vs = virtual_stage_of(order_.kind, x.chunk, s, p_);
       const PassInputs in = pass_inputs(x, vs, p_ * v_ - 1, clock_);
       if (in.local != kNoPass && *clock_.at(in.local) < 0) {
         waits_for_[rank] = in.local;
@@ -282,13 +599,16 @@ class ScheduleReplay {
     double* slot = clock_.at(at);
     const bool produces_grads = split_ ? x.kind == PassKind::backward_weight : x.kind == PassKind::backward;
     const bool last_grads = produces_grads && x.micro_batch == m_ - 1;
+    // The tip of a V (virtual stages p−1 and p, both on rank p−1) hands over without a send.
+    const bool at_tip = v_shape_ && ((x.kind == PassKind::forward && static_cast<int>(vs) == p_) ||
+                                     (x.kind == PassKind::backward && static_cast<int>(vs) == p_ - 1));
     for (int k = 0; k < kLanes; ++k) {
       const PassTimes& t = *times_[static_cast<std::size_t>(k)];
       const double cost = pass_cost(t, x.kind, vs, split_, last_grads);
       double& rank_free = result_.rank_end[static_cast<std::size_t>(k)][rank];
       double ready = rank_free;
       if (in.local != kNoPass) ready = std::max(ready, clock_.at(in.local)[k]);
-      if (in.sent != kNoPass) ready = std::max(ready, clock_.at(in.sent)[k] + t.p2p_s);
+      if (in.sent != kNoPass) ready = std::max(ready, clock_.at(in.sent)[k] + (at_tip ? 0.0 : t.p2p_s));
       slot[k] = ready + cost;
       rank_free = slot[k];
       if (k == 0) {
@@ -325,6 +645,7 @@ class ScheduleReplay {
   const PipelineOrder& order_;
   int p_, m_, v_;
   bool split_;
+  bool v_shape_;  // the order's chunks lie in a V (virtual_stage_of)
   const std::array<const PassTimes*, kLanes>& times_;
   PassSpans* spans_;
   PassClock<kLanes> clock_;
@@ -338,6 +659,7 @@ class ScheduleReplay {
 template <int kLanes, bool kSpans = false>
 Replay<kLanes> replay(const PipelineOrder& order, int p, int m, int v,
                       const std::array<const PassTimes*, kLanes>& times, PassSpans* spans = nullptr) {
+  if (!order.program.empty()) return run_program<kLanes, kSpans>(order, p, m, v, times, spans);
   if (static_cast<int>(order.size()) != p) return {};
   const bool split = runs_weight_passes(order);
   check_stage_times<kLanes>(times, static_cast<std::size_t>(p) * static_cast<std::size_t>(v));
@@ -352,10 +674,36 @@ PassTimes uniform_times(int p, int v, double forward_s, double backward_s, doubl
 
 }  // namespace
 
+std::string_view bubble_formula(Schedule kind) {
+  switch (kind) {
+    case Schedule::gpipe:
+    case Schedule::one_f_one_b:
+      return "(pp-1)(F+B)";
+    case Schedule::interleaved:
+      return "(pp-1)(F+B)/v (Narayanan et al. 2021)";
+    case Schedule::zero_bubble_h1:
+      return "(pp-1)(F+B-2W), B the whole backward (Qi et al. 2023 ZB-H1; DeepSeek-V3 Table 2 ZB1P)";
+    case Schedule::dualpipe:
+      return "(PP/2-1)(F&B+B-3W), PP = pp stages (DeepSeek-V3 Table 2)";
+    case Schedule::dualpipev:
+      return "(PP/2-1)(F&B+B-3W), PP = 2*pp stages (DeepSeek-V3 Table 2, DualPipe README)";
+    case Schedule::zb_v:
+      return "none after each rank's first pass when F = B = W, with 1F1B's activations (Qi et al. 2024, "
+             "V-ZB)";
+  }
+  return "";
+}
+
 std::string_view schedule_constraint_error(Schedule kind, int p, int m, int v) {
   if (p < 1) return "pipeline degree must be at least 1";
   if (m < 1) return "a step needs at least one micro-batch";
   if (v < 1) return "virtual_stages must be at least 1";
+  if (kind == Schedule::zb_v) return v == 2 ? "" : "ZB-V runs two chunks per rank";
+  if (is_dualpipe(kind)) {
+    if (v != 2) return "DualPipeV runs two chunks per rank";
+    if (m < 2 * p) return "DualPipeV needs at least 2·pp micro-batches (DualPipe: 2·pp, an even count)";
+    return "";
+  }
   if (kind == Schedule::interleaved) {
     if (v > 1 && p == 1) return "the interleaved schedule needs pp > 1";
     if (v > 1 && m % p != 0)
@@ -370,6 +718,15 @@ PipelineOrder pipeline_schedule(Schedule kind, int p, int m, int v) {
   if (const auto why = schedule_constraint_error(kind, p, m, v); !why.empty())
     throw InputError(std::string(why));
   PipelineOrder order(static_cast<std::size_t>(p));
+  order.kind = kind;
+  if (is_dualpipe(kind)) {
+    order.program.resize(static_cast<std::size_t>(p));
+    for (int s = 0; s < p; ++s) {
+      DualPipeVRank{p, m, s, order[static_cast<std::size_t>(s)], order.program[static_cast<std::size_t>(s)]}
+          .build();
+    }
+    return order;
+  }
   for (int s = 0; s < p; ++s) {
     auto& rank = order[static_cast<std::size_t>(s)];
     switch (kind) {
@@ -385,6 +742,12 @@ PipelineOrder pipeline_schedule(Schedule kind, int p, int m, int v) {
       case Schedule::zero_bubble_h1:
         rank = one_f_one_b_rank(p, m, s, true);
         break;
+      case Schedule::zb_v:
+        rank = zb_v_rank(p, m, s);
+        break;
+      case Schedule::dualpipe:
+      case Schedule::dualpipev:
+        break;  // built above
     }
   }
   return order;

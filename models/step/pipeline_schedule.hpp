@@ -3,15 +3,29 @@
 // runs in one training step. No costs here; the analytic path and the event-driven lowering both consume it.
 //
 // Numbering: p pipeline ranks ("stages") 0..p-1, m micro-batches 0..m-1, v model chunks per rank
-// 0..v-1 (v > 1 only for the interleaved schedule). Chunk c of rank s holds virtual stage c·p + s, so the
-// forward pass of a micro-batch visits virtual stages 0, 1, …, p·v−1 in order, wrapping around the ranks
-// v times (Narayanan et al. 2021, "Efficient Large-Scale Language Model Training on GPU Clusters").
+// 0..v-1 (v > 1 for the interleaved schedule, v = 2 for DualPipeV). The forward pass of a micro-batch
+// visits virtual stages 0, 1, …, p·v−1 in order; which rank holds which is virtual_stage_of, the one rule:
+// looped (chunk c of rank s is virtual stage c·p + s, wrapping around the ranks v times: Narayanan et al.
+// 2021, "Efficient Large-Scale Language Model Training on GPU Clusters"), or V-shaped for DualPipeV
+// (chunk 0 of rank s is virtual stage s, chunk 1 is 2p−1−s: down the ranks and back, so the last rank
+// hands its chunk 0's output to its own chunk 1).
 //
 // Dependencies a valid schedule respects (checked by schedule_is_valid):
 //   forward(mb, vs)         after forward(mb, vs−1)
 //   backward(mb, vs)        after forward(mb, vs) and backward(mb, vs+1) (the last virtual stage: its
-//   forward) backward_weight(mb, vs) after backward(mb, vs)        (ZB-H1 only: B split into input-grad B and
-//   W)
+//                           forward)
+//   backward_weight(mb, vs) after backward(mb, vs)   (ZB-H1 and DualPipeV: B split into input-grad B and W)
+//
+// DualPipeV (deepseek-ai/DualPipe, dualpipev.py) is more than an order: each rank posts its sends and
+// receives in batches (torch.distributed.batch_isend_irecv) and waits for a batch to complete before it
+// computes, so a sender waits for its receiver to post the matching receive. Its order carries that
+// program (PipelineOrder::program), and time_schedule runs it: a message completes when both ends have
+// posted it (plus the hand-over), and a batch when all its messages have. Its F&B steps run one
+// micro-batch's forward and another's backward as one step (the F&B of DeepSeek-V3's Table 2), each priced
+// as the step costs price them (framework.ep_comm_overlap prices the all-to-alls hidden under the paired
+// pass). DualPipe (bidirectional, two copies of the parameters) on P ranks runs, rank r and rank P−1−r
+// alike, as DualPipeV on P/2 ranks with half the micro-batches (the "cut-in-half" of the DualPipe README):
+// the step folds it so (step_plan.hpp), and this file sees DualPipeV.
 #include <cstdint>
 #include <memory>
 #include <string_view>
@@ -23,8 +37,8 @@ namespace trainsim::model {
 
 enum class PassKind : std::uint8_t {
   forward,
-  backward,         ///< backward pass; under ZB-H1 only the input-gradient half ("B")
-  backward_weight,  ///< ZB-H1's deferred weight-gradient half ("W")
+  backward,         ///< backward pass; under ZB-H1 and DualPipeV only the input-gradient half ("B")
+  backward_weight,  ///< the weight-gradient half ("W") of ZB-H1 and DualPipeV
 };
 
 /// The pass's letter in schedule diagrams and trace labels: "F", "B" or "W".
@@ -43,9 +57,38 @@ struct PipelinePass {
   friend bool operator==(const PipelinePass&, const PipelinePass&) = default;
 };
 
+/// The virtual stage of `chunk` on pipeline rank `rank` of p (see the file comment): the one rule.
+[[nodiscard]] constexpr int virtual_stage_of(Schedule kind, int chunk, int rank, int p) {
+  if (is_v_shape(kind)) return chunk == 0 ? rank : 2 * p - 1 - rank;
+  return chunk * p + rank;
+}
+/// The rank that holds virtual stage vs: virtual_stage_of's inverse.
+[[nodiscard]] constexpr int rank_of_virtual_stage(Schedule kind, int vs, int p) {
+  if (is_v_shape(kind)) return vs < p ? vs : 2 * p - 1 - vs;
+  return vs % p;
+}
+
+/// One step of a rank's DualPipeV program: post a receive or a send of one message (a micro-batch's
+/// activations into, or its gradients back into, virtual stage `to_virtual_stage`), wait for the posted
+/// batch to complete (commit), or compute the next `passes` passes of the rank's list as one step.
+struct ProgramAction {
+  enum class Kind : std::uint8_t { post_recv, post_send, commit, compute };
+  Kind kind = Kind::commit;
+  bool gradient = false;
+  int micro_batch = 0;
+  int to_virtual_stage = 0;
+  int passes = 0;
+};
+
 /// Per rank, its passes in execution order: result[s] is rank s's list. Sizes: p lists; each holds
-/// m·v forwards and m·v backwards (and m·v backward_weight under ZB-H1).
-using PipelineOrder = std::vector<std::vector<PipelinePass>>;
+/// m·v forwards and m·v backwards (and m·v backward_weight under ZB-H1 and DualPipeV). `kind` says which
+/// rank holds which virtual stage (virtual_stage_of); `program`, per rank, how DualPipeV runs the list
+/// (empty for the other schedules: each pass runs when its rank is free and its inputs have arrived).
+struct PipelineOrder : std::vector<std::vector<PipelinePass>> {
+  using std::vector<std::vector<PipelinePass>>::vector;
+  Schedule kind = Schedule::one_f_one_b;
+  std::vector<std::vector<ProgramAction>> program;
+};
 
 /// The pass order of one step.
 ///  - gpipe: all forwards, then all backwards in reverse micro-batch order.
@@ -53,9 +96,19 @@ using PipelineOrder = std::vector<std::vector<PipelinePass>>;
 ///  - interleaved: Megatron's interleaved 1F1B over v chunks; needs m to be a multiple of p.
 ///  - zero_bubble_h1: Qi et al. 2023 ZB-H1: 1F1B whose W passes are deferred to fill the cool-down bubble
 ///    (same peak activation memory as 1F1B).
-/// For schedules other than interleaved, v must be 1. Throws InputError when p < 1, m < 1, v < 1, or the
-/// schedule's constraints do not hold (callers that want a reason instead use schedule_constraint_error).
+///  - dualpipev (and dualpipe, folded by the caller into dualpipev over p = P/2 ranks): DeepSeek's program
+///    (deepseek-ai/DualPipe dualpipev.py, step()) over two V-shaped chunks; needs m >= 2p.
+/// For schedules other than interleaved, v must be 1 (2 for the DualPipe family, whose chunks are fixed).
+/// Throws InputError when p < 1, m < 1, v < 1, or the schedule's constraints do not hold (callers that want a
+/// reason instead use schedule_constraint_error).
 [[nodiscard]] PipelineOrder pipeline_schedule(Schedule kind, int p, int m, int v = 1);
+
+/// The schedule's bubble (a rank's idle time in one step) as its paper states it, F, B and W the
+/// forward, whole backward and weight-gradient times of one chunk (F&B: an overlapped forward and
+/// backward), for explain: 1F1B and GPipe (pp−1)(F+B); interleaved (pp−1)(F+B)/v (Narayanan et al.
+/// 2021); ZB-H1 (pp−1)(F+B−2W) (Qi et al. 2023; ZB1P in DeepSeek-V3's Table 2); DualPipe and DualPipeV
+/// (PP/2−1)(F&B+B−3W) over PP stages (DeepSeek-V3 Table 2; the DualPipe README).
+[[nodiscard]] std::string_view bubble_formula(Schedule kind);
 
 /// pipeline_schedule's order, shared: the calling thread keeps the last orders it built (a few), since a
 /// search times many layouts of one (kind, p, m, v) — every ZeRO stage and recompute choice of a layout.
@@ -75,7 +128,7 @@ using PipelineOrder = std::vector<std::vector<PipelinePass>>;
 /// the rank's list. 1F1B: min(p − s, m) on rank s; GPipe: m.
 [[nodiscard]] int peak_in_flight(const std::vector<PipelinePass>& rank_passes);
 
-/// Per-pass costs for timing a schedule, seconds, indexed by virtual stage vs = chunk·p + rank.
+/// Per-pass costs for timing a schedule, seconds, indexed by virtual stage (virtual_stage_of).
 /// `backward` is the whole backward pass; under ZB-H1 its `weight` part runs as the separate W pass.
 /// `p2p_s` delays every hand-over between consecutive virtual stages (activation or gradient send).
 struct PassTimes {

@@ -133,7 +133,7 @@ class StepPricer {
       price_transformer_units();
     }
     out_.gathers_weights = pl_.gathers_weights();
-    out_.weight_pass = pl_.schedule == Schedule::zero_bubble_h1;
+    out_.weight_pass = pl_.schedule == Schedule::zero_bubble_h1 || is_v_shape(pl_.schedule);
     if (!shards_weights(pl_.zero) && pl_.overlap_grad_reduce && comms_.grad.size > 1)
       out_.bucket_overlap_slowdown = in_.cluster.node.gpu.efficiency.overlap_compute_slowdown;
   }
@@ -453,7 +453,7 @@ double grads_pass_kernels(const StepCosts& costs, int vs) {
 
 double last_grads_slowdown(const StepCosts& costs, const StepPlan& plan, int vs) {
   if (costs.bucket_overlap_slowdown <= 0) return 1.0;
-  const int s = vs % plan.pp;
+  const int s = plan.rank_of(vs);
   const StageCost& sc = costs.stages[static_cast<std::size_t>(s)];
   const double stage_layers = std::max(1, plan.stage_layers[static_cast<std::size_t>(s)]);
   const double buckets_s =

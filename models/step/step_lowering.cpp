@@ -213,7 +213,7 @@ class StepLowering {
     for (int s = 0; s < p_; ++s) {
       per_instance += 160;
       for (const PipelinePass& x : order_[at(s)]) {
-        const auto vs = at(x.chunk * p_ + s);
+        const auto vs = plan_.virtual_stage_index(x.chunk, s);
         per_instance += x.kind == PassKind::forward ? fwd[vs] : bwd[vs];
       }
     }
@@ -416,7 +416,7 @@ class StepLowering {
   }
 
   void lower_pass(int s, const PipelinePass& x, bool last_grad) {
-    Pass ps{.x = x, .s = s, .vs = x.chunk * p_ + s};
+    Pass ps{.x = x, .s = s, .vs = static_cast<int>(plan_.virtual_stage_index(x.chunk, s))};
     const auto& runs = costs_.chunk_units[at(ps.vs)];
     label_.assign(pass_letter(x.kind));
     label_ += " mb";
@@ -716,7 +716,7 @@ class StepLowering {
   void hand_over(Pass& ps) {
     name_.assign(ps.fwd ? "send act " : "send grad ");
     name_ += label_;
-    const int to = (ps.fwd ? ps.vs + 1 : ps.vs - 1) % p_;
+    const int to = plan_.rank_of(ps.fwd ? ps.vs + 1 : ps.vs - 1);
     for (int i = 0; i < n_inst_; ++i) {
       const auto c = idx(i, ps.s);
       const LoweredTransfer t = g_.network.pp_send(dag(), lanes_[c].pp, i, ps.s, to, name_, "pp");
@@ -914,9 +914,11 @@ StepTiming run_step_graph(const StepGraph& graph, const StepInput& in, const Ste
   if (critical_costs.gathers_weights) {
     for (int c = 0; c < v; ++c) {
       zero3 +=
-          m *
-          (gathered_pass(critical_costs, c * p + crit, false, true).extra +
-           gathered_pass(critical_costs, c * p + crit, true, in.plan.framework.reshard_after_forward).extra);
+          m * (gathered_pass(critical_costs, static_cast<int>(plan.virtual_stage_index(c, crit)), false, true)
+                   .extra +
+               gathered_pass(critical_costs, static_cast<int>(plan.virtual_stage_index(c, crit)), true,
+                             in.plan.framework.reshard_after_forward)
+                   .extra);
     }
   }
   tb.exposed_dp_comm = std::max(0.0, norm_start - last_pass_end) + zero3 +

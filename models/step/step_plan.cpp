@@ -22,6 +22,11 @@ std::vector<int> split_layers(std::int64_t layers, int parts) {
   return out;
 }
 
+int chunks_per_rank(const ParallelPlan& plan) {
+  if (is_v_shape(plan.schedule)) return 2;
+  return plan.schedule == Schedule::interleaved ? plan.virtual_stages : 1;
+}
+
 int pipeline_tail_slots(const TransformerSpec& model) {
   return static_cast<int>(2 * model.mtp_layers);
 }
@@ -53,8 +58,13 @@ StepPlan infeasible(std::string reason) {
 
 LayerSplit split_pipeline_layers(std::int64_t layers, const ParallelPlan& plan, int tail_slots) {
   LayerSplit out;
-  const int v = plan.schedule == Schedule::interleaved ? plan.virtual_stages : 1;
-  const int parts = plan.pp * v;
+  const int v = chunks_per_rank(plan);
+  // DualPipe: pp stages, each held twice (ranks r and pp−1−r); the V shapes: 2·pp virtual stages.
+  const bool copies = plan.schedule == Schedule::dualpipe;
+  const int parts = copies ? plan.pp : plan.pp * v;
+  const auto rank_of = [&](int vs) {
+    return copies ? vs : rank_of_virtual_stage(plan.schedule, vs, plan.pp);
+  };
   auto refuse = [&](std::string why) {
     out.reason = std::move(why);
     out.chunk_layers.clear();
@@ -64,7 +74,7 @@ LayerSplit split_pipeline_layers(std::int64_t layers, const ParallelPlan& plan, 
   if (plan.pp < 1 || v < 1) return refuse("pp and virtual_stages must be at least 1");
   // A list per virtual stage may leave the first and the last empty: the embedding alone, the LM head
   // alone (Llama 3 405B's pipeline, Llama Team 2024 Sec. 3.3.2); every other virtual stage needs a layer.
-  const bool per_virtual_stage = v > 1 && static_cast<int>(plan.stage_layers.size()) == parts;
+  const bool per_virtual_stage = v > 1 && !copies && static_cast<int>(plan.stage_layers.size()) == parts;
   if (layers < parts - (per_virtual_stage ? 2 : 0)) {
     return refuse(fmt::format("{} layers cannot fill pp·virtual_stages = {} pipeline stages", layers, parts));
   }
@@ -72,6 +82,7 @@ LayerSplit split_pipeline_layers(std::int64_t layers, const ParallelPlan& plan, 
     const auto n = static_cast<int>(plan.stage_layers.size());
     const std::int64_t sum =
         std::accumulate(plan.stage_layers.begin(), plan.stage_layers.end(), std::int64_t{0});
+    if (copies && n != plan.pp) return refuse(fmt::format("has {} entries; expected pp = {}", n, plan.pp));
     if (n != plan.pp && n != parts) {
       return refuse(v == 1 ? fmt::format("has {} entries; expected pp = {}", n, plan.pp)
                            : fmt::format("has {} entries; expected pp = {} or pp·virtual_stages = {}", n,
@@ -88,7 +99,7 @@ LayerSplit split_pipeline_layers(std::int64_t layers, const ParallelPlan& plan, 
       }
     }
     if (n == parts) {
-      out.chunk_layers = plan.stage_layers;
+      out.chunk_layers = plan.stage_layers;  // DualPipe: the stages
     } else {
       // Per-rank counts with v chunks: each rank's layers spread over its chunks.
       out.chunk_layers.assign(static_cast<std::size_t>(parts), 0);
@@ -97,7 +108,7 @@ LayerSplit split_pipeline_layers(std::int64_t layers, const ParallelPlan& plan, 
         for (int c = 0; c < v; ++c) {
           if (split[static_cast<std::size_t>(c)] < 1)
             return refuse(fmt::format("an entry is smaller than virtual_stages ({})", v));
-          const int virtual_stage = c * plan.pp + s;
+          const int virtual_stage = virtual_stage_of(plan.schedule, c, s, plan.pp);
           out.chunk_layers[static_cast<std::size_t>(virtual_stage)] = split[static_cast<std::size_t>(c)];
         }
       }
@@ -106,9 +117,11 @@ LayerSplit split_pipeline_layers(std::int64_t layers, const ParallelPlan& plan, 
     out.chunk_layers = split_layers_with_tail(layers, parts, tail_slots);
   }
   out.stage_layers.assign(static_cast<std::size_t>(plan.pp), 0);
-  for (int vs = 0; vs < parts; ++vs)
-    out.stage_layers[static_cast<std::size_t>(vs % plan.pp)] +=
-        out.chunk_layers[static_cast<std::size_t>(vs)];
+  for (int vs = 0; vs < parts; ++vs) {
+    const int layers_here = out.chunk_layers[static_cast<std::size_t>(vs)];
+    out.stage_layers[static_cast<std::size_t>(rank_of(vs))] += layers_here;
+    if (copies) out.stage_layers[static_cast<std::size_t>(plan.pp - 1 - vs)] += layers_here;
+  }
   return out;
 }
 
@@ -119,15 +132,22 @@ StepPlan make_step_plan(const TransformerSpec& model, const topo::ClusterSpec& c
   if (const auto problems = layout_rules(model, plan, training, cluster.total_gpus()); !problems.empty())
     return infeasible(key_path(problems.front().key) + ": " + problems.front().message);
   StepPlan out;
+  out.schedule = plan.schedule;
   out.pp = plan.pp;
-  out.virtual_stages = plan.schedule == Schedule::interleaved ? plan.virtual_stages : 1;
+  out.virtual_stages = chunks_per_rank(plan);
   out.micro_batches = training.global_batch / (plan.data_replicas() * plan.micro_batch);
+  if (plan.schedule == Schedule::dualpipe) {  // folded: see StepPlan::schedule
+    out.schedule = Schedule::dualpipev;
+    out.pp = plan.pp / 2;
+    out.micro_batches /= 2;
+  }
   const std::int64_t layers =
       model.generic_layers.empty() ? model.layers : static_cast<std::int64_t>(model.generic_layers.size());
   LayerSplit split = split_pipeline_layers(layers, plan, pipeline_tail_slots(model));
   if (!split.reason.empty()) return infeasible(std::move(split.reason));
   out.chunk_layers = std::move(split.chunk_layers);
   out.stage_layers = std::move(split.stage_layers);
+  out.stage_layers.resize(static_cast<std::size_t>(out.pp));
   return out;
 }
 

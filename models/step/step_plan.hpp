@@ -5,7 +5,8 @@
 //
 // Checks: the layout rules of layout_rules.hpp; the first problem, with its key path, is the reason.
 //
-// Layer split. Virtual stage vs = chunk·pp + rank (see pipeline_schedule.hpp). Layers that do not divide
+// Layer split. Virtual stage vs = virtual_stage_of(schedule, chunk, rank) (pipeline_schedule.hpp). Layers
+// that do not divide
 // by pp·v are spread one apiece over the middle virtual stages first, then the first, then the last: the
 // first stage carries the embedding and the last the LM head, so they get the lighter share (Llama-3
 // 405B: 126 layers on 16 stages = 7, 8 × 14, 7; BLOOM-176B: 70 on 12 = 5, 6 × 10, 5). A model's
@@ -20,6 +21,7 @@
 #include "models/spec/training_spec.hpp"
 #include "models/spec/transformer_spec.hpp"
 #include "models/step/layout_rules.hpp"
+#include "models/step/pipeline_schedule.hpp"
 #include "topologies/cluster_spec.hpp"
 
 namespace trainsim::model {
@@ -27,15 +29,23 @@ namespace trainsim::model {
 struct StepPlan {
   bool feasible = true;
   std::string reason;  ///< why not, when !feasible
+  /// The pipeline the step times: the plan's, except that DualPipe on P ranks is timed as DualPipeV on
+  /// P/2 ranks with half the micro-batches (rank r standing for ranks r and P−1−r, which run alike:
+  /// pipeline_schedule.hpp), so pp = P/2, micro_batches = m/2 and schedule = dualpipev.
+  Schedule schedule = Schedule::one_f_one_b;
   int pp = 1;
   int virtual_stages = 1;          ///< v: chunks per pipeline rank
   std::int64_t micro_batches = 1;  ///< m = global_batch / (dp · ep · micro_batch)
-  std::vector<int> chunk_layers;   ///< layers of virtual stage vs = chunk·pp + rank; size pp·v
+  std::vector<int> chunk_layers;   ///< layers of virtual stage vs (virtual_stage_index); size pp·v
   std::vector<int> stage_layers;   ///< layers per pipeline rank (sum of its chunks); size pp
 
-  /// The virtual stage of `chunk` on pipeline rank `rank`: chunk·pp + rank.
+  /// The virtual stage of `chunk` on pipeline rank `rank` (virtual_stage_of).
   [[nodiscard]] std::size_t virtual_stage_index(int chunk, int rank) const {
-    return static_cast<std::size_t>(chunk) * static_cast<std::size_t>(pp) + static_cast<std::size_t>(rank);
+    return static_cast<std::size_t>(virtual_stage_of(schedule, chunk, rank, pp));
+  }
+  /// The pipeline rank that holds virtual stage vs.
+  [[nodiscard]] int rank_of(int virtual_stage) const {
+    return rank_of_virtual_stage(schedule, virtual_stage, pp);
   }
   [[nodiscard]] int layers_of(int rank, int chunk) const {
     return chunk_layers[virtual_stage_index(chunk, rank)];
@@ -43,6 +53,9 @@ struct StepPlan {
   /// First layer index of virtual stage vs (layers are numbered in forward order).
   [[nodiscard]] int first_layer_of(int virtual_stage) const;
 };
+
+/// Model chunks per pipeline rank: virtual_stages under interleaved, 2 under the V shapes, else 1.
+[[nodiscard]] int chunks_per_rank(const ParallelPlan& plan);
 
 /// Layers per part when `layers` are spread over `parts` (rule in the file comment). parts >= 1.
 [[nodiscard]] std::vector<int> split_layers(std::int64_t layers, int parts);
@@ -60,12 +73,14 @@ struct StepPlan {
 
 /// The one layer split of a pipeline, taken by the step (make_step_plan), memory and explain alike.
 struct LayerSplit {
-  std::vector<int> chunk_layers;  ///< layers of virtual stage vs = chunk·pp + rank; size pp·v
+  std::vector<int> chunk_layers;  ///< layers of virtual stage vs (virtual_stage_of); size pp·v
   std::vector<int> stage_layers;  ///< layers per pipeline rank (sum of its chunks); size pp
   std::string reason;             ///< non-empty (and both lists empty) when the layers cannot be split so
 };
 
-/// `layers` over plan.pp ranks of v = plan.virtual_stages chunks (v = 1 unless interleaved):
+/// `layers` over plan.pp ranks of v = chunks_per_rank(plan) chunks (v = 1 unless interleaved or DualPipe;
+/// DualPipe's chunks are the two copies: rank r holds stage r and stage pp−1−r of pp stages, so
+/// chunk_layers has pp entries, the stages, and stage_layers[r] both copies):
 /// plan.stage_layers when given (pp or pp·v entries, each >= 1, summing to `layers`), else the rule in the
 /// file comment with the last virtual stage's `tail_slots` (pipeline_tail_slots).
 [[nodiscard]] LayerSplit split_pipeline_layers(std::int64_t layers, const ParallelPlan& plan, int tail_slots);

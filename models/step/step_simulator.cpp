@@ -159,6 +159,14 @@ StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptio
     r.reason = plan.reason;
     return r;
   }
+  if (fidelity == Fidelity::event && is_v_shape(in.plan.schedule)) {
+    r.feasible = false;
+    r.fits = false;
+    r.reason = "schedule " + std::string(to_string(in.plan.schedule)) +
+               ": the V-shaped schedules (and DualPipe's program, whose batched sends wait for their "
+               "receivers) are timed by the analytic fidelity only; use --fidelity analytic";
+    return r;
+  }
   // The event fidelity simulates every pass of every stage; keep one step's graph bounded in time and
   // memory (about a second per million passes) and say what to do instead.
   constexpr double kMaxEventPasses = 4e6;

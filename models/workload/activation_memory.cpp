@@ -144,6 +144,18 @@ double micro_batches_in_flight(Schedule schedule, int pp, int stage, int virtual
     case Schedule::one_f_one_b:
     case Schedule::zero_bubble_h1:
       return std::min(warmup, m);
+    case Schedule::dualpipe:
+    case Schedule::dualpipev: {
+      // DeepSeek-V3 Table 2 (and the DualPipe README): PP + 1 chunks' activations per rank, PP the stages
+      // (DualPipe: pp; DualPipeV: 2·pp). A rank holds two chunks, so (PP + 1) / 2 micro-batches of its own
+      // layers; the program's peak, min(PP + 1, 2m), is what schedule_test replays.
+      const double stages = schedule == Schedule::dualpipe ? pp : 2.0 * pp;
+      return std::min(stages + 1.0, 2.0 * m) / 2.0;
+    }
+    case Schedule::zb_v:
+      // Qi et al.'s ZB-V: 2·pp chunks (rank 0's 2·pp − 1 warm-up forwards and the first of chunk 1), 1F1B's
+      // pp micro-batches of the rank's layers.
+      return std::min(static_cast<double>(pp), m);
     case Schedule::interleaved: {
       if (virtual_stages <= 1) return std::min(warmup, m);
       const double v = virtual_stages;

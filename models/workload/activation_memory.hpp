@@ -70,7 +70,9 @@ struct StageActivation {
 /// min(pp - stage, m); interleaved with v > 1 virtual stages: Megatron-LM's warm-up of
 /// 2·(pp - stage - 1) + (v - 1)·pp chunk forwards plus the one in progress, each chunk 1/v of the stage,
 /// i.e. min(2·(pp - stage - 1) + (v - 1)·pp + 1, m·v) / v. On the first stage that is
-/// pp·(1 + (pp - 1)/(pp·v)), Korthikanti Sec. 4.2.3's factor.
+/// pp·(1 + (pp - 1)/(pp·v)), Korthikanti Sec. 4.2.3's factor. dualpipe and dualpipev: PP + 1 chunks
+/// (DeepSeek-V3 Table 2; PP the stages: pp for dualpipe, 2·pp for dualpipev), two chunks a rank:
+/// min(PP + 1, 2m) / 2. zb_v: 2·pp chunks, min(pp, m) (Qi et al. 2024: 1F1B's activations).
 [[nodiscard]] double micro_batches_in_flight(Schedule schedule, int pp, int stage, int virtual_stages,
                                              std::int64_t micro_batches);
 

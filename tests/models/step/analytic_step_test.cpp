@@ -28,6 +28,7 @@ Case uniform(Schedule schedule, int p, int v, int m, double forward_s, double ba
   c.input.plan.schedule = schedule;
   c.input.plan.pp = p;
   c.input.plan.virtual_stages = v;
+  c.plan.schedule = schedule;  // the schedule the step replays
   c.plan.pp = p;
   c.plan.virtual_stages = v;
   c.plan.micro_batches = m;
