@@ -86,6 +86,7 @@ class StepLowering {
         plan_(plan),
         costs_(costs),
         full_cluster_(options.full_cluster),
+        merge_(options.merge_serial && !options.full_cluster),
         p_(plan.pp),
         v_(plan.virtual_stages),
         m_(static_cast<int>(plan.micro_batches)),
@@ -125,6 +126,7 @@ class StepLowering {
     const auto slots = at(n_inst_ * p_);
     chain_.resize(slots);
     has_chain_.assign(slots, false);
+    open_.assign(slots, false);
     buckets_.resize(slots);
     hand_.resize(at(n_inst_) * 2 * at(m_) * at(nvs_));
     unit_start_.resize(at(n_inst_));
@@ -397,7 +399,10 @@ class StepLowering {
 
   // inputs_ = every instance's last task on stage s.
   const std::vector<sim::TaskId>& chain_inputs(int s) {
-    for (int i = 0; i < n_inst_; ++i) inputs_[at(i)] = chain_[idx(i, s)];
+    for (int i = 0; i < n_inst_; ++i) {
+      inputs_[at(i)] = chain_[idx(i, s)];
+      open_[idx(i, s)] = false;
+    }
     return inputs_;
   }
 
@@ -417,6 +422,7 @@ class StepLowering {
 
   void lower_pass(int s, const PipelinePass& x, bool last_grad) {
     Pass ps{.x = x, .s = s, .vs = x.chunk * p_ + s};
+    for (int i = 0; i < n_inst_; ++i) open_[idx(i, s)] = false;  // a pass's entry waits for a hand-over
     const auto& runs = costs_.chunk_units[at(ps.vs)];
     label_.assign(pass_letter(x.kind));
     label_ += " mb";
@@ -494,6 +500,20 @@ class StepLowering {
     if (has_chain_[c]) dag().depend(chain_[c], t);
     chain_[c] = t;
     has_chain_[c] = true;
+    open_[c] = false;
+  }
+
+  // Merged lowering: `work` after instance i's chain on stage s, added to its last task when that is open
+  // (LoweringOptions::merge_serial), otherwise as a new open busy task on compute. Returns that task.
+  sim::TaskId serial(int i, int s, sim::Duration work, std::string_view name) {
+    const auto c = idx(i, s);
+    if (open_[c]) {
+      dag().extend(chain_[c], work);
+      return chain_[c];
+    }
+    link(i, s, dag().busy(lanes_[c].compute, work, name, "compute"));
+    open_[c] = true;
+    return chain_[c];
   }
 
   // The hand-over from the neighbouring stage attaches to the pass's first task; when that is not a lone
@@ -522,7 +542,10 @@ class StepLowering {
     un.gathers = ps.zero3 && u.gather_s > 0 && (ps.fwd || pl_.framework.reshard_after_forward);
     const std::vector<CostPiece>& pieces = ps.fwd ? u.forward : u.backward;
     if (ps.zero3) {
-      for (int i = 0; i < n_inst_; ++i) unit_start_[at(i)].push_back(chain_[idx(i, ps.s)]);
+      for (int i = 0; i < n_inst_; ++i) {
+        unit_start_[at(i)].push_back(chain_[idx(i, ps.s)]);
+        open_[idx(i, ps.s)] = false;
+      }
     }
     if (un.gathers) gather_weights(ps, un);
     // Routed, a unit whose collectives leave the node is lowered piece by piece, its routed ones as flows.
@@ -539,7 +562,11 @@ class StepLowering {
       name_ += "wgrad";
       for (int i = 0; i < n_inst_; ++i) {
         const double w = u.total.weight_compute * compute_scale(ps, i);
-        link(i, ps.s, dag().busy(lanes_[idx(i, ps.s)].compute, dur(w), name_, "compute"));
+        if (merge_) {
+          serial(i, ps.s, dur(w), name_);
+        } else {
+          link(i, ps.s, dag().busy(lanes_[idx(i, ps.s)].compute, dur(w), name_, "compute"));
+        }
         if (is_first) mark_entry(ps, i);
       }
     } else {
@@ -661,10 +688,16 @@ class StepLowering {
     name_ += pc.name;
     const double sec = kernel_seconds(ps, pc);
     for (int i = 0; i < n_inst_; ++i) {
-      const sim::TaskId t =
-          dag().busy(lanes_[idx(i, ps.s)].compute, dur(sec * compute_scale(ps, i)), name_, "compute");
-      wait_weights(un, i, t);
-      link(i, ps.s, t);
+      if (merge_) {
+        // A kernel that waits for gathered weights starts a task of its own.
+        if (un.gathers && un.layer_first) open_[idx(i, ps.s)] = false;
+        wait_weights(un, i, serial(i, ps.s, dur(sec * compute_scale(ps, i)), name_));
+      } else {
+        const sim::TaskId t =
+            dag().busy(lanes_[idx(i, ps.s)].compute, dur(sec * compute_scale(ps, i)), name_, "compute");
+        wait_weights(un, i, t);
+        link(i, ps.s, t);
+      }
       if (is_first) mark_entry(ps, i);
     }
   }
@@ -674,8 +707,15 @@ class StepLowering {
     open_pass(ps, false);
     if (is_first) mark_entries(ps);
     name_ += pc.name;
+    if (merge_) {  // a busy task on tp comm after the chain, as collective() lowers it collapsed
+      for (int i = 0; i < n_inst_; ++i) serial(i, ps.s, dur(pc.comm), name_);
+      return;
+    }
     model_collective(ps.s, pc, name_);
-    for (int i = 0; i < n_inst_; ++i) chain_[idx(i, ps.s)] = outs_[at(i)];
+    for (int i = 0; i < n_inst_; ++i) {
+      chain_[idx(i, ps.s)] = outs_[at(i)];
+      open_[idx(i, ps.s)] = false;
+    }
   }
 
   // A piece's tp/cp/ep collective into outs_: a busy task of its closed-form time, or (routed) its
@@ -693,11 +733,17 @@ class StepLowering {
     const bool is_first = ps.first_task;
     open_pass(ps, false);
     if (is_first) mark_entries(ps);
+    const double sec = kernel_seconds(ps, pc);
+    if (merge_) {  // the collective on tp comm and the kernel on compute both start after the chain
+      name_ += pc.name;
+      for (int i = 0; i < n_inst_; ++i)
+        serial(i, ps.s, std::max(dur(pc.comm), dur(sec * compute_scale(ps, i))), name_);
+      return;
+    }
     name_ += pc.comm_name;
     model_collective(ps.s, pc, name_);
     name_.resize(un.prefix);
     name_ += pc.name;
-    const double sec = kernel_seconds(ps, pc);
     for (int i = 0; i < n_inst_; ++i) {
       const auto c = idx(i, ps.s);
       const sim::TaskId t = dag().busy(lanes_[c].compute, dur(sec * compute_scale(ps, i)), name_, "compute");
@@ -706,6 +752,7 @@ class StepLowering {
       dag().depend(t, j);
       dag().depend(outs_[at(i)], j);
       chain_[c] = j;
+      open_[c] = false;
     }
   }
 
@@ -721,10 +768,11 @@ class StepLowering {
       const auto c = idx(i, ps.s);
       const LoweredTransfer t = g_.network.pp_send(dag(), lanes_[c].pp, i, ps.s, to, name_, "pp");
       dag().depend(chain_[c], t.first);
+      open_[c] = false;
       if (pl_.framework.blocking_p2p) {
         const sim::TaskId sent = dag().join(lanes_[c].compute, name_);
         dag().depend(t.last, sent);
-        chain_[c] = sent;
+        chain_[c] = sent;  // a join: not open
       }
       PassTasks& h = hand_[pass_key(i, ps.x.kind, ps.x.micro_batch, ps.vs)];
       h.send = t.last;
@@ -805,6 +853,7 @@ class StepLowering {
   const StepPlan& plan_;
   const StepCosts& costs_;
   const bool full_cluster_;
+  const bool merge_;  // LoweringOptions::merge_serial, collapsed
   const int p_, v_, m_, nvs_;
   int n_inst_ = 1, n_tp_ = 1;
   bool whole_units_ = false;                              // each unit's pass one task (lower_whole_unit)
@@ -817,6 +866,9 @@ class StepLowering {
   std::vector<Lanes> lanes_;
   std::vector<sim::TaskId> chain_;  // per instance and stage: the task the next piece chains after
   std::vector<bool> has_chain_;
+  // Per instance and stage: chain_ is a busy task of the merged lowering that nothing else depends on or
+  // waits for yet, so serial work after it may lengthen it instead (LoweringOptions::merge_serial).
+  std::vector<bool> open_;
   std::vector<PassTasks> hand_;                    // per pass: its cross-stage attach points
   std::vector<std::vector<sim::TaskId>> buckets_;  // per instance and stage: what "grads reduced" waits for
   // ZeRO-3 prefetch: per instance, the task each unit of the current pass started after (the previous

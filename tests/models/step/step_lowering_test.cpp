@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 
+#include "models/step/asymmetry.hpp"
 #include "models/step/step_plan.hpp"
 #include "sim/error.hpp"
 #include "sim/trace.hpp"
@@ -83,6 +84,63 @@ TEST_CASE("the collapsed simulation equals the per-GPU simulation on a 256-GPU c
   const StepTiming a = run_step_graph(collapsed, in, plan, costs);
   const StepTiming b = run_step_graph(full, in, plan, costs);
   CHECK(b.iteration_time == a.iteration_time);
+}
+
+TEST_CASE("the merged lowering gives every layout the same step, to the picosecond, with fewer tasks") {
+  // LoweringOptions::merge_serial folds a stage's serial kernels and tensor-parallel collectives into one
+  // task per run; each would start as the one before it ends, so nothing the run reports may move.
+  struct Case {
+    const char* what;
+    int tp, pp, cp;
+    std::int64_t dp;
+    Schedule schedule;
+    int virtual_stages;
+    ZeroStage zero;
+    bool reshard = true, tp_overlap = true, blocking_p2p = false, overlap_grad = true, straggler = false;
+  };
+  const std::vector<Case> cases{
+      {"1f1b zero 1", 2, 4, 1, 2, Schedule::one_f_one_b, 1, ZeroStage::optimizer_states},
+      {"gpipe", 2, 4, 1, 2, Schedule::gpipe, 1, ZeroStage::optimizer_states},
+      {"interleaved", 2, 4, 1, 2, Schedule::interleaved, 2, ZeroStage::gradients},
+      {"zero-bubble-h1", 2, 4, 1, 2, Schedule::zero_bubble_h1, 1, ZeroStage::optimizer_states},
+      {"zero 3", 2, 2, 1, 4, Schedule::one_f_one_b, 1, ZeroStage::parameters},
+      {"zero 3 weights kept", 2, 2, 1, 4, Schedule::one_f_one_b, 1, ZeroStage::parameters, false},
+      {"no tp overlap", 2, 4, 1, 2, Schedule::one_f_one_b, 1, ZeroStage::none, true, false},
+      {"blocking p2p", 2, 4, 1, 2, Schedule::one_f_one_b, 1, ZeroStage::optimizer_states, true, true, true},
+      {"buckets after the passes", 2, 4, 1, 2, Schedule::one_f_one_b, 1, ZeroStage::none, true, true, false,
+       false},
+      {"context parallel", 2, 2, 2, 2, Schedule::one_f_one_b, 1, ZeroStage::optimizer_states},
+      {"a straggling stage", 2, 4, 1, 2, Schedule::one_f_one_b, 1, ZeroStage::optimizer_states, true, true,
+       false, true, true},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.what);
+    StepInput in = gpt_on(2, c.tp, c.pp, c.dp, 32);
+    in.plan.cp = c.cp;
+    in.plan.schedule = c.schedule;
+    in.plan.virtual_stages = c.virtual_stages;
+    in.plan.zero = c.zero;
+    in.plan.framework.reshard_after_forward = c.reshard;
+    in.plan.framework.tp_comm_overlap = c.tp_overlap;
+    in.plan.framework.blocking_p2p = c.blocking_p2p;
+    in.plan.overlap_grad_reduce = c.overlap_grad;
+    const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+    REQUIRE(plan.feasible);
+    StepCosts costs = step_costs(in, plan);
+    if (c.straggler) {
+      std::vector<double> slowdown(static_cast<std::size_t>(c.pp), 1.0);
+      slowdown[1] = 1.3;
+      slow_stages(costs, plan, slowdown);
+    }
+    const StepGraph pieces = lower_step(in, plan, costs);
+    const StepGraph merged = lower_step(in, plan, costs, LoweringOptions{.merge_serial = true});
+    CHECK(merged.dag.size() < pieces.dag.size());
+    const StepTiming a = run_step_graph(pieces, in, plan, costs);
+    const StepTiming b = run_step_graph(merged, in, plan, costs);
+    CHECK(b.iteration_time == a.iteration_time);
+    CHECK(b.time.exposed_dp_comm == a.time.exposed_dp_comm);
+    CHECK(b.bubble_fraction == a.bubble_fraction);
+  }
 }
 
 TEST_CASE("a full-cluster graph too big to hold is refused before it is built") {
