@@ -18,9 +18,20 @@ namespace trainsim::model {
 
 namespace {
 
-// Tasks a lowered step holds at the most: beyond this a graph needs gigabytes (~100 bytes a task with its
-// name and edges) and tens of seconds (656k tasks, GPT-3 175B on 1,024 A100: 1.4 s with its trace).
+// Tasks a lowered step holds at the most: beyond this a graph needs gigabytes and tens of seconds.
 constexpr std::size_t kMaxTasks = std::size_t{16} << 20;
+// What a routed full-cluster task costs, all of the run included (costs, routes, graph, engine, flows):
+// Llama-3 405B on 16,384 H100 (bench_models_step's BM_Llama3_405b_16k_H100_FullCluster, 2026-12-05, load 9):
+// 3.58M tasks and 7.3M edges in 496 MB peak and 2.45 s of CPU, 138 bytes and 0.68 us a task.
+constexpr double kBytesPerTask = 140;
+constexpr double kCpuSecondsPerTask = 0.7e-6;
+
+// "about 20 GiB and 110 s of CPU" for `tasks` at the measured costs.
+std::string task_cost(std::size_t tasks) {
+  const auto n = static_cast<double>(tasks);
+  return fmt::format("about {:.1f} GiB and {:.0f} s of CPU", n * kBytesPerTask / (1 << 30),
+                     n * kCpuSecondsPerTask);
+}
 
 sim::Duration dur(double seconds) {
   return sim::Duration::from_seconds(std::max(0.0, seconds));
@@ -221,10 +232,11 @@ class StepLowering {
     }
     const auto n = at(n_inst_);
     if (full_cluster_ && n * per_instance > kMaxTasks) {
-      throw InputError(
-          fmt::format("a full-cluster simulation of this layout needs about {}M tasks (limit {}M); "
-                      "simulate one GPU per symmetry class instead",
-                      n * per_instance >> 20, kMaxTasks >> 20));
+      throw InputError(fmt::format(
+          "a full-cluster simulation of this layout needs up to about {}M tasks, {} (at ~{:.0f} bytes and "
+          "~{:.1f} us a task); the limit is {}M tasks ({}); simulate one GPU per symmetry class instead",
+          n * per_instance >> 20, task_cost(n * per_instance), kBytesPerTask, kCpuSecondsPerTask * 1e6,
+          kMaxTasks >> 20, task_cost(kMaxTasks)));
     }
     if (n * per_instance > kMaxTasks) {
       throw InputError(fmt::format(

@@ -151,6 +151,10 @@ TEST_CASE("a full-cluster graph too big to hold is refused before it is built") 
   REQUIRE(plan.feasible);
   const StepCosts costs = step_costs(in, plan);
   CHECK_THROWS_AS((void)lower_step(in, plan, costs, LoweringOptions{.full_cluster = true}), InputError);
+  // The refusal says what the limit costs: 2^24 tasks at 140 bytes (2.1875 GiB) and 0.7 us (11.7 s) each.
+  CHECK_THROWS_WITH_AS((void)lower_step(in, plan, costs, LoweringOptions{.full_cluster = true}),
+                       doctest::Contains("the limit is 16M tasks (about 2.2 GiB and 12 s of CPU)"),
+                       InputError);
   CHECK(lower_step(in, plan, costs).dag.size() > 100'000);  // collapsed: one pipeline
 }
 
