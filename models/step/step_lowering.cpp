@@ -111,6 +111,7 @@ class StepLowering {
     const bool routed = costs.fabric == FabricPricing::routed;
     TRAINSIM_CHECK(full_cluster_ || !routed, "costs priced for routed flows need the full-cluster lowering");
     whole_units_ = routed;
+    merge_whole_ = options.merge_serial && routed;
     TRAINSIM_CHECK(options.replica_slowdown.empty() || whole_units_,
                    "per-replica slowdowns need the routed full-cluster lowering");
     slowdown_ = options.replica_slowdown;
@@ -663,9 +664,14 @@ class StepLowering {
     for (int i = 0; i < n_inst_; ++i) {
       const double f = compute_scale(ps, i);
       const double t = f == 1.0 ? sec : seconds(pass_sums(un.u, f));
-      const sim::TaskId task = dag().busy(lanes_[idx(i, ps.s)].compute, dur(t), name_, "compute");
-      wait_weights(un, i, task);
-      link(i, ps.s, task);
+      if (merge_whole_) {  // consecutive units of one pass: one task, as merge_ does collapsed
+        if (un.gathers && un.layer_first) open_[idx(i, ps.s)] = false;
+        wait_weights(un, i, serial(i, ps.s, dur(t), name_));
+      } else {
+        const sim::TaskId task = dag().busy(lanes_[idx(i, ps.s)].compute, dur(t), name_, "compute");
+        wait_weights(un, i, task);
+        link(i, ps.s, task);
+      }
       if (is_first) mark_entry(ps, i);
     }
     un.layer_first = false;
@@ -868,7 +874,8 @@ class StepLowering {
   const bool merge_;  // LoweringOptions::merge_serial, collapsed
   const int p_, v_, m_, nvs_;
   int n_inst_ = 1, n_tp_ = 1;
-  bool whole_units_ = false;                              // each unit's pass one task (lower_whole_unit)
+  bool whole_units_ = false;  // each unit's pass one task (lower_whole_unit)
+  bool merge_whole_ = false;  // LoweringOptions::merge_serial, routed: a pass's whole units one task
   std::map<std::int64_t, std::vector<double>> slowdown_;  // LoweringOptions::replica_slowdown
   PipelineOrder order_;
   bool split_w_ = false;

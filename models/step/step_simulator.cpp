@@ -190,9 +190,10 @@ StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptio
   if (full_cluster) {
     costs = step_costs(in, plan, FabricPricing::routed);
     try {
-      graph.emplace(lower_step(
-          in, plan, costs,
-          LoweringOptions{.full_cluster = true, .replica_slowdown = replica_slowdowns(in.plan, in.cluster)}));
+      graph.emplace(lower_step(in, plan, costs,
+                               LoweringOptions{.full_cluster = true,
+                                               .replica_slowdown = replica_slowdowns(in.plan, in.cluster),
+                                               .merge_serial = options.trace == nullptr}));
     } catch (const InputError&) {
       if (options.mode == StepMode::full_cluster) throw;  // asked for: say why not
       full_cluster = false;  // chosen: the collapsed step prices the same asymmetry in closed form
