@@ -234,8 +234,9 @@ class StepLowering {
     const auto n = at(n_inst_);
     if (full_cluster_ && n * per_instance > kMaxTasks) {
       throw InputError(fmt::format(
-          "a full-cluster simulation of this layout needs up to about {}M tasks, {} (at ~{:.0f} bytes and "
-          "~{:.1f} us a task); the limit is {}M tasks ({}); simulate one GPU per symmetry class instead",
+          "a full-cluster simulation of this layout needs about {}M tasks (the lowering's estimate), {} (at "
+          "~{:.0f} bytes and ~{:.1f} us a task); the limit is {}M tasks ({}); simulate one GPU per symmetry "
+          "class instead",
           n * per_instance >> 20, task_cost(n * per_instance), kBytesPerTask, kCpuSecondsPerTask * 1e6,
           kMaxTasks >> 20, task_cost(kMaxTasks)));
     }
