@@ -18,8 +18,6 @@ namespace trainsim::model {
 
 namespace {
 
-// Tasks a lowered step holds at the most: beyond this a graph needs gigabytes and tens of seconds.
-constexpr std::size_t kMaxTasks = std::size_t{16} << 20;
 // What a routed full-cluster task costs, all of the run included (costs, routes, graph, engine, flows):
 // Llama-3 405B on 16,384 H100 (bench_models_step's BM_Llama3_405b_16k_H100_FullCluster, 2026-12-05, load 9):
 // 3.58M tasks and 7.3M edges in 496 MB peak and 2.45 s of CPU, 138 bytes and 0.68 us a task.
@@ -98,6 +96,7 @@ class StepLowering {
         costs_(costs),
         full_cluster_(options.full_cluster),
         merge_(options.merge_serial && !options.full_cluster),
+        max_tasks_(options.max_tasks),
         p_(plan.pp),
         v_(plan.virtual_stages),
         m_(static_cast<int>(plan.micro_batches)),
@@ -200,8 +199,8 @@ class StepLowering {
 
   // Tasks per pass of each virtual stage: its pieces (an overlapped piece is three tasks) plus a few per
   // layer (ZeRO-3 gather and reduce-scatter, buckets) and per pass (hand-over, entry). Refuses a
-  // graph beyond kMaxTasks: a full-cluster one in favour of the symmetric collapse, a collapsed one (many
-  // micro-batches through many stages) in favour of the analytic fidelity.
+  // graph beyond LoweringOptions::max_tasks: a full-cluster one in favour of the symmetric collapse, a
+  // collapsed one (many micro-batches through many stages) in favour of the analytic fidelity.
   void reserve_graph() {
     // A transfer is a latency task and a flow, or routed a latency task, a flow per model-parallel rank
     // and a join.
@@ -232,21 +231,34 @@ class StepLowering {
       }
     }
     const auto n = at(n_inst_);
-    if (full_cluster_ && n * per_instance > kMaxTasks) {
-      throw InputError(fmt::format(
-          "a full-cluster simulation of this layout needs about {}M tasks (the lowering's estimate), {} (at "
-          "~{:.0f} bytes and ~{:.1f} us a task); the limit is {}M tasks ({}); simulate one GPU per symmetry "
-          "class instead",
-          n * per_instance >> 20, task_cost(n * per_instance), kBytesPerTask, kCpuSecondsPerTask * 1e6,
-          kMaxTasks >> 20, task_cost(kMaxTasks)));
-    }
-    if (n * per_instance > kMaxTasks) {
-      throw InputError(fmt::format(
-          "the event fidelity of this layout needs about {}M tasks ({} micro-batches through {} virtual "
-          "stages; limit {}M); use the analytic fidelity (--fidelity analytic)",
-          per_instance >> 20, m_, nvs_, kMaxTasks >> 20));
-    }
+    if (n * per_instance > max_tasks_) refuse(n * per_instance, "the lowering's estimate");
     dag().reserve(n * per_instance, n * per_instance * (full_cluster_ ? 3 : 2));
+  }
+
+  // Refuses a graph of about `tasks` tasks, beyond the limit (`how`: how that count was found).
+  [[noreturn]] void refuse(std::size_t tasks, std::string_view how) const {
+    if (full_cluster_) {
+      throw InputError(fmt::format(
+          "a full-cluster simulation of this layout needs about {}M tasks ({}), {} (at ~{:.0f} bytes and "
+          "~{:.1f} us a task); the limit is {}M tasks ({}); simulate one GPU per symmetry class instead",
+          tasks >> 20, how, task_cost(tasks), kBytesPerTask, kCpuSecondsPerTask * 1e6, max_tasks_ >> 20,
+          task_cost(max_tasks_)));
+    }
+    throw InputError(fmt::format(
+        "the event fidelity of this layout needs about {}M tasks ({} micro-batches through {} virtual "
+        "stages; limit {}M); use the analytic fidelity (--fidelity analytic)",
+        tasks >> 20, m_, nvs_, max_tasks_ >> 20));
+  }
+
+  // The estimate can run low (ZeRO-3's routed gathers): the graph being built is held to the limit too,
+  // the count it would reach extrapolated from the passes lowered so far.
+  void hold_to_limit() {
+    ++passes_done_;
+    if (dag().size() <= max_tasks_) return;
+    std::size_t passes = 0;
+    for (const auto& rank : order_) passes += rank.size();
+    refuse(dag().size() / passes_done_ * passes,
+           fmt::format("extrapolated from its first {} of {} passes", passes_done_, passes));
   }
 
   void make_lanes() {
@@ -430,8 +442,10 @@ class StepLowering {
     for (std::size_t k = 0; k < passes.size(); ++k) {
       if (passes[k].kind == want) last_grad[at(passes[k].chunk)] = k;
     }
-    for (std::size_t k = 0; k < passes.size(); ++k)
+    for (std::size_t k = 0; k < passes.size(); ++k) {
       lower_pass(s, passes[k], k == last_grad[at(passes[k].chunk)]);
+      hold_to_limit();
+    }
   }
 
   void lower_pass(int s, const PipelinePass& x, bool last_grad) {
@@ -873,6 +887,7 @@ class StepLowering {
   const StepCosts& costs_;
   const bool full_cluster_;
   const bool merge_;  // LoweringOptions::merge_serial, collapsed
+  const std::size_t max_tasks_;
   const int p_, v_, m_, nvs_;
   int n_inst_ = 1, n_tp_ = 1;
   bool whole_units_ = false;  // each unit's pass one task (lower_whole_unit)
@@ -880,7 +895,8 @@ class StepLowering {
   std::map<std::int64_t, std::vector<double>> slowdown_;  // LoweringOptions::replica_slowdown
   PipelineOrder order_;
   bool split_w_ = false;
-  std::size_t ahead_ = 0;  // ZeRO-3 prefetch depth in units
+  std::size_t ahead_ = 0;        // ZeRO-3 prefetch depth in units
+  std::size_t passes_done_ = 0;  // passes lowered (each over every instance), for hold_to_limit
 
   StepGraph g_;
   std::vector<Lanes> lanes_;

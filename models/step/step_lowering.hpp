@@ -94,6 +94,10 @@ struct LoweringOptions {
   /// tp comm lanes carry its chain alone), so the times are the same with fewer tasks; a trace would show
   /// one slice per run, so it is for runs without one. Closed-form full cluster: no effect.
   bool merge_serial = false;
+  /// The most tasks the graph may hold: beyond it a graph needs gigabytes and tens of seconds. Refused with
+  /// InputError, before building when the lowering's estimate is over it, else as soon as the graph grows
+  /// past it (the estimate can run low with ZeRO-3's routed gathers); the error says the count and its cost.
+  std::size_t max_tasks = std::size_t{16} << 20;
 };
 
 /// Builds the graph. Precondition: plan.feasible.

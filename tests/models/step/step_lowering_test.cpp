@@ -188,6 +188,23 @@ TEST_CASE("a full-cluster graph too big to hold is refused before it is built") 
   CHECK(lower_step(in, plan, costs).dag.size() > 100'000);  // collapsed: one pipeline
 }
 
+TEST_CASE("a graph is held to its task limit even where the estimate runs low") {
+  // Routed ZeRO-3: each unit's gather and reduce-scatter are lowered as their algorithm's flows over every
+  // replica, more tasks than the lowering's estimate counts; the build stops at the limit anyway.
+  StepInput in = gpt_on(4, 2, 2, 8, 32);
+  in.plan.zero = ZeroStage::parameters;
+  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+  REQUIRE(plan.feasible);
+  const StepCosts costs = step_costs(in, plan, FabricPricing::routed);
+  LoweringOptions options{.full_cluster = true};
+  const std::size_t tasks = lower_step(in, plan, costs, options).dag.size();
+  options.max_tasks = tasks;  // at the limit: built
+  CHECK(lower_step(in, plan, costs, options).dag.size() == tasks);
+  options.max_tasks = tasks * 3 / 4;  // above the estimate, below the graph: refused while building
+  CHECK_THROWS_WITH_AS((void)lower_step(in, plan, costs, options),
+                       doctest::Contains("extrapolated from its first"), InputError);
+}
+
 TEST_CASE("the memory counter of a 1F1B stage peaks at p - s stashed micro-batches") {
   const StepInput in = gpt_on(1, 2, 4, 1, 16);
   const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
