@@ -24,6 +24,24 @@ void BM_Llama3_405b_16k_H100_Event(benchmark::State& state) {
 }
 BENCHMARK(BM_Llama3_405b_16k_H100_Event)->Unit(benchmark::kMillisecond);
 
+// The event re-rank's typical candidate: GPT-3 175B on 64 A100 (8 DGX A100) at tp 8, pp 8, dp 1, micro-batch
+// 2, interleaved over 6 virtual stages, no ZeRO or recompute: the second of `trainsim search
+// scenarios/examples/gpt3-175b-sweep.yaml --set cluster.nodes=8 --set parallelism.pp=8`'s top 10, 768
+// micro-batches through 48 virtual stages (about 2M tasks collapsed).
+void BM_Gpt3_175b_64_A100_Interleaved_Event(benchmark::State& state) {
+  StepInput in = testing::gpt3_175b_on_1024_a100();
+  in.cluster = testing::dgx_a100(8);
+  in.plan.pp = 8;
+  in.plan.dp = 1;
+  in.plan.micro_batch = 2;
+  in.plan.schedule = Schedule::interleaved;
+  in.plan.virtual_stages = 6;
+  in.plan.zero = ZeroStage::none;
+  in.plan.recompute = Recompute::none;
+  for (auto _ : state) benchmark::DoNotOptimize(simulate_step(in, Fidelity::event));
+}
+BENCHMARK(BM_Gpt3_175b_64_A100_Interleaved_Event)->Unit(benchmark::kMillisecond);
+
 // The same two steps with every data-parallel replica and pipeline rank simulated and their transfers routed
 // over the cluster graph (StepMode::full_cluster): the fabric in the step.
 void full_cluster_step(benchmark::State& state, const StepInput& in) {

@@ -79,6 +79,14 @@ TaskId Dag::join(LaneId lane, std::string_view name, std::string_view category) 
   return add(Task{.amount = 0, .lane = lane, .kind = TaskKind::join}, name, category);
 }
 
+void Dag::extend(TaskId task, Duration work) {
+  if (task >= tasks_.size()) throw InputError("extend names unknown task id " + std::to_string(task));
+  Task& t = tasks_[task];
+  if (t.kind != TaskKind::busy) throw InputError("task '" + std::string(name(task)) + "' is not busy");
+  if (work < Duration::zero()) throw InputError("task '" + std::string(name(task)) + "': negative duration");
+  t.amount += work.ps();
+}
+
 void Dag::depend(TaskId before, TaskId after) {
   if (before >= tasks_.size() || after >= tasks_.size()) {
     throw InputError("a dependency names unknown task id " +

@@ -50,6 +50,10 @@ class Dag {
                   std::string_view category = {});
   /// Adds a zero-time task.
   TaskId join(LaneId lane, std::string_view name, std::string_view category = {});
+  /// Lengthens busy task `task` by `work` (>= 0): for a builder that folds work which would run right after
+  /// it, on a lane nothing else uses meanwhile, into it (one task instead of a chain). Throws InputError for
+  /// an unknown id, a task that is not busy or a negative duration.
+  void extend(TaskId task, Duration work);
 
   /// `after` starts only once `before` is done. Throws InputError for unknown ids or before == after.
   void depend(TaskId before, TaskId after);

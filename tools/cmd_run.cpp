@@ -139,7 +139,8 @@ void add_run_command(CLI::App& app, int& exit_code) {
       "graph as the flows of the algorithm NCCL picks (ECMP, oversubscribed leaves, degraded NICs, "
       "background traffic as flows), "
       "instead of one GPU per pipeline rank with the fabric in closed form (the default unless a "
-      "NIC is degraded or a node straggles)");
+      "NIC is degraded or a node straggles); refused beyond 16M tasks (about 2.2 GiB and 12 s "
+      "of CPU), saying how many it would need and what they would cost");
   sub->add_flag("--gzip", args->gzip,
                 "write DIR/trace.json.gz instead of DIR/trace.json (Perfetto opens both)");
   sub->callback([args, &exit_code] { exit_code = run(*args); });

@@ -18,9 +18,18 @@ namespace trainsim::model {
 
 namespace {
 
-// Tasks a lowered step holds at the most: beyond this a graph needs gigabytes (~100 bytes a task with its
-// name and edges) and tens of seconds (656k tasks, GPT-3 175B on 1,024 A100: 1.4 s with its trace).
-constexpr std::size_t kMaxTasks = std::size_t{16} << 20;
+// What a routed full-cluster task costs, all of the run included (costs, routes, graph, engine, flows):
+// Llama-3 405B on 16,384 H100 (bench_models_step's BM_Llama3_405b_16k_H100_FullCluster, 2026-12-05, load 9):
+// 3.58M tasks and 7.3M edges in 496 MB peak and 2.45 s of CPU, 138 bytes and 0.68 us a task.
+constexpr double kBytesPerTask = 140;
+constexpr double kCpuSecondsPerTask = 0.7e-6;
+
+// "about 20 GiB and 110 s of CPU" for `tasks` at the measured costs.
+std::string task_cost(std::size_t tasks) {
+  const auto n = static_cast<double>(tasks);
+  return fmt::format("about {:.1f} GiB and {:.0f} s of CPU", n * kBytesPerTask / (1 << 30),
+                     n * kCpuSecondsPerTask);
+}
 
 sim::Duration dur(double seconds) {
   return sim::Duration::from_seconds(std::max(0.0, seconds));
@@ -86,6 +95,8 @@ class StepLowering {
         plan_(plan),
         costs_(costs),
         full_cluster_(options.full_cluster),
+        merge_(options.merge_serial && !options.full_cluster),
+        max_tasks_(options.max_tasks),
         p_(plan.pp),
         v_(plan.virtual_stages),
         m_(static_cast<int>(plan.micro_batches)),
@@ -99,6 +110,7 @@ class StepLowering {
     const bool routed = costs.fabric == FabricPricing::routed;
     TRAINSIM_CHECK(full_cluster_ || !routed, "costs priced for routed flows need the full-cluster lowering");
     whole_units_ = routed;
+    merge_whole_ = options.merge_serial && routed;
     TRAINSIM_CHECK(options.replica_slowdown.empty() || whole_units_,
                    "per-replica slowdowns need the routed full-cluster lowering");
     slowdown_ = options.replica_slowdown;
@@ -125,6 +137,7 @@ class StepLowering {
     const auto slots = at(n_inst_ * p_);
     chain_.resize(slots);
     has_chain_.assign(slots, false);
+    open_.assign(slots, false);
     buckets_.resize(slots);
     hand_.resize(at(n_inst_) * 2 * at(m_) * at(nvs_));
     unit_start_.resize(at(n_inst_));
@@ -186,8 +199,8 @@ class StepLowering {
 
   // Tasks per pass of each virtual stage: its pieces (an overlapped piece is three tasks) plus a few per
   // layer (ZeRO-3 gather and reduce-scatter, buckets) and per pass (hand-over, entry). Refuses a
-  // graph beyond kMaxTasks: a full-cluster one in favour of the symmetric collapse, a collapsed one (many
-  // micro-batches through many stages) in favour of the analytic fidelity.
+  // graph beyond LoweringOptions::max_tasks: a full-cluster one in favour of the symmetric collapse, a
+  // collapsed one (many micro-batches through many stages) in favour of the analytic fidelity.
   void reserve_graph() {
     // A transfer is a latency task and a flow, or routed a latency task, a flow per model-parallel rank
     // and a join.
@@ -218,19 +231,34 @@ class StepLowering {
       }
     }
     const auto n = at(n_inst_);
-    if (full_cluster_ && n * per_instance > kMaxTasks) {
-      throw InputError(
-          fmt::format("a full-cluster simulation of this layout needs about {}M tasks (limit {}M); "
-                      "simulate one GPU per symmetry class instead",
-                      n * per_instance >> 20, kMaxTasks >> 20));
-    }
-    if (n * per_instance > kMaxTasks) {
-      throw InputError(fmt::format(
-          "the event fidelity of this layout needs about {}M tasks ({} micro-batches through {} virtual "
-          "stages; limit {}M); use the analytic fidelity (--fidelity analytic)",
-          per_instance >> 20, m_, nvs_, kMaxTasks >> 20));
-    }
+    if (n * per_instance > max_tasks_) refuse(n * per_instance, "the lowering's estimate");
     dag().reserve(n * per_instance, n * per_instance * (full_cluster_ ? 3 : 2));
+  }
+
+  // Refuses a graph of about `tasks` tasks, beyond the limit (`how`: how that count was found).
+  [[noreturn]] void refuse(std::size_t tasks, std::string_view how) const {
+    if (full_cluster_) {
+      throw InputError(fmt::format(
+          "a full-cluster simulation of this layout needs about {}M tasks ({}), {} (at ~{:.0f} bytes and "
+          "~{:.1f} us a task); the limit is {}M tasks ({}); simulate one GPU per symmetry class instead",
+          tasks >> 20, how, task_cost(tasks), kBytesPerTask, kCpuSecondsPerTask * 1e6, max_tasks_ >> 20,
+          task_cost(max_tasks_)));
+    }
+    throw InputError(fmt::format(
+        "the event fidelity of this layout needs about {}M tasks ({} micro-batches through {} virtual "
+        "stages; limit {}M); use the analytic fidelity (--fidelity analytic)",
+        tasks >> 20, m_, nvs_, max_tasks_ >> 20));
+  }
+
+  // The estimate can run low (ZeRO-3's routed gathers): the graph being built is held to the limit too,
+  // the count it would reach extrapolated from the passes lowered so far.
+  void hold_to_limit() {
+    ++passes_done_;
+    if (dag().size() <= max_tasks_) return;
+    std::size_t passes = 0;
+    for (const auto& rank : order_) passes += rank.size();
+    refuse(dag().size() / passes_done_ * passes,
+           fmt::format("extrapolated from its first {} of {} passes", passes_done_, passes));
   }
 
   void make_lanes() {
@@ -397,7 +425,10 @@ class StepLowering {
 
   // inputs_ = every instance's last task on stage s.
   const std::vector<sim::TaskId>& chain_inputs(int s) {
-    for (int i = 0; i < n_inst_; ++i) inputs_[at(i)] = chain_[idx(i, s)];
+    for (int i = 0; i < n_inst_; ++i) {
+      inputs_[at(i)] = chain_[idx(i, s)];
+      open_[idx(i, s)] = false;
+    }
     return inputs_;
   }
 
@@ -411,12 +442,15 @@ class StepLowering {
     for (std::size_t k = 0; k < passes.size(); ++k) {
       if (passes[k].kind == want) last_grad[at(passes[k].chunk)] = k;
     }
-    for (std::size_t k = 0; k < passes.size(); ++k)
+    for (std::size_t k = 0; k < passes.size(); ++k) {
       lower_pass(s, passes[k], k == last_grad[at(passes[k].chunk)]);
+      hold_to_limit();
+    }
   }
 
   void lower_pass(int s, const PipelinePass& x, bool last_grad) {
     Pass ps{.x = x, .s = s, .vs = static_cast<int>(plan_.virtual_stage_index(x.chunk, s))};
+    for (int i = 0; i < n_inst_; ++i) open_[idx(i, s)] = false;  // a pass's entry waits for a hand-over
     const auto& runs = costs_.chunk_units[at(ps.vs)];
     label_.assign(pass_letter(x.kind));
     label_ += " mb";
@@ -494,6 +528,20 @@ class StepLowering {
     if (has_chain_[c]) dag().depend(chain_[c], t);
     chain_[c] = t;
     has_chain_[c] = true;
+    open_[c] = false;
+  }
+
+  // Merged lowering: `work` after instance i's chain on stage s, added to its last task when that is open
+  // (LoweringOptions::merge_serial), otherwise as a new open busy task on compute. Returns that task.
+  sim::TaskId serial(int i, int s, sim::Duration work, std::string_view name) {
+    const auto c = idx(i, s);
+    if (open_[c]) {
+      dag().extend(chain_[c], work);
+      return chain_[c];
+    }
+    link(i, s, dag().busy(lanes_[c].compute, work, name, "compute"));
+    open_[c] = true;
+    return chain_[c];
   }
 
   // The hand-over from the neighbouring stage attaches to the pass's first task; when that is not a lone
@@ -522,7 +570,10 @@ class StepLowering {
     un.gathers = ps.zero3 && u.gather_s > 0 && (ps.fwd || pl_.framework.reshard_after_forward);
     const std::vector<CostPiece>& pieces = ps.fwd ? u.forward : u.backward;
     if (ps.zero3) {
-      for (int i = 0; i < n_inst_; ++i) unit_start_[at(i)].push_back(chain_[idx(i, ps.s)]);
+      for (int i = 0; i < n_inst_; ++i) {
+        unit_start_[at(i)].push_back(chain_[idx(i, ps.s)]);
+        open_[idx(i, ps.s)] = false;
+      }
     }
     if (un.gathers) gather_weights(ps, un);
     // Routed, a unit whose collectives leave the node is lowered piece by piece, its routed ones as flows.
@@ -539,7 +590,11 @@ class StepLowering {
       name_ += "wgrad";
       for (int i = 0; i < n_inst_; ++i) {
         const double w = u.total.weight_compute * compute_scale(ps, i);
-        link(i, ps.s, dag().busy(lanes_[idx(i, ps.s)].compute, dur(w), name_, "compute"));
+        if (merge_) {
+          serial(i, ps.s, dur(w), name_);
+        } else {
+          link(i, ps.s, dag().busy(lanes_[idx(i, ps.s)].compute, dur(w), name_, "compute"));
+        }
         if (is_first) mark_entry(ps, i);
       }
     } else {
@@ -624,9 +679,14 @@ class StepLowering {
     for (int i = 0; i < n_inst_; ++i) {
       const double f = compute_scale(ps, i);
       const double t = f == 1.0 ? sec : seconds(pass_sums(un.u, f));
-      const sim::TaskId task = dag().busy(lanes_[idx(i, ps.s)].compute, dur(t), name_, "compute");
-      wait_weights(un, i, task);
-      link(i, ps.s, task);
+      if (merge_whole_) {  // consecutive units of one pass: one task, as merge_ does collapsed
+        if (un.gathers && un.layer_first) open_[idx(i, ps.s)] = false;
+        wait_weights(un, i, serial(i, ps.s, dur(t), name_));
+      } else {
+        const sim::TaskId task = dag().busy(lanes_[idx(i, ps.s)].compute, dur(t), name_, "compute");
+        wait_weights(un, i, task);
+        link(i, ps.s, task);
+      }
       if (is_first) mark_entry(ps, i);
     }
     un.layer_first = false;
@@ -661,10 +721,16 @@ class StepLowering {
     name_ += pc.name;
     const double sec = kernel_seconds(ps, pc);
     for (int i = 0; i < n_inst_; ++i) {
-      const sim::TaskId t =
-          dag().busy(lanes_[idx(i, ps.s)].compute, dur(sec * compute_scale(ps, i)), name_, "compute");
-      wait_weights(un, i, t);
-      link(i, ps.s, t);
+      if (merge_) {
+        // A kernel that waits for gathered weights starts a task of its own.
+        if (un.gathers && un.layer_first) open_[idx(i, ps.s)] = false;
+        wait_weights(un, i, serial(i, ps.s, dur(sec * compute_scale(ps, i)), name_));
+      } else {
+        const sim::TaskId t =
+            dag().busy(lanes_[idx(i, ps.s)].compute, dur(sec * compute_scale(ps, i)), name_, "compute");
+        wait_weights(un, i, t);
+        link(i, ps.s, t);
+      }
       if (is_first) mark_entry(ps, i);
     }
   }
@@ -674,8 +740,15 @@ class StepLowering {
     open_pass(ps, false);
     if (is_first) mark_entries(ps);
     name_ += pc.name;
+    if (merge_) {  // a busy task on tp comm after the chain, as collective() lowers it collapsed
+      for (int i = 0; i < n_inst_; ++i) serial(i, ps.s, dur(pc.comm), name_);
+      return;
+    }
     model_collective(ps.s, pc, name_);
-    for (int i = 0; i < n_inst_; ++i) chain_[idx(i, ps.s)] = outs_[at(i)];
+    for (int i = 0; i < n_inst_; ++i) {
+      chain_[idx(i, ps.s)] = outs_[at(i)];
+      open_[idx(i, ps.s)] = false;
+    }
   }
 
   // A piece's tp/cp/ep collective into outs_: a busy task of its closed-form time, or (routed) its
@@ -693,11 +766,17 @@ class StepLowering {
     const bool is_first = ps.first_task;
     open_pass(ps, false);
     if (is_first) mark_entries(ps);
+    const double sec = kernel_seconds(ps, pc);
+    if (merge_) {  // the collective on tp comm and the kernel on compute both start after the chain
+      name_ += pc.name;
+      for (int i = 0; i < n_inst_; ++i)
+        serial(i, ps.s, std::max(dur(pc.comm), dur(sec * compute_scale(ps, i))), name_);
+      return;
+    }
     name_ += pc.comm_name;
     model_collective(ps.s, pc, name_);
     name_.resize(un.prefix);
     name_ += pc.name;
-    const double sec = kernel_seconds(ps, pc);
     for (int i = 0; i < n_inst_; ++i) {
       const auto c = idx(i, ps.s);
       const sim::TaskId t = dag().busy(lanes_[c].compute, dur(sec * compute_scale(ps, i)), name_, "compute");
@@ -706,6 +785,7 @@ class StepLowering {
       dag().depend(t, j);
       dag().depend(outs_[at(i)], j);
       chain_[c] = j;
+      open_[c] = false;
     }
   }
 
@@ -721,10 +801,11 @@ class StepLowering {
       const auto c = idx(i, ps.s);
       const LoweredTransfer t = g_.network.pp_send(dag(), lanes_[c].pp, i, ps.s, to, name_, "pp");
       dag().depend(chain_[c], t.first);
+      open_[c] = false;
       if (pl_.framework.blocking_p2p) {
         const sim::TaskId sent = dag().join(lanes_[c].compute, name_);
         dag().depend(t.last, sent);
-        chain_[c] = sent;
+        chain_[c] = sent;  // a join: not open
       }
       PassTasks& h = hand_[pass_key(i, ps.x.kind, ps.x.micro_batch, ps.vs)];
       h.send = t.last;
@@ -812,18 +893,25 @@ class StepLowering {
   const StepPlan& plan_;
   const StepCosts& costs_;
   const bool full_cluster_;
+  const bool merge_;  // LoweringOptions::merge_serial, collapsed
+  const std::size_t max_tasks_;
   const int p_, v_, m_, nvs_;
   int n_inst_ = 1, n_tp_ = 1;
-  bool whole_units_ = false;                              // each unit's pass one task (lower_whole_unit)
+  bool whole_units_ = false;  // each unit's pass one task (lower_whole_unit)
+  bool merge_whole_ = false;  // LoweringOptions::merge_serial, routed: a pass's whole units one task
   std::map<std::int64_t, std::vector<double>> slowdown_;  // LoweringOptions::replica_slowdown
   PipelineOrder order_;
   bool split_w_ = false;
-  std::size_t ahead_ = 0;  // ZeRO-3 prefetch depth in units
+  std::size_t ahead_ = 0;        // ZeRO-3 prefetch depth in units
+  std::size_t passes_done_ = 0;  // passes lowered (each over every instance), for hold_to_limit
 
   StepGraph g_;
   std::vector<Lanes> lanes_;
   std::vector<sim::TaskId> chain_;  // per instance and stage: the task the next piece chains after
   std::vector<bool> has_chain_;
+  // Per instance and stage: chain_ is a busy task of the merged lowering that nothing else depends on or
+  // waits for yet, so serial work after it may lengthen it instead (LoweringOptions::merge_serial).
+  std::vector<bool> open_;
   std::vector<PassTasks> hand_;                    // per pass: its cross-stage attach points
   std::vector<std::vector<sim::TaskId>> buckets_;  // per instance and stage: what "grads reduced" waits for
   // ZeRO-3 prefetch: per instance, the task each unit of the current pass started after (the previous

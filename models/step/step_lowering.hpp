@@ -87,6 +87,17 @@ struct LoweringOptions {
   /// Routed full cluster only: the kernels of replica d's pipeline rank s take replica_slowdown[d][s] times
   /// as long (step_costs.hpp's replica_slowdowns: the stragglers), its collectives keep their time.
   std::map<std::int64_t, std::vector<double>> replica_slowdown;
+  /// Collapsed: a stage's kernels and tensor-parallel collectives that follow one another with nothing
+  /// else waiting on or for them in between are one busy task of their summed picoseconds (an overlapped
+  /// collective and its kernel: the longer of the two). Routed full cluster: so are a replica's consecutive
+  /// whole units of one pass. Each would start as the one before it ends (a simulated stage's compute and
+  /// tp comm lanes carry its chain alone), so the times are the same with fewer tasks; a trace would show
+  /// one slice per run, so it is for runs without one. Closed-form full cluster: no effect.
+  bool merge_serial = false;
+  /// The most tasks the graph may hold: beyond it a graph needs gigabytes and tens of seconds. Refused with
+  /// InputError, before building when the lowering's estimate is over it, else as soon as the graph grows
+  /// past it (the estimate can run low with ZeRO-3's routed gathers); the error says the count and its cost.
+  std::size_t max_tasks = std::size_t{16} << 20;
 };
 
 /// Builds the graph. Precondition: plan.feasible.

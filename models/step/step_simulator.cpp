@@ -131,7 +131,8 @@ StepCosts simulated_costs(const StepInput& in, const StepPlan& plan, Fidelity fi
     slow_stages(slowed, plan, slowdown);
     const double t = fidelity == Fidelity::analytic
                          ? analytic_step(in, plan, slowed).iteration_time
-                         : run_step_graph(lower_step(in, plan, slowed, LoweringOptions{}), in, plan, slowed)
+                         : run_step_graph(lower_step(in, plan, slowed, LoweringOptions{.merge_serial = true}),
+                                          in, plan, slowed)
                                .iteration_time;
     if (t > slowest) {
       slowest = t;
@@ -206,8 +207,10 @@ StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptio
     std::map<std::int64_t, std::vector<double>> slowdown = replica_slowdowns(in.plan, in.cluster);
     draw_gpu_variability(slowdown, in.plan, in.cluster);
     try {
-      graph.emplace(
-          lower_step(in, plan, costs, LoweringOptions{.full_cluster = true, .replica_slowdown = slowdown}));
+      graph.emplace(lower_step(in, plan, costs,
+                               LoweringOptions{.full_cluster = true,
+                                               .replica_slowdown = slowdown,
+                                               .merge_serial = options.trace == nullptr}));
     } catch (const InputError&) {
       if (options.mode == StepMode::full_cluster) throw;  // asked for: say why not
       full_cluster = false;  // chosen: the collapsed step prices the same asymmetry in closed form
@@ -219,7 +222,8 @@ StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptio
   if (fidelity == Fidelity::analytic) {
     t = time_closed_form(in, plan, costs, mem, options);
   } else {
-    if (!graph) graph.emplace(lower_step(in, plan, costs));
+    if (!graph)
+      graph.emplace(lower_step(in, plan, costs, LoweringOptions{.merge_serial = options.trace == nullptr}));
     t = time_step_graph(*graph, in, plan, costs, mem, options, full_cluster);
   }
   r.iteration_time = t.iteration_time;

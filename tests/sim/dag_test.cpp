@@ -77,6 +77,24 @@ TEST_CASE("a chain DAG's makespan equals the sum of its tasks") {
   CHECK(r.lane_busy[copy] == ps(20));
 }
 
+TEST_CASE("an extended busy task runs for its work plus what was added, and only busy tasks extend") {
+  Dag dag;
+  const auto gpu = dag.lane("gpu 0 / compute");
+  const TaskId a = dag.busy(gpu, ps(10), "a");
+  const TaskId b = dag.busy(gpu, ps(5), "b");
+  dag.depend(a, b);
+  dag.extend(a, ps(20));
+  dag.extend(a, ps(0));
+  CHECK(dag.work(a) == ps(30));
+  Engine e;
+  const auto r = trainsim::sim::execute(dag, e);
+  CHECK(r.tasks[b].start == at(30));  // 10 + 20: b waits for the whole of a
+  CHECK(r.makespan == ps(35));
+  const TaskId j = dag.join(gpu, "j");
+  CHECK_THROWS_AS(dag.extend(j, ps(1)), trainsim::InputError);
+  CHECK_THROWS_AS(dag.extend(a, ps(-1)), trainsim::InputError);
+  CHECK_THROWS_AS(dag.extend(99, ps(1)), trainsim::InputError);
+}
 TEST_CASE("a diamond DAG waits for its longer branch") {
   // a(10) -> {b(20) on lane 1, c(5) on lane 2} -> d(1): d starts at 10 + max(20, 5) = 30.
   const Diamond g;

@@ -7,6 +7,7 @@
 #include <set>
 #include <string>
 
+#include "models/step/asymmetry.hpp"
 #include "models/step/step_plan.hpp"
 #include "sim/error.hpp"
 #include "sim/trace.hpp"
@@ -31,6 +32,17 @@ struct Lanes : sim::TraceSink {
     ++slices;
   }
 };
+
+// The merged graph's step is the unmerged one's to the picosecond: its time and the parts the event run
+// measures (the exposed data-parallel time, the bubble).
+void check_same_step(const StepGraph& unmerged, const StepGraph& merged, const StepInput& in,
+                     const StepPlan& plan, const StepCosts& costs) {
+  const StepTiming a = run_step_graph(unmerged, in, plan, costs);
+  const StepTiming b = run_step_graph(merged, in, plan, costs);
+  CHECK(b.iteration_time == a.iteration_time);
+  CHECK(b.time.exposed_dp_comm == a.time.exposed_dp_comm);
+  CHECK(b.bubble_fraction == a.bubble_fraction);
+}
 
 }  // namespace
 
@@ -85,6 +97,85 @@ TEST_CASE("the collapsed simulation equals the per-GPU simulation on a 256-GPU c
   CHECK(b.iteration_time == a.iteration_time);
 }
 
+TEST_CASE("the merged lowering gives every layout the same step, to the picosecond, with fewer tasks") {
+  // LoweringOptions::merge_serial folds a stage's serial kernels and tensor-parallel collectives into one
+  // task per run; each would start as the one before it ends, so nothing the run reports may move.
+  struct Case {
+    const char* what;
+    int tp, pp, cp;
+    std::int64_t dp;
+    Schedule schedule;
+    int virtual_stages;
+    ZeroStage zero;
+    bool reshard = true, tp_overlap = true, blocking_p2p = false, overlap_grad = true, straggler = false;
+  };
+  const std::vector<Case> cases{
+      {"1f1b zero 1", 2, 4, 1, 2, Schedule::one_f_one_b, 1, ZeroStage::optimizer_states},
+      {"gpipe", 2, 4, 1, 2, Schedule::gpipe, 1, ZeroStage::optimizer_states},
+      {"interleaved", 2, 4, 1, 2, Schedule::interleaved, 2, ZeroStage::gradients},
+      {"zero-bubble-h1", 2, 4, 1, 2, Schedule::zero_bubble_h1, 1, ZeroStage::optimizer_states},
+      {"zero 3", 2, 2, 1, 4, Schedule::one_f_one_b, 1, ZeroStage::parameters},
+      {"zero 3 weights kept", 2, 2, 1, 4, Schedule::one_f_one_b, 1, ZeroStage::parameters, false},
+      {"no tp overlap", 2, 4, 1, 2, Schedule::one_f_one_b, 1, ZeroStage::none, true, false},
+      {"blocking p2p", 2, 4, 1, 2, Schedule::one_f_one_b, 1, ZeroStage::optimizer_states, true, true, true},
+      {"buckets after the passes", 2, 4, 1, 2, Schedule::one_f_one_b, 1, ZeroStage::none, true, true, false,
+       false},
+      {"context parallel", 2, 2, 2, 2, Schedule::one_f_one_b, 1, ZeroStage::optimizer_states},
+      {"a straggling stage", 2, 4, 1, 2, Schedule::one_f_one_b, 1, ZeroStage::optimizer_states, true, true,
+       false, true, true},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.what);
+    StepInput in = gpt_on(2, c.tp, c.pp, c.dp, 32);
+    in.plan.cp = c.cp;
+    in.plan.schedule = c.schedule;
+    in.plan.virtual_stages = c.virtual_stages;
+    in.plan.zero = c.zero;
+    in.plan.framework.reshard_after_forward = c.reshard;
+    in.plan.framework.tp_comm_overlap = c.tp_overlap;
+    in.plan.framework.blocking_p2p = c.blocking_p2p;
+    in.plan.overlap_grad_reduce = c.overlap_grad;
+    const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+    REQUIRE(plan.feasible);
+    StepCosts costs = step_costs(in, plan);
+    if (c.straggler) {
+      std::vector<double> slowdown(static_cast<std::size_t>(c.pp), 1.0);
+      slowdown[1] = 1.3;
+      slow_stages(costs, plan, slowdown);
+    }
+    const StepGraph pieces = lower_step(in, plan, costs);
+    const StepGraph merged = lower_step(in, plan, costs, LoweringOptions{.merge_serial = true});
+    CHECK(merged.dag.size() < pieces.dag.size());
+    check_same_step(pieces, merged, in, plan, costs);
+  }
+}
+
+TEST_CASE("the merged routed full cluster gives the same step with a straggler, in fewer tasks") {
+  // Routed, each replica's consecutive units of a pass become one task (LoweringOptions::merge_serial);
+  // its flows, its straggler's slower kernels and its ZeRO-3 gathers must time exactly as unit by unit.
+  for (const ZeroStage zero : {ZeroStage::optimizer_states, ZeroStage::parameters}) {
+    CAPTURE(static_cast<int>(zero));
+    StepInput in = gpt_on(4, 2, 4, 4, 32);
+    in.plan.zero = zero;
+    in.cluster.stragglers.push_back(topo::Straggler{.node = 1, .slowdown = 1.25});
+    const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+    REQUIRE(plan.feasible);
+    const StepCosts costs = step_costs(in, plan, FabricPricing::routed);
+    LoweringOptions options{.full_cluster = true, .replica_slowdown = replica_slowdowns(in.plan, in.cluster)};
+    REQUIRE(!options.replica_slowdown.empty());
+    const StepGraph units = lower_step(in, plan, costs, options);
+    options.merge_serial = true;
+    const StepGraph merged = lower_step(in, plan, costs, options);
+    // ZeRO-3 issues each unit's gather after the unit before starts: its units stay tasks of their own.
+    if (zero == ZeroStage::parameters) {
+      CHECK(merged.dag.size() == units.dag.size());
+    } else {
+      CHECK(merged.dag.size() < units.dag.size());
+    }
+    check_same_step(units, merged, in, plan, costs);
+  }
+}
+
 TEST_CASE("a full-cluster graph too big to hold is refused before it is built") {
   // GPT-3-like depth on 1,024 GPUs: 64 pipelines × ~300k per-layer tasks each.
   StepInput in = gpt_on(128, 8, 16, 8, 1536);
@@ -93,7 +184,28 @@ TEST_CASE("a full-cluster graph too big to hold is refused before it is built") 
   REQUIRE(plan.feasible);
   const StepCosts costs = step_costs(in, plan);
   CHECK_THROWS_AS((void)lower_step(in, plan, costs, LoweringOptions{.full_cluster = true}), InputError);
+  // The refusal says what the limit costs: 2^24 tasks at 140 bytes (2.1875 GiB) and 0.7 us (11.7 s) each.
+  CHECK_THROWS_WITH_AS((void)lower_step(in, plan, costs, LoweringOptions{.full_cluster = true}),
+                       doctest::Contains("the limit is 16M tasks (about 2.2 GiB and 12 s of CPU)"),
+                       InputError);
   CHECK(lower_step(in, plan, costs).dag.size() > 100'000);  // collapsed: one pipeline
+}
+
+TEST_CASE("a graph is held to its task limit even where the estimate runs low") {
+  // Routed ZeRO-3: each unit's gather and reduce-scatter are lowered as their algorithm's flows over every
+  // replica, more tasks than the lowering's estimate counts; the build stops at the limit anyway.
+  StepInput in = gpt_on(4, 2, 2, 8, 32);
+  in.plan.zero = ZeroStage::parameters;
+  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+  REQUIRE(plan.feasible);
+  const StepCosts costs = step_costs(in, plan, FabricPricing::routed);
+  LoweringOptions options{.full_cluster = true};
+  const std::size_t tasks = lower_step(in, plan, costs, options).dag.size();
+  options.max_tasks = tasks;  // at the limit: built
+  CHECK(lower_step(in, plan, costs, options).dag.size() == tasks);
+  options.max_tasks = tasks * 3 / 4;  // above the estimate, below the graph: refused while building
+  CHECK_THROWS_WITH_AS((void)lower_step(in, plan, costs, options),
+                       doctest::Contains("extrapolated from its first"), InputError);
 }
 
 TEST_CASE("the memory counter of a 1F1B stage peaks at p - s stashed micro-batches") {
