@@ -52,7 +52,7 @@ Fp8Memory fp8_stage_memory(const TransformerSpec& model, const ParallelPlan& pla
     const Shard shard = shard_of(plan, topo::Precision::fp8);
     const double tokens = shard.tokens(model.seq_len);
     const double sp = plan.sequence_parallel ? t : 1.0;
-    const double slots = model.is_moe() ? tokens * as_double(model.top_k) * model.capacity_factor : tokens;
+    const double slots = model.is_moe() ? tokens * as_double(model.top_k) * model.expert_load() : tokens;
     // qkv and fc1 inputs (norm outputs), out_proj input, fc2 input: one byte saved per element.
     // Per-module recompute keeps fewer of them: the norms' outputs (qkv and a dense fc1 input) under
     // layernorm, the fc2 input under mlp (dense), moe_act or moe.

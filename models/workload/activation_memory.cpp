@@ -42,7 +42,7 @@ LayerActivation layer_activation(const TransformerSpec& spec, const Shard& shard
   const double kv_heads_rank = std::max(1.0, as_double(spec.kv_heads_or_heads()) / t);
   const double act_matrices = spec.mlp == Mlp::swiglu ? 3.0 : 2.0;  // act input (gate+up) + fc2 input
   // Token slots through the MLP (each routed copy under MoE) and the width of the MLP they pass.
-  const double slots = spec.is_moe() ? tokens * as_double(spec.top_k) * spec.capacity_factor : tokens;
+  const double slots = spec.is_moe() ? tokens * as_double(spec.top_k) * spec.expert_load() : tokens;
   const double f = as_double(spec.mlp_width());
   // Under sequence parallelism Megatron-Core's all-to-all dispatcher gathers the slots over an expert's own
   // et ranks, so a rank keeps et/t of its tp group's slots, their fc1 input whole and their activations

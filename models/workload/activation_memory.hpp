@@ -20,7 +20,7 @@
 // With p = 2, kv = a, f = 4h: 4·2 + 2 = 10 replicated, 2+2+2+2+8+8 = 24 split, 5·a·s² scores (tested).
 // Flash attention keeps no score tensor (its per-row softmax statistics are neglected); selective
 // recompute drops the score tensor; full recompute keeps the layer input p·T_r·h. Expert (MoE) layers
-// keep the MLP terms for T·top_k·capacity_factor token slots of expert_ffn_hidden; shared experts keep
+// keep the MLP terms for T·top_k·expert_load token slots of expert_ffn_hidden; shared experts keep
 // the MLP terms of one MLP of shared_experts·expert_ffn_hidden for every token. Multi-head latent attention
 // keeps Q (a·(n + r)), K (a·(n + r)), V (a·v) and the out_proj input (a·v), split by tp, and its latents
 // p·(2·q_lora_rank + 2·kv_lora_rank + qk_rope) per token on every rank (`latent`). A MoE model's dense
