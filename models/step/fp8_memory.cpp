@@ -60,9 +60,14 @@ Fp8Memory fp8_stage_memory(const TransformerSpec& model, const ParallelPlan& pla
     const bool fc2_again =
         model.is_moe() ? shard.recomputes(RecomputeModule::moe_act) || shard.recomputes(RecomputeModule::moe)
                        : shard.recomputes(RecomputeModule::mlp);
-    const double elements = (norms_again ? 0.0 : 2.0 * tokens * h / sp) +
-                            tokens * as_double(model.attention_out_width()) / t +
-                            (fc2_again ? 0.0 : slots * ffn / t);
+    // An offloaded input is on the host, not kept on the GPU at either width: qkv_linear's (ln1's output)
+    // and attn_proj's (the out_proj input) leave no saving here.
+    const double norm_inputs = (shard.offloads(OffloadModule::qkv_linear) ? 1.0 : 2.0) * tokens * h / sp;
+    const double elements =
+        (norms_again ? 0.0 : norm_inputs) +
+        (shard.offloads(OffloadModule::attn_proj) ? 0.0
+                                                  : tokens * as_double(model.attention_out_width()) / t) +
+        (fc2_again ? 0.0 : slots * ffn / t);
     f.saved_inputs = elements * layers * in_flight;
   }
   return f;

@@ -40,6 +40,10 @@ struct LayerActivation {
   double scores = 0;           ///< the "5·a·s/h" terms (standard attention, no selective/full recompute)
   double recompute_input = 0;  ///< full recompute: the stored layer input (the other fields are 0)
   double latent = 0;  ///< MLA: the latent vectors of the replicated down-projections (not split by tp or SP)
+  /// Fine-grained offload (Shard::offload_modules): bytes of the kept activations above moved to host
+  /// memory, already taken out of the other fields (so not in total()): what crosses the host link each
+  /// way per micro-batch.
+  double offloaded = 0;
 
   [[nodiscard]] double total() const { return replicated + split + scores + recompute_input + latent; }
 };
@@ -52,9 +56,10 @@ struct LayerActivation {
 struct StageActivation {
   double per_micro_batch = 0;          ///< one micro-batch's activations on this stage (layers + ends)
   double micro_batches_in_flight = 0;  ///< how many are held at once (may be fractional: interleaved)
-  double working = 0;                  ///< transient: one layer rematerialised under full recompute
-  double embedding = 0;                ///< first stage: embedding output dropout mask, per micro-batch
-  double head = 0;  ///< last stage: final norm + LM-head input + fp32 logits, per micro-batch
+  double working = 0;  ///< transient: one layer rematerialised under full recompute; + two layers' offloaded
+                       ///< inputs reloaded (the layer in its backward and the next, reloaded ahead)
+  double embedding = 0;  ///< first stage: embedding output dropout mask, per micro-batch
+  double head = 0;       ///< last stage: final norm + LM-head input + fp32 logits, per micro-batch
   /// last stage: the multi-token-prediction modules' layers, inputs and heads, per micro-batch
   double mtp = 0;
   /// MoE all-gather token dispatcher: the buffer the group's tokens are gathered into, once per GPU.
