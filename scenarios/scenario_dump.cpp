@@ -158,7 +158,12 @@ std::string training_to_yaml(const Scenario& s) {
          ", state_precision: " + std::string(to_string(o.state_precision)) +
          ", master_weights: " + yaml_bool(o.master_weights) +
          ", quantization_block: " + std::to_string(o.quantization_block) +
-         ", grad_clipping: " + yaml_bool(o.grad_clipping) + "}\n";
+         ", grad_clipping: " + yaml_bool(o.grad_clipping);
+  if (o.max_preconditioner_dim > 0)
+    out += ", max_preconditioner_dim: " + std::to_string(o.max_preconditioner_dim);
+  if (o.precondition_frequency > 0)
+    out += ", precondition_frequency: " + std::to_string(o.precondition_frequency);
+  out += "}\n";
   if (t.tokens) out += "  tokens: " + format_number(*t.tokens) + "\n";
   if (t.steps) out += "  steps: " + str(*t.steps) + "\n";
   if (t.epochs) out += "  epochs: " + format_number(*t.epochs) + "\n";

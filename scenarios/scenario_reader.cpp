@@ -11,6 +11,7 @@
 #include "models/step/layout_rules.hpp"
 #include "models/workload/attention_kernel.hpp"
 #include "models/workload/optimizer.hpp"
+#include "models/workload/preconditioner.hpp"
 #include "scenarios/campaign_block.hpp"
 #include "scenarios/cluster_background.hpp"
 #include "scenarios/framework_block.hpp"
@@ -403,13 +404,26 @@ class ScenarioConverter {
       return;
     }
     MapReader r(d_, v, path,
-                {"kind", "state_precision", "master_weights", "quantization_block", "grad_clipping"});
+                {"kind", "state_precision", "master_weights", "quantization_block", "grad_clipping",
+                 "max_preconditioner_dim", "precondition_frequency"});
     r.require({"kind"});
     if (const YamlValue* k = r.get("kind")) set_kind(*k, r.child_path("kind"));
     r.choice("state_precision", o.state_precision, state_precision_names());
     r.boolean("master_weights", o.master_weights);
     r.count("quantization_block", o.quantization_block, 1, 1 << 24);
     r.boolean("grad_clipping", o.grad_clipping);
+    // Shampoo's and SOAP's preconditioners (models/workload/preconditioner.hpp); no other kind has them.
+    for (const char* key : {"max_preconditioner_dim", "precondition_frequency"}) {
+      const YamlValue* at = r.get(key);
+      if (at != nullptr && !model::keeps_preconditioners(o.kind)) {
+        d_.add(*at, r.child_path(key),
+               "only shampoo and soap keep preconditioners; " +
+                   std::string(model::optimizer_info(o.kind).name) +
+                   " has none: remove it or set kind: shampoo");
+      }
+    }
+    r.count("max_preconditioner_dim", o.max_preconditioner_dim, 2, 1 << 20);
+    r.count("precondition_frequency", o.precondition_frequency, 1, 1e9);
   }
 
   void read_training(const YamlValue& v, model::TrainingSpec& t) {
@@ -753,11 +767,10 @@ class ScenarioConverter {
     const model::OptimizerKind kind = s.training.optimizer.kind;
     const auto space = model::search_space(kind);
     if (!space) {
-      d_.add(
-          tuning, "tuning.trials",
-          "no published search space for the optimizer " + std::string(model::optimizer_info(kind).name) +
-              " gives a default trial count: give trials, e.g. trials: 64 (adamw, adam-8bit, lion and muon "
-              "have one)");
+      d_.add(tuning, "tuning.trials",
+             "no published search space for the optimizer " + std::string(model::optimizer_info(kind).name) +
+                 " gives a default trial count: give trials, e.g. trials: 64 (adamw, adam-8bit, lion, muon "
+                 "and soap have one)");
       return;
     }
     s.tuning->trials = model::coordinate_descent_trials(*space);

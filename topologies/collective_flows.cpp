@@ -305,12 +305,9 @@ std::vector<std::size_t> channel_ring(const std::vector<std::vector<std::size_t>
   return order;
 }
 
-}  // namespace
-
-LoweredCollective lower_collective(sim::Dag& dag, GpuPaths& fabric, const ClusterSpec& cluster,
-                                   CollectiveOp op, double bytes, std::span<const std::int64_t> members,
-                                   CollectiveAlgo algo, std::string_view name, CollectiveProtocol protocol,
-                                   std::optional<LoweringLane> placed) {
+/// Throws InputError for what the flow fidelity does not lower (lower_collective's contract).
+void check_lowerable(CollectiveOp op, double bytes, std::span<const std::int64_t> members,
+                     std::string_view name) {
   if (members.empty()) throw InputError("collective '" + std::string(name) + "' has no members");
   if (!(bytes >= 0)) throw InputError("collective size must be >= 0");
   if (static_cast<std::int64_t>(members.size()) > kMaxFlowCollectiveGpus) {
@@ -321,6 +318,162 @@ LoweredCollective lower_collective(sim::Dag& dag, GpuPaths& fabric, const Cluste
   if (op == CollectiveOp::broadcast || op == CollectiveOp::reduce) {
     throw InputError("the flow fidelity does not lower broadcast/reduce yet; use the closed form");
   }
+}
+
+/// What every algorithm's lowering reads: the collective, its members grouped by node (by_node), and the
+/// task its transfers start after (`first`) and the one they all finish before (`done`).
+struct LoweringFrame {
+  sim::Dag& dag;
+  Lowering& low;
+  const ClusterSpec& cluster;
+  CollectiveOp op;
+  double bytes;
+  std::size_t n;                                       ///< members
+  const std::vector<std::vector<std::size_t>>& nodes;  ///< member positions by node; empty if unequal
+  sim::TaskId first;
+  sim::TaskId done;
+
+  [[nodiscard]] std::size_t k() const { return nodes.empty() ? 0 : nodes.front().size(); }
+  [[nodiscard]] std::int64_t m() const { return static_cast<std::int64_t>(nodes.size()); }
+  /// Channels over the nodes: one per NIC up to the ranks on a node when the collective crosses nodes.
+  [[nodiscard]] std::size_t channels() const {
+    return std::min<std::size_t>(k(), static_cast<std::size_t>(std::max(cluster.nics_per_node(), 1)));
+  }
+};
+
+/// Every member sends 1/n of the buffer to every other one.
+void lower_all_to_all(const LoweringFrame& f) {
+  const double share = f.bytes / static_cast<double>(f.n);
+  for (std::size_t i = 0; i < f.n; ++i) {
+    for (std::size_t j = 0; j < f.n; ++j) {
+      if (i != j) f.dag.depend(f.low.transfer(i, j, share, f.first, f.first), f.done);
+    }
+  }
+}
+
+/// NVLS: every member pushes its buffer into the NVSwitch, which reduces it and multicasts the sum back,
+/// so each GPU's link into the switch carries the buffer once and its link out of it once. Lowered as
+/// one flow per member through the switch to the next member (that same load on every switch link), of
+/// the bytes that make the links' rate the in-switch bandwidth (comm.in_switch_bandwidth_fraction of the
+/// raw intra-node rate), after the switch's own latency (comm.in_switch_latency_s) beyond the route's;
+/// no such latency task when the caller places the tasks.
+void lower_in_switch(const LoweringFrame& f, GpuPaths& fabric, std::span<const std::int64_t> members,
+                     double latency_scale, bool placed, const std::string& label) {
+  const CommEfficiency& eff = f.cluster.node.comm;
+  const double in_switch = intra_node_bytes_per_s(f.cluster.node) * eff.in_switch_bandwidth_fraction;
+  const ClusterGraph& graph = fabric.graph();
+  const double link = graph.route_bottleneck_bytes_per_s(graph.gpu(members[0]), graph.gpu(members[1]));
+  sim::TaskId at_switch = f.first;
+  const double extra = eff.in_switch_latency_s * latency_scale - fabric.gpu_latency_s(members[0], members[1]);
+  if (!placed && extra > 0) {
+    at_switch = f.dag.busy(f.low.latency_lane(), sim::Duration::from_seconds(extra), label + " in-switch");
+    f.dag.depend(f.first, at_switch);
+  }
+  for (std::size_t i = 0; i < f.n; ++i) {
+    f.dag.depend(f.low.transfer(i, (i + 1) % f.n, f.bytes * link / in_switch, at_switch, at_switch), f.done);
+  }
+}
+
+/// Intra-node reduce-scatter, k inter-node rings on 1/k of the data, intra-node all-gather (an all-gather
+/// skips the first stage, a reduce-scatter the last).
+void lower_hierarchical(const LoweringFrame& f) {
+  const std::size_t k = f.k();
+  const std::int64_t m = f.m();
+  const double intra_chunk = f.bytes / static_cast<double>(k);
+  const double inter_chunk = intra_chunk / static_cast<double>(m);
+  std::vector<std::vector<std::size_t>> rails(k);
+  for (std::size_t l = 0; l < k; ++l) {
+    for (const auto& node : f.nodes) rails[l].push_back(node[l]);
+  }
+  sim::TaskId at = f.first;
+  if (f.op != CollectiveOp::all_gather)
+    at = f.low.rings(f.nodes, static_cast<std::int64_t>(k) - 1, intra_chunk, at);
+  at = f.low.rings(rails, f.op == CollectiveOp::all_reduce ? 2 * (m - 1) : m - 1, inter_chunk, at);
+  if (f.op != CollectiveOp::reduce_scatter)
+    at = f.low.rings(f.nodes, static_cast<std::int64_t>(k) - 1, intra_chunk, at);
+  f.dag.depend(at, f.done);
+}
+
+/// Two trees of nodes per channel, each on half the buffer; a chain inside every node from the channel's
+/// head GPU.
+void lower_double_binary_tree(const LoweringFrame& f) {
+  if (f.nodes.empty()) throw InputError("the flow fidelity lowers a tree only over equal ranks per node");
+  const std::size_t k = f.k();
+  const std::int64_t m = f.m();
+  const std::size_t channels = m > 1 ? f.channels() : 1;
+  const double per_tree = f.bytes / 2.0 / static_cast<double>(channels);
+  for (std::size_t c = 0; c < channels; ++c) {
+    const std::size_t head = c * k / channels;
+    for (int t = 0; t < 2; ++t) {
+      std::vector<std::int64_t> parent(f.n, -1);
+      for (std::int64_t j = 0; j < m; ++j) {
+        const auto& node = f.nodes[static_cast<std::size_t>(j)];
+        for (std::size_t i = 1; i < k; ++i)
+          parent[node[(head + i) % k]] = static_cast<std::int64_t>(node[(head + i - 1) % k]);
+        const std::int64_t up = dtree_parent(j, m, t);
+        if (up >= 0)
+          parent[node[head]] = static_cast<std::int64_t>(f.nodes[static_cast<std::size_t>(up)][head]);
+      }
+      f.low.tree(parent, per_tree, f.first, f.done);
+    }
+  }
+}
+
+/// Rabenseifner on the largest power of two p <= n; the n − p others fold onto partners first (and are
+/// unfolded last).
+void lower_halving_doubling(const LoweringFrame& f) {
+  const std::size_t n = f.n;
+  std::size_t p = 1;
+  while (p * 2 <= n) p *= 2;
+  Frontier frontier(n, f.first);
+  std::vector<std::size_t> fold(n);
+  for (std::size_t i = 0; i < n; ++i) fold[i] = i >= p ? i - p : i;
+  if (p < n && f.op != CollectiveOp::all_gather) f.low.exchange(fold, f.bytes, frontier);
+  std::vector<std::size_t> partner(n);
+  auto round = [&](std::size_t distance) {
+    for (std::size_t i = 0; i < n; ++i) partner[i] = i < p ? i ^ distance : i;
+    f.low.exchange(partner, f.bytes / static_cast<double>(2 * distance), frontier);
+  };
+  if (f.op != CollectiveOp::all_gather) {
+    for (std::size_t d = 1; d < p; d *= 2) round(d);
+  }
+  if (f.op != CollectiveOp::reduce_scatter) {
+    for (std::size_t d = p / 2; d >= 1; d /= 2) round(d);
+  }
+  if (p < n && f.op != CollectiveOp::reduce_scatter) {
+    std::vector<std::size_t> unfold(n);
+    for (std::size_t i = 0; i < n; ++i) unfold[i] = i;
+    for (std::size_t i = p; i < n; ++i) unfold[i - p] = i;
+    f.low.exchange(unfold, f.bytes, frontier);
+  }
+  f.low.finish(frontier, f.done);
+}
+
+/// Rings, one per channel when they cross nodes with several ranks on each.
+void lower_rings(const LoweringFrame& f) {
+  const std::size_t n = f.n;
+  const std::int64_t steps = (f.op == CollectiveOp::all_reduce ? 2 : 1) * (static_cast<std::int64_t>(n) - 1);
+  const std::size_t channels = (f.m() > 1 && f.k() > 1) ? f.channels() : 1;
+  std::vector<std::vector<std::size_t>> rings;
+  for (std::size_t c = 0; c < channels; ++c) {
+    if (channels == 1) {
+      rings.emplace_back(n);
+      for (std::size_t i = 0; i < n; ++i) rings.back()[i] = i;
+    } else {
+      rings.push_back(channel_ring(f.nodes, c, channels));
+    }
+  }
+  const double chunk = f.bytes / static_cast<double>(n) / static_cast<double>(channels);
+  f.dag.depend(f.low.rings(rings, steps, chunk, f.first), f.done);
+}
+
+}  // namespace
+
+LoweredCollective lower_collective(sim::Dag& dag, GpuPaths& fabric, const ClusterSpec& cluster,
+                                   CollectiveOp op, double bytes, std::span<const std::int64_t> members,
+                                   CollectiveAlgo algo, std::string_view name, CollectiveProtocol protocol,
+                                   std::optional<LoweringLane> placed) {
+  check_lowerable(op, bytes, members, name);
   const std::int64_t gpn = cluster.gpus_in_use_per_node();
   for (std::int64_t g : members) (void)fabric.graph().gpu(g);  // throws for GPUs outside the cluster
   const CommGroup group = group_of(members, cluster);
@@ -342,123 +495,24 @@ LoweredCollective lower_collective(sim::Dag& dag, GpuPaths& fabric, const Cluste
   const std::size_t n = members.size();
   const ProtocolScale scale = protocol_scale(protocol, cluster.node.comm);
   Lowering low(dag, fabric, cluster, members, name, 1.0 / scale.bandwidth, placed);
-  const std::size_t k = nodes.empty() ? 0 : nodes.front().size();
-  const auto m = static_cast<std::int64_t>(nodes.size());
-  const bool all_reduce = op == CollectiveOp::all_reduce;
+  const LoweringFrame frame{dag, low, cluster, op, bytes, n, nodes, first, out.done};
   if (n < 2 || bytes == 0) {
     dag.depend(first, out.done);
   } else if (op == CollectiveOp::send_recv) {
     if (n != 2) throw InputError("send-recv needs exactly two members");
     dag.depend(low.transfer(0, 1, bytes, first, first), out.done);
   } else if (op == CollectiveOp::all_to_all) {
-    const double share = bytes / static_cast<double>(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      for (std::size_t j = 0; j < n; ++j) {
-        if (i != j) dag.depend(low.transfer(i, j, share, first, first), out.done);
-      }
-    }
+    lower_all_to_all(frame);
   } else if (run == CollectiveAlgo::in_switch) {
-    // NVLS: every member pushes its buffer into the NVSwitch, which reduces it and multicasts the sum back,
-    // so each GPU's link into the switch carries the buffer once and its link out of it once. Lowered as
-    // one flow per member through the switch to the next member (that same load on every switch link), of
-    // the bytes that make the links' rate the in-switch bandwidth (comm.in_switch_bandwidth_fraction of the
-    // raw intra-node rate), after the switch's own latency (comm.in_switch_latency_s) beyond the route's.
-    const CommEfficiency& eff = cluster.node.comm;
-    const double in_switch = intra_node_bytes_per_s(cluster.node) * eff.in_switch_bandwidth_fraction;
-    const ClusterGraph& graph = fabric.graph();
-    const double link = graph.route_bottleneck_bytes_per_s(graph.gpu(members[0]), graph.gpu(members[1]));
-    sim::TaskId at_switch = first;
-    const double extra =
-        eff.in_switch_latency_s * scale.latency - fabric.gpu_latency_s(members[0], members[1]);
-    if (!placed && extra > 0) {
-      at_switch = dag.busy(low.latency_lane(), sim::Duration::from_seconds(extra), label + " in-switch");
-      dag.depend(first, at_switch);
-    }
-    for (std::size_t i = 0; i < n; ++i) {
-      dag.depend(low.transfer(i, (i + 1) % n, bytes * link / in_switch, at_switch, at_switch), out.done);
-    }
-  } else if (run == CollectiveAlgo::hierarchical && m > 1 && k > 1) {
-    // Intra-node reduce-scatter, k inter-node rings on 1/k of the data, intra-node all-gather.
-    const double intra_chunk = bytes / static_cast<double>(k);
-    const double inter_chunk = intra_chunk / static_cast<double>(m);
-    std::vector<std::vector<std::size_t>> rails(k);
-    for (std::size_t l = 0; l < k; ++l) {
-      for (const auto& node : nodes) rails[l].push_back(node[l]);
-    }
-    sim::TaskId at = first;
-    if (op != CollectiveOp::all_gather)
-      at = low.rings(nodes, static_cast<std::int64_t>(k) - 1, intra_chunk, at);
-    at = low.rings(rails, all_reduce ? 2 * (m - 1) : m - 1, inter_chunk, at);
-    if (op != CollectiveOp::reduce_scatter)
-      at = low.rings(nodes, static_cast<std::int64_t>(k) - 1, intra_chunk, at);
-    dag.depend(at, out.done);
+    lower_in_switch(frame, fabric, members, scale.latency, placed.has_value(), label);
+  } else if (run == CollectiveAlgo::hierarchical && frame.m() > 1 && frame.k() > 1) {
+    lower_hierarchical(frame);
   } else if (run == CollectiveAlgo::double_binary_tree) {
-    // Two trees of nodes per channel, each on half the buffer; a chain inside every node from the
-    // channel's head GPU.
-    const std::vector<std::vector<std::size_t>>& node_list = nodes;
-    if (node_list.empty()) throw InputError("the flow fidelity lowers a tree only over equal ranks per node");
-    const std::size_t channels =
-        m > 1 ? std::min<std::size_t>(k, static_cast<std::size_t>(std::max(cluster.nics_per_node(), 1))) : 1;
-    const double per_tree = bytes / 2.0 / static_cast<double>(channels);
-    for (std::size_t c = 0; c < channels; ++c) {
-      const std::size_t head = c * k / channels;
-      for (int t = 0; t < 2; ++t) {
-        std::vector<std::int64_t> parent(n, -1);
-        for (std::int64_t j = 0; j < m; ++j) {
-          const auto& node = node_list[static_cast<std::size_t>(j)];
-          for (std::size_t i = 1; i < k; ++i)
-            parent[node[(head + i) % k]] = static_cast<std::int64_t>(node[(head + i - 1) % k]);
-          const std::int64_t up = dtree_parent(j, m, t);
-          if (up >= 0)
-            parent[node[head]] = static_cast<std::int64_t>(node_list[static_cast<std::size_t>(up)][head]);
-        }
-        low.tree(parent, per_tree, first, out.done);
-      }
-    }
+    lower_double_binary_tree(frame);
   } else if (run == CollectiveAlgo::halving_doubling) {
-    // Rabenseifner on the largest power of two p <= n; the n − p others fold onto partners first.
-    std::size_t p = 1;
-    while (p * 2 <= n) p *= 2;
-    Frontier f(n, first);
-    std::vector<std::size_t> fold(n);
-    for (std::size_t i = 0; i < n; ++i) fold[i] = i >= p ? i - p : i;
-    if (p < n && op != CollectiveOp::all_gather) low.exchange(fold, bytes, f);
-    std::vector<std::size_t> partner(n);
-    auto round = [&](std::size_t distance) {
-      for (std::size_t i = 0; i < n; ++i) partner[i] = i < p ? i ^ distance : i;
-      low.exchange(partner, bytes / static_cast<double>(2 * distance), f);
-    };
-    if (op != CollectiveOp::all_gather) {
-      for (std::size_t d = 1; d < p; d *= 2) round(d);
-    }
-    if (op != CollectiveOp::reduce_scatter) {
-      for (std::size_t d = p / 2; d >= 1; d /= 2) round(d);
-    }
-    if (p < n && op != CollectiveOp::reduce_scatter) {
-      std::vector<std::size_t> unfold(n);
-      for (std::size_t i = 0; i < n; ++i) unfold[i] = i;
-      for (std::size_t i = p; i < n; ++i) unfold[i - p] = i;
-      low.exchange(unfold, bytes, f);
-    }
-    low.finish(f, out.done);
+    lower_halving_doubling(frame);
   } else {
-    // Rings, one per channel when they cross nodes with several ranks on each.
-    const std::int64_t steps = (all_reduce ? 2 : 1) * (static_cast<std::int64_t>(n) - 1);
-    const std::size_t channels =
-        (m > 1 && k > 1)
-            ? std::min<std::size_t>(k, static_cast<std::size_t>(std::max(cluster.nics_per_node(), 1)))
-            : 1;
-    std::vector<std::vector<std::size_t>> rings;
-    for (std::size_t c = 0; c < channels; ++c) {
-      if (channels == 1) {
-        rings.emplace_back(n);
-        for (std::size_t i = 0; i < n; ++i) rings.back()[i] = i;
-      } else {
-        rings.push_back(channel_ring(nodes, c, channels));
-      }
-    }
-    const double chunk = bytes / static_cast<double>(n) / static_cast<double>(channels);
-    dag.depend(low.rings(rings, steps, chunk, first), out.done);
+    lower_rings(frame);
   }
   out.transfers = low.transfers();
   return out;

@@ -15,6 +15,7 @@
 #include "models/workload/flops.hpp"
 #include "models/workload/optimizer.hpp"
 #include "models/workload/parameters.hpp"
+#include "models/workload/preconditioner.hpp"
 #include "models/workload/shard.hpp"
 
 namespace trainsim::model {
@@ -223,12 +224,19 @@ ExplainSection optimizer_section(const TrainingSpec& training) {
   s.lines.push_back({"hyper-parameters", "tunable", static_cast<double>(info.hyperparameters), ""});
   if (info.per_tensor_norms)
     s.notes.push_back("needs per-tensor norms: an extra all-reduce of a few values per tensor when sharded");
-  if (info.needs_full_matrices)
+  if (info.needs_full_matrices && o.kind == OptimizerKind::muon)
     s.notes.push_back(
         "needs whole matrices for Newton-Schulz: under ZeRO >= 1 each matrix's owner rank gathers its "
         "momentum from the shards, orthogonalises it and scatters the update back, the matrices spread over "
         "the ranks (models/workload/distributed_update.hpp); without ZeRO every rank orthogonalises every "
         "matrix");
+  if (info.needs_full_matrices && o.kind != OptimizerKind::muon)
+    s.notes.push_back(fmt::format(
+        "preconditioner blocks of at most {} per side, refreshed every {} steps (models/workload/"
+        "preconditioner.hpp): under ZeRO >= 1 each block's owner rank gathers its gradients from the shards "
+        "and the search directions are all-gathered in fp32, as Distributed Shampoo does; without ZeRO every "
+        "rank preconditions every block",
+        max_preconditioner_dim(o), precondition_frequency(o)));
   if (o.grad_clipping) s.notes.push_back("global-norm clipping: one scalar all-reduce per step");
   return s;
 }

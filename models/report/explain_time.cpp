@@ -107,10 +107,12 @@ ExplainSection explain_time(const StepInput& in) {
                                    to_string(in.plan.schedule), plan.pp, plan.virtual_stages, m),
                        tb.bubble, "s"});
   const StageCost& sc = costs.stages[static_cast<std::size_t>(stage)];
-  out.lines.push_back({"optimizer",
-                       fmt::format("{:.4g} ms update kernels + {:.4g} ms gradient-norm all-reduce",
-                                   sc.optimizer_s * 1e3, sc.grad_norm_s * 1e3),
-                       tb.optimizer, "s"});
+  std::string optimizer = fmt::format("{:.4g} ms update kernels + {:.4g} ms gradient-norm all-reduce",
+                                      sc.optimizer_s * 1e3, sc.grad_norm_s * 1e3);
+  if (sc.optimizer_comm_s > 0)
+    optimizer +=
+        fmt::format(" + {:.4g} ms whole-matrix exchanges over the sharding group", sc.optimizer_comm_s * 1e3);
+  out.lines.push_back({"optimizer", optimizer, tb.optimizer, "s"});
   out.lines.push_back({"iteration", "the lines above", t.iteration_time, "s"});
   return out;
 }

@@ -65,26 +65,15 @@ double percentile(const std::vector<double>& sorted, double q) {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - static_cast<double>(lo));
 }
 
-}  // namespace
+// The run's checkpoints: their plan, and their size and write, restore and stall times in `r`. An async
+// write that outlasts the next segment makes the next checkpoint wait for it.
+struct Checkpoints {
+  CheckpointPlan plan;
+  CheckpointIo io;
+};
 
-RunReport simulate_run(const RunInputs& in) {
-  RunReport r;
-  if (!in.step.feasible) {
-    r.feasible = false;
-    r.reason = "the iteration is infeasible";
-    return r;
-  }
-  TRAINSIM_CHECK(in.step.iteration_time > 0, "a feasible iteration takes time");
-  const double it = in.step.iteration_time;
-  const double gpus = static_cast<double>(in.cluster.total_gpus());
-  r.steps = run_steps(in.training, in.global_batch, in.seq_len);
-  r.tokens =
-      static_cast<double>(r.steps) * static_cast<double>(in.global_batch) * static_cast<double>(in.seq_len);
-  r.training_time = static_cast<double>(r.steps) * it;
-
-  // Checkpoints: each segment of training ends in one; an async write that outlasts the next segment
-  // makes the next checkpoint wait for it.
-  const CheckpointPlan ckpt = plan_checkpoints(in.checkpoint, r.steps, it);
+Checkpoints set_checkpoints(const RunInputs& in, RunReport& r) {
+  const CheckpointPlan ckpt = plan_checkpoints(in.checkpoint, r.steps, in.step.iteration_time);
   r.checkpoints = ckpt.count;
   r.checkpoint_interval = ckpt.interval;
   if (in.checkpoint.enabled || in.checkpoint_bytes > 0) r.checkpoint_size = in.checkpoint_bytes;
@@ -98,110 +87,184 @@ RunReport simulate_run(const RunInputs& in) {
     r.checkpoint_stall_each += std::max(0.0, io.write_time - ckpt.interval);
   }
   r.checkpoint_stall = r.checkpoint_stall_each * static_cast<double>(ckpt.count);
+  return {ckpt, io};
+}
 
+// The training as segments of work: each checkpoint ends one (its stall included), the tail after the last
+// checkpoint is one more.
+std::vector<Segments> work_segments(const CheckpointPlan& ckpt, const RunReport& r) {
   std::vector<Segments> segments;
   if (ckpt.count > 0)
     segments.push_back({.work = ckpt.interval + r.checkpoint_stall_each, .count = ckpt.count});
   const double tail = r.training_time - ckpt.interval * static_cast<double>(ckpt.count);
   if (tail > 0) segments.push_back({.work = tail, .count = 1});
+  return segments;
+}
 
-  // Failures.
-  // Failures, and rollbacks after loss spikes (training.instability): both send the run back to its last
-  // checkpoint and restart it, so their rates add.
-  const double hardware_rate = failure_rate(in.failures, in.cluster);
-  const double rollbacks = rollback_rate(in.training.instability, r.tokens / r.training_time);
-  const double rate = hardware_rate + rollbacks;
-  const double recovery = in.failures.restart_s + (rate > 0 ? io.restore_time : 0.0);
-  r.recovery_time = recovery;
-  r.cluster_mtbf = hardware_rate > 0 ? 1.0 / hardware_rate : 0.0;
-  const FailureOutcome expected = expected_run(segments, rate, recovery);
-  if (!std::isfinite(expected.run_time) || expected.run_time > 1e6 * 365 * 86400) {
-    r.feasible = false;
-    r.reason = fmt::format(
-        "the run does not finish: failures{} every {} on average restart segments of {} of work{}",
-        rollbacks > 0 ? " and rollbacks (training.instability)" : "",
-        format_human(FieldUnit::seconds, 1.0 / rate),
-        format_human(FieldUnit::seconds, segments.empty() ? 0.0 : segments.front().work),
-        ckpt.count > 0 ? "" : " (no checkpoints: add a checkpoint block)");
-    return r;
-  }
-  r.run_time = expected.run_time;
-  r.failures_expected = expected.failures;
+// What sends the run back to its last checkpoint and restarts it: hardware failures and rollbacks after
+// loss spikes (training.instability), so their rates (per second) add; and what one restart costs.
+struct Restarts {
+  double hardware_rate = 0;
+  double rollback_rate = 0;
+  double rate = 0;      // both
+  double recovery = 0;  // s per restart: the restart, and the restore when anything restarts
+};
+
+Restarts restarts(const RunInputs& in, const RunReport& r, const CheckpointIo& io) {
+  Restarts out;
+  out.hardware_rate = failure_rate(in.failures, in.cluster);
+  out.rollback_rate = rollback_rate(in.training.instability, r.tokens / r.training_time);
+  out.rate = out.hardware_rate + out.rollback_rate;
+  out.recovery = in.failures.restart_s + (out.rate > 0 ? io.restore_time : 0.0);
+  return out;
+}
+
+// Why a run whose expected time is not finite (or beyond a million years) does not finish.
+std::string unfinished_reason(const Restarts& restart, const std::vector<Segments>& segments,
+                              const CheckpointPlan& ckpt) {
+  return fmt::format(
+      "the run does not finish: failures{} every {} on average restart segments of {} of work{}",
+      restart.rollback_rate > 0 ? " and rollbacks (training.instability)" : "",
+      format_human(FieldUnit::seconds, 1.0 / restart.rate),
+      format_human(FieldUnit::seconds, segments.empty() ? 0.0 : segments.front().work),
+      ckpt.count > 0 ? "" : " (no checkpoints: add a checkpoint block)");
+}
+
+// Young's interval for the checkpoint's cost to the run (its stall when sync, its copy-out when async); an
+// async checkpoint no sooner than its write ends.
+double recommended_checkpoint_interval(const RunInputs& in, const CheckpointIo& io, double rate) {
   const double checkpoint_cost = in.checkpoint.mode == CheckpointMode::sync ? io.stall : io.copy_out_time;
-  r.recommended_checkpoint_interval = young_interval(checkpoint_cost, rate > 0 ? 1.0 / rate : 0.0);
-  if (in.checkpoint.mode == CheckpointMode::async && r.recommended_checkpoint_interval > 0) {
-    r.recommended_checkpoint_interval = std::max(r.recommended_checkpoint_interval, io.write_time);
+  double interval = young_interval(checkpoint_cost, rate > 0 ? 1.0 / rate : 0.0);
+  if (in.checkpoint.mode == CheckpointMode::async && interval > 0)
+    interval = std::max(interval, io.write_time);
+  return interval;
+}
+
+// Money as a function of the wall clock, so that Monte-Carlo trials and spot are priced the same way: the
+// GPUs at `gpu_hour_usd`, the energy (busy for the training, idle the rest), storage and egress.
+struct RunPrice {
+  const RunInputs& in;
+  double gpus = 0;
+  double training_time = 0;
+  double storage_usd = 0;
+  double network_usd = 0;
+
+  [[nodiscard]] double cost(double run_time, double gpu_hour_usd) const {
+    const EnergyUse e = energy_use(in.cluster, in.step.fleet_compute_fraction, training_time,
+                                   std::max(run_time - training_time, 0.0), in.pricing.energy);
+    return gpus * run_time / 3600.0 * gpu_hour_usd + e.cost_usd + storage_usd + network_usd;
   }
+};
 
-  // Money and energy as a function of the wall clock, so Monte-Carlo trials are priced the same way.
-  const double busy = in.step.fleet_compute_fraction;
-  const StorageUse storage =
-      checkpoint_storage(r.checkpoint_size, ckpt.count, ckpt.interval + r.checkpoint_stall_each, r.run_time,
-                         std::max(in.checkpoint.keep, 1), in.pricing.storage);
-  const double cost_network = in.pricing.egress_bytes / 1e9 * in.pricing.egress_usd_per_gb;
-  auto cost_of = [&](double run_time, double gpu_hour_usd) {
-    const EnergyUse e = energy_use(in.cluster, busy, r.training_time,
-                                   std::max(run_time - r.training_time, 0.0), in.pricing.energy);
-    return gpus * run_time / 3600.0 * gpu_hour_usd + e.cost_usd + storage.cost_usd + cost_network;
-  };
+double mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s / static_cast<double>(v.size());
+}
 
-  if (in.failures.trials > 0) {
-    const auto trials = monte_carlo_runs(segments, rate, recovery, in.failures.seed, in.failures.trials);
-    std::vector<double> times;
-    std::vector<double> costs;
-    double failures = 0;
-    for (const auto& t : trials) {
-      times.push_back(t.run_time);
-      costs.push_back(cost_of(t.run_time, in.pricing.gpu_hour_usd));
-      failures += t.failures;
-    }
-    auto mean = [](const std::vector<double>& v) {
-      double s = 0;
-      for (double x : v) s += x;
-      return s / static_cast<double>(v.size());
-    };
-    r.run_time_spread.mean = mean(times);
-    r.cost_spread.mean = mean(costs);
-    std::sort(times.begin(), times.end());
-    std::sort(costs.begin(), costs.end());
-    r.run_time_spread.p5 = percentile(times, 0.05);
-    r.run_time_spread.p95 = percentile(times, 0.95);
-    r.cost_spread.p5 = percentile(costs, 0.05);
-    r.cost_spread.p95 = percentile(costs, 0.95);
-    r.run_time = r.run_time_spread.mean;
-    r.failures_expected = failures / static_cast<double>(trials.size());
+// failures.trials seeded runs: the spread of run time and cost; their means become the run's time and
+// failures.
+void set_spreads(RunReport& r, const RunInputs& in, const std::vector<Segments>& segments,
+                 const Restarts& restart, const RunPrice& price) {
+  const auto trials =
+      monte_carlo_runs(segments, restart.rate, restart.recovery, in.failures.seed, in.failures.trials);
+  std::vector<double> times;
+  std::vector<double> costs;
+  double failures = 0;
+  for (const auto& t : trials) {
+    times.push_back(t.run_time);
+    costs.push_back(price.cost(t.run_time, in.pricing.gpu_hour_usd));
+    failures += t.failures;
   }
+  r.run_time_spread.mean = mean(times);
+  r.cost_spread.mean = mean(costs);
+  std::sort(times.begin(), times.end());
+  std::sort(costs.begin(), costs.end());
+  r.run_time_spread.p5 = percentile(times, 0.05);
+  r.run_time_spread.p95 = percentile(times, 0.95);
+  r.cost_spread.p5 = percentile(costs, 0.05);
+  r.cost_spread.p95 = percentile(costs, 0.95);
+  r.run_time = r.run_time_spread.mean;
+  r.failures_expected = failures / static_cast<double>(trials.size());
+}
 
-  r.rollbacks_expected = rate > 0 ? r.failures_expected * rollbacks / rate : 0.0;
+// The bill of the run's wall clock: compute, energy, storage and network, their total and the figures
+// derived from it, and the part of compute and energy spent on lost work, stalls and idle GPUs.
+void set_bill(RunReport& r, const RunInputs& in, const RunPrice& price) {
   r.lost_work = std::max(0.0, r.run_time - r.training_time - r.checkpoint_stall);
   r.goodput = r.training_time / r.run_time;
-  r.gpu_hours = gpus * r.run_time / 3600.0;
+  r.gpu_hours = price.gpus * r.run_time / 3600.0;
   r.region = in.pricing.region;
   r.cost_compute = r.gpu_hours * in.pricing.gpu_hour_usd;
-  const EnergyUse energy =
-      energy_use(in.cluster, busy, r.training_time, r.run_time - r.training_time, in.pricing.energy);
+  const EnergyUse energy = energy_use(in.cluster, in.step.fleet_compute_fraction, r.training_time,
+                                      r.run_time - r.training_time, in.pricing.energy);
   r.energy_kwh = energy.kwh;
   r.co2_kg = energy.co2_kg;
   r.cost_energy = energy.cost_usd;
-  r.cost_storage = storage.cost_usd;
-  r.cost_network = cost_network;
+  r.cost_storage = price.storage_usd;
+  r.cost_network = price.network_usd;
   r.cost_total = run_bill(r);
   set_cost_figures(r, in.step.model_flops_per_step);
   const double wasted_time = r.lost_work + r.checkpoint_stall + in.step.fleet_idle_fraction * r.training_time;
   r.cost_wasted = (r.cost_compute + r.cost_energy) * std::clamp(wasted_time / r.run_time, 0.0, 1.0);
+}
 
-  if (in.pricing.spot.enabled) {
-    r.spot = true;
-    const FailureOutcome spot = expected_run(segments, rate + in.pricing.spot.preemptions_per_s, recovery);
-    if (std::isfinite(spot.run_time)) {
-      r.spot_run_time = spot.run_time;
-      r.spot_cost_total = cost_of(spot.run_time, in.pricing.spot.gpu_hour_usd);
-    } else {
-      r.spot = false;
-      r.budget_violations.push_back(
-          "spot: preemptions arrive faster than segments finish; the run never completes");
-    }
+// The same run on spot capacity: preemptions add to the restart rate, and the GPUs cost the spot price.
+void set_spot(RunReport& r, const RunInputs& in, const std::vector<Segments>& segments,
+              const Restarts& restart, const RunPrice& price) {
+  r.spot = true;
+  const FailureOutcome spot =
+      expected_run(segments, restart.rate + in.pricing.spot.preemptions_per_s, restart.recovery);
+  if (std::isfinite(spot.run_time)) {
+    r.spot_run_time = spot.run_time;
+    r.spot_cost_total = price.cost(spot.run_time, in.pricing.spot.gpu_hour_usd);
+  } else {
+    r.spot = false;
+    r.budget_violations.push_back(
+        "spot: preemptions arrive faster than segments finish; the run never completes");
   }
+}
+
+}  // namespace
+
+RunReport simulate_run(const RunInputs& in) {
+  RunReport r;
+  if (!in.step.feasible) {
+    r.feasible = false;
+    r.reason = "the iteration is infeasible";
+    return r;
+  }
+  TRAINSIM_CHECK(in.step.iteration_time > 0, "a feasible iteration takes time");
+  const double it = in.step.iteration_time;
+  r.steps = run_steps(in.training, in.global_batch, in.seq_len);
+  r.tokens =
+      static_cast<double>(r.steps) * static_cast<double>(in.global_batch) * static_cast<double>(in.seq_len);
+  r.training_time = static_cast<double>(r.steps) * it;
+  const auto [ckpt, io] = set_checkpoints(in, r);
+  const std::vector<Segments> segments = work_segments(ckpt, r);
+
+  const Restarts restart = restarts(in, r, io);
+  r.recovery_time = restart.recovery;
+  r.cluster_mtbf = restart.hardware_rate > 0 ? 1.0 / restart.hardware_rate : 0.0;
+  const FailureOutcome expected = expected_run(segments, restart.rate, restart.recovery);
+  if (!std::isfinite(expected.run_time) || expected.run_time > 1e6 * 365 * 86400) {
+    r.feasible = false;
+    r.reason = unfinished_reason(restart, segments, ckpt);
+    return r;
+  }
+  r.run_time = expected.run_time;
+  r.failures_expected = expected.failures;
+  r.recommended_checkpoint_interval = recommended_checkpoint_interval(in, io, restart.rate);
+
+  const StorageUse storage =
+      checkpoint_storage(r.checkpoint_size, ckpt.count, ckpt.interval + r.checkpoint_stall_each, r.run_time,
+                         std::max(in.checkpoint.keep, 1), in.pricing.storage);
+  const RunPrice price{in, static_cast<double>(in.cluster.total_gpus()), r.training_time, storage.cost_usd,
+                       in.pricing.egress_bytes / 1e9 * in.pricing.egress_usd_per_gb};
+  if (in.failures.trials > 0) set_spreads(r, in, segments, restart, price);
+  r.rollbacks_expected = restart.rate > 0 ? r.failures_expected * restart.rollback_rate / restart.rate : 0.0;
+  set_bill(r, in, price);
+  if (in.pricing.spot.enabled) set_spot(r, in, segments, restart, price);
   for (auto& v : budget_violations(r, in.step, in.budget)) r.budget_violations.push_back(std::move(v));
   r.outlays = spend_schedule(r, in.pricing);
   r.budget_alerts = budget_alerts(r.outlays, in.budget);

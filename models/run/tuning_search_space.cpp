@@ -46,6 +46,22 @@ std::optional<SearchSpace> search_space(OptimizerKind kind) {
                           {"train_batch_size", 4}},
                          "Wen et al. 2025 (arXiv:2509.02046), Phase I grid, marin-community/marin "
                          "experiments/optimizer_sweep/PhaseI/exp725_muonsweep_130M_1.py"};
+    // Wen et al.'s sweep names SOAP "soape" (their plots' correct_name maps it to "Soap"). Its
+    // precondition_frequency grid, [1, 5], leaves out the baseline 10: counted as 3 values, the baseline and
+    // two others, as a pass trains each of them once.
+    case OptimizerKind::soap:
+      return SearchSpace{{{"learning_rate", 3},
+                          {"weight_decay", 3},
+                          {"warmup", 3},
+                          {"beta1", 3},
+                          {"beta2", 4},
+                          {"shampoo_beta", 4},
+                          {"precondition_frequency", 3},
+                          {"block_size", 3},
+                          {"epsilon", 3},
+                          {"train_batch_size", 3}},
+                         "Wen et al. 2025 (arXiv:2509.02046), Phase I grid, marin-community/marin "
+                         "experiments/optimizer_sweep/PhaseI/exp725_soapesweep_130M_1.py (commit fd483116)"};
     default:
       return std::nullopt;
   }

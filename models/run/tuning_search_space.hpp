@@ -31,7 +31,7 @@ struct SearchSpace {
   std::string_view source;  ///< where the grid is published
 };
 
-/// The search space of `kind`, when a source publishes one (adamw, adam-8bit, lion, muon).
+/// The search space of `kind`, when a source publishes one (adamw, adam-8bit, lion, muon, soap).
 [[nodiscard]] std::optional<SearchSpace> search_space(OptimizerKind kind);
 
 /// Trials of one coordinate-descent pass: 1 + sum of (grid_values - 1).

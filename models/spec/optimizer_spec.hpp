@@ -18,7 +18,9 @@ enum class OptimizerKind {
   lion,
   lamb,
   adam8bit,
-  muon
+  muon,
+  shampoo,
+  soap
 };
 
 struct OptimizerSpec {
@@ -32,6 +34,11 @@ struct OptimizerSpec {
   bool adafactor_momentum =
       false;                   ///< adafactor: keep a full-size first moment (off by default, as in the paper)
   int muon_ns_iterations = 5;  ///< muon: Newton–Schulz iterations per step
+  /// shampoo, soap: the largest side of a preconditioner factor; 0 = the kind's default
+  /// (preconditioner.hpp: each tensor cut into blocks of at most this per side)
+  int max_preconditioner_dim = 0;
+  /// shampoo, soap: steps between two eigendecompositions (inverse roots, eigenbases); 0 = the kind's default
+  int precondition_frequency = 0;
 };
 
 }  // namespace trainsim::model

@@ -199,8 +199,8 @@ StepTiming analytic_step(const StepInput& in, const StepPlan& plan, const StepCo
     const double reduced = std::max(end, dp_free);
     dp_tail[static_cast<std::size_t>(s)] = reduced - end + reduce_tail[static_cast<std::size_t>(s)];
     gather_exposed[static_cast<std::size_t>(s)] = exposed_param_gather(in, plan, costs, s);
-    finish[static_cast<std::size_t>(s)] =
-        reduced + sc.grad_norm_s + sc.optimizer_s + gather_exposed[static_cast<std::size_t>(s)];
+    finish[static_cast<std::size_t>(s)] = reduced + sc.grad_norm_s + sc.optimizer_comm_s + sc.optimizer_s +
+                                          gather_exposed[static_cast<std::size_t>(s)];
     if (layout != nullptr) {
       layout->reduced[static_cast<std::size_t>(s)] = reduced;
       layout->finish[static_cast<std::size_t>(s)] = finish[static_cast<std::size_t>(s)];

@@ -114,8 +114,10 @@ StepTiming trace_analytic_step(const StepInput& in, const StepPlan& plan, const 
     // The tail, summed in analytic_step's order so the last end is its finish time to the bit.
     const double norm_end = lay.reduced[si] + sc.grad_norm_s;
     slice(dp, "grad norm all-reduce", "dp", lay.reduced[si], norm_end);
-    const double optimizer_end = norm_end + sc.optimizer_s;
-    slice(proc + " / optimizer", "optimizer", "optimizer", norm_end, optimizer_end);
+    const double exchange_end = norm_end + sc.optimizer_comm_s;
+    if (sc.optimizer_comm_s > 0) slice(dp, "optimizer matrix exchange", "dp", norm_end, exchange_end);
+    const double optimizer_end = exchange_end + sc.optimizer_s;
+    slice(proc + " / optimizer", "optimizer", "optimizer", exchange_end, optimizer_end);
     const double gather = exposed_param_gather(in, plan, costs, s);
     if (gather > 0) slice(dp, "param all-gather", "dp", optimizer_end, optimizer_end + gather);
   }

@@ -131,6 +131,7 @@ void slow_data_parallel(StepCosts& costs, const StepPlan& plan, const std::vecto
     StageCost& sc = costs.stages[static_cast<std::size_t>(s)];
     slow(sc.bucket_s, sc.bucket_latency_s, f);
     slow(sc.param_gather_s, sc.param_gather_latency_s, f);
+    slow(sc.optimizer_comm_s, sc.optimizer_comm_latency_s, f);
     if (!costs.gathers_weights) continue;
     // ZeRO-3: this rank's units, copied so the other ranks keep theirs.
     change_rank_units(costs, plan, s, [&](UnitCost& u) {

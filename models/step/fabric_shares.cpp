@@ -176,8 +176,14 @@ std::optional<double> fabric_slowdown(const ParallelPlan& plan, const topo::Clus
   return slowdown;
 }
 
-topo::CollectiveEstimate slowed_by_fabric(topo::CollectiveEstimate e, double slowdown) {
-  e.time_s = e.latency_s + (e.time_s - e.latency_s) * slowdown;
+topo::CollectiveEstimate shared_links_estimate(const ParallelPlan& plan, const topo::ClusterSpec& cluster,
+                                               const topo::ClusterSpec& open, FabricTraffic traffic,
+                                               topo::CollectiveOp op, double bytes,
+                                               const topo::CommGroup& group) {
+  topo::CollectiveEstimate e = topo::estimate_collective(op, bytes, group, open);
+  const std::optional<double> slowdown = fabric_slowdown(plan, cluster, traffic, op, bytes, e);
+  if (!slowdown) return topo::estimate_collective(op, bytes, group, cluster);
+  e.time_s = e.latency_s + (e.time_s - e.latency_s) * *slowdown;
   return e;
 }
 

@@ -59,7 +59,15 @@ enum class FabricTraffic : std::uint8_t {
                                                     topo::CollectiveOp op, double bytes,
                                                     const topo::CollectiveEstimate& e);
 
-/// `e` (priced on topo::uncontended_fabric) with its bandwidth term times `slowdown`.
-[[nodiscard]] topo::CollectiveEstimate slowed_by_fabric(topo::CollectiveEstimate e, double slowdown);
+/// A collective of the step on the links its groups share (FabricPricing::shared_links): `op` of `bytes`
+/// over `group` priced on `open` (topo::uncontended_fabric of `cluster`), its bandwidth term times the
+/// fabric_slowdown of every group of `traffic` at once; the closed form on `cluster` where that slowdown is
+/// unknown. The one rule for the data-parallel collectives, the pipeline sends and the context- and
+/// expert-parallel collectives that leave the node.
+[[nodiscard]] topo::CollectiveEstimate shared_links_estimate(const ParallelPlan& plan,
+                                                             const topo::ClusterSpec& cluster,
+                                                             const topo::ClusterSpec& open,
+                                                             FabricTraffic traffic, topo::CollectiveOp op,
+                                                             double bytes, const topo::CommGroup& group);
 
 }  // namespace trainsim::model

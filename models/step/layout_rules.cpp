@@ -128,7 +128,8 @@ void pipeline_split_rules(const ParallelPlan& p, std::int64_t layers, const Prob
     split_checked = false;
   }
   if (split_checked && !p.stage_layers.empty()) {
-    if (LayerSplit split = split_pipeline_layers(layers, p); !split.reason.empty())
+    // A given list is checked as given: tail slots shape only the automatic split.
+    if (LayerSplit split = split_pipeline_layers(layers, p, 0); !split.reason.empty())
       problem(LayoutKey::stage_layers, std::move(split.reason));
   }
 }

@@ -10,7 +10,9 @@
 
 #include "models/step/step_plan.hpp"
 #include "models/workload/activation_memory.hpp"
+#include "models/workload/distributed_update.hpp"
 #include "models/workload/parameters.hpp"
+#include "models/workload/preconditioner.hpp"
 #include "models/workload/rank_tensors.hpp"
 #include "models/workload/shard.hpp"
 #include "sim/error.hpp"
@@ -107,7 +109,7 @@ std::vector<int> stage_layer_counts(const TransformerSpec& model, const Parallel
   const std::int64_t total =
       model.generic_layers.empty() ? model.layers : static_cast<std::int64_t>(model.generic_layers.size());
   if (plan.pp < 1) throw InputError("parallelism.pp: must be at least 1");
-  LayerSplit split = split_pipeline_layers(total, plan);
+  LayerSplit split = split_pipeline_layers(total, plan, pipeline_tail_slots(model));
   if (!split.reason.empty()) throw InputError("parallelism: " + split.reason);
   return split.stage_layers;
 }
@@ -228,8 +230,18 @@ MemoryEstimate estimate_memory(const TransformerSpec& model, const ParallelPlan&
                                                    : bw * st.params * (1 - 1 / dense_degree) + unit * bg;
     }
     if (optimizer_info(opt.kind).needs_full_matrices && states_sharded && dense_degree > 1) {
-      const double largest = largest_matrix_elements(r);
-      st.gathered_bytes += 2 * largest * topo::bytes_per_element(opt.state_precision);
+      if (keeps_preconditioners(opt.kind)) {
+        // Shampoo, SOAP: the owner's blocks' gathered gradients, and every rank's buffer of all the
+        // all-gathered search directions (Distributed Shampoo's global buffer, padded per owner).
+        std::vector<TensorShape> all = r.dense;
+        all.insert(all.end(), r.expert.begin(), r.expert.end());
+        const DistributedMatrixUpdate d =
+            distributed_matrix_update(opt, compute, all, static_cast<std::int64_t>(dense_degree));
+        st.gathered_bytes += d.owner_elements_max * bg + d.direction_gather_bytes;
+      } else {
+        const double largest = largest_matrix_elements(r);
+        st.gathered_bytes += 2 * largest * topo::bytes_per_element(opt.state_precision);
+      }
     }
     st.runtime_bytes = options.runtime_bytes;
     const double before_reserve = m.weights + m.grads + m.optimizer_state + m.activations + st.bucket_bytes +

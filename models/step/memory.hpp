@@ -19,8 +19,10 @@
 // unit gathered plus framework prefetch_units() more, in weight precision, plus the computing unit's
 // unsharded gradients before their reduce-scatter; a unit is a layer, or 1/gathers_per_layer of one, or
 // the embedding or head at the ends; without reshard_after_forward every unit stays gathered;
-// for an optimizer that needs whole matrices (Muon) under ZeRO ≥ 1, the largest matrix's momentum gathered
-// and its orthogonalised update, in state precision, as in Moonlight's distributed Muon), a fixed runtime
+// for an optimizer that needs whole matrices under ZeRO ≥ 1: Muon's largest matrix's momentum gathered and
+// its orthogonalised update, in state precision, as in Moonlight's distributed Muon; Shampoo's and SOAP's
+// busiest owner's gathered block gradients and the all-gathered fp32 directions of every block, as
+// Distributed Shampoo's global buffer holds them, distributed_update.hpp), a fixed runtime
 // reserve (CUDA context, cuBLAS and NCCL workspaces) and an allocator reserve for fragmentation of the
 // caching allocator, a fraction of everything else (memory.reserve, default 0). Both reserves are options.
 #include <string>

@@ -119,6 +119,74 @@ struct Replay {
   std::array<std::vector<double>, kLanes> rank_end;
 };
 
+// Whether the order runs weight-gradient (W) passes apart from their backwards (ZB-H1).
+bool runs_weight_passes(const PipelineOrder& order) {
+  return std::any_of(order.begin(), order.end(), [](const auto& rank) {
+    return std::any_of(rank.begin(), rank.end(),
+                       [](const PipelinePass& x) { return x.kind == PassKind::backward_weight; });
+  });
+}
+
+// Every lane gives one cost per virtual stage (`stages` of them).
+template <int kLanes>
+void check_stage_times(const std::array<const PassTimes*, kLanes>& times, std::size_t stages) {
+  for (const PassTimes* t : times) {
+    TRAINSIM_CHECK(t->forward.size() == stages && t->backward.size() == stages &&
+                       (t->weight.empty() || t->weight.size() == stages) &&
+                       (t->last_grads_extra.empty() || t->last_grads_extra.size() == stages),
+                   "time_schedule: one cost per virtual stage expected");
+  }
+}
+
+// No pass: a pass without that input, or a rank that waits for nothing.
+constexpr std::size_t kNoPass = ~std::size_t{0};
+
+// A pass's inputs as clock indices: the pass before it on another rank (`sent`: its end + p2p) and the one
+// before it on its own rank (`local`); kNoPass where there is none.
+struct PassInputs {
+  std::size_t sent = kNoPass;
+  std::size_t local = kNoPass;
+};
+
+template <int kLanes>
+PassInputs pass_inputs(const PipelinePass& x, int vs, int last_vs, const PassClock<kLanes>& clock) {
+  PassInputs in;
+  switch (x.kind) {
+    case PassKind::forward:
+      if (vs > 0) in.sent = clock.index(PassKind::forward, x.micro_batch, vs - 1);
+      break;
+    case PassKind::backward:
+      in.local = clock.index(PassKind::forward, x.micro_batch, vs);
+      if (vs < last_vs) in.sent = clock.index(PassKind::backward, x.micro_batch, vs + 1);
+      break;
+    case PassKind::backward_weight:
+      in.local = clock.index(PassKind::backward, x.micro_batch, vs);
+      break;
+  }
+  return in;
+}
+
+// A pass's own seconds on one lane at virtual stage `vs`: a forward's; a backward's, less its weight-
+// gradient part when W passes run apart (`split`); a W pass's that part; the last micro-batch's pass that
+// produces the gradients adds last_grads_extra.
+double pass_cost(const PassTimes& t, PassKind kind, std::size_t vs, bool split, bool last_grads) {
+  const double weight = t.weight.empty() ? 0.0 : t.weight[vs];
+  double cost = 0;
+  switch (kind) {
+    case PassKind::forward:
+      cost = t.forward[vs];
+      break;
+    case PassKind::backward:
+      cost = t.backward[vs] - (split ? weight : 0.0);
+      break;
+    case PassKind::backward_weight:
+      cost = weight;
+      break;
+  }
+  if (last_grads && !t.last_grads_extra.empty()) cost += t.last_grads_extra[vs];
+  return cost;
+}
+
 // Runs every rank's list in order, each pass as soon as its rank is free and its dependencies are done,
 // once per lane: lane k with times[k]. The lanes share the order, hence which passes are done, and differ
 // only in when. A rank runs until a dependency is missing, then waits on that pass; a rank that finishes a
@@ -128,136 +196,152 @@ struct Replay {
 // are those of any order of advancing. complete = false means a deadlock or a malformed list.
 // kSpans: also record every pass's span of lane 0 into *spans (a template parameter, so the plain replay
 // pays nothing for it).
+template <int kLanes, bool kSpans>
+class ScheduleReplay {
+ public:
+  ScheduleReplay(const PipelineOrder& order, int p, int m, int v, bool split,
+                 const std::array<const PassTimes*, kLanes>& times, PassSpans* spans)
+      : order_(order),
+        p_(p),
+        m_(m),
+        v_(v),
+        split_(split),
+        times_(times),
+        spans_(spans),
+        clock_(p, m, v, split ? 3 : 2),
+        next_(static_cast<std::size_t>(p), 0),
+        waits_for_(static_cast<std::size_t>(p), kNoPass),
+        runnable_(static_cast<std::size_t>(p)) {
+    const auto nvs = static_cast<std::size_t>(p) * static_cast<std::size_t>(v);
+    auto& tl = result_.timeline;
+    for (auto& end : result_.rank_end) end.assign(static_cast<std::size_t>(p), 0.0);
+    tl.rank_busy.assign(static_cast<std::size_t>(p), 0.0);
+    tl.grads_from.assign(nvs, 0.0);
+    tl.grads_ready.assign(nvs, 0.0);
+    if constexpr (kSpans) {
+      spans_->resize(static_cast<std::size_t>(p));
+      for (int s = 0; s < p; ++s) {
+        (*spans_)[static_cast<std::size_t>(s)].assign(order[static_cast<std::size_t>(s)].size(), PassSpan{});
+      }
+    }
+    for (int s = 0; s < p; ++s) runnable_[static_cast<std::size_t>(s)] = p - 1 - s;  // rank 0 first
+  }
+
+  Replay<kLanes> run() && {
+    while (!runnable_.empty()) {
+      const int s = runnable_.back();
+      runnable_.pop_back();
+      if (!advance(s)) return std::move(result_);
+    }
+    if (!ran_every_pass()) return std::move(result_);
+    auto& tl = result_.timeline;
+    result_.complete = true;
+    tl.rank_end = result_.rank_end[0];
+    tl.makespan = *std::max_element(tl.rank_end.begin(), tl.rank_end.end());
+    return std::move(result_);
+  }
+
+ private:
+  // Runs rank s's passes in order until one waits for an input not yet done (recorded in waits_for_).
+  // false: a malformed list (a pass outside the schedule, or the same pass twice).
+  bool advance(int s) {
+    const auto rank = static_cast<std::size_t>(s);
+    const auto& passes = order_[rank];
+    auto& i = next_[rank];
+    while (i < passes.size()) {
+      const PipelinePass& x = passes[i];
+      if (x.micro_batch < 0 || x.micro_batch >= m_ || x.chunk < 0 || x.chunk >= v_) return false;
+      const int vs = x.chunk * p_ + s;
+      const PassInputs in = pass_inputs(x, vs, p_ * v_ - 1, clock_);
+      if (in.local != kNoPass && *clock_.at(in.local) < 0) {
+        waits_for_[rank] = in.local;
+        return true;
+      }
+      if (in.sent != kNoPass && *clock_.at(in.sent) < 0) {
+        waits_for_[rank] = in.sent;
+        return true;
+      }
+      const std::size_t at = clock_.index(x.kind, x.micro_batch, vs);
+      if (clock_.at(at)[0] >= 0) return false;  // the same pass twice
+      time_pass(x, static_cast<std::size_t>(vs), at, in, rank, i);
+      ++i;
+      if (p_ > 1) {
+        wake((s + 1) % p_, at);
+        wake((s + p_ - 1) % p_, at);
+      }
+    }
+    return true;
+  }
+
+  // Times the pass (clock index `at`, the i-th of its rank) on every lane: it ends its cost after its rank
+  // is free and its inputs are done. Lane 0 also gives the timeline: the rank's busy time, the pass's span,
+  // and each stage's gradients from the pass that produces them last.
+  void time_pass(const PipelinePass& x, std::size_t vs, std::size_t at, const PassInputs& in,
+                 std::size_t rank, std::size_t i) {
+    auto& tl = result_.timeline;
+    double* slot = clock_.at(at);
+    const bool produces_grads = split_ ? x.kind == PassKind::backward_weight : x.kind == PassKind::backward;
+    const bool last_grads = produces_grads && x.micro_batch == m_ - 1;
+    for (int k = 0; k < kLanes; ++k) {
+      const PassTimes& t = *times_[static_cast<std::size_t>(k)];
+      const double cost = pass_cost(t, x.kind, vs, split_, last_grads);
+      double& rank_free = result_.rank_end[static_cast<std::size_t>(k)][rank];
+      double ready = rank_free;
+      if (in.local != kNoPass) ready = std::max(ready, clock_.at(in.local)[k]);
+      if (in.sent != kNoPass) ready = std::max(ready, clock_.at(in.sent)[k] + t.p2p_s);
+      slot[k] = ready + cost;
+      rank_free = slot[k];
+      if (k == 0) {
+        if constexpr (kSpans) (*spans_)[rank][i] = PassSpan{ready, slot[0]};
+        tl.rank_busy[rank] += cost;
+        if (produces_grads && slot[0] >= tl.grads_ready[vs]) {
+          tl.grads_from[vs] = ready;
+          tl.grads_ready[vs] = slot[0];
+        }
+      }
+    }
+  }
+
+  // Makes `rank` runnable again if it waits for the pass at clock index `done`.
+  void wake(int rank, std::size_t done) {
+    auto& w = waits_for_[static_cast<std::size_t>(rank)];
+    if (w != done) return;
+    w = kNoPass;
+    runnable_.push_back(rank);
+  }
+
+  // Every rank reached the end of its list, and every pass ran exactly once (none twice, and the counts
+  // are the full sets).
+  [[nodiscard]] bool ran_every_pass() const {
+    for (int s = 0; s < p_; ++s) {
+      if (next_[static_cast<std::size_t>(s)] != order_[static_cast<std::size_t>(s)].size()) return false;
+    }
+    const std::size_t per_rank =
+        (split_ ? 3U : 2U) * static_cast<std::size_t>(m_) * static_cast<std::size_t>(v_);
+    return std::all_of(order_.begin(), order_.end(),
+                       [&](const auto& rank) { return rank.size() == per_rank; });
+  }
+
+  const PipelineOrder& order_;
+  int p_, m_, v_;
+  bool split_;
+  const std::array<const PassTimes*, kLanes>& times_;
+  PassSpans* spans_;
+  PassClock<kLanes> clock_;
+  Replay<kLanes> result_;
+  std::vector<std::size_t> next_;       // per rank: its next pass
+  std::vector<std::size_t> waits_for_;  // per rank: the clock index of the pass it waits for, or kNoPass
+  std::vector<int> runnable_;
+};
+
+// The replay of `order` with `times` (ScheduleReplay); incomplete when the order does not have p ranks.
 template <int kLanes, bool kSpans = false>
 Replay<kLanes> replay(const PipelineOrder& order, int p, int m, int v,
                       const std::array<const PassTimes*, kLanes>& times, PassSpans* spans = nullptr) {
-  Replay<kLanes> result;
-  if (static_cast<int>(order.size()) != p) return result;
-  const bool split = std::any_of(order.begin(), order.end(), [](const auto& rank) {
-    return std::any_of(rank.begin(), rank.end(),
-                       [](const PipelinePass& x) { return x.kind == PassKind::backward_weight; });
-  });
-  const auto nvs = static_cast<std::size_t>(p) * static_cast<std::size_t>(v);
-  for (const PassTimes* t : times) {
-    TRAINSIM_CHECK(t->forward.size() == nvs && t->backward.size() == nvs &&
-                       (t->weight.empty() || t->weight.size() == nvs) &&
-                       (t->last_grads_extra.empty() || t->last_grads_extra.size() == nvs),
-                   "time_schedule: one cost per virtual stage expected");
-  }
-  PassClock<kLanes> clock(p, m, v, split ? 3 : 2);
-  auto& tl = result.timeline;
-  for (auto& end : result.rank_end) end.assign(static_cast<std::size_t>(p), 0.0);
-  tl.rank_busy.assign(static_cast<std::size_t>(p), 0.0);
-  tl.grads_from.assign(nvs, 0.0);
-  tl.grads_ready.assign(nvs, 0.0);
-  std::vector<std::size_t> next(static_cast<std::size_t>(p), 0);
-  if constexpr (kSpans) {
-    spans->resize(static_cast<std::size_t>(p));
-    for (int s = 0; s < p; ++s) {
-      (*spans)[static_cast<std::size_t>(s)].assign(order[static_cast<std::size_t>(s)].size(), PassSpan{});
-    }
-  }
-  constexpr std::size_t kRunnable = ~std::size_t{0};
-  // Per rank: the clock index of the pass it waits for, or kRunnable.
-  std::vector<std::size_t> waits_for(static_cast<std::size_t>(p), kRunnable);
-  std::vector<int> runnable(static_cast<std::size_t>(p));
-  for (int s = 0; s < p; ++s) runnable[static_cast<std::size_t>(s)] = p - 1 - s;  // rank 0 first
-  const int last_vs = p * v - 1;
-  const auto wake = [&](int rank, std::size_t done) {
-    auto& w = waits_for[static_cast<std::size_t>(rank)];
-    if (w != done) return;
-    w = kRunnable;
-    runnable.push_back(rank);
-  };
-  while (!runnable.empty()) {
-    const int s = runnable.back();
-    runnable.pop_back();
-    const auto rank = static_cast<std::size_t>(s);
-    const auto& passes = order[rank];
-    auto& i = next[rank];
-    while (i < passes.size()) {
-      const PipelinePass& x = passes[i];
-      if (x.micro_batch < 0 || x.micro_batch >= m || x.chunk < 0 || x.chunk >= v) return result;
-      const int vs = x.chunk * p + s;
-      const auto at_vs = static_cast<std::size_t>(vs);
-      // The dependencies: the pass before on another rank (sent: + p2p) and the one before on this rank.
-      std::size_t sent = kRunnable;
-      std::size_t local = kRunnable;
-      switch (x.kind) {
-        case PassKind::forward:
-          if (vs > 0) sent = clock.index(PassKind::forward, x.micro_batch, vs - 1);
-          break;
-        case PassKind::backward:
-          local = clock.index(PassKind::forward, x.micro_batch, vs);
-          if (vs < last_vs) sent = clock.index(PassKind::backward, x.micro_batch, vs + 1);
-          break;
-        case PassKind::backward_weight:
-          local = clock.index(PassKind::backward, x.micro_batch, vs);
-          break;
-      }
-      if (local != kRunnable && *clock.at(local) < 0) {
-        waits_for[rank] = local;
-        break;
-      }
-      if (sent != kRunnable && *clock.at(sent) < 0) {
-        waits_for[rank] = sent;
-        break;
-      }
-      const std::size_t at = clock.index(x.kind, x.micro_batch, vs);
-      double* slot = clock.at(at);
-      if (slot[0] >= 0) return result;  // the same pass twice
-      const bool produces_grads = split ? x.kind == PassKind::backward_weight : x.kind == PassKind::backward;
-      const bool last_grads = produces_grads && x.micro_batch == m - 1;
-      for (int k = 0; k < kLanes; ++k) {
-        const PassTimes& t = *times[static_cast<std::size_t>(k)];
-        const double weight = t.weight.empty() ? 0.0 : t.weight[at_vs];
-        double cost = 0;
-        switch (x.kind) {
-          case PassKind::forward:
-            cost = t.forward[at_vs];
-            break;
-          case PassKind::backward:
-            cost = t.backward[at_vs] - (split ? weight : 0.0);
-            break;
-          case PassKind::backward_weight:
-            cost = weight;
-            break;
-        }
-        if (last_grads && !t.last_grads_extra.empty()) cost += t.last_grads_extra[at_vs];
-        double& rank_free = result.rank_end[static_cast<std::size_t>(k)][rank];
-        double ready = rank_free;
-        if (local != kRunnable) ready = std::max(ready, clock.at(local)[k]);
-        if (sent != kRunnable) ready = std::max(ready, clock.at(sent)[k] + t.p2p_s);
-        slot[k] = ready + cost;
-        rank_free = slot[k];
-        if (k == 0) {
-          if constexpr (kSpans) (*spans)[rank][i] = PassSpan{ready, slot[0]};
-          tl.rank_busy[rank] += cost;
-          if (produces_grads && slot[0] >= tl.grads_ready[at_vs]) {
-            tl.grads_from[at_vs] = ready;
-            tl.grads_ready[at_vs] = slot[0];
-          }
-        }
-      }
-      ++i;
-      if (p > 1) {
-        wake((s + 1) % p, at);
-        wake((s + p - 1) % p, at);
-      }
-    }
-  }
-  for (int s = 0; s < p; ++s) {
-    if (next[static_cast<std::size_t>(s)] != order[static_cast<std::size_t>(s)].size()) return result;
-  }
-  // Every pass ran exactly once (none twice, and the counts below are the full sets).
-  const std::size_t per_rank = (split ? 3U : 2U) * static_cast<std::size_t>(m) * static_cast<std::size_t>(v);
-  for (const auto& rank : order) {
-    if (rank.size() != per_rank) return result;
-  }
-  result.complete = true;
-  tl.rank_end = result.rank_end[0];
-  tl.makespan = *std::max_element(tl.rank_end.begin(), tl.rank_end.end());
-  return result;
+  if (static_cast<int>(order.size()) != p) return {};
+  const bool split = runs_weight_passes(order);
+  check_stage_times<kLanes>(times, static_cast<std::size_t>(p) * static_cast<std::size_t>(v));
+  return ScheduleReplay<kLanes, kSpans>(order, p, m, v, split, times, spans).run();
 }
 
 PassTimes uniform_times(int p, int v, double forward_s, double backward_s, double weight_s) {

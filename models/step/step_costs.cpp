@@ -88,11 +88,8 @@ class StepPricer {
                                                   const topo::CommGroup& group, FabricTraffic traffic) const {
     if (!group.crosses_nodes() || !open_cluster_)
       return topo::estimate_collective(op, bytes, group, in_.cluster);
-    const topo::CollectiveEstimate open = topo::estimate_collective(op, bytes, group, *open_cluster_);
-    if (routed() != nullptr) return open;
-    if (const auto slowdown = fabric_slowdown(pl_, in_.cluster, traffic, op, bytes, open))
-      return slowed_by_fabric(open, *slowdown);
-    return topo::estimate_collective(op, bytes, group, in_.cluster);
+    if (routed() != nullptr) return topo::estimate_collective(op, bytes, group, *open_cluster_);
+    return shared_links_estimate(pl_, in_.cluster, *open_cluster_, traffic, op, bytes, group);
   }
   [[nodiscard]] int virtual_stage_count() const { return plan_.pp * plan_.virtual_stages; }
 
@@ -398,8 +395,17 @@ class StepPricer {
     sc.optimizer_s = kernel_time(
         KernelCost{OpKind::memory_bound, oc.elementwise_flops / opt_shard, oc.bytes_moved / opt_shard, 0, 0},
         gpu, Precision::fp32);
-    sc.optimizer_s += matrix_update_time(opt, in_.training.precision, tensors,
-                                         shards_optimizer_states(pl_.zero), comms_.shard, in_.cluster);
+    const MatrixUpdateWork whole = matrix_update_work(opt, in_.training.precision, tensors,
+                                                      shards_optimizer_states(pl_.zero), comms_.shard.size);
+    if (whole.matmul_flops > 0)
+      sc.optimizer_s +=
+          kernel_time(KernelCost{OpKind::matmul, whole.matmul_flops, 0, 0, 0}, gpu, whole.precision);
+    for (const UpdateCollective& c : whole.collectives) {
+      const auto e = transfer(c.op, c.bytes, comms_.shard, FabricTraffic::shard);
+      sc.optimizer_comm_s += e.time_s;
+      sc.optimizer_comm_latency_s += e.latency_s;
+      add_flows(sc.optimizer_comm_flows, c.op, c.bytes, e, DataGroup::shard);
+    }
     if (opt.grad_clipping || oc.reduction_values > 0) {
       // Local partial norms, then one small fp32 all-reduce over each axis the gradients are spread on.
       const double bytes = 4.0 * std::max(1.0, oc.reduction_values / opt_shard);
@@ -480,7 +486,7 @@ TimeBreakdown stage_work(const StepCosts& costs, const StepPlan& plan, int stage
     tb.exposed_ep_comm += m * ep;
   }
   const StageCost& sc = costs.stages[static_cast<std::size_t>(stage)];
-  tb.optimizer = sc.optimizer_s + sc.grad_norm_s;
+  tb.optimizer = sc.optimizer_s + sc.optimizer_comm_s + sc.grad_norm_s;
   return tb;
 }
 

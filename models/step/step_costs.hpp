@@ -28,8 +28,10 @@
 //  - with framework.tp_comm_overlap and sequence parallelism, tensor-parallel all-gathers run under the
 //    matmul after them and reduce-scatters under the matmul before them (TransformerEngine's chunked
 //    overlap), each such matmul slowed by framework.tp_comm_overlap_slowdown;
-//  - the optimizer update, memory-bound on HBM (bytes from D2's optimizer_cost, ÷ dp under ZeRO ≥ 1), and
-//    the gradient-norm all-reduces (clipping, LAMB, Muon).
+//  - the optimizer update, memory-bound on HBM (bytes from D2's optimizer_cost, ÷ dp under ZeRO ≥ 1), its
+//    whole-matrix work (Muon, Shampoo, SOAP: matmuls on the busiest owner, and their collectives priced as
+//    the data-parallel ones are, distributed_update.hpp), and the gradient-norm all-reduces (clipping, LAMB,
+//    Muon).
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -160,8 +162,14 @@ struct StageCost {
   /// and param_gather_s: the event fidelity runs the rest as a flow.
   double bucket_latency_s = 0;
   double param_gather_latency_s = 0;
-  /// Routed full cluster: one bucket's and the parameter gather's collectives as flows.
-  RoutedCollectives bucket_flows, param_gather_flows;
+  /// Whole-matrix updates under ZeRO ≥ 1 (distributed_update.hpp: Muon's gather and scatter, Shampoo's and
+  /// SOAP's gradient gather and search-direction all-gather) over the sharding group, one after another, and
+  /// their size-independent part.
+  double optimizer_comm_s = 0;
+  double optimizer_comm_latency_s = 0;
+  /// Routed full cluster: one bucket's, the parameter gather's and the whole-matrix update's collectives as
+  /// flows.
+  RoutedCollectives bucket_flows, param_gather_flows, optimizer_comm_flows;
 };
 
 /// Who prices the links beyond the NICs for the data-parallel collectives and the pipeline sends.

@@ -775,11 +775,18 @@ class StepLowering {
     // A few bytes: all latency, a busy task.
     const auto norm =
         collective_v(s, reduced, Comm::dp, sc.grad_norm_s, sc.grad_norm_s, "grad norm all-reduce", "dp");
+    // A whole-matrix update's exchanges (distributed_update.hpp), before the update kernels as analytic_step
+    // sums them.
+    const auto exchanged =
+        sc.optimizer_comm_s > 0
+            ? collective_v(s, norm, Comm::dp, sc.optimizer_comm_s, sc.optimizer_comm_latency_s,
+                           "optimizer matrix exchange", "dp", sc.optimizer_comm_flows)
+            : norm;
     std::vector<sim::TaskId> opt(at(n_inst_));
     for (int i = 0; i < n_inst_; ++i) {
       opt[at(i)] = dag().busy(lanes_[idx(i, s)].optimizer, dur(sc.optimizer_s * slowdown(i, s)), "optimizer",
                               "optimizer");
-      dag().depend(norm[at(i)], opt[at(i)]);
+      dag().depend(exchanged[at(i)], opt[at(i)]);
     }
     for (int i = 0; i < n_inst_; ++i) {
       g_.grad_norm[idx(i, s)] = first_[at(i)];  // its start: the reduction is done then

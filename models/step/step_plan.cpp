@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <numeric>
 
 #include "models/step/pipeline_schedule.hpp"
@@ -21,6 +22,22 @@ std::vector<int> split_layers(std::int64_t layers, int parts) {
   return out;
 }
 
+int pipeline_tail_slots(const TransformerSpec& model) {
+  return static_cast<int>(2 * model.mtp_layers);
+}
+
+std::vector<int> split_layers_with_tail(std::int64_t layers, int parts, int tail_slots) {
+  std::vector<int> out = split_layers(layers + tail_slots, parts);
+  int left = tail_slots;
+  for (int i = parts - 1; i >= 0 && left > 0; --i) {
+    int& part = out[static_cast<std::size_t>(i)];
+    const int take = std::min(left, part - (i == parts - 1 ? 0 : 1));
+    part -= take;
+    left -= take;
+  }
+  return out;
+}
+
 int StepPlan::first_layer_of(int virtual_stage) const {
   return std::accumulate(chunk_layers.begin(), chunk_layers.begin() + virtual_stage, 0);
 }
@@ -34,7 +51,7 @@ StepPlan infeasible(std::string reason) {
 }
 }  // namespace
 
-LayerSplit split_pipeline_layers(std::int64_t layers, const ParallelPlan& plan) {
+LayerSplit split_pipeline_layers(std::int64_t layers, const ParallelPlan& plan, int tail_slots) {
   LayerSplit out;
   const int v = plan.schedule == Schedule::interleaved ? plan.virtual_stages : 1;
   const int parts = plan.pp * v;
@@ -86,7 +103,7 @@ LayerSplit split_pipeline_layers(std::int64_t layers, const ParallelPlan& plan) 
       }
     }
   } else {
-    out.chunk_layers = split_layers(layers, parts);
+    out.chunk_layers = split_layers_with_tail(layers, parts, tail_slots);
   }
   out.stage_layers.assign(static_cast<std::size_t>(plan.pp), 0);
   for (int vs = 0; vs < parts; ++vs)
@@ -107,7 +124,7 @@ StepPlan make_step_plan(const TransformerSpec& model, const topo::ClusterSpec& c
   out.micro_batches = training.global_batch / (plan.data_replicas() * plan.micro_batch);
   const std::int64_t layers =
       model.generic_layers.empty() ? model.layers : static_cast<std::int64_t>(model.generic_layers.size());
-  LayerSplit split = split_pipeline_layers(layers, plan);
+  LayerSplit split = split_pipeline_layers(layers, plan, pipeline_tail_slots(model));
   if (!split.reason.empty()) return infeasible(std::move(split.reason));
   out.chunk_layers = std::move(split.chunk_layers);
   out.stage_layers = std::move(split.stage_layers);

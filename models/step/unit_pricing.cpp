@@ -46,18 +46,14 @@ topo::CollectiveEstimate estimate(const CommCost& c, const topo::CommGroup& grou
 // folded, not deduplicated): on the uncontended fabric, its bandwidth term slowed by the busiest link under
 // every sibling group at once (fabric_shares.hpp); the closed form's own leaf shares where the cluster is too
 // large to route.
-topo::CollectiveEstimate on_fabric(const CommCost& c, const topo::CommGroup& group, const StepInput& in,
-                                   const Framework& fw) {
+topo::CollectiveEstimate on_fabric(const CommCost& c, const topo::CommGroup& group, const StepInput& in) {
   const FabricTraffic traffic =
       c.group == CommGroup::cp
           ? (c.collective == Collective::ring_exchange ? FabricTraffic::context_ring : FabricTraffic::context)
       : c.group == CommGroup::ep ? FabricTraffic::expert
                                  : FabricTraffic::expert_dispatch;
-  const topo::CollectiveEstimate open = estimate(c, group, topo::uncontended_fabric(in.cluster), fw);
-  if (const auto slowdown =
-          fabric_slowdown(in.plan, in.cluster, traffic, to_topo(c.collective), c.bytes, open))
-    return slowed_by_fabric(open, *slowdown);
-  return estimate(c, group, in.cluster, fw);
+  return shared_links_estimate(in.plan, in.cluster, topo::uncontended_fabric(in.cluster), traffic,
+                               to_topo(c.collective), c.bytes, group);
 }
 
 // A weight-gradient kernel (ZB-H1's W): the wgrad of a parameter matmul. The attention core's qk/av
@@ -110,151 +106,217 @@ void overlap_with_paired_pass(std::vector<CostPiece>& pieces, double all_to_all,
 // reduce-scatter under the matmul before it, each such matmul slowed by tp_comm_overlap_slowdown.
 // With `routed` (the routed full cluster's uncontended fabric), the context- and expert-parallel
 // collectives whose group leaves the node are priced on it and listed as flows (CostPiece::routed).
-std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepInput& in,
-                                   const Communicators& g, const topo::ClusterSpec* routed,
-                                   bool shared_links) {
-  std::vector<CostPiece> out;
-  const auto& gpu = in.cluster.node.gpu;
-  const Framework& fw = in.plan.framework;
-  const bool tp_overlap = fw.tp_comm_overlap && in.plan.sequence_parallel;
-  const double slowed = 1.0 + fw.tp_comm_overlap_slowdown;
-  CostPiece run;                        // the compute piece being gathered
-  double beside_other_micro_batch = 0;  // expert-parallel all-to-alls under framework.ep_comm_overlap
-  std::string last_kernel, before_last;
-  double last_time = 0, last_weight = 0;
-  bool last_is_matmul = false;
-  int kernels = 0;
-  auto flush = [&] {
-    if (kernels == 0) return;
-    if (kernels > 1) run.name += ".." + last_kernel;
-    out.push_back(std::move(run));
-    run = CostPiece{};
-    kernels = 0;
-  };
-  CostPiece hidden;  // an overlappable collective waiting for the kernel it runs under
-  hidden.kind = CostPiece::Kind::overlapped;
-  bool hidden_needs_matmul = false;  // a tp all-gather: only a matmul hides it
-  auto block_hidden = [&] {          // nothing (fit) to hide under: it blocks
-    hidden.kind = CostPiece::Kind::collective;
-    hidden.name = hidden.comm_name;
-    hidden.comm_name.clear();
-    out.push_back(std::move(hidden));
-    hidden = CostPiece{};
-    hidden.kind = CostPiece::Kind::overlapped;
-    hidden_needs_matmul = false;
-  };
-  for (const LayerOp& op : ops) {
-    if (!op.communication) {
-      const double k = kernel_time(op.kernel, gpu, in.training.precision);
-      const double w = is_weight_grad(op.name) ? k : 0.0;
-      const bool matmul = op.kernel.kind == OpKind::matmul;
-      if (hidden.comm > 0 && hidden_needs_matmul && !matmul) block_hidden();
-      if (hidden.comm > 0) {
-        flush();
-        // A chunked tensor-parallel collective slows its matmul by the framework's SM share; any other
-        // collective's NCCL kernels take SMs and HBM bandwidth from the kernel beside them (per GPU) for
-        // as long as it runs.
-        const double f = hidden_needs_matmul ? slowed
-                                             : beside_collectives_factor(
-                                                   gpu.efficiency.overlap_compute_slowdown, hidden.comm, k);
-        hidden.compute = k * f;
-        hidden.weight = w * f;
-        hidden.name = op.name;
-        out.push_back(std::move(hidden));
-        hidden = CostPiece{};
-        hidden.kind = CostPiece::Kind::overlapped;
-        hidden_needs_matmul = false;
-        kernels = 0;
-        last_is_matmul = false;
-        continue;
-      }
-      if (kernels == 0) run.name = op.name;
-      before_last = kernels > 0 ? last_kernel : std::string();
-      last_kernel = op.name;
-      last_time = k;
-      last_weight = w;
-      last_is_matmul = matmul;
-      run.compute += k;
-      run.weight += w;
-      ++kernels;
-      continue;
+// Ops are added in order; pieces() closes the list.
+class PieceBuilder {
+ public:
+  PieceBuilder(const StepInput& in, const Communicators& g, const topo::ClusterSpec* routed,
+               bool shared_links)
+      : in_(in),
+        g_(g),
+        routed_(routed),
+        shared_links_(shared_links),
+        gpu_(in.cluster.node.gpu),
+        fw_(in.plan.framework),
+        tp_overlap_(fw_.tp_comm_overlap && in.plan.sequence_parallel),
+        tp_slowed_(1.0 + fw_.tp_comm_overlap_slowdown) {
+    reset_hidden();
+  }
+
+  void add(const LayerOp& op) {
+    if (op.communication) {
+      add_collective(op);
+    } else {
+      add_kernel(op);
     }
-    const topo::CommGroup& group = g.of(op.comm.group);
-    if (fw.ep_comm_overlap && op.comm.group == CommGroup::ep &&
-        op.comm.collective == Collective::all_to_all) {
-      beside_other_micro_batch += estimate(op.comm, group, in.cluster, fw).time_s;
-      continue;
-    }
-    const topo::CommGroup& priced = op.comm.collective == Collective::ring_exchange ? g.cp_pair : group;
-    // Folded expert groups span data-parallel replicas, which the routed lowering keeps apart: closed form.
-    const bool expert_group = op.comm.group == CommGroup::ep || op.comm.group == CommGroup::expert_tp_ep;
-    // A deduplicating dispatch has no flow lowering: closed form.
-    const bool routable = priced.crosses_nodes() && !deduplicated(op.comm, fw) &&
-                          (op.comm.group == CommGroup::cp || (expert_group && !in.plan.expert_folding));
-    const bool routes = routed != nullptr && routable;
-    const topo::CollectiveEstimate e = routes                     ? estimate(op.comm, priced, *routed, fw)
-                                       : routable && shared_links ? on_fabric(op.comm, priced, in, fw)
-                                                                  : estimate(op.comm, priced, in.cluster, fw);
-    const double c = e.time_s * op.comm.steps;
+  }
+
+  std::vector<CostPiece> pieces() && {
+    flush();
+    if (hidden_.comm > 0) block_hidden();
+    if (beside_other_micro_batch_ > 0) overlap_with_paired_pass(out_, beside_other_micro_batch_, gpu_);
+    return std::move(out_);
+  }
+
+ private:
+  // One collective's seconds over all its steps, and its flows when the routed fabric prices it.
+  struct PricedComm {
+    double seconds = 0;
     std::vector<RoutedComm> flows;
-    if (routes && c > 0) {
-      flows.push_back(
-          RoutedComm{op.comm.group,
-                     {to_topo(op.comm.collective), op.comm.bytes * op.comm.steps, e.algo, e.protocol},
-                     c,
-                     e.latency_s * op.comm.steps});
+  };
+
+  // A kernel: it runs under the collective waiting to be hidden, or it extends the run of kernels.
+  void add_kernel(const LayerOp& op) {
+    const double k = kernel_time(op.kernel, gpu_, in_.training.precision);
+    const double w = is_weight_grad(op.name) ? k : 0.0;
+    const bool matmul = op.kernel.kind == OpKind::matmul;
+    if (hidden_.comm > 0 && hidden_needs_matmul_ && !matmul) block_hidden();
+    if (hidden_.comm > 0) {
+      run_under_hidden(op.name, k, w);
+      return;
     }
-    const bool tp_chunked = tp_overlap && op.comm.group == CommGroup::tp;
-    if (tp_chunked && op.comm.collective == Collective::reduce_scatter && kernels > 0 && last_is_matmul) {
-      // Runs under the matmul that produces it: split that matmul off the kernels before it.
-      run.compute -= last_time;
-      run.weight -= last_weight;
-      --kernels;
-      const std::string first = run.name;
-      if (kernels > 0) {
-        if (kernels > 1) run.name += ".." + before_last;
-        out.push_back(std::move(run));
-      }
-      run = CostPiece{};
-      kernels = 0;
-      CostPiece piece;
-      piece.kind = CostPiece::Kind::overlapped;
-      piece.group = op.comm.group;
-      piece.compute = last_time * slowed;
-      piece.weight = last_weight * slowed;
-      piece.comm = c;
-      piece.name = last_kernel;
-      piece.comm_name = op.name;
-      out.push_back(std::move(piece));
-      last_is_matmul = false;
-      continue;
+    if (kernels_ == 0) run_.name = op.name;
+    before_last_ = kernels_ > 0 ? last_kernel_ : std::string();
+    last_kernel_ = op.name;
+    last_time_ = k;
+    last_weight_ = w;
+    last_is_matmul_ = matmul;
+    run_.compute += k;
+    run_.weight += w;
+    ++kernels_;
+  }
+
+  // The kernel the waiting collective runs under: one overlapped piece of both. A chunked tensor-parallel
+  // collective slows its matmul by the framework's SM share; any other collective's NCCL kernels take SMs
+  // and HBM bandwidth from the kernel beside them (per GPU) for as long as it runs.
+  void run_under_hidden(const std::string& name, double k, double w) {
+    flush();
+    const double f = hidden_needs_matmul_ ? tp_slowed_
+                                          : beside_collectives_factor(
+                                                gpu_.efficiency.overlap_compute_slowdown, hidden_.comm, k);
+    hidden_.compute = k * f;
+    hidden_.weight = w * f;
+    hidden_.name = name;
+    out_.push_back(std::move(hidden_));
+    reset_hidden();
+    last_is_matmul_ = false;
+  }
+
+  // A collective: beside the paired micro-batch (ep_comm_overlap), under the matmul that produced it, waiting
+  // for the kernel it runs under, or blocking.
+  void add_collective(const LayerOp& op) {
+    if (fw_.ep_comm_overlap && op.comm.group == CommGroup::ep &&
+        op.comm.collective == Collective::all_to_all) {
+      beside_other_micro_batch_ += estimate(op.comm, g_.of(op.comm.group), in_.cluster, fw_).time_s;
+      return;
+    }
+    PricedComm priced = price(op.comm);
+    const bool tp_chunked = tp_overlap_ && op.comm.group == CommGroup::tp;
+    if (tp_chunked && op.comm.collective == Collective::reduce_scatter && kernels_ > 0 && last_is_matmul_) {
+      run_under_producing_matmul(op, priced.seconds);
+      return;
     }
     flush();
-    last_is_matmul = false;
+    last_is_matmul_ = false;
     const bool gathers_under_next = tp_chunked && op.comm.collective == Collective::all_gather;
     if (op.comm.overlappable || gathers_under_next) {
-      if (hidden.comm > 0 && hidden_needs_matmul != gathers_under_next) block_hidden();
-      if (hidden.comm == 0) {
-        hidden.comm_name = op.name;
-        hidden.group = op.comm.group;
+      if (hidden_.comm > 0 && hidden_needs_matmul_ != gathers_under_next) block_hidden();
+      if (hidden_.comm == 0) {
+        hidden_.comm_name = op.name;
+        hidden_.group = op.comm.group;
       }
-      hidden.comm += c;
-      hidden.routed.insert(hidden.routed.end(), flows.begin(), flows.end());
-      hidden_needs_matmul = gathers_under_next;
-      continue;
+      hidden_.comm += priced.seconds;
+      hidden_.routed.insert(hidden_.routed.end(), priced.flows.begin(), priced.flows.end());
+      hidden_needs_matmul_ = gathers_under_next;
+      return;
     }
     CostPiece piece;
     piece.kind = CostPiece::Kind::collective;
     piece.group = op.comm.group;
-    piece.comm = c;
+    piece.comm = priced.seconds;
     piece.name = op.name;
-    piece.routed = std::move(flows);
-    out.push_back(std::move(piece));
+    piece.routed = std::move(priced.flows);
+    out_.push_back(std::move(piece));
   }
-  flush();
-  if (hidden.comm > 0) block_hidden();
-  if (beside_other_micro_batch > 0) overlap_with_paired_pass(out, beside_other_micro_batch, gpu);
-  return out;
+
+  // The fabric a collective is priced on: the routed fabric (as flows) or the shared links for a context- or
+  // expert-parallel group that leaves the node, the cluster's closed form otherwise. Folded expert groups
+  // span data-parallel replicas, which the routed lowering keeps apart, and a deduplicating dispatch has no
+  // flow lowering: both closed form.
+  PricedComm price(const CommCost& comm) const {
+    const topo::CommGroup& group =
+        comm.collective == Collective::ring_exchange ? g_.cp_pair : g_.of(comm.group);
+    const bool expert_group = comm.group == CommGroup::ep || comm.group == CommGroup::expert_tp_ep;
+    const bool routable = group.crosses_nodes() && !deduplicated(comm, fw_) &&
+                          (comm.group == CommGroup::cp || (expert_group && !in_.plan.expert_folding));
+    const bool routes = routed_ != nullptr && routable;
+    const topo::CollectiveEstimate e = routes                      ? estimate(comm, group, *routed_, fw_)
+                                       : routable && shared_links_ ? on_fabric(comm, group, in_)
+                                                                   : estimate(comm, group, in_.cluster, fw_);
+    PricedComm out;
+    out.seconds = e.time_s * comm.steps;
+    if (routes && out.seconds > 0) {
+      out.flows.push_back(RoutedComm{comm.group,
+                                     {to_topo(comm.collective), comm.bytes * comm.steps, e.algo, e.protocol},
+                                     out.seconds,
+                                     e.latency_s * comm.steps});
+    }
+    return out;
+  }
+
+  // A chunked tensor-parallel reduce-scatter runs under the matmul that produces it: that matmul is split
+  // off the kernels before it into one overlapped piece, slowed by tp_comm_overlap_slowdown.
+  void run_under_producing_matmul(const LayerOp& op, double seconds) {
+    run_.compute -= last_time_;
+    run_.weight -= last_weight_;
+    --kernels_;
+    if (kernels_ > 0) {
+      if (kernels_ > 1) run_.name += ".." + before_last_;
+      out_.push_back(std::move(run_));
+    }
+    run_ = CostPiece{};
+    kernels_ = 0;
+    CostPiece piece;
+    piece.kind = CostPiece::Kind::overlapped;
+    piece.group = op.comm.group;
+    piece.compute = last_time_ * tp_slowed_;
+    piece.weight = last_weight_ * tp_slowed_;
+    piece.comm = seconds;
+    piece.name = last_kernel_;
+    piece.comm_name = op.name;
+    out_.push_back(std::move(piece));
+    last_is_matmul_ = false;
+  }
+
+  // Closes the run of kernels as one compute piece named after its first and last kernel.
+  void flush() {
+    if (kernels_ == 0) return;
+    if (kernels_ > 1) run_.name += ".." + last_kernel_;
+    out_.push_back(std::move(run_));
+    run_ = CostPiece{};
+    kernels_ = 0;
+  }
+
+  // Nothing (fit) to hide the waiting collective under: it blocks.
+  void block_hidden() {
+    hidden_.kind = CostPiece::Kind::collective;
+    hidden_.name = hidden_.comm_name;
+    hidden_.comm_name.clear();
+    out_.push_back(std::move(hidden_));
+    reset_hidden();
+  }
+
+  void reset_hidden() {
+    hidden_ = CostPiece{};
+    hidden_.kind = CostPiece::Kind::overlapped;
+    hidden_needs_matmul_ = false;
+  }
+
+  const StepInput& in_;
+  const Communicators& g_;
+  const topo::ClusterSpec* routed_;
+  bool shared_links_;
+  const topo::GpuSpec& gpu_;
+  const Framework& fw_;
+  bool tp_overlap_;
+  double tp_slowed_;
+
+  std::vector<CostPiece> out_;
+  CostPiece run_;    // the compute piece being gathered
+  int kernels_ = 0;  // kernels in run_
+  std::string last_kernel_, before_last_;
+  double last_time_ = 0, last_weight_ = 0;
+  bool last_is_matmul_ = false;
+  CostPiece hidden_;                     // an overlappable collective waiting for the kernel it runs under
+  bool hidden_needs_matmul_ = false;     // a tp all-gather: only a matmul hides it
+  double beside_other_micro_batch_ = 0;  // expert-parallel all-to-alls under framework.ep_comm_overlap
+};
+
+std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepInput& in,
+                                   const Communicators& g, const topo::ClusterSpec* routed,
+                                   bool shared_links) {
+  PieceBuilder pieces(in, g, routed, shared_links);
+  for (const LayerOp& op : ops) pieces.add(op);
+  return std::move(pieces).pieces();
 }
 
 // The unit alone as a pass: its pieces summed in order.

@@ -6,7 +6,7 @@
 #include <queue>
 #include <vector>
 
-#include "models/workload/kernel_time.hpp"
+#include "models/workload/preconditioner.hpp"
 #include "sim/error.hpp"
 
 namespace trainsim::model {
@@ -18,7 +18,7 @@ bool orthogonalised(const TensorShape& t) {
   return t.role == TensorRole::matrix && t.rows > 1 && t.cols > 1;
 }
 
-struct Matrix {
+struct Piece {
   double flops = 0;
   double elements = 0;
 };
@@ -29,34 +29,55 @@ struct Owner {
   bool operator>(const Owner& o) const { return flops > o.flops; }
 };
 
+// `count` pieces of one kind: whole ones, and a fraction of one.
+void add_pieces(std::vector<Piece>& pieces, DistributedMatrixUpdate& out, const Piece& one, double count) {
+  const double whole = std::floor(count);
+  for (double i = 0; i < whole; ++i) pieces.push_back(one);
+  const double part = count - whole;
+  if (part > 0) pieces.push_back({one.flops * part, one.elements * part});
+  out.matrices += count;
+  out.elements += one.elements * count;
+  out.total_flops += one.flops * count;
+}
+
+std::vector<Piece> pieces_of(const OptimizerSpec& spec, std::span<const TensorShape> tensors,
+                             DistributedMatrixUpdate& out) {
+  std::vector<Piece> pieces;
+  for (const TensorShape& t : tensors) {
+    if (!(t.count > 0)) continue;
+    if (spec.kind == OptimizerKind::muon) {
+      if (!orthogonalised(t)) continue;
+      add_pieces(pieces, out,
+                 {newton_schulz_flops(t.rows, t.cols, spec.muon_ns_iterations),
+                  static_cast<double>(t.rows) * static_cast<double>(t.cols)},
+                 t.count);
+    } else {
+      for (const PreconditionedBlock& b : preconditioned_blocks(spec, t)) {
+        add_pieces(pieces, out,
+                   {preconditioner_flops_per_step(spec, b),
+                    static_cast<double>(b.rows) * static_cast<double>(b.cols)},
+                   b.count);
+      }
+    }
+  }
+  return pieces;
+}
+
 }  // namespace
 
-DistributedMatrixUpdate distributed_muon_update(const OptimizerSpec& spec, Precision compute,
-                                                std::span<const TensorShape> tensors, std::int64_t ranks) {
-  if (ranks < 1) throw InputError("distributed Muon needs at least one rank to own its matrices");
+DistributedMatrixUpdate distributed_matrix_update(const OptimizerSpec& spec, Precision compute,
+                                                  std::span<const TensorShape> tensors, std::int64_t ranks) {
+  if (ranks < 1) throw InputError("a distributed matrix update needs at least one rank to own its matrices");
   DistributedMatrixUpdate out;
-  if (spec.kind != OptimizerKind::muon) return out;
-  std::vector<Matrix> matrices;
-  for (const TensorShape& t : tensors) {
-    if (!orthogonalised(t) || !(t.count > 0)) continue;
-    const Matrix one{newton_schulz_flops(t.rows, t.cols, spec.muon_ns_iterations),
-                     static_cast<double>(t.rows) * static_cast<double>(t.cols)};
-    const double whole = std::floor(t.count);
-    for (double i = 0; i < whole; ++i) matrices.push_back(one);
-    const double part = t.count - whole;
-    if (part > 0) matrices.push_back({one.flops * part, one.elements * part});
-    out.matrices += t.count;
-    out.elements += one.elements * t.count;
-    out.total_flops += one.flops * t.count;
-  }
-  std::sort(matrices.begin(), matrices.end(),
-            [](const Matrix& a, const Matrix& b) { return a.flops > b.flops; });
-  // The least-loaded owner on top. Only min(ranks, matrices) owners can ever hold work.
+  if (!optimizer_info(spec.kind).needs_full_matrices) return out;
+  std::vector<Piece> pieces = pieces_of(spec, tensors, out);
+  std::sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) { return a.flops > b.flops; });
+  // The least-loaded owner on top. Only min(ranks, pieces) owners can ever hold work.
   const std::size_t owners =
-      std::min(static_cast<std::size_t>(ranks), std::max<std::size_t>(1, matrices.size()));
+      std::min(static_cast<std::size_t>(ranks), std::max<std::size_t>(1, pieces.size()));
   std::priority_queue<Owner, std::vector<Owner>, std::greater<>> load;
   for (std::size_t i = 0; i < owners; ++i) load.push({});
-  for (const Matrix& m : matrices) {
+  for (const Piece& m : pieces) {
     Owner o = load.top();
     load.pop();
     o.flops += m.flops;
@@ -70,32 +91,41 @@ DistributedMatrixUpdate distributed_muon_update(const OptimizerSpec& spec, Preci
   }
   const double g = static_cast<double>(ranks);
   const double remote = out.owner_elements_max * (g - 1) / g;
-  out.gather_bytes_per_rank = remote * topo::bytes_per_element(spec.state_precision);
-  out.scatter_bytes_per_rank = remote * topo::bytes_per_element(weight_storage_precision(compute));
+  if (spec.kind == OptimizerKind::muon) {
+    out.gather_bytes_per_rank = remote * topo::bytes_per_element(spec.state_precision);
+    out.scatter_bytes_per_rank = remote * topo::bytes_per_element(weight_storage_precision(compute));
+  } else {
+    out.gather_bytes_per_rank = remote * topo::bytes_per_element(gradient_precision(spec, compute));
+    out.direction_gather_bytes = g * out.owner_elements_max * topo::bytes_per_element(Precision::fp32);
+  }
   return out;
 }
 
-double matrix_update_time(const OptimizerSpec& spec, Precision compute, std::span<const TensorShape> tensors,
-                          bool sharded, const topo::CommGroup& shard, const topo::ClusterSpec& cluster) {
-  const topo::GpuSpec& gpu = cluster.node.gpu;
-  auto newton_schulz = [&](double flops) {
-    return flops > 0 ? kernel_time(KernelCost{OpKind::matmul, flops, 0, 0, 0}, gpu, compute) : 0.0;
-  };
-  if (spec.kind != OptimizerKind::muon) return 0.0;
-  if (!sharded || shard.size <= 1) {
-    return newton_schulz(distributed_muon_update(spec, compute, tensors, 1).total_flops);
+MatrixUpdateWork matrix_update_work(const OptimizerSpec& spec, Precision compute,
+                                    std::span<const TensorShape> tensors, bool sharded, std::int64_t ranks) {
+  MatrixUpdateWork w;
+  w.precision = spec.kind == OptimizerKind::muon ? compute : Precision::fp32;
+  if (!optimizer_info(spec.kind).needs_full_matrices) return w;
+  if (!sharded || ranks <= 1) {
+    w.matmul_flops = distributed_matrix_update(spec, compute, tensors, 1).total_flops;
+    return w;
   }
-  const DistributedMatrixUpdate d = distributed_muon_update(spec, compute, tensors, shard.size);
-  const double g = static_cast<double>(shard.size);
-  // The collectives' sizes as estimate_collective reads them: a reduce-scatter's input and an all-gather's
-  // output of the busiest owner's bytes move (G−1)/G of them through each rank.
-  const double gather = topo::estimate_collective(topo::CollectiveOp::reduce_scatter,
-                                                  d.gather_bytes_per_rank * g / (g - 1), shard, cluster)
-                            .time_s;
-  const double scatter = topo::estimate_collective(topo::CollectiveOp::all_gather,
-                                                   d.scatter_bytes_per_rank * g / (g - 1), shard, cluster)
-                             .time_s;
-  return newton_schulz(d.owner_flops_max) + gather + scatter;
+  const DistributedMatrixUpdate d = distributed_matrix_update(spec, compute, tensors, ranks);
+  w.matmul_flops = d.owner_flops_max;
+  const double g = static_cast<double>(ranks);
+  // A reduce-scatter's input and an all-gather's output of the busiest owner's bytes move (G−1)/G of them
+  // through each rank.
+  const double gathered = d.gather_bytes_per_rank * g / (g - 1);
+  if (spec.kind == OptimizerKind::muon) {
+    w.collectives.push_back({topo::CollectiveOp::reduce_scatter, gathered, "muon momentum gather"});
+    w.collectives.push_back(
+        {topo::CollectiveOp::all_gather, d.scatter_bytes_per_rank * g / (g - 1), "muon update scatter"});
+  } else {
+    w.collectives.push_back({topo::CollectiveOp::reduce_scatter, gathered, "preconditioner gradient gather"});
+    w.collectives.push_back(
+        {topo::CollectiveOp::all_gather, d.direction_gather_bytes, "search direction all-gather"});
+  }
+  return w;
 }
 
 }  // namespace trainsim::model

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <utility>
 
+#include "models/workload/preconditioner.hpp"
 #include "sim/error.hpp"
 
 namespace trainsim::model {
@@ -15,8 +16,11 @@ namespace {
 // (lr, eps, wd), RMSprop (lr, alpha, eps, wd), Adam (lr, β1, β2, eps), AdamW (+ decoupled wd), Adafactor
 // (lr/relative step, ε1, ε2, clip threshold d, decay exponent, wd), Lion (lr, β1, β2, wd), LAMB (lr, β1,
 // β2, eps, wd), 8-bit Adam (AdamW's + block size), Muon (lr, momentum, wd, Newton–Schulz steps, and the
-// AdamW learning rate of its non-matrix parameters).
-constexpr std::array<OptimizerInfo, 12> kInfos{{
+// AdamW learning rate of its non-matrix parameters), Shampoo (lr, β1, β2, ε, wd, grafting ε,
+// max_preconditioner_dim, precondition_frequency, start_preconditioning_step: the knobs Distributed
+// Shampoo's README tunes), SOAP (AdamW's five and the preconditioning frequency, "only one additional
+// hyperparameter" over Adam, Vyas et al. 2024).
+constexpr std::array<OptimizerInfo, 14> kInfos{{
     {OptimizerKind::sgd, "sgd", "plain stochastic gradient descent", 2, 0, false, false},
     {OptimizerKind::sgd_momentum, "sgd-momentum", "SGD with heavy-ball momentum", 3, 1, false, false},
     {OptimizerKind::nesterov, "nesterov", "SGD with Nesterov momentum", 3, 1, false, false},
@@ -32,6 +36,9 @@ constexpr std::array<OptimizerInfo, 12> kInfos{{
      false},
     {OptimizerKind::muon, "muon", "momentum orthogonalised by Newton-Schulz; AdamW for non-matrices", 5, 1,
      true, true},
+    {OptimizerKind::shampoo, "shampoo", "Kronecker-factored preconditioners per block, Adam grafting", 9, 2,
+     false, true},
+    {OptimizerKind::soap, "soap", "Adam in the eigenbasis of Shampoo's preconditioners", 6, 2, false, true},
 }};
 
 constexpr std::array<OptimizerAlias, 8> kAliases{{
@@ -61,7 +68,7 @@ std::string normalise(std::string_view name) {
 }
 
 bool is_vector(const TensorShape& t) {
-  return t.role == TensorRole::vector || t.rows == 1 || t.cols == 1;
+  return t.is_vector();
 }
 
 // Muon orthogonalises hidden matrices only; everything else gets AdamW.
@@ -83,6 +90,9 @@ bool muon_matrix(const TensorShape& t) {
 //  lamb       adam without decay (14), + wd·w into u (2), ‖w‖², ‖u‖² (4), trust ratio (1) = 21
 //  adam-8bit  adam (16), dequantise m, v (2 each), quantise m, v: absmax, scale, round (3 each) = 26
 //  muon       m = μm + g (2), nesterov g + μm (2), X = G/‖G‖F (3), w −= lr(s·O + wd·w) (4) = 11
+//  shampoo    filtered gradient (3), Adam grafting v (4) and its direction (3), the two directions' norms
+//             (4) and the rescale (1), w −= lr(d + wd·w) (4) = 19
+//  soap       adam(w)'s 16, in the rotated basis
 double flops_per_element(const OptimizerSpec& spec, const TensorShape& t) {
   switch (spec.kind) {
     case OptimizerKind::sgd:
@@ -108,6 +118,10 @@ double flops_per_element(const OptimizerSpec& spec, const TensorShape& t) {
       return 26;
     case OptimizerKind::muon:
       return muon_matrix(t) ? 11 : 16;
+    case OptimizerKind::shampoo:
+      return 19;
+    case OptimizerKind::soap:
+      return 16;
   }
   return 0;
 }
@@ -173,6 +187,18 @@ void add_tensor_states(std::vector<StateTensor>& states, const OptimizerSpec& sp
       add_state(states, "momentum", p, n);
       if (!muon_matrix(t)) add_state(states, "variance", p, n);
       return;
+    case OptimizerKind::shampoo:
+    case OptimizerKind::soap: {
+      const bool shampoo = spec.kind == OptimizerKind::shampoo;
+      add_state(states, "momentum", p, n);
+      add_state(states, shampoo ? "grafting_variance" : "variance", p, n);
+      double factors = 0;
+      for (const PreconditionedBlock& b : preconditioned_blocks(spec, t))
+        factors += b.count * b.factor_elements();
+      add_state(states, "preconditioners", p, factors);
+      add_state(states, shampoo ? "inverse_roots" : "eigenbases", p, factors);
+      return;
+    }
   }
 }
 
@@ -283,6 +309,11 @@ OptimizerCost optimizer_cost(const OptimizerSpec& spec, Precision compute,
           cost.matmul_flops += t.count * newton_schulz_flops(t.rows, t.cols, spec.muon_ns_iterations);
           cost.reduction_values += t.count;
         }
+        break;
+      case OptimizerKind::shampoo:
+      case OptimizerKind::soap:
+        for (const PreconditionedBlock& b : preconditioned_blocks(spec, t))
+          cost.matmul_flops += b.count * preconditioner_flops_per_step(spec, b);
         break;
       default:
         break;

@@ -13,7 +13,8 @@
 // (Dettmers et al. 2022, arXiv:2110.02861) for block-wise quantised states; Lion (Chen et al. 2023,
 // arXiv:2302.06675); LAMB (You et al. 2020, arXiv:1904.00962); Muon (K. Jordan, "Muon: An optimizer for
 // hidden layers in neural networks", 2024, kellerjordan.github.io/posts/muon) and its distributed form
-// (Liu et al. 2025, "Muon is Scalable for LLM Training" — Moonlight, arXiv:2502.16982).
+// (Liu et al. 2025, "Muon is Scalable for LLM Training" — Moonlight, arXiv:2502.16982); Shampoo and SOAP's
+// preconditioners in preconditioner.hpp.
 #include <cstdint>
 #include <span>
 #include <string>
@@ -39,6 +40,8 @@ struct TensorShape {
   [[nodiscard]] double elements() const {
     return static_cast<double>(rows) * static_cast<double>(cols) * count;
   }
+  /// A norm's scale, a bias: role vector, or one side of length 1.
+  [[nodiscard]] bool is_vector() const { return role == TensorRole::vector || rows == 1 || cols == 1; }
 };
 
 /// One state tensor an optimizer keeps per parameter tensor.
@@ -57,7 +60,7 @@ struct OptimizerInfo {
   int hyperparameters;           ///< tunable: learning rate, betas, epsilon, weight decay, ...
   double full_size_states;       ///< state tensors of parameter size for a matrix (adafactor: 0, factored)
   bool per_tensor_norms;         ///< needs norms per tensor (LAMB trust ratio, Muon's normalisation)
-  bool needs_full_matrices;      ///< update needs whole matrices (Muon): sharded states must be gathered
+  bool needs_full_matrices;  ///< update needs whole matrices (Muon, Shampoo, SOAP): sharded states gathered
 };
 
 /// All optimizer kinds, in the order of OptimizerKind.
@@ -94,7 +97,8 @@ struct OptimizerCost {
   double master_bytes = 0;  ///< fp32 master weights (0 without mixed precision)
   double bytes_moved = 0;   ///< HBM bytes read + written by the update (grads, weights, master, states)
   double elementwise_flops = 0;  ///< vector FLOPs of the update
-  double matmul_flops = 0;       ///< Newton–Schulz matmul FLOPs (Muon), run in the compute precision
+  double matmul_flops = 0;  ///< Muon's Newton–Schulz (in the compute precision), or Shampoo's and SOAP's
+                            ///< preconditioner products and amortised refresh (fp32, preconditioner.hpp)
   double reduction_values =
       0;  ///< fp32 values all-reduced across the shards for norms (clipping, LAMB, Muon)
 

@@ -184,6 +184,190 @@ long long round_up(long long value, long long multiple) {
   return multiple <= 0 ? value : (value + multiple - 1) / multiple * multiple;
 }
 
+// Every flag is one trainsim reads, one known to price nothing (listed in ignored_flags), or unknown: listed
+// in unknown_flags when the import is lenient, refused (with the nearest known flag) otherwise.
+void sort_flags(const Flags& f, bool lenient, MegatronImport& out) {
+  for (const auto& [flag, values] : f.values) {
+    if (kSwitches.contains(flag) || kValued.contains(flag)) continue;
+    if (kPricedNothing.contains(flag)) {
+      out.ignored_flags.push_back(flag);
+      continue;
+    }
+    if (lenient) {
+      out.unknown_flags.push_back(flag);
+      continue;
+    }
+    std::vector<std::string> known(kSwitches.begin(), kSwitches.end());
+    known.insert(known.end(), kValued.begin(), kValued.end());
+    known.insert(known.end(), kPricedNothing.begin(), kPricedNothing.end());
+    const std::string near = closest_match(flag, known);
+    throw InputError(sim::escaped_excerpt(flag) + " is not a Megatron-LM flag this importer knows" +
+                     (near.empty() ? std::string() : " (did you mean " + near + "?)") +
+                     "; give --lenient to import the rest and list the flags left out");
+  }
+}
+
+// What the arguments decide beyond single flags the YAML copies: each value as Megatron derives it.
+struct MegatronRun {
+  long long layers = 0, hidden = 0, heads = 0, seq = 0;
+  long long tp = 1, pp = 1, cp = 1, ep = 1;
+  bool swiglu = false;
+  long long ffn = 0, vocab = 0;
+  std::string norm, position;
+  bool flash = false;
+  std::string precision, recompute;
+  long long virtual_stages = 0;
+  std::string optimizer;
+  long long nodes = 0;
+};
+
+// The vocabulary, padded as Megatron pads it (multiple of make-vocab-size-divisible-by · tp).
+long long padded_vocab(const Flags& f, long long tp) {
+  const long long divisible = f.count("--make-vocab-size-divisible-by", 128, 1, kMaxParallel) * tp;
+  long long vocab = 0;
+  if (f.has("--vocab-size")) {
+    vocab = f.count("--vocab-size", 0, 1);
+  } else if (f.text("--tokenizer-type").value_or("GPT2BPETokenizer") == "GPT2BPETokenizer") {
+    vocab = kGpt2Vocab;
+  } else {
+    throw InputError("the vocabulary of tokenizer " + *f.text("--tokenizer-type") +
+                     " is not in the argument list: add --vocab-size N");
+  }
+  return round_up(vocab, divisible);
+}
+
+// Virtual pipeline stages per rank, given as a count or as layers per virtual stage.
+long long virtual_stages(const Flags& f, long long layers, long long pp) {
+  long long stages = f.count("--virtual-pipeline-model-parallel-size", 0);
+  if (const long long per = f.count("--num-layers-per-virtual-pipeline-stage", 0); per > 0) {
+    if (layers % (pp * per) != 0) {
+      throw InputError("--num-layers-per-virtual-pipeline-stage " + std::to_string(per) +
+                       " does not divide --num-layers over the pipeline stages");
+    }
+    stages = layers / (pp * per);
+  }
+  return stages;
+}
+
+// The nodes: --nodes, else torchrun's --nnodes when the script gives it as a number rather than a shell
+// variable, else enough of the node preset's for tp · pp · cp GPUs.
+long long node_count(const Flags& f, const MegatronImportOptions& options, long long model_parallel) {
+  const topo::NodeSpec node = node_preset(options.node);
+  long long nodes = options.nodes;
+  if (nodes <= 0 && f.has("--nnodes") && !f.text("--nnodes")->starts_with('$'))
+    nodes = f.count("--nnodes", 0);
+  if (nodes <= 0) nodes = std::max(1LL, round_up(model_parallel, node.gpus_per_node) / node.gpus_per_node);
+  return nodes;
+}
+
+// Reads the run's values in the order the flags are checked, so that the first bad flag is the one named.
+MegatronRun read_run(const Flags& f, const MegatronImportOptions& options) {
+  MegatronRun r;
+  r.layers = f.required("--num-layers");
+  r.hidden = f.required("--hidden-size");
+  r.heads = f.required("--num-attention-heads");
+  r.seq = f.required("--seq-length");
+  r.tp = f.count("--tensor-model-parallel-size", 1, 1, kMaxParallel);
+  r.pp = f.count("--pipeline-model-parallel-size", 1, 1, kMaxParallel);
+  r.cp = f.count("--context-parallel-size", 1, 1, kMaxParallel);
+  r.ep = f.count("--expert-model-parallel-size", 1, 1, kMaxParallel);
+  r.swiglu = f.has("--swiglu");
+  // Megatron's default FFN width (megatron/training/arguments.py): 4h, or for SwiGLU 2/3 of it rounded
+  // down to a multiple of 64.
+  const long long ffn_default = r.swiglu ? (4 * r.hidden * 2 / 3) / 64 * 64 : 4 * r.hidden;
+  r.ffn = f.count("--ffn-hidden-size", ffn_default, 1);
+  r.vocab = padded_vocab(f, r.tp);
+
+  r.norm = f.text("--normalization").value_or("LayerNorm");
+  if (r.norm != "LayerNorm" && r.norm != "RMSNorm")
+    throw InputError("--normalization " + r.norm + " is not modelled");
+  r.position = f.text("--position-embedding-type").value_or("learned_absolute");
+  if (r.position != "learned_absolute" && r.position != "rope") {
+    throw InputError("--position-embedding-type " + r.position + " is not modelled (learned_absolute, rope)");
+  }
+  const std::string backend = f.text("--attention-backend").value_or("auto");
+  const std::string impl = f.text("--transformer-impl").value_or("transformer_engine");
+  r.flash = backend != "unfused" && (impl == "transformer_engine" || f.has("--use-flash-attn"));
+
+  r.precision = "fp32";
+  if (f.has("--fp16")) r.precision = "fp16";
+  if (f.has("--bf16")) r.precision = "bf16";
+  if (f.has("--fp8-format")) r.precision = "fp8";
+
+  r.recompute = f.has("--recompute-activations") ? "selective" : "none";
+  if (const auto g = f.text("--recompute-granularity")) {
+    if (*g != "full" && *g != "selective")
+      throw InputError("--recompute-granularity " + *g + " is not modelled");
+    r.recompute = *g;
+  }
+  r.virtual_stages = virtual_stages(f, r.layers, r.pp);
+  r.optimizer = f.text("--optimizer").value_or("adam");
+  if (r.optimizer != "adam" && r.optimizer != "sgd")
+    throw InputError("--optimizer " + r.optimizer + " is not modelled");
+  r.nodes = node_count(f, options, r.tp * r.pp * r.cp);
+  return r;
+}
+
+// The scenario's model: block.
+std::string model_yaml(const Flags& f, const MegatronRun& r) {
+  std::string y = "model:\n";
+  y += fmt::format("  layers: {}\n  hidden: {}\n  heads: {}\n", r.layers, r.hidden, r.heads);
+  if (f.has("--group-query-attention") || f.has("--num-query-groups")) {
+    y += fmt::format("  kv_heads: {}\n", f.count("--num-query-groups", 1, 1));
+  }
+  if (f.has("--kv-channels")) y += fmt::format("  head_dim: {}\n", f.count("--kv-channels", 0, 1));
+  y += fmt::format("  ffn_hidden: {}\n  vocab: {}\n  seq_len: {}\n", r.ffn, r.vocab, r.seq);
+  y += std::string("  mlp: ") + (r.swiglu ? "swiglu" : "gelu") + "\n";
+  y += std::string("  norm: ") + (r.norm == "RMSNorm" ? "rmsnorm" : "layernorm") + "\n";
+  y += std::string("  position: ") + (r.position == "rope" ? "rope" : "learned") + "\n";
+  y += std::string("  bias: ") + (f.has("--disable-bias-linear") ? "false" : "true") + "\n";
+  y += std::string("  tied_embeddings: ") +
+       (f.has("--untie-embeddings-and-output-weights") ? "false" : "true") + "\n";
+  y += std::string("  attention: ") + (r.flash ? "flash" : "standard") + "\n";
+  y += fmt::format("  dropout: {}\n", f.number("--hidden-dropout").value_or(0.1));
+  if (f.has("--num-experts")) {
+    y += fmt::format("  experts: {}\n  top_k: {}\n", f.count("--num-experts", 0),
+                     f.count("--moe-router-topk", 2, 1));
+    if (f.has("--moe-ffn-hidden-size"))
+      y += fmt::format("  expert_ffn_hidden: {}\n", f.count("--moe-ffn-hidden-size", 0, 1));
+  }
+  return y;
+}
+
+// The scenario's parallelism: block.
+std::string parallelism_yaml(const Flags& f, const MegatronRun& r) {
+  std::string y = "parallelism:\n";
+  y += fmt::format("  tp: {}\n  pp: {}\n  cp: {}\n  ep: {}\n  dp: auto\n", r.tp, r.pp, r.cp, r.ep);
+  y += fmt::format("  micro_batch: {}\n", f.count("--micro-batch-size", 1, 1));
+  if (r.pp > 1) y += std::string("  schedule: ") + (r.virtual_stages > 1 ? "interleaved" : "1f1b") + "\n";
+  if (r.pp > 1 && r.virtual_stages > 1) y += fmt::format("  virtual_stages: {}\n", r.virtual_stages);
+  y += std::string("  sequence_parallel: ") + (f.has("--sequence-parallel") ? "true" : "false") + "\n";
+  y += "  recompute: " + r.recompute + "\n";
+  y += std::string("  zero: ") + (f.has("--use-distributed-optimizer") ? "1" : "0") + "\n";
+  y += std::string("  overlap_grad_reduce: ") + (f.has("--overlap-grad-reduce") ? "true" : "false") + "\n";
+  return y;
+}
+
+// The scenario's training: and framework: blocks.
+std::string training_yaml(const Flags& f, const MegatronRun& r) {
+  std::string y = "training:\n";
+  y += fmt::format("  global_batch: {}\n", f.required("--global-batch-size"));
+  y += "  precision: " + r.precision + "\n";
+  y += std::string("  optimizer: ") + (r.optimizer == "sgd" ? "sgd-momentum" : "adamw") + "\n";
+  if (f.has("--train-iters")) {
+    y += fmt::format("  steps: {}\n", f.count("--train-iters", 1, 1));
+  } else if (f.has("--train-samples")) {
+    y += fmt::format("  tokens: {}\n",
+                     static_cast<double>(f.count("--train-samples", 1, 1)) * static_cast<double>(r.seq));
+  } else {
+    y += "  steps: 1                  # neither --train-iters nor --train-samples given\n";
+  }
+  y += "framework:\n  preset: megatron-core\n";
+  y += std::string("  tp_comm_overlap: ") + (f.has("--tp-comm-overlap") ? "true" : "false") + "\n";
+  y += std::string("  overlap_param_gather: ") + (f.has("--overlap-param-gather") ? "true" : "false") + "\n";
+  return y;
+}
+
 }  // namespace
 
 std::vector<std::string> shell_words(const std::string& text) {
@@ -235,153 +419,22 @@ MegatronImport import_megatron_args(const std::string& text, const std::string& 
                                     const MegatronImportOptions& options) {
   const Flags f = parse_flags(shell_words(text));
   if (f.values.empty()) throw InputError("no --flags found in " + source);
-
-  // Every flag is one trainsim reads, one known to price nothing, or unknown: refused (with the nearest
-  // known flag) unless the import is lenient.
   MegatronImport out;
-  for (const auto& [flag, values] : f.values) {
-    if (kSwitches.contains(flag) || kValued.contains(flag)) continue;
-    if (kPricedNothing.contains(flag)) {
-      out.ignored_flags.push_back(flag);
-      continue;
-    }
-    if (options.lenient) {
-      out.unknown_flags.push_back(flag);
-      continue;
-    }
-    std::vector<std::string> known(kSwitches.begin(), kSwitches.end());
-    known.insert(known.end(), kValued.begin(), kValued.end());
-    known.insert(known.end(), kPricedNothing.begin(), kPricedNothing.end());
-    const std::string near = closest_match(flag, known);
-    throw InputError(sim::escaped_excerpt(flag) + " is not a Megatron-LM flag this importer knows" +
-                     (near.empty() ? std::string() : " (did you mean " + near + "?)") +
-                     "; give --lenient to import the rest and list the flags left out");
-  }
-
-  const long long layers = f.required("--num-layers");
-  const long long hidden = f.required("--hidden-size");
-  const long long heads = f.required("--num-attention-heads");
-  const long long seq = f.required("--seq-length");
-  const long long tp = f.count("--tensor-model-parallel-size", 1, 1, kMaxParallel);
-  const long long pp = f.count("--pipeline-model-parallel-size", 1, 1, kMaxParallel);
-  const long long cp = f.count("--context-parallel-size", 1, 1, kMaxParallel);
-  const long long ep = f.count("--expert-model-parallel-size", 1, 1, kMaxParallel);
-  const bool swiglu = f.has("--swiglu");
-  // Megatron's default FFN width (megatron/training/arguments.py): 4h, or for SwiGLU 2/3 of it rounded
-  // down to a multiple of 64.
-  const long long ffn_default = swiglu ? (4 * hidden * 2 / 3) / 64 * 64 : 4 * hidden;
-  const long long ffn = f.count("--ffn-hidden-size", ffn_default, 1);
-
-  // The vocabulary, padded as Megatron pads it (multiple of make-vocab-size-divisible-by · tp).
-  const long long divisible = f.count("--make-vocab-size-divisible-by", 128, 1, kMaxParallel) * tp;
-  long long vocab = 0;
-  if (f.has("--vocab-size")) {
-    vocab = f.count("--vocab-size", 0, 1);
-  } else if (f.text("--tokenizer-type").value_or("GPT2BPETokenizer") == "GPT2BPETokenizer") {
-    vocab = kGpt2Vocab;
-  } else {
-    throw InputError("the vocabulary of tokenizer " + *f.text("--tokenizer-type") +
-                     " is not in the argument list: add --vocab-size N");
-  }
-  vocab = round_up(vocab, divisible);
-
-  const std::string norm = f.text("--normalization").value_or("LayerNorm");
-  if (norm != "LayerNorm" && norm != "RMSNorm")
-    throw InputError("--normalization " + norm + " is not modelled");
-  const std::string position = f.text("--position-embedding-type").value_or("learned_absolute");
-  if (position != "learned_absolute" && position != "rope") {
-    throw InputError("--position-embedding-type " + position + " is not modelled (learned_absolute, rope)");
-  }
-  const std::string backend = f.text("--attention-backend").value_or("auto");
-  const std::string impl = f.text("--transformer-impl").value_or("transformer_engine");
-  const bool flash = backend != "unfused" && (impl == "transformer_engine" || f.has("--use-flash-attn"));
-
-  std::string precision = "fp32";
-  if (f.has("--fp16")) precision = "fp16";
-  if (f.has("--bf16")) precision = "bf16";
-  if (f.has("--fp8-format")) precision = "fp8";
-
-  std::string recompute = f.has("--recompute-activations") ? "selective" : "none";
-  if (const auto g = f.text("--recompute-granularity")) {
-    if (*g != "full" && *g != "selective")
-      throw InputError("--recompute-granularity " + *g + " is not modelled");
-    recompute = *g;
-  }
-
-  long long virtual_stages = f.count("--virtual-pipeline-model-parallel-size", 0);
-  if (const long long per = f.count("--num-layers-per-virtual-pipeline-stage", 0); per > 0) {
-    if (layers % (pp * per) != 0) {
-      throw InputError("--num-layers-per-virtual-pipeline-stage " + std::to_string(per) +
-                       " does not divide --num-layers over the pipeline stages");
-    }
-    virtual_stages = layers / (pp * per);
-  }
-
-  const std::string optimizer = f.text("--optimizer").value_or("adam");
-  if (optimizer != "adam" && optimizer != "sgd")
-    throw InputError("--optimizer " + optimizer + " is not modelled");
-
-  const topo::NodeSpec node = node_preset(options.node);
-  long long nodes = options.nodes;
-  // torchrun's --nnodes, when the script gives it as a number rather than a shell variable.
-  if (nodes <= 0 && f.has("--nnodes") && !f.text("--nnodes")->starts_with('$'))
-    nodes = f.count("--nnodes", 0);
-  if (nodes <= 0) nodes = std::max(1LL, round_up(tp * pp * cp, node.gpus_per_node) / node.gpus_per_node);
+  sort_flags(f, options.lenient, out);
+  const MegatronRun run = read_run(f, options);
 
   std::string& y = out.yaml;
   y += "# Imported by `trainsim import megatron` from " + source + " (Megatron-LM arguments).\n";
   y += comment_list("# Read and left out (they price nothing):", out.ignored_flags);
   y += comment_list("# Not known to this importer, left out (--lenient):", out.unknown_flags);
   y += fmt::format(
-      "# The cluster is not in Megatron's arguments: {} x {} (trainsim import --node, --nodes).\n", nodes,
+      "# The cluster is not in Megatron's arguments: {} x {} (trainsim import --node, --nodes).\n", run.nodes,
       options.node);
   y += "name: " + std::filesystem::path(source).stem().string() + "\n";
-  y += "model:\n";
-  y += fmt::format("  layers: {}\n  hidden: {}\n  heads: {}\n", layers, hidden, heads);
-  if (f.has("--group-query-attention") || f.has("--num-query-groups")) {
-    y += fmt::format("  kv_heads: {}\n", f.count("--num-query-groups", 1, 1));
-  }
-  if (f.has("--kv-channels")) y += fmt::format("  head_dim: {}\n", f.count("--kv-channels", 0, 1));
-  y += fmt::format("  ffn_hidden: {}\n  vocab: {}\n  seq_len: {}\n", ffn, vocab, seq);
-  y += std::string("  mlp: ") + (swiglu ? "swiglu" : "gelu") + "\n";
-  y += std::string("  norm: ") + (norm == "RMSNorm" ? "rmsnorm" : "layernorm") + "\n";
-  y += std::string("  position: ") + (position == "rope" ? "rope" : "learned") + "\n";
-  y += std::string("  bias: ") + (f.has("--disable-bias-linear") ? "false" : "true") + "\n";
-  y += std::string("  tied_embeddings: ") +
-       (f.has("--untie-embeddings-and-output-weights") ? "false" : "true") + "\n";
-  y += std::string("  attention: ") + (flash ? "flash" : "standard") + "\n";
-  y += fmt::format("  dropout: {}\n", f.number("--hidden-dropout").value_or(0.1));
-  if (f.has("--num-experts")) {
-    y += fmt::format("  experts: {}\n  top_k: {}\n", f.count("--num-experts", 0),
-                     f.count("--moe-router-topk", 2, 1));
-    if (f.has("--moe-ffn-hidden-size"))
-      y += fmt::format("  expert_ffn_hidden: {}\n", f.count("--moe-ffn-hidden-size", 0, 1));
-  }
-  y += fmt::format("cluster: {{node: {}, nodes: {}}}\n", options.node, nodes);
-  y += "parallelism:\n";
-  y += fmt::format("  tp: {}\n  pp: {}\n  cp: {}\n  ep: {}\n  dp: auto\n", tp, pp, cp, ep);
-  y += fmt::format("  micro_batch: {}\n", f.count("--micro-batch-size", 1, 1));
-  if (pp > 1) y += std::string("  schedule: ") + (virtual_stages > 1 ? "interleaved" : "1f1b") + "\n";
-  if (pp > 1 && virtual_stages > 1) y += fmt::format("  virtual_stages: {}\n", virtual_stages);
-  y += std::string("  sequence_parallel: ") + (f.has("--sequence-parallel") ? "true" : "false") + "\n";
-  y += "  recompute: " + recompute + "\n";
-  y += std::string("  zero: ") + (f.has("--use-distributed-optimizer") ? "1" : "0") + "\n";
-  y += std::string("  overlap_grad_reduce: ") + (f.has("--overlap-grad-reduce") ? "true" : "false") + "\n";
-  y += "training:\n";
-  y += fmt::format("  global_batch: {}\n", f.required("--global-batch-size"));
-  y += "  precision: " + precision + "\n";
-  y += std::string("  optimizer: ") + (optimizer == "sgd" ? "sgd-momentum" : "adamw") + "\n";
-  if (f.has("--train-iters")) {
-    y += fmt::format("  steps: {}\n", f.count("--train-iters", 1, 1));
-  } else if (f.has("--train-samples")) {
-    y += fmt::format("  tokens: {}\n",
-                     static_cast<double>(f.count("--train-samples", 1, 1)) * static_cast<double>(seq));
-  } else {
-    y += "  steps: 1                  # neither --train-iters nor --train-samples given\n";
-  }
-  y += "framework:\n  preset: megatron-core\n";
-  y += std::string("  tp_comm_overlap: ") + (f.has("--tp-comm-overlap") ? "true" : "false") + "\n";
-  y += std::string("  overlap_param_gather: ") + (f.has("--overlap-param-gather") ? "true" : "false") + "\n";
+  y += model_yaml(f, run);
+  y += fmt::format("cluster: {{node: {}, nodes: {}}}\n", options.node, run.nodes);
+  y += parallelism_yaml(f, run);
+  y += training_yaml(f, run);
   return out;
 }
 

@@ -217,11 +217,12 @@ std::vector<std::string> knobs_that_do_not_matter(const RankedLayout& entry) {
   return out;
 }
 
-SearchResult search_layouts(const Scenario& given_scenario, const SearchOptions& options,
-                            const LayoutEvaluator& evaluate) {
-  SearchResult result;
-  // Every layout must leave the headroom free: the caller's, the scenario's, or the default.
-  Scenario scenario = given_scenario;
+namespace {
+
+/// The scenario every layout is scored on: its headroom the caller's, the scenario's, or the default
+/// (recorded in `result`).
+Scenario with_search_headroom(const Scenario& given, const SearchOptions& options, SearchResult& result) {
+  Scenario scenario = given;
   const double hbm = scenario.cluster.node.gpu.hbm_bytes;
   if (options.memory_headroom) {
     scenario.budget.memory_headroom = options.memory_headroom;
@@ -231,23 +232,28 @@ SearchResult search_layouts(const Scenario& given_scenario, const SearchOptions&
     result.default_headroom = true;
   }
   result.memory_headroom = scenario.budget.headroom_fraction(hbm).value_or(0.0);
-  std::vector<Layout> layouts = enumerate_layouts(scenario, options.space);
-  result.enumerated = static_cast<std::int64_t>(layouts.size());
-  const std::int64_t budget = std::max<std::int64_t>(options.max_layouts, 1);
-  if (result.enumerated > budget) {
-    result.stride = (result.enumerated + budget - 1) / budget;
-    std::vector<Layout> subset;
-    for (std::size_t k = 0; k < layouts.size(); k += static_cast<std::size_t>(result.stride))
-      subset.push_back(std::move(layouts[k]));
-    layouts = std::move(subset);
-  }
-  result.scored = static_cast<std::int64_t>(layouts.size());
+  return scenario;
+}
 
-  // Analytic pass over every layout, in parallel; the ordered runner keeps the result independent of the
-  // thread count (each score lands in its own slot).
+/// At most `max_layouts` of `layouts`: every stride-th in enumeration order (the stride in `result`).
+void keep_every_stride(std::vector<Layout>& layouts, std::int64_t max_layouts, SearchResult& result) {
+  const std::int64_t budget = std::max<std::int64_t>(max_layouts, 1);
+  if (result.enumerated <= budget) return;
+  result.stride = (result.enumerated + budget - 1) / budget;
+  std::vector<Layout> subset;
+  for (std::size_t k = 0; k < layouts.size(); k += static_cast<std::size_t>(result.stride))
+    subset.push_back(std::move(layouts[k]));
+  layouts = std::move(subset);
+}
+
+/// Every layout's analytic score, in parallel; the ordered runner keeps the result independent of the
+/// thread count (each score lands in its own slot).
+std::vector<LayoutScore> score_analytic(const Scenario& scenario, const std::vector<Layout>& layouts,
+                                        const SearchOptions& options, const LayoutEvaluator& evaluate) {
   std::vector<LayoutScore> scores(layouts.size());
   std::vector<std::int64_t> indices(layouts.size());
   std::iota(indices.begin(), indices.end(), std::int64_t{0});
+  const auto scored = static_cast<std::int64_t>(layouts.size());
   run_in_order(
       indices, options.threads,
       [&](std::int64_t i) {
@@ -256,11 +262,16 @@ SearchResult search_layouts(const Scenario& given_scenario, const SearchOptions&
         return std::string();
       },
       [&](std::int64_t i, std::string&&) {
-        if (options.progress) options.progress(i + 1, result.scored);
+        if (options.progress) options.progress(i + 1, scored);
       });
+  return scores;
+}
 
+/// The usable layouts' indices; records their count, how many meet the budget, and the fastest run time
+/// and lowest cost among them.
+std::vector<std::size_t> usable_layouts(const std::vector<LayoutScore>& scores, SearchResult& result) {
   std::vector<std::size_t> usable;
-  for (std::size_t k = 0; k < layouts.size(); ++k) {
+  for (std::size_t k = 0; k < scores.size(); ++k) {
     if (scores[k].usable()) usable.push_back(k);
   }
   result.usable = static_cast<std::int64_t>(usable.size());
@@ -273,95 +284,145 @@ SearchResult search_layouts(const Scenario& given_scenario, const SearchOptions&
       result.cheapest_cost_usd = std::min(result.cheapest_cost_usd, scores[k].cost_usd);
     }
   }
+  return usable;
+}
 
-  // Identical figures are one answer: the first layout in enumeration order keeps the others.
+/// Identical figures are one answer: keeps the first layout of each in enumeration order in `usable` and
+/// returns, for each one kept, the others.
+std::map<std::size_t, std::vector<std::size_t>> collapse_identical(std::vector<std::size_t>& usable,
+                                                                   const std::vector<LayoutScore>& scores) {
   std::map<std::size_t, std::vector<std::size_t>> same_as;
-  if (options.collapse_identical) {
-    std::map<std::tuple<double, double, double, double>, std::size_t> first_with;
-    std::vector<std::size_t> kept;
-    for (const std::size_t k : usable) {
-      const LayoutScore& sc = scores[k];
-      const auto [it, inserted] = first_with.emplace(
-          std::tuple(sc.step.iteration_time, sc.step.memory_per_gpu, sc.run_time_s, sc.cost_usd), k);
-      if (inserted) {
-        kept.push_back(k);
-      } else {
-        same_as[it->second].push_back(k);
-      }
+  std::map<std::tuple<double, double, double, double>, std::size_t> first_with;
+  std::vector<std::size_t> kept;
+  for (const std::size_t k : usable) {
+    const LayoutScore& sc = scores[k];
+    const auto [it, inserted] = first_with.emplace(
+        std::tuple(sc.step.iteration_time, sc.step.memory_per_gpu, sc.run_time_s, sc.cost_usd), k);
+    if (inserted) {
+      kept.push_back(k);
+    } else {
+      same_as[it->second].push_back(k);
     }
-    usable = std::move(kept);
   }
-  result.distinct = static_cast<std::int64_t>(usable.size());
-  const auto ranked_layout = [&](std::size_t k) {
+  usable = std::move(kept);
+  return same_as;
+}
+
+/// The scored layouts as the ranking sees them.
+struct ScoredLayouts {
+  const std::vector<Layout>& layouts;
+  const std::vector<LayoutScore>& scores;
+  const std::map<std::size_t, std::vector<std::size_t>>& same_as;
+  Objective objective;
+
+  /// Layout k with its analytic score and the layouts with identical figures.
+  [[nodiscard]] RankedLayout ranked(std::size_t k) const {
     RankedLayout r{layouts[k], scores[k], std::nullopt, {}};
     if (const auto it = same_as.find(k); it != same_as.end()) {
       for (const std::size_t o : it->second) r.same_results.push_back(layouts[o]);
     }
     return r;
-  };
+  }
 
-  // A layout that misses the budget ranks after every one that meets it.
-  const auto by_objective = [&](const LayoutScore& a, std::size_t ia, const LayoutScore& b, std::size_t ib) {
-    return std::tuple(!a.meets_budget(), objective_key(a, options.objective), ia) <
-           std::tuple(!b.meets_budget(), objective_key(b, options.objective), ib);
-  };
-  std::vector<std::size_t> ranked = usable;
-  const std::size_t k_top = std::min(ranked.size(), static_cast<std::size_t>(std::max(options.top_k, 0)));
+  /// Ranking order: a layout that misses the budget ranks after every one that meets it; then the
+  /// objective; then the position.
+  [[nodiscard]] bool before(const LayoutScore& a, std::size_t ia, const LayoutScore& b,
+                            std::size_t ib) const {
+    return std::tuple(!a.meets_budget(), objective_key(a, objective), ia) <
+           std::tuple(!b.meets_budget(), objective_key(b, objective), ib);
+  }
+};
+
+/// The best `top_k` of `usable` by the analytic ranking.
+std::vector<RankedLayout> top_layouts(const ScoredLayouts& s, std::vector<std::size_t> ranked, int top_k) {
+  const std::size_t k_top = std::min(ranked.size(), static_cast<std::size_t>(std::max(top_k, 0)));
   std::partial_sort(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(k_top), ranked.end(),
-                    [&](std::size_t a, std::size_t b) { return by_objective(scores[a], a, scores[b], b); });
+                    [&](std::size_t a, std::size_t b) { return s.before(s.scores[a], a, s.scores[b], b); });
   ranked.resize(k_top);
-
   std::vector<RankedLayout> top;
   top.reserve(ranked.size());
-  for (const std::size_t k : ranked) top.push_back(ranked_layout(k));
-  if (options.event_rerank) {
-    std::vector<std::int64_t> positions(top.size());
-    std::iota(positions.begin(), positions.end(), std::int64_t{0});
-    run_in_order(
-        positions, options.threads,
-        [&](std::int64_t i) {
-          auto& entry = top[static_cast<std::size_t>(i)];
-          entry.event = evaluate(scenario, entry.layout, model::Fidelity::event);
-          return std::string();
-        },
-        [](std::int64_t, std::string&&) {});
-    // Re-rank by the event figures; a layout the event fidelity finds unusable sinks to the bottom.
-    std::vector<std::size_t> order(top.size());
-    std::iota(order.begin(), order.end(), std::size_t{0});
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-      const LayoutScore& sa = top[a].best();
-      const LayoutScore& sb = top[b].best();
-      if (sa.usable() != sb.usable()) return sa.usable();
-      return by_objective(sa, a, sb, b);
-    });
-    std::vector<RankedLayout> reordered;
-    reordered.reserve(order.size());
-    for (const std::size_t i : order) reordered.push_back(top[i]);
-    top = std::move(reordered);
-  }
-  result.top = std::move(top);
+  for (const std::size_t k : ranked) top.push_back(s.ranked(k));
+  return top;
+}
 
+/// Scores `top` with the event fidelity (in parallel) and re-ranks it by those figures; a layout the event
+/// fidelity finds unusable sinks to the bottom.
+void rerank_by_events(std::vector<RankedLayout>& top, const ScoredLayouts& s, const Scenario& scenario,
+                      int threads, const LayoutEvaluator& evaluate) {
+  std::vector<std::int64_t> positions(top.size());
+  std::iota(positions.begin(), positions.end(), std::int64_t{0});
+  run_in_order(
+      positions, threads,
+      [&](std::int64_t i) {
+        auto& entry = top[static_cast<std::size_t>(i)];
+        entry.event = evaluate(scenario, entry.layout, model::Fidelity::event);
+        return std::string();
+      },
+      [](std::int64_t, std::string&&) {});
+  std::vector<std::size_t> order(top.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const LayoutScore& sa = top[a].best();
+    const LayoutScore& sb = top[b].best();
+    if (sa.usable() != sb.usable()) return sa.usable();
+    return s.before(sa, a, sb, b);
+  });
+  std::vector<RankedLayout> reordered;
+  reordered.reserve(order.size());
+  for (const std::size_t i : order) reordered.push_back(top[i]);
+  top = std::move(reordered);
+}
+
+/// The analytic Pareto front of (run time, cost) among the usable layouts that meet the budget.
+std::vector<RankedLayout> pareto_layouts(const ScoredLayouts& s, const std::vector<std::size_t>& usable) {
   std::vector<std::size_t> in_budget;
   for (const std::size_t k : usable) {
-    if (scores[k].meets_budget()) in_budget.push_back(k);
+    if (s.scores[k].meets_budget()) in_budget.push_back(k);
   }
   std::vector<std::pair<double, double>> points;
   points.reserve(in_budget.size());
-  for (const std::size_t k : in_budget) points.emplace_back(scores[k].run_time_s, scores[k].cost_usd);
-  for (const std::size_t i : pareto_front(points)) {
-    const std::size_t k = in_budget[i];
-    result.pareto.push_back(ranked_layout(k));
-  }
+  for (const std::size_t k : in_budget) points.emplace_back(s.scores[k].run_time_s, s.scores[k].cost_usd);
+  std::vector<RankedLayout> front;
+  for (const std::size_t i : pareto_front(points)) front.push_back(s.ranked(in_budget[i]));
+  return front;
+}
 
-  // The scenario's own layout, which the search space may not hold (a stage_layers list, a degree the
-  // candidates skip): how far is it from the best?
+/// The scenario's own layout, which the search space may not hold (a stage_layers list, a degree the
+/// candidates skip): its score, and where it ranks among the usable layouts.
+void score_given(const Scenario& scenario, const ScoredLayouts& s, const std::vector<std::size_t>& usable,
+                 const LayoutEvaluator& evaluate, SearchResult& result) {
   const Layout given{.nodes = scenario.cluster.nodes, .plan = scenario.parallelism};
   result.given = RankedLayout{given, evaluate(scenario, given, model::Fidelity::analytic), std::nullopt, {}};
   if (result.given.analytic.usable()) {
-    const auto key = objective_key(result.given.analytic, options.objective);
+    const auto key = objective_key(result.given.analytic, s.objective);
     result.given_rank = 1;
-    for (const std::size_t k : usable) result.given_rank += objective_key(scores[k], options.objective) < key;
+    for (const std::size_t k : usable) result.given_rank += objective_key(s.scores[k], s.objective) < key;
   }
+}
+
+}  // namespace
+
+SearchResult search_layouts(const Scenario& given_scenario, const SearchOptions& options,
+                            const LayoutEvaluator& evaluate) {
+  SearchResult result;
+  // Every layout must leave the headroom free: the caller's, the scenario's, or the default.
+  const Scenario scenario = with_search_headroom(given_scenario, options, result);
+  std::vector<Layout> layouts = enumerate_layouts(scenario, options.space);
+  result.enumerated = static_cast<std::int64_t>(layouts.size());
+  keep_every_stride(layouts, options.max_layouts, result);
+  result.scored = static_cast<std::int64_t>(layouts.size());
+  const std::vector<LayoutScore> scores = score_analytic(scenario, layouts, options, evaluate);
+
+  std::vector<std::size_t> usable = usable_layouts(scores, result);
+  std::map<std::size_t, std::vector<std::size_t>> same_as;
+  if (options.collapse_identical) same_as = collapse_identical(usable, scores);
+  result.distinct = static_cast<std::int64_t>(usable.size());
+
+  const ScoredLayouts scored{layouts, scores, same_as, options.objective};
+  result.top = top_layouts(scored, usable, options.top_k);
+  if (options.event_rerank) rerank_by_events(result.top, scored, scenario, options.threads, evaluate);
+  result.pareto = pareto_layouts(scored, usable);
+  score_given(scenario, scored, usable, evaluate, result);
   return result;
 }
 

@@ -168,7 +168,7 @@ TEST_CASE("overrides are applied before conversion and validated like the file")
 
 TEST_CASE("optimizer names and mappings are accepted; 8-bit Adam keeps int8 state") {
   for (const char* name : {"sgd", "sgd-momentum", "nesterov", "adagrad", "rmsprop", "adam", "adamw",
-                           "adafactor", "lion", "lamb", "adam-8bit", "adam8bit", "muon"}) {
+                           "adafactor", "lion", "lamb", "adam-8bit", "adam8bit", "muon", "shampoo", "soap"}) {
     CHECK(errors_of(base, {{"training.optimizer", name}}) == "");
   }
   const Scenario s = load_scenario_text(base, "t.yaml", {{"training.optimizer", "adam8bit"}});
@@ -178,6 +178,22 @@ TEST_CASE("optimizer names and mappings are accepted; 8-bit Adam keeps int8 stat
       {{"training.optimizer", "{kind: adamw, state_precision: bf16, master_weights: false}"}});
   CHECK(m.training.optimizer.state_precision == topo::Precision::bf16);
   CHECK_FALSE(m.training.optimizer.master_weights);
+}
+
+TEST_CASE("shampoo and soap take a block size and a refresh frequency; other optimizers refuse them") {
+  const Scenario s = load_scenario_text(
+      base, "t.yaml",
+      {{"training.optimizer", "{kind: shampoo, max_preconditioner_dim: 8192, precondition_frequency: 100}"}});
+  CHECK(s.training.optimizer.max_preconditioner_dim == 8192);
+  CHECK(s.training.optimizer.precondition_frequency == 100);
+  // Left out: 0, the kind's default (models/workload/preconditioner.hpp).
+  const Scenario d = load_scenario_text(base, "t.yaml", {{"training.optimizer", "soap"}});
+  CHECK(d.training.optimizer.max_preconditioner_dim == 0);
+  CHECK(errors_of(base, {{"training.optimizer", "{kind: adamw, precondition_frequency: 10}"}})
+            .find("training.optimizer.precondition_frequency: only shampoo and soap keep preconditioners") !=
+        std::string::npos);
+  CHECK(errors_of(base, {{"training.optimizer", "{kind: soap, precondition_frequency: 0}"}})
+            .find("training.optimizer.precondition_frequency") != std::string::npos);
 }
 
 TEST_CASE("sweep values are checked in place and kept as YAML text") {

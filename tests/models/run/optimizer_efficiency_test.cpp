@@ -48,6 +48,25 @@ TEST_CASE(
   CHECK(lion[1].citation.find("2407.07972") != std::string::npos);
 }
 
+TEST_CASE("SOAP and Shampoo: Vyas et al.'s iterations for the optimistic end, Wen et al.'s law for SOAP") {
+  // SOAP needs at most 60 % of AdamW's iterations (1/0.6); Shampoo about 0.6/0.8 = 75 % (SOAP ~20 % fewer).
+  const auto soap = efficiency_sources(OptimizerKind::soap, 0.3e9);
+  REQUIRE(soap.size() == 2);
+  CHECK(soap[0].speedup == doctest::Approx(1 / 0.6));
+  CHECK(soap[0].citation.find("2409.11321") != std::string::npos);
+  CHECK(soap[1].speedup == doctest::Approx(matrix_preconditioner_fair_speedup(0.3e9)));
+  CHECK(soap[1].citation.find("2509.02046") != std::string::npos);
+  const auto shampoo = efficiency_sources(OptimizerKind::shampoo, 7e9);
+  REQUIRE(shampoo.size() == 2);
+  CHECK(shampoo[0].speedup == doctest::Approx(0.8 / 0.6));
+  CHECK(shampoo[0].sourced);
+  CHECK_FALSE(shampoo[1].sourced);
+  CHECK(shampoo[1].citation.rfind("no source: 1.0", 0) == 0);
+  const OptimizerEfficiency fair = optimizer_efficiency({}, OptimizerKind::shampoo, 7e9);
+  CHECK(fair.speedup == 1.0);
+  CHECK(fair.high == doctest::Approx(4.0 / 3));
+}
+
 TEST_CASE("the chosen speedup and the range across the sources") {
   const OptimizerEfficiency fair = optimizer_efficiency({}, OptimizerKind::muon, 8e9);
   CHECK(fair.speedup == doctest::Approx(1.1));

@@ -266,6 +266,20 @@ TEST_CASE("Muon under ZeRO-1 gathers its largest matrix and the orthogonalised u
   CHECK(e.stages[1].gathered_bytes == doctest::Approx(2.0 * 12288 * 6144 * 4).scale(0));
 }
 
+TEST_CASE("Shampoo under ZeRO-1 holds every all-gathered direction in fp32 and its blocks' gradients") {
+  const TransformerSpec m = gpt3_175b();
+  ParallelPlan p{.tp = 8, .pp = 16, .dp = 8, .zero = ZeroStage::optimizer_states};
+  TrainingSpec t;
+  t.optimizer.kind = OptimizerKind::shampoo;
+  const MemoryEstimate e = estimate_memory(m, p, t, a100_80gb());
+  // Every direction of the stage in fp32 (4 B per parameter), padded to the busiest of 8 owners, plus that
+  // owner's eighth of the gradients (bf16: 2/8 B per parameter): between 4 and 4.25 B per parameter, with
+  // 5 % for the padding of blocks that do not split evenly.
+  const double params = e.stages[1].params;
+  CHECK(e.stages[1].gathered_bytes >= 4 * params);
+  CHECK(e.stages[1].gathered_bytes <= 1.05 * 4.25 * params);
+}
+
 TEST_CASE("a plan that does not fit is a value whose reason lists the parts largest first") {
   const TransformerSpec m = gpt3_175b();
   ParallelPlan p{.tp = 8, .pp = 1, .dp = 1, .zero = ZeroStage::none};

@@ -60,6 +60,46 @@ TEST_CASE(
   CHECK(split_layers(7, 2) == std::vector<int>{4, 3});
 }
 
+TEST_CASE("a multi-token-prediction depth takes two layer slots off the last virtual stage") {
+  // Megatron-Bridge's DeepSeek-V3 layout for 16 virtual stages (pp 16, pp 8 x 2 or pp 4 x 4): embedding +
+  // 4 layers, 4 x 14, then 1 layer with the MTP module and the loss. 61 layers + 2 slots = 63 over 16:
+  // 3 each, the remainder 15 to the 14 middle stages and the first, so the last holds 3 - 2 = 1.
+  std::vector<int> bridge(16, 4);
+  bridge.back() = 1;
+  CHECK(split_layers_with_tail(61, 16, 2) == bridge);
+  // Over 32 virtual stages (pp 8 x 4): 63 slots = 1 each, 31 over, to the 30 middle stages and the
+  // first: 2, 2 x 30, 1. The last gives its 1 and falls to 0; the other slot comes off the stage before.
+  std::vector<int> deep(32, 2);
+  deep[30] = 1;
+  deep[31] = 0;
+  CHECK(split_layers_with_tail(61, 32, 2) == deep);
+  CHECK(std::accumulate(deep.begin(), deep.end(), 0) == 61);
+  // No module, no slots: the plain rule.
+  CHECK(split_layers_with_tail(126, 16, 0) == split_layers(126, 16));
+
+  TransformerSpec model;
+  model.mtp_layers = 1;
+  CHECK(pipeline_tail_slots(model) == 2);
+  model.mtp_layers = 0;
+  CHECK(pipeline_tail_slots(model) == 0);
+}
+
+TEST_CASE("the step plan lays an MTP model out with the module's slots on the last stage") {
+  Layout l = layout(61, 1, 16, 1, 64);
+  l.model.mtp_layers = 1;
+  const StepPlan p = l.make();
+  REQUIRE(p.feasible);
+  std::vector<int> expected(16, 4);
+  expected.back() = 1;
+  CHECK(p.stage_layers == expected);
+  // Given stage_layers are taken as given.
+  l.plan.stage_layers = std::vector<int>(16, 4);
+  l.plan.stage_layers.front() = 1;
+  const StepPlan given = l.make();
+  REQUIRE(given.feasible);
+  CHECK(given.stage_layers == l.plan.stage_layers);
+}
+
 TEST_CASE("a feasible plan counts micro-batches and maps virtual stages chunk-major onto the ranks") {
   Layout l = layout(32, 2, 4, 2, 64);
   l.plan.schedule = Schedule::interleaved;

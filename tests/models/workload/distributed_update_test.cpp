@@ -1,14 +1,13 @@
-// Distributed Muon under ZeRO: the owners' Newton–Schulz FLOPs and the gathered and scattered bytes, by
-// hand for one matrix shape, and the step's time as the busiest owner's work plus the two collectives.
+// Whole-matrix updates under ZeRO, by hand: distributed Muon's owners' Newton–Schulz FLOPs and gathered and
+// scattered bytes, Distributed Shampoo's blocks, gathered gradients and all-gathered directions, and the work
+// and collectives one step hands to step_costs.
 #include "models/workload/distributed_update.hpp"
 
 #include <doctest/doctest.h>
 
 #include <array>
 
-#include "models/workload/kernel_time.hpp"
 #include "sim/error.hpp"
-#include "tests/support/fixtures.hpp"
 
 using namespace trainsim;
 using namespace trainsim::model;
@@ -33,7 +32,7 @@ constexpr double kSquareFlops = 2'061'584'302'080.0;
 
 TEST_CASE("one 1024 x 4096 matrix over 4 ranks: its owner gathers 3/4 of it in fp32, scatters 3/4 in bf16") {
   const std::array<TensorShape, 1> one{{{1024, 4096, 1, TensorRole::matrix}}};
-  const DistributedMatrixUpdate d = distributed_muon_update(muon(), Precision::bf16, one, 4);
+  const DistributedMatrixUpdate d = distributed_matrix_update(muon(), Precision::bf16, one, 4);
   CHECK(d.matrices == 1);
   CHECK(d.elements == 4'194'304);
   CHECK(d.total_flops == kSmallFlops);
@@ -45,20 +44,20 @@ TEST_CASE("one 1024 x 4096 matrix over 4 ranks: its owner gathers 3/4 of it in f
 
 TEST_CASE("owners share the matrices: 8 alike on 4 ranks, two each; largest first to the least loaded") {
   const std::array<TensorShape, 1> eight{{{1024, 4096, 8, TensorRole::matrix}}};
-  const DistributedMatrixUpdate d = distributed_muon_update(muon(), Precision::bf16, eight, 4);
+  const DistributedMatrixUpdate d = distributed_matrix_update(muon(), Precision::bf16, eight, 4);
   CHECK(d.total_flops == 8 * kSmallFlops);
   CHECK(d.owner_flops_max == 2 * kSmallFlops);
   CHECK(d.owner_elements_max == 2 * 4'194'304.0);
   // A 4096² matrix and two 1024 x 4096 on 2 ranks: the square alone on one, the pair on the other.
   const std::array<TensorShape, 2> mixed{
       {{1024, 4096, 2, TensorRole::matrix}, {4096, 4096, 1, TensorRole::matrix}}};
-  const DistributedMatrixUpdate m = distributed_muon_update(muon(), Precision::bf16, mixed, 2);
+  const DistributedMatrixUpdate m = distributed_matrix_update(muon(), Precision::bf16, mixed, 2);
   CHECK(m.owner_flops_max == kSquareFlops);
   CHECK(m.owner_elements_max == 16'777'216);
   // 2.5 matrices (a per-GPU average of experts) on 4 ranks: the half goes to a third owner.
   const std::array<TensorShape, 1> part{{{1024, 4096, 2.5, TensorRole::matrix}}};
-  CHECK(distributed_muon_update(muon(), Precision::bf16, part, 4).owner_flops_max == kSmallFlops);
-  CHECK(distributed_muon_update(muon(), Precision::bf16, part, 4).total_flops == 2.5 * kSmallFlops);
+  CHECK(distributed_matrix_update(muon(), Precision::bf16, part, 4).owner_flops_max == kSmallFlops);
+  CHECK(distributed_matrix_update(muon(), Precision::bf16, part, 4).total_flops == 2.5 * kSmallFlops);
 }
 
 TEST_CASE("Llama-3 8B's 224 matrices over 256 owners: the busiest owner orthogonalises one MLP matrix") {
@@ -69,7 +68,7 @@ TEST_CASE("Llama-3 8B's 224 matrices over 256 owners: the busiest owner orthogon
   const std::array<TensorShape, 3> layers{{{4096, 4096, 64, TensorRole::matrix},
                                            {1024, 4096, 64, TensorRole::matrix},
                                            {4096, 14336, 96, TensorRole::matrix}}};
-  const DistributedMatrixUpdate d = distributed_muon_update(muon(), Precision::bf16, layers, 256);
+  const DistributedMatrixUpdate d = distributed_matrix_update(muon(), Precision::bf16, layers, 256);
   CHECK(d.matrices == 224);
   CHECK(d.total_flops == 665'891'729'571'840.0);
   CHECK(d.owner_flops_max == 5'497'558'138'880.0);
@@ -78,39 +77,61 @@ TEST_CASE("Llama-3 8B's 224 matrices over 256 owners: the busiest owner orthogon
 }
 
 TEST_CASE("only Muon's hidden matrices are orthogonalised; other optimizers have no whole-matrix work") {
-  const std::array<TensorShape, 3> t{{{50257, 1024, 1, TensorRole::embedding},
-                                      {1024, 1, 4, TensorRole::vector},
-                                      {1024, 4096, 1, TensorRole::matrix}}};
-  CHECK(distributed_muon_update(muon(), Precision::bf16, t, 4).matrices == 1);
+  const std::array<TensorShape, 3> t{{{4096, 4096, 1, TensorRole::matrix},
+                                      {4096, 1, 1, TensorRole::vector},
+                                      {128256, 4096, 1, TensorRole::embedding}}};
+  CHECK(distributed_matrix_update(muon(), Precision::bf16, t, 4).matrices == 1);
   OptimizerSpec adamw;
   adamw.kind = OptimizerKind::adamw;
-  CHECK(distributed_muon_update(adamw, Precision::bf16, t, 4).total_flops == 0);
-  const topo::ClusterSpec c = testing::round_number_cluster(1);
-  CHECK(matrix_update_time(adamw, Precision::bf16, t, true, {.size = 8, .ranks_per_node = 8}, c) == 0);
-  CHECK_THROWS_AS((void)distributed_muon_update(muon(), Precision::bf16, t, 0), InputError);
+  CHECK(distributed_matrix_update(adamw, Precision::bf16, t, 4).total_flops == 0);
+  const MatrixUpdateWork none = matrix_update_work(adamw, Precision::bf16, t, true, 8);
+  CHECK(none.matmul_flops == 0);
+  CHECK(none.collectives.empty());
+  CHECK_THROWS_AS((void)distributed_matrix_update(muon(), Precision::bf16, t, 0), InputError);
 }
 
-TEST_CASE("the step's time: the busiest owner's Newton–Schulz plus a gather and a scatter of its bytes") {
-  topo::ClusterSpec c = testing::round_number_cluster(1);
-  c.node.gpu.peak.bf16 = 1e15;  // 1 PFLOP/s, 2 TB/s, half of each achievable
-  c.node.gpu.hbm_bytes_per_s = 2e12;
-  c.node.gpu.efficiency.matmul_peak_fraction = 0.5;
-  c.node.gpu.efficiency.memory_bandwidth_fraction = 0.5;
-  const topo::CommGroup shard{.size = 8, .ranks_per_node = 8, .nodes = 1};
+TEST_CASE("Muon's step: the busiest owner's Newton–Schulz, then a gather and a scatter of its bytes") {
   const std::array<TensorShape, 1> eight{{{1024, 4096, 16, TensorRole::matrix}}};
-  auto ns = [&](double flops) {
-    return kernel_time(KernelCost{OpKind::matmul, flops, 0, 0, 0}, c.node.gpu, Precision::bf16);
-  };
   // Whole states on each rank: Newton–Schulz on all 16 matrices, no collective.
-  CHECK(matrix_update_time(muon(), Precision::bf16, eight, false, shard, c) ==
-        doctest::Approx(ns(16 * kSmallFlops)));
+  const MatrixUpdateWork whole = matrix_update_work(muon(), Precision::bf16, eight, false, 8);
+  CHECK(whole.matmul_flops == 16 * kSmallFlops);
+  CHECK(whole.precision == Precision::bf16);
+  CHECK(whole.collectives.empty());
   // Sharded over 8: each owner orthogonalises 2 and moves 2 matrices' bytes (the whole of each buffer
-  // estimate_collective is given: 2 · 4,194,304 elements, in fp32 gathered and bf16 scattered).
-  const double gather =
-      topo::estimate_collective(topo::CollectiveOp::reduce_scatter, 2 * 4'194'304.0 * 4, shard, c).time_s;
-  const double scatter =
-      topo::estimate_collective(topo::CollectiveOp::all_gather, 2 * 4'194'304.0 * 2, shard, c).time_s;
-  const double sharded = matrix_update_time(muon(), Precision::bf16, eight, true, shard, c);
-  CHECK(sharded == doctest::Approx(ns(2 * kSmallFlops) + gather + scatter));
-  CHECK(sharded < matrix_update_time(muon(), Precision::bf16, eight, false, shard, c));
+  // the collective is given: 2 · 4,194,304 elements, in fp32 gathered and bf16 scattered).
+  const MatrixUpdateWork sharded = matrix_update_work(muon(), Precision::bf16, eight, true, 8);
+  CHECK(sharded.matmul_flops == 2 * kSmallFlops);
+  REQUIRE(sharded.collectives.size() == 2);
+  CHECK(sharded.collectives[0].op == topo::CollectiveOp::reduce_scatter);
+  CHECK(sharded.collectives[0].bytes == doctest::Approx(2 * 4'194'304.0 * 4));
+  CHECK(sharded.collectives[1].op == topo::CollectiveOp::all_gather);
+  CHECK(sharded.collectives[1].bytes == doctest::Approx(2 * 4'194'304.0 * 2));
+}
+
+TEST_CASE(
+    "Shampoo over 8 ranks: 8 matrices of 4096² in 128 blocks, each owner's gradients gathered and "
+    "every direction all-gathered in fp32") {
+  OptimizerSpec shampoo;
+  shampoo.kind = OptimizerKind::shampoo;  // blocks of 1024, refreshed every step
+  const std::array<TensorShape, 1> eight{{{4096, 4096, 8, TensorRole::matrix}}};
+  const DistributedMatrixUpdate d = distributed_matrix_update(shampoo, Precision::bf16, eight, 8);
+  // 4 x 4 blocks of 1024² per matrix. A block's step: 2 products of 2·1024²·(1024 + 1024) =
+  // 4,294,967,296 each; its refresh 11·(1024³ + 1024³) = 23,622,320,128: 32,212,254,720 a step.
+  CHECK(d.matrices == 128);
+  CHECK(d.total_flops == 128 * 32'212'254'720.0);
+  // Alike blocks: 16 to each owner, 16,777,216 elements.
+  CHECK(d.owner_flops_max == 16 * 32'212'254'720.0);
+  CHECK(d.owner_elements_max == 16'777'216);
+  // Its blocks' bf16 gradients less its own eighth: 16,777,216 · 7/8 · 2 = 29,360,128 B received; the
+  // directions' all-gather 8 owners · 16,777,216 · 4 B = 536,870,912 B (its output).
+  CHECK(d.gather_bytes_per_rank == 29'360'128);
+  CHECK(d.scatter_bytes_per_rank == 0);
+  CHECK(d.direction_gather_bytes == 536'870'912);
+  const MatrixUpdateWork w = matrix_update_work(shampoo, Precision::bf16, eight, true, 8);
+  CHECK(w.precision == Precision::fp32);
+  REQUIRE(w.collectives.size() == 2);
+  CHECK(w.collectives[0].op == topo::CollectiveOp::reduce_scatter);
+  CHECK(w.collectives[0].bytes == doctest::Approx(33'554'432));  // 29,360,128 · 8/7: the input size
+  CHECK(w.collectives[1].op == topo::CollectiveOp::all_gather);
+  CHECK(w.collectives[1].bytes == 536'870'912);
 }

@@ -126,7 +126,7 @@ TEST_CASE("every optimizer's canonical name parses back to it, and aliases are a
   CHECK(parse_optimizer("SGD_Momentum") == OptimizerKind::sgd_momentum);
   CHECK(parse_optimizer("adam8bit") == OptimizerKind::adam8bit);
   CHECK(optimizer_name(OptimizerKind::adam8bit) == "adam-8bit");
-  CHECK(all_optimizers().size() == 12);
+  CHECK(all_optimizers().size() == 14);
 }
 
 TEST_CASE("an unknown optimizer name is bad input that lists the valid names") {

@@ -130,8 +130,10 @@ TEST_CASE("without trials, tuning takes one coordinate-descent pass over the opt
   // 1 + 3+2+3+2+2+3+2+3 = 21. Lion: lr 5, wd 11, warmup 4, beta1 4, beta2 3, clip 3, batch 4:
   // 1 + 4+10+3+3+2+2+3 = 28. Muon: lr 5, wd 3, momentum 4, beta1 4, beta2 3, eps 4, muon eps 5, clip 3,
   // decay 5, muon-to-adam lr 3, batch 4: 1 + 4+2+3+3+2+3+4+2+4+2+3 = 33. 8-bit Adam keeps AdamW's.
+  // SOAP ("soape"): lr 3, wd 3, warmup 3, beta1 3, beta2 4, shampoo beta 4, block 3, eps 3, batch 3, and
+  // precondition frequency 1 and 5 beside the baseline 10: 1 + 2+2+2+2+3+3+2+2+2+2 = 23.
   const std::vector<std::pair<std::string, std::int64_t>> expected = {
-      {"adamw", 21}, {"adam-8bit", 21}, {"lion", 28}, {"muon", 33}};
+      {"adamw", 21}, {"adam-8bit", 21}, {"lion", 28}, {"muon", 33}, {"soap", 23}};
   for (const auto& [optimizer, trials] : expected) {
     INFO(optimizer);
     const Scenario s = load_scenario_text(
