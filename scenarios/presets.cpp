@@ -223,6 +223,18 @@ void check_moe_layout_keys(Diagnostics& d, const MapReader& r, const model::Tran
     blame("dense_layers", "must be fewer than layers (" + std::to_string(m.layers) + "), found " +
                               std::to_string(m.dense_layers) + ": for a dense model set experts: 0");
   }
+  // The routing names which of capacity_factor and imbalance sizes the busiest rank's slots.
+  if (m.experts == 0 && (r.has("routing") || r.has("imbalance"))) {
+    blame(r.has("routing") ? "routing" : "imbalance",
+          "routes tokens to experts, but experts is 0 (a dense model)");
+  }
+  if (m.routing == model::Routing::dropless && r.has("capacity_factor")) {
+    blame("capacity_factor", "dropless routing has no capacity: give imbalance, or routing: capacity");
+  }
+  if (m.routing != model::Routing::dropless && r.has("imbalance")) {
+    blame("imbalance", "applies to routing: dropless only (found routing: " +
+                           std::string(model::to_string(m.routing)) + ")");
+  }
 }
 
 // Multi-head latent attention: kv_lora_rank turns it on and then needs the three head widths; the other
@@ -281,6 +293,8 @@ model::TransformerSpec read_model_value(Diagnostics& d, const YamlValue& v, cons
                "experts",
                "top_k",
                "capacity_factor",
+               "routing",
+               "imbalance",
                "expert_ffn_hidden",
                "shared_experts",
                "dense_layers",
@@ -327,6 +341,8 @@ model::TransformerSpec read_model_value(Diagnostics& d, const YamlValue& v, cons
   r.count("experts", m.experts, 0, 1e6);
   r.count("top_k", m.top_k, 0, 1e6);
   r.number("capacity_factor", m.capacity_factor, 1e-3, 1e3);
+  r.choice("routing", m.routing, model::kRoutingNames);
+  r.number("imbalance", m.imbalance, 1.0, 1e3);
   r.count("expert_ffn_hidden", m.expert_ffn_hidden, 0, 1e8);
   r.count("shared_experts", m.shared_experts, 0, 1e6);
   r.count("dense_layers", m.dense_layers, 0, 1e6);
@@ -443,9 +459,14 @@ std::string model_to_yaml(const model::TransformerSpec& m) {
        ", position: " + std::string(to_string(m.position));
   s += std::string(", bias: ") + (m.bias ? "true" : "false") +
        ", tied_embeddings: " + (m.tied_embeddings ? "true" : "false");
-  s += ", experts: " + std::to_string(m.experts) + ", top_k: " + std::to_string(m.top_k) +
-       ", capacity_factor: " + format_number(m.capacity_factor) +
-       ", expert_ffn_hidden: " + std::to_string(m.expert_ffn_hidden);
+  s +=
+      ", experts: " + std::to_string(m.experts) + ", top_k: " + std::to_string(m.top_k) +
+      // force-balanced (the default) is left out; dropless has an imbalance and no capacity.
+      (m.routing == model::Routing::dropless ? ", routing: dropless, imbalance: " + format_number(m.imbalance)
+       : m.routing == model::Routing::capacity
+           ? ", capacity_factor: " + format_number(m.capacity_factor) + ", routing: capacity"
+           : ", capacity_factor: " + format_number(m.capacity_factor)) +
+      ", expert_ffn_hidden: " + std::to_string(m.expert_ffn_hidden);
   if (m.shared_experts > 0) s += ", shared_experts: " + std::to_string(m.shared_experts);
   if (m.dense_layers > 0) s += ", dense_layers: " + std::to_string(m.dense_layers);
   if (m.mtp_layers > 0) s += ", mtp_layers: " + std::to_string(m.mtp_layers);

@@ -22,19 +22,25 @@ std::string q(std::string_view s) {
   return yaml_quote(s);
 }
 
+// {modules: [...]}: the names of `table` whose bits are set in `bits`, in the table's order.
+template <class Enum, std::size_t N>
+std::string modules_to_yaml(std::uint8_t bits, const EnumNames<Enum, N>& table) {
+  std::string out = "{modules: [";
+  bool first = true;
+  for (const auto& entry : table) {
+    if ((bits & static_cast<std::uint8_t>(entry.value)) == 0) continue;
+    out += (first ? "" : ", ") + std::string(entry.name);
+    first = false;
+  }
+  return out + "]}";
+}
+
 // `recompute:` as read back: a mode, or the modules of a per-module selective recompute.
 std::string recompute_to_yaml(const model::ParallelPlan& p) {
   if (p.recompute != model::Recompute::selective || p.recompute_modules == 0) {
     return std::string(to_string(p.recompute));
   }
-  std::string out = "{modules: [";
-  bool first = true;
-  for (const auto& entry : model::kRecomputeModuleNames) {
-    if ((p.recompute_modules & static_cast<std::uint8_t>(entry.value)) == 0) continue;
-    out += (first ? "" : ", ") + std::string(entry.name);
-    first = false;
-  }
-  return out + "]}";
+  return modules_to_yaml(p.recompute_modules, model::kRecomputeModuleNames);
 }
 
 // A quantity as the reader reads it back (format_quantity), quoted.
@@ -129,6 +135,8 @@ std::string parallelism_to_yaml(const Scenario& s) {
     out += (i ? ", " : "") + std::string(to_string(p.order[i]));
   out += "]\n";
   if (p.shard_group > 0) out += "  shard_group: " + std::to_string(p.shard_group) + "\n";
+  if (p.offload_modules != 0)
+    out += "  offload: " + modules_to_yaml(p.offload_modules, model::kOffloadModuleNames) + "\n";
   out += framework_to_yaml(p);
   return out;
 }

@@ -71,6 +71,7 @@ struct Anchors {
   const YamlValue* overlap_grad_reduce = nullptr;
   const YamlValue* shard_group = nullptr;
   const YamlValue* recompute = nullptr;
+  const YamlValue* offload = nullptr;
   const YamlValue* moe_dispatcher = nullptr;  ///< framework.moe_dispatcher
   const YamlValue* global_batch = nullptr;
   const YamlValue* gpus_per_node = nullptr;
@@ -240,7 +241,7 @@ class ScenarioConverter {
     MapReader r(d_, v, "parallelism",
                 {"tp", "pp", "dp", "cp", "ep", "expert_folding", "expert_tp", "schedule", "virtual_stages",
                  "stage_layers", "micro_batch", "sequence_parallel", "zero", "shard_group", "recompute",
-                 "overlap_grad_reduce", "bucket", "order"});
+                 "offload", "overlap_grad_reduce", "bucket", "order"});
     if (!r.valid()) return;
     a_.parallelism = &v;
     a_.tp = r.get("tp");
@@ -256,6 +257,7 @@ class ScenarioConverter {
     a_.overlap_grad_reduce = r.get("overlap_grad_reduce");
     a_.shard_group = r.get("shard_group");
     a_.recompute = r.get("recompute");
+    a_.offload = r.get("offload");
     r.count("tp", p.tp, 1, 1e6);
     r.count("pp", p.pp, 1, 1e6);
     if (a_.dp != nullptr) {
@@ -298,6 +300,7 @@ class ScenarioConverter {
         r.choice("recompute", p.recompute, model::kRecomputeNames);
       }
     }
+    if (a_.offload != nullptr) read_offload_modules(*a_.offload, p);
     r.boolean("overlap_grad_reduce", p.overlap_grad_reduce);
     r.quantity("bucket", p.bucket_bytes, Dimension::bytes);
     if (const YamlValue* order = r.get("order")) read_order(*order, p);
@@ -306,22 +309,37 @@ class ScenarioConverter {
   // recompute: {modules: [core_attn, mlp, …]}: selective recompute of the named modules (Megatron-Core's
   // --recompute-modules), each named once.
   void read_recompute_modules(const YamlValue& v, model::ParallelPlan& p) {
-    const std::string path = "parallelism.recompute";
+    if (const auto modules = read_module_bits(v, "parallelism.recompute", model::kRecomputeModuleNames,
+                                              "[core_attn, mla_up_proj, moe_act]")) {
+      p.recompute = model::Recompute::selective;
+      p.recompute_modules = *modules;
+    }
+  }
+
+  // offload: {modules: [core_attn, expert_fc1, …]}: the modules whose saved inputs go to host memory
+  // (Megatron-Core's --fine-grained-activation-offloading --offload-modules), each named once.
+  void read_offload_modules(const YamlValue& v, model::ParallelPlan& p) {
+    if (const auto modules = read_module_bits(v, "parallelism.offload", model::kOffloadModuleNames,
+                                              "[core_attn, attn_proj, expert_fc1]"))
+      p.offload_modules = *modules;
+  }
+
+  // {modules: [...]} at `path`: one bit per module of `table`, each named once; nullopt after reporting.
+  template <class Enum, std::size_t N>
+  std::optional<std::uint8_t> read_module_bits(const YamlValue& v, const std::string& path,
+                                               const EnumNames<Enum, N>& table, const std::string& example) {
     MapReader r(d_, v, path, {"modules"});
-    if (!r.valid() || !r.require({"modules"})) return;
+    if (!r.valid() || !r.require({"modules"})) return std::nullopt;
     const YamlValue& list = *r.get("modules");
     if (!list.is_sequence() || list.items.empty()) {
-      d_.add(list, path + ".modules", "expected a list of modules, e.g. [core_attn, mla_up_proj, moe_act]");
-      return;
+      d_.add(list, path + ".modules", "expected a list of modules, e.g. " + example);
+      return std::nullopt;
     }
-    const auto chosen =
-        read_distinct_choices(list, path + ".modules", model::kRecomputeModuleNames, "module");
-    if (!chosen) return;
+    const auto chosen = read_distinct_choices(list, path + ".modules", table, "module");
+    if (!chosen) return std::nullopt;
     std::uint8_t modules = 0;
-    for (const model::RecomputeModule m : *chosen)
-      modules = static_cast<std::uint8_t>(modules | static_cast<std::uint8_t>(m));
-    p.recompute = model::Recompute::selective;
-    p.recompute_modules = modules;
+    for (const Enum m : *chosen) modules = static_cast<std::uint8_t>(modules | static_cast<std::uint8_t>(m));
+    return modules;
   }
 
   // Each item of `list` one of `table`'s names, none twice (the repeat is an error at `path`, naming it as a
@@ -801,6 +819,8 @@ class ScenarioConverter {
         return a_.moe_dispatcher;
       case K::recompute:
         return a_.recompute;
+      case K::offload:
+        return a_.offload;
       case K::global_batch:
         return a_.global_batch != nullptr ? a_.global_batch : a_.root;
     }

@@ -21,6 +21,25 @@
 namespace trainsim::model {
 namespace {
 
+// How the model's routing sizes the busiest expert-parallel rank's slots (TransformerSpec::Routing).
+std::string routing_basis(const TransformerSpec& model) {
+  switch (model.routing) {
+    case Routing::force_balanced:
+      return model.capacity_factor == 1.0
+                 ? std::string("force-balanced: every expert gets T·top_k/experts slots")
+                 : fmt::format("force-balanced, each expert's input padded to capacity_factor {}",
+                               model.capacity_factor);
+    case Routing::capacity:
+      return fmt::format(
+          "capacity: expert GEMMs and all-to-alls sized to capacity_factor {} (beyond: dropped)",
+          model.capacity_factor);
+    case Routing::dropless:
+      return fmt::format("dropless: the busiest rank runs imbalance {} x the mean; the layer waits for it",
+                         model.imbalance);
+  }
+  return {};
+}
+
 std::string sci(double v) {
   return fmt::format("{:.4g}", v);
 }
@@ -81,6 +100,8 @@ ExplainSection model_section(const TransformerSpec& model, const ParallelPlan& p
            fmt::format("top_k {} of {} experts per MoE layer{}", model.top_k, model.experts,
                        model.shared_experts > 0 ? fmt::format(", + {} shared", model.shared_experts) : ""),
            active_parameter_count(model), "params"});
+      s.lines.push_back(
+          {"expert load (busiest rank / mean)", routing_basis(model), model.expert_load(), "x"});
     }
   } else {
     s.lines.push_back(

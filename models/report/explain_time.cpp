@@ -10,6 +10,8 @@
 #include "models/step/pipeline_schedule.hpp"
 #include "models/step/step_costs.hpp"
 #include "models/step/step_plan.hpp"
+#include "models/workload/activation_memory.hpp"
+#include "models/workload/shard.hpp"
 
 namespace trainsim::model {
 
@@ -70,6 +72,29 @@ ExplainSection explain_time(const StepInput& in) {
                            fmt::format("{} micro-batches x {} x {:.4g} ms", m, p.units, p.each * 1e3),
                            static_cast<double>(m) * static_cast<double>(p.units) * p.each, "s"});
     }
+  }
+  if (in.plan.offload_modules != 0 && in.model.generic_layers.empty() && !costs.units.empty()) {
+    // The first layer kind's offload (models/step/activation_offload.hpp): its bytes over the host link,
+    // and what of that copy its pieces show above as waits.
+    const double bytes = layer_activation(in.model, shard_of(in.plan, in.training.precision)).offloaded;
+    const double link = in.cluster.node.pcie_bytes_per_s;
+    const UnitCost& u = costs.units[0];
+    const auto waits = [](const std::vector<CostPiece>& pieces) {
+      double w = 0;
+      for (const CostPiece& x : pieces) {
+        if (x.name.starts_with("activation_offload.")) w += x.compute;
+      }
+      return w;
+    };
+    const double forward_wait = waits(u.forward), backward_wait = waits(u.backward);
+    out.lines.push_back(
+        {"activation offload per layer",
+         fmt::format(
+             "{:.4g} MB each way per micro-batch over the host link at {:.4g} GB/s = {:.4g} ms, beside "
+             "the layer's forward {:.4g} ms and backward {:.4g} ms: exposed per layer",
+             bytes / 1e6, link / 1e9, link > 0 ? bytes / link * 1e3 : 0.0,
+             (u.total.forward() - forward_wait) * 1e3, (u.total.backward() - backward_wait) * 1e3),
+         forward_wait + backward_wait, "s"});
   }
   const TimeBreakdown& tb = t.time;
   out.lines.push_back({"exposed data-parallel communication",

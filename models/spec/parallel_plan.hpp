@@ -39,6 +39,23 @@ enum class RecomputeModule : std::uint8_t {
   shared_experts = 64,
 };
 
+/// Megatron-Core's fine-grained activation offloading (--fine-grained-activation-offloading
+/// --offload-modules; transformer_config.py offload_modules, pipeline_parallel/
+/// fine_grained_activation_offload.py), one bit each: the module's saved input goes to pinned host memory
+/// on a copy stream of its own after the module's forward, and comes back on another before the module's
+/// backward, one layer ahead. attn_norm: the layer input (ln1's); qkv_linear: ln1's output; core_attn:
+/// Q, K and V (and kept scores); attn_proj: the out_proj input (Megatron needs core_attn with it);
+/// mlp_norm: ln2's input; expert_fc1: the routed slots' fc1 input; moe_act: the experts' activation input.
+enum class OffloadModule : std::uint8_t {
+  attn_norm = 1,
+  qkv_linear = 2,
+  core_attn = 4,
+  attn_proj = 8,
+  mlp_norm = 16,
+  expert_fc1 = 32,
+  moe_act = 64,
+};
+
 inline constexpr EnumNames<Schedule, 7> kScheduleNames{{{"gpipe", Schedule::gpipe},
                                                         {"1f1b", Schedule::one_f_one_b},
                                                         {"interleaved", Schedule::interleaved},
@@ -66,6 +83,13 @@ inline constexpr EnumNames<RecomputeModule, 7> kRecomputeModuleNames{
      {"mla_up_proj", RecomputeModule::mla_up_proj},
      {"moe", RecomputeModule::moe},
      {"shared_experts", RecomputeModule::shared_experts}}};
+inline constexpr EnumNames<OffloadModule, 7> kOffloadModuleNames{{{"attn_norm", OffloadModule::attn_norm},
+                                                                  {"qkv_linear", OffloadModule::qkv_linear},
+                                                                  {"core_attn", OffloadModule::core_attn},
+                                                                  {"attn_proj", OffloadModule::attn_proj},
+                                                                  {"mlp_norm", OffloadModule::mlp_norm},
+                                                                  {"expert_fc1", OffloadModule::expert_fc1},
+                                                                  {"moe_act", OffloadModule::moe_act}}};
 /// The modules `recompute` and `modules` (RecomputeModule bits) recompute: under selective recompute the
 /// named ones, or the attention core when none is named; none under any other mode.
 [[nodiscard]] constexpr bool recomputes(Recompute recompute, std::uint8_t modules, RecomputeModule m) {
@@ -154,6 +178,8 @@ struct ParallelPlan {
   /// Recompute::selective: the RecomputeModule bits recomputed (`recompute: {modules: [...]}`); 0: the
   /// attention core alone, Megatron-Core's default.
   std::uint8_t recompute_modules = 0;
+  /// The OffloadModule bits whose saved inputs go to host memory (`offload: {modules: [...]}`); 0: none.
+  std::uint8_t offload_modules = 0;
   bool overlap_grad_reduce = true;
   double bucket_bytes = 40e6;  ///< gradient bucket size, bytes
   Framework framework;         ///< the software's habits (the scenario's `framework:` block)

@@ -20,6 +20,19 @@ enum class Attention { flash, flash2, flash3, cudnn, standard };
 }
 enum class Norm { layernorm, rmsnorm };
 enum class Position { learned, rope };
+/// How a MoE router spreads token slots over the experts (Megatron-Core, transformer_config.py):
+///   force_balanced  every expert gets exactly T·top_k/experts slots (--moe-router-force-load-balancing,
+///                   "only for benchmark": what the published throughput tables run); capacity_factor, if
+///                   set, pads each expert's input to that multiple (--moe-pad-expert-input-to-capacity);
+///   capacity        each expert's input is sized to its capacity, capacity_factor · T·top_k/experts
+///                   (--moe-expert-capacity-factor with --moe-pad-expert-input-to-capacity; tokens beyond it
+///                   are dropped, by --moe-token-drop-policy probs|position, which picks which, not how
+///                   many);
+///   dropless        no capacity (moe_expert_capacity_factor None, Megatron's default): every slot is
+///                   computed, and the busiest expert-parallel rank receives `imbalance` times the mean;
+///                   the layer waits for it, so its expert GEMMs, activations and all-to-all are that
+///                   rank's.
+enum class Routing { force_balanced, capacity, dropless };
 
 inline constexpr EnumNames<Mlp, 2> kMlpNames{{{"gelu", Mlp::gelu}, {"swiglu", Mlp::swiglu}}};
 inline constexpr EnumNames<Attention, 5> kAttentionNames{{{"flash", Attention::flash},
@@ -30,6 +43,9 @@ inline constexpr EnumNames<Attention, 5> kAttentionNames{{{"flash", Attention::f
 inline constexpr EnumNames<Norm, 2> kNormNames{{{"layernorm", Norm::layernorm}, {"rmsnorm", Norm::rmsnorm}}};
 inline constexpr EnumNames<Position, 2> kPositionNames{
     {{"learned", Position::learned}, {"rope", Position::rope}}};
+inline constexpr EnumNames<Routing, 3> kRoutingNames{{{"force-balanced", Routing::force_balanced},
+                                                      {"capacity", Routing::capacity},
+                                                      {"dropless", Routing::dropless}}};
 
 constexpr std::string_view to_string(Mlp m) {
   return name_in(kMlpNames, m);
@@ -42,6 +58,9 @@ constexpr std::string_view to_string(Norm n) {
 }
 constexpr std::string_view to_string(Position p) {
   return name_in(kPositionNames, p);
+}
+constexpr std::string_view to_string(Routing r) {
+  return name_in(kRoutingNames, r);
 }
 
 /// One layer of a non-transformer model, described by its costs per sample.
@@ -73,6 +92,9 @@ struct TransformerSpec {
   std::int64_t experts = 0;
   std::int64_t top_k = 0;
   double capacity_factor = 1.0;
+  Routing routing = Routing::force_balanced;
+  /// Routing::dropless: the busiest expert-parallel rank's token slots over the mean (>= 1).
+  double imbalance = 1.0;
   std::int64_t expert_ffn_hidden = 0;  ///< 0: ffn_hidden
   /// Shared experts (DeepSeek-V2/V3): MLPs of the routed expert's width (mlp_width) that every token
   /// passes besides its top_k routed ones; split over tp like a dense MLP, not over ep.
@@ -137,6 +159,12 @@ struct TransformerSpec {
     return ffn_hidden > 0 ? ffn_hidden : 4 * hidden;
   }
   [[nodiscard]] bool is_moe() const { return experts > 0; }
+  /// The token slots the busiest expert-parallel rank runs, over the balanced mean T·top_k/experts per
+  /// expert: capacity_factor (force_balanced, capacity), imbalance (dropless). Expert GEMM rows, expert
+  /// activations and the dispatch and combine all-to-alls scale by it.
+  [[nodiscard]] double expert_load() const {
+    return routing == Routing::dropless ? imbalance : capacity_factor;
+  }
   /// Layers whose MLP is dense: the first dense_layers of a MoE model (capped at layers), all of a dense one.
   [[nodiscard]] std::int64_t dense_layer_count() const {
     if (!is_moe()) return layers;

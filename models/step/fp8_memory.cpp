@@ -52,7 +52,7 @@ Fp8Memory fp8_stage_memory(const TransformerSpec& model, const ParallelPlan& pla
     const Shard shard = shard_of(plan, topo::Precision::fp8);
     const double tokens = shard.tokens(model.seq_len);
     const double sp = plan.sequence_parallel ? t : 1.0;
-    const double slots = model.is_moe() ? tokens * as_double(model.top_k) * model.capacity_factor : tokens;
+    const double slots = model.is_moe() ? tokens * as_double(model.top_k) * model.expert_load() : tokens;
     // qkv and fc1 inputs (norm outputs), out_proj input, fc2 input: one byte saved per element.
     // Per-module recompute keeps fewer of them: the norms' outputs (qkv and a dense fc1 input) under
     // layernorm, the fc2 input under mlp (dense), moe_act or moe.
@@ -60,9 +60,14 @@ Fp8Memory fp8_stage_memory(const TransformerSpec& model, const ParallelPlan& pla
     const bool fc2_again =
         model.is_moe() ? shard.recomputes(RecomputeModule::moe_act) || shard.recomputes(RecomputeModule::moe)
                        : shard.recomputes(RecomputeModule::mlp);
-    const double elements = (norms_again ? 0.0 : 2.0 * tokens * h / sp) +
-                            tokens * as_double(model.attention_out_width()) / t +
-                            (fc2_again ? 0.0 : slots * ffn / t);
+    // An offloaded input is on the host, not kept on the GPU at either width: qkv_linear's (ln1's output)
+    // and attn_proj's (the out_proj input) leave no saving here.
+    const double norm_inputs = (shard.offloads(OffloadModule::qkv_linear) ? 1.0 : 2.0) * tokens * h / sp;
+    const double elements =
+        (norms_again ? 0.0 : norm_inputs) +
+        (shard.offloads(OffloadModule::attn_proj) ? 0.0
+                                                  : tokens * as_double(model.attention_out_width()) / t) +
+        (fc2_again ? 0.0 : slots * ffn / t);
     f.saved_inputs = elements * layers * in_flight;
   }
   return f;

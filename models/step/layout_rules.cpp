@@ -159,6 +159,22 @@ void model_feature_rules(const TransformerSpec& m, const ParallelPlan& p, const 
             "module mla_up_proj needs a model with multi-head latent attention (Megatron-Core refuses it "
             "otherwise)");
   }
+  // Megatron-Core's checks of offload_modules (transformer_config.py __post_init__).
+  const auto offloads = [&](OffloadModule x) {
+    return (p.offload_modules & static_cast<std::uint8_t>(x)) != 0;
+  };
+  if (p.offload_modules != 0 && (p.recompute == Recompute::full || p.recompute == Recompute::op)) {
+    problem(LayoutKey::offload, fmt::format("offloads module inputs, which {} recompute does not keep: use "
+                                            "recompute none or selective (modules)",
+                                            to_string(p.recompute)));
+  }
+  if (!m.is_moe() && (offloads(OffloadModule::expert_fc1) || offloads(OffloadModule::moe_act))) {
+    problem(LayoutKey::offload, "modules expert_fc1 and moe_act need a mixture-of-experts model");
+  }
+  if (offloads(OffloadModule::attn_proj) && !offloads(OffloadModule::core_attn)) {
+    problem(LayoutKey::offload,
+            "module attn_proj needs core_attn offloaded too (Megatron-Core refuses it alone)");
+  }
   if (m.is_moe() && p.framework.moe_dispatcher == MoeDispatcher::all_gather && p.tp > 1 &&
       !p.sequence_parallel) {
     problem(LayoutKey::moe_dispatcher,

@@ -49,10 +49,11 @@ enum class LayoutKey {
   shard_group,
   moe_dispatcher,
   recompute,
+  offload,
   global_batch
 };
 
-inline constexpr EnumNames<LayoutKey, 15> kLayoutKeyPaths{
+inline constexpr EnumNames<LayoutKey, 16> kLayoutKeyPaths{
     {{"parallelism", LayoutKey::parallelism},
      {"parallelism.tp", LayoutKey::tp},
      {"parallelism.pp", LayoutKey::pp},
@@ -67,6 +68,7 @@ inline constexpr EnumNames<LayoutKey, 15> kLayoutKeyPaths{
      {"parallelism.shard_group", LayoutKey::shard_group},
      {"framework.moe_dispatcher", LayoutKey::moe_dispatcher},
      {"parallelism.recompute", LayoutKey::recompute},
+     {"parallelism.offload", LayoutKey::offload},
      {"training.global_batch", LayoutKey::global_batch}}};
 
 static_assert(kLayoutKeyPaths.size() == static_cast<std::size_t>(LayoutKey::global_batch) + 1,

@@ -7,10 +7,12 @@
 #include <string>
 #include <utility>
 
+#include "models/step/activation_offload.hpp"
 #include "models/step/communicators.hpp"
 #include "models/step/fabric_shares.hpp"
 #include "models/step/memory.hpp"
 #include "models/step/unit_pricing.hpp"
+#include "models/workload/activation_memory.hpp"
 #include "models/workload/distributed_update.hpp"
 #include "models/workload/kernel_time.hpp"
 #include "models/workload/layer_ops.hpp"
@@ -162,7 +164,13 @@ class StepPricer {
         (dense ? in_.model.as_dense_layer() : in_.model).as_attention_layer(windowed);
     const std::string name = std::string(dense ? "dense_" : "") + (windowed ? "windowed_layer" : "layer");
     layer_kinds_.push_back(LayerKind{dense, windowed, static_cast<int>(out_.units.size())});
-    out_.units.push_back(unit(name, transformer_layer_ops(spec, shard_)));
+    UnitCost u = unit(name, transformer_layer_ops(spec, shard_));
+    if (shard_.offload_modules != 0) {
+      add_offload_waits(
+          u, offload_cost(layer_activation(spec, shard_).offloaded, in_.cluster.node.pcie_bytes_per_s,
+                          u.total.forward(), u.total.backward()));
+    }
+    out_.units.push_back(std::move(u));
     return layer_kinds_.back().unit;
   }
 

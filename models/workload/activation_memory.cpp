@@ -42,7 +42,7 @@ LayerActivation layer_activation(const TransformerSpec& spec, const Shard& shard
   const double kv_heads_rank = std::max(1.0, as_double(spec.kv_heads_or_heads()) / t);
   const double act_matrices = spec.mlp == Mlp::swiglu ? 3.0 : 2.0;  // act input (gate+up) + fc2 input
   // Token slots through the MLP (each routed copy under MoE) and the width of the MLP they pass.
-  const double slots = spec.is_moe() ? tokens * as_double(spec.top_k) * spec.capacity_factor : tokens;
+  const double slots = spec.is_moe() ? tokens * as_double(spec.top_k) * spec.expert_load() : tokens;
   const double f = as_double(spec.mlp_width());
   // Under sequence parallelism Megatron-Core's all-to-all dispatcher gathers the slots over an expert's own
   // et ranks, so a rank keeps et/t of its tp group's slots, their fc1 input whole and their activations
@@ -127,6 +127,37 @@ LayerActivation layer_activation(const TransformerSpec& spec, const Shard& shard
       a.split -= tokens * p * (heads_rank * d + kv_heads_rank * (d + dv));  // Q, K and V, from the latents
     }
   }
+  if (shard.offload_modules != 0) {
+    // Fine-grained offload: each named module's saved input, where the layer still keeps it (a recomputed
+    // norm's output or MLA's Q/K/V, and a recomputed MoE layer's slots, are gone already), leaves the GPU.
+    const bool moe = spec.is_moe();
+    const bool whole_moe = moe && shard.recomputes(RecomputeModule::moe);
+    const double norm_output = p * tokens * h / sp_divisor;
+    double replicated_out = 0, split_out = 0, scores_out = 0;
+    if (shard.offloads(OffloadModule::attn_norm)) replicated_out += norm_output;
+    if (shard.offloads(OffloadModule::qkv_linear) && !shard.recomputes(RecomputeModule::layernorm))
+      replicated_out += norm_output;
+    if (shard.offloads(OffloadModule::mlp_norm)) replicated_out += norm_output;
+    if (shard.offloads(OffloadModule::core_attn)) {
+      if (!(spec.is_mla() && shard.recomputes(RecomputeModule::mla_up_proj)))
+        split_out += tokens * p * (heads_rank * d + kv_heads_rank * (d + dv));
+      scores_out = a.scores;
+    }
+    if (shard.offloads(OffloadModule::attn_proj)) split_out += tokens * p * heads_rank * dv;
+    if (moe && !whole_moe && shard.offloads(OffloadModule::expert_fc1)) {
+      if (dispatched) {
+        split_out += rank_slots * p * h;
+      } else {
+        replicated_out += slots * p * h / sp_divisor;
+      }
+    }
+    if (moe && !whole_moe && shard.offloads(OffloadModule::moe_act))
+      split_out += rank_slots * (act_matrices - 1.0) * p * f / et;  // the act input: fc1's output
+    a.replicated -= replicated_out;
+    a.split -= split_out;
+    a.scores -= scores_out;
+    a.offloaded = replicated_out + split_out + scores_out;
+  }
   return a;
 }
 
@@ -194,7 +225,10 @@ StageActivation stage_activation(const TransformerSpec& spec, const ParallelPlan
   const std::int64_t dense_here =
       spec.is_moe() ? std::clamp<std::int64_t>(spec.dense_layer_count() - first_layer, 0, layers_on_stage)
                     : 0;
-  const double dense_layer = dense_here > 0 ? layer_activation(spec.as_dense_layer(), shard).total() : 0.0;
+  const LayerActivation dense =
+      dense_here > 0 ? layer_activation(spec.as_dense_layer(), shard) : LayerActivation{};
+  const double dense_layer = dense.total();
+  const double dense_offloaded = dense.offloaded;
   const double p = topo::bytes_per_element(precision);
   const double t = shard.tp;
   const double tokens = shard.tokens(spec.seq_len);
@@ -229,6 +263,10 @@ StageActivation stage_activation(const TransformerSpec& spec, const ParallelPlan
     if (dense_here > 0) widest = std::max(widest, layer_activation(spec.as_dense_layer(), none).total());
     s.working = shard.recompute == Recompute::selective ? full.scores : widest;
   }
+  // Offloaded inputs come back one layer ahead of the backward that reads them: the layer in its
+  // backward and the next one reloaded are on the GPU at once.
+  if (layers_on_stage > 0)
+    s.working += 2.0 * std::max(layer.offloaded, dense_here > 0 ? dense_offloaded : 0.0);
   return s;
 }
 

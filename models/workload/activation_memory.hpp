@@ -20,7 +20,7 @@
 // With p = 2, kv = a, f = 4h: 4·2 + 2 = 10 replicated, 2+2+2+2+8+8 = 24 split, 5·a·s² scores (tested).
 // Flash attention keeps no score tensor (its per-row softmax statistics are neglected); selective
 // recompute drops the score tensor; full recompute keeps the layer input p·T_r·h. Expert (MoE) layers
-// keep the MLP terms for T·top_k·capacity_factor token slots of expert_ffn_hidden; shared experts keep
+// keep the MLP terms for T·top_k·expert_load token slots of expert_ffn_hidden; shared experts keep
 // the MLP terms of one MLP of shared_experts·expert_ffn_hidden for every token. Multi-head latent attention
 // keeps Q (a·(n + r)), K (a·(n + r)), V (a·v) and the out_proj input (a·v), split by tp, and its latents
 // p·(2·q_lora_rank + 2·kv_lora_rank + qk_rope) per token on every rank (`latent`). A MoE model's dense
@@ -40,6 +40,10 @@ struct LayerActivation {
   double scores = 0;           ///< the "5·a·s/h" terms (standard attention, no selective/full recompute)
   double recompute_input = 0;  ///< full recompute: the stored layer input (the other fields are 0)
   double latent = 0;  ///< MLA: the latent vectors of the replicated down-projections (not split by tp or SP)
+  /// Fine-grained offload (Shard::offload_modules): bytes of the kept activations above moved to host
+  /// memory, already taken out of the other fields (so not in total()): what crosses the host link each
+  /// way per micro-batch.
+  double offloaded = 0;
 
   [[nodiscard]] double total() const { return replicated + split + scores + recompute_input + latent; }
 };
@@ -52,9 +56,10 @@ struct LayerActivation {
 struct StageActivation {
   double per_micro_batch = 0;          ///< one micro-batch's activations on this stage (layers + ends)
   double micro_batches_in_flight = 0;  ///< how many are held at once (may be fractional: interleaved)
-  double working = 0;                  ///< transient: one layer rematerialised under full recompute
-  double embedding = 0;                ///< first stage: embedding output dropout mask, per micro-batch
-  double head = 0;  ///< last stage: final norm + LM-head input + fp32 logits, per micro-batch
+  double working = 0;  ///< transient: one layer rematerialised under full recompute; + two layers' offloaded
+                       ///< inputs reloaded (the layer in its backward and the next, reloaded ahead)
+  double embedding = 0;  ///< first stage: embedding output dropout mask, per micro-batch
+  double head = 0;       ///< last stage: final norm + LM-head input + fp32 logits, per micro-batch
   /// last stage: the multi-token-prediction modules' layers, inputs and heads, per micro-batch
   double mtp = 0;
   /// MoE all-gather token dispatcher: the buffer the group's tokens are gathered into, once per GPU.

@@ -281,11 +281,12 @@ struct TransformerLayerBuilder {
   const bool causal = spec.causal;
   const int cp = shard.cp;
   const bool moe = spec.is_moe();
-  // Token slots of this tp group's tokens: each routed to top_k experts, padded to the capacity.
-  const double routed_slots = moe ? tokens * as_double(spec.top_k) * spec.capacity_factor : tokens;
+  // Token slots of this tp group's tokens: each routed to top_k experts, as the busiest rank receives
+  // them (padded to the capacity, or the dropless imbalance).
+  const double routed_slots = moe ? tokens * as_double(spec.top_k) * spec.expert_load() : tokens;
   const double ffn = as_double(spec.mlp_width());
   const double a2a_bytes = p * routed_slots * h;
-  const double slot_copies = moe ? as_double(spec.top_k) * spec.capacity_factor : 1.0;
+  const double slot_copies = moe ? as_double(spec.top_k) * spec.expert_load() : 1.0;
   // Shared experts run on every token as one MLP of shared_experts · the expert width, split over tp.
   const double shared_ffn = moe ? as_double(spec.shared_experts) * ffn : 0.0;
   const double shared_act_elements = tokens * shared_ffn / t;
@@ -294,7 +295,7 @@ struct TransformerLayerBuilder {
   // without it), and every rank of the expert_tp × ep group gathers all the group's tokens, own·et·ep of
   // them, with their routing map (a bool per expert, no gradient) and probabilities (p bytes per expert:
   // the router's dtype, as Megatron-Core's default moe_router_dtype leaves it). It runs its experts/ep
-  // experts on the slots routed to them: own·et·top_k·capacity_factor of them, the all-to-all dispatcher's
+  // experts on the slots routed to them: own·et·top_k·expert_load of them, the all-to-all dispatcher's
   // count. The outputs, partial over the expert's et ranks and over the experts, are reduce-scattered back
   // to the tokens' ranks. Backward: the output gradient is all-gathered before the experts and the input's
   // and probabilities' gradients reduce-scattered after them. Every collective blocks the layer.

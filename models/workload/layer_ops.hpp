@@ -20,7 +20,8 @@
 //   parallelism as Megatron-Core's all-to-all dispatcher: each rank sends its own T/tp tokens' slots, a tp
 //   all-gather of the slots that arrive before the experts and a tp reduce-scatter after them, and the
 //   block's input gather and output reduction only for shared experts), on
-//   T·top_k·capacity_factor token slots (dropless implementations pad to the capacity; the padding is
+//   T·top_k·expert_load token slots (TransformerSpec::expert_load: the busiest rank's load under the
+//   model's routing, the padding to a capacity included; the padding and the imbalance are
 //   executed work, but not model FLOPs). With the framework's moe_dispatcher: allgather the all-to-alls are
 //   Megatron-Core's all-gather dispatcher's collectives over the expert_tp × ep group instead: all-gathers of
 //   the routing map, the probabilities and the tokens before the experts and a reduce-scatter of their
@@ -67,7 +68,7 @@ struct CommCost {
   double bytes = 0;
   int steps = 1;              ///< ring_exchange: sequential send/recv steps (cp - 1); others 1
   bool overlappable = false;  ///< may run concurrently with the neighbouring compute (cp ring exchange)
-  /// all_to_all of MoE slots: copies of each token among `bytes` (top_k · capacity_factor); 1 otherwise.
+  /// all_to_all of MoE slots: copies of each token among `bytes` (top_k · expert_load); 1 otherwise.
   double copies = 1;
 };
 

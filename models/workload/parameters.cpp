@@ -69,6 +69,7 @@ void check_transformer_spec(const TransformerSpec& spec) {
              std::to_string(spec.top_k);
     });
     require(spec.capacity_factor > 0, "capacity_factor", "must be positive");
+    require(spec.imbalance >= 1, "imbalance", "must be at least 1 (the busiest rank over the mean)");
     require(spec.expert_ffn_hidden >= 0, "expert_ffn_hidden", "must not be negative");
   }
   require(spec.shared_experts >= 0 && (spec.shared_experts == 0 || spec.is_moe()), "shared_experts", [&] {

@@ -65,7 +65,7 @@ struct ParameterBreakdown {
 
 /// Throws InputError listing every problem unless: generic layers are given, or layers, hidden, heads,
 /// vocab, seq_len > 0, heads divides hidden, kv_heads (when set) divides heads, and for MoE
-/// 1 <= top_k <= experts and capacity_factor > 0; mtp_layers >= 0.
+/// 1 <= top_k <= experts and capacity_factor > 0, imbalance >= 1; mtp_layers >= 0.
 void check_transformer_spec(const TransformerSpec& spec);
 
 /// All counts by part. Throws InputError when the spec is inconsistent (heads not dividing hidden,

@@ -20,6 +20,7 @@ Shard shard_of(const ParallelPlan& plan, topo::Precision precision) {
   s.precision = precision;
   s.recompute = plan.recompute;
   s.recompute_modules = plan.recompute_modules;
+  s.offload_modules = plan.offload_modules;
   s.fused_elementwise = plan.framework.fused_elementwise;
   s.unpadded_attention = plan.framework.unpadded_attention;
   s.cp_kv_all_gather = plan.framework.cp_kv_all_gather;

@@ -53,7 +53,7 @@ TEST_CASE("an unknown key is an error with its location and a did-you-mean") {
         "t.yaml:4:22: parallelism.pipeline: unknown key \"pipeline\"; known keys here: tp, pp, dp, cp, ep, "
         "expert_folding, expert_tp, schedule, "
         "virtual_stages, stage_layers, micro_batch, sequence_parallel, zero, shard_group, recompute, "
-        "overlap_grad_reduce, bucket, order");
+        "offload, overlap_grad_reduce, bucket, order");
   CHECK(errors_of(base + "parallelism: {tp: 2, sequence_paralel: true}\n") ==
         "t.yaml:4:22: parallelism.sequence_paralel: unknown key \"sequence_paralel\" (did you mean "
         "\"sequence_parallel\"?)");

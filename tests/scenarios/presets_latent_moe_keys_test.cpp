@@ -91,3 +91,28 @@ TEST_CASE("mtp_layers is read, dumped and loaded back; a negative count is an er
   CHECK_THROWS_WITH_AS((void)load_scenario_text(model_with("  mtp_layers: -1\n"), "t.yaml"),
                        doctest::Contains("t.yaml:9:15: model.mtp_layers:"), InputError);
 }
+
+TEST_CASE(
+    "routing and imbalance are read, dumped and loaded back; mismatched keys are errors at their place") {
+  const Scenario s = load_scenario_text(model_with("  routing: dropless\n  imbalance: 1.5\n"), "t.yaml");
+  CHECK(s.model.routing == model::Routing::dropless);
+  CHECK(s.model.imbalance == 1.5);
+  CHECK(s.model.expert_load() == 1.5);
+  const Scenario back = load_scenario_text(dump_scenario(s), "t.yaml");
+  CHECK(back.model.routing == model::Routing::dropless);
+  CHECK(back.model.imbalance == 1.5);
+  const Scenario capped =
+      load_scenario_text(model_with("  routing: capacity\n  capacity_factor: 1.25\n"), "t.yaml");
+  CHECK(capped.model.expert_load() == 1.25);
+  CHECK(load_scenario_text(dump_scenario(capped), "t.yaml").model.routing == model::Routing::capacity);
+  CHECK(load_scenario_text(model_with(""), "t.yaml").model.routing == model::Routing::force_balanced);
+  CHECK(errors_of(model_with("  routing: greedy\n")) == doctest::Contains("t.yaml:9:12: model.routing"));
+  CHECK(errors_of(model_with("  routing: dropless\n  imbalance: 0.5\n")) ==
+        doctest::Contains("t.yaml:10:14: model.imbalance"));
+  CHECK(errors_of(model_with("  routing: dropless\n  capacity_factor: 1.2\n")) ==
+        doctest::Contains("t.yaml:10:20: model.capacity_factor: dropless routing has no capacity"));
+  CHECK(errors_of(model_with("  imbalance: 1.2\n")) ==
+        doctest::Contains("t.yaml:9:14: model.imbalance: applies to routing: dropless only"));
+  CHECK(errors_of("model: {layers: 4, hidden: 64, heads: 4, vocab: 100, seq_len: 32, routing: dropless}\n" +
+                  rest) == doctest::Contains("model.routing: routes tokens to experts, but experts is 0"));
+}

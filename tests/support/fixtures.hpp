@@ -139,6 +139,16 @@ inline model::TransformerSpec gpt(std::int64_t layers, std::int64_t hidden, std:
   return m;
 }
 
+/// A two-layer MoE small enough to count by hand: h = 512, 8 heads, 1,024-token sequences, 4 gelu experts
+/// of 1,024, top 2 (capacity factor 1, force-balanced).
+inline model::TransformerSpec four_expert_moe() {
+  model::TransformerSpec m = gpt(2, 512, 8, 1024);
+  m.experts = 4;
+  m.top_k = 2;
+  m.expert_ffn_hidden = 1024;
+  return m;
+}
+
 /// GPT-3 175B (Brown et al. 2020, Table 2.1): 96 layers, d_model 12,288, 96 heads, context 2,048, tied
 /// embeddings; with Megatron's padded vocabulary of 51,200 as trained in Narayanan et al. 2021 and
 /// Korthikanti et al. 2022 (the paper's own count uses 50,257: override `vocab` for it).

@@ -58,3 +58,13 @@ TEST_CASE("heads wider than hidden / heads size the fp8 copies of the q and out_
   CHECK(f.gemm_weights == 81920.0);
   CHECK(f.saved_inputs == 2.0 * 128 * 64 + 128 * 128 + 128 * 256);
 }
+
+TEST_CASE("an input offloaded to host memory leaves no fp8 saving on the GPU") {
+  // As above, one layer: qkv and fc1 inputs 2·128·64, out_proj input 128·64, fc2 input 128·256. Offloaded,
+  // qkv_linear's input (ln1's output, 128·64) and attn_proj's (the out_proj input, 128·64) are not on the
+  // GPU at either width: the saving keeps the fc1 and fc2 inputs, 128·64 + 128·256.
+  ParallelPlan plan;
+  plan.offload_modules = static_cast<std::uint8_t>(OffloadModule::qkv_linear) |
+                         static_cast<std::uint8_t>(OffloadModule::attn_proj);
+  CHECK(fp8_stage_memory(small_model(), plan, 1, 1.0).saved_inputs == 128.0 * 64 + 128 * 256);
+}

@@ -42,6 +42,25 @@ TEST_CASE("mixed-precision Adam holds 16 bytes of model states per parameter wit
   CHECK(m.optimizer_state == doctest::Approx(12.0).scale(0));
 }
 
+TEST_CASE("AdamW with bf16 moments holds 12 bytes per parameter, 5 under ZeRO-1 over 8 ranks") {
+  // Megatron-Core's precision-aware optimizer (--use-precision-aware-optimizer --exp-avg-dtype bf16
+  // --exp-avg-sq-dtype bf16, main params fp32), as DeepSeek-V3 trained (arXiv:2412.19437 Sec. 3.3.1):
+  // bf16 weights 2 + bf16 grads 2 + fp32 master 4 + two bf16 moments 2 + 2 = 12 bytes (16 with fp32
+  // moments). ZeRO-1 over 8 ranks shards the last 8: 2 + 2 + 8/8 = 5 bytes.
+  OptimizerSpec o;
+  o.kind = OptimizerKind::adamw;
+  o.state_precision = Precision::bf16;
+  const MemoryBreakdown m = model_state_bytes(1.0, 1, ZeroStage::none, o, Precision::bf16);
+  CHECK(m.weights == doctest::Approx(2.0).scale(0));
+  CHECK(m.grads == doctest::Approx(2.0).scale(0));
+  CHECK(m.optimizer_state == doctest::Approx(8.0).scale(0));
+  CHECK(model_state_bytes(1.0, 8, ZeroStage::optimizer_states, o, Precision::bf16).total() ==
+        doctest::Approx(5.0).scale(0));
+  o.state_precision = Precision::fp32;
+  CHECK(model_state_bytes(1.0, 1, ZeroStage::none, o, Precision::bf16).total() ==
+        doctest::Approx(16.0).scale(0));
+}
+
 TEST_CASE("7.5B parameters on 64 GPUs need 120, 31.4, 16.6 and 1.9 GB of model states under ZeRO 0 to 3") {
   // ZeRO paper Fig. 1 (Ψ = 7.5B, N_d = 64, K = 12): 120 GB, 31.4 GB, 16.6 GB, 1.875 GB.
   const double psi = 7.5e9;

@@ -158,3 +158,50 @@ TEST_CASE("op-level recompute keeps the layer input, q, v, the attention output 
   CHECK(a.total() < layer_activation(m, shard(1, false, Recompute::selective)).total());
   CHECK(a.total() > layer_activation(m, shard(1, false, Recompute::full)).total());
 }
+
+TEST_CASE("offloaded module inputs leave the GPU: GPT-3 at tp 8 keeps 8 of its 13 s·b·h") {
+  // Flash, tp 8, no sequence parallelism, no recompute: 10 replicated + 24/8 split = 13 s·b·h. Offloading
+  // attn_norm (ln1's input, 2) and mlp_norm (ln2's input, 2), core_attn (Q, K, V: 3·2/t) and attn_proj
+  // (the out_proj input, 2/t) moves 2 + 2 + 8/8 = 5 s·b·h to the host: 8 stay.
+  Shard sh = shard(8, false, Recompute::none);
+  sh.offload_modules = static_cast<std::uint8_t>(OffloadModule::attn_norm) |
+                       static_cast<std::uint8_t>(OffloadModule::mlp_norm) |
+                       static_cast<std::uint8_t>(OffloadModule::core_attn) |
+                       static_cast<std::uint8_t>(OffloadModule::attn_proj);
+  const LayerActivation a = layer_activation(gpt3(Attention::flash), sh);
+  CHECK(a.total() == doctest::Approx(kSbh * 8));
+  CHECK(a.offloaded == doctest::Approx(kSbh * 5));
+  // qkv_linear's input is ln1's output: 2 s·b·h, none when the norms are recomputed (nothing kept to move).
+  sh.offload_modules = static_cast<std::uint8_t>(OffloadModule::qkv_linear);
+  CHECK(layer_activation(gpt3(Attention::flash), sh).offloaded == doctest::Approx(kSbh * 2));
+  sh.recompute = Recompute::selective;
+  sh.recompute_modules = static_cast<std::uint8_t>(RecomputeModule::layernorm);
+  CHECK(layer_activation(gpt3(Attention::flash), sh).offloaded == 0);
+}
+
+TEST_CASE("a MoE layer offloads its experts' fc1 and activation inputs, and reloads two layers' worth") {
+  // 4 experts, top 2, ep 2, tp 1, bf16, gelu experts of 1,024 on h = 512, T = 1,024 tokens: the rank's
+  // 2,048 slots keep their fc1 input, p·h = 1,024 B each (2,097,152 B), and the gelu's input, fc1's output,
+  // p·f = 2,048 B each (4,194,304 B).
+  const TransformerSpec m = trainsim::testing::four_expert_moe();
+  Shard sh;
+  sh.ep = 2;
+  sh.offload_modules = static_cast<std::uint8_t>(OffloadModule::expert_fc1);
+  CHECK(layer_activation(m, sh).offloaded == doctest::Approx(2097152.0));
+  sh.offload_modules = static_cast<std::uint8_t>(OffloadModule::moe_act);
+  CHECK(layer_activation(m, sh).offloaded == doctest::Approx(4194304.0));
+  // Recomputing the whole MoE layer keeps neither: nothing is left to offload.
+  sh.recompute = Recompute::selective;
+  sh.recompute_modules = static_cast<std::uint8_t>(RecomputeModule::moe);
+  CHECK(layer_activation(m, sh).offloaded == 0);
+  // The stage keeps the rest, and two layers' offloaded inputs while the backward reloads them.
+  ParallelPlan p;
+  p.ep = 2;
+  p.dp = 2;
+  p.offload_modules = static_cast<std::uint8_t>(OffloadModule::moe_act);
+  const StageActivation with = stage_activation(m, p, trainsim::topo::Precision::bf16, 0, 2, 1);
+  p.offload_modules = 0;
+  const StageActivation without = stage_activation(m, p, trainsim::topo::Precision::bf16, 0, 2, 1);
+  CHECK(without.per_micro_batch - with.per_micro_batch == doctest::Approx(2 * 4194304.0));
+  CHECK(with.working - without.working == doctest::Approx(2 * 4194304.0));
+}

@@ -39,6 +39,12 @@ bool has(const std::vector<LayerOp>& ops, const std::string& name) {
   return std::any_of(ops.begin(), ops.end(), [&](const LayerOp& op) { return op.name == name; });
 }
 
+const LayerOp& op_named(const std::vector<LayerOp>& ops, const std::string& name) {
+  const auto it = std::find_if(ops.begin(), ops.end(), [&](const LayerOp& op) { return op.name == name; });
+  REQUIRE(it != ops.end());
+  return *it;
+}
+
 }  // namespace
 
 TEST_CASE("a standard GPT layer's forward FLOPs are (24·s·h² + 4·s²·h)/t and backward twice that") {
@@ -163,11 +169,11 @@ TEST_CASE("under sequence parallelism each rank sends its own tokens' slots and 
     return *it;
   };
   const double slots = 2.0 * kS * 2 * kH;
-  CHECK(op(ops.forward, "ep_dispatch").comm.bytes == slots / 8);
-  CHECK(op(ops.forward, "ep_combine").comm.bytes == slots / 8);
-  CHECK(op(ops.forward, "ep_dispatch.tp_all_gather").comm.bytes == slots);
-  CHECK(op(ops.forward, "ep_combine.tp_reduce_scatter").comm.bytes == slots);
-  CHECK(op(ops.backward, "ep_dispatch.bwd").comm.bytes == slots / 8);
+  CHECK(op_named(ops.forward, "ep_dispatch").comm.bytes == slots / 8);
+  CHECK(op_named(ops.forward, "ep_combine").comm.bytes == slots / 8);
+  CHECK(op_named(ops.forward, "ep_dispatch.tp_all_gather").comm.bytes == slots);
+  CHECK(op_named(ops.forward, "ep_combine.tp_reduce_scatter").comm.bytes == slots);
+  CHECK(op_named(ops.backward, "ep_dispatch.bwd").comm.bytes == slots / 8);
   // The attention block's sequence-parallel gather and reduce-scatter stay; the MoE block adds none.
   CHECK(count(ops.forward, Collective::all_gather) == 2);
   CHECK(count(ops.forward, Collective::reduce_scatter) == 2);
@@ -351,18 +357,12 @@ TEST_CASE("op-level recompute runs k, o and the MLP's second matmul again, with 
 TEST_CASE("a MoE layer permutes its slots around the experts, as Megatron-Core's dispatcher does") {
   // 4 experts, top 2, capacity factor 1, ep 2 (2 experts on the rank), tp 1, bf16: T = 1,024 tokens of
   // h = 512, so the rank's slots are T·k = 2,048 rows of h, p·T·k·h = 2·2,048·512 = 2,097,152 bytes.
-  TransformerSpec m = trainsim::testing::gpt(2, 512, 8, 1024);
-  m.experts = 4;
-  m.top_k = 2;
-  m.expert_ffn_hidden = 1024;
+  const TransformerSpec m = trainsim::testing::four_expert_moe();
   Shard s;
   s.ep = 2;
   const LayerOps ops = transformer_layer_ops(m, s);
   const auto bytes = [](const std::vector<LayerOp>& list, const std::string& name) {
-    const auto it =
-        std::find_if(list.begin(), list.end(), [&](const LayerOp& op) { return op.name == name; });
-    REQUIRE(it != list.end());
-    return it->kernel.bytes;
+    return op_named(list, name).kernel.bytes;
   };
   const double slots = 2.0 * 1024 * 2 * 512;                           // p · T · k · h
   const double tokens = 2.0 * 1024 * 512;                              // p · T · h
@@ -446,4 +446,40 @@ TEST_CASE("mla_up_proj recomputes MLA's up-projections and rotary from the kept 
   core_only.recompute_modules = 0;
   CHECK(layer_activation(m, core_only).total() - layer_activation(m, s).total() ==
         doctest::Approx(2.0 * T * 8 * (96 + 96 + 64)));
+}
+
+TEST_CASE("routing balance sizes the experts' GEMMs and the all-to-all by the busiest rank's load") {
+  // 4 experts, top 2, ep 2, tp 1, bf16, gelu: T = 1,024 tokens of h = 512, experts 1,024 wide. Balanced,
+  // the rank runs T·k = 2,048 slots: fc1 = 2·2,048·512·1,024 = 2,147,483,648 FLOPs, and its dispatch
+  // sends p·T·k·h = 2·2,048·512 = 2,097,152 bytes. A capacity factor of 1.25 sizes both to the capacity
+  // (× 1.25: 2,684,354,560 FLOPs, 2,621,440 bytes); dropless with imbalance 1.5 sizes both to the busiest
+  // rank (× 1.5: 3,221,225,472 FLOPs, 3,145,728 bytes).
+  const TransformerSpec m = trainsim::testing::four_expert_moe();
+  Shard s;
+  s.ep = 2;
+  const auto check = [&](const TransformerSpec& spec, double flops, double bytes) {
+    const LayerOps ops = transformer_layer_ops(spec, s);
+    CHECK(op_named(ops.forward, "fc1").kernel.flops == doctest::Approx(flops));
+    CHECK(op_named(ops.forward, "ep_dispatch").comm.bytes == doctest::Approx(bytes));
+    CHECK(op_named(ops.backward, "ep_dispatch.bwd").comm.bytes == doctest::Approx(bytes));
+  };
+  check(m, 2147483648.0, 2097152.0);
+  TransformerSpec capped = m;
+  capped.routing = Routing::capacity;
+  capped.capacity_factor = 1.25;
+  check(capped, 2684354560.0, 2621440.0);
+  TransformerSpec dropless = m;
+  dropless.routing = Routing::dropless;
+  dropless.imbalance = 1.5;
+  check(dropless, 3221225472.0, 3145728.0);
+  // Dropless ignores a capacity factor (it has none); force-balanced ignores the imbalance.
+  dropless.capacity_factor = 3;
+  check(dropless, 3221225472.0, 3145728.0);
+  TransformerSpec balanced = m;
+  balanced.imbalance = 4;
+  check(balanced, 2147483648.0, 2097152.0);
+  // The busiest rank keeps the activations of its slots: fc1 input p·h and gelu's two p·f per slot.
+  const double kept_balanced = layer_activation(m, s).total();
+  const double kept_dropless = layer_activation(dropless, s).total();
+  CHECK(kept_dropless - kept_balanced == doctest::Approx(0.5 * 2048 * (2.0 * 512 + 2 * 2.0 * 1024)));
 }
