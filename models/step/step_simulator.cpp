@@ -207,10 +207,10 @@ StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptio
     std::map<std::int64_t, std::vector<double>> slowdown = replica_slowdowns(in.plan, in.cluster);
     draw_gpu_variability(slowdown, in.plan, in.cluster);
     try {
-      graph.emplace(lower_step(in, plan, costs,
-                               LoweringOptions{.full_cluster = true,
-                                               .replica_slowdown = slowdown,
-                                               .merge_serial = options.trace == nullptr}));
+      graph.emplace(lower_step(
+          in, plan, costs,
+          LoweringOptions{
+              .full_cluster = true, .replica_slowdown = slowdown, .merge_serial = options.trace == nullptr}));
     } catch (const InputError&) {
       if (options.mode == StepMode::full_cluster) throw;  // asked for: say why not
       full_cluster = false;  // chosen: the collapsed step prices the same asymmetry in closed form
