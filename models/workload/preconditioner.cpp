@@ -15,7 +15,8 @@ constexpr int kSoapFrequency = 10;
 // A side cut into pieces of at most `most`: (length, how many) pairs, the full pieces then the rest.
 std::vector<std::pair<std::int64_t, double>> pieces(std::int64_t side, std::int64_t most) {
   std::vector<std::pair<std::int64_t, double>> out;
-  if (side / most > 0) out.emplace_back(most, static_cast<double>(side / most));
+  const std::int64_t full = side / most;  // whole pieces, counted exactly
+  if (full > 0) out.emplace_back(most, static_cast<double>(full));
   if (side % most > 0) out.emplace_back(side % most, 1.0);
   return out;
 }
