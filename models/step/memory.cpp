@@ -142,6 +142,28 @@ MemoryBreakdown model_state_bytes(double params, double shard_degree, ZeroStage 
   return m;
 }
 
+namespace {
+
+// A whole-matrix optimizer under sharded states (Muon, Shampoo, SOAP): the buffers its update gathers on
+// each rank of a stage holding tensors r, sharded over `degree` ranks.
+double whole_matrix_update_bytes(const OptimizerSpec& opt, Precision compute, const RankTensors& r,
+                                 double degree) {
+  if (keeps_preconditioners(opt.kind)) {
+    // Shampoo, SOAP: the owner's blocks' gathered gradients, and every rank's buffer of all the
+    // all-gathered search directions (Distributed Shampoo's global buffer, padded per owner).
+    std::vector<TensorShape> all = r.dense;
+    all.insert(all.end(), r.expert.begin(), r.expert.end());
+    const DistributedMatrixUpdate d =
+        distributed_matrix_update(opt, compute, all, static_cast<std::int64_t>(degree));
+    return d.owner_elements_max * topo::bytes_per_element(gradient_precision(opt, compute)) +
+           d.direction_gather_bytes;
+  }
+  // Muon: the largest matrix gathered whole, and its update.
+  return 2 * largest_matrix_elements(r) * topo::bytes_per_element(opt.state_precision);
+}
+
+}  // namespace
+
 MemoryEstimate estimate_memory(const TransformerSpec& model, const ParallelPlan& plan,
                                const TrainingSpec& training, const topo::GpuSpec& gpu,
                                const MemoryOptions& options) {
@@ -229,20 +251,8 @@ MemoryEstimate estimate_memory(const TransformerSpec& model, const ParallelPlan&
       st.gathered_bytes = fw.reshard_after_forward ? unit * ((1 + ahead) * bw + bg)
                                                    : bw * st.params * (1 - 1 / dense_degree) + unit * bg;
     }
-    if (optimizer_info(opt.kind).needs_full_matrices && states_sharded && dense_degree > 1) {
-      if (keeps_preconditioners(opt.kind)) {
-        // Shampoo, SOAP: the owner's blocks' gathered gradients, and every rank's buffer of all the
-        // all-gathered search directions (Distributed Shampoo's global buffer, padded per owner).
-        std::vector<TensorShape> all = r.dense;
-        all.insert(all.end(), r.expert.begin(), r.expert.end());
-        const DistributedMatrixUpdate d =
-            distributed_matrix_update(opt, compute, all, static_cast<std::int64_t>(dense_degree));
-        st.gathered_bytes += d.owner_elements_max * bg + d.direction_gather_bytes;
-      } else {
-        const double largest = largest_matrix_elements(r);
-        st.gathered_bytes += 2 * largest * topo::bytes_per_element(opt.state_precision);
-      }
-    }
+    if (optimizer_info(opt.kind).needs_full_matrices && states_sharded && dense_degree > 1)
+      st.gathered_bytes += whole_matrix_update_bytes(opt, compute, r, dense_degree);
     st.runtime_bytes = options.runtime_bytes;
     const double before_reserve = m.weights + m.grads + m.optimizer_state + m.activations + st.bucket_bytes +
                                   st.gathered_bytes + st.runtime_bytes + st.fp8.amax_history;

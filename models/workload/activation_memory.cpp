@@ -19,75 +19,101 @@ constexpr double kMaskBytes = 1.0;
 
 }  // namespace
 
-LayerActivation layer_activation(const TransformerSpec& spec, const Shard& shard) {
-  if (!spec.generic_layers.empty()) {
-    throw InputError("per-layer transformer activations are undefined for a generic model");
-  }
-  check_shard(spec, shard);
-  const double p = topo::bytes_per_element(shard.precision);
-  const double t = shard.tp;
-  const double h = as_double(spec.hidden);
-  const double tokens = shard.tokens(spec.seq_len);
-  const double sp_divisor = shard.sequence_parallel ? t : 1.0;
+namespace {
 
-  LayerActivation a;
-  if (shard.recompute == Recompute::full) {
-    a.recompute_input = p * tokens * h / sp_divisor;
-    return a;
-  }
+// What one layer's activation terms are made of, on this rank.
+struct LayerWidths {
+  double p = 0;           // bytes per element
+  double t = 0;           // tensor-parallel ranks
+  double h = 0;           // hidden width
+  double tokens = 0;      // tokens of the micro-batch on this rank
+  double sp_divisor = 1;  // t under sequence parallelism, else 1
   // Per-head widths of the query/key and of the value (differ under MLA), and the heads on this rank.
-  const double d = as_double(spec.qk_head_dim());
-  const double dv = as_double(spec.value_head_dim());
-  const double heads_rank = as_double(spec.heads) / t;
-  const double kv_heads_rank = std::max(1.0, as_double(spec.kv_heads_or_heads()) / t);
-  const double act_matrices = spec.mlp == Mlp::swiglu ? 3.0 : 2.0;  // act input (gate+up) + fc2 input
+  double d = 0;
+  double dv = 0;
+  double heads_rank = 0;
+  double kv_heads_rank = 0;
+  double act_matrices = 0;  // act input (gate+up) + fc2 input
   // Token slots through the MLP (each routed copy under MoE) and the width of the MLP they pass.
-  const double slots = spec.is_moe() ? tokens * as_double(spec.top_k) * spec.expert_load() : tokens;
-  const double f = as_double(spec.mlp_width());
+  double slots = 0;
+  double f = 0;
+  bool dispatched = false;  // the slots were dispatched to this rank's expert ranks (see widths_of)
+  double et = 0;            // ranks splitting one expert
+  double rank_slots = 0;    // the slots this rank keeps
+  double shared_f = 0;      // shared experts: one MLP of shared_experts · f on every token, split over tp
+  double norm_output = 0;   // a norm's output, as the layer keeps it
+  bool moe = false;
+  bool whole_moe = false;  // the whole MoE layer recomputed (per-module recompute `moe`)
+};
+
+LayerWidths widths_of(const TransformerSpec& spec, const Shard& shard) {
+  LayerWidths w;
+  w.p = topo::bytes_per_element(shard.precision);
+  w.t = shard.tp;
+  w.h = as_double(spec.hidden);
+  w.tokens = shard.tokens(spec.seq_len);
+  w.sp_divisor = shard.sequence_parallel ? w.t : 1.0;
+  w.d = as_double(spec.qk_head_dim());
+  w.dv = as_double(spec.value_head_dim());
+  w.heads_rank = as_double(spec.heads) / w.t;
+  w.kv_heads_rank = std::max(1.0, as_double(spec.kv_heads_or_heads()) / w.t);
+  w.act_matrices = spec.mlp == Mlp::swiglu ? 3.0 : 2.0;
+  w.slots = spec.is_moe() ? w.tokens * as_double(spec.top_k) * spec.expert_load() : w.tokens;
+  w.f = as_double(spec.mlp_width());
   // Under sequence parallelism Megatron-Core's all-to-all dispatcher gathers the slots over an expert's own
   // et ranks, so a rank keeps et/t of its tp group's slots, their fc1 input whole and their activations
   // split by et (models/workload/layer_ops.cpp); its all-gather dispatcher leaves a rank the same slots (at
   // tp 1 all of them). Otherwise every slot's fc1 input follows the sequence parallelism and the
   // activations are split by t.
-  const bool dispatched =
+  w.dispatched =
       spec.is_moe() && (shard.moe_all_gather || (shard.ep > 1 && shard.tp > 1 && shard.sequence_parallel));
-  const double et = spec.is_moe() ? shard.expert_tp() : t;
-  const double rank_slots = dispatched ? slots / t * et : slots;
-  // Shared experts: one MLP of shared_experts · f on every token, split over tp.
-  const double shared_f = spec.is_moe() ? as_double(spec.shared_experts) * f : 0.0;
-  if (shard.recompute == Recompute::op) {
-    // Kept: the layer's input, q, v, the attention output, w1's output and, of a SwiGLU, w2's; the rest is
-    // run again (models/workload/layer_ops.cpp).
-    const bool swiglu = spec.mlp == Mlp::swiglu;
-    a.replicated = p * (tokens * h + (swiglu && !dispatched ? slots * h : 0.0)) / sp_divisor;
-    a.split = p * (tokens * (heads_rank * (d + dv) + kv_heads_rank * dv) + rank_slots * f / et +
-                   (swiglu && dispatched ? rank_slots * h : 0.0) + tokens * shared_f / t);
-    return a;
-  }
+  w.et = spec.is_moe() ? shard.expert_tp() : w.t;
+  w.rank_slots = w.dispatched ? w.slots / w.t * w.et : w.slots;
+  w.shared_f = spec.is_moe() ? as_double(spec.shared_experts) * w.f : 0.0;
+  w.norm_output = w.p * w.tokens * w.h / w.sp_divisor;
+  w.moe = spec.is_moe();
+  w.whole_moe = w.moe && shard.recomputes(RecomputeModule::moe);
+  return w;
+}
 
+// recompute: op. Kept: the layer's input, q, v, the attention output, w1's output and, of a SwiGLU, w2's;
+// the rest is run again (models/workload/layer_ops.cpp).
+LayerActivation kept_under_op_recompute(const TransformerSpec& spec, const LayerWidths& w) {
+  LayerActivation a;
+  const bool swiglu = spec.mlp == Mlp::swiglu;
+  a.replicated = w.p * (w.tokens * w.h + (swiglu && !w.dispatched ? w.slots * w.h : 0.0)) / w.sp_divisor;
+  a.split =
+      w.p * (w.tokens * (w.heads_rank * (w.d + w.dv) + w.kv_heads_rank * w.dv) + w.rank_slots * w.f / w.et +
+             (swiglu && w.dispatched ? w.rank_slots * w.h : 0.0) + w.tokens * w.shared_f / w.t);
+  return a;
+}
+
+// Everything the layer keeps for its backward when nothing is recomputed.
+LayerActivation kept_whole(const TransformerSpec& spec, const Shard& shard, const LayerWidths& w) {
+  LayerActivation a;
   // ln1 input, qkv input, ln2 input and the two output dropout masks of every token (none without dropout).
   const double mask = spec.dropout > 0 ? kMaskBytes : 0.0;
-  double replicated = tokens * h * (3.0 * p + 2.0 * mask);
+  double replicated = w.tokens * w.h * (3.0 * w.p + 2.0 * mask);
   // Q, K, V and the out_proj input.
-  double split = tokens * p * (heads_rank * d + kv_heads_rank * (d + dv) + heads_rank * dv);
+  double split = w.tokens * w.p * (w.heads_rank * w.d + w.kv_heads_rank * (w.d + w.dv) + w.heads_rank * w.dv);
   // Each slot keeps its fc1 input (full width) and the activation terms (split by tp, or et).
-  if (dispatched) {
-    split += rank_slots * p * h;
+  if (w.dispatched) {
+    split += w.rank_slots * w.p * w.h;
   } else {
-    replicated += slots * p * h;
+    replicated += w.slots * w.p * w.h;
   }
-  split += rank_slots * act_matrices * p * f / et;
-  if (shared_f > 0) {  // the shared experts read the ln2 output the router reads: kept once more
-    replicated += tokens * p * h;
-    split += tokens * act_matrices * p * shared_f / t;
+  split += w.rank_slots * w.act_matrices * w.p * w.f / w.et;
+  if (w.shared_f > 0) {  // the shared experts read the ln2 output the router reads: kept once more
+    replicated += w.tokens * w.p * w.h;
+    split += w.tokens * w.act_matrices * w.p * w.shared_f / w.t;
   }
-  a.replicated = replicated / sp_divisor;
+  a.replicated = replicated / w.sp_divisor;
   a.split = split;
   if (spec.is_mla()) {
     // The replicated down-projections' outputs on every tp rank, sequence parallel or not: each latent's
     // norm input and the up-projection's input (q: 2·q_lora_rank; kv: kv_lora_rank + rope, then
     // kv_lora_rank), p bytes each.
-    a.latent = p * tokens *
+    a.latent = w.p * w.tokens *
                (2.0 * as_double(spec.q_lora_rank) + 2.0 * as_double(spec.kv_lora_rank) +
                 as_double(spec.qk_rope_head_dim));
   }
@@ -95,69 +121,91 @@ LayerActivation layer_activation(const TransformerSpec& spec, const Shard& shard
   // the fused ones none): any layer of a mixed model prices them.
   if (!shard.recomputes(RecomputeModule::core_attn))
     a.scores = attention_cost(spec.as_attention_layer(false), shard).stored_bytes;
-  if (shard.recompute == Recompute::selective) {
-    // Per-module recompute (models/workload/layer_ops.cpp): a recomputed module keeps its input, none of its
-    // inner activations.
-    const bool moe = spec.is_moe();
-    const double norm_output = p * tokens * h / sp_divisor;  // a norm's output, as kept above
-    const bool whole_moe = moe && shard.recomputes(RecomputeModule::moe);
-    if (whole_moe) {
-      // The slots' fc1 inputs, their activations and the shared experts' go; the layer's input (ln2's
-      // output, the router's input) is kept: the shared experts' copy of it stays, or one is added.
-      if (dispatched) {
-        a.split -= rank_slots * p * h;
-      } else {
-        a.replicated -= slots * p * h / sp_divisor;
-      }
-      a.split -= rank_slots * act_matrices * p * f / et + tokens * act_matrices * p * shared_f / t;
-      if (shared_f == 0) a.replicated += norm_output;
-    } else if (moe) {
-      if (shard.recomputes(RecomputeModule::moe_act)) a.split -= rank_slots * p * f / et;  // its output
-      if (shard.recomputes(RecomputeModule::shared_experts))
-        a.split -= tokens * act_matrices * p * shared_f / t;
-    } else if (shard.recomputes(RecomputeModule::mlp)) {
-      a.split -= rank_slots * act_matrices * p * f / et;  // fc1's output and the activation's
+  return a;
+}
+
+// Per-module recompute (models/workload/layer_ops.cpp): a recomputed module keeps its input, none of its
+// inner activations.
+void drop_recomputed_modules(LayerActivation& a, const TransformerSpec& spec, const Shard& shard,
+                             const LayerWidths& w) {
+  if (w.whole_moe) {
+    // The slots' fc1 inputs, their activations and the shared experts' go; the layer's input (ln2's
+    // output, the router's input) is kept: the shared experts' copy of it stays, or one is added.
+    if (w.dispatched) {
+      a.split -= w.rank_slots * w.p * w.h;
+    } else {
+      a.replicated -= w.slots * w.p * w.h / w.sp_divisor;
     }
-    if (shard.recomputes(RecomputeModule::layernorm)) {
-      // ln1's output (the qkv input) and ln2's where it is kept: a dense MLP's fc1 input, a MoE layer's
-      // shared-expert input (not when the whole MoE layer keeps it as its input).
-      a.replicated -= norm_output * ((!moe || (shared_f > 0 && !whole_moe)) ? 2.0 : 1.0);
-    }
-    if (shard.recomputes(RecomputeModule::mla_up_proj) && spec.is_mla()) {
-      a.split -= tokens * p * (heads_rank * d + kv_heads_rank * (d + dv));  // Q, K and V, from the latents
+    a.split -=
+        w.rank_slots * w.act_matrices * w.p * w.f / w.et + w.tokens * w.act_matrices * w.p * w.shared_f / w.t;
+    if (w.shared_f == 0) a.replicated += w.norm_output;
+  } else if (w.moe) {
+    if (shard.recomputes(RecomputeModule::moe_act)) a.split -= w.rank_slots * w.p * w.f / w.et;  // its output
+    if (shard.recomputes(RecomputeModule::shared_experts))
+      a.split -= w.tokens * w.act_matrices * w.p * w.shared_f / w.t;
+  } else if (shard.recomputes(RecomputeModule::mlp)) {
+    a.split -= w.rank_slots * w.act_matrices * w.p * w.f / w.et;  // fc1's output and the activation's
+  }
+  if (shard.recomputes(RecomputeModule::layernorm)) {
+    // ln1's output (the qkv input) and ln2's where it is kept: a dense MLP's fc1 input, a MoE layer's
+    // shared-expert input (not when the whole MoE layer keeps it as its input).
+    a.replicated -= w.norm_output * ((!w.moe || (w.shared_f > 0 && !w.whole_moe)) ? 2.0 : 1.0);
+  }
+  if (shard.recomputes(RecomputeModule::mla_up_proj) && spec.is_mla()) {
+    a.split -= w.tokens * w.p *
+               (w.heads_rank * w.d + w.kv_heads_rank * (w.d + w.dv));  // Q, K and V, from the latents
+  }
+}
+
+// Fine-grained offload: each named module's saved input, where the layer still keeps it (a recomputed
+// norm's output or MLA's Q/K/V, and a recomputed MoE layer's slots, are gone already), leaves the GPU.
+void offload_modules(LayerActivation& a, const TransformerSpec& spec, const Shard& shard,
+                     const LayerWidths& w) {
+  double replicated_out = 0, split_out = 0, scores_out = 0;
+  if (shard.offloads(OffloadModule::attn_norm)) replicated_out += w.norm_output;
+  if (shard.offloads(OffloadModule::qkv_linear) && !shard.recomputes(RecomputeModule::layernorm))
+    replicated_out += w.norm_output;
+  if (shard.offloads(OffloadModule::mlp_norm)) replicated_out += w.norm_output;
+  if (shard.offloads(OffloadModule::core_attn)) {
+    if (!(spec.is_mla() && shard.recomputes(RecomputeModule::mla_up_proj)))
+      split_out += w.tokens * w.p * (w.heads_rank * w.d + w.kv_heads_rank * (w.d + w.dv));
+    scores_out = a.scores;
+  }
+  if (shard.offloads(OffloadModule::attn_proj)) split_out += w.tokens * w.p * w.heads_rank * w.dv;
+  if (w.moe && !w.whole_moe && shard.offloads(OffloadModule::expert_fc1)) {
+    if (w.dispatched) {
+      split_out += w.rank_slots * w.p * w.h;
+    } else {
+      replicated_out += w.slots * w.p * w.h / w.sp_divisor;
     }
   }
-  if (shard.offload_modules != 0) {
-    // Fine-grained offload: each named module's saved input, where the layer still keeps it (a recomputed
-    // norm's output or MLA's Q/K/V, and a recomputed MoE layer's slots, are gone already), leaves the GPU.
-    const bool moe = spec.is_moe();
-    const bool whole_moe = moe && shard.recomputes(RecomputeModule::moe);
-    const double norm_output = p * tokens * h / sp_divisor;
-    double replicated_out = 0, split_out = 0, scores_out = 0;
-    if (shard.offloads(OffloadModule::attn_norm)) replicated_out += norm_output;
-    if (shard.offloads(OffloadModule::qkv_linear) && !shard.recomputes(RecomputeModule::layernorm))
-      replicated_out += norm_output;
-    if (shard.offloads(OffloadModule::mlp_norm)) replicated_out += norm_output;
-    if (shard.offloads(OffloadModule::core_attn)) {
-      if (!(spec.is_mla() && shard.recomputes(RecomputeModule::mla_up_proj)))
-        split_out += tokens * p * (heads_rank * d + kv_heads_rank * (d + dv));
-      scores_out = a.scores;
-    }
-    if (shard.offloads(OffloadModule::attn_proj)) split_out += tokens * p * heads_rank * dv;
-    if (moe && !whole_moe && shard.offloads(OffloadModule::expert_fc1)) {
-      if (dispatched) {
-        split_out += rank_slots * p * h;
-      } else {
-        replicated_out += slots * p * h / sp_divisor;
-      }
-    }
-    if (moe && !whole_moe && shard.offloads(OffloadModule::moe_act))
-      split_out += rank_slots * (act_matrices - 1.0) * p * f / et;  // the act input: fc1's output
-    a.replicated -= replicated_out;
-    a.split -= split_out;
-    a.scores -= scores_out;
-    a.offloaded = replicated_out + split_out + scores_out;
+  if (w.moe && !w.whole_moe && shard.offloads(OffloadModule::moe_act))
+    split_out += w.rank_slots * (w.act_matrices - 1.0) * w.p * w.f / w.et;  // the act input: fc1's output
+  a.replicated -= replicated_out;
+  a.split -= split_out;
+  a.scores -= scores_out;
+  a.offloaded = replicated_out + split_out + scores_out;
+}
+
+}  // namespace
+
+LayerActivation layer_activation(const TransformerSpec& spec, const Shard& shard) {
+  if (!spec.generic_layers.empty()) {
+    throw InputError("per-layer transformer activations are undefined for a generic model");
   }
+  check_shard(spec, shard);
+  if (shard.recompute == Recompute::full) {
+    LayerActivation a;
+    a.recompute_input = topo::bytes_per_element(shard.precision) * shard.tokens(spec.seq_len) *
+                        as_double(spec.hidden) /
+                        (shard.sequence_parallel ? static_cast<double>(shard.tp) : 1.0);
+    return a;
+  }
+  const LayerWidths w = widths_of(spec, shard);
+  if (shard.recompute == Recompute::op) return kept_under_op_recompute(spec, w);
+  LayerActivation a = kept_whole(spec, shard, w);
+  if (shard.recompute == Recompute::selective) drop_recomputed_modules(a, spec, shard, w);
+  if (shard.offload_modules != 0) offload_modules(a, spec, shard, w);
   return a;
 }
 
