@@ -173,6 +173,45 @@ const FieldTable<model::BudgetSpec>& budget_fields() {
   return kTable;
 }
 
+const FieldTable<model::ConvergenceSpec>& convergence_fields() {
+  using C = model::ConvergenceSpec;
+  static const FieldTable<C> kTable{
+      required(number_field("target_loss", &C::target_loss, 1e-6, 100,
+                            "the loss the run trains to, in nats per token; sets the run's length")),
+      structured_field<C>("law", "name or mapping",
+                          "the loss law: chinchilla (default), besiroglu-2024, or its constants"),
+      structured_field<C>("batch", "mapping", "the critical batch"),
+      structured_field<C>("optimizer_efficiency", "name or number",
+                          "the optimizer's speedup over AdamW in tokens to the target: fair-tuned "
+                          "(default), optimistic, or a number from 0.001 to 1000"),
+      number_field("next_target_loss", &C::next_target_loss, 1e-6, 100,
+                   "a lower loss the target moves to once the run reaches target_loss"),
+  };
+  return kTable;
+}
+
+const FieldTable<model::ConvergenceSpec>& convergence_law_fields() {
+  using C = model::ConvergenceSpec;
+  static const FieldTable<C> kTable{
+      required(number_field("E", &C::e, 0, 100, "the irreducible loss in L = E + A/N^alpha + B/D^beta")),
+      required(number_field("A", &C::a, 0, 1e12, "the parameters' term's scale")),
+      required(number_field("B", &C::b, 0, 1e12, "the tokens' term's scale")),
+      required(number_field("alpha", &C::alpha, 1e-3, 10, "the parameters' exponent")),
+      required(number_field("beta", &C::beta, 1e-3, 10, "the tokens' exponent")),
+  };
+  return kTable;
+}
+
+const FieldTable<model::ConvergenceSpec>& convergence_batch_fields() {
+  using C = model::ConvergenceSpec;
+  static const FieldTable<C> kTable{
+      structured_field<C>("critical", "number or auto",
+                          "the critical batch in tokens, 1 to 1e15; auto (default): from the target loss "
+                          "(Kaplan et al. 2020)"),
+  };
+  return kTable;
+}
+
 const FieldTable<model::TuningSpec>& tuning_fields() {
   using T = model::TuningSpec;
   static const FieldTable<T> kTable{
@@ -320,6 +359,9 @@ std::vector<DocumentedBlock> documented_blocks() {
       {"pricing.storage", field_infos(pricing_storage_fields())},
       {"pricing.energy", field_infos(pricing_energy_fields())},
       {"pricing.commitment", field_infos(pricing_commitment_fields())},
+      {"convergence", field_infos(convergence_fields())},
+      {"convergence.law", field_infos(convergence_law_fields())},
+      {"convergence.batch", field_infos(convergence_batch_fields())},
       {"tuning", field_infos(tuning_fields())},
       {"tuning.trial", field_infos(tuning_trial_fields())},
       {"tuning.early_stopping", field_infos(tuning_early_stopping_fields())},

@@ -36,6 +36,12 @@ namespace trainsim::scenario {
 /// `budget:` (memory_headroom and alerts are read and written by the block's own code).
 [[nodiscard]] const FieldTable<model::BudgetSpec>& budget_fields();
 
+/// `convergence:`, its law's constants (when law is a mapping) and its batch mapping (law, batch's critical
+/// and optimizer_efficiency, each a name or a value, are read and written by the block's own code).
+[[nodiscard]] const FieldTable<model::ConvergenceSpec>& convergence_fields();
+[[nodiscard]] const FieldTable<model::ConvergenceSpec>& convergence_law_fields();
+[[nodiscard]] const FieldTable<model::ConvergenceSpec>& convergence_batch_fields();
+
 /// `tuning:` and its mappings.
 [[nodiscard]] const FieldTable<model::TuningSpec>& tuning_fields();
 [[nodiscard]] const FieldTable<model::TuningSpec>& tuning_trial_fields();
