@@ -1,8 +1,55 @@
 #include "scenarios/block_fields.hpp"
 
+#include <initializer_list>
+#include <utility>
+
+#include "models/workload/optimizer.hpp"
+#include "models/workload/preconditioner.hpp"
+#include "scenarios/scenario_reader.hpp"
+
 namespace trainsim::scenario {
 
 using D = Dimension;
+
+namespace {
+
+/// The precisions a key accepts, spelled as topo::kPrecisionNames spells them.
+std::vector<std::pair<std::string, topo::Precision>> precision_choices(
+    std::initializer_list<topo::Precision> accepted) {
+  std::vector<std::pair<std::string, topo::Precision>> t;
+  for (const topo::Precision p : accepted) t.emplace_back(topo::to_string(p), p);
+  return t;
+}
+
+const std::vector<std::pair<std::string, topo::Precision>>& compute_precision_names() {
+  using P = topo::Precision;
+  static const auto kTable = precision_choices({P::fp32, P::fp16, P::bf16, P::fp8});
+  return kTable;
+}
+
+const std::vector<std::pair<std::string, topo::Precision>>& state_precision_names() {
+  using P = topo::Precision;
+  static const auto kTable = precision_choices({P::fp32, P::fp16, P::bf16, P::fp8, P::int8});
+  return kTable;
+}
+
+// Shampoo's and SOAP's preconditioners (models/workload/preconditioner.hpp): no other kind has them, so
+// the row first refuses its key for any other kind (read after kind, which the table reads first).
+Field<model::OptimizerSpec> preconditioner_row(Field<model::OptimizerSpec> row) {
+  row.read = [read = row.read, key = row.info.key](MapReader& r, model::OptimizerSpec& o) {
+    const YamlValue* at = r.get(key);
+    if (at != nullptr && !model::keeps_preconditioners(o.kind)) {
+      r.diagnostics().add(*at, r.child_path(key),
+                          "only shampoo and soap keep preconditioners; " +
+                              std::string(model::optimizer_info(o.kind).name) +
+                              " has none: remove it or set kind: shampoo");
+    }
+    read(r, o);
+  };
+  return row;
+}
+
+}  // namespace
 
 const FieldTable<topo::ClusterSpec>& cluster_fields() {
   using C = topo::ClusterSpec;
@@ -57,6 +104,102 @@ const FieldTable<topo::StorageSpec>& cluster_storage_fields() {
       quantity_field("latency", &S::latency_s, D::seconds, Bound::non_negative,
                      "the latency of one storage operation; default 1 ms"),
   };
+  return kTable;
+}
+
+const FieldTable<model::TrainingSpec>& training_fields() {
+  using T = model::TrainingSpec;
+  static const FieldTable<T> kTable = [] {
+    // epochs: a number of passes, more than none (0 is refused after it is read, as its own problem).
+    Field<T> epochs = number_field("epochs", &T::epochs, 0, 1e6,
+                                   "passes over dataset_tokens, above 0; or tokens, or steps");
+    epochs.read = [](MapReader& r, T& t) {
+      const YamlValue* e = r.get("epochs");
+      if (e == nullptr) return;
+      if (auto x = read_number(r.diagnostics(), *e, r.child_path("epochs"), 0, 1e6)) {
+        if (*x == 0)
+          r.diagnostics().add(*e, r.child_path("epochs"),
+                              "must be greater than zero, found \"" + e->scalar + "\"");
+        t.epochs = *x;
+      }
+    };
+    return FieldTable<T>{
+        required(count_field("global_batch", &T::global_batch, 1, 1e9, "sequences per optimizer step")),
+        choice_field("precision", &T::precision, compute_precision_names(),
+                     "the precision of the matmuls and activations; default bf16"),
+        structured_field<T>("optimizer", "name or mapping",
+                            "the optimizer (`trainsim list optimizers`), or its kind with keys set; default "
+                            "adamw"),
+        number_field("tokens", &T::tokens, 1, 1e18, "tokens the run trains; or steps, or epochs"),
+        count_field("steps", &T::steps, 1, 1e12, "optimizer steps the run takes; or tokens, or epochs"),
+        std::move(epochs),
+        number_field("dataset_tokens", &T::dataset_tokens, 1, 1e18, "the dataset's tokens, with epochs only"),
+        number_field("instability", &T::instability, 0, 1e6,
+                     "expected rollbacks to the last checkpoint per 1e12 tokens; default 0",
+                     Written::unless_zero),
+        structured_field<T>("schedule", "name or mapping",
+                            "the learning-rate schedule: cosine (default), wsd, or its kind with keys set"),
+    };
+  }();
+  return kTable;
+}
+
+const FieldTable<model::OptimizerSpec>& training_optimizer_fields() {
+  using O = model::OptimizerSpec;
+  static const FieldTable<O> kTable = [] {
+    Field<O> kind = choice_field("kind", &O::kind, optimizer_names(),
+                                 "the optimizer (`trainsim list optimizers`), a name or an alias");
+    kind.read = [](MapReader& r, O& o) {
+      if (const YamlValue* k = r.get("kind"))
+        read_optimizer_kind(r.diagnostics(), *k, r.child_path("kind"), o);
+    };
+    return FieldTable<O>{
+        required(std::move(kind)),
+        choice_field("state_precision", &O::state_precision, state_precision_names(),
+                     "the moments' element size; default fp32, adam-8bit's int8"),
+        flag_field("master_weights", &O::master_weights,
+                   "an fp32 master copy of the weights under mixed precision; default true"),
+        count_field("quantization_block", &O::quantization_block, 1, 1 << 24,
+                    "adam-8bit: elements per quantisation block, each with one fp32 scale; default 2048"),
+        flag_field("grad_clipping", &O::grad_clipping,
+                   "global-norm clipping, one all-reduce of a scalar; default true"),
+        preconditioner_row(count_field("max_preconditioner_dim", &O::max_preconditioner_dim, 2, 1 << 20,
+                                       "shampoo, soap: the largest side of a preconditioner block; default "
+                                       "1024",
+                                       Written::unless_zero)),
+        preconditioner_row(count_field("precondition_frequency", &O::precondition_frequency, 1, 1e9,
+                                       "shampoo, soap: steps between two refreshes of the preconditioners; "
+                                       "default shampoo 1, soap 10",
+                                       Written::unless_zero)),
+    };
+  }();
+  return kTable;
+}
+
+void read_optimizer_kind(Diagnostics& d, const YamlValue& v, const std::string& path,
+                         model::OptimizerSpec& o) {
+  std::vector<std::string> names;
+  for (const auto& [name, kind] : optimizer_names()) names.push_back(name);
+  if (auto i = read_choice(d, v, path, names)) {
+    o.kind = optimizer_names()[*i].second;
+    if (o.kind == model::OptimizerKind::adam8bit) o.state_precision = topo::Precision::int8;
+  }
+}
+
+const FieldTable<model::TrainingSpec>& training_schedule_fields() {
+  using T = model::TrainingSpec;
+  static const FieldTable<T> kTable = [] {
+    // decay_fraction belongs to wsd alone: written only for it (its reader refuses it for the others).
+    Field<T> decay = number_field("decay_fraction", &T::wsd_decay_fraction, 1e-6, 1 - 1e-6,
+                                  "wsd only: the share of the run's tokens in its final decay; default 0.2");
+    decay.text = [written = decay.text](const T& t) {
+      return t.schedule == model::LrSchedule::wsd ? written(t) : std::nullopt;
+    };
+    return FieldTable<T>{
+        required(choice_field("kind", &T::schedule, model::kLrScheduleNames, "cosine or wsd")),
+        std::move(decay),
+    };
+  }();
   return kTable;
 }
 
@@ -351,6 +494,9 @@ std::vector<DocumentedBlock> documented_blocks() {
       {"cluster", field_infos(cluster_fields())},
       {"cluster.network", field_infos(cluster_network_fields())},
       {"cluster.storage", field_infos(cluster_storage_fields())},
+      {"training", field_infos(training_fields())},
+      {"training.optimizer", field_infos(training_optimizer_fields())},
+      {"training.schedule", field_infos(training_schedule_fields())},
       {"checkpoint", field_infos(checkpoint_fields())},
       {"failures", field_infos(failures_fields())},
       {"budget", field_infos(budget_fields())},
