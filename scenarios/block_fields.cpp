@@ -203,6 +203,16 @@ const FieldTable<model::TrainingSpec>& training_schedule_fields() {
   return kTable;
 }
 
+const FieldTable<model::Framework>& memory_fields() {
+  using F = model::Framework;
+  static const FieldTable<F> kTable{
+      number_field("reserve", &F::memory_reserve, 0, 1,
+                   "the caching allocator's reserve, a fraction of all other memory; default 0 (published "
+                   "figures are max_memory_allocated, which excludes it)"),
+  };
+  return kTable;
+}
+
 const FieldTable<model::CheckpointSpec>& checkpoint_fields() {
   using C = model::CheckpointSpec;
   static const FieldTable<C> kTable{
@@ -497,6 +507,7 @@ std::vector<DocumentedBlock> documented_blocks() {
       {"training", field_infos(training_fields())},
       {"training.optimizer", field_infos(training_optimizer_fields())},
       {"training.schedule", field_infos(training_schedule_fields())},
+      {"memory", field_infos(memory_fields())},
       {"checkpoint", field_infos(checkpoint_fields())},
       {"failures", field_infos(failures_fields())},
       {"budget", field_infos(budget_fields())},

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "models/spec/campaign_spec.hpp"
+#include "models/spec/framework.hpp"
 #include "models/spec/run_spec.hpp"
 #include "models/spec/training_spec.hpp"
 #include "scenarios/field_table.hpp"
@@ -32,6 +33,9 @@ namespace trainsim::scenario {
 /// in int8 unless state_precision says otherwise, so it sets that too.
 void read_optimizer_kind(Diagnostics& d, const YamlValue& v, const std::string& path,
                          model::OptimizerSpec& o);
+
+/// `memory:` (its values are kept in the plan's framework).
+[[nodiscard]] const FieldTable<model::Framework>& memory_fields();
 
 /// `checkpoint:` (interval or every_steps is the block's rule, checked by its reader).
 [[nodiscard]] const FieldTable<model::CheckpointSpec>& checkpoint_fields();

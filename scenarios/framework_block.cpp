@@ -3,6 +3,7 @@
 #include <utility>
 #include <vector>
 
+#include "scenarios/block_fields.hpp"
 #include "scenarios/quantity.hpp"
 
 namespace trainsim::scenario {
@@ -101,9 +102,9 @@ void read_framework_block(Diagnostics& d, const YamlValue& v, model::ParallelPla
 }
 
 void read_memory_block(Diagnostics& d, const YamlValue& v, model::ParallelPlan& plan) {
-  MapReader r(d, v, "memory", {"reserve"});
+  MapReader r(d, v, "memory", field_keys(memory_fields()));
   if (!r.valid()) return;
-  r.number("reserve", plan.framework.memory_reserve, 0, 1);
+  read_fields(r, memory_fields(), plan.framework);
 }
 
 std::string framework_to_yaml(const model::ParallelPlan& plan) {
@@ -132,7 +133,7 @@ std::string framework_to_yaml(const model::ParallelPlan& plan) {
   if (f.grad_reduce_dtype) {
     out += "  grad_reduce_dtype: " + std::string(name_in(kReduceDtypeNames, *f.grad_reduce_dtype)) + "\n";
   }
-  out += "memory:\n  reserve: " + format_number(f.memory_reserve) + "\n";
+  out += "memory:\n" + block_fields(memory_fields(), f, "  ");
   return out;
 }
 
