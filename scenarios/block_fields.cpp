@@ -203,6 +203,90 @@ const FieldTable<model::TrainingSpec>& training_schedule_fields() {
   return kTable;
 }
 
+const FieldTable<model::Framework>& framework_fields() {
+  using F = model::Framework;
+  static const FieldTable<F> kTable = [] {
+    Field<F> preset = choice_field("preset", &F::preset, model::kFrameworkPresetNames,
+                                   "the framework whose flags the other keys override (each defaults to "
+                                   "the preset's); default: the one the layout implies");
+    preset.read = {};  // read first, by the block's own code: the other flags' defaults are the preset's
+    // Gradients are reduced in a floating-point type of at least 16 bits; unset, in their own precision.
+    static constexpr EnumNames<topo::Precision, 3> kReduceDtypeNames{
+        {{"fp32", topo::Precision::fp32}, {"bf16", topo::Precision::bf16}, {"fp16", topo::Precision::fp16}}};
+    static constexpr std::string_view kReduceDtype = "grad_reduce_dtype";
+    FieldInfo reduce_info{.key = kReduceDtype,
+                          .kind = FieldKind::choice,
+                          .help = "the precision gradients are reduced in; default their own"};
+    for (const auto& entry : kReduceDtypeNames) reduce_info.choices.emplace_back(entry.name);
+    Field<F> reduce_dtype{std::move(reduce_info),
+                          [](MapReader& r, F& f) {
+                            if (!r.has(kReduceDtype)) return;
+                            topo::Precision p = topo::Precision::fp32;
+                            r.choice(kReduceDtype, p, kReduceDtypeNames);
+                            f.grad_reduce_dtype = p;
+                          },
+                          [](const F& f) -> std::optional<std::string> {
+                            if (!f.grad_reduce_dtype) return std::nullopt;
+                            return std::string(name_in(kReduceDtypeNames, *f.grad_reduce_dtype));
+                          }};
+    // overlap_grad_reduce is the plan's (parallelism.overlap_grad_reduce, when given, wins), so the row
+    // has neither read nor text: the block's reader sets it, parallelism's dump writes it.
+    Field<F> overlap_grad_reduce{
+        FieldInfo{.key = "overlap_grad_reduce",
+                  .kind = FieldKind::flag,
+                  .help = "gradient buckets reduced during the backward; parallelism.overlap_grad_reduce, "
+                          "when given, wins"},
+        {},
+        {}};
+    return FieldTable<F>{
+        std::move(preset),
+        flag_field("tp_comm_overlap", &F::tp_comm_overlap,
+                   "sequence-parallel tp all-gathers and reduce-scatters run under the GEMM after or before "
+                   "them"),
+        number_field("tp_comm_overlap_slowdown", &F::tp_comm_overlap_slowdown, 0, 1,
+                     "the fraction that overlap adds to those GEMMs"),
+        flag_field("overlap_param_gather", &F::overlap_param_gather,
+                   "ZeRO 1-2: the updated weights' all-gather under the next forward"),
+        std::move(overlap_grad_reduce),
+        flag_field("ep_comm_overlap", &F::ep_comm_overlap,
+                   "expert all-to-alls beside another micro-batch's compute"),
+        choice_field("moe_dispatcher", &F::moe_dispatcher, model::kMoeDispatcherNames,
+                     "how tokens reach their experts (Megatron-Core's token dispatcher)"),
+        flag_field("blocking_p2p", &F::blocking_p2p,
+                   "the sender of a pipeline hand-over waits for it to arrive"),
+        count_field("prefetch", &F::prefetch, 0, 1e4,
+                    "ZeRO-3: units gathered ahead of the computing one (0: on demand)"),
+        number_field("prefetch_bucket_params", &F::prefetch_bucket_params, 0, 1e15,
+                     "ZeRO-3: parameters fetched ahead; above 0 it replaces prefetch"),
+        flag_field("reshard_after_forward", &F::reshard_after_forward,
+                   "ZeRO-3: gather again for the backward (false: SHARD_GRAD_OP)"),
+        count_field("gathers_per_layer", &F::gathers_per_layer, 1, 1e3, "ZeRO-3: collectives per layer"),
+        flag_field("gather_per_tensor", &F::gather_per_tensor,
+                   "ZeRO-3: one collective per parameter tensor instead"),
+        flag_field("synchronous_collectives", &F::synchronous_collectives,
+                   "ZeRO-3: the host waits for the device before each gather"),
+        quantity_field("gather_host", &F::gather_host_s, D::seconds, Bound::non_negative,
+                       "ZeRO-3: host time to issue one all-gather"),
+        quantity_field("collective_host_per_rank", &F::collective_host_per_rank_s, D::seconds,
+                       Bound::non_negative, "ZeRO-3: host time per communicator rank per collective"),
+        std::move(reduce_dtype),
+        quantity_field("launch_overhead", &F::launch_overhead_s, D::seconds, Bound::non_negative,
+                       "host time to issue one op of the step in eager mode"),
+        flag_field("cuda_graphs", &F::cuda_graphs,
+                   "the step is captured as CUDA graphs: the host no longer bounds it"),
+        flag_field("fused_elementwise", &F::fused_elementwise,
+                   "norms, SwiGLU, rotary embedding and loss in fused kernels; false: eager ops"),
+        flag_field("unpadded_attention", &F::unpadded_attention,
+                   "copies that unpad q, k, v and pad the output around the fused attention"),
+        flag_field("cp_kv_all_gather", &F::cp_kv_all_gather,
+                   "cp > 1: K and V all-gathered over the cp group; false: passed round a ring"),
+        choice_field("gradient_staging", &F::gradient_staging, model::kGradientStagingNames,
+                     "ZeRO-3: the copies of a unit's gradients before its reduce-scatter"),
+    };
+  }();
+  return kTable;
+}
+
 const FieldTable<model::Framework>& memory_fields() {
   using F = model::Framework;
   static const FieldTable<F> kTable{
@@ -507,6 +591,7 @@ std::vector<DocumentedBlock> documented_blocks() {
       {"training", field_infos(training_fields())},
       {"training.optimizer", field_infos(training_optimizer_fields())},
       {"training.schedule", field_infos(training_schedule_fields())},
+      {"framework", field_infos(framework_fields())},
       {"memory", field_infos(memory_fields())},
       {"checkpoint", field_infos(checkpoint_fields())},
       {"failures", field_infos(failures_fields())},

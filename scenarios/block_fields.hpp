@@ -34,6 +34,11 @@ namespace trainsim::scenario {
 void read_optimizer_kind(Diagnostics& d, const YamlValue& v, const std::string& path,
                          model::OptimizerSpec& o);
 
+/// `framework:` in its mapping form (preset is read first by the block's own code, every other flag's
+/// default being the preset's; overlap_grad_reduce is kept in the plan, beside parallelism's, and read by
+/// the block's own code too).
+[[nodiscard]] const FieldTable<model::Framework>& framework_fields();
+
 /// `memory:` (its values are kept in the plan's framework).
 [[nodiscard]] const FieldTable<model::Framework>& memory_fields();
 
