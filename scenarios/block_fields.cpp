@@ -1,8 +1,55 @@
 #include "scenarios/block_fields.hpp"
 
+#include <initializer_list>
+#include <utility>
+
+#include "models/workload/optimizer.hpp"
+#include "models/workload/preconditioner.hpp"
+#include "scenarios/scenario_reader.hpp"
+
 namespace trainsim::scenario {
 
 using D = Dimension;
+
+namespace {
+
+/// The precisions a key accepts, spelled as topo::kPrecisionNames spells them.
+std::vector<std::pair<std::string, topo::Precision>> precision_choices(
+    std::initializer_list<topo::Precision> accepted) {
+  std::vector<std::pair<std::string, topo::Precision>> t;
+  for (const topo::Precision p : accepted) t.emplace_back(topo::to_string(p), p);
+  return t;
+}
+
+const std::vector<std::pair<std::string, topo::Precision>>& compute_precision_names() {
+  using P = topo::Precision;
+  static const auto kTable = precision_choices({P::fp32, P::fp16, P::bf16, P::fp8});
+  return kTable;
+}
+
+const std::vector<std::pair<std::string, topo::Precision>>& state_precision_names() {
+  using P = topo::Precision;
+  static const auto kTable = precision_choices({P::fp32, P::fp16, P::bf16, P::fp8, P::int8});
+  return kTable;
+}
+
+// Shampoo's and SOAP's preconditioners (models/workload/preconditioner.hpp): no other kind has them, so
+// the row first refuses its key for any other kind (read after kind, which the table reads first).
+Field<model::OptimizerSpec> preconditioner_row(Field<model::OptimizerSpec> row) {
+  row.read = [read = row.read, key = row.info.key](MapReader& r, model::OptimizerSpec& o) {
+    const YamlValue* at = r.get(key);
+    if (at != nullptr && !model::keeps_preconditioners(o.kind)) {
+      r.diagnostics().add(*at, r.child_path(key),
+                          "only shampoo and soap keep preconditioners; " +
+                              std::string(model::optimizer_info(o.kind).name) +
+                              " has none: remove it or set kind: shampoo");
+    }
+    read(r, o);
+  };
+  return row;
+}
+
+}  // namespace
 
 const FieldTable<topo::ClusterSpec>& cluster_fields() {
   using C = topo::ClusterSpec;
@@ -56,6 +103,196 @@ const FieldTable<topo::StorageSpec>& cluster_storage_fields() {
                      "each node's link to storage; default its NICs", Written::unless_zero),
       quantity_field("latency", &S::latency_s, D::seconds, Bound::non_negative,
                      "the latency of one storage operation; default 1 ms"),
+  };
+  return kTable;
+}
+
+const FieldTable<model::TrainingSpec>& training_fields() {
+  using T = model::TrainingSpec;
+  static const FieldTable<T> kTable = [] {
+    // epochs: a number of passes, more than none (0 is refused after it is read, as its own problem).
+    Field<T> epochs = number_field("epochs", &T::epochs, 0, 1e6,
+                                   "passes over dataset_tokens, above 0; or tokens, or steps");
+    epochs.read = [](MapReader& r, T& t) {
+      const YamlValue* e = r.get("epochs");
+      if (e == nullptr) return;
+      if (auto x = read_number(r.diagnostics(), *e, r.child_path("epochs"), 0, 1e6)) {
+        if (*x == 0)
+          r.diagnostics().add(*e, r.child_path("epochs"),
+                              "must be greater than zero, found \"" + e->scalar + "\"");
+        t.epochs = *x;
+      }
+    };
+    return FieldTable<T>{
+        required(count_field("global_batch", &T::global_batch, 1, 1e9, "sequences per optimizer step")),
+        choice_field("precision", &T::precision, compute_precision_names(),
+                     "the precision of the matmuls and activations; default bf16"),
+        structured_field<T>("optimizer", "name or mapping",
+                            "the optimizer (`trainsim list optimizers`), or its kind with keys set; default "
+                            "adamw"),
+        number_field("tokens", &T::tokens, 1, 1e18, "tokens the run trains; or steps, or epochs"),
+        count_field("steps", &T::steps, 1, 1e12, "optimizer steps the run takes; or tokens, or epochs"),
+        std::move(epochs),
+        number_field("dataset_tokens", &T::dataset_tokens, 1, 1e18, "the dataset's tokens, with epochs only"),
+        number_field("instability", &T::instability, 0, 1e6,
+                     "expected rollbacks to the last checkpoint per 1e12 tokens; default 0",
+                     Written::unless_zero),
+        structured_field<T>("schedule", "name or mapping",
+                            "the learning-rate schedule: cosine (default), wsd, or its kind with keys set"),
+    };
+  }();
+  return kTable;
+}
+
+const FieldTable<model::OptimizerSpec>& training_optimizer_fields() {
+  using O = model::OptimizerSpec;
+  static const FieldTable<O> kTable = [] {
+    Field<O> kind = choice_field("kind", &O::kind, optimizer_names(),
+                                 "the optimizer (`trainsim list optimizers`), a name or an alias");
+    kind.read = [](MapReader& r, O& o) {
+      if (const YamlValue* k = r.get("kind"))
+        read_optimizer_kind(r.diagnostics(), *k, r.child_path("kind"), o);
+    };
+    return FieldTable<O>{
+        required(std::move(kind)),
+        choice_field("state_precision", &O::state_precision, state_precision_names(),
+                     "the moments' element size; default fp32, adam-8bit's int8"),
+        flag_field("master_weights", &O::master_weights,
+                   "an fp32 master copy of the weights under mixed precision; default true"),
+        count_field("quantization_block", &O::quantization_block, 1, 1 << 24,
+                    "adam-8bit: elements per quantisation block, each with one fp32 scale; default 2048"),
+        flag_field("grad_clipping", &O::grad_clipping,
+                   "global-norm clipping, one all-reduce of a scalar; default true"),
+        preconditioner_row(count_field("max_preconditioner_dim", &O::max_preconditioner_dim, 2, 1 << 20,
+                                       "shampoo, soap: the largest side of a preconditioner block; default "
+                                       "1024",
+                                       Written::unless_zero)),
+        preconditioner_row(count_field("precondition_frequency", &O::precondition_frequency, 1, 1e9,
+                                       "shampoo, soap: steps between two refreshes of the preconditioners; "
+                                       "default shampoo 1, soap 10",
+                                       Written::unless_zero)),
+    };
+  }();
+  return kTable;
+}
+
+void read_optimizer_kind(Diagnostics& d, const YamlValue& v, const std::string& path,
+                         model::OptimizerSpec& o) {
+  std::vector<std::string> names;
+  for (const auto& [name, kind] : optimizer_names()) names.push_back(name);
+  if (auto i = read_choice(d, v, path, names)) {
+    o.kind = optimizer_names()[*i].second;
+    if (o.kind == model::OptimizerKind::adam8bit) o.state_precision = topo::Precision::int8;
+  }
+}
+
+const FieldTable<model::TrainingSpec>& training_schedule_fields() {
+  using T = model::TrainingSpec;
+  static const FieldTable<T> kTable = [] {
+    // decay_fraction belongs to wsd alone: written only for it (its reader refuses it for the others).
+    Field<T> decay = number_field("decay_fraction", &T::wsd_decay_fraction, 1e-6, 1 - 1e-6,
+                                  "wsd only: the share of the run's tokens in its final decay; default 0.2");
+    decay.text = [written = decay.text](const T& t) {
+      return t.schedule == model::LrSchedule::wsd ? written(t) : std::nullopt;
+    };
+    return FieldTable<T>{
+        required(choice_field("kind", &T::schedule, model::kLrScheduleNames, "cosine or wsd")),
+        std::move(decay),
+    };
+  }();
+  return kTable;
+}
+
+const FieldTable<model::Framework>& framework_fields() {
+  using F = model::Framework;
+  static const FieldTable<F> kTable = [] {
+    Field<F> preset = choice_field("preset", &F::preset, model::kFrameworkPresetNames,
+                                   "the framework whose flags the other keys override (each defaults to "
+                                   "the preset's); default: the one the layout implies");
+    preset.read = {};  // read first, by the block's own code: the other flags' defaults are the preset's
+    // Gradients are reduced in a floating-point type of at least 16 bits; unset, in their own precision.
+    static constexpr EnumNames<topo::Precision, 3> kReduceDtypeNames{
+        {{"fp32", topo::Precision::fp32}, {"bf16", topo::Precision::bf16}, {"fp16", topo::Precision::fp16}}};
+    static constexpr std::string_view kReduceDtype = "grad_reduce_dtype";
+    FieldInfo reduce_info{.key = kReduceDtype,
+                          .kind = FieldKind::choice,
+                          .help = "the precision gradients are reduced in; default their own"};
+    for (const auto& entry : kReduceDtypeNames) reduce_info.choices.emplace_back(entry.name);
+    Field<F> reduce_dtype{std::move(reduce_info),
+                          [](MapReader& r, F& f) {
+                            if (!r.has(kReduceDtype)) return;
+                            topo::Precision p = topo::Precision::fp32;
+                            r.choice(kReduceDtype, p, kReduceDtypeNames);
+                            f.grad_reduce_dtype = p;
+                          },
+                          [](const F& f) -> std::optional<std::string> {
+                            if (!f.grad_reduce_dtype) return std::nullopt;
+                            return std::string(name_in(kReduceDtypeNames, *f.grad_reduce_dtype));
+                          }};
+    // overlap_grad_reduce is the plan's (parallelism.overlap_grad_reduce, when given, wins), so the row
+    // has neither read nor text: the block's reader sets it, parallelism's dump writes it.
+    Field<F> overlap_grad_reduce{
+        FieldInfo{.key = "overlap_grad_reduce",
+                  .kind = FieldKind::flag,
+                  .help = "gradient buckets reduced during the backward; parallelism.overlap_grad_reduce, "
+                          "when given, wins"},
+        {},
+        {}};
+    return FieldTable<F>{
+        std::move(preset),
+        flag_field("tp_comm_overlap", &F::tp_comm_overlap,
+                   "sequence-parallel tp all-gathers and reduce-scatters run under the GEMM after or before "
+                   "them"),
+        number_field("tp_comm_overlap_slowdown", &F::tp_comm_overlap_slowdown, 0, 1,
+                     "the fraction that overlap adds to those GEMMs"),
+        flag_field("overlap_param_gather", &F::overlap_param_gather,
+                   "ZeRO 1-2: the updated weights' all-gather under the next forward"),
+        std::move(overlap_grad_reduce),
+        flag_field("ep_comm_overlap", &F::ep_comm_overlap,
+                   "expert all-to-alls beside another micro-batch's compute"),
+        choice_field("moe_dispatcher", &F::moe_dispatcher, model::kMoeDispatcherNames,
+                     "how tokens reach their experts (Megatron-Core's token dispatcher)"),
+        flag_field("blocking_p2p", &F::blocking_p2p,
+                   "the sender of a pipeline hand-over waits for it to arrive"),
+        count_field("prefetch", &F::prefetch, 0, 1e4,
+                    "ZeRO-3: units gathered ahead of the computing one (0: on demand)"),
+        number_field("prefetch_bucket_params", &F::prefetch_bucket_params, 0, 1e15,
+                     "ZeRO-3: parameters fetched ahead; above 0 it replaces prefetch"),
+        flag_field("reshard_after_forward", &F::reshard_after_forward,
+                   "ZeRO-3: gather again for the backward (false: SHARD_GRAD_OP)"),
+        count_field("gathers_per_layer", &F::gathers_per_layer, 1, 1e3, "ZeRO-3: collectives per layer"),
+        flag_field("gather_per_tensor", &F::gather_per_tensor,
+                   "ZeRO-3: one collective per parameter tensor instead"),
+        flag_field("synchronous_collectives", &F::synchronous_collectives,
+                   "ZeRO-3: the host waits for the device before each gather"),
+        quantity_field("gather_host", &F::gather_host_s, D::seconds, Bound::non_negative,
+                       "ZeRO-3: host time to issue one all-gather"),
+        quantity_field("collective_host_per_rank", &F::collective_host_per_rank_s, D::seconds,
+                       Bound::non_negative, "ZeRO-3: host time per communicator rank per collective"),
+        std::move(reduce_dtype),
+        quantity_field("launch_overhead", &F::launch_overhead_s, D::seconds, Bound::non_negative,
+                       "host time to issue one op of the step in eager mode"),
+        flag_field("cuda_graphs", &F::cuda_graphs,
+                   "the step is captured as CUDA graphs: the host no longer bounds it"),
+        flag_field("fused_elementwise", &F::fused_elementwise,
+                   "norms, SwiGLU, rotary embedding and loss in fused kernels; false: eager ops"),
+        flag_field("unpadded_attention", &F::unpadded_attention,
+                   "copies that unpad q, k, v and pad the output around the fused attention"),
+        flag_field("cp_kv_all_gather", &F::cp_kv_all_gather,
+                   "cp > 1: K and V all-gathered over the cp group; false: passed round a ring"),
+        choice_field("gradient_staging", &F::gradient_staging, model::kGradientStagingNames,
+                     "ZeRO-3: the copies of a unit's gradients before its reduce-scatter"),
+    };
+  }();
+  return kTable;
+}
+
+const FieldTable<model::Framework>& memory_fields() {
+  using F = model::Framework;
+  static const FieldTable<F> kTable{
+      number_field("reserve", &F::memory_reserve, 0, 1,
+                   "the caching allocator's reserve, a fraction of all other memory; default 0 (published "
+                   "figures are max_memory_allocated, which excludes it)"),
   };
   return kTable;
 }
@@ -169,6 +406,45 @@ const FieldTable<model::BudgetSpec>& budget_fields() {
                           "HBM that must stay free on each GPU: a fraction from 0 to 0.95, or a size"),
       structured_field<B>("alerts", "list",
                           "fractions of max_cost (> 0, each once) at which the spend is reported"),
+  };
+  return kTable;
+}
+
+const FieldTable<model::ConvergenceSpec>& convergence_fields() {
+  using C = model::ConvergenceSpec;
+  static const FieldTable<C> kTable{
+      required(number_field("target_loss", &C::target_loss, 1e-6, 100,
+                            "the loss the run trains to, in nats per token; sets the run's length")),
+      structured_field<C>("law", "name or mapping",
+                          "the loss law: chinchilla (default), besiroglu-2024, or its constants"),
+      structured_field<C>("batch", "mapping", "the critical batch"),
+      structured_field<C>("optimizer_efficiency", "name or number",
+                          "the optimizer's speedup over AdamW in tokens to the target: fair-tuned "
+                          "(default), optimistic, or a number from 0.001 to 1000"),
+      number_field("next_target_loss", &C::next_target_loss, 1e-6, 100,
+                   "a lower loss the target moves to once the run reaches target_loss"),
+  };
+  return kTable;
+}
+
+const FieldTable<model::ConvergenceSpec>& convergence_law_fields() {
+  using C = model::ConvergenceSpec;
+  static const FieldTable<C> kTable{
+      required(number_field("E", &C::e, 0, 100, "the irreducible loss in L = E + A/N^alpha + B/D^beta")),
+      required(number_field("A", &C::a, 0, 1e12, "the parameters' term's scale")),
+      required(number_field("B", &C::b, 0, 1e12, "the tokens' term's scale")),
+      required(number_field("alpha", &C::alpha, 1e-3, 10, "the parameters' exponent")),
+      required(number_field("beta", &C::beta, 1e-3, 10, "the tokens' exponent")),
+  };
+  return kTable;
+}
+
+const FieldTable<model::ConvergenceSpec>& convergence_batch_fields() {
+  using C = model::ConvergenceSpec;
+  static const FieldTable<C> kTable{
+      structured_field<C>("critical", "number or auto",
+                          "the critical batch in tokens, 1 to 1e15; auto (default): from the target loss "
+                          "(Kaplan et al. 2020)"),
   };
   return kTable;
 }
@@ -312,6 +588,11 @@ std::vector<DocumentedBlock> documented_blocks() {
       {"cluster", field_infos(cluster_fields())},
       {"cluster.network", field_infos(cluster_network_fields())},
       {"cluster.storage", field_infos(cluster_storage_fields())},
+      {"training", field_infos(training_fields())},
+      {"training.optimizer", field_infos(training_optimizer_fields())},
+      {"training.schedule", field_infos(training_schedule_fields())},
+      {"framework", field_infos(framework_fields())},
+      {"memory", field_infos(memory_fields())},
       {"checkpoint", field_infos(checkpoint_fields())},
       {"failures", field_infos(failures_fields())},
       {"budget", field_infos(budget_fields())},
@@ -320,6 +601,9 @@ std::vector<DocumentedBlock> documented_blocks() {
       {"pricing.storage", field_infos(pricing_storage_fields())},
       {"pricing.energy", field_infos(pricing_energy_fields())},
       {"pricing.commitment", field_infos(pricing_commitment_fields())},
+      {"convergence", field_infos(convergence_fields())},
+      {"convergence.law", field_infos(convergence_law_fields())},
+      {"convergence.batch", field_infos(convergence_batch_fields())},
       {"tuning", field_infos(tuning_fields())},
       {"tuning.trial", field_infos(tuning_trial_fields())},
       {"tuning.early_stopping", field_infos(tuning_early_stopping_fields())},

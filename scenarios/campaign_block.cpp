@@ -9,14 +9,12 @@
 namespace trainsim::scenario {
 
 std::optional<model::ConvergenceSpec> read_convergence_block(Diagnostics& d, const YamlValue& v) {
-  MapReader r(d, v, "convergence",
-              {"target_loss", "law", "batch", "optimizer_efficiency", "next_target_loss"});
+  MapReader r(d, v, "convergence", field_keys(convergence_fields()));
   if (!r.valid()) return std::nullopt;
   const std::size_t before = d.size();
-  r.require({"target_loss"});
+  require_fields(r, convergence_fields());
   model::ConvergenceSpec c;
-  r.number("target_loss", c.target_loss, 1e-6, 100);
-  r.number("next_target_loss", c.next_target_loss, 1e-6, 100);
+  read_fields(r, convergence_fields(), c);
   if (c.next_target_loss && r.has("target_loss") && !(*c.next_target_loss < c.target_loss)) {
     d.add(*r.get("next_target_loss"), r.child_path("next_target_loss"),
           "must be a lower loss than target_loss (the target the campaign moves on to)");
@@ -25,19 +23,15 @@ std::optional<model::ConvergenceSpec> read_convergence_block(Diagnostics& d, con
     if (law->is_scalar()) {
       r.choice("law", c.law, model::kLossLawNames);
     } else {
-      MapReader lr(d, *law, "convergence.law", {"E", "A", "B", "alpha", "beta"});
-      if (lr.valid() && lr.require({"E", "A", "B", "alpha", "beta"})) {
+      MapReader lr(d, *law, "convergence.law", field_keys(convergence_law_fields()));
+      if (require_fields(lr, convergence_law_fields())) {
         c.law = model::LossLawName::custom;
-        lr.number("E", c.e, 0, 100);
-        lr.number("A", c.a, 0, 1e12);
-        lr.number("B", c.b, 0, 1e12);
-        lr.number("alpha", c.alpha, 1e-3, 10);
-        lr.number("beta", c.beta, 1e-3, 10);
+        read_fields(lr, convergence_law_fields(), c);
       }
     }
   }
   if (const YamlValue* batch = r.get("batch")) {
-    MapReader br(d, *batch, "convergence.batch", {"critical"});
+    MapReader br(d, *batch, "convergence.batch", field_keys(convergence_batch_fields()));
     if (const YamlValue* critical = br.get("critical"); critical != nullptr) {
       if (!(critical->is_scalar() && critical->scalar == "auto")) {
         br.number("critical", c.critical_batch_tokens, 1, 1e15);
@@ -122,10 +116,10 @@ std::vector<model::PersonSpec> read_people_block(Diagnostics& d, const YamlValue
 
 std::string convergence_to_yaml(const std::optional<model::ConvergenceSpec>& c) {
   if (!c) return "";
-  std::string out = "convergence:\n  target_loss: " + format_number(c->target_loss) + "\n  law: ";
+  const FieldTable<model::ConvergenceSpec>& table = convergence_fields();
+  std::string out = "convergence:\n  target_loss: " + field_value(table, "target_loss", *c) + "\n  law: ";
   if (c->law == model::LossLawName::custom) {
-    out += "{E: " + format_number(c->e) + ", A: " + format_number(c->a) + ", B: " + format_number(c->b) +
-           ", alpha: " + format_number(c->alpha) + ", beta: " + format_number(c->beta) + "}\n";
+    out += "{" + flow_fields(convergence_law_fields(), *c) + "}\n";
   } else {
     out += std::string(name_in(model::kLossLawNames, c->law)) + "\n";
   }
@@ -137,7 +131,7 @@ std::string convergence_to_yaml(const std::optional<model::ConvergenceSpec>& c) 
               ? format_number(e.speedup)
               : std::string(name_in(model::kEfficiencyBasisNames, e.basis))) +
          "\n";
-  if (c->next_target_loss) out += "  next_target_loss: " + format_number(*c->next_target_loss) + "\n";
+  if (c->next_target_loss) out += "  next_target_loss: " + field_value(table, "next_target_loss", *c) + "\n";
   return out;
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "scenarios/quantity.hpp"
@@ -132,6 +133,22 @@ Field<Spec> choice_field(std::string_view key, Enum Spec::*member, const EnumNam
   return {std::move(info), [=](MapReader& r, Spec& s) { r.choice(key, s.*member, *table); },
           field_detail::writer(member, Written::always,
                                [table](Enum x) { return std::string(name_in(*table, x)); })};
+}
+
+/// One of the names of a table that accepts a subset of an enum's names or adds aliases to them; written by
+/// the first name the table gives the value.
+template <class Spec, class Enum>
+Field<Spec> choice_field(std::string_view key, Enum Spec::*member,
+                         const std::vector<std::pair<std::string, Enum>>& names, std::string_view help) {
+  FieldInfo info{.key = key, .kind = FieldKind::choice, .help = help};
+  for (const auto& entry : names) info.choices.push_back(entry.first);
+  const auto* table = &names;
+  return {std::move(info), [=](MapReader& r, Spec& s) { r.choice(key, s.*member, *table); },
+          field_detail::writer(member, Written::always, [table](Enum x) {
+            for (const auto& [name, value] : *table)
+              if (value == x) return name;
+            return table->front().first;
+          })};
 }
 
 /// Free text, written quoted.

@@ -143,30 +143,18 @@ std::string parallelism_to_yaml(const Scenario& s) {
 
 // `training:`: batch, precision, optimizer, the run's length and the learning-rate schedule.
 std::string training_to_yaml(const Scenario& s) {
-  std::string out;
-  const auto& t = s.training;
-  const auto& o = t.optimizer;
-  out += "training:\n  global_batch: " + str(t.global_batch) +
-         "\n  precision: " + std::string(to_string(t.precision)) +
-         "\n  optimizer: {kind: " + name_of(optimizer_names(), o.kind) +
-         ", state_precision: " + std::string(to_string(o.state_precision)) +
-         ", master_weights: " + yaml_bool(o.master_weights) +
-         ", quantization_block: " + std::to_string(o.quantization_block) +
-         ", grad_clipping: " + yaml_bool(o.grad_clipping);
-  if (o.max_preconditioner_dim > 0)
-    out += ", max_preconditioner_dim: " + std::to_string(o.max_preconditioner_dim);
-  if (o.precondition_frequency > 0)
-    out += ", precondition_frequency: " + std::to_string(o.precondition_frequency);
-  out += "}\n";
-  if (t.tokens) out += "  tokens: " + format_number(*t.tokens) + "\n";
-  if (t.steps) out += "  steps: " + str(*t.steps) + "\n";
-  if (t.epochs) out += "  epochs: " + format_number(*t.epochs) + "\n";
-  if (t.dataset_tokens) out += "  dataset_tokens: " + format_number(*t.dataset_tokens) + "\n";
-  if (t.instability > 0) out += "  instability: " + format_number(t.instability) + "\n";
-  out += "  schedule: {kind: " + std::string(name_in(model::kLrScheduleNames, t.schedule)) +
-         (t.schedule == model::LrSchedule::wsd ? ", decay_fraction: " + format_number(t.wsd_decay_fraction)
-                                               : "") +
-         "}\n";
+  const model::TrainingSpec& t = s.training;
+  std::string out = "training:\n";
+  for (const Field<model::TrainingSpec>& f : training_fields()) {
+    const std::string key(f.info.key);
+    if (key == "optimizer") {
+      out += "  optimizer: {" + flow_fields(training_optimizer_fields(), t.optimizer) + "}\n";
+    } else if (key == "schedule") {
+      out += "  schedule: {" + flow_fields(training_schedule_fields(), t) + "}\n";
+    } else if (const auto value = f.text(t)) {
+      out += "  " + key + ": " + *value + "\n";
+    }
+  }
   return out;
 }
 

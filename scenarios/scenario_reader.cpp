@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <initializer_list>
 #include <numeric>
 
 #include "models/report/run_labels.hpp"
@@ -11,7 +10,6 @@
 #include "models/step/layout_rules.hpp"
 #include "models/workload/attention_kernel.hpp"
 #include "models/workload/optimizer.hpp"
-#include "models/workload/preconditioner.hpp"
 #include "scenarios/block_fields.hpp"
 #include "scenarios/campaign_block.hpp"
 #include "scenarios/cluster_background.hpp"
@@ -28,26 +26,6 @@ using Kind = YamlValue::Kind;
 
 // Beyond this the simulator's integer arithmetic and memory are no longer meaningful; 1M GPUs must load.
 constexpr double kMaxTotalGpus = 1e8;
-
-/// The precisions a key accepts, spelled as topo::kPrecisionNames spells them.
-std::vector<std::pair<std::string, topo::Precision>> precision_choices(
-    std::initializer_list<topo::Precision> accepted) {
-  std::vector<std::pair<std::string, topo::Precision>> t;
-  for (const topo::Precision p : accepted) t.emplace_back(topo::to_string(p), p);
-  return t;
-}
-
-const std::vector<std::pair<std::string, topo::Precision>>& compute_precision_names() {
-  using P = topo::Precision;
-  static const auto kTable = precision_choices({P::fp32, P::fp16, P::bf16, P::fp8});
-  return kTable;
-}
-
-const std::vector<std::pair<std::string, topo::Precision>>& state_precision_names() {
-  using P = topo::Precision;
-  static const auto kTable = precision_choices({P::fp32, P::fp16, P::bf16, P::fp8, P::int8});
-  return kTable;
-}
 
 /// The names a `measured:` block may name: the summary's own numeric fields (models/report/summary.hpp).
 const std::vector<std::string>& measurable_fields() {
@@ -376,72 +354,29 @@ class ScenarioConverter {
 
   void read_optimizer(const YamlValue& v, model::OptimizerSpec& o) {
     const std::string path = "training.optimizer";
-    std::vector<std::string> names;
-    for (const auto& [name, kind] : optimizer_names()) names.push_back(name);
-    const auto set_kind = [&](const YamlValue& k, const std::string& kpath) {
-      if (auto i = read_choice(d_, k, kpath, names)) {
-        o.kind = optimizer_names()[*i].second;
-        // 8-bit Adam keeps its moments in int8 unless told otherwise.
-        if (o.kind == model::OptimizerKind::adam8bit) o.state_precision = topo::Precision::int8;
-      }
-    };
     if (!v.is_mapping()) {
-      set_kind(v, path);
+      read_optimizer_kind(d_, v, path, o);
       return;
     }
-    MapReader r(d_, v, path,
-                {"kind", "state_precision", "master_weights", "quantization_block", "grad_clipping",
-                 "max_preconditioner_dim", "precondition_frequency"});
-    r.require({"kind"});
-    if (const YamlValue* k = r.get("kind")) set_kind(*k, r.child_path("kind"));
-    r.choice("state_precision", o.state_precision, state_precision_names());
-    r.boolean("master_weights", o.master_weights);
-    r.count("quantization_block", o.quantization_block, 1, 1 << 24);
-    r.boolean("grad_clipping", o.grad_clipping);
-    // Shampoo's and SOAP's preconditioners (models/workload/preconditioner.hpp); no other kind has them.
-    for (const char* key : {"max_preconditioner_dim", "precondition_frequency"}) {
-      const YamlValue* at = r.get(key);
-      if (at != nullptr && !model::keeps_preconditioners(o.kind)) {
-        d_.add(*at, r.child_path(key),
-               "only shampoo and soap keep preconditioners; " +
-                   std::string(model::optimizer_info(o.kind).name) +
-                   " has none: remove it or set kind: shampoo");
-      }
-    }
-    r.count("max_preconditioner_dim", o.max_preconditioner_dim, 2, 1 << 20);
-    r.count("precondition_frequency", o.precondition_frequency, 1, 1e9);
+    MapReader r(d_, v, path, field_keys(training_optimizer_fields()));
+    require_fields(r, training_optimizer_fields());
+    read_fields(r, training_optimizer_fields(), o);
   }
 
   void read_training(const YamlValue& v, model::TrainingSpec& t) {
-    MapReader r(d_, v, "training",
-                {"global_batch", "precision", "optimizer", "tokens", "steps", "epochs", "dataset_tokens",
-                 "instability", "schedule"});
+    MapReader r(d_, v, "training", field_keys(training_fields()));
     if (!r.valid()) return;
-    r.require({"global_batch"});
+    require_fields(r, training_fields());
     a_.global_batch = r.get("global_batch");
-    r.count("global_batch", t.global_batch, 1, 1e9);
-    r.choice("precision", t.precision, compute_precision_names());
+    read_fields(r, training_fields(), t);
     if (const YamlValue* o = r.get("optimizer")) read_optimizer(*o, t.optimizer);
-    r.number("tokens", t.tokens, 1, 1e18);
-    if (const YamlValue* s = r.get("steps")) {
-      if (auto k = read_count(d_, *s, "training.steps", 1, 1e12)) t.steps = *k;
-    }
-    if (const YamlValue* e = r.get("epochs")) {
-      if (auto x = read_number(d_, *e, "training.epochs", 0, 1e6)) {
-        if (*x == 0) d_.add(*e, "training.epochs", "must be greater than zero, found \"" + e->scalar + "\"");
-        t.epochs = *x;
-      }
-    }
-    r.number("dataset_tokens", t.dataset_tokens, 1, 1e18);
-    r.number("instability", t.instability, 0, 1e6);
     if (const YamlValue* sch = r.get("schedule")) {
       if (sch->is_scalar()) {
         r.choice("schedule", t.schedule, model::kLrScheduleNames);
       } else {
-        MapReader sr(d_, *sch, "training.schedule", {"kind", "decay_fraction"});
-        if (sr.valid() && sr.require({"kind"})) {
-          sr.choice("kind", t.schedule, model::kLrScheduleNames);
-          sr.number("decay_fraction", t.wsd_decay_fraction, 1e-6, 1 - 1e-6);
+        MapReader sr(d_, *sch, "training.schedule", field_keys(training_schedule_fields()));
+        if (sr.valid() && require_fields(sr, training_schedule_fields())) {
+          read_fields(sr, training_schedule_fields(), t);
           if (sr.has("decay_fraction") && t.schedule != model::LrSchedule::wsd) {
             d_.add(*sch, "training.schedule.decay_fraction", "decay_fraction is only used with kind: wsd");
           }

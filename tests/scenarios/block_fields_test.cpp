@@ -148,3 +148,51 @@ TEST_CASE("a table's required keys and a row's own rule give the same errors as 
                   "people: [{role: a, rate: \"$1/h\", coverage: \"24x7\", hours_per_week: 8}]\n") ==
         "t.yaml:4:44: people[0].coverage: give coverage or hours_per_week, not both");
 }
+
+TEST_CASE("the training, framework and convergence tables read and dump their mappings") {
+  const std::string text =
+      "model: gpt3-125m\ncluster: {node: dgx-a100-80gb, nodes: 2}\n"
+      "training: {global_batch: 64, optimizer: {kind: adamw8bit}, steps: 10, schedule: {kind: wsd}}\n"
+      "framework: {grad_reduce_dtype: bf16, prefetch: 2}\n"
+      "convergence: {target_loss: 3, law: {E: 1.5, A: 400, B: 410, alpha: 0.3, beta: 0.25}}\n";
+  // convergence sets the run's length, so it cannot stand beside steps: load the two halves apart.
+  const std::string training = text.substr(0, text.find("convergence:"));
+  const Scenario s = load_scenario_text(training, "t.yaml");
+  // An alias read as its kind; 8-bit Adam's moments in int8 unless state_precision says otherwise.
+  CHECK(s.training.optimizer.kind == model::OptimizerKind::adam8bit);
+  CHECK(s.training.optimizer.state_precision == topo::Precision::int8);
+  CHECK(s.training.steps == 10);
+  CHECK(s.parallelism.framework.grad_reduce_dtype == topo::Precision::bf16);
+  CHECK(s.parallelism.framework.prefetch == 2);
+  const std::string dump = dump_scenario(s);
+  // The canonical name; the struct's defaults for the keys not given; the preconditioner keys (0: the
+  // kind's default) left out; decay_fraction's default written for wsd.
+  CHECK(dump.find("  optimizer: {kind: adam-8bit, state_precision: int8, master_weights: true, "
+                  "quantization_block: 2048, grad_clipping: true}\n") != std::string::npos);
+  CHECK(dump.find("  steps: 10\n  schedule: {kind: wsd, decay_fraction: 0.2}\n") != std::string::npos);
+  CHECK(dump.find("  prefetch: 2\n") != std::string::npos);
+  // grad_reduce_dtype after gradient_staging, the framework block's last line, as before the table.
+  CHECK(dump.find("  grad_reduce_dtype: bf16\nmemory:\n  reserve: 0\n") != std::string::npos);
+
+  const std::string with_target =
+      "model: gpt3-125m\ncluster: {node: dgx-a100-80gb, nodes: 2}\ntraining: {global_batch: 64}\n" +
+      text.substr(text.find("convergence:"));
+  const Scenario c = load_scenario_text(with_target, "t.yaml");
+  REQUIRE(c.convergence);
+  CHECK(c.convergence->law == model::LossLawName::custom);
+  CHECK(c.convergence->beta == 0.25);
+  CHECK(dump_scenario(c).find("  law: {E: 1.5, A: 400, B: 410, alpha: 0.3, beta: 0.25}\n") !=
+        std::string::npos);
+}
+
+TEST_CASE("a row's own rule is checked before its range, as before the tables") {
+  using trainsim::testing::errors_of;
+  CHECK(errors_of("model: gpt3-125m\ncluster: {node: dgx-a100-80gb, nodes: 2}\n"
+                  "training: {global_batch: 64, optimizer: {kind: adamw, max_preconditioner_dim: 1}}\n") ==
+        "t.yaml:3:79: training.optimizer.max_preconditioner_dim: only shampoo and soap keep preconditioners; "
+        "adamw has none: remove it or set kind: shampoo\n"
+        "t.yaml:3:79: training.optimizer.max_preconditioner_dim: must be at least 2, found \"1\"");
+  CHECK(errors_of("model: gpt3-125m\ncluster: {node: dgx-a100-80gb, nodes: 2}\n"
+                  "training: {global_batch: 64, epochs: 0, dataset_tokens: 1e9}\n") ==
+        "t.yaml:3:38: training.epochs: must be greater than zero, found \"0\"");
+}
