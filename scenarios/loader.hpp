@@ -55,6 +55,10 @@ struct Override {
 /// in full (no preset names are needed to read it back); the sweep block is kept.
 [[nodiscard]] std::string dump_scenario(const Scenario& scenario);
 
+/// `parallelism.recompute` as the reader reads it (and --set takes it): the mode's name, or
+/// `{modules: [...]}` for a per-module selective recompute.
+[[nodiscard]] std::string recompute_to_yaml(const model::ParallelPlan& plan);
+
 /// Edit distance based suggestion: the closest of `candidates` to `word`, or "" when none is close.
 [[nodiscard]] std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);
 

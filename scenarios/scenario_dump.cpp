@@ -35,14 +35,6 @@ std::string modules_to_yaml(std::uint8_t bits, const EnumNames<Enum, N>& table) 
   return out + "]}";
 }
 
-// `recompute:` as read back: a mode, or the modules of a per-module selective recompute.
-std::string recompute_to_yaml(const model::ParallelPlan& p) {
-  if (p.recompute != model::Recompute::selective || p.recompute_modules == 0) {
-    return std::string(to_string(p.recompute));
-  }
-  return modules_to_yaml(p.recompute_modules, model::kRecomputeModuleNames);
-}
-
 // A quantity as the reader reads it back (format_quantity), quoted.
 std::string qty(double x, Dimension dim) {
   return q(format_quantity(x, dim));
@@ -255,6 +247,13 @@ std::string measured_to_yaml(const Scenario& s) {
 }
 
 }  // namespace
+
+std::string recompute_to_yaml(const model::ParallelPlan& p) {
+  if (p.recompute != model::Recompute::selective || p.recompute_modules == 0) {
+    return std::string(to_string(p.recompute));
+  }
+  return modules_to_yaml(p.recompute_modules, model::kRecomputeModuleNames);
+}
 
 std::string dump_scenario(const Scenario& s) {
   std::string out = "# written by trainsim: every preset expanded, every default explicit\n";

@@ -72,7 +72,8 @@ void add_import_command(CLI::App& app, int& exit_code) {
   auto* megatron = sub->add_subcommand(
       "megatron",
       "a Megatron-LM argument list (a launch script or a file of pretrain_gpt.py flags) as a scenario: "
-      "model, layout, batch, precision, recompute and overlap flags; flags that price nothing are listed, "
+      "model, layout, batch, precision, recompute and offload modules, optimizer moments, MoE dispatcher and "
+      "routing, overlap flags; flags that price nothing are listed, "
       "unknown ones refused (--lenient: listed)");
   megatron->add_option("args", args->file, "the argument list or launch script")->required();
   megatron->add_option("--node", args->options.node, "node preset of the cluster (trainsim list clusters)")

@@ -91,7 +91,14 @@ std::string layout_words(const model::ParallelPlan& p) {
   if (p.schedule == model::Schedule::interleaved) words += fmt::format("/{}", p.virtual_stages);
   words += fmt::format(", zero {}", model::to_string(p.zero));
   if (keeps_weights(p)) words += " (weights kept to the backward)";
-  return words + fmt::format(", recompute {}", to_string(p.recompute));
+  return words + ", recompute " + scenario::recompute_to_yaml(p);
+}
+
+// The table's recompute cell: the mode, or "modules" for a per-module selective recompute (the modules
+// named once below the table, as they are too wide for the column).
+std::string recompute_cell(const model::ParallelPlan& p) {
+  const std::string yaml = scenario::recompute_to_yaml(p);
+  return yaml.starts_with('{') ? "modules" : yaml;
 }
 
 /// Why the Pareto front is empty: nothing fits, or what the budget asks that no usable layout gives.
@@ -131,9 +138,14 @@ std::string table(const std::vector<scenario::RankedLayout>& rows, int gpus_per_
   int rank = 0;
   bool kept = false;
   bool fsdp = false;
+  std::vector<std::string> module_lists;  // the per-module recomputes the rows name "modules"
   for (const auto& row : rows) {
     const model::ParallelPlan& p = row.layout.plan;
     kept = kept || keeps_weights(p);
+    if (const std::string yaml = scenario::recompute_to_yaml(p);
+        yaml.starts_with('{') &&
+        std::find(module_lists.begin(), module_lists.end(), yaml) == module_lists.end())
+      module_lists.push_back(yaml);
     // The scenario names no framework and this layout chose one other than Megatron-Core.
     const bool chosen_fsdp =
         row.layout.framework_chosen && p.framework.preset != model::FrameworkPreset::megatron_core;
@@ -149,7 +161,7 @@ std::string table(const std::vector<scenario::RankedLayout>& rows, int gpus_per_
         "{:>4} {:>6} {:>3} {:>3} {:>5} {:>3} {:>3} {:>3} {:<15} {:>4} {:<9} {:>10} {:>10} {:>6} {:>10} "
         "{:>10} {:<8} {:<6} {}\n",
         ++rank, row.layout.nodes * gpus_per_node, p.tp, p.pp, p.dp, p.cp, p.ep, p.micro_batch, schedule, zero,
-        to_string(p.recompute), format_human(FieldUnit::seconds, s.step.iteration_time),
+        recompute_cell(p), format_human(FieldUnit::seconds, s.step.iteration_time),
         format_human(FieldUnit::bytes, s.step.memory_per_gpu), format_human(FieldUnit::fraction, s.step.mfu),
         format_human(FieldUnit::seconds, s.run_time_s), format_human(FieldUnit::usd, s.cost_usd),
         row.event ? "event" : "analytic", s.meets_budget() ? "ok" : "missed",
@@ -162,6 +174,9 @@ std::string table(const std::vector<scenario::RankedLayout>& rows, int gpus_per_
     out +=
         "   + priced as PyTorch FSDP1 (framework: fsdp1): the scenario names no framework, and ZeRO 2-3\n"
         "     without tp, pp or cp is FSDP's layout; name one to price every layout alike\n";
+  for (const std::string& modules : module_lists)
+    out += "   modules: selective recompute of the scenario's modules (parallelism.recompute: " + modules +
+           ")\n";
   return out;
 }
 

@@ -10,9 +10,11 @@
 #include <optional>
 #include <set>
 
+#include "models/spec/parallel_plan.hpp"
 #include "scenarios/importers/import_comment.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/presets.hpp"
+#include "sim/enum_names.hpp"
 #include "sim/error.hpp"
 #include "sim/utf8_text.hpp"
 
@@ -32,6 +34,11 @@ const std::set<std::string, std::less<>> kSwitches = {"--swiglu",
                                                       "--overlap-grad-reduce",
                                                       "--overlap-param-gather",
                                                       "--tp-comm-overlap",
+                                                      "--overlap-moe-expert-parallel-comm",
+                                                      "--moe-router-force-load-balancing",
+                                                      "--moe-pad-expert-input-to-capacity",
+                                                      "--fine-grained-activation-offloading",
+                                                      "--use-precision-aware-optimizer",
                                                       "--fp16",
                                                       "--bf16"};
 
@@ -51,6 +58,10 @@ const std::set<std::string, std::less<>> kValued = {"--num-layers",
                                                     "--num-experts",
                                                     "--moe-router-topk",
                                                     "--moe-ffn-hidden-size",
+                                                    "--moe-token-dispatcher-type",
+                                                    "--moe-flex-dispatcher-backend",
+                                                    "--moe-expert-capacity-factor",
+                                                    "--mtp-num-layers",
                                                     "--hidden-dropout",
                                                     "--attention-backend",
                                                     "--transformer-impl",
@@ -67,7 +78,19 @@ const std::set<std::string, std::less<>> kValued = {"--num-layers",
                                                     "--train-iters",
                                                     "--train-samples",
                                                     "--optimizer",
+                                                    "--exp-avg-dtype",
+                                                    "--exp-avg-sq-dtype",
                                                     "--nnodes"};
+
+// Flags read for a list: every word up to the next flag (argparse's nargs='+').
+const std::set<std::string, std::less<>> kListed = {"--recompute-modules", "--offload-modules"};
+
+// Flags that decide the price but that this importer does not read, each with what to write instead.
+// They are refused (a run priced without them would be another run) unless --lenient, which leaves them
+// out and lists them as it lists unknown flags.
+const std::map<std::string, std::string, std::less<>> kNotRead = {
+    {"--pipeline-model-parallel-layout",
+     "write its layers per pipeline stage as parallelism.stage_layers in the scenario"}};
 
 // Flags Megatron-LM (pretrain_gpt.py's argparse) and its launchers (torchrun) take that decide nothing
 // trainsim prices: learning rates and schedules, initialisation, data, checkpoints, logging, fusions that
@@ -84,6 +107,7 @@ const std::set<std::string, std::less<>> kPricedNothing = {
     "--rotary-base", "--rotary-seq-len-interpolation-factor", "--max-position-embeddings",
     "--apply-query-key-layer-scaling", "--attention-softmax-in-fp32", "--accumulate-allreduce-grads-in-fp32",
     "--moe-aux-loss-coeff", "--moe-z-loss-coeff", "--moe-router-load-balancing-type", "--use-mcore-models",
+    "--moe-token-drop-policy",  // which slots a full expert drops, not how many
     "--no-masked-softmax-fusion", "--no-bias-gelu-fusion", "--no-bias-swiglu-fusion",
     "--no-bias-dropout-fusion", "--no-rope-fusion", "--no-gradient-accumulation-fusion",
     "--no-async-tensor-model-parallel-allreduce", "--distributed-backend", "--distributed-timeout-minutes",
@@ -117,6 +141,13 @@ constexpr long long kGpt2Vocab = 50257;
 struct Flags {
   std::map<std::string, std::vector<std::string>, std::less<>> values;  // every flag seen, its words
   [[nodiscard]] bool has(std::string_view flag) const { return values.find(flag) != values.end(); }
+  /// A listed flag's words (kListed), empty when the flag is absent.
+  [[nodiscard]] std::vector<std::string> list(std::string_view flag) const {
+    const auto it = values.find(flag);
+    if (it == values.end()) return {};
+    if (it->second.empty()) throw InputError(std::string(flag) + " needs a value");
+    return it->second;
+  }
   [[nodiscard]] std::optional<std::string> text(std::string_view flag) const {
     const auto it = values.find(flag);
     if (it == values.end()) return std::nullopt;
@@ -166,8 +197,8 @@ Flags parse_flags(const std::vector<std::string>& words) {
       flag = w.substr(0, eq);
       values.push_back(w.substr(eq + 1));
     } else if (!kSwitches.contains(flag)) {
-      // A valued flag takes one word; an unknown one every word up to the next flag (--rampup-batch-size
-      // 16 16 5859375), which is then ignored.
+      // A valued flag takes one word; a listed or unknown one every word up to the next flag
+      // (--rampup-batch-size 16 16 5859375: an unknown one's are then ignored).
       const bool one = kValued.contains(flag);
       while (i + 1 < words.size() && words[i + 1].compare(0, 2, "--") != 0) {
         values.push_back(words[++i]);
@@ -188,7 +219,7 @@ long long round_up(long long value, long long multiple) {
 // in unknown_flags when the import is lenient, refused (with the nearest known flag) otherwise.
 void sort_flags(const Flags& f, bool lenient, MegatronImport& out) {
   for (const auto& [flag, values] : f.values) {
-    if (kSwitches.contains(flag) || kValued.contains(flag)) continue;
+    if (kSwitches.contains(flag) || kValued.contains(flag) || kListed.contains(flag)) continue;
     if (kPricedNothing.contains(flag)) {
       out.ignored_flags.push_back(flag);
       continue;
@@ -197,8 +228,13 @@ void sort_flags(const Flags& f, bool lenient, MegatronImport& out) {
       out.unknown_flags.push_back(flag);
       continue;
     }
+    if (const auto unread = kNotRead.find(flag); unread != kNotRead.end()) {
+      throw InputError(flag + " is not read by this importer: " + unread->second +
+                       "; give --lenient to import the rest and list the flags left out");
+    }
     std::vector<std::string> known(kSwitches.begin(), kSwitches.end());
     known.insert(known.end(), kValued.begin(), kValued.end());
+    known.insert(known.end(), kListed.begin(), kListed.end());
     known.insert(known.end(), kPricedNothing.begin(), kPricedNothing.end());
     const std::string near = closest_match(flag, known);
     throw InputError(sim::escaped_excerpt(flag) + " is not a Megatron-LM flag this importer knows" +
@@ -215,7 +251,14 @@ struct MegatronRun {
   long long ffn = 0, vocab = 0;
   std::string norm, position;
   bool flash = false;
-  std::string precision, recompute;
+  std::string precision;
+  std::string recompute;       // a mode, or {modules: [...]}
+  std::string offload;         // {modules: [...]}, or empty: none
+  std::string moe_dispatcher;  // empty on a dense model
+  std::string routing;         // empty on a dense model
+  std::optional<double> capacity_factor;
+  std::string state_precision;  // the Adam moments' type; empty: fp32, Megatron's default
+  long long mtp_layers = 0;
   long long virtual_stages = 0;
   std::string optimizer;
   long long nodes = 0;
@@ -247,6 +290,97 @@ long long virtual_stages(const Flags& f, long long layers, long long pp) {
     stages = layers / (pp * per);
   }
   return stages;
+}
+
+// `{modules: [a, b]}` of a listed flag's words, each checked against the modules trainsim models.
+template <class Enum, std::size_t N>
+std::string modules_yaml(const Flags& f, std::string_view flag, const EnumNames<Enum, N>& modelled) {
+  std::string yaml = "{modules: [";
+  bool first = true;
+  for (const std::string& module : f.list(flag)) {
+    if (!parse_in(modelled, module)) {
+      std::string names;
+      for (const auto& entry : modelled) names += (names.empty() ? "" : ", ") + std::string(entry.name);
+      throw InputError(
+          fmt::format("{} {} is not modelled ({})", flag, sim::escaped_excerpt(module, 24), names));
+    }
+    yaml += (first ? "" : ", ") + module;
+    first = false;
+  }
+  return yaml + "]}";
+}
+
+// `recompute:`: Megatron's --recompute-granularity (selective by --recompute-activations), and under
+// selective its --recompute-modules (Megatron's default without them: core_attn, trainsim's selective).
+// Megatron reads the modules only under selective granularity, so elsewhere they change nothing.
+std::string recompute_setting(const Flags& f) {
+  std::string recompute = f.has("--recompute-activations") ? "selective" : "none";
+  if (const auto g = f.text("--recompute-granularity")) {
+    if (*g != "full" && *g != "selective")
+      throw InputError("--recompute-granularity " + *g + " is not modelled");
+    recompute = *g;
+  }
+  if (recompute == "selective" && f.has("--recompute-modules"))
+    return modules_yaml(f, "--recompute-modules", model::kRecomputeModuleNames);
+  return recompute;
+}
+
+// `offload:`: --offload-modules under --fine-grained-activation-offloading (Megatron reads the modules
+// only then); empty when nothing is offloaded.
+std::string offload_setting(const Flags& f) {
+  if (!f.has("--fine-grained-activation-offloading") || !f.has("--offload-modules")) return "";
+  return modules_yaml(f, "--offload-modules", model::kOffloadModuleNames);
+}
+
+// framework.moe_dispatcher: --moe-token-dispatcher-type (Megatron-Core's default allgather), its flex
+// dispatcher's --moe-flex-dispatcher-backend (default deepep) naming the backend.
+std::string moe_dispatcher(const Flags& f) {
+  const std::string type = f.text("--moe-token-dispatcher-type").value_or("allgather");
+  if (type == "alltoall" || type == "allgather") return type;
+  if (type != "flex")
+    throw InputError("--moe-token-dispatcher-type " + type + " is not modelled (alltoall, allgather, flex)");
+  const std::string backend = f.text("--moe-flex-dispatcher-backend").value_or("deepep");
+  if (backend != "deepep" && backend != "hybridep")
+    throw InputError("--moe-flex-dispatcher-backend " + backend + " is not modelled (deepep, hybridep)");
+  return backend;
+}
+
+// The Adam moments' type under --use-precision-aware-optimizer (Megatron reads --exp-avg-dtype and
+// --exp-avg-sq-dtype only then; fp32 otherwise): one type, as trainsim holds both moments alike.
+std::string state_precision(const Flags& f) {
+  if (!f.has("--use-precision-aware-optimizer")) return "";
+  const std::string first = f.text("--exp-avg-dtype").value_or("fp32");
+  const std::string second = f.text("--exp-avg-sq-dtype").value_or("fp32");
+  for (const auto& [flag, type] :
+       {std::pair{"--exp-avg-dtype", first}, std::pair{"--exp-avg-sq-dtype", second}}) {
+    if (type != "fp32" && type != "fp16" && type != "bf16" && type != "fp8")
+      throw InputError(std::string(flag) + " " + type + " is not a moment type (fp32, fp16, bf16, fp8)");
+  }
+  if (first != second) {
+    throw InputError("--exp-avg-dtype " + first + " and --exp-avg-sq-dtype " + second +
+                     " differ: trainsim holds both moments in one type (training.optimizer.state_precision)");
+  }
+  return first == "fp32" ? "" : first;
+}
+
+// model.routing and its capacity_factor: --moe-router-force-load-balancing is force-balanced (padded to
+// --moe-expert-capacity-factor under --moe-pad-expert-input-to-capacity; otherwise no expert reaches its
+// capacity); else a capacity factor is capacity routing; else Megatron's dropless.
+void read_routing(const Flags& f, MegatronRun& r) {
+  const std::optional<double> factor = f.number("--moe-expert-capacity-factor");
+  if (factor && (*factor < 0.001 || *factor > 1000)) {
+    throw InputError(fmt::format("--moe-expert-capacity-factor expects a number from 0.001 to 1000, got {}",
+                                 sim::escaped_excerpt(*f.text("--moe-expert-capacity-factor"), 24)));
+  }
+  if (f.has("--moe-router-force-load-balancing")) {
+    r.routing = "force-balanced";
+    if (f.has("--moe-pad-expert-input-to-capacity")) r.capacity_factor = factor;
+  } else if (factor) {
+    r.routing = "capacity";
+    r.capacity_factor = factor;
+  } else {
+    r.routing = "dropless";
+  }
 }
 
 // The nodes: --nodes, else torchrun's --nnodes when the script gives it as a number rather than a shell
@@ -294,16 +428,18 @@ MegatronRun read_run(const Flags& f, const MegatronImportOptions& options) {
   if (f.has("--bf16")) r.precision = "bf16";
   if (f.has("--fp8-format")) r.precision = "fp8";
 
-  r.recompute = f.has("--recompute-activations") ? "selective" : "none";
-  if (const auto g = f.text("--recompute-granularity")) {
-    if (*g != "full" && *g != "selective")
-      throw InputError("--recompute-granularity " + *g + " is not modelled");
-    r.recompute = *g;
+  r.recompute = recompute_setting(f);
+  r.offload = offload_setting(f);
+  if (f.has("--num-experts")) {
+    r.moe_dispatcher = moe_dispatcher(f);
+    read_routing(f, r);
   }
+  r.mtp_layers = f.count("--mtp-num-layers", 0, 0, 1000);
   r.virtual_stages = virtual_stages(f, r.layers, r.pp);
   r.optimizer = f.text("--optimizer").value_or("adam");
   if (r.optimizer != "adam" && r.optimizer != "sgd")
     throw InputError("--optimizer " + r.optimizer + " is not modelled");
+  if (r.optimizer == "adam") r.state_precision = state_precision(f);
   r.nodes = node_count(f, options, r.tp * r.pp * r.cp);
   return r;
 }
@@ -330,7 +466,10 @@ std::string model_yaml(const Flags& f, const MegatronRun& r) {
                      f.count("--moe-router-topk", 2, 1));
     if (f.has("--moe-ffn-hidden-size"))
       y += fmt::format("  expert_ffn_hidden: {}\n", f.count("--moe-ffn-hidden-size", 0, 1));
+    y += "  routing: " + r.routing + "\n";
+    if (r.capacity_factor) y += fmt::format("  capacity_factor: {}\n", *r.capacity_factor);
   }
+  if (r.mtp_layers > 0) y += fmt::format("  mtp_layers: {}\n", r.mtp_layers);
   return y;
 }
 
@@ -343,6 +482,7 @@ std::string parallelism_yaml(const Flags& f, const MegatronRun& r) {
   if (r.pp > 1 && r.virtual_stages > 1) y += fmt::format("  virtual_stages: {}\n", r.virtual_stages);
   y += std::string("  sequence_parallel: ") + (f.has("--sequence-parallel") ? "true" : "false") + "\n";
   y += "  recompute: " + r.recompute + "\n";
+  if (!r.offload.empty()) y += "  offload: " + r.offload + "\n";
   y += std::string("  zero: ") + (f.has("--use-distributed-optimizer") ? "1" : "0") + "\n";
   y += std::string("  overlap_grad_reduce: ") + (f.has("--overlap-grad-reduce") ? "true" : "false") + "\n";
   return y;
@@ -353,7 +493,11 @@ std::string training_yaml(const Flags& f, const MegatronRun& r) {
   std::string y = "training:\n";
   y += fmt::format("  global_batch: {}\n", f.required("--global-batch-size"));
   y += "  precision: " + r.precision + "\n";
-  y += std::string("  optimizer: ") + (r.optimizer == "sgd" ? "sgd-momentum" : "adamw") + "\n";
+  if (!r.state_precision.empty()) {
+    y += "  optimizer: {kind: adamw, state_precision: " + r.state_precision + "}\n";
+  } else {
+    y += std::string("  optimizer: ") + (r.optimizer == "sgd" ? "sgd-momentum" : "adamw") + "\n";
+  }
   if (f.has("--train-iters")) {
     y += fmt::format("  steps: {}\n", f.count("--train-iters", 1, 1));
   } else if (f.has("--train-samples")) {
@@ -365,6 +509,11 @@ std::string training_yaml(const Flags& f, const MegatronRun& r) {
   y += "framework:\n  preset: megatron-core\n";
   y += std::string("  tp_comm_overlap: ") + (f.has("--tp-comm-overlap") ? "true" : "false") + "\n";
   y += std::string("  overlap_param_gather: ") + (f.has("--overlap-param-gather") ? "true" : "false") + "\n";
+  if (!r.moe_dispatcher.empty()) {
+    y += "  moe_dispatcher: " + r.moe_dispatcher + "\n";
+    y += std::string("  ep_comm_overlap: ") +
+         (f.has("--overlap-moe-expert-parallel-comm") ? "true" : "false") + "\n";
+  }
   return y;
 }
 

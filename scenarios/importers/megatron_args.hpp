@@ -8,8 +8,20 @@
 // trainsim prices (learning rate, data paths, logging; a list of them in megatron_args.cpp) are listed, by
 // name, in a comment of the output. Any other flag (a misspelt one would price another run) is an error
 // naming the nearest known flag, unless `lenient`: then it is left out and listed too.
+// A flag known to price something that this importer does not read (--pipeline-model-parallel-layout) is
+// an error saying what to write instead, unless `lenient`: then it is left out and listed as unknown.
+// MoE runs (--num-experts) read the dispatcher (--moe-token-dispatcher-type, its flex backend
+// --moe-flex-dispatcher-backend: framework.moe_dispatcher), --overlap-moe-expert-parallel-comm
+// (framework.ep_comm_overlap) and the routing (--moe-router-force-load-balancing: force-balanced, padded to
+// --moe-expert-capacity-factor only under --moe-pad-expert-input-to-capacity; a capacity factor: capacity;
+// else dropless). Any run reads --recompute-modules under selective granularity (recompute: {modules}),
+// --offload-modules under --fine-grained-activation-offloading (offload: {modules}), the Adam moments'
+// --exp-avg-dtype and --exp-avg-sq-dtype under --use-precision-aware-optimizer (one state_precision:
+// they must agree) and --mtp-num-layers (model.mtp_layers); a module or type trainsim does not model is
+// an error listing those it does.
 // Megatron's own defaults apply where a flag is absent: no sequence parallelism, no recompute, fp32, no
-// distributed optimizer, no overlap (--overlap-grad-reduce, --overlap-param-gather and --tp-comm-overlap
+// distributed optimizer, the allgather dispatcher and dropless routing (transformer_config.py), fp32
+// moments, no overlap (--overlap-grad-reduce, --overlap-param-gather and --tp-comm-overlap
 // are off unless given), FFN 4·hidden (SwiGLU: 2/3 of it, rounded down to a multiple of 64), tied
 // embeddings, learned positions, LayerNorm, biases, GPT-2 BPE vocabulary padded to a multiple of
 // 128·tp (--make-vocab-size-divisible-by).

@@ -9,6 +9,7 @@
 #include "models/step/layout_rules.hpp"
 #include "models/step/memory_headroom.hpp"
 #include "scenarios/framework_choice.hpp"
+#include "scenarios/loader.hpp"
 #include "scenarios/studies/sweep.hpp"
 #include "sim/error.hpp"
 
@@ -59,7 +60,7 @@ std::vector<Override> layout_settings(const Layout& layout) {
       {"parallelism.virtual_stages", std::to_string(p.virtual_stages)},
       {"parallelism.zero", std::string(model::to_string(p.zero))},
       {"parallelism.shard_group", p.shard_group > 0 ? std::to_string(p.shard_group) : ""},
-      {"parallelism.recompute", std::string(to_string(p.recompute))},
+      {"parallelism.recompute", recompute_to_yaml(p)},
       {"framework.preset", layout.framework_chosen ? std::string(model::to_string(p.framework.preset)) : ""},
       {"framework.reshard_after_forward",
        p.zero == model::ZeroStage::parameters ? (p.framework.reshard_after_forward ? "true" : "false") : ""}};

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -209,5 +210,50 @@ TEST_CASE("search --nodes A..B doubles from A to B; a front on one cluster size 
   CHECK(out.find("--nodes 4..1: a span A..B needs A <= B") != std::string::npos);
   CHECK(shell_output(binary + " search " + path + " --nodes 2..x 2>&1", out) == 2);
   CHECK(out.find("--nodes 2..x: expected a node count") != std::string::npos);
+  std::filesystem::remove(path);
+}
+
+TEST_CASE(
+    "search names a per-module recompute in its table, its own layout and its rows, as --set takes it") {
+  const std::string path = (std::filesystem::temp_directory_path() / "trainsim-search-modules.yaml").string();
+  // The scenario's modules in the reverse of RecomputeModule's order: the output writes them in its order.
+  std::ofstream(path) << R"(name: search-modules
+model: gpt3-1.3b
+cluster: {node: dgx-a100-80gb, nodes: 2}
+parallelism: {tp: 1, pp: 1, dp: auto, micro_batch: 1, zero: 1, recompute: {modules: [layernorm, core_attn]}}
+training: {global_batch: 512, precision: bf16, optimizer: adamw, tokens: 26e9}
+framework: megatron-core
+)";
+  const std::string binary = std::string("'") + TRAINSIM_BINARY + "'";
+  const std::string modules = "{modules: [core_attn, layernorm]}";
+  std::string out;
+  REQUIRE(shell_output(binary + " search " + path + " --top 400 --no-event 2>&1", out) == 0);
+  INFO(out);
+  CHECK(out.find("The scenario's own layout (tp 1, pp 1, dp 16,") != std::string::npos);
+  CHECK(out.find(", recompute " + modules + "):") != std::string::npos);
+  // The selective rows carry the scenario's modules: the table says so, and names them once below it.
+  CHECK(out.find(" modules ") != std::string::npos);
+  CHECK(out.find(" selective  ") == std::string::npos);  // a cell, padded before the iteration column
+  CHECK(out.find("   modules: selective recompute of the scenario's modules (parallelism.recompute: " +
+                 modules + ")\n") != std::string::npos);
+  // A row's recompute, re-run with run --set, gives the row's iteration time.
+  REQUIRE(shell_output(binary + " search " + path + " --top 400 --no-event --format json 2>/dev/null", out) ==
+          0);
+  const nlohmann::json rows = nlohmann::json::parse(out);
+  const auto row = std::find_if(rows.begin(), rows.end(), [&](const nlohmann::json& r) {
+    return r["parallelism.recompute"] == modules;
+  });
+  REQUIRE(row != rows.end());
+  std::string sets;
+  for (const auto& [key, value] : row->items()) {
+    if ((key.starts_with("cluster.") || key.starts_with("parallelism.") || key.starts_with("framework.")) &&
+        !value.get<std::string>().empty())
+      sets += " --set '" + key + "=" + value.get<std::string>() + "'";
+  }
+  std::string run;
+  REQUIRE(shell_output(binary + " run " + path + " --fidelity analytic --format json" + sets + " 2>/dev/null",
+                       run) == 0);
+  CHECK(nlohmann::json::parse(run)["iteration_time_s"].get<double>() ==
+        doctest::Approx((*row)["iteration_time_s"].get<double>()).epsilon(1e-3));
   std::filesystem::remove(path);
 }

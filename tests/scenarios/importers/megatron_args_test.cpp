@@ -109,3 +109,106 @@ TEST_CASE("bad argument lists are errors that name the flag") {
   CHECK_THROWS_WITH_AS(import_megatron_args("python train.py\n", "a.args", {}), "no --flags found in a.args",
                        InputError);
 }
+
+namespace {
+
+// A small fine-grained MoE with each MoE feature's flag, as Megatron-LM spells them
+// (megatron/training/arguments.py; the TransformerConfig fields it turns into flags).
+const std::string kMoe = R"(--num-layers 8 --hidden-size 2048 --num-attention-heads 16 --seq-length 4096
+--swiglu --normalization RMSNorm --position-embedding-type rope --untie-embeddings-and-output-weights
+--disable-bias-linear --vocab-size 32000 --micro-batch-size 1 --global-batch-size 256 --bf16
+--num-experts 64 --moe-router-topk 8 --moe-ffn-hidden-size 1024 --pipeline-model-parallel-size 2
+--expert-model-parallel-size 8 --use-distributed-optimizer --train-iters 10 --moe-token-drop-policy probs
+)";
+
+Scenario import_moe(const std::string& extra) {
+  return load_scenario_text(import_megatron_args(kMoe + extra, "moe.args", {.nodes = 2}).yaml, "moe.yaml");
+}
+
+}  // namespace
+
+TEST_CASE(
+    "the MoE flags: dispatcher, expert overlap, per-module recompute and offload, moments, routing, MTP") {
+  const Scenario s = import_moe(
+      "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend hybridep "
+      "--overlap-moe-expert-parallel-comm --recompute-granularity selective --recompute-modules moe_act "
+      "layernorm --fine-grained-activation-offloading --offload-modules core_attn attn_proj expert_fc1 "
+      "--use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16 "
+      "--moe-expert-capacity-factor 1.25 --mtp-num-layers 1");
+  CHECK(s.parallelism.framework.moe_dispatcher == model::MoeDispatcher::hybridep);
+  CHECK(s.parallelism.framework.ep_comm_overlap);
+  CHECK(s.parallelism.recompute == model::Recompute::selective);
+  // moe_act (4) | layernorm (8), RecomputeModule's bits.
+  CHECK(s.parallelism.recompute_modules == 4 + 8);
+  // core_attn (4) | attn_proj (8) | expert_fc1 (32), OffloadModule's bits.
+  CHECK(s.parallelism.offload_modules == 4 + 8 + 32);
+  CHECK(s.training.optimizer.state_precision == topo::Precision::bf16);
+  CHECK(s.model.routing == model::Routing::capacity);
+  CHECK(s.model.capacity_factor == 1.25);
+  CHECK(s.model.mtp_layers == 1);
+  // The flex dispatcher's default backend is DeepEP (transformer_config.py moe_flex_dispatcher_backend).
+  CHECK(import_moe("--moe-token-dispatcher-type flex").parallelism.framework.moe_dispatcher ==
+        model::MoeDispatcher::deepep);
+  CHECK(import_moe("--moe-token-dispatcher-type alltoall").parallelism.framework.moe_dispatcher ==
+        model::MoeDispatcher::all_to_all);
+  // Forced balance: every expert gets the mean, so a capacity factor pads only when asked to.
+  const Scenario forced = import_moe("--moe-router-force-load-balancing --moe-expert-capacity-factor 2");
+  CHECK(forced.model.routing == model::Routing::force_balanced);
+  CHECK(forced.model.capacity_factor == 1.0);
+  CHECK(import_moe("--moe-router-force-load-balancing --moe-expert-capacity-factor 2 "
+                   "--moe-pad-expert-input-to-capacity")
+            .model.capacity_factor == 2.0);
+}
+
+TEST_CASE("Megatron's MoE defaults: allgather, dropless, fp32 moments, core_attn, nothing offloaded") {
+  const Scenario s = import_moe(
+      "--recompute-granularity selective --offload-modules core_attn "
+      "--exp-avg-dtype bf16 --exp-avg-sq-dtype bf16");
+  CHECK(s.parallelism.framework.moe_dispatcher == model::MoeDispatcher::all_gather);
+  CHECK_FALSE(s.parallelism.framework.ep_comm_overlap);
+  CHECK(s.model.routing == model::Routing::dropless);
+  CHECK(s.model.mtp_layers == 0);
+  // Selective without --recompute-modules: Megatron's default module, the attention core.
+  CHECK(s.parallelism.recompute == model::Recompute::selective);
+  CHECK(s.parallelism.recompute_modules == 0);
+  // Megatron reads the modules only under --fine-grained-activation-offloading, and the moments' types
+  // only under --use-precision-aware-optimizer.
+  CHECK(s.parallelism.offload_modules == 0);
+  CHECK(s.training.optimizer.state_precision == topo::Precision::fp32);
+  // Under full recompute Megatron reads no modules.
+  CHECK(
+      import_moe("--recompute-granularity full --recompute-modules moe_act").parallelism.recompute_modules ==
+      0);
+}
+
+TEST_CASE("bad MoE flags are errors that name the flag and what is modelled") {
+  CHECK_THROWS_WITH_AS(import_moe("--moe-token-dispatcher-type alltoal"),
+                       "--moe-token-dispatcher-type alltoal is not modelled (alltoall, allgather, flex)",
+                       InputError);
+  CHECK_THROWS_WITH_AS(import_moe("--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend ncclep"),
+                       "--moe-flex-dispatcher-backend ncclep is not modelled (deepep, hybridep)", InputError);
+  CHECK_THROWS_WITH_AS(
+      import_moe("--recompute-granularity selective --recompute-modules moe_act mhc"),
+      "--recompute-modules mhc is not modelled (core_attn, mlp, moe_act, layernorm, mla_up_proj, moe, "
+      "shared_experts)",
+      InputError);
+  CHECK_THROWS_WITH_AS(import_moe("--recompute-granularity selective --recompute-modules"),
+                       "--recompute-modules needs a value", InputError);
+  CHECK_THROWS_WITH_AS(import_moe("--use-precision-aware-optimizer --exp-avg-dtype bf16"),
+                       "--exp-avg-dtype bf16 and --exp-avg-sq-dtype fp32 differ: trainsim holds both moments "
+                       "in one type (training.optimizer.state_precision)",
+                       InputError);
+  CHECK_THROWS_WITH_AS(import_moe("--moe-expert-capacity-factor 0"),
+                       "--moe-expert-capacity-factor expects a number from 0.001 to 1000, got 0", InputError);
+  CHECK_THROWS_WITH_AS(import_moe("--mtp-num-layers 1001"),
+                       "--mtp-num-layers expects a whole number from 0 to 1000, got 1001", InputError);
+  // A layout the importer does not read is refused, not dropped: the run priced without it is another run.
+  CHECK_THROWS_WITH_AS(import_moe("--pipeline-model-parallel-layout 'Et*3|(tt|)*2,m|L'"),
+                       "--pipeline-model-parallel-layout is not read by this importer: write its layers per "
+                       "pipeline stage as parallelism.stage_layers in the scenario; give --lenient to import "
+                       "the rest and list the flags left out",
+                       InputError);
+  const MegatronImport lenient = import_megatron_args(kMoe + "--pipeline-model-parallel-layout 'Et|tL'",
+                                                      "moe.args", {.nodes = 2, .lenient = true});
+  CHECK(lenient.unknown_flags == std::vector<std::string>{"--pipeline-model-parallel-layout"});
+}
