@@ -335,11 +335,11 @@ std::string offload_setting(const Flags& f) {
 // framework.moe_dispatcher: --moe-token-dispatcher-type (Megatron-Core's default allgather), its flex
 // dispatcher's --moe-flex-dispatcher-backend (default deepep) naming the backend.
 std::string moe_dispatcher(const Flags& f) {
-  const std::string type = f.text("--moe-token-dispatcher-type").value_or("allgather");
+  std::string type = f.text("--moe-token-dispatcher-type").value_or("allgather");
   if (type == "alltoall" || type == "allgather") return type;
   if (type != "flex")
     throw InputError("--moe-token-dispatcher-type " + type + " is not modelled (alltoall, allgather, flex)");
-  const std::string backend = f.text("--moe-flex-dispatcher-backend").value_or("deepep");
+  std::string backend = f.text("--moe-flex-dispatcher-backend").value_or("deepep");
   if (backend != "deepep" && backend != "hybridep")
     throw InputError("--moe-flex-dispatcher-backend " + backend + " is not modelled (deepep, hybridep)");
   return backend;
