@@ -4,6 +4,7 @@
 
 #include "models/step/pipeline_schedule.hpp"
 #include "models/step/step_plan.hpp"
+#include "models/workload/rank_tensors.hpp"
 
 namespace trainsim::model {
 
@@ -245,7 +246,7 @@ std::vector<LayoutProblem> layout_rules(const TransformerSpec& m, const Parallel
   gpu_count_rules(p, gpus, problem);
   expert_layout_rules(p, problem);
   const bool generic = !m.generic_layers.empty();
-  const std::int64_t layers = generic ? static_cast<std::int64_t>(m.generic_layers.size()) : m.layers;
+  const std::int64_t layers = stack_layer_count(m);
   if (!generic) head_rules(m, p, problem);
   pipeline_split_rules(p, layers, problem);
   if (!generic) model_feature_rules(m, p, problem);

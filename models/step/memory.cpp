@@ -106,8 +106,7 @@ double largest_matrix_elements(const RankTensors& r) {
 }  // namespace
 
 std::vector<int> stage_layer_counts(const TransformerSpec& model, const ParallelPlan& plan) {
-  const std::int64_t total =
-      model.generic_layers.empty() ? model.layers : static_cast<std::int64_t>(model.generic_layers.size());
+  const std::int64_t total = stack_layer_count(model);
   if (plan.pp < 1) throw InputError("parallelism.pp: must be at least 1");
   LayerSplit split = split_pipeline_layers(total, plan, pipeline_tail_slots(model));
   if (!split.reason.empty()) throw InputError("parallelism: " + split.reason);

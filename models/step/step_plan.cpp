@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "models/step/pipeline_schedule.hpp"
+#include "models/workload/rank_tensors.hpp"
 
 namespace trainsim::model {
 
@@ -141,8 +142,7 @@ StepPlan make_step_plan(const TransformerSpec& model, const topo::ClusterSpec& c
     out.pp = plan.pp / 2;
     out.micro_batches /= 2;
   }
-  const std::int64_t layers =
-      model.generic_layers.empty() ? model.layers : static_cast<std::int64_t>(model.generic_layers.size());
+  const std::int64_t layers = stack_layer_count(model);
   LayerSplit split = split_pipeline_layers(layers, plan, pipeline_tail_slots(model));
   if (!split.reason.empty()) return infeasible(std::move(split.reason));
   out.chunk_layers = std::move(split.chunk_layers);

@@ -124,6 +124,10 @@ double elements(const std::vector<TensorShape>& tensors) {
   return n;
 }
 
+std::int64_t stack_layer_count(const TransformerSpec& model) {
+  return model.generic_layers.empty() ? model.layers : static_cast<std::int64_t>(model.generic_layers.size());
+}
+
 void check_layout_counts(const TransformerSpec& m, const ParallelPlan& plan) {
   std::vector<Diagnostic> problems;
   auto require = [&](bool ok, const std::string& key, const std::string& message) {
@@ -137,8 +141,7 @@ void check_layout_counts(const TransformerSpec& m, const ParallelPlan& plan) {
   require(plan.micro_batch >= 1, "micro_batch", "must be at least 1");
   require(plan.virtual_stages >= 1, "virtual_stages", "must be at least 1");
   if (!problems.empty()) throw InputError(std::move(problems));
-  const std::int64_t total =
-      m.generic_layers.empty() ? m.layers : static_cast<std::int64_t>(m.generic_layers.size());
+  const std::int64_t total = stack_layer_count(m);
   if (total <= 0) throw InputError("model.layers: must be a positive count, got " + std::to_string(total));
 }
 

@@ -27,6 +27,9 @@ struct RankTensors {
 /// Elements of `tensors` (each shape times its count).
 [[nodiscard]] double elements(const std::vector<TensorShape>& tensors);
 
+/// Layers in the stack the pipeline splits: the generic layers of a generic model, else `layers`.
+[[nodiscard]] std::int64_t stack_layer_count(const TransformerSpec& model);
+
 /// Throws InputError naming the key unless every parallel degree, the micro-batch and the virtual stages are
 /// at least 1 and the model has layers.
 void check_layout_counts(const TransformerSpec& model, const ParallelPlan& plan);
