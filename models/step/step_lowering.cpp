@@ -647,6 +647,20 @@ class StepLowering {
     if (un.gathers && un.layer_first) dag().depend(gathered_[at(i)], t);
   }
 
+  // Instance i's `work` (named name_) on stage s's compute stream after its chain, waiting for the gathered
+  // weights where the unit opens a gathered layer. `merge`: added to the chain's open task (serial), except
+  // that a task waiting for gathered weights starts a task of its own.
+  void compute_after_chain(const Unit& un, int i, int s, sim::Duration work, bool merge) {
+    if (merge) {
+      if (un.gathers && un.layer_first) open_[idx(i, s)] = false;
+      wait_weights(un, i, serial(i, s, work, name_));
+      return;
+    }
+    const sim::TaskId t = dag().busy(lanes_[idx(i, s)].compute, work, name_, "compute");
+    wait_weights(un, i, t);
+    link(i, s, t);
+  }
+
   // The unit opens with a collective: a zero-time task on the compute stream waits for the weights instead.
   void wait_for_weights(Pass& ps, Unit& un) {
     const bool is_first = ps.first_task;
@@ -679,14 +693,8 @@ class StepLowering {
     for (int i = 0; i < n_inst_; ++i) {
       const double f = compute_scale(ps, i);
       const double t = f == 1.0 ? sec : seconds(pass_sums(un.u, f));
-      if (merge_whole_) {  // consecutive units of one pass: one task, as merge_ does collapsed
-        if (un.gathers && un.layer_first) open_[idx(i, ps.s)] = false;
-        wait_weights(un, i, serial(i, ps.s, dur(t), name_));
-      } else {
-        const sim::TaskId task = dag().busy(lanes_[idx(i, ps.s)].compute, dur(t), name_, "compute");
-        wait_weights(un, i, task);
-        link(i, ps.s, task);
-      }
+      // Consecutive units of one pass: one task, as merge_ does collapsed.
+      compute_after_chain(un, i, ps.s, dur(t), merge_whole_);
       if (is_first) mark_entry(ps, i);
     }
     un.layer_first = false;
@@ -721,16 +729,7 @@ class StepLowering {
     name_ += pc.name;
     const double sec = kernel_seconds(ps, pc);
     for (int i = 0; i < n_inst_; ++i) {
-      if (merge_) {
-        // A kernel that waits for gathered weights starts a task of its own.
-        if (un.gathers && un.layer_first) open_[idx(i, ps.s)] = false;
-        wait_weights(un, i, serial(i, ps.s, dur(sec * compute_scale(ps, i)), name_));
-      } else {
-        const sim::TaskId t =
-            dag().busy(lanes_[idx(i, ps.s)].compute, dur(sec * compute_scale(ps, i)), name_, "compute");
-        wait_weights(un, i, t);
-        link(i, ps.s, t);
-      }
+      compute_after_chain(un, i, ps.s, dur(sec * compute_scale(ps, i)), merge_);
       if (is_first) mark_entry(ps, i);
     }
   }
