@@ -550,12 +550,14 @@ class ScheduleReplay {
       runnable_.pop_back();
       if (!advance(s)) return std::move(result_);
     }
-    if (!ran_every_pass()) return std::move(result_);
-    auto& tl = result_.timeline;
-    result_.complete = true;
-    tl.rank_end = result_.rank_end[0];
-    tl.makespan = *std::max_element(tl.rank_end.begin(), tl.rank_end.end());
-    return std::move(result_);
+    // Every rank at the end of its list; complete_replay checks that the lists are the full sets (so that,
+    // none run twice, every pass ran once).
+    for (int s = 0; s < p_; ++s) {
+      if (next_[static_cast<std::size_t>(s)] != order_[static_cast<std::size_t>(s)].size())
+        return std::move(result_);
+    }
+    return complete_replay(std::move(result_), order_,
+                           (split_ ? 3U : 2U) * static_cast<std::size_t>(m_) * static_cast<std::size_t>(v_));
   }
 
  private:
@@ -628,18 +630,6 @@ class ScheduleReplay {
     if (w != done) return;
     w = kNoPass;
     runnable_.push_back(rank);
-  }
-
-  // Every rank reached the end of its list, and every pass ran exactly once (none twice, and the counts
-  // are the full sets).
-  [[nodiscard]] bool ran_every_pass() const {
-    for (int s = 0; s < p_; ++s) {
-      if (next_[static_cast<std::size_t>(s)] != order_[static_cast<std::size_t>(s)].size()) return false;
-    }
-    const std::size_t per_rank =
-        (split_ ? 3U : 2U) * static_cast<std::size_t>(m_) * static_cast<std::size_t>(v_);
-    return std::all_of(order_.begin(), order_.end(),
-                       [&](const auto& rank) { return rank.size() == per_rank; });
   }
 
   const PipelineOrder& order_;
