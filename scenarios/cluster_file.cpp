@@ -25,22 +25,6 @@ constexpr double kMaxPriority = 1e6;
 constexpr double kMaxJobs = 1e6;
 constexpr double kMaxNodeFailures = 1e6;
 
-const std::vector<std::pair<std::string, model::QueuePolicy>>& policy_names() {
-  static const std::vector<std::pair<std::string, model::QueuePolicy>> kTable = {
-      {"fifo", model::QueuePolicy::fifo},
-      {"backfill", model::QueuePolicy::backfill},
-      {"priority", model::QueuePolicy::priority}};
-  return kTable;
-}
-
-const std::vector<std::pair<std::string, model::PlacementRule>>& placement_names() {
-  static const std::vector<std::pair<std::string, model::PlacementRule>> kTable = {
-      {"first_fit", model::PlacementRule::first_fit},
-      {"leaf_aware", model::PlacementRule::leaf_aware},
-      {"topology_aware", model::PlacementRule::topology_aware}};
-  return kTable;
-}
-
 Diagnostic location(const YamlValue& v, const std::string& path) {
   Diagnostic at;
   at.file = v.file ? *v.file : "";
@@ -121,8 +105,8 @@ class ClusterReader {
   void read_scheduler(const YamlValue& v, ClusterFile& c) {
     MapReader r(d_, v, "scheduler", {"policy", "placement", "quotas", "preemption"});
     if (!r.valid()) return;
-    r.choice("policy", c.policy, policy_names());
-    r.choice("placement", c.placement, placement_names());
+    r.choice("policy", c.policy, model::kQueuePolicyNames);
+    r.choice("placement", c.placement, model::kPlacementRuleNames);
     r.boolean("preemption", c.preemption);
     if (c.preemption && c.policy != model::QueuePolicy::priority) {
       d_.add(*r.get("preemption"), "scheduler.preemption", "preemption needs `policy: priority`");

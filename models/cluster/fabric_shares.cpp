@@ -4,13 +4,14 @@
 #include <cmath>
 #include <limits>
 
+#include "models/cluster/node_placement.hpp"
+
 namespace trainsim::model {
 
 std::vector<std::int64_t> leaves_crossed(std::span<const std::int32_t> nodes, std::int64_t nodes_per_leaf) {
-  const std::int64_t per_leaf = std::max<std::int64_t>(1, nodes_per_leaf);
   std::vector<std::int64_t> out;
   out.reserve(nodes.size());
-  for (const std::int32_t n : nodes) out.push_back(static_cast<std::int64_t>(n) / per_leaf);
+  for (const std::int32_t n : nodes) out.push_back(leaf_of_node(n, nodes_per_leaf));
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   if (out.size() < 2) out.clear();

@@ -108,11 +108,11 @@ std::vector<std::int32_t> place_nodes(std::span<const std::int32_t> state, std::
   }
   const std::int64_t per_leaf = std::max<std::int64_t>(1, nodes_per_leaf);
   Leaves leaves;
-  leaves.free.assign(static_cast<std::size_t>((n + per_leaf - 1) / per_leaf), 0);
+  leaves.free.assign(static_cast<std::size_t>(leaf_count(n, per_leaf)), 0);
   leaves.crossings = crossings;
   for (std::size_t i = 0; i < state.size(); ++i)
     if (usable(state, excluded, i))
-      ++leaves.free[static_cast<std::size_t>(static_cast<std::int64_t>(i) / per_leaf)];
+      ++leaves.free[static_cast<std::size_t>(leaf_of_node(static_cast<std::int64_t>(i), per_leaf))];
   const std::int64_t need = (count + per_leaf - 1) / per_leaf;
   std::vector<std::int64_t> chosen;
   if (need == 1) {

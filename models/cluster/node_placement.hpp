@@ -14,6 +14,16 @@ namespace trainsim::model {
 inline constexpr std::int32_t kNodeFree = -1;
 inline constexpr std::int32_t kNodeDown = -2;
 
+/// The leaf switch node `node` hangs under: nodes are numbered leaf by leaf, `nodes_per_leaf` to a leaf
+/// (below 1 counts as 1). The one leaf rule of placement, contention and the queue's per-leaf counts.
+[[nodiscard]] constexpr std::int64_t leaf_of_node(std::int64_t node, std::int64_t nodes_per_leaf) {
+  return node / (nodes_per_leaf < 1 ? 1 : nodes_per_leaf);
+}
+/// How many leaves `nodes` nodes occupy by leaf_of_node (the last one may be partly filled).
+[[nodiscard]] constexpr std::int64_t leaf_count(std::int64_t nodes, std::int64_t nodes_per_leaf) {
+  return nodes <= 0 ? 0 : leaf_of_node(nodes - 1, nodes_per_leaf) + 1;
+}
+
 /// `count` nodes among those with state kNodeFree and not `excluded` (empty: none excluded; else one flag
 /// per node), by `rule`; empty when they cannot be placed. Deterministic: first fit takes the lowest
 /// indices; leaf-aware takes ceil(count / nodes_per_leaf) leaves — for a job within one leaf the leaf with

@@ -81,27 +81,11 @@ std::string csv_line(const nlohmann::ordered_json& row, bool header) {
 }  // namespace
 
 std::string to_string(QueuePolicy policy) {
-  switch (policy) {
-    case QueuePolicy::fifo:
-      return "fifo";
-    case QueuePolicy::backfill:
-      return "backfill";
-    case QueuePolicy::priority:
-      return "priority";
-  }
-  return "fifo";
+  return std::string(name_in(kQueuePolicyNames, policy));
 }
 
 std::string to_string(PlacementRule rule) {
-  switch (rule) {
-    case PlacementRule::first_fit:
-      return "first_fit";
-    case PlacementRule::leaf_aware:
-      return "leaf_aware";
-    case PlacementRule::topology_aware:
-      return "topology_aware";
-  }
-  return "first_fit";
+  return std::string(name_in(kPlacementRuleNames, rule));
 }
 
 std::string queue_table(const QueueSpec& spec, const QueueReport& report,

@@ -35,8 +35,7 @@ class QueueSimulator {
         live_(spec.jobs.size()),
         usage_(spec.teams.size(), 0.0),
         rng_(spec.failure_seed),
-        leaves_((spec.nodes + std::max<std::int64_t>(1, spec.nodes_per_leaf) - 1) /
-                std::max<std::int64_t>(1, spec.nodes_per_leaf)) {
+        leaves_(leaf_count(spec.nodes, spec.nodes_per_leaf)) {
     if (tracks_crossings()) crossings_.assign(static_cast<std::size_t>(leaves_), 0);
     if (spec.contention) {
       links_.resize(static_cast<std::size_t>(leaves_));

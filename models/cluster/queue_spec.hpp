@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/enum_names.hpp"
+
 namespace trainsim::model {
 
 /// The order in which waiting jobs are started (SPEC "Shared clusters").
@@ -28,6 +30,14 @@ enum class PlacementRule {
   /// where it cannot, more leaves, the least crossed first: it never waits while enough nodes are free
   topology_aware,
 };
+
+/// The names scenario files and the outputs use (sim/enum_names.hpp).
+inline constexpr EnumNames<QueuePolicy, 3> kQueuePolicyNames{
+    {{"fifo", QueuePolicy::fifo}, {"backfill", QueuePolicy::backfill}, {"priority", QueuePolicy::priority}}};
+inline constexpr EnumNames<PlacementRule, 3> kPlacementRuleNames{
+    {{"first_fit", PlacementRule::first_fit},
+     {"leaf_aware", PlacementRule::leaf_aware},
+     {"topology_aware", PlacementRule::topology_aware}}};
 
 /// One job as the queue sees it.
 struct QueueJob {

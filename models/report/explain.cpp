@@ -23,18 +23,18 @@ namespace {
 
 // How the model's routing sizes the busiest expert-parallel rank's slots (TransformerSpec::Routing).
 std::string routing_basis(const TransformerSpec& model) {
+  const std::string_view name = to_string(model.routing);
   switch (model.routing) {
     case Routing::force_balanced:
       return model.capacity_factor == 1.0
-                 ? std::string("force-balanced: every expert gets T·top_k/experts slots")
-                 : fmt::format("force-balanced, each expert's input padded to capacity_factor {}",
+                 ? fmt::format("{}: every expert gets T·top_k/experts slots", name)
+                 : fmt::format("{}, each expert's input padded to capacity_factor {}", name,
                                model.capacity_factor);
     case Routing::capacity:
-      return fmt::format(
-          "capacity: expert GEMMs and all-to-alls sized to capacity_factor {} (beyond: dropped)",
-          model.capacity_factor);
+      return fmt::format("{}: expert GEMMs and all-to-alls sized to capacity_factor {} (beyond: dropped)",
+                         name, model.capacity_factor);
     case Routing::dropless:
-      return fmt::format("dropless: the busiest rank runs imbalance {} x the mean; the layer waits for it",
+      return fmt::format("{}: the busiest rank runs imbalance {} x the mean; the layer waits for it", name,
                          model.imbalance);
   }
   return {};

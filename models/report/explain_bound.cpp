@@ -15,18 +15,17 @@ ExplainSection explain_bound(const StepInput& in) {
     return out;
   }
   const StepShares shares = step_shares(step);
-  const double total = step.time.total();
   out.lines.push_back({"compute share",
                        fmt::format("{} compute / {} step; compute-bound at {} or more",
                                    format_human(FieldUnit::seconds, shares.compute),
-                                   format_human(FieldUnit::seconds, total), kComputeBound),
-                       shares.compute / total, ""});
+                                   format_human(FieldUnit::seconds, shares.total()), kComputeBound),
+                       shares.compute_share(), ""});
   if (shares.capacity > 0) {
     out.lines.push_back({"memory fill",
                          fmt::format("{} / {} of HBM on the fullest GPU; memory-bound at {} or more",
                                      format_human(FieldUnit::bytes, shares.memory),
                                      format_human(FieldUnit::bytes, shares.capacity), kMemoryBound),
-                         shares.memory / shares.capacity, ""});
+                         shares.memory_fill(), ""});
   }
   const Bound bound = what_bounds(shares);
   out.notes.push_back(fmt::format("bound by {}: {}", bound.what, bound.why));

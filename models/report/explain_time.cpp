@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "models/step/activation_offload.hpp"
 #include "models/step/analytic_step.hpp"
 #include "models/step/pipeline_schedule.hpp"
 #include "models/step/step_costs.hpp"
@@ -87,13 +88,14 @@ ExplainSection explain_time(const StepInput& in) {
       return w;
     };
     const double forward_wait = waits(u.forward), backward_wait = waits(u.backward);
+    const double forward = u.total.forward() - forward_wait, backward = u.total.backward() - backward_wait;
+    const OffloadCost copy = offload_cost(bytes, link, forward, backward);
     out.lines.push_back(
         {"activation offload per layer",
          fmt::format(
              "{:.4g} MB each way per micro-batch over the host link at {:.4g} GB/s = {:.4g} ms, beside "
              "the layer's forward {:.4g} ms and backward {:.4g} ms: exposed per layer",
-             bytes / 1e6, link / 1e9, link > 0 ? bytes / link * 1e3 : 0.0,
-             (u.total.forward() - forward_wait) * 1e3, (u.total.backward() - backward_wait) * 1e3),
+             bytes / 1e6, link / 1e9, copy.copy_s * 1e3, forward * 1e3, backward * 1e3),
          forward_wait + backward_wait, "s"});
   }
   const TimeBreakdown& tb = t.time;

@@ -10,7 +10,7 @@
 namespace trainsim::model {
 
 Bound what_bounds(const StepShares& step) {
-  const double total = step.compute + step.tp + step.ep + step.dp + step.pp + step.optimizer + step.bubble;
+  const double total = step.total();
   if (!(total > 0)) return {"unknown", "no step time to break down"};
   auto pct = [total](double part) { return 100 * part / total; };
   // The losses: every part of the step that is not compute, with how a reader would name it.
@@ -25,14 +25,14 @@ Bound what_bounds(const StepShares& step) {
     if (loss.second > largest.second) largest = loss;
   }
   const std::string largest_text = fmt::format("{} {:.0f} %", largest.first, pct(largest.second));
-  const double fill = step.capacity > 0 ? step.memory / step.capacity : 0;
+  const double fill = step.memory_fill();
   const std::string memory_text =
       step.capacity > 0
           ? fmt::format("memory {} of {} ({:.0f} %)", format_human(FieldUnit::bytes, step.memory),
                         format_human(FieldUnit::bytes, step.capacity), 100 * fill)
           : std::string("memory unknown");
   const std::string full = fill >= kMemoryBound ? "; " + memory_text : "";
-  if (step.compute / total >= kComputeBound) {
+  if (step.compute_share() >= kComputeBound) {
     return {"compute", fmt::format("compute {:.0f} % of the step (MFU {:.0f} %); largest loss {}{}",
                                    pct(step.compute), 100 * step.mfu, largest_text, full)};
   }

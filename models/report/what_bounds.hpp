@@ -16,6 +16,13 @@ struct StepShares {
   double compute = 0, tp = 0, ep = 0, dp = 0, pp = 0, optimizer = 0, bubble = 0;
   double memory = 0, capacity = 0;  ///< bytes
   double mfu = 0;                   ///< fraction
+
+  /// The iteration time: the parts above added up.
+  [[nodiscard]] double total() const { return compute + tp + ep + dp + pp + optimizer + bubble; }
+  /// Compute's fraction of the iteration time (what kComputeBound is compared with); total() must be > 0.
+  [[nodiscard]] double compute_share() const { return compute / total(); }
+  /// The worst GPU's memory over its capacity (what kMemoryBound is compared with); 0 when unknown.
+  [[nodiscard]] double memory_fill() const { return capacity > 0 ? memory / capacity : 0; }
 };
 
 struct Bound {

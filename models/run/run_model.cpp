@@ -149,10 +149,13 @@ struct RunPrice {
   double storage_usd = 0;
   double network_usd = 0;
 
+  /// The GPUs busy for the training and idle the rest of `run_time`.
+  [[nodiscard]] EnergyUse energy(double run_time) const {
+    return energy_use(in.cluster, in.step.fleet_compute_fraction, training_time,
+                      std::max(run_time - training_time, 0.0), in.pricing.energy);
+  }
   [[nodiscard]] double cost(double run_time, double gpu_hour_usd) const {
-    const EnergyUse e = energy_use(in.cluster, in.step.fleet_compute_fraction, training_time,
-                                   std::max(run_time - training_time, 0.0), in.pricing.energy);
-    return gpus * run_time / 3600.0 * gpu_hour_usd + e.cost_usd + storage_usd + network_usd;
+    return gpus * run_time / 3600.0 * gpu_hour_usd + energy(run_time).cost_usd + storage_usd + network_usd;
   }
 };
 
@@ -196,8 +199,7 @@ void set_bill(RunReport& r, const RunInputs& in, const RunPrice& price) {
   r.gpu_hours = price.gpus * r.run_time / 3600.0;
   r.region = in.pricing.region;
   r.cost_compute = r.gpu_hours * in.pricing.gpu_hour_usd;
-  const EnergyUse energy = energy_use(in.cluster, in.step.fleet_compute_fraction, r.training_time,
-                                      r.run_time - r.training_time, in.pricing.energy);
+  const EnergyUse energy = price.energy(r.run_time);
   r.energy_kwh = energy.kwh;
   r.co2_kg = energy.co2_kg;
   r.cost_energy = energy.cost_usd;

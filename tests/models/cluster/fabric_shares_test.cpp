@@ -6,8 +6,20 @@
 
 #include <vector>
 
+#include "models/cluster/node_placement.hpp"
+
 namespace trainsim::model {
 namespace {
+
+TEST_CASE("nodes hang under leaves in order, nodes_per_leaf to a leaf; 10 nodes at 4 a leaf fill 3 leaves") {
+  CHECK(leaf_of_node(3, 4) == 0);
+  CHECK(leaf_of_node(4, 4) == 1);
+  CHECK(leaf_of_node(9, 4) == 2);
+  CHECK(leaf_of_node(9, 0) == 9);  // below 1 counts as 1
+  CHECK(leaf_count(10, 4) == 3);
+  CHECK(leaf_count(8, 4) == 2);
+  CHECK(leaf_count(0, 4) == 0);
+}
 
 TEST_CASE("a job under one leaf crosses no uplink; a wider one crosses every leaf it occupies") {
   const std::vector<std::int32_t> one_leaf = {4, 5, 7};
