@@ -3,21 +3,23 @@
 
 #include <doctest/doctest.h>
 
-#include <filesystem>
 #include <fstream>
 #include <string>
 
 #include "sim/error.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace trainsim;
 using namespace trainsim::scenario;
 
 namespace {
 
-std::string write_case(const std::string& name, const std::string& text) {
-  const auto path = std::filesystem::temp_directory_path() / name;
+// Writes `text` to `name` in `dir`, returning its path.
+std::string write_case(const trainsim::testing::TempDir& dir, const std::string& name,
+                       const std::string& text) {
+  const std::string path = dir.file(name);
   std::ofstream(path) << text;
-  return path.string();
+  return path;
 }
 
 std::string errors_of(const std::string& path) {
@@ -47,8 +49,9 @@ TEST_CASE("a shipped nccl-tests case reads as the file states it") {
 }
 
 TEST_CASE("an unknown key in a collective case is an error with its line, column and key path") {
+  const trainsim::testing::TempDir dir;
   const std::string path =
-      write_case("trainsim-collective-unknown.yaml",
+      write_case(dir, "unknown.yaml",
                  "collective: {node: hgx-h200, op: all-reduce, size: \"1 MiB\", algoo: ring}\n"
                  "measured: {source: s, busbw: 1e9}\n");
   const std::string e = errors_of(path);
@@ -58,7 +61,8 @@ TEST_CASE("an unknown key in a collective case is an error with its line, column
 }
 
 TEST_CASE("a size without its unit and an unknown op are both reported") {
-  const std::string path = write_case("trainsim-collective-bad.yaml",
+  const trainsim::testing::TempDir dir;
+  const std::string path = write_case(dir, "bad.yaml",
                                       "collective: {node: hgx-h200, op: all-shuffle, size: 1024}\n"
                                       "measured: {source: s, busbw: 1e9}\n");
   const std::string e = errors_of(path);
@@ -68,7 +72,8 @@ TEST_CASE("a size without its unit and an unknown op are both reported") {
 }
 
 TEST_CASE("a case without measured: is refused") {
-  const std::string path = write_case("trainsim-collective-nomeasured.yaml",
-                                      "collective: {node: hgx-h200, op: all-reduce, size: \"1 MiB\"}\n");
+  const trainsim::testing::TempDir dir;
+  const std::string path =
+      write_case(dir, "nomeasured.yaml", "collective: {node: hgx-h200, op: all-reduce, size: \"1 MiB\"}\n");
   CHECK(errors_of(path).find("measured") != std::string::npos);
 }

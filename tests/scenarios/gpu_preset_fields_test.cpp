@@ -5,12 +5,12 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <fstream>
 
 #include "scenarios/preset_blocks.hpp"
 #include "scenarios/presets.hpp"
 #include "sim/error.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace trainsim;
 using namespace trainsim::scenario;
@@ -35,13 +35,12 @@ topo::GpuSpec changed_h100() {
   return g;
 }
 
-// Each test case names its own file: ctest runs the cases as parallel processes.
+// Each load writes its own file in a fresh TempDir: ctest runs the cases as parallel processes.
 topo::GpuSpec load_text(const std::string& text, const std::string& name) {
-  const auto path = std::filesystem::temp_directory_path() / ("trainsim_gpu_preset_fields_" + name + ".yaml");
+  const trainsim::testing::TempDir dir;
+  const std::string path = dir.file(name + ".yaml");
   std::ofstream(path) << text;
-  topo::GpuSpec g = load_gpu_preset_file(path.string());
-  std::filesystem::remove(path);
-  return g;
+  return load_gpu_preset_file(path);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "scenarios/studies/calibration.hpp"
 #include "scenarios/studies/kernel_measurements.hpp"
 #include "sim/error.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace trainsim;
 namespace fs = std::filesystem;
@@ -70,7 +71,8 @@ TEST_CASE("the presets' attention fractions are what calibrate's kernel stage fi
 }
 
 TEST_CASE("a bad kernel CSV is refused naming file and line") {
-  const std::string file = (std::filesystem::temp_directory_path() / "attention-bad.csv").string();
+  const trainsim::testing::TempDir dir;
+  const std::string file = dir.file("attention-bad.csv");
   {
     std::ofstream out(file);
     out << "gpu,implementation,pass,causal,head_dim,seq_len,batch,heads,tflops,source\n";
@@ -78,7 +80,6 @@ TEST_CASE("a bad kernel CSV is refused naming file and line") {
   }
   CHECK_THROWS_WITH_AS((void)model::read_attention_kernel_points(file),
                        doctest::Contains("attention-bad.csv:2"), InputError);
-  std::filesystem::remove(file);
 }
 
 TEST_CASE("causal masking halves the work but lowers the efficiency, most at short sequences") {

@@ -10,6 +10,7 @@
 
 #include "models/workload/parameters.hpp"
 #include "sim/error.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace trainsim;
 using namespace trainsim::scenario;
@@ -73,7 +74,8 @@ TEST_CASE("an unknown preset name suggests the closest and lists the names") {
 }
 
 TEST_CASE("TRAINSIM_PATH folders add presets; one that a shipped preset would hide is an error") {
-  const auto dir = std::filesystem::temp_directory_path() / "trainsim_presets_test";
+  const trainsim::testing::TempDir temp;
+  const std::filesystem::path& dir = temp.path();
   std::filesystem::create_directories(dir / "models");
   std::ofstream(dir / "models" / "tiny-test.yaml")
       << "layers: 2\nhidden: 64\nheads: 4\nvocab: 100\nseq_len: 32\n";
@@ -92,11 +94,11 @@ TEST_CASE("TRAINSIM_PATH folders add presets; one that a shipped preset would hi
   CHECK_THROWS_WITH_AS((void)model_preset("a-folder"),
                        doctest::Contains("a-folder.yaml is not a readable file"), InputError);
   ::unsetenv("TRAINSIM_PATH");
-  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("a preset library reads each file once; a new library reads it again, edited") {
-  const auto dir = std::filesystem::temp_directory_path() / "trainsim_preset_library_test";
+  const trainsim::testing::TempDir temp;
+  const std::filesystem::path& dir = temp.path();
   std::filesystem::create_directories(dir / "models");
   const auto file = dir / "models" / "edited-test.yaml";
   std::ofstream(file) << "layers: 2\nhidden: 64\nheads: 4\nvocab: 100\nseq_len: 32\n";
@@ -113,5 +115,4 @@ TEST_CASE("a preset library reads each file once; a new library reads it again, 
   CHECK_THROWS_WITH_AS((void)second.model("loop-test"), doctest::Contains("levels deep (a cycle?)"),
                        InputError);
   ::unsetenv("TRAINSIM_PATH");
-  std::filesystem::remove_all(dir);
 }

@@ -27,6 +27,24 @@ Time at(std::int64_t n) {
   return Time::from_ps(n);
 }
 
+// Two transfers of the given sizes on one 100 B/s link, on one comm lane, and a join j that waits for both.
+struct TwoTransfersJoined {
+  Engine engine;
+  FlowNetwork net{engine};
+  LinkId link = net.add_link(100.0, Duration::zero());
+  Dag dag;
+  TaskId t1 = kNoTask, t2 = kNoTask, j = kNoTask;
+  TwoTransfersJoined(double bytes1, const char* name1, double bytes2, const char* name2, const char* join) {
+    const auto comm = dag.lane("gpu 0 / dp comm");
+    const std::vector<LinkId> path{link};
+    t1 = dag.transfer(comm, path, bytes1, name1, "comm");
+    t2 = dag.transfer(comm, path, bytes2, name2, "comm");
+    j = dag.join(comm, join);
+    dag.depend(t1, j);
+    dag.depend(t2, j);
+  }
+};
+
 struct Recorder : TraceSink {
   std::vector<std::string> names;
   std::vector<double> path_places;  // per record: its critical_path arg, 0 without one
@@ -125,25 +143,16 @@ TEST_CASE("tasks ready at the same instant start on a shared lane in id order") 
 
 TEST_CASE("a join takes no time and transfers share links by max-min fairness") {
   // Two 100-byte transfers on one 100 B/s link run at 50 B/s each: both end at 2 s; the join with them.
-  Engine e;
-  FlowNetwork net(e);
-  const LinkId l = net.add_link(100.0, Duration::zero());
-  Dag dag;
-  const auto comm = dag.lane("gpu 0 / dp comm");
-  const std::vector<LinkId> path{l};
-  const TaskId t1 = dag.transfer(comm, path, 100.0, "send 1", "comm");
-  const TaskId t2 = dag.transfer(comm, path, 100.0, "send 2", "comm");
-  const TaskId j = dag.join(comm, "done");
-  dag.depend(t1, j);
-  dag.depend(t2, j);
+  TwoTransfersJoined g(100.0, "send 1", 100.0, "send 2", "done");
   Recorder rec;
-  const auto r = trainsim::sim::execute(dag, e, &net, &rec);
+  const auto r = trainsim::sim::execute(g.dag, g.engine, &g.net, &rec);
+  const TaskId t1 = g.t1, j = g.j;
   CHECK(r.tasks[t1].end == at(2'000'000'000'000));
   CHECK(r.tasks[j].start == r.tasks[j].end);
   CHECK(r.makespan == ps(2'000'000'000'000));
   CHECK(rec.names.size() == 3);  // every task recorded exactly once
-  CHECK(dag.category(t1) == "comm");
-  CHECK(net.bytes_carried(l) == 200.0);
+  CHECK(g.dag.category(t1) == "comm");
+  CHECK(g.net.bytes_carried(g.link) == 200.0);
 }
 
 TEST_CASE("a cycle is rejected with the names of the tasks in it") {
@@ -237,20 +246,12 @@ TEST_CASE("the critical path runs through transfers slowed by sharing and throug
   // t1 (100 B) and t2 (300 B) share one 100 B/s link: 50 B/s each until t1 ends at 2 s, then t2 alone
   // moves its last 200 B in 2 s, ending at 4 s. The join j waits for both: t2 releases it at 4 s. Then
   // e(1 s) on a compute lane: [4 s, 5 s]. Path: t2, j, e.
-  Engine eng;
-  FlowNetwork net(eng);
-  const LinkId l = net.add_link(100.0, Duration::zero());
-  Dag dag;
-  const auto comm = dag.lane("gpu 0 / dp comm");
-  const std::vector<LinkId> path{l};
-  const TaskId t1 = dag.transfer(comm, path, 100.0, "t1", "comm");
-  const TaskId t2 = dag.transfer(comm, path, 300.0, "t2", "comm");
-  const TaskId j = dag.join(comm, "joined");
+  TwoTransfersJoined g(100.0, "t1", 300.0, "t2", "joined");
+  const TaskId t1 = g.t1, t2 = g.t2, j = g.j;
+  Dag& dag = g.dag;
   const TaskId e = dag.busy(dag.lane("gpu 0 / compute"), ps(1'000'000'000'000), "e");
-  dag.depend(t1, j);
-  dag.depend(t2, j);
   dag.depend(j, e);
-  const auto r = trainsim::sim::execute(dag, eng, &net);
+  const auto r = trainsim::sim::execute(dag, g.engine, &g.net);
   CHECK(r.tasks[t1].end == at(2'000'000'000'000));
   CHECK(r.tasks[t2].end == at(4'000'000'000'000));
   CHECK(r.released_by[j] == t2);

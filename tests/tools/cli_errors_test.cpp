@@ -10,6 +10,8 @@
 #include <fstream>
 #include <string>
 
+#include "tests/support/temp_dir.hpp"
+
 namespace {
 
 struct Result {
@@ -214,7 +216,8 @@ TEST_CASE("a directory, a missing file and an oversized file are clear errors") 
   r = run("check " + corpus + "no-such-file.yaml");
   CHECK(r.exit_code == 2);
   CHECK(r.output.find("no-such-file.yaml: no such file") != std::string::npos);
-  const auto big = std::filesystem::temp_directory_path() / "trainsim_cli_errors_big.yaml";
+  const trainsim::testing::TempDir dir;
+  const auto big = dir.path() / "big.yaml";
   {
     std::ofstream out(big);
     const std::string line = "# " + std::string(1000, 'x') + "\n";
@@ -223,7 +226,6 @@ TEST_CASE("a directory, a missing file and an oversized file are clear errors") 
   r = run("check " + big.string());
   CHECK(r.exit_code == 2);
   CHECK(r.output.find("bytes; scenario and preset files are limited to 1048576 bytes") != std::string::npos);
-  std::filesystem::remove(big);
 }
 
 TEST_CASE("a good scenario checks with exit 0 and a one-line summary") {

@@ -5,11 +5,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+
+#include "tests/support/temp_dir.hpp"
 
 namespace {
 
@@ -34,11 +35,11 @@ pricing: {gpu_hour: "$2.50"}
 }  // namespace
 
 TEST_CASE("search prints the top layouts re-simulated by events and the time-cost Pareto front") {
-  const std::string path = (std::filesystem::temp_directory_path() / "trainsim-search-test.yaml").string();
+  const trainsim::testing::TempDir dir;
+  const std::string path = dir.file("test.yaml");
   std::ofstream(path) << scenario;
   std::string out;
   const int rc = shell_output(std::string("'") + TRAINSIM_BINARY + "' search " + path + " --top 3 2>&1", out);
-  std::filesystem::remove(path);
   REQUIRE_MESSAGE(rc == 0, out);
   CHECK(out.find("layouts divide") != std::string::npos);
   CHECK(out.find("Top 3 by run time:") != std::string::npos);
@@ -54,25 +55,25 @@ TEST_CASE("search prints the top layouts re-simulated by events and the time-cos
 }
 
 TEST_CASE("search --max-layouts scores an evenly spaced subset and says it stopped short") {
-  const std::string path = (std::filesystem::temp_directory_path() / "trainsim-search-budget.yaml").string();
+  const trainsim::testing::TempDir dir;
+  const std::string path = dir.file("budget.yaml");
   std::ofstream(path) << scenario;
   std::string out;
   const int rc = shell_output(
       std::string("'") + TRAINSIM_BINARY + "' search " + path + " --no-event --max-layouts 50 2>&1", out);
-  std::filesystem::remove(path);
   REQUIRE_MESSAGE(rc == 0, out);
   CHECK(out.find("stopped short: scored ") != std::string::npos);
   CHECK(out.find("raise --max-layouts to score them all") != std::string::npos);
 }
 
 TEST_CASE("search with a node list and the cost objective ranks across cluster sizes") {
-  const std::string path = (std::filesystem::temp_directory_path() / "trainsim-search-test2.yaml").string();
+  const trainsim::testing::TempDir dir;
+  const std::string path = dir.file("test2.yaml");
   std::ofstream(path) << scenario;
   std::string out;
   const int rc = shell_output(std::string("'") + TRAINSIM_BINARY + "' search " + path +
                                   " --objective cost --nodes 1,2 --top 2 --no-event 2>&1",
                               out);
-  std::filesystem::remove(path);
   REQUIRE_MESSAGE(rc == 0, out);
   CHECK(out.find("Top 2 by run cost:") != std::string::npos);
   CHECK(out.find(" event\n") == std::string::npos);
@@ -80,7 +81,8 @@ TEST_CASE("search with a node list and the cost objective ranks across cluster s
 
 TEST_CASE(
     "search --format json rows re-run with run --set give the same iteration time, and meet the budget") {
-  const std::string path = (std::filesystem::temp_directory_path() / "trainsim-search-rows.yaml").string();
+  const trainsim::testing::TempDir dir;
+  const std::string path = dir.file("rows.yaml");
   std::ofstream(path) << scenario << "budget: {deadline: \"3 d\"}\n";
   std::string out;
   const std::string binary = std::string("'") + TRAINSIM_BINARY + "'";
@@ -108,12 +110,12 @@ TEST_CASE(
     const double again = nlohmann::json::parse(run)["iteration_time_s"].get<double>();
     CHECK(again == doctest::Approx(row["iteration_time_s"].get<double>()).epsilon(1e-3));
   }
-  std::filesystem::remove(path);
 }
 
 TEST_CASE("search -o writes the rows as CSV and needs a row format") {
-  const std::string path = (std::filesystem::temp_directory_path() / "trainsim-search-csv.yaml").string();
-  const std::string csv = (std::filesystem::temp_directory_path() / "trainsim-search-rows.csv").string();
+  const trainsim::testing::TempDir dir;
+  const std::string path = dir.file("csv.yaml");
+  const std::string csv = dir.file("rows.csv");
   std::ofstream(path) << scenario;
   std::string out;
   const std::string binary = std::string("'") + TRAINSIM_BINARY + "'";
@@ -126,12 +128,11 @@ TEST_CASE("search -o writes the rows as CSV and needs a row format") {
   CHECK(header.find(",iteration_time_s,") != std::string::npos);
   CHECK(shell_output(binary + " search " + path + " -o " + csv + " 2>&1", out) == 2);
   CHECK(out.find("add --format csv or --format json") != std::string::npos);
-  std::filesystem::remove(path);
-  std::filesystem::remove(csv);
 }
 
 TEST_CASE("search marks the layouts priced as PyTorch FSDP1 when the scenario names no framework") {
-  const std::string path = (std::filesystem::temp_directory_path() / "trainsim-search-fsdp.yaml").string();
+  const trainsim::testing::TempDir dir;
+  const std::string path = dir.file("fsdp.yaml");
   std::ofstream(path) << scenario;
   const std::string binary = std::string("'") + TRAINSIM_BINARY + "'";
   std::string out;
@@ -142,14 +143,13 @@ TEST_CASE("search marks the layouts priced as PyTorch FSDP1 when the scenario na
   // Once the scenario names a framework, every layout is priced with it and nothing is marked.
   std::ofstream(path) << scenario << "framework: megatron-core\n";
   REQUIRE(shell_output(binary + " search " + path + " --top 400 --no-event 2>&1", out) == 0);
-  std::filesystem::remove(path);
   CHECK(out.find("priced as PyTorch FSDP1") == std::string::npos);
   CHECK(out.find("3+ ") == std::string::npos);
 }
 
 TEST_CASE("search leaves the default memory headroom free, and its rows are distinct answers") {
-  const std::string path =
-      (std::filesystem::temp_directory_path() / "trainsim-search-headroom.yaml").string();
+  const trainsim::testing::TempDir dir;
+  const std::string path = dir.file("headroom.yaml");
   std::ofstream(path) << scenario;
   std::string out;
   const std::string binary = std::string("'") + TRAINSIM_BINARY + "'";
@@ -157,7 +157,6 @@ TEST_CASE("search leaves the default memory headroom free, and its rows are dist
           0);
   std::string words;
   REQUIRE(shell_output(binary + " search " + path + " --top 1 --no-event 2>&1", words) == 0);
-  std::filesystem::remove(path);
   CHECK(words.find("the default memory headroom") != std::string::npos);
   const nlohmann::json rows = nlohmann::json::parse(out);
   REQUIRE(rows.size() >= 10);
@@ -176,19 +175,20 @@ TEST_CASE("search leaves the default memory headroom free, and its rows are dist
 }
 
 TEST_CASE("an empty Pareto front says why") {
-  const std::string path = (std::filesystem::temp_directory_path() / "trainsim-search-empty.yaml").string();
+  const trainsim::testing::TempDir dir;
+  const std::string path = dir.file("empty.yaml");
   std::ofstream(path) << scenario << "budget: {deadline: \"1 h\"}\n";
   std::string out;
   REQUIRE(shell_output(std::string("'") + TRAINSIM_BINARY + "' search " + path + " --top 2 --no-event 2>&1",
                        out) == 0);
-  std::filesystem::remove(path);
   INFO(out);
   CHECK(out.find("(empty) none of the") != std::string::npos);
   CHECK(out.find("past budget.deadline 60.0 min") != std::string::npos);
 }
 
 TEST_CASE("search --nodes A..B doubles from A to B; a front on one cluster size says cost follows time") {
-  const std::string path = (std::filesystem::temp_directory_path() / "trainsim-search-span.yaml").string();
+  const trainsim::testing::TempDir dir;
+  const std::string path = dir.file("span.yaml");
   std::ofstream(path) << scenario;
   const std::string binary = std::string("'") + TRAINSIM_BINARY + "'";
   // 1..5: 1, 2, 4 (8 is past 5). Every row is on one of them, and the rows use more than one.
@@ -210,12 +210,12 @@ TEST_CASE("search --nodes A..B doubles from A to B; a front on one cluster size 
   CHECK(out.find("--nodes 4..1: a span A..B needs A <= B") != std::string::npos);
   CHECK(shell_output(binary + " search " + path + " --nodes 2..x 2>&1", out) == 2);
   CHECK(out.find("--nodes 2..x: expected a node count") != std::string::npos);
-  std::filesystem::remove(path);
 }
 
 TEST_CASE(
     "search names a per-module recompute in its table, its own layout and its rows, as --set takes it") {
-  const std::string path = (std::filesystem::temp_directory_path() / "trainsim-search-modules.yaml").string();
+  const trainsim::testing::TempDir dir;
+  const std::string path = dir.file("modules.yaml");
   // The scenario's modules in the reverse of RecomputeModule's order: the output writes them in its order.
   std::ofstream(path) << R"(name: search-modules
 model: gpt3-1.3b
@@ -255,5 +255,4 @@ framework: megatron-core
                        run) == 0);
   CHECK(nlohmann::json::parse(run)["iteration_time_s"].get<double>() ==
         doctest::Approx((*row)["iteration_time_s"].get<double>()).epsilon(1e-3));
-  std::filesystem::remove(path);
 }

@@ -15,6 +15,7 @@
 
 #include "scenarios/presets.hpp"
 #include "scenarios/studies/validation_runner.hpp"
+#include "tests/support/temp_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace trainsim::scenario;
@@ -40,13 +41,6 @@ Run run(const std::string& args) {
 
 const std::string cases = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/validation";
 
-fs::path temp_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("trainsim_validate_test_" + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
 // A small validation case: the Korthikanti 22B selective-recompute configuration (Table 5) with a
 // measured time the test chooses.
 std::string case_text(double iteration_time, double tolerance) {
@@ -71,17 +65,18 @@ TEST_CASE("the accuracy gate: every shipped validation case is within its tolera
 }
 
 TEST_CASE("a case outside its tolerance makes validate exit 1 and is marked") {
-  const fs::path dir = temp_dir("outside");
+  const trainsim::testing::TempDir temp;
+  const fs::path& dir = temp.path();
   std::ofstream(dir / "probe.yaml") << case_text(1e-3, 0.01);  // nobody trains 22B in a millisecond
   const Run r = run("validate " + dir.string());
   INFO(r.output);
   CHECK(r.exit_code == 1);
   CHECK(r.output.find("OUTSIDE") != std::string::npos);
-  fs::remove_all(dir);
 }
 
 TEST_CASE("a case that does not load is a failed case with the reason, not a crash") {
-  const fs::path dir = temp_dir("broken");
+  const trainsim::testing::TempDir temp;
+  const fs::path& dir = temp.path();
   std::ofstream(dir / "broken.yaml") << "model: {layers: 2}\nmeasured: {source: x, iteration_time: 1}\n";
   const Run r = run("validate --format csv " + dir.string());
   INFO(r.output);
@@ -90,7 +85,6 @@ TEST_CASE("a case that does not load is a failed case with the reason, not a cra
                        "failure,file,source\n",
                        0) == 0);
   CHECK(r.output.find("does not load") != std::string::npos);
-  fs::remove_all(dir);
 }
 
 TEST_CASE("validate refuses a path that does not exist with exit 2") {
@@ -163,7 +157,8 @@ TEST_CASE("calibrate fits a GPU to measured steps and writes a preset that loads
       std::string(TRAINSIM_SOURCE_DIR) + "/../shared/validation/vtrain/ground_truth_single.csv";
   if (!fs::exists(shared)) return;  // outside the development tree
   // A small, varied subset keeps the test quick: every 40th row of the single-node set.
-  const fs::path dir = temp_dir("calibrate");
+  const trainsim::testing::TempDir temp;
+  const fs::path& dir = temp.path();
   {
     std::ifstream in(shared);
     std::ofstream out(dir / "subset.csv");
@@ -185,13 +180,13 @@ TEST_CASE("calibrate fits a GPU to measured steps and writes a preset that loads
   CHECK(gpu.efficiency.matmul_peak_fraction <= 1.0);
   CHECK(gpu.peak.bf16 ==
         doctest::Approx(312e12).scale(0));  // the datasheet numbers are carried over unchanged
-  fs::remove_all(dir);
 }
 
 TEST_CASE("calibrate on vTrain multi-node never writes a fit that worsens the held-out single-node steps") {
   const std::string vtrain = std::string(TRAINSIM_SOURCE_DIR) + "/../shared/validation/vtrain/";
   if (!fs::exists(vtrain + "ground_truth_multi.csv")) return;  // outside the development tree
-  const fs::path dir = temp_dir("calibrate-held-out");
+  const trainsim::testing::TempDir temp;
+  const fs::path& dir = temp.path();
   const fs::path preset = dir / "a100.yaml";
   // Unregularised (prior strength 0), the step fit drives kernel_overhead_s to its 10 ns floor and
   // raises the single-node error: the command must say both and keep the preset's own values.
@@ -215,11 +210,11 @@ TEST_CASE("calibrate on vTrain multi-node never writes a fit that worsens the he
   INFO(split.output);
   REQUIRE(split.exit_code == 0);
   CHECK(split.output.find("held out (every 5th row of the inputs, not fitted)") != std::string::npos);
-  fs::remove_all(dir);
 }
 
 TEST_CASE("a collective case compares nccl-tests bus bandwidth with the collective model") {
-  const fs::path dir = temp_dir("collective");
+  const trainsim::testing::TempDir temp;
+  const fs::path& dir = temp.path();
   // 1 TB/s of bus bandwidth for a 1 GiB all-reduce on 8 H200 exceeds NVLink (450 GB/s per direction) with
   // any algorithm but NVLS, which reaches about 480 GB/s (NCCL-H200-COLL-1): more than 50 % off.
   std::ofstream(dir / "c.yaml") << "name: probe\n"
@@ -230,11 +225,11 @@ TEST_CASE("a collective case compares nccl-tests bus bandwidth with the collecti
   CHECK(r.exit_code == 1);
   CHECK(r.output.find("busbw") != std::string::npos);
   CHECK(r.output.find("OUTSIDE") != std::string::npos);
-  fs::remove_all(dir);
 }
 
 TEST_CASE("validate --gpu replaces the case's GPU by name, so a preset can be checked before it ships") {
-  const fs::path dir = temp_dir("gpu_override");
+  const trainsim::testing::TempDir temp;
+  const fs::path& dir = temp.path();
   std::ofstream(dir / "probe.yaml") << case_text(1.1, 0.5);
   // The same GPU with a tenth of its fp16/bf16 peak must predict a much slower step.
   std::ifstream shipped(preset_file(PresetKind::gpu, "a100-sxm4-80gb"));
@@ -264,5 +259,4 @@ TEST_CASE("validate --gpu replaces the case's GPU by name, so a preset can be ch
   };
   CHECK(slowed.exit_code != 2);
   CHECK(predicted(slowed.output) > 3 * predicted(normal.output));
-  fs::remove_all(dir);
 }

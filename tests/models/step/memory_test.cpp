@@ -256,22 +256,24 @@ TEST_CASE("Llama-3 405B at 8K on 8,192 and 16,384 H100 fits in 80 GB as Meta lai
   }
 }
 
-TEST_CASE("Muon under ZeRO-1 gathers its largest matrix and the orthogonalised update") {
-  const TransformerSpec m = gpt3_175b();
-  ParallelPlan p{.tp = 8, .pp = 16, .dp = 8, .zero = ZeroStage::optimizer_states};
+// GPT-3 175B on tp 8, pp 16, dp 8 under ZeRO-1 with the given optimizer, on A100 80GB.
+namespace {
+MemoryEstimate gpt3_zero1_with(OptimizerKind optimizer) {
+  const ParallelPlan p{.tp = 8, .pp = 16, .dp = 8, .zero = ZeroStage::optimizer_states};
   TrainingSpec t;
-  t.optimizer.kind = OptimizerKind::muon;
-  const MemoryEstimate e = estimate_memory(m, p, t, a100_80gb());
+  t.optimizer.kind = optimizer;
+  return estimate_memory(gpt3_175b(), p, t, a100_80gb());
+}
+}  // namespace
+
+TEST_CASE("Muon under ZeRO-1 gathers its largest matrix and the orthogonalised update") {
+  const MemoryEstimate e = gpt3_zero1_with(OptimizerKind::muon);
   // Largest local matrix: fc1 12288 x 49152/8 (= fc2's size), fp32 momentum + fp32 result.
   CHECK(e.stages[1].gathered_bytes == doctest::Approx(2.0 * 12288 * 6144 * 4).scale(0));
 }
 
 TEST_CASE("Shampoo under ZeRO-1 holds every all-gathered direction in fp32 and its blocks' gradients") {
-  const TransformerSpec m = gpt3_175b();
-  ParallelPlan p{.tp = 8, .pp = 16, .dp = 8, .zero = ZeroStage::optimizer_states};
-  TrainingSpec t;
-  t.optimizer.kind = OptimizerKind::shampoo;
-  const MemoryEstimate e = estimate_memory(m, p, t, a100_80gb());
+  const MemoryEstimate e = gpt3_zero1_with(OptimizerKind::shampoo);
   // Every direction of the stage in fp32 (4 B per parameter), padded to the busiest of 8 owners, plus that
   // owner's eighth of the gradients (bf16: 2/8 B per parameter): between 4 and 4.25 B per parameter, with
   // 5 % for the padding of blocks that do not split evenly.

@@ -74,8 +74,11 @@ TEST_CASE("a multi-token-prediction depth takes two layer slots off the last vir
   deep[31] = 0;
   CHECK(split_layers_with_tail(61, 32, 2) == deep);
   CHECK(std::accumulate(deep.begin(), deep.end(), 0) == 61);
-  // No module, no slots: the plain rule.
-  CHECK(split_layers_with_tail(126, 16, 0) == split_layers(126, 16));
+  // No module, no slots: the plain rule, Llama-3 405B's 7, 8 x 14, 7 (Llama 3 paper, Sec. 3.3.2).
+  std::vector<int> llama(16, 8);
+  llama.front() = 7;
+  llama.back() = 7;
+  CHECK(split_layers_with_tail(126, 16, 0) == llama);
 
   TransformerSpec model;
   model.mtp_layers = 1;

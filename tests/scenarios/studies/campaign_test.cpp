@@ -17,6 +17,7 @@
 #include "scenarios/studies/simulation.hpp"
 #include "scenarios/studies/sweep.hpp"
 #include "sim/error.hpp"
+#include "tests/support/temp_dir.hpp"
 
 using namespace trainsim;
 using namespace trainsim::scenario;
@@ -437,7 +438,8 @@ budget: {max_cost: "$50k", alerts: [0.5, 1.0]}
 TEST_CASE("a sweep over a campaign has the campaign's columns, each row its own point's figures") {
   // The base scenario's blocks decide the columns: a target loss swept over 2.6 and 2.5 with trials and a
   // commitment gives each row its initial_loss, cost_per_loss_point, cost_tuning and cost_fixed.
-  const auto path = std::filesystem::temp_directory_path() / "trainsim_campaign_sweep_test.yaml";
+  const trainsim::testing::TempDir dir;
+  const auto path = dir.path() / "campaign_sweep.yaml";
   std::ofstream(path) << unpriced << R"(training: {global_batch: 64}
 convergence: {target_loss: 2.6, law: chinchilla, batch: {critical: 524288}}
 tuning: {trials: 9, early_stopping: {policy: successive-halving, eta: 3, min_fraction: 0.1111111111111111}}
