@@ -213,22 +213,8 @@ const FieldTable<model::Framework>& framework_fields() {
     // Gradients are reduced in a floating-point type of at least 16 bits; unset, in their own precision.
     static constexpr EnumNames<topo::Precision, 3> kReduceDtypeNames{
         {{"fp32", topo::Precision::fp32}, {"bf16", topo::Precision::bf16}, {"fp16", topo::Precision::fp16}}};
-    static constexpr std::string_view kReduceDtype = "grad_reduce_dtype";
-    FieldInfo reduce_info{.key = kReduceDtype,
-                          .kind = FieldKind::choice,
-                          .help = "the precision gradients are reduced in; default their own"};
-    for (const auto& entry : kReduceDtypeNames) reduce_info.choices.emplace_back(entry.name);
-    Field<F> reduce_dtype{std::move(reduce_info),
-                          [](MapReader& r, F& f) {
-                            if (!r.has(kReduceDtype)) return;
-                            topo::Precision p = topo::Precision::fp32;
-                            r.choice(kReduceDtype, p, kReduceDtypeNames);
-                            f.grad_reduce_dtype = p;
-                          },
-                          [](const F& f) -> std::optional<std::string> {
-                            if (!f.grad_reduce_dtype) return std::nullopt;
-                            return std::string(name_in(kReduceDtypeNames, *f.grad_reduce_dtype));
-                          }};
+    Field<F> reduce_dtype = choice_field("grad_reduce_dtype", &F::grad_reduce_dtype, kReduceDtypeNames,
+                                         "the precision gradients are reduced in; default their own");
     // overlap_grad_reduce is the plan's (parallelism.overlap_grad_reduce, when given, wins), so the row
     // has neither read nor text: the block's reader sets it, parallelism's dump writes it.
     Field<F> overlap_grad_reduce{

@@ -123,14 +123,25 @@ Field<Spec> flag_field(std::string_view key, bool Spec::*member, std::string_vie
                                [](bool x) { return std::string(x ? "true" : "false"); })};
 }
 
-/// One of an enum's names; written by its canonical name.
-template <class Spec, class Enum, std::size_t N>
-Field<Spec> choice_field(std::string_view key, Enum Spec::*member, const EnumNames<Enum, N>& names,
+/// One of an enum's names (an Enum or an optional<Enum>, left unset when the key is absent); written by its
+/// canonical name.
+template <class Spec, class Member, class Enum, std::size_t N>
+Field<Spec> choice_field(std::string_view key, Member Spec::*member, const EnumNames<Enum, N>& names,
                          std::string_view help) {
+  static_assert(std::is_same_v<Member, Enum> || std::is_same_v<Member, std::optional<Enum>>);
   FieldInfo info{.key = key, .kind = FieldKind::choice, .help = help};
   for (const auto& entry : names) info.choices.emplace_back(entry.name);
   const auto* table = &names;
-  return {std::move(info), [=](MapReader& r, Spec& s) { r.choice(key, s.*member, *table); },
+  return {std::move(info),
+          [=](MapReader& r, Spec& s) {
+            if constexpr (std::is_same_v<Member, Enum>) {
+              r.choice(key, s.*member, *table);
+            } else if (r.has(key)) {
+              Enum value = table->front().value;
+              r.choice(key, value, *table);
+              s.*member = value;
+            }
+          },
           field_detail::writer(member, Written::always,
                                [table](Enum x) { return std::string(name_in(*table, x)); })};
 }

@@ -8,6 +8,7 @@
 // or the first node preset built from that GPU), with --nic / --nics-per-node overriding the node's network
 // when the measurements came from a differently cabled cluster (vTrain: 4 x 200 Gb/s per node).
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <iostream>
 #include <memory>
@@ -49,12 +50,6 @@ struct CalibrateArgs {
 std::string stats_line(const model::ErrorStats& s) {
   return fmt::format("MAPE {:.2f}%, bias {:+.2f}%, worst {:+.1f}% ({} points, {} not predicted)",
                      100 * s.mape, 100 * s.mean_error, 100 * s.worst_error, s.count, s.failures);
-}
-
-std::string join(const std::vector<std::string>& v) {
-  std::string s;
-  for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
 }
 
 // Stage one: kernel-level constants from kernel benchmarks, fitted into `gpu`; they are the prior of the
@@ -118,11 +113,12 @@ void calibrate(const CalibrateArgs& a, int& exit_code) {
 
   const scenario::CalibrationSets sets =
       scenario::calibration_sets(a.inputs, a.check, select, a.holdout_every);
+  const std::string inputs = fmt::format("{}", fmt::join(a.inputs, ", "));
   const scenario::StepCalibration c = scenario::calibrate_steps(gpu, sets, options, [&] {
     std::cerr << fmt::format(
         "calibrating {} on node {}: {} measurements of {} from {} ({} rows skipped: other "
         "metrics or GPUs)\n",
-        gpu.name, select.node.name, sets.fit.size(), a.metric, join(a.inputs), sets.skipped);
+        gpu.name, select.node.name, sets.fit.size(), a.metric, inputs, sets.skipped);
   });
 
   std::vector<std::string> notes = {
@@ -130,10 +126,10 @@ void calibrate(const CalibrateArgs& a, int& exit_code) {
                   a.fidelity, select.node.name),
       fmt::format("Fitted ({}) to {} measurements of {} from: {}, pulled toward the preset's kernel-level "
                   "values with prior strength {}.",
-                  a.fit, sets.fit.size(), a.metric, join(a.inputs), a.prior_strength),
+                  a.fit, sets.fit.size(), a.metric, inputs, a.prior_strength),
       "Fit set, before: " + stats_line(c.fit.before), "Fit set, after:  " + stats_line(c.fit.after)};
   notes.insert(notes.begin() + 1, kernel_notes.begin(), kernel_notes.end());
-  std::cout << "fit set (" << join(a.inputs) << ")\n  before: " << stats_line(c.fit.before)
+  std::cout << "fit set (" << inputs << ")\n  before: " << stats_line(c.fit.before)
             << "\n  after:  " << stats_line(c.fit.after) << "\n";
   for (const scenario::HeldOutError& e : c.held_out) {
     std::cout << "held out (" << e.label << ")\n  before: " << stats_line(e.before)
@@ -152,7 +148,7 @@ void calibrate(const CalibrateArgs& a, int& exit_code) {
   }
   topo::GpuSpec calibrated = c.calibrated;
   // What these constants were checked against is now the fit's data, not the base preset's.
-  calibrated.validation = "fitted by trainsim calibrate to " + join(a.inputs);
+  calibrated.validation = "fitted by trainsim calibrate to " + inputs;
   const std::string yaml = scenario::gpu_to_block_yaml(calibrated, notes);
   if (a.output.empty()) {
     std::cout << "\n" << yaml;

@@ -48,8 +48,7 @@ void add_compare_command(CLI::App& app, int& exit_code) {
       o.hardware = fmt::format("{} x {}", s.cluster.total_gpus(), s.cluster.node.gpu.name);
       o.summary = scenario::run_summary(s, fidelity, r);
       const double hbm = s.cluster.node.gpu.hbm_bytes;
-      o.headroom_needed =
-          s.budget.headroom_fraction(hbm).value_or(model::default_memory_headroom(hbm).fraction) * hbm;
+      o.headroom_needed = model::headroom_fraction_or_default(s.budget.headroom_fraction(hbm), hbm) * hbm;
       options.push_back(std::move(o));
     }
     std::cout << report::compare_text(options);

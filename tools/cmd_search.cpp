@@ -15,6 +15,7 @@
 
 #include "models/report/summary.hpp"
 #include "scenarios/loader.hpp"
+#include "scenarios/quantity.hpp"
 #include "scenarios/studies/layout_search.hpp"
 #include "scenarios/studies/search_rows.hpp"
 #include "sim/error.hpp"
@@ -42,18 +43,13 @@ struct SearchArgs {
 
 /// A whole number of nodes written in --nodes, or an InputError naming it.
 std::int64_t node_count(const std::string& text, const std::string& item) {
-  std::size_t used = 0;
-  std::int64_t n = 0;
-  try {
-    n = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size() || n < 1 || n > (std::int64_t{1} << 40)) {
+  const scenario::QuantityResult n =
+      scenario::try_parse_count(text, 1, static_cast<double>(std::int64_t{1} << 40));
+  if (!n.ok()) {
     throw InputError("--nodes " + item +
                      ": expected a node count (a whole number from 1) or a span A..B, got '" + text + "'");
   }
-  return n;
+  return static_cast<std::int64_t>(n.value);
 }
 
 /// --nodes as node counts: each item a count, or a span A..B that doubles from A while it stays within B

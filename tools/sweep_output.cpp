@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -50,6 +49,14 @@ constexpr std::size_t kMaxSweepFileBytes = std::size_t{2} << 30;
 
 namespace {
 
+/// Why `cell` is not a point index ("" when it is one, then in `index`).
+std::string point_problem(std::string_view cell, std::int64_t& index) {
+  index = scenario::point_index(cell);
+  if (index >= 0) return "";
+  return "point \"" + sim::escaped_excerpt(cell, 24) + "\" is not a point index (a whole number from 0 to " +
+         std::to_string(scenario::max_sweep_points - 1) + ", the most points a sweep has)";
+}
+
 /// Why a whole CSV record of a sweep output is not a row of it ("" when it is one): CSV it is not, its
 /// cells are not the header's, or its point is not a point index.
 std::string csv_row_problem(const sim::CsvRecord& r, std::size_t columns, std::int64_t& index) {
@@ -72,19 +79,6 @@ std::string jsonl_row_problem(std::string_view line, std::int64_t& index) {
 }
 
 }  // namespace
-
-std::string point_problem(std::string_view cell, std::int64_t& index) {
-  index = -1;
-  const auto [end, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), index);
-  if (cell.empty() || ec != std::errc{} || end != cell.data() + cell.size() || cell.front() == '-' ||
-      index >= scenario::max_sweep_points) {
-    index = -1;
-    return "point \"" + sim::escaped_excerpt(cell, 24) +
-           "\" is not a point index (a whole number from 0 to " +
-           std::to_string(scenario::max_sweep_points - 1) + ", the most points a sweep has)";
-  }
-  return "";
-}
 
 SweepFile read_sweep_file(const std::string& path, scenario::RowFormat format) {
   const std::string text = sim::read_input_file(path, {.what = "a sweep output (CSV or JSON Lines)",

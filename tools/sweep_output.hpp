@@ -54,9 +54,6 @@ struct SweepFile {
   std::uint64_t torn_bytes = 0;  ///< bytes after the complete rows: a torn last row (or header)
 };
 [[nodiscard]] SweepFile read_sweep_file(const std::string& path, scenario::RowFormat format);
-/// Why `cell` is not a point index ("" when it is one, then in `index`): a whole number below the most
-/// points a sweep has (a negative or forged 9e18 point is no sweep's).
-[[nodiscard]] std::string point_problem(std::string_view cell, std::int64_t& index);
 /// The format of an existing output, from its file name (".jsonl"/".json" -> JSON Lines, else CSV).
 [[nodiscard]] scenario::RowFormat format_from_path(const std::string& path);
 

@@ -40,4 +40,8 @@ MemoryHeadroom default_memory_headroom(double hbm_bytes) {
   return h;
 }
 
+double headroom_fraction_or_default(std::optional<double> given, double hbm_bytes) {
+  return given ? *given : default_memory_headroom(hbm_bytes).fraction;
+}
+
 }  // namespace trainsim::model

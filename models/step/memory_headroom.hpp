@@ -14,6 +14,7 @@
 //   on A100 80 GB with recompute, ZeRO and offloading, the fragmentation its stitching removed; as a
 //   fraction of HBM. Every framework preset runs PyTorch's caching allocator (models/spec/framework.hpp),
 //   so the default is the same for each.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,5 +35,8 @@ struct MemoryHeadroom {
 
 /// The default headroom on a GPU with `hbm_bytes` of memory (see above).
 [[nodiscard]] MemoryHeadroom default_memory_headroom(double hbm_bytes);
+/// The fraction of HBM a layout must leave free: the scenario's (`given`, BudgetSpec::headroom_fraction) or,
+/// when it gives none, the default above.
+[[nodiscard]] double headroom_fraction_or_default(std::optional<double> given, double hbm_bytes);
 
 }  // namespace trainsim::model

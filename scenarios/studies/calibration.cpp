@@ -289,8 +289,6 @@ FitParameter efficiency_fit_parameter(EfficiencyParam p, const topo::ComputeEffi
   return f;
 }
 
-namespace {
-
 std::vector<double> errors_of(const std::vector<double>& predicted, const std::vector<double>& measured) {
   std::vector<double> e(measured.size());
   for (std::size_t i = 0; i < measured.size(); ++i) {
@@ -299,8 +297,6 @@ std::vector<double> errors_of(const std::vector<double>& predicted, const std::v
   }
   return e;
 }
-
-}  // namespace
 
 CalibrationResult calibrate_efficiency(const topo::ComputeEfficiency& start,
                                        const std::vector<EfficiencyParam>& free,

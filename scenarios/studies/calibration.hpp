@@ -26,6 +26,10 @@ namespace trainsim::model {
 
 /// Signed relative error (predicted - measured) / measured. Requires measured != 0 (checked).
 [[nodiscard]] double relative_error(double predicted, double measured);
+/// relative_error of each prediction against its measurement; NaN where the prediction is missing, not
+/// finite or not positive (an infeasible step), which error_stats counts as a failure.
+[[nodiscard]] std::vector<double> errors_of(const std::vector<double>& predicted,
+                                            const std::vector<double>& measured);
 
 /// Summary of many relative errors. Non-finite errors count as failures and stay out of the means.
 struct ErrorStats {

@@ -90,16 +90,6 @@ std::vector<double> measured_of(const std::vector<CalibrationSample>& samples) {
   return m;
 }
 
-std::vector<double> errors(const std::vector<double>& predicted, const std::vector<double>& measured) {
-  std::vector<double> e;
-  for (std::size_t i = 0; i < measured.size(); ++i) {
-    e.push_back(std::isfinite(predicted[i]) && predicted[i] > 0
-                    ? model::relative_error(predicted[i], measured[i])
-                    : std::numeric_limits<double>::quiet_NaN());
-  }
-  return e;
-}
-
 // Fitted values are rounded to 4 significant digits: more would claim a precision the data do not have.
 double round4(double x) {
   return std::stod(fmt::format("{:.4g}", x));
@@ -162,8 +152,8 @@ StepCalibration calibrate_steps(const topo::GpuSpec& gpu, const CalibrationSets&
     const std::vector<double> measured = measured_of(samples);
     const auto predict = predictor_for(samples, options.metric, options.fidelity, options.jobs);
     HeldOutError& e = out.held_out.emplace_back(HeldOutError{.label = label});
-    e.before = model::error_stats(errors(predict(gpu.efficiency), measured));
-    e.after = model::error_stats(errors(predict(out.fitted), measured));
+    e.before = model::error_stats(model::errors_of(predict(gpu.efficiency), measured));
+    e.after = model::error_stats(model::errors_of(predict(out.fitted), measured));
     out.held_out_worse = out.held_out_worse || e.after.mape > e.before.mape;
   }
   // The step fit is accepted only when it does not make held-out accuracy worse; otherwise the GPU keeps

@@ -43,7 +43,7 @@ std::vector<AttentionKernelPoint> read_file(const std::string& path) {
   for (int number = 1; std::getline(in, line); ++number) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty() || line[0] == '#') continue;
-    const std::vector<std::string> f = split_csv_record(line);
+    const std::vector<std::string> f = split_csv_record(line, path, static_cast<std::size_t>(number));
     if (column.empty()) {
       for (std::size_t i = 0; i < f.size(); ++i) column[f[i]] = i;
       for (const std::string& c : needed) {

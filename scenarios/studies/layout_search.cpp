@@ -228,11 +228,11 @@ Scenario with_search_headroom(const Scenario& given, const SearchOptions& option
   if (options.memory_headroom) {
     scenario.budget.memory_headroom = options.memory_headroom;
     scenario.budget.memory_headroom_bytes.reset();
-  } else if (!scenario.budget.headroom_fraction(hbm)) {
-    scenario.budget.memory_headroom = model::default_memory_headroom(hbm).fraction;
-    result.default_headroom = true;
   }
-  result.memory_headroom = scenario.budget.headroom_fraction(hbm).value_or(0.0);
+  const std::optional<double> chosen = scenario.budget.headroom_fraction(hbm);
+  result.default_headroom = !chosen;
+  result.memory_headroom = model::headroom_fraction_or_default(chosen, hbm);
+  if (!chosen) scenario.budget.memory_headroom = result.memory_headroom;
   return scenario;
 }
 

@@ -88,7 +88,7 @@ Measurement vtrain_defaults() {
 }
 
 std::vector<Measurement> parse_vtrain(const std::vector<std::string>& lines, const std::string& label) {
-  const std::vector<std::string> header = split_csv_record(lines[0]);
+  const std::vector<std::string> header = split_csv_record(lines[0], label, 1);
   const std::size_t skip = header[0].rfind("Parameters", 0) == 0 ? 1 : 0;
   static const char* const kNames[] = {"GPUs",
                                        "global batch",
@@ -104,7 +104,7 @@ std::vector<Measurement> parse_vtrain(const std::vector<std::string>& lines, con
   std::vector<Measurement> out;
   for (std::size_t i = 1; i < lines.size(); ++i) {
     if (blank(lines[i])) continue;
-    const std::vector<std::string> f = split_csv_record(lines[i]);
+    const std::vector<std::string> f = split_csv_record(lines[i], label, i + 1);
     if (f.size() != skip + 11) fail(label, i + 1, "expected " + std::to_string(skip + 11) + " columns");
     std::int64_t v[10];
     for (std::size_t k = 0; k < 10; ++k) v[k] = count(f[skip + k], label, i + 1, kNames[k]);
@@ -131,7 +131,7 @@ std::vector<Measurement> parse_vtrain(const std::vector<std::string>& lines, con
 }
 
 std::vector<Measurement> parse_published(const std::vector<std::string>& lines, const std::string& label) {
-  const std::vector<std::string> header = split_csv_record(lines[0]);
+  const std::vector<std::string> header = split_csv_record(lines[0], label, 1);
   std::map<std::string, std::size_t> col;
   for (std::size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
   static const std::map<std::string, std::pair<std::string, double>> kMetrics = {
@@ -139,7 +139,7 @@ std::vector<Measurement> parse_published(const std::vector<std::string>& lines, 
   std::vector<Measurement> out;
   for (std::size_t i = 1; i < lines.size(); ++i) {
     if (blank(lines[i])) continue;
-    const std::vector<std::string> f = split_csv_record(lines[i]);
+    const std::vector<std::string> f = split_csv_record(lines[i], label, i + 1);
     if (f.size() != header.size()) {
       fail(label, i + 1,
            "expected " + std::to_string(header.size()) + " columns, found " + std::to_string(f.size()));
@@ -208,12 +208,25 @@ std::vector<Measurement> parse_published(const std::vector<std::string>& lines, 
 
 }  // namespace
 
-std::vector<std::string> split_csv_record(std::string_view line) {
-  return sim::read_csv_record(line, 0).cells;
+std::vector<std::string> split_csv_record(std::string_view line, const std::string& label,
+                                          std::size_t line_number) {
+  if (line.empty()) return {""};
+  sim::CsvRecord r = sim::read_csv_record(line, 0);
+  if (r.error.empty() && r.in_quotes) {
+    r.error = "a quoted cell is not closed on its line";
+    r.error_at = line.size();
+  }
+  if (!r.error.empty()) {
+    throw InputError(std::vector<Diagnostic>{{.file = label,
+                                              .line = static_cast<int>(line_number),
+                                              .column = static_cast<int>(r.error_at) + 1,
+                                              .message = r.error}});
+  }
+  return std::move(r.cells);
 }
 
 MeasurementFormat detect_measurement_format(std::string_view header_line, const std::string& label) {
-  const std::vector<std::string> h = split_csv_record(header_line);
+  const std::vector<std::string> h = split_csv_record(header_line, label, 1);
   if (!h.empty() && h[0] == "id" && header_line.find("metric") != std::string_view::npos &&
       header_line.find("value") != std::string_view::npos) {
     return MeasurementFormat::published;

@@ -58,7 +58,9 @@ struct Measurement {
 [[nodiscard]] std::vector<Measurement> read_measurements_csv(const std::string& path);
 
 /// Splits one CSV line into fields (RFC 4180 quoting): sim::read_csv_record's cells, the one CSV reader.
-/// Exposed for tests.
-[[nodiscard]] std::vector<std::string> split_csv_record(std::string_view line);
+/// InputError at `label`:`line_number`:column when the line is not CSV (read_csv_record's error) or a
+/// quoted cell is not closed on it. Exposed for tests.
+[[nodiscard]] std::vector<std::string> split_csv_record(std::string_view line, const std::string& label,
+                                                        std::size_t line_number);
 
 }  // namespace trainsim::model

@@ -220,6 +220,15 @@ std::int64_t run_in_order(std::span<const std::int64_t> points, int threads,
   return emitted;
 }
 
+std::int64_t point_index(std::string_view cell) {
+  std::int64_t index = -1;
+  const auto [end, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), index);
+  if (cell.empty() || cell.front() == '-' || ec != std::errc{} || end != cell.data() + cell.size() ||
+      index >= max_sweep_points)
+    return -1;
+  return index;
+}
+
 std::int64_t row_point_index(std::string_view line, RowFormat format) {
   if (line.empty() || line.back() != '\n') return -1;
   std::string_view digits = line;
@@ -228,11 +237,9 @@ std::int64_t row_point_index(std::string_view line, RowFormat format) {
     if (!line.starts_with(kPrefix) || !line.ends_with("}\n")) return -1;
     digits.remove_prefix(kPrefix.size());
   }
-  std::int64_t index = -1;
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
-  if (ec != std::errc{} || index < 0) return -1;
-  if (end == digits.data() + digits.size() || *end != ',') return -1;
-  return index;
+  const std::size_t comma = digits.find(',');
+  if (comma == std::string_view::npos) return -1;
+  return point_index(digits.substr(0, comma));
 }
 
 std::string_view row_fingerprint(std::string_view line, RowFormat format) {

@@ -142,6 +142,9 @@ class SweepTable {
 /// A row whose point is not below it belongs to no sweep.
 inline constexpr std::int64_t max_sweep_points = 100'000'000;
 
+/// The point index `cell` spells, or -1 when it is not one: a whole number from 0 to max_sweep_points - 1
+/// (a negative or forged 9e18 point is no sweep's). The one parser of a row's point.
+[[nodiscard]] std::int64_t point_index(std::string_view cell);
 /// The point index a row line starts with (both formats begin with it), or -1 when the line is not a
 /// complete row (torn, empty, or a CSV header).
 [[nodiscard]] std::int64_t row_point_index(std::string_view line, RowFormat format);

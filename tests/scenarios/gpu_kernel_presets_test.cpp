@@ -33,7 +33,7 @@ std::vector<GemmPoint> read_points(const std::string& file) {
       header = false;
       continue;
     }
-    const auto f = model::split_csv_record(line);
+    const auto f = model::split_csv_record(line, file, 0);
     REQUIRE(f.size() >= 6);
     out.push_back({f[0], f[1], std::stod(f[2]), std::stod(f[3]), std::stod(f[4]), std::stod(f[5])});
   }

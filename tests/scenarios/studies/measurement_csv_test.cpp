@@ -9,11 +9,20 @@
 using namespace trainsim::model;
 
 TEST_CASE("a CSV record splits on commas outside quotes and unescapes doubled quotes") {
-  const auto f = split_csv_record(R"(a,"b, c","say ""hi""",,d)");
+  const auto f = split_csv_record(R"(a,"b, c","say ""hi""",,d)", "m.csv", 1);
   REQUIRE(f.size() == 5);
   CHECK(f[1] == "b, c");
   CHECK(f[2] == R"(say "hi")");
   CHECK(f[3].empty());
+}
+
+TEST_CASE("a line that is not CSV is refused at its line and column, not split silently") {
+  // The quote at column 3 sits inside an unquoted cell; the second line's quoted cell never closes.
+  CHECK_THROWS_WITH_AS(split_csv_record(R"(ab"c,d)", "m.csv", 4),
+                       doctest::Contains("m.csv:4:3: a double quote inside a cell"), trainsim::InputError);
+  CHECK_THROWS_WITH_AS(split_csv_record(R"(a,"b)", "m.csv", 5),
+                       doctest::Contains("m.csv:5:5: a quoted cell is not closed on its line"),
+                       trainsim::InputError);
 }
 
 TEST_CASE("a vTrain multi-node row becomes an iteration time in seconds with the data set's setup") {
