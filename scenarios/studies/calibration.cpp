@@ -64,7 +64,7 @@ struct Transform {
 };
 
 // A residual the model cannot produce (infeasible layout, NaN) must push the fit away, not break it.
-constexpr double penalty_residual = 10.0;
+constexpr double kPenaltyResidual = 10.0;
 
 // `expected` = 0: the first call, which establishes the number of residuals.
 Eigen::VectorXd evaluate(const ResidualFunction& f, const std::vector<Transform>& tr,
@@ -77,7 +77,7 @@ Eigen::VectorXd evaluate(const ResidualFunction& f, const std::vector<Transform>
                  "the residual function changed its number of residuals");
   Eigen::VectorXd out(static_cast<Eigen::Index>(r.size()));
   for (std::size_t i = 0; i < r.size(); ++i) {
-    out[static_cast<Eigen::Index>(i)] = std::isfinite(r[i]) ? r[i] : penalty_residual;
+    out[static_cast<Eigen::Index>(i)] = std::isfinite(r[i]) ? r[i] : kPenaltyResidual;
   }
   return out;
 }
@@ -186,12 +186,12 @@ std::string_view to_string(EfficiencyParam p) {
 }
 
 const std::vector<EfficiencyParam>& all_efficiency_params() {
-  static const std::vector<EfficiencyParam> all = {
+  static const std::vector<EfficiencyParam> kAll = {
       EfficiencyParam::matmul_peak_fraction,      EfficiencyParam::matmul_half_flops,
       EfficiencyParam::memory_bandwidth_fraction, EfficiencyParam::kernel_overhead_s,
       EfficiencyParam::flash2_attention_fraction, EfficiencyParam::flash3_attention_fraction,
       EfficiencyParam::cudnn_attention_fraction,  EfficiencyParam::flash_attention_half_flops};
-  return all;
+  return kAll;
 }
 
 EfficiencyParam parse_efficiency_param(std::string_view text) {
@@ -316,6 +316,7 @@ CalibrationResult calibrate_efficiency(const topo::ComputeEfficiency& start,
   result.before = error_stats(errors_of(result.predicted_before, measured));
 
   std::vector<FitParameter> parameters;
+  parameters.reserve(free.size());
   for (EfficiencyParam p : free) parameters.push_back(efficiency_fit_parameter(p, start));
   const auto with = [&](const std::vector<double>& values) {
     topo::ComputeEfficiency e = start;
@@ -405,6 +406,7 @@ std::vector<KernelStageFit> fit_attention_kernel_stage(topo::GpuSpec& gpu,
     fit.after = 2.0 / (1.0 / lowest + 1.0 / highest);
     set(gpu.efficiency, param, fit.after);
     std::vector<double> errors;
+    errors.reserve(mine.size());
     for (const AttentionKernelPoint* p : mine)
       errors.push_back(relative_error(predicted_attention_tflops(*p, gpu), p->tflops));
     fit.stats = error_stats(errors);
