@@ -5,10 +5,11 @@
                                          [--suite published] [--source REGEX]
 
 One line per source (the case's `source` without its row) through its mean error at each GPU count, before
-dashed and after solid, every case a small marker; only sources whose cases ran on at least two GPU counts. The error is the speed error, positive when the prediction is
-too fast: predicted/measured − 1 for rates (tokens/s, TFLOP/s, MFU), measured/predicted − 1 for times,
-so that series of either kind read the same way. The GPU count of a case is cluster.nodes times
-cluster.gpus_per_node (else its node preset's, topologies/presets/nodes/). The table of points is printed.
+dashed and after solid, every case a small marker; only sources whose cases ran on at least two GPU counts.
+The error is the speed error, positive when the prediction is too fast: predicted/measured − 1 for rates
+(tokens/s, TFLOP/s, MFU), measured/predicted − 1 for times, so that series of either kind read the same way.
+The GPU count of a case is cluster.nodes times cluster.gpus_per_node (else its node preset's,
+topologies/presets/nodes/). The table of points is printed.
 Needs Debian's python3-matplotlib and python3-yaml (tools/dev installs them).
 """
 
