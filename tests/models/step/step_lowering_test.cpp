@@ -177,8 +177,9 @@ TEST_CASE("the merged routed full cluster gives the same step with a straggler, 
 }
 
 TEST_CASE("a full-cluster graph beyond the limits is refused before it is built, with its estimate") {
-  // GPT-3-like depth on 1,024 GPUs, closed-form full cluster (every GPU its own lanes), 8 × 96 micro-batches
-  // per replica: about 130M tasks by the estimate, past the 61M the limits allow; never built.
+  // GPT-3-like depth on 1,024 GPUs, closed-form full cluster (every GPU its own lanes, 64 pipelines), 1,536
+  // micro-batches per replica: hundreds of millions of tasks by the estimate, past the 61M the limits allow;
+  // never built.
   StepInput in = gpt_on(128, 8, 16, 8, 12288);
   in.model.layers = 96;
   const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
