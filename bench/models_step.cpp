@@ -62,8 +62,9 @@ BENCHMARK(BM_Llama3_405b_16k_H100_FullCluster)->Unit(benchmark::kMillisecond);
 
 // The same layout on eight times the GPUs: 131,072 H100 (16,384 DGX H100) at dp 1,024 and the same 16
 // micro-batches per replica (global batch 16,384), one node straggling at 1.2x, so the step is the full
-// cluster's with the straggler's replica slowed by its own. About 25M tasks: a single iteration is
-// seconds of CPU and gigabytes, so run it alone (--benchmark_filter) and few times.
+// cluster's with the straggler's replica slowed by its own. About 25M tasks (eight times the 16,384-GPU
+// step's 3.1M): one iteration is tens of seconds of CPU and gigabytes, so run it alone (--benchmark_filter)
+// and few times.
 void BM_Llama3_405b_131k_H100_Straggler_FullCluster(benchmark::State& state) {
   StepInput in = testing::llama3_405b_on_16k_h100();
   in.cluster = testing::dgx_h100(16384);
