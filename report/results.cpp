@@ -14,7 +14,10 @@ Results::Results(const Table& table)
       feasible_(table.column("feasible")),
       fits_(table.column("fits")),
       reason_(table.column("reason")) {
-  const int end = feasible_ >= 0 ? feasible_ : static_cast<int>(table.columns.size());
+  // The labels end where the verdict begins: `fits` then `feasible`, or `feasible` in older files.
+  int end = static_cast<int>(table.columns.size());
+  for (const int c : {feasible_, fits_})
+    if (c >= 0) end = std::min(end, c);
   for (int c = 0; c < end; ++c) {
     const std::string& name = table.columns[static_cast<std::size_t>(c)];
     if (name.find('.') != std::string::npos && name.rfind("tags.", 0) != 0) keys_.push_back(c);
@@ -62,12 +65,19 @@ const std::string& Results::key_value(std::size_t row, std::size_t k) const {
   return cell(row, keys_[k]);
 }
 
+model::Verdict Results::verdict(std::size_t row) const {
+  auto flag = [&](int column) {
+    return column < 0 ? std::nullopt : std::optional(cell(row, column) == "true");
+  };
+  return model::read_verdict(flag(feasible_), flag(fits_), si(row, "memory_per_gpu").value_or(0));
+}
+
 bool Results::feasible(std::size_t row) const {
-  return feasible_ < 0 || cell(row, feasible_) == "true";
+  return verdict(row) != model::Verdict::infeasible;
 }
 
 bool Results::runs(std::size_t row) const {
-  return feasible(row) && (fits_ < 0 || cell(row, fits_) == "true");
+  return verdict(row) == model::Verdict::runs;
 }
 
 std::string Results::reason(std::size_t row) const {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "models/report/column_reading.hpp"
 #include "models/report/what_bounds.hpp"
 #include "report/table.hpp"
 
@@ -29,9 +30,11 @@ class Results {
   [[nodiscard]] const std::string& cell(std::size_t row, int column) const;
   [[nodiscard]] const std::string& key_value(std::size_t row, std::size_t k) const;
 
-  /// The point could be built (`feasible`; true when the column is missing).
+  /// What the row says of its layout (model::read_verdict: `feasible`, `fits`, memory_per_gpu).
+  [[nodiscard]] model::Verdict verdict(std::size_t row) const;
+  /// The point could be built: it runs or only does not fit (true when the columns are missing).
   [[nodiscard]] bool feasible(std::size_t row) const;
-  /// Built and fits in memory (`fits`; as feasible when the column is missing).
+  /// Built and fits in memory.
   [[nodiscard]] bool runs(std::size_t row) const;
   [[nodiscard]] std::string reason(std::size_t row) const;
   /// A summary field (by its SPEC name, "run_time") in SI units; nullopt when absent or empty.

@@ -47,9 +47,10 @@ class Figures {
     const auto it = find(key);
     return it != j_.end() && it->is_string() ? it->get<std::string>() : std::string();
   }
-  [[nodiscard]] bool flag(const char* key, bool fallback) const {
+  /// A true/false field; nullopt when absent.
+  [[nodiscard]] std::optional<bool> flag(const char* key) const {
     const auto it = find(key);
-    return it != j_.end() && it->is_boolean() ? it->get<bool>() : fallback;
+    return it != j_.end() && it->is_boolean() ? std::optional(it->get<bool>()) : std::nullopt;
   }
   [[nodiscard]] const nlohmann::ordered_json& json() const { return j_; }
 
@@ -131,10 +132,16 @@ std::string alerts(const Figures& f) {
     out += R"(<p style="background:#fdecea;border-left:4px solid #c0392b;padding:6px 10px">)" + escape(text) +
            "</p>";
   };
-  if (!f.flag("feasible", true))
-    alert("Infeasible: " + f.text("reason"));
-  else if (!f.flag("fits", true))
-    alert("Does not fit in memory: " + f.text("reason"));
+  switch (model::read_verdict(f.flag("feasible"), f.flag("fits"), f.or_zero("memory_per_gpu"))) {
+    case model::Verdict::infeasible:
+      alert("Infeasible: " + f.text("reason"));
+      break;
+    case model::Verdict::does_not_fit:
+      alert("Does not fit in memory: " + f.text("reason"));
+      break;
+    case model::Verdict::runs:
+      break;
+  }
   if (!f.text("budget_violations").empty()) alert("Budget missed: " + f.text("budget_violations"));
   return out;
 }

@@ -129,8 +129,7 @@ template <class Spec, class Member, class Enum, std::size_t N>
 Field<Spec> choice_field(std::string_view key, Member Spec::*member, const EnumNames<Enum, N>& names,
                          std::string_view help) {
   static_assert(std::is_same_v<Member, Enum> || std::is_same_v<Member, std::optional<Enum>>);
-  FieldInfo info{.key = key, .kind = FieldKind::choice, .help = help};
-  for (const auto& entry : names) info.choices.emplace_back(entry.name);
+  FieldInfo info{.key = key, .kind = FieldKind::choice, .choices = names_of(names), .help = help};
   const auto* table = &names;
   return {std::move(info),
           [=](MapReader& r, Spec& s) {
@@ -151,8 +150,7 @@ Field<Spec> choice_field(std::string_view key, Member Spec::*member, const EnumN
 template <class Spec, class Enum>
 Field<Spec> choice_field(std::string_view key, Enum Spec::*member,
                          const std::vector<std::pair<std::string, Enum>>& names, std::string_view help) {
-  FieldInfo info{.key = key, .kind = FieldKind::choice, .help = help};
-  for (const auto& entry : names) info.choices.push_back(entry.first);
+  FieldInfo info{.key = key, .kind = FieldKind::choice, .choices = names_of(names), .help = help};
   const auto* table = &names;
   return {std::move(info), [=](MapReader& r, Spec& s) { r.choice(key, s.*member, *table); },
           field_detail::writer(member, Written::always, [table](Enum x) {

@@ -7,16 +7,6 @@
 #include "scenarios/quantity.hpp"
 
 namespace trainsim::scenario {
-namespace {
-
-std::vector<std::string> preset_names() {
-  std::vector<std::string> names;
-  for (const auto& entry : model::kFrameworkPresetNames) names.emplace_back(entry.name);
-  return names;
-}
-
-}  // namespace
-
 void read_framework_block(Diagnostics& d, const YamlValue& v, model::ParallelPlan& plan,
                           bool overlap_grad_reduce_given) {
   const std::string path = "framework";
@@ -30,7 +20,7 @@ void read_framework_block(Diagnostics& d, const YamlValue& v, model::ParallelPla
   model::FrameworkPreset preset = model::unnamed_framework_preset(plan);
   if (preset_node != nullptr) {
     const std::string preset_path = v.is_scalar() ? path : path + ".preset";
-    const auto i = read_choice(d, *preset_node, preset_path, preset_names());
+    const auto i = read_choice(d, *preset_node, preset_path, names_of(model::kFrameworkPresetNames));
     if (!i) return;
     preset = model::kFrameworkPresetNames[*i].value;
   }

@@ -129,18 +129,14 @@ class MapReader {
   template <class Enum, std::size_t N>
   void choice(std::string_view key, Enum& out, const EnumNames<Enum, N>& table) {
     if (const YamlValue* v = get(key)) {
-      std::vector<std::string> names;
-      for (const auto& entry : table) names.emplace_back(entry.name);
-      if (auto i = read_choice(d_, *v, child_path(key), names)) out = table[*i].value;
+      if (auto i = read_choice(d_, *v, child_path(key), names_of(table))) out = table[*i].value;
     }
   }
 
   template <class Enum>
   void choice(std::string_view key, Enum& out, const std::vector<std::pair<std::string, Enum>>& table) {
     if (const YamlValue* v = get(key)) {
-      std::vector<std::string> names;
-      for (const auto& [name, value] : table) names.push_back(name);
-      if (auto i = read_choice(d_, *v, child_path(key), names)) out = table[*i].second;
+      if (auto i = read_choice(d_, *v, child_path(key), names_of(table))) out = table[*i].second;
     }
   }
 

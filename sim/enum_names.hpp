@@ -5,7 +5,10 @@
 #include <array>
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace trainsim {
 
@@ -32,6 +35,25 @@ constexpr std::optional<Enum> parse_in(const EnumNames<Enum, N>& table, std::str
   for (const auto& entry : table)
     if (entry.name == text) return entry.value;
   return std::nullopt;
+}
+
+/// Every name `table` accepts, canonical names and aliases, in the table's order: the list an error
+/// message or --help offers.
+template <class Enum, std::size_t N>
+std::vector<std::string> names_of(const EnumNames<Enum, N>& table) {
+  std::vector<std::string> names;
+  names.reserve(N);
+  for (const auto& entry : table) names.emplace_back(entry.name);
+  return names;
+}
+
+/// The same for a table that accepts a subset of an enum's names or adds aliases to them.
+template <class Enum>
+std::vector<std::string> names_of(const std::vector<std::pair<std::string, Enum>>& table) {
+  std::vector<std::string> names;
+  names.reserve(table.size());
+  for (const auto& entry : table) names.push_back(entry.first);
+  return names;
 }
 
 }  // namespace trainsim

@@ -39,7 +39,8 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
   auto* sub = app.add_subcommand("sweep", "expand the scenario's sweep block and run every point");
   sub->footer(
       "Rows are written in point order (column 'point'), one whole line each, as CSV (unit-suffixed columns) "
-      "or JSON Lines. Points that cannot be built stay in the output with feasible=false and their reason.\n"
+      "or JSON Lines. Points that cannot be built or do not fit stay in the output with feasible=false and "
+      "their reason (fits=false for those that do not fit).\n"
       "Interrupted (Ctrl-C, kill)? Rerun the same command with --resume: points already written are "
       "skipped.\n"
       "Many machines: --shard i/N on each (0 <= i < N), then 'trainsim merge OUT SHARD...'; or "

@@ -44,7 +44,7 @@ struct QueueTeamResult {
   double contention_cost = 0;
 };
 
-/// One leaf's uplinks (fabric_shares.hpp) over the period, under QueueSpec::contention.
+/// One leaf's uplinks (uplink_shares.hpp) over the period, under QueueSpec::contention.
 struct QueueLinkResult {
   std::int64_t leaf = 0;
   double shared_s = 0;  ///< s during which two or more running jobs crossed it

@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "models/cluster/fabric_shares.hpp"
 #include "models/cluster/node_placement.hpp"
+#include "models/cluster/uplink_shares.hpp"
 #include "sim/engine.hpp"
 #include "sim/error.hpp"
 
@@ -76,7 +76,7 @@ class QueueSimulator {
     std::size_t segment = 0;     // index into report_.segments
     std::size_t running_at = 0;  // index into running_
     // Contention (QueueSpec::contention): the current epoch's pace and the work done at it.
-    std::vector<std::int64_t> crossed;  // leaves whose uplinks it crosses (fabric_shares.hpp)
+    std::vector<std::int64_t> crossed;  // leaves whose uplinks it crosses (uplink_shares.hpp)
     double slowdown = 1;                // its step time over the uncontended one
     std::int64_t bottleneck = -1;       // the leaf whose uplinks set its share
     double rate_since = 0;              // s; work before it is in work_done
@@ -239,7 +239,7 @@ class QueueSimulator {
     for (const std::int32_t j : jobs)
       fabric.push_back({live_[static_cast<std::size_t>(j)].crossed,
                         s_.jobs[static_cast<std::size_t>(j)].traffic_per_step});
-    const FabricShares shares = fabric_shares(fabric, leaves_);
+    const UplinkShares shares = uplink_shares(fabric, leaves_);
     shared_links_.clear();
     for (std::size_t l = 0; l < crossings_.size(); ++l) {
       if (crossings_[l] < 2) continue;

@@ -12,7 +12,7 @@
 //    not user estimates); a later job may start now only if it can be placed now and either ends by then
 //    or is placed on nodes the reservation does not use.
 //  - Contention: after every scheduling pass that changed the running set (a placement epoch), each running
-//    job's share comes from fabric_shares and its pace from QueueSpec::slowdown at share_bucket(share); the
+//    job's share comes from uplink_shares and its pace from QueueSpec::slowdown at share_bucket(share); the
 //    work done so far is booked at the old pace and the end rescheduled at the new one. Recoveries are not
 //    slowed. An interruption keeps the checkpointed work; its wall time is taken at the segment's mean pace.
 //    Backfill's projections use the ends at the current paces.

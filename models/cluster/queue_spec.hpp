@@ -26,7 +26,7 @@ enum class PlacementRule {
   leaf_aware,  ///< the fewest leaves possible (ceil(nodes / nodes_per_leaf)); a job that cannot get that
                ///< few waits, even when enough nodes are free in total (fragmentation)
   /// leaf_aware's leaf count where it can get it, a job wider than a leaf in a run of adjacent leaves (its
-  /// pipeline stages' hand-overs stay near) whose uplinks the fewest running jobs cross (fabric_shares.hpp);
+  /// pipeline stages' hand-overs stay near) whose uplinks the fewest running jobs cross (uplink_shares.hpp);
   /// where it cannot, more leaves, the least crossed first: it never waits while enough nodes are free
   topology_aware,
 };
@@ -55,7 +55,7 @@ struct QueueJob {
   /// s from an interruption's restart to training again (restart + restore), paid on every resume.
   double recovery = 0;
   /// Its inter-node traffic per step (bytes per GPU): its weight on the fabric links it shares with other
-  /// jobs under QueueSpec::contention (fabric_shares.hpp). 0: it sends nothing between nodes.
+  /// jobs under QueueSpec::contention (uplink_shares.hpp). 0: it sends nothing between nodes.
   double traffic_per_step = 0;
 };
 
@@ -80,7 +80,7 @@ struct QueueSpec {
   std::uint64_t failure_seed = 1;
   double gpu_hour_usd = 0;
   double sample_interval = 3600;  ///< s per row of the utilisation time series
-  /// Running jobs share the leaf uplinks their placements cross (fabric_shares.hpp): whenever the running
+  /// Running jobs share the leaf uplinks their placements cross (uplink_shares.hpp): whenever the running
   /// set changes each job's share is recomputed, its step repriced by `slowdown` and its remaining work
   /// rescaled. false: every job runs at its own step model's speed (contention-free).
   bool contention = false;

@@ -35,4 +35,11 @@ std::optional<UnitSuffix> read_unit_suffix(std::string_view column) {
   return std::nullopt;
 }
 
+Verdict read_verdict(std::optional<bool> feasible, std::optional<bool> fits, double memory_per_gpu) {
+  const bool valid = feasible.value_or(true), fit = fits.value_or(true);
+  if (valid && fit) return Verdict::runs;
+  if (!fit && (valid || memory_per_gpu > 0)) return Verdict::does_not_fit;
+  return Verdict::infeasible;
+}
+
 }  // namespace trainsim::model

@@ -37,4 +37,12 @@ struct UnitSuffix {
 };
 [[nodiscard]] std::optional<UnitSuffix> read_unit_suffix(std::string_view column);
 
+/// What a row of any version says of its layout. Since the summary leads with `fits`, `feasible` is false
+/// for a layout that does not fit; before, it stayed true beside `fits: false`. A layout the layout rules
+/// refused has no memory estimated (memory_per_gpu 0); one that does not fit has its estimate.
+enum class Verdict { runs, does_not_fit, infeasible };
+/// The verdict of a row's `feasible`, `fits` (each absent: true) and memory_per_gpu (bytes).
+[[nodiscard]] Verdict read_verdict(std::optional<bool> feasible, std::optional<bool> fits,
+                                   double memory_per_gpu);
+
 }  // namespace trainsim::model

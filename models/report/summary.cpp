@@ -56,11 +56,13 @@ std::string join(const std::vector<std::string>& parts, const char* separator) {
 
 using U = FieldUnit;
 
-// The "iteration" group: feasibility, the step's sizes, rates and time shares (`run`, when given, adds
-// its feasibility and reason).
+// The "iteration" group: the memory verdict, feasibility, the step's sizes, rates and time shares (`run`,
+// when given, adds its feasibility and reason). The verdict leads: a layout that does not fit is not
+// feasible, though its time is still reported (what it would take).
 void iteration_fields(FieldList& f, const StepReport& step, const RunReport* run) {
   f.group("iteration");
-  f.flag("feasible", step.feasible && (run == nullptr || run->feasible));
+  f.flag("fits", step.fits);
+  f.flag("feasible", step.feasible && step.fits && (run == nullptr || run->feasible));
   std::string reason = step.reason;
   if (run != nullptr && !run->reason.empty()) reason += (reason.empty() ? "" : "; ") + run->reason;
   f.text("reason", reason);
@@ -91,7 +93,8 @@ void iteration_fields(FieldList& f, const StepReport& step, const RunReport* run
   f.num("bubble", U::seconds, step.time.bubble);
 }
 
-// The "memory" group: the busiest GPU's memory by part, against its capacity.
+// The "memory" group: the busiest GPU's memory by part, against its capacity (whether it fits leads the
+// iteration group).
 void memory_fields(FieldList& f, const StepReport& step) {
   f.group("memory");
   f.num("memory_per_gpu", U::bytes, step.memory_per_gpu);
@@ -101,7 +104,6 @@ void memory_fields(FieldList& f, const StepReport& step) {
   f.num("activations", U::bytes, step.memory.activations);
   f.num("buffers", U::bytes, step.memory.buffers);
   f.num("memory_capacity", U::bytes, step.memory_capacity);
-  f.flag("fits", step.fits);
 }
 
 // The "run" group: length, checkpoints, failures, and when modelled convergence, tuning and the spread.

@@ -65,10 +65,10 @@ double expected_slowest_gpu_slowdown(const topo::ClusterSpec& cluster) {
   return 1.0 + spread * expected_max_standard_normal(cluster.total_gpus());
 }
 
-void draw_gpu_variability(std::map<std::int64_t, std::vector<double>>& replicas, const ParallelPlan& plan,
-                          const topo::ClusterSpec& cluster) {
+std::map<std::int64_t, std::vector<double>> draw_gpu_variability(const ParallelPlan& plan,
+                                                                 const topo::ClusterSpec& cluster) {
   const double spread = variability_spread(cluster);
-  if (!(spread > 0)) return;
+  if (!(spread > 0)) return {};
   const PlanPlacement placed = plan_placement(plan, cluster);
   const topo::Placement& placement = placed.placement;
   const std::size_t dp = placed.axis(ParallelAxis::dp);
@@ -90,7 +90,7 @@ void draw_gpu_variability(std::map<std::int64_t, std::vector<double>>& replicas,
     double& stage = stages[static_cast<std::size_t>(c[pp])];
     stage = std::max(stage, f);
   }
-  replicas = std::move(drawn);
+  return drawn;
 }
 
 }  // namespace trainsim::model

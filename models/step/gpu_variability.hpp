@@ -30,10 +30,11 @@ namespace trainsim::model {
 [[nodiscard]] double expected_slowest_gpu_slowdown(const topo::ClusterSpec& cluster);
 
 /// Full cluster: each GPU's draw 1 + spread·z (z from a generator seeded by `cluster.variability.seed`,
-/// drawn in rank order), folded into `replicas` (replica_slowdowns' map: replica → slowdown per pipeline
-/// rank) as the slowest GPU of each replica's stage, times what a straggler there already gives it. Every
-/// replica gets an entry when the spread is above 0; nothing changes otherwise.
-void draw_gpu_variability(std::map<std::int64_t, std::vector<double>>& replicas, const ParallelPlan& plan,
-                          const topo::ClusterSpec& cluster);
+/// drawn in rank order) times its node's straggler slowdown (cluster.stragglers), and each replica's stage
+/// at the slowest of its GPUs: replica → slowdown per pipeline rank, as replica_slowdowns (asymmetry.hpp)
+/// numbers them, with an entry for every replica. Empty when the spread is 0: replica_slowdowns alone then
+/// gives the stragglers' slowdowns.
+[[nodiscard]] std::map<std::int64_t, std::vector<double>> draw_gpu_variability(
+    const ParallelPlan& plan, const topo::ClusterSpec& cluster);
 
 }  // namespace trainsim::model

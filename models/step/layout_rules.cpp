@@ -2,11 +2,18 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "models/step/pipeline_schedule.hpp"
 #include "models/step/step_plan.hpp"
 #include "models/workload/rank_tensors.hpp"
 
 namespace trainsim::model {
+
+std::int64_t micro_batches_per_step(const ParallelPlan& plan, const TrainingSpec& training) {
+  if (training.global_batch < 1) return plan.pp;
+  return std::max<std::int64_t>(1, training.global_batch / (plan.data_replicas() * plan.micro_batch));
+}
 
 std::string key_path(LayoutKey key) {
   return std::string(name_in(kLayoutKeyPaths, key));
@@ -211,7 +218,7 @@ void batch_rules(const ParallelPlan& p, const TrainingSpec& training, const Prob
                                                  training.global_batch, factors, per_step));
     return;
   }
-  const std::int64_t micro_batches = training.global_batch / per_step;
+  const std::int64_t micro_batches = micro_batches_per_step(p, training);
   if (micro_batches > kMaxMicroBatches) {
     problem(LayoutKey::micro_batch,
             fmt::format(

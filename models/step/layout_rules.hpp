@@ -33,6 +33,11 @@ namespace trainsim::model {
 /// no practical layout comes near this.
 inline constexpr std::int64_t kMaxMicroBatches = 65536;
 
+/// Micro-batches per optimizer step, m = global_batch / (dp·ep·micro_batch): the count the batch rules
+/// check (whole, at most kMaxMicroBatches) and the step plan and the memory estimate use. Without a global
+/// batch (global_batch < 1: a layout's memory estimated alone) a full pipeline, pp; never below 1.
+[[nodiscard]] std::int64_t micro_batches_per_step(const ParallelPlan& plan, const TrainingSpec& training);
+
 /// The scenario key a problem blames (`parallelism.<key>`, or training.global_batch).
 enum class LayoutKey {
   parallelism,

@@ -8,6 +8,7 @@
 #include <string>
 #include <utility>
 
+#include "models/step/layout_rules.hpp"
 #include "models/step/step_plan.hpp"
 #include "models/workload/activation_memory.hpp"
 #include "models/workload/distributed_update.hpp"
@@ -44,16 +45,6 @@ std::string shortfall(int stage, const MemoryBreakdown& m, double capacity) {
     first = false;
   }
   return out;
-}
-
-// Micro-batches per step; without a global batch the pipeline is assumed full (pp of them).
-std::int64_t step_micro_batches(const ParallelPlan& plan, const TrainingSpec& training) {
-  std::int64_t micro_batches = plan.pp;
-  if (training.global_batch > 0) {
-    micro_batches =
-        std::max<std::int64_t>(1, training.global_batch / (plan.micro_batch * plan.data_replicas()));
-  }
-  return micro_batches;
 }
 
 // The parameters of a layer's ZeRO-3 gather: one of gathers_per_layer, or its largest tensor when gathered
@@ -193,7 +184,7 @@ MemoryEstimate estimate_memory(const TransformerSpec& model, const ParallelPlan&
   const bool weights_sharded = shards_weights(zero), grads_sharded = shards_gradients(zero),
              states_sharded = shards_optimizer_states(zero);
 
-  const std::int64_t micro_batches = step_micro_batches(plan, training);
+  const std::int64_t micro_batches = micro_batches_per_step(plan, training);
 
   // ZeRO-3's collectives: a layer's share, or the embedding / LM head whole.
   const UnitParameters units = unit_parameters(model, plan);

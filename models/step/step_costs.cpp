@@ -9,8 +9,8 @@
 
 #include "models/step/activation_offload.hpp"
 #include "models/step/communicators.hpp"
-#include "models/step/fabric_shares.hpp"
 #include "models/step/memory.hpp"
+#include "models/step/shared_links.hpp"
 #include "models/step/unit_pricing.hpp"
 #include "models/workload/activation_memory.hpp"
 #include "models/workload/distributed_update.hpp"
@@ -54,7 +54,7 @@ class StepPricer {
         generic_(!in.model.generic_layers.empty()) {
     // The data-parallel collectives and the pipeline sends are priced on the uncontended fabric: routed,
     // their flows meet the fabric's shared links in the simulation; collapsed, the busiest link under
-    // every sibling group slows their bandwidth terms (fabric_shares.hpp). (A copy only across nodes.)
+    // every sibling group slows their bandwidth terms (shared_links.hpp). (A copy only across nodes.)
     if (in.cluster.nodes > 1 && fabric != FabricPricing::closed_form)
       open_cluster_ = topo::uncontended_fabric(in.cluster);
     out_.fabric = fabric;

@@ -180,7 +180,7 @@ enum class FabricPricing : std::uint8_t {
   closed_form,
   /// The closed form on topo::uncontended_fabric, the bandwidth terms of the data-parallel collectives, the
   /// pipeline sends and the node-crossing context- and expert-parallel collectives slowed by the busiest link
-  /// their sibling groups meet on the cluster graph (fabric_shares.hpp). The collapsed simulation's: it
+  /// their sibling groups meet on the cluster graph (shared_links.hpp). The collapsed simulation's: it
   /// agrees with the routed full cluster.
   shared_links,
   /// The flows: those transfers are priced on topo::uncontended_fabric(cluster) and their flows routed

@@ -136,7 +136,7 @@ StepPlan make_step_plan(const TransformerSpec& model, const topo::ClusterSpec& c
   out.schedule = plan.schedule;
   out.pp = plan.pp;
   out.virtual_stages = chunks_per_rank(plan);
-  out.micro_batches = training.global_batch / (plan.data_replicas() * plan.micro_batch);
+  out.micro_batches = micro_batches_per_step(plan, training);
   if (plan.schedule == Schedule::dualpipe) {  // folded: see StepPlan::schedule
     out.schedule = Schedule::dualpipev;
     out.pp = plan.pp / 2;

@@ -204,8 +204,8 @@ StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptio
   std::optional<StepGraph> graph;
   if (full_cluster) {
     costs = step_costs(in, plan, FabricPricing::routed);
-    std::map<std::int64_t, std::vector<double>> slowdown = replica_slowdowns(in.plan, in.cluster);
-    draw_gpu_variability(slowdown, in.plan, in.cluster);
+    std::map<std::int64_t, std::vector<double>> slowdown = draw_gpu_variability(in.plan, in.cluster);
+    if (slowdown.empty()) slowdown = replica_slowdowns(in.plan, in.cluster);  // no spread: stragglers only
     try {
       graph.emplace(lower_step(
           in, plan, costs,

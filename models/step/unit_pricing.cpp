@@ -5,7 +5,7 @@
 #include <string_view>
 #include <utility>
 
-#include "models/step/fabric_shares.hpp"
+#include "models/step/shared_links.hpp"
 #include "models/workload/kernel_time.hpp"
 #include "topologies/collective_cost.hpp"
 #include "topologies/expert_dispatch.hpp"
@@ -45,7 +45,7 @@ topo::CollectiveEstimate estimate(const CommCost& c, const topo::CommGroup& grou
 
 // Shared links (the collapsed step), a context- or expert-parallel collective that leaves the node (not
 // folded, not deduplicated): on the uncontended fabric, its bandwidth term slowed by the busiest link under
-// every sibling group at once (fabric_shares.hpp); the closed form's own leaf shares where the cluster is too
+// every sibling group at once (shared_links.hpp); the closed form's own leaf shares where the cluster is too
 // large to route.
 topo::CollectiveEstimate on_fabric(const CommCost& c, const topo::CommGroup& group, const StepInput& in) {
   const FabricTraffic traffic =

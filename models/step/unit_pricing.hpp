@@ -17,7 +17,7 @@ namespace trainsim::model {
 /// The unit's pieces and sums. With `routed` (the routed full cluster's uncontended fabric), the context-
 /// and expert-parallel collectives whose group leaves the node are priced on it and listed as flows; with
 /// `shared_links` (FabricPricing::shared_links) they are priced on the links their groups cross
-/// (fabric_shares.hpp).
+/// (shared_links.hpp).
 [[nodiscard]] UnitCost price_unit(std::string name, const LayerOps& ops, const StepInput& in,
                                   const Communicators& comms, const topo::ClusterSpec* routed,
                                   bool shared_links = false);

@@ -1,6 +1,7 @@
 #include "scenarios/importers/megatron_args.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <charconv>
@@ -299,10 +300,8 @@ std::string modules_yaml(const Flags& f, std::string_view flag, const EnumNames<
   bool first = true;
   for (const std::string& module : f.list(flag)) {
     if (!parse_in(modelled, module)) {
-      std::string names;
-      for (const auto& entry : modelled) names += (names.empty() ? "" : ", ") + std::string(entry.name);
-      throw InputError(
-          fmt::format("{} {} is not modelled ({})", flag, sim::escaped_excerpt(module, 24), names));
+      throw InputError(fmt::format("{} {} is not modelled ({})", flag, sim::escaped_excerpt(module, 24),
+                                   fmt::join(names_of(modelled), ", ")));
     }
     yaml += (first ? "" : ", ") + module;
     first = false;

@@ -9,7 +9,7 @@
 #include <random>
 #include <utility>
 
-#include "models/cluster/fabric_shares.hpp"
+#include "models/cluster/uplink_shares.hpp"
 #include "models/step/step_costs.hpp"
 #include "models/step/step_plan.hpp"
 #include "models/step/step_simulator.hpp"

@@ -463,7 +463,8 @@ std::string SweepTable::row(std::int64_t index, RowFacts* facts) const {
     labels = m.labels(s, point);
     ScenarioResult result = simulate_scenario(s, m.fidelity);
     if (facts != nullptr) {
-      *facts = RowFacts{result.step.feasible, result.step.feasible && result.step.fits,
+      const bool fits = result.step.feasible && result.step.fits;
+      *facts = RowFacts{fits && result.run.feasible, fits,
                         result.step.feasible ? result.step.iteration_time : 0.0};
     }
     result.step.reason = one_line(result.step.reason);

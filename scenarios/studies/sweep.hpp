@@ -124,8 +124,8 @@ class SweepTable {
   [[nodiscard]] const std::vector<std::string>& notes() const;
   /// What a row says at a glance, for a sweep's closing line.
   struct RowFacts {
-    bool feasible = false;
-    bool fits = false;
+    bool feasible = false;      ///< as the row's `feasible`: built, fits and its run simulated
+    bool fits = false;          ///< built and fits in memory
     double iteration_time = 0;  ///< s (0 when not feasible)
   };
   /// One whole output line for a point, '\n' included; `facts` (optional) receives its headline. Never

@@ -44,6 +44,26 @@ TEST_CASE("a row runs when it is feasible and fits") {
   CHECK(r.reason(1) == "tp does not divide the heads");
 }
 
+TEST_CASE("rows written since the verdict leads: fits, then feasible false for a layout that does not fit") {
+  // The same three points as sweeps write them now: the labels end at `fits`; the point that does not fit
+  // says feasible false beside its memory estimate, the one that cannot be built has no estimate.
+  const report::Table t = report::parse_csv(
+      "point,sweep_fingerprint,scenario,cluster.nodes,training.optimizer,tags.team,fits,feasible,reason,"
+      "run_time_s,memory_per_gpu_bytes,cost_total_usd\n"
+      "0,f,s,8,adamw,llm,true,true,,86400,2147483648,1000\n"
+      "1,f,s,16,adamw,llm,false,false,tp does not divide the heads,,0,\n"
+      "2,f,s,32,adamw,llm,false,false,stage 0 needs 90 GiB,43200,96636764160,900\n",
+      "s.csv");
+  const report::Results r(t);
+  REQUIRE(r.keys().size() == 2);
+  CHECK(r.key_name(0) == "cluster.nodes");
+  CHECK(r.runs(0));
+  CHECK_FALSE(r.feasible(1));
+  CHECK(r.feasible(2));  // built: it only does not fit
+  CHECK_FALSE(r.runs(2));
+  CHECK(r.verdict(2) == model::Verdict::does_not_fit);
+}
+
 namespace {
 
 /// A sweep of one point read from CSV and from JSON Lines: 2 GiB of memory, a day, no cost in JSON.

@@ -18,7 +18,7 @@ TEST_CASE("the summary uses the SPEC field names and its columns carry their uni
   const auto s = model::summarize({{"scenario", "gpt3"}, {"team", "llm"}}, step, &run);
   CHECK(s.number("iteration_time") == doctest::Approx(13.75).scale(0));
   const std::string header = model::csv_header(s);
-  CHECK(header.rfind("scenario,team,feasible,reason,", 0) == 0);
+  CHECK(header.rfind("scenario,team,fits,feasible,reason,", 0) == 0);
   CHECK(header.find(",iteration_time_s,") != std::string::npos);
   CHECK(header.find(",memory_per_gpu_bytes,") != std::string::npos);
   CHECK(header.find(",cost_total_usd,") != std::string::npos);
@@ -35,6 +35,21 @@ TEST_CASE("summary JSON is valid, in SI units under the column names, with boole
   CHECK(j["fits"].get<bool>());
   CHECK_FALSE(j.contains("memory_per_gpu"));
   CHECK_FALSE(j.contains("cost_total_usd"));  // no run simulated
+}
+
+TEST_CASE("the summary leads with the memory verdict: a layout that does not fit is not feasible") {
+  model::StepReport step;  // the layout rules accept it; its busiest GPU needs more than the GPU has
+  step.fits = false;
+  step.memory_per_gpu = 321.6 * 1073741824.0;
+  step.reason = "stage 0 needs 321.6 GiB of 80 GiB";
+  const auto unfit = model::summarize({{"scenario", "x"}}, step, nullptr);
+  CHECK(model::csv_header(unfit).rfind("scenario,fits,feasible,reason,", 0) == 0);
+  const auto j = nlohmann::json::parse(model::to_json(unfit));
+  CHECK_FALSE(j["fits"].get<bool>());
+  CHECK_FALSE(j["feasible"].get<bool>());
+  step.fits = true;
+  step.reason.clear();
+  CHECK(nlohmann::json::parse(model::to_json(model::summarize({}, step, nullptr)))["feasible"].get<bool>());
 }
 
 TEST_CASE("human units read like a person would write them") {

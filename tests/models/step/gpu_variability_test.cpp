@@ -106,8 +106,7 @@ TEST_CASE("the full cluster draws each GPU's speed from the seed; a replica runs
   std::normal_distribution<double> z;
   double node_max[2] = {0, 0};
   for (int r = 0; r < 16; ++r) node_max[r / 8] = std::max(node_max[r / 8], 1 + 0.05 * z(generator));
-  std::map<std::int64_t, std::vector<double>> replicas;
-  draw_gpu_variability(replicas, in.plan, in.cluster);
+  std::map<std::int64_t, std::vector<double>> replicas = draw_gpu_variability(in.plan, in.cluster);
   REQUIRE(replicas.size() == 2);
   CHECK(replicas[0] == std::vector<double>{node_max[0]});
   CHECK(replicas[1] == std::vector<double>{node_max[1]});
@@ -125,7 +124,30 @@ TEST_CASE("the full cluster draws each GPU's speed from the seed; a replica runs
         doctest::Approx(simulate_step(as_stragglers, Fidelity::event, full).iteration_time).epsilon(1e-9));
   // Another seed, other draws.
   in.cluster.variability_seed = 8;
-  std::map<std::int64_t, std::vector<double>> other;
-  draw_gpu_variability(other, in.plan, in.cluster);
-  CHECK(other != replicas);
+  CHECK(draw_gpu_variability(in.plan, in.cluster) != replicas);
+}
+
+TEST_CASE("the drawn slowdowns fold each straggler into its own GPUs' draws and are empty without spread") {
+  // Node 1 straggles at 1.5: its GPUs' draws are each 1.5 times (1 + spread·z), z drawn in rank order from
+  // mt19937_64(seed) as before; node 0's are the plain draws. The result depends on the plan and the cluster
+  // only: the stragglers come from cluster.stragglers, not from an earlier map.
+  StepInput in = synchronous_dp();
+  in.cluster.variability = 0.05;
+  in.cluster.variability_seed = 11;
+  in.cluster.stragglers = {{.node = 1, .slowdown = 1.5}};
+  std::mt19937_64 generator(11);
+  std::normal_distribution<double> z;
+  double node_max[2] = {0, 0};
+  for (int r = 0; r < 16; ++r) {
+    const double straggler = r / 8 == 1 ? 1.5 : 1.0;
+    node_max[r / 8] = std::max(node_max[r / 8], (1 + 0.05 * z(generator)) * straggler);
+  }
+  const std::map<std::int64_t, std::vector<double>> replicas = draw_gpu_variability(in.plan, in.cluster);
+  REQUIRE(replicas.size() == 2);
+  CHECK(replicas.at(0) == std::vector<double>{node_max[0]});
+  CHECK(replicas.at(1) == std::vector<double>{node_max[1]});
+  CHECK(replicas.at(1)[0] > 1.5 * 0.9);  // the straggler's 1.5 is in it: the slowest of 8 draws is above 0.9
+
+  in.cluster.variability = 0.0;
+  CHECK(draw_gpu_variability(in.plan, in.cluster).empty());
 }

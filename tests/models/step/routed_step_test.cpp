@@ -243,7 +243,7 @@ TEST_CASE(
   // Radix 9 at 8:1 gives each leaf 8 ports down (one node) and 1 up: the 8 ring flows leaving a node (one
   // per GPU) all cross that uplink and the next leaf's one downlink, at 1/8 of the rate each, so every
   // bucket's bandwidth term takes 8 times as long. The collapsed step's busiest link says the same
-  // (fabric_shares.hpp). Against the non-blocking fabric.
+  // (shared_links.hpp). Against the non-blocking fabric.
   StepInput eight_to_one = four_replicas();
   leaves(eight_to_one, 9, 8.0);
   const StepInput uncontended = non_blocking(eight_to_one);

@@ -247,3 +247,21 @@ TEST_CASE("memory (what explain shows) and the step (what run simulates) split t
   }
   CHECK(compared > 10000);
 }
+
+TEST_CASE("micro-batches per step: the global batch over dp·ep·micro_batch, a full pipeline without one") {
+  ParallelPlan p;
+  p.pp = 4;
+  p.dp = 8;
+  p.micro_batch = 2;
+  TrainingSpec t;
+  t.global_batch = 1024;
+  CHECK(micro_batches_per_step(p, t) == 64);  // 1024 / (8·2)
+  p.ep = 2;                                   // ep beside dp takes its own sequences: 1024 / (8·2·2)
+  CHECK(micro_batches_per_step(p, t) == 32);
+  p.expert_folding = true;  // ep folded over dp: no sequences of its own
+  CHECK(micro_batches_per_step(p, t) == 64);
+  t.global_batch = 8;  // less than one micro-batch per replica: still one
+  CHECK(micro_batches_per_step(p, t) == 1);
+  t.global_batch = 0;  // no batch (memory of a layout alone): the pipeline full, pp of them
+  CHECK(micro_batches_per_step(p, t) == 4);
+}

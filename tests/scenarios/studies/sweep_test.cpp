@@ -195,7 +195,7 @@ pricing: {gpu_hour: "$2.50"}
 sweep: {tags.team: [infra, research]}
 )";
   const SweepTable table(path.string(), model::Fidelity::analytic, RowFormat::csv);
-  CHECK(table.header().starts_with("point,sweep_fingerprint,scenario,tags.team,tags.project,feasible,"));
+  CHECK(table.header().starts_with("point,sweep_fingerprint,scenario,tags.team,tags.project,fits,feasible,"));
   std::vector<std::string> cells;
   std::stringstream row(table.row(1));
   for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);

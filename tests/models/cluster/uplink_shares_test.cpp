@@ -1,6 +1,6 @@
-// Shares of the leaf uplinks worked out by hand from the rule in fabric_shares.hpp (weighted max-min by
+// Shares of the leaf uplinks worked out by hand from the rule in uplink_shares.hpp (weighted max-min by
 // progressive filling), not read back from the code.
-#include "models/cluster/fabric_shares.hpp"
+#include "models/cluster/uplink_shares.hpp"
 
 #include <doctest/doctest.h>
 
@@ -30,12 +30,12 @@ TEST_CASE("a job under one leaf crosses no uplink; a wider one crosses every lea
 
 TEST_CASE("two jobs of equal traffic on one leaf's uplinks get half each; weights split it in proportion") {
   const std::vector<FabricJob> equal = {{{0, 1}, 5.0}, {{1, 2}, 5.0}};
-  const FabricShares e = fabric_shares(equal, 3);
+  const UplinkShares e = uplink_shares(equal, 3);
   CHECK(e.share == std::vector<double>{0.5, 0.5});
   CHECK(e.bottleneck == std::vector<std::int64_t>{1, 1});
   // 3:1 traffic per step: 3/4 and 1/4 of leaf 1's uplinks.
   const std::vector<FabricJob> weighted = {{{0, 1}, 3.0}, {{1, 2}, 1.0}};
-  const FabricShares w = fabric_shares(weighted, 3);
+  const UplinkShares w = uplink_shares(weighted, 3);
   CHECK(w.share[0] == doctest::Approx(0.75));
   CHECK(w.share[1] == doctest::Approx(0.25));
 }
@@ -46,7 +46,7 @@ TEST_CASE("two jobs of equal traffic on one leaf's uplinks get half each; weight
 // W crosses leaves 4 and 5 alone: share 1. V occupies one leaf (no uplinks): share 1.
 TEST_CASE("max-min: a job held back elsewhere leaves its part of a link to the others") {
   const std::vector<FabricJob> jobs = {{{0, 1}, 1.0}, {{0, 2}, 2.0}, {{1, 3}, 1.0}, {{4, 5}, 1.0}, {{}, 1.0}};
-  const FabricShares s = fabric_shares(jobs, 6);
+  const UplinkShares s = uplink_shares(jobs, 6);
   CHECK(s.share[0] == doctest::Approx(1.0 / 3));
   CHECK(s.share[1] == doctest::Approx(2.0 / 3));
   CHECK(s.share[2] == doctest::Approx(2.0 / 3));

@@ -1,5 +1,5 @@
 // The collapsed step's fabric beyond the NICs (the reasoning: the header).
-#include "models/step/fabric_shares.hpp"
+#include "models/step/shared_links.hpp"
 
 #include <fmt/format.h>
 

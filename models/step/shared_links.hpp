@@ -8,7 +8,7 @@
 // shared by every group of the same axis that communicates at once: one pipeline rank's data-parallel
 // rings (one per tensor-parallel index, and per sharding group), its pipeline sends (one per
 // model-parallel rank of every replica), its context- and expert-parallel collectives that leave the
-// node (one per group of every replica). FabricShares lists those groups from the plan's placement
+// node (one per group of every replica). concurrent_groups lists those groups from the plan's placement
 // (pipeline rank 0's, the representative the collapsed step simulates), lowers them as the full-cluster
 // step does (topo::lower_collective) and takes topo::fabric_slowdown of the lot: the closed form's
 // bandwidth term on the uncontended fabric times that slowdown is what the busiest link of the real fabric

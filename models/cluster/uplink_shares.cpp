@@ -1,4 +1,4 @@
-#include "models/cluster/fabric_shares.hpp"
+#include "models/cluster/uplink_shares.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -18,9 +18,9 @@ std::vector<std::int64_t> leaves_crossed(std::span<const std::int32_t> nodes, st
   return out;
 }
 
-FabricShares fabric_shares(std::span<const FabricJob> jobs, std::int64_t leaf_count) {
+UplinkShares uplink_shares(std::span<const FabricJob> jobs, std::int64_t leaf_count) {
   const auto links = static_cast<std::size_t>(std::max<std::int64_t>(leaf_count, 0));
-  FabricShares out;
+  UplinkShares out;
   out.share.assign(jobs.size(), 1.0);
   out.bottleneck.assign(jobs.size(), -1);
   std::vector<double>& share = out.share;

@@ -1,7 +1,7 @@
 // The collapsed step prices each data-parallel collective and pipeline send on the links it really
-// crosses with the sibling groups that cross them at once (fabric_shares.hpp): its sibling groups as the
+// crosses with the sibling groups that cross them at once (shared_links.hpp): its sibling groups as the
 // placement gives them, and the fabric grid where the collapsed step and `--full-cluster` agree.
-#include "models/step/fabric_shares.hpp"
+#include "models/step/shared_links.hpp"
 
 #include <doctest/doctest.h>
 

@@ -31,14 +31,14 @@ struct FabricJob {
 [[nodiscard]] std::vector<std::int64_t> leaves_crossed(std::span<const std::int32_t> nodes,
                                                        std::int64_t nodes_per_leaf);
 
-struct FabricShares {
+struct UplinkShares {
   std::vector<double> share;             ///< per job, in (0, 1]
   std::vector<std::int64_t> bottleneck;  ///< per job, the leaf whose uplinks set its share; -1: share 1
 };
 
 /// Each job's share of the links it crosses (see the file comment), in `jobs` order. `leaf_count` bounds
 /// the leaf indices.
-[[nodiscard]] FabricShares fabric_shares(std::span<const FabricJob> jobs, std::int64_t leaf_count);
+[[nodiscard]] UplinkShares uplink_shares(std::span<const FabricJob> jobs, std::int64_t leaf_count);
 
 /// Shares are priced in steps of 1/kShareBuckets, rounded to the nearest (never to 0): memoised step times
 /// stay few while a share is off by at most half a step.
