@@ -30,32 +30,11 @@ const std::vector<std::string>& measurable_fields() {
   return model::numeric_field_names();
 }
 
-/// Locations of the values cross-field checks point at (the top of the file when a key is absent).
+/// Locations of the values the cluster's checks point at (the top of the file when a key is absent).
 struct Anchors {
   const YamlValue* root = nullptr;
-  const YamlValue* parallelism = nullptr;
-  const YamlValue* tp = nullptr;
-  const YamlValue* pp = nullptr;
-  const YamlValue* dp = nullptr;
-  const YamlValue* cp = nullptr;
-  const YamlValue* ep = nullptr;
-  const YamlValue* expert_tp = nullptr;
-  const YamlValue* virtual_stages = nullptr;
-  const YamlValue* stage_layers = nullptr;
-  const YamlValue* micro_batch = nullptr;
-  const YamlValue* schedule = nullptr;
-  const YamlValue* overlap_grad_reduce = nullptr;
-  const YamlValue* shard_group = nullptr;
-  const YamlValue* recompute = nullptr;
-  const YamlValue* offload = nullptr;
-  const YamlValue* moe_dispatcher = nullptr;  ///< framework.moe_dispatcher
-  const YamlValue* global_batch = nullptr;
   const YamlValue* gpus_per_node = nullptr;
   const YamlValue* nodes = nullptr;
-
-  const YamlValue& at(const YamlValue* v) const {
-    return v != nullptr ? *v : (parallelism ? *parallelism : *root);
-  }
 };
 
 /// A scenario's YAML tree to a Scenario, block by block.
@@ -87,8 +66,9 @@ class ScenarioConverter {
     if (const YamlValue* v = r.get("memory")) read_memory_block(d_, *v, s.parallelism);
     if (const YamlValue* v = r.get("framework")) {
       s.framework_named = true;
-      read_framework_block(d_, *v, s.parallelism, a_.overlap_grad_reduce != nullptr);
-      a_.moe_dispatcher = v->is_mapping() ? v->find("moe_dispatcher") : nullptr;
+      const YamlValue* plan = r.get("parallelism");
+      read_framework_block(d_, *v, s.parallelism,
+                           plan != nullptr && plan->is_mapping() && plan->find("overlap_grad_reduce"));
     }
     const bool plan_ok = d_.size() == before_plan;
     const std::size_t before_training = d_.size();
@@ -213,25 +193,8 @@ class ScenarioConverter {
     }
   }
 
-  // The table reads each key; the keys' places are kept for the layout rules' messages (check_layout).
   void read_parallelism(const YamlValue& v, model::ParallelPlan& p) {
     MapReader r(d_, v, "parallelism", field_keys(parallelism_fields()));
-    if (!r.valid()) return;
-    a_.parallelism = &v;
-    a_.tp = r.get("tp");
-    a_.pp = r.get("pp");
-    a_.dp = r.get("dp");
-    a_.cp = r.get("cp");
-    a_.ep = r.get("ep");
-    a_.expert_tp = r.get("expert_tp");
-    a_.virtual_stages = r.get("virtual_stages");
-    a_.stage_layers = r.get("stage_layers");
-    a_.micro_batch = r.get("micro_batch");
-    a_.schedule = r.get("schedule");
-    a_.overlap_grad_reduce = r.get("overlap_grad_reduce");
-    a_.shard_group = r.get("shard_group");
-    a_.recompute = r.get("recompute");
-    a_.offload = r.get("offload");
     read_fields(r, parallelism_fields(), p);
   }
 
@@ -250,7 +213,6 @@ class ScenarioConverter {
     MapReader r(d_, v, "training", field_keys(training_fields()));
     if (!r.valid()) return;
     require_fields(r, training_fields());
-    a_.global_batch = r.get("global_batch");
     read_fields(r, training_fields(), t);
     if (const YamlValue* o = r.get("optimizer")) read_optimizer(*o, t.optimizer);
     if (const YamlValue* sch = r.get("schedule")) {
@@ -602,47 +564,22 @@ class ScenarioConverter {
     model::TrainingSpec training = s.training;
     if (!training_ok) training.global_batch = 0;  // its own error is reported already
     for (model::LayoutProblem& problem : model::layout_rules(m, p, training, gpus))
-      d_.add(a_.at(anchor(problem.key)), model::key_path(problem.key), std::move(problem.message));
+      d_.add(anchor(problem.key), model::key_path(problem.key), std::move(problem.message));
   }
 
-  /// Where in the file a layout problem is shown: the key it blames, else its block.
-  [[nodiscard]] const YamlValue* anchor(model::LayoutKey key) const {
-    using K = model::LayoutKey;
-    switch (key) {
-      case K::parallelism:
-        return a_.parallelism;
-      case K::tp:
-        return a_.tp;
-      case K::pp:
-        return a_.pp;
-      case K::dp:
-        return a_.dp;
-      case K::cp:
-        return a_.cp;
-      case K::ep:
-        return a_.ep;
-      case K::expert_tp:
-        return a_.expert_tp;
-      case K::micro_batch:
-        return a_.micro_batch;
-      case K::schedule:
-        return a_.schedule;
-      case K::virtual_stages:
-        return a_.virtual_stages;
-      case K::stage_layers:
-        return a_.stage_layers;
-      case K::shard_group:
-        return a_.shard_group;
-      case K::moe_dispatcher:
-        return a_.moe_dispatcher;
-      case K::recompute:
-        return a_.recompute;
-      case K::offload:
-        return a_.offload;
-      case K::global_batch:
-        return a_.global_batch != nullptr ? a_.global_batch : a_.root;
+  /// Where in the file a layout problem is shown: the key it blames, found by its path; else the
+  /// parallelism block, else the top of the file (the top for training.global_batch).
+  [[nodiscard]] const YamlValue& anchor(model::LayoutKey key) const {
+    const std::string path = model::key_path(key);
+    const YamlValue* at = a_.root;
+    for (std::size_t begin = 0; at != nullptr && begin <= path.size();) {
+      const std::size_t dot = std::min(path.find('.', begin), path.size());
+      at = at->is_mapping() ? at->find(std::string_view(path).substr(begin, dot - begin)) : nullptr;
+      begin = dot + 1;
     }
-    return a_.parallelism;
+    if (at != nullptr) return *at;
+    const YamlValue* block = key == model::LayoutKey::global_batch ? nullptr : a_.root->find("parallelism");
+    return block != nullptr ? *block : *a_.root;
   }
 };
 
