@@ -6,6 +6,7 @@
 #include "models/workload/optimizer.hpp"
 #include "models/workload/preconditioner.hpp"
 #include "scenarios/model_fields.hpp"
+#include "scenarios/parallelism_fields.hpp"
 #include "scenarios/scenario_reader.hpp"
 
 namespace trainsim::scenario {
@@ -576,6 +577,9 @@ std::vector<DocumentedBlock> documented_blocks() {
       {"cluster", field_infos(cluster_fields())},
       {"cluster.network", field_infos(cluster_network_fields())},
       {"cluster.storage", field_infos(cluster_storage_fields())},
+      {"parallelism", field_infos(parallelism_fields())},
+      {"parallelism.recompute", field_infos(parallelism_recompute_fields())},
+      {"parallelism.offload", field_infos(parallelism_offload_fields())},
       {"training", field_infos(training_fields())},
       {"training.optimizer", field_infos(training_optimizer_fields())},
       {"training.schedule", field_infos(training_schedule_fields())},

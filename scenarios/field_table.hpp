@@ -4,9 +4,12 @@
 // The block's reader takes its allowed keys and its plain values from the table, the dump writes them from
 // it, and tests/scenarios/block_fields_test.cpp checks every row against SPEC.md's table of the block.
 // A key whose value has a shape of its own (a mapping, a list, one of two forms) is a `structured` row:
-// listed for the allowed keys and the documentation, read and written by its block's own code.
+// listed for the allowed keys and the documentation, read and written by its block's own code, or by a
+// read and a text of the row's own.
+#include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -238,16 +241,21 @@ std::string flow_fields(const FieldTable<Spec>& table, const Spec& spec, std::st
   return out;
 }
 
-/// The plain keys that are written, one "<indent>key: value" line each, in table order (a block mapping).
+/// The plain keys that are written, one "<indent>key: value" line each, in table order (a block mapping);
+/// the keys in `last`, when given, after all the others, in table order too (a dump order older than the
+/// table).
 template <class Spec>
-std::string block_fields(const FieldTable<Spec>& table, const Spec& spec, std::string_view indent) {
+std::string block_fields(const FieldTable<Spec>& table, const Spec& spec, std::string_view indent,
+                         std::initializer_list<std::string_view> last = {}) {
   std::string out;
+  std::string after;
   for (const Field<Spec>& f : table) {
     if (!f.text) continue;
+    const bool later = std::find(last.begin(), last.end(), f.info.key) != last.end();
     if (const auto value = f.text(spec))
-      out += std::string(indent) + std::string(f.info.key) + ": " + *value + "\n";
+      (later ? after : out) += std::string(indent) + std::string(f.info.key) + ": " + *value + "\n";
   }
-  return out;
+  return out + after;
 }
 
 }  // namespace trainsim::scenario

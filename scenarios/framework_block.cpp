@@ -44,17 +44,8 @@ void read_memory_block(Diagnostics& d, const YamlValue& v, model::ParallelPlan& 
 std::string framework_to_yaml(const model::ParallelPlan& plan) {
   const model::Framework& f = plan.framework;
   // The table's order but for grad_reduce_dtype, written last (the dump's order before the table).
-  static constexpr std::string_view kLast = "grad_reduce_dtype";
-  std::string out = "framework:\n";
-  std::string last;
-  for (const Field<model::Framework>& row : framework_fields()) {
-    if (!row.text) continue;
-    if (const auto value = row.text(f))
-      (row.info.key == kLast ? last : out) += "  " + std::string(row.info.key) + ": " + *value + "\n";
-  }
-  out += last;
-  out += "memory:\n" + block_fields(memory_fields(), f, "  ");
-  return out;
+  return "framework:\n" + block_fields(framework_fields(), f, "  ", {"grad_reduce_dtype"}) + "memory:\n" +
+         block_fields(memory_fields(), f, "  ");
 }
 
 }  // namespace trainsim::scenario

@@ -56,7 +56,8 @@ struct Override {
 [[nodiscard]] std::string dump_scenario(const Scenario& scenario);
 
 /// `parallelism.recompute` as the reader reads it (and --set takes it): the mode's name, or
-/// `{modules: [...]}` for a per-module selective recompute.
+/// `{modules: [...]}` for a per-module selective recompute (the recompute row's text,
+/// scenarios/parallelism_fields.cpp).
 [[nodiscard]] std::string recompute_to_yaml(const model::ParallelPlan& plan);
 
 /// Edit distance based suggestion: the closest of `candidates` to `word`, or "" when none is close.

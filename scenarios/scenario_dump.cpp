@@ -8,6 +8,7 @@
 #include "scenarios/framework_block.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/model_fields.hpp"
+#include "scenarios/parallelism_fields.hpp"
 #include "scenarios/preset_blocks.hpp"
 #include "scenarios/quantity.hpp"
 #include "scenarios/scenario_reader.hpp"
@@ -16,32 +17,13 @@
 namespace trainsim::scenario {
 namespace {
 
-std::string str(std::int64_t v) {
-  return std::to_string(v);
-}
 std::string q(std::string_view s) {
   return yaml_quote(s);
-}
-
-// {modules: [...]}: the names of `table` whose bits are set in `bits`, in the table's order.
-template <class Enum, std::size_t N>
-std::string modules_to_yaml(std::uint8_t bits, const EnumNames<Enum, N>& table) {
-  std::string out = "{modules: [";
-  bool first = true;
-  for (const auto& entry : table) {
-    if ((bits & static_cast<std::uint8_t>(entry.value)) == 0) continue;
-    out += (first ? "" : ", ") + std::string(entry.name);
-    first = false;
-  }
-  return out + "]}";
 }
 
 // A quantity as the reader reads it back (format_quantity), quoted.
 std::string qty(double x, Dimension dim) {
   return q(format_quantity(x, dim));
-}
-std::string yaml_bool(bool x) {
-  return std::string(x ? "true" : "false");
 }
 
 // `tags:`, a flow map of the scenario's tags; nothing when it has none.
@@ -103,35 +85,9 @@ std::string cluster_to_yaml(const Scenario& s) {
 
 // `parallelism:` and the framework block that follows it.
 std::string parallelism_to_yaml(const Scenario& s) {
-  std::string out;
-  const auto& p = s.parallelism;
-  out += "parallelism:\n  tp: " + std::to_string(p.tp) + "\n  pp: " + std::to_string(p.pp) +
-         "\n  dp: " + (p.dp_auto ? std::string("auto") : str(p.dp)) + "\n  cp: " + std::to_string(p.cp) +
-         "\n  ep: " + std::to_string(p.ep) + "\n  expert_folding: " + (p.expert_folding ? "true" : "false") +
-         (p.expert_tp > 0 ? "\n  expert_tp: " + std::to_string(p.expert_tp) : std::string()) +
-         "\n  schedule: " + std::string(to_string(p.schedule)) +
-         "\n  virtual_stages: " + std::to_string(p.virtual_stages) + "\n  stage_layers: ";
-  if (p.stage_layers.empty()) {
-    out += "auto";
-  } else {
-    out += "[";
-    for (std::size_t i = 0; i < p.stage_layers.size(); ++i)
-      out += (i ? ", " : "") + std::to_string(p.stage_layers[i]);
-    out += "]";
-  }
-  out += "\n  micro_batch: " + std::to_string(p.micro_batch) +
-         "\n  sequence_parallel: " + yaml_bool(p.sequence_parallel) +
-         "\n  zero: " + std::string(model::to_string(p.zero)) + "\n  recompute: " + recompute_to_yaml(p) +
-         "\n  overlap_grad_reduce: " + yaml_bool(p.overlap_grad_reduce) +
-         "\n  bucket: " + qty(p.bucket_bytes, Dimension::bytes) + "\n  order: [";
-  for (std::size_t i = 0; i < p.order.size(); ++i)
-    out += (i ? ", " : "") + std::string(to_string(p.order[i]));
-  out += "]\n";
-  if (p.shard_group > 0) out += "  shard_group: " + std::to_string(p.shard_group) + "\n";
-  if (p.offload_modules != 0)
-    out += "  offload: " + modules_to_yaml(p.offload_modules, model::kOffloadModuleNames) + "\n";
-  out += framework_to_yaml(p);
-  return out;
+  return "parallelism:\n" +
+         block_fields(parallelism_fields(), s.parallelism, "  ", {"shard_group", "offload"}) +
+         framework_to_yaml(s.parallelism);
 }
 
 // `training:`: batch, precision, optimizer, the run's length and the learning-rate schedule.
@@ -248,13 +204,6 @@ std::string measured_to_yaml(const Scenario& s) {
 }
 
 }  // namespace
-
-std::string recompute_to_yaml(const model::ParallelPlan& p) {
-  if (p.recompute != model::Recompute::selective || p.recompute_modules == 0) {
-    return std::string(to_string(p.recompute));
-  }
-  return modules_to_yaml(p.recompute_modules, model::kRecomputeModuleNames);
-}
 
 std::string dump_scenario(const Scenario& s) {
   std::string out = "# written by trainsim: every preset expanded, every default explicit\n";

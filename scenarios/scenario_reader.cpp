@@ -16,6 +16,7 @@
 #include "scenarios/framework_block.hpp"
 #include "scenarios/framework_choice.hpp"
 #include "scenarios/loader.hpp"
+#include "scenarios/parallelism_fields.hpp"
 #include "scenarios/preset_blocks.hpp"
 #include "scenarios/region_block.hpp"
 
@@ -24,40 +25,16 @@ namespace {
 
 using Kind = YamlValue::Kind;
 
-// Beyond this the simulator's integer arithmetic and memory are no longer meaningful; 1M GPUs must load.
-constexpr double kMaxTotalGpus = 1e8;
-
 /// The names a `measured:` block may name: the summary's own numeric fields (models/report/summary.hpp).
 const std::vector<std::string>& measurable_fields() {
   return model::numeric_field_names();
 }
 
-/// Locations of the values cross-field checks point at (the top of the file when a key is absent).
+/// Locations of the values the cluster's checks point at (the top of the file when a key is absent).
 struct Anchors {
   const YamlValue* root = nullptr;
-  const YamlValue* parallelism = nullptr;
-  const YamlValue* tp = nullptr;
-  const YamlValue* pp = nullptr;
-  const YamlValue* dp = nullptr;
-  const YamlValue* cp = nullptr;
-  const YamlValue* ep = nullptr;
-  const YamlValue* expert_tp = nullptr;
-  const YamlValue* virtual_stages = nullptr;
-  const YamlValue* stage_layers = nullptr;
-  const YamlValue* micro_batch = nullptr;
-  const YamlValue* schedule = nullptr;
-  const YamlValue* overlap_grad_reduce = nullptr;
-  const YamlValue* shard_group = nullptr;
-  const YamlValue* recompute = nullptr;
-  const YamlValue* offload = nullptr;
-  const YamlValue* moe_dispatcher = nullptr;  ///< framework.moe_dispatcher
-  const YamlValue* global_batch = nullptr;
   const YamlValue* gpus_per_node = nullptr;
   const YamlValue* nodes = nullptr;
-
-  const YamlValue& at(const YamlValue* v) const {
-    return v != nullptr ? *v : (parallelism ? *parallelism : *root);
-  }
 };
 
 /// A scenario's YAML tree to a Scenario, block by block.
@@ -89,8 +66,9 @@ class ScenarioConverter {
     if (const YamlValue* v = r.get("memory")) read_memory_block(d_, *v, s.parallelism);
     if (const YamlValue* v = r.get("framework")) {
       s.framework_named = true;
-      read_framework_block(d_, *v, s.parallelism, a_.overlap_grad_reduce != nullptr);
-      a_.moe_dispatcher = v->is_mapping() ? v->find("moe_dispatcher") : nullptr;
+      const YamlValue* plan = r.get("parallelism");
+      read_framework_block(d_, *v, s.parallelism,
+                           plan != nullptr && plan->is_mapping() && plan->find("overlap_grad_reduce"));
     }
     const bool plan_ok = d_.size() == before_plan;
     const std::size_t before_training = d_.size();
@@ -216,140 +194,8 @@ class ScenarioConverter {
   }
 
   void read_parallelism(const YamlValue& v, model::ParallelPlan& p) {
-    MapReader r(d_, v, "parallelism",
-                {"tp", "pp", "dp", "cp", "ep", "expert_folding", "expert_tp", "schedule", "virtual_stages",
-                 "stage_layers", "micro_batch", "sequence_parallel", "zero", "shard_group", "recompute",
-                 "offload", "overlap_grad_reduce", "bucket", "order"});
-    if (!r.valid()) return;
-    a_.parallelism = &v;
-    a_.tp = r.get("tp");
-    a_.pp = r.get("pp");
-    a_.dp = r.get("dp");
-    a_.cp = r.get("cp");
-    a_.ep = r.get("ep");
-    a_.expert_tp = r.get("expert_tp");
-    a_.virtual_stages = r.get("virtual_stages");
-    a_.stage_layers = r.get("stage_layers");
-    a_.micro_batch = r.get("micro_batch");
-    a_.schedule = r.get("schedule");
-    a_.overlap_grad_reduce = r.get("overlap_grad_reduce");
-    a_.shard_group = r.get("shard_group");
-    a_.recompute = r.get("recompute");
-    a_.offload = r.get("offload");
-    r.count("tp", p.tp, 1, 1e6);
-    r.count("pp", p.pp, 1, 1e6);
-    if (a_.dp != nullptr) {
-      if (a_.dp->is_scalar() && a_.dp->scalar == "auto") {
-        p.dp_auto = true;
-      } else if (auto dp = read_count(d_, *a_.dp, "parallelism.dp", 1, kMaxTotalGpus)) {
-        p.dp = *dp;
-        p.dp_auto = false;
-      }
-    }
-    r.count("cp", p.cp, 1, 1e6);
-    r.count("ep", p.ep, 1, 1e6);
-    r.boolean("expert_folding", p.expert_folding);
-    r.count("expert_tp", p.expert_tp, 1, 1e6);
-    r.choice("schedule", p.schedule, model::kScheduleNames);
-    r.count("virtual_stages", p.virtual_stages, 1, 1e4);
-    if (a_.stage_layers != nullptr && !(a_.stage_layers->is_scalar() && a_.stage_layers->scalar == "auto")) {
-      if (!a_.stage_layers->is_sequence() || a_.stage_layers->items.empty()) {
-        d_.add(*a_.stage_layers, "parallelism.stage_layers",
-               "expected auto or a list of layers per stage, e.g. [7, 8, 8, 7]");
-      } else {
-        for (std::size_t i = 0; i < a_.stage_layers->items.size(); ++i) {
-          // 0 is for an embedding-only or head-only first or last virtual stage (layout_rules checks where).
-          const auto k = read_count(d_, a_.stage_layers->items[i],
-                                    "parallelism.stage_layers[" + std::to_string(i) + "]", 0, 1e6);
-          if (k) p.stage_layers.push_back(static_cast<int>(*k));
-        }
-      }
-    }
-    r.count("micro_batch", p.micro_batch, 1, 1e7);
-    r.boolean("sequence_parallel", p.sequence_parallel);
-    int zero = model::stage_number(p.zero);
-    r.count("zero", zero, 0, 3);
-    p.zero = model::zero_stage_numbered(zero).value_or(p.zero);
-    r.count("shard_group", p.shard_group, 1, kMaxTotalGpus);
-    if (const YamlValue* recompute = r.get("recompute")) {
-      if (recompute->is_mapping()) {
-        read_recompute_modules(*recompute, p);
-      } else {
-        r.choice("recompute", p.recompute, model::kRecomputeNames);
-      }
-    }
-    if (a_.offload != nullptr) read_offload_modules(*a_.offload, p);
-    r.boolean("overlap_grad_reduce", p.overlap_grad_reduce);
-    r.quantity("bucket", p.bucket_bytes, Dimension::bytes);
-    if (const YamlValue* order = r.get("order")) read_order(*order, p);
-  }
-
-  // recompute: {modules: [core_attn, mlp, …]}: selective recompute of the named modules (Megatron-Core's
-  // --recompute-modules), each named once.
-  void read_recompute_modules(const YamlValue& v, model::ParallelPlan& p) {
-    if (const auto modules = read_module_bits(v, "parallelism.recompute", model::kRecomputeModuleNames,
-                                              "[core_attn, mla_up_proj, moe_act]")) {
-      p.recompute = model::Recompute::selective;
-      p.recompute_modules = *modules;
-    }
-  }
-
-  // offload: {modules: [core_attn, expert_fc1, …]}: the modules whose saved inputs go to host memory
-  // (Megatron-Core's --fine-grained-activation-offloading --offload-modules), each named once.
-  void read_offload_modules(const YamlValue& v, model::ParallelPlan& p) {
-    if (const auto modules = read_module_bits(v, "parallelism.offload", model::kOffloadModuleNames,
-                                              "[core_attn, attn_proj, expert_fc1]"))
-      p.offload_modules = *modules;
-  }
-
-  // {modules: [...]} at `path`: one bit per module of `table`, each named once; nullopt after reporting.
-  template <class Enum, std::size_t N>
-  std::optional<std::uint8_t> read_module_bits(const YamlValue& v, const std::string& path,
-                                               const EnumNames<Enum, N>& table, const std::string& example) {
-    MapReader r(d_, v, path, {"modules"});
-    if (!r.valid() || !r.require({"modules"})) return std::nullopt;
-    const YamlValue& list = *r.get("modules");
-    if (!list.is_sequence() || list.items.empty()) {
-      d_.add(list, path + ".modules", "expected a list of modules, e.g. " + example);
-      return std::nullopt;
-    }
-    const auto chosen = read_distinct_choices(list, path + ".modules", table, "module");
-    if (!chosen) return std::nullopt;
-    std::uint8_t modules = 0;
-    for (const Enum m : *chosen) modules = static_cast<std::uint8_t>(modules | static_cast<std::uint8_t>(m));
-    return modules;
-  }
-
-  // Each item of `list` one of `table`'s names, none twice (the repeat is an error at `path`, naming it as a
-  // `what`); nullopt after reporting the first problem.
-  template <class Enum, std::size_t N>
-  std::optional<std::vector<Enum>> read_distinct_choices(const YamlValue& list, const std::string& path,
-                                                         const EnumNames<Enum, N>& table,
-                                                         const std::string& what) {
-    std::vector<std::string> names;
-    for (const auto& entry : table) names.emplace_back(entry.name);
-    std::vector<Enum> out;
-    for (std::size_t i = 0; i < list.items.size(); ++i) {
-      const auto index = read_choice(d_, list.items[i], path + "[" + std::to_string(i) + "]", names);
-      if (!index) return std::nullopt;
-      const Enum value = table[*index].value;
-      if (std::find(out.begin(), out.end(), value) != out.end()) {
-        d_.add(list.items[i], path, what + " " + names[*index] + " appears twice");
-        return std::nullopt;
-      }
-      out.push_back(value);
-    }
-    return out;
-  }
-
-  void read_order(const YamlValue& v, model::ParallelPlan& p) {
-    const std::string path = "parallelism.order";
-    if (!v.is_sequence() || v.items.size() != model::kParallelAxisNames.size()) {
-      d_.add(v, path, "expected a list of the five axes, innermost first, e.g. [tp, cp, ep, dp, pp]");
-      return;
-    }
-    if (auto order = read_distinct_choices(v, path, model::kParallelAxisNames, "axis"))
-      p.order = std::move(*order);
+    MapReader r(d_, v, "parallelism", field_keys(parallelism_fields()));
+    read_fields(r, parallelism_fields(), p);
   }
 
   void read_optimizer(const YamlValue& v, model::OptimizerSpec& o) {
@@ -367,7 +213,6 @@ class ScenarioConverter {
     MapReader r(d_, v, "training", field_keys(training_fields()));
     if (!r.valid()) return;
     require_fields(r, training_fields());
-    a_.global_batch = r.get("global_batch");
     read_fields(r, training_fields(), t);
     if (const YamlValue* o = r.get("optimizer")) read_optimizer(*o, t.optimizer);
     if (const YamlValue* sch = r.get("schedule")) {
@@ -719,47 +564,22 @@ class ScenarioConverter {
     model::TrainingSpec training = s.training;
     if (!training_ok) training.global_batch = 0;  // its own error is reported already
     for (model::LayoutProblem& problem : model::layout_rules(m, p, training, gpus))
-      d_.add(a_.at(anchor(problem.key)), model::key_path(problem.key), std::move(problem.message));
+      d_.add(anchor(problem.key), model::key_path(problem.key), std::move(problem.message));
   }
 
-  /// Where in the file a layout problem is shown: the key it blames, else its block.
-  [[nodiscard]] const YamlValue* anchor(model::LayoutKey key) const {
-    using K = model::LayoutKey;
-    switch (key) {
-      case K::parallelism:
-        return a_.parallelism;
-      case K::tp:
-        return a_.tp;
-      case K::pp:
-        return a_.pp;
-      case K::dp:
-        return a_.dp;
-      case K::cp:
-        return a_.cp;
-      case K::ep:
-        return a_.ep;
-      case K::expert_tp:
-        return a_.expert_tp;
-      case K::micro_batch:
-        return a_.micro_batch;
-      case K::schedule:
-        return a_.schedule;
-      case K::virtual_stages:
-        return a_.virtual_stages;
-      case K::stage_layers:
-        return a_.stage_layers;
-      case K::shard_group:
-        return a_.shard_group;
-      case K::moe_dispatcher:
-        return a_.moe_dispatcher;
-      case K::recompute:
-        return a_.recompute;
-      case K::offload:
-        return a_.offload;
-      case K::global_batch:
-        return a_.global_batch != nullptr ? a_.global_batch : a_.root;
+  /// Where in the file a layout problem is shown: the key it blames, found by its path; else the
+  /// parallelism block, else the top of the file (the top for training.global_batch).
+  [[nodiscard]] const YamlValue& anchor(model::LayoutKey key) const {
+    const std::string path = model::key_path(key);
+    const YamlValue* at = a_.root;
+    for (std::size_t begin = 0; at != nullptr && begin <= path.size();) {
+      const std::size_t dot = std::min(path.find('.', begin), path.size());
+      at = at->is_mapping() ? at->find(std::string_view(path).substr(begin, dot - begin)) : nullptr;
+      begin = dot + 1;
     }
-    return a_.parallelism;
+    if (at != nullptr) return *at;
+    const YamlValue* block = key == model::LayoutKey::global_batch ? nullptr : a_.root->find("parallelism");
+    return block != nullptr ? *block : *a_.root;
   }
 };
 

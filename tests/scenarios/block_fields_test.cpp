@@ -233,3 +233,47 @@ TEST_CASE("a model without a preset needs the table's required keys; with one, n
         "t.yaml:1:8: model.seq_len: missing key \"seq_len\"");
   CHECK(errors_of("model: {preset: gpt3-125m, layers: 2}\n" + rest) == "");
 }
+
+TEST_CASE("the parallelism table reads its keys and mappings, and dumps them in the order before the table") {
+  // 2 nodes of 8 GPUs: tp 2 × dp 8; shard_group 2 divides dp; attn_proj offloaded beside core_attn.
+  const std::string text =
+      trainsim::testing::kSmallScenario +
+      "parallelism: {zero: 3, offload: {modules: [attn_proj, core_attn]}, dp: 8, tp: 2,\n"
+      "  recompute: {modules: [mlp, core_attn]}, shard_group: 2, order: [pp, tp, cp, ep, dp]}\n";
+  const Scenario s = load_scenario_text(text, "t.yaml");
+  const model::ParallelPlan& p = s.parallelism;
+  CHECK(p.zero == model::ZeroStage::parameters);
+  CHECK(p.tp == 2);
+  CHECK(p.dp == 8);
+  CHECK_FALSE(p.dp_auto);
+  CHECK(p.shard_group == 2);
+  CHECK(p.recompute == model::Recompute::selective);  // the mapping form is selective recompute
+  CHECK(p.recompute_modules == (static_cast<std::uint8_t>(model::RecomputeModule::core_attn) |
+                                static_cast<std::uint8_t>(model::RecomputeModule::mlp)));
+  CHECK(p.offload_modules == (static_cast<std::uint8_t>(model::OffloadModule::core_attn) |
+                              static_cast<std::uint8_t>(model::OffloadModule::attn_proj)));
+  CHECK(p.order.front() == model::ParallelAxis::pp);
+  const std::string dump = dump_scenario(s);
+  CHECK(dump.find("parallelism:\n  tp: 2\n  pp: 1\n  dp: 8\n  cp: 1\n  ep: 1\n  expert_folding: false\n"
+                  "  schedule: 1f1b\n") != std::string::npos);  // expert_tp unset: not written
+  // Modules in their table's order, whatever order the file gave; shard_group and offload after order.
+  CHECK(dump.find("  zero: 3\n  recompute: {modules: [core_attn, mlp]}\n") != std::string::npos);
+  CHECK(dump.find("  order: [pp, tp, cp, ep, dp]\n  shard_group: 2\n"
+                  "  offload: {modules: [core_attn, attn_proj]}\nframework:\n") != std::string::npos);
+  const Scenario back = load_scenario_text(dump, "dump.yaml");
+  CHECK(dump_scenario(back) == dump);
+}
+
+TEST_CASE("the parallelism table's rows and mappings give the errors they gave before the table") {
+  using trainsim::testing::errors_of;
+  const std::string& base = trainsim::testing::kSmallScenario;
+  CHECK(errors_of(base + "parallelism: {zero: 4}\n") ==
+        "t.yaml:4:21: parallelism.zero: must be at most 3, found \"4\"");
+  CHECK(errors_of(base + "parallelism: {recompute: {modules: [mlp, mlp]}}\n") ==
+        "t.yaml:4:42: parallelism.recompute.modules: module mlp appears twice");
+  CHECK(errors_of(base + "parallelism: {offload: {module: [core_attn]}}\n") ==
+        "t.yaml:4:24: parallelism.offload.modules: missing key \"modules\"\n"
+        "t.yaml:4:25: parallelism.offload.module: unknown key \"module\" (did you mean \"modules\"?)");
+  CHECK(errors_of(base + "parallelism: {dp: automatic}\n") ==
+        "t.yaml:4:19: parallelism.dp: expected a number, found \"automatic\"");
+}
