@@ -60,6 +60,21 @@ void BM_Llama3_405b_16k_H100_FullCluster(benchmark::State& state) {
 }
 BENCHMARK(BM_Llama3_405b_16k_H100_FullCluster)->Unit(benchmark::kMillisecond);
 
+// The same layout on eight times the GPUs: 131,072 H100 (16,384 DGX H100) at dp 1,024 and the same 16
+// micro-batches per replica (global batch 16,384), one node straggling at 1.2x, so the step is the full
+// cluster's with the straggler's replica slowed by its own. About 25M tasks (eight times the 16,384-GPU
+// step's 3.1M): one iteration is tens of seconds of CPU and gigabytes, so run it alone (--benchmark_filter)
+// and few times.
+void BM_Llama3_405b_131k_H100_Straggler_FullCluster(benchmark::State& state) {
+  StepInput in = testing::llama3_405b_on_16k_h100();
+  in.cluster = testing::dgx_h100(16384);
+  in.plan.dp = 1024;
+  in.training.global_batch = 16384;
+  in.cluster.stragglers.push_back({.node = 5000, .slowdown = 1.2});
+  full_cluster_step(state, in);
+}
+BENCHMARK(BM_Llama3_405b_131k_H100_Straggler_FullCluster)->Unit(benchmark::kMillisecond)->Iterations(1);
+
 // A search's inner loop: the GPT-3 layout space on 1,024 A100 (tp × pp × micro-batch × recompute),
 // analytic fidelity. items_per_second is layouts per second on one core. With state.range(0) = 1 the GPU
 // gets the H100 preset's shape-dependent GEMM constants (132 SMs, tile and wave quantisation per GEMM).

@@ -5,6 +5,7 @@
 
 #include "models/workload/optimizer.hpp"
 #include "models/workload/preconditioner.hpp"
+#include "scenarios/model_fields.hpp"
 #include "scenarios/scenario_reader.hpp"
 
 namespace trainsim::scenario {
@@ -571,6 +572,7 @@ const FieldTable<MeasuredSpec>& measured_fields() {
 
 std::vector<DocumentedBlock> documented_blocks() {
   return {
+      {"model", field_infos(model_fields())},
       {"cluster", field_infos(cluster_fields())},
       {"cluster.network", field_infos(cluster_network_fields())},
       {"cluster.storage", field_infos(cluster_storage_fields())},

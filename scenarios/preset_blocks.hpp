@@ -40,9 +40,8 @@ std::string name_of(const std::vector<std::pair<std::string, Enum>>& table, Enum
   return table.front().first;
 }
 
-/// YAML mappings (flow style, every field) that read_*_value reads back to equal specs (a GPU's:
-/// gpu_preset_fields.hpp's gpu_to_flow_yaml).
-std::string model_to_yaml(const model::TransformerSpec& m);
+/// A YAML mapping (flow style, every field) that read_node_value reads back to an equal spec (a GPU's:
+/// gpu_preset_fields.hpp's gpu_to_flow_yaml; a model's: model_fields.hpp's model_to_yaml).
 std::string node_to_yaml(const topo::NodeSpec& n);
 
 }  // namespace trainsim::scenario

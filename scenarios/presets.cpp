@@ -14,6 +14,7 @@
 #include "scenarios/gpu_preset_fields.hpp"
 #include "scenarios/importers/hf_config.hpp"
 #include "scenarios/loader.hpp"
+#include "scenarios/model_fields.hpp"
 #include "scenarios/preset_blocks.hpp"
 #include "scenarios/region_block.hpp"
 #include "scenarios/shipped_data.hpp"
@@ -266,50 +267,40 @@ void check_latent_attention_keys(Diagnostics& d, const MapReader& r, const YamlV
   }
 }
 
+// The rules between a model's keys, once each was read without a problem; the parallel layout's
+// divisibility is checked with the scenario.
+void check_model_keys(Diagnostics& d, const MapReader& r, const YamlValue& v, const std::string& path,
+                      const model::TransformerSpec& m) {
+  if (m.head_dim == 0 && m.kv_lora_rank == 0 && m.hidden % m.heads != 0) {
+    d.add(v, join_path(path, "hidden"),
+          "hidden (" + std::to_string(m.hidden) + ") must be divisible by heads (" + std::to_string(m.heads) +
+              "), or head_dim given");
+  }
+  if (m.kv_heads > m.heads || (m.kv_heads > 0 && m.heads % m.kv_heads != 0)) {
+    d.add(v, join_path(path, "kv_heads"),
+          "heads (" + std::to_string(m.heads) + ") must be a multiple of kv_heads (" +
+              std::to_string(m.kv_heads) + ")");
+  }
+  if (m.experts > 0 && (m.top_k < 1 || m.top_k > m.experts)) {
+    d.add(v, join_path(path, "top_k"),
+          "top_k must be between 1 and experts (" + std::to_string(m.experts) +
+              ") for a mixture-of-experts model, found " + std::to_string(m.top_k));
+  }
+  if (m.experts == 0 && m.top_k > 0) {
+    d.add(v, join_path(path, "top_k"), "top_k is set but experts is 0 (a dense model)");
+  }
+  check_moe_layout_keys(d, r, m);
+  check_latent_attention_keys(d, r, v, path, m);
+  check_sliding_window(d, v, path, m);
+}
+
 model::TransformerSpec read_model_value(Diagnostics& d, const YamlValue& v, const std::string& path,
                                         const PresetScope& presets) {
   if (v.is_scalar()) {
     return load_preset(d, v, path, PresetKind::model, v.scalar, presets, read_model_value)
         .value_or(model::TransformerSpec{});
   }
-  MapReader r(d, v, path,
-              {"preset",
-               "hf_config",
-               "name",
-               "source",
-               "layers",
-               "hidden",
-               "heads",
-               "kv_heads",
-               "head_dim",
-               "ffn_hidden",
-               "vocab",
-               "seq_len",
-               "mlp",
-               "norm",
-               "position",
-               "bias",
-               "tied_embeddings",
-               "experts",
-               "top_k",
-               "capacity_factor",
-               "routing",
-               "imbalance",
-               "expert_ffn_hidden",
-               "shared_experts",
-               "dense_layers",
-               "mtp_layers",
-               "q_lora_rank",
-               "kv_lora_rank",
-               "qk_nope_head_dim",
-               "qk_rope_head_dim",
-               "v_head_dim",
-               "sliding_window",
-               "layer_types",
-               "attention_sinks",
-               "attention",
-               "causal",
-               "dropout"});
+  MapReader r(d, v, path, field_keys(model_fields()));
   if (!r.valid()) return {};
   const std::size_t errors_before = d.size();
   model::TransformerSpec m = base_of(d, r, PresetKind::model, presets, read_model_value);
@@ -322,64 +313,10 @@ model::TransformerSpec read_model_value(Diagnostics& d, const YamlValue& v, cons
     }
   } else if (!r.has("preset")) {
     m.name = "custom";
-    r.require({"layers", "hidden", "heads", "vocab", "seq_len"});
+    require_fields(r, model_fields());
   }
-  r.string("name", m.name);
-  r.count("layers", m.layers, 1, 1e6);
-  r.count("hidden", m.hidden, 1, 1e7);
-  r.count("heads", m.heads, 1, 1e6);
-  r.count("kv_heads", m.kv_heads, 1, 1e6);
-  r.count("head_dim", m.head_dim, 1, 1e5);
-  r.count("ffn_hidden", m.ffn_hidden, 1, 1e8);
-  r.count("vocab", m.vocab, 1, 1e9);
-  r.count("seq_len", m.seq_len, 1, 1e9);
-  r.choice("mlp", m.mlp, model::kMlpNames);
-  r.choice("norm", m.norm, model::kNormNames);
-  r.choice("position", m.position, model::kPositionNames);
-  r.boolean("bias", m.bias);
-  r.boolean("tied_embeddings", m.tied_embeddings);
-  r.count("experts", m.experts, 0, 1e6);
-  r.count("top_k", m.top_k, 0, 1e6);
-  r.number("capacity_factor", m.capacity_factor, 1e-3, 1e3);
-  r.choice("routing", m.routing, model::kRoutingNames);
-  r.number("imbalance", m.imbalance, 1.0, 1e3);
-  r.count("expert_ffn_hidden", m.expert_ffn_hidden, 0, 1e8);
-  r.count("shared_experts", m.shared_experts, 0, 1e6);
-  r.count("dense_layers", m.dense_layers, 0, 1e6);
-  r.count("mtp_layers", m.mtp_layers, 0, 1e3);
-  r.count("q_lora_rank", m.q_lora_rank, 0, 1e7);
-  r.count("kv_lora_rank", m.kv_lora_rank, 0, 1e7);
-  r.count("qk_nope_head_dim", m.qk_nope_head_dim, 0, 1e5);
-  r.count("qk_rope_head_dim", m.qk_rope_head_dim, 0, 1e5);
-  r.count("v_head_dim", m.v_head_dim, 0, 1e5);
-  read_sliding_window_keys(r, m);
-  r.choice("attention", m.attention, model::kAttentionNames);
-  r.boolean("causal", m.causal);
-  r.number("dropout", m.dropout, 0.0, 0.99);
-  if (d.size() == errors_before && m.heads > 0) {
-    // Checks of the model alone; the parallel layout's divisibility is checked with the scenario.
-    if (m.head_dim == 0 && m.kv_lora_rank == 0 && m.hidden % m.heads != 0) {
-      d.add(v, join_path(path, "hidden"),
-            "hidden (" + std::to_string(m.hidden) + ") must be divisible by heads (" +
-                std::to_string(m.heads) + "), or head_dim given");
-    }
-    if (m.kv_heads > m.heads || (m.kv_heads > 0 && m.heads % m.kv_heads != 0)) {
-      d.add(v, join_path(path, "kv_heads"),
-            "heads (" + std::to_string(m.heads) + ") must be a multiple of kv_heads (" +
-                std::to_string(m.kv_heads) + ")");
-    }
-    if (m.experts > 0 && (m.top_k < 1 || m.top_k > m.experts)) {
-      d.add(v, join_path(path, "top_k"),
-            "top_k must be between 1 and experts (" + std::to_string(m.experts) +
-                ") for a mixture-of-experts model, found " + std::to_string(m.top_k));
-    }
-    if (m.experts == 0 && m.top_k > 0) {
-      d.add(v, join_path(path, "top_k"), "top_k is set but experts is 0 (a dense model)");
-    }
-    check_moe_layout_keys(d, r, m);
-    check_latent_attention_keys(d, r, v, path, m);
-    check_sliding_window(d, v, path, m);
-  }
+  read_fields(r, model_fields(), m);
+  if (d.size() == errors_before && m.heads > 0) check_model_keys(d, r, v, path, m);
   return m;
 }
 
@@ -446,41 +383,6 @@ model::RegionPrices read_region_value(Diagnostics& d, const YamlValue& v, const 
         .value_or(model::RegionPrices{});
   }
   return read_region_file(d, v, path);
-}
-
-std::string model_to_yaml(const model::TransformerSpec& m) {
-  std::string s = "{name: " + q(m.name) + ", layers: " + std::to_string(m.layers) +
-                  ", hidden: " + std::to_string(m.hidden) + ", heads: " + std::to_string(m.heads);
-  if (m.kv_heads > 0) s += ", kv_heads: " + std::to_string(m.kv_heads);
-  if (m.head_dim > 0) s += ", head_dim: " + std::to_string(m.head_dim);
-  if (m.ffn_hidden > 0) s += ", ffn_hidden: " + std::to_string(m.ffn_hidden);
-  s += ", vocab: " + std::to_string(m.vocab) + ", seq_len: " + std::to_string(m.seq_len);
-  s += ", mlp: " + std::string(to_string(m.mlp)) + ", norm: " + std::string(to_string(m.norm)) +
-       ", position: " + std::string(to_string(m.position));
-  s += std::string(", bias: ") + (m.bias ? "true" : "false") +
-       ", tied_embeddings: " + (m.tied_embeddings ? "true" : "false");
-  s +=
-      ", experts: " + std::to_string(m.experts) + ", top_k: " + std::to_string(m.top_k) +
-      // force-balanced (the default) is left out; dropless has an imbalance and no capacity.
-      (m.routing == model::Routing::dropless ? ", routing: dropless, imbalance: " + format_number(m.imbalance)
-       : m.routing == model::Routing::capacity
-           ? ", capacity_factor: " + format_number(m.capacity_factor) + ", routing: capacity"
-           : ", capacity_factor: " + format_number(m.capacity_factor)) +
-      ", expert_ffn_hidden: " + std::to_string(m.expert_ffn_hidden);
-  if (m.shared_experts > 0) s += ", shared_experts: " + std::to_string(m.shared_experts);
-  if (m.dense_layers > 0) s += ", dense_layers: " + std::to_string(m.dense_layers);
-  if (m.mtp_layers > 0) s += ", mtp_layers: " + std::to_string(m.mtp_layers);
-  if (m.is_mla()) {
-    if (m.q_lora_rank > 0) s += ", q_lora_rank: " + std::to_string(m.q_lora_rank);
-    s += ", kv_lora_rank: " + std::to_string(m.kv_lora_rank) +
-         ", qk_nope_head_dim: " + std::to_string(m.qk_nope_head_dim) +
-         ", qk_rope_head_dim: " + std::to_string(m.qk_rope_head_dim) +
-         ", v_head_dim: " + std::to_string(m.v_head_dim);
-  }
-  s += sliding_window_to_yaml(m);
-  s += ", attention: " + std::string(to_string(m.attention)) + ", causal: " + (m.causal ? "true" : "false") +
-       ", dropout: " + format_number(m.dropout);
-  return s + "}";
 }
 
 std::string node_to_yaml(const topo::NodeSpec& n) {

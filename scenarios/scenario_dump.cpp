@@ -7,6 +7,7 @@
 #include "scenarios/cluster_background.hpp"
 #include "scenarios/framework_block.hpp"
 #include "scenarios/loader.hpp"
+#include "scenarios/model_fields.hpp"
 #include "scenarios/preset_blocks.hpp"
 #include "scenarios/quantity.hpp"
 #include "scenarios/scenario_reader.hpp"

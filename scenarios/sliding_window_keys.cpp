@@ -13,9 +13,7 @@ std::optional<bool> layer_type_is_windowed(std::string_view name) {
   return std::nullopt;
 }
 
-void read_sliding_window_keys(MapReader& r, model::TransformerSpec& m) {
-  r.count("sliding_window", m.sliding_window, 0, 1e9);
-  r.boolean("attention_sinks", m.attention_sinks);
+void read_layer_types(MapReader& r, model::TransformerSpec& m) {
   const YamlValue* types = r.get("layer_types");
   if (types == nullptr) return;
   const std::string path = r.child_path("layer_types");
@@ -58,21 +56,14 @@ void check_sliding_window(Diagnostics& d, const YamlValue& v, const std::string&
   }
 }
 
-std::string sliding_window_to_yaml(const model::TransformerSpec& m) {
-  std::string s;
-  if (m.sliding_window > 0) {
-    s += ", sliding_window: " + std::to_string(m.sliding_window);
-    if (!m.window_layers.empty()) {
-      s += ", layer_types: [";
-      for (std::size_t i = 0; i < m.window_layers.size(); ++i) {
-        s += std::string(i > 0 ? ", " : "") +
-             std::string(m.window_layers[i] ? kSlidingLayerType : kFullLayerType);
-      }
-      s += "]";
-    }
+std::optional<std::string> layer_types_to_yaml(const model::TransformerSpec& m) {
+  if (m.sliding_window <= 0 || m.window_layers.empty()) return std::nullopt;
+  std::string s = "[";
+  for (std::size_t i = 0; i < m.window_layers.size(); ++i) {
+    s +=
+        std::string(i > 0 ? ", " : "") + std::string(m.window_layers[i] ? kSlidingLayerType : kFullLayerType);
   }
-  if (m.attention_sinks) s += ", attention_sinks: true";
-  return s;
+  return s + "]";
 }
 
 }  // namespace trainsim::scenario

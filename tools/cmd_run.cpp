@@ -15,6 +15,7 @@
 #include "models/report/run_labels.hpp"
 #include "models/report/summary.hpp"
 #include "models/run/run_timeline.hpp"
+#include "models/step/event_graph_limits.hpp"
 #include "models/step/step_simulator.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/studies/error_band.hpp"
@@ -134,13 +135,15 @@ void add_run_command(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"layer", "pass"}));
   sub->add_flag(
       "--full-cluster", args->full_cluster,
-      "simulate every data-parallel replica and pipeline rank, each GPU's transfers (data-parallel, "
-      "pipeline, and context- and expert-parallel ones that leave the node) routed over the cluster "
-      "graph as the flows of the algorithm NCCL picks (ECMP, oversubscribed leaves, degraded NICs, "
-      "background traffic as flows), "
-      "instead of one GPU per pipeline rank with the fabric in closed form (the default unless a "
-      "NIC is degraded or a node straggles); refused beyond 16M tasks (about 2.2 GiB and 12 s "
-      "of CPU), saying how many it would need and what they would cost");
+      fmt::format("simulate every data-parallel replica and pipeline rank, each GPU's transfers "
+                  "(data-parallel, pipeline, and context- and expert-parallel ones that leave the "
+                  "node) routed over the cluster graph as the flows of the algorithm NCCL picks "
+                  "(ECMP, oversubscribed leaves, degraded NICs, background traffic as flows), "
+                  "instead of one GPU per pipeline rank with the fabric in closed form (the default "
+                  "unless a NIC is degraded or a node straggles); refused before it is built when "
+                  "its event graph would take more than {}, saying how many tasks it would need "
+                  "and what they would cost",
+                  model::event_graph_limits()));
   sub->add_flag("--gzip", args->gzip,
                 "write DIR/trace.json.gz instead of DIR/trace.json (Perfetto opens both)");
   sub->callback([args, &exit_code] { exit_code = run(*args); });

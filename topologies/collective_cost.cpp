@@ -10,6 +10,7 @@
 #include <string>
 
 #include "sim/error.hpp"
+#include "topologies/nccl_latency.hpp"
 
 namespace trainsim::topo {
 
@@ -33,10 +34,11 @@ double intra_node_bytes_per_s(const NodeSpec& node) {
 
 namespace {
 
-double ceil_log2(std::int64_t n) {
-  double steps = 0;
-  for (std::int64_t reach = 1; reach < n; reach *= 2) steps += 1;
-  return steps;
+/// log2i in NCCL: the depth of a binary tree of n nodes.
+double floor_log2(std::int64_t n) {
+  double levels = 0;
+  for (std::int64_t reach = 2; reach <= n; reach *= 2) levels += 1;
+  return levels;
 }
 
 bool is_power_of_two(std::int64_t n) {
@@ -93,6 +95,15 @@ double step_cost(double steps, double chunk, const CommTier& tier, ProtocolScale
   return steps * (tier.latency_s * s.latency + chunk / (tier.bytes_per_s * s.bandwidth));
 }
 
+/// A ring of `steps` steps of `chunk` bytes over the whole group: NCCL's latency (ring_latency_s) plus the
+/// bandwidth term on the flat tier.
+double ring_cost(double steps, double chunk, const Setup& st, CollectiveProtocol protocol) {
+  const ProtocolScale s = protocol_scale(protocol, *st.eff);
+  return ring_latency_s(steps, st.n, st.nodes, st.intra.latency_s * s.latency, st.inter.latency_s * s.latency,
+                        protocol) +
+         steps * chunk / (st.flat.bytes_per_s * s.bandwidth);
+}
+
 /// The algorithm actually run for (op, requested algo): inapplicable requests fall back to ring.
 CollectiveAlgo applicable(CollectiveOp op, CollectiveAlgo algo, const Setup& st) {
   switch (algo) {
@@ -131,10 +142,10 @@ double evaluate(CollectiveOp op, CollectiveAlgo algo, CollectiveProtocol protoco
     case CollectiveAlgo::auto_select:
       switch (op) {
         case CollectiveOp::all_reduce:
-          return st.fixed_s + step_cost(2 * (n - 1), size / n, flat, s);
+          return st.fixed_s + ring_cost(2 * (n - 1), size / n, st, protocol);
         case CollectiveOp::reduce_scatter:
         case CollectiveOp::all_gather:
-          return st.fixed_s + step_cost(n - 1, size / n, flat, s);
+          return st.fixed_s + ring_cost(n - 1, size / n, st, protocol);
         case CollectiveOp::broadcast:
         case CollectiveOp::reduce:
           // Pipelined chain: the first chunk pays every hop's latency, the buffer crosses each link once.
@@ -156,19 +167,25 @@ double evaluate(CollectiveOp op, CollectiveAlgo algo, CollectiveProtocol protoco
       break;
     case CollectiveAlgo::double_binary_tree: {
       // Reduce up and broadcast down, pipelined; each rank sends and receives ~2S in total (it is interior
-      // in one tree and a leaf in the other). Inside a node the tree is a chain (NCCL).
-      const double depth = ceil_log2(st.nodes) * st.inter.latency_s + (k - 1) * st.intra.latency_s;
+      // in one tree and a leaf in the other). Inside a node the tree is a chain (NCCL). NCCL's latency:
+      // 2 · ((k − 1) · intraLat + log2i(nodes) · interLat), interLat the tree's network latency.
+      const double depth = floor_log2(st.nodes) * st.inter.latency_s * tree_network_latency_factor(protocol) +
+                           (k - 1) * st.intra.latency_s;
       return st.fixed_s + 2 * depth * s.latency + 2 * size / (flat.bytes_per_s * s.bandwidth);
     }
     case CollectiveAlgo::hierarchical: {
       // Intra-node reduce-scatter, inter-node collective on 1/k of the data by k parallel rings that share
       // the node's NICs, intra-node all-gather.
-      const CommTier inter_per_ring{st.inter.bytes_per_s / k, st.inter.latency_s};
+      // The inter-node rings have one rank per node: NCCL's ring latency prices them at the tree's
+      // network latency (ring_latency_s).
+      const double inter_bytes_per_s = st.inter.bytes_per_s / k * s.bandwidth;
+      const auto inter_phase = [&](double steps) {
+        return ring_latency_s(steps, st.nodes, st.nodes, 0, st.inter.latency_s * s.latency, protocol) +
+               steps * size / (k * m) / inter_bytes_per_s;
+      };
       const double intra_phase = step_cost(k - 1, size / k, st.intra, s);
-      if (op == CollectiveOp::all_reduce) {
-        return st.fixed_s + 2 * intra_phase + step_cost(2 * (m - 1), size / (k * m), inter_per_ring, s);
-      }
-      return st.fixed_s + intra_phase + step_cost(m - 1, size / (k * m), inter_per_ring, s);
+      if (op == CollectiveOp::all_reduce) return st.fixed_s + 2 * intra_phase + inter_phase(2 * (m - 1));
+      return st.fixed_s + intra_phase + inter_phase(m - 1);
     }
     case CollectiveAlgo::halving_doubling: {
       // Recursive halving then doubling (Rabenseifner) on p = the largest power of two <= n ranks: round r

@@ -8,6 +8,7 @@
 
 #include "sim/engine.hpp"
 #include "sim/error.hpp"
+#include "topologies/nccl_latency.hpp"
 #include "topologies/placement.hpp"
 
 namespace trainsim::topo {
@@ -74,7 +75,8 @@ std::int64_t dtree_parent(std::int64_t rank, std::int64_t count, int tree) {
 class Lowering {
  public:
   Lowering(sim::Dag& dag, GpuPaths& fabric, const ClusterSpec& cluster, std::span<const std::int64_t> members,
-           std::string_view name, double byte_scale, std::optional<LoweringLane> placed)
+           std::string_view name, double byte_scale, CollectiveProtocol protocol,
+           std::optional<LoweringLane> placed)
       : dag_(dag),
         fabric_(fabric),
         cluster_(cluster),
@@ -82,23 +84,44 @@ class Lowering {
         lane_(placed ? placed->lane : dag.lane(name)),
         latency_lane_(placed ? placed->lane : dag.lane(std::string(name) + " launch")),
         name_(name),
-        byte_scale_(byte_scale) {}
+        byte_scale_(byte_scale),
+        protocol_(protocol) {}
 
   [[nodiscard]] sim::LaneId latency_lane() const { return latency_lane_; }
 
   /// `steps` pipelined steps of rings over member positions (each ring sends `chunk` bytes per step from
-  /// every rank to the next), all after `after`: a busy task of the rings' other steps' latency, then one
-  /// flow per ring edge of steps · chunk. Returns the task that every flow of the phase precedes.
+  /// every rank to the next), all after `after`: a busy task of the rings' step latencies (ring_latency_s
+  /// over the slowest hop inside a node and the slowest between nodes) but the one their flows carry, then
+  /// one flow per ring edge of steps · chunk. Returns the task that every flow of the phase precedes.
   sim::TaskId rings(const std::vector<std::vector<std::size_t>>& rings, std::int64_t steps, double chunk,
                     sim::TaskId after) {
+    const std::int64_t gpn = cluster_.gpus_in_use_per_node();
     double slowest = 0;
+    double latency = 0;
     for (const auto& ring : rings) {
-      for (std::size_t i = 0; ring.size() > 1 && i < ring.size(); ++i)
-        slowest = std::max(slowest, ring_hop(ring[i], ring[(i + 1) % ring.size()]).latency_s);
+      double intra = 0;
+      double inter = 0;
+      std::int64_t crossings = 0;
+      for (std::size_t i = 0; ring.size() > 1 && i < ring.size(); ++i) {
+        const std::size_t from = ring[i];
+        const std::size_t to = ring[(i + 1) % ring.size()];
+        const double hop = ring_hop(from, to).latency_s;
+        slowest = std::max(slowest, hop);
+        if (members_[from] / gpn == members_[to] / gpn) {
+          intra = std::max(intra, hop);
+        } else {
+          inter = std::max(inter, hop);
+          ++crossings;
+        }
+      }
+      const auto ranks = static_cast<std::int64_t>(ring.size());
+      latency =
+          std::max(latency, ring_latency_s(static_cast<double>(steps), ranks,
+                                           std::max<std::int64_t>(1, crossings), intra, inter, protocol_));
     }
     sim::TaskId start = after;
-    if (steps > 1 && slowest > 0) {
-      start = dag_.busy(latency_lane_, sim::Duration::from_seconds(static_cast<double>(steps - 1) * slowest),
+    if (slowest > 0 && latency > slowest) {
+      start = dag_.busy(latency_lane_, sim::Duration::from_seconds(latency - slowest),
                         std::string(name_) + " ring steps");
       dag_.depend(after, start);
     }
@@ -115,6 +138,20 @@ class Lowering {
       }
     }
     return done;
+  }
+
+  /// NCCL prices a tree's levels between nodes above a ring's network step (tree_network_latency_factor):
+  /// a busy task, after `after`, of that excess over the link latency between member positions `from` and
+  /// `to` (on two nodes), for `levels` levels up and as many down. `after` itself when there is none.
+  sim::TaskId tree_network_excess(std::int64_t levels, std::size_t from, std::size_t to, sim::TaskId after) {
+    const double hop = fabric_.gpu_latency_s(members_[from], members_[to]);
+    const double excess =
+        2 * static_cast<double>(levels) * hop * (tree_network_latency_factor(protocol_) - 1);
+    if (!(excess > 0)) return after;
+    const sim::TaskId t =
+        dag_.busy(latency_lane_, sim::Duration::from_seconds(excess), std::string(name_) + " tree levels");
+    dag_.depend(after, t);
+    return t;
   }
 
   /// A pipelined reduce up the tree given by `parent` (member positions, -1 at the root) and broadcast
@@ -242,6 +279,7 @@ class Lowering {
   sim::LaneId latency_lane_;
   std::string_view name_;
   double byte_scale_;
+  CollectiveProtocol protocol_;
   std::size_t transfers_ = 0;
 };
 
@@ -402,6 +440,10 @@ void lower_double_binary_tree(const LoweringFrame& f) {
   const std::int64_t m = f.m();
   const std::size_t channels = m > 1 ? f.channels() : 1;
   const double per_tree = f.bytes / 2.0 / static_cast<double>(channels);
+  std::int64_t levels = 0;
+  for (std::int64_t reach = 2; reach <= m; reach *= 2) ++levels;
+  const sim::TaskId first =
+      m > 1 ? f.low.tree_network_excess(levels, f.nodes[0].front(), f.nodes[1].front(), f.first) : f.first;
   for (std::size_t c = 0; c < channels; ++c) {
     const std::size_t head = c * k / channels;
     for (int t = 0; t < 2; ++t) {
@@ -414,7 +456,7 @@ void lower_double_binary_tree(const LoweringFrame& f) {
         if (up >= 0)
           parent[node[head]] = static_cast<std::int64_t>(f.nodes[static_cast<std::size_t>(up)][head]);
       }
-      f.low.tree(parent, per_tree, f.first, f.done);
+      f.low.tree(parent, per_tree, first, f.done);
     }
   }
 }
@@ -494,7 +536,7 @@ LoweredCollective lower_collective(sim::Dag& dag, GpuPaths& fabric, const Cluste
   }
   const std::size_t n = members.size();
   const ProtocolScale scale = protocol_scale(protocol, cluster.node.comm);
-  Lowering low(dag, fabric, cluster, members, name, 1.0 / scale.bandwidth, placed);
+  Lowering low(dag, fabric, cluster, members, name, 1.0 / scale.bandwidth, protocol, placed);
   const LoweringFrame frame{dag, low, cluster, op, bytes, n, nodes, first, out.done};
   if (n < 2 || bytes == 0) {
     dag.depend(first, out.done);

@@ -106,6 +106,14 @@ constexpr std::string_view to_string(MoeDispatcher d) {
 /// for the all-gather half: (16/132 + 0) / 2 of the overlapped GEMMs' time.
 inline constexpr double kTeUserbufferSlowdown = 0.5 * 16.0 / 132.0;
 
+/// TransformerEngine's userbuffers split the overlapped GEMM into chunks (initialize_ub's default
+/// configuration, transformer_engine/pytorch/module/base.py): the all-gathers before qkv_fprop, fc1_fprop,
+/// proj_dgrad and fc2_dgrad use the "ring_exchange" method in tp-size chunks, and the reduce-scatters after
+/// proj_fprop and fc2_fprop the "pipeline" method in kTeUserbufferPipelineSplits chunks; the backward's
+/// reduce-scatters run whole ("bulk") beside the weight-gradient GEMM. models/step/unit_pricing.cpp prices
+/// the chunks a pipeline cannot hide.
+inline constexpr int kTeUserbufferPipelineSplits = 4;
+
 /// CPU time to issue one op of the lists from eager PyTorch (see Framework::launch_overhead_s): about
 /// 5–25 µs of Python, autograd, dispatcher and cudaLaunchKernel per eager kernel, one to three kernels per
 /// listed op (e.g. a norm and its cast, an activation with its bias): 20 µs, not fitted. It binds on no

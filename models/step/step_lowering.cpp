@@ -10,6 +10,7 @@
 
 #include "models/step/asymmetry.hpp"
 #include "models/step/communicators.hpp"
+#include "models/step/event_graph_limits.hpp"
 #include "models/step/unit_pricing.hpp"
 #include "sim/engine.hpp"
 #include "sim/error.hpp"
@@ -17,19 +18,6 @@
 namespace trainsim::model {
 
 namespace {
-
-// What a routed full-cluster task costs, all of the run included (costs, routes, graph, engine, flows):
-// Llama-3 405B on 16,384 H100 (bench_models_step's BM_Llama3_405b_16k_H100_FullCluster, 2026-12-05, load 9):
-// 3.58M tasks and 7.3M edges in 496 MB peak and 2.45 s of CPU, 138 bytes and 0.68 us a task.
-constexpr double kBytesPerTask = 140;
-constexpr double kCpuSecondsPerTask = 0.7e-6;
-
-// "about 20 GiB and 110 s of CPU" for `tasks` at the measured costs.
-std::string task_cost(std::size_t tasks) {
-  const auto n = static_cast<double>(tasks);
-  return fmt::format("about {:.1f} GiB and {:.0f} s of CPU", n * kBytesPerTask / (1 << 30),
-                     n * kCpuSecondsPerTask);
-}
 
 sim::Duration dur(double seconds) {
   return sim::Duration::from_seconds(std::max(0.0, seconds));
@@ -197,57 +185,70 @@ class StepLowering {
   }
   sim::Dag& dag() { return g_.dag; }
 
-  // Tasks per pass of each virtual stage: its pieces (an overlapped piece is three tasks) plus a few per
-  // layer (ZeRO-3 gather and reduce-scatter, buckets) and per pass (hand-over, entry). Refuses a
-  // graph beyond LoweringOptions::max_tasks: a full-cluster one in favour of the symmetric collapse, a
-  // collapsed one (many micro-batches through many stages) in favour of the analytic fidelity.
+  // The tasks the lowering will build, counted as lower_pass and lower_tail build them: per pass its entry,
+  // its hand-over (a transfer) and its units — a unit lowered whole one task (none when merged into the
+  // pass's one task), one lowered piece by piece three a piece and a routed collective's flows (collapsed and
+  // merged: one) — plus ZeRO-3's gather and reduce-scatter per unit; per stage its gradient buckets and tail
+  // collectives, each a transfer per instance. An upper bound within a factor of two on the layouts measured
+  // (tests), except that ZeRO-3's routed collectives can lower more flows than counted. Refuses a graph
+  // beyond LoweringOptions::max_tasks: a full-cluster one in favour of the symmetric collapse, a collapsed
+  // one (many micro-batches through many stages) in favour of the analytic fidelity.
   void reserve_graph() {
     // A transfer is a latency task and a flow, or routed a latency task, a flow per model-parallel rank
     // and a join.
     const std::size_t transfer =
         whole_units_ ? static_cast<std::size_t>(pl_.tp) * pl_.cp * pl_.ep_axis() + 2 : 2;
-    std::vector<std::size_t> fwd(at(nvs_), 2 + 2 * transfer), bwd(at(nvs_), 2 + 2 * transfer);
+    const bool zero3 = costs_.gathers_weights;
+    std::vector<std::size_t> fwd(at(nvs_), 3 + transfer), bwd(at(nvs_), 3 + transfer);
     for (int vs = 0; vs < nvs_; ++vs) {
       for (const UnitRun& r : costs_.chunk_units[at(vs)]) {
         const UnitCost& u = costs_.units[at(r.unit)];
         const auto n = static_cast<std::size_t>(r.count);
-        // Routed collectives of a unit lowered piece by piece: a few flows per model-parallel rank each.
         const bool whole = whole_units_ && !u.routes_pieces;
         auto pieces = [&](const std::vector<CostPiece>& list) {
+          if (whole) return merge_whole_ ? std::size_t{0} : std::size_t{1};
+          if (merge_) return std::size_t{1};  // collapsed and merged: a unit's pieces join the pass's runs
           std::size_t tasks = 3 * list.size();
           for (const CostPiece& pc : list) tasks += pc.routed.size() * (transfer + 2) * 2;
-          return whole ? std::size_t{1} : tasks;
+          return tasks;
         };
-        fwd[at(vs)] += n * (pieces(u.forward) + transfer);
-        bwd[at(vs)] += n * (pieces(u.backward) + 2 * transfer);
+        // ZeRO-3: a gather (and in the backward a reduce-scatter) per unit, each a data-parallel collective
+        // whose algorithm lowers about two flows per member.
+        fwd[at(vs)] += n * (pieces(u.forward) + (zero3 ? 2 * transfer : 0));
+        bwd[at(vs)] += n * (pieces(u.backward) + (zero3 ? 4 * transfer + 1 : 0));
       }
     }
     std::size_t per_instance = 0;
     for (int s = 0; s < p_; ++s) {
-      per_instance += 160;
+      // The tail's joins, norm, update, exchanges and gathers, and the stage's buckets.
+      per_instance += 16 + static_cast<std::size_t>(std::max(0, costs_.stages[at(s)].buckets) + 3) * transfer;
       for (const PipelinePass& x : order_[at(s)]) {
         const auto vs = plan_.virtual_stage_index(x.chunk, s);
         per_instance += x.kind == PassKind::forward ? fwd[vs] : bwd[vs];
       }
     }
     const auto n = at(n_inst_);
+    g_.estimated_tasks = n * per_instance;
     if (n * per_instance > max_tasks_) refuse(n * per_instance, "the lowering's estimate");
     dag().reserve(n * per_instance, n * per_instance * (full_cluster_ ? 3 : 2));
   }
 
   // Refuses a graph of about `tasks` tasks, beyond the limit (`how`: how that count was found).
   [[noreturn]] void refuse(std::size_t tasks, std::string_view how) const {
+    const double millions = static_cast<double>(tasks) / 1e6;
+    const std::string limits = max_tasks_ == event_graph_task_limit()
+                                   ? event_graph_limits()
+                                   : fmt::format("{:.1f}M tasks", static_cast<double>(max_tasks_) / 1e6);
     if (full_cluster_) {
       throw InputError(fmt::format(
-          "a full-cluster simulation of this layout needs about {}M tasks ({}), {} (at ~{:.0f} bytes and "
-          "~{:.1f} us a task); the limit is {}M tasks ({}); simulate one GPU per symmetry class instead",
-          tasks >> 20, how, task_cost(tasks), kBytesPerTask, kCpuSecondsPerTask * 1e6, max_tasks_ >> 20,
-          task_cost(max_tasks_)));
+          "a full-cluster simulation of this layout needs about {:.0f}M tasks ({}), {}, more than the limit "
+          "of {}; simulate one GPU per symmetry class instead",
+          millions, how, event_graph_cost(tasks), limits));
     }
     throw InputError(fmt::format(
-        "the event fidelity of this layout needs about {}M tasks ({} micro-batches through {} virtual "
-        "stages; limit {}M); use the analytic fidelity (--fidelity analytic)",
-        tasks >> 20, m_, nvs_, max_tasks_ >> 20));
+        "the event fidelity of this layout needs about {:.0f}M tasks ({} micro-batches through {} virtual "
+        "stages), {}, more than the limit of {}; use the analytic fidelity (--fidelity analytic)",
+        millions, m_, nvs_, event_graph_cost(tasks), limits));
   }
 
   // The estimate can run low (ZeRO-3's routed gathers): the graph being built is held to the limit too,

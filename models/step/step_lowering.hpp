@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "models/step/analytic_step.hpp"
+#include "models/step/event_graph_limits.hpp"
 #include "models/step/step_network.hpp"
 #include "sim/dag.hpp"
 #include "sim/trace.hpp"
@@ -52,6 +53,8 @@ namespace trainsim::model {
 struct StepGraph {
   sim::Dag dag;
   int instances = 1;  ///< simulated copies of the pipeline (1 when collapsed)
+  /// The lowering's count of the tasks before it built them (what LoweringOptions::max_tasks is held to).
+  std::size_t estimated_tasks = 0;
   /// Per instance i and pipeline rank s (entry i·pp + s): the last task of its last pass, the grad-norm
   /// task, the optimizer task and the final task of the step.
   std::vector<sim::TaskId> last_pass, grad_norm, optimizer, final_task;
@@ -79,7 +82,7 @@ struct StageMemoryTrack {
 /// How lower_step builds the graph.
 struct LoweringOptions {
   /// Every data-parallel replica its own lanes instead of one per symmetry class (see the file comment);
-  /// with closed-form costs every model-parallel rank too. Refused, with InputError, beyond the task limit.
+  /// with closed-form costs every model-parallel rank too. Refused, with InputError, beyond max_tasks.
   bool full_cluster = false;
   /// false: data-parallel and pipeline traffic as busy tasks of their closed-form time, each as if alone
   /// (to measure what contention adds; see step_network.hpp).
@@ -94,10 +97,11 @@ struct LoweringOptions {
   /// tp comm lanes carry its chain alone), so the times are the same with fewer tasks; a trace would show
   /// one slice per run, so it is for runs without one. Closed-form full cluster: no effect.
   bool merge_serial = false;
-  /// The most tasks the graph may hold: beyond it a graph needs gigabytes and tens of seconds. Refused with
-  /// InputError, before building when the lowering's estimate is over it, else as soon as the graph grows
-  /// past it (the estimate can run low with ZeRO-3's routed gathers); the error says the count and its cost.
-  std::size_t max_tasks = std::size_t{16} << 20;
+  /// The most tasks the graph may hold: by default what the memory and CPU limits allow at the measured cost
+  /// of a task (event_graph_limits.hpp). Refused with InputError, before building when the lowering's
+  /// estimate is over it, else as soon as the graph grows past it (the estimate can run low with ZeRO-3's
+  /// routed gathers); the error says the count and its cost.
+  std::size_t max_tasks = event_graph_task_limit();
 };
 
 /// Builds the graph. Precondition: plan.feasible.

@@ -42,7 +42,7 @@ struct StepInput {
 enum class StepMode : std::uint8_t {
   /// full_cluster where the scenario is asymmetric — a degraded NIC (the pipeline sends and the rings
   /// through it slowed as flows, not in closed form) or a straggler (each replica slowed by its own) — and
-  /// the event graph stays within its task limit; collapsed otherwise.
+  /// the event graph stays within its limits (event_graph_limits.hpp); collapsed otherwise.
   automatic,
   /// One GPU per pipeline rank stands for its symmetric peers; the fabric beyond the NICs in closed form.
   collapsed,
@@ -50,7 +50,7 @@ enum class StepMode : std::uint8_t {
   /// over the cluster graph (step_network.hpp: ECMP collisions, oversubscribed leaves, background traffic
   /// and degraded NICs become flows that share links; the model-parallel ranks of one replica's stage stay
   /// one instance, each unit's pass one task); a straggler slows the kernels of the replica holding it.
-  /// Bounded by the lowering's task limit (InputError beyond it).
+  /// Bounded by the event graph's limits (event_graph_limits.hpp; InputError beyond them).
   full_cluster,
 };
 

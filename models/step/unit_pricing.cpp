@@ -1,6 +1,7 @@
 // One unit's op lists as the pieces both fidelities run (see unit_pricing.hpp).
 #include "models/step/unit_pricing.hpp"
 
+#include <algorithm>
 #include <string_view>
 #include <utility>
 
@@ -63,6 +64,32 @@ bool is_weight_grad(std::string_view name) {
          !name.starts_with("recompute.");
 }
 
+// TransformerEngine's chunked tensor-parallel overlaps as the two-stage pipelines they are (kTeUserbuffer*
+// in models/spec/framework.hpp). An overlapped piece charges max(g, c) for a GEMM of g seconds beside a
+// collective of c; these return what the chunking adds to that, charged as the exposed last chunk.
+//
+// "pipeline", a reduce-scatter after the GEMM producing it, in n chunks: chunk i's reduce-scatter starts
+// when chunk i's GEMM ends, so the first GEMM chunk and the last reduce-scatter chunk run alone:
+// g/n + (n − 1)·max(g, c)/n + c/n = max(g, c) + min(g, c)/n.
+double pipeline_chunk_exposure(double gemm_s, double comm_s, int splits) {
+  return std::min(gemm_s, comm_s) / splits;
+}
+
+// "ring_exchange", an all-gather before the GEMM consuming it, in one chunk per rank (n): the GEMM starts on
+// the local chunk while the n − 1 others arrive one a step, each step the longer of a GEMM chunk and one
+// transfer, c/(n − 1); the last GEMM chunk runs alone: max(g·(n − 1)/n, c) + g/n, which exceeds max(g, c)
+// by c − g·(n − 1)/n, kept between 0 and g/n.
+double ring_exchange_exposure(double gemm_s, double comm_s, std::int64_t ranks) {
+  const double chunk = gemm_s / static_cast<double>(ranks);
+  return std::clamp(comm_s - (gemm_s - chunk), 0.0, chunk);
+}
+
+// TransformerEngine runs a reduce-scatter beside the forward GEMM producing it as a "pipeline" (proj_fprop,
+// fc2_fprop; recomputed forwards alike), and beside a backward GEMM whole ("bulk": qkv_dgrad, fc1_dgrad).
+bool is_backward_gemm(std::string_view name) {
+  return name.ends_with(".dgrad") || name.ends_with(".wgrad");
+}
+
 // Kernels that run while collectives of `collective_s` seconds run beside them on other streams: NCCL's
 // kernels take SMs and HBM bandwidth, so the kernels are slowed by the GPU's overlap_compute_slowdown over
 // the share of their time the collectives cover (all of it when the collectives outlast them). Returns the
@@ -103,7 +130,8 @@ void overlap_with_paired_pass(std::vector<CostPiece>& pieces, double all_to_all,
 // add up; a blocking collective adds its time; an overlappable one runs under the next kernel and adds
 // only what it exceeds it by (all of it when no kernel follows). With the framework's tp_comm_overlap
 // (sequence parallelism), a tensor-parallel all-gather runs under the matmul after it and a
-// reduce-scatter under the matmul before it, each such matmul slowed by tp_comm_overlap_slowdown.
+// reduce-scatter under the matmul before it, each such matmul slowed by tp_comm_overlap_slowdown, and what
+// their chunks leave exposed following as a blocking piece (ring_exchange_exposure, pipeline_chunk_exposure).
 // With `routed` (the routed full cluster's uncontended fabric), the context- and expert-parallel
 // collectives whose group leaves the node are priced on it and listed as flows (CostPiece::routed).
 // Ops are added in order; pieces() closes the list.
@@ -176,9 +204,25 @@ class PieceBuilder {
     hidden_.compute = k * f;
     hidden_.weight = w * f;
     hidden_.name = name;
+    const double last_chunk = hidden_needs_matmul_ ? ring_exchange_exposure(hidden_.compute, hidden_.comm,
+                                                                            g_.of(hidden_.group).size)
+                                                   : 0.0;
+    const CommGroup group = hidden_.group;
+    std::string last_chunk_name = hidden_.comm_name + ".last_chunk";
     out_.push_back(std::move(hidden_));
     reset_hidden();
     last_is_matmul_ = false;
+    if (last_chunk > 0) push_exposed_chunk(group, std::move(last_chunk_name), last_chunk);
+  }
+
+  // The part of a chunked overlap that its pipeline leaves exposed, as a blocking piece after it.
+  void push_exposed_chunk(CommGroup group, std::string name, double seconds) {
+    CostPiece piece;
+    piece.kind = CostPiece::Kind::collective;
+    piece.group = group;
+    piece.comm = seconds;
+    piece.name = std::move(name);
+    out_.push_back(std::move(piece));
   }
 
   // A collective: beside the paired micro-batch (ep_comm_overlap), under the matmul that produced it, waiting
@@ -244,7 +288,8 @@ class PieceBuilder {
   }
 
   // A chunked tensor-parallel reduce-scatter runs under the matmul that produces it: that matmul is split
-  // off the kernels before it into one overlapped piece, slowed by tp_comm_overlap_slowdown.
+  // off the kernels before it into one overlapped piece, slowed by tp_comm_overlap_slowdown; after a forward
+  // matmul, its last chunk follows exposed.
   void run_under_producing_matmul(const LayerOp& op, double seconds) {
     run_.compute -= last_time_;
     run_.weight -= last_weight_;
@@ -263,8 +308,13 @@ class PieceBuilder {
     piece.comm = seconds;
     piece.name = last_kernel_;
     piece.comm_name = op.name;
+    const double last_chunk =
+        is_backward_gemm(last_kernel_)
+            ? 0.0
+            : pipeline_chunk_exposure(piece.compute, seconds, kTeUserbufferPipelineSplits);
     out_.push_back(std::move(piece));
     last_is_matmul_ = false;
+    if (last_chunk > 0) push_exposed_chunk(op.comm.group, op.name + ".last_chunk", last_chunk);
   }
 
   // Closes the run of kernels as one compute piece named after its first and last kernel.

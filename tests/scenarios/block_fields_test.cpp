@@ -196,3 +196,40 @@ TEST_CASE("a row's own rule is checked before its range, as before the tables") 
                   "training: {global_batch: 64, epochs: 0, dataset_tokens: 1e9}\n") ==
         "t.yaml:3:38: training.epochs: must be greater than zero, found \"0\"");
 }
+
+TEST_CASE("the model table reads a model's keys and dumps only those that say something") {
+  // A custom MoE model routed dropless, with a window over every other layer: the dump writes the keys in
+  // the table's order whatever order the file gave; leaves out the widths at 0 (kv_heads, head_dim,
+  // ffn_hidden: their defaults), capacity_factor (dropless has none), the MLA widths (no kv_lora_rank) and
+  // attention_sinks (false); and writes the struct's defaults for the keys not given.
+  const std::string text =
+      "model: {mlp: swiglu, layers: 4, hidden: 256, heads: 8, vocab: 1000, seq_len: 512, experts: 8,\n"
+      "        top_k: 2, routing: dropless, imbalance: 1.5, sliding_window: 128,\n"
+      "        layer_types: [sliding_attention, full_attention]}\n"
+      "cluster: {node: dgx-a100-80gb, nodes: 2}\ntraining: {global_batch: 64}\n";
+  const Scenario s = load_scenario_text(text, "t.yaml");
+  CHECK(s.model.name == "custom");
+  CHECK(s.model.routing == model::Routing::dropless);
+  CHECK(s.model.imbalance == 1.5);
+  CHECK(s.model.window_layers == std::vector<bool>{true, false});
+  const std::string dump = dump_scenario(s);
+  CHECK(dump.find("model: {name: \"custom\", layers: 4, hidden: 256, heads: 8, vocab: 1000, seq_len: 512, "
+                  "mlp: swiglu, norm: layernorm, position: learned, bias: true, tied_embeddings: false, "
+                  "experts: 8, top_k: 2, routing: dropless, imbalance: 1.5, expert_ffn_hidden: 0, "
+                  "sliding_window: 128, layer_types: [sliding_attention, full_attention], attention: flash, "
+                  "causal: true, dropout: 0.1}\n") != std::string::npos);
+  const Scenario back = load_scenario_text(dump, "dump.yaml");
+  CHECK(back.model.window_layers == s.model.window_layers);
+  CHECK(back.model.imbalance == 1.5);
+  CHECK(dump_scenario(back) == dump);
+}
+
+TEST_CASE("a model without a preset needs the table's required keys; with one, none") {
+  using trainsim::testing::errors_of;
+  const std::string rest = "cluster: {node: dgx-a100-80gb, nodes: 2}\ntraining: {global_batch: 64}\n";
+  CHECK(errors_of("model: {layers: 2, hidden: 64}\n" + rest) ==
+        "t.yaml:1:8: model.heads: missing key \"heads\"\n"
+        "t.yaml:1:8: model.vocab: missing key \"vocab\"\n"
+        "t.yaml:1:8: model.seq_len: missing key \"seq_len\"");
+  CHECK(errors_of("model: {preset: gpt3-125m, layers: 2}\n" + rest) == "");
+}

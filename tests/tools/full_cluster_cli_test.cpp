@@ -46,3 +46,19 @@ TEST_CASE("a full-cluster trace has one process per replica and stage") {
   CHECK(trace.find("\"replica 7 stage 15\"") != std::string::npos);
   CHECK(trace.find("replica 8 stage") == std::string::npos);  // dp 8: replicas 0..7
 }
+
+TEST_CASE("run --full-cluster refuses early, with its estimate, a graph past the limits --help states") {
+  const Outcome help = run_trainsim({"run", "--help"});
+  REQUIRE_MESSAGE(help.exit_code == 0, describe(help));
+  CHECK(help.out.find("more than 8 GiB and 60 s of CPU") != std::string::npos);
+  // The interleaved Llama-3 405B example on 131,072 H100 (16,384 nodes, dp 1,024, 16 micro-batches a
+  // replica): tens of millions of tasks, refused from the estimate before anything is built.
+  const std::string llama =
+      std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/examples/llama3-405b-8k-16k-h100.yaml";
+  const Outcome o = run_trainsim({"run", llama, "--full-cluster", "--set", "cluster.nodes=16384", "--set",
+                                  "parallelism.dp=1024", "--set", "training.global_batch=16384"},
+                                 30.0);
+  CHECK_MESSAGE(o.exit_code == 2, describe(o));
+  CHECK(o.err.find("(the lowering's estimate)") != std::string::npos);
+  CHECK(o.err.find("more than the limit of 8 GiB and 60 s of CPU") != std::string::npos);
+}

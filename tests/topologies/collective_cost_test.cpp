@@ -74,14 +74,30 @@ TEST_CASE("reduce-scatter and all-gather cost half a ring all-reduce") {
         doctest::Approx(expected).epsilon(1e-12));
 }
 
-TEST_CASE("a ring spanning nodes runs at the slower of NVLink and the node's NIC share") {
+TEST_CASE("a ring spanning nodes runs at the slower of NVLink and the node's NIC share, NCCL's steps") {
   ClusterSpec c = uniform_cluster();
   c.nodes = 4;
   const CommGroup g{.size = 32, .ranks_per_node = 8, .nodes = 4, .leaves = 1};
-  // NICs: 8 x 25 GB/s = 200 GB/s per node > 100 GB/s NVLink, so NVLink bounds; alpha = 4 us NIC + 1 switch.
-  const double expected = 62 * (5e-6 + kGiB / 32 / 100e9);
-  CHECK(collective_time(CollectiveOp::all_reduce, kGiB, g, c, CollectiveAlgo::ring) ==
-        doctest::Approx(expected).epsilon(1e-12));
+  // NICs: 8 x 25 GB/s = 200 GB/s per node > 100 GB/s NVLink, so NVLink bounds. NCCL's ring latency
+  // (src/graph/tuning.cc): of 2 · 31 = 62 steps, 2 · (4 − 1) = 6 cross nodes at 4 us NIC + 1 switch = 5 us;
+  // the other 56 at NVLink's 1 us, but no less than NCCL's per-step network overhead (Simple 3 us).
+  // 1 GiB: Simple, 56 · 3 + 6 · 5 = 198 us, plus 62 steps of S/32 at 100 GB/s.
+  const double expected = 198e-6 + 62 * kGiB / 32 / 100e9;
+  const CollectiveEstimate big =
+      estimate_collective(CollectiveOp::all_reduce, kGiB, g, c, CollectiveAlgo::ring);
+  CHECK(big.protocol == CollectiveProtocol::simple);
+  CHECK(big.time_s == doctest::Approx(expected).epsilon(1e-12));
+  CHECK(big.latency_s == doctest::Approx(198e-6).epsilon(1e-12));
+  // 64 KiB with LL at half of Simple's bandwidth and 0.35 of its step latency: the 56 steps inside nodes
+  // cost max(0.35 us, 1 us overhead) = 1 us, the 6 across 0.35 · 5 = 1.75 us: 56 + 10.5 = 66.5 us, plus
+  // 62 · 2,048 B / 50 GB/s = 2.53952 us. Simple would take 198 + 1.27 us.
+  c.node.comm.ll_bandwidth_fraction = 0.5;
+  c.node.comm.ll_latency_fraction = 0.35;
+  const CollectiveEstimate small =
+      estimate_collective(CollectiveOp::all_reduce, 65536, g, c, CollectiveAlgo::ring);
+  CHECK(small.protocol == CollectiveProtocol::ll);
+  CHECK(small.latency_s == doctest::Approx(66.5e-6).epsilon(1e-12));
+  CHECK(small.time_s == doctest::Approx(66.5e-6 + 2.53952e-6).epsilon(1e-12));
 }
 
 TEST_CASE("hierarchical all-reduce beats a flat ring when the inter-node link is the bottleneck") {
@@ -90,10 +106,11 @@ TEST_CASE("hierarchical all-reduce beats a flat ring when the inter-node link is
   c.node.intra_bytes_per_s = 400e9;
   c.node.nics_per_node = 1;  // one 25 GB/s NIC per node: NVLink is 16x faster
   const CommGroup g{.size = 32, .ranks_per_node = 8, .nodes = 4};
-  // Flat: 62 steps of (5 us + S/32 / 25 GB/s)                       = 3.1e-4 + 1.9375 S / 25e9.
+  // Flat: 62 steps of S/32 / 25 GB/s; latency 6 steps across nodes of 5 us and 56 inside of max(1 us, 3 us
+  // Simple network overhead)                                       = 1.98e-4 + 1.9375 S / 25e9.
   // Hierarchical: 2 x 7 steps of (1 us + S/8 / 400 GB/s) intra, then 6 steps of (5 us + S/32 / (25/8) GB/s)
   //               = 1.4e-5 + 1.75 S / 400e9 + 3.0e-5 + 1.5 S / 25e9.
-  const double flat = 62 * 5e-6 + 1.9375 * kGiB / 25e9;
+  const double flat = 198e-6 + 1.9375 * kGiB / 25e9;
   const double hier = 14e-6 + 1.75 * kGiB / 400e9 + 30e-6 + 1.5 * kGiB / 25e9;
   const double t_flat = collective_time(CollectiveOp::all_reduce, kGiB, g, c, CollectiveAlgo::ring);
   const double t_hier = collective_time(CollectiveOp::all_reduce, kGiB, g, c, CollectiveAlgo::hierarchical);
@@ -182,22 +199,38 @@ TEST_CASE("a tree all-reduce's latency term at 1,024 ranks is NCCL's 2((k - 1) i
   REQUIRE(e.algo == CollectiveAlgo::double_binary_tree);
   REQUIRE(e.protocol == CollectiveProtocol::simple);
   CHECK(e.latency_s == doctest::Approx(5e-6 + 3e-6 + 112e-6).epsilon(1e-12));
-  // A ring's latency term at the same size is 2 · 1,023 steps of the slower tier's 7 us: 14.3 ms, which is
-  // why NCCL's tuner (and estimate_collective) takes the tree for small buffers at this scale.
+  // A ring's latency term at the same size (NCCL's ring: 2 · 127 = 254 of its 2 · 1,023 = 2,046 steps cross
+  // nodes at 7 us, the other 1,792 at max(1 us, 3 us Simple network overhead)): 8 + 5,376 + 1,778 = 7,162 us,
+  // which is why NCCL's tuner (and estimate_collective) takes the tree for small buffers at this scale.
   const CollectiveEstimate ring =
       estimate_collective(CollectiveOp::all_reduce, kGiB, g, c, CollectiveAlgo::ring);
-  CHECK(ring.latency_s == doctest::Approx(5e-6 + 3e-6 + 2 * 1023 * 7e-6).epsilon(1e-12));
+  CHECK(ring.latency_s == doctest::Approx(7162e-6).epsilon(1e-12));
   CHECK(select_algorithm(CollectiveOp::all_reduce, 1 << 20, g, c) == CollectiveAlgo::double_binary_tree);
+  // On LL (half the bandwidth, 0.35 of the step latency) an 8-byte all-reduce: NCCL's tree network latency
+  // is 5.0/2.7 of the ring's on LL, so a level between nodes costs 0.35 · 7 · 5.0/2.7 = 4.537 us and the
+  // term is 8 + 2 · (7 · 0.35 + 7 · 4.537) = 76.42 us. (NCCL's own constants on DGX H100: 6.8 + 2 · (7 ·
+  // 0.6 + 7 · 5.0) = 85.2 us; without NCCL's tree factor a level cost the ring's 0.35 · 7 = 2.45 us.)
+  c.node.comm.ll_bandwidth_fraction = 0.5;
+  c.node.comm.ll_latency_fraction = 0.35;
+  const CollectiveEstimate ll =
+      estimate_collective(CollectiveOp::all_reduce, 8, g, c, CollectiveAlgo::double_binary_tree);
+  REQUIRE(ll.protocol == CollectiveProtocol::ll);
+  const double level = 0.35 * 7e-6 * 5.0 / 2.7;
+  CHECK(ll.latency_s == doctest::Approx(8e-6 + 2 * (7 * 0.35e-6 + 7 * level)).epsilon(1e-12));
+  CHECK(ll.latency_s == doctest::Approx(76.4185e-6).epsilon(1e-5));
 }
 
-TEST_CASE("a ring reduce-scatter's latency at 16,384 ranks is NCCL's own model's within 2 % on Simple") {
+TEST_CASE("a ring reduce-scatter's latency at 16,384 ranks splits NCCL's inter- and intra-node steps") {
   // NCCL's tuner (src/graph/tuning.cc, ncclTopoTuneModel, NVIDIA/nccl 5067397c) prices a ring as
   // baseLat + (nsteps − nInterSteps) · intraLat + nInterSteps · interLat: for a reduce-scatter on m nodes
-  // nsteps = n − 1 and nInterSteps = m − 1; Simple's intraLat is the NVLink ring's 3.4 us (above the 3 us
-  // proxy overhead), its interLat the network ring's 14 us (net plugin latency 0), baseLat 8.4 us. 2,048
-  // nodes of 8 (16,384 ranks): 8.4 + 14,336 · 3.4 + 2,047 · 14 = 77,409 us.
-  // The closed form charges every step the slower tier's α. DGX H100-like tiers: 2 us inside a node, 3 us
-  // of NIC plus 3 switches of 0.6 us across the spine = 4.8 us; 16,383 · 4.8 us = 78,638 us, 1.6 % above.
+  // nsteps = n − 1 and nInterSteps = m − 1; intraLat is at least the proxy's per-step overhead (1 us, Simple
+  // 3 us) once the ring crosses nodes. 2,048 nodes of 8 (16,384 ranks), NCCL's own constants: LL 6.6 +
+  // 14,336 · max(0.6, 1.0) + 2,047 · 2.7 = 19,869.5 us; Simple 8.4 + 14,336 · 3.4 + 2,047 · 14 = 77,409 us.
+  // The closed form takes the split and the overhead, with DGX H100-like step latencies: 2 us inside a node,
+  // 3 us of NIC plus 3 switches of 0.6 us across the spine = 4.8 us (LL: 0.35 of them).
+  // Simple: 14,336 · 3 + 2,047 · 4.8 = 52,833.6 us (68 % of NCCL's, whose network step is 14 us);
+  // LL: 14,336 · max(0.7, 1.0) + 2,047 · 1.68 = 17,774.96 us (89 % of NCCL's; every step at the slower
+  // tier's 0.35 · 4.8 us, as before, was 27.5 ms, 138 %).
   ClusterSpec c = uniform_cluster();
   c.nodes = 2048;
   c.node.intra_latency_s = 2e-6;
@@ -207,9 +240,14 @@ TEST_CASE("a ring reduce-scatter's latency at 16,384 ranks is NCCL's own model's
   const CollectiveEstimate e = estimate_collective(CollectiveOp::reduce_scatter, kGiB, g, c);
   REQUIRE(e.algo == CollectiveAlgo::ring);
   REQUIRE(e.protocol == CollectiveProtocol::simple);
-  CHECK(e.latency_s == doctest::Approx(16383 * 4.8e-6).epsilon(1e-9));
-  const double nccl = 8.4e-6 + 14336 * 3.4e-6 + 2047 * 14e-6;
-  CHECK(e.latency_s / nccl == doctest::Approx(1.0).epsilon(0.02));
+  CHECK(e.latency_s == doctest::Approx(52833.6e-6).epsilon(1e-9));
+  c.node.comm.ll_bandwidth_fraction = 0.5;
+  c.node.comm.ll_latency_fraction = 0.35;
+  const CollectiveEstimate ll = estimate_collective(CollectiveOp::reduce_scatter, 1 << 20, g, c);
+  REQUIRE(ll.protocol == CollectiveProtocol::ll);
+  CHECK(ll.latency_s == doctest::Approx(17774.96e-6).epsilon(1e-9));
+  const double nccl_ll = 6.6e-6 + 14336 * 1.0e-6 + 2047 * 2.7e-6;
+  CHECK(ll.latency_s / nccl_ll == doctest::Approx(0.8946).epsilon(1e-3));
 }
 
 TEST_CASE("empty messages and groups of one cost nothing; bad groups are input errors") {

@@ -61,6 +61,35 @@ TEST_CASE("AdamW with bf16 moments holds 12 bytes per parameter, 5 under ZeRO-1 
         doctest::Approx(16.0).scale(0));
 }
 
+TEST_CASE(
+    "Nemotron-4 340B's last stage as NeMo 24.07 ran it: 6 bytes of model states per parameter, not 10") {
+  // The NeMo 24.07 row (128 H100, tp 8, pp 8, dp 2, fp8, ZeRO-1). The last pipeline stage holds 12 of the
+  // 96 layers and the LM head, split over tp 8: per layer q and o 18,432² each, k and v 18,432 × 8 × 192
+  // each, the MLP 2 × 18,432 × 73,728: 3,454,009,344 weights; the head 256,000 × 18,432 = 4,718,592,000.
+  // (12 × 3,454,009,344 + 4,718,592,000) / 8 = 5,770,838,016 parameters per GPU (norms left out).
+  const double params = (12.0 * 3454009344.0 + 4718592000.0) / 8.0;
+  CHECK(params == doctest::Approx(5770838016.0).scale(0));
+  // Megatron-Core's distributed optimizer: bf16 weights 2 + bf16 grads 2 + (fp32 master 4 + fp32 moments
+  // 8) / dp 2 = 10 bytes, 57.71 GB: with the fp8 weight copies and the activations the stage does not fit
+  // in 80 GB.
+  OptimizerSpec o;
+  o.kind = OptimizerKind::adamw;
+  CHECK(model_state_bytes(params, 2, ZeroStage::optimizer_states, o, Precision::fp8).total() ==
+        doctest::Approx(10.0 * 5770838016.0).epsilon(1e-12));
+  // The run's optimizer was NeMo's distributed_fused_adam (Apex DistributedFusedAdam) with `dtype: bf16`
+  // (NeMo-Framework-Launcher conf/training/nemotron/nemotron_340b.yaml @ 7c842fcd, 2024-06-17): moments in
+  // bf16, and no master copy, since NeMo stores none when the optimizer's dtype is the model's
+  // (megatron_base_model.py setup_optimization @ 6e5c87c2: store_params False). 2 + 2 + (2 + 2) / 2 = 6
+  // bytes, 34.63 GB: 23.08 GB (21.5 GiB) less.
+  o.state_precision = Precision::bf16;
+  o.master_weights = false;
+  const MemoryBreakdown m = model_state_bytes(params, 2, ZeroStage::optimizer_states, o, Precision::fp8);
+  CHECK(m.weights == doctest::Approx(2.0 * 5770838016.0).epsilon(1e-12));
+  CHECK(m.grads == doctest::Approx(2.0 * 5770838016.0).epsilon(1e-12));
+  CHECK(m.optimizer_state == doctest::Approx(2.0 * 5770838016.0).epsilon(1e-12));
+  CHECK(m.total() == doctest::Approx(6.0 * 5770838016.0).epsilon(1e-12));
+}
+
 TEST_CASE("7.5B parameters on 64 GPUs need 120, 31.4, 16.6 and 1.9 GB of model states under ZeRO 0 to 3") {
   // ZeRO paper Fig. 1 (Ψ = 7.5B, N_d = 64, K = 12): 120 GB, 31.4 GB, 16.6 GB, 1.875 GB.
   const double psi = 7.5e9;

@@ -139,6 +139,30 @@ TEST_CASE("routed over a fabric where nothing is shared, the full cluster takes 
   }
 }
 
+TEST_CASE("Llama-3 405B on 16,384 H100: the full cluster takes the collapsed step, with a straggler too") {
+  // 128 replicas × 16 stages, every transfer routed over the 1:1 rail-optimised fat-tree (D-mod-K): each
+  // ring flow and pipeline send has a spine link of its own, so the fabric adds nothing the collapsed step's
+  // closed form does not, and every replica keeps the one simulated replica's timeline. With node 1,000
+  // (stage 8 of replica 62) at 1.2x the full cluster slows that replica alone and the others wait for it at
+  // the data-parallel collectives; the collapsed step prices the slowest replica for all: a synchronous
+  // step is the same either way. About 3M tasks each: 5 s of CPU and 0.5 GB for the two full clusters,
+  // the largest the tests run.
+  const StepInput in = testing::llama3_405b_on_16k_h100();
+  const StepReport collapsed = simulate_step(in, Fidelity::event);
+  const StepReport every = full(in);
+  REQUIRE(every.feasible);
+  CHECK(collapsed.step_mode == "collapsed");
+  CHECK(every.step_mode == "full-cluster");
+  CHECK(every.iteration_time == doctest::Approx(collapsed.iteration_time).epsilon(1e-9));
+  StepInput slow = in;
+  slow.cluster.stragglers.push_back({1000, 1.2});
+  const StepReport slow_collapsed = simulate(slow, StepMode::collapsed);
+  const StepReport chosen = simulate_step(slow, Fidelity::event);
+  CHECK(chosen.step_mode == "full-cluster");
+  CHECK(chosen.iteration_time == doctest::Approx(slow_collapsed.iteration_time).epsilon(1e-9));
+  CHECK(chosen.iteration_time > every.iteration_time);
+}
+
 TEST_CASE(
     "a whole-matrix optimizer's exchanges are data-parallel collectives: routed as flows, alone the "
     "collapsed step") {

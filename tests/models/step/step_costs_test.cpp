@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "models/step/analytic_step.hpp"
 #include "models/step/memory.hpp"
 #include "models/step/step_plan.hpp"
@@ -279,6 +281,52 @@ TEST_CASE("TP-communication overlap hides a reduce-scatter under the matmul befo
   CHECK(on.units[0].total.forward_comm < off.units[0].total.forward_comm);
   CHECK(on.units[0].total.forward_compute > off.units[0].total.forward_compute);
   CHECK(on.units[0].total.forward_compute <= off.units[0].total.forward_compute * slow);
+}
+
+TEST_CASE("TP-communication overlap leaves the chunks TransformerEngine's pipelines cannot hide exposed") {
+  // TransformerEngine's userbuffers (initialize_ub's defaults): a forward reduce-scatter runs beside the
+  // GEMM producing it in 4 chunks ("pipeline"): the last chunk's reduce-scatter, min(g, c)/4, is exposed. An
+  // all-gather runs beside the GEMM consuming it in one chunk per rank ("ring_exchange", 8 here): what
+  // exceeds max(g, c) is c - 7g/8, between 0 and g/8. A backward reduce-scatter runs whole beside the
+  // weight-gradient GEMM ("bulk"): nothing more.
+  StepInput in = testing::small_gpt_on_a100(1, 8, 1, 1, 8, 4096, 2048);
+  in.plan.framework.tp_comm_overlap = true;
+  const StepCosts c = costs_of(in);
+  const auto check_pass = [](const std::vector<CostPiece>& pieces, bool forward) {
+    int reduce_scatters = 0, gathers = 0;
+    for (std::size_t i = 0; i < pieces.size(); ++i) {
+      const CostPiece& p = pieces[i];
+      if (p.kind != CostPiece::Kind::overlapped || p.group != CommGroup::tp) continue;
+      const CostPiece* next = i + 1 < pieces.size() ? &pieces[i + 1] : nullptr;
+      const bool chunk_follows = next != nullptr && next->name == p.comm_name + ".last_chunk";
+      if (p.comm_name == "tp_reduce_scatter") {
+        ++reduce_scatters;
+        if (!forward) {
+          CHECK_FALSE(chunk_follows);
+          continue;
+        }
+        REQUIRE(chunk_follows);
+        CHECK(next->kind == CostPiece::Kind::collective);
+        CHECK(next->comm == doctest::Approx(std::min(p.compute, p.comm) / 4).epsilon(1e-12));
+      } else if (p.comm_name == "tp_all_gather") {
+        ++gathers;
+        const double exposed = std::clamp(p.comm - 7.0 * p.compute / 8.0, 0.0, p.compute / 8.0);
+        CHECK(chunk_follows == (exposed > 0));
+        if (chunk_follows) CHECK(next->comm == doctest::Approx(exposed).epsilon(1e-12));
+      }
+    }
+    CHECK(reduce_scatters == 2);
+    CHECK(gathers == 2);
+  };
+  check_pass(c.units[0].forward, true);
+  check_pass(c.units[0].backward, false);
+  // The forward's exposed tensor-parallel time is at least the two reduce-scatters' last chunks.
+  double chunks = 0;
+  for (const CostPiece& p : c.units[0].forward) {
+    if (p.name == "tp_reduce_scatter.last_chunk") chunks += p.comm;
+  }
+  CHECK(chunks > 0);
+  CHECK(c.units[0].total.forward_comm >= chunks);
 }
 
 TEST_CASE("in eager mode a pass takes at least its ops x the launch overhead; CUDA graphs lift the floor") {

@@ -176,19 +176,36 @@ TEST_CASE("the merged routed full cluster gives the same step with a straggler, 
   }
 }
 
-TEST_CASE("a full-cluster graph too big to hold is refused before it is built") {
-  // GPT-3-like depth on 1,024 GPUs: 64 pipelines × ~300k per-layer tasks each.
-  StepInput in = gpt_on(128, 8, 16, 8, 1536);
+TEST_CASE("a full-cluster graph beyond the limits is refused before it is built, with its estimate") {
+  // GPT-3-like depth on 1,024 GPUs, closed-form full cluster (every GPU its own lanes, 64 pipelines), 1,536
+  // micro-batches per replica: hundreds of millions of tasks by the estimate, past the 61M the limits allow;
+  // never built.
+  StepInput in = gpt_on(128, 8, 16, 8, 12288);
   in.model.layers = 96;
   const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
   REQUIRE(plan.feasible);
   const StepCosts costs = step_costs(in, plan);
-  CHECK_THROWS_AS((void)lower_step(in, plan, costs, LoweringOptions{.full_cluster = true}), InputError);
-  // The refusal says what the limit costs: 2^24 tasks at 140 bytes (2.1875 GiB) and 0.7 us (11.7 s) each.
   CHECK_THROWS_WITH_AS((void)lower_step(in, plan, costs, LoweringOptions{.full_cluster = true}),
-                       doctest::Contains("the limit is 16M tasks (about 2.2 GiB and 12 s of CPU)"),
+                       doctest::Contains("more than the limit of 8 GiB and 60 s of CPU (61M tasks"),
                        InputError);
-  CHECK(lower_step(in, plan, costs).dag.size() > 100'000);  // collapsed: one pipeline
+  CHECK_THROWS_WITH_AS((void)lower_step(in, plan, costs, LoweringOptions{.full_cluster = true}),
+                       doctest::Contains("(the lowering's estimate)"), InputError);
+}
+
+TEST_CASE("the lowering's estimate bounds the graph it builds within a factor of two") {
+  // What the early refusal reads: never below the graph (a refusal is not missed), never twice it (a graph
+  // that fits is not refused), on a closed-form and a routed full cluster.
+  const StepInput in = gpt_on(4, 2, 4, 4, 64);
+  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+  REQUIRE(plan.feasible);
+  for (const FabricPricing pricing : {FabricPricing::shared_links, FabricPricing::routed}) {
+    CAPTURE(static_cast<int>(pricing));
+    const StepCosts costs = step_costs(in, plan, pricing);
+    const StepGraph g =
+        lower_step(in, plan, costs, LoweringOptions{.full_cluster = true, .merge_serial = true});
+    CHECK(g.estimated_tasks >= g.dag.size());
+    CHECK(g.estimated_tasks <= 2 * g.dag.size());
+  }
 }
 
 TEST_CASE("a graph is held to its task limit even where the estimate runs low") {
@@ -200,10 +217,12 @@ TEST_CASE("a graph is held to its task limit even where the estimate runs low") 
   REQUIRE(plan.feasible);
   const StepCosts costs = step_costs(in, plan, FabricPricing::routed);
   LoweringOptions options{.full_cluster = true};
-  const std::size_t tasks = lower_step(in, plan, costs, options).dag.size();
+  const StepGraph built = lower_step(in, plan, costs, options);
+  const std::size_t tasks = built.dag.size();
+  REQUIRE(built.estimated_tasks < tasks);
   options.max_tasks = tasks;  // at the limit: built
   CHECK(lower_step(in, plan, costs, options).dag.size() == tasks);
-  options.max_tasks = tasks * 3 / 4;  // above the estimate, below the graph: refused while building
+  options.max_tasks = (built.estimated_tasks + tasks) / 2;  // above the estimate, below the graph
   CHECK_THROWS_WITH_AS((void)lower_step(in, plan, costs, options),
                        doctest::Contains("extrapolated from its first"), InputError);
 }

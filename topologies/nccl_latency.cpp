@@ -1,0 +1,36 @@
+// NCCL's latency terms (the header says which and why).
+#include "topologies/nccl_latency.hpp"
+
+#include <algorithm>
+
+namespace trainsim::topo {
+
+double ring_net_overhead_s(CollectiveProtocol protocol) {
+  constexpr double kNetOverheadS = 1e-6;  // getNetOverhead on x86 Intel hosts (2 us on AMD)
+  return protocol == CollectiveProtocol::simple ? 3 * kNetOverheadS : kNetOverheadS;
+}
+
+double tree_network_latency_factor(CollectiveProtocol protocol) {
+  switch (protocol) {
+    case CollectiveProtocol::ll:
+      return 5.0 / 2.7;
+    case CollectiveProtocol::ll128:
+      return 8.5 / 4.0;
+    case CollectiveProtocol::simple:
+      return 14.0 / 14.0;
+  }
+  return 1.0;
+}
+
+double ring_latency_s(double steps, std::int64_t ranks, std::int64_t nodes, double intra_step_s,
+                      double inter_step_s, CollectiveProtocol protocol) {
+  if (ranks < 2 || !(steps > 0)) return 0.0;
+  if (nodes <= 1) return steps * intra_step_s;
+  const double laps = steps / static_cast<double>(ranks - 1);
+  const double inter_steps = laps * static_cast<double>(nodes - 1);
+  const double inter = ranks == nodes ? inter_step_s * tree_network_latency_factor(protocol) : inter_step_s;
+  const double intra = std::max(intra_step_s, ring_net_overhead_s(protocol));
+  return (steps - inter_steps) * intra + inter_steps * inter;
+}
+
+}  // namespace trainsim::topo

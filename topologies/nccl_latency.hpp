@@ -1,0 +1,31 @@
+#pragma once
+// NCCL's latency terms (src/graph/tuning.cc, ncclTopoTuneModel, NVIDIA/nccl 5067397c) that the collective
+// models take over: how a ring's steps split between the links inside and between nodes, the per-step
+// network overhead of a ring that crosses nodes, and the tree's network latency against the ring's. The
+// per-step latencies themselves are the cluster's (collective_cost.hpp: node.intra_latency_s; NIC and switch
+// hops), so that the nccl-tests fits keep their meaning.
+#include <cstdint>
+
+#include "topologies/collective_cost.hpp"
+
+namespace trainsim::topo {
+
+/// NCCL's per-step network overhead of a ring that crosses nodes (getNetOverhead: 1 us on x86 hosts, 3x on
+/// Simple): even its steps inside a node cost no less, because every step of an inter-node ring launches a
+/// network operation through the proxy.
+[[nodiscard]] double ring_net_overhead_s(CollectiveProtocol protocol);
+
+/// NCCL's network latency of a tree step over a ring's, per protocol (hwLatencies[NET]: tree LL/LL128/Simple
+/// 5.0/8.5/14 us over ring 2.7/4.0/14 us). NCCL also prices a ring whose every step crosses nodes (one rank
+/// per node) at the tree's network latency: nothing inside a node hides it.
+[[nodiscard]] double tree_network_latency_factor(CollectiveProtocol protocol);
+
+/// NCCL's latency of `steps` pipelined steps of a ring over `ranks` ranks on `nodes` nodes: steps / (ranks −
+/// 1) · (nodes − 1) of them cross a node boundary and pay `inter_step_s` (times tree_network_latency_factor
+/// when ranks == nodes), the others `intra_step_s`, but no less than ring_net_overhead_s when the ring
+/// crosses nodes. Step latencies are the protocol's (ProtocolScale::latency applied). The one rule for both
+/// fidelities' rings (collective_cost.cpp, collective_flows.cpp), so that they agree.
+[[nodiscard]] double ring_latency_s(double steps, std::int64_t ranks, std::int64_t nodes, double intra_step_s,
+                                    double inter_step_s, CollectiveProtocol protocol);
+
+}  // namespace trainsim::topo
