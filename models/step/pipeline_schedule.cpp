@@ -717,6 +717,7 @@ template <int kLanes>
 Replay<kLanes> replay_recorded(const RecordedSchedule& recorded,
                                const std::array<const PassTimes*, kLanes>& times) {
   using Pass = RecordedSchedule::Pass;
+  constexpr auto kLaneCount = static_cast<std::size_t>(kLanes);
   const auto p = static_cast<std::size_t>(recorded.p);
   const std::size_t nvs = recorded.rank_of_stage.size();
   check_stage_times<kLanes>(times, nvs);
@@ -724,7 +725,7 @@ Replay<kLanes> replay_recorded(const RecordedSchedule& recorded,
   // gives it, and its hand-over delay: none at a V's tip, else p2p_s.
   std::array<std::vector<double>, kLanes> costs;
   std::array<std::array<double, 2>, kLanes> hand_over{};
-  for (std::size_t k = 0; k < kLanes; ++k) {
+  for (std::size_t k = 0; k < kLaneCount; ++k) {
     const PassTimes& t = *times[k];
     costs[k].resize(6 * nvs);
     for (const PassKind kind : {PassKind::forward, PassKind::backward, PassKind::backward_weight}) {
@@ -753,21 +754,22 @@ Replay<kLanes> replay_recorded(const RecordedSchedule& recorded,
   // Finish times by position and lane, the calling thread's (as PassClock's): every pass's slot is
   // written before it is read.
   thread_local std::vector<double> finish_storage;
-  finish_storage.resize((recorded.passes.size() + RecordedSchedule::kFirstPass) * kLanes);
+  finish_storage.resize((recorded.passes.size() + RecordedSchedule::kFirstPass) * kLaneCount);
   double* finish = finish_storage.data();
-  for (std::size_t k = 0; k < kLanes; ++k) {
-    finish[RecordedSchedule::kRankStart * kLanes + k] = 0.0;
-    finish[RecordedSchedule::kNoInput * kLanes + k] = -std::numeric_limits<double>::infinity();
+  for (std::size_t k = 0; k < kLaneCount; ++k) {
+    finish[std::size_t{RecordedSchedule::kRankStart} * kLaneCount + k] = 0.0;
+    finish[std::size_t{RecordedSchedule::kNoInput} * kLaneCount + k] =
+        -std::numeric_limits<double>::infinity();
   }
-  double* out = finish + RecordedSchedule::kFirstPass * kLanes;
+  double* out = finish + std::size_t{RecordedSchedule::kFirstPass} * kLaneCount;
   for (const Pass& x : recorded.passes) {
     const std::uint32_t cost_index = x.code & RecordedSchedule::kCostBits;
     const std::size_t delay = (x.code & RecordedSchedule::kHandOver) != 0 ? 1 : 0;
-    for (std::size_t k = 0; k < kLanes; ++k) {
+    for (std::size_t k = 0; k < kLaneCount; ++k) {
       // A missing input is -inf: max() keeps the other operand, as the replay skips it.
-      double ready = finish[x.previous * kLanes + k];
-      ready = std::max(ready, finish[x.local * kLanes + k]);
-      ready = std::max(ready, finish[x.sent * kLanes + k] + hand_over[k][delay]);
+      double ready = finish[std::size_t{x.previous} * kLaneCount + k];
+      ready = std::max(ready, finish[std::size_t{x.local} * kLaneCount + k]);
+      ready = std::max(ready, finish[std::size_t{x.sent} * kLaneCount + k] + hand_over[k][delay]);
       const double cost = costs[k][cost_index];
       out[k] = ready + cost;
       if (k == 0) {
@@ -779,10 +781,11 @@ Replay<kLanes> replay_recorded(const RecordedSchedule& recorded,
         }
       }
     }
-    out += kLanes;
+    out += kLaneCount;
   }
-  for (std::size_t k = 0; k < kLanes; ++k) {
-    for (std::size_t s = 0; s < p; ++s) result.rank_end[k][s] = finish[recorded.last_of_rank[s] * kLanes + k];
+  for (std::size_t k = 0; k < kLaneCount; ++k) {
+    for (std::size_t s = 0; s < p; ++s)
+      result.rank_end[k][s] = finish[std::size_t{recorded.last_of_rank[s]} * kLaneCount + k];
   }
   return complete_timeline(std::move(result));
 }
