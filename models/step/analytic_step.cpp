@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <memory>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "models/step/recent_results.hpp"
@@ -46,13 +49,65 @@ double lay_buckets(const ParallelPlan& pl, const StepPlan& plan, const StageCost
   return dp_free;
 }
 
+// The recordings of the schedules (kind, p, m, v) the calling thread replayed last: as many as fit in
+// kBytes (at least the last one), the oldest dropped first. A search scores the layouts of one schedule
+// one after another (layout_search.cpp), a benchmark cycles through a few dozen small ones.
+class KeptRecordings {
+ public:
+  using Key = std::tuple<Schedule, int, int, int>;
+  [[nodiscard]] const RecordedSchedule* find(const Key& key) const {
+    for (const auto& [k, recorded] : kept_) {
+      if (k == key) return &recorded;
+    }
+    return nullptr;
+  }
+  const RecordedSchedule& keep(const Key& key, RecordedSchedule recorded) {
+    bytes_ += bytes(recorded);
+    kept_.emplace_back(key, std::move(recorded));
+    while (kept_.size() > 1 && (bytes_ > kBytes || kept_.size() > kMost)) {
+      bytes_ -= bytes(kept_.front().second);
+      kept_.pop_front();
+    }
+    return kept_.back().second;
+  }
+
+ private:
+  static constexpr std::size_t kBytes = std::size_t{32} << 20;
+  static constexpr std::size_t kMost = 64;
+  static std::size_t bytes(const RecordedSchedule& r) {
+    return r.passes.size() * sizeof(RecordedSchedule::Pass);
+  }
+  std::deque<std::pair<Key, RecordedSchedule>> kept_;
+  std::size_t bytes_ = 0;
+};
+
+// The replay of schedule (kind, p, m, v) with `times` and, with `without` (may be null), those too. A
+// schedule the calling thread recorded is timed from its recording (the same values, without the search
+// for which pass runs next, nor the order); else its order is replayed and recorded.
+ScheduleTimelines replay_or_record(Schedule kind, int p, int m, int v, const PassTimes& times,
+                                   const PassTimes* without) {
+  thread_local KeptRecordings recordings;
+  const KeptRecordings::Key key{kind, p, m, v};
+  if (const RecordedSchedule* recorded = recordings.find(key); recorded != nullptr) {
+    if (without != nullptr) return time_recorded_twice(*recorded, times, *without);
+    return ScheduleTimelines{.timeline = time_recorded(*recorded, times)};
+  }
+  const std::shared_ptr<const PipelineOrder> order = shared_pipeline_schedule(kind, p, m, v);
+  RecordedSchedule r;
+  ScheduleTimelines first =
+      without != nullptr ? time_schedule_twice(*order, p, m, v, times, *without, nullptr, &r)
+                         : ScheduleTimelines{.timeline = time_schedule(*order, p, m, v, times, nullptr, &r)};
+  if (!r.empty()) recordings.keep(key, std::move(r));  // DualPipeV's program is not recorded
+  return first;
+}
+
 // The pipeline replay of analytic_step: `times`, and with `without` (may be null) the same schedule timed
 // with those costs too. Layouts of a search that differ only in what the replay does not see (a ZeRO
 // stage without weight gathers, its sharding group, the optimizer) replay the same schedule with the same
 // pass times: the calling thread keeps its last replays with their inputs and reuses an identical one
 // (equal inputs, so an equal result).
-ScheduleTimelines replay_schedule(Schedule kind, const PipelineOrder& order, int p, int m, int v,
-                                  const PassTimes& times, const PassTimes* without) {
+ScheduleTimelines replay_schedule(Schedule kind, int p, int m, int v, const PassTimes& times,
+                                  const PassTimes* without) {
   std::vector<double> key{static_cast<double>(kind), static_cast<double>(p), static_cast<double>(m),
                           static_cast<double>(v)};
   for (const PassTimes* t : {&times, without}) {
@@ -67,10 +122,7 @@ ScheduleTimelines replay_schedule(Schedule kind, const PipelineOrder& order, int
     key.push_back(t->p2p_s);
   }
   thread_local RecentResults<std::vector<double>, ScheduleTimelines, 16> kept;
-  return kept.get_or_compute(key, [&] {
-    if (without != nullptr) return time_schedule_twice(order, p, m, v, times, *without);
-    return ScheduleTimelines{.timeline = time_schedule(order, p, m, v, times)};
-  });
+  return kept.get_or_compute(key, [&] { return replay_or_record(kind, p, m, v, times, without); });
 }
 
 }  // namespace
@@ -120,8 +172,9 @@ StepTiming analytic_step(const StepInput& in, const StepPlan& plan, const StepCo
   const int v = plan.virtual_stages;
   const int nvs = p * v;
   const auto m = static_cast<int>(plan.micro_batches);
-  const std::shared_ptr<const PipelineOrder> shared_order = shared_pipeline_schedule(plan.schedule, p, m, v);
-  const PipelineOrder& order = *shared_order;
+  // The schedule's order: only a trace needs it here (replay_schedule fetches it when it replays).
+  std::shared_ptr<const PipelineOrder> order;
+  if (layout != nullptr) order = shared_pipeline_schedule(plan.schedule, p, m, v);
 
   PassTimes times = pass_times(costs);
   // ZeRO 0–2: each chunk's last gradient-producing pass computes beside its gradient buckets.
@@ -165,20 +218,20 @@ StepTiming analytic_step(const StepInput& in, const StepPlan& plan, const StepCo
   ScheduleTimeline tl;
   if (spans != nullptr) {  // a trace: every pass's span, not kept
     if (costs.p2p_s > 0) {
-      ScheduleTimelines both = time_schedule_twice(order, p, m, v, times, without_p2p, spans);
+      ScheduleTimelines both = time_schedule_twice(*order, p, m, v, times, without_p2p, spans);
       tl = std::move(both.timeline);
       rank_end_without_p2p = std::move(both.other_rank_end);
     } else {
-      tl = time_schedule(order, p, m, v, times, spans);
+      tl = time_schedule(*order, p, m, v, times, spans);
     }
   } else {
     ScheduleTimelines both =
-        replay_schedule(plan.schedule, order, p, m, v, times, costs.p2p_s > 0 ? &without_p2p : nullptr);
+        replay_schedule(plan.schedule, p, m, v, times, costs.p2p_s > 0 ? &without_p2p : nullptr);
     tl = std::move(both.timeline);
     rank_end_without_p2p = std::move(both.other_rank_end);
   }
   if (layout != nullptr) {
-    layout->order = order;
+    layout->order = *order;
     layout->buckets.assign(static_cast<std::size_t>(p), {});
     layout->reduced.assign(static_cast<std::size_t>(p), 0.0);
     layout->finish.assign(static_cast<std::size_t>(p), 0.0);

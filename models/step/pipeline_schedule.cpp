@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -396,6 +397,16 @@ void start_replay(Replay<kLanes>& result, const PipelineOrder& order, int p, int
   }
 }
 
+// A replay that timed every pass: complete, its timeline that of lane 0.
+template <int kLanes>
+Replay<kLanes> complete_timeline(Replay<kLanes> result) {
+  result.complete = true;
+  result.timeline.rank_end = result.rank_end[0];
+  result.timeline.makespan =
+      *std::max_element(result.timeline.rank_end.begin(), result.timeline.rank_end.end());
+  return result;
+}
+
 // A replay that ran every rank's list to its end: complete when every list holds `per_rank` passes (with
 // none run twice, every pass once), its timeline then that of lane 0.
 template <int kLanes>
@@ -403,11 +414,7 @@ Replay<kLanes> complete_replay(Replay<kLanes> result, const PipelineOrder& order
   for (const auto& rank : order) {
     if (rank.size() != per_rank) return result;
   }
-  result.complete = true;
-  result.timeline.rank_end = result.rank_end[0];
-  result.timeline.makespan =
-      *std::max_element(result.timeline.rank_end.begin(), result.timeline.rank_end.end());
-  return result;
+  return complete_timeline(std::move(result));
 }
 
 // Runs a DualPipeV program (PipelineOrder::program), once per lane. A rank runs its actions in order: a
@@ -522,12 +529,13 @@ Replay<kLanes> run_program(const PipelineOrder& order, int p, int m, int v,
 // depends only on its rank's previous pass and its inputs, never on which rank advanced first, so the times
 // are those of any order of advancing. complete = false means a deadlock or a malformed list.
 // kSpans: also record every pass's span of lane 0 into *spans (a template parameter, so the plain replay
-// pays nothing for it).
+// pays nothing for it). With `recorded`, every pass is also written there as it is timed (RecordedSchedule).
 template <int kLanes, bool kSpans>
 class ScheduleReplay {
  public:
   ScheduleReplay(const PipelineOrder& order, int p, int m, int v, bool split,
-                 const std::array<const PassTimes*, kLanes>& times, PassSpans* spans)
+                 const std::array<const PassTimes*, kLanes>& times, PassSpans* spans,
+                 RecordedSchedule* recorded)
       : order_(order),
         p_(p),
         m_(m),
@@ -539,9 +547,11 @@ class ScheduleReplay {
         clock_(p, m, v, split ? 3 : 2),
         next_(static_cast<std::size_t>(p), 0),
         waits_for_(static_cast<std::size_t>(p), kNoPass),
-        runnable_(static_cast<std::size_t>(p)) {
+        runnable_(static_cast<std::size_t>(p)),
+        recorded_(recorded) {
     start_replay<kLanes, kSpans>(result_, order, p, v, spans);
     for (int s = 0; s < p; ++s) runnable_[static_cast<std::size_t>(s)] = p - 1 - s;  // rank 0 first
+    if (recorded_ != nullptr) start_recording(split);
   }
 
   Replay<kLanes> run() && {
@@ -556,11 +566,49 @@ class ScheduleReplay {
       if (next_[static_cast<std::size_t>(s)] != order_[static_cast<std::size_t>(s)].size())
         return std::move(result_);
     }
-    return complete_replay(std::move(result_), order_,
-                           (split_ ? 3U : 2U) * static_cast<std::size_t>(m_) * static_cast<std::size_t>(v_));
+    Replay<kLanes> done =
+        complete_replay(std::move(result_), order_,
+                        (split_ ? 3U : 2U) * static_cast<std::size_t>(m_) * static_cast<std::size_t>(v_));
+    if (recorded_ != nullptr && !done.complete) *recorded_ = RecordedSchedule{};
+    return done;
   }
 
  private:
+  void start_recording(bool split) {
+    RecordedSchedule& r = *recorded_;
+    r = RecordedSchedule{.p = p_, .m = m_, .v = v_, .split = split};
+    const auto nvs = static_cast<std::size_t>(p_) * static_cast<std::size_t>(v_);
+    r.passes.reserve((split ? 3 : 2) * static_cast<std::size_t>(m_) * nvs);
+    r.rank_of_stage.resize(nvs);
+    for (std::size_t vs = 0; vs < nvs; ++vs)
+      r.rank_of_stage[vs] =
+          static_cast<std::uint32_t>(rank_of_virtual_stage(order_.kind, static_cast<int>(vs), p_));
+    r.last_of_rank.assign(static_cast<std::size_t>(p_), RecordedSchedule::kRankStart);
+    position_of_.assign((split ? 3 : 2) * static_cast<std::size_t>(m_) * nvs, RecordedSchedule::kNoInput);
+  }
+
+  // The recording's position of the pass at clock index `at`.
+  [[nodiscard]] std::uint32_t position(std::size_t at) const {
+    return at == kNoPass ? RecordedSchedule::kNoInput : position_of_[at / kLanes];
+  }
+
+  // Writes the pass just timed (clock index `at`) into the recording.
+  void record(PassKind kind, std::size_t vs, std::size_t at, const PassInputs& in, std::size_t rank,
+              bool last_grads, bool hand_over, bool produces_grads) {
+    RecordedSchedule& r = *recorded_;
+    const std::size_t nvs = r.rank_of_stage.size();
+    const auto cost = (static_cast<std::size_t>(kind) * 2 + (last_grads ? 1 : 0)) * nvs + vs;
+    const auto here = static_cast<std::uint32_t>(r.passes.size() + RecordedSchedule::kFirstPass);
+    r.passes.push_back(RecordedSchedule::Pass{
+        .previous = r.last_of_rank[rank],
+        .local = position(in.local),
+        .sent = position(in.sent),
+        .code = static_cast<std::uint32_t>(cost) | (hand_over ? RecordedSchedule::kHandOver : 0U) |
+                (produces_grads ? RecordedSchedule::kProducesGrads : 0U)});
+    position_of_[at / kLanes] = here;
+    r.last_of_rank[rank] = here;
+  }
+
   // Runs rank s's passes in order until one waits for an input not yet done (recorded in waits_for_).
   // false: a malformed list (a pass outside the schedule, or the same pass twice).
   bool advance(int s) {
@@ -622,6 +670,7 @@ class ScheduleReplay {
         }
       }
     }
+    if (recorded_ != nullptr) record(x.kind, vs, at, in, rank, last_grads, !at_tip, produces_grads);
   }
 
   // Makes `rank` runnable again if it waits for the pass at clock index `done`.
@@ -643,17 +692,102 @@ class ScheduleReplay {
   std::vector<std::size_t> next_;       // per rank: its next pass
   std::vector<std::size_t> waits_for_;  // per rank: the clock index of the pass it waits for, or kNoPass
   std::vector<int> runnable_;
+  RecordedSchedule* recorded_;              // may be null: nothing recorded
+  std::vector<std::uint32_t> position_of_;  // recording: per pass (clock index / kLanes), its position
 };
 
 // The replay of `order` with `times` (ScheduleReplay); incomplete when the order does not have p ranks.
+// With `recorded`, the replay is recorded there (left empty for a DualPipeV program).
 template <int kLanes, bool kSpans = false>
 Replay<kLanes> replay(const PipelineOrder& order, int p, int m, int v,
-                      const std::array<const PassTimes*, kLanes>& times, PassSpans* spans = nullptr) {
+                      const std::array<const PassTimes*, kLanes>& times, PassSpans* spans = nullptr,
+                      RecordedSchedule* recorded = nullptr) {
+  if (recorded != nullptr) *recorded = RecordedSchedule{};
   if (!order.program.empty()) return run_program<kLanes, kSpans>(order, p, m, v, times, spans);
   if (static_cast<int>(order.size()) != p) return {};
   const bool split = runs_weight_passes(order);
   check_stage_times<kLanes>(times, static_cast<std::size_t>(p) * static_cast<std::size_t>(v));
-  return ScheduleReplay<kLanes, kSpans>(order, p, m, v, split, times, spans).run();
+  return ScheduleReplay<kLanes, kSpans>(order, p, m, v, split, times, spans, recorded).run();
+}
+
+// The replay of a recording with `times` (RecordedSchedule): each pass ends, on each lane, at
+// max(its rank's previous pass, its local input, its sent input + the hand-over) + its cost, the
+// operations of ScheduleReplay::time_pass in its order, so the same values to the bit.
+template <int kLanes>
+Replay<kLanes> replay_recorded(const RecordedSchedule& recorded,
+                               const std::array<const PassTimes*, kLanes>& times) {
+  using Pass = RecordedSchedule::Pass;
+  constexpr auto kLaneCount = static_cast<std::size_t>(kLanes);
+  const auto p = static_cast<std::size_t>(recorded.p);
+  const std::size_t nvs = recorded.rank_of_stage.size();
+  check_stage_times<kLanes>(times, nvs);
+  // Each lane's cost of a pass of every (kind, last micro-batch's gradients, virtual stage), as pass_cost
+  // gives it, and its hand-over delay: none at a V's tip, else p2p_s.
+  std::array<std::vector<double>, kLanes> costs;
+  std::array<std::array<double, 2>, kLanes> hand_over{};
+  for (std::size_t k = 0; k < kLaneCount; ++k) {
+    const PassTimes& t = *times[k];
+    costs[k].resize(6 * nvs);
+    for (const PassKind kind : {PassKind::forward, PassKind::backward, PassKind::backward_weight}) {
+      for (const bool last : {false, true}) {
+        for (std::size_t vs = 0; vs < nvs; ++vs) {
+          costs[k][(static_cast<std::size_t>(kind) * 2 + (last ? 1 : 0)) * nvs + vs] =
+              pass_cost(t, kind, vs, recorded.split, last);
+        }
+      }
+    }
+    hand_over[k] = {0.0, t.p2p_s};
+  }
+  // Each cost index's virtual stage and rank (a table: the index's remainder by p·v is a division).
+  std::vector<std::uint32_t> stage_of(6 * nvs);
+  std::vector<std::uint32_t> rank_of(6 * nvs);
+  for (std::size_t i = 0; i < stage_of.size(); ++i) {
+    stage_of[i] = static_cast<std::uint32_t>(i % nvs);
+    rank_of[i] = recorded.rank_of_stage[i % nvs];
+  }
+  Replay<kLanes> result;
+  for (auto& end : result.rank_end) end.assign(p, 0.0);
+  ScheduleTimeline& tl = result.timeline;
+  tl.rank_busy.assign(p, 0.0);
+  tl.grads_from.assign(nvs, 0.0);
+  tl.grads_ready.assign(nvs, 0.0);
+  // Finish times by position and lane, the calling thread's (as PassClock's): every pass's slot is
+  // written before it is read.
+  thread_local std::vector<double> finish_storage;
+  finish_storage.resize((recorded.passes.size() + RecordedSchedule::kFirstPass) * kLaneCount);
+  double* finish = finish_storage.data();
+  for (std::size_t k = 0; k < kLaneCount; ++k) {
+    finish[std::size_t{RecordedSchedule::kRankStart} * kLaneCount + k] = 0.0;
+    finish[std::size_t{RecordedSchedule::kNoInput} * kLaneCount + k] =
+        -std::numeric_limits<double>::infinity();
+  }
+  double* out = finish + std::size_t{RecordedSchedule::kFirstPass} * kLaneCount;
+  for (const Pass& x : recorded.passes) {
+    const std::uint32_t cost_index = x.code & RecordedSchedule::kCostBits;
+    const std::size_t delay = (x.code & RecordedSchedule::kHandOver) != 0 ? 1 : 0;
+    for (std::size_t k = 0; k < kLaneCount; ++k) {
+      // A missing input is -inf: max() keeps the other operand, as the replay skips it.
+      double ready = finish[std::size_t{x.previous} * kLaneCount + k];
+      ready = std::max(ready, finish[std::size_t{x.local} * kLaneCount + k]);
+      ready = std::max(ready, finish[std::size_t{x.sent} * kLaneCount + k] + hand_over[k][delay]);
+      const double cost = costs[k][cost_index];
+      out[k] = ready + cost;
+      if (k == 0) {
+        const std::uint32_t vs = stage_of[cost_index];
+        tl.rank_busy[rank_of[cost_index]] += cost;
+        if ((x.code & RecordedSchedule::kProducesGrads) != 0 && out[0] >= tl.grads_ready[vs]) {
+          tl.grads_from[vs] = ready;
+          tl.grads_ready[vs] = out[0];
+        }
+      }
+    }
+    out += kLaneCount;
+  }
+  for (std::size_t k = 0; k < kLaneCount; ++k) {
+    for (std::size_t s = 0; s < p; ++s)
+      result.rank_end[k][s] = finish[std::size_t{recorded.last_of_rank[s]} * kLaneCount + k];
+  }
+  return complete_timeline(std::move(result));
 }
 
 PassTimes uniform_times(int p, int v, double forward_s, double backward_s, double weight_s) {
@@ -769,18 +903,30 @@ int peak_in_flight(const std::vector<PipelinePass>& rank_passes) {
 }
 
 ScheduleTimeline time_schedule(const PipelineOrder& order, int p, int m, int v, const PassTimes& times,
-                               PassSpans* spans) {
-  Replay<1> r = spans != nullptr ? replay<1, true>(order, p, m, v, {&times}, spans)
-                                 : replay<1>(order, p, m, v, {&times});
+                               PassSpans* spans, RecordedSchedule* recorded) {
+  Replay<1> r = spans != nullptr ? replay<1, true>(order, p, m, v, {&times}, spans, recorded)
+                                 : replay<1>(order, p, m, v, {&times}, nullptr, recorded);
   TRAINSIM_CHECK(r.complete, "time_schedule: the schedule deadlocks or is malformed");
   return std::move(r.timeline);
 }
 
 ScheduleTimelines time_schedule_twice(const PipelineOrder& order, int p, int m, int v, const PassTimes& times,
-                                      const PassTimes& other, PassSpans* spans) {
-  Replay<2> r = spans != nullptr ? replay<2, true>(order, p, m, v, {&times, &other}, spans)
-                                 : replay<2>(order, p, m, v, {&times, &other});
+                                      const PassTimes& other, PassSpans* spans, RecordedSchedule* recorded) {
+  Replay<2> r = spans != nullptr ? replay<2, true>(order, p, m, v, {&times, &other}, spans, recorded)
+                                 : replay<2>(order, p, m, v, {&times, &other}, nullptr, recorded);
   TRAINSIM_CHECK(r.complete, "time_schedule: the schedule deadlocks or is malformed");
+  return ScheduleTimelines{.timeline = std::move(r.timeline), .other_rank_end = std::move(r.rank_end[1])};
+}
+
+ScheduleTimeline time_recorded(const RecordedSchedule& recorded, const PassTimes& times) {
+  TRAINSIM_CHECK(!recorded.empty(), "time_recorded: nothing recorded");
+  return replay_recorded<1>(recorded, {&times}).timeline;
+}
+
+ScheduleTimelines time_recorded_twice(const RecordedSchedule& recorded, const PassTimes& times,
+                                      const PassTimes& other) {
+  TRAINSIM_CHECK(!recorded.empty(), "time_recorded: nothing recorded");
+  Replay<2> r = replay_recorded<2>(recorded, {&times, &other});
   return ScheduleTimelines{.timeline = std::move(r.timeline), .other_rank_end = std::move(r.rank_end[1])};
 }
 

@@ -162,11 +162,15 @@ struct PassSpan {
 /// Per rank, one span per entry of that rank's list, in the list's order: spans[s][k] times order[s][k].
 using PassSpans = std::vector<std::vector<PassSpan>>;
 
+struct RecordedSchedule;
+
 /// Times `order`; TRAINSIM_CHECK fails if it deadlocks. O(passes + p · rounds). With `spans` (optional;
 /// nothing is recorded or allocated without it), also reports when every pass runs (e.g. for the analytic
-/// trace); the timeline is the same either way.
+/// trace); the timeline is the same either way. With `recorded` (optional), the replay is also recorded
+/// there (RecordedSchedule, below).
 [[nodiscard]] ScheduleTimeline time_schedule(const PipelineOrder& order, int p, int m, int v,
-                                             const PassTimes& times, PassSpans* spans = nullptr);
+                                             const PassTimes& times, PassSpans* spans = nullptr,
+                                             RecordedSchedule* recorded = nullptr);
 
 /// time_schedule of `times`, and when each rank ends with `other` instead (e.g. without the hand-overs):
 /// one replay of the order for both, since they share its dependencies. Each is what time_schedule gives.
@@ -176,7 +180,44 @@ struct ScheduleTimelines {
 };
 [[nodiscard]] ScheduleTimelines time_schedule_twice(const PipelineOrder& order, int p, int m, int v,
                                                     const PassTimes& times, const PassTimes& other,
-                                                    PassSpans* spans = nullptr);
+                                                    PassSpans* spans = nullptr,
+                                                    RecordedSchedule* recorded = nullptr);
+
+/// A replay of one order reduced to its arithmetic, for timing the same order again with other costs:
+/// every pass in the order the replay timed it, each with the positions of the passes it waits for. Each
+/// pass ends where the replay ends it (its rank's previous pass, its inputs, its cost: the same operations
+/// in the same order), so time_recorded gives time_schedule's timeline to the bit, without looking for
+/// which pass can run next. Filled by time_schedule / time_schedule_twice when asked; left empty for
+/// DualPipeV's programs (PipelineOrder::program), which run otherwise.
+struct RecordedSchedule {
+  /// Positions into the replay's finish times: the two below, then pass k at k + kFirstPass.
+  static constexpr std::uint32_t kRankStart = 0;  ///< no pass before on the rank: free at 0
+  static constexpr std::uint32_t kNoInput = 1;    ///< no such input
+  static constexpr std::uint32_t kFirstPass = 2;
+  /// The pass's cost in `code`'s low bits: (kind · 2 + last micro-batch's gradients) · p·v + virtual stage;
+  /// its input from a neighbour arrives p2p_s after it ends (not at a V's tip); it produces its stage's
+  /// gradients.
+  static constexpr std::uint32_t kCostBits = 0x3fffffffU;
+  static constexpr std::uint32_t kHandOver = 1U << 30;
+  static constexpr std::uint32_t kProducesGrads = 1U << 31;
+  struct Pass {
+    std::uint32_t previous = kRankStart;  ///< the rank's pass before this one
+    std::uint32_t local = kNoInput;       ///< the input on its own rank (a backward's forward, a W's B)
+    std::uint32_t sent = kNoInput;        ///< the input from the neighbouring virtual stage
+    std::uint32_t code = 0;
+  };
+  int p = 0, m = 0, v = 0;
+  bool split = false;  ///< W passes run apart from their backwards (ZB-H1)
+  std::vector<Pass> passes;
+  std::vector<std::uint32_t> rank_of_stage;  ///< per virtual stage: its rank
+  std::vector<std::uint32_t> last_of_rank;   ///< per rank: the position of its last pass
+  [[nodiscard]] bool empty() const { return passes.empty(); }
+};
+
+/// time_schedule and time_schedule_twice from a recording of the same order (see RecordedSchedule).
+[[nodiscard]] ScheduleTimeline time_recorded(const RecordedSchedule& recorded, const PassTimes& times);
+[[nodiscard]] ScheduleTimelines time_recorded_twice(const RecordedSchedule& recorded, const PassTimes& times,
+                                                    const PassTimes& other);
 
 /// Makespan with uniform costs per chunk and no communication (forward_s, backward_s per pass; under
 /// ZB-H1 B takes backward_s − weight_s and W weight_s). Used by tests.

@@ -247,23 +247,39 @@ void keep_every_stride(std::vector<Layout>& layouts, std::int64_t max_layouts, S
   layouts = std::move(subset);
 }
 
-/// Every layout's analytic score, in parallel; the ordered runner keeps the result independent of the
-/// thread count (each score lands in its own slot).
+/// The order to score `layouts` in: those that time the same pipeline schedule (schedule, pp, virtual
+/// stages, micro-batches per step: the same dp · micro_batch) one after another, otherwise enumeration
+/// order. A thread keeps the last few schedules it built and replayed (models/step/analytic_step.cpp);
+/// in enumeration order the same schedule comes back only after many others, once they are gone.
+std::vector<std::int64_t> scoring_order(const std::vector<Layout>& layouts) {
+  std::vector<std::int64_t> order(layouts.size());
+  std::iota(order.begin(), order.end(), std::int64_t{0});
+  const auto schedule_of = [&](std::int64_t i) {
+    const Layout& l = layouts[static_cast<std::size_t>(i)];
+    return std::tuple(l.nodes, l.plan.schedule, l.plan.pp, l.plan.virtual_stages,
+                      l.plan.dp * l.plan.micro_batch);
+  };
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::int64_t a, std::int64_t b) { return schedule_of(a) < schedule_of(b); });
+  return order;
+}
+
+/// Every layout's analytic score, in parallel; each score lands in its own slot, so the result does not
+/// depend on the thread count or on the order they are scored in.
 std::vector<LayoutScore> score_analytic(const Scenario& scenario, const std::vector<Layout>& layouts,
                                         const SearchOptions& options, const LayoutEvaluator& evaluate) {
   std::vector<LayoutScore> scores(layouts.size());
-  std::vector<std::int64_t> indices(layouts.size());
-  std::iota(indices.begin(), indices.end(), std::int64_t{0});
   const auto scored = static_cast<std::int64_t>(layouts.size());
+  std::int64_t done = 0;
   run_in_order(
-      indices, options.threads,
+      scoring_order(layouts), options.threads,
       [&](std::int64_t i) {
         const auto k = static_cast<std::size_t>(i);
         scores[k] = evaluate(scenario, layouts[k], model::Fidelity::analytic);
         return std::string();
       },
-      [&](std::int64_t i, std::string&&) {
-        if (options.progress) options.progress(i + 1, scored);
+      [&](std::int64_t, std::string&&) {
+        if (options.progress) options.progress(++done, scored);
       });
   return scores;
 }

@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include <random>
 #include <vector>
 
 #include "sim/error.hpp"
@@ -209,4 +210,71 @@ TEST_CASE("each virtual stage's last gradient-producing pass takes its extra, on
   CHECK(plain.makespan == doctest::Approx(9.0).scale(0));
   CHECK(tl.makespan == doctest::Approx(9.75).scale(0));
   CHECK(tl.rank_busy[0] == doctest::Approx(plain.rank_busy[0] + 0.5).scale(0));
+}
+
+TEST_CASE("a recorded replay times the same order with other costs as the replay does, to the bit") {
+  // Recorded on the two-rank example above (F = 1, B = 2, hand-overs 0.25), timed with F = 2, B = 3 and
+  // hand-overs 0.5: F(0) 0–2, F(1) 2.5–4.5, B(1) 4.5–7.5, B(0) 8–11.
+  const PipelineOrder small = pipeline_schedule(Schedule::one_f_one_b, 2, 1);
+  RecordedSchedule recorded;
+  (void)time_schedule(small, 2, 1, 1, PassTimes{{1, 1}, {2, 2}, {}, 0.25}, nullptr, &recorded);
+  REQUIRE(recorded.passes.size() == 4);
+  const ScheduleTimeline slower = time_recorded(recorded, PassTimes{{2, 2}, {3, 3}, {}, 0.5});
+  CHECK(slower.rank_end == std::vector<double>{11.0, 7.5});
+  CHECK(slower.rank_busy == std::vector<double>{5.0, 5.0});
+  CHECK(slower.grads_from == std::vector<double>{8.0, 4.5});
+  CHECK(slower.makespan == 11.0);
+
+  // Every schedule the replay runs pass by pass, on uneven costs (each stage its own, hand-overs, W parts,
+  // the last micro-batch's extra): every figure equal, not merely close, with one set of costs and two.
+  std::mt19937_64 draw(38);
+  std::uniform_real_distribution<double> seconds(0.1, 3.0);
+  auto uneven = [&](int nvs, bool with_extra) {
+    PassTimes t;
+    for (int vs = 0; vs < nvs; ++vs) {
+      t.forward.push_back(seconds(draw));
+      t.weight.push_back(seconds(draw) / 3);
+      t.backward.push_back(t.weight.back() + seconds(draw));
+      if (with_extra) t.last_grads_extra.push_back(seconds(draw) / 7);
+    }
+    t.p2p_s = seconds(draw) / 11;
+    return t;
+  };
+  struct Shape {
+    Schedule kind;
+    int p, m, v;
+  };
+  for (const Shape& s : {Shape{Schedule::gpipe, 4, 6, 1}, Shape{Schedule::one_f_one_b, 5, 9, 1},
+                         Shape{Schedule::one_f_one_b, 1, 3, 1}, Shape{Schedule::zero_bubble_h1, 4, 7, 1},
+                         Shape{Schedule::interleaved, 4, 8, 3}, Shape{Schedule::interleaved, 2, 6, 2},
+                         Shape{Schedule::zb_v, 3, 6, 2}}) {
+    CAPTURE(to_string(s.kind));
+    CAPTURE(s.p);
+    const PipelineOrder order = pipeline_schedule(s.kind, s.p, s.m, s.v);
+    const int nvs = s.p * s.v;
+    const PassTimes first = uneven(nvs, true);
+    RecordedSchedule r;
+    const ScheduleTimeline as_recorded = time_schedule(order, s.p, s.m, s.v, first, nullptr, &r);
+    REQUIRE(!r.empty());
+    CHECK(time_recorded(r, first).rank_end == as_recorded.rank_end);
+    for (const bool extra : {false, true}) {
+      const PassTimes a = uneven(nvs, extra);
+      const PassTimes b = uneven(nvs, !extra);
+      const ScheduleTimeline want = time_schedule(order, s.p, s.m, s.v, a);
+      const ScheduleTimelines got = time_recorded_twice(r, a, b);
+      CHECK(got.timeline.makespan == want.makespan);
+      CHECK(got.timeline.rank_end == want.rank_end);
+      CHECK(got.timeline.rank_busy == want.rank_busy);
+      CHECK(got.timeline.grads_from == want.grads_from);
+      CHECK(got.timeline.grads_ready == want.grads_ready);
+      CHECK(got.other_rank_end == time_schedule(order, s.p, s.m, s.v, b).rank_end);
+      CHECK(time_recorded(r, a).grads_ready == want.grads_ready);
+    }
+  }
+
+  // DualPipeV runs its program, which is not recorded.
+  RecordedSchedule none;
+  (void)time_schedule(pipeline_schedule(Schedule::dualpipev, 2, 4, 2), 2, 4, 2, uneven(4, false), nullptr,
+                      &none);
+  CHECK(none.empty());
 }

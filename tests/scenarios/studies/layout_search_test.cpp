@@ -8,7 +8,10 @@
 #include <string>
 
 #include "models/step/step_plan.hpp"
+#include "scenarios/framework_choice.hpp"
 #include "scenarios/loader.hpp"
+#include "scenarios/studies/simulation.hpp"
+#include "sim/trace.hpp"
 
 using namespace trainsim;
 using namespace trainsim::scenario;
@@ -399,4 +402,46 @@ TEST_CASE("search keeps the default memory headroom free unless the scenario or 
   for (const double f : seen) CHECK(f == doctest::Approx(0.1));
   options.memory_headroom = 0.0;
   CHECK(search_layouts(s, options, spy).memory_headroom == 0);
+}
+
+TEST_CASE("the search prices each layout to the bit as a lone run of it does, whatever it timed before") {
+  // The analytic pass scores layouts grouped by pipeline schedule and times a schedule it replayed before
+  // from its recording (models/step/pipeline_schedule.hpp); a traced run replays the schedule pass by pass
+  // (the analytic trace needs every span) and keeps nothing. Every usable layout's figures must be those.
+  const Scenario base =
+      load_scenario_file(std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/examples/llama3-8b-64-h100.yaml");
+  SearchOptions options;
+  options.space.max_cp = 1;
+  options.space.max_micro_batch = 2;
+  options.space.max_virtual_stages = 3;
+  options.space.zero_stages = {model::ZeroStage::none, model::ZeroStage::optimizer_states};
+  options.space.recompute = {Recompute::none, Recompute::full};
+  options.top_k = 100'000;
+  options.event_rerank = false;
+  options.collapse_identical = false;
+  options.threads = 1;
+  const SearchResult result = search_layouts(base, options);
+  REQUIRE(result.top.size() > 50);
+  std::set<std::pair<Schedule, int>> schedules;
+  for (const RankedLayout& row : result.top) {
+    schedules.emplace(row.layout.plan.schedule, row.layout.plan.pp);
+    Scenario alone = base;
+    alone.cluster.nodes = row.layout.nodes;
+    alone.parallelism = row.layout.plan;
+    alone.budget.memory_headroom = result.memory_headroom;
+    choose_framework(alone);  // as the search does for a scenario that names none
+    sim::ChromeTraceWriter trace;
+    model::StepOptions traced;
+    traced.trace = &trace;
+    const ScenarioResult run = simulate_scenario(alone, Fidelity::analytic, traced);
+    CAPTURE(row.layout.plan.tp);
+    CAPTURE(row.layout.plan.pp);
+    CAPTURE(row.layout.plan.micro_batch);
+    CAPTURE(to_string(row.layout.plan.schedule));
+    CHECK(run.step.iteration_time == row.analytic.step.iteration_time);
+    CHECK(run.step.time.bubble == row.analytic.step.time.bubble);
+    CHECK(run.step.time.exposed_pp_comm == row.analytic.step.time.exposed_pp_comm);
+    CHECK(run.run.run_time == row.analytic.run_time_s);
+  }
+  CHECK(schedules.size() > 6);  // pipelines of several depths, each schedule
 }
