@@ -64,6 +64,10 @@ const FieldTable<M>& model_fields() {
         required(count_field("vocab", &M::vocab, 1, 1e9, "the vocabulary's tokens")),
         required(count_field("seq_len", &M::seq_len, 1, 1e9, "tokens per sequence")),
         choice_field("mlp", &M::mlp, model::kMlpNames, "the MLP's activation; default gelu"),
+        written_when(number_field("swiglu_limit", &M::swiglu_limit, 0.0, 1e6,
+                                  "swiglu: the gate and up inputs clamped at it (GPT-OSS: 7); 0 (default): "
+                                  "none"),
+                     [](const M& m) { return m.swiglu_limit > 0; }),
         choice_field("norm", &M::norm, model::kNormNames, "the normalisation; default layernorm"),
         choice_field("position", &M::position, model::kPositionNames,
                      "the position embedding; default learned"),

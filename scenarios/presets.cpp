@@ -289,6 +289,10 @@ void check_model_keys(Diagnostics& d, const MapReader& r, const YamlValue& v, co
   if (m.experts == 0 && m.top_k > 0) {
     d.add(v, join_path(path, "top_k"), "top_k is set but experts is 0 (a dense model)");
   }
+  if (m.swiglu_limit > 0 && m.mlp != model::Mlp::swiglu) {
+    d.add(v, join_path(path, "swiglu_limit"),
+          "swiglu_limit clamps a SwiGLU MLP's inputs, but mlp is " + std::string(to_string(m.mlp)));
+  }
   check_moe_layout_keys(d, r, m);
   check_latent_attention_keys(d, r, v, path, m);
   check_sliding_window(d, v, path, m);

@@ -84,6 +84,9 @@ struct TransformerSpec {
   std::int64_t vocab = 0;
   std::int64_t seq_len = 0;
   Mlp mlp = Mlp::gelu;
+  /// SwiGLU with clamped inputs (GPT-OSS, HF `swiglu_limit`: gate ≤ limit, −limit ≤ up ≤ limit); 0: none.
+  /// No FLOPs counted; the clamps run as passes of their own over the fc1 output (layer_ops.cpp).
+  double swiglu_limit = 0;
   Norm norm = Norm::layernorm;
   Position position = Position::learned;
   bool bias = true;  ///< linear layers carry biases (GPT-2/3 yes, Llama no)

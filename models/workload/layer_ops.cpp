@@ -41,6 +41,11 @@ constexpr double kPadForwardPasses = 3.0;
 constexpr double kPadBackwardPasses = 2.0;
 constexpr double kUnpadBackwardPasses = 3.0 + 2.0;
 
+// Passes over the rank's fc2 output that the experts' probability-weighted fc2 bias costs (expert_bias_bytes
+// in TransformerLayerBuilder): 6 forward, 8 backward.
+constexpr double kExpertBiasForwardPasses = 6.0;
+constexpr double kExpertBiasBackwardPasses = 8.0;
+
 // HBM bytes per element of the element-wise work, read plus written, as the framework runs it. Fused
 // (TransformerEngine, apex and Megatron kernels, or torch.compile): one pass in and one out, backward
 // reading the saved input and the output gradient (kBackwardTraffic). Eager PyTorch runs each op of the
@@ -50,6 +55,12 @@ constexpr double kUnpadBackwardPasses = 3.0 + 2.0;
 //    = 40 + 5p. (LayerNorm is one native kernel either way.)
 //  - SwiGLU, silu(a)·b: silu (2p) and multiply (3p) = 5p per ffn element forward; the multiply's two
 //    gradients (5p) and silu's (3p) = 8p backward. Fused: 3p and 1.5·3p.
+//  - SwiGLU with clamped inputs (swiglu_limit, GPT-OSS): Megatron-Core's fused path still clamps outside its
+//    kernel (weighted_bias_quick_geglu_impl in megatron/core/fusions/fused_bias_geglu.py, core_v0.15.0 on):
+//    chunk, clamp the gate half and the up half (read and write both: 4p per ffn element), torch.cat them
+//    back (4p) = 8p more forward; eager code clamps the two halves alone (4p). Backward, each clamp masks its
+//    gradient by its saved input (read the gradient and the input, write: 6p) and the halves' gradients are
+//    joined into one tensor (read and write: 4p) = 10p more either way.
 //  - rotary embedding of q and k, on x.float() as complex numbers: cast (p + 4), complex multiply (8),
 //    cast back (4 + p) = 16 + 2p each way. Fused: 2p each way.
 //  - cross-entropy on fp32 logits: cast (p + 4), log_softmax (8), then the loss = p + 12 forward;
@@ -70,6 +81,10 @@ ElementwiseTraffic elementwise_traffic(const TransformerSpec& spec, double p, bo
   const double act = (swiglu ? 3.0 : 2.0) * p;  // gelu: read the fc1 output, write its activation
   e.act = swiglu && !fused ? 5.0 * p : act;
   e.act_backward = swiglu && !fused ? 8.0 * p : kBackwardTraffic * act;
+  if (swiglu && spec.swiglu_limit > 0) {
+    e.act += fused ? 8.0 * p : 4.0 * p;
+    e.act_backward += 10.0 * p;
+  }
   if (spec.position == Position::rope) {
     e.rope = fused ? 2.0 * p : 16.0 + 2.0 * p;
     e.rope_backward = e.rope;
@@ -340,6 +355,14 @@ struct TransformerLayerBuilder {
   const double sort_bytes = permutes && shard.ep > 1 && expert_groups > 1 ? 2.0 * a2a_bytes_local : 0.0;
   const double unpermute_bytes =
       permutes ? a2a_bytes_local + p * (slot_gather ? tokens / t : tokens) * h : 0.0;
+  // Experts with biases (GPT-OSS): Megatron-Core's grouped experts add fc1's bias inside the GEMM but return
+  // fc2's (skip_bias_add) and add it weighted by each slot's routing probability in eager PyTorch, expert by
+  // expert (TEGroupedMLP._apply_bias in megatron/core/transformer/moe/experts.py, core_v0.15.0 to
+  // core_v0.17.x: torch.split, t + b·p, torch.cat). Per element of the rank's fc2 output, at the activations'
+  // width p (probabilities as wide): b·p written (p), t + b·p read (2p) and written (p), the cat read and
+  // written (2p) = 6p forward. Backward: the split's gradients joined (2p), b's gradient as the sum over the
+  // slots of grad·p (grad·p written and read back: 3p) and p's as the sum over h of grad·b (3p) = 8p.
+  const double expert_bias_bytes = moe && spec.bias ? p * mlp_tokens * h : 0.0;
   const double score_bytes = att.score_elements;  // one byte per score element, times p below
   // Context parallelism: K/V blocks passed round the cp ring under the attention's ring steps, or all of
   // K/V gathered first (att.kv_bytes: the whole sequence's) and attended to in one kernel.
@@ -444,6 +467,7 @@ struct TransformerLayerBuilder {
     fwd.matmul("fc1", expert_tokens, fc1_outputs * ffn / et, h, expert_groups);
     fwd.memory(act_name, e.act * act_elements);
     fwd.matmul("fc2", expert_tokens, h, ffn / et, expert_groups);
+    if (expert_bias_bytes > 0) fwd.memory("expert_bias", kExpertBiasForwardPasses * expert_bias_bytes);
   }
 
   /// A MoE block's forward after its experts, up to the tokens back in their order: the slots' return
@@ -492,6 +516,7 @@ struct TransformerLayerBuilder {
 
   /// The backward of mlp_forward.
   void mlp_backward(OpList& bwd) const {
+    if (expert_bias_bytes > 0) bwd.memory("expert_bias.bwd", kExpertBiasBackwardPasses * expert_bias_bytes);
     matmul_backward(bwd, "fc2", expert_tokens, h, ffn / et, expert_groups);
     bwd.memory(swiglu ? "swiglu.bwd" : "gelu.bwd", e.act_backward * act_elements);
     matmul_backward(bwd, "fc1", expert_tokens, fc1_outputs * ffn / et, h, expert_groups);

@@ -338,6 +338,14 @@ std::optional<model::TransformerSpec> read_hf_config_text(Diagnostics& d, const 
     m.bias = r.flag("attention_bias").value_or(false);
     m.attention_sinks = true;
     if (!m.bias) r.fail("attention_bias", "gpt_oss without attention biases is not a released shape");
+    // The experts' SwiGLU clamps its gate and up inputs at swiglu_limit (7.0 in the released configs).
+    if (const auto limit = config.find("swiglu_limit"); limit != config.end() && !limit->is_null()) {
+      if (!limit->is_number() || limit->get<double>() <= 0) {
+        r.fail("swiglu_limit", "expected a positive number, found " + json_excerpt(*limit));
+      } else {
+        m.swiglu_limit = limit->get<double>();
+      }
+    }
   } else {
     for (const std::string_view bias : {"attention_bias", "mlp_bias"}) {
       if (r.flag(bias).value_or(false)) r.fail(bias, "biases on some projections only are not modelled");

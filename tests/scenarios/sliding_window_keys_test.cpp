@@ -64,6 +64,7 @@ TEST_CASE("gpt-oss-120b: 116.8B parameters, 5.1B active, windows on the even lay
   CHECK(m.is_windowed(34));
   CHECK(m.windowed_layer_count() == 18);
   CHECK(m.attention_sinks);
+  CHECK(m.swiglu_limit == 7.0);  // config.json swiglu_limit
   CHECK(m.query_width() == 4096);
   CHECK(model::parameter_count(m) == gpt_oss_total(36, 128));  // 116,829,152,064
   CHECK(model::parameter_count(m) / 116.8e9 == doctest::Approx(1.0).epsilon(0.01));
@@ -94,6 +95,7 @@ TEST_CASE("OpenAI's config.json reads to the preset's shape") {
     for (std::int64_t l = 0; l < hf.layers; ++l) CHECK(hf.is_windowed(l) == preset.is_windowed(l));
     CHECK(hf.attention_sinks);
     CHECK(hf.bias);
+    CHECK(hf.swiglu_limit == preset.swiglu_limit);
     CHECK(model::parameter_count(hf) == model::parameter_count(preset));
     CHECK(model::active_parameter_count(hf) == model::active_parameter_count(preset));
   }
@@ -105,6 +107,7 @@ TEST_CASE("the window keys dump and load back") {
   CHECK(back.model.sliding_window == 128);
   CHECK(back.model.window_layers == std::vector<bool>{true, false});
   CHECK(back.model.attention_sinks);
+  CHECK(back.model.swiglu_limit == 7.0);
 }
 
 TEST_CASE("bad window keys are errors at their line and column") {
@@ -119,6 +122,11 @@ TEST_CASE("bad window keys are errors at their line and column") {
                              "full_attention]\n")) == doctest::Contains("divides the layers"));
   CHECK(errors_of(model_with("  sliding_window: 8\n  causal: false\n")) ==
         doctest::Contains("causal mask only"));
+  // The clamp belongs to a SwiGLU: model_with's model has the default gelu MLP.
+  CHECK(errors_of(model_with("  swiglu_limit: 7\n")) == doctest::Contains("model.swiglu_limit"));
+  CHECK(errors_of(model_with("  swiglu_limit: 7\n")) == doctest::Contains("mlp is gelu"));
+  CHECK(errors_of(model_with("  mlp: swiglu\n  swiglu_limit: -1\n")) ==
+        doctest::Contains("model.swiglu_limit"));
   // Ring attention under a window is not modelled: cp > 1 is refused at parallelism.cp.
   CHECK(errors_of("model: gpt-oss-20b\ncluster: {node: dgx-h100, nodes: 1}\nparallelism: {cp: 2}\n"
                   "training: {global_batch: 8}\n") == doctest::Contains("sliding-window layers"));

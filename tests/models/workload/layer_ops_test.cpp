@@ -262,6 +262,45 @@ TEST_CASE("eager element-wise ops move the bytes of their op lists; fused ones o
   CHECK(e.forward_flops() == doctest::Approx(f.forward_flops()).scale(0));
 }
 
+TEST_CASE("clamped SwiGLU inputs add the clamps' passes over the fc1 output, as Megatron-Core runs them") {
+  // The Llama layer above with swiglu_limit (GPT-OSS's 7.0): T·ffn = 8192·14336 elements, p = 2. Fused,
+  // Megatron-Core clamps both halves (read and write 2·ffn: 4p) and concatenates them again (4p) before
+  // its kernel: 6 + 16 = 22 B per element forward; backward the clamps' masks (6p) and the halves'
+  // gradients joined (4p): 9 + 20 = 29. Eager code clamps without the cat: 10 + 8 = 18 forward, 16 + 20.
+  TransformerSpec m = llama3_8b_layer();
+  m.swiglu_limit = 7.0;
+  const double tf = 8192.0 * 14336;
+  const LayerOps f = transformer_layer_ops(m, Shard{});
+  CHECK(bytes_of(f.forward, "swiglu") == doctest::Approx(22 * tf).scale(0));
+  CHECK(bytes_of(f.backward, "swiglu.bwd") == doctest::Approx(29 * tf).scale(0));
+  Shard eager;
+  eager.fused_elementwise = false;
+  const LayerOps e = transformer_layer_ops(m, eager);
+  CHECK(bytes_of(e.forward, "swiglu") == doctest::Approx(18 * tf).scale(0));
+  CHECK(bytes_of(e.backward, "swiglu.bwd") == doctest::Approx(36 * tf).scale(0));
+  // No FLOPs: the GEMMs are those of the unclamped layer.
+  CHECK(f.forward_flops() ==
+        doctest::Approx(transformer_layer_ops(llama3_8b_layer(), Shard{}).forward_flops()));
+}
+
+TEST_CASE("experts with biases add fc2's probability-weighted bias in eager passes over the fc2 output") {
+  // The four-expert MoE at ep 2: the rank's 2,048 slots of h = 512 at p = 2 make one pass over the fc2
+  // output 2·2,048·512 = 2,097,152 bytes. Forward b·p written (1), t + b·p read and written (3), the cat
+  // (2) = 6 passes; backward the split's gradients joined (2) and the two reductions (3 each) = 8.
+  TransformerSpec m = trainsim::testing::four_expert_moe();
+  Shard s;
+  s.ep = 2;
+  m.bias = true;
+  const double pass = 2.0 * 2048 * 512;
+  const LayerOps with = transformer_layer_ops(m, s);
+  CHECK(bytes_of(with.forward, "expert_bias") == doctest::Approx(6 * pass).scale(0));
+  CHECK(bytes_of(with.backward, "expert_bias.bwd") == doctest::Approx(8 * pass).scale(0));
+  m.bias = false;
+  const LayerOps without = transformer_layer_ops(m, s);
+  CHECK_FALSE(has(without.forward, "expert_bias"));
+  CHECK_FALSE(has(without.backward, "expert_bias.bwd"));
+}
+
 TEST_CASE("unpadded attention copies q, k, v and the output around the kernel, as flash_attn_fn does") {
   // Llama 3 8B's layer, one sequence of 8192 tokens, bf16: q and the output are 8192·4096 elements, k and
   // v 8192·1024 each (8 K/V heads of 128). Forward: unpad gathers q, k, v (read + write: 2 passes), pad
