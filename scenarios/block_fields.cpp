@@ -264,6 +264,9 @@ const FieldTable<model::Framework>& framework_fields() {
                    "a MoE layer's forward waits on the host for its token counts before the experts"),
         quantity_field("expert_launch", &F::expert_launch_s, D::seconds, Bound::non_negative,
                        "host time per local expert of a grouped expert GEMM (one launch per expert)"),
+        count_field(
+            "optimizer_tensor_ops", &F::optimizer_tensor_ops, 0, 1e3,
+            "the update tensor by tensor: a host wait, then this many eager kernels (0: multi-tensor)"),
         flag_field("fused_elementwise", &F::fused_elementwise,
                    "norms, SwiGLU, rotary embedding and loss in fused kernels; false: eager ops"),
         flag_field("unpadded_attention", &F::unpadded_attention,

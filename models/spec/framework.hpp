@@ -208,6 +208,14 @@ struct Framework {
   /// one grouped kernel for all experts (torch._grouped_mm, as torchtitan runs them). The FSDP presets keep
   /// one launch per expert, a lower bound for the Python loops over experts of the model code they wrap.
   double expert_launch_s = kDriverLaunchOverhead;
+  /// The optimizer's update, parameter tensor by parameter tensor: the host reads the tensor's step count
+  /// back (a host–device wait) and then issues this many eager kernels (models/step/host_issue.hpp's
+  /// per_tensor_update_s). Composer's DecoupledAdamW.adamw (composer/optim/decoupled_weight_decay.py), as
+  /// llm-foundry trains, loops over the parameters with `step = state_steps[i].item()`, then
+  /// exp_avg.mul_().add_(), exp_avg_sq.mul_().addcmul_(), sqrt(), the division by the bias correction,
+  /// add_(eps) and param.addcdiv_(): 8 (weight decay, when not 0, adds a ninth). 0: a multi-tensor update
+  /// (torch.optim's foreach default, apex and TransformerEngine FusedAdam), a few launches per step.
+  int optimizer_tensor_ops = 0;
   /// What the caching allocator holds beyond the bytes allocated, as a fraction of them (the scenario's
   /// `memory.reserve`). 0: frameworks publish torch.cuda.max_memory_allocated, which excludes it.
   double memory_reserve = 0;

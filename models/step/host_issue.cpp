@@ -1,7 +1,10 @@
 #include "models/step/host_issue.hpp"
 
 #include <algorithm>
+#include <array>
 #include <string_view>
+
+#include "models/workload/rank_tensors.hpp"
 
 namespace trainsim::model {
 
@@ -43,6 +46,20 @@ double drained_issue_s(std::span<const IssuedBlock> blocks) {
     issued += b.host;
   }
   return finish;
+}
+
+double per_tensor_update_s(const std::vector<TensorShape>& tensors, double update_s, const Framework& fw) {
+  const double all = elements(tensors);
+  if (fw.optimizer_tensor_ops <= 0 || fw.cuda_graphs || !(all > 0)) return update_s;
+  const double first = fw.launch_overhead_s;
+  const double rest = (fw.optimizer_tensor_ops - 1) * first;
+  double s = 0;
+  for (const TensorShape& t : tensors) {
+    const double g = update_s * static_cast<double>(t.rows) * static_cast<double>(t.cols) / all;
+    const std::array<IssuedBlock, 2> stretch{{{first, 0}, {rest, g}}};
+    s += t.count * drained_issue_s(stretch);
+  }
+  return s;
 }
 
 }  // namespace trainsim::model

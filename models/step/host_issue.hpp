@@ -9,6 +9,7 @@
 
 #include "models/spec/framework.hpp"
 #include "models/workload/layer_ops.hpp"
+#include "models/workload/optimizer.hpp"
 
 namespace trainsim::model {
 
@@ -40,5 +41,13 @@ struct IssuedBlock {
 /// One block gives today's floor max(host, gpu); a host-bound block followed by a device-bound one costs
 /// their host time and device time in a row rather than overlapped.
 [[nodiscard]] double drained_issue_s(std::span<const IssuedBlock> blocks);
+
+/// The optimizer's update of `tensors` when the framework issues it tensor by tensor behind a host wait
+/// (Framework::optimizer_tensor_ops = k > 0), its kernels taking `update_s` in all, shared among the
+/// tensors by their elements (g_i): each tensor is a stretch from a drained queue, the host issuing its k
+/// ops at launch_overhead_s L each while the device runs g_i, so Σ_i drained_issue_s({L, 0}, {(k−1)·L, g_i})
+/// = Σ_i max(k·L, L + g_i). `update_s` itself when k is 0, under CUDA graphs, or without tensors.
+[[nodiscard]] double per_tensor_update_s(const std::vector<TensorShape>& tensors, double update_s,
+                                         const Framework& fw);
 
 }  // namespace trainsim::model

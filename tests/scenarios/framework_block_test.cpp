@@ -143,6 +143,7 @@ TEST_CASE(
   CHECK_FALSE(f.cuda_graphs);
   CHECK(f.grad_reduce_dtype == trainsim::topo::Precision::fp32);
   CHECK(f.prefetch == 1);
+  CHECK(f.optimizer_tensor_ops == 8);  // DecoupledAdamW: .item() and 8 kernels per tensor
   CHECK(f.gathers_per_layer == 1);
   CHECK(f.reshard_after_forward);
   CHECK(f.unpadded_attention);               // flash_attn_fn's unpad/pad copies

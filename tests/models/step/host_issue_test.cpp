@@ -133,3 +133,22 @@ TEST_CASE("a MoE layer's forward: from the wait, the ops after it, then the next
   in.plan.framework.moe_host_sync = false;
   CHECK(costs_of(in).units[0].total.forward() == seconds(gpu));
 }
+
+TEST_CASE("an update issued tensor by tensor behind a host wait: sum of max(k·L, L + the tensor's share)") {
+  // Two tensors of 1000 elements and one of 3000; update kernels of 1 ms shared by elements: 0.2, 0.2 and
+  // 0.6 ms. L = 20 us, k = 8 ops a tensor (160 us of issue): max(160, 20 + 200) · 2 + max(160, 20 + 600)
+  // = 440 + 620 = 1060 us.
+  Framework fw;
+  fw.launch_overhead_s = 20e-6;
+  fw.optimizer_tensor_ops = 8;
+  const std::vector<TensorShape> tensors{{1000, 1, 2}, {3000, 1, 1}};
+  CHECK(per_tensor_update_s(tensors, 1e-3, fw) == seconds(1060e-6));
+  // Kernels of 0.1 ms: 20, 20 and 60 us, each below its 160 us of issue: 3 · 160 = 480 us.
+  CHECK(per_tensor_update_s(tensors, 0.1e-3, fw) == seconds(480e-6));
+  // A multi-tensor update, or one under CUDA graphs: the kernels alone.
+  fw.cuda_graphs = true;
+  CHECK(per_tensor_update_s(tensors, 0.1e-3, fw) == seconds(0.1e-3));
+  fw.cuda_graphs = false;
+  fw.optimizer_tensor_ops = 0;
+  CHECK(per_tensor_update_s(tensors, 0.1e-3, fw) == seconds(0.1e-3));
+}
