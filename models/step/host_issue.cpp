@@ -15,12 +15,6 @@ double op_issue_s(const LayerOp& op, const Framework& fw) {
   return s;
 }
 
-double ops_issue_s(std::span<const LayerOp> ops, const Framework& fw) {
-  double s = 0;
-  for (const LayerOp& op : ops) s += op_issue_s(op, fw);
-  return s;
-}
-
 std::optional<std::size_t> host_sync_index(const std::vector<LayerOp>& forward, const Framework& fw) {
   if (!fw.moe_host_sync) return std::nullopt;
   const auto named = [&](std::string_view name) {

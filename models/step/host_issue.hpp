@@ -18,9 +18,6 @@ namespace trainsim::model {
 /// launches one cuBLAS GEMM per expert, see Framework::expert_launch_s).
 [[nodiscard]] double op_issue_s(const LayerOp& op, const Framework& fw);
 
-/// The sum of op_issue_s over `ops`.
-[[nodiscard]] double ops_issue_s(std::span<const LayerOp> ops, const Framework& fw);
-
 /// Where a MoE layer's forward makes the host wait for the device under `fw` (Framework::moe_host_sync):
 /// the index of the first op issued after the wait — the all-to-all dispatcher's token all-to-all, or
 /// the all-gather dispatcher's first op after its all-gathers, or, with neither, the experts' first GEMM.
