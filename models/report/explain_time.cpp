@@ -116,8 +116,13 @@ ExplainSection explain_time(const StepInput& in) {
                    bubble_formula(in.plan.schedule)),
        tb.bubble, "s"});
   const StageCost& sc = costs.stages[static_cast<std::size_t>(stage)];
-  std::string optimizer = fmt::format("{:.4g} ms update kernels + {:.4g} ms gradient-norm all-reduce",
-                                      sc.optimizer_s * 1e3, sc.grad_norm_s * 1e3);
+  const int tensor_ops = in.plan.framework.optimizer_tensor_ops;
+  const std::string update =
+      tensor_ops > 0 && !in.plan.framework.cuda_graphs
+          ? fmt::format("update tensor by tensor (a host wait, then {} kernels each)", tensor_ops)
+          : std::string("update kernels");
+  std::string optimizer = fmt::format("{:.4g} ms {} + {:.4g} ms gradient-norm all-reduce",
+                                      sc.optimizer_s * 1e3, update, sc.grad_norm_s * 1e3);
   if (sc.optimizer_comm_s > 0)
     optimizer +=
         fmt::format(" + {:.4g} ms whole-matrix exchanges over the sharding group", sc.optimizer_comm_s * 1e3);

@@ -52,6 +52,7 @@ Framework framework_preset(FrameworkPreset preset) {
       f.gathers_per_layer = 4;         // qkv, out_proj, fc1, fc2: one fetch per linear module
       f.prefetch_bucket_params = 5e7;  // stage3_prefetch_bucket_size default
       f.launch_overhead_s = kDeepSpeedLaunchOverhead;
+      f.moe_host_sync = false;  // DeepSpeed-MoE's capacity-based gating (deepspeed/moe/sharded_moe.py)
       break;
     case FrameworkPreset::deepspeed_2021:
       // ZeRO-3 as DeepSpeed v0.3.x ran it (stage3.py, partition_parameters.py), the version Narayanan et
@@ -67,6 +68,7 @@ Framework framework_preset(FrameworkPreset preset) {
       f.gather_host_s = kDeepSpeed2021GatherHost;
       f.collective_host_per_rank_s = kListCollectiveHostPerRank;
       f.launch_overhead_s = kDeepSpeedLaunchOverhead;
+      f.moe_host_sync = false;
       break;
     case FrameworkPreset::fsdp2:
     case FrameworkPreset::torchtitan:
@@ -77,6 +79,8 @@ Framework framework_preset(FrameworkPreset preset) {
       // compiled (training.compile false by default); FSDP2 wraps any model and leaves its kernels alone.
       f.fused_elementwise = preset != FrameworkPreset::torchtitan;
       f.gradient_staging = GradientStaging::fsdp2;
+      // torchtitan's GroupedExperts run all local experts in one torch._grouped_mm.
+      if (preset == FrameworkPreset::torchtitan) f.expert_launch_s = 0;
       break;
     case FrameworkPreset::fsdp1:
       // PyTorch FSDP1 around model code written as eager PyTorch ops, as most published FSDP runs train
@@ -98,6 +102,7 @@ Framework framework_preset(FrameworkPreset preset) {
       f.fused_elementwise = false;
       f.unpadded_attention = true;
       f.gradient_staging = GradientStaging::fsdp1;
+      f.optimizer_tensor_ops = 8;  // Composer's DecoupledAdamW: one .item() and 8 kernels per tensor
       break;
   }
   return f;
@@ -153,6 +158,8 @@ std::string framework_flags(const Framework& f, bool overlap_grad_reduce) {
   if (f.cp_kv_all_gather) out += " cp_kv_all_gather=true";
   out += std::string(" cuda_graphs=") + flag(f.cuda_graphs);
   if (!f.cuda_graphs) out += " launch_overhead_us=" + std::to_string(std::lround(f.launch_overhead_s * 1e6));
+  if (!f.moe_host_sync) out += " moe_host_sync=false";
+  if (f.optimizer_tensor_ops > 0) out += " optimizer_tensor_ops=" + std::to_string(f.optimizer_tensor_ops);
   if (f.grad_reduce_dtype) out += " grad_reduce_dtype=" + std::string(topo::to_string(*f.grad_reduce_dtype));
   if (f.memory_reserve > 0) out += " memory_reserve=" + std::to_string(f.memory_reserve);
   return out;

@@ -120,6 +120,11 @@ inline constexpr int kTeUserbufferPipelineSplits = 4;
 /// validation case; Megatron-DeepSpeed's own, fitted to vTrain, is in framework.cpp.
 inline constexpr double kEagerLaunchOverhead = 20e-6;
 
+/// CPU time of one kernel launch issued from C++ through the CUDA driver: 4.9 µs measured for statically
+/// compiled C (JuliaGPU/CUDAdrv.jl pull request #15, its launch_overhead perftest), of which most is spent
+/// in libcuda. TransformerEngine's per-expert GEMMs are issued this way (Framework::expert_launch_s).
+inline constexpr double kDriverLaunchOverhead = 5e-6;
+
 struct Framework {
   FrameworkPreset preset = FrameworkPreset::megatron_core;
   /// Tensor-parallel all-gathers and reduce-scatters (sequence parallelism) split into chunks that run
@@ -191,6 +196,34 @@ struct Framework {
   /// The step is captured as CUDA graphs (Megatron-Core --enable-cuda-graph, torch.compile's
   /// mode="reduce-overhead"): one launch per graph, so the host no longer bounds a pass.
   bool cuda_graphs = false;
+  /// A dropless MoE layer's forward copies its token counts to the host and waits for them before its
+  /// experts run, so the host cannot run ahead of the device across it (models/step/host_issue.hpp).
+  /// Megatron-Core (megatron/core/transformer/moe/token_dispatcher.py): MoEAlltoAllTokenDispatcher.preprocess
+  /// sets cuda_sync_point "before_ep_alltoall" whenever ep or tp > 1 ("before_finish" otherwise), and
+  /// _maybe_dtoh_and_synchronize waits on the D2H event there unless moe_pad_expert_input_to_capacity
+  /// (drop and pad) is set; CUDA graphs of the moe_preprocess scope only move the copy (cuda_dtoh_point),
+  /// not the wait. MoEAllGatherTokenDispatcher.dispatch_postprocess calls `.cpu()` on the counts. The flex
+  /// dispatcher's HybridEP backend waits on pinned memory unless num_permuted_tokens is given
+  /// (moe/fused_a2a.py); DeepEP's dispatch reads its received counts back the same way. torchtitan's
+  /// expert-parallel dispatch copies its splits to the host for the all-to-all. False: a capacity-based
+  /// (dropping) dispatcher, DeepSpeed-MoE's, that sizes its buffers without the counts.
+  bool moe_host_sync = true;
+  /// Host seconds per local expert that a grouped expert GEMM costs beyond launch_overhead_s: Megatron-Core's
+  /// TEGroupedMLP runs TransformerEngine's GroupedLinear
+  /// (transformer_engine/pytorch/module/grouped_linear.py, _GroupedLinear.forward and backward), which issues
+  /// one cuBLAS GEMM per expert from C++ (te_general_grouped_gemm → nvte_multi_tensor_gemm,
+  /// transformer_engine/pytorch/csrc/extensions/gemm.cpp), for the forward, the dgrad and the wgrad alike. 0:
+  /// one grouped kernel for all experts (torch._grouped_mm, as torchtitan runs them). The FSDP presets keep
+  /// one launch per expert, a lower bound for the Python loops over experts of the model code they wrap.
+  double expert_launch_s = kDriverLaunchOverhead;
+  /// The optimizer's update, parameter tensor by parameter tensor: the host reads the tensor's step count
+  /// back (a host–device wait) and then issues this many eager kernels (models/step/host_issue.hpp's
+  /// per_tensor_update_s). Composer's DecoupledAdamW.adamw (composer/optim/decoupled_weight_decay.py), as
+  /// llm-foundry trains, loops over the parameters with `step = state_steps[i].item()`, then
+  /// exp_avg.mul_().add_(), exp_avg_sq.mul_().addcmul_(), sqrt(), the division by the bias correction,
+  /// add_(eps) and param.addcdiv_(): 8 (weight decay, when not 0, adds a ninth). 0: a multi-tensor update
+  /// (torch.optim's foreach default, apex and TransformerEngine FusedAdam), a few launches per step.
+  int optimizer_tensor_ops = 0;
   /// What the caching allocator holds beyond the bytes allocated, as a fraction of them (the scenario's
   /// `memory.reserve`). 0: frameworks publish torch.cuda.max_memory_allocated, which excludes it.
   double memory_reserve = 0;

@@ -9,6 +9,7 @@
 
 #include "models/step/activation_offload.hpp"
 #include "models/step/communicators.hpp"
+#include "models/step/host_issue.hpp"
 #include "models/step/memory.hpp"
 #include "models/step/shared_links.hpp"
 #include "models/step/unit_pricing.hpp"
@@ -392,9 +393,12 @@ class StepPricer {
     const OptimizerCost oc = optimizer_cost(opt, in_.training.precision, tensors);
     // = dp_shard·cp·ep, as memory shards
     const double opt_shard = shards_optimizer_states(pl_.zero) ? static_cast<double>(comms_.shard.size) : 1.0;
-    sc.optimizer_s = kernel_time(
-        KernelCost{OpKind::memory_bound, oc.elementwise_flops / opt_shard, oc.bytes_moved / opt_shard, 0, 0},
-        gpu, Precision::fp32);
+    sc.optimizer_s =
+        per_tensor_update_s(tensors,
+                            kernel_time(KernelCost{OpKind::memory_bound, oc.elementwise_flops / opt_shard,
+                                                   oc.bytes_moved / opt_shard, 0, 0},
+                                        gpu, Precision::fp32),
+                            fw_);
     const MatrixUpdateWork whole = matrix_update_work(opt, in_.training.precision, tensors,
                                                       shards_optimizer_states(pl_.zero), comms_.shard.size);
     if (whole.matmul_flops > 0)

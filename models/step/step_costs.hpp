@@ -35,6 +35,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -134,8 +135,15 @@ struct UnitCost {
   RoutedCollectives gather_flows, reduce_flows;
   /// Routed full cluster: some piece has collectives lowered as flows (CostPiece::routed).
   bool routes_pieces = false;
-  /// Ops of the forward and backward lists: the host issues each (Framework::launch_overhead_s).
-  std::size_t forward_ops = 0, backward_ops = 0;
+  /// The host's issue of one pass (models/step/host_issue.hpp): host seconds for all its ops, and where the
+  /// host waits for the device (Framework::moe_host_sync), the first piece after the wait and the host
+  /// seconds of the ops before it.
+  struct PassIssue {
+    double host_s = 0;
+    std::optional<std::size_t> sync_piece;
+    double before_sync_s = 0;
+  };
+  PassIssue forward_issue, backward_issue;
 };
 
 /// A run of identical consecutive units of one virtual stage, in forward order.

@@ -2,9 +2,12 @@
 #include "models/step/unit_pricing.hpp"
 
 #include <algorithm>
+#include <array>
+#include <optional>
 #include <string_view>
 #include <utility>
 
+#include "models/step/host_issue.hpp"
 #include "models/step/shared_links.hpp"
 #include "models/workload/kernel_time.hpp"
 #include "topologies/collective_cost.hpp"
@@ -156,6 +159,14 @@ class PieceBuilder {
     } else {
       add_kernel(op);
     }
+  }
+
+  /// The host waits for the device here (host_issue.hpp): what was issued before is drained, so the kernels
+  /// after start a new piece. Returns that piece's index.
+  std::size_t mark_host_sync() {
+    flush();
+    if (hidden_.comm > 0) block_hidden();
+    return out_.size();
   }
 
   std::vector<CostPiece> pieces() && {
@@ -361,11 +372,23 @@ class PieceBuilder {
   double beside_other_micro_batch_ = 0;  // expert-parallel all-to-alls under framework.ep_comm_overlap
 };
 
+// The pass's pieces, and its host issue (UnitCost::PassIssue): the host seconds of its ops and, where the
+// host waits for the device before op `sync`, the first piece after the wait.
 std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepInput& in,
-                                   const Communicators& g, const topo::ClusterSpec* routed,
-                                   bool shared_links) {
+                                   const Communicators& g, const topo::ClusterSpec* routed, bool shared_links,
+                                   UnitCost::PassIssue& issue,
+                                   std::optional<std::size_t> sync = std::nullopt) {
+  const Framework& fw = in.plan.framework;
   PieceBuilder pieces(in, g, routed, shared_links);
-  for (const LayerOp& op : ops) pieces.add(op);
+  issue = UnitCost::PassIssue{};
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    if (sync && i == *sync) {
+      issue.sync_piece = pieces.mark_host_sync();
+      issue.before_sync_s = issue.host_s;
+    }
+    pieces.add(ops[i]);
+    issue.host_s += op_issue_s(ops[i], fw);
+  }
   return std::move(pieces).pieces();
 }
 
@@ -382,18 +405,37 @@ void drop_host_wait(std::vector<CostPiece>& pieces) {
 }
 
 // In eager mode the host issues every op of a pass one after another while the GPU runs the ones already
-// issued, so the pass takes at least ops × launch_overhead (the host runs ahead of a long kernel, so the
-// bound holds for the pass, not for each kernel). What that floor exceeds the pass's GPU time by is the
-// GPU waiting for launches: one more piece on the compute stream, after the pass's own.
-void wait_for_host(std::vector<CostPiece>& pieces, std::size_t ops, const Framework& fw) {
-  if (fw.cuda_graphs || fw.launch_overhead_s <= 0 || ops == 0) return;
-  double gpu = 0;
-  for (const CostPiece& x : pieces) gpu += x.compute + x.exposed_comm();
-  const double host = static_cast<double>(ops) * fw.launch_overhead_s;
-  if (host <= gpu) return;
+// issued, so the pass takes at least its ops' issue time (op_issue_s; the host runs ahead of a long
+// kernel, so the bound holds for the pass, not for each kernel). A pass that waits on the host for the
+// device (a MoE layer's forward, Framework::moe_host_sync) starts each stretch from a drained queue: from
+// the wait the host issues this layer's ops after it, then the next layer's ops before it (layers of a
+// run are alike), and that stretch costs drained_issue_s of the two, after the first op's issue during
+// which the device has nothing to run. Under CUDA graphs the ops before the wait are one graph launch and
+// those after it stay eager (Megatron-Core graphs the attention, router and dispatch preprocessing of a
+// dropless MoE layer, not its experts); without a wait the host no longer bounds the pass. What the bound
+// exceeds the pass's GPU time by is the GPU waiting for the host: one more piece on the compute stream,
+// after the pass's own.
+void wait_for_host(std::vector<CostPiece>& pieces, const UnitCost::PassIssue& issue, const Framework& fw) {
+  if (!issue.sync_piece && (fw.cuda_graphs || issue.host_s <= 0)) return;
+  double gpu = 0, gpu_before_sync = 0;
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    const double t = pieces[i].compute + pieces[i].exposed_comm();
+    gpu += t;
+    if (issue.sync_piece && i < *issue.sync_piece) gpu_before_sync += t;
+  }
+  double pass = issue.host_s;
+  if (issue.sync_piece) {
+    const double first = fw.launch_overhead_s;
+    const double after = std::max(0.0, issue.host_s - issue.before_sync_s - first);
+    const double before = fw.cuda_graphs ? fw.launch_overhead_s : issue.before_sync_s;
+    const std::array<IssuedBlock, 3> stretch{
+        {{first, 0}, {after, gpu - gpu_before_sync}, {before, gpu_before_sync}}};
+    pass = drained_issue_s(stretch);
+  }
+  if (pass <= gpu) return;
   CostPiece wait;
   wait.name = std::string(kHostWaitPiece);
-  wait.compute = host - gpu;
+  wait.compute = pass - gpu;
   pieces.push_back(std::move(wait));
 }
 
@@ -403,15 +445,14 @@ UnitCost price_unit(std::string name, const LayerOps& ops, const StepInput& in, 
                     const topo::ClusterSpec* routed, bool shared_links) {
   UnitCost u;
   u.name = std::move(name);
-  u.forward = time_pieces(ops.forward, in, g, routed, shared_links);
-  u.backward = time_pieces(ops.backward, in, g, routed, shared_links);
+  u.forward = time_pieces(ops.forward, in, g, routed, shared_links, u.forward_issue,
+                          host_sync_index(ops.forward, in.plan.framework));
+  u.backward = time_pieces(ops.backward, in, g, routed, shared_links, u.backward_issue);
   for (const auto* pieces : {&u.forward, &u.backward}) {
     for (const CostPiece& x : *pieces) u.routes_pieces = u.routes_pieces || !x.routed.empty();
   }
-  u.forward_ops = ops.forward.size();
-  u.backward_ops = ops.backward.size();
-  wait_for_host(u.forward, u.forward_ops, in.plan.framework);
-  wait_for_host(u.backward, u.backward_ops, in.plan.framework);
+  wait_for_host(u.forward, u.forward_issue, in.plan.framework);
+  wait_for_host(u.backward, u.backward_issue, in.plan.framework);
   sum_pieces(u);
   return u;
 }
@@ -440,8 +481,8 @@ void slow_unit_beside_collectives(UnitCost& u, double forward_beside_s, double b
   drop_host_wait(u.backward);
   slow_beside_collectives(u.forward, forward_beside_s, gpu);
   slow_beside_collectives(u.backward, backward_beside_s, gpu);
-  wait_for_host(u.forward, u.forward_ops, fw);
-  wait_for_host(u.backward, u.backward_ops, fw);
+  wait_for_host(u.forward, u.forward_issue, fw);
+  wait_for_host(u.backward, u.backward_issue, fw);
   sum_pieces(u);
 }
 

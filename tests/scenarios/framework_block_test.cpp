@@ -31,6 +31,8 @@ TEST_CASE("without a framework block the step follows megatron-core's flags and 
   CHECK(f.memory_reserve == 0.0);
   CHECK(s.parallelism.overlap_grad_reduce);
   CHECK_FALSE(f.cuda_graphs);  // Megatron-Core runs eager unless --enable-cuda-graph
+  CHECK(f.moe_host_sync);      // its dropless dispatchers read the token counts back
+  CHECK(f.expert_launch_s == model::kDriverLaunchOverhead);  // TEGroupedMLP: one GEMM per expert
   CHECK(f.launch_overhead_s == model::kEagerLaunchOverhead);
 }
 
@@ -106,7 +108,9 @@ TEST_CASE("a dumped scenario loads back with the same framework flags") {
   const Scenario s = load_scenario_text(
       base +
           "parallelism: {zero: 3, shard_group: 8}\nframework: {preset: fsdp2, prefetch: 2, "
-          "reshard_after_forward: false, launch_overhead: \"35 us\", cuda_graphs: true}\n"
+          "reshard_after_forward: false, launch_overhead: \"35 us\", cuda_graphs: true, moe_host_sync: "
+          "false, "
+          "expert_launch: \"7 us\"}\n"
           "memory: {reserve: 0.03}\n",
       "t.yaml");
   const Scenario back = load_scenario_text(dump_scenario(s), "t.yaml");
@@ -119,6 +123,8 @@ TEST_CASE("a dumped scenario loads back with the same framework flags") {
   CHECK(b.memory_reserve == doctest::Approx(0.03).scale(0));
   CHECK(b.launch_overhead_s == doctest::Approx(35e-6).scale(0));
   CHECK(b.cuda_graphs);
+  CHECK_FALSE(b.moe_host_sync);
+  CHECK(b.expert_launch_s == doctest::Approx(7e-6).scale(0));
   CHECK(back.parallelism.shard_group == 8);
   CHECK(back.parallelism.overlap_grad_reduce == s.parallelism.overlap_grad_reduce);
 }
@@ -137,6 +143,7 @@ TEST_CASE(
   CHECK_FALSE(f.cuda_graphs);
   CHECK(f.grad_reduce_dtype == trainsim::topo::Precision::fp32);
   CHECK(f.prefetch == 1);
+  CHECK(f.optimizer_tensor_ops == 8);  // DecoupledAdamW: .item() and 8 kernels per tensor
   CHECK(f.gathers_per_layer == 1);
   CHECK(f.reshard_after_forward);
   CHECK(f.unpadded_attention);               // flash_attn_fn's unpad/pad copies

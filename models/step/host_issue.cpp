@@ -1,0 +1,59 @@
+#include "models/step/host_issue.hpp"
+
+#include <algorithm>
+#include <array>
+#include <string_view>
+
+#include "models/workload/rank_tensors.hpp"
+
+namespace trainsim::model {
+
+double op_issue_s(const LayerOp& op, const Framework& fw) {
+  double s = fw.launch_overhead_s;
+  if (!op.communication && op.kernel.kind == OpKind::matmul && op.kernel.groups > 1)
+    s += op.kernel.groups * fw.expert_launch_s;
+  return s;
+}
+
+std::optional<std::size_t> host_sync_index(const std::vector<LayerOp>& forward, const Framework& fw) {
+  if (!fw.moe_host_sync) return std::nullopt;
+  const auto named = [&](std::string_view name) {
+    return std::ranges::find_if(forward, [&](const LayerOp& op) { return op.name == name; });
+  };
+  if (named("router") == forward.end()) return std::nullopt;
+  // The all-to-all and flex dispatchers wait before their token exchange.
+  if (const auto a2a = named("ep_dispatch"); a2a != forward.end())
+    return static_cast<std::size_t>(a2a - forward.begin());
+  // The all-gather dispatcher reads its counts back after its all-gathers.
+  if (const auto gathered = named("ep_dispatch.all_gather"); gathered != forward.end())
+    return static_cast<std::size_t>(gathered - forward.begin()) + 1;
+  // No exchange (ep and expert tp 1): the counts are read back before the experts' GEMMs.
+  if (const auto fc1 = named("fc1"); fc1 != forward.end())
+    return static_cast<std::size_t>(fc1 - forward.begin());
+  return std::nullopt;
+}
+
+double drained_issue_s(std::span<const IssuedBlock> blocks) {
+  double issued = 0, finish = 0;
+  for (const IssuedBlock& b : blocks) {
+    finish = std::max(finish + b.gpu, issued + std::max(b.host, b.gpu));
+    issued += b.host;
+  }
+  return finish;
+}
+
+double per_tensor_update_s(const std::vector<TensorShape>& tensors, double update_s, const Framework& fw) {
+  const double all = elements(tensors);
+  if (fw.optimizer_tensor_ops <= 0 || fw.cuda_graphs || !(all > 0)) return update_s;
+  const double first = fw.launch_overhead_s;
+  const double rest = (fw.optimizer_tensor_ops - 1) * first;
+  double s = 0;
+  for (const TensorShape& t : tensors) {
+    const double g = update_s * static_cast<double>(t.rows) * static_cast<double>(t.cols) / all;
+    const std::array<IssuedBlock, 2> stretch{{{first, 0}, {rest, g}}};
+    s += t.count * drained_issue_s(stretch);
+  }
+  return s;
+}
+
+}  // namespace trainsim::model
