@@ -180,9 +180,7 @@ const FieldTable<model::OptimizerSpec>& training_optimizer_fields() {
 
 void read_optimizer_kind(Diagnostics& d, const YamlValue& v, const std::string& path,
                          model::OptimizerSpec& o) {
-  std::vector<std::string> names;
-  for (const auto& [name, kind] : optimizer_names()) names.push_back(name);
-  if (auto i = read_choice(d, v, path, names)) {
+  if (auto i = read_choice(d, v, path, names_of(optimizer_names()))) {
     o.kind = optimizer_names()[*i].second;
     if (o.kind == model::OptimizerKind::adam8bit) o.state_precision = topo::Precision::int8;
   }
