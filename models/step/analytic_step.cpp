@@ -125,6 +125,21 @@ ScheduleTimelines replay_schedule(Schedule kind, int p, int m, int v, const Pass
   return kept.get_or_compute(key, [&] { return replay_or_record(kind, p, m, v, times, without); });
 }
 
+// The schedule replayed with the passes' times, and its ranks' ends without the hand-overs when `without`
+// is given. A trace (`spans`) times every pass on the schedule's order and keeps their spans; otherwise
+// replay_schedule may time a recorded schedule.
+ScheduleTimelines replay_passes(const StepPlan& plan, const PipelineOrder* order, const PassTimes& times,
+                                const PassTimes* without, PassSpans* spans) {
+  const int p = plan.pp;
+  const int v = plan.virtual_stages;
+  const auto m = static_cast<int>(plan.micro_batches);
+  if (spans == nullptr) return replay_schedule(plan.schedule, p, m, v, times, without);
+  if (without != nullptr) return time_schedule_twice(*order, p, m, v, times, *without, spans);
+  ScheduleTimelines out;
+  out.timeline = time_schedule(*order, p, m, v, times, spans);
+  return out;
+}
+
 }  // namespace
 
 PassTimes pass_times(const StepCosts& costs) {
@@ -213,23 +228,10 @@ StepTiming analytic_step(const StepInput& in, const StepPlan& plan, const StepCo
     times.p2p_s = 0;
   }
   // With hand-overs, the same schedule without them is timed in the same replay (exposed_pp_comm below).
-  PassSpans* spans = layout ? &layout->passes : nullptr;
-  std::vector<double> rank_end_without_p2p;
-  ScheduleTimeline tl;
-  if (spans != nullptr) {  // a trace: every pass's span, not kept
-    if (costs.p2p_s > 0) {
-      ScheduleTimelines both = time_schedule_twice(*order, p, m, v, times, without_p2p, spans);
-      tl = std::move(both.timeline);
-      rank_end_without_p2p = std::move(both.other_rank_end);
-    } else {
-      tl = time_schedule(*order, p, m, v, times, spans);
-    }
-  } else {
-    ScheduleTimelines both =
-        replay_schedule(plan.schedule, p, m, v, times, costs.p2p_s > 0 ? &without_p2p : nullptr);
-    tl = std::move(both.timeline);
-    rank_end_without_p2p = std::move(both.other_rank_end);
-  }
+  ScheduleTimelines replayed = replay_passes(
+      plan, order.get(), times, costs.p2p_s > 0 ? &without_p2p : nullptr, layout ? &layout->passes : nullptr);
+  const ScheduleTimeline tl = std::move(replayed.timeline);
+  const std::vector<double> rank_end_without_p2p = std::move(replayed.other_rank_end);
   if (layout != nullptr) {
     layout->order = *order;
     layout->buckets.assign(static_cast<std::size_t>(p), {});

@@ -250,6 +250,22 @@ void read_deepseek_v3(ConfigReader& r, model::TransformerSpec& m) {
   }
 }
 
+// gpt_oss: biases on the attention projections (attention_bias) and on every expert's projections (always),
+// a learned sink logit per head in every layer's softmax, and the experts' SwiGLU clamped at swiglu_limit.
+void read_gpt_oss(ConfigReader& r, const json& config, model::TransformerSpec& m) {
+  m.bias = r.flag("attention_bias").value_or(false);
+  m.attention_sinks = true;
+  if (!m.bias) r.fail("attention_bias", "gpt_oss without attention biases is not a released shape");
+  // The experts' SwiGLU clamps its gate and up inputs at swiglu_limit (7.0 in the released configs).
+  if (const auto limit = config.find("swiglu_limit"); limit != config.end() && !limit->is_null()) {
+    if (!limit->is_number() || limit->get<double>() <= 0) {
+      r.fail("swiglu_limit", "expected a positive number, found " + json_excerpt(*limit));
+    } else {
+      m.swiglu_limit = limit->get<double>();
+    }
+  }
+}
+
 }  // namespace
 
 std::optional<model::TransformerSpec> read_hf_config(Diagnostics& d, const YamlValue& at,
@@ -333,19 +349,7 @@ std::optional<model::TransformerSpec> read_hf_config_text(Diagnostics& d, const 
            "expected \"silu\" (the gated SwiGLU MLP of these families), found " + json_excerpt(*act));
   }
   if (family == "gpt_oss") {
-    // Biases on the attention projections (attention_bias) and on every expert's projections (always), and
-    // a learned sink logit per head in every layer's softmax.
-    m.bias = r.flag("attention_bias").value_or(false);
-    m.attention_sinks = true;
-    if (!m.bias) r.fail("attention_bias", "gpt_oss without attention biases is not a released shape");
-    // The experts' SwiGLU clamps its gate and up inputs at swiglu_limit (7.0 in the released configs).
-    if (const auto limit = config.find("swiglu_limit"); limit != config.end() && !limit->is_null()) {
-      if (!limit->is_number() || limit->get<double>() <= 0) {
-        r.fail("swiglu_limit", "expected a positive number, found " + json_excerpt(*limit));
-      } else {
-        m.swiglu_limit = limit->get<double>();
-      }
-    }
+    read_gpt_oss(r, config, m);
   } else {
     for (const std::string_view bias : {"attention_bias", "mlp_bias"}) {
       if (r.flag(bias).value_or(false)) r.fail(bias, "biases on some projections only are not modelled");
