@@ -107,3 +107,39 @@ TEST_CASE("with ep = dp no rank shares an expert: no expert reduction, no expert
                                                   g.shard, in.cluster)
                             .time_s));
 }
+
+TEST_CASE("folded over context and data ranks: the expert group is what ep leaves of cp × dp") {
+  // cp 4, ep 2 over dp 4: rank = cp + 4·dp; the ep group is cp ranks 0, 1, so expert 0's copies are the
+  // other half of cp with every dp rank: 0, 2, 4, …, 14, 4 on each node.
+  StepInput in = moe_on_16(4, 2, 4, true);
+  in.plan.cp = 4;
+  Communicators g = communicators(in.plan, in.cluster);
+  CHECK(g.expert_grad.size == 8);
+  CHECK(g.expert_grad.ranks_per_node == 4);
+  CHECK(g.expert_grad.nodes == 2);
+  CHECK(static_cast<double>(g.expert_shard.size) == in.plan.expert_shard_ranks());
+  // cp 2, ep 4 over dp 8: ep takes all of cp and dp ranks 0, 1 (rank = cp + 2·dp: ranks 0..3); the copies
+  // are dp ranks 0, 2, 4, 6: ranks 0, 4, 8, 12, 2 on each node.
+  in.plan.cp = 2;
+  in.plan.ep = 4;
+  in.plan.dp = 8;
+  g = communicators(in.plan, in.cluster);
+  CHECK(g.expert_grad.size == 4);
+  CHECK(g.expert_grad.ranks_per_node == 2);
+  CHECK(g.expert_grad.nodes == 2);
+  CHECK(static_cast<double>(g.expert_shard.size) == in.plan.expert_shard_ranks());
+}
+
+TEST_CASE("HSDP: an expert's shard is what ep leaves of one sharding group, its replicas the others") {
+  // dp 16 in sharding groups of 8, ep 4: expert 0's copies in group 0 are ranks 0, 4; with the other
+  // group's, 0, 4, 8, 12.
+  StepInput in = moe_on_16(4, 4, 16, true);
+  in.plan.shard_group = 8;
+  const Communicators g = communicators(in.plan, in.cluster);
+  CHECK(g.expert_shard.size == 2);
+  CHECK(g.expert_shard.nodes == 1);
+  CHECK(static_cast<double>(g.expert_shard.size) == in.plan.expert_shard_ranks());
+  CHECK(g.expert_grad.size == 4);
+  CHECK(g.expert_grad.nodes == 2);
+  CHECK(g.replica.size == 2);
+}
