@@ -38,6 +38,7 @@ ExplainSection explain_groups(const ParallelPlan& plan, const topo::ClusterSpec&
   }
   if (plan.pp > 1) out.lines.push_back(group_line("pipeline (pp)", c.pp));
   out.lines.push_back(group_line("data parallel (gradients: dp·cp·ep)", c.grad));
+  if (plan.ep > 1) out.lines.push_back(group_line("expert data parallel (expert gradients)", c.expert_grad));
   if (c.replica.size > 1) {
     out.lines.push_back(group_line("ZeRO sharding group", c.shard));
     out.lines.push_back(group_line("HSDP replicas of a shard", c.replica));

@@ -83,7 +83,7 @@ namespace {
 // that order, and an expert's own tensor-parallel group the first expert_tp ranks of tp. Placed with tp, cp
 // and dp's sharding part each split at the size the groups take, both are products of whole axes.
 struct ExpertGroups {
-  topo::CommGroup ep, expert_tp, expert_tp_ep;
+  topo::CommGroup ep, expert_tp, expert_tp_ep, expert_grad, expert_shard;
 };
 ExpertGroups folded_expert_groups(const ParallelPlan& plan, const topo::ClusterSpec& cluster) {
   const std::int64_t etp = plan.expert_tensor_parallel();
@@ -107,6 +107,19 @@ ExpertGroups folded_expert_groups(const ParallelPlan& plan, const topo::ClusterS
   // The all-gather dispatcher's group: an expert's own tp ranks with its expert-parallel ones.
   if (etp > 1) ep_axes.insert(ep_axes.begin(), tp_at);
   if (!ep_axes.empty()) out.expert_tp_ep = placement.group(std::span<const std::size_t>(ep_axes), 0);
+  // The expert-data-parallel group: the parts of cp and of dp's sharding part outside the ep group (tp's
+  // part outside expert_tp is always in it), then dp's replicas. An axis split in two has its outer part
+  // one placement axis further; one taken whole by ep adds nothing.
+  std::vector<std::size_t> edp_axes;
+  const std::size_t cp_at = placed.axis(ParallelAxis::cp);
+  const std::size_t dp_at = placed.axis(ParallelAxis::dp);
+  if (cp_part < plan.cp) edp_axes.push_back(cp_part > 1 ? cp_at + 1 : cp_at);
+  const bool dp_split = dp_part > 1 && dp_part < plan.dp_shard();
+  if (dp_part < plan.dp_shard()) edp_axes.push_back(dp_split ? dp_at + 1 : dp_at);
+  const std::size_t replica_at = dp_split ? dp_at + 2 : dp_at + 1;
+  if (!edp_axes.empty()) out.expert_shard = placement.group(std::span<const std::size_t>(edp_axes), 0);
+  edp_axes.push_back(replica_at);
+  out.expert_grad = placement.group(std::span<const std::size_t>(edp_axes), 0);
   return out;
 }
 
@@ -141,6 +154,8 @@ Communicators communicators(const ParallelPlan& plan, const topo::ClusterSpec& c
     g.ep = experts.ep;
     g.expert_tp = experts.expert_tp;
     g.expert_tp_ep = experts.expert_tp_ep;
+    g.expert_grad = experts.expert_grad;
+    g.expert_shard = experts.expert_shard;
   } else {
     g.ep = group(ParallelAxis::ep);
     g.expert_tp = g.tp;
@@ -162,6 +177,12 @@ Communicators communicators(const ParallelPlan& plan, const topo::ClusterSpec& c
                                                 index_of(ParallelAxis::ep)};
     g.shard = placement.group(shard_axes, 0);
     g.replica = placement.group(dp_shard + 1, 0);
+  }
+  if (!plan.expert_folding) {  // an expert's copies: dp × cp, the ep ranks holding other experts
+    const std::array<std::size_t, 3> expert_axes{dp_shard, dp_shard + 1, index_of(ParallelAxis::cp)};
+    g.expert_grad = placement.group(expert_axes, 0);
+    const std::array<std::size_t, 2> expert_shard_axes{dp_shard, index_of(ParallelAxis::cp)};
+    g.expert_shard = placement.group(expert_shard_axes, 0);
   }
   // Consecutive pipeline stages exchange activations; consecutive context-parallel ranks pass K/V blocks
   // around their ring.

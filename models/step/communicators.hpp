@@ -38,6 +38,13 @@ struct Communicators {
   /// The part of `grad` that shards ZeRO state (shard_group dp ranks × cp × ep; all of it without
   /// shard_group), and the replicas of one shard across the sharding groups (size 1 without).
   topo::CommGroup shard, replica;
+  /// The ranks holding copies of the same expert shard: Megatron-Core's expert-data-parallel group, of
+  /// world / (pp · ep · expert_tp) ranks (parallel_state.initialize_model_parallel), over which its
+  /// DistributedDataParallel reduces the expert buffers' gradients and its distributed optimizer shards and
+  /// gathers expert parameters. Unfolded: dp × cp; folded: the cp and dp ranks the ep group leaves out.
+  /// Size 1 (no reduction) when ep takes all of them. `expert_shard` is its part in one sharding group;
+  /// its replicas are `replica`.
+  topo::CommGroup expert_grad, expert_shard;
 
   /// The group a layer op's collective runs over.
   [[nodiscard]] const topo::CommGroup& of(CommGroup group) const;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 
@@ -108,6 +109,30 @@ class StepPricer {
                                                                : comms_.grad;
     if (routed() != nullptr && group.size > 1 && bytes > 0)
       list.push_back(RoutedCollective{op, bytes, e.algo, e.protocol, over});
+  }
+
+  // Expert gradients reduced over the expert-data-parallel group's sharding part, then (HSDP) over its
+  // replicas; its parameters gathered over that part (communicators.hpp: expert_grad, expert_shard). Priced
+  // by the closed form on the cluster's own leaf shares (the shared-links slowdown lists the dense groups'
+  // siblings). Routed, the lowering routes the dense groups' flows only (data_parallel_groups): the expert
+  // part is then its closed-form time whole, as a fixed part beside them (unrouted()).
+  [[nodiscard]] topo::CollectiveEstimate unrouted(topo::CollectiveEstimate e) const {
+    if (routed() != nullptr) e.latency_s = e.time_s;
+    return e;
+  }
+  [[nodiscard]] topo::CollectiveEstimate reduce_expert_gradients(double bytes) const {
+    topo::CollectiveEstimate e{};
+    if (comms_.expert_shard.size > 1)
+      e = topo::estimate_collective(topo::CollectiveOp::reduce_scatter, bytes, comms_.expert_shard,
+                                    in_.cluster);
+    if (comms_.replica.size > 1) {
+      const double shard_bytes = bytes / static_cast<double>(comms_.expert_shard.size);
+      const auto r =
+          topo::estimate_collective(topo::CollectiveOp::all_reduce, shard_bytes, comms_.replica, in_.cluster);
+      e.time_s += r.time_s;
+      e.latency_s += r.latency_s;
+    }
+    return unrouted(e);
   }
 
   // Gradients reduced over the sharding group, then (HSDP) the shard all-reduced over its replicas; their
@@ -321,7 +346,11 @@ class StepPricer {
     std::vector<std::pair<std::vector<TensorShape>, int>> priced;  // tensors, the rank priced with them
     for (int s = 0; s < plan_.pp; ++s) {
       StageCost& sc = out_.stages[static_cast<std::size_t>(s)];
-      auto tensors = stage_parameter_tensors(in_.model, split, s, layers);
+      RankTensors held = rank_tensors(in_.model, split, s, layers);
+      const double expert_params = elements(held.expert);
+      const std::size_t expert_tensors = held.expert.size();
+      std::vector<TensorShape> tensors = std::move(held.dense);
+      tensors.insert(tensors.end(), held.expert.begin(), held.expert.end());
       if (!shards_weights(pl_.zero)) {
         const auto same = std::find_if(priced.begin(), priced.end(), [&](const auto& p) {
           return std::ranges::equal(p.first, tensors, [](const TensorShape& a, const TensorShape& b) {
@@ -334,6 +363,7 @@ class StepPricer {
         }
       }
       for (const auto& t : tensors) sc.params += t.elements();
+      sc.expert_params = expert_params;
       sc.grad_bytes = sc.params * grad_elem_;
       sc.weight_bytes = sc.params * weight_elem_;
       if (shards_weights(pl_.zero)) {
@@ -341,7 +371,7 @@ class StepPricer {
       } else {
         price_data_parallel(sc);
       }
-      price_optimizer(sc, tensors);
+      price_optimizer(sc, tensors, expert_tensors);
       if (!shards_weights(pl_.zero)) priced.emplace_back(std::move(tensors), s);
     }
   }
@@ -351,25 +381,45 @@ class StepPricer {
   void price_data_parallel(StageCost& sc) const {
     const double want = std::ceil(sc.grad_bytes / std::max(pl_.bucket_bytes, 1.0));
     sc.buckets = static_cast<int>(std::clamp(want, 1.0, static_cast<double>(kMaxBuckets)));
-    const double bucket_bytes = sc.params * reduce_elem_ / sc.buckets;
+    // Each bucket carries its share of the dense gradients, reduced over the dense group, and of the
+    // expert gradients, reduced over the expert-data-parallel group (Megatron-Core keeps them in buffers
+    // of their own: DistributedDataParallel.__init__ gives expert buffers intra_expt_dp_group).
+    const double dense_params = sc.params - sc.expert_params;
+    const double bucket_bytes = dense_params * reduce_elem_ / sc.buckets;
+    const double expert_bucket_bytes = sc.expert_params * reduce_elem_ / sc.buckets;
     topo::CollectiveEstimate bucket;
+    topo::CollectiveEstimate expert_bucket{};
     if (pl_.zero == ZeroStage::none) {
       bucket = transfer(topo::CollectiveOp::all_reduce, bucket_bytes, comms_.grad, FabricTraffic::gradient);
       add_flows(sc.bucket_flows, topo::CollectiveOp::all_reduce, bucket_bytes, bucket, DataGroup::gradient);
+      if (expert_bucket_bytes > 0 && comms_.expert_grad.size > 1)
+        expert_bucket = unrouted(topo::estimate_collective(
+            topo::CollectiveOp::all_reduce, expert_bucket_bytes, comms_.expert_grad, in_.cluster));
     } else {
       bucket = reduce_gradients(bucket_bytes, sc.bucket_flows);
+      if (expert_bucket_bytes > 0) expert_bucket = reduce_expert_gradients(expert_bucket_bytes);
     }
-    sc.bucket_s = bucket.time_s;
-    sc.bucket_latency_s = bucket.latency_s;
-    sc.dp_bytes_per_step = comms_.grad.size > 1 ? sc.params * reduce_elem_ : 0.0;
+    sc.bucket_s = bucket.time_s + expert_bucket.time_s;
+    sc.bucket_latency_s = bucket.latency_s + expert_bucket.latency_s;
+    sc.dp_bytes_per_step = (comms_.grad.size > 1 ? dense_params * reduce_elem_ : 0.0) +
+                           (comms_.expert_grad.size > 1 ? sc.expert_params * reduce_elem_ : 0.0);
     if (shards_optimizer_states(pl_.zero)) {
-      const auto gather =
-          transfer(topo::CollectiveOp::all_gather, sc.weight_bytes, comms_.shard, FabricTraffic::shard);
+      const double dense_weight_bytes = dense_params * weight_elem_;
+      const double expert_weight_bytes = sc.expert_params * weight_elem_;
+      auto gather =
+          transfer(topo::CollectiveOp::all_gather, dense_weight_bytes, comms_.shard, FabricTraffic::shard);
+      add_flows(sc.param_gather_flows, topo::CollectiveOp::all_gather, dense_weight_bytes, gather,
+                DataGroup::shard);
+      if (expert_weight_bytes > 0 && comms_.expert_shard.size > 1) {
+        const auto expert_gather = unrouted(topo::estimate_collective(
+            topo::CollectiveOp::all_gather, expert_weight_bytes, comms_.expert_shard, in_.cluster));
+        gather.time_s += expert_gather.time_s;
+        gather.latency_s += expert_gather.latency_s;
+      }
       sc.param_gather_s = gather.time_s;
       sc.param_gather_latency_s = gather.latency_s;
-      add_flows(sc.param_gather_flows, topo::CollectiveOp::all_gather, sc.weight_bytes, gather,
-                DataGroup::shard);
-      sc.dp_bytes_per_step += comms_.grad.size > 1 ? sc.weight_bytes : 0.0;
+      sc.dp_bytes_per_step += (comms_.grad.size > 1 ? dense_weight_bytes : 0.0) +
+                              (comms_.expert_grad.size > 1 ? expert_weight_bytes : 0.0);
     }
   }
 
@@ -386,19 +436,27 @@ class StepPricer {
   }
 
   // The update kernels (memory-bound on HBM, ÷ the sharding degree under ZeRO ≥ 1, plus the optimizer's
-  // own matmuls) and the gradient-norm all-reduces.
-  void price_optimizer(StageCost& sc, const std::vector<TensorShape>& tensors) const {
+  // own matmuls) and the gradient-norm all-reduces. The last `expert_tensors` of `tensors` are experts',
+  // their update sharded over the expert-data-parallel group as memory shards their state.
+  void price_optimizer(StageCost& sc, const std::vector<TensorShape>& tensors,
+                       std::size_t expert_tensors) const {
     const OptimizerSpec& opt = in_.training.optimizer;
     const auto& gpu = in_.cluster.node.gpu;
     const OptimizerCost oc = optimizer_cost(opt, in_.training.precision, tensors);
-    // = dp_shard·cp·ep, as memory shards
-    const double opt_shard = shards_optimizer_states(pl_.zero) ? static_cast<double>(comms_.shard.size) : 1.0;
-    sc.optimizer_s =
-        per_tensor_update_s(tensors,
-                            kernel_time(KernelCost{OpKind::memory_bound, oc.elementwise_flops / opt_shard,
-                                                   oc.bytes_moved / opt_shard, 0, 0},
-                                        gpu, Precision::fp32),
-                            fw_);
+    const std::span<const TensorShape> experts(tensors.end() - static_cast<std::ptrdiff_t>(expert_tensors),
+                                               tensors.end());
+    const OptimizerCost expert_oc = optimizer_cost(opt, in_.training.precision, experts);
+    // = dp_shard·cp·ep and the expert group's sharding part, as memory shards
+    const bool sharded = shards_optimizer_states(pl_.zero);
+    const double opt_shard = sharded ? static_cast<double>(comms_.shard.size) : 1.0;
+    const double expert_shard = sharded ? static_cast<double>(comms_.expert_shard.size) : 1.0;
+    const double flops = (oc.elementwise_flops - expert_oc.elementwise_flops) / opt_shard +
+                         expert_oc.elementwise_flops / expert_shard;
+    const double moved =
+        (oc.bytes_moved - expert_oc.bytes_moved) / opt_shard + expert_oc.bytes_moved / expert_shard;
+    sc.optimizer_s = per_tensor_update_s(
+        tensors, kernel_time(KernelCost{OpKind::memory_bound, flops, moved, 0, 0}, gpu, Precision::fp32),
+        fw_);
     const MatrixUpdateWork whole = matrix_update_work(opt, in_.training.precision, tensors,
                                                       shards_optimizer_states(pl_.zero), comms_.shard.size);
     if (whole.matmul_flops > 0)

@@ -155,7 +155,10 @@ struct UnitRun {
 
 /// Per pipeline rank: data-parallel and optimizer costs, seconds and bytes, one GPU.
 struct StageCost {
-  double params = 0;             ///< parameters on one GPU before ZeRO sharding
+  double params = 0;  ///< parameters on one GPU before ZeRO sharding
+  /// Of them, expert parameters: under ZeRO 0–2 reduced and gathered over the expert-data-parallel group
+  /// (Communicators::expert_grad, expert_shard), not the dense one.
+  double expert_params = 0;
   double grad_bytes = 0;         ///< its gradients, bytes
   double weight_bytes = 0;       ///< its weights in storage precision, bytes
   int buckets = 1;               ///< gradient buckets (ZeRO 0–2)

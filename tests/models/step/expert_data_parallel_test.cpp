@@ -1,0 +1,145 @@
+// Expert gradients and parameters over the expert-data-parallel group (Communicators::expert_grad,
+// expert_shard): Megatron-Core's world / (pp · ep · expert_tp) ranks holding the same expert shard
+// (parallel_state.initialize_model_parallel), over which DistributedDataParallel reduces its expert buffers
+// and the distributed optimizer shards and gathers expert parameters. Groups worked out by hand from the
+// rank numbering (tp-cp-ep-dp-pp, innermost first; rank r on node r / 8).
+#include <doctest/doctest.h>
+
+#include "models/step/communicators.hpp"
+#include "models/step/step_costs.hpp"
+#include "models/step/step_plan.hpp"
+#include "tests/support/fixtures.hpp"
+#include "topologies/collective_cost.hpp"
+
+using namespace trainsim;
+using namespace trainsim::model;
+
+namespace {
+
+// 16 GPUs on 2 DGX H100, tp 1, pp 1, cp 1, ZeRO-1: `experts` gelu experts of 1,024 on a two-layer
+// h = 512 model without biases, ep `ep` over dp `dp` (folded or on an axis of its own).
+StepInput moe_on_16(int experts, int ep, std::int64_t dp, bool folded) {
+  StepInput in;
+  in.model = testing::four_expert_moe();
+  in.model.experts = experts;
+  in.model.bias = false;
+  in.cluster = testing::dgx_h100(2);
+  in.plan.ep = ep;
+  in.plan.dp = dp;
+  in.plan.expert_folding = folded;
+  in.plan.zero = ZeroStage::optimizer_states;
+  in.training.global_batch = 64;
+  return in;
+}
+
+// One expert per rank: 2 layers × (fc1 512×1,024 + fc2 1,024×512).
+constexpr double kExpertParamsPerRank = 2.0 * 2 * 512 * 1024;
+
+const StageCost& stage0(const StepInput& in, StepCosts& holder) {
+  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+  REQUIRE(plan.feasible);
+  holder = step_costs(in, plan, FabricPricing::closed_form);
+  return holder.stages[0];
+}
+
+}  // namespace
+
+TEST_CASE("folded ep 4 over dp 16: the expert group is the 4 ranks one ep group apart, 2 per node") {
+  const StepInput in = moe_on_16(4, 4, 16, true);
+  const Communicators g = communicators(in.plan, in.cluster);
+  // Ranks are dp ranks; the ep group is ranks 0..3, the ranks holding expert 0 are 0, 4, 8, 12: nodes 0, 0,
+  // 1, 1. Dense gradients stay over all 16 (8 on each node).
+  CHECK(g.ep.size == 4);
+  CHECK(g.expert_grad.size == 4);
+  CHECK(g.expert_grad.ranks_per_node == 2);
+  CHECK(g.expert_grad.nodes == 2);
+  CHECK(g.expert_shard.size == 4);
+  // The memory model shards an expert's optimizer state over as many ranks.
+  CHECK(static_cast<double>(g.expert_shard.size) == in.plan.expert_shard_ranks());
+  CHECK(g.grad.size == 16);
+  CHECK(g.grad.ranks_per_node == 8);
+}
+
+TEST_CASE("unfolded ep 4 × dp 4: the expert group is the dp ranks, the dense group dp·ep") {
+  const StepInput in = moe_on_16(4, 4, 4, false);
+  const Communicators g = communicators(in.plan, in.cluster);
+  // rank = ep + 4·dp: expert 0's copies on ranks 0, 4, 8, 12, as folded.
+  CHECK(g.expert_grad.size == 4);
+  CHECK(g.expert_grad.ranks_per_node == 2);
+  CHECK(g.expert_grad.nodes == 2);
+  CHECK(g.grad.size == 16);
+}
+
+TEST_CASE("the expert bytes are each rank's own, reduced and gathered over the expert group") {
+  StepCosts holder;
+  const StepInput in = moe_on_16(4, 4, 16, true);
+  const StageCost& sc = stage0(in, holder);
+  CHECK(sc.expert_params == doctest::Approx(kExpertParamsPerRank));
+  // Both groups hold more than one rank: every parameter's gradient is reduced and its weight gathered.
+  const double reduce_elem = sc.grad_bytes / sc.params;
+  const double weight_elem = sc.weight_bytes / sc.params;
+  CHECK(sc.dp_bytes_per_step == doctest::Approx(sc.params * (reduce_elem + weight_elem)));
+  // The gather: the dense weights over the 16 ranks and the expert weights over the 4 (closed form).
+  const Communicators g = communicators(in.plan, in.cluster);
+  const double dense_weights = (sc.params - kExpertParamsPerRank) * weight_elem;
+  const double expected =
+      topo::estimate_collective(topo::CollectiveOp::all_gather, dense_weights, g.shard, in.cluster).time_s +
+      topo::estimate_collective(topo::CollectiveOp::all_gather, kExpertParamsPerRank * weight_elem,
+                                g.expert_shard, in.cluster)
+          .time_s;
+  CHECK(sc.param_gather_s == doctest::Approx(expected));
+}
+
+TEST_CASE("with ep = dp no rank shares an expert: no expert reduction, no expert gather") {
+  StepCosts holder;
+  const StepInput in = moe_on_16(16, 16, 16, true);
+  const Communicators g = communicators(in.plan, in.cluster);
+  CHECK(g.expert_grad.size == 1);
+  CHECK(g.expert_shard.size == 1);
+  const StageCost& sc = stage0(in, holder);
+  CHECK(sc.expert_params == doctest::Approx(kExpertParamsPerRank));
+  const double dense = sc.params - kExpertParamsPerRank;
+  const double reduce_elem = sc.grad_bytes / sc.params;
+  const double weight_elem = sc.weight_bytes / sc.params;
+  CHECK(sc.dp_bytes_per_step == doctest::Approx(dense * (reduce_elem + weight_elem)));
+  CHECK(sc.param_gather_s ==
+        doctest::Approx(topo::estimate_collective(topo::CollectiveOp::all_gather, dense * weight_elem,
+                                                  g.shard, in.cluster)
+                            .time_s));
+}
+
+TEST_CASE("folded over context and data ranks: the expert group is what ep leaves of cp × dp") {
+  // cp 4, ep 2 over dp 4: rank = cp + 4·dp; the ep group is cp ranks 0, 1, so expert 0's copies are the
+  // other half of cp with every dp rank: 0, 2, 4, …, 14, 4 on each node.
+  StepInput in = moe_on_16(4, 2, 4, true);
+  in.plan.cp = 4;
+  Communicators g = communicators(in.plan, in.cluster);
+  CHECK(g.expert_grad.size == 8);
+  CHECK(g.expert_grad.ranks_per_node == 4);
+  CHECK(g.expert_grad.nodes == 2);
+  CHECK(static_cast<double>(g.expert_shard.size) == in.plan.expert_shard_ranks());
+  // cp 2, ep 4 over dp 8: ep takes all of cp and dp ranks 0, 1 (rank = cp + 2·dp: ranks 0..3); the copies
+  // are dp ranks 0, 2, 4, 6: ranks 0, 4, 8, 12, 2 on each node.
+  in.plan.cp = 2;
+  in.plan.ep = 4;
+  in.plan.dp = 8;
+  g = communicators(in.plan, in.cluster);
+  CHECK(g.expert_grad.size == 4);
+  CHECK(g.expert_grad.ranks_per_node == 2);
+  CHECK(g.expert_grad.nodes == 2);
+  CHECK(static_cast<double>(g.expert_shard.size) == in.plan.expert_shard_ranks());
+}
+
+TEST_CASE("HSDP: an expert's shard is what ep leaves of one sharding group, its replicas the others") {
+  // dp 16 in sharding groups of 8, ep 4: expert 0's copies in group 0 are ranks 0, 4; with the other
+  // group's, 0, 4, 8, 12.
+  StepInput in = moe_on_16(4, 4, 16, true);
+  in.plan.shard_group = 8;
+  const Communicators g = communicators(in.plan, in.cluster);
+  CHECK(g.expert_shard.size == 2);
+  CHECK(g.expert_shard.nodes == 1);
+  CHECK(static_cast<double>(g.expert_shard.size) == in.plan.expert_shard_ranks());
+  CHECK(g.expert_grad.size == 4);
+  CHECK(g.expert_grad.nodes == 2);
+  CHECK(g.replica.size == 2);
+}
