@@ -100,7 +100,7 @@ double step_cost(double steps, double chunk, const CommTier& tier, ProtocolScale
 double ring_cost(double steps, double chunk, const Setup& st, CollectiveProtocol protocol) {
   const ProtocolScale s = protocol_scale(protocol, *st.eff);
   return ring_latency_s(steps, st.n, st.nodes, st.intra.latency_s * s.latency, st.inter.latency_s * s.latency,
-                        protocol) +
+                        protocol, *st.eff) +
          steps * chunk / (st.flat.bytes_per_s * s.bandwidth);
 }
 
@@ -169,9 +169,10 @@ double evaluate(CollectiveOp op, CollectiveAlgo algo, CollectiveProtocol protoco
       // Reduce up and broadcast down, pipelined; each rank sends and receives ~2S in total (it is interior
       // in one tree and a leaf in the other). Inside a node the tree is a chain (NCCL). NCCL's latency:
       // 2 · ((k − 1) · intraLat + log2i(nodes) · interLat), interLat the tree's network latency.
-      const double depth = floor_log2(st.nodes) * st.inter.latency_s * tree_network_latency_factor(protocol) +
-                           (k - 1) * st.intra.latency_s;
-      return st.fixed_s + 2 * depth * s.latency + 2 * size / (flat.bytes_per_s * s.bandwidth);
+      const double level_s = network_step_s(st.inter.latency_s * s.latency, protocol, *st.eff) *
+                             tree_network_latency_factor(protocol);
+      const double depth = floor_log2(st.nodes) * level_s + (k - 1) * st.intra.latency_s * s.latency;
+      return st.fixed_s + 2 * depth + 2 * size / (flat.bytes_per_s * s.bandwidth);
     }
     case CollectiveAlgo::hierarchical: {
       // Intra-node reduce-scatter, inter-node collective on 1/k of the data by k parallel rings that share
@@ -180,7 +181,8 @@ double evaluate(CollectiveOp op, CollectiveAlgo algo, CollectiveProtocol protoco
       // network latency (ring_latency_s).
       const double inter_bytes_per_s = st.inter.bytes_per_s / k * s.bandwidth;
       const auto inter_phase = [&](double steps) {
-        return ring_latency_s(steps, st.nodes, st.nodes, 0, st.inter.latency_s * s.latency, protocol) +
+        return ring_latency_s(steps, st.nodes, st.nodes, 0, st.inter.latency_s * s.latency, protocol,
+                              *st.eff) +
                steps * size / (k * m) / inter_bytes_per_s;
       };
       const double intra_phase = step_cost(k - 1, size / k, st.intra, s);

@@ -7,7 +7,8 @@
 // bandwidth B and a per-step latency α:
 //   intra-node: B = node.intra_bytes_per_s · comm.intra_bandwidth_fraction, α = node.intra_latency_s
 //   inter-node: B = (NIC line rate · nics_per_node / ranks sharing them) · comm.nic_bandwidth_fraction,
-//               α = comm.nic_latency_s + switch hops · network.switch_latency_s
+//               α = comm.nic_latency_s + switch hops · network.switch_latency_s, at least NCCL's
+//               network step per protocol (comm.net_*_step_latency_s, nccl_latency.hpp)
 // and an algorithm moving chunks in k steps costs Σ_steps (α + chunk / B) + comm.base_latency_s.
 // Example: ring all-reduce of S bytes on n ranks of one uniform tier costs
 //   2(n−1)·α + 2(n−1)/n · S/B (+ base latency),

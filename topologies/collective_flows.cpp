@@ -115,9 +115,9 @@ class Lowering {
         }
       }
       const auto ranks = static_cast<std::int64_t>(ring.size());
-      latency =
-          std::max(latency, ring_latency_s(static_cast<double>(steps), ranks,
-                                           std::max<std::int64_t>(1, crossings), intra, inter, protocol_));
+      latency = std::max(
+          latency, ring_latency_s(static_cast<double>(steps), ranks, std::max<std::int64_t>(1, crossings),
+                                  intra, inter, protocol_, cluster_.node.comm));
     }
     sim::TaskId start = after;
     if (slowest > 0 && latency > slowest) {
@@ -140,13 +140,15 @@ class Lowering {
     return done;
   }
 
-  /// NCCL prices a tree's levels between nodes above a ring's network step (tree_network_latency_factor):
-  /// a busy task, after `after`, of that excess over the link latency between member positions `from` and
-  /// `to` (on two nodes), for `levels` levels up and as many down. `after` itself when there is none.
+  /// NCCL prices a tree's levels between nodes above a ring's network step (network_step_s times
+  /// tree_network_latency_factor): a busy task, after `after`, of that excess over the link latency between
+  /// member positions `from` and `to` (on two nodes), for `levels` levels up and as many down. `after` itself
+  /// when there is none.
   sim::TaskId tree_network_excess(std::int64_t levels, std::size_t from, std::size_t to, sim::TaskId after) {
     const double hop = fabric_.gpu_latency_s(members_[from], members_[to]);
-    const double excess =
-        2 * static_cast<double>(levels) * hop * (tree_network_latency_factor(protocol_) - 1);
+    const double level =
+        network_step_s(hop, protocol_, cluster_.node.comm) * tree_network_latency_factor(protocol_);
+    const double excess = 2 * static_cast<double>(levels) * (level - hop);
     if (!(excess > 0)) return after;
     const sim::TaskId t =
         dag_.busy(latency_lane_, sim::Duration::from_seconds(excess), std::string(name_) + " tree levels");

@@ -88,7 +88,10 @@ bool apply_comm_calibration(NodeSpec& node) {
       c.nic_latency_s == defaults.nic_latency_s && c.in_switch_latency_s == defaults.in_switch_latency_s &&
       c.in_switch_min_ranks == defaults.in_switch_min_ranks &&
       c.ll_latency_fraction == defaults.ll_latency_fraction &&
-      c.ll128_latency_fraction == defaults.ll128_latency_fraction;
+      c.ll128_latency_fraction == defaults.ll128_latency_fraction &&
+      c.net_ll_step_latency_s == defaults.net_ll_step_latency_s &&
+      c.net_ll128_step_latency_s == defaults.net_ll128_step_latency_s &&
+      c.net_simple_step_latency_s == defaults.net_simple_step_latency_s;
   if (!untouched) return false;
   std::optional<CommEfficiency> fitted = calibrated_comm_efficiency(node.name);
   if (!fitted) fitted = calibrated_comm_efficiency(node.gpu.name);

@@ -136,6 +136,13 @@ struct CommEfficiency {
   int in_switch_min_ranks = 5;           ///< NCCL's tuner enables NVLS from this many GPUs of a node
   double ll_latency_fraction = 0.35;     ///< per-step latency of LL / of Simple
   double ll128_latency_fraction = 0.59;  ///< per-step latency of LL128 / of Simple
+  /// The least one ring step between nodes costs, per protocol: NCCL's hwLatencies[NET][RING] (LL 2.7,
+  /// LL128 4.0, Simple 14 us; src/graph/tuning.cc, NVIDIA/nccl 5067397c), its proxy, NIC and one switch.
+  /// A fabric whose own step (nic_latency_s + switch hops, times the protocol's latency fraction) is
+  /// slower pays its own (nccl_latency.hpp: network_step_s).
+  double net_ll_step_latency_s = 2.7e-6;
+  double net_ll128_step_latency_s = 4.0e-6;
+  double net_simple_step_latency_s = 14.0e-6;
 };
 
 struct NodeSpec {

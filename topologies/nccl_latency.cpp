@@ -22,13 +22,26 @@ double tree_network_latency_factor(CollectiveProtocol protocol) {
   return 1.0;
 }
 
+double network_step_s(double fabric_step_s, CollectiveProtocol protocol, const CommEfficiency& efficiency) {
+  switch (protocol) {
+    case CollectiveProtocol::ll:
+      return std::max(fabric_step_s, efficiency.net_ll_step_latency_s);
+    case CollectiveProtocol::ll128:
+      return std::max(fabric_step_s, efficiency.net_ll128_step_latency_s);
+    case CollectiveProtocol::simple:
+      return std::max(fabric_step_s, efficiency.net_simple_step_latency_s);
+  }
+  return fabric_step_s;
+}
+
 double ring_latency_s(double steps, std::int64_t ranks, std::int64_t nodes, double intra_step_s,
-                      double inter_step_s, CollectiveProtocol protocol) {
+                      double inter_step_s, CollectiveProtocol protocol, const CommEfficiency& efficiency) {
   if (ranks < 2 || !(steps > 0)) return 0.0;
   if (nodes <= 1) return steps * intra_step_s;
   const double laps = steps / static_cast<double>(ranks - 1);
   const double inter_steps = laps * static_cast<double>(nodes - 1);
-  const double inter = ranks == nodes ? inter_step_s * tree_network_latency_factor(protocol) : inter_step_s;
+  const double net_step_s = network_step_s(inter_step_s, protocol, efficiency);
+  const double inter = ranks == nodes ? net_step_s * tree_network_latency_factor(protocol) : net_step_s;
   const double intra = std::max(intra_step_s, ring_net_overhead_s(protocol));
   return (steps - inter_steps) * intra + inter_steps * inter;
 }

@@ -8,7 +8,8 @@ using namespace trainsim::topo;
 
 namespace {
 
-/// One tier of 100 GB/s at 1 us per step, no fixed costs, and protocols that never beat Simple, so the
+/// One tier of 100 GB/s at 1 us per step, no fixed costs, protocols that never beat Simple, and no floor
+/// of NCCL's network step under the fabric's own (the tests at 1,024 and 16,384 ranks put it back), so the
 /// formulas can be written by hand.
 ClusterSpec uniform_cluster() {
   ClusterSpec c;
@@ -25,7 +26,19 @@ ClusterSpec uniform_cluster() {
   c.node.nic_bytes_per_s = 25e9;
   c.node.comm.nic_latency_s = 4e-6;
   c.network.switch_latency_s = 1e-6;
+  c.node.comm.net_ll_step_latency_s = 0;
+  c.node.comm.net_ll128_step_latency_s = 0;
+  c.node.comm.net_simple_step_latency_s = 0;
   return c;
+}
+
+/// NCCL's network step latencies (CommEfficiency's defaults: hwLatencies[NET][RING] LL 2.7, LL128 4.0,
+/// Simple 14 us) back under `c`'s fabric steps.
+void with_nccl_network_steps(ClusterSpec& c) {
+  const CommEfficiency nccl;
+  c.node.comm.net_ll_step_latency_s = nccl.net_ll_step_latency_s;
+  c.node.comm.net_ll128_step_latency_s = nccl.net_ll128_step_latency_s;
+  c.node.comm.net_simple_step_latency_s = nccl.net_simple_step_latency_s;
 }
 
 constexpr double kGiB = 1073741824.0;
@@ -182,14 +195,17 @@ TEST_CASE("double binary tree wins over ring for mid-size messages across nodes 
 }
 
 TEST_CASE("a tree all-reduce's latency term at 1,024 ranks is NCCL's 2((k - 1) intra + log2(nodes) inter)") {
-  // NCCL's tuner (src/graph/tuning.cc, ncclTopoTuneModel) prices a tree all-reduce's latency as
-  // baseLat + 2 · ((nRanks/nNodes − 1) · intraLat + log2i(nNodes) · interLat): a chain of k ranks inside
-  // each node and a binary tree of nodes, up and down. 1,024 ranks on 128 nodes of 8, spread over 4 leaves
-  // (so each tree hop between nodes crosses leaf, spine and leaf): intraLat = 1 us (the NVLink step),
-  // interLat = 4 us of NIC + 3 switches of 1 us = 7 us, log2(128) = 7, so the latency term is
-  // 2 · (7 · 1 + 7 · 7) = 112 us, plus the launch (base_latency_s) and crossing-nodes (net_base_latency_s)
-  // costs paid once. Forced to the tree, a 1 GiB buffer runs Simple (whose latency fraction is 1).
+  // NCCL's tuner (src/graph/tuning.cc, ncclTopoTuneModel, NVIDIA/nccl 5067397c) prices a tree all-reduce's
+  // latency as baseLat + 2 · ((nRanks/nNodes − 1) · intraLat + log2i(nNodes) · interLat): a chain of k ranks
+  // inside each node and a binary tree of nodes, up and down, interLat the tree's network latency
+  // (hwLatencies[NET][TREE]: LL 5.0, LL128 8.5, Simple 14 us). 1,024 ranks on 128 nodes of 8, spread over 4
+  // leaves (so each tree hop between nodes crosses leaf, spine and leaf): intraLat = 1 us (the NVLink step),
+  // the fabric's own step 4 us of NIC + 3 switches of 1 us = 7 us, under NCCL's Simple 14 us, so a level
+  // costs 14 us; log2(128) = 7, and the latency term is 2 · (7 · 1 + 7 · 14) = 210 us, plus the launch
+  // (base_latency_s) and crossing-nodes (net_base_latency_s) costs paid once. Forced to the tree, a 1 GiB
+  // buffer runs Simple (whose latency fraction is 1).
   ClusterSpec c = uniform_cluster();
+  with_nccl_network_steps(c);
   c.nodes = 128;
   c.node.comm.base_latency_s = 5e-6;
   c.node.comm.net_base_latency_s = 3e-6;
@@ -198,40 +214,45 @@ TEST_CASE("a tree all-reduce's latency term at 1,024 ranks is NCCL's 2((k - 1) i
       estimate_collective(CollectiveOp::all_reduce, kGiB, g, c, CollectiveAlgo::double_binary_tree);
   REQUIRE(e.algo == CollectiveAlgo::double_binary_tree);
   REQUIRE(e.protocol == CollectiveProtocol::simple);
-  CHECK(e.latency_s == doctest::Approx(5e-6 + 3e-6 + 112e-6).epsilon(1e-12));
+  CHECK(e.latency_s == doctest::Approx(5e-6 + 3e-6 + 210e-6).epsilon(1e-12));
   // A ring's latency term at the same size (NCCL's ring: 2 · 127 = 254 of its 2 · 1,023 = 2,046 steps cross
-  // nodes at 7 us, the other 1,792 at max(1 us, 3 us Simple network overhead)): 8 + 5,376 + 1,778 = 7,162 us,
-  // which is why NCCL's tuner (and estimate_collective) takes the tree for small buffers at this scale.
+  // nodes at 14 us, the other 1,792 at max(1 us, 3 us Simple network overhead)): 8 + 5,376 + 3,556 =
+  // 8,940 us, which is why NCCL's tuner (and estimate_collective) takes the tree for small buffers here.
   const CollectiveEstimate ring =
       estimate_collective(CollectiveOp::all_reduce, kGiB, g, c, CollectiveAlgo::ring);
-  CHECK(ring.latency_s == doctest::Approx(7162e-6).epsilon(1e-12));
+  CHECK(ring.latency_s == doctest::Approx(8940e-6).epsilon(1e-12));
   CHECK(select_algorithm(CollectiveOp::all_reduce, 1 << 20, g, c) == CollectiveAlgo::double_binary_tree);
-  // On LL (half the bandwidth, 0.35 of the step latency) an 8-byte all-reduce: NCCL's tree network latency
-  // is 5.0/2.7 of the ring's on LL, so a level between nodes costs 0.35 · 7 · 5.0/2.7 = 4.537 us and the
-  // term is 8 + 2 · (7 · 0.35 + 7 · 4.537) = 76.42 us. (NCCL's own constants on DGX H100: 6.8 + 2 · (7 ·
-  // 0.6 + 7 · 5.0) = 85.2 us; without NCCL's tree factor a level cost the ring's 0.35 · 7 = 2.45 us.)
+  // On LL (half the bandwidth, 0.35 of the step latency) an 8-byte all-reduce: the fabric's LL step
+  // 0.35 · 7 = 2.45 us is under NCCL's 2.7 us, and a tree level costs 5.0/2.7 of that: 5.0 us, NCCL's own
+  // hwLatencies[NET][TREE][LL]. The term is 8 + 2 · (7 · 0.35 + 7 · 5.0) = 82.9 us (NCCL's own constants
+  // on DGX H100: 6.8 + 2 · (7 · 0.6 + 7 · 5.0) = 85.2 us, the gap its 0.6 us NVLink step).
   c.node.comm.ll_bandwidth_fraction = 0.5;
   c.node.comm.ll_latency_fraction = 0.35;
   const CollectiveEstimate ll =
       estimate_collective(CollectiveOp::all_reduce, 8, g, c, CollectiveAlgo::double_binary_tree);
   REQUIRE(ll.protocol == CollectiveProtocol::ll);
-  const double level = 0.35 * 7e-6 * 5.0 / 2.7;
-  CHECK(ll.latency_s == doctest::Approx(8e-6 + 2 * (7 * 0.35e-6 + 7 * level)).epsilon(1e-12));
-  CHECK(ll.latency_s == doctest::Approx(76.4185e-6).epsilon(1e-5));
+  CHECK(ll.latency_s == doctest::Approx(8e-6 + 2 * (7 * 0.35e-6 + 7 * 5.0e-6)).epsilon(1e-12));
+  CHECK(ll.latency_s == doctest::Approx(82.9e-6).epsilon(1e-9));
+  // A fabric slower than NCCL's constant pays its own: 20 us of NIC makes the Simple step 23 us.
+  c.node.comm.nic_latency_s = 20e-6;
+  const CollectiveEstimate slow =
+      estimate_collective(CollectiveOp::all_reduce, kGiB, g, c, CollectiveAlgo::double_binary_tree);
+  CHECK(slow.latency_s == doctest::Approx(8e-6 + 2 * (7 * 1e-6 + 7 * 23e-6)).epsilon(1e-12));
 }
 
-TEST_CASE("a ring reduce-scatter's latency at 16,384 ranks splits NCCL's inter- and intra-node steps") {
+TEST_CASE("a ring reduce-scatter's latency at 16,384 ranks is NCCL's split of inter- and intra-node steps") {
   // NCCL's tuner (src/graph/tuning.cc, ncclTopoTuneModel, NVIDIA/nccl 5067397c) prices a ring as
   // baseLat + (nsteps − nInterSteps) · intraLat + nInterSteps · interLat: for a reduce-scatter on m nodes
   // nsteps = n − 1 and nInterSteps = m − 1; intraLat is at least the proxy's per-step overhead (1 us, Simple
   // 3 us) once the ring crosses nodes. 2,048 nodes of 8 (16,384 ranks), NCCL's own constants: LL 6.6 +
   // 14,336 · max(0.6, 1.0) + 2,047 · 2.7 = 19,869.5 us; Simple 8.4 + 14,336 · 3.4 + 2,047 · 14 = 77,409 us.
-  // The closed form takes the split and the overhead, with DGX H100-like step latencies: 2 us inside a node,
-  // 3 us of NIC plus 3 switches of 0.6 us across the spine = 4.8 us (LL: 0.35 of them).
-  // Simple: 14,336 · 3 + 2,047 · 4.8 = 52,833.6 us (68 % of NCCL's, whose network step is 14 us);
-  // LL: 14,336 · max(0.7, 1.0) + 2,047 · 1.68 = 17,774.96 us (89 % of NCCL's; every step at the slower
-  // tier's 0.35 · 4.8 us, as before, was 27.5 ms, 138 %).
+  // The closed form takes the split, the overhead and NCCL's network step (the fabric's own, 3 us of NIC
+  // plus 3 switches of 0.6 us = 4.8 us, LL 0.35 of it, is faster), with DGX H100-like steps of 2 us inside a
+  // node. Simple: 14,336 · 3 + 2,047 · 14 = 71,666 us (93 % of NCCL's: its NVLink step is 3.4 us, the
+  // fitted one 2 us under the 3 us overhead; 52.8 ms with the fabric's 4.8 us step);
+  // LL: 14,336 · max(0.7, 1.0) + 2,047 · 2.7 = 19,862.9 us (NCCL's less its 6.6 us launch).
   ClusterSpec c = uniform_cluster();
+  with_nccl_network_steps(c);
   c.nodes = 2048;
   c.node.intra_latency_s = 2e-6;
   c.node.comm.nic_latency_s = 3e-6;
@@ -240,14 +261,16 @@ TEST_CASE("a ring reduce-scatter's latency at 16,384 ranks splits NCCL's inter- 
   const CollectiveEstimate e = estimate_collective(CollectiveOp::reduce_scatter, kGiB, g, c);
   REQUIRE(e.algo == CollectiveAlgo::ring);
   REQUIRE(e.protocol == CollectiveProtocol::simple);
-  CHECK(e.latency_s == doctest::Approx(52833.6e-6).epsilon(1e-9));
+  CHECK(e.latency_s == doctest::Approx(71666e-6).epsilon(1e-9));
+  const double nccl_simple = 8.4e-6 + 14336 * 3.4e-6 + 2047 * 14e-6;
+  CHECK(e.latency_s / nccl_simple == doctest::Approx(0.9258).epsilon(1e-3));
   c.node.comm.ll_bandwidth_fraction = 0.5;
   c.node.comm.ll_latency_fraction = 0.35;
   const CollectiveEstimate ll = estimate_collective(CollectiveOp::reduce_scatter, 1 << 20, g, c);
   REQUIRE(ll.protocol == CollectiveProtocol::ll);
-  CHECK(ll.latency_s == doctest::Approx(17774.96e-6).epsilon(1e-9));
+  CHECK(ll.latency_s == doctest::Approx(19862.9e-6).epsilon(1e-9));
   const double nccl_ll = 6.6e-6 + 14336 * 1.0e-6 + 2047 * 2.7e-6;
-  CHECK(ll.latency_s / nccl_ll == doctest::Approx(0.8946).epsilon(1e-3));
+  CHECK(ll.latency_s == doctest::Approx(nccl_ll - 6.6e-6).epsilon(1e-9));
 }
 
 TEST_CASE("empty messages and groups of one cost nothing; bad groups are input errors") {

@@ -16,9 +16,13 @@ namespace {
 
 /// The shared round-number nodes (`gpus` GPUs on an NVSwitch of 100 GB/s at 2 us per step, as many 50 GB/s
 /// NICs at 4 us, 1 us per switch, efficiencies 1) with a 5 us launch cost and small-message protocols that
-/// never win, so that every step below lasts a whole number of picoseconds.
+/// never win, and no floor of NCCL's network step under the fabric's own, so that every step below lasts a
+/// whole number of picoseconds.
 ClusterSpec cluster(std::int64_t nodes, int gpus = 8) {
   ClusterSpec c = trainsim::testing::round_number_cluster(nodes, gpus);
+  c.node.comm.net_ll_step_latency_s = 0;
+  c.node.comm.net_ll128_step_latency_s = 0;
+  c.node.comm.net_simple_step_latency_s = 0;
   c.node.comm.base_latency_s = 5e-6;
   c.node.comm.ll_bandwidth_fraction = 1e-3;
   c.node.comm.ll128_bandwidth_fraction = 1e-3;
