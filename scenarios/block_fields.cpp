@@ -259,14 +259,17 @@ const FieldTable<model::Framework>& framework_fields() {
         quantity_field("launch_overhead", &F::launch_overhead_s, D::seconds, Bound::non_negative,
                        "host time to issue one op of the step in eager mode"),
         flag_field("cuda_graphs", &F::cuda_graphs,
-                   "the step is captured as CUDA graphs: the host no longer bounds it"),
+                   "the step is captured as CUDA graphs: the host no longer bounds it, but after a MoE "
+                   "layer's host wait"),
         flag_field("moe_host_sync", &F::moe_host_sync,
-                   "a MoE layer's forward waits on the host for its token counts before the experts"),
-        quantity_field("expert_launch", &F::expert_launch_s, D::seconds, Bound::non_negative,
-                       "host time per local expert of a grouped expert GEMM (one launch per expert)"),
-        count_field(
-            "optimizer_tensor_ops", &F::optimizer_tensor_ops, 0, 1e3,
-            "the update tensor by tensor: a host wait, then this many eager kernels (0: multi-tensor)"),
+                   "a MoE layer's forward waits on the host for its token counts (default true; deepspeed "
+                   "presets false)"),
+        quantity_field(
+            "expert_launch", &F::expert_launch_s, D::seconds, Bound::non_negative,
+            "host time per local expert of a grouped expert GEMM, beyond launch_overhead (default 5 us)"),
+        count_field("optimizer_tensor_ops", &F::optimizer_tensor_ops, 0, 1e3,
+                    "the update tensor by tensor: a host wait, then this many eager kernels (default 0: "
+                    "multi-tensor)"),
         flag_field("fused_elementwise", &F::fused_elementwise,
                    "norms, SwiGLU, rotary embedding and loss in fused kernels; false: eager ops"),
         flag_field("unpadded_attention", &F::unpadded_attention,

@@ -22,8 +22,7 @@ std::optional<std::vector<Enum>> read_distinct_choices(Diagnostics& d, const Yam
                                                        const std::string& path,
                                                        const EnumNames<Enum, N>& table,
                                                        const std::string& what) {
-  std::vector<std::string> names;
-  for (const auto& entry : table) names.emplace_back(entry.name);
+  const std::vector<std::string> names = names_of(table);
   std::vector<Enum> out;
   for (std::size_t i = 0; i < list.items.size(); ++i) {
     const auto index = read_choice(d, list.items[i], path + "[" + std::to_string(i) + "]", names);
@@ -166,9 +165,7 @@ Field<P> recompute_row() {
         if (v.is_mapping()) {
           read_modules_mapping(r, v, path, parallelism_recompute_fields(), p);
         } else {
-          std::vector<std::string> names;
-          for (const auto& entry : model::kRecomputeNames) names.emplace_back(entry.name);
-          if (auto i = read_choice(r.diagnostics(), v, path, names))
+          if (auto i = read_choice(r.diagnostics(), v, path, names_of(model::kRecomputeNames)))
             p.recompute = model::kRecomputeNames[*i].value;
         }
       },

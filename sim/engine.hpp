@@ -82,10 +82,9 @@ class Engine {
   // The 128-bit number (time, key) read as 16 byte digits: a bucket per (digit position, digit value).
   static constexpr std::size_t kBuckets = 16 * 256;
 
-  // The per-event helpers are declared inline: the library is compiled -fPIC, where GCC does not inline an
-  // external function that is not (it could be interposed at load time), so slot(), top(), pop(),
-  // bucket_of() ... were real calls, bucket_of() once per entry moved. Inline: hold at 1M pending 15-16 ->
-  // 20 M events/s.
+  // The per-event helpers are declared inline so that GCC inlines them in the position-independent build
+  // (the Python module's), where an external function that is not could be interposed at load time; the
+  // figures are in sim/README.md.
   [[nodiscard]] inline Slot& slot(std::uint32_t index);
   inline std::uint32_t allocate_slot();
   // Appends a chunk of default-constructed slots.

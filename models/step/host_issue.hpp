@@ -35,8 +35,8 @@ struct IssuedBlock {
 /// Within a block the host runs ahead of a long kernel, so a block alone takes max(host, gpu); block i
 /// starts issuing when the blocks before it are issued (s_i = Σ_{j<i} host_j) and finishes at
 ///   f_i = max(f_{i−1} + gpu_i, s_i + max(host_i, gpu_i)),   f_0 = 0.
-/// One block gives today's floor max(host, gpu); a host-bound block followed by a device-bound one costs
-/// their host time and device time in a row rather than overlapped.
+/// One block gives the single-block floor max(host, gpu); a host-bound block followed by a device-bound one
+/// costs their host time and device time in a row rather than overlapped.
 [[nodiscard]] double drained_issue_s(std::span<const IssuedBlock> blocks);
 
 /// The optimizer's update of `tensors` when the framework issues it tensor by tensor behind a host wait

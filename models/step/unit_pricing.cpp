@@ -67,26 +67,6 @@ bool is_weight_grad(std::string_view name) {
          !name.starts_with("recompute.");
 }
 
-// TransformerEngine's chunked tensor-parallel overlaps as the two-stage pipelines they are (kTeUserbuffer*
-// in models/spec/framework.hpp). An overlapped piece charges max(g, c) for a GEMM of g seconds beside a
-// collective of c; these return what the chunking adds to that, charged as the exposed last chunk.
-//
-// "pipeline", a reduce-scatter after the GEMM producing it, in n chunks: chunk i's reduce-scatter starts
-// when chunk i's GEMM ends, so the first GEMM chunk and the last reduce-scatter chunk run alone:
-// g/n + (n − 1)·max(g, c)/n + c/n = max(g, c) + min(g, c)/n.
-double pipeline_chunk_exposure(double gemm_s, double comm_s, int splits) {
-  return std::min(gemm_s, comm_s) / splits;
-}
-
-// "ring_exchange", an all-gather before the GEMM consuming it, in one chunk per rank (n): the GEMM starts on
-// the local chunk while the n − 1 others arrive one a step, each step the longer of a GEMM chunk and one
-// transfer, c/(n − 1); the last GEMM chunk runs alone: max(g·(n − 1)/n, c) + g/n, which exceeds max(g, c)
-// by c − g·(n − 1)/n, kept between 0 and g/n.
-double ring_exchange_exposure(double gemm_s, double comm_s, std::int64_t ranks) {
-  const double chunk = gemm_s / static_cast<double>(ranks);
-  return std::clamp(comm_s - (gemm_s - chunk), 0.0, chunk);
-}
-
 // TransformerEngine runs a reduce-scatter beside the forward GEMM producing it as a "pipeline" (proj_fprop,
 // fc2_fprop; recomputed forwards alike), and beside a backward GEMM whole ("bulk": qkv_dgrad, fc1_dgrad).
 bool is_backward_gemm(std::string_view name) {
@@ -440,6 +420,15 @@ void wait_for_host(std::vector<CostPiece>& pieces, const UnitCost::PassIssue& is
 }
 
 }  // namespace
+
+double pipeline_chunk_exposure(double gemm_s, double comm_s, int splits) {
+  return std::min(gemm_s, comm_s) / splits;
+}
+
+double ring_exchange_exposure(double gemm_s, double comm_s, std::int64_t ranks) {
+  const double chunk = gemm_s / static_cast<double>(ranks);
+  return std::clamp(comm_s - (gemm_s - chunk), 0.0, chunk);
+}
 
 UnitCost price_unit(std::string name, const LayerOps& ops, const StepInput& in, const Communicators& g,
                     const topo::ClusterSpec* routed, bool shared_links) {

@@ -6,6 +6,7 @@
 // kernel it runs under. The framework's habits enter here: tp_comm_overlap's chunked matmuls,
 // ep_comm_overlap's all-to-alls beside the paired micro-batch, and the eager host's launch floor.
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,21 @@
 #include "models/step/step_costs.hpp"
 
 namespace trainsim::model {
+
+/// TransformerEngine's chunked tensor-parallel overlaps as the two-stage pipelines they are (kTeUserbuffer*
+/// in models/spec/framework.hpp). An overlapped piece charges max(g, c) for a GEMM of g seconds beside a
+/// collective of c; these return what the chunking adds to that, charged as the exposed last chunk.
+///
+/// "pipeline", a reduce-scatter after the GEMM producing it, in n chunks: chunk i's reduce-scatter starts
+/// when chunk i's GEMM ends, so the first GEMM chunk and the last reduce-scatter chunk run alone:
+/// g/n + (n − 1)·max(g, c)/n + c/n = max(g, c) + min(g, c)/n.
+[[nodiscard]] double pipeline_chunk_exposure(double gemm_s, double comm_s, int splits);
+
+/// "ring_exchange", an all-gather before the GEMM consuming it, in one chunk per rank (n): the GEMM starts on
+/// the local chunk while the n − 1 others arrive one a step, each step the longer of a GEMM chunk and one
+/// transfer, c/(n − 1); the last GEMM chunk runs alone: max(g·(n − 1)/n, c) + g/n, which exceeds max(g, c)
+/// by c − g·(n − 1)/n, kept between 0 and g/n.
+[[nodiscard]] double ring_exchange_exposure(double gemm_s, double comm_s, std::int64_t ranks);
 
 /// The unit's pieces and sums. With `routed` (the routed full cluster's uncontended fabric), the context-
 /// and expert-parallel collectives whose group leaves the node are priced on it and listed as flows; with

@@ -139,7 +139,7 @@ TEST_CASE("rows that are not written at zero or in another form stay out of the 
   CHECK(back.people[0].round_the_clock);
 }
 
-TEST_CASE("a table's required keys and a row's own rule give the same errors as before the tables") {
+TEST_CASE("a table's required keys and a row's own rule give file:line:col errors naming the key") {
   using trainsim::testing::errors_of;
   CHECK(errors_of(trainsim::testing::kSmallScenario + "people: [{count: 2}]\n") ==
         "t.yaml:4:10: people[0].role: missing key \"role\"\n"
@@ -171,7 +171,7 @@ TEST_CASE("the training, framework and convergence tables read and dump their ma
                   "quantization_block: 2048, grad_clipping: true}\n") != std::string::npos);
   CHECK(dump.find("  steps: 10\n  schedule: {kind: wsd, decay_fraction: 0.2}\n") != std::string::npos);
   CHECK(dump.find("  prefetch: 2\n") != std::string::npos);
-  // grad_reduce_dtype after gradient_staging, the framework block's last line, as before the table.
+  // grad_reduce_dtype after gradient_staging, the framework block's last line.
   CHECK(dump.find("  grad_reduce_dtype: bf16\nmemory:\n  reserve: 0\n") != std::string::npos);
 
   const std::string with_target =
@@ -185,7 +185,7 @@ TEST_CASE("the training, framework and convergence tables read and dump their ma
         std::string::npos);
 }
 
-TEST_CASE("a row's own rule is checked before its range, as before the tables") {
+TEST_CASE("a row's own rule is checked before its range") {
   using trainsim::testing::errors_of;
   CHECK(errors_of("model: gpt3-125m\ncluster: {node: dgx-a100-80gb, nodes: 2}\n"
                   "training: {global_batch: 64, optimizer: {kind: adamw, max_preconditioner_dim: 1}}\n") ==
@@ -234,7 +234,7 @@ TEST_CASE("a model without a preset needs the table's required keys; with one, n
   CHECK(errors_of("model: {preset: gpt3-125m, layers: 2}\n" + rest) == "");
 }
 
-TEST_CASE("the parallelism table reads its keys and mappings, and dumps them in the order before the table") {
+TEST_CASE("the parallelism table reads its keys and mappings, and dumps them in the block's key order") {
   // 2 nodes of 8 GPUs: tp 2 × dp 8; shard_group 2 divides dp; attn_proj offloaded beside core_attn.
   const std::string text =
       trainsim::testing::kSmallScenario +
@@ -264,7 +264,7 @@ TEST_CASE("the parallelism table reads its keys and mappings, and dumps them in 
   CHECK(dump_scenario(back) == dump);
 }
 
-TEST_CASE("the parallelism table's rows and mappings give the errors they gave before the table") {
+TEST_CASE("the parallelism table's rows and mappings give file:line:col errors naming the key") {
   using trainsim::testing::errors_of;
   const std::string& base = trainsim::testing::kSmallScenario;
   CHECK(errors_of(base + "parallelism: {zero: 4}\n") ==

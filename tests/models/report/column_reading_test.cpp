@@ -57,12 +57,13 @@ TEST_CASE("a column's unit is read from its suffix, the older _gib included") {
 TEST_CASE("a row's verdict, from files written before and after `feasible` took the memory verdict in") {
   using model::Verdict;
   constexpr double gib = 1073741824.0;
-  // Now: a layout that does not fit says feasible false beside its memory estimate; a refused one has none.
+  // Files where `fits` leads: a layout that does not fit says feasible false beside its memory estimate; a
+  // refused one has none.
   CHECK(model::read_verdict(true, true, 60 * gib) == Verdict::runs);
   CHECK(model::read_verdict(false, false, 321.6 * gib) == Verdict::does_not_fit);
   CHECK(model::read_verdict(false, false, 0) == Verdict::infeasible);
   CHECK(model::read_verdict(false, true, 60 * gib) == Verdict::infeasible);  // the run, not the memory
-  // Before: feasible stayed true beside fits false.
+  // Files written with feasible true beside fits false.
   CHECK(model::read_verdict(true, false, 321.6 * gib) == Verdict::does_not_fit);
   // Columns missing: what is there decides.
   CHECK(model::read_verdict(std::nullopt, std::nullopt, 0) == Verdict::runs);

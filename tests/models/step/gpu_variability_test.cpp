@@ -129,8 +129,8 @@ TEST_CASE("the full cluster draws each GPU's speed from the seed; a replica runs
 
 TEST_CASE("the drawn slowdowns fold each straggler into its own GPUs' draws and are empty without spread") {
   // Node 1 straggles at 1.5: its GPUs' draws are each 1.5 times (1 + spread·z), z drawn in rank order from
-  // mt19937_64(seed) as before; node 0's are the plain draws. The result depends on the plan and the cluster
-  // only: the stragglers come from cluster.stragglers, not from an earlier map.
+  // mt19937_64(seed); node 0's are the plain draws. The result depends on the plan and the cluster
+  // only: the stragglers come from cluster.stragglers.
   StepInput in = synchronous_dp();
   in.cluster.variability = 0.05;
   in.cluster.variability_seed = 11;

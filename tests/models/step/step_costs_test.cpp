@@ -7,6 +7,7 @@
 #include "models/step/analytic_step.hpp"
 #include "models/step/memory.hpp"
 #include "models/step/step_plan.hpp"
+#include "models/step/unit_pricing.hpp"
 #include "models/workload/rank_tensors.hpp"
 #include "tests/support/fixtures.hpp"
 #include "topologies/collective_cost.hpp"
@@ -281,6 +282,17 @@ TEST_CASE("TP-communication overlap hides a reduce-scatter under the matmul befo
   CHECK(on.units[0].total.forward_comm < off.units[0].total.forward_comm);
   CHECK(on.units[0].total.forward_compute > off.units[0].total.forward_compute);
   CHECK(on.units[0].total.forward_compute <= off.units[0].total.forward_compute * slow);
+}
+
+TEST_CASE("TransformerEngine's chunk pipelines expose what their first and last chunks cannot hide") {
+  // pipeline, 4 chunks: max(g, c) + min(g, c)/4 in all; beyond max(g, c), g = 4 ms and c = 2 ms give 0.5 ms.
+  CHECK(pipeline_chunk_exposure(4e-3, 2e-3, 4) == doctest::Approx(0.5e-3).epsilon(1e-12));
+  CHECK(pipeline_chunk_exposure(2e-3, 4e-3, 4) == doctest::Approx(0.5e-3).epsilon(1e-12));
+  // ring exchange over 8 ranks, g = 4 ms: max(3.5 ms, c) + 0.5 ms in all. c = 3.8 ms: 4.3 − 4 = 0.3 ms more;
+  // c = 3 ms: 4 ms, nothing more; c = 6 ms: 6.5 − 6 = 0.5 ms more (the last GEMM chunk).
+  CHECK(ring_exchange_exposure(4e-3, 3.8e-3, 8) == doctest::Approx(0.3e-3).epsilon(1e-12));
+  CHECK(ring_exchange_exposure(4e-3, 3e-3, 8) == 0.0);
+  CHECK(ring_exchange_exposure(4e-3, 6e-3, 8) == doctest::Approx(0.5e-3).epsilon(1e-12));
 }
 
 TEST_CASE("TP-communication overlap leaves the chunks TransformerEngine's pipelines cannot hide exposed") {
