@@ -34,13 +34,6 @@ double intra_node_bytes_per_s(const NodeSpec& node) {
 
 namespace {
 
-/// log2i in NCCL: the depth of a binary tree of n nodes.
-double floor_log2(std::int64_t n) {
-  double levels = 0;
-  for (std::int64_t reach = 2; reach <= n; reach *= 2) levels += 1;
-  return levels;
-}
-
 bool is_power_of_two(std::int64_t n) {
   return n > 0 && (n & (n - 1)) == 0;
 }
@@ -171,7 +164,8 @@ double evaluate(CollectiveOp op, CollectiveAlgo algo, CollectiveProtocol protoco
       // 2 · ((k − 1) · intraLat + log2i(nodes) · interLat), interLat the tree's network latency.
       const double level_s = network_step_s(st.inter.latency_s * s.latency, protocol, *st.eff) *
                              tree_network_latency_factor(protocol);
-      const double depth = floor_log2(st.nodes) * level_s + (k - 1) * st.intra.latency_s * s.latency;
+      const double depth =
+          static_cast<double>(tree_levels(st.nodes)) * level_s + (k - 1) * st.intra.latency_s * s.latency;
       return st.fixed_s + 2 * depth + 2 * size / (flat.bytes_per_s * s.bandwidth);
     }
     case CollectiveAlgo::hierarchical: {

@@ -442,8 +442,7 @@ void lower_double_binary_tree(const LoweringFrame& f) {
   const std::int64_t m = f.m();
   const std::size_t channels = m > 1 ? f.channels() : 1;
   const double per_tree = f.bytes / 2.0 / static_cast<double>(channels);
-  std::int64_t levels = 0;
-  for (std::int64_t reach = 2; reach <= m; reach *= 2) ++levels;
+  const std::int64_t levels = tree_levels(m);
   const sim::TaskId first =
       m > 1 ? f.low.tree_network_excess(levels, f.nodes[0].front(), f.nodes[1].front(), f.first) : f.first;
   for (std::size_t c = 0; c < channels; ++c) {

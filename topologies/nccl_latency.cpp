@@ -5,6 +5,12 @@
 
 namespace trainsim::topo {
 
+std::int64_t tree_levels(std::int64_t nodes) {
+  std::int64_t levels = 0;
+  for (std::int64_t reach = 2; reach <= nodes; reach *= 2) ++levels;
+  return levels;
+}
+
 double ring_net_overhead_s(CollectiveProtocol protocol) {
   constexpr double kNetOverheadS = 1e-6;  // getNetOverhead on x86 Intel hosts (2 us on AMD)
   return protocol == CollectiveProtocol::simple ? 3 * kNetOverheadS : kNetOverheadS;

@@ -12,6 +12,9 @@
 
 namespace trainsim::topo {
 
+/// The depth of NCCL's binary tree over `nodes` nodes (log2i: the floor of log2, 0 for one node).
+[[nodiscard]] std::int64_t tree_levels(std::int64_t nodes);
+
 /// NCCL's per-step network overhead of a ring that crosses nodes (getNetOverhead: 1 us on x86 hosts, 3x on
 /// Simple): even its steps inside a node cost no less, because every step of an inter-node ring launches a
 /// network operation through the proxy.

@@ -61,14 +61,13 @@ class KeptRecordings {
     }
     return nullptr;
   }
-  const RecordedSchedule& keep(const Key& key, RecordedSchedule recorded) {
+  void keep(const Key& key, RecordedSchedule recorded) {
     bytes_ += bytes(recorded);
     kept_.emplace_back(key, std::move(recorded));
     while (kept_.size() > 1 && (bytes_ > kBytes || kept_.size() > kMost)) {
       bytes_ -= bytes(kept_.front().second);
       kept_.pop_front();
     }
-    return kept_.back().second;
   }
 
  private:
