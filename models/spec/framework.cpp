@@ -159,6 +159,8 @@ std::string framework_flags(const Framework& f, bool overlap_grad_reduce) {
   out += std::string(" cuda_graphs=") + flag(f.cuda_graphs);
   if (!f.cuda_graphs) out += " launch_overhead_us=" + std::to_string(std::lround(f.launch_overhead_s * 1e6));
   if (!f.moe_host_sync) out += " moe_host_sync=false";
+  if (f.expert_launch_s != kDriverLaunchOverhead)
+    out += " expert_launch_us=" + std::to_string(std::lround(f.expert_launch_s * 1e6));
   if (f.optimizer_tensor_ops > 0) out += " optimizer_tensor_ops=" + std::to_string(f.optimizer_tensor_ops);
   if (f.grad_reduce_dtype) out += " grad_reduce_dtype=" + std::string(topo::to_string(*f.grad_reduce_dtype));
   if (f.memory_reserve > 0) out += " memory_reserve=" + std::to_string(f.memory_reserve);

@@ -78,6 +78,22 @@ TEST_CASE("a misspelt preset or flag is an error at its place") {
                        InputError);
 }
 
+TEST_CASE("the host-cost flags refuse a bad value at its key") {
+  const auto error = [](const std::string& flags) {
+    return std::string(trainsim::testing::errors_of(base + "framework: {" + flags + "}\n").c_str());
+  };
+  // The value's column: "framework: {" is 12 characters, then the key, ": ", the value.
+  CHECK(error("moe_host_sync: 1") ==
+        "t.yaml:4:28: framework.moe_host_sync: expected true or false, found \"1\"");
+  CHECK(error("expert_launch: \"-1 us\"") ==
+        "t.yaml:4:28: framework.expert_launch: must not be negative, found \"-1 us\"");
+  CHECK(error("optimizer_tensor_ops: 1001") ==
+        "t.yaml:4:35: framework.optimizer_tensor_ops: must be at most 1000, found \"1001\"");
+  CHECK(error("optimizer_tensor_ops: 2.5") ==
+        "t.yaml:4:35: framework.optimizer_tensor_ops: expected a whole number, found \"2.5\"");
+  CHECK(error("moe_host_sync: false, expert_launch: \"10 us\", optimizer_tensor_ops: 8").empty());
+}
+
 TEST_CASE("deepspeed-2021 gathers tensor by tensor, synchronously, and its host costs can be overridden") {
   Scenario s = load_scenario_text(base + "framework: deepspeed-2021\n", "t.yaml");
   const model::Framework& f = s.parallelism.framework;
