@@ -48,6 +48,14 @@ struct FieldInfo {
 /// The accepted values in words: "> 0", ">= 0", "1 to 1e+06", "sync, async"; "" for text and structured.
 [[nodiscard]] std::string field_bounds(const FieldInfo& f);
 
+/// A list value as the dump writes it, "[a, b, c]", each item as `name` writes it.
+template <class Item, class Name>
+std::string flow_list(const std::vector<Item>& items, Name name) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + std::string(name(items[i]));
+  return out + "]";
+}
+
 /// Whether the dump writes a plain value always, or leaves it out at zero (zero meaning "not given").
 enum class Written : std::uint8_t { always, unless_zero };
 

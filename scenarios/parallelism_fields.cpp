@@ -37,14 +37,6 @@ std::optional<std::vector<Enum>> read_distinct_choices(Diagnostics& d, const Yam
   return out;
 }
 
-// A list written "[a, b, c]", each item as `name` writes it.
-template <class Item, class Name>
-std::string flow_list(const std::vector<Item>& items, Name name) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + std::string(name(items[i]));
-  return out + "]";
-}
-
 /// Reads a row's value where the block gives it; `path` is the key's path for the messages.
 using ValueReader = void (*)(MapReader& r, const YamlValue& v, const std::string& path, P& p);
 

@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "scenarios/field_table.hpp"
+
 namespace trainsim::scenario {
 
 std::optional<bool> layer_type_is_windowed(std::string_view name) {
@@ -58,12 +60,8 @@ void check_sliding_window(Diagnostics& d, const YamlValue& v, const std::string&
 
 std::optional<std::string> layer_types_to_yaml(const model::TransformerSpec& m) {
   if (m.sliding_window <= 0 || m.window_layers.empty()) return std::nullopt;
-  std::string s = "[";
-  for (std::size_t i = 0; i < m.window_layers.size(); ++i) {
-    s +=
-        std::string(i > 0 ? ", " : "") + std::string(m.window_layers[i] ? kSlidingLayerType : kFullLayerType);
-  }
-  return s + "]";
+  return flow_list(m.window_layers,
+                   [](bool sliding) { return sliding ? kSlidingLayerType : kFullLayerType; });
 }
 
 }  // namespace trainsim::scenario

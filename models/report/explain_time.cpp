@@ -8,6 +8,7 @@
 
 #include "models/step/activation_offload.hpp"
 #include "models/step/analytic_step.hpp"
+#include "models/step/host_issue.hpp"
 #include "models/step/pipeline_schedule.hpp"
 #include "models/step/step_costs.hpp"
 #include "models/step/step_plan.hpp"
@@ -118,7 +119,7 @@ ExplainSection explain_time(const StepInput& in) {
   const StageCost& sc = costs.stages[static_cast<std::size_t>(stage)];
   const int tensor_ops = in.plan.framework.optimizer_tensor_ops;
   const std::string update =
-      tensor_ops > 0 && !in.plan.framework.cuda_graphs
+      updates_tensor_by_tensor(in.plan.framework)
           ? fmt::format("update tensor by tensor (a host wait, then {} kernels each)", tensor_ops)
           : std::string("update kernels");
   std::string optimizer = fmt::format("{:.4g} ms {} + {:.4g} ms gradient-norm all-reduce",

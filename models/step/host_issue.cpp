@@ -42,9 +42,13 @@ double drained_issue_s(std::span<const IssuedBlock> blocks) {
   return finish;
 }
 
+bool updates_tensor_by_tensor(const Framework& fw) {
+  return fw.optimizer_tensor_ops > 0 && !fw.cuda_graphs;
+}
+
 double per_tensor_update_s(const std::vector<TensorShape>& tensors, double update_s, const Framework& fw) {
   const double all = elements(tensors);
-  if (fw.optimizer_tensor_ops <= 0 || fw.cuda_graphs || !(all > 0)) return update_s;
+  if (!updates_tensor_by_tensor(fw) || !(all > 0)) return update_s;
   const double first = fw.launch_overhead_s;
   const double rest = (fw.optimizer_tensor_ops - 1) * first;
   double s = 0;

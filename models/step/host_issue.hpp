@@ -39,6 +39,10 @@ struct IssuedBlock {
 /// costs their host time and device time in a row rather than overlapped.
 [[nodiscard]] double drained_issue_s(std::span<const IssuedBlock> blocks);
 
+/// The framework issues the optimizer's update tensor by tensor behind a host wait: optimizer_tensor_ops > 0
+/// and no CUDA graphs.
+[[nodiscard]] bool updates_tensor_by_tensor(const Framework& fw);
+
 /// The optimizer's update of `tensors` when the framework issues it tensor by tensor behind a host wait
 /// (Framework::optimizer_tensor_ops = k > 0), its kernels taking `update_s` in all, shared among the
 /// tensors by their elements (g_i): each tensor is a stretch from a drained queue, the host issuing its k
