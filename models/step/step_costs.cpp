@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <span>
@@ -100,51 +101,58 @@ class StepPricer {
                       out_.fabric == FabricPricing::shared_links);
   }
 
-  // Routed, every data-parallel collective is listed as its algorithm's flows (RoutedCollective), over the
-  // sharding group or (HSDP) the replicas of one shard.
-  void add_flows(RoutedCollectives& list, topo::CollectiveOp op, double bytes,
-                 const topo::CollectiveEstimate& e, DataGroup over) const {
-    const topo::CommGroup& group = over == DataGroup::replicas ? comms_.replica
-                                   : over == DataGroup::shard  ? comms_.shard
-                                                               : comms_.grad;
-    if (routed() != nullptr && group.size > 1 && bytes > 0)
-      list.push_back(RoutedCollective{op, bytes, e.algo, e.protocol, over});
+  // Whose gradients and weights a data-parallel collective carries: the dense layers', over comms_.grad,
+  // shard and replica, priced by transfer() and (routed) listed as flows; or the experts', over the
+  // expert-data-parallel group (communicators.hpp: expert_grad, expert_shard, then replica), priced by the
+  // closed form on the cluster's own leaf shares (the shared-links slowdown lists the dense groups'
+  // siblings). Routed, the lowering routes the dense groups' flows only (data_parallel_groups): an expert
+  // collective is then its closed-form time whole, as a fixed part beside them (unrouted()).
+  enum class Owner : std::uint8_t { dense, expert };
+
+  [[nodiscard]] const topo::CommGroup& group_of(Owner owner, DataGroup over) const {
+    const bool expert = owner == Owner::expert;
+    if (over == DataGroup::replicas) return comms_.replica;
+    if (over == DataGroup::shard) return expert ? comms_.expert_shard : comms_.shard;
+    return expert ? comms_.expert_grad : comms_.grad;
   }
 
-  // Expert gradients reduced over the expert-data-parallel group's sharding part, then (HSDP) over its
-  // replicas; its parameters gathered over that part (communicators.hpp: expert_grad, expert_shard). Priced
-  // by the closed form on the cluster's own leaf shares (the shared-links slowdown lists the dense groups'
-  // siblings). Routed, the lowering routes the dense groups' flows only (data_parallel_groups): the expert
-  // part is then its closed-form time whole, as a fixed part beside them (unrouted()).
   [[nodiscard]] topo::CollectiveEstimate unrouted(topo::CollectiveEstimate e) const {
     if (routed() != nullptr) e.latency_s = e.time_s;
     return e;
   }
-  [[nodiscard]] topo::CollectiveEstimate reduce_expert_gradients(double bytes) const {
-    topo::CollectiveEstimate e{};
-    if (comms_.expert_shard.size > 1)
-      e = topo::estimate_collective(topo::CollectiveOp::reduce_scatter, bytes, comms_.expert_shard,
-                                    in_.cluster);
-    if (comms_.replica.size > 1) {
-      const double shard_bytes = bytes / static_cast<double>(comms_.expert_shard.size);
-      const auto r =
-          topo::estimate_collective(topo::CollectiveOp::all_reduce, shard_bytes, comms_.replica, in_.cluster);
-      e.time_s += r.time_s;
-      e.latency_s += r.latency_s;
-    }
-    return unrouted(e);
+
+  // Routed, every dense data-parallel collective is listed as its algorithm's flows (RoutedCollective), over
+  // the sharding group or (HSDP) the replicas of one shard.
+  void add_flows(RoutedCollectives& list, topo::CollectiveOp op, double bytes,
+                 const topo::CollectiveEstimate& e, DataGroup over) const {
+    if (routed() != nullptr && group_of(Owner::dense, over).size > 1 && bytes > 0)
+      list.push_back(RoutedCollective{op, bytes, e.algo, e.protocol, over});
   }
 
-  // Gradients reduced over the sharding group, then (HSDP) the shard all-reduced over its replicas; their
-  // flows appended to `list` (routed).
-  topo::CollectiveEstimate reduce_gradients(double bytes, RoutedCollectives& list) const {
-    auto e = transfer(topo::CollectiveOp::reduce_scatter, bytes, comms_.shard, FabricTraffic::shard);
-    add_flows(list, topo::CollectiveOp::reduce_scatter, bytes, e, DataGroup::shard);
+  // A data-parallel collective of `owner`'s over `over`; a dense one's flows appended to `list` (routed).
+  topo::CollectiveEstimate data_parallel(Owner owner, topo::CollectiveOp op, double bytes, DataGroup over,
+                                         RoutedCollectives& list) const {
+    const topo::CommGroup& group = group_of(owner, over);
+    if (owner == Owner::expert) {
+      if (!(bytes > 0) || group.size <= 1) return {};
+      return unrouted(topo::estimate_collective(op, bytes, group, in_.cluster));
+    }
+    const FabricTraffic traffic = over == DataGroup::replicas ? FabricTraffic::replicas
+                                  : over == DataGroup::shard  ? FabricTraffic::shard
+                                                              : FabricTraffic::gradient;
+    const auto e = transfer(op, bytes, group, traffic);
+    add_flows(list, op, bytes, e, over);
+    return e;
+  }
+
+  // `owner`'s gradients reduced over its sharding group, then (HSDP) the shard all-reduced over its
+  // replicas; a dense reduction's flows appended to `list` (routed).
+  topo::CollectiveEstimate reduce_gradients(Owner owner, double bytes, RoutedCollectives& list) const {
+    auto e = data_parallel(owner, topo::CollectiveOp::reduce_scatter, bytes, DataGroup::shard, list);
     if (comms_.replica.size > 1) {
-      const double shard_bytes = bytes / static_cast<double>(comms_.shard.size);
+      const double shard_bytes = bytes / static_cast<double>(group_of(owner, DataGroup::shard).size);
       const auto r =
-          transfer(topo::CollectiveOp::all_reduce, shard_bytes, comms_.replica, FabricTraffic::replicas);
-      add_flows(list, topo::CollectiveOp::all_reduce, shard_bytes, r, DataGroup::replicas);
+          data_parallel(owner, topo::CollectiveOp::all_reduce, shard_bytes, DataGroup::replicas, list);
       e.time_s += r.time_s;
       e.latency_s += r.latency_s;
     }
@@ -250,7 +258,7 @@ class StepPricer {
     add_flows(u.gather_flows, topo::CollectiveOp::all_gather, n * params * weight_elem_, gather,
               DataGroup::shard);
     RoutedCollectives reduce_flows;
-    const auto reduce = reduce_gradients(params * reduce_elem_, reduce_flows);
+    const auto reduce = reduce_gradients(Owner::dense, params * reduce_elem_, reduce_flows);
     for (RoutedCollective& c : reduce_flows) c.bytes *= n;
     u.reduce_flows.insert(u.reduce_flows.end(), reduce_flows.begin(), reduce_flows.end());
     const double gather_host = fw_.gather_host_s + rank_host;
@@ -388,16 +396,15 @@ class StepPricer {
     const double bucket_bytes = dense_params * reduce_elem_ / sc.buckets;
     const double expert_bucket_bytes = sc.expert_params * reduce_elem_ / sc.buckets;
     topo::CollectiveEstimate bucket;
-    topo::CollectiveEstimate expert_bucket{};
+    topo::CollectiveEstimate expert_bucket;
     if (pl_.zero == ZeroStage::none) {
-      bucket = transfer(topo::CollectiveOp::all_reduce, bucket_bytes, comms_.grad, FabricTraffic::gradient);
-      add_flows(sc.bucket_flows, topo::CollectiveOp::all_reduce, bucket_bytes, bucket, DataGroup::gradient);
-      if (expert_bucket_bytes > 0 && comms_.expert_grad.size > 1)
-        expert_bucket = unrouted(topo::estimate_collective(
-            topo::CollectiveOp::all_reduce, expert_bucket_bytes, comms_.expert_grad, in_.cluster));
+      bucket = data_parallel(Owner::dense, topo::CollectiveOp::all_reduce, bucket_bytes, DataGroup::gradient,
+                             sc.bucket_flows);
+      expert_bucket = data_parallel(Owner::expert, topo::CollectiveOp::all_reduce, expert_bucket_bytes,
+                                    DataGroup::gradient, sc.bucket_flows);
     } else {
-      bucket = reduce_gradients(bucket_bytes, sc.bucket_flows);
-      if (expert_bucket_bytes > 0) expert_bucket = reduce_expert_gradients(expert_bucket_bytes);
+      bucket = reduce_gradients(Owner::dense, bucket_bytes, sc.bucket_flows);
+      expert_bucket = reduce_gradients(Owner::expert, expert_bucket_bytes, sc.bucket_flows);
     }
     sc.bucket_s = bucket.time_s + expert_bucket.time_s;
     sc.bucket_latency_s = bucket.latency_s + expert_bucket.latency_s;
@@ -406,16 +413,12 @@ class StepPricer {
     if (shards_optimizer_states(pl_.zero)) {
       const double dense_weight_bytes = dense_params * weight_elem_;
       const double expert_weight_bytes = sc.expert_params * weight_elem_;
-      auto gather =
-          transfer(topo::CollectiveOp::all_gather, dense_weight_bytes, comms_.shard, FabricTraffic::shard);
-      add_flows(sc.param_gather_flows, topo::CollectiveOp::all_gather, dense_weight_bytes, gather,
-                DataGroup::shard);
-      if (expert_weight_bytes > 0 && comms_.expert_shard.size > 1) {
-        const auto expert_gather = unrouted(topo::estimate_collective(
-            topo::CollectiveOp::all_gather, expert_weight_bytes, comms_.expert_shard, in_.cluster));
-        gather.time_s += expert_gather.time_s;
-        gather.latency_s += expert_gather.latency_s;
-      }
+      auto gather = data_parallel(Owner::dense, topo::CollectiveOp::all_gather, dense_weight_bytes,
+                                  DataGroup::shard, sc.param_gather_flows);
+      const auto expert_gather = data_parallel(Owner::expert, topo::CollectiveOp::all_gather,
+                                               expert_weight_bytes, DataGroup::shard, sc.param_gather_flows);
+      gather.time_s += expert_gather.time_s;
+      gather.latency_s += expert_gather.latency_s;
       sc.param_gather_s = gather.time_s;
       sc.param_gather_latency_s = gather.latency_s;
       sc.dp_bytes_per_step += (comms_.grad.size > 1 ? dense_weight_bytes : 0.0) +
@@ -463,10 +466,9 @@ class StepPricer {
       sc.optimizer_s +=
           kernel_time(KernelCost{OpKind::matmul, whole.matmul_flops, 0, 0, 0}, gpu, whole.precision);
     for (const UpdateCollective& c : whole.collectives) {
-      const auto e = transfer(c.op, c.bytes, comms_.shard, FabricTraffic::shard);
+      const auto e = data_parallel(Owner::dense, c.op, c.bytes, DataGroup::shard, sc.optimizer_comm_flows);
       sc.optimizer_comm_s += e.time_s;
       sc.optimizer_comm_latency_s += e.latency_s;
-      add_flows(sc.optimizer_comm_flows, c.op, c.bytes, e, DataGroup::shard);
     }
     if (opt.grad_clipping || oc.reduction_values > 0) {
       // Local partial norms, then one small fp32 all-reduce over each axis the gradients are spread on.
