@@ -102,46 +102,60 @@ class StepPricer {
   }
 
   // Whose gradients and weights a data-parallel collective carries: the dense layers', over comms_.grad,
-  // shard and replica, priced by transfer() and (routed) listed as flows; or the experts', over the
-  // expert-data-parallel group (communicators.hpp: expert_grad, expert_shard, then replica), priced by the
-  // closed form on the cluster's own leaf shares (the shared-links slowdown lists the dense groups'
-  // siblings). Routed, the lowering routes the dense groups' flows only (data_parallel_groups): an expert
-  // collective is then its closed-form time whole, as a fixed part beside them (unrouted()).
+  // shard and replica, priced by transfer(); or the experts', over the expert-data-parallel group
+  // (communicators.hpp: expert_grad, expert_shard, then replica). Collapsed, an expert collective is priced
+  // by the closed form on the cluster's own leaf shares (the shared-links slowdown lists the dense groups'
+  // siblings). Routed, both are priced on the uncontended fabric and listed as flows over their own groups
+  // (step_network.hpp's data_parallel_groups), so the full cluster reduces the experts' share of a bucket
+  // over the expert-data-parallel group as the collapsed step prices it.
   enum class Owner : std::uint8_t { dense, expert };
 
+  [[nodiscard]] static DataGroup data_group(Owner owner, DataGroup over) {
+    if (owner == Owner::dense || over == DataGroup::replicas) return over;
+    return over == DataGroup::shard ? DataGroup::expert_shard : DataGroup::expert_gradient;
+  }
+
+  [[nodiscard]] const topo::CommGroup& group_of(DataGroup over) const {
+    switch (over) {
+      case DataGroup::gradient:
+        return comms_.grad;
+      case DataGroup::shard:
+        return comms_.shard;
+      case DataGroup::replicas:
+        return comms_.replica;
+      case DataGroup::expert_gradient:
+        return comms_.expert_grad;
+      case DataGroup::expert_shard:
+        return comms_.expert_shard;
+    }
+    return comms_.grad;
+  }
   [[nodiscard]] const topo::CommGroup& group_of(Owner owner, DataGroup over) const {
-    const bool expert = owner == Owner::expert;
-    if (over == DataGroup::replicas) return comms_.replica;
-    if (over == DataGroup::shard) return expert ? comms_.expert_shard : comms_.shard;
-    return expert ? comms_.expert_grad : comms_.grad;
+    return group_of(data_group(owner, over));
   }
 
-  [[nodiscard]] topo::CollectiveEstimate unrouted(topo::CollectiveEstimate e) const {
-    if (routed() != nullptr) e.latency_s = e.time_s;
-    return e;
-  }
-
-  // Routed, every dense data-parallel collective is listed as its algorithm's flows (RoutedCollective), over
-  // the sharding group or (HSDP) the replicas of one shard.
+  // Routed, every data-parallel collective is listed as its algorithm's flows (RoutedCollective), over
+  // `over`'s groups.
   void add_flows(RoutedCollectives& list, topo::CollectiveOp op, double bytes,
                  const topo::CollectiveEstimate& e, DataGroup over) const {
-    if (routed() != nullptr && group_of(Owner::dense, over).size > 1 && bytes > 0)
+    if (routed() != nullptr && group_of(over).size > 1 && bytes > 0)
       list.push_back(RoutedCollective{op, bytes, e.algo, e.protocol, over});
   }
 
-  // A data-parallel collective of `owner`'s over `over`; a dense one's flows appended to `list` (routed).
+  // A data-parallel collective of `owner`'s over `over`; its flows appended to `list` (routed).
   topo::CollectiveEstimate data_parallel(Owner owner, topo::CollectiveOp op, double bytes, DataGroup over,
                                          RoutedCollectives& list) const {
-    const topo::CommGroup& group = group_of(owner, over);
+    const DataGroup ranks = data_group(owner, over);
+    const topo::CommGroup& group = group_of(ranks);
     if (owner == Owner::expert) {
       if (!(bytes > 0) || group.size <= 1) return {};
-      return unrouted(topo::estimate_collective(op, bytes, group, in_.cluster));
+      if (routed() == nullptr) return topo::estimate_collective(op, bytes, group, in_.cluster);
     }
     const FabricTraffic traffic = over == DataGroup::replicas ? FabricTraffic::replicas
                                   : over == DataGroup::shard  ? FabricTraffic::shard
                                                               : FabricTraffic::gradient;
     const auto e = transfer(op, bytes, group, traffic);
-    add_flows(list, op, bytes, e, over);
+    add_flows(list, op, bytes, e, ranks);
     return e;
   }
 

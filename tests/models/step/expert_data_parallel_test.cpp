@@ -5,10 +5,17 @@
 // rank numbering (tp-cp-ep-dp-pp, innermost first; rank r on node r / 8).
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <memory>
+#include <vector>
+
 #include "models/step/communicators.hpp"
 #include "models/step/step_costs.hpp"
+#include "models/step/step_network.hpp"
 #include "models/step/step_plan.hpp"
+#include "models/workload/rank_tensors.hpp"
 #include "tests/support/fixtures.hpp"
+#include "topologies/cluster_graph.hpp"
 #include "topologies/collective_cost.hpp"
 
 using namespace trainsim;
@@ -142,4 +149,78 @@ TEST_CASE("HSDP: an expert's shard is what ep leaves of one sharding group, its 
   CHECK(g.expert_grad.size == 4);
   CHECK(g.expert_grad.nodes == 2);
   CHECK(g.replica.size == 2);
+}
+
+namespace {
+
+// The full cluster's expert-data-parallel groups of `in` on pipeline rank 0 (step_network.hpp), as the
+// routed lowering lists them.
+std::vector<std::vector<std::int64_t>> full_cluster_groups(const StepInput& in, DataGroup over) {
+  FabricRoutes routes;
+  routes.graph = std::make_shared<const topo::ClusterGraph>(topo::ClusterGraph::build(in.cluster));
+  routes.gpus = full_cluster_gpus(in.plan, in.cluster);
+  routes.tp = in.plan.tp;
+  routes.shard = static_cast<int>(in.plan.dp_shard());
+  routes.expert_tp = in.plan.expert_tensor_parallel();
+  routes.folded_ep = in.plan.ep;
+  const int dp = static_cast<int>(in.plan.dp);
+  const StepNetwork net(in.cluster, StepCosts{}, StepLayout{dp, 1, dp}, true, routes);
+  auto groups = net.data_parallel_groups(0, over);
+  std::sort(groups.begin(), groups.end());
+  return groups;
+}
+
+using Groups = std::vector<std::vector<std::int64_t>>;
+
+}  // namespace
+
+TEST_CASE("the full cluster's expert groups are the GPUs holding the same expert shard, worked by hand") {
+  SUBCASE("folded ep 4 over dp 16: GPU r holds expert r mod 4, its copies 4 apart") {
+    const StepInput in = moe_on_16(4, 4, 16, true);
+    const Groups expected{{0, 4, 8, 12}, {1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15}};
+    CHECK(full_cluster_groups(in, DataGroup::expert_gradient) == expected);
+    CHECK(full_cluster_groups(in, DataGroup::expert_shard) == expected);
+  }
+  SUBCASE("tp 2, ep 4 folded over dp 8: GPU 2d + t holds expert d mod 4's tp shard t") {
+    StepInput in = moe_on_16(4, 4, 8, true);
+    in.plan.tp = 2;
+    CHECK(full_cluster_groups(in, DataGroup::expert_gradient) ==
+          Groups{{0, 8}, {1, 9}, {2, 10}, {3, 11}, {4, 12}, {5, 13}, {6, 14}, {7, 15}});
+  }
+  SUBCASE("expert_tp 1 under tp 2: ep takes both tp ranks and dp ranks 0, 1; copies 4 apart") {
+    StepInput in = moe_on_16(4, 4, 8, true);
+    in.plan.tp = 2;
+    in.plan.expert_tp = 1;
+    in.plan.sequence_parallel = true;
+    // GPU 2d + t sits at x = t + 2d of (tp/expert_tp) × dp: its expert is x mod 4.
+    CHECK(full_cluster_groups(in, DataGroup::expert_gradient) ==
+          Groups{{0, 4, 8, 12}, {1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15}});
+  }
+  SUBCASE("HSDP, sharding groups of 8: an expert's shard is 2 GPUs of one group, its copies 4 of both") {
+    StepInput in = moe_on_16(4, 4, 16, true);
+    in.plan.shard_group = 8;
+    CHECK(full_cluster_groups(in, DataGroup::expert_shard) ==
+          Groups{{0, 4}, {1, 5}, {2, 6}, {3, 7}, {8, 12}, {9, 13}, {10, 14}, {11, 15}});
+    CHECK(full_cluster_groups(in, DataGroup::expert_gradient) ==
+          Groups{{0, 4, 8, 12}, {1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15}});
+  }
+}
+
+TEST_CASE("routed, a bucket's expert share is listed over the expert group, its dense share over all") {
+  const StepInput in = moe_on_16(4, 4, 16, true);
+  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+  const StepCosts costs = step_costs(in, plan, FabricPricing::routed);
+  const StageCost& sc = costs.stages.at(0);
+  // ZeRO-1: each bucket reduce-scatters its dense share over the 16 ranks and its expert share over the 4
+  // holding the same expert; the updated weights are gathered the same way.
+  REQUIRE(sc.bucket_flows.size() == 2);
+  CHECK(sc.bucket_flows[0].over == DataGroup::shard);
+  CHECK(sc.bucket_flows[1].over == DataGroup::expert_shard);
+  CHECK(sc.bucket_flows[1].op == topo::CollectiveOp::reduce_scatter);
+  const double reduce_elem = sc.grad_bytes / sc.params;
+  CHECK(sc.bucket_flows[1].bytes == doctest::Approx(kExpertParamsPerRank * reduce_elem / sc.buckets));
+  REQUIRE(sc.param_gather_flows.size() == 2);
+  CHECK(sc.param_gather_flows[1].over == DataGroup::expert_shard);
+  CHECK(sc.param_gather_flows[1].bytes ==
+        doctest::Approx(kExpertParamsPerRank * sc.weight_bytes / sc.params));
 }
