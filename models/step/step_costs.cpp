@@ -260,20 +260,21 @@ class StepPricer {
     }
   }
 
-  // ZeRO-3: `n` collectives of `params` parameters each on unit `u`: the gather of its weights and the
-  // reduction of its gradients, each paying its full α-β time and the host's time to issue it; routed,
-  // their flows as n times the bytes of one (the bandwidth terms of equal collectives add up).
-  void price_zero3_collectives(UnitCost& u, double params, double n) const {
+  // ZeRO-3: `n` collectives of `params` of `owner`'s parameters each on unit `u`: the gather of its
+  // weights and the reduction of its gradients, each paying its full α-β time and the host's time to issue
+  // it; routed, their flows as n times the bytes of one (the bandwidth terms of equal collectives add up).
+  void price_zero3_collectives(UnitCost& u, double params, double n, Owner owner = Owner::dense) const {
     if (!(params > 0) || !(n > 0)) return;
-    const double rank_host = fw_.collective_host_per_rank_s * static_cast<double>(comms_.shard.size);
+    const double rank_host =
+        fw_.collective_host_per_rank_s * static_cast<double>(group_of(owner, DataGroup::shard).size);
     const double staging_bytes = gradient_staging_bytes(fw_.gradient_staging, grad_elem_, reduce_elem_);
-    const auto gather =
-        transfer(topo::CollectiveOp::all_gather, params * weight_elem_, comms_.shard, FabricTraffic::shard);
-    add_flows(u.gather_flows, topo::CollectiveOp::all_gather, n * params * weight_elem_, gather,
-              DataGroup::shard);
-    RoutedCollectives reduce_flows;
-    const auto reduce = reduce_gradients(Owner::dense, params * reduce_elem_, reduce_flows);
+    RoutedCollectives gather_flows, reduce_flows;
+    const auto gather = data_parallel(owner, topo::CollectiveOp::all_gather, params * weight_elem_,
+                                      DataGroup::shard, gather_flows);
+    const auto reduce = reduce_gradients(owner, params * reduce_elem_, reduce_flows);
+    for (RoutedCollective& c : gather_flows) c.bytes *= n;
     for (RoutedCollective& c : reduce_flows) c.bytes *= n;
+    u.gather_flows.insert(u.gather_flows.end(), gather_flows.begin(), gather_flows.end());
     u.reduce_flows.insert(u.reduce_flows.end(), reduce_flows.begin(), reduce_flows.end());
     const double gather_host = fw_.gather_host_s + rank_host;
     u.gather_s += n * (gather.time_s + gather_host);
@@ -287,15 +288,32 @@ class StepPricer {
     u.reduce_latency_s += n * (reduce.latency_s + rank_host + staging);
   }
 
-  // ZeRO-3: a unit of `params` parameters in `collectives` collectives, or one per tensor
+  // ZeRO-3: a unit of `params` of `owner`'s parameters in `collectives` collectives, or one per tensor
   // (framework.gather_per_tensor).
-  void price_zero3_unit(UnitCost& u, double params, const std::vector<TensorShape>& tensors,
-                        int collectives) const {
+  void price_zero3_unit(UnitCost& u, double params, std::span<const TensorShape> tensors, int collectives,
+                        Owner owner = Owner::dense) const {
     if (!fw_.gather_per_tensor || tensors.empty()) {
-      price_zero3_collectives(u, params / collectives, collectives);
+      price_zero3_collectives(u, params / collectives, collectives, owner);
       return;
     }
-    for (const TensorShape& t : tensors) price_zero3_collectives(u, t.elements() / t.count, t.count);
+    for (const TensorShape& t : tensors) price_zero3_collectives(u, t.elements() / t.count, t.count, owner);
+  }
+
+  // ZeRO-3: a MoE layer's unit. With expert parallelism its routed experts are a sharding unit of their own,
+  // gathered and reduced over the expert-data-parallel group, as torchtitan's apply_fsdp wraps them
+  // (torchtitan/models/llama4/infra/parallelize.py: fully_shard(transformer_block.moe.experts) on edp_mesh,
+  // ["dp_replicate", "efsdp"], when ep_degree > 1; the router and shared experts stay with the block on
+  // dp_mesh); without, they are sharded with the rest of the layer.
+  void price_zero3_moe_layer(UnitCost& u, const UnitParameters& up, int per_layer) const {
+    if (pl_.ep <= 1 || !(up.layer_expert > 0)) {
+      price_zero3_unit(u, up.layer, up.layer_tensors, per_layer);
+      return;
+    }
+    const std::span<const TensorShape> tensors(up.layer_tensors);
+    const std::size_t dense_tensors = tensors.size() - up.layer_expert_tensors;
+    price_zero3_unit(u, up.layer - up.layer_expert, tensors.first(dense_tensors), per_layer);
+    if (group_of(Owner::expert, DataGroup::shard).size > 1 || comms_.replica.size > 1)
+      price_zero3_unit(u, up.layer_expert, tensors.subspan(dense_tensors), 1, Owner::expert);
   }
 
   // ZeRO-3 / FSDP: every unit gathers its own weights over the sharding group before it computes and
@@ -314,15 +332,17 @@ class StepPricer {
         }
       }
     } else {
-      price_zero3_unit(out_.units[0], up.layer, up.layer_tensors, per_layer);
       price_zero3_unit(out_.units[1], up.embedding, up.embedding_tensors, 1);
       price_zero3_unit(out_.units[2], up.head, up.head_tensors, 1);
-      // Every other layer kind gathers as much as a MoE layer (unit_parameters sizes one MoE layer; the
-      // dense first layers are taken at its size, a window adds no weights).
+      // Every layer kind gathers as much as a MoE layer (unit_parameters sizes one MoE layer; the dense
+      // first layers are taken at its size, over the dense group, a window adds no weights).
       for (const LayerKind& k : layer_kinds_) {
-        if (k.unit != 0)
-          price_zero3_unit(out_.units[static_cast<std::size_t>(k.unit)], up.layer, up.layer_tensors,
-                           per_layer);
+        UnitCost& u = out_.units[static_cast<std::size_t>(k.unit)];
+        if (k.dense) {
+          price_zero3_unit(u, up.layer, up.layer_tensors, per_layer);
+        } else {
+          price_zero3_moe_layer(u, up, per_layer);
+        }
       }
     }
     // A unit computes beside its neighbours' collectives: in the forward the gather of the unit ahead

@@ -224,3 +224,49 @@ TEST_CASE("routed, a bucket's expert share is listed over the expert group, its 
   CHECK(sc.param_gather_flows[1].bytes ==
         doctest::Approx(kExpertParamsPerRank * sc.weight_bytes / sc.params));
 }
+
+TEST_CASE(
+    "ZeRO-3: a MoE layer's experts are gathered and reduce-scattered over the expert group, the rest over "
+    "all") {
+  // torchtitan's apply_fsdp shards the routed experts as a unit of their own over the expert-data-parallel
+  // mesh (fully_shard(moe.experts) on edp_mesh when ep > 1): per MoE layer one gather and one
+  // reduce-scatter of the block over the 16 ranks, and one of the experts over the 4 that hold the same one.
+  StepInput in = moe_on_16(4, 4, 16, true);
+  in.plan.zero = ZeroStage::parameters;
+  in.plan.framework.gather_host_s = 1e-5;
+  in.plan.framework.collective_host_per_rank_s = 1e-6;
+  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+  REQUIRE(plan.feasible);
+  const Communicators g = communicators(in.plan, in.cluster);
+  REQUIRE(g.shard.size == 16);
+  REQUIRE(g.expert_shard.size == 4);
+  const UnitParameters up = unit_parameters(in.model, in.plan);
+  // One expert per rank and layer: fc1 512 × 1,024 and fc2 1,024 × 512.
+  constexpr double kExpertParamsPerLayer = 2.0 * 512 * 1024;
+  CHECK(up.layer_expert == kExpertParamsPerLayer);
+  const double weight_elem = 2;                                     // bf16 weights
+  const double expert_bytes = kExpertParamsPerLayer * weight_elem;  // 2,097,152
+  const double dense_bytes = (up.layer - kExpertParamsPerLayer) * weight_elem;
+  const StepCosts closed = step_costs(in, plan, FabricPricing::closed_form);
+  const UnitCost& layer = closed.units.at(0);
+  auto gather = [&](double bytes, const topo::CommGroup& group) {
+    return topo::estimate_collective(topo::CollectiveOp::all_gather, bytes, group, in.cluster).time_s + 1e-5 +
+           1e-6 * static_cast<double>(group.size);
+  };
+  CHECK(layer.gather_s ==
+        doctest::Approx(gather(dense_bytes, g.shard) + gather(expert_bytes, g.expert_shard)));
+  // Routed, the two are listed as flows over their own groups, the experts' over the expert shards.
+  const StepCosts routed = step_costs(in, plan, FabricPricing::routed);
+  const UnitCost& routed_layer = routed.units.at(0);
+  REQUIRE(routed_layer.gather_flows.size() == 2);
+  CHECK(routed_layer.gather_flows[0].over == DataGroup::shard);
+  CHECK(routed_layer.gather_flows[0].bytes == doctest::Approx(dense_bytes));
+  CHECK(routed_layer.gather_flows[1].over == DataGroup::expert_shard);
+  CHECK(routed_layer.gather_flows[1].bytes == doctest::Approx(expert_bytes));
+  REQUIRE(routed_layer.reduce_flows.size() == 2);
+  CHECK(routed_layer.reduce_flows[1].op == topo::CollectiveOp::reduce_scatter);
+  CHECK(routed_layer.reduce_flows[1].over == DataGroup::expert_shard);
+  const StageCost& sc = closed.stages.at(0);
+  CHECK(routed_layer.reduce_flows[1].bytes ==
+        doctest::Approx(kExpertParamsPerLayer * sc.grad_bytes / sc.params));
+}
