@@ -494,15 +494,25 @@ class StepPricer {
     sc.optimizer_s = per_tensor_update_s(
         tensors, kernel_time(KernelCost{OpKind::memory_bound, flops, moved, 0, 0}, gpu, Precision::fp32),
         fw_);
-    const MatrixUpdateWork whole = matrix_update_work(opt, in_.training.precision, tensors,
-                                                      shards_optimizer_states(pl_.zero), comms_.shard.size);
-    if (whole.matmul_flops > 0)
-      sc.optimizer_s +=
-          kernel_time(KernelCost{OpKind::matmul, whole.matmul_flops, 0, 0, 0}, gpu, whole.precision);
-    for (const UpdateCollective& c : whole.collectives) {
-      const auto e = data_parallel(Owner::dense, c.op, c.bytes, DataGroup::shard, sc.optimizer_comm_flows);
-      sc.optimizer_comm_s += e.time_s;
-      sc.optimizer_comm_latency_s += e.latency_s;
+    // A whole-matrix update: the dense matrices' owners spread over the sharding group, the experts' over
+    // the expert group's sharding part, where the distributed optimizer holds their shards
+    // (communicators.hpp: Megatron-Core's expert buffers on the expert-data-parallel group), so an expert
+    // matrix is gathered from, and its update scattered to, that group. Each rank owns pieces of both: the
+    // busiest is taken to run the two assignments' busiest owners' matmuls (an upper bound, reached when one
+    // rank is both).
+    const std::span<const TensorShape> dense(tensors.begin(), tensors.end() - experts.size());
+    for (const Owner owner : {Owner::dense, Owner::expert}) {
+      const MatrixUpdateWork whole =
+          matrix_update_work(opt, in_.training.precision, owner == Owner::dense ? dense : experts, sharded,
+                             group_of(owner, DataGroup::shard).size);
+      if (whole.matmul_flops > 0)
+        sc.optimizer_s +=
+            kernel_time(KernelCost{OpKind::matmul, whole.matmul_flops, 0, 0, 0}, gpu, whole.precision);
+      for (const UpdateCollective& c : whole.collectives) {
+        const auto e = data_parallel(owner, c.op, c.bytes, DataGroup::shard, sc.optimizer_comm_flows);
+        sc.optimizer_comm_s += e.time_s;
+        sc.optimizer_comm_latency_s += e.latency_s;
+      }
     }
     if (opt.grad_clipping || oc.reduction_values > 0) {
       // Local partial norms, then one small fp32 all-reduce over each axis the gradients are spread on.

@@ -270,3 +270,43 @@ TEST_CASE(
   CHECK(routed_layer.reduce_flows[1].bytes ==
         doctest::Approx(kExpertParamsPerLayer * sc.grad_bytes / sc.params));
 }
+
+TEST_CASE(
+    "Muon under ZeRO-1: an expert matrix is gathered from, and its update scattered over, the expert group") {
+  // Each rank holds one expert per layer, 2 layers × (fc1 512 × 1,024, fc2 1,024 × 512): 4 matrices of
+  // 524,288 elements, whose state the distributed optimizer shards over the 4 ranks holding the same
+  // expert. With 4 owners each gets one: the busiest owner receives 3/4 of its matrix's fp32 momentum
+  // (a reduce-scatter of nccl size 524,288 × 4 B) and sends 3/4 of its bf16 update (an all-gather of
+  // 524,288 × 2 B), both over the expert shard.
+  StepInput in = moe_on_16(4, 4, 16, true);
+  in.training.optimizer.kind = OptimizerKind::muon;
+  REQUIRE(in.training.optimizer.state_precision == Precision::fp32);
+  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+  REQUIRE(plan.feasible);
+  const StepCosts routed = step_costs(in, plan, FabricPricing::routed);
+  const StageCost& sc = routed.stages.at(0);
+  std::vector<RoutedCollective> expert;
+  for (const RoutedCollective& c : sc.optimizer_comm_flows) {
+    CHECK((c.over == DataGroup::shard || c.over == DataGroup::expert_shard));
+    if (c.over == DataGroup::expert_shard) expert.push_back(c);
+  }
+  REQUIRE(expert.size() == 2);
+  CHECK(expert[0].op == topo::CollectiveOp::reduce_scatter);
+  CHECK(expert[0].bytes == doctest::Approx(524288.0 * 4));
+  CHECK(expert[1].op == topo::CollectiveOp::all_gather);
+  CHECK(expert[1].bytes == doctest::Approx(524288.0 * 2));
+  // Closed form: the expert exchanges cost what those two collectives cost over the 4 ranks, 2 a node.
+  const Communicators g = communicators(in.plan, in.cluster);
+  const StepCosts closed = step_costs(in, plan, FabricPricing::closed_form);
+  const double expert_s =
+      topo::estimate_collective(topo::CollectiveOp::reduce_scatter, 524288.0 * 4, g.expert_shard, in.cluster)
+          .time_s +
+      topo::estimate_collective(topo::CollectiveOp::all_gather, 524288.0 * 2, g.expert_shard, in.cluster)
+          .time_s;
+  double dense_s = 0;
+  for (const RoutedCollective& c : sc.optimizer_comm_flows) {
+    if (c.over == DataGroup::shard)
+      dense_s += topo::estimate_collective(c.op, c.bytes, g.shard, in.cluster).time_s;
+  }
+  CHECK(closed.stages.at(0).optimizer_comm_s == doctest::Approx(dense_s + expert_s));
+}
