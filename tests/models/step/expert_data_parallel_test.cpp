@@ -160,9 +160,10 @@ std::vector<std::vector<std::int64_t>> full_cluster_groups(const StepInput& in, 
   routes.graph = std::make_shared<const topo::ClusterGraph>(topo::ClusterGraph::build(in.cluster));
   routes.gpus = full_cluster_gpus(in.plan, in.cluster);
   routes.tp = in.plan.tp;
+  routes.ep = in.plan.ep_axis();
   routes.shard = static_cast<int>(in.plan.dp_shard());
   routes.expert_tp = in.plan.expert_tensor_parallel();
-  routes.folded_ep = in.plan.ep;
+  routes.folded_ep = in.plan.expert_folding ? in.plan.ep : 1;
   const int dp = static_cast<int>(in.plan.dp);
   const StepNetwork net(in.cluster, StepCosts{}, StepLayout{dp, 1, dp}, true, routes);
   auto groups = net.data_parallel_groups(0, over);
@@ -180,6 +181,11 @@ TEST_CASE("the full cluster's expert groups are the GPUs holding the same expert
     const Groups expected{{0, 4, 8, 12}, {1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15}};
     CHECK(full_cluster_groups(in, DataGroup::expert_gradient) == expected);
     CHECK(full_cluster_groups(in, DataGroup::expert_shard) == expected);
+  }
+  SUBCASE("unfolded ep 4 × dp 4: GPU e + 4d holds expert e, its copies the same e of every replica") {
+    const StepInput in = moe_on_16(4, 4, 4, false);
+    CHECK(full_cluster_groups(in, DataGroup::expert_gradient) ==
+          Groups{{0, 4, 8, 12}, {1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15}});
   }
   SUBCASE("tp 2, ep 4 folded over dp 8: GPU 2d + t holds expert d mod 4's tp shard t") {
     StepInput in = moe_on_16(4, 4, 8, true);
