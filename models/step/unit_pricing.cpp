@@ -170,7 +170,12 @@ class PieceBuilder {
     const bool matmul = op.kernel.kind == OpKind::matmul;
     if (hidden_.comm > 0 && hidden_needs_matmul_ && !matmul) block_hidden();
     if (hidden_.comm > 0) {
-      run_under_hidden(op.name, k, w);
+      // A ring-exchange all-gather's GEMM runs as one GEMM per rank of the group, each on the chunk it
+      // received (chunked_matmul_time).
+      const double chunked = hidden_needs_matmul_ ? chunked_matmul_time(op.kernel, g_.of(hidden_.group).size,
+                                                                        gpu_, in_.training.precision)
+                                                  : k;
+      run_under_hidden(op.name, chunked, w > 0 ? chunked : 0.0);
       return;
     }
     if (kernels_ == 0) run_.name = op.name;
@@ -178,6 +183,7 @@ class PieceBuilder {
     last_kernel_ = op.name;
     last_time_ = k;
     last_weight_ = w;
+    last_cost_ = op.kernel;
     last_is_matmul_ = matmul;
     run_.compute += k;
     run_.weight += w;
@@ -294,8 +300,14 @@ class PieceBuilder {
     CostPiece piece;
     piece.kind = CostPiece::Kind::overlapped;
     piece.group = op.comm.group;
-    piece.compute = last_time_ * tp_slowed_;
-    piece.weight = last_weight_ * tp_slowed_;
+    // A forward GEMM producing a pipelined reduce-scatter runs as kTeUserbufferPipelineSplits GEMMs
+    // (chunked_matmul_time); the backward's bulk reduce-scatter runs beside the whole GEMM.
+    const bool backward = is_backward_gemm(last_kernel_);
+    const double gemm =
+        backward ? last_time_
+                 : chunked_matmul_time(last_cost_, kTeUserbufferPipelineSplits, gpu_, in_.training.precision);
+    piece.compute = gemm * tp_slowed_;
+    piece.weight = (last_weight_ > 0 ? gemm : 0.0) * tp_slowed_;
     piece.comm = seconds;
     piece.name = last_kernel_;
     piece.comm_name = op.name;
@@ -346,6 +358,7 @@ class PieceBuilder {
   int kernels_ = 0;  // kernels in run_
   std::string last_kernel_, before_last_;
   double last_time_ = 0, last_weight_ = 0;
+  KernelCost last_cost_;
   bool last_is_matmul_ = false;
   CostPiece hidden_;                     // an overlappable collective waiting for the kernel it runs under
   bool hidden_needs_matmul_ = false;     // a tp all-gather: only a matmul hides it
@@ -420,6 +433,20 @@ void wait_for_host(std::vector<CostPiece>& pieces, const UnitCost::PassIssue& is
 }
 
 }  // namespace
+
+double chunked_matmul_time(const KernelCost& gemm, std::int64_t chunks, const topo::GpuSpec& gpu,
+                           Precision precision) {
+  const double whole = kernel_time(gemm, gpu, precision);
+  if (chunks <= 1 || gemm.kind != OpKind::matmul) return whole;
+  const double n = static_cast<double>(chunks);
+  const bool by_shape = gpu.sm_count > 0 && gemm.m > 0 && gemm.n > 0 && gemm.k > 0;
+  if (!by_shape) return whole;
+  KernelCost chunk = gemm;
+  chunk.m = gemm.m / n;
+  chunk.flops = gemm.flops / n;
+  chunk.bytes = gemm.bytes / n;
+  return n * kernel_time(chunk, gpu, precision);
+}
 
 double pipeline_chunk_exposure(double gemm_s, double comm_s, int splits) {
   return std::min(gemm_s, comm_s) / splits;

@@ -15,6 +15,18 @@
 
 namespace trainsim::model {
 
+/// A GEMM as userbuffers' overlaps run it: `chunks` GEMMs of m/chunks rows, one launch each
+/// (TransformerEngine's CommOverlapP2PBase::split_overlap_ag and CommOverlapBase::split_overlap_rs loop over
+/// the chunks, one cuBLAS GEMM each: transformer_engine/common/comm_gemm_overlap/comm_gemm_overlap.cpp).
+/// On a GPU that times GEMMs by their shape (an SM count), chunks × kernel_time of one chunk, at a chunks-th
+/// of the FLOPs and bytes: smaller GEMMs fill fewer tiles and waves (models/workload/gemm_time.hpp) and each
+/// pays its launch. On one that times them by FLOPs alone, whose size term (and launch cost: the A100
+/// presets' fit drives it to zero) was fitted to whole GEMMs in whole steps, and for one chunk: the GEMM's
+/// own time. The chunks are issued round-robin on a few compute streams, so two may share a partial last
+/// wave; that is not counted, which makes this the chunks' upper cost.
+[[nodiscard]] double chunked_matmul_time(const KernelCost& gemm, std::int64_t chunks,
+                                         const topo::GpuSpec& gpu, Precision precision);
+
 /// TransformerEngine's chunked tensor-parallel overlaps as the two-stage pipelines they are (kTeUserbuffer*
 /// in models/spec/framework.hpp). An overlapped piece charges max(g, c) for a GEMM of g seconds beside a
 /// collective of c; these return what the chunking adds to that, charged as the exposed last chunk.

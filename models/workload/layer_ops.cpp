@@ -175,13 +175,62 @@ void sp_gather(OpList& ops, const TpComm& c) {
   if (c.active && c.sp) ops.comm("tp_all_gather", Collective::all_gather, CommGroup::tp, c.bytes);
 }
 
+// Transformer Engine gathers a sequence-parallel input of an fp8 GEMM in fp8: it casts the rank's own
+// sequence shard (m/tp of the GEMM's m rows) before the tensor-parallel all-gather, so the gather moves one
+// byte per element and is the last op before the GEMM, which hides it under userbuffers' ring exchange
+// (models/step/unit_pricing.cpp). The gathered fp8 tensor is then transposed once for the other pass's
+// GEMM (Hopper's fp8 GEMMs take both operands K-major). Sources, transformer_engine/pytorch/module/: the
+// forward's LayerNormLinear writes the norm's output in fp8 straight into the gather's buffer
+// (layernorm_linear.py, `_apply_normalization` with fp8 output into `ub_obj_lnout`); the backward's
+// grad_output_preprocess (base.py) "FP8 case with gather: unfused bgrad, cast, transpose for efficient
+// gather" casts the local gradient, then gathers it.
+struct Fp8Gather {
+  bool on = false;  // the GEMM's input arrives gathered in fp8: no cast before it, a transpose after it
+  [[nodiscard]] explicit operator bool() const { return on; }
+};
+
+/// Appends the cast of this rank's shard (`cast_name`: read p, write one byte per element of its m/tp rows
+/// of k) and the one-byte gather of all m×k, when `c` gathers an fp8 GEMM's input; otherwise nothing.
+Fp8Gather gather_in_fp8(OpList& ops, const TpComm& c, const std::string& cast_name, double m, double k,
+                        double tp) {
+  if (!(c.active && c.sp && ops.fp8())) return {};
+  ops.memory(cast_name, (ops.p() + 1.0) * (m / tp) * k);
+  ops.comm("tp_all_gather", Collective::all_gather, CommGroup::tp, c.bytes / ops.p());
+  return {true};
+}
+
+/// The sequence-parallel gather of an m×k GEMM input: in fp8 (gather_in_fp8) or as it is (sp_gather).
+Fp8Gather gather_input(OpList& ops, const TpComm& c, const std::string& cast_name, double m, double k,
+                       double tp) {
+  const Fp8Gather g = gather_in_fp8(ops, c, cast_name, m, k, tp);
+  if (!g) sp_gather(ops, c);
+  return g;
+}
+
+/// A forward GEMM (m×k)·(k×n) after its input's gather: as OpList::matmul, or, with the input gathered in
+/// fp8, without the cast and followed by the transpose of the gathered input (read and write one byte).
+void matmul_after_gather(OpList& ops, const Fp8Gather& g, const std::string& name, double m, double n,
+                         double k) {
+  if (!g) {
+    ops.matmul(name, m, n, k);
+    return;
+  }
+  ops.without_casts().matmul(name, m, n, k);
+  ops.memory(name + ".fp8_transpose", 2.0 * m * k);
+}
+
 // A matmul's backward: dgrad (input gradient) and wgrad (weight gradient), each its forward's size. Under
 // fp8 the output gradient (m×n) is cast and transposed once for both; dgrad's other operand is the cached
-// fp8 weight and wgrad's the input saved in fp8 by the forward, so neither casts again.
-void matmul_backward(OpList& ops, const std::string& name, double m, double n, double k, double groups = 1) {
-  if (ops.fp8()) ops.memory(name + ".grad_fp8_cast", (ops.p() + kFp8CastWrites) * groups * m * n);
+// fp8 weight and wgrad's the input saved in fp8 by the forward, so neither casts again. With the gradient
+// gathered in fp8 (`gathered`: gather_in_fp8 cast it before the gather), only its transpose runs, between
+// dgrad and wgrad.
+void matmul_backward(OpList& ops, const std::string& name, double m, double n, double k, double groups = 1,
+                     Fp8Gather gathered = {}) {
+  if (ops.fp8() && !gathered)
+    ops.memory(name + ".grad_fp8_cast", (ops.p() + kFp8CastWrites) * groups * m * n);
   OpList uncast = ops.without_casts();
   uncast.matmul(name + ".dgrad", m, k, n, groups);
+  if (gathered) ops.memory(name + ".grad_fp8_transpose", 2.0 * groups * m * n);
   uncast.matmul(name + ".wgrad", k, n, m, groups);
 }
 
@@ -422,10 +471,19 @@ struct TransformerLayerBuilder {
                          ForwardModules& m) const {
     OpList fwd = op_list(forward);
     fwd.memory("ln1", norm_bytes);
-    sp_gather(fwd, tp);
+    // One projection of the norm's output (qkv) takes it gathered in fp8; MLA's several projections are
+    // gathered as they are, each casting its own input.
+    const Projection& first = projections.list[0];
+    const bool one_projection = std::count_if(projections.begin(), projections.end(),
+                                              [](const Projection& x) { return x.before_core; }) == 1;
+    const Fp8Gather gathered = one_projection ? gather_input(fwd, tp, std::string(first.name) + ".fp8_cast",
+                                                             tokens, as_double(first.local_in), t)
+                                              : Fp8Gather{};
+    if (!one_projection) sp_gather(fwd, tp);
     for (const Projection& x : projections) {
       if (!x.before_core) continue;
-      fwd.matmul(std::string(x.name), tokens, as_double(x.local_out), as_double(x.local_in));
+      matmul_after_gather(fwd, gathered, std::string(x.name), tokens, as_double(x.local_out),
+                          as_double(x.local_in));
       latent_norm(fwd, x, false);
     }
     if (e.rope > 0) fwd.memory("rope", e.rope * qk_elements);
@@ -464,7 +522,14 @@ struct TransformerLayerBuilder {
 
   /// The MLP's forward (a MoE layer's: its experts, one grouped GEMM per projection).
   void mlp_forward(OpList& fwd) const {
-    fwd.matmul("fc1", expert_tokens, fc1_outputs * ffn / et, h, expert_groups);
+    // A dense MLP's fc1 takes the block's input gathered in fp8 (gather_in_fp8); a MoE block's gather
+    // feeds the router and dispatch instead (mlp_block_forward).
+    if (!moe) {
+      const Fp8Gather gathered = gather_input(fwd, block_tp, "fc1.fp8_cast", expert_tokens, h, t);
+      matmul_after_gather(fwd, gathered, "fc1", expert_tokens, fc1_outputs * ffn / et, h);
+    } else {
+      fwd.matmul("fc1", expert_tokens, fc1_outputs * ffn / et, h, expert_groups);
+    }
     fwd.memory(act_name, e.act * act_elements);
     fwd.matmul("fc2", expert_tokens, h, ffn / et, expert_groups);
     if (expert_bias_bytes > 0) fwd.memory("expert_bias", kExpertBiasForwardPasses * expert_bias_bytes);
@@ -486,7 +551,7 @@ struct TransformerLayerBuilder {
   /// and of the MLP's kernels in `m`.
   void mlp_block_forward(std::vector<LayerOp>& forward, ForwardModules& m) const {
     OpList fwd = op_list(forward);
-    sp_gather(fwd, block_tp);
+    if (moe) sp_gather(fwd, block_tp);  // a dense MLP gathers fc1's input in mlp_forward
     m.moe_begin = forward.size();
     if (moe) moe_dispatch_forward(fwd);
     m.mlp_begin = forward.size();
@@ -515,9 +580,9 @@ struct TransformerLayerBuilder {
   }
 
   /// The backward of mlp_forward.
-  void mlp_backward(OpList& bwd) const {
+  void mlp_backward(OpList& bwd, Fp8Gather fc2_grad_gathered = {}) const {
     if (expert_bias_bytes > 0) bwd.memory("expert_bias.bwd", kExpertBiasBackwardPasses * expert_bias_bytes);
-    matmul_backward(bwd, "fc2", expert_tokens, h, ffn / et, expert_groups);
+    matmul_backward(bwd, "fc2", expert_tokens, h, ffn / et, expert_groups, fc2_grad_gathered);
     bwd.memory(swiglu ? "swiglu.bwd" : "gelu.bwd", e.act_backward * act_elements);
     matmul_backward(bwd, "fc1", expert_tokens, fc1_outputs * ffn / et, h, expert_groups);
   }
@@ -551,9 +616,13 @@ struct TransformerLayerBuilder {
   /// The MLP block's backward, its residual to ln2.
   void mlp_block_backward(OpList& bwd) const {
     bwd.memory(residual + ".bwd", kBackwardTraffic * dropout_residual_bytes);
-    sp_gather(bwd, block_tp);
+    // A dense MLP gathers fc2's output gradient in fp8 (gather_in_fp8); a MoE block's gather feeds the
+    // combine's backward.
+    const Fp8Gather gathered =
+        moe ? Fp8Gather{} : gather_in_fp8(bwd, block_tp, "fc2.grad_fp8_cast", expert_tokens, h, t);
+    if (!gathered) sp_gather(bwd, block_tp);
     moe_combine_backward(bwd);
-    mlp_backward(bwd);
+    mlp_backward(bwd, gathered);
     if (moe) moe_dispatch_backward(bwd);
     tp_reduce(bwd, block_tp);
     bwd.memory("ln2.bwd", norm_backward_bytes);
@@ -594,8 +663,8 @@ struct TransformerLayerBuilder {
   /// The attention block's backward, its residual to ln1.
   void attention_backward(OpList& bwd) const {
     bwd.memory(residual + ".bwd", kBackwardTraffic * dropout_residual_bytes);
-    sp_gather(bwd, tp);
-    matmul_backward(bwd, "out_proj", tokens, h, out_width / t);
+    const Fp8Gather gathered = gather_input(bwd, tp, "out_proj.grad_fp8_cast", tokens, h, t);
+    matmul_backward(bwd, "out_proj", tokens, h, out_width / t, 1, gathered);
     attention_core_backward(bwd);
     if (e.rope_backward > 0) bwd.memory("rope.bwd", e.rope_backward * qk_elements);
     for (int i = projections.count - 1; i >= 0; --i) {

@@ -8,7 +8,9 @@
 #include "models/step/memory.hpp"
 #include "models/step/step_plan.hpp"
 #include "models/step/unit_pricing.hpp"
+#include "models/workload/layer_ops.hpp"
 #include "models/workload/rank_tensors.hpp"
+#include "models/workload/shard.hpp"
 #include "tests/support/fixtures.hpp"
 #include "topologies/collective_cost.hpp"
 
@@ -269,7 +271,7 @@ TEST_CASE("TP-communication overlap hides a reduce-scatter under the matmul befo
     CHECK((p.comm_name == "tp_reduce_scatter" || p.comm_name == "tp_all_gather"));
   }
   CHECK(overlapped == 4);  // two all-gathers and two reduce-scatters per layer
-  // The out_proj matmul the first reduce-scatter runs under: its own time, slowed.
+  // The out_proj matmul the first reduce-scatter runs under: its own time in userbuffers' 4 chunks, slowed.
   double out_proj_off = 0, out_proj_on = 0;
   for (const CostPiece& p : off.units[0].forward) {
     if (p.name.ends_with("out_proj")) out_proj_off = p.compute;
@@ -278,10 +280,17 @@ TEST_CASE("TP-communication overlap hides a reduce-scatter under the matmul befo
     if (p.name == "out_proj") out_proj_on = p.compute;
   }
   REQUIRE(out_proj_on > 0);
+  const LayerOps ops = transformer_layer_ops(in.model, shard_of(in.plan, in.training.precision));
+  const auto out_proj = std::find_if(ops.forward.begin(), ops.forward.end(),
+                                     [](const LayerOp& op) { return op.name == "out_proj"; });
+  REQUIRE(out_proj != ops.forward.end());
+  CHECK(out_proj_on == doctest::Approx(chunked_matmul_time(out_proj->kernel, kTeUserbufferPipelineSplits,
+                                                           in.cluster.node.gpu, in.training.precision) *
+                                       slow)
+                           .epsilon(1e-12));
   CHECK(out_proj_on < out_proj_off);  // off, it is the tail of a run of kernels
   CHECK(on.units[0].total.forward_comm < off.units[0].total.forward_comm);
   CHECK(on.units[0].total.forward_compute > off.units[0].total.forward_compute);
-  CHECK(on.units[0].total.forward_compute <= off.units[0].total.forward_compute * slow);
 }
 
 TEST_CASE("TransformerEngine's chunk pipelines expose what their first and last chunks cannot hide") {
@@ -293,6 +302,41 @@ TEST_CASE("TransformerEngine's chunk pipelines expose what their first and last 
   CHECK(ring_exchange_exposure(4e-3, 3.8e-3, 8) == doctest::Approx(0.3e-3).epsilon(1e-12));
   CHECK(ring_exchange_exposure(4e-3, 3e-3, 8) == 0.0);
   CHECK(ring_exchange_exposure(4e-3, 6e-3, 8) == doctest::Approx(0.5e-3).epsilon(1e-12));
+}
+
+TEST_CASE("a GEMM under userbuffers' overlap runs as one GEMM per chunk, each filling its own waves") {
+  // A made-up GPU of 4 SMs at 1 TFLOP/s each, 128×128 tiles at full efficiency and the smaller candidates at
+  // half (so no candidate beats the full tile's waves), a partial wave costing a whole one, no split-K,
+  // 1 µs a launch. A 1,024×128×1,024 GEMM is 8 tiles: 2 waves of W = 2·128·128·1,024 / 1e12 = 33.554432 µs,
+  // + 1 µs = 68.108864 µs. In 4 chunks of 256 rows, each 2 tiles is half a wave that costs a whole one:
+  // 4 × (W + 1 µs) = 138.217728 µs.
+  topo::GpuSpec gpu;
+  gpu.peak.bf16 = 4e12;
+  gpu.hbm_bytes_per_s = 1e15;
+  gpu.sm_count = 4;
+  gpu.efficiency.matmul_peak_fraction = 1.0;
+  gpu.efficiency.matmul_half_flops = 0;
+  gpu.efficiency.memory_bandwidth_fraction = 1.0;
+  gpu.efficiency.kernel_overhead_s = 1e-6;
+  gpu.efficiency.matmul_tile_m = 128;
+  gpu.efficiency.matmul_tile_n = 128;
+  gpu.efficiency.matmul_half_tile_efficiency = 0.5;
+  gpu.efficiency.matmul_quarter_tile_efficiency = 0.5;
+  gpu.efficiency.matmul_wave_quantisation = 1.0;
+  gpu.efficiency.matmul_split_k_min = 0;
+  gpu.efficiency.matmul_tile_k_overhead = 0;
+  KernelCost gemm{OpKind::matmul, 2.0 * 1024 * 128 * 1024, 1e6, 0, 0};
+  gemm.m = 1024;
+  gemm.n = 128;
+  gemm.k = 1024;
+  const double w = 2.0 * 128 * 128 * 1024 / 1e12;
+  CHECK(chunked_matmul_time(gemm, 1, gpu, Precision::bf16) == doctest::Approx(2 * w + 1e-6).epsilon(1e-12));
+  CHECK(chunked_matmul_time(gemm, 4, gpu, Precision::bf16) == doctest::Approx(4 * (w + 1e-6)).epsilon(1e-12));
+  // Timed by FLOPs alone (no SM count), whose size term was fitted to whole GEMMs in whole steps: as whole,
+  // (2.147483648e8 FLOPs) / 4e12 + 1 µs = 54.687 µs.
+  gpu.sm_count = 0;
+  CHECK(chunked_matmul_time(gemm, 4, gpu, Precision::bf16) ==
+        doctest::Approx(2.0 * 1024 * 128 * 1024 / 4e12 + 1e-6).epsilon(1e-12));
 }
 
 TEST_CASE("TP-communication overlap leaves the chunks TransformerEngine's pipelines cannot hide exposed") {

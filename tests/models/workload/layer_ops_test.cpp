@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "models/workload/activation_memory.hpp"
 #include "models/workload/flops.hpp"
@@ -92,6 +93,65 @@ TEST_CASE("sequence parallelism replaces each all-reduce by an all-gather and a 
   // Norms then touch s/t tokens: 2 (read + write) · 2 bytes · s·h/8.
   CHECK(ops.forward.front().name == "ln1");
   CHECK(ops.forward.front().kernel.bytes == 4 * kS * kH / 8);
+}
+
+namespace {
+
+// The names of `n` ops of `list` from the one named `first` on.
+std::vector<std::string> names_from(const std::vector<LayerOp>& list, const std::string& first,
+                                    std::size_t n) {
+  auto it = std::find_if(list.begin(), list.end(), [&](const LayerOp& op) { return op.name == first; });
+  std::vector<std::string> out;
+  for (; it != list.end() && out.size() < n; ++it) out.push_back(it->name);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("under fp8, sequence parallelism gathers each GEMM input in fp8, cast on the rank's own shard") {
+  // GPT-3's h = 12288, s = 2048 on tp 8: each gathered GEMM input is s·h elements, a rank's shard s·h/8.
+  // Transformer Engine casts the shard (read 2 bytes, write 1), gathers one byte per element and transposes
+  // the gathered tensor for the other pass's GEMM (read 1, write 1); a bf16 step gathers 2 bytes.
+  Shard sh = tp8(true);
+  sh.precision = Precision::fp8;
+  const LayerOps ops = transformer_layer_ops(gpt3(Attention::flash), sh);
+  const double shard_cast = 3 * kS * kH / 8, gathered = kS * kH, transpose = 2 * kS * kH;
+  CHECK(names_from(ops.forward, "qkv.fp8_cast", 4) ==
+        std::vector<std::string>{"qkv.fp8_cast", "tp_all_gather", "qkv", "qkv.fp8_transpose"});
+  CHECK(names_from(ops.forward, "fc1.fp8_cast", 4) ==
+        std::vector<std::string>{"fc1.fp8_cast", "tp_all_gather", "fc1", "fc1.fp8_transpose"});
+  CHECK(names_from(ops.backward, "fc2.grad_fp8_cast", 5) ==
+        std::vector<std::string>{"fc2.grad_fp8_cast", "tp_all_gather", "fc2.dgrad", "fc2.grad_fp8_transpose",
+                                 "fc2.wgrad"});
+  CHECK(names_from(ops.backward, "out_proj.grad_fp8_cast", 5) ==
+        std::vector<std::string>{"out_proj.grad_fp8_cast", "tp_all_gather", "out_proj.dgrad",
+                                 "out_proj.grad_fp8_transpose", "out_proj.wgrad"});
+  for (const std::string name : {"qkv.fp8_cast", "fc1.fp8_cast"}) {
+    CHECK(op_named(ops.forward, name).kernel.bytes == doctest::Approx(shard_cast).epsilon(1e-12));
+  }
+  for (const std::string name : {"fc2.grad_fp8_cast", "out_proj.grad_fp8_cast"}) {
+    CHECK(op_named(ops.backward, name).kernel.bytes == doctest::Approx(shard_cast).epsilon(1e-12));
+  }
+  for (const std::string name : {"qkv.fp8_transpose", "fc1.fp8_transpose"}) {
+    CHECK(op_named(ops.forward, name).kernel.bytes == doctest::Approx(transpose).epsilon(1e-12));
+  }
+  CHECK(op_named(ops.backward, "fc2.grad_fp8_transpose").kernel.bytes ==
+        doctest::Approx(transpose).epsilon(1e-12));
+  for (const auto* list : {&ops.forward, &ops.backward}) {
+    for (const LayerOp& op : *list) {
+      if (op.communication && op.comm.collective == Collective::all_gather) CHECK(op.comm.bytes == gathered);
+    }
+  }
+  // The GEMMs after a gather take fp8 input as it is: 1 byte per input element, not cast again.
+  CHECK_FALSE(has(ops.forward, "out_proj.fp8_transpose"));
+  CHECK(has(ops.forward, "out_proj.fp8_cast"));  // its input is this rank's own, no gather
+  CHECK(has(ops.backward, "fc1.grad_fp8_cast"));
+  // bf16: the gathers move 2 bytes per element and nothing is cast.
+  const LayerOps bf16 = transformer_layer_ops(gpt3(Attention::flash), tp8(true));
+  for (const LayerOp& op : bf16.forward) {
+    if (op.communication && op.comm.collective == Collective::all_gather)
+      CHECK(op.comm.bytes == 2 * gathered);
+  }
 }
 
 TEST_CASE("one tensor-parallel rank issues no collectives") {
