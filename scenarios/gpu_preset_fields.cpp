@@ -45,6 +45,7 @@ void for_each_field(Gpu& g, Visit&& visit) {
   visit(quantity(B::top, "power_limit", D::watts, kAny), g.power_limit_w);
   visit(number(B::top, "sms", 0, 100000), g.sm_count);
   visit(number(B::top, "variability", 0, 0.5), g.variability);
+  visit(number(B::top, "efficiency_fit_gpus", 1, 1e7), g.efficiency_fit_gpus);
   visit(Field{.block = B::top, .key = "validation"}, g.validation);
   auto& e = g.efficiency;
   visit(number(B::efficiency, "matmul_peak_fraction", 1e-3, 1.0), e.matmul_peak_fraction);

@@ -282,6 +282,14 @@ PUBLISHED_CSV = os.path.join(ROOT, "scenarios", "validation", "published-runs.cs
 LLAMA3_NETWORK = '{topology: fat-tree, nic: "400 Gb/s", nics_per_node: 8, rail_optimized: true}'
 
 
+def csv_bool(path, row, column):
+    """A true/false cell of a published row; anything else stops the script, naming the row and column."""
+    value = row.get(column)
+    if value not in ("true", "false"):
+        sys.exit("%s: %s: column %s must be true or false, not %r" % (path, row["id"], column, value))
+    return value == "true"
+
+
 def published_cases(path):
     """Held-out published training runs (published-runs.csv in this repository, not ../shared): Narayanan et al.
     2021 Table 1 (hardware TFLOP/s per GPU, eq. (3) counts the recomputed forward), Llama 3 Table 4 (model
@@ -348,12 +356,14 @@ def published_cases(path):
             "parallelism": {"tp": tp, "pp": pp, "dp": dp, "cp": cp,
                             "schedule": "interleaved" if chunks > 1 else "1f1b", "virtual_stages": chunks,
                             "micro_batch": int(r["micro_batch"]), "stage_layers": stage_layers,
-                            # Megatron-LM of 2021 predates sequence parallelism and reduced gradients after
-                            # the backward pass (as Korthikanti et al. Sec. 6.3 states for the same code base), as
-                            # does DeepSpeed's pipeline engine (BLOOM); Llama 3's FSDP overlaps its
-                            # reduce-scatters with the backward pass.
+                            # Megatron-LM of 2021 predates sequence parallelism. Whether the gradient reduction
+                            # overlaps the backward pass is each row's `overlap_grad_reduce` column: Narayanan et
+                            # al.'s script picks PyTorch DDP (overlapped) or Megatron's local DDP (after the
+                            # backward) per row, DeepSpeed's pipeline engine (BLOOM) reduces after it, Llama 3's
+                            # FSDP overlaps its reduce-scatters.
                             "sequence_parallel": llama, "recompute": r["recompute"],
-                            "zero": int(r["zero_stage"]), "overlap_grad_reduce": llama},
+                            "zero": int(r["zero_stage"]),
+                            "overlap_grad_reduce": csv_bool(path, r, "overlap_grad_reduce")},
             "training": {"global_batch": int(r["global_batch"]), "precision": r["precision"]},
             "measured": measured,
         })

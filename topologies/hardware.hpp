@@ -101,6 +101,11 @@ struct GpuSpec {
   /// σ of one GPU's kernel time over the mean GPU's of this model (preset key `variability`; manufacturing
   /// and power management, models/step/gpu_variability.hpp); 0: all alike.
   double variability = 0;
+  /// GPUs of the steps this model's efficiency constants were fitted to, as one count whose expected slowest
+  /// GPU is theirs (preset key `efficiency_fit_gpus`; 1: kernel benchmarks on one GPU). Those constants
+  /// already hold the slowest-of-N penalty of that many GPUs, so the step prices only the difference
+  /// (models/step/gpu_variability.hpp).
+  int efficiency_fit_gpus = 1;
   ComputeEfficiency efficiency;
   /// The published data this GPU's constants were checked against, in words (preset key `validation`);
   /// empty: not validated (datasheet values and constants transferred from another GPU only).

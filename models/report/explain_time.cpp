@@ -8,6 +8,7 @@
 
 #include "models/step/activation_offload.hpp"
 #include "models/step/analytic_step.hpp"
+#include "models/step/gpu_variability.hpp"
 #include "models/step/host_issue.hpp"
 #include "models/step/pipeline_schedule.hpp"
 #include "models/step/step_costs.hpp"
@@ -129,6 +130,18 @@ ExplainSection explain_time(const StepInput& in) {
         fmt::format(" + {:.4g} ms whole-matrix exchanges over the sharding group", sc.optimizer_comm_s * 1e3);
   out.lines.push_back({"optimizer", optimizer, tb.optimizer, "s"});
   out.lines.push_back({"iteration", "the lines above", t.iteration_time, "s"});
+  const double slowest = expected_slowest_gpu_slowdown(in.cluster);
+  if (slowest != 1.0) {
+    const double spread = variability_spread(in.cluster);
+    const std::int64_t fit = in.cluster.node.gpu.efficiency_fit_gpus;
+    out.notes.push_back(fmt::format(
+        "the kernels above wait for the slowest of {} GPUs: x{:.4f} = (1 + {:g} x E[max of {}] {:.3f}) / "
+        "(1 + {:g} x E[max of {}] {:.3f}), the GPU preset's constants fitted on {} GPU{} "
+        "(cluster.variability, efficiency_fit_gpus)",
+        in.cluster.total_gpus(), slowest, spread, in.cluster.total_gpus(),
+        expected_max_standard_normal(in.cluster.total_gpus()), spread, fit, expected_max_standard_normal(fit),
+        fit, fit == 1 ? "" : "s"));
+  }
   return out;
 }
 

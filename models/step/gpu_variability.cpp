@@ -59,10 +59,17 @@ double variability_spread(const topo::ClusterSpec& cluster) {
   return cluster.variability >= 0 ? cluster.variability : cluster.node.gpu.variability;
 }
 
+double fitted_slowest_gpu_slowdown(const topo::ClusterSpec& cluster) {
+  const double spread = variability_spread(cluster);
+  if (!(spread > 0)) return 1.0;
+  return 1.0 + spread * expected_max_standard_normal(cluster.node.gpu.efficiency_fit_gpus);
+}
+
 double expected_slowest_gpu_slowdown(const topo::ClusterSpec& cluster) {
   const double spread = variability_spread(cluster);
   if (!(spread > 0)) return 1.0;
-  return 1.0 + spread * expected_max_standard_normal(cluster.total_gpus());
+  return (1.0 + spread * expected_max_standard_normal(cluster.total_gpus())) /
+         fitted_slowest_gpu_slowdown(cluster);
 }
 
 std::map<std::int64_t, std::vector<double>> draw_gpu_variability(const ParallelPlan& plan,
@@ -76,12 +83,13 @@ std::map<std::int64_t, std::vector<double>> draw_gpu_variability(const ParallelP
   const std::int64_t gpn = cluster.gpus_in_use_per_node();
   std::unordered_map<std::int64_t, double> straggling;  // node → its straggler slowdown
   for (const topo::Straggler& s : cluster.stragglers) straggling[s.node] = s.slowdown;
+  const double fitted = fitted_slowest_gpu_slowdown(cluster);
   std::mt19937_64 generator(cluster.variability_seed);
   std::normal_distribution<double> z;
   std::map<std::int64_t, std::vector<double>> drawn;
   for (std::int64_t r = 0; r < placement.world_size(); ++r) {
     // A draw below −1/spread would be a GPU infinitely fast; 10σ never happens for a real spread.
-    double f = std::max(0.1, 1.0 + spread * z(generator));
+    double f = std::max(0.1, 1.0 + spread * z(generator)) / fitted;
     const auto s = straggling.find(r / gpn);
     if (s != straggling.end()) f *= s->second;
     const std::vector<std::int64_t> c = placement.coordinates(r);

@@ -115,9 +115,10 @@ struct CostPiece {
   /// of comm); the rest of comm stays a busy task.
   std::vector<RoutedComm> routed;
 
-  /// What the piece adds to the pass beyond its kernels: comm, or what the overlapped part exceeds.
-  [[nodiscard]] double exposed_comm() const {
-    return kind == Kind::overlapped ? std::max(0.0, comm - compute) : comm;
+  /// What the piece adds to the pass beyond its kernels: comm, or what the overlapped part exceeds, its
+  /// kernels `compute_scale` times as long (a slowed GPU's).
+  [[nodiscard]] double exposed_comm(double compute_scale = 1.0) const {
+    return kind == Kind::overlapped ? std::max(0.0, comm - compute * compute_scale) : comm;
   }
 };
 

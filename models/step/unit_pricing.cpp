@@ -503,20 +503,17 @@ void slow_unit_beside_collectives(UnitCost& u, double forward_beside_s, double b
 }
 
 PassCost pass_sums(const UnitCost& u, double compute_scale) {
+  // No copy of a piece: the full-cluster lowering calls this once per task of a slowed replica.
   PassCost t;
   for (const CostPiece& x : u.forward) {
-    CostPiece slowed = x;
-    slowed.compute *= compute_scale;
-    const double exposed = slowed.exposed_comm();
-    t.forward_compute += slowed.compute;
+    const double exposed = x.exposed_comm(compute_scale);
+    t.forward_compute += x.compute * compute_scale;
     t.forward_comm += exposed;
     if (is_expert_dispatch(x.group)) t.forward_ep_comm += exposed;
   }
   for (const CostPiece& x : u.backward) {
-    CostPiece slowed = x;
-    slowed.compute *= compute_scale;
-    t.backward_compute += slowed.compute;
-    const double exposed = slowed.exposed_comm();
+    t.backward_compute += x.compute * compute_scale;
+    const double exposed = x.exposed_comm(compute_scale);
     t.backward_comm += exposed;
     if (is_expert_dispatch(x.group)) t.backward_ep_comm += exposed;
     t.weight_compute += x.weight * compute_scale;

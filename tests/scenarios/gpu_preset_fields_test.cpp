@@ -26,6 +26,7 @@ topo::GpuSpec changed_h100() {
   g.power_limit_w = 550;
   g.idle_w = 70;
   g.sm_count = 114;
+  g.efficiency_fit_gpus = 512;
   g.efficiency.matmul_peak_fraction = 0.61;
   g.efficiency.kernel_overhead_s = 7e-6;
   g.efficiency.attention_kernel = topo::AttentionKernel::flash2;
@@ -54,6 +55,7 @@ TEST_CASE("a block-style GPU preset written from the table loads back to the sam
   CHECK(back.peak.fp8 == 1500e12);
   CHECK(back.power_limit_w == 550);
   CHECK(back.sm_count == 114);
+  CHECK(back.efficiency_fit_gpus == 512);
   CHECK(back.efficiency.attention_kernel == topo::AttentionKernel::flash2);
   CHECK(back.efficiency.matmul_tile_m == 64);
   CHECK(back.efficiency.overlap_compute_slowdown == doctest::Approx(0.25).scale(0));
@@ -95,5 +97,19 @@ TEST_CASE("the reader takes each block's keys from the table and refuses others 
     FAIL("an unknown efficiency key loaded");
   } catch (const InputError& e) {
     CHECK(std::string(e.what()).find("efficiency.matmul_tile_q") != std::string::npos);
+  }
+}
+
+TEST_CASE("efficiency_fit_gpus is a count of at least one GPU") {
+  topo::GpuSpec g = changed_h100();
+  std::string text = gpu_to_block_yaml(g, {});
+  const std::string key = "\nefficiency_fit_gpus: 512\n";
+  REQUIRE(text.find(key) != std::string::npos);
+  text.replace(text.find(key), key.size(), "\nefficiency_fit_gpus: 0\n");
+  try {
+    (void)load_text(text, "no_fit_gpus");
+    FAIL("efficiency_fit_gpus: 0 loaded");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("efficiency_fit_gpus: must be at least 1") != std::string::npos);
   }
 }

@@ -461,8 +461,10 @@ TEST_CASE("cluster.variability takes a spread and a seed, defaults to the GPU pr
   const std::string head =
       "model: gpt3-125m\ntraining: {global_batch: 16}\ncluster:\n  node: dgx-a100-80gb\n  nodes: 2\n";
   const Scenario preset = load_scenario_text(head, "t.yaml");
-  CHECK(preset.cluster.variability < 0);  // not given: the GPU preset's `variability` (0, shipped)
-  CHECK(preset.cluster.node.gpu.variability == 0);
+  CHECK(preset.cluster.variability < 0);  // not given: the GPU preset's `variability`
+  // The shipped A100 preset: Sinha et al.'s σ, and its constants fitted to vTrain's 64-512 GPU steps.
+  CHECK(preset.cluster.node.gpu.variability == 0.015);
+  CHECK(preset.cluster.node.gpu.efficiency_fit_gpus == 273);
   const Scenario s = load_scenario_text(head + "  variability: {spread: 0.015, seed: 42}\n", "t.yaml");
   CHECK(s.cluster.variability == 0.015);
   CHECK(s.cluster.variability_seed == 42);

@@ -28,6 +28,7 @@ cluster:
   nodes: 1
   gpus_per_node: 1
   storage: {write: "1 GB/s", read: "2 GB/s", latency: "1 ms"}
+  variability: {spread: 0}   # the preset's constants as stated: no slowest-GPU term in the arithmetic
 parallelism: {tp: 1, pp: 1, dp: 1, micro_batch: 1}
 training:
   global_batch: 1

@@ -34,6 +34,21 @@ TEST_CASE("the time lines add up to the analytic iteration and name each exposed
   CHECK(collectives == doctest::Approx(r.time.exposed_tp_comm).epsilon(1e-9).scale(0));
 }
 
+TEST_CASE("with a spread the kernels' slowest-GPU factor is a note, and the lines still add up") {
+  // 16 GPUs, constants fitted on 2: (1 + 0.02 x 1.76599) / (1 + 0.02 / √π) = 1.03532 / 1.01128 = 1.02377.
+  StepInput in = testing::small_gpt_on_a100(2, 8, 2, 1, 16);
+  in.cluster.node.gpu.variability = 0.02;
+  in.cluster.node.gpu.efficiency_fit_gpus = 2;
+  const ExplainSection s = explain_time(in);
+  REQUIRE(s.notes.size() == 1);
+  CHECK(s.notes[0].starts_with("the kernels above wait for the slowest of 16 GPUs: x1.0238 = "));
+  CHECK(s.notes[0].find("constants fitted on 2 GPUs") != std::string::npos);
+  CHECK(s.lines.back().value ==
+        doctest::Approx(simulate_step(in, Fidelity::analytic).iteration_time).epsilon(1e-12).scale(0));
+  in.cluster.node.gpu.variability = 0;
+  CHECK(explain_time(in).notes.empty());
+}
+
 TEST_CASE("a plan that is not a layout gets a note, not lines") {
   StepInput in = testing::small_gpt_on_a100(2, 8, 2, 1, 15);  // 15 sequences over micro-batches of 1: fine
   in.plan.pp = 32;                                            // 32 stages of a 16-layer model: not a layout

@@ -62,6 +62,28 @@ TEST_CASE(
   CHECK(expected_slowest_gpu_slowdown(c) == doctest::Approx(1 + 0.05 * 1.76599).epsilon(1e-6));
 }
 
+TEST_CASE("the slowdown is relative to the GPUs the preset's constants were fitted on") {
+  // Constants fitted to steps on N_fit GPUs hold 1 + spread·E[max of N_fit] already: the step prices
+  // (1 + spread·E[max of N]) / (1 + spread·E[max of N_fit]).
+  const double pi = std::numbers::pi;
+  topo::ClusterSpec c = testing::dgx_a100(2);  // 16 GPUs
+  c.node.gpu.variability = 0.02;
+  c.node.gpu.efficiency_fit_gpus = 16;  // fitted at this very scale: nothing to add
+  CHECK(fitted_slowest_gpu_slowdown(c) == doctest::Approx(1 + 0.02 * 1.76599).epsilon(1e-6));
+  CHECK(expected_slowest_gpu_slowdown(c) == doctest::Approx(1.0).epsilon(1e-12));
+  c.node.gpu.efficiency_fit_gpus = 2;  // E[max of 2] = 1/√π
+  CHECK(expected_slowest_gpu_slowdown(c) ==
+        doctest::Approx((1 + 0.02 * 1.76599) / (1 + 0.02 / std::sqrt(pi))).epsilon(1e-6));
+  // Fitted on 1,000 GPUs (E[max] = 3.24144, Harter 1961): 16 GPUs wait for a less slow GPU, a speed-up.
+  c.node.gpu.efficiency_fit_gpus = 1000;
+  const double faster = (1 + 0.02 * 1.76599) / (1 + 0.02 * 3.24144);
+  CHECK(faster < 1);
+  CHECK(expected_slowest_gpu_slowdown(c) == doctest::Approx(faster).epsilon(1e-6));
+  c.variability = 0.0;  // no spread: the constants as the preset states them
+  CHECK(fitted_slowest_gpu_slowdown(c) == 1.0);
+  CHECK(expected_slowest_gpu_slowdown(c) == 1.0);
+}
+
 namespace {
 
 // Two DGX A100 nodes, one data-parallel replica of tp 8 on each, no pipeline; nothing runs under the kernels
@@ -125,6 +147,24 @@ TEST_CASE("the full cluster draws each GPU's speed from the seed; a replica runs
   // Another seed, other draws.
   in.cluster.variability_seed = 8;
   CHECK(draw_gpu_variability(in.plan, in.cluster) != replicas);
+}
+
+TEST_CASE("the full cluster's draws are relative to the GPUs the preset's constants were fitted on") {
+  // Fitted on 2 GPUs: every draw 1 + spread·z is divided by 1 + spread·E[max of 2] = 1 + spread/√π.
+  StepInput in = synchronous_dp();
+  in.cluster.variability = 0.05;
+  in.cluster.variability_seed = 7;
+  in.cluster.node.gpu.efficiency_fit_gpus = 2;
+  const double fitted = 1 + 0.05 / std::sqrt(std::numbers::pi);
+  std::mt19937_64 generator(7);
+  std::normal_distribution<double> z;
+  double node_max[2] = {0, 0};
+  for (int r = 0; r < 16; ++r)
+    node_max[r / 8] = std::max(node_max[r / 8], (1 + 0.05 * z(generator)) / fitted);
+  const std::map<std::int64_t, std::vector<double>> replicas = draw_gpu_variability(in.plan, in.cluster);
+  REQUIRE(replicas.size() == 2);
+  CHECK(replicas.at(0)[0] == doctest::Approx(node_max[0]).epsilon(1e-12));
+  CHECK(replicas.at(1)[0] == doctest::Approx(node_max[1]).epsilon(1e-12));
 }
 
 TEST_CASE("the drawn slowdowns fold each straggler into its own GPUs' draws and are empty without spread") {
