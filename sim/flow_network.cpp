@@ -1,6 +1,7 @@
 #include "sim/flow_network.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -20,7 +21,10 @@ LinkId FlowNetwork::add_link(double bandwidth_bytes_per_s, Duration latency, std
   }
   if (latency < Duration::zero()) throw InputError("link '" + name + "': latency must be >= 0");
   TRAINSIM_CHECK(links_.size() < std::numeric_limits<LinkId>::max(), "too many links");
-  links_.push_back(Link{.bandwidth = bandwidth_bytes_per_s, .latency = latency, .name = std::move(name)});
+  links_.push_back(Link{.bandwidth = bandwidth_bytes_per_s});
+  solver_.emplace_back();
+  info_.push_back(LinkInfo{.latency = latency, .name = std::move(name)});
+  latencies_ = latencies_ || latency > Duration::zero();
   return static_cast<LinkId>(links_.size() - 1);
 }
 
@@ -36,10 +40,12 @@ double FlowNetwork::bandwidth(LinkId link) const {
   return link_at(link).bandwidth;
 }
 Duration FlowNetwork::latency(LinkId link) const {
-  return link_at(link).latency;
+  (void)link_at(link);
+  return info_[link].latency;
 }
 const std::string& FlowNetwork::name(LinkId link) const {
-  return link_at(link).name;
+  (void)link_at(link);
+  return info_[link].name;
 }
 double FlowNetwork::bytes_carried(LinkId link) const {
   return link_at(link).bytes_carried;
@@ -50,7 +56,10 @@ std::size_t FlowNetwork::flows_on(LinkId link) const {
 
 Duration FlowNetwork::path_latency(std::span<const LinkId> path) const {
   Duration total;
-  for (const LinkId l : path) total += link_at(l).latency;
+  for (const LinkId l : path) {
+    (void)link_at(l);
+    total += info_[l].latency;
+  }
   return total;
 }
 
@@ -77,7 +86,7 @@ FlowId FlowNetwork::start(std::span<const LinkId> path, double bytes, Callback o
     for (std::size_t j = 0; j < i; ++j) {
       if (path[j] == path[i]) {
         throw InputError("a flow's path crosses link " + std::to_string(path[i]) + " ('" +
-                         links_[path[i]].name + "') twice");
+                         info_[path[i]].name + "') twice");
       }
     }
   }
@@ -101,7 +110,8 @@ FlowId FlowNetwork::start(std::span<const LinkId> path, double bytes, Callback o
   f.path_class = kNone;
   ++active_;
 
-  const Time first_byte = engine_->now() + path_latency(path);
+  // Every link was checked above; a network without latencies (the step's) reads none.
+  const Time first_byte = latencies_ ? engine_->now() + path_latency(path) : engine_->now();
   // Nothing to share: an empty path (a local move) or no bytes completes when the first byte would land.
   if (path.empty() || bytes == 0.0) {
     engine_->at(first_byte, [this, index] { finish(index); });
@@ -129,8 +139,8 @@ constexpr std::uint64_t kFullLoad = std::uint64_t{1} << kLoadBits;
 
 std::uint64_t load_units(double cap, double bandwidth) {
   if (cap == bandwidth) return kFullLoad;
-  const double scaled = std::ldexp(cap, kLoadBits);  // exact
-  const double quotient = scaled / bandwidth;        // <= 2^30, so within 2^-23 of the exact ratio
+  const double scaled = cap * static_cast<double>(kFullLoad);  // exact: times a power of two
+  const double quotient = scaled / bandwidth;  // <= 2^30, so within 2^-23 of the exact ratio
   const double k = std::ceil(quotient);
   // Unless the exact ratio may be an integer or just above one, ceil of the rounded quotient is exact.
   if (k - quotient > 0x1p-20 && k - quotient < 1.0 - 0x1p-20) return static_cast<std::uint64_t>(k);
@@ -156,9 +166,9 @@ std::uint32_t FlowNetwork::class_for(std::span<const LinkId> path, double cap) {
     // Every class over `path` crosses each of its links: search the link with the fewest classes.
     LinkId fewest = path.front();
     for (const LinkId l : path) {
-      if (links_[l].classes.size() < links_[fewest].classes.size()) fewest = l;
+      if (solver_[l].classes.size() < solver_[fewest].classes.size()) fewest = l;
     }
-    for (const std::uint32_t ci : links_[fewest].classes) {
+    for (const std::uint32_t ci : solver_[fewest].classes) {
       if (classes_[ci].cap == cap && std::ranges::equal(classes_[ci].path, path)) return ci;
     }
   }
@@ -176,7 +186,7 @@ std::uint32_t FlowNetwork::class_for(std::span<const LinkId> path, double cap) {
   c.cap = cap;
   c.slot_on_link.resize(path.size());
   for (std::size_t i = 0; i < path.size(); ++i) {
-    auto& on_link = links_[path[i]].classes;
+    auto& on_link = solver_[path[i]].classes;
     c.slot_on_link[i] = static_cast<std::uint32_t>(on_link.size());
     on_link.push_back(ci);
   }
@@ -195,7 +205,7 @@ void FlowNetwork::release_class(std::uint32_t ci) {
   c.event = EventId{};
   for (std::size_t i = 0; i < c.path.size(); ++i) {
     const LinkId l = c.path[i];
-    auto& on_link = links_[l].classes;
+    auto& on_link = solver_[l].classes;
     const std::uint32_t slot = c.slot_on_link[i];
     const std::uint32_t moved = on_link.back();
     on_link[slot] = moved;
@@ -237,12 +247,12 @@ void FlowNetwork::update_binding(LinkId l, std::uint32_t others) {
   }
 }
 
-std::uint64_t FlowNetwork::load_on(Link& link, double cap) {
-  if (cap != link.last_cap) {
-    link.last_cap = cap;
-    link.last_load = load_units(cap, link.bandwidth);
-  }
-  return link.last_load;
+std::uint64_t FlowNetwork::load_on(double bandwidth, double cap) {
+  const auto bits =
+      std::bit_cast<std::uint64_t>(bandwidth) ^ (std::bit_cast<std::uint64_t>(cap) * 0x9E3779B97F4A7C15);
+  LoadMemo& memo = load_memo_[(bits ^ (bits >> 29)) % load_memo_.size()];
+  if (memo.bandwidth != bandwidth || memo.cap != cap) memo = {bandwidth, cap, load_units(cap, bandwidth)};
+  return memo.units;
 }
 
 bool FlowNetwork::live(const Rider& r) const {
@@ -257,11 +267,16 @@ void FlowNetwork::drop_stale_riders(Link& link) {
 void FlowNetwork::attach(std::uint32_t index) {
   Flow& f = flows_[index];
   std::size_t anchor = 0;
+  double narrowest = links_[f.path[0]].bandwidth;
   for (std::size_t i = 1; i < f.path.size(); ++i) {
-    if (links_[f.path[i]].bandwidth < links_[f.path[anchor]].bandwidth) anchor = i;
+    const double bandwidth = links_[f.path[i]].bandwidth;
+    if (bandwidth < narrowest) {
+      anchor = i;
+      narrowest = bandwidth;
+    }
   }
   f.anchor = static_cast<std::uint32_t>(anchor);
-  f.cap = links_[f.path[anchor]].bandwidth;
+  f.cap = narrowest;
   for (std::size_t i = 0; i < f.path.size(); ++i) {
     const LinkId l = f.path[i];
     Link& link = links_[l];
@@ -269,7 +284,7 @@ void FlowNetwork::attach(std::uint32_t index) {
     if (link.riders.size() >= 2 * std::size_t{link.flows} + 8) drop_stale_riders(link);
     link.riders.push_back(Rider{.join = f.join, .flow = index});
     ++link.flows;
-    link.load += load_on(link, f.cap);
+    link.load += load_on(link.bandwidth, f.cap);
     if (i == anchor) ++link.anchored;
     update_binding(l, link.flows - 1);
   }
@@ -281,8 +296,8 @@ void FlowNetwork::detach(std::uint32_t index) {
     const LinkId l = f.path[i];
     Link& link = links_[l];
     --link.flows;
-    link.load -= load_on(link, f.cap);         // the same units as on arrival
-    if (link.flows == 0) link.riders.clear();  // all stale: spares the walk
+    link.load -= load_on(link.bandwidth, f.cap);  // the same units as on arrival
+    if (link.flows == 0) link.riders.clear();     // all stale: spares the walk
     if (i == f.anchor) --link.anchored;
     update_binding(l, link.flows);
   }
@@ -406,8 +421,8 @@ void FlowNetwork::resolve() {
   capped_classes_.clear();
   // The connected component of the touched links: links reach the classes on them, classes their paths.
   for (const LinkId l : touched_) {
-    if (links_[l].mark != epoch_) {
-      links_[l].mark = epoch_;
+    if (solver_[l].mark != epoch_) {
+      solver_[l].mark = epoch_;
       component_links_.push_back(l);
     }
   }
@@ -423,7 +438,7 @@ void FlowNetwork::resolve() {
   }
   touched_unlinked_.clear();
   for (std::size_t i = 0; i < component_links_.size(); ++i) {
-    for (const std::uint32_t ci : links_[component_links_[i]].classes) {
+    for (const std::uint32_t ci : solver_[component_links_[i]].classes) {
       PathClass& c = classes_[ci];
       if (c.mark == epoch_) continue;
       c.mark = epoch_;
@@ -431,18 +446,19 @@ void FlowNetwork::resolve() {
       component_classes_.push_back(ci);
       if (c.cap != kNoCap) capped_classes_.push_back(ci);
       for (const LinkId l : c.path) {
-        if (links_[l].mark != epoch_) {
-          links_[l].mark = epoch_;
+        if (solver_[l].mark != epoch_) {
+          solver_[l].mark = epoch_;
           component_links_.push_back(l);
         }
       }
     }
   }
   for (const LinkId l : component_links_) {
-    Link& link = links_[l];
-    link.spare = link.bandwidth;
+    const Link& link = links_[l];
+    LinkSolver& solver = solver_[l];
+    solver.spare = link.bandwidth;
     // A link that cannot bind is in no class's path: none of its riders is filled through it.
-    link.unfrozen = link.binding ? link.flows : 0;
+    solver.unfrozen = link.binding ? link.flows : 0;
   }
 
   // Progressive filling: the links with the smallest fair share are the bottleneck of all their unfrozen
@@ -458,14 +474,14 @@ void FlowNetwork::resolve() {
     const auto members = static_cast<std::uint32_t>(c.heap.size());
     const double taken = rate * members;
     for (const LinkId crossed : c.path) {
-      links_[crossed].spare -= taken;
-      links_[crossed].unfrozen -= members;
+      solver_[crossed].spare -= taken;
+      solver_[crossed].unfrozen -= members;
     }
   };
   for (;;) {
     double share = std::numeric_limits<double>::infinity();
     for (const LinkId l : component_links_) {
-      const Link& link = links_[l];
+      const LinkSolver& link = solver_[l];
       if (link.unfrozen > 0) share = std::min(share, link.spare / link.unfrozen);
     }
     for (const std::uint32_t ci : capped_classes_) {
@@ -479,7 +495,7 @@ void FlowNetwork::resolve() {
       if (!c.frozen && c.cap <= level) freeze(c, std::min(c.cap, share));
     }
     for (const LinkId l : component_links_) {
-      Link& link = links_[l];
+      const LinkSolver& link = solver_[l];
       if (link.unfrozen == 0 || link.spare / link.unfrozen > level) continue;
       for (const std::uint32_t ci : link.classes) {
         PathClass& c = classes_[ci];
