@@ -28,6 +28,12 @@ LinkId FlowNetwork::add_link(double bandwidth_bytes_per_s, Duration latency, std
   return static_cast<LinkId>(links_.size() - 1);
 }
 
+void FlowNetwork::reserve_links(std::size_t links) {
+  links_.reserve(links);
+  solver_.reserve(links);
+  info_.reserve(links);
+}
+
 const FlowNetwork::Link& FlowNetwork::link_at(LinkId link) const {
   if (link >= links_.size()) {
     throw InputError("unknown link id " + std::to_string(link) + " (the network has " +
@@ -140,7 +146,7 @@ constexpr std::uint64_t kFullLoad = std::uint64_t{1} << kLoadBits;
 std::uint64_t load_units(double cap, double bandwidth) {
   if (cap == bandwidth) return kFullLoad;
   const double scaled = cap * static_cast<double>(kFullLoad);  // exact: times a power of two
-  const double quotient = scaled / bandwidth;  // <= 2^30, so within 2^-23 of the exact ratio
+  const double quotient = scaled / bandwidth;                  // <= 2^30, so within 2^-23 of the exact ratio
   const double k = std::ceil(quotient);
   // Unless the exact ratio may be an integer or just above one, ceil of the rounded quotient is exact.
   if (k - quotient > 0x1p-20 && k - quotient < 1.0 - 0x1p-20) return static_cast<std::uint64_t>(k);
@@ -264,8 +270,13 @@ void FlowNetwork::drop_stale_riders(Link& link) {
   std::erase_if(link.riders, [this](const Rider& r) { return !live(r); });
 }
 
+void FlowNetwork::prefetch_links(std::span<const LinkId> path) const {
+  for (const LinkId l : path) __builtin_prefetch(&links_[l]);
+}
+
 void FlowNetwork::attach(std::uint32_t index) {
   Flow& f = flows_[index];
+  prefetch_links(f.path);
   std::size_t anchor = 0;
   double narrowest = links_[f.path[0]].bandwidth;
   for (std::size_t i = 1; i < f.path.size(); ++i) {
@@ -292,6 +303,7 @@ void FlowNetwork::attach(std::uint32_t index) {
 
 void FlowNetwork::detach(std::uint32_t index) {
   const Flow& f = flows_[index];
+  prefetch_links(f.path);
   for (std::size_t i = 0; i < f.path.size(); ++i) {
     const LinkId l = f.path[i];
     Link& link = links_[l];
@@ -375,6 +387,7 @@ void FlowNetwork::complete(std::uint32_t ci) {
   } while (!c.heap.empty() && completion_time(c, c.heap.front().key) <= now);
   touch(ci);
   if (c.heap.empty()) release_class(ci);
+  for (const std::uint32_t fi : due) prefetch_links(flows_[fi].path);
   for (const std::uint32_t fi : due) detach(fi);
   for (const std::uint32_t fi : due) finish(fi);
   due.clear();

@@ -73,6 +73,8 @@ class FlowNetwork {
 
   /// Adds a unidirectional link. Throws InputError unless 0 < bandwidth < inf and latency >= 0.
   LinkId add_link(double bandwidth_bytes_per_s, Duration latency, std::string name = {});
+  /// Makes room for `links` links in all (optional; avoids regrowth when adding many).
+  void reserve_links(std::size_t links);
 
   /// Starts moving `bytes` (finite, >= 0) over `path` (link ids, in order; repeats are not allowed) now;
   /// `on_done` (may be empty) runs when the last byte arrives. An empty path is a local move: it
@@ -176,6 +178,9 @@ class FlowNetwork {
   // Adds an activated flow to its links' loads and riders / takes a flow that no longer moves off them.
   void attach(std::uint32_t flow);
   void detach(std::uint32_t flow);
+  // Asks the memory for the links of a path before they are read: a large network's links are mostly out
+  // of cache, and a flow's arrival or departure reads every link of its path.
+  void prefetch_links(std::span<const LinkId> path) const;
   // Recomputes whether a link can bind after a flow arrived over it or left it; when that changed and
   // `others` (the other flows on it) is not 0, queues it in flipped_: those flows keep their classes until
   // the instant's re-solve moves them (rebind_flipped). The arriving flow finds its class afterwards.

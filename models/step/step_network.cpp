@@ -292,6 +292,7 @@ void StepNetwork::install(sim::FlowNetwork& network) const {
   if (network.link_count() != 0) {
     throw InputError("a step network must be installed in an empty flow network");
   }
+  network.reserve_links(links_.size());
   for (const LinkSpec& l : links_) network.add_link(l.bytes_per_s, sim::Duration{}, l.name);
 }
 
