@@ -275,8 +275,9 @@ class DagExecutor {
       }
       case TaskKind::transfer:
         timing.start = engine_.now();
-        network_->start(std::span<const LinkId>(dag_.paths_).subspan(task.path_offset, task.path_length),
-                        dag_.bytes_[static_cast<std::size_t>(task.amount)], [this, t] { complete(t); });
+        network_->start_borrowing(
+            std::span<const LinkId>(dag_.paths_).subspan(task.path_offset, task.path_length),
+            dag_.bytes_[static_cast<std::size_t>(task.amount)], [this, t] { complete(t); });
         break;
       case TaskKind::join:
         timing.start = engine_.now();

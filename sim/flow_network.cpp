@@ -84,6 +84,14 @@ double FlowNetwork::current_rate(const Flow& f) const {
 }
 
 FlowId FlowNetwork::start(std::span<const LinkId> path, double bytes, Callback on_done) {
+  return start_flow(path, false, bytes, std::move(on_done));
+}
+
+FlowId FlowNetwork::start_borrowing(std::span<const LinkId> path, double bytes, Callback on_done) {
+  return start_flow(path, true, bytes, std::move(on_done));
+}
+
+FlowId FlowNetwork::start_flow(std::span<const LinkId> path, bool borrowed, double bytes, Callback on_done) {
   if (!(bytes >= 0.0) || std::isinf(bytes)) {
     throw InputError("a flow must move a finite number of bytes >= 0, got " + std::to_string(bytes));
   }
@@ -109,7 +117,12 @@ FlowId FlowNetwork::start(std::span<const LinkId> path, double bytes, Callback o
   next_generation_ = next_generation_ == std::numeric_limits<std::uint32_t>::max() ? 1 : next_generation_ + 1;
 
   Flow& f = flows_[index];
-  f.path.assign(path.begin(), path.end());
+  if (borrowed) {
+    f.path = path;
+  } else {
+    f.owned_path.assign(path.begin(), path.end());
+    f.path = f.owned_path;
+  }
   f.bytes = bytes;
   f.on_done = std::move(on_done);
   f.generation = generation;
@@ -365,6 +378,8 @@ void FlowNetwork::rebind_flipped() {
 
 void FlowNetwork::activate(std::uint32_t index) {
   Flow& f = flows_[index];
+  // Its class is looked up over its binding links' class lists right after: ask for those too.
+  for (const LinkId l : f.path) __builtin_prefetch(&solver_[l]);
   f.join = next_join_++;
   attach(index);
   find_binding_path(f);

@@ -80,6 +80,9 @@ class FlowNetwork {
   /// `on_done` (may be empty) runs when the last byte arrives. An empty path is a local move: it
   /// completes at now(). Throws InputError for an unknown link id or bad byte count.
   FlowId start(std::span<const LinkId> path, double bytes, Callback on_done);
+  /// start() without copying `path`, which must stay valid and unchanged until the flow completes (a task
+  /// graph's stored paths, kept for its whole run): saves a copy and an allocation per flow.
+  FlowId start_borrowing(std::span<const LinkId> path, double bytes, Callback on_done);
 
   /// Sum of the latencies of the links on `path`.
   [[nodiscard]] Duration path_latency(std::span<const LinkId> path) const;
@@ -141,7 +144,8 @@ class FlowNetwork {
     std::string name;
   };
   struct Flow {
-    std::vector<LinkId> path;
+    std::span<const LinkId> path;  // owned_path, or the caller's (start_borrowing)
+    std::vector<LinkId> owned_path;
     double bytes = 0.0;
     double cap = 0.0;  // the bandwidth of its narrowest link, while active
     Callback on_done;
@@ -174,6 +178,7 @@ class FlowNetwork {
     bool frozen = false;     // solver scratch
   };
 
+  FlowId start_flow(std::span<const LinkId> path, bool borrowed, double bytes, Callback on_done);
   void activate(std::uint32_t flow);
   // Adds an activated flow to its links' loads and riders / takes a flow that no longer moves off them.
   void attach(std::uint32_t flow);

@@ -289,10 +289,17 @@ class Lowering {
 std::vector<std::vector<std::size_t>> by_node(std::span<const std::int64_t> members,
                                               std::int64_t gpus_per_node) {
   std::vector<std::vector<std::size_t>> groups;
+  const bool ascending = std::ranges::is_sorted(members);       // the step's groups are: no map needed
   std::unordered_map<std::int64_t, std::size_t> group_of_node;  // node → its index in groups
-  group_of_node.reserve(members.size());
+  if (!ascending) group_of_node.reserve(members.size());
   for (std::size_t i = 0; i < members.size(); ++i) {
-    const auto [it, added] = group_of_node.try_emplace(members[i] / gpus_per_node, groups.size());
+    const std::int64_t node = members[i] / gpus_per_node;
+    if (ascending) {
+      if (i == 0 || node != members[i - 1] / gpus_per_node) groups.emplace_back();
+      groups.back().push_back(i);
+      continue;
+    }
+    const auto [it, added] = group_of_node.try_emplace(node, groups.size());
     if (added) {
       groups.push_back({i});
     } else {
