@@ -99,8 +99,9 @@ FlowId FlowNetwork::start_flow(std::span<const LinkId> path, bool borrowed, doub
     (void)link_at(path[i]);
     for (std::size_t j = 0; j < i; ++j) {
       if (path[j] == path[i]) {
-        throw InputError("a flow's path crosses link " + std::to_string(path[i]) + " ('" +
-                         info_[path[i]].name + "') twice");
+        const std::string& name = info_[path[i]].name;
+        throw InputError("a flow's path crosses link " + std::to_string(path[i]) +
+                         (name.empty() ? "" : " ('" + name + "')") + " twice");
       }
     }
   }
