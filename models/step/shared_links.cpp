@@ -113,18 +113,6 @@ std::optional<double> measure(Memo& m, const std::string& fabric, const Parallel
 
 }  // namespace
 
-FabricTraffic traffic_of(DataGroup group) {
-  switch (group) {
-    case DataGroup::gradient:
-      return FabricTraffic::gradient;
-    case DataGroup::shard:
-      return FabricTraffic::shard;
-    case DataGroup::replicas:
-      return FabricTraffic::replicas;
-  }
-  return FabricTraffic::gradient;
-}
-
 std::vector<std::vector<std::int64_t>> concurrent_groups(const ParallelPlan& plan,
                                                          const topo::ClusterSpec& cluster,
                                                          FabricTraffic traffic) {

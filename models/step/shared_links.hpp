@@ -40,7 +40,6 @@ enum class FabricTraffic : std::uint8_t {
   expert,           ///< an expert-parallel collective over each ep group (not folded)
   expert_dispatch,  ///< the all-gather dispatcher's tp × ep groups (not folded)
 };
-[[nodiscard]] FabricTraffic traffic_of(DataGroup group);
 
 /// The member lists (cluster GPUs, ascending: the full cluster's ring order) of every group of `traffic`
 /// on pipeline rank 0: for a pipeline send, each GPU of rank 0 and its peer on rank 1; for the cp ring

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <span>
@@ -100,51 +101,72 @@ class StepPricer {
                       out_.fabric == FabricPricing::shared_links);
   }
 
-  // Routed, every data-parallel collective is listed as its algorithm's flows (RoutedCollective), over the
-  // sharding group or (HSDP) the replicas of one shard.
+  // Whose gradients and weights a data-parallel collective carries: the dense layers', over comms_.grad,
+  // shard and replica, priced by transfer(); or the experts', over the expert-data-parallel group
+  // (communicators.hpp: expert_grad, expert_shard, then replica). Collapsed, an expert collective is priced
+  // by the closed form on the cluster's own leaf shares (the shared-links slowdown lists the dense groups'
+  // siblings). Routed, both are priced on the uncontended fabric and listed as flows over their own groups
+  // (step_network.hpp's data_parallel_groups), so the full cluster reduces the experts' share of a bucket
+  // over the expert-data-parallel group as the collapsed step prices it.
+  enum class Owner : std::uint8_t { dense, expert };
+
+  [[nodiscard]] static DataGroup data_group(Owner owner, DataGroup over) {
+    if (owner == Owner::dense || over == DataGroup::replicas) return over;
+    return over == DataGroup::shard ? DataGroup::expert_shard : DataGroup::expert_gradient;
+  }
+
+  [[nodiscard]] const topo::CommGroup& group_of(DataGroup over) const {
+    switch (over) {
+      case DataGroup::gradient:
+        return comms_.grad;
+      case DataGroup::shard:
+        return comms_.shard;
+      case DataGroup::replicas:
+        return comms_.replica;
+      case DataGroup::expert_gradient:
+        return comms_.expert_grad;
+      case DataGroup::expert_shard:
+        return comms_.expert_shard;
+    }
+    return comms_.grad;
+  }
+  [[nodiscard]] const topo::CommGroup& group_of(Owner owner, DataGroup over) const {
+    return group_of(data_group(owner, over));
+  }
+
+  // Routed, every data-parallel collective is listed as its algorithm's flows (RoutedCollective), over
+  // `over`'s groups.
   void add_flows(RoutedCollectives& list, topo::CollectiveOp op, double bytes,
                  const topo::CollectiveEstimate& e, DataGroup over) const {
-    const topo::CommGroup& group = over == DataGroup::replicas ? comms_.replica
-                                   : over == DataGroup::shard  ? comms_.shard
-                                                               : comms_.grad;
-    if (routed() != nullptr && group.size > 1 && bytes > 0)
+    if (routed() != nullptr && group_of(over).size > 1 && bytes > 0)
       list.push_back(RoutedCollective{op, bytes, e.algo, e.protocol, over});
   }
 
-  // Expert gradients reduced over the expert-data-parallel group's sharding part, then (HSDP) over its
-  // replicas; its parameters gathered over that part (communicators.hpp: expert_grad, expert_shard). Priced
-  // by the closed form on the cluster's own leaf shares (the shared-links slowdown lists the dense groups'
-  // siblings). Routed, the lowering routes the dense groups' flows only (data_parallel_groups): the expert
-  // part is then its closed-form time whole, as a fixed part beside them (unrouted()).
-  [[nodiscard]] topo::CollectiveEstimate unrouted(topo::CollectiveEstimate e) const {
-    if (routed() != nullptr) e.latency_s = e.time_s;
+  // A data-parallel collective of `owner`'s over `over`; its flows appended to `list` (routed).
+  topo::CollectiveEstimate data_parallel(Owner owner, topo::CollectiveOp op, double bytes, DataGroup over,
+                                         RoutedCollectives& list) const {
+    const DataGroup ranks = data_group(owner, over);
+    const topo::CommGroup& group = group_of(ranks);
+    if (owner == Owner::expert) {
+      if (!(bytes > 0) || group.size <= 1) return {};
+      if (routed() == nullptr) return topo::estimate_collective(op, bytes, group, in_.cluster);
+    }
+    const FabricTraffic traffic = over == DataGroup::replicas ? FabricTraffic::replicas
+                                  : over == DataGroup::shard  ? FabricTraffic::shard
+                                                              : FabricTraffic::gradient;
+    const auto e = transfer(op, bytes, group, traffic);
+    add_flows(list, op, bytes, e, ranks);
     return e;
   }
-  [[nodiscard]] topo::CollectiveEstimate reduce_expert_gradients(double bytes) const {
-    topo::CollectiveEstimate e{};
-    if (comms_.expert_shard.size > 1)
-      e = topo::estimate_collective(topo::CollectiveOp::reduce_scatter, bytes, comms_.expert_shard,
-                                    in_.cluster);
-    if (comms_.replica.size > 1) {
-      const double shard_bytes = bytes / static_cast<double>(comms_.expert_shard.size);
-      const auto r =
-          topo::estimate_collective(topo::CollectiveOp::all_reduce, shard_bytes, comms_.replica, in_.cluster);
-      e.time_s += r.time_s;
-      e.latency_s += r.latency_s;
-    }
-    return unrouted(e);
-  }
 
-  // Gradients reduced over the sharding group, then (HSDP) the shard all-reduced over its replicas; their
-  // flows appended to `list` (routed).
-  topo::CollectiveEstimate reduce_gradients(double bytes, RoutedCollectives& list) const {
-    auto e = transfer(topo::CollectiveOp::reduce_scatter, bytes, comms_.shard, FabricTraffic::shard);
-    add_flows(list, topo::CollectiveOp::reduce_scatter, bytes, e, DataGroup::shard);
+  // `owner`'s gradients reduced over its sharding group, then (HSDP) the shard all-reduced over its
+  // replicas; a dense reduction's flows appended to `list` (routed).
+  topo::CollectiveEstimate reduce_gradients(Owner owner, double bytes, RoutedCollectives& list) const {
+    auto e = data_parallel(owner, topo::CollectiveOp::reduce_scatter, bytes, DataGroup::shard, list);
     if (comms_.replica.size > 1) {
-      const double shard_bytes = bytes / static_cast<double>(comms_.shard.size);
+      const double shard_bytes = bytes / static_cast<double>(group_of(owner, DataGroup::shard).size);
       const auto r =
-          transfer(topo::CollectiveOp::all_reduce, shard_bytes, comms_.replica, FabricTraffic::replicas);
-      add_flows(list, topo::CollectiveOp::all_reduce, shard_bytes, r, DataGroup::replicas);
+          data_parallel(owner, topo::CollectiveOp::all_reduce, shard_bytes, DataGroup::replicas, list);
       e.time_s += r.time_s;
       e.latency_s += r.latency_s;
     }
@@ -238,20 +260,21 @@ class StepPricer {
     }
   }
 
-  // ZeRO-3: `n` collectives of `params` parameters each on unit `u`: the gather of its weights and the
-  // reduction of its gradients, each paying its full α-β time and the host's time to issue it; routed,
-  // their flows as n times the bytes of one (the bandwidth terms of equal collectives add up).
-  void price_zero3_collectives(UnitCost& u, double params, double n) const {
+  // ZeRO-3: `n` collectives of `params` of `owner`'s parameters each on unit `u`: the gather of its
+  // weights and the reduction of its gradients, each paying its full α-β time and the host's time to issue
+  // it; routed, their flows as n times the bytes of one (the bandwidth terms of equal collectives add up).
+  void price_zero3_collectives(UnitCost& u, double params, double n, Owner owner = Owner::dense) const {
     if (!(params > 0) || !(n > 0)) return;
-    const double rank_host = fw_.collective_host_per_rank_s * static_cast<double>(comms_.shard.size);
+    const double rank_host =
+        fw_.collective_host_per_rank_s * static_cast<double>(group_of(owner, DataGroup::shard).size);
     const double staging_bytes = gradient_staging_bytes(fw_.gradient_staging, grad_elem_, reduce_elem_);
-    const auto gather =
-        transfer(topo::CollectiveOp::all_gather, params * weight_elem_, comms_.shard, FabricTraffic::shard);
-    add_flows(u.gather_flows, topo::CollectiveOp::all_gather, n * params * weight_elem_, gather,
-              DataGroup::shard);
-    RoutedCollectives reduce_flows;
-    const auto reduce = reduce_gradients(params * reduce_elem_, reduce_flows);
+    RoutedCollectives gather_flows, reduce_flows;
+    const auto gather = data_parallel(owner, topo::CollectiveOp::all_gather, params * weight_elem_,
+                                      DataGroup::shard, gather_flows);
+    const auto reduce = reduce_gradients(owner, params * reduce_elem_, reduce_flows);
+    for (RoutedCollective& c : gather_flows) c.bytes *= n;
     for (RoutedCollective& c : reduce_flows) c.bytes *= n;
+    u.gather_flows.insert(u.gather_flows.end(), gather_flows.begin(), gather_flows.end());
     u.reduce_flows.insert(u.reduce_flows.end(), reduce_flows.begin(), reduce_flows.end());
     const double gather_host = fw_.gather_host_s + rank_host;
     u.gather_s += n * (gather.time_s + gather_host);
@@ -265,15 +288,32 @@ class StepPricer {
     u.reduce_latency_s += n * (reduce.latency_s + rank_host + staging);
   }
 
-  // ZeRO-3: a unit of `params` parameters in `collectives` collectives, or one per tensor
+  // ZeRO-3: a unit of `params` of `owner`'s parameters in `collectives` collectives, or one per tensor
   // (framework.gather_per_tensor).
-  void price_zero3_unit(UnitCost& u, double params, const std::vector<TensorShape>& tensors,
-                        int collectives) const {
+  void price_zero3_unit(UnitCost& u, double params, std::span<const TensorShape> tensors, int collectives,
+                        Owner owner = Owner::dense) const {
     if (!fw_.gather_per_tensor || tensors.empty()) {
-      price_zero3_collectives(u, params / collectives, collectives);
+      price_zero3_collectives(u, params / collectives, collectives, owner);
       return;
     }
-    for (const TensorShape& t : tensors) price_zero3_collectives(u, t.elements() / t.count, t.count);
+    for (const TensorShape& t : tensors) price_zero3_collectives(u, t.elements() / t.count, t.count, owner);
+  }
+
+  // ZeRO-3: a MoE layer's unit. With expert parallelism its routed experts are a sharding unit of their own,
+  // gathered and reduced over the expert-data-parallel group, as torchtitan's apply_fsdp wraps them
+  // (torchtitan/models/llama4/infra/parallelize.py: fully_shard(transformer_block.moe.experts) on edp_mesh,
+  // ["dp_replicate", "efsdp"], when ep_degree > 1; the router and shared experts stay with the block on
+  // dp_mesh); without, they are sharded with the rest of the layer.
+  void price_zero3_moe_layer(UnitCost& u, const UnitParameters& up, int per_layer) const {
+    if (pl_.ep <= 1 || !(up.layer_expert > 0)) {
+      price_zero3_unit(u, up.layer, up.layer_tensors, per_layer);
+      return;
+    }
+    const std::span<const TensorShape> tensors(up.layer_tensors);
+    const std::size_t dense_tensors = tensors.size() - up.layer_expert_tensors;
+    price_zero3_unit(u, up.layer - up.layer_expert, tensors.first(dense_tensors), per_layer);
+    if (group_of(Owner::expert, DataGroup::shard).size > 1 || comms_.replica.size > 1)
+      price_zero3_unit(u, up.layer_expert, tensors.subspan(dense_tensors), 1, Owner::expert);
   }
 
   // ZeRO-3 / FSDP: every unit gathers its own weights over the sharding group before it computes and
@@ -292,15 +332,17 @@ class StepPricer {
         }
       }
     } else {
-      price_zero3_unit(out_.units[0], up.layer, up.layer_tensors, per_layer);
       price_zero3_unit(out_.units[1], up.embedding, up.embedding_tensors, 1);
       price_zero3_unit(out_.units[2], up.head, up.head_tensors, 1);
-      // Every other layer kind gathers as much as a MoE layer (unit_parameters sizes one MoE layer; the
-      // dense first layers are taken at its size, a window adds no weights).
+      // Every layer kind gathers as much as a MoE layer (unit_parameters sizes one MoE layer; the dense
+      // first layers are taken at its size, over the dense group, a window adds no weights).
       for (const LayerKind& k : layer_kinds_) {
-        if (k.unit != 0)
-          price_zero3_unit(out_.units[static_cast<std::size_t>(k.unit)], up.layer, up.layer_tensors,
-                           per_layer);
+        UnitCost& u = out_.units[static_cast<std::size_t>(k.unit)];
+        if (k.dense) {
+          price_zero3_unit(u, up.layer, up.layer_tensors, per_layer);
+        } else {
+          price_zero3_moe_layer(u, up, per_layer);
+        }
       }
     }
     // A unit computes beside its neighbours' collectives: in the forward the gather of the unit ahead
@@ -388,16 +430,15 @@ class StepPricer {
     const double bucket_bytes = dense_params * reduce_elem_ / sc.buckets;
     const double expert_bucket_bytes = sc.expert_params * reduce_elem_ / sc.buckets;
     topo::CollectiveEstimate bucket;
-    topo::CollectiveEstimate expert_bucket{};
+    topo::CollectiveEstimate expert_bucket;
     if (pl_.zero == ZeroStage::none) {
-      bucket = transfer(topo::CollectiveOp::all_reduce, bucket_bytes, comms_.grad, FabricTraffic::gradient);
-      add_flows(sc.bucket_flows, topo::CollectiveOp::all_reduce, bucket_bytes, bucket, DataGroup::gradient);
-      if (expert_bucket_bytes > 0 && comms_.expert_grad.size > 1)
-        expert_bucket = unrouted(topo::estimate_collective(
-            topo::CollectiveOp::all_reduce, expert_bucket_bytes, comms_.expert_grad, in_.cluster));
+      bucket = data_parallel(Owner::dense, topo::CollectiveOp::all_reduce, bucket_bytes, DataGroup::gradient,
+                             sc.bucket_flows);
+      expert_bucket = data_parallel(Owner::expert, topo::CollectiveOp::all_reduce, expert_bucket_bytes,
+                                    DataGroup::gradient, sc.bucket_flows);
     } else {
-      bucket = reduce_gradients(bucket_bytes, sc.bucket_flows);
-      if (expert_bucket_bytes > 0) expert_bucket = reduce_expert_gradients(expert_bucket_bytes);
+      bucket = reduce_gradients(Owner::dense, bucket_bytes, sc.bucket_flows);
+      expert_bucket = reduce_gradients(Owner::expert, expert_bucket_bytes, sc.bucket_flows);
     }
     sc.bucket_s = bucket.time_s + expert_bucket.time_s;
     sc.bucket_latency_s = bucket.latency_s + expert_bucket.latency_s;
@@ -406,16 +447,12 @@ class StepPricer {
     if (shards_optimizer_states(pl_.zero)) {
       const double dense_weight_bytes = dense_params * weight_elem_;
       const double expert_weight_bytes = sc.expert_params * weight_elem_;
-      auto gather =
-          transfer(topo::CollectiveOp::all_gather, dense_weight_bytes, comms_.shard, FabricTraffic::shard);
-      add_flows(sc.param_gather_flows, topo::CollectiveOp::all_gather, dense_weight_bytes, gather,
-                DataGroup::shard);
-      if (expert_weight_bytes > 0 && comms_.expert_shard.size > 1) {
-        const auto expert_gather = unrouted(topo::estimate_collective(
-            topo::CollectiveOp::all_gather, expert_weight_bytes, comms_.expert_shard, in_.cluster));
-        gather.time_s += expert_gather.time_s;
-        gather.latency_s += expert_gather.latency_s;
-      }
+      auto gather = data_parallel(Owner::dense, topo::CollectiveOp::all_gather, dense_weight_bytes,
+                                  DataGroup::shard, sc.param_gather_flows);
+      const auto expert_gather = data_parallel(Owner::expert, topo::CollectiveOp::all_gather,
+                                               expert_weight_bytes, DataGroup::shard, sc.param_gather_flows);
+      gather.time_s += expert_gather.time_s;
+      gather.latency_s += expert_gather.latency_s;
       sc.param_gather_s = gather.time_s;
       sc.param_gather_latency_s = gather.latency_s;
       sc.dp_bytes_per_step += (comms_.grad.size > 1 ? dense_weight_bytes : 0.0) +
@@ -457,16 +494,25 @@ class StepPricer {
     sc.optimizer_s = per_tensor_update_s(
         tensors, kernel_time(KernelCost{OpKind::memory_bound, flops, moved, 0, 0}, gpu, Precision::fp32),
         fw_);
-    const MatrixUpdateWork whole = matrix_update_work(opt, in_.training.precision, tensors,
-                                                      shards_optimizer_states(pl_.zero), comms_.shard.size);
-    if (whole.matmul_flops > 0)
-      sc.optimizer_s +=
-          kernel_time(KernelCost{OpKind::matmul, whole.matmul_flops, 0, 0, 0}, gpu, whole.precision);
-    for (const UpdateCollective& c : whole.collectives) {
-      const auto e = transfer(c.op, c.bytes, comms_.shard, FabricTraffic::shard);
-      sc.optimizer_comm_s += e.time_s;
-      sc.optimizer_comm_latency_s += e.latency_s;
-      add_flows(sc.optimizer_comm_flows, c.op, c.bytes, e, DataGroup::shard);
+    // A whole-matrix update: the dense matrices' owners spread over the sharding group, the experts' over
+    // the expert group's sharding part, where the distributed optimizer holds their shards
+    // (communicators.hpp: Megatron-Core's expert buffers on the expert-data-parallel group), so an expert
+    // matrix is gathered from, and its update scattered to, that group. Each rank owns pieces of both: the
+    // busiest is taken to run the two assignments' busiest owners' matmuls (an upper bound, reached when one
+    // rank is both).
+    const std::span<const TensorShape> dense(tensors.begin(), tensors.end() - experts.size());
+    for (const Owner owner : {Owner::dense, Owner::expert}) {
+      const MatrixUpdateWork whole =
+          matrix_update_work(opt, in_.training.precision, owner == Owner::dense ? dense : experts, sharded,
+                             group_of(owner, DataGroup::shard).size);
+      if (whole.matmul_flops > 0)
+        sc.optimizer_s +=
+            kernel_time(KernelCost{OpKind::matmul, whole.matmul_flops, 0, 0, 0}, gpu, whole.precision);
+      for (const UpdateCollective& c : whole.collectives) {
+        const auto e = data_parallel(owner, c.op, c.bytes, DataGroup::shard, sc.optimizer_comm_flows);
+        sc.optimizer_comm_s += e.time_s;
+        sc.optimizer_comm_latency_s += e.latency_s;
+      }
     }
     if (opt.grad_clipping || oc.reduction_values > 0) {
       // Local partial norms, then one small fp32 all-reduce over each axis the gradients are spread on.

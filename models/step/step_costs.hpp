@@ -65,7 +65,10 @@ struct PassCost {
 enum class DataGroup : std::uint8_t {
   gradient,  ///< every copy of the dense gradients: the dp · cp · ep ranks of one tensor-parallel index
   shard,     ///< one sharding group: HSDP's shard_group dp ranks × cp × ep (all of gradient without it)
-  replicas,  ///< HSDP: the copies of one shard, one in each sharding group
+  replicas,  ///< HSDP: the copies of one shard, one in each sharding group (dense or expert: the same GPUs)
+  /// Every copy of one expert shard's gradients: the expert-data-parallel group (Communicators::expert_grad)
+  expert_gradient,
+  expert_shard,  ///< its part in one sharding group (Communicators::expert_shard)
 };
 
 /// A collective as the routed full cluster lowers it into flows over the cluster graph

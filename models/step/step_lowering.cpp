@@ -118,6 +118,8 @@ class StepLowering {
       routes.cp = static_cast<int>(pl_.cp);
       routes.ep = static_cast<int>(pl_.ep_axis());
       routes.shard = static_cast<int>(pl_.dp_shard());
+      routes.expert_tp = pl_.expert_tensor_parallel();
+      routes.folded_ep = pl_.expert_folding ? pl_.ep : 1;
     }
     g_.network =
         StepNetwork(in.cluster, costs, StepLayout{n_inst_, p_, full_cluster_ ? static_cast<int>(pl_.dp) : 1},

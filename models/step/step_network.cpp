@@ -133,6 +133,29 @@ std::vector<std::vector<std::int64_t>> StepNetwork::data_parallel_groups(int sta
   const int replicas = layout_.instances;
   const int shard = over == DataGroup::gradient || routes_.shard <= 0 ? replicas : routes_.shard;
   std::vector<std::vector<std::int64_t>> groups;
+  if (over == DataGroup::expert_gradient || over == DataGroup::expert_shard) {
+    // A GPU's expert-data-parallel group is every GPU that shares its tp index inside an expert (t mod
+    // expert_tp), its expert-parallel position and, for a sharding group, its replica. The position is the
+    // ep index on its own axis; folded, x mod ep of its index x over (tp/expert_tp) × cp × the sharding part,
+    // in that order (communicators.cpp: the ep group is the first ep of them).
+    const int tp = routes_.tp, cp = routes_.cp;
+    const int etp = routes_.expert_tp > 0 ? routes_.expert_tp : tp;
+    const int fold = routes_.folded_ep;
+    const int positions = fold > 1 ? fold : routes_.ep;
+    const int sharding_groups = over == DataGroup::expert_shard ? replicas / shard : 1;
+    groups.resize(static_cast<std::size_t>(etp * positions * sharding_groups));
+    for (int d = 0; d < replicas; ++d) {
+      for (int k = 0; k < model_ranks_; ++k) {
+        const int t = k % tp, c = (k / tp) % cp, e = k / (tp * cp);
+        const int x = t / etp + (tp / etp) * (c + cp * (d % shard));
+        const int position = fold > 1 ? x % fold : e;
+        const int group = t % etp + etp * (position + positions * (d / shard % sharding_groups));
+        groups[static_cast<std::size_t>(group)].push_back(cluster_gpu(d, k, stage));
+      }
+    }
+    for (auto& members : groups) std::sort(members.begin(), members.end());
+    return groups;
+  }
   if (over == DataGroup::replicas) {
     // Instance d holds position d % shard of sharding group d / shard (full_cluster_gpus' numbering).
     for (int k = 0; k < model_ranks_; ++k) {

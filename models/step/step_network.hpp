@@ -53,6 +53,8 @@ struct FabricRoutes {
   std::vector<std::int64_t> gpus;
   int tp = 1, cp = 1, ep = 1;  ///< the model-parallel ranks' shape (ep: its own axis, 1 when folded)
   int shard = 0;               ///< replicas per sharding group (HSDP's shard_group; 0: all of them)
+  int expert_tp = 0;           ///< ranks splitting one expert (ParallelPlan::expert_tensor_parallel; 0: tp)
+  int folded_ep = 1;  ///< folded: ep over (tp/expert_tp) × cp × the sharding part; 1 on its own axis
 };
 
 class StepNetwork final : public topo::GpuPaths {
@@ -97,7 +99,9 @@ class StepNetwork final : public topo::GpuPaths {
                                 std::string_view name);
   /// Routed: the groups of data-parallel ranks `over` spans on pipeline rank `stage`, each in cluster order:
   /// per tensor-parallel index every replica's ranks of that index (gradient), or those of one sharding
-  /// group (shard); per model-parallel rank the same rank of one replica in every sharding group (replicas).
+  /// group (shard); per model-parallel rank the same rank of one replica in every sharding group (replicas);
+  /// the GPUs holding the same expert shard (expert_gradient: Communicators::expert_grad's groups), or those
+  /// of them in one sharding group (expert_shard).
   [[nodiscard]] std::vector<std::vector<std::int64_t>> data_parallel_groups(int stage, DataGroup over) const;
   /// Routed: instance `instance`'s groups of `group` (cp, ep, or expert_tp_ep: tp × ep) on pipeline rank
   /// `stage`, each in rank order.

@@ -160,6 +160,8 @@ UnitParameters unit_parameters(const TransformerSpec& model, const ParallelPlan&
   three.stage_layers.clear();
   const int before = model.moe_layer_count() > 0 ? static_cast<int>(model.dense_layer_count()) : 0;
   RankTensors layer = rank_tensors(model, three, 1, {before, 1, 0});
+  u.layer_expert = elements(layer.expert);
+  u.layer_expert_tensors = layer.expert.size();
   u.layer_tensors = std::move(layer.dense);
   u.layer_tensors.insert(u.layer_tensors.end(), layer.expert.begin(), layer.expert.end());
   u.embedding_tensors = rank_tensors(model, three, 0, {0, 0, 0}).dense;

@@ -3,6 +3,7 @@
 // projections, dense or expert MLPs, norms), the embedding and the head, cut by tp (and experts by ep and
 // expert_tp), before ZeRO shards them. The memory model, the optimizer's update and ZeRO-3's gathers all
 // count from these.
+#include <cstddef>
 #include <vector>
 
 #include "models/spec/parallel_plan.hpp"
@@ -43,6 +44,9 @@ struct UnitParameters {
   double head = 0;
   /// The same units as tensors (a framework that gathers tensor by tensor issues one collective each).
   std::vector<TensorShape> layer_tensors, embedding_tensors, head_tensors;
+  /// Of the layer, the routed experts' parameters: the last `layer_expert_tensors` of layer_tensors.
+  double layer_expert = 0;
+  std::size_t layer_expert_tensors = 0;
 };
 [[nodiscard]] UnitParameters unit_parameters(const TransformerSpec& model, const ParallelPlan& plan);
 

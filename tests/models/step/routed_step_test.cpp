@@ -137,6 +137,30 @@ TEST_CASE("routed over a fabric where nothing is shared, the full cluster takes 
     CHECK(every.step_mode == "full-cluster");
     CHECK(every.iteration_time == doctest::Approx(collapsed.iteration_time).epsilon(1e-9));
   }
+  // A MoE layout whose expert-parallel group folds over the data-parallel ranks: 4 DGX H100, tp 4, ep 4
+  // over dp 8 (replica d on GPUs 4d to 4d + 3), so each bucket's expert share is reduced (and under ZeRO 1
+  // gathered, under ZeRO-3 gathered and reduce-scattered per layer) over the 2 replicas holding the same
+  // expert, d and d + 4, two nodes apart, and its dense share over all 8. Lowered over any other group, the
+  // expert flows would not take the time they are priced at. (Where the dense group lowers unlike its
+  // closed form — 8 nodes at tp 8 and dp 8, a hierarchical all-reduce — the two modes part by 4 % of the
+  // step, with or without an expert reduction: not this test's subject.)
+  for (ZeroStage zero : {ZeroStage::none, ZeroStage::optimizer_states, ZeroStage::parameters}) {
+    StepInput in;
+    in.model = testing::four_expert_moe();
+    in.cluster = testing::dgx_h100(4);
+    in.plan.tp = 4;
+    in.plan.ep = 4;
+    in.plan.dp = 8;
+    in.plan.expert_folding = true;
+    in.plan.zero = zero;
+    in.training.global_batch = 64;
+    const StepReport collapsed = simulate_step(in, Fidelity::event);
+    const StepReport every = full(in);
+    CAPTURE(static_cast<int>(zero));
+    REQUIRE(every.feasible);
+    CHECK(every.step_mode == "full-cluster");
+    CHECK(every.iteration_time == doctest::Approx(collapsed.iteration_time).epsilon(1e-9));
+  }
 }
 
 TEST_CASE("Llama-3 405B on 16,384 H100: the full cluster takes the collapsed step, with a straggler too") {
