@@ -137,8 +137,8 @@ class StepNetwork final : public topo::GpuPaths {
   [[nodiscard]] bool routed() const { return routes_.graph != nullptr; }
 
  private:
-  // A link's rate and what it is, named only when asked (link_name): a large cluster's step uses a million
-  // graph links, whose names cost more to format than the lowering that uses them.
+  // A link's rate and what it is, named only when asked (link_name): a large cluster's step uses about a
+  // million graph links, and nothing on the way to its answer reads their names.
   struct LinkSpec {
     double bytes_per_s;
     std::int64_t port;               // gpu · kPorts + port; -1 for a graph link
