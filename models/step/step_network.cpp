@@ -143,7 +143,8 @@ std::vector<std::vector<std::int64_t>> StepNetwork::data_parallel_groups(int sta
     const int fold = routes_.folded_ep;
     const int positions = fold > 1 ? fold : routes_.ep;
     const int sharding_groups = over == DataGroup::expert_shard ? replicas / shard : 1;
-    groups.resize(static_cast<std::size_t>(etp * positions * sharding_groups));
+    groups.resize(static_cast<std::size_t>(etp) * static_cast<std::size_t>(positions) *
+                  static_cast<std::size_t>(sharding_groups));
     for (int d = 0; d < replicas; ++d) {
       for (int k = 0; k < model_ranks_; ++k) {
         const int t = k % tp, c = (k / tp) % cp, e = k / (tp * cp);
