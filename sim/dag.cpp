@@ -39,13 +39,17 @@ TaskId Dag::add(Task task, std::string_view name, std::string_view category) {
     throw InputError("task '" + std::string(name) + "': unknown lane id " + std::to_string(task.lane));
   }
   if (tasks_.size() >= std::numeric_limits<TaskId>::max()) throw InputError("too many tasks in one graph");
-  if (names_.size() + name.size() > std::numeric_limits<std::uint32_t>::max()) {
-    throw InputError("task names of one graph exceed 4 GiB");
+  // Consecutive tasks mostly share their name (the flows of one collective): it is stored once, at the end.
+  if (name != std::string_view(names_).substr(last_name_offset_)) {
+    if (names_.size() + name.size() > std::numeric_limits<std::uint32_t>::max()) {
+      throw InputError("task names of one graph exceed 4 GiB");
+    }
+    last_name_offset_ = static_cast<std::uint32_t>(names_.size());
+    names_.append(name);
   }
-  task.name_offset = static_cast<std::uint32_t>(names_.size());
+  task.name_offset = last_name_offset_;
   task.name_length = static_cast<std::uint32_t>(name.size());
   task.category = category_index(category);
-  names_.append(name);
   tasks_.push_back(task);
   return static_cast<TaskId>(tasks_.size() - 1);
 }
@@ -271,8 +275,9 @@ class DagExecutor {
       }
       case TaskKind::transfer:
         timing.start = engine_.now();
-        network_->start(std::span<const LinkId>(dag_.paths_).subspan(task.path_offset, task.path_length),
-                        dag_.bytes_[static_cast<std::size_t>(task.amount)], [this, t] { complete(t); });
+        network_->start_borrowing(
+            std::span<const LinkId>(dag_.paths_).subspan(task.path_offset, task.path_length),
+            dag_.bytes_[static_cast<std::size_t>(task.amount)], [this, t] { complete(t); });
         break;
       case TaskKind::join:
         timing.start = engine_.now();

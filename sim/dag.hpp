@@ -11,8 +11,8 @@
 // Every executed task is recorded once to the TraceSink (when given), in completion order once the graph is
 // done, those on the critical path with their place on it (TraceArg "critical_path": 1, 2, ...).
 //
-// Storage is compact (about 40 bytes per task plus its name, 8 per edge; edges become CSR when run), so a
-// 1M-task graph is tens of MB.
+// Storage is compact (about 40 bytes per task plus its name, stored once for a run of tasks of one name;
+// 8 per edge; edges become CSR when run), so a 1M-task graph is tens of MB.
 #include <cstdint>
 #include <functional>
 #include <limits>
@@ -94,6 +94,7 @@ class Dag {
 
   std::vector<Task> tasks_;
   std::string names_;
+  std::uint32_t last_name_offset_ = 0;  // where the last name stored in names_ begins
   std::vector<LinkId> paths_;
   std::vector<double> bytes_;
   std::vector<std::pair<TaskId, TaskId>> edges_;  // (before, after)

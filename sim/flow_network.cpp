@@ -1,6 +1,7 @@
 #include "sim/flow_network.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -20,8 +21,17 @@ LinkId FlowNetwork::add_link(double bandwidth_bytes_per_s, Duration latency, std
   }
   if (latency < Duration::zero()) throw InputError("link '" + name + "': latency must be >= 0");
   TRAINSIM_CHECK(links_.size() < std::numeric_limits<LinkId>::max(), "too many links");
-  links_.push_back(Link{.bandwidth = bandwidth_bytes_per_s, .latency = latency, .name = std::move(name)});
+  links_.push_back(Link{.bandwidth = bandwidth_bytes_per_s});
+  solver_.emplace_back();
+  info_.push_back(LinkInfo{.latency = latency, .name = std::move(name)});
+  latencies_ = latencies_ || latency > Duration::zero();
   return static_cast<LinkId>(links_.size() - 1);
+}
+
+void FlowNetwork::reserve_links(std::size_t links) {
+  links_.reserve(links);
+  solver_.reserve(links);
+  info_.reserve(links);
 }
 
 const FlowNetwork::Link& FlowNetwork::link_at(LinkId link) const {
@@ -36,10 +46,12 @@ double FlowNetwork::bandwidth(LinkId link) const {
   return link_at(link).bandwidth;
 }
 Duration FlowNetwork::latency(LinkId link) const {
-  return link_at(link).latency;
+  (void)link_at(link);
+  return info_[link].latency;
 }
 const std::string& FlowNetwork::name(LinkId link) const {
-  return link_at(link).name;
+  (void)link_at(link);
+  return info_[link].name;
 }
 double FlowNetwork::bytes_carried(LinkId link) const {
   return link_at(link).bytes_carried;
@@ -50,7 +62,10 @@ std::size_t FlowNetwork::flows_on(LinkId link) const {
 
 Duration FlowNetwork::path_latency(std::span<const LinkId> path) const {
   Duration total;
-  for (const LinkId l : path) total += link_at(l).latency;
+  for (const LinkId l : path) {
+    (void)link_at(l);
+    total += info_[l].latency;
+  }
   return total;
 }
 
@@ -69,6 +84,14 @@ double FlowNetwork::current_rate(const Flow& f) const {
 }
 
 FlowId FlowNetwork::start(std::span<const LinkId> path, double bytes, Callback on_done) {
+  return start_flow(path, false, bytes, std::move(on_done));
+}
+
+FlowId FlowNetwork::start_borrowing(std::span<const LinkId> path, double bytes, Callback on_done) {
+  return start_flow(path, true, bytes, std::move(on_done));
+}
+
+FlowId FlowNetwork::start_flow(std::span<const LinkId> path, bool borrowed, double bytes, Callback on_done) {
   if (!(bytes >= 0.0) || std::isinf(bytes)) {
     throw InputError("a flow must move a finite number of bytes >= 0, got " + std::to_string(bytes));
   }
@@ -76,8 +99,9 @@ FlowId FlowNetwork::start(std::span<const LinkId> path, double bytes, Callback o
     (void)link_at(path[i]);
     for (std::size_t j = 0; j < i; ++j) {
       if (path[j] == path[i]) {
-        throw InputError("a flow's path crosses link " + std::to_string(path[i]) + " ('" +
-                         links_[path[i]].name + "') twice");
+        const std::string& name = info_[path[i]].name;
+        throw InputError("a flow's path crosses link " + std::to_string(path[i]) +
+                         (name.empty() ? "" : " ('" + name + "')") + " twice");
       }
     }
   }
@@ -94,14 +118,20 @@ FlowId FlowNetwork::start(std::span<const LinkId> path, double bytes, Callback o
   next_generation_ = next_generation_ == std::numeric_limits<std::uint32_t>::max() ? 1 : next_generation_ + 1;
 
   Flow& f = flows_[index];
-  f.path.assign(path.begin(), path.end());
+  if (borrowed) {
+    f.path = path;
+  } else {
+    f.owned_path.assign(path.begin(), path.end());
+    f.path = f.owned_path;
+  }
   f.bytes = bytes;
   f.on_done = std::move(on_done);
   f.generation = generation;
   f.path_class = kNone;
   ++active_;
 
-  const Time first_byte = engine_->now() + path_latency(path);
+  // Every link was checked above; a network without latencies (the step's) reads none.
+  const Time first_byte = latencies_ ? engine_->now() + path_latency(path) : engine_->now();
   // Nothing to share: an empty path (a local move) or no bytes completes when the first byte would land.
   if (path.empty() || bytes == 0.0) {
     engine_->at(first_byte, [this, index] { finish(index); });
@@ -129,8 +159,8 @@ constexpr std::uint64_t kFullLoad = std::uint64_t{1} << kLoadBits;
 
 std::uint64_t load_units(double cap, double bandwidth) {
   if (cap == bandwidth) return kFullLoad;
-  const double scaled = std::ldexp(cap, kLoadBits);  // exact
-  const double quotient = scaled / bandwidth;        // <= 2^30, so within 2^-23 of the exact ratio
+  const double scaled = cap * static_cast<double>(kFullLoad);  // exact: times a power of two
+  const double quotient = scaled / bandwidth;                  // <= 2^30, so within 2^-23 of the exact ratio
   const double k = std::ceil(quotient);
   // Unless the exact ratio may be an integer or just above one, ceil of the rounded quotient is exact.
   if (k - quotient > 0x1p-20 && k - quotient < 1.0 - 0x1p-20) return static_cast<std::uint64_t>(k);
@@ -156,9 +186,9 @@ std::uint32_t FlowNetwork::class_for(std::span<const LinkId> path, double cap) {
     // Every class over `path` crosses each of its links: search the link with the fewest classes.
     LinkId fewest = path.front();
     for (const LinkId l : path) {
-      if (links_[l].classes.size() < links_[fewest].classes.size()) fewest = l;
+      if (solver_[l].classes.size() < solver_[fewest].classes.size()) fewest = l;
     }
-    for (const std::uint32_t ci : links_[fewest].classes) {
+    for (const std::uint32_t ci : solver_[fewest].classes) {
       if (classes_[ci].cap == cap && std::ranges::equal(classes_[ci].path, path)) return ci;
     }
   }
@@ -176,7 +206,7 @@ std::uint32_t FlowNetwork::class_for(std::span<const LinkId> path, double cap) {
   c.cap = cap;
   c.slot_on_link.resize(path.size());
   for (std::size_t i = 0; i < path.size(); ++i) {
-    auto& on_link = links_[path[i]].classes;
+    auto& on_link = solver_[path[i]].classes;
     c.slot_on_link[i] = static_cast<std::uint32_t>(on_link.size());
     on_link.push_back(ci);
   }
@@ -195,7 +225,7 @@ void FlowNetwork::release_class(std::uint32_t ci) {
   c.event = EventId{};
   for (std::size_t i = 0; i < c.path.size(); ++i) {
     const LinkId l = c.path[i];
-    auto& on_link = links_[l].classes;
+    auto& on_link = solver_[l].classes;
     const std::uint32_t slot = c.slot_on_link[i];
     const std::uint32_t moved = on_link.back();
     on_link[slot] = moved;
@@ -237,12 +267,12 @@ void FlowNetwork::update_binding(LinkId l, std::uint32_t others) {
   }
 }
 
-std::uint64_t FlowNetwork::load_on(Link& link, double cap) {
-  if (cap != link.last_cap) {
-    link.last_cap = cap;
-    link.last_load = load_units(cap, link.bandwidth);
-  }
-  return link.last_load;
+std::uint64_t FlowNetwork::load_on(double bandwidth, double cap) {
+  const auto bits =
+      std::bit_cast<std::uint64_t>(bandwidth) ^ (std::bit_cast<std::uint64_t>(cap) * 0x9E3779B97F4A7C15);
+  LoadMemo& memo = load_memo_[(bits ^ (bits >> 29)) % load_memo_.size()];
+  if (memo.bandwidth != bandwidth || memo.cap != cap) memo = {bandwidth, cap, load_units(cap, bandwidth)};
+  return memo.units;
 }
 
 bool FlowNetwork::live(const Rider& r) const {
@@ -254,14 +284,24 @@ void FlowNetwork::drop_stale_riders(Link& link) {
   std::erase_if(link.riders, [this](const Rider& r) { return !live(r); });
 }
 
+void FlowNetwork::prefetch_links(std::span<const LinkId> path) const {
+  for (const LinkId l : path) __builtin_prefetch(&links_[l]);
+}
+
 void FlowNetwork::attach(std::uint32_t index) {
   Flow& f = flows_[index];
+  prefetch_links(f.path);
   std::size_t anchor = 0;
+  double narrowest = links_[f.path[0]].bandwidth;
   for (std::size_t i = 1; i < f.path.size(); ++i) {
-    if (links_[f.path[i]].bandwidth < links_[f.path[anchor]].bandwidth) anchor = i;
+    const double bandwidth = links_[f.path[i]].bandwidth;
+    if (bandwidth < narrowest) {
+      anchor = i;
+      narrowest = bandwidth;
+    }
   }
   f.anchor = static_cast<std::uint32_t>(anchor);
-  f.cap = links_[f.path[anchor]].bandwidth;
+  f.cap = narrowest;
   for (std::size_t i = 0; i < f.path.size(); ++i) {
     const LinkId l = f.path[i];
     Link& link = links_[l];
@@ -269,7 +309,7 @@ void FlowNetwork::attach(std::uint32_t index) {
     if (link.riders.size() >= 2 * std::size_t{link.flows} + 8) drop_stale_riders(link);
     link.riders.push_back(Rider{.join = f.join, .flow = index});
     ++link.flows;
-    link.load += load_on(link, f.cap);
+    link.load += load_on(link.bandwidth, f.cap);
     if (i == anchor) ++link.anchored;
     update_binding(l, link.flows - 1);
   }
@@ -277,12 +317,13 @@ void FlowNetwork::attach(std::uint32_t index) {
 
 void FlowNetwork::detach(std::uint32_t index) {
   const Flow& f = flows_[index];
+  prefetch_links(f.path);
   for (std::size_t i = 0; i < f.path.size(); ++i) {
     const LinkId l = f.path[i];
     Link& link = links_[l];
     --link.flows;
-    link.load -= load_on(link, f.cap);         // the same units as on arrival
-    if (link.flows == 0) link.riders.clear();  // all stale: spares the walk
+    link.load -= load_on(link.bandwidth, f.cap);  // the same units as on arrival
+    if (link.flows == 0) link.riders.clear();     // all stale: spares the walk
     if (i == f.anchor) --link.anchored;
     update_binding(l, link.flows);
   }
@@ -338,6 +379,8 @@ void FlowNetwork::rebind_flipped() {
 
 void FlowNetwork::activate(std::uint32_t index) {
   Flow& f = flows_[index];
+  // Its class is looked up over its binding links' class lists right after: ask for those too.
+  for (const LinkId l : f.path) __builtin_prefetch(&solver_[l]);
   f.join = next_join_++;
   attach(index);
   find_binding_path(f);
@@ -360,6 +403,7 @@ void FlowNetwork::complete(std::uint32_t ci) {
   } while (!c.heap.empty() && completion_time(c, c.heap.front().key) <= now);
   touch(ci);
   if (c.heap.empty()) release_class(ci);
+  for (const std::uint32_t fi : due) prefetch_links(flows_[fi].path);
   for (const std::uint32_t fi : due) detach(fi);
   for (const std::uint32_t fi : due) finish(fi);
   due.clear();
@@ -406,8 +450,8 @@ void FlowNetwork::resolve() {
   capped_classes_.clear();
   // The connected component of the touched links: links reach the classes on them, classes their paths.
   for (const LinkId l : touched_) {
-    if (links_[l].mark != epoch_) {
-      links_[l].mark = epoch_;
+    if (solver_[l].mark != epoch_) {
+      solver_[l].mark = epoch_;
       component_links_.push_back(l);
     }
   }
@@ -423,7 +467,7 @@ void FlowNetwork::resolve() {
   }
   touched_unlinked_.clear();
   for (std::size_t i = 0; i < component_links_.size(); ++i) {
-    for (const std::uint32_t ci : links_[component_links_[i]].classes) {
+    for (const std::uint32_t ci : solver_[component_links_[i]].classes) {
       PathClass& c = classes_[ci];
       if (c.mark == epoch_) continue;
       c.mark = epoch_;
@@ -431,18 +475,19 @@ void FlowNetwork::resolve() {
       component_classes_.push_back(ci);
       if (c.cap != kNoCap) capped_classes_.push_back(ci);
       for (const LinkId l : c.path) {
-        if (links_[l].mark != epoch_) {
-          links_[l].mark = epoch_;
+        if (solver_[l].mark != epoch_) {
+          solver_[l].mark = epoch_;
           component_links_.push_back(l);
         }
       }
     }
   }
   for (const LinkId l : component_links_) {
-    Link& link = links_[l];
-    link.spare = link.bandwidth;
+    const Link& link = links_[l];
+    LinkSolver& solver = solver_[l];
+    solver.spare = link.bandwidth;
     // A link that cannot bind is in no class's path: none of its riders is filled through it.
-    link.unfrozen = link.binding ? link.flows : 0;
+    solver.unfrozen = link.binding ? link.flows : 0;
   }
 
   // Progressive filling: the links with the smallest fair share are the bottleneck of all their unfrozen
@@ -458,14 +503,14 @@ void FlowNetwork::resolve() {
     const auto members = static_cast<std::uint32_t>(c.heap.size());
     const double taken = rate * members;
     for (const LinkId crossed : c.path) {
-      links_[crossed].spare -= taken;
-      links_[crossed].unfrozen -= members;
+      solver_[crossed].spare -= taken;
+      solver_[crossed].unfrozen -= members;
     }
   };
   for (;;) {
     double share = std::numeric_limits<double>::infinity();
     for (const LinkId l : component_links_) {
-      const Link& link = links_[l];
+      const LinkSolver& link = solver_[l];
       if (link.unfrozen > 0) share = std::min(share, link.spare / link.unfrozen);
     }
     for (const std::uint32_t ci : capped_classes_) {
@@ -479,7 +524,7 @@ void FlowNetwork::resolve() {
       if (!c.frozen && c.cap <= level) freeze(c, std::min(c.cap, share));
     }
     for (const LinkId l : component_links_) {
-      Link& link = links_[l];
+      const LinkSolver& link = solver_[l];
       if (link.unfrozen == 0 || link.spare / link.unfrozen > level) continue;
       for (const std::uint32_t ci : link.classes) {
         PathClass& c = classes_[ci];

@@ -41,6 +41,7 @@
 // another class carries its remaining bytes over with that error.
 //
 // Units: bandwidth in bytes/s, sizes in bytes (doubles: collectives move fractional shares).
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <span>
@@ -72,11 +73,16 @@ class FlowNetwork {
 
   /// Adds a unidirectional link. Throws InputError unless 0 < bandwidth < inf and latency >= 0.
   LinkId add_link(double bandwidth_bytes_per_s, Duration latency, std::string name = {});
+  /// Makes room for `links` links in all (optional; avoids regrowth when adding many).
+  void reserve_links(std::size_t links);
 
   /// Starts moving `bytes` (finite, >= 0) over `path` (link ids, in order; repeats are not allowed) now;
   /// `on_done` (may be empty) runs when the last byte arrives. An empty path is a local move: it
   /// completes at now(). Throws InputError for an unknown link id or bad byte count.
   FlowId start(std::span<const LinkId> path, double bytes, Callback on_done);
+  /// start() without copying `path`, which must stay valid and unchanged until the flow completes (a task
+  /// graph's stored paths, kept for its whole run): saves a copy and an allocation per flow.
+  FlowId start_borrowing(std::span<const LinkId> path, double bytes, Callback on_done);
 
   /// Sum of the latencies of the links on `path`.
   [[nodiscard]] Duration path_latency(std::span<const LinkId> path) const;
@@ -109,34 +115,37 @@ class FlowNetwork {
     std::uint64_t join;
     std::uint32_t flow;
   };
-  struct Link {
-    // Updated by every arrival and departure over the link: first, to share a cache line.
-    double bandwidth;
+  // A link's state is split by who touches it, so that an arrival or departure over a link (the run's
+  // commonest change, one per link of a flow's path) costs one cache line per link: Link holds everything
+  // attach, detach and finish read or write; LinkSolver what the classes and the re-solve use; LinkInfo
+  // what is read rarely.
+  struct alignas(64) Link {
+    double bandwidth = 0.0;
     std::uint64_t load = 0;      // its active flows' caps, in units of 2^-30 of its bandwidth (rounded up)
     std::uint32_t flows = 0;     // flows moving bytes over it now
     std::uint32_t anchored = 0;  // of those, the flows whose narrowest link it is
     // On its flows' class paths: two or more flows, and anchored > 0 or load > its bandwidth. (A flow
     // alone on its narrowest link is held to it by its class's cap.)
     bool binding = false;
-    bool flipped = false;  // in flipped_
-    // The load of the last cap seen (flows over a link mostly have the same narrowest link bandwidth).
-    double last_cap = 0.0;
-    std::uint64_t last_load = 0;
+    bool flipped = false;        // in flipped_
+    double bytes_carried = 0.0;  // by flows that have completed
     // Its flows, found only when `binding` flips: appended on arrival, never removed on departure; stale
     // entries are dropped when the list is walked or reaches twice the live count (amortised O(1)).
     std::vector<Rider> riders;
-    // The solver's.
+  };
+  struct LinkSolver {
     std::vector<std::uint32_t> classes;  // path classes binding over it, each with at least one flow
     std::uint64_t mark = 0;              // == epoch_ when in the component being solved
-    double spare = 0.0;                  // solver scratch: capacity not yet given to frozen flows
-    std::uint32_t unfrozen = 0;          // solver scratch: flows on it still being filled
-    // Read rarely.
-    double bytes_carried = 0.0;
+    double spare = 0.0;                  // scratch: capacity not yet given to frozen flows
+    std::uint32_t unfrozen = 0;          // scratch: flows on it still being filled
+  };
+  struct LinkInfo {
     Duration latency;
     std::string name;
   };
   struct Flow {
-    std::vector<LinkId> path;
+    std::span<const LinkId> path;  // owned_path, or the caller's (start_borrowing)
+    std::vector<LinkId> owned_path;
     double bytes = 0.0;
     double cap = 0.0;  // the bandwidth of its narrowest link, while active
     Callback on_done;
@@ -169,10 +178,14 @@ class FlowNetwork {
     bool frozen = false;     // solver scratch
   };
 
+  FlowId start_flow(std::span<const LinkId> path, bool borrowed, double bytes, Callback on_done);
   void activate(std::uint32_t flow);
   // Adds an activated flow to its links' loads and riders / takes a flow that no longer moves off them.
   void attach(std::uint32_t flow);
   void detach(std::uint32_t flow);
+  // Asks the memory for the links of a path before they are read: a large network's links are mostly out
+  // of cache, and a flow's arrival or departure reads every link of its path.
+  void prefetch_links(std::span<const LinkId> path) const;
   // Recomputes whether a link can bind after a flow arrived over it or left it; when that changed and
   // `others` (the other flows on it) is not 0, queues it in flipped_: those flows keep their classes until
   // the instant's re-solve moves them (rebind_flipped). The arriving flow finds its class afterwards.
@@ -204,8 +217,9 @@ class FlowNetwork {
   // runs per instant, after every change at that instant, so a collective starting N flows at once costs
   // one solve, not N.
   void touch(std::uint32_t path_class);
-  // A flow's load on a link: its cap in units of 2^-30 of the link's bandwidth, rounded up.
-  [[nodiscard]] std::uint64_t load_on(Link& link, double cap);
+  // A flow's load on a link: its cap in units of 2^-30 of the link's bandwidth, rounded up (load_units),
+  // remembered for the last (bandwidth, cap) pairs: a network has few distinct bandwidths.
+  [[nodiscard]] std::uint64_t load_on(double bandwidth, double cap);
   // Whether a rider is the current activation of its flow.
   [[nodiscard]] bool live(const Rider& r) const;
   // Drops a link's stale riders.
@@ -216,6 +230,15 @@ class FlowNetwork {
 
   Engine* engine_;
   std::vector<Link> links_;
+  std::vector<LinkSolver> solver_;  // per link
+  std::vector<LinkInfo> info_;      // per link
+  bool latencies_ = false;          // whether some link has a latency > 0
+  struct LoadMemo {
+    double bandwidth = 0.0;  // no link has it
+    double cap = 0.0;
+    std::uint64_t units = 0;
+  };
+  std::array<LoadMemo, 64> load_memo_{};
   std::vector<Flow> flows_;
   std::vector<std::uint32_t> free_flows_;
   std::vector<PathClass> classes_;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include "sim/engine.hpp"
@@ -98,6 +99,9 @@ class Lowering {
     const std::int64_t gpn = cluster_.gpus_in_use_per_node();
     double slowest = 0;
     double latency = 0;
+    // Every hop's links, routed once: hop j's are hop_links_[hop_ends_[j - 1] .. hop_ends_[j]).
+    hop_links_.clear();
+    hop_ends_.clear();
     for (const auto& ring : rings) {
       double intra = 0;
       double inter = 0;
@@ -105,7 +109,8 @@ class Lowering {
       for (std::size_t i = 0; ring.size() > 1 && i < ring.size(); ++i) {
         const std::size_t from = ring[i];
         const std::size_t to = ring[(i + 1) % ring.size()];
-        const double hop = ring_hop(from, to).latency_s;
+        const double hop = ring_hop(from, to, hop_links_);
+        hop_ends_.push_back(hop_links_.size());
         slowest = std::max(slowest, hop);
         if (members_[from] / gpn == members_[to] / gpn) {
           intra = std::max(intra, hop);
@@ -127,15 +132,15 @@ class Lowering {
     }
     const sim::TaskId done = dag_.join(lane_, std::string(name_) + " phase");
     dag_.depend(start, done);
-    for (const auto& ring : rings) {
-      for (std::size_t i = 0; ring.size() > 1 && i < ring.size(); ++i) {
-        const Hop hop = ring_hop(ring[i], ring[(i + 1) % ring.size()]);
-        const sim::TaskId t =
-            dag_.transfer(lane_, hop.path, static_cast<double>(steps) * chunk * byte_scale_, name_);
-        ++transfers_;
-        dag_.depend(start, t);
-        dag_.depend(t, done);
-      }
+    std::size_t hop_begin = 0;
+    for (const std::size_t hop_end : hop_ends_) {
+      const std::span<const sim::LinkId> path(hop_links_.data() + hop_begin, hop_end - hop_begin);
+      hop_begin = hop_end;
+      const sim::TaskId t =
+          dag_.transfer(lane_, path, static_cast<double>(steps) * chunk * byte_scale_, name_);
+      ++transfers_;
+      dag_.depend(start, t);
+      dag_.depend(t, done);
     }
     return done;
   }
@@ -231,35 +236,27 @@ class Lowering {
   [[nodiscard]] std::size_t transfers() const { return transfers_; }
 
  private:
-  /// A ring hop's links and its per-step latency.
-  struct Hop {
-    std::vector<sim::LinkId> path;
-    double latency_s = 0;
-  };
-  /// The ring hop from member position `from` to `to`. Crossing to a GPU on another rail of a
-  /// rail-optimized fabric, NCCL sends through PXN: over NVLink to the local GPU on the receiver's rail,
-  /// then out of its NIC, so the network part stays on one rail; the two hops are pipelined stages, so a
-  /// step waits for the slower one.
-  Hop ring_hop(std::size_t from, std::size_t to) {
+  /// The ring hop from member position `from` to `to`: appends its links to `path` and returns its per-step
+  /// latency. Crossing to a GPU on another rail of a rail-optimized fabric, NCCL sends through PXN: over
+  /// NVLink to the local GPU on the receiver's rail, then out of its NIC, so the network part stays on one
+  /// rail; the two hops are pipelined stages, so a step waits for the slower one.
+  double ring_hop(std::size_t from, std::size_t to, std::vector<sim::LinkId>& path) {
     const std::int64_t a = members_[from];
     const std::int64_t b = members_[to];
     const std::int64_t gpn = cluster_.gpus_in_use_per_node();
     const std::int64_t nics = cluster_.nics_per_node();
     const auto rail = [&](std::int64_t gpu) { return cluster_.nic_of_gpu(gpu % gpn); };
-    Hop hop;
     if (cluster_.network.rail_optimized && nics > 1 && a / gpn != b / gpn && rail(a) != rail(b)) {
       const std::int64_t relay = a / gpn * gpn + b % gpn;
       const std::span<const sim::LinkId> first = fabric_.gpu_path(a, relay);
-      hop.path.assign(first.begin(), first.end());
+      path.insert(path.end(), first.begin(), first.end());
       const std::span<const sim::LinkId> second = fabric_.gpu_path(relay, b);
-      hop.path.insert(hop.path.end(), second.begin(), second.end());
-      hop.latency_s = std::max(fabric_.gpu_latency_s(a, relay), fabric_.gpu_latency_s(relay, b));
-      return hop;
+      path.insert(path.end(), second.begin(), second.end());
+      return std::max(fabric_.gpu_latency_s(a, relay), fabric_.gpu_latency_s(relay, b));
     }
-    const std::span<const sim::LinkId> path = fabric_.gpu_path(a, b);
-    hop.path.assign(path.begin(), path.end());
-    hop.latency_s = fabric_.gpu_latency_s(a, b);
-    return hop;
+    const std::span<const sim::LinkId> direct = fabric_.gpu_path(a, b);
+    path.insert(path.end(), direct.begin(), direct.end());
+    return fabric_.gpu_latency_s(a, b);
   }
 
   /// A tree edge: its body from `after` on, then its last slice once the body and `inputs` are done.
@@ -283,6 +280,8 @@ class Lowering {
   double byte_scale_;
   CollectiveProtocol protocol_;
   std::size_t transfers_ = 0;
+  std::vector<sim::LinkId> hop_links_;  // rings(): the links of its hops, one after another
+  std::vector<std::size_t> hop_ends_;   // rings(): where each hop's links end in hop_links_
 };
 
 /// Member positions grouped by node, nodes in order of first appearance; empty when nodes hold different
@@ -290,15 +289,21 @@ class Lowering {
 std::vector<std::vector<std::size_t>> by_node(std::span<const std::int64_t> members,
                                               std::int64_t gpus_per_node) {
   std::vector<std::vector<std::size_t>> groups;
-  std::vector<std::int64_t> node_ids;
+  const bool ascending = std::ranges::is_sorted(members);       // the step's groups are: no map needed
+  std::unordered_map<std::int64_t, std::size_t> group_of_node;  // node → its index in groups
+  if (!ascending) group_of_node.reserve(members.size());
   for (std::size_t i = 0; i < members.size(); ++i) {
     const std::int64_t node = members[i] / gpus_per_node;
-    const auto it = std::find(node_ids.begin(), node_ids.end(), node);
-    if (it == node_ids.end()) {
-      node_ids.push_back(node);
+    if (ascending) {
+      if (i == 0 || node != members[i - 1] / gpus_per_node) groups.emplace_back();
+      groups.back().push_back(i);
+      continue;
+    }
+    const auto [it, added] = group_of_node.try_emplace(node, groups.size());
+    if (added) {
       groups.push_back({i});
     } else {
-      groups[static_cast<std::size_t>(it - node_ids.begin())].push_back(i);
+      groups[it->second].push_back(i);
     }
   }
   for (const auto& g : groups) {

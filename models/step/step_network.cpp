@@ -72,11 +72,10 @@ sim::LinkId StepNetwork::port(int gpu, Port which) {
   TRAINSIM_CHECK(gpu >= 0 && gpu < gpus_, "step network: GPU out of range");
   sim::LinkId& id = ports_[static_cast<std::size_t>(gpu) * kPorts + which];
   if (id == kNone) {
-    static constexpr const char* kNames[] = {"network out", "network in", "nvlink out", "nvlink in"};
     const bool network = which == network_out || which == network_in;
     id = static_cast<sim::LinkId>(links_.size());
-    links_.push_back(
-        {network ? network_bytes_per_s_ : nvlink_bytes_per_s_, fmt::format("gpu {} {}", gpu, kNames[which])});
+    links_.push_back({.bytes_per_s = network ? network_bytes_per_s_ : nvlink_bytes_per_s_,
+                      .port = static_cast<std::int64_t>(gpu) * kPorts + which});
   }
   return id;
 }
@@ -84,17 +83,27 @@ sim::LinkId StepNetwork::port(int gpu, Port which) {
 sim::LinkId StepNetwork::graph_link(topo::LinkIndex index) {
   sim::LinkId& id = graph_links_[index];
   if (id == kNone) {
-    const topo::ClusterGraph& g = *routes_.graph;
-    const topo::Link& l = g.link(index);
-    auto device = [&](topo::DeviceId d) {
-      const topo::Device& dev = g.device(d);
-      return dev.node >= 0 ? fmt::format("node {} {} {}", dev.node, topo::to_string(dev.kind), dev.index)
-                           : fmt::format("{} {}", topo::to_string(dev.kind), dev.index);
-    };
     id = static_cast<sim::LinkId>(links_.size());
-    links_.push_back({l.bytes_per_s, device(l.from) + " -> " + device(l.to)});
+    links_.push_back(
+        {.bytes_per_s = routes_.graph->link(index).bytes_per_s, .port = -1, .graph_link = index});
   }
   return id;
+}
+
+std::string StepNetwork::link_name(sim::LinkId link) const {
+  const LinkSpec& spec = links_.at(link);
+  if (spec.port >= 0) {
+    static constexpr const char* kNames[] = {"network out", "network in", "nvlink out", "nvlink in"};
+    return fmt::format("gpu {} {}", spec.port / kPorts, kNames[spec.port % kPorts]);
+  }
+  const topo::ClusterGraph& g = *routes_.graph;
+  const topo::Link& l = g.link(spec.graph_link);
+  auto device = [&](topo::DeviceId d) {
+    const topo::Device& dev = g.device(d);
+    return dev.node >= 0 ? fmt::format("node {} {} {}", dev.node, topo::to_string(dev.kind), dev.index)
+                         : fmt::format("{} {}", topo::to_string(dev.kind), dev.index);
+  };
+  return device(l.from) + " -> " + device(l.to);
 }
 
 std::int64_t StepNetwork::cluster_gpu(int instance, int k, int stage) const {
@@ -134,7 +143,8 @@ std::vector<std::vector<std::int64_t>> StepNetwork::data_parallel_groups(int sta
     const int fold = routes_.folded_ep;
     const int positions = fold > 1 ? fold : routes_.ep;
     const int sharding_groups = over == DataGroup::expert_shard ? replicas / shard : 1;
-    groups.resize(static_cast<std::size_t>(etp * positions * sharding_groups));
+    groups.resize(static_cast<std::size_t>(etp) * static_cast<std::size_t>(positions) *
+                  static_cast<std::size_t>(sharding_groups));
     for (int d = 0; d < replicas; ++d) {
       for (int k = 0; k < model_ranks_; ++k) {
         const int t = k % tp, c = (k / tp) % cp, e = k / (tp * cp);
@@ -315,7 +325,8 @@ void StepNetwork::install(sim::FlowNetwork& network) const {
   if (network.link_count() != 0) {
     throw InputError("a step network must be installed in an empty flow network");
   }
-  for (const LinkSpec& l : links_) network.add_link(l.bytes_per_s, sim::Duration{}, l.name);
+  network.reserve_links(links_.size());
+  for (const LinkSpec& l : links_) network.add_link(l.bytes_per_s, sim::Duration{});
 }
 
 }  // namespace trainsim::model

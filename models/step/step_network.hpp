@@ -120,13 +120,14 @@ class StepNetwork final : public topo::GpuPaths {
   LoweredTransfer lower(sim::Dag& dag, sim::LaneId lane, int from, int to, Fabric fabric, double seconds,
                         double latency_s, std::string_view name, std::string_view category);
 
-  /// Adds the ports used so far to `network`, in order, so that the transfers' link ids are valid there.
+  /// Adds the ports used so far to `network`, in order, so that the transfers' link ids are valid there
+  /// (unnamed there: link_name names them).
   /// Precondition: `network` has no links yet (InputError otherwise).
   void install(sim::FlowNetwork& network) const;
 
   [[nodiscard]] std::size_t link_count() const { return links_.size(); }
   [[nodiscard]] double link_bandwidth(sim::LinkId link) const { return links_.at(link).bytes_per_s; }
-  [[nodiscard]] const std::string& link_name(sim::LinkId link) const { return links_.at(link).name; }
+  [[nodiscard]] std::string link_name(sim::LinkId link) const;
   /// Bytes per second of one GPU's port of `fabric` (0 when the cluster has no such fabric).
   [[nodiscard]] double port_bandwidth(Fabric fabric) const {
     return fabric == Fabric::network ? network_bytes_per_s_ : nvlink_bytes_per_s_;
@@ -136,9 +137,12 @@ class StepNetwork final : public topo::GpuPaths {
   [[nodiscard]] bool routed() const { return routes_.graph != nullptr; }
 
  private:
+  // A link's rate and what it is, named only when asked (link_name): a large cluster's step uses about a
+  // million graph links, and nothing on the way to its answer reads their names.
   struct LinkSpec {
     double bytes_per_s;
-    std::string name;
+    std::int64_t port;               // gpu · kPorts + port; -1 for a graph link
+    topo::LinkIndex graph_link = 0;  // the graph's link, when port is -1
   };
   enum Port : std::uint8_t { network_out, network_in, nvlink_out, nvlink_in, kPorts };
   sim::LinkId port(int gpu, Port which);

@@ -579,3 +579,31 @@ TEST_CASE("random two-tier fabrics get the rates and completions of a from-scrat
   }
   CHECK(checked_rates > 1000);  // the checks did see flows running
 }
+
+TEST_CASE("a flow over a borrowed path is the same flow: the caller's path is read, not copied") {
+  // Parking lot of two unit links: a long flow (4 bytes over both) and a short one (1 byte on link 0).
+  // Both get 1/2 until the short one ends at 2 s, having moved 1 byte; the long flow has moved 1 of its 4
+  // bytes and then runs alone at 1: done at 2 + 3 = 5 s.
+  for (const bool borrowed : {false, true}) {
+    CAPTURE(borrowed);
+    Engine e;
+    FlowNetwork net(e);
+    const std::vector<LinkId> both = {net.add_link(1.0, Duration::zero()),
+                                      net.add_link(1.0, Duration::zero())};
+    const std::vector<LinkId> first = {both[0]};
+    Time long_done;
+    Time short_done;
+    if (borrowed) {
+      net.start_borrowing(both, 4.0, [&] { long_done = e.now(); });
+      net.start_borrowing(first, 1.0, [&] { short_done = e.now(); });
+    } else {
+      net.start(both, 4.0, [&] { long_done = e.now(); });
+      net.start(first, 1.0, [&] { short_done = e.now(); });
+    }
+    e.run();
+    CHECK(short_done == Time::from_ps(2'000'000'000'000));
+    CHECK(long_done == Time::from_ps(5'000'000'000'000));
+    CHECK(net.bytes_carried(both[0]) == 5.0);
+    CHECK(net.bytes_carried(both[1]) == 4.0);
+  }
+}

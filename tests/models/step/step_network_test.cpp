@@ -344,3 +344,22 @@ TEST_CASE("routed, the step lowers a collective as `trainsim collective --fideli
   one.node.comm.in_switch_bandwidth_fraction = 0.5;
   check(one, topo::CollectiveAlgo::in_switch, gpus(0, 8, 1), 1e-9, true);
 }
+
+TEST_CASE("a routed step's links are named after the graph devices they join, when asked") {
+  // GPU 0 of node 0 to GPU 0 of node 1: out through its NIC, in through the other node's NIC 0 (GPU i
+  // hangs off NIC i · nics / gpus).
+  const topo::ClusterSpec c = testing::round_number_cluster(2);
+  FabricRoutes routes;
+  routes.graph = std::make_shared<const topo::ClusterGraph>(topo::ClusterGraph::build(c));
+  const std::int64_t gpn = c.gpus_in_use_per_node();
+  routes.gpus = {0, gpn};
+  StepNetwork net(c, StepCosts{}, StepLayout{2, 1, 2}, true, routes);
+  const std::vector<sim::LinkId> path = [&] {
+    const std::span<const sim::LinkId> p = net.gpu_path(0, gpn);
+    return std::vector<sim::LinkId>(p.begin(), p.end());
+  }();
+  REQUIRE(path.size() >= 4);
+  CHECK(net.link_name(path.front()) == "node 0 gpu 0 -> node 0 nic 0");
+  CHECK(net.link_name(path[1]).starts_with("node 0 nic 0 -> leaf "));
+  CHECK(net.link_name(path.back()) == "node 1 nic 0 -> node 1 gpu 0");
+}
