@@ -191,7 +191,13 @@ MemoryEstimate estimate_memory(const TransformerSpec& model, const ParallelPlan&
   const Framework& fw = plan.framework;
   const double layer_piece = zero3_layer_piece(units, fw);
 
+  // A rank's tensors and their optimizer costs, kept for the next rank when it holds the same ones (the
+  // middle of the pipeline).
+  RankTensors r;
+  double dense = 0, expert = 0;
+  OptimizerCost od, oe;
   int first_layer = 0;
+  est.stages.reserve(static_cast<std::size_t>(plan.pp));
   for (int s = 0; s < plan.pp; ++s) {
     const auto si = static_cast<std::size_t>(s);
     StageMemory st;
@@ -199,11 +205,14 @@ MemoryEstimate estimate_memory(const TransformerSpec& model, const ParallelPlan&
     st.layers = layers[si];
     st.embedding = s == 0 && model.generic_layers.empty();
     st.lm_head = s == plan.pp - 1 && model.generic_layers.empty();
-    const RankTensors r = rank_tensors(model, plan, s, layers);
-    const double dense = elements(r.dense), expert = elements(r.expert);
+    if (s == 0 || !same_rank_tensors(model, plan, layers, s - 1, s)) {
+      r = rank_tensors(model, plan, s, layers);
+      dense = elements(r.dense);
+      expert = elements(r.expert);
+      od = optimizer_cost(opt, compute, r.dense);
+      oe = optimizer_cost(opt, compute, r.expert);
+    }
     st.params = dense + expert;
-    const OptimizerCost od = optimizer_cost(opt, compute, r.dense);
-    const OptimizerCost oe = optimizer_cost(opt, compute, r.expert);
 
     MemoryBreakdown& m = st.memory;
     m.weights =
@@ -254,7 +263,7 @@ MemoryEstimate estimate_memory(const TransformerSpec& model, const ParallelPlan&
         m.total() > est.stages[static_cast<std::size_t>(est.worst_stage)].memory.total()) {
       est.worst_stage = s;
     }
-    est.stages.push_back(st);
+    est.stages.push_back(std::move(st));
     first_layer += layers[si];
   }
   est.memory = est.stages[static_cast<std::size_t>(est.worst_stage)].memory;

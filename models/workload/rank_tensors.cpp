@@ -65,6 +65,27 @@ void add_layer_tensors(RankTensors& r, const TransformerSpec& m, const ParallelP
 
 }  // namespace
 
+namespace {
+
+// The dense first layers (a MoE model's) among rank `stage`'s: the layers rank_tensors gives a dense MLP.
+double dense_layers_on(const TransformerSpec& m, const std::vector<int>& layers, int stage) {
+  const auto s = static_cast<std::size_t>(stage);
+  if (!m.is_moe()) return layers[s];
+  const int first_layer = std::accumulate(layers.begin(), layers.begin() + stage, 0);
+  return as_double(std::clamp<std::int64_t>(m.dense_layer_count() - first_layer, 0, layers[s]));
+}
+
+}  // namespace
+
+bool same_rank_tensors(const TransformerSpec& m, const ParallelPlan& plan, const std::vector<int>& layers,
+                       int a, int b) {
+  if (a == b) return true;
+  if (!m.generic_layers.empty()) return false;
+  const auto ends = [&](int s) { return std::pair(s == 0, s == plan.pp - 1); };
+  return layers[static_cast<std::size_t>(a)] == layers[static_cast<std::size_t>(b)] && ends(a) == ends(b) &&
+         dense_layers_on(m, layers, a) == dense_layers_on(m, layers, b);
+}
+
 RankTensors rank_tensors(const TransformerSpec& m, const ParallelPlan& plan, int stage,
                          const std::vector<int>& layers) {
   RankTensors r;
@@ -85,11 +106,7 @@ RankTensors rank_tensors(const TransformerSpec& m, const ParallelPlan& plan, int
   const int tp = plan.tp;
   if (n_layers > 0) {
     // The dense first layers on this stage have a dense MLP.
-    const int first_layer = std::accumulate(layers.begin(), layers.begin() + stage, 0);
-    const double dense_here =
-        m.is_moe() ? as_double(std::clamp<std::int64_t>(m.dense_layer_count() - first_layer, 0, layers[s]))
-                   : n_layers;
-    add_layer_tensors(r, m, plan, n_layers, dense_here);
+    add_layer_tensors(r, m, plan, n_layers, dense_layers_on(m, layers, stage));
   }
   const bool first = stage == 0;
   const bool last = stage == plan.pp - 1;
