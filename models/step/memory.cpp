@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <iterator>
 #include <string>
 #include <utility>
 
@@ -26,10 +27,6 @@ double as_double(std::int64_t v) {
 }
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-std::string gib(double bytes) {
-  return fmt::format("{:.1f} GiB", bytes / kGiB);
-}
-
 std::string shortfall(int stage, const MemoryBreakdown& m, double capacity) {
   std::array<std::pair<double, const char*>, 5> parts{{{m.activations, "activations"},
                                                        {m.optimizer_state, "optimizer state"},
@@ -38,13 +35,16 @@ std::string shortfall(int stage, const MemoryBreakdown& m, double capacity) {
                                                        {m.buffers, "buffers"}}};
   std::stable_sort(parts.begin(), parts.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
-  std::string out = fmt::format("stage {} needs {} of {:.4g} GiB:", stage, gib(m.total()), capacity / kGiB);
+  // One buffer for the whole text (a layout search writes it for every layout that does not fit).
+  fmt::memory_buffer out;
+  fmt::format_to(std::back_inserter(out), "stage {} needs {:.1f} GiB of {:.4g} GiB:", stage, m.total() / kGiB,
+                 capacity / kGiB);
   bool first = true;
   for (const auto& [bytes, name] : parts) {
-    out += fmt::format("{} {} {}", first ? "" : ",", name, gib(bytes));
+    fmt::format_to(std::back_inserter(out), "{} {} {:.1f} GiB", first ? "" : ",", name, bytes / kGiB);
     first = false;
   }
-  return out;
+  return fmt::to_string(out);
 }
 
 // The parameters of a layer's ZeRO-3 gather: one of gathers_per_layer, or its largest tensor when gathered

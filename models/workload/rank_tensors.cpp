@@ -181,9 +181,13 @@ UnitParameters unit_parameters(const TransformerSpec& model, const ParallelPlan&
   u.layer_tensors.insert(u.layer_tensors.end(), layer.expert.begin(), layer.expert.end());
   u.embedding_tensors = rank_tensors(model, three, 0, {0, 0, 0}).dense;
   // The multi-token-prediction modules run as units of their own (their layers gather as layers do).
-  TransformerSpec without_mtp = model;
-  without_mtp.mtp_layers = 0;
-  u.head_tensors = rank_tensors(without_mtp, three, 2, {0, 0, 0}).dense;
+  if (model.mtp_layers == 0) {
+    u.head_tensors = rank_tensors(model, three, 2, {0, 0, 0}).dense;
+  } else {
+    TransformerSpec without_mtp = model;
+    without_mtp.mtp_layers = 0;
+    u.head_tensors = rank_tensors(without_mtp, three, 2, {0, 0, 0}).dense;
+  }
   // On a single stage a tied head is the embedding itself.
   if (plan.pp == 1 && model.tied_embeddings) {
     std::erase_if(u.head_tensors, [](const TensorShape& t) { return t.role == TensorRole::embedding; });
