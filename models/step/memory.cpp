@@ -263,7 +263,7 @@ MemoryEstimate estimate_memory(const TransformerSpec& model, const ParallelPlan&
         m.total() > est.stages[static_cast<std::size_t>(est.worst_stage)].memory.total()) {
       est.worst_stage = s;
     }
-    est.stages.push_back(std::move(st));
+    est.stages.push_back(st);
     first_layer += layers[si];
   }
   est.memory = est.stages[static_cast<std::size_t>(est.worst_stage)].memory;
