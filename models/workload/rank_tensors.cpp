@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numeric>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "models/workload/attention_projections.hpp"
@@ -147,8 +148,10 @@ std::int64_t stack_layer_count(const TransformerSpec& model) {
 
 void check_layout_counts(const TransformerSpec& m, const ParallelPlan& plan) {
   std::vector<Diagnostic> problems;
-  auto require = [&](bool ok, const std::string& key, const std::string& message) {
-    if (!ok) problems.push_back(Diagnostic{"", 0, 0, "parallelism." + key, message});
+  // Texts built only for a problem: the check runs several times for every layout a search prices.
+  auto require = [&](bool ok, std::string_view key, std::string_view message) {
+    if (!ok)
+      problems.push_back(Diagnostic{"", 0, 0, "parallelism." + std::string(key), std::string(message)});
   };
   require(plan.tp >= 1, "tp", "must be at least 1");
   require(plan.pp >= 1, "pp", "must be at least 1");
