@@ -141,6 +141,13 @@ std::int64_t Placement::blocks_spanned(std::span<const std::size_t> sorted_axes,
     }
   }
   if (axes.empty()) return 1;
+  if (axes.size() == 1) {
+    // One progression: members a stride apart. A stride of a block or more puts each in a block of its
+    // own; a shorter one skips no block between the first member's and the last's.
+    const Progression only = axes.front();
+    if (only.stride >= block) return only.count;
+    return (first + (only.count - 1) * only.stride) / block - first / block + 1;
+  }
   // The members are copies of the inner members R (every progression but the outermost, of stride S)
   // shifted by i·S, i < count. S exceeds R's span (strides grow and each divides the next), so copy i's
   // blocks meet only those of the `depth` copies before it, and the blocks copy i adds depend on i only

@@ -1,9 +1,11 @@
 #include "models/run/checkpoint_size.hpp"
 
 #include <algorithm>
+#include <vector>
 
 #include "models/step/memory.hpp"
 #include "models/workload/optimizer.hpp"
+#include "models/workload/rank_tensors.hpp"
 
 namespace trainsim::model {
 
@@ -39,9 +41,12 @@ CheckpointSize checkpoint_size(const TransformerSpec& model, const ParallelPlan&
   const double degree = static_cast<double>(plan.dp) * plan.cp;
   const bool sharded = shards_optimizer_states(plan.zero) && degree > 1;
   size.writing_ranks = sharded ? model_ranks * plan.dp * plan.cp : model_ranks;
+  check_layout_counts(model, plan);
+  const std::vector<int> layers = stage_layer_counts(model, plan);  // once, not once per rank
   for (int s = 0; s < plan.pp; ++s) {
-    const auto local = stage_parameter_tensors(model, plan, s);
-    const OptimizerCost l = optimizer_cost(opt, compute, local);
+    // A rank holding what the one before it holds (the middle of the pipeline) writes the same bytes.
+    if (s > 0 && same_rank_tensors(model, plan, layers, s - 1, s)) continue;
+    const OptimizerCost l = optimizer_cost(opt, compute, stage_parameter_tensors(model, plan, s, layers));
     const double weights = bw * l.params / (sharded && shards_weights(plan.zero) ? degree : 1);
     const double state = (l.state_bytes + l.master_bytes) / (sharded ? degree : 1);
     size.bytes_per_rank_max = std::max(size.bytes_per_rank_max, weights + state);

@@ -130,18 +130,26 @@ int prefetch_units(const Framework& framework, double unit_params) {
 
 std::string framework_flags(const Framework& f, bool overlap_grad_reduce) {
   auto flag = [](bool b) { return b ? "true" : "false"; };
-  std::string out = std::string(to_string(f.preset)) + ":";
-  out += std::string(" tp_comm_overlap=") + flag(f.tp_comm_overlap);
-  out += std::string(" overlap_param_gather=") + flag(f.overlap_param_gather);
+  std::string out;
+  out.reserve(512);  // one allocation: a search writes this for every layout
+  out += to_string(f.preset);
+  out += ':';
+  out += " tp_comm_overlap=";
+  out += flag(f.tp_comm_overlap);
+  out += " overlap_param_gather=";
+  out += flag(f.overlap_param_gather);
   if (f.ep_comm_overlap) out += " ep_comm_overlap=true";
   if (f.moe_dispatcher != MoeDispatcher::all_to_all)
     out += " moe_dispatcher=" + std::string(to_string(f.moe_dispatcher));
-  out += std::string(" overlap_grad_reduce=") + flag(overlap_grad_reduce);
-  out += std::string(" blocking_p2p=") + flag(f.blocking_p2p);
+  out += " overlap_grad_reduce=";
+  out += flag(overlap_grad_reduce);
+  out += " blocking_p2p=";
+  out += flag(f.blocking_p2p);
   out += " prefetch=" + std::to_string(f.prefetch);
   if (f.prefetch_bucket_params > 0)
     out += " prefetch_bucket_params=" + std::to_string(static_cast<long long>(f.prefetch_bucket_params));
-  out += std::string(" reshard_after_forward=") + flag(f.reshard_after_forward);
+  out += " reshard_after_forward=";
+  out += flag(f.reshard_after_forward);
   if (f.gather_per_tensor) {
     out += " gather_per_tensor=true";
   } else {
@@ -151,12 +159,14 @@ std::string framework_flags(const Framework& f, bool overlap_grad_reduce) {
   if (f.gather_host_s > 0) out += " gather_host_us=" + std::to_string(std::lround(f.gather_host_s * 1e6));
   if (f.collective_host_per_rank_s > 0)
     out += " collective_host_per_rank_us=" + fmt::format("{:g}", f.collective_host_per_rank_s * 1e6);
-  out += std::string(" fused_elementwise=") + flag(f.fused_elementwise);
+  out += " fused_elementwise=";
+  out += flag(f.fused_elementwise);
   if (f.unpadded_attention) out += " unpadded_attention=true";
   if (f.gradient_staging != GradientStaging::in_place)
     out += " gradient_staging=" + std::string(to_string(f.gradient_staging));
   if (f.cp_kv_all_gather) out += " cp_kv_all_gather=true";
-  out += std::string(" cuda_graphs=") + flag(f.cuda_graphs);
+  out += " cuda_graphs=";
+  out += flag(f.cuda_graphs);
   if (!f.cuda_graphs) out += " launch_overhead_us=" + std::to_string(std::lround(f.launch_overhead_s * 1e6));
   if (!f.moe_host_sync) out += " moe_host_sync=false";
   if (f.expert_launch_s != kDriverLaunchOverhead)

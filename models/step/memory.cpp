@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <iterator>
 #include <string>
 #include <utility>
 
@@ -26,10 +27,6 @@ double as_double(std::int64_t v) {
 }
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-std::string gib(double bytes) {
-  return fmt::format("{:.1f} GiB", bytes / kGiB);
-}
-
 std::string shortfall(int stage, const MemoryBreakdown& m, double capacity) {
   std::array<std::pair<double, const char*>, 5> parts{{{m.activations, "activations"},
                                                        {m.optimizer_state, "optimizer state"},
@@ -38,13 +35,16 @@ std::string shortfall(int stage, const MemoryBreakdown& m, double capacity) {
                                                        {m.buffers, "buffers"}}};
   std::stable_sort(parts.begin(), parts.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
-  std::string out = fmt::format("stage {} needs {} of {:.4g} GiB:", stage, gib(m.total()), capacity / kGiB);
+  // One buffer for the whole text (a layout search writes it for every layout that does not fit).
+  fmt::memory_buffer out;
+  fmt::format_to(std::back_inserter(out), "stage {} needs {:.1f} GiB of {:.4g} GiB:", stage, m.total() / kGiB,
+                 capacity / kGiB);
   bool first = true;
   for (const auto& [bytes, name] : parts) {
-    out += fmt::format("{} {} {}", first ? "" : ",", name, gib(bytes));
+    fmt::format_to(std::back_inserter(out), "{} {} {:.1f} GiB", first ? "" : ",", name, bytes / kGiB);
     first = false;
   }
-  return out;
+  return fmt::to_string(out);
 }
 
 // The parameters of a layer's ZeRO-3 gather: one of gathers_per_layer, or its largest tensor when gathered
@@ -191,7 +191,13 @@ MemoryEstimate estimate_memory(const TransformerSpec& model, const ParallelPlan&
   const Framework& fw = plan.framework;
   const double layer_piece = zero3_layer_piece(units, fw);
 
+  // A rank's tensors and their optimizer costs, kept for the next rank when it holds the same ones (the
+  // middle of the pipeline).
+  RankTensors r;
+  double dense = 0, expert = 0;
+  OptimizerCost od, oe;
   int first_layer = 0;
+  est.stages.reserve(static_cast<std::size_t>(plan.pp));
   for (int s = 0; s < plan.pp; ++s) {
     const auto si = static_cast<std::size_t>(s);
     StageMemory st;
@@ -199,11 +205,14 @@ MemoryEstimate estimate_memory(const TransformerSpec& model, const ParallelPlan&
     st.layers = layers[si];
     st.embedding = s == 0 && model.generic_layers.empty();
     st.lm_head = s == plan.pp - 1 && model.generic_layers.empty();
-    const RankTensors r = rank_tensors(model, plan, s, layers);
-    const double dense = elements(r.dense), expert = elements(r.expert);
+    if (s == 0 || !same_rank_tensors(model, plan, layers, s - 1, s)) {
+      r = rank_tensors(model, plan, s, layers);
+      dense = elements(r.dense);
+      expert = elements(r.expert);
+      od = optimizer_cost(opt, compute, r.dense);
+      oe = optimizer_cost(opt, compute, r.expert);
+    }
     st.params = dense + expert;
-    const OptimizerCost od = optimizer_cost(opt, compute, r.dense);
-    const OptimizerCost oe = optimizer_cost(opt, compute, r.expert);
 
     MemoryBreakdown& m = st.memory;
     m.weights =

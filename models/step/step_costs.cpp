@@ -239,6 +239,8 @@ class StepPricer {
     const int nvs = virtual_stage_count();
     for (int vs = 0; vs < nvs; ++vs) {
       auto& runs = out_.chunk_units[static_cast<std::size_t>(vs)];
+      // Room for the embedding, a run of each layer kind and the head, allocated once.
+      runs.reserve(static_cast<std::size_t>(3 + 3 * model.mtp_layers));
       if (vs == 0) runs.push_back(UnitRun{1, 1, -1});
       const int first = plan_.first_layer_of(vs);
       for (int l = first; l < first + plan_.chunk_layers[static_cast<std::size_t>(vs)]; ++l) {
@@ -388,17 +390,18 @@ class StepPricer {
     std::vector<std::pair<std::vector<TensorShape>, int>> priced;  // tensors, the rank priced with them
     for (int s = 0; s < plan_.pp; ++s) {
       StageCost& sc = out_.stages[static_cast<std::size_t>(s)];
+      if (!shards_weights(pl_.zero) && s > 0 && same_rank_tensors(in_.model, split, layers, s - 1, s)) {
+        sc = out_.stages[static_cast<std::size_t>(s - 1)];
+        continue;
+      }
       RankTensors held = rank_tensors(in_.model, split, s, layers);
       const double expert_params = elements(held.expert);
       const std::size_t expert_tensors = held.expert.size();
       std::vector<TensorShape> tensors = std::move(held.dense);
       tensors.insert(tensors.end(), held.expert.begin(), held.expert.end());
       if (!shards_weights(pl_.zero)) {
-        const auto same = std::find_if(priced.begin(), priced.end(), [&](const auto& p) {
-          return std::ranges::equal(p.first, tensors, [](const TensorShape& a, const TensorShape& b) {
-            return a.rows == b.rows && a.cols == b.cols && a.count == b.count && a.role == b.role;
-          });
-        });
+        const auto same =
+            std::find_if(priced.begin(), priced.end(), [&](const auto& p) { return p.first == tensors; });
         if (same != priced.end()) {
           sc = out_.stages[static_cast<std::size_t>(same->second)];
           continue;

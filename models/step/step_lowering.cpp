@@ -726,10 +726,21 @@ class StepLowering {
     return pc.compute - (split_w_ && !ps.fwd ? pc.weight : 0.0);
   }
 
+  // Merged lowering: whether serial work on stage s now only lengthens every instance's open task, so the
+  // name of a new task is not needed (built for millions of pieces a step otherwise).
+  bool extends_open_tasks(int s) const {
+    if (!merge_) return false;
+    for (int i = 0; i < n_inst_; ++i) {
+      if (!open_[idx(i, s)]) return false;
+    }
+    return true;
+  }
+
   void lower_kernels(Pass& ps, const Unit& un, const CostPiece& pc) {
     const bool is_first = ps.first_task;
     open_pass(ps, true);
-    name_ += pc.name;
+    // A kernel waiting for gathered weights starts a task of its own (compute_after_chain).
+    if (!extends_open_tasks(ps.s) || (un.gathers && un.layer_first)) name_ += pc.name;
     const double sec = kernel_seconds(ps, pc);
     for (int i = 0; i < n_inst_; ++i) {
       compute_after_chain(un, i, ps.s, dur(sec * compute_scale(ps, i)), merge_);
@@ -741,11 +752,12 @@ class StepLowering {
     const bool is_first = ps.first_task;
     open_pass(ps, false);
     if (is_first) mark_entries(ps);
-    name_ += pc.name;
     if (merge_) {  // a busy task on tp comm after the chain, as collective() lowers it collapsed
+      if (!extends_open_tasks(ps.s)) name_ += pc.name;
       for (int i = 0; i < n_inst_; ++i) serial(i, ps.s, dur(pc.comm), name_);
       return;
     }
+    name_ += pc.name;
     model_collective(ps.s, pc, name_);
     for (int i = 0; i < n_inst_; ++i) {
       chain_[idx(i, ps.s)] = outs_[at(i)];
@@ -770,7 +782,7 @@ class StepLowering {
     if (is_first) mark_entries(ps);
     const double sec = kernel_seconds(ps, pc);
     if (merge_) {  // the collective on tp comm and the kernel on compute both start after the chain
-      name_ += pc.name;
+      if (!extends_open_tasks(ps.s)) name_ += pc.name;
       for (int i = 0; i < n_inst_; ++i)
         serial(i, ps.s, std::max(dur(pc.comm), dur(sec * compute_scale(ps, i))), name_);
       return;

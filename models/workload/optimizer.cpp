@@ -4,6 +4,9 @@
 #include <array>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string_view>
 #include <utility>
 
 #include "models/workload/preconditioner.hpp"
@@ -126,19 +129,54 @@ double flops_per_element(const OptimizerSpec& spec, const TensorShape& t) {
   return 0;
 }
 
-void add_state(std::vector<StateTensor>& states, std::string_view name, Precision precision,
-               double elements) {
-  if (elements <= 0) return;
-  for (auto& s : states) {
-    if (s.name == name && s.precision == precision) {
-      s.elements += elements;
-      return;
-    }
-  }
-  states.push_back({std::string(name), precision, elements});
-}
+// The names of the state tensors (StateTensor::name), so that a tally compares small integers, not text.
+enum class StateName : std::uint8_t {
+  momentum,
+  variance,
+  sum_of_squares,
+  square_average,
+  row_stats,
+  col_stats,
+  scales,
+  grafting_variance,
+  preconditioners,
+  inverse_roots,
+  eigenbases,
+};
+constexpr std::array<std::string_view, 11> kStateNames{
+    "momentum", "variance",          "sum_of_squares",  "square_average", "row_stats", "col_stats",
+    "scales",   "grafting_variance", "preconditioners", "inverse_roots",  "eigenbases"};
 
-void add_tensor_states(std::vector<StateTensor>& states, const OptimizerSpec& spec, const TensorShape& t) {
+// The state elements of a set of tensors, one entry per (name, precision) in the order first met, without
+// allocating: an optimizer keeps at most five kinds (8-bit Adam: fp32 moments for small tensors, int8 ones
+// and their fp32 scales).
+class StateTally {
+ public:
+  struct Entry {
+    StateName name;
+    Precision precision;
+    double elements;
+  };
+
+  void add(StateName name, Precision precision, double elements) {
+    if (elements <= 0) return;
+    for (std::size_t i = 0; i < size_; ++i) {
+      if (entries_[i].name == name && entries_[i].precision == precision) {
+        entries_[i].elements += elements;
+        return;
+      }
+    }
+    if (size_ == entries_.size()) throw std::logic_error("optimizer state tally: more kinds than it holds");
+    entries_[size_++] = Entry{name, precision, elements};
+  }
+  [[nodiscard]] std::span<const Entry> entries() const { return {entries_.data(), size_}; }
+
+ private:
+  std::array<Entry, 8> entries_{};
+  std::size_t size_ = 0;
+};
+
+void add_tensor_states(StateTally& states, const OptimizerSpec& spec, const TensorShape& t) {
   const double n = t.elements();
   const Precision p = spec.state_precision;
   switch (spec.kind) {
@@ -147,59 +185,65 @@ void add_tensor_states(std::vector<StateTensor>& states, const OptimizerSpec& sp
     case OptimizerKind::sgd_momentum:
     case OptimizerKind::nesterov:
     case OptimizerKind::lion:
-      add_state(states, "momentum", p, n);
+      states.add(StateName::momentum, p, n);
       return;
     case OptimizerKind::adagrad:
-      add_state(states, "sum_of_squares", p, n);
+      states.add(StateName::sum_of_squares, p, n);
       return;
     case OptimizerKind::rmsprop:
-      add_state(states, "square_average", p, n);
+      states.add(StateName::square_average, p, n);
       return;
     case OptimizerKind::adam:
     case OptimizerKind::adamw:
     case OptimizerKind::lamb:
-      add_state(states, "momentum", p, n);
-      add_state(states, "variance", p, n);
+      states.add(StateName::momentum, p, n);
+      states.add(StateName::variance, p, n);
       return;
     case OptimizerKind::adafactor:
       if (is_vector(t)) {
-        add_state(states, "variance", p, n);
+        states.add(StateName::variance, p, n);
       } else {
-        add_state(states, "row_stats", p, static_cast<double>(t.rows) * t.count);
-        add_state(states, "col_stats", p, static_cast<double>(t.cols) * t.count);
+        states.add(StateName::row_stats, p, static_cast<double>(t.rows) * t.count);
+        states.add(StateName::col_stats, p, static_cast<double>(t.cols) * t.count);
       }
-      if (spec.adafactor_momentum) add_state(states, "momentum", p, n);
+      if (spec.adafactor_momentum) states.add(StateName::momentum, p, n);
       return;
     case OptimizerKind::adam8bit: {
       const double per_tensor = static_cast<double>(t.rows) * static_cast<double>(t.cols);
       if (per_tensor < kMin8bitElements) {
-        add_state(states, "momentum", Precision::fp32, n);
-        add_state(states, "variance", Precision::fp32, n);
+        states.add(StateName::momentum, Precision::fp32, n);
+        states.add(StateName::variance, Precision::fp32, n);
         return;
       }
       const double blocks = std::ceil(per_tensor / std::max(1, spec.quantization_block)) * t.count;
-      add_state(states, "momentum", Precision::int8, n);
-      add_state(states, "variance", Precision::int8, n);
-      add_state(states, "scales", Precision::fp32, 2 * blocks);
+      states.add(StateName::momentum, Precision::int8, n);
+      states.add(StateName::variance, Precision::int8, n);
+      states.add(StateName::scales, Precision::fp32, 2 * blocks);
       return;
     }
     case OptimizerKind::muon:
-      add_state(states, "momentum", p, n);
-      if (!muon_matrix(t)) add_state(states, "variance", p, n);
+      states.add(StateName::momentum, p, n);
+      if (!muon_matrix(t)) states.add(StateName::variance, p, n);
       return;
     case OptimizerKind::shampoo:
     case OptimizerKind::soap: {
       const bool shampoo = spec.kind == OptimizerKind::shampoo;
-      add_state(states, "momentum", p, n);
-      add_state(states, shampoo ? "grafting_variance" : "variance", p, n);
+      states.add(StateName::momentum, p, n);
+      states.add(shampoo ? StateName::grafting_variance : StateName::variance, p, n);
       double factors = 0;
       for (const PreconditionedBlock& b : preconditioned_blocks(spec, t))
         factors += b.count * b.factor_elements();
-      add_state(states, "preconditioners", p, factors);
-      add_state(states, shampoo ? "inverse_roots" : "eigenbases", p, factors);
+      states.add(StateName::preconditioners, p, factors);
+      states.add(shampoo ? StateName::inverse_roots : StateName::eigenbases, p, factors);
       return;
     }
   }
+}
+
+StateTally state_tally(const OptimizerSpec& spec, std::span<const TensorShape> tensors) {
+  StateTally tally;
+  for (const auto& t : tensors) add_tensor_states(tally, spec, t);
+  return tally;
 }
 
 }  // namespace
@@ -253,8 +297,10 @@ bool keeps_master_weights(const OptimizerSpec& spec, Precision compute) {
 
 std::vector<StateTensor> optimizer_state_tensors(const OptimizerSpec& spec,
                                                  std::span<const TensorShape> tensors) {
+  const StateTally tally = state_tally(spec, tensors);
   std::vector<StateTensor> states;
-  for (const auto& t : tensors) add_tensor_states(states, spec, t);
+  for (const StateTally::Entry& e : tally.entries())
+    states.push_back({std::string(kStateNames[static_cast<std::size_t>(e.name)]), e.precision, e.elements});
   return states;
 }
 
@@ -322,9 +368,11 @@ OptimizerCost optimizer_cost(const OptimizerSpec& spec, Precision compute,
     cost.bytes_moved += moved;
     if (master) cost.master_bytes += 4 * n;
   }
-  for (const auto& s : optimizer_state_tensors(spec, tensors)) {
-    cost.state_bytes += s.bytes();
-    cost.bytes_moved += 2 * s.bytes();  // every state is read and written once per update
+  const StateTally states = state_tally(spec, tensors);
+  for (const StateTally::Entry& e : states.entries()) {
+    const double bytes = e.elements * topo::bytes_per_element(e.precision);  // StateTensor::bytes
+    cost.state_bytes += bytes;
+    cost.bytes_moved += 2 * bytes;  // every state is read and written once per update
   }
   if (spec.grad_clipping && !tensors.empty()) cost.reduction_values += 1;
   return cost;

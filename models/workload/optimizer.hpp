@@ -42,6 +42,7 @@ struct TensorShape {
   }
   /// A norm's scale, a bias: role vector, or one side of length 1.
   [[nodiscard]] bool is_vector() const { return role == TensorRole::vector || rows == 1 || cols == 1; }
+  friend bool operator==(const TensorShape&, const TensorShape&) = default;
 };
 
 /// One state tensor an optimizer keeps per parameter tensor.

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numeric>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "models/workload/attention_projections.hpp"
@@ -65,6 +66,27 @@ void add_layer_tensors(RankTensors& r, const TransformerSpec& m, const ParallelP
 
 }  // namespace
 
+namespace {
+
+// The dense first layers (a MoE model's) among rank `stage`'s: the layers rank_tensors gives a dense MLP.
+double dense_layers_on(const TransformerSpec& m, const std::vector<int>& layers, int stage) {
+  const auto s = static_cast<std::size_t>(stage);
+  if (!m.is_moe()) return layers[s];
+  const int first_layer = std::accumulate(layers.begin(), layers.begin() + stage, 0);
+  return as_double(std::clamp<std::int64_t>(m.dense_layer_count() - first_layer, 0, layers[s]));
+}
+
+}  // namespace
+
+bool same_rank_tensors(const TransformerSpec& m, const ParallelPlan& plan, const std::vector<int>& layers,
+                       int a, int b) {
+  if (a == b) return true;
+  if (!m.generic_layers.empty()) return false;
+  const auto ends = [&](int s) { return std::pair(s == 0, s == plan.pp - 1); };
+  return layers[static_cast<std::size_t>(a)] == layers[static_cast<std::size_t>(b)] && ends(a) == ends(b) &&
+         dense_layers_on(m, layers, a) == dense_layers_on(m, layers, b);
+}
+
 RankTensors rank_tensors(const TransformerSpec& m, const ParallelPlan& plan, int stage,
                          const std::vector<int>& layers) {
   RankTensors r;
@@ -85,11 +107,7 @@ RankTensors rank_tensors(const TransformerSpec& m, const ParallelPlan& plan, int
   const int tp = plan.tp;
   if (n_layers > 0) {
     // The dense first layers on this stage have a dense MLP.
-    const int first_layer = std::accumulate(layers.begin(), layers.begin() + stage, 0);
-    const double dense_here =
-        m.is_moe() ? as_double(std::clamp<std::int64_t>(m.dense_layer_count() - first_layer, 0, layers[s]))
-                   : n_layers;
-    add_layer_tensors(r, m, plan, n_layers, dense_here);
+    add_layer_tensors(r, m, plan, n_layers, dense_layers_on(m, layers, stage));
   }
   const bool first = stage == 0;
   const bool last = stage == plan.pp - 1;
@@ -130,8 +148,10 @@ std::int64_t stack_layer_count(const TransformerSpec& model) {
 
 void check_layout_counts(const TransformerSpec& m, const ParallelPlan& plan) {
   std::vector<Diagnostic> problems;
-  auto require = [&](bool ok, const std::string& key, const std::string& message) {
-    if (!ok) problems.push_back(Diagnostic{"", 0, 0, "parallelism." + key, message});
+  // Texts built only for a problem: the check runs several times for every layout a search prices.
+  auto require = [&](bool ok, std::string_view key, std::string_view message) {
+    if (!ok)
+      problems.push_back(Diagnostic{"", 0, 0, "parallelism." + std::string(key), std::string(message)});
   };
   require(plan.tp >= 1, "tp", "must be at least 1");
   require(plan.pp >= 1, "pp", "must be at least 1");
@@ -166,9 +186,13 @@ UnitParameters unit_parameters(const TransformerSpec& model, const ParallelPlan&
   u.layer_tensors.insert(u.layer_tensors.end(), layer.expert.begin(), layer.expert.end());
   u.embedding_tensors = rank_tensors(model, three, 0, {0, 0, 0}).dense;
   // The multi-token-prediction modules run as units of their own (their layers gather as layers do).
-  TransformerSpec without_mtp = model;
-  without_mtp.mtp_layers = 0;
-  u.head_tensors = rank_tensors(without_mtp, three, 2, {0, 0, 0}).dense;
+  if (model.mtp_layers == 0) {
+    u.head_tensors = rank_tensors(model, three, 2, {0, 0, 0}).dense;
+  } else {
+    TransformerSpec without_mtp = model;
+    without_mtp.mtp_layers = 0;
+    u.head_tensors = rank_tensors(without_mtp, three, 2, {0, 0, 0}).dense;
+  }
   // On a single stage a tied head is the embedding itself.
   if (plan.pp == 1 && model.tied_embeddings) {
     std::erase_if(u.head_tensors, [](const TensorShape& t) { return t.role == TensorRole::embedding; });

@@ -25,6 +25,12 @@ struct RankTensors {
 [[nodiscard]] RankTensors rank_tensors(const TransformerSpec& model, const ParallelPlan& plan, int stage,
                                        const std::vector<int>& layers);
 
+/// Whether pipeline ranks `a` and `b` hold the same tensors (rank_tensors gives equal lists): the same count
+/// of layers, as many of them dense, and the same ends of the pipeline (the embedding, the head); a generic
+/// model's layers are each their own. For callers that price a rank once and reuse it for its equals.
+[[nodiscard]] bool same_rank_tensors(const TransformerSpec& model, const ParallelPlan& plan,
+                                     const std::vector<int>& layers, int a, int b);
+
 /// Elements of `tensors` (each shape times its count).
 [[nodiscard]] double elements(const std::vector<TensorShape>& tensors);
 

@@ -70,6 +70,30 @@ TEST_CASE("8-bit Adam keeps tensors under 4,096 elements in fp32 as bitsandbytes
   CHECK(cost.state_bytes == doctest::Approx(8.0 * 4000).scale(0));
 }
 
+TEST_CASE("8-bit Adam over a large matrix and a small norm keeps five states, each kind in its own format") {
+  // The matrix's moments in int8 with 16,384 fp32 scales (above), the norm's moments in fp32: listed in the
+  // order first met, elements added per name and format.
+  const std::array<TensorShape, 3> tensors{{{4096, 4096, 1, TensorRole::matrix},
+                                            {4000, 1, 1, TensorRole::vector},
+                                            {4096, 4096, 1, TensorRole::matrix}}};
+  const auto states = optimizer_state_tensors(spec_of(OptimizerKind::adam8bit), tensors);
+  REQUIRE(states.size() == 5);
+  CHECK(states[0].name == "momentum");
+  CHECK(states[0].precision == Precision::int8);
+  CHECK(states[0].elements == 2.0 * 4096 * 4096);
+  CHECK(states[1].name == "variance");
+  CHECK(states[1].precision == Precision::int8);
+  CHECK(states[2].name == "scales");
+  CHECK(states[2].elements == 2.0 * 16384);
+  CHECK(states[3].name == "momentum");
+  CHECK(states[3].precision == Precision::fp32);
+  CHECK(states[3].elements == 4000.0);
+  CHECK(states[4].name == "variance");
+  CHECK(states[4].precision == Precision::fp32);
+  const auto cost = optimizer_cost(spec_of(OptimizerKind::adam8bit), Precision::bf16, tensors);
+  CHECK(cost.state_bytes == doctest::Approx(2.0 * 2 * 4096 * 4096 + 4.0 * 2 * 16384 + 8.0 * 4000).scale(0));
+}
+
 TEST_CASE("an update moves fewer bytes with SGD than Adam, and Adam fewer with bf16 than fp32 states") {
   // bf16 weights and grads, fp32 master: grad read 2 + master read/write 8 + bf16 weight write 2 = 12;
   // Adam adds 2 states read + written: 2·2·2 = 8 in bf16, 2·2·4 = 16 in fp32.
