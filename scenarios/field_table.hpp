@@ -179,10 +179,18 @@ Field<Spec> text_field(std::string_view key, std::string Spec::*member, std::str
           field_detail::writer(member, Written::always, [](const std::string& x) { return yaml_quote(x); })};
 }
 
+/// A row that is its description only, with neither read nor text: the key is an allowed key and
+/// documented, and its block's own code reads it and writes it (or leaves it out of the dump). The one way
+/// such a row is built; a caller may give it a read and a text of its own afterwards.
+template <class Spec>
+Field<Spec> info_only(FieldInfo info) {
+  return {std::move(info), {}, {}};
+}
+
 /// A key its block's own code reads and writes; `shape` says what its value is.
 template <class Spec>
 Field<Spec> structured_field(std::string_view key, std::string_view shape, std::string_view help) {
-  return {FieldInfo{.key = key, .kind = FieldKind::structured, .shape = shape, .help = help}, {}, {}};
+  return info_only<Spec>(FieldInfo{.key = key, .kind = FieldKind::structured, .shape = shape, .help = help});
 }
 
 /// `field` as a key its block cannot do without.
