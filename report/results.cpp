@@ -72,7 +72,7 @@ model::Verdict Results::verdict(std::size_t row) const {
   return model::read_verdict(flag(feasible_), flag(fits_), si(row, "memory_per_gpu").value_or(0));
 }
 
-bool Results::feasible(std::size_t row) const {
+bool Results::built(std::size_t row) const {
   return verdict(row) != model::Verdict::infeasible;
 }
 

@@ -32,8 +32,9 @@ class Results {
 
   /// What the row says of its layout (model::read_verdict: `feasible`, `fits`, memory_per_gpu).
   [[nodiscard]] model::Verdict verdict(std::size_t row) const;
-  /// The point could be built: it runs or only does not fit (true when the columns are missing).
-  [[nodiscard]] bool feasible(std::size_t row) const;
+  /// The point could be built: it runs or only does not fit (true when the columns are missing). Not the
+  /// row's `feasible`, which is false too for a point that does not fit.
+  [[nodiscard]] bool built(std::size_t row) const;
   /// Built and fits in memory.
   [[nodiscard]] bool runs(std::size_t row) const;
   [[nodiscard]] std::string reason(std::size_t row) const;

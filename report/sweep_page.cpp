@@ -89,7 +89,7 @@ std::string panel(const Results& r, const KeyGroup& g, const Axis& x, const Metr
   for (std::size_t i = 0; i < r.size(); ++i) {
     const auto v = r.si(i, m.field);
     const auto at = x.position(group_value(r, i, g));
-    if (!v || !at || !r.feasible(i)) continue;
+    if (!v || !at || !r.built(i)) continue;
     if (!r.runs(i)) {
       if (!memory) continue;  // a point that cannot run has no time or cost worth drawing
       misfits.marks.push_back({*at, *v, "does not fit: " + point_tip(r, i)});
@@ -185,7 +185,7 @@ std::string not_running(const Results& r) {
   std::map<std::string, std::vector<std::size_t>> infeasible;  // reason's pattern -> rows
   std::vector<std::string> reasons_in_order;
   for (std::size_t i = 0; i < r.size(); ++i) {
-    if (!r.feasible(i)) {
+    if (!r.built(i)) {
       const std::string reason = reason_pattern(r.reason(i).empty() ? "(no reason given)" : r.reason(i));
       if (!infeasible.contains(reason)) reasons_in_order.push_back(reason);
       infeasible[reason].push_back(i);
@@ -240,7 +240,7 @@ std::string all_points(const Results& r) {
   for (std::size_t i = 0; i < r.size(); ++i) {
     std::vector<std::string> cells;
     for (std::size_t k = 0; k < r.keys().size(); ++k) cells.push_back(r.key_value(i, k));
-    cells.emplace_back(!r.feasible(i) ? "infeasible" : !r.runs(i) ? "does not fit" : "runs");
+    cells.emplace_back(!r.built(i) ? "infeasible" : !r.runs(i) ? "does not fit" : "runs");
     for (std::string c :
          {human(i, "iteration_time", FieldUnit::seconds), human(i, "run_time", FieldUnit::seconds),
           human(i, "cost_total", FieldUnit::usd), human(i, "memory_per_gpu", FieldUnit::bytes),
@@ -260,8 +260,8 @@ std::string sweep_report_html(const std::string& source, const Table& sweep) {
   const std::vector<std::size_t> front = pareto_rows(r, running);
   std::size_t infeasible = 0, misfits = 0;
   for (std::size_t i = 0; i < r.size(); ++i) {
-    infeasible += !r.feasible(i);
-    misfits += r.feasible(i) && !r.runs(i);
+    infeasible += !r.built(i);
+    misfits += r.built(i) && !r.runs(i);
   }
   std::vector<Card> headline{
       {"Points", std::to_string(r.size()),

@@ -217,13 +217,11 @@ const FieldTable<model::Framework>& framework_fields() {
                                          "the precision gradients are reduced in; default their own");
     // overlap_grad_reduce is the plan's (parallelism.overlap_grad_reduce, when given, wins), so the row
     // has neither read nor text: the block's reader sets it, parallelism's dump writes it.
-    Field<F> overlap_grad_reduce{
+    Field<F> overlap_grad_reduce = info_only<F>(
         FieldInfo{.key = "overlap_grad_reduce",
                   .kind = FieldKind::flag,
                   .help = "gradient buckets reduced during the backward; parallelism.overlap_grad_reduce, "
-                          "when given, wins"},
-        {},
-        {}};
+                          "when given, wins"});
     return FieldTable<F>{
         std::move(preset),
         flag_field("tp_comm_overlap", &F::tp_comm_overlap,

@@ -179,10 +179,18 @@ Field<Spec> text_field(std::string_view key, std::string Spec::*member, std::str
           field_detail::writer(member, Written::always, [](const std::string& x) { return yaml_quote(x); })};
 }
 
+/// A row that is its description only, with neither read nor text: the key is an allowed key and
+/// documented, and its block's own code reads it and writes it (or leaves it out of the dump). The one way
+/// such a row is built; a caller may give it a read and a text of its own afterwards.
+template <class Spec>
+Field<Spec> info_only(FieldInfo info) {
+  return {std::move(info), {}, {}};
+}
+
 /// A key its block's own code reads and writes; `shape` says what its value is.
 template <class Spec>
 Field<Spec> structured_field(std::string_view key, std::string_view shape, std::string_view help) {
-  return {FieldInfo{.key = key, .kind = FieldKind::structured, .shape = shape, .help = help}, {}, {}};
+  return info_only<Spec>(FieldInfo{.key = key, .kind = FieldKind::structured, .shape = shape, .help = help});
 }
 
 /// `field` as a key its block cannot do without.
@@ -225,45 +233,68 @@ void read_fields(MapReader& r, const FieldTable<Spec>& table, Spec& spec) {
     if (f.read) f.read(r, spec);
 }
 
+namespace field_detail {
+
+// The text `key`'s plain row writes for `spec`, nullopt when it writes none; a key the table has no plain
+// row for is a programming error.
+template <class Spec>
+std::optional<std::string> written(const FieldTable<Spec>& table, std::string_view key, const Spec& spec) {
+  for (const Field<Spec>& f : table)
+    if (f.info.key == key && f.text) return f.text(spec);
+  throw std::logic_error("no plain row for the key " + std::string(key));
+}
+
+// Each plain key that is written, as `prefix` "key: value" `end`: the keys `named` in the order it gives,
+// the table's others in table order, before them (`named_last`) or after them.
+template <class Spec>
+std::string written_keys(const FieldTable<Spec>& table, const Spec& spec,
+                         std::initializer_list<std::string_view> named, bool named_last,
+                         std::string_view prefix, std::string_view end) {
+  const auto entry = [&](std::string_view key, const std::string& value) {
+    return std::string(prefix) + std::string(key) + ": " + value + std::string(end);
+  };
+  std::string in_order;
+  for (const std::string_view key : named)
+    if (const auto value = written(table, key, spec)) in_order += entry(key, *value);
+  std::string others;
+  for (const Field<Spec>& f : table) {
+    if (!f.text || std::find(named.begin(), named.end(), f.info.key) != named.end()) continue;
+    if (const auto value = f.text(spec)) others += entry(f.info.key, *value);
+  }
+  return named_last ? others + in_order : in_order + others;
+}
+
+}  // namespace field_detail
+
 /// The text `key`'s row writes for `spec` (for a dump whose order is not the table's); a key the table has
 /// no plain row for, or one not written, is a programming error.
 template <class Spec>
 std::string field_value(const FieldTable<Spec>& table, std::string_view key, const Spec& spec) {
-  for (const Field<Spec>& f : table) {
-    if (f.info.key != key || !f.text) continue;
-    if (auto value = f.text(spec)) return *std::move(value);
-  }
+  if (auto value = field_detail::written(table, key, spec)) return *std::move(value);
   throw std::logic_error("field_value: no value written for the key " + std::string(key));
 }
 
-/// The plain keys that are written, as "key: value" joined by ", " in table order (a flow mapping's body);
-/// `first`, when given, is written before the others (a dump order older than the table).
+// A dump's key order is frozen: dump_scenario's bytes are what a sweep's fingerprint hashes (sweep.hpp), and
+// `--resume` and `merge` refuse rows of another fingerprint. Where a block's dump kept an order older than
+// its table (the table groups a key with the keys it belongs to, and its order is the allowed keys' in
+// messages), the dump names the keys it writes out of table order, in the order it writes them: `first`
+// before the table's others, `last` after them.
+
+/// The plain keys that are written, as "key: value" joined by ", " in table order (a flow mapping's body),
+/// the keys in `first` before the others, in the order given.
 template <class Spec>
-std::string flow_fields(const FieldTable<Spec>& table, const Spec& spec, std::string_view first = {}) {
-  std::string out = first.empty() ? "" : std::string(first) + ": " + field_value(table, first, spec);
-  for (const Field<Spec>& f : table) {
-    if (!f.text || f.info.key == first) continue;
-    if (const auto value = f.text(spec))
-      out += (out.empty() ? "" : ", ") + std::string(f.info.key) + ": " + *value;
-  }
-  return out;
+std::string flow_fields(const FieldTable<Spec>& table, const Spec& spec,
+                        std::initializer_list<std::string_view> first = {}) {
+  const std::string out = field_detail::written_keys(table, spec, first, false, "", ", ");
+  return out.empty() ? out : out.substr(0, out.size() - 2);
 }
 
-/// The plain keys that are written, one "<indent>key: value" line each, in table order (a block mapping);
-/// the keys in `last`, when given, after all the others, in table order too (a dump order older than the
-/// table).
+/// The plain keys that are written, one "<indent>key: value" line each, in table order (a block mapping),
+/// the keys in `last` after all the others, in the order given.
 template <class Spec>
 std::string block_fields(const FieldTable<Spec>& table, const Spec& spec, std::string_view indent,
                          std::initializer_list<std::string_view> last = {}) {
-  std::string out;
-  std::string after;
-  for (const Field<Spec>& f : table) {
-    if (!f.text) continue;
-    const bool later = std::find(last.begin(), last.end(), f.info.key) != last.end();
-    if (const auto value = f.text(spec))
-      (later ? after : out) += std::string(indent) + std::string(f.info.key) + ": " + *value + "\n";
-  }
-  return out + after;
+  return field_detail::written_keys(table, spec, last, true, indent, "\n");
 }
 
 }  // namespace trainsim::scenario

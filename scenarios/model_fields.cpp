@@ -21,13 +21,6 @@ Field<M> written_when(Field<M> row, std::function<bool(const M&)> applies) {
   return row;
 }
 
-/// A key the reader accepts whose value it reads itself, before the table's rows (or not at all), and the
-/// dump does not write.
-Field<M> read_by_the_block(std::string_view key, FieldKind kind, std::string_view shape,
-                           std::string_view help) {
-  return {FieldInfo{.key = key, .kind = kind, .shape = shape, .help = help}, {}, {}};
-}
-
 bool routed_by_capacity(const M& m) {
   return m.routing != model::Routing::dropless;
 }
@@ -43,14 +36,19 @@ const FieldTable<M>& model_fields() {
         "divides the layers; default every layer when sliding_window is set");
     layer_types.read = read_layer_types;
     layer_types.text = layer_types_to_yaml;
+    // preset, hf_config and source: keys the reader accepts whose value it reads itself, before the table's
+    // rows (or not at all), and the dump does not write.
     return FieldTable<M>{
-        read_by_the_block("preset", FieldKind::structured, "name",
-                          "a model preset (`trainsim list models`) whose keys the others override"),
-        read_by_the_block("hf_config", FieldKind::text, {},
-                          "a HuggingFace config.json, relative to this file, whose keys the others "
-                          "override; not with preset"),
+        structured_field<M>("preset", "name",
+                            "a model preset (`trainsim list models`) whose keys the others override"),
+        info_only<M>(FieldInfo{.key = "hf_config",
+                               .kind = FieldKind::text,
+                               .help =
+                                   "a HuggingFace config.json, relative to this file, whose keys the others "
+                                   "override; not with preset"}),
         text_field("name", &M::name, "the model's name; default the preset's, or custom"),
-        read_by_the_block("source", FieldKind::text, {}, "where the numbers come from; not read"),
+        info_only<M>(FieldInfo{
+            .key = "source", .kind = FieldKind::text, .help = "where the numbers come from; not read"}),
         required(count_field("layers", &M::layers, 1, 1e6, "transformer layers")),
         required(count_field("hidden", &M::hidden, 1, 1e7, "the model width")),
         required(count_field("heads", &M::heads, 1, 1e6, "attention (query) heads")),

@@ -79,7 +79,7 @@ std::string cluster_to_yaml(const Scenario& s) {
     if (c.variability >= 0) out += "spread: " + format_number(c.variability) + ", ";
     out += "seed: " + std::to_string(c.variability_seed) + "}\n";
   }
-  out += "  storage: {" + flow_fields(cluster_storage_fields(), c.storage, "latency") + "}\n";
+  out += "  storage: {" + flow_fields(cluster_storage_fields(), c.storage, {"latency"}) + "}\n";
   return out;
 }
 

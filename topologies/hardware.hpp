@@ -123,6 +123,18 @@ constexpr std::string_view to_string(IntraNodeFabric f) {
   return name_in(kIntraNodeFabricNames, f);
 }
 
+/// NCCL's network latency of one step per protocol, in microseconds: hwLatencies[NET] of its ring and of
+/// its tree (src/graph/tuning.cc, NVIDIA/nccl 5067397c). The one place these constants are written:
+/// CommEfficiency's net_*_step_latency_s default to the ring's, and nccl_latency.hpp's tree factor is the
+/// tree's over the ring's.
+struct NcclNetLatencyUs {
+  double ll = 0;
+  double ll128 = 0;
+  double simple = 0;
+};
+inline constexpr NcclNetLatencyUs kNcclRingNetLatencyUs{2.7, 4.0, 14.0};
+inline constexpr NcclNetLatencyUs kNcclTreeNetLatencyUs{5.0, 8.5, 14.0};
+
 /// What collectives achieve on a node type's links, following NCCL's own cost model (time = latency +
 /// bytes / bandwidth per algorithm and protocol, src/graph/tuning.cc). Calibrated per node type (never per
 /// case) against nccl-tests measurements; each preset cites the rows it was fitted to. See
@@ -141,13 +153,13 @@ struct CommEfficiency {
   int in_switch_min_ranks = 5;           ///< NCCL's tuner enables NVLS from this many GPUs of a node
   double ll_latency_fraction = 0.35;     ///< per-step latency of LL / of Simple
   double ll128_latency_fraction = 0.59;  ///< per-step latency of LL128 / of Simple
-  /// The least one ring step between nodes costs, per protocol: NCCL's hwLatencies[NET][RING] (LL 2.7,
-  /// LL128 4.0, Simple 14 us; src/graph/tuning.cc, NVIDIA/nccl 5067397c), its proxy, NIC and one switch.
-  /// A fabric whose own step (nic_latency_s + switch hops, times the protocol's latency fraction) is
-  /// slower pays its own (nccl_latency.hpp: network_step_s).
-  double net_ll_step_latency_s = 2.7e-6;
-  double net_ll128_step_latency_s = 4.0e-6;
-  double net_simple_step_latency_s = 14.0e-6;
+  /// The least one ring step between nodes costs, per protocol: NCCL's hwLatencies[NET][RING]
+  /// (kNcclRingNetLatencyUs), its proxy, NIC and one switch. A fabric whose own step (nic_latency_s +
+  /// switch hops, times the protocol's latency fraction) is slower pays its own (nccl_latency.hpp:
+  /// network_step_s).
+  double net_ll_step_latency_s = kNcclRingNetLatencyUs.ll * 1e-6;
+  double net_ll128_step_latency_s = kNcclRingNetLatencyUs.ll128 * 1e-6;
+  double net_simple_step_latency_s = kNcclRingNetLatencyUs.simple * 1e-6;
 };
 
 struct NodeSpec {

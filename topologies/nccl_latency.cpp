@@ -19,11 +19,11 @@ double ring_net_overhead_s(CollectiveProtocol protocol) {
 double tree_network_latency_factor(CollectiveProtocol protocol) {
   switch (protocol) {
     case CollectiveProtocol::ll:
-      return 5.0 / 2.7;
+      return kNcclTreeNetLatencyUs.ll / kNcclRingNetLatencyUs.ll;
     case CollectiveProtocol::ll128:
-      return 8.5 / 4.0;
+      return kNcclTreeNetLatencyUs.ll128 / kNcclRingNetLatencyUs.ll128;
     case CollectiveProtocol::simple:
-      return 14.0 / 14.0;
+      return kNcclTreeNetLatencyUs.simple / kNcclRingNetLatencyUs.simple;
   }
   return 1.0;
 }

@@ -20,9 +20,9 @@ namespace trainsim::topo {
 /// network operation through the proxy.
 [[nodiscard]] double ring_net_overhead_s(CollectiveProtocol protocol);
 
-/// NCCL's network latency of a tree step over a ring's, per protocol (hwLatencies[NET]: tree LL/LL128/Simple
-/// 5.0/8.5/14 us over ring 2.7/4.0/14 us). NCCL also prices a ring whose every step crosses nodes (one rank
-/// per node) at the tree's network latency: nothing inside a node hides it.
+/// NCCL's network latency of a tree step over a ring's, per protocol (hwLatencies[NET]: kNcclTreeNetLatencyUs
+/// over kNcclRingNetLatencyUs, hardware.hpp). NCCL also prices a ring whose every step crosses nodes (one
+/// rank per node) at the tree's network latency: nothing inside a node hides it.
 [[nodiscard]] double tree_network_latency_factor(CollectiveProtocol protocol);
 
 /// The latency of one ring step between nodes on `protocol`: NCCL's network step (CommEfficiency's

@@ -37,9 +37,9 @@ TEST_CASE("a row runs when it is feasible and fits") {
   const report::Table t = report::parse_csv(kCsv, "s.csv");
   const report::Results r(t);
   CHECK(r.runs(0));
-  CHECK_FALSE(r.feasible(1));
+  CHECK_FALSE(r.built(1));
   CHECK_FALSE(r.runs(1));
-  CHECK(r.feasible(2));
+  CHECK(r.built(2));
   CHECK_FALSE(r.runs(2));
   CHECK(r.reason(1) == "tp does not divide the heads");
 }
@@ -58,8 +58,8 @@ TEST_CASE("rows written since the verdict leads: fits, then feasible false for a
   REQUIRE(r.keys().size() == 2);
   CHECK(r.key_name(0) == "cluster.nodes");
   CHECK(r.runs(0));
-  CHECK_FALSE(r.feasible(1));
-  CHECK(r.feasible(2));  // built: it only does not fit
+  CHECK_FALSE(r.built(1));
+  CHECK(r.built(2));  // it only does not fit
   CHECK_FALSE(r.runs(2));
   CHECK(r.verdict(2) == model::Verdict::does_not_fit);
 }

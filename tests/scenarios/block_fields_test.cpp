@@ -7,9 +7,12 @@
 
 #include <fstream>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 
+#include "scenarios/field_table.hpp"
 #include "scenarios/loader.hpp"
 #include "sim/error.hpp"
 #include "tests/support/load_errors.hpp"
@@ -117,6 +120,37 @@ TEST_CASE("a table-driven block is read from its keys and dumped back in table o
   const std::string dump = dump_scenario(s);
   // interval is unset, so not written; the rest in the table's order, whatever order the file gave.
   CHECK(dump.find("checkpoint: {every_steps: 500, mode: sync, keep: 2}\n") != std::string::npos);
+}
+
+namespace {
+
+struct ThreeKeys {
+  double a = 1;
+  double b = 2;
+  std::optional<double> c;
+};
+
+const FieldTable<ThreeKeys>& three_keys_table() {
+  static const FieldTable<ThreeKeys> kTable{
+      number_field("a", &ThreeKeys::a, 0, 10, "first"),
+      number_field("b", &ThreeKeys::b, 0, 10, "second"),
+      number_field("c", &ThreeKeys::c, 0, 10, "third, written when set"),
+  };
+  return kTable;
+}
+
+}  // namespace
+
+TEST_CASE("keys a dump writes out of table order come in the order it names them; unwritten ones stay out") {
+  ThreeKeys k;
+  k.c = 3;
+  CHECK(block_fields(three_keys_table(), k, "  ") == "  a: 1\n  b: 2\n  c: 3\n");
+  CHECK(block_fields(three_keys_table(), k, "  ", {"c", "a"}) == "  b: 2\n  c: 3\n  a: 1\n");
+  CHECK(flow_fields(three_keys_table(), k, {"c", "b"}) == "c: 3, b: 2, a: 1");
+  k.c.reset();
+  CHECK(block_fields(three_keys_table(), k, "  ", {"c", "a"}) == "  b: 2\n  a: 1\n");
+  CHECK(flow_fields(three_keys_table(), k, {"c"}) == "a: 1, b: 2");
+  CHECK_THROWS_AS((void)flow_fields(three_keys_table(), k, {"d"}), std::logic_error);
 }
 
 TEST_CASE("rows that are not written at zero or in another form stay out of the dump") {
