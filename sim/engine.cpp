@@ -1,5 +1,7 @@
 #include "sim/engine.hpp"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <bit>
 #include <cstdlib>
@@ -10,15 +12,9 @@
 
 #include "sim/error.hpp"
 
-#ifdef __linux__
-#include <sys/mman.h>
-#endif
-
 namespace trainsim::sim {
 
 namespace {
-constexpr std::uint32_t kChunkBits = 10;
-constexpr std::uint32_t kChunkSize = 1u << kChunkBits;
 constexpr unsigned kSlotBits = 24;
 constexpr std::uint64_t kSlotMask = (std::uint64_t{1} << kSlotBits) - 1;
 constexpr std::uint64_t kMaxSeq = std::uint64_t{1} << (64 - kSlotBits);
@@ -33,14 +29,21 @@ constexpr std::size_t kPrefetchAtMost = 1024;
 constexpr std::size_t kRunPrefetch = 32;
 // A bucket becoming the run is sorted by insertion up to this size, by counting above.
 constexpr std::size_t kInsertionSortAtMost = 16;
+// A bucket of time's third byte this big is sorted whole when it is the lowest, not moved to lower buckets.
+constexpr std::size_t kSortWholeAtLeast = 4096;
 // Entries of buffer an emptied bucket keeps (64 KiB).
 constexpr std::size_t kKeepEntries = 4096;
+// Big bucket buffers kept for reuse (see release).
+constexpr std::size_t kSpareBuffers = 16;
 // Buckets below this one hold entries that differ from last_ at most in time's lowest byte and in key.
 constexpr std::size_t kRunBuckets = std::size_t{10} * 256;
 constexpr std::size_t kAllocateAhead =
     128;  // free slots fetched this many allocations ahead (16 was too few)
 constexpr std::size_t kCompactAtLeast = 1024;  // below this many cancelled entries, never compact
-constexpr std::size_t kHugeArenaBytes = std::size_t{2} << 20;
+constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
+// Address space reserved for the slab: every slot a key can name, and room to align it to a huge page.
+constexpr std::size_t kSlabBytes = (kSlotMask + 1) * 64;
+constexpr std::size_t kSlabMappingBytes = kSlabBytes + kHugePageBytes;
 }  // namespace
 
 struct alignas(64) Engine::Slot {  // one cache line
@@ -52,40 +55,44 @@ struct alignas(64) Engine::Slot {  // one cache line
 Engine::Engine() = default;
 
 Engine::~Engine() {
-  for (Slot* chunk : chunks_) std::destroy_n(chunk, kChunkSize);
+  if (slab_ == nullptr) return;
+  std::destroy_n(slab_, slab_ready_);
+  munmap(slab_mapping_, kSlabMappingBytes);
 }
 
-void Engine::FreeArena::operator()(void* p) const {
-  std::free(p);
-}
-
-void Engine::add_chunk() {
-  // A slab past a few MB is read in event order, which is random order: with 4 KiB pages nearly every
-  // access would also miss the TLB. So past the first arena the slab comes in 2 MiB arenas the kernel may
-  // back with huge pages (Linux, transparent huge pages in "madvise" mode); small engines stay small.
-  constexpr std::size_t kChunkBytes = sizeof(Slot) * kChunkSize;
-  const std::size_t arena_bytes = chunks_.empty() ? kChunkBytes : kHugeArenaBytes;
-  if (arena_left_ == 0) {
-    void* p = std::aligned_alloc(arena_bytes == kChunkBytes ? alignof(Slot) : kHugeArenaBytes, arena_bytes);
-    if (p == nullptr) throw std::bad_alloc();
-#ifdef MADV_HUGEPAGE
-    if (arena_bytes == kHugeArenaBytes)
-      madvise(p, arena_bytes, MADV_HUGEPAGE);  // a hint; failure is harmless
+void Engine::grow_slab() {
+  // The slab is one reserved range of address space (no memory until used), so a slot's address is one
+  // multiply-add and slots never move. It becomes usable in steps: 64 KiB first (small engines stay small),
+  // then to 2 MiB and in 2 MiB steps, aligned so that the kernel may back them with huge pages (Linux,
+  // transparent huge pages in "madvise" mode): past a few MB the slab is read in event order, which is
+  // random order, and with 4 KiB pages nearly every access would also miss the TLB.
+  static_assert(sizeof(Slot) == 64, "kSlabBytes counts 64-byte slots");
+  if (slab_ == nullptr) {
+    int flags = MAP_PRIVATE | MAP_ANONYMOUS;
+#ifdef MAP_NORESERVE
+    flags |= MAP_NORESERVE;
 #endif
-    arenas_.emplace_back(p);
-    arena_left_ = arena_bytes / kChunkBytes;
+    void* p = mmap(nullptr, kSlabMappingBytes, PROT_NONE, flags, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    slab_mapping_ = p;
+    const auto address = reinterpret_cast<std::uintptr_t>(p);
+    slab_ = reinterpret_cast<Slot*>((address + kHugePageBytes - 1) & ~(kHugePageBytes - 1));
+#ifdef MADV_HUGEPAGE
+    madvise(slab_, kSlabBytes, MADV_HUGEPAGE);  // a hint; failure is harmless
+#endif
   }
-  auto* base = static_cast<std::byte*>(arenas_.back().get());
-  const std::size_t used = (arena_bytes / kChunkBytes) - arena_left_;
-  Slot* chunk =
-      std::uninitialized_default_construct_n(reinterpret_cast<Slot*>(base + used * kChunkBytes), kChunkSize) -
-      kChunkSize;
-  --arena_left_;
-  chunks_.push_back(chunk);
+  constexpr std::size_t kFirstSlots = 1024;  // 64 KiB
+  constexpr std::size_t kStepSlots = kHugePageBytes / sizeof(Slot);
+  const std::size_t ready =
+      slab_ready_ == 0 ? kFirstSlots : (slab_ready_ < kStepSlots ? kStepSlots : slab_ready_ + kStepSlots);
+  if (mprotect(slab_ + slab_ready_, (ready - slab_ready_) * sizeof(Slot), PROT_READ | PROT_WRITE) != 0)
+    throw std::bad_alloc();
+  std::uninitialized_default_construct_n(slab_ + slab_ready_, ready - slab_ready_);
+  slab_ready_ = ready;
 }
 
 Engine::Slot& Engine::slot(std::uint32_t index) {
-  return chunks_[index >> kChunkBits][index & (kChunkSize - 1)];
+  return slab_[index];
 }
 
 std::uint32_t Engine::allocate_slot() {
@@ -106,24 +113,24 @@ std::uint32_t Engine::allocate_slot() {
     return index;
   }
   // Default-initialised (not make_unique's value-initialisation): zeroing a whole chunk first is wasted work.
-  if ((slot_count_ >> kChunkBits) == chunks_.size()) add_chunk();
+  if (slot_count_ == slab_ready_) grow_slab();
   TRAINSIM_CHECK(slot_count_ <= kSlotMask, "more than 2^24 events pending in one engine");
   return slot_count_++;
 }
 
-EventId Engine::at(Time t, Callback action) {
+Callback& Engine::queue(Time t, EventId& id) {
   TRAINSIM_CHECK(t >= now_, "an event was scheduled in the past (at " + std::to_string(t.ps()) + " ps, now " +
                                 std::to_string(now_.ps()) + " ps)");
   const std::uint32_t index = allocate_slot();
   TRAINSIM_CHECK(next_seq_ < kMaxSeq, "more than 2^40 events scheduled in one engine");
   const std::uint64_t seq = next_seq_++;
   Slot& s = slot(index);
-  s.action = std::move(action);
   s.seq = seq;
   s.cancelled = false;
   push(Entry{t.ps(), seq << kSlotBits | index});
   ++pending_;
-  return EventId{index, seq};
+  id = EventId{index, seq};
+  return s.action;
 }
 
 bool Engine::cancel(EventId id) {
@@ -193,11 +200,37 @@ void Engine::release(std::vector<Entry>& bucket) {
   // of the 256 buckets of time's third byte fills to 1-2 MB in turn, and keeping them all (hundreds of
   // MB) made every append to a reused one a write miss to memory (steady state 17-18 M events/s, against
   // 21-23 when the allocator hands the just-freed, still cached buffer to the next bucket that grows).
-  if (bucket.capacity() > kKeepEntries) std::vector<Entry>().swap(bucket);
+  // A big buffer goes to the spares instead, for the next bucket that outgrows its own: growing by
+  // reallocation copied every entry once more and faulted in fresh pages (the allocator returns big
+  // blocks to the kernel), about 10 % of the steady state at 1M pending.
+  if (bucket.capacity() > kKeepEntries) {
+    if (spare_buffers_.size() < kSpareBuffers) {
+      spare_buffers_.push_back(std::move(bucket));
+      bucket = std::vector<Entry>();
+    } else {
+      std::vector<Entry>().swap(bucket);
+    }
+  }
+}
+
+void Engine::grow(std::vector<Entry>& bucket) {
+  const std::size_t wanted = std::max<std::size_t>(16, 2 * bucket.capacity());
+  if (bucket.capacity() >= kKeepEntries && !spare_buffers_.empty() &&
+      spare_buffers_.back().capacity() >= wanted) {
+    std::vector<Entry> spare = std::move(spare_buffers_.back());
+    spare_buffers_.pop_back();
+    spare.assign(bucket.begin(), bucket.end());
+    bucket.swap(spare);
+    return;
+  }
+  bucket.reserve(wanted);
 }
 
 inline void Engine::add_to_bucket(std::size_t b, Entry e) {
-  buckets_[b].push_back(e);
+  std::vector<Entry>& bucket = buckets_[b];
+  if (bucket.size() == bucket.capacity()) [[unlikely]]
+    grow(bucket);
+  bucket.push_back(e);
   nonempty_[b / 64] |= std::uint64_t{1} << (b % 64);
   nonempty_words_ |= std::uint64_t{1} << (b / 64);
 }
@@ -212,10 +245,8 @@ void Engine::push(Entry e) {
   ++queued_;
   // Only while a run is being taken can a new event be earlier than last_ (the run's last entry, normally
   // within 256 ps of now); it waits in the early heap. Everything else goes to its bucket.
-  if (before(e, last_)) {
-    ++ahead_;
-    early_.push_back(e);
-    std::ranges::push_heap(early_, later);
+  if (before(e, last_)) [[unlikely]] {
+    push_early(e);
     return;
   }
   const std::size_t b = bucket_of(e);
@@ -233,6 +264,12 @@ void Engine::push(Entry e) {
   }
 }
 
+void Engine::push_early(Entry e) {
+  ++ahead_;
+  early_.push_back(e);
+  std::ranges::push_heap(early_, later);
+}
+
 const Engine::Entry& Engine::top() {
   if (ahead_ != 0) {
     if (run_next_ == run_.size()) return early_.front();
@@ -244,6 +281,13 @@ const Engine::Entry& Engine::top() {
     const auto word = static_cast<std::size_t>(std::countr_zero(nonempty_words_));
     const std::size_t b = word * 64 + static_cast<std::size_t>(std::countr_zero(nonempty_[word]));
     const std::vector<Entry>& bucket = buckets_[b];
+    if ((b < kRunBuckets && bucket.size() > 1) ||
+        (b < kRunBuckets + 256 && bucket.size() >= kSortWholeAtLeast)) {
+      // Its entries are the next to run, all of them before any other bucket's: sort them now instead of
+      // scanning them for the earliest.
+      bucket_to_run(b);
+      return run_.front();
+    }
     std::size_t best = bucket_min_[b];
     if (best == kMinUnknown) {
       best = 0;
@@ -260,6 +304,17 @@ const Engine::Entry& Engine::top() {
   return min_;
 }
 
+void Engine::stable_counting_pass(std::span<const Entry> from, Entry* to,
+                                  std::array<std::uint32_t, 256>& count, unsigned shift) {
+  std::uint32_t sum = 0;
+  for (std::uint32_t& c : count) {
+    const std::uint32_t n = c;
+    c = sum;
+    sum += n;
+  }
+  for (const Entry e : from) to[count[(static_cast<std::uint64_t>(e.time) >> shift) & 255]++] = e;
+}
+
 void Engine::bucket_to_run(std::size_t b) {
   std::vector<Entry>& bucket = buckets_[b];
   run_.clear();
@@ -269,7 +324,7 @@ void Engine::bucket_to_run(std::size_t b) {
   if (b < kRunBuckets - 256) {
     // A key digit or time's lowest byte: every entry has the same time, and scheduling order is key order.
     run_.assign(bucket.begin(), bucket.end());
-  } else if (bucket.size() <= kInsertionSortAtMost) {
+  } else if (b < kRunBuckets && bucket.size() <= kInsertionSortAtMost) {
     run_.assign(bucket.begin(), bucket.end());
     // Stable by time, so ties keep scheduling order.
     for (std::size_t i = 1; i < run_.size(); ++i) {
@@ -278,18 +333,26 @@ void Engine::bucket_to_run(std::size_t b) {
       for (; j > 0 && run_[j - 1].time > e.time; --j) run_[j] = run_[j - 1];
       run_[j] = e;
     }
-  } else {
+  } else if (b < kRunBuckets) {
     // Counting sort on time's lowest byte, stable, so ties keep scheduling order.
-    run_count_.fill(0);
-    for (const Entry e : bucket) ++run_count_[static_cast<std::uint64_t>(e.time) & 255];
-    std::uint32_t sum = 0;
-    for (std::uint32_t& c : run_count_) {
-      const std::uint32_t n = c;
-      c = sum;
-      sum += n;
-    }
     run_.resize(bucket.size());
-    for (const Entry e : bucket) run_[run_count_[static_cast<std::uint64_t>(e.time) & 255]++] = e;
+    std::array<std::uint32_t, 256> count{};
+    for (const Entry e : bucket) ++count[static_cast<std::uint64_t>(e.time) & 255];
+    stable_counting_pass(bucket, run_.data(), count, 0);
+  } else {
+    // Time's third byte: entries within 65,536 ps. Sorted on time's two lowest bytes by two stable
+    // counting passes (least significant first), so ties keep scheduling order.
+    run_scratch_.resize(bucket.size());
+    run_.resize(bucket.size());
+    std::array<std::uint32_t, 256> count_low{};
+    std::array<std::uint32_t, 256> count_high{};
+    for (const Entry e : bucket) {
+      const auto time = static_cast<std::uint64_t>(e.time);
+      ++count_low[time & 255];
+      ++count_high[(time >> 8) & 255];
+    }
+    stable_counting_pass(bucket, run_scratch_.data(), count_low, 0);
+    stable_counting_pass(run_scratch_, run_.data(), count_high, 8);
   }
   release(bucket);
   mark_empty(b);
@@ -331,14 +394,29 @@ Engine::Entry Engine::pop_run() {
 }
 
 Engine::Entry Engine::pop() {
+  if (ahead_ != 0 && early_.empty()) [[likely]] {
+    // The run's next entry: the common case, kept small so that step() stays lean.
+    const Entry e = run_[run_next_++];
+    if (run_next_ - 1 + kRunPrefetch < run_.size())
+      __builtin_prefetch(
+          &slot(static_cast<std::uint32_t>(run_[run_next_ - 1 + kRunPrefetch].key & kSlotMask)));
+    if (run_next_ == run_.size()) {
+      run_.clear();
+      run_next_ = 0;
+    }
+    --ahead_;
+    if (--queued_ == 0) last_ = restart_point();
+    return e;
+  }
+  return pop_slow();
+}
+
+Engine::Entry Engine::pop_slow() {
   if (ahead_ != 0) return pop_run();
   const Entry e = top();
+  if (ahead_ != 0) return pop_run();  // top() made the lowest bucket the run
   const std::size_t b = min_bucket_;
   std::vector<Entry>& bucket = buckets_[b];
-  if (b < kRunBuckets && bucket.size() > 1) {
-    bucket_to_run(b);
-    return pop_run();
-  }
   // Take e, then move the rest of its bucket, in order: relative to e, each of its entries belongs to a
   // strictly lower bucket (they share with e every digit down to the bucket's). This pass and the run are
   // the only places entries move.
@@ -362,11 +440,16 @@ Engine::Entry Engine::pop() {
   return e;
 }
 
+void Engine::prefetch_top() {
+  __builtin_prefetch(&slot(static_cast<std::uint32_t>(top().key & kSlotMask)));
+}
+
 void Engine::step() {
   const Entry e = pop();
   const auto index = static_cast<std::uint32_t>(e.key & kSlotMask);
-  // The next event's callback is a likely cache miss; find it and fetch it while this one runs.
-  if (queued_ != 0) __builtin_prefetch(&slot(static_cast<std::uint32_t>(top().key & kSlotMask)));
+  // The next event's callback is a likely cache miss; find it and fetch it while this one runs (a run's
+  // are fetched kRunPrefetch events ahead already).
+  if (ahead_ == 0 && queued_ != 0) prefetch_top();
   Slot& s = slot(index);
   if (s.cancelled) {
     --cancelled_queued_;

@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "sim/callback.hpp"
@@ -48,8 +49,33 @@ class Engine {
   [[nodiscard]] Time now() const { return now_; }
 
   /// Schedules `action` at time `t`. Precondition (TRAINSIM_CHECK): t >= now().
-  EventId at(Time t, Callback action);
+  /// A callable (a lambda) is constructed in the event's slot directly; a Callback is moved there.
+  template <CallbackTarget F>
+  EventId at(Time t, F&& action) {
+    EventId id;
+    Callback& slot_action = queue(t, id);
+    if constexpr (noexcept(slot_action.emplace(std::forward<F>(action)))) {
+      slot_action.emplace(std::forward<F>(action));
+    } else {
+      try {
+        slot_action.emplace(std::forward<F>(action));
+      } catch (...) {  // the callable's copy or allocation threw: the event must not run empty
+        cancel(id);
+        throw;
+      }
+    }
+    return id;
+  }
+  EventId at(Time t, Callback action) {
+    EventId id;
+    queue(t, id) = std::move(action);
+    return id;
+  }
   /// Schedules `action` at now() + d. Precondition: d >= 0.
+  template <CallbackTarget F>
+  EventId after(Duration d, F&& action) {
+    return at(now_ + d, std::forward<F>(action));
+  }
   EventId after(Duration d, Callback action) { return at(now_ + d, std::move(action)); }
 
   /// Cancels a pending event: it will not run and its callback is destroyed now. Returns false (and does
@@ -79,6 +105,8 @@ class Engine {
   // The early heap's order: its front is the earliest.
   static bool later(const Entry& a, const Entry& b) { return before(b, a); }
   struct Slot;
+  // Queues an event at t and returns its slot's action, empty, for at() to fill; `id` names the event.
+  Callback& queue(Time t, EventId& id);
   // The 128-bit number (time, key) read as 16 byte digits: a bucket per (digit position, digit value).
   static constexpr std::size_t kBuckets = 16 * 256;
 
@@ -87,8 +115,8 @@ class Engine {
   // figures are in sim/README.md.
   [[nodiscard]] inline Slot& slot(std::uint32_t index);
   inline std::uint32_t allocate_slot();
-  // Appends a chunk of default-constructed slots.
-  void add_chunk();
+  // Makes more of the slab usable (reserving its address space first).
+  void grow_slab();
   // Bucket of e: 256 * (position of the highest digit where (time, key) differs from last_) + e's digit
   // there. Lower buckets hold earlier entries.
   [[nodiscard]] inline std::size_t bucket_of(const Entry& e) const;
@@ -97,7 +125,9 @@ class Engine {
   [[gnu::always_inline]] inline void add_to_bucket(std::size_t b, Entry e);
   inline void mark_empty(std::size_t b);
   // Empties a bucket that was moved or made the run, freeing a large buffer.
-  static inline void release(std::vector<Entry>& bucket);
+  inline void release(std::vector<Entry>& bucket);
+  // Makes room for one more entry: a spare buffer when the bucket is big and one is at hand.
+  [[gnu::noinline]] void grow(std::vector<Entry>& bucket);
   inline void push(Entry e);
   // The earliest queued entry (cached until it is popped). Precondition: queued_ > 0.
   inline const Entry& top();
@@ -105,6 +135,10 @@ class Engine {
   // the lowest bucket, which becomes the run when its entries lie within one 256 ps span (see run_), or
   // else has its other entries moved to lower buckets relative to the entry taken.
   inline Entry pop();
+  // pop() but for the run's next entry when no early entry waits.
+  [[gnu::noinline]] Entry pop_slow();
+  [[gnu::noinline]] void push_early(Entry e);
+  [[gnu::noinline]] void prefetch_top();
   // What last_ becomes when the queue runs dry.
   [[nodiscard]] inline Entry restart_point() const;
   // Takes the next entry of the run or the early heap. Precondition: one of them is not empty.
@@ -112,6 +146,9 @@ class Engine {
   // Makes the lowest bucket, whose entries differ from last_ at most in time's lowest byte and in key, the
   // run (sorted), and last_ its last entry.
   void bucket_to_run(std::size_t b);
+  // Writes `from` to `to` in the order of time's byte at `shift`, stably; count[d] = entries of digit d.
+  static void stable_counting_pass(std::span<const Entry> from, Entry* to,
+                                   std::array<std::uint32_t, 256>& count, unsigned shift);
   // Drops cancelled entries from every bucket, the run and the early heap.
   void compact();
   // Runs the top event (or discards it when cancelled).
@@ -147,15 +184,14 @@ class Engine {
   std::vector<Entry> run_;
   std::size_t run_next_ = 0;  // run_[run_next_..] are queued
   std::vector<Entry> early_;
-  std::size_t ahead_ = 0;                       // queued entries in the run and the early heap
-  std::array<std::uint32_t, 256> run_count_{};  // counting-sort scratch
+  std::size_t ahead_ = 0;  // queued entries in the run and the early heap
+  std::vector<Entry> run_scratch_;
+  std::vector<std::vector<Entry>>
+      spare_buffers_;  // emptied big bucket buffers, the latest last  // the first of two counting passes
   // Stable storage: callbacks never move while queued. Chunks of kChunkSize slots, carved from arenas.
-  std::vector<Slot*> chunks_;
-  struct FreeArena {
-    void operator()(void* p) const;
-  };
-  std::vector<std::unique_ptr<void, FreeArena>> arenas_;
-  std::size_t arena_left_ = 0;  // chunks still free at the end of arenas_.back()
+  Slot* slab_ = nullptr;  // slots [0, slab_ready_) are usable; they never move
+  std::size_t slab_ready_ = 0;
+  void* slab_mapping_ = nullptr;  // the reserved address space slab_ lies in
   std::vector<std::uint32_t> free_slots_;
   std::uint32_t slot_count_ = 0;
   std::uint64_t next_seq_ = 1;
