@@ -29,8 +29,11 @@ constexpr std::size_t kPrefetchAtMost = 1024;
 constexpr std::size_t kRunPrefetch = 32;
 // A bucket becoming the run is sorted by insertion up to this size, by counting above.
 constexpr std::size_t kInsertionSortAtMost = 16;
-// A bucket of time's third byte this big is sorted whole when it is the lowest, not moved to lower buckets.
-constexpr std::size_t kSortWholeAtLeast = 4096;
+// A bucket of time's third byte this big is spread when it is the lowest (see Engine::spread_), not moved
+// to lower buckets.
+constexpr std::size_t kSpreadAtLeast = 4096;
+// Buckets of time's second byte: the spread's segment of digit d stands as bucket kSpreadBuckets + d.
+constexpr std::size_t kSpreadBuckets = std::size_t{9} * 256;
 // Entries of buffer an emptied bucket keeps (64 KiB).
 constexpr std::size_t kKeepEntries = 4096;
 // Big bucket buffers kept for reuse (see release).
@@ -172,6 +175,32 @@ void Engine::compact() {
   }
   drop_cancelled(run_, run_next_);
   run_next_ = 0;
+  if (spread_left_ != 0) {
+    // Segment by segment, in place and in order; taken segments are dropped.
+    std::size_t kept = 0;
+    for (std::size_t d = spread_next_; d < 256; ++d) {
+      const std::size_t begin = spread_begin_[d];
+      const std::size_t end = spread_begin_[d + 1];
+      spread_begin_[d] = static_cast<std::uint32_t>(kept);
+      for (std::size_t i = begin; i < end; ++i) {
+        const Entry e = spread_[i];
+        const auto index = static_cast<std::uint32_t>(e.key & kSlotMask);
+        Slot& s = slot(index);
+        if (s.cancelled) {
+          s.seq = 0;
+          s.cancelled = false;
+          free_slots_.push_back(index);
+          --queued_;
+        } else {
+          spread_[kept++] = e;
+        }
+      }
+    }
+    spread_begin_[256] = static_cast<std::uint32_t>(kept);
+    spread_.resize(kept);
+    spread_left_ = kept;
+    if (kept == 0) spread_next_ = 256;
+  }
   drop_cancelled(early_, 0);
   std::ranges::make_heap(early_, later);
   ahead_ = run_.size() + early_.size();
@@ -277,17 +306,38 @@ const Engine::Entry& Engine::top() {
     return early_.front();
   }
   if (!min_known_) {
-    // The earliest entry is in the lowest non-empty bucket; within it, order is by scheduling: scan.
-    const auto word = static_cast<std::size_t>(std::countr_zero(nonempty_words_));
-    const std::size_t b = word * 64 + static_cast<std::size_t>(std::countr_zero(nonempty_[word]));
-    const std::vector<Entry>& bucket = buckets_[b];
-    if ((b < kRunBuckets && bucket.size() > 1) ||
-        (b < kRunBuckets + 256 && bucket.size() >= kSortWholeAtLeast)) {
-      // Its entries are the next to run, all of them before any other bucket's: sort them now instead of
-      // scanning them for the earliest.
-      bucket_to_run(b);
-      return run_.front();
+    // The earliest entry is in the lowest non-empty bucket, or in the spread's next segment when that
+    // stands lower (as bucket kSpreadBuckets + its digit); within a bucket, order is by scheduling: scan.
+    std::size_t b = kBuckets;
+    for (;;) {
+      if (nonempty_words_ != 0) {
+        const auto word = static_cast<std::size_t>(std::countr_zero(nonempty_words_));
+        b = word * 64 + static_cast<std::size_t>(std::countr_zero(nonempty_[word]));
+      } else {
+        b = kBuckets;
+      }
+      if (spread_left_ != 0) {
+        while (spread_begin_[spread_next_] == spread_begin_[spread_next_ + 1]) ++spread_next_;
+        const std::size_t segment_bucket = kSpreadBuckets + spread_next_;
+        if (b >= segment_bucket) {
+          segment_to_run(b == segment_bucket);
+          return run_.front();
+        }
+      }
+      const std::size_t size = buckets_[b].size();
+      if (b < kRunBuckets && size > 1) {
+        // Its entries are the next to run, all of them before any other bucket's: sort them now instead
+        // of scanning them for the earliest.
+        bucket_to_run(b);
+        return run_.front();
+      }
+      if (b >= kRunBuckets && b < kRunBuckets + 256 && size >= kSpreadAtLeast) {
+        spread_bucket(b);
+        continue;
+      }
+      break;
     }
+    const std::vector<Entry>& bucket = buckets_[b];
     std::size_t best = bucket_min_[b];
     if (best == kMinUnknown) {
       best = 0;
@@ -333,34 +383,75 @@ void Engine::bucket_to_run(std::size_t b) {
       for (; j > 0 && run_[j - 1].time > e.time; --j) run_[j] = run_[j - 1];
       run_[j] = e;
     }
-  } else if (b < kRunBuckets) {
+  } else {
     // Counting sort on time's lowest byte, stable, so ties keep scheduling order.
     run_.resize(bucket.size());
     std::array<std::uint32_t, 256> count{};
     for (const Entry e : bucket) ++count[static_cast<std::uint64_t>(e.time) & 255];
     stable_counting_pass(bucket, run_.data(), count, 0);
-  } else {
-    // Time's third byte: entries within 65,536 ps. Sorted on time's two lowest bytes by two stable
-    // counting passes (least significant first), so ties keep scheduling order.
-    run_scratch_.resize(bucket.size());
-    run_.resize(bucket.size());
-    std::array<std::uint32_t, 256> count_low{};
-    std::array<std::uint32_t, 256> count_high{};
-    for (const Entry e : bucket) {
-      const auto time = static_cast<std::uint64_t>(e.time);
-      ++count_low[time & 255];
-      ++count_high[(time >> 8) & 255];
-    }
-    stable_counting_pass(bucket, run_scratch_.data(), count_low, 0);
-    stable_counting_pass(run_scratch_, run_.data(), count_high, 8);
   }
   release(bucket);
   mark_empty(b);
+  start_run();
+}
+
+void Engine::start_run() {
   min_known_ = false;
   ahead_ = run_.size();  // the early heap is empty: the run is only made once it is
   last_ = run_.back();
   for (std::size_t i = 0; i < std::min(kRunPrefetch, run_.size()); ++i)
     __builtin_prefetch(&slot(static_cast<std::uint32_t>(run_[i].key & kSlotMask)));
+}
+
+void Engine::spread_bucket(std::size_t b) {
+  std::vector<Entry>& bucket = buckets_[b];
+  std::array<std::uint32_t, 256> count{};
+  for (const Entry e : bucket) ++count[(static_cast<std::uint64_t>(e.time) >> 8) & 255];
+  std::uint32_t sum = 0;
+  for (std::size_t d = 0; d < 256; ++d) {
+    spread_begin_[d] = sum;
+    sum += count[d];
+  }
+  spread_begin_[256] = sum;
+  spread_.resize(bucket.size());
+  stable_counting_pass(bucket, spread_.data(), count, 8);
+  spread_next_ = 0;
+  spread_left_ = bucket.size();
+  // The spread's entries share time's bytes above the second with each other; last_ becomes that prefix
+  // with zeros below, before all of them and after the entry taken before, so that an event scheduled
+  // in segment d's span goes to bucket kSpreadBuckets + d, to be taken with it.
+  last_ = Entry{bucket.front().time & ~std::int64_t{0xFFFF}, 0};
+  release(bucket);
+  mark_empty(b);
+  min_known_ = false;
+}
+
+void Engine::segment_to_run(bool with_bucket) {
+  const std::size_t d = spread_next_++;
+  const std::span<const Entry> segment(spread_.data() + spread_begin_[d],
+                                       spread_begin_[d + 1] - spread_begin_[d]);
+  spread_left_ -= segment.size();
+  std::span<const Entry> later_entries;
+  if (with_bucket) later_entries = buckets_[kSpreadBuckets + d];
+  // The segment's entries were all scheduled before the bucket's: segment then bucket is scheduling order,
+  // and a stable sort of it on time's lowest byte keeps ties first-scheduled-first.
+  run_.clear();
+  run_next_ = 0;
+  run_.resize(segment.size() + later_entries.size());
+  std::array<std::uint32_t, 256> count{};
+  for (const Entry e : segment) ++count[static_cast<std::uint64_t>(e.time) & 255];
+  for (const Entry e : later_entries) ++count[static_cast<std::uint64_t>(e.time) & 255];
+  stable_counting_pass(segment, run_.data(), count, 0);
+  for (const Entry e : later_entries) run_[count[static_cast<std::uint64_t>(e.time) & 255]++] = e;
+  if (with_bucket) {
+    release(buckets_[kSpreadBuckets + d]);
+    mark_empty(kSpreadBuckets + d);
+  }
+  if (spread_left_ == 0) {
+    spread_.clear();
+    spread_next_ = 256;
+  }
+  start_run();
 }
 
 Engine::Entry Engine::restart_point() const {

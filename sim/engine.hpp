@@ -146,6 +146,12 @@ class Engine {
   // Makes the lowest bucket, whose entries differ from last_ at most in time's lowest byte and in key, the
   // run (sorted), and last_ its last entry.
   void bucket_to_run(std::size_t b);
+  // Sets what a new run sets: last_ its last entry, its first callbacks fetched.
+  inline void start_run();
+  // Makes the lowest bucket, of time's third byte and big, the spread.
+  void spread_bucket(std::size_t b);
+  // Makes the spread's next segment (and the bucket of its digit, when `with_bucket`) the run.
+  void segment_to_run(bool with_bucket);
   // Writes `from` to `to` in the order of time's byte at `shift`, stably; count[d] = entries of digit d.
   static void stable_counting_pass(std::span<const Entry> from, Entry* to,
                                    std::array<std::uint32_t, 256>& count, unsigned shift);
@@ -185,9 +191,19 @@ class Engine {
   std::size_t run_next_ = 0;  // run_[run_next_..] are queued
   std::vector<Entry> early_;
   std::size_t ahead_ = 0;  // queued entries in the run and the early heap
-  std::vector<Entry> run_scratch_;
-  std::vector<std::vector<Entry>>
-      spare_buffers_;  // emptied big bucket buffers, the latest last  // the first of two counting passes
+  // The spread: the lowest bucket of time's third byte, when big (4096+ entries), stably ordered by time's
+  // second byte in one counting pass into 256 segments of 256 ps each. Segment d stands in the radix heap
+  // as bucket kSpreadBuckets + d (time's second byte, digit d), where events scheduled later in its span go;
+  // when it is the lowest, it and that bucket, in this order (scheduling order), are sorted on time's
+  // lowest byte into the run. At a million pending events a bucket of time's third byte holds ~130k
+  // entries: spreading them costs one pass where moving them to 256 buckets cost an append each (size
+  // check, bit marks), and the run stays 256 ps long, so few events are scheduled before its end.
+  std::vector<Entry> spread_;
+  std::array<std::uint32_t, 257>
+      spread_begin_{};             // segment d: spread_[spread_begin_[d], spread_begin_[d + 1])
+  std::size_t spread_next_ = 256;  // segments below are taken
+  std::size_t spread_left_ = 0;    // entries in the segments not taken
+  std::vector<std::vector<Entry>> spare_buffers_;  // emptied big bucket buffers, the latest last
   // Stable storage: callbacks never move while queued. Chunks of kChunkSize slots, carved from arenas.
   Slot* slab_ = nullptr;  // slots [0, slab_ready_) are usable; they never move
   std::size_t slab_ready_ = 0;
