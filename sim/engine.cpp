@@ -259,9 +259,12 @@ inline void Engine::add_to_bucket(std::size_t b, Entry e) {
   std::vector<Entry>& bucket = buckets_[b];
   if (bucket.size() == bucket.capacity()) [[unlikely]]
     grow(bucket);
+  const bool was_empty = bucket.empty();
   bucket.push_back(e);
-  nonempty_[b / 64] |= std::uint64_t{1} << (b % 64);
-  nonempty_words_ |= std::uint64_t{1} << (b / 64);
+  if (was_empty) {  // a bucket's bits are set exactly while it holds entries (mark_empty clears them)
+    nonempty_[b / 64] |= std::uint64_t{1} << (b % 64);
+    nonempty_words_ |= std::uint64_t{1} << (b / 64);
+  }
 }
 
 void Engine::mark_empty(std::size_t b) {

@@ -10,11 +10,15 @@
 // sequential passes; an entry moves at most 15 times over its life, about log256(pending) on average. Once
 // the lowest bucket's entries lie within 256 ps of each other, it is sorted at once (a counting sort on
 // time's lowest byte; buckets stay in scheduling order, so ties keep it) into a run taken from the front;
-// events scheduled before the run's end meanwhile wait in a small binary heap beside it. So the queue does
-// no random access when the pending set outgrows the cache, where a heap misses per level; the one random
-// access left, the callback's slot, is prefetched ahead (32 events ahead in a run), and big slabs sit on
-// huge pages. An emptied bucket keeps at most 64 KiB of buffer, so memory follows the pending set.
-// Callbacks live in a stable slab indexed by slot, so scheduling from inside a callback is safe. cancel is
+// events scheduled before the run's end meanwhile wait in a small binary heap beside it. A big bucket of
+// time's third byte (4096+ entries, 65,536 ps) is spread instead of moved: one counting pass orders it
+// into 256 segments of 256 ps, each taken as a run (with the events scheduled into its span since) when
+// it is the lowest. So the queue does no random access when the pending set outgrows the cache, where a
+// heap misses per level; the one random access left, the callback's slot, is prefetched ahead (32 events
+// ahead in a run), and the slab (one reserved address range) sits on huge pages once big. An emptied
+// bucket keeps at most 64 KiB of buffer (and up to 16 big ones are kept for reuse), so memory follows the
+// pending set. A callable passed to at/after is constructed in its event's slot; callbacks live in that
+// stable slab, indexed by slot, so scheduling from inside a callback is safe. cancel is
 // O(1) and lazy: the entry stays queued and is discarded when it comes out; when cancelled entries outnumber
 // live ones the queue is compacted (O(n), amortised O(1) per cancel), so rescheduling far-future events
 // cannot grow it. Limits (checked): 2^24 (16.7 M) events pending at once, 2^40 (1.1e12) events scheduled per
