@@ -47,6 +47,8 @@ constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
 // Address space reserved for the slab: every slot a key can name, and room to align it to a huge page.
 constexpr std::size_t kSlabBytes = (kSlotMask + 1) * 64;
 constexpr std::size_t kSlabMappingBytes = kSlabBytes + kHugePageBytes;
+// Slots usable in a new slab (64 KiB); it then doubles up to 2 MiB and grows by 2 MiB.
+constexpr std::size_t kFirstSlots = 1024;
 }  // namespace
 
 struct alignas(64) Engine::Slot {  // one cache line
@@ -57,19 +59,61 @@ struct alignas(64) Engine::Slot {  // one cache line
 
 Engine::Engine() = default;
 
+namespace {
+// The slab of the last engine destroyed on this thread, kept (up to its first 2 MiB of usable memory) for
+// the next engine created on it: a simulation builds an engine per step, and a fresh mapping faulted in
+// its pages again every time (thousands of page faults per second of simulation).
+struct SlabCache {
+  void* mapping = nullptr;
+  SlabCache() = default;
+  SlabCache(const SlabCache&) = delete;
+  SlabCache& operator=(const SlabCache&) = delete;
+  ~SlabCache() {
+    if (mapping != nullptr) munmap(mapping, kSlabMappingBytes);
+    mapping = nullptr;
+  }
+};
+thread_local SlabCache slab_cache;
+
+void* align_to_huge_page(void* mapping) {
+  const auto address = reinterpret_cast<std::uintptr_t>(mapping);
+  return reinterpret_cast<void*>((address + kHugePageBytes - 1) & ~(kHugePageBytes - 1));
+}
+}  // namespace
+
 Engine::~Engine() {
   if (slab_ == nullptr) return;
   std::destroy_n(slab_, slab_ready_);
-  munmap(slab_mapping_, kSlabMappingBytes);
+  if (slab_cache.mapping != nullptr) {
+    munmap(slab_mapping_, kSlabMappingBytes);
+    return;
+  }
+  const std::size_t ready_bytes = slab_ready_ * sizeof(Slot);
+  if (ready_bytes > kHugePageBytes) {  // give the rest back, so a big engine's slab does not stay resident
+    auto* rest = reinterpret_cast<std::byte*>(slab_) + kHugePageBytes;
+    madvise(rest, ready_bytes - kHugePageBytes, MADV_DONTNEED);
+    mprotect(rest, ready_bytes - kHugePageBytes, PROT_NONE);
+  }
+  slab_cache.mapping = slab_mapping_;
 }
 
 void Engine::grow_slab() {
   // The slab is one reserved range of address space (no memory until used), so a slot's address is one
   // multiply-add and slots never move. It becomes usable in steps: 64 KiB first (small engines stay small),
-  // then to 2 MiB and in 2 MiB steps, aligned so that the kernel may back them with huge pages (Linux,
+  // doubling to 2 MiB, then 2 MiB at a time, aligned so that the kernel may back them with huge pages (Linux,
   // transparent huge pages in "madvise" mode): past a few MB the slab is read in event order, which is
   // random order, and with 4 KiB pages nearly every access would also miss the TLB.
   static_assert(sizeof(Slot) == 64, "kSlabBytes counts 64-byte slots");
+  if (slab_ == nullptr && slab_cache.mapping != nullptr) {
+    slab_mapping_ = slab_cache.mapping;
+    slab_ = static_cast<Slot*>(align_to_huge_page(slab_mapping_));
+    slab_cache.mapping = nullptr;
+    // Its first 64 KiB are made ready again; the rest of what it kept is usable already, and growing into
+    // it constructs slots without faulting pages in.
+    slab_ready_ = kFirstSlots;
+    std::uninitialized_default_construct_n(slab_, slab_ready_);
+    return;
+  }
   if (slab_ == nullptr) {
     int flags = MAP_PRIVATE | MAP_ANONYMOUS;
 #ifdef MAP_NORESERVE
@@ -78,16 +122,15 @@ void Engine::grow_slab() {
     void* p = mmap(nullptr, kSlabMappingBytes, PROT_NONE, flags, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
     slab_mapping_ = p;
-    const auto address = reinterpret_cast<std::uintptr_t>(p);
-    slab_ = reinterpret_cast<Slot*>((address + kHugePageBytes - 1) & ~(kHugePageBytes - 1));
+    slab_ = static_cast<Slot*>(align_to_huge_page(p));
 #ifdef MADV_HUGEPAGE
     madvise(slab_, kSlabBytes, MADV_HUGEPAGE);  // a hint; failure is harmless
 #endif
   }
-  constexpr std::size_t kFirstSlots = 1024;  // 64 KiB
   constexpr std::size_t kStepSlots = kHugePageBytes / sizeof(Slot);
-  const std::size_t ready =
-      slab_ready_ == 0 ? kFirstSlots : (slab_ready_ < kStepSlots ? kStepSlots : slab_ready_ + kStepSlots);
+  const std::size_t ready = slab_ready_ == 0
+                                ? kFirstSlots
+                                : (slab_ready_ < kStepSlots ? 2 * slab_ready_ : slab_ready_ + kStepSlots);
   if (mprotect(slab_ + slab_ready_, (ready - slab_ready_) * sizeof(Slot), PROT_READ | PROT_WRITE) != 0)
     throw std::bad_alloc();
   std::uninitialized_default_construct_n(slab_ + slab_ready_, ready - slab_ready_);
@@ -243,7 +286,7 @@ void Engine::release(std::vector<Entry>& bucket) {
 }
 
 void Engine::grow(std::vector<Entry>& bucket) {
-  const std::size_t wanted = std::max<std::size_t>(16, 2 * bucket.capacity());
+  const std::size_t wanted = std::max<std::size_t>(1, 2 * bucket.capacity());  // as push_back grows
   if (bucket.capacity() >= kKeepEntries && !spare_buffers_.empty() &&
       spare_buffers_.back().capacity() >= wanted) {
     std::vector<Entry> spare = std::move(spare_buffers_.back());
