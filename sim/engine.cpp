@@ -1,6 +1,7 @@
 #include "sim/engine.hpp"
 
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <bit>
@@ -45,8 +46,25 @@ constexpr std::size_t kAllocateAhead =
 constexpr std::size_t kCompactAtLeast = 1024;  // below this many cancelled entries, never compact
 constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
 // Address space reserved for the slab: every slot a key can name, and room to align it to a huge page.
-constexpr std::size_t kSlabBytes = (kSlotMask + 1) * 64;
-constexpr std::size_t kSlabMappingBytes = kSlabBytes + kHugePageBytes;
+constexpr std::size_t kMaxSlabBytes = (kSlotMask + 1) * 64;
+
+// Address space each engine reserves for its slab: room for every slot a key can name (1 GiB), or, in a
+// process whose address space is capped (RLIMIT_AS, `ulimit -v`), a sixteenth of the cap, so that a few
+// engines (a search's threads) leave room for everything else. Decided once per process.
+std::size_t slab_bytes() {
+  static const std::size_t bytes = [] {
+    rlimit limit{};
+    if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return kMaxSlabBytes;
+    const auto share = static_cast<std::size_t>(limit.rlim_cur / 16);
+    std::size_t b = kHugePageBytes * 2;
+    while (b * 2 <= share && b < kMaxSlabBytes) b *= 2;
+    return b;
+  }();
+  return bytes;
+}
+std::size_t slab_mapping_bytes() {
+  return slab_bytes() + kHugePageBytes;
+}
 // Slots usable in a new slab (64 KiB); it then doubles up to 2 MiB and grows by 2 MiB.
 constexpr std::size_t kFirstSlots = 1024;
 }  // namespace
@@ -69,7 +87,7 @@ struct SlabCache {
   SlabCache(const SlabCache&) = delete;
   SlabCache& operator=(const SlabCache&) = delete;
   ~SlabCache() {
-    if (mapping != nullptr) munmap(mapping, kSlabMappingBytes);
+    if (mapping != nullptr) munmap(mapping, slab_mapping_bytes());
     mapping = nullptr;
   }
 };
@@ -85,7 +103,7 @@ Engine::~Engine() {
   if (slab_ == nullptr) return;
   std::destroy_n(slab_, slab_ready_);
   if (slab_cache.mapping != nullptr) {
-    munmap(slab_mapping_, kSlabMappingBytes);
+    munmap(slab_mapping_, slab_mapping_bytes());
     return;
   }
   const std::size_t ready_bytes = slab_ready_ * sizeof(Slot);
@@ -103,7 +121,7 @@ void Engine::grow_slab() {
   // doubling to 2 MiB, then 2 MiB at a time, aligned so that the kernel may back them with huge pages (Linux,
   // transparent huge pages in "madvise" mode): past a few MB the slab is read in event order, which is
   // random order, and with 4 KiB pages nearly every access would also miss the TLB.
-  static_assert(sizeof(Slot) == 64, "kSlabBytes counts 64-byte slots");
+  static_assert(sizeof(Slot) == 64, "kMaxSlabBytes counts 64-byte slots");
   if (slab_ == nullptr && slab_cache.mapping != nullptr) {
     slab_mapping_ = slab_cache.mapping;
     slab_ = static_cast<Slot*>(align_to_huge_page(slab_mapping_));
@@ -119,18 +137,23 @@ void Engine::grow_slab() {
 #ifdef MAP_NORESERVE
     flags |= MAP_NORESERVE;
 #endif
-    void* p = mmap(nullptr, kSlabMappingBytes, PROT_NONE, flags, -1, 0);
+    void* p = mmap(nullptr, slab_mapping_bytes(), PROT_NONE, flags, -1, 0);
     if (p == MAP_FAILED) throw std::bad_alloc();
     slab_mapping_ = p;
     slab_ = static_cast<Slot*>(align_to_huge_page(p));
 #ifdef MADV_HUGEPAGE
-    madvise(slab_, kSlabBytes, MADV_HUGEPAGE);  // a hint; failure is harmless
+    madvise(slab_, slab_bytes(), MADV_HUGEPAGE);  // a hint; failure is harmless
 #endif
   }
   constexpr std::size_t kStepSlots = kHugePageBytes / sizeof(Slot);
   const std::size_t ready = slab_ready_ == 0
                                 ? kFirstSlots
                                 : (slab_ready_ < kStepSlots ? 2 * slab_ready_ : slab_ready_ + kStepSlots);
+  TRAINSIM_CHECK(ready * sizeof(Slot) <= slab_bytes(),
+                 "more than " + std::to_string(slab_bytes() / sizeof(Slot)) +
+                     " events pending in one engine (its slots are capped there: 2^24, or a sixteenth of an "
+                     "address space "
+                     "capped by ulimit -v)");
   if (mprotect(slab_ + slab_ready_, (ready - slab_ready_) * sizeof(Slot), PROT_READ | PROT_WRITE) != 0)
     throw std::bad_alloc();
   std::uninitialized_default_construct_n(slab_ + slab_ready_, ready - slab_ready_);
