@@ -151,9 +151,8 @@ void Engine::grow_slab() {
                                 : (slab_ready_ < kStepSlots ? 2 * slab_ready_ : slab_ready_ + kStepSlots);
   TRAINSIM_CHECK(ready * sizeof(Slot) <= slab_bytes(),
                  "more than " + std::to_string(slab_bytes() / sizeof(Slot)) +
-                     " events pending in one engine (its slots are capped there: 2^24, or a sixteenth of an "
-                     "address space "
-                     "capped by ulimit -v)");
+                     " events pending in one engine (its slots are capped there: 2^24, or a sixteenth "
+                     "of an address space capped by ulimit -v)");
   if (mprotect(slab_ + slab_ready_, (ready - slab_ready_) * sizeof(Slot), PROT_READ | PROT_WRITE) != 0)
     throw std::bad_alloc();
   std::uninitialized_default_construct_n(slab_ + slab_ready_, ready - slab_ready_);
@@ -215,23 +214,23 @@ bool Engine::cancel(EventId id) {
 }
 
 void Engine::compact() {
-  // Keeps the entries of `entries` from `from` on that are not cancelled, in order, at its front; frees the
-  // slots of the others.
-  const auto drop_cancelled = [this](std::vector<Entry>& entries, std::size_t from) {
+  // Whether e stays queued: when its event was cancelled, its slot is freed instead.
+  const auto stays = [this](const Entry e) {
+    const auto index = static_cast<std::uint32_t>(e.key & kSlotMask);
+    Slot& s = slot(index);
+    if (!s.cancelled) return true;
+    s.seq = 0;
+    s.cancelled = false;
+    free_slots_.push_back(index);
+    --queued_;
+    return false;
+  };
+  // Keeps the entries of `entries` from `from` on that stay, in order, at its front.
+  const auto drop_cancelled = [&stays](std::vector<Entry>& entries, std::size_t from) {
     std::size_t kept = 0;
     for (std::size_t i = from; i < entries.size(); ++i) {
-      const Entry e = entries[i];
-      const auto index = static_cast<std::uint32_t>(e.key & kSlotMask);
-      Slot& s = slot(index);
-      if (s.cancelled) {
-        s.seq = 0;
-        s.cancelled = false;
-        free_slots_.push_back(index);
-      } else {
-        entries[kept++] = e;
-      }
+      if (stays(entries[i])) entries[kept++] = entries[i];
     }
-    queued_ -= entries.size() - from - kept;
     entries.resize(kept);
   };
   // Filtering keeps every survivor in its bucket: buckets depend only on last_, which does not change.
@@ -249,17 +248,7 @@ void Engine::compact() {
       const std::size_t end = spread_begin_[d + 1];
       spread_begin_[d] = static_cast<std::uint32_t>(kept);
       for (std::size_t i = begin; i < end; ++i) {
-        const Entry e = spread_[i];
-        const auto index = static_cast<std::uint32_t>(e.key & kSlotMask);
-        Slot& s = slot(index);
-        if (s.cancelled) {
-          s.seq = 0;
-          s.cancelled = false;
-          free_slots_.push_back(index);
-          --queued_;
-        } else {
-          spread_[kept++] = e;
-        }
+        if (stays(spread_[i])) spread_[kept++] = spread_[i];
       }
     }
     spread_begin_[256] = static_cast<std::uint32_t>(kept);
@@ -531,17 +520,26 @@ Engine::Entry Engine::restart_point() const {
   return Entry{now_.ps(), 0};
 }
 
+namespace {
+// Takes the run's next entry, fetches the callback of the one kRunPrefetch entries later, and empties the
+// run once it is taken. (A template: Engine's entry and slot types are its own.)
+template <class Entry, class Slot>
+Entry take_run_front(std::vector<Entry>& run, std::size_t& next, Slot* slab) {
+  const Entry e = run[next++];
+  if (next - 1 + kRunPrefetch < run.size())
+    __builtin_prefetch(&slab[static_cast<std::uint32_t>(run[next - 1 + kRunPrefetch].key & kSlotMask)]);
+  if (next == run.size()) {
+    run.clear();
+    next = 0;
+  }
+  return e;
+}
+}  // namespace
+
 Engine::Entry Engine::pop_run() {
   Entry e;
   if (run_next_ < run_.size() && (early_.empty() || before(run_[run_next_], early_.front()))) {
-    e = run_[run_next_++];
-    if (run_next_ - 1 + kRunPrefetch < run_.size())
-      __builtin_prefetch(
-          &slot(static_cast<std::uint32_t>(run_[run_next_ - 1 + kRunPrefetch].key & kSlotMask)));
-    if (run_next_ == run_.size()) {
-      run_.clear();
-      run_next_ = 0;
-    }
+    e = take_run_front(run_, run_next_, slab_);
   } else {
     std::ranges::pop_heap(early_, later);
     e = early_.back();
@@ -556,14 +554,7 @@ Engine::Entry Engine::pop_run() {
 Engine::Entry Engine::pop() {
   if (ahead_ != 0 && early_.empty()) [[likely]] {
     // The run's next entry: the common case, kept small so that step() stays lean.
-    const Entry e = run_[run_next_++];
-    if (run_next_ - 1 + kRunPrefetch < run_.size())
-      __builtin_prefetch(
-          &slot(static_cast<std::uint32_t>(run_[run_next_ - 1 + kRunPrefetch].key & kSlotMask)));
-    if (run_next_ == run_.size()) {
-      run_.clear();
-      run_next_ = 0;
-    }
+    const Entry e = take_run_front(run_, run_next_, slab_);
     --ahead_;
     if (--queued_ == 0) last_ = restart_point();
     return e;
