@@ -21,8 +21,8 @@
 // stable slab, indexed by slot, so scheduling from inside a callback is safe. cancel is
 // O(1) and lazy: the entry stays queued and is discarded when it comes out; when cancelled entries outnumber
 // live ones the queue is compacted (O(n), amortised O(1) per cancel), so rescheduling far-future events
-// cannot grow it. Limits (checked): 2^24 (16.7 M) events pending at once, 2^40 (1.1e12) events scheduled per
-// engine.
+// cannot grow it. Limits (checked): 2^24 (16.7 M) events pending at once (fewer when the address space is
+// capped: ulimit -v), 2^40 (1.1e12) events scheduled per engine.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -208,7 +208,7 @@ class Engine {
   std::size_t spread_next_ = 256;  // segments below are taken
   std::size_t spread_left_ = 0;    // entries in the segments not taken
   std::vector<std::vector<Entry>> spare_buffers_;  // emptied big bucket buffers, the latest last
-  // Stable storage: callbacks never move while queued. Chunks of kChunkSize slots, carved from arenas.
+  // Stable storage: callbacks never move while queued. One reserved address range, made usable in steps.
   Slot* slab_ = nullptr;  // slots [0, slab_ready_) are usable; they never move
   std::size_t slab_ready_ = 0;
   void* slab_mapping_ = nullptr;  // the reserved address space slab_ lies in
