@@ -28,14 +28,7 @@ class Callback {
 
   template <CallbackTarget F>
   Callback(F&& f) {  // NOLINT(google-explicit-constructor)
-    using Fn = std::remove_cvref_t<F>;
-    if constexpr (fits_inline<Fn>()) {
-      ::new (static_cast<void*>(storage_)) Fn(std::forward<F>(f));
-      ops_ = &inline_ops<Fn>;
-    } else {
-      ::new (static_cast<void*>(storage_)) Fn*(new Fn(std::forward<F>(f)));
-      ops_ = &heap_ops<Fn>;
-    }
+    construct(std::forward<F>(f));
   }
 
   Callback(Callback&& other) noexcept { take(other); }
@@ -49,6 +42,14 @@ class Callback {
   Callback(const Callback&) = delete;
   Callback& operator=(const Callback&) = delete;
   ~Callback() { reset(); }
+
+  /// Replaces the target with `f`, constructed in place: where the callback lives (an event's slot), `f`'s
+  /// captures are stored once, with no intermediate Callback to copy from.
+  template <CallbackTarget F>
+  void emplace(F&& f) noexcept(noexcept(construct(std::forward<F>(f)))) {
+    reset();
+    construct(std::forward<F>(f));
+  }
 
   /// Calls the target. Precondition: not empty.
   void operator()() { ops_->invoke(storage_); }
@@ -69,6 +70,20 @@ class Callback {
     void (*move)(void* to, void* from);  // move-constructs into `to`, destroys `from`; null: copy bytes
     void (*destroy)(void*);              // null: trivially destructible
   };
+
+  // Precondition: empty.
+  template <class F>
+  void construct(F&& f) noexcept(fits_inline<std::remove_cvref_t<F>>() &&
+                                 std::is_nothrow_constructible_v<std::remove_cvref_t<F>, F&&>) {
+    using Fn = std::remove_cvref_t<F>;
+    if constexpr (fits_inline<Fn>()) {
+      ::new (static_cast<void*>(storage_)) Fn(std::forward<F>(f));
+      ops_ = &inline_ops<Fn>;
+    } else {
+      ::new (static_cast<void*>(storage_)) Fn*(new Fn(std::forward<F>(f)));
+      ops_ = &heap_ops<Fn>;
+    }
+  }
 
   void take(Callback& other) noexcept {
     ops_ = other.ops_;

@@ -1,5 +1,8 @@
 #include "sim/engine.hpp"
 
+#include <sys/mman.h>
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <bit>
 #include <cstdlib>
@@ -10,15 +13,9 @@
 
 #include "sim/error.hpp"
 
-#ifdef __linux__
-#include <sys/mman.h>
-#endif
-
 namespace trainsim::sim {
 
 namespace {
-constexpr std::uint32_t kChunkBits = 10;
-constexpr std::uint32_t kChunkSize = 1u << kChunkBits;
 constexpr unsigned kSlotBits = 24;
 constexpr std::uint64_t kSlotMask = (std::uint64_t{1} << kSlotBits) - 1;
 constexpr std::uint64_t kMaxSeq = std::uint64_t{1} << (64 - kSlotBits);
@@ -33,14 +30,43 @@ constexpr std::size_t kPrefetchAtMost = 1024;
 constexpr std::size_t kRunPrefetch = 32;
 // A bucket becoming the run is sorted by insertion up to this size, by counting above.
 constexpr std::size_t kInsertionSortAtMost = 16;
+// A bucket of time's third byte this big is spread when it is the lowest (see Engine::spread_), not moved
+// to lower buckets.
+constexpr std::size_t kSpreadAtLeast = 4096;
+// Buckets of time's second byte: the spread's segment of digit d stands as bucket kSpreadBuckets + d.
+constexpr std::size_t kSpreadBuckets = std::size_t{9} * 256;
 // Entries of buffer an emptied bucket keeps (64 KiB).
 constexpr std::size_t kKeepEntries = 4096;
+// Big bucket buffers kept for reuse (see release).
+constexpr std::size_t kSpareBuffers = 16;
 // Buckets below this one hold entries that differ from last_ at most in time's lowest byte and in key.
 constexpr std::size_t kRunBuckets = std::size_t{10} * 256;
 constexpr std::size_t kAllocateAhead =
     128;  // free slots fetched this many allocations ahead (16 was too few)
 constexpr std::size_t kCompactAtLeast = 1024;  // below this many cancelled entries, never compact
-constexpr std::size_t kHugeArenaBytes = std::size_t{2} << 20;
+constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
+// Address space reserved for the slab: every slot a key can name, and room to align it to a huge page.
+constexpr std::size_t kMaxSlabBytes = (kSlotMask + 1) * 64;
+
+// Address space each engine reserves for its slab: room for every slot a key can name (1 GiB), or, in a
+// process whose address space is capped (RLIMIT_AS, `ulimit -v`), a sixteenth of the cap, so that a few
+// engines (a search's threads) leave room for everything else. Decided once per process.
+std::size_t slab_bytes() {
+  static const std::size_t bytes = [] {
+    rlimit limit{};
+    if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return kMaxSlabBytes;
+    const auto share = static_cast<std::size_t>(limit.rlim_cur / 16);
+    std::size_t b = kHugePageBytes * 2;
+    while (b * 2 <= share && b < kMaxSlabBytes) b *= 2;
+    return b;
+  }();
+  return bytes;
+}
+std::size_t slab_mapping_bytes() {
+  return slab_bytes() + kHugePageBytes;
+}
+// Slots usable in a new slab (64 KiB); it then doubles up to 2 MiB and grows by 2 MiB.
+constexpr std::size_t kFirstSlots = 1024;
 }  // namespace
 
 struct alignas(64) Engine::Slot {  // one cache line
@@ -51,41 +77,90 @@ struct alignas(64) Engine::Slot {  // one cache line
 
 Engine::Engine() = default;
 
-Engine::~Engine() {
-  for (Slot* chunk : chunks_) std::destroy_n(chunk, kChunkSize);
-}
-
-void Engine::FreeArena::operator()(void* p) const {
-  std::free(p);
-}
-
-void Engine::add_chunk() {
-  // A slab past a few MB is read in event order, which is random order: with 4 KiB pages nearly every
-  // access would also miss the TLB. So past the first arena the slab comes in 2 MiB arenas the kernel may
-  // back with huge pages (Linux, transparent huge pages in "madvise" mode); small engines stay small.
-  constexpr std::size_t kChunkBytes = sizeof(Slot) * kChunkSize;
-  const std::size_t arena_bytes = chunks_.empty() ? kChunkBytes : kHugeArenaBytes;
-  if (arena_left_ == 0) {
-    void* p = std::aligned_alloc(arena_bytes == kChunkBytes ? alignof(Slot) : kHugeArenaBytes, arena_bytes);
-    if (p == nullptr) throw std::bad_alloc();
-#ifdef MADV_HUGEPAGE
-    if (arena_bytes == kHugeArenaBytes)
-      madvise(p, arena_bytes, MADV_HUGEPAGE);  // a hint; failure is harmless
-#endif
-    arenas_.emplace_back(p);
-    arena_left_ = arena_bytes / kChunkBytes;
+namespace {
+// The slab of the last engine destroyed on this thread, kept (up to its first 2 MiB of usable memory) for
+// the next engine created on it: a simulation builds an engine per step, and a fresh mapping faulted in
+// its pages again every time (thousands of page faults per second of simulation).
+struct SlabCache {
+  void* mapping = nullptr;
+  SlabCache() = default;
+  SlabCache(const SlabCache&) = delete;
+  SlabCache& operator=(const SlabCache&) = delete;
+  ~SlabCache() {
+    if (mapping != nullptr) munmap(mapping, slab_mapping_bytes());
+    mapping = nullptr;
   }
-  auto* base = static_cast<std::byte*>(arenas_.back().get());
-  const std::size_t used = (arena_bytes / kChunkBytes) - arena_left_;
-  Slot* chunk =
-      std::uninitialized_default_construct_n(reinterpret_cast<Slot*>(base + used * kChunkBytes), kChunkSize) -
-      kChunkSize;
-  --arena_left_;
-  chunks_.push_back(chunk);
+};
+thread_local SlabCache slab_cache;
+
+void* align_to_huge_page(void* mapping) {
+  const auto address = reinterpret_cast<std::uintptr_t>(mapping);
+  return reinterpret_cast<void*>((address + kHugePageBytes - 1) & ~(kHugePageBytes - 1));
+}
+}  // namespace
+
+Engine::~Engine() {
+  if (slab_ == nullptr) return;
+  std::destroy_n(slab_, slab_ready_);
+  if (slab_cache.mapping != nullptr) {
+    munmap(slab_mapping_, slab_mapping_bytes());
+    return;
+  }
+  const std::size_t ready_bytes = slab_ready_ * sizeof(Slot);
+  if (ready_bytes > kHugePageBytes) {  // give the rest back, so a big engine's slab does not stay resident
+    auto* rest = reinterpret_cast<std::byte*>(slab_) + kHugePageBytes;
+    madvise(rest, ready_bytes - kHugePageBytes, MADV_DONTNEED);
+    mprotect(rest, ready_bytes - kHugePageBytes, PROT_NONE);
+  }
+  slab_cache.mapping = slab_mapping_;
+}
+
+void Engine::grow_slab() {
+  // The slab is one reserved range of address space (no memory until used), so a slot's address is one
+  // multiply-add and slots never move. It becomes usable in steps: 64 KiB first (small engines stay small),
+  // doubling to 2 MiB, then 2 MiB at a time, aligned so that the kernel may back them with huge pages (Linux,
+  // transparent huge pages in "madvise" mode): past a few MB the slab is read in event order, which is
+  // random order, and with 4 KiB pages nearly every access would also miss the TLB.
+  static_assert(sizeof(Slot) == 64, "kMaxSlabBytes counts 64-byte slots");
+  if (slab_ == nullptr && slab_cache.mapping != nullptr) {
+    slab_mapping_ = slab_cache.mapping;
+    slab_ = static_cast<Slot*>(align_to_huge_page(slab_mapping_));
+    slab_cache.mapping = nullptr;
+    // Its first 64 KiB are made ready again; the rest of what it kept is usable already, and growing into
+    // it constructs slots without faulting pages in.
+    slab_ready_ = kFirstSlots;
+    std::uninitialized_default_construct_n(slab_, slab_ready_);
+    return;
+  }
+  if (slab_ == nullptr) {
+    int flags = MAP_PRIVATE | MAP_ANONYMOUS;
+#ifdef MAP_NORESERVE
+    flags |= MAP_NORESERVE;
+#endif
+    void* p = mmap(nullptr, slab_mapping_bytes(), PROT_NONE, flags, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    slab_mapping_ = p;
+    slab_ = static_cast<Slot*>(align_to_huge_page(p));
+#ifdef MADV_HUGEPAGE
+    madvise(slab_, slab_bytes(), MADV_HUGEPAGE);  // a hint; failure is harmless
+#endif
+  }
+  constexpr std::size_t kStepSlots = kHugePageBytes / sizeof(Slot);
+  const std::size_t ready = slab_ready_ == 0
+                                ? kFirstSlots
+                                : (slab_ready_ < kStepSlots ? 2 * slab_ready_ : slab_ready_ + kStepSlots);
+  TRAINSIM_CHECK(ready * sizeof(Slot) <= slab_bytes(),
+                 "more than " + std::to_string(slab_bytes() / sizeof(Slot)) +
+                     " events pending in one engine (its slots are capped there: 2^24, or a sixteenth "
+                     "of an address space capped by ulimit -v)");
+  if (mprotect(slab_ + slab_ready_, (ready - slab_ready_) * sizeof(Slot), PROT_READ | PROT_WRITE) != 0)
+    throw std::bad_alloc();
+  std::uninitialized_default_construct_n(slab_ + slab_ready_, ready - slab_ready_);
+  slab_ready_ = ready;
 }
 
 Engine::Slot& Engine::slot(std::uint32_t index) {
-  return chunks_[index >> kChunkBits][index & (kChunkSize - 1)];
+  return slab_[index];
 }
 
 std::uint32_t Engine::allocate_slot() {
@@ -106,24 +181,24 @@ std::uint32_t Engine::allocate_slot() {
     return index;
   }
   // Default-initialised (not make_unique's value-initialisation): zeroing a whole chunk first is wasted work.
-  if ((slot_count_ >> kChunkBits) == chunks_.size()) add_chunk();
+  if (slot_count_ == slab_ready_) grow_slab();
   TRAINSIM_CHECK(slot_count_ <= kSlotMask, "more than 2^24 events pending in one engine");
   return slot_count_++;
 }
 
-EventId Engine::at(Time t, Callback action) {
+Callback& Engine::queue(Time t, EventId& id) {
   TRAINSIM_CHECK(t >= now_, "an event was scheduled in the past (at " + std::to_string(t.ps()) + " ps, now " +
                                 std::to_string(now_.ps()) + " ps)");
   const std::uint32_t index = allocate_slot();
   TRAINSIM_CHECK(next_seq_ < kMaxSeq, "more than 2^40 events scheduled in one engine");
   const std::uint64_t seq = next_seq_++;
   Slot& s = slot(index);
-  s.action = std::move(action);
   s.seq = seq;
   s.cancelled = false;
   push(Entry{t.ps(), seq << kSlotBits | index});
   ++pending_;
-  return EventId{index, seq};
+  id = EventId{index, seq};
+  return s.action;
 }
 
 bool Engine::cancel(EventId id) {
@@ -139,23 +214,23 @@ bool Engine::cancel(EventId id) {
 }
 
 void Engine::compact() {
-  // Keeps the entries of `entries` from `from` on that are not cancelled, in order, at its front; frees the
-  // slots of the others.
-  const auto drop_cancelled = [this](std::vector<Entry>& entries, std::size_t from) {
+  // Whether e stays queued: when its event was cancelled, its slot is freed instead.
+  const auto stays = [this](const Entry e) {
+    const auto index = static_cast<std::uint32_t>(e.key & kSlotMask);
+    Slot& s = slot(index);
+    if (!s.cancelled) return true;
+    s.seq = 0;
+    s.cancelled = false;
+    free_slots_.push_back(index);
+    --queued_;
+    return false;
+  };
+  // Keeps the entries of `entries` from `from` on that stay, in order, at its front.
+  const auto drop_cancelled = [&stays](std::vector<Entry>& entries, std::size_t from) {
     std::size_t kept = 0;
     for (std::size_t i = from; i < entries.size(); ++i) {
-      const Entry e = entries[i];
-      const auto index = static_cast<std::uint32_t>(e.key & kSlotMask);
-      Slot& s = slot(index);
-      if (s.cancelled) {
-        s.seq = 0;
-        s.cancelled = false;
-        free_slots_.push_back(index);
-      } else {
-        entries[kept++] = e;
-      }
+      if (stays(entries[i])) entries[kept++] = entries[i];
     }
-    queued_ -= entries.size() - from - kept;
     entries.resize(kept);
   };
   // Filtering keeps every survivor in its bucket: buckets depend only on last_, which does not change.
@@ -165,6 +240,22 @@ void Engine::compact() {
   }
   drop_cancelled(run_, run_next_);
   run_next_ = 0;
+  if (spread_left_ != 0) {
+    // Segment by segment, in place and in order; taken segments are dropped.
+    std::size_t kept = 0;
+    for (std::size_t d = spread_next_; d < 256; ++d) {
+      const std::size_t begin = spread_begin_[d];
+      const std::size_t end = spread_begin_[d + 1];
+      spread_begin_[d] = static_cast<std::uint32_t>(kept);
+      for (std::size_t i = begin; i < end; ++i) {
+        if (stays(spread_[i])) spread_[kept++] = spread_[i];
+      }
+    }
+    spread_begin_[256] = static_cast<std::uint32_t>(kept);
+    spread_.resize(kept);
+    spread_left_ = kept;
+    if (kept == 0) spread_next_ = 256;
+  }
   drop_cancelled(early_, 0);
   std::ranges::make_heap(early_, later);
   ahead_ = run_.size() + early_.size();
@@ -193,13 +284,42 @@ void Engine::release(std::vector<Entry>& bucket) {
   // of the 256 buckets of time's third byte fills to 1-2 MB in turn, and keeping them all (hundreds of
   // MB) made every append to a reused one a write miss to memory (steady state 17-18 M events/s, against
   // 21-23 when the allocator hands the just-freed, still cached buffer to the next bucket that grows).
-  if (bucket.capacity() > kKeepEntries) std::vector<Entry>().swap(bucket);
+  // A big buffer goes to the spares instead, for the next bucket that outgrows its own: growing by
+  // reallocation copied every entry once more and faulted in fresh pages (the allocator returns big
+  // blocks to the kernel), about 10 % of the steady state at 1M pending.
+  if (bucket.capacity() > kKeepEntries) {
+    if (spare_buffers_.size() < kSpareBuffers) {
+      spare_buffers_.push_back(std::move(bucket));
+      bucket = std::vector<Entry>();
+    } else {
+      std::vector<Entry>().swap(bucket);
+    }
+  }
+}
+
+void Engine::grow(std::vector<Entry>& bucket) {
+  const std::size_t wanted = std::max<std::size_t>(1, 2 * bucket.capacity());  // as push_back grows
+  if (bucket.capacity() >= kKeepEntries && !spare_buffers_.empty() &&
+      spare_buffers_.back().capacity() >= wanted) {
+    std::vector<Entry> spare = std::move(spare_buffers_.back());
+    spare_buffers_.pop_back();
+    spare.assign(bucket.begin(), bucket.end());
+    bucket.swap(spare);
+    return;
+  }
+  bucket.reserve(wanted);
 }
 
 inline void Engine::add_to_bucket(std::size_t b, Entry e) {
-  buckets_[b].push_back(e);
-  nonempty_[b / 64] |= std::uint64_t{1} << (b % 64);
-  nonempty_words_ |= std::uint64_t{1} << (b / 64);
+  std::vector<Entry>& bucket = buckets_[b];
+  if (bucket.size() == bucket.capacity()) [[unlikely]]
+    grow(bucket);
+  const bool was_empty = bucket.empty();
+  bucket.push_back(e);
+  if (was_empty) {  // a bucket's bits are set exactly while it holds entries (mark_empty clears them)
+    nonempty_[b / 64] |= std::uint64_t{1} << (b % 64);
+    nonempty_words_ |= std::uint64_t{1} << (b / 64);
+  }
 }
 
 void Engine::mark_empty(std::size_t b) {
@@ -212,10 +332,8 @@ void Engine::push(Entry e) {
   ++queued_;
   // Only while a run is being taken can a new event be earlier than last_ (the run's last entry, normally
   // within 256 ps of now); it waits in the early heap. Everything else goes to its bucket.
-  if (before(e, last_)) {
-    ++ahead_;
-    early_.push_back(e);
-    std::ranges::push_heap(early_, later);
+  if (before(e, last_)) [[unlikely]] {
+    push_early(e);
     return;
   }
   const std::size_t b = bucket_of(e);
@@ -233,6 +351,12 @@ void Engine::push(Entry e) {
   }
 }
 
+void Engine::push_early(Entry e) {
+  ++ahead_;
+  early_.push_back(e);
+  std::ranges::push_heap(early_, later);
+}
+
 const Engine::Entry& Engine::top() {
   if (ahead_ != 0) {
     if (run_next_ == run_.size()) return early_.front();
@@ -240,9 +364,37 @@ const Engine::Entry& Engine::top() {
     return early_.front();
   }
   if (!min_known_) {
-    // The earliest entry is in the lowest non-empty bucket; within it, order is by scheduling: scan.
-    const auto word = static_cast<std::size_t>(std::countr_zero(nonempty_words_));
-    const std::size_t b = word * 64 + static_cast<std::size_t>(std::countr_zero(nonempty_[word]));
+    // The earliest entry is in the lowest non-empty bucket, or in the spread's next segment when that
+    // stands lower (as bucket kSpreadBuckets + its digit); within a bucket, order is by scheduling: scan.
+    std::size_t b = kBuckets;
+    for (;;) {
+      if (nonempty_words_ != 0) {
+        const auto word = static_cast<std::size_t>(std::countr_zero(nonempty_words_));
+        b = word * 64 + static_cast<std::size_t>(std::countr_zero(nonempty_[word]));
+      } else {
+        b = kBuckets;
+      }
+      if (spread_left_ != 0) {
+        while (spread_begin_[spread_next_] == spread_begin_[spread_next_ + 1]) ++spread_next_;
+        const std::size_t segment_bucket = kSpreadBuckets + spread_next_;
+        if (b >= segment_bucket) {
+          segment_to_run(b == segment_bucket);
+          return run_.front();
+        }
+      }
+      const std::size_t size = buckets_[b].size();
+      if (b < kRunBuckets && size > 1) {
+        // Its entries are the next to run, all of them before any other bucket's: sort them now instead
+        // of scanning them for the earliest.
+        bucket_to_run(b);
+        return run_.front();
+      }
+      if (b >= kRunBuckets && b < kRunBuckets + 256 && size >= kSpreadAtLeast) {
+        spread_bucket(b);
+        continue;
+      }
+      break;
+    }
     const std::vector<Entry>& bucket = buckets_[b];
     std::size_t best = bucket_min_[b];
     if (best == kMinUnknown) {
@@ -260,6 +412,17 @@ const Engine::Entry& Engine::top() {
   return min_;
 }
 
+void Engine::stable_counting_pass(std::span<const Entry> from, Entry* to,
+                                  std::array<std::uint32_t, 256>& count, unsigned shift) {
+  std::uint32_t sum = 0;
+  for (std::uint32_t& c : count) {
+    const std::uint32_t n = c;
+    c = sum;
+    sum += n;
+  }
+  for (const Entry e : from) to[count[(static_cast<std::uint64_t>(e.time) >> shift) & 255]++] = e;
+}
+
 void Engine::bucket_to_run(std::size_t b) {
   std::vector<Entry>& bucket = buckets_[b];
   run_.clear();
@@ -269,7 +432,7 @@ void Engine::bucket_to_run(std::size_t b) {
   if (b < kRunBuckets - 256) {
     // A key digit or time's lowest byte: every entry has the same time, and scheduling order is key order.
     run_.assign(bucket.begin(), bucket.end());
-  } else if (bucket.size() <= kInsertionSortAtMost) {
+  } else if (b < kRunBuckets && bucket.size() <= kInsertionSortAtMost) {
     run_.assign(bucket.begin(), bucket.end());
     // Stable by time, so ties keep scheduling order.
     for (std::size_t i = 1; i < run_.size(); ++i) {
@@ -280,24 +443,73 @@ void Engine::bucket_to_run(std::size_t b) {
     }
   } else {
     // Counting sort on time's lowest byte, stable, so ties keep scheduling order.
-    run_count_.fill(0);
-    for (const Entry e : bucket) ++run_count_[static_cast<std::uint64_t>(e.time) & 255];
-    std::uint32_t sum = 0;
-    for (std::uint32_t& c : run_count_) {
-      const std::uint32_t n = c;
-      c = sum;
-      sum += n;
-    }
     run_.resize(bucket.size());
-    for (const Entry e : bucket) run_[run_count_[static_cast<std::uint64_t>(e.time) & 255]++] = e;
+    std::array<std::uint32_t, 256> count{};
+    for (const Entry e : bucket) ++count[static_cast<std::uint64_t>(e.time) & 255];
+    stable_counting_pass(bucket, run_.data(), count, 0);
   }
   release(bucket);
   mark_empty(b);
+  start_run();
+}
+
+void Engine::start_run() {
   min_known_ = false;
   ahead_ = run_.size();  // the early heap is empty: the run is only made once it is
   last_ = run_.back();
   for (std::size_t i = 0; i < std::min(kRunPrefetch, run_.size()); ++i)
     __builtin_prefetch(&slot(static_cast<std::uint32_t>(run_[i].key & kSlotMask)));
+}
+
+void Engine::spread_bucket(std::size_t b) {
+  std::vector<Entry>& bucket = buckets_[b];
+  std::array<std::uint32_t, 256> count{};
+  for (const Entry e : bucket) ++count[(static_cast<std::uint64_t>(e.time) >> 8) & 255];
+  std::uint32_t sum = 0;
+  for (std::size_t d = 0; d < 256; ++d) {
+    spread_begin_[d] = sum;
+    sum += count[d];
+  }
+  spread_begin_[256] = sum;
+  spread_.resize(bucket.size());
+  stable_counting_pass(bucket, spread_.data(), count, 8);
+  spread_next_ = 0;
+  spread_left_ = bucket.size();
+  // The spread's entries share time's bytes above the second with each other; last_ becomes that prefix
+  // with zeros below, before all of them and after the entry taken before, so that an event scheduled
+  // in segment d's span goes to bucket kSpreadBuckets + d, to be taken with it.
+  last_ = Entry{bucket.front().time & ~std::int64_t{0xFFFF}, 0};
+  release(bucket);
+  mark_empty(b);
+  min_known_ = false;
+}
+
+void Engine::segment_to_run(bool with_bucket) {
+  const std::size_t d = spread_next_++;
+  const std::span<const Entry> segment(spread_.data() + spread_begin_[d],
+                                       spread_begin_[d + 1] - spread_begin_[d]);
+  spread_left_ -= segment.size();
+  std::span<const Entry> later_entries;
+  if (with_bucket) later_entries = buckets_[kSpreadBuckets + d];
+  // The segment's entries were all scheduled before the bucket's: segment then bucket is scheduling order,
+  // and a stable sort of it on time's lowest byte keeps ties first-scheduled-first.
+  run_.clear();
+  run_next_ = 0;
+  run_.resize(segment.size() + later_entries.size());
+  std::array<std::uint32_t, 256> count{};
+  for (const Entry e : segment) ++count[static_cast<std::uint64_t>(e.time) & 255];
+  for (const Entry e : later_entries) ++count[static_cast<std::uint64_t>(e.time) & 255];
+  stable_counting_pass(segment, run_.data(), count, 0);
+  for (const Entry e : later_entries) run_[count[static_cast<std::uint64_t>(e.time) & 255]++] = e;
+  if (with_bucket) {
+    release(buckets_[kSpreadBuckets + d]);
+    mark_empty(kSpreadBuckets + d);
+  }
+  if (spread_left_ == 0) {
+    spread_.clear();
+    spread_next_ = 256;
+  }
+  start_run();
 }
 
 Engine::Entry Engine::restart_point() const {
@@ -308,17 +520,26 @@ Engine::Entry Engine::restart_point() const {
   return Entry{now_.ps(), 0};
 }
 
+namespace {
+// Takes the run's next entry, fetches the callback of the one kRunPrefetch entries later, and empties the
+// run once it is taken. (A template: Engine's entry and slot types are its own.)
+template <class Entry, class Slot>
+Entry take_run_front(std::vector<Entry>& run, std::size_t& next, Slot* slab) {
+  const Entry e = run[next++];
+  if (next - 1 + kRunPrefetch < run.size())
+    __builtin_prefetch(&slab[static_cast<std::uint32_t>(run[next - 1 + kRunPrefetch].key & kSlotMask)]);
+  if (next == run.size()) {
+    run.clear();
+    next = 0;
+  }
+  return e;
+}
+}  // namespace
+
 Engine::Entry Engine::pop_run() {
   Entry e;
   if (run_next_ < run_.size() && (early_.empty() || before(run_[run_next_], early_.front()))) {
-    e = run_[run_next_++];
-    if (run_next_ - 1 + kRunPrefetch < run_.size())
-      __builtin_prefetch(
-          &slot(static_cast<std::uint32_t>(run_[run_next_ - 1 + kRunPrefetch].key & kSlotMask)));
-    if (run_next_ == run_.size()) {
-      run_.clear();
-      run_next_ = 0;
-    }
+    e = take_run_front(run_, run_next_, slab_);
   } else {
     std::ranges::pop_heap(early_, later);
     e = early_.back();
@@ -331,14 +552,22 @@ Engine::Entry Engine::pop_run() {
 }
 
 Engine::Entry Engine::pop() {
+  if (ahead_ != 0 && early_.empty()) [[likely]] {
+    // The run's next entry: the common case, kept small so that step() stays lean.
+    const Entry e = take_run_front(run_, run_next_, slab_);
+    --ahead_;
+    if (--queued_ == 0) last_ = restart_point();
+    return e;
+  }
+  return pop_slow();
+}
+
+Engine::Entry Engine::pop_slow() {
   if (ahead_ != 0) return pop_run();
   const Entry e = top();
+  if (ahead_ != 0) return pop_run();  // top() made the lowest bucket the run
   const std::size_t b = min_bucket_;
   std::vector<Entry>& bucket = buckets_[b];
-  if (b < kRunBuckets && bucket.size() > 1) {
-    bucket_to_run(b);
-    return pop_run();
-  }
   // Take e, then move the rest of its bucket, in order: relative to e, each of its entries belongs to a
   // strictly lower bucket (they share with e every digit down to the bucket's). This pass and the run are
   // the only places entries move.
@@ -362,11 +591,16 @@ Engine::Entry Engine::pop() {
   return e;
 }
 
+void Engine::prefetch_top() {
+  __builtin_prefetch(&slot(static_cast<std::uint32_t>(top().key & kSlotMask)));
+}
+
 void Engine::step() {
   const Entry e = pop();
   const auto index = static_cast<std::uint32_t>(e.key & kSlotMask);
-  // The next event's callback is a likely cache miss; find it and fetch it while this one runs.
-  if (queued_ != 0) __builtin_prefetch(&slot(static_cast<std::uint32_t>(top().key & kSlotMask)));
+  // The next event's callback is a likely cache miss; find it and fetch it while this one runs (a run's
+  // are fetched kRunPrefetch events ahead already).
+  if (ahead_ == 0 && queued_ != 0) prefetch_top();
   Slot& s = slot(index);
   if (s.cancelled) {
     --cancelled_queued_;

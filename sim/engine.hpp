@@ -10,19 +10,24 @@
 // sequential passes; an entry moves at most 15 times over its life, about log256(pending) on average. Once
 // the lowest bucket's entries lie within 256 ps of each other, it is sorted at once (a counting sort on
 // time's lowest byte; buckets stay in scheduling order, so ties keep it) into a run taken from the front;
-// events scheduled before the run's end meanwhile wait in a small binary heap beside it. So the queue does
-// no random access when the pending set outgrows the cache, where a heap misses per level; the one random
-// access left, the callback's slot, is prefetched ahead (32 events ahead in a run), and big slabs sit on
-// huge pages. An emptied bucket keeps at most 64 KiB of buffer, so memory follows the pending set.
-// Callbacks live in a stable slab indexed by slot, so scheduling from inside a callback is safe. cancel is
+// events scheduled before the run's end meanwhile wait in a small binary heap beside it. A big bucket of
+// time's third byte (4096+ entries, 65,536 ps) is spread instead of moved: one counting pass orders it
+// into 256 segments of 256 ps, each taken as a run (with the events scheduled into its span since) when
+// it is the lowest. So the queue does no random access when the pending set outgrows the cache, where a
+// heap misses per level; the one random access left, the callback's slot, is prefetched ahead (32 events
+// ahead in a run), and the slab (one reserved address range) sits on huge pages once big. An emptied
+// bucket keeps at most 64 KiB of buffer (and up to 16 big ones are kept for reuse), so memory follows the
+// pending set. A callable passed to at/after is constructed in its event's slot; callbacks live in that
+// stable slab, indexed by slot, so scheduling from inside a callback is safe. cancel is
 // O(1) and lazy: the entry stays queued and is discarded when it comes out; when cancelled entries outnumber
 // live ones the queue is compacted (O(n), amortised O(1) per cancel), so rescheduling far-future events
-// cannot grow it. Limits (checked): 2^24 (16.7 M) events pending at once, 2^40 (1.1e12) events scheduled per
-// engine.
+// cannot grow it. Limits (checked): 2^24 (16.7 M) events pending at once (fewer when the address space is
+// capped: ulimit -v), 2^40 (1.1e12) events scheduled per engine.
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "sim/callback.hpp"
@@ -48,8 +53,33 @@ class Engine {
   [[nodiscard]] Time now() const { return now_; }
 
   /// Schedules `action` at time `t`. Precondition (TRAINSIM_CHECK): t >= now().
-  EventId at(Time t, Callback action);
+  /// A callable (a lambda) is constructed in the event's slot directly; a Callback is moved there.
+  template <CallbackTarget F>
+  EventId at(Time t, F&& action) {
+    EventId id;
+    Callback& slot_action = queue(t, id);
+    if constexpr (noexcept(slot_action.emplace(std::forward<F>(action)))) {
+      slot_action.emplace(std::forward<F>(action));
+    } else {
+      try {
+        slot_action.emplace(std::forward<F>(action));
+      } catch (...) {  // the callable's copy or allocation threw: the event must not run empty
+        cancel(id);
+        throw;
+      }
+    }
+    return id;
+  }
+  EventId at(Time t, Callback action) {
+    EventId id;
+    queue(t, id) = std::move(action);
+    return id;
+  }
   /// Schedules `action` at now() + d. Precondition: d >= 0.
+  template <CallbackTarget F>
+  EventId after(Duration d, F&& action) {
+    return at(now_ + d, std::forward<F>(action));
+  }
   EventId after(Duration d, Callback action) { return at(now_ + d, std::move(action)); }
 
   /// Cancels a pending event: it will not run and its callback is destroyed now. Returns false (and does
@@ -79,6 +109,8 @@ class Engine {
   // The early heap's order: its front is the earliest.
   static bool later(const Entry& a, const Entry& b) { return before(b, a); }
   struct Slot;
+  // Queues an event at t and returns its slot's action, empty, for at() to fill; `id` names the event.
+  Callback& queue(Time t, EventId& id);
   // The 128-bit number (time, key) read as 16 byte digits: a bucket per (digit position, digit value).
   static constexpr std::size_t kBuckets = 16 * 256;
 
@@ -87,8 +119,8 @@ class Engine {
   // figures are in sim/README.md.
   [[nodiscard]] inline Slot& slot(std::uint32_t index);
   inline std::uint32_t allocate_slot();
-  // Appends a chunk of default-constructed slots.
-  void add_chunk();
+  // Makes more of the slab usable (reserving its address space first).
+  void grow_slab();
   // Bucket of e: 256 * (position of the highest digit where (time, key) differs from last_) + e's digit
   // there. Lower buckets hold earlier entries.
   [[nodiscard]] inline std::size_t bucket_of(const Entry& e) const;
@@ -97,7 +129,9 @@ class Engine {
   [[gnu::always_inline]] inline void add_to_bucket(std::size_t b, Entry e);
   inline void mark_empty(std::size_t b);
   // Empties a bucket that was moved or made the run, freeing a large buffer.
-  static inline void release(std::vector<Entry>& bucket);
+  inline void release(std::vector<Entry>& bucket);
+  // Makes room for one more entry: a spare buffer when the bucket is big and one is at hand.
+  [[gnu::noinline]] void grow(std::vector<Entry>& bucket);
   inline void push(Entry e);
   // The earliest queued entry (cached until it is popped). Precondition: queued_ > 0.
   inline const Entry& top();
@@ -105,6 +139,10 @@ class Engine {
   // the lowest bucket, which becomes the run when its entries lie within one 256 ps span (see run_), or
   // else has its other entries moved to lower buckets relative to the entry taken.
   inline Entry pop();
+  // pop() but for the run's next entry when no early entry waits.
+  [[gnu::noinline]] Entry pop_slow();
+  [[gnu::noinline]] void push_early(Entry e);
+  [[gnu::noinline]] void prefetch_top();
   // What last_ becomes when the queue runs dry.
   [[nodiscard]] inline Entry restart_point() const;
   // Takes the next entry of the run or the early heap. Precondition: one of them is not empty.
@@ -112,6 +150,15 @@ class Engine {
   // Makes the lowest bucket, whose entries differ from last_ at most in time's lowest byte and in key, the
   // run (sorted), and last_ its last entry.
   void bucket_to_run(std::size_t b);
+  // Sets what a new run sets: last_ its last entry, its first callbacks fetched.
+  inline void start_run();
+  // Makes the lowest bucket, of time's third byte and big, the spread.
+  void spread_bucket(std::size_t b);
+  // Makes the spread's next segment (and the bucket of its digit, when `with_bucket`) the run.
+  void segment_to_run(bool with_bucket);
+  // Writes `from` to `to` in the order of time's byte at `shift`, stably; count[d] = entries of digit d.
+  static void stable_counting_pass(std::span<const Entry> from, Entry* to,
+                                   std::array<std::uint32_t, 256>& count, unsigned shift);
   // Drops cancelled entries from every bucket, the run and the early heap.
   void compact();
   // Runs the top event (or discards it when cancelled).
@@ -147,15 +194,24 @@ class Engine {
   std::vector<Entry> run_;
   std::size_t run_next_ = 0;  // run_[run_next_..] are queued
   std::vector<Entry> early_;
-  std::size_t ahead_ = 0;                       // queued entries in the run and the early heap
-  std::array<std::uint32_t, 256> run_count_{};  // counting-sort scratch
-  // Stable storage: callbacks never move while queued. Chunks of kChunkSize slots, carved from arenas.
-  std::vector<Slot*> chunks_;
-  struct FreeArena {
-    void operator()(void* p) const;
-  };
-  std::vector<std::unique_ptr<void, FreeArena>> arenas_;
-  std::size_t arena_left_ = 0;  // chunks still free at the end of arenas_.back()
+  std::size_t ahead_ = 0;  // queued entries in the run and the early heap
+  // The spread: the lowest bucket of time's third byte, when big (4096+ entries), stably ordered by time's
+  // second byte in one counting pass into 256 segments of 256 ps each. Segment d stands in the radix heap
+  // as bucket kSpreadBuckets + d (time's second byte, digit d), where events scheduled later in its span go;
+  // when it is the lowest, it and that bucket, in this order (scheduling order), are sorted on time's
+  // lowest byte into the run. At a million pending events a bucket of time's third byte holds ~130k
+  // entries: spreading them costs one pass where moving them to 256 buckets cost an append each (size
+  // check, bit marks), and the run stays 256 ps long, so few events are scheduled before its end.
+  std::vector<Entry> spread_;
+  std::array<std::uint32_t, 257>
+      spread_begin_{};             // segment d: spread_[spread_begin_[d], spread_begin_[d + 1])
+  std::size_t spread_next_ = 256;  // segments below are taken
+  std::size_t spread_left_ = 0;    // entries in the segments not taken
+  std::vector<std::vector<Entry>> spare_buffers_;  // emptied big bucket buffers, the latest last
+  // Stable storage: callbacks never move while queued. One reserved address range, made usable in steps.
+  Slot* slab_ = nullptr;  // slots [0, slab_ready_) are usable; they never move
+  std::size_t slab_ready_ = 0;
+  void* slab_mapping_ = nullptr;  // the reserved address space slab_ lies in
   std::vector<std::uint32_t> free_slots_;
   std::uint32_t slot_count_ = 0;
   std::uint64_t next_seq_ = 1;

@@ -279,17 +279,29 @@ TEST_CASE("random schedules, cancels and run_until calls execute exactly as a so
 
 namespace {
 
+// A randomised run checked against a reference: `initial` events, half of them within `dense_span` ps and
+// half within `sparse_span`, each of which, when it runs, does what actions_of says.
+struct ReferenceRun {
+  int initial = 3000;
+  std::uint64_t dense_span = 20'000;
+  std::uint64_t sparse_span = 1'000'000;
+  std::size_t max_scheduled = 200'000;
+  int cancel_every = 5000;  // one event in this many cancels the `cancel_count` scheduled last
+  std::size_t cancel_count = 2000;
+};
+
 // What event `id` does when it runs, the same for the engine and the reference: schedule up to two
 // successors (at now, within 300 ps, within 70 ns or within 1 us of now) and maybe cancel an event
 // scheduled earlier (drawn from all ids so far, so it may already have run or been cancelled). One event
-// in 5000 cancels the 2000 scheduled last, most of them pending, which compacts the queue.
+// in run.cancel_every cancels the run.cancel_count scheduled last, most of them pending, which compacts
+// the queue.
 struct Actions {
   std::vector<std::int64_t> delays;
   int victim = -1;
-  bool cancel_last_2000 = false;
+  bool cancel_last = false;
 };
 
-Actions actions_of(int id, std::size_t scheduled_so_far, bool may_schedule) {
+Actions actions_of(const ReferenceRun& run, int id, std::size_t scheduled_so_far, bool may_schedule) {
   std::uint64_t x = 0x9E3779B97F4A7C15ull * static_cast<std::uint64_t>(id + 1);
   auto next = [&x] {
     x ^= x << 13;
@@ -304,22 +316,18 @@ Actions actions_of(int id, std::size_t scheduled_so_far, bool may_schedule) {
     a.delays.push_back(static_cast<std::int64_t>(next() % kSpans[next() % kSpans.size()]));
   }
   if (next() % 10 < 4) a.victim = static_cast<int>(next() % scheduled_so_far);
-  a.cancel_last_2000 = id % 5000 == 4999 && scheduled_so_far >= 2000;
+  a.cancel_last = id % run.cancel_every == run.cancel_every - 1 && scheduled_so_far >= run.cancel_count;
   return a;
 }
 
-}  // namespace
-
-TEST_CASE("callbacks scheduling at now, soon and later, with cancels, run as a sorted reference says") {
-  // Thousands pending over a microsecond, half of them in its first 20 ns: many events share a picosecond,
-  // and the queue takes them from sorted runs while callbacks schedule into the span a run covers. Cancels
-  // are frequent enough to compact the queue. The reference keeps (time, scheduling number) in a sorted set.
+// The engine and a reference that keeps (time, scheduling number) in a sorted set run the same decisions;
+// the engine must run the same events in the same order, and keep the same number pending.
+void check_against_reference(const ReferenceRun& run) {
   Engine e;
   std::vector<EventId> ids;
   std::vector<int> ran;
   std::set<std::pair<std::int64_t, int>> reference;  // (time, id); ids are scheduling numbers
   std::vector<std::int64_t> time_of;
-  constexpr std::size_t kMaxScheduled = 200'000;
   std::uint64_t x = 88172645463325252ull;
   std::function<void(int)> body;  // what the engine runs for an id
   auto schedule = [&](std::int64_t t) {
@@ -329,31 +337,33 @@ TEST_CASE("callbacks scheduling at now, soon and later, with cancels, run as a s
   };
   body = [&](int id) {
     ran.push_back(id);
-    const Actions a = actions_of(id, ids.size(), ids.size() < kMaxScheduled);
+    const Actions a = actions_of(run, id, ids.size(), ids.size() < run.max_scheduled);
     for (const std::int64_t d : a.delays) schedule(e.now().ps() + d);
     if (a.victim >= 0) e.cancel(ids[static_cast<std::size_t>(a.victim)]);
-    for (std::size_t k = ids.size() - 2000; a.cancel_last_2000 && k < ids.size(); ++k) e.cancel(ids[k]);
+    for (std::size_t k = ids.size() - run.cancel_count; a.cancel_last && k < ids.size(); ++k)
+      e.cancel(ids[k]);
   };
-  for (int i = 0; i < 3000; ++i) {
+  for (int i = 0; i < run.initial; ++i) {
     x ^= x << 13;
     x ^= x >> 7;
     x ^= x << 17;
-    schedule(static_cast<std::int64_t>(x % (i % 2 == 0 ? 20'000 : 1'000'000)));  // half of them dense
+    schedule(static_cast<std::int64_t>(x % (i % 2 == 0 ? run.dense_span : run.sparse_span)));
   }
   // The reference replays the same decisions.
   std::vector<int> expected;
-  std::size_t reference_scheduled = 3000;
-  for (int id = 0; id < 3000; ++id) reference.insert({time_of[static_cast<std::size_t>(id)], id});
+  auto reference_scheduled = static_cast<std::size_t>(run.initial);
+  for (int id = 0; id < run.initial; ++id) reference.insert({time_of[static_cast<std::size_t>(id)], id});
   auto reference_until = [&](std::int64_t until) {
     while (!reference.empty() && reference.begin()->first <= until) {
       const auto [now, id] = *reference.begin();
       reference.erase(reference.begin());
       expected.push_back(id);
-      const Actions a = actions_of(id, reference_scheduled, reference_scheduled < kMaxScheduled);
+      const Actions a = actions_of(run, id, reference_scheduled, reference_scheduled < run.max_scheduled);
       for (const std::int64_t d : a.delays)
         reference.insert({now + d, static_cast<int>(reference_scheduled++)});
       if (a.victim >= 0) reference.erase({time_of[static_cast<std::size_t>(a.victim)], a.victim});
-      for (std::size_t k = reference_scheduled - 2000; a.cancel_last_2000 && k < reference_scheduled; ++k)
+      for (std::size_t k = reference_scheduled - run.cancel_count; a.cancel_last && k < reference_scheduled;
+           ++k)
         reference.erase({time_of[k], static_cast<int>(k)});
     }
   };
@@ -366,6 +376,28 @@ TEST_CASE("callbacks scheduling at now, soon and later, with cancels, run as a s
   e.run();
   reference_until(std::numeric_limits<std::int64_t>::max());
   CHECK(ran == expected);
-  CHECK(ids.size() >= kMaxScheduled);
+  CHECK(ids.size() >= run.max_scheduled);
   CHECK(e.pending() == 0);
+}
+
+}  // namespace
+
+TEST_CASE("callbacks scheduling at now, soon and later, with cancels, run as a sorted reference says") {
+  // Thousands pending over a microsecond, half of them in its first 20 ns: many events share a picosecond,
+  // and the queue takes them from sorted runs while callbacks schedule into the span a run covers. Cancels
+  // are frequent enough to compact the queue.
+  check_against_reference(ReferenceRun{});
+}
+
+TEST_CASE("with tens of thousands pending, big buckets are spread and stay in order through cancels") {
+  // 40,000 events, half of them in the first 262 ns: buckets of time's third byte (65,536 ps) then hold
+  // 4096+ entries, so the queue spreads them into 256-ps segments, and callbacks schedule into the segments
+  // still to come (300 ps, 70 ns) and at now. One event in 20,000 cancels the 15,000 scheduled last, more
+  // than half of those queued: the queue compacts while a spread is being taken.
+  check_against_reference(ReferenceRun{.initial = 40'000,
+                                       .dense_span = 262'144,
+                                       .sparse_span = 1'000'000,
+                                       .max_scheduled = 200'000,
+                                       .cancel_every = 20'000,
+                                       .cancel_count = 15'000});
 }
