@@ -3,7 +3,9 @@
 #include "models/step/asymmetry.hpp"
 
 #include <algorithm>
+#include <map>
 #include <utility>
+#include <vector>
 
 #include "models/step/communicators.hpp"
 #include "models/step/unit_pricing.hpp"
@@ -47,11 +49,14 @@ std::vector<std::vector<double>> straggler_slowdowns(const ParallelPlan& plan,
 
 namespace {
 
+// Unit -> its changed copy.
+using UnitCopies = std::map<int, int>;
+
 // Gives pipeline rank `s` its own copy of every unit it runs, changed by `change`, so that the other ranks
-// keep theirs (a unit run by several chunks of the rank is copied once).
+// keep theirs (a unit run by several chunks of the rank is copied once). Ranks changed alike may pass the
+// same `copies`: a unit one of them copied is the copy the others need (the same unit, the same change).
 template <class Change>
-void change_rank_units(StepCosts& costs, const StepPlan& plan, int s, Change&& change) {
-  std::map<int, int> copies;  // unit -> its changed copy
+void change_rank_units(StepCosts& costs, const StepPlan& plan, int s, Change&& change, UnitCopies& copies) {
   for (int c = 0; c < plan.virtual_stages; ++c) {
     for (UnitRun& run : costs.chunk_units[plan.virtual_stage_index(c, s)]) {
       auto it = copies.find(run.unit);
@@ -71,6 +76,15 @@ void change_rank_units(StepCosts& costs, const StepPlan& plan, int s, Change&& c
 void slow_stages(StepCosts& costs, const StepPlan& plan, const std::vector<double>& slowdown) {
   TRAINSIM_CHECK(slowdown.size() == static_cast<std::size_t>(plan.pp), "one slowdown per pipeline rank");
   const int p = plan.pp;
+  // The ranks slowed by the same factor share their units' copies: the closed form slows every rank alike
+  // (the expected slowest GPU), and a unit copied once per rank was a third of a search's allocations.
+  std::vector<std::pair<double, UnitCopies>> copies_by_factor;
+  const auto copies_for = [&](double f) -> UnitCopies& {
+    for (auto& [factor, copies] : copies_by_factor) {
+      if (factor == f) return copies;
+    }
+    return copies_by_factor.emplace_back(f, UnitCopies{}).second;
+  };
   for (int s = 0; s < p; ++s) {
     const double f = slowdown[static_cast<std::size_t>(s)];
     if (f == 1) continue;
@@ -82,15 +96,18 @@ void slow_stages(StepCosts& costs, const StepPlan& plan, const std::vector<doubl
         pass.weight_compute *= f;
       }
     } else {
-      change_rank_units(costs, plan, s, [f](UnitCost& u) {
-        for (auto* pieces : {&u.forward, &u.backward}) {
-          for (CostPiece& piece : *pieces) {
-            piece.compute *= f;
-            piece.weight *= f;
-          }
-        }
-        u.total = pass_sums(u);
-      });
+      change_rank_units(
+          costs, plan, s,
+          [f](UnitCost& u) {
+            for (auto* pieces : {&u.forward, &u.backward}) {
+              for (CostPiece& piece : *pieces) {
+                piece.compute *= f;
+                piece.weight *= f;
+              }
+            }
+            u.total = pass_sums(u);
+          },
+          copies_for(f));
       for (int c = 0; c < plan.virtual_stages; ++c) {
         const std::size_t vs = plan.virtual_stage_index(c, s);
         costs.passes[vs] = pass_cost(costs.units, costs.chunk_units[vs]);
@@ -134,10 +151,14 @@ void slow_data_parallel(StepCosts& costs, const StepPlan& plan, const std::vecto
     slow(sc.optimizer_comm_s, sc.optimizer_comm_latency_s, f);
     if (!costs.gathers_weights) continue;
     // ZeRO-3: this rank's units, copied so the other ranks keep theirs.
-    change_rank_units(costs, plan, s, [&](UnitCost& u) {
-      slow(u.gather_s, u.gather_latency_s, f);
-      slow(u.reduce_s, u.reduce_latency_s, f);
-    });
+    UnitCopies copies;
+    change_rank_units(
+        costs, plan, s,
+        [&](UnitCost& u) {
+          slow(u.gather_s, u.gather_latency_s, f);
+          slow(u.reduce_s, u.reduce_latency_s, f);
+        },
+        copies);
     sum_zero3_stage(costs, plan, s);
   }
 }

@@ -179,8 +179,8 @@ class PieceBuilder {
       return;
     }
     if (kernels_ == 0) run_.name = op.name;
-    before_last_ = kernels_ > 0 ? last_kernel_ : std::string();
-    last_kernel_ = op.name;
+    before_last_ = kernels_ > 0 ? last_kernel_ : nullptr;
+    last_kernel_ = &op.name;
     last_time_ = k;
     last_weight_ = w;
     last_cost_ = op.kernel;
@@ -205,7 +205,7 @@ class PieceBuilder {
                                                                             g_.of(hidden_.group).size)
                                                    : 0.0;
     const CommGroup group = hidden_.group;
-    std::string last_chunk_name = hidden_.comm_name + ".last_chunk";
+    std::string last_chunk_name = last_chunk > 0 ? hidden_.comm_name + ".last_chunk" : std::string();
     out_.push_back(std::move(hidden_));
     reset_hidden();
     last_is_matmul_ = false;
@@ -292,7 +292,7 @@ class PieceBuilder {
     run_.weight -= last_weight_;
     --kernels_;
     if (kernels_ > 0) {
-      if (kernels_ > 1) run_.name += ".." + before_last_;
+      if (kernels_ > 1) run_.name.append("..").append(*before_last_);
       out_.push_back(std::move(run_));
     }
     run_ = CostPiece{};
@@ -302,17 +302,17 @@ class PieceBuilder {
     piece.group = op.comm.group;
     // A forward GEMM producing a pipelined reduce-scatter runs as kTeUserbufferPipelineSplits GEMMs
     // (chunked_matmul_time); the backward's bulk reduce-scatter runs beside the whole GEMM.
-    const bool backward = is_backward_gemm(last_kernel_);
+    const bool backward = is_backward_gemm(*last_kernel_);
     const double gemm =
         backward ? last_time_
                  : chunked_matmul_time(last_cost_, kTeUserbufferPipelineSplits, gpu_, in_.training.precision);
     piece.compute = gemm * tp_slowed_;
     piece.weight = (last_weight_ > 0 ? gemm : 0.0) * tp_slowed_;
     piece.comm = seconds;
-    piece.name = last_kernel_;
+    piece.name = *last_kernel_;
     piece.comm_name = op.name;
     const double last_chunk =
-        is_backward_gemm(last_kernel_)
+        is_backward_gemm(*last_kernel_)
             ? 0.0
             : pipeline_chunk_exposure(piece.compute, seconds, kTeUserbufferPipelineSplits);
     out_.push_back(std::move(piece));
@@ -323,7 +323,7 @@ class PieceBuilder {
   // Closes the run of kernels as one compute piece named after its first and last kernel.
   void flush() {
     if (kernels_ == 0) return;
-    if (kernels_ > 1) run_.name += ".." + last_kernel_;
+    if (kernels_ > 1) run_.name.append("..").append(*last_kernel_);
     out_.push_back(std::move(run_));
     run_ = CostPiece{};
     kernels_ = 0;
@@ -356,7 +356,10 @@ class PieceBuilder {
   std::vector<CostPiece> out_;
   CostPiece run_;    // the compute piece being gathered
   int kernels_ = 0;  // kernels in run_
-  std::string last_kernel_, before_last_;
+  // The names of the run's last kernel and the one before it, in the op list being added (which outlives
+  // the builder).
+  const std::string* last_kernel_ = nullptr;
+  const std::string* before_last_ = nullptr;
   double last_time_ = 0, last_weight_ = 0;
   KernelCost last_cost_;
   bool last_is_matmul_ = false;
