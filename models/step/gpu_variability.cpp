@@ -52,30 +52,31 @@ double integrate_expected_max_squared(std::int64_t n) {
   return above + below;
 }
 
+// `compute(n)`, once per n and thread: search asks for a handful of GPU counts thousands of times.
+template <class Compute>
+double memoized(std::unordered_map<std::int64_t, double>& memo, std::int64_t n, Compute&& compute) {
+  const auto it = memo.find(n);
+  if (it != memo.end()) return it->second;
+  return memo.emplace(n, compute(n)).first->second;
+}
+
 }  // namespace
 
 double expected_max_standard_normal(std::int64_t n) {
   if (n < 1) throw InputError("the expected maximum needs at least one draw, not " + std::to_string(n));
   if (n == 1) return 0.0;
-  // Search asks for a handful of GPU counts thousands of times.
   thread_local std::unordered_map<std::int64_t, double> memo;
-  const auto it = memo.find(n);
-  if (it != memo.end()) return it->second;
-  const double e = integrate_expected_max(n);
-  memo.emplace(n, e);
-  return e;
+  return memoized(memo, n, integrate_expected_max);
 }
 
 double sd_max_standard_normal(std::int64_t n) {
   if (n < 1) throw InputError("the spread of the maximum needs at least one draw, not " + std::to_string(n));
   if (n == 1) return 1.0;
   thread_local std::unordered_map<std::int64_t, double> memo;
-  const auto it = memo.find(n);
-  if (it != memo.end()) return it->second;
-  const double mean = expected_max_standard_normal(n);
-  const double sd = std::sqrt(std::max(0.0, integrate_expected_max_squared(n) - mean * mean));
-  memo.emplace(n, sd);
-  return sd;
+  return memoized(memo, n, [](std::int64_t k) {
+    const double mean = expected_max_standard_normal(k);
+    return std::sqrt(std::max(0.0, integrate_expected_max_squared(k) - mean * mean));
+  });
 }
 
 double variability_spread(const topo::ClusterSpec& cluster) {

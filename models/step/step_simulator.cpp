@@ -124,29 +124,31 @@ StepCosts simulated_costs(const StepInput& in, const StepPlan& plan, Fidelity fi
   const std::vector<std::vector<double>> slowdowns = straggler_slowdowns(in.plan, in.cluster);
   if (slowdowns.empty()) return slowest_replica;
   const double own_draws = expected_own_stage_slowdown(in.cluster, draws);
-  std::vector<StepCosts> candidates;
-  if (slowest_gpu != 1.0) candidates.push_back(std::move(slowest_replica));
-  for (std::vector<double> slowdown : slowdowns) {
+  const auto straggling = [&](std::vector<double> slowdown) {
     for (double& f : slowdown) f *= own_draws;
-    candidates.push_back(symmetric);
-    slow_stages(candidates.back(), plan, slowdown);
-  }
-  if (candidates.size() == 1) return std::move(candidates.front());  // nothing to compare
-  std::size_t slowest = 0;
-  double slowest_time = -1;
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    const StepCosts& c = candidates[i];
-    const double t =
-        fidelity == Fidelity::analytic
-            ? analytic_step(in, plan, c).iteration_time
-            : run_step_graph(lower_step(in, plan, c, LoweringOptions{.merge_serial = true}), in, plan, c)
-                  .iteration_time;
-    if (t > slowest_time) {
-      slowest_time = t;
-      slowest = i;
+    StepCosts slowed = symmetric;
+    slow_stages(slowed, plan, slowdown);
+    return slowed;
+  };
+  const bool draws_slow = slowest_gpu != 1.0;
+  if (!draws_slow && slowdowns.size() == 1) return straggling(slowdowns.front());  // nothing to compare
+  const auto time_of = [&](const StepCosts& c) {
+    return fidelity == Fidelity::analytic
+               ? analytic_step(in, plan, c).iteration_time
+               : run_step_graph(lower_step(in, plan, c, LoweringOptions{.merge_serial = true}), in, plan, c)
+                     .iteration_time;
+  };
+  StepCosts costs = std::move(slowest_replica);
+  double slowest = draws_slow ? time_of(costs) : -1;
+  for (const std::vector<double>& slowdown : slowdowns) {
+    StepCosts slowed = straggling(slowdown);
+    const double t = time_of(slowed);
+    if (t > slowest) {
+      slowest = t;
+      costs = std::move(slowed);
     }
   }
-  return std::move(candidates[slowest]);
+  return costs;
 }
 
 StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptions& options) {

@@ -43,7 +43,8 @@ TEST_CASE("with a spread the kernels' slowest-GPU factor is a note, and the line
   in.cluster.node.gpu.efficiency_fit_gpus = 2;
   const ExplainSection s = explain_time(in);
   REQUIRE(s.notes.size() == 1);
-  CHECK(s.notes[0].starts_with("the kernels above wait for the slowest GPUs: x1.0234 = (1 + 0.02 x 1.746) / "));
+  CHECK(
+      s.notes[0].starts_with("the kernels above wait for the slowest GPUs: x1.0234 = (1 + 0.02 x 1.746) / "));
   CHECK(s.notes[0].find("constants fitted on 2 GPUs") != std::string::npos);
   CHECK(s.lines.back().value ==
         doctest::Approx(simulate_step(in, Fidelity::analytic).iteration_time).epsilon(1e-12).scale(0));
