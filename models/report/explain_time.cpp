@@ -130,17 +130,20 @@ ExplainSection explain_time(const StepInput& in) {
         fmt::format(" + {:.4g} ms whole-matrix exchanges over the sharding group", sc.optimizer_comm_s * 1e3);
   out.lines.push_back({"optimizer", optimizer, tb.optimizer, "s"});
   out.lines.push_back({"iteration", "the lines above", t.iteration_time, "s"});
-  const double slowest = expected_slowest_gpu_slowdown(in.cluster);
+  const PipelineDraws draws = pipeline_draws(in.plan, plan);
+  const double slowest = expected_slowest_gpu_slowdown(in.cluster, draws);
   if (slowest != 1.0) {
     const double spread = variability_spread(in.cluster);
     const std::int64_t fit = in.cluster.node.gpu.efficiency_fit_gpus;
     out.notes.push_back(fmt::format(
-        "the kernels above wait for the slowest of {} GPUs: x{:.4f} = (1 + {:g} x E[max of {}] {:.3f}) / "
-        "(1 + {:g} x E[max of {}] {:.3f}), the GPU preset's constants fitted on {} GPU{} "
+        "the kernels above wait for the slowest GPUs: x{:.4f} = (1 + {:g} x {:.3f}) / "
+        "(1 + {:g} x E[max of {}] {:.3f}), {:.3f} the expected slowest draw of {} GPUs per stage, "
+        "{} replicas and {} stages (the fill and drain at the slowest replica's sum over its stages, "
+        "the steady state at the slowest of all); the GPU preset's constants fitted on {} GPU{} "
         "(cluster.variability, efficiency_fit_gpus)",
-        in.cluster.total_gpus(), slowest, spread, in.cluster.total_gpus(),
-        expected_max_standard_normal(in.cluster.total_gpus()), spread, fit, expected_max_standard_normal(fit),
-        fit, fit == 1 ? "" : "s"));
+        slowest, spread, expected_slowest_draw(draws), spread, fit, expected_max_standard_normal(fit),
+        expected_slowest_draw(draws), draws.stage_gpus, draws.replicas, draws.stages, fit,
+        fit == 1 ? "" : "s"));
   }
   return out;
 }

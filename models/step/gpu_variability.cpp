@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "models/step/communicators.hpp"
+#include "models/step/step_plan.hpp"
 #include "sim/error.hpp"
 
 namespace trainsim::model {
@@ -33,12 +34,30 @@ double simpson(F&& g, double a, double b) {
 
 // E = ∫₀^∞ (1 − Φⁿ) dx − ∫_{−∞}^0 Φⁿ dx, each half smooth on its own. Beyond ±9 both integrands are below
 // 1e-12 for n ≤ 10⁷, and steps of 0.02 put at least 8 in the integrand's width (≈ 1/√(2 ln n) ≥ 0.17).
+constexpr double kLimit = 9.0;
+
 double integrate_expected_max(std::int64_t n) {
-  constexpr double kLimit = 9.0;
   const auto dn = static_cast<double>(n);
   const double above = simpson([&](double x) { return -std::expm1(log_cdf_power(x, dn)); }, 0, kLimit);
   const double below = simpson([&](double x) { return std::exp(log_cdf_power(x, dn)); }, -kLimit, 0);
   return above - below;
+}
+
+// E[max²] = ∫₀^∞ 2x (1 − Φⁿ) dx + ∫_{−∞}^0 2|x| Φⁿ dx (P(max² > y) split by the sign of the max).
+double integrate_expected_max_squared(std::int64_t n) {
+  const auto dn = static_cast<double>(n);
+  const double above =
+      simpson([&](double x) { return -2 * x * std::expm1(log_cdf_power(x, dn)); }, 0, kLimit);
+  const double below = simpson([&](double x) { return -2 * x * std::exp(log_cdf_power(x, dn)); }, -kLimit, 0);
+  return above + below;
+}
+
+// `compute(n)`, once per n and thread: search asks for a handful of GPU counts thousands of times.
+template <class Compute>
+double memoized(std::unordered_map<std::int64_t, double>& memo, std::int64_t n, Compute&& compute) {
+  const auto it = memo.find(n);
+  if (it != memo.end()) return it->second;
+  return memo.emplace(n, compute(n)).first->second;
 }
 
 }  // namespace
@@ -46,13 +65,18 @@ double integrate_expected_max(std::int64_t n) {
 double expected_max_standard_normal(std::int64_t n) {
   if (n < 1) throw InputError("the expected maximum needs at least one draw, not " + std::to_string(n));
   if (n == 1) return 0.0;
-  // Search asks for a handful of GPU counts thousands of times.
   thread_local std::unordered_map<std::int64_t, double> memo;
-  const auto it = memo.find(n);
-  if (it != memo.end()) return it->second;
-  const double e = integrate_expected_max(n);
-  memo.emplace(n, e);
-  return e;
+  return memoized(memo, n, integrate_expected_max);
+}
+
+double sd_max_standard_normal(std::int64_t n) {
+  if (n < 1) throw InputError("the spread of the maximum needs at least one draw, not " + std::to_string(n));
+  if (n == 1) return 1.0;
+  thread_local std::unordered_map<std::int64_t, double> memo;
+  return memoized(memo, n, [](std::int64_t k) {
+    const double mean = expected_max_standard_normal(k);
+    return std::sqrt(std::max(0.0, integrate_expected_max_squared(k) - mean * mean));
+  });
 }
 
 double variability_spread(const topo::ClusterSpec& cluster) {
@@ -65,10 +89,37 @@ double fitted_slowest_gpu_slowdown(const topo::ClusterSpec& cluster) {
   return 1.0 + spread * expected_max_standard_normal(cluster.node.gpu.efficiency_fit_gpus);
 }
 
-double expected_slowest_gpu_slowdown(const topo::ClusterSpec& cluster) {
+PipelineDraws pipeline_draws(const ParallelPlan& plan, const StepPlan& step) {
+  PipelineDraws d;
+  d.stage_gpus = static_cast<std::int64_t>(plan.tp) * plan.cp * (plan.expert_folding ? 1 : plan.ep);
+  d.replicas = plan.dp;
+  d.stages = plan.pp;
+  d.steady_passes = static_cast<double>(step.micro_batches) * step.virtual_stages;
+  return d;
+}
+
+double expected_slowest_draw(const PipelineDraws& d) {
+  const std::int64_t gpus = d.stage_gpus * d.replicas * d.stages;
+  const double slowest_of_all = expected_max_standard_normal(gpus);
+  const double fill_passes = d.stages - 1;
+  if (fill_passes <= 0) return slowest_of_all;
+  const double slowest_sum_of_stages = expected_max_standard_normal(d.stage_gpus) +
+                                       sd_max_standard_normal(d.stage_gpus) *
+                                           expected_max_standard_normal(d.replicas) / std::sqrt(fill_passes);
+  return (fill_passes * slowest_sum_of_stages + d.steady_passes * slowest_of_all) /
+         (fill_passes + d.steady_passes);
+}
+
+double expected_slowest_gpu_slowdown(const topo::ClusterSpec& cluster, const PipelineDraws& draws) {
   const double spread = variability_spread(cluster);
   if (!(spread > 0)) return 1.0;
-  return (1.0 + spread * expected_max_standard_normal(cluster.total_gpus())) /
+  return (1.0 + spread * expected_slowest_draw(draws)) / fitted_slowest_gpu_slowdown(cluster);
+}
+
+double expected_own_stage_slowdown(const topo::ClusterSpec& cluster, const PipelineDraws& draws) {
+  const double spread = variability_spread(cluster);
+  if (!(spread > 0)) return 1.0;
+  return (1.0 + spread * expected_max_standard_normal(draws.stage_gpus)) /
          fitted_slowest_gpu_slowdown(cluster);
 }
 

@@ -112,28 +112,37 @@ StepCosts simulated_costs(const StepInput& in, const StepPlan& plan, Fidelity fi
       in, plan, fidelity == Fidelity::event ? FabricPricing::shared_links : FabricPricing::closed_form);
   const std::vector<double> degraded = degraded_nic_slowdowns(in.plan, in.cluster, symmetric);
   if (!degraded.empty()) slow_data_parallel(symmetric, plan, degraded);
-  // Every stage at the pace of the expected slowest GPU (gpu_variability.hpp); stragglers slow theirs more.
-  const double slowest_gpu = expected_slowest_gpu_slowdown(in.cluster);
+  // Every stage at the pace of the expected slowest GPU (gpu_variability.hpp).
+  const PipelineDraws draws = pipeline_draws(in.plan, plan);
+  const double slowest_gpu = expected_slowest_gpu_slowdown(in.cluster, draws);
+  StepCosts slowest_replica = symmetric;
   if (slowest_gpu != 1.0)
-    slow_stages(symmetric, plan, std::vector<double>(static_cast<std::size_t>(plan.pp), slowest_gpu));
-  // With stragglers the step is that of the slowest replica holding one (step_costs.hpp): each is timed,
+    slow_stages(slowest_replica, plan, std::vector<double>(static_cast<std::size_t>(plan.pp), slowest_gpu));
+  // With stragglers each replica holding one runs at its straggler's slowdown times its own GPUs' draws, and
+  // the step is that of the slowest of those and the replica above (step_costs.hpp): each is timed,
   // untraced, and the slowest one's costs are returned.
   const std::vector<std::vector<double>> slowdowns = straggler_slowdowns(in.plan, in.cluster);
-  if (slowdowns.empty()) return symmetric;
-  if (slowdowns.size() == 1) {  // one replica to slow: nothing to compare
-    slow_stages(symmetric, plan, slowdowns.front());
-    return symmetric;
-  }
-  StepCosts costs;
-  double slowest = -1;
-  for (const std::vector<double>& slowdown : slowdowns) {
+  if (slowdowns.empty()) return slowest_replica;
+  const double own_draws = expected_own_stage_slowdown(in.cluster, draws);
+  const auto straggling = [&](std::vector<double> slowdown) {
+    for (double& f : slowdown) f *= own_draws;
     StepCosts slowed = symmetric;
     slow_stages(slowed, plan, slowdown);
-    const double t = fidelity == Fidelity::analytic
-                         ? analytic_step(in, plan, slowed).iteration_time
-                         : run_step_graph(lower_step(in, plan, slowed, LoweringOptions{.merge_serial = true}),
-                                          in, plan, slowed)
-                               .iteration_time;
+    return slowed;
+  };
+  const bool draws_slow = slowest_gpu != 1.0;
+  if (!draws_slow && slowdowns.size() == 1) return straggling(slowdowns.front());  // nothing to compare
+  const auto time_of = [&](const StepCosts& c) {
+    return fidelity == Fidelity::analytic
+               ? analytic_step(in, plan, c).iteration_time
+               : run_step_graph(lower_step(in, plan, c, LoweringOptions{.merge_serial = true}), in, plan, c)
+                     .iteration_time;
+  };
+  StepCosts costs = std::move(slowest_replica);
+  double slowest = draws_slow ? time_of(costs) : -1;
+  for (const std::vector<double>& slowdown : slowdowns) {
+    StepCosts slowed = straggling(slowdown);
+    const double t = time_of(slowed);
     if (t > slowest) {
       slowest = t;
       costs = std::move(slowed);

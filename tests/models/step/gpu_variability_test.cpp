@@ -48,18 +48,75 @@ TEST_CASE("the expected maximum of N draws against its order-statistics formula"
   CHECK_THROWS_AS((void)expected_max_standard_normal(0), InputError);
 }
 
-TEST_CASE(
-    "the closed form slows every kernel by 1 + spread times the expected slowest of the cluster's GPUs") {
-  topo::ClusterSpec c = testing::dgx_a100(2);      // 16 GPUs
-  CHECK(expected_slowest_gpu_slowdown(c) == 1.0);  // the fixture's GPU has no spread
+TEST_CASE("the spread of the slowest of N draws against its order-statistics formula") {
+  // Var[max] = E[max²] − E[max]²: n = 1, the draw itself: 1; n = 2, max² + min² = X1² + X2² and both have
+  // the same law up to sign, so E[max²] = 1 and Var = 1 − 1/π; n = 3, E[max²] = 1 + √3/(2π) (David &
+  // Nagaraja, Order Statistics, 2003), Var = 1 + √3/(2π) − 9/(4π) = 0.5595.
+  const double pi = std::numbers::pi;
+  CHECK(sd_max_standard_normal(1) == 1.0);
+  CHECK(sd_max_standard_normal(2) == doctest::Approx(std::sqrt(1 - 1 / pi)).epsilon(1e-6));
+  CHECK(sd_max_standard_normal(3) ==
+        doctest::Approx(std::sqrt(1 + std::sqrt(3.0) / (2 * pi) - 9 / (4 * pi))).epsilon(1e-6));
+  // The slowest of many is a narrower law than one draw: the spread falls with n.
+  CHECK(sd_max_standard_normal(1000) < sd_max_standard_normal(10));
+  CHECK_THROWS_AS((void)sd_max_standard_normal(0), InputError);
+}
+
+TEST_CASE("the closed form's expected slowest draw: fill and drain per replica, steady state of all") {
+  const double pi = std::numbers::pi;
+  // No pipeline: every pass waits for the slowest of all G·R GPUs, E[max of 100] = 2.50759 (Harter 1961).
+  CHECK(expected_slowest_draw({.stage_gpus = 10, .replicas = 10, .stages = 1, .steady_passes = 8}) ==
+        doctest::Approx(2.50759).epsilon(1e-5));
+  // G = 2, R = 10, p = 5, m·v = 3: the fill and drain's 4 passes at E[max of 2] + sd[max of 2]·E[max of
+  // 10]/√4 = 1/√π + √(1 − 1/π)·1.53875/2, the steady state's 3 at E[max of 100] = 2.50759.
+  const double fill = 1 / std::sqrt(pi) + std::sqrt(1 - 1 / pi) * 1.53875 / 2;
+  const double x = (4 * fill + 3 * 2.50759) / 7;
+  const PipelineDraws d{.stage_gpus = 2, .replicas = 10, .stages = 5, .steady_passes = 3};
+  CHECK(expected_slowest_draw(d) == doctest::Approx(x).epsilon(1e-5));
+  CHECK(expected_slowest_draw(d) < 2.50759);          // below the slowest of all: the fill sums the draws
+  topo::ClusterSpec c = testing::dgx_a100(13);        // 104 GPUs: the cluster's size does not enter
+  CHECK(expected_slowest_gpu_slowdown(c, d) == 1.0);  // the fixture's GPU has no spread
+  CHECK(expected_own_stage_slowdown(c, d) == 1.0);
   c.node.gpu.variability = 0.02;
   CHECK(variability_spread(c) == 0.02);
-  // E[max of 16] = 1.76599 (Harter 1961).
-  CHECK(expected_slowest_gpu_slowdown(c) == doctest::Approx(1 + 0.02 * 1.76599).epsilon(1e-6));
+  CHECK(expected_slowest_gpu_slowdown(c, d) == doctest::Approx(1 + 0.02 * x).epsilon(1e-6));
+  CHECK(expected_own_stage_slowdown(c, d) == doctest::Approx(1 + 0.02 / std::sqrt(pi)).epsilon(1e-6));
   c.variability = 0.0;  // cluster.variability.spread overrides the preset: 0 switches it off
-  CHECK(expected_slowest_gpu_slowdown(c) == 1.0);
+  CHECK(expected_slowest_gpu_slowdown(c, d) == 1.0);
   c.variability = 0.05;
-  CHECK(expected_slowest_gpu_slowdown(c) == doctest::Approx(1 + 0.05 * 1.76599).epsilon(1e-6));
+  CHECK(expected_slowest_gpu_slowdown(c, d) == doctest::Approx(1 + 0.05 * x).epsilon(1e-6));
+}
+
+TEST_CASE("the closed form compares a straggler's replica with the slowest replica, not on top of it") {
+  // 64 GPUs, tp 2 × pp 4 × dp 8, the preset's constants fitted on 2 GPUs (one replica's stage): a
+  // straggler's replica runs at its slowdown times (1 + spread·E[max of 2]) / (1 + spread·E[max of 2]),
+  // the slowdown alone, and the step is the slower of it and the slowest replica of the draws.
+  StepInput in = testing::small_gpt_on_a100(8, 2, 4, 8, 64);
+  in.cluster.node.gpu.efficiency_fit_gpus = 2;
+  const StepReport even = simulate_step(in, Fidelity::analytic);
+  in.cluster.stragglers = {{.node = 1, .slowdown = 1.5}};
+  const StepReport straggling = simulate_step(in, Fidelity::analytic);
+  in.cluster.variability = 0.05;
+  const StepReport both = simulate_step(in, Fidelity::analytic);
+  in.cluster.stragglers.clear();
+  const StepReport varied = simulate_step(in, Fidelity::analytic);
+  CHECK(varied.iteration_time > even.iteration_time);
+  CHECK(straggling.iteration_time > even.iteration_time);
+  CHECK(both.iteration_time ==
+        doctest::Approx(std::max(straggling.iteration_time, varied.iteration_time)).epsilon(1e-9));
+  // Twice as slow, its replica is the slowest: the step is the straggler's alone, the draws' slowest GPU
+  // not multiplied on top.
+  in.cluster.stragglers = {{.node = 1, .slowdown = 2.0}};
+  const StepReport slow = simulate_step(in, Fidelity::analytic);
+  in.cluster.variability = 0.0;
+  CHECK(slow.iteration_time ==
+        doctest::Approx(simulate_step(in, Fidelity::analytic).iteration_time).epsilon(1e-9));
+  CHECK(slow.iteration_time > varied.iteration_time);
+  in.cluster.variability = 0.05;
+  // A straggler slower than its own draws but not than the slowest replica's changes nothing.
+  in.cluster.stragglers = {{.node = 1, .slowdown = 1.001}};
+  CHECK(simulate_step(in, Fidelity::analytic).iteration_time ==
+        doctest::Approx(varied.iteration_time).epsilon(1e-12));
 }
 
 TEST_CASE("the slowdown is relative to the GPUs the preset's constants were fitted on") {
@@ -69,19 +126,20 @@ TEST_CASE("the slowdown is relative to the GPUs the preset's constants were fitt
   topo::ClusterSpec c = testing::dgx_a100(2);  // 16 GPUs
   c.node.gpu.variability = 0.02;
   c.node.gpu.efficiency_fit_gpus = 16;  // fitted at this very scale: nothing to add
+  const PipelineDraws d{.stage_gpus = 8, .replicas = 2, .stages = 1};  // all 16 GPUs: E[max of 16]
   CHECK(fitted_slowest_gpu_slowdown(c) == doctest::Approx(1 + 0.02 * 1.76599).epsilon(1e-6));
-  CHECK(expected_slowest_gpu_slowdown(c) == doctest::Approx(1.0).epsilon(1e-12));
+  CHECK(expected_slowest_gpu_slowdown(c, d) == doctest::Approx(1.0).epsilon(1e-12));
   c.node.gpu.efficiency_fit_gpus = 2;  // E[max of 2] = 1/√π
-  CHECK(expected_slowest_gpu_slowdown(c) ==
+  CHECK(expected_slowest_gpu_slowdown(c, d) ==
         doctest::Approx((1 + 0.02 * 1.76599) / (1 + 0.02 / std::sqrt(pi))).epsilon(1e-6));
   // Fitted on 1,000 GPUs (E[max] = 3.24144, Harter 1961): 16 GPUs wait for a less slow GPU, a speed-up.
   c.node.gpu.efficiency_fit_gpus = 1000;
   const double faster = (1 + 0.02 * 1.76599) / (1 + 0.02 * 3.24144);
   CHECK(faster < 1);
-  CHECK(expected_slowest_gpu_slowdown(c) == doctest::Approx(faster).epsilon(1e-6));
+  CHECK(expected_slowest_gpu_slowdown(c, d) == doctest::Approx(faster).epsilon(1e-6));
   c.variability = 0.0;  // no spread: the constants as the preset states them
   CHECK(fitted_slowest_gpu_slowdown(c) == 1.0);
-  CHECK(expected_slowest_gpu_slowdown(c) == 1.0);
+  CHECK(expected_slowest_gpu_slowdown(c, d) == 1.0);
 }
 
 namespace {
