@@ -51,6 +51,13 @@ class Callback {
     construct(std::forward<F>(f));
   }
 
+  /// emplace() for a callback known to be empty (an event's freshly taken slot): no check for a target
+  /// to destroy first. Precondition: empty.
+  template <CallbackTarget F>
+  void emplace_empty(F&& f) noexcept(noexcept(construct(std::forward<F>(f)))) {
+    construct(std::forward<F>(f));
+  }
+
   /// Calls the target. Precondition: not empty.
   void operator()() { ops_->invoke(storage_); }
   explicit operator bool() const { return ops_ != nullptr; }

@@ -604,18 +604,19 @@ void Engine::step() {
   Slot& s = slot(index);
   if (s.cancelled) {
     --cancelled_queued_;
+    s.seq = 0;
+    s.cancelled = false;
   } else {
     now_ = Time::from_ps(e.time);
     --pending_;
     ++executed_;
     // Run in place: the slab never moves, and the slot is not reusable until the call returns. Clearing seq
     // first makes a cancel of the running event (from its own callback) a no-op, not self-destruction.
+    // seq stays 0 and cancelled false through the call: cancel only marks a slot whose seq matches.
     s.seq = 0;
     s.action();
     s.action.reset();
   }
-  s.seq = 0;
-  s.cancelled = false;
   free_slots_.push_back(index);
 }
 
