@@ -120,6 +120,9 @@ class Engine {
   // figures are in sim/README.md.
   [[nodiscard]] inline Slot& slot(std::uint32_t index);
   inline std::uint32_t allocate_slot();
+  // Called where slots are freed and none may be left in use: when none is, the next allocations start
+  // again at the bottom of the slab.
+  void restart_slots();
   // Makes more of the slab usable (reserving its address space first).
   void grow_slab();
   // Bucket of e: 256 * (position of the highest digit where (time, key) differs from last_) + e's digit
