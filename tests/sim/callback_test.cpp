@@ -43,3 +43,22 @@ TEST_CASE("inline and heap-stored targets are each destroyed exactly once") {
   }
   CHECK(alive == 0);
 }
+
+TEST_CASE("emplace_empty builds an inline or heap-stored target in an empty callback, destroyed once") {
+  int alive = 0;
+  int calls = 0;
+  {
+    Callback small;
+    small.emplace_empty([c = Counted(&alive), &calls] { ++calls; });
+    std::array<char, 100> padding{};
+    Callback big;
+    big.emplace_empty([c = Counted(&alive), padding, &calls] { calls += 10 + padding[0]; });
+    CHECK(alive == 2);
+    small();
+    big();
+    CHECK(calls == 11);
+    small.reset();
+    CHECK(alive == 1);
+  }
+  CHECK(alive == 0);
+}
