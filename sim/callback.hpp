@@ -60,6 +60,14 @@ class Callback {
 
   /// Calls the target. Precondition: not empty.
   void operator()() { ops_->invoke(storage_); }
+  /// Calls the target, then destroys it; the callback becomes empty. Precondition: not empty, and the call
+  /// does not move, replace or reset this callback (the engine's slot is out of reach while it runs).
+  void call_once() {
+    const Ops* ops = ops_;
+    ops->invoke(storage_);
+    if (ops->destroy != nullptr) ops->destroy(storage_);
+    ops_ = nullptr;
+  }
   explicit operator bool() const { return ops_ != nullptr; }
   /// Destroys the target; the callback becomes empty.
   void reset() {

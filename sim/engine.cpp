@@ -607,8 +607,7 @@ void Engine::step() {
     // first makes a cancel of the running event (from its own callback) a no-op, not self-destruction.
     // seq stays 0 and cancelled false through the call: cancel only marks a slot whose seq matches.
     s.seq = 0;
-    s.action();
-    s.action.reset();
+    s.action.call_once();
   }
   free_slots_.push_back(index);
   if (queued_ == 0) restart_slots();

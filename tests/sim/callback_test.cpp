@@ -62,3 +62,20 @@ TEST_CASE("emplace_empty builds an inline or heap-stored target in an empty call
   }
   CHECK(alive == 0);
 }
+
+TEST_CASE("call_once calls the target, destroys it and leaves the callback empty") {
+  int alive = 0;
+  int calls = 0;
+  Callback small = [c = Counted(&alive), &calls] { ++calls; };
+  std::array<char, 100> padding{};
+  Callback big = [c = Counted(&alive), padding, &calls] { calls += 10 + padding[0]; };
+  CHECK(alive == 2);
+  small.call_once();
+  CHECK(calls == 1);
+  CHECK(alive == 1);
+  CHECK_FALSE(small);
+  big.call_once();
+  CHECK(calls == 11);
+  CHECK(alive == 0);
+  CHECK_FALSE(big);
+}
