@@ -51,8 +51,23 @@ class Callback {
     construct(std::forward<F>(f));
   }
 
+  /// emplace() for a callback known to be empty (an event's freshly taken slot): no check for a target
+  /// to destroy first. Precondition: empty.
+  template <CallbackTarget F>
+  void emplace_empty(F&& f) noexcept(noexcept(construct(std::forward<F>(f)))) {
+    construct(std::forward<F>(f));
+  }
+
   /// Calls the target. Precondition: not empty.
   void operator()() { ops_->invoke(storage_); }
+  /// Calls the target, then destroys it; the callback becomes empty. Precondition: not empty, and the call
+  /// does not move, replace or reset this callback (the engine's slot is out of reach while it runs).
+  void call_once() {
+    const Ops* ops = ops_;
+    ops->invoke(storage_);
+    if (ops->destroy != nullptr) ops->destroy(storage_);
+    ops_ = nullptr;
+  }
   explicit operator bool() const { return ops_ != nullptr; }
   /// Destroys the target; the callback becomes empty.
   void reset() {

@@ -164,13 +164,6 @@ Engine::Slot& Engine::slot(std::uint32_t index) {
 }
 
 std::uint32_t Engine::allocate_slot() {
-  if (free_slots_.size() == slot_count_) {
-    // No slot is in use (none queued, none running): restart at the bottom of the slab, so a burst of
-    // scheduling after the queue drained writes its callbacks in address order instead of hopping over
-    // the slab in the order the last events ran.
-    free_slots_.clear();
-    slot_count_ = 0;
-  }
   if (!free_slots_.empty()) {
     const std::uint32_t index = free_slots_.back();
     free_slots_.pop_back();
@@ -193,8 +186,7 @@ Callback& Engine::queue(Time t, EventId& id) {
   TRAINSIM_CHECK(next_seq_ < kMaxSeq, "more than 2^40 events scheduled in one engine");
   const std::uint64_t seq = next_seq_++;
   Slot& s = slot(index);
-  s.seq = seq;
-  s.cancelled = false;
+  s.seq = seq;  // cancelled is false in a free slot
   push(Entry{t.ps(), seq << kSlotBits | index});
   ++pending_;
   id = EventId{index, seq};
@@ -260,6 +252,7 @@ void Engine::compact() {
   std::ranges::make_heap(early_, later);
   ahead_ = run_.size() + early_.size();
   cancelled_queued_ = 0;
+  restart_slots();
   std::fill(bucket_min_.begin(), bucket_min_.end(), kMinUnknown);  // survivors moved
   min_known_ = false;
 }
@@ -604,19 +597,29 @@ void Engine::step() {
   Slot& s = slot(index);
   if (s.cancelled) {
     --cancelled_queued_;
+    s.seq = 0;
+    s.cancelled = false;
   } else {
     now_ = Time::from_ps(e.time);
     --pending_;
     ++executed_;
     // Run in place: the slab never moves, and the slot is not reusable until the call returns. Clearing seq
     // first makes a cancel of the running event (from its own callback) a no-op, not self-destruction.
+    // seq stays 0 and cancelled false through the call: cancel only marks a slot whose seq matches.
     s.seq = 0;
-    s.action();
-    s.action.reset();
+    s.action.call_once();
   }
-  s.seq = 0;
-  s.cancelled = false;
   free_slots_.push_back(index);
+  if (queued_ == 0) restart_slots();
+}
+
+void Engine::restart_slots() {
+  if (free_slots_.size() != slot_count_) return;  // a callback is running (run() called from one)
+  // No slot is in use (none queued, none running): restart at the bottom of the slab, so a burst of
+  // scheduling after the queue drained writes its callbacks in address order instead of hopping over the
+  // slab in the order the last events ran.
+  free_slots_.clear();
+  slot_count_ = 0;
 }
 
 void Engine::run() {

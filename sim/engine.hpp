@@ -58,11 +58,11 @@ class Engine {
   EventId at(Time t, F&& action) {
     EventId id;
     Callback& slot_action = queue(t, id);
-    if constexpr (noexcept(slot_action.emplace(std::forward<F>(action)))) {
-      slot_action.emplace(std::forward<F>(action));
+    if constexpr (noexcept(slot_action.emplace_empty(std::forward<F>(action)))) {
+      slot_action.emplace_empty(std::forward<F>(action));
     } else {
       try {
-        slot_action.emplace(std::forward<F>(action));
+        slot_action.emplace_empty(std::forward<F>(action));
       } catch (...) {  // the callable's copy or allocation threw: the event must not run empty
         cancel(id);
         throw;
@@ -109,7 +109,8 @@ class Engine {
   // The early heap's order: its front is the earliest.
   static bool later(const Entry& a, const Entry& b) { return before(b, a); }
   struct Slot;
-  // Queues an event at t and returns its slot's action, empty, for at() to fill; `id` names the event.
+  // Queues an event at t and returns its slot's action, empty (a free slot's always is), for at() to fill;
+  // `id` names the event.
   Callback& queue(Time t, EventId& id);
   // The 128-bit number (time, key) read as 16 byte digits: a bucket per (digit position, digit value).
   static constexpr std::size_t kBuckets = 16 * 256;
@@ -119,6 +120,9 @@ class Engine {
   // figures are in sim/README.md.
   [[nodiscard]] inline Slot& slot(std::uint32_t index);
   inline std::uint32_t allocate_slot();
+  // Called where slots are freed and none may be left in use: when none is, the next allocations start
+  // again at the bottom of the slab.
+  void restart_slots();
   // Makes more of the slab usable (reserving its address space first).
   void grow_slab();
   // Bucket of e: 256 * (position of the highest digit where (time, key) differs from last_) + e's digit

@@ -43,3 +43,22 @@ TEST_CASE("inline and heap-stored targets are each destroyed exactly once") {
   }
   CHECK(alive == 0);
 }
+
+TEST_CASE("emplace_empty builds targets in empty callbacks; call_once calls each and destroys it once") {
+  int alive = 0;
+  int calls = 0;
+  Callback small;
+  small.emplace_empty([c = Counted(&alive), &calls] { ++calls; });
+  std::array<char, 100> padding{};
+  Callback big;  // too big to store inline: on the heap
+  big.emplace_empty([c = Counted(&alive), padding, &calls] { calls += 10 + padding[0]; });
+  CHECK(alive == 2);
+  small.call_once();
+  CHECK(calls == 1);
+  CHECK(alive == 1);
+  CHECK_FALSE(small);
+  big.call_once();
+  CHECK(calls == 11);
+  CHECK(alive == 0);
+  CHECK_FALSE(big);
+}
