@@ -52,7 +52,7 @@ constexpr std::size_t kMaxSlabBytes = (kSlotMask + 1) * 64;
 // process whose address space is capped (RLIMIT_AS, `ulimit -v`), a sixteenth of the cap, so that a few
 // engines (a search's threads) leave room for everything else. Decided once per process.
 std::size_t slab_bytes() {
-  static const std::size_t bytes = [] {
+  static const std::size_t kBytes = [] {
     rlimit limit{};
     if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return kMaxSlabBytes;
     const auto share = static_cast<std::size_t>(limit.rlim_cur / 16);
@@ -60,7 +60,7 @@ std::size_t slab_bytes() {
     while (b * 2 <= share && b < kMaxSlabBytes) b *= 2;
     return b;
   }();
-  return bytes;
+  return kBytes;
 }
 std::size_t slab_mapping_bytes() {
   return slab_bytes() + kHugePageBytes;
@@ -94,8 +94,11 @@ struct SlabCache {
 thread_local SlabCache slab_cache;
 
 void* align_to_huge_page(void* mapping) {
+  // Offset forward within the mapping, not an integer cast back to a pointer, so the result keeps the
+  // mapping's provenance.
   const auto address = reinterpret_cast<std::uintptr_t>(mapping);
-  return reinterpret_cast<void*>((address + kHugePageBytes - 1) & ~(kHugePageBytes - 1));
+  const std::size_t ahead = (kHugePageBytes - address % kHugePageBytes) % kHugePageBytes;
+  return static_cast<std::byte*>(mapping) + ahead;
 }
 }  // namespace
 

@@ -503,7 +503,8 @@ class StepPricer {
     // matrix is gathered from, and its update scattered to, that group. Each rank owns pieces of both: the
     // busiest is taken to run the two assignments' busiest owners' matmuls (an upper bound, reached when one
     // rank is both).
-    const std::span<const TensorShape> dense(tensors.begin(), tensors.end() - experts.size());
+    const std::span<const TensorShape> dense =
+        std::span<const TensorShape>(tensors).first(tensors.size() - experts.size());
     for (const Owner owner : {Owner::dense, Owner::expert}) {
       const MatrixUpdateWork whole =
           matrix_update_work(opt, in_.training.precision, owner == Owner::dense ? dense : experts, sharded,
