@@ -43,16 +43,8 @@ class Callback {
   Callback& operator=(const Callback&) = delete;
   ~Callback() { reset(); }
 
-  /// Replaces the target with `f`, constructed in place: where the callback lives (an event's slot), `f`'s
-  /// captures are stored once, with no intermediate Callback to copy from.
-  template <CallbackTarget F>
-  void emplace(F&& f) noexcept(noexcept(construct(std::forward<F>(f)))) {
-    reset();
-    construct(std::forward<F>(f));
-  }
-
-  /// emplace() for a callback known to be empty (an event's freshly taken slot): no check for a target
-  /// to destroy first. Precondition: empty.
+  /// Builds the target `f` in place in an empty callback (an event's freshly taken slot): `f`'s captures
+  /// are stored once, with no intermediate Callback to copy from. Precondition: empty.
   template <CallbackTarget F>
   void emplace_empty(F&& f) noexcept(noexcept(construct(std::forward<F>(f)))) {
     construct(std::forward<F>(f));

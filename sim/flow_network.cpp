@@ -316,8 +316,7 @@ void FlowNetwork::attach(std::uint32_t index) {
 }
 
 void FlowNetwork::detach(std::uint32_t index) {
-  const Flow& f = flows_[index];
-  prefetch_links(f.path);
+  const Flow& f = flows_[index];  // its links were prefetched by complete(), detach's one caller
   for (std::size_t i = 0; i < f.path.size(); ++i) {
     const LinkId l = f.path[i];
     Link& link = links_[l];

@@ -91,7 +91,7 @@ double fitted_slowest_gpu_slowdown(const topo::ClusterSpec& cluster) {
 
 PipelineDraws pipeline_draws(const ParallelPlan& plan, const StepPlan& step) {
   PipelineDraws d;
-  d.stage_gpus = static_cast<std::int64_t>(plan.tp) * plan.cp * (plan.expert_folding ? 1 : plan.ep);
+  d.stage_gpus = static_cast<std::int64_t>(plan.tp) * plan.cp * plan.ep_axis();
   d.replicas = plan.dp;
   d.stages = plan.pp;
   d.steady_passes = static_cast<double>(step.micro_batches) * step.virtual_stages;
@@ -110,17 +110,22 @@ double expected_slowest_draw(const PipelineDraws& d) {
          (fill_passes + d.steady_passes);
 }
 
-double expected_slowest_gpu_slowdown(const topo::ClusterSpec& cluster, const PipelineDraws& draws) {
+namespace {
+// A slowdown of `draw` standard deviations, relative to the one the preset's constants were fitted with.
+template <class Draw>
+double relative_to_fit(const topo::ClusterSpec& cluster, Draw&& draw) {
   const double spread = variability_spread(cluster);
   if (!(spread > 0)) return 1.0;
-  return (1.0 + spread * expected_slowest_draw(draws)) / fitted_slowest_gpu_slowdown(cluster);
+  return (1.0 + spread * draw()) / fitted_slowest_gpu_slowdown(cluster);
+}
+}  // namespace
+
+double expected_slowest_gpu_slowdown(const topo::ClusterSpec& cluster, const PipelineDraws& draws) {
+  return relative_to_fit(cluster, [&] { return expected_slowest_draw(draws); });
 }
 
 double expected_own_stage_slowdown(const topo::ClusterSpec& cluster, const PipelineDraws& draws) {
-  const double spread = variability_spread(cluster);
-  if (!(spread > 0)) return 1.0;
-  return (1.0 + spread * expected_max_standard_normal(draws.stage_gpus)) /
-         fitted_slowest_gpu_slowdown(cluster);
+  return relative_to_fit(cluster, [&] { return expected_max_standard_normal(draws.stage_gpus); });
 }
 
 std::map<std::int64_t, std::vector<double>> draw_gpu_variability(const ParallelPlan& plan,

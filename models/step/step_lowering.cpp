@@ -740,7 +740,7 @@ class StepLowering {
     const bool is_first = ps.first_task;
     open_pass(ps, true);
     // A kernel waiting for gathered weights starts a task of its own (compute_after_chain).
-    if (!extends_open_tasks(ps.s) || (un.gathers && un.layer_first)) name_ += pc.name;
+    if ((un.gathers && un.layer_first) || !extends_open_tasks(ps.s)) name_ += pc.name;
     const double sec = kernel_seconds(ps, pc);
     for (int i = 0; i < n_inst_; ++i) {
       compute_after_chain(un, i, ps.s, dur(sec * compute_scale(ps, i)), merge_);

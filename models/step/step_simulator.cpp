@@ -115,14 +115,19 @@ StepCosts simulated_costs(const StepInput& in, const StepPlan& plan, Fidelity fi
   // Every stage at the pace of the expected slowest GPU (gpu_variability.hpp).
   const PipelineDraws draws = pipeline_draws(in.plan, plan);
   const double slowest_gpu = expected_slowest_gpu_slowdown(in.cluster, draws);
-  StepCosts slowest_replica = symmetric;
-  if (slowest_gpu != 1.0)
-    slow_stages(slowest_replica, plan, std::vector<double>(static_cast<std::size_t>(plan.pp), slowest_gpu));
+  const auto slow_by_draws = [&](StepCosts& c) {
+    if (slowest_gpu != 1.0)
+      slow_stages(c, plan, std::vector<double>(static_cast<std::size_t>(plan.pp), slowest_gpu));
+  };
   // With stragglers each replica holding one runs at its straggler's slowdown times its own GPUs' draws, and
   // the step is that of the slowest of those and the replica above (step_costs.hpp): each is timed,
-  // untraced, and the slowest one's costs are returned.
+  // untraced, and the slowest one's costs are returned. Without them the symmetric costs are slowed in
+  // place: the search prices most layouts here, and a copy of every unit per layout is what it would pay.
   const std::vector<std::vector<double>> slowdowns = straggler_slowdowns(in.plan, in.cluster);
-  if (slowdowns.empty()) return slowest_replica;
+  if (slowdowns.empty()) {
+    slow_by_draws(symmetric);
+    return symmetric;
+  }
   const double own_draws = expected_own_stage_slowdown(in.cluster, draws);
   const auto straggling = [&](std::vector<double> slowdown) {
     for (double& f : slowdown) f *= own_draws;
@@ -132,13 +137,14 @@ StepCosts simulated_costs(const StepInput& in, const StepPlan& plan, Fidelity fi
   };
   const bool draws_slow = slowest_gpu != 1.0;
   if (!draws_slow && slowdowns.size() == 1) return straggling(slowdowns.front());  // nothing to compare
+  StepCosts costs = symmetric;  // the slowest replica of the draws, unless a straggler's is slower
+  slow_by_draws(costs);
   const auto time_of = [&](const StepCosts& c) {
     return fidelity == Fidelity::analytic
                ? analytic_step(in, plan, c).iteration_time
                : run_step_graph(lower_step(in, plan, c, LoweringOptions{.merge_serial = true}), in, plan, c)
                      .iteration_time;
   };
-  StepCosts costs = std::move(slowest_replica);
   double slowest = draws_slow ? time_of(costs) : -1;
   for (const std::vector<double>& slowdown : slowdowns) {
     StepCosts slowed = straggling(slowdown);

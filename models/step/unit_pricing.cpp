@@ -312,9 +312,7 @@ class PieceBuilder {
     piece.name = *last_kernel_;
     piece.comm_name = op.name;
     const double last_chunk =
-        is_backward_gemm(*last_kernel_)
-            ? 0.0
-            : pipeline_chunk_exposure(piece.compute, seconds, kTeUserbufferPipelineSplits);
+        backward ? 0.0 : pipeline_chunk_exposure(piece.compute, seconds, kTeUserbufferPipelineSplits);
     out_.push_back(std::move(piece));
     last_is_matmul_ = false;
     if (last_chunk > 0) push_exposed_chunk(op.comm.group, op.name + ".last_chunk", last_chunk);
@@ -439,11 +437,9 @@ void wait_for_host(std::vector<CostPiece>& pieces, const UnitCost::PassIssue& is
 
 double chunked_matmul_time(const KernelCost& gemm, std::int64_t chunks, const topo::GpuSpec& gpu,
                            Precision precision) {
-  const double whole = kernel_time(gemm, gpu, precision);
-  if (chunks <= 1 || gemm.kind != OpKind::matmul) return whole;
-  const double n = static_cast<double>(chunks);
   const bool by_shape = gpu.sm_count > 0 && gemm.m > 0 && gemm.n > 0 && gemm.k > 0;
-  if (!by_shape) return whole;
+  if (chunks <= 1 || gemm.kind != OpKind::matmul || !by_shape) return kernel_time(gemm, gpu, precision);
+  const double n = static_cast<double>(chunks);
   KernelCost chunk = gemm;
   chunk.m = gemm.m / n;
   chunk.flops = gemm.flops / n;

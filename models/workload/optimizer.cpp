@@ -5,7 +5,6 @@
 #include <cctype>
 #include <cmath>
 #include <cstdint>
-#include <stdexcept>
 #include <string_view>
 #include <utility>
 
@@ -166,7 +165,7 @@ class StateTally {
         return;
       }
     }
-    if (size_ == entries_.size()) throw std::logic_error("optimizer state tally: more kinds than it holds");
+    TRAINSIM_CHECK(size_ < entries_.size(), "optimizer state tally: more kinds than it holds");
     entries_[size_++] = Entry{name, precision, elements};
   }
   [[nodiscard]] std::span<const Entry> entries() const { return {entries_.data(), size_}; }

@@ -580,7 +580,7 @@ TEST_CASE("random two-tier fabrics get the rates and completions of a from-scrat
   CHECK(checked_rates > 1000);  // the checks did see flows running
 }
 
-TEST_CASE("a flow over a borrowed path is the same flow: the caller's path is read, not copied") {
+TEST_CASE("a flow over a borrowed path runs as one over a copied path: the same rates and completions") {
   // Parking lot of two unit links: a long flow (4 bytes over both) and a short one (1 byte on link 0).
   // Both get 1/2 until the short one ends at 2 s, having moved 1 byte; the long flow has moved 1 of its 4
   // bytes and then runs alone at 1: done at 2 + 3 = 5 s.
