@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "models/step/recent_results.hpp"
+#include "models/step/shared_port.hpp"
 
 namespace trainsim::model {
 
@@ -292,7 +293,11 @@ GatheredPass gathered_pass(const StepCosts& costs, int vs, bool backward, bool g
   const int ahead = std::max(0, costs.zero3_prefetch);
   std::vector<double> starts;  // compute start of each unit so far, in execution order
   GatheredPass out;
-  double gather_free = 0, compute_free = 0, reduce_free = 0, kernels = 0;
+  // The gathers and the reductions, each on its own stream, share the GPU's port (shared_port.hpp).
+  constexpr int kGathers = 0, kReductions = 1;
+  SharedPort port;
+  double compute_free = 0, kernels = 0;
+  bool reduces = false;
   auto unit = [&](const UnitCost& u) {
     const double c = backward ? u.total.backward() : u.total.forward();
     double ready = 0;
@@ -301,17 +306,18 @@ GatheredPass gathered_pass(const StepCosts& costs, int vs, bool backward, bool g
       // Issued when the unit `ahead` places earlier starts computing (on demand: when the last one ends).
       const double issue =
           ahead == 0 ? compute_free : (k >= static_cast<std::size_t>(ahead) ? starts[k - ahead] : 0.0);
-      gather_free = std::max(gather_free, issue) + u.gather_s;
-      ready = gather_free;
+      port.add(kGathers, issue, u.gather_latency_s, u.gather_s - u.gather_latency_s);
+      ready = port.finish(kGathers);
     }
     const double start = std::max(compute_free, ready);
     starts.push_back(start);
     compute_free = start + c;
     kernels += c;
     if (backward && u.reduce_s > 0) {
-      reduce_free = std::max(reduce_free, compute_free) + u.reduce_s;
+      port.add(kReductions, compute_free, u.reduce_latency_s, u.reduce_s - u.reduce_latency_s);
+      reduces = true;
       // Synchronous collectives: the next unit's gather waits for this reduction.
-      if (costs.synchronous_zero3) compute_free = reduce_free;
+      if (costs.synchronous_zero3) compute_free = port.finish(kReductions);
     }
   };
   const int n = static_cast<int>(runs.size());
@@ -320,7 +326,7 @@ GatheredPass gathered_pass(const StepCosts& costs, int vs, bool backward, bool g
     for (int i = 0; i < r.count; ++i) unit(costs.units[static_cast<std::size_t>(r.unit)]);
   }
   out.extra = std::max(0.0, compute_free - kernels);
-  out.reduce_tail = std::max(0.0, reduce_free - compute_free);
+  if (reduces) out.reduce_tail = std::max(0.0, port.finish(kReductions) - compute_free);
   return out;
 }
 
