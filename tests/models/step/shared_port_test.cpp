@@ -86,5 +86,24 @@ TEST_CASE("ZeRO-3 on two nodes: a layer's gather and the previous layer's reduce
   }
 }
 
+TEST_CASE("ZeRO-3 on two nodes: a gather's host time runs on its own stream, beside the reduce-scatter") {
+  // As above, each gather now issued with H = G/2 of host time first (framework.gather_host_s), off the
+  // NIC. Forward: 4(H + G) = 6G. Backward: gather 1 ends at H + G; from then on each layer's reduce-scatter
+  // starts at once on its own stream and has the NIC alone during the next gather's H (G/2 of its G done),
+  // then the two share it: the reduce-scatter's last G/2 takes G, the gather's last G/2 alone G/2 more, so
+  // each further gather ends 2G after the one before: H + G + 3·2G = 7.5G. The last reduce-scatter alone,
+  // G. The step: 6G + 7.5G + G = 14.5G. Queued behind the gather's host time on one stream, each
+  // reduce-scatter would start only with the gather and the two would end together, 2G + H apart.
+  const double params = 4e9;
+  const double g = params / 50e9;
+  StepInput in = two_nodes_sharing_one_nic(params);
+  in.plan.framework.gather_host_s = g / 2;
+  for (Fidelity f : {Fidelity::analytic, Fidelity::event}) {
+    CAPTURE(to_string(f));
+    const StepReport r = simulate_step(in, f);
+    CHECK(r.iteration_time == doctest::Approx(14.5 * g).epsilon(1e-3));
+  }
+}
+
 }  // namespace
 }  // namespace trainsim::model
