@@ -115,4 +115,30 @@ void BM_Analytic_Layouts(benchmark::State& state) {
 }
 BENCHMARK(BM_Analytic_Layouts)->Arg(0)->Arg(1);
 
+// The same model's layouts under ZeRO-3 (pp 1–8): every pass's gathers and reductions on the shared port
+// (models/step/shared_port.hpp), the closed form's per-unit path.
+void BM_Analytic_Layouts_Zero3(benchmark::State& state) {
+  std::vector<StepInput> layouts;
+  for (int tp : {1, 2, 4, 8}) {
+    for (int pp : {1, 2, 4, 8}) {
+      for (int mb : {1, 2}) {
+        StepInput in = testing::gpt3_175b_on_1024_a100();
+        in.plan.tp = tp;
+        in.plan.pp = pp;
+        in.plan.dp = 1024 / (tp * pp);
+        in.plan.micro_batch = mb;
+        in.plan.zero = ZeroStage::parameters;
+        layouts.push_back(in);
+      }
+    }
+  }
+  std::size_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(simulate_step(layouts[i], Fidelity::analytic));
+    i = (i + 1) % layouts.size();
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_Analytic_Layouts_Zero3);
+
 }  // namespace

@@ -32,6 +32,9 @@ class SharedPort {
   /// beside them; returns when the stream's last transfer ended (0 if it never had one).
   double finish(int stream);
 
+  /// Back to no transfers at time 0 (the buffers kept for the next use).
+  void clear();
+
  private:
   struct Transfer {
     double issue = 0;
@@ -44,9 +47,14 @@ class SharedPort {
     bool active = false;           ///< a transfer is running
     double reaches_port = 0;       ///< when the running transfer's latency ends
     double left = 0;               ///< its bandwidth seconds left (at the whole port's rate)
-    double free = 0;               ///< when its last finished transfer ended
+    double free = 0;               ///< when its last finished transfer ended (never after now_)
     [[nodiscard]] bool idle() const { return !active && next == queued.size(); }
   };
+  // Starts the stream's next transfer if it is free and the transfer has been issued by now_.
+  void start_due(Stream& s);
+  // The turn that ends at `when` for stream s, on the port or not, whose next change was at `change`: its
+  // bandwidth term `moved` seconds further, and whatever is due then (an end, a start).
+  void step(Stream& s, bool on_port, double change, double when, double moved);
   std::array<Stream, kStreams> streams_;
   double now_ = 0;
 };

@@ -35,6 +35,16 @@ TEST_CASE("two transfers on one port split it evenly and end together as late as
   alone.add(0, 1.0, 0.0, 0.1);
   CHECK(alone.finish(0) == doctest::Approx(1.1).scale(0));
   CHECK(alone.finish(1) == 0.0);  // a stream that never had a transfer
+
+  // A transfer issued after the port was last run waits on its stream, then runs alone: stream 1's first
+  // (0.3 s) shares with stream 0's 0.4 s and ends at 0.6; its second, issued at 0.8, runs 0.8–0.9, and the
+  // first is not run again.
+  SharedPort later;
+  later.add(1, 0.0, 0.0, 0.3);
+  later.add(1, 0.8, 0.0, 0.1);
+  later.add(0, 0.0, 0.0, 0.4);
+  CHECK(later.finish(0) == doctest::Approx(0.7).scale(0));
+  CHECK(later.finish(1) == doctest::Approx(0.9).scale(0));
 }
 
 // Two nodes of one GPU each (round-number NICs of 50 GB/s, bandwidth efficiency 1), data-parallel over
