@@ -31,6 +31,13 @@ void SharedPort::start_due(Stream& s) {
   s.left = t.bandwidth_s;
 }
 
+double SharedPort::next_change(const Stream& s, bool on_port, double share) const {
+  if (on_port) return now_ + s.left * share;
+  if (s.active) return s.reaches_port;
+  if (s.next < s.queued.size()) return s.queued[s.next].issue;
+  return std::numeric_limits<double>::infinity();
+}
+
 void SharedPort::step(Stream& s, bool on_port, double change, double when, double moved) {
   if (!on_port) {  // issued or reached the port: the next turn sees it
     start_due(s);
@@ -69,12 +76,6 @@ double SharedPort::finish(int stream) {
   Stream& b = streams_[1];
   start_due(a);
   start_due(b);
-  constexpr double kNever = std::numeric_limits<double>::infinity();
-  auto next_change = [&](const Stream& s, bool on_port, double share) {
-    if (on_port) return now_ + s.left * share;
-    if (s.active) return s.reaches_port;
-    return s.next < s.queued.size() ? s.queued[s.next].issue : kNever;
-  };
   while (!target.idle()) {
     const bool a_on = a.active && a.reaches_port <= now_;
     const bool b_on = b.active && b.reaches_port <= now_;

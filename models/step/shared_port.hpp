@@ -52,6 +52,9 @@ class SharedPort {
   };
   // Starts the stream's next transfer if it is free and the transfer has been issued by now_.
   void start_due(Stream& s);
+  // When stream s next changes: its bandwidth term ends (on the port, at `share` seconds per second of it),
+  // it reaches the port, or its next transfer is issued; infinity when it has nothing left.
+  [[nodiscard]] double next_change(const Stream& s, bool on_port, double share) const;
   // The turn that ends at `when` for stream s, on the port or not, whose next change was at `change`: its
   // bandwidth term `moved` seconds further, and whatever is due then (an end, a start).
   void step(Stream& s, bool on_port, double change, double when, double moved);
