@@ -43,7 +43,7 @@ void SharedPort::step(Stream& s, bool on_port, double change, double when, doubl
     start_due(s);
     return;
   }
-  s.left -= moved;
+  s.left = std::max(0.0, s.left - moved);  // not below 0 by rounding
   if (change != when) return;
   s.active = false;
   s.left = 0;

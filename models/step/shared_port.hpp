@@ -42,8 +42,8 @@ class SharedPort {
     double bandwidth_s = 0;
   };
   struct Stream {
-    std::vector<Transfer> queued;  ///< added, not yet started
-    std::size_t next = 0;          ///< the first of `queued` not started
+    std::vector<Transfer> queued;  ///< added since the stream was last drained
+    std::size_t next = 0;          ///< the first of `queued` not started (those before it have)
     bool active = false;           ///< a transfer is running
     double reaches_port = 0;       ///< when the running transfer's latency ends
     double left = 0;               ///< its bandwidth seconds left (at the whole port's rate)
