@@ -265,7 +265,6 @@ void Engine::compact() {
       }
     }
     spread_begin_[256] = static_cast<std::uint32_t>(kept);
-    spread_.resize(kept);
     spread_left_ = kept;
     if (kept == 0) spread_next_ = 256;
   }
@@ -450,6 +449,7 @@ namespace {
 // per entry against 14. (Templates: Engine's entry type is its own.)
 template <unsigned kShift, class Entry>
 void count_by_byte(std::span<const Entry> entries, std::array<std::uint32_t, 256>& count) {
+#pragma GCC unroll 4
   for (const Entry e : entries) ++count[(static_cast<std::uint64_t>(e.time) >> kShift) & 255];
 }
 template <class Entry>
@@ -463,6 +463,7 @@ std::array<Entry*, 256> digit_starts(const std::array<std::uint32_t, 256>& count
 }
 template <unsigned kShift, class Entry>
 void scatter_by_byte(std::span<const Entry> entries, std::array<Entry*, 256>& next) {
+#pragma GCC unroll 4
   for (const Entry e : entries) *next[(static_cast<std::uint64_t>(e.time) >> kShift) & 255]++ = e;
 }
 }  // namespace
@@ -523,7 +524,9 @@ void Engine::spread_bucket(std::size_t b) {
     sum += count[d];
   }
   spread_begin_[256] = sum;
-  spread_.resize(bucket.size());
+  // Only grown, never cleared: the segments say where its entries are, and resizing from empty
+  // zero-filled the whole buffer first (2 MB per spread at 1M pending, 5 instructions per event).
+  if (spread_.size() < bucket.size()) spread_.resize(bucket.size());
   std::array<Entry*, 256> next = digit_starts(count, spread_.data());
   scatter_by_byte<8, Entry>(bucket, next);
   spread_next_ = 0;
@@ -558,10 +561,7 @@ void Engine::segment_to_run(bool with_bucket) {
     release(buckets_[kSpreadBuckets + d]);
     mark_empty(kSpreadBuckets + d);
   }
-  if (spread_left_ == 0) {
-    spread_.clear();
-    spread_next_ = 256;
-  }
+  if (spread_left_ == 0) spread_next_ = 256;
   start_run(size);
 }
 
