@@ -283,7 +283,7 @@ std::size_t Engine::bucket_of(const Entry& e) const {
   // is the larger one: within a position, a higher digit is a later entry.
   const auto time = static_cast<std::uint64_t>(e.time);
   const std::uint64_t time_bits = time ^ static_cast<std::uint64_t>(last_.time);
-  if (time_bits != 0) {
+  if (time_bits != 0) [[likely]] {
     const auto shift = static_cast<unsigned>(63 - std::countl_zero(time_bits)) & ~7u;
     return static_cast<std::size_t>(8 + shift / 8) * 256 + ((time >> shift) & 255);
   }
