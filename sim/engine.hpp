@@ -14,7 +14,7 @@
 // time's third byte (4096+ entries, 65,536 ps) is spread instead of moved: one counting pass orders it
 // into 256 segments of 256 ps, each taken as a run (with the events scheduled into its span since) when
 // it is the lowest. So the queue does no random access when the pending set outgrows the cache, where a
-// heap misses per level; the one random access left, the callback's slot, is prefetched ahead (32 events
+// heap misses per level; the one random access left, the callback's slot, is prefetched ahead (16 events
 // ahead in a run), and the slab (one reserved address range) sits on huge pages once big. An emptied
 // bucket keeps at most 64 KiB of buffer (and up to 16 big ones are kept for reuse), so memory follows the
 // pending set. A callable passed to at/after is constructed in its event's slot; callbacks live in that
