@@ -79,6 +79,56 @@ TaskId Dag::transfer(LaneId lane, std::span<const LinkId> path, double bytes, st
   return id;
 }
 
+TaskId Dag::transfer_like(TaskId like, LaneId lane, double bytes, std::string_view name,
+                          std::string_view category) {
+  if (like >= tasks_.size() || tasks_[like].kind != TaskKind::transfer) {
+    throw InputError("task '" + std::string(name) + "': transfer_like needs a transfer, got task id " +
+                     std::to_string(like));
+  }
+  if (!(bytes >= 0.0) || std::isinf(bytes)) {
+    throw InputError("task '" + std::string(name) + "': bytes must be finite and >= 0, got " +
+                     std::to_string(bytes));
+  }
+  const Task& model = tasks_[like];
+  const Task task{.amount = static_cast<std::int64_t>(bytes_.size()),
+                  .path_offset = model.path_offset,
+                  .path_length = model.path_length,
+                  .lane = lane,
+                  .kind = TaskKind::transfer};
+  const TaskId id = add(task, name, category);
+  bytes_.push_back(bytes);
+  return id;
+}
+
+TaskId Dag::repeat(TaskId first, TaskId end, std::size_t edge_first, std::size_t edge_end,
+                   std::string_view from_prefix, std::string_view to_prefix) {
+  if (first > end || end > tasks_.size() || edge_first > edge_end || edge_end > edges_.size()) {
+    throw InputError("repeat names tasks or dependencies beyond the graph");
+  }
+  const auto copy = static_cast<TaskId>(tasks_.size());
+  const TaskId shift = copy - first;
+  std::string name(to_prefix);
+  for (TaskId t = first; t < end; ++t) {
+    Task task = tasks_[t];  // a copy: add() may grow tasks_
+    const std::string_view old = std::string_view(names_).substr(task.name_offset, task.name_length);
+    if (!old.starts_with(from_prefix)) {
+      throw InputError("repeat: task '" + std::string(old) + "' does not start with '" +
+                       std::string(from_prefix) + "'");
+    }
+    name.resize(to_prefix.size());
+    name.append(old.substr(from_prefix.size()));  // before add(): it may grow names_
+    add(task, name, categories_[task.category]);  // an existing category: categories_ does not grow
+  }
+  for (std::size_t e = edge_first; e < edge_end; ++e) {
+    const auto [before, after] = edges_[e];
+    if (before < first || before >= end || after < first || after >= end) {
+      throw InputError("repeat: a dependency leaves the repeated tasks");
+    }
+    edges_.emplace_back(before + shift, after + shift);
+  }
+  return copy;
+}
+
 TaskId Dag::join(LaneId lane, std::string_view name, std::string_view category) {
   return add(Task{.amount = 0, .lane = lane, .kind = TaskKind::join}, name, category);
 }

@@ -48,8 +48,21 @@ class Dag {
   /// Adds a task moving `bytes` (finite, >= 0) over `path` (link ids of the network given to execute).
   TaskId transfer(LaneId lane, std::span<const LinkId> path, double bytes, std::string_view name,
                   std::string_view category = {});
+  /// Adds a transfer of `bytes` over the path of transfer task `like`, stored once for both (a builder that
+  /// sends over one route many times). Throws InputError if `like` is not a transfer.
+  TaskId transfer_like(TaskId like, LaneId lane, double bytes, std::string_view name,
+                       std::string_view category = {});
   /// Adds a zero-time task.
   TaskId join(LaneId lane, std::string_view name, std::string_view category = {});
+  /// Appends a copy of tasks [first, end) and of dependencies [edge_first, edge_end) (by edge_count() before
+  /// and after they were added), which must all join tasks of that range, the copies' ids shifted by
+  /// size() − first: each task's kind, lane, work or bytes and path (stored once for both), category, and
+  /// its name with the prefix `from_prefix`, which it must have, replaced by `to_prefix`. For a builder that
+  /// lowers the same sub-graph again (a collective repeated on the same members): the same tasks and
+  /// dependencies, in the same order, without building them again. Returns the id of the first copy.
+  /// Throws InputError for a range or an edge out of bounds, or a name without the prefix.
+  TaskId repeat(TaskId first, TaskId end, std::size_t edge_first, std::size_t edge_end,
+                std::string_view from_prefix, std::string_view to_prefix);
   /// Lengthens busy task `task` by `work` (>= 0): for a builder that folds work which would run right after
   /// it, on a lane nothing else uses meanwhile, into it (one task instead of a chain). Throws InputError for
   /// an unknown id, a task that is not busy or a negative duration.
