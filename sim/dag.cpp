@@ -105,19 +105,39 @@ TaskId Dag::repeat(TaskId first, TaskId end, std::size_t edge_first, std::size_t
   if (first > end || end > tasks_.size() || edge_first > edge_end || edge_end > edges_.size()) {
     throw InputError("repeat names tasks or dependencies beyond the graph");
   }
+  if (tasks_.size() + (end - first) >= std::numeric_limits<TaskId>::max()) {
+    throw InputError("too many tasks in one graph");
+  }
   const auto copy = static_cast<TaskId>(tasks_.size());
   const TaskId shift = copy - first;
+  // What add() does, without its checks (the originals passed them) and with each run of one name renamed
+  // once: a block's tasks mostly share their name (a collective's flows).
+  std::uint32_t old_offset = 0;
+  std::uint32_t old_length = std::numeric_limits<std::uint32_t>::max();  // no name has it
   std::string name(to_prefix);
   for (TaskId t = first; t < end; ++t) {
-    Task task = tasks_[t];  // a copy: add() may grow tasks_
-    const std::string_view old = std::string_view(names_).substr(task.name_offset, task.name_length);
-    if (!old.starts_with(from_prefix)) {
-      throw InputError("repeat: task '" + std::string(old) + "' does not start with '" +
-                       std::string(from_prefix) + "'");
+    Task task = tasks_[t];  // a copy: push_back may grow tasks_
+    if (task.name_offset != old_offset || task.name_length != old_length) {
+      old_offset = task.name_offset;
+      old_length = task.name_length;
+      const std::string_view old = std::string_view(names_).substr(old_offset, old_length);
+      if (!old.starts_with(from_prefix)) {
+        throw InputError("repeat: task '" + std::string(old) + "' does not start with '" +
+                         std::string(from_prefix) + "'");
+      }
+      name.resize(to_prefix.size());
+      name.append(old.substr(from_prefix.size()));  // before names_ grows
+      if (name != std::string_view(names_).substr(last_name_offset_)) {
+        if (names_.size() + name.size() > std::numeric_limits<std::uint32_t>::max()) {
+          throw InputError("task names of one graph exceed 4 GiB");
+        }
+        last_name_offset_ = static_cast<std::uint32_t>(names_.size());
+        names_.append(name);
+      }
     }
-    name.resize(to_prefix.size());
-    name.append(old.substr(from_prefix.size()));  // before add(): it may grow names_
-    add(task, name, categories_[task.category]);  // an existing category: categories_ does not grow
+    task.name_offset = last_name_offset_;
+    task.name_length = static_cast<std::uint32_t>(name.size());
+    tasks_.push_back(task);
   }
   for (std::size_t e = edge_first; e < edge_end; ++e) {
     const auto [before, after] = edges_[e];
