@@ -305,9 +305,17 @@ void FlowNetwork::attach(std::uint32_t index) {
   for (std::size_t i = 0; i < f.path.size(); ++i) {
     const LinkId l = f.path[i];
     Link& link = links_[l];
-    // Before the push: the arriving flow is not in a class yet, so it would look stale.
-    if (link.riders.size() >= 2 * std::size_t{link.flows} + 8) drop_stale_riders(link);
-    link.riders.push_back(Rider{.join = f.join, .flow = index});
+    // Alone, it is the link's sole flow (riders is empty: cleared when the last flow left), unless the link
+    // flipped at this instant: then it is listed, for rebind_flipped to find as before.
+    if (link.flows == 0 && !link.flipped) {
+      link.sole = index;
+    } else {
+      // Before the push: the arriving flow is not in a class yet, so it would look stale.
+      if (link.riders.size() >= 2 * std::size_t{link.flows} + 8) drop_stale_riders(link);
+      if (link.riders.empty() && link.flows > 0)
+        link.riders.push_back(Rider{.join = flows_[link.sole].join, .flow = link.sole});
+      link.riders.push_back(Rider{.join = f.join, .flow = index});
+    }
     ++link.flows;
     link.load += load_on(link.bandwidth, f.cap);
     if (i == anchor) ++link.anchored;

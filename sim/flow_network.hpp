@@ -128,9 +128,14 @@ class FlowNetwork {
     // alone on its narrowest link is held to it by its class's cap.)
     bool binding = false;
     bool flipped = false;        // in flipped_
+    std::uint32_t sole = 0;      // while riders is empty and flows is 1: that flow
     double bytes_carried = 0.0;  // by flows that have completed
     // Its flows, found only when `binding` flips: appended on arrival, never removed on departure; stale
-    // entries are dropped when the list is walked or reaches twice the live count (amortised O(1)).
+    // entries are dropped when the list is walked or reaches twice the live count (amortised O(1)). A flow
+    // alone on the link is `sole` instead, and goes in first when a second one arrives (so the list holds
+    // every flow on the link whenever it is not empty): most links carry one flow at a time, and their list,
+    // memory apart from the link, is then never written. A link can flip only with two flows or more on
+    // it, so rebind_flipped finds them all listed.
     std::vector<Rider> riders;
   };
   struct LinkSolver {
