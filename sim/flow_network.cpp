@@ -330,7 +330,8 @@ void FlowNetwork::detach(std::uint32_t index) {
     Link& link = links_[l];
     --link.flows;
     link.load -= load_on(link.bandwidth, f.cap);  // the same units as on arrival
-    if (link.flows == 0) link.riders.clear();     // all stale: spares the walk
+    link.bytes_carried += f.bytes;
+    if (link.flows == 0) link.riders.clear();  // all stale: spares the walk
     if (i == f.anchor) --link.anchored;
     update_binding(l, link.flows);
   }
@@ -419,7 +420,6 @@ void FlowNetwork::complete(std::uint32_t ci) {
 
 void FlowNetwork::finish(std::uint32_t index) {
   Flow& f = flows_[index];
-  for (const LinkId l : f.path) links_[l].bytes_carried += f.bytes;
   Callback done = std::move(f.on_done);
   f.on_done.reset();
   f.generation = 0;

@@ -221,7 +221,8 @@ class FlowNetwork {
 
   FlowId start_flow(std::span<const LinkId> path, bool borrowed, double bytes, Callback on_done);
   void activate(std::uint32_t flow);
-  // Adds an activated flow to its links' loads and riders / takes a flow that no longer moves off them.
+  // Adds an activated flow to its links' loads and riders / takes a flow that no longer moves off them,
+  // crediting them with its bytes.
   void attach(std::uint32_t flow);
   void detach(std::uint32_t flow);
   // Asks the memory for the links of a path before they are read: a large network's links are mostly out
@@ -246,7 +247,8 @@ class FlowNetwork {
   [[nodiscard]] double current_rate(const Flow& f) const;
   // Runs when a class's earliest member is due: removes every member due now, then their flows finish.
   void complete(std::uint32_t path_class);
-  // Credits the bytes, frees the slot and runs the callback of a flow no longer on any link.
+  // Frees the slot and runs the callback of a flow no longer on any link (detached, or never attached: an
+  // empty path or no bytes, which credit no link).
   void finish(std::uint32_t flow);
   // The class over `path` with `cap`, created (and attached to its links) when no flow moves in it now.
   std::uint32_t class_for(std::span<const LinkId> path, double cap);
