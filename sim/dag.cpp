@@ -263,10 +263,17 @@ class DagExecutor {
       ++indegree_[after];
     }
     for (std::size_t i = 0; i < n; ++i) offsets_[i + 1] += offsets_[i];
-    targets_.resize(dag_.edges_.size());
-    std::vector<std::uint32_t> fill(offsets_.begin(), offsets_.end() - 1);
-    // Edges in insertion order, so successors are visited in the order the dependencies were declared.
-    for (const auto& [before, after] : dag_.edges_) targets_[fill[before]++] = after;
+    const auto edges = static_cast<std::uint32_t>(dag_.edges_.size());
+    targets_.resize(edges);
+    // Edges in insertion order, so successors are visited in the order the dependencies were declared:
+    // filled from the back, each task's list from its end (offsets_[t + 1]), which then holds its start...
+    for (std::size_t e = edges; e-- > 0;) {
+      const auto [before, after] = dag_.edges_[e];
+      targets_[--offsets_[before + 1]] = after;
+    }
+    // ...so the offsets move down by one (without a second array of n counters).
+    std::copy(offsets_.begin() + 1, offsets_.end(), offsets_.begin());
+    offsets_[n] = edges;
   }
 
   // Kahn's algorithm without running anything; on failure, walks back through unfinished predecessors
@@ -274,17 +281,25 @@ class DagExecutor {
   void reject_cycles() const {
     const std::size_t n = dag_.tasks_.size();
     std::vector<std::uint32_t> left = indegree_;
+    // In id order, with a stack for the tasks behind the sweep that become free: builders mostly add a
+    // task after what it waits for, so this reads the graph nearly in order. Which tasks are processed
+    // does not depend on the order (those no cycle holds back), so neither does the answer.
     std::vector<TaskId> stack;
-    for (TaskId t = 0; t < n; ++t) {
-      if (left[t] == 0) stack.push_back(t);
-    }
     std::size_t processed = 0;
-    while (!stack.empty()) {
-      const TaskId t = stack.back();
-      stack.pop_back();
+    const auto process = [&](TaskId t, TaskId sweep) {
       ++processed;
       for (std::uint32_t e = offsets_[t]; e < offsets_[t + 1]; ++e) {
-        if (--left[targets_[e]] == 0) stack.push_back(targets_[e]);
+        const TaskId next = targets_[e];
+        if (--left[next] == 0 && next < sweep) stack.push_back(next);  // the sweep has passed it
+      }
+    };
+    for (TaskId t = 0; t < n; ++t) {
+      if (left[t] != 0) continue;  // waits for a task not processed yet; taken from the stack once free
+      process(t, t);
+      while (!stack.empty()) {
+        const TaskId u = stack.back();
+        stack.pop_back();
+        process(u, t);
       }
     }
     if (processed == n) return;
