@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -59,6 +60,13 @@ TaskId Dag::busy(LaneId lane, Duration work, std::string_view name, std::string_
   return add(Task{.amount = work.ps(), .lane = lane, .kind = TaskKind::busy}, name, category);
 }
 
+std::int64_t Dag::bytes_index(double bytes) {
+  // Consecutive transfers mostly move the same bytes (the flows of one collective): stored once, as names.
+  if (bytes_.empty() || std::bit_cast<std::uint64_t>(bytes_.back()) != std::bit_cast<std::uint64_t>(bytes))
+    bytes_.push_back(bytes);
+  return static_cast<std::int64_t>(bytes_.size() - 1);
+}
+
 TaskId Dag::transfer(LaneId lane, std::span<const LinkId> path, double bytes, std::string_view name,
                      std::string_view category) {
   if (!(bytes >= 0.0) || std::isinf(bytes)) {
@@ -68,13 +76,12 @@ TaskId Dag::transfer(LaneId lane, std::span<const LinkId> path, double bytes, st
   if (paths_.size() + path.size() > std::numeric_limits<std::uint32_t>::max()) {
     throw InputError("transfer paths of one graph exceed 2^32 links");
   }
-  const Task task{.amount = static_cast<std::int64_t>(bytes_.size()),
+  const Task task{.amount = bytes_index(bytes),
                   .path_offset = static_cast<std::uint32_t>(paths_.size()),
                   .path_length = static_cast<std::uint32_t>(path.size()),
                   .lane = lane,
                   .kind = TaskKind::transfer};
   const TaskId id = add(task, name, category);
-  bytes_.push_back(bytes);
   paths_.insert(paths_.end(), path.begin(), path.end());
   return id;
 }
@@ -90,13 +97,12 @@ TaskId Dag::transfer_like(TaskId like, LaneId lane, double bytes, std::string_vi
                      std::to_string(bytes));
   }
   const Task& model = tasks_[like];
-  const Task task{.amount = static_cast<std::int64_t>(bytes_.size()),
+  const Task task{.amount = bytes_index(bytes),
                   .path_offset = model.path_offset,
                   .path_length = model.path_length,
                   .lane = lane,
                   .kind = TaskKind::transfer};
   const TaskId id = add(task, name, category);
-  bytes_.push_back(bytes);
   return id;
 }
 

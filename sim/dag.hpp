@@ -11,7 +11,8 @@
 // Every executed task is recorded once to the TraceSink (when given), in completion order once the graph is
 // done, those on the critical path with their place on it (TraceArg "critical_path": 1, 2, ...).
 //
-// Storage is compact (about 40 bytes per task plus its name, stored once for a run of tasks of one name;
+// Storage is compact (32 bytes per task plus its name and a transfer's bytes, each stored once for a run of
+// tasks that share it, and its path, stored once for the transfers that share one: transfer_like, repeat;
 // 8 per edge; edges become CSR when run), so a 1M-task graph is tens of MB.
 #include <cstdint>
 #include <functional>
@@ -101,8 +102,11 @@ class Dag {
     std::uint16_t category;  // index into categories_
     TaskKind kind;
   };
+  static_assert(sizeof(Task) == 32, "the header comment counts 32 bytes a task");
 
   TaskId add(Task task, std::string_view name, std::string_view category);
+  // Where `bytes` is stored for a new transfer (Task::amount).
+  std::int64_t bytes_index(double bytes);
   std::uint16_t category_index(std::string_view category);
 
   std::vector<Task> tasks_;
