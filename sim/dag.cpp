@@ -52,6 +52,7 @@ TaskId Dag::add(Task task, std::string_view name, std::string_view category) {
   task.name_length = static_cast<std::uint32_t>(name.size());
   task.category = category_index(category);
   tasks_.push_back(task);
+  if (task.kind == TaskKind::transfer) ++transfers_;
   return static_cast<TaskId>(tasks_.size() - 1);
 }
 
@@ -144,6 +145,7 @@ TaskId Dag::repeat(TaskId first, TaskId end, std::size_t edge_first, std::size_t
     task.name_offset = last_name_offset_;
     task.name_length = static_cast<std::uint32_t>(name.size());
     tasks_.push_back(task);
+    if (task.kind == TaskKind::transfer) ++transfers_;
   }
   for (std::size_t e = edge_first; e < edge_end; ++e) {
     const auto [before, after] = edges_[e];
@@ -246,9 +248,15 @@ class DagExecutor {
 
  private:
   void check_transfers() const {
+    if (dag_.transfers_ == 0) return;
+    if (network_ == nullptr) throw InputError("the task graph has transfers but no flow network was given");
+    // Every stored path is a transfer's (transfer() stores it once the task is added) and every transfer's
+    // path is a stored one, so one pass over them checks them all; the transfers are walked only to name the
+    // first that uses an unknown link.
+    const std::size_t links = network_->link_count();
+    if (std::ranges::all_of(dag_.paths_, [links](LinkId l) { return l < links; })) return;
     for (const Dag::Task& t : dag_.tasks_) {
       if (t.kind != TaskKind::transfer) continue;
-      if (network_ == nullptr) throw InputError("the task graph has transfers but no flow network was given");
       for (std::uint32_t i = 0; i < t.path_length; ++i) {
         if (dag_.paths_[t.path_offset + i] >= network_->link_count()) {
           throw InputError("transfer '" +

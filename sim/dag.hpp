@@ -112,7 +112,8 @@ class Dag {
   std::vector<Task> tasks_;
   std::string names_;
   std::uint32_t last_name_offset_ = 0;  // where the last name stored in names_ begins
-  std::vector<LinkId> paths_;
+  std::vector<LinkId> paths_;           // stored by transfer() alone, each a transfer's (shared by others)
+  std::size_t transfers_ = 0;
   std::vector<double> bytes_;
   std::vector<std::pair<TaskId, TaskId>> edges_;  // (before, after)
   std::vector<std::string> lane_names_;

@@ -249,6 +249,13 @@ TEST_CASE("bad tasks and dependencies are rejected as input errors") {
   Engine e;
   CHECK_THROWS_WITH_AS(trainsim::sim::execute(dag, e),
                        "the task graph has transfers but no flow network was given", trainsim::InputError);
+  // A network of one link (id 0): the second transfer's path names link 3.
+  const std::vector<LinkId> beyond{0, 3};
+  dag.transfer(lane, beyond, 1.0, "beyond");
+  FlowNetwork net(e);
+  net.add_link(1.0, Duration::zero());
+  CHECK_THROWS_WITH_AS(trainsim::sim::execute(dag, e, &net), "transfer 'beyond' uses unknown link id 3",
+                       trainsim::InputError);
 }
 
 TEST_CASE("an empty DAG finishes at once") {
