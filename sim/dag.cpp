@@ -40,6 +40,11 @@ TaskId Dag::add(Task task, std::string_view name, std::string_view category) {
     throw InputError("task '" + std::string(name) + "': unknown lane id " + std::to_string(task.lane));
   }
   if (tasks_.size() >= std::numeric_limits<TaskId>::max()) throw InputError("too many tasks in one graph");
+  task.category = category_index(category);
+  return push(task, name);
+}
+
+TaskId Dag::push(Task task, std::string_view name) {
   // Consecutive tasks mostly share their name (the flows of one collective): it is stored once, at the end.
   if (name != std::string_view(names_).substr(last_name_offset_)) {
     if (names_.size() + name.size() > std::numeric_limits<std::uint32_t>::max()) {
@@ -50,7 +55,6 @@ TaskId Dag::add(Task task, std::string_view name, std::string_view category) {
   }
   task.name_offset = last_name_offset_;
   task.name_length = static_cast<std::uint32_t>(name.size());
-  task.category = category_index(category);
   tasks_.push_back(task);
   if (task.kind == TaskKind::transfer) ++transfers_;
   return static_cast<TaskId>(tasks_.size() - 1);
@@ -133,19 +137,9 @@ TaskId Dag::repeat(TaskId first, TaskId end, std::size_t edge_first, std::size_t
                          std::string(from_prefix) + "'");
       }
       name.resize(to_prefix.size());
-      name.append(old.substr(from_prefix.size()));  // before names_ grows
-      if (name != std::string_view(names_).substr(last_name_offset_)) {
-        if (names_.size() + name.size() > std::numeric_limits<std::uint32_t>::max()) {
-          throw InputError("task names of one graph exceed 4 GiB");
-        }
-        last_name_offset_ = static_cast<std::uint32_t>(names_.size());
-        names_.append(name);
-      }
+      name.append(old.substr(from_prefix.size()));  // a copy: names_ may grow
     }
-    task.name_offset = last_name_offset_;
-    task.name_length = static_cast<std::uint32_t>(name.size());
-    tasks_.push_back(task);
-    if (task.kind == TaskKind::transfer) ++transfers_;
+    push(task, name);
   }
   for (std::size_t e = edge_first; e < edge_end; ++e) {
     const auto [before, after] = edges_[e];

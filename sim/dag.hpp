@@ -105,6 +105,8 @@ class Dag {
   static_assert(sizeof(Task) == 32, "the header comment counts 32 bytes a task");
 
   TaskId add(Task task, std::string_view name, std::string_view category);
+  // Appends a checked task (its category set) under `name`, and counts it.
+  TaskId push(Task task, std::string_view name);
   // Where `bytes` is stored for a new transfer (Task::amount).
   std::int64_t bytes_index(double bytes);
   std::uint16_t category_index(std::string_view category);
