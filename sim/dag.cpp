@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -39,6 +40,11 @@ TaskId Dag::add(Task task, std::string_view name, std::string_view category) {
     throw InputError("task '" + std::string(name) + "': unknown lane id " + std::to_string(task.lane));
   }
   if (tasks_.size() >= std::numeric_limits<TaskId>::max()) throw InputError("too many tasks in one graph");
+  task.category = category_index(category);
+  return push(task, name);
+}
+
+TaskId Dag::push(Task task, std::string_view name) {
   // Consecutive tasks mostly share their name (the flows of one collective): it is stored once, at the end.
   if (name != std::string_view(names_).substr(last_name_offset_)) {
     if (names_.size() + name.size() > std::numeric_limits<std::uint32_t>::max()) {
@@ -49,14 +55,21 @@ TaskId Dag::add(Task task, std::string_view name, std::string_view category) {
   }
   task.name_offset = last_name_offset_;
   task.name_length = static_cast<std::uint32_t>(name.size());
-  task.category = category_index(category);
   tasks_.push_back(task);
+  if (task.kind == TaskKind::transfer) ++transfers_;
   return static_cast<TaskId>(tasks_.size() - 1);
 }
 
 TaskId Dag::busy(LaneId lane, Duration work, std::string_view name, std::string_view category) {
   if (work < Duration::zero()) throw InputError("task '" + std::string(name) + "': negative duration");
   return add(Task{.amount = work.ps(), .lane = lane, .kind = TaskKind::busy}, name, category);
+}
+
+std::int64_t Dag::bytes_index(double bytes) {
+  // Consecutive transfers mostly move the same bytes (the flows of one collective): stored once, as names.
+  if (bytes_.empty() || std::bit_cast<std::uint64_t>(bytes_.back()) != std::bit_cast<std::uint64_t>(bytes))
+    bytes_.push_back(bytes);
+  return static_cast<std::int64_t>(bytes_.size() - 1);
 }
 
 TaskId Dag::transfer(LaneId lane, std::span<const LinkId> path, double bytes, std::string_view name,
@@ -68,15 +81,74 @@ TaskId Dag::transfer(LaneId lane, std::span<const LinkId> path, double bytes, st
   if (paths_.size() + path.size() > std::numeric_limits<std::uint32_t>::max()) {
     throw InputError("transfer paths of one graph exceed 2^32 links");
   }
-  const Task task{.amount = static_cast<std::int64_t>(bytes_.size()),
+  const Task task{.amount = bytes_index(bytes),
                   .path_offset = static_cast<std::uint32_t>(paths_.size()),
                   .path_length = static_cast<std::uint32_t>(path.size()),
                   .lane = lane,
                   .kind = TaskKind::transfer};
   const TaskId id = add(task, name, category);
-  bytes_.push_back(bytes);
   paths_.insert(paths_.end(), path.begin(), path.end());
   return id;
+}
+
+TaskId Dag::transfer_like(TaskId like, LaneId lane, double bytes, std::string_view name,
+                          std::string_view category) {
+  if (like >= tasks_.size() || tasks_[like].kind != TaskKind::transfer) {
+    throw InputError("task '" + std::string(name) + "': transfer_like needs a transfer, got task id " +
+                     std::to_string(like));
+  }
+  if (!(bytes >= 0.0) || std::isinf(bytes)) {
+    throw InputError("task '" + std::string(name) + "': bytes must be finite and >= 0, got " +
+                     std::to_string(bytes));
+  }
+  const Task& model = tasks_[like];
+  const Task task{.amount = bytes_index(bytes),
+                  .path_offset = model.path_offset,
+                  .path_length = model.path_length,
+                  .lane = lane,
+                  .kind = TaskKind::transfer};
+  const TaskId id = add(task, name, category);
+  return id;
+}
+
+TaskId Dag::repeat(TaskId first, TaskId end, std::size_t edge_first, std::size_t edge_end,
+                   std::string_view from_prefix, std::string_view to_prefix) {
+  if (first > end || end > tasks_.size() || edge_first > edge_end || edge_end > edges_.size()) {
+    throw InputError("repeat names tasks or dependencies beyond the graph");
+  }
+  if (tasks_.size() + (end - first) >= std::numeric_limits<TaskId>::max()) {
+    throw InputError("too many tasks in one graph");
+  }
+  const auto copy = static_cast<TaskId>(tasks_.size());
+  const TaskId shift = copy - first;
+  // What add() does, without its checks (the originals passed them) and with each run of one name renamed
+  // once: a block's tasks mostly share their name (a collective's flows).
+  std::uint32_t old_offset = 0;
+  std::uint32_t old_length = std::numeric_limits<std::uint32_t>::max();  // no name has it
+  std::string name(to_prefix);
+  for (TaskId t = first; t < end; ++t) {
+    Task task = tasks_[t];  // a copy: push_back may grow tasks_
+    if (task.name_offset != old_offset || task.name_length != old_length) {
+      old_offset = task.name_offset;
+      old_length = task.name_length;
+      const std::string_view old = std::string_view(names_).substr(old_offset, old_length);
+      if (!old.starts_with(from_prefix)) {
+        throw InputError("repeat: task '" + std::string(old) + "' does not start with '" +
+                         std::string(from_prefix) + "'");
+      }
+      name.resize(to_prefix.size());
+      name.append(old.substr(from_prefix.size()));  // a copy: names_ may grow
+    }
+    push(task, name);
+  }
+  for (std::size_t e = edge_first; e < edge_end; ++e) {
+    const auto [before, after] = edges_[e];
+    if (before < first || before >= end || after < first || after >= end) {
+      throw InputError("repeat: a dependency leaves the repeated tasks");
+    }
+    edges_.emplace_back(before + shift, after + shift);
+  }
+  return copy;
 }
 
 TaskId Dag::join(LaneId lane, std::string_view name, std::string_view category) {
@@ -170,9 +242,15 @@ class DagExecutor {
 
  private:
   void check_transfers() const {
+    if (dag_.transfers_ == 0) return;
+    if (network_ == nullptr) throw InputError("the task graph has transfers but no flow network was given");
+    // Every stored path is a transfer's (transfer() stores it once the task is added) and every transfer's
+    // path is a stored one, so one pass over them checks them all; the transfers are walked only to name the
+    // first that uses an unknown link.
+    const std::size_t links = network_->link_count();
+    if (std::ranges::all_of(dag_.paths_, [links](LinkId l) { return l < links; })) return;
     for (const Dag::Task& t : dag_.tasks_) {
       if (t.kind != TaskKind::transfer) continue;
-      if (network_ == nullptr) throw InputError("the task graph has transfers but no flow network was given");
       for (std::uint32_t i = 0; i < t.path_length; ++i) {
         if (dag_.paths_[t.path_offset + i] >= network_->link_count()) {
           throw InputError("transfer '" +
@@ -193,10 +271,17 @@ class DagExecutor {
       ++indegree_[after];
     }
     for (std::size_t i = 0; i < n; ++i) offsets_[i + 1] += offsets_[i];
-    targets_.resize(dag_.edges_.size());
-    std::vector<std::uint32_t> fill(offsets_.begin(), offsets_.end() - 1);
-    // Edges in insertion order, so successors are visited in the order the dependencies were declared.
-    for (const auto& [before, after] : dag_.edges_) targets_[fill[before]++] = after;
+    const auto edges = static_cast<std::uint32_t>(dag_.edges_.size());
+    targets_.resize(edges);
+    // Edges in insertion order, so successors are visited in the order the dependencies were declared:
+    // filled from the back, each task's list from its end (offsets_[t + 1]), which then holds its start...
+    for (std::size_t e = edges; e-- > 0;) {
+      const auto [before, after] = dag_.edges_[e];
+      targets_[--offsets_[before + 1]] = after;
+    }
+    // ...so the offsets move down by one (without a second array of n counters).
+    std::copy(offsets_.begin() + 1, offsets_.end(), offsets_.begin());
+    offsets_[n] = edges;
   }
 
   // Kahn's algorithm without running anything; on failure, walks back through unfinished predecessors
@@ -204,17 +289,25 @@ class DagExecutor {
   void reject_cycles() const {
     const std::size_t n = dag_.tasks_.size();
     std::vector<std::uint32_t> left = indegree_;
+    // In id order, with a stack for the tasks behind the sweep that become free: builders mostly add a
+    // task after what it waits for, so this reads the graph nearly in order. Which tasks are processed
+    // does not depend on the order (those no cycle holds back), so neither does the answer.
     std::vector<TaskId> stack;
-    for (TaskId t = 0; t < n; ++t) {
-      if (left[t] == 0) stack.push_back(t);
-    }
     std::size_t processed = 0;
-    while (!stack.empty()) {
-      const TaskId t = stack.back();
-      stack.pop_back();
+    const auto process = [&](TaskId t, TaskId sweep) {
       ++processed;
       for (std::uint32_t e = offsets_[t]; e < offsets_[t + 1]; ++e) {
-        if (--left[targets_[e]] == 0) stack.push_back(targets_[e]);
+        const TaskId next = targets_[e];
+        if (--left[next] == 0 && next < sweep) stack.push_back(next);  // the sweep has passed it
+      }
+    };
+    for (TaskId t = 0; t < n; ++t) {
+      if (left[t] != 0) continue;  // waits for a task not processed yet; taken from the stack once free
+      process(t, t);
+      while (!stack.empty()) {
+        const TaskId u = stack.back();
+        stack.pop_back();
+        process(u, t);
       }
     }
     if (processed == n) return;

@@ -11,7 +11,8 @@
 // Every executed task is recorded once to the TraceSink (when given), in completion order once the graph is
 // done, those on the critical path with their place on it (TraceArg "critical_path": 1, 2, ...).
 //
-// Storage is compact (about 40 bytes per task plus its name, stored once for a run of tasks of one name;
+// Storage is compact (32 bytes per task plus its name and a transfer's bytes, each stored once for a run of
+// tasks that share it, and its path, stored once for the transfers that share one: transfer_like, repeat;
 // 8 per edge; edges become CSR when run), so a 1M-task graph is tens of MB.
 #include <cstdint>
 #include <functional>
@@ -48,8 +49,21 @@ class Dag {
   /// Adds a task moving `bytes` (finite, >= 0) over `path` (link ids of the network given to execute).
   TaskId transfer(LaneId lane, std::span<const LinkId> path, double bytes, std::string_view name,
                   std::string_view category = {});
+  /// Adds a transfer of `bytes` over the path of transfer task `like`, stored once for both (a builder that
+  /// sends over one route many times). Throws InputError if `like` is not a transfer.
+  TaskId transfer_like(TaskId like, LaneId lane, double bytes, std::string_view name,
+                       std::string_view category = {});
   /// Adds a zero-time task.
   TaskId join(LaneId lane, std::string_view name, std::string_view category = {});
+  /// Appends a copy of tasks [first, end) and of dependencies [edge_first, edge_end) (by edge_count() before
+  /// and after they were added), which must all join tasks of that range, the copies' ids shifted by
+  /// size() − first: each task's kind, lane, work or bytes and path (stored once for both), category, and
+  /// its name with the prefix `from_prefix`, which it must have, replaced by `to_prefix`. For a builder that
+  /// lowers the same sub-graph again (a collective repeated on the same members): the same tasks and
+  /// dependencies, in the same order, without building them again. Returns the id of the first copy.
+  /// Throws InputError for a range or an edge out of bounds, or a name without the prefix.
+  TaskId repeat(TaskId first, TaskId end, std::size_t edge_first, std::size_t edge_end,
+                std::string_view from_prefix, std::string_view to_prefix);
   /// Lengthens busy task `task` by `work` (>= 0): for a builder that folds work which would run right after
   /// it, on a lane nothing else uses meanwhile, into it (one task instead of a chain). Throws InputError for
   /// an unknown id, a task that is not busy or a negative duration.
@@ -88,14 +102,20 @@ class Dag {
     std::uint16_t category;  // index into categories_
     TaskKind kind;
   };
+  static_assert(sizeof(Task) == 32, "the header comment counts 32 bytes a task");
 
   TaskId add(Task task, std::string_view name, std::string_view category);
+  // Appends a checked task (its category set) under `name`, and counts it.
+  TaskId push(Task task, std::string_view name);
+  // Where `bytes` is stored for a new transfer (Task::amount).
+  std::int64_t bytes_index(double bytes);
   std::uint16_t category_index(std::string_view category);
 
   std::vector<Task> tasks_;
   std::string names_;
   std::uint32_t last_name_offset_ = 0;  // where the last name stored in names_ begins
-  std::vector<LinkId> paths_;
+  std::vector<LinkId> paths_;           // stored by transfer() alone, each a transfer's (shared by others)
+  std::size_t transfers_ = 0;
   std::vector<double> bytes_;
   std::vector<std::pair<TaskId, TaskId>> edges_;  // (before, after)
   std::vector<std::string> lane_names_;

@@ -305,9 +305,17 @@ void FlowNetwork::attach(std::uint32_t index) {
   for (std::size_t i = 0; i < f.path.size(); ++i) {
     const LinkId l = f.path[i];
     Link& link = links_[l];
-    // Before the push: the arriving flow is not in a class yet, so it would look stale.
-    if (link.riders.size() >= 2 * std::size_t{link.flows} + 8) drop_stale_riders(link);
-    link.riders.push_back(Rider{.join = f.join, .flow = index});
+    // Alone, it is the link's sole flow (riders is empty: cleared when the last flow left), unless the link
+    // flipped at this instant: then it is listed, for rebind_flipped to find as before.
+    if (link.flows == 0 && !link.flipped) {
+      link.sole = index;
+    } else {
+      // Before the push: the arriving flow is not in a class yet, so it would look stale.
+      if (link.riders.size() >= 2 * std::size_t{link.flows} + 8) drop_stale_riders(link);
+      if (link.riders.empty() && link.flows > 0)
+        link.riders.push_back(Rider{.join = flows_[link.sole].join, .flow = link.sole});
+      link.riders.push_back(Rider{.join = f.join, .flow = index});
+    }
     ++link.flows;
     link.load += load_on(link.bandwidth, f.cap);
     if (i == anchor) ++link.anchored;
@@ -322,7 +330,8 @@ void FlowNetwork::detach(std::uint32_t index) {
     Link& link = links_[l];
     --link.flows;
     link.load -= load_on(link.bandwidth, f.cap);  // the same units as on arrival
-    if (link.flows == 0) link.riders.clear();     // all stale: spares the walk
+    link.bytes_carried += f.bytes;
+    if (link.flows == 0) link.riders.clear();  // all stale: spares the walk
     if (i == f.anchor) --link.anchored;
     update_binding(l, link.flows);
   }
@@ -411,7 +420,6 @@ void FlowNetwork::complete(std::uint32_t ci) {
 
 void FlowNetwork::finish(std::uint32_t index) {
   Flow& f = flows_[index];
-  for (const LinkId l : f.path) links_[l].bytes_carried += f.bytes;
   Callback done = std::move(f.on_done);
   f.on_done.reset();
   f.generation = 0;

@@ -128,9 +128,14 @@ class FlowNetwork {
     // alone on its narrowest link is held to it by its class's cap.)
     bool binding = false;
     bool flipped = false;        // in flipped_
+    std::uint32_t sole = 0;      // while riders is empty and flows is 1: that flow
     double bytes_carried = 0.0;  // by flows that have completed
     // Its flows, found only when `binding` flips: appended on arrival, never removed on departure; stale
-    // entries are dropped when the list is walked or reaches twice the live count (amortised O(1)).
+    // entries are dropped when the list is walked or reaches twice the live count (amortised O(1)). A flow
+    // alone on the link is `sole` instead, and goes in first when a second one arrives (so the list holds
+    // every flow on the link whenever it is not empty): most links carry one flow at a time, and their list,
+    // memory apart from the link, is then never written. A link can flip only with two flows or more on
+    // it, so rebind_flipped finds them all listed.
     std::vector<Rider> riders;
   };
   struct LinkSolver {
@@ -161,26 +166,63 @@ class FlowNetwork {
     std::uint64_t join;
     std::uint32_t flow;
   };
+  // A class's members as an indexed heap (indexed_heap.hpp): the front one in the class itself, the others
+  // in a vector. Most classes hold one flow (a flow alone on its links), and completing it reads its class
+  // and its front member: one place in memory, not two.
+  class MemberHeap {
+   public:
+    using value_type = Member;
+    [[nodiscard]] std::size_t size() const { return size_; }
+    [[nodiscard]] bool empty() const { return size_ == 0; }
+    Member& operator[](std::size_t i) { return i == 0 ? front_ : rest_[i - 1]; }
+    const Member& operator[](std::size_t i) const { return i == 0 ? front_ : rest_[i - 1]; }
+    Member& front() { return front_; }
+    [[nodiscard]] const Member& front() const { return front_; }
+    Member& back() { return (*this)[size_ - 1]; }
+    void push_back(const Member& m) {
+      if (size_ == 0) {
+        front_ = m;
+      } else {
+        rest_.push_back(m);
+      }
+      ++size_;
+    }
+    void pop_back() {
+      if (size_ > 1) rest_.pop_back();
+      --size_;
+    }
+    void clear() {
+      rest_.clear();
+      size_ = 0;
+    }
+
+   private:
+    Member front_{};
+    std::size_t size_ = 0;
+    std::vector<Member> rest_;  // members 1, 2, ...
+  };
   // The active flows over one path. Service S(t) = service_base + rate * (t - base_time), in bytes per flow.
-  struct PathClass {
-    std::vector<LinkId> path;
-    double cap = 0.0;  // bytes/s no flow of it may exceed (its own narrowest link), or kNoCap
-    std::vector<std::uint32_t> slot_on_link;  // slot_on_link[i]: its index in links_[path[i]].classes
-    std::vector<Member> heap;                 // indexed min-heap by (key, join); empty = free slot
-    double rate = 0.0;                        // bytes/s per flow; 0 until first solved
-    std::uint64_t solved_before = 0;          // members with a smaller join number have `rate`
+  // What completing its front member reads comes first (alignas: whole cache lines).
+  struct alignas(64) PathClass {
+    MemberHeap heap;    // indexed min-heap by (key, join); empty = free slot
+    double rate = 0.0;  // bytes/s per flow; 0 until first solved
     double service_base = 0.0;
     Time base_time;
     EventId event;  // the earliest member's completion, at event_time
     Time event_time;
+    std::uint64_t solved_before = 0;  // members with a smaller join number have `rate`
+    double cap = 0.0;                 // bytes/s no flow of it may exceed (its own narrowest link), or kNoCap
     std::uint64_t mark = 0;
-    double next_rate = 0.0;  // solver scratch
-    bool frozen = false;     // solver scratch
+    std::vector<LinkId> path;
+    std::vector<std::uint32_t> slot_on_link;  // slot_on_link[i]: its index in links_[path[i]].classes
+    double next_rate = 0.0;                   // solver scratch
+    bool frozen = false;                      // solver scratch
   };
 
   FlowId start_flow(std::span<const LinkId> path, bool borrowed, double bytes, Callback on_done);
   void activate(std::uint32_t flow);
-  // Adds an activated flow to its links' loads and riders / takes a flow that no longer moves off them.
+  // Adds an activated flow to its links' loads and riders / takes a flow that no longer moves off them,
+  // crediting them with its bytes.
   void attach(std::uint32_t flow);
   void detach(std::uint32_t flow);
   // Asks the memory for the links of a path before they are read: a large network's links are mostly out
@@ -205,7 +247,8 @@ class FlowNetwork {
   [[nodiscard]] double current_rate(const Flow& f) const;
   // Runs when a class's earliest member is due: removes every member due now, then their flows finish.
   void complete(std::uint32_t path_class);
-  // Credits the bytes, frees the slot and runs the callback of a flow no longer on any link.
+  // Frees the slot and runs the callback of a flow no longer on any link (detached, or never attached: an
+  // empty path or no bytes, which credit no link).
   void finish(std::uint32_t flow);
   // The class over `path` with `cap`, created (and attached to its links) when no flow moves in it now.
   std::uint32_t class_for(std::span<const LinkId> path, double cap);

@@ -1,5 +1,6 @@
 #pragma once
-// Indexed binary min-heap operations on a std::vector: like std::push_heap / std::pop_heap, but every
+// Indexed binary min-heap operations on a std::vector (or a container like it: value_type, size, operator[],
+// back, push_back, pop_back): like std::push_heap / std::pop_heap, but every
 // element that moves is reported to `place(element, new_position)`, so its owner can later remove it from
 // the middle of the heap in O(log n). The standard heap algorithms cannot say where an element went, and
 // boost::heap's mutable heaps keep a handle object per element on the side; the flow network keeps one
@@ -17,9 +18,9 @@ namespace trainsim::sim {
 namespace indexed_heap_detail {
 
 // Moves heap[i] up while it is before its parent.
-template <class T, class Before, class Place>
-void sift_up(std::vector<T>& heap, std::size_t i, Before& before, Place& place) {
-  T item = std::move(heap[i]);
+template <class Heap, class Before, class Place>
+void sift_up(Heap& heap, std::size_t i, Before& before, Place& place) {
+  typename Heap::value_type item = std::move(heap[i]);
   while (i > 0) {
     const std::size_t parent = (i - 1) / 2;
     if (!before(item, heap[parent])) break;
@@ -32,10 +33,10 @@ void sift_up(std::vector<T>& heap, std::size_t i, Before& before, Place& place) 
 }
 
 // Moves heap[i] down while a child is before it.
-template <class T, class Before, class Place>
-void sift_down(std::vector<T>& heap, std::size_t i, Before& before, Place& place) {
+template <class Heap, class Before, class Place>
+void sift_down(Heap& heap, std::size_t i, Before& before, Place& place) {
   const std::size_t n = heap.size();
-  T item = std::move(heap[i]);
+  typename Heap::value_type item = std::move(heap[i]);
   for (;;) {
     std::size_t child = 2 * i + 1;
     if (child >= n) break;
@@ -52,18 +53,18 @@ void sift_down(std::vector<T>& heap, std::size_t i, Before& before, Place& place
 }  // namespace indexed_heap_detail
 
 /// Adds `item`; `place` is told its position and that of every element it displaces.
-template <class T, class Before, class Place>
-void indexed_heap_push(std::vector<T>& heap, T item, Before before, Place place) {
+template <class Heap, class Before, class Place>
+void indexed_heap_push(Heap& heap, typename Heap::value_type item, Before before, Place place) {
   heap.push_back(std::move(item));
   indexed_heap_detail::sift_up(heap, heap.size() - 1, before, place);
 }
 
 /// Removes and returns the element at `position` (0: the front); `place` is told where the elements that
 /// move end up. Precondition: position < heap.size().
-template <class T, class Before, class Place>
-T indexed_heap_erase(std::vector<T>& heap, std::size_t position, Before before, Place place) {
-  T out = std::move(heap[position]);
-  T last = std::move(heap.back());
+template <class Heap, class Before, class Place>
+typename Heap::value_type indexed_heap_erase(Heap& heap, std::size_t position, Before before, Place place) {
+  typename Heap::value_type out = std::move(heap[position]);
+  typename Heap::value_type last = std::move(heap.back());
   heap.pop_back();
   if (position < heap.size()) {
     heap[position] = std::move(last);

@@ -214,8 +214,31 @@ sim::TaskId StepNetwork::routed_collective(sim::Dag& dag, sim::LaneId lane, sim:
                                            std::span<const std::int64_t> members, std::string_view name) {
   const topo::LoweringLane at{lane};
   if (flows.op != topo::CollectiveOp::send_recv) {
+    std::vector<LoweredOnce>& on_lane = lowered_[lane];
+    for (const LoweredOnce& l : on_lane) {
+      if (l.op != flows.op || l.bytes != flows.bytes || l.algo != flows.algo ||
+          l.protocol != flows.protocol || !std::ranges::equal(l.members, members))
+        continue;
+      const sim::TaskId copy = dag.repeat(l.first, l.end, l.edge_first, l.edge_end, l.name, name);
+      dag.depend(after, l.start - l.first + copy);
+      return l.done - l.first + copy;
+    }
+    const auto first = static_cast<sim::TaskId>(dag.size());
+    const std::size_t edge_first = dag.edge_count();
     const topo::LoweredCollective c = topo::lower_collective(dag, *this, cluster_, flows.op, flows.bytes,
                                                              members, flows.algo, name, flows.protocol, at);
+    on_lane.push_back({.op = flows.op,
+                       .algo = flows.algo,
+                       .protocol = flows.protocol,
+                       .bytes = flows.bytes,
+                       .members = {members.begin(), members.end()},
+                       .first = first,
+                       .end = static_cast<sim::TaskId>(dag.size()),
+                       .start = c.start,
+                       .done = c.done,
+                       .edge_first = edge_first,
+                       .edge_end = dag.edge_count(),
+                       .name = std::string(name)});
     dag.depend(after, c.start);
     return c.done;
   }
@@ -246,10 +269,18 @@ LoweredTransfer StepNetwork::lower_routed(sim::Dag& dag, sim::LaneId lane, int f
   LoweredTransfer out;
   out.first = dag.busy(lane, dur(latency), scratch_, category);
   out.last = model_ranks_ > 1 ? dag.join(lane, name, category) : out.first;
+  // The ranks' routes between the two GPUs, found the first time they send to each other.
+  const auto [sent, first_send] =
+      sends_.try_emplace(static_cast<std::int64_t>(from) * gpus_ + to, static_cast<sim::TaskId>(dag.size()));
   for (int k = 0; k < model_ranks_; ++k) {
-    const std::span<const sim::LinkId> path =
-        gpu_path(cluster_gpu(from / stages, k, from % stages), cluster_gpu(to / stages, k, to % stages));
-    const sim::TaskId flow = dag.transfer(lane, path, bytes, name, category);
+    sim::TaskId flow = 0;
+    if (first_send) {
+      const std::span<const sim::LinkId> path =
+          gpu_path(cluster_gpu(from / stages, k, from % stages), cluster_gpu(to / stages, k, to % stages));
+      flow = dag.transfer(lane, path, bytes, name, category);
+    } else {
+      flow = dag.transfer_like(sent->second + static_cast<sim::TaskId>(k), lane, bytes, name, category);
+    }
     dag.depend(out.first, flow);
     if (model_ranks_ > 1) {
       dag.depend(flow, out.last);

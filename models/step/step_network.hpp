@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "models/step/analytic_step.hpp"
@@ -175,6 +176,27 @@ class StepNetwork final : public topo::GpuPaths {
   std::vector<sim::LinkId> graph_links_;  ///< graph link index → flow-network link, kNone until first used
   std::vector<sim::LinkId> path_;         ///< the path being lowered
   topo::ClusterSpec cluster_;             ///< routed: the cluster its collectives are lowered on
+
+  // A routed collective as topo::lower_collective first lowered it (routed_collective): its tasks
+  // [first, end) and dependencies [edge_first, edge_end), all among them, under `name`. A later call with the
+  // same lane, op, bytes, algorithm, protocol and members lowers the same tasks again (the lowering reads
+  // nothing else: the cluster and the paths are fixed, and a graph link keeps the id it got first), so it
+  // is repeated with sim::Dag::repeat instead: a step's gradient buckets on one stage are one collective,
+  // lowered once and repeated.
+  struct LoweredOnce {
+    topo::CollectiveOp op;
+    topo::CollectiveAlgo algo;
+    topo::CollectiveProtocol protocol;
+    double bytes;
+    std::vector<std::int64_t> members;
+    sim::TaskId first, end, start, done;
+    std::size_t edge_first, edge_end;
+    std::string name;
+  };
+  std::unordered_map<sim::LaneId, std::vector<LoweredOnce>> lowered_;  ///< by the lane they were placed on
+  /// Routed sends: simulated GPU pair (from · gpus_ + to) → the first of its per-rank flows, whose paths
+  /// later sends between the two share (sim::Dag::transfer_like).
+  std::unordered_map<std::int64_t, sim::TaskId> sends_;
 };
 
 }  // namespace trainsim::model

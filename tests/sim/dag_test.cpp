@@ -155,6 +155,71 @@ TEST_CASE("a join takes no time and transfers share links by max-min fairness") 
   CHECK(g.net.bytes_carried(g.link) == 200.0);
 }
 
+TEST_CASE("a repeated block has the same tasks and dependencies, renamed, with its paths shared") {
+  // Block: "x start" (join) -> "x" (30 B over the 100 B/s link, 0.3 s) -> "x done" (join); then repeated
+  // as "longer name": the copy's tasks come next, and its transfer shares the original's path.
+  Engine engine;
+  FlowNetwork net{engine};
+  const LinkId link = net.add_link(100.0, Duration::zero());
+  Dag dag;
+  const auto lane = dag.lane("comm");
+  const TaskId before = dag.busy(lane, ps(7), "before", "compute");
+  const std::vector<LinkId> path{link};
+  const TaskId first = dag.join(lane, "x start", "dp");
+  const std::size_t edge_first = dag.edge_count();
+  const TaskId flow = dag.transfer(lane, path, 30.0, "x", "dp");
+  const TaskId done = dag.join(lane, "x done", "dp");
+  dag.depend(first, flow);
+  dag.depend(flow, done);
+  const auto end = static_cast<TaskId>(dag.size());
+  const std::size_t edge_end = dag.edge_count();
+  dag.depend(before, first);
+  const TaskId copy = dag.repeat(first, end, edge_first, edge_end, "x", "longer name");
+  CHECK(copy == 4);  // after before, x start, x and x done
+  REQUIRE(dag.size() == 7);
+  CHECK(dag.edge_count() == 5);
+  CHECK(dag.name(copy) == "longer name start");
+  CHECK(dag.name(copy + 1) == "longer name");
+  CHECK(dag.name(copy + 2) == "longer name done");
+  CHECK(dag.kind(copy + 1) == trainsim::sim::TaskKind::transfer);
+  CHECK(dag.bytes(copy + 1) == 30.0);
+  CHECK(dag.path(copy + 1).data() == dag.path(flow).data());  // stored once
+  CHECK(dag.category(copy + 2) == "dp");
+  dag.depend(done, copy);  // the copy runs after the original
+  // A second transfer over the same path, of its own size: 20 B, 0.2 s.
+  const TaskId like = dag.transfer_like(flow, lane, 20.0, "like");
+  dag.depend(copy + 2, like);
+  const auto r = trainsim::sim::execute(dag, engine, &net);
+  // 7 ps, then 0.3 s, 0.3 s again in the copy (its own dependencies), then 0.2 s.
+  CHECK(r.tasks[copy + 1].start == at(7 + 300'000'000'000));
+  CHECK(r.tasks[copy + 2].end == at(7 + 600'000'000'000));
+  CHECK(r.tasks[like].end == at(7 + 800'000'000'000));
+  CHECK(net.bytes_carried(link) == 80.0);
+  CHECK_THROWS_AS(dag.repeat(first, end, edge_first, edge_end, "y", "z"), trainsim::InputError);
+  CHECK_THROWS_AS(dag.repeat(first, end, edge_first, edge_end + 1, "x", "z"),
+                  trainsim::InputError);  // leaves
+  CHECK_THROWS_AS(dag.transfer_like(before, lane, 1.0, "not a transfer"), trainsim::InputError);
+}
+
+TEST_CASE("dependencies on tasks added later run in dependency order") {
+  // d(1) -> b(2) -> c(3) -> a(4) with ids a < b < c < d: two of the edges point back, none closes a cycle;
+  // they run one after another, so a ends at 1 + 2 + 3 + 4.
+  Dag dag;
+  const TaskId a = dag.busy(dag.lane("la"), ps(4), "a");
+  const TaskId b = dag.busy(dag.lane("lb"), ps(2), "b");
+  const TaskId c = dag.busy(dag.lane("lc"), ps(3), "c");
+  const TaskId d = dag.busy(dag.lane("ld"), ps(1), "d");
+  dag.depend(d, b);
+  dag.depend(b, c);
+  dag.depend(c, a);
+  Engine e;
+  const auto r = trainsim::sim::execute(dag, e);
+  CHECK(r.tasks[b].start == at(1));
+  CHECK(r.tasks[c].start == at(3));
+  CHECK(r.tasks[a].end == at(10));
+  CHECK(r.released_by[a] == c);
+}
+
 TEST_CASE("a cycle is rejected with the names of the tasks in it") {
   Dag dag;
   const auto lane = dag.lane("l");
@@ -184,6 +249,13 @@ TEST_CASE("bad tasks and dependencies are rejected as input errors") {
   Engine e;
   CHECK_THROWS_WITH_AS(trainsim::sim::execute(dag, e),
                        "the task graph has transfers but no flow network was given", trainsim::InputError);
+  // A network of one link (id 0): the second transfer's path names link 3.
+  const std::vector<LinkId> beyond{0, 3};
+  dag.transfer(lane, beyond, 1.0, "beyond");
+  FlowNetwork net(e);
+  net.add_link(1.0, Duration::zero());
+  CHECK_THROWS_WITH_AS(trainsim::sim::execute(dag, e, &net), "transfer 'beyond' uses unknown link id 3",
+                       trainsim::InputError);
 }
 
 TEST_CASE("an empty DAG finishes at once") {
