@@ -129,9 +129,10 @@ void Engine::grow_slab() {
     slab_cache.mapping = nullptr;
     // Its first 64 KiB are made ready again; the rest of what it kept is usable already, and growing into
     // it constructs slots without faulting pages in.
+    // The free list first: if it cannot grow, no slot is counted ready that a free could not record.
+    free_slots_.resize(kFirstSlots);
     slab_ready_ = kFirstSlots;
     std::uninitialized_default_construct_n(slab_, slab_ready_);
-    free_slots_.resize(slab_ready_);
     return;
   }
   if (slab_ == nullptr) {
@@ -157,9 +158,9 @@ void Engine::grow_slab() {
                      "of an address space capped by ulimit -v)");
   if (mprotect(slab_ + slab_ready_, (ready - slab_ready_) * sizeof(Slot), PROT_READ | PROT_WRITE) != 0)
     throw std::bad_alloc();
+  free_slots_.resize(ready);  // before the slots count as ready: a free of any of them has room
   std::uninitialized_default_construct_n(slab_ + slab_ready_, ready - slab_ready_);
   slab_ready_ = ready;
-  free_slots_.resize(slab_ready_);
 }
 
 Engine::Slot& Engine::slot(std::uint32_t index) {
