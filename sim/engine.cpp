@@ -201,7 +201,8 @@ Engine::Slot& Engine::queue_in_new_slot(Time t) {
 }
 
 Engine::Slot& Engine::queue_in(std::uint32_t index, Time t) {
-  const std::uint64_t seq = next_seq_++;
+  const std::uint64_t seq =
+      next_seq_;          // counted by push once queued: a failed push leaves pending() as it was
   slot(index).seq = seq;  // cancelled is false in a free slot
   return push(Entry{t.ps(), seq << kSlotBits | index});
 }
@@ -347,8 +348,13 @@ void Engine::mark_empty(std::size_t b) {
   if (nonempty_[b / 64] == 0) nonempty_words_ &= ~(std::uint64_t{1} << (b / 64));
 }
 
-Engine::Slot& Engine::push(Entry e) {
+Engine::Slot& Engine::pushed(Entry e) {
   ++queued_;
+  ++next_seq_;
+  return slot(static_cast<std::uint32_t>(e.key & kSlotMask));
+}
+
+Engine::Slot& Engine::push(Entry e) {
   // e is a new event: its key is larger than every queued entry's and than last_'s (an entry scheduled
   // before it, or a key of 0), so it is before any of them exactly when its time is earlier.
   // Only while a run is being taken can a new event be earlier than last_ (the run's last entry, normally
@@ -360,13 +366,13 @@ Engine::Slot& Engine::push(Entry e) {
     return push_growing(b, e);
   add_to_bucket(b, e);
   note_pushed(b, e);
-  return slot(static_cast<std::uint32_t>(e.key & kSlotMask));
+  return pushed(e);
 }
 
 Engine::Slot& Engine::push_growing(std::size_t b, Entry e) {
   add_to_bucket(b, e);  // grows the bucket
   note_pushed(b, e);
-  return slot(static_cast<std::uint32_t>(e.key & kSlotMask));
+  return pushed(e);
 }
 
 void Engine::note_pushed(std::size_t b, Entry e) {
@@ -387,7 +393,7 @@ Engine::Slot& Engine::push_early(Entry e) {
   early_.push_back(e);
   std::ranges::push_heap(early_, later);
   run_fast_end_ = run_next_;  // step() takes the run's next entry only while no early entry waits
-  return slot(static_cast<std::uint32_t>(e.key & kSlotMask));
+  return pushed(e);
 }
 
 const Engine::Entry& Engine::top() {

@@ -154,6 +154,9 @@ class Engine {
   // six while they were calls in the middle).
   inline Slot& push(Entry e);
   [[gnu::noinline]] Slot& push_growing(std::size_t b, Entry e);
+  // Counts e, a new event's entry, as queued and its sequence number as taken, once it is in a bucket or
+  // the early heap (so that an allocation failing on the way changes no count); returns its slot.
+  inline Slot& pushed(Entry e);
   // Keeps bucket_min_[b] and min_ up to date once e was appended to bucket b.
   inline void note_pushed(std::size_t b, Entry e);
   // The earliest queued entry (cached until it is popped). Precondition: queued_ > 0.
