@@ -26,9 +26,8 @@ constexpr std::uint64_t kMaxSeq = std::uint64_t{1} << (64 - kSlotBits);
 // 4096 no better.
 constexpr std::size_t kPrefetchAtMost = 1024;
 // Callbacks of the run fetched this many events ahead of the one taken: enough to cover a miss to the
-// last-level cache or memory with the work of the events between. Measured (1M pending, hold): 8 -> 18,
-// 16 -> 20.4, 32 -> 20.7, 64 -> 20.3 M events/s; then, at 182 instructions per event instead of ~400,
-// medians of 5 in six rounds alternating: 16 -> 33.6, 24 -> 33.0, 32 -> 32.9 M events/s (16 ahead in 5).
+// last-level cache or memory with the work of the events between. Fewer measured slower at 1M pending and
+// more no faster (the measurements: sim/README.md's history).
 constexpr std::size_t kRunPrefetch = 16;
 // A bucket becoming the run is sorted by insertion up to this size, by counting above.
 constexpr std::size_t kInsertionSortAtMost = 16;
@@ -168,8 +167,8 @@ Engine::Slot& Engine::slot(std::uint32_t index) {
 }
 
 namespace {
-// The checks' messages are built out of line: built in queue(), their strings took a large stack frame and
-// every callee-saved register on each event.
+// The checks' messages are built out of line, so that queue() needs no stack frame for their strings and
+// saves no callee-saved registers on each event.
 [[noreturn, gnu::noinline, gnu::cold]] void fail_scheduled_in_past(Time t, Time now) {
   fail_check("t >= now_",
              "an event was scheduled in the past (at " + std::to_string(t.ps()) + " ps, now " +
@@ -317,8 +316,8 @@ void Engine::release(std::vector<Entry>& bucket) {
 void Engine::grow(std::vector<Entry>& bucket) {
   const std::size_t wanted = std::max<std::size_t>(1, 2 * bucket.capacity());  // as push_back grows
   // From 4 KiB, not only past what an emptied bucket keeps (64 KiB): at 1M pending every bucket of time's
-  // third byte starts empty after its spread and grows to ~2 MB, and the doublings up to 64 KiB copied
-  // ~8k entries each time (5 of ~250 instructions per event). The spare goes back when the bucket empties.
+  // third byte starts empty after its spread and grows to ~2 MB, and each doubling up to 64 KiB would copy
+  // its entries again. The spare goes back when the bucket empties.
   if (bucket.capacity() >= kSpareFrom && !spare_buffers_.empty() &&
       spare_buffers_.back().capacity() >= wanted) {
     std::vector<Entry> spare = std::move(spare_buffers_.back());
@@ -455,8 +454,8 @@ namespace {
 // A counting sort on one byte of time, stable: count, then where each digit's entries start, then
 // scatter. Every event goes through two of them (its bucket spread, then its segment made the run), so
 // the shift is a constant, the scatter writes through pointers (not offsets) and copies an entry as 16
-// bytes, and both loops are unrolled: about 2 instructions per entry to count and 6 to scatter, against 6
-// and 14 before. (Templates: Engine's entry type is its own.)
+// bytes, and both loops are unrolled, so that each entry costs a few instructions to count and to scatter.
+// (Templates: Engine's entry type is its own.)
 template <unsigned kShift, class Entry>
 void count_by_byte(std::span<const Entry> entries, std::array<std::uint32_t, 256>& count) {
 #pragma GCC unroll 4
@@ -540,8 +539,8 @@ void Engine::spread_bucket(std::size_t b) {
     sum += count[d];
   }
   spread_begin_[256] = sum;
-  // Only grown, never cleared: the segments say where its entries are, and resizing from empty
-  // zero-filled the whole buffer first (2 MB per spread at 1M pending, 5 instructions per event).
+  // Only grown, never cleared: the segments say where its entries are, and resizing from empty would
+  // zero-fill the whole buffer (megabytes at a million pending) on every spread.
   if (spread_.size() < bucket.size()) spread_.resize(bucket.size());
   std::array<Entry*, 256> next = digit_starts(count, spread_.data());
   scatter_by_byte<8, Entry>(bucket, next);
