@@ -334,7 +334,8 @@ GatheredPass gathered_pass(const StepCosts& costs, int vs, bool backward, bool g
       // Issued when the unit `ahead` places earlier starts computing (on demand: when the last one ends).
       const double issue =
           ahead == 0 ? compute_free : (k >= static_cast<std::size_t>(ahead) ? starts[k - ahead] : 0.0);
-      port.add(kGathers, issue, u.gather_latency_s, u.gather_s - u.gather_latency_s);
+      const LatencySplit part = split_latency(u.gather_s, u.gather_latency_s);
+      port.add(kGathers, issue, part.latency_s, part.bandwidth_s);
       ready = port.finish(kGathers);
     }
     const double start = std::max(compute_free, ready);
@@ -342,7 +343,8 @@ GatheredPass gathered_pass(const StepCosts& costs, int vs, bool backward, bool g
     compute_free = start + c;
     kernels += c;
     if (backward && u.reduce_s > 0) {
-      port.add(kReductions, compute_free, u.reduce_latency_s, u.reduce_s - u.reduce_latency_s);
+      const LatencySplit part = split_latency(u.reduce_s, u.reduce_latency_s);
+      port.add(kReductions, compute_free, part.latency_s, part.bandwidth_s);
       reduces = true;
       // Synchronous collectives: the next unit's gather waits for this reduction.
       if (costs.synchronous_zero3) compute_free = port.finish(kReductions);

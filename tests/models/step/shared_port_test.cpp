@@ -2,6 +2,7 @@
 
 #include <doctest/doctest.h>
 
+#include "models/step/analytic_step.hpp"
 #include "models/step/step_costs.hpp"
 #include "models/step/step_plan.hpp"
 #include "models/step/step_simulator.hpp"
@@ -45,6 +46,34 @@ TEST_CASE("two transfers on one port split it evenly and end together as late as
   later.add(0, 0.0, 0.0, 0.4);
   CHECK(later.finish(0) == doctest::Approx(0.7).scale(0));
   CHECK(later.finish(1) == doctest::Approx(0.9).scale(0));
+}
+
+TEST_CASE("a collective's time splits into its latency and bandwidth term, which never exceed it") {
+  // 1 s with 0.25 s of latency: 0.25 + 0.75.
+  const LatencySplit inside = split_latency(1.0, 0.25);
+  CHECK(inside.latency_s == 0.25);
+  CHECK(inside.bandwidth_s == 0.75);
+  // A latency longer than the whole costs the whole: 1 s with 1.5 s of latency is 1 + 0, not 1.5.
+  const LatencySplit longer = split_latency(1.0, 1.5);
+  CHECK(longer.latency_s == 1.0);
+  CHECK(longer.bandwidth_s == 0.0);
+  // Negative parts are 0: a negative latency leaves the whole to bandwidth, a negative time is none.
+  const LatencySplit negative_latency = split_latency(1.0, -0.5);
+  CHECK(negative_latency.latency_s == 0.0);
+  CHECK(negative_latency.bandwidth_s == 1.0);
+  const LatencySplit negative_time = split_latency(-1.0, 0.5);
+  CHECK(negative_time.latency_s == 0.0);
+  CHECK(negative_time.bandwidth_s == 0.0);
+
+  // The closed-form ZeRO-3 pass prices a gather of 0.1 s whose latency is 0.3 s as 0.1 s, as the event
+  // lowering does: one unit of no kernels waits its whole gather, 0.1 s, not the latency's 0.3 s.
+  StepCosts costs;
+  UnitCost unit;
+  unit.gather_s = 0.1;
+  unit.gather_latency_s = 0.3;
+  costs.units.push_back(unit);
+  costs.chunk_units.push_back({UnitRun{0, 1, 0}});
+  CHECK(gathered_pass(costs, 0, false, true).extra == doctest::Approx(0.1).scale(0));
 }
 
 // Two nodes of one GPU each (round-number NICs of 50 GB/s, bandwidth efficiency 1), data-parallel over
