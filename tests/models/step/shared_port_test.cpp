@@ -11,41 +11,43 @@
 namespace trainsim::model {
 namespace {
 
+using enum SharedPort::StreamId;
+
 TEST_CASE("two transfers on one port split it evenly and end together as late as their sum") {
   // 0.4 s and 0.3 s of bandwidth issued at once on the two streams: each at half speed until the shorter
   // ends at 2·0.3 = 0.6 s, the longer's last 0.1 s alone: 0.7 s = 0.4 + 0.3.
   SharedPort both;
-  both.add(0, 0.0, 0.0, 0.4);
-  both.add(1, 0.0, 0.0, 0.3);
-  CHECK(both.finish(1) == doctest::Approx(0.6).scale(0));
-  CHECK(both.finish(0) == doctest::Approx(0.7).scale(0));
+  both.add(gathers, 0.0, 0.0, 0.4);
+  both.add(reductions, 0.0, 0.0, 0.3);
+  CHECK(both.finish(reductions) == doctest::Approx(0.6).scale(0));
+  CHECK(both.finish(gathers) == doctest::Approx(0.7).scale(0));
 
-  // A latency keeps its transfer off the port: stream 1 runs alone for stream 0's 0.1 s of latency (0.1 s
-  // of its 0.3 done), then both at half speed until stream 1's last 0.2 s end at 0.1 + 0.4 = 0.5 s;
-  // stream 0 has 0.2 s left and ends at 0.7 s: the port never idles, so the two end at 0.4 + 0.3.
+  // A latency keeps its transfer off the port: the reduction runs alone for the gather's 0.1 s of latency
+  // (0.1 s of its 0.3 done), then both at half speed until the reduction's last 0.2 s end at 0.1 + 0.4 =
+  // 0.5 s; the gather has 0.2 s left and ends at 0.7 s: the port never idles, so the two end at 0.4 + 0.3.
   SharedPort latency;
-  latency.add(0, 0.0, 0.1, 0.4);
-  latency.add(1, 0.0, 0.0, 0.3);
-  CHECK(latency.finish(0) == doctest::Approx(0.7).scale(0));
-  CHECK(latency.finish(1) == doctest::Approx(0.5).scale(0));
+  latency.add(gathers, 0.0, 0.1, 0.4);
+  latency.add(reductions, 0.0, 0.0, 0.3);
+  CHECK(latency.finish(gathers) == doctest::Approx(0.7).scale(0));
+  CHECK(latency.finish(reductions) == doctest::Approx(0.5).scale(0));
 
   // One stream alone runs its transfers one after another, each from its issue or its predecessor's end.
   SharedPort alone;
-  alone.add(0, 0.0, 0.05, 0.2);
-  alone.add(0, 0.1, 0.0, 0.3);
-  alone.add(0, 1.0, 0.0, 0.1);
-  CHECK(alone.finish(0) == doctest::Approx(1.1).scale(0));
-  CHECK(alone.finish(1) == 0.0);  // a stream that never had a transfer
+  alone.add(gathers, 0.0, 0.05, 0.2);
+  alone.add(gathers, 0.1, 0.0, 0.3);
+  alone.add(gathers, 1.0, 0.0, 0.1);
+  CHECK(alone.finish(gathers) == doctest::Approx(1.1).scale(0));
+  CHECK(alone.finish(reductions) == 0.0);  // a stream that never had a transfer
 
-  // A transfer issued after the port was last run waits on its stream, then runs alone: stream 1's first
-  // (0.3 s) shares with stream 0's 0.4 s and ends at 0.6; its second, issued at 0.8, runs 0.8–0.9, and the
-  // first is not run again.
+  // A transfer issued after the port was last run waits on its stream, then runs alone: the first
+  // reduction (0.3 s) shares with the gather's 0.4 s and ends at 0.6; the second, issued at 0.8, runs
+  // 0.8–0.9, and the first is not run again.
   SharedPort later;
-  later.add(1, 0.0, 0.0, 0.3);
-  later.add(1, 0.8, 0.0, 0.1);
-  later.add(0, 0.0, 0.0, 0.4);
-  CHECK(later.finish(0) == doctest::Approx(0.7).scale(0));
-  CHECK(later.finish(1) == doctest::Approx(0.9).scale(0));
+  later.add(reductions, 0.0, 0.0, 0.3);
+  later.add(reductions, 0.8, 0.0, 0.1);
+  later.add(gathers, 0.0, 0.0, 0.4);
+  CHECK(later.finish(gathers) == doctest::Approx(0.7).scale(0));
+  CHECK(later.finish(reductions) == doctest::Approx(0.9).scale(0));
 }
 
 TEST_CASE("a collective's time splits into its latency and bandwidth term, which never exceed it") {
