@@ -1,6 +1,7 @@
 #include "models/step/shared_port.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "sim/error.hpp"
@@ -18,8 +19,11 @@ void SharedPort::clear() {
 }
 
 void SharedPort::add(StreamId stream, double issue, double latency_s, double bandwidth_s) {
-  streams_[static_cast<std::size_t>(stream)].queued.push_back(
-      Transfer{issue, std::max(0.0, latency_s), std::max(0.0, bandwidth_s)});
+  // A NaN would never compare as due, and finish() would never return.
+  TRAINSIM_CHECK(std::isfinite(issue) && issue >= 0, "SharedPort: a transfer's issue time is not a time");
+  TRAINSIM_CHECK(std::isfinite(latency_s) && latency_s >= 0 && std::isfinite(bandwidth_s) && bandwidth_s >= 0,
+                 "SharedPort: a transfer's latency or bandwidth term is negative or not a number");
+  streams_[static_cast<std::size_t>(stream)].queued.push_back(Transfer{issue, latency_s, bandwidth_s});
 }
 
 void SharedPort::start_due(StreamState& s) {
@@ -84,6 +88,7 @@ double SharedPort::finish(StreamId stream) {
     const double ta = next_change(a, a_on, share);
     const double tb = next_change(b, b_on, share);
     const double when = std::min(ta, tb);
+    TRAINSIM_CHECK(when >= now_, "SharedPort: time ran backwards");  // each turn moves forward, or ends
     const double moved = (when - now_) / share;
     now_ = when;
     step(a, a_on, ta, when, moved);

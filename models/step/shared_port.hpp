@@ -27,8 +27,9 @@ class SharedPort {
   static constexpr std::size_t kStreams = 2;
 
   /// Adds a transfer to `stream`, issued at `issue`, `latency_s` on its stream before it reaches the port
-  /// and `bandwidth_s` on the port alone (split_latency's parts, step_costs.hpp). Time only moves forward:
-  /// a transfer that would start before the time the port was last run to (finish) starts then.
+  /// and `bandwidth_s` on the port alone (split_latency's parts, step_costs.hpp). Each must be finite and
+  /// at least 0 (an internal error otherwise). Time only moves forward: a transfer that would start before
+  /// the time the port was last run to (finish) starts then.
   void add(StreamId stream, double issue, double latency_s, double bandwidth_s);
 
   /// Runs the port until every transfer added to `stream` is done, the other stream's transfers advancing

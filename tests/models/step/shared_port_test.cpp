@@ -2,10 +2,13 @@
 
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include "models/step/analytic_step.hpp"
 #include "models/step/step_costs.hpp"
 #include "models/step/step_plan.hpp"
 #include "models/step/step_simulator.hpp"
+#include "sim/error.hpp"
 #include "tests/support/fixtures.hpp"
 
 namespace trainsim::model {
@@ -48,6 +51,23 @@ TEST_CASE("two transfers on one port split it evenly and end together as late as
   later.add(gathers, 0.0, 0.0, 0.4);
   CHECK(later.finish(gathers) == doctest::Approx(0.7).scale(0));
   CHECK(later.finish(reductions) == doctest::Approx(0.9).scale(0));
+}
+
+TEST_CASE("a transfer that is not a time is an internal error, not a port that never finishes") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  SharedPort port;
+  CHECK_THROWS_AS(port.add(gathers, nan, 0.0, 0.1), InternalError);
+  CHECK_THROWS_AS(port.add(gathers, inf, 0.0, 0.1), InternalError);
+  CHECK_THROWS_AS(port.add(gathers, -0.1, 0.0, 0.1), InternalError);
+  CHECK_THROWS_AS(port.add(reductions, 0.0, nan, 0.1), InternalError);
+  CHECK_THROWS_AS(port.add(reductions, 0.0, 0.0, nan), InternalError);
+  CHECK_THROWS_AS(port.add(reductions, 0.0, -0.1, 0.1), InternalError);
+  CHECK_THROWS_AS(port.add(reductions, 0.0, 0.0, -0.1), InternalError);
+  // Nothing was queued: the port still runs a good transfer, alone.
+  port.add(reductions, 0.0, 0.0, 0.1);
+  CHECK(port.finish(reductions) == doctest::Approx(0.1).scale(0));
+  CHECK(port.finish(gathers) == 0.0);
 }
 
 TEST_CASE("a collective's time splits into its latency and bandwidth term, which never exceed it") {
