@@ -53,6 +53,67 @@ TEST_CASE("two transfers on one port split it evenly and end together as late as
   CHECK(later.finish(reductions) == doctest::Approx(0.9).scale(0));
 }
 
+TEST_CASE("zero-length transfers, transfers queued behind a busy stream, reuse, and a past issue time") {
+  // A transfer of no latency and no bandwidth ends at its issue and takes nothing from the other stream:
+  // the 0.4 s reduction runs alone 0–0.1, shares the port with the empty gather for no time, and ends at
+  // 0.4.
+  SharedPort empty;
+  empty.add(reductions, 0.0, 0.0, 0.4);
+  empty.add(gathers, 0.1, 0.0, 0.0);
+  CHECK(empty.finish(gathers) == doctest::Approx(0.1).scale(0));
+  CHECK(empty.finish(reductions) == doctest::Approx(0.4).scale(0));
+  SharedPort empty_alone;
+  empty_alone.add(gathers, 0.5, 0.0, 0.0);
+  CHECK(empty_alone.finish(gathers) == 0.5);
+
+  // A gather issued at 0.3 while the stream's first (0.2 s, from 0) still runs beside a 1 s reduction:
+  // the first ends at 2·0.2 = 0.4 (0.2 of the reduction done), the second starts then, not at its issue,
+  // and ends at 0.4 + 2·0.2 = 0.8 (0.4 of the reduction done); the reduction's last 0.6 s alone end at
+  // 1.4 = 0.2 + 0.2 + 1.
+  SharedPort queued;
+  queued.add(reductions, 0.0, 0.0, 1.0);
+  queued.add(gathers, 0.0, 0.0, 0.2);
+  queued.add(gathers, 0.3, 0.0, 0.2);
+  CHECK(queued.finish(gathers) == doctest::Approx(0.8).scale(0));
+  CHECK(queued.finish(reductions) == doctest::Approx(1.4).scale(0));
+  // Issued at 0.5 instead, after the first ended at 0.4: the reduction has the port alone 0.4–0.5 (0.3 of
+  // it done by 0.5), then the two share it: the gather ends at 0.5 + 2·0.2 = 0.9, the reduction's last
+  // 0.5 s at 1.4, the port never idle.
+  SharedPort gap;
+  gap.add(reductions, 0.0, 0.0, 1.0);
+  gap.add(gathers, 0.0, 0.0, 0.2);
+  gap.add(gathers, 0.5, 0.0, 0.2);
+  CHECK(gap.finish(gathers) == doctest::Approx(0.9).scale(0));
+  CHECK(gap.finish(reductions) == doctest::Approx(1.4).scale(0));
+
+  // After clear() the port is back at time 0 with nothing queued: a 0.1 + 0.2 s gather ends at 0.3 (not
+  // 0.7 + 0.3, after the cleared transfers), and the reductions' stream has nothing to finish.
+  SharedPort reused;
+  reused.add(gathers, 0.0, 0.0, 0.4);
+  reused.add(reductions, 0.0, 0.0, 0.3);
+  CHECK(reused.finish(gathers) == doctest::Approx(0.7).scale(0));
+  reused.clear();
+  reused.add(gathers, 0.0, 0.1, 0.2);
+  CHECK(reused.finish(gathers) == doctest::Approx(0.3).scale(0));
+  CHECK(reused.finish(reductions) == 0.0);
+
+  // Issued before the time the port was run to (0.5, the first gather's end), a transfer starts then:
+  // alone, the 0.3 s reduction issued at 0.2 ends at 0.8; beside a 0.2 s gather issued at 0.1, both start
+  // at 0.5 and share the port: the gather ends at 0.5 + 2·0.2 = 0.9, the reduction's last 0.1 s at 1.0.
+  SharedPort past;
+  past.add(gathers, 0.0, 0.0, 0.5);
+  CHECK(past.finish(gathers) == doctest::Approx(0.5).scale(0));
+  past.add(reductions, 0.2, 0.0, 0.3);
+  CHECK(past.finish(reductions) == doctest::Approx(0.8).scale(0));
+  SharedPort past_both;
+  past_both.add(gathers, 0.0, 0.0, 0.5);
+  CHECK(past_both.finish(gathers) == doctest::Approx(0.5).scale(0));
+  past_both.add(gathers, 0.1, 0.0, 0.2);
+  past_both.add(reductions, 0.2, 0.0, 0.3);
+  CHECK(past_both.finish(gathers) == doctest::Approx(0.9).scale(0));
+  CHECK(past_both.finish(reductions) == doctest::Approx(1.0).scale(0));
+}
+
 TEST_CASE("a transfer that is not a time is an internal error, not a port that never finishes") {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
