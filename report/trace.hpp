@@ -1,7 +1,8 @@
 #pragma once
 // One iteration as `trainsim run -o DIR` records it in trace.json (sim/trace.hpp's ChromeTraceWriter):
 // a process per pipeline stage ("stage 0"), a thread per stream of it ("compute", "tp comm", "pp comm",
-// "dp comm", "optimizer"), "X" slices with ts/dur in microseconds and "C" counters of the memory in use.
+// "dp comm", under ZeRO-3 at the event fidelity "dp reduce" (the gradients' reduce-scatters), "optimizer"),
+// "X" slices with ts/dur in microseconds and "C" counters of the memory in use.
 // The report draws it as a timeline with its critical path: the engine's, where the slices carry their
 // place on it (args.critical_path, sim/trace.hpp's kCriticalPathArg; written by the event fidelity), else
 // walked back from timestamps. The "checkpoint" threads, which follow the iteration, are not read.

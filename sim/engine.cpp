@@ -26,9 +26,8 @@ constexpr std::uint64_t kMaxSeq = std::uint64_t{1} << (64 - kSlotBits);
 // 4096 no better.
 constexpr std::size_t kPrefetchAtMost = 1024;
 // Callbacks of the run fetched this many events ahead of the one taken: enough to cover a miss to the
-// last-level cache or memory with the work of the events between. Measured (1M pending, hold): 8 -> 18,
-// 16 -> 20.4, 32 -> 20.7, 64 -> 20.3 M events/s; then, at 182 instructions per event instead of ~400,
-// medians of 5 in six rounds alternating: 16 -> 33.6, 24 -> 33.0, 32 -> 32.9 M events/s (16 ahead in 5).
+// last-level cache or memory with the work of the events between. Fewer measured slower at 1M pending and
+// more no faster (the measurements: sim/README.md's history).
 constexpr std::size_t kRunPrefetch = 16;
 // A bucket becoming the run is sorted by insertion up to this size, by counting above.
 constexpr std::size_t kInsertionSortAtMost = 16;
@@ -129,9 +128,10 @@ void Engine::grow_slab() {
     slab_cache.mapping = nullptr;
     // Its first 64 KiB are made ready again; the rest of what it kept is usable already, and growing into
     // it constructs slots without faulting pages in.
+    // The free list first: if it cannot grow, no slot is counted ready that a free could not record.
+    free_slots_.resize(kFirstSlots);
     slab_ready_ = kFirstSlots;
     std::uninitialized_default_construct_n(slab_, slab_ready_);
-    free_slots_.resize(slab_ready_);
     return;
   }
   if (slab_ == nullptr) {
@@ -157,9 +157,9 @@ void Engine::grow_slab() {
                      "of an address space capped by ulimit -v)");
   if (mprotect(slab_ + slab_ready_, (ready - slab_ready_) * sizeof(Slot), PROT_READ | PROT_WRITE) != 0)
     throw std::bad_alloc();
+  free_slots_.resize(ready);  // before the slots count as ready: a free of any of them has room
   std::uninitialized_default_construct_n(slab_ + slab_ready_, ready - slab_ready_);
   slab_ready_ = ready;
-  free_slots_.resize(slab_ready_);
 }
 
 Engine::Slot& Engine::slot(std::uint32_t index) {
@@ -167,8 +167,8 @@ Engine::Slot& Engine::slot(std::uint32_t index) {
 }
 
 namespace {
-// The checks' messages are built out of line: built in queue(), their strings took a large stack frame and
-// every callee-saved register on each event.
+// The checks' messages are built out of line, so that queue() needs no stack frame for their strings and
+// saves no callee-saved registers on each event.
 [[noreturn, gnu::noinline, gnu::cold]] void fail_scheduled_in_past(Time t, Time now) {
   fail_check("t >= now_",
              "an event was scheduled in the past (at " + std::to_string(t.ps()) + " ps, now " +
@@ -200,7 +200,8 @@ Engine::Slot& Engine::queue_in_new_slot(Time t) {
 }
 
 Engine::Slot& Engine::queue_in(std::uint32_t index, Time t) {
-  const std::uint64_t seq = next_seq_++;
+  const std::uint64_t seq =
+      next_seq_;          // counted by push once queued: a failed push leaves pending() as it was
   slot(index).seq = seq;  // cancelled is false in a free slot
   return push(Entry{t.ps(), seq << kSlotBits | index});
 }
@@ -315,8 +316,8 @@ void Engine::release(std::vector<Entry>& bucket) {
 void Engine::grow(std::vector<Entry>& bucket) {
   const std::size_t wanted = std::max<std::size_t>(1, 2 * bucket.capacity());  // as push_back grows
   // From 4 KiB, not only past what an emptied bucket keeps (64 KiB): at 1M pending every bucket of time's
-  // third byte starts empty after its spread and grows to ~2 MB, and the doublings up to 64 KiB copied
-  // ~8k entries each time (5 of ~250 instructions per event). The spare goes back when the bucket empties.
+  // third byte starts empty after its spread and grows to ~2 MB, and each doubling up to 64 KiB would copy
+  // its entries again. The spare goes back when the bucket empties.
   if (bucket.capacity() >= kSpareFrom && !spare_buffers_.empty() &&
       spare_buffers_.back().capacity() >= wanted) {
     std::vector<Entry> spare = std::move(spare_buffers_.back());
@@ -346,8 +347,13 @@ void Engine::mark_empty(std::size_t b) {
   if (nonempty_[b / 64] == 0) nonempty_words_ &= ~(std::uint64_t{1} << (b / 64));
 }
 
-Engine::Slot& Engine::push(Entry e) {
+Engine::Slot& Engine::pushed(Entry e) {
   ++queued_;
+  ++next_seq_;
+  return slot(static_cast<std::uint32_t>(e.key & kSlotMask));
+}
+
+Engine::Slot& Engine::push(Entry e) {
   // e is a new event: its key is larger than every queued entry's and than last_'s (an entry scheduled
   // before it, or a key of 0), so it is before any of them exactly when its time is earlier.
   // Only while a run is being taken can a new event be earlier than last_ (the run's last entry, normally
@@ -359,13 +365,13 @@ Engine::Slot& Engine::push(Entry e) {
     return push_growing(b, e);
   add_to_bucket(b, e);
   note_pushed(b, e);
-  return slot(static_cast<std::uint32_t>(e.key & kSlotMask));
+  return pushed(e);
 }
 
 Engine::Slot& Engine::push_growing(std::size_t b, Entry e) {
   add_to_bucket(b, e);  // grows the bucket
   note_pushed(b, e);
-  return slot(static_cast<std::uint32_t>(e.key & kSlotMask));
+  return pushed(e);
 }
 
 void Engine::note_pushed(std::size_t b, Entry e) {
@@ -386,7 +392,7 @@ Engine::Slot& Engine::push_early(Entry e) {
   early_.push_back(e);
   std::ranges::push_heap(early_, later);
   run_fast_end_ = run_next_;  // step() takes the run's next entry only while no early entry waits
-  return slot(static_cast<std::uint32_t>(e.key & kSlotMask));
+  return pushed(e);
 }
 
 const Engine::Entry& Engine::top() {
@@ -448,8 +454,8 @@ namespace {
 // A counting sort on one byte of time, stable: count, then where each digit's entries start, then
 // scatter. Every event goes through two of them (its bucket spread, then its segment made the run), so
 // the shift is a constant, the scatter writes through pointers (not offsets) and copies an entry as 16
-// bytes, and both loops are unrolled: about 2 instructions per entry to count and 6 to scatter, against 6
-// and 14 before. (Templates: Engine's entry type is its own.)
+// bytes, and both loops are unrolled, so that each entry costs a few instructions to count and to scatter.
+// (Templates: Engine's entry type is its own.)
 template <unsigned kShift, class Entry>
 void count_by_byte(std::span<const Entry> entries, std::array<std::uint32_t, 256>& count) {
 #pragma GCC unroll 4
@@ -533,8 +539,8 @@ void Engine::spread_bucket(std::size_t b) {
     sum += count[d];
   }
   spread_begin_[256] = sum;
-  // Only grown, never cleared: the segments say where its entries are, and resizing from empty
-  // zero-filled the whole buffer first (2 MB per spread at 1M pending, 5 instructions per event).
+  // Only grown, never cleared: the segments say where its entries are, and resizing from empty would
+  // zero-fill the whole buffer (megabytes at a million pending) on every spread.
   if (spread_.size() < bucket.size()) spread_.resize(bucket.size());
   std::array<Entry*, 256> next = digit_starts(count, spread_.data());
   scatter_by_byte<8, Entry>(bucket, next);

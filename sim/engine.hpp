@@ -150,10 +150,13 @@ class Engine {
   // Makes room for one more entry: a spare buffer when the bucket is big and one is at hand.
   [[gnu::noinline]] void grow(std::vector<Entry>& bucket);
   // Queues e, a new event's entry, and returns its slot. The rare paths are calls in tail position, so
-  // that the common one saves no registers (queue() took 14 instructions per event to save and restore
-  // six while they were calls in the middle).
+  // that the common one saves and restores no callee-saved registers (as calls in the middle, they made
+  // queue() do so on every event).
   inline Slot& push(Entry e);
   [[gnu::noinline]] Slot& push_growing(std::size_t b, Entry e);
+  // Counts e, a new event's entry, as queued and its sequence number as taken, once it is in a bucket or
+  // the early heap (so that an allocation failing on the way changes no count); returns its slot.
+  inline Slot& pushed(Entry e);
   // Keeps bucket_min_[b] and min_ up to date once e was appended to bucket b.
   inline void note_pushed(std::size_t b, Entry e);
   // The earliest queued entry (cached until it is popped). Precondition: queued_ > 0.

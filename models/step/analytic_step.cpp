@@ -320,9 +320,8 @@ GatheredPass gathered_pass(const StepCosts& costs, int vs, bool backward, bool g
   GatheredPass out;
   // The gathers and the reductions, each on its own stream, share the GPU's port (shared_port.hpp); one
   // port per thread, its buffers kept from pass to pass (a search times many).
-  constexpr int kGathers = 0, kReductions = 1;
-  thread_local SharedPort kept;
-  SharedPort& port = kept;
+  using StreamId = SharedPort::StreamId;
+  thread_local SharedPort port;
   port.clear();
   double compute_free = 0, kernels = 0;
   bool reduces = false;
@@ -334,18 +333,20 @@ GatheredPass gathered_pass(const StepCosts& costs, int vs, bool backward, bool g
       // Issued when the unit `ahead` places earlier starts computing (on demand: when the last one ends).
       const double issue =
           ahead == 0 ? compute_free : (k >= static_cast<std::size_t>(ahead) ? starts[k - ahead] : 0.0);
-      port.add(kGathers, issue, u.gather_latency_s, u.gather_s - u.gather_latency_s);
-      ready = port.finish(kGathers);
+      const LatencySplit part = split_latency(u.gather_s, u.gather_latency_s);
+      port.add(StreamId::gathers, issue, part.latency_s, part.bandwidth_s);
+      ready = port.finish(StreamId::gathers);
     }
     const double start = std::max(compute_free, ready);
     starts.push_back(start);
     compute_free = start + c;
     kernels += c;
     if (backward && u.reduce_s > 0) {
-      port.add(kReductions, compute_free, u.reduce_latency_s, u.reduce_s - u.reduce_latency_s);
+      const LatencySplit part = split_latency(u.reduce_s, u.reduce_latency_s);
+      port.add(StreamId::reductions, compute_free, part.latency_s, part.bandwidth_s);
       reduces = true;
       // Synchronous collectives: the next unit's gather waits for this reduction.
-      if (costs.synchronous_zero3) compute_free = port.finish(kReductions);
+      if (costs.synchronous_zero3) compute_free = port.finish(StreamId::reductions);
     }
   };
   const int n = static_cast<int>(runs.size());
@@ -354,7 +355,7 @@ GatheredPass gathered_pass(const StepCosts& costs, int vs, bool backward, bool g
     for (int i = 0; i < r.count; ++i) unit(costs.units[static_cast<std::size_t>(r.unit)]);
   }
   out.extra = std::max(0.0, compute_free - kernels);
-  if (reduces) out.reduce_tail = std::max(0.0, port.finish(kReductions) - compute_free);
+  if (reduces) out.reduce_tail = std::max(0.0, port.finish(StreamId::reductions) - compute_free);
   return out;
 }
 

@@ -14,9 +14,13 @@
 // they differ only in when gradient buckets become ready (here evenly over each chunk's last backward, there
 // at its layer boundaries). Under ZeRO-3 both follow the same per-unit order within a pass, and a pass's
 // gathers and reductions share the GPU's port in both (here shared_port.hpp, there the flows of
-// step_network.hpp); they differ in that the event run's gradient reductions queue on their stream across
-// passes, into the next pass's gathers (the closed form adds only the last backward's tail): that only ever
-// lengthens the event run. The overlapped all-gather of ZeRO 1–2's updated weights is closed-form in both.
+// step_network.hpp). Three differences remain, in both directions: the event run's gradient reductions
+// queue on their stream across passes, into the next pass's gathers (the closed form adds only the last
+// backward's tail), and its pipeline sends share the GPU's ports with the data-parallel traffic (here they
+// do not), both lengthening the event run; with LoweringOptions::contention false, the event run gives
+// every transfer its closed-form time as if alone, ZeRO-3's reductions on a lane of their own, while here
+// they still share the port with the gathers, so the closed form is then the longer. The overlapped
+// all-gather of ZeRO 1–2's updated weights is closed-form in both.
 #include <algorithm>
 #include <cstdint>
 #include <string>

@@ -139,8 +139,9 @@ std::vector<double> degraded_nic_slowdowns(const ParallelPlan& plan, const topo:
 
 void slow_data_parallel(StepCosts& costs, const StepPlan& plan, const std::vector<double>& slowdown) {
   TRAINSIM_CHECK(slowdown.size() == static_cast<std::size_t>(plan.pp), "one slowdown per pipeline rank");
-  const auto slow = [](double& seconds, double latency, double f) {
-    seconds = latency + (seconds - latency) * f;
+  const auto slow = [](double& seconds, double latency_s, double f) {
+    const LatencySplit part = split_latency(seconds, latency_s);
+    seconds = part.latency_s + part.bandwidth_s * f;
   };
   for (int s = 0; s < plan.pp; ++s) {
     const double f = slowdown[static_cast<std::size_t>(s)];

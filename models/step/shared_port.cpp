@@ -1,6 +1,7 @@
 #include "models/step/shared_port.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "sim/error.hpp"
@@ -8,7 +9,7 @@
 namespace trainsim::model {
 
 void SharedPort::clear() {
-  for (Stream& s : streams_) {
+  for (StreamState& s : streams_) {
     s.queued.clear();
     s.next = 0;
     s.active = false;
@@ -17,13 +18,15 @@ void SharedPort::clear() {
   now_ = 0;
 }
 
-void SharedPort::add(int stream, double issue, double latency_s, double bandwidth_s) {
-  TRAINSIM_CHECK(stream >= 0 && stream < kStreams, "SharedPort: no such stream");
-  streams_[static_cast<std::size_t>(stream)].queued.push_back(
-      Transfer{issue, std::max(0.0, latency_s), std::max(0.0, bandwidth_s)});
+void SharedPort::add(StreamId stream, double issue, double latency_s, double bandwidth_s) {
+  // A NaN would never compare as due, and finish() would never return.
+  TRAINSIM_CHECK(std::isfinite(issue) && issue >= 0, "SharedPort: a transfer's issue time is not a time");
+  TRAINSIM_CHECK(std::isfinite(latency_s) && latency_s >= 0 && std::isfinite(bandwidth_s) && bandwidth_s >= 0,
+                 "SharedPort: a transfer's latency or bandwidth term is negative or not a number");
+  streams_[static_cast<std::size_t>(stream)].queued.push_back(Transfer{issue, latency_s, bandwidth_s});
 }
 
-void SharedPort::start_due(Stream& s) {
+void SharedPort::start_due(StreamState& s) {
   if (s.active || s.next == s.queued.size() || s.queued[s.next].issue > now_) return;
   const Transfer& t = s.queued[s.next++];
   s.active = true;
@@ -31,14 +34,14 @@ void SharedPort::start_due(Stream& s) {
   s.left = t.bandwidth_s;
 }
 
-double SharedPort::next_change(const Stream& s, bool on_port, double share) const {
+double SharedPort::next_change(const StreamState& s, bool on_port, double share) const {
   if (on_port) return now_ + s.left * share;
   if (s.active) return s.reaches_port;
   if (s.next < s.queued.size()) return s.queued[s.next].issue;
   return std::numeric_limits<double>::infinity();
 }
 
-void SharedPort::step(Stream& s, bool on_port, double change, double when, double moved) {
+void SharedPort::step(StreamState& s, bool on_port, double change, double when, double moved) {
   if (!on_port) {  // issued or reached the port: the next turn sees it
     start_due(s);
     return;
@@ -55,10 +58,12 @@ void SharedPort::step(Stream& s, bool on_port, double change, double when, doubl
   start_due(s);
 }
 
-double SharedPort::finish(int stream) {
-  TRAINSIM_CHECK(stream >= 0 && stream < kStreams, "SharedPort: no such stream");
-  Stream& target = streams_[static_cast<std::size_t>(stream)];
-  const Stream& other = streams_[static_cast<std::size_t>(1 - stream)];
+double SharedPort::finish(StreamId stream) {
+  // Two streams: the other is 1 - stream, and two on the port at once each take half of it.
+  static_assert(kStreams == 2);
+  const auto index = static_cast<std::size_t>(stream);
+  StreamState& target = streams_[index];
+  const StreamState& other = streams_[1 - index];
   if (other.idle() && !target.active) {
     // Alone on the port: its transfers one after another, each its latency and bandwidth term in full.
     for (std::size_t k = target.next; k < target.queued.size(); ++k) {
@@ -72,8 +77,8 @@ double SharedPort::finish(int stream) {
   }
   // Turn by turn to the next change: a transfer is issued, reaches the port, or ends its bandwidth term at
   // its share of the port (a stream's `free` is never after now_, so a transfer starts at its issue or now).
-  Stream& a = streams_[0];
-  Stream& b = streams_[1];
+  StreamState& a = streams_[0];
+  StreamState& b = streams_[1];
   start_due(a);
   start_due(b);
   while (!target.idle()) {
@@ -83,6 +88,7 @@ double SharedPort::finish(int stream) {
     const double ta = next_change(a, a_on, share);
     const double tb = next_change(b, b_on, share);
     const double when = std::min(ta, tb);
+    TRAINSIM_CHECK(when >= now_, "SharedPort: time ran backwards");  // each turn moves forward, or ends
     const double moved = (when - now_) / share;
     now_ = when;
     step(a, a_on, ta, when, moved);

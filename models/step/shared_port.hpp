@@ -15,22 +15,26 @@
 // on the same NIC, so that in the backward they share it as the event run's flows do.
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace trainsim::model {
 
 class SharedPort {
  public:
-  static constexpr int kStreams = 2;
+  /// The two streams: the weights' all-gathers and the gradients' reduce-scatters (FSDP's two streams).
+  enum class StreamId : std::uint8_t { gathers, reductions };
+  static constexpr std::size_t kStreams = 2;
 
-  /// Adds a transfer to `stream` (0 or 1), issued at `issue`, `latency_s` on its stream before it reaches
-  /// the port and `bandwidth_s` on the port alone. Time only moves forward: a transfer that would start
-  /// before the time the port was last run to (finish) starts then.
-  void add(int stream, double issue, double latency_s, double bandwidth_s);
+  /// Adds a transfer to `stream`, issued at `issue`, `latency_s` on its stream before it reaches the port
+  /// and `bandwidth_s` on the port alone (split_latency's parts, step_costs.hpp). Each must be finite and
+  /// at least 0 (an internal error otherwise). Time only moves forward: a transfer that would start before
+  /// the time the port was last run to (finish) starts then.
+  void add(StreamId stream, double issue, double latency_s, double bandwidth_s);
 
   /// Runs the port until every transfer added to `stream` is done, the other stream's transfers advancing
   /// beside them; returns when the stream's last transfer ended (0 if it never had one).
-  double finish(int stream);
+  double finish(StreamId stream);
 
   /// Back to no transfers at time 0 (the buffers kept for the next use).
   void clear();
@@ -41,7 +45,7 @@ class SharedPort {
     double latency_s = 0;
     double bandwidth_s = 0;
   };
-  struct Stream {
+  struct StreamState {
     std::vector<Transfer> queued;  ///< added since the stream was last drained
     std::size_t next = 0;          ///< the first of `queued` not started (those before it have)
     bool active = false;           ///< a transfer is running
@@ -51,14 +55,14 @@ class SharedPort {
     [[nodiscard]] bool idle() const { return !active && next == queued.size(); }
   };
   // Starts the stream's next transfer if it is free and the transfer has been issued by now_.
-  void start_due(Stream& s);
+  void start_due(StreamState& s);
   // When stream s next changes: its bandwidth term ends (on the port, at `share` seconds per second of it),
   // it reaches the port, or its next transfer is issued; infinity when it has nothing left.
-  [[nodiscard]] double next_change(const Stream& s, bool on_port, double share) const;
+  [[nodiscard]] double next_change(const StreamState& s, bool on_port, double share) const;
   // The turn that ends at `when` for stream s, on the port or not, whose next change was at `change`: its
   // bandwidth term `moved` seconds further, and whatever is due then (an end, a start).
-  void step(Stream& s, bool on_port, double change, double when, double moved);
-  std::array<Stream, kStreams> streams_;
+  void step(StreamState& s, bool on_port, double change, double when, double moved);
+  std::array<StreamState, kStreams> streams_;
   double now_ = 0;
 };
 

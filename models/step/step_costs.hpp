@@ -122,6 +122,21 @@ struct CostPiece {
   }
 };
 
+/// A collective's closed-form time split into its size-independent part (launch, α, host issue:
+/// topo::CollectiveEstimate::latency_s) and its bandwidth term, both fidelities' one rule.
+struct LatencySplit {
+  double latency_s = 0;
+  double bandwidth_s = 0;
+};
+/// `seconds` (below 0: 0) split at `latency_s`, clamped to [0, seconds] so that the two parts are never
+/// negative and always sum to the collective's time: a latency longer than the whole (a time that was
+/// scaled down, or rounding) costs the whole, not more.
+[[nodiscard]] inline LatencySplit split_latency(double seconds, double latency_s) {
+  const double total = std::max(0.0, seconds);
+  const double latency = std::clamp(latency_s, 0.0, total);
+  return {latency, total - latency};
+}
+
 /// One unit's pieces and their sums (each sum adds the pieces in order).
 struct UnitCost {
   std::string name;  ///< "layer", "dense_layer", "embedding", "head", or a generic layer's name

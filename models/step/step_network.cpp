@@ -332,8 +332,7 @@ LoweredTransfer StepNetwork::lower(sim::Dag& dag, sim::LaneId lane, int from, in
                                    double seconds, double latency_s, std::string_view name,
                                    std::string_view category) {
   const double rate = port_bandwidth(fabric);
-  const double latency = std::clamp(latency_s, 0.0, std::max(0.0, seconds));
-  const double bandwidth_s = std::max(0.0, seconds) - latency;
+  const auto [latency, bandwidth_s] = split_latency(seconds, latency_s);
   if (!contention_ || !(rate > 0) || !(bandwidth_s > 0)) {
     const sim::TaskId t = dag.busy(lane, dur(seconds), name, category);
     return {t, t};

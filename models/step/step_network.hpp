@@ -62,8 +62,9 @@ class StepNetwork final : public topo::GpuPaths {
  public:
   /// Ports for the GPUs of `layout` on `cluster`'s nodes, for the transfers priced in `costs` (their
   /// closed-form times and where their ends sit: StepCosts::stage_node, dp_crosses_nodes). `contention`
-  /// false: every transfer is one busy task of its closed-form time, as if alone (the model before flows,
-  /// kept to measure what contention adds). With `routes`, network transfers run over the graph's routes
+  /// false: every transfer is one busy task of its closed-form time, as if alone, to measure what
+  /// contention adds (the closed form still shares a GPU's port between ZeRO-3's gathers and reductions:
+  /// analytic_step.hpp). With `routes`, network transfers run over the graph's routes
   /// (see the file comment; `costs` then priced with FabricPricing::routed).
   StepNetwork(const topo::ClusterSpec& cluster, const StepCosts& costs, StepLayout layout,
               bool contention = true, FabricRoutes routes = {});

@@ -90,13 +90,19 @@ TEST_CASE("a cancelled event does not run and cancelling twice or after running 
   CHECK(e.pending() == 1);
   e.run();
   CHECK(ran == 10);
+  CHECK(e.pending() == 0);
+  // Refused cancels count nothing: pending() stays 0 rather than wrapping below it.
   CHECK_FALSE(e.cancel(b));
   CHECK_FALSE(e.cancel(EventId{}));
+  CHECK(e.pending() == 0);
   // The freed slot is reused; the stale id must not cancel the new event.
   e.at(ps(30), [&] { ran += 100; });
   CHECK_FALSE(e.cancel(b));
+  CHECK_FALSE(e.cancel(a));
+  CHECK(e.pending() == 1);
   e.run();
   CHECK(ran == 110);
+  CHECK(e.pending() == 0);
 }
 
 TEST_CASE("an event can cancel a later one and cannot cancel itself while running") {
@@ -105,13 +111,17 @@ TEST_CASE("an event can cancel a later one and cannot cancel itself while runnin
   EventId later;
   EventId self;
   self = e.at(ps(1), [&] {
+    CHECK(e.pending() == 1);  // the running event is no longer pending; `later` is
     CHECK(e.cancel(later));
+    CHECK(e.pending() == 0);
     CHECK_FALSE(e.cancel(self));
+    CHECK(e.pending() == 0);
     ++ran;
   });
   later = e.at(ps(2), [&] { ran += 100; });
   e.run();
   CHECK(ran == 1);
+  CHECK(e.pending() == 0);
 }
 
 TEST_CASE("run_until runs events up to and including the time, then advances the clock to it") {

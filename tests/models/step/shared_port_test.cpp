@@ -2,49 +2,161 @@
 
 #include <doctest/doctest.h>
 
+#include <limits>
+
+#include "models/step/analytic_step.hpp"
 #include "models/step/step_costs.hpp"
 #include "models/step/step_plan.hpp"
 #include "models/step/step_simulator.hpp"
+#include "sim/error.hpp"
 #include "tests/support/fixtures.hpp"
 
 namespace trainsim::model {
 namespace {
 
+using enum SharedPort::StreamId;
+
 TEST_CASE("two transfers on one port split it evenly and end together as late as their sum") {
   // 0.4 s and 0.3 s of bandwidth issued at once on the two streams: each at half speed until the shorter
   // ends at 2·0.3 = 0.6 s, the longer's last 0.1 s alone: 0.7 s = 0.4 + 0.3.
   SharedPort both;
-  both.add(0, 0.0, 0.0, 0.4);
-  both.add(1, 0.0, 0.0, 0.3);
-  CHECK(both.finish(1) == doctest::Approx(0.6).scale(0));
-  CHECK(both.finish(0) == doctest::Approx(0.7).scale(0));
+  both.add(gathers, 0.0, 0.0, 0.4);
+  both.add(reductions, 0.0, 0.0, 0.3);
+  CHECK(both.finish(reductions) == doctest::Approx(0.6).scale(0));
+  CHECK(both.finish(gathers) == doctest::Approx(0.7).scale(0));
 
-  // A latency keeps its transfer off the port: stream 1 runs alone for stream 0's 0.1 s of latency (0.1 s
-  // of its 0.3 done), then both at half speed until stream 1's last 0.2 s end at 0.1 + 0.4 = 0.5 s;
-  // stream 0 has 0.2 s left and ends at 0.7 s: the port never idles, so the two end at 0.4 + 0.3.
+  // A latency keeps its transfer off the port: the reduction runs alone for the gather's 0.1 s of latency
+  // (0.1 s of its 0.3 done), then both at half speed until the reduction's last 0.2 s end at 0.1 + 0.4 =
+  // 0.5 s; the gather has 0.2 s left and ends at 0.7 s: the port never idles, so the two end at 0.4 + 0.3.
   SharedPort latency;
-  latency.add(0, 0.0, 0.1, 0.4);
-  latency.add(1, 0.0, 0.0, 0.3);
-  CHECK(latency.finish(0) == doctest::Approx(0.7).scale(0));
-  CHECK(latency.finish(1) == doctest::Approx(0.5).scale(0));
+  latency.add(gathers, 0.0, 0.1, 0.4);
+  latency.add(reductions, 0.0, 0.0, 0.3);
+  CHECK(latency.finish(gathers) == doctest::Approx(0.7).scale(0));
+  CHECK(latency.finish(reductions) == doctest::Approx(0.5).scale(0));
 
   // One stream alone runs its transfers one after another, each from its issue or its predecessor's end.
   SharedPort alone;
-  alone.add(0, 0.0, 0.05, 0.2);
-  alone.add(0, 0.1, 0.0, 0.3);
-  alone.add(0, 1.0, 0.0, 0.1);
-  CHECK(alone.finish(0) == doctest::Approx(1.1).scale(0));
-  CHECK(alone.finish(1) == 0.0);  // a stream that never had a transfer
+  alone.add(gathers, 0.0, 0.05, 0.2);
+  alone.add(gathers, 0.1, 0.0, 0.3);
+  alone.add(gathers, 1.0, 0.0, 0.1);
+  CHECK(alone.finish(gathers) == doctest::Approx(1.1).scale(0));
+  CHECK(alone.finish(reductions) == 0.0);  // a stream that never had a transfer
 
-  // A transfer issued after the port was last run waits on its stream, then runs alone: stream 1's first
-  // (0.3 s) shares with stream 0's 0.4 s and ends at 0.6; its second, issued at 0.8, runs 0.8–0.9, and the
-  // first is not run again.
+  // A transfer issued after the port was last run waits on its stream, then runs alone: the first
+  // reduction (0.3 s) shares with the gather's 0.4 s and ends at 0.6; the second, issued at 0.8, runs
+  // 0.8–0.9, and the first is not run again.
   SharedPort later;
-  later.add(1, 0.0, 0.0, 0.3);
-  later.add(1, 0.8, 0.0, 0.1);
-  later.add(0, 0.0, 0.0, 0.4);
-  CHECK(later.finish(0) == doctest::Approx(0.7).scale(0));
-  CHECK(later.finish(1) == doctest::Approx(0.9).scale(0));
+  later.add(reductions, 0.0, 0.0, 0.3);
+  later.add(reductions, 0.8, 0.0, 0.1);
+  later.add(gathers, 0.0, 0.0, 0.4);
+  CHECK(later.finish(gathers) == doctest::Approx(0.7).scale(0));
+  CHECK(later.finish(reductions) == doctest::Approx(0.9).scale(0));
+}
+
+TEST_CASE("zero-length transfers, transfers queued behind a busy stream, reuse, and a past issue time") {
+  // A transfer of no latency and no bandwidth ends at its issue and takes nothing from the other stream:
+  // the 0.4 s reduction runs alone 0–0.1, shares the port with the empty gather for no time, and ends at
+  // 0.4.
+  SharedPort empty;
+  empty.add(reductions, 0.0, 0.0, 0.4);
+  empty.add(gathers, 0.1, 0.0, 0.0);
+  CHECK(empty.finish(gathers) == doctest::Approx(0.1).scale(0));
+  CHECK(empty.finish(reductions) == doctest::Approx(0.4).scale(0));
+  SharedPort empty_alone;
+  empty_alone.add(gathers, 0.5, 0.0, 0.0);
+  CHECK(empty_alone.finish(gathers) == 0.5);
+
+  // A gather issued at 0.3 while the stream's first (0.2 s, from 0) still runs beside a 1 s reduction:
+  // the first ends at 2·0.2 = 0.4 (0.2 of the reduction done), the second starts then, not at its issue,
+  // and ends at 0.4 + 2·0.2 = 0.8 (0.4 of the reduction done); the reduction's last 0.6 s alone end at
+  // 1.4 = 0.2 + 0.2 + 1.
+  SharedPort queued;
+  queued.add(reductions, 0.0, 0.0, 1.0);
+  queued.add(gathers, 0.0, 0.0, 0.2);
+  queued.add(gathers, 0.3, 0.0, 0.2);
+  CHECK(queued.finish(gathers) == doctest::Approx(0.8).scale(0));
+  CHECK(queued.finish(reductions) == doctest::Approx(1.4).scale(0));
+  // Issued at 0.5 instead, after the first ended at 0.4: the reduction has the port alone 0.4–0.5 (0.3 of
+  // it done by 0.5), then the two share it: the gather ends at 0.5 + 2·0.2 = 0.9, the reduction's last
+  // 0.5 s at 1.4, the port never idle.
+  SharedPort gap;
+  gap.add(reductions, 0.0, 0.0, 1.0);
+  gap.add(gathers, 0.0, 0.0, 0.2);
+  gap.add(gathers, 0.5, 0.0, 0.2);
+  CHECK(gap.finish(gathers) == doctest::Approx(0.9).scale(0));
+  CHECK(gap.finish(reductions) == doctest::Approx(1.4).scale(0));
+
+  // After clear() the port is back at time 0 with nothing queued: a 0.1 + 0.2 s gather ends at 0.3 (not
+  // 0.7 + 0.3, after the cleared transfers), and the reductions' stream has nothing to finish.
+  SharedPort reused;
+  reused.add(gathers, 0.0, 0.0, 0.4);
+  reused.add(reductions, 0.0, 0.0, 0.3);
+  CHECK(reused.finish(gathers) == doctest::Approx(0.7).scale(0));
+  reused.clear();
+  reused.add(gathers, 0.0, 0.1, 0.2);
+  CHECK(reused.finish(gathers) == doctest::Approx(0.3).scale(0));
+  CHECK(reused.finish(reductions) == 0.0);
+
+  // Issued before the time the port was run to (0.5, the first gather's end), a transfer starts then:
+  // alone, the 0.3 s reduction issued at 0.2 ends at 0.8; beside a 0.2 s gather issued at 0.1, both start
+  // at 0.5 and share the port: the gather ends at 0.5 + 2·0.2 = 0.9, the reduction's last 0.1 s at 1.0.
+  SharedPort past;
+  past.add(gathers, 0.0, 0.0, 0.5);
+  CHECK(past.finish(gathers) == doctest::Approx(0.5).scale(0));
+  past.add(reductions, 0.2, 0.0, 0.3);
+  CHECK(past.finish(reductions) == doctest::Approx(0.8).scale(0));
+  SharedPort past_both;
+  past_both.add(gathers, 0.0, 0.0, 0.5);
+  CHECK(past_both.finish(gathers) == doctest::Approx(0.5).scale(0));
+  past_both.add(gathers, 0.1, 0.0, 0.2);
+  past_both.add(reductions, 0.2, 0.0, 0.3);
+  CHECK(past_both.finish(gathers) == doctest::Approx(0.9).scale(0));
+  CHECK(past_both.finish(reductions) == doctest::Approx(1.0).scale(0));
+}
+
+TEST_CASE("a transfer that is not a time is an internal error, not a port that never finishes") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  SharedPort port;
+  CHECK_THROWS_AS(port.add(gathers, nan, 0.0, 0.1), InternalError);
+  CHECK_THROWS_AS(port.add(gathers, inf, 0.0, 0.1), InternalError);
+  CHECK_THROWS_AS(port.add(gathers, -0.1, 0.0, 0.1), InternalError);
+  CHECK_THROWS_AS(port.add(reductions, 0.0, nan, 0.1), InternalError);
+  CHECK_THROWS_AS(port.add(reductions, 0.0, 0.0, nan), InternalError);
+  CHECK_THROWS_AS(port.add(reductions, 0.0, -0.1, 0.1), InternalError);
+  CHECK_THROWS_AS(port.add(reductions, 0.0, 0.0, -0.1), InternalError);
+  // Nothing was queued: the port still runs a good transfer, alone.
+  port.add(reductions, 0.0, 0.0, 0.1);
+  CHECK(port.finish(reductions) == doctest::Approx(0.1).scale(0));
+  CHECK(port.finish(gathers) == 0.0);
+}
+
+TEST_CASE("a collective's time splits into its latency and bandwidth term, which never exceed it") {
+  // 1 s with 0.25 s of latency: 0.25 + 0.75.
+  const LatencySplit inside = split_latency(1.0, 0.25);
+  CHECK(inside.latency_s == 0.25);
+  CHECK(inside.bandwidth_s == 0.75);
+  // A latency longer than the whole costs the whole: 1 s with 1.5 s of latency is 1 + 0, not 1.5.
+  const LatencySplit longer = split_latency(1.0, 1.5);
+  CHECK(longer.latency_s == 1.0);
+  CHECK(longer.bandwidth_s == 0.0);
+  // Negative parts are 0: a negative latency leaves the whole to bandwidth, a negative time is none.
+  const LatencySplit negative_latency = split_latency(1.0, -0.5);
+  CHECK(negative_latency.latency_s == 0.0);
+  CHECK(negative_latency.bandwidth_s == 1.0);
+  const LatencySplit negative_time = split_latency(-1.0, 0.5);
+  CHECK(negative_time.latency_s == 0.0);
+  CHECK(negative_time.bandwidth_s == 0.0);
+
+  // The closed-form ZeRO-3 pass prices a gather of 0.1 s whose latency is 0.3 s as 0.1 s, as the event
+  // lowering does: one unit of no kernels waits its whole gather, 0.1 s, not the latency's 0.3 s.
+  StepCosts costs;
+  UnitCost unit;
+  unit.gather_s = 0.1;
+  unit.gather_latency_s = 0.3;
+  costs.units.push_back(unit);
+  costs.chunk_units.push_back({UnitRun{0, 1, 0}});
+  CHECK(gathered_pass(costs, 0, false, true).extra == doctest::Approx(0.1).scale(0));
 }
 
 // Two nodes of one GPU each (round-number NICs of 50 GB/s, bandwidth efficiency 1), data-parallel over
