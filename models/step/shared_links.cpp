@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "models/step/communicators.hpp"
+#include "models/step/step_costs.hpp"
 #include "sim/error.hpp"
 #include "topologies/collective_flows.hpp"
 #include "topologies/fabric_load.hpp"
@@ -171,7 +172,8 @@ topo::CollectiveEstimate shared_links_estimate(const ParallelPlan& plan, const t
   topo::CollectiveEstimate e = topo::estimate_collective(op, bytes, group, open);
   const std::optional<double> slowdown = fabric_slowdown(plan, cluster, traffic, op, bytes, e);
   if (!slowdown) return topo::estimate_collective(op, bytes, group, cluster);
-  e.time_s = e.latency_s + (e.time_s - e.latency_s) * *slowdown;
+  const LatencySplit part = split_latency(e.time_s, e.latency_s);
+  e.time_s = part.latency_s + part.bandwidth_s * *slowdown;
   return e;
 }
 

@@ -900,11 +900,11 @@ class StepLowering {
     const double param_gather = exposed_param_gather(in_, plan_, costs_, s);
     if (param_gather > 0) {
       // What the next step's forward hides is taken off the bandwidth term: the flows carry the rest.
-      const double latency = std::min(param_gather, sc.param_gather_latency_s);
-      const double whole = sc.param_gather_s - sc.param_gather_latency_s;
+      const LatencySplit exposed = split_latency(param_gather, sc.param_gather_latency_s);
+      const double whole = split_latency(sc.param_gather_s, sc.param_gather_latency_s).bandwidth_s;
       const auto gathered =
-          collective_v(s, opt, Comm::dp, param_gather, latency, "param all-gather", "dp",
-                       scaled(sc.param_gather_flows, whole > 0 ? (param_gather - latency) / whole : 0.0));
+          collective_v(s, opt, Comm::dp, param_gather, exposed.latency_s, "param all-gather", "dp",
+                       scaled(sc.param_gather_flows, whole > 0 ? exposed.bandwidth_s / whole : 0.0));
       for (int i = 0; i < n_inst_; ++i) g_.final_task[idx(i, s)] = gathered[at(i)];
     }
   }
