@@ -21,9 +21,8 @@ constexpr unsigned kSlotBits = 24;
 constexpr std::uint64_t kSlotMask = (std::uint64_t{1} << kSlotBits) - 1;
 constexpr std::uint64_t kMaxSeq = std::uint64_t{1} << (64 - kSlotBits);
 // Callbacks fetched at once, when a bucket this small is moved to lower buckets: its entries are the next to
-// run. Enough to keep the memory system's queues full. Measured before the run existed (1M pending,
-// steady-state hold / burst): 64 -> 6.7 / 7.1 M events/s, 256 -> 7-9 / 9, 1024 -> 10-11 / 11-12, 2048 and
-// 4096 no better.
+// run. Enough to keep the memory system's queues full: fewer measured slower at 1M pending and more no
+// faster (sim/README.md's history).
 constexpr std::size_t kPrefetchAtMost = 1024;
 // Callbacks of the run fetched this many events ahead of the one taken: enough to cover a miss to the
 // last-level cache or memory with the work of the events between. Fewer measured slower at 1M pending and
@@ -298,11 +297,11 @@ void Engine::release(std::vector<Entry>& bucket) {
   bucket.clear();
   // A bucket keeps a small buffer for its next entries, not a big one: at a million pending events each
   // of the 256 buckets of time's third byte fills to 1-2 MB in turn, and keeping them all (hundreds of
-  // MB) made every append to a reused one a write miss to memory (steady state 17-18 M events/s, against
-  // 21-23 when the allocator hands the just-freed, still cached buffer to the next bucket that grows).
+  // MB) would make every append to a reused one a write miss to memory, where the allocator hands the
+  // just-freed, still cached buffer to the next bucket that grows.
   // A big buffer goes to the spares instead, for the next bucket that outgrows its own: growing by
-  // reallocation copied every entry once more and faulted in fresh pages (the allocator returns big
-  // blocks to the kernel), about 10 % of the steady state at 1M pending.
+  // reallocation would copy every entry once more and fault in fresh pages (the allocator returns big
+  // blocks to the kernel).
   if (bucket.capacity() > kKeepEntries) {
     if (spare_buffers_.size() < kSpareBuffers) {
       spare_buffers_.push_back(std::move(bucket));

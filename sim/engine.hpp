@@ -141,8 +141,8 @@ class Engine {
   // Bucket of e: 256 * (position of the highest digit where (time, key) differs from last_) + e's digit
   // there. Lower buckets hold earlier entries.
   [[nodiscard]] inline std::size_t bucket_of(const Entry& e) const;
-  // Called for every entry moved: forced inline, which GCC stopped doing once pop() grew (about -10 %
-  // events/s at 10k-100k pending).
+  // Called for every entry moved: forced inline, since GCC's size heuristics would otherwise leave it a
+  // call inside pop().
   [[gnu::always_inline]] inline void add_to_bucket(std::size_t b, Entry e);
   inline void mark_empty(std::size_t b);
   // Empties a bucket that was moved or made the run, freeing a large buffer.
