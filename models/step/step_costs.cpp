@@ -545,10 +545,19 @@ class StepPricer {
     if (opt.grad_clipping || oc.reduction_values > 0) {
       // Local partial norms, then one small fp32 all-reduce over each axis the gradients are spread on.
       const double bytes = 4.0 * std::max(1.0, oc.reduction_values / opt_shard);
-      for (const topo::CommGroup* grp : {&comms_.tp, &comms_.pp, &comms_.grad}) {
-        sc.grad_norm_s += topo::collective_time(topo::CollectiveOp::all_reduce, bytes, *grp, in_.cluster);
-      }
+      sc.grad_norm_s = grad_norm_time(bytes);
     }
+  }
+
+  // The gradient norm's all-reduces of `bytes` over tp, pp and the gradient group, one after another; the
+  // last rank's kept for the next, which mostly reduces as many (a ZeRO-3 stage's).
+  double grad_norm_time(double bytes) const {
+    if (grad_norm_ && grad_norm_->first == bytes) return grad_norm_->second;
+    double seconds = 0;
+    for (const topo::CommGroup* grp : {&comms_.tp, &comms_.pp, &comms_.grad})
+      seconds += topo::collective_time(topo::CollectiveOp::all_reduce, bytes, *grp, in_.cluster);
+    grad_norm_.emplace(bytes, seconds);
+    return seconds;
   }
 
   const StepInput& in_;
@@ -563,6 +572,7 @@ class StepPricer {
   int dense_layers_ = 0;
   std::vector<LayerKind> layer_kinds_;               // the transformer's layer units
   std::array<int, 4> unit_of_kind_{-1, -1, -1, -1};  // by (dense, windowed): its unit, -1 before it is met
+  mutable std::optional<std::pair<double, double>> grad_norm_;  // the last grad_norm_time: bytes, seconds
   KeptUnitCosts* kept_ = nullptr;  // closed-form pricing: the units kept for steps priced alike
   StepCosts out_;
 };
