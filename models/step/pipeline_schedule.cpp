@@ -278,7 +278,8 @@ std::vector<PipelinePass> zb_v_rank(int p, int m, int r) {
 
 // Finish times of every pass, indexed [kind][micro_batch][virtual stage] and then by lane (one lane per
 // set of pass times replayed together); negative = not run yet. Without lanes (kLanes 0: a walk that only
-// records the order, ScheduleReplay), one slot per pass that says whether it ran. The storage is the calling
+// records the order, ScheduleReplay), no storage: its indices, one per pass, index the recording's
+// positions, which say whether a pass ran. The storage is the calling
 // thread's, reused from one replay to the next: a search replays tens of thousands of schedules, and a fresh
 // multi-megabyte array each time costs more in page faults than the replay itself.
 template <int kLanes>
@@ -291,7 +292,7 @@ struct PassClock {
         m(static_cast<std::size_t>(m_)),
         v(static_cast<std::size_t>(v_)),
         finish(storage()) {
-    finish.assign(kinds * m * p * v * kSlots, -1.0);
+    finish.assign(kLanes > 0 ? kinds * m * p * v * kSlots : 0, -1.0);
   }
   [[nodiscard]] std::size_t index(PassKind kind, int mb, int vs) const {
     const auto kind_index = static_cast<std::size_t>(kind);
@@ -554,6 +555,7 @@ class ScheduleReplay {
         waits_for_(static_cast<std::size_t>(p), kNoPass),
         runnable_(static_cast<std::size_t>(p)),
         recorded_(recorded) {
+    if constexpr (kLanes == 0) TRAINSIM_CHECK(recorded != nullptr, "a replay without lanes only records");
     start_replay<kLanes, kSpans>(result_, order, p, v, spans);
     for (int s = 0; s < p; ++s) runnable_[static_cast<std::size_t>(s)] = p - 1 - s;  // rank 0 first
     if (recorded_ != nullptr) start_recording(split);
@@ -625,21 +627,21 @@ class ScheduleReplay {
       if (x.micro_batch < 0 || x.micro_batch >= m_ || x.chunk < 0 || x.chunk >= v_) return false;
       const int vs = virtual_stage_of(order_.kind, x.chunk, s, p_);
       const PassInputs in = pass_inputs(x, vs, p_ * v_ - 1, clock_);
-      if (in.local != kNoPass && *clock_.at(in.local) < 0) {
+      if (in.local != kNoPass && !ran(in.local)) {
         waits_for_[rank] = in.local;
         return true;
       }
-      if (in.sent != kNoPass && *clock_.at(in.sent) < 0) {
+      if (in.sent != kNoPass && !ran(in.sent)) {
         waits_for_[rank] = in.sent;
         return true;
       }
       const std::size_t at = clock_.index(x.kind, x.micro_batch, vs);
-      if (clock_.at(at)[0] >= 0) return false;  // the same pass twice
+      if (ran(at)) return false;  // the same pass twice
       time_pass(x, static_cast<std::size_t>(vs), at, in, rank, i);
       ++i;
       if (p_ > 1) {
-        wake((s + 1) % p_, at);
-        wake((s + p_ - 1) % p_, at);
+        wake(s + 1 == p_ ? 0 : s + 1, at);
+        wake(s == 0 ? p_ - 1 : s - 1, at);
       }
     }
     return true;
@@ -651,13 +653,12 @@ class ScheduleReplay {
   void time_pass(const PipelinePass& x, std::size_t vs, std::size_t at, const PassInputs& in,
                  std::size_t rank, std::size_t i) {
     auto& tl = result_.timeline;
-    double* slot = clock_.at(at);
+    double* slot = kLanes > 0 ? clock_.at(at) : nullptr;
     const bool produces_grads = split_ ? x.kind == PassKind::backward_weight : x.kind == PassKind::backward;
     const bool last_grads = produces_grads && x.micro_batch == m_ - 1;
     // The tip of a V (virtual stages p−1 and p, both on rank p−1) hands over without a send.
     const bool at_tip = v_shape_ && ((x.kind == PassKind::forward && static_cast<int>(vs) == p_) ||
                                      (x.kind == PassKind::backward && static_cast<int>(vs) == p_ - 1));
-    if constexpr (kLanes == 0) slot[0] = 0;  // ran (a walk that only records)
     for (int k = 0; k < kLanes; ++k) {
       const PassTimes& t = *times_[static_cast<std::size_t>(k)];
       const double cost = pass_cost(t, x.kind, vs, split_, last_grads);
@@ -677,6 +678,13 @@ class ScheduleReplay {
       }
     }
     if (recorded_ != nullptr) record(x.kind, vs, at, in, rank, last_grads, !at_tip, produces_grads);
+  }
+
+  // Whether the pass at clock index `at` has run: its finish time is set, or without lanes (a walk that
+  // only records), its position in the recording.
+  [[nodiscard]] bool ran(std::size_t at) {
+    if constexpr (kLanes == 0) return position_of_[at] != RecordedSchedule::kNoInput;
+    return *clock_.at(at) >= 0;
   }
 
   // Makes `rank` runnable again if it waits for the pass at clock index `done`.
