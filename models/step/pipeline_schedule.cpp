@@ -277,11 +277,11 @@ std::vector<PipelinePass> zb_v_rank(int p, int m, int r) {
 }
 
 // Finish times of every pass, indexed [kind][micro_batch][virtual stage] and then by lane (one lane per
-// set of pass times replayed together); negative = not run yet. Without lanes (kLanes 0: a walk that only
-// records the order, ScheduleReplay), no storage: its indices, one per pass, index the recording's
-// positions, which say whether a pass ran. The storage is the calling
-// thread's, reused from one replay to the next: a search replays tens of thousands of schedules, and a fresh
-// multi-megabyte array each time costs more in page faults than the replay itself.
+// set of pass times replayed together); negative = not run yet. The storage is the calling thread's, reused
+// from one replay to the next: a search replays tens of thousands of schedules, and a fresh
+// multi-megabyte array each time costs more in page faults than the replay itself. Without lanes (kLanes 0:
+// a walk that only records the order, ScheduleReplay) there is no storage: its indices, one per pass, index
+// the recording's positions, which say whether a pass ran.
 template <int kLanes>
 struct PassClock {
   static constexpr std::size_t kSlots = kLanes > 0 ? kLanes : 1;
