@@ -75,6 +75,16 @@ void BM_Llama3_405b_131k_H100_Straggler_FullCluster(benchmark::State& state) {
 }
 BENCHMARK(BM_Llama3_405b_131k_H100_Straggler_FullCluster)->Unit(benchmark::kMillisecond)->Iterations(1);
 
+// Times `layouts` one after another at the analytic fidelity, as a search scores them; items are layouts.
+void time_analytic_layouts(benchmark::State& state, const std::vector<StepInput>& layouts) {
+  std::size_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(simulate_step(layouts[i], Fidelity::analytic));
+    i = (i + 1) % layouts.size();
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
 // A search's inner loop: the GPT-3 layout space on 1,024 A100 (tp × pp × micro-batch × recompute),
 // analytic fidelity. items_per_second is layouts per second on one core. With state.range(0) = 1 the GPU
 // gets the H100 preset's shape-dependent GEMM constants (132 SMs, tile and wave quantisation per GEMM).
@@ -106,13 +116,29 @@ void BM_Analytic_Layouts(benchmark::State& state) {
       }
     }
   }
-  std::size_t i = 0;
-  for (auto _ : state) {
-    benchmark::DoNotOptimize(simulate_step(layouts[i], Fidelity::analytic));
-    i = (i + 1) % layouts.size();
-  }
-  state.SetItemsProcessed(state.iterations());
+  time_analytic_layouts(state, layouts);
 }
 BENCHMARK(BM_Analytic_Layouts)->Arg(0)->Arg(1);
+
+// The same model's layouts under ZeRO-3 (pp 1–8): every pass's gathers and reductions on the shared port
+// (models/step/shared_port.hpp), the closed form's per-unit path.
+void BM_Analytic_Layouts_Zero3(benchmark::State& state) {
+  std::vector<StepInput> layouts;
+  for (int tp : {1, 2, 4, 8}) {
+    for (int pp : {1, 2, 4, 8}) {
+      for (int mb : {1, 2}) {
+        StepInput in = testing::gpt3_175b_on_1024_a100();
+        in.plan.tp = tp;
+        in.plan.pp = pp;
+        in.plan.dp = 1024 / (tp * pp);
+        in.plan.micro_batch = mb;
+        in.plan.zero = ZeroStage::parameters;
+        layouts.push_back(in);
+      }
+    }
+  }
+  time_analytic_layouts(state, layouts);
+}
+BENCHMARK(BM_Analytic_Layouts_Zero3);
 
 }  // namespace

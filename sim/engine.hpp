@@ -14,7 +14,7 @@
 // time's third byte (4096+ entries, 65,536 ps) is spread instead of moved: one counting pass orders it
 // into 256 segments of 256 ps, each taken as a run (with the events scheduled into its span since) when
 // it is the lowest. So the queue does no random access when the pending set outgrows the cache, where a
-// heap misses per level; the one random access left, the callback's slot, is prefetched ahead (32 events
+// heap misses per level; the one random access left, the callback's slot, is prefetched ahead (16 events
 // ahead in a run), and the slab (one reserved address range) sits on huge pages once big. An emptied
 // bucket keeps at most 64 KiB of buffer (and up to 16 big ones are kept for reuse), so memory follows the
 // pending set. A callable passed to at/after is constructed in its event's slot; callbacks live in that
@@ -56,24 +56,23 @@ class Engine {
   /// A callable (a lambda) is constructed in the event's slot directly; a Callback is moved there.
   template <CallbackTarget F>
   EventId at(Time t, F&& action) {
-    EventId id;
-    Callback& slot_action = queue(t, id);
-    if constexpr (noexcept(slot_action.emplace_empty(std::forward<F>(action)))) {
-      slot_action.emplace_empty(std::forward<F>(action));
+    Slot& s = queue(t);
+    if constexpr (noexcept(s.action.emplace_empty(std::forward<F>(action)))) {
+      s.action.emplace_empty(std::forward<F>(action));
     } else {
       try {
-        slot_action.emplace_empty(std::forward<F>(action));
+        s.action.emplace_empty(std::forward<F>(action));
       } catch (...) {  // the callable's copy or allocation threw: the event must not run empty
-        cancel(id);
+        cancel(id_of(s));
         throw;
       }
     }
-    return id;
+    return id_of(s);
   }
   EventId at(Time t, Callback action) {
-    EventId id;
-    queue(t, id) = std::move(action);
-    return id;
+    Slot& s = queue(t);
+    s.action = std::move(action);
+    return id_of(s);
   }
   /// Schedules `action` at now() + d. Precondition: d >= 0.
   template <CallbackTarget F>
@@ -94,7 +93,9 @@ class Engine {
   void stop() { stopped_ = true; }
 
   /// Events scheduled and neither run nor cancelled.
-  [[nodiscard]] std::size_t pending() const { return pending_; }
+  [[nodiscard]] std::size_t pending() const {
+    return static_cast<std::size_t>(next_seq_ - 1 - executed_ - cancelled_);
+  }
   /// Events executed since construction.
   [[nodiscard]] std::uint64_t executed() const { return executed_; }
 
@@ -108,10 +109,19 @@ class Engine {
   }
   // The early heap's order: its front is the earliest.
   static bool later(const Entry& a, const Entry& b) { return before(b, a); }
-  struct Slot;
-  // Queues an event at t and returns its slot's action, empty (a free slot's always is), for at() to fill;
-  // `id` names the event.
-  Callback& queue(Time t, EventId& id);
+  // An event's callback and what cancel needs to know of it: one cache line of the slab.
+  struct alignas(64) Slot {
+    Callback action;
+    std::uint64_t seq = 0;   // the event occupying the slot; 0 when free
+    bool cancelled = false;  // occupied until its heap entry is popped, but will not run
+  };
+  // Queues an event at t and returns its slot, whose action is empty (a free slot's always is), for at()
+  // to fill. Returning the slot, not writing an EventId through a reference, lets a caller that drops
+  // the id (most do) skip making it.
+  Slot& queue(Time t);
+  [[nodiscard]] EventId id_of(const Slot& s) const {
+    return EventId{static_cast<std::uint32_t>(&s - slab_), s.seq};
+  }
   // The 128-bit number (time, key) read as 16 byte digits: a bucket per (digit position, digit value).
   static constexpr std::size_t kBuckets = 16 * 256;
 
@@ -119,7 +129,10 @@ class Engine {
   // (the Python module's), where an external function that is not could be interposed at load time; the
   // figures are in sim/README.md.
   [[nodiscard]] inline Slot& slot(std::uint32_t index);
-  inline std::uint32_t allocate_slot();
+  // queue() once no freed slot is left: takes the slab's next one (growing the slab).
+  [[gnu::noinline]] Slot& queue_in_new_slot(Time t);
+  // Queues an event at t in the free slot `index`.
+  inline Slot& queue_in(std::uint32_t index, Time t);
   // Called where slots are freed and none may be left in use: when none is, the next allocations start
   // again at the bottom of the slab.
   void restart_slots();
@@ -136,33 +149,43 @@ class Engine {
   inline void release(std::vector<Entry>& bucket);
   // Makes room for one more entry: a spare buffer when the bucket is big and one is at hand.
   [[gnu::noinline]] void grow(std::vector<Entry>& bucket);
-  inline void push(Entry e);
+  // Queues e, a new event's entry, and returns its slot. The rare paths are calls in tail position, so
+  // that the common one saves no registers (queue() took 14 instructions per event to save and restore
+  // six while they were calls in the middle).
+  inline Slot& push(Entry e);
+  [[gnu::noinline]] Slot& push_growing(std::size_t b, Entry e);
+  // Keeps bucket_min_[b] and min_ up to date once e was appended to bucket b.
+  inline void note_pushed(std::size_t b, Entry e);
   // The earliest queued entry (cached until it is popped). Precondition: queued_ > 0.
   inline const Entry& top();
+  // Whether the run or the early heap holds entries (then top() is one of them).
+  [[nodiscard]] bool ahead() const { return run_next_ != run_end_ || !early_.empty(); }
   // Removes and returns top(): from the run or the early heap when either holds entries; otherwise from
   // the lowest bucket, which becomes the run when its entries lie within one 256 ps span (see run_), or
-  // else has its other entries moved to lower buckets relative to the entry taken.
-  inline Entry pop();
-  // pop() but for the run's next entry when no early entry waits.
+  // else has its other entries moved to lower buckets relative to the entry taken. step() takes the run's
+  // next entry itself when no early entry waits (the common case); this is the rest.
   [[gnu::noinline]] Entry pop_slow();
-  [[gnu::noinline]] void push_early(Entry e);
+  [[gnu::noinline]] Slot& push_early(Entry e);
   [[gnu::noinline]] void prefetch_top();
+  // Called once step() took the run's last entry: forgets the run, then restarts the radix when the queue
+  // is empty or fetches the next event's callback when it is not.
+  [[gnu::noinline]] void run_taken();
   // What last_ becomes when the queue runs dry.
   [[nodiscard]] inline Entry restart_point() const;
-  // Takes the next entry of the run or the early heap. Precondition: one of them is not empty.
+  // Takes the next entry of the run or the early heap. Precondition: ahead().
   inline Entry pop_run();
+  // Empties the run (its buffer stays).
+  inline void clear_run();
   // Makes the lowest bucket, whose entries differ from last_ at most in time's lowest byte and in key, the
   // run (sorted), and last_ its last entry.
   void bucket_to_run(std::size_t b);
-  // Sets what a new run sets: last_ its last entry, its first callbacks fetched.
-  inline void start_run();
+  // Makes run_'s first `size` entries (sorted, > 0) the run: last_ its last entry, its first callbacks
+  // fetched. run_ holds kRunPrefetch more entries after them (see run_).
+  inline void start_run(std::size_t size);
   // Makes the lowest bucket, of time's third byte and big, the spread.
   void spread_bucket(std::size_t b);
   // Makes the spread's next segment (and the bucket of its digit, when `with_bucket`) the run.
   void segment_to_run(bool with_bucket);
-  // Writes `from` to `to` in the order of time's byte at `shift`, stably; count[d] = entries of digit d.
-  static void stable_counting_pass(std::span<const Entry> from, Entry* to,
-                                   std::array<std::uint32_t, 256>& count, unsigned shift);
   // Drops cancelled entries from every bucket, the run and the early heap.
   void compact();
   // Runs the top event (or discards it when cancelled).
@@ -195,10 +218,15 @@ class Engine {
   // 256 ps bucket holds a few hundred: taking them from a sorted array instead of moving each down one or
   // two more levels and scanning a bucket per event, and fetching their callbacks in order kRunPrefetch
   // events ahead, took the steady state from 15 to 20-21 M events/s.
+  // The run's buffer is kRunPrefetch entries longer than the run, so taking an entry fetches the callback
+  // of the one kRunPrefetch later without a bounds check (past the end, some slot's; a prefetch is a hint).
+  // step() takes the run's entries while run_next_ < run_fast_end_: run_end_ while the early heap is empty,
+  // else a position at or before run_next_, so one comparison tells that no early entry waits either.
   std::vector<Entry> run_;
-  std::size_t run_next_ = 0;  // run_[run_next_..] are queued
+  const Entry* run_next_ = nullptr;  // [run_next_, run_end_) are queued; both null when the run is empty
+  const Entry* run_end_ = nullptr;
+  const Entry* run_fast_end_ = nullptr;
   std::vector<Entry> early_;
-  std::size_t ahead_ = 0;  // queued entries in the run and the early heap
   // The spread: the lowest bucket of time's third byte, when big (4096+ entries), stably ordered by time's
   // second byte in one counting pass into 256 segments of 256 ps each. Segment d stands in the radix heap
   // as bucket kSpreadBuckets + d (time's second byte, digit d), where events scheduled later in its span go;
@@ -216,11 +244,14 @@ class Engine {
   Slot* slab_ = nullptr;  // slots [0, slab_ready_) are usable; they never move
   std::size_t slab_ready_ = 0;
   void* slab_mapping_ = nullptr;  // the reserved address space slab_ lies in
+  // Freed slots, the latest last: free_slots_[0, free_count_). As long as the slab's usable slots, so a
+  // slot is freed with a store and no capacity check.
   std::vector<std::uint32_t> free_slots_;
+  std::uint32_t free_count_ = 0;
   std::uint32_t slot_count_ = 0;
-  std::uint64_t next_seq_ = 1;
-  std::size_t pending_ = 0;
+  std::uint64_t next_seq_ = 1;  // pending() = next_seq_ - 1 - executed_ - cancelled_
   std::size_t cancelled_queued_ = 0;
+  std::uint64_t cancelled_ = 0;
   std::uint64_t executed_ = 0;
   Time now_;
   bool stopped_ = false;

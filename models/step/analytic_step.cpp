@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "models/step/recent_results.hpp"
+#include "models/step/shared_port.hpp"
 
 namespace trainsim::model {
 
@@ -206,10 +207,32 @@ StepTiming analytic_step(const StepInput& in, const StepPlan& plan, const StepCo
   std::vector<double> zero3_exposed(static_cast<std::size_t>(p), 0.0);  // per rank, within the replay
   std::vector<double> reduce_tail(static_cast<std::size_t>(p), 0.0);    // per rank, after its last pass
   if (costs.gathers_weights) {
+    // Virtual stages of the same units in the same runs (a pipeline's middle stages) pass alike: each
+    // distinct list is timed once.
+    struct Timed {
+      int vs;
+      GatheredPass forward, backward;
+    };
+    std::vector<Timed> timed;
+    auto same_units = [&](int a, int b) {
+      return std::equal(
+          costs.chunk_units[static_cast<std::size_t>(a)].begin(),
+          costs.chunk_units[static_cast<std::size_t>(a)].end(),
+          costs.chunk_units[static_cast<std::size_t>(b)].begin(),
+          costs.chunk_units[static_cast<std::size_t>(b)].end(),
+          [](const UnitRun& x, const UnitRun& y) { return x.unit == y.unit && x.count == y.count; });
+    };
     for (int vs = 0; vs < nvs; ++vs) {
       const int s = plan.rank_of(vs);
-      const GatheredPass f = gathered_pass(costs, vs, false, true);
-      const GatheredPass b = gathered_pass(costs, vs, true, fw.reshard_after_forward);
+      auto known =
+          std::find_if(timed.begin(), timed.end(), [&](const Timed& t) { return same_units(t.vs, vs); });
+      if (known == timed.end()) {
+        timed.push_back(Timed{vs, gathered_pass(costs, vs, false, true),
+                              gathered_pass(costs, vs, true, fw.reshard_after_forward)});
+        known = timed.end() - 1;
+      }
+      const GatheredPass& f = known->forward;
+      const GatheredPass& b = known->backward;
       times.forward[static_cast<std::size_t>(vs)] += f.extra;
       times.backward[static_cast<std::size_t>(vs)] += b.extra;
       zero3_exposed[static_cast<std::size_t>(s)] += m * (f.extra + b.extra);
@@ -295,8 +318,18 @@ GatheredPass gathered_pass(const StepCosts& costs, int vs, bool backward, bool g
   const auto& runs = costs.chunk_units[static_cast<std::size_t>(vs)];
   const int ahead = std::max(0, costs.zero3_prefetch);
   std::vector<double> starts;  // compute start of each unit so far, in execution order
+  std::size_t units = 0;
+  for (const UnitRun& r : runs) units += static_cast<std::size_t>(r.count);
+  starts.reserve(units);
   GatheredPass out;
-  double gather_free = 0, compute_free = 0, reduce_free = 0, kernels = 0;
+  // The gathers and the reductions, each on its own stream, share the GPU's port (shared_port.hpp); one
+  // port per thread, its buffers kept from pass to pass (a search times many).
+  constexpr int kGathers = 0, kReductions = 1;
+  thread_local SharedPort kept;
+  SharedPort& port = kept;
+  port.clear();
+  double compute_free = 0, kernels = 0;
+  bool reduces = false;
   auto unit = [&](const UnitCost& u) {
     const double c = backward ? u.total.backward() : u.total.forward();
     double ready = 0;
@@ -305,17 +338,18 @@ GatheredPass gathered_pass(const StepCosts& costs, int vs, bool backward, bool g
       // Issued when the unit `ahead` places earlier starts computing (on demand: when the last one ends).
       const double issue =
           ahead == 0 ? compute_free : (k >= static_cast<std::size_t>(ahead) ? starts[k - ahead] : 0.0);
-      gather_free = std::max(gather_free, issue) + u.gather_s;
-      ready = gather_free;
+      port.add(kGathers, issue, u.gather_latency_s, u.gather_s - u.gather_latency_s);
+      ready = port.finish(kGathers);
     }
     const double start = std::max(compute_free, ready);
     starts.push_back(start);
     compute_free = start + c;
     kernels += c;
     if (backward && u.reduce_s > 0) {
-      reduce_free = std::max(reduce_free, compute_free) + u.reduce_s;
+      port.add(kReductions, compute_free, u.reduce_latency_s, u.reduce_s - u.reduce_latency_s);
+      reduces = true;
       // Synchronous collectives: the next unit's gather waits for this reduction.
-      if (costs.synchronous_zero3) compute_free = reduce_free;
+      if (costs.synchronous_zero3) compute_free = port.finish(kReductions);
     }
   };
   const int n = static_cast<int>(runs.size());
@@ -324,7 +358,7 @@ GatheredPass gathered_pass(const StepCosts& costs, int vs, bool backward, bool g
     for (int i = 0; i < r.count; ++i) unit(costs.units[static_cast<std::size_t>(r.unit)]);
   }
   out.extra = std::max(0.0, compute_free - kernels);
-  out.reduce_tail = std::max(0.0, reduce_free - compute_free);
+  if (reduces) out.reduce_tail = std::max(0.0, port.finish(kReductions) - compute_free);
   return out;
 }
 

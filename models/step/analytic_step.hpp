@@ -12,11 +12,11 @@
 // Agreement with the event-driven path (tests/models/step/step_simulator_test.cpp): within 0.4% on the
 // example scenarios and 2% on every ZeRO 0–2 layout tested, since both use these costs and the same schedule;
 // they differ only in when gradient buckets become ready (here evenly over each chunk's last backward, there
-// at its layer boundaries). Under ZeRO-3 both follow the same per-unit order within a pass; they differ in
-// that the event run's gradient reductions queue on their stream across passes (the closed form adds only
-// the last backward's tail), and its gathers and reductions share the NIC (step_network.hpp), which the
-// closed form does not: that only ever lengthens the event run. The overlapped all-gather of ZeRO 1–2's
-// updated weights is closed-form in both.
+// at its layer boundaries). Under ZeRO-3 both follow the same per-unit order within a pass, and a pass's
+// gathers and reductions share the GPU's port in both (here shared_port.hpp, there the flows of
+// step_network.hpp); they differ in that the event run's gradient reductions queue on their stream across
+// passes, into the next pass's gathers (the closed form adds only the last backward's tail): that only ever
+// lengthens the event run. The overlapped all-gather of ZeRO 1–2's updated weights is closed-form in both.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -84,7 +84,8 @@ struct AnalyticLayout {
 /// for its weights (when `gather`), gathered one after another on the data-parallel stream and issued
 /// when the unit costs.zero3_prefetch places earlier starts (prefetch 0: when the previous unit ends), and
 /// (backward) each unit's gradients reduced after it on a stream of their own — before the next unit
-/// starts when costs.synchronous_zero3.
+/// starts when costs.synchronous_zero3. The two streams share the GPU's port (SharedPort,
+/// shared_port.hpp): a gather that runs beside a reduction takes the port's half while both move bytes.
 struct GatheredPass {
   double extra = 0;        ///< how much longer than its units' own time the pass takes
   double reduce_tail = 0;  ///< how long the reductions run on after the pass's last unit

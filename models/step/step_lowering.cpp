@@ -25,6 +25,7 @@ sim::Duration dur(double seconds) {
 
 struct Lanes {
   sim::LaneId compute, tp, pp, dp, optimizer;
+  sim::LaneId dp_reduce;  ///< ZeRO-3's reduce-scatters, a stream apart from the gathers (dp otherwise)
 };
 
 // Which communicator a collective runs on: tensor-like (tp, cp, ep; a busy task), data-parallel, or
@@ -274,6 +275,8 @@ class StepLowering {
         lanes_[idx(i, s)] = Lanes{dag().lane(proc + " / compute"), dag().lane(proc + " / tp comm"),
                                   dag().lane(proc + " / pp comm"), dag().lane(proc + " / dp comm"),
                                   dag().lane(proc + " / optimizer")};
+        lanes_[idx(i, s)].dp_reduce =
+            costs_.gathers_weights ? dag().lane(proc + " / dp reduce") : lanes_[idx(i, s)].dp;
       }
     }
   }
@@ -300,8 +303,8 @@ class StepLowering {
         out[at(i)] = first_[at(i)] = dag().busy(lanes_[idx(i, s)].tp, dur(seconds), name, category);
         continue;
       }
-      const LoweredTransfer t = g_.network.dp_collective(dag(), lanes_[idx(i, s)].dp, i, s, seconds,
-                                                         latency_s, name, category, dp_stream(comm));
+      const LoweredTransfer t = g_.network.dp_collective(dag(), dp_lane(i, s, comm), i, s, seconds, latency_s,
+                                                         name, category, dp_stream(comm));
       first_[at(i)] = t.first;
       out[at(i)] = t.last;
     }
@@ -330,7 +333,7 @@ class StepLowering {
     sync_name_ += " latency";
     const sim::TaskId ready = dag().join(lane, sync_name_, category);
     for (int i = 0; i < n_inst_; ++i) {
-      const sim::TaskId t = dag().busy(lanes_[idx(i, s)].dp, dur(latency_s), sync_name_, category);
+      const sim::TaskId t = dag().busy(dp_lane(i, s, comm), dur(latency_s), sync_name_, category);
       dag().depend(sync, t);
       g_.network.chain(dag(), i, s, dp_stream(comm), LoweredTransfer{t, t});
       dag().depend(t, ready);
@@ -381,6 +384,10 @@ class StepLowering {
     }
   }
 
+  // The lane of a data-parallel collective's size-independent part: its own stream's.
+  sim::LaneId dp_lane(int i, int s, Comm comm) const {
+    return comm == Comm::dp_reduce ? lanes_[idx(i, s)].dp_reduce : lanes_[idx(i, s)].dp;
+  }
   static Stream dp_stream(Comm comm) {
     return comm == Comm::dp_reduce ? Stream::reduce_scatter : Stream::data_parallel;
   }

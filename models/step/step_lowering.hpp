@@ -4,7 +4,9 @@
 // Streams: every simulated GPU has four lanes — "compute", "tp comm", "pp comm", "dp comm" — each a FIFO
 // serial resource, so communication on one overlaps compute on another only where the dependencies allow;
 // and a fifth, "optimizer", for the update alone, so the trace shows it as its own track (it runs after
-// the stage's last pass and its gradients' reduction, so no compute waits on it or beside it).
+// the stage's last pass and its gradients' reduction, so no compute waits on it or beside it); under ZeRO-3
+// a sixth, "dp reduce", the reduce-scatters' stream, so that their latency (and their gradients' staging
+// copies) runs beside the gathers' as on FSDP's two streams, not queued behind it.
 // Per GPU, in the pipeline schedule's order (pipeline_schedule.hpp), each pass of a micro-batch through a
 // virtual stage walks the stage's units (embedding, its layers, head; step_costs.hpp's UnitRun) and each
 // unit's pieces in order (forward order, or reversed for a backward): a compute task per run of kernels

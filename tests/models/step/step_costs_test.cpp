@@ -91,14 +91,20 @@ TEST_CASE("ZeRO-3 gathers each layer on its own: units x (alpha·steps + base + 
 TEST_CASE("a prefetch window cannot hide a gather that outlasts the compute of the unit before it") {
   // Four units of F = 0.25 s and B = 0.5 s; each gathers in 0.4 s and reduces in 0.3 s; prefetch 1.
   // Forward: gathers back to back (0.4 > 0.25): unit k starts at 0.4·(k+1), the pass ends at
-  // 4·0.4 + 0.25 = 1.85 s, 0.85 s over its kernels. Backward (0.5 > 0.4): only the first gather shows,
-  // 0.4 + 4·0.5 = 2.4 s; the reductions (0.3 each, after each unit) end 0.3 s after the last unit.
+  // 4·0.4 + 0.25 = 1.85 s, 0.85 s over its kernels.
+  // Backward: the gathers and the reductions share the port, half speed each while both run
+  // (shared_port.hpp). Gathers 1 and 2 run alone (0–0.4, 0.4–0.8); unit 1 computes 0.4–0.9. At 0.9
+  // unit 1's reduction and gather 3 meet: the reduction ends at 0.9 + 2·0.3 = 1.5 with gather 3 at 0.3 of
+  // 0.4; unit 2's reduction (queued at 1.4) takes the other half from 1.5, so gather 3 ends at 1.7. Unit 3
+  // computes 1.7–2.2; gather 4 (issued at 1.7) shares with reduction 2's last 0.2 s until 2.1, runs alone
+  // to 2.2 (0.3 of 0.4 done), then beside unit 3's reduction: ends at 2.4. Unit 4 computes 2.4–2.9, 0.9 s
+  // over the 2 s of kernels; reduction 3 ends at 2.6, reduction 4 runs 2.9–3.2: 0.3 s after the last unit.
   StepCosts c = four_gathered_units(1);
   const GatheredPass f = gathered_pass(c, 0, false, true);
   const GatheredPass b = gathered_pass(c, 0, true, true);
   CHECK(f.extra == doctest::Approx(0.85).scale(0));
   CHECK(f.reduce_tail == 0.0);
-  CHECK(b.extra == doctest::Approx(0.4).scale(0));
+  CHECK(b.extra == doctest::Approx(0.9).scale(0));
   CHECK(b.reduce_tail == doctest::Approx(0.3).scale(0));
   // Gathered on demand (prefetch 0) nothing overlaps: every gather adds its 0.4 s.
   c.zero3_prefetch = 0;
@@ -107,8 +113,8 @@ TEST_CASE("a prefetch window cannot hide a gather that outlasts the compute of t
   c.zero3_prefetch = 1;
   CHECK(gathered_pass(c, 0, true, false).extra == 0.0);
 
-  // The whole step, one rank, two micro-batches: 2·(1.85 + 2.4) + the last reductions' 0.3 s + norm and
-  // update 0.25 s; 2·(0.85 + 0.4) + 0.3 of it exposed data-parallel traffic.
+  // The whole step, one rank, two micro-batches: 2·(1.85 + 2.9) + the last reductions' 0.3 s + norm and
+  // update 0.25 s; 2·(0.85 + 0.9) + 0.3 of it exposed data-parallel traffic.
   StepInput in;
   in.plan.zero = ZeroStage::parameters;
   in.plan.dp = 4;
@@ -119,8 +125,8 @@ TEST_CASE("a prefetch window cannot hide a gather that outlasts the compute of t
   c.passes = {PassCost{.forward_compute = 1.0, .backward_compute = 2.0}};
   c.stages = {StageCost{.buckets = 0, .optimizer_s = 0.2, .grad_norm_s = 0.05}};
   const StepTiming t = analytic_step(in, plan, c);
-  CHECK(t.iteration_time == doctest::Approx(2 * (1.85 + 2.4) + 0.3 + 0.25).scale(0));
-  CHECK(t.time.exposed_dp_comm == doctest::Approx(2 * (0.85 + 0.4) + 0.3).scale(0));
+  CHECK(t.iteration_time == doctest::Approx(2 * (1.85 + 2.9) + 0.3 + 0.25).scale(0));
+  CHECK(t.time.exposed_dp_comm == doctest::Approx(2 * (0.85 + 0.9) + 0.3).scale(0));
   CHECK(t.time.total() == doctest::Approx(t.iteration_time).scale(0));
 }
 
@@ -162,12 +168,14 @@ TEST_CASE(
 }
 
 TEST_CASE("synchronous collectives: each unit's backward waits for the previous unit's reduction") {
-  // Four units of B = 0.5 s, each gathering in 0.4 s and reducing in 0.3 s. Asynchronous on demand: the
-  // gathers add 4·0.4 s and the reductions hide but the last (0.3 s tail). Synchronous: every unit is
+  // Four units of B = 0.5 s, each gathering in 0.4 s and reducing in 0.3 s. Asynchronous on demand: each
+  // gather but the first is issued as the unit before it ends, beside that unit's reduction, and the two
+  // share the port (shared_port.hpp): the gather ends 0.4 + 0.3 s later; so the gathers add 0.4 + 3·0.7 s
+  // and the last reduction runs alone after the last unit (0.3 s tail). Synchronous: every unit is
   // gather + backward + reduction in a row, 4·(0.4 + 0.5 + 0.3) = 4.8 s, 2.8 s over the kernels, no tail.
   StepCosts c = four_gathered_units(0);
   const GatheredPass async = gathered_pass(c, 0, true, true);
-  CHECK(async.extra == seconds(4 * 0.4));
+  CHECK(async.extra == seconds(0.4 + 3 * (0.4 + 0.3)));
   CHECK(async.reduce_tail == seconds(0.3));
   c.synchronous_zero3 = true;
   const GatheredPass sync = gathered_pass(c, 0, true, true);

@@ -122,9 +122,9 @@ TEST_CASE("the analytic and event-driven paths agree within 2% on the example la
 }
 
 TEST_CASE("with ZeRO-3 and a pipeline the event path follows the closed form's per-unit gathers") {
-  // Both gather each unit's weights a prefetch ahead within a pass, from the pass's entry; the event run
-  // differs only where the closed form is silent: its gradient reductions queue on their own stream across
-  // passes and its gathers and reductions share the NIC, which can only make it slower.
+  // Both gather each unit's weights a prefetch ahead within a pass, from the pass's entry, and share the NIC
+  // between a pass's gathers and reductions; the event run differs only where the closed form is silent:
+  // its gradient reductions queue on their own stream across passes, which can only make it slower.
   const StepInput in = small(3);
   const StepReport a = simulate_step(in, Fidelity::analytic);
   const StepReport e = simulate_step(in, Fidelity::event);
