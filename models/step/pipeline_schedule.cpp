@@ -284,7 +284,7 @@ std::vector<PipelinePass> zb_v_rank(int p, int m, int r) {
 // the recording's positions, which say whether a pass ran.
 template <int kLanes>
 struct PassClock {
-  static constexpr std::size_t kSlots = kLanes > 0 ? kLanes : 1;
+  static constexpr std::size_t kSlots = std::max<std::size_t>(kLanes, 1);
   std::size_t p, m, v;
   std::vector<double>& finish;
   PassClock(int p_, int m_, int v_, std::size_t kinds)
