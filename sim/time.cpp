@@ -7,7 +7,7 @@
 
 namespace trainsim::sim {
 
-Duration Duration::from_seconds(double seconds) {
+Duration Duration::checked_from_seconds(double seconds) {
   if (std::isnan(seconds) || seconds < 0.0 || std::isinf(seconds)) {
     throw InputError("a duration must be a finite number of seconds >= 0, got " + std::to_string(seconds));
   }

@@ -5,6 +5,7 @@
 // int64 picoseconds cover about 106 days, far more than one simulated training step; run-level totals
 // (days, dollars) are doubles in the report layer. Arithmetic is exact and unchecked (like int64);
 // the one conversion from double seconds, Duration::from_seconds, is checked.
+#include <cmath>
 #include <compare>
 #include <cstdint>
 #include <limits>
@@ -21,7 +22,20 @@ class Duration {
   /// at least 1 ps; a value within floating-point rounding error (1e-12 relative) of a whole picosecond
   /// count becomes that count (1e-9 s is 1000 ps, not 1001). Throws InputError for NaN, negative,
   /// infinite, or values that do not fit in int64 picoseconds (about 9.2e6 s).
-  static Duration from_seconds(double seconds);
+  static Duration from_seconds(double seconds) {
+    // Inline for the common case, below 2^52 ps (about 75 minutes): adding and taking away 2^52 rounds to
+    // the nearest whole picosecond as std::nearbyint does, exactly; whole counts past it are the double
+    // itself; one not snapped is that nearest, or the next up when it rounded down (std::ceil). A lowering
+    // converts millions of pieces; the library calls cost more than the arithmetic.
+    constexpr double kExact = 4503599627370496.0;  // 2^52: every double from here up is whole
+    const double ps = seconds * 1e12;
+    if (ps >= 0.0 && ps < kExact) [[likely]] {
+      const double nearest = (ps + kExact) - kExact;
+      if (std::fabs(ps - nearest) <= 1e-12 * nearest) return Duration(static_cast<std::int64_t>(nearest));
+      return Duration(static_cast<std::int64_t>(nearest < ps ? nearest + 1.0 : nearest));
+    }
+    return checked_from_seconds(seconds);
+  }
   static constexpr Duration zero() { return Duration(0); }
   /// The largest representable span; used as "never".
   static constexpr Duration max() { return Duration(std::numeric_limits<std::int64_t>::max()); }
@@ -49,6 +63,8 @@ class Duration {
 
  private:
   constexpr explicit Duration(std::int64_t ps) : ps_(ps) {}
+  /// from_seconds for any double: the checks, and the rounding with std::nearbyint and std::ceil.
+  static Duration checked_from_seconds(double seconds);
   std::int64_t ps_ = 0;
 };
 

@@ -36,6 +36,7 @@ struct NetworkSpec {
   double switch_latency_s = 600e-9;
   int switch_radix = 64;        ///< ports per switch (fat-tree sizing)
   std::vector<int> torus_dims;  ///< for torus_2d / torus_3d; empty = as square as possible
+  bool operator==(const NetworkSpec&) const = default;
 };
 
 /// A fat-tree leaf's ports at the network's oversubscription o: ⌊radix·o/(o+1)⌋ down to NICs and the rest
@@ -43,6 +44,7 @@ struct NetworkSpec {
 struct LeafPorts {
   std::int64_t down = 1;
   std::int64_t up = 1;
+  bool operator==(const LeafPorts&) const = default;
 };
 [[nodiscard]] inline LeafPorts leaf_ports(const NetworkSpec& network) {
   const double o = std::max(network.oversubscription, 1.0);
@@ -59,6 +61,7 @@ struct StorageSpec {
   double read_bytes_per_s = 0;      ///< aggregate read bandwidth
   double per_node_bytes_per_s = 0;  ///< each node's link to storage (0: its NICs)
   double latency_s = 1e-3;
+  bool operator==(const StorageSpec&) const = default;
 };
 
 /// A node whose kernels run `slowdown` times as long as its peers' (thermal throttling, a bad part): the
@@ -66,6 +69,7 @@ struct StorageSpec {
 struct Straggler {
   std::int64_t node = 0;  ///< 0-based node index, rank r on node r / gpus per node
   double slowdown = 1;    ///< >= 1
+  bool operator==(const Straggler&) const = default;
 };
 
 /// A NIC running below its rated bandwidth (a bad cable, a link trained down): the rings through it run at
@@ -74,6 +78,7 @@ struct DegradedNic {
   std::int64_t node = 0;   ///< 0-based node index
   int nic = 0;             ///< 0-based NIC index on the node (ClusterSpec::nic_of_gpu says whose)
   double bytes_per_s = 0;  ///< what it carries, one direction, > 0
+  bool operator==(const DegradedNic&) const = default;
 };
 
 struct ClusterSpec {
@@ -107,6 +112,7 @@ struct ClusterSpec {
   [[nodiscard]] std::int64_t nic_of_gpu(std::int64_t local) const {
     return local * nics_per_node() / gpus_in_use_per_node();
   }
+  bool operator==(const ClusterSpec&) const = default;
 };
 
 }  // namespace trainsim::topo

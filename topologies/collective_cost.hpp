@@ -59,6 +59,7 @@ struct CommGroup {
 
   [[nodiscard]] bool crosses_nodes() const { return nodes > 1; }
   [[nodiscard]] bool crosses_leaf() const { return leaves > 1; }
+  bool operator==(const CommGroup&) const = default;
 };
 
 /// What a protocol does to the Simple protocol's bandwidth and per-step latency (each a multiplier).

@@ -34,6 +34,7 @@ struct PeakFlops {
     }
     return fp32;
   }
+  bool operator==(const PeakFlops&) const = default;
 };
 
 /// Fused attention kernels (SPEC model.attention): FlashAttention-2, FlashAttention-3 (Hopper only), and
@@ -86,6 +87,7 @@ struct ComputeEfficiency {
   /// Fractional slow-down of kernels that run while a collective overlaps them (NCCL takes SMs and HBM
   /// bandwidth): an overlapped kernel takes (1 + this) times as long.
   double overlap_compute_slowdown = 0.0;
+  bool operator==(const ComputeEfficiency&) const = default;
 };
 
 struct GpuSpec {
@@ -110,6 +112,7 @@ struct GpuSpec {
   /// The published data this GPU's constants were checked against, in words (preset key `validation`);
   /// empty: not validated (datasheet values and constants transferred from another GPU only).
   std::string validation;
+  bool operator==(const GpuSpec&) const = default;
 };
 
 enum class IntraNodeFabric { nvswitch, nvlink_mesh, pcie };
@@ -131,6 +134,7 @@ struct NcclNetLatencyUs {
   double ll = 0;
   double ll128 = 0;
   double simple = 0;
+  bool operator==(const NcclNetLatencyUs&) const = default;
 };
 inline constexpr NcclNetLatencyUs kNcclRingNetLatencyUs{2.7, 4.0, 14.0};
 inline constexpr NcclNetLatencyUs kNcclTreeNetLatencyUs{5.0, 8.5, 14.0};
@@ -160,6 +164,7 @@ struct CommEfficiency {
   double net_ll_step_latency_s = kNcclRingNetLatencyUs.ll * 1e-6;
   double net_ll128_step_latency_s = kNcclRingNetLatencyUs.ll128 * 1e-6;
   double net_simple_step_latency_s = kNcclRingNetLatencyUs.simple * 1e-6;
+  bool operator==(const CommEfficiency&) const = default;
 };
 
 struct NodeSpec {
@@ -175,6 +180,7 @@ struct NodeSpec {
   double pcie_bytes_per_s = 0;  ///< GPU-to-host per GPU per direction, B/s
   double host_power_w = 0;      ///< node power beyond the GPUs (CPUs, NICs, fans), W
   CommEfficiency comm;          ///< collective efficiencies and latencies (calibrated per node type)
+  bool operator==(const NodeSpec&) const = default;
 };
 
 }  // namespace trainsim::topo

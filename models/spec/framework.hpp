@@ -227,6 +227,7 @@ struct Framework {
   /// What the caching allocator holds beyond the bytes allocated, as a fraction of them (the scenario's
   /// `memory.reserve`). 0: frameworks publish torch.cuda.max_memory_allocated, which excludes it.
   double memory_reserve = 0;
+  bool operator==(const Framework&) const = default;
 };
 
 /// ZeRO-3: units gathered ahead of the computing one when each collective carries `unit_params`

@@ -39,6 +39,7 @@ struct OptimizerSpec {
   int max_preconditioner_dim = 0;
   /// shampoo, soap: steps between two eigendecompositions (inverse roots, eigenbases); 0 = the kind's default
   int precondition_frequency = 0;
+  bool operator==(const OptimizerSpec&) const = default;
 };
 
 }  // namespace trainsim::model

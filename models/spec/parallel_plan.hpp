@@ -244,6 +244,7 @@ struct ParallelPlan {
     const double tp_outside = static_cast<double>(tp) / expert_tensor_parallel();
     return static_cast<double>(dp_shard()) * cp * tp_outside / (expert_folding ? ep : 1);
   }
+  bool operator==(const ParallelPlan&) const = default;
 
  private:
   static std::int64_t saturating_product(std::initializer_list<std::int64_t> factors) {

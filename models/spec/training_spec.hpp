@@ -29,6 +29,7 @@ struct TrainingSpec {
   double instability = 0;
   LrSchedule schedule = LrSchedule::cosine;
   double wsd_decay_fraction = 0.2;  ///< wsd: the share of a run's tokens spent in its final decay
+  bool operator==(const TrainingSpec&) const = default;
 };
 
 }  // namespace trainsim::model

@@ -69,6 +69,7 @@ struct GenericLayer {
   double params = 0;                    ///< parameters
   double forward_flops_per_sample = 0;  ///< FLOPs of the forward pass for one sample
   double activation_bytes_per_sample = 0;
+  bool operator==(const GenericLayer&) const = default;
 };
 
 struct TransformerSpec {
@@ -215,6 +216,7 @@ struct TransformerSpec {
   [[nodiscard]] std::int64_t mlp_width() const {
     return is_moe() && expert_ffn_hidden > 0 ? expert_ffn_hidden : ffn_hidden_or_default();
   }
+  bool operator==(const TransformerSpec&) const = default;
 };
 
 }  // namespace trainsim::model

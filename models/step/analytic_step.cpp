@@ -62,13 +62,15 @@ class KeptRecordings {
     }
     return nullptr;
   }
-  void keep(const Key& key, RecordedSchedule recorded) {
+  /// Keeps `recorded` under `key`; returns it, kept (it stays until a later keep() drops it).
+  const RecordedSchedule& keep(const Key& key, RecordedSchedule recorded) {
     bytes_ += bytes(recorded);
     kept_.emplace_back(key, std::move(recorded));
     while (kept_.size() > 1 && (bytes_ > kBytes || kept_.size() > kMost)) {
       bytes_ -= bytes(kept_.front().second);
       kept_.pop_front();
     }
+    return kept_.back().second;
   }
 
  private:
@@ -81,24 +83,26 @@ class KeptRecordings {
   std::size_t bytes_ = 0;
 };
 
-// The replay of schedule (kind, p, m, v) with `times` and, with `without` (may be null), those too. A
-// schedule the calling thread recorded is timed from its recording (the same values, without the search
-// for which pass runs next, nor the order); else its order is replayed and recorded.
+// The replay of schedule (kind, p, m, v) with `times` and, with `without` (may be null), those too, from
+// its recording (the same values as replaying the order, without the search for which pass runs next):
+// the one the calling thread kept, else the order's, recorded now (record_schedule) and kept. DualPipeV's
+// program, which is not recorded, is replayed.
 ScheduleTimelines replay_or_record(Schedule kind, int p, int m, int v, const PassTimes& times,
                                    const PassTimes* without) {
   thread_local KeptRecordings recordings;
   const KeptRecordings::Key key{kind, p, m, v};
-  if (const RecordedSchedule* recorded = recordings.find(key); recorded != nullptr) {
-    if (without != nullptr) return time_recorded_twice(*recorded, times, *without);
-    return ScheduleTimelines{.timeline = time_recorded(*recorded, times)};
+  const RecordedSchedule* recorded = recordings.find(key);
+  if (recorded == nullptr) {
+    const std::shared_ptr<const PipelineOrder> order = shared_pipeline_schedule(kind, p, m, v);
+    RecordedSchedule r = record_schedule(*order, p, m, v);
+    if (r.empty()) {  // DualPipeV's program; or an order that deadlocks, which time_schedule reports
+      return without != nullptr ? time_schedule_twice(*order, p, m, v, times, *without)
+                                : ScheduleTimelines{.timeline = time_schedule(*order, p, m, v, times)};
+    }
+    recorded = &recordings.keep(key, std::move(r));
   }
-  const std::shared_ptr<const PipelineOrder> order = shared_pipeline_schedule(kind, p, m, v);
-  RecordedSchedule r;
-  ScheduleTimelines first =
-      without != nullptr ? time_schedule_twice(*order, p, m, v, times, *without, nullptr, &r)
-                         : ScheduleTimelines{.timeline = time_schedule(*order, p, m, v, times, nullptr, &r)};
-  if (!r.empty()) recordings.keep(key, std::move(r));  // DualPipeV's program is not recorded
-  return first;
+  if (without != nullptr) return time_recorded_twice(*recorded, times, *without);
+  return ScheduleTimelines{.timeline = time_recorded(*recorded, times)};
 }
 
 // The pipeline replay of analytic_step: `times`, and with `without` (may be null) the same schedule timed

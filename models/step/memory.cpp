@@ -1,5 +1,6 @@
 #include "models/step/memory.hpp"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -35,13 +36,15 @@ std::string shortfall(int stage, const MemoryBreakdown& m, double capacity) {
                                                        {m.buffers, "buffers"}}};
   std::stable_sort(parts.begin(), parts.end(),
                    [](const auto& a, const auto& b) { return a.first > b.first; });
-  // One buffer for the whole text (a layout search writes it for every layout that does not fit).
+  // One buffer for the whole text, its formats parsed at compile time (a layout search writes it for every
+  // layout that does not fit).
   fmt::memory_buffer out;
-  fmt::format_to(std::back_inserter(out), "stage {} needs {:.1f} GiB of {:.4g} GiB:", stage, m.total() / kGiB,
-                 capacity / kGiB);
+  fmt::format_to(std::back_inserter(out), FMT_COMPILE("stage {} needs {:.1f} GiB of {:.4g} GiB:"), stage,
+                 m.total() / kGiB, capacity / kGiB);
   bool first = true;
   for (const auto& [bytes, name] : parts) {
-    fmt::format_to(std::back_inserter(out), "{} {} {:.1f} GiB", first ? "" : ",", name, bytes / kGiB);
+    fmt::format_to(std::back_inserter(out), FMT_COMPILE("{} {} {:.1f} GiB"), first ? "" : ",", name,
+                   bytes / kGiB);
     first = false;
   }
   return fmt::to_string(out);

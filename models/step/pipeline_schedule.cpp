@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <deque>
 #include <limits>
 #include <memory>
@@ -278,9 +279,12 @@ std::vector<PipelinePass> zb_v_rank(int p, int m, int r) {
 // Finish times of every pass, indexed [kind][micro_batch][virtual stage] and then by lane (one lane per
 // set of pass times replayed together); negative = not run yet. The storage is the calling thread's, reused
 // from one replay to the next: a search replays tens of thousands of schedules, and a fresh
-// multi-megabyte array each time costs more in page faults than the replay itself.
+// multi-megabyte array each time costs more in page faults than the replay itself. Without lanes (kLanes 0:
+// a walk that only records the order, ScheduleReplay) there is no storage: its indices, one per pass, index
+// the recording's positions, which say whether a pass ran.
 template <int kLanes>
 struct PassClock {
+  static constexpr std::size_t kSlots = std::max<std::size_t>(kLanes, 1);
   std::size_t p, m, v;
   std::vector<double>& finish;
   PassClock(int p_, int m_, int v_, std::size_t kinds)
@@ -288,11 +292,11 @@ struct PassClock {
         m(static_cast<std::size_t>(m_)),
         v(static_cast<std::size_t>(v_)),
         finish(storage()) {
-    finish.assign(kinds * m * p * v * kLanes, -1.0);
+    finish.assign(kLanes > 0 ? kinds * m * p * v * kSlots : 0, -1.0);
   }
   [[nodiscard]] std::size_t index(PassKind kind, int mb, int vs) const {
     const auto kind_index = static_cast<std::size_t>(kind);
-    return ((kind_index * m + static_cast<std::size_t>(mb)) * p * v + static_cast<std::size_t>(vs)) * kLanes;
+    return ((kind_index * m + static_cast<std::size_t>(mb)) * p * v + static_cast<std::size_t>(vs)) * kSlots;
   }
   double* at(std::size_t i) { return finish.data() + i; }
 
@@ -397,13 +401,15 @@ void start_replay(Replay<kLanes>& result, const PipelineOrder& order, int p, int
   }
 }
 
-// A replay that timed every pass: complete, its timeline that of lane 0.
+// A replay that timed every pass: complete, its timeline that of lane 0 (none without lanes).
 template <int kLanes>
 Replay<kLanes> complete_timeline(Replay<kLanes> result) {
   result.complete = true;
-  result.timeline.rank_end = result.rank_end[0];
-  result.timeline.makespan =
-      *std::max_element(result.timeline.rank_end.begin(), result.timeline.rank_end.end());
+  if constexpr (kLanes > 0) {
+    result.timeline.rank_end = result.rank_end[0];
+    result.timeline.makespan =
+        *std::max_element(result.timeline.rank_end.begin(), result.timeline.rank_end.end());
+  }
   return result;
 }
 
@@ -549,6 +555,7 @@ class ScheduleReplay {
         waits_for_(static_cast<std::size_t>(p), kNoPass),
         runnable_(static_cast<std::size_t>(p)),
         recorded_(recorded) {
+    if constexpr (kLanes == 0) TRAINSIM_CHECK(recorded != nullptr, "a replay without lanes only records");
     start_replay<kLanes, kSpans>(result_, order, p, v, spans);
     for (int s = 0; s < p; ++s) runnable_[static_cast<std::size_t>(s)] = p - 1 - s;  // rank 0 first
     if (recorded_ != nullptr) start_recording(split);
@@ -589,7 +596,7 @@ class ScheduleReplay {
 
   // The recording's position of the pass at clock index `at`.
   [[nodiscard]] std::uint32_t position(std::size_t at) const {
-    return at == kNoPass ? RecordedSchedule::kNoInput : position_of_[at / kLanes];
+    return at == kNoPass ? RecordedSchedule::kNoInput : position_of_[at / PassClock<kLanes>::kSlots];
   }
 
   // Writes the pass just timed (clock index `at`) into the recording.
@@ -605,7 +612,7 @@ class ScheduleReplay {
         .sent = position(in.sent),
         .code = static_cast<std::uint32_t>(cost) | (hand_over ? RecordedSchedule::kHandOver : 0U) |
                 (produces_grads ? RecordedSchedule::kProducesGrads : 0U)});
-    position_of_[at / kLanes] = here;
+    position_of_[at / PassClock<kLanes>::kSlots] = here;
     r.last_of_rank[rank] = here;
   }
 
@@ -620,21 +627,21 @@ class ScheduleReplay {
       if (x.micro_batch < 0 || x.micro_batch >= m_ || x.chunk < 0 || x.chunk >= v_) return false;
       const int vs = virtual_stage_of(order_.kind, x.chunk, s, p_);
       const PassInputs in = pass_inputs(x, vs, p_ * v_ - 1, clock_);
-      if (in.local != kNoPass && *clock_.at(in.local) < 0) {
+      if (in.local != kNoPass && !ran(in.local)) {
         waits_for_[rank] = in.local;
         return true;
       }
-      if (in.sent != kNoPass && *clock_.at(in.sent) < 0) {
+      if (in.sent != kNoPass && !ran(in.sent)) {
         waits_for_[rank] = in.sent;
         return true;
       }
       const std::size_t at = clock_.index(x.kind, x.micro_batch, vs);
-      if (clock_.at(at)[0] >= 0) return false;  // the same pass twice
+      if (ran(at)) return false;  // the same pass twice
       time_pass(x, static_cast<std::size_t>(vs), at, in, rank, i);
       ++i;
       if (p_ > 1) {
-        wake((s + 1) % p_, at);
-        wake((s + p_ - 1) % p_, at);
+        wake(s + 1 == p_ ? 0 : s + 1, at);
+        wake(s == 0 ? p_ - 1 : s - 1, at);
       }
     }
     return true;
@@ -646,7 +653,7 @@ class ScheduleReplay {
   void time_pass(const PipelinePass& x, std::size_t vs, std::size_t at, const PassInputs& in,
                  std::size_t rank, std::size_t i) {
     auto& tl = result_.timeline;
-    double* slot = clock_.at(at);
+    double* slot = kLanes > 0 ? clock_.at(at) : nullptr;
     const bool produces_grads = split_ ? x.kind == PassKind::backward_weight : x.kind == PassKind::backward;
     const bool last_grads = produces_grads && x.micro_batch == m_ - 1;
     // The tip of a V (virtual stages p−1 and p, both on rank p−1) hands over without a send.
@@ -673,6 +680,13 @@ class ScheduleReplay {
     if (recorded_ != nullptr) record(x.kind, vs, at, in, rank, last_grads, !at_tip, produces_grads);
   }
 
+  // Whether the pass at clock index `at` has run: its finish time is set, or without lanes (a walk that
+  // only records), its position in the recording.
+  [[nodiscard]] bool ran(std::size_t at) {
+    if constexpr (kLanes == 0) return position_of_[at] != RecordedSchedule::kNoInput;
+    return *clock_.at(at) >= 0;
+  }
+
   // Makes `rank` runnable again if it waits for the pass at clock index `done`.
   void wake(int rank, std::size_t done) {
     auto& w = waits_for_[static_cast<std::size_t>(rank)];
@@ -693,7 +707,7 @@ class ScheduleReplay {
   std::vector<std::size_t> waits_for_;  // per rank: the clock index of the pass it waits for, or kNoPass
   std::vector<int> runnable_;
   RecordedSchedule* recorded_;              // may be null: nothing recorded
-  std::vector<std::uint32_t> position_of_;  // recording: per pass (clock index / kLanes), its position
+  std::vector<std::uint32_t> position_of_;  // recording: per pass (clock index / kSlots), its position
 };
 
 // The replay of `order` with `times` (ScheduleReplay); incomplete when the order does not have p ranks.
@@ -722,35 +736,44 @@ Replay<kLanes> replay_recorded(const RecordedSchedule& recorded,
   const std::size_t nvs = recorded.rank_of_stage.size();
   check_stage_times<kLanes>(times, nvs);
   // Each lane's cost of a pass of every (kind, last micro-batch's gradients, virtual stage), as pass_cost
-  // gives it, and its hand-over delay: none at a V's tip, else p2p_s.
-  std::array<std::vector<double>, kLanes> costs;
-  std::array<std::array<double, 2>, kLanes> hand_over{};
+  // gives it, the lanes side by side (costs[index · kLanes + lane]), and its hand-over delay, likewise:
+  // none at a V's tip (hand_over[0 · kLanes + lane]), else p2p_s (hand_over[1 · kLanes + lane]). Side by
+  // side, one pass's lanes are one load, one max and one add each.
+  const std::size_t cost_indices = 6 * nvs;
+  thread_local std::vector<double> costs_storage;
+  costs_storage.resize(cost_indices * kLaneCount);
+  double* const costs = costs_storage.data();
+  std::array<double, 2 * kLaneCount> hand_over{};
   for (std::size_t k = 0; k < kLaneCount; ++k) {
     const PassTimes& t = *times[k];
-    costs[k].resize(6 * nvs);
     for (const PassKind kind : {PassKind::forward, PassKind::backward, PassKind::backward_weight}) {
       for (const bool last : {false, true}) {
         for (std::size_t vs = 0; vs < nvs; ++vs) {
-          costs[k][(static_cast<std::size_t>(kind) * 2 + (last ? 1 : 0)) * nvs + vs] =
+          costs[((static_cast<std::size_t>(kind) * 2 + (last ? 1 : 0)) * nvs + vs) * kLaneCount + k] =
               pass_cost(t, kind, vs, recorded.split, last);
         }
       }
     }
-    hand_over[k] = {0.0, t.p2p_s};
+    hand_over[kLaneCount + k] = t.p2p_s;
   }
   // Each cost index's virtual stage and rank (a table: the index's remainder by p·v is a division).
-  std::vector<std::uint32_t> stage_of(6 * nvs);
-  std::vector<std::uint32_t> rank_of(6 * nvs);
-  for (std::size_t i = 0; i < stage_of.size(); ++i) {
-    stage_of[i] = static_cast<std::uint32_t>(i % nvs);
-    rank_of[i] = recorded.rank_of_stage[i % nvs];
-  }
+  struct Stage {
+    std::uint32_t vs, rank;
+  };
+  thread_local std::vector<Stage> stage_storage;
+  stage_storage.resize(cost_indices);
+  Stage* const stage_of = stage_storage.data();
+  for (std::size_t i = 0; i < cost_indices; ++i)
+    stage_of[i] = Stage{static_cast<std::uint32_t>(i % nvs), recorded.rank_of_stage[i % nvs]};
   Replay<kLanes> result;
   for (auto& end : result.rank_end) end.assign(p, 0.0);
   ScheduleTimeline& tl = result.timeline;
   tl.rank_busy.assign(p, 0.0);
   tl.grads_from.assign(nvs, 0.0);
   tl.grads_ready.assign(nvs, 0.0);
+  double* const rank_busy = tl.rank_busy.data();
+  double* const grads_from = tl.grads_from.data();
+  double* const grads_ready = tl.grads_ready.data();
   // Finish times by position and lane, the calling thread's (as PassClock's): every pass's slot is
   // written before it is read.
   thread_local std::vector<double> finish_storage;
@@ -764,22 +787,39 @@ Replay<kLanes> replay_recorded(const RecordedSchedule& recorded,
   double* out = finish + std::size_t{RecordedSchedule::kFirstPass} * kLaneCount;
   for (const Pass& x : recorded.passes) {
     const std::uint32_t cost_index = x.code & RecordedSchedule::kCostBits;
-    const std::size_t delay = (x.code & RecordedSchedule::kHandOver) != 0 ? 1 : 0;
-    for (std::size_t k = 0; k < kLaneCount; ++k) {
-      // A missing input is -inf: max() keeps the other operand, as the replay skips it.
-      double ready = finish[std::size_t{x.previous} * kLaneCount + k];
-      ready = std::max(ready, finish[std::size_t{x.local} * kLaneCount + k]);
-      ready = std::max(ready, finish[std::size_t{x.sent} * kLaneCount + k] + hand_over[k][delay]);
-      const double cost = costs[k][cost_index];
-      out[k] = ready + cost;
-      if (k == 0) {
-        const std::uint32_t vs = stage_of[cost_index];
-        tl.rank_busy[rank_of[cost_index]] += cost;
-        if ((x.code & RecordedSchedule::kProducesGrads) != 0 && out[0] >= tl.grads_ready[vs]) {
-          tl.grads_from[vs] = ready;
-          tl.grads_ready[vs] = out[0];
-        }
+    const double* const previous = finish + std::size_t{x.previous} * kLaneCount;
+    const double* const local = finish + std::size_t{x.local} * kLaneCount;
+    const double* const sent = finish + std::size_t{x.sent} * kLaneCount;
+    const double* const delay =
+        hand_over.data() + ((x.code & RecordedSchedule::kHandOver) != 0 ? kLaneCount : 0);
+    const double* const cost = costs + std::size_t{cost_index} * kLaneCount;
+    // A missing input is -inf: max() keeps the other operand, as the replay skips it.
+    std::array<double, kLaneCount> ready;
+    if constexpr (kLanes == 2) {
+      // Two lanes (analytic_step's: with and without the hand-overs) as one pair of doubles: the same
+      // operations lane by lane, so the same values, in half the instructions.
+      using Pair = double __attribute__((vector_size(16)));
+      const auto load = [](const double* at) {
+        Pair v;
+        std::memcpy(&v, at, sizeof v);
+        return v;
+      };
+      const auto max = [](Pair a, Pair b) { return a < b ? b : a; };  // std::max, lane by lane
+      const Pair r = max(max(load(previous), load(local)), load(sent) + load(delay));
+      const Pair o = r + load(cost);
+      std::memcpy(out, &o, sizeof o);
+      ready[0] = r[0];
+    } else {
+      for (std::size_t k = 0; k < kLaneCount; ++k) {
+        ready[k] = std::max(std::max(previous[k], local[k]), sent[k] + delay[k]);
+        out[k] = ready[k] + cost[k];
       }
+    }
+    const Stage stage = stage_of[cost_index];
+    rank_busy[stage.rank] += cost[0];
+    if ((x.code & RecordedSchedule::kProducesGrads) != 0 && out[0] >= grads_ready[stage.vs]) {
+      grads_from[stage.vs] = ready[0];
+      grads_ready[stage.vs] = out[0];
     }
     out += kLaneCount;
   }
@@ -916,6 +956,12 @@ ScheduleTimelines time_schedule_twice(const PipelineOrder& order, int p, int m, 
                                  : replay<2>(order, p, m, v, {&times, &other}, nullptr, recorded);
   TRAINSIM_CHECK(r.complete, "time_schedule: the schedule deadlocks or is malformed");
   return ScheduleTimelines{.timeline = std::move(r.timeline), .other_rank_end = std::move(r.rank_end[1])};
+}
+
+RecordedSchedule record_schedule(const PipelineOrder& order, int p, int m, int v) {
+  RecordedSchedule recorded;
+  if (!replay<0>(order, p, m, v, {}, nullptr, &recorded).complete) recorded = RecordedSchedule{};
+  return recorded;
 }
 
 ScheduleTimeline time_recorded(const RecordedSchedule& recorded, const PassTimes& times) {

@@ -214,6 +214,11 @@ struct RecordedSchedule {
   [[nodiscard]] bool empty() const { return passes.empty(); }
 };
 
+/// The recording of `order` that time_schedule would make, without timing it: the replay's walk alone, a
+/// fraction of a timed replay's work (a recording is timed with time_recorded). Empty for DualPipeV's
+/// programs, and for an order that deadlocks or is malformed (time_schedule says which).
+[[nodiscard]] RecordedSchedule record_schedule(const PipelineOrder& order, int p, int m, int v);
+
 /// time_schedule and time_schedule_twice from a recording of the same order (see RecordedSchedule).
 [[nodiscard]] ScheduleTimeline time_recorded(const RecordedSchedule& recorded, const PassTimes& times);
 [[nodiscard]] ScheduleTimelines time_recorded_twice(const RecordedSchedule& recorded, const PassTimes& times,

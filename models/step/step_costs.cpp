@@ -1,6 +1,7 @@
 #include "models/step/step_costs.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <map>
@@ -12,6 +13,7 @@
 #include "models/step/activation_offload.hpp"
 #include "models/step/communicators.hpp"
 #include "models/step/host_issue.hpp"
+#include "models/step/kept_units.hpp"
 #include "models/step/memory.hpp"
 #include "models/step/shared_links.hpp"
 #include "models/step/unit_pricing.hpp"
@@ -200,26 +202,43 @@ class StepPricer {
     }
   }
 
-  // The unit that prices transformer layer `layer`, priced the first time its kind is met.
+  // The unit that prices transformer layer `layer`, priced the first time its kind is met (a lookup:
+  // every layer of every virtual stage asks).
   int layer_unit(int layer) {
     const bool dense = layer < dense_layers_;
     const bool windowed = in_.model.is_windowed(layer);
-    const auto kind = std::find_if(layer_kinds_.begin(), layer_kinds_.end(), [&](const LayerKind& k) {
-      return k.dense == dense && k.windowed == windowed;
-    });
-    if (kind != layer_kinds_.end()) return kind->unit;
-    const TransformerSpec spec =
-        (dense ? in_.model.as_dense_layer() : in_.model).as_attention_layer(windowed);
-    const std::string name = std::string(dense ? "dense_" : "") + (windowed ? "windowed_layer" : "layer");
+    int& unit = unit_of_kind_[(dense ? 2 : 0) + (windowed ? 1 : 0)];
+    if (unit < 0) unit = new_layer_unit(dense, windowed);
+    return unit;
+  }
+
+  // A transformer layer's unit of a kind not met before; returns its index.
+  int new_layer_unit(bool dense, bool windowed) {
     layer_kinds_.push_back(LayerKind{dense, windowed, static_cast<int>(out_.units.size())});
-    UnitCost u = unit(name, transformer_layer_ops(spec, shard_));
-    if (shard_.offload_modules != 0) {
-      add_offload_waits(
-          u, offload_cost(layer_activation(spec, shard_).offloaded, in_.cluster.node.pcie_bytes_per_s,
-                          u.total.forward(), u.total.backward()));
-    }
-    out_.units.push_back(std::move(u));
+    const auto slot = static_cast<UnitSlot>((dense ? 2 : 0) + (windowed ? 1 : 0));
+    out_.units.push_back(transformer_unit(slot, [&] {
+      const TransformerSpec spec =
+          (dense ? in_.model.as_dense_layer() : in_.model).as_attention_layer(windowed);
+      const std::string name = std::string(dense ? "dense_" : "") + (windowed ? "windowed_layer" : "layer");
+      UnitCost u = unit(name, transformer_layer_ops(spec, shard_));
+      if (shard_.offload_modules != 0) {
+        add_offload_waits(
+            u, offload_cost(layer_activation(spec, shard_).offloaded, in_.cluster.node.pcie_bytes_per_s,
+                            u.total.forward(), u.total.backward()));
+      }
+      return u;
+    }));
     return layer_kinds_.back().unit;
+  }
+
+  // Transformer unit `slot`: priced by price(), or a copy of the one kept for a step priced alike
+  // (kept_units.hpp; closed-form pricing only).
+  template <class Price>
+  UnitCost transformer_unit(UnitSlot slot, Price&& price) {
+    if (kept_ == nullptr) return price();
+    std::optional<UnitCost>& kept = (*kept_)[static_cast<std::size_t>(slot)];
+    if (!kept) kept = price();
+    return *kept;
   }
 
   // Transformer layers are identical but for a MoE model's dense first layers and for their attention
@@ -228,14 +247,19 @@ class StepPricer {
   // of the first layer of a dense model), 1 the embedding, 2 the head, then the other kinds as they come.
   void price_transformer_units() {
     const TransformerSpec& model = in_.model;
+    if (out_.fabric == FabricPricing::closed_form) kept_ = &kept_units(in_, comms_);
     dense_layers_ = static_cast<int>(model.is_moe() ? model.dense_layer_count() : 0);
     layer_unit(std::min(dense_layers_, static_cast<int>(model.layers) - 1));
-    out_.units.push_back(unit("embedding", embedding_ops(model, shard_)));
-    out_.units.push_back(unit("head", head_ops(model, shard_)));
+    out_.units.push_back(transformer_unit(UnitSlot::embedding,
+                                          [&] { return unit("embedding", embedding_ops(model, shard_)); }));
+    out_.units.push_back(
+        transformer_unit(UnitSlot::head, [&] { return unit("head", head_ops(model, shard_)); }));
     // Multi-token prediction on the last virtual stage, after the head: per module its own ops, a layer
     // like the model's last, and the head again.
     const int mtp_unit = static_cast<int>(out_.units.size());
-    if (model.mtp_layers > 0) out_.units.push_back(unit("mtp", mtp_ops(model, shard_)));
+    if (model.mtp_layers > 0)
+      out_.units.push_back(
+          transformer_unit(UnitSlot::mtp, [&] { return unit("mtp", mtp_ops(model, shard_)); }));
     const int nvs = virtual_stage_count();
     for (int vs = 0; vs < nvs; ++vs) {
       auto& runs = out_.chunk_units[static_cast<std::size_t>(vs)];
@@ -521,10 +545,19 @@ class StepPricer {
     if (opt.grad_clipping || oc.reduction_values > 0) {
       // Local partial norms, then one small fp32 all-reduce over each axis the gradients are spread on.
       const double bytes = 4.0 * std::max(1.0, oc.reduction_values / opt_shard);
-      for (const topo::CommGroup* grp : {&comms_.tp, &comms_.pp, &comms_.grad}) {
-        sc.grad_norm_s += topo::collective_time(topo::CollectiveOp::all_reduce, bytes, *grp, in_.cluster);
-      }
+      sc.grad_norm_s = grad_norm_time(bytes);
     }
+  }
+
+  // The gradient norm's all-reduces of `bytes` over tp, pp and the gradient group, one after another; the
+  // last rank's kept for the next, which mostly reduces as many (a ZeRO-3 stage's).
+  double grad_norm_time(double bytes) const {
+    if (grad_norm_ && grad_norm_->first == bytes) return grad_norm_->second;
+    double seconds = 0;
+    for (const topo::CommGroup* grp : {&comms_.tp, &comms_.pp, &comms_.grad})
+      seconds += topo::collective_time(topo::CollectiveOp::all_reduce, bytes, *grp, in_.cluster);
+    grad_norm_.emplace(bytes, seconds);
+    return seconds;
   }
 
   const StepInput& in_;
@@ -537,7 +570,10 @@ class StepPricer {
   std::optional<topo::ClusterSpec> open_cluster_;             // the uncontended fabric, across nodes
   double grad_elem_ = 0, reduce_elem_ = 0, weight_elem_ = 0;  // bytes per element
   int dense_layers_ = 0;
-  std::vector<LayerKind> layer_kinds_;  // the transformer's layer units
+  std::vector<LayerKind> layer_kinds_;               // the transformer's layer units
+  std::array<int, 4> unit_of_kind_{-1, -1, -1, -1};  // by (dense, windowed): its unit, -1 before it is met
+  mutable std::optional<std::pair<double, double>> grad_norm_;  // the last grad_norm_time: bytes, seconds
+  KeptUnitCosts* kept_ = nullptr;  // closed-form pricing: the units kept for steps priced alike
   StepCosts out_;
 };
 

@@ -309,8 +309,10 @@ double newton_schulz_flops(std::int64_t rows, std::int64_t cols, int iterations)
   return iterations * (4 * k * k * l + 2 * k * k * k);
 }
 
-OptimizerCost optimizer_cost(const OptimizerSpec& spec, Precision compute,
-                             std::span<const TensorShape> tensors) {
+namespace {
+
+OptimizerCost priced_optimizer_cost(const OptimizerSpec& spec, Precision compute,
+                                    std::span<const TensorShape> tensors) {
   const double bw = topo::bytes_per_element(weight_storage_precision(compute));
   const double bg = topo::bytes_per_element(gradient_precision(spec, compute));
   const bool master = keeps_master_weights(spec, compute);
@@ -375,6 +377,36 @@ OptimizerCost optimizer_cost(const OptimizerSpec& spec, Precision compute,
   }
   if (spec.grad_clipping && !tensors.empty()) cost.reduction_values += 1;
   return cost;
+}
+
+// An optimizer_cost with what it was computed from.
+struct KeptOptimizerCost {
+  OptimizerSpec spec;
+  Precision compute = Precision::bf16;
+  std::vector<TensorShape> tensors;
+  OptimizerCost cost;
+};
+
+}  // namespace
+
+OptimizerCost optimizer_cost(const OptimizerSpec& spec, Precision compute,
+                             std::span<const TensorShape> tensors) {
+  // A search asks for the same ranks' tensors over and over (every micro-batch, schedule, ZeRO stage and
+  // recompute choice of one split): the calling thread keeps its last few answers with their inputs, and
+  // equal inputs get the kept answer.
+  constexpr std::size_t kKept = 8;
+  thread_local std::vector<KeptOptimizerCost> kept;
+  thread_local std::size_t oldest = 0;
+  for (const KeptOptimizerCost& k : kept) {
+    if (k.compute == compute && std::ranges::equal(k.tensors, tensors) && k.spec == spec) return k.cost;
+  }
+  KeptOptimizerCost fresh{
+      spec, compute, {tensors.begin(), tensors.end()}, priced_optimizer_cost(spec, compute, tensors)};
+  if (kept.size() < kKept) return kept.emplace_back(std::move(fresh)).cost;
+  KeptOptimizerCost& slot = kept[oldest];
+  oldest = (oldest + 1) % kKept;
+  slot = std::move(fresh);
+  return slot.cost;
 }
 
 OptimizerCost optimizer_cost_per_param(const OptimizerSpec& spec, Precision compute) {

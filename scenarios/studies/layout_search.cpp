@@ -247,21 +247,32 @@ void keep_every_stride(std::vector<Layout>& layouts, std::int64_t max_layouts, S
   layouts = std::move(subset);
 }
 
-/// The order to score `layouts` in: those that time the same pipeline schedule (schedule, pp, virtual
-/// stages, micro-batches per step: the same dp · micro_batch) one after another, otherwise enumeration
-/// order. A thread keeps the last few schedules it built and replayed (models/step/analytic_step.cpp);
-/// in enumeration order the same schedule comes back only after many others, once they are gone.
-std::vector<std::int64_t> scoring_order(const std::vector<Layout>& layouts) {
+/// The schedule a layout times: its replay depends on these alone (schedule, pp, virtual stages,
+/// micro-batches per step: the same dp · micro_batch).
+auto schedule_of(const Layout& l) {
+  return std::tuple(l.nodes, l.plan.schedule, l.plan.pp, l.plan.virtual_stages,
+                    l.plan.dp * l.plan.micro_batch);
+}
+
+/// The order to score `layouts` in, as runs that one thread scores one after another: the layouts that
+/// time the same pipeline schedule together (otherwise enumeration order), at most kMostPerRun to a run. A
+/// thread keeps the last few schedules it recorded and replayed (models/step/analytic_step.cpp) and the
+/// units it priced (models/step/kept_units.hpp); handed out layout by layout, two threads would each
+/// record every schedule and find half the reuse.
+std::vector<std::vector<std::int64_t>> scoring_runs(const std::vector<Layout>& layouts) {
+  constexpr std::size_t kMostPerRun = 256;  // the last run to finish keeps one thread busy alone
   std::vector<std::int64_t> order(layouts.size());
   std::iota(order.begin(), order.end(), std::int64_t{0});
-  const auto schedule_of = [&](std::int64_t i) {
-    const Layout& l = layouts[static_cast<std::size_t>(i)];
-    return std::tuple(l.nodes, l.plan.schedule, l.plan.pp, l.plan.virtual_stages,
-                      l.plan.dp * l.plan.micro_batch);
-  };
+  const auto key = [&](std::int64_t i) { return schedule_of(layouts[static_cast<std::size_t>(i)]); };
   std::stable_sort(order.begin(), order.end(),
-                   [&](std::int64_t a, std::int64_t b) { return schedule_of(a) < schedule_of(b); });
-  return order;
+                   [&](std::int64_t a, std::int64_t b) { return key(a) < key(b); });
+  std::vector<std::vector<std::int64_t>> runs;
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    if (k == 0 || key(order[k]) != key(order[k - 1]) || runs.back().size() == kMostPerRun)
+      runs.emplace_back();
+    runs.back().push_back(order[k]);
+  }
+  return runs;
 }
 
 /// Every layout's analytic score, in parallel; each score lands in its own slot, so the result does not
@@ -270,16 +281,22 @@ std::vector<LayoutScore> score_analytic(const Scenario& scenario, const std::vec
                                         const SearchOptions& options, const LayoutEvaluator& evaluate) {
   std::vector<LayoutScore> scores(layouts.size());
   const auto scored = static_cast<std::int64_t>(layouts.size());
+  const std::vector<std::vector<std::int64_t>> runs = scoring_runs(layouts);
+  std::vector<std::int64_t> run_index(runs.size());
+  std::iota(run_index.begin(), run_index.end(), std::int64_t{0});
   std::int64_t done = 0;
   run_in_order(
-      scoring_order(layouts), options.threads,
-      [&](std::int64_t i) {
-        const auto k = static_cast<std::size_t>(i);
-        scores[k] = evaluate(scenario, layouts[k], model::Fidelity::analytic);
+      run_index, options.threads,
+      [&](std::int64_t r) {
+        for (const std::int64_t i : runs[static_cast<std::size_t>(r)]) {
+          const auto k = static_cast<std::size_t>(i);
+          scores[k] = evaluate(scenario, layouts[k], model::Fidelity::analytic);
+        }
         return std::string();
       },
-      [&](std::int64_t, std::string&&) {
-        if (options.progress) options.progress(++done, scored);
+      [&](std::int64_t r, std::string&&) {
+        done += static_cast<std::int64_t>(runs[static_cast<std::size_t>(r)].size());
+        if (options.progress) options.progress(done, scored);
       });
   return scores;
 }

@@ -269,6 +269,12 @@ TEST_CASE("a recorded replay times the same order with other costs as the replay
       CHECK(got.timeline.grads_ready == want.grads_ready);
       CHECK(got.other_rank_end == time_schedule(order, s.p, s.m, s.v, b).rank_end);
       CHECK(time_recorded(r, a).grads_ready == want.grads_ready);
+      // The walk that only records makes the same recording.
+      const ScheduleTimeline walked = time_recorded(record_schedule(order, s.p, s.m, s.v), a);
+      CHECK(walked.rank_end == want.rank_end);
+      CHECK(walked.rank_busy == want.rank_busy);
+      CHECK(walked.grads_from == want.grads_from);
+      CHECK(walked.grads_ready == want.grads_ready);
     }
   }
 
@@ -277,4 +283,9 @@ TEST_CASE("a recorded replay times the same order with other costs as the replay
   (void)time_schedule(pipeline_schedule(Schedule::dualpipev, 2, 4, 2), 2, 4, 2, uneven(4, false), nullptr,
                       &none);
   CHECK(none.empty());
+  CHECK(record_schedule(pipeline_schedule(Schedule::dualpipev, 2, 4, 2), 2, 4, 2).empty());
+  // An order that is not the schedule's (rank 0 runs its backward before its forward) records nothing.
+  PipelineOrder broken = pipeline_schedule(Schedule::one_f_one_b, 2, 1);
+  std::swap(broken[0][0], broken[0][1]);
+  CHECK(record_schedule(broken, 2, 1, 1).empty());
 }

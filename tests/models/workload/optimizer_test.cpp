@@ -4,6 +4,8 @@
 
 #include <array>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "sim/error.hpp"
 
@@ -166,4 +168,39 @@ TEST_CASE("state bytes per parameter order SGD < Adafactor < Lion < 8-bit Adam <
   CHECK(per(OptimizerKind::adafactor) < 1e-4);
   CHECK(per(OptimizerKind::lion) == doctest::Approx(4.0).scale(0));
   CHECK(per(OptimizerKind::adam8bit) < per(OptimizerKind::adam));
+}
+
+TEST_CASE("an update asked for after another that differs in one input is costed for its own inputs") {
+  // optimizer_cost keeps its last answers on the calling thread: each pair below differs in one thing the
+  // cost depends on, and the second must get its own cost, that of a thread that kept nothing.
+  const std::vector<TensorShape> matrices{{4096, 4096, 2, TensorRole::matrix},
+                                          {4096, 1, 2, TensorRole::vector}};
+  std::vector<TensorShape> more = matrices;
+  more[0].count = 3;
+  std::vector<TensorShape> other_role = matrices;
+  other_role[0].role = TensorRole::embedding;
+  OptimizerSpec clipped = spec_of(OptimizerKind::adamw);
+  clipped.grad_clipping = true;
+  struct Ask {
+    OptimizerSpec spec;
+    Precision compute;
+    std::vector<TensorShape> tensors;
+  };
+  const Ask first{spec_of(OptimizerKind::adamw), Precision::bf16, matrices};
+  for (const Ask& second : {Ask{spec_of(OptimizerKind::adafactor), Precision::bf16, matrices},
+                            Ask{clipped, Precision::bf16, matrices},
+                            Ask{spec_of(OptimizerKind::adamw), Precision::fp16, matrices},
+                            Ask{spec_of(OptimizerKind::adamw), Precision::bf16, more},
+                            Ask{spec_of(OptimizerKind::muon), Precision::bf16, other_role}}) {
+    OptimizerCost alone;
+    std::thread([&] { alone = optimizer_cost(second.spec, second.compute, second.tensors); }).join();
+    (void)optimizer_cost(first.spec, first.compute, first.tensors);
+    const OptimizerCost got = optimizer_cost(second.spec, second.compute, second.tensors);
+    CHECK(got.bytes_moved == alone.bytes_moved);
+    CHECK(got.elementwise_flops == alone.elementwise_flops);
+    CHECK(got.matmul_flops == alone.matmul_flops);
+    CHECK(got.state_bytes == alone.state_bytes);
+    CHECK(got.reduction_values == alone.reduction_values);
+    CHECK(got.params == alone.params);
+  }
 }

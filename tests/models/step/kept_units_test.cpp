@@ -1,0 +1,138 @@
+#include "models/step/kept_units.hpp"
+
+#include <doctest/doctest.h>
+
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "models/step/step_costs.hpp"
+#include "models/step/step_plan.hpp"
+#include "tests/support/fixtures.hpp"
+
+using namespace trainsim;
+using namespace trainsim::model;
+
+namespace {
+
+StepCosts priced(const StepInput& in) {
+  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+  REQUIRE(plan.feasible);
+  return step_costs(in, plan);
+}
+
+// `in` priced on a thread of its own, which has kept nothing: what the step costs without kept units.
+StepCosts priced_alone(const StepInput& in) {
+  StepCosts out;
+  std::thread([&] { out = priced(in); }).join();
+  return out;
+}
+
+// Every unit's pieces and sums, to the bit.
+bool same_units(const StepCosts& a, const StepCosts& b) {
+  if (a.units.size() != b.units.size()) return false;
+  const auto same_pieces = [](const std::vector<CostPiece>& x, const std::vector<CostPiece>& y) {
+    if (x.size() != y.size()) return false;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      if (x[i].kind != y[i].kind || x[i].group != y[i].group || x[i].compute != y[i].compute ||
+          x[i].weight != y[i].weight || x[i].comm != y[i].comm || x[i].name != y[i].name)
+        return false;
+    }
+    return true;
+  };
+  for (std::size_t u = 0; u < a.units.size(); ++u) {
+    const UnitCost& x = a.units[u];
+    const UnitCost& y = b.units[u];
+    if (x.name != y.name || !same_pieces(x.forward, y.forward) || !same_pieces(x.backward, y.backward) ||
+        x.total.forward() != y.total.forward() || x.total.backward() != y.total.backward() ||
+        x.total.weight_compute != y.total.weight_compute || x.gather_s != y.gather_s ||
+        x.reduce_s != y.reduce_s)
+      return false;
+  }
+  return true;
+}
+
+// GPT-3 175B on 64 A100 at tp 4, cp 2 (so that the context-parallel ring has a group to place), pp 8.
+StepInput base() {
+  StepInput in = testing::gpt3_175b_on_1024_a100();
+  in.cluster = testing::dgx_a100(8);
+  in.plan.tp = 4;
+  in.plan.cp = 2;
+  in.plan.pp = 8;
+  in.plan.dp = 1;
+  return in;
+}
+
+}  // namespace
+
+TEST_CASE("a step priced after another that differs in what its units are priced from gets its own units") {
+  // Each change alters the units (checked against the base): were it missing from what the kept units are
+  // matched on, the second step would get the first one's.
+  const std::vector<std::pair<std::string, std::function<void(StepInput&)>>> changes = {
+      {"model.vocab (the embedding and head)", [](StepInput& in) { in.model.vocab *= 2; }},
+      {"model.seq_len", [](StepInput& in) { in.model.seq_len /= 2; }},
+      {"cluster.node.gpu.hbm_bytes_per_s", [](StepInput& in) { in.cluster.node.gpu.hbm_bytes_per_s /= 2; }},
+      {"cluster.node.intra_bytes_per_s", [](StepInput& in) { in.cluster.node.intra_bytes_per_s /= 4; }},
+      {"training.precision", [](StepInput& in) { in.training.precision = topo::Precision::fp32; }},
+      {"plan.recompute", [](StepInput& in) { in.plan.recompute = Recompute::full; }},
+      {"plan.micro_batch", [](StepInput& in) { in.plan.micro_batch = 2; }},
+      {"plan.sequence_parallel", [](StepInput& in) { in.plan.sequence_parallel = false; }},
+      {"plan.framework.fused_elementwise",
+       [](StepInput& in) { in.plan.framework.fused_elementwise = !in.plan.framework.fused_elementwise; }},
+      // The same shard, the cp ring placed across nodes: only the groups differ.
+      {"plan.order (cp outermost)",
+       [](StepInput& in) {
+         in.plan.order = {ParallelAxis::tp, ParallelAxis::ep, ParallelAxis::dp, ParallelAxis::pp,
+                          ParallelAxis::cp};
+       }},
+  };
+  const StepInput first = base();
+  const StepCosts first_alone = priced_alone(first);
+  for (const auto& [what, change] : changes) {
+    CAPTURE(what);
+    StepInput second = first;
+    change(second);
+    const StepCosts want = priced_alone(second);
+    REQUIRE(!same_units(want, first_alone));  // the change matters to the units
+    (void)priced(first);                      // kept on this thread
+    CHECK(same_units(priced(second), want));
+  }
+}
+
+TEST_CASE("a step whose plan differs only where its groups run gets the units of those groups") {
+  // dp inside cp: one replica puts the cp pair on one node (ranks 0 and 4), two replicas put it on two
+  // (ranks 0 and 8). The plans differ only in pp and dp, which the units do not read, so the groups alone
+  // tell the two steps apart.
+  StepInput first = base();
+  first.plan.order = {ParallelAxis::tp, ParallelAxis::dp, ParallelAxis::cp, ParallelAxis::ep,
+                      ParallelAxis::pp};
+  StepInput second = first;
+  second.plan.pp = 4;
+  second.plan.dp = 2;
+  REQUIRE(units_plan(first.plan) == units_plan(second.plan));
+  const StepCosts want = priced_alone(second);
+  REQUIRE(!same_units(want, priced_alone(first)));
+  (void)priced(first);
+  CHECK(same_units(priced(second), want));
+}
+
+TEST_CASE("steps that differ only in what units do not read share them, and price as they do alone") {
+  const StepInput first = base();
+  StepInput second = first;
+  second.plan.pp = 4;
+  second.plan.dp = 2;
+  second.plan.zero = ZeroStage::parameters;
+  second.plan.schedule = Schedule::interleaved;
+  second.plan.virtual_stages = 3;
+  second.plan.framework.reshard_after_forward = false;
+  second.plan.bucket_bytes = 1e6;
+  CHECK(units_plan(first.plan) == units_plan(second.plan));
+  (void)priced(first);
+  const StepCosts shared = priced(second);
+  const StepCosts alone = priced_alone(second);
+  CHECK(same_units(shared, alone));
+  // Kept for the first step, the units are the same set.
+  CHECK(&kept_units(first, communicators(first.plan, first.cluster)) ==
+        &kept_units(second, communicators(second.plan, second.cluster)));
+}
