@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -484,9 +485,17 @@ class StepLowering {
     const int n_runs = static_cast<int>(runs.size());
     for (int ri = 0; ri < n_runs; ++ri) {
       const UnitRun& r = runs[at(ps.fwd ? ri : n_runs - 1 - ri)];
+      const UnitCost& u = costs_.units[at(r.unit)];
+      // The run's units are alike: what one adds to an open merged task is found once for the run.
+      std::optional<sim::Duration> merged;
       for (int li = 0; li < r.count; ++li) {
-        const int layer = r.first_layer < 0 ? -1 : r.first_layer + (ps.fwd ? li : r.count - 1 - li);
-        lower_unit(ps, costs_.units[at(r.unit)], layer);
+        if (extends_open_task(ps)) {
+          if (!merged) merged = merged_unit_work(ps, u);
+          dag().extend(chain_[idx(0, ps.s)], *merged);
+        } else {
+          const int layer = r.first_layer < 0 ? -1 : r.first_layer + (ps.fwd ? li : r.count - 1 - li);
+          lower_unit(ps, u, layer);
+        }
         ++done;
         if (ps.bucketed) release_buckets(ps, done);
       }
@@ -599,11 +608,11 @@ class StepLowering {
       name_.resize(un.prefix);
       name_ += "wgrad";
       for (int i = 0; i < n_inst_; ++i) {
-        const double w = u.total.weight_compute * compute_scale(ps, i);
+        const sim::Duration w = wgrad_work(ps, u, i);
         if (merge_) {
-          serial(i, ps.s, dur(w), name_);
+          serial(i, ps.s, w, name_);
         } else {
-          link(i, ps.s, dag().busy(lanes_[idx(i, ps.s)].compute, dur(w), name_, "compute"));
+          link(i, ps.s, dag().busy(lanes_[idx(i, ps.s)].compute, w, name_, "compute"));
         }
         if (is_first) mark_entry(ps, i);
       }
@@ -743,14 +752,53 @@ class StepLowering {
     return true;
   }
 
+  // Merged lowering, collapsed (one instance): whether the pass's next unit only lengthens the stage's open
+  // task — no task of its own, no ZeRO-3 gather or reduce-scatter, no pass entry — so that lowering it is
+  // one extend by merged_unit_work, and the names of its pieces are not built.
+  bool extends_open_task(const Pass& ps) const {
+    return merge_ && n_inst_ == 1 && !ps.zero3 && !ps.first_task && open_[idx(0, ps.s)];
+  }
+
+  // Merged lowering: what a unit adds to instance 0's open task, the sum of what lower_unit's merged
+  // branches extend it by piece after piece (whole picoseconds: the sum is exact).
+  sim::Duration merged_unit_work(const Pass& ps, const UnitCost& u) const {
+    if (ps.x.kind == PassKind::backward_weight) return wgrad_work(ps, u, 0);
+    sim::Duration sum = sim::Duration::zero();
+    for (const CostPiece& pc : ps.fwd ? u.forward : u.backward) {
+      switch (pc.kind) {
+        case CostPiece::Kind::compute:
+          sum += kernel_work(ps, pc, 0);
+          break;
+        case CostPiece::Kind::collective:
+          if (pc.comm > 0) sum += dur(pc.comm);  // lower_piece skips an empty one
+          break;
+        case CostPiece::Kind::overlapped:
+          sum += overlapped_work(ps, pc, 0);
+          break;
+      }
+    }
+    return sum;
+  }
+
+  // Instance i's kernels of piece `pc`; merged, an overlapped piece's collective and kernel both start
+  // after the chain, so the piece takes the longer of the two; a unit's weight gradients (split backward).
+  sim::Duration kernel_work(const Pass& ps, const CostPiece& pc, int i) const {
+    return dur(kernel_seconds(ps, pc) * compute_scale(ps, i));
+  }
+  sim::Duration overlapped_work(const Pass& ps, const CostPiece& pc, int i) const {
+    return std::max(dur(pc.comm), kernel_work(ps, pc, i));
+  }
+  sim::Duration wgrad_work(const Pass& ps, const UnitCost& u, int i) const {
+    return dur(u.total.weight_compute * compute_scale(ps, i));
+  }
+
   void lower_kernels(Pass& ps, const Unit& un, const CostPiece& pc) {
     const bool is_first = ps.first_task;
     open_pass(ps, true);
     // A kernel waiting for gathered weights starts a task of its own (compute_after_chain).
     if ((un.gathers && un.layer_first) || !extends_open_tasks(ps.s)) name_ += pc.name;
-    const double sec = kernel_seconds(ps, pc);
     for (int i = 0; i < n_inst_; ++i) {
-      compute_after_chain(un, i, ps.s, dur(sec * compute_scale(ps, i)), merge_);
+      compute_after_chain(un, i, ps.s, kernel_work(ps, pc, i), merge_);
       if (is_first) mark_entry(ps, i);
     }
   }
@@ -787,11 +835,9 @@ class StepLowering {
     const bool is_first = ps.first_task;
     open_pass(ps, false);
     if (is_first) mark_entries(ps);
-    const double sec = kernel_seconds(ps, pc);
     if (merge_) {  // the collective on tp comm and the kernel on compute both start after the chain
       if (!extends_open_tasks(ps.s)) name_ += pc.name;
-      for (int i = 0; i < n_inst_; ++i)
-        serial(i, ps.s, std::max(dur(pc.comm), dur(sec * compute_scale(ps, i))), name_);
+      for (int i = 0; i < n_inst_; ++i) serial(i, ps.s, overlapped_work(ps, pc, i), name_);
       return;
     }
     name_ += pc.comm_name;
@@ -800,7 +846,7 @@ class StepLowering {
     name_ += pc.name;
     for (int i = 0; i < n_inst_; ++i) {
       const auto c = idx(i, ps.s);
-      const sim::TaskId t = dag().busy(lanes_[c].compute, dur(sec * compute_scale(ps, i)), name_, "compute");
+      const sim::TaskId t = dag().busy(lanes_[c].compute, kernel_work(ps, pc, i), name_, "compute");
       dag().depend(chain_[c], t);
       const sim::TaskId j = dag().join(lanes_[c].compute, name_);
       dag().depend(t, j);
