@@ -486,16 +486,11 @@ class StepLowering {
     for (int ri = 0; ri < n_runs; ++ri) {
       const UnitRun& r = runs[at(ps.fwd ? ri : n_runs - 1 - ri)];
       const UnitCost& u = costs_.units[at(r.unit)];
-      // The run's units are alike: what one adds to an open merged task is found once for the run.
+      // The run's units are alike: what one adds to a merged task is found once for the run.
       std::optional<sim::Duration> merged;
       for (int li = 0; li < r.count; ++li) {
-        if (extends_open_task(ps)) {
-          if (!merged) merged = merged_unit_work(ps, u);
-          dag().extend(chain_[idx(0, ps.s)], *merged);
-        } else {
-          const int layer = r.first_layer < 0 ? -1 : r.first_layer + (ps.fwd ? li : r.count - 1 - li);
-          lower_unit(ps, u, layer);
-        }
+        const int layer = r.first_layer < 0 ? -1 : r.first_layer + (ps.fwd ? li : r.count - 1 - li);
+        if (!lower_merged_unit(ps, u, layer, merged)) lower_unit(ps, u, layer);
         ++done;
         if (ps.bucketed) release_buckets(ps, done);
       }
@@ -752,11 +747,38 @@ class StepLowering {
     return true;
   }
 
-  // Merged lowering, collapsed (one instance): whether the pass's next unit only lengthens the stage's open
-  // task — no task of its own, no ZeRO-3 gather or reduce-scatter, no pass entry — so that lowering it is
-  // one extend by merged_unit_work, and the names of its pieces are not built.
-  bool extends_open_task(const Pass& ps) const {
-    return merge_ && n_inst_ == 1 && !ps.zero3 && !ps.first_task && open_[idx(0, ps.s)];
+  // Merged lowering, collapsed (one instance), no ZeRO-3 gathers or reduce-scatters: the unit lowered as
+  // one serial work of merged_unit_work (`work`, found once for a run of alike units), the same graph as
+  // lower_unit builds piece by piece: added to the stage's open task (no names built), or a new task named
+  // after the unit's first piece that does work, after the pass's entry join where that piece is a
+  // collective. Returns false, having done nothing, where lower_unit must lower it.
+  bool lower_merged_unit(Pass& ps, const UnitCost& u, int layer, std::optional<sim::Duration>& work) {
+    if (!merge_ || n_inst_ != 1 || ps.zero3) return false;
+    if (!ps.first_task && open_[idx(0, ps.s)]) {
+      if (!work) work = merged_unit_work(ps, u);
+      dag().extend(chain_[idx(0, ps.s)], *work);
+      return true;
+    }
+    const bool wgrad = ps.x.kind == PassKind::backward_weight;
+    const CostPiece* first = nullptr;
+    if (!wgrad) {
+      const auto& pieces = ps.fwd ? u.forward : u.backward;
+      const auto it = std::find_if(pieces.begin(), pieces.end(), [](const CostPiece& pc) {
+        return pc.kind != CostPiece::Kind::collective || pc.comm > 0;  // lower_piece skips an empty one
+      });
+      if (it == pieces.end()) return false;
+      first = &*it;
+    }
+    const bool compute_first = wgrad || first->kind == CostPiece::Kind::compute;
+    const bool is_first = ps.first_task;
+    open_pass(ps, compute_first);
+    if (is_first && !compute_first) mark_entries(ps);
+    unit_prefix(u, layer);
+    name_ += wgrad ? std::string_view("wgrad") : std::string_view(first->name);
+    if (!work) work = merged_unit_work(ps, u);
+    serial(0, ps.s, *work, name_);
+    if (is_first && compute_first) mark_entry(ps, 0);
+    return true;
   }
 
   // Merged lowering: what a unit adds to instance 0's open task, the sum of what lower_unit's merged
