@@ -135,6 +135,7 @@ class StepLowering {
     unit_start_.resize(at(n_inst_));
     ahead_ = static_cast<std::size_t>(std::max(0, costs.zero3_prefetch));
     inputs_.resize(at(n_inst_));
+    unit_work_.resize(costs.units.size() * kPassKinds);
   }
 
   StepGraph build() && {
@@ -490,7 +491,7 @@ class StepLowering {
       std::optional<sim::Duration> merged;
       for (int li = 0; li < r.count; ++li) {
         const int layer = r.first_layer < 0 ? -1 : r.first_layer + (ps.fwd ? li : r.count - 1 - li);
-        if (!lower_merged_unit(ps, u, layer, merged)) lower_unit(ps, u, layer);
+        if (!lower_merged_unit(ps, r.unit, layer, merged)) lower_unit(ps, u, layer);
         ++done;
         if (ps.bucketed) release_buckets(ps, done);
       }
@@ -748,14 +749,15 @@ class StepLowering {
   }
 
   // Merged lowering, collapsed (one instance), no ZeRO-3 gathers or reduce-scatters: the unit lowered as
-  // one serial work of merged_unit_work (`work`, found once for a run of alike units), the same graph as
+  // one serial work of unit_work (`work`, found once for a run of alike units), the same graph as
   // lower_unit builds piece by piece: added to the stage's open task (no names built), or a new task named
   // after the unit's first piece that does work, after the pass's entry join where that piece is a
   // collective. Returns false, having done nothing, where lower_unit must lower it.
-  bool lower_merged_unit(Pass& ps, const UnitCost& u, int layer, std::optional<sim::Duration>& work) {
+  bool lower_merged_unit(Pass& ps, int unit, int layer, std::optional<sim::Duration>& work) {
     if (!merge_ || n_inst_ != 1 || ps.zero3) return false;
+    const UnitCost& u = costs_.units[at(unit)];
     if (!ps.first_task && open_[idx(0, ps.s)]) {
-      if (!work) work = merged_unit_work(ps, u);
+      if (!work) work = unit_work(ps, unit);
       dag().extend(chain_[idx(0, ps.s)], *work);
       return true;
     }
@@ -775,10 +777,22 @@ class StepLowering {
     if (is_first && !compute_first) mark_entries(ps);
     unit_prefix(u, layer);
     name_ += wgrad ? std::string_view("wgrad") : std::string_view(first->name);
-    if (!work) work = merged_unit_work(ps, u);
+    if (!work) work = unit_work(ps, unit);
     serial(0, ps.s, *work, name_);
     if (is_first && compute_first) mark_entry(ps, 0);
     return true;
+  }
+
+  // merged_unit_work of costs_.units[unit], kept per unit and pass kind for the passes whose kernels run at
+  // their own speed (no straggler, no gradient buckets beside them): then those two are all it depends on
+  // (split_w_ is the lowering's).
+  sim::Duration unit_work(const Pass& ps, int unit) {
+    const UnitCost& u = costs_.units[at(unit)];
+    if (compute_scale(ps, 0) != 1.0) return merged_unit_work(ps, u);
+    std::optional<sim::Duration>& kept =
+        unit_work_[at(unit) * kPassKinds + static_cast<std::size_t>(ps.x.kind)];
+    if (!kept) kept = merged_unit_work(ps, u);
+    return *kept;
   }
 
   // Merged lowering: what a unit adds to instance 0's open task, the sum of what lower_unit's merged
@@ -1007,6 +1021,8 @@ class StepLowering {
   // unit's last task, or the pass's entry); unit k's gather is issued after unit k − prefetch's
   // (analytic_step.hpp's gathered_pass).
   std::vector<std::vector<sim::TaskId>> unit_start_;
+  static constexpr std::size_t kPassKinds = 3;           // forward, backward, backward_weight
+  std::vector<std::optional<sim::Duration>> unit_work_;  // per unit and pass kind: unit_work's
 
   // Scratch, reused across pieces.
   std::vector<sim::TaskId> inputs_, outs_, gathered_, first_;
