@@ -464,11 +464,14 @@ class StepLowering {
     Pass ps{.x = x, .s = s, .vs = static_cast<int>(plan_.virtual_stage_index(x.chunk, s))};
     for (int i = 0; i < n_inst_; ++i) open_[idx(i, s)] = false;  // a pass's entry waits for a hand-over
     const auto& runs = costs_.chunk_units[at(ps.vs)];
-    label_.assign(pass_letter(x.kind));
-    label_ += " mb";
-    append_int(label_, x.micro_batch);
-    label_ += " c";
-    append_int(label_, x.chunk);
+    // label_ = "F mb3 c0", built in a buffer and assigned once: a step lowers a pass per micro-batch and
+    // virtual stage. An int has at most 11 characters.
+    char buf[32] = {*pass_letter(x.kind), ' ', 'm', 'b'};
+    char* end = std::to_chars(buf + 4, buf + 16, x.micro_batch).ptr;
+    *end++ = ' ';
+    *end++ = 'c';
+    end = std::to_chars(end, buf + sizeof buf, x.chunk).ptr;
+    label_.assign(buf, end);
     ps.fwd = x.kind == PassKind::forward;
     ps.zero3 = costs_.gathers_weights && x.kind != PassKind::backward_weight;
     plan_buckets(ps, last_grad);
