@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -134,6 +135,7 @@ class StepLowering {
     unit_start_.resize(at(n_inst_));
     ahead_ = static_cast<std::size_t>(std::max(0, costs.zero3_prefetch));
     inputs_.resize(at(n_inst_));
+    unit_work_.resize(costs.units.size() * kPassKinds);
   }
 
   StepGraph build() && {
@@ -462,11 +464,14 @@ class StepLowering {
     Pass ps{.x = x, .s = s, .vs = static_cast<int>(plan_.virtual_stage_index(x.chunk, s))};
     for (int i = 0; i < n_inst_; ++i) open_[idx(i, s)] = false;  // a pass's entry waits for a hand-over
     const auto& runs = costs_.chunk_units[at(ps.vs)];
-    label_.assign(pass_letter(x.kind));
-    label_ += " mb";
-    append_int(label_, x.micro_batch);
-    label_ += " c";
-    append_int(label_, x.chunk);
+    // label_ = "F mb3 c0", built in a buffer and assigned once: a step lowers a pass per micro-batch and
+    // virtual stage. An int has at most 11 characters.
+    char buf[32] = {*pass_letter(x.kind), ' ', 'm', 'b'};
+    char* end = std::to_chars(buf + 4, buf + 16, x.micro_batch).ptr;
+    *end++ = ' ';
+    *end++ = 'c';
+    end = std::to_chars(end, buf + sizeof buf, x.chunk).ptr;
+    label_.assign(buf, end);
     ps.fwd = x.kind == PassKind::forward;
     ps.zero3 = costs_.gathers_weights && x.kind != PassKind::backward_weight;
     plan_buckets(ps, last_grad);
@@ -484,9 +489,12 @@ class StepLowering {
     const int n_runs = static_cast<int>(runs.size());
     for (int ri = 0; ri < n_runs; ++ri) {
       const UnitRun& r = runs[at(ps.fwd ? ri : n_runs - 1 - ri)];
+      const UnitCost& u = costs_.units[at(r.unit)];
+      // The run's units are alike: what one adds to a merged task is found once for the run.
+      std::optional<sim::Duration> merged;
       for (int li = 0; li < r.count; ++li) {
         const int layer = r.first_layer < 0 ? -1 : r.first_layer + (ps.fwd ? li : r.count - 1 - li);
-        lower_unit(ps, costs_.units[at(r.unit)], layer);
+        if (!lower_merged_unit(ps, r.unit, layer, merged)) lower_unit(ps, u, layer);
         ++done;
         if (ps.bucketed) release_buckets(ps, done);
       }
@@ -599,11 +607,11 @@ class StepLowering {
       name_.resize(un.prefix);
       name_ += "wgrad";
       for (int i = 0; i < n_inst_; ++i) {
-        const double w = u.total.weight_compute * compute_scale(ps, i);
+        const sim::Duration w = wgrad_work(ps, u, i);
         if (merge_) {
-          serial(i, ps.s, dur(w), name_);
+          serial(i, ps.s, w, name_);
         } else {
-          link(i, ps.s, dag().busy(lanes_[idx(i, ps.s)].compute, dur(w), name_, "compute"));
+          link(i, ps.s, dag().busy(lanes_[idx(i, ps.s)].compute, w, name_, "compute"));
         }
         if (is_first) mark_entry(ps, i);
       }
@@ -743,14 +751,93 @@ class StepLowering {
     return true;
   }
 
+  // Merged lowering, collapsed (one instance), no ZeRO-3 gathers or reduce-scatters: the unit lowered as
+  // one serial work of unit_work (`work`, found once for a run of alike units), the same graph as
+  // lower_unit builds piece by piece: added to the stage's open task (no names built), or a new task named
+  // after the unit's first piece that does work, after the pass's entry join where that piece is a
+  // collective. Returns false, having done nothing, where lower_unit must lower it.
+  bool lower_merged_unit(Pass& ps, int unit, int layer, std::optional<sim::Duration>& work) {
+    if (!merge_ || n_inst_ != 1 || ps.zero3) return false;
+    const UnitCost& u = costs_.units[at(unit)];
+    if (!ps.first_task && open_[idx(0, ps.s)]) {
+      if (!work) work = unit_work(ps, unit);
+      dag().extend(chain_[idx(0, ps.s)], *work);
+      return true;
+    }
+    const bool wgrad = ps.x.kind == PassKind::backward_weight;
+    const CostPiece* first = nullptr;
+    if (!wgrad) {
+      const auto& pieces = ps.fwd ? u.forward : u.backward;
+      const auto it = std::find_if(pieces.begin(), pieces.end(), [](const CostPiece& pc) {
+        return pc.kind != CostPiece::Kind::collective || pc.comm > 0;  // lower_piece skips an empty one
+      });
+      if (it == pieces.end()) return false;
+      first = &*it;
+    }
+    const bool compute_first = wgrad || first->kind == CostPiece::Kind::compute;
+    const bool is_first = ps.first_task;
+    open_pass(ps, compute_first);
+    if (is_first && !compute_first) mark_entries(ps);
+    unit_prefix(u, layer);
+    name_ += wgrad ? std::string_view("wgrad") : std::string_view(first->name);
+    if (!work) work = unit_work(ps, unit);
+    serial(0, ps.s, *work, name_);
+    if (is_first && compute_first) mark_entry(ps, 0);
+    return true;
+  }
+
+  // merged_unit_work of costs_.units[unit], kept per unit and pass kind for the passes whose kernels run at
+  // their own speed (no straggler, no gradient buckets beside them): then those two are all it depends on
+  // (split_w_ is the lowering's).
+  sim::Duration unit_work(const Pass& ps, int unit) {
+    const UnitCost& u = costs_.units[at(unit)];
+    if (compute_scale(ps, 0) != 1.0) return merged_unit_work(ps, u);
+    std::optional<sim::Duration>& kept =
+        unit_work_[at(unit) * kPassKinds + static_cast<std::size_t>(ps.x.kind)];
+    if (!kept) kept = merged_unit_work(ps, u);
+    return *kept;
+  }
+
+  // Merged lowering: what a unit adds to instance 0's open task, the sum of what lower_unit's merged
+  // branches extend it by piece after piece (whole picoseconds: the sum is exact).
+  sim::Duration merged_unit_work(const Pass& ps, const UnitCost& u) const {
+    if (ps.x.kind == PassKind::backward_weight) return wgrad_work(ps, u, 0);
+    sim::Duration sum = sim::Duration::zero();
+    for (const CostPiece& pc : ps.fwd ? u.forward : u.backward) {
+      switch (pc.kind) {
+        case CostPiece::Kind::compute:
+          sum += kernel_work(ps, pc, 0);
+          break;
+        case CostPiece::Kind::collective:
+          if (pc.comm > 0) sum += dur(pc.comm);  // lower_piece skips an empty one
+          break;
+        case CostPiece::Kind::overlapped:
+          sum += overlapped_work(ps, pc, 0);
+          break;
+      }
+    }
+    return sum;
+  }
+
+  // Instance i's kernels of piece `pc`; merged, an overlapped piece's collective and kernel both start
+  // after the chain, so the piece takes the longer of the two; a unit's weight gradients (split backward).
+  sim::Duration kernel_work(const Pass& ps, const CostPiece& pc, int i) const {
+    return dur(kernel_seconds(ps, pc) * compute_scale(ps, i));
+  }
+  sim::Duration overlapped_work(const Pass& ps, const CostPiece& pc, int i) const {
+    return std::max(dur(pc.comm), kernel_work(ps, pc, i));
+  }
+  sim::Duration wgrad_work(const Pass& ps, const UnitCost& u, int i) const {
+    return dur(u.total.weight_compute * compute_scale(ps, i));
+  }
+
   void lower_kernels(Pass& ps, const Unit& un, const CostPiece& pc) {
     const bool is_first = ps.first_task;
     open_pass(ps, true);
     // A kernel waiting for gathered weights starts a task of its own (compute_after_chain).
     if ((un.gathers && un.layer_first) || !extends_open_tasks(ps.s)) name_ += pc.name;
-    const double sec = kernel_seconds(ps, pc);
     for (int i = 0; i < n_inst_; ++i) {
-      compute_after_chain(un, i, ps.s, dur(sec * compute_scale(ps, i)), merge_);
+      compute_after_chain(un, i, ps.s, kernel_work(ps, pc, i), merge_);
       if (is_first) mark_entry(ps, i);
     }
   }
@@ -787,11 +874,9 @@ class StepLowering {
     const bool is_first = ps.first_task;
     open_pass(ps, false);
     if (is_first) mark_entries(ps);
-    const double sec = kernel_seconds(ps, pc);
     if (merge_) {  // the collective on tp comm and the kernel on compute both start after the chain
       if (!extends_open_tasks(ps.s)) name_ += pc.name;
-      for (int i = 0; i < n_inst_; ++i)
-        serial(i, ps.s, std::max(dur(pc.comm), dur(sec * compute_scale(ps, i))), name_);
+      for (int i = 0; i < n_inst_; ++i) serial(i, ps.s, overlapped_work(ps, pc, i), name_);
       return;
     }
     name_ += pc.comm_name;
@@ -800,7 +885,7 @@ class StepLowering {
     name_ += pc.name;
     for (int i = 0; i < n_inst_; ++i) {
       const auto c = idx(i, ps.s);
-      const sim::TaskId t = dag().busy(lanes_[c].compute, dur(sec * compute_scale(ps, i)), name_, "compute");
+      const sim::TaskId t = dag().busy(lanes_[c].compute, kernel_work(ps, pc, i), name_, "compute");
       dag().depend(chain_[c], t);
       const sim::TaskId j = dag().join(lanes_[c].compute, name_);
       dag().depend(t, j);
@@ -939,6 +1024,8 @@ class StepLowering {
   // unit's last task, or the pass's entry); unit k's gather is issued after unit k − prefetch's
   // (analytic_step.hpp's gathered_pass).
   std::vector<std::vector<sim::TaskId>> unit_start_;
+  static constexpr std::size_t kPassKinds = 3;           // forward, backward, backward_weight
+  std::vector<std::optional<sim::Duration>> unit_work_;  // per unit and pass kind: unit_work's
 
   // Scratch, reused across pieces.
   std::vector<sim::TaskId> inputs_, outs_, gathered_, first_;
