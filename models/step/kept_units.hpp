@@ -4,11 +4,11 @@
 // pipeline (pp, schedule, virtual stages, layer split), the data-parallel degree, ZeRO and its sharding
 // group, the gradient buckets — have the same units. The calling thread keeps the units of its last few
 // steps with everything they were priced from: the model, the cluster, the training, the plan less those
-// fields, and the groups their collectives run over as the placement puts them (tp, cp, ep, the expert
-// groups, the cp ring's pairs: they carry what pp and dp change about where those groups run). A step whose
-// inputs equal a kept one's takes copies of its units: equal inputs, so equal units, and a step priced alone
-// (`run`) gets what a search gets. Closed-form pricing only (the analytic fidelity): the shared-links and
-// routed pricings read the whole placement.
+// fields, and the groups their collectives run over as the placement puts them (Communicators::unit_groups:
+// tp, cp, ep, the expert groups, the cp ring's pairs; they carry what pp and dp change about where those
+// groups run). A step whose inputs equal a kept one's takes copies of its units: equal inputs, so equal
+// units, and a step priced alone (`run`) gets what a search gets. Closed-form pricing only (the analytic
+// fidelity): the shared-links and routed pricings read the whole placement.
 #include <array>
 #include <cstddef>
 #include <cstdint>

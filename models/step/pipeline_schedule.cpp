@@ -10,8 +10,8 @@
 #include <tuple>
 #include <utility>
 
-#include "models/step/recent_results.hpp"
 #include "sim/error.hpp"
+#include "sim/recent_results.hpp"
 
 namespace trainsim::model {
 
@@ -918,7 +918,8 @@ PipelineOrder pipeline_schedule(Schedule kind, int p, int m, int v) {
 }
 
 std::shared_ptr<const PipelineOrder> shared_pipeline_schedule(Schedule kind, int p, int m, int v) {
-  thread_local RecentResults<std::tuple<Schedule, int, int, int>, std::shared_ptr<const PipelineOrder>, 8>
+  thread_local sim::RecentResults<std::tuple<Schedule, int, int, int>, std::shared_ptr<const PipelineOrder>,
+                                  8>
       kept;
   return kept.get_or_compute(std::tuple{kind, p, m, v}, [&] {
     return std::make_shared<const PipelineOrder>(pipeline_schedule(kind, p, m, v));
