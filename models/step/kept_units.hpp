@@ -21,7 +21,7 @@
 namespace trainsim::model {
 
 /// A transformer's units: a layer of each kind (a MoE model's dense first layers or not, a sliding window
-/// or not: slot dense · 2 + windowed), the embedding, the head, the multi-token-prediction module.
+/// or not: layer_slot), the embedding, the head, the multi-token-prediction module.
 enum class UnitSlot : std::uint8_t {
   layer,
   windowed_layer,
@@ -32,6 +32,13 @@ enum class UnitSlot : std::uint8_t {
   mtp
 };
 inline constexpr std::size_t kUnitSlots = 7;
+
+/// The slot of a transformer layer: dense (a MoE model's dense first layers) or not, windowed (sliding-window
+/// attention) or not. Its value, 0 to 3, also numbers the layer kinds.
+[[nodiscard]] constexpr UnitSlot layer_slot(bool dense, bool windowed) {
+  if (dense) return windowed ? UnitSlot::dense_windowed_layer : UnitSlot::dense_layer;
+  return windowed ? UnitSlot::windowed_layer : UnitSlot::layer;
+}
 
 /// The units priced so far for one step's inputs, by slot (empty: not priced yet).
 using KeptUnitCosts = std::array<std::optional<UnitCost>, kUnitSlots>;
