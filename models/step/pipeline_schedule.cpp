@@ -960,6 +960,8 @@ ScheduleTimelines time_schedule_twice(const PipelineOrder& order, int p, int m, 
 }
 
 RecordedSchedule record_schedule(const PipelineOrder& order, int p, int m, int v) {
+  // A DualPipeV program is never recorded (replay leaves it empty): no walk to find that out.
+  if (!order.program.empty()) return RecordedSchedule{};
   RecordedSchedule recorded;
   if (!replay<0>(order, p, m, v, {}, nullptr, &recorded).complete) recorded = RecordedSchedule{};
   return recorded;
