@@ -306,7 +306,7 @@ void FlowNetwork::attach(std::uint32_t index) {
     const LinkId l = f.path[i];
     Link& link = links_[l];
     // Alone, it is the link's sole flow (riders is empty: cleared when the last flow left), unless the link
-    // flipped at this instant: then it is listed, for rebind_flipped to find as before.
+    // flipped at this instant: then it is listed, so that rebind_flipped finds it.
     if (link.flows == 0 && !link.flipped) {
       link.sole = index;
     } else {

@@ -12,6 +12,11 @@
 
 namespace trainsim::sim {
 
+// Duration::from_seconds rounds by IEEE double arithmetic as written (see there).
+#ifdef __FAST_MATH__
+#error "Duration::from_seconds needs IEEE arithmetic without reassociation: build without -ffast-math"
+#endif
+
 class Duration {
  public:
   constexpr Duration() = default;
@@ -26,7 +31,10 @@ class Duration {
     // Inline for the common case, below 2^52 ps (about 75 minutes): adding and taking away 2^52 rounds to
     // the nearest whole picosecond as std::nearbyint does, exactly; whole counts past it are the double
     // itself; one not snapped is that nearest, or the next up when it rounded down (std::ceil). A lowering
-    // converts millions of pieces; the library calls cost more than the arithmetic.
+    // converts millions of pieces; the library calls cost more than the arithmetic. Exact only as written:
+    // reassociation folds (ps + 2^52) - 2^52 to ps, and contracting seconds * 1e12 + 2^52 into one fused
+    // multiply-add rounds once where the snap needs two roundings. Hence -ffast-math is refused (above the
+    // class), and the build names no -ffp-contract=fast and no FMA target (-march).
     constexpr double kExact = 4503599627370496.0;  // 2^52: every double from here up is whole
     const double ps = seconds * 1e12;
     if (ps >= 0.0 && ps < kExact) [[likely]] {

@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "models/step/recent_results.hpp"
 #include "models/step/shared_port.hpp"
+#include "sim/recent_results.hpp"
 
 namespace trainsim::model {
 
@@ -125,7 +125,7 @@ ScheduleTimelines replay_schedule(Schedule kind, int p, int m, int v, const Pass
     }
     key.push_back(t->p2p_s);
   }
-  thread_local RecentResults<std::vector<double>, ScheduleTimelines, 16> kept;
+  thread_local sim::RecentResults<std::vector<double>, ScheduleTimelines, 16> kept;
   return kept.get_or_compute(key, [&] { return replay_or_record(kind, p, m, v, times, without); });
 }
 

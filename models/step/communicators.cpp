@@ -2,6 +2,7 @@
 #include "models/step/communicators.hpp"
 
 #include <algorithm>
+#include <array>
 #include <span>
 #include <utility>
 
@@ -139,6 +140,13 @@ const topo::CommGroup& Communicators::of(CommGroup group) const {
       return expert_tp_ep;
   }
   return tp;
+}
+
+std::array<topo::CommGroup, kCommGroups + 1> Communicators::unit_groups() const {
+  std::array<topo::CommGroup, kCommGroups + 1> out;
+  for (std::size_t g = 0; g < kCommGroups; ++g) out[g] = of(static_cast<CommGroup>(g));
+  out[kCommGroups] = cp_pair;
+  return out;
 }
 
 Communicators communicators(const ParallelPlan& plan, const topo::ClusterSpec& cluster) {

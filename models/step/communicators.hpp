@@ -48,6 +48,10 @@ struct Communicators {
 
   /// The group a layer op's collective runs over.
   [[nodiscard]] const topo::CommGroup& of(CommGroup group) const;
+  /// Every group a unit's collectives run over: of(g) at index g for each CommGroup, then cp_pair (the cp
+  /// ring's exchange). What keeps priced units apart (kept_units.hpp) reads this list, so a group added to
+  /// of() is in it.
+  [[nodiscard]] std::array<topo::CommGroup, kCommGroups + 1> unit_groups() const;
 };
 
 /// Precondition: the plan passed layout_rules.

@@ -1,32 +1,20 @@
 #include "models/step/kept_units.hpp"
 
-#include <utility>
-#include <vector>
+#include <array>
+
+#include "sim/recent_results.hpp"
 
 namespace trainsim::model {
 
 namespace {
-
-// The groups a unit's collectives run over (Communicators::of, and cp_pair for the ring exchange).
-struct LayerGroups {
-  topo::CommGroup tp, cp, ep, expert_tp, expert_tp_ep, cp_pair;
-  explicit LayerGroups(const Communicators& c)
-      : tp(c.tp),
-        cp(c.cp),
-        ep(c.ep),
-        expert_tp(c.expert_tp),
-        expert_tp_ep(c.expert_tp_ep),
-        cp_pair(c.cp_pair) {}
-  bool operator==(const LayerGroups&) const = default;
-};
 
 // What the units are priced from (kept_units.hpp).
 struct UnitInputs {
   TransformerSpec model;
   topo::ClusterSpec cluster;
   TrainingSpec training;
-  ParallelPlan plan;  // units_plan
-  LayerGroups groups;
+  ParallelPlan plan;                                    // units_plan
+  std::array<topo::CommGroup, kCommGroups + 1> groups;  // Communicators::unit_groups
 };
 
 // A search prices a schedule's layouts one after another (layout_search.cpp's scoring order): a few recent
@@ -51,21 +39,15 @@ ParallelPlan units_plan(ParallelPlan plan) {
 }
 
 KeptUnitCosts& kept_units(const StepInput& in, const Communicators& comms) {
-  thread_local std::vector<std::pair<UnitInputs, KeptUnitCosts>> kept;
-  thread_local std::size_t oldest = 0;
+  thread_local sim::RecentResults<UnitInputs, KeptUnitCosts, kKept> kept;
   const ParallelPlan plan = units_plan(in.plan);
-  const LayerGroups groups(comms);
-  for (auto& [inputs, units] : kept) {
-    if (inputs.groups == groups && inputs.plan == plan && inputs.model == in.model &&
-        inputs.training == in.training && inputs.cluster == in.cluster)
-      return units;
-  }
-  std::pair<UnitInputs, KeptUnitCosts> fresh{UnitInputs{in.model, in.cluster, in.training, plan, groups}, {}};
-  if (kept.size() < kKept) return kept.emplace_back(std::move(fresh)).second;
-  auto& slot = kept[oldest];
-  oldest = (oldest + 1) % kKept;
-  slot = std::move(fresh);
-  return slot.second;
+  const auto groups = comms.unit_groups();
+  KeptUnitCosts* units = kept.find([&](const UnitInputs& k) {
+    return k.groups == groups && k.plan == plan && k.model == in.model && k.training == in.training &&
+           k.cluster == in.cluster;
+  });
+  if (units != nullptr) return *units;
+  return kept.insert(UnitInputs{in.model, in.cluster, in.training, plan, groups}, {});
 }
 
 }  // namespace trainsim::model

@@ -10,8 +10,8 @@
 #include <tuple>
 #include <utility>
 
-#include "models/step/recent_results.hpp"
 #include "sim/error.hpp"
+#include "sim/recent_results.hpp"
 
 namespace trainsim::model {
 
@@ -918,7 +918,8 @@ PipelineOrder pipeline_schedule(Schedule kind, int p, int m, int v) {
 }
 
 std::shared_ptr<const PipelineOrder> shared_pipeline_schedule(Schedule kind, int p, int m, int v) {
-  thread_local RecentResults<std::tuple<Schedule, int, int, int>, std::shared_ptr<const PipelineOrder>, 8>
+  thread_local sim::RecentResults<std::tuple<Schedule, int, int, int>, std::shared_ptr<const PipelineOrder>,
+                                  8>
       kept;
   return kept.get_or_compute(std::tuple{kind, p, m, v}, [&] {
     return std::make_shared<const PipelineOrder>(pipeline_schedule(kind, p, m, v));
@@ -959,6 +960,8 @@ ScheduleTimelines time_schedule_twice(const PipelineOrder& order, int p, int m, 
 }
 
 RecordedSchedule record_schedule(const PipelineOrder& order, int p, int m, int v) {
+  // A DualPipeV program is never recorded (replay leaves it empty): no walk to find that out.
+  if (!order.program.empty()) return RecordedSchedule{};
   RecordedSchedule recorded;
   if (!replay<0>(order, p, m, v, {}, nullptr, &recorded).complete) recorded = RecordedSchedule{};
   return recorded;

@@ -207,7 +207,7 @@ class StepPricer {
   int layer_unit(int layer) {
     const bool dense = layer < dense_layers_;
     const bool windowed = in_.model.is_windowed(layer);
-    int& unit = unit_of_kind_[(dense ? 2 : 0) + (windowed ? 1 : 0)];
+    int& unit = unit_of_kind_[static_cast<std::size_t>(layer_slot(dense, windowed))];
     if (unit < 0) unit = new_layer_unit(dense, windowed);
     return unit;
   }
@@ -215,8 +215,7 @@ class StepPricer {
   // A transformer layer's unit of a kind not met before; returns its index.
   int new_layer_unit(bool dense, bool windowed) {
     layer_kinds_.push_back(LayerKind{dense, windowed, static_cast<int>(out_.units.size())});
-    const auto slot = static_cast<UnitSlot>((dense ? 2 : 0) + (windowed ? 1 : 0));
-    out_.units.push_back(transformer_unit(slot, [&] {
+    out_.units.push_back(transformer_unit(layer_slot(dense, windowed), [&] {
       const TransformerSpec spec =
           (dense ? in_.model.as_dense_layer() : in_.model).as_attention_layer(windowed);
       const std::string name = std::string(dense ? "dense_" : "") + (windowed ? "windowed_layer" : "layer");
@@ -571,7 +570,7 @@ class StepPricer {
   double grad_elem_ = 0, reduce_elem_ = 0, weight_elem_ = 0;  // bytes per element
   int dense_layers_ = 0;
   std::vector<LayerKind> layer_kinds_;               // the transformer's layer units
-  std::array<int, 4> unit_of_kind_{-1, -1, -1, -1};  // by (dense, windowed): its unit, -1 before it is met
+  std::array<int, 4> unit_of_kind_{-1, -1, -1, -1};  // by layer_slot: its unit, -1 before it is met
   mutable std::optional<std::pair<double, double>> grad_norm_;  // the last grad_norm_time: bytes, seconds
   KeptUnitCosts* kept_ = nullptr;  // closed-form pricing: the units kept for steps priced alike
   StepCosts out_;

@@ -214,6 +214,7 @@ sim::TaskId StepNetwork::routed_collective(sim::Dag& dag, sim::LaneId lane, sim:
                                            std::span<const std::int64_t> members, std::string_view name) {
   const topo::LoweringLane at{lane};
   if (flows.op != topo::CollectiveOp::send_recv) {
+    bind(dag);
     std::vector<LoweredOnce>& on_lane = lowered_[lane];
     for (const LoweredOnce& l : on_lane) {
       if (l.op != flows.op || l.bytes != flows.bytes || l.algo != flows.algo ||
@@ -269,9 +270,13 @@ LoweredTransfer StepNetwork::lower_routed(sim::Dag& dag, sim::LaneId lane, int f
   LoweredTransfer out;
   out.first = dag.busy(lane, dur(latency), scratch_, category);
   out.last = model_ranks_ > 1 ? dag.join(lane, name, category) : out.first;
-  // The ranks' routes between the two GPUs, found the first time they send to each other.
-  const auto [sent, first_send] =
-      sends_.try_emplace(static_cast<std::int64_t>(from) * gpus_ + to, static_cast<sim::TaskId>(dag.size()));
+  // The ranks' routes between the two GPUs, found the first time they send to each other; kept once that
+  // send's flows exist.
+  bind(dag);
+  const std::int64_t pair = static_cast<std::int64_t>(from) * gpus_ + to;
+  const auto sent = sends_.find(pair);
+  const bool first_send = sent == sends_.end();
+  const auto first_flow = static_cast<sim::TaskId>(dag.size());
   for (int k = 0; k < model_ranks_; ++k) {
     sim::TaskId flow = 0;
     if (first_send) {
@@ -288,7 +293,15 @@ LoweredTransfer StepNetwork::lower_routed(sim::Dag& dag, sim::LaneId lane, int f
       out.last = flow;
     }
   }
+  if (first_send) sends_.emplace(pair, first_flow);
   return out;
+}
+
+void StepNetwork::bind(const sim::Dag& dag) {
+  if (dag_ == nullptr) dag_ = &dag;
+  TRAINSIM_CHECK(
+      dag_ == &dag,
+      "StepNetwork: its routed transfers and collectives are repeated from one Dag; this is another");
 }
 
 LoweredTransfer StepNetwork::in_order(sim::Dag& dag, int gpu, Stream stream, LoweredTransfer t) {

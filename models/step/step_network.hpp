@@ -178,6 +178,13 @@ class StepNetwork final : public topo::GpuPaths {
   std::vector<sim::LinkId> path_;         ///< the path being lowered
   topo::ClusterSpec cluster_;             ///< routed: the cluster its collectives are lowered on
 
+  // The Dag the routed lowerings below went into: lowered_ and sends_ hold its task ids, so every call
+  // that reads them must pass the same Dag (bind checks it; TRAINSIM_CHECK otherwise). The tasks they name
+  // are copied later (sim::Dag::repeat, transfer_like), so they must not change once lowered: nothing
+  // extends them (step_lowering's serial() extends only compute tasks, none of which these name).
+  const sim::Dag* dag_ = nullptr;
+  void bind(const sim::Dag& dag);
+
   // A routed collective as topo::lower_collective first lowered it (routed_collective): its tasks
   // [first, end) and dependencies [edge_first, edge_end), all among them, under `name`. A later call with the
   // same lane, op, bytes, algorithm, protocol and members lowers the same tasks again (the lowering reads

@@ -40,6 +40,7 @@
 // qkv dgrads; cp: K/V and dK/dV ring exchanges; MoE: two all-to-alls). Recompute prepends to the backward the
 // forward ops it recomputes (names prefixed "recompute."): full = the whole forward layer with its
 // collectives; selective = the standard attention core (qk, softmax, attn_dropout, av); nothing under flash.
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,8 @@ namespace trainsim::model {
 enum class Collective { all_reduce, reduce_scatter, all_gather, all_to_all, ring_exchange };
 /// expert_tp_ep: the expert_tp × ep ranks over which Megatron-Core's all-gather token dispatcher gathers.
 enum class CommGroup { tp, cp, ep, expert_tp, expert_tp_ep };
+/// How many CommGroups there are (expert_tp_ep is the last).
+inline constexpr std::size_t kCommGroups = static_cast<std::size_t>(CommGroup::expert_tp_ep) + 1;
 /// The groups of MoE token dispatch and combine: the expert-parallel all-to-all, the all-gather
 /// dispatcher's expert_tp × ep group, and an expert's own tensor-parallel slot gathers.
 [[nodiscard]] constexpr bool is_expert_dispatch(CommGroup g) {

@@ -7,9 +7,11 @@
 #include <cstdint>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "models/workload/preconditioner.hpp"
 #include "sim/error.hpp"
+#include "sim/recent_results.hpp"
 
 namespace trainsim::model {
 namespace {
@@ -379,12 +381,11 @@ OptimizerCost priced_optimizer_cost(const OptimizerSpec& spec, Precision compute
   return cost;
 }
 
-// An optimizer_cost with what it was computed from.
-struct KeptOptimizerCost {
+// What an optimizer_cost was computed from.
+struct OptimizerCostInputs {
   OptimizerSpec spec;
   Precision compute = Precision::bf16;
   std::vector<TensorShape> tensors;
-  OptimizerCost cost;
 };
 
 }  // namespace
@@ -394,19 +395,13 @@ OptimizerCost optimizer_cost(const OptimizerSpec& spec, Precision compute,
   // A search asks for the same ranks' tensors over and over (every micro-batch, schedule, ZeRO stage and
   // recompute choice of one split): the calling thread keeps its last few answers with their inputs, and
   // equal inputs get the kept answer.
-  constexpr std::size_t kKept = 8;
-  thread_local std::vector<KeptOptimizerCost> kept;
-  thread_local std::size_t oldest = 0;
-  for (const KeptOptimizerCost& k : kept) {
-    if (k.compute == compute && std::ranges::equal(k.tensors, tensors) && k.spec == spec) return k.cost;
-  }
-  KeptOptimizerCost fresh{
-      spec, compute, {tensors.begin(), tensors.end()}, priced_optimizer_cost(spec, compute, tensors)};
-  if (kept.size() < kKept) return kept.emplace_back(std::move(fresh)).cost;
-  KeptOptimizerCost& slot = kept[oldest];
-  oldest = (oldest + 1) % kKept;
-  slot = std::move(fresh);
-  return slot.cost;
+  thread_local sim::RecentResults<OptimizerCostInputs, OptimizerCost, 8> kept;
+  const OptimizerCost* cost = kept.find([&](const OptimizerCostInputs& k) {
+    return k.compute == compute && std::ranges::equal(k.tensors, tensors) && k.spec == spec;
+  });
+  if (cost != nullptr) return *cost;
+  return kept.insert(OptimizerCostInputs{spec, compute, {tensors.begin(), tensors.end()}},
+                     priced_optimizer_cost(spec, compute, tensors));
 }
 
 OptimizerCost optimizer_cost_per_param(const OptimizerSpec& spec, Precision compute) {

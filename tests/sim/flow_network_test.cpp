@@ -607,3 +607,66 @@ TEST_CASE("a flow over a borrowed path runs as one over a copied path: the same 
     CHECK(net.bytes_carried(both[1]) == 4.0);
   }
 }
+
+TEST_CASE("flows arriving over a binding link as the flows on it finish get a fresh network's rates") {
+  // Link L (100 B/s) carries A and B (100 B each: 50 B/s, done at 2 s), so it binds; link M (1,000 B/s)
+  // carries nothing. C (300 B) and D (600 B) go over M then L and arrive at 2 s: before A and B finish, after
+  // the first, or after both (L then has no flow but has flipped at that instant, and M a lone flow). On a
+  // fresh network they share L at 50 B/s each: C done 300 / 50 = 6 s later, D then alone at 100 B/s for its
+  // last 300 B, 3 s more, so 9 s later. Here the same: at 8 s and 11 s.
+  enum class Arrive { before_both, after_one, after_both };
+  for (const Arrive when : {Arrive::before_both, Arrive::after_one, Arrive::after_both}) {
+    CAPTURE(static_cast<int>(when));
+    Engine e;
+    FlowNetwork net(e);
+    const LinkId l = net.add_link(100.0, Duration::zero(), "L");
+    const LinkId m = net.add_link(1000.0, Duration::zero(), "M");
+    const std::vector<LinkId> over_l = path({l});
+    const std::vector<LinkId> over_m_l = path({m, l});
+    double c_done = -1;
+    double d_done = -1;
+    FlowId c{};
+    FlowId d{};
+    const auto arrive = [&] {
+      c = net.start(over_m_l, 300.0, [&] { c_done = e.now().seconds(); });
+      d = net.start(over_m_l, 600.0, [&] { d_done = e.now().seconds(); });
+    };
+    if (when == Arrive::before_both) e.at(Time::from_ps(2'000'000'000'000), [&] { arrive(); });
+    int finished = 0;
+    std::array<double, 2> ab_done{-1, -1};
+    const auto finish = [&](int i) {
+      ab_done[static_cast<std::size_t>(i)] = e.now().seconds();
+      ++finished;
+      if ((when == Arrive::after_one && finished == 1) || (when == Arrive::after_both && finished == 2))
+        arrive();
+    };
+    (void)net.start(over_l, 100.0, [&] { finish(0); });
+    (void)net.start(over_l, 100.0, [&] { finish(1); });
+    e.run_until(Time::from_ps(2'000'000'000'001));
+    CHECK(ab_done[0] == 2.0);
+    CHECK(ab_done[1] == 2.0);
+    CHECK(net.flows_on(l) == 2);
+    CHECK(net.flows_on(m) == 2);
+    CHECK(net.rate(c) == 50.0);
+    CHECK(net.rate(d) == 50.0);
+    e.run();
+    CHECK(c_done == 8.0);
+    CHECK(d_done == 11.0);
+  }
+  // The fresh network itself.
+  Engine e;
+  FlowNetwork net(e);
+  const LinkId l = net.add_link(100.0, Duration::zero(), "L");
+  const LinkId m = net.add_link(1000.0, Duration::zero(), "M");
+  const std::vector<LinkId> over_m_l = path({m, l});
+  double c_done = -1;
+  double d_done = -1;
+  const FlowId c = net.start(over_m_l, 300.0, [&] { c_done = e.now().seconds(); });
+  const FlowId d = net.start(over_m_l, 600.0, [&] { d_done = e.now().seconds(); });
+  e.run_until(Time::from_ps(1));
+  CHECK(net.rate(c) == 50.0);
+  CHECK(net.rate(d) == 50.0);
+  e.run();
+  CHECK(c_done == 6.0);
+  CHECK(d_done == 9.0);
+}

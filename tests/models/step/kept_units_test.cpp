@@ -136,3 +136,48 @@ TEST_CASE("steps that differ only in what units do not read share them, and pric
   CHECK(&kept_units(first, communicators(first.plan, first.cluster)) ==
         &kept_units(second, communicators(second.plan, second.cluster)));
 }
+
+TEST_CASE("MoE steps whose expert-parallel group alone runs elsewhere get their own units") {
+  // Four experts at ep 2, tp 1, cp 1 on 2 DGX A100, dp inside ep: rank = dp index + dp · ep index. At dp 4
+  // (pp 2) the ep pair is ranks 0 and 4, one node; at dp 8 (pp 1) it is ranks 0 and 8, two nodes. The
+  // plans differ only in pp and dp, which the units do not read; the tp, cp and expert_tp groups are single
+  // ranks either way (the cp pair is the same pair either way), and expert_tp_ep is expert_tp (1) × ep, the
+  // ep pair again: only where the ep pair runs tells the two steps apart, so the units kept for the first
+  // must not serve the second.
+  StepInput first;
+  first.model = testing::four_expert_moe();
+  first.cluster = testing::dgx_a100(2);
+  first.plan.ep = 2;
+  first.plan.dp = 4;
+  first.plan.pp = 2;
+  first.plan.order = {ParallelAxis::tp, ParallelAxis::cp, ParallelAxis::dp, ParallelAxis::ep,
+                      ParallelAxis::pp};
+  first.training.global_batch = 64;
+  StepInput second = first;
+  second.plan.dp = 8;
+  second.plan.pp = 1;
+  REQUIRE(units_plan(first.plan) == units_plan(second.plan));
+
+  const auto first_groups = communicators(first.plan, first.cluster).unit_groups();
+  const auto second_groups = communicators(second.plan, second.cluster).unit_groups();
+  const auto at = [](CommGroup g) { return static_cast<std::size_t>(g); };
+  CHECK(first_groups[at(CommGroup::tp)].size == 1);
+  CHECK(first_groups[at(CommGroup::cp)].size == 1);
+  CHECK(first_groups[at(CommGroup::expert_tp)].size == 1);
+  CHECK(first_groups[at(CommGroup::ep)].nodes == 1);
+  CHECK(second_groups[at(CommGroup::ep)].nodes == 2);
+  for (std::size_t g = 0; g < first_groups.size(); ++g) {
+    CAPTURE(g);
+    if (g == at(CommGroup::ep) || g == at(CommGroup::expert_tp_ep)) {
+      CHECK(first_groups[g].size == 2);
+      CHECK(first_groups[g] != second_groups[g]);
+    } else {
+      CHECK(first_groups[g] == second_groups[g]);
+    }
+  }
+
+  const StepCosts want = priced_alone(second);
+  REQUIRE(!same_units(want, priced_alone(first)));  // the all-to-alls cross the network in the second
+  (void)priced(first);
+  CHECK(same_units(priced(second), want));
+}

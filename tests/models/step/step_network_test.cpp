@@ -363,3 +363,117 @@ TEST_CASE("a routed step's links are named after the graph devices they join, wh
   CHECK(net.link_name(path[1]).starts_with("node 0 nic 0 -> leaf "));
   CHECK(net.link_name(path.back()) == "node 1 nic 0 -> node 1 gpu 0");
 }
+
+namespace {
+
+// A routed collective's tasks [first, end) as text: kind, lane, name, bytes and the links' names of each,
+// and each task's releaser relative to `first` (or "outside").
+std::vector<std::string> described(const sim::Dag& dag, const StepNetwork& net, sim::TaskId first,
+                                   sim::TaskId end, const sim::DagResult* run = nullptr) {
+  std::vector<std::string> out;
+  for (sim::TaskId t = first; t < end; ++t) {
+    std::string s = std::to_string(static_cast<int>(dag.kind(t))) + " " + dag.lane_name(dag.lane_of(t)) +
+                    " " + std::string(dag.name(t));
+    if (dag.kind(t) == sim::TaskKind::transfer) {
+      s += " " + std::to_string(dag.bytes(t));
+      for (const sim::LinkId l : dag.path(t)) s += " " + net.link_name(l);
+    }
+    if (run != nullptr) {
+      const sim::TaskId by = run->released_by[t];
+      s += " released by " + (by >= first && by < end ? std::to_string(by - first) : std::string("outside"));
+      s += " for " + std::to_string((run->tasks[t].end - run->tasks[t].start).ps()) + " ps";
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+struct Lowered {
+  sim::TaskId first, end, done;
+  std::size_t edges;
+};
+
+Lowered lower_on(StepNetwork& net, sim::Dag& dag, std::string_view lane, sim::TaskId after,
+                 const RoutedCollective& flows, const std::vector<std::int64_t>& members,
+                 std::string_view name) {
+  const auto first = static_cast<sim::TaskId>(dag.size());
+  const std::size_t edges = dag.edge_count();
+  const sim::TaskId done = net.routed_collective(dag, dag.lane(lane), after, flows, members, name);
+  return {first, static_cast<sim::TaskId>(dag.size()), done, dag.edge_count() - edges};
+}
+
+}  // namespace
+
+TEST_CASE("a routed collective lowered again on one network is the same tasks as on a fresh network") {
+  // Round-number nodes, an 800 MB ring all-reduce over GPU 0 of each of 4 nodes. Lowered twice on one
+  // network (the second a repeat of the first) and once on a fresh network and Dag: the same kinds, names,
+  // bytes, links, dependencies and, each run alone after the one before, the same durations.
+  topo::ClusterSpec c = testing::round_number_cluster(4);
+  FabricRoutes routes;
+  routes.graph = std::make_shared<const topo::ClusterGraph>(topo::ClusterGraph::build(c));
+  const std::vector<std::int64_t> members = {0, 8, 16, 24};
+  routes.gpus = members;
+  const RoutedCollective key{topo::CollectiveOp::all_reduce, 8e8, topo::CollectiveAlgo::ring,
+                             topo::CollectiveProtocol::simple};
+  const auto fresh = [&](const RoutedCollective& k, const std::vector<std::int64_t>& m,
+                         std::string_view lane) {
+    StepNetwork net(c, StepCosts{}, StepLayout{4, 1, 4}, true, routes);
+    sim::Dag dag;
+    const sim::TaskId start = dag.join(dag.lane("dp"), "start");
+    const Lowered l = lower_on(net, dag, lane, start, k, m, "bucket 1");
+    const Run r = run(dag, net);
+    return std::pair{described(dag, net, l.first, l.end, &r.result), l.edges};
+  };
+
+  SUBCASE("a repeat") {
+    StepNetwork net(c, StepCosts{}, StepLayout{4, 1, 4}, true, routes);
+    sim::Dag dag;
+    const sim::TaskId start = dag.join(dag.lane("dp"), "start");
+    const Lowered once = lower_on(net, dag, "dp", start, key, members, "bucket 0");
+    const Lowered again = lower_on(net, dag, "dp", once.done, key, members, "bucket 1");
+    REQUIRE(once.end - once.first > 4);  // a ring's flows, not a single task
+    const Run r = run(dag, net);
+    const auto [want, want_edges] = fresh(key, members, "dp");
+    CHECK(described(dag, net, again.first, again.end, &r.result) == want);
+    CHECK(again.edges == want_edges);
+    CHECK(once.edges == want_edges);
+    // Its kept collectives name tasks of `dag`: another Dag is refused.
+    sim::Dag other;
+    const sim::TaskId other_start = other.join(other.lane("dp"), "start");
+    CHECK_THROWS_AS(lower_on(net, other, "dp", other_start, key, members, "bucket 2"), InternalError);
+  }
+
+  SUBCASE("each field of the key tells collectives apart") {
+    const std::vector<std::pair<std::string, RoutedCollective>> keys = {
+        {"bytes", {topo::CollectiveOp::all_reduce, 4e8, key.algo, key.protocol}},
+        {"algo",
+         {topo::CollectiveOp::all_reduce, 8e8, topo::CollectiveAlgo::double_binary_tree, key.protocol}},
+        {"protocol", {topo::CollectiveOp::all_reduce, 8e8, key.algo, topo::CollectiveProtocol::ll128}},
+        {"op", {topo::CollectiveOp::all_gather, 8e8, key.algo, key.protocol}},
+    };
+    const auto [base, base_edges] = fresh(key, members, "dp");
+    const auto check_second = [&](const RoutedCollective& k, const std::vector<std::int64_t>& m,
+                                  std::string_view lane) {
+      const auto [want, want_edges] = fresh(k, m, lane);
+      REQUIRE(want != base);  // the change matters to the tasks
+      StepNetwork net(c, StepCosts{}, StepLayout{4, 1, 4}, true, routes);
+      sim::Dag dag;
+      const sim::TaskId start = dag.join(dag.lane("dp"), "start");
+      const Lowered once = lower_on(net, dag, "dp", start, key, members, "bucket 0");
+      const Lowered second = lower_on(net, dag, lane, once.done, k, m, "bucket 1");
+      const Run r = run(dag, net);
+      CHECK(described(dag, net, second.first, second.end, &r.result) == want);
+      CHECK(second.edges == want_edges);
+    };
+    for (const auto& [what, k] : keys) {
+      CAPTURE(what);
+      check_second(k, members, "dp");
+    }
+    SUBCASE("lane") {
+      check_second(key, members, "dp 2");
+    }
+    SUBCASE("members") {
+      check_second(key, {0, 8, 16, 25}, "dp");
+    }
+  }
+}
