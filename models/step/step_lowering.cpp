@@ -149,6 +149,7 @@ class StepLowering {
     g_.final_task.resize(at(n_inst_ * p_));
     g_.replica_slowdown = slowdown_;
     for (int s = 0; s < p_; ++s) lower_tail(s);
+    g_.network.forget_lowered();
     return std::move(g_);
   }
 

@@ -297,6 +297,12 @@ LoweredTransfer StepNetwork::lower_routed(sim::Dag& dag, sim::LaneId lane, int f
   return out;
 }
 
+void StepNetwork::forget_lowered() {
+  dag_ = nullptr;
+  lowered_ = {};
+  sends_ = {};
+}
+
 void StepNetwork::bind(const sim::Dag& dag) {
   if (dag_ == nullptr) dag_ = &dag;
   TRAINSIM_CHECK(

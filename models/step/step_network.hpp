@@ -71,6 +71,9 @@ class StepNetwork final : public topo::GpuPaths {
   /// Ports for `gpus` GPUs, no layout (for lower() alone).
   StepNetwork(const topo::ClusterSpec& cluster, int gpus, bool contention = true);
   StepNetwork() = default;  ///< no GPUs, no links
+  /// Drops what the routed lowerings kept of the Dag they went into (its task ids, for repeating): called
+  /// once the graph is built, since the Dag then moves and nothing is lowered into it again.
+  void forget_lowered();
 
   /// GPU (instance, stage)'s data-parallel collective of closed-form time `seconds`, `latency_s` of it
   /// size-independent: lower() from its out port to its ring successor's in port (the next replica; itself

@@ -441,6 +441,11 @@ TEST_CASE("a routed collective lowered again on one network is the same tasks as
     sim::Dag other;
     const sim::TaskId other_start = other.join(other.lane("dp"), "start");
     CHECK_THROWS_AS(lower_on(net, other, "dp", other_start, key, members, "bucket 2"), InternalError);
+    // Once it forgets them (the graph built), another Dag takes the collective, lowered afresh there.
+    net.forget_lowered();
+    const Lowered afresh = lower_on(net, other, "dp", other_start, key, members, "bucket 2");
+    CHECK(afresh.end > afresh.first);
+    CHECK(afresh.edges == want_edges);
   }
 
   SUBCASE("each field of the key tells collectives apart") {
