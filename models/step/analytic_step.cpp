@@ -144,6 +144,55 @@ ScheduleTimelines replay_passes(const StepPlan& plan, const PipelineOrder* order
   return out;
 }
 
+// ZeRO-3: per rank, the gathers' waits within the replay (times 's passes lengthened by them) and the
+// reductions that run on after the rank's last backward.
+struct Zero3Waits {
+  explicit Zero3Waits(int ranks)
+      : exposed(static_cast<std::size_t>(ranks), 0.0), reduce_tail(static_cast<std::size_t>(ranks), 0.0) {}
+  std::vector<double> exposed;
+  std::vector<double> reduce_tail;
+};
+
+// Each unit waits for its weights, gathered `prefetch` units ahead (gathered_pass); a pass is lengthened by
+// the waits, and each rank's last reductions run on after its last backward. Virtual stages of the same
+// units in the same runs (a pipeline's middle stages) pass alike: each distinct list is timed once.
+Zero3Waits zero3_waits(const StepCosts& costs, const StepPlan& plan, const Framework& fw, int m,
+                       PassTimes& times) {
+  const int nvs = plan.pp * plan.virtual_stages;
+  Zero3Waits out(plan.pp);
+  struct Timed {
+    int vs;
+    GatheredPass forward, backward;
+  };
+  std::vector<Timed> timed;
+  auto same_units = [&](int a, int b) {
+    return std::equal(
+        costs.chunk_units[static_cast<std::size_t>(a)].begin(),
+        costs.chunk_units[static_cast<std::size_t>(a)].end(),
+        costs.chunk_units[static_cast<std::size_t>(b)].begin(),
+        costs.chunk_units[static_cast<std::size_t>(b)].end(),
+        [](const UnitRun& x, const UnitRun& y) { return x.unit == y.unit && x.count == y.count; });
+  };
+  for (int vs = 0; vs < nvs; ++vs) {
+    const int s = plan.rank_of(vs);
+    auto known =
+        std::find_if(timed.begin(), timed.end(), [&](const Timed& t) { return same_units(t.vs, vs); });
+    if (known == timed.end()) {
+      timed.push_back(Timed{vs, gathered_pass(costs, vs, false, true),
+                            gathered_pass(costs, vs, true, fw.reshard_after_forward)});
+      known = timed.end() - 1;
+    }
+    const GatheredPass& f = known->forward;
+    const GatheredPass& b = known->backward;
+    times.forward[static_cast<std::size_t>(vs)] += f.extra;
+    times.backward[static_cast<std::size_t>(vs)] += b.extra;
+    out.exposed[static_cast<std::size_t>(s)] += m * (f.extra + b.extra);
+    if (static_cast<std::size_t>(vs) == plan.virtual_stage_index(0, s))  // chunk 0's backward ends last
+      out.reduce_tail[static_cast<std::size_t>(s)] = b.reduce_tail;
+  }
+  return out;
+}
+
 }  // namespace
 
 PassTimes pass_times(const StepCosts& costs) {
@@ -202,44 +251,10 @@ StepTiming analytic_step(const StepInput& in, const StepPlan& plan, const StepCo
     for (int vs = 0; vs < nvs; ++vs)
       times.last_grads_extra[static_cast<std::size_t>(vs)] = last_grads_extra(costs, plan, vs);
   }
-  // ZeRO-3: each unit waits for its weights, gathered `prefetch` units ahead (gathered_pass); a pass is
-  // lengthened by the waits, and each rank's last reductions run on after its last backward.
-  std::vector<double> zero3_exposed(static_cast<std::size_t>(p), 0.0);  // per rank, within the replay
-  std::vector<double> reduce_tail(static_cast<std::size_t>(p), 0.0);    // per rank, after its last pass
-  if (costs.gathers_weights) {
-    // Virtual stages of the same units in the same runs (a pipeline's middle stages) pass alike: each
-    // distinct list is timed once.
-    struct Timed {
-      int vs;
-      GatheredPass forward, backward;
-    };
-    std::vector<Timed> timed;
-    auto same_units = [&](int a, int b) {
-      return std::equal(
-          costs.chunk_units[static_cast<std::size_t>(a)].begin(),
-          costs.chunk_units[static_cast<std::size_t>(a)].end(),
-          costs.chunk_units[static_cast<std::size_t>(b)].begin(),
-          costs.chunk_units[static_cast<std::size_t>(b)].end(),
-          [](const UnitRun& x, const UnitRun& y) { return x.unit == y.unit && x.count == y.count; });
-    };
-    for (int vs = 0; vs < nvs; ++vs) {
-      const int s = plan.rank_of(vs);
-      auto known =
-          std::find_if(timed.begin(), timed.end(), [&](const Timed& t) { return same_units(t.vs, vs); });
-      if (known == timed.end()) {
-        timed.push_back(Timed{vs, gathered_pass(costs, vs, false, true),
-                              gathered_pass(costs, vs, true, fw.reshard_after_forward)});
-        known = timed.end() - 1;
-      }
-      const GatheredPass& f = known->forward;
-      const GatheredPass& b = known->backward;
-      times.forward[static_cast<std::size_t>(vs)] += f.extra;
-      times.backward[static_cast<std::size_t>(vs)] += b.extra;
-      zero3_exposed[static_cast<std::size_t>(s)] += m * (f.extra + b.extra);
-      if (static_cast<std::size_t>(vs) == plan.virtual_stage_index(0, s))  // chunk 0's backward ends last
-        reduce_tail[static_cast<std::size_t>(s)] = b.reduce_tail;
-    }
-  }
+  // ZeRO-3: each unit waits for its weights (gathered_pass); the waits lengthen the passes.
+  const Zero3Waits zero3 = costs.gathers_weights ? zero3_waits(costs, plan, fw, m, times) : Zero3Waits(p);
+  const std::vector<double>& zero3_exposed = zero3.exposed;
+  const std::vector<double>& reduce_tail = zero3.reduce_tail;
   // Blocking hand-overs: the sender waits for its transfer, which then is part of its pass, and the
   // receiver starts when that pass ends.
   PassTimes without_p2p = times;
