@@ -85,6 +85,16 @@ void time_analytic_layouts(benchmark::State& state, const std::vector<StepInput>
   state.SetItemsProcessed(state.iterations());
 }
 
+// GPT-3 175B on 1,024 A100 laid out as tp × pp (dp the rest) at micro-batch mb.
+StepInput gpt3_layout(int tp, int pp, int mb) {
+  StepInput in = testing::gpt3_175b_on_1024_a100();
+  in.plan.tp = tp;
+  in.plan.pp = pp;
+  in.plan.dp = 1024 / (tp * pp);
+  in.plan.micro_batch = mb;
+  return in;
+}
+
 // A search's inner loop: the GPT-3 layout space on 1,024 A100 (tp × pp × micro-batch × recompute),
 // analytic fidelity. items_per_second is layouts per second on one core. With state.range(0) = 1 the GPU
 // gets the H100 preset's shape-dependent GEMM constants (132 SMs, tile and wave quantisation per GEMM).
@@ -95,11 +105,7 @@ void BM_Analytic_Layouts(benchmark::State& state) {
     for (int pp : {4, 8, 16, 32}) {
       for (int mb : {1, 2}) {
         for (Recompute rc : {Recompute::selective, Recompute::full}) {
-          StepInput in = testing::gpt3_175b_on_1024_a100();
-          in.plan.tp = tp;
-          in.plan.pp = pp;
-          in.plan.dp = 1024 / (tp * pp);
-          in.plan.micro_batch = mb;
+          StepInput in = gpt3_layout(tp, pp, mb);
           in.plan.recompute = rc;
           if (gemm_shapes) {
             auto& g = in.cluster.node.gpu;
@@ -127,11 +133,7 @@ void BM_Analytic_Layouts_Zero3(benchmark::State& state) {
   for (int tp : {1, 2, 4, 8}) {
     for (int pp : {1, 2, 4, 8}) {
       for (int mb : {1, 2}) {
-        StepInput in = testing::gpt3_175b_on_1024_a100();
-        in.plan.tp = tp;
-        in.plan.pp = pp;
-        in.plan.dp = 1024 / (tp * pp);
-        in.plan.micro_batch = mb;
+        StepInput in = gpt3_layout(tp, pp, mb);
         in.plan.zero = ZeroStage::parameters;
         layouts.push_back(in);
       }

@@ -65,7 +65,11 @@ TaskId Dag::busy(LaneId lane, Duration work, std::string_view name, std::string_
   return add(Task{.amount = work.ps(), .lane = lane, .kind = TaskKind::busy}, name, category);
 }
 
-std::int64_t Dag::bytes_index(double bytes) {
+std::int64_t Dag::bytes_index(double bytes, std::string_view name) {
+  if (!(bytes >= 0.0) || std::isinf(bytes)) {
+    throw InputError("task '" + std::string(name) + "': bytes must be finite and >= 0, got " +
+                     std::to_string(bytes));
+  }
   // Consecutive transfers mostly move the same bytes (the flows of one collective): stored once, as names.
   if (bytes_.empty() || std::bit_cast<std::uint64_t>(bytes_.back()) != std::bit_cast<std::uint64_t>(bytes))
     bytes_.push_back(bytes);
@@ -74,14 +78,11 @@ std::int64_t Dag::bytes_index(double bytes) {
 
 TaskId Dag::transfer(LaneId lane, std::span<const LinkId> path, double bytes, std::string_view name,
                      std::string_view category) {
-  if (!(bytes >= 0.0) || std::isinf(bytes)) {
-    throw InputError("task '" + std::string(name) + "': bytes must be finite and >= 0, got " +
-                     std::to_string(bytes));
-  }
+  const std::int64_t amount = bytes_index(bytes, name);
   if (paths_.size() + path.size() > std::numeric_limits<std::uint32_t>::max()) {
     throw InputError("transfer paths of one graph exceed 2^32 links");
   }
-  const Task task{.amount = bytes_index(bytes),
+  const Task task{.amount = amount,
                   .path_offset = static_cast<std::uint32_t>(paths_.size()),
                   .path_length = static_cast<std::uint32_t>(path.size()),
                   .lane = lane,
@@ -97,18 +98,13 @@ TaskId Dag::transfer_like(TaskId like, LaneId lane, double bytes, std::string_vi
     throw InputError("task '" + std::string(name) + "': transfer_like needs a transfer, got task id " +
                      std::to_string(like));
   }
-  if (!(bytes >= 0.0) || std::isinf(bytes)) {
-    throw InputError("task '" + std::string(name) + "': bytes must be finite and >= 0, got " +
-                     std::to_string(bytes));
-  }
   const Task& model = tasks_[like];
-  const Task task{.amount = bytes_index(bytes),
+  const Task task{.amount = bytes_index(bytes, name),
                   .path_offset = model.path_offset,
                   .path_length = model.path_length,
                   .lane = lane,
                   .kind = TaskKind::transfer};
-  const TaskId id = add(task, name, category);
-  return id;
+  return add(task, name, category);
 }
 
 TaskId Dag::repeat(TaskId first, TaskId end, std::size_t edge_first, std::size_t edge_end,

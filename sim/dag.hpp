@@ -107,8 +107,8 @@ class Dag {
   TaskId add(Task task, std::string_view name, std::string_view category);
   // Appends a checked task (its category set) under `name`, and counts it.
   TaskId push(Task task, std::string_view name);
-  // Where `bytes` is stored for a new transfer (Task::amount).
-  std::int64_t bytes_index(double bytes);
+  // Where `bytes` is stored for the new transfer `name` (Task::amount); InputError unless finite and >= 0.
+  std::int64_t bytes_index(double bytes, std::string_view name);
   std::uint16_t category_index(std::string_view category);
 
   std::vector<Task> tasks_;

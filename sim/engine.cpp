@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -268,7 +267,6 @@ void Engine::compact() {
     }
     spread_begin_[256] = static_cast<std::uint32_t>(kept);
     spread_left_ = kept;
-    if (kept == 0) spread_next_ = 256;
   }
   drop_cancelled(early_);
   std::ranges::make_heap(early_, later);
@@ -491,7 +489,7 @@ void Engine::bucket_to_run(std::size_t b) {
   if (b < kRunBuckets - 256) {
     // A key digit or time's lowest byte: every entry has the same time, and scheduling order is key order.
     std::copy(bucket.begin(), bucket.end(), run_.begin());
-  } else if (b < kRunBuckets && size <= kInsertionSortAtMost) {
+  } else if (size <= kInsertionSortAtMost) {
     std::copy(bucket.begin(), bucket.end(), run_.begin());
     // Stable by time, so ties keep scheduling order.
     for (std::size_t i = 1; i < size; ++i) {
@@ -575,7 +573,6 @@ void Engine::segment_to_run(bool with_bucket) {
     release(buckets_[kSpreadBuckets + d]);
     mark_empty(kSpreadBuckets + d);
   }
-  if (spread_left_ == 0) spread_next_ = 256;
   start_run(size);
 }
 

@@ -26,8 +26,6 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
-#include <span>
 #include <vector>
 
 #include "sim/callback.hpp"

@@ -71,7 +71,7 @@ class Duration {
 
  private:
   constexpr explicit Duration(std::int64_t ps) : ps_(ps) {}
-  /// from_seconds for any double: the checks, and the rounding with std::nearbyint and std::ceil.
+  /// from_seconds past its inline range: the checks, and a count from 2^52 ps up (every double there whole).
   static Duration checked_from_seconds(double seconds);
   std::int64_t ps_ = 0;
 };

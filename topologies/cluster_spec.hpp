@@ -44,7 +44,6 @@ struct NetworkSpec {
 struct LeafPorts {
   std::int64_t down = 1;
   std::int64_t up = 1;
-  bool operator==(const LeafPorts&) const = default;
 };
 [[nodiscard]] inline LeafPorts leaf_ports(const NetworkSpec& network) {
   const double o = std::max(network.oversubscription, 1.0);

@@ -134,7 +134,6 @@ struct NcclNetLatencyUs {
   double ll = 0;
   double ll128 = 0;
   double simple = 0;
-  bool operator==(const NcclNetLatencyUs&) const = default;
 };
 inline constexpr NcclNetLatencyUs kNcclRingNetLatencyUs{2.7, 4.0, 14.0};
 inline constexpr NcclNetLatencyUs kNcclTreeNetLatencyUs{5.0, 8.5, 14.0};

@@ -135,15 +135,15 @@ ExplainSection explain_time(const StepInput& in) {
   if (slowest != 1.0) {
     const double spread = variability_spread(in.cluster);
     const std::int64_t fit = in.cluster.node.gpu.efficiency_fit_gpus;
+    const double slowest_draw = expected_slowest_draw(draws);
     out.notes.push_back(fmt::format(
         "the kernels above wait for the slowest GPUs: x{:.4f} = (1 + {:g} x {:.3f}) / "
         "(1 + {:g} x E[max of {}] {:.3f}), {:.3f} the expected slowest draw of {} GPUs per stage, "
         "{} replicas and {} stages (the fill and drain at the slowest replica's sum over its stages, "
         "the steady state at the slowest of all); the GPU preset's constants fitted on {} GPU{} "
         "(cluster.variability, efficiency_fit_gpus)",
-        slowest, spread, expected_slowest_draw(draws), spread, fit, expected_max_standard_normal(fit),
-        expected_slowest_draw(draws), draws.stage_gpus, draws.replicas, draws.stages, fit,
-        fit == 1 ? "" : "s"));
+        slowest, spread, slowest_draw, spread, fit, expected_max_standard_normal(fit), slowest_draw,
+        draws.stage_gpus, draws.replicas, draws.stages, fit, fit == 1 ? "" : "s"));
   }
   return out;
 }

@@ -332,7 +332,10 @@ StepTiming analytic_step(const StepInput& in, const StepPlan& plan, const StepCo
 GatheredPass gathered_pass(const StepCosts& costs, int vs, bool backward, bool gather) {
   const auto& runs = costs.chunk_units[static_cast<std::size_t>(vs)];
   const int ahead = std::max(0, costs.zero3_prefetch);
-  std::vector<double> starts;  // compute start of each unit so far, in execution order
+  // Compute start of each unit so far, in execution order; kept per thread, as the port below, since the
+  // search calls this for every virtual stage of every layout it scores.
+  thread_local std::vector<double> starts;
+  starts.clear();
   std::size_t units = 0;
   for (const UnitRun& r : runs) units += static_cast<std::size_t>(r.count);
   starts.reserve(units);

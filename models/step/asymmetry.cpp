@@ -140,8 +140,7 @@ std::vector<double> degraded_nic_slowdowns(const ParallelPlan& plan, const topo:
 void slow_data_parallel(StepCosts& costs, const StepPlan& plan, const std::vector<double>& slowdown) {
   TRAINSIM_CHECK(slowdown.size() == static_cast<std::size_t>(plan.pp), "one slowdown per pipeline rank");
   const auto slow = [](double& seconds, double latency_s, double f) {
-    const LatencySplit part = split_latency(seconds, latency_s);
-    seconds = part.latency_s + part.bandwidth_s * f;
+    seconds = slowed_bandwidth(seconds, latency_s, f);
   };
   for (int s = 0; s < plan.pp; ++s) {
     const double f = slowdown[static_cast<std::size_t>(s)];

@@ -535,7 +535,8 @@ Replay<kLanes> run_program(const PipelineOrder& order, int p, int m, int v,
 // depends only on its rank's previous pass and its inputs, never on which rank advanced first, so the times
 // are those of any order of advancing. complete = false means a deadlock or a malformed list.
 // kSpans: also record every pass's span of lane 0 into *spans (a template parameter, so the plain replay
-// pays nothing for it). With `recorded`, every pass is also written there as it is timed (RecordedSchedule).
+// pays nothing for it). kLanes = 0 times nothing and writes every pass into `recorded` (RecordedSchedule):
+// record_schedule's walk.
 template <int kLanes, bool kSpans>
 class ScheduleReplay {
  public:
@@ -558,7 +559,7 @@ class ScheduleReplay {
     if constexpr (kLanes == 0) TRAINSIM_CHECK(recorded != nullptr, "a replay without lanes only records");
     start_replay<kLanes, kSpans>(result_, order, p, v, spans);
     for (int s = 0; s < p; ++s) runnable_[static_cast<std::size_t>(s)] = p - 1 - s;  // rank 0 first
-    if (recorded_ != nullptr) start_recording(split);
+    if constexpr (kLanes == 0) start_recording(split);
   }
 
   Replay<kLanes> run() && {
@@ -576,7 +577,9 @@ class ScheduleReplay {
     Replay<kLanes> done =
         complete_replay(std::move(result_), order_,
                         (split_ ? 3U : 2U) * static_cast<std::size_t>(m_) * static_cast<std::size_t>(v_));
-    if (recorded_ != nullptr && !done.complete) *recorded_ = RecordedSchedule{};
+    if constexpr (kLanes == 0) {
+      if (!done.complete) *recorded_ = RecordedSchedule{};
+    }
     return done;
   }
 
@@ -677,7 +680,7 @@ class ScheduleReplay {
         }
       }
     }
-    if (recorded_ != nullptr) record(x.kind, vs, at, in, rank, last_grads, !at_tip, produces_grads);
+    if constexpr (kLanes == 0) record(x.kind, vs, at, in, rank, last_grads, !at_tip, produces_grads);
   }
 
   // Whether the pass at clock index `at` has run: its finish time is set, or without lanes (a walk that
@@ -706,12 +709,12 @@ class ScheduleReplay {
   std::vector<std::size_t> next_;       // per rank: its next pass
   std::vector<std::size_t> waits_for_;  // per rank: the clock index of the pass it waits for, or kNoPass
   std::vector<int> runnable_;
-  RecordedSchedule* recorded_;              // may be null: nothing recorded
+  RecordedSchedule* recorded_;              // kLanes = 0: the recording; else null
   std::vector<std::uint32_t> position_of_;  // recording: per pass (clock index / kSlots), its position
 };
 
 // The replay of `order` with `times` (ScheduleReplay); incomplete when the order does not have p ranks.
-// With `recorded`, the replay is recorded there (left empty for a DualPipeV program).
+// kLanes = 0: the replay is recorded in `recorded` (left empty for a DualPipeV program).
 template <int kLanes, bool kSpans = false>
 Replay<kLanes> replay(const PipelineOrder& order, int p, int m, int v,
                       const std::array<const PassTimes*, kLanes>& times, PassSpans* spans = nullptr,
@@ -944,17 +947,17 @@ int peak_in_flight(const std::vector<PipelinePass>& rank_passes) {
 }
 
 ScheduleTimeline time_schedule(const PipelineOrder& order, int p, int m, int v, const PassTimes& times,
-                               PassSpans* spans, RecordedSchedule* recorded) {
-  Replay<1> r = spans != nullptr ? replay<1, true>(order, p, m, v, {&times}, spans, recorded)
-                                 : replay<1>(order, p, m, v, {&times}, nullptr, recorded);
+                               PassSpans* spans) {
+  Replay<1> r = spans != nullptr ? replay<1, true>(order, p, m, v, {&times}, spans)
+                                 : replay<1>(order, p, m, v, {&times});
   TRAINSIM_CHECK(r.complete, "time_schedule: the schedule deadlocks or is malformed");
   return std::move(r.timeline);
 }
 
 ScheduleTimelines time_schedule_twice(const PipelineOrder& order, int p, int m, int v, const PassTimes& times,
-                                      const PassTimes& other, PassSpans* spans, RecordedSchedule* recorded) {
-  Replay<2> r = spans != nullptr ? replay<2, true>(order, p, m, v, {&times, &other}, spans, recorded)
-                                 : replay<2>(order, p, m, v, {&times, &other}, nullptr, recorded);
+                                      const PassTimes& other, PassSpans* spans) {
+  Replay<2> r = spans != nullptr ? replay<2, true>(order, p, m, v, {&times, &other}, spans)
+                                 : replay<2>(order, p, m, v, {&times, &other});
   TRAINSIM_CHECK(r.complete, "time_schedule: the schedule deadlocks or is malformed");
   return ScheduleTimelines{.timeline = std::move(r.timeline), .other_rank_end = std::move(r.rank_end[1])};
 }

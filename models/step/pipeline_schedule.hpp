@@ -166,11 +166,9 @@ struct RecordedSchedule;
 
 /// Times `order`; TRAINSIM_CHECK fails if it deadlocks. O(passes + p · rounds). With `spans` (optional;
 /// nothing is recorded or allocated without it), also reports when every pass runs (e.g. for the analytic
-/// trace); the timeline is the same either way. With `recorded` (optional), the replay is also recorded
-/// there (RecordedSchedule, below).
+/// trace); the timeline is the same either way.
 [[nodiscard]] ScheduleTimeline time_schedule(const PipelineOrder& order, int p, int m, int v,
-                                             const PassTimes& times, PassSpans* spans = nullptr,
-                                             RecordedSchedule* recorded = nullptr);
+                                             const PassTimes& times, PassSpans* spans = nullptr);
 
 /// time_schedule of `times`, and when each rank ends with `other` instead (e.g. without the hand-overs):
 /// one replay of the order for both, since they share its dependencies. Each is what time_schedule gives.
@@ -180,15 +178,14 @@ struct ScheduleTimelines {
 };
 [[nodiscard]] ScheduleTimelines time_schedule_twice(const PipelineOrder& order, int p, int m, int v,
                                                     const PassTimes& times, const PassTimes& other,
-                                                    PassSpans* spans = nullptr,
-                                                    RecordedSchedule* recorded = nullptr);
+                                                    PassSpans* spans = nullptr);
 
 /// A replay of one order reduced to its arithmetic, for timing the same order again with other costs:
 /// every pass in the order the replay timed it, each with the positions of the passes it waits for. Each
 /// pass ends where the replay ends it (its rank's previous pass, its inputs, its cost: the same operations
 /// in the same order), so time_recorded gives time_schedule's timeline to the bit, without looking for
-/// which pass can run next. Filled by time_schedule / time_schedule_twice when asked; left empty for
-/// DualPipeV's programs (PipelineOrder::program), which run otherwise.
+/// which pass can run next. Made by record_schedule (below); left empty for DualPipeV's programs
+/// (PipelineOrder::program), which run otherwise.
 struct RecordedSchedule {
   /// Positions into the replay's finish times: the two below, then pass k at k + kFirstPass.
   static constexpr std::uint32_t kRankStart = 0;  ///< no pass before on the rank: free at 0

@@ -172,8 +172,7 @@ topo::CollectiveEstimate shared_links_estimate(const ParallelPlan& plan, const t
   topo::CollectiveEstimate e = topo::estimate_collective(op, bytes, group, open);
   const std::optional<double> slowdown = fabric_slowdown(plan, cluster, traffic, op, bytes, e);
   if (!slowdown) return topo::estimate_collective(op, bytes, group, cluster);
-  const LatencySplit part = split_latency(e.time_s, e.latency_s);
-  e.time_s = part.latency_s + part.bandwidth_s * *slowdown;
+  e.time_s = slowed_bandwidth(e.time_s, e.latency_s, *slowdown);
   return e;
 }
 

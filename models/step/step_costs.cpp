@@ -36,14 +36,6 @@ namespace {
 // parallelism.
 constexpr int kMaxBuckets = 128;
 
-// A kind of transformer layer (a MoE model's dense first layer or not, a sliding window or not) and the
-// unit that prices it.
-struct LayerKind {
-  bool dense = false;
-  bool windowed = false;
-  int unit = 0;
-};
-
 // Prices one step's pieces (step_costs): the units of every virtual stage, ZeRO-3's per-unit collectives,
 // the pipeline sends, and each pipeline rank's data-parallel collectives and optimizer update. One object
 // per call; price() fills and returns the costs.
@@ -207,15 +199,16 @@ class StepPricer {
   int layer_unit(int layer) {
     const bool dense = layer < dense_layers_;
     const bool windowed = in_.model.is_windowed(layer);
-    int& unit = unit_of_kind_[static_cast<std::size_t>(layer_slot(dense, windowed))];
-    if (unit < 0) unit = new_layer_unit(dense, windowed);
+    const UnitSlot slot = layer_slot(dense, windowed);
+    int& unit = unit_of_kind_[static_cast<std::size_t>(slot)];
+    if (unit < 0) unit = new_layer_unit(slot, dense, windowed);
     return unit;
   }
 
   // A transformer layer's unit of a kind not met before; returns its index.
-  int new_layer_unit(bool dense, bool windowed) {
-    layer_kinds_.push_back(LayerKind{dense, windowed, static_cast<int>(out_.units.size())});
-    out_.units.push_back(transformer_unit(layer_slot(dense, windowed), [&] {
+  int new_layer_unit(UnitSlot slot, bool dense, bool windowed) {
+    const auto index = static_cast<int>(out_.units.size());
+    out_.units.push_back(transformer_unit(slot, [&] {
       const TransformerSpec spec =
           (dense ? in_.model.as_dense_layer() : in_.model).as_attention_layer(windowed);
       const std::string name = std::string(dense ? "dense_" : "") + (windowed ? "windowed_layer" : "layer");
@@ -227,7 +220,7 @@ class StepPricer {
       }
       return u;
     }));
-    return layer_kinds_.back().unit;
+    return index;
   }
 
   // Transformer unit `slot`: priced by price(), or a copy of the one kept for a step priced alike
@@ -361,9 +354,10 @@ class StepPricer {
       price_zero3_unit(out_.units[2], up.head, up.head_tensors, 1);
       // Every layer kind gathers as much as a MoE layer (unit_parameters sizes one MoE layer; the dense
       // first layers are taken at its size, over the dense group, a window adds no weights).
-      for (const LayerKind& k : layer_kinds_) {
-        UnitCost& u = out_.units[static_cast<std::size_t>(k.unit)];
-        if (k.dense) {
+      for (std::size_t slot = 0; slot < unit_of_kind_.size(); ++slot) {
+        if (unit_of_kind_[slot] < 0) continue;  // no layer of this kind
+        UnitCost& u = out_.units[static_cast<std::size_t>(unit_of_kind_[slot])];
+        if (slot >= static_cast<std::size_t>(UnitSlot::dense_layer)) {
           price_zero3_unit(u, up.layer, up.layer_tensors, per_layer);
         } else {
           price_zero3_moe_layer(u, up, per_layer);
@@ -410,26 +404,24 @@ class StepPricer {
     const std::vector<int> layers = stage_layer_counts(in_.model, split);  // once, not once per rank
     // ZeRO 0–2: a rank's cost depends on its parameter tensors alone, and most ranks hold the same ones
     // (the middle of the pipeline): each distinct list is priced once.
-    std::vector<std::pair<std::vector<TensorShape>, int>> priced;  // tensors, the rank priced with them
+    std::vector<int> priced;  // ranks priced, each with tensors no rank before it holds
     for (int s = 0; s < plan_.pp; ++s) {
       StageCost& sc = out_.stages[static_cast<std::size_t>(s)];
-      if (!shards_weights(pl_.zero) && s > 0 && same_rank_tensors(in_.model, split, layers, s - 1, s)) {
-        sc = out_.stages[static_cast<std::size_t>(s - 1)];
-        continue;
+      if (!shards_weights(pl_.zero)) {
+        const auto same = std::find_if(priced.begin(), priced.end(), [&](int r) {
+          return same_rank_tensors(in_.model, split, layers, r, s);
+        });
+        if (same != priced.end()) {
+          sc = out_.stages[static_cast<std::size_t>(*same)];
+          continue;
+        }
+        priced.push_back(s);
       }
       RankTensors held = rank_tensors(in_.model, split, s, layers);
       const double expert_params = elements(held.expert);
       const std::size_t expert_tensors = held.expert.size();
       std::vector<TensorShape> tensors = std::move(held.dense);
       tensors.insert(tensors.end(), held.expert.begin(), held.expert.end());
-      if (!shards_weights(pl_.zero)) {
-        const auto same =
-            std::find_if(priced.begin(), priced.end(), [&](const auto& p) { return p.first == tensors; });
-        if (same != priced.end()) {
-          sc = out_.stages[static_cast<std::size_t>(same->second)];
-          continue;
-        }
-      }
       for (const auto& t : tensors) sc.params += t.elements();
       sc.expert_params = expert_params;
       sc.grad_bytes = sc.params * grad_elem_;
@@ -440,7 +432,6 @@ class StepPricer {
         price_data_parallel(sc);
       }
       price_optimizer(sc, tensors, expert_tensors);
-      if (!shards_weights(pl_.zero)) priced.emplace_back(std::move(tensors), s);
     }
   }
 
@@ -569,7 +560,6 @@ class StepPricer {
   std::optional<topo::ClusterSpec> open_cluster_;             // the uncontended fabric, across nodes
   double grad_elem_ = 0, reduce_elem_ = 0, weight_elem_ = 0;  // bytes per element
   int dense_layers_ = 0;
-  std::vector<LayerKind> layer_kinds_;               // the transformer's layer units
   std::array<int, 4> unit_of_kind_{-1, -1, -1, -1};  // by layer_slot: its unit, -1 before it is met
   mutable std::optional<std::pair<double, double>> grad_norm_;  // the last grad_norm_time: bytes, seconds
   KeptUnitCosts* kept_ = nullptr;  // closed-form pricing: the units kept for steps priced alike

@@ -136,6 +136,11 @@ struct LatencySplit {
   const double latency = std::clamp(latency_s, 0.0, total);
   return {latency, total - latency};
 }
+/// `seconds` with its bandwidth part (split_latency) `factor` times as long, its latency as it was.
+[[nodiscard]] inline double slowed_bandwidth(double seconds, double latency_s, double factor) {
+  const LatencySplit part = split_latency(seconds, latency_s);
+  return part.latency_s + part.bandwidth_s * factor;
+}
 
 /// One unit's pieces and their sums (each sum adds the pieces in order).
 struct UnitCost {

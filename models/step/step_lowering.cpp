@@ -495,7 +495,7 @@ class StepLowering {
       std::optional<sim::Duration> merged;
       for (int li = 0; li < r.count; ++li) {
         const int layer = r.first_layer < 0 ? -1 : r.first_layer + (ps.fwd ? li : r.count - 1 - li);
-        if (!lower_merged_unit(ps, r.unit, layer, merged)) lower_unit(ps, u, layer);
+        if (!lower_merged_unit(ps, r.unit, u, layer, merged)) lower_unit(ps, u, layer);
         ++done;
         if (ps.bucketed) release_buckets(ps, done);
       }
@@ -721,6 +721,9 @@ class StepLowering {
 
   // ---- pieces ----
 
+  // A collective piece of no time is not lowered (lower_piece skips it, the merged sums leave it out).
+  static bool does_work(const CostPiece& pc) { return pc.comm > 0; }
+
   void lower_piece(Pass& ps, Unit& un, const CostPiece& pc) {
     name_.resize(un.prefix);
     switch (pc.kind) {
@@ -728,7 +731,7 @@ class StepLowering {
         lower_kernels(ps, un, pc);
         break;
       case CostPiece::Kind::collective:
-        if (pc.comm <= 0) return;  // an empty collective leaves the unit's first kernel to wait for weights
+        if (!does_work(pc)) return;  // an empty collective leaves the unit's first kernel to wait for weights
         lower_blocking_collective(ps, pc);
         break;
       case CostPiece::Kind::overlapped:
@@ -757,11 +760,11 @@ class StepLowering {
   // lower_unit builds piece by piece: added to the stage's open task (no names built), or a new task named
   // after the unit's first piece that does work, after the pass's entry join where that piece is a
   // collective. Returns false, having done nothing, where lower_unit must lower it.
-  bool lower_merged_unit(Pass& ps, int unit, int layer, std::optional<sim::Duration>& work) {
+  bool lower_merged_unit(Pass& ps, int unit, const UnitCost& u, int layer,
+                         std::optional<sim::Duration>& work) {
     if (!merge_ || n_inst_ != 1 || ps.zero3) return false;
-    const UnitCost& u = costs_.units[at(unit)];
     if (!ps.first_task && open_[idx(0, ps.s)]) {
-      if (!work) work = unit_work(ps, unit);
+      if (!work) work = unit_work(ps, unit, u);
       dag().extend(chain_[idx(0, ps.s)], *work);
       return true;
     }
@@ -770,7 +773,7 @@ class StepLowering {
     if (!wgrad) {
       const auto& pieces = ps.fwd ? u.forward : u.backward;
       const auto it = std::find_if(pieces.begin(), pieces.end(), [](const CostPiece& pc) {
-        return pc.kind != CostPiece::Kind::collective || pc.comm > 0;  // lower_piece skips an empty one
+        return pc.kind != CostPiece::Kind::collective || does_work(pc);
       });
       if (it == pieces.end()) return false;
       first = &*it;
@@ -781,17 +784,16 @@ class StepLowering {
     if (is_first && !compute_first) mark_entries(ps);
     unit_prefix(u, layer);
     name_ += wgrad ? std::string_view("wgrad") : std::string_view(first->name);
-    if (!work) work = unit_work(ps, unit);
+    if (!work) work = unit_work(ps, unit, u);
     serial(0, ps.s, *work, name_);
     if (is_first && compute_first) mark_entry(ps, 0);
     return true;
   }
 
-  // merged_unit_work of costs_.units[unit], kept per unit and pass kind for the passes whose kernels run at
-  // their own speed (no straggler, no gradient buckets beside them): then those two are all it depends on
-  // (split_w_ is the lowering's).
-  sim::Duration unit_work(const Pass& ps, int unit) {
-    const UnitCost& u = costs_.units[at(unit)];
+  // merged_unit_work of `u` (costs_.units[unit]), kept per unit and pass kind for the passes whose kernels
+  // run at their own speed (no straggler, no gradient buckets beside them): then those two are all it depends
+  // on (split_w_ is the lowering's).
+  sim::Duration unit_work(const Pass& ps, int unit, const UnitCost& u) {
     if (compute_scale(ps, 0) != 1.0) return merged_unit_work(ps, u);
     std::optional<sim::Duration>& kept =
         unit_work_[at(unit) * kPassKinds + static_cast<std::size_t>(ps.x.kind)];
@@ -810,7 +812,7 @@ class StepLowering {
           sum += kernel_work(ps, pc, 0);
           break;
         case CostPiece::Kind::collective:
-          if (pc.comm > 0) sum += dur(pc.comm);  // lower_piece skips an empty one
+          if (does_work(pc)) sum += dur(pc.comm);
           break;
         case CostPiece::Kind::overlapped:
           sum += overlapped_work(ps, pc, 0);

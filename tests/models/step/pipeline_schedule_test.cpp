@@ -216,8 +216,7 @@ TEST_CASE("a recorded replay times the same order with other costs as the replay
   // Recorded on the two-rank example above (F = 1, B = 2, hand-overs 0.25), timed with F = 2, B = 3 and
   // hand-overs 0.5: F(0) 0–2, F(1) 2.5–4.5, B(1) 4.5–7.5, B(0) 8–11.
   const PipelineOrder small = pipeline_schedule(Schedule::one_f_one_b, 2, 1);
-  RecordedSchedule recorded;
-  (void)time_schedule(small, 2, 1, 1, PassTimes{{1, 1}, {2, 2}, {}, 0.25}, nullptr, &recorded);
+  const RecordedSchedule recorded = record_schedule(small, 2, 1, 1);
   REQUIRE(recorded.passes.size() == 4);
   const ScheduleTimeline slower = time_recorded(recorded, PassTimes{{2, 2}, {3, 3}, {}, 0.5});
   CHECK(slower.rank_end == std::vector<double>{11.0, 7.5});
@@ -253,8 +252,8 @@ TEST_CASE("a recorded replay times the same order with other costs as the replay
     const PipelineOrder order = pipeline_schedule(s.kind, s.p, s.m, s.v);
     const int nvs = s.p * s.v;
     const PassTimes first = uneven(nvs, true);
-    RecordedSchedule r;
-    const ScheduleTimeline as_recorded = time_schedule(order, s.p, s.m, s.v, first, nullptr, &r);
+    const RecordedSchedule r = record_schedule(order, s.p, s.m, s.v);
+    const ScheduleTimeline as_recorded = time_schedule(order, s.p, s.m, s.v, first);
     REQUIRE(!r.empty());
     CHECK(time_recorded(r, first).rank_end == as_recorded.rank_end);
     for (const bool extra : {false, true}) {
@@ -268,21 +267,15 @@ TEST_CASE("a recorded replay times the same order with other costs as the replay
       CHECK(got.timeline.grads_from == want.grads_from);
       CHECK(got.timeline.grads_ready == want.grads_ready);
       CHECK(got.other_rank_end == time_schedule(order, s.p, s.m, s.v, b).rank_end);
-      CHECK(time_recorded(r, a).grads_ready == want.grads_ready);
-      // The walk that only records makes the same recording.
-      const ScheduleTimeline walked = time_recorded(record_schedule(order, s.p, s.m, s.v), a);
-      CHECK(walked.rank_end == want.rank_end);
-      CHECK(walked.rank_busy == want.rank_busy);
-      CHECK(walked.grads_from == want.grads_from);
-      CHECK(walked.grads_ready == want.grads_ready);
+      const ScheduleTimeline alone = time_recorded(r, a);
+      CHECK(alone.rank_end == want.rank_end);
+      CHECK(alone.rank_busy == want.rank_busy);
+      CHECK(alone.grads_from == want.grads_from);
+      CHECK(alone.grads_ready == want.grads_ready);
     }
   }
 
   // DualPipeV runs its program, which is not recorded.
-  RecordedSchedule none;
-  (void)time_schedule(pipeline_schedule(Schedule::dualpipev, 2, 4, 2), 2, 4, 2, uneven(4, false), nullptr,
-                      &none);
-  CHECK(none.empty());
   CHECK(record_schedule(pipeline_schedule(Schedule::dualpipev, 2, 4, 2), 2, 4, 2).empty());
   // An order that is not the schedule's (rank 0 runs its backward before its forward) records nothing.
   PipelineOrder broken = pipeline_schedule(Schedule::one_f_one_b, 2, 1);
