@@ -262,8 +262,6 @@ TEST_CASE("a ring reduce-scatter's latency at 16,384 ranks is NCCL's split of in
   REQUIRE(e.algo == CollectiveAlgo::ring);
   REQUIRE(e.protocol == CollectiveProtocol::simple);
   CHECK(e.latency_s == doctest::Approx(71666e-6).epsilon(1e-9));
-  const double nccl_simple = 8.4e-6 + 14336 * 3.4e-6 + 2047 * 14e-6;
-  CHECK(e.latency_s / nccl_simple == doctest::Approx(71666.0 / 77408.4).epsilon(1e-3));
   c.node.comm.ll_bandwidth_fraction = 0.5;
   c.node.comm.ll_latency_fraction = 0.35;
   const CollectiveEstimate ll = estimate_collective(CollectiveOp::reduce_scatter, 1 << 20, g, c);
