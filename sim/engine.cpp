@@ -18,6 +18,10 @@ namespace trainsim::sim {
 namespace {
 constexpr unsigned kSlotBits = 24;
 constexpr std::uint64_t kSlotMask = (std::uint64_t{1} << kSlotBits) - 1;
+// The slot of the event whose key is `key` (its low kSlotBits bits).
+constexpr std::uint32_t slot_index(std::uint64_t key) {
+  return static_cast<std::uint32_t>(key & kSlotMask);
+}
 constexpr std::uint64_t kMaxSeq = std::uint64_t{1} << (64 - kSlotBits);
 // Callbacks fetched at once, when a bucket this small is moved to lower buckets: its entries are the next to
 // run. Enough to keep the memory system's queues full: fewer measured slower at 1M pending and more no
@@ -219,7 +223,7 @@ bool Engine::cancel(EventId id) {
 void Engine::compact() {
   // Whether e stays queued: when its event was cancelled, its slot is freed instead.
   const auto stays = [this](const Entry e) {
-    const auto index = static_cast<std::uint32_t>(e.key & kSlotMask);
+    const auto index = slot_index(e.key);
     Slot& s = slot(index);
     if (!s.cancelled) return true;
     s.seq = 0;
@@ -347,7 +351,7 @@ void Engine::mark_empty(std::size_t b) {
 Engine::Slot& Engine::pushed(Entry e) {
   ++queued_;
   ++next_seq_;
-  return slot(static_cast<std::uint32_t>(e.key & kSlotMask));
+  return slot(slot_index(e.key));
 }
 
 Engine::Slot& Engine::push(Entry e) {
@@ -517,7 +521,7 @@ void Engine::start_run(std::size_t size) {
   run_fast_end_ = run_end_;  // the early heap is empty: the run is only made once it is
   last_ = run_end_[-1];
   for (std::size_t i = 0; i < std::min(kRunPrefetch, size); ++i)
-    __builtin_prefetch(&slot(static_cast<std::uint32_t>(run_next_[i].key & kSlotMask)));
+    __builtin_prefetch(&slot(slot_index(run_next_[i].key)));
 }
 
 void Engine::clear_run() {
@@ -584,11 +588,16 @@ Engine::Entry Engine::restart_point() const {
   return Entry{now_.ps(), 0};
 }
 
+Engine::Entry Engine::take_from_run() {
+  const Entry e = *run_next_++;
+  __builtin_prefetch(&slot(slot_index(run_next_[kRunPrefetch - 1].key)));
+  return e;
+}
+
 Engine::Entry Engine::pop_run() {
   Entry e;
   if (run_next_ != run_end_ && (early_.empty() || before(*run_next_, early_.front()))) {
-    e = *run_next_++;
-    __builtin_prefetch(&slot(static_cast<std::uint32_t>(run_next_[kRunPrefetch - 1].key & kSlotMask)));
+    e = take_from_run();
     if (run_next_ == run_end_) clear_run();
   } else {
     std::ranges::pop_heap(early_, later);
@@ -615,8 +624,7 @@ Engine::Entry Engine::pop_slow() {
   // When they are few, fetch all their callbacks now, so their cache misses overlap instead of costing one
   // by one.
   if (bucket.size() <= kPrefetchAtMost) {
-    for (const Entry moved : bucket)
-      __builtin_prefetch(&slot(static_cast<std::uint32_t>(moved.key & kSlotMask)));
+    for (const Entry moved : bucket) __builtin_prefetch(&slot(slot_index(moved.key)));
   }
   // Two plain loops around e (the appends go to other buckets, never this one): one that skips e would
   // reload the bucket's size on every append (aliasing) and cost ~10 % at 1k pending events.
@@ -630,7 +638,7 @@ Engine::Entry Engine::pop_slow() {
 }
 
 void Engine::prefetch_top() {
-  __builtin_prefetch(&slot(static_cast<std::uint32_t>(top().key & kSlotMask)));
+  __builtin_prefetch(&slot(slot_index(top().key)));
 }
 
 void Engine::run_taken() {
@@ -646,9 +654,8 @@ void Engine::step() {
   Entry e;
   if (run_next_ < run_fast_end_) [[likely]] {
     // The run's next entry, no early entry waiting: the common case, kept small. Its callback was fetched
-    // kRunPrefetch entries ago; fetch the one kRunPrefetch later (the buffer's padding covers the end).
-    e = *run_next_++;
-    __builtin_prefetch(&slot(static_cast<std::uint32_t>(run_next_[kRunPrefetch - 1].key & kSlotMask)));
+    // kRunPrefetch entries ago; fetch the one kRunPrefetch later.
+    e = take_from_run();
     --queued_;
     if (run_next_ == run_end_) [[unlikely]]
       run_taken();
@@ -658,7 +665,7 @@ void Engine::step() {
     // are fetched kRunPrefetch events ahead already).
     if (!ahead() && queued_ != 0) prefetch_top();
   }
-  const auto index = static_cast<std::uint32_t>(e.key & kSlotMask);
+  const auto index = slot_index(e.key);
   Slot& s = slot(index);
   if (s.cancelled) {
     --cancelled_queued_;

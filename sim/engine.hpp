@@ -173,6 +173,9 @@ class Engine {
   [[gnu::noinline]] void run_taken();
   // What last_ becomes when the queue runs dry.
   [[nodiscard]] inline Entry restart_point() const;
+  // Takes the run's next entry and fetches the callback kRunPrefetch entries on (the buffer's padding
+  // covers the run's end). Precondition: the run is not empty.
+  inline Entry take_from_run();
   // Takes the next entry of the run or the early heap. Precondition: ahead().
   inline Entry pop_run();
   // Empties the run (its buffer stays).
