@@ -135,14 +135,15 @@ TEST_CASE("b300 and gb300 carry the HGX B300 and GB300 NVL72 datasheets per GPU,
 }
 
 TEST_CASE("a GPU preset's validation mark names its data, and presets never checked against data have none") {
-  for (const char* name : {"h100-sxm", "a100-sxm4-80gb", "b200", "h200-sxm"}) {
+  for (const char* name : {"h100-sxm", "a100-sxm4-80gb", "b200", "h200-sxm", "gb200", "gb300"}) {
     CAPTURE(name);
     CHECK_FALSE(gpu_preset(name).validation.empty());
   }
   CHECK(gpu_preset("h100-sxm").validation.find("FlashAttention-3") != std::string::npos);
   CHECK(gpu_preset("a100-sxm4-80gb").validation.find("vTrain") != std::string::npos);
+  CHECK(gpu_preset("gb200").validation.find("MCORE26-T11") != std::string::npos);
   for (const char* name :
-       {"h800-sxm", "gb200", "gb300", "b300", "a100-sxm4-40gb", "l40s", "mi300x", "v100-sxm2-32gb"}) {
+       {"h800-sxm", "b300", "a100-sxm4-40gb", "l40s", "mi300x", "v100-sxm2-32gb"}) {
     CAPTURE(name);
     CHECK(gpu_preset(name).validation.empty());
   }
