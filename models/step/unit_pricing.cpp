@@ -42,7 +42,8 @@ bool deduplicated(const CommCost& c, const Framework& fw) {
 // One collective of an op list on its group.
 topo::CollectiveEstimate estimate(const CommCost& c, const topo::CommGroup& group,
                                   const topo::ClusterSpec& cluster, const Framework& fw) {
-  if (deduplicated(c, fw)) return topo::deduplicated_all_to_all(c.bytes, c.copies, group, cluster);
+  if (c.group == CommGroup::ep && c.collective == Collective::all_to_all)
+    return expert_all_to_all_estimate(c.bytes, c.copies, fw.moe_dispatcher, group, cluster);
   return topo::estimate_collective(to_topo(c.collective), c.bytes, group, cluster);
 }
 
@@ -454,6 +455,13 @@ double pipeline_chunk_exposure(double gemm_s, double comm_s, int splits) {
 double ring_exchange_exposure(double gemm_s, double comm_s, std::int64_t ranks) {
   const double chunk = gemm_s / static_cast<double>(ranks);
   return std::clamp(comm_s - (gemm_s - chunk), 0.0, chunk);
+}
+
+topo::CollectiveEstimate expert_all_to_all_estimate(double bytes, double copies, MoeDispatcher dispatcher,
+                                                    const topo::CommGroup& group,
+                                                    const topo::ClusterSpec& cluster) {
+  if (deduplicates_nodes(dispatcher)) return topo::deduplicated_all_to_all(bytes, copies, group, cluster);
+  return topo::estimate_collective(topo::CollectiveOp::all_to_all, bytes, group, cluster);
 }
 
 UnitCost price_unit(std::string name, const LayerOps& ops, const StepInput& in, const Communicators& g,
