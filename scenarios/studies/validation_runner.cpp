@@ -11,10 +11,13 @@
 #include <numeric>
 #include <sstream>
 #include <tuple>
+#include <utility>
 
 #include "models/report/summary.hpp"
+#include "models/step/unit_pricing.hpp"
 #include "models/workload/attention_kernel.hpp"
 #include "scenarios/collective_case.hpp"
+#include "scenarios/dispatch_case.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/shipped_data.hpp"
 #include "scenarios/studies/simulation.hpp"
@@ -62,6 +65,36 @@ void run_collective_case(const std::string& file, CaseResult& r) {
   MetricCheck& check = r.checks.back();
   check.predicted = topo::bus_bandwidth(c.op, c.bytes, n, t);
   check.error = model::relative_error(check.predicted, c.busbw);
+}
+
+// A dispatch case (scenarios/dispatch_case.hpp) is predicted by the function the step prices its MoE
+// all-to-alls with (model::expert_all_to_all_estimate, the closed form), on the expert group the placement
+// gives the case's whole cluster.
+void run_dispatch_case(const std::string& file, CaseResult& r) {
+  const DispatchCase c = load_dispatch_case_file(file);
+  r.name = c.name;
+  r.source = c.source;
+  r.gpu = c.cluster.node.gpu.name;
+  r.checks.push_back(
+      {.metric = "time", .measured = c.time, .predicted = kNaN, .error = kNaN, .tolerance = c.tolerance});
+  const topo::CommGroup group = topo::Placement({c.ep}, c.cluster).group(0, 0);
+  MetricCheck& check = r.checks.back();
+  check.predicted = model::expert_all_to_all_estimate(c.slot_bytes(), static_cast<double>(c.top_k),
+                                                      c.dispatcher, group, c.cluster)
+                        .time_s;
+  check.error = model::relative_error(check.predicted, c.time);
+}
+
+// Runs a case of one component (a collective or a dispatch) with `run`; a file that does not load is a
+// failed case with the reason.
+template <class Run>
+CaseResult run_component_case(CaseResult r, Run run) {
+  try {
+    run(r.file, r);
+  } catch (const InputError& e) {
+    r.failure = std::string("does not load: ") + e.what();
+  }
+  return r;
 }
 
 }  // namespace
@@ -114,14 +147,8 @@ std::string parallel_style(const Scenario& s) {
 
 CaseResult run_case(const std::string& file, const ValidationOptions& options, PresetLibrary* presets) {
   CaseResult r{.file = file, .name = fs::path(file).stem().string(), .group = group_of(file)};
-  if (is_collective_case_file(file)) {
-    try {
-      run_collective_case(file, r);
-    } catch (const InputError& e) {
-      r.failure = std::string("does not load: ") + e.what();
-    }
-    return r;
-  }
+  if (is_collective_case_file(file)) return run_component_case(std::move(r), run_collective_case);
+  if (is_dispatch_case_file(file)) return run_component_case(std::move(r), run_dispatch_case);
   Scenario s;
   try {
     s = load_scenario_file(file, {}, presets);
