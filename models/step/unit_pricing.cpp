@@ -33,10 +33,10 @@ topo::CollectiveOp to_topo(Collective c) {
   return topo::CollectiveOp::all_reduce;
 }
 
-// The MoE all-to-all under a flex dispatcher backend (DeepEP, HybridEP): sent once per destination node.
+// The MoE all-to-all under a flex dispatcher backend (DeepEP, HybridEP): token-based, with no flow lowering.
 bool deduplicated(const CommCost& c, const Framework& fw) {
   return c.group == CommGroup::ep && c.collective == Collective::all_to_all &&
-         deduplicates_nodes(fw.moe_dispatcher);
+         token_based(fw.moe_dispatcher);
 }
 
 // One collective of an op list on its group.
@@ -460,7 +460,7 @@ double ring_exchange_exposure(double gemm_s, double comm_s, std::int64_t ranks) 
 topo::CollectiveEstimate expert_all_to_all_estimate(double bytes, double copies, MoeDispatcher dispatcher,
                                                     const topo::CommGroup& group,
                                                     const topo::ClusterSpec& cluster) {
-  if (deduplicates_nodes(dispatcher)) return topo::deduplicated_all_to_all(bytes, copies, group, cluster);
+  if (token_based(dispatcher)) return topo::deduplicated_all_to_all(bytes, copies, group, cluster);
   return topo::estimate_collective(topo::CollectiveOp::all_to_all, bytes, group, cluster);
 }
 
