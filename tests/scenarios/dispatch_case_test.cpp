@@ -3,7 +3,6 @@
 
 #include <doctest/doctest.h>
 
-#include <fstream>
 #include <string>
 
 #include "sim/error.hpp"
@@ -14,13 +13,6 @@ using namespace trainsim::scenario;
 
 namespace {
 
-std::string write_case(const trainsim::testing::TempDir& dir, const std::string& name,
-                       const std::string& text) {
-  const std::string path = dir.file(name);
-  std::ofstream(path) << text;
-  return path;
-}
-
 std::string errors_of(const std::string& path) {
   try {
     (void)load_dispatch_case_file(path);
@@ -30,7 +22,7 @@ std::string errors_of(const std::string& path) {
   return "";
 }
 
-// A valid case's dispatch block with one key's value replaced (or a key added) by `edit`.
+// The shape keys of a valid dispatch block, and a valid measured block.
 const std::string kShape =
     "tokens: 4096, hidden: 7168, top_k: 8, experts: 256, bytes_per_element: 2, op: dispatch";
 const std::string kMeasured = "measured: {source: s, time: \"661 us\"}\n";
@@ -62,9 +54,9 @@ TEST_CASE("a scenario and a collective case are not dispatch cases") {
 
 TEST_CASE("an unknown key in a dispatch case is an error with its line, column and key path") {
   const trainsim::testing::TempDir dir;
-  const std::string path = write_case(
-      dir, "unknown.yaml",
-      "dispatch: {node: dgx-h100, ep: 8, dispatcher: hybridep, " + kShape + ", top_kk: 8}\n" + kMeasured);
+  const std::string path =
+      dir.write("unknown.yaml", "dispatch: {node: dgx-h100, ep: 8, dispatcher: hybridep, " + kShape +
+                                    ", top_kk: 8}\n" + kMeasured);
   const std::string e = errors_of(path);
   CHECK(e.find(":1:") != std::string::npos);
   CHECK(e.find("dispatch.top_kk") != std::string::npos);
@@ -73,8 +65,8 @@ TEST_CASE("an unknown key in a dispatch case is an error with its line, column a
 
 TEST_CASE("the all-gather dispatcher, an unknown op and a time without its unit are each reported") {
   const trainsim::testing::TempDir dir;
-  const std::string path = write_case(
-      dir, "bad.yaml",
+  const std::string path = dir.write(
+      "bad.yaml",
       "dispatch: {node: dgx-h100, ep: 8, dispatcher: allgather, tokens: 4096, hidden: 7168, top_k: 8, "
       "experts: 256, bytes_per_element: 2, op: shuffle}\n"
       "measured: {source: s, time: 661}\n");
@@ -89,16 +81,16 @@ TEST_CASE("ep other than the cluster's GPUs, experts that do not split, top_k ab
   const trainsim::testing::TempDir dir;
   // 2 nodes of 8 GPUs are 16 ranks, not 8; 100 experts over 8 ranks is 12.5 each.
   std::string path =
-      write_case(dir, "ep.yaml",
-                 "dispatch: {node: dgx-h100, nodes: 2, ep: 8, dispatcher: alltoall, tokens: 4096, "
-                 "hidden: 7168, top_k: 8, experts: 100, bytes_per_element: 2, op: combine}\n" +
-                     kMeasured);
+      dir.write("ep.yaml",
+                "dispatch: {node: dgx-h100, nodes: 2, ep: 8, dispatcher: alltoall, tokens: 4096, "
+                "hidden: 7168, top_k: 8, experts: 100, bytes_per_element: 2, op: combine}\n" +
+                    kMeasured);
   std::string e = errors_of(path);
   CHECK(e.find("dispatch.ep") != std::string::npos);
   CHECK(e.find("= 16, not 8") != std::string::npos);
   CHECK(e.find("dispatch.experts") != std::string::npos);
-  path = write_case(
-      dir, "topk.yaml",
+  path = dir.write(
+      "topk.yaml",
       "dispatch: {node: dgx-h100, ep: 8, dispatcher: deepep, tokens: 4096, hidden: 7168, top_k: 16, "
       "experts: 8, bytes_per_element: 2, op: dispatch}\n" +
           kMeasured);
@@ -110,9 +102,8 @@ TEST_CASE("ep other than the cluster's GPUs, experts that do not split, top_k ab
 TEST_CASE("more GPUs per node than the node preset has is refused at the key") {
   const trainsim::testing::TempDir dir;
   const std::string path =
-      write_case(dir, "gpn.yaml",
-                 "dispatch: {node: dgx-h100, gpus_per_node: 16, ep: 16, dispatcher: alltoall, " + kShape +
-                     "}\n" + kMeasured);
+      dir.write("gpn.yaml", "dispatch: {node: dgx-h100, gpus_per_node: 16, ep: 16, dispatcher: alltoall, " +
+                                kShape + "}\n" + kMeasured);
   const std::string e = errors_of(path);
   CHECK(e.find("dispatch.gpus_per_node") != std::string::npos);
   CHECK(e.find("has 8 GPUs") != std::string::npos);
@@ -120,7 +111,7 @@ TEST_CASE("more GPUs per node than the node preset has is refused at the key") {
 
 TEST_CASE("a dispatch case without its shape or measured: is refused, naming each missing key") {
   const trainsim::testing::TempDir dir;
-  const std::string path = write_case(dir, "missing.yaml", "dispatch: {node: dgx-h100, ep: 8}\n");
+  const std::string path = dir.write("missing.yaml", "dispatch: {node: dgx-h100, ep: 8}\n");
   const std::string e = errors_of(path);
   CHECK(e.find("dispatch.dispatcher") != std::string::npos);
   CHECK(e.find("dispatch.top_k") != std::string::npos);
