@@ -35,8 +35,7 @@ topo::CollectiveOp to_topo(Collective c) {
 
 // The MoE all-to-all under a flex dispatcher backend (DeepEP, HybridEP): token-based, with no flow lowering.
 bool deduplicated(const CommCost& c, const Framework& fw) {
-  return c.group == CommGroup::ep && c.collective == Collective::all_to_all &&
-         token_based(fw.moe_dispatcher);
+  return c.group == CommGroup::ep && c.collective == Collective::all_to_all && token_based(fw.moe_dispatcher);
 }
 
 // One collective of an op list on its group.
