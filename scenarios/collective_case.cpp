@@ -1,48 +1,29 @@
+// Collective validation cases (see collective_case.hpp).
 #include "scenarios/collective_case.hpp"
 
 #include <filesystem>
-#include <fstream>
 
-#include "scenarios/presets.hpp"
+#include "scenarios/component_case.hpp"
 #include "scenarios/yaml_tree.hpp"
-#include "sim/error.hpp"
 
 namespace trainsim::scenario {
 
 bool is_collective_case_file(const std::string& path) {
-  std::ifstream in(path);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("collective:", 0) == 0) return true;
-  }
-  return false;
+  return has_top_level_key(path, "collective");
 }
 
 CollectiveCase load_collective_case_file(const std::string& path) {
+  const YamlValue root = read_case_tree(path);
   Diagnostics d;
-  const std::optional<std::string> text = read_text_file(path, d);
-  d.throw_if_any();
-  const std::optional<YamlValue> root = parse_yaml_tree(*text, path, d);
-  d.throw_if_any();
   CollectiveCase out;
   out.name = std::filesystem::path(path).stem().string();
-  MapReader top(d, *root, "", {"name", "collective", "measured"});
+  MapReader top(d, root, "", {"name", "collective", "measured"});
   top.require({"collective", "measured"});
   top.string("name", out.name);
   if (const YamlValue* c = top.get("collective")) {
     MapReader r(d, *c, "collective", {"node", "nodes", "gpus_per_node", "op", "size", "algo"});
     r.require({"node", "op", "size"});
-    std::string node;
-    r.string("node", node);
-    if (!node.empty()) {
-      try {
-        out.cluster.node = node_preset(node);
-      } catch (const InputError& e) {
-        d.add(*r.get("node"), "collective.node", e.what());
-      }
-    }
-    out.cluster.nodes = 1;
-    r.count("nodes", out.cluster.nodes, 1, 1e6);
-    r.count("gpus_per_node", out.cluster.gpus_per_node, 1, 1024);
+    out.cluster = read_case_cluster(r, d, "collective");
     r.quantity("size", out.bytes, Dimension::bytes);
     std::string op;
     r.string("op", op);

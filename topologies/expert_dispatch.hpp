@@ -1,10 +1,28 @@
 #pragma once
-// MoE token dispatch that deduplicates across nodes: DeepEP's normal (training) kernels and Megatron-Core's
-// HybridEP backend (its flex dispatcher, --moe-token-dispatcher-type flex). A token bound for several
-// experts on one remote node crosses the network once, to the GPU of the same local index there, and is
-// fanned out to its experts over NVLink (DeepEP README, "normal kernels": NVLink-to-RDMA forwarding;
-// DeepSeek-V3 technical report, arXiv:2412.19437, Sec. 3.2.2). The RDMA and NVLink legs run pipelined in
-// chunks, so the slower sets the time. A node here is an NVLink domain (gb200-nvl72's node is its rack).
+// Token-based MoE dispatch: DeepEP's normal (training) kernels and Megatron-Core's HybridEP backend (its flex
+// dispatcher, --moe-token-dispatcher-type flex). Where the all-to-all dispatcher permutes every token into
+// top_k copies and sends each copy to its expert's GPU, these send a token to each destination GPU once and
+// let the receiver expand it to its local experts; the combine returns one row per token and destination
+// GPU, already reduced over that GPU's experts:
+//  - DeepEP (deep_ep/buffers/legacy.py, csrc/kernels/legacy/layout.cu, intranode.cu): get_dispatch_layout
+//    marks is_token_in_rank[token, rank] when any of the token's top_k experts lives on the rank and counts
+//    num_tokens_per_rank as those marks; the dispatch kernel's sender skips a token whose mark is false and
+//    copies its hidden row once per marked rank, with its top_k indices rewritten to the receiver's local
+//    experts (-1 for the others). Megatron-Core's _DeepepManager (megatron/core/transformer/moe/
+//    token_dispatcher.py, fused_a2a.py) permutes the received tokens to the local experts only after the
+//    dispatch (get_permuted_hidden_states_by_experts) and unpermutes them back to one row per received token
+//    before the combine (get_restored_hidden_states_by_experts).
+//  - HybridEP (DeepEP's hybrid-ep branch, csrc/hybrid_ep/backend/hybrid_ep_backend.cuh): the expert buffer
+//    of a rank holds each token once "if there are multiple expert on this rank"; attn_to_rdma_map marks a
+//    token for each other node once.
+//  - Megatron-Core's MoE report (arXiv:2603.07685, Sec. 4.2.2): token-based dispatch "eliminates the
+//    permutation step and avoids sending redundant tokens"; inter-node, HybridEP sends to the GPU of the same
+//    local index on each node, which forwards within its node.
+// Across nodes a token bound for several GPUs of one remote node crosses the network once, to the GPU of the
+// same local index there, and is fanned out over NVLink (DeepEP README, "normal kernels": NVLink-to-RDMA
+// forwarding; DeepSeek-V3 technical report, arXiv:2412.19437, Sec. 3.2.2). The RDMA and NVLink legs run
+// pipelined in chunks, so the slower sets the time. A node here is an NVLink domain (gb200-nvl72's node is
+// its rack).
 #include <cstdint>
 
 #include "topologies/cluster_spec.hpp"
@@ -12,19 +30,31 @@
 
 namespace trainsim::topo {
 
-/// The expected number of distinct nodes other than the sender's among a token's `copies` destinations,
-/// each an expert spread evenly over `nodes` nodes and picked independently (balanced routing):
-/// (nodes − 1)·(1 − (1 − 1/nodes)^copies). 0 on one node.
-[[nodiscard]] double expected_remote_nodes(double copies, std::int64_t nodes);
+/// The expected number of distinct places other than the sender's own among a token's `copies`
+/// destinations, each place (a node, or a GPU) holding an even share of the experts and each copy's expert
+/// picked independently (balanced routing): (places − 1)·(1 − (1 − 1/places)^copies). 0 with one place.
+/// (Top-k picks distinct experts, which makes the places slightly less likely to repeat: for 8 of 256
+/// experts on 8 GPUs, a GPU is missed with probability C(224, 8)/C(256, 8) = 0.338 against (7/8)^8 = 0.344.)
+[[nodiscard]] double expected_other_destinations(double copies, std::int64_t places);
 
-/// Bytes one rank sends over the network in a deduplicating dispatch: `bytes` (what the plain all-to-all
-/// sends per rank, every copy of every token) / `copies` × expected_remote_nodes(copies, group.nodes).
+/// Bytes one rank sends over the network in a token-based dispatch: `bytes` (what the plain all-to-all
+/// sends per rank, every copy of every token) / `copies` × expected_other_destinations(copies, group.nodes).
 [[nodiscard]] double deduplicated_network_bytes(double bytes, double copies, const CommGroup& group);
 
-/// The dispatch (or combine: the same bytes back) over `group`: the network leg, each rank sending
+/// The NVLink leg of a token-based dispatch as an all-to-all size over a node's ranks of the group
+/// (estimate_collective's convention: a rank's bytes for every rank of the node, its own share included):
+/// each token once to each of its distinct destination GPUs among the group's n, expected
+/// expected_other_destinations(copies, n) · n/(n − 1) of them with its own GPU: `bytes` / `copies` × that.
+/// A destination is reached from the GPU of the token's local index on its node (the sender on its own
+/// node, the network leg's receiver on another), so the node's all-to-all moves (k − 1)/k of it, k the
+/// group's ranks on a node; on one node that is bytes / copies × expected_other_destinations(copies, k).
+[[nodiscard]] double token_based_nvlink_size(double bytes, double copies, const CommGroup& group);
+
+/// The dispatch (or combine: the same bytes back) over `group`. On one node (an NVLink domain), the
+/// all-to-all of token_based_nvlink_size. Across nodes, the network leg, each rank sending
 /// deduplicated_network_bytes to one GPU on each other node (every GPU of the node at once, sharing its
-/// NICs), and the NVLink leg, every copy crossing the node's switch once; the slower of the two, with the
-/// network leg's latency. On one node, or with one copy a token, the plain all-to-all.
+/// NICs), and the NVLink leg, the node's all-to-all of token_based_nvlink_size; the slower of the two, with
+/// the network leg's latency. With one copy a token, the plain all-to-all.
 [[nodiscard]] CollectiveEstimate deduplicated_all_to_all(double bytes, double copies, const CommGroup& group,
                                                          const ClusterSpec& cluster);
 

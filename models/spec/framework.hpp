@@ -81,10 +81,10 @@ constexpr std::string_view to_string(GradientStaging staging) {
 ///    routing probabilities and expert map, runs its own experts on the tokens routed to them, and
 ///    reduce-scatters the outputs back (MoEAllGatherTokenDispatcher). Its traffic does not grow with top_k;
 ///  - deepep, hybridep: the flex dispatcher (--moe-token-dispatcher-type flex, --moe-flex-dispatcher-backend
-///    deepep | hybridep): the all-to-all's slots, but a token crosses the network once per destination node
-///    and fans out over NVLink there (topologies/expert_dispatch.hpp). DeepEP's kernels come from DeepSeek
-///    (H800/H100 nodes of 8), HybridEP is NVIDIA's for NVLink domains of up to 72 GPUs; both are priced by
-///    the same transport rule.
+///    deepep | hybridep): token-based, a token sent to each destination GPU once (not once per top_k
+///    slot) and, across nodes, over the network once per destination node, fanned out over NVLink there
+///    (topologies/expert_dispatch.hpp). DeepEP's kernels come from DeepSeek (H800/H100 nodes of 8), HybridEP
+///    is NVIDIA's for NVLink domains of up to 72 GPUs; both are priced by the same transport rule.
 enum class MoeDispatcher : std::uint8_t { all_to_all, all_gather, deepep, hybridep };
 
 /// The scenario's names (`framework.moe_dispatcher: allgather`), Megatron-Core's spelling.
@@ -92,8 +92,8 @@ inline constexpr EnumNames<MoeDispatcher, 4> kMoeDispatcherNames{{{"alltoall", M
                                                                   {"allgather", MoeDispatcher::all_gather},
                                                                   {"deepep", MoeDispatcher::deepep},
                                                                   {"hybridep", MoeDispatcher::hybridep}}};
-/// The flex dispatcher's backends: slots sent once per destination node.
-constexpr bool deduplicates_nodes(MoeDispatcher d) {
+/// The flex dispatcher's backends: a token sent once per destination GPU and per destination node.
+constexpr bool token_based(MoeDispatcher d) {
   return d == MoeDispatcher::deepep || d == MoeDispatcher::hybridep;
 }
 constexpr std::string_view to_string(MoeDispatcher d) {

@@ -33,16 +33,16 @@ topo::CollectiveOp to_topo(Collective c) {
   return topo::CollectiveOp::all_reduce;
 }
 
-// The MoE all-to-all under a flex dispatcher backend (DeepEP, HybridEP): sent once per destination node.
+// The MoE all-to-all under a flex dispatcher backend (DeepEP, HybridEP): token-based, with no flow lowering.
 bool deduplicated(const CommCost& c, const Framework& fw) {
-  return c.group == CommGroup::ep && c.collective == Collective::all_to_all &&
-         deduplicates_nodes(fw.moe_dispatcher);
+  return c.group == CommGroup::ep && c.collective == Collective::all_to_all && token_based(fw.moe_dispatcher);
 }
 
 // One collective of an op list on its group.
 topo::CollectiveEstimate estimate(const CommCost& c, const topo::CommGroup& group,
                                   const topo::ClusterSpec& cluster, const Framework& fw) {
-  if (deduplicated(c, fw)) return topo::deduplicated_all_to_all(c.bytes, c.copies, group, cluster);
+  if (c.group == CommGroup::ep && c.collective == Collective::all_to_all)
+    return expert_all_to_all_estimate(c.bytes, c.copies, fw.moe_dispatcher, group, cluster);
   return topo::estimate_collective(to_topo(c.collective), c.bytes, group, cluster);
 }
 
@@ -454,6 +454,13 @@ double pipeline_chunk_exposure(double gemm_s, double comm_s, int splits) {
 double ring_exchange_exposure(double gemm_s, double comm_s, std::int64_t ranks) {
   const double chunk = gemm_s / static_cast<double>(ranks);
   return std::clamp(comm_s - (gemm_s - chunk), 0.0, chunk);
+}
+
+topo::CollectiveEstimate expert_all_to_all_estimate(double bytes, double copies, MoeDispatcher dispatcher,
+                                                    const topo::CommGroup& group,
+                                                    const topo::ClusterSpec& cluster) {
+  if (token_based(dispatcher)) return topo::deduplicated_all_to_all(bytes, copies, group, cluster);
+  return topo::estimate_collective(topo::CollectiveOp::all_to_all, bytes, group, cluster);
 }
 
 UnitCost price_unit(std::string name, const LayerOps& ops, const StepInput& in, const Communicators& g,

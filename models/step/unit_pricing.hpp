@@ -10,8 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "models/spec/framework.hpp"
 #include "models/step/communicators.hpp"
 #include "models/step/step_costs.hpp"
+#include "topologies/cluster_spec.hpp"
+#include "topologies/collective_cost.hpp"
 
 namespace trainsim::model {
 
@@ -41,6 +44,18 @@ namespace trainsim::model {
 /// transfer, c/(n − 1); the last GEMM chunk runs alone: max(g·(n − 1)/n, c) + g/n, which exceeds max(g, c)
 /// by c − g·(n − 1)/n, kept between 0 and g/n.
 [[nodiscard]] double ring_exchange_exposure(double gemm_s, double comm_s, std::int64_t ranks);
+
+/// An expert-parallel all-to-all (a MoE block's dispatch or combine, forward or backward) of `bytes` per
+/// rank, the `copies` slots of each token among them, over `group` as `dispatcher` sends it, on the closed
+/// form: token-based under the flex dispatcher's backends (topo::deduplicated_all_to_all), the plain
+/// all-to-all of every slot otherwise. The step prices each such op by it (except a plain all-to-all whose
+/// unfolded group leaves the node, which the event fidelity and the routed full cluster price on the
+/// fabric's links), and
+/// `trainsim validate`'s dispatch cases check it against measured dispatch latencies.
+[[nodiscard]] topo::CollectiveEstimate expert_all_to_all_estimate(double bytes, double copies,
+                                                                  MoeDispatcher dispatcher,
+                                                                  const topo::CommGroup& group,
+                                                                  const topo::ClusterSpec& cluster);
 
 /// The unit's pieces and sums. With `routed` (the routed full cluster's uncontended fabric), the context-
 /// and expert-parallel collectives whose group leaves the node are priced on it and listed as flows; with

@@ -11,10 +11,13 @@
 #include <numeric>
 #include <sstream>
 #include <tuple>
+#include <utility>
 
 #include "models/report/summary.hpp"
+#include "models/step/unit_pricing.hpp"
 #include "models/workload/attention_kernel.hpp"
 #include "scenarios/collective_case.hpp"
+#include "scenarios/dispatch_case.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/shipped_data.hpp"
 #include "scenarios/studies/simulation.hpp"
@@ -46,22 +49,59 @@ std::string number(double x) {
   return std::isfinite(x) ? fmt::format("{:.4g}", x) : "n/a";
 }
 
+// What a case of one component (a collective, a dispatch) yields: its one check and where it comes from.
+struct ComponentCheck {
+  std::string name;
+  std::string source;
+  std::string gpu;
+  std::string metric;
+  double measured = 0;
+  double predicted = 0;
+  double tolerance = 0;
+};
+
 // A collective case (scenarios/collective_case.hpp) is predicted with the closed-form collective model on
 // the node preset (which carries the collective efficiencies fitted per node type,
 // topologies/comm_calibration.hpp), exactly as `trainsim collective`.
-void run_collective_case(const std::string& file, CaseResult& r) {
+ComponentCheck collective_check(const std::string& file) {
   const CollectiveCase c = load_collective_case_file(file);
-  r.name = c.name;
-  r.source = c.source;
-  r.gpu = c.cluster.node.gpu.name;
-  r.checks.push_back(
-      {.metric = "busbw", .measured = c.busbw, .predicted = kNaN, .error = kNaN, .tolerance = c.tolerance});
   const std::int64_t n = c.cluster.total_gpus();
   const topo::CommGroup group = topo::Placement({n}, c.cluster).group(0, 0);
   const double t = topo::estimate_collective(c.op, c.bytes, group, c.cluster, c.algo).time_s;
-  MetricCheck& check = r.checks.back();
-  check.predicted = topo::bus_bandwidth(c.op, c.bytes, n, t);
-  check.error = model::relative_error(check.predicted, c.busbw);
+  return {c.name,     c.source, c.cluster.node.gpu.name,
+          "busbw",    c.busbw,  topo::bus_bandwidth(c.op, c.bytes, n, t),
+          c.tolerance};
+}
+
+// A dispatch case (scenarios/dispatch_case.hpp) is predicted by the function the step prices its MoE
+// all-to-alls with (model::expert_all_to_all_estimate, the closed form), on the expert group the placement
+// gives the case's whole cluster.
+ComponentCheck dispatch_check(const std::string& file) {
+  const DispatchCase c = load_dispatch_case_file(file);
+  const topo::CommGroup group = topo::Placement({c.ep}, c.cluster).group(0, 0);
+  const double t = model::expert_all_to_all_estimate(c.slot_bytes(), static_cast<double>(c.top_k),
+                                                     c.dispatcher, group, c.cluster)
+                       .time_s;
+  return {c.name, c.source, c.cluster.node.gpu.name, "time", c.time, t, c.tolerance};
+}
+
+// Runs a case of one component with `check`; a file that does not load is a failed case with the reason.
+template <class Check>
+CaseResult run_component_case(CaseResult r, Check check) {
+  try {
+    const ComponentCheck c = check(r.file);
+    r.name = c.name;
+    r.source = c.source;
+    r.gpu = c.gpu;
+    r.checks.push_back({.metric = c.metric,
+                        .measured = c.measured,
+                        .predicted = c.predicted,
+                        .error = model::relative_error(c.predicted, c.measured),
+                        .tolerance = c.tolerance});
+  } catch (const InputError& e) {
+    r.failure = std::string("does not load: ") + e.what();
+  }
+  return r;
 }
 
 }  // namespace
@@ -114,14 +154,8 @@ std::string parallel_style(const Scenario& s) {
 
 CaseResult run_case(const std::string& file, const ValidationOptions& options, PresetLibrary* presets) {
   CaseResult r{.file = file, .name = fs::path(file).stem().string(), .group = group_of(file)};
-  if (is_collective_case_file(file)) {
-    try {
-      run_collective_case(file, r);
-    } catch (const InputError& e) {
-      r.failure = std::string("does not load: ") + e.what();
-    }
-    return r;
-  }
+  if (is_collective_case_file(file)) return run_component_case(std::move(r), collective_check);
+  if (is_dispatch_case_file(file)) return run_component_case(std::move(r), dispatch_check);
   Scenario s;
   try {
     s = load_scenario_file(file, {}, presets);

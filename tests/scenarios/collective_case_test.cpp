@@ -3,7 +3,6 @@
 
 #include <doctest/doctest.h>
 
-#include <fstream>
 #include <string>
 
 #include "sim/error.hpp"
@@ -13,14 +12,6 @@ using namespace trainsim;
 using namespace trainsim::scenario;
 
 namespace {
-
-// Writes `text` to `name` in `dir`, returning its path.
-std::string write_case(const trainsim::testing::TempDir& dir, const std::string& name,
-                       const std::string& text) {
-  const std::string path = dir.file(name);
-  std::ofstream(path) << text;
-  return path;
-}
 
 std::string errors_of(const std::string& path) {
   try {
@@ -51,9 +42,9 @@ TEST_CASE("a shipped nccl-tests case reads as the file states it") {
 TEST_CASE("an unknown key in a collective case is an error with its line, column and key path") {
   const trainsim::testing::TempDir dir;
   const std::string path =
-      write_case(dir, "unknown.yaml",
-                 "collective: {node: hgx-h200, op: all-reduce, size: \"1 MiB\", algoo: ring}\n"
-                 "measured: {source: s, busbw: 1e9}\n");
+      dir.write("unknown.yaml",
+                "collective: {node: hgx-h200, op: all-reduce, size: \"1 MiB\", algoo: ring}\n"
+                "measured: {source: s, busbw: 1e9}\n");
   const std::string e = errors_of(path);
   CHECK(e.find(":1:") != std::string::npos);
   CHECK(e.find("collective.algoo") != std::string::npos);
@@ -62,9 +53,9 @@ TEST_CASE("an unknown key in a collective case is an error with its line, column
 
 TEST_CASE("a size without its unit and an unknown op are both reported") {
   const trainsim::testing::TempDir dir;
-  const std::string path = write_case(dir, "bad.yaml",
-                                      "collective: {node: hgx-h200, op: all-shuffle, size: 1024}\n"
-                                      "measured: {source: s, busbw: 1e9}\n");
+  const std::string path = dir.write("bad.yaml",
+                                     "collective: {node: hgx-h200, op: all-shuffle, size: 1024}\n"
+                                     "measured: {source: s, busbw: 1e9}\n");
   const std::string e = errors_of(path);
   CHECK(e.find("collective.size") != std::string::npos);
   CHECK(e.find("collective.op") != std::string::npos);
@@ -74,6 +65,6 @@ TEST_CASE("a size without its unit and an unknown op are both reported") {
 TEST_CASE("a case without measured: is refused") {
   const trainsim::testing::TempDir dir;
   const std::string path =
-      write_case(dir, "nomeasured.yaml", "collective: {node: hgx-h200, op: all-reduce, size: \"1 MiB\"}\n");
+      dir.write("nomeasured.yaml", "collective: {node: hgx-h200, op: all-reduce, size: \"1 MiB\"}\n");
   CHECK(errors_of(path).find("measured") != std::string::npos);
 }

@@ -94,6 +94,11 @@ TEST_CASE(
       CHECK(c.by == "not validated");
     }
   }
+  // GB200: its 16 dispatch and combine latencies (moe-dispatch) beside the 4 published step cases.
+  const ValidationCells gb200 = validation_cells(lines.front(), row_of(lines, "gb200"));
+  CHECK(gb200.checks == "20");
+  CHECK(gb200.by.starts_with("moe-dispatch 16 @ "));
+  CHECK(gb200.by.find(", published 4 @ ") != std::string::npos);
 }
 
 // The MAPE `list gpus` prints per (GPU, suite) is the mean |error| of `validate --format csv`'s rows for that

@@ -1,4 +1,4 @@
-// Deduplicating MoE dispatch (DeepEP, HybridEP; topologies/expert_dispatch.hpp), by hand on round numbers.
+// Token-based MoE dispatch (DeepEP, HybridEP; topologies/expert_dispatch.hpp), by hand on round numbers.
 #include "topologies/expert_dispatch.hpp"
 
 #include <doctest/doctest.h>
@@ -23,11 +23,24 @@ const CommGroup kGroup{32, 8, 4, 1, 1};
 
 }  // namespace
 
+TEST_CASE("the expected distinct destinations other than the sender's, enumerated by hand") {
+  // 2 copies over 2 places: the other place is missed only when both copies stay, 1/4: 3/4.
+  CHECK(expected_other_destinations(2, 2) == doctest::Approx(0.75).epsilon(1e-12));
+  // 2 copies over 4 places: each of the 3 others is hit with probability 1 − (3/4)^2 = 7/16: 21/16.
+  CHECK(expected_other_destinations(2, 4) == doctest::Approx(21.0 / 16).epsilon(1e-12));
+  // 3 copies over 3 places: each of the 2 others is hit with probability 1 − (2/3)^3 = 19/27: 38/27.
+  CHECK(expected_other_destinations(3, 3) == doctest::Approx(38.0 / 27).epsilon(1e-12));
+  // Top-8 over the 8 GPUs of one node: 7 · (1 − (7/8)^8) = 7 · (1 − 0.343608916) = 4.594737589.
+  CHECK(expected_other_destinations(8, 8) == doctest::Approx(4.594737589).epsilon(1e-9));
+  CHECK(expected_other_destinations(8, 1) == 0);
+  CHECK(expected_other_destinations(0, 8) == 0);
+}
+
 TEST_CASE("a token bound for top_k experts crosses the network once per distinct remote node") {
   // 8 copies over 4 nodes: 3 · (1 − (3/4)^8) = 3 · (1 − 0.100112915) = 2.699661255 remote nodes.
-  CHECK(expected_remote_nodes(8, 4) == doctest::Approx(2.699661255).epsilon(1e-9));
-  CHECK(expected_remote_nodes(1, 4) == doctest::Approx(0.75).epsilon(1e-12));  // one copy: 3/4 leave the node
-  CHECK(expected_remote_nodes(8, 1) == 0);
+  CHECK(expected_other_destinations(8, 4) == doctest::Approx(2.699661255).epsilon(1e-9));
+  CHECK(expected_other_destinations(1, 4) == doctest::Approx(0.75).epsilon(1e-12));  // one copy: 3/4 leave
+  CHECK(expected_other_destinations(8, 1) == 0);
   // Per rank, of B bytes of slots (8 copies a token): B/8 · 2.6997 on the network, where the plain
   // all-to-all sends the 24/32 of its copies that live on other nodes, 0.75 · B: 0.4499 of it.
   const double bytes = 1e9;
@@ -52,10 +65,47 @@ TEST_CASE("deduplicated dispatch time: the network leg at the NIC's rate, latenc
   CHECK(dedup == doctest::Approx(2.699661255 / 8 / 12.5e9).epsilon(1e-9));
 }
 
-TEST_CASE("inside one node, or with one copy a token, it is the plain all-to-all") {
+TEST_CASE(
+    "inside one node a token reaches each destination GPU once: 1 − (7/8)^8 of the all-to-all's bytes") {
+  // EP 8 on one node, top-8 of 256 experts (32 a GPU). Per token the all-to-all sends its 8 copies, of
+  // which 8 · 7/8 = 7 leave the GPU; the token-based dispatch sends one row to each distinct other GPU,
+  // 7 · (1 − (7/8)^8) = 4.594737589 of them. Per byte of slots, 7/8 against 4.594737589/8 = 0.574342199:
+  // the ratio 4.594737589/7 = 1 − (7/8)^8 = 0.656391084.
+  const CommGroup node{8, 8, 1, 1, 1};
+  const double tokens = 4096, row = 7168 * 2.0;  // DeepSeek-V3's rows in BF16
+  const double slots = tokens * 8 * row;         // 469,762,048 bytes a rank
+  CHECK(token_based_nvlink_size(slots, 8, node) * 7 / 8 ==
+        doctest::Approx(tokens * row * 4.594737589).epsilon(1e-9));
+  // Its time, size-dependent part (two sizes' difference cancels the latency): the same ratio over NVLink's
+  // 100 GB/s, 0.574342199 / 1e11 s a byte of slots against 0.875 / 1e11.
+  const ClusterSpec c = slow_nics();
+  const double b = 1e9;
+  const auto slope = [&](auto time) { return (time(2 * b) - time(b)) / b; };
+  const double plain = slope([&](double x) { return collective_time(CollectiveOp::all_to_all, x, node, c); });
+  const double token = slope([&](double x) { return deduplicated_all_to_all(x, 8, node, c).time_s; });
+  CHECK(plain == doctest::Approx(0.875 / 100e9).epsilon(1e-9));
+  CHECK(token == doctest::Approx(0.574342199 / 100e9).epsilon(1e-8));
+  CHECK(token / plain == doctest::Approx(0.656391084).epsilon(1e-8));
+}
+
+TEST_CASE("across nodes the NVLink leg carries each token once per destination GPU, not every copy") {
+  // kGroup (32 GPUs, 8 a node) with NICs fast enough that NVLink sets the time. A token's distinct
+  // destination GPUs, its own included: 32 · (1 − (31/32)^8) = 32 · (1 − 0.775699880) = 7.177603848; each is
+  // reached from the GPU of the token's local index on its node, so 7/8 of them cross that node's NVLink:
+  // per byte of slots 7.177603848/8 · 7/8 = 0.785050421 bytes, at 100 GB/s. (Every copy, before: 7/8.)
+  ClusterSpec c = slow_nics();
+  c.node.nic_bytes_per_s = 10e12;
+  CHECK(token_based_nvlink_size(1e9, 8, kGroup) == doctest::Approx(1e9 / 8 * 7.177603848).epsilon(1e-9));
+  const double b = 1e9;
+  const auto slope = [&](auto time) { return (time(2 * b) - time(b)) / b; };
+  const double token = slope([&](double x) { return deduplicated_all_to_all(x, 8, kGroup, c).time_s; });
+  CHECK(token == doctest::Approx(0.785050421 / 100e9).epsilon(1e-8));
+}
+
+TEST_CASE("with one copy a token it is the plain all-to-all") {
   const ClusterSpec c = slow_nics();
   const CommGroup node{8, 8, 1, 1, 1};
-  CHECK(deduplicated_all_to_all(1e8, 8, node, c).time_s ==
+  CHECK(deduplicated_all_to_all(1e8, 1, node, c).time_s ==
         collective_time(CollectiveOp::all_to_all, 1e8, node, c));
   CHECK(deduplicated_all_to_all(1e8, 1, kGroup, c).time_s ==
         collective_time(CollectiveOp::all_to_all, 1e8, kGroup, c));
