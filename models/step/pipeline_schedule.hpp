@@ -22,8 +22,8 @@
 // program (PipelineOrder::program), and time_schedule runs it: a message completes when both ends have
 // posted it (plus the hand-over), and a batch when all its messages have. Its F&B steps run one
 // micro-batch's forward and another's backward as one step (the F&B of DeepSeek-V3's Table 2), each priced
-// as the step costs price them (framework.ep_comm_overlap prices the all-to-alls hidden under the paired
-// pass). DualPipe (bidirectional, two copies of the parameters) on P ranks runs, rank r and rank P−1−r
+// as the step costs price them (framework.ep_comm_overlap prices each all-to-all beside a chunk of the paired
+// pass: pair_expert_all_to_alls). DualPipe (bidirectional, two copies of the parameters) on P ranks runs, rank r and rank P−1−r
 // alike, as DualPipeV on P/2 ranks with half the micro-batches (the "cut-in-half" of the DualPipe README):
 // the step folds it so (step_plan.hpp), and this file sees DualPipeV.
 #include <cstdint>
