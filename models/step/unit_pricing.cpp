@@ -527,8 +527,18 @@ UnitCost price_unit(std::string name, const LayerOps& ops, const StepInput& in, 
                           host_sync_index(ops.forward, in.plan.framework));
   u.backward = time_pieces(ops.backward, in, g, routed, shared_links, u.backward_issue, backward_all_to_alls);
   if (!forward_all_to_alls.empty() || !backward_all_to_alls.empty()) {
+    // Alone, a pass runs its kernels as they are and its all-to-alls whole between them.
+    const auto alone = [](const std::vector<CostPiece>& pieces, const std::vector<ExpertAllToAll>& a2a) {
+      double t = stream_seconds(pieces);
+      for (const ExpertAllToAll& a : a2a) t += a.seconds;
+      return t;
+    };
+    const double forward_alone = alone(u.forward, forward_all_to_alls);
+    const double backward_alone = alone(u.backward, backward_all_to_alls);
     pair_expert_all_to_alls(u.forward, forward_all_to_alls, u.backward, backward_all_to_alls,
                             in.cluster.node.gpu, &u.forward_issue.sync_piece);
+    u.forward_alone_s = std::max(0.0, forward_alone - stream_seconds(u.forward));
+    u.backward_alone_s = std::max(0.0, backward_alone - stream_seconds(u.backward));
   }
   for (const auto* pieces : {&u.forward, &u.backward}) {
     for (const CostPiece& x : *pieces) u.routes_pieces = u.routes_pieces || !x.routed.empty();
@@ -552,6 +562,8 @@ PassCost pass_cost(const std::vector<UnitCost>& units, const std::vector<UnitRun
     pc.weight_compute += n * u.weight_compute;
     pc.forward_ep_comm += n * u.forward_ep_comm;
     pc.backward_ep_comm += n * u.backward_ep_comm;
+    pc.forward_alone += n * u.forward_alone;
+    pc.backward_alone += n * u.backward_alone;
   }
   return pc;
 }
@@ -571,6 +583,8 @@ void slow_unit_beside_collectives(UnitCost& u, double forward_beside_s, double b
 PassCost pass_sums(const UnitCost& u, double compute_scale) {
   // No copy of a piece: the full-cluster lowering calls this once per task of a slowed replica.
   PassCost t;
+  t.forward_alone = u.forward_alone_s;
+  t.backward_alone = u.backward_alone_s;
   for (const CostPiece& x : u.forward) {
     const double exposed = x.exposed_comm(compute_scale);
     t.forward_compute += x.compute * compute_scale;

@@ -530,6 +530,40 @@ TEST_CASE(
   CHECK(on.total.forward() + on.total.backward() < off.total.forward() + off.total.backward());
 }
 
+TEST_CASE("the passes run alone expose their all-to-alls, in both fidelities alike") {
+  // The MoE GPT above at pp 2 and ep 8 (16 A100), 1F1B: rank 0 warms up with one forward, alone, and cools
+  // down with one backward, alone; rank 1 runs its first forward and last backward alone. Those passes
+  // take their all-to-alls whole (UnitCost::forward_alone_s), so the step is longer than with every pass
+  // merged, and the event lowering's blocking collective at such a pass's end gives the analytic time.
+  StepInput in;
+  in.model = testing::gpt(4, 1024, 16);
+  in.model.experts = 16;
+  in.model.top_k = 2;
+  in.model.expert_ffn_hidden = 512;
+  in.cluster = testing::dgx_a100(2);
+  in.cluster.node.gpu.efficiency.overlap_compute_slowdown = 0.2;
+  in.plan.ep = 8;
+  in.plan.pp = 2;
+  in.plan.dp = 1;
+  in.training.global_batch = 32;
+  in.plan.framework.ep_comm_overlap = true;
+  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+  REQUIRE(plan.feasible);
+  const StepCosts costs = step_costs(in, plan);
+  const UnitCost& layer = costs.units[0];
+  REQUIRE(layer.forward_alone_s > 0);
+  REQUIRE(layer.backward_alone_s > 0);
+  StepCosts merged = costs;
+  for (PassCost& pc : merged.passes) pc.forward_alone = pc.backward_alone = 0;
+  const double with_alone = analytic_step(in, plan, costs).iteration_time;
+  const double all_merged = analytic_step(in, plan, merged).iteration_time;
+  CHECK(with_alone > all_merged);
+  // Rank 1's first forward and last backward lie on the critical path of every 1F1B step.
+  CHECK(with_alone - all_merged >= costs.passes[1].forward_alone + costs.passes[1].backward_alone - 1e-12);
+  CHECK(simulate_step(in, Fidelity::event).iteration_time ==
+        doctest::Approx(simulate_step(in, Fidelity::analytic).iteration_time).epsilon(0.01));
+}
+
 TEST_CASE("ZeRO 0-2: a chunk's last backward computes beside its gradient buckets, K·s·min(1, C/K)") {
   // One rank, two chunks of 1 and 3 of its 4 layers; 8 buckets of 0.05 s reduce the rank's gradients.
   StepPlan plan;
