@@ -974,6 +974,20 @@ void mark_merged_passes(PipelineOrder& order) {
       }
     }
   }
+  order.chunks = 0;
+  for (const auto& rank : order) {
+    for (const PipelinePass& x : rank) order.chunks = std::max(order.chunks, x.chunk + 1);
+  }
+  order.alone_counts.assign(order.size() * static_cast<std::size_t>(order.chunks) * 2, 0);
+  for (std::size_t s = 0; s < order.size(); ++s) {
+    for (std::size_t i = 0; i < order[s].size(); ++i) {
+      const PipelinePass& x = order[s][i];
+      if (x.kind == PassKind::backward_weight || !runs_alone(order, s, i)) continue;
+      ++order.alone_counts[(s * static_cast<std::size_t>(order.chunks) + static_cast<std::size_t>(x.chunk)) *
+                               2 +
+                           (x.kind == PassKind::backward ? 1 : 0)];
+    }
+  }
 }
 
 bool runs_alone(const PipelineOrder& order, std::size_t rank, std::size_t i) {
@@ -981,13 +995,11 @@ bool runs_alone(const PipelineOrder& order, std::size_t rank, std::size_t i) {
 }
 
 int alone_passes(const PipelineOrder& order, int rank, int chunk, PassKind kind) {
-  const auto r = static_cast<std::size_t>(rank);
-  const std::vector<PipelinePass>& passes = order[r];
-  int alone = 0;
-  for (std::size_t i = 0; i < passes.size(); ++i) {
-    if (passes[i].kind == kind && passes[i].chunk == chunk && runs_alone(order, r, i)) ++alone;
-  }
-  return alone;
+  if (kind == PassKind::backward_weight || order.alone_counts.empty() || chunk >= order.chunks) return 0;
+  return order.alone_counts[(static_cast<std::size_t>(rank) * static_cast<std::size_t>(order.chunks) +
+                             static_cast<std::size_t>(chunk)) *
+                                2 +
+                            (kind == PassKind::backward ? 1 : 0)];
 }
 
 std::shared_ptr<const PipelineOrder> shared_pipeline_schedule(Schedule kind, int p, int m, int v) {

@@ -92,6 +92,10 @@ struct PipelineOrder : std::vector<std::vector<PipelinePass>> {
   /// framework.ep_comm_overlap hides each one's all-to-alls beside the other (mark_merged_passes). Empty
   /// (a hand-built order): every pass merged.
   std::vector<std::vector<bool>> merged;
+  /// How many forwards and backwards each rank runs alone, per chunk: alone_passes's table
+  /// ((rank · chunks + chunk) · 2 + backward), set with `merged`.
+  std::vector<int> alone_counts;
+  int chunks = 0;
 };
 
 /// Sets order.merged as the frameworks pair passes. Megatron-Core (--overlap-moe-expert-parallel-comm,
