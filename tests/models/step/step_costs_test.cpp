@@ -430,6 +430,23 @@ CostPiece kernels_piece(double seconds) {
   return x;
 }
 
+// A MoE GPT (4 layers of width 1024, 16 experts of width 512, top 2) on 2 DGX A100 nodes at ep `ep` and
+// pp `pp`, dp 1, 32 sequences a step, the GPU's overlap slow-down 0.2.
+StepInput moe_gpt_on_two_a100(int ep, int pp) {
+  StepInput in;
+  in.model = testing::gpt(4, 1024, 16);
+  in.model.experts = 16;
+  in.model.top_k = 2;
+  in.model.expert_ffn_hidden = 512;
+  in.cluster = testing::dgx_a100(2);
+  in.cluster.node.gpu.efficiency.overlap_compute_slowdown = 0.2;
+  in.plan.ep = ep;
+  in.plan.pp = pp;
+  in.plan.dp = 1;
+  in.training.global_batch = 32;
+  return in;
+}
+
 }  // namespace
 
 TEST_CASE("expert all-to-alls pair with the other pass's chunks as Megatron-Core's merged layer runs them") {
@@ -485,16 +502,7 @@ TEST_CASE(
   // segments. With framework.ep_comm_overlap the layer's forward and backward together take, per pair of
   // an all-to-all A and the other pass's segment K beside it (pair_expert_all_to_alls),
   // max(A, K·(1 + s·min(1, A/K))), s the GPU's overlap_compute_slowdown, plus the segments beside nothing.
-  StepInput in;
-  in.model = testing::gpt(4, 1024, 16);
-  in.model.experts = 16;
-  in.model.top_k = 2;
-  in.model.expert_ffn_hidden = 512;
-  in.cluster = testing::dgx_a100(2);
-  in.cluster.node.gpu.efficiency.overlap_compute_slowdown = 0.2;
-  in.plan.ep = 16;
-  in.plan.dp = 1;
-  in.training.global_batch = 32;
+  StepInput in = moe_gpt_on_two_a100(16, 1);
   // The host issues for free here, so that its bound (host_issue_test.cpp) leaves the overlap alone.
   in.plan.framework.launch_overhead_s = 0;
   in.plan.framework.expert_launch_s = 0;
@@ -535,17 +543,7 @@ TEST_CASE("the passes run alone expose their all-to-alls, in both fidelities ali
   // down with one backward, alone; rank 1 runs its first forward and last backward alone. Those passes
   // take their all-to-alls whole (UnitCost::forward_alone_s), so the step is longer than with every pass
   // merged, and the event lowering's blocking collective at such a pass's end gives the analytic time.
-  StepInput in;
-  in.model = testing::gpt(4, 1024, 16);
-  in.model.experts = 16;
-  in.model.top_k = 2;
-  in.model.expert_ffn_hidden = 512;
-  in.cluster = testing::dgx_a100(2);
-  in.cluster.node.gpu.efficiency.overlap_compute_slowdown = 0.2;
-  in.plan.ep = 8;
-  in.plan.pp = 2;
-  in.plan.dp = 1;
-  in.training.global_batch = 32;
+  StepInput in = moe_gpt_on_two_a100(8, 2);
   in.plan.framework.ep_comm_overlap = true;
   const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
   REQUIRE(plan.feasible);
