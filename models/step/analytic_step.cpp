@@ -119,7 +119,8 @@ ScheduleTimelines replay_schedule(Schedule kind, int p, int m, int v, const Pass
       key.push_back(-1);
       continue;
     }
-    for (const std::vector<double>* list : {&t->forward, &t->backward, &t->weight, &t->last_grads_extra}) {
+    for (const std::vector<double>* list : {&t->forward, &t->backward, &t->weight, &t->last_grads_extra,
+                                            &t->forward_alone, &t->backward_alone}) {
       key.push_back(static_cast<double>(list->size()));
       key.insert(key.end(), list->begin(), list->end());
     }
@@ -202,6 +203,16 @@ PassTimes pass_times(const StepCosts& costs) {
     t.forward.push_back(pc.forward());
     t.backward.push_back(pc.backward());
     t.weight.push_back(pc.weight_compute);
+  }
+  // framework.ep_comm_overlap: what a pass run alone adds.
+  const bool alone = std::any_of(costs.passes.begin(), costs.passes.end(), [](const PassCost& pc) {
+    return pc.forward_alone > 0 || pc.backward_alone > 0;
+  });
+  if (alone) {
+    for (const PassCost& pc : costs.passes) {
+      t.forward_alone.push_back(pc.forward_alone);
+      t.backward_alone.push_back(pc.backward_alone);
+    }
   }
   return t;
 }

@@ -329,6 +329,8 @@ void check_stage_times(const std::array<const PassTimes*, kLanes>& times, std::s
   for (const PassTimes* t : times) {
     TRAINSIM_CHECK(t->forward.size() == stages && t->backward.size() == stages &&
                        (t->weight.empty() || t->weight.size() == stages) &&
+                       (t->forward_alone.empty() || t->forward_alone.size() == stages) &&
+                       (t->backward_alone.empty() || t->backward_alone.size() == stages) &&
                        (t->last_grads_extra.empty() || t->last_grads_extra.size() == stages),
                    "time_schedule: one cost per virtual stage expected");
   }
@@ -362,18 +364,28 @@ PassInputs pass_inputs(const PipelinePass& x, int vs, int last_vs, const PassClo
   return in;
 }
 
+// A recorded pass's cost index (RecordedSchedule::Pass::code): one per kind, last micro-batch's gradients,
+// run alone and virtual stage.
+constexpr std::size_t kRecordedCostKinds = 12;
+constexpr std::size_t recorded_cost_index(PassKind kind, bool last_grads, bool alone, std::size_t nvs,
+                                          std::size_t vs) {
+  return ((static_cast<std::size_t>(kind) * 2 + (last_grads ? 1 : 0)) * 2 + (alone ? 1 : 0)) * nvs + vs;
+}
+
 // A pass's own seconds on one lane at virtual stage `vs`: a forward's; a backward's, less its weight-
 // gradient part when W passes run apart (`split`); a W pass's that part; the last micro-batch's pass that
-// produces the gradients adds last_grads_extra.
-double pass_cost(const PassTimes& t, PassKind kind, std::size_t vs, bool split, bool last_grads) {
+// produces the gradients adds last_grads_extra; a forward or backward run `alone` adds forward_alone or
+// backward_alone.
+double pass_cost(const PassTimes& t, PassKind kind, std::size_t vs, bool split, bool last_grads, bool alone) {
   const double weight = t.weight.empty() ? 0.0 : t.weight[vs];
   double cost = 0;
   switch (kind) {
     case PassKind::forward:
-      cost = t.forward[vs];
+      cost = t.forward[vs] + (alone && !t.forward_alone.empty() ? t.forward_alone[vs] : 0.0);
       break;
     case PassKind::backward:
-      cost = t.backward[vs] - (split ? weight : 0.0);
+      cost = t.backward[vs] - (split ? weight : 0.0) +
+             (alone && !t.backward_alone.empty() ? t.backward_alone[vs] : 0.0);
       break;
     case PassKind::backward_weight:
       cost = weight;
@@ -500,7 +512,7 @@ Replay<kLanes> run_program(const PipelineOrder& order, int p, int m, int v,
             const PipelinePass& x = passes[i];
             const auto vs = static_cast<std::size_t>(virtual_stage_of(Schedule::dualpipev, x.chunk, s, p));
             const bool last_grads = x.kind == PassKind::backward_weight && x.micro_batch == m - 1;
-            const double cost = pass_cost(t, x.kind, vs, true, last_grads);
+            const double cost = pass_cost(t, x.kind, vs, true, last_grads, runs_alone(order, rank, i));
             const double start = now[rank];
             now[rank] += cost;
             if (k == 0) {
@@ -604,10 +616,10 @@ class ScheduleReplay {
 
   // Writes the pass just timed (clock index `at`) into the recording.
   void record(PassKind kind, std::size_t vs, std::size_t at, const PassInputs& in, std::size_t rank,
-              bool last_grads, bool hand_over, bool produces_grads) {
+              bool last_grads, bool alone, bool hand_over, bool produces_grads) {
     RecordedSchedule& r = *recorded_;
     const std::size_t nvs = r.rank_of_stage.size();
-    const auto cost = (static_cast<std::size_t>(kind) * 2 + (last_grads ? 1 : 0)) * nvs + vs;
+    const auto cost = recorded_cost_index(kind, last_grads, alone, nvs, vs);
     const auto here = static_cast<std::uint32_t>(r.passes.size() + RecordedSchedule::kFirstPass);
     r.passes.push_back(RecordedSchedule::Pass{
         .previous = r.last_of_rank[rank],
@@ -662,9 +674,10 @@ class ScheduleReplay {
     // The tip of a V (virtual stages p−1 and p, both on rank p−1) hands over without a send.
     const bool at_tip = v_shape_ && ((x.kind == PassKind::forward && static_cast<int>(vs) == p_) ||
                                      (x.kind == PassKind::backward && static_cast<int>(vs) == p_ - 1));
+    const bool alone = runs_alone(order_, rank, i);
     for (int k = 0; k < kLanes; ++k) {
       const PassTimes& t = *times_[static_cast<std::size_t>(k)];
-      const double cost = pass_cost(t, x.kind, vs, split_, last_grads);
+      const double cost = pass_cost(t, x.kind, vs, split_, last_grads, alone);
       double& rank_free = result_.rank_end[static_cast<std::size_t>(k)][rank];
       double ready = rank_free;
       if (in.local != kNoPass) ready = std::max(ready, clock_.at(in.local)[k]);
@@ -680,7 +693,7 @@ class ScheduleReplay {
         }
       }
     }
-    if constexpr (kLanes == 0) record(x.kind, vs, at, in, rank, last_grads, !at_tip, produces_grads);
+    if constexpr (kLanes == 0) record(x.kind, vs, at, in, rank, last_grads, alone, !at_tip, produces_grads);
   }
 
   // Whether the pass at clock index `at` has run: its finish time is set, or without lanes (a walk that
@@ -742,7 +755,7 @@ Replay<kLanes> replay_recorded(const RecordedSchedule& recorded,
   // gives it, the lanes side by side (costs[index · kLanes + lane]), and its hand-over delay, likewise:
   // none at a V's tip (hand_over[0 · kLanes + lane]), else p2p_s (hand_over[1 · kLanes + lane]). Side by
   // side, one pass's lanes are one load, one max and one add each.
-  const std::size_t cost_indices = 6 * nvs;
+  const std::size_t cost_indices = kRecordedCostKinds * nvs;
   thread_local std::vector<double> costs_storage;
   costs_storage.resize(cost_indices * kLaneCount);
   double* const costs = costs_storage.data();
@@ -751,9 +764,11 @@ Replay<kLanes> replay_recorded(const RecordedSchedule& recorded,
     const PassTimes& t = *times[k];
     for (const PassKind kind : {PassKind::forward, PassKind::backward, PassKind::backward_weight}) {
       for (const bool last : {false, true}) {
-        for (std::size_t vs = 0; vs < nvs; ++vs) {
-          costs[((static_cast<std::size_t>(kind) * 2 + (last ? 1 : 0)) * nvs + vs) * kLaneCount + k] =
-              pass_cost(t, kind, vs, recorded.split, last);
+        for (const bool alone : {false, true}) {
+          for (std::size_t vs = 0; vs < nvs; ++vs) {
+            costs[recorded_cost_index(kind, last, alone, nvs, vs) * kLaneCount + k] =
+                pass_cost(t, kind, vs, recorded.split, last, alone);
+          }
         }
       }
     }
@@ -892,6 +907,7 @@ PipelineOrder pipeline_schedule(Schedule kind, int p, int m, int v) {
       DualPipeVRank{p, m, s, order[static_cast<std::size_t>(s)], order.program[static_cast<std::size_t>(s)]}
           .build();
     }
+    mark_merged_passes(order);
     return order;
   }
   for (int s = 0; s < p; ++s) {
@@ -917,7 +933,73 @@ PipelineOrder pipeline_schedule(Schedule kind, int p, int m, int v) {
         break;  // built above
     }
   }
+  mark_merged_passes(order);
   return order;
+}
+
+void mark_merged_passes(PipelineOrder& order) {
+  order.merged.assign(order.size(), {});
+  const auto forward_and_backward = [](const PipelinePass& x, const PipelinePass& y) {
+    return (x.kind == PassKind::forward && y.kind == PassKind::backward) ||
+           (x.kind == PassKind::backward && y.kind == PassKind::forward);
+  };
+  for (std::size_t s = 0; s < order.size(); ++s) {
+    const std::vector<PipelinePass>& passes = order[s];
+    std::vector<bool>& merged = order.merged[s];
+    merged.assign(passes.size(), false);
+    if (!order.program.empty()) {  // DualPipeV: its F&B steps
+      std::size_t i = 0;
+      for (const ProgramAction& a : order.program[s]) {
+        if (a.kind != ProgramAction::Kind::compute) continue;
+        const std::size_t end = std::min(passes.size(), i + static_cast<std::size_t>(a.passes));
+        bool forward = false, backward = false;
+        for (std::size_t j = i; j < end; ++j) {
+          forward = forward || passes[j].kind == PassKind::forward;
+          backward = backward || passes[j].kind == PassKind::backward;
+        }
+        for (std::size_t j = i; j < end && forward && backward; ++j)
+          merged[j] = passes[j].kind != PassKind::backward_weight;
+        i = end;
+      }
+      continue;
+    }
+    for (std::size_t i = 0; i + 1 < passes.size();) {
+      const PipelinePass& x = passes[i];
+      const PipelinePass& y = passes[i + 1];
+      if (forward_and_backward(x, y) && x.micro_batch != y.micro_batch) {
+        merged[i] = merged[i + 1] = true;
+        i += 2;
+      } else {
+        ++i;
+      }
+    }
+  }
+  order.chunks = 0;
+  for (const auto& rank : order) {
+    for (const PipelinePass& x : rank) order.chunks = std::max(order.chunks, x.chunk + 1);
+  }
+  order.alone_counts.assign(order.size() * static_cast<std::size_t>(order.chunks) * 2, 0);
+  for (std::size_t s = 0; s < order.size(); ++s) {
+    for (std::size_t i = 0; i < order[s].size(); ++i) {
+      const PipelinePass& x = order[s][i];
+      if (x.kind == PassKind::backward_weight || !runs_alone(order, s, i)) continue;
+      ++order.alone_counts[(s * static_cast<std::size_t>(order.chunks) + static_cast<std::size_t>(x.chunk)) *
+                               2 +
+                           (x.kind == PassKind::backward ? 1 : 0)];
+    }
+  }
+}
+
+bool runs_alone(const PipelineOrder& order, std::size_t rank, std::size_t i) {
+  return !order.merged.empty() && !order.merged[rank][i];
+}
+
+int alone_passes(const PipelineOrder& order, int rank, int chunk, PassKind kind) {
+  if (kind == PassKind::backward_weight || order.alone_counts.empty() || chunk >= order.chunks) return 0;
+  return order.alone_counts[(static_cast<std::size_t>(rank) * static_cast<std::size_t>(order.chunks) +
+                             static_cast<std::size_t>(chunk)) *
+                                2 +
+                            (kind == PassKind::backward ? 1 : 0)];
 }
 
 std::shared_ptr<const PipelineOrder> shared_pipeline_schedule(Schedule kind, int p, int m, int v) {

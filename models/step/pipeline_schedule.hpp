@@ -22,10 +22,10 @@
 // program (PipelineOrder::program), and time_schedule runs it: a message completes when both ends have
 // posted it (plus the hand-over), and a batch when all its messages have. Its F&B steps run one
 // micro-batch's forward and another's backward as one step (the F&B of DeepSeek-V3's Table 2), each priced
-// as the step costs price them (framework.ep_comm_overlap prices the all-to-alls hidden under the paired
-// pass). DualPipe (bidirectional, two copies of the parameters) on P ranks runs, rank r and rank P−1−r
-// alike, as DualPipeV on P/2 ranks with half the micro-batches (the "cut-in-half" of the DualPipe README):
-// the step folds it so (step_plan.hpp), and this file sees DualPipeV.
+// as the step costs price them (framework.ep_comm_overlap prices each all-to-all beside a chunk of the paired
+// pass: pair_expert_all_to_alls). DualPipe (bidirectional, two copies of the parameters) on P ranks runs,
+// rank r and rank P−1−r alike, as DualPipeV on P/2 ranks with half the micro-batches (the "cut-in-half" of
+// the DualPipe README): the step folds it so (step_plan.hpp), and this file sees DualPipeV.
 #include <cstdint>
 #include <memory>
 #include <string_view>
@@ -88,7 +88,36 @@ struct PipelineOrder : std::vector<std::vector<PipelinePass>> {
   using std::vector<std::vector<PipelinePass>>::vector;
   Schedule kind = Schedule::one_f_one_b;
   std::vector<std::vector<ProgramAction>> program;
+  /// Per rank, per pass of its list: whether it runs merged with another micro-batch's pass, the pairs
+  /// framework.ep_comm_overlap hides each one's all-to-alls beside the other (mark_merged_passes). Empty
+  /// (a hand-built order): every pass merged.
+  std::vector<std::vector<bool>> merged;
+  /// How many forwards and backwards each rank runs alone, per chunk: alone_passes's table
+  /// ((rank · chunks + chunk) · 2 + backward), set with `merged`.
+  std::vector<int> alone_counts;
+  int chunks = 0;
 };
+
+/// Sets order.merged as the frameworks pair passes. Megatron-Core (--overlap-moe-expert-parallel-comm,
+/// megatron/core/pipeline_parallel/combined_1f1b.py and schedules.py) merges the forward of one
+/// micro-batch with the backward of another where the two do not depend on each other: at pp 1 the first
+/// forward and the last backward run alone and every other backward is merged with the next forward
+/// (combined_1f1b_schedule_for_no_pipelining); at pp > 1 (interleaved only) the warm-up forwards and the
+/// cool-down backwards run alone and each steady forward is merged with the backward beside it, the
+/// warm-up holding one extra forward so that no pair depends on itself (get_pp_rank_microbatches). Here a
+/// rank's list is read in order and two neighbours pair when one is a forward and the other a backward of
+/// another micro-batch, so the warm-up forwards and cool-down backwards run alone, and a rank whose
+/// first steady forward feeds the backward after it (the last rank) leaves that forward and its last
+/// backward alone, as Megatron-Core's extra warm-up forward does; ranks whose first steady pair is already
+/// independent do not run that extra forward alone. DualPipeV's programs merge exactly their F&B
+/// steps (a compute step holding a forward and a backward: deepseek-ai/DualPipe's _forward_backward_chunk,
+/// the F&B of DeepSeek-V3's §3.2.1), their W passes included in nothing.
+void mark_merged_passes(PipelineOrder& order);
+
+/// Whether the i-th pass of rank `rank`'s list runs alone (not merged: PipelineOrder::merged).
+[[nodiscard]] bool runs_alone(const PipelineOrder& order, std::size_t rank, std::size_t i);
+/// The passes of `kind` of `chunk` that rank `rank` runs alone.
+[[nodiscard]] int alone_passes(const PipelineOrder& order, int rank, int chunk, PassKind kind);
 
 /// The pass order of one step.
 ///  - gpipe: all forwards, then all backwards in reverse micro-batch order.
@@ -139,6 +168,11 @@ struct PassTimes {
   /// May be empty. Added to the gradient-producing pass (backward, or W under ZB-H1) of the last
   /// micro-batch of each virtual stage: its kernels slowed by the gradient buckets reduced beside them.
   std::vector<double> last_grads_extra;
+  /// May be empty. Added to a forward or backward that runs alone (PipelineOrder::merged): under
+  /// framework.ep_comm_overlap what its all-to-alls hid beside the other micro-batch, less what that
+  /// slowed its kernels by (UnitCost::forward_alone_s).
+  std::vector<double> forward_alone;
+  std::vector<double> backward_alone;
 };
 
 /// When things happen when every rank runs its list in order, each pass as soon as its rank is free and
@@ -191,7 +225,8 @@ struct RecordedSchedule {
   static constexpr std::uint32_t kRankStart = 0;  ///< no pass before on the rank: free at 0
   static constexpr std::uint32_t kNoInput = 1;    ///< no such input
   static constexpr std::uint32_t kFirstPass = 2;
-  /// The pass's cost in `code`'s low bits: (kind · 2 + last micro-batch's gradients) · p·v + virtual stage;
+  /// The pass's cost in `code`'s low bits: ((kind · 2 + last micro-batch's gradients) · 2 + run alone) · p·v
+  /// + virtual stage;
   /// its input from a neighbour arrives p2p_s after it ends (not at a V's tip); it produces its stage's
   /// gradients.
   static constexpr std::uint32_t kCostBits = 0x3fffffffU;

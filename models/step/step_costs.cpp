@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -15,6 +16,7 @@
 #include "models/step/host_issue.hpp"
 #include "models/step/kept_units.hpp"
 #include "models/step/memory.hpp"
+#include "models/step/pipeline_schedule.hpp"
 #include "models/step/shared_links.hpp"
 #include "models/step/unit_pricing.hpp"
 #include "models/workload/activation_memory.hpp"
@@ -613,6 +615,7 @@ double last_grads_extra(const StepCosts& costs, const StepPlan& plan, int vs) {
 TimeBreakdown stage_work(const StepCosts& costs, const StepPlan& plan, int stage) {
   TimeBreakdown tb;
   const auto m = static_cast<double>(plan.micro_batches);
+  std::shared_ptr<const PipelineOrder> order;  // fetched when a pass run alone adds time
   for (int c = 0; c < plan.virtual_stages; ++c) {
     const std::size_t vs = plan.virtual_stage_index(c, stage);
     const PassCost& pc = costs.passes[vs];
@@ -621,6 +624,15 @@ TimeBreakdown stage_work(const StepCosts& costs, const StepPlan& plan, int stage
     const double ep = pc.forward_ep_comm + pc.backward_ep_comm;
     tb.exposed_tp_comm += m * (pc.forward_comm + pc.backward_comm - ep);
     tb.exposed_ep_comm += m * ep;
+    // framework.ep_comm_overlap: the passes run alone expose their all-to-alls (PassCost::forward_alone).
+    if (pc.forward_alone > 0 || pc.backward_alone > 0) {
+      if (!order) {
+        order = shared_pipeline_schedule(plan.schedule, plan.pp, static_cast<int>(plan.micro_batches),
+                                         plan.virtual_stages);
+      }
+      tb.exposed_ep_comm += alone_passes(*order, stage, c, PassKind::forward) * pc.forward_alone +
+                            alone_passes(*order, stage, c, PassKind::backward) * pc.backward_alone;
+    }
   }
   const StageCost& sc = costs.stages[static_cast<std::size_t>(stage)];
   tb.optimizer = sc.optimizer_s + sc.optimizer_comm_s + sc.grad_norm_s;

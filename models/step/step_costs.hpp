@@ -56,6 +56,10 @@ struct PassCost {
   /// The MoE token dispatch's part of forward_comm and backward_comm (is_expert_dispatch groups).
   double forward_ep_comm = 0;
   double backward_ep_comm = 0;
+  /// framework.ep_comm_overlap: what a forward or a backward adds when it runs alone, not merged with
+  /// another micro-batch's pass (UnitCost::forward_alone_s summed over the units).
+  double forward_alone = 0;
+  double backward_alone = 0;
 
   [[nodiscard]] double forward() const { return forward_compute + forward_comm; }
   [[nodiscard]] double backward() const { return backward_compute + backward_comm; }
@@ -168,6 +172,12 @@ struct UnitCost {
     double before_sync_s = 0;
   };
   PassIssue forward_issue, backward_issue;
+  /// framework.ep_comm_overlap: what the unit's forward and backward add when they run alone (the warm-up
+  /// forwards and cool-down backwards: PipelineOrder::merged): their all-to-alls whole, less what the
+  /// pieces, priced merged (pair_expert_all_to_alls), take; never below 0. Both fidelities add it to such
+  /// a pass.
+  double forward_alone_s = 0;
+  double backward_alone_s = 0;
 };
 
 /// A run of identical consecutive units of one virtual stage, in forward order.

@@ -456,12 +456,12 @@ class StepLowering {
       if (passes[k].kind == want) last_grad[at(passes[k].chunk)] = k;
     }
     for (std::size_t k = 0; k < passes.size(); ++k) {
-      lower_pass(s, passes[k], k == last_grad[at(passes[k].chunk)]);
+      lower_pass(s, passes[k], k == last_grad[at(passes[k].chunk)], runs_alone(order_, at(s), k));
       hold_to_limit();
     }
   }
 
-  void lower_pass(int s, const PipelinePass& x, bool last_grad) {
+  void lower_pass(int s, const PipelinePass& x, bool last_grad, bool alone) {
     Pass ps{.x = x, .s = s, .vs = static_cast<int>(plan_.virtual_stage_index(x.chunk, s))};
     for (int i = 0; i < n_inst_; ++i) open_[idx(i, s)] = false;  // a pass's entry waits for a hand-over
     const auto& runs = costs_.chunk_units[at(ps.vs)];
@@ -500,6 +500,7 @@ class StepLowering {
         if (ps.bucketed) release_buckets(ps, done);
       }
     }
+    if (alone) lower_alone_all_to_alls(ps);
     if (ps.first_task) {  // a pass without pieces: one empty entry
       name_.assign(label_);
       open_pass(ps, false);
@@ -843,6 +844,25 @@ class StepLowering {
       compute_after_chain(un, i, ps.s, kernel_work(ps, pc, i), merge_);
       if (is_first) mark_entry(ps, i);
     }
+  }
+
+  // framework.ep_comm_overlap: a pass run alone (PipelineOrder::merged) exposes what its all-to-alls hid
+  // beside the other micro-batch (PassCost::forward_alone), as one blocking collective at its end: the
+  // time the analytic replay adds to such a pass.
+  void lower_alone_all_to_alls(Pass& ps) {
+    const PassCost& pc = costs_.passes[at(ps.vs)];
+    const double seconds = ps.x.kind == PassKind::forward    ? pc.forward_alone
+                           : ps.x.kind == PassKind::backward ? pc.backward_alone
+                                                             : 0.0;
+    if (seconds <= 0) return;
+    CostPiece piece;
+    piece.kind = CostPiece::Kind::collective;
+    piece.group = CommGroup::ep;
+    piece.comm = seconds;
+    piece.name = "ep_all_to_all.alone";
+    name_.assign(label_);
+    name_ += ' ';
+    lower_blocking_collective(ps, piece);
   }
 
   void lower_blocking_collective(Pass& ps, const CostPiece& pc) {

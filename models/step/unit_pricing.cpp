@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <utility>
 
@@ -77,8 +78,7 @@ bool is_backward_gemm(std::string_view name) {
 // kernels take SMs and HBM bandwidth, so the kernels are slowed by the GPU's overlap_compute_slowdown over
 // the share of their time the collectives cover (all of it when the collectives outlast them). Returns the
 // kernels' time before the slow-down.
-double slow_beside_collectives(std::vector<CostPiece>& pieces, double collective_s,
-                               const topo::GpuSpec& gpu) {
+double slow_beside_collectives(std::span<CostPiece> pieces, double collective_s, const topo::GpuSpec& gpu) {
   double kernels = 0;
   for (const CostPiece& x : pieces) kernels += x.compute;
   const double slowed =
@@ -92,21 +92,11 @@ double slow_beside_collectives(std::vector<CostPiece>& pieces, double collective
   return kernels;
 }
 
-// framework.ep_comm_overlap (DeepSeek-V3's DualPipe, Megatron-Core's --overlap-moe-expert-parallel-comm):
-// a pass's expert-parallel all-to-alls run beside the kernels of the pass it is paired with (a forward with
-// another micro-batch's backward), whose compute is as long as this pass's own in the steady state. The
-// kernels are slowed by the GPU's overlap_compute_slowdown while the all-to-alls run (the SMs and HBM
-// bandwidth the communication takes); what the all-to-alls outlast the kernels by stays exposed, as one
-// blocking collective at the pass's end.
-void overlap_with_paired_pass(std::vector<CostPiece>& pieces, double all_to_all, const topo::GpuSpec& gpu) {
-  const double kernels = slow_beside_collectives(pieces, all_to_all, gpu);
-  if (all_to_all <= kernels) return;
-  CostPiece rest;
-  rest.kind = CostPiece::Kind::collective;
-  rest.group = CommGroup::ep;
-  rest.comm = all_to_all - kernels;
-  rest.name = "ep_all_to_all_exposed";
-  pieces.push_back(std::move(rest));
+// The seconds pieces keep the compute stream: their kernels and what their collectives add.
+double stream_seconds(std::span<const CostPiece> pieces) {
+  double t = 0;
+  for (const CostPiece& x : pieces) t += x.compute + x.exposed_comm();
+  return t;
 }
 
 // Splits an op list into pieces (see CostPiece). The sums match the rule every path has used: kernels
@@ -152,9 +142,12 @@ class PieceBuilder {
   std::vector<CostPiece> pieces() && {
     flush();
     if (hidden_.comm > 0) block_hidden();
-    if (beside_other_micro_batch_ > 0) overlap_with_paired_pass(out_, beside_other_micro_batch_, gpu_);
     return std::move(out_);
   }
+
+  /// framework.ep_comm_overlap: the pass's expert-parallel all-to-alls, left out of its pieces for
+  /// pair_expert_all_to_alls.
+  std::vector<ExpertAllToAll> all_to_alls() && { return std::move(all_to_alls_); }
 
  private:
   // One collective's seconds over all its steps, and its flows when the routed fabric prices it.
@@ -222,12 +215,16 @@ class PieceBuilder {
     out_.push_back(std::move(piece));
   }
 
-  // A collective: beside the paired micro-batch (ep_comm_overlap), under the matmul that produced it, waiting
-  // for the kernel it runs under, or blocking.
+  // A collective: beside the paired micro-batch (ep_comm_overlap: kept apart, where it falls between the
+  // pieces, as a blocking collective would), under the matmul that produced it, waiting for the kernel it
+  // runs under, or blocking.
   void add_collective(const LayerOp& op) {
     if (fw_.ep_comm_overlap && op.comm.group == CommGroup::ep &&
         op.comm.collective == Collective::all_to_all) {
-      beside_other_micro_batch_ += estimate(op.comm, g_.of(op.comm.group), in_.cluster, fw_).time_s;
+      flush();
+      last_is_matmul_ = false;
+      all_to_alls_.push_back(
+          {out_.size(), estimate(op.comm, g_.of(op.comm.group), in_.cluster, fw_).time_s, op.name});
       return;
     }
     PricedComm priced = price(op.comm);
@@ -361,16 +358,16 @@ class PieceBuilder {
   double last_time_ = 0, last_weight_ = 0;
   KernelCost last_cost_;
   bool last_is_matmul_ = false;
-  CostPiece hidden_;                     // an overlappable collective waiting for the kernel it runs under
-  bool hidden_needs_matmul_ = false;     // a tp all-gather: only a matmul hides it
-  double beside_other_micro_batch_ = 0;  // expert-parallel all-to-alls under framework.ep_comm_overlap
+  CostPiece hidden_;                  // an overlappable collective waiting for the kernel it runs under
+  bool hidden_needs_matmul_ = false;  // a tp all-gather: only a matmul hides it
+  std::vector<ExpertAllToAll> all_to_alls_;  // expert-parallel all-to-alls under framework.ep_comm_overlap
 };
 
 // The pass's pieces, and its host issue (UnitCost::PassIssue): the host seconds of its ops and, where the
 // host waits for the device before op `sync`, the first piece after the wait.
 std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepInput& in,
                                    const Communicators& g, const topo::ClusterSpec* routed, bool shared_links,
-                                   UnitCost::PassIssue& issue,
+                                   UnitCost::PassIssue& issue, std::vector<ExpertAllToAll>& all_to_alls,
                                    std::optional<std::size_t> sync = std::nullopt) {
   const Framework& fw = in.plan.framework;
   PieceBuilder pieces(in, g, routed, shared_links);
@@ -383,7 +380,9 @@ std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepIn
     pieces.add(ops[i]);
     issue.host_s += op_issue_s(ops[i], fw);
   }
-  return std::move(pieces).pieces();
+  std::vector<CostPiece> out = std::move(pieces).pieces();
+  all_to_alls = std::move(pieces).all_to_alls();
+  return out;
 }
 
 // The unit alone as a pass: its pieces summed in order.
@@ -463,13 +462,91 @@ topo::CollectiveEstimate expert_all_to_all_estimate(double bytes, double copies,
   return topo::estimate_collective(topo::CollectiveOp::all_to_all, bytes, group, cluster);
 }
 
+namespace {
+
+// Pass `pieces`' k-th segment as its all-to-alls cut it: the pieces from the one before it to it.
+std::span<CostPiece> segment(std::vector<CostPiece>& pieces, const std::vector<ExpertAllToAll>& all_to_alls,
+                             std::size_t k) {
+  const std::size_t from = k == 0 ? 0 : all_to_alls[k - 1].at;
+  const std::size_t to = k < all_to_alls.size() ? all_to_alls[k].at : pieces.size();
+  return std::span<CostPiece>(pieces).subspan(from, to - from);
+}
+
+// Runs the segments of `pieces` beside the other pass's all-to-alls: segment k beside all-to-all
+// k − `lag` of `other` (lag 0: a forward's segments; 1: a backward's). Returns each segment's seconds
+// on the compute stream after, or −1 for a segment beside none (a forward's last, a backward's first).
+std::vector<double> run_beside(std::vector<CostPiece>& pieces, const std::vector<ExpertAllToAll>& own,
+                               const std::vector<ExpertAllToAll>& other, std::size_t lag,
+                               const topo::GpuSpec& gpu) {
+  std::vector<double> seconds(own.size() + 1, -1.0);
+  for (std::size_t k = lag; k < seconds.size() && k - lag < other.size(); ++k) {
+    const std::span<CostPiece> s = segment(pieces, own, k);
+    slow_beside_collectives(s, other[k - lag].seconds, gpu);
+    seconds[k] = stream_seconds(s);
+  }
+  return seconds;
+}
+
+// Puts in `pieces` what each of its all-to-alls outlasts the segment beside it by (`beside(k)` for the k-th,
+// negative: none), as a blocking collective where the all-to-all falls; moves `sync` (a piece index) past
+// the pieces put before it.
+template <class Beside>
+void put_exposed(std::vector<CostPiece>& pieces, const std::vector<ExpertAllToAll>& all_to_alls,
+                 Beside beside, std::optional<std::size_t>* sync) {
+  const bool moves_sync = sync != nullptr && sync->has_value();
+  const std::size_t sync_at = moves_sync ? **sync : 0;
+  for (std::size_t k = all_to_alls.size(); k-- > 0;) {
+    const ExpertAllToAll& a = all_to_alls[k];
+    const double exposed = a.seconds - std::max(0.0, beside(k));
+    if (exposed <= 0) continue;
+    CostPiece piece;
+    piece.kind = CostPiece::Kind::collective;
+    piece.group = CommGroup::ep;
+    piece.comm = exposed;
+    piece.name = a.name + ".exposed";
+    pieces.insert(pieces.begin() + static_cast<std::ptrdiff_t>(a.at), std::move(piece));
+    if (moves_sync && a.at < sync_at) ++**sync;
+  }
+}
+
+}  // namespace
+
+void pair_expert_all_to_alls(std::vector<CostPiece>& forward, const std::vector<ExpertAllToAll>& forward_a2a,
+                             std::vector<CostPiece>& backward,
+                             const std::vector<ExpertAllToAll>& backward_a2a, const topo::GpuSpec& gpu,
+                             std::optional<std::size_t>* forward_sync) {
+  const std::vector<double> forward_beside = run_beside(forward, forward_a2a, backward_a2a, 0, gpu);
+  const std::vector<double> backward_beside = run_beside(backward, backward_a2a, forward_a2a, 1, gpu);
+  put_exposed(
+      forward, forward_a2a,
+      [&](std::size_t k) { return k + 1 < backward_beside.size() ? backward_beside[k + 1] : -1.0; },
+      forward_sync);
+  put_exposed(
+      backward, backward_a2a, [&](std::size_t k) { return forward_beside[k]; }, nullptr);
+}
+
 UnitCost price_unit(std::string name, const LayerOps& ops, const StepInput& in, const Communicators& g,
                     const topo::ClusterSpec* routed, bool shared_links) {
   UnitCost u;
   u.name = std::move(name);
-  u.forward = time_pieces(ops.forward, in, g, routed, shared_links, u.forward_issue,
+  std::vector<ExpertAllToAll> forward_all_to_alls, backward_all_to_alls;
+  u.forward = time_pieces(ops.forward, in, g, routed, shared_links, u.forward_issue, forward_all_to_alls,
                           host_sync_index(ops.forward, in.plan.framework));
-  u.backward = time_pieces(ops.backward, in, g, routed, shared_links, u.backward_issue);
+  u.backward = time_pieces(ops.backward, in, g, routed, shared_links, u.backward_issue, backward_all_to_alls);
+  if (!forward_all_to_alls.empty() || !backward_all_to_alls.empty()) {
+    // Alone, a pass runs its kernels as they are and its all-to-alls whole between them.
+    const auto alone = [](const std::vector<CostPiece>& pieces, const std::vector<ExpertAllToAll>& a2a) {
+      double t = stream_seconds(pieces);
+      for (const ExpertAllToAll& a : a2a) t += a.seconds;
+      return t;
+    };
+    const double forward_alone = alone(u.forward, forward_all_to_alls);
+    const double backward_alone = alone(u.backward, backward_all_to_alls);
+    pair_expert_all_to_alls(u.forward, forward_all_to_alls, u.backward, backward_all_to_alls,
+                            in.cluster.node.gpu, &u.forward_issue.sync_piece);
+    u.forward_alone_s = std::max(0.0, forward_alone - stream_seconds(u.forward));
+    u.backward_alone_s = std::max(0.0, backward_alone - stream_seconds(u.backward));
+  }
   for (const auto* pieces : {&u.forward, &u.backward}) {
     for (const CostPiece& x : *pieces) u.routes_pieces = u.routes_pieces || !x.routed.empty();
   }
@@ -492,6 +569,8 @@ PassCost pass_cost(const std::vector<UnitCost>& units, const std::vector<UnitRun
     pc.weight_compute += n * u.weight_compute;
     pc.forward_ep_comm += n * u.forward_ep_comm;
     pc.backward_ep_comm += n * u.backward_ep_comm;
+    pc.forward_alone += n * u.forward_alone;
+    pc.backward_alone += n * u.backward_alone;
   }
   return pc;
 }
@@ -511,6 +590,8 @@ void slow_unit_beside_collectives(UnitCost& u, double forward_beside_s, double b
 PassCost pass_sums(const UnitCost& u, double compute_scale) {
   // No copy of a piece: the full-cluster lowering calls this once per task of a slowed replica.
   PassCost t;
+  t.forward_alone = u.forward_alone_s;
+  t.backward_alone = u.backward_alone_s;
   for (const CostPiece& x : u.forward) {
     const double exposed = x.exposed_comm(compute_scale);
     t.forward_compute += x.compute * compute_scale;

@@ -7,6 +7,7 @@
 // ep_comm_overlap's all-to-alls beside the paired micro-batch, and the eager host's launch floor.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,40 @@ namespace trainsim::model {
                                                                   MoeDispatcher dispatcher,
                                                                   const topo::CommGroup& group,
                                                                   const topo::ClusterSpec& cluster);
+
+/// framework.ep_comm_overlap: one expert-parallel all-to-all of a pass, kept out of its pieces: it falls
+/// before piece `at` and takes `seconds` alone.
+struct ExpertAllToAll {
+  std::size_t at = 0;
+  double seconds = 0;
+  std::string name;
+};
+
+/// framework.ep_comm_overlap as Megatron-Core runs it (--overlap-moe-expert-parallel-comm): one layer's
+/// forward (micro-batch i+1) merged with its backward (micro-batch i) on a compute and a communication
+/// stream (Megatron-LM megatron/core/models/common/model_chunk_schedule_plan.py,
+/// TransformerLayerSchedulePlan.run):
+///   comm stream:    combine_bwd      | dispatch_fwd -> dispatch_bwd        | combine_fwd
+///   compute stream: pre_dispatch_fwd | mlp_bwd (-> mlp_bwd_dw) -> mlp_fwd | pre_dispatch_bwd
+/// Each node waits for the event its micro-batch recorded last and records it when done
+/// (megatron/core/pipeline_parallel/utils.py, ScheduleNode.stream_acquire_context), and a stream runs its
+/// nodes in the order issued, so every pair starts when both nodes of the pair before it are done: the
+/// layer takes the sum over its four pairs of max(communication, compute) (without --delay-wgrad-compute,
+/// which trainsim does not model: with it dispatch_bwd waits only for the data gradient and the wgrad runs
+/// beside it). Over a pass's pieces, its all-to-alls cut it into segments; a forward's all-to-all k
+/// (dispatch, combine) runs beside the backward's segment k + 1 (the experts' backward, the attention's
+/// backward), and a backward's all-to-all k (combine, dispatch) beside the forward's segment k (attention
+/// to the dispatch, the experts). The paired pass is this unit's other pass (like layers paired: a MoE
+/// layer's forward beside another MoE layer's backward). Each segment's kernels are slowed beside its
+/// all-to-all by the GPU's overlap_compute_slowdown (beside_collectives_factor); what an all-to-all
+/// outlasts its segment by is put where it falls, a blocking collective named "<op>.exposed"; one with no
+/// segment beside it is exposed whole. The forward's last segment and the backward's first (the
+/// unpermute and residual around the combine) run beside nothing. `forward_sync`, when given, is the index
+/// of the forward's first piece after a host wait, moved past the pieces put before it.
+void pair_expert_all_to_alls(std::vector<CostPiece>& forward, const std::vector<ExpertAllToAll>& forward_a2a,
+                             std::vector<CostPiece>& backward,
+                             const std::vector<ExpertAllToAll>& backward_a2a, const topo::GpuSpec& gpu,
+                             std::optional<std::size_t>* forward_sync = nullptr);
 
 /// The unit's pieces and sums. With `routed` (the routed full cluster's uncontended fabric), the context-
 /// and expert-parallel collectives whose group leaves the node are priced on it and listed as flows; with

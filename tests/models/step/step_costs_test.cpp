@@ -422,12 +422,17 @@ TEST_CASE("in eager mode a pass takes at least its ops x the launch overhead; CU
   CHECK(costs_of(in).units[0].total.forward() == seconds(free_launches.total.forward()));
 }
 
-TEST_CASE(
-    "expert all-to-alls beside the paired micro-batch: kernels slowed while they run, the excess exposed") {
-  // A MoE GPT (16 experts of width 512, top 2) with ep 16 over 2 DGX A100 nodes. Without the overlap a
-  // layer's pass is its kernels K plus its all-to-alls A in a row. With framework.ep_comm_overlap the
-  // all-to-alls run beside the paired pass's kernels: K·(1 + s·min(1, A/K)) + max(0, A − K), s the GPU's
-  // overlap_compute_slowdown.
+namespace {
+
+CostPiece kernels_piece(double seconds) {
+  CostPiece x;
+  x.compute = seconds;
+  return x;
+}
+
+// A MoE GPT (4 layers of width 1024, 16 experts of width 512, top 2) on 2 DGX A100 nodes at ep `ep` and
+// pp `pp`, dp 1, 32 sequences a step, the GPU's overlap slow-down 0.2.
+StepInput moe_gpt_on_two_a100(int ep, int pp) {
   StepInput in;
   in.model = testing::gpt(4, 1024, 16);
   in.model.experts = 16;
@@ -435,29 +440,126 @@ TEST_CASE(
   in.model.expert_ffn_hidden = 512;
   in.cluster = testing::dgx_a100(2);
   in.cluster.node.gpu.efficiency.overlap_compute_slowdown = 0.2;
-  in.plan.ep = 16;
+  in.plan.ep = ep;
+  in.plan.pp = pp;
   in.plan.dp = 1;
   in.training.global_batch = 32;
+  return in;
+}
+
+}  // namespace
+
+TEST_CASE("expert all-to-alls pair with the other pass's chunks as Megatron-Core's merged layer runs them") {
+  // One MoE layer, s = 0.1 the GPU's overlap_compute_slowdown. Forward: attention to the dispatch 3 s,
+  // dispatch 2 s, experts 2 s, combine 2 s, unpermute and residual 0.5 s. Backward: residual and unpermute
+  // 0.5 s, combine 2 s, experts 4 s, dispatch 2 s, attention 1 s. The pairs
+  // (TransformerLayerSchedulePlan.run):
+  //   combine.bwd beside the forward's attention: 3 · (1 + 0.1 · 2/3) = 3.2 s, nothing exposed;
+  //   dispatch beside the backward's experts: 4 · (1 + 0.1 · 2/4) = 4.2 s, nothing exposed;
+  //   dispatch.bwd beside the forward's experts: 2 · 1.1 = 2.2 s, nothing exposed;
+  //   combine beside the backward's attention: 1 · 1.1 = 1.1 s, 2 − 1.1 = 0.9 s exposed.
+  // Forward 3.2 + 2.2 + 0.5 + 0.9 = 6.8 s, backward 0.5 + 4.2 + 1.1 = 5.8 s: the merged layer's 12.6 s, the
+  // sum over the pairs of max(comm, slowed compute) (3.2 + 4.2 + 2.2 + 2) plus the 1 s beside nothing.
+  // The pooled rule (each pass's 4 s of all-to-alls under its own 5.5 s of kernels) gave
+  // 5.5 · (1 + 0.1 · 4/5.5) = 5.9 s a pass, 11.8 s: it hid the combine under kernels it never runs beside.
+  topo::GpuSpec gpu;
+  gpu.efficiency.overlap_compute_slowdown = 0.1;
+  std::vector<CostPiece> forward{kernels_piece(3), kernels_piece(2), kernels_piece(0.5)};
+  std::vector<CostPiece> backward{kernels_piece(0.5), kernels_piece(4), kernels_piece(1)};
+  const std::vector<ExpertAllToAll> forward_a2a{{1, 2.0, "ep_dispatch"}, {2, 2.0, "ep_combine"}};
+  const std::vector<ExpertAllToAll> backward_a2a{{1, 2.0, "ep_combine.bwd"}, {2, 2.0, "ep_dispatch.bwd"}};
+  std::optional<std::size_t> sync = 1;  // the host waits before the dispatch: its piece stays the first after
+  pair_expert_all_to_alls(forward, forward_a2a, backward, backward_a2a, gpu, &sync);
+  const auto total = [](const std::vector<CostPiece>& pieces) {
+    double t = 0;
+    for (const CostPiece& x : pieces) t += x.compute + x.exposed_comm();
+    return t;
+  };
+  CHECK(total(forward) == seconds(6.8));
+  CHECK(total(backward) == seconds(5.8));
+  // The combine's 0.9 s sits where the combine falls, after the experts and before the unpermute; the
+  // backward exposes nothing; the host's wait still comes before the forward's second piece.
+  REQUIRE(forward.size() == 4);
+  CHECK(forward[2].name == "ep_combine.exposed");
+  CHECK(forward[2].group == CommGroup::ep);
+  CHECK(forward[2].comm == seconds(0.9));
+  CHECK(backward.size() == 3);
+  CHECK(sync == std::optional<std::size_t>(1));
+  // An all-to-all with no segment beside it (a pass with one more than the other) is exposed whole.
+  // A forward's dispatch runs beside the backward's second segment, which a backward without
+  // all-to-alls does not have.
+  std::vector<CostPiece> lone_forward{kernels_piece(1), kernels_piece(1)};
+  std::vector<CostPiece> lone_backward{kernels_piece(1)};
+  pair_expert_all_to_alls(lone_forward, {{1, 0.5, "ep_dispatch"}}, lone_backward, {}, gpu);
+  CHECK(total(lone_forward) == seconds(2.5));
+  CHECK(total(lone_backward) == seconds(1));
+}
+
+TEST_CASE(
+    "expert all-to-alls beside the paired micro-batch: kernels slowed while they run, the excess exposed") {
+  // A MoE GPT (16 experts of width 512, top 2) with ep 16 over 2 DGX A100 nodes. Without the overlap a
+  // layer's pass is its kernels plus its all-to-alls in a row; each pass's all-to-alls cut it into
+  // segments. With framework.ep_comm_overlap the layer's forward and backward together take, per pair of
+  // an all-to-all A and the other pass's segment K beside it (pair_expert_all_to_alls),
+  // max(A, K·(1 + s·min(1, A/K))), s the GPU's overlap_compute_slowdown, plus the segments beside nothing.
+  StepInput in = moe_gpt_on_two_a100(16, 1);
   // The host issues for free here, so that its bound (host_issue_test.cpp) leaves the overlap alone.
   in.plan.framework.launch_overhead_s = 0;
   in.plan.framework.expert_launch_s = 0;
   const UnitCost off = costs_of(in).units[0];
   in.plan.framework.ep_comm_overlap = true;
   const UnitCost on = costs_of(in).units[0];
-  auto check = [](const std::vector<CostPiece>& before, double after) {
-    double kernels = 0, all_to_all = 0;
-    for (const CostPiece& x : before) {
-      kernels += x.compute;
-      if (x.group == CommGroup::ep) all_to_all += x.comm;
-    }
-    REQUIRE(all_to_all > 0);
-    const double want =
-        kernels * (1 + 0.2 * std::min(1.0, all_to_all / kernels)) + std::max(0.0, all_to_all - kernels);
-    CHECK(after == seconds(want));
+  // A pass's segments' kernel seconds and its all-to-alls, from the pieces without the overlap.
+  struct Cut {
+    std::vector<double> segments{0.0};
+    std::vector<double> all_to_alls;
   };
-  check(off.forward, on.total.forward());
-  check(off.backward, on.total.backward());
-  CHECK(on.total.forward() < off.total.forward());
+  const auto cut = [](const std::vector<CostPiece>& pieces) {
+    Cut c;
+    for (const CostPiece& x : pieces) {
+      if (x.group == CommGroup::ep && x.kind == CostPiece::Kind::collective) {
+        c.all_to_alls.push_back(x.comm);
+        c.segments.push_back(0.0);
+      } else {
+        c.segments.back() += x.compute + x.exposed_comm();
+      }
+    }
+    return c;
+  };
+  const Cut f = cut(off.forward);
+  const Cut b = cut(off.backward);
+  REQUIRE(f.all_to_alls.size() == 2);
+  REQUIRE(b.all_to_alls.size() == 2);
+  const auto pair = [](double a, double k) { return std::max(a, k * (1 + 0.2 * std::min(1.0, a / k))); };
+  const double merged = pair(b.all_to_alls[0], f.segments[0]) + pair(f.all_to_alls[0], b.segments[1]) +
+                        pair(b.all_to_alls[1], f.segments[1]) + pair(f.all_to_alls[1], b.segments[2]) +
+                        f.segments[2] + b.segments[0];
+  CHECK(on.total.forward() + on.total.backward() == seconds(merged));
+  CHECK(on.total.forward() + on.total.backward() < off.total.forward() + off.total.backward());
+}
+
+TEST_CASE("the passes run alone expose their all-to-alls, in both fidelities alike") {
+  // The MoE GPT above at pp 2 and ep 8 (16 A100), 1F1B: rank 0 warms up with one forward, alone, and cools
+  // down with one backward, alone; rank 1 runs its first forward and last backward alone. Those passes
+  // take their all-to-alls whole (UnitCost::forward_alone_s), so the step is longer than with every pass
+  // merged, and the event lowering's blocking collective at such a pass's end gives the analytic time.
+  StepInput in = moe_gpt_on_two_a100(8, 2);
+  in.plan.framework.ep_comm_overlap = true;
+  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+  REQUIRE(plan.feasible);
+  const StepCosts costs = step_costs(in, plan);
+  const UnitCost& layer = costs.units[0];
+  REQUIRE(layer.forward_alone_s > 0);
+  REQUIRE(layer.backward_alone_s > 0);
+  StepCosts merged = costs;
+  for (PassCost& pc : merged.passes) pc.forward_alone = pc.backward_alone = 0;
+  const double with_alone = analytic_step(in, plan, costs).iteration_time;
+  const double all_merged = analytic_step(in, plan, merged).iteration_time;
+  CHECK(with_alone > all_merged);
+  // Rank 1's first forward and last backward lie on the critical path of every 1F1B step.
+  CHECK(with_alone - all_merged >= costs.passes[1].forward_alone + costs.passes[1].backward_alone - 1e-12);
+  CHECK(simulate_step(in, Fidelity::event).iteration_time ==
+        doctest::Approx(simulate_step(in, Fidelity::analytic).iteration_time).epsilon(0.01));
 }
 
 TEST_CASE("ZeRO 0-2: a chunk's last backward computes beside its gradient buckets, K·s·min(1, C/K)") {
