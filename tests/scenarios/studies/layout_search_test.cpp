@@ -94,6 +94,32 @@ TEST_CASE("every zero stage and recompute choice multiplies the layouts, ZeRO-3 
   CHECK(enumerate_layouts(toy(), space).size() == 69 * 12);
 }
 
+TEST_CASE(
+    "a megatron-core scenario that overlaps its expert all-to-alls is offered only the layouts Megatron-Core "
+    "runs that in") {
+  // Of the 69 (first test's hand count): the 16 without a pipeline (tp, pp, cp = (1,1,1) 2, (1,1,2) 3,
+  // (2,1,1) 3, (2,1,2) 4, (4,1,1) 4) and the 8 interleaved ones ((1,2,1) 2, (1,2,2) 3, (2,2,1) 3); the
+  // gpipe, 1f1b and zero-bubble pipelines go (Megatron-Core asserts virtual pipeline stages when pp > 1),
+  // and with them every full-recompute layout.
+  Scenario s = toy();
+  s.framework_named = true;
+  s.parallelism.framework.ep_comm_overlap = true;
+  LayoutSpace space = small_space();
+  space.recompute = {Recompute::none, Recompute::full};
+  const auto layouts = enumerate_layouts(s, space);
+  CHECK(layouts.size() == 24);
+  for (const Layout& l : layouts) {
+    CHECK((l.plan.pp == 1 || l.plan.schedule == Schedule::interleaved));
+    CHECK(l.plan.recompute == Recompute::none);
+  }
+  // Without the flag, or under another framework, every layout stays: 69 of each recompute.
+  s.parallelism.framework.ep_comm_overlap = false;
+  CHECK(enumerate_layouts(s, space).size() == 69 * 2);
+  s.parallelism.framework = model::framework_preset(model::FrameworkPreset::fsdp2);
+  s.parallelism.framework.ep_comm_overlap = true;
+  CHECK(enumerate_layouts(s, space).size() == 69 * 2);
+}
+
 TEST_CASE("layouts are distinct and tensor parallelism never exceeds a node or splits a head") {
   Scenario s = toy();
   s.model.heads = 6;  // tp = 4 does not divide 6 heads
