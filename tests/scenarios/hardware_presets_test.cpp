@@ -142,8 +142,7 @@ TEST_CASE("a GPU preset's validation mark names its data, and presets never chec
   CHECK(gpu_preset("h100-sxm").validation.find("FlashAttention-3") != std::string::npos);
   CHECK(gpu_preset("a100-sxm4-80gb").validation.find("vTrain") != std::string::npos);
   CHECK(gpu_preset("gb200").validation.find("MCORE26-T11") != std::string::npos);
-  for (const char* name :
-       {"h800-sxm", "b300", "a100-sxm4-40gb", "l40s", "mi300x", "v100-sxm2-32gb"}) {
+  for (const char* name : {"h800-sxm", "b300", "a100-sxm4-40gb", "l40s", "mi300x", "v100-sxm2-32gb"}) {
     CAPTURE(name);
     CHECK(gpu_preset(name).validation.empty());
   }
