@@ -224,6 +224,12 @@ struct YamlCppConverter {
           }
           YamlEntry entry{key.scalar, key.line, key.column,
                           convert(pair.second, depth + 1, key.line, key.column)};
+          // yaml-cpp marks an empty value (`dispatch:` with nothing after it) at the token that follows,
+          // often the next line's key; a null has no text worth pointing at, so it stands at its key.
+          if (entry.value.kind == YamlValue::Kind::null) {
+            entry.value.line = key.line;
+            entry.value.column = key.column;
+          }
           out.entries.push_back(std::move(entry));
           if (aborted) break;
         }

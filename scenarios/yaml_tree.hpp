@@ -28,7 +28,7 @@ struct YamlValue {
   std::vector<YamlValue> items;    ///< sequence
   std::vector<YamlEntry> entries;  ///< mapping
   std::shared_ptr<const std::string> file;
-  int line = 0;    ///< 1-based
+  int line = 0;    ///< 1-based; a mapping's null value (`key:` with nothing after it) stands at its key
   int column = 0;  ///< 1-based
 
   [[nodiscard]] const YamlValue* find(std::string_view key) const;

@@ -12,7 +12,7 @@ double expected_other_destinations(double copies, std::int64_t places) {
   return (m - 1) * (1 - std::pow(1 - 1 / m, copies));
 }
 
-double deduplicated_network_bytes(double bytes, double copies, const CommGroup& group) {
+double token_based_network_bytes(double bytes, double copies, const CommGroup& group) {
   if (!(copies > 0)) return 0.0;
   return bytes / copies * expected_other_destinations(copies, group.nodes);
 }
@@ -23,8 +23,8 @@ double token_based_nvlink_size(double bytes, double copies, const CommGroup& gro
   return bytes / copies * expected_other_destinations(copies, group.size) * n / (n - 1);
 }
 
-CollectiveEstimate deduplicated_all_to_all(double bytes, double copies, const CommGroup& group,
-                                           const ClusterSpec& cluster) {
+CollectiveEstimate token_based_all_to_all(double bytes, double copies, const CommGroup& group,
+                                          const ClusterSpec& cluster) {
   if (copies <= 1 || group.size <= 1) {
     return estimate_collective(CollectiveOp::all_to_all, bytes, group, cluster);
   }
@@ -37,7 +37,7 @@ CollectiveEstimate deduplicated_all_to_all(double bytes, double copies, const Co
   // sending at once. The all-to-all's size convention counts the share a rank keeps (1/m).
   const CommGroup network{m, 1, m, group.leaves, std::max<std::int64_t>(1, group.groups_sharing_nics * k)};
   const double network_size =
-      deduplicated_network_bytes(bytes, copies, group) * static_cast<double>(m) / static_cast<double>(m - 1);
+      token_based_network_bytes(bytes, copies, group) * static_cast<double>(m) / static_cast<double>(m - 1);
   CollectiveEstimate out = estimate_collective(CollectiveOp::all_to_all, network_size, network, cluster);
   // The NVLink leg: each token once to each destination GPU of the node, from the GPU of its local index.
   if (k > 1) {

@@ -39,7 +39,7 @@ namespace trainsim::topo {
 
 /// Bytes one rank sends over the network in a token-based dispatch: `bytes` (what the plain all-to-all
 /// sends per rank, every copy of every token) / `copies` × expected_other_destinations(copies, group.nodes).
-[[nodiscard]] double deduplicated_network_bytes(double bytes, double copies, const CommGroup& group);
+[[nodiscard]] double token_based_network_bytes(double bytes, double copies, const CommGroup& group);
 
 /// The NVLink leg of a token-based dispatch as an all-to-all size over a node's ranks of the group
 /// (estimate_collective's convention: a rank's bytes for every rank of the node, its own share included):
@@ -52,10 +52,10 @@ namespace trainsim::topo {
 
 /// The dispatch (or combine: the same bytes back) over `group`. On one node (an NVLink domain), the
 /// all-to-all of token_based_nvlink_size. Across nodes, the network leg, each rank sending
-/// deduplicated_network_bytes to one GPU on each other node (every GPU of the node at once, sharing its
+/// token_based_network_bytes to one GPU on each other node (every GPU of the node at once, sharing its
 /// NICs), and the NVLink leg, the node's all-to-all of token_based_nvlink_size; the slower of the two, with
 /// the network leg's latency. With one copy a token, the plain all-to-all.
-[[nodiscard]] CollectiveEstimate deduplicated_all_to_all(double bytes, double copies, const CommGroup& group,
-                                                         const ClusterSpec& cluster);
+[[nodiscard]] CollectiveEstimate token_based_all_to_all(double bytes, double copies, const CommGroup& group,
+                                                        const ClusterSpec& cluster);
 
 }  // namespace trainsim::topo

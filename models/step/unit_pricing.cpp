@@ -35,7 +35,7 @@ topo::CollectiveOp to_topo(Collective c) {
 }
 
 // The MoE all-to-all under a flex dispatcher backend (DeepEP, HybridEP): token-based, with no flow lowering.
-bool deduplicated(const CommCost& c, const Framework& fw) {
+bool token_based_ep(const CommCost& c, const Framework& fw) {
   return c.group == CommGroup::ep && c.collective == Collective::all_to_all && token_based(fw.moe_dispatcher);
 }
 
@@ -48,7 +48,7 @@ topo::CollectiveEstimate estimate(const CommCost& c, const topo::CommGroup& grou
 }
 
 // Shared links (the collapsed step), a context- or expert-parallel collective that leaves the node (not
-// folded, not deduplicated): on the uncontended fabric, its bandwidth term slowed by the busiest link under
+// folded, not token-based): on the uncontended fabric, its bandwidth term slowed by the busiest link under
 // every sibling group at once (shared_links.hpp); the closed form's own leaf shares where the cluster is too
 // large to route.
 topo::CollectiveEstimate on_fabric(const CommCost& c, const topo::CommGroup& group, const StepInput& in) {
@@ -258,13 +258,13 @@ class PieceBuilder {
 
   // The fabric a collective is priced on: the routed fabric (as flows) or the shared links for a context- or
   // expert-parallel group that leaves the node, the cluster's closed form otherwise. Folded expert groups
-  // span data-parallel replicas, which the routed lowering keeps apart, and a deduplicating dispatch has no
+  // span data-parallel replicas, which the routed lowering keeps apart, and a token-based dispatch has no
   // flow lowering: both closed form.
   PricedComm price(const CommCost& comm) const {
     const topo::CommGroup& group =
         comm.collective == Collective::ring_exchange ? g_.cp_pair : g_.of(comm.group);
     const bool expert_group = comm.group == CommGroup::ep || comm.group == CommGroup::expert_tp_ep;
-    const bool routable = group.crosses_nodes() && !deduplicated(comm, fw_) &&
+    const bool routable = group.crosses_nodes() && !token_based_ep(comm, fw_) &&
                           (comm.group == CommGroup::cp || (expert_group && !in_.plan.expert_folding));
     const bool routes = routed_ != nullptr && routable;
     const topo::CollectiveEstimate e = routes                      ? estimate(comm, group, *routed_, fw_)
@@ -458,7 +458,7 @@ double ring_exchange_exposure(double gemm_s, double comm_s, std::int64_t ranks) 
 topo::CollectiveEstimate expert_all_to_all_estimate(double bytes, double copies, MoeDispatcher dispatcher,
                                                     const topo::CommGroup& group,
                                                     const topo::ClusterSpec& cluster) {
-  if (token_based(dispatcher)) return topo::deduplicated_all_to_all(bytes, copies, group, cluster);
+  if (token_based(dispatcher)) return topo::token_based_all_to_all(bytes, copies, group, cluster);
   return topo::estimate_collective(topo::CollectiveOp::all_to_all, bytes, group, cluster);
 }
 

@@ -183,6 +183,17 @@ TEST_CASE("a table's required keys and a row's own rule give file:line:col error
         "t.yaml:4:44: people[0].coverage: give coverage or hours_per_week, not both");
 }
 
+TEST_CASE("an empty block (a key with nothing after it) reports its missing keys at the key itself") {
+  using trainsim::testing::errors_of;
+  // yaml-cpp marks the empty value at the next token, line 3's `training`; the error belongs to line 2.
+  CHECK(errors_of("model: gpt3-125m\ncluster:\ntraining: {global_batch: 64}\n") ==
+        "t.yaml:2:1: cluster.node: missing key \"node\"\n"
+        "t.yaml:2:1: cluster.nodes: missing key \"nodes\"");
+  // Nested: the empty block's key on line 5, column 3, its neighbour's on line 6.
+  CHECK(errors_of(trainsim::testing::kSmallScenario + "parallelism:\n  offload:\n  zero: 1\n") ==
+        "t.yaml:5:3: parallelism.offload.modules: missing key \"modules\"");
+}
+
 TEST_CASE("the training, framework and convergence tables read and dump their mappings") {
   const std::string text =
       "model: gpt3-125m\ncluster: {node: dgx-a100-80gb, nodes: 2}\n"

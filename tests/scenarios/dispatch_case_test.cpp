@@ -57,10 +57,12 @@ TEST_CASE("an unknown key in a dispatch case is an error with its line, column a
   const std::string path =
       dir.write("unknown.yaml", "dispatch: {node: dgx-h100, ep: 8, dispatcher: hybridep, " + kShape +
                                     ", top_kk: 8}\n" + kMeasured);
+  // top_kk starts after the 56 characters of "dispatch: {node: dgx-h100, ep: 8, dispatcher: hybridep, ",
+  // kShape's 86 and ", ": column 56 + 86 + 2 + 1 = 145 of line 1.
+  CHECK(kShape.size() == 86);
   const std::string e = errors_of(path);
-  CHECK(e.find(":1:") != std::string::npos);
-  CHECK(e.find("dispatch.top_kk") != std::string::npos);
-  CHECK(e.find("did you mean") != std::string::npos);
+  CHECK(e.find("unknown.yaml:1:145: dispatch.top_kk: unknown key \"top_kk\" (did you mean \"top_k\"?)") !=
+        std::string::npos);
 }
 
 TEST_CASE("the all-gather dispatcher, an unknown op and a time without its unit are each reported") {
@@ -116,4 +118,14 @@ TEST_CASE("a dispatch case without its shape or measured: is refused, naming eac
   CHECK(e.find("dispatch.dispatcher") != std::string::npos);
   CHECK(e.find("dispatch.top_k") != std::string::npos);
   CHECK(e.find("measured") != std::string::npos);
+}
+
+TEST_CASE("an empty dispatch: block reports its missing keys at the dispatch key, not at the next line") {
+  const trainsim::testing::TempDir dir;
+  const std::string path = dir.write("empty.yaml", "dispatch:\n" + kMeasured);
+  const std::string e = errors_of(path);
+  CHECK(e.find("empty.yaml:1:1: dispatch.node: missing key \"node\"") != std::string::npos);
+  CHECK(e.find("empty.yaml:1:1: dispatch.bytes_per_element: missing key \"bytes_per_element\"") !=
+        std::string::npos);
+  CHECK(e.find("empty.yaml:2:") == std::string::npos);  // line 2 is measured:, which is complete
 }

@@ -45,24 +45,24 @@ TEST_CASE("a token bound for top_k experts crosses the network once per distinct
   // all-to-all sends the 24/32 of its copies that live on other nodes, 0.75 · B: 0.4499 of it.
   const double bytes = 1e9;
   const double plain_network = bytes * (32.0 - 8.0) / 32.0;
-  CHECK(deduplicated_network_bytes(bytes, 8, kGroup) ==
+  CHECK(token_based_network_bytes(bytes, 8, kGroup) ==
         doctest::Approx(bytes / 8 * 2.699661255).epsilon(1e-9));
-  CHECK(deduplicated_network_bytes(bytes, 8, kGroup) / plain_network ==
+  CHECK(token_based_network_bytes(bytes, 8, kGroup) / plain_network ==
         doctest::Approx(2.699661255 / 8 / 0.75).epsilon(1e-9));
 }
 
-TEST_CASE("deduplicated dispatch time: the network leg at the NIC's rate, latency apart") {
+TEST_CASE("token-based dispatch time: the network leg at the NIC's rate, latency apart") {
   // Size-dependent time per byte of slots (the difference of two sizes cancels every latency): the plain
-  // all-to-all moves 0.75 of each byte over a 12.5 GB/s NIC; the deduplicated one 2.699661255/8 of it,
+  // all-to-all moves 0.75 of each byte over a 12.5 GB/s NIC; the token-based one 2.699661255/8 of it,
   // still slower than its NVLink leg (7/8 of each byte at 100 GB/s: 8.75e-12 s against 2.7e-11 s a byte).
   const ClusterSpec c = slow_nics();
   const double b = 1e9;
   const auto slope = [&](auto time) { return (time(2 * b) - time(b)) / b; };
   const double plain =
       slope([&](double x) { return collective_time(CollectiveOp::all_to_all, x, kGroup, c); });
-  const double dedup = slope([&](double x) { return deduplicated_all_to_all(x, 8, kGroup, c).time_s; });
+  const double token = slope([&](double x) { return token_based_all_to_all(x, 8, kGroup, c).time_s; });
   CHECK(plain == doctest::Approx(0.75 / 12.5e9).epsilon(1e-9));
-  CHECK(dedup == doctest::Approx(2.699661255 / 8 / 12.5e9).epsilon(1e-9));
+  CHECK(token == doctest::Approx(2.699661255 / 8 / 12.5e9).epsilon(1e-9));
 }
 
 TEST_CASE(
@@ -82,7 +82,7 @@ TEST_CASE(
   const double b = 1e9;
   const auto slope = [&](auto time) { return (time(2 * b) - time(b)) / b; };
   const double plain = slope([&](double x) { return collective_time(CollectiveOp::all_to_all, x, node, c); });
-  const double token = slope([&](double x) { return deduplicated_all_to_all(x, 8, node, c).time_s; });
+  const double token = slope([&](double x) { return token_based_all_to_all(x, 8, node, c).time_s; });
   CHECK(plain == doctest::Approx(0.875 / 100e9).epsilon(1e-9));
   CHECK(token == doctest::Approx(0.574342199 / 100e9).epsilon(1e-8));
   CHECK(token / plain == doctest::Approx(0.656391084).epsilon(1e-8));
@@ -98,15 +98,15 @@ TEST_CASE("across nodes the NVLink leg carries each token once per destination G
   CHECK(token_based_nvlink_size(1e9, 8, kGroup) == doctest::Approx(1e9 / 8 * 7.177603848).epsilon(1e-9));
   const double b = 1e9;
   const auto slope = [&](auto time) { return (time(2 * b) - time(b)) / b; };
-  const double token = slope([&](double x) { return deduplicated_all_to_all(x, 8, kGroup, c).time_s; });
+  const double token = slope([&](double x) { return token_based_all_to_all(x, 8, kGroup, c).time_s; });
   CHECK(token == doctest::Approx(0.785050421 / 100e9).epsilon(1e-8));
 }
 
 TEST_CASE("with one copy a token it is the plain all-to-all") {
   const ClusterSpec c = slow_nics();
   const CommGroup node{8, 8, 1, 1, 1};
-  CHECK(deduplicated_all_to_all(1e8, 1, node, c).time_s ==
+  CHECK(token_based_all_to_all(1e8, 1, node, c).time_s ==
         collective_time(CollectiveOp::all_to_all, 1e8, node, c));
-  CHECK(deduplicated_all_to_all(1e8, 1, kGroup, c).time_s ==
+  CHECK(token_based_all_to_all(1e8, 1, kGroup, c).time_s ==
         collective_time(CollectiveOp::all_to_all, 1e8, kGroup, c));
 }

@@ -1,5 +1,5 @@
 // The validation runner's component cases: a MoE dispatch case is predicted by the step's own pricing of
-// its expert-parallel all-to-all, on the expert group the case's cluster is.
+// its expert-parallel all-to-all, on the expert group the case's cluster is; the two-node cases by hand.
 #include "scenarios/studies/validation_runner.hpp"
 
 #include <doctest/doctest.h>
@@ -38,4 +38,26 @@ TEST_CASE(
     CHECK(c.error == doctest::Approx(t / measured - 1).epsilon(1e-12));
     CHECK(r.gpu == "h100-sxm");
   }
+}
+
+TEST_CASE("the EP16 H100 dispatch cases' predictions by hand: the network sets both") {
+  // dgx-h100: 8 NICs of 400 Gb/s (50 GB/s) at 0.95 of line rate, NVLink 450 GB/s at 0.822
+  // (topologies/comm_calibration.cpp, h100); a collective's launch 7.6 us, a network step 3.0 us plus one
+  // switch of 0.6 us (CommEfficiency's and the network's defaults). Per rank B = 469,762,048 bytes of
+  // slots (4096 tokens · 8 copies · 14,336 bytes), 2 nodes of 8 ranks.
+  const std::string root = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/validation/moe-dispatch/";
+  const double latency_s = 7.6e-6 + 3.0e-6 + 0.6e-6;
+  // All-to-all: each node sends 8 ranks · B · 8/16 = 4·B = 1,879,048,192 bytes off the node over its NICs,
+  // 8 · 50e9 · 0.95 = 380 GB/s: 4.944863663 ms (NVLink's 7/16 · B at 369.9 GB/s is 0.556 ms).
+  const CaseResult plain = run_case(root + "mcore-t7-h100-a2a-dispatch-ep16.yaml");
+  REQUIRE(plain.checks.size() == 1);
+  CHECK(plain.checks.front().predicted == doctest::Approx(latency_s + 4.944863663e-3).epsilon(1e-9));
+  // HybridEP: a token crosses to the other node unless all 8 of its experts stay home, 1 − (1/2)^8 =
+  // 255/256 of the B/8 = 58,720,256 token bytes: 58,490,880 bytes a rank, through its own 50 GB/s NIC at
+  // 0.95 (every rank of the node sends at once): 1.231386947 ms. The NVLink leg sends each token once to
+  // each of its 16 · (1 − (15/16)^8) = 6.452488 distinct GPUs, 7/8 of them through the node's NVLink at
+  // 369.9 GB/s: 58,720,256 · 6.452488 · 7/8 / 369.9e9 = 0.896 ms, under the network's.
+  const CaseResult token = run_case(root + "mcore-t7-h100-hybridep-dispatch-ep16.yaml");
+  REQUIRE(token.checks.size() == 1);
+  CHECK(token.checks.front().predicted == doctest::Approx(latency_s + 1.231386947e-3).epsilon(1e-9));
 }
