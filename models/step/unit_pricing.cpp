@@ -65,7 +65,7 @@ topo::CollectiveEstimate on_fabric(const CommCost& c, const topo::CommGroup& gro
 // "wgrad" kernels are activation gradients and stay in B.
 bool is_weight_grad(std::string_view name) {
   return name.ends_with(".wgrad") && !name.starts_with("qk.") && !name.starts_with("av.") &&
-         !name.starts_with("recompute.");
+         !is_recomputed(name);
 }
 
 // TransformerEngine runs a reduce-scatter beside the forward GEMM producing it as a "pipeline" (proj_fprop,
@@ -217,10 +217,12 @@ class PieceBuilder {
 
   // A collective: beside the paired micro-batch (ep_comm_overlap: kept apart, where it falls between the
   // pieces, as a blocking collective would), under the matmul that produced it, waiting for the kernel it
-  // runs under, or blocking.
+  // runs under, or blocking. A recomputed MoE block's all-to-alls (recompute full or of `moe`) block:
+  // Megatron-Core refuses the overlap with either (TransformerConfig.__post_init__), so no merged layer
+  // says what they would run beside, and the backward pairs only its own combine and dispatch.
   void add_collective(const LayerOp& op) {
     if (fw_.ep_comm_overlap && op.comm.group == CommGroup::ep &&
-        op.comm.collective == Collective::all_to_all) {
+        op.comm.collective == Collective::all_to_all && !is_recomputed(op.name)) {
       flush();
       last_is_matmul_ = false;
       all_to_alls_.push_back(
@@ -522,7 +524,8 @@ void pair_expert_all_to_alls(std::vector<CostPiece>& forward, const std::vector<
       [&](std::size_t k) { return k + 1 < backward_beside.size() ? backward_beside[k + 1] : -1.0; },
       forward_sync);
   put_exposed(
-      backward, backward_a2a, [&](std::size_t k) { return forward_beside[k]; }, nullptr);
+      backward, backward_a2a,
+      [&](std::size_t k) { return k < forward_beside.size() ? forward_beside[k] : -1.0; }, nullptr);
 }
 
 UnitCost price_unit(std::string name, const LayerOps& ops, const StepInput& in, const Communicators& g,

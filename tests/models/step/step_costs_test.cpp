@@ -447,6 +447,37 @@ StepInput moe_gpt_on_two_a100(int ep, int pp) {
   return in;
 }
 
+// A pass's segments' kernel seconds and its own expert all-to-alls, from its pieces without the overlap. A
+// recomputed all-to-all (recompute.ep_dispatch) is not the pass's own: it blocks inside its segment.
+struct AllToAllCut {
+  std::vector<double> segments{0.0};
+  std::vector<double> all_to_alls;
+};
+
+AllToAllCut cut_at_all_to_alls(const std::vector<CostPiece>& pieces) {
+  AllToAllCut c;
+  for (const CostPiece& x : pieces) {
+    if (x.group == CommGroup::ep && x.kind == CostPiece::Kind::collective && !is_recomputed(x.name)) {
+      c.all_to_alls.push_back(x.comm);
+      c.segments.push_back(0.0);
+    } else {
+      c.segments.back() += x.compute + x.exposed_comm();
+    }
+  }
+  return c;
+}
+
+// One MoE layer's forward and backward merged (pair_expert_all_to_alls): per pair of an all-to-all A and
+// the other pass's segment K beside it, max(A, K·(1 + s·min(1, A/K))), plus the two segments beside nothing.
+double merged_layer_seconds(const AllToAllCut& f, const AllToAllCut& b, double slowdown) {
+  const auto pair = [&](double a, double k) {
+    return std::max(a, k * (1 + slowdown * std::min(1.0, a / k)));
+  };
+  return pair(b.all_to_alls[0], f.segments[0]) + pair(f.all_to_alls[0], b.segments[1]) +
+         pair(b.all_to_alls[1], f.segments[1]) + pair(f.all_to_alls[1], b.segments[2]) + f.segments[2] +
+         b.segments[0];
+}
+
 }  // namespace
 
 TEST_CASE("expert all-to-alls pair with the other pass's chunks as Megatron-Core's merged layer runs them") {
@@ -509,33 +540,45 @@ TEST_CASE(
   const UnitCost off = costs_of(in).units[0];
   in.plan.framework.ep_comm_overlap = true;
   const UnitCost on = costs_of(in).units[0];
-  // A pass's segments' kernel seconds and its all-to-alls, from the pieces without the overlap.
-  struct Cut {
-    std::vector<double> segments{0.0};
-    std::vector<double> all_to_alls;
-  };
-  const auto cut = [](const std::vector<CostPiece>& pieces) {
-    Cut c;
-    for (const CostPiece& x : pieces) {
-      if (x.group == CommGroup::ep && x.kind == CostPiece::Kind::collective) {
-        c.all_to_alls.push_back(x.comm);
-        c.segments.push_back(0.0);
-      } else {
-        c.segments.back() += x.compute + x.exposed_comm();
-      }
-    }
-    return c;
-  };
-  const Cut f = cut(off.forward);
-  const Cut b = cut(off.backward);
+  const AllToAllCut f = cut_at_all_to_alls(off.forward);
+  const AllToAllCut b = cut_at_all_to_alls(off.backward);
   REQUIRE(f.all_to_alls.size() == 2);
   REQUIRE(b.all_to_alls.size() == 2);
-  const auto pair = [](double a, double k) { return std::max(a, k * (1 + 0.2 * std::min(1.0, a / k))); };
-  const double merged = pair(b.all_to_alls[0], f.segments[0]) + pair(f.all_to_alls[0], b.segments[1]) +
-                        pair(b.all_to_alls[1], f.segments[1]) + pair(f.all_to_alls[1], b.segments[2]) +
-                        f.segments[2] + b.segments[0];
-  CHECK(on.total.forward() + on.total.backward() == seconds(merged));
+  CHECK(on.total.forward() + on.total.backward() == seconds(merged_layer_seconds(f, b, 0.2)));
   CHECK(on.total.forward() + on.total.backward() < off.total.forward() + off.total.backward());
+}
+
+TEST_CASE("recomputed expert all-to-alls block under ep_comm_overlap; the backward pairs only its own") {
+  // recompute full, or selective of `moe`, runs the MoE block's dispatch and combine again at the head of
+  // the backward (recompute.ep_dispatch, recompute.ep_combine, then ep_combine.bwd, ep_dispatch.bwd).
+  // Megatron-Core refuses the overlap with either; `run` prices it: the recomputed two block where they
+  // fall, inside the backward's first segment, and the backward's own two pair as without recompute. The
+  // layer then takes the hand sum of merged_layer_seconds over the pieces without the overlap, every time.
+  for (const std::uint8_t modules : {std::uint8_t{0}, static_cast<std::uint8_t>(RecomputeModule::moe)}) {
+    CAPTURE(static_cast<int>(modules));
+    StepInput in = moe_gpt_on_two_a100(16, 1);
+    in.plan.framework.launch_overhead_s = 0;
+    in.plan.framework.expert_launch_s = 0;
+    in.plan.recompute = modules == 0 ? Recompute::full : Recompute::selective;
+    in.plan.recompute_modules = modules;
+    const UnitCost off = costs_of(in).units[0];
+    const auto recomputed_all_to_alls = std::ranges::count_if(off.backward, [](const CostPiece& x) {
+      return x.group == CommGroup::ep && x.kind == CostPiece::Kind::collective && is_recomputed(x.name);
+    });
+    REQUIRE(recomputed_all_to_alls == 2);
+    in.plan.framework.ep_comm_overlap = true;
+    const UnitCost on = costs_of(in).units[0];
+    const AllToAllCut f = cut_at_all_to_alls(off.forward);
+    const AllToAllCut b = cut_at_all_to_alls(off.backward);
+    REQUIRE(f.all_to_alls.size() == 2);
+    REQUIRE(b.all_to_alls.size() == 2);
+    CHECK(on.total.forward() + on.total.backward() == seconds(merged_layer_seconds(f, b, 0.2)));
+    // Alone, the backward runs every all-to-all whole: its own two, beside nothing, add what they hid.
+    const double backward_off = off.total.backward();
+    CHECK(on.total.backward() + on.backward_alone_s == seconds(backward_off));
+    const UnitCost again = costs_of(in).units[0];
+    CHECK(again.total.forward() + again.total.backward() == on.total.forward() + on.total.backward());
+  }
 }
 
 TEST_CASE("the passes run alone expose their all-to-alls, in both fidelities alike") {
