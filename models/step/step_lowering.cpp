@@ -12,6 +12,7 @@
 #include "models/step/asymmetry.hpp"
 #include "models/step/communicators.hpp"
 #include "models/step/event_graph_limits.hpp"
+#include "models/step/merged_passes.hpp"
 #include "models/step/unit_pricing.hpp"
 #include "sim/engine.hpp"
 #include "sim/error.hpp"
