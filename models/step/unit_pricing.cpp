@@ -537,7 +537,14 @@ UnitCost price_unit(std::string name, const LayerOps& ops, const StepInput& in, 
                           host_sync_index(ops.forward, in.plan.framework));
   u.backward = time_pieces(ops.backward, in, g, routed, shared_links, u.backward_issue, backward_all_to_alls);
   if (!forward_all_to_alls.empty() || !backward_all_to_alls.empty()) {
-    // Alone, a pass runs its kernels as they are and its all-to-alls whole between them.
+    // Alone, a pass runs its kernels as they are and its all-to-alls whole between them: what that adds to
+    // the merged pass, and the kernels' part of it (the slow-down beside the other pass's all-to-alls, taken
+    // back), which a straggler's compute_scale scales (pass_sums).
+    const auto kernels = [](const std::vector<CostPiece>& pieces) {
+      double t = 0;
+      for (const CostPiece& x : pieces) t += x.compute;
+      return t;
+    };
     const auto alone = [](const std::vector<CostPiece>& pieces, const std::vector<ExpertAllToAll>& a2a) {
       double t = stream_seconds(pieces);
       for (const ExpertAllToAll& a : a2a) t += a.seconds;
@@ -545,10 +552,14 @@ UnitCost price_unit(std::string name, const LayerOps& ops, const StepInput& in, 
     };
     const double forward_alone = alone(u.forward, forward_all_to_alls);
     const double backward_alone = alone(u.backward, backward_all_to_alls);
+    const double forward_kernels = kernels(u.forward);
+    const double backward_kernels = kernels(u.backward);
     pair_expert_all_to_alls(u.forward, forward_all_to_alls, u.backward, backward_all_to_alls,
                             in.cluster.node.gpu, &u.forward_issue.sync_piece);
-    u.forward_alone_s = std::max(0.0, forward_alone - stream_seconds(u.forward));
-    u.backward_alone_s = std::max(0.0, backward_alone - stream_seconds(u.backward));
+    u.forward_alone_s = forward_alone - stream_seconds(u.forward);
+    u.backward_alone_s = backward_alone - stream_seconds(u.backward);
+    u.forward_alone_kernels_s = forward_kernels - kernels(u.forward);
+    u.backward_alone_kernels_s = backward_kernels - kernels(u.backward);
   }
   for (const auto* pieces : {&u.forward, &u.backward}) {
     for (const CostPiece& x : *pieces) u.routes_pieces = u.routes_pieces || !x.routed.empty();
@@ -593,8 +604,10 @@ void slow_unit_beside_collectives(UnitCost& u, double forward_beside_s, double b
 PassCost pass_sums(const UnitCost& u, double compute_scale) {
   // No copy of a piece: the full-cluster lowering calls this once per task of a slowed replica.
   PassCost t;
-  t.forward_alone = u.forward_alone_s;
-  t.backward_alone = u.backward_alone_s;
+  // Kept at 0 or more: the event lowering puts it as a blocking collective at the pass's end, which cannot
+  // take time back, and the analytic fidelity keeps the same rule (UnitCost::forward_alone_s).
+  t.forward_alone = std::max(0.0, u.forward_alone_s + (compute_scale - 1) * u.forward_alone_kernels_s);
+  t.backward_alone = std::max(0.0, u.backward_alone_s + (compute_scale - 1) * u.backward_alone_kernels_s);
   for (const CostPiece& x : u.forward) {
     const double exposed = x.exposed_comm(compute_scale);
     t.forward_compute += x.compute * compute_scale;

@@ -118,7 +118,8 @@ void slow_unit_beside_collectives(UnitCost& unit, double forward_beside_s, doubl
 
 /// A unit's pass sums (UnitCost::total) with every kernel `compute_scale` times as long — a straggler's —
 /// and its collectives keeping their time: an overlapped collective then adds only what it exceeds the
-/// slower kernel by.
+/// slower kernel by, and a pass run alone adds UnitCost::forward_alone_s with its kernels' part scaled,
+/// kept at 0 or more.
 [[nodiscard]] PassCost pass_sums(const UnitCost& unit, double compute_scale = 1.0);
 
 }  // namespace trainsim::model

@@ -528,6 +528,21 @@ TEST_CASE("expert all-to-alls pair with the other pass's chunks as Megatron-Core
   CHECK(total(lone_backward) == seconds(1));
 }
 
+TEST_CASE("a pass run alone adds its all-to-alls less the slow-down taken back, scaled with a straggler") {
+  // The pairing above: the forward alone takes its 5.5 s of kernels unslowed and its 4 s of all-to-alls
+  // whole, 9.5 s, against 6.8 s merged: 2.7 s more, of which the kernels' part is 5.5 − 5.9 = −0.4 s. On a
+  // replica whose kernels take 1.5 times as long the slow-down it takes back is 1.5 times as long too:
+  // 2.7 − 0.5 · 0.4 = 2.5 s. A pass whose part stays below 0 adds nothing: 0.1 − 0.4 at twice the compute.
+  UnitCost u;
+  u.forward_alone_s = 2.7;
+  u.forward_alone_kernels_s = -0.4;
+  CHECK(pass_sums(u).forward_alone == seconds(2.7));
+  CHECK(pass_sums(u, 1.5).forward_alone == seconds(2.5));
+  u.backward_alone_s = 0.1;
+  u.backward_alone_kernels_s = -0.4;
+  CHECK(pass_sums(u, 2.0).backward_alone == 0.0);
+}
+
 TEST_CASE(
     "expert all-to-alls beside the paired micro-batch: kernels slowed while they run, the excess exposed") {
   // A MoE GPT (16 experts of width 512, top 2) with ep 16 over 2 DGX A100 nodes. Without the overlap a
