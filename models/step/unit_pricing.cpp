@@ -501,17 +501,22 @@ void put_exposed(std::vector<CostPiece>& pieces, const std::vector<ExpertAllToAl
     const ExpertAllToAll& a = all_to_alls[k];
     const double exposed = a.seconds - std::max(0.0, beside(k));
     if (exposed <= 0) continue;
-    CostPiece piece;
-    piece.kind = CostPiece::Kind::collective;
-    piece.group = CommGroup::ep;
-    piece.comm = exposed;
-    piece.name = a.name + ".exposed";
-    pieces.insert(pieces.begin() + static_cast<std::ptrdiff_t>(a.at), std::move(piece));
+    pieces.insert(pieces.begin() + static_cast<std::ptrdiff_t>(a.at),
+                  exposed_expert_piece(exposed, a.name + ".exposed"));
     if (moves_sync && a.at < sync_at) ++**sync;
   }
 }
 
 }  // namespace
+
+CostPiece exposed_expert_piece(double seconds, std::string name) {
+  CostPiece piece;
+  piece.kind = CostPiece::Kind::collective;
+  piece.group = CommGroup::ep;
+  piece.comm = seconds;
+  piece.name = std::move(name);
+  return piece;
+}
 
 void pair_expert_all_to_alls(std::vector<CostPiece>& forward, const std::vector<ExpertAllToAll>& forward_a2a,
                              std::vector<CostPiece>& backward,

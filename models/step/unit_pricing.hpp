@@ -73,6 +73,10 @@ struct ExpertAllToAll {
   std::string name;
 };
 
+/// framework.ep_comm_overlap: what an expert all-to-all leaves exposed, as a blocking expert-parallel
+/// collective of `seconds` (beyond the segment beside it, or whole in a pass run alone), named `name`.
+[[nodiscard]] CostPiece exposed_expert_piece(double seconds, std::string name);
+
 /// framework.ep_comm_overlap as Megatron-Core runs it (--overlap-moe-expert-parallel-comm): one layer's
 /// forward (micro-batch i+1) merged with its backward (micro-batch i) on a compute and a communication
 /// stream (Megatron-LM megatron/core/models/common/model_chunk_schedule_plan.py,
