@@ -91,11 +91,14 @@ struct ExpertAllToAll {
 /// beside it). Over a pass's pieces, its all-to-alls cut it into segments; a forward's all-to-all k
 /// (dispatch, combine) runs beside the backward's segment k + 1 (the experts' backward, the attention's
 /// backward), and a backward's all-to-all k (combine, dispatch) beside the forward's segment k (attention
-/// to the dispatch, the experts). The paired pass is this unit's other pass (like layers paired: a MoE
-/// layer's forward beside another MoE layer's backward). Each segment's kernels are slowed beside its
-/// all-to-all by the GPU's overlap_compute_slowdown (beside_collectives_factor); what an all-to-all
-/// outlasts its segment by is put where it falls, a blocking collective named "<op>.exposed"; one with no
-/// segment beside it is exposed whole. The forward's last segment and the backward's first (the
+/// to the dispatch, the experts). The paired pass is this unit's other pass. That is an
+/// approximation: Megatron-Core's TransformerModelChunkSchedulePlan pairs the forward's layer i with the
+/// backward's layer taken from the chunk's end, so where a chunk mixes dense and MoE layers (DeepSeek-V3's
+/// 3 dense first layers) a MoE forward can meet a dense backward and vice versa; here a dense unit has no
+/// all-to-alls and every MoE unit pairs with itself, as in a chunk of MoE layers only. Each segment's kernels
+/// are slowed beside its all-to-all by the GPU's overlap_compute_slowdown (beside_collectives_factor); what
+/// an all-to-all outlasts its segment by is put where it falls, a blocking collective named "<op>.exposed";
+/// one with no segment beside it is exposed whole. The forward's last segment and the backward's first (the
 /// unpermute and residual around the combine) run beside nothing. `forward_sync`, when given, is the index
 /// of the forward's first piece after a host wait, moved past the pieces put before it.
 void pair_expert_all_to_alls(std::vector<CostPiece>& forward, const std::vector<ExpertAllToAll>& forward_a2a,

@@ -598,6 +598,38 @@ TEST_CASE("recomputed expert all-to-alls block under ep_comm_overlap; the backwa
   }
 }
 
+TEST_CASE("a dense first layer adds nothing alone; a mixed stage counts its MoE layers' alone passes") {
+  // The MoE GPT with its first of 4 layers dense, pp 1, 2 micro-batches (32 sequences over ep 16): the
+  // dense layer has no all-to-all, so nothing to expose alone; the stage's one forward and one backward run
+  // alone (F0, B1), so its exposed EP time is m · 3 MoE layers' exposed all-to-alls a pass, plus 3 layers'
+  // forward_alone_s and backward_alone_s once each.
+  StepInput in = moe_gpt_on_two_a100(16, 1);
+  in.model.dense_layers = 1;
+  in.plan.framework.ep_comm_overlap = true;
+  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+  REQUIRE(plan.feasible);
+  REQUIRE(plan.micro_batches == 2);
+  const StepCosts costs = step_costs(in, plan);
+  const auto has_all_to_alls = [](const UnitCost& u) {
+    return std::ranges::any_of(u.forward, [](const CostPiece& x) { return x.group == CommGroup::ep; }) ||
+           u.forward_alone_s > 0;
+  };
+  const UnitCost* dense = nullptr;
+  const UnitCost* moe = nullptr;
+  for (const UnitCost& u : costs.units) {
+    if (u.name.find("layer") == std::string::npos) continue;
+    (has_all_to_alls(u) ? moe : dense) = &u;
+  }
+  REQUIRE(dense != nullptr);
+  REQUIRE(moe != nullptr);
+  CHECK(dense->forward_alone_s == 0.0);
+  CHECK(dense->backward_alone_s == 0.0);
+  REQUIRE(moe->forward_alone_s > 0);
+  const double per_pass = moe->total.forward_ep_comm + moe->total.backward_ep_comm;
+  CHECK(stage_work(costs, plan, 0).exposed_ep_comm ==
+        seconds(2 * 3 * per_pass + 3 * (moe->forward_alone_s + moe->backward_alone_s)));
+}
+
 TEST_CASE("the passes run alone expose their all-to-alls, in both fidelities alike") {
   // The MoE GPT above at pp 2 and ep 8 (16 A100), 1F1B: rank 0 warms up with one forward, alone, and cools
   // down with one backward, alone; rank 1 runs its first forward and last backward alone. Those passes
