@@ -147,7 +147,7 @@ class PieceBuilder {
 
   /// framework.ep_comm_overlap: the pass's expert-parallel all-to-alls, left out of its pieces for
   /// pair_expert_all_to_alls.
-  std::vector<ExpertAllToAll> all_to_alls() && { return std::move(all_to_alls_); }
+  std::vector<ExpertAllToAll> take_all_to_alls() { return std::move(all_to_alls_); }
 
  private:
   // One collective's seconds over all its steps, and its flows when the routed fabric prices it.
@@ -382,9 +382,8 @@ std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepIn
     pieces.add(ops[i]);
     issue.host_s += op_issue_s(ops[i], fw);
   }
-  std::vector<CostPiece> out = std::move(pieces).pieces();
-  all_to_alls = std::move(pieces).all_to_alls();
-  return out;
+  all_to_alls = pieces.take_all_to_alls();  // closing the pieces adds no all-to-all
+  return std::move(pieces).pieces();
 }
 
 // The unit alone as a pass: its pieces summed in order.
