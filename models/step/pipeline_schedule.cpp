@@ -10,6 +10,7 @@
 #include <tuple>
 #include <utility>
 
+#include "models/step/merged_passes.hpp"
 #include "sim/error.hpp"
 #include "sim/recent_results.hpp"
 
@@ -42,7 +43,7 @@ std::vector<PipelinePass> gpipe_rank(int m) {
 std::vector<PipelinePass> one_f_one_b_rank(int p, int m, int s, bool zero_bubble) {
   std::vector<PipelinePass> passes;
   passes.reserve(3 * static_cast<std::size_t>(m));
-  const int warmup = std::min(p - s - 1, m);
+  const int warmup = one_f_one_b_warm_up(p, m, s);
   // ZB-H1 lets rank s run s backwards ahead of their weight-gradient (W) passes: the input-gradient chain
   // towards rank 0 then moves at the speed of B alone, and the deferred W passes fill the slots where 1F1B
   // waits. In-flight activations stay at most p per rank, as in 1F1B. (Derived by replaying the order:
@@ -935,71 +936,6 @@ PipelineOrder pipeline_schedule(Schedule kind, int p, int m, int v) {
   }
   mark_merged_passes(order);
   return order;
-}
-
-void mark_merged_passes(PipelineOrder& order) {
-  order.merged.assign(order.size(), {});
-  const auto forward_and_backward = [](const PipelinePass& x, const PipelinePass& y) {
-    return (x.kind == PassKind::forward && y.kind == PassKind::backward) ||
-           (x.kind == PassKind::backward && y.kind == PassKind::forward);
-  };
-  for (std::size_t s = 0; s < order.size(); ++s) {
-    const std::vector<PipelinePass>& passes = order[s];
-    std::vector<bool>& merged = order.merged[s];
-    merged.assign(passes.size(), false);
-    if (!order.program.empty()) {  // DualPipeV: its F&B steps
-      std::size_t i = 0;
-      for (const ProgramAction& a : order.program[s]) {
-        if (a.kind != ProgramAction::Kind::compute) continue;
-        const std::size_t end = std::min(passes.size(), i + static_cast<std::size_t>(a.passes));
-        bool forward = false, backward = false;
-        for (std::size_t j = i; j < end; ++j) {
-          forward = forward || passes[j].kind == PassKind::forward;
-          backward = backward || passes[j].kind == PassKind::backward;
-        }
-        for (std::size_t j = i; j < end && forward && backward; ++j)
-          merged[j] = passes[j].kind != PassKind::backward_weight;
-        i = end;
-      }
-      continue;
-    }
-    for (std::size_t i = 0; i + 1 < passes.size();) {
-      const PipelinePass& x = passes[i];
-      const PipelinePass& y = passes[i + 1];
-      if (forward_and_backward(x, y) && x.micro_batch != y.micro_batch) {
-        merged[i] = merged[i + 1] = true;
-        i += 2;
-      } else {
-        ++i;
-      }
-    }
-  }
-  order.chunks = 0;
-  for (const auto& rank : order) {
-    for (const PipelinePass& x : rank) order.chunks = std::max(order.chunks, x.chunk + 1);
-  }
-  order.alone_counts.assign(order.size() * static_cast<std::size_t>(order.chunks) * 2, 0);
-  for (std::size_t s = 0; s < order.size(); ++s) {
-    for (std::size_t i = 0; i < order[s].size(); ++i) {
-      const PipelinePass& x = order[s][i];
-      if (x.kind == PassKind::backward_weight || !runs_alone(order, s, i)) continue;
-      ++order.alone_counts[(s * static_cast<std::size_t>(order.chunks) + static_cast<std::size_t>(x.chunk)) *
-                               2 +
-                           (x.kind == PassKind::backward ? 1 : 0)];
-    }
-  }
-}
-
-bool runs_alone(const PipelineOrder& order, std::size_t rank, std::size_t i) {
-  return !order.merged.empty() && !order.merged[rank][i];
-}
-
-int alone_passes(const PipelineOrder& order, int rank, int chunk, PassKind kind) {
-  if (kind == PassKind::backward_weight || order.alone_counts.empty() || chunk >= order.chunks) return 0;
-  return order.alone_counts[(static_cast<std::size_t>(rank) * static_cast<std::size_t>(order.chunks) +
-                             static_cast<std::size_t>(chunk)) *
-                                2 +
-                            (kind == PassKind::backward ? 1 : 0)];
 }
 
 std::shared_ptr<const PipelineOrder> shared_pipeline_schedule(Schedule kind, int p, int m, int v) {

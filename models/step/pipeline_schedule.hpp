@@ -26,6 +26,7 @@
 // pass: pair_expert_all_to_alls). DualPipe (bidirectional, two copies of the parameters) on P ranks runs,
 // rank r and rank P−1−r alike, as DualPipeV on P/2 ranks with half the micro-batches (the "cut-in-half" of
 // the DualPipe README): the step folds it so (step_plan.hpp), and this file sees DualPipeV.
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string_view>
@@ -68,6 +69,11 @@ struct PipelinePass {
   return vs % p;
 }
 
+/// The forwards rank s of p runs before its first 1F1B step in the 1F1B order (and ZB-H1's), of m.
+[[nodiscard]] constexpr int one_f_one_b_warm_up(int p, int m, int s) {
+  return p - s - 1 < m ? p - s - 1 : m;
+}
+
 /// One step of a rank's DualPipeV program: post a receive or a send of one message (a micro-batch's
 /// activations into, or its gradients back into, virtual stage `to_virtual_stage`), wait for the posted
 /// batch to complete (commit), or compute the next `passes` passes of the rank's list as one step.
@@ -89,35 +95,12 @@ struct PipelineOrder : std::vector<std::vector<PipelinePass>> {
   Schedule kind = Schedule::one_f_one_b;
   std::vector<std::vector<ProgramAction>> program;
   /// Per rank, per pass of its list: whether it runs merged with another micro-batch's pass, the pairs
-  /// framework.ep_comm_overlap hides each one's all-to-alls beside the other (mark_merged_passes). Empty
+  /// framework.ep_comm_overlap hides each one's all-to-alls beside the other (merged_passes.hpp). Empty
   /// (a hand-built order): every pass merged.
   std::vector<std::vector<bool>> merged;
-  /// How many forwards and backwards each rank runs alone, per chunk: alone_passes's table
-  /// ((rank · chunks + chunk) · 2 + backward), set with `merged`.
-  std::vector<int> alone_counts;
-  int chunks = 0;
+  /// Per rank, per chunk: the forwards and the backwards it runs alone (alone_passes), set with `merged`.
+  std::vector<std::vector<std::array<int, 2>>> alone_counts;
 };
-
-/// Sets order.merged as the frameworks pair passes. Megatron-Core (--overlap-moe-expert-parallel-comm,
-/// megatron/core/pipeline_parallel/combined_1f1b.py and schedules.py) merges the forward of one
-/// micro-batch with the backward of another where the two do not depend on each other: at pp 1 the first
-/// forward and the last backward run alone and every other backward is merged with the next forward
-/// (combined_1f1b_schedule_for_no_pipelining); at pp > 1 (interleaved only) the warm-up forwards and the
-/// cool-down backwards run alone and each steady forward is merged with the backward beside it, the
-/// warm-up holding one extra forward so that no pair depends on itself (get_pp_rank_microbatches). Here a
-/// rank's list is read in order and two neighbours pair when one is a forward and the other a backward of
-/// another micro-batch, so the warm-up forwards and cool-down backwards run alone, and a rank whose
-/// first steady forward feeds the backward after it (the last rank) leaves that forward and its last
-/// backward alone, as Megatron-Core's extra warm-up forward does; ranks whose first steady pair is already
-/// independent do not run that extra forward alone. DualPipeV's programs merge exactly their F&B
-/// steps (a compute step holding a forward and a backward: deepseek-ai/DualPipe's _forward_backward_chunk,
-/// the F&B of DeepSeek-V3's §3.2.1), their W passes included in nothing.
-void mark_merged_passes(PipelineOrder& order);
-
-/// Whether the i-th pass of rank `rank`'s list runs alone (not merged: PipelineOrder::merged).
-[[nodiscard]] bool runs_alone(const PipelineOrder& order, std::size_t rank, std::size_t i);
-/// The passes of `kind` of `chunk` that rank `rank` runs alone.
-[[nodiscard]] int alone_passes(const PipelineOrder& order, int rank, int chunk, PassKind kind);
 
 /// The pass order of one step.
 ///  - gpipe: all forwards, then all backwards in reverse micro-batch order.

@@ -16,6 +16,7 @@
 #include "models/step/host_issue.hpp"
 #include "models/step/kept_units.hpp"
 #include "models/step/memory.hpp"
+#include "models/step/merged_passes.hpp"
 #include "models/step/pipeline_schedule.hpp"
 #include "models/step/shared_links.hpp"
 #include "models/step/unit_pricing.hpp"

@@ -173,11 +173,17 @@ struct UnitCost {
   };
   PassIssue forward_issue, backward_issue;
   /// framework.ep_comm_overlap: what the unit's forward and backward add when they run alone (the warm-up
-  /// forwards and cool-down backwards: PipelineOrder::merged): their all-to-alls whole, less what the
-  /// pieces, priced merged (pair_expert_all_to_alls), take; never below 0. Both fidelities add it to such
-  /// a pass.
+  /// forwards and cool-down backwards: merged_passes.hpp): their kernels unslowed and their all-to-alls
+  /// whole, less what the pieces, priced merged (pair_expert_all_to_alls), take. It can be below 0 for one
+  /// pass (the other pass's all-to-alls slowed its kernels by more than its own all-to-alls outlast
+  /// theirs; the two passes' sum never is, with overlap_compute_slowdown ≤ 1); pass_sums keeps what both
+  /// fidelities add to such a pass at 0 or more, since the event lowering adds it as a blocking collective.
   double forward_alone_s = 0;
   double backward_alone_s = 0;
+  /// The kernels' part of forward_alone_s and backward_alone_s (the slow-down taken back, ≤ 0), which a
+  /// straggler's compute_scale scales in pass_sums.
+  double forward_alone_kernels_s = 0;
+  double backward_alone_kernels_s = 0;
 };
 
 /// A run of identical consecutive units of one virtual stage, in forward order.

@@ -12,6 +12,7 @@
 #include "models/step/asymmetry.hpp"
 #include "models/step/communicators.hpp"
 #include "models/step/event_graph_limits.hpp"
+#include "models/step/merged_passes.hpp"
 #include "models/step/unit_pricing.hpp"
 #include "sim/engine.hpp"
 #include "sim/error.hpp"
@@ -846,7 +847,7 @@ class StepLowering {
     }
   }
 
-  // framework.ep_comm_overlap: a pass run alone (PipelineOrder::merged) exposes what its all-to-alls hid
+  // framework.ep_comm_overlap: a pass run alone (merged_passes.hpp) exposes what its all-to-alls hid
   // beside the other micro-batch (PassCost::forward_alone), as one blocking collective at its end: the
   // time the analytic replay adds to such a pass.
   void lower_alone_all_to_alls(Pass& ps) {
@@ -855,14 +856,9 @@ class StepLowering {
                            : ps.x.kind == PassKind::backward ? pc.backward_alone
                                                              : 0.0;
     if (seconds <= 0) return;
-    CostPiece piece;
-    piece.kind = CostPiece::Kind::collective;
-    piece.group = CommGroup::ep;
-    piece.comm = seconds;
-    piece.name = "ep_all_to_all.alone";
     name_.assign(label_);
     name_ += ' ';
-    lower_blocking_collective(ps, piece);
+    lower_blocking_collective(ps, exposed_expert_piece(seconds, "ep_all_to_all.alone"));
   }
 
   void lower_blocking_collective(Pass& ps, const CostPiece& pc) {

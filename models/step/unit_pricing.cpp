@@ -65,7 +65,7 @@ topo::CollectiveEstimate on_fabric(const CommCost& c, const topo::CommGroup& gro
 // "wgrad" kernels are activation gradients and stay in B.
 bool is_weight_grad(std::string_view name) {
   return name.ends_with(".wgrad") && !name.starts_with("qk.") && !name.starts_with("av.") &&
-         !name.starts_with("recompute.");
+         !is_recomputed(name);
 }
 
 // TransformerEngine runs a reduce-scatter beside the forward GEMM producing it as a "pipeline" (proj_fprop,
@@ -147,7 +147,7 @@ class PieceBuilder {
 
   /// framework.ep_comm_overlap: the pass's expert-parallel all-to-alls, left out of its pieces for
   /// pair_expert_all_to_alls.
-  std::vector<ExpertAllToAll> all_to_alls() && { return std::move(all_to_alls_); }
+  std::vector<ExpertAllToAll> take_all_to_alls() { return std::move(all_to_alls_); }
 
  private:
   // One collective's seconds over all its steps, and its flows when the routed fabric prices it.
@@ -217,10 +217,12 @@ class PieceBuilder {
 
   // A collective: beside the paired micro-batch (ep_comm_overlap: kept apart, where it falls between the
   // pieces, as a blocking collective would), under the matmul that produced it, waiting for the kernel it
-  // runs under, or blocking.
+  // runs under, or blocking. A recomputed MoE block's all-to-alls (recompute full or of `moe`) block:
+  // Megatron-Core refuses the overlap with either (TransformerConfig.__post_init__), so no merged layer
+  // says what they would run beside, and the backward pairs only its own combine and dispatch.
   void add_collective(const LayerOp& op) {
     if (fw_.ep_comm_overlap && op.comm.group == CommGroup::ep &&
-        op.comm.collective == Collective::all_to_all) {
+        op.comm.collective == Collective::all_to_all && !is_recomputed(op.name)) {
       flush();
       last_is_matmul_ = false;
       all_to_alls_.push_back(
@@ -380,9 +382,8 @@ std::vector<CostPiece> time_pieces(const std::vector<LayerOp>& ops, const StepIn
     pieces.add(ops[i]);
     issue.host_s += op_issue_s(ops[i], fw);
   }
-  std::vector<CostPiece> out = std::move(pieces).pieces();
-  all_to_alls = std::move(pieces).all_to_alls();
-  return out;
+  all_to_alls = pieces.take_all_to_alls();  // closing the pieces adds no all-to-all
+  return std::move(pieces).pieces();
 }
 
 // The unit alone as a pass: its pieces summed in order.
@@ -499,17 +500,22 @@ void put_exposed(std::vector<CostPiece>& pieces, const std::vector<ExpertAllToAl
     const ExpertAllToAll& a = all_to_alls[k];
     const double exposed = a.seconds - std::max(0.0, beside(k));
     if (exposed <= 0) continue;
-    CostPiece piece;
-    piece.kind = CostPiece::Kind::collective;
-    piece.group = CommGroup::ep;
-    piece.comm = exposed;
-    piece.name = a.name + ".exposed";
-    pieces.insert(pieces.begin() + static_cast<std::ptrdiff_t>(a.at), std::move(piece));
+    pieces.insert(pieces.begin() + static_cast<std::ptrdiff_t>(a.at),
+                  exposed_expert_piece(exposed, a.name + ".exposed"));
     if (moves_sync && a.at < sync_at) ++**sync;
   }
 }
 
 }  // namespace
+
+CostPiece exposed_expert_piece(double seconds, std::string name) {
+  CostPiece piece;
+  piece.kind = CostPiece::Kind::collective;
+  piece.group = CommGroup::ep;
+  piece.comm = seconds;
+  piece.name = std::move(name);
+  return piece;
+}
 
 void pair_expert_all_to_alls(std::vector<CostPiece>& forward, const std::vector<ExpertAllToAll>& forward_a2a,
                              std::vector<CostPiece>& backward,
@@ -522,7 +528,8 @@ void pair_expert_all_to_alls(std::vector<CostPiece>& forward, const std::vector<
       [&](std::size_t k) { return k + 1 < backward_beside.size() ? backward_beside[k + 1] : -1.0; },
       forward_sync);
   put_exposed(
-      backward, backward_a2a, [&](std::size_t k) { return forward_beside[k]; }, nullptr);
+      backward, backward_a2a,
+      [&](std::size_t k) { return k < forward_beside.size() ? forward_beside[k] : -1.0; }, nullptr);
 }
 
 UnitCost price_unit(std::string name, const LayerOps& ops, const StepInput& in, const Communicators& g,
@@ -534,7 +541,14 @@ UnitCost price_unit(std::string name, const LayerOps& ops, const StepInput& in, 
                           host_sync_index(ops.forward, in.plan.framework));
   u.backward = time_pieces(ops.backward, in, g, routed, shared_links, u.backward_issue, backward_all_to_alls);
   if (!forward_all_to_alls.empty() || !backward_all_to_alls.empty()) {
-    // Alone, a pass runs its kernels as they are and its all-to-alls whole between them.
+    // Alone, a pass runs its kernels as they are and its all-to-alls whole between them: what that adds to
+    // the merged pass, and the kernels' part of it (the slow-down beside the other pass's all-to-alls, taken
+    // back), which a straggler's compute_scale scales (pass_sums).
+    const auto kernels = [](const std::vector<CostPiece>& pieces) {
+      double t = 0;
+      for (const CostPiece& x : pieces) t += x.compute;
+      return t;
+    };
     const auto alone = [](const std::vector<CostPiece>& pieces, const std::vector<ExpertAllToAll>& a2a) {
       double t = stream_seconds(pieces);
       for (const ExpertAllToAll& a : a2a) t += a.seconds;
@@ -542,10 +556,14 @@ UnitCost price_unit(std::string name, const LayerOps& ops, const StepInput& in, 
     };
     const double forward_alone = alone(u.forward, forward_all_to_alls);
     const double backward_alone = alone(u.backward, backward_all_to_alls);
+    const double forward_kernels = kernels(u.forward);
+    const double backward_kernels = kernels(u.backward);
     pair_expert_all_to_alls(u.forward, forward_all_to_alls, u.backward, backward_all_to_alls,
                             in.cluster.node.gpu, &u.forward_issue.sync_piece);
-    u.forward_alone_s = std::max(0.0, forward_alone - stream_seconds(u.forward));
-    u.backward_alone_s = std::max(0.0, backward_alone - stream_seconds(u.backward));
+    u.forward_alone_s = forward_alone - stream_seconds(u.forward);
+    u.backward_alone_s = backward_alone - stream_seconds(u.backward);
+    u.forward_alone_kernels_s = forward_kernels - kernels(u.forward);
+    u.backward_alone_kernels_s = backward_kernels - kernels(u.backward);
   }
   for (const auto* pieces : {&u.forward, &u.backward}) {
     for (const CostPiece& x : *pieces) u.routes_pieces = u.routes_pieces || !x.routed.empty();
@@ -590,8 +608,10 @@ void slow_unit_beside_collectives(UnitCost& u, double forward_beside_s, double b
 PassCost pass_sums(const UnitCost& u, double compute_scale) {
   // No copy of a piece: the full-cluster lowering calls this once per task of a slowed replica.
   PassCost t;
-  t.forward_alone = u.forward_alone_s;
-  t.backward_alone = u.backward_alone_s;
+  // Kept at 0 or more: the event lowering puts it as a blocking collective at the pass's end, which cannot
+  // take time back, and the analytic fidelity keeps the same rule (UnitCost::forward_alone_s).
+  t.forward_alone = std::max(0.0, u.forward_alone_s + (compute_scale - 1) * u.forward_alone_kernels_s);
+  t.backward_alone = std::max(0.0, u.backward_alone_s + (compute_scale - 1) * u.backward_alone_kernels_s);
   for (const CostPiece& x : u.forward) {
     const double exposed = x.exposed_comm(compute_scale);
     t.forward_compute += x.compute * compute_scale;

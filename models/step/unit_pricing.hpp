@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/spec/framework.hpp"
@@ -59,6 +60,12 @@ namespace trainsim::model {
                                                                   const topo::CommGroup& group,
                                                                   const topo::ClusterSpec& cluster);
 
+/// Whether an op is one a backward runs again (recompute: layer_ops.cpp's prepend_recompute names it
+/// "recompute.<op>").
+[[nodiscard]] constexpr bool is_recomputed(std::string_view op_name) {
+  return op_name.starts_with("recompute.");
+}
+
 /// framework.ep_comm_overlap: one expert-parallel all-to-all of a pass, kept out of its pieces: it falls
 /// before piece `at` and takes `seconds` alone.
 struct ExpertAllToAll {
@@ -66,6 +73,10 @@ struct ExpertAllToAll {
   double seconds = 0;
   std::string name;
 };
+
+/// framework.ep_comm_overlap: what an expert all-to-all leaves exposed, as a blocking expert-parallel
+/// collective of `seconds` (beyond the segment beside it, or whole in a pass run alone), named `name`.
+[[nodiscard]] CostPiece exposed_expert_piece(double seconds, std::string name);
 
 /// framework.ep_comm_overlap as Megatron-Core runs it (--overlap-moe-expert-parallel-comm): one layer's
 /// forward (micro-batch i+1) merged with its backward (micro-batch i) on a compute and a communication
@@ -81,11 +92,14 @@ struct ExpertAllToAll {
 /// beside it). Over a pass's pieces, its all-to-alls cut it into segments; a forward's all-to-all k
 /// (dispatch, combine) runs beside the backward's segment k + 1 (the experts' backward, the attention's
 /// backward), and a backward's all-to-all k (combine, dispatch) beside the forward's segment k (attention
-/// to the dispatch, the experts). The paired pass is this unit's other pass (like layers paired: a MoE
-/// layer's forward beside another MoE layer's backward). Each segment's kernels are slowed beside its
-/// all-to-all by the GPU's overlap_compute_slowdown (beside_collectives_factor); what an all-to-all
-/// outlasts its segment by is put where it falls, a blocking collective named "<op>.exposed"; one with no
-/// segment beside it is exposed whole. The forward's last segment and the backward's first (the
+/// to the dispatch, the experts). The paired pass is this unit's other pass. That is an
+/// approximation: Megatron-Core's TransformerModelChunkSchedulePlan pairs the forward's layer i with the
+/// backward's layer taken from the chunk's end, so where a chunk mixes dense and MoE layers (DeepSeek-V3's
+/// 3 dense first layers) a MoE forward can meet a dense backward and vice versa; here a dense unit has no
+/// all-to-alls and every MoE unit pairs with itself, as in a chunk of MoE layers only. Each segment's kernels
+/// are slowed beside its all-to-all by the GPU's overlap_compute_slowdown (beside_collectives_factor); what
+/// an all-to-all outlasts its segment by is put where it falls, a blocking collective named "<op>.exposed";
+/// one with no segment beside it is exposed whole. The forward's last segment and the backward's first (the
 /// unpermute and residual around the combine) run beside nothing. `forward_sync`, when given, is the index
 /// of the forward's first piece after a host wait, moved past the pieces put before it.
 void pair_expert_all_to_alls(std::vector<CostPiece>& forward, const std::vector<ExpertAllToAll>& forward_a2a,
@@ -112,7 +126,8 @@ void slow_unit_beside_collectives(UnitCost& unit, double forward_beside_s, doubl
 
 /// A unit's pass sums (UnitCost::total) with every kernel `compute_scale` times as long — a straggler's —
 /// and its collectives keeping their time: an overlapped collective then adds only what it exceeds the
-/// slower kernel by.
+/// slower kernel by, and a pass run alone adds UnitCost::forward_alone_s with its kernels' part scaled,
+/// kept at 0 or more.
 [[nodiscard]] PassCost pass_sums(const UnitCost& unit, double compute_scale = 1.0);
 
 }  // namespace trainsim::model

@@ -283,41 +283,6 @@ TEST_CASE("a recorded replay times the same order with other costs as the replay
   CHECK(record_schedule(broken, 2, 1, 1).empty());
 }
 
-TEST_CASE("the passes framework.ep_comm_overlap runs alone: warm-up forwards and cool-down backwards") {
-  const auto alone = [](const PipelineOrder& o, int rank, PassKind kind, int chunks = 1) {
-    int n = 0;
-    for (int c = 0; c < chunks; ++c) n += alone_passes(o, rank, c, kind);
-    return n;
-  };
-  // pp 1, 4 micro-batches (Megatron-Core's combined_1f1b_schedule_for_no_pipelining): F0 alone, then
-  // B0+F1, B1+F2, B2+F3, then B3 alone.
-  const PipelineOrder one = pipeline_schedule(Schedule::one_f_one_b, 1, 4);
-  CHECK(one.merged[0] == std::vector<bool>{false, true, true, true, true, true, true, false});
-  // 1F1B, p = 4, m = 8: rank s warms up with p − s − 1 forwards, alone, and cools down with as many
-  // backwards; the last rank's first forward feeds the backward after it, so it runs alone too (the extra
-  // warm-up forward of Megatron-Core's get_pp_rank_microbatches), and its last backward.
-  const PipelineOrder o = pipeline_schedule(Schedule::one_f_one_b, 4, 8);
-  for (int s = 0; s < 4; ++s) {
-    const int want = std::max(3 - s, 1);
-    CHECK(alone(o, s, PassKind::forward) == want);
-    CHECK(alone(o, s, PassKind::backward) == want);
-  }
-  // Interleaved, p = 2, v = 2, m = 4: warm-ups of 2(p − s − 1) + (v − 1)·p forwards, 4 and 2. Rank 1's third
-  // forward (micro-batch 0, chunk 1) feeds the backward after it: 3 alone, Megatron-Core's
-  // 2(p − s − 1) + (v − 1)·p + 1. Rank 0's fifth forward pairs with a backward of another micro-batch: 4.
-  const PipelineOrder iv = pipeline_schedule(Schedule::interleaved, 2, 4, 2);
-  CHECK(alone(iv, 0, PassKind::forward, 2) == 4);
-  CHECK(alone(iv, 0, PassKind::backward, 2) == 4);
-  CHECK(alone(iv, 1, PassKind::forward, 2) == 3);
-  CHECK(alone(iv, 1, PassKind::backward, 2) == 3);
-  // DualPipeV, p = 2, m = 4, rank 0 (deepseek-ai/DualPipe dualpipev.py's steps): its F&B steps are the
-  // main loop's m − 2p + r + 1 = 1 step of two F&B and step 6's p − r − 1 = 1, three F&B of its 8
-  // forwards and 8 backwards: 5 of each alone.
-  const PipelineOrder dv = pipeline_schedule(Schedule::dualpipev, 2, 4, 2);
-  CHECK(alone(dv, 0, PassKind::forward, 2) == 5);
-  CHECK(alone(dv, 0, PassKind::backward, 2) == 5);
-}
-
 TEST_CASE("a pass run alone adds its alone time, in the replay and in its recording alike") {
   // 1F1B, p = 2, m = 2, F = 1, B = 2, no hand-over; alone a forward takes 0.5 more, a backward 0.25. Rank 0
   // runs F0 (alone: F1 follows), F1 + B0 (merged), B1 (alone); rank 1 F0 (alone: B0 is its own), B0 + F1,

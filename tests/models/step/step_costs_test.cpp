@@ -3,9 +3,11 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "models/step/analytic_step.hpp"
 #include "models/step/memory.hpp"
+#include "models/step/step_lowering.hpp"
 #include "models/step/step_plan.hpp"
 #include "models/step/unit_pricing.hpp"
 #include "models/workload/layer_ops.hpp"
@@ -447,6 +449,37 @@ StepInput moe_gpt_on_two_a100(int ep, int pp) {
   return in;
 }
 
+// A pass's segments' kernel seconds and its own expert all-to-alls, from its pieces without the overlap. A
+// recomputed all-to-all (recompute.ep_dispatch) is not the pass's own: it blocks inside its segment.
+struct AllToAllCut {
+  std::vector<double> segments{0.0};
+  std::vector<double> all_to_alls;
+};
+
+AllToAllCut cut_at_all_to_alls(const std::vector<CostPiece>& pieces) {
+  AllToAllCut c;
+  for (const CostPiece& x : pieces) {
+    if (x.group == CommGroup::ep && x.kind == CostPiece::Kind::collective && !is_recomputed(x.name)) {
+      c.all_to_alls.push_back(x.comm);
+      c.segments.push_back(0.0);
+    } else {
+      c.segments.back() += x.compute + x.exposed_comm();
+    }
+  }
+  return c;
+}
+
+// One MoE layer's forward and backward merged (pair_expert_all_to_alls): per pair of an all-to-all A and
+// the other pass's segment K beside it, max(A, K·(1 + s·min(1, A/K))), plus the two segments beside nothing.
+double merged_layer_seconds(const AllToAllCut& f, const AllToAllCut& b, double slowdown) {
+  const auto pair = [&](double a, double k) {
+    return std::max(a, k * (1 + slowdown * std::min(1.0, a / k)));
+  };
+  return pair(b.all_to_alls[0], f.segments[0]) + pair(f.all_to_alls[0], b.segments[1]) +
+         pair(b.all_to_alls[1], f.segments[1]) + pair(f.all_to_alls[1], b.segments[2]) + f.segments[2] +
+         b.segments[0];
+}
+
 }  // namespace
 
 TEST_CASE("expert all-to-alls pair with the other pass's chunks as Megatron-Core's merged layer runs them") {
@@ -495,6 +528,21 @@ TEST_CASE("expert all-to-alls pair with the other pass's chunks as Megatron-Core
   CHECK(total(lone_backward) == seconds(1));
 }
 
+TEST_CASE("a pass run alone adds its all-to-alls less the slow-down taken back, scaled with a straggler") {
+  // The pairing above: the forward alone takes its 5.5 s of kernels unslowed and its 4 s of all-to-alls
+  // whole, 9.5 s, against 6.8 s merged: 2.7 s more, of which the kernels' part is 5.5 − 5.9 = −0.4 s. On a
+  // replica whose kernels take 1.5 times as long the slow-down it takes back is 1.5 times as long too:
+  // 2.7 − 0.5 · 0.4 = 2.5 s. A pass whose part stays below 0 adds nothing: 0.1 − 0.4 at twice the compute.
+  UnitCost u;
+  u.forward_alone_s = 2.7;
+  u.forward_alone_kernels_s = -0.4;
+  CHECK(pass_sums(u).forward_alone == seconds(2.7));
+  CHECK(pass_sums(u, 1.5).forward_alone == seconds(2.5));
+  u.backward_alone_s = 0.1;
+  u.backward_alone_kernels_s = -0.4;
+  CHECK(pass_sums(u, 2.0).backward_alone == 0.0);
+}
+
 TEST_CASE(
     "expert all-to-alls beside the paired micro-batch: kernels slowed while they run, the excess exposed") {
   // A MoE GPT (16 experts of width 512, top 2) with ep 16 over 2 DGX A100 nodes. Without the overlap a
@@ -509,33 +557,77 @@ TEST_CASE(
   const UnitCost off = costs_of(in).units[0];
   in.plan.framework.ep_comm_overlap = true;
   const UnitCost on = costs_of(in).units[0];
-  // A pass's segments' kernel seconds and its all-to-alls, from the pieces without the overlap.
-  struct Cut {
-    std::vector<double> segments{0.0};
-    std::vector<double> all_to_alls;
-  };
-  const auto cut = [](const std::vector<CostPiece>& pieces) {
-    Cut c;
-    for (const CostPiece& x : pieces) {
-      if (x.group == CommGroup::ep && x.kind == CostPiece::Kind::collective) {
-        c.all_to_alls.push_back(x.comm);
-        c.segments.push_back(0.0);
-      } else {
-        c.segments.back() += x.compute + x.exposed_comm();
-      }
-    }
-    return c;
-  };
-  const Cut f = cut(off.forward);
-  const Cut b = cut(off.backward);
+  const AllToAllCut f = cut_at_all_to_alls(off.forward);
+  const AllToAllCut b = cut_at_all_to_alls(off.backward);
   REQUIRE(f.all_to_alls.size() == 2);
   REQUIRE(b.all_to_alls.size() == 2);
-  const auto pair = [](double a, double k) { return std::max(a, k * (1 + 0.2 * std::min(1.0, a / k))); };
-  const double merged = pair(b.all_to_alls[0], f.segments[0]) + pair(f.all_to_alls[0], b.segments[1]) +
-                        pair(b.all_to_alls[1], f.segments[1]) + pair(f.all_to_alls[1], b.segments[2]) +
-                        f.segments[2] + b.segments[0];
-  CHECK(on.total.forward() + on.total.backward() == seconds(merged));
+  CHECK(on.total.forward() + on.total.backward() == seconds(merged_layer_seconds(f, b, 0.2)));
   CHECK(on.total.forward() + on.total.backward() < off.total.forward() + off.total.backward());
+}
+
+TEST_CASE("recomputed expert all-to-alls block under ep_comm_overlap; the backward pairs only its own") {
+  // recompute full, or selective of `moe`, runs the MoE block's dispatch and combine again at the head of
+  // the backward (recompute.ep_dispatch, recompute.ep_combine, then ep_combine.bwd, ep_dispatch.bwd).
+  // Megatron-Core refuses the overlap with either; `run` prices it: the recomputed two block where they
+  // fall, inside the backward's first segment, and the backward's own two pair as without recompute. The
+  // layer then takes the hand sum of merged_layer_seconds over the pieces without the overlap, every time.
+  for (const std::uint8_t modules : {std::uint8_t{0}, static_cast<std::uint8_t>(RecomputeModule::moe)}) {
+    CAPTURE(static_cast<int>(modules));
+    StepInput in = moe_gpt_on_two_a100(16, 1);
+    in.plan.framework.launch_overhead_s = 0;
+    in.plan.framework.expert_launch_s = 0;
+    in.plan.recompute = modules == 0 ? Recompute::full : Recompute::selective;
+    in.plan.recompute_modules = modules;
+    const UnitCost off = costs_of(in).units[0];
+    const auto recomputed_all_to_alls = std::ranges::count_if(off.backward, [](const CostPiece& x) {
+      return x.group == CommGroup::ep && x.kind == CostPiece::Kind::collective && is_recomputed(x.name);
+    });
+    REQUIRE(recomputed_all_to_alls == 2);
+    in.plan.framework.ep_comm_overlap = true;
+    const UnitCost on = costs_of(in).units[0];
+    const AllToAllCut f = cut_at_all_to_alls(off.forward);
+    const AllToAllCut b = cut_at_all_to_alls(off.backward);
+    REQUIRE(f.all_to_alls.size() == 2);
+    REQUIRE(b.all_to_alls.size() == 2);
+    CHECK(on.total.forward() + on.total.backward() == seconds(merged_layer_seconds(f, b, 0.2)));
+    // Alone, the backward runs every all-to-all whole: its own two, beside nothing, add what they hid.
+    const double backward_off = off.total.backward();
+    CHECK(on.total.backward() + on.backward_alone_s == seconds(backward_off));
+    const UnitCost again = costs_of(in).units[0];
+    CHECK(again.total.forward() + again.total.backward() == on.total.forward() + on.total.backward());
+  }
+}
+
+TEST_CASE("a dense first layer adds nothing alone; a mixed stage counts its MoE layers' alone passes") {
+  // The MoE GPT with its first of 4 layers dense, pp 1, 2 micro-batches (32 sequences over ep 16): the
+  // dense layer has no all-to-all, so nothing to expose alone; the stage's one forward and one backward run
+  // alone (F0, B1), so its exposed EP time is m · 3 MoE layers' exposed all-to-alls a pass, plus 3 layers'
+  // forward_alone_s and backward_alone_s once each.
+  StepInput in = moe_gpt_on_two_a100(16, 1);
+  in.model.dense_layers = 1;
+  in.plan.framework.ep_comm_overlap = true;
+  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+  REQUIRE(plan.feasible);
+  REQUIRE(plan.micro_batches == 2);
+  const StepCosts costs = step_costs(in, plan);
+  const auto has_all_to_alls = [](const UnitCost& u) {
+    return std::ranges::any_of(u.forward, [](const CostPiece& x) { return x.group == CommGroup::ep; }) ||
+           u.forward_alone_s > 0;
+  };
+  const UnitCost* dense = nullptr;
+  const UnitCost* moe = nullptr;
+  for (const UnitCost& u : costs.units) {
+    if (u.name.find("layer") == std::string::npos) continue;
+    (has_all_to_alls(u) ? moe : dense) = &u;
+  }
+  REQUIRE(dense != nullptr);
+  REQUIRE(moe != nullptr);
+  CHECK(dense->forward_alone_s == 0.0);
+  CHECK(dense->backward_alone_s == 0.0);
+  REQUIRE(moe->forward_alone_s > 0);
+  const double per_pass = moe->total.forward_ep_comm + moe->total.backward_ep_comm;
+  CHECK(stage_work(costs, plan, 0).exposed_ep_comm ==
+        seconds(2 * 3 * per_pass + 3 * (moe->forward_alone_s + moe->backward_alone_s)));
 }
 
 TEST_CASE("the passes run alone expose their all-to-alls, in both fidelities alike") {
@@ -543,7 +635,9 @@ TEST_CASE("the passes run alone expose their all-to-alls, in both fidelities ali
   // down with one backward, alone; rank 1 runs its first forward and last backward alone. Those passes
   // take their all-to-alls whole (UnitCost::forward_alone_s), so the step is longer than with every pass
   // merged, and the event lowering's blocking collective at such a pass's end gives the analytic time.
+  // Two micro-batches (16 sequences over ep 8), so that the passes run alone weigh well above 1 %.
   StepInput in = moe_gpt_on_two_a100(8, 2);
+  in.training.global_batch = 16;
   in.plan.framework.ep_comm_overlap = true;
   const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
   REQUIRE(plan.feasible);
@@ -558,8 +652,15 @@ TEST_CASE("the passes run alone expose their all-to-alls, in both fidelities ali
   CHECK(with_alone > all_merged);
   // Rank 1's first forward and last backward lie on the critical path of every 1F1B step.
   CHECK(with_alone - all_merged >= costs.passes[1].forward_alone + costs.passes[1].backward_alone - 1e-12);
-  CHECK(simulate_step(in, Fidelity::event).iteration_time ==
-        doctest::Approx(simulate_step(in, Fidelity::analytic).iteration_time).epsilon(0.01));
+  // The event lowering exposes the alone passes' all-to-alls itself (lower_alone_all_to_alls): on the same
+  // costs, what they add to its step is what they add to the analytic one (within 1 % of the step).
+  const auto event_time = [&](const StepCosts& c) {
+    return run_step_graph(lower_step(in, plan, c), in, plan, c).iteration_time;
+  };
+  const double event_with_alone = event_time(costs);
+  const double event_merged = event_time(merged);
+  CHECK(event_with_alone - event_merged > 0.02 * with_alone);
+  CHECK(std::abs((event_with_alone - event_merged) - (with_alone - all_merged)) < 0.01 * with_alone);
 }
 
 TEST_CASE("ZeRO 0-2: a chunk's last backward computes beside its gradient buckets, K·s·min(1, C/K)") {

@@ -95,29 +95,42 @@ TEST_CASE("every zero stage and recompute choice multiplies the layouts, ZeRO-3 
 }
 
 TEST_CASE(
-    "a megatron-core scenario that overlaps its expert all-to-alls is offered only the layouts Megatron-Core "
-    "runs that in") {
-  // Of the 69 (first test's hand count): the 16 without a pipeline (tp, pp, cp = (1,1,1) 2, (1,1,2) 3,
-  // (2,1,1) 3, (2,1,2) 4, (4,1,1) 4) and the 8 interleaved ones ((1,2,1) 2, (1,2,2) 3, (2,2,1) 3); the
-  // gpipe, 1f1b and zero-bubble pipelines go (Megatron-Core asserts virtual pipeline stages when pp > 1),
-  // and with them every full-recompute layout.
+    "a megatron-core MoE scenario that overlaps its expert all-to-alls is offered only the layouts "
+    "Megatron-Core runs that in") {
+  // The toy with 2 experts: ep 1 gives the dense toy's 69 layouts; ep 2 (its own axis, the batch split over
+  // dp·ep, so mb divides 8/(dp·2)), by (tp, pp, cp) -> dp:
+  //   (1,1,1) dp2: 2x1  (1,1,2) dp1: 3x1  (2,1,1) dp1: 3x1  (1,2,1) dp1: 3x4 less interleaved mb 4 -> 19,
+  // 88 in all. With the overlap Megatron-Core asserts ep > 1 and virtual pipeline stages when pp > 1: the
+  // 8 ep-2 layouts without a pipeline and the 2 interleaved ones stay, 10; it refuses full recompute and
+  // `moe` among the recomputed modules, and accepts the others.
   Scenario s = toy();
+  s.model.experts = 2;
+  s.model.top_k = 1;
   s.framework_named = true;
   s.parallelism.framework.ep_comm_overlap = true;
+  s.parallelism.recompute_modules = static_cast<std::uint8_t>(model::RecomputeModule::moe);
   LayoutSpace space = small_space();
-  space.recompute = {Recompute::none, Recompute::full};
+  space.recompute = {Recompute::none, Recompute::selective, Recompute::full};
   const auto layouts = enumerate_layouts(s, space);
-  CHECK(layouts.size() == 24);
+  CHECK(layouts.size() == 10);
   for (const Layout& l : layouts) {
+    CHECK(l.plan.ep == 2);
     CHECK((l.plan.pp == 1 || l.plan.schedule == Schedule::interleaved));
     CHECK(l.plan.recompute == Recompute::none);
   }
-  // Without the flag, or under another framework, every layout stays: 69 of each recompute.
+  s.parallelism.recompute_modules = static_cast<std::uint8_t>(model::RecomputeModule::core_attn);
+  CHECK(enumerate_layouts(s, space).size() == 10 * 2);  // none and selective of core_attn
+  // Without the flag, or under another framework, every layout stays: 88 of each recompute.
   s.parallelism.framework.ep_comm_overlap = false;
-  CHECK(enumerate_layouts(s, space).size() == 69 * 2);
+  CHECK(enumerate_layouts(s, space).size() == 88 * 3);
   s.parallelism.framework = model::framework_preset(model::FrameworkPreset::fsdp2);
   s.parallelism.framework.ep_comm_overlap = true;
-  CHECK(enumerate_layouts(s, space).size() == 69 * 2);
+  CHECK(enumerate_layouts(s, space).size() == 88 * 3);
+  // A dense model has no all-to-all to overlap: the flag leaves its 69 layouts of each recompute.
+  Scenario dense = toy();
+  dense.framework_named = true;
+  dense.parallelism.framework.ep_comm_overlap = true;
+  CHECK(enumerate_layouts(dense, space).size() == 69 * 3);
 }
 
 TEST_CASE("layouts are distinct and tensor parallelism never exceeds a node or splits a head") {
