@@ -1,7 +1,8 @@
 // `trainsim validate [PATH...] [--suite NAME]...`: run validation cases (scenarios with a `measured:` block),
 // print predicted vs measured and the error per case, MAPE and worst case per metric, per source folder,
-// per attention kernel, per framework ("(unnamed)" when a case names none) and per GPU; exit 1 when a case is
-// outside its tolerance or cannot be evaluated.
+// per attention kernel, per framework ("(unnamed)" when a case names none) and per GPU; mark the cases whose
+// layout does not fit in memory as written (still scored); exit 1 when a case is outside its tolerance or
+// cannot be evaluated.
 #include <iostream>
 #include <memory>
 #include <string>
@@ -30,10 +31,14 @@ struct ValidateArgs {
 
 void add_validate_command(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<ValidateArgs>();
-  auto* sub = app.add_subcommand("validate",
-                                 "run validation cases (scenarios with a `measured:` block): predicted vs "
-                                 "measured, error per case, MAPE "
-                                 "per metric and per source; exit 1 if a case is outside its tolerance");
+  auto* sub =
+      app.add_subcommand("validate",
+                         "run validation cases (scenarios with a `measured:` block): predicted vs "
+                         "measured, error per case, MAPE "
+                         "per metric and per source; a case whose layout does not fit in memory as "
+                         "written is still scored and marked (the table's 'does not fit' line, the "
+                         "CSV's last column fits, the JSON's fits and unfit_reason); exit 1 if a case "
+                         "is outside its tolerance");
   sub->add_option("paths", args->paths,
                   "case files or folders (searched recursively for *.yaml); default: every shipped case "
                   "(the suite 'all'), from any working directory");

@@ -1,6 +1,7 @@
 #include "scenarios/studies/validation_runner.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -192,7 +193,8 @@ CaseResult run_case(const std::string& file, const ValidationOptions& options, P
   }
   model::StepReport step;
   try {
-    step = model::simulate_step(step_input_of(s), options.fidelity);
+    // time_unfit: a layout that does not fit is still timed, and scored; the result says it does not fit.
+    step = model::simulate_step(step_input_of(s), options.fidelity, model::StepOptions{.time_unfit = true});
   } catch (const InputError& e) {
     r.failure = std::string("cannot be simulated: ") + e.what();
     return r;
@@ -201,6 +203,8 @@ CaseResult run_case(const std::string& file, const ValidationOptions& options, P
     r.failure = "infeasible: " + step.reason;
     return r;
   }
+  r.fits = step.fits;
+  if (!step.fits) r.unfit_reason = step.reason;
   const model::Summary summary = model::summarize({}, step, nullptr);
   for (MetricCheck& c : r.checks) {
     const std::optional<double> predicted = summary.number(c.metric);
@@ -280,8 +284,10 @@ std::string format_validation_table(const std::vector<CaseResult>& results,
   out += fmt::format("{:<{}}  {:<{}}  {:<16} {:>11} {:>11} {:>8} {:>6}  {}\n", "case", name_w, "group",
                      group_w, "metric", "measured", "predicted", "error", "tol", "status");
   std::size_t checks = 0, outside = 0, failed = 0;
+  std::vector<std::string> unfit;  // names of the cases that do not fit in memory as written
   for (const CaseResult& r : results) {
     if (!r.failure.empty()) ++failed;
+    if (r.does_not_fit()) unfit.push_back(r.name);
     for (const MetricCheck& c : r.checks) {
       ++checks;
       if (!r.failure.empty() || !c.within()) ++outside;
@@ -295,6 +301,10 @@ std::string format_validation_table(const std::vector<CaseResult>& results,
       out += fmt::format("{:<{}}  {:<{}}  {:<16} {:>11} {:>11} {:>8} {:>5.0f}%  {}\n", r.name, name_w,
                          r.group, group_w, c.metric, number(c.measured), number(c.predicted),
                          percent(c.error), 100.0 * c.tolerance, c.within() ? "ok" : "OUTSIDE");
+    }
+    if (r.does_not_fit()) {
+      out +=
+          fmt::format("{:<{}}  {:<{}}  does not fit: {}\n", r.name, name_w, r.group, group_w, r.unfit_reason);
     }
   }
   out +=
@@ -311,6 +321,14 @@ std::string format_validation_table(const std::vector<CaseResult>& results,
   }
   out += fmt::format("\n{} cases, {} checks: {} outside tolerance, {} cases could not be evaluated\n",
                      results.size(), checks, outside, failed);
+  // Named here too: --failures-only hides the cases within tolerance, and the lines under them.
+  if (unfit.size() == 1) {
+    out +=
+        fmt::format("1 case does not fit in memory as written ({}); its time is scored anyway\n", unfit[0]);
+  } else if (unfit.size() > 1) {
+    out += fmt::format("{} cases do not fit in memory as written ({}); their time is scored anyway\n",
+                       unfit.size(), fmt::join(unfit, ", "));
+  }
   return out;
 }
 
@@ -318,16 +336,17 @@ std::string format_validation_csv(const std::vector<CaseResult>& results) {
   const auto num = [](double x) { return std::isfinite(x) ? fmt::format("{:.9g}", x) : std::string(); };
   std::string out =
       "case,group,attention,framework,gpu,metric,measured,predicted,error,tolerance,within,failure,file,"
-      "source\n";
+      "source,fits\n";
   for (const CaseResult& r : results) {
+    const std::string fits = r.fits ? (*r.fits ? "true" : "false") : "";
     std::vector<MetricCheck> checks = r.checks;
     if (checks.empty()) checks.push_back({.metric = "", .measured = kNaN, .predicted = kNaN, .error = kNaN});
     for (const MetricCheck& c : checks) {
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", sim::csv_field(r.name),
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", sim::csv_field(r.name),
                          sim::csv_field(r.group), r.attention, sim::csv_field(r.framework),
                          sim::csv_field(r.gpu), c.metric, num(c.measured), num(c.predicted), num(c.error),
                          num(c.tolerance), r.failure.empty() && c.within() ? "true" : "false",
-                         sim::csv_field(r.failure), sim::csv_field(r.file), sim::csv_field(r.source));
+                         sim::csv_field(r.failure), sim::csv_field(r.file), sim::csv_field(r.source), fits);
     }
   }
   return out;
@@ -357,6 +376,8 @@ std::string format_validation_json(const std::vector<CaseResult>& results,
                      {"source", r.source},
                      {"passed", r.passed()},
                      {"failure", r.failure},
+                     {"fits", r.fits ? json(*r.fits) : json(nullptr)},
+                     {"unfit_reason", r.unfit_reason},
                      {"checks", checks}});
   }
   json groups = json::array();

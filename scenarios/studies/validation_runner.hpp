@@ -6,9 +6,12 @@
 //
 // Cases run in parallel on a fixed pool of threads; results come back in file order whatever the
 // thread count, so output is deterministic. A case that fails to load or whose layout is infeasible is a
-// failed case (with the reason), never an exception.
+// failed case (with the reason), never an exception. A case whose layout does not fit in its GPUs' memory
+// as written is not a failure: its time is scored (what the layout would take; the cases are published
+// measurements), and the result says that it does not fit and why, in every format.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,8 +51,13 @@ struct CaseResult {
   std::string gpu;               ///< the GPU preset of the case's node ("" when it does not load)
   std::string source;            ///< the `measured.source` citation
   std::string failure;           ///< non-empty: could not be evaluated (load error, infeasible layout, …)
+  /// Whether the step's layout fits in its GPUs' memory as written (StepReport::fits); nullopt for cases
+  /// without a step (collectives, MoE dispatches) and for those that fail before their memory is known.
+  std::optional<bool> fits;
+  std::string unfit_reason;  ///< when fits is false: StepReport::reason (the stage, GiB needed of GiB, parts)
   std::vector<MetricCheck> checks;
-  [[nodiscard]] bool passed() const;  ///< no failure and every check within tolerance
+  [[nodiscard]] bool passed() const;  ///< no failure and every check within tolerance (fitting or not)
+  [[nodiscard]] bool does_not_fit() const { return fits.has_value() && !*fits; }
 };
 
 struct ValidationOptions {
@@ -94,7 +102,10 @@ struct GroupSummary {
 /// ordered by (by, key, metric) within each section.
 [[nodiscard]] std::vector<GroupSummary> summarize_cases(const std::vector<CaseResult>& results);
 
-/// Renderings for `trainsim validate --format table|csv|json`. The table and JSON include the summary.
+/// Renderings for `trainsim validate --format table|csv|json`. The table and JSON include the summary. Each
+/// marks the cases that do not fit in memory as written: the table with a line under the case and a count
+/// after the summary, the CSV with its last column `fits` (true / false; empty without a step), the JSON
+/// with `fits` (null without a step) and `unfit_reason` per case.
 [[nodiscard]] std::string format_validation_table(const std::vector<CaseResult>& results,
                                                   const std::vector<GroupSummary>& summary,
                                                   bool failures_only = false);

@@ -11,7 +11,9 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "scenarios/presets.hpp"
 #include "scenarios/studies/validation_runner.hpp"
@@ -41,15 +43,21 @@ Run run(const std::string& args) {
 
 const std::string cases = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/validation";
 
-// A small validation case: the Korthikanti 22B selective-recompute configuration (Table 5) with a
-// measured time the test chooses.
-std::string case_text(double iteration_time, double tolerance) {
-  return "name: probe\n"
+// The layout Korthikanti et al. ran their 22B model with (Table 5: 8 A100-80GB, tensor-parallel).
+const std::string korthikanti_layout =
+    "cluster: {node: dgx-a100-80gb, nodes: 1}\n"
+    "parallelism: {tp: 8, pp: 1, dp: 1, micro_batch: 4, sequence_parallel: true, recompute: selective}\n";
+
+// A small validation case: the Korthikanti 22B selective-recompute configuration (Table 5), by default on
+// its published layout, with a measured time the test chooses.
+std::string case_text(double iteration_time, double tolerance, const std::string& layout = korthikanti_layout,
+                      const std::string& name = "probe") {
+  return "name: " + name +
+         "\n"
          "model: {layers: 48, hidden: 6144, heads: 64, ffn_hidden: 24576, vocab: 51200, seq_len: 2048, mlp: "
          "gelu,"
-         " attention: standard}\n"
-         "cluster: {node: dgx-a100-80gb, nodes: 1}\n"
-         "parallelism: {tp: 8, pp: 1, dp: 1, micro_batch: 4, sequence_parallel: true, recompute: selective}\n"
+         " attention: standard}\n" +
+         layout +
          "training: {global_batch: 4, precision: bf16, optimizer: adamw, steps: 1}\n"
          "measured:\n  source: \"test\"\n  iteration_time: " +
          std::to_string(iteration_time) + "\n  tolerance: " + std::to_string(tolerance) + "\n";
@@ -82,9 +90,93 @@ TEST_CASE("a case that does not load is a failed case with the reason, not a cra
   INFO(r.output);
   CHECK(r.exit_code == 1);
   CHECK(r.output.rfind("case,group,attention,framework,gpu,metric,measured,predicted,error,tolerance,within,"
-                       "failure,file,source\n",
+                       "failure,file,source,fits\n",
                        0) == 0);
   CHECK(r.output.find("does not load") != std::string::npos);
+}
+
+TEST_CASE("a case that does not fit in memory as written is scored and says so in every format") {
+  const trainsim::testing::TempDir temp;
+  const fs::path& dir = temp.path();
+  // The same 22B model on one A100-80GB, unsharded: 48 layers · 12 · 6144^2 = 21.74e9 parameters, and
+  // mixed-precision Adam holds at least 16 bytes of each (BF16 weights and grads, FP32 master weights and two
+  // moments; Rajbhandari et al. 2020, ZeRO): >= 348 GB = 324 GiB of 80 GiB before any activation. Measured
+  // 10 s with a tolerance of 100 (anything finite is within), so only the memory verdict is at stake.
+  std::ofstream(dir / "big.yaml") << case_text(
+      10, 100,
+      "cluster: {node: dgx-a100-80gb, nodes: 1, gpus_per_node: 1}\n"
+      "parallelism: {tp: 1, pp: 1, dp: 1, micro_batch: 4, recompute: selective}\n",
+      "big");
+  // The published layout, which Korthikanti et al. ran on these GPUs: its 2.7e9 parameters a GPU at 16-18
+  // bytes and about 10 GB of activations (34·s·b·h/t bytes a layer) fit in 80 GiB.
+  std::ofstream(dir / "probe.yaml") << case_text(1.1, 100);
+  const CaseResult big = run_case((dir / "big.yaml").string());
+  const CaseResult fits = run_case((dir / "probe.yaml").string());
+  INFO(big.failure << fits.failure);
+  REQUIRE(big.failure.empty());
+  REQUIRE(fits.failure.empty());
+  REQUIRE(big.fits.has_value());
+  CHECK_FALSE(*big.fits);
+  CHECK(big.does_not_fit());
+  CHECK(big.unfit_reason.find("of 80 GiB") != std::string::npos);
+  // Still timed: at least its model FLOPs, 6 · 21.74e9 · 4 · 2048 tokens = 1.069e15, at the A100's 312
+  // TFLOP/s BF16 peak: 3.43 s.
+  REQUIRE(big.checks.size() == 1);
+  CHECK(big.checks.front().predicted >= 6 * 21.74e9 * 4 * 2048 / 312e12);
+  CHECK(big.passed());  // not fitting is reported, never a failure: the exit status is the tolerance's
+  REQUIRE(fits.fits.has_value());
+  CHECK(*fits.fits);
+  CHECK(fits.unfit_reason.empty());
+  // A component case has no step, so no verdict.
+  const CaseResult dispatch =
+      run_case(std::string(TRAINSIM_SOURCE_DIR) +
+               "/scenarios/validation/moe-dispatch/mcore-t7-h100-a2a-dispatch-ep16.yaml");
+  CHECK_FALSE(dispatch.fits.has_value());
+
+  const std::vector<CaseResult> results = {big, fits, dispatch};
+  const std::string csv = format_validation_csv(results);
+  CHECK(csv.rfind("case,group,attention,framework,gpu,metric,measured,predicted,error,tolerance,within,"
+                  "failure,file,source,fits\n",
+                  0) == 0);
+  const auto row_of = [&](const std::string& name) {
+    const std::size_t at = csv.find("\n" + name + ",");
+    REQUIRE(at != std::string::npos);
+    return csv.substr(at + 1, csv.find('\n', at + 1) - at - 1);
+  };
+  CHECK(row_of("big").rfind(",test,false") == row_of("big").size() - 11);
+  CHECK(row_of("probe").rfind(",test,true") == row_of("probe").size() - 10);
+  CHECK(row_of("mcore-t7-h100-a2a-dispatch-ep16").back() == ',');  // the empty last field
+
+  const std::string table = format_validation_table(results, summarize_cases(results));
+  // One line under the case names it and says why; no other line does.
+  const std::size_t mark = table.find("does not fit: stage 0 needs ");
+  REQUIRE(mark != std::string::npos);
+  CHECK(table.compare(table.rfind('\n', mark) + 1, 4, "big ") == 0);
+  CHECK(table.find("does not fit:", mark + 1) == std::string::npos);
+  CHECK(table.find("\n1 case does not fit in memory as written (big); its time is scored anyway\n") !=
+        std::string::npos);
+  CaseResult big2 = big;
+  big2.name = "big2";
+  const std::vector<CaseResult> two = {big, fits, big2};
+  CHECK(format_validation_table(two, summarize_cases(two))
+            .find("\n2 cases do not fit in memory as written (big, big2); their time is scored anyway\n") !=
+        std::string::npos);
+  const std::string fitting_table = format_validation_table({fits}, summarize_cases({fits}));
+  CHECK(fitting_table.find("not fit") == std::string::npos);
+
+  const nlohmann::json json =
+      nlohmann::json::parse(format_validation_json(results, summarize_cases(results)));
+  CHECK(json["cases"][0]["fits"] == false);
+  CHECK(json["cases"][0]["unfit_reason"] == big.unfit_reason);
+  CHECK(json["cases"][1]["fits"] == true);
+  CHECK(json["cases"][1]["unfit_reason"] == "");
+  CHECK(json["cases"][2]["fits"].is_null());
+
+  // The command exits 0: both cases are within their tolerance, fitting or not.
+  const Run r = run("validate " + dir.string());
+  INFO(r.output);
+  CHECK(r.exit_code == 0);
+  CHECK(r.output.find("1 case does not fit in memory as written (big)") != std::string::npos);
 }
 
 TEST_CASE("validate refuses a path that does not exist with exit 2") {
