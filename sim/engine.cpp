@@ -103,12 +103,12 @@ void* align_to_huge_page(void* mapping) {
 
 Engine::~Engine() {
   if (slab_ == nullptr) return;
-  std::destroy_n(slab_, slab_ready_);
+  std::destroy_n(slab_, slab_ready());
   if (slab_cache.mapping != nullptr) {
     munmap(slab_mapping_, slab_mapping_bytes());
     return;
   }
-  const std::size_t ready_bytes = slab_ready_ * sizeof(Slot);
+  const std::size_t ready_bytes = slab_ready() * sizeof(Slot);
   if (ready_bytes > kHugePageBytes) {  // give the rest back, so a big engine's slab does not stay resident
     auto* rest = reinterpret_cast<std::byte*>(slab_) + kHugePageBytes;
     madvise(rest, ready_bytes - kHugePageBytes, MADV_DONTNEED);
@@ -130,10 +130,8 @@ void Engine::grow_slab() {
     slab_cache.mapping = nullptr;
     // Its first 64 KiB are made ready again; the rest of what it kept is usable already, and growing into
     // it constructs slots without faulting pages in.
-    // The free list first: if it cannot grow, no slot is counted ready that a free could not record.
     free_slots_.resize(kFirstSlots);
-    slab_ready_ = kFirstSlots;
-    std::uninitialized_default_construct_n(slab_, slab_ready_);
+    std::uninitialized_default_construct_n(slab_, kFirstSlots);
     return;
   }
   if (slab_ == nullptr) {
@@ -150,18 +148,17 @@ void Engine::grow_slab() {
 #endif
   }
   constexpr std::size_t kStepSlots = kHugePageBytes / sizeof(Slot);
-  const std::size_t ready = slab_ready_ == 0
-                                ? kFirstSlots
-                                : (slab_ready_ < kStepSlots ? 2 * slab_ready_ : slab_ready_ + kStepSlots);
+  const std::size_t was_ready = slab_ready();
+  const std::size_t ready =
+      was_ready == 0 ? kFirstSlots : (was_ready < kStepSlots ? 2 * was_ready : was_ready + kStepSlots);
   TRAINSIM_CHECK(ready * sizeof(Slot) <= slab_bytes(),
                  "more than " + std::to_string(slab_bytes() / sizeof(Slot)) +
                      " events pending in one engine (its slots are capped there: 2^24, or a sixteenth "
                      "of an address space capped by ulimit -v)");
-  if (mprotect(slab_ + slab_ready_, (ready - slab_ready_) * sizeof(Slot), PROT_READ | PROT_WRITE) != 0)
+  if (mprotect(slab_ + was_ready, (ready - was_ready) * sizeof(Slot), PROT_READ | PROT_WRITE) != 0)
     throw std::bad_alloc();
-  free_slots_.resize(ready);  // before the slots count as ready: a free of any of them has room
-  std::uninitialized_default_construct_n(slab_ + slab_ready_, ready - slab_ready_);
-  slab_ready_ = ready;
+  free_slots_.resize(ready);  // counts the slots ready (slab_ready), so a failure here counts none
+  std::uninitialized_default_construct_n(slab_ + was_ready, ready - was_ready);
 }
 
 Engine::Slot& Engine::slot(std::uint32_t index) {
@@ -197,7 +194,7 @@ Engine::Slot& Engine::queue(Time t) {
 }
 
 Engine::Slot& Engine::queue_in_new_slot(Time t) {
-  if (slot_count_ == slab_ready_) grow_slab();  // refuses past the slab's slots, which a key can all name
+  if (slot_count_ == slab_ready()) grow_slab();  // refuses past the slab's slots, which a key can all name
   return queue_in(slot_count_++, t);
 }
 

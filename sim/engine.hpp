@@ -136,6 +136,9 @@ class Engine {
   void restart_slots();
   // Makes more of the slab usable (reserving its address space first).
   void grow_slab();
+  // How many of the slab's slots are usable: the free list is kept as long (it grows first, so a slot
+  // counts as usable only once a free of it has room).
+  [[nodiscard]] std::size_t slab_ready() const { return free_slots_.size(); }
   // Bucket of e: 256 * (position of the highest digit where (time, key) differs from last_) + e's digit
   // there. Lower buckets hold earlier entries.
   [[nodiscard]] inline std::size_t bucket_of(const Entry& e) const;
@@ -245,8 +248,7 @@ class Engine {
   std::size_t spread_left_ = 0;    // entries in the segments not taken
   std::vector<std::vector<Entry>> spare_buffers_;  // emptied big bucket buffers, the latest last
   // Stable storage: callbacks never move while queued. One reserved address range, made usable in steps.
-  Slot* slab_ = nullptr;  // slots [0, slab_ready_) are usable; they never move
-  std::size_t slab_ready_ = 0;
+  Slot* slab_ = nullptr;          // slots [0, slab_ready()) are usable; they never move
   void* slab_mapping_ = nullptr;  // the reserved address space slab_ lies in
   // Freed slots, the latest last: free_slots_[0, free_count_). As long as the slab's usable slots, so a
   // slot is freed with a store and no capacity check.

@@ -2,9 +2,11 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "models/step/step_costs.hpp"
@@ -29,28 +31,48 @@ StepCosts priced_alone(const StepInput& in) {
   return out;
 }
 
-// Every unit's pieces and sums, to the bit.
+// Every field of every unit, to the bit (the structs declare no operator==: each is listed here, so a field
+// added to UnitCost, CostPiece, PassCost or the routed collectives belongs in these lists).
+auto fields(const RoutedCollective& c) {
+  return std::tie(c.op, c.bytes, c.algo, c.protocol, c.over);
+}
+bool same(const RoutedCollective& x, const RoutedCollective& y) {
+  return fields(x) == fields(y);
+}
+bool same(const RoutedComm& x, const RoutedComm& y) {
+  return x.group == y.group && same(x.flows, y.flows) && x.seconds == y.seconds && x.latency_s == y.latency_s;
+}
+bool same(const CostPiece& x, const CostPiece& y) {
+  return std::tie(x.kind, x.group, x.compute, x.weight, x.comm, x.name, x.comm_name) ==
+             std::tie(y.kind, y.group, y.compute, y.weight, y.comm, y.name, y.comm_name) &&
+         std::ranges::equal(x.routed, y.routed, [](const auto& a, const auto& b) { return same(a, b); });
+}
+auto fields(const PassCost& p) {
+  return std::tie(p.forward_compute, p.forward_comm, p.backward_compute, p.backward_comm, p.weight_compute,
+                  p.forward_ep_comm, p.backward_ep_comm, p.forward_alone, p.backward_alone);
+}
+auto fields(const UnitCost::PassIssue& i) {
+  return std::tie(i.host_s, i.sync_piece, i.before_sync_s);
+}
+auto scalars(const UnitCost& u) {
+  return std::tie(u.name, u.gather_s, u.gather_latency_s, u.reduce_s, u.reduce_latency_s, u.routes_pieces,
+                  u.forward_alone_s, u.backward_alone_s, u.forward_alone_kernels_s,
+                  u.backward_alone_kernels_s);
+}
+bool same(const UnitCost& x, const UnitCost& y);
+template <class T>
+bool same_list(const std::vector<T>& x, const std::vector<T>& y) {
+  return std::ranges::equal(x, y, [](const T& a, const T& b) { return same(a, b); });
+}
+bool same(const UnitCost& x, const UnitCost& y) {
+  return scalars(x) == scalars(y) && fields(x.total) == fields(y.total) &&
+         fields(x.forward_issue) == fields(y.forward_issue) &&
+         fields(x.backward_issue) == fields(y.backward_issue) && same_list(x.forward, y.forward) &&
+         same_list(x.backward, y.backward) && same_list(x.gather_flows, y.gather_flows) &&
+         same_list(x.reduce_flows, y.reduce_flows);
+}
 bool same_units(const StepCosts& a, const StepCosts& b) {
-  if (a.units.size() != b.units.size()) return false;
-  const auto same_pieces = [](const std::vector<CostPiece>& x, const std::vector<CostPiece>& y) {
-    if (x.size() != y.size()) return false;
-    for (std::size_t i = 0; i < x.size(); ++i) {
-      if (x[i].kind != y[i].kind || x[i].group != y[i].group || x[i].compute != y[i].compute ||
-          x[i].weight != y[i].weight || x[i].comm != y[i].comm || x[i].name != y[i].name)
-        return false;
-    }
-    return true;
-  };
-  for (std::size_t u = 0; u < a.units.size(); ++u) {
-    const UnitCost& x = a.units[u];
-    const UnitCost& y = b.units[u];
-    if (x.name != y.name || !same_pieces(x.forward, y.forward) || !same_pieces(x.backward, y.backward) ||
-        x.total.forward() != y.total.forward() || x.total.backward() != y.total.backward() ||
-        x.total.weight_compute != y.total.weight_compute || x.gather_s != y.gather_s ||
-        x.reduce_s != y.reduce_s)
-      return false;
-  }
-  return true;
+  return same_list(a.units, b.units);
 }
 
 // GPT-3 175B on 64 A100 at tp 4, cp 2 (so that the context-parallel ring has a group to place), pp 8.

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <limits>
+#include <vector>
 
 #include "models/step/analytic_step.hpp"
 #include "models/step/step_costs.hpp"
@@ -16,76 +17,98 @@ namespace {
 
 using enum SharedPort::StreamId;
 
-TEST_CASE("two transfers on one port split it evenly and end together as late as their sum") {
-  // 0.4 s and 0.3 s of bandwidth issued at once on the two streams: each at half speed until the shorter
-  // ends at 2·0.3 = 0.6 s, the longer's last 0.1 s alone: 0.7 s = 0.4 + 0.3.
-  SharedPort both;
-  both.add(gathers, 0.0, 0.0, 0.4);
-  both.add(reductions, 0.0, 0.0, 0.3);
-  CHECK(both.finish(reductions) == doctest::Approx(0.6).scale(0));
-  CHECK(both.finish(gathers) == doctest::Approx(0.7).scale(0));
-
-  // A latency keeps its transfer off the port: the reduction runs alone for the gather's 0.1 s of latency
-  // (0.1 s of its 0.3 done), then both at half speed until the reduction's last 0.2 s end at 0.1 + 0.4 =
-  // 0.5 s; the gather has 0.2 s left and ends at 0.7 s: the port never idles, so the two end at 0.4 + 0.3.
-  SharedPort latency;
-  latency.add(gathers, 0.0, 0.1, 0.4);
-  latency.add(reductions, 0.0, 0.0, 0.3);
-  CHECK(latency.finish(gathers) == doctest::Approx(0.7).scale(0));
-  CHECK(latency.finish(reductions) == doctest::Approx(0.5).scale(0));
-
-  // One stream alone runs its transfers one after another, each from its issue or its predecessor's end.
-  SharedPort alone;
-  alone.add(gathers, 0.0, 0.05, 0.2);
-  alone.add(gathers, 0.1, 0.0, 0.3);
-  alone.add(gathers, 1.0, 0.0, 0.1);
-  CHECK(alone.finish(gathers) == doctest::Approx(1.1).scale(0));
-  CHECK(alone.finish(reductions) == 0.0);  // a stream that never had a transfer
-
-  // A transfer issued after the port was last run waits on its stream, then runs alone: the first
-  // reduction (0.3 s) shares with the gather's 0.4 s and ends at 0.6; the second, issued at 0.8, runs
-  // 0.8–0.9, and the first is not run again.
-  SharedPort later;
-  later.add(reductions, 0.0, 0.0, 0.3);
-  later.add(reductions, 0.8, 0.0, 0.1);
-  later.add(gathers, 0.0, 0.0, 0.4);
-  CHECK(later.finish(gathers) == doctest::Approx(0.7).scale(0));
-  CHECK(later.finish(reductions) == doctest::Approx(0.9).scale(0));
+// A stream's last end is `want`: exactly 0 for a stream that never had a transfer, else within rounding
+// (scale(0): relative to the value alone).
+void check_end(double end, double want) {
+  if (want == 0.0) {
+    CHECK(end == 0.0);
+  } else {
+    CHECK(end == doctest::Approx(want).scale(0));
+  }
 }
 
-TEST_CASE("zero-length transfers, transfers queued behind a busy stream, reuse, and a past issue time") {
-  // A transfer of no latency and no bandwidth ends at its issue and takes nothing from the other stream:
-  // the 0.4 s reduction runs alone 0–0.1, shares the port with the empty gather for no time, and ends at
-  // 0.4.
-  SharedPort empty;
-  empty.add(reductions, 0.0, 0.0, 0.4);
-  empty.add(gathers, 0.1, 0.0, 0.0);
-  CHECK(empty.finish(gathers) == doctest::Approx(0.1).scale(0));
-  CHECK(empty.finish(reductions) == doctest::Approx(0.4).scale(0));
+// A transfer added to a port (SharedPort::add's arguments).
+struct Added {
+  SharedPort::StreamId stream;
+  double issue, latency_s, bandwidth_s;
+};
+
+// Transfers added to a fresh port, and when each stream's last one ends (0: a stream that never had one).
+struct PortCase {
+  const char* what;
+  std::vector<Added> added;
+  double gathers_end, reductions_end;
+};
+
+TEST_CASE(
+    "transfers on one port: shared evenly, queued on their stream, latency off the port, either end "
+    "asked first") {
+  const std::vector<PortCase> cases = {
+      // 0.4 s and 0.3 s of bandwidth issued at once on the two streams: each at half speed until the
+      // shorter ends at 2·0.3 = 0.6 s, the longer's last 0.1 s alone: 0.7 s = 0.4 + 0.3.
+      {"two at once", {{gathers, 0.0, 0.0, 0.4}, {reductions, 0.0, 0.0, 0.3}}, 0.7, 0.6},
+      // A latency keeps its transfer off the port: the reduction runs alone for the gather's 0.1 s of
+      // latency (0.1 s of its 0.3 done), then both at half speed until the reduction's last 0.2 s end at
+      // 0.1 + 0.4 = 0.5 s; the gather has 0.2 s left and ends at 0.7 s: the port never idles, so the two end
+      // at 0.4 + 0.3.
+      {"a latency", {{gathers, 0.0, 0.1, 0.4}, {reductions, 0.0, 0.0, 0.3}}, 0.7, 0.5},
+      // One stream alone runs its transfers one after another, each from its issue or its predecessor's
+      // end: 0.05 + 0.2 = 0.25, then 0.25 + 0.3 = 0.55, then 1.0 + 0.1 = 1.1.
+      {"one stream",
+       {{gathers, 0.0, 0.05, 0.2}, {gathers, 0.1, 0.0, 0.3}, {gathers, 1.0, 0.0, 0.1}},
+       1.1,
+       0.0},
+      // A transfer issued after the port was last run waits on its stream, then runs alone: the first
+      // reduction (0.3 s) shares with the gather's 0.4 s and ends at 0.6; the second, issued at 0.8, runs
+      // 0.8–0.9, and the first is not run again.
+      {"issued later",
+       {{reductions, 0.0, 0.0, 0.3}, {reductions, 0.8, 0.0, 0.1}, {gathers, 0.0, 0.0, 0.4}},
+       0.7,
+       0.9},
+      // A transfer of no latency and no bandwidth ends at its issue and takes nothing from the other
+      // stream: the 0.4 s reduction runs alone 0–0.1, shares the port with the empty gather for no time,
+      // and ends at 0.4.
+      {"an empty transfer", {{reductions, 0.0, 0.0, 0.4}, {gathers, 0.1, 0.0, 0.0}}, 0.1, 0.4},
+      {"an empty transfer alone", {{gathers, 0.5, 0.0, 0.0}}, 0.5, 0.0},
+      // A gather issued at 0.3 while the stream's first (0.2 s, from 0) still runs beside a 1 s reduction:
+      // the first ends at 2·0.2 = 0.4 (0.2 of the reduction done), the second starts then, not at its
+      // issue, and ends at 0.4 + 2·0.2 = 0.8 (0.4 of the reduction done); the reduction's last 0.6 s alone
+      // end at 1.4 = 0.2 + 0.2 + 1.
+      {"queued behind a busy stream",
+       {{reductions, 0.0, 0.0, 1.0}, {gathers, 0.0, 0.0, 0.2}, {gathers, 0.3, 0.0, 0.2}},
+       0.8,
+       1.4},
+      // Issued at 0.5 instead, after the first ended at 0.4: the reduction has the port alone 0.4–0.5 (0.3
+      // of it done by 0.5), then the two share it: the gather ends at 0.5 + 2·0.2 = 0.9, the reduction's
+      // last 0.5 s at 1.4, the port never idle.
+      {"issued after a gap",
+       {{reductions, 0.0, 0.0, 1.0}, {gathers, 0.0, 0.0, 0.2}, {gathers, 0.5, 0.0, 0.2}},
+       0.9,
+       1.4},
+  };
+  for (const PortCase& c : cases) {
+    CAPTURE(c.what);
+    // Each stream's end is the same whichever is asked for first: the other advances beside it.
+    for (const bool gathers_first : {true, false}) {
+      CAPTURE(gathers_first);
+      SharedPort port;
+      for (const Added& a : c.added) port.add(a.stream, a.issue, a.latency_s, a.bandwidth_s);
+      const SharedPort::StreamId first = gathers_first ? gathers : reductions;
+      const SharedPort::StreamId second = gathers_first ? reductions : gathers;
+      const auto end_of = [&](SharedPort::StreamId s) {
+        return s == gathers ? c.gathers_end : c.reductions_end;
+      };
+      check_end(port.finish(first), end_of(first));
+      check_end(port.finish(second), end_of(second));
+    }
+  }
+  // Exactly its issue, with no arithmetic on the way.
   SharedPort empty_alone;
   empty_alone.add(gathers, 0.5, 0.0, 0.0);
   CHECK(empty_alone.finish(gathers) == 0.5);
+}
 
-  // A gather issued at 0.3 while the stream's first (0.2 s, from 0) still runs beside a 1 s reduction:
-  // the first ends at 2·0.2 = 0.4 (0.2 of the reduction done), the second starts then, not at its issue,
-  // and ends at 0.4 + 2·0.2 = 0.8 (0.4 of the reduction done); the reduction's last 0.6 s alone end at
-  // 1.4 = 0.2 + 0.2 + 1.
-  SharedPort queued;
-  queued.add(reductions, 0.0, 0.0, 1.0);
-  queued.add(gathers, 0.0, 0.0, 0.2);
-  queued.add(gathers, 0.3, 0.0, 0.2);
-  CHECK(queued.finish(gathers) == doctest::Approx(0.8).scale(0));
-  CHECK(queued.finish(reductions) == doctest::Approx(1.4).scale(0));
-  // Issued at 0.5 instead, after the first ended at 0.4: the reduction has the port alone 0.4–0.5 (0.3 of
-  // it done by 0.5), then the two share it: the gather ends at 0.5 + 2·0.2 = 0.9, the reduction's last
-  // 0.5 s at 1.4, the port never idle.
-  SharedPort gap;
-  gap.add(reductions, 0.0, 0.0, 1.0);
-  gap.add(gathers, 0.0, 0.0, 0.2);
-  gap.add(gathers, 0.5, 0.0, 0.2);
-  CHECK(gap.finish(gathers) == doctest::Approx(0.9).scale(0));
-  CHECK(gap.finish(reductions) == doctest::Approx(1.4).scale(0));
-
+TEST_CASE("a port reused after clear(), and transfers issued before the time it was run to") {
   // After clear() the port is back at time 0 with nothing queued: a 0.1 + 0.2 s gather ends at 0.3 (not
   // 0.7 + 0.3, after the cleared transfers), and the reductions' stream has nothing to finish.
   SharedPort reused;
