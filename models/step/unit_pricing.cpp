@@ -74,13 +74,19 @@ bool is_backward_gemm(std::string_view name) {
   return name.ends_with(".dgrad") || name.ends_with(".wgrad");
 }
 
+// The seconds of the pieces' kernels.
+double kernel_seconds(std::span<const CostPiece> pieces) {
+  double t = 0;
+  for (const CostPiece& x : pieces) t += x.compute;
+  return t;
+}
+
 // Kernels that run while collectives of `collective_s` seconds run beside them on other streams: NCCL's
 // kernels take SMs and HBM bandwidth, so the kernels are slowed by the GPU's overlap_compute_slowdown over
 // the share of their time the collectives cover (all of it when the collectives outlast them). Returns the
 // kernels' time before the slow-down.
 double slow_beside_collectives(std::span<CostPiece> pieces, double collective_s, const topo::GpuSpec& gpu) {
-  double kernels = 0;
-  for (const CostPiece& x : pieces) kernels += x.compute;
+  const double kernels = kernel_seconds(pieces);
   const double slowed =
       beside_collectives_factor(gpu.efficiency.overlap_compute_slowdown, collective_s, kernels);
   if (slowed > 1) {
@@ -544,11 +550,6 @@ UnitCost price_unit(std::string name, const LayerOps& ops, const StepInput& in, 
     // Alone, a pass runs its kernels as they are and its all-to-alls whole between them: what that adds to
     // the merged pass, and the kernels' part of it (the slow-down beside the other pass's all-to-alls, taken
     // back), which a straggler's compute_scale scales (pass_sums).
-    const auto kernels = [](const std::vector<CostPiece>& pieces) {
-      double t = 0;
-      for (const CostPiece& x : pieces) t += x.compute;
-      return t;
-    };
     const auto alone = [](const std::vector<CostPiece>& pieces, const std::vector<ExpertAllToAll>& a2a) {
       double t = stream_seconds(pieces);
       for (const ExpertAllToAll& a : a2a) t += a.seconds;
@@ -556,14 +557,14 @@ UnitCost price_unit(std::string name, const LayerOps& ops, const StepInput& in, 
     };
     const double forward_alone = alone(u.forward, forward_all_to_alls);
     const double backward_alone = alone(u.backward, backward_all_to_alls);
-    const double forward_kernels = kernels(u.forward);
-    const double backward_kernels = kernels(u.backward);
+    const double forward_kernels = kernel_seconds(u.forward);
+    const double backward_kernels = kernel_seconds(u.backward);
     pair_expert_all_to_alls(u.forward, forward_all_to_alls, u.backward, backward_all_to_alls,
                             in.cluster.node.gpu, &u.forward_issue.sync_piece);
     u.forward_alone_s = forward_alone - stream_seconds(u.forward);
     u.backward_alone_s = backward_alone - stream_seconds(u.backward);
-    u.forward_alone_kernels_s = forward_kernels - kernels(u.forward);
-    u.backward_alone_kernels_s = backward_kernels - kernels(u.backward);
+    u.forward_alone_kernels_s = forward_kernels - kernel_seconds(u.forward);
+    u.backward_alone_kernels_s = backward_kernels - kernel_seconds(u.backward);
   }
   for (const auto* pieces : {&u.forward, &u.backward}) {
     for (const CostPiece& x : *pieces) u.routes_pieces = u.routes_pieces || !x.routed.empty();
