@@ -367,7 +367,7 @@ PassInputs pass_inputs(const PipelinePass& x, int vs, int last_vs, const PassClo
 
 // A recorded pass's cost index (RecordedSchedule::Pass::code): one per kind, last micro-batch's gradients,
 // run alone and virtual stage.
-constexpr std::size_t kRecordedCostKinds = 12;
+constexpr std::size_t kRecordedCostKinds = kPassKindCount * 2 * 2;
 constexpr std::size_t recorded_cost_index(PassKind kind, bool last_grads, bool alone, std::size_t nvs,
                                           std::size_t vs) {
   return ((static_cast<std::size_t>(kind) * 2 + (last_grads ? 1 : 0)) * 2 + (alone ? 1 : 0)) * nvs + vs;
