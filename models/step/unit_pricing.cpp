@@ -34,15 +34,20 @@ topo::CollectiveOp to_topo(Collective c) {
   return topo::CollectiveOp::all_reduce;
 }
 
+// A MoE block's expert-parallel all-to-all (its dispatch or combine), priced by expert_all_to_all_estimate.
+bool is_expert_all_to_all(const CommCost& c) {
+  return c.group == CommGroup::ep && c.collective == Collective::all_to_all;
+}
+
 // The MoE all-to-all under a flex dispatcher backend (DeepEP, HybridEP): token-based, with no flow lowering.
 bool token_based_ep(const CommCost& c, const Framework& fw) {
-  return c.group == CommGroup::ep && c.collective == Collective::all_to_all && token_based(fw.moe_dispatcher);
+  return is_expert_all_to_all(c) && token_based(fw.moe_dispatcher);
 }
 
 // One collective of an op list on its group.
 topo::CollectiveEstimate estimate(const CommCost& c, const topo::CommGroup& group,
                                   const topo::ClusterSpec& cluster, const Framework& fw) {
-  if (c.group == CommGroup::ep && c.collective == Collective::all_to_all)
+  if (is_expert_all_to_all(c))
     return expert_all_to_all_estimate(c.bytes, c.copies, fw.moe_dispatcher, group, cluster);
   return topo::estimate_collective(to_topo(c.collective), c.bytes, group, cluster);
 }
@@ -227,8 +232,7 @@ class PieceBuilder {
   // Megatron-Core refuses the overlap with either (TransformerConfig.__post_init__), so no merged layer
   // says what they would run beside, and the backward pairs only its own combine and dispatch.
   void add_collective(const LayerOp& op) {
-    if (fw_.ep_comm_overlap && op.comm.group == CommGroup::ep &&
-        op.comm.collective == Collective::all_to_all && !is_recomputed(op.name)) {
+    if (fw_.ep_comm_overlap && is_expert_all_to_all(op.comm) && !is_recomputed(op.name)) {
       flush();
       last_is_matmul_ = false;
       all_to_alls_.push_back(
