@@ -70,14 +70,14 @@ std::size_t forwards_before_backward(const std::vector<PipelinePass>& passes) {
 void mark_merged_passes(PipelineOrder& order) {
   order.merged.assign(order.size(), {});
   order.alone_counts.assign(order.size(), {});
+  const int p = static_cast<int>(order.size());
+  const bool one_f_one_b = order.kind == Schedule::one_f_one_b || order.kind == Schedule::zero_bubble_h1;
   for (std::size_t s = 0; s < order.size(); ++s) {
     const std::vector<PipelinePass>& passes = order[s];
     std::vector<bool>& merged = order.merged[s];
     merged.assign(passes.size(), false);
     const auto forwards =
         static_cast<std::size_t>(std::ranges::count(passes, PassKind::forward, &PipelinePass::kind));
-    const int p = static_cast<int>(order.size());
-    const bool one_f_one_b = order.kind == Schedule::one_f_one_b || order.kind == Schedule::zero_bubble_h1;
     if (!order.program.empty()) {
       merge_program_steps(passes, order.program[s], merged);
     } else if (order.kind == Schedule::interleaved && p > 1) {

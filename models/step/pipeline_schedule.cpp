@@ -367,7 +367,7 @@ PassInputs pass_inputs(const PipelinePass& x, int vs, int last_vs, const PassClo
 
 // A recorded pass's cost index (RecordedSchedule::Pass::code): one per kind, last micro-batch's gradients,
 // run alone and virtual stage.
-constexpr std::size_t kRecordedCostKinds = 12;
+constexpr std::size_t kRecordedCostKinds = kPassKindCount * 2 * 2;
 constexpr std::size_t recorded_cost_index(PassKind kind, bool last_grads, bool alone, std::size_t nvs,
                                           std::size_t vs) {
   return ((static_cast<std::size_t>(kind) * 2 + (last_grads ? 1 : 0)) * 2 + (alone ? 1 : 0)) * nvs + vs;
@@ -587,13 +587,8 @@ class ScheduleReplay {
       if (next_[static_cast<std::size_t>(s)] != order_[static_cast<std::size_t>(s)].size())
         return std::move(result_);
     }
-    Replay<kLanes> done =
-        complete_replay(std::move(result_), order_,
-                        (split_ ? 3U : 2U) * static_cast<std::size_t>(m_) * static_cast<std::size_t>(v_));
-    if constexpr (kLanes == 0) {
-      if (!done.complete) *recorded_ = RecordedSchedule{};
-    }
-    return done;
+    return complete_replay(std::move(result_), order_,
+                           (split_ ? 3U : 2U) * static_cast<std::size_t>(m_) * static_cast<std::size_t>(v_));
   }
 
  private:
@@ -728,12 +723,12 @@ class ScheduleReplay {
 };
 
 // The replay of `order` with `times` (ScheduleReplay); incomplete when the order does not have p ranks.
-// kLanes = 0: the replay is recorded in `recorded` (left empty for a DualPipeV program).
+// kLanes = 0: the walk is recorded in `recorded`; where it is incomplete, record_schedule (the one caller)
+// empties it.
 template <int kLanes, bool kSpans = false>
 Replay<kLanes> replay(const PipelineOrder& order, int p, int m, int v,
                       const std::array<const PassTimes*, kLanes>& times, PassSpans* spans = nullptr,
                       RecordedSchedule* recorded = nullptr) {
-  if (recorded != nullptr) *recorded = RecordedSchedule{};
   if (!order.program.empty()) return run_program<kLanes, kSpans>(order, p, m, v, times, spans);
   if (static_cast<int>(order.size()) != p) return {};
   const bool split = runs_weight_passes(order);

@@ -27,6 +27,7 @@
 // rank r and rank P−1−r alike, as DualPipeV on P/2 ranks with half the micro-batches (the "cut-in-half" of
 // the DualPipe README): the step folds it so (step_plan.hpp), and this file sees DualPipeV.
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string_view>
@@ -41,6 +42,8 @@ enum class PassKind : std::uint8_t {
   backward,         ///< backward pass; under ZB-H1 and DualPipeV only the input-gradient half ("B")
   backward_weight,  ///< the weight-gradient half ("W") of ZB-H1 and DualPipeV
 };
+/// How many kinds of pass there are, for tables indexed by PassKind.
+inline constexpr std::size_t kPassKindCount = 3;
 
 /// The pass's letter in schedule diagrams and trace labels: "F", "B" or "W".
 [[nodiscard]] const char* pass_letter(PassKind kind);

@@ -136,7 +136,7 @@ class StepLowering {
     unit_start_.resize(at(n_inst_));
     ahead_ = static_cast<std::size_t>(std::max(0, costs.zero3_prefetch));
     inputs_.resize(at(n_inst_));
-    unit_work_.resize(costs.units.size() * kPassKinds);
+    unit_work_.resize(costs.units.size() * kPassKindCount);
   }
 
   StepGraph build() && {
@@ -798,7 +798,7 @@ class StepLowering {
   sim::Duration unit_work(const Pass& ps, int unit, const UnitCost& u) {
     if (compute_scale(ps, 0) != 1.0) return merged_unit_work(ps, u);
     std::optional<sim::Duration>& kept =
-        unit_work_[at(unit) * kPassKinds + static_cast<std::size_t>(ps.x.kind)];
+        unit_work_[at(unit) * kPassKindCount + static_cast<std::size_t>(ps.x.kind)];
     if (!kept) kept = merged_unit_work(ps, u);
     return *kept;
   }
@@ -1043,7 +1043,6 @@ class StepLowering {
   // unit's last task, or the pass's entry); unit k's gather is issued after unit k − prefetch's
   // (analytic_step.hpp's gathered_pass).
   std::vector<std::vector<sim::TaskId>> unit_start_;
-  static constexpr std::size_t kPassKinds = 3;           // forward, backward, backward_weight
   std::vector<std::optional<sim::Duration>> unit_work_;  // per unit and pass kind: unit_work's
 
   // Scratch, reused across pieces.

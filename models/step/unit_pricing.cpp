@@ -34,15 +34,20 @@ topo::CollectiveOp to_topo(Collective c) {
   return topo::CollectiveOp::all_reduce;
 }
 
+// A MoE block's expert-parallel all-to-all (its dispatch or combine), priced by expert_all_to_all_estimate.
+bool is_expert_all_to_all(const CommCost& c) {
+  return c.group == CommGroup::ep && c.collective == Collective::all_to_all;
+}
+
 // The MoE all-to-all under a flex dispatcher backend (DeepEP, HybridEP): token-based, with no flow lowering.
 bool token_based_ep(const CommCost& c, const Framework& fw) {
-  return c.group == CommGroup::ep && c.collective == Collective::all_to_all && token_based(fw.moe_dispatcher);
+  return is_expert_all_to_all(c) && token_based(fw.moe_dispatcher);
 }
 
 // One collective of an op list on its group.
 topo::CollectiveEstimate estimate(const CommCost& c, const topo::CommGroup& group,
                                   const topo::ClusterSpec& cluster, const Framework& fw) {
-  if (c.group == CommGroup::ep && c.collective == Collective::all_to_all)
+  if (is_expert_all_to_all(c))
     return expert_all_to_all_estimate(c.bytes, c.copies, fw.moe_dispatcher, group, cluster);
   return topo::estimate_collective(to_topo(c.collective), c.bytes, group, cluster);
 }
@@ -74,13 +79,19 @@ bool is_backward_gemm(std::string_view name) {
   return name.ends_with(".dgrad") || name.ends_with(".wgrad");
 }
 
+// The seconds of the pieces' kernels.
+double kernel_seconds(std::span<const CostPiece> pieces) {
+  double t = 0;
+  for (const CostPiece& x : pieces) t += x.compute;
+  return t;
+}
+
 // Kernels that run while collectives of `collective_s` seconds run beside them on other streams: NCCL's
 // kernels take SMs and HBM bandwidth, so the kernels are slowed by the GPU's overlap_compute_slowdown over
 // the share of their time the collectives cover (all of it when the collectives outlast them). Returns the
 // kernels' time before the slow-down.
 double slow_beside_collectives(std::span<CostPiece> pieces, double collective_s, const topo::GpuSpec& gpu) {
-  double kernels = 0;
-  for (const CostPiece& x : pieces) kernels += x.compute;
+  const double kernels = kernel_seconds(pieces);
   const double slowed =
       beside_collectives_factor(gpu.efficiency.overlap_compute_slowdown, collective_s, kernels);
   if (slowed > 1) {
@@ -221,8 +232,7 @@ class PieceBuilder {
   // Megatron-Core refuses the overlap with either (TransformerConfig.__post_init__), so no merged layer
   // says what they would run beside, and the backward pairs only its own combine and dispatch.
   void add_collective(const LayerOp& op) {
-    if (fw_.ep_comm_overlap && op.comm.group == CommGroup::ep &&
-        op.comm.collective == Collective::all_to_all && !is_recomputed(op.name)) {
+    if (fw_.ep_comm_overlap && is_expert_all_to_all(op.comm) && !is_recomputed(op.name)) {
       flush();
       last_is_matmul_ = false;
       all_to_alls_.push_back(
@@ -544,11 +554,6 @@ UnitCost price_unit(std::string name, const LayerOps& ops, const StepInput& in, 
     // Alone, a pass runs its kernels as they are and its all-to-alls whole between them: what that adds to
     // the merged pass, and the kernels' part of it (the slow-down beside the other pass's all-to-alls, taken
     // back), which a straggler's compute_scale scales (pass_sums).
-    const auto kernels = [](const std::vector<CostPiece>& pieces) {
-      double t = 0;
-      for (const CostPiece& x : pieces) t += x.compute;
-      return t;
-    };
     const auto alone = [](const std::vector<CostPiece>& pieces, const std::vector<ExpertAllToAll>& a2a) {
       double t = stream_seconds(pieces);
       for (const ExpertAllToAll& a : a2a) t += a.seconds;
@@ -556,14 +561,14 @@ UnitCost price_unit(std::string name, const LayerOps& ops, const StepInput& in, 
     };
     const double forward_alone = alone(u.forward, forward_all_to_alls);
     const double backward_alone = alone(u.backward, backward_all_to_alls);
-    const double forward_kernels = kernels(u.forward);
-    const double backward_kernels = kernels(u.backward);
+    const double forward_kernels = kernel_seconds(u.forward);
+    const double backward_kernels = kernel_seconds(u.backward);
     pair_expert_all_to_alls(u.forward, forward_all_to_alls, u.backward, backward_all_to_alls,
                             in.cluster.node.gpu, &u.forward_issue.sync_piece);
     u.forward_alone_s = forward_alone - stream_seconds(u.forward);
     u.backward_alone_s = backward_alone - stream_seconds(u.backward);
-    u.forward_alone_kernels_s = forward_kernels - kernels(u.forward);
-    u.backward_alone_kernels_s = backward_kernels - kernels(u.backward);
+    u.forward_alone_kernels_s = forward_kernels - kernel_seconds(u.forward);
+    u.backward_alone_kernels_s = backward_kernels - kernel_seconds(u.backward);
   }
   for (const auto* pieces : {&u.forward, &u.backward}) {
     for (const CostPiece& x : *pieces) u.routes_pieces = u.routes_pieces || !x.routed.empty();

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "models/step/analytic_step.hpp"
 #include "models/step/memory.hpp"
@@ -56,10 +57,20 @@ StepCosts four_gathered_units(int prefetch) {
   return c;
 }
 
-StepCosts costs_of(const StepInput& in) {
-  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
+// The step's plan and costs, the plan required feasible.
+struct PricedStep {
+  StepPlan plan;
+  StepCosts costs;
+};
+PricedStep priced_step(const StepInput& in) {
+  StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
   REQUIRE(plan.feasible);
-  return step_costs(in, plan);
+  StepCosts costs = step_costs(in, plan);
+  return {std::move(plan), std::move(costs)};
+}
+
+StepCosts costs_of(const StepInput& in) {
+  return priced_step(in).costs;
 }
 
 }  // namespace
@@ -480,6 +491,17 @@ double merged_layer_seconds(const AllToAllCut& f, const AllToAllCut& b, double s
          b.segments[0];
 }
 
+// One MoE layer of moe_gpt_on_two_a100 (s = 0.2) priced with framework.ep_comm_overlap (`on`): its
+// forward and backward together take the hand sum merged_layer_seconds over the pieces of the same layer
+// priced without it (`off`), whose passes each hold two all-to-alls of their own.
+void check_merged_layer(const UnitCost& off, const UnitCost& on) {
+  const AllToAllCut f = cut_at_all_to_alls(off.forward);
+  const AllToAllCut b = cut_at_all_to_alls(off.backward);
+  REQUIRE(f.all_to_alls.size() == 2);
+  REQUIRE(b.all_to_alls.size() == 2);
+  CHECK(on.total.forward() + on.total.backward() == seconds(merged_layer_seconds(f, b, 0.2)));
+}
+
 }  // namespace
 
 TEST_CASE("expert all-to-alls pair with the other pass's chunks as Megatron-Core's merged layer runs them") {
@@ -557,11 +579,7 @@ TEST_CASE(
   const UnitCost off = costs_of(in).units[0];
   in.plan.framework.ep_comm_overlap = true;
   const UnitCost on = costs_of(in).units[0];
-  const AllToAllCut f = cut_at_all_to_alls(off.forward);
-  const AllToAllCut b = cut_at_all_to_alls(off.backward);
-  REQUIRE(f.all_to_alls.size() == 2);
-  REQUIRE(b.all_to_alls.size() == 2);
-  CHECK(on.total.forward() + on.total.backward() == seconds(merged_layer_seconds(f, b, 0.2)));
+  check_merged_layer(off, on);
   CHECK(on.total.forward() + on.total.backward() < off.total.forward() + off.total.backward());
 }
 
@@ -585,11 +603,7 @@ TEST_CASE("recomputed expert all-to-alls block under ep_comm_overlap; the backwa
     REQUIRE(recomputed_all_to_alls == 2);
     in.plan.framework.ep_comm_overlap = true;
     const UnitCost on = costs_of(in).units[0];
-    const AllToAllCut f = cut_at_all_to_alls(off.forward);
-    const AllToAllCut b = cut_at_all_to_alls(off.backward);
-    REQUIRE(f.all_to_alls.size() == 2);
-    REQUIRE(b.all_to_alls.size() == 2);
-    CHECK(on.total.forward() + on.total.backward() == seconds(merged_layer_seconds(f, b, 0.2)));
+    check_merged_layer(off, on);
     // Alone, the backward runs every all-to-all whole: its own two, beside nothing, add what they hid.
     const double backward_off = off.total.backward();
     CHECK(on.total.backward() + on.backward_alone_s == seconds(backward_off));
@@ -606,10 +620,8 @@ TEST_CASE("a dense first layer adds nothing alone; a mixed stage counts its MoE 
   StepInput in = moe_gpt_on_two_a100(16, 1);
   in.model.dense_layers = 1;
   in.plan.framework.ep_comm_overlap = true;
-  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
-  REQUIRE(plan.feasible);
+  const auto [plan, costs] = priced_step(in);
   REQUIRE(plan.micro_batches == 2);
-  const StepCosts costs = step_costs(in, plan);
   const auto has_all_to_alls = [](const UnitCost& u) {
     return std::ranges::any_of(u.forward, [](const CostPiece& x) { return x.group == CommGroup::ep; }) ||
            u.forward_alone_s > 0;
@@ -639,9 +651,7 @@ TEST_CASE("the passes run alone expose their all-to-alls, in both fidelities ali
   StepInput in = moe_gpt_on_two_a100(8, 2);
   in.training.global_batch = 16;
   in.plan.framework.ep_comm_overlap = true;
-  const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
-  REQUIRE(plan.feasible);
-  const StepCosts costs = step_costs(in, plan);
+  const auto [plan, costs] = priced_step(in);
   const UnitCost& layer = costs.units[0];
   REQUIRE(layer.forward_alone_s > 0);
   REQUIRE(layer.backward_alone_s > 0);
