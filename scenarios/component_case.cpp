@@ -3,6 +3,8 @@
 
 #include <fstream>
 
+#include "scenarios/collective_case.hpp"
+#include "scenarios/dispatch_case.hpp"
 #include "scenarios/presets.hpp"
 #include "sim/error.hpp"
 
@@ -14,6 +16,10 @@ bool has_top_level_key(const std::string& path, std::string_view key) {
     if (line.starts_with(key) && line.size() > key.size() && line[key.size()] == ':') return true;
   }
   return false;
+}
+
+bool is_component_case_file(const std::string& path) {
+  return is_collective_case_file(path) || is_dispatch_case_file(path);
 }
 
 YamlValue read_case_tree(const std::string& path) {

@@ -14,6 +14,10 @@ namespace trainsim::scenario {
 /// Whether the file has `key` as a top-level key (a line that starts with "key:"), read without loading it.
 [[nodiscard]] bool has_top_level_key(const std::string& path, std::string_view key);
 
+/// Whether the file is a component case of any kind (collective_case.hpp, dispatch_case.hpp) rather than a
+/// scenario: what a study that runs steps only leaves out.
+[[nodiscard]] bool is_component_case_file(const std::string& path);
+
 /// The file's YAML tree. Throws InputError when it cannot be read or parsed.
 [[nodiscard]] YamlValue read_case_tree(const std::string& path);
 

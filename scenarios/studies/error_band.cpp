@@ -11,8 +11,7 @@
 #include <mutex>
 
 #include "models/report/run_labels.hpp"
-#include "scenarios/collective_case.hpp"
-#include "scenarios/dispatch_case.hpp"
+#include "scenarios/component_case.hpp"
 #include "scenarios/presets.hpp"
 #include "scenarios/shipped_data.hpp"
 #include "scenarios/studies/validation_runner.hpp"
@@ -104,9 +103,7 @@ std::vector<BandCase> band_cases(const std::string& folder, const std::string& g
   std::vector<std::string> files;
   PresetLibrary presets;
   for (const std::string& file : find_case_files({folder}))
-    if (!is_collective_case_file(file) && !is_dispatch_case_file(file) &&
-        may_match(file, gpu, framework, presets))
-      files.push_back(file);
+    if (!is_component_case_file(file) && may_match(file, gpu, framework, presets)) files.push_back(file);
   return band_cases(run_cases(files));
 }
 

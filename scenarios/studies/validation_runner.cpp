@@ -61,16 +61,22 @@ struct ComponentCheck {
   double tolerance = 0;
 };
 
+// The communicator group of every GPU of a component case's cluster (a collective's ranks; a dispatch's
+// expert group, which load_dispatch_case_file holds to the whole cluster), placed as `trainsim collective`
+// places it.
+topo::CommGroup whole_cluster_group(const topo::ClusterSpec& cluster) {
+  return topo::Placement({cluster.total_gpus()}, cluster).group(0, 0);
+}
+
 // A collective case (scenarios/collective_case.hpp) is predicted with the closed-form collective model on
 // the node preset (which carries the collective efficiencies fitted per node type,
 // topologies/comm_calibration.hpp), exactly as `trainsim collective`.
 ComponentCheck collective_check(const std::string& file) {
   const CollectiveCase c = load_collective_case_file(file);
-  const std::int64_t n = c.cluster.total_gpus();
-  const topo::CommGroup group = topo::Placement({n}, c.cluster).group(0, 0);
-  const double t = topo::estimate_collective(c.op, c.bytes, group, c.cluster, c.algo).time_s;
+  const double t =
+      topo::estimate_collective(c.op, c.bytes, whole_cluster_group(c.cluster), c.cluster, c.algo).time_s;
   return {c.name,     c.source, c.cluster.node.gpu.name,
-          "busbw",    c.busbw,  topo::bus_bandwidth(c.op, c.bytes, n, t),
+          "busbw",    c.busbw,  topo::bus_bandwidth(c.op, c.bytes, c.cluster.total_gpus(), t),
           c.tolerance};
 }
 
@@ -79,16 +85,14 @@ ComponentCheck collective_check(const std::string& file) {
 // gives the case's whole cluster.
 ComponentCheck dispatch_check(const std::string& file) {
   const DispatchCase c = load_dispatch_case_file(file);
-  const topo::CommGroup group = topo::Placement({c.ep}, c.cluster).group(0, 0);
   const double t = model::expert_all_to_all_estimate(c.slot_bytes(), static_cast<double>(c.top_k),
-                                                     c.dispatcher, group, c.cluster)
+                                                     c.dispatcher, whole_cluster_group(c.cluster), c.cluster)
                        .time_s;
   return {c.name, c.source, c.cluster.node.gpu.name, "time", c.time, t, c.tolerance};
 }
 
 // Runs a case of one component with `check`; a file that does not load is a failed case with the reason.
-template <class Check>
-CaseResult run_component_case(CaseResult r, Check check) {
+CaseResult run_component_case(CaseResult r, ComponentCheck (*check)(const std::string& file)) {
   try {
     const ComponentCheck c = check(r.file);
     r.name = c.name;

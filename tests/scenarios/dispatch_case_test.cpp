@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "scenarios/component_case.hpp"
 #include "sim/error.hpp"
 #include "tests/support/temp_dir.hpp"
 
@@ -50,6 +51,13 @@ TEST_CASE("a scenario and a collective case are not dispatch cases") {
   const std::string root = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/validation/";
   CHECK_FALSE(is_dispatch_case_file(root + "collectives/nccl-h200-1n-01.yaml"));
   CHECK_FALSE(is_dispatch_case_file(root + "korthikanti/kor22-t5-22b-full.yaml"));
+}
+
+TEST_CASE("dispatch and collective cases are component cases, a scenario is not") {
+  const std::string root = std::string(TRAINSIM_SOURCE_DIR) + "/scenarios/validation/";
+  CHECK(is_component_case_file(root + "moe-dispatch/mcore-t7-h100-hybridep-dispatch-ep16.yaml"));
+  CHECK(is_component_case_file(root + "collectives/nccl-h200-1n-01.yaml"));
+  CHECK_FALSE(is_component_case_file(root + "korthikanti/kor22-t5-22b-full.yaml"));
 }
 
 TEST_CASE("an unknown key in a dispatch case is an error with its line, column and key path") {
