@@ -299,7 +299,8 @@ class StepLowering {
     first_.resize(inputs.size());
     const bool dp_group = comm != Comm::tp;
     if (dp_group && whole_units_ && !flows.empty() && seconds > 0) {
-      routed_dp_collective(s, inputs, comm, std::clamp(latency_s, 0.0, seconds), flows, name, category, out);
+      routed_dp_collective(s, inputs, comm, split_latency(seconds, latency_s).latency_s, flows, name,
+                           category, out);
       return;
     }
     for (int i = 0; i < n_inst_; ++i) {

@@ -60,12 +60,6 @@ namespace trainsim::model {
                                                                   const topo::CommGroup& group,
                                                                   const topo::ClusterSpec& cluster);
 
-/// Whether an op is one a backward runs again (recompute: layer_ops.cpp's prepend_recompute names it
-/// "recompute.<op>").
-[[nodiscard]] constexpr bool is_recomputed(std::string_view op_name) {
-  return op_name.starts_with("recompute.");
-}
-
 /// framework.ep_comm_overlap: one expert-parallel all-to-all of a pass, kept out of its pieces: it falls
 /// before piece `at` and takes `seconds` alone.
 struct ExpertAllToAll {

@@ -244,7 +244,7 @@ void prepend_recompute(LayerOps& ops, const std::vector<LayerOp>& recomputed) {
   std::vector<LayerOp> backward;
   backward.reserve(recomputed.size() + ops.backward.size());
   for (LayerOp op : recomputed) {
-    op.name = "recompute." + op.name;
+    op.name = std::string(kRecomputePrefix) + op.name;
     backward.push_back(std::move(op));
   }
   backward.insert(backward.end(), ops.backward.begin(), ops.backward.end());

@@ -42,6 +42,7 @@
 // collectives; selective = the standard attention core (qk, softmax, attn_dropout, av); nothing under flash.
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/spec/transformer_spec.hpp"
@@ -82,6 +83,14 @@ struct LayerOp {
   KernelCost kernel;  ///< when !communication
   CommCost comm;      ///< when communication
 };
+
+/// What prepend_recompute puts before the name of an op a backward runs again (recompute).
+inline constexpr std::string_view kRecomputePrefix = "recompute.";
+
+/// Whether an op is one a backward runs again: its name starts with kRecomputePrefix.
+[[nodiscard]] constexpr bool is_recomputed(std::string_view op_name) {
+  return op_name.starts_with(kRecomputePrefix);
+}
 
 /// The forward and backward op lists of one unit (a layer, the embedding, or the head).
 struct LayerOps {
