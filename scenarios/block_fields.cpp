@@ -236,6 +236,9 @@ const FieldTable<model::Framework>& framework_fields() {
                    "expert all-to-alls beside another micro-batch's compute"),
         choice_field("moe_dispatcher", &F::moe_dispatcher, model::kMoeDispatcherNames,
                      "how tokens reach their experts (Megatron-Core's token dispatcher)"),
+        count_field("moe_dispatcher_sms", &F::moe_dispatcher_sms, 0, 1e4,
+                    "deepep, hybridep: SMs their kernels hold while they run (0: the backend's default, "
+                    "20 and 16)"),
         flag_field("blocking_p2p", &F::blocking_p2p,
                    "the sender of a pipeline hand-over waits for it to arrive"),
         count_field("prefetch", &F::prefetch, 0, 1e4,

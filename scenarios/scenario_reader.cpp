@@ -554,6 +554,7 @@ class ScenarioConverter {
                  format_number(kMaxTotalGpus));
       return;
     }
+    check_dispatcher_sms(p.framework, c.node.gpu);
     if (!cross_checks_) {
       if (p.dp_auto) p.dp = std::max<std::int64_t>(1, c.total_gpus() / p.model_parallel_size());
       return;
@@ -565,6 +566,19 @@ class ScenarioConverter {
     if (!training_ok) training.global_batch = 0;  // its own error is reported already
     for (model::LayoutProblem& problem : model::layout_rules(m, p, training, gpus))
       d_.add(anchor(problem.key), model::key_path(problem.key), std::move(problem.message));
+  }
+
+  /// A flex dispatcher must leave the GPU some SMs for the kernels beside it.
+  void check_dispatcher_sms(const model::Framework& f, const topo::GpuSpec& gpu) {
+    const int sms = model::flex_dispatcher_sms(f);
+    if (sms == 0 || gpu.sm_count <= 0 || sms < gpu.sm_count) return;
+    const YamlValue* block = a_.root->find("framework");
+    const YamlValue* key =
+        block != nullptr && block->is_mapping() ? block->find("moe_dispatcher_sms") : nullptr;
+    d_.add(key != nullptr ? *key : (block != nullptr ? *block : *a_.root), "framework.moe_dispatcher_sms",
+           std::string(model::to_string(f.moe_dispatcher)) + " holds " + std::to_string(sms) +
+               " SMs, but the GPU " + gpu.name + " has " + std::to_string(gpu.sm_count) +
+               ": expected fewer, leaving some for the kernels beside it");
   }
 
   /// Where in the file a layout problem is shown: the key it blames, found by its path; else the

@@ -128,6 +128,19 @@ int prefetch_units(const Framework& framework, double unit_params) {
   return static_cast<int>(std::floor(framework.prefetch_bucket_params / unit_params));
 }
 
+int flex_dispatcher_sms(const Framework& framework) {
+  switch (framework.moe_dispatcher) {
+    case MoeDispatcher::deepep:
+      return framework.moe_dispatcher_sms > 0 ? framework.moe_dispatcher_sms : kDeepepDefaultSms;
+    case MoeDispatcher::hybridep:
+      return framework.moe_dispatcher_sms > 0 ? framework.moe_dispatcher_sms : kHybridepDefaultSms;
+    case MoeDispatcher::all_to_all:
+    case MoeDispatcher::all_gather:
+      return 0;
+  }
+  return 0;
+}
+
 std::string framework_flags(const Framework& f, bool overlap_grad_reduce) {
   auto flag = [](bool b) { return b ? "true" : "false"; };
   std::string out;
@@ -141,6 +154,7 @@ std::string framework_flags(const Framework& f, bool overlap_grad_reduce) {
   if (f.ep_comm_overlap) out += " ep_comm_overlap=true";
   if (f.moe_dispatcher != MoeDispatcher::all_to_all)
     out += " moe_dispatcher=" + std::string(to_string(f.moe_dispatcher));
+  if (token_based(f.moe_dispatcher)) out += " moe_dispatcher_sms=" + std::to_string(flex_dispatcher_sms(f));
   out += " overlap_grad_reduce=";
   out += flag(overlap_grad_reduce);
   out += " blocking_p2p=";

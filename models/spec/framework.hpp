@@ -100,6 +100,15 @@ constexpr std::string_view to_string(MoeDispatcher d) {
   return name_in(kMoeDispatcherNames, d);
 }
 
+/// SMs a flex dispatcher backend holds by default while its dispatch or combine kernel runs:
+///  - DeepEP: 20, Megatron-Core's when --moe-flex-dispatcher-num-sms is unset (token_dispatcher.py,
+///    _DeepepManager: set_deepep_num_sms(... else 20)); the Megatron-Core MoE report (arXiv:2603.07685,
+///    Sec. 4.2.3) measures those 20 SMs as "roughly 20% GEMM-efficiency overhead" on H100;
+///  - HybridEP: 16 each for dispatch and combine, the defaults that DeepEP's hybrid-ep branch documents
+///    its benchmarks with (Hybrid-EP_Implementation.md) and torchtitan sets (_hybridep_num_sms_dispatch_api).
+inline constexpr int kDeepepDefaultSms = 20;
+inline constexpr int kHybridepDefaultSms = 16;
+
 /// TransformerEngine's userbuffers (initialize_ub's default configuration) run tensor-parallel all-gathers
 /// as a ring exchange on the copy engines and reduce-scatters as a pipelined kernel on 16 SMs; on an H100's
 /// 132 SMs that takes 16/132 of the GEMM's SMs for the reduce-scatter half of the overlaps and about none
@@ -140,6 +149,10 @@ struct Framework {
   /// documented recommendation once experts are spread over ranks (its MoE README), and what DeepSeek-V3
   /// and torchtitan run. ep_comm_overlap overlaps only the all-to-all dispatcher's collectives.
   MoeDispatcher moe_dispatcher = MoeDispatcher::all_to_all;
+  /// SMs the flex dispatcher's dispatch and combine kernels hold while they run (Megatron-Core
+  /// --moe-flex-dispatcher-num-sms, formerly --moe-deepep-num-sms and --moe-hybridep-num-sms); 0: the
+  /// backend's default (flex_dispatcher_sms). Only token-based dispatchers read it.
+  int moe_dispatcher_sms = 0;
   /// ZeRO 1–2: the all-gather of updated weights runs under the next step's first forward, bucket by
   /// bucket (Megatron-Core --overlap-param-gather), instead of after the optimizer.
   bool overlap_param_gather = true;
@@ -234,6 +247,11 @@ struct Framework {
 /// parameters: prefetch, or with prefetch_bucket_params as many whole units as fit in it (maybe 0); none
 /// with synchronous_collectives.
 [[nodiscard]] int prefetch_units(const Framework& framework, double unit_params);
+
+/// SMs the framework's MoE dispatcher holds while a dispatch or combine runs: moe_dispatcher_sms, or the
+/// backend's default (kDeepepDefaultSms, kHybridepDefaultSms); 0 for the NCCL dispatchers (all_to_all,
+/// all_gather), whose kernels the GPU's overlap_compute_slowdown prices.
+[[nodiscard]] int flex_dispatcher_sms(const Framework& framework);
 
 /// The preset's flags (the Framework defaults are megatron-core's).
 [[nodiscard]] Framework framework_preset(FrameworkPreset preset);

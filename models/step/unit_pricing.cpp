@@ -86,14 +86,13 @@ double kernel_seconds(std::span<const CostPiece> pieces) {
   return t;
 }
 
-// Kernels that run while collectives of `collective_s` seconds run beside them on other streams: NCCL's
-// kernels take SMs and HBM bandwidth, so the kernels are slowed by the GPU's overlap_compute_slowdown over
-// the share of their time the collectives cover (all of it when the collectives outlast them). Returns the
-// kernels' time before the slow-down.
-double slow_beside_collectives(std::span<CostPiece> pieces, double collective_s, const topo::GpuSpec& gpu) {
+// Kernels that run while collectives of `collective_s` seconds run beside them on other streams: the
+// collectives' kernels take SMs and HBM bandwidth, so the kernels are slowed by `slowdown` (the GPU's
+// overlap_compute_slowdown, or expert_all_to_all_slowdown's) over the share of their time the collectives
+// cover (all of it when the collectives outlast them). Returns the kernels' time before the slow-down.
+double slow_beside_collectives(std::span<CostPiece> pieces, double collective_s, double slowdown) {
   const double kernels = kernel_seconds(pieces);
-  const double slowed =
-      beside_collectives_factor(gpu.efficiency.overlap_compute_slowdown, collective_s, kernels);
+  const double slowed = beside_collectives_factor(slowdown, collective_s, kernels);
   if (slowed > 1) {
     for (CostPiece& x : pieces) {
       x.compute *= slowed;
@@ -466,6 +465,12 @@ double ring_exchange_exposure(double gemm_s, double comm_s, std::int64_t ranks) 
   return std::clamp(comm_s - (gemm_s - chunk), 0.0, chunk);
 }
 
+double expert_all_to_all_slowdown(const Framework& fw, const topo::GpuSpec& gpu) {
+  const double sms = flex_dispatcher_sms(fw);
+  if (sms <= 0 || gpu.sm_count <= sms) return gpu.efficiency.overlap_compute_slowdown;
+  return sms / (gpu.sm_count - sms);
+}
+
 topo::CollectiveEstimate expert_all_to_all_estimate(double bytes, double copies, MoeDispatcher dispatcher,
                                                     const topo::CommGroup& group,
                                                     const topo::ClusterSpec& cluster) {
@@ -487,12 +492,11 @@ std::span<CostPiece> segment(std::vector<CostPiece>& pieces, const std::vector<E
 // k − `lag` of `other` (lag 0: a forward's segments; 1: a backward's). Returns each segment's seconds
 // on the compute stream after, or −1 for a segment beside none (a forward's last, a backward's first).
 std::vector<double> run_beside(std::vector<CostPiece>& pieces, const std::vector<ExpertAllToAll>& own,
-                               const std::vector<ExpertAllToAll>& other, std::size_t lag,
-                               const topo::GpuSpec& gpu) {
+                               const std::vector<ExpertAllToAll>& other, std::size_t lag, double slowdown) {
   std::vector<double> seconds(own.size() + 1, -1.0);
   for (std::size_t k = lag; k < seconds.size() && k - lag < other.size(); ++k) {
     const std::span<CostPiece> s = segment(pieces, own, k);
-    slow_beside_collectives(s, other[k - lag].seconds, gpu);
+    slow_beside_collectives(s, other[k - lag].seconds, slowdown);
     seconds[k] = stream_seconds(s);
   }
   return seconds;
@@ -529,10 +533,10 @@ CostPiece exposed_expert_piece(double seconds, std::string name) {
 
 void pair_expert_all_to_alls(std::vector<CostPiece>& forward, const std::vector<ExpertAllToAll>& forward_a2a,
                              std::vector<CostPiece>& backward,
-                             const std::vector<ExpertAllToAll>& backward_a2a, const topo::GpuSpec& gpu,
+                             const std::vector<ExpertAllToAll>& backward_a2a, double slowdown,
                              std::optional<std::size_t>* forward_sync) {
-  const std::vector<double> forward_beside = run_beside(forward, forward_a2a, backward_a2a, 0, gpu);
-  const std::vector<double> backward_beside = run_beside(backward, backward_a2a, forward_a2a, 1, gpu);
+  const std::vector<double> forward_beside = run_beside(forward, forward_a2a, backward_a2a, 0, slowdown);
+  const std::vector<double> backward_beside = run_beside(backward, backward_a2a, forward_a2a, 1, slowdown);
   put_exposed(
       forward, forward_a2a,
       [&](std::size_t k) { return k + 1 < backward_beside.size() ? backward_beside[k + 1] : -1.0; },
@@ -564,7 +568,8 @@ UnitCost price_unit(std::string name, const LayerOps& ops, const StepInput& in, 
     const double forward_kernels = kernel_seconds(u.forward);
     const double backward_kernels = kernel_seconds(u.backward);
     pair_expert_all_to_alls(u.forward, forward_all_to_alls, u.backward, backward_all_to_alls,
-                            in.cluster.node.gpu, &u.forward_issue.sync_piece);
+                            expert_all_to_all_slowdown(in.plan.framework, in.cluster.node.gpu),
+                            &u.forward_issue.sync_piece);
     u.forward_alone_s = forward_alone - stream_seconds(u.forward);
     u.backward_alone_s = backward_alone - stream_seconds(u.backward);
     u.forward_alone_kernels_s = forward_kernels - kernel_seconds(u.forward);
@@ -603,8 +608,8 @@ void slow_unit_beside_collectives(UnitCost& u, double forward_beside_s, double b
   // The host issues the ops as before: its floor is set again against the slowed kernels.
   drop_host_wait(u.forward);
   drop_host_wait(u.backward);
-  slow_beside_collectives(u.forward, forward_beside_s, gpu);
-  slow_beside_collectives(u.backward, backward_beside_s, gpu);
+  slow_beside_collectives(u.forward, forward_beside_s, gpu.efficiency.overlap_compute_slowdown);
+  slow_beside_collectives(u.backward, backward_beside_s, gpu.efficiency.overlap_compute_slowdown);
   wait_for_host(u.forward, u.forward_issue, fw);
   wait_for_host(u.backward, u.backward_issue, fw);
   sum_pieces(u);

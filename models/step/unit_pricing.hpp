@@ -60,6 +60,14 @@ namespace trainsim::model {
                                                                   const topo::CommGroup& group,
                                                                   const topo::ClusterSpec& cluster);
 
+/// framework.ep_comm_overlap: the slow-down s (beside_collectives_factor) of the kernels that run beside a
+/// MoE layer's dispatch or combine. A flex dispatcher's kernels hold flex_dispatcher_sms(fw) of the GPU's
+/// SMs for as long as they run, and the kernels beside them run on the rest: s = sms / (SMs − sms).
+/// DeepEP's default 20 of an H100's 132 gives 0.18, which the Megatron-Core MoE report (arXiv:2603.07685,
+/// Sec. 4.2.3) measures as "roughly 20% GEMM-efficiency overhead". NCCL's all-to-all, and any dispatcher on a
+/// GPU of unknown SM count: the GPU's overlap_compute_slowdown, as every other overlapped collective.
+[[nodiscard]] double expert_all_to_all_slowdown(const Framework& fw, const topo::GpuSpec& gpu);
+
 /// framework.ep_comm_overlap: one expert-parallel all-to-all of a pass, kept out of its pieces: it falls
 /// before piece `at` and takes `seconds` alone.
 struct ExpertAllToAll {
@@ -91,14 +99,14 @@ struct ExpertAllToAll {
 /// backward's layer taken from the chunk's end, so where a chunk mixes dense and MoE layers (DeepSeek-V3's
 /// 3 dense first layers) a MoE forward can meet a dense backward and vice versa; here a dense unit has no
 /// all-to-alls and every MoE unit pairs with itself, as in a chunk of MoE layers only. Each segment's kernels
-/// are slowed beside its all-to-all by the GPU's overlap_compute_slowdown (beside_collectives_factor); what
-/// an all-to-all outlasts its segment by is put where it falls, a blocking collective named "<op>.exposed";
-/// one with no segment beside it is exposed whole. The forward's last segment and the backward's first (the
-/// unpermute and residual around the combine) run beside nothing. `forward_sync`, when given, is the index
-/// of the forward's first piece after a host wait, moved past the pieces put before it.
+/// are slowed beside its all-to-all by `slowdown` (expert_all_to_all_slowdown, beside_collectives_factor);
+/// what an all-to-all outlasts its segment by is put where it falls, a blocking collective named
+/// "<op>.exposed"; one with no segment beside it is exposed whole. The forward's last segment and the
+/// backward's first (the unpermute and residual around the combine) run beside nothing. `forward_sync`, when
+/// given, is the index of the forward's first piece after a host wait, moved past the pieces put before it.
 void pair_expert_all_to_alls(std::vector<CostPiece>& forward, const std::vector<ExpertAllToAll>& forward_a2a,
                              std::vector<CostPiece>& backward,
-                             const std::vector<ExpertAllToAll>& backward_a2a, const topo::GpuSpec& gpu,
+                             const std::vector<ExpertAllToAll>& backward_a2a, double slowdown,
                              std::optional<std::size_t>* forward_sync = nullptr);
 
 /// The unit's pieces and sums. With `routed` (the routed full cluster's uncontended fabric), the context-

@@ -61,6 +61,9 @@ const std::set<std::string, std::less<>> kValued = {"--num-layers",
                                                     "--moe-ffn-hidden-size",
                                                     "--moe-token-dispatcher-type",
                                                     "--moe-flex-dispatcher-backend",
+                                                    "--moe-flex-dispatcher-num-sms",
+                                                    "--moe-deepep-num-sms",
+                                                    "--moe-hybridep-num-sms",
                                                     "--moe-expert-capacity-factor",
                                                     "--mtp-num-layers",
                                                     "--hidden-dropout",
@@ -253,10 +256,11 @@ struct MegatronRun {
   std::string norm, position;
   bool flash = false;
   std::string precision;
-  std::string recompute;       // a mode, or {modules: [...]}
-  std::string offload;         // {modules: [...]}, or empty: none
-  std::string moe_dispatcher;  // empty on a dense model
-  std::string routing;         // empty on a dense model
+  std::string recompute;         // a mode, or {modules: [...]}
+  std::string offload;           // {modules: [...]}, or empty: none
+  std::string moe_dispatcher;    // empty on a dense model
+  long long dispatcher_sms = 0;  // the flex dispatcher's SMs; 0: the backend's default
+  std::string routing;           // empty on a dense model
   std::optional<double> capacity_factor;
   std::string state_precision;  // the Adam moments' type; empty: fp32, Megatron's default
   long long mtp_layers = 0;
@@ -342,6 +346,21 @@ std::string moe_dispatcher(const Flags& f) {
   if (backend != "deepep" && backend != "hybridep")
     throw InputError("--moe-flex-dispatcher-backend " + backend + " is not modelled (deepep, hybridep)");
   return backend;
+}
+
+// framework.moe_dispatcher_sms: --moe-flex-dispatcher-num-sms, else the deprecated --moe-deepep-num-sms or
+// --moe-hybridep-num-sms, which Megatron-Core routes to it whatever the backend and refuses when they
+// disagree (TransformerConfig.__post_init__); 0: unset, the backend's default.
+long long dispatcher_sms(const Flags& f) {
+  if (f.has("--moe-flex-dispatcher-num-sms")) return f.count("--moe-flex-dispatcher-num-sms", 0, 1, 10000);
+  const long long deepep = f.count("--moe-deepep-num-sms", 0, 1, 10000);
+  const long long hybridep = f.count("--moe-hybridep-num-sms", 0, 1, 10000);
+  if (deepep > 0 && hybridep > 0 && deepep != hybridep) {
+    throw InputError("--moe-deepep-num-sms " + std::to_string(deepep) + " and --moe-hybridep-num-sms " +
+                     std::to_string(hybridep) +
+                     " disagree (Megatron-Core refuses them): give one --moe-flex-dispatcher-num-sms");
+  }
+  return std::max(deepep, hybridep);
 }
 
 // The Adam moments' type under --use-precision-aware-optimizer (Megatron reads --exp-avg-dtype and
@@ -431,6 +450,7 @@ MegatronRun read_run(const Flags& f, const MegatronImportOptions& options) {
   r.offload = offload_setting(f);
   if (f.has("--num-experts")) {
     r.moe_dispatcher = moe_dispatcher(f);
+    r.dispatcher_sms = dispatcher_sms(f);
     read_routing(f, r);
   }
   r.mtp_layers = f.count("--mtp-num-layers", 0, 0, 1000);
@@ -510,6 +530,8 @@ std::string training_yaml(const Flags& f, const MegatronRun& r) {
   y += std::string("  overlap_param_gather: ") + (f.has("--overlap-param-gather") ? "true" : "false") + "\n";
   if (!r.moe_dispatcher.empty()) {
     y += "  moe_dispatcher: " + r.moe_dispatcher + "\n";
+    const bool flex = r.moe_dispatcher == "deepep" || r.moe_dispatcher == "hybridep";
+    if (flex && r.dispatcher_sms > 0) y += "  moe_dispatcher_sms: " + std::to_string(r.dispatcher_sms) + "\n";
     y += std::string("  ep_comm_overlap: ") +
          (f.has("--overlap-moe-expert-parallel-comm") ? "true" : "false") + "\n";
   }

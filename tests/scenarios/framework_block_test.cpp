@@ -231,3 +231,29 @@ training: {global_batch: 64}
                         "parallelism.sequence_parallel: true"),
       InputError);
 }
+
+TEST_CASE("moe_dispatcher_sms: the flex backend's default or the count given, dumped back, below the GPU's") {
+  const std::string mixtral = R"(model: {preset: mixtral-8x7b}
+cluster: {node: dgx-h100, nodes: 2}
+training: {global_batch: 64}
+parallelism: {ep: 8}
+)";
+  const auto sms = [&](const std::string& framework) {
+    return model::flex_dispatcher_sms(
+        load_scenario_text(mixtral + framework, "t.yaml").parallelism.framework);
+  };
+  CHECK(sms("framework: {moe_dispatcher: alltoall}\n") == 0);
+  CHECK(sms("framework: {moe_dispatcher: deepep}\n") == 20);
+  CHECK(sms("framework: {moe_dispatcher: hybridep}\n") == 16);
+  CHECK(sms("framework: {moe_dispatcher: hybridep, moe_dispatcher_sms: 64}\n") == 64);
+  const Scenario s =
+      load_scenario_text(mixtral + "framework: {moe_dispatcher: deepep, moe_dispatcher_sms: 24}\n", "t.yaml");
+  CHECK(load_scenario_text(dump_scenario(s), "t.yaml").parallelism.framework.moe_dispatcher_sms == 24);
+  // An H100 has 132 SMs: a dispatcher holding all of them leaves none to the kernels beside it.
+  CHECK_THROWS_WITH_AS(
+      (void)load_scenario_text(mixtral + "framework: {moe_dispatcher: deepep, moe_dispatcher_sms: 132}\n",
+                               "t.yaml"),
+      doctest::Contains("t.yaml:5:57: framework.moe_dispatcher_sms: deepep holds 132 SMs, but the GPU "
+                        "h100-sxm has 132: expected fewer"),
+      InputError);
+}

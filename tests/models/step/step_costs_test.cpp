@@ -494,12 +494,12 @@ double merged_layer_seconds(const AllToAllCut& f, const AllToAllCut& b, double s
 // One MoE layer of moe_gpt_on_two_a100 (s = 0.2) priced with framework.ep_comm_overlap (`on`): its
 // forward and backward together take the hand sum merged_layer_seconds over the pieces of the same layer
 // priced without it (`off`), whose passes each hold two all-to-alls of their own.
-void check_merged_layer(const UnitCost& off, const UnitCost& on) {
+void check_merged_layer(const UnitCost& off, const UnitCost& on, double slowdown = 0.2) {
   const AllToAllCut f = cut_at_all_to_alls(off.forward);
   const AllToAllCut b = cut_at_all_to_alls(off.backward);
   REQUIRE(f.all_to_alls.size() == 2);
   REQUIRE(b.all_to_alls.size() == 2);
-  CHECK(on.total.forward() + on.total.backward() == seconds(merged_layer_seconds(f, b, 0.2)));
+  CHECK(on.total.forward() + on.total.backward() == seconds(merged_layer_seconds(f, b, slowdown)));
 }
 
 }  // namespace
@@ -517,14 +517,13 @@ TEST_CASE("expert all-to-alls pair with the other pass's chunks as Megatron-Core
   // sum over the pairs of max(comm, slowed compute) (3.2 + 4.2 + 2.2 + 2) plus the 1 s beside nothing.
   // The pooled rule (each pass's 4 s of all-to-alls under its own 5.5 s of kernels) gave
   // 5.5 · (1 + 0.1 · 4/5.5) = 5.9 s a pass, 11.8 s: it hid the combine under kernels it never runs beside.
-  topo::GpuSpec gpu;
-  gpu.efficiency.overlap_compute_slowdown = 0.1;
+  const double s = 0.1;
   std::vector<CostPiece> forward{kernels_piece(3), kernels_piece(2), kernels_piece(0.5)};
   std::vector<CostPiece> backward{kernels_piece(0.5), kernels_piece(4), kernels_piece(1)};
   const std::vector<ExpertAllToAll> forward_a2a{{1, 2.0, "ep_dispatch"}, {2, 2.0, "ep_combine"}};
   const std::vector<ExpertAllToAll> backward_a2a{{1, 2.0, "ep_combine.bwd"}, {2, 2.0, "ep_dispatch.bwd"}};
   std::optional<std::size_t> sync = 1;  // the host waits before the dispatch: its piece stays the first after
-  pair_expert_all_to_alls(forward, forward_a2a, backward, backward_a2a, gpu, &sync);
+  pair_expert_all_to_alls(forward, forward_a2a, backward, backward_a2a, s, &sync);
   const auto total = [](const std::vector<CostPiece>& pieces) {
     double t = 0;
     for (const CostPiece& x : pieces) t += x.compute + x.exposed_comm();
@@ -545,7 +544,7 @@ TEST_CASE("expert all-to-alls pair with the other pass's chunks as Megatron-Core
   // all-to-alls does not have.
   std::vector<CostPiece> lone_forward{kernels_piece(1), kernels_piece(1)};
   std::vector<CostPiece> lone_backward{kernels_piece(1)};
-  pair_expert_all_to_alls(lone_forward, {{1, 0.5, "ep_dispatch"}}, lone_backward, {}, gpu);
+  pair_expert_all_to_alls(lone_forward, {{1, 0.5, "ep_dispatch"}}, lone_backward, {}, s);
   CHECK(total(lone_forward) == seconds(2.5));
   CHECK(total(lone_backward) == seconds(1));
 }
@@ -581,6 +580,44 @@ TEST_CASE(
   const UnitCost on = costs_of(in).units[0];
   check_merged_layer(off, on);
   CHECK(on.total.forward() + on.total.backward() < off.total.forward() + off.total.backward());
+}
+
+TEST_CASE(
+    "a flex dispatcher's SMs slow the kernels beside it by sms / (SMs - sms), NCCL's by the GPU's own") {
+  // DeepEP's default 20 SMs of an H100's 132: 20/112, the Megatron-Core MoE report's "roughly 20%";
+  // HybridEP's 16 of a B200's 148: 16/132; 64 of them given: 64/84. The NCCL all-to-all, and a GPU whose SM
+  // count is unknown: the GPU's overlap_compute_slowdown.
+  topo::GpuSpec gpu;
+  gpu.sm_count = 132;
+  gpu.efficiency.overlap_compute_slowdown = 0.189;
+  Framework fw;
+  CHECK(expert_all_to_all_slowdown(fw, gpu) == 0.189);
+  fw.moe_dispatcher = MoeDispatcher::deepep;
+  CHECK(expert_all_to_all_slowdown(fw, gpu) == doctest::Approx(20.0 / 112.0).epsilon(1e-12));
+  gpu.sm_count = 148;
+  fw.moe_dispatcher = MoeDispatcher::hybridep;
+  CHECK(expert_all_to_all_slowdown(fw, gpu) == doctest::Approx(16.0 / 132.0).epsilon(1e-12));
+  fw.moe_dispatcher_sms = 64;
+  CHECK(expert_all_to_all_slowdown(fw, gpu) == doctest::Approx(64.0 / 84.0).epsilon(1e-12));
+  gpu.sm_count = 0;
+  CHECK(expert_all_to_all_slowdown(fw, gpu) == 0.189);
+
+  // In a step: the MoE GPT's layer with DeepEP holding 27 of an A100's 108 SMs, s = 27/81 = 1/3 instead of
+  // the GPU's 0.2, per pair max(A, K·(1 + s·min(1, A/K))).
+  StepInput in = moe_gpt_on_two_a100(16, 1);
+  in.cluster.node.gpu.sm_count = 108;
+  in.plan.framework.launch_overhead_s = 0;
+  in.plan.framework.expert_launch_s = 0;
+  in.plan.framework.moe_dispatcher = MoeDispatcher::deepep;
+  in.plan.framework.moe_dispatcher_sms = 27;
+  const UnitCost off = costs_of(in).units[0];
+  in.plan.framework.ep_comm_overlap = true;
+  const UnitCost on = costs_of(in).units[0];
+  check_merged_layer(off, on, 1.0 / 3.0);
+  // Some pair is compute-bound here, so the dispatcher's SMs cost more than the GPU's 0.2 would.
+  const AllToAllCut f = cut_at_all_to_alls(off.forward);
+  const AllToAllCut b = cut_at_all_to_alls(off.backward);
+  CHECK(merged_layer_seconds(f, b, 1.0 / 3.0) > merged_layer_seconds(f, b, 0.2) * (1 + 1e-6));
 }
 
 TEST_CASE("recomputed expert all-to-alls block under ep_comm_overlap; the backward pairs only its own") {

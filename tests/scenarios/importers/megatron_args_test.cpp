@@ -151,6 +151,17 @@ TEST_CASE(
         model::MoeDispatcher::deepep);
   CHECK(import_moe("--moe-token-dispatcher-type alltoall").parallelism.framework.moe_dispatcher ==
         model::MoeDispatcher::all_to_all);
+  // The flex dispatcher's SMs: --moe-flex-dispatcher-num-sms, else a deprecated per-backend flag, which
+  // Megatron-Core routes to it whatever the backend; unset: 0, the backend's default.
+  const auto sms = [](const std::string& flags) {
+    return import_moe("--moe-token-dispatcher-type flex " + flags).parallelism.framework.moe_dispatcher_sms;
+  };
+  CHECK(sms("") == 0);
+  CHECK(sms("--moe-flex-dispatcher-num-sms 24 --moe-deepep-num-sms 40") == 24);
+  CHECK(sms("--moe-flex-dispatcher-backend hybridep --moe-hybridep-num-sms 32") == 32);
+  CHECK(sms("--moe-deepep-num-sms 48") == 48);
+  CHECK(import_moe("--moe-token-dispatcher-type alltoall --moe-flex-dispatcher-num-sms 24")
+            .parallelism.framework.moe_dispatcher_sms == 0);
   // Forced balance: every expert gets the mean, so a capacity factor pads only when asked to.
   const Scenario forced = import_moe("--moe-router-force-load-balancing --moe-expert-capacity-factor 2");
   CHECK(forced.model.routing == model::Routing::force_balanced);
@@ -187,6 +198,11 @@ TEST_CASE("bad MoE flags are errors that name the flag and what is modelled") {
                        InputError);
   CHECK_THROWS_WITH_AS(import_moe("--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend ncclep"),
                        "--moe-flex-dispatcher-backend ncclep is not modelled (deepep, hybridep)", InputError);
+  CHECK_THROWS_WITH_AS(
+      import_moe("--moe-token-dispatcher-type flex --moe-deepep-num-sms 20 --moe-hybridep-num-sms 32"),
+      "--moe-deepep-num-sms 20 and --moe-hybridep-num-sms 32 disagree (Megatron-Core refuses them): give one "
+      "--moe-flex-dispatcher-num-sms",
+      InputError);
   CHECK_THROWS_WITH_AS(
       import_moe("--recompute-granularity selective --recompute-modules moe_act mhc"),
       "--recompute-modules mhc is not modelled (core_attn, mlp, moe_act, layernorm, mla_up_proj, moe, "
