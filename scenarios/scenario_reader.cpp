@@ -554,7 +554,7 @@ class ScenarioConverter {
                  format_number(kMaxTotalGpus));
       return;
     }
-    check_dispatcher_sms(p.framework, c.node.gpu);
+    check_moe_framework(p.framework, c.node.gpu);
     if (!cross_checks_) {
       if (p.dp_auto) p.dp = std::max<std::int64_t>(1, c.total_gpus() / p.model_parallel_size());
       return;
@@ -568,14 +568,23 @@ class ScenarioConverter {
       d_.add(anchor(problem.key), model::key_path(problem.key), std::move(problem.message));
   }
 
-  /// A flex dispatcher must leave the GPU some SMs for the kernels beside it.
-  void check_dispatcher_sms(const model::Framework& f, const topo::GpuSpec& gpu) {
+  /// The framework's MoE settings against each other and the GPU: a flex dispatcher must leave the GPU some
+  /// SMs for the kernels beside it; delay_wgrad_compute needs ep_comm_overlap, as Megatron-Core asserts
+  /// (TransformerConfig.__post_init__).
+  void check_moe_framework(const model::Framework& f, const topo::GpuSpec& gpu) {
+    const YamlValue* block = a_.root->find("framework");
+    const auto at = [&](std::string_view key) -> const YamlValue& {
+      const YamlValue* v = block != nullptr && block->is_mapping() ? block->find(key) : nullptr;
+      return v != nullptr ? *v : (block != nullptr ? *block : *a_.root);
+    };
+    if (f.delay_wgrad_compute && !f.ep_comm_overlap) {
+      d_.add(at("delay_wgrad_compute"), "framework.delay_wgrad_compute",
+             "needs framework.ep_comm_overlap: true (Megatron-Core's --delay-wgrad-compute needs "
+             "--overlap-moe-expert-parallel-comm)");
+    }
     const int sms = model::flex_dispatcher_sms(f);
     if (sms == 0 || gpu.sm_count <= 0 || sms < gpu.sm_count) return;
-    const YamlValue* block = a_.root->find("framework");
-    const YamlValue* key =
-        block != nullptr && block->is_mapping() ? block->find("moe_dispatcher_sms") : nullptr;
-    d_.add(key != nullptr ? *key : (block != nullptr ? *block : *a_.root), "framework.moe_dispatcher_sms",
+    d_.add(at("moe_dispatcher_sms"), "framework.moe_dispatcher_sms",
            std::string(model::to_string(f.moe_dispatcher)) + " holds " + std::to_string(sms) +
                " SMs, but the GPU " + gpu.name + " has " + std::to_string(gpu.sm_count) +
                ": expected fewer, leaving some for the kernels beside it");

@@ -145,6 +145,10 @@ struct Framework {
   /// Expert-parallel all-to-alls run beside the compute of another micro-batch (DeepSeek-V3's DualPipe,
   /// Megatron-Core --overlap-moe-expert-parallel-comm) instead of between a layer's kernels.
   bool ep_comm_overlap = false;
+  /// ep_comm_overlap: the experts' weight gradient is computed apart from their data gradient, after the
+  /// backward's dispatch has been sent, beside it (Megatron-Core --delay-wgrad-compute, which needs
+  /// --overlap-moe-expert-parallel-comm; models/step/unit_pricing.hpp, pair_expert_all_to_alls).
+  bool delay_wgrad_compute = false;
   /// The MoE token dispatcher (see MoeDispatcher). all_to_all under every preset: Megatron-Core's
   /// documented recommendation once experts are spread over ranks (its MoE README), and what DeepSeek-V3
   /// and torchtitan run. ep_comm_overlap overlaps only the all-to-all dispatcher's collectives.

@@ -488,18 +488,63 @@ std::span<CostPiece> segment(std::vector<CostPiece>& pieces, const std::vector<E
   return std::span<CostPiece>(pieces).subspan(from, to - from);
 }
 
-// Runs the segments of `pieces` beside the other pass's all-to-alls: segment k beside all-to-all
-// k − `lag` of `other` (lag 0: a forward's segments; 1: a backward's). Returns each segment's seconds
-// on the compute stream after, or −1 for a segment beside none (a forward's last, a backward's first).
-std::vector<double> run_beside(std::vector<CostPiece>& pieces, const std::vector<ExpertAllToAll>& own,
-                               const std::vector<ExpertAllToAll>& other, std::size_t lag, double slowdown) {
-  std::vector<double> seconds(own.size() + 1, -1.0);
-  for (std::size_t k = lag; k < seconds.size() && k - lag < other.size(); ++k) {
-    const std::span<CostPiece> s = segment(pieces, own, k);
-    slow_beside_collectives(s, other[k - lag].seconds, slowdown);
-    seconds[k] = stream_seconds(s);
+// Slows a segment's kernels beside an all-to-all: their weight-gradient part by `weight_factor`, the rest
+// by `factor` (beside_collectives_factor's; the two differ where --delay-wgrad-compute runs the weight
+// gradient beside another all-to-all than the data gradient).
+void slow_segment(std::span<CostPiece> s, double factor, double weight_factor) {
+  for (CostPiece& x : s) {
+    const double w = x.weight;
+    x.compute = (x.compute - w) * factor + w * weight_factor;
+    x.weight = w * weight_factor;
   }
-  return seconds;
+}
+
+// framework.delay_wgrad_compute: the weight-gradient seconds of each backward segment that run beside the
+// backward's all-to-all ending it instead of beside the forward's all-to-all before that (segment k ≥ 1
+// with a forward all-to-all k − 1: the experts' backward, ended by the dispatch's backward); 0 elsewhere.
+std::vector<double> delayed_wgrad(std::vector<CostPiece>& backward,
+                                  const std::vector<ExpertAllToAll>& backward_a2a, std::size_t forward_count,
+                                  bool delay_wgrad) {
+  std::vector<double> moved(backward_a2a.size() + 1, 0.0);
+  if (!delay_wgrad) return moved;
+  for (std::size_t k = 1; k < backward_a2a.size() && k - 1 < forward_count; ++k) {
+    for (const CostPiece& x : segment(backward, backward_a2a, k)) moved[k] += x.weight;
+  }
+  return moved;
+}
+
+// What the compute stream runs beside each all-to-all, in seconds after the slow-down (−1: nothing).
+struct BesideSeconds {
+  std::vector<double> forward;   ///< [k]: beside the backward's all-to-all k (forward segment k)
+  std::vector<double> backward;  ///< [k]: beside the forward's all-to-all k − 1 (backward segment k)
+};
+
+// Runs the forward's segment k beside the backward's all-to-all k, and the backward's segment k beside the
+// forward's all-to-all k − 1, each slowed by beside_collectives_factor over the kernels beside that
+// all-to-all; a backward segment's `moved` weight gradient joins the forward segment of the same index.
+BesideSeconds run_beside(std::vector<CostPiece>& forward, const std::vector<ExpertAllToAll>& forward_a2a,
+                         std::vector<CostPiece>& backward, const std::vector<ExpertAllToAll>& backward_a2a,
+                         const std::vector<double>& moved, double slowdown) {
+  const std::size_t nf = forward_a2a.size();
+  const std::size_t nb = backward_a2a.size();
+  BesideSeconds out{std::vector<double>(nf + 1, -1.0), std::vector<double>(nb + 1, -1.0)};
+  std::vector<double> moved_factor(nb + 1, 1.0);
+  for (std::size_t k = 0; k <= nf && k < nb; ++k) {
+    const std::span<CostPiece> s = segment(forward, forward_a2a, k);
+    const double f =
+        beside_collectives_factor(slowdown, backward_a2a[k].seconds, kernel_seconds(s) + moved[k]);
+    slow_segment(s, f, f);
+    moved_factor[k] = f;
+    out.forward[k] = stream_seconds(s) + moved[k] * f;
+  }
+  for (std::size_t k = 1; k <= nb && k - 1 < nf; ++k) {
+    const std::span<CostPiece> s = segment(backward, backward_a2a, k);
+    const double f =
+        beside_collectives_factor(slowdown, forward_a2a[k - 1].seconds, kernel_seconds(s) - moved[k]);
+    slow_segment(s, f, moved[k] > 0 ? moved_factor[k] : f);
+    out.backward[k] = stream_seconds(s) - moved[k] * moved_factor[k];
+  }
+  return out;
 }
 
 // Puts in `pieces` what each of its all-to-alls outlasts the segment beside it by (`beside(k)` for the k-th,
@@ -534,9 +579,11 @@ CostPiece exposed_expert_piece(double seconds, std::string name) {
 void pair_expert_all_to_alls(std::vector<CostPiece>& forward, const std::vector<ExpertAllToAll>& forward_a2a,
                              std::vector<CostPiece>& backward,
                              const std::vector<ExpertAllToAll>& backward_a2a, double slowdown,
-                             std::optional<std::size_t>* forward_sync) {
-  const std::vector<double> forward_beside = run_beside(forward, forward_a2a, backward_a2a, 0, slowdown);
-  const std::vector<double> backward_beside = run_beside(backward, backward_a2a, forward_a2a, 1, slowdown);
+                             bool delay_wgrad, std::optional<std::size_t>* forward_sync) {
+  const std::vector<double> moved = delayed_wgrad(backward, backward_a2a, forward_a2a.size(), delay_wgrad);
+  const BesideSeconds beside = run_beside(forward, forward_a2a, backward, backward_a2a, moved, slowdown);
+  const std::vector<double>& forward_beside = beside.forward;
+  const std::vector<double>& backward_beside = beside.backward;
   put_exposed(
       forward, forward_a2a,
       [&](std::size_t k) { return k + 1 < backward_beside.size() ? backward_beside[k + 1] : -1.0; },
@@ -569,7 +616,7 @@ UnitCost price_unit(std::string name, const LayerOps& ops, const StepInput& in, 
     const double backward_kernels = kernel_seconds(u.backward);
     pair_expert_all_to_alls(u.forward, forward_all_to_alls, u.backward, backward_all_to_alls,
                             expert_all_to_all_slowdown(in.plan.framework, in.cluster.node.gpu),
-                            &u.forward_issue.sync_piece);
+                            in.plan.framework.delay_wgrad_compute, &u.forward_issue.sync_piece);
     u.forward_alone_s = forward_alone - stream_seconds(u.forward);
     u.backward_alone_s = backward_alone - stream_seconds(u.backward);
     u.forward_alone_kernels_s = forward_kernels - kernel_seconds(u.forward);

@@ -89,25 +89,29 @@ struct ExpertAllToAll {
 /// Each node waits for the event its micro-batch recorded last and records it when done
 /// (megatron/core/pipeline_parallel/utils.py, ScheduleNode.stream_acquire_context), and a stream runs its
 /// nodes in the order issued, so every pair starts when both nodes of the pair before it are done: the
-/// layer takes the sum over its four pairs of max(communication, compute) (without --delay-wgrad-compute,
-/// which trainsim does not model: with it dispatch_bwd waits only for the data gradient and the wgrad runs
-/// beside it). Over a pass's pieces, its all-to-alls cut it into segments; a forward's all-to-all k
-/// (dispatch, combine) runs beside the backward's segment k + 1 (the experts' backward, the attention's
-/// backward), and a backward's all-to-all k (combine, dispatch) beside the forward's segment k (attention
-/// to the dispatch, the experts). The paired pass is this unit's other pass. That is an
-/// approximation: Megatron-Core's TransformerModelChunkSchedulePlan pairs the forward's layer i with the
-/// backward's layer taken from the chunk's end, so where a chunk mixes dense and MoE layers (DeepSeek-V3's
-/// 3 dense first layers) a MoE forward can meet a dense backward and vice versa; here a dense unit has no
-/// all-to-alls and every MoE unit pairs with itself, as in a chunk of MoE layers only. Each segment's kernels
-/// are slowed beside its all-to-all by `slowdown` (expert_all_to_all_slowdown, beside_collectives_factor);
-/// what an all-to-all outlasts its segment by is put where it falls, a blocking collective named
+/// layer takes the sum over its four pairs of max(communication, compute). With `delay_wgrad`
+/// (--delay-wgrad-compute, framework.delay_wgrad_compute) the experts' backward is split into its data
+/// gradient (mlp_bwd) and weight gradient (mlp_bwd_dw, a node of its own): dispatch_bwd waits only for the
+/// data gradient, and the weight gradient runs beside it, before mlp_fwd. Over a pass's pieces, its
+/// all-to-alls cut it into segments; a forward's all-to-all k (dispatch, combine) runs beside the backward's
+/// segment k + 1 (the experts' backward, the attention's backward), and a backward's all-to-all k (combine,
+/// dispatch) beside the forward's segment k (attention to the dispatch, the experts); under `delay_wgrad` the
+/// weight gradient of a backward segment that ends at a backward all-to-all (the experts' backward, ended by
+/// the dispatch's) runs beside that all-to-all, with the forward's segment of the same index, instead. The
+/// paired pass is this unit's other pass. That is an approximation: Megatron-Core's
+/// TransformerModelChunkSchedulePlan pairs the forward's layer i with the backward's layer taken from the
+/// chunk's end, so where a chunk mixes dense and MoE layers (DeepSeek-V3's 3 dense first layers) a MoE
+/// forward can meet a dense backward and vice versa; here a dense unit has no all-to-alls and every MoE unit
+/// pairs with itself, as in a chunk of MoE layers only. Each segment's kernels are slowed beside its
+/// all-to-all by `slowdown` (expert_all_to_all_slowdown, beside_collectives_factor); what an all-to-all
+/// outlasts its segment by is put where it falls, a blocking collective named
 /// "<op>.exposed"; one with no segment beside it is exposed whole. The forward's last segment and the
 /// backward's first (the unpermute and residual around the combine) run beside nothing. `forward_sync`, when
 /// given, is the index of the forward's first piece after a host wait, moved past the pieces put before it.
 void pair_expert_all_to_alls(std::vector<CostPiece>& forward, const std::vector<ExpertAllToAll>& forward_a2a,
                              std::vector<CostPiece>& backward,
                              const std::vector<ExpertAllToAll>& backward_a2a, double slowdown,
-                             std::optional<std::size_t>* forward_sync = nullptr);
+                             bool delay_wgrad = false, std::optional<std::size_t>* forward_sync = nullptr);
 
 /// The unit's pieces and sums. With `routed` (the routed full cluster's uncontended fabric), the context-
 /// and expert-parallel collectives whose group leaves the node are priced on it and listed as flows; with

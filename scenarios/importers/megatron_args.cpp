@@ -36,6 +36,7 @@ const std::set<std::string, std::less<>> kSwitches = {"--swiglu",
                                                       "--overlap-param-gather",
                                                       "--tp-comm-overlap",
                                                       "--overlap-moe-expert-parallel-comm",
+                                                      "--delay-wgrad-compute",
                                                       "--moe-router-force-load-balancing",
                                                       "--moe-pad-expert-input-to-capacity",
                                                       "--fine-grained-activation-offloading",
@@ -534,6 +535,7 @@ std::string training_yaml(const Flags& f, const MegatronRun& r) {
     if (flex && r.dispatcher_sms > 0) y += "  moe_dispatcher_sms: " + std::to_string(r.dispatcher_sms) + "\n";
     y += std::string("  ep_comm_overlap: ") +
          (f.has("--overlap-moe-expert-parallel-comm") ? "true" : "false") + "\n";
+    if (f.has("--delay-wgrad-compute")) y += "  delay_wgrad_compute: true\n";
   }
   return y;
 }

@@ -257,3 +257,20 @@ parallelism: {ep: 8}
                         "h100-sxm has 132: expected fewer"),
       InputError);
 }
+
+TEST_CASE("delay_wgrad_compute: off by default, read, dumped back, and only with ep_comm_overlap") {
+  const std::string mixtral = R"(model: {preset: mixtral-8x7b}
+cluster: {node: dgx-h100, nodes: 2}
+training: {global_batch: 64}
+parallelism: {ep: 8}
+)";
+  CHECK_FALSE(load_scenario_text(mixtral, "t.yaml").parallelism.framework.delay_wgrad_compute);
+  const Scenario s = load_scenario_text(
+      mixtral + "framework: {ep_comm_overlap: true, delay_wgrad_compute: true}\n", "t.yaml");
+  CHECK(s.parallelism.framework.delay_wgrad_compute);
+  CHECK(load_scenario_text(dump_scenario(s), "t.yaml").parallelism.framework.delay_wgrad_compute);
+  CHECK_THROWS_WITH_AS(
+      (void)load_scenario_text(mixtral + "framework: {delay_wgrad_compute: true}\n", "t.yaml"),
+      doctest::Contains("t.yaml:5:34: framework.delay_wgrad_compute: needs framework.ep_comm_overlap: true"),
+      InputError);
+}

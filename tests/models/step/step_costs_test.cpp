@@ -464,6 +464,7 @@ StepInput moe_gpt_on_two_a100(int ep, int pp) {
 // recomputed all-to-all (recompute.ep_dispatch) is not the pass's own: it blocks inside its segment.
 struct AllToAllCut {
   std::vector<double> segments{0.0};
+  std::vector<double> weights{0.0};  // each segment's weight-gradient seconds
   std::vector<double> all_to_alls;
 };
 
@@ -473,8 +474,10 @@ AllToAllCut cut_at_all_to_alls(const std::vector<CostPiece>& pieces) {
     if (x.group == CommGroup::ep && x.kind == CostPiece::Kind::collective && !is_recomputed(x.name)) {
       c.all_to_alls.push_back(x.comm);
       c.segments.push_back(0.0);
+      c.weights.push_back(0.0);
     } else {
       c.segments.back() += x.compute + x.exposed_comm();
+      c.weights.back() += x.weight;
     }
   }
   return c;
@@ -482,12 +485,16 @@ AllToAllCut cut_at_all_to_alls(const std::vector<CostPiece>& pieces) {
 
 // One MoE layer's forward and backward merged (pair_expert_all_to_alls): per pair of an all-to-all A and
 // the other pass's segment K beside it, max(A, K·(1 + s·min(1, A/K))), plus the two segments beside nothing.
-double merged_layer_seconds(const AllToAllCut& f, const AllToAllCut& b, double slowdown) {
+// With `delay_wgrad` the experts' backward weight gradient W leaves the pair of the forward's dispatch for
+// that of the backward's dispatch, beside the forward's experts.
+double merged_layer_seconds(const AllToAllCut& f, const AllToAllCut& b, double slowdown,
+                            bool delay_wgrad = false) {
   const auto pair = [&](double a, double k) {
     return std::max(a, k * (1 + slowdown * std::min(1.0, a / k)));
   };
-  return pair(b.all_to_alls[0], f.segments[0]) + pair(f.all_to_alls[0], b.segments[1]) +
-         pair(b.all_to_alls[1], f.segments[1]) + pair(f.all_to_alls[1], b.segments[2]) + f.segments[2] +
+  const double w = delay_wgrad ? b.weights[1] : 0.0;
+  return pair(b.all_to_alls[0], f.segments[0]) + pair(f.all_to_alls[0], b.segments[1] - w) +
+         pair(b.all_to_alls[1], f.segments[1] + w) + pair(f.all_to_alls[1], b.segments[2]) + f.segments[2] +
          b.segments[0];
 }
 
@@ -523,7 +530,7 @@ TEST_CASE("expert all-to-alls pair with the other pass's chunks as Megatron-Core
   const std::vector<ExpertAllToAll> forward_a2a{{1, 2.0, "ep_dispatch"}, {2, 2.0, "ep_combine"}};
   const std::vector<ExpertAllToAll> backward_a2a{{1, 2.0, "ep_combine.bwd"}, {2, 2.0, "ep_dispatch.bwd"}};
   std::optional<std::size_t> sync = 1;  // the host waits before the dispatch: its piece stays the first after
-  pair_expert_all_to_alls(forward, forward_a2a, backward, backward_a2a, s, &sync);
+  pair_expert_all_to_alls(forward, forward_a2a, backward, backward_a2a, s, false, &sync);
   const auto total = [](const std::vector<CostPiece>& pieces) {
     double t = 0;
     for (const CostPiece& x : pieces) t += x.compute + x.exposed_comm();
@@ -547,6 +554,38 @@ TEST_CASE("expert all-to-alls pair with the other pass's chunks as Megatron-Core
   pair_expert_all_to_alls(lone_forward, {{1, 0.5, "ep_dispatch"}}, lone_backward, {}, s);
   CHECK(total(lone_forward) == seconds(2.5));
   CHECK(total(lone_backward) == seconds(1));
+}
+
+TEST_CASE("delay_wgrad_compute: the experts' weight gradient runs beside the backward's dispatch") {
+  // The layer above, s = 0.1, with the backward's dispatch 3 s and 2 s of the experts' 4 s backward their
+  // weight gradient. Without the delay (TransformerLayerSchedulePlan.run: mlp_bwd holds the wgrad):
+  //   combine.bwd beside the attention: 3 · (1 + 0.1 · 2/3) = 3.2 s;
+  //   dispatch beside the experts' backward: 4 · 1.05 = 4.2 s;
+  //   dispatch.bwd beside the experts' forward: 2 · 1.1 = 2.2 s, 3 − 2.2 = 0.8 s exposed;
+  //   combine beside the attention's backward: 1.1 s, 0.9 s exposed; forward 6.8 s, backward 6.6 s.
+  // With it (mlp_bwd_dw a node of its own, after dispatch_bwd is sent):
+  //   dispatch beside the data gradient: 2 · (1 + 0.1 · 2/2) = 2.2 s, nothing exposed;
+  //   dispatch.bwd beside the weight gradient and the experts' forward: 4 · (1 + 0.1 · 3/4) = 4.3 s, nothing
+  //   exposed (forward's experts 2.15 s, the weight gradient 2.15 s);
+  // forward 3.2 + 2.15 + 0.5 + 0.9 = 6.75 s, backward 0.5 + 2.2 + 2.15 + 1.1 = 5.95 s: 12.7 s against 13.4 s.
+  const auto total = [](const std::vector<CostPiece>& pieces) {
+    double t = 0;
+    for (const CostPiece& x : pieces) t += x.compute + x.exposed_comm();
+    return t;
+  };
+  for (const bool delay : {false, true}) {
+    CAPTURE(delay);
+    CostPiece experts_backward = kernels_piece(4);
+    experts_backward.weight = 2;
+    std::vector<CostPiece> forward{kernels_piece(3), kernels_piece(2), kernels_piece(0.5)};
+    std::vector<CostPiece> backward{kernels_piece(0.5), experts_backward, kernels_piece(1)};
+    pair_expert_all_to_alls(forward, {{1, 2.0, "ep_dispatch"}, {2, 2.0, "ep_combine"}}, backward,
+                            {{1, 2.0, "ep_combine.bwd"}, {2, 3.0, "ep_dispatch.bwd"}}, 0.1, delay);
+    CHECK(total(forward) == seconds(delay ? 6.75 : 6.8));
+    CHECK(total(backward) == seconds(delay ? 5.95 : 6.6));
+    // The weight gradient stays in the backward's pieces, slowed beside the dispatch's backward.
+    CHECK(backward[1].weight == seconds(delay ? 2.15 : 2.1));
+  }
 }
 
 TEST_CASE("a pass run alone adds its all-to-alls less the slow-down taken back, scaled with a straggler") {
@@ -618,6 +657,25 @@ TEST_CASE(
   const AllToAllCut f = cut_at_all_to_alls(off.forward);
   const AllToAllCut b = cut_at_all_to_alls(off.backward);
   CHECK(merged_layer_seconds(f, b, 1.0 / 3.0) > merged_layer_seconds(f, b, 0.2) * (1 + 1e-6));
+}
+
+TEST_CASE("delay_wgrad_compute in a step: the MoE layer takes the hand sum with its wgrad moved") {
+  // The MoE GPT's layer under ep_comm_overlap, with and without --delay-wgrad-compute: each the hand sum
+  // merged_layer_seconds over the pieces without the overlap, the experts' weight-gradient seconds moved
+  // from the forward dispatch's pair to the backward dispatch's.
+  StepInput in = moe_gpt_on_two_a100(16, 1);
+  in.plan.framework.launch_overhead_s = 0;
+  in.plan.framework.expert_launch_s = 0;
+  const UnitCost off = costs_of(in).units[0];
+  const AllToAllCut f = cut_at_all_to_alls(off.forward);
+  const AllToAllCut b = cut_at_all_to_alls(off.backward);
+  REQUIRE(b.weights.size() == 3);
+  CHECK(b.weights[1] > 0);
+  in.plan.framework.ep_comm_overlap = true;
+  in.plan.framework.delay_wgrad_compute = true;
+  const UnitCost delayed = costs_of(in).units[0];
+  CHECK(delayed.total.forward() + delayed.total.backward() == seconds(merged_layer_seconds(f, b, 0.2, true)));
+  CHECK(merged_layer_seconds(f, b, 0.2, true) != doctest::Approx(merged_layer_seconds(f, b, 0.2)));
 }
 
 TEST_CASE("recomputed expert all-to-alls block under ep_comm_overlap; the backward pairs only its own") {

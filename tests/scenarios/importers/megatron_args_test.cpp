@@ -137,6 +137,9 @@ TEST_CASE(
       "--moe-expert-capacity-factor 1.25 --mtp-num-layers 1");
   CHECK(s.parallelism.framework.moe_dispatcher == model::MoeDispatcher::hybridep);
   CHECK(s.parallelism.framework.ep_comm_overlap);
+  CHECK_FALSE(s.parallelism.framework.delay_wgrad_compute);
+  CHECK(import_moe("--overlap-moe-expert-parallel-comm --delay-wgrad-compute")
+            .parallelism.framework.delay_wgrad_compute);
   CHECK(s.parallelism.recompute == model::Recompute::selective);
   // moe_act (4) | layernorm (8), RecomputeModule's bits.
   CHECK(s.parallelism.recompute_modules == 4 + 8);
