@@ -88,6 +88,13 @@ const FieldTable<M>& model_fields() {
                      [](const M& m) { return !routed_by_capacity(m); }),
         count_field("expert_ffn_hidden", &M::expert_ffn_hidden, 0, 1e8,
                     "an expert's MLP width; 0 (default): ffn_hidden"),
+        count_field("routing_groups", &M::routing_groups, 0, 1e6,
+                    "group-limited routing: the experts' equal groups, dividing experts; 0 (default): none",
+                    Written::unless_zero),
+        count_field("routing_group_top_k", &M::routing_group_top_k, 0, 1e6,
+                    "group-limited routing: the groups a token's experts come from, 1 to routing_groups and "
+                    "at most top_k",
+                    Written::unless_zero),
         count_field("shared_experts", &M::shared_experts, 0, 1e6,
                     "expert MLPs every token passes besides its top_k; default 0", Written::unless_zero),
         count_field("dense_layers", &M::dense_layers, 0, 1e6,

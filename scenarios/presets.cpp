@@ -232,6 +232,26 @@ void check_moe_layout_keys(Diagnostics& d, const MapReader& r, const model::Tran
   if (m.routing == model::Routing::dropless && r.has("capacity_factor")) {
     blame("capacity_factor", "dropless routing has no capacity: give imbalance, or routing: capacity");
   }
+  // Group-limited routing: both keys, equal groups of whole experts, and at least one expert per picked group
+  // (Megatron-Core scores a group by its top top_k/group_top_k experts).
+  if (m.routing_groups > 0 || m.routing_group_top_k > 0) {
+    const char* key = r.has("routing_groups") ? "routing_groups" : "routing_group_top_k";
+    if (m.experts == 0) {
+      blame(key, "limits where tokens are routed, but experts is 0 (a dense model)");
+    } else if (m.routing_groups == 0 || m.routing_group_top_k == 0) {
+      blame(key, "group-limited routing needs both routing_groups and routing_group_top_k");
+    } else if (m.experts % m.routing_groups != 0) {
+      // At the key this block sets: the groups, or the experts a preset's groups must divide.
+      blame(r.has("routing_groups") ? "routing_groups" : "experts",
+            "routing_groups (" + std::to_string(m.routing_groups) + ") must divide experts (" +
+                std::to_string(m.experts) + ")");
+    } else if (m.routing_group_top_k > m.routing_groups || m.routing_group_top_k > m.top_k) {
+      blame(r.has("routing_group_top_k") ? "routing_group_top_k" : "top_k",
+            "routing_group_top_k (" + std::to_string(m.routing_group_top_k) +
+                ") must be at most routing_groups (" + std::to_string(m.routing_groups) + ") and top_k (" +
+                std::to_string(m.top_k) + ")");
+    }
+  }
   if (m.routing != model::Routing::dropless && r.has("imbalance")) {
     blame("imbalance", "applies to routing: dropless only (found routing: " +
                            std::string(model::to_string(m.routing)) + ")");

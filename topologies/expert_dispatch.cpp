@@ -6,29 +6,46 @@
 
 namespace trainsim::topo {
 
-double expected_other_destinations(double copies, std::int64_t places) {
-  if (places <= 1 || !(copies > 0)) return 0.0;
+namespace {
+
+// C(n − g, t) / C(n, t) for real n and g (gamma functions): the chance that t of n groups picked at random
+// miss all g of a place's. 0 once fewer than t groups lie outside the place.
+double all_picked_elsewhere(double n, double g, double t) {
+  if (n - g < t) return 0.0;
+  return std::exp(std::lgamma(n - g + 1) - std::lgamma(n - g - t + 1) - std::lgamma(n + 1) +
+                  std::lgamma(n - t + 1));
+}
+
+}  // namespace
+
+double expected_other_destinations(const TokenRouting& routing, std::int64_t places) {
+  const double c = routing.copies;
+  if (places <= 1 || !(c > 0)) return 0.0;
   const auto m = static_cast<double>(places);
-  return (m - 1) * (1 - std::pow(1 - 1 / m, copies));
+  if (!routing.group_limited()) return (m - 1) * (1 - std::pow(1 - 1 / m, c));
+  const auto groups = static_cast<double>(routing.groups);
+  const auto t = static_cast<double>(routing.group_top_k);
+  if (m <= groups) return (m - 1) * (1 - all_picked_elsewhere(groups, groups / m, t));
+  return (m - 1) * (t / groups) * (1 - std::pow(1 - groups / m, c / t));
 }
 
-double token_based_network_bytes(double bytes, double copies, const CommGroup& group) {
-  if (!(copies > 0)) return 0.0;
-  return bytes / copies * expected_other_destinations(copies, group.nodes);
+double token_based_network_bytes(double bytes, const TokenRouting& routing, const CommGroup& group) {
+  if (!(routing.copies > 0)) return 0.0;
+  return bytes / routing.copies * expected_other_destinations(routing, group.nodes);
 }
 
-double token_based_nvlink_size(double bytes, double copies, const CommGroup& group) {
-  if (!(copies > 0) || group.size <= 1) return 0.0;
+double token_based_nvlink_size(double bytes, const TokenRouting& routing, const CommGroup& group) {
+  if (!(routing.copies > 0) || group.size <= 1) return 0.0;
   const auto n = static_cast<double>(group.size);
-  return bytes / copies * expected_other_destinations(copies, group.size) * n / (n - 1);
+  return bytes / routing.copies * expected_other_destinations(routing, group.size) * n / (n - 1);
 }
 
-CollectiveEstimate token_based_all_to_all(double bytes, double copies, const CommGroup& group,
+CollectiveEstimate token_based_all_to_all(double bytes, const TokenRouting& routing, const CommGroup& group,
                                           const ClusterSpec& cluster) {
-  if (copies <= 1 || group.size <= 1) {
+  if (routing.copies <= 1 || group.size <= 1) {
     return estimate_collective(CollectiveOp::all_to_all, bytes, group, cluster);
   }
-  const double nvlink_size = token_based_nvlink_size(bytes, copies, group);
+  const double nvlink_size = token_based_nvlink_size(bytes, routing, group);
   if (!group.crosses_nodes())
     return estimate_collective(CollectiveOp::all_to_all, nvlink_size, group, cluster);
   const std::int64_t m = group.nodes;
@@ -37,7 +54,7 @@ CollectiveEstimate token_based_all_to_all(double bytes, double copies, const Com
   // sending at once. The all-to-all's size convention counts the share a rank keeps (1/m).
   const CommGroup network{m, 1, m, group.leaves, std::max<std::int64_t>(1, group.groups_sharing_nics * k)};
   const double network_size =
-      token_based_network_bytes(bytes, copies, group) * static_cast<double>(m) / static_cast<double>(m - 1);
+      token_based_network_bytes(bytes, routing, group) * static_cast<double>(m) / static_cast<double>(m - 1);
   CollectiveEstimate out = estimate_collective(CollectiveOp::all_to_all, network_size, network, cluster);
   // The NVLink leg: each token once to each destination GPU of the node, from the GPU of its local index.
   if (k > 1) {

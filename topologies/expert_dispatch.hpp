@@ -30,32 +30,56 @@
 
 namespace trainsim::topo {
 
-/// The expected number of distinct places other than the sender's own among a token's `copies`
-/// destinations, each place (a node, or a GPU) holding an even share of the experts and each copy's expert
-/// picked independently (balanced routing): (places − 1)·(1 − (1 − 1/places)^copies). 0 with one place.
-/// (Top-k picks distinct experts, which makes the places slightly less likely to repeat: for 8 of 256
-/// experts on 8 GPUs, a GPU is missed with probability C(224, 8)/C(256, 8) = 0.338 against (7/8)^8 = 0.344.)
-[[nodiscard]] double expected_other_destinations(double copies, std::int64_t places);
+/// Where a token's slots go. `copies` slots a token (top_k · the busiest rank's expert load), each on an
+/// expert of the balanced router's choosing. With `groups` > 1 the routing is group-limited (DeepSeek-V2's
+/// device-limited and DeepSeek-V3's node-limited routing; HF n_group and topk_group, Megatron-Core
+/// --moe-router-num-groups and --moe-router-group-topk): the experts fall into `groups` equal groups of
+/// consecutive experts, and a token's come from the `group_top_k` groups whose top top_k/group_top_k experts
+/// score highest (megatron/core/transformer/moe/moe_utils.py, group_limited_topk). Megatron-Core places
+/// consecutive experts on consecutive expert-parallel ranks, so a place (a GPU, or a node of them) holds
+/// consecutive experts too.
+struct TokenRouting {
+  double copies = 1;
+  std::int64_t groups = 0;       ///< 0 or 1: every expert may be picked
+  std::int64_t group_top_k = 0;  ///< groups a token's experts come from (group-limited only)
+  [[nodiscard]] bool group_limited() const { return groups > 1 && group_top_k > 0 && group_top_k < groups; }
+};
+
+/// The expected number of distinct places other than the sender's own among a token's destinations, each
+/// place (a node, or a GPU) holding an even share of the experts; 0 with one place or no copies.
+///  - Balanced routing, each copy's expert picked independently: (places − 1)·(1 − (1 − 1/places)^copies).
+///    (Top-k picks distinct experts, which makes the places slightly less likely to repeat: for 8 of 256
+///    experts on 8 GPUs, a GPU is missed with probability C(224, 8)/C(256, 8) = 0.338 against (7/8)^8 =
+///    0.344.)
+///  - Group-limited, G groups of which t are picked at random (balanced logits), m places: every picked
+///    group holds some of the token's experts (it was picked for the sum of its top copies/t). With m ≤ G a
+///    place holds g = G/m groups and is missed when none of them is picked: (m − 1)·(1 − C(G − g, t)/C(G,
+///    t)). With m > G a group spans m/G places and holds copies/t of the token's experts, picked in it at
+///    random: (m − 1)·(t/G)·(1 − (1 − G/m)^(copies/t)). The two agree at m = G (t/G per place); with G = 1
+///    the second is the balanced formula.
+[[nodiscard]] double expected_other_destinations(const TokenRouting& routing, std::int64_t places);
 
 /// Bytes one rank sends over the network in a token-based dispatch: `bytes` (what the plain all-to-all
-/// sends per rank, every copy of every token) / `copies` × expected_other_destinations(copies, group.nodes).
-[[nodiscard]] double token_based_network_bytes(double bytes, double copies, const CommGroup& group);
+/// sends per rank, every copy of every token) / copies × expected_other_destinations(routing, group.nodes).
+[[nodiscard]] double token_based_network_bytes(double bytes, const TokenRouting& routing,
+                                               const CommGroup& group);
 
 /// The NVLink leg of a token-based dispatch as an all-to-all size over a node's ranks of the group
 /// (estimate_collective's convention: a rank's bytes for every rank of the node, its own share included):
 /// each token once to each of its distinct destination GPUs among the group's n, expected
-/// expected_other_destinations(copies, n) · n/(n − 1) of them with its own GPU: `bytes` / `copies` × that.
+/// expected_other_destinations(routing, n) · n/(n − 1) of them with its own GPU: `bytes` / copies × that.
 /// A destination is reached from the GPU of the token's local index on its node (the sender on its own
 /// node, the network leg's receiver on another), so the node's all-to-all moves (k − 1)/k of it, k the
-/// group's ranks on a node; on one node that is bytes / copies × expected_other_destinations(copies, k).
-[[nodiscard]] double token_based_nvlink_size(double bytes, double copies, const CommGroup& group);
+/// group's ranks on a node; on one node that is bytes / copies × expected_other_destinations(routing, k).
+[[nodiscard]] double token_based_nvlink_size(double bytes, const TokenRouting& routing,
+                                             const CommGroup& group);
 
 /// The dispatch (or combine: the same bytes back) over `group`. On one node (an NVLink domain), the
 /// all-to-all of token_based_nvlink_size. Across nodes, the network leg, each rank sending
 /// token_based_network_bytes to one GPU on each other node (every GPU of the node at once, sharing its
 /// NICs), and the NVLink leg, the node's all-to-all of token_based_nvlink_size; the slower of the two, with
 /// the network leg's latency. With one copy a token, the plain all-to-all.
-[[nodiscard]] CollectiveEstimate token_based_all_to_all(double bytes, double copies, const CommGroup& group,
-                                                        const ClusterSpec& cluster);
+[[nodiscard]] CollectiveEstimate token_based_all_to_all(double bytes, const TokenRouting& routing,
+                                                        const CommGroup& group, const ClusterSpec& cluster);
 
 }  // namespace trainsim::topo

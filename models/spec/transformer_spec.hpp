@@ -100,6 +100,12 @@ struct TransformerSpec {
   /// Routing::dropless: the busiest expert-parallel rank's token slots over the mean (>= 1).
   double imbalance = 1.0;
   std::int64_t expert_ffn_hidden = 0;  ///< 0: ffn_hidden
+  /// Group-limited routing (DeepSeek-V2's device-limited, DeepSeek-V3's node-limited; HF n_group and
+  /// topk_group): the experts in routing_groups equal groups of consecutive experts, a token's top_k taken
+  /// from the routing_group_top_k groups that score highest (topologies/expert_dispatch.hpp, TokenRouting).
+  /// 0: every expert may be picked.
+  std::int64_t routing_groups = 0;
+  std::int64_t routing_group_top_k = 0;
   /// Shared experts (DeepSeek-V2/V3): MLPs of the routed expert's width (mlp_width) that every token
   /// passes besides its top_k routed ones; split over tp like a dense MLP, not over ep.
   std::int64_t shared_experts = 0;

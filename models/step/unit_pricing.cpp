@@ -48,7 +48,7 @@ bool token_based_ep(const CommCost& c, const Framework& fw) {
 topo::CollectiveEstimate estimate(const CommCost& c, const topo::CommGroup& group,
                                   const topo::ClusterSpec& cluster, const Framework& fw) {
   if (is_expert_all_to_all(c))
-    return expert_all_to_all_estimate(c.bytes, c.copies, fw.moe_dispatcher, group, cluster);
+    return expert_all_to_all_estimate(c.bytes, c.routing, fw.moe_dispatcher, group, cluster);
   return topo::estimate_collective(to_topo(c.collective), c.bytes, group, cluster);
 }
 
@@ -471,10 +471,10 @@ double expert_all_to_all_slowdown(const Framework& fw, const topo::GpuSpec& gpu)
   return sms / (gpu.sm_count - sms);
 }
 
-topo::CollectiveEstimate expert_all_to_all_estimate(double bytes, double copies, MoeDispatcher dispatcher,
-                                                    const topo::CommGroup& group,
+topo::CollectiveEstimate expert_all_to_all_estimate(double bytes, const topo::TokenRouting& routing,
+                                                    MoeDispatcher dispatcher, const topo::CommGroup& group,
                                                     const topo::ClusterSpec& cluster) {
-  if (token_based(dispatcher)) return topo::token_based_all_to_all(bytes, copies, group, cluster);
+  if (token_based(dispatcher)) return topo::token_based_all_to_all(bytes, routing, group, cluster);
   return topo::estimate_collective(topo::CollectiveOp::all_to_all, bytes, group, cluster);
 }
 

@@ -48,14 +48,15 @@ namespace trainsim::model {
 [[nodiscard]] double ring_exchange_exposure(double gemm_s, double comm_s, std::int64_t ranks);
 
 /// An expert-parallel all-to-all (a MoE block's dispatch or combine, forward or backward) of `bytes` per
-/// rank, the `copies` slots of each token among them, over `group` as `dispatcher` sends it, in closed
-/// form: token-based under the flex dispatcher's backends (topo::token_based_all_to_all), the plain
+/// rank, each token's slots among them going where `routing` says, over `group` as `dispatcher` sends it, in
+/// closed form: token-based under the flex dispatcher's backends (topo::token_based_all_to_all), the plain
 /// all-to-all of every slot otherwise. The analytic fidelity prices every such op by it. The event fidelity
 /// and the routed full cluster do too, except a plain all-to-all whose group is not folded, leaves the node
 /// and runs blocking (not beside the paired micro-batch of framework.ep_comm_overlap, which stays in closed
 /// form): that one they price on the fabric's links (shared_links.hpp's slowdown; flows on the routed
 /// fabric). `trainsim validate`'s dispatch cases check this estimate against measured dispatch latencies.
-[[nodiscard]] topo::CollectiveEstimate expert_all_to_all_estimate(double bytes, double copies,
+[[nodiscard]] topo::CollectiveEstimate expert_all_to_all_estimate(double bytes,
+                                                                  const topo::TokenRouting& routing,
                                                                   MoeDispatcher dispatcher,
                                                                   const topo::CommGroup& group,
                                                                   const topo::ClusterSpec& cluster);

@@ -140,11 +140,11 @@ class OpList {
     ops_.push_back(std::move(op));
   }
   void comm(std::string name, Collective collective, CommGroup group, double bytes, int steps = 1,
-            bool overlappable = false, double copies = 1) {
+            bool overlappable = false, const topo::TokenRouting& routing = {}) {
     LayerOp op;
     op.name = std::move(name);
     op.communication = true;
-    op.comm = CommCost{collective, group, bytes, steps, overlappable, copies};
+    op.comm = CommCost{collective, group, bytes, steps, overlappable, routing};
     ops_.push_back(std::move(op));
   }
 
@@ -351,6 +351,7 @@ struct TransformerLayerBuilder {
   const double ffn = as_double(spec.mlp_width());
   const double a2a_bytes = p * routed_slots * h;
   const double slot_copies = moe ? as_double(spec.top_k) * spec.expert_load() : 1.0;
+  const topo::TokenRouting slot_routing{slot_copies, spec.routing_groups, spec.routing_group_top_k};
   // Shared experts run on every token as one MLP of shared_experts · the expert width, split over tp.
   const double shared_ffn = moe ? as_double(spec.shared_experts) * ffn : 0.0;
   const double shared_act_elements = tokens * shared_ffn / t;
@@ -507,7 +508,7 @@ struct TransformerLayerBuilder {
     }
     if (permutes) fwd.memory("permute", permute_bytes);
     if (all_to_all)
-      fwd.comm("ep_dispatch", Collective::all_to_all, CommGroup::ep, a2a_bytes_local, 1, false, slot_copies);
+      fwd.comm("ep_dispatch", Collective::all_to_all, CommGroup::ep, a2a_bytes_local, 1, false, slot_routing);
     if (gather_comm) {
       fwd.comm("ep_dispatch.map_all_gather", Collective::all_gather, CommGroup::expert_tp_ep,
                kRoutingMapBytes * routing_elements);
@@ -543,7 +544,7 @@ struct TransformerLayerBuilder {
     if (slot_comm)
       fwd.comm("ep_combine.tp_reduce_scatter", Collective::reduce_scatter, CommGroup::expert_tp, slot_bytes);
     if (all_to_all)
-      fwd.comm("ep_combine", Collective::all_to_all, CommGroup::ep, a2a_bytes_local, 1, false, slot_copies);
+      fwd.comm("ep_combine", Collective::all_to_all, CommGroup::ep, a2a_bytes_local, 1, false, slot_routing);
     if (permutes) fwd.memory("unpermute", unpermute_bytes);
   }
 
@@ -571,7 +572,7 @@ struct TransformerLayerBuilder {
     if (permutes) bwd.memory("unpermute.bwd", unpermute_bytes);
     if (all_to_all)
       bwd.comm("ep_combine.bwd", Collective::all_to_all, CommGroup::ep, a2a_bytes_local, 1, false,
-               slot_copies);
+               slot_routing);
     if (slot_comm)
       bwd.comm("ep_combine.bwd.tp_all_gather", Collective::all_gather, CommGroup::expert_tp, slot_bytes);
     if (gather_comm)
@@ -596,7 +597,7 @@ struct TransformerLayerBuilder {
                slot_bytes);
     if (all_to_all)
       bwd.comm("ep_dispatch.bwd", Collective::all_to_all, CommGroup::ep, a2a_bytes_local, 1, false,
-               slot_copies);
+               slot_routing);
     if (permutes) bwd.memory("permute.bwd", permute_bytes);
     if (gather_comm) {
       bwd.comm("ep_dispatch.bwd.reduce_scatter", Collective::reduce_scatter, CommGroup::expert_tp_ep,

@@ -48,6 +48,7 @@
 #include "models/spec/transformer_spec.hpp"
 #include "models/workload/kernel_time.hpp"
 #include "models/workload/shard.hpp"
+#include "topologies/expert_dispatch.hpp"
 
 namespace trainsim::model {
 
@@ -72,8 +73,9 @@ struct CommCost {
   double bytes = 0;
   int steps = 1;              ///< ring_exchange: sequential send/recv steps (cp - 1); others 1
   bool overlappable = false;  ///< may run concurrently with the neighbouring compute (cp ring exchange)
-  /// all_to_all of MoE slots: copies of each token among `bytes` (top_k · expert_load); 1 otherwise.
-  double copies = 1;
+  /// all_to_all of MoE slots: where each token's copies among `bytes` go (top_k · expert_load copies, the
+  /// model's routing groups); one copy otherwise.
+  topo::TokenRouting routing;
 };
 
 /// One entry of an op list: a kernel (communication == false) or a collective (communication == true).

@@ -39,39 +39,22 @@ constexpr std::array<Unsupported, 3> kUnsupported{{
 
 // Fields that do not change what a step costs: token ids, numerics, initialisation, rope frequencies,
 // bookkeeping. Read nothing from them.
-// DeepSeek-V3's routing details (groups, scores, scaling, auxiliary loss) are skipped too.
-constexpr std::array<std::string_view, 32> kSkipped{"architectures",
-                                                    "bos_token_id",
-                                                    "eos_token_id",
-                                                    "pad_token_id",
-                                                    "torch_dtype",
-                                                    "dtype",
-                                                    "transformers_version",
-                                                    "initializer_range",
-                                                    "rope_theta",
-                                                    "rope_scaling",
-                                                    "rms_norm_eps",
-                                                    "use_cache",
-                                                    "pretraining_tp",
-                                                    "max_window_layers",
-                                                    "_name_or_path",
-                                                    "router_aux_loss_coef",
-                                                    "output_router_logits",
-                                                    "norm_topk_prob",
-                                                    "router_jitter_noise",
-                                                    "tokenizer_class",
-                                                    "model_type",
-                                                    "use_sliding_window",
-                                                    "n_group",
-                                                    "topk_group",
-                                                    "topk_method",
-                                                    "routed_scaling_factor",
-                                                    "scoring_func",
-                                                    "seq_aux",
-                                                    "aux_loss_alpha",
-                                                    "ep_size",
-                                                    "quantization_config",
-                                                    "auto_map"};
+// DeepSeek-V3's routing details other than its groups (scores, scaling, auxiliary loss) are skipped too.
+constexpr std::array<std::string_view, 30> kSkipped{"architectures",        "bos_token_id",
+                                                    "eos_token_id",         "pad_token_id",
+                                                    "torch_dtype",          "dtype",
+                                                    "transformers_version", "initializer_range",
+                                                    "rope_theta",           "rope_scaling",
+                                                    "rms_norm_eps",         "use_cache",
+                                                    "pretraining_tp",       "max_window_layers",
+                                                    "_name_or_path",        "router_aux_loss_coef",
+                                                    "output_router_logits", "norm_topk_prob",
+                                                    "router_jitter_noise",  "tokenizer_class",
+                                                    "model_type",           "use_sliding_window",
+                                                    "topk_method",          "routed_scaling_factor",
+                                                    "scoring_func",         "seq_aux",
+                                                    "aux_loss_alpha",       "ep_size",
+                                                    "quantization_config",  "auto_map"};
 
 template <std::size_t N>
 bool listed(const std::array<std::string_view, N>& list, std::string_view key) {
@@ -165,11 +148,11 @@ constexpr std::array<std::string_view, 21> kMapped{"hidden_size",
 
 // Fields mapped for deepseek_v3 only (refused in the other families' configs, where they would mean an
 // architecture the reader does not take them for).
-constexpr std::array<std::string_view, 10> kDeepSeekMapped{
-    "n_routed_experts",        "n_shared_experts", "first_k_dense_replace",
-    "moe_layer_freq",          "q_lora_rank",      "kv_lora_rank",
-    "qk_nope_head_dim",        "qk_rope_head_dim", "v_head_dim",
-    "num_nextn_predict_layers"};
+constexpr std::array<std::string_view, 12> kDeepSeekMapped{
+    "n_routed_experts",         "n_shared_experts", "first_k_dense_replace",
+    "moe_layer_freq",           "q_lora_rank",      "kv_lora_rank",
+    "qk_nope_head_dim",         "qk_rope_head_dim", "v_head_dim",
+    "num_nextn_predict_layers", "n_group",          "topk_group"};
 
 // Fields of gpt_oss only that change no cost: experts_per_token repeats num_experts_per_tok,
 // initial_context_length is the context before YaRN, swiglu_limit clamps the gated activation.
@@ -234,6 +217,11 @@ void read_deepseek_v3(ConfigReader& r, model::TransformerSpec& m) {
                {&T::v_head_dim, "v_head_dim", true, 1e5},
                {&T::shared_experts, "n_shared_experts", false, 1e6},
                {&T::dense_layers, "first_k_dense_replace", false, 1e6}});
+  // Node-limited routing (n_group groups of experts, a token's from topk_group of them); 1 group: none.
+  if (r.count("n_group", false, 1e6).value_or(1) > 1) {
+    m.routing_groups = r.count("n_group", false, 1e6).value_or(0);
+    m.routing_group_top_k = r.count("topk_group", true, 1e6).value_or(0);
+  }
   // Multi-token-prediction modules (DeepSeek-V3: 1; the published 671B leave it out, the hub's 685B count
   // it with its copies of the embedding and the head); 0 or absent: none.
   if (r.present_nonzero("num_nextn_predict_layers")) {

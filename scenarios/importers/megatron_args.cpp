@@ -59,6 +59,8 @@ const std::set<std::string, std::less<>> kValued = {"--num-layers",
                                                     "--make-vocab-size-divisible-by",
                                                     "--num-experts",
                                                     "--moe-router-topk",
+                                                    "--moe-router-num-groups",
+                                                    "--moe-router-group-topk",
                                                     "--moe-ffn-hidden-size",
                                                     "--moe-token-dispatcher-type",
                                                     "--moe-flex-dispatcher-backend",
@@ -488,6 +490,12 @@ std::string model_yaml(const Flags& f, const MegatronRun& r) {
       y += fmt::format("  expert_ffn_hidden: {}\n", f.count("--moe-ffn-hidden-size", 0, 1));
     y += "  routing: " + r.routing + "\n";
     if (r.capacity_factor) y += fmt::format("  capacity_factor: {}\n", *r.capacity_factor);
+    // Group-limited routing: Megatron-Core uses it when --moe-router-num-groups is given (with
+    // --moe-router-group-topk); the scenario's loader checks the two against experts and top_k.
+    if (f.has("--moe-router-num-groups") || f.has("--moe-router-group-topk")) {
+      y += fmt::format("  routing_groups: {}\n  routing_group_top_k: {}\n",
+                       f.count("--moe-router-num-groups", 0, 1), f.count("--moe-router-group-topk", 0, 1));
+    }
   }
   if (r.mtp_layers > 0) y += fmt::format("  mtp_layers: {}\n", r.mtp_layers);
   return y;

@@ -85,8 +85,9 @@ ComponentCheck collective_check(const std::string& file) {
 // gives the case's whole cluster.
 ComponentCheck dispatch_check(const std::string& file) {
   const DispatchCase c = load_dispatch_case_file(file);
-  const double t = model::expert_all_to_all_estimate(c.slot_bytes(), static_cast<double>(c.top_k),
-                                                     c.dispatcher, whole_cluster_group(c.cluster), c.cluster)
+  const topo::TokenRouting routing{static_cast<double>(c.top_k)};
+  const double t = model::expert_all_to_all_estimate(c.slot_bytes(), routing, c.dispatcher,
+                                                     whole_cluster_group(c.cluster), c.cluster)
                        .time_s;
   return {c.name, c.source, c.cluster.node.gpu.name, "time", c.time, t, c.tolerance};
 }

@@ -116,3 +116,29 @@ TEST_CASE(
   CHECK(errors_of("model: {layers: 4, hidden: 64, heads: 4, vocab: 100, seq_len: 32, routing: dropless}\n" +
                   rest) == doctest::Contains("model.routing: routes tokens to experts, but experts is 0"));
 }
+
+TEST_CASE("routing groups are read, dumped and loaded back; inconsistent ones are errors at their place") {
+  // 8 experts in 4 groups, a token's 2 from 2 of them.
+  const Scenario s =
+      load_scenario_text(model_with("  routing_groups: 4\n  routing_group_top_k: 2\n"), "t.yaml");
+  CHECK((s.model.routing_groups == 4 && s.model.routing_group_top_k == 2));
+  const Scenario back = load_scenario_text(dump_scenario(s), "t.yaml");
+  CHECK((back.model.routing_groups == 4 && back.model.routing_group_top_k == 2));
+  CHECK(load_scenario_text(model_with(""), "t.yaml").model.routing_groups == 0);
+  // The DeepSeek presets carry their configs' groups.
+  CHECK(load_scenario_text("model: deepseek-v3\n" + rest, "t.yaml").model.routing_groups == 8);
+  CHECK(load_scenario_text("model: deepseek-v2\n" + rest, "t.yaml").model.routing_group_top_k == 3);
+  CHECK(errors_of(model_with("  routing_groups: 4\n")) ==
+        doctest::Contains("t.yaml:9:19: model.routing_groups: group-limited routing needs both"));
+  CHECK(errors_of(model_with("  routing_groups: 3\n  routing_group_top_k: 1\n")) ==
+        doctest::Contains("t.yaml:9:19: model.routing_groups: routing_groups (3) must divide experts (8)"));
+  CHECK(errors_of(model_with("  routing_groups: 4\n  routing_group_top_k: 3\n")) ==
+        doctest::Contains("t.yaml:10:24: model.routing_group_top_k: routing_group_top_k (3) must be at most "
+                          "routing_groups (4) and top_k (2)"));
+  // A preset's groups must still divide the experts a scenario gives it: blamed at experts.
+  CHECK(errors_of("model: {preset: deepseek-v3, experts: 100}\n" + rest) ==
+        doctest::Contains("model.experts: routing_groups (8) must divide experts (100)"));
+  CHECK(errors_of("model: {layers: 4, hidden: 64, heads: 4, vocab: 100, seq_len: 32, routing_groups: 2, "
+                  "routing_group_top_k: 1}\n" +
+                  rest) == doctest::Contains("but experts is 0 (a dense model)"));
+}

@@ -25,29 +25,53 @@ const CommGroup kGroup{32, 8, 4, 1, 1};
 
 TEST_CASE("the expected distinct destinations other than the sender's, enumerated by hand") {
   // 2 copies over 2 places: the other place is missed only when both copies stay, 1/4: 3/4.
-  CHECK(expected_other_destinations(2, 2) == doctest::Approx(0.75).epsilon(1e-12));
+  CHECK(expected_other_destinations({2}, 2) == doctest::Approx(0.75).epsilon(1e-12));
   // 2 copies over 4 places: each of the 3 others is hit with probability 1 − (3/4)^2 = 7/16: 21/16.
-  CHECK(expected_other_destinations(2, 4) == doctest::Approx(21.0 / 16).epsilon(1e-12));
+  CHECK(expected_other_destinations({2}, 4) == doctest::Approx(21.0 / 16).epsilon(1e-12));
   // 3 copies over 3 places: each of the 2 others is hit with probability 1 − (2/3)^3 = 19/27: 38/27.
-  CHECK(expected_other_destinations(3, 3) == doctest::Approx(38.0 / 27).epsilon(1e-12));
+  CHECK(expected_other_destinations({3}, 3) == doctest::Approx(38.0 / 27).epsilon(1e-12));
   // Top-8 over the 8 GPUs of one node: 7 · (1 − (7/8)^8) = 7 · (1 − 0.343608916) = 4.594737589.
-  CHECK(expected_other_destinations(8, 8) == doctest::Approx(4.594737589).epsilon(1e-9));
-  CHECK(expected_other_destinations(8, 1) == 0);
-  CHECK(expected_other_destinations(0, 8) == 0);
+  CHECK(expected_other_destinations({8}, 8) == doctest::Approx(4.594737589).epsilon(1e-9));
+  CHECK(expected_other_destinations({8}, 1) == 0);
+  CHECK(expected_other_destinations({0}, 8) == 0);
+}
+
+TEST_CASE("group-limited routing: the places a token reaches, enumerated by hand") {
+  // DeepSeek-V3: 256 experts in 8 groups, a token's 8 from 4 of them (TokenRouting{8, 8, 4}).
+  const TokenRouting v3{8, 8, 4};
+  // 8 nodes (ep 64), a group per node: another node is missed when its group is not among the 4 picked,
+  // C(7, 4)/C(8, 4) = 35/70: 7 · 1/2 = 3.5 remote nodes, against 7 · (1 − (7/8)^8) = 4.59 unlimited.
+  CHECK(expected_other_destinations(v3, 8) == doctest::Approx(3.5).epsilon(1e-12));
+  // 4 nodes (ep 32), 2 groups a node: missed with C(6, 4)/C(8, 4) = 15/70: 3 · 55/70.
+  CHECK(expected_other_destinations(v3, 4) == doctest::Approx(3.0 * 55 / 70).epsilon(1e-12));
+  // 2 nodes (ep 16), 4 groups a node: missed only when the 4 picked are the sender's own, 1/70.
+  CHECK(expected_other_destinations(v3, 2) == doctest::Approx(69.0 / 70).epsilon(1e-12));
+  // 64 GPUs, a group over 8 of them: a GPU's group is picked with probability 4/8 and then holds 8/4 = 2
+  // of the token's experts, reaching the GPU with probability 1 − (7/8)^2: 63 · 1/2 · 15/64.
+  CHECK(expected_other_destinations(v3, 64) == doctest::Approx(63.0 * 0.5 * 15 / 64).epsilon(1e-12));
+  // DeepSeek-V2 on one node of 8 GPUs (8 groups, 3 picked, 6 experts): a GPU per group, 7 · 3/8.
+  CHECK(expected_other_destinations({6, 8, 3}, 8) == doctest::Approx(7.0 * 3 / 8).epsilon(1e-12));
+  // One group, or all of them picked, limits nothing: the balanced formula.
+  CHECK(expected_other_destinations({8, 1, 1}, 8) == doctest::Approx(4.594737589).epsilon(1e-9));
+  CHECK(expected_other_destinations({8, 8, 8}, 8) == doctest::Approx(4.594737589).epsilon(1e-9));
+  // The network bytes of the 32-way group over 4 nodes follow: B/8 · 3 · 55/70.
+  CHECK(token_based_network_bytes(1e9, v3, kGroup) == doctest::Approx(1e9 / 8 * 3 * 55 / 70).epsilon(1e-12));
+  // (A simulation of Megatron-Core's group_limited_topk on random logits, 4,000 tokens, gave 3.475, 2.353
+  // and 0.985 remote nodes at 8, 4 and 2 nodes.)
 }
 
 TEST_CASE("a token bound for top_k experts crosses the network once per distinct remote node") {
   // 8 copies over 4 nodes: 3 · (1 − (3/4)^8) = 3 · (1 − 0.100112915) = 2.699661255 remote nodes.
-  CHECK(expected_other_destinations(8, 4) == doctest::Approx(2.699661255).epsilon(1e-9));
-  CHECK(expected_other_destinations(1, 4) == doctest::Approx(0.75).epsilon(1e-12));  // one copy: 3/4 leave
-  CHECK(expected_other_destinations(8, 1) == 0);
+  CHECK(expected_other_destinations({8}, 4) == doctest::Approx(2.699661255).epsilon(1e-9));
+  CHECK(expected_other_destinations({1}, 4) == doctest::Approx(0.75).epsilon(1e-12));  // one copy: 3/4 leave
+  CHECK(expected_other_destinations({8}, 1) == 0);
   // Per rank, of B bytes of slots (8 copies a token): B/8 · 2.6997 on the network, where the plain
   // all-to-all sends the 24/32 of its copies that live on other nodes, 0.75 · B: 0.4499 of it.
   const double bytes = 1e9;
   const double plain_network = bytes * (32.0 - 8.0) / 32.0;
-  CHECK(token_based_network_bytes(bytes, 8, kGroup) ==
+  CHECK(token_based_network_bytes(bytes, {8}, kGroup) ==
         doctest::Approx(bytes / 8 * 2.699661255).epsilon(1e-9));
-  CHECK(token_based_network_bytes(bytes, 8, kGroup) / plain_network ==
+  CHECK(token_based_network_bytes(bytes, {8}, kGroup) / plain_network ==
         doctest::Approx(2.699661255 / 8 / 0.75).epsilon(1e-9));
 }
 
@@ -60,7 +84,7 @@ TEST_CASE("token-based dispatch time: the network leg at the NIC's rate, latency
   const auto slope = [&](auto time) { return (time(2 * b) - time(b)) / b; };
   const double plain =
       slope([&](double x) { return collective_time(CollectiveOp::all_to_all, x, kGroup, c); });
-  const double token = slope([&](double x) { return token_based_all_to_all(x, 8, kGroup, c).time_s; });
+  const double token = slope([&](double x) { return token_based_all_to_all(x, {8}, kGroup, c).time_s; });
   CHECK(plain == doctest::Approx(0.75 / 12.5e9).epsilon(1e-9));
   CHECK(token == doctest::Approx(2.699661255 / 8 / 12.5e9).epsilon(1e-9));
 }
@@ -74,7 +98,7 @@ TEST_CASE(
   const CommGroup node{8, 8, 1, 1, 1};
   const double tokens = 4096, row = 7168 * 2.0;  // DeepSeek-V3's rows in BF16
   const double slots = tokens * 8 * row;         // 469,762,048 bytes a rank
-  CHECK(token_based_nvlink_size(slots, 8, node) * 7 / 8 ==
+  CHECK(token_based_nvlink_size(slots, {8}, node) * 7 / 8 ==
         doctest::Approx(tokens * row * 4.594737589).epsilon(1e-9));
   // Its time, size-dependent part (two sizes' difference cancels the latency): the same ratio over NVLink's
   // 100 GB/s, 0.574342199 / 1e11 s a byte of slots against 0.875 / 1e11.
@@ -82,7 +106,7 @@ TEST_CASE(
   const double b = 1e9;
   const auto slope = [&](auto time) { return (time(2 * b) - time(b)) / b; };
   const double plain = slope([&](double x) { return collective_time(CollectiveOp::all_to_all, x, node, c); });
-  const double token = slope([&](double x) { return token_based_all_to_all(x, 8, node, c).time_s; });
+  const double token = slope([&](double x) { return token_based_all_to_all(x, {8}, node, c).time_s; });
   CHECK(plain == doctest::Approx(0.875 / 100e9).epsilon(1e-9));
   CHECK(token == doctest::Approx(0.574342199 / 100e9).epsilon(1e-8));
   CHECK(token / plain == doctest::Approx(0.656391084).epsilon(1e-8));
@@ -95,18 +119,18 @@ TEST_CASE("across nodes the NVLink leg carries each token once per destination G
   // per byte of slots 7.177603848/8 · 7/8 = 0.785050421 bytes, at 100 GB/s. (Every copy, before: 7/8.)
   ClusterSpec c = slow_nics();
   c.node.nic_bytes_per_s = 10e12;
-  CHECK(token_based_nvlink_size(1e9, 8, kGroup) == doctest::Approx(1e9 / 8 * 7.177603848).epsilon(1e-9));
+  CHECK(token_based_nvlink_size(1e9, {8}, kGroup) == doctest::Approx(1e9 / 8 * 7.177603848).epsilon(1e-9));
   const double b = 1e9;
   const auto slope = [&](auto time) { return (time(2 * b) - time(b)) / b; };
-  const double token = slope([&](double x) { return token_based_all_to_all(x, 8, kGroup, c).time_s; });
+  const double token = slope([&](double x) { return token_based_all_to_all(x, {8}, kGroup, c).time_s; });
   CHECK(token == doctest::Approx(0.785050421 / 100e9).epsilon(1e-8));
 }
 
 TEST_CASE("with one copy a token it is the plain all-to-all") {
   const ClusterSpec c = slow_nics();
   const CommGroup node{8, 8, 1, 1, 1};
-  CHECK(token_based_all_to_all(1e8, 1, node, c).time_s ==
+  CHECK(token_based_all_to_all(1e8, {1}, node, c).time_s ==
         collective_time(CollectiveOp::all_to_all, 1e8, node, c));
-  CHECK(token_based_all_to_all(1e8, 1, kGroup, c).time_s ==
+  CHECK(token_based_all_to_all(1e8, {1}, kGroup, c).time_s ==
         collective_time(CollectiveOp::all_to_all, 1e8, kGroup, c));
 }

@@ -64,7 +64,7 @@ TEST_CASE(
     CAPTURE(static_cast<int>(pricing));
     CHECK(dispatch_seconds(token, pricing) == doctest::Approx(expected).epsilon(1e-8));
     CHECK(dispatch_seconds(token, pricing) ==
-          expert_all_to_all_estimate(slots, 8, MoeDispatcher::hybridep, node, token.cluster).time_s);
+          expert_all_to_all_estimate(slots, {8}, MoeDispatcher::hybridep, node, token.cluster).time_s);
     CHECK(dispatch_seconds(plain, pricing) ==
           doctest::Approx(topo::collective_time(topo::CollectiveOp::all_to_all, slots, node, plain.cluster))
               .epsilon(1e-12));

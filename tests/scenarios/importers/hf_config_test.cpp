@@ -166,6 +166,8 @@ TEST_CASE("DeepSeek-V3: MLA, 256 experts of 2048 with one shared, 3 dense layers
   CHECK((m.qk_nope_head_dim == 128 && m.qk_rope_head_dim == 64 && m.v_head_dim == 128));
   CHECK((m.experts == 256 && m.top_k == 8 && m.expert_ffn_hidden == 2048 && m.shared_experts == 1));
   CHECK((m.dense_layers == 3 && m.ffn_hidden == 18432));
+  // Node-limited routing: n_group 8, topk_group 4.
+  CHECK((m.routing_groups == 8 && m.routing_group_top_k == 4));
   // By hand (tests/models/workload/attention_projections_test.cpp): 58 MoE layers of 11,507,286,016, 3
   // dense layers of 583,483,392, embedding and LM head 2·129280·7168, final norm 7168.
   CHECK(model::parameter_count(m) == 671'026'404'352.0);

@@ -149,6 +149,10 @@ TEST_CASE(
   CHECK(s.model.routing == model::Routing::capacity);
   CHECK(s.model.capacity_factor == 1.25);
   CHECK(s.model.mtp_layers == 1);
+  // Group-limited routing: 64 experts in 8 groups, a token's 8 from 4 of them.
+  const Scenario grouped = import_moe("--moe-router-num-groups 8 --moe-router-group-topk 4");
+  CHECK((grouped.model.routing_groups == 8 && grouped.model.routing_group_top_k == 4));
+  CHECK(import_moe("").model.routing_groups == 0);
   // The flex dispatcher's default backend is DeepEP (transformer_config.py moe_flex_dispatcher_backend).
   CHECK(import_moe("--moe-token-dispatcher-type flex").parallelism.framework.moe_dispatcher ==
         model::MoeDispatcher::deepep);
