@@ -1,14 +1,15 @@
 // The GPU presets' fused-attention constants against the published kernel benchmarks transcribed in
 // scenarios/validation/kernels/attention-*.csv: every point of a fused kernel (flash2, flash3, cudnn) is
-// predicted within 10 % by models/workload/attention_kernel.hpp with the preset of the point's GPU.
-// Standard-attention rows are kept in the CSVs for reference but not checked here: unfused attention is
-// priced as separate matmuls and memory-bound softmax kernels (models/workload/layer_ops.cpp), not by this
-// kernel model.
+// predicted by models/workload/attention_kernel.hpp with the preset of the point's GPU within that GPU's
+// bound (kWorstError below). Standard-attention rows are kept in the CSVs for reference but not checked here:
+// unfused attention is priced as separate matmuls and memory-bound softmax kernels
+// (models/workload/layer_ops.cpp), not by this kernel model.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -29,44 +30,67 @@ std::vector<model::AttentionKernelPoint> points() {
                                              "/scenarios/validation/kernels");
 }
 
+// The worst |error| a GPU's points may show. h100-sxm: the kernel shapes
+// (models/workload/attention_kernel.cpp) were fitted to its points. The Blackwell presets fit only the base
+// fractions and keep the H100 shapes: their cuDNN runs lose more at short sequences (a longer half-efficiency
+// key length) and run the backward nearer the forward than on H100, which the H100 shapes do not follow, so
+// their worst point is wider. Each bound is the fit's worst point rounded up to the next per cent.
+const std::map<std::string, double> kWorstError = {
+    {"h100-sxm", 0.10}, {"b200", 0.23}, {"gb200", 0.24}, {"gb300", 0.21}};
+
+// Fused-kernel points per GPU and kernel in the CSVs (attention-h100-fa3-paper.csv: FlashAttention-3
+// Figures 5 and 6, 8 panels x 6 lengths per kernel; attention-b200-fa4-paper.csv: FlashAttention-4 Figures
+// 4-6, 5 cuDNN and 4 FlashAttention-2 panels x 6 lengths; attention-blackwell-cudnn-frontend.csv: 30 cuDNN
+// points per GB200/GB300 and 10 FlashAttention-2 points per Blackwell GPU).
+const std::map<std::string, std::map<model::Attention, std::size_t>> kPoints = {
+    {"h100-sxm",
+     {{model::Attention::flash2, 48}, {model::Attention::flash3, 48}, {model::Attention::cudnn, 48}}},
+    {"b200", {{model::Attention::flash2, 34}, {model::Attention::cudnn, 30}}},
+    {"gb200", {{model::Attention::flash2, 10}, {model::Attention::cudnn, 30}}},
+    {"gb300", {{model::Attention::flash2, 10}, {model::Attention::cudnn, 30}}}};
+
 }  // namespace
 
-TEST_CASE("every transcribed fused-attention point is predicted within 10 % by its GPU's preset") {
-  int checked = 0;
-  double worst = 0;
+TEST_CASE("every transcribed fused-attention point is predicted within its GPU's bound by its GPU's preset") {
+  std::map<std::string, std::size_t> checked;
+  std::map<std::string, double> worst;
   for (const model::AttentionKernelPoint& p : points()) {
     if (!model::is_fused(p.kernel)) continue;
+    REQUIRE(kWorstError.count(p.gpu) == 1);
     const double predicted = model::predicted_attention_tflops(p, scenario::gpu_preset(p.gpu));
     const double error = predicted / p.tflops - 1.0;
     INFO(p.where << ": predicted " << predicted << " TFLOP/s, published " << p.tflops);
-    CHECK(std::abs(error) <= 0.10);
-    worst = std::max(worst, std::abs(error));
-    ++checked;
+    CHECK(std::abs(error) <= kWorstError.at(p.gpu));
+    worst[p.gpu] = std::max(worst[p.gpu], std::abs(error));
+    ++checked[p.gpu];
   }
-  MESSAGE("fused-attention points checked: " << checked << ", worst |error| " << worst);
-  // FlashAttention-3 Figures 5 and 6: 3 kernels x (6 forward panels + 2 backward panels) x 6 lengths.
-  CHECK(checked >= 144);
+  for (const auto& [gpu, kernels] : kPoints) {
+    std::size_t expected = 0;
+    for (const auto& [kernel, n] : kernels) expected += n;
+    MESSAGE(gpu << ": fused-attention points checked " << checked[gpu] << ", worst |error| " << worst[gpu]);
+    CHECK(checked[gpu] == expected);
+  }
 }
 
 TEST_CASE("the presets' attention fractions are what calibrate's kernel stage fits to the CSVs") {
-  for (const char* name : {"h100-sxm"}) {
+  for (const auto& [name, kernels] : kPoints) {
     topo::GpuSpec gpu = scenario::gpu_preset(name);
     const topo::GpuSpec shipped = gpu;
     const std::vector<model::KernelStageFit> fits = model::fit_attention_kernel_stage(gpu, points());
-    REQUIRE(fits.size() == 3);
+    REQUIRE(fits.size() == kernels.size());
     for (const model::KernelStageFit& f : fits) {
-      INFO(std::string(name) << " kernel " << static_cast<int>(f.kernel) << ": fitted " << f.after << " from "
-                             << f.points << " points, shipped " << f.before);
-      MESSAGE(std::string(name) << " kernel " << static_cast<int>(f.kernel) << ": fitted " << f.after
-                                << ", shipped " << f.before << ", worst error " << f.stats.worst_error
-                                << ", MAPE " << f.stats.mape);
-      CHECK(f.points == 48);
+      INFO(name << " kernel " << static_cast<int>(f.kernel) << ": fitted " << f.after << " from " << f.points
+                << " points, shipped " << f.before);
+      MESSAGE(name << " kernel " << static_cast<int>(f.kernel) << ": fitted " << f.after << ", shipped "
+                   << f.before << ", worst error " << f.stats.worst_error << ", MAPE " << f.stats.mape);
+      REQUIRE(kernels.count(f.kernel) == 1);
+      CHECK(f.points == kernels.at(f.kernel));
       // The preset rounds to three digits.
       CHECK(f.after == doctest::Approx(f.before).epsilon(0.002));
-      CHECK(std::abs(f.stats.worst_error) <= 0.10);
+      CHECK(std::abs(f.stats.worst_error) <= kWorstError.at(name));
+      CHECK(model::attention_kernel_fraction(f.kernel, shipped.efficiency) ==
+            doctest::Approx(f.after).epsilon(0.002));
     }
-    CHECK(model::attention_kernel_fraction(model::Attention::cudnn, shipped.efficiency) ==
-          doctest::Approx(fits[2].after).epsilon(0.002));
   }
 }
 
