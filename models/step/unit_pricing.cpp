@@ -510,8 +510,9 @@ void slow_segment(std::span<CostPiece> s, double factor, double moved = 0, doubl
 }
 
 // framework.delay_wgrad_compute: the weight-gradient seconds of each backward segment that run beside the
-// backward's all-to-all ending it rather than beside the forward's all-to-all before that (segment k ≥ 1
-// with a forward all-to-all k − 1: the experts' backward, ended by the dispatch's backward); 0 elsewhere.
+// backward's all-to-all ending it rather than beside the forward's all-to-all before that: the experts'
+// backward, the segment k ≥ 1 ended by the dispatch's backward (kExpertDispatchBackward) with a forward
+// all-to-all k − 1 beside it; 0 elsewhere.
 // Megatron-Core issues the delayed weight gradient (backward_dw) on the compute stream with no wait, right
 // after the data gradient: it first fills what the forward's all-to-all A outlasts the data gradient D by,
 // and only the rest, W − min(W, max(0, A − D)), runs beside the backward's all-to-all, before the forward's
@@ -522,6 +523,7 @@ std::vector<double> delayed_wgrad(std::vector<CostPiece>& backward,
   std::vector<double> moved(backward_a2a.size() + 1, 0.0);
   if (!delay_wgrad) return moved;
   for (std::size_t k = 1; k < backward_a2a.size() && k - 1 < forward_a2a.size(); ++k) {
+    if (backward_a2a[k].name != kExpertDispatchBackward) continue;
     const std::span<CostPiece> s = segment(backward, backward_a2a, k);
     double weight = 0;
     for (const CostPiece& x : s) weight += x.weight;

@@ -438,6 +438,13 @@ TEST_CASE("in eager mode a pass takes at least its ops x the launch overhead; CU
 
 namespace {
 
+// A pass's seconds on the compute stream: its kernels and what its collectives add.
+double total(const std::vector<CostPiece>& pieces) {
+  double t = 0;
+  for (const CostPiece& x : pieces) t += x.compute + x.exposed_comm();
+  return t;
+}
+
 CostPiece kernels_piece(double seconds) {
   CostPiece x;
   x.compute = seconds;
@@ -537,11 +544,6 @@ TEST_CASE("expert all-to-alls pair with the other pass's chunks as Megatron-Core
   const std::vector<ExpertAllToAll> backward_a2a{{1, 2.0, "ep_combine.bwd"}, {2, 2.0, "ep_dispatch.bwd"}};
   std::optional<std::size_t> sync = 1;  // the host waits before the dispatch: its piece stays the first after
   pair_expert_all_to_alls(forward, forward_a2a, backward, backward_a2a, s, false, &sync);
-  const auto total = [](const std::vector<CostPiece>& pieces) {
-    double t = 0;
-    for (const CostPiece& x : pieces) t += x.compute + x.exposed_comm();
-    return t;
-  };
   CHECK(total(forward) == seconds(6.8));
   CHECK(total(backward) == seconds(5.8));
   // The combine's 0.9 s sits where the combine falls, after the experts and before the unpermute; the
@@ -574,11 +576,6 @@ TEST_CASE("delay_wgrad_compute: the experts' weight gradient runs beside the bac
   //   dispatch.bwd beside the weight gradient and the experts' forward: 4 · (1 + 0.1 · 3/4) = 4.3 s, nothing
   //   exposed (forward's experts 2.15 s, the weight gradient 2.15 s);
   // forward 3.2 + 2.15 + 0.5 + 0.9 = 6.75 s, backward 0.5 + 2.2 + 2.15 + 1.1 = 5.95 s: 12.7 s against 13.4 s.
-  const auto total = [](const std::vector<CostPiece>& pieces) {
-    double t = 0;
-    for (const CostPiece& x : pieces) t += x.compute + x.exposed_comm();
-    return t;
-  };
   for (const bool delay : {false, true}) {
     CAPTURE(delay);
     CostPiece experts_backward = kernels_piece(4);
@@ -606,11 +603,6 @@ TEST_CASE("a delayed weight gradient first fills what the forward's dispatch out
   //  backward's
   //    dispatch beside the forward's experts and the moved 1 s, 3 · (1 + 0.1 · 1/3) s. Forward 3.2 + 2·(1 +
   //    0.1/3) + 0.5 + 0.9, backward 0.5 + 3.3 + (1 + 0.1/3) + 1.1.
-  const auto total = [](const std::vector<CostPiece>& pieces) {
-    double t = 0;
-    for (const CostPiece& x : pieces) t += x.compute + x.exposed_comm();
-    return t;
-  };
   struct Case {
     double dispatch;
     bool delay;
