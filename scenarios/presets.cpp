@@ -232,29 +232,46 @@ void check_moe_layout_keys(Diagnostics& d, const MapReader& r, const model::Tran
   if (m.routing == model::Routing::dropless && r.has("capacity_factor")) {
     blame("capacity_factor", "dropless routing has no capacity: give imbalance, or routing: capacity");
   }
-  // Group-limited routing: both keys, equal groups of whole experts, and at least one expert per picked group
-  // (Megatron-Core scores a group by its top top_k/group_top_k experts).
-  if (m.routing_groups > 0 || m.routing_group_top_k > 0) {
-    const char* key = r.has("routing_groups") ? "routing_groups" : "routing_group_top_k";
-    if (m.experts == 0) {
-      blame(key, "limits where tokens are routed, but experts is 0 (a dense model)");
-    } else if (m.routing_groups == 0 || m.routing_group_top_k == 0) {
-      blame(key, "group-limited routing needs both routing_groups and routing_group_top_k");
-    } else if (m.experts % m.routing_groups != 0) {
-      // At the key this block sets: the groups, or the experts a preset's groups must divide.
-      blame(r.has("routing_groups") ? "routing_groups" : "experts",
-            "routing_groups (" + std::to_string(m.routing_groups) + ") must divide experts (" +
-                std::to_string(m.experts) + ")");
-    } else if (m.routing_group_top_k > m.routing_groups || m.routing_group_top_k > m.top_k) {
-      blame(r.has("routing_group_top_k") ? "routing_group_top_k" : "top_k",
-            "routing_group_top_k (" + std::to_string(m.routing_group_top_k) +
-                ") must be at most routing_groups (" + std::to_string(m.routing_groups) + ") and top_k (" +
-                std::to_string(m.top_k) + ")");
-    }
-  }
   if (m.routing != model::Routing::dropless && r.has("imbalance")) {
     blame("imbalance", "applies to routing: dropless only (found routing: " +
                            std::string(model::to_string(m.routing)) + ")");
+  }
+}
+
+// Group-limited routing (routing_groups, routing_group_top_k): both or neither, on a MoE model, equal groups
+// of whole experts, 1 to routing_groups groups picked, and enough experts in them for top_k (Megatron-Core's
+// group_limited_topk takes top_k / group_top_k experts from each group to score it, then top_k from the
+// picked groups). Each problem at the first of its keys this block sets (a preset's values meet the
+// scenario's overrides here), else at the block.
+void check_routing_group_keys(Diagnostics& d, const MapReader& r, const model::TransformerSpec& m) {
+  if (m.routing_groups == 0 && m.routing_group_top_k == 0) return;
+  const auto blame = [&](std::initializer_list<const char*> keys, const std::string& message) {
+    for (const char* key : keys) {
+      if (const YamlValue* at = r.get(key)) {
+        d.add(*at, r.child_path(key), message);
+        return;
+      }
+    }
+    d.add(r.node(), r.child_path(*keys.begin()), message);
+  };
+  const auto n = [](std::int64_t x) { return std::to_string(x); };
+  if (m.experts == 0) {
+    blame({"routing_groups", "routing_group_top_k", "experts"},
+          "limits where tokens are routed, but experts is 0 (a dense model)");
+  } else if (m.routing_groups == 0 || m.routing_group_top_k == 0) {
+    blame({m.routing_groups == 0 ? "routing_group_top_k" : "routing_groups"},
+          "group-limited routing needs both routing_groups and routing_group_top_k");
+  } else if (m.experts % m.routing_groups != 0) {
+    blame({"routing_groups", "experts"},
+          "routing_groups (" + n(m.routing_groups) + ") must divide experts (" + n(m.experts) + ")");
+  } else if (m.routing_group_top_k > m.routing_groups || m.routing_group_top_k > m.top_k) {
+    blame({"routing_group_top_k", "routing_groups", "top_k"},
+          "routing_group_top_k (" + n(m.routing_group_top_k) + ") must be at most routing_groups (" +
+              n(m.routing_groups) + ") and top_k (" + n(m.top_k) + ")");
+  } else if (m.experts / m.routing_groups * m.routing_group_top_k < m.top_k) {
+    blame({"routing_group_top_k", "routing_groups", "top_k", "experts"},
+          "the routing_group_top_k (" + n(m.routing_group_top_k) + ") groups of experts / routing_groups = " +
+              n(m.experts / m.routing_groups) + " experts hold fewer than top_k (" + n(m.top_k) + ")");
   }
 }
 
@@ -314,6 +331,7 @@ void check_model_keys(Diagnostics& d, const MapReader& r, const YamlValue& v, co
           "swiglu_limit clamps a SwiGLU MLP's inputs, but mlp is " + std::string(to_string(m.mlp)));
   }
   check_moe_layout_keys(d, r, m);
+  check_routing_group_keys(d, r, m);
   check_latent_attention_keys(d, r, v, path, m);
   check_sliding_window(d, v, path, m);
 }

@@ -554,7 +554,7 @@ class ScenarioConverter {
                  format_number(kMaxTotalGpus));
       return;
     }
-    check_moe_framework(p.framework, c.node.gpu);
+    check_moe_framework(p, c.node.gpu);
     if (!cross_checks_) {
       if (p.dp_auto) p.dp = std::max<std::int64_t>(1, c.total_gpus() / p.model_parallel_size());
       return;
@@ -568,10 +568,13 @@ class ScenarioConverter {
       d_.add(anchor(problem.key), model::key_path(problem.key), std::move(problem.message));
   }
 
-  /// The framework's MoE settings against each other and the GPU: a flex dispatcher must leave the GPU some
-  /// SMs for the kernels beside it; delay_wgrad_compute needs ep_comm_overlap, as Megatron-Core asserts
-  /// (TransformerConfig.__post_init__).
-  void check_moe_framework(const model::Framework& f, const topo::GpuSpec& gpu) {
+  /// The framework's MoE settings against each other, the schedule and the GPU: moe_dispatcher_sms belongs
+  /// to a flex dispatcher, which must leave the GPU some SMs for the kernels beside it; delay_wgrad_compute
+  /// needs ep_comm_overlap, as Megatron-Core asserts (TransformerConfig.__post_init__), and a schedule whose
+  /// backward passes hold their weight gradients (1f1b, interleaved: the ones Megatron-Core merges layers
+  /// in; zero-bubble and the V and DualPipe schedules run them as passes of their own).
+  void check_moe_framework(const model::ParallelPlan& plan, const topo::GpuSpec& gpu) {
+    const model::Framework& f = plan.framework;
     const YamlValue* block = a_.root->find("framework");
     const auto at = [&](std::string_view key) -> const YamlValue& {
       const YamlValue* v = block != nullptr && block->is_mapping() ? block->find(key) : nullptr;
@@ -581,6 +584,16 @@ class ScenarioConverter {
       d_.add(at("delay_wgrad_compute"), "framework.delay_wgrad_compute",
              "needs framework.ep_comm_overlap: true (Megatron-Core's --delay-wgrad-compute needs "
              "--overlap-moe-expert-parallel-comm)");
+    } else if (f.delay_wgrad_compute && plan.schedule != model::Schedule::one_f_one_b &&
+               plan.schedule != model::Schedule::interleaved) {
+      d_.add(at("delay_wgrad_compute"), "framework.delay_wgrad_compute",
+             "needs the 1f1b or interleaved schedule, found " + std::string(model::to_string(plan.schedule)) +
+                 " (it runs the weight gradients as passes of their own)");
+    }
+    if (f.moe_dispatcher_sms > 0 && !model::token_based(f.moe_dispatcher)) {
+      d_.add(at("moe_dispatcher_sms"), "framework.moe_dispatcher_sms",
+             "applies to the flex dispatcher's backends (moe_dispatcher: deepep or hybridep), found " +
+                 std::string(model::to_string(f.moe_dispatcher)));
     }
     const int sms = model::flex_dispatcher_sms(f);
     if (sms == 0 || gpu.sm_count <= 0 || sms < gpu.sm_count) return;

@@ -22,11 +22,13 @@ double expected_other_destinations(const TokenRouting& routing, std::int64_t pla
   const double c = routing.copies;
   if (places <= 1 || !(c > 0)) return 0.0;
   const auto m = static_cast<double>(places);
-  if (!routing.group_limited()) return (m - 1) * (1 - std::pow(1 - 1 / m, c));
+  const double balanced = (m - 1) * (1 - std::pow(1 - 1 / m, c));
+  if (!routing.group_limited()) return balanced;
   const auto groups = static_cast<double>(routing.groups);
   const auto t = static_cast<double>(routing.group_top_k);
-  if (m <= groups) return (m - 1) * (1 - all_picked_elsewhere(groups, groups / m, t));
-  return (m - 1) * (t / groups) * (1 - std::pow(1 - groups / m, c / t));
+  const double limited = m <= groups ? (m - 1) * (1 - all_picked_elsewhere(groups, groups / m, t))
+                                     : (m - 1) * (t / groups) * (1 - std::pow(1 - groups / m, c / t));
+  return std::min(limited, balanced);
 }
 
 double token_based_network_bytes(double bytes, const TokenRouting& routing, const CommGroup& group) {

@@ -56,7 +56,9 @@ struct TokenRouting {
 ///    place holds g = G/m groups and is missed when none of them is picked: (m − 1)·(1 − C(G − g, t)/C(G,
 ///    t)). With m > G a group spans m/G places and holds copies/t of the token's experts, picked in it at
 ///    random: (m − 1)·(t/G)·(1 − (1 − G/m)^(copies/t)). The two agree at m = G (t/G per place); with G = 1
-///    the second is the balanced formula.
+///    the second is the balanced formula. Never more than the balanced count: with copies/t = 1 (or fewer
+///    copies than top_k) a group scores by its best expert alone, and the picked groups then hold the same
+///    experts unlimited routing picks, not one each.
 [[nodiscard]] double expected_other_destinations(const TokenRouting& routing, std::int64_t places);
 
 /// Bytes one rank sends over the network in a token-based dispatch: `bytes` (what the plain all-to-all

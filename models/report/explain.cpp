@@ -97,11 +97,12 @@ ExplainSection model_section(const TransformerSpec& model, const ParallelPlan& p
     if (model.is_moe()) {
       s.lines.push_back(
           {"active parameters",
-           fmt::format("top_k {} of {} experts per MoE layer{}{}", model.top_k, model.experts,
-                       model.routing_groups > 1 ? fmt::format(" (from {} of {} groups)",
-                                                              model.routing_group_top_k, model.routing_groups)
-                                                : "",
-                       model.shared_experts > 0 ? fmt::format(", + {} shared", model.shared_experts) : ""),
+           fmt::format(
+               "top_k {} of {} experts per MoE layer{}{}", model.top_k, model.experts,
+               model.routing_groups > 1 && model.routing_group_top_k < model.routing_groups
+                   ? fmt::format(" (from {} of {} groups)", model.routing_group_top_k, model.routing_groups)
+                   : "",
+               model.shared_experts > 0 ? fmt::format(", + {} shared", model.shared_experts) : ""),
            active_parameter_count(model), "params"});
       s.lines.push_back(
           {"expert load (busiest rank / mean)", routing_basis(model), model.expert_load(), "x"});

@@ -104,8 +104,10 @@ constexpr std::string_view to_string(MoeDispatcher d) {
 ///  - DeepEP: 20, Megatron-Core's when --moe-flex-dispatcher-num-sms is unset (token_dispatcher.py,
 ///    _DeepepManager: set_deepep_num_sms(... else 20)); the Megatron-Core MoE report (arXiv:2603.07685,
 ///    Sec. 4.2.3) measures those 20 SMs as "roughly 20% GEMM-efficiency overhead" on H100;
-///  - HybridEP: 16 each for dispatch and combine, the defaults that DeepEP's hybrid-ep branch documents
-///    its benchmarks with (Hybrid-EP_Implementation.md) and torchtitan sets (_hybridep_num_sms_dispatch_api).
+///  - HybridEP: 16 each for dispatch and combine, the default Megatron-Bridge's dispatcher guide states for
+///    --moe-hybridep-num-sms (skills/nemo-mbridge-perf-moe-dispatcher-selection; "the performance harness
+///    uses 32"), that DeepEP's hybrid-ep branch benchmarks with (Hybrid-EP_Implementation.md) and torchtitan
+///    sets (_hybridep_num_sms_dispatch_api).
 inline constexpr int kDeepepDefaultSms = 20;
 inline constexpr int kHybridepDefaultSms = 16;
 

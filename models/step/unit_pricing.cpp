@@ -11,6 +11,7 @@
 #include "models/step/host_issue.hpp"
 #include "models/step/shared_links.hpp"
 #include "models/workload/kernel_time.hpp"
+#include "sim/error.hpp"
 #include "topologies/collective_cost.hpp"
 #include "topologies/expert_dispatch.hpp"
 
@@ -466,9 +467,14 @@ double ring_exchange_exposure(double gemm_s, double comm_s, std::int64_t ranks) 
 }
 
 double expert_all_to_all_slowdown(const Framework& fw, const topo::GpuSpec& gpu) {
-  const double sms = flex_dispatcher_sms(fw);
-  if (sms <= 0 || gpu.sm_count <= sms) return gpu.efficiency.overlap_compute_slowdown;
-  return sms / (gpu.sm_count - sms);
+  const int sms = flex_dispatcher_sms(fw);
+  if (sms <= 0 || gpu.sm_count <= 0) return gpu.efficiency.overlap_compute_slowdown;
+  if (sms >= gpu.sm_count) {
+    throw InputError("framework.moe_dispatcher_sms: " + std::string(to_string(fw.moe_dispatcher)) +
+                     " holds " + std::to_string(sms) + " SMs, but the GPU " + gpu.name + " has " +
+                     std::to_string(gpu.sm_count) + ": expected fewer");
+  }
+  return static_cast<double>(sms) / (gpu.sm_count - sms);
 }
 
 topo::CollectiveEstimate expert_all_to_all_estimate(double bytes, const topo::TokenRouting& routing,
@@ -488,27 +494,41 @@ std::span<CostPiece> segment(std::vector<CostPiece>& pieces, const std::vector<E
   return std::span<CostPiece>(pieces).subspan(from, to - from);
 }
 
-// Slows a segment's kernels beside an all-to-all: their weight-gradient part by `weight_factor`, the rest
-// by `factor` (beside_collectives_factor's; the two differ where --delay-wgrad-compute runs the weight
-// gradient beside another all-to-all than the data gradient).
-void slow_segment(std::span<CostPiece> s, double factor, double weight_factor) {
+// Slows a segment's kernels beside an all-to-all by `factor` (beside_collectives_factor's), except the
+// `moved` share of their weight gradient, which runs beside another all-to-all and is slowed by
+// `moved_factor` (--delay-wgrad-compute, delayed_wgrad).
+void slow_segment(std::span<CostPiece> s, double factor, double moved = 0, double moved_factor = 1) {
+  double weight = 0;
+  for (const CostPiece& x : s) weight += x.weight;
+  const double q = weight > 0 ? std::clamp(moved / weight, 0.0, 1.0) : 0.0;
   for (CostPiece& x : s) {
     const double w = x.weight;
-    x.compute = (x.compute - w) * factor + w * weight_factor;
-    x.weight = w * weight_factor;
+    const double slowed_w = w * ((1 - q) * factor + q * moved_factor);
+    x.compute = (x.compute - w) * factor + slowed_w;
+    x.weight = slowed_w;
   }
 }
 
 // framework.delay_wgrad_compute: the weight-gradient seconds of each backward segment that run beside the
-// backward's all-to-all ending it instead of beside the forward's all-to-all before that (segment k ≥ 1
-// with a forward all-to-all k − 1: the experts' backward, ended by the dispatch's backward); 0 elsewhere.
+// backward's all-to-all ending it rather than beside the forward's all-to-all before that: the experts'
+// backward, the segment k ≥ 1 ended by the dispatch's backward (kExpertDispatchBackward) with a forward
+// all-to-all k − 1 beside it; 0 elsewhere.
+// Megatron-Core issues the delayed weight gradient (backward_dw) on the compute stream with no wait, right
+// after the data gradient: it first fills what the forward's all-to-all A outlasts the data gradient D by,
+// and only the rest, W − min(W, max(0, A − D)), runs beside the backward's all-to-all, before the forward's
+// experts (which wait for A).
 std::vector<double> delayed_wgrad(std::vector<CostPiece>& backward,
-                                  const std::vector<ExpertAllToAll>& backward_a2a, std::size_t forward_count,
-                                  bool delay_wgrad) {
+                                  const std::vector<ExpertAllToAll>& backward_a2a,
+                                  const std::vector<ExpertAllToAll>& forward_a2a, bool delay_wgrad) {
   std::vector<double> moved(backward_a2a.size() + 1, 0.0);
   if (!delay_wgrad) return moved;
-  for (std::size_t k = 1; k < backward_a2a.size() && k - 1 < forward_count; ++k) {
-    for (const CostPiece& x : segment(backward, backward_a2a, k)) moved[k] += x.weight;
+  for (std::size_t k = 1; k < backward_a2a.size() && k - 1 < forward_a2a.size(); ++k) {
+    if (backward_a2a[k].name != kExpertDispatchBackward) continue;
+    const std::span<CostPiece> s = segment(backward, backward_a2a, k);
+    double weight = 0;
+    for (const CostPiece& x : s) weight += x.weight;
+    const double data = stream_seconds(s) - weight;
+    moved[k] = weight - std::min(weight, std::max(0.0, forward_a2a[k - 1].seconds - data));
   }
   return moved;
 }
@@ -533,7 +553,7 @@ BesideSeconds run_beside(std::vector<CostPiece>& forward, const std::vector<Expe
     const std::span<CostPiece> s = segment(forward, forward_a2a, k);
     const double f =
         beside_collectives_factor(slowdown, backward_a2a[k].seconds, kernel_seconds(s) + moved[k]);
-    slow_segment(s, f, f);
+    slow_segment(s, f);
     moved_factor[k] = f;
     out.forward[k] = stream_seconds(s) + moved[k] * f;
   }
@@ -541,7 +561,7 @@ BesideSeconds run_beside(std::vector<CostPiece>& forward, const std::vector<Expe
     const std::span<CostPiece> s = segment(backward, backward_a2a, k);
     const double f =
         beside_collectives_factor(slowdown, forward_a2a[k - 1].seconds, kernel_seconds(s) - moved[k]);
-    slow_segment(s, f, moved[k] > 0 ? moved_factor[k] : f);
+    slow_segment(s, f, moved[k], moved_factor[k]);
     out.backward[k] = stream_seconds(s) - moved[k] * moved_factor[k];
   }
   return out;
@@ -580,7 +600,7 @@ void pair_expert_all_to_alls(std::vector<CostPiece>& forward, const std::vector<
                              std::vector<CostPiece>& backward,
                              const std::vector<ExpertAllToAll>& backward_a2a, double slowdown,
                              bool delay_wgrad, std::optional<std::size_t>* forward_sync) {
-  const std::vector<double> moved = delayed_wgrad(backward, backward_a2a, forward_a2a.size(), delay_wgrad);
+  const std::vector<double> moved = delayed_wgrad(backward, backward_a2a, forward_a2a, delay_wgrad);
   const BesideSeconds beside = run_beside(forward, forward_a2a, backward, backward_a2a, moved, slowdown);
   const std::vector<double>& forward_beside = beside.forward;
   const std::vector<double>& backward_beside = beside.backward;

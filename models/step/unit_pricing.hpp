@@ -66,7 +66,8 @@ namespace trainsim::model {
 /// SMs for as long as they run, and the kernels beside them run on the rest: s = sms / (SMs − sms).
 /// DeepEP's default 20 of an H100's 132 gives 0.18, which the Megatron-Core MoE report (arXiv:2603.07685,
 /// Sec. 4.2.3) measures as "roughly 20% GEMM-efficiency overhead". NCCL's all-to-all, and any dispatcher on a
-/// GPU of unknown SM count: the GPU's overlap_compute_slowdown, as every other overlapped collective.
+/// GPU of unknown SM count: the GPU's overlap_compute_slowdown, as every other overlapped collective. Throws
+/// InputError when the dispatcher would hold all of the GPU's SMs (the scenario reader refuses that first).
 [[nodiscard]] double expert_all_to_all_slowdown(const Framework& fw, const topo::GpuSpec& gpu);
 
 /// framework.ep_comm_overlap: one expert-parallel all-to-all of a pass, kept out of its pieces: it falls
@@ -93,12 +94,15 @@ struct ExpertAllToAll {
 /// layer takes the sum over its four pairs of max(communication, compute). With `delay_wgrad`
 /// (--delay-wgrad-compute, framework.delay_wgrad_compute) the experts' backward is split into its data
 /// gradient (mlp_bwd) and weight gradient (mlp_bwd_dw, a node of its own): dispatch_bwd waits only for the
-/// data gradient, and the weight gradient runs beside it, before mlp_fwd. Over a pass's pieces, its
+/// data gradient; the weight gradient, issued right after the data gradient with no wait, runs beside the
+/// forward's dispatch while that outlasts the data gradient, and the rest beside dispatch_bwd, before
+/// mlp_fwd. Over a pass's pieces, its
 /// all-to-alls cut it into segments; a forward's all-to-all k (dispatch, combine) runs beside the backward's
 /// segment k + 1 (the experts' backward, the attention's backward), and a backward's all-to-all k (combine,
-/// dispatch) beside the forward's segment k (attention to the dispatch, the experts); under `delay_wgrad` the
-/// weight gradient of a backward segment that ends at a backward all-to-all (the experts' backward, ended by
-/// the dispatch's) runs beside that all-to-all, with the forward's segment of the same index, instead. The
+/// dispatch) beside the forward's segment k (attention to the dispatch, the experts); under `delay_wgrad`
+/// what the weight gradient of a backward segment ending at a backward all-to-all (the experts' backward,
+/// ended by the dispatch's) does not fill of the forward's all-to-all beside it runs beside that backward
+/// all-to-all instead, with the forward's segment of the same index. The
 /// paired pass is this unit's other pass. That is an approximation: Megatron-Core's
 /// TransformerModelChunkSchedulePlan pairs the forward's layer i with the backward's layer taken from the
 /// chunk's end, so where a chunk mixes dense and MoE layers (DeepSeek-V3's 3 dense first layers) a MoE

@@ -596,8 +596,8 @@ struct TransformerLayerBuilder {
       bwd.comm("ep_dispatch.bwd.tp_reduce_scatter", Collective::reduce_scatter, CommGroup::expert_tp,
                slot_bytes);
     if (all_to_all)
-      bwd.comm("ep_dispatch.bwd", Collective::all_to_all, CommGroup::ep, a2a_bytes_local, 1, false,
-               slot_routing);
+      bwd.comm(std::string(kExpertDispatchBackward), Collective::all_to_all, CommGroup::ep, a2a_bytes_local,
+               1, false, slot_routing);
     if (permutes) bwd.memory("permute.bwd", permute_bytes);
     if (gather_comm) {
       bwd.comm("ep_dispatch.bwd.reduce_scatter", Collective::reduce_scatter, CommGroup::expert_tp_ep,

@@ -218,8 +218,8 @@ void read_deepseek_v3(ConfigReader& r, model::TransformerSpec& m) {
                {&T::shared_experts, "n_shared_experts", false, 1e6},
                {&T::dense_layers, "first_k_dense_replace", false, 1e6}});
   // Node-limited routing (n_group groups of experts, a token's from topk_group of them); 1 group: none.
-  if (r.count("n_group", false, 1e6).value_or(1) > 1) {
-    m.routing_groups = r.count("n_group", false, 1e6).value_or(0);
+  if (const std::int64_t groups = r.count("n_group", false, 1e6).value_or(1); groups > 1) {
+    m.routing_groups = groups;
     m.routing_group_top_k = r.count("topk_group", true, 1e6).value_or(0);
   }
   // Multi-token-prediction modules (DeepSeek-V3: 1; the published 671B leave it out, the hub's 685B count

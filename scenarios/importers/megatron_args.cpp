@@ -492,7 +492,14 @@ std::string model_yaml(const Flags& f, const MegatronRun& r) {
     if (r.capacity_factor) y += fmt::format("  capacity_factor: {}\n", *r.capacity_factor);
     // Group-limited routing: Megatron-Core uses it when --moe-router-num-groups is given (with
     // --moe-router-group-topk); the scenario's loader checks the two against experts and top_k.
-    if (f.has("--moe-router-num-groups") || f.has("--moe-router-group-topk")) {
+    if (f.has("--moe-router-num-groups") != f.has("--moe-router-group-topk")) {
+      throw InputError(
+          "--moe-router-num-groups and --moe-router-group-topk go together (group-limited "
+          "routing); found only " +
+          std::string(f.has("--moe-router-num-groups") ? "--moe-router-num-groups"
+                                                       : "--moe-router-group-topk"));
+    }
+    if (f.has("--moe-router-num-groups")) {
       y += fmt::format("  routing_groups: {}\n  routing_group_top_k: {}\n",
                        f.count("--moe-router-num-groups", 0, 1), f.count("--moe-router-group-topk", 0, 1));
     }

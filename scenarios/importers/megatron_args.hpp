@@ -11,8 +11,12 @@
 // A flag known to price something that this importer does not read (--pipeline-model-parallel-layout) is
 // an error saying what to write instead, unless `lenient`: then it is left out and listed as unknown.
 // MoE runs (--num-experts) read the dispatcher (--moe-token-dispatcher-type, its flex backend
-// --moe-flex-dispatcher-backend: framework.moe_dispatcher), --overlap-moe-expert-parallel-comm
-// (framework.ep_comm_overlap) and the routing (--moe-router-force-load-balancing: force-balanced, padded to
+// --moe-flex-dispatcher-backend: framework.moe_dispatcher; its SMs --moe-flex-dispatcher-num-sms or the
+// deprecated --moe-deepep-num-sms / --moe-hybridep-num-sms: framework.moe_dispatcher_sms),
+// --overlap-moe-expert-parallel-comm (framework.ep_comm_overlap), --delay-wgrad-compute
+// (framework.delay_wgrad_compute), group-limited routing (--moe-router-num-groups and
+// --moe-router-group-topk: model.routing_groups, routing_group_top_k) and the routing
+// (--moe-router-force-load-balancing: force-balanced, padded to
 // --moe-expert-capacity-factor only under --moe-pad-expert-input-to-capacity; a capacity factor: capacity;
 // else dropless). Any run reads --recompute-modules under selective granularity (recompute: {modules}),
 // --offload-modules under --fine-grained-activation-offloading (offload: {modules}), the Adam moments'

@@ -249,6 +249,12 @@ parallelism: {ep: 8}
   const Scenario s =
       load_scenario_text(mixtral + "framework: {moe_dispatcher: deepep, moe_dispatcher_sms: 24}\n", "t.yaml");
   CHECK(load_scenario_text(dump_scenario(s), "t.yaml").parallelism.framework.moe_dispatcher_sms == 24);
+  // The NCCL dispatchers hold no SMs of their own to name.
+  CHECK_THROWS_WITH_AS(
+      (void)load_scenario_text(mixtral + "framework: {moe_dispatcher: alltoall, moe_dispatcher_sms: 24}\n",
+                               "t.yaml"),
+      doctest::Contains("framework.moe_dispatcher_sms: applies to the flex dispatcher's backends"),
+      InputError);
   // An H100 has 132 SMs: a dispatcher holding all of them leaves none to the kernels beside it.
   CHECK_THROWS_WITH_AS(
       (void)load_scenario_text(mixtral + "framework: {moe_dispatcher: deepep, moe_dispatcher_sms: 132}\n",
@@ -269,6 +275,17 @@ parallelism: {ep: 8}
       mixtral + "framework: {ep_comm_overlap: true, delay_wgrad_compute: true}\n", "t.yaml");
   CHECK(s.parallelism.framework.delay_wgrad_compute);
   CHECK(load_scenario_text(dump_scenario(s), "t.yaml").parallelism.framework.delay_wgrad_compute);
+  // Megatron-Core merges layers only in 1f1b and interleaved schedules; zero-bubble runs the weight gradients
+  // as passes of their own.
+  CHECK_THROWS_WITH_AS(
+      (void)load_scenario_text(
+          "model: {preset: mixtral-8x7b}\ncluster: {node: dgx-h100, nodes: 2}\ntraining: {global_batch: 64}\n"
+          "parallelism: {ep: 8, pp: 2, schedule: zero-bubble-h1}\n"
+          "framework: {ep_comm_overlap: true, delay_wgrad_compute: true}\n",
+          "t.yaml"),
+      doctest::Contains("framework.delay_wgrad_compute: needs the 1f1b or interleaved schedule, found "
+                        "zero-bubble-h1"),
+      InputError);
   CHECK_THROWS_WITH_AS(
       (void)load_scenario_text(mixtral + "framework: {delay_wgrad_compute: true}\n", "t.yaml"),
       doctest::Contains("t.yaml:5:34: framework.delay_wgrad_compute: needs framework.ep_comm_overlap: true"),

@@ -135,6 +135,14 @@ TEST_CASE("routing groups are read, dumped and loaded back; inconsistent ones ar
   CHECK(errors_of(model_with("  routing_groups: 4\n  routing_group_top_k: 3\n")) ==
         doctest::Contains("t.yaml:10:24: model.routing_group_top_k: routing_group_top_k (3) must be at most "
                           "routing_groups (4) and top_k (2)"));
+  // Two picked groups of 8/8 = 1 expert cannot hold top_k 2.
+  CHECK(errors_of(model_with("  routing_groups: 8\n  routing_group_top_k: 1\n")) ==
+        doctest::Contains("model.routing_group_top_k: the routing_group_top_k (1) groups of experts / "
+                          "routing_groups = 1 experts hold fewer than top_k (2)"));
+  // A preset's value meets the scenario's: blamed at the key the scenario sets (deepseek-v3 picks 4 groups).
+  CHECK(
+      errors_of("model: {preset: deepseek-v3, routing_groups: 2}\n" + rest) ==
+      doctest::Contains("model.routing_groups: routing_group_top_k (4) must be at most routing_groups (2)"));
   // A preset's groups must still divide the experts a scenario gives it: blamed at experts.
   CHECK(errors_of("model: {preset: deepseek-v3, experts: 100}\n" + rest) ==
         doctest::Contains("model.experts: routing_groups (8) must divide experts (100)"));

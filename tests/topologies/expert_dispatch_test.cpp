@@ -51,6 +51,15 @@ TEST_CASE("group-limited routing: the places a token reaches, enumerated by hand
   CHECK(expected_other_destinations(v3, 64) == doctest::Approx(63.0 * 0.5 * 15 / 64).epsilon(1e-12));
   // DeepSeek-V2 on one node of 8 GPUs (8 groups, 3 picked, 6 experts): a GPU per group, 7 · 3/8.
   CHECK(expected_other_destinations({6, 8, 3}, 8) == doctest::Approx(7.0 * 3 / 8).epsilon(1e-12));
+  // 6 nodes: 8/6 groups a node (the gamma form of the binomial): C(20/3, 4)/C(8, 4) =
+  // (20·17·14·11/3^4)/(8·7·6·5) = 52360/136080, 5 · (1 − 52360/136080) = 3.0761, below the balanced 3.837.
+  CHECK(expected_other_destinations(v3, 6) == doctest::Approx(5.0 * (1 - 52360.0 / 136080)).epsilon(1e-12));
+  // A group scored by its best expert alone (top_k/group_top_k = 1), or fewer copies than picked groups:
+  // the picked groups hold the experts unlimited routing picks, so never more places than balanced routing:
+  // 4 copies, 7 · (1 − (7/8)^4) = 2.8967 (the group count would be 3.5); 2 copies, 7 · (1 − (7/8)^2).
+  CHECK(expected_other_destinations({4, 8, 4}, 8) ==
+        doctest::Approx(7.0 * (1 - 2401.0 / 4096)).epsilon(1e-12));
+  CHECK(expected_other_destinations({2, 8, 4}, 8) == doctest::Approx(7.0 * (1 - 49.0 / 64)).epsilon(1e-12));
   // One group, or all of them picked, limits nothing: the balanced formula.
   CHECK(expected_other_destinations({8, 1, 1}, 8) == doctest::Approx(4.594737589).epsilon(1e-9));
   CHECK(expected_other_destinations({8, 8, 8}, 8) == doctest::Approx(4.594737589).epsilon(1e-9));

@@ -153,6 +153,11 @@ TEST_CASE(
   const Scenario grouped = import_moe("--moe-router-num-groups 8 --moe-router-group-topk 4");
   CHECK((grouped.model.routing_groups == 8 && grouped.model.routing_group_top_k == 4));
   CHECK(import_moe("").model.routing_groups == 0);
+  CHECK_THROWS_WITH_AS(
+      import_moe("--moe-router-num-groups 8"),
+      "--moe-router-num-groups and --moe-router-group-topk go together (group-limited routing); "
+      "found only --moe-router-num-groups",
+      InputError);
   // The flex dispatcher's default backend is DeepEP (transformer_config.py moe_flex_dispatcher_backend).
   CHECK(import_moe("--moe-token-dispatcher-type flex").parallelism.framework.moe_dispatcher ==
         model::MoeDispatcher::deepep);
