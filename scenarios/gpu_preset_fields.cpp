@@ -57,6 +57,8 @@ void for_each_field(Gpu& g, Visit&& visit) {
   visit(number(B::efficiency, "flash3_attention_fraction", 0, 1.0), e.flash3_attention_fraction);
   visit(number(B::efficiency, "cudnn_attention_fraction", 0, 1.0), e.cudnn_attention_fraction);
   visit(number(B::efficiency, "flash_attention_half_flops", 0, 1e18), e.flash_attention_half_flops);
+  visit(number(B::efficiency, "cudnn_attention_half_key_len", 0, 1e6), e.cudnn_attention_half_key_len);
+  visit(number(B::efficiency, "cudnn_attention_backward_ratio", 0, 2.0), e.cudnn_attention_backward_ratio);
   // The GEMM shape model, the sustained clock and the overlap slow-down (models/workload/gemm_time.hpp,
   // kernel_time.hpp).
   visit(number(B::efficiency, "matmul_tile_m", 8, 1024), e.matmul_tile_m);

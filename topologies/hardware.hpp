@@ -63,6 +63,11 @@ struct ComputeEfficiency {
   double flash3_attention_fraction = 0.0;
   double cudnn_attention_fraction = 0.0;
   double flash_attention_half_flops = 4.0e9;  ///< fused attention work at which it reaches half of that
+  /// The cuDNN kernel's shape on this GPU where it differs from the one fitted to H100
+  /// (models/workload/attention_kernel.cpp): the keys at which its key loop reaches half its efficiency, and
+  /// its backward's efficiency over its forward's; 0: the H100 fit's.
+  double cudnn_attention_half_key_len = 0;
+  double cudnn_attention_backward_ratio = 0;
 
   // GEMMs by shape (models/workload/gemm_time.hpp). Active when GpuSpec::sm_count > 0; otherwise a GEMM is
   // priced by its FLOPs alone (matmul_peak_fraction, matmul_half_flops).

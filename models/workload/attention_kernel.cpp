@@ -72,14 +72,18 @@ Attention resolve_attention(Attention attention, const topo::ComputeEfficiency& 
   return Attention::flash2;
 }
 
-const AttentionKernelShape& attention_kernel_shape(Attention kernel) {
+AttentionKernelShape attention_kernel_shape(Attention kernel, const topo::ComputeEfficiency& e) {
   switch (kernel) {
     case Attention::flash2:
       return kFlash2;
     case Attention::flash3:
       return kFlash3;
-    case Attention::cudnn:
-      return kCudnn;
+    case Attention::cudnn: {
+      AttentionKernelShape k = kCudnn;
+      if (e.cudnn_attention_half_key_len > 0) k.half_key_len = e.cudnn_attention_half_key_len;
+      if (e.cudnn_attention_backward_ratio > 0) k.backward_ratio = e.cudnn_attention_backward_ratio;
+      return k;
+    }
     case Attention::flash:
     case Attention::standard:
       break;
@@ -114,7 +118,7 @@ double attention_kernel_efficiency(double flops, double head_dim, double seq_len
                      std::string(to_string(kernel)) + "' (it does not run there, or set gpu.efficiency." +
                      std::string(to_string(kernel)) + "_attention_fraction)");
   }
-  const AttentionKernelShape& k = attention_kernel_shape(kernel);
+  const AttentionKernelShape k = attention_kernel_shape(kernel, e);
   const double base =
       fraction * (shape.backward ? k.backward_ratio : 1.0) * head_factor(k, shape.backward, head_dim);
   const double cp = std::max(1, shape.ring_steps);

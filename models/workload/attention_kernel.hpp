@@ -59,8 +59,10 @@ struct AttentionKernelShape {
 /// Requires is_fused(attention).
 [[nodiscard]] Attention resolve_attention(Attention attention, const topo::ComputeEfficiency& e);
 
-/// The calibrated shape of a fused kernel (flash2 | flash3 | cudnn; InputError otherwise).
-[[nodiscard]] const AttentionKernelShape& attention_kernel_shape(Attention kernel);
+/// The calibrated shape of a fused kernel (flash2 | flash3 | cudnn; InputError otherwise) on a GPU of
+/// efficiency `e`: the H100 fit's, with the GPU's own cuDNN key length and backward ratio where it gives
+/// them.
+[[nodiscard]] AttentionKernelShape attention_kernel_shape(Attention kernel, const topo::ComputeEfficiency& e);
 
 /// E_gpu of a resolved fused kernel (0 when it does not run on that GPU).
 [[nodiscard]] double attention_kernel_fraction(Attention kernel, const topo::ComputeEfficiency& e);

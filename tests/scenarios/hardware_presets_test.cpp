@@ -25,13 +25,16 @@ std::string efficiency_text(const topo::GpuSpec& g) {
   return text;
 }
 
+// The fused-attention constants a Blackwell preset fits to its own GPU's kernel benchmarks
+// (scenarios/validation/kernels/attention-*.csv): the kernels' fractions and cuDNN's shape.
 bool is_attention_fraction(const std::string& key) {
   const std::string suffix = "_attention_fraction";
-  return key.size() > suffix.size() && key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0;
+  const bool fraction =
+      key.size() > suffix.size() && key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return fraction || key == "cudnn_attention_half_key_len" || key == "cudnn_attention_backward_ratio";
 }
 
-// The efficiency block without the fused-attention fractions, which the Blackwell presets fit to each GPU's
-// own kernel benchmarks (scenarios/validation/kernels/attention-*.csv) while the rest is transferred.
+// The efficiency block without those, which the Blackwell presets transfer from b200.
 std::string efficiency_text_but_attention(const topo::GpuSpec& g) {
   std::string text;
   for (const GpuPresetEntry& e : gpu_preset_entries(g))
