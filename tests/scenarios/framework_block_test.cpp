@@ -232,12 +232,19 @@ training: {global_batch: 64}
       InputError);
 }
 
-TEST_CASE("moe_dispatcher_sms: the flex backend's default or the count given, dumped back, below the GPU's") {
-  const std::string mixtral = R"(model: {preset: mixtral-8x7b}
+namespace {
+
+// Mixtral 8x7B on two DGX H100 nodes with ep 8: the framework block follows on line 5.
+const std::string kMixtralEp8 = R"(model: {preset: mixtral-8x7b}
 cluster: {node: dgx-h100, nodes: 2}
 training: {global_batch: 64}
 parallelism: {ep: 8}
 )";
+
+}  // namespace
+
+TEST_CASE("moe_dispatcher_sms: the flex backend's default or the count given, dumped back, below the GPU's") {
+  const std::string& mixtral = kMixtralEp8;
   const auto sms = [&](const std::string& framework) {
     return model::flex_dispatcher_sms(
         load_scenario_text(mixtral + framework, "t.yaml").parallelism.framework);
@@ -265,11 +272,7 @@ parallelism: {ep: 8}
 }
 
 TEST_CASE("delay_wgrad_compute: off by default, read, dumped back, and only with ep_comm_overlap") {
-  const std::string mixtral = R"(model: {preset: mixtral-8x7b}
-cluster: {node: dgx-h100, nodes: 2}
-training: {global_batch: 64}
-parallelism: {ep: 8}
-)";
+  const std::string& mixtral = kMixtralEp8;
   CHECK_FALSE(load_scenario_text(mixtral, "t.yaml").parallelism.framework.delay_wgrad_compute);
   const Scenario s = load_scenario_text(
       mixtral + "framework: {ep_comm_overlap: true, delay_wgrad_compute: true}\n", "t.yaml");
