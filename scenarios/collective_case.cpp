@@ -9,7 +9,7 @@
 namespace trainsim::scenario {
 
 bool is_collective_case_file(const std::string& path) {
-  return has_top_level_key(path, "collective");
+  return component_case_kind(path) == ComponentKind::collective;
 }
 
 CollectiveCase load_collective_case_file(const std::string& path) {

@@ -1,7 +1,9 @@
 // What collective and dispatch validation cases share (see component_case.hpp).
 #include "scenarios/component_case.hpp"
 
+#include <array>
 #include <fstream>
+#include <utility>
 
 #include "scenarios/collective_case.hpp"
 #include "scenarios/dispatch_case.hpp"
@@ -10,16 +12,20 @@
 
 namespace trainsim::scenario {
 
-bool has_top_level_key(const std::string& path, std::string_view key) {
+std::optional<ComponentKind> component_case_kind(const std::string& path) {
+  constexpr std::array<std::pair<std::string_view, ComponentKind>, 2> kKeys{
+      {{"collective", ComponentKind::collective}, {"dispatch", ComponentKind::dispatch}}};
   std::ifstream in(path);
   for (std::string line; std::getline(in, line);) {
-    if (line.starts_with(key) && line.size() > key.size() && line[key.size()] == ':') return true;
+    for (const auto& [key, kind] : kKeys) {
+      if (line.starts_with(key) && line.size() > key.size() && line[key.size()] == ':') return kind;
+    }
   }
-  return false;
+  return std::nullopt;
 }
 
 bool is_component_case_file(const std::string& path) {
-  return is_collective_case_file(path) || is_dispatch_case_file(path);
+  return component_case_kind(path).has_value();
 }
 
 YamlValue read_case_tree(const std::string& path) {
@@ -45,11 +51,8 @@ topo::ClusterSpec read_case_cluster(MapReader& r, Diagnostics& d, const std::str
   out.nodes = 1;
   r.count("nodes", out.nodes, 1, 1e6);
   r.count("gpus_per_node", out.gpus_per_node, 1, 1024);
-  if (out.node.gpus_per_node > 0 && out.gpus_per_node > out.node.gpus_per_node) {
-    d.add(*r.get("gpus_per_node"), block + ".gpus_per_node",
-          "the node preset " + node + " has " + std::to_string(out.node.gpus_per_node) + " GPUs, not " +
-              std::to_string(out.gpus_per_node));
-  }
+  if (std::string problem = out.gpus_per_node_problem(); !problem.empty())
+    d.add(*r.get("gpus_per_node"), block + ".gpus_per_node", std::move(problem));
   return out;
 }
 

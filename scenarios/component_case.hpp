@@ -2,6 +2,7 @@
 // What the validation cases of one component of a step (a collective: collective_case.hpp; a MoE dispatch:
 // dispatch_case.hpp) share: the top-level key that tells such a file from a scenario, its YAML read through
 // the scenario reader (size and type guards, file:line:col locations), and the cluster it runs on.
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -11,11 +12,16 @@
 
 namespace trainsim::scenario {
 
-/// Whether the file has `key` as a top-level key (a line that starts with "key:"), read without loading it.
-[[nodiscard]] bool has_top_level_key(const std::string& path, std::string_view key);
+/// The kinds of component case, each told by its top-level key: `collective:` (collective_case.hpp),
+/// `dispatch:` (dispatch_case.hpp).
+enum class ComponentKind : std::uint8_t { collective, dispatch };
 
-/// Whether the file is a component case of any kind (collective_case.hpp, dispatch_case.hpp) rather than a
-/// scenario: what a study that runs steps only leaves out.
+/// The file's component kind, from the first line that starts with one of the kinds' keys and a colon, read
+/// once without loading it; empty for a scenario.
+[[nodiscard]] std::optional<ComponentKind> component_case_kind(const std::string& path);
+
+/// Whether the file is a component case of any kind rather than a scenario: what a study that runs steps
+/// only leaves out.
 [[nodiscard]] bool is_component_case_file(const std::string& path);
 
 /// The file's YAML tree. Throws InputError when it cannot be read or parsed.

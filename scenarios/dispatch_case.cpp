@@ -9,7 +9,7 @@
 namespace trainsim::scenario {
 
 bool is_dispatch_case_file(const std::string& path) {
-  return has_top_level_key(path, "dispatch");
+  return component_case_kind(path) == ComponentKind::dispatch;
 }
 
 DispatchCase load_dispatch_case_file(const std::string& path) {

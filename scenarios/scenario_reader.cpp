@@ -541,10 +541,8 @@ class ScenarioConverter {
     auto& c = s.cluster;
     auto& p = s.parallelism;
     const auto& m = s.model;
-    if (c.gpus_per_node > c.node.gpus_per_node) {
-      d_.add(*a_.gpus_per_node, "cluster.gpus_per_node",
-             "the node preset " + c.node.name + " has " + std::to_string(c.node.gpus_per_node) +
-                 " GPUs; found " + std::to_string(c.gpus_per_node));
+    if (std::string problem = c.gpus_per_node_problem(); !problem.empty()) {
+      d_.add(*a_.gpus_per_node, "cluster.gpus_per_node", std::move(problem));
       return;
     }
     const double total = static_cast<double>(c.nodes) * c.gpus_in_use_per_node();
@@ -554,7 +552,6 @@ class ScenarioConverter {
                  format_number(kMaxTotalGpus));
       return;
     }
-    check_moe_framework(p, c.node.gpu);
     if (!cross_checks_) {
       if (p.dp_auto) p.dp = std::max<std::int64_t>(1, c.total_gpus() / p.model_parallel_size());
       return;
@@ -566,45 +563,20 @@ class ScenarioConverter {
     if (!training_ok) training.global_batch = 0;  // its own error is reported already
     for (model::LayoutProblem& problem : model::layout_rules(m, p, training, gpus))
       d_.add(anchor(problem.key), model::key_path(problem.key), std::move(problem.message));
+    check_dispatcher_sms(p.framework, c.node.gpu);
   }
 
-  /// The framework's MoE settings against each other, the schedule and the GPU: moe_dispatcher_sms belongs
-  /// to a flex dispatcher, which must leave the GPU some SMs for the kernels beside it; delay_wgrad_compute
-  /// needs ep_comm_overlap, as Megatron-Core asserts (TransformerConfig.__post_init__), and a schedule whose
-  /// backward passes hold their weight gradients (1f1b, interleaved: the ones Megatron-Core merges layers
-  /// in; zero-bubble and the V and DualPipe schedules run them as passes of their own).
-  void check_moe_framework(const model::ParallelPlan& plan, const topo::GpuSpec& gpu) {
-    const model::Framework& f = plan.framework;
-    const YamlValue* block = a_.root->find("framework");
-    const auto at = [&](std::string_view key) -> const YamlValue& {
-      const YamlValue* v = block != nullptr && block->is_mapping() ? block->find(key) : nullptr;
-      return v != nullptr ? *v : (block != nullptr ? *block : *a_.root);
-    };
-    if (f.delay_wgrad_compute && !f.ep_comm_overlap) {
-      d_.add(at("delay_wgrad_compute"), "framework.delay_wgrad_compute",
-             "needs framework.ep_comm_overlap: true (Megatron-Core's --delay-wgrad-compute needs "
-             "--overlap-moe-expert-parallel-comm)");
-    } else if (f.delay_wgrad_compute && plan.schedule != model::Schedule::one_f_one_b &&
-               plan.schedule != model::Schedule::interleaved) {
-      d_.add(at("delay_wgrad_compute"), "framework.delay_wgrad_compute",
-             "needs the 1f1b or interleaved schedule, found " + std::string(model::to_string(plan.schedule)) +
-                 " (it runs the weight gradients as passes of their own)");
-    }
-    if (f.moe_dispatcher_sms > 0 && !model::token_based(f.moe_dispatcher)) {
-      d_.add(at("moe_dispatcher_sms"), "framework.moe_dispatcher_sms",
-             "applies to the flex dispatcher's backends (moe_dispatcher: deepep or hybridep), found " +
-                 std::string(model::to_string(f.moe_dispatcher)));
-    }
-    const int sms = model::flex_dispatcher_sms(f);
-    if (sms == 0 || gpu.sm_count <= 0 || sms < gpu.sm_count) return;
-    d_.add(at("moe_dispatcher_sms"), "framework.moe_dispatcher_sms",
-           std::string(model::to_string(f.moe_dispatcher)) + " holds " + std::to_string(sms) +
-               " SMs, but the GPU " + gpu.name + " has " + std::to_string(gpu.sm_count) +
-               ": expected fewer, leaving some for the kernels beside it");
+  /// A flex dispatcher must leave the GPU some SMs for the kernels beside it (the other framework rules are
+  /// layout rules, model::layout_rules).
+  void check_dispatcher_sms(const model::Framework& f, const topo::GpuSpec& gpu) {
+    if (std::string problem = model::dispatcher_sms_problem(f, gpu.sm_count, gpu.name); !problem.empty())
+      d_.add(anchor(model::LayoutKey::moe_dispatcher_sms), "framework.moe_dispatcher_sms",
+             std::move(problem));
   }
 
-  /// Where in the file a layout problem is shown: the key it blames, found by its path; else the
-  /// parallelism block, else the top of the file (the top for training.global_batch).
+  /// Where in the file a layout problem is shown: the key it blames, found by its path; else the block
+  /// the path starts in (parallelism, framework), else the top of the file (the top for
+  /// training.global_batch).
   [[nodiscard]] const YamlValue& anchor(model::LayoutKey key) const {
     const std::string path = model::key_path(key);
     const YamlValue* at = a_.root;
@@ -614,7 +586,8 @@ class ScenarioConverter {
       begin = dot + 1;
     }
     if (at != nullptr) return *at;
-    const YamlValue* block = key == model::LayoutKey::global_batch ? nullptr : a_.root->find("parallelism");
+    const std::string_view block_name = std::string_view(path).substr(0, path.find('.'));
+    const YamlValue* block = key == model::LayoutKey::global_batch ? nullptr : a_.root->find(block_name);
     return block != nullptr ? *block : *a_.root;
   }
 };

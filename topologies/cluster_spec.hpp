@@ -100,6 +100,12 @@ struct ClusterSpec {
     return gpus_per_node > 0 ? gpus_per_node : node.gpus_per_node;
   }
   [[nodiscard]] std::int64_t total_gpus() const { return nodes * gpus_in_use_per_node(); }
+  /// What is wrong with gpus_per_node: more GPUs than the node preset has. Empty when nothing is.
+  [[nodiscard]] std::string gpus_per_node_problem() const {
+    if (node.gpus_per_node <= 0 || gpus_per_node <= node.gpus_per_node) return {};
+    return "the node preset " + node.name + " has " + std::to_string(node.gpus_per_node) + " GPUs; found " +
+           std::to_string(gpus_per_node);
+  }
   [[nodiscard]] double nic_bytes_per_s() const {
     return network.nic_bytes_per_s > 0 ? network.nic_bytes_per_s : node.nic_bytes_per_s;
   }

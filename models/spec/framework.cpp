@@ -129,16 +129,17 @@ int prefetch_units(const Framework& framework, double unit_params) {
 }
 
 int flex_dispatcher_sms(const Framework& framework) {
-  switch (framework.moe_dispatcher) {
-    case MoeDispatcher::deepep:
-      return framework.moe_dispatcher_sms > 0 ? framework.moe_dispatcher_sms : kDeepepDefaultSms;
-    case MoeDispatcher::hybridep:
-      return framework.moe_dispatcher_sms > 0 ? framework.moe_dispatcher_sms : kHybridepDefaultSms;
-    case MoeDispatcher::all_to_all:
-    case MoeDispatcher::all_gather:
-      return 0;
-  }
-  return 0;
+  if (!token_based(framework.moe_dispatcher)) return 0;
+  if (framework.moe_dispatcher_sms > 0) return framework.moe_dispatcher_sms;
+  return framework.moe_dispatcher == MoeDispatcher::deepep ? kDeepepDefaultSms : kHybridepDefaultSms;
+}
+
+std::string dispatcher_sms_problem(const Framework& framework, int gpu_sms, std::string_view gpu_name) {
+  const int sms = flex_dispatcher_sms(framework);
+  if (sms == 0 || gpu_sms <= 0 || sms < gpu_sms) return {};
+  return std::string(to_string(framework.moe_dispatcher)) + " holds " + std::to_string(sms) +
+         " SMs, but the GPU " + std::string(gpu_name) + " has " + std::to_string(gpu_sms) +
+         ": expected fewer, leaving some for the kernels beside it";
 }
 
 std::string framework_flags(const Framework& f, bool overlap_grad_reduce) {

@@ -259,6 +259,11 @@ struct Framework {
 /// all_gather), whose kernels the GPU's overlap_compute_slowdown prices.
 [[nodiscard]] int flex_dispatcher_sms(const Framework& framework);
 
+/// What is wrong with the flex dispatcher's SMs on a GPU of `gpu_sms` SMs (0: unknown), named `gpu_name`:
+/// holding all of them leaves none to the kernels beside it. Empty when nothing is.
+[[nodiscard]] std::string dispatcher_sms_problem(const Framework& framework, int gpu_sms,
+                                                 std::string_view gpu_name);
+
 /// The preset's flags (the Framework defaults are megatron-core's).
 [[nodiscard]] Framework framework_preset(FrameworkPreset preset);
 

@@ -205,6 +205,32 @@ void model_feature_rules(const TransformerSpec& m, const ParallelPlan& p, const 
   }
 }
 
+// The framework's MoE settings against the layout: moe_dispatcher_sms belongs to a flex dispatcher;
+// delay_wgrad_compute needs ep_comm_overlap, as Megatron-Core asserts (TransformerConfig.__post_init__), and
+// a schedule whose backward passes hold their weight gradients (1f1b, interleaved: the ones Megatron-Core
+// merges layers in; zero-bubble and the V and DualPipe schedules run them as passes of their own). The
+// dispatcher's SMs against the GPU's are the scenario reader's (dispatcher_sms_problem).
+void framework_rules(const ParallelPlan& p, const ProblemList& problem) {
+  const Framework& f = p.framework;
+  if (f.delay_wgrad_compute && !f.ep_comm_overlap) {
+    problem(LayoutKey::delay_wgrad_compute,
+            "needs framework.ep_comm_overlap: true (Megatron-Core's --delay-wgrad-compute needs "
+            "--overlap-moe-expert-parallel-comm)");
+  } else if (f.delay_wgrad_compute && p.schedule != Schedule::one_f_one_b &&
+             p.schedule != Schedule::interleaved) {
+    problem(LayoutKey::delay_wgrad_compute,
+            fmt::format("needs the 1f1b or interleaved schedule, found {} (it runs the weight gradients as "
+                        "passes of their own)",
+                        to_string(p.schedule)));
+  }
+  if (f.moe_dispatcher_sms > 0 && !token_based(f.moe_dispatcher)) {
+    problem(LayoutKey::moe_dispatcher_sms,
+            fmt::format("applies to the flex dispatcher's backends (moe_dispatcher: deepep or hybridep), "
+                        "found {}",
+                        to_string(f.moe_dispatcher)));
+  }
+}
+
 // The global batch against the data replicas and micro-batch, the micro-batch count against the
 // simulator's limit and the schedule's constraints. The caller checks that the GPU count works out.
 void batch_rules(const ParallelPlan& p, const TrainingSpec& training, const ProblemList& problem) {
@@ -257,6 +283,7 @@ std::vector<LayoutProblem> layout_rules(const TransformerSpec& m, const Parallel
   if (!generic) head_rules(m, p, problem);
   pipeline_split_rules(p, layers, problem);
   if (!generic) model_feature_rules(m, p, problem);
+  framework_rules(p, problem);
   // The batch rules need the data-parallel degree, which is known only once the GPU count works out.
   if (training.global_batch < 1 || p.world_size() != gpus) return out;
   batch_rules(p, training, problem);

@@ -53,12 +53,14 @@ enum class LayoutKey {
   stage_layers,
   shard_group,
   moe_dispatcher,
+  moe_dispatcher_sms,
+  delay_wgrad_compute,
   recompute,
   offload,
   global_batch
 };
 
-inline constexpr EnumNames<LayoutKey, 16> kLayoutKeyPaths{
+inline constexpr EnumNames<LayoutKey, 18> kLayoutKeyPaths{
     {{"parallelism", LayoutKey::parallelism},
      {"parallelism.tp", LayoutKey::tp},
      {"parallelism.pp", LayoutKey::pp},
@@ -72,6 +74,8 @@ inline constexpr EnumNames<LayoutKey, 16> kLayoutKeyPaths{
      {"parallelism.stage_layers", LayoutKey::stage_layers},
      {"parallelism.shard_group", LayoutKey::shard_group},
      {"framework.moe_dispatcher", LayoutKey::moe_dispatcher},
+     {"framework.moe_dispatcher_sms", LayoutKey::moe_dispatcher_sms},
+     {"framework.delay_wgrad_compute", LayoutKey::delay_wgrad_compute},
      {"parallelism.recompute", LayoutKey::recompute},
      {"parallelism.offload", LayoutKey::offload},
      {"training.global_batch", LayoutKey::global_batch}}};

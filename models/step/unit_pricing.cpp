@@ -87,20 +87,25 @@ double kernel_seconds(std::span<const CostPiece> pieces) {
   return t;
 }
 
-// Kernels that run while collectives of `collective_s` seconds run beside them on other streams: the
-// collectives' kernels take SMs and HBM bandwidth, so the kernels are slowed by `slowdown` (the GPU's
-// overlap_compute_slowdown, or expert_all_to_all_slowdown's) over the share of their time the collectives
-// cover (all of it when the collectives outlast them). Returns the kernels' time before the slow-down.
-double slow_beside_collectives(std::span<CostPiece> pieces, double collective_s, double slowdown) {
-  const double kernels = kernel_seconds(pieces);
-  const double slowed = beside_collectives_factor(slowdown, collective_s, kernels);
-  if (slowed > 1) {
-    for (CostPiece& x : pieces) {
-      x.compute *= slowed;
-      x.weight *= slowed;
-    }
+// The seconds of the pieces' weight-gradient kernels.
+double weight_seconds(std::span<const CostPiece> pieces) {
+  double t = 0;
+  for (const CostPiece& x : pieces) t += x.weight;
+  return t;
+}
+
+// Slows pieces' kernels beside collectives by `factor` (beside_collectives_factor's: the collectives'
+// kernels take SMs and HBM bandwidth), except the `moved` seconds of their weight gradient, which run
+// beside another all-to-all and are slowed by `moved_factor` (--delay-wgrad-compute, delayed_wgrad).
+void slow_pieces(std::span<CostPiece> pieces, double factor, double moved = 0, double moved_factor = 1) {
+  const double weight = weight_seconds(pieces);
+  const double q = weight > 0 ? std::clamp(moved / weight, 0.0, 1.0) : 0.0;
+  for (CostPiece& x : pieces) {
+    const double w = x.weight;
+    const double slowed_w = w * ((1 - q) * factor + q * moved_factor);
+    x.compute = (x.compute - w) * factor + slowed_w;
+    x.weight = slowed_w;
   }
-  return kernels;
 }
 
 // The seconds pieces keep the compute stream: their kernels and what their collectives add.
@@ -469,11 +474,8 @@ double ring_exchange_exposure(double gemm_s, double comm_s, std::int64_t ranks) 
 double expert_all_to_all_slowdown(const Framework& fw, const topo::GpuSpec& gpu) {
   const int sms = flex_dispatcher_sms(fw);
   if (sms <= 0 || gpu.sm_count <= 0) return gpu.efficiency.overlap_compute_slowdown;
-  if (sms >= gpu.sm_count) {
-    throw InputError("framework.moe_dispatcher_sms: " + std::string(to_string(fw.moe_dispatcher)) +
-                     " holds " + std::to_string(sms) + " SMs, but the GPU " + gpu.name + " has " +
-                     std::to_string(gpu.sm_count) + ": expected fewer");
-  }
+  if (std::string problem = dispatcher_sms_problem(fw, gpu.sm_count, gpu.name); !problem.empty())
+    throw InputError("framework.moe_dispatcher_sms: " + problem);
   return static_cast<double>(sms) / (gpu.sm_count - sms);
 }
 
@@ -494,21 +496,6 @@ std::span<CostPiece> segment(std::vector<CostPiece>& pieces, const std::vector<E
   return std::span<CostPiece>(pieces).subspan(from, to - from);
 }
 
-// Slows a segment's kernels beside an all-to-all by `factor` (beside_collectives_factor's), except the
-// `moved` share of their weight gradient, which runs beside another all-to-all and is slowed by
-// `moved_factor` (--delay-wgrad-compute, delayed_wgrad).
-void slow_segment(std::span<CostPiece> s, double factor, double moved = 0, double moved_factor = 1) {
-  double weight = 0;
-  for (const CostPiece& x : s) weight += x.weight;
-  const double q = weight > 0 ? std::clamp(moved / weight, 0.0, 1.0) : 0.0;
-  for (CostPiece& x : s) {
-    const double w = x.weight;
-    const double slowed_w = w * ((1 - q) * factor + q * moved_factor);
-    x.compute = (x.compute - w) * factor + slowed_w;
-    x.weight = slowed_w;
-  }
-}
-
 // framework.delay_wgrad_compute: the weight-gradient seconds of each backward segment that run beside the
 // backward's all-to-all ending it rather than beside the forward's all-to-all before that: the experts'
 // backward, the segment k ≥ 1 ended by the dispatch's backward (kExpertDispatchBackward) with a forward
@@ -525,8 +512,7 @@ std::vector<double> delayed_wgrad(std::vector<CostPiece>& backward,
   for (std::size_t k = 1; k < backward_a2a.size() && k - 1 < forward_a2a.size(); ++k) {
     if (backward_a2a[k].name != kExpertDispatchBackward) continue;
     const std::span<CostPiece> s = segment(backward, backward_a2a, k);
-    double weight = 0;
-    for (const CostPiece& x : s) weight += x.weight;
+    const double weight = weight_seconds(s);
     const double data = stream_seconds(s) - weight;
     moved[k] = weight - std::min(weight, std::max(0.0, forward_a2a[k - 1].seconds - data));
   }
@@ -553,7 +539,7 @@ BesideSeconds run_beside(std::vector<CostPiece>& forward, const std::vector<Expe
     const std::span<CostPiece> s = segment(forward, forward_a2a, k);
     const double f =
         beside_collectives_factor(slowdown, backward_a2a[k].seconds, kernel_seconds(s) + moved[k]);
-    slow_segment(s, f);
+    slow_pieces(s, f);
     moved_factor[k] = f;
     out.forward[k] = stream_seconds(s) + moved[k] * f;
   }
@@ -561,7 +547,7 @@ BesideSeconds run_beside(std::vector<CostPiece>& forward, const std::vector<Expe
     const std::span<CostPiece> s = segment(backward, backward_a2a, k);
     const double f =
         beside_collectives_factor(slowdown, forward_a2a[k - 1].seconds, kernel_seconds(s) - moved[k]);
-    slow_segment(s, f, moved[k], moved_factor[k]);
+    slow_pieces(s, f, moved[k], moved_factor[k]);
     out.backward[k] = stream_seconds(s) - moved[k] * moved_factor[k];
   }
   return out;
@@ -602,15 +588,13 @@ void pair_expert_all_to_alls(std::vector<CostPiece>& forward, const std::vector<
                              bool delay_wgrad, std::optional<std::size_t>* forward_sync) {
   const std::vector<double> moved = delayed_wgrad(backward, backward_a2a, forward_a2a, delay_wgrad);
   const BesideSeconds beside = run_beside(forward, forward_a2a, backward, backward_a2a, moved, slowdown);
-  const std::vector<double>& forward_beside = beside.forward;
-  const std::vector<double>& backward_beside = beside.backward;
   put_exposed(
       forward, forward_a2a,
-      [&](std::size_t k) { return k + 1 < backward_beside.size() ? backward_beside[k + 1] : -1.0; },
+      [&](std::size_t k) { return k + 1 < beside.backward.size() ? beside.backward[k + 1] : -1.0; },
       forward_sync);
   put_exposed(
       backward, backward_a2a,
-      [&](std::size_t k) { return k < forward_beside.size() ? forward_beside[k] : -1.0; }, nullptr);
+      [&](std::size_t k) { return k < beside.forward.size() ? beside.forward[k] : -1.0; }, nullptr);
 }
 
 UnitCost price_unit(std::string name, const LayerOps& ops, const StepInput& in, const Communicators& g,
@@ -675,8 +659,9 @@ void slow_unit_beside_collectives(UnitCost& u, double forward_beside_s, double b
   // The host issues the ops as before: its floor is set again against the slowed kernels.
   drop_host_wait(u.forward);
   drop_host_wait(u.backward);
-  slow_beside_collectives(u.forward, forward_beside_s, gpu.efficiency.overlap_compute_slowdown);
-  slow_beside_collectives(u.backward, backward_beside_s, gpu.efficiency.overlap_compute_slowdown);
+  const double s = gpu.efficiency.overlap_compute_slowdown;
+  slow_pieces(u.forward, beside_collectives_factor(s, forward_beside_s, kernel_seconds(u.forward)));
+  slow_pieces(u.backward, beside_collectives_factor(s, backward_beside_s, kernel_seconds(u.backward)));
   wait_for_host(u.forward, u.forward_issue, fw);
   wait_for_host(u.backward, u.backward_issue, fw);
   sum_pieces(u);

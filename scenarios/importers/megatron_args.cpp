@@ -546,8 +546,10 @@ std::string training_yaml(const Flags& f, const MegatronRun& r) {
   y += std::string("  overlap_param_gather: ") + (f.has("--overlap-param-gather") ? "true" : "false") + "\n";
   if (!r.moe_dispatcher.empty()) {
     y += "  moe_dispatcher: " + r.moe_dispatcher + "\n";
-    const bool flex = r.moe_dispatcher == "deepep" || r.moe_dispatcher == "hybridep";
-    if (flex && r.dispatcher_sms > 0) y += "  moe_dispatcher_sms: " + std::to_string(r.dispatcher_sms) + "\n";
+    const std::optional<model::MoeDispatcher> dispatcher =
+        parse_in(model::kMoeDispatcherNames, r.moe_dispatcher);
+    if (dispatcher && model::token_based(*dispatcher) && r.dispatcher_sms > 0)
+      y += "  moe_dispatcher_sms: " + std::to_string(r.dispatcher_sms) + "\n";
     y += std::string("  ep_comm_overlap: ") +
          (f.has("--overlap-moe-expert-parallel-comm") ? "true" : "false") + "\n";
     if (f.has("--delay-wgrad-compute")) y += "  delay_wgrad_compute: true\n";

@@ -18,6 +18,7 @@
 #include "models/step/unit_pricing.hpp"
 #include "models/workload/attention_kernel.hpp"
 #include "scenarios/collective_case.hpp"
+#include "scenarios/component_case.hpp"
 #include "scenarios/dispatch_case.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/shipped_data.hpp"
@@ -160,8 +161,10 @@ std::string parallel_style(const Scenario& s) {
 
 CaseResult run_case(const std::string& file, const ValidationOptions& options, PresetLibrary* presets) {
   CaseResult r{.file = file, .name = fs::path(file).stem().string(), .group = group_of(file)};
-  if (is_collective_case_file(file)) return run_component_case(std::move(r), collective_check);
-  if (is_dispatch_case_file(file)) return run_component_case(std::move(r), dispatch_check);
+  if (const std::optional<ComponentKind> kind = component_case_kind(file)) {
+    return run_component_case(std::move(r),
+                              *kind == ComponentKind::collective ? collective_check : dispatch_check);
+  }
   Scenario s;
   try {
     s = load_scenario_file(file, {}, presets);

@@ -7,6 +7,7 @@
 #include <initializer_list>
 #include <string>
 
+#include "models/step/layout_rules.hpp"
 #include "scenarios/loader.hpp"
 #include "sim/error.hpp"
 #include "tests/support/load_errors.hpp"
@@ -289,6 +290,19 @@ TEST_CASE("delay_wgrad_compute: off by default, read, dumped back, and only with
       doctest::Contains("framework.delay_wgrad_compute: needs the 1f1b or interleaved schedule, found "
                         "zero-bubble-h1"),
       InputError);
+  // The schedule rule is a layout rule: a sweep over schedules loads, and its zero-bubble point is the
+  // sweep's infeasible row; the search and step plan apply the same rule.
+  const Scenario swept = load_scenario_text(
+      "model: {preset: mixtral-8x7b}\ncluster: {node: dgx-h100, nodes: 2}\ntraining: {global_batch: 64}\n"
+      "parallelism: {ep: 8, pp: 2}\nframework: {ep_comm_overlap: true, delay_wgrad_compute: true}\n"
+      "sweep: {parallelism.schedule: [1f1b, zero-bubble-h1]}\n",
+      "t.yaml");
+  model::ParallelPlan zero_bubble = swept.parallelism;
+  zero_bubble.schedule = model::Schedule::zero_bubble_h1;
+  const auto problems = model::layout_rules(swept.model, zero_bubble, swept.training, 16);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].key == model::LayoutKey::delay_wgrad_compute);
+  CHECK(model::layout_rules(swept.model, swept.parallelism, swept.training, 16).empty());
   CHECK_THROWS_WITH_AS(
       (void)load_scenario_text(mixtral + "framework: {delay_wgrad_compute: true}\n", "t.yaml"),
       doctest::Contains("t.yaml:5:34: framework.delay_wgrad_compute: needs framework.ep_comm_overlap: true"),

@@ -112,7 +112,11 @@ TEST_CASE("gb200 carries the GB200 NVL72 datasheet per GPU, and gb200-nvl72 is o
   CHECK(g.tdp_w == 1200);
   CHECK(g.sm_count == 148);
   CHECK(efficiency_text_but_attention(g) == efficiency_text_but_attention(gpu_preset("b200")));
-  CHECK(attention_fractions_text(g) != attention_fractions_text(gpu_preset("b200")));  // GB200's own data
+  // GB200's own cuDNN data (presets_attention_test checks each value is its fit): none of b200's three.
+  const topo::ComputeEfficiency b200 = gpu_preset("b200").efficiency;
+  CHECK(g.efficiency.cudnn_attention_fraction != b200.cudnn_attention_fraction);
+  CHECK(g.efficiency.cudnn_attention_half_key_len != b200.cudnn_attention_half_key_len);
+  CHECK(g.efficiency.cudnn_attention_backward_ratio != b200.cudnn_attention_backward_ratio);
   const topo::NodeSpec node = node_preset("gb200-nvl72");
   CHECK(node.gpu.name == "gb200");
   CHECK(node.gpus_per_node == 72);

@@ -743,6 +743,8 @@ TEST_CASE("recomputed expert all-to-alls block under ep_comm_overlap; the backwa
     // Alone, the backward runs every all-to-all whole: its own two, beside nothing, add what they hid.
     const double backward_off = off.total.backward();
     CHECK(on.total.backward() + on.backward_alone_s == seconds(backward_off));
+    // Priced twice, the same: the pairing once read past its all-to-alls under recompute and priced from
+    // whatever the heap held (under ASan this reads out of bounds).
     const UnitCost again = costs_of(in).units[0];
     CHECK(again.total.forward() + again.total.backward() == on.total.forward() + on.total.backward());
   }
