@@ -206,72 +206,80 @@ std::string q(std::string_view s) {
   return yaml_quote(s);
 }
 
+// Places a rule's problem at the first of `keys` this block sets. The rules between model keys see a
+// preset's values and the scenario's overrides together, so the key at fault may be set only in the preset's
+// file: then the problem is placed at this block, under the first key's path, never dropped.
+void add_at_first_key(Diagnostics& d, const MapReader& r, std::initializer_list<const char*> keys,
+                      const std::string& message) {
+  for (const char* key : keys) {
+    if (const YamlValue* at = r.get(key)) {
+      d.add(*at, r.child_path(key), message);
+      return;
+    }
+  }
+  d.add(r.node(), r.child_path(*keys.begin()), message);
+}
+
 }  // namespace
 
 // Shared experts and dense first layers belong to a MoE model, and at least one layer stays MoE.
-// Each problem is placed at the key that states it.
 void check_moe_layout_keys(Diagnostics& d, const MapReader& r, const model::TransformerSpec& m) {
-  auto blame = [&](const char* key, const std::string& message) {
-    if (const YamlValue* at = r.get(key)) d.add(*at, r.child_path(key), message);
-  };
   if (m.experts == 0 && m.shared_experts > 0) {
-    blame("shared_experts", "shared_experts is set but experts is 0 (a dense model)");
+    add_at_first_key(d, r, {"shared_experts", "experts"},
+                     "shared_experts is set but experts is 0 (a dense model)");
   }
   if (m.experts == 0 && m.dense_layers > 0) {
-    blame("dense_layers", "dense_layers is set but experts is 0 (every layer is already dense)");
+    add_at_first_key(d, r, {"dense_layers", "experts"},
+                     "dense_layers is set but experts is 0 (every layer is already dense)");
   }
   if (m.experts > 0 && m.dense_layers >= m.layers) {
-    blame("dense_layers", "must be fewer than layers (" + std::to_string(m.layers) + "), found " +
-                              std::to_string(m.dense_layers) + ": for a dense model set experts: 0");
+    add_at_first_key(d, r, {"dense_layers", "layers"},
+                     "dense_layers must be fewer than layers (" + std::to_string(m.layers) + "), found " +
+                         std::to_string(m.dense_layers) + ": for a dense model set experts: 0");
   }
   // The routing names which of capacity_factor and imbalance sizes the busiest rank's slots.
   if (m.experts == 0 && (r.has("routing") || r.has("imbalance"))) {
-    blame(r.has("routing") ? "routing" : "imbalance",
-          "routes tokens to experts, but experts is 0 (a dense model)");
+    add_at_first_key(d, r, {"routing", "imbalance"},
+                     "routes tokens to experts, but experts is 0 (a dense model)");
   }
   if (m.routing == model::Routing::dropless && r.has("capacity_factor")) {
-    blame("capacity_factor", "dropless routing has no capacity: give imbalance, or routing: capacity");
+    add_at_first_key(d, r, {"capacity_factor"},
+                     "dropless routing has no capacity: give imbalance, or routing: capacity");
   }
   if (m.routing != model::Routing::dropless && r.has("imbalance")) {
-    blame("imbalance", "applies to routing: dropless only (found routing: " +
-                           std::string(model::to_string(m.routing)) + ")");
+    add_at_first_key(d, r, {"imbalance"},
+                     "applies to routing: dropless only (found routing: " +
+                         std::string(model::to_string(m.routing)) + ")");
   }
 }
 
 // Group-limited routing (routing_groups, routing_group_top_k): both or neither, on a MoE model, equal groups
 // of whole experts, 1 to routing_groups groups picked, and enough experts in them for top_k (Megatron-Core's
 // group_limited_topk takes top_k / group_top_k experts from each group to score it, then top_k from the
-// picked groups). Each problem at the first of its keys this block sets (a preset's values meet the
-// scenario's overrides here), else at the block.
+// picked groups).
 void check_routing_group_keys(Diagnostics& d, const MapReader& r, const model::TransformerSpec& m) {
   if (m.routing_groups == 0 && m.routing_group_top_k == 0) return;
-  const auto blame = [&](std::initializer_list<const char*> keys, const std::string& message) {
-    for (const char* key : keys) {
-      if (const YamlValue* at = r.get(key)) {
-        d.add(*at, r.child_path(key), message);
-        return;
-      }
-    }
-    d.add(r.node(), r.child_path(*keys.begin()), message);
-  };
   const auto n = [](std::int64_t x) { return std::to_string(x); };
   if (m.experts == 0) {
-    blame({"routing_groups", "routing_group_top_k", "experts"},
-          "limits where tokens are routed, but experts is 0 (a dense model)");
+    add_at_first_key(d, r, {"routing_groups", "routing_group_top_k", "experts"},
+                     "limits where tokens are routed, but experts is 0 (a dense model)");
   } else if (m.routing_groups == 0 || m.routing_group_top_k == 0) {
-    blame({m.routing_groups == 0 ? "routing_group_top_k" : "routing_groups"},
-          "group-limited routing needs both routing_groups and routing_group_top_k");
+    add_at_first_key(d, r, {m.routing_groups == 0 ? "routing_group_top_k" : "routing_groups"},
+                     "group-limited routing needs both routing_groups and routing_group_top_k");
   } else if (m.experts % m.routing_groups != 0) {
-    blame({"routing_groups", "experts"},
-          "routing_groups (" + n(m.routing_groups) + ") must divide experts (" + n(m.experts) + ")");
+    add_at_first_key(
+        d, r, {"routing_groups", "experts"},
+        "routing_groups (" + n(m.routing_groups) + ") must divide experts (" + n(m.experts) + ")");
   } else if (m.routing_group_top_k > m.routing_groups || m.routing_group_top_k > m.top_k) {
-    blame({"routing_group_top_k", "routing_groups", "top_k"},
-          "routing_group_top_k (" + n(m.routing_group_top_k) + ") must be at most routing_groups (" +
-              n(m.routing_groups) + ") and top_k (" + n(m.top_k) + ")");
+    add_at_first_key(d, r, {"routing_group_top_k", "routing_groups", "top_k"},
+                     "routing_group_top_k (" + n(m.routing_group_top_k) +
+                         ") must be at most routing_groups (" + n(m.routing_groups) + ") and top_k (" +
+                         n(m.top_k) + ")");
   } else if (m.experts / m.routing_groups * m.routing_group_top_k < m.top_k) {
-    blame({"routing_group_top_k", "routing_groups", "top_k", "experts"},
-          "the routing_group_top_k (" + n(m.routing_group_top_k) + ") groups of experts / routing_groups = " +
-              n(m.experts / m.routing_groups) + " experts hold fewer than top_k (" + n(m.top_k) + ")");
+    add_at_first_key(d, r, {"routing_group_top_k", "routing_groups", "top_k", "experts"},
+                     "the routing_group_top_k (" + n(m.routing_group_top_k) +
+                         ") groups of experts / routing_groups = " + n(m.experts / m.routing_groups) +
+                         " experts hold fewer than top_k (" + n(m.top_k) + ")");
   }
 }
 
@@ -293,14 +301,14 @@ void check_latent_attention_keys(Diagnostics& d, const MapReader& r, const YamlV
     return;
   }
   for (const auto& [key, value] : widths) {
-    if (value > 0 && r.has(key)) {
-      d.add(*r.get(key), r.child_path(key),
-            std::string(key) + " needs kv_lora_rank (multi-head latent attention)");
+    if (value > 0) {
+      add_at_first_key(d, r, {key, "kv_lora_rank"},
+                       std::string(key) + " needs kv_lora_rank (multi-head latent attention)");
     }
   }
-  if (m.q_lora_rank > 0 && r.has("q_lora_rank")) {
-    d.add(*r.get("q_lora_rank"), r.child_path("q_lora_rank"),
-          "q_lora_rank needs kv_lora_rank (multi-head latent attention)");
+  if (m.q_lora_rank > 0) {
+    add_at_first_key(d, r, {"q_lora_rank", "kv_lora_rank"},
+                     "q_lora_rank needs kv_lora_rank (multi-head latent attention)");
   }
 }
 

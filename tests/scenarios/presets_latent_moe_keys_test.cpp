@@ -65,7 +65,7 @@ TEST_CASE("bad values of the new keys are errors at their line and column") {
   CHECK(errors_of(model_with("  v_head_dim: many\n")) == doctest::Contains("t.yaml:9:15: model.v_head_dim"));
   // Dense layers must leave a MoE layer: 4 of 4 is a dense model.
   CHECK(errors_of(model_with("  dense_layers: 4\n")) ==
-        doctest::Contains("t.yaml:9:17: model.dense_layers: must be fewer than layers (4)"));
+        doctest::Contains("t.yaml:9:17: model.dense_layers: dense_layers must be fewer than layers (4)"));
   // Keys of a MoE model on a dense one.
   const std::string dense =
       "model: {layers: 4, hidden: 64, heads: 4, vocab: 100, seq_len: 32, shared_experts: 1}\n";
@@ -79,6 +79,25 @@ TEST_CASE("bad values of the new keys are errors at their line and column") {
   CHECK(errors_of(model_with("  v_head_dim: 8\n")) ==
         doctest::Contains("model.v_head_dim: v_head_dim needs kv_lora_rank"));
   CHECK(errors_of(model_with(mla)).size() == 0);
+}
+
+TEST_CASE("a rule broken by a scenario's override of a preset's key is an error at the override") {
+  // deepseek-v3's preset has 3 dense layers and 1 shared expert; the scenario sets only the other key of
+  // each rule, so the problem is placed there (the keys after "model: {preset: deepseek-v3, " start at
+  // column 30, their values after "layers: " at 38 and "experts: " at 39).
+  CHECK(errors_of("model: {preset: deepseek-v3, layers: 3}\n" + rest) ==
+        doctest::Contains("t.yaml:1:38: model.layers: dense_layers must be fewer than layers (3), found 3"));
+  CHECK(errors_of("model: {preset: deepseek-v3, experts: 0, top_k: 0}\n" + rest) ==
+        doctest::Contains("t.yaml:1:39: model.experts: shared_experts is set but experts is 0"));
+  CHECK(errors_of("model: {preset: deepseek-v3, experts: 0, top_k: 0}\n" + rest) ==
+        doctest::Contains("model.experts: dense_layers is set but experts is 0"));
+  // Turning a preset's multi-head latent attention off leaves its head widths without it.
+  CHECK(errors_of("model: {preset: deepseek-v3, kv_lora_rank: 0}\n" + rest) ==
+        doctest::Contains("t.yaml:1:44: model.kv_lora_rank: qk_nope_head_dim needs kv_lora_rank"));
+  CHECK(errors_of("model: {preset: deepseek-v3, kv_lora_rank: 0}\n" + rest) ==
+        doctest::Contains("model.kv_lora_rank: q_lora_rank needs kv_lora_rank"));
+  // One layer more than the preset's dense layers leaves a MoE layer: no error.
+  CHECK(errors_of("model: {preset: deepseek-v3, layers: 4}\n" + rest).size() == 0);
 }
 
 TEST_CASE("mtp_layers is read, dumped and loaded back; a negative count is an error at its place") {
