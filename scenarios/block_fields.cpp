@@ -235,7 +235,8 @@ const FieldTable<model::Framework>& framework_fields() {
         flag_field("ep_comm_overlap", &F::ep_comm_overlap,
                    "expert all-to-alls beside another micro-batch's compute"),
         flag_field("delay_wgrad_compute", &F::delay_wgrad_compute,
-                   "ep_comm_overlap: the experts' weight gradient beside the backward's dispatch"),
+                   "ep_comm_overlap: the experts' weight gradient beside the backward's dispatch, the "
+                   "attention's and shared experts' beside the next layer's combine backward"),
         choice_field("moe_dispatcher", &F::moe_dispatcher, model::kMoeDispatcherNames,
                      "how tokens reach their experts (Megatron-Core's token dispatcher)"),
         count_field("moe_dispatcher_sms", &F::moe_dispatcher_sms, 0, 1e4,

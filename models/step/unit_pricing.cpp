@@ -496,21 +496,40 @@ std::span<CostPiece> segment(std::vector<CostPiece>& pieces, const std::vector<E
   return std::span<CostPiece>(pieces).subspan(from, to - from);
 }
 
-// framework.delay_wgrad_compute: the weight-gradient seconds of each backward segment that run beside the
-// backward's all-to-all ending it rather than beside the forward's all-to-all before that: the experts'
-// backward, the segment k ≥ 1 ended by the dispatch's backward (kExpertDispatchBackward) with a forward
-// all-to-all k − 1 beside it; 0 elsewhere.
+// Whether backward segment k holds a weight gradient Megatron-Core delays (framework.delay_wgrad_compute):
+// the experts' (mlp, ended by the dispatch's backward, kExpertDispatchBackward) or the attention's and shared
+// experts' (pre_dispatch_computation, right after it: its backward_dw runs the attention's and, unless they
+// overlap the dispatch, the shared experts', models/common/utils.py _BackwardDWWrapper).
+bool delays_wgrad(const std::vector<ExpertAllToAll>& backward_a2a, std::size_t k) {
+  const auto is_dispatch = [&](std::size_t i) {
+    return i < backward_a2a.size() && backward_a2a[i].name == kExpertDispatchBackward;
+  };
+  return is_dispatch(k) || (k >= 1 && is_dispatch(k - 1));
+}
+
+// The forward segment beside which backward segment k's moved weight gradient runs: the one of the same
+// index, beside the backward all-to-all ending segment k (the experts' beside the dispatch's backward); for
+// the pass's last segment (the attention's), whose gradient goes on to the next layer's combine backward,
+// segment 0 of this unit, beside its combine backward (the layers of a run alike).
+std::size_t joins_forward_segment(std::size_t k, std::size_t backward_all_to_alls) {
+  return k < backward_all_to_alls ? k : 0;
+}
+
+// framework.delay_wgrad_compute: the weight-gradient seconds of each backward segment k ≥ 1 that run beside
+// a backward all-to-all (joins_forward_segment's) rather than beside the forward's all-to-all k − 1: those of
+// the segments delays_wgrad names; 0 elsewhere.
 // Megatron-Core issues the delayed weight gradient (backward_dw) on the compute stream with no wait, right
-// after the data gradient: it first fills what the forward's all-to-all A outlasts the data gradient D by,
-// and only the rest, W − min(W, max(0, A − D)), runs beside the backward's all-to-all, before the forward's
-// experts (which wait for A).
+// after the data gradient, and the next backward node waits only for the data gradient (the event its
+// micro-batch recorded last; backward_dw records none): the weight gradient first fills what the forward's
+// all-to-all A outlasts the data gradient D by, and only the rest, W − min(W, max(0, A − D)), runs beside the
+// next backward all-to-all.
 std::vector<double> delayed_wgrad(std::vector<CostPiece>& backward,
                                   const std::vector<ExpertAllToAll>& backward_a2a,
                                   const std::vector<ExpertAllToAll>& forward_a2a, bool delay_wgrad) {
   std::vector<double> moved(backward_a2a.size() + 1, 0.0);
   if (!delay_wgrad) return moved;
-  for (std::size_t k = 1; k < backward_a2a.size() && k - 1 < forward_a2a.size(); ++k) {
-    if (backward_a2a[k].name != kExpertDispatchBackward) continue;
+  for (std::size_t k = 1; k <= backward_a2a.size() && k - 1 < forward_a2a.size(); ++k) {
+    if (!delays_wgrad(backward_a2a, k)) continue;
     const std::span<CostPiece> s = segment(backward, backward_a2a, k);
     const double weight = weight_seconds(s);
     const double data = stream_seconds(s) - weight;
@@ -527,28 +546,32 @@ struct BesideSeconds {
 
 // Runs the forward's segment k beside the backward's all-to-all k, and the backward's segment k beside the
 // forward's all-to-all k − 1, each slowed by beside_collectives_factor over the kernels beside that
-// all-to-all; a backward segment's `moved` weight gradient joins the forward segment of the same index.
+// all-to-all; a backward segment's `moved` weight gradient joins the forward segment joins_forward_segment
+// names.
 BesideSeconds run_beside(std::vector<CostPiece>& forward, const std::vector<ExpertAllToAll>& forward_a2a,
                          std::vector<CostPiece>& backward, const std::vector<ExpertAllToAll>& backward_a2a,
                          const std::vector<double>& moved, double slowdown) {
   const std::size_t nf = forward_a2a.size();
   const std::size_t nb = backward_a2a.size();
   BesideSeconds out{std::vector<double>(nf + 1, -1.0), std::vector<double>(nb + 1, -1.0)};
-  std::vector<double> moved_factor(nb + 1, 1.0);
+  std::vector<double> joined(nf + 1, 0.0);  // [j]: the moved seconds forward segment j runs beside
+  for (std::size_t k = 0; k <= nb; ++k) {
+    if (const std::size_t j = joins_forward_segment(k, nb); j <= nf) joined[j] += moved[k];
+  }
+  std::vector<double> factor(nf + 1, 1.0);
   for (std::size_t k = 0; k <= nf && k < nb; ++k) {
     const std::span<CostPiece> s = segment(forward, forward_a2a, k);
-    const double f =
-        beside_collectives_factor(slowdown, backward_a2a[k].seconds, kernel_seconds(s) + moved[k]);
-    slow_pieces(s, f);
-    moved_factor[k] = f;
-    out.forward[k] = stream_seconds(s) + moved[k] * f;
+    factor[k] = beside_collectives_factor(slowdown, backward_a2a[k].seconds, kernel_seconds(s) + joined[k]);
+    slow_pieces(s, factor[k]);
+    out.forward[k] = stream_seconds(s) + joined[k] * factor[k];
   }
   for (std::size_t k = 1; k <= nb && k - 1 < nf; ++k) {
     const std::span<CostPiece> s = segment(backward, backward_a2a, k);
+    const double moved_factor = factor[std::min(joins_forward_segment(k, nb), nf)];
     const double f =
         beside_collectives_factor(slowdown, forward_a2a[k - 1].seconds, kernel_seconds(s) - moved[k]);
-    slow_pieces(s, f, moved[k], moved_factor[k]);
-    out.backward[k] = stream_seconds(s) - moved[k] * moved_factor[k];
+    slow_pieces(s, f, moved[k], moved_factor);
+    out.backward[k] = stream_seconds(s) - moved[k] * moved_factor;
   }
   return out;
 }

@@ -96,13 +96,16 @@ struct ExpertAllToAll {
 /// gradient (mlp_bwd) and weight gradient (mlp_bwd_dw, a node of its own): dispatch_bwd waits only for the
 /// data gradient; the weight gradient, issued right after the data gradient with no wait, runs beside the
 /// forward's dispatch while that outlasts the data gradient, and the rest beside dispatch_bwd, before
-/// mlp_fwd. Over a pass's pieces, its
+/// mlp_fwd. The attention's and shared experts' backward (pre_dispatch_bwd) splits the same way: its weight
+/// gradient fills what combine_fwd outlasts its data gradient by, and the rest runs beside the next layer's
+/// combine_bwd (which waits only for the data gradient), with that layer's pre_dispatch_fwd: here the
+/// forward's segment 0 of the same unit, the layers of a run alike. Over a pass's pieces, its
 /// all-to-alls cut it into segments; a forward's all-to-all k (dispatch, combine) runs beside the backward's
 /// segment k + 1 (the experts' backward, the attention's backward), and a backward's all-to-all k (combine,
 /// dispatch) beside the forward's segment k (attention to the dispatch, the experts); under `delay_wgrad`
-/// what the weight gradient of a backward segment ending at a backward all-to-all (the experts' backward,
-/// ended by the dispatch's) does not fill of the forward's all-to-all beside it runs beside that backward
-/// all-to-all instead, with the forward's segment of the same index. The
+/// what the weight gradient of a delayed backward segment (the experts', ended by the dispatch's backward;
+/// the attention's, after it) does not fill of the forward's all-to-all beside it runs beside the next
+/// backward all-to-all instead, with the forward's segment beside that one. The
 /// paired pass is this unit's other pass. That is an approximation: Megatron-Core's
 /// TransformerModelChunkSchedulePlan pairs the forward's layer i with the backward's layer taken from the
 /// chunk's end, so where a chunk mixes dense and MoE layers (DeepSeek-V3's 3 dense first layers) a MoE

@@ -87,7 +87,8 @@ struct LayerOp {
 };
 
 /// The name of a MoE layer's backward dispatch (the all-to-all that returns the experts' input gradients):
-/// framework.delay_wgrad_compute runs the experts' weight gradient beside it (models/step/unit_pricing.cpp).
+/// framework.delay_wgrad_compute splits the backward segments on either side of it, the experts' and the
+/// attention's, into data and weight gradients (models/step/unit_pricing.cpp).
 inline constexpr std::string_view kExpertDispatchBackward = "ep_dispatch.bwd";
 
 /// What prepend_recompute puts before the name of an op a backward runs again (recompute).

@@ -493,22 +493,27 @@ AllToAllCut cut_at_all_to_alls(const std::vector<CostPiece>& pieces) {
 
 // One MoE layer's forward and backward merged (pair_expert_all_to_alls): per pair of an all-to-all A and
 // the other pass's segment K beside it, max(A, K·(1 + s·min(1, A/K))), plus the two segments beside nothing.
-// With `delay_wgrad` the experts' backward weight gradient W leaves the pair of the forward's dispatch for
-// that of the backward's dispatch, beside the forward's experts, but for what fills the forward dispatch's
-// excess over the data gradient.
+// With `delay_wgrad` the experts' backward weight gradient leaves the pair of the forward's dispatch for
+// that of the backward's dispatch, beside the forward's experts, and the attention's leaves the pair of the
+// forward's combine for that of the (next layer's) combine backward, beside the forward's attention; each
+// but for what fills the forward all-to-all's excess over its segment's data gradient.
 double merged_layer_seconds(const AllToAllCut& f, const AllToAllCut& b, double slowdown,
                             bool delay_wgrad = false) {
   const auto pair = [&](double a, double k) {
     return std::max(a, k * (1 + slowdown * std::min(1.0, a / k)));
   };
-  // The weight gradient first fills what the forward's dispatch outlasts the data gradient by (it is issued
-  // right after it, with no wait); only the rest moves.
-  const double data = b.segments[1] - b.weights[1];
-  const double w =
-      delay_wgrad ? b.weights[1] - std::min(b.weights[1], std::max(0.0, f.all_to_alls[0] - data)) : 0.0;
-  return pair(b.all_to_alls[0], f.segments[0]) + pair(f.all_to_alls[0], b.segments[1] - w) +
-         pair(b.all_to_alls[1], f.segments[1] + w) + pair(f.all_to_alls[1], b.segments[2]) + f.segments[2] +
-         b.segments[0];
+  // A weight gradient is issued right after its data gradient, with no wait, so it first fills what the
+  // forward's all-to-all beside it outlasts the data gradient by; only the rest moves.
+  const auto moved = [&](std::size_t k) {
+    const double data = b.segments[k] - b.weights[k];
+    return delay_wgrad ? b.weights[k] - std::min(b.weights[k], std::max(0.0, f.all_to_alls[k - 1] - data))
+                       : 0.0;
+  };
+  const double experts = moved(1);
+  const double attention = moved(2);
+  return pair(b.all_to_alls[0], f.segments[0] + attention) + pair(f.all_to_alls[0], b.segments[1] - experts) +
+         pair(b.all_to_alls[1], f.segments[1] + experts) + pair(f.all_to_alls[1], b.segments[2] - attention) +
+         f.segments[2] + b.segments[0];
 }
 
 // One MoE layer of moe_gpt_on_two_a100 (s = 0.2) priced with framework.ep_comm_overlap (`on`): its
@@ -621,6 +626,34 @@ TEST_CASE("a delayed weight gradient first fills what the forward's dispatch out
                             {{1, 2.0, "ep_combine.bwd"}, {2, 1.0, "ep_dispatch.bwd"}}, 0.1, c.delay);
     CHECK(total(forward) == seconds(c.forward));
     CHECK(total(backward) == seconds(c.backward));
+  }
+}
+
+TEST_CASE("delay_wgrad_compute: the attention's weight gradient runs beside the next combine backward") {
+  // Megatron-Core delays the weight gradient of pre_dispatch_computation too (the attention's and the shared
+  // experts', _BackwardDWWrapper): it runs after the attention's data gradient, which the next layer's
+  // combine backward waits for alone. s = 0.1; forward: attention 3 s, dispatch 2 s, experts 2 s, combine
+  // 2 s, unpermute 0.5 s; backward: 0.5 s, combine.bwd 4 s, experts 4 s (no weight gradient), dispatch.bwd
+  // 2 s, attention 3 s of which 1.5 s weight gradient. Without the delay:
+  //   combine.bwd beside the attention: 3 · 1.1 = 3.3 s, 0.7 s exposed; dispatch beside the experts'
+  //   backward 4 · 1.05 = 4.2 s; dispatch.bwd beside the experts' forward 2.2 s; combine beside the
+  //   attention's backward 3 · (1 + 0.1 · 2/3) = 3.2 s: forward 3.3 + 2.2 + 0.5 = 6.0 s, backward
+  //   0.5 + 0.7 + 4.2 + 3.2 = 8.6 s.
+  // With it: the combine (2 s) outlasts the data gradient (1.5 s) by 0.5 s, which the weight gradient fills;
+  // its other 1 s joins the forward's attention beside the combine backward: 4 s of kernels beside 4 s,
+  // 4 · 1.1 = 4.4 s, nothing exposed; the combine beside 2 s of kernels, 2.2 s. Forward 6.0 s, backward
+  // 0.5 + 4.2 + 3.3 (the attention's 3 s, all slowed by 1.1) = 8.0 s.
+  for (const bool delay : {false, true}) {
+    CAPTURE(delay);
+    CostPiece attention_backward = kernels_piece(3);
+    attention_backward.weight = 1.5;
+    std::vector<CostPiece> forward{kernels_piece(3), kernels_piece(2), kernels_piece(0.5)};
+    std::vector<CostPiece> backward{kernels_piece(0.5), kernels_piece(4), attention_backward};
+    pair_expert_all_to_alls(forward, {{1, 2.0, "ep_dispatch"}, {2, 2.0, "ep_combine"}}, backward,
+                            {{1, 4.0, "ep_combine.bwd"}, {2, 2.0, "ep_dispatch.bwd"}}, 0.1, delay);
+    CHECK(total(forward) == seconds(6.0));
+    CHECK(total(backward) == seconds(delay ? 8.0 : 8.6));
+    CHECK(backward.back().weight == seconds(delay ? 1.65 : 1.6));  // slowed by 1.1, or by 1 + 0.1 · 2/3
   }
 }
 
