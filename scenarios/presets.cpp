@@ -439,7 +439,11 @@ topo::NodeSpec read_node_value(Diagnostics& d, const YamlValue& v, const std::st
     r.require({"gpu", "gpus_per_node", "intra_bandwidth"});
   }
   r.string("name", n.name);
-  if (const YamlValue* g = r.get("gpu")) n.gpu = read_gpu_value(d, *g, r.child_path("gpu"), presets);
+  if (const YamlValue* g = r.get("gpu")) {
+    const std::string preset_gpu = n.gpu.name;
+    n.gpu = read_gpu_value(d, *g, r.child_path("gpu"), presets);
+    n.gpu_replaced = r.has("preset") && !r.has("name") && n.gpu.name != preset_gpu;
+  }
   r.count("gpus_per_node", n.gpus_per_node, 1, 1024);
   r.choice("fabric", n.fabric, topo::kIntraNodeFabricNames);
   r.quantity("intra_bandwidth", n.intra_bytes_per_s, Dimension::bytes_per_s);
