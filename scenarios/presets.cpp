@@ -1,5 +1,7 @@
 #include "scenarios/presets.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <cstdlib>
@@ -370,6 +372,31 @@ model::TransformerSpec read_model_value(Diagnostics& d, const YamlValue& v, cons
   return m;
 }
 
+namespace {
+
+// A GPU's power keys, a preset's and its overrides' together: idle below the TDP, and a power limit
+// above idle (at or below it no power is left for compute: the clock rule's (limit − idle) is not positive)
+// and at most the TDP (a board's limit cannot be raised past its maximum; `nvidia-smi -pl` refuses it).
+void check_gpu_power_keys(Diagnostics& d, const MapReader& r, const topo::GpuSpec& g) {
+  const auto w = [](double watts) { return fmt::format("{:g} W", watts); };
+  if (g.tdp_w > 0 && g.idle_w >= g.tdp_w) {
+    add_at_first_key(d, r, {"idle", "tdp"},
+                     "idle (" + w(g.idle_w) + ") must be below tdp (" + w(g.tdp_w) + ")");
+  }
+  if (g.power_limit_w <= 0) return;
+  if (g.power_limit_w <= g.idle_w) {
+    add_at_first_key(d, r, {"power_limit", "idle"},
+                     "power_limit (" + w(g.power_limit_w) + ") must be above idle (" + w(g.idle_w) +
+                         "): at or below it no power is left for compute");
+  } else if (g.tdp_w > 0 && g.power_limit_w > g.tdp_w) {
+    add_at_first_key(d, r, {"power_limit", "tdp"},
+                     "power_limit (" + w(g.power_limit_w) + ") is above tdp (" + w(g.tdp_w) +
+                         "): a board's limit cannot be raised past it");
+  }
+}
+
+}  // namespace
+
 topo::GpuSpec read_gpu_value(Diagnostics& d, const YamlValue& v, const std::string& path,
                              const PresetScope& presets) {
   if (v.is_scalar()) {
@@ -392,6 +419,7 @@ topo::GpuSpec read_gpu_value(Diagnostics& d, const YamlValue& v, const std::stri
     MapReader er(d, *e, r.child_path("efficiency"), gpu_block_keys(GpuBlock::efficiency));
     read_gpu_block(er, GpuBlock::efficiency, g);
   }
+  check_gpu_power_keys(d, r, g);
   return g;
 }
 
@@ -411,7 +439,11 @@ topo::NodeSpec read_node_value(Diagnostics& d, const YamlValue& v, const std::st
     r.require({"gpu", "gpus_per_node", "intra_bandwidth"});
   }
   r.string("name", n.name);
-  if (const YamlValue* g = r.get("gpu")) n.gpu = read_gpu_value(d, *g, r.child_path("gpu"), presets);
+  if (const YamlValue* g = r.get("gpu")) {
+    const std::string preset_gpu = n.gpu.name;
+    n.gpu = read_gpu_value(d, *g, r.child_path("gpu"), presets);
+    n.gpu_replaced = r.has("preset") && !r.has("name") && n.gpu.name != preset_gpu;
+  }
   r.count("gpus_per_node", n.gpus_per_node, 1, 1024);
   r.choice("fabric", n.fabric, topo::kIntraNodeFabricNames);
   r.quantity("intra_bandwidth", n.intra_bytes_per_s, Dimension::bytes_per_s);

@@ -78,7 +78,7 @@ class ScenarioConverter {
     if (const YamlValue* v = r.get("failures")) read_failures(*v, s.failures);
     if (const YamlValue* v = r.get("pricing"))
       read_pricing(*v, s.pricing, cluster_ok ? s.cluster.node.gpu.name : "",
-                   cluster_ok ? s.cluster.node.name : "");
+                   cluster_ok ? s.cluster.node.name : "", cluster_ok && s.cluster.node.gpu_replaced);
     if (const YamlValue* v = r.get("budget")) read_budget(*v, s.budget);
     if (const YamlValue* v = r.get("convergence")) {
       s.convergence = read_convergence_block(d_, *v);
@@ -269,15 +269,15 @@ class ScenarioConverter {
   }
 
   // `gpu` and `node` are the cluster's GPU and node preset names, "" when the cluster did not read (its
-  // errors are reported).
+  // errors are reported); `gpu_replaced`: the node preset's GPU was replaced (topo::NodeSpec::gpu_replaced).
   void read_pricing(const YamlValue& v, model::PricingSpec& p, const std::string& gpu,
-                    const std::string& node) {
+                    const std::string& node, bool gpu_replaced) {
     MapReader r(d_, v, "pricing", field_keys(pricing_fields()));
     if (!r.valid()) return;
     p.enabled = true;
     // The region's table first: every key written beside it is read after it and wins.
     if (const YamlValue* region = r.get("region")) read_region(*region, p, gpu, r.has("gpu_hour"));
-    if (const YamlValue* g = r.get("gpu_hour")) read_gpu_hour(*g, p, gpu, node);
+    if (const YamlValue* g = r.get("gpu_hour")) read_gpu_hour(*g, p, gpu, node, gpu_replaced);
     if (const YamlValue* c = r.get("commitment")) {
       MapReader cr(d_, *c, "pricing.commitment", field_keys(pricing_commitment_fields()));
       if (cr.valid() && require_fields(cr, pricing_commitment_fields())) {
@@ -305,9 +305,10 @@ class ScenarioConverter {
   }
 
   // One price ("$2.50/h") for any hardware, or a price per node or GPU preset ({dgx-h100: "$2.50",
-  // dgx-b200: "$4.50"}): the cluster's node preset first, then its GPU preset.
+  // dgx-b200: "$4.50"}): the cluster's node preset first, then its GPU preset. A node preset whose GPU the
+  // scenario replaced is priced by its GPU alone: the preset's price is for the preset's GPUs.
   void read_gpu_hour(const YamlValue& v, model::PricingSpec& p, const std::string& gpu,
-                     const std::string& node) {
+                     const std::string& node, bool gpu_replaced) {
     const std::string path = "pricing.gpu_hour";
     if (!v.is_mapping()) {
       if (const auto price = read_quantity(d_, v, path, Dimension::usd_per_hour, Bound::non_negative)) {
@@ -329,12 +330,20 @@ class ScenarioConverter {
       const auto price =
           read_quantity(d_, e.value, join_path(path, e.key), Dimension::usd_per_hour, Bound::non_negative);
       if (!price) continue;
-      if (e.key == node || (e.key == gpu && (chosen == nullptr || chosen->key != node))) {
+      const bool node_key = e.key == node && !gpu_replaced;
+      if (node_key || (e.key == gpu && (chosen == nullptr || chosen->key != node || gpu_replaced))) {
         chosen = &e;
         chosen_price = *price;
       }
     }
     if (node.empty() && gpu.empty()) return;  // the cluster's own errors are reported
+    if (chosen == nullptr && gpu_replaced) {
+      d_.add(v, path,
+             "no price for the cluster's GPU " + gpu + " (the node preset " + node +
+                 " with its GPU replaced, " + "which the preset's price does not cover): the map prices " +
+                 names + "; add one for " + gpu);
+      return;
+    }
     if (chosen == nullptr) {
       d_.add(v, path,
              "no price for the cluster's node " + node + " (GPU " + gpu + "): the map prices " + names +

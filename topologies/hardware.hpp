@@ -174,6 +174,9 @@ struct CommEfficiency {
 struct NodeSpec {
   std::string name;  ///< preset name, e.g. "dgx-a100-80gb"
   GpuSpec gpu;
+  /// A preset node whose GPU the scenario replaced by another GPU: `name` still names the preset, but no
+  /// longer the hardware (a price keyed by the node preset does not apply).
+  bool gpu_replaced = false;
   int gpus_per_node = 8;
   IntraNodeFabric fabric = IntraNodeFabric::nvswitch;
   double intra_bytes_per_s = 0;      ///< GPU-to-fabric bandwidth per GPU per direction, B/s

@@ -1,5 +1,8 @@
 #include "models/step/step_simulator.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <string>
@@ -99,6 +102,24 @@ void add_rates(StepReport& r, const StepInput& in, double sequences) {
   if (fp8_peak > 0) r.mfu_fp8 = r.model_tflops_per_gpu * 1e12 / fp8_peak;
 }
 
+// The event fidelity keeps time in int64 picoseconds, about 9.2e6 s (106 days); a step past that would wrap
+// around. A step is refused for it when its closed-form time, at its slowest straggler's pace, passes an
+// eighth of that range: room for what the event fidelity adds (shared links, contention) and for the sums
+// of a stage's passes. Empty when the step fits.
+std::string beyond_event_clock(const StepInput& in, const StepPlan& plan) {
+  constexpr double kEventClockSeconds = 9.2e6 / 8;
+  double slowest = 1.0;
+  for (const topo::Straggler& s : in.cluster.stragglers) slowest = std::max(slowest, s.slowdown);
+  const double seconds =
+      analytic_step(in, plan, step_costs(in, plan, FabricPricing::closed_form)).iteration_time * slowest;
+  if (seconds <= kEventClockSeconds) return {};
+  return fmt::format(
+      "one step takes about {:.3g} days, beyond what the event fidelity's picosecond clock holds with room "
+      "to "
+      "spare ({:.3g} days); use --fidelity analytic",
+      seconds / 86400.0, kEventClockSeconds / 86400.0);
+}
+
 }  // namespace
 
 Fidelity parse_fidelity(std::string_view text) {
@@ -194,6 +215,14 @@ StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptio
                " forward and backward passes per step are more than the event fidelity simulates (4000000); "
                "use --fidelity analytic";
     return r;
+  }
+  if (fidelity == Fidelity::event) {
+    if (std::string reason = beyond_event_clock(in, plan); !reason.empty()) {
+      r.feasible = false;
+      r.fits = false;
+      r.reason = std::move(reason);
+      return r;
+    }
   }
   const auto sequences = static_cast<double>(in.training.global_batch);
   r.micro_batches = plan.micro_batches;

@@ -470,7 +470,9 @@ MegatronRun read_run(const Flags& f, const MegatronImportOptions& options) {
 std::string model_yaml(const Flags& f, const MegatronRun& r) {
   std::string y = "model:\n";
   y += fmt::format("  layers: {}\n  hidden: {}\n  heads: {}\n", r.layers, r.hidden, r.heads);
-  if (f.has("--group-query-attention") || f.has("--num-query-groups")) {
+  // Megatron-LM takes --num-query-groups only under --group-query-attention (argument_utils.py,
+  // core_transformer_config_from_args: num_query_groups None otherwise, every head its own K and V).
+  if (f.has("--group-query-attention")) {
     y += fmt::format("  kv_heads: {}\n", f.count("--num-query-groups", 1, 1));
   }
   if (f.has("--kv-channels")) y += fmt::format("  head_dim: {}\n", f.count("--kv-channels", 0, 1));
@@ -610,6 +612,10 @@ MegatronImport import_megatron_args(const std::string& text, const std::string& 
   if (f.values.empty()) throw InputError("no --flags found in " + source);
   MegatronImport out;
   sort_flags(f, options.lenient, out);
+  if (f.has("--num-query-groups") && !f.has("--group-query-attention")) {
+    (void)f.count("--num-query-groups", 1, 1);  // still a count, as argparse reads it
+    out.ignored_flags.emplace_back("--num-query-groups");
+  }
   const MegatronRun run = read_run(f, options);
 
   std::string& y = out.yaml;

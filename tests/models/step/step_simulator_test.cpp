@@ -72,6 +72,41 @@ TEST_CASE("a layout that does not divide is an infeasible result with its reason
   CHECK(r.reason.find("global_batch") != std::string::npos);
 }
 
+TEST_CASE("a step too long for the event fidelity's picosecond clock is infeasible there, with a way out") {
+  // The event fidelity keeps int64 picoseconds, about 9.2e6 s; it refuses a step whose closed-form time,
+  // times its slowest straggler's slowdown, passes an eighth of that. Slowing the GPU's every peak and its
+  // HBM bandwidth k-fold multiplies the kernels' time by k and leaves the rest, so the closed-form step is at
+  // most k times the stock one.
+  const double limit = 9.2e6 / 8;
+  const StepInput stock = small();
+  const double t1 = simulate_step(stock, Fidelity::analytic).iteration_time;
+  REQUIRE(t1 > 0);
+  const auto slowed = [&](double k) {
+    StepInput in = stock;
+    topo::PeakFlops& p = in.cluster.node.gpu.peak;
+    for (double* x : {&p.fp32, &p.tf32, &p.fp16, &p.bf16, &p.fp8, &p.int8}) *x /= k;
+    in.cluster.node.gpu.hbm_bytes_per_s /= k;
+    return in;
+  };
+  // Past the limit: the closed form still times it (at least t1 · k · kernels' share; here over the limit).
+  const StepInput beyond = slowed(4 * limit / t1);
+  const StepReport closed = simulate_step(beyond, Fidelity::analytic);
+  REQUIRE(closed.iteration_time > limit);
+  const StepReport event = simulate_step(beyond, Fidelity::event);
+  CHECK_FALSE(event.feasible);
+  CHECK(event.reason.find("use --fidelity analytic") != std::string::npos);
+  // A quarter of the limit at most: the event fidelity times it, as the closed form does within 2 %.
+  const StepInput within = slowed(0.25 * limit / t1);
+  const StepReport timed = simulate_step(within, Fidelity::event);
+  REQUIRE(timed.feasible);
+  CHECK(timed.iteration_time ==
+        doctest::Approx(simulate_step(within, Fidelity::analytic).iteration_time).epsilon(0.02));
+  // The same step with a node 10 times slower is past the limit again.
+  StepInput straggling = within;
+  straggling.cluster.stragglers.push_back({.node = 1, .slowdown = 10});
+  CHECK_FALSE(simulate_step(straggling, Fidelity::event).feasible);
+}
+
 TEST_CASE("every report field is filled and the time breakdown sums to the iteration time") {
   for (Fidelity f : {Fidelity::analytic, Fidelity::event}) {
     const StepReport r = simulate_step(small(), f);

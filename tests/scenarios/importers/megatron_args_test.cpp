@@ -92,6 +92,20 @@ TEST_CASE("Megatron's defaults: FFN 4h, GPT-2 BPE padded to 128·tp, no overlap,
           .model.attention == model::Attention::standard);
 }
 
+TEST_CASE("--num-query-groups makes grouped-query attention only with --group-query-attention") {
+  // Megatron-LM reads num_query_groups only under --group-query-attention; without it every one of the 16
+  // heads has its own K and V, and the flag prices nothing.
+  const std::string gpt =
+      "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
+      "--global-batch-size 64 --num-query-groups 4\n";
+  const MegatronImport alone = import_megatron_args(gpt, "gpt.args", {});
+  CHECK(load_scenario_text(alone.yaml, "gpt.yaml").model.kv_heads == 0);  // 0: one K/V head per query head
+  CHECK(alone.ignored_flags == std::vector<std::string>{"--num-query-groups"});
+  const MegatronImport grouped = import_megatron_args(gpt + " --group-query-attention", "gpt.args", {});
+  CHECK(load_scenario_text(grouped.yaml, "gpt.yaml").model.kv_heads == 4);
+  CHECK(grouped.ignored_flags.empty());
+}
+
 TEST_CASE("bad argument lists are errors that name the flag") {
   const std::string base =
       "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --global-batch-size 8 ";
