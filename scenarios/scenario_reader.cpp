@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <numeric>
 
 #include "models/report/run_labels.hpp"
@@ -64,11 +65,13 @@ class ScenarioConverter {
     const std::size_t before_plan = d_.size();
     if (const YamlValue* v = r.get("parallelism")) read_parallelism(*v, s.parallelism);
     if (const YamlValue* v = r.get("memory")) read_memory_block(d_, *v, s.parallelism);
+    const YamlValue* plan = r.get("parallelism");
+    s.overlap_grad_reduce_given = plan != nullptr && plan->is_mapping() && plan->find("overlap_grad_reduce");
     if (const YamlValue* v = r.get("framework")) {
       s.framework_named = true;
-      const YamlValue* plan = r.get("parallelism");
-      read_framework_block(d_, *v, s.parallelism,
-                           plan != nullptr && plan->is_mapping() && plan->find("overlap_grad_reduce"));
+      if (v->is_mapping() && v->find("preset") == nullptr)
+        s.unnamed_framework_block = std::make_shared<const YamlValue>(*v);
+      read_framework_block(d_, *v, s.parallelism, s.overlap_grad_reduce_given);
     }
     const bool plan_ok = d_.size() == before_plan;
     const std::size_t before_training = d_.size();
