@@ -6,10 +6,19 @@
 // here first.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "scenarios/scenario.hpp"
 
 namespace trainsim::scenario {
+
+/// What is wrong with a torus of `dims` on `nodes` nodes (its sizes multiply to another count); "" when
+/// nothing. The reader places it at cluster.network.torus_dims.
+[[nodiscard]] std::string torus_dims_problem(const std::vector<int>& dims, std::int64_t nodes);
+
+/// What is wrong with `concurrent` tuning trials at a time on `nodes` nodes (each needs one); "" when
+/// nothing. The reader places it at tuning.concurrent.
+[[nodiscard]] std::string concurrent_trials_problem(std::int64_t concurrent, std::int64_t nodes);
 
 /// The first problem `s`'s node-naming keys have on `nodes` nodes, as "key path: what is wrong"; "" when
 /// none.

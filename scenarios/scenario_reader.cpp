@@ -17,6 +17,7 @@
 #include "scenarios/framework_block.hpp"
 #include "scenarios/framework_choice.hpp"
 #include "scenarios/loader.hpp"
+#include "scenarios/node_count_rules.hpp"
 #include "scenarios/parallelism_fields.hpp"
 #include "scenarios/preset_blocks.hpp"
 #include "scenarios/region_block.hpp"
@@ -182,18 +183,13 @@ class ScenarioConverter {
                  std::to_string(dims.items.size()));
       return;
     }
-    double product = 1;  // at most 3 sizes of at most 1e6: exact in a double
     for (std::size_t i = 0; i < dims.items.size(); ++i) {
       const auto k = read_count(d_, dims.items[i], path + "[" + std::to_string(i) + "]", 1, 1e6);
       if (!k) return;
       c.network.torus_dims.push_back(static_cast<int>(*k));
-      product *= static_cast<double>(*k);
     }
-    if (product != static_cast<double>(c.nodes)) {
-      d_.add(dims, path,
-             "the sizes multiply to " + format_number(product) + " nodes; the cluster has " +
-                 std::to_string(c.nodes));
-    }
+    if (std::string problem = torus_dims_problem(c.network.torus_dims, c.nodes); !problem.empty())
+      d_.add(dims, path, problem);
   }
 
   void read_parallelism(const YamlValue& v, model::ParallelPlan& p) {
@@ -541,12 +537,10 @@ class ScenarioConverter {
 
   void check_concurrent_trials(const YamlValue& tuning, const model::TuningSpec& t,
                                const topo::ClusterSpec& c) {
-    if (t.concurrent <= c.nodes) return;
+    const std::string problem = concurrent_trials_problem(t.concurrent, c.nodes);
+    if (problem.empty()) return;
     const YamlValue* at = tuning.is_mapping() ? tuning.find("concurrent") : nullptr;
-    d_.add(at != nullptr ? *at : tuning, "tuning.concurrent",
-           std::to_string(t.concurrent) + " trials at a time need at least one node each; the cluster has " +
-               std::to_string(c.nodes) + ": set concurrent to at most " + std::to_string(c.nodes) +
-               " (the rest of the trials wait their turn)");
+    d_.add(at != nullptr ? *at : tuning, "tuning.concurrent", problem);
   }
 
   void check_layout(Scenario& s, bool training_ok) {

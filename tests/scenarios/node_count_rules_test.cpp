@@ -42,6 +42,8 @@ TEST_CASE("torus sizes, stragglers, degraded NICs and concurrent trials each nam
   CHECK(node_count_problem(degraded, 6) == "cluster.degraded: node 6 is not among the cluster's 6 nodes");
   const Scenario tuning = on_eight_nodes("", "tuning: {trials: 16, concurrent: 8}\n");
   CHECK(node_count_problem(tuning, 8) == "");
-  CHECK(node_count_problem(tuning, 4) ==
-        "tuning.concurrent: 8 trials at a time need at least one node each; the cluster has 4");
+  CHECK(
+      node_count_problem(tuning, 4) ==
+      "tuning.concurrent: 8 trials at a time need at least one node each; the cluster has 4: set concurrent "
+      "to at most 4 (the rest of the trials wait their turn)");
 }
