@@ -319,26 +319,27 @@ void check_latent_attention_keys(Diagnostics& d, const MapReader& r, const YamlV
 void check_model_keys(Diagnostics& d, const MapReader& r, const YamlValue& v, const std::string& path,
                       const model::TransformerSpec& m) {
   if (m.head_dim == 0 && m.kv_lora_rank == 0 && m.hidden % m.heads != 0) {
-    d.add(v, join_path(path, "hidden"),
-          "hidden (" + std::to_string(m.hidden) + ") must be divisible by heads (" + std::to_string(m.heads) +
-              "), or head_dim given");
+    add_at_first_key(d, r, {"hidden", "heads"},
+                     "hidden (" + std::to_string(m.hidden) + ") must be divisible by heads (" +
+                         std::to_string(m.heads) + "), or head_dim given");
   }
   if (m.kv_heads > m.heads || (m.kv_heads > 0 && m.heads % m.kv_heads != 0)) {
-    d.add(v, join_path(path, "kv_heads"),
-          "heads (" + std::to_string(m.heads) + ") must be a multiple of kv_heads (" +
-              std::to_string(m.kv_heads) + ")");
+    add_at_first_key(d, r, {"kv_heads", "heads"},
+                     "heads (" + std::to_string(m.heads) + ") must be a multiple of kv_heads (" +
+                         std::to_string(m.kv_heads) + ")");
   }
   if (m.experts > 0 && (m.top_k < 1 || m.top_k > m.experts)) {
-    d.add(v, join_path(path, "top_k"),
-          "top_k must be between 1 and experts (" + std::to_string(m.experts) +
-              ") for a mixture-of-experts model, found " + std::to_string(m.top_k));
+    add_at_first_key(d, r, {"top_k", "experts"},
+                     "top_k must be between 1 and experts (" + std::to_string(m.experts) +
+                         ") for a mixture-of-experts model, found " + std::to_string(m.top_k));
   }
   if (m.experts == 0 && m.top_k > 0) {
-    d.add(v, join_path(path, "top_k"), "top_k is set but experts is 0 (a dense model)");
+    add_at_first_key(d, r, {"top_k", "experts"}, "top_k is set but experts is 0 (a dense model)");
   }
   if (m.swiglu_limit > 0 && m.mlp != model::Mlp::swiglu) {
-    d.add(v, join_path(path, "swiglu_limit"),
-          "swiglu_limit clamps a SwiGLU MLP's inputs, but mlp is " + std::string(to_string(m.mlp)));
+    add_at_first_key(
+        d, r, {"swiglu_limit", "mlp"},
+        "swiglu_limit clamps a SwiGLU MLP's inputs, but mlp is " + std::string(to_string(m.mlp)));
   }
   check_moe_layout_keys(d, r, m);
   check_routing_group_keys(d, r, m);
