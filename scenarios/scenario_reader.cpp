@@ -570,6 +570,36 @@ class ScenarioConverter {
     for (model::LayoutProblem& problem : model::layout_rules(m, p, training, gpus))
       d_.add(anchor(problem.key), model::key_path(problem.key), std::move(problem.message));
     check_dispatcher_sms(p.framework, c.node.gpu);
+    check_hardware(s);
+  }
+
+  /// What the step asks of the hardware, placed at the key that asks it (the step's pricing would stop at
+  /// its first kernel, with no place in the file): throughput at training.precision, a fused attention
+  /// kernel the GPU runs, and NICs between nodes.
+  void check_hardware(const Scenario& s) {
+    const topo::GpuSpec& g = s.cluster.node.gpu;
+    const topo::Precision precision = s.training.precision;
+    if (g.peak.at(precision) <= 0) {
+      const std::string name(topo::to_string(precision));
+      d_.add(anchor_path("training.precision"), "training.precision",
+             "the cluster's GPU " + g.name + " has no " + name + " throughput (its peak." + name + ")");
+    }
+    if (model::is_fused(s.model.attention)) {
+      const model::Attention kernel = model::resolve_attention(s.model.attention, g.efficiency);
+      if (model::attention_kernel_fraction(kernel, g.efficiency) <= 0) {
+        const std::string name(model::to_string(kernel));
+        d_.add(anchor_path("model.attention"), "model.attention",
+               "the attention kernel " + name + " does not run on the cluster's GPU " + g.name +
+                   " (it gives no efficiency." + name +
+                   "_attention_fraction): name another kernel, or give it one");
+      }
+    }
+    const topo::ClusterSpec& c = s.cluster;
+    if (c.nodes > 1 && (c.nics_per_node() <= 0 || c.nic_bytes_per_s() <= 0)) {
+      d_.add(anchor_path("cluster.node"), "cluster.node",
+             "the cluster has " + std::to_string(c.nodes) + " nodes, but its node " + c.node.name +
+                 " has no NIC bandwidth between them (nics_per_node, nic)");
+    }
   }
 
   /// A flex dispatcher must leave the GPU some SMs for the kernels beside it (the other framework rules are
@@ -584,7 +614,18 @@ class ScenarioConverter {
   /// the path starts in (parallelism, framework), else the top of the file (the top for
   /// training.global_batch).
   [[nodiscard]] const YamlValue& anchor(model::LayoutKey key) const {
-    const std::string path = model::key_path(key);
+    if (key == model::LayoutKey::global_batch) {
+      const YamlValue* training = a_.root->find("training");
+      const YamlValue* batch =
+          training != nullptr && training->is_mapping() ? training->find("global_batch") : nullptr;
+      return batch != nullptr ? *batch : *a_.root;
+    }
+    return anchor_path(model::key_path(key));
+  }
+
+  /// The key at `path` (dot-separated) where the file writes it; else the block the path starts in, else the
+  /// top of the file.
+  [[nodiscard]] const YamlValue& anchor_path(const std::string& path) const {
     const YamlValue* at = a_.root;
     for (std::size_t begin = 0; at != nullptr && begin <= path.size();) {
       const std::size_t dot = std::min(path.find('.', begin), path.size());
@@ -592,8 +633,7 @@ class ScenarioConverter {
       begin = dot + 1;
     }
     if (at != nullptr) return *at;
-    const std::string_view block_name = std::string_view(path).substr(0, path.find('.'));
-    const YamlValue* block = key == model::LayoutKey::global_batch ? nullptr : a_.root->find(block_name);
+    const YamlValue* block = a_.root->find(std::string_view(path).substr(0, path.find('.')));
     return block != nullptr ? *block : *a_.root;
   }
 };
