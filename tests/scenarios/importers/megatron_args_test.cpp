@@ -197,6 +197,17 @@ TEST_CASE(
             .model.capacity_factor == 2.0);
 }
 
+TEST_CASE("without --nodes a MoE import takes the fewest nodes holding tp·pp·cp·ep GPUs") {
+  // ep is an axis of its own in the written scenario: tp 2 · pp 4 · ep 8 = 64 GPUs, 8 DGX H100 nodes.
+  const std::string moe =
+      "--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length 4096 --num-experts 8 "
+      "--moe-router-topk 2 --expert-model-parallel-size 8 --tensor-model-parallel-size 2 "
+      "--pipeline-model-parallel-size 4 --sequence-parallel --global-batch-size 256\n";
+  const Scenario s = load_scenario_text(import_megatron_args(moe, "moe.args", {}).yaml, "moe.yaml");
+  CHECK(s.cluster.nodes == 8);
+  CHECK(s.parallelism.dp == 1);
+}
+
 TEST_CASE("Megatron's MoE defaults: allgather, dropless, fp32 moments, core_attn, nothing offloaded") {
   const Scenario s = import_moe(
       "--recompute-granularity selective --offload-modules core_attn "
