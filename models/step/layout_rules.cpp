@@ -206,12 +206,21 @@ void model_feature_rules(const TransformerSpec& m, const ParallelPlan& p, const 
 }
 
 // The framework's MoE settings against the layout: moe_dispatcher_sms belongs to a flex dispatcher;
-// delay_wgrad_compute needs ep_comm_overlap, as Megatron-Core asserts (TransformerConfig.__post_init__), and
-// a schedule whose backward passes hold their weight gradients (1f1b, interleaved: the ones Megatron-Core
-// merges layers in; zero-bubble and the V and DualPipe schedules run them as passes of their own). The
-// dispatcher's SMs against the GPU's are the scenario reader's (dispatcher_sms_problem).
+// ep_comm_overlap runs with the alltoall or flex dispatchers only, whose all-to-alls it overlaps
+// (Megatron-Core asserts "overlap_moe_expert_parallel_comm is supported with alltoall/flex token dispatcher";
+// the allgather dispatcher's gathers stay blocking); delay_wgrad_compute needs ep_comm_overlap, as
+// Megatron-Core asserts (TransformerConfig.__post_init__), and a schedule whose backward passes hold their
+// weight gradients (1f1b, interleaved: the ones Megatron-Core merges layers in; zero-bubble and the V and
+// DualPipe schedules run them as passes of their own). The dispatcher's SMs against the GPU's are the
+// scenario reader's (dispatcher_sms_problem).
 void framework_rules(const ParallelPlan& p, const ProblemList& problem) {
   const Framework& f = p.framework;
+  if (f.ep_comm_overlap && f.moe_dispatcher == MoeDispatcher::all_gather) {
+    problem(
+        LayoutKey::moe_dispatcher,
+        "allgather does not run with framework.ep_comm_overlap: true (Megatron-Core overlaps the alltoall "
+        "and flex dispatchers' all-to-alls only): name another dispatcher, or set ep_comm_overlap: false");
+  }
   if (f.delay_wgrad_compute && !f.ep_comm_overlap) {
     problem(LayoutKey::delay_wgrad_compute,
             "needs framework.ep_comm_overlap: true (Megatron-Core's --delay-wgrad-compute needs "

@@ -231,6 +231,13 @@ training: {global_batch: 64}
       doctest::Contains("t.yaml:5:29: framework.moe_dispatcher: allgather with tp 2 needs "
                         "parallelism.sequence_parallel: true"),
       InputError);
+  // Megatron-Core overlaps the alltoall and flex dispatchers' all-to-alls only: refused at the dispatcher.
+  CHECK_THROWS_WITH_AS((void)load_scenario_text(mixtral + "parallelism: {ep: 8}\nframework: {moe_dispatcher: "
+                                                          "allgather, ep_comm_overlap: true}\n",
+                                                "t.yaml"),
+                       doctest::Contains("t.yaml:5:29: framework.moe_dispatcher: allgather does not run with "
+                                         "framework.ep_comm_overlap: true"),
+                       InputError);
 }
 
 namespace {

@@ -152,8 +152,16 @@ TEST_CASE(
   CHECK(s.parallelism.framework.moe_dispatcher == model::MoeDispatcher::hybridep);
   CHECK(s.parallelism.framework.ep_comm_overlap);
   CHECK_FALSE(s.parallelism.framework.delay_wgrad_compute);
-  CHECK(import_moe("--overlap-moe-expert-parallel-comm --delay-wgrad-compute")
+  CHECK(import_moe(
+            "--moe-token-dispatcher-type alltoall --overlap-moe-expert-parallel-comm --delay-wgrad-compute")
             .parallelism.framework.delay_wgrad_compute);
+  // Megatron's default allgather dispatcher does not overlap (its TransformerConfig asserts alltoall or
+  // flex): the written scenario does not load.
+  CHECK_THROWS_WITH_AS(
+      (void)import_moe("--overlap-moe-expert-parallel-comm"),
+      doctest::Contains(
+          "framework.moe_dispatcher: allgather does not run with framework.ep_comm_overlap: true"),
+      InputError);
   CHECK(s.parallelism.recompute == model::Recompute::selective);
   // moe_act (4) | layernorm (8), RecomputeModule's bits.
   CHECK(s.parallelism.recompute_modules == 4 + 8);
