@@ -230,6 +230,10 @@ void check_moe_layout_keys(Diagnostics& d, const MapReader& r, const model::Tran
     add_at_first_key(d, r, {"shared_experts", "experts"},
                      "shared_experts is set but experts is 0 (a dense model)");
   }
+  if (m.experts == 0 && m.expert_ffn_hidden > 0) {
+    add_at_first_key(d, r, {"expert_ffn_hidden", "experts"},
+                     "expert_ffn_hidden is set but experts is 0 (a dense model: ffn_hidden sizes its MLP)");
+  }
   if (m.experts == 0 && m.dense_layers > 0) {
     add_at_first_key(d, r, {"dense_layers", "experts"},
                      "dense_layers is set but experts is 0 (every layer is already dense)");

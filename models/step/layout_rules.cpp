@@ -66,7 +66,11 @@ void gpu_count_rules(const ParallelPlan& p, std::int64_t gpus, const ProblemList
                                          mp_text, p.dp, p.world_size(), gpus));
     }
   }
-  if (p.shard_group > 0 && p.dp % p.shard_group != 0) {
+  if (p.shard_group > 0 && p.zero == ZeroStage::none) {
+    problem(LayoutKey::shard_group,
+            "applies to ZeRO 1-3 (HSDP shards within each group); with zero: 0 "
+            "nothing is sharded");
+  } else if (p.shard_group > 0 && p.dp % p.shard_group != 0) {
     problem(LayoutKey::shard_group, fmt::format("must divide dp ({}), found {}", p.dp, p.shard_group));
   }
 }

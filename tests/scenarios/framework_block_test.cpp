@@ -77,6 +77,10 @@ TEST_CASE("a misspelt preset or flag is an error at its place") {
   CHECK_THROWS_WITH_AS(load("parallelism: {dp: 16, shard_group: 3, zero: 3}\n"),
                        doctest::Contains("t.yaml:4:36: parallelism.shard_group: must divide dp (16)"),
                        InputError);
+  // HSDP shards within each group: with nothing sharded the key would mean nothing.
+  CHECK_THROWS_WITH_AS(load("parallelism: {dp: 16, shard_group: 4, zero: 0}\n"),
+                       doctest::Contains("t.yaml:4:36: parallelism.shard_group: applies to ZeRO 1-3"),
+                       InputError);
 }
 
 TEST_CASE("the host-cost flags refuse a bad value at its key") {
