@@ -171,6 +171,14 @@ void model_feature_rules(const TransformerSpec& m, const ParallelPlan& p, const 
             "module mla_up_proj needs a model with multi-head latent attention (Megatron-Core refuses it "
             "otherwise)");
   }
+  const auto recomputed = [&](RecomputeModule x) { return recomputes(p.recompute, p.recompute_modules, x); };
+  if (!m.is_moe() && (recomputed(RecomputeModule::moe) || recomputed(RecomputeModule::moe_act) ||
+                      recomputed(RecomputeModule::shared_experts))) {
+    problem(LayoutKey::recompute, "modules moe, moe_act and shared_experts need a mixture-of-experts model");
+  } else if (m.shared_experts == 0 && recomputed(RecomputeModule::shared_experts)) {
+    problem(LayoutKey::recompute,
+            "module shared_experts needs a model with shared experts (model.shared_experts)");
+  }
   // Megatron-Core's checks of offload_modules (transformer_config.py __post_init__).
   const auto offloads = [&](OffloadModule x) {
     return (p.offload_modules & static_cast<std::uint8_t>(x)) != 0;
