@@ -402,8 +402,13 @@ void check_gpu_power_keys(Diagnostics& d, const MapReader& r, const topo::GpuSpe
 
 }  // namespace
 
-topo::GpuSpec read_gpu_value(Diagnostics& d, const YamlValue& v, const std::string& path,
-                             const PresetScope& presets) {
+namespace {
+
+// A GPU block read over `base` when it names no preset: a node preset's GPU, whose keys a `gpu:` mapping
+// without `preset:` overrides one by one (as `--set cluster.node.gpu.KEY` writes it); without a base such a
+// block is a whole GPU and needs its sizes.
+topo::GpuSpec read_gpu_over(Diagnostics& d, const YamlValue& v, const std::string& path,
+                            const PresetScope& presets, const topo::GpuSpec* base) {
   if (v.is_scalar()) {
     return load_preset(d, v, path, PresetKind::gpu, v.scalar, presets, read_gpu_value)
         .value_or(topo::GpuSpec{});
@@ -412,8 +417,9 @@ topo::GpuSpec read_gpu_value(Diagnostics& d, const YamlValue& v, const std::stri
   for (std::string& key : gpu_block_keys(GpuBlock::top)) top_keys.push_back(std::move(key));
   MapReader r(d, v, path, std::move(top_keys));
   if (!r.valid()) return {};
-  topo::GpuSpec g = base_of(d, r, PresetKind::gpu, presets, read_gpu_value);
-  if (!r.has("preset")) r.require({"peak", "hbm", "hbm_bandwidth", "tdp"});
+  const bool over_base = base != nullptr && !r.has("preset");
+  topo::GpuSpec g = over_base ? *base : base_of(d, r, PresetKind::gpu, presets, read_gpu_value);
+  if (!r.has("preset") && !over_base) r.require({"peak", "hbm", "hbm_bandwidth", "tdp"});
   r.string("name", g.name);
   read_gpu_block(r, GpuBlock::top, g);
   if (const YamlValue* p = r.get("peak")) {
@@ -426,6 +432,13 @@ topo::GpuSpec read_gpu_value(Diagnostics& d, const YamlValue& v, const std::stri
   }
   check_gpu_power_keys(d, r, g);
   return g;
+}
+
+}  // namespace
+
+topo::GpuSpec read_gpu_value(Diagnostics& d, const YamlValue& v, const std::string& path,
+                             const PresetScope& presets) {
+  return read_gpu_over(d, v, path, presets, nullptr);
 }
 
 topo::NodeSpec read_node_value(Diagnostics& d, const YamlValue& v, const std::string& path,
@@ -445,9 +458,9 @@ topo::NodeSpec read_node_value(Diagnostics& d, const YamlValue& v, const std::st
   }
   r.string("name", n.name);
   if (const YamlValue* g = r.get("gpu")) {
-    const std::string preset_gpu = n.gpu.name;
-    n.gpu = read_gpu_value(d, *g, r.child_path("gpu"), presets);
-    n.gpu_replaced = r.has("preset") && !r.has("name") && n.gpu.name != preset_gpu;
+    const topo::GpuSpec preset_gpu = n.gpu;
+    n.gpu = read_gpu_over(d, *g, r.child_path("gpu"), presets, r.has("preset") ? &preset_gpu : nullptr);
+    n.gpu_replaced = r.has("preset") && !r.has("name") && n.gpu.name != preset_gpu.name;
   }
   r.count("gpus_per_node", n.gpus_per_node, 1, 1024);
   r.choice("fabric", n.fabric, topo::kIntraNodeFabricNames);
