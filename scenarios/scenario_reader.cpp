@@ -8,6 +8,7 @@
 #include "models/report/run_labels.hpp"
 #include "models/report/summary.hpp"
 #include "models/run/tuning_search_space.hpp"
+#include "models/spec/human_units.hpp"
 #include "models/step/layout_rules.hpp"
 #include "models/workload/attention_kernel.hpp"
 #include "models/workload/optimizer.hpp"
@@ -575,7 +576,7 @@ class ScenarioConverter {
 
   /// What the step asks of the hardware, placed at the key that asks it (the step's pricing would stop at
   /// its first kernel, with no place in the file): throughput at training.precision, a fused attention
-  /// kernel the GPU runs, and NICs between nodes.
+  /// kernel the GPU runs, a memory headroom the GPU has, and NICs between nodes.
   void check_hardware(const Scenario& s) {
     const topo::GpuSpec& g = s.cluster.node.gpu;
     const topo::Precision precision = s.training.precision;
@@ -593,6 +594,15 @@ class ScenarioConverter {
                    " (it gives no efficiency." + name +
                    "_attention_fraction): name another kernel, or give it one");
       }
+    }
+    // A headroom as a size is held to what a fraction may be (read_memory_headroom: at most 0.95 of HBM).
+    if (const auto bytes = s.budget.memory_headroom_bytes;
+        bytes && g.hbm_bytes > 0 && *bytes > 0.95 * g.hbm_bytes) {
+      d_.add(anchor_path("budget.memory_headroom"), "budget.memory_headroom",
+             model::format_human(model::FieldUnit::bytes, *bytes) +
+                 " is more than 0.95 of the cluster's GPU's " +
+                 model::format_human(model::FieldUnit::bytes, g.hbm_bytes) +
+                 " of HBM: nothing would fit beside it");
     }
     const topo::ClusterSpec& c = s.cluster;
     if (c.nodes > 1 && (c.nics_per_node() <= 0 || c.nic_bytes_per_s() <= 0)) {

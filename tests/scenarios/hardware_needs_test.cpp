@@ -1,6 +1,7 @@
 // What a step asks of its hardware is checked when the scenario loads, at the key that asks it
 // (scenario_reader.cpp, check_hardware): throughput at training.precision, a fused attention kernel the GPU
-// runs, NICs between nodes. Without it the step's pricing stopped at its first kernel with no place.
+// runs, a memory headroom the GPU has, NICs between nodes. Without it the step's pricing stopped at its first
+// kernel with no place.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -44,4 +45,14 @@ TEST_CASE("nodes without NIC bandwidth are an error at cluster.node when there i
         doctest::Contains(
             "t.yaml:2:17: cluster.node: the cluster has 2 nodes, but its node dgx-a100-80gb has no "
             "NIC bandwidth between them"));
+}
+
+TEST_CASE("a memory headroom as a size is held to 0.95 of the GPU's HBM, as a fraction is") {
+  // The A100 80GB preset has 80 GiB: 76 GiB is 0.95 of it.
+  const std::string budget = "budget: {memory_headroom: \"76 GiB\"}\n";
+  CHECK(errors_of(on_a100("gpt3-125m", "") + budget) == "");
+  CHECK(errors_of(on_a100("gpt3-125m", "") + "budget: {memory_headroom: \"77 GiB\"}\n") ==
+        doctest::Contains(
+            "t.yaml:4:27: budget.memory_headroom: 77.0 GiB is more than 0.95 of the cluster's GPU's "
+            "80.0 GiB of HBM"));
 }

@@ -142,7 +142,7 @@ constexpr Case cases[] = {
     {"tags-not-a-mapping.yaml",
      "tags-not-a-mapping.yaml:4:7: tags: expected a mapping of tag names to values, e.g. {team: llm}"},
     {"too-many-gpus-per-node.yaml",
-     "too-many-gpus-per-node.yaml:2:57: cluster.gpus_per_node: the node preset dgx-a100-80gb has 8 GPUs; found"},
+     "too-many-gpus-per-node.yaml:2:57: cluster.gpus_per_node: the node dgx-a100-80gb has 8 GPUs; found"},
     {"typo-network-key.yaml",
      "typo-network-key.yaml:5:13: cluster.network.topolgy: unknown key \"topolgy\" (did you mean \"topology"},
     {"unbalanced-brace.yaml",
