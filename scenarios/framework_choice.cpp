@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include "models/workload/attention_kernel.hpp"
+#include "scenarios/framework_block.hpp"
+#include "scenarios/yaml_tree.hpp"
 
 namespace trainsim::scenario {
 
@@ -14,6 +16,14 @@ void choose_unnamed_framework(model::ParallelPlan& plan) {
   chosen.memory_reserve = f.memory_reserve;
   chosen.reshard_after_forward = f.reshard_after_forward;
   f = chosen;
+}
+
+void reread_unnamed_framework(const Scenario& s, model::ParallelPlan& plan) {
+  if (!s.unnamed_framework_block) return;
+  const bool reshard = plan.framework.reshard_after_forward;
+  Diagnostics d;  // the block read without a problem when the scenario loaded
+  read_framework_block(d, *s.unnamed_framework_block, plan, s.overlap_grad_reduce_given);
+  plan.framework.reshard_after_forward = reshard;
 }
 
 void choose_framework(Scenario& s) {

@@ -15,6 +15,13 @@ namespace trainsim::scenario {
 /// (which the layout search varies). For a scenario that names no framework.
 void choose_unnamed_framework(model::ParallelPlan& plan);
 
+/// `plan` (a layout of `s`'s other than its own) with the framework `s`'s block that names no preset
+/// (Scenario::unnamed_framework_block) gives it: the preset `plan`'s layout implies with the block's flags,
+/// and that preset's overlap_grad_reduce unless the scenario wrote one, as the loader reads the block for a
+/// scenario of that layout (`run --set`). Keeps memory.reserve and reshard_after_forward, as
+/// choose_unnamed_framework does. Nothing when `s` has no such block.
+void reread_unnamed_framework(const Scenario& s, model::ParallelPlan& plan);
+
 /// The framework and attention kernel `s` runs with its layout as it stands: without a `framework:` block,
 /// the preset the layout implies (above); then `attention: flash` is that framework's fused kernel where its
 /// model code picks one (torchtitan: PyTorch SDPA's FlashAttention-2) and the GPU runs it, else it stays the

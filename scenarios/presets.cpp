@@ -230,6 +230,10 @@ void check_moe_layout_keys(Diagnostics& d, const MapReader& r, const model::Tran
     add_at_first_key(d, r, {"shared_experts", "experts"},
                      "shared_experts is set but experts is 0 (a dense model)");
   }
+  if (m.experts == 0 && m.expert_ffn_hidden > 0) {
+    add_at_first_key(d, r, {"expert_ffn_hidden", "experts"},
+                     "expert_ffn_hidden is set but experts is 0 (a dense model: ffn_hidden sizes its MLP)");
+  }
   if (m.experts == 0 && m.dense_layers > 0) {
     add_at_first_key(d, r, {"dense_layers", "experts"},
                      "dense_layers is set but experts is 0 (every layer is already dense)");
@@ -319,26 +323,27 @@ void check_latent_attention_keys(Diagnostics& d, const MapReader& r, const YamlV
 void check_model_keys(Diagnostics& d, const MapReader& r, const YamlValue& v, const std::string& path,
                       const model::TransformerSpec& m) {
   if (m.head_dim == 0 && m.kv_lora_rank == 0 && m.hidden % m.heads != 0) {
-    d.add(v, join_path(path, "hidden"),
-          "hidden (" + std::to_string(m.hidden) + ") must be divisible by heads (" + std::to_string(m.heads) +
-              "), or head_dim given");
+    add_at_first_key(d, r, {"hidden", "heads"},
+                     "hidden (" + std::to_string(m.hidden) + ") must be divisible by heads (" +
+                         std::to_string(m.heads) + "), or head_dim given");
   }
   if (m.kv_heads > m.heads || (m.kv_heads > 0 && m.heads % m.kv_heads != 0)) {
-    d.add(v, join_path(path, "kv_heads"),
-          "heads (" + std::to_string(m.heads) + ") must be a multiple of kv_heads (" +
-              std::to_string(m.kv_heads) + ")");
+    add_at_first_key(d, r, {"kv_heads", "heads"},
+                     "heads (" + std::to_string(m.heads) + ") must be a multiple of kv_heads (" +
+                         std::to_string(m.kv_heads) + ")");
   }
   if (m.experts > 0 && (m.top_k < 1 || m.top_k > m.experts)) {
-    d.add(v, join_path(path, "top_k"),
-          "top_k must be between 1 and experts (" + std::to_string(m.experts) +
-              ") for a mixture-of-experts model, found " + std::to_string(m.top_k));
+    add_at_first_key(d, r, {"top_k", "experts"},
+                     "top_k must be between 1 and experts (" + std::to_string(m.experts) +
+                         ") for a mixture-of-experts model, found " + std::to_string(m.top_k));
   }
   if (m.experts == 0 && m.top_k > 0) {
-    d.add(v, join_path(path, "top_k"), "top_k is set but experts is 0 (a dense model)");
+    add_at_first_key(d, r, {"top_k", "experts"}, "top_k is set but experts is 0 (a dense model)");
   }
   if (m.swiglu_limit > 0 && m.mlp != model::Mlp::swiglu) {
-    d.add(v, join_path(path, "swiglu_limit"),
-          "swiglu_limit clamps a SwiGLU MLP's inputs, but mlp is " + std::string(to_string(m.mlp)));
+    add_at_first_key(
+        d, r, {"swiglu_limit", "mlp"},
+        "swiglu_limit clamps a SwiGLU MLP's inputs, but mlp is " + std::string(to_string(m.mlp)));
   }
   check_moe_layout_keys(d, r, m);
   check_routing_group_keys(d, r, m);
@@ -397,8 +402,13 @@ void check_gpu_power_keys(Diagnostics& d, const MapReader& r, const topo::GpuSpe
 
 }  // namespace
 
-topo::GpuSpec read_gpu_value(Diagnostics& d, const YamlValue& v, const std::string& path,
-                             const PresetScope& presets) {
+namespace {
+
+// A GPU block read over `base` when it names no preset: a node preset's GPU, whose keys a `gpu:` mapping
+// without `preset:` overrides one by one (as `--set cluster.node.gpu.KEY` writes it); without a base such a
+// block is a whole GPU and needs its sizes.
+topo::GpuSpec read_gpu_over(Diagnostics& d, const YamlValue& v, const std::string& path,
+                            const PresetScope& presets, const topo::GpuSpec* base) {
   if (v.is_scalar()) {
     return load_preset(d, v, path, PresetKind::gpu, v.scalar, presets, read_gpu_value)
         .value_or(topo::GpuSpec{});
@@ -407,8 +417,9 @@ topo::GpuSpec read_gpu_value(Diagnostics& d, const YamlValue& v, const std::stri
   for (std::string& key : gpu_block_keys(GpuBlock::top)) top_keys.push_back(std::move(key));
   MapReader r(d, v, path, std::move(top_keys));
   if (!r.valid()) return {};
-  topo::GpuSpec g = base_of(d, r, PresetKind::gpu, presets, read_gpu_value);
-  if (!r.has("preset")) r.require({"peak", "hbm", "hbm_bandwidth", "tdp"});
+  const bool over_base = base != nullptr && !r.has("preset");
+  topo::GpuSpec g = over_base ? *base : base_of(d, r, PresetKind::gpu, presets, read_gpu_value);
+  if (!r.has("preset") && !over_base) r.require({"peak", "hbm", "hbm_bandwidth", "tdp"});
   r.string("name", g.name);
   read_gpu_block(r, GpuBlock::top, g);
   if (const YamlValue* p = r.get("peak")) {
@@ -421,6 +432,13 @@ topo::GpuSpec read_gpu_value(Diagnostics& d, const YamlValue& v, const std::stri
   }
   check_gpu_power_keys(d, r, g);
   return g;
+}
+
+}  // namespace
+
+topo::GpuSpec read_gpu_value(Diagnostics& d, const YamlValue& v, const std::string& path,
+                             const PresetScope& presets) {
+  return read_gpu_over(d, v, path, presets, nullptr);
 }
 
 topo::NodeSpec read_node_value(Diagnostics& d, const YamlValue& v, const std::string& path,
@@ -440,9 +458,9 @@ topo::NodeSpec read_node_value(Diagnostics& d, const YamlValue& v, const std::st
   }
   r.string("name", n.name);
   if (const YamlValue* g = r.get("gpu")) {
-    const std::string preset_gpu = n.gpu.name;
-    n.gpu = read_gpu_value(d, *g, r.child_path("gpu"), presets);
-    n.gpu_replaced = r.has("preset") && !r.has("name") && n.gpu.name != preset_gpu;
+    const topo::GpuSpec preset_gpu = n.gpu;
+    n.gpu = read_gpu_over(d, *g, r.child_path("gpu"), presets, r.has("preset") ? &preset_gpu : nullptr);
+    n.gpu_replaced = r.has("preset") && !r.has("name") && n.gpu.name != preset_gpu.name;
   }
   r.count("gpus_per_node", n.gpus_per_node, 1, 1024);
   r.choice("fabric", n.fabric, topo::kIntraNodeFabricNames);

@@ -2,6 +2,7 @@
 // A scenario as plain structs: everything a YAML scenario file says, checked and with presets resolved.
 // Nothing downstream of the loader sees YAML.
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -16,6 +17,8 @@
 #include "topologies/cluster_spec.hpp"
 
 namespace trainsim::scenario {
+
+struct YamlValue;  // scenarios/yaml_tree.hpp
 
 enum class SweepMode { grid, zip };
 
@@ -53,6 +56,11 @@ struct Scenario {
   /// A `framework:` block was written; otherwise parallelism.framework holds the preset the layout implies
   /// (scenarios/framework_choice.hpp).
   bool framework_named = false;
+  /// The `framework:` block when it names no `preset:`: its flags start from the preset the layout implies,
+  /// so a layout other than the scenario's reads it again (reread_unnamed_framework); null otherwise.
+  std::shared_ptr<const YamlValue> unnamed_framework_block;
+  /// parallelism.overlap_grad_reduce was written: it wins over the framework block's and preset's.
+  bool overlap_grad_reduce_given = false;
   /// model.attention was written `flash` and is the framework's own fused kernel (choose_framework).
   bool attention_from_framework = false;
   model::TrainingSpec training;

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <numeric>
 
 #include "models/report/run_labels.hpp"
 #include "models/report/summary.hpp"
 #include "models/run/tuning_search_space.hpp"
+#include "models/spec/human_units.hpp"
 #include "models/step/layout_rules.hpp"
 #include "models/workload/attention_kernel.hpp"
 #include "models/workload/optimizer.hpp"
@@ -16,6 +18,7 @@
 #include "scenarios/framework_block.hpp"
 #include "scenarios/framework_choice.hpp"
 #include "scenarios/loader.hpp"
+#include "scenarios/node_count_rules.hpp"
 #include "scenarios/parallelism_fields.hpp"
 #include "scenarios/preset_blocks.hpp"
 #include "scenarios/region_block.hpp"
@@ -64,11 +67,13 @@ class ScenarioConverter {
     const std::size_t before_plan = d_.size();
     if (const YamlValue* v = r.get("parallelism")) read_parallelism(*v, s.parallelism);
     if (const YamlValue* v = r.get("memory")) read_memory_block(d_, *v, s.parallelism);
+    const YamlValue* plan = r.get("parallelism");
+    s.overlap_grad_reduce_given = plan != nullptr && plan->is_mapping() && plan->find("overlap_grad_reduce");
     if (const YamlValue* v = r.get("framework")) {
       s.framework_named = true;
-      const YamlValue* plan = r.get("parallelism");
-      read_framework_block(d_, *v, s.parallelism,
-                           plan != nullptr && plan->is_mapping() && plan->find("overlap_grad_reduce"));
+      if (v->is_mapping() && v->find("preset") == nullptr)
+        s.unnamed_framework_block = std::make_shared<const YamlValue>(*v);
+      read_framework_block(d_, *v, s.parallelism, s.overlap_grad_reduce_given);
     }
     const bool plan_ok = d_.size() == before_plan;
     const std::size_t before_training = d_.size();
@@ -179,18 +184,13 @@ class ScenarioConverter {
                  std::to_string(dims.items.size()));
       return;
     }
-    double product = 1;  // at most 3 sizes of at most 1e6: exact in a double
     for (std::size_t i = 0; i < dims.items.size(); ++i) {
       const auto k = read_count(d_, dims.items[i], path + "[" + std::to_string(i) + "]", 1, 1e6);
       if (!k) return;
       c.network.torus_dims.push_back(static_cast<int>(*k));
-      product *= static_cast<double>(*k);
     }
-    if (product != static_cast<double>(c.nodes)) {
-      d_.add(dims, path,
-             "the sizes multiply to " + format_number(product) + " nodes; the cluster has " +
-                 std::to_string(c.nodes));
-    }
+    if (std::string problem = torus_dims_problem(c.network.torus_dims, c.nodes); !problem.empty())
+      d_.add(dims, path, problem);
   }
 
   void read_parallelism(const YamlValue& v, model::ParallelPlan& p) {
@@ -538,12 +538,10 @@ class ScenarioConverter {
 
   void check_concurrent_trials(const YamlValue& tuning, const model::TuningSpec& t,
                                const topo::ClusterSpec& c) {
-    if (t.concurrent <= c.nodes) return;
+    const std::string problem = concurrent_trials_problem(t.concurrent, c.nodes);
+    if (problem.empty()) return;
     const YamlValue* at = tuning.is_mapping() ? tuning.find("concurrent") : nullptr;
-    d_.add(at != nullptr ? *at : tuning, "tuning.concurrent",
-           std::to_string(t.concurrent) + " trials at a time need at least one node each; the cluster has " +
-               std::to_string(c.nodes) + ": set concurrent to at most " + std::to_string(c.nodes) +
-               " (the rest of the trials wait their turn)");
+    d_.add(at != nullptr ? *at : tuning, "tuning.concurrent", problem);
   }
 
   void check_layout(Scenario& s, bool training_ok) {
@@ -573,6 +571,45 @@ class ScenarioConverter {
     for (model::LayoutProblem& problem : model::layout_rules(m, p, training, gpus))
       d_.add(anchor(problem.key), model::key_path(problem.key), std::move(problem.message));
     check_dispatcher_sms(p.framework, c.node.gpu);
+    check_hardware(s);
+  }
+
+  /// What the step asks of the hardware, placed at the key that asks it (the step's pricing would stop at
+  /// its first kernel, with no place in the file): throughput at training.precision, a fused attention
+  /// kernel the GPU runs, a memory headroom the GPU has, and NICs between nodes.
+  void check_hardware(const Scenario& s) {
+    const topo::GpuSpec& g = s.cluster.node.gpu;
+    const topo::Precision precision = s.training.precision;
+    if (g.peak.at(precision) <= 0) {
+      const std::string name(topo::to_string(precision));
+      d_.add(anchor_path("training.precision"), "training.precision",
+             "the cluster's GPU " + g.name + " has no " + name + " throughput (its peak." + name + ")");
+    }
+    if (model::is_fused(s.model.attention)) {
+      const model::Attention kernel = model::resolve_attention(s.model.attention, g.efficiency);
+      if (model::attention_kernel_fraction(kernel, g.efficiency) <= 0) {
+        const std::string name(model::to_string(kernel));
+        d_.add(anchor_path("model.attention"), "model.attention",
+               "the attention kernel " + name + " does not run on the cluster's GPU " + g.name +
+                   " (it gives no efficiency." + name +
+                   "_attention_fraction): name another kernel, or give it one");
+      }
+    }
+    // A headroom as a size is held to what a fraction may be (read_memory_headroom: at most 0.95 of HBM).
+    if (const auto bytes = s.budget.memory_headroom_bytes;
+        bytes && g.hbm_bytes > 0 && *bytes > 0.95 * g.hbm_bytes) {
+      d_.add(anchor_path("budget.memory_headroom"), "budget.memory_headroom",
+             model::format_human(model::FieldUnit::bytes, *bytes) +
+                 " is more than 0.95 of the cluster's GPU's " +
+                 model::format_human(model::FieldUnit::bytes, g.hbm_bytes) +
+                 " of HBM: nothing would fit beside it");
+    }
+    const topo::ClusterSpec& c = s.cluster;
+    if (c.nodes > 1 && (c.nics_per_node() <= 0 || c.nic_bytes_per_s() <= 0)) {
+      d_.add(anchor_path("cluster.node"), "cluster.node",
+             "the cluster has " + std::to_string(c.nodes) + " nodes, but its node " + c.node.name +
+                 " has no NIC bandwidth between them (nics_per_node, nic)");
+    }
   }
 
   /// A flex dispatcher must leave the GPU some SMs for the kernels beside it (the other framework rules are
@@ -587,7 +624,18 @@ class ScenarioConverter {
   /// the path starts in (parallelism, framework), else the top of the file (the top for
   /// training.global_batch).
   [[nodiscard]] const YamlValue& anchor(model::LayoutKey key) const {
-    const std::string path = model::key_path(key);
+    if (key == model::LayoutKey::global_batch) {
+      const YamlValue* training = a_.root->find("training");
+      const YamlValue* batch =
+          training != nullptr && training->is_mapping() ? training->find("global_batch") : nullptr;
+      return batch != nullptr ? *batch : *a_.root;
+    }
+    return anchor_path(model::key_path(key));
+  }
+
+  /// The key at `path` (dot-separated) where the file writes it; else the block the path starts in, else the
+  /// top of the file.
+  [[nodiscard]] const YamlValue& anchor_path(const std::string& path) const {
     const YamlValue* at = a_.root;
     for (std::size_t begin = 0; at != nullptr && begin <= path.size();) {
       const std::size_t dot = std::min(path.find('.', begin), path.size());
@@ -595,8 +643,7 @@ class ScenarioConverter {
       begin = dot + 1;
     }
     if (at != nullptr) return *at;
-    const std::string_view block_name = std::string_view(path).substr(0, path.find('.'));
-    const YamlValue* block = key == model::LayoutKey::global_batch ? nullptr : a_.root->find(block_name);
+    const YamlValue* block = a_.root->find(std::string_view(path).substr(0, path.find('.')));
     return block != nullptr ? *block : *a_.root;
   }
 };

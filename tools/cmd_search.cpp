@@ -15,6 +15,7 @@
 
 #include "models/report/summary.hpp"
 #include "scenarios/loader.hpp"
+#include "scenarios/node_count_rules.hpp"
 #include "scenarios/quantity.hpp"
 #include "scenarios/studies/layout_search.hpp"
 #include "scenarios/studies/search_rows.hpp"
@@ -217,6 +218,10 @@ void add_search_command(CLI::App& app, int& exit_code) {
     options.threads = args->threads;
     options.event_rerank = !args->no_event;
     options.space.nodes = node_counts(args->nodes);
+    for (const std::int64_t n : options.space.nodes) {
+      if (const std::string problem = scenario::node_count_problem(s, n); !problem.empty())
+        throw InputError(fmt::format("--nodes {}: {}", n, problem));
+    }
     options.max_layouts = args->max_layouts;
     std::unique_ptr<ProgressBar> bar;
     options.progress = [&bar](std::int64_t done, std::int64_t total) {

@@ -103,7 +103,7 @@ struct ClusterSpec {
   /// What is wrong with gpus_per_node: more GPUs than the node preset has. Empty when nothing is.
   [[nodiscard]] std::string gpus_per_node_problem() const {
     if (node.gpus_per_node <= 0 || gpus_per_node <= node.gpus_per_node) return {};
-    return "the node preset " + node.name + " has " + std::to_string(node.gpus_per_node) + " GPUs; found " +
+    return "the node " + node.name + " has " + std::to_string(node.gpus_per_node) + " GPUs; found " +
            std::to_string(gpus_per_node);
   }
   [[nodiscard]] double nic_bytes_per_s() const {

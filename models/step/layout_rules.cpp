@@ -66,7 +66,11 @@ void gpu_count_rules(const ParallelPlan& p, std::int64_t gpus, const ProblemList
                                          mp_text, p.dp, p.world_size(), gpus));
     }
   }
-  if (p.shard_group > 0 && p.dp % p.shard_group != 0) {
+  if (p.shard_group > 0 && p.zero == ZeroStage::none) {
+    problem(LayoutKey::shard_group,
+            "applies to ZeRO 1-3 (HSDP shards within each group); with zero: 0 "
+            "nothing is sharded");
+  } else if (p.shard_group > 0 && p.dp % p.shard_group != 0) {
     problem(LayoutKey::shard_group, fmt::format("must divide dp ({}), found {}", p.dp, p.shard_group));
   }
 }
@@ -167,6 +171,14 @@ void model_feature_rules(const TransformerSpec& m, const ParallelPlan& p, const 
             "module mla_up_proj needs a model with multi-head latent attention (Megatron-Core refuses it "
             "otherwise)");
   }
+  const auto recomputed = [&](RecomputeModule x) { return recomputes(p.recompute, p.recompute_modules, x); };
+  if (!m.is_moe() && (recomputed(RecomputeModule::moe) || recomputed(RecomputeModule::moe_act) ||
+                      recomputed(RecomputeModule::shared_experts))) {
+    problem(LayoutKey::recompute, "modules moe, moe_act and shared_experts need a mixture-of-experts model");
+  } else if (m.shared_experts == 0 && recomputed(RecomputeModule::shared_experts)) {
+    problem(LayoutKey::recompute,
+            "module shared_experts needs a model with shared experts (model.shared_experts)");
+  }
   // Megatron-Core's checks of offload_modules (transformer_config.py __post_init__).
   const auto offloads = [&](OffloadModule x) {
     return (p.offload_modules & static_cast<std::uint8_t>(x)) != 0;
@@ -206,12 +218,21 @@ void model_feature_rules(const TransformerSpec& m, const ParallelPlan& p, const 
 }
 
 // The framework's MoE settings against the layout: moe_dispatcher_sms belongs to a flex dispatcher;
-// delay_wgrad_compute needs ep_comm_overlap, as Megatron-Core asserts (TransformerConfig.__post_init__), and
-// a schedule whose backward passes hold their weight gradients (1f1b, interleaved: the ones Megatron-Core
-// merges layers in; zero-bubble and the V and DualPipe schedules run them as passes of their own). The
-// dispatcher's SMs against the GPU's are the scenario reader's (dispatcher_sms_problem).
+// ep_comm_overlap runs with the alltoall or flex dispatchers only, whose all-to-alls it overlaps
+// (Megatron-Core asserts "overlap_moe_expert_parallel_comm is supported with alltoall/flex token dispatcher";
+// the allgather dispatcher's gathers stay blocking); delay_wgrad_compute needs ep_comm_overlap, as
+// Megatron-Core asserts (TransformerConfig.__post_init__), and a schedule whose backward passes hold their
+// weight gradients (1f1b, interleaved: the ones Megatron-Core merges layers in; zero-bubble and the V and
+// DualPipe schedules run them as passes of their own). The dispatcher's SMs against the GPU's are the
+// scenario reader's (dispatcher_sms_problem).
 void framework_rules(const ParallelPlan& p, const ProblemList& problem) {
   const Framework& f = p.framework;
+  if (f.ep_comm_overlap && f.moe_dispatcher == MoeDispatcher::all_gather) {
+    problem(
+        LayoutKey::moe_dispatcher,
+        "allgather does not run with framework.ep_comm_overlap: true (Megatron-Core overlaps the alltoall "
+        "and flex dispatchers' all-to-alls only): name another dispatcher, or set ep_comm_overlap: false");
+  }
   if (f.delay_wgrad_compute && !f.ep_comm_overlap) {
     problem(LayoutKey::delay_wgrad_compute,
             "needs framework.ep_comm_overlap: true (Megatron-Core's --delay-wgrad-compute needs "

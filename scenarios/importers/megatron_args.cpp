@@ -405,7 +405,8 @@ void read_routing(const Flags& f, MegatronRun& r) {
 }
 
 // The nodes: --nodes, else torchrun's --nnodes when the script gives it as a number rather than a shell
-// variable, else enough of the node preset's for tp · pp · cp GPUs.
+// variable, else enough of the node preset's for the model-parallel GPUs (tp · pp · cp · ep: the written
+// scenario's ep is an axis of its own).
 long long node_count(const Flags& f, const MegatronImportOptions& options, long long model_parallel) {
   const topo::NodeSpec node = node_preset(options.node);
   long long nodes = options.nodes;
@@ -462,7 +463,7 @@ MegatronRun read_run(const Flags& f, const MegatronImportOptions& options) {
   if (r.optimizer != "adam" && r.optimizer != "sgd")
     throw InputError("--optimizer " + r.optimizer + " is not modelled");
   if (r.optimizer == "adam") r.state_precision = state_precision(f);
-  r.nodes = node_count(f, options, r.tp * r.pp * r.cp);
+  r.nodes = node_count(f, options, r.tp * r.pp * r.cp * r.ep);
   return r;
 }
 

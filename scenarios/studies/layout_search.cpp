@@ -92,6 +92,21 @@ std::vector<Layout> enumerate_layouts(const Scenario& scenario, const LayoutSpac
   const std::int64_t gpus_per_node = scenario.cluster.gpus_in_use_per_node();
   const std::int64_t batch = scenario.training.global_batch;
 
+  // A framework block without a preset starts from the preset each layout implies (reread_unnamed_framework):
+  // read once for each preset the layouts imply.
+  std::map<model::FrameworkPreset, std::pair<model::Framework, bool>> framework_of;
+  const auto reread_framework = [&](model::ParallelPlan& p) {
+    const model::FrameworkPreset implied = model::unnamed_framework_preset(p);
+    auto it = framework_of.find(implied);
+    if (it == framework_of.end()) {
+      model::ParallelPlan read = p;
+      reread_unnamed_framework(scenario, read);
+      it = framework_of.emplace(implied, std::pair{read.framework, read.overlap_grad_reduce}).first;
+    }
+    p.framework = it->second.first;
+    p.overlap_grad_reduce = it->second.second;
+  };
+
   // Candidates by the search's own policy; which of them are layouts at all is layout_rules' call.
   const std::vector<std::int64_t> tps = divisors_up_to(gpus_per_node, gpus_per_node);
   std::vector<std::int64_t> pps(static_cast<std::size_t>(m.layers));
@@ -163,7 +178,11 @@ std::vector<Layout> enumerate_layouts(const Scenario& scenario, const LayoutSpac
                         p.zero = zero;
                         p.shard_group = static_cast<int>(shard_group);
                         p.recompute = recompute;
-                        if (layout.framework_chosen) choose_unnamed_framework(p);
+                        if (layout.framework_chosen) {
+                          choose_unnamed_framework(p);
+                        } else if (scenario.unnamed_framework_block) {
+                          reread_framework(p);
+                        }
                         p.framework.reshard_after_forward = reshard;
                         if (!runs_megatron_ep_overlap(m, p)) continue;
                         if (model::layout_rules(m, p, scenario.training, gpus).empty())

@@ -77,6 +77,10 @@ TEST_CASE("a misspelt preset or flag is an error at its place") {
   CHECK_THROWS_WITH_AS(load("parallelism: {dp: 16, shard_group: 3, zero: 3}\n"),
                        doctest::Contains("t.yaml:4:36: parallelism.shard_group: must divide dp (16)"),
                        InputError);
+  // HSDP shards within each group: with nothing sharded the key would mean nothing.
+  CHECK_THROWS_WITH_AS(load("parallelism: {dp: 16, shard_group: 4, zero: 0}\n"),
+                       doctest::Contains("t.yaml:4:36: parallelism.shard_group: applies to ZeRO 1-3"),
+                       InputError);
 }
 
 TEST_CASE("the host-cost flags refuse a bad value at its key") {
@@ -231,6 +235,13 @@ training: {global_batch: 64}
       doctest::Contains("t.yaml:5:29: framework.moe_dispatcher: allgather with tp 2 needs "
                         "parallelism.sequence_parallel: true"),
       InputError);
+  // Megatron-Core overlaps the alltoall and flex dispatchers' all-to-alls only: refused at the dispatcher.
+  CHECK_THROWS_WITH_AS((void)load_scenario_text(mixtral + "parallelism: {ep: 8}\nframework: {moe_dispatcher: "
+                                                          "allgather, ep_comm_overlap: true}\n",
+                                                "t.yaml"),
+                       doctest::Contains("t.yaml:5:29: framework.moe_dispatcher: allgather does not run with "
+                                         "framework.ep_comm_overlap: true"),
+                       InputError);
 }
 
 namespace {

@@ -71,6 +71,8 @@ TEST_CASE("bad values of the new keys are errors at their line and column") {
       "model: {layers: 4, hidden: 64, heads: 4, vocab: 100, seq_len: 32, shared_experts: 1}\n";
   CHECK(errors_of(dense + rest) ==
         doctest::Contains("model.shared_experts: shared_experts is set but experts is 0"));
+  CHECK(errors_of("model: {preset: llama3-8b, expert_ffn_hidden: 2048}\n" + rest) ==
+        doctest::Contains("t.yaml:1:47: model.expert_ffn_hidden: expert_ffn_hidden is set but experts is 0"));
   // MLA needs its three head widths, and its other keys need kv_lora_rank.
   CHECK(errors_of(model_with("  kv_lora_rank: 8\n  qk_nope_head_dim: 8\n")) ==
         doctest::Contains("model.qk_rope_head_dim: qk_rope_head_dim must be given"));

@@ -68,6 +68,25 @@ TEST_CASE("a misspelt, repeated or inapplicable module is refused at its key") {
   CHECK(error_of("{modules: [mla_up_proj]}", kDense).find("multi-head latent attention") !=
         std::string::npos);
   CHECK(error_of("{modules: [layernorm, mlp]}", kDense).empty());
+  // The MoE modules need experts, and shared_experts a model that has them (Mixtral has none).
+  for (const char* moe_module : {"moe", "moe_act", "shared_experts"}) {
+    CAPTURE(moe_module);
+    CHECK(
+        error_of(std::string("{modules: [") + moe_module + "]}", kDense)
+            .find("parallelism.recompute: modules moe, moe_act and shared_experts need a mixture-of-experts "
+                  "model") != std::string::npos);
+  }
+  constexpr const char* kMixtral = R"(
+model: mixtral-8x7b
+cluster: {node: dgx-h100, nodes: 1}
+parallelism: {tp: 1, ep: 8}
+training: {global_batch: 8, precision: bf16, optimizer: adamw, steps: 1}
+)";
+  CHECK(error_of("{modules: [moe_act]}", kMixtral).empty());
+  CHECK(error_of("{modules: [shared_experts]}", kMixtral)
+            .find("module shared_experts needs a model with shared "
+                  "experts") != std::string::npos);
+  CHECK(error_of("{modules: [shared_experts]}").empty());  // DeepSeek-V3 has one
 }
 
 TEST_CASE("offload modules are read and written back; none by default") {

@@ -152,8 +152,16 @@ TEST_CASE(
   CHECK(s.parallelism.framework.moe_dispatcher == model::MoeDispatcher::hybridep);
   CHECK(s.parallelism.framework.ep_comm_overlap);
   CHECK_FALSE(s.parallelism.framework.delay_wgrad_compute);
-  CHECK(import_moe("--overlap-moe-expert-parallel-comm --delay-wgrad-compute")
+  CHECK(import_moe(
+            "--moe-token-dispatcher-type alltoall --overlap-moe-expert-parallel-comm --delay-wgrad-compute")
             .parallelism.framework.delay_wgrad_compute);
+  // Megatron's default allgather dispatcher does not overlap (its TransformerConfig asserts alltoall or
+  // flex): the written scenario does not load.
+  CHECK_THROWS_WITH_AS(
+      (void)import_moe("--overlap-moe-expert-parallel-comm"),
+      doctest::Contains(
+          "framework.moe_dispatcher: allgather does not run with framework.ep_comm_overlap: true"),
+      InputError);
   CHECK(s.parallelism.recompute == model::Recompute::selective);
   // moe_act (4) | layernorm (8), RecomputeModule's bits.
   CHECK(s.parallelism.recompute_modules == 4 + 8);
@@ -195,6 +203,17 @@ TEST_CASE(
   CHECK(import_moe("--moe-router-force-load-balancing --moe-expert-capacity-factor 2 "
                    "--moe-pad-expert-input-to-capacity")
             .model.capacity_factor == 2.0);
+}
+
+TEST_CASE("without --nodes a MoE import takes the fewest nodes holding tp·pp·cp·ep GPUs") {
+  // ep is an axis of its own in the written scenario: tp 2 · pp 4 · ep 8 = 64 GPUs, 8 DGX H100 nodes.
+  const std::string moe =
+      "--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length 4096 --num-experts 8 "
+      "--moe-router-topk 2 --expert-model-parallel-size 8 --tensor-model-parallel-size 2 "
+      "--pipeline-model-parallel-size 4 --sequence-parallel --global-batch-size 256\n";
+  const Scenario s = load_scenario_text(import_megatron_args(moe, "moe.args", {}).yaml, "moe.yaml");
+  CHECK(s.cluster.nodes == 8);
+  CHECK(s.parallelism.dp == 1);
 }
 
 TEST_CASE("Megatron's MoE defaults: allgather, dropless, fp32 moments, core_attn, nothing offloaded") {

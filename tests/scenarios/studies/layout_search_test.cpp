@@ -369,6 +369,43 @@ TEST_CASE("a scenario that names no framework has each layout priced with the fr
   }
 }
 
+TEST_CASE("a framework block without a preset starts each layout from the preset that layout implies") {
+  // SPEC: a framework block without preset: starts from the preset the layout implies. The scenario's own
+  // layout (tp 2) implies Megatron-Core; a layout of ZeRO 2 without tp, pp or cp implies FSDP1. Each layout
+  // gets its preset with the block's flag, and the loader, given the layout's keys as `run --set` gives
+  // them, reads the same framework and overlap_grad_reduce.
+  const std::string text =
+      "model: {layers: 4, hidden: 64, heads: 4, vocab: 128, seq_len: 8}\n"
+      "cluster: {node: dgx-h100, nodes: 1, gpus_per_node: 4}\n"
+      "parallelism: {tp: 2, dp: auto}\n"
+      "framework: {prefetch: 3}\n"
+      "training: {global_batch: 8}\n";
+  const Scenario base = load_scenario_text(text, "t.yaml");
+  REQUIRE(base.unnamed_framework_block);
+  LayoutSpace space = small_space();
+  space.zero_stages = {model::ZeroStage::none, model::ZeroStage::gradients};
+  int fsdp = 0;
+  int megatron = 0;
+  for (const Layout& l : enumerate_layouts(base, space)) {
+    const model::ParallelPlan& p = l.plan;
+    CHECK_FALSE(l.framework_chosen);
+    const bool fsdp_layout = model::shards_gradients(p.zero) && p.tp == 1 && p.pp == 1 && p.cp == 1;
+    CHECK(p.framework.preset ==
+          (fsdp_layout ? model::FrameworkPreset::fsdp1 : model::FrameworkPreset::megatron_core));
+    CHECK(p.framework.prefetch == 3);
+    (fsdp_layout ? fsdp : megatron) += 1;
+    std::vector<Override> set;
+    for (const Override& o : layout_settings(l)) {
+      if (!o.yaml_value.empty()) set.push_back(o);
+    }
+    const Scenario run = load_scenario_text(text, "t.yaml", set);
+    CHECK(run.parallelism.framework == p.framework);
+    CHECK(run.parallelism.overlap_grad_reduce == p.overlap_grad_reduce);
+  }
+  CHECK(fsdp > 0);
+  CHECK(megatron > 0);
+}
+
 TEST_CASE("layouts with identical figures are one answer that lists the knobs which do not matter") {
   // toy_score ignores the schedule but for gpipe: 1f1b, zb-h1 and interleaved give the same figures, and
   // with pp 1 there is one schedule only.
