@@ -15,8 +15,7 @@ std::string concurrent_trials_problem(std::int64_t concurrent, std::int64_t node
   if (concurrent <= nodes) return "";
   return fmt::format(
       "{} trials at a time need at least one node each; the cluster has {}: set concurrent to at most {} "
-      "(the "
-      "rest of the trials wait their turn)",
+      "(the rest of the trials wait their turn)",
       concurrent, nodes, nodes);
 }
 

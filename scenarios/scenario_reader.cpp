@@ -340,8 +340,8 @@ class ScenarioConverter {
     if (chosen == nullptr && gpu_replaced) {
       d_.add(v, path,
              "no price for the cluster's GPU " + gpu + " (the node preset " + node +
-                 " with its GPU replaced, " + "which the preset's price does not cover): the map prices " +
-                 names + "; add one for " + gpu);
+                 " with its GPU replaced, which the preset's price does not cover): the map prices " + names +
+                 "; add one for " + gpu);
       return;
     }
     if (chosen == nullptr) {
