@@ -54,10 +54,26 @@ const std::vector<Section>& sections() {
       {"", {"model", "trainer", "data", "optim"}, {"log", "resume", "tokenizer", "peft"}},
       {"model", {"config"}, {"tokenizer", "model_transform", "optim"}},
       {"model.config",
-       {"num_layers", "hidden_size", "num_attention_heads", "num_query_groups", "kv_channels",
-        "ffn_hidden_size", "vocab_size", "num_moe_experts", "moe_router_topk", "moe_ffn_hidden_size",
-        "hidden_dropout", "add_bias_linear", "gated_linear_unit", "share_embeddings_and_output_weights",
-        "normalization", "seq_length", "recompute_granularity", "enable_cuda_graph"},
+       {"num_layers",
+        "hidden_size",
+        "num_attention_heads",
+        "num_query_groups",
+        "kv_channels",
+        "ffn_hidden_size",
+        "vocab_size",
+        "num_moe_experts",
+        "moe_router_topk",
+        "moe_ffn_hidden_size",
+        "hidden_dropout",
+        "add_bias_linear",
+        "gated_linear_unit",
+        "share_embeddings_and_output_weights",
+        "normalization",
+        "seq_length",
+        "recompute_granularity",
+        "recompute_method",
+        "recompute_num_layers",
+        "enable_cuda_graph"},
        {"cross_entropy_fusion_impl",
         "cross_entropy_loss_fusion",
         "init_method_std",
@@ -77,8 +93,6 @@ const std::vector<Section>& sections() {
         "low_freq_factor",
         "high_freq_factor",
         "old_context_len",
-        "recompute_method",
-        "recompute_num_layers",
         "moe_aux_loss_coeff",
         "moe_router_load_balancing_type",
         "moe_z_loss_coeff",
@@ -284,6 +298,29 @@ void check_recipe_keys(const Recipe& r, const YamlValue& root, bool lenient, Dia
   }
 }
 
+/// Megatron's recompute_method and recompute_num_layers under full granularity: uniform chunks of one layer
+/// recompute every layer from its input, what `recompute: full` prices; a block of N layers per stage, or
+/// chunks of several layers, keep other activations than that and are refused, naming the key. Without full
+/// granularity Megatron-Core refuses them (TransformerConfig: a recompute method needs full granularity).
+void read_recompute_method(Recipe& r, const std::string& granularity) {
+  Diagnostics& d = r.diagnostics();
+  const std::optional<std::string> method = r.text("model.config.recompute_method");
+  const std::optional<std::int64_t> layers = r.count("model.config.recompute_num_layers");
+  if (!method && !layers) return;
+  const std::string key = method ? "model.config.recompute_method" : "model.config.recompute_num_layers";
+  if (granularity != "full") {
+    d.add(*r.at(key), key,
+          "needs recompute_granularity: full (Megatron-Core uses it with full granularity only)");
+  } else if (method && *method != "uniform" && *method != "block") {
+    d.add(*r.at(key), key, "expected uniform or block, got \"" + *method + "\"");
+  } else if (method.value_or("uniform") != "uniform" || layers.value_or(1) != 1) {
+    d.add(
+        *r.at(key), key,
+        "only uniform chunks of one layer (recompute_num_layers: 1), every layer recomputed from its input, "
+        "are what recompute: full prices; a block of layers, or chunks of several, is not modelled");
+  }
+}
+
 /// The scenario's model block ("key: value" entries) and recompute, from model.config and data: a mapped
 /// NeMo config class is a preset and every recipe key overrides it.
 struct NemoModel {
@@ -358,6 +395,7 @@ NemoModel read_model(Recipe& r, const YamlValue& config) {
       out.recompute = *g;
     }
   }
+  read_recompute_method(r, out.recompute);
   return out;
 }
 

@@ -77,6 +77,28 @@ TEST_CASE("a sized model config, its layout and precision become the scenario's 
   CHECK(s.parallelism.framework.grad_reduce_dtype == topo::Precision::fp32);
 }
 
+TEST_CASE("recompute_method and recompute_num_layers: uniform chunks of one layer are full recompute") {
+  // Megatron's full granularity with uniform chunks of one layer recomputes every layer from its input, as
+  // recompute: full prices; a block of one layer per stage keeps every other layer's activations, and is
+  // refused at the key rather than priced as full recompute.
+  const std::string full = "    recompute_granularity: full\n";
+  const auto with = [&](const std::string& keys) {
+    std::string text = sized;
+    text.replace(text.find(full), full.size(), full + keys);
+    return text;
+  };
+  const NemoImport uniform =
+      import_nemo_recipe(with("    recompute_method: uniform\n    recompute_num_layers: 1\n"), "r.yaml", {});
+  CHECK(load_scenario_text(uniform.yaml, "u.yaml").parallelism.recompute == model::Recompute::full);
+  CHECK_THROWS_WITH_AS((void)import_nemo_recipe(
+                           with("    recompute_method: block\n    recompute_num_layers: 1\n"), "r.yaml", {}),
+                       doctest::Contains("model.config.recompute_method: only uniform chunks of one layer"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(
+      (void)import_nemo_recipe(with("    recompute_num_layers: 4\n"), "r.yaml", {}),
+      doctest::Contains("model.config.recompute_num_layers: only uniform chunks of one layer"), InputError);
+}
+
 TEST_CASE("a model config that is neither a preset nor sized, and a bad value, are errors at their place") {
   const std::string unsized = R"(data: {global_batch_size: 8}
 model:
