@@ -27,6 +27,12 @@ std::optional<model::ConvergenceSpec> read_convergence_block(Diagnostics& d, con
       if (require_fields(lr, convergence_law_fields())) {
         c.law = model::LossLawName::custom;
         read_fields(lr, convergence_law_fields(), c);
+        // The table's bounds for the scales include 0; the law refuses a 0 scale, a term that says nothing
+        // (models/run/convergence.cpp), so it is refused here at its key.
+        for (const auto& [key, value] : {std::pair{"A", c.a}, std::pair{"B", c.b}}) {
+          if (const YamlValue* at = lr.get(key); at != nullptr && value <= 0)
+            d.add(*at, lr.child_path(key), "must be above 0 (a term of the loss law)");
+        }
       }
     }
   }
