@@ -353,6 +353,21 @@ NemoModel read_model(Recipe& r, const YamlValue& config) {
                           out.cls.empty() ? "the model config" : out.cls));
       }
     }
+    // The keys absent fall back to GPTConfig's defaults. A subclass (Llama32Config1B, ...) sets its own,
+    // which the importer does not know: it must give those that shape the model.
+    if (!out.cls.empty() && out.cls != "GPTConfig") {
+      std::vector<std::string> missing;
+      for (const char* key : {"gated_linear_unit", "normalization", "add_bias_linear", "num_query_groups",
+                              "share_embeddings_and_output_weights", "hidden_dropout"}) {
+        if (r.at(std::string("model.config.") + key) == nullptr) missing.emplace_back(key);
+      }
+      if (!missing.empty()) {
+        d.add(at != nullptr ? *at : config, "model.config." + missing.front(),
+              fmt::format("missing: {} has no trainsim preset and sets its own defaults, which the importer "
+                          "does not read; give {}",
+                          out.cls, fmt::join(missing, ", ")));
+      }
+    }
     d.throw_if_any();
   }
   auto field = [&](std::string_view key, std::string_view recipe_key) {

@@ -109,6 +109,28 @@ trainer: {devices: 8}
   CHECK_THROWS_WITH_AS((void)import_nemo_recipe(unsized, "r.yaml", {}),
                        doctest::Contains("r.yaml:4:15: model.config.num_layers: missing: Nemotron4Config15B"),
                        InputError);
+  // A config subclass without a preset, sized but for the keys its class sets to its own defaults (a
+  // Llama 3.2 1B: SwiGLU, RMSNorm, no bias, 8 KV heads, tied embeddings, no dropout), which GPTConfig's
+  // would replace: refused, naming them.
+  const std::string subclass = R"(data: {global_batch_size: 8}
+model:
+  config:
+    _target_: nemo.collections.llm.gpt.model.llama.Llama32Config1B
+    num_layers: 16
+    hidden_size: 2048
+    num_attention_heads: 32
+    vocab_size: 128256
+    normalization: RMSNorm
+trainer: {devices: 8}
+)";
+  CHECK_THROWS_WITH_AS(
+      (void)import_nemo_recipe(subclass, "r.yaml", {}),
+      doctest::Contains(
+          "r.yaml:4:15: model.config.gated_linear_unit: missing: Llama32Config1B has no trainsim "
+          "preset and sets its own defaults, which the importer does not read; give "
+          "gated_linear_unit, add_bias_linear, num_query_groups, "
+          "share_embeddings_and_output_weights, hidden_dropout"),
+      InputError);
   const std::string bad = R"(data: {global_batch_size: 8}
 model: {config: {_target_: x.Llama3Config8B}}
 trainer: {devices: 8, strategy: {tensor_model_parallel_size: two}}
