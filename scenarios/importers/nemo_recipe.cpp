@@ -438,6 +438,10 @@ NemoLayout read_layout(Recipe& r, const NemoImportOptions& options) {
   l.cp = r.count("trainer.strategy.context_parallel_size").value_or(1);
   l.ep = r.count("trainer.strategy.expert_model_parallel_size").value_or(1);
   l.vp = r.count("trainer.strategy.virtual_pipeline_model_parallel_size").value_or(0);
+  if (l.vp > 1 && l.pp == 1) {  // Megatron-Core refuses it: virtual stages need a pipeline
+    const std::string key = "trainer.strategy.virtual_pipeline_model_parallel_size";
+    r.diagnostics().add(*r.at(key), key, "needs pipeline_model_parallel_size above 1");
+  }
   l.sp = r.boolean("trainer.strategy.sequence_parallel").value_or(false);
 
   l.zero = r.boolean("optim.config.use_distributed_optimizer").value_or(false) ? 1 : 0;

@@ -137,6 +137,14 @@ trainer: {devices: 8, strategy: {tensor_model_parallel_size: two}}
 )";
   CHECK_THROWS_WITH_AS((void)import_nemo_recipe(bad, "r.yaml", {}),
                        doctest::Contains("trainer.strategy.tensor_model_parallel_size"), InputError);
+  // Virtual pipeline stages without a pipeline: Megatron-Core refuses them, so the importer does too.
+  std::string no_pipeline = sized;
+  const std::string pp = "pipeline_model_parallel_size: 2";
+  no_pipeline.replace(no_pipeline.find(pp), pp.size(), "pipeline_model_parallel_size: 1");
+  CHECK_THROWS_WITH_AS((void)import_nemo_recipe(no_pipeline, "r.yaml", {}),
+                       doctest::Contains("trainer.strategy.virtual_pipeline_model_parallel_size: needs "
+                                         "pipeline_model_parallel_size above 1"),
+                       InputError);
   CHECK_THROWS_WITH_AS((void)import_nemo_recipe("trainer: {devices: 8}\n", "r.yaml", {}),
                        doctest::Contains("model.config: missing"), InputError);
 }
