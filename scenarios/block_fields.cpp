@@ -497,10 +497,10 @@ const FieldTable<model::DataSpec>& data_fields() {
 const FieldTable<model::DataSpec>& data_preprocessing_fields() {
   using S = model::DataSpec;
   static const FieldTable<S> kTable{
-      number_field("core_hours_per_tb", &S::core_hours_per_tb, 0, 1e9,
-                   "CPU core-hours per decimal TB of raw data"),
-      quantity_field("core_hour", &S::core_hour_usd, D::usd_per_hour, Bound::non_negative,
-                     "the price of one CPU core-hour"),
+      required(number_field("core_hours_per_tb", &S::core_hours_per_tb, 0, 1e9,
+                            "CPU core-hours per decimal TB of raw data")),
+      required(quantity_field("core_hour", &S::core_hour_usd, D::usd_per_hour, Bound::non_negative,
+                              "the price of one CPU core-hour")),
   };
   return kTable;
 }
@@ -508,9 +508,9 @@ const FieldTable<model::DataSpec>& data_preprocessing_fields() {
 const FieldTable<model::DataSpec>& data_storage_fields() {
   using S = model::DataSpec;
   static const FieldTable<S> kTable{
-      quantity_field("price", &S::storage_usd_per_gb_month, D::usd_per_gb_month, Bound::non_negative,
-                     "the price of keeping the raw corpus"),
-      number_field("months", &S::storage_months, 0, 1200, "how long it is kept"),
+      required(quantity_field("price", &S::storage_usd_per_gb_month, D::usd_per_gb_month, Bound::non_negative,
+                              "the price of keeping the raw corpus")),
+      required(number_field("months", &S::storage_months, 0, 1200, "how long it is kept")),
   };
   return kTable;
 }
@@ -518,10 +518,10 @@ const FieldTable<model::DataSpec>& data_storage_fields() {
 const FieldTable<model::DataSpec>& data_transfer_fields() {
   using S = model::DataSpec;
   static const FieldTable<S> kTable{
-      quantity_field("volume", &S::transfer_bytes, D::bytes, Bound::non_negative,
-                     "the data moved into the training region"),
-      quantity_field("price", &S::transfer_usd_per_gb, D::usd_per_gb, Bound::non_negative,
-                     "the price of moving it"),
+      required(quantity_field("volume", &S::transfer_bytes, D::bytes, Bound::non_negative,
+                              "the data moved into the training region")),
+      required(quantity_field("price", &S::transfer_usd_per_gb, D::usd_per_gb, Bound::non_negative,
+                              "the price of moving it")),
   };
   return kTable;
 }

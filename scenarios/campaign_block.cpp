@@ -27,6 +27,12 @@ std::optional<model::ConvergenceSpec> read_convergence_block(Diagnostics& d, con
       if (require_fields(lr, convergence_law_fields())) {
         c.law = model::LossLawName::custom;
         read_fields(lr, convergence_law_fields(), c);
+        // The table's bounds for the scales include 0; the law refuses a 0 scale, a term that says nothing
+        // (models/run/convergence.cpp), so it is refused here at its key.
+        for (const auto& [key, value] : {std::pair{"A", c.a}, std::pair{"B", c.b}}) {
+          if (const YamlValue* at = lr.get(key); at != nullptr && value <= 0)
+            d.add(*at, lr.child_path(key), "must be above 0 (a term of the loss law)");
+        }
       }
     }
   }
@@ -87,15 +93,22 @@ std::optional<model::DataSpec> read_data_block(Diagnostics& d, const YamlValue& 
   model::DataSpec data;
   read_fields(r, data_fields(), data);
   // Each mapping of the block: its path, its table.
+  // Each prices an amount by a rate, so both are given: a rate without its amount would price 0 without a
+  // word. Preprocessing and storage price the raw corpus, which they need too.
   const auto read_mapping = [&](std::string_view key, const FieldTable<model::DataSpec>& table) {
     if (const YamlValue* m = r.get(key)) {
       MapReader mr(d, *m, r.child_path(key), field_keys(table));
+      require_fields(mr, table);
       read_fields(mr, table, data);
     }
   };
   read_mapping("preprocessing", data_preprocessing_fields());
   read_mapping("storage", data_storage_fields());
   read_mapping("transfer", data_transfer_fields());
+  for (const char* key : {"preprocessing", "storage"}) {
+    if (const YamlValue* m = r.get(key); m != nullptr && !r.has("raw"))
+      d.add(*m, r.child_path(key), "prices the raw corpus: give data.raw, its size");
+  }
   if (d.size() != before) return std::nullopt;
   return data;
 }

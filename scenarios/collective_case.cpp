@@ -5,6 +5,8 @@
 
 #include "scenarios/component_case.hpp"
 #include "scenarios/yaml_tree.hpp"
+#include "topologies/collective_cost.hpp"
+#include "topologies/placement.hpp"
 
 namespace trainsim::scenario {
 
@@ -45,6 +47,22 @@ CollectiveCase load_collective_case_file(const std::string& path) {
       d.add(*r.get("algo"), "collective.algo",
             "unknown algorithm \"" + algo +
                 "\"; expected auto, ring, tree, hierarchical, halving-doubling or nvls");
+    }
+  }
+  if (const YamlValue* c = top.get("collective"); c != nullptr && d.size() == 0) {
+    // Bus bandwidth is that of a group, and a named algorithm must run the op there (collective_cost.hpp).
+    const std::int64_t gpus = out.cluster.total_gpus();
+    const YamlValue* gpn = c->is_mapping() ? c->find("gpus_per_node") : nullptr;
+    if (gpus < 2) {
+      d.add(gpn != nullptr ? *gpn : *c, "collective.gpus_per_node",
+            "a collective runs between at least two GPUs");
+    } else {
+      const topo::CommGroup group = topo::Placement({gpus}, out.cluster).group(0, 0);
+      if (std::string problem = topo::forced_algorithm_problem(out.op, out.algo, group, out.cluster);
+          !problem.empty()) {
+        const YamlValue* at = c->is_mapping() ? c->find("algo") : nullptr;
+        d.add(at != nullptr ? *at : *c, "collective.algo", std::move(problem));
+      }
     }
   }
   if (const YamlValue* m = top.get("measured")) {

@@ -505,15 +505,27 @@ class ScenarioConverter {
         m.tolerance = *x;
       }
     }
+    bool metric_given = false;  // a metric's key, read or refused: the block does name what it measures
     for (const YamlEntry& e : v.entries) {
       if (std::find(measurable_fields().begin(), measurable_fields().end(), e.key) ==
           measurable_fields().end()) {
         continue;  // a key of the table, or an unknown one the MapReader reported
       }
-      if (auto x = read_number(d_, e.value, join_path("measured", e.key), 0, 1e30))
+      metric_given = true;
+      // Above 0, as a relative error needs; a fraction (mfu, goodput, ...) at most 1, as a percentage given
+      // by mistake would be scored as a number a hundred times the prediction.
+      const model::SummaryField* field = model::field_schema(e.key);
+      const bool fraction = field != nullptr && field->unit == model::FieldUnit::fraction;
+      const std::string path = join_path("measured", e.key);
+      if (auto x = read_number(d_, e.value, path, 0, fraction ? 1.0 : 1e30)) {
+        if (*x <= 0) {
+          d_.add(e.value, path, "must be above 0: the error against a measured 0 is undefined");
+          continue;
+        }
         m.values.emplace_back(e.key, *x);
+      }
     }
-    if (m.values.empty() && r.valid())
+    if (!metric_given && r.valid())
       d_.add(v, "measured", "no measured metric given (e.g. iteration_time: 13.75)");
     s.measured = std::move(m);
   }

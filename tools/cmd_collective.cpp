@@ -95,7 +95,10 @@ void add_collective_command(CLI::App& app, int& exit_code) {
       ->check(CLI::PositiveNumber);
   sub->add_option("--op", o.op,
                   "all-reduce | reduce-scatter | all-gather | broadcast | reduce | all-to-all | send-recv");
-  sub->add_option("--algo", o.algo, "auto | ring | tree | hierarchical | halving-doubling | nvls");
+  sub->add_option(
+      "--algo", o.algo,
+      "auto | ring | tree | hierarchical | halving-doubling | nvls (a named one must run the op on "
+      "the group, else an error)");
   auto* size = sub->add_option("--size", o.size, "one message size, e.g. 1GiB or 8M");
   // One size or a sweep, never both: a --size given with -b/-e would silently win.
   sub->add_option("-b,--minbytes", o.begin, "sweep start (nccl-tests -b), e.g. 8")->excludes(size);
@@ -151,9 +154,13 @@ void add_collective_command(CLI::App& app, int& exit_code) {
     if (*op == topo::CollectiveOp::send_recv && n != 2) {
       throw InputError("send-recv runs between two GPUs: use --nodes 2 --gpus 1, or --gpus 2");
     }
+    if (n < 2)
+      throw InputError("a collective runs between at least two GPUs: use --gpus or --nodes for more");
     const topo::Placement placement({n}, c);
     const topo::CommGroup group = placement.group(0, 0);
     const double elem = type_bytes(o.type);
+    if (const std::string problem = topo::forced_algorithm_problem(*op, *algo, group, c); !problem.empty())
+      throw InputError("--algo " + problem);
 
     std::cout << fmt::format(
         "# trainsim collective: {} on {} x {} ({} GPUs, {} per node), algorithm {}, {} fidelity\n",

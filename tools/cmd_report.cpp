@@ -97,6 +97,15 @@ void add_report_command(CLI::App& app, int& exit_code) {
                                       ? report::parse_json_lines(text, in.string())
                                       : report::parse_csv(text, in.string());
       const std::string name = in.filename().string();
+      // Anything else read as rows would make a page of nothing: a sweep's rows carry their point and the
+      // sweep's fingerprint, a search's its rank and whether it is on the Pareto front.
+      if (!report::is_search_output(table) &&
+          (table.column("point") < 0 || table.column("sweep_fingerprint") < 0)) {
+        throw InputError(
+            {Diagnostic{.file = in.string(),
+                        .message = "not a sweep's output (no point and sweep_fingerprint columns) "
+                                   "nor a search's (no rank and on_pareto columns)"}});
+      }
       html = report::is_search_output(table) ? report::search_report_html(name, table)
                                              : report::sweep_report_html(name, table);
       out = fs::path(in).replace_extension(".html");

@@ -1,5 +1,5 @@
 // `trainsim sweep`: expand the scenario's sweep block and run every point (see tools/sweep_runner.hpp), then
-// say in one line what came of it: points, feasible, fitting, the fastest that fits, the time taken.
+// say in one line what came of it: points, feasible, fitting, the fastest feasible one, the time taken.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -74,9 +74,9 @@ void add_sweep_command(CLI::App& app, int& exit_code) {
     job.shard = scenario::parse_shard(args->shard);
     const SweepOutcome outcome = args->mpi ? run_sweep_mpi(job) : run_sweep(job);
     if (!args->mpi && outcome.complete()) {
-      std::string fastest = "no point fits";
+      std::string fastest = "no point is feasible";
       if (outcome.fastest_point >= 0) {
-        fastest = fmt::format("fastest that fits: point {} ({} per iteration)", outcome.fastest_point,
+        fastest = fmt::format("fastest feasible: point {} ({} per iteration)", outcome.fastest_point,
                               model::format_human(model::FieldUnit::seconds, outcome.fastest_iteration));
       }
       fmt::print(stderr, "trainsim sweep: {} points in {:.2f} s: {} feasible, {} fit; {}\n", outcome.planned,

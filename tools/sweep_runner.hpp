@@ -33,9 +33,11 @@ struct SweepOutcome {
   // Of the points this run computed (run_sweep only; the MPI runner leaves them 0):
   std::int64_t feasible = 0;
   std::int64_t fits = 0;
-  std::int64_t fastest_point = -1;  ///< the fitting point of least iteration time (lowest index on a tie)
-  double fastest_iteration = 0;     ///< s
-  double seconds = 0;               ///< wall clock of the sweep
+  /// The feasible point (it fits, and its run ends) of least iteration time (lowest index on a tie): a point
+  /// whose failures or instability stop its run from ending is not the fastest, however short its step.
+  std::int64_t fastest_point = -1;
+  double fastest_iteration = 0;  ///< s
+  double seconds = 0;            ///< wall clock of the sweep
 };
 
 /// Output order: rows are released in point-index order (a row is buffered until every point before it in

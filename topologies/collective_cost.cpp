@@ -445,6 +445,16 @@ CollectiveEstimate estimate_collective(CollectiveOp op, double bytes, const Comm
   return best;
 }
 
+std::string forced_algorithm_problem(CollectiveOp op, CollectiveAlgo algo, const CommGroup& group,
+                                     const ClusterSpec& cluster) {
+  if (algo == CollectiveAlgo::auto_select) return "";
+  const CollectiveAlgo used = estimate_collective(op, 1.0, group, cluster, algo).algo;
+  if (used == algo) return "";
+  return std::string(to_string(algo)) + " does not run " + std::string(to_string(op)) + " on this group (" +
+         std::to_string(group.size) + " GPUs): " + std::string(to_string(used)) +
+         " would; name that one or none";
+}
+
 double collective_time(CollectiveOp op, double bytes, const CommGroup& group, const ClusterSpec& cluster,
                        CollectiveAlgo algo) {
   return estimate_collective(op, bytes, group, cluster, algo).time_s;

@@ -128,6 +128,11 @@ struct CollectiveEstimate {
 [[nodiscard]] double collective_time(CollectiveOp op, double bytes, const CommGroup& group,
                                      const ClusterSpec& cluster,
                                      CollectiveAlgo algo = CollectiveAlgo::auto_select);
+/// What is wrong with naming `algo` for `op` over `group` (the fallback estimate_collective takes when it
+/// does not apply): "" when it runs there, or auto_select. Commands and cases that take a named algorithm
+/// refuse it rather than price ring under its name.
+[[nodiscard]] std::string forced_algorithm_problem(CollectiveOp op, CollectiveAlgo algo,
+                                                   const CommGroup& group, const ClusterSpec& cluster);
 /// What auto_select resolves to for this call (NCCL's rule, see the file comment and README).
 [[nodiscard]] CollectiveAlgo select_algorithm(CollectiveOp op, double bytes, const CommGroup& group,
                                               const ClusterSpec& cluster);

@@ -159,9 +159,11 @@ constexpr std::array<std::string_view, 12> kDeepSeekMapped{
 constexpr std::array<std::string_view, 3> kGptOssSkipped{"experts_per_token", "initial_context_length",
                                                          "swiglu_limit"};
 
-// Sliding windows. gpt_oss: the window on the layers layer_types names sliding_attention; mistral and
-// mixtral: on every layer (or as layer_types says) while use_sliding_window is not false. A window at least
-// as long as the positions changes nothing. Qwen's use_sliding_window (windows below max_window_layers) is
+// Sliding windows. gpt_oss: the window on the layers layer_types names sliding_attention (absent: every
+// other layer from the first, transformers' GptOssConfig default); mistral and mixtral: on every layer (or as
+// layer_types says) while use_sliding_window is not false. The window is kept whatever its length: one at
+// least the scenario's seq_len long changes nothing (TransformerSpec::is_windowed), and a scenario may run
+// longer than max_position_embeddings. Qwen's use_sliding_window (windows below max_window_layers) is
 // refused.
 void read_sliding_window(ConfigReader& r, const json& config, const std::string& family,
                          model::TransformerSpec& m) {
@@ -170,14 +172,20 @@ void read_sliding_window(ConfigReader& r, const json& config, const std::string&
   const auto w = config.find("sliding_window");
   const std::int64_t window =
       window_on && w != config.end() && !w->is_null() ? r.count("sliding_window", false, 1e9).value_or(0) : 0;
-  if (window > 0 && window < m.seq_len) {
+  if (window > 0) {
     if (qwen) {
       r.fail("use_sliding_window", "Qwen's sliding window (below max_window_layers) is not modelled");
     }
     m.sliding_window = window;
   }
   const auto types = config.find("layer_types");
-  if (types == config.end() || types->is_null()) return;
+  if (types == config.end() || types->is_null()) {
+    if (family == "gpt_oss" && m.sliding_window > 0) {
+      m.window_layers.assign(static_cast<std::size_t>(std::max<std::int64_t>(m.layers, 0)), false);
+      for (std::size_t i = 0; i < m.window_layers.size(); i += 2) m.window_layers[i] = true;
+    }
+    return;
+  }
   if (!types->is_array()) {
     r.fail("layer_types", "expected a list of layer types, found " + json_excerpt(*types));
     return;
@@ -214,9 +222,12 @@ void read_deepseek_v3(ConfigReader& r, model::TransformerSpec& m) {
                {&T::kv_lora_rank, "kv_lora_rank", true, 1e7},
                {&T::qk_nope_head_dim, "qk_nope_head_dim", true, 1e5},
                {&T::qk_rope_head_dim, "qk_rope_head_dim", true, 1e5},
-               {&T::v_head_dim, "v_head_dim", true, 1e5},
-               {&T::shared_experts, "n_shared_experts", false, 1e6},
-               {&T::dense_layers, "first_k_dense_replace", false, 1e6}});
+               {&T::v_head_dim, "v_head_dim", true, 1e5}});
+  // 0 (or absent): no shared expert, no dense first layer.
+  for (const CountField& f : {CountField{&T::shared_experts, "n_shared_experts", false, 1e6},
+                              CountField{&T::dense_layers, "first_k_dense_replace", false, 1e6}}) {
+    if (r.present_nonzero(f.key)) m.*f.field = r.count(f.key, f.required, f.max).value_or(0);
+  }
   // Node-limited routing (n_group groups of experts, a token's from topk_group of them); 1 group: none.
   if (const std::int64_t groups = r.count("n_group", false, 1e6).value_or(1); groups > 1) {
     m.routing_groups = groups;

@@ -54,10 +54,26 @@ const std::vector<Section>& sections() {
       {"", {"model", "trainer", "data", "optim"}, {"log", "resume", "tokenizer", "peft"}},
       {"model", {"config"}, {"tokenizer", "model_transform", "optim"}},
       {"model.config",
-       {"num_layers", "hidden_size", "num_attention_heads", "num_query_groups", "kv_channels",
-        "ffn_hidden_size", "vocab_size", "num_moe_experts", "moe_router_topk", "moe_ffn_hidden_size",
-        "hidden_dropout", "add_bias_linear", "gated_linear_unit", "share_embeddings_and_output_weights",
-        "normalization", "seq_length", "recompute_granularity", "enable_cuda_graph"},
+       {"num_layers",
+        "hidden_size",
+        "num_attention_heads",
+        "num_query_groups",
+        "kv_channels",
+        "ffn_hidden_size",
+        "vocab_size",
+        "num_moe_experts",
+        "moe_router_topk",
+        "moe_ffn_hidden_size",
+        "hidden_dropout",
+        "add_bias_linear",
+        "gated_linear_unit",
+        "share_embeddings_and_output_weights",
+        "normalization",
+        "seq_length",
+        "recompute_granularity",
+        "recompute_method",
+        "recompute_num_layers",
+        "enable_cuda_graph"},
        {"cross_entropy_fusion_impl",
         "cross_entropy_loss_fusion",
         "init_method_std",
@@ -77,8 +93,6 @@ const std::vector<Section>& sections() {
         "low_freq_factor",
         "high_freq_factor",
         "old_context_len",
-        "recompute_method",
-        "recompute_num_layers",
         "moe_aux_loss_coeff",
         "moe_router_load_balancing_type",
         "moe_z_loss_coeff",
@@ -284,6 +298,29 @@ void check_recipe_keys(const Recipe& r, const YamlValue& root, bool lenient, Dia
   }
 }
 
+/// Megatron's recompute_method and recompute_num_layers under full granularity: uniform chunks of one layer
+/// recompute every layer from its input, what `recompute: full` prices; a block of N layers per stage, or
+/// chunks of several layers, keep other activations than that and are refused, naming the key. Without full
+/// granularity Megatron-Core refuses them (TransformerConfig: a recompute method needs full granularity).
+void read_recompute_method(Recipe& r, const std::string& granularity) {
+  Diagnostics& d = r.diagnostics();
+  const std::optional<std::string> method = r.text("model.config.recompute_method");
+  const std::optional<std::int64_t> layers = r.count("model.config.recompute_num_layers");
+  if (!method && !layers) return;
+  const std::string key = method ? "model.config.recompute_method" : "model.config.recompute_num_layers";
+  if (granularity != "full") {
+    d.add(*r.at(key), key,
+          "needs recompute_granularity: full (Megatron-Core uses it with full granularity only)");
+  } else if (method && *method != "uniform" && *method != "block") {
+    d.add(*r.at(key), key, "expected uniform or block, got \"" + *method + "\"");
+  } else if (method.value_or("uniform") != "uniform" || layers.value_or(1) != 1) {
+    d.add(
+        *r.at(key), key,
+        "only uniform chunks of one layer (recompute_num_layers: 1), every layer recomputed from its input, "
+        "are what recompute: full prices; a block of layers, or chunks of several, is not modelled");
+  }
+}
+
 /// The scenario's model block ("key: value" entries) and recompute, from model.config and data: a mapped
 /// NeMo config class is a preset and every recipe key overrides it.
 struct NemoModel {
@@ -314,6 +351,21 @@ NemoModel read_model(Recipe& r, const YamlValue& config) {
               fmt::format("missing: {} has no trainsim preset; give num_layers, hidden_size, "
                           "num_attention_heads and vocab_size",
                           out.cls.empty() ? "the model config" : out.cls));
+      }
+    }
+    // The keys absent fall back to GPTConfig's defaults. A subclass (Llama32Config1B, ...) sets its own,
+    // which the importer does not know: it must give those that shape the model.
+    if (!out.cls.empty() && out.cls != "GPTConfig") {
+      std::vector<std::string> missing;
+      for (const char* key : {"gated_linear_unit", "normalization", "add_bias_linear", "num_query_groups",
+                              "share_embeddings_and_output_weights", "hidden_dropout"}) {
+        if (r.at(std::string("model.config.") + key) == nullptr) missing.emplace_back(key);
+      }
+      if (!missing.empty()) {
+        d.add(at != nullptr ? *at : config, "model.config." + missing.front(),
+              fmt::format("missing: {} has no trainsim preset and sets its own defaults, which the importer "
+                          "does not read; give {}",
+                          out.cls, fmt::join(missing, ", ")));
       }
     }
     d.throw_if_any();
@@ -358,6 +410,7 @@ NemoModel read_model(Recipe& r, const YamlValue& config) {
       out.recompute = *g;
     }
   }
+  read_recompute_method(r, out.recompute);
   return out;
 }
 
@@ -385,6 +438,10 @@ NemoLayout read_layout(Recipe& r, const NemoImportOptions& options) {
   l.cp = r.count("trainer.strategy.context_parallel_size").value_or(1);
   l.ep = r.count("trainer.strategy.expert_model_parallel_size").value_or(1);
   l.vp = r.count("trainer.strategy.virtual_pipeline_model_parallel_size").value_or(0);
+  if (l.vp > 1 && l.pp == 1) {  // Megatron-Core refuses it: virtual stages need a pipeline
+    const std::string key = "trainer.strategy.virtual_pipeline_model_parallel_size";
+    r.diagnostics().add(*r.at(key), key, "needs pipeline_model_parallel_size above 1");
+  }
   l.sp = r.boolean("trainer.strategy.sequence_parallel").value_or(false);
 
   l.zero = r.boolean("optim.config.use_distributed_optimizer").value_or(false) ? 1 : 0;

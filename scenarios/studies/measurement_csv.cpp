@@ -101,6 +101,27 @@ std::vector<Measurement> parse_vtrain(const std::vector<std::string>& lines, con
                                        "data parallelism",
                                        "pipeline parallelism",
                                        "iteration time (ms)"};
+  // The columns are read by position, so the header must name them in vTrain's order: a file whose
+  // parallelism columns come in another order has the same GPU product and would read without a word.
+  static const char* const kHeader[] = {"# GPUs",
+                                        "global batch",
+                                        "micro batch",
+                                        "hidden size",
+                                        "attention heads",
+                                        "# layers",
+                                        "sequence length",
+                                        "tensor parallelism",
+                                        "data parallelism",
+                                        "pipeline parallelism",
+                                        "iteration time (ms)"};
+  if (header.size() != skip + 11) fail(label, 1, "expected " + std::to_string(skip + 11) + " columns");
+  for (std::size_t k = 0; k < 11; ++k) {
+    if (header[skip + k] != kHeader[k]) {
+      fail(label, 1,
+           "column " + std::to_string(skip + k + 1) + " is \"" + header[skip + k] + "\", expected \"" +
+               kHeader[k] + "\" (vTrain's columns, in its order)");
+    }
+  }
   std::vector<Measurement> out;
   for (std::size_t i = 1; i < lines.size(); ++i) {
     if (blank(lines[i])) continue;

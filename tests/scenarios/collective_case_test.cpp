@@ -68,3 +68,23 @@ TEST_CASE("a case without measured: is refused") {
       dir.write("nomeasured.yaml", "collective: {node: hgx-h200, op: all-reduce, size: \"1 MiB\"}\n");
   CHECK(errors_of(path).find("measured") != std::string::npos);
 }
+
+TEST_CASE("a named algorithm that does not run the op there, or a single GPU, is refused at its key") {
+  // NCCL's tree runs all-reduce only: an all-to-all under it would be priced as ring under its name. And a
+  // bus bandwidth needs a group: one GPU has none.
+  const trainsim::testing::TempDir dir;
+  const std::string measured = "measured: {source: s, busbw: 1e9}\n";
+  const std::string tree = dir.write(
+      "tree.yaml", "collective: {node: hgx-h200, op: all-to-all, size: \"1 MiB\", algo: tree}\n" + measured);
+  CHECK(errors_of(tree).find("collective.algo: tree does not run all-to-all on this group (8 GPUs)") !=
+        std::string::npos);
+  const std::string allreduce = dir.write(
+      "allreduce.yaml",
+      "collective: {node: hgx-h200, nodes: 2, op: all-reduce, size: \"1 MiB\", algo: tree}\n" + measured);
+  CHECK(errors_of(allreduce).empty());
+  const std::string one = dir.write(
+      "one.yaml",
+      "collective: {node: hgx-h200, gpus_per_node: 1, op: all-reduce, size: \"1 MiB\"}\n" + measured);
+  CHECK(errors_of(one).find("collective.gpus_per_node: a collective runs between at least two GPUs") !=
+        std::string::npos);
+}

@@ -149,3 +149,37 @@ TEST_CASE("a gpt_oss config whose layer types the spec cannot hold is refused, n
   CHECK(errors_of("model: {hf_config: \"" + (dir / "short.json").string() + "\"}\n" + rest) ==
         doctest::Contains("expected one entry per layer (24), found 23"));
 }
+
+TEST_CASE("a gpt_oss config without layer_types windows every other layer, as transformers' default does") {
+  // GptOssConfig fills a missing layer_types with sliding_attention on layers 0, 2, 4, ... and
+  // full_attention on the others: 12 of gpt-oss-20b's 24 layers windowed, as with the published list.
+  const trainsim::testing::TempDir temp;
+  std::ifstream in(std::string(TRAINSIM_SOURCE_DIR) + "/models/hf_configs/gpt-oss-20b.json");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::size_t from = text.find("\"layer_types\"");
+  REQUIRE(from != std::string::npos);
+  const std::size_t to = text.find(']', from);
+  text.erase(from, to + 2 - from);  // the key, its list and the comma after it
+  std::ofstream(temp.path() / "no-types.json") << text;
+  const model::TransformerSpec m =
+      load_model("{hf_config: \"" + (temp.path() / "no-types.json").string() + "\"}");
+  CHECK(m.sliding_window == 128);
+  CHECK(m.windowed_layer_count() == 12);
+  CHECK(m.is_windowed(0));
+  CHECK_FALSE(m.is_windowed(1));
+}
+
+TEST_CASE("a config's window as long as its positions still windows a scenario that runs longer") {
+  // Mistral-style: window 4096 = max_position_embeddings. At seq_len 4096 the window covers every key; at
+  // 16384 each query sees 4096 of them.
+  const trainsim::testing::TempDir temp;
+  std::ofstream(temp.path() / "mistral.json") << R"({"model_type": "mistral", "hidden_size": 4096,
+      "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+      "intermediate_size": 14336, "vocab_size": 32000, "max_position_embeddings": 4096,
+      "sliding_window": 4096})";
+  const std::string file = (temp.path() / "mistral.json").string();
+  CHECK(load_model("{hf_config: \"" + file + "\"}").windowed_layer_count() == 0);
+  const model::TransformerSpec longer = load_model("{hf_config: \"" + file + "\", seq_len: 16384}");
+  CHECK(longer.sliding_window == 4096);
+  CHECK(longer.windowed_layer_count() == 32);
+}

@@ -46,6 +46,15 @@ TEST_CASE("a broken trace.json is exit 2 naming it, and no page is written") {
   CHECK_FALSE(fs::exists(dir.path() / "page.html"));
 }
 
+TEST_CASE("a CSV that is neither a sweep's nor a search's output is exit 2, and no page is written") {
+  const TempDir dir;
+  std::ofstream(dir.file("junk.csv")) << "a,b\n1,2\n";
+  const Outcome report = run_trainsim({"report", dir.file("junk.csv"), "-o", dir.file("page.html")});
+  CHECK_MESSAGE(report.exit_code == 2, describe(report));
+  CHECK(has(report.err, "not a sweep's output (no point and sweep_fingerprint columns)"));
+  CHECK_FALSE(fs::exists(dir.path() / "page.html"));
+}
+
 TEST_CASE("a sweep's JSON Lines and a search's JSON array get their own pages") {
   const TempDir dir;
   const Outcome sweep = run_trainsim({"sweep", kFixtures + "checkpoint-sweep.yaml", "--format", "jsonl", "-o",

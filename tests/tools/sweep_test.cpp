@@ -383,7 +383,7 @@ TEST_CASE("a finished sweep says in one line how many points were feasible and f
   CHECK(err.find("trainsim sweep: 24 points in ") != std::string::npos);
   CHECK(err.find(std::to_string(feasible) + " feasible, " + std::to_string(fits) + " fit; ") !=
         std::string::npos);
-  CHECK(err.find(fits > 0 ? "fastest that fits: point " : "no point fits") != std::string::npos);
+  CHECK(err.find(feasible > 0 ? "fastest feasible: point " : "no point is feasible") != std::string::npos);
 }
 
 TEST_CASE("one run written as summary.json, a CSV row and a JSON Lines row: the same names and values") {

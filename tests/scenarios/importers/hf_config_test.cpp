@@ -190,6 +190,28 @@ TEST_CASE("a DeepSeek-V3 config with experts only every other layer is refused")
                        doctest::Contains("field \"moe_layer_freq\""), InputError);
 }
 
+TEST_CASE("a DeepSeek-V3 config with no shared expert and no dense first layer reads as such") {
+  // n_shared_experts 0 and first_k_dense_replace 0 are the HF way to say none: every layer MoE, routed only.
+  const trainsim::testing::TempDir temp;
+  std::ifstream in(configs + "deepseek-v3.json");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const std::string key : {"\"n_shared_experts\": 1", "\"first_k_dense_replace\": 3"}) {
+    const std::size_t at = text.find(key);
+    REQUIRE(at != std::string::npos);
+    text.replace(at + key.size() - 1, 1, "0");
+  }
+  const std::filesystem::path file = temp.path() / "deepseek-none.json";
+  std::ofstream(file) << text;
+  const model::TransformerSpec m = load_scenario_text("model: {hf_config: \"" + file.string() +
+                                                          "\"}\ncluster: {node: dgx-h100, nodes: 1}\n"
+                                                          "training: {global_batch: 8}\n",
+                                                      "t.yaml")
+                                       .model;
+  CHECK(m.shared_experts == 0);
+  CHECK(m.dense_layers == 0);
+  CHECK(m.experts == 256);
+}
+
 TEST_CASE("the FLOPs of a layer follow heads x head_dim, not the hidden size") {
   const model::TransformerSpec m = read("qwen3-32b.json", ", seq_len: 4096");
   const model::ForwardFlops f = model::forward_flops_per_sequence(m);

@@ -109,6 +109,21 @@ TEST_CASE("the campaign blocks are checked where they are written and dump back"
   CHECK_THROWS_WITH_AS(
       (void)load_scenario_text(base + "tuning: {trials: 8, early_stopping: {policy: hyperband}}\n", "t.yaml"),
       doctest::Contains("tuning.early_stopping.policy"), InputError);
+  // A rate without its amount would price 0: each data mapping needs both, and preprocessing and storage
+  // the raw corpus they price.
+  CHECK_THROWS_WITH_AS(
+      (void)load_scenario_text(
+          base + "data: {preprocessing: {core_hours_per_tb: 400, core_hour: \"$0.04/h\"}}\n", "t.yaml"),
+      doctest::Contains("data.preprocessing: prices the raw corpus: give data.raw"), InputError);
+  CHECK_THROWS_WITH_AS((void)load_scenario_text(
+                           base + "data: {raw: \"1 GB\", storage: {price: \"$0.023/GB-month\"}}\n", "t.yaml"),
+                       doctest::Contains("data.storage.months: missing key \"months\""), InputError);
+  // A loss law's scale of 0 is refused at its key, not by the law with no place in the file.
+  CHECK_THROWS_WITH_AS(
+      (void)load_scenario_text(
+          base + "convergence: {target_loss: 2.5, law: {E: 1.8, A: 0, B: 2085, alpha: 0.35, beta: 0.37}}\n",
+          "t.yaml"),
+      doctest::Contains("convergence.law.A: must be above 0"), InputError);
   const Scenario s = load_scenario_text(
       base +
           "convergence: {target_loss: 2.5, law: {E: 1.8, A: 482, B: 2085, alpha: 0.35, beta: 0.37}}\n"

@@ -88,6 +88,16 @@ TEST_CASE("an unknown header and a malformed number are refused with the file an
       "2,16,8,1024,16,24,1024,1,1,2,fast\n";
   CHECK_THROWS_WITH_AS((void)parse_measurements_csv(bad, "s.csv"), doctest::Contains("s.csv:2"),
                        trainsim::InputError);
+  // The columns are read by position: pipeline before tensor parallelism keeps the GPU product of every
+  // row, so only the header tells, and it is refused.
+  const std::string swapped =
+      "# GPUs,global batch,micro batch,hidden size,attention heads,# layers,sequence length,"
+      "pipeline parallelism,data parallelism,tensor parallelism,iteration time (ms)\n"
+      "8,16,1,2048,16,4,2048,1,2,4,128\n";
+  CHECK_THROWS_WITH_AS((void)parse_measurements_csv(swapped, "p.csv"),
+                       doctest::Contains("p.csv:1: column 8 is \"pipeline parallelism\", expected \"tensor "
+                                         "parallelism\""),
+                       trainsim::InputError);
 }
 
 TEST_CASE("the shipped vTrain and published files parse completely") {
