@@ -400,10 +400,6 @@ void check_gpu_power_keys(Diagnostics& d, const MapReader& r, const topo::GpuSpe
   }
 }
 
-}  // namespace
-
-namespace {
-
 // A GPU block read over `base` when it names no preset: a node preset's GPU, whose keys a `gpu:` mapping
 // without `preset:` overrides one by one (as `--set cluster.node.gpu.KEY` writes it); without a base such a
 // block is a whole GPU and needs its sizes.

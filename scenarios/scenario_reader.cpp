@@ -1,5 +1,7 @@
 #include "scenarios/scenario_reader.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -27,6 +29,10 @@ namespace trainsim::scenario {
 namespace {
 
 using Kind = YamlValue::Kind;
+
+/// The largest share of a GPU's HBM budget.memory_headroom may keep free, as a fraction or as a size: beyond
+/// it nothing would fit beside the headroom.
+constexpr double kMaxHeadroomFraction = 0.95;
 
 /// The names a `measured:` block may name: the summary's own numeric fields (models/report/summary.hpp).
 const std::vector<std::string>& measurable_fields() {
@@ -322,6 +328,8 @@ class ScenarioConverter {
              "expected a price, or a price per node preset, e.g. {dgx-h100: \"$2.50\", dgx-b200: \"$4.50\"}");
       return;
     }
+    // A node preset whose GPU was replaced is priced by its GPU's key alone: no key names its node.
+    const std::string priced_node = gpu_replaced ? std::string() : node;
     const YamlEntry* chosen = nullptr;
     double chosen_price = 0;
     std::string names;
@@ -330,8 +338,7 @@ class ScenarioConverter {
       const auto price =
           read_quantity(d_, e.value, join_path(path, e.key), Dimension::usd_per_hour, Bound::non_negative);
       if (!price) continue;
-      const bool node_key = e.key == node && !gpu_replaced;
-      if (node_key || (e.key == gpu && (chosen == nullptr || chosen->key != node || gpu_replaced))) {
+      if (e.key == priced_node || (e.key == gpu && (chosen == nullptr || chosen->key != priced_node))) {
         chosen = &e;
         chosen_price = *price;
       }
@@ -381,13 +388,14 @@ class ScenarioConverter {
   // A fraction of HBM ("0.1") or a size ("8 GiB"): either is what must stay free on each GPU.
   void read_memory_headroom(const YamlValue& v, model::BudgetSpec& b) {
     const std::string path = "budget.memory_headroom";
-    const std::string expected =
-        "expected a fraction of HBM from 0 to 0.95 (e.g. 0.1) or a size with a unit (e.g. \"8 GiB\")";
+    const std::string expected = fmt::format(
+        "expected a fraction of HBM from 0 to {:g} (e.g. 0.1) or a size with a unit (e.g. \"8 GiB\")",
+        kMaxHeadroomFraction);
     if (!v.is_scalar()) {
       d_.add(v, path, expected);
       return;
     }
-    if (const QuantityResult n = try_parse_number(v.scalar, 0, 0.95); n.ok()) {
+    if (const QuantityResult n = try_parse_number(v.scalar, 0, kMaxHeadroomFraction); n.ok()) {
       b.memory_headroom = n.value;
       return;
     }
@@ -398,8 +406,8 @@ class ScenarioConverter {
     }
     if (try_parse_number(v.scalar, 0, 1e300).ok()) {
       d_.add(v, path,
-             "a fraction of HBM must be at most 0.95, found \"" + v.scalar +
-                 "\"; or give a size with a unit, like \"8 GiB\"");
+             fmt::format("a fraction of HBM must be at most {:g}, found \"", kMaxHeadroomFraction) +
+                 v.scalar + "\"; or give a size with a unit, like \"8 GiB\"");
       return;
     }
     d_.add(v, path, expected + ", found \"" + v.scalar + "\"");
@@ -607,12 +615,12 @@ class ScenarioConverter {
                    "_attention_fraction): name another kernel, or give it one");
       }
     }
-    // A headroom as a size is held to what a fraction may be (read_memory_headroom: at most 0.95 of HBM).
+    // A headroom as a size is held to what a fraction may be (read_memory_headroom).
     if (const auto bytes = s.budget.memory_headroom_bytes;
-        bytes && g.hbm_bytes > 0 && *bytes > 0.95 * g.hbm_bytes) {
+        bytes && g.hbm_bytes > 0 && *bytes > kMaxHeadroomFraction * g.hbm_bytes) {
       d_.add(anchor_path("budget.memory_headroom"), "budget.memory_headroom",
              model::format_human(model::FieldUnit::bytes, *bytes) +
-                 " is more than 0.95 of the cluster's GPU's " +
+                 fmt::format(" is more than {:g} of the cluster's GPU's ", kMaxHeadroomFraction) +
                  model::format_human(model::FieldUnit::bytes, g.hbm_bytes) +
                  " of HBM: nothing would fit beside it");
     }
@@ -636,18 +644,12 @@ class ScenarioConverter {
   /// the path starts in (parallelism, framework), else the top of the file (the top for
   /// training.global_batch).
   [[nodiscard]] const YamlValue& anchor(model::LayoutKey key) const {
-    if (key == model::LayoutKey::global_batch) {
-      const YamlValue* training = a_.root->find("training");
-      const YamlValue* batch =
-          training != nullptr && training->is_mapping() ? training->find("global_batch") : nullptr;
-      return batch != nullptr ? *batch : *a_.root;
-    }
-    return anchor_path(model::key_path(key));
+    return anchor_path(model::key_path(key), key != model::LayoutKey::global_batch);
   }
 
-  /// The key at `path` (dot-separated) where the file writes it; else the block the path starts in, else the
-  /// top of the file.
-  [[nodiscard]] const YamlValue& anchor_path(const std::string& path) const {
+  /// The key at `path` (dot-separated) where the file writes it; else, with `or_block`, the block the path
+  /// starts in; else the top of the file.
+  [[nodiscard]] const YamlValue& anchor_path(const std::string& path, bool or_block = true) const {
     const YamlValue* at = a_.root;
     for (std::size_t begin = 0; at != nullptr && begin <= path.size();) {
       const std::size_t dot = std::min(path.find('.', begin), path.size());
@@ -655,7 +657,8 @@ class ScenarioConverter {
       begin = dot + 1;
     }
     if (at != nullptr) return *at;
-    const YamlValue* block = a_.root->find(std::string_view(path).substr(0, path.find('.')));
+    const YamlValue* block =
+        or_block ? a_.root->find(std::string_view(path).substr(0, path.find('.'))) : nullptr;
     return block != nullptr ? *block : *a_.root;
   }
 };

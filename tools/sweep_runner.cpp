@@ -116,7 +116,7 @@ SweepOutcome run_sweep(const SweepJob& job) {
         const std::lock_guard lock(tally_mutex);
         tally.feasible += facts.feasible;
         tally.fits += facts.fits;
-        if (facts.feasible && facts.fits &&
+        if (facts.feasible &&
             (tally.fastest_point < 0 || facts.iteration_time < tally.fastest_iteration ||
              (facts.iteration_time == tally.fastest_iteration && index < tally.fastest_point))) {
           tally.fastest_point = index;

@@ -166,12 +166,12 @@ void model_feature_rules(const TransformerSpec& m, const ParallelPlan& p, const 
     problem(LayoutKey::ep,
             fmt::format("the model's experts ({}) must be divisible by ep ({})", m.experts, p.ep));
   }
-  if (!m.is_mla() && recomputes(p.recompute, p.recompute_modules, RecomputeModule::mla_up_proj)) {
+  const auto recomputed = [&](RecomputeModule x) { return recomputes(p.recompute, p.recompute_modules, x); };
+  if (!m.is_mla() && recomputed(RecomputeModule::mla_up_proj)) {
     problem(LayoutKey::recompute,
             "module mla_up_proj needs a model with multi-head latent attention (Megatron-Core refuses it "
             "otherwise)");
   }
-  const auto recomputed = [&](RecomputeModule x) { return recomputes(p.recompute, p.recompute_modules, x); };
   if (!m.is_moe() && (recomputed(RecomputeModule::moe) || recomputed(RecomputeModule::moe_act) ||
                       recomputed(RecomputeModule::shared_experts))) {
     problem(LayoutKey::recompute, "modules moe, moe_act and shared_experts need a mixture-of-experts model");

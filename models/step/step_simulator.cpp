@@ -114,9 +114,8 @@ std::string beyond_event_clock(const StepInput& in, const StepPlan& plan) {
       analytic_step(in, plan, step_costs(in, plan, FabricPricing::closed_form)).iteration_time * slowest;
   if (seconds <= kEventClockSeconds) return {};
   return fmt::format(
-      "one step takes about {:.3g} days, beyond what the event fidelity's picosecond clock holds with room "
-      "to "
-      "spare ({:.3g} days); use --fidelity analytic",
+      "one step takes about {:.3g} days, beyond what the event fidelity's picosecond clock holds "
+      "with room to spare ({:.3g} days); use --fidelity analytic",
       seconds / 86400.0, kEventClockSeconds / 86400.0);
 }
 

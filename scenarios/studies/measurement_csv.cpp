@@ -90,17 +90,6 @@ Measurement vtrain_defaults() {
 std::vector<Measurement> parse_vtrain(const std::vector<std::string>& lines, const std::string& label) {
   const std::vector<std::string> header = split_csv_record(lines[0], label, 1);
   const std::size_t skip = header[0].rfind("Parameters", 0) == 0 ? 1 : 0;
-  static const char* const kNames[] = {"GPUs",
-                                       "global batch",
-                                       "micro batch",
-                                       "hidden size",
-                                       "attention heads",
-                                       "layers",
-                                       "sequence length",
-                                       "tensor parallelism",
-                                       "data parallelism",
-                                       "pipeline parallelism",
-                                       "iteration time (ms)"};
   // The columns are read by position, so the header must name them in vTrain's order: a file whose
   // parallelism columns come in another order has the same GPU product and would read without a word.
   static const char* const kHeader[] = {"# GPUs",
@@ -128,7 +117,7 @@ std::vector<Measurement> parse_vtrain(const std::vector<std::string>& lines, con
     const std::vector<std::string> f = split_csv_record(lines[i], label, i + 1);
     if (f.size() != skip + 11) fail(label, i + 1, "expected " + std::to_string(skip + 11) + " columns");
     std::int64_t v[10];
-    for (std::size_t k = 0; k < 10; ++k) v[k] = count(f[skip + k], label, i + 1, kNames[k]);
+    for (std::size_t k = 0; k < 10; ++k) v[k] = count(f[skip + k], label, i + 1, kHeader[k]);
     Measurement m = vtrain_defaults();
     m.id = stem_of(label) + "-" + std::to_string(i);
     m.source = "vTrain ground truth (Bang et al., MICRO'24), " + stem_of(label) + " row " + std::to_string(i);
@@ -144,7 +133,7 @@ std::vector<Measurement> parse_vtrain(const std::vector<std::string>& lines, con
     m.plan.dp = v[8];
     m.plan.pp = static_cast<int>(v[9]);
     if (m.plan.world_size() != m.gpus) fail(label, i + 1, "tensor x data x pipeline parallelism != GPUs");
-    m.value = number(f[skip + 10], label, i + 1, kNames[10]) / 1000.0;
+    m.value = number(f[skip + 10], label, i + 1, kHeader[10]) / 1000.0;
     if (!(m.value > 0)) fail(label, i + 1, "iteration time must be positive");
     out.push_back(std::move(m));
   }
