@@ -73,6 +73,19 @@ double type_bytes(const std::string& type) {
   throw InputError("--type \"" + type + "\": expected float, half, bfloat16, double or int8");
 }
 
+// The message sizes to time: --size alone, else nccl-tests' sweep from -b (default 8) to -e (default 128M,
+// or -b alone when only it is given), multiplied by -f each step.
+std::vector<double> message_sizes(const std::string& size, const std::string& begin, const std::string& end,
+                                  double factor) {
+  if (!size.empty()) return {parse_size(size)};
+  const double b = parse_size(begin.empty() ? "8" : begin);
+  const double e = parse_size(end.empty() ? (begin.empty() ? "128M" : begin) : end);
+  if (e < b) throw InputError("-e must not be below -b");
+  std::vector<double> sizes;
+  for (double s = b; s <= e * (1 + 1e-12); s *= factor) sizes.push_back(std::floor(s));
+  return sizes;
+}
+
 }  // namespace
 
 void add_collective_command(CLI::App& app, int& exit_code) {
@@ -124,15 +137,7 @@ void add_collective_command(CLI::App& app, int& exit_code) {
     if (o.fidelity == "flow" && (*op == topo::CollectiveOp::broadcast || *op == topo::CollectiveOp::reduce)) {
       throw InputError("--fidelity flow: broadcast and reduce are not lowered into flows yet; use closed");
     }
-    std::vector<double> sizes;
-    if (!o.size.empty()) {
-      sizes.push_back(parse_size(o.size));
-    } else {
-      const double b = parse_size(o.begin.empty() ? "8" : o.begin);
-      const double e = parse_size(o.end.empty() ? (o.begin.empty() ? "128M" : o.begin) : o.end);
-      if (e < b) throw InputError("-e must not be below -b");
-      for (double s = b; s <= e * (1 + 1e-12); s *= o.factor) sizes.push_back(std::floor(s));
-    }
+    const std::vector<double> sizes = message_sizes(o.size, o.begin, o.end, o.factor);
     topo::ClusterSpec c;
     if (!o.scenario.empty()) {
       c = scenario::load_scenario_file(o.scenario).cluster;
