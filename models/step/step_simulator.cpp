@@ -103,15 +103,18 @@ void add_rates(StepReport& r, const StepInput& in, double sequences) {
 }
 
 // The event fidelity keeps time in int64 picoseconds, about 9.2e6 s (106 days); a step past that would wrap
-// around. A step is refused for it when its closed-form time, at its slowest straggler's pace, passes an
-// eighth of that range: room for what the event fidelity adds (shared links, contention) and for the sums
-// of a stage's passes. Empty when the step fits.
-std::string beyond_event_clock(const StepInput& in, const StepPlan& plan) {
+// around. A step is refused for it when the closed-form time of the `costs` it would simulate, at its slowest
+// straggler's pace where the costs do not hold it yet (`stragglers_apart`: the full cluster slows each
+// replica in its graph), passes an eighth of that range: room for what the event fidelity adds (shared
+// links, contention) and for the sums of a stage's passes. Empty when the step fits.
+std::string beyond_event_clock(const StepInput& in, const StepPlan& plan, const StepCosts& costs,
+                               bool stragglers_apart) {
   constexpr double kEventClockSeconds = 9.2e6 / 8;
   double slowest = 1.0;
-  for (const topo::Straggler& s : in.cluster.stragglers) slowest = std::max(slowest, s.slowdown);
-  const double seconds =
-      analytic_step(in, plan, step_costs(in, plan, FabricPricing::closed_form)).iteration_time * slowest;
+  if (stragglers_apart) {
+    for (const topo::Straggler& s : in.cluster.stragglers) slowest = std::max(slowest, s.slowdown);
+  }
+  const double seconds = analytic_step(in, plan, costs).iteration_time * slowest;
   if (seconds <= kEventClockSeconds) return {};
   return fmt::format(
       "one step takes about {:.3g} days, beyond what the event fidelity's picosecond clock holds "
@@ -215,14 +218,6 @@ StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptio
                "use --fidelity analytic";
     return r;
   }
-  if (fidelity == Fidelity::event) {
-    if (std::string reason = beyond_event_clock(in, plan); !reason.empty()) {
-      r.feasible = false;
-      r.fits = false;
-      r.reason = std::move(reason);
-      return r;
-    }
-  }
   const auto sequences = static_cast<double>(in.training.global_batch);
   r.micro_batches = plan.micro_batches;
   r.model_flops_per_step = model_flops_per_step(in.model, sequences);
@@ -243,10 +238,18 @@ StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptio
 
   // The full cluster prices the asymmetries itself: each replica its own stragglers' slowdown, a degraded
   // NIC as a slower link of the graph.
-  StepCosts costs;
+  StepCosts costs =
+      full_cluster ? step_costs(in, plan, FabricPricing::routed) : simulated_costs(in, plan, fidelity);
+  if (fidelity == Fidelity::event) {
+    if (std::string reason = beyond_event_clock(in, plan, costs, full_cluster); !reason.empty()) {
+      r.feasible = false;
+      r.fits = false;
+      r.reason = std::move(reason);
+      return r;
+    }
+  }
   std::optional<StepGraph> graph;
   if (full_cluster) {
-    costs = step_costs(in, plan, FabricPricing::routed);
     std::map<std::int64_t, std::vector<double>> slowdown = draw_gpu_variability(in.plan, in.cluster);
     if (slowdown.empty()) slowdown = replica_slowdowns(in.plan, in.cluster);  // no spread: stragglers only
     try {
@@ -257,9 +260,9 @@ StepReport simulate_step(const StepInput& in, Fidelity fidelity, const StepOptio
     } catch (const InputError&) {
       if (options.mode == StepMode::full_cluster) throw;  // asked for: say why not
       full_cluster = false;  // chosen: the collapsed step prices the same asymmetry in closed form
+      costs = simulated_costs(in, plan, fidelity);
     }
   }
-  if (!full_cluster) costs = simulated_costs(in, plan, fidelity);
   r.step_mode = fidelity == Fidelity::analytic ? "closed-form" : full_cluster ? "full-cluster" : "collapsed";
   StepTiming t;
   if (fidelity == Fidelity::analytic) {

@@ -17,14 +17,6 @@ namespace {
 
 constexpr double gib = 1024.0 * 1024 * 1024;
 
-// The `efficiency:` block of a GPU as YAML text, key by key in the table's order.
-std::string efficiency_text(const topo::GpuSpec& g) {
-  std::string text;
-  for (const GpuPresetEntry& e : gpu_preset_entries(g))
-    if (e.block == GpuBlock::efficiency) text += e.key + ": " + e.value + "\n";
-  return text;
-}
-
 // The fused-attention constants a Blackwell preset fits to its own GPU's kernel benchmarks
 // (scenarios/validation/kernels/attention-*.csv): the kernels' fractions and cuDNN's shape.
 bool is_attention_fraction(const std::string& key) {
@@ -34,20 +26,18 @@ bool is_attention_fraction(const std::string& key) {
   return fraction || key == "cudnn_attention_half_key_len" || key == "cudnn_attention_backward_ratio";
 }
 
-// The efficiency block without those, which the Blackwell presets transfer from b200.
-std::string efficiency_text_but_attention(const topo::GpuSpec& g) {
-  std::string text;
-  for (const GpuPresetEntry& e : gpu_preset_entries(g))
-    if (e.block == GpuBlock::efficiency && !is_attention_fraction(e.key))
-      text += e.key + ": " + e.value + "\n";
-  return text;
-}
+// Which keys of the `efficiency:` block efficiency_text writes.
+enum class Keys { all, but_attention, attention_only };
 
-std::string attention_fractions_text(const topo::GpuSpec& g) {
+// The `efficiency:` block of a GPU as YAML text, key by key in the table's order: all of it, without the
+// attention constants (which the Blackwell presets transfer from b200), or those alone.
+std::string efficiency_text(const topo::GpuSpec& g, Keys keys = Keys::all) {
   std::string text;
-  for (const GpuPresetEntry& e : gpu_preset_entries(g))
-    if (e.block == GpuBlock::efficiency && is_attention_fraction(e.key))
-      text += e.key + ": " + e.value + "\n";
+  for (const GpuPresetEntry& e : gpu_preset_entries(g)) {
+    if (e.block != GpuBlock::efficiency) continue;
+    if (keys != Keys::all && is_attention_fraction(e.key) != (keys == Keys::attention_only)) continue;
+    text += e.key + ": " + e.value + "\n";
+  }
   return text;
 }
 
@@ -111,7 +101,7 @@ TEST_CASE("gb200 carries the GB200 NVL72 datasheet per GPU, and gb200-nvl72 is o
   CHECK(g.nvlink_bytes_per_s == 900e9);                                     // 1.8 TB/s bidirectional
   CHECK(g.tdp_w == 1200);
   CHECK(g.sm_count == 148);
-  CHECK(efficiency_text_but_attention(g) == efficiency_text_but_attention(gpu_preset("b200")));
+  CHECK(efficiency_text(g, Keys::but_attention) == efficiency_text(gpu_preset("b200"), Keys::but_attention));
   // GB200's own cuDNN data (presets_attention_test checks each value is its fit): none of b200's three.
   const topo::ComputeEfficiency b200 = gpu_preset("b200").efficiency;
   CHECK(g.efficiency.cudnn_attention_fraction != b200.cudnn_attention_fraction);
@@ -142,8 +132,10 @@ TEST_CASE(
   CHECK(b300.nvlink_bytes_per_s == 900e9);
   CHECK(b300.tdp_w == 1100);
   CHECK(b300.sm_count == 160);
-  CHECK(efficiency_text_but_attention(b300) == efficiency_text_but_attention(gpu_preset("b200")));
-  CHECK(attention_fractions_text(b300) == attention_fractions_text(gpu_preset("gb300")));  // same GPU
+  CHECK(efficiency_text(b300, Keys::but_attention) ==
+        efficiency_text(gpu_preset("b200"), Keys::but_attention));
+  CHECK(efficiency_text(b300, Keys::attention_only) ==
+        efficiency_text(gpu_preset("gb300"), Keys::attention_only));  // same GPU
   const topo::GpuSpec gb300 = gpu_preset("gb300");
   CHECK(gb300.peak.bf16 == doctest::Approx(360e15 / 72 / 2).epsilon(1e-12));  // 2.5 PFLOP/s
   CHECK(gb300.peak.fp8 == doctest::Approx(720e15 / 72 / 2).epsilon(1e-12));   // 5 PFLOP/s
@@ -153,7 +145,8 @@ TEST_CASE(
   // NVLink 5: 130 TB/s over 72 GPUs is 1.806 TB/s, which NVIDIA quotes per GPU as 1.8 TB/s bidirectional.
   CHECK(gb300.nvlink_bytes_per_s == 1.8e12 / 2);
   CHECK(gb300.tdp_w == 1400);
-  CHECK(efficiency_text_but_attention(gb300) == efficiency_text_but_attention(gpu_preset("gb200")));
+  CHECK(efficiency_text(gb300, Keys::but_attention) ==
+        efficiency_text(gpu_preset("gb200"), Keys::but_attention));
   for (const char* node_name : {"gb300-nvl72", "dgx-b300"}) {
     CAPTURE(node_name);
     const topo::NodeSpec node = node_preset(node_name);

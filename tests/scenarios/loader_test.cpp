@@ -222,8 +222,8 @@ TEST_CASE("a measured block takes SPEC output names, a source and tolerances") {
         "t.yaml:4:23: measured.iteration_tme: unknown key \"iteration_tme\" (did you mean "
         "\"iteration_time\"?)");
   // A measured 0 has no relative error; a fraction above 1 is a percentage given by mistake. Each is the
-  // one error of its block ("measured: {source: x, " is 22 columns: the value after "iteration_time: " at
-  // 39).
+  // one error of its block ("measured: {source: x, " is 22 columns: the value after "iteration_time: "
+  // at 39).
   CHECK(errors_of(base + "measured: {source: x, iteration_time: 0}\n") ==
         "t.yaml:4:39: measured.iteration_time: must be above 0: the error against a measured 0 is undefined");
   CHECK(errors_of(base + "measured: {source: x, mfu: 50}\n")
@@ -370,9 +370,9 @@ TEST_CASE("measured: takes exactly the summary's numeric field names") {
     CHECK(std::find(names.begin(), names.end(), spec_name) != names.end());
   CHECK(std::find(names.begin(), names.end(), "reason") == names.end());  // text, not measurable
   CHECK(std::find(names.begin(), names.end(), "fits") == names.end());    // a flag
+  // 0.5 is a valid value of every metric, fractions too.
   for (const std::string& name : names)
-    CHECK_MESSAGE(errors_of(base + "measured: {source: \"s\", " + name + ": 0.5}\n").empty(),
-                  name);  // fractions too
+    CHECK_MESSAGE(errors_of(base + "measured: {source: \"s\", " + name + ": 0.5}\n").empty(), name);
   CHECK(errors_of(base + "measured: {source: \"s\", iteration_tim: 1.5}\n").find("did you mean") !=
         std::string::npos);
 }

@@ -84,8 +84,7 @@ training: {global_batch: 8, precision: bf16, optimizer: adamw, steps: 1}
 )";
   CHECK(error_of("{modules: [moe_act]}", kMixtral).empty());
   CHECK(error_of("{modules: [shared_experts]}", kMixtral)
-            .find("module shared_experts needs a model with shared "
-                  "experts") != std::string::npos);
+            .find("module shared_experts needs a model with shared experts") != std::string::npos);
   CHECK(error_of("{modules: [shared_experts]}").empty());  // DeepSeek-V3 has one
 }
 

@@ -451,6 +451,29 @@ CostPiece kernels_piece(double seconds) {
   return x;
 }
 
+// `seconds` of kernels, `weight` of them the weight gradient's.
+CostPiece wgrad_piece(double seconds, double weight) {
+  CostPiece x = kernels_piece(seconds);
+  x.weight = weight;
+  return x;
+}
+
+// One MoE layer's passes, paired at s = 0.1 by pair_expert_all_to_alls: the forward's attention to the
+// dispatch 3 s, `dispatch`, its experts 2 s, a 2 s combine, unpermute and residual 0.5 s; the backward's
+// residual and unpermute 0.5 s, `combine_bwd`, `experts`, `dispatch_bwd`, `attention`.
+struct PairedLayer {
+  std::vector<CostPiece> forward, backward;
+};
+PairedLayer paired_layer(double dispatch, double combine_bwd, double dispatch_bwd, CostPiece experts,
+                         CostPiece attention, bool delay_wgrad) {
+  PairedLayer l{{kernels_piece(3), kernels_piece(2), kernels_piece(0.5)},
+                {kernels_piece(0.5), std::move(experts), std::move(attention)}};
+  pair_expert_all_to_alls(l.forward, {{1, dispatch, "ep_dispatch"}, {2, 2.0, "ep_combine"}}, l.backward,
+                          {{1, combine_bwd, "ep_combine.bwd"}, {2, dispatch_bwd, "ep_dispatch.bwd"}}, 0.1,
+                          delay_wgrad);
+  return l;
+}
+
 // A MoE GPT (4 layers of width 1024, 16 experts of width 512, top 2) on 2 DGX A100 nodes at ep `ep` and
 // pp `pp`, dp 1, 32 sequences a step, the GPU's overlap slow-down 0.2.
 StepInput moe_gpt_on_two_a100(int ep, int pp) {
@@ -583,16 +606,12 @@ TEST_CASE("delay_wgrad_compute: the experts' weight gradient runs beside the bac
   // forward 3.2 + 2.15 + 0.5 + 0.9 = 6.75 s, backward 0.5 + 2.2 + 2.15 + 1.1 = 5.95 s: 12.7 s against 13.4 s.
   for (const bool delay : {false, true}) {
     CAPTURE(delay);
-    CostPiece experts_backward = kernels_piece(4);
-    experts_backward.weight = 2;
-    std::vector<CostPiece> forward{kernels_piece(3), kernels_piece(2), kernels_piece(0.5)};
-    std::vector<CostPiece> backward{kernels_piece(0.5), experts_backward, kernels_piece(1)};
-    pair_expert_all_to_alls(forward, {{1, 2.0, "ep_dispatch"}, {2, 2.0, "ep_combine"}}, backward,
-                            {{1, 2.0, "ep_combine.bwd"}, {2, 3.0, "ep_dispatch.bwd"}}, 0.1, delay);
-    CHECK(total(forward) == seconds(delay ? 6.75 : 6.8));
-    CHECK(total(backward) == seconds(delay ? 5.95 : 6.6));
-    // The weight gradient stays in the backward's pieces, slowed beside the dispatch's backward.
-    CHECK(backward[1].weight == seconds(delay ? 2.15 : 2.1));
+    const PairedLayer l = paired_layer(2, 2, 3, wgrad_piece(4, 2), kernels_piece(1), delay);
+    CHECK(total(l.forward) == seconds(delay ? 6.75 : 6.8));
+    CHECK(total(l.backward) == seconds(delay ? 5.95 : 6.6));
+    // The weight gradient stays in the backward's pieces, slowed beside the forward's dispatch (1.05) or,
+    // delayed, beside the dispatch's backward (1 + 0.1 · 3/4 = 1.075).
+    CHECK(l.backward[1].weight == seconds(delay ? 2.15 : 2.1));
   }
 }
 
@@ -605,9 +624,8 @@ TEST_CASE("a delayed weight gradient first fills what the forward's dispatch out
   //    exposed; the backward's dispatch beside the forward's experts, 2 · (1 + 0.1 · 1/2) = 2.1 s. Forward
   //    3.2 + 0.6 + 2.1 + 0.9 + 0.5 = 7.3 s, backward 0.5 + 4.4 + 1.1 = 6.0 s, with or without the delay.
   //  - A = 3: 1 s of W fills A − D, 1 s moves: the dispatch beside D + 1 = 3 s, 3 · 1.1 = 3.3 s; the
-  //  backward's
-  //    dispatch beside the forward's experts and the moved 1 s, 3 · (1 + 0.1 · 1/3) s. Forward 3.2 + 2·(1 +
-  //    0.1/3) + 0.5 + 0.9, backward 0.5 + 3.3 + (1 + 0.1/3) + 1.1.
+  //    backward's dispatch beside the forward's experts and the moved 1 s, 3 · (1 + 0.1 · 1/3) s. Forward
+  //    3.2 + 2 · (1 + 0.1/3) + 0.5 + 0.9, backward 0.5 + 3.3 + (1 + 0.1/3) + 1.1.
   struct Case {
     double dispatch;
     bool delay;
@@ -618,14 +636,9 @@ TEST_CASE("a delayed weight gradient first fills what the forward's dispatch out
                        Case{3, true, 3.2 + 2 * g + 0.5 + 0.9, 0.5 + 3.3 + g + 1.1}}) {
     CAPTURE(c.dispatch);
     CAPTURE(c.delay);
-    CostPiece experts_backward = kernels_piece(4);
-    experts_backward.weight = 2;
-    std::vector<CostPiece> forward{kernels_piece(3), kernels_piece(2), kernels_piece(0.5)};
-    std::vector<CostPiece> backward{kernels_piece(0.5), experts_backward, kernels_piece(1)};
-    pair_expert_all_to_alls(forward, {{1, c.dispatch, "ep_dispatch"}, {2, 2.0, "ep_combine"}}, backward,
-                            {{1, 2.0, "ep_combine.bwd"}, {2, 1.0, "ep_dispatch.bwd"}}, 0.1, c.delay);
-    CHECK(total(forward) == seconds(c.forward));
-    CHECK(total(backward) == seconds(c.backward));
+    const PairedLayer l = paired_layer(c.dispatch, 2, 1, wgrad_piece(4, 2), kernels_piece(1), c.delay);
+    CHECK(total(l.forward) == seconds(c.forward));
+    CHECK(total(l.backward) == seconds(c.backward));
   }
 }
 
@@ -645,15 +658,10 @@ TEST_CASE("delay_wgrad_compute: the attention's weight gradient runs beside the 
   // 0.5 + 4.2 + 3.3 (the attention's 3 s, all slowed by 1.1) = 8.0 s.
   for (const bool delay : {false, true}) {
     CAPTURE(delay);
-    CostPiece attention_backward = kernels_piece(3);
-    attention_backward.weight = 1.5;
-    std::vector<CostPiece> forward{kernels_piece(3), kernels_piece(2), kernels_piece(0.5)};
-    std::vector<CostPiece> backward{kernels_piece(0.5), kernels_piece(4), attention_backward};
-    pair_expert_all_to_alls(forward, {{1, 2.0, "ep_dispatch"}, {2, 2.0, "ep_combine"}}, backward,
-                            {{1, 4.0, "ep_combine.bwd"}, {2, 2.0, "ep_dispatch.bwd"}}, 0.1, delay);
-    CHECK(total(forward) == seconds(6.0));
-    CHECK(total(backward) == seconds(delay ? 8.0 : 8.6));
-    CHECK(backward.back().weight == seconds(delay ? 1.65 : 1.6));  // slowed by 1.1, or by 1 + 0.1 · 2/3
+    const PairedLayer l = paired_layer(2, 4, 2, kernels_piece(4), wgrad_piece(3, 1.5), delay);
+    CHECK(total(l.forward) == seconds(6.0));
+    CHECK(total(l.backward) == seconds(delay ? 8.0 : 8.6));
+    CHECK(l.backward.back().weight == seconds(delay ? 1.65 : 1.6));  // slowed by 1.1, or by 1 + 0.1 · 2/3
   }
 }
 
@@ -735,7 +743,7 @@ TEST_CASE("delay_wgrad_compute in a step: the MoE layer takes the hand sum with 
   // merged_layer_seconds over the pieces without the overlap, the experts' weight-gradient seconds moved
   // from the forward dispatch's pair to the backward dispatch's but for what fills the forward dispatch's
   // excess over the data gradient. NICs of 35 GB/s put the dispatch between the forward experts' time and the
-  // backward experts' (about 130 µs against 100 and 170), where the delay changes the step.
+  // backward experts', where the delay changes the step.
   StepInput in = moe_gpt_on_two_a100(16, 1);
   in.cluster.node.nic_bytes_per_s = 35e9;
   in.plan.framework.launch_overhead_s = 0;
@@ -745,11 +753,16 @@ TEST_CASE("delay_wgrad_compute in a step: the MoE layer takes the hand sum with 
   const AllToAllCut b = cut_at_all_to_alls(off.backward);
   REQUIRE(b.weights.size() == 3);
   CHECK(b.weights[1] > 0);
+  REQUIRE((f.segments[1] < f.all_to_alls[0] && f.all_to_alls[0] < b.segments[1]));
   in.plan.framework.ep_comm_overlap = true;
+  const UnitCost overlapped = costs_of(in).units[0];
   in.plan.framework.delay_wgrad_compute = true;
   const UnitCost delayed = costs_of(in).units[0];
-  CHECK(delayed.total.forward() + delayed.total.backward() == seconds(merged_layer_seconds(f, b, 0.2, true)));
-  CHECK(merged_layer_seconds(f, b, 0.2, true) < merged_layer_seconds(f, b, 0.2) * (1 - 1e-6));
+  const double overlapped_s = overlapped.total.forward() + overlapped.total.backward();
+  const double delayed_s = delayed.total.forward() + delayed.total.backward();
+  CHECK(overlapped_s == seconds(merged_layer_seconds(f, b, 0.2)));
+  CHECK(delayed_s == seconds(merged_layer_seconds(f, b, 0.2, true)));
+  CHECK(delayed_s < overlapped_s * (1 - 1e-6));
 }
 
 TEST_CASE("recomputed expert all-to-alls block under ep_comm_overlap; the backward pairs only its own") {
