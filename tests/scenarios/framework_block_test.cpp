@@ -211,11 +211,20 @@ training: {global_batch: 64}
   CHECK(named.model.attention == model::Attention::cudnn);
 }
 
-TEST_CASE("moe_dispatcher: alltoall by default, allgather by name, dumped and loaded back, errors placed") {
-  const std::string mixtral = R"(model: {preset: mixtral-8x7b}
+namespace {
+
+// Mixtral 8x7B on two DGX H100 nodes, its parallelism on line 4; with ep 8, the framework block follows on
+// line 5.
+const std::string kMixtral = R"(model: {preset: mixtral-8x7b}
 cluster: {node: dgx-h100, nodes: 2}
 training: {global_batch: 64}
 )";
+const std::string kMixtralEp8 = kMixtral + "parallelism: {ep: 8}\n";
+
+}  // namespace
+
+TEST_CASE("moe_dispatcher: alltoall by default, allgather by name, dumped and loaded back, errors placed") {
+  const std::string& mixtral = kMixtral;
   const Scenario plain = load_scenario_text(mixtral, "t.yaml");
   CHECK(plain.parallelism.framework.moe_dispatcher == model::MoeDispatcher::all_to_all);
   const Scenario s = load_scenario_text(
@@ -243,17 +252,6 @@ training: {global_batch: 64}
                                          "framework.ep_comm_overlap: true"),
                        InputError);
 }
-
-namespace {
-
-// Mixtral 8x7B on two DGX H100 nodes with ep 8: the framework block follows on line 5.
-const std::string kMixtralEp8 = R"(model: {preset: mixtral-8x7b}
-cluster: {node: dgx-h100, nodes: 2}
-training: {global_batch: 64}
-parallelism: {ep: 8}
-)";
-
-}  // namespace
 
 TEST_CASE("moe_dispatcher_sms: the flex backend's default or the count given, dumped back, below the GPU's") {
   const std::string& mixtral = kMixtralEp8;
@@ -293,20 +291,18 @@ TEST_CASE("delay_wgrad_compute: off by default, read, dumped back, and only with
   // Megatron-Core merges layers only in 1f1b and interleaved schedules; zero-bubble runs the weight gradients
   // as passes of their own.
   CHECK_THROWS_WITH_AS(
-      (void)load_scenario_text(
-          "model: {preset: mixtral-8x7b}\ncluster: {node: dgx-h100, nodes: 2}\ntraining: {global_batch: 64}\n"
-          "parallelism: {ep: 8, pp: 2, schedule: zero-bubble-h1}\n"
-          "framework: {ep_comm_overlap: true, delay_wgrad_compute: true}\n",
-          "t.yaml"),
+      (void)load_scenario_text(kMixtral + "parallelism: {ep: 8, pp: 2, schedule: zero-bubble-h1}\n"
+                                          "framework: {ep_comm_overlap: true, delay_wgrad_compute: true}\n",
+                               "t.yaml"),
       doctest::Contains("framework.delay_wgrad_compute: needs the 1f1b or interleaved schedule, found "
                         "zero-bubble-h1"),
       InputError);
   // The schedule rule is a layout rule: a sweep over schedules loads, and its zero-bubble point is the
   // sweep's infeasible row; the search and step plan apply the same rule.
   const Scenario swept = load_scenario_text(
-      "model: {preset: mixtral-8x7b}\ncluster: {node: dgx-h100, nodes: 2}\ntraining: {global_batch: 64}\n"
-      "parallelism: {ep: 8, pp: 2}\nframework: {ep_comm_overlap: true, delay_wgrad_compute: true}\n"
-      "sweep: {parallelism.schedule: [1f1b, zero-bubble-h1]}\n",
+      kMixtral +
+          "parallelism: {ep: 8, pp: 2}\nframework: {ep_comm_overlap: true, delay_wgrad_compute: true}\n"
+          "sweep: {parallelism.schedule: [1f1b, zero-bubble-h1]}\n",
       "t.yaml");
   model::ParallelPlan zero_bubble = swept.parallelism;
   zero_bubble.schedule = model::Schedule::zero_bubble_h1;

@@ -49,9 +49,11 @@ TEST_CASE("nodes without NIC bandwidth are an error at cluster.node when there i
 
 TEST_CASE("a memory headroom as a size is held to 0.95 of the GPU's HBM, as a fraction is") {
   // The A100 80GB preset has 80 GiB: 76 GiB is 0.95 of it.
-  const std::string budget = "budget: {memory_headroom: \"76 GiB\"}\n";
-  CHECK(errors_of(on_a100("gpt3-125m", "") + budget) == "");
-  CHECK(errors_of(on_a100("gpt3-125m", "") + "budget: {memory_headroom: \"77 GiB\"}\n") ==
+  const auto with_headroom = [](const std::string& size) {
+    return on_a100("gpt3-125m", "") + "budget: {memory_headroom: \"" + size + "\"}\n";
+  };
+  CHECK(errors_of(with_headroom("76 GiB")) == "");
+  CHECK(errors_of(with_headroom("77 GiB")) ==
         doctest::Contains(
             "t.yaml:4:27: budget.memory_headroom: 77.0 GiB is more than 0.95 of the cluster's GPU's "
             "80.0 GiB of HBM"));
