@@ -58,6 +58,30 @@ std::pair<double, double> objective_key(const LayoutScore& score, Objective obje
                                       : std::pair{score.cost_usd, score.run_time_s};
 }
 
+// A framework block without a preset starts from the preset each layout implies (reread_unnamed_framework):
+// the block is read once for each preset the layouts imply, not once a layout.
+class UnnamedFrameworks {
+ public:
+  explicit UnnamedFrameworks(const Scenario& scenario) : scenario_(scenario) {}
+
+  // Sets `p`'s framework and overlap_grad_reduce to the block read over the preset `p` implies.
+  void operator()(model::ParallelPlan& p) {
+    const model::FrameworkPreset implied = model::unnamed_framework_preset(p);
+    auto it = read_.find(implied);
+    if (it == read_.end()) {
+      model::ParallelPlan read = p;
+      reread_unnamed_framework(scenario_, read);
+      it = read_.emplace(implied, std::pair{read.framework, read.overlap_grad_reduce}).first;
+    }
+    p.framework = it->second.first;
+    p.overlap_grad_reduce = it->second.second;
+  }
+
+ private:
+  const Scenario& scenario_;
+  std::map<model::FrameworkPreset, std::pair<model::Framework, bool>> read_;
+};
+
 }  // namespace
 
 std::vector<Override> layout_settings(const Layout& layout) {
@@ -92,21 +116,7 @@ std::vector<Layout> enumerate_layouts(const Scenario& scenario, const LayoutSpac
   const std::int64_t gpus_per_node = scenario.cluster.gpus_in_use_per_node();
   const std::int64_t batch = scenario.training.global_batch;
 
-  // A framework block without a preset starts from the preset each layout implies (reread_unnamed_framework):
-  // read once for each preset the layouts imply.
-  std::map<model::FrameworkPreset, std::pair<model::Framework, bool>> framework_of;
-  const auto reread_framework = [&](model::ParallelPlan& p) {
-    const model::FrameworkPreset implied = model::unnamed_framework_preset(p);
-    auto it = framework_of.find(implied);
-    if (it == framework_of.end()) {
-      model::ParallelPlan read = p;
-      reread_unnamed_framework(scenario, read);
-      it = framework_of.emplace(implied, std::pair{read.framework, read.overlap_grad_reduce}).first;
-    }
-    p.framework = it->second.first;
-    p.overlap_grad_reduce = it->second.second;
-  };
-
+  UnnamedFrameworks reread_framework(scenario);
   // Candidates by the search's own policy; which of them are layouts at all is layout_rules' call.
   const std::vector<std::int64_t> tps = divisors_up_to(gpus_per_node, gpus_per_node);
   std::vector<std::int64_t> pps(static_cast<std::size_t>(m.layers));
