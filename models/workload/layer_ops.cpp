@@ -400,7 +400,21 @@ struct TransformerLayerBuilder {
   // and written), the same two moves undone after the experts, and the returned slots summed into their
   // tokens weighted by the routing probabilities (read the slots, write the tokens). The backward moves
   // the gradients the same ways.
-  const bool permutes = moe && !gather_dispatch;
+  // The flex dispatcher (DeepEP, HybridEP) sends tokens, not slots: nothing is permuted or sorted around its
+  // communication. The receiver expands the rows it received into its experts' slots after the dispatch
+  // (_DeepepManager.get_permuted_hidden_states_by_experts; HybridEP's dispatch_with_permute) and sums them
+  // back to one row per received token before the combine (read each received row once and write its
+  // slots; read the slots and write the rows: TE's fused permute and unpermute kernels, which load a token's
+  // row once for all its slots). A rank receives each token once per distinct destination GPU of the group,
+  // expected_other_destinations · ep/(ep − 1) of them with its own (topologies/expert_dispatch.hpp).
+  const bool token_dispatch = moe && shard.moe_token_dispatch && !gather_dispatch;
+  const bool permutes = moe && !gather_dispatch && !token_dispatch;
+  const double destination_gpus = shard.ep > 1
+                                      ? topo::expected_other_destinations(slot_routing, shard.ep) * shard.ep /
+                                            (shard.ep - 1.0)
+                                      : 1.0;
+  const double received_bytes = a2a_bytes_local / slot_copies * destination_gpus;
+  const double expert_permute_bytes = token_dispatch ? a2a_bytes_local + received_bytes : 0.0;
   const double permute_bytes = permutes ? 2.0 * a2a_bytes_local : 0.0;
   const double sort_bytes = permutes && shard.ep > 1 && expert_groups > 1 ? 2.0 * a2a_bytes_local : 0.0;
   const double unpermute_bytes =
@@ -519,6 +533,7 @@ struct TransformerLayerBuilder {
     if (slot_comm)
       fwd.comm("ep_dispatch.tp_all_gather", Collective::all_gather, CommGroup::expert_tp, slot_bytes);
     if (sort_bytes > 0) fwd.memory("sort_chunks", sort_bytes);
+    if (token_dispatch) fwd.memory("permute", expert_permute_bytes);
   }
 
   /// The MLP's forward (a MoE layer's: its experts, one grouped GEMM per projection).
@@ -540,6 +555,7 @@ struct TransformerLayerBuilder {
   /// from the experts' ranks and their unpermutation (the all-gather dispatcher's reduce-scatter is not
   /// part of it: see mlp_block_forward).
   void moe_combine_forward(OpList& fwd) const {
+    if (token_dispatch) fwd.memory("unpermute", expert_permute_bytes);
     if (sort_bytes > 0) fwd.memory("unsort_chunks", sort_bytes);
     if (slot_comm)
       fwd.comm("ep_combine.tp_reduce_scatter", Collective::reduce_scatter, CommGroup::expert_tp, slot_bytes);
@@ -578,6 +594,7 @@ struct TransformerLayerBuilder {
     if (gather_comm)
       bwd.comm("ep_combine.bwd.all_gather", Collective::all_gather, CommGroup::expert_tp_ep, gathered_bytes);
     if (sort_bytes > 0) bwd.memory("unsort_chunks.bwd", sort_bytes);
+    if (token_dispatch) bwd.memory("unpermute.bwd", expert_permute_bytes);
   }
 
   /// The backward of mlp_forward.
@@ -591,6 +608,7 @@ struct TransformerLayerBuilder {
   /// The backward of moe_dispatch_forward: the gradients' return to the tokens' ranks, then the shared
   /// experts' and the router's backward.
   void moe_dispatch_backward(OpList& bwd) const {
+    if (token_dispatch) bwd.memory("permute.bwd", expert_permute_bytes);
     if (sort_bytes > 0) bwd.memory("sort_chunks.bwd", sort_bytes);
     if (slot_comm)
       bwd.comm("ep_dispatch.bwd.tp_reduce_scatter", Collective::reduce_scatter, CommGroup::expert_tp,

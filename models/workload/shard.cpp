@@ -25,6 +25,7 @@ Shard shard_of(const ParallelPlan& plan, topo::Precision precision) {
   s.unpadded_attention = plan.framework.unpadded_attention;
   s.cp_kv_all_gather = plan.framework.cp_kv_all_gather;
   s.moe_all_gather = plan.framework.moe_dispatcher == MoeDispatcher::all_gather;
+  s.moe_token_dispatch = token_based(plan.framework.moe_dispatcher);
   return s;
 }
 

@@ -44,6 +44,10 @@ struct Shard {
   /// MoE tokens reach the experts by Megatron-Core's all-gather dispatcher rather than its all-to-all one
   /// (the framework's moe_dispatcher).
   bool moe_all_gather = false;
+  /// MoE tokens reach the experts by Megatron-Core's flex dispatcher (DeepEP, HybridEP): each token sent
+  /// whole, once per destination GPU, and permuted into expert order only there (the framework's
+  /// moe_dispatcher; models/workload/layer_ops.cpp).
+  bool moe_token_dispatch = false;
 
   /// Tokens of one micro-batch of `seq_len`-token sequences on this rank: micro_batch · seq_len / cp.
   [[nodiscard]] double tokens(std::int64_t seq_len) const {

@@ -479,6 +479,35 @@ TEST_CASE("a MoE layer permutes its slots around the experts, as Megatron-Core's
   CHECK(bytes(alone.forward, "permute") == doctest::Approx(2 * slots));
 }
 
+TEST_CASE("the flex dispatcher permutes only at the receiver, from one row per token and destination GPU") {
+  // The layer above under DeepEP or HybridEP: no permute before the dispatch, no chunk sort, no unpermute
+  // after the combine. A token's 2 slots land on experts of 2 GPUs; each GPU is missed with probability
+  // (1/2)^2, so a token reaches 2·(1 − 1/4) = 1.5 GPUs and a rank receives 1,024 · 1.5 rows of p·h bytes.
+  // The receiver reads each row once and writes its 2,048 slots, and the reverse before the combine.
+  const TransformerSpec m = trainsim::testing::four_expert_moe();
+  Shard s;
+  s.ep = 2;
+  s.moe_token_dispatch = true;
+  const LayerOps ops = transformer_layer_ops(m, s);
+  const double slots = 2.0 * 1024 * 2 * 512;       // p · T · k · h
+  const double received = 2.0 * 1024 * 1.5 * 512;  // p · T · 1.5 · h
+  const auto bytes = [](const std::vector<LayerOp>& list, const std::string& name) {
+    return op_named(list, name).kernel.bytes;
+  };
+  CHECK(bytes(ops.forward, "permute") == doctest::Approx(received + slots));
+  CHECK(bytes(ops.forward, "unpermute") == doctest::Approx(slots + received));
+  CHECK(bytes(ops.backward, "unpermute.bwd") == doctest::Approx(received + slots));
+  CHECK(bytes(ops.backward, "permute.bwd") == doctest::Approx(slots + received));
+  for (const char* absent : {"sort_chunks", "unsort_chunks"}) CHECK_FALSE(has(ops.forward, absent));
+  // The permute follows the dispatch and the unpermute precedes the combine.
+  const auto at = [&](const std::string& name) {
+    return std::find_if(ops.forward.begin(), ops.forward.end(),
+                        [&](const LayerOp& op) { return op.name == name; });
+  };
+  CHECK(at("ep_dispatch") < at("permute"));
+  CHECK(at("unpermute") < at("ep_combine"));
+}
+
 TEST_CASE("per-module recompute runs each named module's forward again and keeps none of its insides") {
   // A dense GPT layer (gelu MLP of 4h), tp 1, T = 1,024 tokens of h = 512, bf16.
   const TransformerSpec m = trainsim::testing::gpt(2, 512, 8, 1024);
