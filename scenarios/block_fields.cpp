@@ -237,6 +237,9 @@ const FieldTable<model::Framework>& framework_fields() {
         flag_field("delay_wgrad_compute", &F::delay_wgrad_compute,
                    "ep_comm_overlap: the experts' weight gradient beside the backward's dispatch, the "
                    "attention's and shared experts' beside the next layer's combine backward"),
+        flag_field("fused_grouped_mlp", &F::fused_grouped_mlp,
+                   "fp8, MoE: the experts' activation and casts in their grouped GEMMs' epilogues "
+                   "(TransformerEngine's fused grouped MLP)"),
         choice_field("moe_dispatcher", &F::moe_dispatcher, model::kMoeDispatcherNames,
                      "how tokens reach their experts (Megatron-Core's token dispatcher)"),
         count_field("moe_dispatcher_sms", &F::moe_dispatcher_sms, 0, 1e4,

@@ -154,6 +154,7 @@ std::string framework_flags(const Framework& f, bool overlap_grad_reduce) {
   out += flag(f.overlap_param_gather);
   if (f.ep_comm_overlap) out += " ep_comm_overlap=true";
   if (f.delay_wgrad_compute) out += " delay_wgrad_compute=true";
+  if (f.fused_grouped_mlp) out += " fused_grouped_mlp=true";
   if (f.moe_dispatcher != MoeDispatcher::all_to_all)
     out += " moe_dispatcher=" + std::string(to_string(f.moe_dispatcher));
   if (token_based(f.moe_dispatcher)) out += " moe_dispatcher_sms=" + std::to_string(flex_dispatcher_sms(f));

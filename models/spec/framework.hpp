@@ -151,6 +151,14 @@ struct Framework {
   /// backward's dispatch has been sent, beside it (Megatron-Core --delay-wgrad-compute, which needs
   /// --overlap-moe-expert-parallel-comm; models/step/unit_pricing.hpp, pair_expert_all_to_alls).
   bool delay_wgrad_compute = false;
+  /// A MoE layer's experts run as TransformerEngine's fused grouped MLP under MXFP8 (Megatron-Core
+  /// --use-transformer-engine-op-fuser with NVTE_CUTEDSL_FUSED_GROUPED_MLP=1, Blackwell; TE's
+  /// ForwardGroupedMLP_CuTeGEMMSwiGLU_MXFP8 and BackwardGroupedMLP_CuTeGEMMDSwiGLU_MXFP8, TE pull request
+  /// #2769): fc1's grouped GEMM applies the activation, its clamps and fc2's input quantisation in its
+  /// epilogue, and fc2's data-gradient GEMM the activation's backward and the quantisation of fc1's output
+  /// gradient in its own, so no element-wise pass runs over the fc1 output either way
+  /// (models/workload/layer_ops.cpp). Megatron-Bridge's 26.08 MXFP8 recipes switch it on. fp8 training only.
+  bool fused_grouped_mlp = false;
   /// The MoE token dispatcher (see MoeDispatcher). all_to_all under every preset: Megatron-Core's
   /// documented recommendation once experts are spread over ranks (its MoE README), and what DeepSeek-V3
   /// and torchtitan run. ep_comm_overlap overlaps only the all-to-all dispatcher's collectives.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <string_view>
 
 #include "models/step/pipeline_schedule.hpp"
 #include "models/step/step_plan.hpp"
@@ -290,6 +291,30 @@ void batch_rules(const ParallelPlan& p, const TrainingSpec& training, const Prob
   }
 }
 
+// TransformerEngine's fused grouped MLP (framework.fused_grouped_mlp): its kernels are MXFP8 grouped GEMMs
+// with the activation in their epilogues (TE's ForwardGroupedMLP_CuTeGEMMSwiGLU_MXFP8), so it needs a MoE
+// model trained in fp8; the activation as a module of its own (recompute or offload moe_act) has no place
+// in it. Experts' biases keep their eager passes (models/workload/layer_ops.cpp).
+void fused_mlp_rules(const TransformerSpec& m, const ParallelPlan& p, const TrainingSpec& training,
+                     const ProblemList& problem) {
+  if (!p.framework.fused_grouped_mlp) return;
+  const auto fused = [&](std::string_view why) { problem(LayoutKey::fused_grouped_mlp, std::string(why)); };
+  if (!m.is_moe()) {
+    fused("needs a mixture-of-experts model (it fuses the experts' grouped GEMMs)");
+    return;
+  }
+  if (training.precision != topo::Precision::fp8) {
+    fused(fmt::format("needs training.precision: fp8 (its grouped GEMMs run in MXFP8), found {}",
+                      topo::to_string(training.precision)));
+  }
+  if (recomputes(p.recompute, p.recompute_modules, RecomputeModule::moe_act) ||
+      (p.offload_modules & static_cast<std::uint8_t>(OffloadModule::moe_act)) != 0) {
+    fused(
+        "runs the activation inside fc1's GEMM: module moe_act cannot be recomputed or offloaded on its "
+        "own (recompute module moe instead)");
+  }
+}
+
 }  // namespace
 
 std::vector<LayoutProblem> layout_rules(const TransformerSpec& m, const ParallelPlan& p,
@@ -304,6 +329,7 @@ std::vector<LayoutProblem> layout_rules(const TransformerSpec& m, const Parallel
   if (!generic) head_rules(m, p, problem);
   pipeline_split_rules(p, layers, problem);
   if (!generic) model_feature_rules(m, p, problem);
+  if (!generic) fused_mlp_rules(m, p, training, problem);
   framework_rules(p, problem);
   // The batch rules need the data-parallel degree, which is known only once the GPU count works out.
   if (training.global_batch < 1 || p.world_size() != gpus) return out;

@@ -18,6 +18,8 @@
 // kMaxMicroBatches micro-batches; the schedule's own constraints (pipeline_schedule.hpp). A sharding group
 // (shard_group) divides dp. The all-gather MoE token dispatcher under tp > 1 needs sequence parallelism
 // (each tp rank dispatches its own tokens; Megatron-Core refuses MoE with tp and no sequence parallelism).
+// The fused grouped MLP needs a MoE model trained in fp8, and its activation neither recomputed nor
+// offloaded on its own (it has no pass of its own).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -55,12 +57,13 @@ enum class LayoutKey {
   moe_dispatcher,
   moe_dispatcher_sms,
   delay_wgrad_compute,
+  fused_grouped_mlp,
   recompute,
   offload,
   global_batch
 };
 
-inline constexpr EnumNames<LayoutKey, 18> kLayoutKeyPaths{
+inline constexpr EnumNames<LayoutKey, 19> kLayoutKeyPaths{
     {{"parallelism", LayoutKey::parallelism},
      {"parallelism.tp", LayoutKey::tp},
      {"parallelism.pp", LayoutKey::pp},
@@ -76,6 +79,7 @@ inline constexpr EnumNames<LayoutKey, 18> kLayoutKeyPaths{
      {"framework.moe_dispatcher", LayoutKey::moe_dispatcher},
      {"framework.moe_dispatcher_sms", LayoutKey::moe_dispatcher_sms},
      {"framework.delay_wgrad_compute", LayoutKey::delay_wgrad_compute},
+     {"framework.fused_grouped_mlp", LayoutKey::fused_grouped_mlp},
      {"parallelism.recompute", LayoutKey::recompute},
      {"parallelism.offload", LayoutKey::offload},
      {"training.global_batch", LayoutKey::global_batch}}};

@@ -123,6 +123,8 @@ class OpList {
     kernel(std::move(name), c);
   }
   [[nodiscard]] bool fp8() const { return fp8_; }
+  /// Whether its fp8 GEMMs cast their inputs first (false: without_casts()).
+  [[nodiscard]] bool casts() const { return casts_; }
   /// The same list, whose fp8 GEMMs take inputs already cast (the backward's dgrad and wgrad).
   [[nodiscard]] OpList without_casts() const {
     OpList o(ops_, p_, fp8_);
@@ -223,10 +225,10 @@ void matmul_after_gather(OpList& ops, const Fp8Gather& g, const std::string& nam
 // fp8 the output gradient (m×n) is cast and transposed once for both; dgrad's other operand is the cached
 // fp8 weight and wgrad's the input saved in fp8 by the forward, so neither casts again. With the gradient
 // gathered in fp8 (`gathered`: gather_in_fp8 cast it before the gather), only its transpose runs, between
-// dgrad and wgrad.
+// dgrad and wgrad; a list without casts takes the gradient already cast by the kernel before.
 void matmul_backward(OpList& ops, const std::string& name, double m, double n, double k, double groups = 1,
                      Fp8Gather gathered = {}) {
-  if (ops.fp8() && !gathered)
+  if (ops.fp8() && ops.casts() && !gathered)
     ops.memory(name + ".grad_fp8_cast", (ops.p() + kFp8CastWrites) * groups * m * n);
   OpList uncast = ops.without_casts();
   uncast.matmul(name + ".dgrad", m, k, n, groups);
@@ -427,6 +429,10 @@ struct TransformerLayerBuilder {
   // written (2p) = 6p forward. Backward: the split's gradients joined (2p), b's gradient as the sum over the
   // slots of grad·p (grad·p written and read back: 3p) and p's as the sum over h of grad·b (3p) = 8p.
   const double expert_bias_bytes = moe && spec.bias ? p * mlp_tokens * h : 0.0;
+  // TransformerEngine's fused grouped MLP (Framework::fused_grouped_mlp): fc1's epilogue applies the
+  // activation and writes fc2's input in fp8, fc2's dgrad epilogue the activation's backward and fc1's
+  // output gradient in fp8 (the cast matmul_backward would add before fc1's dgrad and wgrad).
+  const bool fused_mlp = moe && fp8 && shard.fused_grouped_mlp;
   const double score_bytes = att.score_elements;  // one byte per score element, times p below
   // Context parallelism: K/V blocks passed round the cp ring under the attention's ring steps, or all of
   // K/V gathered first (att.kv_bytes: the whole sequence's) and attended to in one kernel.
@@ -546,8 +552,12 @@ struct TransformerLayerBuilder {
     } else {
       fwd.matmul("fc1", expert_tokens, fc1_outputs * ffn / et, h, expert_groups);
     }
-    fwd.memory(act_name, e.act * act_elements);
-    fwd.matmul("fc2", expert_tokens, h, ffn / et, expert_groups);
+    if (fused_mlp) {
+      fwd.without_casts().matmul("fc2", expert_tokens, h, ffn / et, expert_groups);
+    } else {
+      fwd.memory(act_name, e.act * act_elements);
+      fwd.matmul("fc2", expert_tokens, h, ffn / et, expert_groups);
+    }
     if (expert_bias_bytes > 0) fwd.memory("expert_bias", kExpertBiasForwardPasses * expert_bias_bytes);
   }
 
@@ -601,8 +611,13 @@ struct TransformerLayerBuilder {
   void mlp_backward(OpList& bwd, Fp8Gather fc2_grad_gathered = {}) const {
     if (expert_bias_bytes > 0) bwd.memory("expert_bias.bwd", kExpertBiasBackwardPasses * expert_bias_bytes);
     matmul_backward(bwd, "fc2", expert_tokens, h, ffn / et, expert_groups, fc2_grad_gathered);
-    bwd.memory(swiglu ? "swiglu.bwd" : "gelu.bwd", e.act_backward * act_elements);
-    matmul_backward(bwd, "fc1", expert_tokens, fc1_outputs * ffn / et, h, expert_groups);
+    if (fused_mlp) {
+      OpList cast_by_fc2 = bwd.without_casts();
+      matmul_backward(cast_by_fc2, "fc1", expert_tokens, fc1_outputs * ffn / et, h, expert_groups);
+    } else {
+      bwd.memory(swiglu ? "swiglu.bwd" : "gelu.bwd", e.act_backward * act_elements);
+      matmul_backward(bwd, "fc1", expert_tokens, fc1_outputs * ffn / et, h, expert_groups);
+    }
   }
 
   /// The backward of moe_dispatch_forward: the gradients' return to the tokens' ranks, then the shared

@@ -26,6 +26,7 @@ Shard shard_of(const ParallelPlan& plan, topo::Precision precision) {
   s.cp_kv_all_gather = plan.framework.cp_kv_all_gather;
   s.moe_all_gather = plan.framework.moe_dispatcher == MoeDispatcher::all_gather;
   s.moe_token_dispatch = token_based(plan.framework.moe_dispatcher);
+  s.fused_grouped_mlp = plan.framework.fused_grouped_mlp;
   return s;
 }
 

@@ -48,6 +48,9 @@ struct Shard {
   /// whole, once per destination GPU, and permuted into expert order only there (the framework's
   /// moe_dispatcher; models/workload/layer_ops.cpp).
   bool moe_token_dispatch = false;
+  /// A MoE layer's activation and fp8 casts run in its grouped GEMMs' epilogues (the framework's
+  /// fused_grouped_mlp; models/workload/layer_ops.cpp).
+  bool fused_grouped_mlp = false;
 
   /// Tokens of one micro-batch of `seq_len`-token sequences on this rank: micro_batch · seq_len / cp.
   [[nodiscard]] double tokens(std::int64_t seq_len) const {

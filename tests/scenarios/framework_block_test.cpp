@@ -315,3 +315,31 @@ TEST_CASE("delay_wgrad_compute: off by default, read, dumped back, and only with
       doctest::Contains("t.yaml:5:34: framework.delay_wgrad_compute: needs framework.ep_comm_overlap: true"),
       InputError);
 }
+
+TEST_CASE("fused_grouped_mlp: off by default, read, dumped back, and only on a MoE model in fp8") {
+  const std::string fp8_mixtral = R"(model: {preset: mixtral-8x7b}
+cluster: {node: dgx-h100, nodes: 2}
+training: {global_batch: 64, precision: fp8}
+)";
+  const std::string ep8 = "parallelism: {ep: 8}\n";
+  CHECK_FALSE(load_scenario_text(fp8_mixtral + ep8, "t.yaml").parallelism.framework.fused_grouped_mlp);
+  const Scenario s =
+      load_scenario_text(fp8_mixtral + ep8 + "framework: {fused_grouped_mlp: true}\n", "t.yaml");
+  CHECK(s.parallelism.framework.fused_grouped_mlp);
+  CHECK(load_scenario_text(dump_scenario(s), "t.yaml").parallelism.framework.fused_grouped_mlp);
+  // Its kernels are MXFP8 grouped GEMMs: bf16 training is refused at the key.
+  CHECK_THROWS_WITH_AS(
+      (void)load_scenario_text(kMixtralEp8 + "framework: {fused_grouped_mlp: true}\n", "t.yaml"),
+      doctest::Contains("t.yaml:5:32: framework.fused_grouped_mlp: needs training.precision: fp8"),
+      InputError);
+  // A dense model has no grouped GEMMs to fuse.
+  CHECK_THROWS_WITH_AS((void)load_scenario_text(base + "framework: {fused_grouped_mlp: true}\n", "t.yaml"),
+                       doctest::Contains("framework.fused_grouped_mlp: needs a mixture-of-experts model"),
+                       InputError);
+  // The activation has no pass of its own to recompute.
+  CHECK_THROWS_WITH_AS(
+      (void)load_scenario_text(fp8_mixtral + "framework: {fused_grouped_mlp: true}\n" +
+                                   "parallelism: {ep: 8, recompute: {modules: [moe_act]}}\n",
+                               "t.yaml"),
+      doctest::Contains("framework.fused_grouped_mlp: runs the activation inside fc1's GEMM"), InputError);
+}

@@ -508,6 +508,48 @@ TEST_CASE("the flex dispatcher permutes only at the receiver, from one row per t
   CHECK(at("unpermute") < at("ep_combine"));
 }
 
+TEST_CASE("the fused grouped MLP drops the activation's passes and fc2's and fc1's gradient casts") {
+  // The layer above in fp8 (ep 2: 2 local experts of 1,024 slots each, h = 512, ffn 1,024, GELU). The
+  // unfused experts cast fc2's input (slots × ffn) and fc1's output gradient (slots × ffn) to fp8, each
+  // reading p = 2 bytes and writing two 1-byte copies: 4 · 2,048 · 1,024 bytes; the fused kernels write
+  // both in their epilogues, and run the activation and its backward there too.
+  const TransformerSpec m = trainsim::testing::four_expert_moe();
+  Shard s;
+  s.ep = 2;
+  s.precision = trainsim::topo::Precision::fp8;
+  const LayerOps unfused = transformer_layer_ops(m, s);
+  s.fused_grouped_mlp = true;
+  const LayerOps fused = transformer_layer_ops(m, s);
+  const double cast = 4.0 * 2048 * 1024;
+  CHECK(op_named(unfused.forward, "fc2.fp8_cast").kernel.bytes == doctest::Approx(cast));
+  CHECK(op_named(unfused.backward, "fc1.grad_fp8_cast").kernel.bytes == doctest::Approx(cast));
+  for (const char* gone : {"gelu", "fc2.fp8_cast"}) CHECK_FALSE(has(fused.forward, gone));
+  for (const char* gone : {"gelu.bwd", "fc1.grad_fp8_cast"}) CHECK_FALSE(has(fused.backward, gone));
+  // fc1's input and fc2's output gradient still arrive in 16 bit and are cast as before.
+  CHECK(has(fused.forward, "fc1.fp8_cast"));
+  CHECK(has(fused.backward, "fc2.grad_fp8_cast"));
+  // The same GEMMs, and nothing else removed.
+  const auto totals = [](const std::vector<LayerOp>& ops, OpKind kind) {
+    double flops = 0, bytes = 0;
+    for (const LayerOp& op : ops) {
+      if (op.communication || op.kernel.kind != kind) continue;
+      flops += op.kernel.flops;
+      bytes += op.kernel.bytes;
+    }
+    return std::pair{flops, bytes};
+  };
+  CHECK(totals(fused.forward, OpKind::matmul).first == totals(unfused.forward, OpKind::matmul).first);
+  CHECK(totals(fused.backward, OpKind::matmul).first == totals(unfused.backward, OpKind::matmul).first);
+  const double act = op_named(unfused.forward, "gelu").kernel.bytes;
+  const double act_bwd = op_named(unfused.backward, "gelu.bwd").kernel.bytes;
+  CHECK(totals(unfused.forward, OpKind::memory_bound).second -
+            totals(fused.forward, OpKind::memory_bound).second ==
+        doctest::Approx(act + cast));
+  CHECK(totals(unfused.backward, OpKind::memory_bound).second -
+            totals(fused.backward, OpKind::memory_bound).second ==
+        doctest::Approx(act_bwd + cast));
+}
+
 TEST_CASE("per-module recompute runs each named module's forward again and keeps none of its insides") {
   // A dense GPT layer (gelu MLP of 4h), tp 1, T = 1,024 tokens of h = 512, bf16.
   const TransformerSpec m = trainsim::testing::gpt(2, 512, 8, 1024);
