@@ -51,6 +51,7 @@ void for_each_field(Gpu& g, Visit&& visit) {
   visit(number(B::efficiency, "matmul_peak_fraction", 1e-3, 1.0), e.matmul_peak_fraction);
   visit(number(B::efficiency, "matmul_half_flops", 0, 1e18), e.matmul_half_flops);
   visit(number(B::efficiency, "memory_bandwidth_fraction", 1e-3, 1.0), e.memory_bandwidth_fraction);
+  visit(number(B::efficiency, "elementwise_bandwidth_fraction", 0, 1.0), e.elementwise_bandwidth_fraction);
   visit(quantity(B::efficiency, "kernel_overhead", D::seconds, kAny), e.kernel_overhead_s);
   visit(Field{.block = B::efficiency, .key = "attention_kernel"}, e.attention_kernel);
   visit(number(B::efficiency, "flash2_attention_fraction", 0, 1.0), e.flash2_attention_fraction);

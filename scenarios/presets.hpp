@@ -11,6 +11,7 @@
 //   GPU:   {name, peak: {fp32, tf32, fp16, bf16, fp8, int8: "312 TFLOP/s"}, hbm: "80 GiB",
 //           hbm_bandwidth: "2039 GB/s", nvlink: "300 GB/s", tdp: "400 W", idle: "60 W",
 //           efficiency: {matmul_peak_fraction, matmul_half_flops, memory_bandwidth_fraction,
+//                        elementwise_bandwidth_fraction,
 //                        kernel_overhead: "4 us", attention_kernel, flash2|flash3|cudnn_attention_fraction,
 //                        flash_attention_half_flops}}
 //   node:  {name, gpu: NAME | {preset: NAME, …GPU keys}, gpus_per_node, fabric: nvswitch|nvlink-mesh|pcie,

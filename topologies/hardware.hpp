@@ -50,10 +50,19 @@ constexpr std::string_view to_string(AttentionKernel k) {
 /// How much of the datasheet a real kernel achieves. Calibrated per GPU type (never per case) against
 /// published measurements; each preset cites the data it was fitted to.
 struct ComputeEfficiency {
-  double matmul_peak_fraction = 0.80;       ///< large-GEMM throughput / dense peak (MAMF-style)
-  double matmul_half_flops = 2.0e9;         ///< GEMM work at which achieved efficiency is half of the above
-  double memory_bandwidth_fraction = 0.85;  ///< achieved / peak HBM bandwidth on streaming kernels
-  double kernel_overhead_s = 4.0e-6;        ///< fixed launch + tail cost per kernel
+  double matmul_peak_fraction = 0.80;  ///< large-GEMM throughput / dense peak (MAMF-style)
+  double matmul_half_flops = 2.0e9;    ///< GEMM work at which achieved efficiency is half of the above
+  /// Achieved / peak HBM bandwidth of the library kernels: the memory roof of GEMMs and fused attention.
+  double memory_bandwidth_fraction = 0.85;
+  /// Achieved / peak HBM bandwidth of the frameworks' element-wise kernels (norms, activations, casts,
+  /// permutes, the optimizer's update: OpKind::memory_bound); 0: memory_bandwidth_fraction. Where a GPU's HBM
+  /// outgrew its SMs these keep the bytes in flight per SM they were tuned with (topologies/README.md,
+  /// "Memory-bound kernels on newer HBM").
+  double elementwise_bandwidth_fraction = 0;
+  [[nodiscard]] double elementwise_fraction() const {
+    return elementwise_bandwidth_fraction > 0 ? elementwise_bandwidth_fraction : memory_bandwidth_fraction;
+  }
+  double kernel_overhead_s = 4.0e-6;  ///< fixed launch + tail cost per kernel
   /// The fused attention kernel that `model.attention: flash` runs on this GPU (SPEC gpu.efficiency).
   AttentionKernel attention_kernel = AttentionKernel::flash2;
   /// Forward throughput of each fused attention kernel / dense 16-bit peak, for long sequences at head

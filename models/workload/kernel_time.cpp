@@ -29,8 +29,9 @@ double kernel_time(const KernelCost& op, const topo::GpuSpec& gpu, Precision pre
   const topo::ComputeEfficiency& e = gpu.efficiency;
   const double bandwidth = gpu.hbm_bytes_per_s * e.memory_bandwidth_fraction;
   if (bandwidth <= 0) throw InputError("gpu " + gpu.name + " has no memory bandwidth");
+  if (op.kind == OpKind::memory_bound)
+    return op.bytes / (gpu.hbm_bytes_per_s * e.elementwise_fraction()) + e.kernel_overhead_s;
   const double memory_time = op.bytes / bandwidth;
-  if (op.kind == OpKind::memory_bound) return memory_time + e.kernel_overhead_s;
 
   // FP8 recipes (Transformer Engine's default) keep the attention core in 16 bit; only GEMMs run in fp8.
   const bool in_bf16 = precision == Precision::fp8 && (op.kind == OpKind::fused_attention || op.keeps_16bit);

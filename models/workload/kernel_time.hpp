@@ -17,8 +17,9 @@
 //   fused_attention:  t = max(F / (P · eff_attn), B / (W · mem_fraction)) + overhead, with eff_attn the
 //     kernel's efficiency in pass, mask, head dim and sequence (models/workload/attention_kernel.hpp);
 //     under ring attention (cp > 1) the overhead is paid once per ring step.
-//   memory_bound:     t = B / (W · e.memory_bandwidth_fraction) + overhead  (FLOPs ignored: these
-//                     element-wise kernels never approach the compute roof).
+//   memory_bound:     t = B / (W · e.elementwise_fraction()) + overhead  (FLOPs ignored: these
+//                     element-wise kernels never approach the compute roof; their own bandwidth share,
+//                     memory_bandwidth_fraction unless the GPU sets elementwise_bandwidth_fraction).
 // P is the dense peak at the precision the kernel runs at, scaled by the clock factor c =
 // compute_clock_factor(gpu) (the sustained clock under load and the power limit; HBM bandwidth is not
 // scaled). Zero work costs zero time (no overhead): an op that is absent costs nothing. Under fp8 only

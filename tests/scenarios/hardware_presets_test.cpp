@@ -27,9 +27,9 @@ bool is_attention_fraction(const std::string& key) {
 }
 
 // Which keys of the `efficiency:` block efficiency_text writes: all, without the attention constants
-// (which the Blackwell presets transfer from b200), without those and the memory-bound fraction (which
-// follows the GPU's SM count and HBM: topologies/README.md), or the attention constants alone.
-enum class Keys { all, but_attention, but_attention_and_memory, attention_only };
+// (which the Blackwell presets transfer from b200), without those and the element-wise bandwidth fraction
+// (which follows the GPU's SM count and HBM: topologies/README.md), or the attention constants alone.
+enum class Keys { all, but_attention, but_attention_and_elementwise, attention_only };
 
 // The `efficiency:` block of a GPU as YAML text, key by key in the table's order, with the keys `keys` names.
 std::string efficiency_text(const topo::GpuSpec& g, Keys keys = Keys::all) {
@@ -37,7 +37,7 @@ std::string efficiency_text(const topo::GpuSpec& g, Keys keys = Keys::all) {
   for (const GpuPresetEntry& e : gpu_preset_entries(g)) {
     if (e.block != GpuBlock::efficiency) continue;
     if (keys != Keys::all && is_attention_fraction(e.key) != (keys == Keys::attention_only)) continue;
-    if (keys == Keys::but_attention_and_memory && e.key == "memory_bandwidth_fraction") continue;
+    if (keys == Keys::but_attention_and_elementwise && e.key == "elementwise_bandwidth_fraction") continue;
     text += e.key + ": " + e.value + "\n";
   }
   return text;
@@ -121,7 +121,7 @@ TEST_CASE("gb200 carries the GB200 NVL72 datasheet per GPU, and gb200-nvl72 is o
 
 TEST_CASE(
     "b300 and gb300 carry the HGX B300 and GB300 NVL72 datasheets per GPU, with b200's efficiencies but "
-    "attention and the memory-bound fraction") {
+    "attention and the element-wise bandwidth fraction") {
   // Datasheet totals with sparsity: per GPU dense = total / GPUs / 2 (HGX: 8 GPUs, NVL72: 72).
   const topo::GpuSpec b300 = gpu_preset("b300");
   CHECK(b300.peak.bf16 == doctest::Approx(36e15 / 8 / 2).epsilon(1e-12));  // 2.25 PFLOP/s
@@ -134,8 +134,8 @@ TEST_CASE(
   CHECK(b300.nvlink_bytes_per_s == 900e9);
   CHECK(b300.tdp_w == 1100);
   CHECK(b300.sm_count == 160);
-  CHECK(efficiency_text(b300, Keys::but_attention_and_memory) ==
-        efficiency_text(gpu_preset("b200"), Keys::but_attention_and_memory));
+  CHECK(efficiency_text(b300, Keys::but_attention_and_elementwise) ==
+        efficiency_text(gpu_preset("b200"), Keys::but_attention_and_elementwise));
   CHECK(efficiency_text(b300, Keys::attention_only) ==
         efficiency_text(gpu_preset("gb300"), Keys::attention_only));  // same GPU
   const topo::GpuSpec gb300 = gpu_preset("gb300");
@@ -147,8 +147,8 @@ TEST_CASE(
   // NVLink 5: 130 TB/s over 72 GPUs is 1.806 TB/s, which NVIDIA quotes per GPU as 1.8 TB/s bidirectional.
   CHECK(gb300.nvlink_bytes_per_s == 1.8e12 / 2);
   CHECK(gb300.tdp_w == 1400);
-  CHECK(efficiency_text(gb300, Keys::but_attention_and_memory) ==
-        efficiency_text(gpu_preset("gb200"), Keys::but_attention_and_memory));
+  CHECK(efficiency_text(gb300, Keys::but_attention_and_elementwise) ==
+        efficiency_text(gpu_preset("gb200"), Keys::but_attention_and_elementwise));
   for (const char* node_name : {"gb300-nvl72", "dgx-b300"}) {
     CAPTURE(node_name);
     const topo::NodeSpec node = node_preset(node_name);
@@ -163,21 +163,26 @@ TEST_CASE(
   CHECK(node_preset("dgx-b300").gpu.name == "b300");
 }
 
-TEST_CASE(
-    "Hopper- and Blackwell-class GPUs reach h100-sxm's memory-bound bandwidth per SM, not its fraction") {
+TEST_CASE("Hopper- and Blackwell-class GPUs' element-wise kernels reach h100-sxm's bandwidth per SM") {
   // topologies/README.md, "Memory-bound kernels on newer HBM": the frameworks' element-wise kernels keep
-  // Hopper's bytes in flight per SM, so a GPU's fraction is h100-sxm's achieved bandwidth per SM times its
-  // SMs, over its own HBM bandwidth (written to three decimals in the presets).
+  // Hopper's bytes in flight per SM, so a GPU's element-wise fraction is h100-sxm's achieved bandwidth per SM
+  // times its SMs, over its own HBM bandwidth (written to three decimals in the presets). The libraries'
+  // GEMMs and fused attention keep h100-sxm's fraction of the peak as their memory roof.
   const topo::GpuSpec h100 = gpu_preset("h100-sxm");
-  const double per_sm = h100.efficiency.memory_bandwidth_fraction * h100.hbm_bytes_per_s / h100.sm_count;
+  const double per_sm = h100.efficiency.elementwise_fraction() * h100.hbm_bytes_per_s / h100.sm_count;
   CHECK(per_sm == doctest::Approx(0.7 * 3.35e12 / 132));
   for (const char* name : {"h800-sxm", "h200-sxm", "b200", "gb200", "b300", "gb300"}) {
     CAPTURE(name);
     const topo::GpuSpec g = gpu_preset(name);
-    CHECK(g.efficiency.memory_bandwidth_fraction ==
+    CHECK(g.efficiency.elementwise_fraction() ==
           doctest::Approx(per_sm * g.sm_count / g.hbm_bytes_per_s).epsilon(0.002));
+    CHECK(g.efficiency.memory_bandwidth_fraction == h100.efficiency.memory_bandwidth_fraction);
   }
-  CHECK(gpu_preset("b200").efficiency.memory_bandwidth_fraction < 0.35);  // 8 TB/s on 148 SMs
+  CHECK(gpu_preset("b200").efficiency.elementwise_fraction() < 0.35);  // 8 TB/s on 148 SMs
+  // Unset, the element-wise share is the library kernels' (every preset fitted before the rule).
+  CHECK(h100.efficiency.elementwise_bandwidth_fraction == 0);
+  const topo::ComputeEfficiency a100 = gpu_preset("a100-sxm4-80gb").efficiency;
+  CHECK(a100.elementwise_fraction() == a100.memory_bandwidth_fraction);
 }
 
 TEST_CASE("a GPU preset's validation mark names its data, and presets never checked against data have none") {
