@@ -36,10 +36,15 @@ double token_based_network_bytes(double bytes, const TokenRouting& routing, cons
   return bytes / routing.copies * expected_other_destinations(routing, group.nodes);
 }
 
+double expected_destination_gpus(const TokenRouting& routing, std::int64_t gpus) {
+  if (!(routing.copies > 0) || gpus <= 1) return 1.0;
+  const auto n = static_cast<double>(gpus);
+  return expected_other_destinations(routing, gpus) * n / (n - 1);
+}
+
 double token_based_nvlink_size(double bytes, const TokenRouting& routing, const CommGroup& group) {
   if (!(routing.copies > 0) || group.size <= 1) return 0.0;
-  const auto n = static_cast<double>(group.size);
-  return bytes / routing.copies * expected_other_destinations(routing, group.size) * n / (n - 1);
+  return bytes / routing.copies * expected_destination_gpus(routing, group.size);
 }
 
 CollectiveEstimate token_based_all_to_all(double bytes, const TokenRouting& routing, const CommGroup& group,

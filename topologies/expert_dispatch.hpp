@@ -61,6 +61,12 @@ struct TokenRouting {
 ///    experts unlimited routing picks, not one each.
 [[nodiscard]] double expected_other_destinations(const TokenRouting& routing, std::int64_t places);
 
+/// The expected number of distinct GPUs among a token's destinations, its own GPU included, on a group of
+/// `gpus` GPUs holding an even share of the experts each: expected_other_destinations(routing, gpus) ·
+/// gpus/(gpus − 1) (the other places are gpus − 1 of the gpus; the own one counts as any other); 1 with one
+/// GPU or no copies. The rows a rank receives in a token-based dispatch, per token it sends.
+[[nodiscard]] double expected_destination_gpus(const TokenRouting& routing, std::int64_t gpus);
+
 /// Bytes one rank sends over the network in a token-based dispatch: `bytes` (what the plain all-to-all
 /// sends per rank, every copy of every token) / copies × expected_other_destinations(routing, group.nodes).
 [[nodiscard]] double token_based_network_bytes(double bytes, const TokenRouting& routing,

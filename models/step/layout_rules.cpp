@@ -224,8 +224,9 @@ void model_feature_rules(const TransformerSpec& m, const ParallelPlan& p, const 
 // the allgather dispatcher's gathers stay blocking); delay_wgrad_compute needs ep_comm_overlap, as
 // Megatron-Core asserts (TransformerConfig.__post_init__), and a schedule whose backward passes hold their
 // weight gradients (1f1b, interleaved: the ones Megatron-Core merges layers in; zero-bubble and the V and
-// DualPipe schedules run them as passes of their own). The dispatcher's SMs against the GPU's are the
-// scenario reader's (dispatcher_sms_problem).
+// DualPipe schedules run them as passes of their own); DeepEP needs tp·ep > 1, as
+// MoEFlexTokenDispatcher asserts. The dispatcher's SMs against the GPU's are the scenario reader's
+// (dispatcher_sms_problem).
 void framework_rules(const ParallelPlan& p, const ProblemList& problem) {
   const Framework& f = p.framework;
   if (f.ep_comm_overlap && f.moe_dispatcher == MoeDispatcher::all_gather) {
@@ -250,6 +251,12 @@ void framework_rules(const ParallelPlan& p, const ProblemList& problem) {
             fmt::format("applies to the flex dispatcher's backends (moe_dispatcher: deepep or hybridep), "
                         "found {}",
                         to_string(f.moe_dispatcher)));
+  }
+  if (f.moe_dispatcher == MoeDispatcher::deepep && static_cast<std::int64_t>(p.tp) * p.ep <= 1) {
+    problem(LayoutKey::moe_dispatcher,
+            "deepep needs tp·ep > 1 (Megatron-Core's flex dispatcher asserts \"DeepEP dispatcher requires "
+            "TPxEP > "
+            "1\"): raise parallelism.ep, or use alltoall");
   }
 }
 
@@ -298,18 +305,18 @@ void batch_rules(const ParallelPlan& p, const TrainingSpec& training, const Prob
 void fused_mlp_rules(const TransformerSpec& m, const ParallelPlan& p, const TrainingSpec& training,
                      const ProblemList& problem) {
   if (!p.framework.fused_grouped_mlp) return;
-  const auto fused = [&](std::string_view why) { problem(LayoutKey::fused_grouped_mlp, std::string(why)); };
+  const auto refuse = [&](std::string_view why) { problem(LayoutKey::fused_grouped_mlp, std::string(why)); };
   if (!m.is_moe()) {
-    fused("needs a mixture-of-experts model (it fuses the experts' grouped GEMMs)");
+    refuse("needs a mixture-of-experts model (it fuses the experts' grouped GEMMs)");
     return;
   }
   if (training.precision != topo::Precision::fp8) {
-    fused(fmt::format("needs training.precision: fp8 (its grouped GEMMs run in MXFP8), found {}",
-                      topo::to_string(training.precision)));
+    refuse(fmt::format("needs training.precision: fp8 (its grouped GEMMs run in MXFP8), found {}",
+                       topo::to_string(training.precision)));
   }
   if (recomputes(p.recompute, p.recompute_modules, RecomputeModule::moe_act) ||
       (p.offload_modules & static_cast<std::uint8_t>(OffloadModule::moe_act)) != 0) {
-    fused(
+    refuse(
         "runs the activation inside fc1's GEMM: module moe_act cannot be recomputed or offloaded on its "
         "own (recompute module moe instead)");
   }

@@ -396,7 +396,7 @@ struct TransformerLayerBuilder {
   const double expert_groups = moe ? as_double(spec.experts) / shard.ep : 1.0;
   const double expert_tokens = mlp_tokens / expert_groups;
   // Megatron-Core's token permutation around the experts (moe_utils.py, permute/unpermute and
-  // sort_chunks_by_idxs, run by the all-to-all and flex dispatchers): the rank's slots gathered into
+  // sort_chunks_by_idxs, run by the all-to-all dispatcher): the rank's slots gathered into
   // expert order before they are sent (each slot's row read and written), the received chunks sorted
   // from source-rank order into local-expert order when the rank holds several experts and ep > 1 (read
   // and written), the same two moves undone after the experts, and the returned slots summed into their
@@ -408,15 +408,12 @@ struct TransformerLayerBuilder {
   // back to one row per received token before the combine (read each received row once and write its
   // slots; read the slots and write the rows: TE's fused permute and unpermute kernels, which load a token's
   // row once for all its slots). A rank receives each token once per distinct destination GPU of the group,
-  // expected_other_destinations · ep/(ep − 1) of them with its own (topologies/expert_dispatch.hpp).
-  const bool token_dispatch = moe && shard.moe_token_dispatch && !gather_dispatch;
+  // expected_destination_gpus of them (topologies/expert_dispatch.hpp), for the slots it computes.
+  const bool token_dispatch = moe && shard.moe_token_dispatch;
   const bool permutes = moe && !gather_dispatch && !token_dispatch;
-  const double destination_gpus = shard.ep > 1
-                                      ? topo::expected_other_destinations(slot_routing, shard.ep) * shard.ep /
-                                            (shard.ep - 1.0)
-                                      : 1.0;
-  const double received_bytes = a2a_bytes_local / slot_copies * destination_gpus;
-  const double expert_permute_bytes = token_dispatch ? a2a_bytes_local + received_bytes : 0.0;
+  const double received_bytes =
+      slot_bytes / slot_copies * topo::expected_destination_gpus(slot_routing, shard.ep);
+  const double receiver_permute_bytes = token_dispatch ? slot_bytes + received_bytes : 0.0;
   const double permute_bytes = permutes ? 2.0 * a2a_bytes_local : 0.0;
   const double sort_bytes = permutes && shard.ep > 1 && expert_groups > 1 ? 2.0 * a2a_bytes_local : 0.0;
   const double unpermute_bytes =
@@ -539,7 +536,7 @@ struct TransformerLayerBuilder {
     if (slot_comm)
       fwd.comm("ep_dispatch.tp_all_gather", Collective::all_gather, CommGroup::expert_tp, slot_bytes);
     if (sort_bytes > 0) fwd.memory("sort_chunks", sort_bytes);
-    if (token_dispatch) fwd.memory("permute", expert_permute_bytes);
+    if (token_dispatch) fwd.memory("permute", receiver_permute_bytes);
   }
 
   /// The MLP's forward (a MoE layer's: its experts, one grouped GEMM per projection).
@@ -565,7 +562,7 @@ struct TransformerLayerBuilder {
   /// from the experts' ranks and their unpermutation (the all-gather dispatcher's reduce-scatter is not
   /// part of it: see mlp_block_forward).
   void moe_combine_forward(OpList& fwd) const {
-    if (token_dispatch) fwd.memory("unpermute", expert_permute_bytes);
+    if (token_dispatch) fwd.memory("unpermute", receiver_permute_bytes);
     if (sort_bytes > 0) fwd.memory("unsort_chunks", sort_bytes);
     if (slot_comm)
       fwd.comm("ep_combine.tp_reduce_scatter", Collective::reduce_scatter, CommGroup::expert_tp, slot_bytes);
@@ -604,7 +601,7 @@ struct TransformerLayerBuilder {
     if (gather_comm)
       bwd.comm("ep_combine.bwd.all_gather", Collective::all_gather, CommGroup::expert_tp_ep, gathered_bytes);
     if (sort_bytes > 0) bwd.memory("unsort_chunks.bwd", sort_bytes);
-    if (token_dispatch) bwd.memory("unpermute.bwd", expert_permute_bytes);
+    if (token_dispatch) bwd.memory("unpermute.bwd", receiver_permute_bytes);
   }
 
   /// The backward of mlp_forward.
@@ -623,7 +620,7 @@ struct TransformerLayerBuilder {
   /// The backward of moe_dispatch_forward: the gradients' return to the tokens' ranks, then the shared
   /// experts' and the router's backward.
   void moe_dispatch_backward(OpList& bwd) const {
-    if (token_dispatch) bwd.memory("permute.bwd", expert_permute_bytes);
+    if (token_dispatch) bwd.memory("permute.bwd", receiver_permute_bytes);
     if (sort_bytes > 0) bwd.memory("sort_chunks.bwd", sort_bytes);
     if (slot_comm)
       bwd.comm("ep_dispatch.bwd.tp_reduce_scatter", Collective::reduce_scatter, CommGroup::expert_tp,
@@ -732,11 +729,12 @@ struct TransformerLayerBuilder {
     redo.matmul("out_proj", tokens, h, out_width / t);
     redo.memory(residual, dropout_residual_bytes);
     redo.memory("ln2", norm_bytes);
+    // Under the fused MLP the activation runs in fc1's epilogue: recomputing it means fc1 again.
     if (swiglu) {
       redo.matmul("fc1_up", expert_tokens, ffn / et, h, expert_groups);
-      redo.memory("swiglu", e.act * act_elements);
+      if (!fused_mlp) redo.memory("swiglu", e.act * act_elements);
     } else {
-      redo.memory("gelu", e.act * act_elements);
+      if (!fused_mlp) redo.memory("gelu", e.act * act_elements);
       redo.matmul("fc2", expert_tokens, h, ffn / et, expert_groups);
     }
     redo.memory(residual, dropout_residual_bytes);

@@ -343,3 +343,12 @@ training: {global_batch: 64, precision: fp8}
                                "t.yaml"),
       doctest::Contains("framework.fused_grouped_mlp: runs the activation inside fc1's GEMM"), InputError);
 }
+
+TEST_CASE("deepep needs tp·ep > 1, as Megatron-Core's flex dispatcher asserts; hybridep does not") {
+  CHECK_THROWS_WITH_AS((void)load_scenario_text(kMixtral + "framework: {moe_dispatcher: deepep}\n", "t.yaml"),
+                       doctest::Contains("framework.moe_dispatcher: deepep needs tp·ep > 1"), InputError);
+  CHECK(load_scenario_text(kMixtralEp8 + "framework: {moe_dispatcher: deepep}\n", "t.yaml").parallelism.ep ==
+        8);
+  CHECK(load_scenario_text(kMixtral + "framework: {moe_dispatcher: hybridep}\n", "t.yaml").parallelism.ep ==
+        1);
+}

@@ -481,8 +481,9 @@ TEST_CASE("a MoE layer permutes its slots around the experts, as Megatron-Core's
 
 TEST_CASE("the flex dispatcher permutes only at the receiver, from one row per token and destination GPU") {
   // The layer above under DeepEP or HybridEP: no permute before the dispatch, no chunk sort, no unpermute
-  // after the combine. A token's 2 slots land on experts of 2 GPUs; each GPU is missed with probability
-  // (1/2)^2, so a token reaches 2·(1 − 1/4) = 1.5 GPUs and a rank receives 1,024 · 1.5 rows of p·h bytes.
+  // after the combine. A token's 2 slots land on experts of 2 GPUs; with each slot's expert drawn on its own
+  // (expected_other_destinations' balanced formula) a GPU is missed with probability (1/2)^2, so a token
+  // reaches 2·(1 − 1/4) = 1.5 GPUs and a rank receives 1,024 · 1.5 rows of p·h bytes.
   // The receiver reads each row once and writes its 2,048 slots, and the reverse before the combine.
   const TransformerSpec m = trainsim::testing::four_expert_moe();
   Shard s;
@@ -548,6 +549,14 @@ TEST_CASE("the fused grouped MLP drops the activation's passes and fc2's and fc1
   CHECK(totals(unfused.backward, OpKind::memory_bound).second -
             totals(fused.backward, OpKind::memory_bound).second ==
         doctest::Approx(act_bwd + cast));
+  // Op-level recompute runs fc2 again but no activation pass: the fused kernel has none to repeat.
+  s.recompute = Recompute::op;
+  const LayerOps op_fused = transformer_layer_ops(m, s);
+  const std::string redo = std::string(kRecomputePrefix);
+  CHECK(has(op_fused.backward, redo + "fc2"));
+  CHECK_FALSE(has(op_fused.backward, redo + "gelu"));
+  s.fused_grouped_mlp = false;
+  CHECK(has(transformer_layer_ops(m, s).backward, redo + "gelu"));
 }
 
 TEST_CASE("per-module recompute runs each named module's forward again and keeps none of its insides") {
