@@ -181,16 +181,19 @@ std::string_view to_string(EfficiencyParam p) {
       return "cudnn_attention_fraction";
     case EfficiencyParam::flash_attention_half_flops:
       return "flash_attention_half_flops";
+    case EfficiencyParam::elementwise_bandwidth_fraction:
+      return "elementwise_bandwidth_fraction";
   }
   return "matmul_peak_fraction";
 }
 
 const std::vector<EfficiencyParam>& all_efficiency_params() {
   static const std::vector<EfficiencyParam> kAll = {
-      EfficiencyParam::matmul_peak_fraction,      EfficiencyParam::matmul_half_flops,
-      EfficiencyParam::memory_bandwidth_fraction, EfficiencyParam::kernel_overhead_s,
-      EfficiencyParam::flash2_attention_fraction, EfficiencyParam::flash3_attention_fraction,
-      EfficiencyParam::cudnn_attention_fraction,  EfficiencyParam::flash_attention_half_flops};
+      EfficiencyParam::matmul_peak_fraction,          EfficiencyParam::matmul_half_flops,
+      EfficiencyParam::memory_bandwidth_fraction,     EfficiencyParam::kernel_overhead_s,
+      EfficiencyParam::flash2_attention_fraction,     EfficiencyParam::flash3_attention_fraction,
+      EfficiencyParam::cudnn_attention_fraction,      EfficiencyParam::flash_attention_half_flops,
+      EfficiencyParam::elementwise_bandwidth_fraction};
   return kAll;
 }
 
@@ -223,6 +226,8 @@ double get(const topo::ComputeEfficiency& e, EfficiencyParam p) {
       return e.cudnn_attention_fraction;
     case EfficiencyParam::flash_attention_half_flops:
       return e.flash_attention_half_flops;
+    case EfficiencyParam::elementwise_bandwidth_fraction:
+      return e.elementwise_fraction();
   }
   return 0;
 }
@@ -253,6 +258,9 @@ void set(topo::ComputeEfficiency& e, EfficiencyParam p, double value) {
     case EfficiencyParam::flash_attention_half_flops:
       e.flash_attention_half_flops = value;
       return;
+    case EfficiencyParam::elementwise_bandwidth_fraction:
+      e.elementwise_bandwidth_fraction = value;
+      return;
   }
 }
 
@@ -261,6 +269,7 @@ FitParameter efficiency_fit_parameter(EfficiencyParam p, const topo::ComputeEffi
   switch (p) {
     case EfficiencyParam::matmul_peak_fraction:
     case EfficiencyParam::memory_bandwidth_fraction:
+    case EfficiencyParam::elementwise_bandwidth_fraction:
     case EfficiencyParam::flash2_attention_fraction:
     case EfficiencyParam::flash3_attention_fraction:
     case EfficiencyParam::cudnn_attention_fraction:

@@ -94,6 +94,8 @@ enum class EfficiencyParam {
   flash3_attention_fraction,
   cudnn_attention_fraction,
   flash_attention_half_flops,
+  /// The element-wise kernels' share (0 in a preset: as memory_bandwidth_fraction, which then fits both).
+  elementwise_bandwidth_fraction,
 };
 
 /// The field's name as in presets and on the command line ("matmul_peak_fraction", "kernel_overhead_s").

@@ -161,6 +161,17 @@ TEST_CASE("efficiency parameter names round-trip and unknown names are refused w
                        doctest::Contains("matmul_peak_fraction"), trainsim::InputError);
 }
 
+TEST_CASE("the element-wise share starts from the library roof when unset and is written as its own key") {
+  ComputeEfficiency e;
+  e.memory_bandwidth_fraction = 0.7;
+  CHECK(get(e, EfficiencyParam::elementwise_bandwidth_fraction) == 0.7);  // unset: as the roof
+  set(e, EfficiencyParam::elementwise_bandwidth_fraction, 0.33);
+  CHECK(e.elementwise_bandwidth_fraction == 0.33);
+  CHECK(e.memory_bandwidth_fraction == 0.7);  // the GEMMs' and attention's roof untouched
+  CHECK(parse_efficiency_param("elementwise_bandwidth_fraction") ==
+        EfficiencyParam::elementwise_bandwidth_fraction);
+}
+
 TEST_CASE("the step stage is pulled toward the kernel-level prior by exactly its stated weight") {
   // Two steps whose time is 1 / matmul_peak_fraction; they want 0.5, the prior (start) is 0.8. The cost
   // ½·[2·ln(0.5/v)² + (k·sqrt(2)·ln(v/0.8))²] is least at ln v = (ln 0.5 + k²·ln 0.8) / (1 + k²).
