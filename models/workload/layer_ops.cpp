@@ -428,7 +428,9 @@ struct TransformerLayerBuilder {
   const double expert_bias_bytes = moe && spec.bias ? p * mlp_tokens * h : 0.0;
   // TransformerEngine's fused grouped MLP (Framework::fused_grouped_mlp): fc1's epilogue applies the
   // activation and writes fc2's input in fp8, fc2's dgrad epilogue the activation's backward and fc1's
-  // output gradient in fp8 (the cast matmul_backward would add before fc1's dgrad and wgrad).
+  // output gradient in fp8 (the cast matmul_backward would add before fc1's dgrad and wgrad). An
+  // approximation: the epilogues' own writes (fc1's pre-activation kept for the backward, the fp8 copies) are
+  // taken as inside the GEMMs' priced traffic, which counts a 16-bit output.
   const bool fused_mlp = moe && fp8 && shard.fused_grouped_mlp;
   const double score_bytes = att.score_elements;  // one byte per score element, times p below
   // Context parallelism: K/V blocks passed round the cp ring under the attention's ring steps, or all of

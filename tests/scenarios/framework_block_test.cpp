@@ -342,6 +342,12 @@ training: {global_batch: 64, precision: fp8}
                                    "parallelism: {ep: 8, recompute: {modules: [moe_act]}}\n",
                                "t.yaml"),
       doctest::Contains("framework.fused_grouped_mlp: runs the activation inside fc1's GEMM"), InputError);
+  // Nor one of its own to offload.
+  CHECK_THROWS_WITH_AS(
+      (void)load_scenario_text(fp8_mixtral + "framework: {fused_grouped_mlp: true}\n" +
+                                   "parallelism: {ep: 8, offload: {modules: [moe_act]}}\n",
+                               "t.yaml"),
+      doctest::Contains("framework.fused_grouped_mlp: runs the activation inside fc1's GEMM"), InputError);
 }
 
 TEST_CASE("deepep needs tp·ep > 1, as Megatron-Core's flex dispatcher asserts; hybridep does not") {

@@ -69,6 +69,16 @@ TEST_CASE("group-limited routing: the places a token reaches, enumerated by hand
   // and 0.985 remote nodes at 8, 4 and 2 nodes.)
 }
 
+TEST_CASE("the destination GPUs of a token count its own GPU as any other") {
+  // 2 copies over 2 GPUs: 2 · (1 − 1/4) = 1.5, the others' 3/4 times 2/1.
+  CHECK(expected_destination_gpus({2}, 2) == doctest::Approx(1.5).epsilon(1e-12));
+  // DeepSeek-V3's node-limited routing over 8 GPUs, a group a GPU: 4 of the 8 groups picked, so 4 GPUs.
+  CHECK(expected_destination_gpus({8, 8, 4}, 8) == doctest::Approx(4.0).epsilon(1e-12));
+  // One GPU, or nothing routed: the token stays where it is.
+  CHECK(expected_destination_gpus({8}, 1) == 1);
+  CHECK(expected_destination_gpus({0}, 8) == 1);
+}
+
 TEST_CASE("a token bound for top_k experts crosses the network once per distinct remote node") {
   // 8 copies over 4 nodes: 3 · (1 − (3/4)^8) = 3 · (1 − 0.100112915) = 2.699661255 remote nodes.
   CHECK(expected_other_destinations({8}, 4) == doctest::Approx(2.699661255).epsilon(1e-9));
