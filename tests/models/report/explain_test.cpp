@@ -1,6 +1,7 @@
 #include "models/report/explain.hpp"
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 
 #include <string>
 
@@ -45,6 +46,20 @@ TEST_CASE("the explanation carries the parameter count and the worst stage's mem
   CHECK(total->value == doctest::Approx(est.per_gpu).scale(0));
   CHECK(e.fits == est.fits);
   CHECK(to_text(e).find("optimizer: adamw") != std::string::npos);
+}
+
+TEST_CASE("the framework section names the element-wise kernels' bandwidth where the GPU sets its own") {
+  const ParallelPlan p{
+      .tp = 8, .pp = 16, .dp = 8, .sequence_parallel = true, .zero = ZeroStage::optimizer_states};
+  trainsim::topo::GpuSpec gpu = trainsim::testing::a100_sxm4_80gb();
+  CHECK(to_text(explain(gpt3_175b(), p, TrainingSpec{}, gpu)).find("element-wise kernels") ==
+        std::string::npos);
+  // 0.25 of 2.039 TB/s = 0.51 TB/s, the library roof left at the preset's fraction.
+  gpu.efficiency.elementwise_bandwidth_fraction = 0.25;
+  const std::string text = to_text(explain(gpt3_175b(), p, TrainingSpec{}, gpu));
+  CHECK(text.find("at 0.250 of its 2.04 TB/s = 0.51 TB/s") != std::string::npos);
+  CHECK(text.find(fmt::format("memory roof at {:.2f}", gpu.efficiency.memory_bandwidth_fraction)) !=
+        std::string::npos);
 }
 
 TEST_CASE("an explanation of a plan that does not fit says why") {
