@@ -344,13 +344,13 @@ Explanation explain(const TransformerSpec& model, const ParallelPlan& plan, cons
   fw.notes.emplace_back(preset_citation(plan.framework.preset));
   const topo::ComputeEfficiency& eff = gpu.efficiency;
   if (eff.elementwise_bandwidth_fraction > 0) {
+    const double tb_per_s = gpu.hbm_bytes_per_s / 1e12;
     fw.notes.push_back(fmt::format(
-        "element-wise kernels (norms, activations, casts, permutes, the optimizer's update) on {} at {:.3f} "
-        "of "
-        "its {:.2f} TB/s = {:.2f} TB/s (elementwise_bandwidth_fraction: Hopper's bandwidth per SM, "
-        "topologies/README.md); GEMMs' and fused attention's memory roof at {:.2f}",
-        gpu.name, eff.elementwise_fraction(), gpu.hbm_bytes_per_s / 1e12,
-        eff.elementwise_fraction() * gpu.hbm_bytes_per_s / 1e12, eff.memory_bandwidth_fraction));
+        "element-wise kernels (norms, activations, casts, permutes, the optimizer's update) on {} at "
+        "{:.3f} of its {:.2f} TB/s = {:.2f} TB/s (elementwise_bandwidth_fraction: Hopper's bandwidth per "
+        "SM, topologies/README.md); GEMMs' and fused attention's memory roof at {:.2f}",
+        gpu.name, eff.elementwise_bandwidth_fraction, tb_per_s, eff.elementwise_bandwidth_fraction * tb_per_s,
+        eff.memory_bandwidth_fraction));
   }
   if (plan.shard_group > 0) {
     fw.notes.push_back(fmt::format("HSDP: sharded over {} dp ranks, replicated over {}", plan.shard_group,

@@ -97,6 +97,10 @@ inline constexpr EnumNames<OffloadModule, 7> kOffloadModuleNames{{{"attn_norm", 
   const auto bits = modules != 0 ? modules : static_cast<std::uint8_t>(RecomputeModule::core_attn);
   return (bits & static_cast<std::uint8_t>(m)) != 0;
 }
+/// Whether `modules` (OffloadModule bits) offloads m.
+[[nodiscard]] constexpr bool offloads(std::uint8_t modules, OffloadModule m) {
+  return (modules & static_cast<std::uint8_t>(m)) != 0;
+}
 inline constexpr EnumNames<ParallelAxis, 5> kParallelAxisNames{{{"tp", ParallelAxis::tp},
                                                                 {"cp", ParallelAxis::cp},
                                                                 {"ep", ParallelAxis::ep},

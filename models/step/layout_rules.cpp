@@ -181,9 +181,7 @@ void model_feature_rules(const TransformerSpec& m, const ParallelPlan& p, const 
             "module shared_experts needs a model with shared experts (model.shared_experts)");
   }
   // Megatron-Core's checks of offload_modules (transformer_config.py __post_init__).
-  const auto offloads = [&](OffloadModule x) {
-    return (p.offload_modules & static_cast<std::uint8_t>(x)) != 0;
-  };
+  const auto offloads = [&](OffloadModule x) { return model::offloads(p.offload_modules, x); };
   if (p.offload_modules != 0 && (p.recompute == Recompute::full || p.recompute == Recompute::op)) {
     problem(LayoutKey::offload, fmt::format("offloads module inputs, which {} recompute does not keep: use "
                                             "recompute none or selective (modules)",
@@ -255,8 +253,7 @@ void framework_rules(const ParallelPlan& p, const ProblemList& problem) {
   if (f.moe_dispatcher == MoeDispatcher::deepep && static_cast<std::int64_t>(p.tp) * p.ep <= 1) {
     problem(LayoutKey::moe_dispatcher,
             "deepep needs tp·ep > 1 (Megatron-Core's flex dispatcher asserts \"DeepEP dispatcher requires "
-            "TPxEP > "
-            "1\"): raise parallelism.ep, or use alltoall");
+            "TPxEP > 1\"): raise parallelism.ep, or use alltoall");
   }
 }
 
@@ -315,7 +312,7 @@ void fused_mlp_rules(const TransformerSpec& m, const ParallelPlan& p, const Trai
                        topo::to_string(training.precision)));
   }
   if (recomputes(p.recompute, p.recompute_modules, RecomputeModule::moe_act) ||
-      (p.offload_modules & static_cast<std::uint8_t>(OffloadModule::moe_act)) != 0) {
+      offloads(p.offload_modules, OffloadModule::moe_act)) {
     refuse(
         "runs the activation inside fc1's GEMM: module moe_act cannot be recomputed or offloaded on its "
         "own (recompute module moe instead)");

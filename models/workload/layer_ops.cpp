@@ -411,9 +411,10 @@ struct TransformerLayerBuilder {
   // expected_destination_gpus of them (topologies/expert_dispatch.hpp), for the slots it computes.
   const bool token_dispatch = moe && shard.moe_token_dispatch;
   const bool permutes = moe && !gather_dispatch && !token_dispatch;
-  const double received_bytes =
-      slot_bytes / slot_copies * topo::expected_destination_gpus(slot_routing, shard.ep);
-  const double receiver_permute_bytes = token_dispatch ? slot_bytes + received_bytes : 0.0;
+  const double receiver_permute_bytes =
+      token_dispatch
+          ? slot_bytes * (1.0 + topo::expected_destination_gpus(slot_routing, shard.ep) / slot_copies)
+          : 0.0;
   const double permute_bytes = permutes ? 2.0 * a2a_bytes_local : 0.0;
   const double sort_bytes = permutes && shard.ep > 1 && expert_groups > 1 ? 2.0 * a2a_bytes_local : 0.0;
   const double unpermute_bytes =
@@ -551,12 +552,8 @@ struct TransformerLayerBuilder {
     } else {
       fwd.matmul("fc1", expert_tokens, fc1_outputs * ffn / et, h, expert_groups);
     }
-    if (fused_mlp) {
-      fwd.without_casts().matmul("fc2", expert_tokens, h, ffn / et, expert_groups);
-    } else {
-      fwd.memory(act_name, e.act * act_elements);
-      fwd.matmul("fc2", expert_tokens, h, ffn / et, expert_groups);
-    }
+    if (!fused_mlp) fwd.memory(act_name, e.act * act_elements);
+    (fused_mlp ? fwd.without_casts() : fwd).matmul("fc2", expert_tokens, h, ffn / et, expert_groups);
     if (expert_bias_bytes > 0) fwd.memory("expert_bias", kExpertBiasForwardPasses * expert_bias_bytes);
   }
 
@@ -610,13 +607,9 @@ struct TransformerLayerBuilder {
   void mlp_backward(OpList& bwd, Fp8Gather fc2_grad_gathered = {}) const {
     if (expert_bias_bytes > 0) bwd.memory("expert_bias.bwd", kExpertBiasBackwardPasses * expert_bias_bytes);
     matmul_backward(bwd, "fc2", expert_tokens, h, ffn / et, expert_groups, fc2_grad_gathered);
-    if (fused_mlp) {
-      OpList cast_by_fc2 = bwd.without_casts();
-      matmul_backward(cast_by_fc2, "fc1", expert_tokens, fc1_outputs * ffn / et, h, expert_groups);
-    } else {
-      bwd.memory(swiglu ? "swiglu.bwd" : "gelu.bwd", e.act_backward * act_elements);
-      matmul_backward(bwd, "fc1", expert_tokens, fc1_outputs * ffn / et, h, expert_groups);
-    }
+    if (!fused_mlp) bwd.memory(swiglu ? "swiglu.bwd" : "gelu.bwd", e.act_backward * act_elements);
+    OpList fc1_grads = fused_mlp ? bwd.without_casts() : bwd;  // fused: cast by fc2's dgrad epilogue
+    matmul_backward(fc1_grads, "fc1", expert_tokens, fc1_outputs * ffn / et, h, expert_groups);
   }
 
   /// The backward of moe_dispatch_forward: the gradients' return to the tokens' ranks, then the shared

@@ -27,9 +27,7 @@ struct Shard {
     return model::recomputes(recompute, recompute_modules, m);
   }
   std::uint8_t offload_modules = 0;  ///< ParallelPlan::offload_modules
-  [[nodiscard]] bool offloads(OffloadModule m) const {
-    return (offload_modules & static_cast<std::uint8_t>(m)) != 0;
-  }
+  [[nodiscard]] bool offloads(OffloadModule m) const { return model::offloads(offload_modules, m); }
   /// Element-wise work (norms, activations, rotary embedding, loss) runs in fused kernels; false: as eager
   /// PyTorch ops, one kernel each (the framework's fused_elementwise; models/workload/layer_ops.cpp).
   bool fused_elementwise = true;

@@ -541,8 +541,12 @@ TEST_CASE("the fused grouped MLP drops the activation's passes and fc2's and fc1
   };
   CHECK(totals(fused.forward, OpKind::matmul).first == totals(unfused.forward, OpKind::matmul).first);
   CHECK(totals(fused.backward, OpKind::matmul).first == totals(unfused.backward, OpKind::matmul).first);
-  const double act = op_named(unfused.forward, "gelu").kernel.bytes;
-  const double act_bwd = op_named(unfused.backward, "gelu.bwd").kernel.bytes;
+  // The fused GELU reads the fc1 output and writes its activation, 2p per element of the 2,048 × 1,024 fc1
+  // output; its backward moves 1.5 times that (the element-wise backward's traffic ratio).
+  const double act = 2.0 * 2 * 2048 * 1024;
+  const double act_bwd = 1.5 * act;
+  CHECK(op_named(unfused.forward, "gelu").kernel.bytes == doctest::Approx(act));
+  CHECK(op_named(unfused.backward, "gelu.bwd").kernel.bytes == doctest::Approx(act_bwd));
   CHECK(totals(unfused.forward, OpKind::memory_bound).second -
             totals(fused.forward, OpKind::memory_bound).second ==
         doctest::Approx(act + cast));
