@@ -7,6 +7,7 @@
 #include <array>
 #include <cctype>
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "sim/error.hpp"
@@ -69,7 +70,8 @@ struct Setup {
   std::int64_t per_node;
   std::int64_t nodes;
   CommTier intra;
-  CommTier inter;  ///< inter_node_tier times the ring's leaf uplink share
+  double intra_all_to_all_bytes_per_s;  ///< an all-to-all's NVLink rate (AllToAllKernel)
+  CommTier inter;                       ///< inter_node_tier times the ring's leaf uplink share
   /// leaf_uplink_share for a ring (already in `inter`), all-to-all, and a round sent wholly off the leaf.
   double uplink_ring = 1;
   double uplink_all_to_all = 1;
@@ -145,7 +147,7 @@ double evaluate(CollectiveOp op, CollectiveAlgo algo, CollectiveProtocol protoco
           return st.fixed_s + (n - 1) * flat.latency_s * s.latency + size / (flat.bytes_per_s * s.bandwidth);
         case CollectiveOp::all_to_all: {
           // Every pair exchanges size/n at once: NVLink carries the node-local share, the NICs the rest.
-          const double intra_s = (k - 1) / n * size / (st.intra.bytes_per_s * s.bandwidth);
+          const double intra_s = (k - 1) / n * size / (st.intra_all_to_all_bytes_per_s * s.bandwidth);
           const double inter_bw = st.inter.bytes_per_s / st.uplink_ring * st.uplink_all_to_all;
           const double inter_s = st.nodes > 1 ? k * (n - k) / n * size / (inter_bw * s.bandwidth) : 0.0;
           const double alpha = st.nodes > 1 ? st.inter.latency_s : st.intra.latency_s;
@@ -252,6 +254,7 @@ Setup make_setup(CollectiveOp op, double bytes, const CommGroup& group, const Cl
   st.nodes = group.nodes;
   st.eff = &cluster.node.comm;
   st.intra = intra_node_tier(cluster);
+  st.intra_all_to_all_bytes_per_s = nccl_all_to_all_intra_bytes_per_s(cluster.node);
   if (group.nodes > 1) {
     st.inter = inter_node_tier(group, cluster);
     const auto nodes = static_cast<double>(group.nodes);
@@ -419,16 +422,40 @@ ClusterSpec uncontended_fabric(const ClusterSpec& cluster) {
   return out;
 }
 
-CollectiveEstimate estimate_collective(CollectiveOp op, double bytes, const CommGroup& group,
-                                       const ClusterSpec& cluster, CollectiveAlgo algo) {
+namespace {
+
+/// Checks the request and resolves its Setup; nullopt when nothing moves (a group of one, or 0 bytes).
+std::optional<Setup> checked_setup(CollectiveOp op, double bytes, const CommGroup& group,
+                                   const ClusterSpec& cluster) {
   if (!(bytes >= 0) || !std::isfinite(bytes))
     throw InputError("collective size must be a finite number >= 0");
   check_group(group);
-  if (group.size == 1 || bytes == 0) {
+  if (group.size == 1 || bytes == 0) return std::nullopt;
+  return make_setup(op, bytes, group, cluster);
+}
+
+}  // namespace
+
+double nccl_all_to_all_intra_bytes_per_s(const NodeSpec& node) {
+  return raw_intra_bytes_per_s(node) * node.comm.nccl_all_to_all_fraction();
+}
+
+CollectiveEstimate estimate_all_to_all(double bytes, const CommGroup& group, const ClusterSpec& cluster,
+                                       AllToAllKernel kernel) {
+  std::optional<Setup> st = checked_setup(CollectiveOp::all_to_all, bytes, group, cluster);
+  if (!st) return {CollectiveAlgo::ring, CollectiveProtocol::simple, 0, 0};
+  if (kernel == AllToAllKernel::device_initiated) st->intra_all_to_all_bytes_per_s = st->intra.bytes_per_s;
+  return best_protocol(CollectiveOp::all_to_all, CollectiveAlgo::ring, *st);
+}
+
+CollectiveEstimate estimate_collective(CollectiveOp op, double bytes, const CommGroup& group,
+                                       const ClusterSpec& cluster, CollectiveAlgo algo) {
+  const std::optional<Setup> setup = checked_setup(op, bytes, group, cluster);
+  if (!setup) {
     return {algo == CollectiveAlgo::auto_select ? CollectiveAlgo::ring : algo, CollectiveProtocol::simple, 0,
             0};
   }
-  const Setup st = make_setup(op, bytes, group, cluster);
+  const Setup& st = *setup;
   if (algo != CollectiveAlgo::auto_select) return best_protocol(op, applicable(op, algo, st), st);
   // NCCL's tuner enables ring, tree (multi-node) and NVLS (when the switch reduces) for all-reduce and
   // runs the fastest by its own latency + size/bandwidth model; other collectives run as rings.

@@ -80,6 +80,9 @@ struct CommTier {
 [[nodiscard]] double intra_node_bytes_per_s(const NodeSpec& node);
 /// The intra-node tier (NVSwitch / NVLink / PCIe) for Simple-protocol bulk transfers.
 [[nodiscard]] CommTier intra_node_tier(const ClusterSpec& cluster);
+/// Per rank per direction, B/s: what NCCL's all-to-all reaches inside `node`, the raw intra-node rate times
+/// comm.all_to_all_bandwidth_fraction (intra_bandwidth_fraction where that is 0).
+[[nodiscard]] double nccl_all_to_all_intra_bytes_per_s(const NodeSpec& node);
 /// The inter-node tier for a group: the bandwidth at which the group crosses a node boundary — the node's
 /// NICs (nics · line rate) split evenly between the groups_sharing_nics groups on the node, but no more than
 /// the NICs next to the group's ranks_per_node GPUs (max(1, nics / gpus) each: NCCL spreads its channels over
@@ -124,6 +127,17 @@ struct CollectiveEstimate {
 [[nodiscard]] CollectiveEstimate estimate_collective(CollectiveOp op, double bytes, const CommGroup& group,
                                                      const ClusterSpec& cluster,
                                                      CollectiveAlgo algo = CollectiveAlgo::auto_select);
+/// Who moves an all-to-all's bytes inside a node. NCCL runs it as grouped sends and receives on its p2p
+/// transport (torch's all_to_all_single: Megatron-Core's all-to-all dispatcher, Ulysses, torchtitan), at
+/// CommEfficiency::all_to_all_bandwidth_fraction of the link. DeepEP's and HybridEP's kernels write to
+/// their peers' memory over NVLink themselves, with as many SMs as they are given, and keep the rate of
+/// NCCL's rings (intra_bandwidth_fraction). Between nodes both share the NICs alike.
+enum class AllToAllKernel { nccl, device_initiated };
+
+/// estimate_collective(CollectiveOp::all_to_all, ...) with the NVLink share run by `kernel`; the nccl
+/// kernel is that estimate exactly.
+[[nodiscard]] CollectiveEstimate estimate_all_to_all(double bytes, const CommGroup& group,
+                                                     const ClusterSpec& cluster, AllToAllKernel kernel);
 /// estimate_collective(...).time_s, seconds.
 [[nodiscard]] double collective_time(CollectiveOp op, double bytes, const CommGroup& group,
                                      const ClusterSpec& cluster,

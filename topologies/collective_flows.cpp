@@ -90,13 +90,18 @@ class Lowering {
 
   [[nodiscard]] sim::LaneId latency_lane() const { return latency_lane_; }
 
+  /// Whether member positions `i` and `j` are GPUs of one node.
+  [[nodiscard]] bool same_node(std::size_t i, std::size_t j) const {
+    const std::int64_t gpn = cluster_.gpus_in_use_per_node();
+    return members_[i] / gpn == members_[j] / gpn;
+  }
+
   /// `steps` pipelined steps of rings over member positions (each ring sends `chunk` bytes per step from
   /// every rank to the next), all after `after`: a busy task of the rings' step latencies (ring_latency_s
   /// over the slowest hop inside a node and the slowest between nodes) but the one their flows carry, then
   /// one flow per ring edge of steps · chunk. Returns the task that every flow of the phase precedes.
   sim::TaskId rings(const std::vector<std::vector<std::size_t>>& rings, std::int64_t steps, double chunk,
                     sim::TaskId after) {
-    const std::int64_t gpn = cluster_.gpus_in_use_per_node();
     double slowest = 0;
     double latency = 0;
     // Every hop's links, routed once: hop j's are hop_links_[hop_ends_[j - 1] .. hop_ends_[j]).
@@ -112,7 +117,7 @@ class Lowering {
         const double hop = ring_hop(from, to, hop_links_);
         hop_ends_.push_back(hop_links_.size());
         slowest = std::max(slowest, hop);
-        if (members_[from] / gpn == members_[to] / gpn) {
+        if (same_node(from, to)) {
           intra = std::max(intra, hop);
         } else {
           inter = std::max(inter, hop);
@@ -386,12 +391,18 @@ struct LoweringFrame {
   }
 };
 
-/// Every member sends 1/n of the buffer to every other one.
+/// Every member sends 1/n of the buffer to every other one. NCCL's sends between GPUs of a node reach
+/// comm.all_to_all_bandwidth_fraction of NVLink, not the links' ring rate: lowered as the bytes that take
+/// that long at the ring rate, as the in-switch lowering does.
 void lower_all_to_all(const LoweringFrame& f) {
   const double share = f.bytes / static_cast<double>(f.n);
+  const CommEfficiency& eff = f.cluster.node.comm;
+  const double nvlink_share = share * eff.intra_bandwidth_fraction / eff.nccl_all_to_all_fraction();
   for (std::size_t i = 0; i < f.n; ++i) {
     for (std::size_t j = 0; j < f.n; ++j) {
-      if (i != j) f.dag.depend(f.low.transfer(i, j, share, f.first, f.first), f.done);
+      if (i == j) continue;
+      const double sent = f.low.same_node(i, j) ? nvlink_share : share;
+      f.dag.depend(f.low.transfer(i, j, sent, f.first, f.first), f.done);
     }
   }
 }

@@ -20,7 +20,36 @@ bool contains(std::string_view haystack, std::string_view needle) {
   return false;
 }
 
+// NCCL's all-to-all inside a node runs as grouped sends and receives on its p2p transport, which reaches
+// less of NVLink than its rings (CommEfficiency::all_to_all_bandwidth_fraction). Both values are busbw
+// (remote bytes per rank / time) over the link rate, large messages, and hold for an NVLink generation:
+// - NVLink 4 (H100, H200, H800): NVIDIA/nccl issue #2169 (2026-05), alltoall_perf on 4x H100 SXM in one
+//   node, 500 MiB per rank: busbw 334.9 GB/s out of place, 338.0 in place = 0.745 x 450 GB/s. The
+//   Megatron-Core MoE report's Table 7 (8x H100, all-to-all dispatcher, 470 MB per rank: 0.72) checks it
+//   (scenarios/validation/moe-dispatch), unfitted.
+// - NVLink 5 (B200, GB200, B300, GB300): fitted to Table 7's two all-to-all rows at EP 8 on GB200 (dispatch
+//   735 us, combine 741 us for 7/8 of 470 MB, less the launch and hop latency: 0.63 x 900 GB/s). Its EP
+//   16, 32 and 64 rows inside the rack are not fitted. No other NVLink 5 part has all-to-all measurements.
+constexpr double kNvlink4AllToAllFraction = 0.745;
+constexpr double kNvlink5AllToAllFraction = 0.63;
+
+// `lookup` of the node's name, else of its GPU's.
+template <typename Lookup>
+auto by_node_or_gpu(const NodeSpec& node, Lookup lookup) {
+  auto found = lookup(node.name);
+  if (!found) found = lookup(node.gpu.name);
+  return found;
+}
+
 }  // namespace
+
+std::optional<double> nvlink_all_to_all_fraction(std::string_view name) {
+  for (const char* part : {"h100", "h200", "h800"})
+    if (contains(name, part)) return kNvlink4AllToAllFraction;
+  for (const char* part : {"b200", "gb200", "b300", "gb300"})
+    if (contains(name, part)) return kNvlink5AllToAllFraction;
+  return std::nullopt;
+}
 
 std::optional<CommEfficiency> calibrated_comm_efficiency(std::string_view name) {
   if (contains(name, "h200")) {
@@ -76,28 +105,13 @@ std::optional<CommEfficiency> calibrated_comm_efficiency(std::string_view name) 
 }
 
 bool apply_comm_calibration(NodeSpec& node) {
-  const CommEfficiency defaults;
-  const CommEfficiency& c = node.comm;
-  const bool untouched =
-      c.intra_bandwidth_fraction == defaults.intra_bandwidth_fraction &&
-      c.in_switch_bandwidth_fraction == defaults.in_switch_bandwidth_fraction &&
-      c.nic_bandwidth_fraction == defaults.nic_bandwidth_fraction &&
-      c.ll_bandwidth_fraction == defaults.ll_bandwidth_fraction &&
-      c.ll128_bandwidth_fraction == defaults.ll128_bandwidth_fraction &&
-      c.base_latency_s == defaults.base_latency_s && c.net_base_latency_s == defaults.net_base_latency_s &&
-      c.nic_latency_s == defaults.nic_latency_s && c.in_switch_latency_s == defaults.in_switch_latency_s &&
-      c.in_switch_min_ranks == defaults.in_switch_min_ranks &&
-      c.ll_latency_fraction == defaults.ll_latency_fraction &&
-      c.ll128_latency_fraction == defaults.ll128_latency_fraction &&
-      c.net_ll_step_latency_s == defaults.net_ll_step_latency_s &&
-      c.net_ll128_step_latency_s == defaults.net_ll128_step_latency_s &&
-      c.net_simple_step_latency_s == defaults.net_simple_step_latency_s;
-  if (!untouched) return false;
-  std::optional<CommEfficiency> fitted = calibrated_comm_efficiency(node.name);
-  if (!fitted) fitted = calibrated_comm_efficiency(node.gpu.name);
-  if (!fitted) return false;
-  node.comm = *fitted;
-  return true;
+  // Only a preset that left every field at its default takes the fits.
+  if (node.comm != CommEfficiency{}) return false;
+  const std::optional<CommEfficiency> fitted = by_node_or_gpu(node, calibrated_comm_efficiency);
+  const std::optional<double> all_to_all = by_node_or_gpu(node, nvlink_all_to_all_fraction);
+  if (fitted) node.comm = *fitted;
+  if (all_to_all) node.comm.all_to_all_bandwidth_fraction = *all_to_all;
+  return fitted || all_to_all;
 }
 
 }  // namespace trainsim::topo

@@ -15,8 +15,14 @@ namespace trainsim::topo {
 /// (case-insensitive), or nullopt when no fit exists for that type.
 [[nodiscard]] std::optional<CommEfficiency> calibrated_comm_efficiency(std::string_view node_or_gpu_name);
 
-/// Sets node.comm from calibrated_comm_efficiency(node.name, then node.gpu.name) when the preset left it
-/// at the defaults; returns whether it did.
+/// NCCL's all-to-all share of NVLink inside a node (CommEfficiency::all_to_all_bandwidth_fraction) for a
+/// node or GPU name by its NVLink generation: "h100", "h200", "h800" (NVLink 4) and "b200", "gb200",
+/// "b300", "gb300" (NVLink 5); nullopt for others (their all-to-all keeps the ring's fraction).
+[[nodiscard]] std::optional<double> nvlink_all_to_all_fraction(std::string_view node_or_gpu_name);
+
+/// When the preset left node.comm at the defaults: sets it from calibrated_comm_efficiency and its
+/// all-to-all fraction from nvlink_all_to_all_fraction (each by node.name, then node.gpu.name); returns
+/// whether either applied.
 bool apply_comm_calibration(NodeSpec& node);
 
 }  // namespace trainsim::topo

@@ -49,12 +49,10 @@ double token_based_nvlink_size(double bytes, const TokenRouting& routing, const 
 
 CollectiveEstimate token_based_all_to_all(double bytes, const TokenRouting& routing, const CommGroup& group,
                                           const ClusterSpec& cluster) {
-  if (routing.copies <= 1 || group.size <= 1) {
-    return estimate_collective(CollectiveOp::all_to_all, bytes, group, cluster);
-  }
+  constexpr AllToAllKernel kKernel = AllToAllKernel::device_initiated;
+  if (routing.copies <= 1 || group.size <= 1) return estimate_all_to_all(bytes, group, cluster, kKernel);
   const double nvlink_size = token_based_nvlink_size(bytes, routing, group);
-  if (!group.crosses_nodes())
-    return estimate_collective(CollectiveOp::all_to_all, nvlink_size, group, cluster);
+  if (!group.crosses_nodes()) return estimate_all_to_all(nvlink_size, group, cluster, kKernel);
   const std::int64_t m = group.nodes;
   const std::int64_t k = group.ranks_per_node;
   // The network leg: one rank per node, the k ranks of this group and the other groups on the node all
@@ -66,8 +64,7 @@ CollectiveEstimate token_based_all_to_all(double bytes, const TokenRouting& rout
   // The NVLink leg: each token once to each destination GPU of the node, from the GPU of its local index.
   if (k > 1) {
     const CommGroup node{k, k, 1, 1, 1};
-    const CollectiveEstimate nvlink =
-        estimate_collective(CollectiveOp::all_to_all, nvlink_size, node, cluster);
+    const CollectiveEstimate nvlink = estimate_all_to_all(nvlink_size, node, cluster, kKernel);
     out.time_s = std::max(out.time_s, nvlink.time_s);
   }
   return out;

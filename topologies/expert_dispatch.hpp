@@ -86,7 +86,8 @@ struct TokenRouting {
 /// all-to-all of token_based_nvlink_size. Across nodes, the network leg, each rank sending
 /// token_based_network_bytes to one GPU on each other node (every GPU of the node at once, sharing its
 /// NICs), and the NVLink leg, the node's all-to-all of token_based_nvlink_size; the slower of the two, with
-/// the network leg's latency. With one copy a token, the plain all-to-all.
+/// the network leg's latency. With one copy a token, the plain all-to-all. The dispatchers' own kernels
+/// move the NVLink bytes (AllToAllKernel::device_initiated).
 [[nodiscard]] CollectiveEstimate token_based_all_to_all(double bytes, const TokenRouting& routing,
                                                         const CommGroup& group, const ClusterSpec& cluster);
 

@@ -26,14 +26,14 @@ constexpr double kReferenceBytes = 1024.0 * 1024 * 1024;
 // Everything ClusterGraph::build and the lowering read of a cluster.
 std::string fabric_key(const topo::ClusterSpec& c) {
   const topo::NodeSpec& n = c.node;
-  std::string key =
-      fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", n.name, c.nodes,
-                  c.gpus_in_use_per_node(), static_cast<int>(n.fabric), topo::intra_node_bytes_per_s(n),
-                  n.intra_latency_s, n.pcie_bytes_per_s, c.nics_per_node(), c.nic_bytes_per_s(),
-                  n.comm.nic_bandwidth_fraction, n.comm.intra_bandwidth_fraction,
-                  n.comm.ll_bandwidth_fraction, n.comm.ll128_bandwidth_fraction, n.comm.nic_latency_s,
-                  static_cast<int>(c.network.topology), c.network.oversubscription, c.network.rail_optimized,
-                  c.network.switch_radix, c.network.switch_latency_s, c.background_fraction);
+  std::string key = fmt::format(
+      "{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", n.name, c.nodes,
+      c.gpus_in_use_per_node(), static_cast<int>(n.fabric), topo::intra_node_bytes_per_s(n),
+      n.intra_latency_s, n.pcie_bytes_per_s, c.nics_per_node(), c.nic_bytes_per_s(),
+      n.comm.nic_bandwidth_fraction, n.comm.intra_bandwidth_fraction, n.comm.all_to_all_bandwidth_fraction,
+      n.comm.ll_bandwidth_fraction, n.comm.ll128_bandwidth_fraction, n.comm.nic_latency_s,
+      static_cast<int>(c.network.topology), c.network.oversubscription, c.network.rail_optimized,
+      c.network.switch_radix, c.network.switch_latency_s, c.background_fraction);
   for (int d : c.network.torus_dims) key += fmt::format(",{}", d);
   return key;
 }

@@ -200,15 +200,46 @@ TEST_CASE("a GPU preset's validation mark names its data, and presets never chec
 }
 
 TEST_CASE("a node's collective fit is found by its GPU's name as a word: gb200 does not take the B200 fit") {
+  using trainsim::topo::calibrated_comm_efficiency;
   // The B200 fit carries AWS P6-B200's 40 us per call; GB200 NVL72 has no measurements of its own.
-  CHECK(trainsim::topo::calibrated_comm_efficiency("dgx-b200").has_value());
-  CHECK(trainsim::topo::calibrated_comm_efficiency("b200").has_value());
-  CHECK_FALSE(trainsim::topo::calibrated_comm_efficiency("gb200-nvl72").has_value());
-  CHECK_FALSE(trainsim::topo::calibrated_comm_efficiency("gb200").has_value());
+  CHECK(calibrated_comm_efficiency("dgx-b200").has_value());
+  CHECK(calibrated_comm_efficiency("b200").has_value());
+  CHECK_FALSE(calibrated_comm_efficiency("gb200-nvl72").has_value());
+  CHECK_FALSE(calibrated_comm_efficiency("gb200").has_value());
   // Blackwell Ultra has no nccl-tests rows in the data either: its nodes take the default CommEfficiency.
   for (const char* name : {"dgx-b300", "b300", "gb300-nvl72", "gb300"}) {
     CAPTURE(name);
-    CHECK_FALSE(trainsim::topo::calibrated_comm_efficiency(name).has_value());
+    CHECK_FALSE(calibrated_comm_efficiency(name).has_value());
   }
-  CHECK(trainsim::topo::calibrated_comm_efficiency("hgx-h200").has_value());
+  CHECK(calibrated_comm_efficiency("hgx-h200").has_value());
+}
+
+TEST_CASE("NCCL's all-to-all share of NVLink goes by NVLink generation, over the node's other fits") {
+  using trainsim::topo::apply_comm_calibration;
+  using trainsim::topo::CommEfficiency;
+  using trainsim::topo::nvlink_all_to_all_fraction;
+  for (const char* name : {"dgx-h100", "hgx-h200", "hgx-h800", "h100-sxm"}) {
+    CAPTURE(name);
+    CHECK(nvlink_all_to_all_fraction(name) == 0.745);
+  }
+  for (const char* name : {"dgx-b200", "gb200-nvl72", "dgx-b300", "gb300-nvl72", "gb200"}) {
+    CAPTURE(name);
+    CHECK(nvlink_all_to_all_fraction(name) == 0.63);
+  }
+  CHECK_FALSE(nvlink_all_to_all_fraction("dgx-a100-80gb").has_value());
+  // A GB200 NVL72 keeps every default but the all-to-all; a DGX B200 takes B200's fit and NVLink 5's
+  // all-to-all; an A100 node its fit, its all-to-all at the ring's 0.773.
+  trainsim::topo::NodeSpec gb200 = node_preset("gb200-nvl72");
+  CommEfficiency expected;
+  expected.all_to_all_bandwidth_fraction = 0.63;
+  CHECK(gb200.comm == expected);
+  const trainsim::topo::NodeSpec b200 = node_preset("dgx-b200");
+  CHECK(b200.comm.base_latency_s == doctest::Approx(40e-6));
+  CHECK(b200.comm.all_to_all_bandwidth_fraction == 0.63);
+  CHECK(node_preset("dgx-a100-80gb").comm.nccl_all_to_all_fraction() == 0.773);
+  // A preset that sets its own efficiencies takes neither.
+  gb200.comm.intra_bandwidth_fraction = 0.5;
+  gb200.comm.all_to_all_bandwidth_fraction = 0;
+  CHECK_FALSE(apply_comm_calibration(gb200));
+  CHECK(gb200.comm.all_to_all_bandwidth_fraction == 0);
 }

@@ -323,3 +323,20 @@ TEST_CASE("the header says whether the node type's collective efficiencies were 
   REQUIRE(o.exit_code == 0);
   CHECK(o.out.find("no fit for this node type") != std::string::npos);
 }
+
+TEST_CASE("an all-to-all's header names NCCL's share of NVLink for it beside the rings'") {
+  const Outcome h100 =
+      run_trainsim({"collective", "--cluster", "dgx-h100", "--op", "all-to-all", "--size", "1GiB"});
+  INFO(describe(h100));
+  REQUIRE(h100.exit_code == 0);
+  CHECK(h100.out.find("NCCL's grouped sends at 0.745 of NVLink") != std::string::npos);
+  CHECK(h100.out.find("its rings at 0.822") != std::string::npos);
+  const Outcome a100 =
+      run_trainsim({"collective", "--cluster", "dgx-a100-80gb", "--op", "all-to-all", "--size", "1GiB"});
+  REQUIRE(a100.exit_code == 0);
+  CHECK(a100.out.find("at 0.773 of NVLink (no all-to-all data") != std::string::npos);
+  const Outcome ring =
+      run_trainsim({"collective", "--cluster", "dgx-h100", "--op", "all-gather", "--size", "1GiB"});
+  REQUIRE(ring.exit_code == 0);
+  CHECK(ring.out.find("grouped sends") == std::string::npos);
+}

@@ -156,6 +156,31 @@ TEST_CASE("a group crosses nodes at its NICs' rate, shared with sibling groups o
   CHECK(inter_node_tier(across, c).latency_s == doctest::Approx(7e-6).scale(0));  // leaf, spine, leaf
 }
 
+TEST_CASE(
+    "NCCL's all-to-all in a node runs at its own fraction of NVLink, device-initiated kernels at the "
+    "ring's") {
+  // 8 GPUs of one node, 100 GB/s raw, the ring at 1.0 of it and NCCL's all-to-all at 0.6: each rank sends
+  // 7/8 of its 1 GB buffer, so 0.875 GB / 60 GB/s + one 1 us hop; the device-initiated kernels (DeepEP,
+  // HybridEP) 0.875 GB / 100 GB/s + 1 us.
+  ClusterSpec c = uniform_cluster();
+  c.node.comm.all_to_all_bandwidth_fraction = 0.6;
+  const CommGroup node{8, 8, 1, 1, 1};
+  const double bytes = 1e9;
+  CHECK(collective_time(CollectiveOp::all_to_all, bytes, node, c) ==
+        doctest::Approx(1e-6 + 0.875e9 / 60e9).epsilon(1e-12));
+  CHECK(estimate_all_to_all(bytes, node, c, AllToAllKernel::nccl).time_s ==
+        collective_time(CollectiveOp::all_to_all, bytes, node, c));
+  CHECK(estimate_all_to_all(bytes, node, c, AllToAllKernel::device_initiated).time_s ==
+        doctest::Approx(1e-6 + 0.875e9 / 100e9).epsilon(1e-12));
+  // The rings and NVLS do not change.
+  CHECK(collective_time(CollectiveOp::all_gather, bytes, node, c, CollectiveAlgo::ring) ==
+        doctest::Approx(7 * (1e-6 + bytes / 8 / 100e9)).epsilon(1e-12));
+  // 0 leaves the all-to-all at the ring's fraction.
+  c.node.comm.all_to_all_bandwidth_fraction = 0;
+  CHECK(collective_time(CollectiveOp::all_to_all, bytes, node, c) ==
+        doctest::Approx(1e-6 + 0.875e9 / 100e9).epsilon(1e-12));
+}
+
 TEST_CASE("bus bandwidth factors are the ones nccl-tests uses") {
   CHECK(bus_bandwidth_factor(CollectiveOp::all_reduce, 8) == doctest::Approx(1.75).scale(0));
   CHECK(bus_bandwidth_factor(CollectiveOp::reduce_scatter, 8) == doctest::Approx(0.875).scale(0));
