@@ -245,6 +245,10 @@ const FieldTable<model::Framework>& framework_fields() {
         count_field("moe_dispatcher_sms", &F::moe_dispatcher_sms, 0, 1e4,
                     "deepep, hybridep: SMs their kernels hold while they run (0: the backend's default, "
                     "20 and 16)"),
+        count_field("router_kernels", &F::router_kernels, 1, 1e4,
+                    "MoE: kernels of the router and the dispatch's preprocessing in a layer's forward, its "
+                    "GEMM among them (megatron-core: 31 with --moe-router-fusion, 72 without; the flex "
+                    "dispatchers 14 fewer)"),
         flag_field("blocking_p2p", &F::blocking_p2p,
                    "the sender of a pipeline hand-over waits for it to arrive"),
         count_field("prefetch", &F::prefetch, 0, 1e4,

@@ -105,6 +105,9 @@ Framework framework_preset(FrameworkPreset preset) {
       f.optimizer_tensor_ops = 8;  // Composer's DecoupledAdamW: one .item() and 8 kernels per tensor
       break;
   }
+  // Only Megatron-Core's router kernels are counted (Framework::router_kernels): the other presets price
+  // the router's GEMM alone.
+  if (preset != FrameworkPreset::megatron_core && preset != FrameworkPreset::nemo) f.router_kernels = 1;
   return f;
 }
 
@@ -126,6 +129,11 @@ int prefetch_units(const Framework& framework, double unit_params) {
   if (framework.prefetch_bucket_params <= 0) return std::max(0, framework.prefetch);
   if (!(unit_params > 0)) return std::max(0, framework.prefetch);
   return static_cast<int>(std::floor(framework.prefetch_bucket_params / unit_params));
+}
+
+int moe_router_kernels(const Framework& framework) {
+  const int fused = token_based(framework.moe_dispatcher) ? kFusedRouterKernels - kFlexRouterKernels : 0;
+  return std::max(1, framework.router_kernels - fused);
 }
 
 int flex_dispatcher_sms(const Framework& framework) {

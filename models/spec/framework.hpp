@@ -131,6 +131,13 @@ inline constexpr int kTeUserbufferPipelineSplits = 4;
 /// validation case; Megatron-DeepSpeed's own, fitted to vTrain, is in framework.cpp.
 inline constexpr double kEagerLaunchOverhead = 20e-6;
 
+/// Framework::router_kernels under Megatron-Core's --moe-router-fusion, and what the flex dispatchers'
+/// fused preprocessing leaves of it: "DeepEP uses a fused kernel for the EP communication preprocess,
+/// further reducing the number of kernels in the router and preprocess parts to 17" (the source named at
+/// Framework::router_kernels).
+inline constexpr int kFusedRouterKernels = 31;
+inline constexpr int kFlexRouterKernels = 17;
+
 /// CPU time of one kernel launch issued from C++ through the CUDA driver: 4.9 µs measured for statically
 /// compiled C (JuliaGPU/CUDAdrv.jl pull request #15, its launch_overhead perftest), of which most is spent
 /// in libcuda. TransformerEngine's per-expert GEMMs are issued this way (Framework::expert_launch_s).
@@ -163,6 +170,15 @@ struct Framework {
   /// documented recommendation once experts are spread over ranks (its MoE README), and what DeepSeek-V3
   /// and torchtitan run. ep_comm_overlap overlaps only the all-to-all dispatcher's collectives.
   MoeDispatcher moe_dispatcher = MoeDispatcher::all_to_all;
+  /// Kernels a MoE layer's forward runs for its router and its dispatcher's preprocessing (the routing map,
+  /// the probabilities, the auxiliary loss, the token counts), the router's GEMM among them, under the
+  /// all-to-all or all-gather dispatcher; each costs the GPU its kernel_overhead and, in eager mode, the
+  /// host a launch_overhead. The flex dispatchers fuse the preprocessing (moe_router_kernels). Megatron-Core
+  /// with --moe-router-fusion, as Megatron-Bridge's recipes run it: 31; without it, 72 (NVIDIA,
+  /// "Optimizing DeepSeek-V3 Training Performance on NVIDIA GB200 NVL72", Megatron-LM
+  /// docs/discussions/deepseek-v3-gb200-optimization, 2025: "reducing the total number of kernels in the
+  /// router part from 72 to 31"). The other presets price the GEMM alone (1): their counts are unmeasured.
+  int router_kernels = kFusedRouterKernels;
   /// SMs the flex dispatcher's dispatch and combine kernels hold while they run (Megatron-Core
   /// --moe-flex-dispatcher-num-sms, formerly --moe-deepep-num-sms and --moe-hybridep-num-sms); 0: the
   /// backend's default (flex_dispatcher_sms). Only token-based dispatchers read it.
@@ -261,6 +277,10 @@ struct Framework {
 /// parameters: prefetch, or with prefetch_bucket_params as many whole units as fit in it (maybe 0); none
 /// with synchronous_collectives.
 [[nodiscard]] int prefetch_units(const Framework& framework, double unit_params);
+
+/// Kernels of a MoE layer's router and dispatch preprocessing in the forward (Framework::router_kernels):
+/// under a flex dispatcher, kFusedRouterKernels − kFlexRouterKernels fewer, at least 1 (the GEMM).
+[[nodiscard]] int moe_router_kernels(const Framework& framework);
 
 /// SMs the framework's MoE dispatcher holds while a dispatch or combine runs: moe_dispatcher_sms, or the
 /// backend's default (kDeepepDefaultSms, kHybridepDefaultSms); 0 for the NCCL dispatchers (all_to_all,

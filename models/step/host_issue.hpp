@@ -13,7 +13,8 @@
 
 namespace trainsim::model {
 
-/// Host seconds to issue `op`: the framework's launch_overhead_s (Python, autograd, the first launch) plus,
+/// Host seconds to issue `op`: the framework's launch_overhead_s (Python, autograd, the first launch), once
+/// per kernel of a memory-bound op that stands for several (KernelCost::kernels), plus,
 /// for a grouped matmul of G > 1 local experts, G × expert_launch_s (TransformerEngine's GroupedLinear
 /// launches one cuBLAS GEMM per expert, see Framework::expert_launch_s).
 [[nodiscard]] double op_issue_s(const LayerOp& op, const Framework& fw);

@@ -49,6 +49,9 @@ struct KernelCost {
   double k = 0;                ///< matmul only: reduction length
   double groups = 1;  ///< matmul only: GEMMs of this shape in one grouped launch (MoE experts on a rank)
   bool keeps_16bit = false;  ///< matmul: runs at bf16 even when the step's GEMMs run at fp8
+  /// memory_bound only: the kernels the op stands for, run one after another (bytes is their sum); each
+  /// pays the GPU's kernel_overhead and, in eager mode, the host's launch (models/step/host_issue.hpp).
+  int kernels = 1;
 };
 
 /// Factor on every compute peak: gpu.efficiency.sustained_clock_fraction, times, under a power limit P

@@ -520,7 +520,17 @@ struct TransformerLayerBuilder {
   /// A MoE block's forward before its experts: the router, the shared experts, then the tokens'
   /// permutation and dispatch to the experts' ranks.
   void moe_dispatch_forward(OpList& fwd) const {
-    fwd.matmul_16bit("router", dispatcher_gathers ? norm_tokens : tokens, as_double(spec.experts), h);
+    const double router_tokens = dispatcher_gathers ? norm_tokens : tokens;
+    fwd.matmul_16bit("router", router_tokens, as_double(spec.experts), h);
+    if (shard.moe_router_kernels > 1) {
+      // The router's other kernels and the dispatch's preprocessing: their launches, and the fused score
+      // and top-k kernel's pass over the [tokens, experts] scores (fp32 logits in, fp32 probabilities and
+      // a boolean routing map out; TransformerEngine's fused_topk_with_score_function); the rest move
+      // little against their launch.
+      KernelCost rest{OpKind::memory_bound, 0, (4.0 + 4.0 + 1.0) * router_tokens * as_double(spec.experts)};
+      rest.kernels = shard.moe_router_kernels - 1;
+      fwd.kernel("router_ops", rest);
+    }
     if (shared_ffn > 0) {
       fwd.matmul("shared_fc1", tokens, fc1_outputs * shared_ffn / t, h);
       fwd.memory(swiglu ? "shared_swiglu" : "shared_gelu", e.act * shared_act_elements);

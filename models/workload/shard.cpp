@@ -27,6 +27,7 @@ Shard shard_of(const ParallelPlan& plan, topo::Precision precision) {
   s.moe_all_gather = plan.framework.moe_dispatcher == MoeDispatcher::all_gather;
   s.moe_token_dispatch = token_based(plan.framework.moe_dispatcher);
   s.fused_grouped_mlp = plan.framework.fused_grouped_mlp;
+  s.moe_router_kernels = moe_router_kernels(plan.framework);
   return s;
 }
 

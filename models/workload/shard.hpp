@@ -46,6 +46,9 @@ struct Shard {
   /// whole, once per destination GPU, and permuted into expert order only there (the framework's
   /// moe_dispatcher; models/workload/layer_ops.cpp).
   bool moe_token_dispatch = false;
+  /// Kernels of a MoE layer's router and dispatch preprocessing in the forward, its GEMM among them
+  /// (moe_router_kernels of the framework).
+  int moe_router_kernels = 1;
   /// A MoE layer's activation and fp8 casts run in its grouped GEMMs' epilogues (the framework's
   /// fused_grouped_mlp; models/workload/layer_ops.cpp).
   bool fused_grouped_mlp = false;

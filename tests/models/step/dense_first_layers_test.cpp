@@ -42,10 +42,12 @@ double matmul_flops(const std::vector<LayerOp>& ops) {
 }  // namespace
 
 TEST_CASE("dense first layers are priced as dense layers on the stage that holds them") {
-  // The kernels alone: the host issues for free (the MoE layer's wait on the host is host_issue_test's).
+  // The kernels alone: the host issues for free (the MoE layer's wait on the host is host_issue_test's),
+  // and the router is its GEMM (its other kernels are layer_ops_test's).
   StepInput in = dense_first_moe();
   in.plan.framework.launch_overhead_s = 0;
   in.plan.framework.expert_launch_s = 0;
+  in.plan.framework.router_kernels = 1;
   const StepPlan plan = make_step_plan(in.model, in.cluster, in.plan, in.training);
   REQUIRE(plan.feasible);
   const StepCosts costs = step_costs(in, plan);

@@ -72,6 +72,11 @@ TEST_CASE("an op's issue: the launch overhead, plus one launch per local expert 
   LayerOp all_to_all;
   all_to_all.communication = true;
   CHECK(op_issue_s(all_to_all, fw) == seconds(20e-6));
+  // A memory-bound op that stands for 30 kernels (a router's) is 30 launches.
+  LayerOp router;
+  router.kernel.kind = OpKind::memory_bound;
+  router.kernel.kernels = 30;
+  CHECK(op_issue_s(router, fw) == seconds(30 * 20e-6));
 }
 
 TEST_CASE("a dropless MoE layer's forward waits on the host before its token all-to-all") {
@@ -93,14 +98,17 @@ TEST_CASE("a dropless MoE layer's forward waits on the host before its token all
 }
 
 TEST_CASE("a MoE layer's forward: from the wait, the ops after it, then the next layer's before it") {
-  // 1 ms per op, far above any kernel of this small layer, and no per-expert launches: the host binds.
+  // 1 ms per launch, far above any kernel of this small layer, and no per-expert launches: the host binds.
   // After the wait the device idles for the first op's issue, then the host issues the n_after − 1 other
-  // ops after the wait and the n_before ops before it: n_after + n_before ms in all, as without the wait.
+  // ops after the wait and the n_before ops before it: n_after + n_before ms in all, as without the wait,
+  // the router's other kernels (one op of 30) 30 launches.
   StepInput in = moe_gpt();
   in.plan.framework.launch_overhead_s = 1e-3;
   in.plan.framework.expert_launch_s = 0;
   const LayerOps ops = transformer_layer_ops(in.model, shard_of(in.plan, in.training.precision));
-  const double n = static_cast<double>(ops.forward.size());
+  double n = 0;
+  for (const LayerOp& op : ops.forward) n += op.communication ? 1 : op.kernel.kernels;
+  CHECK(n == static_cast<double>(ops.forward.size()) + 29);
   const UnitCost host_bound = costs_of(in).units[0];
   CHECK(host_bound.total.forward() == seconds(n * 1e-3));
   REQUIRE(host_bound.forward_issue.sync_piece.has_value());
@@ -123,7 +131,8 @@ TEST_CASE("a MoE layer's forward: from the wait, the ops after it, then the next
   in.plan.framework.launch_overhead_s = 1e-3;
   in.plan.framework.cuda_graphs = true;
   const UnitCost graphs = costs_of(in).units[0];
-  const double n_after = n - static_cast<double>(index_of(ops.forward, "ep_dispatch"));
+  const double n_after =
+      static_cast<double>(ops.forward.size()) - static_cast<double>(index_of(ops.forward, "ep_dispatch"));
   const double g_after = gpu - gpu_before;
   const double f2 = 1e-3 + std::max((n_after - 1) * 1e-3, g_after);
   const double want = std::max(f2 + gpu_before, n_after * 1e-3 + std::max(1e-3, gpu_before));

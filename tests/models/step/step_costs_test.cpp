@@ -832,9 +832,11 @@ TEST_CASE("the passes run alone expose their all-to-alls, in both fidelities ali
   // take their all-to-alls whole (UnitCost::forward_alone_s), so the step is longer than with every pass
   // merged, and the event lowering's blocking collective at such a pass's end gives the analytic time.
   // Two micro-batches (16 sequences over ep 8), so that the passes run alone weigh well above 1 %.
+  // The router priced as its GEMM alone, so that the all-to-alls weigh in the step as sized here.
   StepInput in = moe_gpt_on_two_a100(8, 2);
   in.training.global_batch = 16;
   in.plan.framework.ep_comm_overlap = true;
+  in.plan.framework.router_kernels = 1;
   const auto [plan, costs] = priced_step(in);
   const UnitCost& layer = costs.units[0];
   REQUIRE(layer.forward_alone_s > 0);

@@ -8,8 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "models/spec/framework.hpp"
 #include "models/workload/activation_memory.hpp"
 #include "models/workload/flops.hpp"
+#include "models/workload/kernel_time.hpp"
 #include "sim/error.hpp"
 #include "tests/support/fixtures.hpp"
 
@@ -507,6 +509,37 @@ TEST_CASE("the flex dispatcher permutes only at the receiver, from one row per t
   };
   CHECK(at("ep_dispatch") < at("permute"));
   CHECK(at("unpermute") < at("ep_combine"));
+}
+
+TEST_CASE("a MoE layer's router runs its other kernels as one op of their count, with one pass of scores") {
+  // The layer above (T = 1,024 tokens, 4 experts) with Megatron-Core's 31 router kernels: the router GEMM
+  // and 30 more, which read fp32 logits and write fp32 probabilities and a boolean map over T·E:
+  // (4 + 4 + 1) · 1,024 · 4 bytes. Under a flex dispatcher 17, so 16 beside the GEMM; with 1, no op.
+  const TransformerSpec m = trainsim::testing::four_expert_moe();
+  Shard s;
+  s.ep = 2;
+  s.moe_router_kernels = moe_router_kernels(Framework{});
+  REQUIRE(s.moe_router_kernels == 31);
+  const LayerOps ops = transformer_layer_ops(m, s);
+  const LayerOp& rest = op_named(ops.forward, "router_ops");
+  CHECK(rest.kernel.kind == OpKind::memory_bound);
+  CHECK(rest.kernel.kernels == 30);
+  CHECK(rest.kernel.bytes == doctest::Approx(9.0 * 1024 * 4));
+  Framework flex;
+  flex.moe_dispatcher = MoeDispatcher::deepep;
+  CHECK(moe_router_kernels(flex) == 17);
+  flex.router_kernels = 72;  // no --moe-router-fusion
+  CHECK(moe_router_kernels(flex) == 58);
+  CHECK(moe_router_kernels(framework_preset(FrameworkPreset::torchtitan)) == 1);
+  s.moe_router_kernels = 1;
+  CHECK_FALSE(has(transformer_layer_ops(m, s).forward, "router_ops"));
+  // Each of its kernels pays the GPU's kernel overhead once: 30 · 5 us beyond the bytes' time.
+  const trainsim::topo::GpuSpec gpu = trainsim::testing::h100_sxm();
+  KernelCost one = rest.kernel;
+  one.kernels = 1;
+  CHECK(kernel_time(rest.kernel, gpu, trainsim::topo::Precision::bf16) -
+            kernel_time(one, gpu, trainsim::topo::Precision::bf16) ==
+        doctest::Approx(29 * gpu.efficiency.kernel_overhead_s));
 }
 
 TEST_CASE("the fused grouped MLP drops the activation's passes and fc2's and fc1's gradient casts") {

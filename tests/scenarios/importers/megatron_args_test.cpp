@@ -155,6 +155,9 @@ TEST_CASE(
   CHECK(import_moe(
             "--moe-token-dispatcher-type alltoall --overlap-moe-expert-parallel-comm --delay-wgrad-compute")
             .parallelism.framework.delay_wgrad_compute);
+  // The router's kernels: Megatron-Core's 72 unless --moe-router-fusion (31).
+  CHECK(s.parallelism.framework.router_kernels == 72);
+  CHECK(import_moe("--moe-router-fusion").parallelism.framework.router_kernels == 31);
   // Megatron's default allgather dispatcher does not overlap (its TransformerConfig asserts alltoall or
   // flex): the written scenario does not load.
   CHECK_THROWS_WITH_AS(
