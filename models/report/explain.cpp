@@ -352,6 +352,21 @@ Explanation explain(const TransformerSpec& model, const ParallelPlan& plan, cons
         gpu.name, eff.elementwise_bandwidth_fraction, tb_per_s, eff.elementwise_bandwidth_fraction * tb_per_s,
         eff.memory_bandwidth_fraction));
   }
+  if (model.is_moe()) {
+    const int router = moe_router_kernels(plan.framework);
+    fw.notes.push_back(fmt::format(
+        "a MoE layer's router and dispatch preprocessing: {} kernel{} in its forward, the GEMM among them, "
+        "each at least {:.0f} us of GPU{} (framework.router_kernels {}{})",
+        router, router == 1 ? "" : "s", eff.kernel_overhead_s * 1e6,
+        plan.framework.cuda_graphs
+            ? ""
+            : fmt::format(" and {:.0f} us of host", plan.framework.launch_overhead_s * 1e6),
+        plan.framework.router_kernels,
+        router != plan.framework.router_kernels
+            ? fmt::format(", {} fewer under {}'s fused preprocessing", plan.framework.router_kernels - router,
+                          to_string(plan.framework.moe_dispatcher))
+            : ""));
+  }
   if (plan.shard_group > 0) {
     fw.notes.push_back(fmt::format("HSDP: sharded over {} dp ranks, replicated over {}", plan.shard_group,
                                    plan.dp / plan.shard_group));

@@ -62,6 +62,23 @@ TEST_CASE("the framework section names the element-wise kernels' bandwidth where
         std::string::npos);
 }
 
+TEST_CASE("the framework section counts a MoE layer's router kernels, fewer under a flex dispatcher") {
+  const TransformerSpec m = trainsim::testing::four_expert_moe();
+  ParallelPlan p{.tp = 1, .pp = 1, .dp = 2, .ep = 2};
+  const trainsim::topo::GpuSpec gpu = trainsim::testing::h100_sxm();
+  const std::string alltoall = to_text(explain(m, p, TrainingSpec{}, gpu));
+  CHECK(alltoall.find("router and dispatch preprocessing: 31 kernels in its forward") != std::string::npos);
+  CHECK(alltoall.find(
+            fmt::format("each at least {:.0f} us of GPU and 20 us of host (framework.router_kernels 31)",
+                        gpu.efficiency.kernel_overhead_s * 1e6)) != std::string::npos);
+  p.framework.moe_dispatcher = MoeDispatcher::hybridep;
+  CHECK(to_text(explain(m, p, TrainingSpec{}, gpu)).find("17 kernels in its forward") != std::string::npos);
+  CHECK(to_text(explain(m, p, TrainingSpec{}, gpu)).find("14 fewer under hybridep's fused preprocessing") !=
+        std::string::npos);
+  CHECK(to_text(explain(gpt3_175b(), p, TrainingSpec{}, gpu)).find("router and dispatch") ==
+        std::string::npos);
+}
+
 TEST_CASE("an explanation of a plan that does not fit says why") {
   const ParallelPlan p{.tp = 8, .pp = 1, .dp = 1, .zero = ZeroStage::none};
   const Explanation e = explain(gpt3_175b(), p, TrainingSpec{}, trainsim::testing::a100_sxm4_80gb());
