@@ -127,11 +127,12 @@ struct CollectiveEstimate {
 [[nodiscard]] CollectiveEstimate estimate_collective(CollectiveOp op, double bytes, const CommGroup& group,
                                                      const ClusterSpec& cluster,
                                                      CollectiveAlgo algo = CollectiveAlgo::auto_select);
-/// Who moves an all-to-all's bytes inside a node. NCCL runs it as grouped sends and receives on its p2p
-/// transport (torch's all_to_all_single: Megatron-Core's all-to-all dispatcher, Ulysses, torchtitan), at
-/// CommEfficiency::all_to_all_bandwidth_fraction of the link. DeepEP's and HybridEP's kernels write to
-/// their peers' memory over NVLink themselves, with as many SMs as they are given, and keep the rate of
-/// NCCL's rings (intra_bandwidth_fraction). Between nodes both share the NICs alike.
+/// Who moves an all-to-all's bytes inside a node. NCCL runs it as grouped sends and receives to and from
+/// every peer at once (torch's all_to_all_single: Megatron-Core's all-to-all dispatcher, Ulysses,
+/// torchtitan), measured at CommEfficiency::all_to_all_bandwidth_fraction of the link. DeepEP's and
+/// HybridEP's kernels write to their peers' memory over NVLink themselves, with as many SMs as they are
+/// given, and keep the rate of NCCL's rings (intra_bandwidth_fraction). Between nodes both share the NICs
+/// alike.
 enum class AllToAllKernel { nccl, device_initiated };
 
 /// estimate_collective(CollectiveOp::all_to_all, ...) with the NVLink share run by `kernel`; the nccl

@@ -393,11 +393,12 @@ struct LoweringFrame {
 
 /// Every member sends 1/n of the buffer to every other one. NCCL's sends between GPUs of a node reach
 /// comm.all_to_all_bandwidth_fraction of NVLink, not the links' ring rate: lowered as the bytes that take
-/// that long at the ring rate, as the in-switch lowering does.
+/// that long at the ring rate, as the in-switch lowering does (the trace's bytes show them so scaled).
 void lower_all_to_all(const LoweringFrame& f) {
   const double share = f.bytes / static_cast<double>(f.n);
   const CommEfficiency& eff = f.cluster.node.comm;
-  const double nvlink_share = share * eff.intra_bandwidth_fraction / eff.nccl_all_to_all_fraction();
+  const double nccl = eff.nccl_all_to_all_fraction();
+  const double nvlink_share = nccl > 0 ? share * eff.intra_bandwidth_fraction / nccl : share;
   for (std::size_t i = 0; i < f.n; ++i) {
     for (std::size_t j = 0; j < f.n; ++j) {
       if (i == j) continue;

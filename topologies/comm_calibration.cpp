@@ -20,8 +20,10 @@ bool contains(std::string_view haystack, std::string_view needle) {
   return false;
 }
 
-// NCCL's all-to-all inside a node runs as grouped sends and receives on its p2p transport, which reaches
-// less of NVLink than its rings (CommEfficiency::all_to_all_bandwidth_fraction). Both values are busbw
+// NCCL's all-to-all inside a node, every rank sending to and receiving from all its peers at once as grouped
+// sends and receives, reaches less of NVLink than its rings (CommEfficiency::all_to_all_bandwidth_fraction);
+// measured, not derived from NCCL's channel counts, and not applied to a single pair's send-recv, which no
+// measurement here covers. Both values are busbw
 // (remote bytes per rank / time) over the link rate, large messages, and hold for an NVLink generation:
 // - NVLink 4 (H100, H200, H800): NVIDIA/nccl issue #2169 (2026-05), alltoall_perf on 4x H100 SXM in one
 //   node, 500 MiB per rank: busbw 334.9 GB/s out of place, 338.0 in place = 0.745 x 450 GB/s. The
@@ -108,7 +110,9 @@ bool apply_comm_calibration(NodeSpec& node) {
   // Only a preset that left every field at its default takes the fits.
   if (node.comm != CommEfficiency{}) return false;
   const std::optional<CommEfficiency> fitted = by_node_or_gpu(node, calibrated_comm_efficiency);
-  const std::optional<double> all_to_all = by_node_or_gpu(node, nvlink_all_to_all_fraction);
+  // A PCIe node's all-to-all has no NVLink generation: it keeps the ring's fraction.
+  const std::optional<double> all_to_all =
+      node.fabric == IntraNodeFabric::pcie ? std::nullopt : by_node_or_gpu(node, nvlink_all_to_all_fraction);
   if (fitted) node.comm = *fitted;
   if (all_to_all) node.comm.all_to_all_bandwidth_fraction = *all_to_all;
   return fitted || all_to_all;

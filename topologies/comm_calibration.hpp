@@ -20,9 +20,9 @@ namespace trainsim::topo {
 /// "b300", "gb300" (NVLink 5); nullopt for others (their all-to-all keeps the ring's fraction).
 [[nodiscard]] std::optional<double> nvlink_all_to_all_fraction(std::string_view node_or_gpu_name);
 
-/// When the preset left node.comm at the defaults: sets it from calibrated_comm_efficiency and its
-/// all-to-all fraction from nvlink_all_to_all_fraction (each by node.name, then node.gpu.name); returns
-/// whether either applied.
+/// When the preset left node.comm at the defaults: sets it from calibrated_comm_efficiency and, on an
+/// NVSwitch or NVLink-mesh node, its all-to-all fraction from nvlink_all_to_all_fraction (each by
+/// node.name, then node.gpu.name); returns whether either applied.
 bool apply_comm_calibration(NodeSpec& node);
 
 }  // namespace trainsim::topo

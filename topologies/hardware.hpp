@@ -177,7 +177,7 @@ struct CommEfficiency {
   double net_ll_step_latency_s = kNcclRingNetLatencyUs.ll * 1e-6;
   double net_ll128_step_latency_s = kNcclRingNetLatencyUs.ll128 * 1e-6;
   double net_simple_step_latency_s = kNcclRingNetLatencyUs.simple * 1e-6;
-  /// NCCL's all-to-all inside a node (grouped sends and receives over its p2p transport) busbw /
+  /// NCCL's all-to-all inside a node (grouped sends and receives to and from every peer at once) busbw /
   /// intra_bytes_per_s, large messages; 0: as intra_bandwidth_fraction. Kernels that write to their peers
   /// over NVLink themselves (DeepEP, HybridEP) keep the ring's rate (topologies/collective_cost.hpp,
   /// AllToAllKernel).

@@ -166,6 +166,7 @@ std::string framework_flags(const Framework& f, bool overlap_grad_reduce) {
   if (f.moe_dispatcher != MoeDispatcher::all_to_all)
     out += " moe_dispatcher=" + std::string(to_string(f.moe_dispatcher));
   if (token_based(f.moe_dispatcher)) out += " moe_dispatcher_sms=" + std::to_string(flex_dispatcher_sms(f));
+  if (f.router_kernels != kFusedRouterKernels) out += " router_kernels=" + std::to_string(f.router_kernels);
   out += " overlap_grad_reduce=";
   out += flag(overlap_grad_reduce);
   out += " blocking_p2p=";

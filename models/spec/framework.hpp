@@ -131,11 +131,12 @@ inline constexpr int kTeUserbufferPipelineSplits = 4;
 /// validation case; Megatron-DeepSpeed's own, fitted to vTrain, is in framework.cpp.
 inline constexpr double kEagerLaunchOverhead = 20e-6;
 
-/// Framework::router_kernels under Megatron-Core's --moe-router-fusion, and what the flex dispatchers'
-/// fused preprocessing leaves of it: "DeepEP uses a fused kernel for the EP communication preprocess,
-/// further reducing the number of kernels in the router and preprocess parts to 17" (the source named at
-/// Framework::router_kernels).
+/// Framework::router_kernels under Megatron-Core's --moe-router-fusion and without it, and what the flex
+/// dispatchers' fused preprocessing leaves of the fused count: "DeepEP uses a fused kernel for the EP
+/// communication preprocess, further reducing the number of kernels in the router and preprocess parts to
+/// 17" (the source named at Framework::router_kernels).
 inline constexpr int kFusedRouterKernels = 31;
+inline constexpr int kUnfusedRouterKernels = 72;
 inline constexpr int kFlexRouterKernels = 17;
 
 /// CPU time of one kernel launch issued from C++ through the CUDA driver: 4.9 µs measured for statically
@@ -173,7 +174,10 @@ struct Framework {
   /// Kernels a MoE layer's forward runs for its router and its dispatcher's preprocessing (the routing map,
   /// the probabilities, the auxiliary loss, the token counts), the router's GEMM among them, under the
   /// all-to-all or all-gather dispatcher; each costs the GPU its kernel_overhead and, in eager mode, the
-  /// host a launch_overhead. The flex dispatchers fuse the preprocessing (moe_router_kernels). Megatron-Core
+  /// host a launch_overhead (each is its own eager PyTorch call). The flex dispatchers fuse the
+  /// preprocessing (moe_router_kernels). The count is DeepSeek-V3's forward (sigmoid scores, group-limited
+  /// top-k, bias), applied to every MoE model; the router's backward kernels beyond its GEMM's have no
+  /// published count and are not priced. Megatron-Core
   /// with --moe-router-fusion, as Megatron-Bridge's recipes run it: 31; without it, 72 (NVIDIA,
   /// "Optimizing DeepSeek-V3 Training Performance on NVIDIA GB200 NVL72", Megatron-LM
   /// docs/discussions/deepseek-v3-gb200-optimization, 2025: "reducing the total number of kernels in the

@@ -45,10 +45,6 @@ const std::set<std::string, std::less<>> kSwitches = {"--swiglu",
                                                       "--fp16",
                                                       "--bf16"};
 
-// Framework::router_kernels without --moe-router-fusion: "reducing the total number of kernels in the
-// router part from 72 to 31" (the source named at Framework::router_kernels).
-constexpr int kUnfusedRouterKernels = 72;
-
 // Flags read for a value.
 const std::set<std::string, std::less<>> kValued = {"--num-layers",
                                                     "--hidden-size",
@@ -562,8 +558,8 @@ std::string training_yaml(const Flags& f, const MegatronRun& r) {
          (f.has("--overlap-moe-expert-parallel-comm") ? "true" : "false") + "\n";
     if (f.has("--delay-wgrad-compute")) y += "  delay_wgrad_compute: true\n";
     // Megatron-Core runs its router unfused unless --moe-router-fusion (model::Framework::router_kernels).
-    y += fmt::format("  router_kernels: {}\n",
-                     f.has("--moe-router-fusion") ? model::kFusedRouterKernels : kUnfusedRouterKernels);
+    y += fmt::format("  router_kernels: {}\n", f.has("--moe-router-fusion") ? model::kFusedRouterKernels
+                                                                            : model::kUnfusedRouterKernels);
   }
   return y;
 }

@@ -237,6 +237,13 @@ TEST_CASE("NCCL's all-to-all share of NVLink goes by NVLink generation, over the
   CHECK(b200.comm.base_latency_s == doctest::Approx(40e-6));
   CHECK(b200.comm.all_to_all_bandwidth_fraction == 0.63);
   CHECK(node_preset("dgx-a100-80gb").comm.nccl_all_to_all_fraction() == 0.773);
+  // A PCIe node has no NVLink generation: an H100 one keeps the ring's fraction for its all-to-all.
+  trainsim::topo::NodeSpec pcie = node_preset("dgx-h100");
+  pcie.fabric = trainsim::topo::IntraNodeFabric::pcie;
+  pcie.comm = CommEfficiency{};
+  CHECK(apply_comm_calibration(pcie));  // H100's nccl-tests fit
+  CHECK(pcie.comm.all_to_all_bandwidth_fraction == 0);
+  CHECK(pcie.comm.nccl_all_to_all_fraction() == 0.822);
   // A preset that sets its own efficiencies takes neither.
   gb200.comm.intra_bandwidth_fraction = 0.5;
   gb200.comm.all_to_all_bandwidth_fraction = 0;

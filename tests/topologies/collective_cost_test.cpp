@@ -172,7 +172,7 @@ TEST_CASE(
         collective_time(CollectiveOp::all_to_all, bytes, node, c));
   CHECK(estimate_all_to_all(bytes, node, c, AllToAllKernel::device_initiated).time_s ==
         doctest::Approx(1e-6 + 0.875e9 / 100e9).epsilon(1e-12));
-  // The rings and NVLS do not change.
+  // The rings do not change.
   CHECK(collective_time(CollectiveOp::all_gather, bytes, node, c, CollectiveAlgo::ring) ==
         doctest::Approx(7 * (1e-6 + bytes / 8 / 100e9)).epsilon(1e-12));
   // 0 leaves the all-to-all at the ring's fraction.

@@ -531,9 +531,13 @@ TEST_CASE("a MoE layer's router runs its other kernels as one op of their count,
   flex.router_kernels = 72;  // no --moe-router-fusion
   CHECK(moe_router_kernels(flex) == 58);
   CHECK(moe_router_kernels(framework_preset(FrameworkPreset::torchtitan)) == 1);
+  ParallelPlan hybridep;
+  hybridep.framework.moe_dispatcher = MoeDispatcher::hybridep;
+  CHECK(shard_of(hybridep, trainsim::topo::Precision::bf16).moe_router_kernels == 17);
   s.moe_router_kernels = 1;
   CHECK_FALSE(has(transformer_layer_ops(m, s).forward, "router_ops"));
-  // Each of its kernels pays the GPU's kernel overhead once: 30 · 5 us beyond the bytes' time.
+  // Each of its kernels pays the GPU's kernel overhead once: 29 overheads more than one kernel of the same
+  // bytes.
   const trainsim::topo::GpuSpec gpu = trainsim::testing::h100_sxm();
   KernelCost one = rest.kernel;
   one.kernels = 1;
