@@ -21,10 +21,10 @@ bool contains(std::string_view haystack, std::string_view needle) {
 }
 
 // NCCL's all-to-all inside a node, every rank sending to and receiving from all its peers at once as grouped
-// sends and receives, reaches less of NVLink than its rings (CommEfficiency::all_to_all_bandwidth_fraction);
+// sends and receives, reaches less of NVLink than its rings (CommEfficiency::all_to_all_bandwidth_fraction):
 // measured, not derived from NCCL's channel counts, and not applied to a single pair's send-recv, which no
-// measurement here covers. Both values are busbw
-// (remote bytes per rank / time) over the link rate, large messages, and hold for an NVLink generation:
+// measurement here covers. Both values are busbw (remote bytes per rank / time) over the link rate, large
+// messages, and hold for an NVLink generation:
 // - NVLink 4 (H100, H200, H800): NVIDIA/nccl issue #2169 (2026-05), alltoall_perf on 4x H100 SXM in one
 //   node, 500 MiB per rank: busbw 334.9 GB/s out of place, 338.0 in place = 0.745 x 450 GB/s. The
 //   Megatron-Core MoE report's Table 7 (8x H100, all-to-all dispatcher, 470 MB per rank: 0.72) checks it

@@ -207,6 +207,19 @@ TEST_CASE("an all-to-all in a node runs as flows at NCCL's all-to-all fraction, 
                             e.protocol};
   const double flow = simulate_collectives(g, c, std::span(&call, 1)).front().seconds();
   CHECK(std::abs(flow / e.time_s - 1) <= 0.02);
+  // Two such nodes with NICs ten times faster, so that NVLink still sets the time: each rank sends 7/16 of
+  // its buffer to its own node's GPUs, 0.4375 GiB / 335 GB/s, in both fidelities.
+  ClusterSpec two = trainsim::testing::dgx_h100(2);
+  apply_comm_calibration(two.node);
+  two.node.nic_bytes_per_s *= 10;
+  const ClusterGraph g2 = ClusterGraph::build(two);
+  const CommGroup nodes{.size = 16, .ranks_per_node = 8, .nodes = 2, .leaves = 1};
+  const CollectiveEstimate e2 = estimate_collective(CollectiveOp::all_to_all, bytes, nodes, two);
+  CHECK(e2.time_s == doctest::Approx(7.0 / 16 * bytes / (450e9 * 0.745)).epsilon(0.02));
+  const CollectiveCall call2{CollectiveOp::all_to_all, bytes, iota(0, 16, 1), CollectiveAlgo::auto_select,
+                             e2.protocol};
+  const double flow2 = simulate_collectives(g2, two, std::span(&call2, 1)).front().seconds();
+  CHECK(std::abs(flow2 / e2.time_s - 1) <= 0.05);
 }
 
 TEST_CASE("the flow fidelity lowers tree and halving-doubling with their own flow counts") {
