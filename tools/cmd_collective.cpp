@@ -86,6 +86,34 @@ std::vector<double> message_sizes(const std::string& size, const std::string& be
   return sizes;
 }
 
+// The nccl-tests-like header: what runs where, where the collective efficiencies come from (and, for an
+// all-to-all inside a node, NCCL's own share of NVLink), and the columns.
+void print_header(topo::CollectiveOp op, topo::CollectiveAlgo algo, const std::string& fidelity,
+                  const topo::ClusterSpec& c) {
+  std::cout << fmt::format(
+      "# trainsim collective: {} on {} x {} ({} GPUs, {} per node), algorithm {}, {} fidelity\n",
+      topo::to_string(op), c.nodes, c.node.name, c.total_gpus(), c.gpus_in_use_per_node(),
+      topo::to_string(algo), fidelity);
+  std::cout << fmt::format("# collective efficiencies: {}\n",
+                           topo::calibrated_comm_efficiency(c.node)
+                               ? "fitted to published nccl-tests rows (topologies/comm_calibration.cpp)"
+                               : "from the preset / defaults (no fit for this node type)");
+  if (op == topo::CollectiveOp::all_to_all && c.gpus_in_use_per_node() > 1) {
+    std::cout << fmt::format(
+        "# all-to-all inside a node: NCCL's grouped sends at {:.3f} of NVLink ({}), its rings at {:.3f}\n",
+        c.node.comm.nccl_all_to_all_fraction(),
+        c.node.comm.all_to_all_bandwidth_fraction > 0
+            ? "its NVLink generation's, topologies/comm_calibration.cpp"
+            : "no all-to-all data: the rings' fraction",
+        c.node.comm.intra_bandwidth_fraction);
+  }
+  std::cout << "#\n";
+  std::cout << fmt::format("# {:>12} {:>12} {:>8} {:>10} {:>8} {:>8}\n", "size", "count", "type", "time",
+                           "algbw", "busbw");
+  std::cout << fmt::format("# {:>12} {:>12} {:>8} {:>10} {:>8} {:>8}\n", "(B)", "(elements)", "", "(us)",
+                           "(GB/s)", "(GB/s)");
+}
+
 }  // namespace
 
 void add_collective_command(CLI::App& app, int& exit_code) {
@@ -151,10 +179,9 @@ void add_collective_command(CLI::App& app, int& exit_code) {
       if (o.gpus > c.node.gpus_per_node) throw InputError("--gpus exceeds the preset's GPUs per node");
       c.gpus_per_node = o.gpus;
     }
-    // The preset reader has applied a node type's fit already; say whether one exists.
+    // The preset reader has applied a node type's fit already (a scenario's node too); the header says
+    // whether one exists.
     (void)topo::apply_comm_calibration(c.node);
-    const bool calibrated = topo::calibrated_comm_efficiency(c.node.name).has_value() ||
-                            topo::calibrated_comm_efficiency(c.node.gpu.name).has_value();
     const std::int64_t n = c.total_gpus();
     if (*op == topo::CollectiveOp::send_recv && n != 2) {
       throw InputError("send-recv runs between two GPUs: use --nodes 2 --gpus 1, or --gpus 2");
@@ -167,28 +194,7 @@ void add_collective_command(CLI::App& app, int& exit_code) {
     if (const std::string problem = topo::forced_algorithm_problem(*op, *algo, group, c); !problem.empty())
       throw InputError("--algo " + problem);
 
-    std::cout << fmt::format(
-        "# trainsim collective: {} on {} x {} ({} GPUs, {} per node), algorithm {}, {} fidelity\n",
-        topo::to_string(*op), c.nodes, c.node.name, n, c.gpus_in_use_per_node(), topo::to_string(*algo),
-        o.fidelity);
-    std::cout << fmt::format("# collective efficiencies: {}\n",
-                             calibrated
-                                 ? "fitted to published nccl-tests rows (topologies/comm_calibration.cpp)"
-                                 : "from the preset / defaults (no fit for this node type)");
-    if (*op == topo::CollectiveOp::all_to_all && c.gpus_in_use_per_node() > 1) {
-      std::cout << fmt::format(
-          "# all-to-all inside a node: NCCL's grouped sends at {:.3f} of NVLink ({}), its rings at {:.3f}\n",
-          c.node.comm.nccl_all_to_all_fraction(),
-          c.node.comm.all_to_all_bandwidth_fraction > 0
-              ? "its NVLink generation's, topologies/comm_calibration.cpp"
-              : "no all-to-all data: the rings' fraction",
-          c.node.comm.intra_bandwidth_fraction);
-    }
-    std::cout << "#\n";
-    std::cout << fmt::format("# {:>12} {:>12} {:>8} {:>10} {:>8} {:>8}\n", "size", "count", "type", "time",
-                             "algbw", "busbw");
-    std::cout << fmt::format("# {:>12} {:>12} {:>8} {:>10} {:>8} {:>8}\n", "(B)", "(elements)", "", "(us)",
-                             "(GB/s)", "(GB/s)");
+    print_header(*op, *algo, o.fidelity, c);
     std::vector<std::string> used;
     std::unique_ptr<topo::ClusterGraph> graph;
     if (o.fidelity == "flow") graph = std::make_unique<topo::ClusterGraph>(topo::ClusterGraph::build(c));

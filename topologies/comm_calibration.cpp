@@ -106,10 +106,14 @@ std::optional<CommEfficiency> calibrated_comm_efficiency(std::string_view name) 
   return std::nullopt;
 }
 
+std::optional<CommEfficiency> calibrated_comm_efficiency(const NodeSpec& node) {
+  return by_node_or_gpu(node, [](std::string_view name) { return calibrated_comm_efficiency(name); });
+}
+
 bool apply_comm_calibration(NodeSpec& node) {
   // Only a preset that left every field at its default takes the fits.
   if (node.comm != CommEfficiency{}) return false;
-  const std::optional<CommEfficiency> fitted = by_node_or_gpu(node, calibrated_comm_efficiency);
+  const std::optional<CommEfficiency> fitted = calibrated_comm_efficiency(node);
   // A PCIe node's all-to-all has no NVLink generation: it keeps the ring's fraction.
   const std::optional<double> all_to_all =
       node.fabric == IntraNodeFabric::pcie ? std::nullopt : by_node_or_gpu(node, nvlink_all_to_all_fraction);

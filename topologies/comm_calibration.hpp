@@ -15,6 +15,9 @@ namespace trainsim::topo {
 /// (case-insensitive), or nullopt when no fit exists for that type.
 [[nodiscard]] std::optional<CommEfficiency> calibrated_comm_efficiency(std::string_view node_or_gpu_name);
 
+/// calibrated_comm_efficiency of node.name, else of node.gpu.name.
+[[nodiscard]] std::optional<CommEfficiency> calibrated_comm_efficiency(const NodeSpec& node);
+
 /// NCCL's all-to-all share of NVLink inside a node (CommEfficiency::all_to_all_bandwidth_fraction) for a
 /// node or GPU name by its NVLink generation: "h100", "h200", "h800" (NVLink 4) and "b200", "gb200",
 /// "b300", "gb300" (NVLink 5); nullopt for others (their all-to-all keeps the ring's fraction).
