@@ -45,14 +45,6 @@ bool token_based_ep(const CommCost& c, const Framework& fw) {
   return is_expert_all_to_all(c) && token_based(fw.moe_dispatcher);
 }
 
-// One collective of an op list on its group.
-topo::CollectiveEstimate estimate(const CommCost& c, const topo::CommGroup& group,
-                                  const topo::ClusterSpec& cluster, const Framework& fw) {
-  if (is_expert_all_to_all(c))
-    return expert_all_to_all_estimate(c.bytes, c.routing, fw.moe_dispatcher, group, cluster);
-  return topo::estimate_collective(to_topo(c.collective), c.bytes, group, cluster);
-}
-
 // Shared links (the collapsed step), a context- or expert-parallel collective that leaves the node (not
 // folded, not token-based): on the uncontended fabric, its bandwidth term slowed by the busiest link under
 // every sibling group at once (shared_links.hpp); the closed form's own leaf shares where the cluster is too
@@ -240,8 +232,9 @@ class PieceBuilder {
     if (fw_.ep_comm_overlap && is_expert_all_to_all(op.comm) && !is_recomputed(op.name)) {
       flush();
       last_is_matmul_ = false;
-      all_to_alls_.push_back(
-          {out_.size(), estimate(op.comm, g_.of(op.comm.group), in_.cluster, fw_).time_s, op.name});
+      all_to_alls_.push_back({out_.size(),
+                              collective_op_estimate(op.comm, g_.of(op.comm.group), in_.cluster, fw_).time_s,
+                              op.name});
       return;
     }
     PricedComm priced = price(op.comm);
@@ -284,9 +277,10 @@ class PieceBuilder {
     const bool routable = group.crosses_nodes() && !token_based_ep(comm, fw_) &&
                           (comm.group == CommGroup::cp || (expert_group && !in_.plan.expert_folding));
     const bool routes = routed_ != nullptr && routable;
-    const topo::CollectiveEstimate e = routes                      ? estimate(comm, group, *routed_, fw_)
-                                       : routable && shared_links_ ? on_fabric(comm, group, in_)
-                                                                   : estimate(comm, group, in_.cluster, fw_);
+    const topo::CollectiveEstimate e = routes ? collective_op_estimate(comm, group, *routed_, fw_)
+                                       : routable && shared_links_
+                                           ? on_fabric(comm, group, in_)
+                                           : collective_op_estimate(comm, group, in_.cluster, fw_);
     PricedComm out;
     out.seconds = e.time_s * comm.steps;
     if (routes && out.seconds > 0) {
@@ -406,8 +400,6 @@ void sum_pieces(UnitCost& u) {
   u.total = pass_sums(u);
 }
 
-constexpr std::string_view kHostWaitPiece = "host_launches";
-
 // Removes the piece wait_for_host added, so that the pass's kernels can be changed and the floor set again.
 void drop_host_wait(std::vector<CostPiece>& pieces) {
   std::erase_if(pieces, [](const CostPiece& x) { return x.name == kHostWaitPiece; });
@@ -449,6 +441,13 @@ void wait_for_host(std::vector<CostPiece>& pieces, const UnitCost::PassIssue& is
 }
 
 }  // namespace
+
+topo::CollectiveEstimate collective_op_estimate(const CommCost& c, const topo::CommGroup& group,
+                                                const topo::ClusterSpec& cluster, const Framework& fw) {
+  if (is_expert_all_to_all(c))
+    return expert_all_to_all_estimate(c.bytes, c.routing, fw.moe_dispatcher, group, cluster);
+  return topo::estimate_collective(to_topo(c.collective), c.bytes, group, cluster);
+}
 
 double chunked_matmul_time(const KernelCost& gemm, std::int64_t chunks, const topo::GpuSpec& gpu,
                            Precision precision) {

@@ -61,6 +61,16 @@ namespace trainsim::model {
                                                                   const topo::CommGroup& group,
                                                                   const topo::ClusterSpec& cluster);
 
+/// The name of the piece a pass of an eager framework gains when its host issues the ops more slowly than
+/// the GPU runs them: the GPU's wait, on the compute stream after the pass's own pieces.
+inline constexpr std::string_view kHostWaitPiece = "host_launches";
+
+/// One collective of an op list on its group in closed form: an expert-parallel all-to-all by
+/// expert_all_to_all_estimate, any other by topo::estimate_collective.
+[[nodiscard]] topo::CollectiveEstimate collective_op_estimate(const CommCost& c, const topo::CommGroup& group,
+                                                              const topo::ClusterSpec& cluster,
+                                                              const Framework& fw);
+
 /// framework.ep_comm_overlap: the slow-down s (beside_collectives_factor) of the kernels that run beside a
 /// MoE layer's dispatch or combine. A flex dispatcher's kernels hold flex_dispatcher_sms(fw) of the GPU's
 /// SMs for as long as they run, and the kernels beside them run on the rest: s = sms / (SMs − sms).

@@ -7,12 +7,13 @@
 #include "models/report/explain_campaign.hpp"
 #include "models/report/explain_groups.hpp"
 #include "models/report/explain_headroom.hpp"
+#include "models/report/explain_ops.hpp"
 #include "models/report/explain_time.hpp"
 #include "scenarios/studies/simulation.hpp"
 
 namespace trainsim::scenario {
 
-model::Explanation explain_scenario(const Scenario& s) {
+model::Explanation explain_scenario(const Scenario& s, ExplainExtras extras) {
   const double hbm = s.cluster.node.gpu.hbm_bytes;
   const std::optional<double> headroom = s.budget.headroom_fraction(hbm);
   model::Explanation e =
@@ -22,6 +23,7 @@ model::Explanation explain_scenario(const Scenario& s) {
   e.sections.push_back(model::explain_time(step_input_of(s)));
   // The groups of a plan that is a layout (the time section then has lines).
   if (!e.sections.back().lines.empty()) {
+    if (extras.ops) e.sections.push_back(model::explain_ops(step_input_of(s)));
     e.sections.push_back(model::explain_groups(s.parallelism, s.cluster));
     e.sections.push_back(model::explain_bound(step_input_of(s)));
   }

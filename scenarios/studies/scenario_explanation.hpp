@@ -9,8 +9,13 @@
 
 namespace trainsim::scenario {
 
+/// What `trainsim explain` shows beyond its default sections.
+struct ExplainExtras {
+  bool ops = false;  ///< --ops: one layer's ops, each alone (models/report/explain_ops.hpp), after the time
+};
+
 /// Every section `trainsim explain` shows for `scenario`, in the order it shows them.
-[[nodiscard]] model::Explanation explain_scenario(const Scenario& scenario);
+[[nodiscard]] model::Explanation explain_scenario(const Scenario& scenario, ExplainExtras extras = {});
 
 /// The explanation as the JSON of `trainsim explain --json`: {"fits", "reason", "sections": [{"title",
 /// "lines": [{"label", "formula", "value", "unit"}], "notes"}]}; `indent` < 0: one line.

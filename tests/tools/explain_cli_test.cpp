@@ -262,3 +262,21 @@ TEST_CASE("explain ends with what bounds the layout, on the step its time sectio
     CHECK(!note.starts_with("bound by memory"));
   }
 }
+
+TEST_CASE("explain --ops lists one layer's ops after the time, and only when asked") {
+  const std::string scenario = TRAINSIM_SOURCE_DIR "/scenarios/examples/gpt3-175b-1024-a100.yaml";
+  const Outcome plain = run_trainsim({"explain", scenario});
+  const Outcome ops = run_trainsim({"explain", scenario, "--ops"});
+  INFO(describe(ops));
+  REQUIRE(plain.exit_code == 0);
+  REQUIRE(ops.exit_code == 0);
+  CHECK(plain.out.find("ops of one layer") == std::string::npos);
+  const std::size_t time = ops.out.find("time per iteration");
+  const std::size_t section = ops.out.find("ops of one layer per micro-batch on one GPU");
+  REQUIRE(time != std::string::npos);
+  REQUIRE(section != std::string::npos);
+  CHECK(time < section);
+  // GPT-3's fc1 at tp 8 on 2,048 tokens: 2,048 x 6,144 x 12,288 (h = 12,288, ffn 4h / 8).
+  CHECK(std::regex_search(ops.out, std::regex(R"(forward fc1 +[0-9.]+ ms += 2048 x 6144 x 12288, )")));
+  CHECK(std::regex_search(ops.out, std::regex(R"(forward, kernels +[0-9.]+ ms)")));
+}
