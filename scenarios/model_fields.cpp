@@ -127,6 +127,10 @@ const FieldTable<M>& model_fields() {
         written_when(flag_field("attention_sinks", &M::attention_sinks,
                                 "a learned logit per head joins every layer's softmax; default false"),
                      [](const M& m) { return m.attention_sinks; }),
+        written_when(flag_field("qk_norm", &M::qk_norm,
+                                "an RMSNorm over each query and key head before the rotary embedding "
+                                "(Qwen3, GLM-4.5); default false"),
+                     [](const M& m) { return m.qk_norm; }),
         choice_field("attention", &M::attention, model::kAttentionNames,
                      "the attention kernel; flash (default): the framework's or the GPU's fused one"),
         flag_field("causal", &M::causal, "a causal mask; default true"),

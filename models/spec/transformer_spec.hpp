@@ -138,6 +138,10 @@ struct TransformerSpec {
   /// A learned logit per head joining every layer's softmax (GPT-OSS's attention sinks): `heads`
   /// parameters a layer, no matmul FLOPs.
   bool attention_sinks = false;
+  /// An RMSNorm over each query and key head (head_dim wide) before the rotary embedding (Qwen3, GLM-4.5,
+  /// OLMo 2: HF `Qwen3Attention.q_norm`/`k_norm`, GLM `use_qk_norm`): head_dim weights each for q and k per
+  /// layer; a norm kernel each, forward and backward, over the rank's queries and keys.
+  bool qk_norm = false;
   Attention attention = Attention::flash;
   bool causal = true;  ///< causal mask; the flash kernel skips masked blocks (see attention model)
   /// Dropout probability of the hidden states and attention probabilities (Megatron-LM's default 0.1);

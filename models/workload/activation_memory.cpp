@@ -96,6 +96,8 @@ LayerActivation kept_whole(const TransformerSpec& spec, const Shard& shard, cons
   double replicated = w.tokens * w.h * (3.0 * w.p + 2.0 * mask);
   // Q, K, V and the out_proj input.
   double split = w.tokens * w.p * (w.heads_rank * w.d + w.kv_heads_rank * (w.d + w.dv) + w.heads_rank * w.dv);
+  // qk_norm keeps its inputs, the projected Q and K before the norm.
+  if (spec.qk_norm) split += w.tokens * w.p * (w.heads_rank + w.kv_heads_rank) * w.d;
   // Each slot keeps its fc1 input (full width) and the activation terms (split by tp, or et).
   if (w.dispatched) {
     split += w.rank_slots * w.p * w.h;

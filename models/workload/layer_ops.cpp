@@ -335,10 +335,12 @@ struct TransformerLayerBuilder {
   const ElementwiseTraffic e = elementwise_traffic(spec, p, shard.fused_elementwise);
   const double norm_bytes = e.norm * norm_tokens * h;
   const double norm_backward_bytes = e.norm_backward * norm_tokens * h;
+  // This rank's queries and keys, whole heads (what qk_norm normalises).
+  const double qk_norm_elements = tokens * (as_double(spec.query_width()) / t + kv_width);
   // Rotary embedding of this rank's queries and keys (MLA: their rope parts, one key shared by the heads).
   const double qk_elements =
       spec.is_mla() ? tokens * as_double(spec.qk_rope_head_dim) * (as_double(spec.heads) / t + 1.0)
-                    : tokens * (as_double(spec.query_width()) / t + kv_width);
+                    : qk_norm_elements;
   // Residual add (read two, write one), with dropout also writing and reading back its mask.
   const double dropout_residual_bytes = (3.0 * p + (dropout ? kMaskBytes : 0.0)) * norm_tokens * h;
   const std::string residual = dropout ? "dropout_residual" : "residual";
@@ -486,6 +488,15 @@ struct TransformerLayerBuilder {
     }
   }
 
+  /// qk_norm: the query heads' norm and the key heads' (two kernels, as Megatron-Core's q_layernorm and
+  /// k_layernorm run) over this rank's queries and keys, the norm's traffic per element.
+  void qk_norms(OpList& list, bool backward) const {
+    if (!spec.qk_norm) return;
+    KernelCost norms{OpKind::memory_bound, 0, (backward ? e.norm_backward : e.norm) * qk_norm_elements, 0, 0};
+    norms.kernels = 2;
+    list.kernel(backward ? "qk_norm.bwd" : "qk_norm", norms);
+  }
+
   /// The attention block's forward, ln1 to ln2, with `core_ops` (attention_core_forward's) in its place;
   /// records the core's index range in `m`.
   void attention_forward(std::vector<LayerOp>& forward, const std::vector<LayerOp>& core_ops,
@@ -507,6 +518,7 @@ struct TransformerLayerBuilder {
                           as_double(x.local_in));
       latent_norm(fwd, x, false);
     }
+    qk_norms(fwd, false);
     if (e.rope > 0) fwd.memory("rope", e.rope * qk_elements);
     m.core_begin = forward.size();
     forward.insert(forward.end(), core_ops.begin(), core_ops.end());
@@ -703,6 +715,7 @@ struct TransformerLayerBuilder {
     matmul_backward(bwd, "out_proj", tokens, h, out_width / t, 1, gathered);
     attention_core_backward(bwd);
     if (e.rope_backward > 0) bwd.memory("rope.bwd", e.rope_backward * qk_elements);
+    qk_norms(bwd, true);
     for (int i = projections.count - 1; i >= 0; --i) {
       const Projection& x = projections.list[static_cast<std::size_t>(i)];
       if (!x.before_core) continue;
@@ -725,6 +738,7 @@ struct TransformerLayerBuilder {
     } else {
       redo.matmul("k", tokens, kv_width, h);
     }
+    qk_norms(redo, false);
     if (e.rope > 0) redo.memory("rope", e.rope * qk_elements);
     if (!flash) {
       for (const LayerOp& op : core_ops) {

@@ -107,6 +107,8 @@ ParameterBreakdown parameter_breakdown(const TransformerSpec& spec) {
     p.layer_attention += as_double(x.in) * as_double(x.out) + as_double(x.norm) + as_double(x.bias);
   }
   if (spec.attention_sinks) p.layer_attention += as_double(spec.heads);  // one sink logit per head
+  if (spec.qk_norm)
+    p.layer_attention += 2.0 * as_double(spec.qk_head_dim());  // q_norm's and k_norm's weights
   if (spec.is_moe()) {
     const double expert = mlp_parameters(spec, as_double(spec.mlp_width()));
     p.layer_mlp = as_double(spec.experts) * expert;

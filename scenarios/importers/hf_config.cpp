@@ -22,7 +22,8 @@ using sim::json_excerpt;
 // Families whose decoder layer is the spec's: pre-norm RMSNorm, rotary positions, grouped-query attention
 // without biases, a SwiGLU MLP or top-k routed SwiGLU experts, no shared expert; deepseek_v3: multi-head
 // latent attention, shared experts beside the routed ones, dense first layers; gpt_oss: biases on every
-// projection and expert, an attention sink per head, sliding-window layers named by layer_types.
+// projection and expert, an attention sink per head, sliding-window layers named by layer_types; qwen3 and
+// qwen3_moe: a norm over each query and key head (qk_norm).
 constexpr std::array<std::string_view, 8> kFamilies{"llama", "mistral",   "mixtral",     "qwen2",
                                                     "qwen3", "qwen3_moe", "deepseek_v3", "gpt_oss"};
 
@@ -347,6 +348,9 @@ std::optional<model::TransformerSpec> read_hf_config_text(Diagnostics& d, const 
     r.fail("hidden_act",
            "expected \"silu\" (the gated SwiGLU MLP of these families), found " + json_excerpt(*act));
   }
+  // Qwen3's attention normalises each query and key head (transformers' Qwen3Attention.q_norm, k_norm),
+  // with no config key to say so.
+  m.qk_norm = family == "qwen3" || family == "qwen3_moe";
   if (family == "gpt_oss") {
     read_gpt_oss(r, config, m);
   } else {

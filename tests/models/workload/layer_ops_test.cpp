@@ -703,3 +703,35 @@ TEST_CASE("routing balance sizes the experts' GEMMs and the all-to-all by the bu
   const double kept_dropless = layer_activation(dropless, s).total();
   CHECK(kept_dropless - kept_balanced == doctest::Approx(0.5 * 2048 * (2.0 * 512 + 2 * 2.0 * 1024)));
 }
+
+TEST_CASE("qk_norm: a norm kernel each for the queries and keys, forward and backward, over their elements") {
+  // Qwen3-235B's attention at tp 4: 64 query heads and 4 KV heads of 128, 2,048 tokens; a rank holds 16
+  // query heads and one KV head: 2,048 x (16 + 1) x 128 = 4,456,448 elements, at the fused norm's 2·p = 4
+  // bytes an element forward and 1.5 times that backward.
+  TransformerSpec m = trainsim::testing::llama(2, 4096, 64, 4, 12288, 151936);
+  m.seq_len = 2048;
+  m.head_dim = 128;
+  Shard sh;
+  sh.tp = 4;
+  const LayerOps without = transformer_layer_ops(m, sh);
+  CHECK_FALSE(has(without.forward, "qk_norm"));
+  m.qk_norm = true;
+  const LayerOps ops = transformer_layer_ops(m, sh);
+  const double elements = 2048.0 * (16 + 1) * 128;
+  const LayerOp& forward = op_named(ops.forward, "qk_norm");
+  CHECK(forward.kernel.kind == OpKind::memory_bound);
+  CHECK(forward.kernel.kernels == 2);
+  CHECK(forward.kernel.bytes == doctest::Approx(4.0 * elements).epsilon(1e-12));
+  CHECK(op_named(ops.backward, "qk_norm.bwd").kernel.bytes == doctest::Approx(6.0 * elements).epsilon(1e-12));
+  // Before the rotary embedding, which then reads the normalised heads.
+  const auto at = [&](const std::string& name) {
+    return std::find_if(ops.forward.begin(), ops.forward.end(),
+                        [&](const LayerOp& op) { return op.name == name; });
+  };
+  CHECK(at("qk_norm") < at("rope"));
+  // The norm keeps its inputs, Q and K, for its backward: 2 B x 4,456,448 more per layer.
+  TransformerSpec plain = m;
+  plain.qk_norm = false;
+  CHECK(layer_activation(m, sh).total() - layer_activation(plain, sh).total() ==
+        doctest::Approx(2.0 * elements).epsilon(1e-12));
+}

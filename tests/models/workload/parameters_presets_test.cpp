@@ -47,6 +47,8 @@ TransformerSpec read_preset(const std::filesystem::path& path) {
       s.head_dim = std::stoll(value);
     else if (key == "attention_sinks")
       s.attention_sinks = value == "true";
+    else if (key == "qk_norm")
+      s.qk_norm = value == "true";
     else if (key == "ffn_hidden")
       s.ffn_hidden = std::stoll(value);
     else if (key == "vocab")

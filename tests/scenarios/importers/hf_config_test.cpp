@@ -46,9 +46,10 @@ TEST_CASE("Qwen3-32B: heads of 128 wider than hidden / heads, 32.8B parameters")
   CHECK_FALSE(m.tied_embeddings);
   CHECK(m.seq_len == 40960);
   // Per layer: Q 5120·8192 + K, V 2·5120·1024 + O 8192·5120 = 94,371,840; MLP 3·5120·25600 = 393,216,000;
-  // two RMSNorms 10,240: 487,598,080 (the 2·128 q/k-norm weights are not modelled). 64 layers
-  // 31,206,277,120, embedding and LM head 2·151936·5120 = 1,555,824,640, final norm 5,120.
-  CHECK(model::parameter_count(m) == 32'762'106'880.0);
+  // two RMSNorms 10,240, the query and key heads' norms 2·128 = 256: 487,598,336. 64 layers
+  // 31,206,293,504, embedding and LM head 2·151936·5120 = 1,555,824,640, final norm 5,120.
+  CHECK(m.qk_norm);
+  CHECK(model::parameter_count(m) == 32'762'123'264.0);
   CHECK(std::abs(relative(model::parameter_count(m), 32.8e9)) < 0.005);
 }
 
@@ -58,13 +59,14 @@ TEST_CASE("Qwen3-30B-A3B: 128 experts of 768, top 8; 30.5B parameters, 3.3B acti
   CHECK(m.top_k == 8);
   CHECK(m.expert_ffn_hidden == 768);
   // Per layer: attention 2048·(4096 + 2·512) + 4096·2048 = 18,874,368; experts 128·3·2048·768 =
-  // 603,979,776; router 2048·128 = 262,144; norms 4,096: 623,120,384. 48 layers 29,909,778,432, plus
-  // embedding and head 2·151936·2048 = 622,329,856 and the final norm 2,048.
-  CHECK(model::parameter_count(m) == 30'532'110'336.0);
+  // 603,979,776; router 2048·128 = 262,144; norms 4,096 and the q/k head norms 256: 623,120,640. 48 layers
+  // 29,909,790,720, plus embedding and head 2·151936·2048 = 622,329,856 and the final norm 2,048.
+  CHECK(m.qk_norm);
+  CHECK(model::parameter_count(m) == 30'532'122'624.0);
   CHECK(std::abs(relative(model::parameter_count(m), 30.5e9)) < 0.005);
-  // Active: 120 of 128 experts idle, 603,979,776·120/128·48 = 27,179,089,920 fewer: 3,353,020,416. The card's
+  // Active: 120 of 128 experts idle, 603,979,776·120/128·48 = 27,179,089,920 fewer: 3,353,032,704. The card's
   // "3.3B" is rounded to one decimal, so it is checked to that rounding.
-  CHECK(model::active_parameter_count(m) == doctest::Approx(3'353'020'416.0).scale(0));
+  CHECK(model::active_parameter_count(m) == doctest::Approx(3'353'032'704.0).scale(0));
   CHECK(std::abs(model::active_parameter_count(m) - 3.3e9) < 0.05e9 + 4e6);
 }
 
@@ -73,12 +75,13 @@ TEST_CASE("Qwen3-235B-A22B: 128 experts of 1536, top 8; 235B parameters, 22B act
   CHECK((m.layers == 94 && m.hidden == 4096 && m.heads == 64 && m.kv_heads == 4 && m.head_dim == 128));
   CHECK((m.experts == 128 && m.top_k == 8 && m.expert_ffn_hidden == 1536));
   // Per layer: attention 4096·(8192 + 2·512) + 8192·4096 = 71,303,168; experts 128·3·4096·1536 =
-  // 2,415,919,104; router 4096·128 = 524,288; norms 8,192: 2,487,754,752. 94 layers 233,848,946,688, plus
-  // embedding and head 2·151936·4096 = 1,244,659,712 and the final norm 4,096.
-  CHECK(model::parameter_count(m) == 235'093'610'496.0);
+  // 2,415,919,104; router 4096·128 = 524,288; norms 8,192 and the q/k head norms 256: 2,487,755,008. 94
+  // layers 233,848,970,752, plus embedding and head 2·151936·4096 = 1,244,659,712 and the final norm 4,096.
+  CHECK(m.qk_norm);
+  CHECK(model::parameter_count(m) == 235'093'634'560.0);
   CHECK(std::abs(relative(model::parameter_count(m), 235e9)) < 0.005);
   // Active: 120 of 128 experts idle, 2,415,919,104·120/128·94 = 212,902,871,040 fewer.
-  CHECK(model::active_parameter_count(m) == doctest::Approx(22'190'739'456.0).scale(0));
+  CHECK(model::active_parameter_count(m) == doctest::Approx(22'190'763'520.0).scale(0));
   CHECK(std::abs(model::active_parameter_count(m) - 22e9) < 0.5e9);
 }
 
@@ -98,6 +101,7 @@ TEST_CASE("the Qwen3 MoE presets are their config.json") {
     CHECK(preset.seq_len == config.seq_len);
     CHECK((preset.mlp == config.mlp && preset.norm == config.norm && preset.position == config.position));
     CHECK((preset.bias == config.bias && preset.tied_embeddings == config.tied_embeddings));
+    CHECK((preset.qk_norm && config.qk_norm));
     CHECK((preset.experts == config.experts && preset.top_k == config.top_k));
     CHECK(preset.expert_ffn_hidden == config.expert_ffn_hidden);
     CHECK(preset.capacity_factor == config.capacity_factor);
