@@ -82,8 +82,8 @@ RunOutcome run(const Source& source, const Sets& sets, const std::string& fideli
           result.step.reason,         result.run.budget_violations, scenario::run_notes(s)};
 }
 
-std::string explain(const Source& source, const Sets& sets) {
-  return scenario::explanation_json(scenario::explain_scenario(load(source, sets)));
+std::string explain(const Source& source, const Sets& sets, bool ops) {
+  return scenario::explanation_json(scenario::explain_scenario(load(source, sets), {.ops = ops}));
 }
 
 /// The sweep's CSV (header and every row in point order, as `trainsim sweep` writes it) and its notes.
@@ -173,7 +173,7 @@ PYBIND11_MODULE(_core, m) {
   const auto no_gil = py::call_guard<py::gil_scoped_release>();
   m.def("run", &run, no_gil, py::arg("source"), py::arg("sets"), py::arg("fidelity"),
         py::arg("full_cluster"));
-  m.def("explain", &explain, no_gil, py::arg("source"), py::arg("sets"));
+  m.def("explain", &explain, no_gil, py::arg("source"), py::arg("sets"), py::arg("ops"));
   m.def("sweep", &sweep, no_gil, py::arg("source"), py::arg("sets"), py::arg("fidelity"), py::arg("jobs"));
   m.def("search", &search, no_gil, py::arg("source"), py::arg("sets"), py::arg("args"));
   m.def("validate", &validate, no_gil, py::arg("paths"), py::arg("suites"), py::arg("fidelity"),

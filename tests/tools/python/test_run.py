@@ -96,3 +96,13 @@ def test_explain_equals_cli_json(name):
     got = trainsim.explain(path)
     assert got == json.loads(stdout)
     assert got["sections"] and all(line["formula"] for line in got["sections"][0]["lines"])
+
+
+def test_explain_ops_equals_cli_json():
+    path = EXAMPLES / "llama3-8b-64-h100.yaml"
+    _, stdout, _ = cli("explain", path, "--json", "--ops")
+    got = trainsim.explain(path, ops=True)
+    assert got == json.loads(stdout)
+    titles = [s["title"] for s in got["sections"]]
+    assert any(t.startswith("ops of one layer") for t in titles)
+    assert not any(t.startswith("ops of one layer") for t in (s["title"] for s in trainsim.explain(path)["sections"]))

@@ -106,11 +106,12 @@ def run(scenario: Scenario, *, set: Sets = None, fidelity: Optional[str] = None,
     return result
 
 
-def explain(scenario: Scenario, *, set: Sets = None) -> dict[str, Any]:
+def explain(scenario: Scenario, *, set: Sets = None, ops: bool = False) -> dict[str, Any]:
     """The breakdown of ``trainsim explain S.yaml --json`` as a dict: ``fits``, ``reason`` and
     ``sections``, each with a ``title``, ``notes`` and ``lines`` of ``label``, ``formula`` (the
-    formula with the numbers put in), ``value`` (SI units) and ``unit``."""
-    return json.loads(_core.explain(source_of(scenario), sets_of(set)))
+    formula with the numbers put in), ``value`` (SI units) and ``unit``. ops: add one layer's ops,
+    each alone, as ``--ops`` does."""
+    return json.loads(_core.explain(source_of(scenario), sets_of(set), bool(ops)))
 
 
 def sweep(scenario: Scenario, *, set: Sets = None, fidelity: Optional[str] = None,
