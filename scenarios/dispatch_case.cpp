@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "scenarios/component_case.hpp"
+#include "scenarios/routing_group_keys.hpp"
 #include "scenarios/yaml_tree.hpp"
 
 namespace trainsim::scenario {
@@ -23,7 +24,7 @@ DispatchCase load_dispatch_case_file(const std::string& path) {
   if (const YamlValue* c = top.get("dispatch")) {
     MapReader r(d, *c, "dispatch",
                 {"node", "nodes", "gpus_per_node", "ep", "dispatcher", "op", "tokens", "hidden", "top_k",
-                 "experts", "bytes_per_element"});
+                 "experts", "bytes_per_element", "routing_groups", "routing_group_top_k"});
     r.require(
         {"node", "ep", "dispatcher", "op", "tokens", "hidden", "top_k", "experts", "bytes_per_element"});
     out.cluster = read_case_cluster(r, d, "dispatch");
@@ -40,6 +41,8 @@ DispatchCase load_dispatch_case_file(const std::string& path) {
     r.count("top_k", out.top_k, 1, 1e6);
     r.count("experts", out.experts, 1, 1e6);
     r.number("bytes_per_element", out.bytes_per_element, 0.5, 8);
+    r.count("routing_groups", out.routing_groups, 1, 1e6);
+    r.count("routing_group_top_k", out.routing_group_top_k, 1, 1e6);
     const std::int64_t gpus = out.cluster.total_gpus();
     if (out.ep > 0 && gpus > 0 && out.ep != gpus) {
       d.add(*r.get("ep"), "dispatch.ep",
@@ -55,6 +58,13 @@ DispatchCase load_dispatch_case_file(const std::string& path) {
       d.add(*r.get("top_k"), "dispatch.top_k",
             "a token is routed to at most the " + std::to_string(out.experts) + " experts, not " +
                 std::to_string(out.top_k));
+    } else if (out.experts > 0) {
+      model::TransformerSpec routed;
+      routed.experts = out.experts;
+      routed.top_k = out.top_k;
+      routed.routing_groups = out.routing_groups;
+      routed.routing_group_top_k = out.routing_group_top_k;
+      check_routing_group_keys(d, r, routed);
     }
   }
   if (const YamlValue* m = top.get("measured")) {

@@ -4,16 +4,20 @@
 // file:line:col errors):
 //   name: …
 //   dispatch: {node: dgx-h100, nodes: 2, gpus_per_node: 8, ep: 16, dispatcher: hybridep, op: dispatch,
-//              tokens: 4096, hidden: 7168, top_k: 8, experts: 256, bytes_per_element: 2}
+//              tokens: 4096, hidden: 7168, top_k: 8, experts: 256, bytes_per_element: 2,
+//              routing_groups: 8, routing_group_top_k: 4}
 //   measured: {source: "…", time: "1485 us", tolerance: 0.25}
 // The expert group is the case's whole cluster; each rank dispatches `tokens` tokens of `hidden` elements,
-// each routed to `top_k` of the `experts` (spread evenly over the ep ranks).
+// each routed to `top_k` of the `experts` (spread evenly over the ep ranks), from `routing_group_top_k` of
+// `routing_groups` groups of consecutive experts where both are given (group-limited routing, as a model
+// names it; neither: every expert may be picked).
 #include <cstdint>
 #include <string>
 
 #include "models/spec/framework.hpp"
 #include "sim/enum_names.hpp"
 #include "topologies/cluster_spec.hpp"
+#include "topologies/expert_dispatch.hpp"
 
 namespace trainsim::scenario {
 
@@ -34,6 +38,8 @@ struct DispatchCase {
   std::int64_t hidden = 0;  ///< elements of a token's row
   std::int64_t top_k = 0;   ///< experts each token is routed to
   std::int64_t experts = 0;
+  std::int64_t routing_groups = 0;       ///< group-limited routing's groups; 0: none
+  std::int64_t routing_group_top_k = 0;  ///< the groups a token's experts come from
   double bytes_per_element = 0;
   std::string source;       ///< where the measurement comes from
   double time = 0;          ///< measured seconds of one dispatch (or combine)
@@ -45,6 +51,11 @@ struct DispatchCase {
     return static_cast<double>(tokens) * static_cast<double>(top_k) * static_cast<double>(hidden) *
            bytes_per_element;
   }
+
+  /// Where each token's top_k copies go, as the step's MoE all-to-all routes a model's slots.
+  [[nodiscard]] topo::TokenRouting routing() const {
+    return {static_cast<double>(top_k), routing_groups, routing_group_top_k};
+  }
 };
 
 /// Whether a YAML file is a dispatch case (it has a top-level `dispatch:` key) rather than a scenario.
@@ -53,7 +64,8 @@ struct DispatchCase {
 /// Reads a dispatch case. Throws InputError with every problem (file:line:col, key path, what was
 /// expected): unknown or missing keys, an unknown node preset, dispatcher or op, the all-gather dispatcher
 /// (no all-to-all), an ep other than the cluster's GPUs, experts that do not split evenly over the ep ranks,
-/// top_k above the experts, a time without its unit.
+/// top_k above the experts, group-limited routing a model could not have (routing_group_keys.hpp), a time
+/// without its unit.
 [[nodiscard]] DispatchCase load_dispatch_case_file(const std::string& path);
 
 }  // namespace trainsim::scenario

@@ -19,6 +19,7 @@
 #include "scenarios/model_fields.hpp"
 #include "scenarios/preset_blocks.hpp"
 #include "scenarios/region_block.hpp"
+#include "scenarios/routing_group_keys.hpp"
 #include "scenarios/shipped_data.hpp"
 #include "scenarios/sliding_window_keys.hpp"
 #include "topologies/comm_calibration.hpp"
@@ -208,20 +209,6 @@ std::string q(std::string_view s) {
   return yaml_quote(s);
 }
 
-// Places a rule's problem at the first of `keys` this block sets. The rules between model keys see a
-// preset's values and the scenario's overrides together, so the key at fault may be set only in the preset's
-// file: then the problem is placed at this block, under the first key's path, never dropped.
-void add_at_first_key(Diagnostics& d, const MapReader& r, std::initializer_list<const char*> keys,
-                      const std::string& message) {
-  for (const char* key : keys) {
-    if (const YamlValue* at = r.get(key)) {
-      d.add(*at, r.child_path(key), message);
-      return;
-    }
-  }
-  d.add(r.node(), r.child_path(*keys.begin()), message);
-}
-
 }  // namespace
 
 // Shared experts and dense first layers belong to a MoE model, and at least one layer stays MoE.
@@ -256,36 +243,6 @@ void check_moe_layout_keys(Diagnostics& d, const MapReader& r, const model::Tran
     add_at_first_key(d, r, {"imbalance"},
                      "applies to routing: dropless only (found routing: " +
                          std::string(model::to_string(m.routing)) + ")");
-  }
-}
-
-// Group-limited routing (routing_groups, routing_group_top_k): both or neither, on a MoE model, equal groups
-// of whole experts, 1 to routing_groups groups picked, and enough experts in them for top_k (Megatron-Core's
-// group_limited_topk takes top_k / group_top_k experts from each group to score it, then top_k from the
-// picked groups).
-void check_routing_group_keys(Diagnostics& d, const MapReader& r, const model::TransformerSpec& m) {
-  if (m.routing_groups == 0 && m.routing_group_top_k == 0) return;
-  const auto n = [](std::int64_t x) { return std::to_string(x); };
-  if (m.experts == 0) {
-    add_at_first_key(d, r, {"routing_groups", "routing_group_top_k", "experts"},
-                     "limits where tokens are routed, but experts is 0 (a dense model)");
-  } else if (m.routing_groups == 0 || m.routing_group_top_k == 0) {
-    add_at_first_key(d, r, {m.routing_groups == 0 ? "routing_group_top_k" : "routing_groups"},
-                     "group-limited routing needs both routing_groups and routing_group_top_k");
-  } else if (m.experts % m.routing_groups != 0) {
-    add_at_first_key(
-        d, r, {"routing_groups", "experts"},
-        "routing_groups (" + n(m.routing_groups) + ") must divide experts (" + n(m.experts) + ")");
-  } else if (m.routing_group_top_k > m.routing_groups || m.routing_group_top_k > m.top_k) {
-    add_at_first_key(d, r, {"routing_group_top_k", "routing_groups", "top_k"},
-                     "routing_group_top_k (" + n(m.routing_group_top_k) +
-                         ") must be at most routing_groups (" + n(m.routing_groups) + ") and top_k (" +
-                         n(m.top_k) + ")");
-  } else if (m.experts / m.routing_groups * m.routing_group_top_k < m.top_k) {
-    add_at_first_key(d, r, {"routing_group_top_k", "routing_groups", "top_k", "experts"},
-                     "the routing_group_top_k (" + n(m.routing_group_top_k) +
-                         ") groups of experts / routing_groups = " + n(m.experts / m.routing_groups) +
-                         " experts hold fewer than top_k (" + n(m.top_k) + ")");
   }
 }
 

@@ -554,4 +554,15 @@ void MapReader::string(std::string_view key, std::string& out) {
   }
 }
 
+void add_at_first_key(Diagnostics& d, const MapReader& r, std::initializer_list<const char*> keys,
+                      const std::string& message) {
+  for (const char* key : keys) {
+    if (const YamlValue* at = r.get(key)) {
+      d.add(*at, r.child_path(key), message);
+      return;
+    }
+  }
+  d.add(r.node(), r.child_path(*keys.begin()), message);
+}
+
 }  // namespace trainsim::scenario

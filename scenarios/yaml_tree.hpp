@@ -151,6 +151,12 @@ class MapReader {
   bool valid_ = false;
 };
 
+/// Places a rule's problem at the first of `keys` block `r` sets. A rule between keys may see a preset's
+/// values and the block's overrides together, so the key at fault may be set only in the preset's file:
+/// then the problem is placed at the block, under the first key's path, never dropped.
+void add_at_first_key(Diagnostics& d, const MapReader& r, std::initializer_list<const char*> keys,
+                      const std::string& message);
+
 /// "a.b" joined, or "b" when `parent` is empty.
 [[nodiscard]] std::string join_path(std::string_view parent, std::string_view key);
 

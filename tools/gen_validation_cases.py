@@ -488,9 +488,11 @@ DISPATCH_CSV = os.path.join(ROOT, "scenarios", "validation", "moe-dispatch-laten
 def dispatch_cases(path):
     """One `dispatch:` case per row of moe-dispatch-latency.csv (in this repository, not ../shared): the measured
     time of one expert-parallel dispatch or combine, its shape and cluster as the row gives them (the
-    `assumed` column names what the source does not state)."""
+    `assumed` column names what the source does not state; its routing_groups and routing_group_top_k, where
+    not empty, route each token group-limited)."""
     keys = ("node", "nodes", "gpus_per_node", "ep", "dispatcher", "op", "tokens", "hidden", "top_k", "experts",
             "bytes_per_element")
+    optional = ("routing_groups", "routing_group_top_k")
     cases = []
     with open(path, newline="") as f:
         for r in csv.DictReader(f):
@@ -499,7 +501,8 @@ def dispatch_cases(path):
             cases.append({"folder": "moe-dispatch", "name": r["id"].lower(),
                           "origin": "scenarios/validation/moe-dispatch-latency.csv row " + r["id"],
                           "component": "dispatch",
-                          "block": "{%s}" % ", ".join("%s: %s" % (k, r[k]) for k in keys),
+                          "block": "{%s}" % ", ".join("%s: %s" % (k, r[k])
+                                                      for k in keys + optional if k in keys or r[k]),
                           "source": "%s, %s (%s)" % (r["source"], r["table_row"], r["id"]),
                           "measured": ("time", yaml_str("%s us" % r["time_us"]))})
     return cases

@@ -86,8 +86,7 @@ ComponentCheck collective_check(const std::string& file) {
 // gives the case's whole cluster.
 ComponentCheck dispatch_check(const std::string& file) {
   const DispatchCase c = load_dispatch_case_file(file);
-  const topo::TokenRouting routing{static_cast<double>(c.top_k)};
-  const double t = model::expert_all_to_all_estimate(c.slot_bytes(), routing, c.dispatcher,
+  const double t = model::expert_all_to_all_estimate(c.slot_bytes(), c.routing(), c.dispatcher,
                                                      whole_cluster_group(c.cluster), c.cluster)
                        .time_s;
   return {c.name, c.source, c.cluster.node.gpu.name, "time", c.time, t, c.tolerance};

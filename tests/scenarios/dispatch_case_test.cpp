@@ -45,6 +45,26 @@ TEST_CASE("a shipped dispatch case reads as the file states it") {
   CHECK(c.time == doctest::Approx(1485e-6).epsilon(1e-12));  // "1485 us"
   // 4096 tokens · 8 copies · 7168 elements · 2 bytes = 469,762,048 bytes of slots per rank.
   CHECK(c.slot_bytes() == 469762048.0);
+  // DeepSeek-V3's routing, as the case assumes it: 8 copies from 4 of 8 groups.
+  const topo::TokenRouting routing = c.routing();
+  CHECK(routing.copies == 8.0);
+  CHECK(routing.groups == 8);
+  CHECK(routing.group_top_k == 4);
+}
+
+TEST_CASE("group-limited routing in a dispatch case: both keys, as a model's") {
+  const trainsim::testing::TempDir dir;
+  const std::string head = "dispatch: {node: dgx-h100, ep: 8, dispatcher: hybridep, " + kShape;
+  CHECK(errors_of(dir.write("ok.yaml", head + ", routing_groups: 8, routing_group_top_k: 4}\n" + kMeasured))
+            .empty());
+  // Without the other key; groups that do not divide the 256 experts; more groups picked than exist.
+  std::string e = errors_of(dir.write("one.yaml", head + ", routing_groups: 8}\n" + kMeasured));
+  CHECK(e.find("dispatch.routing_groups: group-limited routing needs both routing_groups and "
+               "routing_group_top_k") != std::string::npos);
+  e = errors_of(dir.write("split.yaml", head + ", routing_groups: 3, routing_group_top_k: 1}\n" + kMeasured));
+  CHECK(e.find("dispatch.routing_groups: routing_groups (3) must divide experts (256)") != std::string::npos);
+  e = errors_of(dir.write("many.yaml", head + ", routing_groups: 8, routing_group_top_k: 9}\n" + kMeasured));
+  CHECK(e.find("must be at most routing_groups (8) and top_k (8)") != std::string::npos);
 }
 
 TEST_CASE("a scenario and a collective case are not dispatch cases") {
