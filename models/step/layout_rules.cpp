@@ -341,4 +341,11 @@ std::vector<LayoutProblem> layout_rules(const TransformerSpec& m, const Parallel
   return out;
 }
 
+bool runs_megatron_ep_overlap(const TransformerSpec& m, const ParallelPlan& p) {
+  const Framework& f = p.framework;
+  if (!m.is_moe() || f.preset != FrameworkPreset::megatron_core || !f.ep_comm_overlap) return true;
+  return p.ep > 1 && (p.pp == 1 || p.schedule == Schedule::interleaved) && p.recompute != Recompute::full &&
+         !recomputes(p.recompute, p.recompute_modules, RecomputeModule::moe);
+}
+
 }  // namespace trainsim::model

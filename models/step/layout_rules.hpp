@@ -101,4 +101,14 @@ struct LayoutProblem {
 [[nodiscard]] std::vector<LayoutProblem> layout_rules(const TransformerSpec& model, const ParallelPlan& plan,
                                                       const TrainingSpec& training, std::int64_t gpus);
 
+/// Whether Megatron-Core runs its expert-parallel all-to-all overlap (--overlap-moe-expert-parallel-comm,
+/// framework.ep_comm_overlap) for model `m` in layout `p`: TransformerConfig.__post_init__
+/// (megatron/core/transformer/transformer_config.py) asserts expert_model_parallel_size > 1, and
+/// virtual_pipeline_model_parallel_size when pipeline_model_parallel_size > 1, and refuses
+/// recompute_granularity 'full' and "moe" among the recompute_modules. A dense model has no all-to-all to
+/// overlap: the flag changes nothing, so every layout stays; so do other frameworks', and megatron-core's
+/// without the flag. `run` prices what it is told (a 1f1b pipeline with the overlap stands for frameworks
+/// that overlap there, e.g. DeepSeek's); the search offers only what runs.
+[[nodiscard]] bool runs_megatron_ep_overlap(const TransformerSpec& m, const ParallelPlan& p);
+
 }  // namespace trainsim::model

@@ -25,22 +25,6 @@ std::vector<std::int64_t> divisors_up_to(std::int64_t n, std::int64_t limit) {
   return out;
 }
 
-/// Whether Megatron-Core runs its expert-parallel all-to-all overlap (--overlap-moe-expert-parallel-comm,
-/// framework.ep_comm_overlap) for model `m` in layout `p`: TransformerConfig.__post_init__
-/// (megatron/core/transformer/transformer_config.py) asserts expert_model_parallel_size > 1, and
-/// virtual_pipeline_model_parallel_size when pipeline_model_parallel_size > 1, and refuses
-/// recompute_granularity 'full' and "moe" among the recompute_modules. A dense model has no all-to-all to
-/// overlap: the flag changes nothing, so every layout stays; so do other frameworks', and megatron-core's
-/// without the flag. `run` prices what it is told (a 1f1b pipeline with the overlap stands for frameworks
-/// that overlap there, e.g. DeepSeek's); the search offers only what runs.
-bool runs_megatron_ep_overlap(const model::TransformerSpec& m, const model::ParallelPlan& p) {
-  const model::Framework& f = p.framework;
-  if (!m.is_moe() || f.preset != model::FrameworkPreset::megatron_core || !f.ep_comm_overlap) return true;
-  return p.ep > 1 && (p.pp == 1 || p.schedule == model::Schedule::interleaved) &&
-         p.recompute != model::Recompute::full &&
-         !model::recomputes(p.recompute, p.recompute_modules, model::RecomputeModule::moe);
-}
-
 /// The layout's scenario: the same run with the node count and parallel plan substituted, and, when the
 /// scenario names no framework, the attention kernel of the framework the layout implies.
 Scenario with_layout(const Scenario& scenario, const Layout& layout) {
@@ -194,7 +178,7 @@ std::vector<Layout> enumerate_layouts(const Scenario& scenario, const LayoutSpac
                           reread_framework(p);
                         }
                         p.framework.reshard_after_forward = reshard;
-                        if (!runs_megatron_ep_overlap(m, p)) continue;
+                        if (!model::runs_megatron_ep_overlap(m, p)) continue;
                         if (model::layout_rules(m, p, scenario.training, gpus).empty())
                           layouts.push_back(std::move(layout));
                       }

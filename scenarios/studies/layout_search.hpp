@@ -14,8 +14,8 @@
 // that break no rule of models/step/layout_rules.hpp (the rules `run` loads with) are listed. Dense models
 // enumerate ep = 1 only; models with pp = 1 enumerate one schedule (1f1b) since the others are identical
 // without a pipeline. A MoE scenario whose framework is megatron-core with ep_comm_overlap is offered only
-// the layouts Megatron-Core runs that overlap in (layout_search.cpp's runs_megatron_ep_overlap): ep > 1, no
-// pipeline or an interleaved one, no full recompute and no `moe` among the recomputed modules.
+// the layouts Megatron-Core runs that overlap in (models/step/layout_rules.hpp's runs_megatron_ep_overlap):
+// ep > 1, no pipeline or an interleaved one, no full recompute and no `moe` among the recomputed modules.
 #include <cstdint>
 #include <functional>
 #include <optional>

@@ -7,6 +7,7 @@
 #include "models/report/explain_campaign.hpp"
 #include "models/report/explain_groups.hpp"
 #include "models/report/explain_headroom.hpp"
+#include "models/report/explain_moe_settings.hpp"
 #include "models/report/explain_ops.hpp"
 #include "models/report/explain_time.hpp"
 #include "scenarios/studies/simulation.hpp"
@@ -26,6 +27,7 @@ model::Explanation explain_scenario(const Scenario& s, ExplainExtras extras) {
     if (extras.ops) e.sections.push_back(model::explain_ops(step_input_of(s)));
     e.sections.push_back(model::explain_groups(s.parallelism, s.cluster));
     e.sections.push_back(model::explain_bound(step_input_of(s)));
+    if (auto moe = model::explain_moe_settings(step_input_of(s))) e.sections.push_back(std::move(*moe));
   }
   if (s.convergence) {
     e.sections.push_back(model::explain_convergence(s.model, s.training.global_batch,

@@ -1,0 +1,74 @@
+#include "models/report/explain_moe_settings.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <string>
+
+#include "models/step/layout_rules.hpp"
+
+namespace trainsim::model {
+
+namespace {
+
+std::string setting(MoeDispatcher dispatcher, bool overlap) {
+  return fmt::format("{}, {}", to_string(dispatcher), overlap ? "ep_comm_overlap" : "no overlap");
+}
+
+}  // namespace
+
+std::optional<ExplainSection> explain_moe_settings(const StepInput& in) {
+  const Framework& fw = in.plan.framework;
+  const bool megatron = fw.preset == FrameworkPreset::megatron_core || fw.preset == FrameworkPreset::nemo;
+  if (!in.model.is_moe() || in.plan.ep <= 1 || !megatron) return std::nullopt;
+  const StepReport written = simulate_step(in, Fidelity::analytic);
+  if (!written.feasible || written.iteration_time <= 0) return std::nullopt;
+
+  ExplainSection out{.title = "the MoE exchange under Megatron-Core's other settings, closed form"};
+  const auto add = [&](const StepReport& r, MoeDispatcher dispatcher, bool overlap, bool as_written) {
+    const double step = r.iteration_time;
+    out.lines.push_back(
+        {setting(dispatcher, overlap) + (as_written ? " (as written)" : ""),
+         fmt::format(
+             "exposed expert exchange {:.4g} s ({:.0f} % of the step), {:.0f} tokens/s per GPU{}",
+             r.time.exposed_ep_comm, 100 * r.time.exposed_ep_comm / step, r.tokens_per_s_per_gpu,
+             as_written ? "" : fmt::format(", {:.2f} x the step as written", step / written.iteration_time)),
+         step, "s"});
+  };
+  add(written, fw.moe_dispatcher, fw.ep_comm_overlap, true);
+  bool overlap_refused = false;
+  constexpr std::array kDispatchers{MoeDispatcher::all_to_all, MoeDispatcher::deepep,
+                                    MoeDispatcher::hybridep};
+  for (const MoeDispatcher dispatcher : kDispatchers) {
+    for (const bool overlap : {false, true}) {
+      if (dispatcher == fw.moe_dispatcher && overlap == fw.ep_comm_overlap) continue;
+      StepInput v = in;
+      Framework& f = v.plan.framework;
+      f.moe_dispatcher = dispatcher;
+      f.ep_comm_overlap = overlap;
+      if (!token_based(dispatcher)) f.moe_dispatcher_sms = 0;
+      if (!overlap) f.delay_wgrad_compute = false;
+      if (overlap && !runs_megatron_ep_overlap(v.model, v.plan)) {
+        overlap_refused = true;
+        continue;
+      }
+      if (!layout_rules(v.model, v.plan, v.training, v.cluster.total_gpus()).empty()) continue;
+      const StepReport r = simulate_step(v, Fidelity::analytic);
+      if (r.feasible && r.iteration_time > 0) add(r, dispatcher, overlap, false);
+    }
+  }
+  if (overlap_refused) {
+    out.notes.push_back(
+        "ep_comm_overlap left out: Megatron-Core runs it at pp 1 or on the interleaved schedule, without "
+        "full "
+        "recompute or the moe module recomputed (TransformerConfig.__post_init__)");
+  }
+  out.notes.push_back(
+      "which of these a run used is the framework's setting, not the layout's: Megatron-Bridge's recipes "
+      "name "
+      "the dispatcher and the overlap per model and system (docs/moe-recipes.md); set "
+      "framework.moe_dispatcher and framework.ep_comm_overlap to what yours runs");
+  return out;
+}
+
+}  // namespace trainsim::model

@@ -1,0 +1,22 @@
+#pragma once
+// The MoE exchange under the framework's other settings: for a Megatron-Core MoE layout with expert
+// parallelism, the iteration the closed-form step gives with the flex dispatcher's backends (DeepEP,
+// HybridEP) and with the all-to-all overlapped with the paired micro-batch, beside the one as written. A
+// scenario that names `framework: megatron-core` alone gets the all-to-all dispatcher without the overlap,
+// where runs of the same model on the same system differ by up to 2.4× with these two settings
+// (docs/moe-recipes.md): the section says how much rides on them for this layout.
+#include <optional>
+
+#include "models/report/explain.hpp"
+#include "models/step/step_simulator.hpp"
+
+namespace trainsim::model {
+
+/// The section "the MoE exchange under Megatron-Core's other settings, closed form": one line per setting
+/// of framework.moe_dispatcher (alltoall, deepep, hybridep) and framework.ep_comm_overlap that the layout
+/// runs, each with its iteration and exposed expert-parallel exchange, the scenario's own first. Empty
+/// (nothing to compare) for a dense model, ep 1, a framework other than megatron-core and nemo, or a plan
+/// that is not a layout.
+[[nodiscard]] std::optional<ExplainSection> explain_moe_settings(const StepInput& input);
+
+}  // namespace trainsim::model

@@ -1,0 +1,88 @@
+// The MoE exchange under Megatron-Core's other settings: each line is the closed-form step of the scenario
+// with that dispatcher and overlap, the scenario's own first; layouts the overlap does not run in, dense
+// models and other frameworks get no such line or section.
+#include "models/report/explain_moe_settings.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+
+#include "tests/support/fixtures.hpp"
+
+using namespace trainsim;
+using namespace trainsim::model;
+
+namespace {
+
+// The four-expert MoE on one DGX H100, 8 ranks of data and expert parallelism (folded), one micro-batch
+// each of the 16 sequences' share.
+StepInput moe_on_one_node(int pp = 1) {
+  StepInput in;
+  in.model = testing::four_expert_moe();
+  in.model.layers = 4;
+  in.cluster = testing::dgx_h100(1);
+  in.plan.pp = pp;
+  in.plan.dp = 8 / pp;
+  in.plan.ep = 4;
+  in.plan.expert_folding = true;
+  in.plan.zero = ZeroStage::optimizer_states;
+  in.training.global_batch = 16;
+  return in;
+}
+
+double step_with(StepInput in, MoeDispatcher dispatcher, bool overlap) {
+  in.plan.framework.moe_dispatcher = dispatcher;
+  in.plan.framework.ep_comm_overlap = overlap;
+  return simulate_step(in, Fidelity::analytic).iteration_time;
+}
+
+const ExplainLine* line(const ExplainSection& s, const std::string& label) {
+  const auto it = std::ranges::find_if(s.lines, [&](const ExplainLine& l) { return l.label == label; });
+  return it == s.lines.end() ? nullptr : &*it;
+}
+
+}  // namespace
+
+TEST_CASE("each setting's line is the step with that dispatcher and overlap, the scenario's own first") {
+  const StepInput in = moe_on_one_node();
+  const auto s = explain_moe_settings(in);
+  REQUIRE(s.has_value());
+  REQUIRE(s->lines.size() == 6);  // alltoall, deepep, hybridep, each with and without the overlap
+  CHECK(s->lines[0].label == "alltoall, no overlap (as written)");
+  CHECK(s->lines[0].value == simulate_step(in, Fidelity::analytic).iteration_time);
+  struct Setting {
+    std::string label;
+    MoeDispatcher dispatcher;
+    bool overlap;
+  };
+  for (const auto& [label, dispatcher, overlap] :
+       {Setting{"alltoall, ep_comm_overlap", MoeDispatcher::all_to_all, true},
+        Setting{"deepep, no overlap", MoeDispatcher::deepep, false},
+        Setting{"hybridep, ep_comm_overlap", MoeDispatcher::hybridep, true}}) {
+    CAPTURE(label);
+    const ExplainLine* l = line(*s, label);
+    REQUIRE(l != nullptr);
+    CHECK(l->value == step_with(in, dispatcher, overlap));
+    CHECK(l->formula.find(" x the step as written") != std::string::npos);
+  }
+}
+
+TEST_CASE("a 1f1b pipeline leaves the overlap out and says why") {
+  const auto s = explain_moe_settings(moe_on_one_node(2));
+  REQUIRE(s.has_value());
+  CHECK(s->lines.size() == 3);
+  for (const ExplainLine& l : s->lines) CHECK(l.label.find("ep_comm_overlap") == std::string::npos);
+  CHECK(std::ranges::any_of(s->notes,
+                            [](const std::string& n) { return n.starts_with("ep_comm_overlap left out"); }));
+}
+
+TEST_CASE("no section for a dense model, ep 1 or a framework other than Megatron-Core's") {
+  StepInput in = moe_on_one_node();
+  in.plan.framework = framework_preset(FrameworkPreset::fsdp2);
+  CHECK_FALSE(explain_moe_settings(in).has_value());
+  in = moe_on_one_node();
+  in.plan.ep = 1;
+  CHECK_FALSE(explain_moe_settings(in).has_value());
+  CHECK_FALSE(explain_moe_settings(testing::small_gpt_on_a100(1, 2, 1, 4, 16)).has_value());
+}
