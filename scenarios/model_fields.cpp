@@ -100,6 +100,10 @@ const FieldTable<M>& model_fields() {
         count_field("dense_layers", &M::dense_layers, 0, 1e6,
                     "the first layers, dense MLPs of ffn_hidden, fewer than layers; default 0",
                     Written::unless_zero),
+        written_when(count_field("moe_layer_step", &M::moe_layer_step, 1, 1e6,
+                                 "of the layers after the dense first ones every moe_layer_step-th is MoE, "
+                                 "the others dense MLPs of ffn_hidden (Llama 4 Maverick: 2); default 1"),
+                     [](const M& m) { return m.moe_layer_step != 1; }),
         count_field("mtp_layers", &M::mtp_layers, 0, 1e3,
                     "multi-token-prediction modules after the last layer; default 0", Written::unless_zero),
         written_when(count_field("q_lora_rank", &M::q_lora_rank, 0, 1e7,

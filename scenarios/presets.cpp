@@ -225,6 +225,16 @@ void check_moe_layout_keys(Diagnostics& d, const MapReader& r, const model::Tran
     add_at_first_key(d, r, {"dense_layers", "experts"},
                      "dense_layers is set but experts is 0 (every layer is already dense)");
   }
+  if (m.experts == 0 && m.moe_layer_step != 1) {
+    add_at_first_key(d, r, {"moe_layer_step", "experts"},
+                     "moe_layer_step is set but experts is 0 (a dense model has no MoE layers to space)");
+  }
+  if (m.experts > 0 && m.dense_layers < m.layers && m.first_moe_layer() >= m.layers) {
+    add_at_first_key(d, r, {"moe_layer_step", "dense_layers", "layers"},
+                     "no layer would be MoE: the first is layer dense_layers + moe_layer_step - 1 = " +
+                         std::to_string(m.first_moe_layer()) + ", and the model has " +
+                         std::to_string(m.layers) + " layers");
+  }
   if (m.experts > 0 && m.dense_layers >= m.layers) {
     add_at_first_key(d, r, {"dense_layers", "layers"},
                      "dense_layers must be fewer than layers (" + std::to_string(m.layers) + "), found " +

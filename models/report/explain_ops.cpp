@@ -90,9 +90,9 @@ ExplainSection explain_ops(const StepInput& in) {
     return out;
   }
   const StepPlan plan = make_step_plan(model, in.cluster, in.plan, in.training);
-  const std::int64_t first = model.is_moe() ? std::min(model.dense_layer_count(), model.layers - 1) : 0;
+  const std::int64_t first = std::min(model.first_moe_layer(), model.layers - 1);
   const bool windowed = model.is_windowed(first);
-  const bool dense = model.is_moe() && first < model.dense_layer_count();
+  const bool dense = model.is_moe() && model.is_dense_layer(first);
   const std::string name = std::string(dense ? "dense " : "") + (windowed ? "windowed layer" : "layer");
   out.title = fmt::format(
       "ops of one {} per micro-batch on one GPU, each alone (what overlaps or waits: the "

@@ -112,6 +112,10 @@ struct TransformerSpec {
   /// The first k layers are dense MLPs of ffn_hidden (DeepSeek-V3's first_k_dense_replace: 3); the rest
   /// are MoE layers. 0: every layer is MoE (when experts > 0).
   std::int64_t dense_layers = 0;
+  /// Of the layers after the dense first ones, every moe_layer_step-th is a MoE layer and the others dense
+  /// MLPs of ffn_hidden: layer l ≥ dense_layers has experts when (l − dense_layers + 1) is a multiple of it
+  /// (Llama 4 Maverick's interleave_moe_layer_step 2: layers 1, 3, 5, …). 1: every one.
+  std::int64_t moe_layer_step = 1;
   /// Multi-token prediction (DeepSeek-V3, arXiv:2412.19437 Sec. 2.2; HF num_nextn_predict_layers): depth
   /// modules run one after another after the last layer, on the last pipeline stage. Module k takes the
   /// previous depth's hidden states and the embedding of the token k ahead (the model's own embedding),
@@ -179,11 +183,28 @@ struct TransformerSpec {
   [[nodiscard]] double expert_load() const {
     return routing == Routing::dropless ? imbalance : capacity_factor;
   }
-  /// Layers whose MLP is dense: the first dense_layers of a MoE model (capped at layers), all of a dense one.
-  [[nodiscard]] std::int64_t dense_layer_count() const {
-    if (!is_moe()) return layers;
-    return dense_layers < layers ? dense_layers : layers;
+  /// Layers whose MLP is dense among layers [first, first + count) (clamped to the model's): a dense
+  /// model's all; a MoE model's dense first layers and, past them, those moe_layer_step does not make MoE.
+  [[nodiscard]] std::int64_t dense_layers_in(std::int64_t first, std::int64_t count) const {
+    const std::int64_t a = first < 0 ? 0 : (first > layers ? layers : first);
+    const std::int64_t b = first + count > layers ? layers : (first + count < a ? a : first + count);
+    if (!is_moe()) return b - a;
+    // MoE layers below x: (x − d) / step of the layers from d on, d the dense first layers.
+    const std::int64_t d = dense_layers < layers ? dense_layers : layers;
+    const std::int64_t step = moe_layer_step > 1 ? moe_layer_step : 1;
+    const auto moe_below = [&](std::int64_t x) { return x <= d ? 0 : (x - d) / step; };
+    return (b - a) - (moe_below(b) - moe_below(a));
   }
+  /// Whether layer `layer` has a dense MLP (dense_layers_in of that one layer).
+  [[nodiscard]] bool is_dense_layer(std::int64_t layer) const { return dense_layers_in(layer, 1) == 1; }
+  /// The first layer with routed experts (dense_layers + moe_layer_step − 1); 0 for a dense model.
+  [[nodiscard]] std::int64_t first_moe_layer() const {
+    if (!is_moe()) return 0;
+    return dense_layers + (moe_layer_step > 1 ? moe_layer_step : 1) - 1;
+  }
+  /// Layers whose MLP is dense: a MoE model's dense first layers and those between its MoE layers (capped
+  /// at layers), all of a dense one.
+  [[nodiscard]] std::int64_t dense_layer_count() const { return dense_layers_in(0, layers); }
   /// Layers whose MLP is routed experts.
   [[nodiscard]] std::int64_t moe_layer_count() const { return layers - dense_layer_count(); }
   /// One of the dense first layers of a MoE model as a model of its own: the same attention, a dense MLP
@@ -195,6 +216,7 @@ struct TransformerSpec {
     d.shared_experts = 0;
     d.expert_ffn_hidden = 0;
     d.dense_layers = 0;
+    d.moe_layer_step = 1;
     return d;
   }
   /// Layer `layer` attends over a sliding window shorter than the sequence (a window of seq_len or more

@@ -200,7 +200,7 @@ class StepPricer {
   // The unit that prices transformer layer `layer`, priced the first time its kind is met (a lookup:
   // every layer of every virtual stage asks).
   int layer_unit(int layer) {
-    const bool dense = layer < dense_layers_;
+    const bool dense = in_.model.is_moe() && in_.model.is_dense_layer(layer);
     const bool windowed = in_.model.is_windowed(layer);
     const UnitSlot slot = layer_slot(dense, windowed);
     int& unit = unit_of_kind_[static_cast<std::size_t>(slot)];
@@ -236,15 +236,14 @@ class StepPricer {
     return *kept;
   }
 
-  // Transformer layers are identical but for a MoE model's dense first layers and for their attention
+  // Transformer layers are identical but for a MoE model's dense layers and for their attention
   // (full, or a sliding window on some layers): price one layer of each kind, repeat it for each run of
   // consecutive layers of that kind in each virtual stage. Units 0 (the kind of the first MoE layer, or
   // of the first layer of a dense model), 1 the embedding, 2 the head, then the other kinds as they come.
   void price_transformer_units() {
     const TransformerSpec& model = in_.model;
     if (out_.fabric == FabricPricing::closed_form) kept_ = &kept_units(in_, comms_);
-    dense_layers_ = static_cast<int>(model.is_moe() ? model.dense_layer_count() : 0);
-    layer_unit(std::min(dense_layers_, static_cast<int>(model.layers) - 1));
+    layer_unit(static_cast<int>(std::min(model.first_moe_layer(), model.layers - 1)));
     out_.units.push_back(transformer_unit(UnitSlot::embedding,
                                           [&] { return unit("embedding", embedding_ops(model, shard_)); }));
     out_.units.push_back(
@@ -562,8 +561,7 @@ class StepPricer {
   const bool generic_;
   std::optional<topo::ClusterSpec> open_cluster_;             // the uncontended fabric, across nodes
   double grad_elem_ = 0, reduce_elem_ = 0, weight_elem_ = 0;  // bytes per element
-  int dense_layers_ = 0;
-  std::array<int, 4> unit_of_kind_{-1, -1, -1, -1};  // by layer_slot: its unit, -1 before it is met
+  std::array<int, 4> unit_of_kind_{-1, -1, -1, -1};           // by layer_slot: its unit, -1 before it is met
   mutable std::optional<std::pair<double, double>> grad_norm_;  // the last grad_norm_time: bytes, seconds
   KeptUnitCosts* kept_ = nullptr;  // closed-form pricing: the units kept for steps priced alike
   StepCosts out_;

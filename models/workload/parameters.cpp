@@ -78,6 +78,9 @@ void check_transformer_spec(const TransformerSpec& spec) {
   require(spec.dense_layers >= 0 && (spec.dense_layers == 0 || spec.is_moe()), "dense_layers", [&] {
     return "must be 0 on a dense model and not negative, got " + std::to_string(spec.dense_layers);
   });
+  require(spec.moe_layer_step >= 1 && (spec.moe_layer_step == 1 || spec.is_moe()), "moe_layer_step", [&] {
+    return "must be 1 on a dense model and at least 1, got " + std::to_string(spec.moe_layer_step);
+  });
   require(spec.mtp_layers >= 0, "mtp_layers",
           [&] { return "must not be negative, got " + std::to_string(spec.mtp_layers); });
   require(spec.q_lora_rank >= 0 && (spec.q_lora_rank == 0 || spec.is_mla()), "q_lora_rank",
@@ -149,7 +152,7 @@ double layer_parameter_count(const TransformerSpec& spec, std::int64_t index) {
     return spec.generic_layers[static_cast<std::size_t>(index)].params;
   }
   const ParameterBreakdown p = parameter_breakdown(spec);
-  return index < p.dense_layers ? p.dense_per_layer() : p.per_layer();
+  return spec.is_moe() && spec.is_dense_layer(index) ? p.dense_per_layer() : p.per_layer();
 }
 
 double layer_expert_parameter_count(const TransformerSpec& spec) {
@@ -168,9 +171,8 @@ double stage_parameter_count(const TransformerSpec& spec, std::int64_t layers_on
     return n;
   }
   const ParameterBreakdown p = parameter_breakdown(spec);
-  // The dense first layers among [first_layer, first_layer + layers_on_stage).
-  const std::int64_t dense =
-      std::clamp<std::int64_t>(p.dense_layers - first_layer, 0, std::max<std::int64_t>(layers_on_stage, 0));
+  // The dense layers among [first_layer, first_layer + layers_on_stage).
+  const std::int64_t dense = spec.is_moe() ? spec.dense_layers_in(first_layer, layers_on_stage) : 0;
   double n = as_double(layers_on_stage - dense) * p.per_layer() + as_double(dense) * p.dense_per_layer();
   if (first_stage) n += p.embedding + p.position;
   if (last_stage) {

@@ -36,8 +36,9 @@ struct ParameterBreakdown {
   double final_norm = 0;
   double lm_head = 0;  ///< output projection v·h; 0 when tied to the embeddings
   std::int64_t layers = 0;
-  /// A MoE model's dense first layers (counted in `layers`; 0 for a dense model, whose layers are all
-  /// per_layer()) and the dense MLP each has instead of the experts, router and shared experts.
+  /// A MoE model's dense layers, first and between its MoE layers (counted in `layers`; 0 for a dense
+  /// model, whose layers are all per_layer()) and the dense MLP each has instead of the experts, router
+  /// and shared experts.
   std::int64_t dense_layers = 0;
   double dense_layer_mlp = 0;
   double generic_total = 0;  ///< sum over generic_layers (generic models only; other fields 0)
@@ -80,18 +81,18 @@ void check_transformer_spec(const TransformerSpec& spec);
 [[nodiscard]] double active_parameter_count(const TransformerSpec& spec);
 
 /// Parameters of layer `index` (generic: of generic_layers[index]); a transformer's layers are identical
-/// but for a MoE model's dense first layers.
+/// but for a MoE model's dense ones (TransformerSpec::is_dense_layer).
 [[nodiscard]] double layer_parameter_count(const TransformerSpec& spec, std::int64_t index = 0);
 
 /// Routed expert weights of one MoE layer (all of them; 0 when dense): the part sharded over ep.
 [[nodiscard]] double layer_expert_parameter_count(const TransformerSpec& spec);
 
 /// Parameters held by one pipeline stage of `layers_on_stage` layers (generic: the layers
-/// [first_layer, first_layer + layers_on_stage); a MoE model's dense first layers among them counted as
-/// such). The first stage holds the embeddings (+ positions);
-/// the last holds the final norm, the LM head and the multi-token-prediction modules — with tied
-/// embeddings or multi-token prediction and more than one stage the last stage keeps its own copy of the
-/// v·h embedding matrix (as Megatron-LM does), so the sum over stages can exceed parameter_count by v·h.
+/// [first_layer, first_layer + layers_on_stage); a MoE model's dense layers among them counted as such). The
+/// first stage holds the embeddings (+ positions); the last holds the final norm, the LM head and the
+/// multi-token-prediction modules — with tied embeddings or multi-token prediction and more than one stage
+/// the last stage keeps its own copy of the v·h embedding matrix (as Megatron-LM does), so the sum over
+/// stages can exceed parameter_count by v·h.
 [[nodiscard]] double stage_parameter_count(const TransformerSpec& spec, std::int64_t layers_on_stage,
                                            bool first_stage, bool last_stage, std::int64_t first_layer = 0);
 

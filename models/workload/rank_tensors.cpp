@@ -68,12 +68,12 @@ void add_layer_tensors(RankTensors& r, const TransformerSpec& m, const ParallelP
 
 namespace {
 
-// The dense first layers (a MoE model's) among rank `stage`'s: the layers rank_tensors gives a dense MLP.
+// A MoE model's dense layers among rank `stage`'s: the layers rank_tensors gives a dense MLP.
 double dense_layers_on(const TransformerSpec& m, const std::vector<int>& layers, int stage) {
   const auto s = static_cast<std::size_t>(stage);
   if (!m.is_moe()) return layers[s];
   const int first_layer = std::accumulate(layers.begin(), layers.begin() + stage, 0);
-  return as_double(std::clamp<std::int64_t>(m.dense_layer_count() - first_layer, 0, layers[s]));
+  return as_double(m.dense_layers_in(first_layer, layers[s]));
 }
 
 }  // namespace
@@ -178,7 +178,7 @@ UnitParameters unit_parameters(const TransformerSpec& model, const ParallelPlan&
   ParallelPlan three = plan;
   three.pp = 3;
   three.stage_layers.clear();
-  const int before = model.moe_layer_count() > 0 ? static_cast<int>(model.dense_layer_count()) : 0;
+  const int before = model.moe_layer_count() > 0 ? static_cast<int>(model.first_moe_layer()) : 0;
   RankTensors layer = rank_tensors(model, three, 1, {before, 1, 0});
   u.layer_expert = elements(layer.expert);
   u.layer_expert_tensors = layer.expert.size();

@@ -67,6 +67,8 @@ TransformerSpec read_preset(const std::filesystem::path& path) {
       s.shared_experts = std::stoll(value);
     else if (key == "dense_layers")
       s.dense_layers = std::stoll(value);
+    else if (key == "moe_layer_step")
+      s.moe_layer_step = std::stoll(value);
     else if (key == "q_lora_rank")
       s.q_lora_rank = std::stoll(value);
     else if (key == "kv_lora_rank")
