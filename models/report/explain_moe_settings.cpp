@@ -52,7 +52,7 @@ std::optional<ExplainSection> explain_moe_settings(const StepInput& in) {
         overlap_refused = true;
         continue;
       }
-      if (!layout_rules(v.model, v.plan, v.training, v.cluster.total_gpus()).empty()) continue;
+      // A setting the layout's rules refuse (DeepEP at tp·ep 1, …) makes the step infeasible.
       const StepReport r = simulate_step(v, Fidelity::analytic);
       if (r.feasible && r.iteration_time > 0) add(r, dispatcher, overlap, false);
     }

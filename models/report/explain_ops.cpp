@@ -34,22 +34,6 @@ std::string_view group_name(CommGroup g) {
   return "tp";
 }
 
-std::string_view collective_name(Collective c) {
-  switch (c) {
-    case Collective::all_reduce:
-      return "all-reduce";
-    case Collective::reduce_scatter:
-      return "reduce-scatter";
-    case Collective::all_gather:
-      return "all-gather";
-    case Collective::all_to_all:
-      return "all-to-all";
-    case Collective::ring_exchange:
-      return "ring exchange";
-  }
-  return "all-reduce";
-}
-
 // What one kernel does and how fast, in words: its work, the rate it reaches in `seconds`, and its bound.
 std::string kernel_detail(const KernelCost& k, double seconds, const topo::GpuSpec& gpu,
                           Precision precision) {
@@ -92,7 +76,7 @@ ExplainSection explain_ops(const StepInput& in) {
   const StepPlan plan = make_step_plan(model, in.cluster, in.plan, in.training);
   const std::int64_t first = std::min(model.first_moe_layer(), model.layers - 1);
   const bool windowed = model.is_windowed(first);
-  const bool dense = model.is_moe() && model.is_dense_layer(first);
+  const bool dense = model.is_dense_layer(first);
   const std::string name = std::string(dense ? "dense " : "") + (windowed ? "windowed layer" : "layer");
   out.title = fmt::format(
       "ops of one {} per micro-batch on one GPU, each alone (what overlaps or waits: the "
@@ -112,9 +96,9 @@ ExplainSection explain_ops(const StepInput& in) {
        {std::pair{"forward", &ops.forward}, std::pair{"backward", &ops.backward}}) {
     double kernels = 0, collectives = 0, host = 0;
     for (const LayerOp& op : *list) {
-      const std::string host_text =
-          eager ? fmt::format("; host {:.3g} us", op_issue_s(op, fw) * 1e6) : std::string();
-      host += op_issue_s(op, fw);
+      const double issue = op_issue_s(op, fw);
+      const std::string host_text = eager ? fmt::format("; host {:.3g} us", issue * 1e6) : std::string();
+      host += issue;
       if (op.communication) {
         const topo::CommGroup& group =
             op.comm.collective == Collective::ring_exchange ? g.cp_pair : g.of(op.comm.group);
@@ -122,8 +106,9 @@ ExplainSection explain_ops(const StepInput& in) {
         collectives += t;
         out.lines.push_back(
             {fmt::format("{} {}", direction, op.name),
-             fmt::format("{} over {} ({} GPUs), {:.4g} MB a rank{}{}", collective_name(op.comm.collective),
-                         group_name(op.comm.group), group.size, op.comm.bytes / 1e6,
+             fmt::format("{} over {} ({} GPUs), {:.4g} MB a rank{}{}",
+                         topo::to_string(to_topo(op.comm.collective)), group_name(op.comm.group), group.size,
+                         op.comm.bytes / 1e6,
                          op.comm.steps > 1 ? fmt::format(" x {} steps", op.comm.steps) : "", host_text),
              t, "s"});
         continue;

@@ -1,6 +1,7 @@
 #pragma once
 // What is trained: a decoder-only (or encoder) transformer, optionally mixture-of-experts, or a generic
 // list of layers for other architectures. Plain data; the cost functions live in their own files.
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -183,28 +184,31 @@ struct TransformerSpec {
   [[nodiscard]] double expert_load() const {
     return routing == Routing::dropless ? imbalance : capacity_factor;
   }
-  /// Layers whose MLP is dense among layers [first, first + count) (clamped to the model's): a dense
-  /// model's all; a MoE model's dense first layers and, past them, those moe_layer_step does not make MoE.
+  /// A MoE model's layers with a dense MLP instead of experts among layers [first, first + count) (clamped
+  /// to the model's): its dense first layers and, past them, those moe_layer_step does not make MoE. 0 for
+  /// a dense model, whose layers are all alike.
   [[nodiscard]] std::int64_t dense_layers_in(std::int64_t first, std::int64_t count) const {
-    const std::int64_t a = first < 0 ? 0 : (first > layers ? layers : first);
-    const std::int64_t b = first + count > layers ? layers : (first + count < a ? a : first + count);
-    if (!is_moe()) return b - a;
+    if (!is_moe()) return 0;
+    const std::int64_t a = std::clamp<std::int64_t>(first, 0, layers);
+    const std::int64_t b = std::clamp<std::int64_t>(first + count, a, layers);
     // MoE layers below x: (x − d) / step of the layers from d on, d the dense first layers.
-    const std::int64_t d = dense_layers < layers ? dense_layers : layers;
-    const std::int64_t step = moe_layer_step > 1 ? moe_layer_step : 1;
-    const auto moe_below = [&](std::int64_t x) { return x <= d ? 0 : (x - d) / step; };
+    const std::int64_t d = std::min(dense_layers, layers);
+    const auto moe_below = [&](std::int64_t x) { return x <= d ? 0 : (x - d) / moe_layer_period(); };
     return (b - a) - (moe_below(b) - moe_below(a));
   }
-  /// Whether layer `layer` has a dense MLP (dense_layers_in of that one layer).
+  /// Whether layer `layer` of a MoE model has a dense MLP instead of experts (false for a dense model).
   [[nodiscard]] bool is_dense_layer(std::int64_t layer) const { return dense_layers_in(layer, 1) == 1; }
   /// The first layer with routed experts (dense_layers + moe_layer_step − 1); 0 for a dense model.
   [[nodiscard]] std::int64_t first_moe_layer() const {
-    if (!is_moe()) return 0;
-    return dense_layers + (moe_layer_step > 1 ? moe_layer_step : 1) - 1;
+    return is_moe() ? dense_layers + moe_layer_period() - 1 : 0;
   }
   /// Layers whose MLP is dense: a MoE model's dense first layers and those between its MoE layers (capped
   /// at layers), all of a dense one.
-  [[nodiscard]] std::int64_t dense_layer_count() const { return dense_layers_in(0, layers); }
+  [[nodiscard]] std::int64_t dense_layer_count() const {
+    return is_moe() ? dense_layers_in(0, layers) : layers;
+  }
+  /// moe_layer_step as the layer arithmetic uses it: at least 1.
+  [[nodiscard]] std::int64_t moe_layer_period() const { return moe_layer_step > 1 ? moe_layer_step : 1; }
   /// Layers whose MLP is routed experts.
   [[nodiscard]] std::int64_t moe_layer_count() const { return layers - dense_layer_count(); }
   /// One of the dense first layers of a MoE model as a model of its own: the same attention, a dense MLP

@@ -67,9 +67,8 @@ double zero3_layer_piece(const UnitParameters& units, const Framework& fw) {
 // over-count on the one stage that holds both).
 Fp8Memory stage_fp8_memory(const TransformerSpec& model, const ParallelPlan& plan, int layers,
                            int first_layer, double micro_batches_in_flight) {
-  const int dense_here = model.generic_layers.empty() && model.is_moe()
-                             ? static_cast<int>(model.dense_layers_in(first_layer, layers))
-                             : 0;
+  const int dense_here =
+      model.generic_layers.empty() ? static_cast<int>(model.dense_layers_in(first_layer, layers)) : 0;
   Fp8Memory fp8 = fp8_stage_memory(model, plan, layers - dense_here, micro_batches_in_flight);
   if (dense_here > 0) {
     const Fp8Memory d = fp8_stage_memory(model.as_dense_layer(), plan, dense_here, micro_batches_in_flight);

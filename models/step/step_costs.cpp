@@ -200,7 +200,7 @@ class StepPricer {
   // The unit that prices transformer layer `layer`, priced the first time its kind is met (a lookup:
   // every layer of every virtual stage asks).
   int layer_unit(int layer) {
-    const bool dense = in_.model.is_moe() && in_.model.is_dense_layer(layer);
+    const bool dense = in_.model.is_dense_layer(layer);
     const bool windowed = in_.model.is_windowed(layer);
     const UnitSlot slot = layer_slot(dense, windowed);
     int& unit = unit_of_kind_[static_cast<std::size_t>(slot)];

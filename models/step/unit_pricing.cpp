@@ -19,22 +19,6 @@ namespace trainsim::model {
 
 namespace {
 
-topo::CollectiveOp to_topo(Collective c) {
-  switch (c) {
-    case Collective::all_reduce:
-      return topo::CollectiveOp::all_reduce;
-    case Collective::reduce_scatter:
-      return topo::CollectiveOp::reduce_scatter;
-    case Collective::all_gather:
-      return topo::CollectiveOp::all_gather;
-    case Collective::all_to_all:
-      return topo::CollectiveOp::all_to_all;
-    case Collective::ring_exchange:
-      return topo::CollectiveOp::send_recv;
-  }
-  return topo::CollectiveOp::all_reduce;
-}
-
 // A MoE block's expert-parallel all-to-all (its dispatch or combine), priced by expert_all_to_all_estimate.
 bool is_expert_all_to_all(const CommCost& c) {
   return c.group == CommGroup::ep && c.collective == Collective::all_to_all;

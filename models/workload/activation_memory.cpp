@@ -272,7 +272,7 @@ StageActivation stage_activation(const TransformerSpec& spec, const ParallelPlan
 
   const LayerActivation layer = layer_activation(spec, shard);
   // A MoE model's dense layers on this stage keep a dense layer's activations.
-  const std::int64_t dense_here = spec.is_moe() ? spec.dense_layers_in(first_layer, layers_on_stage) : 0;
+  const std::int64_t dense_here = spec.dense_layers_in(first_layer, layers_on_stage);
   const LayerActivation dense =
       dense_here > 0 ? layer_activation(spec.as_dense_layer(), shard) : LayerActivation{};
   const double dense_layer = dense.total();

@@ -48,11 +48,28 @@
 #include "models/spec/transformer_spec.hpp"
 #include "models/workload/kernel_time.hpp"
 #include "models/workload/shard.hpp"
+#include "topologies/collective_cost.hpp"
 #include "topologies/expert_dispatch.hpp"
 
 namespace trainsim::model {
 
 enum class Collective { all_reduce, reduce_scatter, all_gather, all_to_all, ring_exchange };
+/// The collective the topology prices for an op list's: a ring exchange step is a send-recv.
+[[nodiscard]] constexpr topo::CollectiveOp to_topo(Collective c) {
+  switch (c) {
+    case Collective::all_reduce:
+      return topo::CollectiveOp::all_reduce;
+    case Collective::reduce_scatter:
+      return topo::CollectiveOp::reduce_scatter;
+    case Collective::all_gather:
+      return topo::CollectiveOp::all_gather;
+    case Collective::all_to_all:
+      return topo::CollectiveOp::all_to_all;
+    case Collective::ring_exchange:
+      return topo::CollectiveOp::send_recv;
+  }
+  return topo::CollectiveOp::all_reduce;
+}
 /// expert_tp_ep: the expert_tp × ep ranks over which Megatron-Core's all-gather token dispatcher gathers.
 enum class CommGroup { tp, cp, ep, expert_tp, expert_tp_ep };
 /// How many CommGroups there are (expert_tp_ep is the last).

@@ -152,7 +152,7 @@ double layer_parameter_count(const TransformerSpec& spec, std::int64_t index) {
     return spec.generic_layers[static_cast<std::size_t>(index)].params;
   }
   const ParameterBreakdown p = parameter_breakdown(spec);
-  return spec.is_moe() && spec.is_dense_layer(index) ? p.dense_per_layer() : p.per_layer();
+  return spec.is_dense_layer(index) ? p.dense_per_layer() : p.per_layer();
 }
 
 double layer_expert_parameter_count(const TransformerSpec& spec) {
@@ -172,7 +172,7 @@ double stage_parameter_count(const TransformerSpec& spec, std::int64_t layers_on
   }
   const ParameterBreakdown p = parameter_breakdown(spec);
   // The dense layers among [first_layer, first_layer + layers_on_stage).
-  const std::int64_t dense = spec.is_moe() ? spec.dense_layers_in(first_layer, layers_on_stage) : 0;
+  const std::int64_t dense = spec.dense_layers_in(first_layer, layers_on_stage);
   double n = as_double(layers_on_stage - dense) * p.per_layer() + as_double(dense) * p.dense_per_layer();
   if (first_stage) n += p.embedding + p.position;
   if (last_stage) {
