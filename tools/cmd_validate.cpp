@@ -45,7 +45,7 @@ void add_validate_command(CLI::App& app, int& exit_code) {
   sub->add_option("--suite", args->suites,
                   "shipped cases by name, added to the paths (repeat for several): all, or a folder of the "
                   "shipped cases (korthikanti, megatron2020, published, vtrain-single, vtrain-multi, "
-                  "collectives, moe-dispatch; an unknown name lists them)")
+                  "collectives, moe-dispatch, moe-recipes; an unknown name lists them)")
       ->allow_extra_args(false);
   sub->add_option("--format", args->format, "output format")
       ->check(CLI::IsMember({"table", "csv", "json"}))

@@ -22,6 +22,9 @@ relative tolerance). Sub-folders are the sources, which `trainsim validate` repo
   moe-dispatch/   MoE dispatch and combine latencies from scenarios/validation/moe-dispatch-latency.csv (in
                   this repository): Megatron-Core's MoE report, Table 7, HybridEP and all-to-all on GB200 and
                   H100; `dispatch:` cases, time in seconds
+  moe-recipes/    Megatron-LM's MoE recipes from scenarios/validation/moe-recipes.csv (in this repository):
+                  examples/moe_recipes at commit 9c5258f109, every setting the recipe's own; the README's
+                  median TFLOP/s per GPU as tokens/s per GPU by Megatron-LM's FLOP count
 Not generated, because trainsim has no output they could be compared with: Korthikanti Table 4 per-layer
 times (no per-layer output field), Appendix C micro-batch-level recompute (no such recompute mode), ZeRO
 maximum model sizes, failure and checkpoint statistics (run-level inputs, not step predictions).
@@ -54,6 +57,7 @@ DEFAULT_TOLERANCE = {
     "collectives": 0.15,
     "published": 0.15,
     "moe-dispatch": 0.25,
+    "moe-recipes": 0.15,
 }
 MARGIN = 0.05
 
@@ -71,6 +75,9 @@ OUTLIER_REASON = {
     "moe-dispatch": ("dispatch latency not fitted: the collective efficiencies of the node preset price it, "
                      "and top-k, precision and tokens per rank are assumed (moe-dispatch-latency.csv); see the "
                      "moe-dispatch/ analysis in scenarios/validation/README.md"),
+    "moe-recipes": ("held-out Megatron-LM MoE recipe, not fitted: every priced setting is the recipe's; what "
+                    "trainsim does not model of it is moe-recipes.csv's `not_modelled`; see the moe-recipes/ "
+                    "analysis in scenarios/validation/README.md"),
     "vtrain-multi": ("outlier of the multi-node set (micro-batch 64, or tp 2 with 16 pipeline stages); "
                      "see the accuracy analysis"),
 }
@@ -128,9 +135,12 @@ def scenario_text(case):
         par += ", virtual_stages: %d" % p["virtual_stages"]
     if p.get("stage_layers"):
         par += ", stage_layers: [%s]" % ", ".join(str(n) for n in p["stage_layers"])
-    par += (", micro_batch: %d, sequence_parallel: %s, recompute: %s, zero: %d, overlap_grad_reduce: %s}" %
+    par += (", micro_batch: %d, sequence_parallel: %s, recompute: %s, zero: %d, overlap_grad_reduce: %s" %
             (p["micro_batch"], str(p["sequence_parallel"]).lower(), p["recompute"], p.get("zero", 0),
              str(p["overlap_grad_reduce"]).lower()))
+    if p.get("offload"):
+        par += ", offload: %s" % p["offload"]
+    par += "}"
     t = case["training"]
     optimizer = ("{kind: adamw, state_precision: %s}" % t["state_precision"] if t.get("state_precision")
                  else "adamw")
@@ -508,6 +518,117 @@ def dispatch_cases(path):
     return cases
 
 
+RECIPES_CSV = os.path.join(ROOT, "scenarios", "validation", "moe-recipes.csv")
+RECIPES_SOURCE = ("NVIDIA Megatron-LM examples/moe_recipes (commit 9c5258f109, 2026-08-11), README 'Recipe Index', "
+                  "median TFLOP/s/GPU")
+# The models' Megatron-LM arguments as the recipes give them (ARGS of each recipe file): what Megatron-LM's
+# FLOP count reads, and the trainsim preset with the same shape.
+RECIPE_MODELS = {
+    "deepseek_v3": {"preset": "deepseek-v3", "mtp_layers": 1, "layers": 61, "hidden": 7168, "heads": 128,
+                    "ffn": 18432, "moe_ffn": 2048, "shared_ffn": 2048, "top_k": 8, "dense_first": 3,
+                    "vocab": 129280, "mla": {"q_lora": 1536, "kv_lora": 512, "qk": 128, "rope": 64, "v": 128}},
+    "qwen3_235b": {"preset": "qwen3-235b-a22b", "mtp_layers": 0, "layers": 94, "hidden": 4096, "heads": 64,
+                   "kv_groups": 4, "head_dim": 128, "ffn": 12288, "moe_ffn": 1536, "shared_ffn": 0, "top_k": 8,
+                   "dense_first": 0, "vocab": 151936},
+    "qwen3_30b": {"preset": "qwen3-30b-a3b", "mtp_layers": 0, "layers": 48, "hidden": 2048, "heads": 32,
+                  "kv_groups": 4, "head_dim": 128, "ffn": 6144, "moe_ffn": 768, "shared_ffn": 0, "top_k": 8,
+                  "dense_first": 0, "vocab": 151936},
+}
+
+
+def megatron_flops_per_token(m, seq):
+    """FLOPs per token of one training step as Megatron-LM logs them (megatron/training/training.py,
+    num_floating_point_operations -> transformer_flops, commit 9c5258f109; unpacked BSHD batches): 3 passes x 2
+    FLOPs per multiply-add over every GEMM, causal attention scores counted at half, the MTP modules as layers
+    (MoE layers when the last layer is one), their eh projection and norms, and one logit GEMM per head. The
+    vocabulary is the padded one (the recipes' make_vocab_size_divisible_by gives the model's own)."""
+    h, heads = m["hidden"], m["heads"]
+    mtp = m["mtp_layers"]
+    moe_layers = m["layers"] - m["dense_first"] + mtp  # the last layer is a MoE layer in all three
+    dense_layers = m["dense_first"]
+    layers = m["layers"] + mtp
+    if "mla" in m:
+        a = m["mla"]
+        q = a["q_lora"] * (h + heads * (a["qk"] + a["rope"]) + 1)
+        attn = 6 * (q + a["kv_lora"] * (h + heads * (a["qk"] + a["v"]) + 1) + h * a["rope"] + heads * a["v"] * h)
+        core = 6 * (heads * (a["qk"] + a["rope"]) / 2 + heads * a["v"] / 2)
+    else:
+        qp, kvp = m["head_dim"] * heads, m["head_dim"] * m["kv_groups"]
+        attn = 6 * (h * (qp + 2 * kvp) + qp * h)
+        core = 6 * qp
+    mlp = 6 * h * 3 * (m["ffn"] * dense_layers + (m["moe_ffn"] * m["top_k"] + m["shared_ffn"]) * moe_layers)
+    return (mlp + attn * layers + 6 * mtp * (3 * h + 2 * h * h) + 6 * h * m["vocab"] * (mtp + 1) +
+            seq * core * layers)
+
+
+def megatron_stage_layers(layout, layers, pp):
+    """Transformer layers per virtual pipeline stage from a recipe's layout column: Megatron-LM's
+    --pipeline-model-parallel-layout string (E embedding, t a layer, m the MTP module, L the loss, | a stage
+    boundary, (...)*n and t*n repeats), or --num-layers-per-virtual-pipeline-stage n with the embedding and
+    the loss each counted as a layer (account_for_embedding_in_pipeline_split and ..._loss_...)."""
+    import re
+    if layout.isdigit():
+        n = int(layout)
+        chunks = (layers + 2) // n
+        if chunks * n != layers + 2 or chunks % pp:
+            sys.exit("moe-recipes.csv: %d layers per virtual stage do not split %d layers + 2 over pp %d" %
+                     (n, layers, pp))
+        return [n - 1] + [n] * (chunks - 2) + [n - 1]
+    text = layout
+    while "(" in text:
+        text = re.sub(r"\(([^()]*)\)\*(\d+)", lambda g: g.group(1) * int(g.group(2)), text)
+    text = re.sub(r"t\*(\d+)", lambda g: "t" * int(g.group(1)), text)
+    counts = [chunk.count("t") for chunk in text.split("|")]
+    if sum(counts) != layers or len(counts) % pp:
+        sys.exit("moe-recipes.csv: layout %s does not hold %d layers over pp %d" % (layout, layers, pp))
+    return counts
+
+
+def recipe_cases(path):
+    """Megatron-LM's MoE recipes (moe-recipes.csv, a transcription of each recipe file's ARGS and ENV_VARS):
+    every setting trainsim prices is the recipe's own; the README's median TFLOP/s/GPU becomes tokens/s/GPU
+    with Megatron-LM's own FLOP count (megatron_flops_per_token)."""
+    cases = []
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            m = RECIPE_MODELS[r["model"]]
+            gpus, tp, pp, ep = (int(r[k]) for k in ("gpus", "tp", "pp", "ep"))
+            seq = 4096
+            tokens = float(r["tflops_per_gpu"]) * 1e12 / megatron_flops_per_token(m, seq)
+            stage_layers = megatron_stage_layers(r["layers_per_virtual_stage"], m["layers"], pp) if (
+                r["layers_per_virtual_stage"]) else None
+            chunks = len(stage_layers) // pp if stage_layers else 1
+            modules = r["recompute_modules"].split()
+            framework = ("{preset: megatron-core, moe_dispatcher: %s, ep_comm_overlap: %s, delay_wgrad_compute: %s, "
+                         "cuda_graphs: %s, fused_grouped_mlp: %s%s}" % (
+                             r["moe_dispatcher"], r["ep_comm_overlap"], r["delay_wgrad_compute"],
+                             str(r["cuda_graph_scope"] == "full_iteration").lower(), r["fused_grouped_mlp"],
+                             ", moe_dispatcher_sms: %s" % r["moe_dispatcher_sms"] if r["moe_dispatcher_sms"] else ""))
+            cases.append({
+                "folder": "moe-recipes", "framework": framework, "name": r["id"].lower(),
+                "origin": "scenarios/validation/moe-recipes.csv row " + r["id"],
+                "source": "%s, %s: %s TFLOP/s/GPU = %.0f tokens/s/GPU at Megatron-LM's %.2f GFLOP a token (%s)" % (
+                    RECIPES_SOURCE, r["recipe"], r["tflops_per_gpu"], tokens,
+                    megatron_flops_per_token(m, seq) / 1e9, r["id"]),
+                "model": {"preset": m["preset"], "seq_len": seq, "attention": "flash", "mtp_layers": m["mtp_layers"],
+                          "routing": "force-balanced"},
+                "cluster": {"node": r["node"], "nodes": gpus // int(r["gpus_per_node"]),
+                            "gpus_per_node": int(r["gpus_per_node"])},
+                "parallelism": {"tp": tp, "pp": pp, "dp": gpus // (tp * pp), "ep": ep, "expert_folding": True,
+                                "expert_tp": 1, "schedule": "interleaved" if chunks > 1 else "1f1b",
+                                "virtual_stages": chunks, "stage_layers": stage_layers,
+                                "micro_batch": int(r["micro_batch"]), "sequence_parallel": tp > 1,
+                                "recompute": "{modules: [%s]}" % ", ".join(modules) if modules else "none",
+                                "offload": "{modules: [%s]}" % ", ".join(r["offload_modules"].split())
+                                if r["offload_modules"] else None,
+                                "zero": 1, "overlap_grad_reduce": True},
+                "training": {"global_batch": int(r["global_batch"]), "precision": r["precision"],
+                             "state_precision": "bf16" if r["moments"] == "bf16" else None},
+                "measured": [("tokens_per_s_per_gpu", round(tokens, 1))],
+            })
+    return cases
+
+
 def read_tolerances(out):
     path = os.path.join(out, "tolerances.csv")
     result = {}
@@ -563,6 +684,7 @@ def main():
     cases += collective_cases(rows)
     cases += published_cases(PUBLISHED_CSV)
     cases += dispatch_cases(DISPATCH_CSV)
+    cases += recipe_cases(RECIPES_CSV)
 
     overrides = read_tolerances(args.out)
     names = set()

@@ -75,12 +75,13 @@ TEST_CASE(
     CHECK(line.size() == lines.front().size());  // aligned: every row as wide as the header
     CHECK(line.find('\t') == std::string::npos);
   }
-  // gb200 and gb300: the Megatron-Core MoE report's step cases in published/ (4 and 3 of them).
+  // gb200 and gb300: the Megatron-Core MoE report's step cases in published/ (4 and 3 of them); b300: one
+  // Megatron-LM MoE recipe (moe-recipes/).
   for (const auto& [name, mark] : std::vector<std::pair<std::string, std::string>>{{"h100-sxm", "yes"},
                                                                                    {"a100-sxm4-80gb", "yes"},
                                                                                    {"gb200", "yes"},
                                                                                    {"gb300", "yes"},
-                                                                                   {"b300", "no"},
+                                                                                   {"b300", "yes"},
                                                                                    {"mi300x", "no"},
                                                                                    {"h800-sxm", "no"}}) {
     CAPTURE(name);
@@ -94,10 +95,12 @@ TEST_CASE(
       CHECK(c.by == "not validated");
     }
   }
-  // GB200: its 16 dispatch and combine latencies (moe-dispatch) beside the 4 published step cases.
+  // GB200: its 16 dispatch and combine latencies (moe-dispatch) beside the 6 Megatron-LM recipes and the 4
+  // published step cases.
   const ValidationCells gb200 = validation_cells(lines.front(), row_of(lines, "gb200"));
-  CHECK(gb200.checks == "20");
+  CHECK(gb200.checks == "26");
   CHECK(gb200.by.starts_with("moe-dispatch 16 @ "));
+  CHECK(gb200.by.find(", moe-recipes 6 @ ") != std::string::npos);
   CHECK(gb200.by.find(", published 4 @ ") != std::string::npos);
 }
 
