@@ -75,13 +75,26 @@ void add_import_command(CLI::App& app, int& exit_code) {
       "model, layout, batch, precision, recompute and offload modules, optimizer moments, MoE dispatcher and "
       "routing, overlap flags; flags that price nothing are listed, "
       "unknown ones refused (--lenient: listed)");
-  megatron->add_option("args", args->file, "the argument list or launch script")->required();
+  megatron
+      ->add_option("args", args->file,
+                   "the argument list, launch script or Megatron-LM recipe file (examples/moe_recipes: "
+                   "ARGS and ENV_VARS)")
+      ->required();
+  megatron
+      ->add_option("--vocab-size", args->options.vocab_size,
+                   "the tokenizer's vocabulary where the arguments give none (a HuggingFace tokenizer: its "
+                   "length, before Megatron pads it)")
+      ->check(CLI::Range(1LL, 1'000'000'000LL));
   megatron->add_option("--node", args->options.node, "node preset of the cluster (trainsim list clusters)")
       ->capture_default_str();
   megatron
       ->add_option("--nodes", args->options.nodes,
                    "nodes (default: torchrun's --nnodes when a number, else the fewest that hold one "
                    "replica of tp x pp x cp)")
+      ->check(CLI::Range(1, 1000000));
+  megatron
+      ->add_option("--gpus-per-node", args->options.gpus_per_node,
+                   "GPUs of each node the run uses (e.g. 64 of an NVL72 rack; default: the node preset's)")
       ->check(CLI::Range(1, 1000000));
   megatron->add_option("-o,--output", args->output, "write the scenario to this file instead of stdout");
   megatron->add_flag("--lenient", args->options.lenient,

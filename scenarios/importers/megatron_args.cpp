@@ -4,15 +4,19 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <set>
 
 #include "models/spec/parallel_plan.hpp"
 #include "scenarios/importers/import_comment.hpp"
+#include "scenarios/importers/megatron_patterns.hpp"
+#include "scenarios/importers/megatron_recipe.hpp"
 #include "scenarios/loader.hpp"
 #include "scenarios/presets.hpp"
 #include "sim/enum_names.hpp"
@@ -42,6 +46,15 @@ const std::set<std::string, std::less<>> kSwitches = {"--swiglu",
                                                       "--moe-pad-expert-input-to-capacity",
                                                       "--fine-grained-activation-offloading",
                                                       "--use-precision-aware-optimizer",
+                                                      "--multi-latent-attention",
+                                                      "--qk-layernorm",
+                                                      "--account-for-embedding-in-pipeline-split",
+                                                      "--account-for-loss-in-pipeline-split",
+                                                      "--moe-paged-stash",
+                                                      "--moe-enable-deepep",
+                                                      "--use-transformer-engine-op-fuser",
+                                                      "--external-cuda-graph",
+                                                      "--enable-cuda-graph",
                                                       "--fp16",
                                                       "--bf16"};
 
@@ -69,6 +82,18 @@ const std::set<std::string, std::less<>> kValued = {"--num-layers",
                                                     "--moe-deepep-num-sms",
                                                     "--moe-hybridep-num-sms",
                                                     "--moe-expert-capacity-factor",
+                                                    "--moe-layer-freq",
+                                                    "--moe-shared-expert-intermediate-size",
+                                                    "--q-lora-rank",
+                                                    "--kv-lora-rank",
+                                                    "--qk-head-dim",
+                                                    "--qk-pos-emb-head-dim",
+                                                    "--v-head-dim",
+                                                    "--pipeline-model-parallel-layout",
+                                                    "--cuda-graph-impl",
+                                                    "--fp8-recipe",
+                                                    "--main-grads-dtype",
+                                                    "--main-params-dtype",
                                                     "--mtp-num-layers",
                                                     "--hidden-dropout",
                                                     "--attention-backend",
@@ -77,6 +102,7 @@ const std::set<std::string, std::less<>> kValued = {"--num-layers",
                                                     "--pipeline-model-parallel-size",
                                                     "--context-parallel-size",
                                                     "--expert-model-parallel-size",
+                                                    "--expert-tensor-parallel-size",
                                                     "--num-layers-per-virtual-pipeline-stage",
                                                     "--virtual-pipeline-model-parallel-size",
                                                     "--micro-batch-size",
@@ -91,14 +117,28 @@ const std::set<std::string, std::less<>> kValued = {"--num-layers",
                                                     "--nnodes"};
 
 // Flags read for a list: every word up to the next flag (argparse's nargs='+').
-const std::set<std::string, std::less<>> kListed = {"--recompute-modules", "--offload-modules"};
+const std::set<std::string, std::less<>> kListed = {"--recompute-modules", "--offload-modules",
+                                                    "--cuda-graph-scope", "--cuda-graph-modules"};
 
 // Flags that decide the price but that this importer does not read, each with what to write instead.
 // They are refused (a run priced without them would be another run) unless --lenient, which leaves them
 // out and lists them as it lists unknown flags.
 const std::map<std::string, std::string, std::less<>> kNotRead = {
-    {"--pipeline-model-parallel-layout",
-     "write its layers per pipeline stage as parallelism.stage_layers in the scenario"}};
+    {"--offload-optimizer-states", "optimizer states offloaded to host memory are not modelled"},
+    {"--experimental-attention-variant",
+     "attention variants (DeepSeek-V4's, gated delta nets) are not modelled"},
+    {"--enable-hyper-connections", "hyper-connections (several residual streams) are not modelled"}};
+
+// Flags that change the run in a way trainsim does not price, read and named in the output's header (a
+// comment) rather than refused: what they do is small beside the step or not modelled, and the recipes
+// that set them are priced without it (scenarios/validation/moe-recipes.csv, `not_modelled`).
+const std::map<std::string, std::string, std::less<>> kNotPriced = {
+    {"--fp8-param-gather", "ZeRO's weight all-gather in fp8 (overlapped with the forward)"},
+    {"--reuse-grad-buf-for-mxfp8-param-ag",
+     "the gradient buffer reused for the MXFP8 weight gather (memory)"},
+    {"--moe-expert-rank-capacity-factor", "the paged stash's buffer size (routing is as model.routing says)"},
+    {"--moe-router-padding-for-quantization", "tokens per expert padded to the quantisation block"},
+    {"--moe-router-padding-for-fp8", "tokens per expert padded to the fp8 GEMM's multiple"}};
 
 // Flags Megatron-LM (pretrain_gpt.py's argparse) and its launchers (torchrun) take that decide nothing
 // trainsim prices: learning rates and schedules, initialisation, data, checkpoints, logging, fusions that
@@ -116,10 +156,26 @@ const std::set<std::string, std::less<>> kPricedNothing = {
     "--apply-query-key-layer-scaling", "--attention-softmax-in-fp32", "--accumulate-allreduce-grads-in-fp32",
     "--moe-aux-loss-coeff", "--moe-z-loss-coeff", "--moe-router-load-balancing-type", "--use-mcore-models",
     "--moe-token-drop-policy",  // which slots a full expert drops, not how many
-    "--no-masked-softmax-fusion", "--no-bias-gelu-fusion", "--no-bias-swiglu-fusion",
+    // the router's arithmetic and MLA's RoPE scaling: no kernel count or size changes
+    "--moe-router-pre-softmax", "--moe-router-topk-scaling-factor", "--moe-router-score-function",
+    "--moe-router-enable-expert-bias", "--moe-router-bias-update-rate", "--moe-router-dtype",
+    "--mtp-loss-scaling-factor", "--rotary-scaling-factor", "--mscale", "--mscale-all-dim",
+    // trainsim prices the grouped expert GEMMs and fused permutation Megatron-Core's recipes run
+    "--moe-grouped-gemm", "--moe-permute-fusion", "--cross-entropy-loss-fusion",
+    "--cross-entropy-fusion-impl",
+    // CUDA-graph warm-up, RNG tracking and the paged stash's and offloading's bookkeeping
+    "--cuda-graph-warmup-steps", "--te-rng-tracker", "--moe-paged-stash-page-size",
+    "--moe-paged-stash-buffer-size-factor-cuda", "--moe-paged-stash-buffer-size-factor-cpu",
+    "--moe-pad-experts-for-cuda-graph-inference", "--moe-mlp-glu-interleave-size",
+    "--delay-offload-until-cuda-graph", "--fine-grained-offloading-max-inflight-offloads",
+    "--no-check-for-nan-in-loss-and-grad", "--no-create-attention-mask-in-dataloader",
+    "--enable-experimental", "--original-max-position-embeddings",
+    // Megatron-Core's pipeline sends, which trainsim prices non-blocking already (framework.blocking_p2p)
+    "--overlap-p2p-comm", "--no-masked-softmax-fusion", "--no-bias-gelu-fusion", "--no-bias-swiglu-fusion",
     "--no-bias-dropout-fusion", "--no-rope-fusion", "--no-gradient-accumulation-fusion",
     "--no-async-tensor-model-parallel-allreduce", "--distributed-backend", "--distributed-timeout-minutes",
-    "--manual-gc", "--manual-gc-interval",
+    "--manual-gc", "--manual-gc-interval", "--logging-level", "--dist-ckpt-strictness",
+    "--num-dataset-builder-threads", "--log-memory-interval", "--log-device-memory-used",
     // data
     "--data-path", "--train-data-path", "--valid-data-path", "--test-data-path", "--data-cache-path",
     "--vocab-file", "--merge-file", "--tokenizer-model", "--split", "--num-workers", "--dataloader-type",
@@ -148,6 +204,7 @@ constexpr long long kGpt2Vocab = 50257;
 
 struct Flags {
   std::map<std::string, std::vector<std::string>, std::less<>> values;  // every flag seen, its words
+  std::map<std::string, std::string, std::less<>> environment;          // NAME=value the run sets
   [[nodiscard]] bool has(std::string_view flag) const { return values.find(flag) != values.end(); }
   /// A listed flag's words (kListed), empty when the flag is absent.
   [[nodiscard]] std::vector<std::string> list(std::string_view flag) const {
@@ -228,6 +285,10 @@ long long round_up(long long value, long long multiple) {
 void sort_flags(const Flags& f, bool lenient, MegatronImport& out) {
   for (const auto& [flag, values] : f.values) {
     if (kSwitches.contains(flag) || kValued.contains(flag) || kListed.contains(flag)) continue;
+    if (const auto unpriced = kNotPriced.find(flag); unpriced != kNotPriced.end()) {
+      out.not_priced.push_back(flag + " (" + unpriced->second + ")");
+      continue;
+    }
     if (kPricedNothing.contains(flag)) {
       out.ignored_flags.push_back(flag);
       continue;
@@ -244,6 +305,7 @@ void sort_flags(const Flags& f, bool lenient, MegatronImport& out) {
     known.insert(known.end(), kValued.begin(), kValued.end());
     known.insert(known.end(), kListed.begin(), kListed.end());
     known.insert(known.end(), kPricedNothing.begin(), kPricedNothing.end());
+    for (const auto& [name, why] : kNotPriced) known.push_back(name);
     const std::string near = closest_match(flag, known);
     throw InputError(sim::escaped_excerpt(flag) + " is not a Megatron-LM flag this importer knows" +
                      (near.empty() ? std::string() : " (did you mean " + near + "?)") +
@@ -255,6 +317,7 @@ void sort_flags(const Flags& f, bool lenient, MegatronImport& out) {
 struct MegatronRun {
   long long layers = 0, hidden = 0, heads = 0, seq = 0;
   long long tp = 1, pp = 1, cp = 1, ep = 1;
+  long long expert_tp = 0;  // --expert-tensor-parallel-size; 0: Megatron-Core's default, tp
   bool swiglu = false;
   long long ffn = 0, vocab = 0;
   std::string norm, position;
@@ -269,21 +332,32 @@ struct MegatronRun {
   std::string state_precision;  // the Adam moments' type; empty: fp32, Megatron's default
   long long mtp_layers = 0;
   long long virtual_stages = 0;
+  std::vector<int> stage_layers;  // decoder layers per virtual stage; empty: Megatron's even split
   std::string optimizer;
   long long nodes = 0;
+  // MoE layers among the dense ones (--moe-layer-freq) and the shared experts, in expert widths.
+  long long dense_layers = 0, moe_layer_step = 1, shared_experts = 0;
+  bool cuda_graphs = false;             // the whole step one graph
+  bool fused_grouped_mlp = false;       // TransformerEngine's fused MXFP8 grouped MLP
+  bool paged_stash = false;             // --moe-paged-stash: fixed-size expert buffers, no host wait
+  std::vector<std::string> not_priced;  // what the list sets that the scenario does not price
 };
 
-// The vocabulary, padded as Megatron pads it (multiple of make-vocab-size-divisible-by · tp).
-long long padded_vocab(const Flags& f, long long tp) {
+// The vocabulary, padded as Megatron pads it (multiple of make-vocab-size-divisible-by · tp): the list's
+// --vocab-size, else the importer's (MegatronImportOptions::vocab_size), else GPT-2's for its tokenizer.
+long long padded_vocab(const Flags& f, long long tp, long long given) {
   const long long divisible = f.count("--make-vocab-size-divisible-by", 128, 1, kMaxParallel) * tp;
   long long vocab = 0;
   if (f.has("--vocab-size")) {
     vocab = f.count("--vocab-size", 0, 1);
+  } else if (given > 0) {
+    vocab = given;
   } else if (f.text("--tokenizer-type").value_or("GPT2BPETokenizer") == "GPT2BPETokenizer") {
     vocab = kGpt2Vocab;
   } else {
     throw InputError("the vocabulary of tokenizer " + *f.text("--tokenizer-type") +
-                     " is not in the argument list: add --vocab-size N");
+                     " is not in the argument list: add --vocab-size N to it, or give trainsim import "
+                     "megatron --vocab-size N (the tokenizer's length, before padding)");
   }
   return round_up(vocab, divisible);
 }
@@ -299,6 +373,67 @@ long long virtual_stages(const Flags& f, long long layers, long long pp) {
     stages = layers / (pp * per);
   }
   return stages;
+}
+
+// The pipeline's virtual stages and, where Megatron-LM splits the layers unevenly, the decoder layers of
+// each: --pipeline-model-parallel-layout; else --num-layers-per-virtual-pipeline-stage or
+// --virtual-pipeline-model-parallel-size, where --account-for-embedding-in-pipeline-split and
+// --account-for-loss-in-pipeline-split count the embedding and the loss as one layer each of the first and
+// the last virtual stage (megatron/training/arguments.py). A virtual stage with no decoder layer is taken
+// at the ends only, where the embedding or the loss is all it holds (parallelism.stage_layers).
+void read_pipeline_split(const Flags& f, MegatronRun& r) {
+  if (const auto layout = f.text("--pipeline-model-parallel-layout")) {
+    r.stage_layers = layout_stage_layers(*layout, r.layers, r.pp);
+    r.virtual_stages = static_cast<long long>(r.stage_layers.size()) / r.pp;
+    for (std::size_t i = 1; i + 1 < r.stage_layers.size(); ++i) {
+      if (r.stage_layers[i] == 0) {
+        throw InputError("--pipeline-model-parallel-layout " + sim::escaped_excerpt(*layout, 60) +
+                         ": virtual stage " + std::to_string(i) +
+                         " holds no decoder layer (an MTP module alone?); trainsim places the MTP modules "
+                         "with the loss and takes empty virtual stages at the ends only: write "
+                         "parallelism.stage_layers");
+      }
+    }
+    if (r.stage_layers.size() == 1) r.stage_layers.clear();
+    return;
+  }
+  const long long extra = (f.has("--account-for-embedding-in-pipeline-split") ? 1 : 0) +
+                          (f.has("--account-for-loss-in-pipeline-split") ? 1 : 0);
+  if (extra == 0) {
+    r.virtual_stages = virtual_stages(f, r.layers, r.pp);
+    return;
+  }
+  const long long counted = r.layers + extra;
+  if (counted % r.pp != 0) {
+    throw InputError(
+        fmt::format("--num-layers {} with the embedding and loss counted ({}) does not split "
+                    "over --pipeline-model-parallel-size {}",
+                    r.layers, counted, r.pp));
+  }
+  long long chunks = r.pp;
+  if (const long long per = f.count("--num-layers-per-virtual-pipeline-stage", 0); per > 0) {
+    if ((counted / r.pp) % per != 0) {
+      throw InputError(
+          fmt::format("--num-layers-per-virtual-pipeline-stage {} does not divide the {} layers "
+                      "of a pipeline stage (the embedding and the loss counted)",
+                      per, counted / r.pp));
+    }
+    chunks = counted / per;
+  } else if (const long long v = f.count("--virtual-pipeline-model-parallel-size", 0); v > 1) {
+    chunks = r.pp * v;
+  }
+  if (counted % chunks != 0 || counted / chunks < extra) {
+    throw InputError(
+        fmt::format("{} layers (the embedding and loss counted) do not split into {} virtual "
+                    "stages",
+                    counted, chunks));
+  }
+  const int per = static_cast<int>(counted / chunks);
+  r.virtual_stages = chunks / r.pp;
+  if (chunks == 1) return;
+  r.stage_layers.assign(static_cast<std::size_t>(chunks), per);
+  if (f.has("--account-for-embedding-in-pipeline-split")) --r.stage_layers.front();
+  if (f.has("--account-for-loss-in-pipeline-split")) --r.stage_layers.back();
 }
 
 // `{modules: [a, b]}` of a listed flag's words, each checked against the modules trainsim models.
@@ -343,6 +478,8 @@ std::string offload_setting(const Flags& f) {
 // dispatcher's --moe-flex-dispatcher-backend (default deepep) naming the backend.
 std::string moe_dispatcher(const Flags& f) {
   std::string type = f.text("--moe-token-dispatcher-type").value_or("allgather");
+  // --moe-enable-deepep (deprecated): the flex dispatcher with its DeepEP backend.
+  if (f.has("--moe-enable-deepep")) return "deepep";
   if (type == "alltoall" || type == "allgather") return type;
   if (type != "flex")
     throw InputError("--moe-token-dispatcher-type " + type + " is not modelled (alltoall, allgather, flex)");
@@ -405,15 +542,77 @@ void read_routing(const Flags& f, MegatronRun& r) {
   }
 }
 
+// Where the experts are (--moe-layer-freq: model.dense_layers and model.moe_layer_step) and the shared
+// experts' width (--moe-shared-expert-intermediate-size) in experts of --moe-ffn-hidden-size.
+void read_moe_layers(const Flags& f, MegatronRun& r) {
+  if (const auto freq = f.text("--moe-layer-freq")) {
+    const MoeLayerSplit split = moe_layer_split(moe_layer_pattern(*freq, r.layers));
+    r.dense_layers = split.dense_layers;
+    r.moe_layer_step = split.moe_layer_step;
+  }
+  if (const long long shared = f.count("--moe-shared-expert-intermediate-size", 0, 1); shared > 0) {
+    const long long width = f.count("--moe-ffn-hidden-size", r.ffn, 1);
+    if (shared % width != 0) {
+      throw InputError(
+          fmt::format("--moe-shared-expert-intermediate-size {} is not a whole number of experts "
+                      "of width {} (trainsim holds shared experts as model.shared_experts of "
+                      "the expert width)",
+                      shared, width));
+    }
+    r.shared_experts = shared / width;
+  }
+}
+
+// The step's CUDA graphs: Megatron-LM captures the whole step only under --cuda-graph-impl full_iteration
+// or the full_iteration scope (--cuda-graph-scope, deprecated, or --cuda-graph-modules); per-layer scopes
+// (attn, moe_router, moe_preprocess, …, or --external-cuda-graph / --enable-cuda-graph with none) leave
+// the layers' other ops eager, which is how trainsim prices them (framework.cuda_graphs covers whole steps
+// only). TransformerEngine's fused MXFP8 grouped MLP runs under --use-transformer-engine-op-fuser with
+// NVTE_CUTEDSL_FUSED_GROUPED_MLP=1 in an fp8 run. --moe-paged-stash sizes the experts' buffers ahead,
+// so the layer does not wait on the host for its token counts (framework.moe_host_sync false).
+void read_graphs_and_fusion(const Flags& f, MegatronRun& r) {
+  const std::string impl = f.text("--cuda-graph-impl").value_or("none");
+  if (impl != "none" && impl != "local" && impl != "transformer_engine" && impl != "full_iteration")
+    throw InputError("--cuda-graph-impl " + impl +
+                     " is not modelled (none, local, transformer_engine, full_iteration)");
+  std::vector<std::string> scopes =
+      f.has("--cuda-graph-scope") ? f.list("--cuda-graph-scope") : std::vector<std::string>{};
+  if (f.has("--cuda-graph-modules")) {
+    const std::vector<std::string> modules = f.list("--cuda-graph-modules");
+    scopes.insert(scopes.end(), modules.begin(), modules.end());
+  }
+  r.cuda_graphs =
+      impl == "full_iteration" || std::find(scopes.begin(), scopes.end(), "full_iteration") != scopes.end();
+  const bool per_layer = impl == "local" || impl == "transformer_engine" || f.has("--external-cuda-graph") ||
+                         f.has("--enable-cuda-graph");
+  if (!r.cuda_graphs && per_layer) {
+    r.not_priced.push_back(fmt::format(
+        "CUDA graphs of {} (per-layer graphs: priced eager)",
+        scopes.empty() ? std::string("whole layers") : fmt::format("{}", fmt::join(scopes, ", "))));
+  }
+  const auto fused = f.environment.find("NVTE_CUTEDSL_FUSED_GROUPED_MLP");
+  r.fused_grouped_mlp = f.has("--num-experts") && r.precision == "fp8" &&
+                        f.has("--use-transformer-engine-op-fuser") && fused != f.environment.end() &&
+                        fused->second == "1";
+  r.paged_stash = f.has("--num-experts") && f.has("--moe-paged-stash");
+  if (r.precision == "fp8" && f.text("--fp8-recipe").value_or("") == "blockwise")
+    r.not_priced.emplace_back("--fp8-recipe blockwise (block-scaled GEMMs priced as fp8 GEMMs)");
+  for (const char* flag : {"--main-grads-dtype", "--main-params-dtype"}) {
+    if (const auto type = f.text(flag); type && *type != "fp32")
+      throw InputError(std::string(flag) + " " + *type + " is not modelled (fp32 only)");
+  }
+}
+
 // The nodes: --nodes, else torchrun's --nnodes when the script gives it as a number rather than a shell
-// variable, else enough of the node preset's for the model-parallel GPUs (tp · pp · cp · ep: the written
-// scenario's ep is an axis of its own).
+// variable, else enough of the node preset's for one replica's GPUs (`model_parallel`: the expert group
+// folded into the attention's ranks, as Megatron-Core places it).
 long long node_count(const Flags& f, const MegatronImportOptions& options, long long model_parallel) {
   const topo::NodeSpec node = node_preset(options.node);
   long long nodes = options.nodes;
   if (nodes <= 0 && f.has("--nnodes") && !f.text("--nnodes")->starts_with('$'))
     nodes = f.count("--nnodes", 0);
-  if (nodes <= 0) nodes = std::max(1LL, round_up(model_parallel, node.gpus_per_node) / node.gpus_per_node);
+  const long long per_node = options.gpus_per_node > 0 ? options.gpus_per_node : node.gpus_per_node;
+  if (nodes <= 0) nodes = std::max(1LL, round_up(model_parallel, per_node) / per_node);
   return nodes;
 }
 
@@ -433,7 +632,7 @@ MegatronRun read_run(const Flags& f, const MegatronImportOptions& options) {
   // down to a multiple of 64.
   const long long ffn_default = r.swiglu ? (4 * r.hidden * 2 / 3) / 64 * 64 : 4 * r.hidden;
   r.ffn = f.count("--ffn-hidden-size", ffn_default, 1);
-  r.vocab = padded_vocab(f, r.tp);
+  r.vocab = padded_vocab(f, r.tp, options.vocab_size);
 
   r.norm = f.text("--normalization").value_or("LayerNorm");
   if (r.norm != "LayerNorm" && r.norm != "RMSNorm")
@@ -457,14 +656,20 @@ MegatronRun read_run(const Flags& f, const MegatronImportOptions& options) {
     r.moe_dispatcher = moe_dispatcher(f);
     r.dispatcher_sms = dispatcher_sms(f);
     read_routing(f, r);
+    read_moe_layers(f, r);
   }
   r.mtp_layers = f.count("--mtp-num-layers", 0, 0, 1000);
-  r.virtual_stages = virtual_stages(f, r.layers, r.pp);
+  read_pipeline_split(f, r);
+  read_graphs_and_fusion(f, r);
   r.optimizer = f.text("--optimizer").value_or("adam");
   if (r.optimizer != "adam" && r.optimizer != "sgd")
     throw InputError("--optimizer " + r.optimizer + " is not modelled");
   if (r.optimizer == "adam") r.state_precision = state_precision(f);
-  r.nodes = node_count(f, options, r.tp * r.pp * r.cp * r.ep);
+  r.expert_tp = f.count("--expert-tensor-parallel-size", 0, 1, kMaxParallel);
+  // Megatron-Core folds the expert group into the attention's tp × cp × dp ranks (expert_tp ranks
+  // splitting each expert): one replica needs pp · lcm(tp · cp, ep · expert_tp) GPUs.
+  const long long expert_ranks = r.ep * (r.expert_tp > 0 ? r.expert_tp : r.tp);
+  r.nodes = node_count(f, options, r.pp * std::lcm(r.tp * r.cp, expert_ranks));
   return r;
 }
 
@@ -477,7 +682,20 @@ std::string model_yaml(const Flags& f, const MegatronRun& r) {
   if (f.has("--group-query-attention")) {
     y += fmt::format("  kv_heads: {}\n", f.count("--num-query-groups", 1, 1));
   }
-  if (f.has("--kv-channels")) y += fmt::format("  head_dim: {}\n", f.count("--kv-channels", 0, 1));
+  if (f.has("--multi-latent-attention")) {
+    // Multi-head latent attention with Megatron-LM's defaults (megatron/training/arguments.py,
+    // _add_mla_args): no query compression without --q-lora-rank, --kv-channels unused.
+    if (f.has("--q-lora-rank")) y += fmt::format("  q_lora_rank: {}\n", f.count("--q-lora-rank", 0, 1));
+    y += fmt::format("  kv_lora_rank: {}\n  qk_nope_head_dim: {}\n  qk_rope_head_dim: {}\n  v_head_dim: {}\n",
+                     f.count("--kv-lora-rank", 32, 1), f.count("--qk-head-dim", 128, 1),
+                     f.count("--qk-pos-emb-head-dim", 64, 1), f.count("--v-head-dim", 128, 1));
+  } else if (f.has("--kv-channels")) {
+    y += fmt::format("  head_dim: {}\n", f.count("--kv-channels", 0, 1));
+  }
+  // --qk-layernorm: the norm over each query and key head; under MLA it is the latents' norms, which the
+  // model's MLA holds already (megatron/core/transformer/multi_latent_attention.py: q_layernorm over
+  // q_lora_rank, kv_layernorm over kv_lora_rank).
+  if (f.has("--qk-layernorm") && !f.has("--multi-latent-attention")) y += "  qk_norm: true\n";
   y += fmt::format("  ffn_hidden: {}\n  vocab: {}\n  seq_len: {}\n", r.ffn, r.vocab, r.seq);
   y += std::string("  mlp: ") + (r.swiglu ? "swiglu" : "gelu") + "\n";
   y += std::string("  norm: ") + (r.norm == "RMSNorm" ? "rmsnorm" : "layernorm") + "\n";
@@ -492,6 +710,9 @@ std::string model_yaml(const Flags& f, const MegatronRun& r) {
                      f.count("--moe-router-topk", 2, 1));
     if (f.has("--moe-ffn-hidden-size"))
       y += fmt::format("  expert_ffn_hidden: {}\n", f.count("--moe-ffn-hidden-size", 0, 1));
+    if (r.shared_experts > 0) y += fmt::format("  shared_experts: {}\n", r.shared_experts);
+    if (r.dense_layers > 0) y += fmt::format("  dense_layers: {}\n", r.dense_layers);
+    if (r.moe_layer_step > 1) y += fmt::format("  moe_layer_step: {}\n", r.moe_layer_step);
     y += "  routing: " + r.routing + "\n";
     if (r.capacity_factor) y += fmt::format("  capacity_factor: {}\n", *r.capacity_factor);
     // Group-limited routing: Megatron-Core uses it when --moe-router-num-groups is given (with
@@ -516,9 +737,12 @@ std::string model_yaml(const Flags& f, const MegatronRun& r) {
 std::string parallelism_yaml(const Flags& f, const MegatronRun& r) {
   std::string y = "parallelism:\n";
   y += fmt::format("  tp: {}\n  pp: {}\n  cp: {}\n  ep: {}\n  dp: auto\n", r.tp, r.pp, r.cp, r.ep);
+  if (r.ep > 1) y += "  expert_folding: true\n";
+  if (r.expert_tp > 0) y += fmt::format("  expert_tp: {}\n", r.expert_tp);
   y += fmt::format("  micro_batch: {}\n", f.count("--micro-batch-size", 1, 1));
   if (r.pp > 1) y += std::string("  schedule: ") + (r.virtual_stages > 1 ? "interleaved" : "1f1b") + "\n";
   if (r.pp > 1 && r.virtual_stages > 1) y += fmt::format("  virtual_stages: {}\n", r.virtual_stages);
+  if (!r.stage_layers.empty()) y += fmt::format("  stage_layers: [{}]\n", fmt::join(r.stage_layers, ", "));
   y += std::string("  sequence_parallel: ") + (f.has("--sequence-parallel") ? "true" : "false") + "\n";
   y += "  recompute: " + r.recompute + "\n";
   if (!r.offload.empty()) y += "  offload: " + r.offload + "\n";
@@ -548,6 +772,7 @@ std::string training_yaml(const Flags& f, const MegatronRun& r) {
   y += "framework:\n  preset: megatron-core\n";
   y += std::string("  tp_comm_overlap: ") + (f.has("--tp-comm-overlap") ? "true" : "false") + "\n";
   y += std::string("  overlap_param_gather: ") + (f.has("--overlap-param-gather") ? "true" : "false") + "\n";
+  if (r.cuda_graphs) y += "  cuda_graphs: true\n";
   if (!r.moe_dispatcher.empty()) {
     y += "  moe_dispatcher: " + r.moe_dispatcher + "\n";
     const std::optional<model::MoeDispatcher> dispatcher =
@@ -557,6 +782,8 @@ std::string training_yaml(const Flags& f, const MegatronRun& r) {
     y += std::string("  ep_comm_overlap: ") +
          (f.has("--overlap-moe-expert-parallel-comm") ? "true" : "false") + "\n";
     if (f.has("--delay-wgrad-compute")) y += "  delay_wgrad_compute: true\n";
+    if (r.fused_grouped_mlp) y += "  fused_grouped_mlp: true\n";
+    if (r.paged_stash) y += "  moe_host_sync: false\n";
     // Megatron-Core runs its router unfused unless --moe-router-fusion (model::Framework::router_kernels).
     y += fmt::format("  router_kernels: {}\n", f.has("--moe-router-fusion") ? model::kFusedRouterKernels
                                                                             : model::kUnfusedRouterKernels);
@@ -613,7 +840,25 @@ std::vector<std::string> shell_words(const std::string& text) {
 
 MegatronImport import_megatron_args(const std::string& text, const std::string& source,
                                     const MegatronImportOptions& options) {
-  const Flags f = parse_flags(shell_words(text));
+  // A Megatron-LM recipe file (ARGS, ENV_VARS), else a launch script or flag file, whose NAME=value words
+  // (an `export` or a command's prefix) are its environment.
+  const std::optional<MegatronRecipe> recipe = read_megatron_recipe(text, source);
+  const std::vector<std::string> words = recipe ? recipe->words : shell_words(text);
+  Flags f = parse_flags(words);
+  if (recipe) {
+    f.environment = recipe->environment;
+  } else {
+    for (const std::string& w : words) {
+      const std::size_t eq = w.find('=');
+      if (eq == std::string::npos || eq == 0 || w.starts_with("--")) continue;
+      const std::string name = w.substr(0, eq);
+      if (std::all_of(name.begin(), name.end(), [](char c) {
+            return std::isupper(static_cast<unsigned char>(c)) ||
+                   std::isdigit(static_cast<unsigned char>(c)) || c == '_';
+          }))
+        f.environment[name] = w.substr(eq + 1);
+    }
+  }
   if (f.values.empty()) throw InputError("no --flags found in " + source);
   MegatronImport out;
   sort_flags(f, options.lenient, out);
@@ -622,17 +867,21 @@ MegatronImport import_megatron_args(const std::string& text, const std::string& 
     out.ignored_flags.emplace_back("--num-query-groups");
   }
   const MegatronRun run = read_run(f, options);
+  out.not_priced.insert(out.not_priced.end(), run.not_priced.begin(), run.not_priced.end());
 
   std::string& y = out.yaml;
   y += "# Imported by `trainsim import megatron` from " + source + " (Megatron-LM arguments).\n";
   y += comment_list("# Read and left out (they price nothing):", out.ignored_flags);
   y += comment_list("# Not known to this importer, left out (--lenient):", out.unknown_flags);
+  y += comment_list("# Read, but not priced (trainsim does not model what they change):", out.not_priced);
   y += fmt::format(
       "# The cluster is not in Megatron's arguments: {} x {} (trainsim import --node, --nodes).\n", run.nodes,
       options.node);
   y += "name: " + std::filesystem::path(source).stem().string() + "\n";
   y += model_yaml(f, run);
-  y += fmt::format("cluster: {{node: {}, nodes: {}}}\n", options.node, run.nodes);
+  y +=
+      fmt::format("cluster: {{node: {}, nodes: {}{}}}\n", options.node, run.nodes,
+                  options.gpus_per_node > 0 ? fmt::format(", gpus_per_node: {}", options.gpus_per_node) : "");
   y += parallelism_yaml(f, run);
   y += training_yaml(f, run);
   return out;

@@ -32,6 +32,33 @@ TEST_CASE("import megatron, then run: the Megatron-LM README's GPT-3 175B exampl
   CHECK(missing.err.find(dir.file("none.args") + ": no such file") != std::string::npos);
 }
 
+TEST_CASE("import megatron, then run: a Megatron-LM MoE recipe file on an NVL72 rack") {
+  const TempDir dir;
+  const std::string recipe =
+      std::string(TRAINSIM_SOURCE_DIR) + "/tests/tools/megatron_args/qwen3-30b-gb200-recipe.yaml";
+  const std::string scenario = dir.file("qwen3.yaml");
+  // Its HuggingFace tokenizer's vocabulary is not in the recipe: refused until given.
+  const auto no_vocab = run_trainsim({"import", "megatron", recipe, "--node", "gb200-nvl72"});
+  CHECK(no_vocab.exit_code == 2);
+  CHECK(no_vocab.err.find("give trainsim import megatron --vocab-size N") != std::string::npos);
+  const auto imported = run_trainsim({"import", "megatron", recipe, "--node", "gb200-nvl72", "--nodes", "1",
+                                      "--gpus-per-node", "16", "--vocab-size", "151669", "-o", scenario});
+  REQUIRE_MESSAGE(imported.exit_code == 0, imported.err);
+  const std::string yaml = read_file(scenario);
+  // 151,669 padded to a multiple of 1,187 · tp 1: 128 · 1,187 = 151,936.
+  for (const char* key :
+       {"vocab: 151936", "qk_norm: true", "experts: 128", "expert_ffn_hidden: 768", "routing: force-balanced",
+        "ep: 16", "expert_folding: true", "expert_tp: 1", "precision: fp8", "moe_dispatcher: hybridep",
+        "cuda_graphs: true", "fused_grouped_mlp: true", "moe_host_sync: false",
+        "cluster: {node: gb200-nvl72, nodes: 1, gpus_per_node: 16}"}) {
+    CHECK_MESSAGE(yaml.find(key) != std::string::npos, key);
+  }
+  CHECK(yaml.find("--moe-expert-rank-capacity-factor (the paged stash") != std::string::npos);
+  const auto run = run_trainsim({"run", scenario, "--fidelity", "analytic", "--set", "training.steps=1"});
+  REQUIRE_MESSAGE(run.exit_code == 0, run.err);
+  CHECK(run.out.find("gpus                             16") != std::string::npos);
+}
+
 TEST_CASE("import nemo, then run: a NeMo 2 recipe in NeMo-Run's YAML") {
   const TempDir dir;
   const std::string recipe =

@@ -118,8 +118,18 @@ TEST_CASE("bad argument lists are errors that name the flag") {
                        InputError);
   CHECK_THROWS_WITH_AS(
       import_megatron_args(base + "--seq-length 2048 --tokenizer-type HuggingFaceTokenizer", "a.args", {}),
-      "the vocabulary of tokenizer HuggingFaceTokenizer is not in the argument list: add --vocab-size N",
+      "the vocabulary of tokenizer HuggingFaceTokenizer is not in the argument list: add --vocab-size N to "
+      "it, "
+      "or give trainsim import megatron --vocab-size N (the tokenizer's length, before padding)",
       InputError);
+  // The importer's vocabulary stands in for the list's, padded as Megatron pads it: 151,669 to a multiple of
+  // 128 · tp 1, 151,680.
+  CHECK(load_scenario_text(
+            import_megatron_args(base + "--seq-length 2048 --tokenizer-type HuggingFaceTokenizer", "a.args",
+                                 {.vocab_size = 151669})
+                .yaml,
+            "a.yaml")
+            .model.vocab == 151680);
   CHECK_THROWS_WITH_AS(import_megatron_args("python train.py\n", "a.args", {}), "no --flags found in a.args",
                        InputError);
 }
@@ -208,15 +218,24 @@ TEST_CASE(
             .model.capacity_factor == 2.0);
 }
 
-TEST_CASE("without --nodes a MoE import takes the fewest nodes holding tp·pp·cp·ep GPUs") {
-  // ep is an axis of its own in the written scenario: tp 2 · pp 4 · ep 8 = 64 GPUs, 8 DGX H100 nodes.
+TEST_CASE("without --nodes a MoE import takes the fewest nodes holding one replica, experts folded") {
+  // Megatron-Core folds the expert group into the attention's tp x cp x dp ranks, each expert split over the
+  // expert tp (default: tp). tp 2, pp 4, ep 8: pp · lcm(tp 2, ep 8 · expert tp 2) = 64 GPUs, 8 DGX H100
+  // nodes, dp 64 / (2 · 4) = 8; with --expert-tensor-parallel-size 1, 4 · lcm(2, 8) = 32 GPUs, dp 4.
   const std::string moe =
       "--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length 4096 --num-experts 8 "
       "--moe-router-topk 2 --expert-model-parallel-size 8 --tensor-model-parallel-size 2 "
       "--pipeline-model-parallel-size 4 --sequence-parallel --global-batch-size 256\n";
   const Scenario s = load_scenario_text(import_megatron_args(moe, "moe.args", {}).yaml, "moe.yaml");
   CHECK(s.cluster.nodes == 8);
-  CHECK(s.parallelism.dp == 1);
+  CHECK(s.parallelism.dp == 8);
+  CHECK(s.parallelism.expert_folding);
+  CHECK(s.parallelism.expert_tensor_parallel() == 2);
+  const Scenario etp1 = load_scenario_text(
+      import_megatron_args(moe + "--expert-tensor-parallel-size 1", "moe.args", {}).yaml, "moe.yaml");
+  CHECK(etp1.cluster.nodes == 4);
+  CHECK(etp1.parallelism.dp == 4);
+  CHECK(etp1.parallelism.expert_tensor_parallel() == 1);
 }
 
 TEST_CASE("Megatron's MoE defaults: allgather, dropless, fp32 moments, core_attn, nothing offloaded") {
@@ -266,13 +285,192 @@ TEST_CASE("bad MoE flags are errors that name the flag and what is modelled") {
                        "--moe-expert-capacity-factor expects a number from 0.001 to 1000, got 0", InputError);
   CHECK_THROWS_WITH_AS(import_moe("--mtp-num-layers 1001"),
                        "--mtp-num-layers expects a whole number from 0 to 1000, got 1001", InputError);
-  // A layout the importer does not read is refused, not dropped: the run priced without it is another run.
-  CHECK_THROWS_WITH_AS(import_moe("--pipeline-model-parallel-layout 'Et*3|(tt|)*2,m|L'"),
-                       "--pipeline-model-parallel-layout is not read by this importer: write its layers per "
-                       "pipeline stage as parallelism.stage_layers in the scenario; give --lenient to import "
-                       "the rest and list the flags left out",
+  // What the importer does not model is refused, not dropped: the run priced without it is another run.
+  CHECK_THROWS_WITH_AS(
+      import_moe("--offload-optimizer-states"),
+      "--offload-optimizer-states is not read by this importer: optimizer states offloaded to "
+      "host memory are not modelled; give --lenient to import the rest and list the flags "
+      "left out",
+      InputError);
+  const MegatronImport lenient =
+      import_megatron_args(kMoe + "--offload-optimizer-states", "moe.args", {.nodes = 2, .lenient = true});
+  CHECK(lenient.unknown_flags == std::vector<std::string>{"--offload-optimizer-states"});
+  // An MTP module alone in a virtual stage of its own: the model holds it with the loss.
+  CHECK_THROWS_WITH_AS(import_moe("--pipeline-model-parallel-layout 'Et*4|t*4|m|L'"),
+                       doctest::Contains("virtual stage 2 holds no decoder layer (an MTP module alone?)"),
                        InputError);
-  const MegatronImport lenient = import_megatron_args(kMoe + "--pipeline-model-parallel-layout 'Et|tL'",
-                                                      "moe.args", {.nodes = 2, .lenient = true});
-  CHECK(lenient.unknown_flags == std::vector<std::string>{"--pipeline-model-parallel-layout"});
+  CHECK_THROWS_WITH_AS(import_moe("--moe-shared-expert-intermediate-size 1536"),
+                       "--moe-shared-expert-intermediate-size 1536 is not a whole number of experts of width "
+                       "1024 (trainsim holds shared experts as model.shared_experts of the expert width)",
+                       InputError);
+  CHECK_THROWS_WITH_AS(import_moe("--main-grads-dtype bf16"),
+                       "--main-grads-dtype bf16 is not modelled (fp32 only)", InputError);
+}
+
+namespace {
+
+// A Megatron-LM recipe file as examples/moe_recipes lays them out (DEPENDENCIES, ENV_VARS, ARGS): a small
+// MLA model with dense first layers and shared experts, every MoE recipe setting the importer reads.
+const std::string kRecipe = R"(DEPENDENCIES:
+  pytorch_base_image: nvcr.io/nvidia/pytorch:26.03-py3
+ENV_VARS:
+  NVTE_CUTEDSL_FUSED_GROUPED_MLP: '1'
+  CUDA_DEVICE_MAX_CONNECTIONS: '1'
+ARGS:
+  num_layers: 8
+  hidden_size: 1024
+  num_attention_heads: 16
+  seq_length: 4096
+  swiglu: true
+  normalization: RMSNorm
+  position_embedding_type: rope
+  untie_embeddings_and_output_weights: true
+  disable_bias_linear: true
+  vocab_size: 32000
+  multi_latent_attention: true
+  q_lora_rank: 384
+  kv_lora_rank: 128
+  qk_head_dim: 64
+  qk_pos_emb_head_dim: 32
+  v_head_dim: 64
+  qk_layernorm: true
+  ffn_hidden_size: 4096
+  num_experts: 32
+  moe_ffn_hidden_size: 512
+  moe_shared_expert_intermediate_size: 1024
+  moe_layer_freq: ([0]*2+[1]*6)
+  moe_router_topk: 4
+  moe_router_pre_softmax: false
+  moe_token_dispatcher_type: flex
+  moe_flex_dispatcher_backend: hybridep
+  moe_router_force_load_balancing: true
+  moe_paged_stash: true
+  use_transformer_engine_op_fuser: true
+  cuda_graph_impl: local
+  cuda_graph_scope: full_iteration
+  pipeline_model_parallel_size: 2
+  expert_model_parallel_size: 8
+  expert_tensor_parallel_size: 1
+  pipeline_model_parallel_layout: Et*2|t*2|t*2|t*2L
+  recompute_granularity: selective
+  recompute_modules: mla_up_proj layernorm
+  micro_batch_size: 1
+  global_batch_size: 64
+  bf16: true
+  fp8_recipe: mxfp8
+  fp8_format: e4m3
+  use_distributed_optimizer: true
+  overlap_grad_reduce: true
+  train_iters: 10
+  lr: 0.0001
+)";
+
+Scenario import_recipe(const std::string& text, MegatronImport* out = nullptr) {
+  const MegatronImport imported = import_megatron_args(text, "recipe.yaml", {.node = "dgx-b200"});
+  if (out != nullptr) *out = imported;
+  return load_scenario_text(imported.yaml, "recipe-scenario.yaml");
+}
+
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  const std::size_t at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  return text.replace(at, from.size(), to);
+}
+
+}  // namespace
+
+TEST_CASE("a Megatron-LM recipe file: its ARGS as flags, its ENV_VARS as the environment") {
+  MegatronImport imported;
+  const Scenario s = import_recipe(kRecipe, &imported);
+  // Multi-head latent attention with the recipe's ranks; under MLA --qk-layernorm is the latents' norms,
+  // which the model's MLA holds, not a per-head norm.
+  CHECK(s.model.q_lora_rank == 384);
+  CHECK(s.model.kv_lora_rank == 128);
+  CHECK(s.model.qk_nope_head_dim == 64);
+  CHECK(s.model.qk_rope_head_dim == 32);
+  CHECK(s.model.v_head_dim == 64);
+  CHECK_FALSE(s.model.qk_norm);
+  // ([0]*2+[1]*6): 2 dense first layers, then every layer MoE; 1024 / 512 = 2 shared experts.
+  CHECK(s.model.dense_layers == 2);
+  CHECK(s.model.moe_layer_step == 1);
+  CHECK(s.model.shared_experts == 2);
+  CHECK(s.model.experts == 32);
+  CHECK(s.model.top_k == 4);
+  CHECK(s.model.routing == model::Routing::force_balanced);
+  // The layout's 4 virtual stages of 2 layers over pp 2.
+  CHECK(s.parallelism.pp == 2);
+  CHECK(s.parallelism.schedule == model::Schedule::interleaved);
+  CHECK(s.parallelism.virtual_stages == 2);
+  CHECK(s.parallelism.stage_layers == std::vector<int>{2, 2, 2, 2});
+  // Folded experts: pp 2 · lcm(1, ep 8 · expert tp 1) = 16 GPUs, two DGX B200; dp 16 / 2 = 8.
+  CHECK(s.cluster.nodes == 2);
+  CHECK(s.parallelism.dp == 8);
+  CHECK(s.parallelism.expert_folding);
+  CHECK(s.parallelism.expert_tensor_parallel() == 1);
+  // mla_up_proj (16) | layernorm (8), RecomputeModule's bits.
+  CHECK(s.parallelism.recompute_modules == 16 + 8);
+  CHECK(s.training.precision == topo::Precision::fp8);
+  const model::Framework& fw = s.parallelism.framework;
+  CHECK(fw.moe_dispatcher == model::MoeDispatcher::hybridep);
+  CHECK(fw.cuda_graphs);          // cuda_graph_scope full_iteration: the whole step one graph
+  CHECK(fw.fused_grouped_mlp);    // the op fuser with NVTE_CUTEDSL_FUSED_GROUPED_MLP=1, in fp8
+  CHECK_FALSE(fw.moe_host_sync);  // the paged stash: no wait on the host for the token counts
+  // false leaves a switch out (moe_router_pre_softmax); --lr prices nothing.
+  CHECK(imported.ignored_flags == std::vector<std::string>{"--lr"});
+  CHECK(imported.not_priced.empty());
+}
+
+TEST_CASE("a recipe's per-layer CUDA graphs are priced eager and said so; the fused MLP needs its variable") {
+  MegatronImport imported;
+  const Scenario partial =
+      import_recipe(replaced(replaced(kRecipe, "cuda_graph_scope: full_iteration",
+                                      "cuda_graph_scope:\n  - attn\n  - moe_router"),
+                             "cuda_graph_impl: local", "cuda_graph_impl: transformer_engine"),
+                    &imported);
+  CHECK_FALSE(partial.parallelism.framework.cuda_graphs);
+  CHECK(imported.not_priced ==
+        std::vector<std::string>{"CUDA graphs of attn, moe_router (per-layer graphs: priced eager)"});
+  CHECK(imported.yaml.find("# Read, but not priced (trainsim does not model what they change):") !=
+        std::string::npos);
+  CHECK(imported.yaml.find("CUDA graphs of attn") != std::string::npos);
+  CHECK_FALSE(import_recipe(replaced(kRecipe, "NVTE_CUTEDSL_FUSED_GROUPED_MLP: '1'",
+                                     "NVTE_CUTEDSL_FUSED_GROUPED_MLP: '0'"))
+                  .parallelism.framework.fused_grouped_mlp);
+  // A launch script sets it as a command's prefix or an export.
+  const std::string script = "export NVTE_CUTEDSL_FUSED_GROUPED_MLP=1\ntorchrun pretrain_gpt.py " + kMoe +
+                             " --fp8-format e4m3 --use-transformer-engine-op-fuser\n";
+  CHECK(load_scenario_text(import_megatron_args(script, "run.sh", {.node = "dgx-b200", .nodes = 2}).yaml,
+                           "run.yaml")
+            .parallelism.framework.fused_grouped_mlp);
+}
+
+TEST_CASE("layers per virtual stage with the embedding and the loss counted as layers") {
+  // Qwen3-235B's H100 recipe: 94 layers + embedding + loss = 96, 3 a virtual stage over pp 8: 4 virtual
+  // stages a rank; the first holds the embedding and 2 layers, the last 2 layers and the loss.
+  const std::string qwen =
+      "--num-layers 94 --hidden-size 4096 --num-attention-heads 64 --seq-length 4096 --vocab-size 151936 "
+      "--global-batch-size 2048 --pipeline-model-parallel-size 8 --num-layers-per-virtual-pipeline-stage 3 "
+      "--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split\n";
+  const Scenario s =
+      load_scenario_text(import_megatron_args(qwen, "qwen.args", {.nodes = 1}).yaml, "qwen.yaml");
+  CHECK(s.parallelism.virtual_stages == 4);
+  std::vector<int> expected(32, 3);
+  expected.front() = 2;
+  expected.back() = 2;
+  CHECK(s.parallelism.stage_layers == expected);
+  CHECK_THROWS_WITH_AS(
+      import_megatron_args(replaced(qwen, "stage 3", "stage 5"), "qwen.args", {}),
+      "--num-layers-per-virtual-pipeline-stage 5 does not divide the 12 layers of a pipeline "
+      "stage (the embedding and the loss counted)",
+      InputError);
+}
+
+TEST_CASE("a recipe whose ARGS is not a mapping is an error at its line") {
+  CHECK_THROWS_WITH_AS(import_megatron_args("ENV_VARS: {}\nARGS:\n  - --num-layers\n", "r.yaml", {}),
+                       doctest::Contains("r.yaml:3:3: ARGS: expected a mapping of Megatron-LM arguments"),
+                       InputError);
+  CHECK_THROWS_WITH_AS(
+      import_megatron_args("ARGS:\n  num_layers: {a: 1}\n", "r.yaml", {}),
+      doctest::Contains("ARGS.num_layers: expected a value or a list of values, found a mapping"),
+      InputError);
 }

@@ -1,0 +1,221 @@
+#include "scenarios/importers/megatron_patterns.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <regex>
+#include <string>
+
+#include "sim/error.hpp"
+#include "sim/utf8_text.hpp"
+
+namespace trainsim::scenario {
+
+namespace {
+
+// Bounds on what a pattern may expand to: no model has more layers or virtual stages than this, and a
+// repeat count beyond it would only make the importer allocate without limit.
+constexpr std::size_t kMaxExpanded = 1'000'000;
+
+[[noreturn]] void bad(std::string_view flag, std::string_view text, const std::string& why) {
+  throw InputError(fmt::format("{} {}: {}", flag, sim::escaped_excerpt(std::string(text), 60), why));
+}
+
+// --moe-layer-freq's list expression: expr := term ('+' term)*; term := atom ('*' count)*;
+// atom := '[' 0|1 (',' 0|1)* ']' | '(' expr ')'. The Python Megatron-LM evaluates, restricted to what
+// builds a list of 0s and 1s.
+class PatternParser {
+ public:
+  explicit PatternParser(std::string_view text) : text_(text) {}
+
+  std::vector<int> parse() {
+    std::vector<int> v = expr();
+    skip_space();
+    if (at_ < text_.size()) fail("unexpected '" + std::string(1, text_[at_]) + "'");
+    return v;
+  }
+
+ private:
+  std::string_view text_;
+  std::size_t at_ = 0;
+  int depth_ = 0;
+
+  [[noreturn]] void fail(const std::string& why) const {
+    bad("--moe-layer-freq", text_,
+        fmt::format("{} at character {} (expected an integer or a list expression such as ([0]*3+[1]*58))",
+                    why, at_ + 1));
+  }
+  void skip_space() {
+    while (at_ < text_.size() && std::isspace(static_cast<unsigned char>(text_[at_]))) ++at_;
+  }
+  bool take(char c) {
+    skip_space();
+    if (at_ < text_.size() && text_[at_] == c) {
+      ++at_;
+      return true;
+    }
+    return false;
+  }
+  std::size_t count() {
+    skip_space();
+    std::size_t n = 0;
+    const auto [end, ec] = std::from_chars(text_.data() + at_, text_.data() + text_.size(), n);
+    if (ec != std::errc() || end == text_.data() + at_) fail("expected a whole number");
+    at_ = static_cast<std::size_t>(end - text_.data());
+    return n;
+  }
+  std::vector<int> expr() {
+    std::vector<int> v = term();
+    while (take('+')) {
+      const std::vector<int> more = term();
+      if (v.size() + more.size() > kMaxExpanded) fail("the list grows past a million layers");
+      v.insert(v.end(), more.begin(), more.end());
+    }
+    return v;
+  }
+  std::vector<int> term() {
+    std::vector<int> v = atom();
+    while (take('*')) {
+      const std::size_t n = count();
+      if (n != 0 && v.size() > kMaxExpanded / n) fail("the list grows past a million layers");
+      std::vector<int> repeated;
+      repeated.reserve(v.size() * n);
+      for (std::size_t i = 0; i < n; ++i) repeated.insert(repeated.end(), v.begin(), v.end());
+      v = std::move(repeated);
+    }
+    return v;
+  }
+  std::vector<int> atom() {
+    if (take('(')) {
+      if (++depth_ > 32) fail("parentheses nested too deep");
+      std::vector<int> v = expr();
+      --depth_;
+      if (!take(')')) fail("expected ')'");
+      return v;
+    }
+    if (!take('[')) fail("expected '[' or '('");
+    std::vector<int> v;
+    do {
+      const std::size_t x = count();
+      if (x > 1) fail("a layer is 1 (experts) or 0 (dense), not " + std::to_string(x));
+      v.push_back(static_cast<int>(x));
+    } while (take(','));
+    if (!take(']')) fail("expected ']'");
+    return v;
+  }
+};
+
+// One pass of Python's re.sub(pattern, group(1) * int(group(2)), text), bounded in length.
+std::string unroll(const std::string& text, const std::regex& pattern, std::string_view layout) {
+  std::string out;
+  std::size_t last = 0;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), pattern); it != std::sregex_iterator();
+       ++it) {
+    const std::smatch& m = *it;
+    out.append(text, last, static_cast<std::size_t>(m.position(0)) - last);
+    const std::string body = m[1].str();
+    std::size_t n = 0;
+    const std::string digits = m[2].str();
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+    if (ec != std::errc() || end != digits.data() + digits.size() ||
+        (n != 0 && body.size() > (kMaxExpanded - out.size()) / n)) {
+      bad("--pipeline-model-parallel-layout", layout, "expands past a million symbols");
+    }
+    for (std::size_t i = 0; i < n; ++i) out += body;
+    last = static_cast<std::size_t>(m.position(0) + m.length(0));
+  }
+  out.append(text, last, std::string::npos);
+  return out;
+}
+
+}  // namespace
+
+std::vector<int> moe_layer_pattern(std::string_view text, std::int64_t layers) {
+  std::vector<int> pattern;
+  std::int64_t every = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), every);
+  if (ec == std::errc() && end == text.data() + text.size()) {
+    if (every < 1) bad("--moe-layer-freq", text, "an integer frequency must be 1 or more");
+    for (std::int64_t i = 0; i < layers; ++i) pattern.push_back(i % every == 0 ? 1 : 0);
+    return pattern;
+  }
+  pattern = PatternParser(text).parse();
+  if (static_cast<std::int64_t>(pattern.size()) != layers) {
+    bad("--moe-layer-freq", text,
+        fmt::format("gives {} layers; --num-layers is {} (Megatron-LM requires one entry per layer)",
+                    pattern.size(), layers));
+  }
+  return pattern;
+}
+
+MoeLayerSplit moe_layer_split(const std::vector<int>& pattern) {
+  const auto first_moe = std::find(pattern.begin(), pattern.end(), 1);
+  if (first_moe == pattern.end()) {
+    throw InputError("--moe-layer-freq puts experts on no layer: drop --num-experts for a dense model");
+  }
+  const auto dense = static_cast<std::int64_t>(first_moe - pattern.begin());
+  // The step: from the first MoE layer to the next one; with one MoE layer, the layers after the dense
+  // first ones must be that layer alone.
+  const auto next = std::find(first_moe + 1, pattern.end(), 1);
+  const std::int64_t step = next == pattern.end() ? 1 : static_cast<std::int64_t>(next - first_moe);
+  MoeLayerSplit split{.dense_layers = dense - (step - 1), .moe_layer_step = step};
+  bool matches = split.dense_layers >= 0;
+  for (std::size_t i = 0; matches && i < pattern.size(); ++i) {
+    const auto index = static_cast<std::int64_t>(i);
+    const bool moe = index >= split.dense_layers && (index - split.dense_layers + 1) % step == 0;
+    matches = (pattern[i] == 1) == moe;
+  }
+  if (!matches) {
+    throw InputError(
+        "--moe-layer-freq: this pattern of MoE and dense layers is not modelled: trainsim takes dense first "
+        "layers followed by every n-th layer a MoE layer, the n-th of each n (model.dense_layers, "
+        "model.moe_layer_step), e.g. ([0]*3+[1]*58) or ([0,1]*24)");
+  }
+  return split;
+}
+
+std::vector<int> layout_stage_layers(std::string_view layout, std::int64_t layers, std::int64_t pp) {
+  std::string text(layout);
+  text.erase(std::remove(text.begin(), text.end(), ','), text.end());
+  if (text.size() > kMaxExpanded) bad("--pipeline-model-parallel-layout", layout, "is too long");
+  static const std::regex kGroup(R"(\(([^)]+)\)\*(\d+))");
+  static const std::regex kSymbol(R"((.)\*(\d+))");
+  text = unroll(unroll(text, kGroup, layout), kSymbol, layout);
+  std::vector<int> counts(1, 0);
+  std::size_t embeddings = 0, losses = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '|') {
+      counts.push_back(0);
+    } else if (c == 't') {
+      ++counts.back();
+    } else if (c == 'E') {
+      if (i != 0 || ++embeddings > 1)
+        bad("--pipeline-model-parallel-layout", layout, "the embedding (E) opens the first stage, once");
+    } else if (c == 'L') {
+      if (++losses > 1 || i + 1 != text.size())
+        bad("--pipeline-model-parallel-layout", layout, "the loss (L) closes the last stage, once");
+    } else if (c != 'm') {
+      bad("--pipeline-model-parallel-layout", layout,
+          fmt::format("'{}' is not a layer symbol (E, t, m, L, '|', and (...)*n or x*n repeats)",
+                      sim::escaped_excerpt(std::string(1, c), 4)));
+    }
+  }
+  if (embeddings != 1 || losses != 1)
+    bad("--pipeline-model-parallel-layout", layout, "names the embedding (E) and the loss (L) once each");
+  std::int64_t total = 0;
+  for (const int n : counts) total += n;
+  if (total != layers) {
+    bad("--pipeline-model-parallel-layout", layout,
+        fmt::format("holds {} decoder layers (t); --num-layers is {}", total, layers));
+  }
+  if (static_cast<std::int64_t>(counts.size()) % pp != 0) {
+    bad("--pipeline-model-parallel-layout", layout,
+        fmt::format("has {} stages, not a multiple of the {} pipeline stages", counts.size(), pp));
+  }
+  return counts;
+}
+
+}  // namespace trainsim::scenario
