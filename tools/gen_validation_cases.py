@@ -599,10 +599,14 @@ def recipe_cases(path):
                 r["layers_per_virtual_stage"]) else None
             chunks = len(stage_layers) // pp if stage_layers else 1
             modules = r["recompute_modules"].split()
-            framework = ("{preset: megatron-core, moe_dispatcher: %s, ep_comm_overlap: %s, delay_wgrad_compute: %s, "
-                         "cuda_graphs: %s, fused_grouped_mlp: %s%s}" % (
-                             r["moe_dispatcher"], r["ep_comm_overlap"], r["delay_wgrad_compute"],
+            # Megatron-LM's own defaults where a recipe leaves a flag out (tp_comm_overlap, the overlaps off);
+            # the paged stash sizes the experts' buffers ahead, so no layer waits on the host for its counts.
+            framework = ("{preset: megatron-core, tp_comm_overlap: %s, overlap_param_gather: %s, moe_dispatcher: %s, "
+                         "ep_comm_overlap: %s, delay_wgrad_compute: %s, cuda_graphs: %s, fused_grouped_mlp: %s%s%s}" % (
+                             r["tp_comm_overlap"], r["overlap_param_gather"], r["moe_dispatcher"],
+                             r["ep_comm_overlap"], r["delay_wgrad_compute"],
                              str(r["cuda_graph_scope"] == "full_iteration").lower(), r["fused_grouped_mlp"],
+                             ", moe_host_sync: false" if r["moe_paged_stash"] == "true" else "",
                              ", moe_dispatcher_sms: %s" % r["moe_dispatcher_sms"] if r["moe_dispatcher_sms"] else ""))
             cases.append({
                 "folder": "moe-recipes", "framework": framework, "name": r["id"].lower(),
@@ -621,7 +625,7 @@ def recipe_cases(path):
                                 "recompute": "{modules: [%s]}" % ", ".join(modules) if modules else "none",
                                 "offload": "{modules: [%s]}" % ", ".join(r["offload_modules"].split())
                                 if r["offload_modules"] else None,
-                                "zero": 1, "overlap_grad_reduce": True},
+                                "zero": 1, "overlap_grad_reduce": r["overlap_grad_reduce"] == "true"},
                 "training": {"global_batch": int(r["global_batch"]), "precision": r["precision"],
                              "state_precision": "bf16" if r["moments"] == "bf16" else None},
                 "measured": [("tokens_per_s_per_gpu", round(tokens, 1))],
