@@ -66,12 +66,14 @@ void add_import_command(CLI::App& app, int& exit_code) {
   // Without a known source CLI11 says only "A subcommand is required": name the sources, and where a
   // HuggingFace config.json goes instead (`model: {hf_config: PATH}` in a scenario).
   sub->footer(
-      "Sources: megatron (a Megatron-LM argument list) and nemo (a NeMo 2 recipe). A HuggingFace config.json "
+      "Sources: megatron (a Megatron-LM argument list or recipe file) and nemo (a NeMo 2 recipe). A "
+      "HuggingFace config.json "
       "is not imported: write model: {hf_config: path/to/config.json} in a scenario.");
   auto args = std::make_shared<ImportArgs>();
   auto* megatron = sub->add_subcommand(
       "megatron",
-      "a Megatron-LM argument list (a launch script or a file of pretrain_gpt.py flags) as a scenario: "
+      "a Megatron-LM argument list (a launch script, a file of pretrain_gpt.py flags or a recipe file of "
+      "examples/moe_recipes) as a scenario: "
       "model, layout, batch, precision, recompute and offload modules, optimizer moments, MoE dispatcher and "
       "routing, overlap flags; flags that price nothing are listed, "
       "unknown ones refused (--lenient: listed)");
@@ -90,7 +92,7 @@ void add_import_command(CLI::App& app, int& exit_code) {
   megatron
       ->add_option("--nodes", args->options.nodes,
                    "nodes (default: torchrun's --nnodes when a number, else the fewest that hold one "
-                   "replica of tp x pp x cp)")
+                   "replica: pp x lcm(tp x cp, ep x expert tp) GPUs)")
       ->check(CLI::Range(1, 1000000));
   megatron
       ->add_option("--gpus-per-node", args->options.gpus_per_node,

@@ -562,10 +562,12 @@ def megatron_flops_per_token(m, seq):
 
 
 def megatron_stage_layers(layout, layers, pp):
-    """Transformer layers per virtual pipeline stage from a recipe's layout column: Megatron-LM's
+    """Transformer layers per virtual pipeline stage from a recipe's `pipeline_split` column: Megatron-LM's
     --pipeline-model-parallel-layout string (E embedding, t a layer, m the MTP module, L the loss, | a stage
     boundary, (...)*n and t*n repeats), or --num-layers-per-virtual-pipeline-stage n with the embedding and
-    the loss each counted as a layer (account_for_embedding_in_pipeline_split and ..._loss_...)."""
+    the loss each counted as a layer (every recipe that gives n sets account_for_embedding_in_pipeline_split
+    and account_for_loss_in_pipeline_split). A transcription of its own, beside the C++ importer's
+    (scenarios/importers/megatron_patterns.cpp), so that the two can be checked against each other."""
     import re
     if layout.isdigit():
         n = int(layout)
@@ -587,7 +589,9 @@ def megatron_stage_layers(layout, layers, pp):
 def recipe_cases(path):
     """Megatron-LM's MoE recipes (moe-recipes.csv, a transcription of each recipe file's ARGS and ENV_VARS):
     every setting trainsim prices is the recipe's own; the README's median TFLOP/s/GPU becomes tokens/s/GPU
-    with Megatron-LM's own FLOP count (megatron_flops_per_token)."""
+    with Megatron-LM's own FLOP count (megatron_flops_per_token). What every one of the 14 recipes sets alike
+    is written here rather than in a column: seq_length 4096, expert_tensor_parallel_size 1,
+    moe_router_force_load_balancing, use_distributed_optimizer (ZeRO-1), context_parallel_size 1."""
     cases = []
     with open(path, newline="") as f:
         for r in csv.DictReader(f):
@@ -595,8 +599,7 @@ def recipe_cases(path):
             gpus, tp, pp, ep = (int(r[k]) for k in ("gpus", "tp", "pp", "ep"))
             seq = 4096
             tokens = float(r["tflops_per_gpu"]) * 1e12 / megatron_flops_per_token(m, seq)
-            stage_layers = megatron_stage_layers(r["layers_per_virtual_stage"], m["layers"], pp) if (
-                r["layers_per_virtual_stage"]) else None
+            stage_layers = megatron_stage_layers(r["pipeline_split"], m["layers"], pp) if r["pipeline_split"] else None
             chunks = len(stage_layers) // pp if stage_layers else 1
             modules = r["recompute_modules"].split()
             # Megatron-LM's own defaults where a recipe leaves a flag out (tp_comm_overlap, the overlaps off);

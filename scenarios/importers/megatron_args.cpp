@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -105,6 +106,7 @@ const std::set<std::string, std::less<>> kValued = {"--num-layers",
                                                     "--expert-tensor-parallel-size",
                                                     "--num-layers-per-virtual-pipeline-stage",
                                                     "--virtual-pipeline-model-parallel-size",
+                                                    "--num-virtual-stages-per-pipeline-rank",
                                                     "--micro-batch-size",
                                                     "--global-batch-size",
                                                     "--recompute-granularity",
@@ -198,6 +200,8 @@ const std::set<std::string, std::less<>> kPricedNothing = {
 // a minimum of 1: Megatron-LM refuses 0 too (its asserts divide by them), so 0 is not read as 1.
 constexpr long long kMaxCount = 1'000'000'000'000;
 constexpr long long kMaxParallel = 1'000'000;
+// The most GPUs one model replica may take (products of parallel sizes stay far from overflow).
+constexpr long long kMaxGpus = 100'000'000;
 
 // GPT-2 BPE (Megatron's GPT2BPETokenizer), before padding.
 constexpr long long kGpt2Vocab = 50257;
@@ -280,8 +284,10 @@ long long round_up(long long value, long long multiple) {
   return multiple <= 0 ? value : (value + multiple - 1) / multiple * multiple;
 }
 
-// Every flag is one trainsim reads, one known to price nothing (listed in ignored_flags), or unknown: listed
-// in unknown_flags when the import is lenient, refused (with the nearest known flag) otherwise.
+// Every flag is one trainsim reads, one known to price nothing (listed in ignored_flags), one read whose
+// effect is not priced (kNotPriced: listed in not_priced with what it does), or unknown: listed in
+// unknown_flags when the import is lenient, refused (with the nearest known flag, or kNotRead's reason)
+// otherwise.
 void sort_flags(const Flags& f, bool lenient, MegatronImport& out) {
   for (const auto& [flag, values] : f.values) {
     if (kSwitches.contains(flag) || kValued.contains(flag) || kListed.contains(flag)) continue;
@@ -362,29 +368,36 @@ long long padded_vocab(const Flags& f, long long tp, long long given) {
   return round_up(vocab, divisible);
 }
 
-// Virtual pipeline stages per rank, given as a count or as layers per virtual stage.
-long long virtual_stages(const Flags& f, long long layers, long long pp) {
-  long long stages = f.count("--virtual-pipeline-model-parallel-size", 0);
-  if (const long long per = f.count("--num-layers-per-virtual-pipeline-stage", 0); per > 0) {
-    if (layers % (pp * per) != 0) {
-      throw InputError("--num-layers-per-virtual-pipeline-stage " + std::to_string(per) +
-                       " does not divide --num-layers over the pipeline stages");
-    }
-    stages = layers / (pp * per);
-  }
-  return stages;
-}
+// The most virtual stages a rank may hold (parallelism.virtual_stages' bound).
+constexpr long long kMaxVirtualStages = 10'000;
 
 // The pipeline's virtual stages and, where Megatron-LM splits the layers unevenly, the decoder layers of
-// each: --pipeline-model-parallel-layout; else --num-layers-per-virtual-pipeline-stage or
-// --virtual-pipeline-model-parallel-size, where --account-for-embedding-in-pipeline-split and
-// --account-for-loss-in-pipeline-split count the embedding and the loss as one layer each of the first and
-// the last virtual stage (megatron/training/arguments.py). A virtual stage with no decoder layer is taken
-// at the ends only, where the embedding or the loss is all it holds (parallelism.stage_layers).
+// each. --pipeline-model-parallel-layout names them (Megatron-LM refuses it beside the flags below). Else a
+// rank's virtual stages are --num-layers-per-virtual-pipeline-stage's share of the layers or
+// --num-virtual-stages-per-pipeline-rank (older scripts: --virtual-pipeline-model-parallel-size), with
+// --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split counting the embedding
+// and the loss as one layer each of the first and the last virtual stage (megatron/training/arguments.py).
+// A virtual stage with no decoder layer is taken at the ends only, where the embedding or the loss is all
+// it holds (parallelism.stage_layers).
 void read_pipeline_split(const Flags& f, MegatronRun& r) {
+  const bool embedding = f.has("--account-for-embedding-in-pipeline-split");
+  const bool loss = f.has("--account-for-loss-in-pipeline-split");
+  const long long per = f.count("--num-layers-per-virtual-pipeline-stage", 0);
+  const long long stages = f.has("--num-virtual-stages-per-pipeline-rank")
+                               ? f.count("--num-virtual-stages-per-pipeline-rank", 0, 1, kMaxVirtualStages)
+                               : f.count("--virtual-pipeline-model-parallel-size", 0, 0, kMaxVirtualStages);
   if (const auto layout = f.text("--pipeline-model-parallel-layout")) {
-    r.stage_layers = layout_stage_layers(*layout, r.layers, r.pp);
+    if (embedding || loss || per > 0 || stages > 0) {
+      throw InputError(
+          "--pipeline-model-parallel-layout names every virtual stage's layers: Megatron-LM refuses it "
+          "beside --num-layers-per-virtual-pipeline-stage, a virtual-stage count or the "
+          "--account-for-*-in-pipeline-split flags");
+    }
+    r.stage_layers = layout_stage_layers(*layout, r.layers, r.mtp_layers, r.pp);
     r.virtual_stages = static_cast<long long>(r.stage_layers.size()) / r.pp;
+    if (r.virtual_stages > kMaxVirtualStages)
+      throw InputError(
+          "--pipeline-model-parallel-layout: more than 10,000 virtual stages a rank are not modelled");
     for (std::size_t i = 1; i + 1 < r.stage_layers.size(); ++i) {
       if (r.stage_layers[i] == 0) {
         throw InputError("--pipeline-model-parallel-layout " + sim::escaped_excerpt(*layout, 60) +
@@ -397,43 +410,35 @@ void read_pipeline_split(const Flags& f, MegatronRun& r) {
     if (r.stage_layers.size() == 1) r.stage_layers.clear();
     return;
   }
-  const long long extra = (f.has("--account-for-embedding-in-pipeline-split") ? 1 : 0) +
-                          (f.has("--account-for-loss-in-pipeline-split") ? 1 : 0);
-  if (extra == 0) {
-    r.virtual_stages = virtual_stages(f, r.layers, r.pp);
-    return;
-  }
+  const long long extra = (embedding ? 1 : 0) + (loss ? 1 : 0);
   const long long counted = r.layers + extra;
-  if (counted % r.pp != 0) {
-    throw InputError(
-        fmt::format("--num-layers {} with the embedding and loss counted ({}) does not split "
-                    "over --pipeline-model-parallel-size {}",
-                    r.layers, counted, r.pp));
-  }
+  const std::string what = extra > 0 ? " (the embedding and the loss counted as layers)" : "";
   long long chunks = r.pp;
-  if (const long long per = f.count("--num-layers-per-virtual-pipeline-stage", 0); per > 0) {
-    if ((counted / r.pp) % per != 0) {
+  if (per > 0) {
+    if (counted % (r.pp * per) != 0) {
       throw InputError(
-          fmt::format("--num-layers-per-virtual-pipeline-stage {} does not divide the {} layers "
-                      "of a pipeline stage (the embedding and the loss counted)",
-                      per, counted / r.pp));
+          fmt::format("--num-layers-per-virtual-pipeline-stage {} does not divide --num-layers over the "
+                      "pipeline stages{}",
+                      per, what));
     }
     chunks = counted / per;
-  } else if (const long long v = f.count("--virtual-pipeline-model-parallel-size", 0); v > 1) {
-    chunks = r.pp * v;
+  } else if (stages > 1) {
+    chunks = r.pp * stages;
   }
-  if (counted % chunks != 0 || counted / chunks < extra) {
-    throw InputError(
-        fmt::format("{} layers (the embedding and loss counted) do not split into {} virtual "
-                    "stages",
-                    counted, chunks));
-  }
-  const int per = static_cast<int>(counted / chunks);
+  if (chunks / r.pp > kMaxVirtualStages)
+    throw InputError("more than 10,000 virtual pipeline stages a rank are not modelled");
   r.virtual_stages = chunks / r.pp;
-  if (chunks == 1) return;
-  r.stage_layers.assign(static_cast<std::size_t>(chunks), per);
-  if (f.has("--account-for-embedding-in-pipeline-split")) --r.stage_layers.front();
-  if (f.has("--account-for-loss-in-pipeline-split")) --r.stage_layers.back();
+  if (extra == 0 || chunks == 1) return;  // an even split: the scenario's own
+  if (counted % chunks != 0 || counted / chunks < 1) {
+    throw InputError(fmt::format("--num-layers {}{} does not split evenly into {} virtual stages", r.layers,
+                                 what, chunks));
+  }
+  const long long each = counted / chunks;
+  if (each > std::numeric_limits<int>::max())
+    throw InputError("more than 2^31 layers in a virtual stage are not modelled");
+  r.stage_layers.assign(static_cast<std::size_t>(chunks), static_cast<int>(each));
+  if (embedding) --r.stage_layers.front();
+  if (loss) --r.stage_layers.back();
 }
 
 // `{modules: [a, b]}` of a listed flag's words, each checked against the modules trainsim models.
@@ -478,8 +483,16 @@ std::string offload_setting(const Flags& f) {
 // dispatcher's --moe-flex-dispatcher-backend (default deepep) naming the backend.
 std::string moe_dispatcher(const Flags& f) {
   std::string type = f.text("--moe-token-dispatcher-type").value_or("allgather");
-  // --moe-enable-deepep (deprecated): the flex dispatcher with its DeepEP backend.
-  if (f.has("--moe-enable-deepep")) return "deepep";
+  // --moe-enable-deepep (deprecated): DeepEP, which Megatron-Core takes only with the flex dispatcher
+  // and no other backend named (transformer_config.py).
+  if (f.has("--moe-enable-deepep")) {
+    if (type != "flex" || f.text("--moe-flex-dispatcher-backend").value_or("deepep") != "deepep") {
+      throw InputError(
+          "--moe-enable-deepep needs --moe-token-dispatcher-type flex and no other "
+          "--moe-flex-dispatcher-backend (Megatron-Core refuses it otherwise)");
+    }
+    return "deepep";
+  }
   if (type == "alltoall" || type == "allgather") return type;
   if (type != "flex")
     throw InputError("--moe-token-dispatcher-type " + type + " is not modelled (alltoall, allgather, flex)");
@@ -545,7 +558,8 @@ void read_routing(const Flags& f, MegatronRun& r) {
 // Where the experts are (--moe-layer-freq: model.dense_layers and model.moe_layer_step) and the shared
 // experts' width (--moe-shared-expert-intermediate-size) in experts of --moe-ffn-hidden-size.
 void read_moe_layers(const Flags& f, MegatronRun& r) {
-  if (const auto freq = f.text("--moe-layer-freq")) {
+  // 1, Megatron-LM's default, puts experts on every layer: nothing to read.
+  if (const auto freq = f.text("--moe-layer-freq"); freq && *freq != "1") {
     const MoeLayerSplit split = moe_layer_split(moe_layer_pattern(*freq, r.layers));
     r.dense_layers = split.dense_layers;
     r.moe_layer_step = split.moe_layer_step;
@@ -581,8 +595,13 @@ void read_graphs_and_fusion(const Flags& f, MegatronRun& r) {
     const std::vector<std::string> modules = f.list("--cuda-graph-modules");
     scopes.insert(scopes.end(), modules.begin(), modules.end());
   }
-  r.cuda_graphs =
-      impl == "full_iteration" || std::find(scopes.begin(), scopes.end(), "full_iteration") != scopes.end();
+  const bool full_scope = std::find(scopes.begin(), scopes.end(), "full_iteration") != scopes.end();
+  if (full_scope && impl == "transformer_engine") {
+    throw InputError(
+        "--cuda-graph-scope full_iteration needs --cuda-graph-impl local (Megatron-LM refuses it with "
+        "transformer_engine)");
+  }
+  r.cuda_graphs = impl == "full_iteration" || full_scope;
   const bool per_layer = impl == "local" || impl == "transformer_engine" || f.has("--external-cuda-graph") ||
                          f.has("--enable-cuda-graph");
   if (!r.cuda_graphs && per_layer) {
@@ -591,9 +610,14 @@ void read_graphs_and_fusion(const Flags& f, MegatronRun& r) {
         scopes.empty() ? std::string("whole layers") : fmt::format("{}", fmt::join(scopes, ", "))));
   }
   const auto fused = f.environment.find("NVTE_CUTEDSL_FUSED_GROUPED_MLP");
-  r.fused_grouped_mlp = f.has("--num-experts") && r.precision == "fp8" &&
-                        f.has("--use-transformer-engine-op-fuser") && fused != f.environment.end() &&
-                        fused->second == "1";
+  r.fused_grouped_mlp =
+      f.has("--num-experts") && r.precision == "fp8" && f.text("--fp8-recipe").value_or("") == "mxfp8" &&
+      f.has("--use-transformer-engine-op-fuser") && fused != f.environment.end() && fused->second == "1";
+  if (r.fused_grouped_mlp && (r.expert_tp > 0 ? r.expert_tp : r.tp) != 1) {
+    throw InputError(
+        "the fused grouped MLP (--use-transformer-engine-op-fuser with NVTE_CUTEDSL_FUSED_GROUPED_MLP=1) "
+        "needs one rank an expert, --expert-tensor-parallel-size 1 (Megatron-Core asserts it)");
+  }
   r.paged_stash = f.has("--num-experts") && f.has("--moe-paged-stash");
   if (r.precision == "fp8" && f.text("--fp8-recipe").value_or("") == "blockwise")
     r.not_priced.emplace_back("--fp8-recipe blockwise (block-scaled GEMMs priced as fp8 GEMMs)");
@@ -627,6 +651,7 @@ MegatronRun read_run(const Flags& f, const MegatronImportOptions& options) {
   r.pp = f.count("--pipeline-model-parallel-size", 1, 1, kMaxParallel);
   r.cp = f.count("--context-parallel-size", 1, 1, kMaxParallel);
   r.ep = f.count("--expert-model-parallel-size", 1, 1, kMaxParallel);
+  r.expert_tp = f.count("--expert-tensor-parallel-size", 0, 1, kMaxParallel);
   r.swiglu = f.has("--swiglu");
   // Megatron's default FFN width (megatron/training/arguments.py): 4h, or for SwiGLU 2/3 of it rounded
   // down to a multiple of 64.
@@ -665,11 +690,15 @@ MegatronRun read_run(const Flags& f, const MegatronImportOptions& options) {
   if (r.optimizer != "adam" && r.optimizer != "sgd")
     throw InputError("--optimizer " + r.optimizer + " is not modelled");
   if (r.optimizer == "adam") r.state_precision = state_precision(f);
-  r.expert_tp = f.count("--expert-tensor-parallel-size", 0, 1, kMaxParallel);
   // Megatron-Core folds the expert group into the attention's tp × cp × dp ranks (expert_tp ranks
   // splitting each expert): one replica needs pp · lcm(tp · cp, ep · expert_tp) GPUs.
   const long long expert_ranks = r.ep * (r.expert_tp > 0 ? r.expert_tp : r.tp);
-  r.nodes = node_count(f, options, r.pp * std::lcm(r.tp * r.cp, expert_ranks));
+  const long long lcm = std::lcm(r.tp * r.cp, expert_ranks);
+  if (static_cast<double>(r.pp) * static_cast<double>(lcm) > static_cast<double>(kMaxGpus)) {
+    throw InputError(fmt::format(
+        "one replica of this layout needs more than {} GPUs (pp · lcm(tp · cp, ep · expert tp))", kMaxGpus));
+  }
+  r.nodes = node_count(f, options, r.pp * lcm);
   return r;
 }
 

@@ -27,12 +27,14 @@
 // multi-head latent attention (--multi-latent-attention and its ranks, Megatron-LM's defaults where absent)
 // and --qk-layernorm (model.qk_norm; under MLA the latents' norms, which MLA holds). The expert group is
 // folded into the attention's ranks as Megatron-Core places it (parallelism.expert_folding, expert_tp from
-// --expert-tensor-parallel-size). The step's CUDA graphs are whole (framework.cuda_graphs) under the
-// full_iteration scope only; the fused grouped MLP needs --use-transformer-engine-op-fuser,
-// NVTE_CUTEDSL_FUSED_GROUPED_MLP=1 and fp8; --moe-paged-stash drops the layer's host wait
+// --expert-tensor-parallel-size). The step's CUDA graphs are whole (framework.cuda_graphs) under
+// --cuda-graph-impl full_iteration or the full_iteration scope only; the fused grouped MLP needs
+// --use-transformer-engine-op-fuser, NVTE_CUTEDSL_FUSED_GROUPED_MLP=1 and MXFP8 (--fp8-recipe mxfp8), with
+// one rank an expert; --moe-paged-stash drops the layer's host wait
 // (framework.moe_host_sync false). The pipeline split is --pipeline-model-parallel-layout's
-// (parallelism.stage_layers), or the layers per virtual stage with --account-for-embedding-in-pipeline-split
-// and --account-for-loss-in-pipeline-split counting the embedding and the loss as a layer each.
+// (parallelism.stage_layers), or the layers per virtual stage (or --num-virtual-stages-per-pipeline-rank)
+// with --account-for-embedding-in-pipeline-split and --account-for-loss-in-pipeline-split counting the
+// embedding and the loss as a layer each; one replica takes at most 1e8 GPUs.
 // Any run reads --recompute-modules under selective granularity (recompute: {modules}),
 // --offload-modules under --fine-grained-activation-offloading (offload: {modules}), the Adam moments'
 // --exp-avg-dtype and --exp-avg-sq-dtype under --use-precision-aware-optimizer (one state_precision:

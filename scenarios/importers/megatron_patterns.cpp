@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <regex>
 #include <string>
 
 #include "sim/error.hpp"
@@ -15,9 +14,12 @@ namespace trainsim::scenario {
 
 namespace {
 
-// Bounds on what a pattern may expand to: no model has more layers or virtual stages than this, and a
-// repeat count beyond it would only make the importer allocate without limit.
+// Bounds on what a pattern may expand to, and on the work its repeats may take: no model has more layers
+// or virtual stages than this, and a repeat count beyond it would only make the importer allocate or loop
+// without limit. A layout longer than kMaxLayoutText is refused before it is read.
 constexpr std::size_t kMaxExpanded = 1'000'000;
+constexpr std::size_t kMaxRepeatWork = 4'000'000;
+constexpr std::size_t kMaxLayoutText = 65'536;
 
 [[noreturn]] void bad(std::string_view flag, std::string_view text, const std::string& why) {
   throw InputError(fmt::format("{} {}: {}", flag, sim::escaped_excerpt(std::string(text), 60), why));
@@ -41,6 +43,12 @@ class PatternParser {
   std::string_view text_;
   std::size_t at_ = 0;
   int depth_ = 0;
+  std::size_t work_ = 0;  // elements copied by repeats and sums so far (kMaxRepeatWork)
+
+  void spend(std::size_t elements) {
+    work_ += elements;
+    if (work_ > kMaxRepeatWork) fail("the expression repeats past a million layers' worth of work");
+  }
 
   [[noreturn]] void fail(const std::string& why) const {
     bad("--moe-layer-freq", text_,
@@ -71,6 +79,7 @@ class PatternParser {
     while (take('+')) {
       const std::vector<int> more = term();
       if (v.size() + more.size() > kMaxExpanded) fail("the list grows past a million layers");
+      spend(more.size());
       v.insert(v.end(), more.begin(), more.end());
     }
     return v;
@@ -79,7 +88,12 @@ class PatternParser {
     std::vector<int> v = atom();
     while (take('*')) {
       const std::size_t n = count();
-      if (n != 0 && v.size() > kMaxExpanded / n) fail("the list grows past a million layers");
+      if (n == 0 || v.empty()) {  // an empty list stays empty, whatever the count
+        v.clear();
+        continue;
+      }
+      if (v.size() > kMaxExpanded / n) fail("the list grows past a million layers");
+      spend(v.size() * n);
       std::vector<int> repeated;
       repeated.reserve(v.size() * n);
       for (std::size_t i = 0; i < n; ++i) repeated.insert(repeated.end(), v.begin(), v.end());
@@ -107,28 +121,70 @@ class PatternParser {
   }
 };
 
-// One pass of Python's re.sub(pattern, group(1) * int(group(2)), text), bounded in length.
-std::string unroll(const std::string& text, const std::regex& pattern, std::string_view layout) {
-  std::string out;
-  std::size_t last = 0;
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), pattern); it != std::sregex_iterator();
-       ++it) {
-    const std::smatch& m = *it;
-    out.append(text, last, static_cast<std::size_t>(m.position(0)) - last);
-    const std::string body = m[1].str();
-    std::size_t n = 0;
-    const std::string digits = m[2].str();
-    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
-    if (ec != std::errc() || end != digits.data() + digits.size() ||
-        (n != 0 && body.size() > (kMaxExpanded - out.size()) / n)) {
-      bad("--pipeline-model-parallel-layout", layout, "expands past a million symbols");
+// Megatron-LM's two unrolling passes (parse_str_to_list: re.sub of "\\(([^)]+)\\)\\*(\\d+)", then of
+// "(.)\\*(\\d+)", each body repeated n times), as linear scans bounded in length: a group is '(' up to the
+// next ')' with at least one character between, followed by '*' and digits; a symbol is any character
+// followed by '*' and digits. Anything else is copied as it is (and refused later if not a symbol).
+class LayoutUnroller {
+ public:
+  explicit LayoutUnroller(std::string_view layout) : layout_(layout) {}
+
+  std::string groups(const std::string& text) const {
+    std::string out;
+    for (std::size_t i = 0; i < text.size();) {
+      if (text[i] == '(') {
+        const std::size_t close = text.find(')', i + 1);
+        std::size_t after = 0, n = 0;
+        if (close != std::string::npos && close > i + 1 && repeat_at(text, close + 1, after, n)) {
+          append(out, std::string_view(text).substr(i + 1, close - i - 1), n);
+          i = after;
+          continue;
+        }
+      }
+      append(out, std::string_view(text).substr(i, 1), 1);
+      ++i;
     }
-    for (std::size_t i = 0; i < n; ++i) out += body;
-    last = static_cast<std::size_t>(m.position(0) + m.length(0));
+    return out;
   }
-  out.append(text, last, std::string::npos);
-  return out;
-}
+
+  std::string symbols(const std::string& text) const {
+    std::string out;
+    for (std::size_t i = 0; i < text.size();) {
+      std::size_t after = 0, n = 1;
+      if (repeat_at(text, i + 1, after, n)) {
+        append(out, std::string_view(text).substr(i, 1), n);
+        i = after;
+      } else {
+        append(out, std::string_view(text).substr(i, 1), 1);
+        ++i;
+      }
+    }
+    return out;
+  }
+
+ private:
+  std::string_view layout_;
+
+  // Whether "*digits" starts at `at`: the count in `n`, the index after it in `after`.
+  bool repeat_at(const std::string& text, std::size_t at, std::size_t& after, std::size_t& n) const {
+    if (at + 1 >= text.size() || text[at] != '*' || !std::isdigit(static_cast<unsigned char>(text[at + 1])))
+      return false;
+    std::size_t end = at + 1;
+    while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
+    const auto [ptr, ec] = std::from_chars(text.data() + at + 1, text.data() + end, n);
+    if (ec != std::errc()) too_long();
+    (void)ptr;
+    after = end;
+    return true;
+  }
+  void append(std::string& out, std::string_view body, std::size_t n) const {
+    if (n != 0 && body.size() > (kMaxExpanded - std::min(out.size(), kMaxExpanded)) / n) too_long();
+    for (std::size_t k = 0; k < n; ++k) out.append(body);
+  }
+  [[noreturn]] void too_long() const {
+    bad("--pipeline-model-parallel-layout", layout_, "expands past a million symbols");
+  }
+};
 
 }  // namespace
 
@@ -138,6 +194,8 @@ std::vector<int> moe_layer_pattern(std::string_view text, std::int64_t layers) {
   const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), every);
   if (ec == std::errc() && end == text.data() + text.size()) {
     if (every < 1) bad("--moe-layer-freq", text, "an integer frequency must be 1 or more");
+    if (layers > static_cast<std::int64_t>(kMaxExpanded))
+      bad("--moe-layer-freq", text, "a pattern over more than a million layers is not read");
     for (std::int64_t i = 0; i < layers; ++i) pattern.push_back(i % every == 0 ? 1 : 0);
     return pattern;
   }
@@ -156,10 +214,12 @@ MoeLayerSplit moe_layer_split(const std::vector<int>& pattern) {
     throw InputError("--moe-layer-freq puts experts on no layer: drop --num-experts for a dense model");
   }
   const auto dense = static_cast<std::int64_t>(first_moe - pattern.begin());
-  // The step: from the first MoE layer to the next one; with one MoE layer, the layers after the dense
-  // first ones must be that layer alone.
+  // The step: from the first MoE layer to the next one; with one MoE layer, from it to the end, so that it
+  // is its step's last layer and no step follows (dense 1, step 2 holds [0, 0, 1, 0]).
   const auto next = std::find(first_moe + 1, pattern.end(), 1);
-  const std::int64_t step = next == pattern.end() ? 1 : static_cast<std::int64_t>(next - first_moe);
+  const std::int64_t step =
+      next != pattern.end() ? static_cast<std::int64_t>(next - first_moe)
+                            : std::max<std::int64_t>(1, static_cast<std::int64_t>(pattern.end() - first_moe));
   MoeLayerSplit split{.dense_layers = dense - (step - 1), .moe_layer_step = step};
   bool matches = split.dense_layers >= 0;
   for (std::size_t i = 0; matches && i < pattern.size(); ++i) {
@@ -176,28 +236,36 @@ MoeLayerSplit moe_layer_split(const std::vector<int>& pattern) {
   return split;
 }
 
-std::vector<int> layout_stage_layers(std::string_view layout, std::int64_t layers, std::int64_t pp) {
+std::vector<int> layout_stage_layers(std::string_view layout, std::int64_t layers, std::int64_t mtp_layers,
+                                     std::int64_t pp) {
+  if (layout.size() > kMaxLayoutText)
+    bad("--pipeline-model-parallel-layout", layout, "is longer than 64 KiB");
   std::string text(layout);
   text.erase(std::remove(text.begin(), text.end(), ','), text.end());
-  if (text.size() > kMaxExpanded) bad("--pipeline-model-parallel-layout", layout, "is too long");
-  static const std::regex kGroup(R"(\(([^)]+)\)\*(\d+))");
-  static const std::regex kSymbol(R"((.)\*(\d+))");
-  text = unroll(unroll(text, kGroup, layout), kSymbol, layout);
+  const LayoutUnroller unroller(layout);
+  text = unroller.symbols(unroller.groups(text));
+  // Megatron-LM's checks (PipelineParallelLayerLayout.validate_layer_layout): the embedding is the first
+  // layer symbol and the loss the last, once each; every decoder layer and MTP module placed.
+  const std::size_t first = text.find_first_not_of('|');
+  const std::size_t last = text.find_last_not_of('|');
   std::vector<int> counts(1, 0);
   std::size_t embeddings = 0, losses = 0;
+  std::int64_t mtp = 0;
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (c == '|') {
       counts.push_back(0);
     } else if (c == 't') {
       ++counts.back();
+    } else if (c == 'm') {
+      ++mtp;
     } else if (c == 'E') {
-      if (i != 0 || ++embeddings > 1)
+      if (i != first || ++embeddings > 1)
         bad("--pipeline-model-parallel-layout", layout, "the embedding (E) opens the first stage, once");
     } else if (c == 'L') {
-      if (++losses > 1 || i + 1 != text.size())
+      if (i != last || ++losses > 1)
         bad("--pipeline-model-parallel-layout", layout, "the loss (L) closes the last stage, once");
-    } else if (c != 'm') {
+    } else {
       bad("--pipeline-model-parallel-layout", layout,
           fmt::format("'{}' is not a layer symbol (E, t, m, L, '|', and (...)*n or x*n repeats)",
                       sim::escaped_excerpt(std::string(1, c), 4)));
@@ -210,6 +278,10 @@ std::vector<int> layout_stage_layers(std::string_view layout, std::int64_t layer
   if (total != layers) {
     bad("--pipeline-model-parallel-layout", layout,
         fmt::format("holds {} decoder layers (t); --num-layers is {}", total, layers));
+  }
+  if (mtp != mtp_layers) {
+    bad("--pipeline-model-parallel-layout", layout,
+        fmt::format("places {} MTP modules (m); --mtp-num-layers is {}", mtp, mtp_layers));
   }
   if (static_cast<std::int64_t>(counts.size()) % pp != 0) {
     bad("--pipeline-model-parallel-layout", layout,

@@ -13,7 +13,9 @@
 
 namespace trainsim::scenario {
 
-/// Each layer's 1 (experts) or 0 (dense), `layers` of them, from --moe-layer-freq's text.
+/// Each layer's 1 (experts) or 0 (dense), `layers` of them, from --moe-layer-freq's text; more than a
+/// million layers, or an expression whose repeats do more than a few million layers' worth of work, is
+/// refused.
 [[nodiscard]] std::vector<int> moe_layer_pattern(std::string_view text, std::int64_t layers);
 
 /// The pattern as trainsim's model holds it: `dense_layers` dense first layers, then every
@@ -26,9 +28,10 @@ struct MoeLayerSplit {
 [[nodiscard]] MoeLayerSplit moe_layer_split(const std::vector<int>& pattern);
 
 /// The decoder layers of each virtual stage (pp · virtual stages of them, in Megatron's order: stage k on
-/// pipeline rank k mod pp) from --pipeline-model-parallel-layout. The embedding must open the first virtual
-/// stage and the loss close the last, each once, as Megatron-LM requires; `layers` decoder layers in all.
+/// pipeline rank k mod pp) from --pipeline-model-parallel-layout. As Megatron-LM requires, the embedding is
+/// the first layer symbol and the loss the last, each once; `layers` decoder layers and `mtp_layers` MTP
+/// modules in all. A layout longer than 64 KiB, or one expanding past a million symbols, is refused.
 [[nodiscard]] std::vector<int> layout_stage_layers(std::string_view layout, std::int64_t layers,
-                                                   std::int64_t pp);
+                                                   std::int64_t mtp_layers, std::int64_t pp);
 
 }  // namespace trainsim::scenario

@@ -296,7 +296,7 @@ TEST_CASE("bad MoE flags are errors that name the flag and what is modelled") {
       import_megatron_args(kMoe + "--offload-optimizer-states", "moe.args", {.nodes = 2, .lenient = true});
   CHECK(lenient.unknown_flags == std::vector<std::string>{"--offload-optimizer-states"});
   // An MTP module alone in a virtual stage of its own: the model holds it with the loss.
-  CHECK_THROWS_WITH_AS(import_moe("--pipeline-model-parallel-layout 'Et*4|t*4|m|L'"),
+  CHECK_THROWS_WITH_AS(import_moe("--mtp-num-layers 1 --pipeline-model-parallel-layout 'Et*4|t*4|m|L'"),
                        doctest::Contains("virtual stage 2 holds no decoder layer (an MTP module alone?)"),
                        InputError);
   CHECK_THROWS_WITH_AS(import_moe("--moe-shared-expert-intermediate-size 1536"),
@@ -438,7 +438,7 @@ TEST_CASE("a recipe's per-layer CUDA graphs are priced eager and said so; the fu
                   .parallelism.framework.fused_grouped_mlp);
   // A launch script sets it as a command's prefix or an export.
   const std::string script = "export NVTE_CUTEDSL_FUSED_GROUPED_MLP=1\ntorchrun pretrain_gpt.py " + kMoe +
-                             " --fp8-format e4m3 --use-transformer-engine-op-fuser\n";
+                             " --fp8-format e4m3 --fp8-recipe mxfp8 --use-transformer-engine-op-fuser\n";
   CHECK(load_scenario_text(import_megatron_args(script, "run.sh", {.node = "dgx-b200", .nodes = 2}).yaml,
                            "run.yaml")
             .parallelism.framework.fused_grouped_mlp);
@@ -460,8 +460,8 @@ TEST_CASE("layers per virtual stage with the embedding and the loss counted as l
   CHECK(s.parallelism.stage_layers == expected);
   CHECK_THROWS_WITH_AS(
       import_megatron_args(replaced(qwen, "stage 3", "stage 5"), "qwen.args", {}),
-      "--num-layers-per-virtual-pipeline-stage 5 does not divide the 12 layers of a pipeline "
-      "stage (the embedding and the loss counted)",
+      "--num-layers-per-virtual-pipeline-stage 5 does not divide --num-layers over the pipeline stages "
+      "(the embedding and the loss counted as layers)",
       InputError);
 }
 
@@ -473,4 +473,51 @@ TEST_CASE("a recipe whose ARGS is not a mapping is an error at its line") {
       import_megatron_args("ARGS:\n  num_layers: {a: 1}\n", "r.yaml", {}),
       doctest::Contains("ARGS.num_layers: expected a value or a list of values, found a mapping"),
       InputError);
+}
+
+TEST_CASE("graphs, DeepEP's old switch, blockwise FP8 and layouts as Megatron-LM takes or refuses them") {
+  const auto fw = [](const std::string& extra) { return import_moe(extra).parallelism.framework; };
+  // --moe-enable-deepep: DeepEP under the flex dispatcher; Megatron-Core refuses it with another type.
+  CHECK(fw("--moe-token-dispatcher-type flex --moe-enable-deepep").moe_dispatcher ==
+        model::MoeDispatcher::deepep);
+  CHECK_THROWS_WITH_AS(import_moe("--moe-token-dispatcher-type alltoall --moe-enable-deepep"),
+                       doctest::Contains("--moe-enable-deepep needs --moe-token-dispatcher-type flex"),
+                       InputError);
+  // A whole-step graph: --cuda-graph-impl full_iteration, or the full_iteration scope under local.
+  CHECK(fw("--cuda-graph-impl full_iteration").cuda_graphs);
+  CHECK(fw("--cuda-graph-impl local --cuda-graph-modules full_iteration").cuda_graphs);
+  CHECK_THROWS_WITH_AS(import_moe("--cuda-graph-impl transformer_engine --cuda-graph-scope full_iteration"),
+                       doctest::Contains("--cuda-graph-scope full_iteration needs --cuda-graph-impl local"),
+                       InputError);
+  // Per-layer graphs (--external-cuda-graph: TransformerEngine's, whole layers) are priced eager and listed.
+  const MegatronImport external =
+      import_megatron_args(kMoe + "--external-cuda-graph", "moe.args", {.nodes = 2});
+  CHECK_FALSE(load_scenario_text(external.yaml, "moe.yaml").parallelism.framework.cuda_graphs);
+  CHECK(external.not_priced ==
+        std::vector<std::string>{"CUDA graphs of whole layers (per-layer graphs: priced eager)"});
+  // FP8 blockwise scaling is priced as fp8 and said so; the fused grouped MLP is MXFP8's only.
+  const MegatronImport blockwise =
+      import_megatron_args(kMoe + "--fp8-format e4m3 --fp8-recipe blockwise", "moe.args", {.nodes = 2});
+  CHECK(blockwise.not_priced ==
+        std::vector<std::string>{"--fp8-recipe blockwise (block-scaled GEMMs priced as fp8 GEMMs)"});
+  const std::string fuser =
+      "NVTE_CUTEDSL_FUSED_GROUPED_MLP=1 " + kMoe + "--fp8-format e4m3 --use-transformer-engine-op-fuser ";
+  CHECK_FALSE(
+      load_scenario_text(
+          import_megatron_args(fuser + "--fp8-recipe blockwise", "moe.args", {.nodes = 2}).yaml, "moe.yaml")
+          .parallelism.framework.fused_grouped_mlp);
+  CHECK_THROWS_WITH_AS(
+      import_megatron_args(fuser + "--fp8-recipe mxfp8 --tensor-model-parallel-size 2 --sequence-parallel",
+                           "moe.args", {.nodes = 2}),
+      doctest::Contains("needs one rank an expert, --expert-tensor-parallel-size 1"), InputError);
+  // A layout beside the flags it replaces is refused, as Megatron-LM refuses it.
+  CHECK_THROWS_WITH_AS(
+      import_moe("--pipeline-model-parallel-layout 'Et*4|t*4L' --account-for-loss-in-pipeline-split"),
+      doctest::Contains("Megatron-LM refuses it beside --num-layers-per-virtual-pipeline-stage"), InputError);
+  // The virtual stages as a count (--num-virtual-stages-per-pipeline-rank): 8 layers, pp 2, 2 a rank.
+  CHECK(import_moe("--num-virtual-stages-per-pipeline-rank 2").parallelism.virtual_stages == 2);
+  // One replica past 1e8 GPUs is refused before any product overflows.
+  CHECK_THROWS_WITH_AS(import_moe("--tensor-model-parallel-size 999983 --context-parallel-size 999979"),
+                       doctest::Contains("one replica of this layout needs more than 100000000 GPUs"),
+                       InputError);
 }

@@ -45,6 +45,15 @@ TEST_CASE("--moe-layer-freq: the list expressions of Megatron-LM's help, expande
                        doctest::Contains("the list grows past a million layers"), InputError);
   CHECK_THROWS_WITH_AS((void)moe_layer_pattern("([0]*3+[1]*58", 61), doctest::Contains("expected ')'"),
                        InputError);
+  // Bounded time and memory: an empty list repeated any number of times stays empty (no loop over the
+  // count); repeats whose copying passes a few million layers' worth, and integer patterns over more than a
+  // million layers, are refused.
+  CHECK(moe_layer_pattern("[1]*0*18446744073709551615+[1]", 1) == std::vector<int>{1});
+  CHECK_THROWS_WITH_AS((void)moe_layer_pattern("([1]*1000000)*1*1*1*1*1*1", 1000000),
+                       doctest::Contains("repeats past a million layers' worth of work"), InputError);
+  CHECK_THROWS_WITH_AS((void)moe_layer_pattern("1", 2'000'000),
+                       doctest::Contains("a pattern over more than a million layers is not read"),
+                       InputError);
   CHECK_THROWS_WITH_AS((void)moe_layer_pattern("range(61)", 61), doctest::Contains("expected '[' or '('"),
                        InputError);
 }
@@ -64,6 +73,11 @@ TEST_CASE("--moe-layer-freq as the model holds it: dense first layers, then ever
   CHECK(third.dense_layers == 1);
   CHECK(third.moe_layer_step == 3);
   CHECK(moe_layer_split({1, 1, 1}).dense_layers == 0);
+  // One MoE layer: it is its step's last, the step reaching to the end: [0, 0, 1, 0] is 1 dense layer, then
+  // a step of 2 whose last layer is MoE.
+  const MoeLayerSplit single = moe_layer_split({0, 0, 1, 0});
+  CHECK(single.dense_layers == 1);
+  CHECK(single.moe_layer_step == 2);
   // An integer frequency of 2 puts experts on layers 0, 2, 4: each step's first, which the model does not
   // hold; nor three MoE then two dense.
   for (const std::vector<int>& p :
@@ -81,26 +95,40 @@ TEST_CASE("--pipeline-model-parallel-layout: decoder layers per virtual stage, a
   // stages of 4, the last layer with the MTP module and the loss: 16 virtual stages, pp 8 x 2.
   std::vector<int> expected(15, 4);
   expected.push_back(1);
-  CHECK(layout_stage_layers("Et*4|(tttt|)*14tmL", 61, 8) == expected);
+  CHECK(layout_stage_layers("Et*4|(tttt|)*14tmL", 61, 1, 8) == expected);
   // parse_str_to_list's docstring example, commas cosmetic: 3 layers, 29 virtual stages of 2, the MTP module
   // alone, the loss alone.
   std::vector<int> h100(1, 3);
   h100.insert(h100.end(), 29, 2);
   h100.insert(h100.end(), {0, 0});
-  CHECK(layout_stage_layers("Ettt|(tt|)*29,m|L", 61, 8) == h100);
-  CHECK(layout_stage_layers("Et*3|(tt|)*29m|L", 61, 4) == h100);
-  CHECK(layout_stage_layers("EttttL", 4, 1) == std::vector<int>{4});
-  CHECK_THROWS_WITH_AS((void)layout_stage_layers("tE|tL", 2, 2),
+  CHECK(layout_stage_layers("Ettt|(tt|)*29,m|L", 61, 1, 8) == h100);
+  CHECK(layout_stage_layers("Et*3|(tt|)*29m|L", 61, 1, 4) == h100);
+  CHECK(layout_stage_layers("EttttL", 4, 0, 1) == std::vector<int>{4});
+  // An empty first stage: the embedding is still the first layer symbol, as Megatron-LM checks it.
+  CHECK(layout_stage_layers("|Ett|ttL", 4, 0, 3) == std::vector<int>{0, 2, 2});
+  CHECK_THROWS_WITH_AS((void)layout_stage_layers("tE|tL", 2, 0, 2),
                        doctest::Contains("the embedding (E) opens the first stage, once"), InputError);
-  CHECK_THROWS_WITH_AS((void)layout_stage_layers("Et|tL|t", 3, 3),
+  CHECK_THROWS_WITH_AS((void)layout_stage_layers("Et|tL|t", 3, 0, 3),
                        doctest::Contains("the loss (L) closes the last stage, once"), InputError);
-  CHECK_THROWS_WITH_AS((void)layout_stage_layers("Et*4|tmL", 61, 2),
+  CHECK_THROWS_WITH_AS((void)layout_stage_layers("Et*4|tmL", 61, 1, 2),
                        doctest::Contains("holds 5 decoder layers (t); --num-layers is 61"), InputError);
-  CHECK_THROWS_WITH_AS((void)layout_stage_layers("Et|t|tL", 3, 2),
+  CHECK_THROWS_WITH_AS((void)layout_stage_layers("Et*4|ttL", 6, 1, 2),
+                       doctest::Contains("places 0 MTP modules (m); --mtp-num-layers is 1"), InputError);
+  CHECK_THROWS_WITH_AS((void)layout_stage_layers("Et|t|tL", 3, 0, 2),
                        doctest::Contains("has 3 stages, not a multiple of the 2 pipeline stages"),
                        InputError);
-  CHECK_THROWS_WITH_AS((void)layout_stage_layers("Et|xL", 2, 2),
+  CHECK_THROWS_WITH_AS((void)layout_stage_layers("Et|xL", 2, 0, 2),
                        doctest::Contains("'x' is not a layer symbol"), InputError);
-  CHECK_THROWS_WITH_AS((void)layout_stage_layers("E(t|)*99999999999L", 2, 2),
+  // Bounded: a repeat count or a group expanding past a million symbols, and a layout over 64 KiB, are
+  // refused in time linear in the text (a 60,000-character group or count included).
+  CHECK_THROWS_WITH_AS((void)layout_stage_layers("E(t|)*99999999999L", 2, 0, 2),
                        doctest::Contains("expands past a million symbols"), InputError);
+  CHECK_THROWS_WITH_AS((void)layout_stage_layers("E(t)*999999t(t)*50000000|L", 2, 0, 2),
+                       doctest::Contains("expands past a million symbols"), InputError);
+  CHECK_THROWS_WITH_AS((void)layout_stage_layers("Et*" + std::string(60'000, '9') + "|L", 2, 0, 2),
+                       doctest::Contains("expands past a million symbols"), InputError);
+  CHECK(layout_stage_layers("E(" + std::string(60'000, 't') + ")*1|L", 60'000, 0, 2) ==
+        std::vector<int>{60'000, 0});
+  CHECK_THROWS_WITH_AS((void)layout_stage_layers("E" + std::string(70'000, 't') + "L", 70'000, 0, 1),
+                       doctest::Contains("is longer than 64 KiB"), InputError);
 }
