@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "models/workload/parameters.hpp"
 #include "scenarios/loader.hpp"
 #include "sim/error.hpp"
 
@@ -520,4 +521,24 @@ TEST_CASE("graphs, DeepEP's old switch, blockwise FP8 and layouts as Megatron-LM
   CHECK_THROWS_WITH_AS(import_moe("--tensor-model-parallel-size 999983 --context-parallel-size 999979"),
                        doctest::Contains("one replica of this layout needs more than 100000000 GPUs"),
                        InputError);
+}
+
+TEST_CASE("DeepSeek-V3's Megatron-LM arguments import to its published 671B parameters") {
+  // The arguments of Megatron-LM's DeepSeek-V3 recipes (examples/moe_recipes), without the MTP module:
+  // MLA with its ranks, 3 dense first layers then 58 MoE layers, 256 experts and one shared expert of
+  // width 2,048, the tokenizer's 128,815 entries padded to a multiple of 3,232 (129,280).
+  const std::string deepseek =
+      "--num-layers 61 --hidden-size 7168 --ffn-hidden-size 18432 --num-attention-heads 128 "
+      "--multi-latent-attention --q-lora-rank 1536 --kv-lora-rank 512 --qk-head-dim 128 "
+      "--qk-pos-emb-head-dim 64 --v-head-dim 128 --qk-layernorm --num-experts 256 "
+      "--moe-layer-freq ([0]*3+[1]*58) --moe-ffn-hidden-size 2048 --moe-shared-expert-intermediate-size 2048 "
+      "--moe-router-topk 8 --moe-router-num-groups 8 --moe-router-group-topk 4 --swiglu --normalization "
+      "RMSNorm --position-embedding-type rope --untie-embeddings-and-output-weights --disable-bias-linear "
+      "--tokenizer-type HuggingFaceTokenizer --make-vocab-size-divisible-by 3232 --seq-length 4096 "
+      "--expert-model-parallel-size 8 --global-batch-size 64\n";
+  const Scenario s = load_scenario_text(
+      import_megatron_args(deepseek, "deepseek.args", {.nodes = 1, .vocab_size = 128815}).yaml, "ds.yaml");
+  CHECK(s.model.vocab == 129280);
+  // 671,026,404,352 by hand (tests/models/workload/attention_projections_test.cpp): the published 671B.
+  CHECK(model::parameter_count(s.model) == 671026404352.0);
 }
