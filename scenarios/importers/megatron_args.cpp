@@ -324,6 +324,7 @@ struct MegatronRun {
   long long layers = 0, hidden = 0, heads = 0, seq = 0;
   long long tp = 1, pp = 1, cp = 1, ep = 1;
   long long expert_tp = 0;  // --expert-tensor-parallel-size; 0: Megatron-Core's default, tp
+  [[nodiscard]] long long expert_tensor_parallel() const { return expert_tp > 0 ? expert_tp : tp; }
   bool swiglu = false;
   long long ffn = 0, vocab = 0;
   std::string norm, position;
@@ -582,8 +583,9 @@ void read_moe_layers(const Flags& f, MegatronRun& r) {
 // (attn, moe_router, moe_preprocess, …, or --external-cuda-graph / --enable-cuda-graph with none) leave
 // the layers' other ops eager, which is how trainsim prices them (framework.cuda_graphs covers whole steps
 // only). TransformerEngine's fused MXFP8 grouped MLP runs under --use-transformer-engine-op-fuser with
-// NVTE_CUTEDSL_FUSED_GROUPED_MLP=1 in an fp8 run. --moe-paged-stash sizes the experts' buffers ahead,
-// so the layer does not wait on the host for its token counts (framework.moe_host_sync false).
+// NVTE_CUTEDSL_FUSED_GROUPED_MLP=1 in an MXFP8 run (--fp8-recipe mxfp8), one rank an expert.
+// --moe-paged-stash sizes the experts' buffers ahead, so the layer does not wait on the host for its token
+// counts (framework.moe_host_sync false).
 void read_graphs_and_fusion(const Flags& f, MegatronRun& r) {
   const std::string impl = f.text("--cuda-graph-impl").value_or("none");
   if (impl != "none" && impl != "local" && impl != "transformer_engine" && impl != "full_iteration")
@@ -613,7 +615,7 @@ void read_graphs_and_fusion(const Flags& f, MegatronRun& r) {
   r.fused_grouped_mlp =
       f.has("--num-experts") && r.precision == "fp8" && f.text("--fp8-recipe").value_or("") == "mxfp8" &&
       f.has("--use-transformer-engine-op-fuser") && fused != f.environment.end() && fused->second == "1";
-  if (r.fused_grouped_mlp && (r.expert_tp > 0 ? r.expert_tp : r.tp) != 1) {
+  if (r.fused_grouped_mlp && r.expert_tensor_parallel() != 1) {
     throw InputError(
         "the fused grouped MLP (--use-transformer-engine-op-fuser with NVTE_CUTEDSL_FUSED_GROUPED_MLP=1) "
         "needs one rank an expert, --expert-tensor-parallel-size 1 (Megatron-Core asserts it)");
@@ -692,7 +694,7 @@ MegatronRun read_run(const Flags& f, const MegatronImportOptions& options) {
   if (r.optimizer == "adam") r.state_precision = state_precision(f);
   // Megatron-Core folds the expert group into the attention's tp × cp × dp ranks (expert_tp ranks
   // splitting each expert): one replica needs pp · lcm(tp · cp, ep · expert_tp) GPUs.
-  const long long expert_ranks = r.ep * (r.expert_tp > 0 ? r.expert_tp : r.tp);
+  const long long expert_ranks = r.ep * r.expert_tensor_parallel();
   const long long lcm = std::lcm(r.tp * r.cp, expert_ranks);
   if (static_cast<double>(r.pp) * static_cast<double>(lcm) > static_cast<double>(kMaxGpus)) {
     throw InputError(fmt::format(

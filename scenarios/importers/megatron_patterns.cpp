@@ -131,9 +131,10 @@ class LayoutUnroller {
 
   std::string groups(const std::string& text) const {
     std::string out;
+    std::size_t close = 0;  // the first ')' after i, found once per ')' so the scan stays linear
     for (std::size_t i = 0; i < text.size();) {
       if (text[i] == '(') {
-        const std::size_t close = text.find(')', i + 1);
+        if (close != std::string::npos && close <= i) close = text.find(')', i + 1);
         std::size_t after = 0, n = 0;
         if (close != std::string::npos && close > i + 1 && repeat_at(text, close + 1, after, n)) {
           append(out, std::string_view(text).substr(i + 1, close - i - 1), n);

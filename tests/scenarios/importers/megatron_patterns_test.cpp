@@ -129,6 +129,8 @@ TEST_CASE("--pipeline-model-parallel-layout: decoder layers per virtual stage, a
                        doctest::Contains("expands past a million symbols"), InputError);
   CHECK(layout_stage_layers("E(" + std::string(60'000, 't') + ")*1|L", 60'000, 0, 2) ==
         std::vector<int>{60'000, 0});
+  CHECK_THROWS_WITH_AS((void)layout_stage_layers("E" + std::string(60'000, '(') + "L", 0, 0, 1),
+                       doctest::Contains("'(' is not a layer symbol"), InputError);
   CHECK_THROWS_WITH_AS((void)layout_stage_layers("E" + std::string(70'000, 't') + "L", 70'000, 0, 1),
                        doctest::Contains("is longer than 64 KiB"), InputError);
 }
