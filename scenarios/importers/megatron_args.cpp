@@ -430,7 +430,7 @@ void read_pipeline_split(const Flags& f, MegatronRun& r) {
     throw InputError("more than 10,000 virtual pipeline stages a rank are not modelled");
   r.virtual_stages = chunks / r.pp;
   if (extra == 0 || chunks == 1) return;  // an even split: the scenario's own
-  if (counted % chunks != 0 || counted / chunks < 1) {
+  if (counted % chunks != 0) {
     throw InputError(fmt::format("--num-layers {}{} does not split evenly into {} virtual stages", r.layers,
                                  what, chunks));
   }
@@ -623,10 +623,6 @@ void read_graphs_and_fusion(const Flags& f, MegatronRun& r) {
   r.paged_stash = f.has("--num-experts") && f.has("--moe-paged-stash");
   if (r.precision == "fp8" && f.text("--fp8-recipe").value_or("") == "blockwise")
     r.not_priced.emplace_back("--fp8-recipe blockwise (block-scaled GEMMs priced as fp8 GEMMs)");
-  for (const char* flag : {"--main-grads-dtype", "--main-params-dtype"}) {
-    if (const auto type = f.text(flag); type && *type != "fp32")
-      throw InputError(std::string(flag) + " " + *type + " is not modelled (fp32 only)");
-  }
 }
 
 // The nodes: --nodes, else torchrun's --nnodes when the script gives it as a number rather than a shell
@@ -676,6 +672,11 @@ MegatronRun read_run(const Flags& f, const MegatronImportOptions& options) {
   if (f.has("--fp16")) r.precision = "fp16";
   if (f.has("--bf16")) r.precision = "bf16";
   if (f.has("--fp8-format")) r.precision = "fp8";
+  // The distributed optimizer's main gradients and weights: fp32, as trainsim holds them.
+  for (const char* flag : {"--main-grads-dtype", "--main-params-dtype"}) {
+    if (const auto type = f.text(flag); type && *type != "fp32")
+      throw InputError(std::string(flag) + " " + *type + " is not modelled (fp32 only)");
+  }
 
   r.recompute = recompute_setting(f);
   r.offload = offload_setting(f);

@@ -7,6 +7,7 @@
 #include <charconv>
 #include <string>
 
+#include "models/spec/transformer_spec.hpp"
 #include "sim/error.hpp"
 #include "sim/utf8_text.hpp"
 
@@ -222,12 +223,15 @@ MoeLayerSplit moe_layer_split(const std::vector<int>& pattern) {
       next != pattern.end() ? static_cast<std::int64_t>(next - first_moe)
                             : std::max<std::int64_t>(1, static_cast<std::int64_t>(pattern.end() - first_moe));
   MoeLayerSplit split{.dense_layers = dense - (step - 1), .moe_layer_step = step};
+  // The model's own rule of which layers are dense (TransformerSpec::is_dense_layer) must give the pattern.
+  model::TransformerSpec spec;
+  spec.layers = static_cast<std::int64_t>(pattern.size());
+  spec.experts = 1;
+  spec.dense_layers = split.dense_layers;
+  spec.moe_layer_step = step;
   bool matches = split.dense_layers >= 0;
-  for (std::size_t i = 0; matches && i < pattern.size(); ++i) {
-    const auto index = static_cast<std::int64_t>(i);
-    const bool moe = index >= split.dense_layers && (index - split.dense_layers + 1) % step == 0;
-    matches = (pattern[i] == 1) == moe;
-  }
+  for (std::size_t i = 0; matches && i < pattern.size(); ++i)
+    matches = (pattern[i] == 1) != spec.is_dense_layer(static_cast<std::int64_t>(i));
   if (!matches) {
     throw InputError(
         "--moe-layer-freq: this pattern of MoE and dense layers is not modelled: trainsim takes dense first "

@@ -21,13 +21,14 @@ model::Explanation explain_scenario(const Scenario& s, ExplainExtras extras) {
       model::explain(s.model, s.parallelism, s.training, s.cluster.node.gpu, headroom.value_or(0.0));
   if (!e.sections.empty() && e.memory_per_gpu > 0)
     e.sections.push_back(model::explain_headroom(headroom, e.memory_per_gpu, hbm));
-  e.sections.push_back(model::explain_time(step_input_of(s)));
+  const model::StepInput in = step_input_of(s);
+  e.sections.push_back(model::explain_time(in));
   // The groups of a plan that is a layout (the time section then has lines).
   if (!e.sections.back().lines.empty()) {
-    if (extras.ops) e.sections.push_back(model::explain_ops(step_input_of(s)));
+    if (extras.ops) e.sections.push_back(model::explain_ops(in));
     e.sections.push_back(model::explain_groups(s.parallelism, s.cluster));
-    e.sections.push_back(model::explain_bound(step_input_of(s)));
-    if (auto moe = model::explain_moe_settings(step_input_of(s))) e.sections.push_back(std::move(*moe));
+    e.sections.push_back(model::explain_bound(in));
+    if (auto moe = model::explain_moe_settings(in)) e.sections.push_back(std::move(*moe));
   }
   if (s.convergence) {
     e.sections.push_back(model::explain_convergence(s.model, s.training.global_batch,
