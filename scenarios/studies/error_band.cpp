@@ -30,7 +30,7 @@ double time_ratio(const CaseResult& r) {
   }
   for (const MetricCheck& c : r.checks) {
     const bool throughput = c.metric == "mfu" || c.metric == "hfu" || c.metric == "model_tflops_per_gpu" ||
-                            c.metric == "hardware_tflops_per_gpu";
+                            c.metric == "hardware_tflops_per_gpu" || c.metric == "tokens_per_s_per_gpu";
     if (throughput && c.measured > 0 && c.predicted > 0 && std::isfinite(c.predicted))
       return c.predicted / c.measured;
   }
