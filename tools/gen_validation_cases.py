@@ -305,11 +305,11 @@ def vtrain_cases(path, folder):
 
 
 PUBLISHED_CSV = os.path.join(ROOT, "scenarios", "validation", "published-runs.csv")
-# The Megatron-Core MoE report's rows (MCORE26-*): the model preset of each model name, and the node preset of each
-# system with the GPUs of it a case uses. An NVL72 rack is written as NVLink domains of 64 GPUs, as
+# The MoE rows (the Megatron-Core MoE report's MCORE26-*, Megatron-Bridge's documented runs MBRIDGE-*): the model
+# preset of each model name, and the node preset of each system with the GPUs of it a case uses. An NVL72 rack is written as NVLink domains of 64 GPUs, as
 # ../shared/validation/moe-steps writes GB200 NVL72: the recipes place 64 expert-parallel ranks per NVLink domain,
 # and 256 (or 128) GPUs fill 4 (or 2) such domains.
-MOE_MODEL_PRESET = {"DeepSeek-V3": "deepseek-v3", "Qwen3-235B": "qwen3-235b-a22b"}
+MOE_MODEL_PRESET = {"DeepSeek-V3": "deepseek-v3", "Qwen3-235B": "qwen3-235b-a22b", "Qwen3-30B-A3B": "qwen3-30b-a3b"}
 MOE_NODE = {"GB300": ("gb300-nvl72", 64), "GB200": ("gb200-nvl72", 64), "H100-SXM-80GB": ("dgx-h100", 8)}
 # Llama 3 Sec. 3.3.1: 400 Gb/s RoCE per GPU, one NIC per GPU; the layout of scenarios/examples/llama3-405b-8k-16k-h100.yaml.
 LLAMA3_NETWORK = '{topology: fat-tree, nic: "400 Gb/s", nics_per_node: 8, rail_optimized: true}'
@@ -326,8 +326,9 @@ def csv_bool(path, row, column):
 def published_cases(path):
     """Held-out published training runs (published-runs.csv in this repository, not ../shared): Narayanan et al.
     2021 Table 1 (hardware TFLOP/s per GPU, eq. (3) counts the recomputed forward), Llama 3 Table 4 (model
-    TFLOP/s per GPU and BF16 MFU), BLOOM-176B's logged iteration time (BigScience tr11 chronicles) and the
-    Megatron-Core MoE report's Table 11 (tokens/s per GPU, which needs no FLOP convention). One case per table row;
+    TFLOP/s per GPU and BF16 MFU), BLOOM-176B's logged iteration time (BigScience tr11 chronicles), the
+    Megatron-Core MoE report's Table 11 (tokens/s per GPU, which needs no FLOP convention) and the step time of a
+    Megatron-Bridge recipe its documentation reports (MBRIDGE-*). One case per table row;
     the CSV's `assumed` column names the layout fields the source does not publish (its `notes` say what was
     assumed and why)."""
     scale = {"hardware_tflops_per_gpu": ("hardware_tflops_per_gpu", 1.0),
@@ -342,7 +343,7 @@ def published_cases(path):
         r = rs[0]
         llama = r["id"].startswith("LLAMA3-")
         bloom = r["id"].startswith("BLOOM-")
-        moe = r["id"].startswith("MCORE26-")
+        moe = r["id"].startswith(("MCORE26-", "MBRIDGE-"))
         stage_layers = None
         framework = None
         gpus, tp, cp, pp, dp = (int(r[k]) for k in ("gpus", "tp", "cp", "pp", "dp"))
@@ -358,15 +359,17 @@ def published_cases(path):
                 sys.exit("%s: %s: %d GPUs is not a whole number of %d-GPU nodes" % (path, r["id"], gpus, per_node))
             cluster = {"node": node, "nodes": gpus // per_node, "gpus_per_node": per_node}
             dtype = {"bf16": "bf16", "fp8": "fp8blk" if r["gpu_type"].startswith("H100") else "mxfp8"}[r["precision"]]
-            name = "mcore26-t11-%s-%s-%s-%dgpus-%s%s" % (
-                r["id"].rsplit("-", 1)[1], model["preset"], r["gpu_type"].split("-")[0].lower(), gpus, dtype,
+            name = "%s-%s-%s-%dgpus-%s%s" % (
+                "mcore26-t11-" + r["id"].rsplit("-", 1)[1] if r["id"].startswith("MCORE26-") else "mbridge",
+                model["preset"], r["gpu_type"].split("-")[0].lower(), gpus, dtype,
                 "-%dk" % (seq // 1024) if seq != 4096 else "")
             # The recipe as the report names it (Sec. 8.1, App. B.2): the flex dispatcher's HybridEP or DeepEP
             # backend, the 1F1B expert all-to-all overlap where B.2 turns it on, and CUDA graphs only where the
             # whole step is one graph (the recipes' partial attn/router/preprocess scopes are not).
-            framework = "{preset: megatron-core, moe_dispatcher: %s, ep_comm_overlap: %s, cuda_graphs: %s}" % (
+            framework = "{preset: megatron-core, moe_dispatcher: %s, ep_comm_overlap: %s, cuda_graphs: %s%s}" % (
                 r["moe_dispatcher"], str(csv_bool(path, r, "ep_comm_overlap")).lower(),
-                str(csv_bool(path, r, "cuda_graphs")).lower())
+                str(csv_bool(path, r, "cuda_graphs")).lower(),
+                ", moe_dispatcher_sms: %s" % r["moe_dispatcher_sms"] if r["moe_dispatcher_sms"] else "")
         elif llama:
             name = "llama3-t4-%s-%dk-%dgpus" % (table_row.rsplit(" ", 1)[1], seq // 1024, gpus)
             model = {"preset": "llama3-405b", "seq_len": seq, "attention": "flash"}
