@@ -4,8 +4,8 @@
 //
 // The cases: every step case shipped under scenarios/validation (SPEC "Validation cases"), each with its
 // GPU preset, the framework preset it followed, its parallel style (parallel_style) and its GPU count, and
-// the ratio of its measured to its predicted iteration time (a throughput metric, mfu, TFLOP/s or tokens/s per
-// GPU, inverted: measured time / predicted time = predicted throughput / measured throughput).
+// the ratio of its measured to its predicted iteration time (a throughput metric, mfu, TFLOP/s or tokens/s
+// per GPU, inverted: measured time / predicted time = predicted throughput / measured throughput).
 //
 // Near the scenario: the same GPU preset, the same framework preset and the same style, and a GPU count
 // within a factor of kScaleFactor of the scenario's. With at least kMinCases such cases the band is

@@ -140,7 +140,8 @@ TEST_CASE("a case scored in tokens/s per GPU counts, inverted, as a throughput m
 TEST_CASE("the shipped MoE cases scored in tokens/s give a MoE scenario on GB200 its band") {
   // scenarios/validation holds Megatron-Core MoE runs on GB200 NVL72 racks (the MoE report's Table 11 and
   // Megatron-LM's recipes), every one scored in tokens/s per GPU, 16-256 GPUs.
-  const ErrorBand band = error_band(shipped_band_cases("gb200", "megatron-core"), "gb200", "megatron-core", "MoE", 256);
+  const ErrorBand band =
+      error_band(shipped_band_cases("gb200", "megatron-core"), "gb200", "megatron-core", "MoE", 256);
   CAPTURE(band.basis);
   CHECK(band.validated);
   CHECK(band.cases.size() >= 3);
