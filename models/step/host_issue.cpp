@@ -16,22 +16,38 @@ double op_issue_s(const LayerOp& op, const Framework& fw) {
   return s;
 }
 
-std::optional<std::size_t> host_sync_index(const std::vector<LayerOp>& forward, const Framework& fw) {
+namespace {
+
+// host_sync_index over the ops of `ops` whose names are `prefix` followed by a forward op's name.
+std::optional<std::size_t> sync_index(const std::vector<LayerOp>& ops, const Framework& fw,
+                                      std::string_view prefix) {
   if (!fw.moe_host_sync) return std::nullopt;
   const auto named = [&](std::string_view name) {
-    return std::ranges::find_if(forward, [&](const LayerOp& op) { return op.name == name; });
+    return std::ranges::find_if(ops, [&](const LayerOp& op) {
+      return op.name.size() == prefix.size() + name.size() && op.name.starts_with(prefix) &&
+             op.name.ends_with(name);
+    });
   };
-  if (named("router") == forward.end()) return std::nullopt;
+  if (named("router") == ops.end()) return std::nullopt;
   // The all-to-all and flex dispatchers wait before their token exchange.
-  if (const auto a2a = named("ep_dispatch"); a2a != forward.end())
-    return static_cast<std::size_t>(a2a - forward.begin());
+  if (const auto a2a = named("ep_dispatch"); a2a != ops.end())
+    return static_cast<std::size_t>(a2a - ops.begin());
   // The all-gather dispatcher reads its counts back after its all-gathers.
-  if (const auto gathered = named("ep_dispatch.all_gather"); gathered != forward.end())
-    return static_cast<std::size_t>(gathered - forward.begin()) + 1;
+  if (const auto gathered = named("ep_dispatch.all_gather"); gathered != ops.end())
+    return static_cast<std::size_t>(gathered - ops.begin()) + 1;
   // No exchange (ep and expert tp 1): the counts are read back before the experts' GEMMs.
-  if (const auto fc1 = named("fc1"); fc1 != forward.end())
-    return static_cast<std::size_t>(fc1 - forward.begin());
+  if (const auto fc1 = named("fc1"); fc1 != ops.end()) return static_cast<std::size_t>(fc1 - ops.begin());
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::size_t> host_sync_index(const std::vector<LayerOp>& forward, const Framework& fw) {
+  return sync_index(forward, fw, "");
+}
+
+std::optional<std::size_t> recompute_sync_index(const std::vector<LayerOp>& backward, const Framework& fw) {
+  return sync_index(backward, fw, kRecomputePrefix);
 }
 
 double drained_issue_s(std::span<const IssuedBlock> blocks) {

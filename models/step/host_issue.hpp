@@ -26,6 +26,12 @@ namespace trainsim::model {
 [[nodiscard]] std::optional<std::size_t> host_sync_index(const std::vector<LayerOp>& forward,
                                                          const Framework& fw);
 
+/// Where a MoE layer's backward waits the same way: only when it runs the router and the token exchange
+/// again (full recompute, or the `moe` module's), whose recomputed forward reads its token counts back as
+/// the forward did (the ops kRecomputePrefix names); empty otherwise, the counts being on the host already.
+[[nodiscard]] std::optional<std::size_t> recompute_sync_index(const std::vector<LayerOp>& backward,
+                                                              const Framework& fw);
+
 /// A stretch of a pass: `host` seconds for the host to issue it, `gpu` seconds for the device to run it.
 struct IssuedBlock {
   double host = 0;

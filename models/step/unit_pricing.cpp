@@ -392,7 +392,8 @@ void drop_host_wait(std::vector<CostPiece>& pieces) {
 // In eager mode the host issues every op of a pass one after another while the GPU runs the ones already
 // issued, so the pass takes at least its ops' issue time (op_issue_s; the host runs ahead of a long
 // kernel, so the bound holds for the pass, not for each kernel). A pass that waits on the host for the
-// device (a MoE layer's forward, Framework::moe_host_sync) starts each stretch from a drained queue: from
+// device (a MoE layer's forward, Framework::moe_host_sync, and a backward that runs it again before its
+// own, recompute_sync_index) starts each stretch from a drained queue: from
 // the wait the host issues this layer's ops after it, then the next layer's ops before it (layers of a
 // run are alike), and that stretch costs drained_issue_s of the two, after the first op's issue during
 // which the device has nothing to run. Under CUDA graphs the ops before the wait are one graph launch and
@@ -591,7 +592,8 @@ CostPiece exposed_expert_piece(double seconds, std::string name) {
 void pair_expert_all_to_alls(std::vector<CostPiece>& forward, const std::vector<ExpertAllToAll>& forward_a2a,
                              std::vector<CostPiece>& backward,
                              const std::vector<ExpertAllToAll>& backward_a2a, double slowdown,
-                             bool delay_wgrad, std::optional<std::size_t>* forward_sync) {
+                             bool delay_wgrad, std::optional<std::size_t>* forward_sync,
+                             std::optional<std::size_t>* backward_sync) {
   const std::vector<double> moved = delayed_wgrad(backward, backward_a2a, forward_a2a, delay_wgrad);
   const BesideSeconds beside = run_beside(forward, forward_a2a, backward, backward_a2a, moved, slowdown);
   put_exposed(
@@ -600,7 +602,7 @@ void pair_expert_all_to_alls(std::vector<CostPiece>& forward, const std::vector<
       forward_sync);
   put_exposed(
       backward, backward_a2a,
-      [&](std::size_t k) { return k < beside.forward.size() ? beside.forward[k] : -1.0; }, nullptr);
+      [&](std::size_t k) { return k < beside.forward.size() ? beside.forward[k] : -1.0; }, backward_sync);
 }
 
 UnitCost price_unit(std::string name, const LayerOps& ops, const StepInput& in, const Communicators& g,
@@ -610,7 +612,8 @@ UnitCost price_unit(std::string name, const LayerOps& ops, const StepInput& in, 
   std::vector<ExpertAllToAll> forward_all_to_alls, backward_all_to_alls;
   u.forward = time_pieces(ops.forward, in, g, routed, shared_links, u.forward_issue, forward_all_to_alls,
                           host_sync_index(ops.forward, in.plan.framework));
-  u.backward = time_pieces(ops.backward, in, g, routed, shared_links, u.backward_issue, backward_all_to_alls);
+  u.backward = time_pieces(ops.backward, in, g, routed, shared_links, u.backward_issue, backward_all_to_alls,
+                           recompute_sync_index(ops.backward, in.plan.framework));
   if (!forward_all_to_alls.empty() || !backward_all_to_alls.empty()) {
     // Alone, a pass runs its kernels as they are and its all-to-alls whole between them: what that adds to
     // the merged pass, and the kernels' part of it (the slow-down beside the other pass's all-to-alls, taken
@@ -626,7 +629,8 @@ UnitCost price_unit(std::string name, const LayerOps& ops, const StepInput& in, 
     const double backward_kernels = kernel_seconds(u.backward);
     pair_expert_all_to_alls(u.forward, forward_all_to_alls, u.backward, backward_all_to_alls,
                             expert_all_to_all_slowdown(in.plan.framework, in.cluster.node.gpu),
-                            in.plan.framework.delay_wgrad_compute, &u.forward_issue.sync_piece);
+                            in.plan.framework.delay_wgrad_compute, &u.forward_issue.sync_piece,
+                            &u.backward_issue.sync_piece);
     u.forward_alone_s = forward_alone - stream_seconds(u.forward);
     u.backward_alone_s = backward_alone - stream_seconds(u.backward);
     u.forward_alone_kernels_s = forward_kernels - kernel_seconds(u.forward);

@@ -124,12 +124,14 @@ struct ExpertAllToAll {
 /// all-to-all by `slowdown` (expert_all_to_all_slowdown, beside_collectives_factor); what an all-to-all
 /// outlasts its segment by is put where it falls, a blocking collective named
 /// "<op>.exposed"; one with no segment beside it is exposed whole. The forward's last segment and the
-/// backward's first (the unpermute and residual around the combine) run beside nothing. `forward_sync`, when
-/// given, is the index of the forward's first piece after a host wait, moved past the pieces put before it.
+/// backward's first (the unpermute and residual around the combine) run beside nothing. `forward_sync` and
+/// `backward_sync`, when given, are the index of each pass's first piece after a host wait, moved past the
+/// pieces put before it.
 void pair_expert_all_to_alls(std::vector<CostPiece>& forward, const std::vector<ExpertAllToAll>& forward_a2a,
                              std::vector<CostPiece>& backward,
                              const std::vector<ExpertAllToAll>& backward_a2a, double slowdown,
-                             bool delay_wgrad = false, std::optional<std::size_t>* forward_sync = nullptr);
+                             bool delay_wgrad = false, std::optional<std::size_t>* forward_sync = nullptr,
+                             std::optional<std::size_t>* backward_sync = nullptr);
 
 /// The unit's pieces and sums. With `routed` (the routed full cluster's uncontended fabric), the context-
 /// and expert-parallel collectives whose group leaves the node are priced on it and listed as flows; with

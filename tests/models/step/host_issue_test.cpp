@@ -161,3 +161,48 @@ TEST_CASE("an update issued tensor by tensor behind a host wait: sum of max(k·L
   fw.optimizer_tensor_ops = 0;
   CHECK(per_tensor_update_s(tensors, 0.1e-3, fw) == seconds(0.1e-3));
 }
+
+TEST_CASE("a backward that runs a MoE layer's forward again waits where that forward waits") {
+  StepInput in = moe_gpt();
+  in.plan.recompute = Recompute::full;
+  const LayerOps ops = transformer_layer_ops(in.model, shard_of(in.plan, in.training.precision));
+  const auto sync = recompute_sync_index(ops.backward, in.plan.framework);
+  REQUIRE(sync.has_value());
+  CHECK(ops.backward[*sync].name == "recompute.ep_dispatch");
+  CHECK_FALSE(recompute_sync_index(ops.forward, in.plan.framework).has_value());  // no op recomputed
+  // Recomputing the activation alone re-runs no router and no exchange: nothing to wait for.
+  StepInput act = in;
+  act.plan.recompute = Recompute::selective;
+  act.plan.recompute_modules = static_cast<std::uint8_t>(RecomputeModule::moe_act);
+  const LayerOps act_ops = transformer_layer_ops(act.model, shard_of(act.plan, act.training.precision));
+  CHECK_FALSE(recompute_sync_index(act_ops.backward, act.plan.framework).has_value());
+
+  // Under CUDA graphs a pass without a wait is its GPU time; with the recomputed forward's wait the
+  // backward pays the stretch from it as the forward does: L = 1 ms for the first op after the wait, the
+  // n_after − 1 ops after it against their GPU time, then the next layer's recomputed ops before the wait
+  // as one graph launch, L + max((n_after − 1) L, g_after) then max(that + g_before, n_after·L + max(L,
+  // g_before)).
+  in.plan.framework.launch_overhead_s = 1e-3;
+  in.plan.framework.expert_launch_s = 0;
+  in.plan.framework.cuda_graphs = true;
+  const UnitCost graphs = costs_of(in).units[0];
+  REQUIRE(graphs.backward_issue.sync_piece.has_value());
+  double gpu_before = 0, gpu = 0;
+  for (std::size_t i = 0; i < graphs.backward.size(); ++i) {
+    if (graphs.backward[i].name == "host_launches") continue;
+    const double t = graphs.backward[i].compute + graphs.backward[i].exposed_comm();
+    gpu += t;
+    if (i < *graphs.backward_issue.sync_piece) gpu_before += t;
+  }
+  double n_after = 0;
+  for (std::size_t i = *sync; i < ops.backward.size(); ++i)
+    n_after += ops.backward[i].communication ? 1 : ops.backward[i].kernel.kernels;
+  const double g_after = gpu - gpu_before;
+  const double f2 = 1e-3 + std::max((n_after - 1) * 1e-3, g_after);
+  const double want = std::max(f2 + gpu_before, n_after * 1e-3 + std::max(1e-3, gpu_before));
+  CHECK(want > gpu);
+  CHECK(graphs.total.backward() == seconds(want));
+  // A framework that does not wait (capacity-based dispatch) leaves the graphed backward its GPU time.
+  in.plan.framework.moe_host_sync = false;
+  CHECK(costs_of(in).units[0].total.backward() == seconds(gpu));
+}
