@@ -306,9 +306,9 @@ def vtrain_cases(path, folder):
 
 PUBLISHED_CSV = os.path.join(ROOT, "scenarios", "validation", "published-runs.csv")
 # The MoE rows (the Megatron-Core MoE report's MCORE26-*, Megatron-Bridge's documented runs MBRIDGE-*): the model
-# preset of each model name, and the node preset of each system with the GPUs of it a case uses. An NVL72 rack is written as NVLink domains of 64 GPUs, as
-# ../shared/validation/moe-steps writes GB200 NVL72: the recipes place 64 expert-parallel ranks per NVLink domain,
-# and 256 (or 128) GPUs fill 4 (or 2) such domains.
+# preset of each model name, and the node preset of each system with the GPUs of it a case uses. An NVL72 rack
+# is written as NVLink domains of 64 GPUs, as ../shared/validation/moe-steps writes GB200 NVL72: the recipes
+# place 64 expert-parallel ranks per NVLink domain, and 256 (or 128) GPUs fill 4 (or 2) such domains.
 MOE_MODEL_PRESET = {"DeepSeek-V3": "deepseek-v3", "Qwen3-235B": "qwen3-235b-a22b", "Qwen3-30B-A3B": "qwen3-30b-a3b"}
 MOE_NODE = {"GB300": ("gb300-nvl72", 64), "GB200": ("gb200-nvl72", 64), "H100-SXM-80GB": ("dgx-h100", 8)}
 # Llama 3 Sec. 3.3.1: 400 Gb/s RoCE per GPU, one NIC per GPU; the layout of scenarios/examples/llama3-405b-8k-16k-h100.yaml.
