@@ -30,10 +30,7 @@ HostHeadroom tightest_pass(const StepCosts& costs) {
     for (const auto& [direction, pieces, issue] : {std::tuple{"forward", &u.forward, &u.forward_issue},
                                                    std::tuple{"backward", &u.backward, &u.backward_issue}}) {
       if (issue->host_s <= 0) continue;
-      double gpu = 0;
-      for (const CostPiece& x : *pieces) {
-        if (x.name != kHostWaitPiece) gpu += x.compute + x.exposed_comm();
-      }
+      const double gpu = device_seconds(*pieces);
       if (gpu / issue->host_s < out.ratio)
         out = {gpu / issue->host_s, gpu, issue->host_s, fmt::format("{} {}", u.name, direction)};
     }

@@ -84,13 +84,6 @@ void slow_pieces(std::span<CostPiece> pieces, double factor, double moved = 0, d
   }
 }
 
-// The seconds pieces keep the compute stream: their kernels and what their collectives add.
-double stream_seconds(std::span<const CostPiece> pieces) {
-  double t = 0;
-  for (const CostPiece& x : pieces) t += x.compute + x.exposed_comm();
-  return t;
-}
-
 // Splits an op list into pieces (see CostPiece). The sums match the rule every path has used: kernels
 // add up; a blocking collective adds its time; an overlappable one runs under the next kernel and adds
 // only what it exceeds it by (all of it when no kernel follows). With the framework's tp_comm_overlap
@@ -403,12 +396,10 @@ void drop_host_wait(std::vector<CostPiece>& pieces) {
 // after the pass's own.
 void wait_for_host(std::vector<CostPiece>& pieces, const UnitCost::PassIssue& issue, const Framework& fw) {
   if (!issue.sync_piece && (fw.cuda_graphs || issue.host_s <= 0)) return;
-  double gpu = 0, gpu_before_sync = 0;
-  for (std::size_t i = 0; i < pieces.size(); ++i) {
-    const double t = pieces[i].compute + pieces[i].exposed_comm();
-    gpu += t;
-    if (issue.sync_piece && i < *issue.sync_piece) gpu_before_sync += t;
-  }
+  const double gpu = device_seconds(pieces);
+  const double gpu_before_sync =
+      issue.sync_piece ? device_seconds(std::span(pieces).first(std::min(*issue.sync_piece, pieces.size())))
+                       : 0;
   double pass = issue.host_s;
   if (issue.sync_piece) {
     const double first = fw.launch_overhead_s;
@@ -516,7 +507,7 @@ std::vector<double> delayed_wgrad(std::vector<CostPiece>& backward,
     if (!delays_wgrad(backward_a2a, k)) continue;
     const std::span<CostPiece> s = segment(backward, backward_a2a, k);
     const double weight = weight_seconds(s);
-    const double data = stream_seconds(s) - weight;
+    const double data = device_seconds(s) - weight;
     moved[k] = weight - std::min(weight, std::max(0.0, forward_a2a[k - 1].seconds - data));
   }
   return moved;
@@ -547,7 +538,7 @@ BesideSeconds run_beside(std::vector<CostPiece>& forward, const std::vector<Expe
     const std::span<CostPiece> s = segment(forward, forward_a2a, k);
     factor[k] = beside_collectives_factor(slowdown, backward_a2a[k].seconds, kernel_seconds(s) + joined[k]);
     slow_pieces(s, factor[k]);
-    out.forward[k] = stream_seconds(s) + joined[k] * factor[k];
+    out.forward[k] = device_seconds(s) + joined[k] * factor[k];
   }
   for (std::size_t k = 1; k <= nb && k - 1 < nf; ++k) {
     const std::span<CostPiece> s = segment(backward, backward_a2a, k);
@@ -555,7 +546,7 @@ BesideSeconds run_beside(std::vector<CostPiece>& forward, const std::vector<Expe
     const double f =
         beside_collectives_factor(slowdown, forward_a2a[k - 1].seconds, kernel_seconds(s) - moved[k]);
     slow_pieces(s, f, moved[k], moved_factor);
-    out.backward[k] = stream_seconds(s) - moved[k] * moved_factor;
+    out.backward[k] = device_seconds(s) - moved[k] * moved_factor;
   }
   return out;
 }
@@ -579,6 +570,14 @@ void put_exposed(std::vector<CostPiece>& pieces, const std::vector<ExpertAllToAl
 }
 
 }  // namespace
+
+double device_seconds(std::span<const CostPiece> pieces) {
+  double t = 0;
+  for (const CostPiece& x : pieces) {
+    if (x.name != kHostWaitPiece) t += x.compute + x.exposed_comm();
+  }
+  return t;
+}
 
 CostPiece exposed_expert_piece(double seconds, std::string name) {
   CostPiece piece;
@@ -619,7 +618,7 @@ UnitCost price_unit(std::string name, const LayerOps& ops, const StepInput& in, 
     // the merged pass, and the kernels' part of it (the slow-down beside the other pass's all-to-alls, taken
     // back), which a straggler's compute_scale scales (pass_sums).
     const auto alone = [](const std::vector<CostPiece>& pieces, const std::vector<ExpertAllToAll>& a2a) {
-      double t = stream_seconds(pieces);
+      double t = device_seconds(pieces);
       for (const ExpertAllToAll& a : a2a) t += a.seconds;
       return t;
     };
@@ -631,8 +630,8 @@ UnitCost price_unit(std::string name, const LayerOps& ops, const StepInput& in, 
                             expert_all_to_all_slowdown(in.plan.framework, in.cluster.node.gpu),
                             in.plan.framework.delay_wgrad_compute, &u.forward_issue.sync_piece,
                             &u.backward_issue.sync_piece);
-    u.forward_alone_s = forward_alone - stream_seconds(u.forward);
-    u.backward_alone_s = backward_alone - stream_seconds(u.backward);
+    u.forward_alone_s = forward_alone - device_seconds(u.forward);
+    u.backward_alone_s = backward_alone - device_seconds(u.backward);
     u.forward_alone_kernels_s = forward_kernels - kernel_seconds(u.forward);
     u.backward_alone_kernels_s = backward_kernels - kernel_seconds(u.backward);
   }

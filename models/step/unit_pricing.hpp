@@ -65,6 +65,10 @@ namespace trainsim::model {
 /// the GPU runs them: the GPU's wait, on the compute stream after the pass's own pieces.
 inline constexpr std::string_view kHostWaitPiece = "host_launches";
 
+/// The seconds a pass's pieces keep the GPU busy: their kernels and what their collectives add, the GPU's
+/// wait for the host (kHostWaitPiece), when the pass has one, left out.
+[[nodiscard]] double device_seconds(std::span<const CostPiece> pieces);
+
 /// One collective of an op list on its group in closed form: an expert-parallel all-to-all by
 /// expert_all_to_all_estimate, any other by topo::estimate_collective.
 [[nodiscard]] topo::CollectiveEstimate collective_op_estimate(const CommCost& c, const topo::CommGroup& group,
