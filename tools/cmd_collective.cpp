@@ -100,12 +100,15 @@ void print_header(topo::CollectiveOp op, topo::CollectiveAlgo algo, const std::s
                                : "from the preset / defaults (no fit for this node type)");
   if (op == topo::CollectiveOp::all_to_all && c.gpus_in_use_per_node() > 1) {
     std::cout << fmt::format(
-        "# all-to-all inside a node: NCCL's grouped sends at {:.3f} of NVLink ({}), its rings at {:.3f}\n",
+        "# all-to-all inside a node: NCCL's grouped sends at {:.3f} of NVLink ({}), its rings at {:.3f}, "
+        "DeepEP's and HybridEP's kernels at {:.3f} ({})\n",
         c.node.comm.nccl_all_to_all_fraction(),
         c.node.comm.all_to_all_bandwidth_fraction > 0
             ? "its NVLink generation's, topologies/comm_calibration.cpp"
             : "no all-to-all data: the rings' fraction",
-        c.node.comm.intra_bandwidth_fraction);
+        c.node.comm.intra_bandwidth_fraction, c.node.comm.device_all_to_all_fraction(),
+        c.node.comm.device_all_to_all_bandwidth_fraction > 0 ? "their kernels' benchmark"
+                                                             : "no kernel data: the rings' fraction");
   }
   std::cout << "#\n";
   std::cout << fmt::format("# {:>12} {:>12} {:>8} {:>10} {:>8} {:>8}\n", "size", "count", "type", "time",

@@ -444,7 +444,10 @@ CollectiveEstimate estimate_all_to_all(double bytes, const CommGroup& group, con
                                        AllToAllKernel kernel) {
   std::optional<Setup> st = checked_setup(CollectiveOp::all_to_all, bytes, group, cluster);
   if (!st) return {CollectiveAlgo::ring, CollectiveProtocol::simple, 0, 0};
-  if (kernel == AllToAllKernel::device_initiated) st->intra_all_to_all_bytes_per_s = st->intra.bytes_per_s;
+  if (kernel == AllToAllKernel::device_initiated) {
+    st->intra_all_to_all_bytes_per_s =
+        raw_intra_bytes_per_s(cluster.node) * cluster.node.comm.device_all_to_all_fraction();
+  }
   return best_protocol(CollectiveOp::all_to_all, CollectiveAlgo::ring, *st);
 }
 

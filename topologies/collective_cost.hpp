@@ -131,8 +131,8 @@ struct CollectiveEstimate {
 /// every peer at once (torch's all_to_all_single: Megatron-Core's all-to-all dispatcher, Ulysses,
 /// torchtitan), measured at CommEfficiency::all_to_all_bandwidth_fraction of the link. DeepEP's and
 /// HybridEP's kernels write to their peers' memory over NVLink themselves, with as many SMs as they are
-/// given, and keep the rate of NCCL's rings (intra_bandwidth_fraction). Between nodes both share the NICs
-/// alike.
+/// given, at CommEfficiency::device_all_to_all_bandwidth_fraction (the rings' intra_bandwidth_fraction
+/// where no kernel measurement sets it). Between nodes both share the NICs alike.
 enum class AllToAllKernel { nccl, device_initiated };
 
 /// estimate_collective(CollectiveOp::all_to_all, ...) with the NVLink share run by `kernel`; the nccl

@@ -35,6 +35,31 @@ bool contains(std::string_view haystack, std::string_view needle) {
 constexpr double kNvlink4AllToAllFraction = 0.745;
 constexpr double kNvlink5AllToAllFraction = 0.63;
 
+// The kernels that write to their peers over NVLink themselves (DeepEP, HybridEP;
+// CommEfficiency::device_all_to_all_bandwidth_fraction), by the same measure:
+// - NVLink 5: HybridEP's own benchmark, kernel time alone (DeepEP's hybrid-ep branch @ 17cfb81,
+//   docs/README_Hybrid-EP.md, "Kernel Only" columns: Kineto's dispatch_kernel and combine_kernel;
+//   tests/test_hybrid_ep.py, 4,096 BF16 tokens of hidden 7,168 a rank, top 8 of 8 experts a rank, routing
+//   uniform at random). Its algorithm bandwidth counts every received row, the rank's own among them, so
+//   busbw is (k − 1)/k of it: GB200 EP 8, 16, 24, 32, 36 at 16 and 32 SMs and B200 EP 8 at 16, dispatch and
+//   combine, 22 rows from 0.587 (GB200 EP 36, 16 SMs, combine) to 0.743 (GB200 EP 8, 32 SMs, dispatch);
+//   0.68 is their median. The rate falls as the group grows (0.70 at EP 8, 0.65 at EP 32 and 36, both ops'
+//   mean) and the combine's is 0.05 below the dispatch's; one value per generation leaves every row within
+//   0.1 of it.
+// - NVLink 4: no kernel-only measurement inside a node (the benchmark's H100 rows cross InfiniBand); the
+//   rings' fraction.
+constexpr double kNvlink5DeviceAllToAllFraction = 0.68;
+
+enum class NvlinkGeneration { nvlink4, nvlink5 };
+
+std::optional<NvlinkGeneration> nvlink_generation(std::string_view name) {
+  for (const char* part : {"h100", "h200", "h800"})
+    if (contains(name, part)) return NvlinkGeneration::nvlink4;
+  for (const char* part : {"b200", "gb200", "b300", "gb300"})
+    if (contains(name, part)) return NvlinkGeneration::nvlink5;
+  return std::nullopt;
+}
+
 // `lookup` of the node's name, else of its GPU's.
 template <typename Lookup>
 auto by_node_or_gpu(const NodeSpec& node, Lookup lookup) {
@@ -46,10 +71,13 @@ auto by_node_or_gpu(const NodeSpec& node, Lookup lookup) {
 }  // namespace
 
 std::optional<double> nvlink_all_to_all_fraction(std::string_view name) {
-  for (const char* part : {"h100", "h200", "h800"})
-    if (contains(name, part)) return kNvlink4AllToAllFraction;
-  for (const char* part : {"b200", "gb200", "b300", "gb300"})
-    if (contains(name, part)) return kNvlink5AllToAllFraction;
+  const std::optional<NvlinkGeneration> g = nvlink_generation(name);
+  if (!g) return std::nullopt;
+  return *g == NvlinkGeneration::nvlink4 ? kNvlink4AllToAllFraction : kNvlink5AllToAllFraction;
+}
+
+std::optional<double> nvlink_device_all_to_all_fraction(std::string_view name) {
+  if (nvlink_generation(name) == NvlinkGeneration::nvlink5) return kNvlink5DeviceAllToAllFraction;
   return std::nullopt;
 }
 
@@ -115,11 +143,15 @@ bool apply_comm_calibration(NodeSpec& node) {
   if (node.comm != CommEfficiency{}) return false;
   const std::optional<CommEfficiency> fitted = calibrated_comm_efficiency(node);
   // A PCIe node's all-to-all has no NVLink generation: it keeps the ring's fraction.
+  const bool nvlink = node.fabric != IntraNodeFabric::pcie;
   const std::optional<double> all_to_all =
-      node.fabric == IntraNodeFabric::pcie ? std::nullopt : by_node_or_gpu(node, nvlink_all_to_all_fraction);
+      nvlink ? by_node_or_gpu(node, nvlink_all_to_all_fraction) : std::nullopt;
+  const std::optional<double> device_all_to_all =
+      nvlink ? by_node_or_gpu(node, nvlink_device_all_to_all_fraction) : std::nullopt;
   if (fitted) node.comm = *fitted;
   if (all_to_all) node.comm.all_to_all_bandwidth_fraction = *all_to_all;
-  return fitted || all_to_all;
+  if (device_all_to_all) node.comm.device_all_to_all_bandwidth_fraction = *device_all_to_all;
+  return fitted || all_to_all || device_all_to_all;
 }
 
 }  // namespace trainsim::topo

@@ -23,9 +23,14 @@ namespace trainsim::topo {
 /// "b300", "gb300" (NVLink 5); nullopt for others (their all-to-all keeps the ring's fraction).
 [[nodiscard]] std::optional<double> nvlink_all_to_all_fraction(std::string_view node_or_gpu_name);
 
+/// The share of NVLink that DeepEP's and HybridEP's own kernels reach inside a node
+/// (CommEfficiency::device_all_to_all_bandwidth_fraction), by NVLink generation as above: NVLink 5's from
+/// HybridEP's kernel-only benchmark; nullopt for the others (the ring's fraction).
+[[nodiscard]] std::optional<double> nvlink_device_all_to_all_fraction(std::string_view node_or_gpu_name);
+
 /// When the preset left node.comm at the defaults: sets it from calibrated_comm_efficiency and, on an
-/// NVSwitch or NVLink-mesh node, its all-to-all fraction from nvlink_all_to_all_fraction (each by
-/// node.name, then node.gpu.name); returns whether either applied.
+/// NVSwitch or NVLink-mesh node, its all-to-all fractions from nvlink_all_to_all_fraction and
+/// nvlink_device_all_to_all_fraction (each by node.name, then node.gpu.name); returns whether any applied.
 bool apply_comm_calibration(NodeSpec& node);
 
 }  // namespace trainsim::topo

@@ -178,14 +178,20 @@ struct CommEfficiency {
   double net_ll128_step_latency_s = kNcclRingNetLatencyUs.ll128 * 1e-6;
   double net_simple_step_latency_s = kNcclRingNetLatencyUs.simple * 1e-6;
   /// NCCL's all-to-all inside a node (grouped sends and receives to and from every peer at once) busbw /
-  /// intra_bytes_per_s, large messages; 0: as intra_bandwidth_fraction. Kernels that write to their peers
-  /// over NVLink themselves (DeepEP, HybridEP) keep the ring's rate (topologies/collective_cost.hpp,
-  /// AllToAllKernel).
+  /// intra_bytes_per_s, large messages; 0: as intra_bandwidth_fraction.
   double all_to_all_bandwidth_fraction = 0;
+  /// The same for the kernels that write to their peers over NVLink themselves (DeepEP, HybridEP:
+  /// topologies/collective_cost.hpp, AllToAllKernel::device_initiated); 0: as intra_bandwidth_fraction.
+  double device_all_to_all_bandwidth_fraction = 0;
 
   /// all_to_all_bandwidth_fraction where it is set, else intra_bandwidth_fraction.
   [[nodiscard]] double nccl_all_to_all_fraction() const {
     return all_to_all_bandwidth_fraction > 0 ? all_to_all_bandwidth_fraction : intra_bandwidth_fraction;
+  }
+  /// device_all_to_all_bandwidth_fraction where it is set, else intra_bandwidth_fraction.
+  [[nodiscard]] double device_all_to_all_fraction() const {
+    return device_all_to_all_bandwidth_fraction > 0 ? device_all_to_all_bandwidth_fraction
+                                                    : intra_bandwidth_fraction;
   }
   bool operator==(const CommEfficiency&) const = default;
 };

@@ -4,6 +4,7 @@
 // data.
 #include <doctest/doctest.h>
 
+#include <optional>
 #include <string>
 
 #include "scenarios/gpu_preset_fields.hpp"
@@ -214,7 +215,9 @@ TEST_CASE("a node's collective fit is found by its GPU's name as a word: gb200 d
   CHECK(calibrated_comm_efficiency("hgx-h200").has_value());
 }
 
-TEST_CASE("NCCL's all-to-all share of NVLink goes by NVLink generation, over the node's other fits") {
+TEST_CASE(
+    "the all-to-alls' shares of NVLink, NCCL's and the dispatch kernels', go by NVLink generation, over the "
+    "node's other fits") {
   using trainsim::topo::apply_comm_calibration;
   using trainsim::topo::CommEfficiency;
   using trainsim::topo::nvlink_all_to_all_fraction;
@@ -225,18 +228,31 @@ TEST_CASE("NCCL's all-to-all share of NVLink goes by NVLink generation, over the
   for (const char* name : {"dgx-b200", "gb200-nvl72", "dgx-b300", "gb300-nvl72", "gb200"}) {
     CAPTURE(name);
     CHECK(nvlink_all_to_all_fraction(name) == 0.63);
+    // HybridEP's kernel-only benchmark, GB200 EP 8 at 16 SMs: 750.15 GB/s of received rows, 7/8 of them
+    // over NVLink, 0.729 of 900 GB/s; the constant is the median of 22 such rows, within their spread.
+    const std::optional<double> device = trainsim::topo::nvlink_device_all_to_all_fraction(name);
+    REQUIRE(device.has_value());
+    CHECK(*device == doctest::Approx(750.15 * 7 / 8 / 900).epsilon(0.1));
+    CHECK(*device > 0.587);
+    CHECK(*device < 0.743);
   }
+  CHECK_FALSE(trainsim::topo::nvlink_device_all_to_all_fraction("dgx-h100").has_value());
   CHECK_FALSE(nvlink_all_to_all_fraction("dgx-a100-80gb").has_value());
-  // A GB200 NVL72 keeps every default but the all-to-all; a DGX B200 takes B200's fit and NVLink 5's
-  // all-to-all; an A100 node its fit, its all-to-all at the ring's 0.773.
+  // A GB200 NVL72 keeps every default but the all-to-alls; a DGX B200 takes B200's fit and NVLink 5's
+  // all-to-alls; an A100 node its fit, its all-to-alls at the ring's 0.773; an H100 node NCCL's
+  // all-to-all, its device-initiated one at the ring's 0.822.
   trainsim::topo::NodeSpec gb200 = node_preset("gb200-nvl72");
   CommEfficiency expected;
   expected.all_to_all_bandwidth_fraction = 0.63;
+  expected.device_all_to_all_bandwidth_fraction = 0.68;
   CHECK(gb200.comm == expected);
   const trainsim::topo::NodeSpec b200 = node_preset("dgx-b200");
   CHECK(b200.comm.base_latency_s == doctest::Approx(40e-6));
   CHECK(b200.comm.all_to_all_bandwidth_fraction == 0.63);
+  CHECK(b200.comm.device_all_to_all_fraction() == 0.68);
   CHECK(node_preset("dgx-a100-80gb").comm.nccl_all_to_all_fraction() == 0.773);
+  CHECK(node_preset("dgx-a100-80gb").comm.device_all_to_all_fraction() == 0.773);
+  CHECK(node_preset("dgx-h100").comm.device_all_to_all_fraction() == 0.822);
   // A PCIe node has no NVLink generation: an H100 one keeps the ring's fraction for its all-to-all.
   trainsim::topo::NodeSpec pcie = node_preset("dgx-h100");
   pcie.fabric = trainsim::topo::IntraNodeFabric::pcie;

@@ -324,13 +324,19 @@ TEST_CASE("the header says whether the node type's collective efficiencies were 
   CHECK(o.out.find("no fit for this node type") != std::string::npos);
 }
 
-TEST_CASE("an all-to-all's header names NCCL's share of NVLink for it beside the rings'") {
+TEST_CASE(
+    "an all-to-all's header names NCCL's and the dispatch kernels' shares of NVLink beside the rings'") {
   const Outcome h100 =
       run_trainsim({"collective", "--cluster", "dgx-h100", "--op", "all-to-all", "--size", "1GiB"});
   INFO(describe(h100));
   REQUIRE(h100.exit_code == 0);
   CHECK(h100.out.find("NCCL's grouped sends at 0.745 of NVLink") != std::string::npos);
   CHECK(h100.out.find("its rings at 0.822") != std::string::npos);
+  CHECK(h100.out.find("HybridEP's kernels at 0.822 (no kernel data") != std::string::npos);
+  const Outcome b200 =
+      run_trainsim({"collective", "--cluster", "dgx-b200", "--op", "all-to-all", "--size", "1GiB"});
+  REQUIRE(b200.exit_code == 0);
+  CHECK(b200.out.find("HybridEP's kernels at 0.680 (their kernels' benchmark)") != std::string::npos);
   const Outcome a100 =
       run_trainsim({"collective", "--cluster", "dgx-a100-80gb", "--op", "all-to-all", "--size", "1GiB"});
   REQUIRE(a100.exit_code == 0);

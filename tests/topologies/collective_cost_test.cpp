@@ -157,11 +157,11 @@ TEST_CASE("a group crosses nodes at its NICs' rate, shared with sibling groups o
 }
 
 TEST_CASE(
-    "NCCL's all-to-all in a node runs at its own fraction of NVLink, device-initiated kernels at the "
-    "ring's") {
+    "NCCL's all-to-all in a node runs at its own fraction of NVLink, device-initiated kernels at theirs, "
+    "else at the ring's") {
   // 8 GPUs of one node, 100 GB/s raw, the ring at 1.0 of it and NCCL's all-to-all at 0.6: each rank sends
   // 7/8 of its 1 GB buffer, so 0.875 GB / 60 GB/s + one 1 us hop; the device-initiated kernels (DeepEP,
-  // HybridEP) 0.875 GB / 100 GB/s + 1 us.
+  // HybridEP), with no fraction of their own, 0.875 GB / 100 GB/s + 1 us.
   ClusterSpec c = uniform_cluster();
   c.node.comm.all_to_all_bandwidth_fraction = 0.6;
   const CommGroup node{8, 8, 1, 1, 1};
@@ -172,6 +172,12 @@ TEST_CASE(
         collective_time(CollectiveOp::all_to_all, bytes, node, c));
   CHECK(estimate_all_to_all(bytes, node, c, AllToAllKernel::device_initiated).time_s ==
         doctest::Approx(1e-6 + 0.875e9 / 100e9).epsilon(1e-12));
+  // Their own fraction, 0.7: 0.875 GB / 70 GB/s + 1 us; NCCL's all-to-all keeps its 0.6.
+  c.node.comm.device_all_to_all_bandwidth_fraction = 0.7;
+  CHECK(estimate_all_to_all(bytes, node, c, AllToAllKernel::device_initiated).time_s ==
+        doctest::Approx(1e-6 + 0.875e9 / 70e9).epsilon(1e-12));
+  CHECK(collective_time(CollectiveOp::all_to_all, bytes, node, c) ==
+        doctest::Approx(1e-6 + 0.875e9 / 60e9).epsilon(1e-12));
   // The rings do not change.
   CHECK(collective_time(CollectiveOp::all_gather, bytes, node, c, CollectiveAlgo::ring) ==
         doctest::Approx(7 * (1e-6 + bytes / 8 / 100e9)).epsilon(1e-12));
