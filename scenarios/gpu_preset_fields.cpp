@@ -72,6 +72,7 @@ void for_each_field(Gpu& g, Visit&& visit) {
   visit(number(B::efficiency, "fp8_matmul_peak_fraction", 0, 1.0), e.fp8_matmul_peak_fraction);
   visit(number(B::efficiency, "sustained_clock_fraction", 1e-2, 1.0), e.sustained_clock_fraction);
   visit(number(B::efficiency, "overlap_compute_slowdown", 0, 1.0), e.overlap_compute_slowdown);
+  visit(quantity(B::efficiency, "sm_peer_copy_bandwidth", D::bytes_per_s, kAny), e.sm_peer_copy_bytes_per_s);
 }
 
 void read_field(MapReader& r, const Field& f, double& out) {

@@ -48,11 +48,20 @@ double token_based_nvlink_size(double bytes, const TokenRouting& routing, const 
 }
 
 CollectiveEstimate token_based_all_to_all(double bytes, const TokenRouting& routing, const CommGroup& group,
-                                          const ClusterSpec& cluster) {
+                                          const ClusterSpec& cluster, double copy_bytes_per_s) {
   constexpr AllToAllKernel kKernel = AllToAllKernel::device_initiated;
-  if (routing.copies <= 1 || group.size <= 1) return estimate_all_to_all(bytes, group, cluster, kKernel);
+  // The NVLink leg as the link carries it, or as the dispatcher's kernels copy it when that is slower.
+  auto nvlink_leg = [&](double size, const CommGroup& on) {
+    CollectiveEstimate e = estimate_all_to_all(size, on, cluster, kKernel);
+    if (copy_bytes_per_s > 0 && on.size > 1) e.time_s = std::max(e.time_s, size / copy_bytes_per_s);
+    return e;
+  };
+  if (routing.copies <= 1 || group.size <= 1) {
+    if (group.crosses_nodes()) return estimate_all_to_all(bytes, group, cluster, kKernel);
+    return nvlink_leg(bytes, group);
+  }
   const double nvlink_size = token_based_nvlink_size(bytes, routing, group);
-  if (!group.crosses_nodes()) return estimate_all_to_all(nvlink_size, group, cluster, kKernel);
+  if (!group.crosses_nodes()) return nvlink_leg(nvlink_size, group);
   const std::int64_t m = group.nodes;
   const std::int64_t k = group.ranks_per_node;
   // The network leg: one rank per node, the k ranks of this group and the other groups on the node all
@@ -64,8 +73,7 @@ CollectiveEstimate token_based_all_to_all(double bytes, const TokenRouting& rout
   // The NVLink leg: each token once to each destination GPU of the node, from the GPU of its local index.
   if (k > 1) {
     const CommGroup node{k, k, 1, 1, 1};
-    const CollectiveEstimate nvlink = estimate_all_to_all(nvlink_size, node, cluster, kKernel);
-    out.time_s = std::max(out.time_s, nvlink.time_s);
+    out.time_s = std::max(out.time_s, nvlink_leg(nvlink_size, node).time_s);
   }
   return out;
 }

@@ -87,8 +87,11 @@ struct TokenRouting {
 /// token_based_network_bytes to one GPU on each other node (every GPU of the node at once, sharing its
 /// NICs), and the NVLink leg, the node's all-to-all of token_based_nvlink_size; the slower of the two, with
 /// the network leg's latency. With one copy a token, the plain all-to-all. The dispatchers' own kernels
-/// move the NVLink bytes (AllToAllKernel::device_initiated).
+/// move the NVLink bytes (AllToAllKernel::device_initiated). `copy_bytes_per_s` > 0: the most the
+/// dispatcher's kernels copy a second on a GPU, every row it receives counted (its own among them, as
+/// token_based_nvlink_size counts them); the NVLink leg then takes at least token_based_nvlink_size over it.
 [[nodiscard]] CollectiveEstimate token_based_all_to_all(double bytes, const TokenRouting& routing,
-                                                        const CommGroup& group, const ClusterSpec& cluster);
+                                                        const CommGroup& group, const ClusterSpec& cluster,
+                                                        double copy_bytes_per_s = 0);
 
 }  // namespace trainsim::topo

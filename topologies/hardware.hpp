@@ -101,6 +101,11 @@ struct ComputeEfficiency {
   /// Fractional slow-down of kernels that run while a collective overlaps them (NCCL takes SMs and HBM
   /// bandwidth): an overlapped kernel takes (1 + this) times as long.
   double overlap_compute_slowdown = 0.0;
+  /// Bytes a second one SM moves to its NVLink peers with loads and stores, as DeepEP's normal kernels copy
+  /// a MoE layer's tokens, counted as DeepEP's benchmark counts them (every row a rank receives, its own
+  /// among them); 0: not measured, no bound. Bounds a DeepEP exchange's NVLink leg at the dispatcher's SMs
+  /// times this (models/step/unit_pricing.hpp, dispatcher_copy_bytes_per_s).
+  double sm_peer_copy_bytes_per_s = 0.0;
   bool operator==(const ComputeEfficiency&) const = default;
 };
 

@@ -420,8 +420,7 @@ void wait_for_host(std::vector<CostPiece>& pieces, const UnitCost::PassIssue& is
 
 topo::CollectiveEstimate collective_op_estimate(const CommCost& c, const topo::CommGroup& group,
                                                 const topo::ClusterSpec& cluster, const Framework& fw) {
-  if (is_expert_all_to_all(c))
-    return expert_all_to_all_estimate(c.bytes, c.routing, fw.moe_dispatcher, group, cluster);
+  if (is_expert_all_to_all(c)) return expert_all_to_all_estimate(c.bytes, c.routing, fw, group, cluster);
   return topo::estimate_collective(to_topo(c.collective), c.bytes, group, cluster);
 }
 
@@ -454,10 +453,18 @@ double expert_all_to_all_slowdown(const Framework& fw, const topo::GpuSpec& gpu)
   return static_cast<double>(sms) / (gpu.sm_count - sms);
 }
 
+double dispatcher_copy_bytes_per_s(const Framework& fw, const topo::GpuSpec& gpu) {
+  if (fw.moe_dispatcher != MoeDispatcher::deepep) return 0;
+  return flex_dispatcher_sms(fw) * gpu.efficiency.sm_peer_copy_bytes_per_s;
+}
+
 topo::CollectiveEstimate expert_all_to_all_estimate(double bytes, const topo::TokenRouting& routing,
-                                                    MoeDispatcher dispatcher, const topo::CommGroup& group,
+                                                    const Framework& fw, const topo::CommGroup& group,
                                                     const topo::ClusterSpec& cluster) {
-  if (token_based(dispatcher)) return topo::token_based_all_to_all(bytes, routing, group, cluster);
+  if (token_based(fw.moe_dispatcher)) {
+    return topo::token_based_all_to_all(bytes, routing, group, cluster,
+                                        dispatcher_copy_bytes_per_s(fw, cluster.node.gpu));
+  }
   return topo::estimate_collective(topo::CollectiveOp::all_to_all, bytes, group, cluster);
 }
 

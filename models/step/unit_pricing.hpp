@@ -47,17 +47,25 @@ namespace trainsim::model {
 /// by c − g·(n − 1)/n, kept between 0 and g/n.
 [[nodiscard]] double ring_exchange_exposure(double gemm_s, double comm_s, std::int64_t ranks);
 
+/// The most a flex dispatcher's kernels copy over NVLink a second on `gpu`, every row a rank receives
+/// counted: DeepEP's normal kernels copy with loads and stores on the SMs they hold, flex_dispatcher_sms(fw)
+/// × the GPU's sm_peer_copy_bytes_per_s (DeepEP's B200 benchmark: 348, 494 and 619 GB/s at 16, 24 and 32
+/// SMs, topologies/presets/gpus/b200.yaml). 0, no bound, for HybridEP (its TMA copies reach the same rate at
+/// 16 and 32 SMs: 750 and 764 GB/s on GB200 at EP 8), the NCCL dispatchers, and a GPU without the rate.
+[[nodiscard]] double dispatcher_copy_bytes_per_s(const Framework& fw, const topo::GpuSpec& gpu);
+
 /// An expert-parallel all-to-all (a MoE block's dispatch or combine, forward or backward) of `bytes` per
-/// rank, each token's slots among them going where `routing` says, over `group` as `dispatcher` sends it, in
-/// closed form: token-based under the flex dispatcher's backends (topo::token_based_all_to_all), the plain
-/// all-to-all of every slot otherwise. The analytic fidelity prices every such op by it. The event fidelity
-/// and the routed full cluster do too, except a plain all-to-all whose group is not folded, leaves the node
-/// and runs blocking (not beside the paired micro-batch of framework.ep_comm_overlap, which stays in closed
-/// form): that one they price on the fabric's links (shared_links.hpp's slowdown; flows on the routed
-/// fabric). `trainsim validate`'s dispatch cases check this estimate against measured dispatch latencies.
+/// rank, each token's slots among them going where `routing` says, over `group` as fw.moe_dispatcher sends
+/// it, in closed form: token-based under the flex dispatcher's backends (topo::token_based_all_to_all, its
+/// NVLink leg no faster than dispatcher_copy_bytes_per_s), the plain all-to-all of every slot otherwise. The
+/// analytic fidelity prices every such op by it. The event fidelity and the routed full cluster do too,
+/// except a plain all-to-all whose group is not folded, leaves the node and runs blocking (not beside the
+/// paired micro-batch of framework.ep_comm_overlap, which stays in closed form): that one they price on the
+/// fabric's links (shared_links.hpp's slowdown; flows on the routed fabric). `trainsim validate`'s dispatch
+/// cases check this estimate against measured dispatch latencies.
 [[nodiscard]] topo::CollectiveEstimate expert_all_to_all_estimate(double bytes,
                                                                   const topo::TokenRouting& routing,
-                                                                  MoeDispatcher dispatcher,
+                                                                  const Framework& fw,
                                                                   const topo::CommGroup& group,
                                                                   const topo::ClusterSpec& cluster);
 

@@ -83,10 +83,12 @@ ComponentCheck collective_check(const std::string& file) {
 
 // A dispatch case (scenarios/dispatch_case.hpp) is predicted by the function the step prices its MoE
 // all-to-alls with (model::expert_all_to_all_estimate, the closed form), on the expert group the placement
-// gives the case's whole cluster.
+// gives the case's whole cluster, the dispatcher on its default SMs.
 ComponentCheck dispatch_check(const std::string& file) {
   const DispatchCase c = load_dispatch_case_file(file);
-  const double t = model::expert_all_to_all_estimate(c.slot_bytes(), c.routing(), c.dispatcher,
+  model::Framework fw;
+  fw.moe_dispatcher = c.dispatcher;
+  const double t = model::expert_all_to_all_estimate(c.slot_bytes(), c.routing(), fw,
                                                      whole_cluster_group(c.cluster), c.cluster)
                        .time_s;
   return {c.name, c.source, c.cluster.node.gpu.name, "time", c.time, t, c.tolerance};

@@ -29,8 +29,15 @@ bool is_attention_fraction(const std::string& key) {
 
 // Which keys of the `efficiency:` block efficiency_text writes: all, without the attention constants
 // (which the Blackwell presets transfer from b200), without those and the element-wise bandwidth fraction
-// (which follows the GPU's SM count and HBM: topologies/README.md), or the attention constants alone.
-enum class Keys { all, but_attention, but_attention_and_elementwise, attention_only };
+// (which follows the GPU's SM count and HBM: topologies/README.md), without the attention constants and
+// the SMs' peer-copy rate (GB200 has its own DeepEP measurement), or the attention constants alone.
+enum class Keys {
+  all,
+  but_attention,
+  but_attention_and_elementwise,
+  but_attention_and_peer_copy,
+  attention_only
+};
 
 // The `efficiency:` block of a GPU as YAML text, key by key in the table's order, with the keys `keys` names.
 std::string efficiency_text(const topo::GpuSpec& g, Keys keys = Keys::all) {
@@ -39,6 +46,7 @@ std::string efficiency_text(const topo::GpuSpec& g, Keys keys = Keys::all) {
     if (e.block != GpuBlock::efficiency) continue;
     if (keys != Keys::all && is_attention_fraction(e.key) != (keys == Keys::attention_only)) continue;
     if (keys == Keys::but_attention_and_elementwise && e.key == "elementwise_bandwidth_fraction") continue;
+    if (keys == Keys::but_attention_and_peer_copy && e.key == "sm_peer_copy_bandwidth") continue;
     text += e.key + ": " + e.value + "\n";
   }
   return text;
@@ -104,7 +112,14 @@ TEST_CASE("gb200 carries the GB200 NVL72 datasheet per GPU, and gb200-nvl72 is o
   CHECK(g.nvlink_bytes_per_s == 900e9);                                     // 1.8 TB/s bidirectional
   CHECK(g.tdp_w == 1200);
   CHECK(g.sm_count == 148);
-  CHECK(efficiency_text(g, Keys::but_attention) == efficiency_text(gpu_preset("b200"), Keys::but_attention));
+  CHECK(efficiency_text(g, Keys::but_attention_and_peer_copy) ==
+        efficiency_text(gpu_preset("b200"), Keys::but_attention_and_peer_copy));
+  // DeepEP's BF16 dispatch and combine at 16 SMs through its Torch API, EP 8 (docs/README_Hybrid-EP.md of
+  // DeepEP's hybrid-ep branch): the mean per SM of the two, GB200 362.01 and 310.21 GB/s, B200 348 and 302.
+  CHECK(g.efficiency.sm_peer_copy_bytes_per_s ==
+        doctest::Approx((362.01 + 310.21) / 2 / 16 * 1e9).epsilon(0.002));
+  CHECK(gpu_preset("b200").efficiency.sm_peer_copy_bytes_per_s ==
+        doctest::Approx((348.0 + 302.0) / 2 / 16 * 1e9).epsilon(0.002));
   // GB200's own cuDNN data (presets_attention_test checks each value is its fit): none of b200's three.
   const topo::ComputeEfficiency b200 = gpu_preset("b200").efficiency;
   CHECK(g.efficiency.cudnn_attention_fraction != b200.cudnn_attention_fraction);

@@ -159,6 +159,27 @@ TEST_CASE("the dispatchers' own kernels keep the ring's NVLink rate where NCCL's
   CHECK(token == doctest::Approx(0.574342199 / 100e9).epsilon(1e-8));
 }
 
+TEST_CASE("a dispatcher whose kernels copy slower than NVLink sets the NVLink leg: every received row") {
+  // One node, top-8 of 8 GPUs: a rank receives 8 · (1 − (7/8)^8) = 5.251128671 rows a token, its own among
+  // them, 0.656391084 bytes a byte of slots. Copied at 30 GB/s that is 0.656391084 / 30e9 s a byte, slower
+  // than the link's 0.574342199 / 100e9; at 1 TB/s the link sets it as without a bound.
+  const ClusterSpec c = slow_nics();
+  const CommGroup node{8, 8, 1, 1, 1};
+  const double b = 1e9;
+  const auto slope = [&](auto time) { return (time(2 * b) - time(b)) / b; };
+  const auto copied_at = [&](double rate, const CommGroup& g) {
+    return slope([&](double x) { return token_based_all_to_all(x, {8}, g, c, rate).time_s; });
+  };
+  CHECK(copied_at(30e9, node) == doctest::Approx(0.656391084 / 30e9).epsilon(1e-8));
+  CHECK(copied_at(1e12, node) == doctest::Approx(0.574342199 / 100e9).epsilon(1e-8));
+  CHECK(copied_at(0, node) == doctest::Approx(0.574342199 / 100e9).epsilon(1e-8));
+  // Across nodes the slower leg sets the time: kGroup's NVLink leg carries 7.177603848/8 bytes a byte of
+  // slots, at 60 GB/s 1.50e-11 s, under the network leg's 2.699661255/8 / 12.5e9 = 2.70e-11; at 20 GB/s
+  // 4.49e-11 s, over it.
+  CHECK(copied_at(60e9, kGroup) == doctest::Approx(2.699661255 / 8 / 12.5e9).epsilon(1e-9));
+  CHECK(copied_at(20e9, kGroup) == doctest::Approx(7.177603848 / 8 / 20e9).epsilon(1e-8));
+}
+
 TEST_CASE("with one copy a token it is the plain all-to-all") {
   const ClusterSpec c = slow_nics();
   const CommGroup node{8, 8, 1, 1, 1};

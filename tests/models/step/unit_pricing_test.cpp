@@ -64,9 +64,39 @@ TEST_CASE(
     CAPTURE(static_cast<int>(pricing));
     CHECK(dispatch_seconds(token, pricing) == doctest::Approx(expected).epsilon(1e-8));
     CHECK(dispatch_seconds(token, pricing) ==
-          expert_all_to_all_estimate(slots, {8}, MoeDispatcher::hybridep, node, token.cluster).time_s);
+          expert_all_to_all_estimate(slots, {8}, token.plan.framework, node, token.cluster).time_s);
     CHECK(dispatch_seconds(plain, pricing) ==
           doctest::Approx(topo::collective_time(topo::CollectiveOp::all_to_all, slots, node, plain.cluster))
               .epsilon(1e-12));
   }
+}
+
+TEST_CASE("DeepEP's NVLink leg moves no more than its SMs copy; HybridEP's and NCCL's are not bounded so") {
+  // One DGX H100 given a peer-copy rate of 10 GB/s an SM. DeepEP on 20 SMs copies 200 GB/s: a rank's
+  // 8 · (1 − (7/8)^8) = 5.251128671 rows a token, 0.656391084 bytes a byte of slots, take that over 200 GB/s,
+  // slower than the link; on 120 SMs (1.2 TB/s) the link sets it, as for HybridEP.
+  topo::ClusterSpec cluster = testing::dgx_h100(1);
+  cluster.node.gpu.efficiency.sm_peer_copy_bytes_per_s = 10e9;
+  const topo::GpuSpec& gpu = cluster.node.gpu;
+  const topo::CommGroup node{8, 8, 1, 1, 1};
+  const double slots = 4096.0 * 8 * 7168 * 2;
+  Framework deepep;
+  deepep.moe_dispatcher = MoeDispatcher::deepep;
+  deepep.moe_dispatcher_sms = 20;
+  Framework hybridep;
+  hybridep.moe_dispatcher = MoeDispatcher::hybridep;
+  CHECK(dispatcher_copy_bytes_per_s(deepep, gpu) == doctest::Approx(200e9).epsilon(1e-12));
+  CHECK(dispatcher_copy_bytes_per_s(hybridep, gpu) == 0);
+  CHECK(dispatcher_copy_bytes_per_s(Framework{}, gpu) == 0);
+  CHECK(expert_all_to_all_estimate(slots, {8}, deepep, node, cluster).time_s ==
+        doctest::Approx(slots * 0.656391084 / 200e9).epsilon(1e-8));
+  const double link = expert_all_to_all_estimate(slots, {8}, hybridep, node, cluster).time_s;
+  CHECK(link < slots * 0.656391084 / 200e9);
+  deepep.moe_dispatcher_sms = 120;
+  CHECK(expert_all_to_all_estimate(slots, {8}, deepep, node, cluster).time_s == link);
+  // DeepEP's default 20 SMs on a GPU without a measured rate: no bound.
+  deepep.moe_dispatcher_sms = 0;
+  cluster.node.gpu.efficiency.sm_peer_copy_bytes_per_s = 0;
+  CHECK(dispatcher_copy_bytes_per_s(deepep, cluster.node.gpu) == 0);
+  CHECK(expert_all_to_all_estimate(slots, {8}, deepep, node, cluster).time_s == link);
 }

@@ -33,8 +33,9 @@ TEST_CASE(
     const MetricCheck& c = r.checks.front();
     CHECK(c.metric == "time");
     CHECK(c.measured == doctest::Approx(measured).epsilon(1e-12));
-    const double t =
-        model::expert_all_to_all_estimate(469762048.0, {8, 8, 4}, dispatcher, group, cluster).time_s;
+    model::Framework fw;
+    fw.moe_dispatcher = dispatcher;
+    const double t = model::expert_all_to_all_estimate(469762048.0, {8, 8, 4}, fw, group, cluster).time_s;
     CHECK(c.predicted == t);
     CHECK(c.error == doctest::Approx(t / measured - 1).epsilon(1e-12));
     CHECK(r.gpu == "h100-sxm");
