@@ -3,8 +3,11 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <optional>
 #include <string>
+#include <utility>
 
+#include "models/step/communicators.hpp"
 #include "models/step/layout_rules.hpp"
 
 namespace trainsim::model {
@@ -13,6 +16,41 @@ namespace {
 
 std::string setting(MoeDispatcher dispatcher, bool overlap) {
   return fmt::format("{}, {}", to_string(dispatcher), overlap ? "ep_comm_overlap" : "no overlap");
+}
+
+// SM counts DeepEP is run with (Megatron-Core's default 20; its benchmarks' 16 to 48).
+constexpr std::array kDeepepSms{8, 12, 16, 20, 24, 32, 48, 64};
+
+// DeepEP's step at each SM count in kDeepepSms below the GPU's, `v` its other settings: one line, the
+// fastest step its value. None when the GPU has no measured peer-copy rate (the SMs then only slow the
+// GEMMs beside it, and fewer would always look better), no SM count to split, or the expert group leaves
+// its NVLink domain: the rate was measured inside one, and how DeepEP's RDMA leg slows on fewer SMs is not
+// priced, so across nodes the line would favour the fewest.
+std::optional<ExplainLine> deepep_sms_line(StepInput v, bool overlap) {
+  const topo::GpuSpec& gpu = v.cluster.node.gpu;
+  if (!(gpu.efficiency.sm_peer_copy_bytes_per_s > 0) || gpu.sm_count <= 0) return std::nullopt;
+  if (communicators(v.plan, v.cluster).ep.crosses_nodes()) return std::nullopt;
+  std::string steps;
+  double best = 0;
+  int best_sms = 0;
+  for (const int sms : kDeepepSms) {
+    if (sms >= gpu.sm_count) break;
+    v.plan.framework.moe_dispatcher_sms = sms;
+    const StepReport r = simulate_step(v, Fidelity::analytic);
+    if (!r.feasible || r.iteration_time <= 0) continue;
+    steps += fmt::format("{}{}: {:.4g} s", steps.empty() ? "" : ", ", sms, r.iteration_time);
+    if (best_sms == 0 || r.iteration_time < best) {
+      best = r.iteration_time;
+      best_sms = sms;
+    }
+  }
+  if (best_sms == 0) return std::nullopt;
+  return ExplainLine{
+      setting(MoeDispatcher::deepep, overlap) + " by its SMs (moe_dispatcher_sms)",
+      fmt::format("{}; fastest at {} SMs (its NVLink copies at {:.3g} GB/s an SM, the kernels beside it on "
+                  "the rest)",
+                  steps, best_sms, gpu.efficiency.sm_peer_copy_bytes_per_s / 1e9),
+      best, "s"};
 }
 
 }  // namespace
@@ -56,6 +94,15 @@ std::optional<ExplainSection> explain_moe_settings(const StepInput& in) {
       const StepReport r = simulate_step(v, Fidelity::analytic);
       if (r.feasible && r.iteration_time > 0) add(r, dispatcher, overlap, false);
     }
+  }
+  for (const bool overlap : {false, true}) {
+    StepInput v = in;
+    v.plan.framework.moe_dispatcher = MoeDispatcher::deepep;
+    v.plan.framework.ep_comm_overlap = overlap;
+    if (!overlap) v.plan.framework.delay_wgrad_compute = false;
+    if (overlap && !runs_megatron_ep_overlap(v.model, v.plan)) continue;
+    if (std::optional<ExplainLine> l = deepep_sms_line(std::move(v), overlap))
+      out.lines.push_back(std::move(*l));
   }
   if (overlap_refused) {
     out.notes.push_back(

@@ -14,7 +14,11 @@ namespace trainsim::model {
 
 /// The section "the MoE exchange under Megatron-Core's other settings, closed form": one line per setting
 /// of framework.moe_dispatcher (alltoall, deepep, hybridep) and framework.ep_comm_overlap that the layout
-/// runs, each with its iteration and exposed expert-parallel exchange, the scenario's own first. Empty
+/// runs, each with its iteration and exposed expert-parallel exchange, the scenario's own first; then, on a
+/// GPU whose SMs' peer-copy rate is measured and an expert group inside one NVLink domain, DeepEP's step by
+/// the SMs it is given (a line per overlap
+/// setting the layout runs, the fastest step its value: more SMs copy faster and leave fewer to the
+/// kernels beside the exchange). Empty
 /// (nothing to compare) for a dense model, ep 1, a framework other than megatron-core and nemo, or a plan
 /// that is not a layout.
 [[nodiscard]] std::optional<ExplainSection> explain_moe_settings(const StepInput& input);

@@ -86,3 +86,65 @@ TEST_CASE("no section for a dense model, ep 1 or a framework other than Megatron
   CHECK_FALSE(explain_moe_settings(in).has_value());
   CHECK_FALSE(explain_moe_settings(testing::small_gpt_on_a100(1, 2, 1, 4, 16)).has_value());
 }
+
+TEST_CASE("on a GPU whose SMs' copy rate is measured, DeepEP's step by its SMs: the fastest its value") {
+  StepInput in = moe_on_one_node();
+  in.cluster.node.gpu.sm_count = 132;  // an H100's
+  in.cluster.node.gpu.efficiency.sm_peer_copy_bytes_per_s = 10e9;
+  const auto s = explain_moe_settings(in);
+  REQUIRE(s.has_value());
+  REQUIRE(s->lines.size() == 8);  // the six settings, then DeepEP by its SMs without and with the overlap
+  for (const bool overlap : {false, true}) {
+    CAPTURE(overlap);
+    const ExplainLine* l = line(*s, std::string("deepep, ") + (overlap ? "ep_comm_overlap" : "no overlap") +
+                                        " by its SMs (moe_dispatcher_sms)");
+    REQUIRE(l != nullptr);
+    // The value is the least step over the SM counts the line lists, each the step at that count.
+    double best = 0;
+    int best_sms = 0;
+    for (const int sms : {8, 12, 16, 20, 24, 32, 48, 64}) {
+      StepInput v = in;
+      v.plan.framework.moe_dispatcher_sms = sms;
+      const double t = step_with(v, MoeDispatcher::deepep, overlap);
+      CHECK(l->formula.find(std::to_string(sms) + ": ") != std::string::npos);
+      if (best_sms == 0 || t < best) {
+        best = t;
+        best_sms = sms;
+      }
+    }
+    CHECK(l->value == best);
+    CHECK(l->formula.find("fastest at " + std::to_string(best_sms) + " SMs") != std::string::npos);
+  }
+  // Fewer SMs copy more slowly: without the overlap nothing else changes, so 8 SMs expose more of the
+  // exchange than 64 (this small model's step is the eager host's either way, so its length does not
+  // change: the GPU waits for the host less).
+  StepInput v = in;
+  v.plan.framework.moe_dispatcher = MoeDispatcher::deepep;
+  v.plan.framework.moe_dispatcher_sms = 8;
+  const double eight = simulate_step(v, Fidelity::analytic).time.exposed_ep_comm;
+  v.plan.framework.moe_dispatcher_sms = 64;
+  CHECK(eight > simulate_step(v, Fidelity::analytic).time.exposed_ep_comm);
+}
+
+TEST_CASE("no SM line for DeepEP when its expert group leaves the NVLink domain the rate was measured in") {
+  // 16 experts over two DGX H100 nodes given a peer-copy rate: ep 16 spans both nodes, ep 8 stays in one.
+  StepInput in = moe_on_one_node();
+  in.model.experts = 16;
+  in.cluster = testing::dgx_h100(2);
+  in.cluster.node.gpu.sm_count = 132;
+  in.cluster.node.gpu.efficiency.sm_peer_copy_bytes_per_s = 10e9;
+  in.plan.dp = 16;
+  in.training.global_batch = 32;
+  const auto has_sm_line = [](const ExplainSection& s) {
+    return std::ranges::any_of(
+        s.lines, [](const ExplainLine& l) { return l.label.ends_with("by its SMs (moe_dispatcher_sms)"); });
+  };
+  in.plan.ep = 16;
+  const auto across = explain_moe_settings(in);
+  REQUIRE(across.has_value());
+  CHECK_FALSE(has_sm_line(*across));
+  in.plan.ep = 8;
+  const auto inside = explain_moe_settings(in);
+  REQUIRE(inside.has_value());
+  CHECK(has_sm_line(*inside));
+}
