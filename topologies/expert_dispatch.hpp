@@ -89,7 +89,9 @@ struct TokenRouting {
 /// the network leg's latency. With one copy a token, the plain all-to-all. The dispatchers' own kernels
 /// move the NVLink bytes (AllToAllKernel::device_initiated). `copy_bytes_per_s` > 0: the most the
 /// dispatcher's kernels copy a second on a GPU, every row it receives counted (its own among them, as
-/// token_based_nvlink_size counts them); the NVLink leg then takes at least token_based_nvlink_size over it.
+/// token_based_nvlink_size counts them), as measured per call (its fixed cost inside the rate); the NVLink
+/// leg then takes at least token_based_nvlink_size over it. With one copy a token across nodes there is no
+/// separate NVLink leg, and no bound.
 [[nodiscard]] CollectiveEstimate token_based_all_to_all(double bytes, const TokenRouting& routing,
                                                         const CommGroup& group, const ClusterSpec& cluster,
                                                         double copy_bytes_per_s = 0);

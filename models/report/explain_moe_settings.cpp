@@ -18,10 +18,21 @@ std::string setting(MoeDispatcher dispatcher, bool overlap) {
   return fmt::format("{}, {}", to_string(dispatcher), overlap ? "ep_comm_overlap" : "no overlap");
 }
 
-// SM counts DeepEP is run with (Megatron-Core's default 20; its benchmarks' 16 to 48).
-constexpr std::array kDeepepSms{8, 12, 16, 20, 24, 32, 48, 64};
+// The scenario with the MoE exchange set as `dispatcher` with or without the overlap, the rest as written
+// (the flex dispatcher's SMs kept for the other flex backend, as Megatron-Core's one flag gives both); none
+// where Megatron-Core does not run the overlap in this layout.
+std::optional<StepInput> with_setting(const StepInput& in, MoeDispatcher dispatcher, bool overlap) {
+  StepInput v = in;
+  Framework& f = v.plan.framework;
+  f.moe_dispatcher = dispatcher;
+  f.ep_comm_overlap = overlap;
+  if (!token_based(dispatcher)) f.moe_dispatcher_sms = 0;
+  if (!overlap) f.delay_wgrad_compute = false;
+  if (overlap && !runs_megatron_ep_overlap(v.model, v.plan)) return std::nullopt;
+  return v;
+}
 
-// DeepEP's step at each SM count in kDeepepSms below the GPU's, `v` its other settings: one line, the
+// DeepEP's step at each SM count in kDeepepSmCounts below the GPU's, `v` its other settings: one line, the
 // fastest step its value. None when the GPU has no measured peer-copy rate (the SMs then only slow the
 // GEMMs beside it, and fewer would always look better), no SM count to split, or the expert group leaves
 // its NVLink domain: the rate was measured inside one, and how DeepEP's RDMA leg slows on fewer SMs is not
@@ -33,7 +44,7 @@ std::optional<ExplainLine> deepep_sms_line(StepInput v, bool overlap) {
   std::string steps;
   double best = 0;
   int best_sms = 0;
-  for (const int sms : kDeepepSms) {
+  for (const int sms : kDeepepSmCounts) {
     if (sms >= gpu.sm_count) break;
     v.plan.framework.moe_dispatcher_sms = sms;
     const StepReport r = simulate_step(v, Fidelity::analytic);
@@ -63,45 +74,38 @@ std::optional<ExplainSection> explain_moe_settings(const StepInput& in) {
   if (!written.feasible || written.iteration_time <= 0) return std::nullopt;
 
   ExplainSection out{.title = "the MoE exchange under Megatron-Core's other settings, closed form"};
-  const auto add = [&](const StepReport& r, MoeDispatcher dispatcher, bool overlap, bool as_written) {
+  const auto add = [&](const StepReport& r, const Framework& f, bool as_written) {
     const double step = r.iteration_time;
     out.lines.push_back(
-        {setting(dispatcher, overlap) + (as_written ? " (as written)" : ""),
+        {setting(f.moe_dispatcher, f.ep_comm_overlap) + (as_written ? " (as written)" : ""),
          fmt::format(
-             "exposed expert exchange {:.4g} s ({:.0f} % of the step), {:.0f} tokens/s per GPU{}",
+             "exposed expert exchange {:.4g} s ({:.0f} % of the step), {:.0f} tokens/s per GPU{}{}",
              r.time.exposed_ep_comm, 100 * r.time.exposed_ep_comm / step, r.tokens_per_s_per_gpu,
+             token_based(f.moe_dispatcher) ? fmt::format(", on {} SMs", flex_dispatcher_sms(f)) : "",
              as_written ? "" : fmt::format(", {:.2f} x the step as written", step / written.iteration_time)),
          step, "s"});
   };
-  add(written, fw.moe_dispatcher, fw.ep_comm_overlap, true);
+  add(written, fw, true);
   bool overlap_refused = false;
   constexpr std::array kDispatchers{MoeDispatcher::all_to_all, MoeDispatcher::deepep,
                                     MoeDispatcher::hybridep};
   for (const MoeDispatcher dispatcher : kDispatchers) {
     for (const bool overlap : {false, true}) {
       if (dispatcher == fw.moe_dispatcher && overlap == fw.ep_comm_overlap) continue;
-      StepInput v = in;
-      Framework& f = v.plan.framework;
-      f.moe_dispatcher = dispatcher;
-      f.ep_comm_overlap = overlap;
-      if (!token_based(dispatcher)) f.moe_dispatcher_sms = 0;
-      if (!overlap) f.delay_wgrad_compute = false;
-      if (overlap && !runs_megatron_ep_overlap(v.model, v.plan)) {
+      const std::optional<StepInput> v = with_setting(in, dispatcher, overlap);
+      if (!v) {
         overlap_refused = true;
         continue;
       }
       // A setting the layout's rules refuse (DeepEP at tp·ep 1, …) makes the step infeasible.
-      const StepReport r = simulate_step(v, Fidelity::analytic);
-      if (r.feasible && r.iteration_time > 0) add(r, dispatcher, overlap, false);
+      const StepReport r = simulate_step(*v, Fidelity::analytic);
+      if (r.feasible && r.iteration_time > 0) add(r, v->plan.framework, false);
     }
   }
   for (const bool overlap : {false, true}) {
-    StepInput v = in;
-    v.plan.framework.moe_dispatcher = MoeDispatcher::deepep;
-    v.plan.framework.ep_comm_overlap = overlap;
-    if (!overlap) v.plan.framework.delay_wgrad_compute = false;
-    if (overlap && !runs_megatron_ep_overlap(v.model, v.plan)) continue;
-    if (std::optional<ExplainLine> l = deepep_sms_line(std::move(v), overlap))
+    std::optional<StepInput> v = with_setting(in, MoeDispatcher::deepep, overlap);
+    if (!v) continue;
+    if (std::optional<ExplainLine> l = deepep_sms_line(std::move(*v), overlap))
       out.lines.push_back(std::move(*l));
   }
   if (overlap_refused) {

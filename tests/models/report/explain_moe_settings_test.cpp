@@ -102,11 +102,12 @@ TEST_CASE("on a GPU whose SMs' copy rate is measured, DeepEP's step by its SMs: 
     // The value is the least step over the SM counts the line lists, each the step at that count.
     double best = 0;
     int best_sms = 0;
-    for (const int sms : {8, 12, 16, 20, 24, 32, 48, 64}) {
+    for (const int sms : kDeepepSmCounts) {
       StepInput v = in;
       v.plan.framework.moe_dispatcher_sms = sms;
       const double t = step_with(v, MoeDispatcher::deepep, overlap);
-      CHECK(l->formula.find(std::to_string(sms) + ": ") != std::string::npos);
+      const std::string entry = std::to_string(sms) + ": ";
+      CHECK((l->formula.starts_with(entry) || l->formula.find(", " + entry) != std::string::npos));
       if (best_sms == 0 || t < best) {
         best = t;
         best_sms = sms;
@@ -147,4 +148,22 @@ TEST_CASE("no SM line for DeepEP when its expert group leaves the NVLink domain 
   const auto inside = explain_moe_settings(in);
   REQUIRE(inside.has_value());
   CHECK(has_sm_line(*inside));
+}
+
+TEST_CASE(
+    "a flex backend's line names its SMs: the scenario's flag, which Megatron-Core gives either backend") {
+  // Written with HybridEP on 32 SMs: the DeepEP line is DeepEP on those 32 (Megatron-Core's one
+  // --moe-flex-dispatcher-num-sms), and says so; the all-to-all's names none.
+  StepInput in = moe_on_one_node();
+  in.plan.framework.moe_dispatcher = MoeDispatcher::hybridep;
+  in.plan.framework.moe_dispatcher_sms = 32;
+  const auto s = explain_moe_settings(in);
+  REQUIRE(s.has_value());
+  const ExplainLine* deepep = line(*s, "deepep, no overlap");
+  REQUIRE(deepep != nullptr);
+  CHECK(deepep->formula.find(", on 32 SMs") != std::string::npos);
+  CHECK(deepep->value == step_with(in, MoeDispatcher::deepep, false));
+  const ExplainLine* plain = line(*s, "alltoall, no overlap");
+  REQUIRE(plain != nullptr);
+  CHECK(plain->formula.find("SMs") == std::string::npos);
 }
