@@ -359,9 +359,12 @@ def published_cases(path):
                 sys.exit("%s: %s: %d GPUs is not a whole number of %d-GPU nodes" % (path, r["id"], gpus, per_node))
             cluster = {"node": node, "nodes": gpus // per_node, "gpus_per_node": per_node}
             dtype = {"bf16": "bf16", "fp8": "fp8blk" if r["gpu_type"].startswith("H100") else "mxfp8"}[r["precision"]]
-            name = "mcore26-t11-%s-%s-%s-%dgpus-%s%s" % (
-                r["id"].rsplit("-", 1)[1], model["preset"], r["gpu_type"].split("-")[0].lower(), gpus, dtype,
-                "-%dk" % (seq // 1024) if seq != 4096 else "") if r["id"].startswith("MCORE26-") else r["id"].lower()
+            if r["id"].startswith("MCORE26-"):
+                name = "mcore26-t11-%s-%s-%s-%dgpus-%s%s" % (
+                    r["id"].rsplit("-", 1)[1], model["preset"], r["gpu_type"].split("-")[0].lower(), gpus, dtype,
+                    "-%dk" % (seq // 1024) if seq != 4096 else "")
+            else:
+                name = r["id"].lower()
             # The recipe as the report names it (Sec. 8.1, App. B.2): the flex dispatcher's HybridEP or DeepEP
             # backend, the 1F1B expert all-to-all overlap where B.2 turns it on, and CUDA graphs only where the
             # whole step is one graph (the recipes' partial attn/router/preprocess scopes are not).

@@ -254,7 +254,7 @@ Setup make_setup(CollectiveOp op, double bytes, const CommGroup& group, const Cl
   st.nodes = group.nodes;
   st.eff = &cluster.node.comm;
   st.intra = intra_node_tier(cluster);
-  st.intra_all_to_all_bytes_per_s = nccl_all_to_all_intra_bytes_per_s(cluster.node);
+  st.intra_all_to_all_bytes_per_s = all_to_all_intra_bytes_per_s(cluster.node, AllToAllKernel::nccl);
   if (group.nodes > 1) {
     st.inter = inter_node_tier(group, cluster);
     const auto nodes = static_cast<double>(group.nodes);
@@ -436,18 +436,17 @@ std::optional<Setup> checked_setup(CollectiveOp op, double bytes, const CommGrou
 
 }  // namespace
 
-double nccl_all_to_all_intra_bytes_per_s(const NodeSpec& node) {
-  return raw_intra_bytes_per_s(node) * node.comm.nccl_all_to_all_fraction();
+double all_to_all_intra_bytes_per_s(const NodeSpec& node, AllToAllKernel kernel) {
+  const CommEfficiency& e = node.comm;
+  return raw_intra_bytes_per_s(node) *
+         (kernel == AllToAllKernel::nccl ? e.nccl_all_to_all_fraction() : e.device_all_to_all_fraction());
 }
 
 CollectiveEstimate estimate_all_to_all(double bytes, const CommGroup& group, const ClusterSpec& cluster,
                                        AllToAllKernel kernel) {
   std::optional<Setup> st = checked_setup(CollectiveOp::all_to_all, bytes, group, cluster);
   if (!st) return {CollectiveAlgo::ring, CollectiveProtocol::simple, 0, 0};
-  if (kernel == AllToAllKernel::device_initiated) {
-    st->intra_all_to_all_bytes_per_s =
-        raw_intra_bytes_per_s(cluster.node) * cluster.node.comm.device_all_to_all_fraction();
-  }
+  st->intra_all_to_all_bytes_per_s = all_to_all_intra_bytes_per_s(cluster.node, kernel);
   return best_protocol(CollectiveOp::all_to_all, CollectiveAlgo::ring, *st);
 }
 

@@ -80,9 +80,6 @@ struct CommTier {
 [[nodiscard]] double intra_node_bytes_per_s(const NodeSpec& node);
 /// The intra-node tier (NVSwitch / NVLink / PCIe) for Simple-protocol bulk transfers.
 [[nodiscard]] CommTier intra_node_tier(const ClusterSpec& cluster);
-/// Per rank per direction, B/s: what NCCL's all-to-all reaches inside `node`, the raw intra-node rate times
-/// comm.all_to_all_bandwidth_fraction (intra_bandwidth_fraction where that is 0).
-[[nodiscard]] double nccl_all_to_all_intra_bytes_per_s(const NodeSpec& node);
 /// The inter-node tier for a group: the bandwidth at which the group crosses a node boundary — the node's
 /// NICs (nics · line rate) split evenly between the groups_sharing_nics groups on the node, but no more than
 /// the NICs next to the group's ranks_per_node GPUs (max(1, nics / gpus) each: NCCL spreads its channels over
@@ -134,6 +131,11 @@ struct CollectiveEstimate {
 /// given, at CommEfficiency::device_all_to_all_bandwidth_fraction (the rings' intra_bandwidth_fraction
 /// where no kernel measurement sets it). Between nodes both share the NICs alike.
 enum class AllToAllKernel { nccl, device_initiated };
+
+/// Per rank per direction, B/s: what an all-to-all run by `kernel` reaches inside `node`, the raw intra-node
+/// rate times the node's share for it (comm.nccl_all_to_all_fraction() for NCCL's,
+/// comm.device_all_to_all_fraction() for the device-initiated kernels).
+[[nodiscard]] double all_to_all_intra_bytes_per_s(const NodeSpec& node, AllToAllKernel kernel);
 
 /// estimate_collective(CollectiveOp::all_to_all, ...) with the NVLink share run by `kernel`; the nccl
 /// kernel is that estimate exactly.
