@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <memory>
 #include <numeric>
 
 #include "scenarios/overrides.hpp"
@@ -16,10 +17,24 @@ std::string stem_of(const std::string& label) {
   return stem.empty() ? "scenario" : stem;
 }
 
+// Every node of an override's value placed where the value was written in its file.
+void relocate(YamlValue& v, const std::shared_ptr<const std::string>& file, int line, int column) {
+  v.file = file;
+  v.line = line;
+  v.column = column;
+  for (YamlValue& item : v.items) relocate(item, file, line, column);
+  for (YamlEntry& e : v.entries) {
+    e.key_line = line;
+    e.key_column = column;
+    relocate(e.value, file, line, column);
+  }
+}
+
 Scenario load_tree(YamlValue tree, Diagnostics& d, const std::string& file_label,
                    const std::vector<Override>& overrides, PresetLibrary& presets) {
   for (const Override& o : overrides) {
-    const std::string label = "override " + o.key_path;
+    const bool from_file = !o.origin_file.empty();
+    const std::string label = from_file ? o.origin_file : "override " + o.key_path;
     if (o.yaml_value.find_first_not_of(" \t\r\n") == std::string::npos) {
       // parse_yaml_tree would call the value "the file is empty".
       d.add(Diagnostic{label, 0, 0, o.key_path,
@@ -29,6 +44,8 @@ Scenario load_tree(YamlValue tree, Diagnostics& d, const std::string& file_label
       continue;
     }
     if (auto value = parse_yaml_tree(o.yaml_value, label, d)) {
+      if (from_file)
+        relocate(*value, std::make_shared<const std::string>(o.origin_file), o.origin_line, o.origin_column);
       const int line = value->line;
       const int column = value->column;
       apply_override(d, tree, o.key_path, std::move(*value), line, column);

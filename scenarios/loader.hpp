@@ -32,6 +32,11 @@ inline constexpr std::size_t max_scenario_bytes = 1 << 20;
 struct Override {
   std::string key_path;
   std::string yaml_value;
+  /// Where the value was written, when it comes from a file rather than the command line (a `validate
+  /// --settings` file): its problems are reported there. Empty: "override KEY" (a --set).
+  std::string origin_file;
+  int origin_line = 0;
+  int origin_column = 0;
 };
 
 /// Sweep values (`sweep:`) are each checked in place when the scenario is loaded without overrides; a load

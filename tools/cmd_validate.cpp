@@ -12,6 +12,7 @@
 #include "scenarios/presets.hpp"
 #include "scenarios/studies/validation_runner.hpp"
 #include "tools/command.hpp"
+#include "tools/set_option.hpp"
 
 namespace trainsim::cli {
 
@@ -25,6 +26,8 @@ struct ValidateArgs {
   std::string fidelity = "analytic";
   bool failures_only = false;
   std::vector<std::string> gpu_files;
+  std::vector<std::string> sets;
+  std::string settings_file;
 };
 
 }  // namespace
@@ -62,6 +65,13 @@ void add_validate_command(CLI::App& app, int& exit_code) {
          "GPU preset file(s) replacing, by name, the GPU of every case (e.g. the output of `trainsim "
          "calibrate`, checked before it is installed); repeat for several")
       ->allow_extra_args(false);
+  add_set_option(*sub, args->sets)->allow_extra_args(false);
+  sub->add_option("--settings", args->settings_file,
+                  "a settings file: for named cases (by file stem), keys their runs set that the case files "
+                  "do not state, each case's with its source (`cases: {NAME: {source: ..., set: {key.path: "
+                  "value}}}`); every case it names must be among those run. Each case's settings are listed "
+                  "under it (table), in the settings column (CSV) and field (JSON)")
+      ->allow_extra_args(false);
   sub->add_flag("--failures-only", args->failures_only,
                 "table format: list only the cases outside tolerance (the summary is always complete)");
   sub->callback([args, &exit_code] {
@@ -70,6 +80,11 @@ void add_validate_command(CLI::App& app, int& exit_code) {
                                         .jobs = args->jobs};
     for (const std::string& f : args->gpu_files)
       options.gpu_overrides.push_back(scenario::load_gpu_preset_file(f));
+    options.overrides = parse_sets(args->sets);
+    if (!args->settings_file.empty()) {
+      options.settings = scenario::load_case_settings_file(args->settings_file);
+      scenario::check_settings_match(options.settings, files);
+    }
     const std::vector<scenario::CaseResult> results = scenario::run_cases(files, options);
     const std::vector<scenario::GroupSummary> summary = scenario::summarize_cases(results);
     if (args->format == "csv") {

@@ -4,10 +4,11 @@
 
 namespace trainsim::cli {
 
-void add_set_option(CLI::App& command, std::vector<std::string>& sets) {
-  command.add_option("--set", sets,
-                     "override a key before the scenario is read, as YAML text, e.g. --set cluster.nodes=64 "
-                     "(repeatable)");
+CLI::Option* add_set_option(CLI::App& command, std::vector<std::string>& sets) {
+  return command.add_option(
+      "--set", sets,
+      "override a key before the scenario is read, as YAML text, e.g. --set cluster.nodes=64 "
+      "(repeatable)");
 }
 
 std::vector<scenario::Override> parse_sets(const std::vector<std::string>& sets) {

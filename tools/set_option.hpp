@@ -10,8 +10,9 @@
 
 namespace trainsim::cli {
 
-/// Adds the repeatable --set option, storing its texts in `sets`.
-void add_set_option(CLI::App& command, std::vector<std::string>& sets);
+/// Adds the repeatable --set option, storing its texts in `sets`; returns it (a command whose positional
+/// arguments are a list takes one text per --set).
+CLI::Option* add_set_option(CLI::App& command, std::vector<std::string>& sets);
 
 /// The overrides the texts name; InputError for a text without "key=value".
 [[nodiscard]] std::vector<scenario::Override> parse_sets(const std::vector<std::string>& sets);

@@ -162,13 +162,23 @@ std::string parallel_style(const Scenario& s) {
 
 CaseResult run_case(const std::string& file, const ValidationOptions& options, PresetLibrary* presets) {
   CaseResult r{.file = file, .name = fs::path(file).stem().string(), .group = group_of(file)};
+  std::vector<Override> overrides = options.overrides;
+  if (const CaseSetting* told = options.settings.find(file)) {
+    overrides.insert(overrides.end(), told->overrides.begin(), told->overrides.end());
+    r.settings_source = told->source;
+  }
+  for (const Override& o : overrides) r.settings.push_back(o.key_path + "=" + o.yaml_value);
   if (const std::optional<ComponentKind> kind = component_case_kind(file)) {
+    if (!overrides.empty()) {
+      r.failure = "a collective or dispatch case has no scenario to set keys in (--set, --settings)";
+      return r;
+    }
     return run_component_case(std::move(r),
                               *kind == ComponentKind::collective ? collective_check : dispatch_check);
   }
   Scenario s;
   try {
-    s = load_scenario_file(file, {}, presets);
+    s = load_scenario_file(file, overrides, presets);
   } catch (const InputError& e) {
     r.failure = std::string("does not load: ") + e.what();
     return r;
@@ -294,8 +304,10 @@ std::string format_validation_table(const std::vector<CaseResult>& results,
                      group_w, "metric", "measured", "predicted", "error", "tol", "status");
   std::size_t checks = 0, outside = 0, failed = 0;
   std::vector<std::string> unfit;  // names of the cases that do not fit in memory as written
+  std::size_t told = 0;            // cases run with keys beyond their files
   for (const CaseResult& r : results) {
     if (!r.failure.empty()) ++failed;
+    if (!r.settings.empty()) ++told;
     if (r.does_not_fit()) unfit.push_back(r.name);
     for (const MetricCheck& c : r.checks) {
       ++checks;
@@ -314,6 +326,10 @@ std::string format_validation_table(const std::vector<CaseResult>& results,
     if (r.does_not_fit()) {
       out +=
           fmt::format("{:<{}}  {:<{}}  does not fit: {}\n", r.name, name_w, r.group, group_w, r.unfit_reason);
+    }
+    if (!r.settings.empty()) {
+      out += fmt::format("{:<{}}  {:<{}}  set: {}\n", r.name, name_w, r.group, group_w,
+                         fmt::join(r.settings, ", "));
     }
   }
   out +=
@@ -338,6 +354,12 @@ std::string format_validation_table(const std::vector<CaseResult>& results,
     out += fmt::format("{} cases do not fit in memory as written ({}); their time is scored anyway\n",
                        unfit.size(), fmt::join(unfit, ", "));
   }
+  if (told > 0) {
+    out += fmt::format(
+        "{} of {} cases ran with keys their files do not set (--set, --settings; listed under "
+        "each case)\n",
+        told, results.size());
+  }
   return out;
 }
 
@@ -345,17 +367,18 @@ std::string format_validation_csv(const std::vector<CaseResult>& results) {
   const auto num = [](double x) { return std::isfinite(x) ? fmt::format("{:.9g}", x) : std::string(); };
   std::string out =
       "case,group,attention,framework,gpu,metric,measured,predicted,error,tolerance,within,failure,file,"
-      "source,fits\n";
+      "source,fits,settings\n";
   for (const CaseResult& r : results) {
     const std::string fits = r.fits ? (*r.fits ? "true" : "false") : "";
     std::vector<MetricCheck> checks = r.checks;
     if (checks.empty()) checks.push_back({.metric = "", .measured = kNaN, .predicted = kNaN, .error = kNaN});
     for (const MetricCheck& c : checks) {
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", sim::csv_field(r.name),
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", sim::csv_field(r.name),
                          sim::csv_field(r.group), r.attention, sim::csv_field(r.framework),
                          sim::csv_field(r.gpu), c.metric, num(c.measured), num(c.predicted), num(c.error),
                          num(c.tolerance), r.failure.empty() && c.within() ? "true" : "false",
-                         sim::csv_field(r.failure), sim::csv_field(r.file), sim::csv_field(r.source), fits);
+                         sim::csv_field(r.failure), sim::csv_field(r.file), sim::csv_field(r.source), fits,
+                         sim::csv_field(fmt::format("{}", fmt::join(r.settings, "; "))));
     }
   }
   return out;
@@ -387,6 +410,8 @@ std::string format_validation_json(const std::vector<CaseResult>& results,
                      {"failure", r.failure},
                      {"fits", r.fits ? json(*r.fits) : json(nullptr)},
                      {"unfit_reason", r.unfit_reason},
+                     {"settings", r.settings},
+                     {"settings_source", r.settings_source},
                      {"checks", checks}});
   }
   json groups = json::array();

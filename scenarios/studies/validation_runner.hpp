@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "models/step/step_simulator.hpp"
+#include "scenarios/case_settings.hpp"
 #include "scenarios/presets.hpp"
 #include "scenarios/scenario.hpp"
 #include "scenarios/studies/calibration.hpp"
@@ -55,6 +56,10 @@ struct CaseResult {
   /// without a step (collectives, MoE dispatches) and for those that fail before their memory is known.
   std::optional<bool> fits;
   std::string unfit_reason;  ///< when fits is false: StepReport::reason (the stage, GiB needed of GiB, parts)
+  /// What the case ran with beyond its file: `--set`, then its settings entry, each "key.path=value";
+  /// empty when it ran as written.
+  std::vector<std::string> settings;
+  std::string settings_source;  ///< the settings entry's `source` ("" without one)
   std::vector<MetricCheck> checks;
   [[nodiscard]] bool passed() const;  ///< no failure and every check within tolerance (fitting or not)
   [[nodiscard]] bool does_not_fit() const { return fits.has_value() && !*fits; }
@@ -66,6 +71,11 @@ struct ValidationOptions {
   /// GPUs that replace, by name, the GPU of every case's node (e.g. a preset written by `trainsim
   /// calibrate`, checked before it is installed).
   std::vector<topo::GpuSpec> gpu_overrides;
+  /// Overrides of every scenario case's tree before it is read (`validate --set`); a collective or
+  /// dispatch case, which has no scenario, fails with them rather than run without them.
+  std::vector<Override> overrides;
+  /// Per-case overrides (`validate --settings FILE`), applied after `overrides`.
+  CaseSettings settings;
 };
 
 /// Expands paths into case files: a file is taken as is; a folder is searched recursively for *.yaml.

@@ -90,7 +90,7 @@ TEST_CASE("a case that does not load is a failed case with the reason, not a cra
   INFO(r.output);
   CHECK(r.exit_code == 1);
   CHECK(r.output.rfind("case,group,attention,framework,gpu,metric,measured,predicted,error,tolerance,within,"
-                       "failure,file,source,fits\n",
+                       "failure,file,source,fits,settings\n",
                        0) == 0);
   CHECK(r.output.find("does not load") != std::string::npos);
 }
@@ -136,16 +136,18 @@ TEST_CASE("a case that does not fit in memory as written is scored and says so i
   const std::vector<CaseResult> results = {big, fits, dispatch};
   const std::string csv = format_validation_csv(results);
   CHECK(csv.rfind("case,group,attention,framework,gpu,metric,measured,predicted,error,tolerance,within,"
-                  "failure,file,source,fits\n",
+                  "failure,file,source,fits,settings\n",
                   0) == 0);
   const auto row_of = [&](const std::string& name) {
     const std::size_t at = csv.find("\n" + name + ",");
     REQUIRE(at != std::string::npos);
     return csv.substr(at + 1, csv.find('\n', at + 1) - at - 1);
   };
-  CHECK(row_of("big").rfind(",test,false") == row_of("big").size() - 11);
-  CHECK(row_of("probe").rfind(",test,true") == row_of("probe").size() - 10);
-  CHECK(row_of("mcore-t7-h100-a2a-dispatch-ep16").back() == ',');  // the empty last field
+  // fits, then the settings (none here: the last field is empty).
+  CHECK(row_of("big").rfind(",test,false,") == row_of("big").size() - 12);
+  CHECK(row_of("probe").rfind(",test,true,") == row_of("probe").size() - 11);
+  const std::string dispatch_row = row_of("mcore-t7-h100-a2a-dispatch-ep16");
+  CHECK(dispatch_row.compare(dispatch_row.size() - 2, 2, ",,") == 0);  // no verdict, no settings
 
   const std::string table = format_validation_table(results, summarize_cases(results));
   // One line under the case names it and says why; no other line does.
@@ -351,4 +353,32 @@ TEST_CASE("validate --gpu replaces the case's GPU by name, so a preset can be ch
   };
   CHECK(slowed.exit_code != 2);
   CHECK(predicted(slowed.output) > 3 * predicted(normal.output));
+}
+
+TEST_CASE("validate --settings and --set: what each case ran with, in every format") {
+  const trainsim::testing::TempDir temp;
+  const std::string settings =
+      temp.write("settings.yaml",
+                 "cases:\n  kor22-t5-175b-selective:\n    source: \"Table 5, full\"\n"
+                 "    set: {parallelism.recompute: full}\n");
+  const std::string folder = cases + "/korthikanti";
+  const Run table = run("validate --settings " + settings + " " + folder);
+  INFO(table.output);
+  CHECK(table.output.find("\nkor22-t5-175b-selective ") != std::string::npos);
+  CHECK(table.output.find("set: parallelism.recompute=full\n") != std::string::npos);
+  CHECK(table.output.find("\n1 of 10 cases ran with keys their files do not set") != std::string::npos);
+  const Run csv = run("validate --format csv --settings " + settings + " " + folder);
+  CHECK(csv.output.find(",parallelism.recompute=full\n") != std::string::npos);
+  // One text per --set: the paths after it stay paths.
+  const Run set = run("validate --format csv --set training.global_batch=8 " + folder +
+                      "/kor22-t5-175b-full.yaml " + folder + "/kor22-t5-1t-full.yaml");
+  INFO(set.output);
+  CHECK(set.output.find("kor22-t5-175b-full,") != std::string::npos);
+  CHECK(set.output.find("kor22-t5-1t-full,") != std::string::npos);
+  // A settings file naming a case not run stops before anything runs.
+  const Run missing = run("validate --settings " + settings + " " + folder + "/kor22-t5-175b-full.yaml");
+  CHECK(missing.exit_code == 2);
+  CHECK(missing.output.find(settings +
+                            ":2:3: cases.kor22-t5-175b-selective: no such case among the 1 cases given") !=
+        std::string::npos);
 }

@@ -129,9 +129,14 @@ std::string search(const Source& source, const Sets& sets, const SearchArgs& arg
 }
 
 std::string validate(const std::vector<std::string>& paths, const std::vector<std::string>& suites,
-                     const std::string& fidelity, int jobs) {
+                     const std::string& fidelity, int jobs, const Sets& sets, const std::string& settings) {
   const std::vector<std::string> files = scenario::validation_case_files(paths, suites);
-  const scenario::ValidationOptions options{.fidelity = model::parse_fidelity(fidelity), .jobs = jobs};
+  scenario::ValidationOptions options{
+      .fidelity = model::parse_fidelity(fidelity), .jobs = jobs, .overrides = overrides_of(sets)};
+  if (!settings.empty()) {
+    options.settings = scenario::load_case_settings_file(settings);
+    scenario::check_settings_match(options.settings, files);
+  }
   return scenario::format_validation_csv(scenario::run_cases(files, options));
 }
 
@@ -177,7 +182,7 @@ PYBIND11_MODULE(_core, m) {
   m.def("sweep", &sweep, no_gil, py::arg("source"), py::arg("sets"), py::arg("fidelity"), py::arg("jobs"));
   m.def("search", &search, no_gil, py::arg("source"), py::arg("sets"), py::arg("args"));
   m.def("validate", &validate, no_gil, py::arg("paths"), py::arg("suites"), py::arg("fidelity"),
-        py::arg("jobs"));
+        py::arg("jobs"), py::arg("sets"), py::arg("settings"));
   m.def("cluster", &cluster, no_gil, py::arg("path"));
   m.def("examples_folder",
         [] { return trainsim::scenario::shipped_folder(trainsim::scenario::ShippedData::examples); });

@@ -60,12 +60,26 @@ def test_validate_suite_equals_cli_csv():
     got = trainsim.validate("korthikanti")
     assert len(got) > 0
     pd.testing.assert_frame_equal(got, expected, check_exact=True)
-    # The memory verdict is the last column; Korthikanti et al. ran every one of these layouts, and each
-    # fits as written.
-    assert list(got.columns)[-2:] == ["source", "fits"]
+    # The memory verdict, then what each case ran with beyond its file (nothing here); Korthikanti et al.
+    # ran every one of these layouts, and each fits as written.
+    assert list(got.columns)[-3:] == ["source", "fits", "settings"]
     assert got["fits"].tolist() == [True] * len(got)
+    assert got["settings"].isna().all()
     folder = SOURCE / "scenarios" / "validation" / "korthikanti"
     pd.testing.assert_frame_equal(trainsim.validate(folder), expected, check_exact=True)
+
+
+def test_validate_settings_equal_cli_csv(tmp_path):
+    settings = tmp_path / "settings.yaml"
+    settings.write_text("cases:\n  kor22-t5-175b-selective:\n    source: \"Table 5, full\"\n"
+                        "    set: {parallelism.recompute: full}\n")
+    folder = SOURCE / "scenarios" / "validation" / "korthikanti"
+    expected = cli_csv("validate", folder, "--format", "csv", "--settings", settings, "--set",
+                       "training.steps=2")
+    got = trainsim.validate(folder, settings=settings, set={"training.steps": 2})
+    pd.testing.assert_frame_equal(got, expected, check_exact=True)
+    told = got[got["case"] == "kor22-t5-175b-selective"]["settings"].unique().tolist()
+    assert told == ["training.steps=2; parallelism.recompute=full"]
 
 
 def test_cluster_equals_cli_json():

@@ -152,12 +152,15 @@ def search(scenario: Scenario, *, set: Sets = None, objective: str = "time", top
 
 
 def validate(paths_or_suite: Union[str, "os.PathLike[str]", Iterable[Union[str, "os.PathLike[str]"]], None]
-             = None, *, fidelity: Optional[str] = None, jobs: Optional[int] = None) -> Any:
+             = None, *, fidelity: Optional[str] = None, jobs: Optional[int] = None, set: Sets = None,
+             settings: Union[str, "os.PathLike[str]", None] = None) -> Any:
     """Validation cases (scenarios with a ``measured:`` block), predicted against measured, as
     ``trainsim validate ... --format csv``: one row per case and metric.
 
     paths_or_suite: a suite name (``validation_suites()``: "all", "korthikanti", ...), a case file or
     folder, or a list of them; None: every shipped case. fidelity: "analytic" (default) or "event".
+    set: keys overridden in every scenario case (``--set``). settings: a settings file of per-case keys
+    (``--settings``); what each case ran with is its ``settings`` column.
     """
     if paths_or_suite is None:
         items: list[str] = []
@@ -165,10 +168,11 @@ def validate(paths_or_suite: Union[str, "os.PathLike[str]", Iterable[Union[str, 
         items = [os.fspath(paths_or_suite)]
     else:
         items = [os.fspath(p) for p in paths_or_suite]
-    suites = set(_core.validation_suites())
+    suites = frozenset(_core.validation_suites())  # `set` is the parameter here
     named = [i for i in items if i in suites and not os.path.exists(i)]
     paths = [i for i in items if i not in named]
-    return _table(_core.validate(paths, named, _fidelity(fidelity, "analytic"), int(jobs or 0)))
+    return _table(_core.validate(paths, named, _fidelity(fidelity, "analytic"), int(jobs or 0), sets_of(set),
+                                 os.fspath(settings) if settings is not None else ""))
 
 
 def cluster(cluster_file: Union[str, "os.PathLike[str]"]) -> dict[str, Any]:
