@@ -45,6 +45,18 @@ constexpr double kUnpadBackwardPasses = 3.0 + 2.0;
 // in TransformerLayerBuilder): 6 forward, 8 backward.
 constexpr double kExpertBiasForwardPasses = 6.0;
 constexpr double kExpertBiasBackwardPasses = 8.0;
+// The kernels that bias runs as, expert by expert (TEGroupedMLP._apply_bias, core_v0.15.0 to core_v0.17.x:
+// a list comprehension over torch.split of the output and of the probabilities by the host's token counts;
+// Megatron-LM 883533e049, 2026-08-14, added a packed path for CUDA graphs). Forward: per local expert a
+// multiply (b·p) and an add (t + b·p), then one cat. Backward, by PyTorch's autograd formulas: per expert the
+// multiply's gradient to b (grad·p, then a sum over the broadcast rows) and to p (grad·b, then a sum over h),
+// and the bias gradient added into its main_grad by Megatron-Core's DDP hook (one add a parameter); then the
+// two splits' gradients each joined by one cat. TransformerEngine's fused grouped MLP (fused_grouped_mlp)
+// takes the bias inside its own op: one kernel.
+constexpr double kExpertBiasForwardKernelsPerExpert = 2.0;
+constexpr double kExpertBiasForwardKernelsJoin = 1.0;
+constexpr double kExpertBiasBackwardKernelsPerExpert = 5.0;
+constexpr double kExpertBiasBackwardKernelsJoin = 2.0;
 
 // HBM bytes per element of the element-wise work, read plus written, as the framework runs it. Fused
 // (TransformerEngine, apex and Megatron kernels, or torch.compile): one pass in and one out, backward
@@ -429,6 +441,7 @@ struct TransformerLayerBuilder {
   // written (2p) = 6p forward. Backward: the split's gradients joined (2p), b's gradient as the sum over the
   // slots of grad·p (grad·p written and read back: 3p) and p's as the sum over h of grad·b (3p) = 8p.
   const double expert_bias_bytes = moe && spec.bias ? p * mlp_tokens * h : 0.0;
+  const bool expert_bias_per_expert = expert_bias_bytes > 0 && !shard.fused_grouped_mlp;
   // TransformerEngine's fused grouped MLP (Framework::fused_grouped_mlp): fc1's epilogue applies the
   // activation and writes fc2's input in fp8, fc2's dgrad epilogue the activation's backward and fc1's
   // output gradient in fp8 (the cast matmul_backward would add before fc1's dgrad and wgrad). An
@@ -576,7 +589,17 @@ struct TransformerLayerBuilder {
     }
     if (!fused_mlp) fwd.memory(act_name, e.act * act_elements);
     (fused_mlp ? fwd.without_casts() : fwd).matmul("fc2", expert_tokens, h, ffn / et, expert_groups);
-    if (expert_bias_bytes > 0) fwd.memory("expert_bias", kExpertBiasForwardPasses * expert_bias_bytes);
+    if (expert_bias_bytes > 0)
+      fwd.kernel("expert_bias", expert_bias_cost(kExpertBiasForwardPasses, kExpertBiasForwardKernelsPerExpert,
+                                                 kExpertBiasForwardKernelsJoin));
+  }
+
+  /// The experts' probability-weighted fc2 bias: `passes` over the rank's fc2 output, as one kernel or, run
+  /// expert by expert, `per_expert` kernels for each local expert and `join` more.
+  [[nodiscard]] KernelCost expert_bias_cost(double passes, double per_expert, double join) const {
+    KernelCost c{OpKind::memory_bound, 0, passes * expert_bias_bytes, 0, 0};
+    if (expert_bias_per_expert) c.kernels = static_cast<int>(per_expert * expert_groups + join);
+    return c;
   }
 
   /// A MoE block's forward after its experts, up to the tokens back in their order: the slots' return
@@ -627,7 +650,10 @@ struct TransformerLayerBuilder {
 
   /// The backward of mlp_forward.
   void mlp_backward(OpList& bwd, Fp8Gather fc2_grad_gathered = {}) const {
-    if (expert_bias_bytes > 0) bwd.memory("expert_bias.bwd", kExpertBiasBackwardPasses * expert_bias_bytes);
+    if (expert_bias_bytes > 0)
+      bwd.kernel("expert_bias.bwd",
+                 expert_bias_cost(kExpertBiasBackwardPasses, kExpertBiasBackwardKernelsPerExpert,
+                                  kExpertBiasBackwardKernelsJoin));
     matmul_backward(bwd, "fc2", expert_tokens, h, ffn / et, expert_groups, fc2_grad_gathered);
     if (!fused_mlp) bwd.memory(swiglu ? "swiglu.bwd" : "gelu.bwd", e.act_backward * act_elements);
     OpList fc1_grads = fused_mlp ? bwd.without_casts() : bwd;  // fused: cast by fc2's dgrad epilogue

@@ -357,6 +357,20 @@ TEST_CASE("experts with biases add fc2's probability-weighted bias in eager pass
   const LayerOps with = transformer_layer_ops(m, s);
   CHECK(bytes_of(with.forward, "expert_bias") == doctest::Approx(6 * pass).scale(0));
   CHECK(bytes_of(with.backward, "expert_bias.bwd") == doctest::Approx(8 * pass).scale(0));
+  // Eager, expert by expert over the rank's 2 experts: a multiply and an add each, then the cat: 2·2 + 1 = 5
+  // kernels; backward the multiply's two gradients (a multiply and a reduction each) and the bias's main_grad
+  // add for each expert, then the two splits' cats: 5·2 + 2 = 12.
+  CHECK(op_named(with.forward, "expert_bias").kernel.kernels == 5);
+  CHECK(op_named(with.backward, "expert_bias.bwd").kernel.kernels == 12);
+  // The fused grouped MLP takes the bias inside its op: one kernel each way, the same bytes.
+  s.fused_grouped_mlp = true;
+  s.precision = trainsim::topo::Precision::fp8;
+  const LayerOps fused = transformer_layer_ops(m, s);
+  CHECK(op_named(fused.forward, "expert_bias").kernel.kernels == 1);
+  CHECK(op_named(fused.backward, "expert_bias.bwd").kernel.kernels == 1);
+  CHECK(bytes_of(fused.forward, "expert_bias") == doctest::Approx(6 * pass).scale(0));  // 16-bit under fp8
+  s = Shard{};
+  s.ep = 2;
   m.bias = false;
   const LayerOps without = transformer_layer_ops(m, s);
   CHECK_FALSE(has(without.forward, "expert_bias"));
