@@ -129,6 +129,8 @@ const FieldTable<model::TrainingSpec>& training_fields() {
         required(count_field("global_batch", &T::global_batch, 1, 1e9, "sequences per optimizer step")),
         choice_field("precision", &T::precision, compute_precision_names(),
                      "the precision of the matmuls and activations; default bf16"),
+        choice_field("fp8_recipe", &T::fp8_recipe, model::kFp8RecipeNames,
+                     "fp8: how GEMM inputs are scaled (Megatron-Core's --fp8-recipe); default delayed"),
         structured_field<T>("optimizer", "name or mapping",
                             "the optimizer (`trainsim list optimizers`), or its kind with keys set; default "
                             "adamw"),

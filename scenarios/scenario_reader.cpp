@@ -220,6 +220,12 @@ class ScenarioConverter {
     if (!r.valid()) return;
     require_fields(r, training_fields());
     read_fields(r, training_fields(), t);
+    if (const YamlValue* recipe = r.get("fp8_recipe");
+        recipe != nullptr && t.precision != topo::Precision::fp8) {
+      d_.add(
+          *recipe, "training.fp8_recipe",
+          "an fp8 recipe needs precision: fp8, found precision " + std::string(topo::to_string(t.precision)));
+    }
     if (const YamlValue* o = r.get("optimizer")) read_optimizer(*o, t.optimizer);
     if (const YamlValue* sch = r.get("schedule")) {
       if (sch->is_scalar()) {

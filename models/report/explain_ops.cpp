@@ -42,7 +42,8 @@ std::string kernel_detail(const KernelCost& k, double seconds, const topo::GpuSp
   const bool launch_bound = busy < e.kernel_overhead_s;
   const std::string launch = launch_bound ? ", mostly its launch" : "";
   if (k.kind == OpKind::memory_bound) {
-    return fmt::format("{} kernel{}, {:.4g} MB at {:.4g} GB/s{}", k.kernels, k.kernels == 1 ? "" : "s",
+    const double kernels = k.kernels * k.groups;
+    return fmt::format("{:.0f} kernel{}, {:.4g} MB at {:.4g} GB/s{}", kernels, kernels == 1 ? "" : "s",
                        k.bytes / 1e6, seconds > 0 ? k.bytes / seconds / 1e9 : 0.0, launch);
   }
   const bool in_bf16 = precision == Precision::fp8 && (k.kind == OpKind::fused_attention || k.keeps_16bit);
@@ -87,7 +88,7 @@ ExplainSection explain_ops(const StepInput& in) {
     return out;
   }
   const TransformerSpec spec = (dense ? model.as_dense_layer() : model).as_attention_layer(windowed);
-  const LayerOps ops = transformer_layer_ops(spec, shard_of(in.plan, in.training.precision));
+  const LayerOps ops = transformer_layer_ops(spec, shard_of(in.plan, in.training));
   const Communicators g = communicators(in.plan, in.cluster);
   const topo::GpuSpec& gpu = in.cluster.node.gpu;
   const Framework& fw = in.plan.framework;

@@ -16,7 +16,8 @@ namespace trainsim::model {
 /// Host seconds to issue `op`: the framework's launch_overhead_s (Python, autograd, the first launch), once
 /// per kernel of a memory-bound op that stands for several (KernelCost::kernels), plus,
 /// for a grouped matmul of G > 1 local experts, G × expert_launch_s (TransformerEngine's GroupedLinear
-/// launches one cuBLAS GEMM per expert, see Framework::expert_launch_s).
+/// launches one cuBLAS GEMM per expert, see Framework::expert_launch_s), and as much for each of the G > 1
+/// kernels a memory-bound op launches from C++ (TransformerEngine's fp8 quantize, KernelCost::groups).
 [[nodiscard]] double op_issue_s(const LayerOp& op, const Framework& fw);
 
 /// Where a MoE layer's forward makes the host wait for the device under `fw` (Framework::moe_host_sync):

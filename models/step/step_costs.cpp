@@ -50,7 +50,7 @@ class StepPricer {
         pl_(in.plan),
         fw_(in.plan.framework),
         comms_(communicators(in.plan, in.cluster)),
-        shard_(shard_of(in.plan, in.training.precision)),
+        shard_(shard_of(in.plan, in.training)),
         generic_(!in.model.generic_layers.empty()) {
     // The data-parallel collectives and the pipeline sends are priced on the uncontended fabric: routed,
     // their flows meet the fabric's shared links in the simulation; collapsed, the busiest link under

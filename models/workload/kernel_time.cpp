@@ -30,7 +30,8 @@ double kernel_time(const KernelCost& op, const topo::GpuSpec& gpu, Precision pre
   const double bandwidth = gpu.hbm_bytes_per_s * e.memory_bandwidth_fraction;
   if (bandwidth <= 0) throw InputError("gpu " + gpu.name + " has no memory bandwidth");
   if (op.kind == OpKind::memory_bound)
-    return op.bytes / (gpu.hbm_bytes_per_s * e.elementwise_fraction()) + op.kernels * e.kernel_overhead_s;
+    return op.bytes / (gpu.hbm_bytes_per_s * e.elementwise_fraction()) +
+           op.kernels * op.groups * e.kernel_overhead_s;
   const double memory_time = op.bytes / bandwidth;
 
   // FP8 recipes (Transformer Engine's default) keep the attention core in 16 bit; only GEMMs run in fp8.

@@ -47,7 +47,10 @@ struct KernelCost {
   double m = 0;                ///< matmul only: output rows (0: no shape, priced by FLOPs alone)
   double n = 0;                ///< matmul only: output columns
   double k = 0;                ///< matmul only: reduction length
-  double groups = 1;  ///< matmul only: GEMMs of this shape in one grouped launch (MoE experts on a rank)
+  /// matmul: GEMMs of this shape in one grouped launch (MoE experts on a rank); memory_bound: the kernels
+  /// each of its host calls launches from C++ (TransformerEngine's quantize: three under current scaling,
+  /// one an expert for a grouped GEMM's inputs), each paying the GPU's kernel_overhead.
+  double groups = 1;
   bool keeps_16bit = false;  ///< matmul: runs at bf16 even when the step's GEMMs run at fp8
   /// memory_bound only: the kernels the op stands for, run one after another (bytes is their sum); each
   /// pays the GPU's kernel_overhead and, in eager mode, the host's launch (models/step/host_issue.hpp).

@@ -29,6 +29,10 @@ constexpr double kBackwardTraffic = 1.5;
 // other pass's GEMM); the amax of each tensor is taken in the same kernel. Weights are cast once per
 // step and cached over the micro-batches (under 0.5 % of a step; their memory is in models/memory.hpp).
 constexpr double kFp8CastWrites = 2.0;
+// Current scaling (Fp8Recipe::tensorwise) quantizes in three kernels, amax, scale and cast
+// (Float8CurrentScalingQuantizer::quantize in TransformerEngine's csrc/quantizer.cpp); the amax reads the
+// input once more.
+constexpr int kCurrentScalingKernels = 3;
 
 // Tensor passes of llm-foundry's flash_attn_fn around flash-attn's variable-length kernel
 // (llmfoundry/models/layers/attention.py with flash_attn/bert_padding.py), made even when nothing is padded:
@@ -110,12 +114,16 @@ ElementwiseTraffic elementwise_traffic(const TransformerSpec& spec, double p, bo
 // width of activations (16 bit under fp8 training), `fp8` whether parameter GEMMs run in fp8.
 class OpList {
  public:
-  OpList(std::vector<LayerOp>& ops, double p, bool fp8) : ops_(ops), p_(p), fp8_(fp8) {}
+  /// `recipe`: how its fp8 casts scale (Shard::fp8_recipe); `grouped_quantize`: a grouped GEMM's casts run
+  /// as one kernel for every recipe (the fused grouped MLP's), else as one only under delayed scaling.
+  OpList(std::vector<LayerOp>& ops, double p, bool fp8, Fp8Recipe recipe = Fp8Recipe::delayed,
+         bool grouped_quantize = false)
+      : ops_(ops), p_(p), fp8_(fp8), recipe_(recipe), grouped_quantize_(grouped_quantize) {}
 
   /// A parameter GEMM (m×k)·(k×n): 2·m·n·k FLOPs, reads both inputs (1 byte each under fp8) and writes
   /// the output in 16 bit. Under fp8 a cast_transpose of its activation input (m×k) runs first.
   void matmul(std::string name, double m, double n, double k, double groups = 1) {
-    if (fp8_ && casts_) memory(name + ".fp8_cast", (p_ + kFp8CastWrites) * groups * m * k);
+    if (fp8_ && casts_) fp8_cast(name + ".fp8_cast", groups * m * k, groups);
     const double in = fp8_ ? 1.0 : p_;
     KernelCost c{OpKind::matmul, 2.0 * groups * m * n * k, groups * (in * (m * k + k * n) + p_ * m * n), 0,
                  0};
@@ -139,13 +147,24 @@ class OpList {
   [[nodiscard]] bool casts() const { return casts_; }
   /// The same list, whose fp8 GEMMs take inputs already cast (the backward's dgrad and wgrad).
   [[nodiscard]] OpList without_casts() const {
-    OpList o(ops_, p_, fp8_);
+    OpList o(ops_, p_, fp8_, recipe_, grouped_quantize_);
     o.casts_ = false;
     return o;
   }
   [[nodiscard]] double p() const { return p_; }
   void memory(std::string name, double bytes) {
     kernel(std::move(name), KernelCost{OpKind::memory_bound, 0.0, bytes, 0, 0});
+  }
+  /// The fp8 cast of `elements` 16-bit elements split over `groups` GEMMs: read p and write `writes` bytes
+  /// each, in one kernel, three under current scaling (whose amax reads p more); once per group unless
+  /// the groups are quantized together (TransformerEngine's split_quantize fuses delayed scaling's alone).
+  void fp8_cast(std::string name, double elements, double groups = 1, double writes = kFp8CastWrites) {
+    const bool current = recipe_ == Fp8Recipe::tensorwise;
+    KernelCost c{OpKind::memory_bound, 0.0, ((current ? 2.0 : 1.0) * p_ + writes) * elements, 0, 0};
+    // One call from Python; its kernels are launched from C++ (KernelCost::groups).
+    c.groups = (current ? kCurrentScalingKernels : 1) *
+               (recipe_ != Fp8Recipe::delayed && !grouped_quantize_ ? groups : 1.0);
+    kernel(std::move(name), c);
   }
   void kernel(std::string name, KernelCost cost) {
     LayerOp op;
@@ -166,6 +185,8 @@ class OpList {
   std::vector<LayerOp>& ops_;
   double p_;
   bool fp8_;
+  Fp8Recipe recipe_;
+  bool grouped_quantize_;
   bool casts_ = true;
 };
 
@@ -208,7 +229,7 @@ struct Fp8Gather {
 Fp8Gather gather_in_fp8(OpList& ops, const TpComm& c, const std::string& cast_name, double m, double k,
                         double tp) {
   if (!(c.active && c.sp && ops.fp8())) return {};
-  ops.memory(cast_name, (ops.p() + 1.0) * (m / tp) * k);
+  ops.fp8_cast(cast_name, (m / tp) * k, 1, 1.0);
   ops.comm("tp_all_gather", Collective::all_gather, CommGroup::tp, c.bytes / ops.p());
   return {true};
 }
@@ -240,8 +261,7 @@ void matmul_after_gather(OpList& ops, const Fp8Gather& g, const std::string& nam
 // dgrad and wgrad; a list without casts takes the gradient already cast by the kernel before.
 void matmul_backward(OpList& ops, const std::string& name, double m, double n, double k, double groups = 1,
                      Fp8Gather gathered = {}) {
-  if (ops.fp8() && ops.casts() && !gathered)
-    ops.memory(name + ".grad_fp8_cast", (ops.p() + kFp8CastWrites) * groups * m * n);
+  if (ops.fp8() && ops.casts() && !gathered) ops.fp8_cast(name + ".grad_fp8_cast", groups * m * n, groups);
   OpList uncast = ops.without_casts();
   uncast.matmul(name + ".dgrad", m, k, n, groups);
   if (gathered) ops.memory(name + ".grad_fp8_transpose", 2.0 * groups * m * n);
@@ -463,7 +483,9 @@ struct TransformerLayerBuilder {
   const std::string act_name = swiglu ? "swiglu" : "gelu";
 
   /// An op list appending to `ops` at this layer's activation width and GEMM precision.
-  [[nodiscard]] OpList op_list(std::vector<LayerOp>& ops) const { return OpList(ops, p, fp8); }
+  [[nodiscard]] OpList op_list(std::vector<LayerOp>& ops) const {
+    return OpList(ops, p, fp8, shard.fp8_recipe, fused_mlp);
+  }
 
   /// The attention core's forward: the cp exchange of K/V, then the fused kernel or the standard
   /// QKᵀ, softmax, dropout and AV. Kept apart because selective and op recompute run it again.

@@ -31,6 +31,12 @@ Shard shard_of(const ParallelPlan& plan, topo::Precision precision) {
   return s;
 }
 
+Shard shard_of(const ParallelPlan& plan, const TrainingSpec& training) {
+  Shard s = shard_of(plan, training.precision);
+  s.fp8_recipe = training.fp8_recipe_or_default();
+  return s;
+}
+
 void check_shard(const TransformerSpec& spec, const Shard& shard) {
   check_transformer_spec(spec);
   std::vector<Diagnostic> problems;

@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "models/spec/parallel_plan.hpp"
+#include "models/spec/training_spec.hpp"
 #include "models/spec/transformer_spec.hpp"
 #include "topologies/precision.hpp"
 
@@ -52,6 +53,8 @@ struct Shard {
   /// A MoE layer's activation and fp8 casts run in its grouped GEMMs' epilogues (the framework's
   /// fused_grouped_mlp; models/workload/layer_ops.cpp).
   bool fused_grouped_mlp = false;
+  /// fp8: how GEMM inputs are scaled (TrainingSpec::fp8_recipe), which sets their casts' kernels.
+  Fp8Recipe fp8_recipe = Fp8Recipe::delayed;
 
   /// Tokens of one micro-batch of `seq_len`-token sequences on this rank: micro_batch · seq_len / cp.
   [[nodiscard]] double tokens(std::int64_t seq_len) const {
@@ -67,6 +70,8 @@ struct Shard {
 /// The shard of `plan` (micro_batch, tp, sequence_parallel, cp, ep, recompute, the framework's
 /// fused_elementwise) at `precision`.
 [[nodiscard]] Shard shard_of(const ParallelPlan& plan, topo::Precision precision);
+/// The shard a step trains: at the training's precision, with its fp8 recipe.
+[[nodiscard]] Shard shard_of(const ParallelPlan& plan, const TrainingSpec& training);
 
 /// Throws InputError (naming what does not divide) unless the transformer spec is valid
 /// (check_transformer_spec) and: micro_batch >= 1; tp divides heads, hidden and ffn; cp divides seq_len;

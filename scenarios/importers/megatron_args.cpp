@@ -330,6 +330,7 @@ struct MegatronRun {
   std::string norm, position;
   bool flash = false;
   std::string precision;
+  std::string fp8_recipe;        // --fp8-recipe under fp8; empty: not given (Megatron's default, delayed)
   std::string recompute;         // a mode, or {modules: [...]}
   std::string offload;           // {modules: [...]}, or empty: none
   std::string moe_dispatcher;    // empty on a dense model
@@ -622,7 +623,9 @@ void read_graphs_and_fusion(const Flags& f, MegatronRun& r) {
   }
   r.paged_stash = f.has("--num-experts") && f.has("--moe-paged-stash");
   if (r.precision == "fp8" && f.text("--fp8-recipe").value_or("") == "blockwise")
-    r.not_priced.emplace_back("--fp8-recipe blockwise (block-scaled GEMMs priced as fp8 GEMMs)");
+    r.not_priced.emplace_back(
+        "--fp8-recipe blockwise (block-scaled GEMMs priced as fp8 GEMMs; its casts as "
+        "training.fp8_recipe prices them)");
 }
 
 // The nodes: --nodes, else torchrun's --nnodes when the script gives it as a number rather than a shell
@@ -672,6 +675,12 @@ MegatronRun read_run(const Flags& f, const MegatronImportOptions& options) {
   if (f.has("--fp16")) r.precision = "fp16";
   if (f.has("--bf16")) r.precision = "bf16";
   if (f.has("--fp8-format")) r.precision = "fp8";
+  if (const auto recipe = f.text("--fp8-recipe"); recipe && r.precision == "fp8") {
+    if (*recipe != "delayed" && *recipe != "tensorwise" && *recipe != "blockwise" && *recipe != "mxfp8")
+      throw InputError("--fp8-recipe " + *recipe +
+                       " is not modelled (delayed, tensorwise, blockwise, mxfp8)");
+    r.fp8_recipe = *recipe;
+  }
   // The distributed optimizer's main gradients and weights: fp32, as trainsim holds them.
   for (const char* flag : {"--main-grads-dtype", "--main-params-dtype"}) {
     if (const auto type = f.text(flag); type && *type != "fp32")
@@ -788,6 +797,7 @@ std::string training_yaml(const Flags& f, const MegatronRun& r) {
   std::string y = "training:\n";
   y += fmt::format("  global_batch: {}\n", f.required("--global-batch-size"));
   y += "  precision: " + r.precision + "\n";
+  if (!r.fp8_recipe.empty()) y += "  fp8_recipe: " + r.fp8_recipe + "\n";
   if (!r.state_precision.empty()) {
     y += "  optimizer: {kind: adamw, state_precision: " + r.state_precision + "}\n";
   } else {

@@ -556,3 +556,18 @@ training: {global_batch: 64}
   CHECK(errors_of(with_background("{}")).find("cluster.background") != std::string::npos);
   CHECK(errors_of(with_background("{share: 0.3}")).find("unknown key \"share\"") != std::string::npos);
 }
+
+TEST_CASE("training.fp8_recipe: read under fp8, unset by default, dumped and read back, refused otherwise") {
+  const Override h100{"cluster.node", "dgx-h100"};  // a GPU with fp8 throughput
+  CHECK_FALSE(load_scenario_text(base, "t.yaml", {h100, {"training.precision", "fp8"}}).training.fp8_recipe);
+  const Scenario s = load_scenario_text(
+      base, "t.yaml", {h100, {"training.precision", "fp8"}, {"training.fp8_recipe", "mxfp8"}});
+  REQUIRE(s.training.fp8_recipe.has_value());
+  CHECK(*s.training.fp8_recipe == model::Fp8Recipe::mxfp8);
+  CHECK(load_scenario_text(dump_scenario(s), "d.yaml").training == s.training);
+  CHECK(errors_of(base, {{"training.fp8_recipe", "mxfp8"}})
+            .find("training.fp8_recipe: an fp8 recipe needs precision: fp8, found precision bf16") !=
+        std::string::npos);
+  CHECK(errors_of(base, {h100, {"training.precision", "fp8"}, {"training.fp8_recipe", "mxfp4"}})
+            .find("expected one of delayed, tensorwise, blockwise, mxfp8") != std::string::npos);
+}

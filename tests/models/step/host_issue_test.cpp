@@ -72,6 +72,12 @@ TEST_CASE("an op's issue: the launch overhead, plus one launch per local expert 
   LayerOp all_to_all;
   all_to_all.communication = true;
   CHECK(op_issue_s(all_to_all, fw) == seconds(20e-6));
+  // A memory-bound op whose one call launches 24 kernels from C++ (current scaling's three for each of 8
+  // experts): one launch overhead and 24 native launches.
+  LayerOp quantize;
+  quantize.kernel.kind = OpKind::memory_bound;
+  quantize.kernel.groups = 24;
+  CHECK(op_issue_s(quantize, fw) == seconds(20e-6 + 24 * 5e-6));
   // A memory-bound op that stands for 30 kernels (a router's) is 30 launches.
   LayerOp router;
   router.kernel.kind = OpKind::memory_bound;

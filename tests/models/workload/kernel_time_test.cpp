@@ -47,6 +47,10 @@ TEST_CASE("a matmul with little work and much traffic is bound by memory") {
 TEST_CASE("memory-bound kernels cost their traffic at the achieved bandwidth") {
   const KernelCost op{OpKind::memory_bound, 5e9, 1e9, 0, 0};  // FLOPs ignored
   CHECK(kernel_time(op, round_gpu(), Precision::bf16) == doctest::Approx(1.001e-3).epsilon(1e-12));
+  // The same bytes in 8 kernels launched from C++ (a per-expert quantize): 8 overheads of 1 µs.
+  KernelCost per_expert = op;
+  per_expert.groups = 8;
+  CHECK(kernel_time(per_expert, round_gpu(), Precision::bf16) == doctest::Approx(1.008e-3).epsilon(1e-12));
 }
 
 TEST_CASE("fused attention is timed at its kernel's efficiency (models/workload/attention_kernel.hpp)") {

@@ -560,6 +560,43 @@ TEST_CASE("a MoE layer's router runs its other kernels as one op of their count,
         doctest::Approx(29 * gpu.efficiency.kernel_overhead_s));
 }
 
+TEST_CASE("the fp8 recipe sets a cast's kernels: per expert but under delayed scaling, three under current") {
+  // The four-expert MoE at ep 2 in fp8: 2 local experts; fc1's input is the rank's 2,048 slots × h = 512,
+  // cast reading p = 2 bytes and writing two 1-byte copies: 4 · 2,048 · 512 bytes.
+  const TransformerSpec m = trainsim::testing::four_expert_moe();
+  Shard s;
+  s.ep = 2;
+  s.precision = trainsim::topo::Precision::fp8;
+  const double cast = 4.0 * 2048 * 512;
+  const auto fc1_cast = [&](Fp8Recipe recipe) {
+    s.fp8_recipe = recipe;
+    return op_named(transformer_layer_ops(m, s).forward, "fc1.fp8_cast").kernel;
+  };
+  // Delayed scaling: TransformerEngine's multi-tensor cast_transpose, one kernel for both experts.
+  CHECK(fc1_cast(Fp8Recipe::delayed).groups == 1);
+  CHECK(fc1_cast(Fp8Recipe::delayed).bytes == doctest::Approx(cast));
+  // MXFP8 and blockwise: one quantize an expert, the same bytes.
+  for (const Fp8Recipe r : {Fp8Recipe::mxfp8, Fp8Recipe::blockwise}) {
+    CHECK(fc1_cast(r).groups == 2);
+    CHECK(fc1_cast(r).bytes == doctest::Approx(cast));
+  }
+  // Current scaling: amax, scale and cast for each expert (6 kernels), the amax reading the input again:
+  // (2p + 2) · 2,048 · 512.
+  CHECK(fc1_cast(Fp8Recipe::tensorwise).groups == 6);
+  CHECK(fc1_cast(Fp8Recipe::tensorwise).bytes == doctest::Approx(6.0 * 2048 * 512));
+  // The backward's gradient casts follow the same rule.
+  s.fp8_recipe = Fp8Recipe::mxfp8;
+  CHECK(op_named(transformer_layer_ops(m, s).backward, "fc2.grad_fp8_cast").kernel.groups == 2);
+  // A dense GEMM's cast is one tensor: one kernel, three under current scaling.
+  CHECK(op_named(transformer_layer_ops(m, s).forward, "qkv.fp8_cast").kernel.groups == 1);
+  s.fp8_recipe = Fp8Recipe::tensorwise;
+  CHECK(op_named(transformer_layer_ops(m, s).forward, "qkv.fp8_cast").kernel.groups == 3);
+  // The fused grouped MLP quantizes its grouped input as one tensor.
+  s.fp8_recipe = Fp8Recipe::mxfp8;
+  s.fused_grouped_mlp = true;
+  CHECK(op_named(transformer_layer_ops(m, s).forward, "fc1.fp8_cast").kernel.groups == 1);
+}
+
 TEST_CASE("the fused grouped MLP drops the activation's passes and fc2's and fc1's gradient casts") {
   // The layer above in fp8 (ep 2: 2 local experts of 1,024 slots each, h = 512, ffn 1,024, GELU). The
   // unfused experts cast fc2's input (slots × ffn) and fc1's output gradient (slots × ffn) to fp8, each

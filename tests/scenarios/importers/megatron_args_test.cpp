@@ -499,8 +499,18 @@ TEST_CASE("graphs, DeepEP's old switch, blockwise FP8 and layouts as Megatron-LM
   // FP8 blockwise scaling is priced as fp8 and said so; the fused grouped MLP is MXFP8's only.
   const MegatronImport blockwise =
       import_megatron_args(kMoe + "--fp8-format e4m3 --fp8-recipe blockwise", "moe.args", {.nodes = 2});
-  CHECK(blockwise.not_priced ==
-        std::vector<std::string>{"--fp8-recipe blockwise (block-scaled GEMMs priced as fp8 GEMMs)"});
+  CHECK(
+      blockwise.not_priced ==
+      std::vector<std::string>{"--fp8-recipe blockwise (block-scaled GEMMs priced as fp8 GEMMs; its casts as "
+                               "training.fp8_recipe prices them)"});
+  // --fp8-recipe is training.fp8_recipe under fp8; absent, Megatron's default (delayed) is left unwritten.
+  CHECK(load_scenario_text(blockwise.yaml, "moe.yaml").training.fp8_recipe ==
+        trainsim::model::Fp8Recipe::blockwise);
+  CHECK_FALSE(import_moe("--fp8-format e4m3").training.fp8_recipe.has_value());
+  CHECK_THROWS_WITH_AS(
+      import_megatron_args(kMoe + "--fp8-format e4m3 --fp8-recipe custom", "moe.args", {.nodes = 2}),
+      doctest::Contains("--fp8-recipe custom is not modelled (delayed, tensorwise, blockwise, mxfp8)"),
+      InputError);
   const std::string fuser =
       "NVTE_CUTEDSL_FUSED_GROUPED_MLP=1 " + kMoe + "--fp8-format e4m3 --use-transformer-engine-op-fuser ";
   CHECK_FALSE(
