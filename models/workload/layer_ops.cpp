@@ -26,7 +26,8 @@ constexpr double kBackwardTraffic = 1.5;
 
 // Per-GEMM fp8 work of Transformer Engine: before an fp8 GEMM its 16-bit input is cast to fp8 and
 // transposed (cast_transpose reads p bytes and writes two 1-byte copies, the transposed one for the
-// other pass's GEMM); the amax of each tensor is taken in the same kernel. Weights are cast once per
+// other pass's GEMM; MXFP8's row- and column-wise copies alike); under delayed scaling the amax of each
+// tensor is taken in the same kernel (current scaling: below). Weights are cast once per
 // step and cached over the micro-batches (under 0.5 % of a step; their memory is in models/memory.hpp).
 constexpr double kFp8CastWrites = 2.0;
 // Current scaling (Fp8Recipe::tensorwise) quantizes in three kernels, amax, scale and cast
