@@ -44,10 +44,14 @@ void read_case(Diagnostics& d, const YamlEntry& entry, const std::string& path, 
 
 }  // namespace
 
+std::string set_text(const Override& o) {
+  return o.key_path + "=" + o.yaml_value;
+}
+
 std::vector<std::string> CaseSetting::texts() const {
   std::vector<std::string> out;
   out.reserve(overrides.size());
-  for (const Override& o : overrides) out.push_back(o.key_path + "=" + o.yaml_value);
+  for (const Override& o : overrides) out.push_back(set_text(o));
   return out;
 }
 
@@ -100,6 +104,12 @@ void check_settings_match(const CaseSettings& settings, const std::vector<std::s
     }
   }
   if (!missing.empty()) throw InputError(std::move(missing));
+}
+
+CaseSettings load_case_settings_for(const std::string& path, const std::vector<std::string>& case_files) {
+  CaseSettings settings = load_case_settings_file(path);
+  check_settings_match(settings, case_files);
+  return settings;
 }
 
 }  // namespace trainsim::scenario

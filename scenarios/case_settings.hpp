@@ -23,6 +23,9 @@ namespace trainsim::scenario {
 /// Larger settings files are refused (a settings file is a few pages of text).
 inline constexpr std::size_t max_case_settings_bytes = 1 << 20;
 
+/// An override as `--set` writes it: "key.path=value".
+[[nodiscard]] std::string set_text(const Override& o);
+
 struct CaseSetting {
   std::string case_name;            ///< the case file's stem
   std::string source;               ///< where the settings come from
@@ -48,5 +51,9 @@ struct CaseSettings {
 /// InputError at its entry for each case the settings name that is not among `case_files`, so that a
 /// misspelt or moved case is never silently run without its settings.
 void check_settings_match(const CaseSettings& settings, const std::vector<std::string>& case_files);
+
+/// load_case_settings_file, then check_settings_match against the cases about to run.
+[[nodiscard]] CaseSettings load_case_settings_for(const std::string& path,
+                                                  const std::vector<std::string>& case_files);
 
 }  // namespace trainsim::scenario

@@ -167,7 +167,7 @@ CaseResult run_case(const std::string& file, const ValidationOptions& options, P
     overrides.insert(overrides.end(), told->overrides.begin(), told->overrides.end());
     r.settings_source = told->source;
   }
-  for (const Override& o : overrides) r.settings.push_back(o.key_path + "=" + o.yaml_value);
+  for (const Override& o : overrides) r.settings.push_back(set_text(o));
   if (const std::optional<ComponentKind> kind = component_case_kind(file)) {
     if (!overrides.empty()) {
       r.failure = "a collective or dispatch case has no scenario to set keys in (--set, --settings)";

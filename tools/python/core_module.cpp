@@ -133,10 +133,7 @@ std::string validate(const std::vector<std::string>& paths, const std::vector<st
   const std::vector<std::string> files = scenario::validation_case_files(paths, suites);
   scenario::ValidationOptions options{
       .fidelity = model::parse_fidelity(fidelity), .jobs = jobs, .overrides = overrides_of(sets)};
-  if (!settings.empty()) {
-    options.settings = scenario::load_case_settings_file(settings);
-    scenario::check_settings_match(options.settings, files);
-  }
+  if (!settings.empty()) options.settings = scenario::load_case_settings_for(settings, files);
   return scenario::format_validation_csv(scenario::run_cases(files, options));
 }
 
