@@ -22,7 +22,7 @@ void read_case(Diagnostics& d, const YamlEntry& entry, const std::string& path, 
   MapReader r(d, entry.value, path, {"source", "set"});
   if (!r.valid()) return;
   r.require({"source", "set"});
-  CaseSetting c{.case_name = entry.key, .file = file, .line = entry.key_line, .column = entry.key_column};
+  CaseSetting c{.case_name = entry.key, .line = entry.key_line, .column = entry.key_column};
   r.string("source", c.source);
   if (const YamlValue* set = r.get("set")) {
     const std::string set_path = r.child_path("set");
@@ -48,13 +48,6 @@ std::string set_text(const Override& o) {
   return o.key_path + "=" + o.yaml_value;
 }
 
-std::vector<std::string> CaseSetting::texts() const {
-  std::vector<std::string> out;
-  out.reserve(overrides.size());
-  for (const Override& o : overrides) out.push_back(set_text(o));
-  return out;
-}
-
 const CaseSetting* CaseSettings::find(const std::string& case_file) const {
   const std::string name = stem_of(case_file);
   const auto it =
@@ -68,7 +61,7 @@ CaseSettings load_case_settings_text(std::string_view yaml, const std::string& f
                      " bytes");
   }
   Diagnostics d;
-  CaseSettings out;
+  CaseSettings out{.file = file_label};
   if (std::optional<YamlValue> tree = parse_yaml_tree(yaml, file_label, d)) {
     MapReader r(d, *tree, "", {"cases"});
     if (r.valid() && r.require({"cases"})) {
@@ -98,7 +91,7 @@ void check_settings_match(const CaseSettings& settings, const std::vector<std::s
   std::vector<Diagnostic> missing;
   for (const CaseSetting& c : settings.cases) {
     if (stems.count(c.case_name) == 0) {
-      missing.push_back(Diagnostic{c.file, c.line, c.column, "cases." + c.case_name,
+      missing.push_back(Diagnostic{settings.file, c.line, c.column, "cases." + c.case_name,
                                    "no such case among the " + std::to_string(case_files.size()) +
                                        " cases given (a case is named by its file's stem)"});
     }

@@ -30,14 +30,12 @@ struct CaseSetting {
   std::string case_name;            ///< the case file's stem
   std::string source;               ///< where the settings come from
   std::vector<Override> overrides;  ///< in the file's order, each with its place in the file
-  std::string file;                 ///< the settings file
-  int line = 0;                     ///< where the case's entry starts
+  int line = 0;                     ///< where the case's entry starts in the settings file
   int column = 0;
-  /// "key.path=value" of each override, as `--set` writes them.
-  [[nodiscard]] std::vector<std::string> texts() const;
 };
 
 struct CaseSettings {
+  std::string file;                ///< the settings file
   std::vector<CaseSetting> cases;  ///< in the file's order; names unique
   /// The entry for the case file `case_file` (matched by its stem), or null.
   [[nodiscard]] const CaseSetting* find(const std::string& case_file) const;

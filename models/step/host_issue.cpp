@@ -11,9 +11,7 @@ namespace trainsim::model {
 double op_issue_s(const LayerOp& op, const Framework& fw) {
   double s = fw.launch_overhead_s;
   if (!op.communication && op.kernel.kind == OpKind::memory_bound) s *= op.kernel.kernels;
-  if (!op.communication && (op.kernel.kind == OpKind::matmul || op.kernel.kind == OpKind::memory_bound) &&
-      op.kernel.groups > 1)
-    s += op.kernel.groups * fw.expert_launch_s;
+  if (!op.communication && op.kernel.groups > 1) s += op.kernel.groups * fw.expert_launch_s;
   return s;
 }
 

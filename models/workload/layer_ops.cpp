@@ -462,7 +462,6 @@ struct TransformerLayerBuilder {
   // written (2p) = 6p forward. Backward: the split's gradients joined (2p), b's gradient as the sum over the
   // slots of grad·p (grad·p written and read back: 3p) and p's as the sum over h of grad·b (3p) = 8p.
   const double expert_bias_bytes = moe && spec.bias ? p * mlp_tokens * h : 0.0;
-  const bool expert_bias_per_expert = expert_bias_bytes > 0 && !shard.fused_grouped_mlp;
   // TransformerEngine's fused grouped MLP (Framework::fused_grouped_mlp): fc1's epilogue applies the
   // activation and writes fc2's input in fp8, fc2's dgrad epilogue the activation's backward and fc1's
   // output gradient in fp8 (the cast matmul_backward would add before fc1's dgrad and wgrad). An
@@ -621,7 +620,7 @@ struct TransformerLayerBuilder {
   /// expert by expert, `per_expert` kernels for each local expert and `join` more.
   [[nodiscard]] KernelCost expert_bias_cost(double passes, double per_expert, double join) const {
     KernelCost c{OpKind::memory_bound, 0, passes * expert_bias_bytes, 0, 0};
-    if (expert_bias_per_expert) c.kernels = static_cast<int>(per_expert * expert_groups + join);
+    if (!fused_mlp) c.kernels = static_cast<int>(per_expert * expert_groups + join);
     return c;
   }
 
